@@ -1,0 +1,130 @@
+package core
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+)
+
+// EventType is the seeds' snake_case event name; it is stored as a string.
+type EventType string
+
+// Event types. Persisted ones get a per-session seq; live-only ones do not.
+const (
+	EventSessionCreated       EventType = "session_created"
+	EventSessionUpdated       EventType = "session_updated"
+	EventPhaseChanged         EventType = "phase_changed"
+	EventTurnStarted          EventType = "turn_started"
+	EventMessageDelta         EventType = "message_delta"
+	EventReasoningDelta       EventType = "reasoning_delta"
+	EventToolCallDelta        EventType = "tool_call_delta"
+	EventMessageEnd           EventType = "message_end"
+	EventMessageImported      EventType = "message_imported"
+	EventToolStarted          EventType = "tool_started"
+	EventApprovalRequested    EventType = "approval_requested"
+	EventApprovalResolved     EventType = "approval_resolved"
+	EventQuestionRequested    EventType = "question_requested"
+	EventQuestionAnswered     EventType = "question_answered"
+	EventUsage                EventType = "usage"
+	EventTurnFinished         EventType = "turn_finished"
+	EventQueueSnapshot        EventType = "queue_snapshot"
+	EventHistoryRewound       EventType = "history_rewound"
+	EventCompactionStarted    EventType = "compaction_started"
+	EventCompactionCheckpoint EventType = "compaction_checkpoint"
+	EventSessionDeleted       EventType = "session_deleted"
+	EventResyncRequired       EventType = "resync_required"
+)
+
+// LiveOnly reports whether events of type t are never persisted (MSG-12):
+// deltas, queue snapshots and stream control events carry no seq.
+func (t EventType) LiveOnly() bool {
+	switch t {
+	case EventMessageDelta, EventReasoningDelta, EventToolCallDelta,
+		EventQueueSnapshot, EventResyncRequired, EventSessionDeleted:
+		return true
+	}
+	return false
+}
+
+// Event is one entry of a session's log, or a live-only notification when
+// Seq is 0.
+type Event struct {
+	SessionID string
+	Seq       int64
+	Type      EventType
+	At        time.Time
+	Payload   json.RawMessage
+}
+
+// NewEvent builds an unsequenced event with payload marshalled to JSON.
+func NewEvent(sessionID string, t EventType, payload any) (Event, error) {
+	raw, err := json.Marshal(payload)
+	if err != nil {
+		return Event{}, fmt.Errorf("marshal %s payload: %w", t, err)
+	}
+	return Event{SessionID: sessionID, Type: t, At: time.Now().UTC(), Payload: raw}, nil
+}
+
+// Decode unmarshals the payload into v.
+func (e Event) Decode(v any) error {
+	if err := json.Unmarshal(e.Payload, v); err != nil {
+		return fmt.Errorf("decode %s event %d of session %s: %w", e.Type, e.Seq, e.SessionID, err)
+	}
+	return nil
+}
+
+// SessionPayload is the payload of session_created and session_updated: the
+// full metadata after the change, plus the names of the fields that changed.
+type SessionPayload struct {
+	Session SessionMeta `json:"session"`
+	Changed []string    `json:"changed,omitempty"`
+}
+
+// PhasePayload is the payload of phase_changed.
+type PhasePayload struct {
+	Phase  Phase  `json:"phase"`
+	Reason string `json:"reason,omitempty"`
+}
+
+// MessagePayload is the payload of message_end and message_imported.
+type MessagePayload struct {
+	Message Message `json:"message"`
+}
+
+// RewindPayload is the payload of history_rewound: every message with
+// seq >= FromSeq becomes inactive. Payloads are never rewritten (MSG-13).
+type RewindPayload struct {
+	FromSeq int64 `json:"fromSeq"`
+}
+
+// DeltaPayload is the payload of the live-only delta events.
+type DeltaPayload struct {
+	Text          string `json:"text,omitempty"`
+	ToolCallIndex *int   `json:"toolCallIndex,omitempty"`
+	ToolCallID    string `json:"toolCallId,omitempty"`
+	ToolName      string `json:"toolName,omitempty"`
+}
+
+// ResyncPayload tells a subscriber that fell too far behind where to resume.
+type ResyncPayload struct {
+	LastSeq int64 `json:"lastSeq"`
+}
+
+// KernelEventType names a kernel-wide change.
+type KernelEventType string
+
+// Kernel event types.
+const (
+	KernelSessionCreated KernelEventType = "session_created"
+	KernelSessionUpdated KernelEventType = "session_updated"
+	KernelSessionDeleted KernelEventType = "session_deleted"
+	KernelCatalogUpdated KernelEventType = "catalog_updated"
+)
+
+// KernelEvent is a session-list or catalog change, for sidebars.
+type KernelEvent struct {
+	Type         KernelEventType
+	SessionID    string
+	ConnectionID string
+	At           time.Time
+}

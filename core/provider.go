@@ -1,0 +1,170 @@
+package core
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+)
+
+// ContentPart is one part of a provider message: text or an image loaded
+// from the artifact store at request time.
+type ContentPart struct {
+	Type      string `json:"type"` // "text" or "image"
+	Text      string `json:"text,omitempty"`
+	MediaType string `json:"mediaType,omitempty"`
+	Data      []byte `json:"data,omitempty"`
+}
+
+// ProviderMessage is one message of the provider view (MSG-8, PRV-9): only
+// what a model may see.
+type ProviderMessage struct {
+	Role    Role          `json:"role"`
+	Content []ContentPart `json:"content,omitempty"`
+	// Reasoning is set only for interrupted assistant messages (MSG-9).
+	Reasoning  string     `json:"reasoning,omitempty"`
+	ToolCalls  []ToolCall `json:"toolCalls,omitempty"`
+	ToolCallID string     `json:"toolCallId,omitempty"`
+}
+
+// ToolSchema describes a tool to a model.
+type ToolSchema struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description"`
+	Parameters  json.RawMessage `json:"parameters"`
+}
+
+// ProviderRequest is one model request (PRV-6).
+type ProviderRequest struct {
+	Model           string            `json:"model"`
+	ReasoningEffort string            `json:"reasoningEffort,omitempty"`
+	MaxOutputTokens int64             `json:"maxOutputTokens,omitempty"`
+	Messages        []ProviderMessage `json:"messages"`
+	Tools           []ToolSchema      `json:"tools,omitempty"`
+	// State is optional provider-native context state (opaque).
+	State []byte `json:"state,omitempty"`
+}
+
+// Endpoint is the connection as a provider call sees it. It carries the
+// resolved API key; never log it.
+type Endpoint struct {
+	ConnectionID string
+	ProviderKind string
+	BaseURL      string
+	APIKey       string
+}
+
+// String never prints the key.
+func (e Endpoint) String() string {
+	return fmt.Sprintf("endpoint(%s %s %s)", e.ConnectionID, e.ProviderKind, e.BaseURL)
+}
+
+// Usage is token usage (PRV-11). Cached tokens are a subset of input tokens.
+type Usage struct {
+	InputTokens  int64  `json:"inputTokens"`
+	OutputTokens int64  `json:"outputTokens"`
+	TotalTokens  int64  `json:"totalTokens"`
+	CachedTokens int64  `json:"cachedTokens"`
+	Model        string `json:"model,omitempty"`
+	Estimated    bool   `json:"estimated,omitempty"`
+}
+
+// StreamEventKind tags a StreamEvent.
+type StreamEventKind string
+
+// Stream event kinds (PRV-6).
+const (
+	StreamText      StreamEventKind = "text"
+	StreamReasoning StreamEventKind = "reasoning"
+	StreamToolCall  StreamEventKind = "tool_call"
+	StreamUsage     StreamEventKind = "usage"
+	StreamDone      StreamEventKind = "done"
+	StreamError     StreamEventKind = "error"
+)
+
+// ToolCallDelta is a fragment of a tool call; fragments are assembled by
+// Index (MSG-6). ID and Name usually arrive with the first fragment.
+type ToolCallDelta struct {
+	Index     int    `json:"index"`
+	ID        string `json:"id,omitempty"`
+	Name      string `json:"name,omitempty"`
+	Arguments string `json:"arguments,omitempty"`
+}
+
+// StreamEvent is one event of a provider stream.
+type StreamEvent struct {
+	Kind         StreamEventKind
+	Text         string
+	ToolCall     *ToolCallDelta
+	Usage        *Usage
+	FinishReason string
+	Err          *ProviderError
+}
+
+// ProviderErrorCategory classifies provider failures (PRV-12). Only
+// context_overflow may trigger compaction.
+type ProviderErrorCategory string
+
+// Provider error categories.
+const (
+	ProviderContextOverflow ProviderErrorCategory = "context_overflow"
+	ProviderRateLimit       ProviderErrorCategory = "rate_limit"
+	ProviderQuota           ProviderErrorCategory = "quota"
+	ProviderThrottling      ProviderErrorCategory = "throttling"
+	ProviderOutputLimit     ProviderErrorCategory = "output_limit"
+	ProviderAuth            ProviderErrorCategory = "auth"
+	ProviderNetwork         ProviderErrorCategory = "network"
+	ProviderBadRequest      ProviderErrorCategory = "bad_request"
+	ProviderServer          ProviderErrorCategory = "server"
+	ProviderUnavailable     ProviderErrorCategory = "unavailable"
+)
+
+// ProviderError is a classified provider failure.
+type ProviderError struct {
+	Category   ProviderErrorCategory
+	Message    string
+	StatusCode int
+	RetryAfter time.Duration
+}
+
+func (e *ProviderError) Error() string {
+	return fmt.Sprintf("%s: %s", e.Category, e.Message)
+}
+
+// ProviderCapability is an optional provider feature (PRV-7). The runtime
+// checks for it and never assumes it.
+type ProviderCapability string
+
+// Optional provider capabilities.
+const (
+	CapModelLister        ProviderCapability = "model_lister"
+	CapCapabilityResolver ProviderCapability = "capability_resolver"
+	CapCompleter          ProviderCapability = "completer"
+	CapDetailedCompleter  ProviderCapability = "detailed_completer"
+	CapWebSearch          ProviderCapability = "web_search"
+	CapNativeCompactor    ProviderCapability = "native_compactor"
+)
+
+// ProviderStream yields stream events until Recv returns io.EOF.
+type ProviderStream interface {
+	Recv() (StreamEvent, error)
+	Close() error
+}
+
+// Completion is the result of a non-streaming completion.
+type Completion struct {
+	Text         string
+	FinishReason string
+	Usage        *Usage
+}
+
+// Provider turns kernel requests into one service's protocol (PRV-6). Methods
+// of optional capabilities the provider does not declare return an error
+// matching ErrUnavailable.
+type Provider interface {
+	Kind() string
+	Capabilities() []ProviderCapability
+	Stream(ctx context.Context, ep Endpoint, req ProviderRequest) (ProviderStream, error)
+	Complete(ctx context.Context, ep Endpoint, req ProviderRequest) (Completion, error)
+	ListModels(ctx context.Context, ep Endpoint) ([]Model, error)
+}

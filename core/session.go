@@ -1,0 +1,106 @@
+package core
+
+import "time"
+
+// Phase is what the kernel is doing with a session (SES-4). Only the kernel
+// sets it.
+type Phase string
+
+// Phases.
+const (
+	PhaseIdle       Phase = "idle"
+	PhaseTurn       Phase = "turn"
+	PhaseCompaction Phase = "compaction"
+)
+
+// AgentMode is how the agent may work (SES-5); separate from Phase.
+type AgentMode string
+
+// Agent modes.
+const (
+	AgentExecute              AgentMode = "execute"
+	AgentPlan                 AgentMode = "plan"
+	AgentAwaitingConfirmation AgentMode = "awaiting_confirmation"
+)
+
+// Valid reports whether m is a known agent mode.
+func (m AgentMode) Valid() bool {
+	switch m {
+	case AgentExecute, AgentPlan, AgentAwaitingConfirmation:
+		return true
+	}
+	return false
+}
+
+// ApprovalMode is the tool approval policy of a session.
+type ApprovalMode string
+
+// Approval modes: explore runs read-only tools and denies the rest; ask runs
+// reads and asks for writes and commands; bypass never asks.
+const (
+	ApprovalExplore ApprovalMode = "explore"
+	ApprovalAsk     ApprovalMode = "ask"
+	ApprovalBypass  ApprovalMode = "bypass"
+)
+
+// Valid reports whether m is a known approval mode.
+func (m ApprovalMode) Valid() bool {
+	switch m {
+	case ApprovalExplore, ApprovalAsk, ApprovalBypass:
+		return true
+	}
+	return false
+}
+
+// TaskStatus is the state of one task-list item.
+type TaskStatus string
+
+// Task statuses.
+const (
+	TaskPending    TaskStatus = "pending"
+	TaskInProgress TaskStatus = "in_progress"
+	TaskDone       TaskStatus = "done"
+)
+
+// Task is one item of a session's task list (SES-2).
+type Task struct {
+	ID     string     `json:"id"`
+	Text   string     `json:"text"`
+	Status TaskStatus `json:"status"`
+}
+
+// SessionMeta is the metadata a session event carries (SES-2). Title and
+// Pinned never reach a model; connection, project and approval mode shape
+// later turns.
+type SessionMeta struct {
+	ID              string       `json:"id"`
+	ParentID        string       `json:"parentId,omitempty"`
+	Source          string       `json:"source,omitempty"`
+	ProjectID       string       `json:"projectId,omitempty"`
+	Title           string       `json:"title,omitempty"`
+	Pinned          bool         `json:"pinned,omitempty"`
+	ConnectionID    string       `json:"connectionId,omitempty"`
+	Model           string       `json:"model,omitempty"`
+	ReasoningEffort string       `json:"reasoningEffort,omitempty"`
+	ApprovalMode    ApprovalMode `json:"approvalMode"`
+	AgentMode       AgentMode    `json:"agentMode"`
+	Tasks           []Task       `json:"tasks,omitempty"`
+	CreatedAt       time.Time    `json:"createdAt"`
+}
+
+// Session is the projected state of a session.
+type Session struct {
+	SessionMeta
+	Phase     Phase
+	HeadSeq   int64
+	UpdatedAt time.Time
+}
+
+// Project is a directory reference (SES-3). Deleting a project never touches
+// the directory.
+type Project struct {
+	ID        string
+	Name      string
+	Path      string
+	CreatedAt time.Time
+}

@@ -1,0 +1,59 @@
+package core
+
+import "context"
+
+// AnyHead disables the optimistic head check of EventStore.Append.
+const AnyHead int64 = -1
+
+// EventStore is the append-only session log. Implementations run the
+// conformance suite in storage.
+type EventStore interface {
+	// Append assigns the next seqs of the session to events and writes them,
+	// together with every projection they affect, in one transaction. When
+	// expectedHead is not AnyHead it must equal the session's current head seq,
+	// else the error matches ErrConflict and nothing is written. Appending to a
+	// deleted session fails with ErrNotFound.
+	Append(ctx context.Context, sessionID string, expectedHead int64, events []Event) ([]Event, error)
+	// Events returns persisted events with seq > afterSeq in seq order, at most
+	// limit of them.
+	Events(ctx context.Context, sessionID string, afterSeq int64, limit int) ([]Event, error)
+	// HeadSeq returns the seq of the session's last event (0 for none).
+	HeadSeq(ctx context.Context, sessionID string) (int64, error)
+}
+
+// SessionFilter selects sessions to list.
+type SessionFilter struct {
+	IncludeChildren bool
+	ParentID        string
+	ProjectID       string
+	// NotIdle selects only sessions whose phase is not idle.
+	NotIdle bool
+}
+
+// SessionStore reads the session projections and removes sessions.
+type SessionStore interface {
+	Session(ctx context.Context, id string) (Session, error)
+	Sessions(ctx context.Context, f SessionFilter) ([]Session, error)
+	// Messages returns the projected messages in seq order; inactive ones
+	// (rewound) only when includeInactive is set.
+	Messages(ctx context.Context, sessionID string, includeInactive bool) ([]Message, error)
+	// DeleteSession removes the session and its descendants with their events
+	// and projections in one transaction and records tombstones, so that late
+	// appends fail with ErrNotFound. It returns the ids deleted, children first.
+	DeleteSession(ctx context.Context, id string) ([]string, error)
+}
+
+// ProjectStore keeps project directory references.
+type ProjectStore interface {
+	CreateProject(ctx context.Context, p Project) error
+	Project(ctx context.Context, id string) (Project, error)
+	Projects(ctx context.Context) ([]Project, error)
+	DeleteProject(ctx context.Context, id string) error
+}
+
+// Store is everything the session service persists.
+type Store interface {
+	EventStore
+	SessionStore
+	ProjectStore
+}

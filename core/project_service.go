@@ -1,0 +1,85 @@
+package core
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// ProjectInput creates a project.
+type ProjectInput struct {
+	Name string
+	Path string
+}
+
+// CreateProject records a directory reference. The path must be absolute
+// and name an existing directory; the name defaults to its base name.
+func (s *Service) CreateProject(ctx context.Context, in ProjectInput) (Project, error) {
+	path := strings.TrimSpace(in.Path)
+	if path == "" {
+		return Project{}, Errorf(CodeBadInput, "path: give the absolute path of the project directory")
+	}
+	if !filepath.IsAbs(path) {
+		return Project{}, Errorf(CodeBadInput, "path %q is relative; give an absolute path (the kernel's working directory is not yours)", path)
+	}
+	path = filepath.Clean(path)
+	fi, err := os.Stat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return Project{}, Errorf(CodeBadInput, "path %s does not exist; create the directory first", path)
+	case err != nil:
+		return Project{}, Errorf(CodeBadInput, "path %s cannot be read: %v", path, err)
+	case !fi.IsDir():
+		return Project{}, Errorf(CodeBadInput, "path %s is not a directory", path)
+	}
+	name := strings.TrimSpace(in.Name)
+	if name == "" {
+		name = filepath.Base(path)
+	}
+	if len([]rune(name)) > maxTitleLen {
+		return Project{}, Errorf(CodeBadInput, "name: at most %d characters", maxTitleLen)
+	}
+	p := Project{ID: NewID("prj"), Name: name, Path: path, CreatedAt: time.Now().UTC()}
+	if err := s.store.CreateProject(ctx, p); err != nil {
+		return Project{}, fmt.Errorf("create project: %w", err)
+	}
+	s.log.Info("project created", "project_id", p.ID, "path", p.Path)
+	return p, nil
+}
+
+// Project returns one project.
+func (s *Service) Project(ctx context.Context, id string) (Project, error) {
+	return s.store.Project(ctx, id)
+}
+
+// Projects lists projects.
+func (s *Service) Projects(ctx context.Context) ([]Project, error) {
+	return s.store.Projects(ctx)
+}
+
+// DeleteProject removes the project and the kernel's data bound to it: every
+// session bound to it is deleted (SES-3). The directory is never touched.
+func (s *Service) DeleteProject(ctx context.Context, id string) error {
+	if _, err := s.store.Project(ctx, id); err != nil {
+		return err
+	}
+	bound, err := s.store.Sessions(ctx, SessionFilter{ProjectID: id, IncludeChildren: true})
+	if err != nil {
+		return fmt.Errorf("delete project %s: %w", id, err)
+	}
+	for _, sess := range bound {
+		if err := s.DeleteSession(ctx, sess.ID); err != nil && !errors.Is(err, ErrNotFound) {
+			return fmt.Errorf("delete project %s: %w", id, err)
+		}
+	}
+	if err := s.store.DeleteProject(ctx, id); err != nil {
+		return err
+	}
+	s.log.Info("project deleted", "project_id", id, "sessions_deleted", len(bound))
+	return nil
+}

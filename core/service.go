@@ -1,0 +1,384 @@
+package core
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+)
+
+// ServiceConfig wires the session service.
+type ServiceConfig struct {
+	Store  Store
+	Broker *Broker
+	Logger *slog.Logger
+	// Models resolves and checks the model a session binds (PRV-1, PRV-2).
+	// Nil accepts whatever the client names.
+	Models SessionModels
+}
+
+// SessionModels is the part of the model catalog that sessions need.
+type SessionModels interface {
+	// ResolveSessionModel picks the connection and model for a session:
+	// the explicit choice when given (validated), else the defaults.
+	ResolveSessionModel(ctx context.Context, connectionID, model string) (ModelRef, error)
+}
+
+// Service owns sessions and projects: every state change is appended to the
+// session's log (one transaction with its projections) and then published.
+type Service struct {
+	store  Store
+	broker *Broker
+	log    *slog.Logger
+	models SessionModels
+
+	locks sync.Map // session id → *sync.Mutex
+}
+
+// NewService builds the session service.
+func NewService(cfg ServiceConfig) (*Service, error) {
+	if cfg.Store == nil || cfg.Broker == nil {
+		return nil, fmt.Errorf("session service: store and broker are required")
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	return &Service{store: cfg.Store, broker: cfg.Broker, log: log, models: cfg.Models}, nil
+}
+
+// Broker returns the service's broker.
+func (s *Service) Broker() *Broker { return s.broker }
+
+// Store returns the service's store.
+func (s *Service) Store() Store { return s.store }
+
+// Lock serialises writers of one session, so that events are published in
+// seq order. It returns the unlock function.
+func (s *Service) Lock(sessionID string) func() {
+	m, _ := s.locks.LoadOrStore(sessionID, &sync.Mutex{})
+	mu := m.(*sync.Mutex)
+	mu.Lock()
+	return mu.Unlock
+}
+
+// Commit appends events to a session and publishes them. The caller holds
+// Lock(sessionID).
+func (s *Service) Commit(ctx context.Context, sessionID string, expectedHead int64, events ...Event) ([]Event, error) {
+	out, err := s.store.Append(ctx, sessionID, expectedHead, events)
+	if err != nil {
+		return nil, err
+	}
+	for _, ev := range out {
+		s.broker.Publish(ev)
+	}
+	return out, nil
+}
+
+// Append locks the session, appends events and publishes them.
+func (s *Service) Append(ctx context.Context, sessionID string, events ...Event) ([]Event, error) {
+	defer s.Lock(sessionID)()
+	return s.Commit(ctx, sessionID, AnyHead, events...)
+}
+
+// Emit publishes a live-only event (a delta or a snapshot); it is never stored.
+func (s *Service) Emit(sessionID string, t EventType, payload any) {
+	ev, err := NewEvent(sessionID, t, payload)
+	if err != nil {
+		s.log.Error("build live event", "session_id", sessionID, "type", t, "err", err)
+		return
+	}
+	s.broker.Publish(ev)
+}
+
+// CreateSessionInput is what a client may set on a new session; all optional.
+type CreateSessionInput struct {
+	ConnectionID    string
+	Model           string
+	ProjectID       string
+	ApprovalMode    ApprovalMode
+	ReasoningEffort string
+	Title           string
+	AgentMode       AgentMode
+	// ParentID and Source are set by the kernel for child sessions.
+	ParentID string
+	Source   string
+}
+
+// UpdateSessionInput changes session settings; nil fields stay as they are.
+// Phase is deliberately absent: only the kernel sets it (SES-4).
+type UpdateSessionInput struct {
+	Title           *string
+	Pinned          *bool
+	ConnectionID    *string
+	Model           *string
+	ReasoningEffort *string
+	ApprovalMode    *ApprovalMode
+	AgentMode       *AgentMode
+	ProjectID       *string
+}
+
+const maxTitleLen = 200
+
+func validReasoningEffort(v string) error {
+	if len(v) > 32 {
+		return Errorf(CodeBadInput, "reasoningEffort: at most 32 characters (e.g. low, medium, high)")
+	}
+	for _, r := range v {
+		if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '_' || r == '-') {
+			return Errorf(CodeBadInput, "reasoningEffort %q: use lowercase letters, digits, '-' or '_' (e.g. low, medium, high)", v)
+		}
+	}
+	return nil
+}
+
+func validTitle(v string) error {
+	if len([]rune(v)) > maxTitleLen {
+		return Errorf(CodeBadInput, "title: at most %d characters", maxTitleLen)
+	}
+	return nil
+}
+
+// CreateSession creates a top-level (or, for the kernel, child) session.
+func (s *Service) CreateSession(ctx context.Context, in CreateSessionInput) (Session, error) {
+	meta := SessionMeta{
+		ID: NewID("ses"), ParentID: in.ParentID, Source: in.Source, Title: in.Title,
+		ReasoningEffort: in.ReasoningEffort, ApprovalMode: in.ApprovalMode, AgentMode: in.AgentMode,
+		CreatedAt: time.Now().UTC(),
+	}
+	if meta.ApprovalMode == "" {
+		meta.ApprovalMode = ApprovalAsk
+	}
+	if !meta.ApprovalMode.Valid() {
+		return Session{}, Errorf(CodeBadInput, "approvalMode %q: use explore, ask or bypass", in.ApprovalMode)
+	}
+	if meta.AgentMode == "" {
+		meta.AgentMode = AgentExecute
+	}
+	if !meta.AgentMode.Valid() {
+		return Session{}, Errorf(CodeBadInput, "agentMode %q: use execute, plan or awaiting_confirmation", in.AgentMode)
+	}
+	if err := validReasoningEffort(in.ReasoningEffort); err != nil {
+		return Session{}, err
+	}
+	if err := validTitle(in.Title); err != nil {
+		return Session{}, err
+	}
+	if in.ProjectID != "" {
+		if _, err := s.store.Project(ctx, in.ProjectID); err != nil {
+			return Session{}, fmt.Errorf("create session: %w", err)
+		}
+		meta.ProjectID = in.ProjectID
+	}
+	if in.ParentID != "" {
+		if _, err := s.store.Session(ctx, in.ParentID); err != nil {
+			return Session{}, fmt.Errorf("create child session: %w", err)
+		}
+	}
+	meta.ConnectionID, meta.Model = in.ConnectionID, in.Model
+	if s.models != nil {
+		ref, err := s.models.ResolveSessionModel(ctx, in.ConnectionID, in.Model)
+		if err != nil {
+			return Session{}, fmt.Errorf("create session: %w", err)
+		}
+		meta.ConnectionID, meta.Model = ref.ConnectionID, ref.Model
+	}
+	ev, err := NewEvent(meta.ID, EventSessionCreated, SessionPayload{Session: meta})
+	if err != nil {
+		return Session{}, err
+	}
+	unlock := s.Lock(meta.ID)
+	_, err = s.Commit(ctx, meta.ID, 0, ev)
+	unlock()
+	if err != nil {
+		return Session{}, fmt.Errorf("create session: %w", err)
+	}
+	s.broker.PublishKernel(KernelEvent{Type: KernelSessionCreated, SessionID: meta.ID, At: ev.At})
+	s.log.Info("session created", "session_id", meta.ID, "project_id", meta.ProjectID)
+	return s.store.Session(ctx, meta.ID)
+}
+
+// UpdateSession changes settings. A change of connection, model, effort or
+// approval mode applies to the next model request or tool call (SES-8); the
+// event records it. Binding a project is allowed once (SES-3).
+func (s *Service) UpdateSession(ctx context.Context, id string, in UpdateSessionInput) (Session, error) {
+	defer s.Lock(id)()
+	cur, err := s.store.Session(ctx, id)
+	if err != nil {
+		return Session{}, err
+	}
+	meta := cur.SessionMeta
+	var changed []string
+	if in.Title != nil && *in.Title != meta.Title {
+		if err := validTitle(*in.Title); err != nil {
+			return Session{}, err
+		}
+		meta.Title = *in.Title
+		changed = append(changed, "title")
+	}
+	if in.Pinned != nil && *in.Pinned != meta.Pinned {
+		meta.Pinned = *in.Pinned
+		changed = append(changed, "pinned")
+	}
+	if in.ReasoningEffort != nil && *in.ReasoningEffort != meta.ReasoningEffort {
+		if err := validReasoningEffort(*in.ReasoningEffort); err != nil {
+			return Session{}, err
+		}
+		meta.ReasoningEffort = *in.ReasoningEffort
+		changed = append(changed, "reasoningEffort")
+	}
+	if in.ApprovalMode != nil && *in.ApprovalMode != meta.ApprovalMode {
+		if !in.ApprovalMode.Valid() {
+			return Session{}, Errorf(CodeBadInput, "approvalMode %q: use explore, ask or bypass", *in.ApprovalMode)
+		}
+		meta.ApprovalMode = *in.ApprovalMode
+		changed = append(changed, "approvalMode")
+	}
+	if in.AgentMode != nil && *in.AgentMode != meta.AgentMode {
+		if !in.AgentMode.Valid() {
+			return Session{}, Errorf(CodeBadInput, "agentMode %q: use execute, plan or awaiting_confirmation", *in.AgentMode)
+		}
+		meta.AgentMode = *in.AgentMode
+		changed = append(changed, "agentMode")
+	}
+	if in.ProjectID != nil && *in.ProjectID != meta.ProjectID {
+		if meta.ProjectID != "" {
+			return Session{}, Errorf(CodeConflict, "session %s is bound to project %s; a bound session can never be re-bound or unbound (create a new session to work elsewhere)", id, meta.ProjectID)
+		}
+		if _, err := s.store.Project(ctx, *in.ProjectID); err != nil {
+			return Session{}, err
+		}
+		meta.ProjectID = *in.ProjectID
+		changed = append(changed, "projectId")
+	}
+	if in.ConnectionID != nil || in.Model != nil {
+		conn, model := meta.ConnectionID, meta.Model
+		if in.ConnectionID != nil {
+			conn = *in.ConnectionID
+			if in.Model == nil && conn != meta.ConnectionID {
+				model = "" // a new connection without a model: its default
+			}
+		}
+		if in.Model != nil {
+			model = *in.Model
+		}
+		if s.models != nil && (conn != "" || model != "") {
+			ref, err := s.models.ResolveSessionModel(ctx, conn, model)
+			if err != nil {
+				return Session{}, err
+			}
+			conn, model = ref.ConnectionID, ref.Model
+		}
+		if conn != meta.ConnectionID {
+			meta.ConnectionID = conn
+			changed = append(changed, "connectionId")
+		}
+		if model != meta.Model {
+			meta.Model = model
+			changed = append(changed, "model")
+		}
+	}
+	if len(changed) == 0 {
+		return cur, nil
+	}
+	if err := s.commitMeta(ctx, meta, changed); err != nil {
+		return Session{}, err
+	}
+	return s.store.Session(ctx, id)
+}
+
+// commitMeta appends a session_updated event; the caller holds the lock.
+func (s *Service) commitMeta(ctx context.Context, meta SessionMeta, changed []string) error {
+	ev, err := NewEvent(meta.ID, EventSessionUpdated, SessionPayload{Session: meta, Changed: changed})
+	if err != nil {
+		return err
+	}
+	if _, err := s.Commit(ctx, meta.ID, AnyHead, ev); err != nil {
+		return fmt.Errorf("update session %s: %w", meta.ID, err)
+	}
+	s.broker.PublishKernel(KernelEvent{Type: KernelSessionUpdated, SessionID: meta.ID, At: ev.At})
+	return nil
+}
+
+// SetPhase records a phase change; only the kernel calls it.
+func (s *Service) SetPhase(ctx context.Context, id string, phase Phase, reason string) error {
+	ev, err := NewEvent(id, EventPhaseChanged, PhasePayload{Phase: phase, Reason: reason})
+	if err != nil {
+		return err
+	}
+	if _, err := s.Append(ctx, id, ev); err != nil {
+		return fmt.Errorf("set phase of %s: %w", id, err)
+	}
+	return nil
+}
+
+// ResetPhases sets every persisted session that is not idle back to idle
+// (SES-4): goroutines of an earlier process cannot continue across a restart.
+func (s *Service) ResetPhases(ctx context.Context) (int, error) {
+	busy, err := s.store.Sessions(ctx, SessionFilter{IncludeChildren: true, NotIdle: true})
+	if err != nil {
+		return 0, fmt.Errorf("reset phases: %w", err)
+	}
+	for _, sess := range busy {
+		if err := s.SetPhase(ctx, sess.ID, PhaseIdle, "kernel restarted"); err != nil {
+			return 0, err
+		}
+		s.log.Info("session phase reset to idle after restart", "session_id", sess.ID, "was", sess.Phase)
+	}
+	return len(busy), nil
+}
+
+// Session returns one session.
+func (s *Service) Session(ctx context.Context, id string) (Session, error) {
+	return s.store.Session(ctx, id)
+}
+
+// Sessions lists sessions, newest first.
+func (s *Service) Sessions(ctx context.Context, f SessionFilter) ([]Session, error) {
+	return s.store.Sessions(ctx, f)
+}
+
+// Messages returns a session's history projection.
+func (s *Service) Messages(ctx context.Context, id string, includeInactive bool) ([]Message, error) {
+	if _, err := s.store.Session(ctx, id); err != nil {
+		return nil, err
+	}
+	return s.store.Messages(ctx, id, includeInactive)
+}
+
+// MaxEventPage bounds one page of the events query.
+const MaxEventPage = 5000
+
+// Events returns a page of a session's persisted log.
+func (s *Service) Events(ctx context.Context, id string, afterSeq int64, limit int) ([]Event, error) {
+	if afterSeq < 0 {
+		return nil, Errorf(CodeBadInput, "afterSeq must be 0 or more")
+	}
+	if limit < 1 || limit > MaxEventPage {
+		return nil, Errorf(CodeBadInput, "limit must be between 1 and %d", MaxEventPage)
+	}
+	if _, err := s.store.Session(ctx, id); err != nil {
+		return nil, err
+	}
+	return s.store.Events(ctx, id, afterSeq, limit)
+}
+
+// DeleteSession removes a session and its descendants irreversibly and
+// broadcasts session_deleted for each (SES-13).
+func (s *Service) DeleteSession(ctx context.Context, id string) error {
+	unlock := s.Lock(id)
+	ids, err := s.store.DeleteSession(ctx, id)
+	unlock()
+	if err != nil {
+		return err
+	}
+	now := time.Now().UTC()
+	for _, sid := range ids {
+		s.Emit(sid, EventSessionDeleted, struct{}{})
+		s.broker.PublishKernel(KernelEvent{Type: KernelSessionDeleted, SessionID: sid, At: now})
+		s.locks.Delete(sid)
+		s.log.Info("session deleted", "session_id", sid)
+	}
+	return nil
+}

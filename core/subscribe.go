@@ -1,0 +1,151 @@
+package core
+
+import (
+	"context"
+	"errors"
+)
+
+// maxCatchUp is how many persisted events a lagging live subscriber may
+// re-read from the store in one go before it is told to resubscribe.
+const maxCatchUp = 10000
+
+// replayPage is the page size of replays from the store.
+const replayPage = 500
+
+// Subscribe streams a session's events: first every persisted event with
+// seq > *afterSeq (when afterSeq is given), then live events, with no gap
+// and no duplicate. Live-only events have seq 0. A subscriber that falls
+// behind loses deltas but never a persisted event: those are re-read from the
+// store; one that falls more than maxCatchUp events behind receives
+// resync_required with the last seq delivered and the stream ends. The
+// channel closes when ctx ends or the session is deleted.
+func (s *Service) Subscribe(ctx context.Context, sessionID string, afterSeq *int64) (<-chan Event, error) {
+	if afterSeq != nil && *afterSeq < 0 {
+		return nil, Errorf(CodeBadInput, "afterSeq must be 0 or more")
+	}
+	sub := s.broker.SubscribeSession(sessionID)
+	if _, err := s.store.Session(ctx, sessionID); err != nil {
+		sub.Close()
+		return nil, err
+	}
+	var last int64
+	if afterSeq != nil {
+		last = *afterSeq
+	} else {
+		head, err := s.store.HeadSeq(ctx, sessionID)
+		if err != nil {
+			sub.Close()
+			return nil, err
+		}
+		last = head
+	}
+	st := &stream{svc: s, sub: sub, id: sessionID, last: last, out: make(chan Event, 64)}
+	go st.run(ctx, afterSeq != nil)
+	return st.out, nil
+}
+
+type stream struct {
+	svc  *Service
+	sub  *Subscription
+	id   string
+	last int64
+	out  chan Event
+}
+
+func (st *stream) send(ctx context.Context, ev Event) bool {
+	select {
+	case st.out <- ev:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// catchUp delivers persisted events after st.last from the store, up to
+// upTo (0: up to the head). limit bounds how many (0: no bound). It
+// reports whether the stream goes on.
+func (st *stream) catchUp(ctx context.Context, upTo int64, limit int) bool {
+	n := 0
+	for {
+		evs, err := st.svc.store.Events(ctx, st.id, st.last, replayPage)
+		if err != nil {
+			if ctx.Err() == nil {
+				st.svc.log.Error("replay session events", "session_id", st.id, "after_seq", st.last, "err", err)
+			}
+			return false
+		}
+		if len(evs) == 0 {
+			return true
+		}
+		for _, ev := range evs {
+			if upTo > 0 && ev.Seq > upTo {
+				return true
+			}
+			if limit > 0 && n >= limit {
+				st.resync(ctx)
+				return false
+			}
+			if !st.send(ctx, ev) {
+				return false
+			}
+			st.last = ev.Seq
+			n++
+		}
+	}
+}
+
+func (st *stream) resync(ctx context.Context) {
+	if ev, err := NewEvent(st.id, EventResyncRequired, ResyncPayload{LastSeq: st.last}); err == nil {
+		st.send(ctx, ev)
+	}
+}
+
+// deleted reports whether the session is gone, and tells the subscriber.
+func (st *stream) deleted(ctx context.Context) bool {
+	_, err := st.svc.store.Session(ctx, st.id)
+	if !errors.Is(err, ErrNotFound) {
+		return false
+	}
+	if ev, err := NewEvent(st.id, EventSessionDeleted, struct{}{}); err == nil {
+		st.send(ctx, ev)
+	}
+	return true
+}
+
+func (st *stream) run(ctx context.Context, replay bool) {
+	defer close(st.out)
+	defer st.sub.Close()
+	if replay && !st.catchUp(ctx, 0, 0) {
+		return
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-st.sub.Lagged:
+			if st.deleted(ctx) || !st.catchUp(ctx, 0, maxCatchUp) {
+				return
+			}
+		case ev := <-st.sub.C:
+			switch {
+			case ev.Type == EventSessionDeleted:
+				st.send(ctx, ev)
+				return
+			case ev.Seq == 0:
+				if !st.send(ctx, ev) {
+					return
+				}
+			case ev.Seq <= st.last:
+				// Already delivered by the replay.
+			default:
+				if ev.Seq > st.last+1 && !st.catchUp(ctx, ev.Seq-1, maxCatchUp) {
+					return
+				}
+				if !st.send(ctx, ev) {
+					return
+				}
+				st.last = ev.Seq
+			}
+		}
+	}
+}

@@ -1,0 +1,65 @@
+package graph
+
+import (
+	"context"
+	"errors"
+
+	"github.com/foya-dev/foya/core"
+)
+
+func deref[T any](p *T) T {
+	var zero T
+	if p == nil {
+		return zero
+	}
+	return *p
+}
+
+// optional turns a not-found lookup into a null result.
+func optional[T any](v T, err error) (*T, error) {
+	if errors.Is(err, core.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &v, nil
+}
+
+// forward adapts a value channel to the pointer channel gqlgen wants; it
+// closes when in closes or ctx ends.
+func forward[T any](ctx context.Context, in <-chan T) <-chan *T {
+	out := make(chan *T, 1)
+	go func() {
+		defer close(out)
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case v, ok := <-in:
+				if !ok {
+					return
+				}
+				select {
+				case out <- &v:
+				case <-ctx.Done():
+					return
+				}
+			}
+		}
+	}()
+	return out
+}
+
+func deltaOf(ev *core.Event) (*core.DeltaPayload, error) {
+	switch ev.Type {
+	case core.EventMessageDelta, core.EventReasoningDelta, core.EventToolCallDelta:
+	default:
+		return nil, nil
+	}
+	var p core.DeltaPayload
+	if err := ev.Decode(&p); err != nil {
+		return nil, err
+	}
+	return &p, nil
+}

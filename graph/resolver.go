@@ -1,0 +1,15 @@
+// Package graph is the GraphQL edge: gqlgen's generated code and thin
+// resolvers over the core services.
+package graph
+
+import (
+	"log/slog"
+
+	"github.com/foya-dev/foya/core"
+)
+
+// Resolver holds the core services the resolvers call.
+type Resolver struct {
+	Service *core.Service
+	Log     *slog.Logger
+}

@@ -1,0 +1,146 @@
+package graph
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"runtime/debug"
+	"time"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/99designs/gqlgen/graphql/handler"
+	"github.com/99designs/gqlgen/graphql/handler/extension"
+	"github.com/99designs/gqlgen/graphql/handler/lru"
+	"github.com/99designs/gqlgen/graphql/handler/transport"
+	"github.com/99designs/gqlgen/graphql/playground"
+	"github.com/coder/websocket"
+	"github.com/vektah/gqlparser/v2/ast"
+	"github.com/vektah/gqlparser/v2/gqlerror"
+
+	"github.com/foya-dev/foya/core"
+)
+
+// Limits on what one operation may ask for.
+const (
+	MaxComplexity = 2000
+	MaxDepth      = 12
+)
+
+// DefaultOriginPatterns are the browser origins allowed to open a WebSocket:
+// loopback only. Clients that send no Origin (scripts, CLIs) are always allowed.
+var DefaultOriginPatterns = []string{"127.0.0.1", "127.0.0.1:*", "localhost", "localhost:*", "[::1]", "[::1]:*"}
+
+// ServerConfig wires the GraphQL edge.
+type ServerConfig struct {
+	Service *core.Service
+	Logger  *slog.Logger
+	// OriginPatterns overrides DefaultOriginPatterns (host patterns, as in
+	// coder/websocket's AcceptOptions).
+	OriginPatterns []string
+	// KeepAlive is the interval of WebSocket keep-alive pings (default 15s).
+	KeepAlive time.Duration
+}
+
+// NewHandler serves GraphQL on /graphql (POST, GET, SSE and WebSocket with
+// graphql-transport-ws) and the GraphiQL playground on /.
+func NewHandler(cfg ServerConfig) http.Handler {
+	log := cfg.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	origins := cfg.OriginPatterns
+	if len(origins) == 0 {
+		origins = DefaultOriginPatterns
+	}
+	keepAlive := cfg.KeepAlive
+	if keepAlive == 0 {
+		keepAlive = 15 * time.Second
+	}
+	srv := handler.New(NewExecutableSchema(Config{Resolvers: &Resolver{Service: cfg.Service, Log: log}}))
+	// SSE must come before POST: both accept POST requests.
+	srv.AddTransport(transport.SSE{})
+	srv.AddTransport(transport.Websocket{
+		Implementation:        transport.CoderWebsocketImplementation{AcceptOptions: websocket.AcceptOptions{OriginPatterns: origins}},
+		KeepAlivePingInterval: keepAlive,
+		InitTimeout:           30 * time.Second,
+	})
+	srv.AddTransport(transport.Options{})
+	srv.AddTransport(transport.GET{})
+	srv.AddTransport(transport.POST{})
+	srv.AddTransport(transport.MultipartForm{MaxUploadSize: 64 << 20, MaxMemory: 8 << 20})
+	srv.SetQueryCache(lru.New[*ast.QueryDocument](1000))
+	srv.Use(extension.Introspection{})
+	srv.Use(extension.AutomaticPersistedQuery{Cache: lru.New[string](100)})
+	srv.Use(extension.FixedComplexityLimit(MaxComplexity))
+	srv.Use(depthLimit{max: MaxDepth})
+	srv.AroundFields(markInternal)
+	srv.SetErrorPresenter(presentError(log))
+	srv.SetRecoverFunc(func(ctx context.Context, v any) error {
+		log.Error("panic in resolver", "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+		return internalError{fmt.Errorf("panic: %v", v)}
+	})
+
+	mux := http.NewServeMux()
+	mux.Handle("/graphql", srv)
+	mux.Handle("/", playground.Handler("Foya kernel", "/graphql"))
+	return mux
+}
+
+// internalError marks a resolver error that is not a domain error: it is
+// logged and shown only as INTERNAL.
+type internalError struct{ err error }
+
+func (e internalError) Error() string { return e.err.Error() }
+func (e internalError) Unwrap() error { return e.err }
+
+// markInternal tags every non-domain error a resolver returns, so that the
+// presenter can tell them from gqlgen's own input errors.
+func markInternal(ctx context.Context, next graphql.Resolver) (any, error) {
+	res, err := next(ctx)
+	if err == nil {
+		return res, nil
+	}
+	var ce *core.Error
+	if errors.As(err, &ce) {
+		return res, err
+	}
+	var ie internalError
+	if errors.As(err, &ie) {
+		return res, err
+	}
+	return res, internalError{err}
+}
+
+func presentError(log *slog.Logger) graphql.ErrorPresenterFunc {
+	return func(ctx context.Context, err error) *gqlerror.Error {
+		gqlErr := graphql.DefaultErrorPresenter(ctx, err)
+		if gqlErr.Extensions == nil {
+			gqlErr.Extensions = map[string]any{}
+		}
+		var ce *core.Error
+		var ie internalError
+		switch {
+		case errors.As(err, &ce):
+			gqlErr.Message = ce.Message
+			gqlErr.Extensions["code"] = string(ce.Code)
+			if ce.Code == core.CodeInternal {
+				log.Error("internal error", "path", gqlErr.Path.String(), "err", err)
+			}
+		case errors.As(err, &ie):
+			if errors.Is(err, context.Canceled) {
+				gqlErr.Message = "request cancelled"
+				gqlErr.Extensions["code"] = string(core.CodeUnavailable)
+				break
+			}
+			log.Error("internal error", "path", gqlErr.Path.String(), "err", err)
+			gqlErr.Message = "internal error; see the kernel log"
+			gqlErr.Extensions["code"] = string(core.CodeInternal)
+		default:
+			// gqlgen's own parse, validation and argument errors: the client's input.
+			gqlErr.Extensions["code"] = string(core.CodeBadInput)
+		}
+		return gqlErr
+	}
+}

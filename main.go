@@ -1,0 +1,261 @@
+// Command foya is the Foya agent kernel: a local daemon that owns agent
+// sessions and serves them over GraphQL. This file is the composition root.
+package main
+
+//go:generate go tool gqlgen generate
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"runtime/debug"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/foya-dev/foya/core"
+	"github.com/foya-dev/foya/graph"
+	"github.com/foya-dev/foya/storage"
+)
+
+// version is set with -ldflags "-X main.version=…"; otherwise the module or
+// VCS version is used.
+var version = ""
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+const usage = `foya — the Foya agent kernel
+
+Usage:
+  foya serve [--addr 127.0.0.1:4777] [--data-dir DIR] [--allow-origin PATTERN]
+  foya rebuild-projections [--data-dir DIR]
+  foya version
+`
+
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return 2
+	}
+	var err error
+	switch args[0] {
+	case "serve":
+		err = serveCmd(args[1:], stderr)
+	case "rebuild-projections":
+		err = rebuildCmd(args[1:], stdout, stderr)
+	case "version", "--version", "-v":
+		fmt.Fprintln(stdout, "foya", versionString())
+		return 0
+	case "help", "--help", "-h":
+		fmt.Fprint(stdout, usage)
+		return 0
+	default:
+		fmt.Fprintf(stderr, "foya: unknown command %q\n\n%s", args[0], usage)
+		return 2
+	}
+	var ue usageError
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &ue):
+		fmt.Fprintf(stderr, "foya: %v\n", err)
+		return 2
+	default:
+		fmt.Fprintf(stderr, "foya: %v\n", err)
+		return 1
+	}
+}
+
+type usageError struct{ error }
+
+func versionString() string {
+	if version != "" {
+		return version
+	}
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "dev"
+	}
+	v := info.Main.Version
+	for _, s := range info.Settings {
+		if s.Key == "vcs.revision" && len(s.Value) >= 12 {
+			v += " " + s.Value[:12]
+		}
+	}
+	if v == "" || v == "(devel)" {
+		return "dev"
+	}
+	return v
+}
+
+// defaultDataDir is $XDG_DATA_HOME/foya, else ~/.local/share/foya.
+func defaultDataDir() string {
+	if x := os.Getenv("XDG_DATA_HOME"); x != "" {
+		return filepath.Join(x, "foya")
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return filepath.Join(os.TempDir(), "foya")
+	}
+	return filepath.Join(home, ".local", "share", "foya")
+}
+
+// prepareDataDir creates the private data directory (0700).
+func prepareDataDir(dir string) (string, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", fmt.Errorf("data dir %s: %w", dir, err)
+	}
+	if err := os.MkdirAll(abs, 0o700); err != nil {
+		return "", fmt.Errorf("create data dir %s: %w", abs, err)
+	}
+	if err := os.Chmod(abs, 0o700); err != nil {
+		return "", fmt.Errorf("protect data dir %s: %w", abs, err)
+	}
+	return abs, nil
+}
+
+type listFlag []string
+
+func (l *listFlag) String() string { return strings.Join(*l, ",") }
+func (l *listFlag) Set(v string) error {
+	for _, p := range strings.Split(v, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			*l = append(*l, p)
+		}
+	}
+	return nil
+}
+
+func newLogger(w io.Writer, level string) (*slog.Logger, error) {
+	var lv slog.Level
+	if err := lv.UnmarshalText([]byte(level)); err != nil {
+		return nil, usageError{fmt.Errorf("--log-level %q: use debug, info, warn or error", level)}
+	}
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: lv})), nil
+}
+
+func serveCmd(args []string, stderr io.Writer) error {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	addr := fs.String("addr", "127.0.0.1:4777", "listen address (loopback by default)")
+	dataDir := fs.String("data-dir", defaultDataDir(), "data directory (database, catalog, artifacts)")
+	logLevel := fs.String("log-level", "info", "log level: debug, info, warn, error")
+	var origins listFlag
+	fs.Var(&origins, "allow-origin", "extra browser origin host pattern allowed to open WebSockets (repeatable; default loopback only)")
+	if err := fs.Parse(args); err != nil {
+		return usageError{err}
+	}
+	log, err := newLogger(stderr, *logLevel)
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	k, err := openKernel(ctx, *dataDir, log)
+	if err != nil {
+		return err
+	}
+	defer k.Close()
+
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", *addr, err)
+	}
+	allowed := graph.DefaultOriginPatterns
+	if len(origins) > 0 {
+		allowed = append(append([]string{}, allowed...), origins...)
+	}
+	srv := &http.Server{
+		Handler:           graph.NewHandler(graph.ServerConfig{Service: k.sessions, Logger: log, OriginPatterns: allowed}),
+		ReadHeaderTimeout: 10 * time.Second,
+		BaseContext:       func(net.Listener) context.Context { return ctx },
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	log.Info("listening", "addr", ln.Addr().String(), "playground", "http://"+ln.Addr().String()+"/", "data_dir", k.dataDir, "version", versionString())
+
+	select {
+	case err := <-errc:
+		return fmt.Errorf("serve: %w", err)
+	case <-ctx.Done():
+	}
+	log.Info("shutting down")
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(shutdownCtx); err != nil {
+		log.Warn("http shutdown", "err", err)
+	}
+	return nil
+}
+
+// kernel is everything serve wires together.
+type kernel struct {
+	dataDir  string
+	db       *storage.DB
+	sessions *core.Service
+}
+
+func openKernel(ctx context.Context, dataDir string, log *slog.Logger) (*kernel, error) {
+	dir, err := prepareDataDir(dataDir)
+	if err != nil {
+		return nil, err
+	}
+	db, err := storage.Open(ctx, filepath.Join(dir, "foya.db"), log)
+	if err != nil {
+		return nil, err
+	}
+	svc, err := core.NewService(core.ServiceConfig{Store: db, Broker: core.NewBroker(log), Logger: log})
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	if _, err := svc.ResetPhases(ctx); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return &kernel{dataDir: dir, db: db, sessions: svc}, nil
+}
+
+func (k *kernel) Close() {
+	if err := k.db.Close(); err != nil {
+		slog.Error("close database", "err", err)
+	}
+}
+
+func rebuildCmd(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("rebuild-projections", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	dataDir := fs.String("data-dir", defaultDataDir(), "data directory")
+	if err := fs.Parse(args); err != nil {
+		return usageError{err}
+	}
+	log, _ := newLogger(stderr, "info")
+	ctx := context.Background()
+	dir, err := prepareDataDir(*dataDir)
+	if err != nil {
+		return err
+	}
+	db, err := storage.Open(ctx, filepath.Join(dir, "foya.db"), log)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	n, err := db.RebuildProjections(ctx)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "rebuilt projections from %d events\n", n)
+	return nil
+}

@@ -1,0 +1,117 @@
+// Package storage maps the kernel's event log and projections onto SQLite
+// with bun. It implements core.Store.
+package storage
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"runtime"
+
+	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect/sqlitedialect"
+	"github.com/uptrace/bun/driver/sqliteshim"
+	"github.com/uptrace/bun/migrate"
+)
+
+//go:embed migrations/*.sql
+var migrationFS embed.FS
+
+// DB is the kernel's SQLite database: one writer connection (SQLite allows one
+// writer at a time; serialising in the pool avoids busy retries) and a pool
+// of readers that WAL lets run beside it.
+type DB struct {
+	w   *bun.DB
+	r   *bun.DB
+	log *slog.Logger
+}
+
+func dsn(path string, readOnly bool) string {
+	q := url.Values{}
+	q.Add("_pragma", "journal_mode(WAL)")
+	q.Add("_pragma", "synchronous(NORMAL)")
+	q.Add("_pragma", "busy_timeout(5000)")
+	q.Add("_pragma", "foreign_keys(1)")
+	if readOnly {
+		q.Add("_pragma", "query_only(1)")
+	} else {
+		q.Set("_txlock", "immediate")
+	}
+	return "file:" + path + "?" + q.Encode()
+}
+
+// Open opens (creating if needed) the database file at path and runs the
+// embedded migrations.
+func Open(ctx context.Context, path string, log *slog.Logger) (*DB, error) {
+	if log == nil {
+		log = slog.Default()
+	}
+	wsql, err := sql.Open(sqliteshim.ShimName, dsn(path, false))
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	wsql.SetMaxOpenConns(1)
+	wsql.SetMaxIdleConns(1)
+	wsql.SetConnMaxLifetime(0)
+	w := bun.NewDB(wsql, sqlitedialect.New())
+
+	if err := migrateUp(ctx, w); err != nil {
+		w.Close()
+		return nil, err
+	}
+
+	rsql, err := sql.Open(sqliteshim.ShimName, dsn(path, true))
+	if err != nil {
+		w.Close()
+		return nil, fmt.Errorf("open %s for reading: %w", path, err)
+	}
+	n := max(4, runtime.NumCPU()*2)
+	rsql.SetMaxOpenConns(n)
+	rsql.SetMaxIdleConns(n)
+	r := bun.NewDB(rsql, sqlitedialect.New())
+	return &DB{w: w, r: r, log: log}, nil
+}
+
+func migrateUp(ctx context.Context, db *bun.DB) error {
+	migrations := migrate.NewMigrations()
+	if err := migrations.Discover(migrationFS); err != nil {
+		return fmt.Errorf("discover migrations: %w", err)
+	}
+	m := migrate.NewMigrator(db, migrations, migrate.WithMarkAppliedOnSuccess(true))
+	if err := m.Init(ctx); err != nil {
+		return fmt.Errorf("init migrations: %w", err)
+	}
+	if err := m.Lock(ctx); err != nil {
+		return fmt.Errorf("lock migrations: %w", err)
+	}
+	defer m.Unlock(ctx) //nolint:errcheck // best effort; the lock row is ours
+	if _, err := m.Migrate(ctx); err != nil {
+		return fmt.Errorf("run migrations: %w", err)
+	}
+	return nil
+}
+
+// Pragma reads a PRAGMA value through the writer connection (for tests and
+// diagnostics).
+func (d *DB) Pragma(ctx context.Context, name string) (string, error) {
+	var v string
+	if err := d.w.NewRaw("PRAGMA " + name).Scan(ctx, &v); err != nil {
+		return "", fmt.Errorf("pragma %s: %w", name, err)
+	}
+	return v, nil
+}
+
+// Close closes both pools.
+func (d *DB) Close() error {
+	rerr := d.r.Close()
+	if err := d.w.Close(); err != nil {
+		return fmt.Errorf("close writer: %w", err)
+	}
+	if rerr != nil {
+		return fmt.Errorf("close readers: %w", rerr)
+	}
+	return nil
+}

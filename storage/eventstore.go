@@ -1,0 +1,104 @@
+package storage
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"github.com/foya-dev/foya/core"
+)
+
+var _ core.Store = (*DB)(nil)
+
+// Append implements core.EventStore.
+func (d *DB) Append(ctx context.Context, sessionID string, expectedHead int64, events []core.Event) ([]core.Event, error) {
+	if len(events) == 0 {
+		return nil, nil
+	}
+	out := make([]core.Event, len(events))
+	err := d.w.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		dead, err := tx.NewSelect().Model((*tombstoneRow)(nil)).Where("session_id = ?", sessionID).Exists(ctx)
+		if err != nil {
+			return fmt.Errorf("check tombstone: %w", err)
+		}
+		if dead {
+			return core.Errorf(core.CodeNotFound, "session %s was deleted", sessionID)
+		}
+		head, err := headSeq(ctx, tx, sessionID)
+		if err != nil {
+			return err
+		}
+		if expectedHead != core.AnyHead && head != expectedHead {
+			return &core.Error{Code: core.CodeConflict,
+				Message: fmt.Sprintf("session %s moved on: head is %d, expected %d; reload and try again", sessionID, head, expectedHead)}
+		}
+		if head == 0 && events[0].Type != core.EventSessionCreated {
+			return core.Errorf(core.CodeNotFound, "session %s not found", sessionID)
+		}
+		rows := make([]eventRow, len(events))
+		for i, ev := range events {
+			if ev.Type.LiveOnly() {
+				return fmt.Errorf("append %s: live-only events are never persisted", ev.Type)
+			}
+			ev.SessionID = sessionID
+			ev.Seq = head + int64(i) + 1
+			if ev.At.IsZero() {
+				ev.At = time.Now().UTC()
+			}
+			out[i] = ev
+			rows[i] = toEventRow(ev)
+		}
+		if _, err := tx.NewInsert().Model(&rows).Exec(ctx); err != nil {
+			return fmt.Errorf("insert events: %w", err)
+		}
+		for _, ev := range out {
+			if err := apply(ctx, tx, ev); err != nil {
+				return err
+			}
+		}
+		return touch(ctx, tx, out[len(out)-1])
+	})
+	if err != nil {
+		return nil, fmt.Errorf("append to session %s: %w", sessionID, err)
+	}
+	return out, nil
+}
+
+func headSeq(ctx context.Context, db bun.IDB, sessionID string) (int64, error) {
+	var head sql.NullInt64
+	if err := db.NewSelect().Table("events").ColumnExpr("MAX(seq)").
+		Where("session_id = ?", sessionID).Scan(ctx, &head); err != nil {
+		return 0, fmt.Errorf("read head of session %s: %w", sessionID, err)
+	}
+	return head.Int64, nil
+}
+
+// HeadSeq implements core.EventStore.
+func (d *DB) HeadSeq(ctx context.Context, sessionID string) (int64, error) {
+	return headSeq(ctx, d.r, sessionID)
+}
+
+// Events implements core.EventStore.
+func (d *DB) Events(ctx context.Context, sessionID string, afterSeq int64, limit int) ([]core.Event, error) {
+	if limit <= 0 {
+		limit = 500
+	}
+	var rows []eventRow
+	if err := d.r.NewSelect().Model(&rows).Where("session_id = ? AND seq > ?", sessionID, afterSeq).
+		Order("seq").Limit(int64(limit)).Scan(ctx); err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("read events of session %s: %w", sessionID, err)
+	}
+	out := make([]core.Event, len(rows))
+	for i, r := range rows {
+		ev, err := r.event()
+		if err != nil {
+			return nil, err
+		}
+		out[i] = ev
+	}
+	return out, nil
+}

@@ -1,0 +1,156 @@
+package storage
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/uptrace/bun"
+
+	"github.com/foya-dev/foya/core"
+)
+
+// apply updates the projections that ev affects. It runs inside the
+// transaction that appends ev, and again, in order, when projections are
+// rebuilt from the log; it must depend on nothing but the event and the
+// projection rows written by earlier events.
+func apply(ctx context.Context, db bun.IDB, ev core.Event) error {
+	switch ev.Type {
+	case core.EventSessionCreated:
+		var p core.SessionPayload
+		if err := ev.Decode(&p); err != nil {
+			return err
+		}
+		meta, err := json.Marshal(p.Session)
+		if err != nil {
+			return fmt.Errorf("encode session meta: %w", err)
+		}
+		row := sessionRow{
+			ID: ev.SessionID, ParentID: p.Session.ParentID, ProjectID: p.Session.ProjectID,
+			ConnectionID: p.Session.ConnectionID, Phase: string(core.PhaseIdle), HeadSeq: ev.Seq,
+			Meta: string(meta), CreatedAt: fmtTime(p.Session.CreatedAt), UpdatedAt: fmtTime(ev.At),
+		}
+		if _, err := db.NewInsert().Model(&row).Exec(ctx); err != nil {
+			return fmt.Errorf("insert session %s: %w", ev.SessionID, err)
+		}
+	case core.EventSessionUpdated:
+		var p core.SessionPayload
+		if err := ev.Decode(&p); err != nil {
+			return err
+		}
+		meta, err := json.Marshal(p.Session)
+		if err != nil {
+			return fmt.Errorf("encode session meta: %w", err)
+		}
+		if _, err := db.NewUpdate().Table("sessions").
+			Set("meta = ?", string(meta)).
+			Set("project_id = ?", nullable(p.Session.ProjectID)).
+			Set("connection_id = ?", nullable(p.Session.ConnectionID)).
+			Where("id = ?", ev.SessionID).Exec(ctx); err != nil {
+			return fmt.Errorf("update session %s: %w", ev.SessionID, err)
+		}
+	case core.EventPhaseChanged:
+		var p core.PhasePayload
+		if err := ev.Decode(&p); err != nil {
+			return err
+		}
+		if _, err := db.NewUpdate().Table("sessions").Set("phase = ?", string(p.Phase)).
+			Where("id = ?", ev.SessionID).Exec(ctx); err != nil {
+			return fmt.Errorf("update phase of session %s: %w", ev.SessionID, err)
+		}
+	case core.EventMessageEnd, core.EventMessageImported:
+		var p core.MessagePayload
+		if err := ev.Decode(&p); err != nil {
+			return err
+		}
+		if !p.Message.Role.Valid() {
+			return core.Errorf(core.CodeBadInput, "message event has unknown role %q", p.Message.Role)
+		}
+		raw, err := json.Marshal(p.Message)
+		if err != nil {
+			return fmt.Errorf("encode message: %w", err)
+		}
+		row := messageRow{SessionID: ev.SessionID, Seq: ev.Seq, Role: string(p.Message.Role), Payload: string(raw), Active: true}
+		if _, err := db.NewInsert().Model(&row).Exec(ctx); err != nil {
+			return fmt.Errorf("insert message %d of session %s: %w", ev.Seq, ev.SessionID, err)
+		}
+	case core.EventHistoryRewound:
+		var p core.RewindPayload
+		if err := ev.Decode(&p); err != nil {
+			return err
+		}
+		if _, err := db.NewUpdate().Table("messages").Set("active = 0").
+			Where("session_id = ? AND seq >= ? AND active = 1", ev.SessionID, p.FromSeq).Exec(ctx); err != nil {
+			return fmt.Errorf("rewind session %s: %w", ev.SessionID, err)
+		}
+	}
+	return nil
+}
+
+// touch records the session's new head after a batch of events.
+func touch(ctx context.Context, db bun.IDB, last core.Event) error {
+	if _, err := db.NewUpdate().Table("sessions").
+		Set("head_seq = ?", last.Seq).Set("updated_at = ?", fmtTime(last.At)).
+		Where("id = ?", last.SessionID).Exec(ctx); err != nil {
+		return fmt.Errorf("update head of session %s: %w", last.SessionID, err)
+	}
+	return nil
+}
+
+func nullable(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+// RebuildProjections drops the sessions and messages projections and
+// rebuilds them by replaying every event in order, in one transaction.
+func (d *DB) RebuildProjections(ctx context.Context) (events int, err error) {
+	err = d.w.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		if _, err := tx.NewDelete().Table("messages").Where("1 = 1").Exec(ctx); err != nil {
+			return fmt.Errorf("clear messages: %w", err)
+		}
+		if _, err := tx.NewDelete().Table("sessions").Where("1 = 1").Exec(ctx); err != nil {
+			return fmt.Errorf("clear sessions: %w", err)
+		}
+		var ids []string
+		if err := tx.NewSelect().Table("events").ColumnExpr("DISTINCT session_id").Scan(ctx, &ids); err != nil {
+			return fmt.Errorf("list sessions in log: %w", err)
+		}
+		for _, id := range ids {
+			var after int64
+			for {
+				var rows []eventRow
+				if err := tx.NewSelect().Model(&rows).Where("session_id = ? AND seq > ?", id, after).
+					Order("seq").Limit(1000).Scan(ctx); err != nil {
+					return fmt.Errorf("read events of %s: %w", id, err)
+				}
+				if len(rows) == 0 {
+					break
+				}
+				var last core.Event
+				for _, r := range rows {
+					ev, err := r.event()
+					if err != nil {
+						return err
+					}
+					if err := apply(ctx, tx, ev); err != nil {
+						return err
+					}
+					last = ev
+					events++
+				}
+				if err := touch(ctx, tx, last); err != nil {
+					return err
+				}
+				after = last.Seq
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("rebuild projections: %w", err)
+	}
+	return events, nil
+}

@@ -1,0 +1,119 @@
+package storage
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"github.com/foya-dev/foya/core"
+)
+
+// Times are stored as RFC 3339 text with nanoseconds in UTC so that they
+// sort as text and round-trip exactly.
+const timeLayout = "2006-01-02T15:04:05.000000000Z07:00"
+
+func fmtTime(t time.Time) string { return t.UTC().Format(timeLayout) }
+
+func parseTime(s string) (time.Time, error) {
+	t, err := time.Parse(timeLayout, s)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("parse time %q: %w", s, err)
+	}
+	return t, nil
+}
+
+type eventRow struct {
+	bun.BaseModel `bun:"table:events"`
+
+	SessionID string `bun:"session_id,pk"`
+	Seq       int64  `bun:"seq,pk"`
+	Type      string `bun:"type,notnull"`
+	Payload   string `bun:"payload,notnull"`
+	At        string `bun:"at,notnull"`
+}
+
+func toEventRow(e core.Event) eventRow {
+	return eventRow{SessionID: e.SessionID, Seq: e.Seq, Type: string(e.Type), Payload: string(e.Payload), At: fmtTime(e.At)}
+}
+
+func (r eventRow) event() (core.Event, error) {
+	at, err := parseTime(r.At)
+	if err != nil {
+		return core.Event{}, err
+	}
+	return core.Event{SessionID: r.SessionID, Seq: r.Seq, Type: core.EventType(r.Type), At: at, Payload: json.RawMessage(r.Payload)}, nil
+}
+
+type sessionRow struct {
+	bun.BaseModel `bun:"table:sessions"`
+
+	ID           string `bun:"id,pk"`
+	ParentID     string `bun:"parent_id,nullzero"`
+	ProjectID    string `bun:"project_id,nullzero"`
+	ConnectionID string `bun:"connection_id,nullzero"`
+	Phase        string `bun:"phase,notnull"`
+	HeadSeq      int64  `bun:"head_seq,notnull"`
+	Meta         string `bun:"meta,notnull"`
+	CreatedAt    string `bun:"created_at,notnull"`
+	UpdatedAt    string `bun:"updated_at,notnull"`
+}
+
+func (r sessionRow) session() (core.Session, error) {
+	var s core.Session
+	if err := json.Unmarshal([]byte(r.Meta), &s.SessionMeta); err != nil {
+		return core.Session{}, fmt.Errorf("decode session %s: %w", r.ID, err)
+	}
+	s.Phase = core.Phase(r.Phase)
+	s.HeadSeq = r.HeadSeq
+	var err error
+	if s.UpdatedAt, err = parseTime(r.UpdatedAt); err != nil {
+		return core.Session{}, err
+	}
+	return s, nil
+}
+
+type messageRow struct {
+	bun.BaseModel `bun:"table:messages"`
+
+	SessionID string `bun:"session_id,pk"`
+	Seq       int64  `bun:"seq,pk"`
+	Role      string `bun:"role,notnull"`
+	Payload   string `bun:"payload,notnull"`
+	Active    bool   `bun:"active,notnull"`
+}
+
+func (r messageRow) message() (core.Message, error) {
+	var m core.Message
+	if err := json.Unmarshal([]byte(r.Payload), &m); err != nil {
+		return core.Message{}, fmt.Errorf("decode message %d of session %s: %w", r.Seq, r.SessionID, err)
+	}
+	m.Seq = r.Seq
+	m.Active = r.Active
+	return m, nil
+}
+
+type projectRow struct {
+	bun.BaseModel `bun:"table:projects"`
+
+	ID        string `bun:"id,pk"`
+	Name      string `bun:"name,notnull"`
+	Path      string `bun:"path,notnull"`
+	CreatedAt string `bun:"created_at,notnull"`
+}
+
+func (r projectRow) project() (core.Project, error) {
+	at, err := parseTime(r.CreatedAt)
+	if err != nil {
+		return core.Project{}, err
+	}
+	return core.Project{ID: r.ID, Name: r.Name, Path: r.Path, CreatedAt: at}, nil
+}
+
+type tombstoneRow struct {
+	bun.BaseModel `bun:"table:tombstones"`
+
+	SessionID string `bun:"session_id,pk"`
+	DeletedAt string `bun:"deleted_at,notnull"`
+}

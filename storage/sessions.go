@@ -1,0 +1,119 @@
+package storage
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"github.com/foya-dev/foya/core"
+)
+
+// Session implements core.SessionStore.
+func (d *DB) Session(ctx context.Context, id string) (core.Session, error) {
+	var row sessionRow
+	err := d.r.NewSelect().Model(&row).Where("id = ?", id).Scan(ctx)
+	if errors.Is(err, sql.ErrNoRows) {
+		return core.Session{}, core.Errorf(core.CodeNotFound, "session %s not found", id)
+	}
+	if err != nil {
+		return core.Session{}, fmt.Errorf("read session %s: %w", id, err)
+	}
+	return row.session()
+}
+
+// Sessions implements core.SessionStore; newest first.
+func (d *DB) Sessions(ctx context.Context, f core.SessionFilter) ([]core.Session, error) {
+	var rows []sessionRow
+	q := d.r.NewSelect().Model(&rows).OrderExpr("created_at DESC, id")
+	switch {
+	case f.ParentID != "":
+		q = q.Where("parent_id = ?", f.ParentID)
+	case !f.IncludeChildren:
+		q = q.Where("parent_id IS NULL")
+	}
+	if f.ProjectID != "" {
+		q = q.Where("project_id = ?", f.ProjectID)
+	}
+	if f.NotIdle {
+		q = q.Where("phase <> ?", string(core.PhaseIdle))
+	}
+	if err := q.Scan(ctx); err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("list sessions: %w", err)
+	}
+	out := make([]core.Session, len(rows))
+	for i, r := range rows {
+		s, err := r.session()
+		if err != nil {
+			return nil, err
+		}
+		out[i] = s
+	}
+	return out, nil
+}
+
+// Messages implements core.SessionStore.
+func (d *DB) Messages(ctx context.Context, sessionID string, includeInactive bool) ([]core.Message, error) {
+	var rows []messageRow
+	q := d.r.NewSelect().Model(&rows).Where("session_id = ?", sessionID).Order("seq")
+	if !includeInactive {
+		q = q.Where("active = 1")
+	}
+	if err := q.Scan(ctx); err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("read messages of session %s: %w", sessionID, err)
+	}
+	out := make([]core.Message, len(rows))
+	for i, r := range rows {
+		m, err := r.message()
+		if err != nil {
+			return nil, err
+		}
+		out[i] = m
+	}
+	return out, nil
+}
+
+// DeleteSession implements core.SessionStore.
+func (d *DB) DeleteSession(ctx context.Context, id string) ([]string, error) {
+	var ids []string
+	err := d.w.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		exists, err := tx.NewSelect().Model((*sessionRow)(nil)).Where("id = ?", id).Exists(ctx)
+		if err != nil {
+			return fmt.Errorf("find session: %w", err)
+		}
+		if !exists {
+			return core.Errorf(core.CodeNotFound, "session %s not found", id)
+		}
+		// Descendants, deepest first, then the session itself.
+		if err := tx.NewRaw(`WITH RECURSIVE tree(id, depth) AS (
+				SELECT ?, 0
+				UNION ALL
+				SELECT s.id, tree.depth + 1 FROM sessions s JOIN tree ON s.parent_id = tree.id
+			) SELECT id FROM tree ORDER BY depth DESC, id`, id).Scan(ctx, &ids); err != nil {
+			return fmt.Errorf("find descendants: %w", err)
+		}
+		now := fmtTime(time.Now())
+		for _, sid := range ids {
+			for _, table := range []string{"events", "messages"} {
+				if _, err := tx.NewDelete().Table(table).Where("session_id = ?", sid).Exec(ctx); err != nil {
+					return fmt.Errorf("delete %s of %s: %w", table, sid, err)
+				}
+			}
+			if _, err := tx.NewDelete().Table("sessions").Where("id = ?", sid).Exec(ctx); err != nil {
+				return fmt.Errorf("delete session %s: %w", sid, err)
+			}
+			if _, err := tx.NewInsert().Model(&tombstoneRow{SessionID: sid, DeletedAt: now}).
+				On("CONFLICT DO NOTHING").Exec(ctx); err != nil {
+				return fmt.Errorf("record tombstone of %s: %w", sid, err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("delete session %s: %w", id, err)
+	}
+	return ids, nil
+}

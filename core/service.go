@@ -16,6 +16,9 @@ type ServiceConfig struct {
 	// Models resolves and checks the model a session binds (PRV-1, PRV-2).
 	// Nil accepts whatever the client names.
 	Models SessionModels
+	// MaxCatchUp is how many persisted events a lagging subscriber may re-read
+	// from the store before it is told to resubscribe (default 10000).
+	MaxCatchUp int
 }
 
 // SessionModels is the part of the model catalog that sessions need.
@@ -33,6 +36,7 @@ type Service struct {
 	log    *slog.Logger
 	models SessionModels
 
+	maxCatchUp int
 	locks sync.Map // session id → *sync.Mutex
 }
 
@@ -45,7 +49,11 @@ func NewService(cfg ServiceConfig) (*Service, error) {
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Service{store: cfg.Store, broker: cfg.Broker, log: log, models: cfg.Models}, nil
+	catchUp := cfg.MaxCatchUp
+	if catchUp <= 0 {
+		catchUp = defaultMaxCatchUp
+	}
+	return &Service{store: cfg.Store, broker: cfg.Broker, log: log, models: cfg.Models, maxCatchUp: catchUp}, nil
 }
 
 // Broker returns the service's broker.

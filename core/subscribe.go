@@ -5,9 +5,9 @@ import (
 	"errors"
 )
 
-// maxCatchUp is how many persisted events a lagging live subscriber may
-// re-read from the store in one go before it is told to resubscribe.
-const maxCatchUp = 10000
+// defaultMaxCatchUp is how many persisted events a lagging live subscriber
+// may re-read from the store in one go before it is told to resubscribe.
+const defaultMaxCatchUp = 10000
 
 // replayPage is the page size of replays from the store.
 const replayPage = 500
@@ -16,7 +16,7 @@ const replayPage = 500
 // seq > *afterSeq (when afterSeq is given), then live events, with no gap
 // and no duplicate. Live-only events have seq 0. A subscriber that falls
 // behind loses deltas but never a persisted event: those are re-read from the
-// store; one that falls more than maxCatchUp events behind receives
+// store; one that falls more than ServiceConfig.MaxCatchUp events behind receives
 // resync_required with the last seq delivered and the stream ends. The
 // channel closes when ctx ends or the session is deleted.
 func (s *Service) Subscribe(ctx context.Context, sessionID string, afterSeq *int64) (<-chan Event, error) {
@@ -123,7 +123,7 @@ func (st *stream) run(ctx context.Context, replay bool) {
 		case <-ctx.Done():
 			return
 		case <-st.sub.Lagged:
-			if st.deleted(ctx) || !st.catchUp(ctx, 0, maxCatchUp) {
+			if st.deleted(ctx) || !st.catchUp(ctx, 0, st.svc.maxCatchUp) {
 				return
 			}
 		case ev := <-st.sub.C:
@@ -138,7 +138,7 @@ func (st *stream) run(ctx context.Context, replay bool) {
 			case ev.Seq <= st.last:
 				// Already delivered by the replay.
 			default:
-				if ev.Seq > st.last+1 && !st.catchUp(ctx, ev.Seq-1, maxCatchUp) {
+				if ev.Seq > st.last+1 && !st.catchUp(ctx, ev.Seq-1, st.svc.maxCatchUp) {
 					return
 				}
 				if !st.send(ctx, ev) {

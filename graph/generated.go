@@ -208,6 +208,7 @@ type SessionResolver interface {
 	Children(ctx context.Context, obj *core.Session) ([]core.Session, error)
 }
 type SessionEventResolver interface {
+	Seq(ctx context.Context, obj *core.Event) (*int64, error)
 	Type(ctx context.Context, obj *core.Event) (string, error)
 
 	Message(ctx context.Context, obj *core.Event) (*core.Message, error)
@@ -3868,18 +3869,18 @@ func (ec *executionContext) _SessionEvent_seq(ctx context.Context, field graphql
 			return ec.fieldContext_SessionEvent_seq(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Seq, nil
+			return ec.Resolvers.SessionEvent().Seq(ctx, obj)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
-			return ec.marshalOInt2int64(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *int64) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint64(ctx, selections, v)
 		},
 		true,
 		false,
 	)
 }
 func (ec *executionContext) fieldContext_SessionEvent_seq(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("SessionEvent", field, false, false, "Int")
+	return graphql.NewScalarFieldContext("SessionEvent", field, true, true, "Int")
 }
 
 func (ec *executionContext) _SessionEvent_type(ctx context.Context, field graphql.CollectedField, obj *core.Event) (ret graphql.Marshaler) {
@@ -6273,10 +6274,11 @@ func (ec *executionContext) _SessionEvent(ctx context.Context, sel ast.Selection
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("SessionEvent")
 		case "seq":
-			out.Values[i] = ec._SessionEvent_seq(ctx, field, obj)
-			if out.Values[i] == graphql.RequiredNull {
-				atomic.AddUint32(&out.Invalids, 1)
-			}
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._SessionEvent_seq(ctx, field, obj)
+				})
 		case "type":
 			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
 				true, true,
@@ -7574,18 +7576,6 @@ func (ec *executionContext) marshalOInt2int(ctx context.Context, sel ast.Selecti
 	_ = sel
 	_ = ctx
 	res := graphql.MarshalInt(v)
-	return res
-}
-
-func (ec *executionContext) unmarshalOInt2int64(ctx context.Context, v any) (int64, error) {
-	res, err := graphql.UnmarshalInt64(v)
-	return res, graphql.ErrorOnPath(ctx, err)
-}
-
-func (ec *executionContext) marshalOInt2int64(ctx context.Context, sel ast.SelectionSet, v int64) graphql.Marshaler {
-	_ = sel
-	_ = ctx
-	res := graphql.MarshalInt64(v)
 	return res
 }
 

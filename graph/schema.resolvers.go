@@ -133,6 +133,14 @@ func (r *sessionResolver) Children(ctx context.Context, obj *core.Session) ([]co
 	return r.Service.Sessions(ctx, core.SessionFilter{ParentID: obj.ID})
 }
 
+// Seq is the resolver for the seq field.
+func (r *sessionEventResolver) Seq(ctx context.Context, obj *core.Event) (*int64, error) {
+	if obj.Seq == 0 {
+		return nil, nil
+	}
+	return &obj.Seq, nil
+}
+
 // Type is the resolver for the type field.
 func (r *sessionEventResolver) Type(ctx context.Context, obj *core.Event) (string, error) {
 	return string(obj.Type), nil

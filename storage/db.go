@@ -98,7 +98,7 @@ func migrateUp(ctx context.Context, db *bun.DB) error {
 // diagnostics).
 func (d *DB) Pragma(ctx context.Context, name string) (string, error) {
 	var v string
-	if err := d.w.NewRaw("PRAGMA " + name).Scan(ctx, &v); err != nil {
+	if err := d.w.NewRaw("PRAGMA "+name).Scan(ctx, &v); err != nil {
 		return "", fmt.Errorf("pragma %s: %w", name, err)
 	}
 	return v, nil

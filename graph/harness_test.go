@@ -1,0 +1,111 @@
+package graph_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/foya-dev/foya/core"
+	"github.com/foya-dev/foya/graph"
+	"github.com/foya-dev/foya/storage"
+)
+
+type testKernel struct {
+	svc *core.Service
+	db  *storage.DB
+	srv *httptest.Server
+	// logs collects everything the kernel logged.
+	logs *bytes.Buffer
+}
+
+func newTestKernel(t *testing.T) *testKernel {
+	t.Helper()
+	logs := &bytes.Buffer{}
+	log := slog.New(slog.NewTextHandler(&lockedWriter{w: logs}, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	db, err := storage.Open(context.Background(), filepath.Join(t.TempDir(), "foya.db"), log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc, err := core.NewService(core.ServiceConfig{Store: db, Broker: core.NewBroker(log), Logger: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(graph.NewHandler(graph.ServerConfig{Service: svc, Logger: log}))
+	t.Cleanup(func() {
+		srv.CloseClientConnections()
+		srv.Close()
+		db.Close()
+	})
+	return &testKernel{svc: svc, db: db, srv: srv, logs: logs}
+}
+
+type gqlError struct {
+	Message    string `json:"message"`
+	Extensions struct {
+		Code string `json:"code"`
+	} `json:"extensions"`
+}
+
+type gqlResponse struct {
+	Data   json.RawMessage `json:"data"`
+	Errors []gqlError      `json:"errors"`
+}
+
+// do posts one operation to the real handler over HTTP.
+func (k *testKernel) do(t *testing.T, query string, vars map[string]any) gqlResponse {
+	t.Helper()
+	body, _ := json.Marshal(map[string]any{"query": query, "variables": vars})
+	resp, err := http.Post(k.srv.URL+"/graphql", "application/json", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	var out gqlResponse
+	if err := json.Unmarshal(raw, &out); err != nil {
+		t.Fatalf("decode %s: %v", raw, err)
+	}
+	return out
+}
+
+// mustDo runs an operation that must succeed and decodes its data into v.
+func (k *testKernel) mustDo(t *testing.T, query string, vars map[string]any, v any) {
+	t.Helper()
+	r := k.do(t, query, vars)
+	if len(r.Errors) > 0 {
+		t.Fatalf("%s: errors %+v", firstLine(query), r.Errors)
+	}
+	if v != nil {
+		if err := json.Unmarshal(r.Data, v); err != nil {
+			t.Fatalf("decode data %s: %v", r.Data, err)
+		}
+	}
+}
+
+// mustFail runs an operation that must fail with code, and returns the message.
+func (k *testKernel) mustFail(t *testing.T, code, query string, vars map[string]any) string {
+	t.Helper()
+	r := k.do(t, query, vars)
+	if len(r.Errors) == 0 {
+		t.Fatalf("%s: succeeded with %s, want %s", firstLine(query), r.Data, code)
+	}
+	if got := r.Errors[0].Extensions.Code; got != code {
+		t.Fatalf("%s: code %s (%s), want %s", firstLine(query), got, r.Errors[0].Message, code)
+	}
+	return r.Errors[0].Message
+}
+
+func firstLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i > 0 {
+		return s[:i]
+	}
+	return s
+}

@@ -1,0 +1,322 @@
+package graph_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"github.com/foya-dev/foya/core"
+	"github.com/foya-dev/foya/core/coretest"
+)
+
+type eventJSON struct {
+	Seq       *int64  `json:"seq"`
+	Type      string  `json:"type"`
+	SessionID string  `json:"sessionId"`
+	Delta     *string `json:"delta"`
+	Message   *struct {
+		Seq  int64  `json:"seq"`
+		Text string `json:"text"`
+	} `json:"message"`
+}
+
+const subscribeEvents = `subscription($id: ID!, $after: Int) { sessionEvents(sessionId: $id, afterSeq: $after) { seq type sessionId delta message { seq text } } }`
+
+// wsClient speaks graphql-transport-ws, the protocol of the npm graphql-ws client.
+type wsClient struct {
+	t    *testing.T
+	conn *websocket.Conn
+}
+
+func dialWS(t *testing.T, ctx context.Context, url string) *wsClient {
+	t.Helper()
+	conn, resp, err := websocket.Dial(ctx, strings.Replace(url, "http", "ws", 1)+"/graphql",
+		&websocket.DialOptions{Subprotocols: []string{"graphql-transport-ws"}})
+	if err != nil {
+		t.Fatalf("dial: %v", err)
+	}
+	if resp.Header.Get("Sec-WebSocket-Protocol") != "graphql-transport-ws" {
+		t.Fatalf("subprotocol = %q", resp.Header.Get("Sec-WebSocket-Protocol"))
+	}
+	conn.SetReadLimit(1 << 22)
+	c := &wsClient{t: t, conn: conn}
+	c.send(ctx, map[string]any{"type": "connection_init", "payload": map[string]any{}})
+	if m := c.read(ctx); m.Type != "connection_ack" {
+		t.Fatalf("first message %+v, want connection_ack", m)
+	}
+	return c
+}
+
+type wsMessage struct {
+	ID      string          `json:"id"`
+	Type    string          `json:"type"`
+	Payload json.RawMessage `json:"payload"`
+}
+
+func (c *wsClient) send(ctx context.Context, v any) {
+	raw, _ := json.Marshal(v)
+	if err := c.conn.Write(ctx, websocket.MessageText, raw); err != nil {
+		c.t.Fatalf("ws write: %v", err)
+	}
+}
+
+// read returns the next protocol message, answering pings.
+func (c *wsClient) read(ctx context.Context) wsMessage {
+	for {
+		_, raw, err := c.conn.Read(ctx)
+		if err != nil {
+			c.t.Fatalf("ws read: %v", err)
+		}
+		var m wsMessage
+		if err := json.Unmarshal(raw, &m); err != nil {
+			c.t.Fatalf("ws decode %s: %v", raw, err)
+		}
+		if m.Type == "ping" {
+			c.send(ctx, map[string]any{"type": "pong"})
+			continue
+		}
+		return m
+	}
+}
+
+func (c *wsClient) subscribe(ctx context.Context, id, query string, vars map[string]any) {
+	c.send(ctx, map[string]any{"id": id, "type": "subscribe", "payload": map[string]any{"query": query, "variables": vars}})
+}
+
+// nextEvent reads the next sessionEvents payload of subscription id.
+func (c *wsClient) nextEvent(ctx context.Context) eventJSON {
+	m := c.read(ctx)
+	if m.Type != "next" {
+		c.t.Fatalf("message %s %s, want next", m.Type, m.Payload)
+	}
+	var p struct {
+		Data struct {
+			SessionEvents eventJSON `json:"sessionEvents"`
+		} `json:"data"`
+		Errors []gqlError `json:"errors"`
+	}
+	if err := json.Unmarshal(m.Payload, &p); err != nil || len(p.Errors) > 0 {
+		c.t.Fatalf("next payload %s: %v", m.Payload, err)
+	}
+	return p.Data.SessionEvents
+}
+
+// appendConcurrently writes n messages (and a delta after each) while a
+// subscriber is switching from replay to live.
+func appendConcurrently(t *testing.T, svc *core.Service, sid string, n int) <-chan struct{} {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := range n {
+			if _, err := svc.Append(context.Background(), sid, coretest.MessageEvent(t, sid, core.RoleUser, fmt.Sprintf("live %d", i))); err != nil {
+				t.Errorf("append: %v", err)
+				return
+			}
+			svc.Emit(sid, core.EventMessageDelta, core.DeltaPayload{Text: "d"})
+		}
+	}()
+	return done
+}
+
+// checkContiguous reads events until seq want arrives and checks seqs 1..want
+// each arrive exactly once and in order.
+func checkContiguous(t *testing.T, want int64, next func() eventJSON) (deltas int) {
+	t.Helper()
+	var last int64
+	for last < want {
+		ev := next()
+		if ev.Seq == nil {
+			if ev.Type != "message_delta" {
+				t.Fatalf("live-only event %+v", ev)
+			}
+			deltas++
+			continue
+		}
+		if *ev.Seq != last+1 {
+			t.Fatalf("got seq %d after %d: gap or duplicate", *ev.Seq, last)
+		}
+		if ev.Type == "message_end" && (ev.Message == nil || ev.Message.Seq != *ev.Seq) {
+			t.Fatalf("message_end without its message: %+v", ev)
+		}
+		last = *ev.Seq
+	}
+	return deltas
+}
+
+func seedSession(t *testing.T, k *testKernel, n int) string {
+	t.Helper()
+	s, err := k.svc.CreateSession(context.Background(), core.CreateSessionInput{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	batch := make([]core.Event, n)
+	for i := range batch {
+		batch[i] = coretest.MessageEvent(t, s.ID, core.RoleUser, fmt.Sprintf("old %d", i))
+	}
+	if _, err := k.svc.Append(context.Background(), s.ID, batch...); err != nil {
+		t.Fatal(err)
+	}
+	return s.ID
+}
+
+func TestSessionEventsOverWebSocket(t *testing.T) {
+	k := newTestKernel(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	sid := seedSession(t, k, 100)
+
+	c := dialWS(t, ctx, k.srv.URL)
+	defer c.conn.Close(websocket.StatusNormalClosure, "")
+	done := appendConcurrently(t, k.svc, sid, 300)
+	defer func() { <-done }()
+	c.subscribe(ctx, "1", subscribeEvents, map[string]any{"id": sid, "after": 0})
+	checkContiguous(t, 401, func() eventJSON { return c.nextEvent(ctx) })
+	<-done
+
+	// Live only (no afterSeq): starts after the current head.
+	c.subscribe(ctx, "2", subscribeEvents, map[string]any{"id": sid})
+	time.Sleep(50 * time.Millisecond) // let the subscription register before the append
+	if _, err := k.svc.Append(ctx, sid, coretest.MessageEvent(t, sid, core.RoleUser, "after")); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		m := c.read(ctx)
+		if m.ID != "2" {
+			continue
+		}
+		if !bytes.Contains(m.Payload, []byte(`"seq":402`)) {
+			t.Fatalf("live-only subscription got %s", m.Payload)
+		}
+		break
+	}
+
+	// Unknown session: an error message, with the code.
+	c.subscribe(ctx, "3", subscribeEvents, map[string]any{"id": "ses_nope"})
+	for {
+		m := c.read(ctx)
+		if m.ID != "3" {
+			continue
+		}
+		if m.Type != "error" && !bytes.Contains(m.Payload, []byte("NOT_FOUND")) {
+			t.Fatalf("unknown session: %s %s", m.Type, m.Payload)
+		}
+		break
+	}
+}
+
+func TestSessionEventsOverSSE(t *testing.T) {
+	k := newTestKernel(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	sid := seedSession(t, k, 100)
+
+	body, _ := json.Marshal(map[string]any{"query": subscribeEvents, "variables": map[string]any{"id": sid, "after": 0}})
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, k.srv.URL+"/graphql", bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "text/event-stream")
+	done := appendConcurrently(t, k.svc, sid, 300)
+	defer func() { <-done }()
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/event-stream") {
+		t.Fatalf("content type %q", ct)
+	}
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 1<<20), 1<<22)
+	next := func() eventJSON {
+		for sc.Scan() {
+			line := sc.Text()
+			if !strings.HasPrefix(line, "data: ") {
+				continue
+			}
+			var p struct {
+				Data struct {
+					SessionEvents eventJSON `json:"sessionEvents"`
+				} `json:"data"`
+			}
+			if err := json.Unmarshal([]byte(strings.TrimPrefix(line, "data: ")), &p); err != nil {
+				t.Fatalf("sse data %s: %v", line, err)
+			}
+			return p.Data.SessionEvents
+		}
+		t.Fatalf("sse stream ended: %v", sc.Err())
+		return eventJSON{}
+	}
+	checkContiguous(t, 401, next)
+	<-done
+}
+
+func TestKernelEventsOverWebSocket(t *testing.T) {
+	k := newTestKernel(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c := dialWS(t, ctx, k.srv.URL)
+	defer c.conn.Close(websocket.StatusNormalClosure, "")
+	c.subscribe(ctx, "k", `subscription { kernelEvents { type sessionId session { id title } } }`, nil)
+	time.Sleep(50 * time.Millisecond)
+
+	var created struct{ CreateSession struct{ ID string } }
+	k.mustDo(t, `mutation { createSession(input: {title: "watched"}) { id } }`, nil, &created)
+	k.mustDo(t, `mutation($id: ID!) { updateSession(id: $id, input: {title: "renamed"}) { id } }`, map[string]any{"id": created.CreateSession.ID}, nil)
+	k.mustDo(t, `mutation($id: ID!) { deleteSession(id: $id) }`, map[string]any{"id": created.CreateSession.ID}, nil)
+
+	var types []string
+	for _, want := range []string{"session_created", "session_updated", "session_deleted"} {
+		m := c.read(ctx)
+		var p struct {
+			Data struct {
+				KernelEvents struct {
+					Type      string
+					SessionID string
+					Session   *struct{ ID, Title string }
+				}
+			}
+		}
+		if err := json.Unmarshal(m.Payload, &p); err != nil {
+			t.Fatal(err)
+		}
+		ev := p.Data.KernelEvents
+		types = append(types, ev.Type)
+		if ev.Type != want || ev.SessionID != created.CreateSession.ID {
+			t.Fatalf("kernel events %v, want %s", types, want)
+		}
+		if (want == "session_deleted") != (ev.Session == nil) {
+			t.Fatalf("%s session = %+v", want, ev.Session)
+		}
+	}
+}
+
+func TestWebSocketOriginCheck(t *testing.T) {
+	k := newTestKernel(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	h := http.Header{}
+	h.Set("Origin", "https://evil.example")
+	_, resp, err := websocket.Dial(ctx, strings.Replace(k.srv.URL, "http", "ws", 1)+"/graphql",
+		&websocket.DialOptions{Subprotocols: []string{"graphql-transport-ws"}, HTTPHeader: h})
+	if err == nil {
+		t.Fatal("a foreign browser origin opened a WebSocket")
+	}
+	if resp != nil && resp.StatusCode != http.StatusForbidden {
+		t.Fatalf("status %d, want 403", resp.StatusCode)
+	}
+	h.Set("Origin", "http://localhost:5173")
+	conn, _, err := websocket.Dial(ctx, strings.Replace(k.srv.URL, "http", "ws", 1)+"/graphql",
+		&websocket.DialOptions{Subprotocols: []string{"graphql-transport-ws"}, HTTPHeader: h})
+	if err != nil {
+		t.Fatalf("loopback origin refused: %v", err)
+	}
+	conn.Close(websocket.StatusNormalClosure, "")
+}

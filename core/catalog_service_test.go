@@ -497,7 +497,10 @@ func TestRoutesClearedOnEveryChange(t *testing.T) {
 		name string
 		do   func() error
 	}{
-		{"update", func() error { _, err := h.cat.UpdateConnection(h.ctx, c.ID, core.ConnectionInput{Name: "x"}); return err }},
+		{"update", func() error {
+			_, err := h.cat.UpdateConnection(h.ctx, c.ID, core.ConnectionInput{Name: "x"})
+			return err
+		}},
 		{"defaults", func() error {
 			_, err := h.cat.SetDefaultModel(h.ctx, core.PurposeLanguage, &core.ModelRef{ConnectionID: c.ID, Model: "m1"})
 			return err

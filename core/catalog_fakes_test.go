@@ -160,7 +160,7 @@ func (h *harness) create(in core.ConnectionInput) core.Connection {
 	return c
 }
 
-func models(ids ...string) []core.Model {
+func catModels(ids ...string) []core.Model {
 	out := make([]core.Model, len(ids))
 	for i, id := range ids {
 		out[i] = core.Model{ID: id}
@@ -168,17 +168,17 @@ func models(ids ...string) []core.Model {
 	return out
 }
 
-func ptr[T any](v T) *T { return &v }
+func catPtr[T any](v T) *T { return &v }
 
-func validInput() core.ConnectionInput {
+func validConnInput() core.ConnectionInput {
 	return core.ConnectionInput{
 		Name:    "Local",
 		BaseURL: "http://localhost:8080/v1",
-		Models:  models("m1", "m2"),
+		Models:  catModels("m1", "m2"),
 	}
 }
 
-func wantCode(t *testing.T, err error, code core.Code) {
+func wantCatCode(t *testing.T, err error, code core.Code) {
 	t.Helper()
 	if err == nil {
 		t.Fatalf("want %s error, got nil", code)
@@ -188,4 +188,4 @@ func wantCode(t *testing.T, err error, code core.Code) {
 	}
 }
 
-var errBoom = errors.New("boom")
+var errCatBoom = errors.New("boom")

@@ -11,15 +11,15 @@ import (
 	"github.com/foya-dev/foya/core"
 )
 
-const secret = "sk-very-secret-123"
+const catSecret = "sk-very-secret-123"
 
 func TestConnectionNeverShowsKey(t *testing.T) {
 	conn := core.Connection{
 		ID: "conn_1", Name: "OpenAI", Type: core.ConnLanguage, ProviderKind: "openai",
-		BaseURL: "https://api.openai.com/v1", AuthKind: core.AuthAPIKey, APIKey: secret,
-		Models: models("gpt"),
+		BaseURL: "https://api.openai.com/v1", AuthKind: core.AuthAPIKey, APIKey: catSecret,
+		Models: catModels("gpt"),
 	}
-	in := core.ConnectionInput{Name: "OpenAI", APIKey: ptr(secret)}
+	in := core.ConnectionInput{Name: "OpenAI", APIKey: catPtr(catSecret)}
 	data := core.CatalogData{Connections: []core.Connection{conn}}
 	type wrapper struct {
 		Conn  core.Connection
@@ -53,7 +53,7 @@ func TestConnectionNeverShowsKey(t *testing.T) {
 	}
 	for name, out := range outputs {
 		t.Run(name, func(t *testing.T) {
-			if strings.Contains(out, secret) || strings.Contains(out, "very-secret") {
+			if strings.Contains(out, catSecret) || strings.Contains(out, "very-secret") {
 				t.Fatalf("output shows the key: %s", out)
 			}
 		})
@@ -66,24 +66,24 @@ func TestConnectionNeverShowsKey(t *testing.T) {
 func TestCatalogErrorsNeverShowKey(t *testing.T) {
 	h := newHarness(t, core.CatalogData{})
 	// Validation errors of an input carrying a key.
-	_, err := h.cat.CreateConnection(h.ctx, core.ConnectionInput{APIKey: ptr(secret), BaseURL: "https://" + secret + "@host"})
-	if err == nil || strings.Contains(err.Error(), secret) {
+	_, err := h.cat.CreateConnection(h.ctx, core.ConnectionInput{APIKey: catPtr(catSecret), BaseURL: "https://" + catSecret + "@host"})
+	if err == nil || strings.Contains(err.Error(), catSecret) {
 		t.Fatalf("validation error shows the key: %v", err)
 	}
 	// A provider that echoes the key in its error.
-	in := validInput()
+	in := validConnInput()
 	in.ProviderKind = "lister"
-	in.APIKey = ptr(secret)
+	in.APIKey = catPtr(catSecret)
 	c := h.create(in)
-	h.listErr = &core.ProviderError{Category: core.ProviderAuth, Message: "Incorrect API key provided: " + secret}
+	h.listErr = &core.ProviderError{Category: core.ProviderAuth, Message: "Incorrect API key provided: " + catSecret}
 	_, err = h.cat.RefreshModels(h.ctx, c.ID)
-	if err == nil || strings.Contains(core.ErrorMessage(err), secret) {
+	if err == nil || strings.Contains(core.ErrorMessage(err), catSecret) {
 		t.Fatalf("refresh error shows the key: %v", core.ErrorMessage(err))
 	}
 	// Env-key errors name the variable, never a value.
 	t.Setenv("FOYA_REDACT_TEST", "")
-	env := validInput()
-	env.APIKey = ptr("env:FOYA_REDACT_TEST")
+	env := validConnInput()
+	env.APIKey = catPtr("env:FOYA_REDACT_TEST")
 	e := h.create(env)
 	_, err = h.cat.Endpoint(h.ctx, e.ID)
 	if err == nil || !strings.Contains(err.Error(), "FOYA_REDACT_TEST") {

@@ -20,14 +20,14 @@ func TestUpdateAPIKey(t *testing.T) {
 		wantOK bool
 	}{
 		{"nil keeps the stored key", nil, "sk-old", true},
-		{"empty clears it", ptr(""), "", false},
-		{"value replaces it", ptr("sk-new"), "sk-new", true},
+		{"empty clears it", catPtr(""), "", false},
+		{"value replaces it", catPtr("sk-new"), "sk-new", true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			h := newHarness(t, core.CatalogData{})
-			in := validInput()
-			in.APIKey = ptr("sk-old")
+			in := validConnInput()
+			in.APIKey = catPtr("sk-old")
 			c := h.create(in)
 			got, err := h.cat.UpdateConnection(h.ctx, c.ID, core.ConnectionInput{Name: "Renamed", APIKey: tt.key})
 			if err != nil {
@@ -49,8 +49,8 @@ func TestUpdateAPIKey(t *testing.T) {
 
 func TestUpdateIsAPatch(t *testing.T) {
 	h := newHarness(t, core.CatalogData{})
-	in := validInput()
-	in.APIKey = ptr("sk")
+	in := validConnInput()
+	in.APIKey = catPtr("sk")
 	c := h.create(in)
 
 	got, err := h.cat.UpdateConnection(h.ctx, c.ID, core.ConnectionInput{})
@@ -80,11 +80,11 @@ func TestUpdateIsAPatch(t *testing.T) {
 
 func TestUpdateRemovingModelsClearsDefaultsAndReports(t *testing.T) {
 	h := newHarness(t, core.CatalogData{})
-	c := h.create(validInput())
+	c := h.create(validConnInput())
 	if _, err := h.cat.SetDefaultModel(h.ctx, core.PurposeFast, &core.ModelRef{ConnectionID: c.ID, Model: "m2"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := h.cat.UpdateConnection(h.ctx, c.ID, core.ConnectionInput{Models: models("m1")}); err != nil {
+	if _, err := h.cat.UpdateConnection(h.ctx, c.ID, core.ConnectionInput{Models: catModels("m1")}); err != nil {
 		t.Fatal(err)
 	}
 	d, _ := h.cat.Defaults(h.ctx)
@@ -109,8 +109,8 @@ func TestUpdateRemovingModelsClearsDefaultsAndReports(t *testing.T) {
 
 func TestDeleteConnection(t *testing.T) {
 	h := newHarness(t, core.CatalogData{})
-	a := h.create(validInput())
-	b := h.create(validInput())
+	a := h.create(validConnInput())
+	b := h.create(validConnInput())
 	for _, p := range []core.ModelPurpose{core.PurposeLanguage, core.PurposeFast} {
 		if _, err := h.cat.SetDefaultModel(h.ctx, p, &core.ModelRef{ConnectionID: a.ID, Model: "m1"}); err != nil {
 			t.Fatal(err)
@@ -134,10 +134,10 @@ func TestDeleteConnection(t *testing.T) {
 	if _, err := h.cat.Connection(h.ctx, a.ID); !errors.Is(err, core.ErrNotFound) {
 		t.Fatalf("deleted connection: %v", err)
 	}
-	wantCode(t, h.cat.DeleteConnection(h.ctx, a.ID), core.CodeNotFound)
+	wantCatCode(t, h.cat.DeleteConnection(h.ctx, a.ID), core.CodeNotFound)
 }
 
-func ids(conns []core.Connection) []string {
+func connIDs(conns []core.Connection) []string {
 	out := make([]string, len(conns))
 	for i, c := range conns {
 		out[i] = c.ID
@@ -147,7 +147,7 @@ func ids(conns []core.Connection) []string {
 
 func TestReorderConnections(t *testing.T) {
 	h := newHarness(t, core.CatalogData{})
-	a, b, c := h.create(validInput()), h.create(validInput()), h.create(validInput())
+	a, b, c := h.create(validConnInput()), h.create(validConnInput()), h.create(validConnInput())
 
 	tests := []struct {
 		name string
@@ -166,9 +166,9 @@ func TestReorderConnections(t *testing.T) {
 			before, _ := h.cat.Connections(h.ctx)
 			got, err := h.cat.ReorderConnections(h.ctx, tt.ids)
 			if !tt.ok {
-				wantCode(t, err, core.CodeBadInput)
+				wantCatCode(t, err, core.CodeBadInput)
 				after, _ := h.cat.Connections(h.ctx)
-				if !slices.Equal(ids(before), ids(after)) {
+				if !slices.Equal(connIDs(before), connIDs(after)) {
 					t.Fatal("rejected reorder changed the order")
 				}
 				return
@@ -176,8 +176,8 @@ func TestReorderConnections(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !slices.Equal(ids(got), tt.ids) {
-				t.Fatalf("order = %v", ids(got))
+			if !slices.Equal(connIDs(got), tt.ids) {
+				t.Fatalf("order = %v", connIDs(got))
 			}
 			for i, c := range got {
 				if c.Order != i {
@@ -190,30 +190,30 @@ func TestReorderConnections(t *testing.T) {
 
 func TestCreateAndUpdateWithOrder(t *testing.T) {
 	h := newHarness(t, core.CatalogData{})
-	a, b := h.create(validInput()), h.create(validInput())
-	in := validInput()
-	in.Order = ptr(0)
+	a, b := h.create(validConnInput()), h.create(validConnInput())
+	in := validConnInput()
+	in.Order = catPtr(0)
 	first := h.create(in)
-	in.Order = ptr(99)
+	in.Order = catPtr(99)
 	last := h.create(in)
 	conns, _ := h.cat.Connections(h.ctx)
-	if want := []string{first.ID, a.ID, b.ID, last.ID}; !slices.Equal(ids(conns), want) {
-		t.Fatalf("order = %v, want %v", ids(conns), want)
+	if want := []string{first.ID, a.ID, b.ID, last.ID}; !slices.Equal(connIDs(conns), want) {
+		t.Fatalf("order = %v, want %v", connIDs(conns), want)
 	}
-	if _, err := h.cat.UpdateConnection(h.ctx, last.ID, core.ConnectionInput{Order: ptr(1)}); err != nil {
+	if _, err := h.cat.UpdateConnection(h.ctx, last.ID, core.ConnectionInput{Order: catPtr(1)}); err != nil {
 		t.Fatal(err)
 	}
 	conns, _ = h.cat.Connections(h.ctx)
-	if want := []string{first.ID, last.ID, a.ID, b.ID}; !slices.Equal(ids(conns), want) {
-		t.Fatalf("order = %v, want %v", ids(conns), want)
+	if want := []string{first.ID, last.ID, a.ID, b.ID}; !slices.Equal(connIDs(conns), want) {
+		t.Fatalf("order = %v, want %v", connIDs(conns), want)
 	}
 }
 
 func TestSetDefaultModel(t *testing.T) {
 	h := newHarness(t, core.CatalogData{})
-	lang := h.create(validInput())
-	img := h.create(core.ConnectionInput{Name: "I", Type: core.ConnImage, BaseURL: "https://i.example", Models: models("img1")})
-	vid := h.create(core.ConnectionInput{Name: "V", Type: core.ConnVideo, VideoProtocol: core.VideoProtocolOpenAI, BaseURL: "https://v.example", Models: models("vid1")})
+	lang := h.create(validConnInput())
+	img := h.create(core.ConnectionInput{Name: "I", Type: core.ConnImage, BaseURL: "https://i.example", Models: catModels("img1")})
+	vid := h.create(core.ConnectionInput{Name: "V", Type: core.ConnVideo, VideoProtocol: core.VideoProtocolOpenAI, BaseURL: "https://v.example", Models: catModels("vid1")})
 	open := h.create(core.ConnectionInput{Name: "Open", BaseURL: "https://o.example"}) // lists no models
 
 	tests := []struct {
@@ -242,7 +242,7 @@ func TestSetDefaultModel(t *testing.T) {
 			before, _ := h.cat.Defaults(h.ctx)
 			got, err := h.cat.SetDefaultModel(h.ctx, tt.purpose, tt.ref)
 			if tt.code != "" {
-				wantCode(t, err, tt.code)
+				wantCatCode(t, err, tt.code)
 				after, _ := h.cat.Defaults(h.ctx)
 				if !reflect.DeepEqual(before, after) {
 					t.Fatal("rejected default changed the defaults")
@@ -275,11 +275,11 @@ func TestSetDefaultModel(t *testing.T) {
 
 func TestRefreshModels(t *testing.T) {
 	h := newHarness(t, core.CatalogData{})
-	in := validInput()
+	in := validConnInput()
 	in.ProviderKind = "lister"
-	in.APIKey = ptr("sk-refresh")
+	in.APIKey = catPtr("sk-refresh")
 	in.Models = []core.Model{
-		{ID: "keep", Capabilities: core.Capabilities{ContextWindow: ptr(int64(1000)), ImageInput: ptr(false)}},
+		{ID: "keep", Capabilities: core.Capabilities{ContextWindow: catPtr(int64(1000)), ImageInput: catPtr(false)}},
 		{ID: "gone"},
 	}
 	c := h.create(in)
@@ -290,7 +290,7 @@ func TestRefreshModels(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.listed = []core.Model{
-		{ID: "keep", Capabilities: core.Capabilities{ContextWindow: ptr(int64(9999)), ToolCalling: ptr(true)}},
+		{ID: "keep", Capabilities: core.Capabilities{ContextWindow: catPtr(int64(9999)), ToolCalling: catPtr(true)}},
 		{ID: "new"},
 		{ID: "new"}, // duplicates and empty ids from the endpoint are skipped
 		{ID: ""},
@@ -340,20 +340,20 @@ func TestRefreshModelsFailures(t *testing.T) {
 	}{
 		{"provider without lister", "openai", nil, nil, core.CodeUnavailable, "cannot list models"},
 		{"provider error with the key scrubbed", "lister", nil, &core.ProviderError{Category: core.ProviderAuth, Message: "bad key sk-refresh"}, core.CodeProviderError, "auth: bad key [redacted]"},
-		{"plain error", "lister", nil, errBoom, core.CodeProviderError, "see the kernel log"},
+		{"plain error", "lister", nil, errCatBoom, core.CodeProviderError, "see the kernel log"},
 		{"empty list keeps models", "lister", []core.Model{}, nil, core.CodeProviderError, "listed no models"},
-		{"invalid listed capabilities", "lister", []core.Model{{ID: "x", Capabilities: core.Capabilities{ContextWindow: ptr(int64(-1))}}}, nil, core.CodeProviderError, "fail validation"},
+		{"invalid listed capabilities", "lister", []core.Model{{ID: "x", Capabilities: core.Capabilities{ContextWindow: catPtr(int64(-1))}}}, nil, core.CodeProviderError, "fail validation"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			h := newHarness(t, core.CatalogData{})
-			in := validInput()
+			in := validConnInput()
 			in.ProviderKind = tt.kind
-			in.APIKey = ptr("sk-refresh")
+			in.APIKey = catPtr("sk-refresh")
 			c := h.create(in)
 			h.listed, h.listErr = tt.listed, tt.listErr
 			_, err := h.cat.RefreshModels(h.ctx, c.ID)
-			wantCode(t, err, tt.code)
+			wantCatCode(t, err, tt.code)
 			if msg := core.ErrorMessage(err); !strings.Contains(msg, tt.msg) || strings.Contains(msg, "sk-refresh") {
 				t.Fatalf("message = %q", msg)
 			}
@@ -365,7 +365,7 @@ func TestRefreshModelsFailures(t *testing.T) {
 	}
 	h := newHarness(t, core.CatalogData{})
 	_, err := h.cat.RefreshModels(h.ctx, "conn_x")
-	wantCode(t, err, core.CodeNotFound)
+	wantCatCode(t, err, core.CodeNotFound)
 }
 
 func TestResolveSessionModel(t *testing.T) {
@@ -373,9 +373,9 @@ func TestResolveSessionModel(t *testing.T) {
 		conns   []core.ConnectionInput
 		defLang *core.ModelRef // ConnectionID is an index into conns as a string "0", "1"…
 	}
-	img := core.ConnectionInput{Name: "I", Type: core.ConnImage, BaseURL: "https://i.example", Models: models("img")}
+	img := core.ConnectionInput{Name: "I", Type: core.ConnImage, BaseURL: "https://i.example", Models: catModels("img")}
 	lang := func(name string, ms ...string) core.ConnectionInput {
-		return core.ConnectionInput{Name: name, BaseURL: "https://" + name + ".example", Models: models(ms...)}
+		return core.ConnectionInput{Name: name, BaseURL: "https://" + name + ".example", Models: catModels(ms...)}
 	}
 	tests := []struct {
 		name      string
@@ -425,7 +425,7 @@ func TestResolveSessionModel(t *testing.T) {
 			}
 			got, err := h.cat.ResolveSessionModel(h.ctx, idOf(tt.connIndex), tt.model)
 			if tt.code != "" {
-				wantCode(t, err, tt.code)
+				wantCatCode(t, err, tt.code)
 				if tt.name == "no language connection" && !strings.Contains(core.ErrorMessage(err), "no language connection configured; create one with createConnection") {
 					t.Fatalf("message = %q", core.ErrorMessage(err))
 				}
@@ -444,11 +444,11 @@ func TestResolveSessionModel(t *testing.T) {
 
 func TestEndpointResolvesEnvKey(t *testing.T) {
 	h := newHarness(t, core.CatalogData{})
-	in := validInput()
-	in.APIKey = ptr("env:FOYA_TEST_KEY")
+	in := validConnInput()
+	in.APIKey = catPtr("env:FOYA_TEST_KEY")
 	c := h.create(in)
-	lit := validInput()
-	lit.APIKey = ptr("sk-literal")
+	lit := validConnInput()
+	lit.APIKey = catPtr("sk-literal")
 	l := h.create(lit)
 
 	t.Run("literal", func(t *testing.T) {
@@ -471,7 +471,7 @@ func TestEndpointResolvesEnvKey(t *testing.T) {
 	})
 	t.Run("env missing", func(t *testing.T) {
 		_, err := h.cat.Endpoint(h.ctx, c.ID)
-		wantCode(t, err, core.CodeUnavailable)
+		wantCatCode(t, err, core.CodeUnavailable)
 		if !strings.Contains(core.ErrorMessage(err), "FOYA_TEST_KEY") {
 			t.Fatalf("message does not name the variable: %q", core.ErrorMessage(err))
 		}
@@ -479,11 +479,11 @@ func TestEndpointResolvesEnvKey(t *testing.T) {
 	t.Run("env empty", func(t *testing.T) {
 		t.Setenv("FOYA_TEST_KEY", "")
 		_, err := h.cat.Endpoint(h.ctx, c.ID)
-		wantCode(t, err, core.CodeUnavailable)
+		wantCatCode(t, err, core.CodeUnavailable)
 	})
 	t.Run("unknown connection", func(t *testing.T) {
 		_, err := h.cat.Endpoint(h.ctx, "conn_x")
-		wantCode(t, err, core.CodeNotFound)
+		wantCatCode(t, err, core.CodeNotFound)
 	})
 	if !core.APIKeyConfigured(c) || core.APIKeyConfigured(core.Connection{}) {
 		t.Fatal("APIKeyConfigured")
@@ -492,7 +492,7 @@ func TestEndpointResolvesEnvKey(t *testing.T) {
 
 func TestRoutesClearedOnEveryChange(t *testing.T) {
 	h := newHarness(t, core.CatalogData{})
-	c := h.create(validInput())
+	c := h.create(validConnInput())
 	mutations := []struct {
 		name string
 		do   func() error
@@ -506,7 +506,7 @@ func TestRoutesClearedOnEveryChange(t *testing.T) {
 			return err
 		}},
 		{"reorder", func() error { _, err := h.cat.ReorderConnections(h.ctx, []string{c.ID}); return err }},
-		{"create", func() error { _, err := h.cat.CreateConnection(h.ctx, validInput()); return err }},
+		{"create", func() error { _, err := h.cat.CreateConnection(h.ctx, validConnInput()); return err }},
 		{"delete", func() error { return h.cat.DeleteConnection(h.ctx, c.ID) }},
 	}
 	for _, m := range mutations {
@@ -530,11 +530,11 @@ func TestRoutesClearedOnEveryChange(t *testing.T) {
 
 func TestSaveFailureChangesNothing(t *testing.T) {
 	h := newHarness(t, core.CatalogData{})
-	c := h.create(validInput())
+	c := h.create(validConnInput())
 	n := h.changeCount()
-	h.store.SaveFn = func(core.CatalogData) error { return errBoom }
+	h.store.SaveFn = func(core.CatalogData) error { return errCatBoom }
 	_, err := h.cat.UpdateConnection(h.ctx, c.ID, core.ConnectionInput{Name: "other"})
-	if !errors.Is(err, errBoom) {
+	if !errors.Is(err, errCatBoom) {
 		t.Fatalf("err = %v", err)
 	}
 	got, _ := h.cat.Connection(h.ctx, c.ID)
@@ -546,8 +546,8 @@ func TestSaveFailureChangesNothing(t *testing.T) {
 func TestNewCatalogLoadsAndPrunes(t *testing.T) {
 	initial := core.CatalogData{
 		Connections: []core.Connection{
-			{ID: "conn_b", Name: "B", Type: core.ConnLanguage, ProviderKind: "openai", AuthKind: core.AuthAPIKey, BaseURL: "https://b.example", Models: models("b1"), Order: 5},
-			{ID: "conn_a", Name: "A", Type: core.ConnLanguage, ProviderKind: "openai", AuthKind: core.AuthAPIKey, BaseURL: "https://a.example", Models: models("a1"), Order: 1},
+			{ID: "conn_b", Name: "B", Type: core.ConnLanguage, ProviderKind: "openai", AuthKind: core.AuthAPIKey, BaseURL: "https://b.example", Models: catModels("b1"), Order: 5},
+			{ID: "conn_a", Name: "A", Type: core.ConnLanguage, ProviderKind: "openai", AuthKind: core.AuthAPIKey, BaseURL: "https://a.example", Models: catModels("a1"), Order: 1},
 		},
 		Defaults: core.DefaultModels{
 			Language: &core.ModelRef{ConnectionID: "conn_a", Model: "a1"},
@@ -556,7 +556,7 @@ func TestNewCatalogLoadsAndPrunes(t *testing.T) {
 	}
 	h := newHarness(t, initial)
 	conns, _ := h.cat.Connections(h.ctx)
-	if !slices.Equal(ids(conns), []string{"conn_a", "conn_b"}) || conns[1].Order != 1 {
+	if !slices.Equal(connIDs(conns), []string{"conn_a", "conn_b"}) || conns[1].Order != 1 {
 		t.Fatalf("loaded order = %v", conns)
 	}
 	d, _ := h.cat.Defaults(h.ctx)
@@ -574,8 +574,8 @@ func TestNewCatalogLoadsAndPrunes(t *testing.T) {
 }
 
 func TestReturnedValuesAreCopies(t *testing.T) {
-	in := validInput()
-	in.Models = []core.Model{{ID: "m", Capabilities: core.Capabilities{ContextWindow: ptr(int64(5))}}}
+	in := validConnInput()
+	in.Models = []core.Model{{ID: "m", Capabilities: core.Capabilities{ContextWindow: catPtr(int64(5))}}}
 	h := newHarness(t, core.CatalogData{})
 	c := h.create(in)
 	*c.Models[0].Capabilities.ContextWindow = 99
@@ -593,7 +593,7 @@ func TestConcurrentUse(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			c, err := h.cat.CreateConnection(h.ctx, validInput())
+			c, err := h.cat.CreateConnection(h.ctx, validConnInput())
 			if err != nil {
 				t.Error(err)
 				return

@@ -18,11 +18,13 @@ func TestCreateConnectionValidation(t *testing.T) {
 		want   string // substring of the message
 	}{
 		{"valid with defaults", func(in *core.ConnectionInput) {}, "", ""},
-		{"valid without key", func(in *core.ConnectionInput) { in.APIKey = ptr("") }, "", ""},
+		{"valid without key", func(in *core.ConnectionInput) { in.APIKey = catPtr("") }, "", ""},
 		{"valid video", func(in *core.ConnectionInput) { in.Type = core.ConnVideo; in.VideoProtocol = core.VideoProtocolOpenAI }, "", ""},
-		{"valid limits at the window", func(in *core.ConnectionInput) { in.Models = caps(ptr(int64(100)), ptr(int64(100)), ptr(int64(100))) }, "", ""},
-		{"valid limits without window", func(in *core.ConnectionInput) { in.Models = caps(nil, ptr(int64(1e9)), nil) }, "", ""},
-		{"valid env key", func(in *core.ConnectionInput) { in.APIKey = ptr("env:MY_KEY_1") }, "", ""},
+		{"valid limits at the window", func(in *core.ConnectionInput) {
+			in.Models = caps(catPtr(int64(100)), catPtr(int64(100)), catPtr(int64(100)))
+		}, "", ""},
+		{"valid limits without window", func(in *core.ConnectionInput) { in.Models = caps(nil, catPtr(int64(1e9)), nil) }, "", ""},
+		{"valid env key", func(in *core.ConnectionInput) { in.APIKey = catPtr("env:MY_KEY_1") }, "", ""},
 		{"empty name", func(in *core.ConnectionInput) { in.Name = "  " }, "input.name", "must not be empty"},
 		{"unknown type", func(in *core.ConnectionInput) { in.Type = "audio" }, "input.type", `unknown connection type "audio"`},
 		{"unknown auth kind", func(in *core.ConnectionInput) { in.AuthKind = "oauth" }, "input.authKind", `unknown auth kind "oauth"`},
@@ -30,28 +32,28 @@ func TestCreateConnectionValidation(t *testing.T) {
 		{"video without protocol", func(in *core.ConnectionInput) { in.Type = core.ConnVideo }, "input.videoProtocol", "required for video connections"},
 		{"video with unknown protocol", func(in *core.ConnectionInput) { in.Type = core.ConnVideo; in.VideoProtocol = "sora9" }, "input.videoProtocol", `unknown video protocol "sora9"`},
 		{"protocol on language", func(in *core.ConnectionInput) { in.VideoProtocol = core.VideoProtocolOpenAI }, "input.videoProtocol", "only video connections"},
-		{"negative context window", func(in *core.ConnectionInput) { in.Models = caps(ptr(int64(-1)), nil, nil) }, "input.models[0].capabilities.contextWindow", "must not be negative"},
-		{"negative max input", func(in *core.ConnectionInput) { in.Models = caps(nil, ptr(int64(-5)), nil) }, "input.models[0].capabilities.maxInputTokens", "must not be negative"},
-		{"negative max output", func(in *core.ConnectionInput) { in.Models = caps(nil, nil, ptr(int64(-5))) }, "input.models[0].capabilities.maxOutputTokens", "must not be negative"},
-		{"max input above window", func(in *core.ConnectionInput) { in.Models = caps(ptr(int64(100)), ptr(int64(101)), nil) }, "input.models[0].capabilities.maxInputTokens", "above the context window of 100"},
-		{"max output above window", func(in *core.ConnectionInput) { in.Models = caps(ptr(int64(100)), nil, ptr(int64(200))) }, "input.models[0].capabilities.maxOutputTokens", "above the context window of 100"},
+		{"negative context window", func(in *core.ConnectionInput) { in.Models = caps(catPtr(int64(-1)), nil, nil) }, "input.models[0].capabilities.contextWindow", "must not be negative"},
+		{"negative max input", func(in *core.ConnectionInput) { in.Models = caps(nil, catPtr(int64(-5)), nil) }, "input.models[0].capabilities.maxInputTokens", "must not be negative"},
+		{"negative max output", func(in *core.ConnectionInput) { in.Models = caps(nil, nil, catPtr(int64(-5))) }, "input.models[0].capabilities.maxOutputTokens", "must not be negative"},
+		{"max input above window", func(in *core.ConnectionInput) { in.Models = caps(catPtr(int64(100)), catPtr(int64(101)), nil) }, "input.models[0].capabilities.maxInputTokens", "above the context window of 100"},
+		{"max output above window", func(in *core.ConnectionInput) { in.Models = caps(catPtr(int64(100)), nil, catPtr(int64(200))) }, "input.models[0].capabilities.maxOutputTokens", "above the context window of 100"},
 		{"empty base url", func(in *core.ConnectionInput) { in.BaseURL = "" }, "input.baseUrl", "must not be empty"},
 		{"ftp base url", func(in *core.ConnectionInput) { in.BaseURL = "ftp://example.com" }, "input.baseUrl", "must be an http or https URL"},
 		{"base url without scheme", func(in *core.ConnectionInput) { in.BaseURL = "api.openai.com/v1" }, "input.baseUrl", "must be an http or https URL"},
 		{"base url without host", func(in *core.ConnectionInput) { in.BaseURL = "https:///v1" }, "input.baseUrl", "must be an http or https URL"},
 		{"base url with credentials", func(in *core.ConnectionInput) { in.BaseURL = "https://user:pw@example.com" }, "input.baseUrl", "must not contain credentials"},
-		{"empty model id", func(in *core.ConnectionInput) { in.Models = models("a", " ") }, "input.models[1].id", "must not be empty"},
-		{"duplicate model id", func(in *core.ConnectionInput) { in.Models = models("a", "b", "a") }, "input.models[2].id", `duplicate model id "a"`},
+		{"empty model id", func(in *core.ConnectionInput) { in.Models = catModels("a", " ") }, "input.models[1].id", "must not be empty"},
+		{"duplicate model id", func(in *core.ConnectionInput) { in.Models = catModels("a", "b", "a") }, "input.models[2].id", `duplicate model id "a"`},
 		{"empty reasoning effort", func(in *core.ConnectionInput) {
 			in.Models = []core.Model{{ID: "a", Capabilities: core.Capabilities{ReasoningEfforts: []string{"low", ""}}}}
 		}, "input.models[0].capabilities.reasoningEfforts[1]", "must not be empty"},
-		{"env key without name", func(in *core.ConnectionInput) { in.APIKey = ptr("env:") }, "input.apiKey", "needs a variable name"},
-		{"negative order", func(in *core.ConnectionInput) { in.Order = ptr(-1) }, "input.order", "must not be negative"},
+		{"env key without name", func(in *core.ConnectionInput) { in.APIKey = catPtr("env:") }, "input.apiKey", "needs a variable name"},
+		{"negative order", func(in *core.ConnectionInput) { in.Order = catPtr(-1) }, "input.order", "must not be negative"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			h := newHarness(t, core.CatalogData{})
-			in := validInput()
+			in := validConnInput()
 			tt.modify(&in)
 			conn, err := h.cat.CreateConnection(h.ctx, in)
 			if tt.field == "" {
@@ -63,7 +65,7 @@ func TestCreateConnectionValidation(t *testing.T) {
 				}
 				return
 			}
-			wantCode(t, err, core.CodeBadInput)
+			wantCatCode(t, err, core.CodeBadInput)
 			msg := core.ErrorMessage(err)
 			if !strings.Contains(msg, tt.field+": ") || !strings.Contains(msg, tt.want) {
 				t.Fatalf("message %q does not name %s with %q", msg, tt.field, tt.want)
@@ -99,19 +101,19 @@ func TestValidationReportsEveryProblem(t *testing.T) {
 
 func TestUpdateConnectionValidation(t *testing.T) {
 	h := newHarness(t, core.CatalogData{})
-	c := h.create(validInput())
+	c := h.create(validConnInput())
 	_, err := h.cat.UpdateConnection(h.ctx, c.ID, core.ConnectionInput{BaseURL: "file:///etc"})
-	wantCode(t, err, core.CodeBadInput)
+	wantCatCode(t, err, core.CodeBadInput)
 	got, _ := h.cat.Connection(h.ctx, c.ID)
 	if got.BaseURL != c.BaseURL {
 		t.Fatal("rejected update changed the connection")
 	}
 	// A stored window makes a later limit above it invalid.
-	win := []core.Model{{ID: "m1", Capabilities: core.Capabilities{ContextWindow: ptr(int64(10)), MaxOutputTokens: ptr(int64(11))}}}
+	win := []core.Model{{ID: "m1", Capabilities: core.Capabilities{ContextWindow: catPtr(int64(10)), MaxOutputTokens: catPtr(int64(11))}}}
 	_, err = h.cat.UpdateConnection(h.ctx, c.ID, core.ConnectionInput{Models: win})
-	wantCode(t, err, core.CodeBadInput)
+	wantCatCode(t, err, core.CodeBadInput)
 	_, err = h.cat.UpdateConnection(h.ctx, "conn_missing", core.ConnectionInput{Name: "x"})
-	wantCode(t, err, core.CodeNotFound)
+	wantCatCode(t, err, core.CodeNotFound)
 }
 
 func TestImageInputAllowed(t *testing.T) {
@@ -121,8 +123,8 @@ func TestImageInputAllowed(t *testing.T) {
 		want bool
 	}{
 		{"unknown", nil, true},
-		{"declared yes", ptr(true), true},
-		{"declared no", ptr(false), false},
+		{"declared yes", catPtr(true), true},
+		{"declared no", catPtr(false), false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

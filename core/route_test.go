@@ -11,7 +11,7 @@ func TestRouteKey(t *testing.T) {
 	base := core.Connection{
 		ID: "conn_1", Name: "OpenAI", Type: core.ConnLanguage, ProviderKind: "openai",
 		BaseURL: "https://api.openai.com/v1", AuthKind: core.AuthAPIKey, APIKey: "sk-one",
-		Models: models("gpt"),
+		Models: catModels("gpt"),
 	}
 	ref := core.RouteKey(base, "gpt")
 	if !strings.HasPrefix(ref, "rt_") || len(ref) != 3+32 {

@@ -212,7 +212,7 @@ func (c *Catalog) CreateConnection(ctx context.Context, in ConnectionInput) (Con
 	if err := validateConnection(conn, c.providers); err != nil {
 		return Connection{}, err
 	}
-	data, _, err := c.mutate(ctx, CatalogCreated, conn.ID, func(d *CatalogData) error {
+	data, err := c.mutate(ctx, CatalogCreated, conn.ID, func(d *CatalogData) error {
 		pos := len(d.Connections)
 		if in.Order != nil {
 			pos = *in.Order
@@ -231,7 +231,7 @@ func (c *Catalog) CreateConnection(ctx context.Context, in ConnectionInput) (Con
 // ConnectionInput) and returns the result. Defaults and sessions that point
 // at models the update removed are reported in the CatalogChange.
 func (c *Catalog) UpdateConnection(ctx context.Context, id string, in ConnectionInput) (Connection, error) {
-	data, _, err := c.mutate(ctx, CatalogUpdated, id, func(d *CatalogData) error {
+	data, err := c.mutate(ctx, CatalogUpdated, id, func(d *CatalogData) error {
 		i := indexOf(*d, id)
 		if i < 0 {
 			return notFoundConnection(id)
@@ -258,7 +258,7 @@ func (c *Catalog) UpdateConnection(ctx context.Context, id string, in Connection
 // pointed at it. Sessions bound to it must be unbound by the OnChange
 // callback (PRV-13).
 func (c *Catalog) DeleteConnection(ctx context.Context, id string) error {
-	_, _, err := c.mutate(ctx, CatalogDeleted, id, func(d *CatalogData) error {
+	_, err := c.mutate(ctx, CatalogDeleted, id, func(d *CatalogData) error {
 		i := indexOf(*d, id)
 		if i < 0 {
 			return notFoundConnection(id)
@@ -272,7 +272,7 @@ func (c *Catalog) DeleteConnection(ctx context.Context, id string) error {
 // ReorderConnections sets the display order; ids must list every connection
 // exactly once. It returns the connections in their new order.
 func (c *Catalog) ReorderConnections(ctx context.Context, ids []string) ([]Connection, error) {
-	data, _, err := c.mutate(ctx, CatalogReordered, "", func(d *CatalogData) error {
+	data, err := c.mutate(ctx, CatalogReordered, "", func(d *CatalogData) error {
 		if len(ids) != len(d.Connections) {
 			return Errorf(CodeBadInput, "ids: must list every connection exactly once (got %d ids for %d connections)", len(ids), len(d.Connections))
 		}
@@ -307,7 +307,7 @@ func (c *Catalog) SetDefaultModel(ctx context.Context, purpose ModelPurpose, ref
 	if !ok {
 		return DefaultModels{}, Errorf(CodeBadInput, "purpose: unknown model purpose %q (known: language, fast, image, video)", purpose)
 	}
-	data, _, err := c.mutate(ctx, CatalogDefaults, "", func(d *CatalogData) error {
+	data, err := c.mutate(ctx, CatalogDefaults, "", func(d *CatalogData) error {
 		if ref == nil {
 			*defaultSlot(&d.Defaults, purpose) = nil
 			return nil
@@ -351,7 +351,7 @@ func (c *Catalog) RefreshModels(ctx context.Context, connectionID string) (Conne
 	if err != nil {
 		return Connection{}, &Error{Code: CodeUnavailable, Message: fmt.Sprintf("provider kind %q of connection %q is not available", conn.ProviderKind, conn.Name), Err: err}
 	}
-	if !slices.Contains(p.Capabilities(), CapModelLister) {
+	if p == nil || !slices.Contains(p.Capabilities(), CapModelLister) {
 		return Connection{}, Errorf(CodeUnavailable, "provider %q cannot list models; declare the models of connection %q with updateConnection", conn.ProviderKind, conn.Name)
 	}
 	ep, err := endpointOf(conn)
@@ -376,7 +376,7 @@ func (c *Catalog) RefreshModels(ctx context.Context, connectionID string) (Conne
 		return Connection{}, Errorf(CodeProviderError, "provider listed no models for connection %q; the stored model list is kept", conn.Name)
 	}
 	route := RouteKey(conn, "")
-	data, _, err := c.mutate(ctx, CatalogModelsRefreshed, connectionID, func(d *CatalogData) error {
+	data, err := c.mutate(ctx, CatalogModelsRefreshed, connectionID, func(d *CatalogData) error {
 		i := indexOf(*d, connectionID)
 		if i < 0 {
 			return notFoundConnection(connectionID)
@@ -499,12 +499,12 @@ func (c *Catalog) Endpoint(ctx context.Context, connectionID string) (Endpoint, 
 // mutate runs fn on a copy of the catalog, normalises order, prunes
 // defaults, saves, commits and reports the change. fn's error aborts
 // everything.
-func (c *Catalog) mutate(ctx context.Context, kind CatalogChangeKind, connID string, fn func(d *CatalogData) error) (CatalogData, CatalogChange, error) {
+func (c *Catalog) mutate(ctx context.Context, kind CatalogChangeKind, connID string, fn func(d *CatalogData) error) (CatalogData, error) {
 	c.mu.Lock()
 	next := cloneCatalogData(c.data)
 	if err := fn(&next); err != nil {
 		c.mu.Unlock()
-		return CatalogData{}, CatalogChange{}, err
+		return CatalogData{}, err
 	}
 	normalizeOrder(&next)
 	change := CatalogChange{Kind: kind, ConnectionID: connID}
@@ -514,7 +514,7 @@ func (c *Catalog) mutate(ctx context.Context, kind CatalogChangeKind, connID str
 	if err := c.store.Save(ctx, cloneCatalogData(next)); err != nil {
 		c.mu.Unlock()
 		c.log.ErrorContext(ctx, "save catalog", "change", string(kind), "connection_id", connID, "err", err)
-		return CatalogData{}, CatalogChange{}, fmt.Errorf("save catalog: %w", err)
+		return CatalogData{}, fmt.Errorf("save catalog: %w", err)
 	}
 	c.data = next
 	c.routes.ClearAll()
@@ -525,7 +525,7 @@ func (c *Catalog) mutate(ctx context.Context, kind CatalogChangeKind, connID str
 		"deleted", len(change.DeletedConnectionIDs), "removed_models", len(change.RemovedModels),
 		"cleared_defaults", len(change.ClearedDefaults))
 	c.onChange(ctx, change)
-	return out, change, nil
+	return out, nil
 }
 
 func applyInput(base Connection, in ConnectionInput, create bool) Connection {
@@ -540,8 +540,7 @@ func applyInput(base Connection, in ConnectionInput, create bool) Connection {
 		}
 	}
 	set(&c.Name, in.Name, "")
-	var typ, auth string
-	typ, auth = string(c.Type), string(c.AuthKind)
+	typ, auth := string(c.Type), string(c.AuthKind)
 	set(&typ, string(in.Type), string(DefaultConnectionType))
 	set(&auth, string(in.AuthKind), string(DefaultAuthKind))
 	c.Type, c.AuthKind = ConnectionType(typ), AuthKind(auth)
@@ -711,7 +710,7 @@ func diffConnections(before, after CatalogData) (deleted []string, removed []Mod
 			continue
 		}
 		for _, m := range old.Models {
-			if cur.Type != ConnLanguage && old.Type == ConnLanguage || !modelUsable(cur, m.ID) {
+			if (old.Type == ConnLanguage && cur.Type != ConnLanguage) || !modelUsable(cur, m.ID) {
 				removed = append(removed, ModelRef{ConnectionID: old.ID, Model: m.ID})
 			}
 		}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"slices"
 	"sort"
 	"strings"
@@ -194,17 +193,6 @@ func (c *Catalog) Connection(ctx context.Context, id string) (Connection, error)
 	return cloneConnection(conn), nil
 }
 
-// Defaults returns the default models.
-func (c *Catalog) Defaults(ctx context.Context) (DefaultModels, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return cloneDefaults(c.data.Defaults), nil
-}
-
-// APIKeyConfigured reports whether conn has an API key (literal or env:
-// reference). It is what clients see instead of the key (PRV-14).
-func APIKeyConfigured(conn Connection) bool { return conn.APIKey != "" }
-
 // CreateConnection validates and stores a new connection (see
 // ConnectionInput for defaults) and returns it.
 func (c *Catalog) CreateConnection(ctx context.Context, in ConnectionInput) (Connection, error) {
@@ -298,204 +286,6 @@ func (c *Catalog) ReorderConnections(ctx context.Context, ids []string) ([]Conne
 	return data.Connections, nil
 }
 
-// SetDefaultModel sets (or, with a nil ref, clears) the default model of
-// purpose. The ref must name an existing connection of the purpose's type
-// (language and fast → language, image → image, video → video) and one of its
-// models; a connection that lists no models accepts any model name.
-func (c *Catalog) SetDefaultModel(ctx context.Context, purpose ModelPurpose, ref *ModelRef) (DefaultModels, error) {
-	want, ok := purposeType(purpose)
-	if !ok {
-		return DefaultModels{}, Errorf(CodeBadInput, "purpose: unknown model purpose %q (known: language, fast, image, video)", purpose)
-	}
-	data, err := c.mutate(ctx, CatalogDefaults, "", func(d *CatalogData) error {
-		if ref == nil {
-			*defaultSlot(&d.Defaults, purpose) = nil
-			return nil
-		}
-		conn, ok := findConnection(*d, ref.ConnectionID)
-		if !ok {
-			return Errorf(CodeBadInput, "connectionId: no connection with id %q", ref.ConnectionID)
-		}
-		if conn.Type != want {
-			return Errorf(CodeBadInput, "connectionId: the %s default needs a %s connection; %q is a %s connection", purpose, want, conn.Name, conn.Type)
-		}
-		if !modelUsable(conn, ref.Model) {
-			return Errorf(CodeBadInput, "model: connection %q has no model %q; refresh its models or declare it", conn.Name, ref.Model)
-		}
-		r := *ref
-		*defaultSlot(&d.Defaults, purpose) = &r
-		return nil
-	})
-	if err != nil {
-		return DefaultModels{}, err
-	}
-	return data.Defaults, nil
-}
-
-// RefreshModels replaces the model list of a connection with the one its
-// provider reports. The provider must declare CapModelLister, else the error
-// matches ErrUnavailable. Capabilities already stored for a model that still
-// exists win field by field over reported ones (users declare what listing
-// endpoints rarely report, PRV-4); reported values fill unknown fields.
-// Models that disappeared are dropped and defaults pointing at them are
-// cleared. An empty list from the provider is refused with PROVIDER_ERROR
-// and the stored models are kept.
-func (c *Catalog) RefreshModels(ctx context.Context, connectionID string) (Connection, error) {
-	c.mu.Lock()
-	conn, ok := findConnection(c.data, connectionID)
-	c.mu.Unlock()
-	if !ok {
-		return Connection{}, notFoundConnection(connectionID)
-	}
-	p, err := c.providers.Provider(conn.ProviderKind)
-	if err != nil {
-		return Connection{}, &Error{Code: CodeUnavailable, Message: fmt.Sprintf("provider kind %q of connection %q is not available", conn.ProviderKind, conn.Name), Err: err}
-	}
-	if p == nil || !slices.Contains(p.Capabilities(), CapModelLister) {
-		return Connection{}, Errorf(CodeUnavailable, "provider %q cannot list models; declare the models of connection %q with updateConnection", conn.ProviderKind, conn.Name)
-	}
-	ep, err := endpointOf(conn)
-	if err != nil {
-		return Connection{}, err
-	}
-	listed, err := p.ListModels(ctx, ep)
-	if err != nil {
-		return Connection{}, providerFailure(fmt.Sprintf("list models of connection %q", conn.Name), err, ep.APIKey)
-	}
-	models := make([]Model, 0, len(listed))
-	seen := map[string]bool{}
-	for _, m := range listed {
-		id := strings.TrimSpace(m.ID)
-		if id == "" || seen[id] {
-			continue
-		}
-		seen[id] = true
-		models = append(models, Model{ID: id, Capabilities: cloneCapabilities(m.Capabilities)})
-	}
-	if len(models) == 0 {
-		return Connection{}, Errorf(CodeProviderError, "provider listed no models for connection %q; the stored model list is kept", conn.Name)
-	}
-	route := RouteKey(conn, "")
-	data, err := c.mutate(ctx, CatalogModelsRefreshed, connectionID, func(d *CatalogData) error {
-		i := indexOf(*d, connectionID)
-		if i < 0 {
-			return notFoundConnection(connectionID)
-		}
-		cur := d.Connections[i]
-		if RouteKey(cur, "") != route {
-			return Errorf(CodeConflict, "connection %q changed while its models were listed; refresh again", cur.Name)
-		}
-		stored := map[string]Capabilities{}
-		for _, m := range cur.Models {
-			stored[m.ID] = m.Capabilities
-		}
-		merged := make([]Model, len(models))
-		for j, m := range models {
-			merged[j] = m
-			if caps, ok := stored[m.ID]; ok {
-				merged[j].Capabilities = mergeCapabilities(caps, m.Capabilities)
-			}
-		}
-		cur.Models = merged
-		if err := validateConnection(cur, c.providers); err != nil {
-			return &Error{Code: CodeProviderError, Message: fmt.Sprintf("provider listed models that fail validation: %s", ErrorMessage(err)), Err: err}
-		}
-		d.Connections[i] = cur
-		return nil
-	})
-	if err != nil {
-		return Connection{}, err
-	}
-	refreshed, _ := findConnection(data, connectionID)
-	return refreshed, nil
-}
-
-// ResolveSessionModel picks the connection and model of a new session
-// (PRV-1, SES-8), in this order of precedence:
-//
-//  1. connectionID given: it must be a language connection. With a model, the
-//     model must be listed (a connection that lists no models accepts any
-//     non-empty name, since the user may not have declared them). Without a
-//     model: the language default's model when the default is on this
-//     connection, else the connection's first model.
-//  2. only model given: the language default when it names that model, else
-//     the first language connection by order that lists it.
-//  3. nothing given: the language default, else the first language
-//     connection by order that lists a model, and its first model.
-//
-// With no language connection at all the error matches ErrUnavailable.
-func (c *Catalog) ResolveSessionModel(ctx context.Context, connectionID, model string) (ModelRef, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	model = strings.TrimSpace(model)
-	def := c.data.Defaults.Language
-	if connectionID != "" {
-		conn, ok := findConnection(c.data, connectionID)
-		if !ok {
-			return ModelRef{}, Errorf(CodeBadInput, "connectionId: no connection with id %q", connectionID)
-		}
-		if conn.Type != ConnLanguage {
-			return ModelRef{}, Errorf(CodeBadInput, "connectionId: %q is a %s connection; sessions need a language connection", conn.Name, conn.Type)
-		}
-		switch {
-		case model != "":
-			if !modelUsable(conn, model) {
-				return ModelRef{}, Errorf(CodeBadInput, "model: connection %q has no model %q", conn.Name, model)
-			}
-			return ModelRef{ConnectionID: conn.ID, Model: model}, nil
-		case def != nil && def.ConnectionID == conn.ID:
-			return *def, nil
-		case len(conn.Models) > 0:
-			return ModelRef{ConnectionID: conn.ID, Model: conn.Models[0].ID}, nil
-		default:
-			return ModelRef{}, Errorf(CodeBadInput, "model: connection %q lists no models; name a model or refresh its models", conn.Name)
-		}
-	}
-	if model != "" {
-		if def != nil && def.Model == model {
-			return *def, nil
-		}
-		for _, conn := range c.data.Connections {
-			if conn.Type == ConnLanguage && slices.ContainsFunc(conn.Models, func(m Model) bool { return m.ID == model }) {
-				return ModelRef{ConnectionID: conn.ID, Model: model}, nil
-			}
-		}
-		return ModelRef{}, Errorf(CodeBadInput, "model: no language connection lists model %q; name the connection too", model)
-	}
-	if def != nil {
-		return *def, nil
-	}
-	anyLanguage := false
-	for _, conn := range c.data.Connections {
-		if conn.Type != ConnLanguage {
-			continue
-		}
-		anyLanguage = true
-		if len(conn.Models) > 0 {
-			return ModelRef{ConnectionID: conn.ID, Model: conn.Models[0].ID}, nil
-		}
-	}
-	if anyLanguage {
-		return ModelRef{}, Errorf(CodeUnavailable, "no language connection lists a model; refresh or declare models, or set a default language model")
-	}
-	return ModelRef{}, Errorf(CodeUnavailable, "no language connection configured; create one with createConnection")
-}
-
-// Endpoint returns what a provider call needs for connection id, with the
-// API key resolved: a key written "env:NAME" is read from the kernel's
-// environment now, so a changed variable applies to the next call. An unset
-// or empty variable gives an error matching ErrUnavailable that names the
-// variable (never a value).
-func (c *Catalog) Endpoint(ctx context.Context, connectionID string) (Endpoint, error) {
-	c.mu.Lock()
-	conn, ok := findConnection(c.data, connectionID)
-	c.mu.Unlock()
-	if !ok {
-		return Endpoint{}, notFoundConnection(connectionID)
-	}
-	return endpointOf(conn)
-}
-
 // mutate runs fn on a copy of the catalog, normalises order, prunes
 // defaults, saves, commits and reports the change. fn's error aborts
 // everything.
@@ -568,40 +358,6 @@ func applyInput(base Connection, in ConnectionInput, create bool) Connection {
 	return c
 }
 
-func endpointOf(conn Connection) (Endpoint, error) {
-	key, err := resolveAPIKey(conn)
-	if err != nil {
-		return Endpoint{}, err
-	}
-	return Endpoint{ConnectionID: conn.ID, ProviderKind: conn.ProviderKind, BaseURL: conn.BaseURL, APIKey: key}, nil
-}
-
-func resolveAPIKey(conn Connection) (string, error) {
-	name, ok := strings.CutPrefix(conn.APIKey, envKeyPrefix)
-	if !ok {
-		return conn.APIKey, nil
-	}
-	v, _ := os.LookupEnv(name)
-	if strings.TrimSpace(v) == "" {
-		return "", Errorf(CodeUnavailable, "the API key of connection %q comes from environment variable %s, which is not set or empty in the kernel's environment", conn.Name, name)
-	}
-	return strings.TrimSpace(v), nil
-}
-
-// providerFailure wraps a provider error for clients with the key scrubbed
-// from its message.
-func providerFailure(what string, err error, key string) error {
-	var de *Error
-	if errors.As(err, &de) && de.Code == CodeUnavailable {
-		return &Error{Code: CodeUnavailable, Message: what + ": " + scrubSecret(de.Message, key), Err: err}
-	}
-	var pe *ProviderError
-	if errors.As(err, &pe) {
-		return &Error{Code: CodeProviderError, Message: fmt.Sprintf("%s: %s: %s", what, pe.Category, scrubSecret(pe.Message, key)), Err: err}
-	}
-	return &Error{Code: CodeProviderError, Message: what + " failed; see the kernel log", Err: err}
-}
-
 func notFoundConnection(id string) error {
 	return Errorf(CodeNotFound, "connection %q not found", id)
 }
@@ -628,76 +384,6 @@ func normalizeOrder(d *CatalogData) {
 	for i := range d.Connections {
 		d.Connections[i].Order = i
 	}
-}
-
-// modelUsable reports whether sessions and defaults may use model on conn.
-// A connection that lists no models accepts any non-empty name.
-func modelUsable(conn Connection, model string) bool {
-	if model == "" {
-		return false
-	}
-	if len(conn.Models) == 0 {
-		return true
-	}
-	return slices.ContainsFunc(conn.Models, func(m Model) bool { return m.ID == model })
-}
-
-func purposeType(p ModelPurpose) (ConnectionType, bool) {
-	switch p {
-	case PurposeLanguage, PurposeFast:
-		return ConnLanguage, true
-	case PurposeImage:
-		return ConnImage, true
-	case PurposeVideo:
-		return ConnVideo, true
-	}
-	return "", false
-}
-
-var allPurposes = []ModelPurpose{PurposeLanguage, PurposeFast, PurposeImage, PurposeVideo}
-
-func defaultSlot(d *DefaultModels, p ModelPurpose) **ModelRef {
-	switch p {
-	case PurposeLanguage:
-		return &d.Language
-	case PurposeFast:
-		return &d.Fast
-	case PurposeImage:
-		return &d.Image
-	default:
-		return &d.Video
-	}
-}
-
-// pruneDefaults clears every default whose connection is gone, has the
-// wrong type or no longer offers the model, and returns the purposes cleared.
-func pruneDefaults(d *CatalogData) []ModelPurpose {
-	var cleared []ModelPurpose
-	for _, p := range allPurposes {
-		slot := defaultSlot(&d.Defaults, p)
-		ref := *slot
-		if ref == nil {
-			continue
-		}
-		want, _ := purposeType(p)
-		conn, ok := findConnection(*d, ref.ConnectionID)
-		if !ok || conn.Type != want || !modelUsable(conn, ref.Model) {
-			*slot = nil
-			cleared = append(cleared, p)
-		}
-	}
-	return cleared
-}
-
-// clearedDefaults lists purposes set in before and explicitly cleared in after.
-func clearedDefaults(before, after DefaultModels) []ModelPurpose {
-	var out []ModelPurpose
-	for _, p := range allPurposes {
-		if *defaultSlot(&before, p) != nil && *defaultSlot(&after, p) == nil {
-			out = append(out, p)
-		}
-	}
-	return out
 }
 
 // diffConnections reports deleted connections and (connection, model) pairs

@@ -44,7 +44,11 @@ type Model struct {
 
 // Connection is one user-configured account or endpoint (PRV-3). APIKey is
 // secret: it never leaves the kernel except towards the connection's own
-// endpoint.
+// endpoint. It is excluded from JSON (storage keeps it in its own row type)
+// and String/LogValue redact it, so a Connection printed, logged or
+// marshalled by accident never shows the key. APIKey may be a literal key or
+// a reference "env:NAME" resolved from the kernel's environment at call time
+// (see Catalog.Endpoint).
 type Connection struct {
 	ID            string         `json:"id"`
 	Name          string         `json:"name"`
@@ -52,7 +56,7 @@ type Connection struct {
 	ProviderKind  string         `json:"providerKind"`
 	BaseURL       string         `json:"baseUrl"`
 	AuthKind      AuthKind       `json:"authKind"`
-	APIKey        string         `json:"apiKey,omitempty"`
+	APIKey        string         `json:"-"`
 	VideoProtocol string         `json:"videoProtocol,omitempty"`
 	Models        []Model        `json:"models"`
 	Order         int            `json:"order"`

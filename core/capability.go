@@ -1,0 +1,84 @@
+package core
+
+// ImageInputAllowed reports whether image input may be sent to a model with
+// capabilities c (PRV-4). Unknown (nil) means allowed: only an explicit
+// "no image input" rejects an image before the request is sent.
+func ImageInputAllowed(c Capabilities) bool {
+	return c.ImageInput == nil || *c.ImageInput
+}
+
+// cloneCapabilities returns a deep copy of c so that callers cannot change
+// the catalog's state through shared pointers.
+func cloneCapabilities(c Capabilities) Capabilities {
+	out := Capabilities{
+		ContextWindow:   clonePtr(c.ContextWindow),
+		MaxInputTokens:  clonePtr(c.MaxInputTokens),
+		MaxOutputTokens: clonePtr(c.MaxOutputTokens),
+		ImageInput:      clonePtr(c.ImageInput),
+		ToolCalling:     clonePtr(c.ToolCalling),
+		WebSearch:       clonePtr(c.WebSearch),
+	}
+	if c.ReasoningEfforts != nil {
+		out.ReasoningEfforts = append([]string{}, c.ReasoningEfforts...)
+	}
+	if c.Generation != nil {
+		out.Generation = &Generation{
+			Image: clonePtr(c.Generation.Image),
+			Video: clonePtr(c.Generation.Video),
+			Audio: clonePtr(c.Generation.Audio),
+		}
+	}
+	return out
+}
+
+// mergeCapabilities fills the unknown fields of stored with the values of
+// reported; a value already stored (declared by the user or kept from an
+// earlier refresh) always wins.
+func mergeCapabilities(stored, reported Capabilities) Capabilities {
+	out := cloneCapabilities(stored)
+	r := cloneCapabilities(reported)
+	if out.ContextWindow == nil {
+		out.ContextWindow = r.ContextWindow
+	}
+	if out.MaxInputTokens == nil {
+		out.MaxInputTokens = r.MaxInputTokens
+	}
+	if out.MaxOutputTokens == nil {
+		out.MaxOutputTokens = r.MaxOutputTokens
+	}
+	if out.ImageInput == nil {
+		out.ImageInput = r.ImageInput
+	}
+	if out.ToolCalling == nil {
+		out.ToolCalling = r.ToolCalling
+	}
+	if len(out.ReasoningEfforts) == 0 {
+		out.ReasoningEfforts = r.ReasoningEfforts
+	}
+	if out.WebSearch == nil {
+		out.WebSearch = r.WebSearch
+	}
+	switch {
+	case out.Generation == nil:
+		out.Generation = r.Generation
+	case r.Generation != nil:
+		if out.Generation.Image == nil {
+			out.Generation.Image = r.Generation.Image
+		}
+		if out.Generation.Video == nil {
+			out.Generation.Video = r.Generation.Video
+		}
+		if out.Generation.Audio == nil {
+			out.Generation.Audio = r.Generation.Audio
+		}
+	}
+	return out
+}
+
+func clonePtr[T any](p *T) *T {
+	if p == nil {
+		return nil
+	}
+	v := *p
+	return &v
+}

@@ -1,0 +1,62 @@
+package core
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+)
+
+// APIKeyConfigured reports whether conn has an API key (literal or env:
+// reference). It is what clients see instead of the key (PRV-14).
+func APIKeyConfigured(conn Connection) bool { return conn.APIKey != "" }
+
+// Endpoint returns what a provider call needs for connection id, with the
+// API key resolved: a key written "env:NAME" is read from the kernel's
+// environment now, so a changed variable applies to the next call. An unset
+// or empty variable gives an error matching ErrUnavailable that names the
+// variable (never a value).
+func (c *Catalog) Endpoint(ctx context.Context, connectionID string) (Endpoint, error) {
+	c.mu.Lock()
+	conn, ok := findConnection(c.data, connectionID)
+	c.mu.Unlock()
+	if !ok {
+		return Endpoint{}, notFoundConnection(connectionID)
+	}
+	return endpointOf(conn)
+}
+
+func endpointOf(conn Connection) (Endpoint, error) {
+	key, err := resolveAPIKey(conn)
+	if err != nil {
+		return Endpoint{}, err
+	}
+	return Endpoint{ConnectionID: conn.ID, ProviderKind: conn.ProviderKind, BaseURL: conn.BaseURL, APIKey: key}, nil
+}
+
+func resolveAPIKey(conn Connection) (string, error) {
+	name, ok := strings.CutPrefix(conn.APIKey, envKeyPrefix)
+	if !ok {
+		return conn.APIKey, nil
+	}
+	v, _ := os.LookupEnv(name)
+	if strings.TrimSpace(v) == "" {
+		return "", Errorf(CodeUnavailable, "the API key of connection %q comes from environment variable %s, which is not set or empty in the kernel's environment", conn.Name, name)
+	}
+	return strings.TrimSpace(v), nil
+}
+
+// providerFailure wraps a provider error for clients with the key scrubbed
+// from its message.
+func providerFailure(what string, err error, key string) error {
+	var de *Error
+	if errors.As(err, &de) && de.Code == CodeUnavailable {
+		return &Error{Code: CodeUnavailable, Message: what + ": " + scrubSecret(de.Message, key), Err: err}
+	}
+	var pe *ProviderError
+	if errors.As(err, &pe) {
+		return &Error{Code: CodeProviderError, Message: fmt.Sprintf("%s: %s: %s", what, pe.Category, scrubSecret(pe.Message, key)), Err: err}
+	}
+	return &Error{Code: CodeProviderError, Message: what + " failed; see the kernel log", Err: err}
+}

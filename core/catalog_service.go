@@ -1,0 +1,406 @@
+package core
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+)
+
+// ProviderLookup finds the provider runtime of a provider kind ("openai").
+// It returns an error for a kind nobody serves. The Catalog may call it while
+// holding its lock, so it must not call back into the Catalog.
+type ProviderLookup interface {
+	Provider(kind string) (Provider, error)
+}
+
+// CatalogChangeKind says what kind of catalog mutation happened.
+type CatalogChangeKind string
+
+// Catalog change kinds.
+const (
+	CatalogCreated         CatalogChangeKind = "created"
+	CatalogUpdated         CatalogChangeKind = "updated"
+	CatalogDeleted         CatalogChangeKind = "deleted"
+	CatalogReordered       CatalogChangeKind = "reordered"
+	CatalogDefaults        CatalogChangeKind = "defaults"
+	CatalogModelsRefreshed CatalogChangeKind = "models_refreshed"
+)
+
+// CatalogChange describes one committed catalog mutation, so that the caller
+// can unbind sessions (PRV-13), rebuild provider clients and broadcast
+// catalog_updated.
+type CatalogChange struct {
+	Kind CatalogChangeKind
+	// ConnectionID is the connection the mutation was about; empty for
+	// reorder and defaults changes.
+	ConnectionID string
+	// DeletedConnectionIDs lists connections that no longer exist. Sessions
+	// bound to them must be unbound.
+	DeletedConnectionIDs []string
+	// RemovedModels lists (connection, model) pairs of surviving connections
+	// that sessions can no longer use: the model left the connection's model
+	// list, or the connection stopped being a language connection (then all
+	// of its models are listed). A connection that lists no models accepts
+	// any model name, so emptying a list removes nothing.
+	RemovedModels []ModelRef
+	// ClearedDefaults lists the default model purposes the mutation cleared,
+	// explicitly or because their target went away (PRV-5).
+	ClearedDefaults []ModelPurpose
+}
+
+// CatalogConfig holds the dependencies of a Catalog.
+type CatalogConfig struct {
+	// Store persists the catalog; required.
+	Store CatalogStore
+	// Providers validates provider kinds and serves model listing; required.
+	Providers ProviderLookup
+	// Logger defaults to a logger that discards everything.
+	Logger *slog.Logger
+	// OnChange, when set, is called after every committed mutation, outside
+	// the Catalog's lock (it may call back into the Catalog). Calls of
+	// concurrent mutations may arrive in any order.
+	OnChange func(ctx context.Context, change CatalogChange)
+}
+
+// ConnectionInput creates or updates a connection; it mirrors the GraphQL
+// ConnectionInput.
+//
+// On create, empty fields take defaults: Type "language", ProviderKind
+// "openai", AuthKind "api_key"; a nil APIKey means no key (allowed for local
+// endpoints), nil Models an empty model list, nil Order the end of the list.
+//
+// On update, the input is a patch: empty strings keep the stored values,
+// a nil APIKey keeps the stored key and "" clears it, a nil Models keeps the
+// stored models while an empty non-nil slice clears them, and a nil Order
+// keeps the position. When the type changes away from video the stored
+// video protocol is dropped.
+//
+// APIKey may be "env:NAME" to read the key from the kernel's environment at
+// call time. Order is a position in the list (0 = first); values past the
+// end move the connection last.
+type ConnectionInput struct {
+	Name          string
+	Type          ConnectionType
+	ProviderKind  string
+	BaseURL       string
+	AuthKind      AuthKind
+	APIKey        *string
+	Models        []Model
+	Order         *int
+	VideoProtocol string
+}
+
+// Defaults for empty ConnectionInput fields on create.
+const (
+	DefaultProviderKind                  = "openai"
+	DefaultAuthKind       AuthKind       = AuthAPIKey
+	DefaultConnectionType ConnectionType = ConnLanguage
+)
+
+// Catalog is the model catalog service: connections, their models and
+// capabilities, default models, and the in-memory route states (PRV-1..5,
+// PRV-10, PRV-13, PRV-14). It is safe for concurrent use. Every mutation
+// validates, saves through the store, clears the route states and then
+// reports a CatalogChange; a mutation that fails changes nothing.
+type Catalog struct {
+	store     CatalogStore
+	providers ProviderLookup
+	log       *slog.Logger
+	onChange  func(context.Context, CatalogChange)
+	routes    *RouteStates
+
+	mu   sync.Mutex
+	data CatalogData // connections sorted by Order, orders 0..n-1
+}
+
+// NewCatalog loads the catalog from cfg.Store. Defaults that point at a
+// missing connection or model are dropped in memory (and logged); the file
+// is rewritten only by the next mutation. Connections that fail today's
+// validation are kept and logged, so that no user data is lost; they must be
+// fixed before they can be updated.
+func NewCatalog(ctx context.Context, cfg CatalogConfig) (*Catalog, error) {
+	if cfg.Store == nil {
+		return nil, errors.New("new catalog: store is required")
+	}
+	if cfg.Providers == nil {
+		return nil, errors.New("new catalog: provider lookup is required")
+	}
+	logger := cfg.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	onChange := cfg.OnChange
+	if onChange == nil {
+		onChange = func(context.Context, CatalogChange) {}
+	}
+	data, err := cfg.Store.Load(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("load catalog: %w", err)
+	}
+	seen := map[string]bool{}
+	for _, conn := range data.Connections {
+		if conn.ID == "" {
+			return nil, fmt.Errorf("load catalog: a connection has no id")
+		}
+		if seen[conn.ID] {
+			return nil, fmt.Errorf("load catalog: duplicate connection id %q", conn.ID)
+		}
+		seen[conn.ID] = true
+		if err := validateConnection(conn, cfg.Providers); err != nil {
+			logger.WarnContext(ctx, "stored connection is invalid", "connection_id", conn.ID, "err", ErrorMessage(err))
+		}
+	}
+	data = cloneCatalogData(data)
+	sort.SliceStable(data.Connections, func(i, j int) bool { return data.Connections[i].Order < data.Connections[j].Order })
+	normalizeOrder(&data)
+	for _, p := range pruneDefaults(&data) {
+		logger.WarnContext(ctx, "dropped default model whose target is gone", "purpose", string(p))
+	}
+	return &Catalog{
+		store:     cfg.Store,
+		providers: cfg.Providers,
+		log:       logger,
+		onChange:  onChange,
+		routes:    NewRouteStates(),
+		data:      data,
+	}, nil
+}
+
+// Routes returns the in-memory route states; the Catalog clears them on
+// every change.
+func (c *Catalog) Routes() *RouteStates { return c.routes }
+
+// Connections returns every connection sorted by display order.
+func (c *Catalog) Connections(ctx context.Context) ([]Connection, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return cloneCatalogData(c.data).Connections, nil
+}
+
+// Connection returns one connection, or an error matching ErrNotFound.
+func (c *Catalog) Connection(ctx context.Context, id string) (Connection, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	conn, ok := findConnection(c.data, id)
+	if !ok {
+		return Connection{}, notFoundConnection(id)
+	}
+	return cloneConnection(conn), nil
+}
+
+// CreateConnection validates and stores a new connection (see
+// ConnectionInput for defaults) and returns it.
+func (c *Catalog) CreateConnection(ctx context.Context, in ConnectionInput) (Connection, error) {
+	conn := applyInput(Connection{ID: NewID("conn")}, in, true)
+	if err := validateConnection(conn, c.providers); err != nil {
+		return Connection{}, err
+	}
+	data, err := c.mutate(ctx, CatalogCreated, conn.ID, func(d *CatalogData) error {
+		pos := len(d.Connections)
+		if in.Order != nil {
+			pos = *in.Order
+		}
+		d.Connections = insertAt(d.Connections, conn, pos)
+		return nil
+	})
+	if err != nil {
+		return Connection{}, err
+	}
+	created, _ := findConnection(data, conn.ID)
+	return created, nil
+}
+
+// UpdateConnection applies in to connection id as a patch (see
+// ConnectionInput) and returns the result. Defaults and sessions that point
+// at models the update removed are reported in the CatalogChange.
+func (c *Catalog) UpdateConnection(ctx context.Context, id string, in ConnectionInput) (Connection, error) {
+	data, err := c.mutate(ctx, CatalogUpdated, id, func(d *CatalogData) error {
+		i := indexOf(*d, id)
+		if i < 0 {
+			return notFoundConnection(id)
+		}
+		conn := applyInput(d.Connections[i], in, false)
+		if err := validateConnection(conn, c.providers); err != nil {
+			return err
+		}
+		d.Connections[i] = conn
+		if in.Order != nil {
+			rest := slices.Delete(slices.Clone(d.Connections), i, i+1)
+			d.Connections = insertAt(rest, conn, *in.Order)
+		}
+		return nil
+	})
+	if err != nil {
+		return Connection{}, err
+	}
+	updated, _ := findConnection(data, id)
+	return updated, nil
+}
+
+// DeleteConnection removes connection id and clears the defaults that
+// pointed at it. Sessions bound to it must be unbound by the OnChange
+// callback (PRV-13).
+func (c *Catalog) DeleteConnection(ctx context.Context, id string) error {
+	_, err := c.mutate(ctx, CatalogDeleted, id, func(d *CatalogData) error {
+		i := indexOf(*d, id)
+		if i < 0 {
+			return notFoundConnection(id)
+		}
+		d.Connections = slices.Delete(d.Connections, i, i+1)
+		return nil
+	})
+	return err
+}
+
+// ReorderConnections sets the display order; ids must list every connection
+// exactly once. It returns the connections in their new order.
+func (c *Catalog) ReorderConnections(ctx context.Context, ids []string) ([]Connection, error) {
+	data, err := c.mutate(ctx, CatalogReordered, "", func(d *CatalogData) error {
+		if len(ids) != len(d.Connections) {
+			return Errorf(CodeBadInput, "ids: must list every connection exactly once (got %d ids for %d connections)", len(ids), len(d.Connections))
+		}
+		byID := map[string]Connection{}
+		for _, conn := range d.Connections {
+			byID[conn.ID] = conn
+		}
+		next := make([]Connection, 0, len(ids))
+		for i, id := range ids {
+			conn, ok := byID[id]
+			if !ok {
+				return Errorf(CodeBadInput, "ids[%d]: unknown or repeated connection id %q", i, id)
+			}
+			delete(byID, id)
+			next = append(next, conn)
+		}
+		d.Connections = next
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return data.Connections, nil
+}
+
+// mutate runs fn on a copy of the catalog, normalises order, prunes
+// defaults, saves, commits and reports the change. fn's error aborts
+// everything.
+func (c *Catalog) mutate(ctx context.Context, kind CatalogChangeKind, connID string, fn func(d *CatalogData) error) (CatalogData, error) {
+	c.mu.Lock()
+	next := cloneCatalogData(c.data)
+	if err := fn(&next); err != nil {
+		c.mu.Unlock()
+		return CatalogData{}, err
+	}
+	normalizeOrder(&next)
+	change := CatalogChange{Kind: kind, ConnectionID: connID}
+	change.ClearedDefaults = clearedDefaults(c.data.Defaults, next.Defaults)
+	change.ClearedDefaults = append(change.ClearedDefaults, pruneDefaults(&next)...)
+	change.DeletedConnectionIDs, change.RemovedModels = diffConnections(c.data, next)
+	if err := c.store.Save(ctx, cloneCatalogData(next)); err != nil {
+		c.mu.Unlock()
+		c.log.ErrorContext(ctx, "save catalog", "change", string(kind), "connection_id", connID, "err", err)
+		return CatalogData{}, fmt.Errorf("save catalog: %w", err)
+	}
+	c.data = next
+	c.routes.ClearAll()
+	out := cloneCatalogData(next)
+	c.mu.Unlock()
+
+	c.log.InfoContext(ctx, "catalog changed", "change", string(kind), "connection_id", connID,
+		"deleted", len(change.DeletedConnectionIDs), "removed_models", len(change.RemovedModels),
+		"cleared_defaults", len(change.ClearedDefaults))
+	c.onChange(ctx, change)
+	return out, nil
+}
+
+func applyInput(base Connection, in ConnectionInput, create bool) Connection {
+	c := cloneConnection(base)
+	set := func(dst *string, v, def string) {
+		v = strings.TrimSpace(v)
+		switch {
+		case v != "":
+			*dst = v
+		case create:
+			*dst = def
+		}
+	}
+	set(&c.Name, in.Name, "")
+	typ, auth := string(c.Type), string(c.AuthKind)
+	set(&typ, string(in.Type), string(DefaultConnectionType))
+	set(&auth, string(in.AuthKind), string(DefaultAuthKind))
+	c.Type, c.AuthKind = ConnectionType(typ), AuthKind(auth)
+	set(&c.ProviderKind, in.ProviderKind, DefaultProviderKind)
+	set(&c.BaseURL, in.BaseURL, "")
+	set(&c.VideoProtocol, in.VideoProtocol, "")
+	if c.Type != ConnVideo && strings.TrimSpace(in.VideoProtocol) == "" {
+		c.VideoProtocol = ""
+	}
+	if in.APIKey != nil {
+		c.APIKey = strings.TrimSpace(*in.APIKey)
+	}
+	if in.Models != nil {
+		c.Models = make([]Model, len(in.Models))
+		for i, m := range in.Models {
+			c.Models[i] = Model{ID: strings.TrimSpace(m.ID), Capabilities: cloneCapabilities(m.Capabilities)}
+		}
+	}
+	if c.Models == nil {
+		c.Models = []Model{}
+	}
+	if in.Order != nil && *in.Order < 0 {
+		c.Order = *in.Order // rejected by validation
+	}
+	return c
+}
+
+func notFoundConnection(id string) error {
+	return Errorf(CodeNotFound, "connection %q not found", id)
+}
+
+func findConnection(d CatalogData, id string) (Connection, bool) {
+	if i := indexOf(d, id); i >= 0 {
+		return d.Connections[i], true
+	}
+	return Connection{}, false
+}
+
+func indexOf(d CatalogData, id string) int {
+	return slices.IndexFunc(d.Connections, func(c Connection) bool { return c.ID == id })
+}
+
+func insertAt(list []Connection, c Connection, pos int) []Connection {
+	pos = max(0, min(pos, len(list)))
+	return slices.Insert(list, pos, c)
+}
+
+// normalizeOrder renumbers connections 0..n-1 in slice order; mutations set
+// the slice order, and loading sorts by the stored Order first.
+func normalizeOrder(d *CatalogData) {
+	for i := range d.Connections {
+		d.Connections[i].Order = i
+	}
+}
+
+// diffConnections reports deleted connections and (connection, model) pairs
+// sessions can no longer use (see CatalogChange).
+func diffConnections(before, after CatalogData) (deleted []string, removed []ModelRef) {
+	for _, old := range before.Connections {
+		cur, ok := findConnection(after, old.ID)
+		if !ok {
+			deleted = append(deleted, old.ID)
+			continue
+		}
+		for _, m := range old.Models {
+			if (old.Type == ConnLanguage && cur.Type != ConnLanguage) || !modelUsable(cur, m.ID) {
+				removed = append(removed, ModelRef{ConnectionID: old.ID, Model: m.ID})
+			}
+		}
+	}
+	sort.Strings(deleted)
+	return deleted, removed
+}

@@ -37,7 +37,7 @@ type Service struct {
 	models SessionModels
 
 	maxCatchUp int
-	locks sync.Map // session id → *sync.Mutex
+	locks      sync.Map // session id → *sync.Mutex
 }
 
 // NewService builds the session service.

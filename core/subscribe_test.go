@@ -3,6 +3,7 @@ package core_test
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"path/filepath"
 	"testing"
 	"time"
@@ -12,14 +13,15 @@ import (
 	"github.com/foya-dev/foya/storage"
 )
 
-func newService(t *testing.T, maxCatchUp int) *core.Service {
+func newService(t testing.TB, maxCatchUp int) *core.Service {
 	t.Helper()
 	db, err := storage.Open(context.Background(), filepath.Join(t.TempDir(), "foya.db"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	svc, err := core.NewService(core.ServiceConfig{Store: db, Broker: core.NewBroker(nil), MaxCatchUp: maxCatchUp})
+	log := slog.New(slog.DiscardHandler)
+	svc, err := core.NewService(core.ServiceConfig{Store: db, Broker: core.NewBroker(log), Logger: log, MaxCatchUp: maxCatchUp})
 	if err != nil {
 		t.Fatal(err)
 	}

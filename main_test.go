@@ -1,0 +1,257 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/foya-dev/foya/core"
+	"github.com/foya-dev/foya/storage"
+)
+
+var foyaBin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "foya-bin-")
+	if err != nil {
+		panic(err)
+	}
+	foyaBin = filepath.Join(dir, "foya")
+	if out, err := exec.Command("go", "build", "-o", foyaBin, ".").CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "build foya: %v\n%s", err, out)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// kernelProc is a running `foya serve`.
+type kernelProc struct {
+	cmd  *exec.Cmd
+	addr string
+	mu   sync.Mutex
+	logs bytes.Buffer
+	done chan struct{}
+}
+
+var listenRe = regexp.MustCompile(`msg=listening addr=(\S+)`)
+
+func startKernel(t *testing.T, dataDir string, extra ...string) *kernelProc {
+	t.Helper()
+	args := append([]string{"serve", "--addr", "127.0.0.1:0", "--data-dir", dataDir}, extra...)
+	cmd := exec.Command(foyaBin, args...)
+	cmd.Env = append(os.Environ(), "XDG_DATA_HOME="+t.TempDir())
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	k := &kernelProc{cmd: cmd, done: make(chan struct{})}
+	addrc := make(chan string, 1)
+	go func() {
+		defer close(k.done)
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			line := sc.Text()
+			k.mu.Lock()
+			k.logs.WriteString(line + "\n")
+			k.mu.Unlock()
+			if m := listenRe.FindStringSubmatch(line); m != nil {
+				addrc <- m[1]
+			}
+		}
+		cmd.Wait()
+	}()
+	t.Cleanup(func() { k.stop(t) })
+	select {
+	case k.addr = <-addrc:
+	case <-k.done:
+		t.Fatalf("kernel exited early:\n%s", k.Logs())
+	case <-time.After(30 * time.Second):
+		t.Fatalf("kernel did not start:\n%s", k.Logs())
+	}
+	return k
+}
+
+func (k *kernelProc) Logs() string {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.logs.String()
+}
+
+func (k *kernelProc) url() string { return "http://" + k.addr }
+
+// stop sends SIGTERM and waits for a graceful exit.
+func (k *kernelProc) stop(t *testing.T) {
+	select {
+	case <-k.done:
+		return
+	default:
+	}
+	k.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-k.done:
+	case <-time.After(15 * time.Second):
+		k.cmd.Process.Kill()
+		t.Errorf("kernel ignored SIGTERM for 15s:\n%s", k.Logs())
+		<-k.done
+	}
+}
+
+func (k *kernelProc) gql(t *testing.T, query string, vars map[string]any, out any) {
+	t.Helper()
+	body, _ := json.Marshal(map[string]any{"query": query, "variables": vars})
+	resp, err := http.Post(k.url()+"/graphql", "application/json", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	var r struct {
+		Data   json.RawMessage
+		Errors []json.RawMessage
+	}
+	if err := json.Unmarshal(raw, &r); err != nil || len(r.Errors) > 0 {
+		t.Fatalf("%s: %s (%v)", query, raw, err)
+	}
+	if out != nil {
+		if err := json.Unmarshal(r.Data, out); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func TestVersionAndUsage(t *testing.T) {
+	out, err := exec.Command(foyaBin, "version").Output()
+	if err != nil || !strings.HasPrefix(string(out), "foya ") {
+		t.Fatalf("version: %q %v", out, err)
+	}
+	cmd := exec.Command(foyaBin, "frobnicate")
+	if err := cmd.Run(); err == nil || cmd.ProcessState.ExitCode() != 2 {
+		t.Fatalf("unknown command exit = %v", err)
+	}
+}
+
+func TestServeCreatesPrivateDataDir(t *testing.T) {
+	data := filepath.Join(t.TempDir(), "nested", "foya")
+	k := startKernel(t, data)
+	fi, err := os.Stat(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Mode().Perm() != 0o700 {
+		t.Fatalf("data dir mode %v, want 0700", fi.Mode().Perm())
+	}
+	// The playground is served at /.
+	resp, err := http.Get(k.url() + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !bytes.Contains(page, []byte("graphiql")) {
+		t.Fatalf("playground: %d %.200s", resp.StatusCode, page)
+	}
+}
+
+// Restart: data survives, and sessions left in a turn are reset to idle.
+func TestRestartKeepsDataAndResetsPhases(t *testing.T) {
+	data := t.TempDir()
+	proj := t.TempDir()
+	k := startKernel(t, data)
+	var p struct{ CreateProject struct{ ID string } }
+	k.gql(t, `mutation($p: String!) { createProject(input: {path: $p}) { id } }`, map[string]any{"p": proj}, &p)
+	var ids []string
+	for i := range 3 {
+		var s struct{ CreateSession struct{ ID string } }
+		k.gql(t, `mutation($t: String, $p: ID) { createSession(input: {title: $t, projectId: $p}) { id } }`,
+			map[string]any{"t": fmt.Sprint("s", i), "p": p.CreateProject.ID}, &s)
+		ids = append(ids, s.CreateSession.ID)
+	}
+	k.stop(t)
+
+	// Simulate a crash mid-turn: the log says session 0 was running.
+	ctx := context.Background()
+	db, err := storage.Open(ctx, filepath.Join(data, "foya.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev, _ := core.NewEvent(ids[0], core.EventPhaseChanged, core.PhasePayload{Phase: core.PhaseTurn})
+	if _, err := db.Append(ctx, ids[0], core.AnyHead, []core.Event{ev}); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+
+	k2 := startKernel(t, data)
+	if !strings.Contains(k2.Logs(), "session phase reset to idle after restart") || !strings.Contains(k2.Logs(), ids[0]) {
+		t.Fatalf("no reset log line:\n%s", k2.Logs())
+	}
+	var got struct {
+		Sessions []struct {
+			ID, Title, Phase string
+			Project          struct{ ID string }
+		}
+		Projects []struct{ ID string }
+	}
+	k2.gql(t, `{ sessions { id title phase project { id } } projects { id } }`, nil, &got)
+	if len(got.Sessions) != 3 || len(got.Projects) != 1 {
+		t.Fatalf("after restart: %+v", got)
+	}
+	for _, s := range got.Sessions {
+		if s.Phase != "IDLE" || s.Project.ID != p.CreateProject.ID {
+			t.Fatalf("session after restart: %+v", s)
+		}
+	}
+}
+
+// A third-party client: the npm graphql-ws package against a running kernel.
+func TestNodeGraphQLWSClient(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: skipping the npm client check")
+	}
+	npm, err := exec.LookPath("npm")
+	if err != nil {
+		t.Skip("npm is not installed: skipping the third-party graphql-ws client check (install Node.js and npm to run it)")
+	}
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("node is not installed: skipping the third-party graphql-ws client check")
+	}
+	dir, _ := filepath.Abs(filepath.Join("test", "node"))
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	if _, err := os.Stat(filepath.Join(dir, "node_modules", "graphql-ws")); err != nil {
+		install := exec.CommandContext(ctx, npm, "ci", "--no-audit", "--no-fund", "--loglevel=error")
+		install.Dir = dir
+		if out, err := install.CombinedOutput(); err != nil {
+			t.Fatalf("npm ci: %v\n%s", err, out)
+		}
+	}
+	k := startKernel(t, t.TempDir())
+	cmd := exec.CommandContext(ctx, node, "subscribe.mjs", k.url())
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("node client: %v\n%s\nkernel log:\n%s", err, out, k.Logs())
+	}
+	if !strings.Contains(string(out), "ok:") {
+		t.Fatalf("node client output: %s", out)
+	}
+	t.Logf("%s", bytes.TrimSpace(out))
+}

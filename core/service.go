@@ -2,6 +2,7 @@ package core
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -187,10 +188,16 @@ func (s *Service) CreateSession(ctx context.Context, in CreateSessionInput) (Ses
 	meta.ConnectionID, meta.Model = in.ConnectionID, in.Model
 	if s.models != nil {
 		ref, err := s.models.ResolveSessionModel(ctx, in.ConnectionID, in.Model)
-		if err != nil {
+		switch {
+		case err == nil:
+			meta.ConnectionID, meta.Model = ref.ConnectionID, ref.Model
+		case in.ConnectionID == "" && in.Model == "" && errors.Is(err, ErrUnavailable):
+			// No language connection yet: the session starts unbound and
+			// turns fail with UNAVAILABLE until one is chosen.
+			meta.ConnectionID, meta.Model = "", ""
+		default:
 			return Session{}, fmt.Errorf("create session: %w", err)
 		}
-		meta.ConnectionID, meta.Model = ref.ConnectionID, ref.Model
 	}
 	ev, err := NewEvent(meta.ID, EventSessionCreated, SessionPayload{Session: meta})
 	if err != nil {
@@ -388,5 +395,69 @@ func (s *Service) DeleteSession(ctx context.Context, id string) error {
 		s.locks.Delete(sid)
 		s.log.Info("session deleted", "session_id", sid)
 	}
+	return nil
+}
+
+// ApplyCatalogChange is the catalog's OnChange hook: it broadcasts
+// catalog_updated and unbinds the sessions that the change left without a
+// usable model (PRV-13): sessions of a deleted connection lose connection
+// and model; sessions whose model was removed lose the model. Their history
+// stays; turns fail with UNAVAILABLE until a valid choice is made.
+func (s *Service) ApplyCatalogChange(ctx context.Context, ch CatalogChange) {
+	s.broker.PublishKernel(KernelEvent{Type: KernelCatalogUpdated, ConnectionID: ch.ConnectionID, At: time.Now().UTC()})
+	if err := s.unbindAfter(ctx, ch); err != nil {
+		s.log.Error("unbind sessions after a catalog change", "kind", ch.Kind, "connection_id", ch.ConnectionID, "err", err)
+	}
+}
+
+func (s *Service) unbindAfter(ctx context.Context, ch CatalogChange) error {
+	unbind := func(connID, model string) error {
+		sessions, err := s.store.Sessions(ctx, SessionFilter{ConnectionID: connID, IncludeChildren: true})
+		if err != nil {
+			return fmt.Errorf("find sessions of connection %s: %w", connID, err)
+		}
+		for _, sess := range sessions {
+			if model != "" && sess.Model != model {
+				continue
+			}
+			if err := s.unbindSession(ctx, sess.ID, connID, model); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	var errs []error
+	for _, id := range ch.DeletedConnectionIDs {
+		errs = append(errs, unbind(id, ""))
+	}
+	for _, ref := range ch.RemovedModels {
+		errs = append(errs, unbind(ref.ConnectionID, ref.Model))
+	}
+	return errors.Join(errs...)
+}
+
+func (s *Service) unbindSession(ctx context.Context, id, connID, model string) error {
+	defer s.Lock(id)()
+	cur, err := s.store.Session(ctx, id)
+	if errors.Is(err, ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	meta := cur.SessionMeta
+	if meta.ConnectionID != connID || (model != "" && meta.Model != model) {
+		return nil // changed meanwhile
+	}
+	changed := []string{"model"}
+	meta.Model = ""
+	if model == "" {
+		meta.ConnectionID = ""
+		changed = append(changed, "connectionId")
+	}
+	if err := s.commitMeta(ctx, meta, changed); err != nil {
+		return err
+	}
+	s.log.Info("session unbound from its model", "session_id", id, "connection_id", connID, "model", model)
 	return nil
 }

@@ -26,6 +26,7 @@ type SessionFilter struct {
 	IncludeChildren bool
 	ParentID        string
 	ProjectID       string
+	ConnectionID    string
 	// NotIdle selects only sessions whose phase is not idle.
 	NotIdle bool
 }

@@ -31,6 +31,7 @@ func NewExecutableSchema(cfg Config) graphql.ExecutableSchema {
 type Config = graphql.Config[ResolverRoot, DirectiveRoot, ComplexityRoot]
 
 type ResolverRoot interface {
+	Connection() ConnectionResolver
 	KernelEvent() KernelEventResolver
 	Message() MessageResolver
 	Mutation() MutationResolver
@@ -65,11 +66,48 @@ type ComplexityRoot struct {
 		URL      func(childComplexity int) int
 	}
 
+	Capabilities struct {
+		ContextWindow    func(childComplexity int) int
+		Generation       func(childComplexity int) int
+		ImageInput       func(childComplexity int) int
+		MaxInputTokens   func(childComplexity int) int
+		MaxOutputTokens  func(childComplexity int) int
+		ReasoningEfforts func(childComplexity int) int
+		ToolCalling      func(childComplexity int) int
+		WebSearch        func(childComplexity int) int
+	}
+
+	Connection struct {
+		APIKeyConfigured func(childComplexity int) int
+		AuthKind         func(childComplexity int) int
+		BaseURL          func(childComplexity int) int
+		ID               func(childComplexity int) int
+		Models           func(childComplexity int) int
+		Name             func(childComplexity int) int
+		Order            func(childComplexity int) int
+		ProviderKind     func(childComplexity int) int
+		Type             func(childComplexity int) int
+		VideoProtocol    func(childComplexity int) int
+	}
+
+	DefaultModels struct {
+		Fast     func(childComplexity int) int
+		Image    func(childComplexity int) int
+		Language func(childComplexity int) int
+		Video    func(childComplexity int) int
+	}
+
 	FileChange struct {
 		Action     func(childComplexity int) int
 		AfterHash  func(childComplexity int) int
 		BeforeHash func(childComplexity int) int
 		Path       func(childComplexity int) int
+	}
+
+	Generation struct {
+		Audio func(childComplexity int) int
+		Image func(childComplexity int) int
+		Video func(childComplexity int) int
 	}
 
 	KernelEvent struct {
@@ -103,12 +141,28 @@ type ComplexityRoot struct {
 		TurnStatus      func(childComplexity int) int
 	}
 
+	Model struct {
+		Capabilities func(childComplexity int) int
+		ID           func(childComplexity int) int
+	}
+
+	ModelRef struct {
+		ConnectionID func(childComplexity int) int
+		Model        func(childComplexity int) int
+	}
+
 	Mutation struct {
-		CreateProject func(childComplexity int, input model.ProjectInput) int
-		CreateSession func(childComplexity int, input model.CreateSessionInput) int
-		DeleteProject func(childComplexity int, id string) int
-		DeleteSession func(childComplexity int, id string) int
-		UpdateSession func(childComplexity int, id string, input model.UpdateSessionInput) int
+		CreateConnection   func(childComplexity int, input model.ConnectionInput) int
+		CreateProject      func(childComplexity int, input model.ProjectInput) int
+		CreateSession      func(childComplexity int, input model.CreateSessionInput) int
+		DeleteConnection   func(childComplexity int, id string) int
+		DeleteProject      func(childComplexity int, id string) int
+		DeleteSession      func(childComplexity int, id string) int
+		RefreshModels      func(childComplexity int, connectionID string) int
+		ReorderConnections func(childComplexity int, ids []string) int
+		SetDefaultModel    func(childComplexity int, purpose core.ModelPurpose, connectionID *string, model *string) int
+		UpdateConnection   func(childComplexity int, id string, input model.ConnectionInput) int
+		UpdateSession      func(childComplexity int, id string, input model.UpdateSessionInput) int
 	}
 
 	Project struct {
@@ -119,10 +173,12 @@ type ComplexityRoot struct {
 	}
 
 	Query struct {
-		Events   func(childComplexity int, sessionID string, afterSeq *int64, limit *int64) int
-		Projects func(childComplexity int) int
-		Session  func(childComplexity int, id string) int
-		Sessions func(childComplexity int, includeChildren *bool) int
+		Connections   func(childComplexity int) int
+		DefaultModels func(childComplexity int) int
+		Events        func(childComplexity int, sessionID string, afterSeq *int64, limit *int64) int
+		Projects      func(childComplexity int) int
+		Session       func(childComplexity int, id string) int
+		Sessions      func(childComplexity int, includeChildren *bool) int
 	}
 
 	Session struct {
@@ -140,6 +196,7 @@ type ComplexityRoot struct {
 		Pinned          func(childComplexity int) int
 		Project         func(childComplexity int) int
 		ReasoningEffort func(childComplexity int) int
+		Route           func(childComplexity int) int
 		Tasks           func(childComplexity int) int
 		Title           func(childComplexity int) int
 		UpdatedAt       func(childComplexity int) int
@@ -179,15 +236,36 @@ type ComplexityRoot struct {
 
 // region    ************************** generated!.gotpl **************************
 
+type ConnectionResolver interface {
+	APIKeyConfigured(ctx context.Context, obj *core.Connection) (bool, error)
+	VideoProtocol(ctx context.Context, obj *core.Connection) (*string, error)
+}
 type KernelEventResolver interface {
 	Type(ctx context.Context, obj *core.KernelEvent) (string, error)
 
 	Session(ctx context.Context, obj *core.KernelEvent) (*core.Session, error)
 }
 type MessageResolver interface {
+	Reasoning(ctx context.Context, obj *core.Message) (*string, error)
+
+	ToolCallID(ctx context.Context, obj *core.Message) (*string, error)
+	ToolName(ctx context.Context, obj *core.Message) (*string, error)
+
+	Command(ctx context.Context, obj *core.Message) (*string, error)
+	TurnStatus(ctx context.Context, obj *core.Message) (*core.TurnStatus, error)
+	TurnReason(ctx context.Context, obj *core.Message) (*string, error)
+
 	FileChange(ctx context.Context, obj *core.Message) (*core.FileChange, error)
+
+	Diff(ctx context.Context, obj *core.Message) (*string, error)
 }
 type MutationResolver interface {
+	CreateConnection(ctx context.Context, input model.ConnectionInput) (*core.Connection, error)
+	UpdateConnection(ctx context.Context, id string, input model.ConnectionInput) (*core.Connection, error)
+	DeleteConnection(ctx context.Context, id string) (bool, error)
+	ReorderConnections(ctx context.Context, ids []string) ([]core.Connection, error)
+	RefreshModels(ctx context.Context, connectionID string) (*core.Connection, error)
+	SetDefaultModel(ctx context.Context, purpose core.ModelPurpose, connectionID *string, model *string) (*core.DefaultModels, error)
 	CreateProject(ctx context.Context, input model.ProjectInput) (*core.Project, error)
 	DeleteProject(ctx context.Context, id string) (bool, error)
 	CreateSession(ctx context.Context, input model.CreateSessionInput) (*core.Session, error)
@@ -195,13 +273,24 @@ type MutationResolver interface {
 	DeleteSession(ctx context.Context, id string) (bool, error)
 }
 type QueryResolver interface {
+	Connections(ctx context.Context) ([]core.Connection, error)
+	DefaultModels(ctx context.Context) (*core.DefaultModels, error)
 	Projects(ctx context.Context) ([]core.Project, error)
 	Sessions(ctx context.Context, includeChildren *bool) ([]core.Session, error)
 	Session(ctx context.Context, id string) (*core.Session, error)
 	Events(ctx context.Context, sessionID string, afterSeq *int64, limit *int64) ([]core.Event, error)
 }
 type SessionResolver interface {
+	Title(ctx context.Context, obj *core.Session) (*string, error)
+
+	ConnectionID(ctx context.Context, obj *core.Session) (*string, error)
+	Model(ctx context.Context, obj *core.Session) (*string, error)
+	ReasoningEffort(ctx context.Context, obj *core.Session) (*string, error)
+
+	Route(ctx context.Context, obj *core.Session) (*string, error)
 	Project(ctx context.Context, obj *core.Session) (*core.Project, error)
+
+	ParentID(ctx context.Context, obj *core.Session) (*string, error)
 
 	Messages(ctx context.Context, obj *core.Session, includeInactive *bool) ([]core.Message, error)
 
@@ -329,6 +418,141 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.BrowserElement.URL(childComplexity), true
 
+	case "Capabilities.contextWindow":
+		if e.ComplexityRoot.Capabilities.ContextWindow == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Capabilities.ContextWindow(childComplexity), true
+	case "Capabilities.generation":
+		if e.ComplexityRoot.Capabilities.Generation == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Capabilities.Generation(childComplexity), true
+	case "Capabilities.imageInput":
+		if e.ComplexityRoot.Capabilities.ImageInput == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Capabilities.ImageInput(childComplexity), true
+	case "Capabilities.maxInputTokens":
+		if e.ComplexityRoot.Capabilities.MaxInputTokens == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Capabilities.MaxInputTokens(childComplexity), true
+	case "Capabilities.maxOutputTokens":
+		if e.ComplexityRoot.Capabilities.MaxOutputTokens == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Capabilities.MaxOutputTokens(childComplexity), true
+	case "Capabilities.reasoningEfforts":
+		if e.ComplexityRoot.Capabilities.ReasoningEfforts == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Capabilities.ReasoningEfforts(childComplexity), true
+	case "Capabilities.toolCalling":
+		if e.ComplexityRoot.Capabilities.ToolCalling == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Capabilities.ToolCalling(childComplexity), true
+	case "Capabilities.webSearch":
+		if e.ComplexityRoot.Capabilities.WebSearch == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Capabilities.WebSearch(childComplexity), true
+
+	case "Connection.apiKeyConfigured":
+		if e.ComplexityRoot.Connection.APIKeyConfigured == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Connection.APIKeyConfigured(childComplexity), true
+	case "Connection.authKind":
+		if e.ComplexityRoot.Connection.AuthKind == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Connection.AuthKind(childComplexity), true
+	case "Connection.baseUrl":
+		if e.ComplexityRoot.Connection.BaseURL == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Connection.BaseURL(childComplexity), true
+	case "Connection.id":
+		if e.ComplexityRoot.Connection.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Connection.ID(childComplexity), true
+	case "Connection.models":
+		if e.ComplexityRoot.Connection.Models == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Connection.Models(childComplexity), true
+	case "Connection.name":
+		if e.ComplexityRoot.Connection.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Connection.Name(childComplexity), true
+	case "Connection.order":
+		if e.ComplexityRoot.Connection.Order == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Connection.Order(childComplexity), true
+	case "Connection.providerKind":
+		if e.ComplexityRoot.Connection.ProviderKind == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Connection.ProviderKind(childComplexity), true
+	case "Connection.type":
+		if e.ComplexityRoot.Connection.Type == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Connection.Type(childComplexity), true
+	case "Connection.videoProtocol":
+		if e.ComplexityRoot.Connection.VideoProtocol == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Connection.VideoProtocol(childComplexity), true
+
+	case "DefaultModels.fast":
+		if e.ComplexityRoot.DefaultModels.Fast == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DefaultModels.Fast(childComplexity), true
+	case "DefaultModels.image":
+		if e.ComplexityRoot.DefaultModels.Image == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DefaultModels.Image(childComplexity), true
+	case "DefaultModels.language":
+		if e.ComplexityRoot.DefaultModels.Language == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DefaultModels.Language(childComplexity), true
+	case "DefaultModels.video":
+		if e.ComplexityRoot.DefaultModels.Video == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DefaultModels.Video(childComplexity), true
+
 	case "FileChange.action":
 		if e.ComplexityRoot.FileChange.Action == nil {
 			break
@@ -353,6 +577,25 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.FileChange.Path(childComplexity), true
+
+	case "Generation.audio":
+		if e.ComplexityRoot.Generation.Audio == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Generation.Audio(childComplexity), true
+	case "Generation.image":
+		if e.ComplexityRoot.Generation.Image == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Generation.Image(childComplexity), true
+	case "Generation.video":
+		if e.ComplexityRoot.Generation.Video == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Generation.Video(childComplexity), true
 
 	case "KernelEvent.at":
 		if e.ComplexityRoot.KernelEvent.At == nil {
@@ -506,6 +749,43 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Message.TurnStatus(childComplexity), true
 
+	case "Model.capabilities":
+		if e.ComplexityRoot.Model.Capabilities == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Model.Capabilities(childComplexity), true
+	case "Model.id":
+		if e.ComplexityRoot.Model.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Model.ID(childComplexity), true
+
+	case "ModelRef.connectionId":
+		if e.ComplexityRoot.ModelRef.ConnectionID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ModelRef.ConnectionID(childComplexity), true
+	case "ModelRef.model":
+		if e.ComplexityRoot.ModelRef.Model == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ModelRef.Model(childComplexity), true
+
+	case "Mutation.createConnection":
+		if e.ComplexityRoot.Mutation.CreateConnection == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_createConnection_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.CreateConnection(childComplexity, args["input"].(model.ConnectionInput)), true
 	case "Mutation.createProject":
 		if e.ComplexityRoot.Mutation.CreateProject == nil {
 			break
@@ -528,6 +808,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.CreateSession(childComplexity, args["input"].(model.CreateSessionInput)), true
+	case "Mutation.deleteConnection":
+		if e.ComplexityRoot.Mutation.DeleteConnection == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_deleteConnection_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.DeleteConnection(childComplexity, args["id"].(string)), true
 	case "Mutation.deleteProject":
 		if e.ComplexityRoot.Mutation.DeleteProject == nil {
 			break
@@ -550,6 +841,50 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.DeleteSession(childComplexity, args["id"].(string)), true
+	case "Mutation.refreshModels":
+		if e.ComplexityRoot.Mutation.RefreshModels == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_refreshModels_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.RefreshModels(childComplexity, args["connectionId"].(string)), true
+	case "Mutation.reorderConnections":
+		if e.ComplexityRoot.Mutation.ReorderConnections == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_reorderConnections_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.ReorderConnections(childComplexity, args["ids"].([]string)), true
+	case "Mutation.setDefaultModel":
+		if e.ComplexityRoot.Mutation.SetDefaultModel == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_setDefaultModel_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.SetDefaultModel(childComplexity, args["purpose"].(core.ModelPurpose), args["connectionId"].(*string), args["model"].(*string)), true
+	case "Mutation.updateConnection":
+		if e.ComplexityRoot.Mutation.UpdateConnection == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_updateConnection_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.UpdateConnection(childComplexity, args["id"].(string), args["input"].(model.ConnectionInput)), true
 	case "Mutation.updateSession":
 		if e.ComplexityRoot.Mutation.UpdateSession == nil {
 			break
@@ -587,6 +922,18 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Project.Path(childComplexity), true
 
+	case "Query.connections":
+		if e.ComplexityRoot.Query.Connections == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Query.Connections(childComplexity), true
+	case "Query.defaultModels":
+		if e.ComplexityRoot.Query.DefaultModels == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Query.DefaultModels(childComplexity), true
 	case "Query.events":
 		if e.ComplexityRoot.Query.Events == nil {
 			break
@@ -717,6 +1064,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Session.ReasoningEffort(childComplexity), true
+	case "Session.route":
+		if e.ComplexityRoot.Session.Route == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Session.Route(childComplexity), true
 	case "Session.tasks":
 		if e.ComplexityRoot.Session.Tasks == nil {
 			break
@@ -856,7 +1209,11 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 	ec := newExecutionContext(opCtx, e, make(chan graphql.DeferredResult))
 	inputUnmarshalers := func() *graphql.InputUnmarshalerIndex {
 		return graphql.NewInputUnmarshalerIndex(
+			graphql.NewInputUnmarshaler("CapabilitiesInput", ec.unmarshalInputCapabilitiesInput),
+			graphql.NewInputUnmarshaler("ConnectionInput", ec.unmarshalInputConnectionInput),
 			graphql.NewInputUnmarshaler("CreateSessionInput", ec.unmarshalInputCreateSessionInput),
+			graphql.NewInputUnmarshaler("GenerationInput", ec.unmarshalInputGenerationInput),
+			graphql.NewInputUnmarshaler("ModelInput", ec.unmarshalInputModelInput),
 			graphql.NewInputUnmarshaler("ProjectInput", ec.unmarshalInputProjectInput),
 			graphql.NewInputUnmarshaler("UpdateSessionInput", ec.unmarshalInputUpdateSessionInput),
 		)
@@ -1015,6 +1372,89 @@ enum FileAction {
   DELETE
 }
 
+"What a connection is used for. Only LANGUAGE connections serve chat sessions."
+enum ConnectionType {
+  LANGUAGE
+  IMAGE
+  VIDEO
+}
+
+"How a connection authenticates; only API keys today (an empty key is fine for local endpoints)."
+enum AuthKind {
+  API_KEY
+}
+
+"A default model slot."
+enum ModelPurpose {
+  "New sessions."
+  LANGUAGE
+  "Titles and other short tasks."
+  FAST
+  IMAGE
+  VIDEO
+}
+
+"Generation flags of a model; null = unknown."
+type Generation {
+  image: Boolean
+  video: Boolean
+  audio: Boolean
+}
+
+"What a model can do. Every field may be null: null means unknown, never unsupported. Only an explicit imageInput: false rejects images before a request is sent."
+type Capabilities {
+  contextWindow: Int
+  maxInputTokens: Int
+  maxOutputTokens: Int
+  imageInput: Boolean
+  toolCalling: Boolean
+  reasoningEfforts: [String!]
+  webSearch: Boolean
+  generation: Generation
+}
+
+"One model offered by a connection."
+type Model {
+  id: ID!
+  capabilities: Capabilities!
+}
+
+"""
+A user-configured account or endpoint. The API key is never returned by any
+field; apiKeyConfigured says whether one is set. Keys live in connections.json
+in the kernel's private data directory.
+"""
+type Connection {
+  id: ID!
+  name: String!
+  type: ConnectionType!
+  "Provider runtime kind; \"openai\" (OpenAI-compatible Chat Completions) is built in."
+  providerKind: String!
+  "Base URL of the API, conventionally ending in /v1 (e.g. https://api.openai.com/v1, http://127.0.0.1:11434/v1)."
+  baseUrl: String!
+  authKind: AuthKind!
+  apiKeyConfigured: Boolean!
+  "Generation protocol of a VIDEO connection."
+  videoProtocol: String
+  models: [Model!]!
+  "Position in the list (0 first); decides which language connection new sessions prefer without a default."
+  order: Int!
+}
+
+"A model of a connection."
+type ModelRef {
+  connectionId: ID!
+  model: String!
+}
+
+"The default model per purpose; null = none."
+type DefaultModels {
+  language: ModelRef
+  fast: ModelRef
+  image: ModelRef
+  video: ModelRef
+}
+
 "A directory reference. Deleting a project deletes the sessions bound to it, never the directory."
 type Project {
   id: ID!
@@ -1038,10 +1478,13 @@ type Session {
   title: String
   "Organisation only; never sent to a model."
   pinned: Boolean!
+  "The bound language connection; null when unbound (e.g. its connection was deleted): turns then fail with UNAVAILABLE until one is chosen."
   connectionId: ID
   model: String
   reasoningEffort: String
   approvalMode: ApprovalMode!
+  "Route key of the bound connection and model (PRV-10), for diagnostics; null when unbound."
+  route: String
   "The bound project; once set it can never change (SES-3)."
   project: Project
   phase: Phase!
@@ -1084,19 +1527,22 @@ type Attachment {
 "A page element the user selected; models see it as untrusted page data."
 type BrowserElement {
   url: String!
-  title: String
-  tag: String
-  selector: String
-  text: String
-  html: String
+  "Empty when absent, like the other fields."
+  title: String!
+  tag: String!
+  selector: String!
+  text: String!
+  html: String!
 }
 
 "A file a tool created, modified or deleted, with content hashes of the stored before/after bytes."
 type FileChange {
   path: String!
   action: FileAction!
-  beforeHash: String
-  afterHash: String
+  "SHA-256 of the content before; empty for a created file."
+  beforeHash: String!
+  "SHA-256 of the content after; empty for a deleted file."
+  afterHash: String!
 }
 
 "A complete history message."
@@ -1164,6 +1610,9 @@ type KernelEvent {
 }
 
 type Query {
+  "Connections in order."
+  connections: [Connection!]!
+  defaultModels: DefaultModels!
   projects: [Project!]!
   "Top-level sessions, newest first; child sessions too when includeChildren."
   sessions(includeChildren: Boolean = false): [Session!]!
@@ -1179,6 +1628,57 @@ input ProjectInput {
   path: String!
 }
 
+"""
+Capability declarations; omitted fields are unknown. Limits must not be
+negative, and max input/output must not exceed a declared context window.
+"""
+input CapabilitiesInput {
+  contextWindow: Int
+  maxInputTokens: Int
+  maxOutputTokens: Int
+  imageInput: Boolean
+  toolCalling: Boolean
+  reasoningEfforts: [String!]
+  webSearch: Boolean
+  generation: GenerationInput
+}
+
+input GenerationInput {
+  image: Boolean
+  video: Boolean
+  audio: Boolean
+}
+
+input ModelInput {
+  id: ID!
+  capabilities: CapabilitiesInput
+}
+
+"""
+Creates or updates a connection. On create, omitted fields default to type
+LANGUAGE, providerKind "openai" and authKind API_KEY. On update the input is a
+patch: omitted fields keep their values; apiKey null keeps the stored key and
+"" clears it; models null keeps the list. apiKey may be "env:NAME" to read the
+key from the kernel's environment at call time.
+"""
+input ConnectionInput {
+  name: String
+  type: ConnectionType
+  providerKind: String
+  baseUrl: String
+  authKind: AuthKind
+  apiKey: String
+  models: [ModelInput!]
+  order: Int
+  "Required for VIDEO connections: openai_video."
+  videoProtocol: String
+}
+
+"""
+All optional. Without connectionId and model the session binds the LANGUAGE
+default, else the first language connection by order and its first model;
+with no language connection at all it is created unbound.
+"""
 input CreateSessionInput {
   connectionId: ID
   model: String
@@ -1205,6 +1705,17 @@ input UpdateSessionInput {
 }
 
 type Mutation {
+  createConnection(input: ConnectionInput!): Connection!
+  "A patch; see ConnectionInput."
+  updateConnection(id: ID!, input: ConnectionInput!): Connection!
+  "Deletes the connection, clears defaults that point at it and unbinds the sessions that use it (their history stays)."
+  deleteConnection(id: ID!): Boolean!
+  "ids must list every connection exactly once, in the new order."
+  reorderConnections(ids: [ID!]!): [Connection!]!
+  "Asks the provider's model lister (GET {baseUrl}/models); UNAVAILABLE when the provider cannot list models. Declared capabilities of models that still exist are kept."
+  refreshModels(connectionId: ID!): Connection!
+  "Sets (or, with connectionId and model null, clears) a default model."
+  setDefaultModel(purpose: ModelPurpose!, connectionId: ID, model: String): DefaultModels!
   createProject(input: ProjectInput!): Project!
   "Deletes the project and every session bound to it; the directory is untouched."
   deleteProject(id: ID!): Boolean!
@@ -1272,6 +1783,68 @@ func (ec *executionContext) childFields_BrowserElement(ctx context.Context, fiel
 	return nil, fmt.Errorf("no field named %q was found under type BrowserElement", field.Name)
 }
 
+func (ec *executionContext) childFields_Capabilities(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "contextWindow":
+		return ec.fieldContext_Capabilities_contextWindow(ctx, field)
+	case "maxInputTokens":
+		return ec.fieldContext_Capabilities_maxInputTokens(ctx, field)
+	case "maxOutputTokens":
+		return ec.fieldContext_Capabilities_maxOutputTokens(ctx, field)
+	case "imageInput":
+		return ec.fieldContext_Capabilities_imageInput(ctx, field)
+	case "toolCalling":
+		return ec.fieldContext_Capabilities_toolCalling(ctx, field)
+	case "reasoningEfforts":
+		return ec.fieldContext_Capabilities_reasoningEfforts(ctx, field)
+	case "webSearch":
+		return ec.fieldContext_Capabilities_webSearch(ctx, field)
+	case "generation":
+		return ec.fieldContext_Capabilities_generation(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Capabilities", field.Name)
+}
+
+func (ec *executionContext) childFields_Connection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_Connection_id(ctx, field)
+	case "name":
+		return ec.fieldContext_Connection_name(ctx, field)
+	case "type":
+		return ec.fieldContext_Connection_type(ctx, field)
+	case "providerKind":
+		return ec.fieldContext_Connection_providerKind(ctx, field)
+	case "baseUrl":
+		return ec.fieldContext_Connection_baseUrl(ctx, field)
+	case "authKind":
+		return ec.fieldContext_Connection_authKind(ctx, field)
+	case "apiKeyConfigured":
+		return ec.fieldContext_Connection_apiKeyConfigured(ctx, field)
+	case "videoProtocol":
+		return ec.fieldContext_Connection_videoProtocol(ctx, field)
+	case "models":
+		return ec.fieldContext_Connection_models(ctx, field)
+	case "order":
+		return ec.fieldContext_Connection_order(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Connection", field.Name)
+}
+
+func (ec *executionContext) childFields_DefaultModels(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "language":
+		return ec.fieldContext_DefaultModels_language(ctx, field)
+	case "fast":
+		return ec.fieldContext_DefaultModels_fast(ctx, field)
+	case "image":
+		return ec.fieldContext_DefaultModels_image(ctx, field)
+	case "video":
+		return ec.fieldContext_DefaultModels_video(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type DefaultModels", field.Name)
+}
+
 func (ec *executionContext) childFields_FileChange(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "path":
@@ -1284,6 +1857,18 @@ func (ec *executionContext) childFields_FileChange(ctx context.Context, field gr
 		return ec.fieldContext_FileChange_afterHash(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type FileChange", field.Name)
+}
+
+func (ec *executionContext) childFields_Generation(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "image":
+		return ec.fieldContext_Generation_image(ctx, field)
+	case "video":
+		return ec.fieldContext_Generation_video(ctx, field)
+	case "audio":
+		return ec.fieldContext_Generation_audio(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Generation", field.Name)
 }
 
 func (ec *executionContext) childFields_KernelEvent(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -1348,6 +1933,26 @@ func (ec *executionContext) childFields_Message(ctx context.Context, field graph
 	return nil, fmt.Errorf("no field named %q was found under type Message", field.Name)
 }
 
+func (ec *executionContext) childFields_Model(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_Model_id(ctx, field)
+	case "capabilities":
+		return ec.fieldContext_Model_capabilities(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Model", field.Name)
+}
+
+func (ec *executionContext) childFields_ModelRef(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "connectionId":
+		return ec.fieldContext_ModelRef_connectionId(ctx, field)
+	case "model":
+		return ec.fieldContext_ModelRef_model(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ModelRef", field.Name)
+}
+
 func (ec *executionContext) childFields_Project(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "id":
@@ -1378,6 +1983,8 @@ func (ec *executionContext) childFields_Session(ctx context.Context, field graph
 		return ec.fieldContext_Session_reasoningEffort(ctx, field)
 	case "approvalMode":
 		return ec.fieldContext_Session_approvalMode(ctx, field)
+	case "route":
+		return ec.fieldContext_Session_route(ctx, field)
 	case "project":
 		return ec.fieldContext_Session_project(ctx, field)
 	case "phase":
@@ -1566,6 +2173,20 @@ func (ec *executionContext) childFields___Type(ctx context.Context, field graphq
 
 // region    ***************************** args.gotpl *****************************
 
+func (ec *executionContext) field_Mutation_createConnection_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.ConnectionInput, error) {
+			return ec.unmarshalNConnectionInput2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋgraphᚋmodelᚐConnectionInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_createProject_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -1594,6 +2215,20 @@ func (ec *executionContext) field_Mutation_createSession_args(ctx context.Contex
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_deleteConnection_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_deleteProject_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -1619,6 +2254,86 @@ func (ec *executionContext) field_Mutation_deleteSession_args(ctx context.Contex
 		return nil, err
 	}
 	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_refreshModels_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "connectionId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["connectionId"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_reorderConnections_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "ids",
+		func(ctx context.Context, v any) ([]string, error) {
+			return ec.unmarshalNID2ᚕstringᚄ(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["ids"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_setDefaultModel_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "purpose",
+		func(ctx context.Context, v any) (core.ModelPurpose, error) {
+			return ec.unmarshalNModelPurpose2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐModelPurpose(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["purpose"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "connectionId",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOID2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["connectionId"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "model",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["model"] = arg2
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_updateConnection_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.ConnectionInput, error) {
+			return ec.unmarshalNConnectionInput2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋgraphᚋmodelᚐConnectionInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg1
 	return args, nil
 }
 
@@ -2046,10 +2761,10 @@ func (ec *executionContext) _BrowserElement_title(ctx context.Context, field gra
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalOString2string(ctx, selections, v)
+			return ec.marshalNString2string(ctx, selections, v)
 		},
 		true,
-		false,
+		true,
 	)
 }
 func (ec *executionContext) fieldContext_BrowserElement_title(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -2069,10 +2784,10 @@ func (ec *executionContext) _BrowserElement_tag(ctx context.Context, field graph
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalOString2string(ctx, selections, v)
+			return ec.marshalNString2string(ctx, selections, v)
 		},
 		true,
-		false,
+		true,
 	)
 }
 func (ec *executionContext) fieldContext_BrowserElement_tag(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -2092,10 +2807,10 @@ func (ec *executionContext) _BrowserElement_selector(ctx context.Context, field 
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalOString2string(ctx, selections, v)
+			return ec.marshalNString2string(ctx, selections, v)
 		},
 		true,
-		false,
+		true,
 	)
 }
 func (ec *executionContext) fieldContext_BrowserElement_selector(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -2115,10 +2830,10 @@ func (ec *executionContext) _BrowserElement_text(ctx context.Context, field grap
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalOString2string(ctx, selections, v)
+			return ec.marshalNString2string(ctx, selections, v)
 		},
 		true,
-		false,
+		true,
 	)
 }
 func (ec *executionContext) fieldContext_BrowserElement_text(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -2138,14 +2853,574 @@ func (ec *executionContext) _BrowserElement_html(ctx context.Context, field grap
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalOString2string(ctx, selections, v)
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BrowserElement_html(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BrowserElement", field, false, false, "String")
+}
+
+func (ec *executionContext) _Capabilities_contextWindow(ctx context.Context, field graphql.CollectedField, obj *core.Capabilities) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Capabilities_contextWindow(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ContextWindow, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int64) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint64(ctx, selections, v)
 		},
 		true,
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_BrowserElement_html(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("BrowserElement", field, false, false, "String")
+func (ec *executionContext) fieldContext_Capabilities_contextWindow(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Capabilities", field, false, false, "Int")
+}
+
+func (ec *executionContext) _Capabilities_maxInputTokens(ctx context.Context, field graphql.CollectedField, obj *core.Capabilities) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Capabilities_maxInputTokens(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.MaxInputTokens, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int64) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Capabilities_maxInputTokens(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Capabilities", field, false, false, "Int")
+}
+
+func (ec *executionContext) _Capabilities_maxOutputTokens(ctx context.Context, field graphql.CollectedField, obj *core.Capabilities) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Capabilities_maxOutputTokens(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.MaxOutputTokens, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int64) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Capabilities_maxOutputTokens(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Capabilities", field, false, false, "Int")
+}
+
+func (ec *executionContext) _Capabilities_imageInput(ctx context.Context, field graphql.CollectedField, obj *core.Capabilities) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Capabilities_imageInput(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ImageInput, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *bool) graphql.Marshaler {
+			return ec.marshalOBoolean2ᚖbool(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Capabilities_imageInput(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Capabilities", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _Capabilities_toolCalling(ctx context.Context, field graphql.CollectedField, obj *core.Capabilities) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Capabilities_toolCalling(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ToolCalling, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *bool) graphql.Marshaler {
+			return ec.marshalOBoolean2ᚖbool(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Capabilities_toolCalling(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Capabilities", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _Capabilities_reasoningEfforts(ctx context.Context, field graphql.CollectedField, obj *core.Capabilities) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Capabilities_reasoningEfforts(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ReasoningEfforts, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalOString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Capabilities_reasoningEfforts(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Capabilities", field, false, false, "String")
+}
+
+func (ec *executionContext) _Capabilities_webSearch(ctx context.Context, field graphql.CollectedField, obj *core.Capabilities) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Capabilities_webSearch(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.WebSearch, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *bool) graphql.Marshaler {
+			return ec.marshalOBoolean2ᚖbool(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Capabilities_webSearch(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Capabilities", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _Capabilities_generation(ctx context.Context, field graphql.CollectedField, obj *core.Capabilities) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Capabilities_generation(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Generation, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *core.Generation) graphql.Marshaler {
+			return ec.marshalOGeneration2ᚖgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐGeneration(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Capabilities_generation(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Capabilities",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Generation(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Connection_id(ctx context.Context, field graphql.CollectedField, obj *core.Connection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Connection_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Connection_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Connection", field, false, false, "ID")
+}
+
+func (ec *executionContext) _Connection_name(ctx context.Context, field graphql.CollectedField, obj *core.Connection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Connection_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Connection_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Connection", field, false, false, "String")
+}
+
+func (ec *executionContext) _Connection_type(ctx context.Context, field graphql.CollectedField, obj *core.Connection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Connection_type(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Type, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v core.ConnectionType) graphql.Marshaler {
+			return ec.marshalNConnectionType2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐConnectionType(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Connection_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Connection", field, false, false, "ConnectionType")
+}
+
+func (ec *executionContext) _Connection_providerKind(ctx context.Context, field graphql.CollectedField, obj *core.Connection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Connection_providerKind(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ProviderKind, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Connection_providerKind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Connection", field, false, false, "String")
+}
+
+func (ec *executionContext) _Connection_baseUrl(ctx context.Context, field graphql.CollectedField, obj *core.Connection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Connection_baseUrl(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.BaseURL, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Connection_baseUrl(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Connection", field, false, false, "String")
+}
+
+func (ec *executionContext) _Connection_authKind(ctx context.Context, field graphql.CollectedField, obj *core.Connection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Connection_authKind(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AuthKind, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v core.AuthKind) graphql.Marshaler {
+			return ec.marshalNAuthKind2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐAuthKind(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Connection_authKind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Connection", field, false, false, "AuthKind")
+}
+
+func (ec *executionContext) _Connection_apiKeyConfigured(ctx context.Context, field graphql.CollectedField, obj *core.Connection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Connection_apiKeyConfigured(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Connection().APIKeyConfigured(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Connection_apiKeyConfigured(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Connection", field, true, true, "Boolean")
+}
+
+func (ec *executionContext) _Connection_videoProtocol(ctx context.Context, field graphql.CollectedField, obj *core.Connection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Connection_videoProtocol(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Connection().VideoProtocol(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Connection_videoProtocol(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Connection", field, true, true, "String")
+}
+
+func (ec *executionContext) _Connection_models(ctx context.Context, field graphql.CollectedField, obj *core.Connection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Connection_models(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Models, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []core.Model) graphql.Marshaler {
+			return ec.marshalNModel2ᚕgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐModelᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Connection_models(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Connection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Model(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Connection_order(ctx context.Context, field graphql.CollectedField, obj *core.Connection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Connection_order(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Order, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Connection_order(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Connection", field, false, false, "Int")
+}
+
+func (ec *executionContext) _DefaultModels_language(ctx context.Context, field graphql.CollectedField, obj *core.DefaultModels) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DefaultModels_language(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Language, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *core.ModelRef) graphql.Marshaler {
+			return ec.marshalOModelRef2ᚖgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐModelRef(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_DefaultModels_language(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "DefaultModels",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ModelRef(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _DefaultModels_fast(ctx context.Context, field graphql.CollectedField, obj *core.DefaultModels) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DefaultModels_fast(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Fast, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *core.ModelRef) graphql.Marshaler {
+			return ec.marshalOModelRef2ᚖgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐModelRef(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_DefaultModels_fast(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "DefaultModels",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ModelRef(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _DefaultModels_image(ctx context.Context, field graphql.CollectedField, obj *core.DefaultModels) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DefaultModels_image(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Image, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *core.ModelRef) graphql.Marshaler {
+			return ec.marshalOModelRef2ᚖgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐModelRef(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_DefaultModels_image(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "DefaultModels",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ModelRef(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _DefaultModels_video(ctx context.Context, field graphql.CollectedField, obj *core.DefaultModels) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DefaultModels_video(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Video, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *core.ModelRef) graphql.Marshaler {
+			return ec.marshalOModelRef2ᚖgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐModelRef(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_DefaultModels_video(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "DefaultModels",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ModelRef(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _FileChange_path(ctx context.Context, field graphql.CollectedField, obj *core.FileChange) (ret graphql.Marshaler) {
@@ -2207,10 +3482,10 @@ func (ec *executionContext) _FileChange_beforeHash(ctx context.Context, field gr
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalOString2string(ctx, selections, v)
+			return ec.marshalNString2string(ctx, selections, v)
 		},
 		true,
-		false,
+		true,
 	)
 }
 func (ec *executionContext) fieldContext_FileChange_beforeHash(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -2230,14 +3505,83 @@ func (ec *executionContext) _FileChange_afterHash(ctx context.Context, field gra
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalOString2string(ctx, selections, v)
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_FileChange_afterHash(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("FileChange", field, false, false, "String")
+}
+
+func (ec *executionContext) _Generation_image(ctx context.Context, field graphql.CollectedField, obj *core.Generation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Generation_image(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Image, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *bool) graphql.Marshaler {
+			return ec.marshalOBoolean2ᚖbool(ctx, selections, v)
 		},
 		true,
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_FileChange_afterHash(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("FileChange", field, false, false, "String")
+func (ec *executionContext) fieldContext_Generation_image(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Generation", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _Generation_video(ctx context.Context, field graphql.CollectedField, obj *core.Generation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Generation_video(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Video, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *bool) graphql.Marshaler {
+			return ec.marshalOBoolean2ᚖbool(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Generation_video(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Generation", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _Generation_audio(ctx context.Context, field graphql.CollectedField, obj *core.Generation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Generation_audio(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Audio, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *bool) graphql.Marshaler {
+			return ec.marshalOBoolean2ᚖbool(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Generation_audio(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Generation", field, false, false, "Boolean")
 }
 
 func (ec *executionContext) _KernelEvent_type(ctx context.Context, field graphql.CollectedField, obj *core.KernelEvent) (ret graphql.Marshaler) {
@@ -2442,18 +3786,18 @@ func (ec *executionContext) _Message_reasoning(ctx context.Context, field graphq
 			return ec.fieldContext_Message_reasoning(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Reasoning, nil
+			return ec.Resolvers.Message().Reasoning(ctx, obj)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalOString2string(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
 		},
 		true,
 		false,
 	)
 }
 func (ec *executionContext) fieldContext_Message_reasoning(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Message", field, false, false, "String")
+	return graphql.NewScalarFieldContext("Message", field, true, true, "String")
 }
 
 func (ec *executionContext) _Message_toolCalls(ctx context.Context, field graphql.CollectedField, obj *core.Message) (ret graphql.Marshaler) {
@@ -2497,18 +3841,18 @@ func (ec *executionContext) _Message_toolCallId(ctx context.Context, field graph
 			return ec.fieldContext_Message_toolCallId(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.ToolCallID, nil
+			return ec.Resolvers.Message().ToolCallID(ctx, obj)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalOID2string(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOID2ᚖstring(ctx, selections, v)
 		},
 		true,
 		false,
 	)
 }
 func (ec *executionContext) fieldContext_Message_toolCallId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Message", field, false, false, "ID")
+	return graphql.NewScalarFieldContext("Message", field, true, true, "ID")
 }
 
 func (ec *executionContext) _Message_toolName(ctx context.Context, field graphql.CollectedField, obj *core.Message) (ret graphql.Marshaler) {
@@ -2520,18 +3864,18 @@ func (ec *executionContext) _Message_toolName(ctx context.Context, field graphql
 			return ec.fieldContext_Message_toolName(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.ToolName, nil
+			return ec.Resolvers.Message().ToolName(ctx, obj)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalOString2string(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
 		},
 		true,
 		false,
 	)
 }
 func (ec *executionContext) fieldContext_Message_toolName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Message", field, false, false, "String")
+	return graphql.NewScalarFieldContext("Message", field, true, true, "String")
 }
 
 func (ec *executionContext) _Message_isError(ctx context.Context, field graphql.CollectedField, obj *core.Message) (ret graphql.Marshaler) {
@@ -2630,18 +3974,18 @@ func (ec *executionContext) _Message_command(ctx context.Context, field graphql.
 			return ec.fieldContext_Message_command(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Command, nil
+			return ec.Resolvers.Message().Command(ctx, obj)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalOString2string(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
 		},
 		true,
 		false,
 	)
 }
 func (ec *executionContext) fieldContext_Message_command(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Message", field, false, false, "String")
+	return graphql.NewScalarFieldContext("Message", field, true, true, "String")
 }
 
 func (ec *executionContext) _Message_turnStatus(ctx context.Context, field graphql.CollectedField, obj *core.Message) (ret graphql.Marshaler) {
@@ -2653,18 +3997,18 @@ func (ec *executionContext) _Message_turnStatus(ctx context.Context, field graph
 			return ec.fieldContext_Message_turnStatus(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.TurnStatus, nil
+			return ec.Resolvers.Message().TurnStatus(ctx, obj)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v core.TurnStatus) graphql.Marshaler {
-			return ec.marshalOTurnStatus2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐTurnStatus(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *core.TurnStatus) graphql.Marshaler {
+			return ec.marshalOTurnStatus2ᚖgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐTurnStatus(ctx, selections, v)
 		},
 		true,
 		false,
 	)
 }
 func (ec *executionContext) fieldContext_Message_turnStatus(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Message", field, false, false, "TurnStatus")
+	return graphql.NewScalarFieldContext("Message", field, true, true, "TurnStatus")
 }
 
 func (ec *executionContext) _Message_turnReason(ctx context.Context, field graphql.CollectedField, obj *core.Message) (ret graphql.Marshaler) {
@@ -2676,18 +4020,18 @@ func (ec *executionContext) _Message_turnReason(ctx context.Context, field graph
 			return ec.fieldContext_Message_turnReason(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.TurnReason, nil
+			return ec.Resolvers.Message().TurnReason(ctx, obj)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalOString2string(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
 		},
 		true,
 		false,
 	)
 }
 func (ec *executionContext) fieldContext_Message_turnReason(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Message", field, false, false, "String")
+	return graphql.NewScalarFieldContext("Message", field, true, true, "String")
 }
 
 func (ec *executionContext) _Message_startedAt(ctx context.Context, field graphql.CollectedField, obj *core.Message) (ret graphql.Marshaler) {
@@ -2832,18 +4176,18 @@ func (ec *executionContext) _Message_diff(ctx context.Context, field graphql.Col
 			return ec.fieldContext_Message_diff(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Diff, nil
+			return ec.Resolvers.Message().Diff(ctx, obj)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalOString2string(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
 		},
 		true,
 		false,
 	)
 }
 func (ec *executionContext) fieldContext_Message_diff(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Message", field, false, false, "String")
+	return graphql.NewScalarFieldContext("Message", field, true, true, "String")
 }
 
 func (ec *executionContext) _Message_interrupted(ctx context.Context, field graphql.CollectedField, obj *core.Message) (ret graphql.Marshaler) {
@@ -2867,6 +4211,371 @@ func (ec *executionContext) _Message_interrupted(ctx context.Context, field grap
 }
 func (ec *executionContext) fieldContext_Message_interrupted(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Message", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _Model_id(ctx context.Context, field graphql.CollectedField, obj *core.Model) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Model_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Model_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Model", field, false, false, "ID")
+}
+
+func (ec *executionContext) _Model_capabilities(ctx context.Context, field graphql.CollectedField, obj *core.Model) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Model_capabilities(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Capabilities, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v core.Capabilities) graphql.Marshaler {
+			return ec.marshalNCapabilities2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐCapabilities(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Model_capabilities(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Model",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Capabilities(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ModelRef_connectionId(ctx context.Context, field graphql.CollectedField, obj *core.ModelRef) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ModelRef_connectionId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ConnectionID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ModelRef_connectionId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ModelRef", field, false, false, "ID")
+}
+
+func (ec *executionContext) _ModelRef_model(ctx context.Context, field graphql.CollectedField, obj *core.ModelRef) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ModelRef_model(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Model, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ModelRef_model(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ModelRef", field, false, false, "String")
+}
+
+func (ec *executionContext) _Mutation_createConnection(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_createConnection(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().CreateConnection(ctx, fc.Args["input"].(model.ConnectionInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *core.Connection) graphql.Marshaler {
+			return ec.marshalNConnection2ᚖgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_createConnection(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Connection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_createConnection_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_updateConnection(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_updateConnection(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().UpdateConnection(ctx, fc.Args["id"].(string), fc.Args["input"].(model.ConnectionInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *core.Connection) graphql.Marshaler {
+			return ec.marshalNConnection2ᚖgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_updateConnection(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Connection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_updateConnection_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_deleteConnection(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_deleteConnection(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().DeleteConnection(ctx, fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_deleteConnection(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type Boolean does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_deleteConnection_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_reorderConnections(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_reorderConnections(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().ReorderConnections(ctx, fc.Args["ids"].([]string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []core.Connection) graphql.Marshaler {
+			return ec.marshalNConnection2ᚕgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐConnectionᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_reorderConnections(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Connection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_reorderConnections_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_refreshModels(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_refreshModels(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().RefreshModels(ctx, fc.Args["connectionId"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *core.Connection) graphql.Marshaler {
+			return ec.marshalNConnection2ᚖgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_refreshModels(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Connection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_refreshModels_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_setDefaultModel(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_setDefaultModel(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().SetDefaultModel(ctx, fc.Args["purpose"].(core.ModelPurpose), fc.Args["connectionId"].(*string), fc.Args["model"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *core.DefaultModels) graphql.Marshaler {
+			return ec.marshalNDefaultModels2ᚖgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐDefaultModels(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_setDefaultModel(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_DefaultModels(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_setDefaultModel_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _Mutation_createProject(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
@@ -3181,6 +4890,70 @@ func (ec *executionContext) fieldContext_Project_createdAt(_ context.Context, fi
 	return graphql.NewScalarFieldContext("Project", field, false, false, "Time")
 }
 
+func (ec *executionContext) _Query_connections(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_connections(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Query().Connections(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []core.Connection) graphql.Marshaler {
+			return ec.marshalNConnection2ᚕgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐConnectionᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_connections(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Connection(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_defaultModels(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_defaultModels(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Query().DefaultModels(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *core.DefaultModels) graphql.Marshaler {
+			return ec.marshalNDefaultModels2ᚖgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐDefaultModels(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_defaultModels(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_DefaultModels(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Query_projects(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -3453,18 +5226,18 @@ func (ec *executionContext) _Session_title(ctx context.Context, field graphql.Co
 			return ec.fieldContext_Session_title(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Title, nil
+			return ec.Resolvers.Session().Title(ctx, obj)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalOString2string(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
 		},
 		true,
 		false,
 	)
 }
 func (ec *executionContext) fieldContext_Session_title(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Session", field, false, false, "String")
+	return graphql.NewScalarFieldContext("Session", field, true, true, "String")
 }
 
 func (ec *executionContext) _Session_pinned(ctx context.Context, field graphql.CollectedField, obj *core.Session) (ret graphql.Marshaler) {
@@ -3499,18 +5272,18 @@ func (ec *executionContext) _Session_connectionId(ctx context.Context, field gra
 			return ec.fieldContext_Session_connectionId(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.ConnectionID, nil
+			return ec.Resolvers.Session().ConnectionID(ctx, obj)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalOID2string(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOID2ᚖstring(ctx, selections, v)
 		},
 		true,
 		false,
 	)
 }
 func (ec *executionContext) fieldContext_Session_connectionId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Session", field, false, false, "ID")
+	return graphql.NewScalarFieldContext("Session", field, true, true, "ID")
 }
 
 func (ec *executionContext) _Session_model(ctx context.Context, field graphql.CollectedField, obj *core.Session) (ret graphql.Marshaler) {
@@ -3522,18 +5295,18 @@ func (ec *executionContext) _Session_model(ctx context.Context, field graphql.Co
 			return ec.fieldContext_Session_model(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Model, nil
+			return ec.Resolvers.Session().Model(ctx, obj)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalOString2string(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
 		},
 		true,
 		false,
 	)
 }
 func (ec *executionContext) fieldContext_Session_model(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Session", field, false, false, "String")
+	return graphql.NewScalarFieldContext("Session", field, true, true, "String")
 }
 
 func (ec *executionContext) _Session_reasoningEffort(ctx context.Context, field graphql.CollectedField, obj *core.Session) (ret graphql.Marshaler) {
@@ -3545,18 +5318,18 @@ func (ec *executionContext) _Session_reasoningEffort(ctx context.Context, field 
 			return ec.fieldContext_Session_reasoningEffort(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.ReasoningEffort, nil
+			return ec.Resolvers.Session().ReasoningEffort(ctx, obj)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalOString2string(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
 		},
 		true,
 		false,
 	)
 }
 func (ec *executionContext) fieldContext_Session_reasoningEffort(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Session", field, false, false, "String")
+	return graphql.NewScalarFieldContext("Session", field, true, true, "String")
 }
 
 func (ec *executionContext) _Session_approvalMode(ctx context.Context, field graphql.CollectedField, obj *core.Session) (ret graphql.Marshaler) {
@@ -3580,6 +5353,29 @@ func (ec *executionContext) _Session_approvalMode(ctx context.Context, field gra
 }
 func (ec *executionContext) fieldContext_Session_approvalMode(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Session", field, false, false, "ApprovalMode")
+}
+
+func (ec *executionContext) _Session_route(ctx context.Context, field graphql.CollectedField, obj *core.Session) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Session_route(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Session().Route(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Session_route(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Session", field, true, true, "String")
 }
 
 func (ec *executionContext) _Session_project(ctx context.Context, field graphql.CollectedField, obj *core.Session) (ret graphql.Marshaler) {
@@ -3669,18 +5465,18 @@ func (ec *executionContext) _Session_parentId(ctx context.Context, field graphql
 			return ec.fieldContext_Session_parentId(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.ParentID, nil
+			return ec.Resolvers.Session().ParentID(ctx, obj)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalOID2string(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOID2ᚖstring(ctx, selections, v)
 		},
 		true,
 		false,
 	)
 }
 func (ec *executionContext) fieldContext_Session_parentId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Session", field, false, false, "ID")
+	return graphql.NewScalarFieldContext("Session", field, true, true, "ID")
 }
 
 func (ec *executionContext) _Session_createdAt(ctx context.Context, field graphql.CollectedField, obj *core.Session) (ret graphql.Marshaler) {
@@ -5363,6 +7159,195 @@ func (ec *executionContext) fieldContext___Type_isOneOf(_ context.Context, field
 
 // region    **************************** input.gotpl *****************************
 
+func (ec *executionContext) unmarshalInputCapabilitiesInput(ctx context.Context, obj any) (core.Capabilities, error) {
+	var it core.Capabilities
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"contextWindow", "maxInputTokens", "maxOutputTokens", "imageInput", "toolCalling", "reasoningEfforts", "webSearch", "generation"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "contextWindow":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("contextWindow"))
+			data, err := ec.unmarshalOInt2ᚖint64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ContextWindow = data
+		case "maxInputTokens":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("maxInputTokens"))
+			data, err := ec.unmarshalOInt2ᚖint64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MaxInputTokens = data
+		case "maxOutputTokens":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("maxOutputTokens"))
+			data, err := ec.unmarshalOInt2ᚖint64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MaxOutputTokens = data
+		case "imageInput":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("imageInput"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ImageInput = data
+		case "toolCalling":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("toolCalling"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ToolCalling = data
+		case "reasoningEfforts":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("reasoningEfforts"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ReasoningEfforts = data
+		case "webSearch":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("webSearch"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.WebSearch = data
+		case "generation":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("generation"))
+			data, err := ec.unmarshalOGenerationInput2ᚖgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐGeneration(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Generation = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalCapabilitiesInput unmarshals raw into the CapabilitiesInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalCapabilitiesInput(ctx context.Context, raw any) (core.Capabilities, error) {
+	var out core.Capabilities
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "CapabilitiesInput", raw, &out)
+	return out, err
+}
+
+func (ec *executionContext) unmarshalInputConnectionInput(ctx context.Context, obj any) (model.ConnectionInput, error) {
+	var it model.ConnectionInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"name", "type", "providerKind", "baseUrl", "authKind", "apiKey", "models", "order", "videoProtocol"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "name":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("name"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Name = data
+		case "type":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("type"))
+			data, err := ec.unmarshalOConnectionType2ᚖgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐConnectionType(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Type = data
+		case "providerKind":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("providerKind"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ProviderKind = data
+		case "baseUrl":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("baseUrl"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.BaseURL = data
+		case "authKind":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("authKind"))
+			data, err := ec.unmarshalOAuthKind2ᚖgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐAuthKind(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AuthKind = data
+		case "apiKey":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("apiKey"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.APIKey = data
+		case "models":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("models"))
+			data, err := ec.unmarshalOModelInput2ᚕgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋgraphᚋmodelᚐModelInputᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Models = data
+		case "order":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("order"))
+			data, err := ec.unmarshalOInt2ᚖint64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Order = data
+		case "videoProtocol":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("videoProtocol"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.VideoProtocol = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalConnectionInput unmarshals raw into the ConnectionInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalConnectionInput(ctx context.Context, raw any) (model.ConnectionInput, error) {
+	var out model.ConnectionInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "ConnectionInput", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputCreateSessionInput(ctx context.Context, obj any) (model.CreateSessionInput, error) {
 	var it model.CreateSessionInput
 	if obj == nil {
@@ -5444,6 +7429,111 @@ func (ec *executionContext) unmarshalInputCreateSessionInput(ctx context.Context
 func UnmarshalCreateSessionInput(ctx context.Context, raw any) (model.CreateSessionInput, error) {
 	var out model.CreateSessionInput
 	err := graphql.UnmarshalNamedInputFromContext(ctx, "CreateSessionInput", raw, &out)
+	return out, err
+}
+
+func (ec *executionContext) unmarshalInputGenerationInput(ctx context.Context, obj any) (core.Generation, error) {
+	var it core.Generation
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"image", "video", "audio"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "image":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("image"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Image = data
+		case "video":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("video"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Video = data
+		case "audio":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("audio"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Audio = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalGenerationInput unmarshals raw into the GenerationInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalGenerationInput(ctx context.Context, raw any) (core.Generation, error) {
+	var out core.Generation
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "GenerationInput", raw, &out)
+	return out, err
+}
+
+func (ec *executionContext) unmarshalInputModelInput(ctx context.Context, obj any) (model.ModelInput, error) {
+	var it model.ModelInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"id", "capabilities"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "id":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("id"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ID = data
+		case "capabilities":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("capabilities"))
+			data, err := ec.unmarshalOCapabilitiesInput2ᚖgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐCapabilities(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Capabilities = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalModelInput unmarshals raw into the ModelInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalModelInput(ctx context.Context, raw any) (model.ModelInput, error) {
+	var out model.ModelInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "ModelInput", raw, &out)
 	return out, err
 }
 
@@ -5681,26 +7771,222 @@ func (ec *executionContext) _BrowserElement(ctx context.Context, sel ast.Selecti
 			}
 		case "title":
 			out.Values[i] = ec._BrowserElement_title(ctx, field, obj)
-			if out.Values[i] == graphql.RequiredNull {
+			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "tag":
 			out.Values[i] = ec._BrowserElement_tag(ctx, field, obj)
-			if out.Values[i] == graphql.RequiredNull {
+			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "selector":
 			out.Values[i] = ec._BrowserElement_selector(ctx, field, obj)
-			if out.Values[i] == graphql.RequiredNull {
+			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "text":
 			out.Values[i] = ec._BrowserElement_text(ctx, field, obj)
-			if out.Values[i] == graphql.RequiredNull {
+			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "html":
 			out.Values[i] = ec._BrowserElement_html(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var capabilitiesImplementors = []string{"Capabilities"}
+
+func (ec *executionContext) _Capabilities(ctx context.Context, sel ast.SelectionSet, obj *core.Capabilities) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, capabilitiesImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Capabilities")
+		case "contextWindow":
+			out.Values[i] = ec._Capabilities_contextWindow(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "maxInputTokens":
+			out.Values[i] = ec._Capabilities_maxInputTokens(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "maxOutputTokens":
+			out.Values[i] = ec._Capabilities_maxOutputTokens(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "imageInput":
+			out.Values[i] = ec._Capabilities_imageInput(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "toolCalling":
+			out.Values[i] = ec._Capabilities_toolCalling(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "reasoningEfforts":
+			out.Values[i] = ec._Capabilities_reasoningEfforts(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "webSearch":
+			out.Values[i] = ec._Capabilities_webSearch(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "generation":
+			out.Values[i] = ec._Capabilities_generation(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var connectionImplementors = []string{"Connection"}
+
+func (ec *executionContext) _Connection(ctx context.Context, sel ast.SelectionSet, obj *core.Connection) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, connectionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Connection")
+		case "id":
+			out.Values[i] = ec._Connection_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "name":
+			out.Values[i] = ec._Connection_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "type":
+			out.Values[i] = ec._Connection_type(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "providerKind":
+			out.Values[i] = ec._Connection_providerKind(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "baseUrl":
+			out.Values[i] = ec._Connection_baseUrl(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "authKind":
+			out.Values[i] = ec._Connection_authKind(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "apiKeyConfigured":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Connection_apiKeyConfigured(ctx, field, obj)
+				})
+		case "videoProtocol":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Connection_videoProtocol(ctx, field, obj)
+				})
+		case "models":
+			out.Values[i] = ec._Connection_models(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "order":
+			out.Values[i] = ec._Connection_order(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var defaultModelsImplementors = []string{"DefaultModels"}
+
+func (ec *executionContext) _DefaultModels(ctx context.Context, sel ast.SelectionSet, obj *core.DefaultModels) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, defaultModelsImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("DefaultModels")
+		case "language":
+			out.Values[i] = ec._DefaultModels_language(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "fast":
+			out.Values[i] = ec._DefaultModels_fast(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "image":
+			out.Values[i] = ec._DefaultModels_image(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "video":
+			out.Values[i] = ec._DefaultModels_video(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
@@ -5744,11 +8030,54 @@ func (ec *executionContext) _FileChange(ctx context.Context, sel ast.SelectionSe
 			}
 		case "beforeHash":
 			out.Values[i] = ec._FileChange_beforeHash(ctx, field, obj)
-			if out.Values[i] == graphql.RequiredNull {
+			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "afterHash":
 			out.Values[i] = ec._FileChange_afterHash(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var generationImplementors = []string{"Generation"}
+
+func (ec *executionContext) _Generation(ctx context.Context, sel ast.SelectionSet, obj *core.Generation) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, generationImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Generation")
+		case "image":
+			out.Values[i] = ec._Generation_image(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "video":
+			out.Values[i] = ec._Generation_video(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "audio":
+			out.Values[i] = ec._Generation_audio(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
@@ -5851,25 +8180,28 @@ func (ec *executionContext) _Message(ctx context.Context, sel ast.SelectionSet, 
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "reasoning":
-			out.Values[i] = ec._Message_reasoning(ctx, field, obj)
-			if out.Values[i] == graphql.RequiredNull {
-				atomic.AddUint32(&out.Invalids, 1)
-			}
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Message_reasoning(ctx, field, obj)
+				})
 		case "toolCalls":
 			out.Values[i] = ec._Message_toolCalls(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "toolCallId":
-			out.Values[i] = ec._Message_toolCallId(ctx, field, obj)
-			if out.Values[i] == graphql.RequiredNull {
-				atomic.AddUint32(&out.Invalids, 1)
-			}
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Message_toolCallId(ctx, field, obj)
+				})
 		case "toolName":
-			out.Values[i] = ec._Message_toolName(ctx, field, obj)
-			if out.Values[i] == graphql.RequiredNull {
-				atomic.AddUint32(&out.Invalids, 1)
-			}
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Message_toolName(ctx, field, obj)
+				})
 		case "isError":
 			out.Values[i] = ec._Message_isError(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -5886,20 +8218,23 @@ func (ec *executionContext) _Message(ctx context.Context, sel ast.SelectionSet, 
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "command":
-			out.Values[i] = ec._Message_command(ctx, field, obj)
-			if out.Values[i] == graphql.RequiredNull {
-				atomic.AddUint32(&out.Invalids, 1)
-			}
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Message_command(ctx, field, obj)
+				})
 		case "turnStatus":
-			out.Values[i] = ec._Message_turnStatus(ctx, field, obj)
-			if out.Values[i] == graphql.RequiredNull {
-				atomic.AddUint32(&out.Invalids, 1)
-			}
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Message_turnStatus(ctx, field, obj)
+				})
 		case "turnReason":
-			out.Values[i] = ec._Message_turnReason(ctx, field, obj)
-			if out.Values[i] == graphql.RequiredNull {
-				atomic.AddUint32(&out.Invalids, 1)
-			}
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Message_turnReason(ctx, field, obj)
+				})
 		case "startedAt":
 			out.Values[i] = ec._Message_startedAt(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -5927,14 +8262,91 @@ func (ec *executionContext) _Message(ctx context.Context, sel ast.SelectionSet, 
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "diff":
-			out.Values[i] = ec._Message_diff(ctx, field, obj)
-			if out.Values[i] == graphql.RequiredNull {
-				atomic.AddUint32(&out.Invalids, 1)
-			}
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Message_diff(ctx, field, obj)
+				})
 		case "interrupted":
 			out.Values[i] = ec._Message_interrupted(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var modelImplementors = []string{"Model"}
+
+func (ec *executionContext) _Model(ctx context.Context, sel ast.SelectionSet, obj *core.Model) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, modelImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Model")
+		case "id":
+			out.Values[i] = ec._Model_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "capabilities":
+			out.Values[i] = ec._Model_capabilities(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var modelRefImplementors = []string{"ModelRef"}
+
+func (ec *executionContext) _ModelRef(ctx context.Context, sel ast.SelectionSet, obj *core.ModelRef) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, modelRefImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ModelRef")
+		case "connectionId":
+			out.Values[i] = ec._ModelRef_connectionId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "model":
+			out.Values[i] = ec._ModelRef_model(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -5972,6 +8384,48 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		switch field.Name {
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("Mutation")
+		case "createConnection":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_createConnection(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "updateConnection":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_updateConnection(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "deleteConnection":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_deleteConnection(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "reorderConnections":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_reorderConnections(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "refreshModels":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_refreshModels(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "setDefaultModel":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_setDefaultModel(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		case "createProject":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_createProject(ctx, field)
@@ -6091,6 +8545,18 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 		switch field.Name {
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("Query")
+		case "connections":
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_connections(ctx, field)
+				})
+		case "defaultModels":
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_defaultModels(ctx, field)
+				})
 		case "projects":
 			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
 				true, true,
@@ -6163,35 +8629,45 @@ func (ec *executionContext) _Session(ctx context.Context, sel ast.SelectionSet, 
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "title":
-			out.Values[i] = ec._Session_title(ctx, field, obj)
-			if out.Values[i] == graphql.RequiredNull {
-				atomic.AddUint32(&out.Invalids, 1)
-			}
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Session_title(ctx, field, obj)
+				})
 		case "pinned":
 			out.Values[i] = ec._Session_pinned(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "connectionId":
-			out.Values[i] = ec._Session_connectionId(ctx, field, obj)
-			if out.Values[i] == graphql.RequiredNull {
-				atomic.AddUint32(&out.Invalids, 1)
-			}
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Session_connectionId(ctx, field, obj)
+				})
 		case "model":
-			out.Values[i] = ec._Session_model(ctx, field, obj)
-			if out.Values[i] == graphql.RequiredNull {
-				atomic.AddUint32(&out.Invalids, 1)
-			}
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Session_model(ctx, field, obj)
+				})
 		case "reasoningEffort":
-			out.Values[i] = ec._Session_reasoningEffort(ctx, field, obj)
-			if out.Values[i] == graphql.RequiredNull {
-				atomic.AddUint32(&out.Invalids, 1)
-			}
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Session_reasoningEffort(ctx, field, obj)
+				})
 		case "approvalMode":
 			out.Values[i] = ec._Session_approvalMode(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "route":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Session_route(ctx, field, obj)
+				})
 		case "project":
 			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
 				true, false,
@@ -6209,10 +8685,11 @@ func (ec *executionContext) _Session(ctx context.Context, sel ast.SelectionSet, 
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "parentId":
-			out.Values[i] = ec._Session_parentId(ctx, field, obj)
-			if out.Values[i] == graphql.RequiredNull {
-				atomic.AddUint32(&out.Invalids, 1)
-			}
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Session_parentId(ctx, field, obj)
+				})
 		case "createdAt":
 			out.Values[i] = ec._Session_createdAt(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -6889,6 +9366,30 @@ func (ec *executionContext) marshalNAttachment2ᚕgithubᚗcomᚋfoyaᚑdevᚋfo
 	return ret
 }
 
+func (ec *executionContext) unmarshalNAuthKind2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐAuthKind(ctx context.Context, v any) (core.AuthKind, error) {
+	tmp, err := graphql.UnmarshalString(v)
+	res := unmarshalNAuthKind2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐAuthKind[tmp]
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNAuthKind2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐAuthKind(ctx context.Context, sel ast.SelectionSet, v core.AuthKind) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalString(marshalNAuthKind2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐAuthKind[v])
+	if res == graphql.Null {
+		graphql.AddInvalidNullFromMarshaler(ctx, "AuthKind!")
+	}
+	return res
+}
+
+var (
+	unmarshalNAuthKind2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐAuthKind = map[string]core.AuthKind{
+		"API_KEY": core.AuthAPIKey,
+	}
+	marshalNAuthKind2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐAuthKind = map[core.AuthKind]string{
+		core.AuthAPIKey: "API_KEY",
+	}
+)
+
 func (ec *executionContext) unmarshalNBoolean2bool(ctx context.Context, v any) (bool, error) {
 	res, err := graphql.UnmarshalBoolean(v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -6923,9 +9424,82 @@ func (ec *executionContext) marshalNBrowserElement2ᚕgithubᚗcomᚋfoyaᚑdev�
 	return ret
 }
 
+func (ec *executionContext) marshalNCapabilities2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐCapabilities(ctx context.Context, sel ast.SelectionSet, v core.Capabilities) graphql.Marshaler {
+	return ec._Capabilities(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNConnection2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐConnection(ctx context.Context, sel ast.SelectionSet, v core.Connection) graphql.Marshaler {
+	return ec._Connection(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNConnection2ᚕgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐConnectionᚄ(ctx context.Context, sel ast.SelectionSet, v []core.Connection) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNConnection2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐConnection(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNConnection2ᚖgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐConnection(ctx context.Context, sel ast.SelectionSet, v *core.Connection) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "Connection!")
+		return graphql.Null
+	}
+	return ec._Connection(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNConnectionInput2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋgraphᚋmodelᚐConnectionInput(ctx context.Context, v any) (model.ConnectionInput, error) {
+	res, err := ec.unmarshalInputConnectionInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalNConnectionType2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐConnectionType(ctx context.Context, v any) (core.ConnectionType, error) {
+	tmp, err := graphql.UnmarshalString(v)
+	res := unmarshalNConnectionType2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐConnectionType[tmp]
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNConnectionType2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐConnectionType(ctx context.Context, sel ast.SelectionSet, v core.ConnectionType) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalString(marshalNConnectionType2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐConnectionType[v])
+	if res == graphql.Null {
+		graphql.AddInvalidNullFromMarshaler(ctx, "ConnectionType!")
+	}
+	return res
+}
+
+var (
+	unmarshalNConnectionType2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐConnectionType = map[string]core.ConnectionType{
+		"LANGUAGE": core.ConnLanguage,
+		"IMAGE":    core.ConnImage,
+		"VIDEO":    core.ConnVideo,
+	}
+	marshalNConnectionType2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐConnectionType = map[core.ConnectionType]string{
+		core.ConnLanguage: "LANGUAGE",
+		core.ConnImage:    "IMAGE",
+		core.ConnVideo:    "VIDEO",
+	}
+)
+
 func (ec *executionContext) unmarshalNCreateSessionInput2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋgraphᚋmodelᚐCreateSessionInput(ctx context.Context, v any) (model.CreateSessionInput, error) {
 	res, err := ec.unmarshalInputCreateSessionInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNDefaultModels2ᚖgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐDefaultModels(ctx context.Context, sel ast.SelectionSet, v *core.DefaultModels) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "DefaultModels!")
+		return graphql.Null
+	}
+	return ec._DefaultModels(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNFileAction2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐFileAction(ctx context.Context, v any) (core.FileAction, error) {
@@ -6990,6 +9564,49 @@ func (ec *executionContext) marshalNID2string(ctx context.Context, sel ast.Selec
 	return res
 }
 
+func (ec *executionContext) unmarshalNID2ᚕstringᚄ(ctx context.Context, v any) ([]string, error) {
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]string, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNID2string(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalNID2ᚕstringᚄ(ctx context.Context, sel ast.SelectionSet, v []string) graphql.Marshaler {
+	ret := make(graphql.Array, len(v))
+	for i := range v {
+		ret[i] = ec.marshalNID2string(ctx, sel, v[i])
+	}
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) unmarshalNInt2int(ctx context.Context, v any) (int, error) {
+	res, err := graphql.UnmarshalInt(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNInt2int(ctx context.Context, sel ast.SelectionSet, v int) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalInt(v)
+	if res == graphql.Null {
+		graphql.AddInvalidNullFromMarshaler(ctx, "Int!")
+	}
+	return res
+}
+
 func (ec *executionContext) unmarshalNInt2int64(ctx context.Context, v any) (int64, error) {
 	res, err := graphql.UnmarshalInt64(v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -7045,6 +9662,61 @@ func (ec *executionContext) marshalNMessage2ᚕgithubᚗcomᚋfoyaᚑdevᚋfoya�
 
 	return ret
 }
+
+func (ec *executionContext) marshalNModel2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐModel(ctx context.Context, sel ast.SelectionSet, v core.Model) graphql.Marshaler {
+	return ec._Model(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNModel2ᚕgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐModelᚄ(ctx context.Context, sel ast.SelectionSet, v []core.Model) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNModel2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐModel(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) unmarshalNModelInput2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋgraphᚋmodelᚐModelInput(ctx context.Context, v any) (model.ModelInput, error) {
+	res, err := ec.unmarshalInputModelInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalNModelPurpose2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐModelPurpose(ctx context.Context, v any) (core.ModelPurpose, error) {
+	tmp, err := graphql.UnmarshalString(v)
+	res := unmarshalNModelPurpose2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐModelPurpose[tmp]
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNModelPurpose2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐModelPurpose(ctx context.Context, sel ast.SelectionSet, v core.ModelPurpose) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalString(marshalNModelPurpose2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐModelPurpose[v])
+	if res == graphql.Null {
+		graphql.AddInvalidNullFromMarshaler(ctx, "ModelPurpose!")
+	}
+	return res
+}
+
+var (
+	unmarshalNModelPurpose2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐModelPurpose = map[string]core.ModelPurpose{
+		"LANGUAGE": core.PurposeLanguage,
+		"FAST":     core.PurposeFast,
+		"IMAGE":    core.PurposeImage,
+		"VIDEO":    core.PurposeVideo,
+	}
+	marshalNModelPurpose2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐModelPurpose = map[core.ModelPurpose]string{
+		core.PurposeLanguage: "LANGUAGE",
+		core.PurposeFast:     "FAST",
+		core.PurposeImage:    "IMAGE",
+		core.PurposeVideo:    "VIDEO",
+	}
+)
 
 func (ec *executionContext) unmarshalNPhase2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐPhase(ctx context.Context, v any) (core.Phase, error) {
 	tmp, err := graphql.UnmarshalString(v)
@@ -7500,6 +10172,34 @@ var (
 	}
 )
 
+func (ec *executionContext) unmarshalOAuthKind2ᚖgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐAuthKind(ctx context.Context, v any) (*core.AuthKind, error) {
+	if v == nil {
+		return nil, nil
+	}
+	tmp, err := graphql.UnmarshalString(v)
+	res := unmarshalOAuthKind2ᚖgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐAuthKind[tmp]
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOAuthKind2ᚖgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐAuthKind(ctx context.Context, sel ast.SelectionSet, v *core.AuthKind) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	_ = sel
+	_ = ctx
+	res := graphql.MarshalString(marshalOAuthKind2ᚖgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐAuthKind[*v])
+	return res
+}
+
+var (
+	unmarshalOAuthKind2ᚖgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐAuthKind = map[string]core.AuthKind{
+		"API_KEY": core.AuthAPIKey,
+	}
+	marshalOAuthKind2ᚖgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐAuthKind = map[core.AuthKind]string{
+		core.AuthAPIKey: "API_KEY",
+	}
+)
+
 func (ec *executionContext) unmarshalOBoolean2bool(ctx context.Context, v any) (bool, error) {
 	res, err := graphql.UnmarshalBoolean(v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -7530,11 +10230,66 @@ func (ec *executionContext) marshalOBoolean2ᚖbool(ctx context.Context, sel ast
 	return res
 }
 
+func (ec *executionContext) unmarshalOCapabilitiesInput2ᚖgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐCapabilities(ctx context.Context, v any) (*core.Capabilities, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputCapabilitiesInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalOConnectionType2ᚖgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐConnectionType(ctx context.Context, v any) (*core.ConnectionType, error) {
+	if v == nil {
+		return nil, nil
+	}
+	tmp, err := graphql.UnmarshalString(v)
+	res := unmarshalOConnectionType2ᚖgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐConnectionType[tmp]
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOConnectionType2ᚖgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐConnectionType(ctx context.Context, sel ast.SelectionSet, v *core.ConnectionType) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	_ = sel
+	_ = ctx
+	res := graphql.MarshalString(marshalOConnectionType2ᚖgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐConnectionType[*v])
+	return res
+}
+
+var (
+	unmarshalOConnectionType2ᚖgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐConnectionType = map[string]core.ConnectionType{
+		"LANGUAGE": core.ConnLanguage,
+		"IMAGE":    core.ConnImage,
+		"VIDEO":    core.ConnVideo,
+	}
+	marshalOConnectionType2ᚖgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐConnectionType = map[core.ConnectionType]string{
+		core.ConnLanguage: "LANGUAGE",
+		core.ConnImage:    "IMAGE",
+		core.ConnVideo:    "VIDEO",
+	}
+)
+
 func (ec *executionContext) marshalOFileChange2ᚖgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐFileChange(ctx context.Context, sel ast.SelectionSet, v *core.FileChange) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
 	return ec._FileChange(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOGeneration2ᚖgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐGeneration(ctx context.Context, sel ast.SelectionSet, v *core.Generation) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._Generation(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOGenerationInput2ᚖgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐGeneration(ctx context.Context, v any) (*core.Generation, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputGenerationInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) unmarshalOID2string(ctx context.Context, v any) (string, error) {
@@ -7620,6 +10375,30 @@ func (ec *executionContext) marshalOMessage2ᚖgithubᚗcomᚋfoyaᚑdevᚋfoya�
 	return ec._Message(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalOModelInput2ᚕgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋgraphᚋmodelᚐModelInputᚄ(ctx context.Context, v any) ([]model.ModelInput, error) {
+	if v == nil {
+		return nil, nil
+	}
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]model.ModelInput, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNModelInput2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋgraphᚋmodelᚐModelInput(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalOModelRef2ᚖgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐModelRef(ctx context.Context, sel ast.SelectionSet, v *core.ModelRef) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._ModelRef(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalOPhase2ᚖgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐPhase(ctx context.Context, v any) (*core.Phase, error) {
 	if v == nil {
 		return nil, nil
@@ -7666,16 +10445,39 @@ func (ec *executionContext) marshalOSession2ᚖgithubᚗcomᚋfoyaᚑdevᚋfoya�
 	return ec._Session(ctx, sel, v)
 }
 
-func (ec *executionContext) unmarshalOString2string(ctx context.Context, v any) (string, error) {
-	res, err := graphql.UnmarshalString(v)
-	return res, graphql.ErrorOnPath(ctx, err)
+func (ec *executionContext) unmarshalOString2ᚕstringᚄ(ctx context.Context, v any) ([]string, error) {
+	if v == nil {
+		return nil, nil
+	}
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]string, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNString2string(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
 }
 
-func (ec *executionContext) marshalOString2string(ctx context.Context, sel ast.SelectionSet, v string) graphql.Marshaler {
-	_ = sel
-	_ = ctx
-	res := graphql.MarshalString(v)
-	return res
+func (ec *executionContext) marshalOString2ᚕstringᚄ(ctx context.Context, sel ast.SelectionSet, v []string) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := make(graphql.Array, len(v))
+	for i := range v {
+		ret[i] = ec.marshalNString2string(ctx, sel, v[i])
+	}
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
 }
 
 func (ec *executionContext) unmarshalOString2ᚖstring(ctx context.Context, v any) (*string, error) {
@@ -7714,26 +10516,32 @@ func (ec *executionContext) marshalOTime2ᚖtimeᚐTime(ctx context.Context, sel
 	return res
 }
 
-func (ec *executionContext) unmarshalOTurnStatus2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐTurnStatus(ctx context.Context, v any) (core.TurnStatus, error) {
+func (ec *executionContext) unmarshalOTurnStatus2ᚖgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐTurnStatus(ctx context.Context, v any) (*core.TurnStatus, error) {
+	if v == nil {
+		return nil, nil
+	}
 	tmp, err := graphql.UnmarshalString(v)
-	res := unmarshalOTurnStatus2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐTurnStatus[tmp]
-	return res, graphql.ErrorOnPath(ctx, err)
+	res := unmarshalOTurnStatus2ᚖgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐTurnStatus[tmp]
+	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalOTurnStatus2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐTurnStatus(ctx context.Context, sel ast.SelectionSet, v core.TurnStatus) graphql.Marshaler {
+func (ec *executionContext) marshalOTurnStatus2ᚖgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐTurnStatus(ctx context.Context, sel ast.SelectionSet, v *core.TurnStatus) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
 	_ = sel
 	_ = ctx
-	res := graphql.MarshalString(marshalOTurnStatus2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐTurnStatus[v])
+	res := graphql.MarshalString(marshalOTurnStatus2ᚖgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐTurnStatus[*v])
 	return res
 }
 
 var (
-	unmarshalOTurnStatus2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐTurnStatus = map[string]core.TurnStatus{
+	unmarshalOTurnStatus2ᚖgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐTurnStatus = map[string]core.TurnStatus{
 		"COMPLETED": core.TurnCompleted,
 		"CANCELLED": core.TurnCancelled,
 		"FAILED":    core.TurnFailed,
 	}
-	marshalOTurnStatus2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐTurnStatus = map[core.TurnStatus]string{
+	marshalOTurnStatus2ᚖgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐTurnStatus = map[core.TurnStatus]string{
 		core.TurnCompleted: "COMPLETED",
 		core.TurnCancelled: "CANCELLED",
 		core.TurnFailed:    "FAILED",

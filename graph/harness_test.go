@@ -15,35 +15,60 @@ import (
 	"github.com/foya-dev/foya/core"
 	"github.com/foya-dev/foya/graph"
 	"github.com/foya-dev/foya/storage"
+	"github.com/foya-dev/foya/storage/catalogfile"
 )
 
 type testKernel struct {
-	svc *core.Service
-	db  *storage.DB
-	srv *httptest.Server
+	svc       *core.Service
+	catalog   *core.Catalog
+	providers *fakeProviders
+	db        *storage.DB
+	dbPath    string
+	srv       *httptest.Server
 	// logs collects everything the kernel logged.
 	logs *bytes.Buffer
+	// responses collects every response body of do.
+	responses bytes.Buffer
 }
 
 func newTestKernel(t *testing.T) *testKernel {
 	t.Helper()
 	logs := &bytes.Buffer{}
 	log := slog.New(slog.NewTextHandler(&lockedWriter{w: logs}, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	db, err := storage.Open(context.Background(), filepath.Join(t.TempDir(), "foya.db"), log)
+	dbPath := filepath.Join(t.TempDir(), "foya.db")
+	db, err := storage.Open(context.Background(), dbPath, log)
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc, err := core.NewService(core.ServiceConfig{Store: db, Broker: core.NewBroker(log), Logger: log})
+	catStore, err := catalogfile.New(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(graph.NewHandler(graph.ServerConfig{Service: svc, Logger: log}))
+	k := &testKernel{db: db, dbPath: dbPath, logs: logs, providers: &fakeProviders{kinds: map[string]*fakeProvider{
+		"openai": {kind: "openai", caps: []core.ProviderCapability{core.CapModelLister}},
+		"nolist": {kind: "nolist"},
+	}}}
+	var svc *core.Service
+	cat, err := core.NewCatalog(context.Background(), core.CatalogConfig{
+		Store: catStore, Providers: k.providers, Logger: log,
+		OnChange: func(ctx context.Context, ch core.CatalogChange) { svc.ApplyCatalogChange(ctx, ch) },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc, err = core.NewService(core.ServiceConfig{Store: db, Broker: core.NewBroker(log), Logger: log, Models: cat})
+	if err != nil {
+		t.Fatal(err)
+	}
+	k.svc, k.catalog = svc, cat
+	srv := httptest.NewServer(graph.NewHandler(graph.ServerConfig{Service: svc, Catalog: cat, Logger: log}))
+	k.srv = srv
 	t.Cleanup(func() {
 		srv.CloseClientConnections()
 		srv.Close()
 		db.Close()
 	})
-	return &testKernel{svc: svc, db: db, srv: srv, logs: logs}
+	return k
 }
 
 type gqlError struct {
@@ -68,6 +93,7 @@ func (k *testKernel) do(t *testing.T, query string, vars map[string]any) gqlResp
 	}
 	defer resp.Body.Close()
 	raw, _ := io.ReadAll(resp.Body)
+	k.responses.Write(raw)
 	var out gqlResponse
 	if err := json.Unmarshal(raw, &out); err != nil {
 		t.Fatalf("decode %s: %v", raw, err)

@@ -5,7 +5,30 @@ import (
 	"errors"
 
 	"github.com/foya-dev/foya/core"
+	"github.com/foya-dev/foya/graph/model"
 )
+
+func connectionInput(in model.ConnectionInput) core.ConnectionInput {
+	out := core.ConnectionInput{
+		Name: deref(in.Name), Type: deref(in.Type), ProviderKind: deref(in.ProviderKind),
+		BaseURL: deref(in.BaseURL), AuthKind: deref(in.AuthKind), APIKey: in.APIKey,
+		VideoProtocol: deref(in.VideoProtocol),
+	}
+	if in.Order != nil {
+		o := int(*in.Order)
+		out.Order = &o
+	}
+	if in.Models != nil {
+		out.Models = make([]core.Model, len(in.Models))
+		for i, m := range in.Models {
+			out.Models[i] = core.Model{ID: m.ID}
+			if m.Capabilities != nil {
+				out.Models[i].Capabilities = *m.Capabilities
+			}
+		}
+	}
+	return out
+}
 
 func deref[T any](p *T) T {
 	var zero T
@@ -62,4 +85,13 @@ func deltaOf(ev *core.Event) (*core.DeltaPayload, error) {
 		return nil, err
 	}
 	return &p, nil
+}
+
+// nonEmpty maps the zero value to null.
+func nonEmpty[T comparable](v T) *T {
+	var zero T
+	if v == zero {
+		return nil
+	}
+	return &v
 }

@@ -11,5 +11,6 @@ import (
 // Resolver holds the core services the resolvers call.
 type Resolver struct {
 	Service *core.Service
+	Catalog *core.Catalog
 	Log     *slog.Logger
 }

@@ -7,11 +7,22 @@ package graph
 
 import (
 	"context"
+	"errors"
 
 	"github.com/foya-dev/foya/core"
 	"github.com/foya-dev/foya/graph/model"
 	"github.com/foya-dev/foya/graph/scalar"
 )
+
+// APIKeyConfigured is the resolver for the apiKeyConfigured field.
+func (r *connectionResolver) APIKeyConfigured(ctx context.Context, obj *core.Connection) (bool, error) {
+	return core.APIKeyConfigured(*obj), nil
+}
+
+// VideoProtocol is the resolver for the videoProtocol field.
+func (r *connectionResolver) VideoProtocol(ctx context.Context, obj *core.Connection) (*string, error) {
+	return nonEmpty(obj.VideoProtocol), nil
+}
 
 // Type is the resolver for the type field.
 func (r *kernelEventResolver) Type(ctx context.Context, obj *core.KernelEvent) (string, error) {
@@ -26,12 +37,103 @@ func (r *kernelEventResolver) Session(ctx context.Context, obj *core.KernelEvent
 	return optional(r.Service.Session(ctx, obj.SessionID))
 }
 
+// Reasoning is the resolver for the reasoning field.
+func (r *messageResolver) Reasoning(ctx context.Context, obj *core.Message) (*string, error) {
+	return nonEmpty(obj.Reasoning), nil
+}
+
+// ToolCallID is the resolver for the toolCallId field.
+func (r *messageResolver) ToolCallID(ctx context.Context, obj *core.Message) (*string, error) {
+	return nonEmpty(obj.ToolCallID), nil
+}
+
+// ToolName is the resolver for the toolName field.
+func (r *messageResolver) ToolName(ctx context.Context, obj *core.Message) (*string, error) {
+	return nonEmpty(obj.ToolName), nil
+}
+
+// Command is the resolver for the command field.
+func (r *messageResolver) Command(ctx context.Context, obj *core.Message) (*string, error) {
+	return nonEmpty(obj.Command), nil
+}
+
+// TurnStatus is the resolver for the turnStatus field.
+func (r *messageResolver) TurnStatus(ctx context.Context, obj *core.Message) (*core.TurnStatus, error) {
+	return nonEmpty(obj.TurnStatus), nil
+}
+
+// TurnReason is the resolver for the turnReason field.
+func (r *messageResolver) TurnReason(ctx context.Context, obj *core.Message) (*string, error) {
+	return nonEmpty(obj.TurnReason), nil
+}
+
 // FileChange is the resolver for the fileChange field.
 func (r *messageResolver) FileChange(ctx context.Context, obj *core.Message) (*core.FileChange, error) {
 	if len(obj.FileChanges) == 0 {
 		return nil, nil
 	}
 	return &obj.FileChanges[0], nil
+}
+
+// Diff is the resolver for the diff field.
+func (r *messageResolver) Diff(ctx context.Context, obj *core.Message) (*string, error) {
+	return nonEmpty(obj.Diff), nil
+}
+
+// CreateConnection is the resolver for the createConnection field.
+func (r *mutationResolver) CreateConnection(ctx context.Context, input model.ConnectionInput) (*core.Connection, error) {
+	c, err := r.Catalog.CreateConnection(ctx, connectionInput(input))
+	if err != nil {
+		return nil, err
+	}
+	return &c, nil
+}
+
+// UpdateConnection is the resolver for the updateConnection field.
+func (r *mutationResolver) UpdateConnection(ctx context.Context, id string, input model.ConnectionInput) (*core.Connection, error) {
+	c, err := r.Catalog.UpdateConnection(ctx, id, connectionInput(input))
+	if err != nil {
+		return nil, err
+	}
+	return &c, nil
+}
+
+// DeleteConnection is the resolver for the deleteConnection field.
+func (r *mutationResolver) DeleteConnection(ctx context.Context, id string) (bool, error) {
+	if err := r.Catalog.DeleteConnection(ctx, id); err != nil {
+		return false, err
+	}
+	return true, nil
+}
+
+// ReorderConnections is the resolver for the reorderConnections field.
+func (r *mutationResolver) ReorderConnections(ctx context.Context, ids []string) ([]core.Connection, error) {
+	return r.Catalog.ReorderConnections(ctx, ids)
+}
+
+// RefreshModels is the resolver for the refreshModels field.
+func (r *mutationResolver) RefreshModels(ctx context.Context, connectionID string) (*core.Connection, error) {
+	c, err := r.Catalog.RefreshModels(ctx, connectionID)
+	if err != nil {
+		return nil, err
+	}
+	return &c, nil
+}
+
+// SetDefaultModel is the resolver for the setDefaultModel field.
+func (r *mutationResolver) SetDefaultModel(ctx context.Context, purpose core.ModelPurpose, connectionID *string, model *string) (*core.DefaultModels, error) {
+	var ref *core.ModelRef
+	if connectionID != nil || model != nil {
+		if connectionID == nil || model == nil {
+			return nil, core.Errorf(core.CodeBadInput, "give both connectionId and model to set a default, or neither to clear it")
+		}
+		ref = &core.ModelRef{ConnectionID: *connectionID, Model: *model}
+	}
+	d, err := r.Catalog.SetDefaultModel(ctx, purpose, ref)
+	if err != nil {
+		return nil, err
+	}
+	return &d, nil
 }
 
 // CreateProject is the resolver for the createProject field.
@@ -85,6 +187,20 @@ func (r *mutationResolver) DeleteSession(ctx context.Context, id string) (bool, 
 	return true, nil
 }
 
+// Connections is the resolver for the connections field.
+func (r *queryResolver) Connections(ctx context.Context) ([]core.Connection, error) {
+	return r.Catalog.Connections(ctx)
+}
+
+// DefaultModels is the resolver for the defaultModels field.
+func (r *queryResolver) DefaultModels(ctx context.Context) (*core.DefaultModels, error) {
+	d, err := r.Catalog.Defaults(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &d, nil
+}
+
 // Projects is the resolver for the projects field.
 func (r *queryResolver) Projects(ctx context.Context) ([]core.Project, error) {
 	return r.Service.Projects(ctx)
@@ -115,12 +231,53 @@ func (r *queryResolver) Events(ctx context.Context, sessionID string, afterSeq *
 	return r.Service.Events(ctx, sessionID, after, int(n))
 }
 
+// Title is the resolver for the title field.
+func (r *sessionResolver) Title(ctx context.Context, obj *core.Session) (*string, error) {
+	return nonEmpty(obj.Title), nil
+}
+
+// ConnectionID is the resolver for the connectionId field.
+func (r *sessionResolver) ConnectionID(ctx context.Context, obj *core.Session) (*string, error) {
+	return nonEmpty(obj.ConnectionID), nil
+}
+
+// Model is the resolver for the model field.
+func (r *sessionResolver) Model(ctx context.Context, obj *core.Session) (*string, error) {
+	return nonEmpty(obj.Model), nil
+}
+
+// ReasoningEffort is the resolver for the reasoningEffort field.
+func (r *sessionResolver) ReasoningEffort(ctx context.Context, obj *core.Session) (*string, error) {
+	return nonEmpty(obj.ReasoningEffort), nil
+}
+
+// Route is the resolver for the route field.
+func (r *sessionResolver) Route(ctx context.Context, obj *core.Session) (*string, error) {
+	if obj.ConnectionID == "" || obj.Model == "" {
+		return nil, nil
+	}
+	conn, err := r.Catalog.Connection(ctx, obj.ConnectionID)
+	if errors.Is(err, core.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	key := core.RouteKey(conn, obj.Model)
+	return &key, nil
+}
+
 // Project is the resolver for the project field.
 func (r *sessionResolver) Project(ctx context.Context, obj *core.Session) (*core.Project, error) {
 	if obj.ProjectID == "" {
 		return nil, nil
 	}
 	return optional(r.Service.Project(ctx, obj.ProjectID))
+}
+
+// ParentID is the resolver for the parentId field.
+func (r *sessionResolver) ParentID(ctx context.Context, obj *core.Session) (*string, error) {
+	return nonEmpty(obj.ParentID), nil
 }
 
 // Messages is the resolver for the messages field.
@@ -219,6 +376,9 @@ func (r *toolCallResolver) Input(ctx context.Context, obj *core.ToolCall) (scala
 	return scalar.JSON(obj.Input), nil
 }
 
+// Connection returns ConnectionResolver implementation.
+func (r *Resolver) Connection() ConnectionResolver { return &connectionResolver{r} }
+
 // KernelEvent returns KernelEventResolver implementation.
 func (r *Resolver) KernelEvent() KernelEventResolver { return &kernelEventResolver{r} }
 
@@ -244,6 +404,7 @@ func (r *Resolver) Subscription() SubscriptionResolver { return &subscriptionRes
 func (r *Resolver) ToolCall() ToolCallResolver { return &toolCallResolver{r} }
 
 type (
+	connectionResolver   struct{ *Resolver }
 	kernelEventResolver  struct{ *Resolver }
 	messageResolver      struct{ *Resolver }
 	mutationResolver     struct{ *Resolver }

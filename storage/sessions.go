@@ -38,6 +38,9 @@ func (d *DB) Sessions(ctx context.Context, f core.SessionFilter) ([]core.Session
 	if f.ProjectID != "" {
 		q = q.Where("project_id = ?", f.ProjectID)
 	}
+	if f.ConnectionID != "" {
+		q = q.Where("connection_id = ?", f.ConnectionID)
+	}
 	if f.NotIdle {
 		q = q.Where("phase <> ?", string(core.PhaseIdle))
 	}

@@ -6,6 +6,27 @@ import (
 	"github.com/foya-dev/foya/core"
 )
 
+// Creates or updates a connection. On create, omitted fields default to type
+// LANGUAGE, providerKind "openai" and authKind API_KEY. On update the input is a
+// patch: omitted fields keep their values; apiKey null keeps the stored key and
+// "" clears it; models null keeps the list. apiKey may be "env:NAME" to read the
+// key from the kernel's environment at call time.
+type ConnectionInput struct {
+	Name         *string              `json:"name,omitempty"`
+	Type         *core.ConnectionType `json:"type,omitempty"`
+	ProviderKind *string              `json:"providerKind,omitempty"`
+	BaseURL      *string              `json:"baseUrl,omitempty"`
+	AuthKind     *core.AuthKind       `json:"authKind,omitempty"`
+	APIKey       *string              `json:"apiKey,omitempty"`
+	Models       []ModelInput         `json:"models,omitempty"`
+	Order        *int64               `json:"order,omitempty"`
+	// Required for VIDEO connections: openai_video.
+	VideoProtocol *string `json:"videoProtocol,omitempty"`
+}
+
+// All optional. Without connectionId and model the session binds the LANGUAGE
+// default, else the first language connection by order and its first model;
+// with no language connection at all it is created unbound.
 type CreateSessionInput struct {
 	ConnectionID *string `json:"connectionId,omitempty"`
 	Model        *string `json:"model,omitempty"`
@@ -16,6 +37,11 @@ type CreateSessionInput struct {
 	Title           *string            `json:"title,omitempty"`
 	// Defaults to EXECUTE.
 	AgentMode *core.AgentMode `json:"agentMode,omitempty"`
+}
+
+type ModelInput struct {
+	ID           string             `json:"id"`
+	Capabilities *core.Capabilities `json:"capabilities,omitempty"`
 }
 
 type Mutation struct {

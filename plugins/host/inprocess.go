@@ -21,18 +21,15 @@ func (fixedSource) broken(*clients, error)                      {}
 func NewInProcess(t testing.TB, cfg sdk.ServeConfig) (core.Provider, core.ToolRunner) {
 	t.Helper()
 	conn := sdk.TestConn(t, cfg)
-	prov, err := conn.Dispense(sdk.ProviderPluginName)
-	if err != nil {
-		t.Fatalf("dispense provider: %v", err)
-	}
-	tools, err := conn.Dispense(sdk.ToolsPluginName)
-	if err != nil {
-		t.Fatalf("dispense tools: %v", err)
-	}
-	src := fixedSource{c: &clients{provider: prov.(foyav1.ProviderClient), tools: tools.(foyav1.ToolsClient)}}
+	src := fixedSource{c: &clients{}}
 	var p core.Provider
 	var r core.ToolRunner
 	if cfg.Provider != nil {
+		raw, err := conn.Dispense(sdk.ProviderPluginName)
+		if err != nil {
+			t.Fatalf("dispense provider: %v", err)
+		}
+		src.c.provider = raw.(foyav1.ProviderClient)
 		info, err := src.c.provider.Describe(context.Background(), &foyav1.DescribeRequest{})
 		if err != nil {
 			t.Fatalf("describe provider: %v", err)
@@ -40,6 +37,11 @@ func NewInProcess(t testing.TB, cfg sdk.ServeConfig) (core.Provider, core.ToolRu
 		p = newProviderAdapter(info.GetKind(), src, info)
 	}
 	if cfg.Tools != nil {
+		raw, err := conn.Dispense(sdk.ToolsPluginName)
+		if err != nil {
+			t.Fatalf("dispense tools: %v", err)
+		}
+		src.c.tools = raw.(foyav1.ToolsClient)
 		r = &toolRunner{plugin: "in-process", src: src}
 	}
 	return p, r

@@ -32,8 +32,8 @@ type Response struct {
 	Delay time.Duration
 	// DropAfter > 0 closes the connection abruptly after that many events.
 	DropAfter int
-	// Hang keeps the response open after the events until the client goes
-	// away; the server then reports the cancellation on Cancelled.
+	// Hang keeps the response open after the events (no [DONE]) until the
+	// client goes away; the server then reports the cancellation on Cancelled.
 	Hang bool
 }
 
@@ -132,7 +132,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		for _, e := range events {
 			raw = append(raw, "data: "+e+"\n\n")
 		}
-		if !resp.NoDone && resp.DropAfter == 0 {
+		if !resp.NoDone && resp.DropAfter == 0 && !resp.Hang {
 			raw = append(raw, "data: [DONE]\n\n")
 		}
 		events = raw

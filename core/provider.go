@@ -52,6 +52,9 @@ type Endpoint struct {
 	ProviderKind string
 	BaseURL      string
 	APIKey       string
+	// Options are provider-specific extension settings of the connection
+	// (PRV-15), e.g. "web_search": "responses" for the OpenAI provider.
+	Options map[string]string
 }
 
 // String never prints the key.
@@ -167,4 +170,50 @@ type Provider interface {
 	Stream(ctx context.Context, ep Endpoint, req ProviderRequest) (ProviderStream, error)
 	Complete(ctx context.Context, ep Endpoint, req ProviderRequest) (Completion, error)
 	ListModels(ctx context.Context, ep Endpoint) ([]Model, error)
+}
+
+// DetailedCompleter is the detailed completer capability (PRV-7): finish
+// reason and usage are always filled when the service reports them.
+type DetailedCompleter interface {
+	CompleteDetailed(ctx context.Context, ep Endpoint, req ProviderRequest) (Completion, error)
+}
+
+// CapabilityResolver resolves what one model can do (PRV-4, PRV-7).
+type CapabilityResolver interface {
+	ResolveCapabilities(ctx context.Context, ep Endpoint, model string) (Capabilities, error)
+}
+
+// WebSearchRequest asks a provider's native web search (PRV-8).
+type WebSearchRequest struct {
+	Model string
+	Query string
+}
+
+// WebSource is one source a web search answer cites.
+type WebSource struct {
+	Title string `json:"title"`
+	URL   string `json:"url"`
+}
+
+// WebSearchResult is the answer of a native web search.
+type WebSearchResult struct {
+	Text    string
+	Sources []WebSource
+	Usage   *Usage
+}
+
+// WebSearcher is the native web search capability (PRV-7, PRV-8). Callers
+// fall back to a configured external search when it is unavailable.
+type WebSearcher interface {
+	WebSearch(ctx context.Context, ep Endpoint, req WebSearchRequest) (WebSearchResult, error)
+}
+
+// HasCapability reports whether p declares capability c.
+func HasCapability(p Provider, c ProviderCapability) bool {
+	for _, have := range p.Capabilities() {
+		if have == c {
+			return true
+		}
+	}
+	return false
 }

@@ -1,0 +1,41 @@
+package host
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/foya-dev/foya/plugins/sdk"
+	"github.com/foya-dev/foya/providers/openai"
+)
+
+// Builtins are the plugins compiled into the kernel binary. The Manager runs
+// each one out of process by re-executing the kernel executable as
+// `<exe> plugin <name>`, so main.go must dispatch that command to RunBuiltin:
+//
+//	case "plugin": // foya plugin <name>
+//		if err := host.RunBuiltin(args[1]); err != nil { ... exit 1 }
+var Builtins = map[string]func() error{
+	"openai": func() error {
+		log := sdk.NewLogger() // before Serve, which redirects os.Stderr
+		return sdk.Serve(sdk.ServeConfig{Provider: openai.New(openai.Config{Logger: log}), Logger: log})
+	},
+}
+
+// RunBuiltin serves the built-in plugin name until the kernel goes away. It
+// is the body of `foya plugin <name>`.
+func RunBuiltin(name string) error {
+	run, ok := Builtins[name]
+	if !ok {
+		return fmt.Errorf("unknown built-in plugin %q (have %v)", name, builtinNames())
+	}
+	return run()
+}
+
+func builtinNames() []string {
+	names := make([]string, 0, len(Builtins))
+	for n := range Builtins {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names
+}

@@ -1,0 +1,337 @@
+// Package host runs Foya plugins out of process with hashicorp/go-plugin
+// over gRPC and adapts them to core interfaces: provider plugins become
+// core.Provider values, tool plugins core.ToolRunner values.
+//
+// Wiring in main.go:
+//
+//	// foya plugin <name>: the kernel re-executing itself as a built-in plugin
+//	if args[0] == "plugin" { return host.RunBuiltin(args[1]) }
+//
+//	m, err := host.NewManager(host.Config{DataDir: dataDir, Logger: log})
+//	if err := m.Start(ctx); err != nil { ... }
+//	defer m.Close()
+//	p, err := m.Provider(conn.ProviderKind)
+package host
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/foya-dev/foya/core"
+	foyav1 "github.com/foya-dev/foya/plugins/proto/foya/v1"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+)
+
+// Config configures a Manager.
+type Config struct {
+	// DataDir is the kernel's private data directory. Third-party plugins
+	// are discovered in <DataDir>/plugins; sockets live in
+	// <DataDir>/run/plugins, which Start empties.
+	DataDir string
+	// PluginDirs are extra directories searched for plugin executables.
+	PluginDirs []string
+	// Builtins names the built-in plugins to run; nil means all of Builtins.
+	Builtins []string
+	// Executable is the kernel binary that serves built-ins as
+	// `<Executable> plugin <name>`; empty means os.Executable().
+	Executable string
+	// StartTimeout bounds one plugin launch; default 20s.
+	StartTimeout time.Duration
+	Logger       *slog.Logger
+}
+
+// PluginInfo describes a plugin for the `plugins` query.
+type PluginInfo struct {
+	Name string
+	// Kind is "provider", "tool", or "provider+tool".
+	Kind string
+	// ProviderKind is the provider kind a provider plugin serves.
+	ProviderKind string
+	Version      string
+	Capabilities []string
+	Tools        []string
+	Builtin      bool
+	Path         string
+	PID          int
+	Healthy      bool
+	// Error says why a plugin could not be started or described.
+	Error string
+}
+
+// Manager owns the plugin processes.
+type Manager struct {
+	cfg Config
+	log *slog.Logger
+
+	mu        sync.Mutex
+	plugins   []*managed
+	providers map[string]*providerAdapter
+	tools     map[string]*toolRunner
+}
+
+type managed struct {
+	proc *process
+	info PluginInfo
+}
+
+// NewManager validates cfg; Start launches the plugins.
+func NewManager(cfg Config) (*Manager, error) {
+	if cfg.DataDir == "" {
+		return nil, errors.New("plugin manager: data dir is required")
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.StartTimeout == 0 {
+		cfg.StartTimeout = 20 * time.Second
+	}
+	if cfg.Builtins == nil {
+		cfg.Builtins = builtinNames()
+	}
+	if cfg.Executable == "" && len(cfg.Builtins) > 0 {
+		exe, err := os.Executable()
+		if err != nil {
+			return nil, fmt.Errorf("plugin manager: find own executable: %w", err)
+		}
+		cfg.Executable = exe
+	}
+	return &Manager{cfg: cfg, log: cfg.Logger, providers: map[string]*providerAdapter{}, tools: map[string]*toolRunner{}}, nil
+}
+
+// RunDir is where plugin sockets live.
+func (m *Manager) RunDir() string { return filepath.Join(m.cfg.DataDir, "run", "plugins") }
+
+// Start empties the run directory, launches the built-ins and every
+// executable in the plugin directories, and asks each what it serves. A
+// plugin that fails is logged and listed as unhealthy; it does not fail
+// Start.
+func (m *Manager) Start(ctx context.Context) error {
+	runDir := m.RunDir()
+	if err := os.RemoveAll(runDir); err != nil {
+		return fmt.Errorf("clean plugin run dir: %w", err)
+	}
+	if err := os.MkdirAll(runDir, 0o700); err != nil {
+		return fmt.Errorf("create plugin run dir: %w", err)
+	}
+	var procs []*managed
+	for _, name := range m.cfg.Builtins {
+		if _, ok := Builtins[name]; !ok {
+			return fmt.Errorf("unknown built-in plugin %q", name)
+		}
+		procs = append(procs, &managed{
+			proc: m.newProcess(name, m.cfg.Executable, []string{"plugin", name}, builtinEnv()),
+			info: PluginInfo{Name: name, Builtin: true, Path: m.cfg.Executable},
+		})
+	}
+	dirs := append([]string{filepath.Join(m.cfg.DataDir, "plugins")}, m.cfg.PluginDirs...)
+	for _, dir := range dirs {
+		found, err := discover(dir)
+		if err != nil {
+			return err
+		}
+		for _, path := range found {
+			name := strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
+			procs = append(procs, &managed{
+				proc: m.newProcess(name, path, nil, minimalEnv()),
+				info: PluginInfo{Name: name, Path: path},
+			})
+		}
+	}
+	for _, mp := range procs {
+		m.describe(ctx, mp)
+	}
+	return nil
+}
+
+func (m *Manager) newProcess(name, path string, args, env []string) *process {
+	return &process{name: name, path: path, args: args, env: env, runDir: m.RunDir(), startTimeout: m.cfg.StartTimeout, log: m.log}
+}
+
+// discover lists executable regular files in dir; a missing dir is empty.
+func discover(dir string) ([]string, error) {
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read plugin dir %s: %w", dir, err)
+	}
+	var out []string
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), ".") {
+			continue
+		}
+		fi, err := os.Stat(filepath.Join(dir, e.Name()))
+		if err != nil || !fi.Mode().IsRegular() || fi.Mode().Perm()&0o111 == 0 {
+			continue
+		}
+		out = append(out, filepath.Join(dir, e.Name()))
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+// minimalEnv is all a third-party plugin inherits: no host secrets.
+func minimalEnv() []string {
+	env := []string{"PATH=/usr/local/bin:/usr/bin:/bin"}
+	for _, k := range []string{"HOME", "TMPDIR", "LANG", "TZ", "SSL_CERT_FILE", "SSL_CERT_DIR"} {
+		if v, ok := os.LookupEnv(k); ok {
+			env = append(env, k+"="+v)
+		}
+	}
+	return env
+}
+
+// builtinEnv adds the proxy settings built-in providers need to reach their
+// endpoints; built-ins are the kernel's own code.
+func builtinEnv() []string {
+	env := minimalEnv()
+	for _, k := range []string{"HTTPS_PROXY", "HTTP_PROXY", "NO_PROXY", "https_proxy", "http_proxy", "no_proxy"} {
+		if v, ok := os.LookupEnv(k); ok {
+			env = append(env, k+"="+v)
+		}
+	}
+	return env
+}
+
+// describe starts mp and registers what it serves.
+func (m *Manager) describe(ctx context.Context, mp *managed) {
+	log := m.log.With("plugin", mp.info.Name)
+	ctx, cancel := context.WithTimeout(ctx, m.cfg.StartTimeout)
+	defer cancel()
+	c, err := mp.proc.clients(ctx)
+	if err != nil {
+		log.Error("plugin did not start", "path", mp.info.Path, "error", err)
+		mp.info.Error = err.Error()
+		m.add(mp, nil, nil)
+		return
+	}
+	var kinds []string
+	var prov *providerAdapter
+	var tools *toolRunner
+	pi, err := c.provider.Describe(ctx, &foyav1.DescribeRequest{})
+	switch {
+	case err == nil:
+		prov = newProviderAdapter(mp.info.Name, mp.proc, pi)
+		kinds = append(kinds, "provider")
+		mp.info.ProviderKind, mp.info.Version, mp.info.Capabilities = pi.GetKind(), pi.GetVersion(), pi.GetCapabilities()
+	case status.Code(err) != codes.Unimplemented:
+		log.Error("describe provider", "error", err)
+		mp.info.Error = err.Error()
+	}
+	ti, err := c.tools.Describe(ctx, &foyav1.DescribeRequest{})
+	switch {
+	case err == nil:
+		tools = &toolRunner{plugin: mp.info.Name, src: mp.proc}
+		kinds = append(kinds, "tool")
+		if mp.info.Version == "" {
+			mp.info.Version = ti.GetVersion()
+		}
+		for _, t := range ti.GetTools() {
+			mp.info.Tools = append(mp.info.Tools, t.GetName())
+		}
+	case status.Code(err) != codes.Unimplemented:
+		log.Error("describe tools", "error", err)
+		mp.info.Error = err.Error()
+	}
+	mp.info.Kind = strings.Join(kinds, "+")
+	if len(kinds) == 0 && mp.info.Error == "" {
+		mp.info.Error = "plugin serves neither a provider nor tools"
+		log.Error(mp.info.Error)
+	}
+	log.Info("plugin ready", "kind", mp.info.Kind, "provider_kind", mp.info.ProviderKind, "version", mp.info.Version, "capabilities", mp.info.Capabilities)
+	m.add(mp, prov, tools)
+}
+
+func (m *Manager) add(mp *managed, prov *providerAdapter, tools *toolRunner) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.plugins = append(m.plugins, mp)
+	if prov != nil {
+		if _, dup := m.providers[prov.kind]; dup {
+			m.log.Warn("provider kind served twice; keeping the first", "plugin", mp.info.Name, "provider_kind", prov.kind)
+		} else {
+			m.providers[prov.kind] = prov
+		}
+	}
+	if tools != nil {
+		m.tools[mp.info.Name] = tools
+	}
+}
+
+// Provider returns the provider of kind, or UNAVAILABLE.
+func (m *Manager) Provider(kind string) (core.Provider, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	p, ok := m.providers[kind]
+	if !ok {
+		return nil, core.Errorf(core.CodeUnavailable, "no provider plugin serves kind %q", kind)
+	}
+	return p, nil
+}
+
+// Providers returns the providers by provider kind.
+func (m *Manager) Providers() map[string]core.Provider {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make(map[string]core.Provider, len(m.providers))
+	for k, p := range m.providers {
+		out[k] = p
+	}
+	return out
+}
+
+// ToolRunners returns the tool runners by plugin name.
+func (m *Manager) ToolRunners() map[string]core.ToolRunner {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make(map[string]core.ToolRunner, len(m.tools))
+	for k, t := range m.tools {
+		out[k] = t
+	}
+	return out
+}
+
+// Plugins lists every plugin with its current health.
+func (m *Manager) Plugins() []PluginInfo {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make([]PluginInfo, 0, len(m.plugins))
+	for _, mp := range m.plugins {
+		info := mp.info
+		info.Capabilities = slices.Clone(info.Capabilities)
+		info.Tools = slices.Clone(info.Tools)
+		info.Healthy = mp.proc.healthy()
+		info.PID = mp.proc.pid()
+		out = append(out, info)
+	}
+	return out
+}
+
+// Close kills every plugin process.
+func (m *Manager) Close() error {
+	m.mu.Lock()
+	plugins := slices.Clone(m.plugins)
+	m.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, mp := range plugins {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			mp.proc.kill()
+		}()
+	}
+	wg.Wait()
+	return nil
+}

@@ -1,0 +1,178 @@
+package host
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os/exec"
+	"sync"
+	"time"
+
+	"github.com/foya-dev/foya/core"
+	foyav1 "github.com/foya-dev/foya/plugins/proto/foya/v1"
+	"github.com/foya-dev/foya/plugins/sdk"
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/go-plugin"
+)
+
+// Restart backoff: the first restart after a crash is immediate; further
+// quick crashes wait restartBase, doubling up to restartMax. A process that
+// ran for stableAfter before dying starts the count afresh.
+const (
+	restartBase = 500 * time.Millisecond
+	restartMax  = 30 * time.Second
+	stableAfter = time.Minute
+)
+
+// process is one plugin executable, started on demand and restarted after
+// it dies.
+type process struct {
+	name         string
+	path         string
+	args         []string
+	env          []string
+	runDir       string
+	startTimeout time.Duration
+	log          *slog.Logger
+
+	mu        sync.Mutex
+	client    *plugin.Client
+	cl        *clients
+	startedAt time.Time
+	failures  int
+	failedAt  time.Time
+	lastErr   error
+	closed    bool
+}
+
+func (p *process) clients(ctx context.Context) (*clients, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return nil, core.Errorf(core.CodeUnavailable, "plugin %s is stopped", p.name)
+	}
+	if p.cl != nil && !p.client.Exited() {
+		return p.cl, nil
+	}
+	if p.cl != nil {
+		p.died(fmt.Errorf("process exited"))
+	}
+	if wait := p.backoffLeft(); wait > 0 {
+		return nil, &core.Error{Code: core.CodeUnavailable, Message: fmt.Sprintf("plugin %s crashed; next restart in %s", p.name, wait.Round(time.Millisecond)), Err: p.lastErr}
+	}
+	if err := p.start(); err != nil {
+		p.failures++
+		p.failedAt = time.Now()
+		p.lastErr = err
+		return nil, &core.Error{Code: core.CodeUnavailable, Message: fmt.Sprintf("plugin %s could not start", p.name), Err: err}
+	}
+	return p.cl, nil
+}
+
+// died records the loss of the current process; p.mu is held.
+func (p *process) died(cause error) {
+	if time.Since(p.startedAt) >= stableAfter {
+		p.failures = 0
+	}
+	p.failures++
+	p.failedAt = time.Now()
+	p.lastErr = cause
+	client := p.client
+	p.cl, p.client = nil, nil
+	p.log.Warn("plugin died; it restarts on next use", "plugin", p.name, "error", cause, "failures", p.failures)
+	go client.Kill() // reaps the process and removes its socket directory
+}
+
+func (p *process) backoffLeft() time.Duration {
+	if p.failures <= 1 {
+		return 0
+	}
+	d := restartBase << min(p.failures-2, 10)
+	d = min(d, restartMax)
+	return time.Until(p.failedAt.Add(d))
+}
+
+func (p *process) broken(c *clients, err error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.cl == c && c != nil {
+		p.died(err)
+	}
+}
+
+// start launches the executable; p.mu is held.
+func (p *process) start() error {
+	cmd := exec.Command(p.path, p.args...)
+	cmd.Env = append(append([]string(nil), p.env...), "PLUGIN_UNIX_SOCKET_DIR="+p.runDir)
+	childSysProcAttr(cmd)
+	client := plugin.NewClient(&plugin.ClientConfig{
+		HandshakeConfig:  sdk.Handshake,
+		Plugins:          sdk.ClientPlugins(),
+		Cmd:              cmd,
+		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
+		SkipHostEnv:      true,
+		UnixSocketConfig: &plugin.UnixSocketConfig{TempDir: p.runDir},
+		StartTimeout:     p.startTimeout,
+		// go-plugin's own logger is off: plugin stderr goes through
+		// logWriter, and lifecycle events are logged here.
+		Logger: hclog.New(&hclog.LoggerOptions{Level: hclog.Off}),
+		Stderr: newLogWriter(p.log, p.name),
+	})
+	rpc, err := client.Client()
+	if err != nil {
+		client.Kill()
+		return fmt.Errorf("launch %s: %w", p.path, err)
+	}
+	prov, err := rpc.Dispense(sdk.ProviderPluginName)
+	if err != nil {
+		client.Kill()
+		return fmt.Errorf("dispense provider: %w", err)
+	}
+	tools, err := rpc.Dispense(sdk.ToolsPluginName)
+	if err != nil {
+		client.Kill()
+		return fmt.Errorf("dispense tools: %w", err)
+	}
+	p.client = client
+	p.cl = &clients{provider: prov.(foyav1.ProviderClient), tools: tools.(foyav1.ToolsClient)}
+	p.startedAt = time.Now()
+	pid := 0
+	if rc := client.ReattachConfig(); rc != nil {
+		pid = rc.Pid
+	}
+	p.log.Info("plugin started", "plugin", p.name, "pid", pid)
+	return nil
+}
+
+func (p *process) healthy() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.cl != nil && !p.client.Exited()
+}
+
+func (p *process) pid() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.client == nil || p.client.Exited() {
+		return 0
+	}
+	if rc := p.client.ReattachConfig(); rc != nil {
+		return rc.Pid
+	}
+	return 0
+}
+
+// kill stops the process for good.
+func (p *process) kill() {
+	p.mu.Lock()
+	p.closed = true
+	client := p.client
+	p.cl, p.client = nil, nil
+	p.mu.Unlock()
+	if client != nil {
+		client.Kill()
+	}
+}

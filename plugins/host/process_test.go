@@ -1,0 +1,311 @@
+package host_test
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/foya-dev/foya/core"
+	"github.com/foya-dev/foya/plugins/host"
+	"github.com/foya-dev/foya/providers/openai/openaitest"
+)
+
+// Binaries built once by TestMain: a stand-in kernel (serves built-ins as
+// `foyatest plugin <name>`) and the example echo plugin.
+var (
+	kernelBin string
+	echoBin   string
+)
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "foya-host-test")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	kernelBin = filepath.Join(dir, "foyatest")
+	echoBin = filepath.Join(dir, "echo")
+	for bin, pkg := range map[string]string{kernelBin: "./testdata/foyatest", echoBin: "../../providers/echo"} {
+		out, err := exec.Command("go", "build", "-o", bin, pkg).CombinedOutput()
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "build %s: %v\n%s", pkg, err, out)
+			os.RemoveAll(dir)
+			os.Exit(1)
+		}
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// syncBuffer collects kernel logs for assertions.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// startManager runs the openai built-in and, from the data dir's plugin
+// directory, the echo plugin plus any extra executables.
+func startManager(t *testing.T, extra map[string]string) (*host.Manager, *syncBuffer) {
+	t.Helper()
+	data := t.TempDir()
+	pdir := filepath.Join(data, "plugins")
+	if err := os.MkdirAll(pdir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(echoBin, filepath.Join(pdir, "echo")); err != nil {
+		t.Fatal(err)
+	}
+	for name, script := range extra {
+		if err := os.WriteFile(filepath.Join(pdir, name), []byte(script), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	logs := &syncBuffer{}
+	m, err := host.NewManager(host.Config{DataDir: data, Executable: kernelBin, Logger: slog.New(slog.NewJSONHandler(logs, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Start(ctxT(t)); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = m.Close() })
+	return m, logs
+}
+
+func userMsg(text string) core.ProviderRequest {
+	return core.ProviderRequest{Model: "m", Messages: []core.ProviderMessage{{Role: core.RoleUser, Content: []core.ContentPart{{Type: "text", Text: text}}}}}
+}
+
+func streamText(t *testing.T, p core.Provider, ep core.Endpoint, req core.ProviderRequest) string {
+	t.Helper()
+	s, err := p.Stream(ctxT(t), ep, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var text strings.Builder
+	for _, ev := range drain(t, s) {
+		if ev.Kind == core.StreamError {
+			t.Fatalf("error event %+v", ev.Err)
+		}
+		text.WriteString(ev.Text)
+	}
+	return text.String()
+}
+
+func pluginInfo(t *testing.T, m *host.Manager, name string) host.PluginInfo {
+	t.Helper()
+	for _, p := range m.Plugins() {
+		if p.Name == name {
+			return p
+		}
+	}
+	t.Fatalf("plugin %s not listed", name)
+	return host.PluginInfo{}
+}
+
+func TestRealPluginProcesses(t *testing.T) {
+	m, logs := startManager(t, nil)
+	srv := openaitest.New(t)
+	srv.Enqueue(openaitest.TextStream("gpt-x", "from ", "openai"))
+
+	oa, err := m.Provider("openai")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := streamText(t, oa, core.Endpoint{ConnectionID: "c1", BaseURL: srv.BaseURL(), APIKey: "sk-secret"}, userMsg("hi")); got != "from openai" {
+		t.Fatalf("openai text %q", got)
+	}
+	if srv.LastRequest().Header.Get("Authorization") != "Bearer sk-secret" {
+		t.Fatal("key did not reach the endpoint")
+	}
+	echo, err := m.Provider("echo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := streamText(t, echo, core.Endpoint{}, userMsg("say this back")); got != "say this back" {
+		t.Fatalf("echo text %q", got)
+	}
+	info := pluginInfo(t, m, "openai")
+	if !info.Healthy || !info.Builtin || info.Kind != "provider" || info.ProviderKind != "openai" || info.PID == 0 || len(info.Capabilities) == 0 {
+		t.Fatalf("openai info %+v", info)
+	}
+	if e := pluginInfo(t, m, "echo"); !e.Healthy || e.Builtin || e.Version != "0.1.0" {
+		t.Fatalf("echo info %+v", e)
+	}
+	if _, err := echo.(core.WebSearcher).WebSearch(ctxT(t), core.Endpoint{}, core.WebSearchRequest{}); !errors.Is(err, core.ErrUnavailable) {
+		t.Fatalf("echo web search: %v", err)
+	}
+	if _, err := m.Provider("nope"); !errors.Is(err, core.ErrUnavailable) {
+		t.Fatalf("unknown kind: %v", err)
+	}
+	if strings.Contains(logs.String(), "sk-secret") {
+		t.Fatal("api key appeared in the kernel log")
+	}
+	if !strings.Contains(logs.String(), `"plugin":"openai"`) {
+		t.Fatalf("no plugin log lines: %s", logs.String())
+	}
+}
+
+func TestKilledPluginFailsFastAndRestarts(t *testing.T) {
+	m, _ := startManager(t, nil)
+	srv := openaitest.New(t)
+	srv.Enqueue(openaitest.Response{Hang: true, Events: []string{openaitest.Chunk("m", map[string]any{"content": "first"}, "")}})
+	oa, err := m.Provider("openai")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ep := core.Endpoint{BaseURL: srv.BaseURL()}
+	s, err := oa.Stream(ctxT(t), ep, userMsg("hi"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if ev, err := s.Recv(); err != nil || ev.Text != "first" {
+		t.Fatalf("first event %+v %v", ev, err)
+	}
+	pid := pluginInfo(t, m, "openai").PID
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	killed := time.Now()
+	_, err = s.Recv()
+	if elapsed := time.Since(killed); elapsed > time.Second {
+		t.Fatalf("in-flight call took %v to fail", elapsed)
+	}
+	if core.ErrorCode(err) != core.CodeUnavailable {
+		t.Fatalf("in-flight call: %v (code %s)", err, core.ErrorCode(err))
+	}
+
+	srv.Enqueue(openaitest.TextStream("m", "again"))
+	if got := streamText(t, oa, ep, userMsg("hi")); got != "again" {
+		t.Fatalf("after restart %q", got)
+	}
+	if info := pluginInfo(t, m, "openai"); !info.Healthy || info.PID == pid || info.PID == 0 {
+		t.Fatalf("after restart %+v (old pid %d)", info, pid)
+	}
+}
+
+func TestHandshakeVersionMismatch(t *testing.T) {
+	script := "#!/bin/sh\nexec " + kernelBin + " plugin badversion\n"
+	m, _ := startManager(t, map[string]string{"future": script})
+	info := pluginInfo(t, m, "future")
+	if info.Healthy || !strings.Contains(info.Error, "could not start") {
+		t.Fatalf("future plugin %+v", info)
+	}
+	if _, err := m.Provider("echo"); err != nil {
+		t.Fatalf("other plugins must still run: %v", err)
+	}
+}
+
+func TestHandshakeErrorMessage(t *testing.T) {
+	data := t.TempDir()
+	pdir := filepath.Join(data, "plugins")
+	if err := os.MkdirAll(pdir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(pdir, "future"), []byte("#!/bin/sh\nexec "+kernelBin+" plugin badversion\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	logs := &syncBuffer{}
+	m, err := host.NewManager(host.Config{DataDir: data, Builtins: []string{}, Logger: slog.New(slog.NewJSONHandler(logs, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Start(ctxT(t)); err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	if !strings.Contains(strings.ToLower(logs.String()), "incompatible api version") {
+		t.Fatalf("log does not explain the mismatch: %s", logs.String())
+	}
+}
+
+func TestPluginsDieWithKernel(t *testing.T) {
+	data := t.TempDir()
+	pdir := filepath.Join(data, "plugins")
+	if err := os.MkdirAll(pdir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(echoBin, filepath.Join(pdir, "echo")); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(kernelBin, "host", data, kernelBin)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = io.Discard
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil {
+		t.Fatalf("read pids: %v", err)
+	}
+	var pids []int
+	for _, f := range strings.Fields(strings.TrimPrefix(line, "PIDS ")) {
+		pid, err := strconv.Atoi(f)
+		if err != nil || pid == 0 {
+			t.Fatalf("bad pid line %q", line)
+		}
+		pids = append(pids, pid)
+	}
+	if len(pids) != 2 {
+		t.Fatalf("want openai and echo pids, got %q", line)
+	}
+	for _, pid := range pids {
+		if !alive(pid) {
+			t.Fatalf("plugin %d not running before the kill", pid)
+		}
+	}
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+	deadline := time.Now().Add(10 * time.Second)
+	for _, pid := range pids {
+		for alive(pid) {
+			if time.Now().After(deadline) {
+				t.Fatalf("plugin %d survived the kernel", pid)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+}
+
+// alive reports whether pid exists and is not a zombie.
+func alive(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	return i < 0 || i+2 >= len(s) || s[i+2] != 'Z'
+}

@@ -1,0 +1,222 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"io"
+	"slices"
+	"sync"
+
+	"github.com/foya-dev/foya/core"
+	foyav1 "github.com/foya-dev/foya/plugins/proto/foya/v1"
+)
+
+// clientSource hands out the gRPC clients of a plugin, starting or
+// restarting it as needed, and hears about broken connections.
+type clientSource interface {
+	clients(ctx context.Context) (*clients, error)
+	broken(c *clients, err error)
+}
+
+// clients is one live connection to a plugin process.
+type clients struct {
+	provider foyav1.ProviderClient
+	tools    foyav1.ToolsClient
+}
+
+// providerAdapter implements core.Provider and the optional capability
+// interfaces over a provider plugin. Undeclared capabilities fail with
+// UNAVAILABLE before anything is sent (PRV-7).
+type providerAdapter struct {
+	plugin string
+	src    clientSource
+	kind   string
+	caps   []core.ProviderCapability
+}
+
+var (
+	_ core.Provider           = (*providerAdapter)(nil)
+	_ core.DetailedCompleter  = (*providerAdapter)(nil)
+	_ core.CapabilityResolver = (*providerAdapter)(nil)
+	_ core.WebSearcher        = (*providerAdapter)(nil)
+)
+
+func newProviderAdapter(plugin string, src clientSource, info *foyav1.ProviderInfo) *providerAdapter {
+	a := &providerAdapter{plugin: plugin, src: src, kind: info.GetKind()}
+	for _, c := range info.GetCapabilities() {
+		a.caps = append(a.caps, core.ProviderCapability(c))
+	}
+	return a
+}
+
+func (a *providerAdapter) Kind() string { return a.kind }
+
+func (a *providerAdapter) Capabilities() []core.ProviderCapability { return slices.Clone(a.caps) }
+
+func (a *providerAdapter) require(c core.ProviderCapability) error {
+	if slices.Contains(a.caps, c) {
+		return nil
+	}
+	return core.Errorf(core.CodeUnavailable, "provider %s does not support %s", a.kind, c)
+}
+
+// call runs fn against a live client, reporting transport failures so the
+// next call restarts the plugin.
+func (a *providerAdapter) call(ctx context.Context, fn func(*clients) error) error {
+	c, err := a.src.clients(ctx)
+	if err != nil {
+		return err
+	}
+	if err := fn(c); err != nil {
+		if isTransportFailure(err) {
+			a.src.broken(c, err)
+		}
+		return mapError(a.kind, err)
+	}
+	return nil
+}
+
+func (a *providerAdapter) Stream(ctx context.Context, ep core.Endpoint, req core.ProviderRequest) (core.ProviderStream, error) {
+	c, err := a.src.clients(ctx)
+	if err != nil {
+		return nil, err
+	}
+	sctx, cancel := context.WithCancel(ctx)
+	st, err := c.provider.Stream(sctx, &foyav1.StreamRequest{Endpoint: endpointToProto(ep), Request: requestToProto(req)})
+	if err != nil {
+		cancel()
+		if isTransportFailure(err) {
+			a.src.broken(c, err)
+		}
+		return nil, mapError(a.kind, err)
+	}
+	return &stream{a: a, c: c, st: st, cancel: cancel}, nil
+}
+
+// stream adapts a gRPC event stream to core.ProviderStream. After a done or
+// error event Recv returns io.EOF.
+type stream struct {
+	a      *providerAdapter
+	c      *clients
+	st     foyav1.Provider_StreamClient
+	cancel context.CancelFunc
+	mu     sync.Mutex
+	ended  bool
+}
+
+func (s *stream) Recv() (core.StreamEvent, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ended {
+		return core.StreamEvent{}, io.EOF
+	}
+	for {
+		ev, err := s.st.Recv()
+		if errors.Is(err, io.EOF) {
+			s.ended = true
+			return core.StreamEvent{}, &core.Error{Code: core.CodeUnavailable, Message: "provider " + s.a.kind + " ended the stream without a done event"}
+		}
+		if err != nil {
+			s.ended = true
+			if isTransportFailure(err) {
+				s.a.src.broken(s.c, err)
+			}
+			return core.StreamEvent{}, mapError(s.a.kind, err)
+		}
+		out, ok := eventFromProto(ev)
+		if !ok {
+			continue
+		}
+		if out.Kind == core.StreamDone || out.Kind == core.StreamError {
+			s.ended = true
+		}
+		return out, nil
+	}
+}
+
+func (s *stream) Close() error {
+	s.cancel()
+	return nil
+}
+
+func (a *providerAdapter) complete(ctx context.Context, ep core.Endpoint, req core.ProviderRequest, detailed bool) (core.Completion, error) {
+	var out core.Completion
+	err := a.call(ctx, func(c *clients) error {
+		in := &foyav1.CompleteRequest{Endpoint: endpointToProto(ep), Request: requestToProto(req)}
+		var r *foyav1.CompleteResponse
+		var err error
+		if detailed {
+			r, err = c.provider.CompleteDetailed(ctx, in)
+		} else {
+			r, err = c.provider.Complete(ctx, in)
+		}
+		if err == nil {
+			out = completionFromProto(r)
+		}
+		return err
+	})
+	return out, err
+}
+
+func (a *providerAdapter) Complete(ctx context.Context, ep core.Endpoint, req core.ProviderRequest) (core.Completion, error) {
+	if err := a.require(core.CapCompleter); err != nil {
+		return core.Completion{}, err
+	}
+	return a.complete(ctx, ep, req, false)
+}
+
+func (a *providerAdapter) CompleteDetailed(ctx context.Context, ep core.Endpoint, req core.ProviderRequest) (core.Completion, error) {
+	if err := a.require(core.CapDetailedCompleter); err != nil {
+		return core.Completion{}, err
+	}
+	return a.complete(ctx, ep, req, true)
+}
+
+func (a *providerAdapter) ListModels(ctx context.Context, ep core.Endpoint) ([]core.Model, error) {
+	if err := a.require(core.CapModelLister); err != nil {
+		return nil, err
+	}
+	var out []core.Model
+	err := a.call(ctx, func(c *clients) error {
+		r, err := c.provider.ListModels(ctx, &foyav1.ListModelsRequest{Endpoint: endpointToProto(ep)})
+		for _, m := range r.GetModels() {
+			out = append(out, core.Model{ID: m.GetId(), Capabilities: capabilitiesFromProto(m.GetCapabilities())})
+		}
+		return err
+	})
+	return out, err
+}
+
+func (a *providerAdapter) ResolveCapabilities(ctx context.Context, ep core.Endpoint, model string) (core.Capabilities, error) {
+	if err := a.require(core.CapCapabilityResolver); err != nil {
+		return core.Capabilities{}, err
+	}
+	var out core.Capabilities
+	err := a.call(ctx, func(c *clients) error {
+		r, err := c.provider.ResolveCapabilities(ctx, &foyav1.ResolveCapabilitiesRequest{Endpoint: endpointToProto(ep), Model: model})
+		if err == nil {
+			out = capabilitiesFromProto(r)
+		}
+		return err
+	})
+	return out, err
+}
+
+func (a *providerAdapter) WebSearch(ctx context.Context, ep core.Endpoint, req core.WebSearchRequest) (core.WebSearchResult, error) {
+	if err := a.require(core.CapWebSearch); err != nil {
+		return core.WebSearchResult{}, err
+	}
+	var out core.WebSearchResult
+	err := a.call(ctx, func(c *clients) error {
+		r, err := c.provider.WebSearch(ctx, &foyav1.WebSearchRequest{Endpoint: endpointToProto(ep), Model: req.Model, Query: req.Query})
+		if err != nil {
+			return err
+		}
+		out = core.WebSearchResult{Text: r.GetText(), Usage: usageFromProto(r.GetUsage())}
+		for _, s := range r.GetSources() {
+			out.Sources = append(out.Sources, core.WebSource{Title: s.GetTitle(), URL: s.GetUrl()})
+		}
+		return nil
+	})
+	return out, err
+}

@@ -1,0 +1,57 @@
+// Command foyatest stands in for the kernel binary in plugins/host tests:
+//
+//	foyatest plugin <name>              serve a built-in, like `foya plugin <name>`
+//	foyatest plugin badversion          a provider speaking protocol version 2
+//	foyatest host <data-dir> <exe>      run a Manager, print plugin pids, wait
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+
+	"github.com/foya-dev/foya/plugins/host"
+	"github.com/foya-dev/foya/plugins/sdk"
+	"github.com/hashicorp/go-plugin"
+)
+
+func main() {
+	if err := run(os.Args[1:]); err != nil {
+		fmt.Fprintln(os.Stderr, "foyatest:", err)
+		os.Exit(1)
+	}
+}
+
+func run(args []string) error {
+	if len(args) < 2 {
+		return fmt.Errorf("usage: foyatest plugin <name> | host <data-dir> <exe>")
+	}
+	switch args[0] {
+	case "plugin":
+		if args[1] == "badversion" {
+			hs := sdk.Handshake
+			hs.ProtocolVersion = 2
+			plugin.Serve(&plugin.ServeConfig{HandshakeConfig: hs, Plugins: plugin.PluginSet{}, GRPCServer: plugin.DefaultGRPCServer})
+			return nil
+		}
+		return host.RunBuiltin(args[1])
+	case "host":
+		log := slog.New(slog.NewJSONHandler(os.Stderr, nil))
+		m, err := host.NewManager(host.Config{DataDir: args[1], Executable: args[2], Logger: log})
+		if err != nil {
+			return err
+		}
+		if err := m.Start(context.Background()); err != nil {
+			return err
+		}
+		var pids []string
+		for _, p := range m.Plugins() {
+			pids = append(pids, fmt.Sprint(p.PID))
+		}
+		fmt.Println("PIDS " + strings.Join(pids, " "))
+		select {} // until killed
+	}
+	return fmt.Errorf("unknown command %q", args[0])
+}

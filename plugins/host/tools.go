@@ -1,0 +1,61 @@
+package host
+
+import (
+	"context"
+
+	"github.com/foya-dev/foya/core"
+	foyav1 "github.com/foya-dev/foya/plugins/proto/foya/v1"
+)
+
+// toolRunner implements core.ToolRunner over a tool plugin. Cancelling ctx
+// cancels the call inside the plugin.
+type toolRunner struct {
+	plugin string
+	src    clientSource
+}
+
+var _ core.ToolRunner = (*toolRunner)(nil)
+
+func (r *toolRunner) call(ctx context.Context, fn func(*clients) error) error {
+	c, err := r.src.clients(ctx)
+	if err != nil {
+		return err
+	}
+	if err := fn(c); err != nil {
+		if isTransportFailure(err) {
+			r.src.broken(c, err)
+		}
+		return mapError(r.plugin, err)
+	}
+	return nil
+}
+
+func (r *toolRunner) Tools(ctx context.Context) ([]core.ToolInfo, error) {
+	var out []core.ToolInfo
+	err := r.call(ctx, func(c *clients) error {
+		info, err := c.tools.Describe(ctx, &foyav1.DescribeRequest{})
+		for _, t := range info.GetTools() {
+			out = append(out, toolInfoFromProto(t))
+		}
+		return err
+	})
+	return out, err
+}
+
+func (r *toolRunner) Call(ctx context.Context, req core.ToolCallRequest) (core.ToolResult, error) {
+	var out core.ToolResult
+	err := r.call(ctx, func(c *clients) error {
+		res, err := c.tools.Call(ctx, &foyav1.ToolCallRequest{
+			SessionId:  req.SessionID,
+			WorkDir:    req.WorkDir,
+			ToolCallId: req.ToolCallID,
+			Name:       req.Name,
+			InputJson:  string(req.Input),
+		})
+		if err == nil {
+			out = core.ToolResult{Text: res.GetText(), IsError: res.GetIsError()}
+		}
+		return err
+	})
+	return out, err
+}

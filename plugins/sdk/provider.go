@@ -1,0 +1,72 @@
+package sdk
+
+import (
+	"context"
+)
+
+// Capability is an optional provider feature. A plugin declares the ones it
+// implements in ProviderInfo; the host never calls an undeclared one.
+type Capability string
+
+// Optional capabilities and the interface each one requires.
+const (
+	CapModelLister        Capability = "model_lister"        // ModelLister
+	CapCapabilityResolver Capability = "capability_resolver" // CapabilityResolver
+	CapCompleter          Capability = "completer"           // Completer
+	CapDetailedCompleter  Capability = "detailed_completer"  // DetailedCompleter
+	CapWebSearch          Capability = "web_search"          // WebSearcher
+	CapNativeCompactor    Capability = "native_compactor"    // not in protocol v1
+)
+
+// ProviderInfo describes a provider plugin.
+type ProviderInfo struct {
+	// Kind is the provider kind connections name, e.g. "openai".
+	Kind         string
+	Version      string
+	Capabilities []Capability
+}
+
+// StreamSender delivers stream events to the host. Each method returns an
+// error once the host has gone away or cancelled; stop then. It is safe for
+// concurrent use.
+type StreamSender interface {
+	Text(text string) error
+	Reasoning(text string) error
+	ToolCall(delta ToolCallDelta) error
+	Usage(u Usage) error
+}
+
+// Provider is what a provider plugin implements. Stream sends deltas through
+// out and returns the finish reason; a returned error becomes the stream's
+// final error event (use *Error to classify it). Stream must return promptly
+// when ctx is cancelled.
+type Provider interface {
+	Describe() ProviderInfo
+	Stream(ctx context.Context, ep Endpoint, req Request, out StreamSender) (finishReason string, err error)
+}
+
+// Completer is the "completer" capability: short non-streaming answers.
+type Completer interface {
+	Complete(ctx context.Context, ep Endpoint, req Request) (Completion, error)
+}
+
+// DetailedCompleter is the "detailed_completer" capability: finish reason
+// and usage included.
+type DetailedCompleter interface {
+	CompleteDetailed(ctx context.Context, ep Endpoint, req Request) (Completion, error)
+}
+
+// ModelLister is the "model_lister" capability.
+type ModelLister interface {
+	ListModels(ctx context.Context, ep Endpoint) ([]Model, error)
+}
+
+// CapabilityResolver is the "capability_resolver" capability.
+type CapabilityResolver interface {
+	ResolveCapabilities(ctx context.Context, ep Endpoint, model string) (Capabilities, error)
+}
+
+// WebSearcher is the "web_search" capability.
+type WebSearcher interface {
+	WebSearch(ctx context.Context, ep Endpoint, req WebSearchRequest) (WebSearchResult, error)
+}

@@ -1,0 +1,147 @@
+// Package sdk is what a Foya plugin author imports: Go-native interfaces for
+// providers (Provider plus optional capability interfaces) and tool sets
+// (ToolSet), and Serve, the one entry point of a plugin binary. The wire
+// contract (foya.v1 over gRPC, launched by hashicorp/go-plugin) stays inside.
+//
+// A provider plugin's main is:
+//
+//	func main() {
+//		if err := sdk.Serve(sdk.ServeConfig{Provider: myProvider{}}); err != nil {
+//			fmt.Fprintln(os.Stderr, err)
+//			os.Exit(1)
+//		}
+//	}
+package sdk
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+
+	foyav1 "github.com/foya-dev/foya/plugins/proto/foya/v1"
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/go-plugin"
+	"google.golang.org/grpc"
+)
+
+// ProtocolVersion is the plugin protocol version (foya.v1).
+const ProtocolVersion = 1
+
+// Handshake is the versioned handshake a host and a plugin must share. The
+// cookie only keeps people from running a plugin binary by hand.
+var Handshake = plugin.HandshakeConfig{
+	ProtocolVersion:  ProtocolVersion,
+	MagicCookieKey:   "FOYA_PLUGIN",
+	MagicCookieValue: "9f1c6a1e-foya-kernel-plugin",
+}
+
+// Names of the plugins in a go-plugin plugin set.
+const (
+	ProviderPluginName = "provider"
+	ToolsPluginName    = "tools"
+)
+
+// ServeConfig is what a plugin binary serves: a Provider, a ToolSet, or both.
+type ServeConfig struct {
+	Provider Provider
+	Tools    ToolSet
+	// Logger defaults to JSON on stderr, which the host re-emits.
+	Logger *slog.Logger
+}
+
+// NewLogger returns the JSON stderr logger plugins should use. Create it
+// before Serve: go-plugin redirects os.Stderr while serving.
+func NewLogger() *slog.Logger {
+	return slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+}
+
+// ServeProvider serves p; see Serve.
+func ServeProvider(p Provider) error { return Serve(ServeConfig{Provider: p}) }
+
+// ServeTools serves t; see Serve.
+func ServeTools(t ToolSet) error { return Serve(ServeConfig{Tools: t}) }
+
+// Serve runs the plugin until the host goes away. It must be called from the
+// plugin binary's main; run by hand it prints a short explanation and fails.
+func Serve(cfg ServeConfig) error {
+	stderr := os.Stderr // go-plugin swaps os.Stderr while serving
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	}
+	if os.Getenv(Handshake.MagicCookieKey) != Handshake.MagicCookieValue {
+		return fmt.Errorf("this is a foya plugin; the foya kernel starts it")
+	}
+	set, err := serverPlugins(cfg)
+	if err != nil {
+		return err
+	}
+	plugin.Serve(&plugin.ServeConfig{
+		HandshakeConfig: Handshake,
+		Plugins:         set,
+		GRPCServer:      plugin.DefaultGRPCServer,
+		Logger:          hcLogger(stderr),
+	})
+	return nil
+}
+
+func hcLogger(w io.Writer) hclog.Logger {
+	return hclog.New(&hclog.LoggerOptions{Name: "go-plugin", Output: w, JSONFormat: true, Level: hclog.Warn})
+}
+
+func serverPlugins(cfg ServeConfig) (plugin.PluginSet, error) {
+	set := plugin.PluginSet{}
+	if cfg.Provider != nil {
+		ps, err := newProviderServer(cfg.Provider, cfg.Logger)
+		if err != nil {
+			return nil, err
+		}
+		set[ProviderPluginName] = &providerPlugin{server: ps}
+	}
+	if cfg.Tools != nil {
+		set[ToolsPluginName] = &toolsPlugin{server: &toolsServer{t: cfg.Tools}}
+	}
+	if len(set) == 0 {
+		return nil, fmt.Errorf("serve: neither a provider nor a tool set given")
+	}
+	return set, nil
+}
+
+// ClientPlugins is the plugin set a host dispenses from: Dispense returns a
+// foyav1.ProviderClient or foyav1.ToolsClient. A plugin that does not serve a
+// kind answers that service with codes.Unimplemented.
+func ClientPlugins() plugin.PluginSet {
+	return plugin.PluginSet{
+		ProviderPluginName: &providerPlugin{},
+		ToolsPluginName:    &toolsPlugin{},
+	}
+}
+
+type providerPlugin struct {
+	plugin.NetRPCUnsupportedPlugin
+	server *providerServer
+}
+
+func (p *providerPlugin) GRPCServer(_ *plugin.GRPCBroker, s *grpc.Server) error {
+	foyav1.RegisterProviderServer(s, p.server)
+	return nil
+}
+
+func (p *providerPlugin) GRPCClient(_ context.Context, _ *plugin.GRPCBroker, c *grpc.ClientConn) (any, error) {
+	return foyav1.NewProviderClient(c), nil
+}
+
+type toolsPlugin struct {
+	plugin.NetRPCUnsupportedPlugin
+	server *toolsServer
+}
+
+func (p *toolsPlugin) GRPCServer(_ *plugin.GRPCBroker, s *grpc.Server) error {
+	foyav1.RegisterToolsServer(s, p.server)
+	return nil
+}
+
+func (p *toolsPlugin) GRPCClient(_ context.Context, _ *plugin.GRPCBroker, c *grpc.ClientConn) (any, error) {
+	return foyav1.NewToolsClient(c), nil
+}

@@ -1,0 +1,148 @@
+package sdk
+
+import (
+	"encoding/json"
+)
+
+// Endpoint is the connection a call is for. APIKey is secret: never log it.
+type Endpoint struct {
+	ConnectionID string
+	ProviderKind string
+	BaseURL      string
+	APIKey       string
+	// Options are extension settings of the connection, e.g. "web_search".
+	Options map[string]string
+}
+
+// String never prints the key.
+func (e Endpoint) String() string {
+	return "endpoint(" + e.ConnectionID + " " + e.ProviderKind + " " + e.BaseURL + ")"
+}
+
+// Message roles.
+const (
+	RoleSystem    = "system"
+	RoleUser      = "user"
+	RoleAssistant = "assistant"
+	RoleTool      = "tool"
+)
+
+// ContentPart is text ("text") or an image ("image") with its bytes.
+type ContentPart struct {
+	Type      string
+	Text      string
+	MediaType string
+	Data      []byte
+}
+
+// ToolCall is a complete tool call an assistant message made.
+type ToolCall struct {
+	ID    string
+	Name  string
+	Input json.RawMessage
+}
+
+// Message is one message the model may see.
+type Message struct {
+	Role       string
+	Content    []ContentPart
+	Reasoning  string
+	ToolCalls  []ToolCall
+	ToolCallID string
+}
+
+// Text returns the concatenated text parts of m.
+func (m Message) Text() string {
+	var s string
+	for _, p := range m.Content {
+		if p.Type == "text" {
+			s += p.Text
+		}
+	}
+	return s
+}
+
+// ToolSchema describes a tool to the model.
+type ToolSchema struct {
+	Name        string
+	Description string
+	Parameters  json.RawMessage
+}
+
+// Request is one model request.
+type Request struct {
+	Model           string
+	ReasoningEffort string
+	MaxOutputTokens int64
+	Messages        []Message
+	Tools           []ToolSchema
+	State           []byte
+}
+
+// ToolCallDelta is a fragment of a tool call; the host assembles fragments
+// by Index. Send ID and Name with the first fragment of a call.
+type ToolCallDelta struct {
+	Index     int
+	ID        string
+	Name      string
+	Arguments string
+}
+
+// Usage is token usage; CachedTokens is a subset of InputTokens. Model is
+// the model that actually answered.
+type Usage struct {
+	InputTokens  int64
+	OutputTokens int64
+	TotalTokens  int64
+	CachedTokens int64
+	Model        string
+}
+
+// Completion is the result of a non-streaming completion.
+type Completion struct {
+	Text         string
+	FinishReason string
+	Usage        *Usage
+}
+
+// Generation flags of a model; nil means unknown.
+type Generation struct {
+	Image, Video, Audio *bool
+}
+
+// Capabilities of a model; nil means unknown, never unsupported.
+type Capabilities struct {
+	ContextWindow    *int64
+	MaxInputTokens   *int64
+	MaxOutputTokens  *int64
+	ImageInput       *bool
+	ToolCalling      *bool
+	ReasoningEfforts []string
+	WebSearch        *bool
+	Generation       *Generation
+}
+
+// Model is one model an endpoint offers.
+type Model struct {
+	ID           string
+	Capabilities Capabilities
+}
+
+// WebSearchRequest asks the provider's native web search.
+type WebSearchRequest struct {
+	Model string
+	Query string
+}
+
+// WebSource is one cited source.
+type WebSource struct {
+	Title string
+	URL   string
+}
+
+// WebSearchResult is a native web search answer.
+type WebSearchResult struct {
+	Text    string
+	Sources []WebSource
+	Usage   *Usage
+}

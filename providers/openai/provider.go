@@ -1,0 +1,252 @@
+// Package openai is the built-in OpenAI-compatible language provider
+// (PRV-8): Chat Completions streaming with text, reasoning_content, function
+// tool calls, usage and image input; non-streaming completion; the model list;
+// and native web search through the Responses API when a connection enables
+// it. It speaks net/http + encoding/json directly and is served through
+// plugins/sdk, as the "openai" built-in plugin of the kernel binary.
+//
+// Base URL: the connection's base URL is the API root including the version,
+// conventionally ending in /v1 (e.g. https://api.openai.com/v1 or
+// http://localhost:11434/v1); paths such as /chat/completions and /models are
+// appended to it. An empty base URL means https://api.openai.com/v1.
+package openai
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+
+	"github.com/foya-dev/foya/plugins/sdk"
+)
+
+// Kind is the provider kind connections name.
+const Kind = "openai"
+
+// Version of this provider.
+const Version = "0.1.0"
+
+// DefaultBaseURL is used when a connection leaves the base URL empty.
+const DefaultBaseURL = "https://api.openai.com/v1"
+
+// Endpoint options (core.Endpoint.Options) this provider reads.
+const (
+	// OptionWebSearch = "responses" enables native web search through the
+	// Responses API; anything else leaves web search unavailable.
+	OptionWebSearch = "web_search"
+	// OptionMaxTokensField is "max_tokens" or "max_completion_tokens".
+	OptionMaxTokensField = "max_tokens_field"
+)
+
+// Config configures a Provider.
+type Config struct {
+	// HTTPClient defaults to a client without an overall timeout (streams
+	// are long; cancellation comes from ctx).
+	HTTPClient *http.Client
+	Logger     *slog.Logger
+}
+
+// Provider implements sdk.Provider and its completer, detailed completer,
+// model lister and web search capabilities.
+type Provider struct {
+	http *http.Client
+	log  *slog.Logger
+}
+
+// New returns a Provider.
+func New(cfg Config) *Provider {
+	p := &Provider{http: cfg.HTTPClient, log: cfg.Logger}
+	if p.http == nil {
+		p.http = &http.Client{}
+	}
+	if p.log == nil {
+		p.log = slog.New(slog.DiscardHandler)
+	}
+	return p
+}
+
+// Describe declares the optional capabilities (PRV-7). Web search is
+// declared because the provider can do it; connections without the
+// web_search option answer it with an "unavailable" error.
+func (p *Provider) Describe() sdk.ProviderInfo {
+	return sdk.ProviderInfo{Kind: Kind, Version: Version, Capabilities: []sdk.Capability{
+		sdk.CapCompleter, sdk.CapDetailedCompleter, sdk.CapModelLister, sdk.CapWebSearch,
+	}}
+}
+
+func baseURL(ep sdk.Endpoint) string {
+	if ep.BaseURL == "" {
+		return DefaultBaseURL
+	}
+	return strings.TrimRight(ep.BaseURL, "/")
+}
+
+// do sends one request and returns the response when the status is 2xx;
+// otherwise a classified error.
+func (p *Provider) do(ctx context.Context, ep sdk.Endpoint, method, path string, body any) (*http.Response, error) {
+	var rd io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			return nil, fmt.Errorf("encode request: %w", err)
+		}
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, baseURL(ep)+path, rd)
+	if err != nil {
+		return nil, &sdk.Error{Category: sdk.CategoryBadRequest, Message: "build request: " + err.Error()}
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if ep.APIKey != "" {
+		req.Header.Set("Authorization", "Bearer "+ep.APIKey)
+	}
+	resp, err := p.http.Do(req)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, networkError(method+" "+path, err)
+	}
+	if resp.StatusCode/100 != 2 {
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10)) // the status alone still classifies
+		e := classify(resp.StatusCode, resp.Header, b)
+		p.log.Warn("openai request failed", "connection_id", ep.ConnectionID, "path", path, "status", resp.StatusCode, "category", string(e.Category))
+		return nil, e
+	}
+	return resp, nil
+}
+
+// Stream runs a streamed Chat Completions request. Deltas are forwarded as
+// they arrive; tool call fragments keep the endpoint's index. The terminal
+// outcome is the returned finish reason, or an error: finish reason
+// "length" becomes an output_limit error (after usage), an error object in
+// the stream is classified, and a stream that ends before [DONE] is a
+// network error after whatever arrived.
+func (p *Provider) Stream(ctx context.Context, ep sdk.Endpoint, req sdk.Request, out sdk.StreamSender) (string, error) {
+	resp, err := p.do(ctx, ep, http.MethodPost, "/chat/completions", buildChatRequest(ep, req, true))
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+
+	var finish string
+	done := false
+	err = readSSE(resp.Body, func(data []byte) error {
+		if string(data) == "[DONE]" {
+			done = true
+			return errStop
+		}
+		var c chatChunk
+		if err := json.Unmarshal(data, &c); err != nil {
+			return &sdk.Error{Category: sdk.CategoryServer, Message: "malformed stream chunk: " + err.Error()}
+		}
+		if c.Error != nil {
+			raw, _ := json.Marshal(map[string]*apiError{"error": c.Error})
+			return classify(0, nil, raw)
+		}
+		for _, ch := range c.Choices {
+			if err := forwardDelta(ch.Delta, out); err != nil {
+				return err
+			}
+			if ch.FinishReason != nil && *ch.FinishReason != "" {
+				finish = *ch.FinishReason
+			}
+		}
+		if c.Usage != nil {
+			if err := out.Usage(c.Usage.toSDK(c.Model)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	switch {
+	case ctx.Err() != nil:
+		return "", ctx.Err()
+	case err != nil:
+		return "", err
+	case !done:
+		return "", &sdk.Error{Category: sdk.CategoryNetwork, Message: "stream ended before [DONE]"}
+	case finish == "length":
+		return "", &sdk.Error{Category: sdk.CategoryOutputLimit, Message: "the model stopped at the output token limit"}
+	}
+	return finish, nil
+}
+
+func forwardDelta(d chatDelta, out sdk.StreamSender) error {
+	if d.ReasoningContent != nil && *d.ReasoningContent != "" {
+		if err := out.Reasoning(*d.ReasoningContent); err != nil {
+			return err
+		}
+	} else if d.Reasoning != nil && *d.Reasoning != "" {
+		if err := out.Reasoning(*d.Reasoning); err != nil {
+			return err
+		}
+	}
+	if d.Content != nil && *d.Content != "" {
+		if err := out.Text(*d.Content); err != nil {
+			return err
+		}
+	}
+	for i, tc := range d.ToolCalls {
+		idx := i
+		if tc.Index != nil {
+			idx = *tc.Index
+		}
+		delta := sdk.ToolCallDelta{Index: idx, ID: tc.ID, Name: tc.Function.Name, Arguments: tc.Function.Arguments}
+		if err := out.ToolCall(delta); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+var errStop = fmt.Errorf("stop")
+
+// readSSE calls fn with the data of each server-sent event until fn returns
+// errStop (nil result), an error, or the body ends. Read failures are
+// network errors.
+func readSSE(body io.Reader, fn func(data []byte) error) error {
+	sc := bufio.NewScanner(body)
+	sc.Buffer(make([]byte, 64<<10), 8<<20)
+	var data []byte
+	for sc.Scan() {
+		line := sc.Bytes()
+		switch {
+		case len(line) == 0:
+			if len(data) == 0 {
+				continue
+			}
+			err := fn(data)
+			data = data[:0]
+			if err == errStop {
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+		case bytes.HasPrefix(line, []byte("data:")):
+			if len(data) > 0 {
+				data = append(data, '\n')
+			}
+			data = append(data, bytes.TrimPrefix(bytes.TrimPrefix(line, []byte("data:")), []byte(" "))...)
+		}
+		// comments (":"), event:, id: and retry: lines are ignored
+	}
+	if err := sc.Err(); err != nil {
+		return networkError("read stream", err)
+	}
+	if len(data) > 0 { // last event without its blank line
+		if err := fn(data); err != nil && err != errStop {
+			return err
+		}
+	}
+	return nil
+}

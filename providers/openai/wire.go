@@ -1,0 +1,206 @@
+package openai
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"net/url"
+	"strings"
+
+	"github.com/foya-dev/foya/plugins/sdk"
+)
+
+// Chat Completions wire types: only the fields Foya reads or writes.
+
+type chatRequest struct {
+	Model               string         `json:"model"`
+	Messages            []chatMessage  `json:"messages"`
+	Tools               []chatTool     `json:"tools,omitempty"`
+	Stream              bool           `json:"stream,omitempty"`
+	StreamOptions       *streamOptions `json:"stream_options,omitempty"`
+	ReasoningEffort     string         `json:"reasoning_effort,omitempty"`
+	MaxTokens           int64          `json:"max_tokens,omitempty"`
+	MaxCompletionTokens int64          `json:"max_completion_tokens,omitempty"`
+}
+
+type streamOptions struct {
+	IncludeUsage bool `json:"include_usage"`
+}
+
+type chatMessage struct {
+	Role string `json:"role"`
+	// Content is a string, an array of parts, or null (assistant with tool calls).
+	Content    any            `json:"content"`
+	ToolCalls  []chatToolCall `json:"tool_calls,omitempty"`
+	ToolCallID string         `json:"tool_call_id,omitempty"`
+}
+
+type chatPart struct {
+	Type     string    `json:"type"`
+	Text     string    `json:"text,omitempty"`
+	ImageURL *imageURL `json:"image_url,omitempty"`
+}
+
+type imageURL struct {
+	URL string `json:"url"`
+}
+
+type chatTool struct {
+	Type     string       `json:"type"`
+	Function chatFunction `json:"function"`
+}
+
+type chatFunction struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description,omitempty"`
+	Parameters  json.RawMessage `json:"parameters,omitempty"`
+}
+
+type chatToolCall struct {
+	Index    *int         `json:"index,omitempty"`
+	ID       string       `json:"id,omitempty"`
+	Type     string       `json:"type,omitempty"`
+	Function callFunction `json:"function"`
+}
+
+type callFunction struct {
+	Name      string `json:"name,omitempty"`
+	Arguments string `json:"arguments"`
+}
+
+// chatChunk is one streamed chunk; chatResponse is a non-streamed answer.
+type chatChunk struct {
+	Model   string        `json:"model"`
+	Choices []chunkChoice `json:"choices"`
+	Usage   *chatUsage    `json:"usage"`
+	Error   *apiError     `json:"error"`
+}
+
+type chunkChoice struct {
+	Index        int        `json:"index"`
+	Delta        chatDelta  `json:"delta"`
+	Message      *chatDelta `json:"message"`
+	FinishReason *string    `json:"finish_reason"`
+}
+
+type chatDelta struct {
+	Content          *string        `json:"content"`
+	ReasoningContent *string        `json:"reasoning_content"`
+	Reasoning        *string        `json:"reasoning"`
+	ToolCalls        []chatToolCall `json:"tool_calls"`
+}
+
+type chatUsage struct {
+	PromptTokens        int64 `json:"prompt_tokens"`
+	CompletionTokens    int64 `json:"completion_tokens"`
+	TotalTokens         int64 `json:"total_tokens"`
+	PromptTokensDetails *struct {
+		CachedTokens int64 `json:"cached_tokens"`
+	} `json:"prompt_tokens_details"`
+}
+
+func (u *chatUsage) toSDK(model string) sdk.Usage {
+	out := sdk.Usage{InputTokens: u.PromptTokens, OutputTokens: u.CompletionTokens, TotalTokens: u.TotalTokens, Model: model}
+	if u.PromptTokensDetails != nil {
+		out.CachedTokens = u.PromptTokensDetails.CachedTokens
+	}
+	if out.TotalTokens == 0 {
+		out.TotalTokens = out.InputTokens + out.OutputTokens
+	}
+	return out
+}
+
+// apiError is the {"error":{...}} object of an error body or stream chunk.
+type apiError struct {
+	Message string          `json:"message"`
+	Type    string          `json:"type"`
+	Code    json.RawMessage `json:"code"` // a string on OpenAI, a number elsewhere
+}
+
+func (e *apiError) code() string {
+	if e == nil || len(e.Code) == 0 {
+		return ""
+	}
+	var s string
+	if json.Unmarshal(e.Code, &s) == nil {
+		return s
+	}
+	return strings.Trim(string(e.Code), `"`)
+}
+
+// buildChatRequest materializes req into a Chat Completions body.
+func buildChatRequest(ep sdk.Endpoint, req sdk.Request, stream bool) chatRequest {
+	out := chatRequest{Model: req.Model, ReasoningEffort: req.ReasoningEffort}
+	if stream {
+		out.Stream = true
+		out.StreamOptions = &streamOptions{IncludeUsage: true}
+	}
+	if req.MaxOutputTokens > 0 {
+		if maxTokensField(ep) == "max_completion_tokens" {
+			out.MaxCompletionTokens = req.MaxOutputTokens
+		} else {
+			out.MaxTokens = req.MaxOutputTokens
+		}
+	}
+	for _, t := range req.Tools {
+		out.Tools = append(out.Tools, chatTool{Type: "function", Function: chatFunction{Name: t.Name, Description: t.Description, Parameters: t.Parameters}})
+	}
+	for _, m := range req.Messages {
+		out.Messages = append(out.Messages, buildMessage(m))
+	}
+	return out
+}
+
+func buildMessage(m sdk.Message) chatMessage {
+	switch m.Role {
+	case sdk.RoleAssistant:
+		cm := chatMessage{Role: m.Role}
+		if text := m.Text(); text != "" || len(m.ToolCalls) == 0 {
+			cm.Content = text
+		}
+		for _, tc := range m.ToolCalls {
+			args := string(tc.Input)
+			if args == "" {
+				args = "{}"
+			}
+			cm.ToolCalls = append(cm.ToolCalls, chatToolCall{ID: tc.ID, Type: "function", Function: callFunction{Name: tc.Name, Arguments: args}})
+		}
+		return cm
+	case sdk.RoleTool:
+		return chatMessage{Role: m.Role, Content: m.Text(), ToolCallID: m.ToolCallID}
+	}
+	hasImage := false
+	for _, p := range m.Content {
+		hasImage = hasImage || p.Type == "image"
+	}
+	if !hasImage {
+		return chatMessage{Role: m.Role, Content: m.Text()}
+	}
+	parts := make([]chatPart, 0, len(m.Content))
+	for _, p := range m.Content {
+		switch p.Type {
+		case "image":
+			parts = append(parts, chatPart{Type: "image_url", ImageURL: &imageURL{URL: dataURL(p.MediaType, p.Data)}})
+		default:
+			parts = append(parts, chatPart{Type: "text", Text: p.Text})
+		}
+	}
+	return chatMessage{Role: m.Role, Content: parts}
+}
+
+func dataURL(mediaType string, data []byte) string {
+	return "data:" + mediaType + ";base64," + base64.StdEncoding.EncodeToString(data)
+}
+
+// maxTokensField picks the output limit field: the endpoint option
+// "max_tokens_field" wins; api.openai.com gets max_completion_tokens (its
+// reasoning models reject max_tokens); other compatible endpoints get the
+// widely supported max_tokens.
+func maxTokensField(ep sdk.Endpoint) string {
+	if f := ep.Options[OptionMaxTokensField]; f != "" {
+		return f
+	}
+	if u, err := url.Parse(baseURL(ep)); err == nil && u.Hostname() == "api.openai.com" {
+		return "max_completion_tokens"
+	}
+	return "max_tokens"
+}

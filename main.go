@@ -23,7 +23,9 @@ import (
 
 	"github.com/foya-dev/foya/core"
 	"github.com/foya-dev/foya/graph"
+	"github.com/foya-dev/foya/plugins/host"
 	"github.com/foya-dev/foya/storage"
+	"github.com/foya-dev/foya/storage/catalogfile"
 )
 
 // version is set with -ldflags "-X main.version=…"; otherwise the module or
@@ -37,9 +39,10 @@ func main() {
 const usage = `foya — the Foya agent kernel
 
 Usage:
-  foya serve [--addr 127.0.0.1:4777] [--data-dir DIR] [--allow-origin PATTERN]
+  foya serve [--addr 127.0.0.1:4777] [--data-dir DIR] [--plugin-dir DIR] [--allow-origin PATTERN]
   foya rebuild-projections [--data-dir DIR]
   foya version
+  foya plugin NAME     (internal: serves a built-in plugin to the kernel)
 `
 
 func run(args []string, stdout, stderr io.Writer) int {
@@ -53,6 +56,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 		err = serveCmd(args[1:], stderr)
 	case "rebuild-projections":
 		err = rebuildCmd(args[1:], stdout, stderr)
+	case "plugin":
+		if len(args) != 2 {
+			err = usageError{errors.New("usage: foya plugin NAME")}
+			break
+		}
+		err = host.RunBuiltin(args[1])
 	case "version", "--version", "-v":
 		fmt.Fprintln(stdout, "foya", versionString())
 		return 0
@@ -151,7 +160,8 @@ func serveCmd(args []string, stderr io.Writer) error {
 	addr := fs.String("addr", "127.0.0.1:4777", "listen address (loopback by default)")
 	dataDir := fs.String("data-dir", defaultDataDir(), "data directory (database, catalog, artifacts)")
 	logLevel := fs.String("log-level", "info", "log level: debug, info, warn, error")
-	var origins listFlag
+	var origins, pluginDirs listFlag
+	fs.Var(&pluginDirs, "plugin-dir", "extra directory of third-party plugin executables (repeatable; <data-dir>/plugins is always searched)")
 	fs.Var(&origins, "allow-origin", "extra browser origin host pattern allowed to open WebSockets (repeatable; default loopback only)")
 	if err := fs.Parse(args); err != nil {
 		return usageError{err}
@@ -163,7 +173,7 @@ func serveCmd(args []string, stderr io.Writer) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	k, err := openKernel(ctx, *dataDir, log)
+	k, err := openKernel(ctx, *dataDir, pluginDirs, log)
 	if err != nil {
 		return err
 	}
@@ -178,7 +188,10 @@ func serveCmd(args []string, stderr io.Writer) error {
 		allowed = append(append([]string{}, allowed...), origins...)
 	}
 	srv := &http.Server{
-		Handler:           graph.NewHandler(graph.ServerConfig{Service: k.sessions, Logger: log, OriginPatterns: allowed}),
+		Handler: graph.NewHandler(graph.ServerConfig{
+			Service: k.sessions, Catalog: k.catalog, Plugins: core.PluginList(k.pluginInfos),
+			Logger: log, OriginPatterns: allowed,
+		}),
 		ReadHeaderTimeout: 10 * time.Second,
 		BaseContext:       func(net.Listener) context.Context { return ctx },
 	}
@@ -204,33 +217,76 @@ func serveCmd(args []string, stderr io.Writer) error {
 type kernel struct {
 	dataDir  string
 	db       *storage.DB
+	plugins  *host.Manager
+	catalog  *core.Catalog
 	sessions *core.Service
 }
 
-func openKernel(ctx context.Context, dataDir string, log *slog.Logger) (*kernel, error) {
+func openKernel(ctx context.Context, dataDir string, pluginDirs []string, log *slog.Logger) (_ *kernel, err error) {
 	dir, err := prepareDataDir(dataDir)
 	if err != nil {
 		return nil, err
 	}
-	db, err := storage.Open(ctx, filepath.Join(dir, "foya.db"), log)
+	k := &kernel{dataDir: dir}
+	defer func() {
+		if err != nil {
+			k.Close()
+		}
+	}()
+	if k.db, err = storage.Open(ctx, filepath.Join(dir, "foya.db"), log); err != nil {
+		return nil, err
+	}
+	if k.plugins, err = host.NewManager(host.Config{DataDir: dir, PluginDirs: pluginDirs, Logger: log}); err != nil {
+		return nil, err
+	}
+	if err = k.plugins.Start(ctx); err != nil {
+		return nil, fmt.Errorf("start plugins: %w", err)
+	}
+	catStore, err := catalogfile.New(dir)
 	if err != nil {
 		return nil, err
 	}
-	svc, err := core.NewService(core.ServiceConfig{Store: db, Broker: core.NewBroker(log), Logger: log})
+	k.catalog, err = core.NewCatalog(ctx, core.CatalogConfig{
+		Store: catStore, Providers: k.plugins, Logger: log,
+		OnChange: func(ctx context.Context, ch core.CatalogChange) { k.sessions.ApplyCatalogChange(ctx, ch) },
+	})
 	if err != nil {
-		db.Close()
 		return nil, err
 	}
-	if _, err := svc.ResetPhases(ctx); err != nil {
-		db.Close()
+	k.sessions, err = core.NewService(core.ServiceConfig{Store: k.db, Broker: core.NewBroker(log), Logger: log, Models: k.catalog})
+	if err != nil {
 		return nil, err
 	}
-	return &kernel{dataDir: dir, db: db, sessions: svc}, nil
+	if _, err = k.sessions.ResetPhases(ctx); err != nil {
+		return nil, err
+	}
+	return k, nil
 }
 
+func (k *kernel) pluginInfos() []core.PluginInfo {
+	infos := k.plugins.Plugins()
+	out := make([]core.PluginInfo, len(infos))
+	for i, p := range infos {
+		out[i] = core.PluginInfo{
+			Name: p.Name, Kind: p.Kind, ProviderKind: p.ProviderKind, Version: p.Version,
+			Capabilities: p.Capabilities, Tools: p.Tools, Builtin: p.Builtin, Path: p.Path,
+			PID: p.PID, Healthy: p.Healthy, Error: p.Error,
+		}
+	}
+	return out
+}
+
+// Close stops the plugins and closes the database.
 func (k *kernel) Close() {
-	if err := k.db.Close(); err != nil {
-		slog.Error("close database", "err", err)
+	if k.plugins != nil {
+		if err := k.plugins.Close(); err != nil {
+			slog.Error("stop plugins", "err", err)
+		}
+	}
+	if k.db != nil {
+		if err := k.db.Close(); err != nil {
+			slog.Error("close database", "err", err)
+		}
 	}
 }
 

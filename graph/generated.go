@@ -35,6 +35,7 @@ type ResolverRoot interface {
 	KernelEvent() KernelEventResolver
 	Message() MessageResolver
 	Mutation() MutationResolver
+	PluginInfo() PluginInfoResolver
 	Query() QueryResolver
 	Session() SessionResolver
 	SessionEvent() SessionEventResolver
@@ -165,6 +166,20 @@ type ComplexityRoot struct {
 		UpdateSession      func(childComplexity int, id string, input model.UpdateSessionInput) int
 	}
 
+	PluginInfo struct {
+		Builtin      func(childComplexity int) int
+		Capabilities func(childComplexity int) int
+		Error        func(childComplexity int) int
+		Healthy      func(childComplexity int) int
+		Kind         func(childComplexity int) int
+		Name         func(childComplexity int) int
+		Path         func(childComplexity int) int
+		Pid          func(childComplexity int) int
+		ProviderKind func(childComplexity int) int
+		Tools        func(childComplexity int) int
+		Version      func(childComplexity int) int
+	}
+
 	Project struct {
 		CreatedAt func(childComplexity int) int
 		ID        func(childComplexity int) int
@@ -176,6 +191,7 @@ type ComplexityRoot struct {
 		Connections   func(childComplexity int) int
 		DefaultModels func(childComplexity int) int
 		Events        func(childComplexity int, sessionID string, afterSeq *int64, limit *int64) int
+		Plugins       func(childComplexity int) int
 		Projects      func(childComplexity int) int
 		Session       func(childComplexity int, id string) int
 		Sessions      func(childComplexity int, includeChildren *bool) int
@@ -272,9 +288,18 @@ type MutationResolver interface {
 	UpdateSession(ctx context.Context, id string, input model.UpdateSessionInput) (*core.Session, error)
 	DeleteSession(ctx context.Context, id string) (bool, error)
 }
+type PluginInfoResolver interface {
+	ProviderKind(ctx context.Context, obj *core.PluginInfo) (*string, error)
+
+	Path(ctx context.Context, obj *core.PluginInfo) (*string, error)
+	Pid(ctx context.Context, obj *core.PluginInfo) (*int64, error)
+
+	Error(ctx context.Context, obj *core.PluginInfo) (*string, error)
+}
 type QueryResolver interface {
 	Connections(ctx context.Context) ([]core.Connection, error)
 	DefaultModels(ctx context.Context) (*core.DefaultModels, error)
+	Plugins(ctx context.Context) ([]core.PluginInfo, error)
 	Projects(ctx context.Context) ([]core.Project, error)
 	Sessions(ctx context.Context, includeChildren *bool) ([]core.Session, error)
 	Session(ctx context.Context, id string) (*core.Session, error)
@@ -897,6 +922,73 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Mutation.UpdateSession(childComplexity, args["id"].(string), args["input"].(model.UpdateSessionInput)), true
 
+	case "PluginInfo.builtin":
+		if e.ComplexityRoot.PluginInfo.Builtin == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PluginInfo.Builtin(childComplexity), true
+	case "PluginInfo.capabilities":
+		if e.ComplexityRoot.PluginInfo.Capabilities == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PluginInfo.Capabilities(childComplexity), true
+	case "PluginInfo.error":
+		if e.ComplexityRoot.PluginInfo.Error == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PluginInfo.Error(childComplexity), true
+	case "PluginInfo.healthy":
+		if e.ComplexityRoot.PluginInfo.Healthy == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PluginInfo.Healthy(childComplexity), true
+	case "PluginInfo.kind":
+		if e.ComplexityRoot.PluginInfo.Kind == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PluginInfo.Kind(childComplexity), true
+	case "PluginInfo.name":
+		if e.ComplexityRoot.PluginInfo.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PluginInfo.Name(childComplexity), true
+	case "PluginInfo.path":
+		if e.ComplexityRoot.PluginInfo.Path == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PluginInfo.Path(childComplexity), true
+	case "PluginInfo.pid":
+		if e.ComplexityRoot.PluginInfo.Pid == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PluginInfo.Pid(childComplexity), true
+	case "PluginInfo.providerKind":
+		if e.ComplexityRoot.PluginInfo.ProviderKind == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PluginInfo.ProviderKind(childComplexity), true
+	case "PluginInfo.tools":
+		if e.ComplexityRoot.PluginInfo.Tools == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PluginInfo.Tools(childComplexity), true
+	case "PluginInfo.version":
+		if e.ComplexityRoot.PluginInfo.Version == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PluginInfo.Version(childComplexity), true
+
 	case "Project.createdAt":
 		if e.ComplexityRoot.Project.CreatedAt == nil {
 			break
@@ -946,6 +1038,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Query.Events(childComplexity, args["sessionId"].(string), args["afterSeq"].(*int64), args["limit"].(*int64)), true
 
+	case "Query.plugins":
+		if e.ComplexityRoot.Query.Plugins == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Query.Plugins(childComplexity), true
 	case "Query.projects":
 		if e.ComplexityRoot.Query.Projects == nil {
 			break
@@ -1455,6 +1553,28 @@ type DefaultModels {
   video: ModelRef
 }
 
+"A loaded plugin. Providers and tools run out of process (hashicorp/go-plugin over gRPC)."
+type PluginInfo {
+  name: String!
+  "provider, tool or provider+tool."
+  kind: String!
+  "The provider kind a provider plugin serves (e.g. openai)."
+  providerKind: String
+  version: String!
+  "Declared optional capabilities, e.g. model_lister, completer, web_search."
+  capabilities: [String!]!
+  "Tool names a tool plugin offers."
+  tools: [String!]!
+  "Shipped inside the foya binary."
+  builtin: Boolean!
+  "Executable of a third-party plugin."
+  path: String
+  pid: Int
+  healthy: Boolean!
+  "Why the plugin could not be started or described."
+  error: String
+}
+
 "A directory reference. Deleting a project deletes the sessions bound to it, never the directory."
 type Project {
   id: ID!
@@ -1613,6 +1733,8 @@ type Query {
   "Connections in order."
   connections: [Connection!]!
   defaultModels: DefaultModels!
+  "Loaded plugins with their health."
+  plugins: [PluginInfo!]!
   projects: [Project!]!
   "Top-level sessions, newest first; child sessions too when includeChildren."
   sessions(includeChildren: Boolean = false): [Session!]!
@@ -1951,6 +2073,34 @@ func (ec *executionContext) childFields_ModelRef(ctx context.Context, field grap
 		return ec.fieldContext_ModelRef_model(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type ModelRef", field.Name)
+}
+
+func (ec *executionContext) childFields_PluginInfo(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "name":
+		return ec.fieldContext_PluginInfo_name(ctx, field)
+	case "kind":
+		return ec.fieldContext_PluginInfo_kind(ctx, field)
+	case "providerKind":
+		return ec.fieldContext_PluginInfo_providerKind(ctx, field)
+	case "version":
+		return ec.fieldContext_PluginInfo_version(ctx, field)
+	case "capabilities":
+		return ec.fieldContext_PluginInfo_capabilities(ctx, field)
+	case "tools":
+		return ec.fieldContext_PluginInfo_tools(ctx, field)
+	case "builtin":
+		return ec.fieldContext_PluginInfo_builtin(ctx, field)
+	case "path":
+		return ec.fieldContext_PluginInfo_path(ctx, field)
+	case "pid":
+		return ec.fieldContext_PluginInfo_pid(ctx, field)
+	case "healthy":
+		return ec.fieldContext_PluginInfo_healthy(ctx, field)
+	case "error":
+		return ec.fieldContext_PluginInfo_error(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type PluginInfo", field.Name)
 }
 
 func (ec *executionContext) childFields_Project(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -4798,6 +4948,259 @@ func (ec *executionContext) fieldContext_Mutation_deleteSession(ctx context.Cont
 	return fc, nil
 }
 
+func (ec *executionContext) _PluginInfo_name(ctx context.Context, field graphql.CollectedField, obj *core.PluginInfo) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PluginInfo_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PluginInfo_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PluginInfo", field, false, false, "String")
+}
+
+func (ec *executionContext) _PluginInfo_kind(ctx context.Context, field graphql.CollectedField, obj *core.PluginInfo) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PluginInfo_kind(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Kind, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PluginInfo_kind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PluginInfo", field, false, false, "String")
+}
+
+func (ec *executionContext) _PluginInfo_providerKind(ctx context.Context, field graphql.CollectedField, obj *core.PluginInfo) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PluginInfo_providerKind(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.PluginInfo().ProviderKind(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_PluginInfo_providerKind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PluginInfo", field, true, true, "String")
+}
+
+func (ec *executionContext) _PluginInfo_version(ctx context.Context, field graphql.CollectedField, obj *core.PluginInfo) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PluginInfo_version(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Version, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PluginInfo_version(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PluginInfo", field, false, false, "String")
+}
+
+func (ec *executionContext) _PluginInfo_capabilities(ctx context.Context, field graphql.CollectedField, obj *core.PluginInfo) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PluginInfo_capabilities(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Capabilities, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PluginInfo_capabilities(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PluginInfo", field, false, false, "String")
+}
+
+func (ec *executionContext) _PluginInfo_tools(ctx context.Context, field graphql.CollectedField, obj *core.PluginInfo) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PluginInfo_tools(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Tools, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PluginInfo_tools(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PluginInfo", field, false, false, "String")
+}
+
+func (ec *executionContext) _PluginInfo_builtin(ctx context.Context, field graphql.CollectedField, obj *core.PluginInfo) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PluginInfo_builtin(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Builtin, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PluginInfo_builtin(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PluginInfo", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _PluginInfo_path(ctx context.Context, field graphql.CollectedField, obj *core.PluginInfo) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PluginInfo_path(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.PluginInfo().Path(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_PluginInfo_path(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PluginInfo", field, true, true, "String")
+}
+
+func (ec *executionContext) _PluginInfo_pid(ctx context.Context, field graphql.CollectedField, obj *core.PluginInfo) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PluginInfo_pid(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.PluginInfo().Pid(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int64) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_PluginInfo_pid(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PluginInfo", field, true, true, "Int")
+}
+
+func (ec *executionContext) _PluginInfo_healthy(ctx context.Context, field graphql.CollectedField, obj *core.PluginInfo) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PluginInfo_healthy(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Healthy, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PluginInfo_healthy(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PluginInfo", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _PluginInfo_error(ctx context.Context, field graphql.CollectedField, obj *core.PluginInfo) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PluginInfo_error(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.PluginInfo().Error(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_PluginInfo_error(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PluginInfo", field, true, true, "String")
+}
+
 func (ec *executionContext) _Project_id(ctx context.Context, field graphql.CollectedField, obj *core.Project) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -4949,6 +5352,38 @@ func (ec *executionContext) fieldContext_Query_defaultModels(_ context.Context, 
 		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_DefaultModels(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_plugins(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_plugins(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Query().Plugins(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []core.PluginInfo) graphql.Marshaler {
+			return ec.marshalNPluginInfo2ᚕgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐPluginInfoᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_plugins(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PluginInfo(ctx, field)
 		},
 	}
 	return fc, nil
@@ -8478,6 +8913,93 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 	return out
 }
 
+var pluginInfoImplementors = []string{"PluginInfo"}
+
+func (ec *executionContext) _PluginInfo(ctx context.Context, sel ast.SelectionSet, obj *core.PluginInfo) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, pluginInfoImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("PluginInfo")
+		case "name":
+			out.Values[i] = ec._PluginInfo_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "kind":
+			out.Values[i] = ec._PluginInfo_kind(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "providerKind":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._PluginInfo_providerKind(ctx, field, obj)
+				})
+		case "version":
+			out.Values[i] = ec._PluginInfo_version(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "capabilities":
+			out.Values[i] = ec._PluginInfo_capabilities(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "tools":
+			out.Values[i] = ec._PluginInfo_tools(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "builtin":
+			out.Values[i] = ec._PluginInfo_builtin(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "path":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._PluginInfo_path(ctx, field, obj)
+				})
+		case "pid":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._PluginInfo_pid(ctx, field, obj)
+				})
+		case "healthy":
+			out.Values[i] = ec._PluginInfo_healthy(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "error":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._PluginInfo_error(ctx, field, obj)
+				})
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var projectImplementors = []string{"Project"}
 
 func (ec *executionContext) _Project(ctx context.Context, sel ast.SelectionSet, obj *core.Project) graphql.Marshaler {
@@ -8556,6 +9078,12 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 				true, true,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Query_defaultModels(ctx, field)
+				})
+		case "plugins":
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_plugins(ctx, field)
 				})
 		case "projects":
 			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
@@ -9746,6 +10274,26 @@ var (
 	}
 )
 
+func (ec *executionContext) marshalNPluginInfo2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐPluginInfo(ctx context.Context, sel ast.SelectionSet, v core.PluginInfo) graphql.Marshaler {
+	return ec._PluginInfo(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNPluginInfo2ᚕgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐPluginInfoᚄ(ctx context.Context, sel ast.SelectionSet, v []core.PluginInfo) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNPluginInfo2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐPluginInfo(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
 func (ec *executionContext) marshalNProject2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐProject(ctx context.Context, sel ast.SelectionSet, v core.Project) graphql.Marshaler {
 	return ec._Project(ctx, sel, &v)
 }
@@ -9877,6 +10425,35 @@ func (ec *executionContext) marshalNString2string(ctx context.Context, sel ast.S
 		graphql.AddInvalidNullFromMarshaler(ctx, "String!")
 	}
 	return res
+}
+
+func (ec *executionContext) unmarshalNString2ᚕstringᚄ(ctx context.Context, v any) ([]string, error) {
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]string, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNString2string(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalNString2ᚕstringᚄ(ctx context.Context, sel ast.SelectionSet, v []string) graphql.Marshaler {
+	ret := make(graphql.Array, len(v))
+	for i := range v {
+		ret[i] = ec.marshalNString2string(ctx, sel, v[i])
+	}
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
 }
 
 func (ec *executionContext) marshalNTask2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐTask(ctx context.Context, sel ast.SelectionSet, v core.Task) graphql.Marshaler {

@@ -10,7 +10,8 @@ import (
 
 // Resolver holds the core services the resolvers call.
 type Resolver struct {
-	Service *core.Service
-	Catalog *core.Catalog
-	Log     *slog.Logger
+	Service  *core.Service
+	Catalog  *core.Catalog
+	Registry core.PluginRegistry
+	Log      *slog.Logger
 }

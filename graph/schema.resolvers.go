@@ -187,6 +187,26 @@ func (r *mutationResolver) DeleteSession(ctx context.Context, id string) (bool, 
 	return true, nil
 }
 
+// ProviderKind is the resolver for the providerKind field.
+func (r *pluginInfoResolver) ProviderKind(ctx context.Context, obj *core.PluginInfo) (*string, error) {
+	return nonEmpty(obj.ProviderKind), nil
+}
+
+// Path is the resolver for the path field.
+func (r *pluginInfoResolver) Path(ctx context.Context, obj *core.PluginInfo) (*string, error) {
+	return nonEmpty(obj.Path), nil
+}
+
+// Pid is the resolver for the pid field.
+func (r *pluginInfoResolver) Pid(ctx context.Context, obj *core.PluginInfo) (*int64, error) {
+	return nonEmpty(int64(obj.PID)), nil
+}
+
+// Error is the resolver for the error field.
+func (r *pluginInfoResolver) Error(ctx context.Context, obj *core.PluginInfo) (*string, error) {
+	return nonEmpty(obj.Error), nil
+}
+
 // Connections is the resolver for the connections field.
 func (r *queryResolver) Connections(ctx context.Context) ([]core.Connection, error) {
 	return r.Catalog.Connections(ctx)
@@ -199,6 +219,14 @@ func (r *queryResolver) DefaultModels(ctx context.Context) (*core.DefaultModels,
 		return nil, err
 	}
 	return &d, nil
+}
+
+// Plugins is the resolver for the plugins field.
+func (r *queryResolver) Plugins(ctx context.Context) ([]core.PluginInfo, error) {
+	if r.Registry == nil {
+		return []core.PluginInfo{}, nil
+	}
+	return r.Registry.Plugins(), nil
 }
 
 // Projects is the resolver for the projects field.
@@ -388,6 +416,9 @@ func (r *Resolver) Message() MessageResolver { return &messageResolver{r} }
 // Mutation returns MutationResolver implementation.
 func (r *Resolver) Mutation() MutationResolver { return &mutationResolver{r} }
 
+// PluginInfo returns PluginInfoResolver implementation.
+func (r *Resolver) PluginInfo() PluginInfoResolver { return &pluginInfoResolver{r} }
+
 // Query returns QueryResolver implementation.
 func (r *Resolver) Query() QueryResolver { return &queryResolver{r} }
 
@@ -408,6 +439,7 @@ type (
 	kernelEventResolver  struct{ *Resolver }
 	messageResolver      struct{ *Resolver }
 	mutationResolver     struct{ *Resolver }
+	pluginInfoResolver   struct{ *Resolver }
 	queryResolver        struct{ *Resolver }
 	sessionResolver      struct{ *Resolver }
 	sessionEventResolver struct{ *Resolver }

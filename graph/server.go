@@ -36,6 +36,7 @@ var DefaultOriginPatterns = []string{"127.0.0.1", "127.0.0.1:*", "localhost", "l
 type ServerConfig struct {
 	Service *core.Service
 	Catalog *core.Catalog
+	Plugins core.PluginRegistry
 	Logger  *slog.Logger
 	// OriginPatterns overrides DefaultOriginPatterns (host patterns, as in
 	// coder/websocket's AcceptOptions).
@@ -59,7 +60,7 @@ func NewHandler(cfg ServerConfig) http.Handler {
 	if keepAlive == 0 {
 		keepAlive = 15 * time.Second
 	}
-	srv := handler.New(NewExecutableSchema(Config{Resolvers: &Resolver{Service: cfg.Service, Catalog: cfg.Catalog, Log: log}}))
+	srv := handler.New(NewExecutableSchema(Config{Resolvers: &Resolver{Service: cfg.Service, Catalog: cfg.Catalog, Registry: cfg.Plugins, Log: log}}))
 	// SSE must come before POST: both accept POST requests.
 	srv.AddTransport(transport.SSE{})
 	srv.AddTransport(transport.Websocket{

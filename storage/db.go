@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/url"
+	"os"
 	"runtime"
 
 	"github.com/uptrace/bun"
@@ -49,6 +50,13 @@ func Open(ctx context.Context, path string, log *slog.Logger) (*DB, error) {
 	if log == nil {
 		log = slog.Default()
 	}
+	// Create the file private before SQLite does (its -wal and -shm files
+	// inherit the mode).
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("create %s: %w", path, err)
+	}
+	f.Close()
 	wsql, err := sql.Open(sqliteshim.ShimName, dsn(path, false))
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", path, err)

@@ -1,0 +1,30 @@
+package core
+
+// PluginInfo describes a loaded plugin for clients.
+type PluginInfo struct {
+	Name string
+	// Kind is "provider", "tool" or "provider+tool".
+	Kind string
+	// ProviderKind is the provider kind a provider plugin serves.
+	ProviderKind string
+	Version      string
+	Capabilities []string
+	Tools        []string
+	Builtin      bool
+	Path         string
+	PID          int
+	Healthy      bool
+	// Error says why the plugin could not be started or described.
+	Error string
+}
+
+// PluginRegistry lists the plugins the kernel has loaded.
+type PluginRegistry interface {
+	Plugins() []PluginInfo
+}
+
+// PluginList adapts a function to PluginRegistry.
+type PluginList func() []PluginInfo
+
+// Plugins implements PluginRegistry.
+func (f PluginList) Plugins() []PluginInfo { return f() }

@@ -25,6 +25,7 @@ import (
 	"github.com/foya-dev/foya/graph"
 	"github.com/foya-dev/foya/plugins/host"
 	"github.com/foya-dev/foya/storage"
+	"github.com/foya-dev/foya/storage/artifacts"
 	"github.com/foya-dev/foya/storage/catalogfile"
 )
 
@@ -189,7 +190,7 @@ func serveCmd(args []string, stderr io.Writer) error {
 	}
 	srv := &http.Server{
 		Handler: graph.NewHandler(graph.ServerConfig{
-			Service: k.sessions, Catalog: k.catalog, Plugins: core.PluginList(k.pluginInfos),
+			Service: k.sessions, Engine: k.engine, Usage: k.db, Catalog: k.catalog, Plugins: core.PluginList(k.pluginInfos),
 			Logger: log, OriginPatterns: allowed,
 		}),
 		ReadHeaderTimeout: 10 * time.Second,
@@ -210,6 +211,9 @@ func serveCmd(args []string, stderr io.Writer) error {
 	if err := srv.Shutdown(shutdownCtx); err != nil {
 		log.Warn("http shutdown", "err", err)
 	}
+	if err := k.engine.Close(shutdownCtx); err != nil {
+		log.Warn("stop running turns", "err", err)
+	}
 	return nil
 }
 
@@ -220,6 +224,7 @@ type kernel struct {
 	plugins  *host.Manager
 	catalog  *core.Catalog
 	sessions *core.Service
+	engine   *core.Engine
 }
 
 func openKernel(ctx context.Context, dataDir string, pluginDirs []string, log *slog.Logger) (_ *kernel, err error) {
@@ -258,6 +263,22 @@ func openKernel(ctx context.Context, dataDir string, pluginDirs []string, log *s
 		return nil, err
 	}
 	if _, err = k.sessions.ResetPhases(ctx); err != nil {
+		return nil, err
+	}
+	blobs, err := artifacts.New(filepath.Join(dir, "artifacts"))
+	if err != nil {
+		return nil, err
+	}
+	var tools core.ToolRunner
+	if runners := k.plugins.ToolRunners(); len(runners) > 0 {
+		tools = core.NewToolHub(runners, log)
+	}
+	k.engine, err = core.NewEngine(core.EngineConfig{
+		Sessions: k.sessions, Catalog: k.catalog, Providers: k.plugins, Tools: tools,
+		Attachments: k.db, Blobs: blobs, Describe: artifacts.Describe,
+		ScratchDir: filepath.Join(dir, "scratch"), Logger: log,
+	})
+	if err != nil {
 		return nil, err
 	}
 	return k, nil

@@ -128,3 +128,29 @@ type KernelEvent struct {
 	ConnectionID string
 	At           time.Time
 }
+
+// UsagePayload is the payload of a usage event: one provider usage report
+// (or a local estimate) and where it was spent. Appending it also writes a
+// row of the usage ledger, which survives session deletion.
+type UsagePayload struct {
+	Usage        Usage  `json:"usage"`
+	Route        string `json:"route"`
+	ConnectionID string `json:"connectionId"`
+	// Purpose is what the request was for: turn, title or compaction.
+	Purpose string `json:"purpose"`
+}
+
+// TurnPayload is the payload of turn_started and turn_finished.
+type TurnPayload struct {
+	TurnID      string     `json:"turnId"`
+	QueueItemID string     `json:"queueItemId,omitempty"`
+	Status      TurnStatus `json:"status,omitempty"`
+	Reason      string     `json:"reason,omitempty"`
+}
+
+// ToolStartedPayload is the payload of tool_started.
+type ToolStartedPayload struct {
+	TurnID     string `json:"turnId"`
+	ToolCallID string `json:"toolCallId"`
+	ToolName   string `json:"toolName"`
+}

@@ -461,3 +461,16 @@ func (s *Service) unbindSession(ctx context.Context, id, connID, model string) e
 	s.log.Info("session unbound from its model", "session_id", id, "connection_id", connID, "model", model)
 	return nil
 }
+
+// SetTasks replaces the session's task list (the tasks tool) and records it
+// as session_updated.
+func (s *Service) SetTasks(ctx context.Context, id string, tasks []Task) error {
+	defer s.Lock(id)()
+	cur, err := s.store.Session(ctx, id)
+	if err != nil {
+		return err
+	}
+	meta := cur.SessionMeta
+	meta.Tasks = tasks
+	return s.commitMeta(ctx, meta, []string{"tasks"})
+}

@@ -58,3 +58,11 @@ type Store interface {
 	SessionStore
 	ProjectStore
 }
+
+// UsageStore reads the usage ledger (PRV-11). Rows are written with usage
+// events and survive session deletion.
+type UsageStore interface {
+	// UsageTotals sums the ledger for one session, or for all when sessionID
+	// is empty.
+	UsageTotals(ctx context.Context, sessionID string) (Usage, error)
+}

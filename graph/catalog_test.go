@@ -90,13 +90,13 @@ func TestCatalogEndToEnd(t *testing.T) {
 
 	t.Setenv("FOYA_TEST_KEY", secretKey+"-env")
 	openai := k.createConn(t, map[string]any{
-		"name": "OpenAI", "baseUrl": "https://api.openai.example/v1", "apiKey": secretKey,
+		"name": "OpenAI", "providerKind": "fakelist", "baseUrl": "https://api.openai.example/v1", "apiKey": secretKey,
 		"models": []any{
 			map[string]any{"id": "gpt-a", "capabilities": map[string]any{"contextWindow": 128000, "maxOutputTokens": 16000, "imageInput": true, "toolCalling": true, "reasoningEfforts": []string{"low", "high"}}},
 			map[string]any{"id": "gpt-b"},
 		},
 	})
-	if openai.Type != "LANGUAGE" || openai.ProviderKind != "openai" || openai.AuthKind != "API_KEY" || !openai.APIKeyConfigured || len(openai.Models) != 2 {
+	if openai.Type != "LANGUAGE" || openai.ProviderKind != "fakelist" || openai.AuthKind != "API_KEY" || !openai.APIKeyConfigured || len(openai.Models) != 2 {
 		t.Fatalf("created = %+v", openai)
 	}
 	if c := openai.Models[1].Capabilities; c.ImageInput != nil || c.ContextWindow != nil {
@@ -194,7 +194,7 @@ func TestCatalogEndToEnd(t *testing.T) {
 	}
 
 	// refreshModels: provider lister, keeping declared capabilities; gpt-b disappears.
-	k.providers.kinds["openai"].setModels("gpt-a", "gpt-c")
+	k.lister.setModels("gpt-a", "gpt-c")
 	var rf struct{ RefreshModels connJSON }
 	k.mustDo(t, `mutation($id: ID!) { refreshModels(connectionId: $id) { `+connFields+` } }`, map[string]any{"id": openai.ID}, &rf)
 	if len(rf.RefreshModels.Models) != 2 || rf.RefreshModels.Models[0].ID != "gpt-a" || rf.RefreshModels.Models[0].Capabilities.ContextWindow == nil || *rf.RefreshModels.Models[0].Capabilities.ContextWindow != 128000 {
@@ -259,7 +259,7 @@ func TestCatalogEndToEnd(t *testing.T) {
 	}
 
 	// The key never leaves the kernel: not in responses, events, logs or the database.
-	if p := k.providers.kinds["openai"]; p.lastKey != "sk-other-key-value" {
+	if p := k.lister; p.lastKey != "sk-other-key-value" {
 		t.Fatalf("provider got key %q for refresh", p.lastKey)
 	}
 	dbBytes := readAll(t, k.dbPath)

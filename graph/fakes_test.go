@@ -10,7 +10,7 @@ import (
 
 // fakeProviders is a hand-written ProviderLookup.
 type fakeProviders struct {
-	kinds map[string]*fakeProvider
+	kinds map[string]core.Provider
 }
 
 func (f *fakeProviders) Provider(kind string) (core.Provider, error) {

@@ -31,12 +31,14 @@ func NewExecutableSchema(cfg Config) graphql.ExecutableSchema {
 type Config = graphql.Config[ResolverRoot, DirectiveRoot, ComplexityRoot]
 
 type ResolverRoot interface {
+	Approval() ApprovalResolver
 	Connection() ConnectionResolver
 	KernelEvent() KernelEventResolver
 	Message() MessageResolver
 	Mutation() MutationResolver
 	PluginInfo() PluginInfoResolver
 	Query() QueryResolver
+	QueueItem() QueueItemResolver
 	Session() SessionResolver
 	SessionEvent() SessionEventResolver
 	Subscription() SubscriptionResolver
@@ -47,6 +49,16 @@ type DirectiveRoot struct {
 }
 
 type ComplexityRoot struct {
+	Approval struct {
+		Action     func(childComplexity int) int
+		Decision   func(childComplexity int) int
+		Input      func(childComplexity int) int
+		RequestID  func(childComplexity int) int
+		Summary    func(childComplexity int) int
+		Tool       func(childComplexity int) int
+		ToolCallID func(childComplexity int) int
+	}
+
 	Attachment struct {
 		Height    func(childComplexity int) int
 		ID        func(childComplexity int) int
@@ -132,6 +144,7 @@ type ComplexityRoot struct {
 		IsError         func(childComplexity int) int
 		Reasoning       func(childComplexity int) int
 		Role            func(childComplexity int) int
+		Segments        func(childComplexity int) int
 		Seq             func(childComplexity int) int
 		StartedAt       func(childComplexity int) int
 		Text            func(childComplexity int) int
@@ -153,17 +166,25 @@ type ComplexityRoot struct {
 	}
 
 	Mutation struct {
-		CreateConnection   func(childComplexity int, input model.ConnectionInput) int
-		CreateProject      func(childComplexity int, input model.ProjectInput) int
-		CreateSession      func(childComplexity int, input model.CreateSessionInput) int
-		DeleteConnection   func(childComplexity int, id string) int
-		DeleteProject      func(childComplexity int, id string) int
-		DeleteSession      func(childComplexity int, id string) int
-		RefreshModels      func(childComplexity int, connectionID string) int
-		ReorderConnections func(childComplexity int, ids []string) int
-		SetDefaultModel    func(childComplexity int, purpose core.ModelPurpose, connectionID *string, model *string) int
-		UpdateConnection   func(childComplexity int, id string, input model.ConnectionInput) int
-		UpdateSession      func(childComplexity int, id string, input model.UpdateSessionInput) int
+		AnswerQuestion      func(childComplexity int, sessionID string, requestID string, answer string) int
+		CreateConnection    func(childComplexity int, input model.ConnectionInput) int
+		CreateProject       func(childComplexity int, input model.ProjectInput) int
+		CreateSession       func(childComplexity int, input model.CreateSessionInput) int
+		DeleteConnection    func(childComplexity int, id string) int
+		DeleteProject       func(childComplexity int, id string) int
+		DeleteQueuedMessage func(childComplexity int, sessionID string, itemID string) int
+		DeleteSession       func(childComplexity int, id string) int
+		EditQueuedMessage   func(childComplexity int, sessionID string, itemID string, input model.UserInput) int
+		MoveQueuedMessage   func(childComplexity int, sessionID string, itemID string, index int64) int
+		RefreshModels       func(childComplexity int, connectionID string) int
+		ReorderConnections  func(childComplexity int, ids []string) int
+		ResolveApproval     func(childComplexity int, sessionID string, requestID string, decision core.ApprovalDecision) int
+		SendMessage         func(childComplexity int, sessionID string, input model.UserInput) int
+		SetDefaultModel     func(childComplexity int, purpose core.ModelPurpose, connectionID *string, model *string) int
+		StopTurn            func(childComplexity int, sessionID string, keepQueue *bool, dispatchItemID *string) int
+		UpdateConnection    func(childComplexity int, id string, input model.ConnectionInput) int
+		UpdateSession       func(childComplexity int, id string, input model.UpdateSessionInput) int
+		UploadAttachment    func(childComplexity int, file graphql.Upload) int
 	}
 
 	PluginInfo struct {
@@ -195,6 +216,28 @@ type ComplexityRoot struct {
 		Projects      func(childComplexity int) int
 		Session       func(childComplexity int, id string) int
 		Sessions      func(childComplexity int, includeChildren *bool) int
+		UsageTotals   func(childComplexity int) int
+	}
+
+	QueueItem struct {
+		Attachments     func(childComplexity int) int
+		BrowserElements func(childComplexity int) int
+		Command         func(childComplexity int) int
+		CreatedAt       func(childComplexity int) int
+		ID              func(childComplexity int) int
+		Revision        func(childComplexity int) int
+		Text            func(childComplexity int) int
+	}
+
+	Segment struct {
+		Kind       func(childComplexity int) int
+		Text       func(childComplexity int) int
+		ToolCallID func(childComplexity int) int
+	}
+
+	SendResult struct {
+		QueueItem   func(childComplexity int) int
+		TurnStarted func(childComplexity int) int
 	}
 
 	Session struct {
@@ -211,23 +254,28 @@ type ComplexityRoot struct {
 		Phase           func(childComplexity int) int
 		Pinned          func(childComplexity int) int
 		Project         func(childComplexity int) int
+		Queue           func(childComplexity int) int
 		ReasoningEffort func(childComplexity int) int
 		Route           func(childComplexity int) int
 		Tasks           func(childComplexity int) int
 		Title           func(childComplexity int) int
 		UpdatedAt       func(childComplexity int) int
+		Usage           func(childComplexity int) int
 	}
 
 	SessionEvent struct {
+		Approval      func(childComplexity int) int
 		At            func(childComplexity int) int
 		Delta         func(childComplexity int) int
 		Message       func(childComplexity int) int
 		Payload       func(childComplexity int) int
 		Phase         func(childComplexity int) int
+		Queue         func(childComplexity int) int
 		Seq           func(childComplexity int) int
 		SessionID     func(childComplexity int) int
 		ToolCallIndex func(childComplexity int) int
 		Type          func(childComplexity int) int
+		Usage         func(childComplexity int) int
 	}
 
 	Subscription struct {
@@ -246,12 +294,24 @@ type ComplexityRoot struct {
 		Input func(childComplexity int) int
 		Name  func(childComplexity int) int
 	}
+
+	Usage struct {
+		CachedTokens func(childComplexity int) int
+		Estimated    func(childComplexity int) int
+		InputTokens  func(childComplexity int) int
+		OutputTokens func(childComplexity int) int
+		TotalTokens  func(childComplexity int) int
+	}
 }
 
 // endregion ***************************** api!.gotpl *****************************
 
 // region    ************************** generated!.gotpl **************************
 
+type ApprovalResolver interface {
+	Input(ctx context.Context, obj *core.ApprovalPayload) (scalar.JSON, error)
+	Decision(ctx context.Context, obj *core.ApprovalPayload) (*core.ApprovalDecision, error)
+}
 type ConnectionResolver interface {
 	APIKeyConfigured(ctx context.Context, obj *core.Connection) (bool, error)
 	VideoProtocol(ctx context.Context, obj *core.Connection) (*string, error)
@@ -274,6 +334,8 @@ type MessageResolver interface {
 	FileChange(ctx context.Context, obj *core.Message) (*core.FileChange, error)
 
 	Diff(ctx context.Context, obj *core.Message) (*string, error)
+
+	Segments(ctx context.Context, obj *core.Message) ([]model.Segment, error)
 }
 type MutationResolver interface {
 	CreateConnection(ctx context.Context, input model.ConnectionInput) (*core.Connection, error)
@@ -287,6 +349,14 @@ type MutationResolver interface {
 	CreateSession(ctx context.Context, input model.CreateSessionInput) (*core.Session, error)
 	UpdateSession(ctx context.Context, id string, input model.UpdateSessionInput) (*core.Session, error)
 	DeleteSession(ctx context.Context, id string) (bool, error)
+	SendMessage(ctx context.Context, sessionID string, input model.UserInput) (*core.SendResult, error)
+	EditQueuedMessage(ctx context.Context, sessionID string, itemID string, input model.UserInput) ([]core.QueueItem, error)
+	MoveQueuedMessage(ctx context.Context, sessionID string, itemID string, index int64) ([]core.QueueItem, error)
+	DeleteQueuedMessage(ctx context.Context, sessionID string, itemID string) ([]core.QueueItem, error)
+	StopTurn(ctx context.Context, sessionID string, keepQueue *bool, dispatchItemID *string) (*core.Session, error)
+	ResolveApproval(ctx context.Context, sessionID string, requestID string, decision core.ApprovalDecision) (bool, error)
+	AnswerQuestion(ctx context.Context, sessionID string, requestID string, answer string) (bool, error)
+	UploadAttachment(ctx context.Context, file graphql.Upload) (*core.Attachment, error)
 }
 type PluginInfoResolver interface {
 	ProviderKind(ctx context.Context, obj *core.PluginInfo) (*string, error)
@@ -303,7 +373,14 @@ type QueryResolver interface {
 	Projects(ctx context.Context) ([]core.Project, error)
 	Sessions(ctx context.Context, includeChildren *bool) ([]core.Session, error)
 	Session(ctx context.Context, id string) (*core.Session, error)
+	UsageTotals(ctx context.Context) (*core.Usage, error)
 	Events(ctx context.Context, sessionID string, afterSeq *int64, limit *int64) ([]core.Event, error)
+}
+type QueueItemResolver interface {
+	Text(ctx context.Context, obj *core.QueueItem) (string, error)
+	Command(ctx context.Context, obj *core.QueueItem) (*string, error)
+
+	BrowserElements(ctx context.Context, obj *core.QueueItem) ([]core.BrowserElement, error)
 }
 type SessionResolver interface {
 	Title(ctx context.Context, obj *core.Session) (*string, error)
@@ -320,6 +397,8 @@ type SessionResolver interface {
 	Messages(ctx context.Context, obj *core.Session, includeInactive *bool) ([]core.Message, error)
 
 	Children(ctx context.Context, obj *core.Session) ([]core.Session, error)
+	Queue(ctx context.Context, obj *core.Session) ([]core.QueueItem, error)
+	Usage(ctx context.Context, obj *core.Session) (*core.Usage, error)
 }
 type SessionEventResolver interface {
 	Seq(ctx context.Context, obj *core.Event) (*int64, error)
@@ -329,6 +408,9 @@ type SessionEventResolver interface {
 	Delta(ctx context.Context, obj *core.Event) (*string, error)
 	ToolCallIndex(ctx context.Context, obj *core.Event) (*int64, error)
 	Phase(ctx context.Context, obj *core.Event) (*core.Phase, error)
+	Queue(ctx context.Context, obj *core.Event) ([]core.QueueItem, error)
+	Approval(ctx context.Context, obj *core.Event) (*core.ApprovalPayload, error)
+	Usage(ctx context.Context, obj *core.Event) (*core.Usage, error)
 	Payload(ctx context.Context, obj *core.Event) (scalar.JSON, error)
 }
 type SubscriptionResolver interface {
@@ -356,6 +438,49 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 	ec := newExecutionContext(nil, e, nil)
 	_ = ec
 	switch typeName + "." + field {
+
+	case "Approval.action":
+		if e.ComplexityRoot.Approval.Action == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Approval.Action(childComplexity), true
+	case "Approval.decision":
+		if e.ComplexityRoot.Approval.Decision == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Approval.Decision(childComplexity), true
+	case "Approval.input":
+		if e.ComplexityRoot.Approval.Input == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Approval.Input(childComplexity), true
+	case "Approval.requestId":
+		if e.ComplexityRoot.Approval.RequestID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Approval.RequestID(childComplexity), true
+	case "Approval.summary":
+		if e.ComplexityRoot.Approval.Summary == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Approval.Summary(childComplexity), true
+	case "Approval.tool":
+		if e.ComplexityRoot.Approval.Tool == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Approval.Tool(childComplexity), true
+	case "Approval.toolCallId":
+		if e.ComplexityRoot.Approval.ToolCallID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Approval.ToolCallID(childComplexity), true
 
 	case "Attachment.height":
 		if e.ComplexityRoot.Attachment.Height == nil {
@@ -725,6 +850,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Message.Role(childComplexity), true
+	case "Message.segments":
+		if e.ComplexityRoot.Message.Segments == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Message.Segments(childComplexity), true
 	case "Message.seq":
 		if e.ComplexityRoot.Message.Seq == nil {
 			break
@@ -800,6 +931,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.ModelRef.Model(childComplexity), true
 
+	case "Mutation.answerQuestion":
+		if e.ComplexityRoot.Mutation.AnswerQuestion == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_answerQuestion_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.AnswerQuestion(childComplexity, args["sessionId"].(string), args["requestId"].(string), args["answer"].(string)), true
 	case "Mutation.createConnection":
 		if e.ComplexityRoot.Mutation.CreateConnection == nil {
 			break
@@ -855,6 +997,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.DeleteProject(childComplexity, args["id"].(string)), true
+	case "Mutation.deleteQueuedMessage":
+		if e.ComplexityRoot.Mutation.DeleteQueuedMessage == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_deleteQueuedMessage_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.DeleteQueuedMessage(childComplexity, args["sessionId"].(string), args["itemId"].(string)), true
 	case "Mutation.deleteSession":
 		if e.ComplexityRoot.Mutation.DeleteSession == nil {
 			break
@@ -866,6 +1019,28 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.DeleteSession(childComplexity, args["id"].(string)), true
+	case "Mutation.editQueuedMessage":
+		if e.ComplexityRoot.Mutation.EditQueuedMessage == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_editQueuedMessage_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.EditQueuedMessage(childComplexity, args["sessionId"].(string), args["itemId"].(string), args["input"].(model.UserInput)), true
+	case "Mutation.moveQueuedMessage":
+		if e.ComplexityRoot.Mutation.MoveQueuedMessage == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_moveQueuedMessage_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.MoveQueuedMessage(childComplexity, args["sessionId"].(string), args["itemId"].(string), args["index"].(int64)), true
 	case "Mutation.refreshModels":
 		if e.ComplexityRoot.Mutation.RefreshModels == nil {
 			break
@@ -888,6 +1063,28 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.ReorderConnections(childComplexity, args["ids"].([]string)), true
+	case "Mutation.resolveApproval":
+		if e.ComplexityRoot.Mutation.ResolveApproval == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_resolveApproval_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.ResolveApproval(childComplexity, args["sessionId"].(string), args["requestId"].(string), args["decision"].(core.ApprovalDecision)), true
+	case "Mutation.sendMessage":
+		if e.ComplexityRoot.Mutation.SendMessage == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_sendMessage_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.SendMessage(childComplexity, args["sessionId"].(string), args["input"].(model.UserInput)), true
 	case "Mutation.setDefaultModel":
 		if e.ComplexityRoot.Mutation.SetDefaultModel == nil {
 			break
@@ -899,6 +1096,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.SetDefaultModel(childComplexity, args["purpose"].(core.ModelPurpose), args["connectionId"].(*string), args["model"].(*string)), true
+	case "Mutation.stopTurn":
+		if e.ComplexityRoot.Mutation.StopTurn == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_stopTurn_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.StopTurn(childComplexity, args["sessionId"].(string), args["keepQueue"].(*bool), args["dispatchItemId"].(*string)), true
 	case "Mutation.updateConnection":
 		if e.ComplexityRoot.Mutation.UpdateConnection == nil {
 			break
@@ -921,6 +1129,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.UpdateSession(childComplexity, args["id"].(string), args["input"].(model.UpdateSessionInput)), true
+	case "Mutation.uploadAttachment":
+		if e.ComplexityRoot.Mutation.UploadAttachment == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_uploadAttachment_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.UploadAttachment(childComplexity, args["file"].(graphql.Upload)), true
 
 	case "PluginInfo.builtin":
 		if e.ComplexityRoot.PluginInfo.Builtin == nil {
@@ -1072,6 +1291,87 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Sessions(childComplexity, args["includeChildren"].(*bool)), true
+	case "Query.usageTotals":
+		if e.ComplexityRoot.Query.UsageTotals == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Query.UsageTotals(childComplexity), true
+
+	case "QueueItem.attachments":
+		if e.ComplexityRoot.QueueItem.Attachments == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QueueItem.Attachments(childComplexity), true
+	case "QueueItem.browserElements":
+		if e.ComplexityRoot.QueueItem.BrowserElements == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QueueItem.BrowserElements(childComplexity), true
+	case "QueueItem.command":
+		if e.ComplexityRoot.QueueItem.Command == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QueueItem.Command(childComplexity), true
+	case "QueueItem.createdAt":
+		if e.ComplexityRoot.QueueItem.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QueueItem.CreatedAt(childComplexity), true
+	case "QueueItem.id":
+		if e.ComplexityRoot.QueueItem.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QueueItem.ID(childComplexity), true
+	case "QueueItem.revision":
+		if e.ComplexityRoot.QueueItem.Revision == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QueueItem.Revision(childComplexity), true
+	case "QueueItem.text":
+		if e.ComplexityRoot.QueueItem.Text == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QueueItem.Text(childComplexity), true
+
+	case "Segment.kind":
+		if e.ComplexityRoot.Segment.Kind == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Segment.Kind(childComplexity), true
+	case "Segment.text":
+		if e.ComplexityRoot.Segment.Text == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Segment.Text(childComplexity), true
+	case "Segment.toolCallId":
+		if e.ComplexityRoot.Segment.ToolCallID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Segment.ToolCallID(childComplexity), true
+
+	case "SendResult.queueItem":
+		if e.ComplexityRoot.SendResult.QueueItem == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SendResult.QueueItem(childComplexity), true
+	case "SendResult.turnStarted":
+		if e.ComplexityRoot.SendResult.TurnStarted == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SendResult.TurnStarted(childComplexity), true
 
 	case "Session.agentMode":
 		if e.ComplexityRoot.Session.AgentMode == nil {
@@ -1156,6 +1456,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Session.Project(childComplexity), true
+	case "Session.queue":
+		if e.ComplexityRoot.Session.Queue == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Session.Queue(childComplexity), true
 	case "Session.reasoningEffort":
 		if e.ComplexityRoot.Session.ReasoningEffort == nil {
 			break
@@ -1186,7 +1492,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Session.UpdatedAt(childComplexity), true
+	case "Session.usage":
+		if e.ComplexityRoot.Session.Usage == nil {
+			break
+		}
 
+		return e.ComplexityRoot.Session.Usage(childComplexity), true
+
+	case "SessionEvent.approval":
+		if e.ComplexityRoot.SessionEvent.Approval == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SessionEvent.Approval(childComplexity), true
 	case "SessionEvent.at":
 		if e.ComplexityRoot.SessionEvent.At == nil {
 			break
@@ -1217,6 +1535,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.SessionEvent.Phase(childComplexity), true
+	case "SessionEvent.queue":
+		if e.ComplexityRoot.SessionEvent.Queue == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SessionEvent.Queue(childComplexity), true
 	case "SessionEvent.seq":
 		if e.ComplexityRoot.SessionEvent.Seq == nil {
 			break
@@ -1241,6 +1565,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.SessionEvent.Type(childComplexity), true
+	case "SessionEvent.usage":
+		if e.ComplexityRoot.SessionEvent.Usage == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SessionEvent.Usage(childComplexity), true
 
 	case "Subscription.kernelEvents":
 		if e.ComplexityRoot.Subscription.KernelEvents == nil {
@@ -1298,6 +1628,37 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.ToolCall.Name(childComplexity), true
 
+	case "Usage.cachedTokens":
+		if e.ComplexityRoot.Usage.CachedTokens == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Usage.CachedTokens(childComplexity), true
+	case "Usage.estimated":
+		if e.ComplexityRoot.Usage.Estimated == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Usage.Estimated(childComplexity), true
+	case "Usage.inputTokens":
+		if e.ComplexityRoot.Usage.InputTokens == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Usage.InputTokens(childComplexity), true
+	case "Usage.outputTokens":
+		if e.ComplexityRoot.Usage.OutputTokens == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Usage.OutputTokens(childComplexity), true
+	case "Usage.totalTokens":
+		if e.ComplexityRoot.Usage.TotalTokens == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Usage.TotalTokens(childComplexity), true
+
 	}
 	return 0, false
 }
@@ -1307,6 +1668,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 	ec := newExecutionContext(opCtx, e, make(chan graphql.DeferredResult))
 	inputUnmarshalers := func() *graphql.InputUnmarshalerIndex {
 		return graphql.NewInputUnmarshalerIndex(
+			graphql.NewInputUnmarshaler("BrowserElementInput", ec.unmarshalInputBrowserElementInput),
 			graphql.NewInputUnmarshaler("CapabilitiesInput", ec.unmarshalInputCapabilitiesInput),
 			graphql.NewInputUnmarshaler("ConnectionInput", ec.unmarshalInputConnectionInput),
 			graphql.NewInputUnmarshaler("CreateSessionInput", ec.unmarshalInputCreateSessionInput),
@@ -1314,6 +1676,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 			graphql.NewInputUnmarshaler("ModelInput", ec.unmarshalInputModelInput),
 			graphql.NewInputUnmarshaler("ProjectInput", ec.unmarshalInputProjectInput),
 			graphql.NewInputUnmarshaler("UpdateSessionInput", ec.unmarshalInputUpdateSessionInput),
+			graphql.NewInputUnmarshaler("UserInput", ec.unmarshalInputUserInput),
 		)
 	}
 	first := true
@@ -1413,6 +1776,8 @@ var sources = []*ast.Source{
 
 "RFC 3339 timestamp in UTC."
 scalar Time
+"A file in a GraphQL multipart request (https://github.com/jaydenseric/graphql-multipart-request-spec)."
+scalar Upload
 "Arbitrary JSON value."
 scalar JSON
 
@@ -1575,6 +1940,63 @@ type PluginInfo {
   error: String
 }
 
+"Token usage. cachedTokens is a subset of inputTokens."
+type Usage {
+  inputTokens: Int!
+  outputTokens: Int!
+  totalTokens: Int!
+  cachedTokens: Int!
+  "Some of it is a local estimate (the provider reported no usage)."
+  estimated: Boolean!
+}
+
+"User input waiting for the running turn to end (in memory only: not kept across a restart)."
+type QueueItem {
+  id: ID!
+  text: String!
+  command: String
+  attachments: [Attachment!]!
+  browserElements: [BrowserElement!]!
+  createdAt: Time!
+  "Counts edits of this item."
+  revision: Int!
+}
+
+"What sendMessage did: started a turn, or queued the input."
+type SendResult {
+  turnStarted: Boolean!
+  "The queued item when the session was busy."
+  queueItem: QueueItem
+}
+
+enum ApprovalDecision {
+  APPROVED
+  "Approve this tool and action class for the rest of the session (in memory; never copied by a fork)."
+  APPROVED_FOR_SESSION
+  DENIED
+}
+
+"A tool call waiting for (or given) a person's decision."
+type Approval {
+  requestId: ID!
+  toolCallId: ID!
+  tool: String!
+  "read, write or command."
+  action: String!
+  "Human-readable: the command text, or the path and a preview of the change."
+  summary: String!
+  input: JSON
+  decision: ApprovalDecision
+}
+
+"One piece of an assistant message in display order (reasoning, text, tool call); a display projection, not canonical data."
+type Segment {
+  "reasoning, text or tool_call."
+  kind: String!
+  text: String
+  toolCallId: ID
+}
+
 "A directory reference. Deleting a project deletes the sessions bound to it, never the directory."
 type Project {
   id: ID!
@@ -1621,6 +2043,10 @@ type Session {
   tasks: [Task!]!
   "Child sessions, newest first."
   children: [Session!]!
+  "Queued input, next first."
+  queue: [QueueItem!]!
+  "Tokens spent by this session, from the usage ledger."
+  usage: Usage!
 }
 
 "A tool call the model asked for."
@@ -1696,6 +2122,8 @@ type Message {
   diff: String
   "The turn was stopped while this assistant message was being produced."
   interrupted: Boolean!
+  "Display order of an assistant message's reasoning, text and tool calls."
+  segments: [Segment!]!
 }
 
 "One event of a session: persisted (with seq) or live-only (seq null)."
@@ -1714,6 +2142,12 @@ type SessionEvent {
   toolCallIndex: Int
   "The phase of phase_changed."
   phase: Phase
+  "The queue of queue_snapshot."
+  queue: [QueueItem!]
+  "The request of approval_requested and approval_resolved."
+  approval: Approval
+  "The usage of a usage event."
+  usage: Usage
   "The full event payload."
   payload: JSON
 }
@@ -1739,8 +2173,36 @@ type Query {
   "Top-level sessions, newest first; child sessions too when includeChildren."
   sessions(includeChildren: Boolean = false): [Session!]!
   session(id: ID!): Session
+  "Total tokens ever spent, from the usage ledger (survives session deletion)."
+  usageTotals: Usage!
   "The persisted event log in seq order; limit is 1..5000."
   events(sessionId: ID!, afterSeq: Int = 0, limit: Int = 500): [SessionEvent!]!
+}
+
+"""
+A browser element the user selected. Limits: at most 10 elements; url 2048
+bytes (http, https or file), title 512, tag 64, selector 1024, text 16 KiB,
+html 32 KiB; 128 KiB in all.
+"""
+input BrowserElementInput {
+  url: String!
+  title: String
+  tag: String
+  selector: String
+  text: String
+  html: String
+}
+
+"""
+A user message. Text may be empty only with an attachment or a browser element;
+at most 256 KiB of text and 10 attachments (ids from uploadAttachment).
+"""
+input UserInput {
+  text: String
+  "A command id such as review (lowercase letters, digits, _ : -)."
+  command: String
+  attachmentIds: [ID!]
+  browserElements: [BrowserElementInput!]
 }
 
 input ProjectInput {
@@ -1843,8 +2305,27 @@ type Mutation {
   deleteProject(id: ID!): Boolean!
   createSession(input: CreateSessionInput!): Session!
   updateSession(id: ID!, input: UpdateSessionInput!): Session!
-  "Irreversible: removes the session, its children, events and projections."
+  "Irreversible: stops its turn, clears its queue and pending requests, removes the session, its children, events and projections. Usage stays in the ledger."
   deleteSession(id: ID!): Boolean!
+  "Starts a turn when the session is idle, else queues the input. UNAVAILABLE when the session has no usable model."
+  sendMessage(sessionId: ID!, input: UserInput!): SendResult!
+  "Replaces a queued item's input; NOT_FOUND once it has started."
+  editQueuedMessage(sessionId: ID!, itemId: ID!, input: UserInput!): [QueueItem!]!
+  "Moves a queued item to index (0 = next)."
+  moveQueuedMessage(sessionId: ID!, itemId: ID!, index: Int!): [QueueItem!]!
+  deleteQueuedMessage(sessionId: ID!, itemId: ID!): [QueueItem!]!
+  """
+  Stops the running turn, keeping what the model already produced. keepQueue
+  leaves the queue waiting until the next sendMessage (or a dispatch); false
+  clears it. dispatchItemId runs that queued item next.
+  """
+  stopTurn(sessionId: ID!, keepQueue: Boolean = true, dispatchItemId: ID): Session!
+  "Decides a pending approval; the first decision wins, later ones get CONFLICT."
+  resolveApproval(sessionId: ID!, requestId: ID!, decision: ApprovalDecision!): Boolean!
+  "Answers a question the model asked; the answer becomes the tool result."
+  answerQuestion(sessionId: ID!, requestId: ID!, answer: String!): Boolean!
+  "Stores a file (at most 20 MiB) in the artifact store, content-addressed by SHA-256."
+  uploadAttachment(file: Upload!): Attachment!
 }
 
 type Subscription {
@@ -1864,6 +2345,26 @@ var parsedSchema = gqlparser.MustLoadSchema(sources...)
 // childFields_* functions provide shared child field context lookups.
 // Each function is generated once per unique object type, deduplicating the
 // switch statements that were previously inlined in every fieldContext_* function.
+
+func (ec *executionContext) childFields_Approval(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "requestId":
+		return ec.fieldContext_Approval_requestId(ctx, field)
+	case "toolCallId":
+		return ec.fieldContext_Approval_toolCallId(ctx, field)
+	case "tool":
+		return ec.fieldContext_Approval_tool(ctx, field)
+	case "action":
+		return ec.fieldContext_Approval_action(ctx, field)
+	case "summary":
+		return ec.fieldContext_Approval_summary(ctx, field)
+	case "input":
+		return ec.fieldContext_Approval_input(ctx, field)
+	case "decision":
+		return ec.fieldContext_Approval_decision(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Approval", field.Name)
+}
 
 func (ec *executionContext) childFields_Attachment(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
@@ -2051,6 +2552,8 @@ func (ec *executionContext) childFields_Message(ctx context.Context, field graph
 		return ec.fieldContext_Message_diff(ctx, field)
 	case "interrupted":
 		return ec.fieldContext_Message_interrupted(ctx, field)
+	case "segments":
+		return ec.fieldContext_Message_segments(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Message", field.Name)
 }
@@ -2117,6 +2620,48 @@ func (ec *executionContext) childFields_Project(ctx context.Context, field graph
 	return nil, fmt.Errorf("no field named %q was found under type Project", field.Name)
 }
 
+func (ec *executionContext) childFields_QueueItem(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_QueueItem_id(ctx, field)
+	case "text":
+		return ec.fieldContext_QueueItem_text(ctx, field)
+	case "command":
+		return ec.fieldContext_QueueItem_command(ctx, field)
+	case "attachments":
+		return ec.fieldContext_QueueItem_attachments(ctx, field)
+	case "browserElements":
+		return ec.fieldContext_QueueItem_browserElements(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_QueueItem_createdAt(ctx, field)
+	case "revision":
+		return ec.fieldContext_QueueItem_revision(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type QueueItem", field.Name)
+}
+
+func (ec *executionContext) childFields_Segment(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "kind":
+		return ec.fieldContext_Segment_kind(ctx, field)
+	case "text":
+		return ec.fieldContext_Segment_text(ctx, field)
+	case "toolCallId":
+		return ec.fieldContext_Segment_toolCallId(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Segment", field.Name)
+}
+
+func (ec *executionContext) childFields_SendResult(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "turnStarted":
+		return ec.fieldContext_SendResult_turnStarted(ctx, field)
+	case "queueItem":
+		return ec.fieldContext_SendResult_queueItem(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SendResult", field.Name)
+}
+
 func (ec *executionContext) childFields_Session(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "id":
@@ -2155,6 +2700,10 @@ func (ec *executionContext) childFields_Session(ctx context.Context, field graph
 		return ec.fieldContext_Session_tasks(ctx, field)
 	case "children":
 		return ec.fieldContext_Session_children(ctx, field)
+	case "queue":
+		return ec.fieldContext_Session_queue(ctx, field)
+	case "usage":
+		return ec.fieldContext_Session_usage(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Session", field.Name)
 }
@@ -2177,6 +2726,12 @@ func (ec *executionContext) childFields_SessionEvent(ctx context.Context, field 
 		return ec.fieldContext_SessionEvent_toolCallIndex(ctx, field)
 	case "phase":
 		return ec.fieldContext_SessionEvent_phase(ctx, field)
+	case "queue":
+		return ec.fieldContext_SessionEvent_queue(ctx, field)
+	case "approval":
+		return ec.fieldContext_SessionEvent_approval(ctx, field)
+	case "usage":
+		return ec.fieldContext_SessionEvent_usage(ctx, field)
 	case "payload":
 		return ec.fieldContext_SessionEvent_payload(ctx, field)
 	}
@@ -2205,6 +2760,22 @@ func (ec *executionContext) childFields_ToolCall(ctx context.Context, field grap
 		return ec.fieldContext_ToolCall_input(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type ToolCall", field.Name)
+}
+
+func (ec *executionContext) childFields_Usage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "inputTokens":
+		return ec.fieldContext_Usage_inputTokens(ctx, field)
+	case "outputTokens":
+		return ec.fieldContext_Usage_outputTokens(ctx, field)
+	case "totalTokens":
+		return ec.fieldContext_Usage_totalTokens(ctx, field)
+	case "cachedTokens":
+		return ec.fieldContext_Usage_cachedTokens(ctx, field)
+	case "estimated":
+		return ec.fieldContext_Usage_estimated(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Usage", field.Name)
 }
 
 func (ec *executionContext) childFields___Directive(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -2323,6 +2894,36 @@ func (ec *executionContext) childFields___Type(ctx context.Context, field graphq
 
 // region    ***************************** args.gotpl *****************************
 
+func (ec *executionContext) field_Mutation_answerQuestion_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "sessionId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["sessionId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "requestId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["requestId"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "answer",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["answer"] = arg2
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_createConnection_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -2393,6 +2994,28 @@ func (ec *executionContext) field_Mutation_deleteProject_args(ctx context.Contex
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_deleteQueuedMessage_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "sessionId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["sessionId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "itemId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["itemId"] = arg1
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_deleteSession_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -2404,6 +3027,66 @@ func (ec *executionContext) field_Mutation_deleteSession_args(ctx context.Contex
 		return nil, err
 	}
 	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_editQueuedMessage_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "sessionId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["sessionId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "itemId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["itemId"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.UserInput, error) {
+			return ec.unmarshalNUserInput2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋgraphᚋmodelᚐUserInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg2
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_moveQueuedMessage_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "sessionId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["sessionId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "itemId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["itemId"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "index",
+		func(ctx context.Context, v any) (int64, error) {
+			return ec.unmarshalNInt2int64(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["index"] = arg2
 	return args, nil
 }
 
@@ -2435,6 +3118,58 @@ func (ec *executionContext) field_Mutation_reorderConnections_args(ctx context.C
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_resolveApproval_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "sessionId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["sessionId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "requestId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["requestId"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "decision",
+		func(ctx context.Context, v any) (core.ApprovalDecision, error) {
+			return ec.unmarshalNApprovalDecision2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐApprovalDecision(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["decision"] = arg2
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_sendMessage_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "sessionId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["sessionId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.UserInput, error) {
+			return ec.unmarshalNUserInput2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋgraphᚋmodelᚐUserInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg1
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_setDefaultModel_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -2462,6 +3197,36 @@ func (ec *executionContext) field_Mutation_setDefaultModel_args(ctx context.Cont
 		return nil, err
 	}
 	args["model"] = arg2
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_stopTurn_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "sessionId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["sessionId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "keepQueue",
+		func(ctx context.Context, v any) (*bool, error) {
+			return ec.unmarshalOBoolean2ᚖbool(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["keepQueue"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "dispatchItemId",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOID2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["dispatchItemId"] = arg2
 	return args, nil
 }
 
@@ -2506,6 +3271,20 @@ func (ec *executionContext) field_Mutation_updateSession_args(ctx context.Contex
 		return nil, err
 	}
 	args["input"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_uploadAttachment_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "file",
+		func(ctx context.Context, v any) (graphql.Upload, error) {
+			return ec.unmarshalNUpload2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚐUpload(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["file"] = arg0
 	return args, nil
 }
 
@@ -2690,6 +3469,167 @@ func (ec *executionContext) field___Type_inputFields_args(ctx context.Context, r
 // endregion ***************************** args.gotpl *****************************
 
 // region    **************************** field.gotpl *****************************
+
+func (ec *executionContext) _Approval_requestId(ctx context.Context, field graphql.CollectedField, obj *core.ApprovalPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Approval_requestId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RequestID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Approval_requestId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Approval", field, false, false, "ID")
+}
+
+func (ec *executionContext) _Approval_toolCallId(ctx context.Context, field graphql.CollectedField, obj *core.ApprovalPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Approval_toolCallId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ToolCallID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Approval_toolCallId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Approval", field, false, false, "ID")
+}
+
+func (ec *executionContext) _Approval_tool(ctx context.Context, field graphql.CollectedField, obj *core.ApprovalPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Approval_tool(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Tool, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Approval_tool(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Approval", field, false, false, "String")
+}
+
+func (ec *executionContext) _Approval_action(ctx context.Context, field graphql.CollectedField, obj *core.ApprovalPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Approval_action(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Action, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Approval_action(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Approval", field, false, false, "String")
+}
+
+func (ec *executionContext) _Approval_summary(ctx context.Context, field graphql.CollectedField, obj *core.ApprovalPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Approval_summary(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Summary, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Approval_summary(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Approval", field, false, false, "String")
+}
+
+func (ec *executionContext) _Approval_input(ctx context.Context, field graphql.CollectedField, obj *core.ApprovalPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Approval_input(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Approval().Input(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v scalar.JSON) graphql.Marshaler {
+			return ec.marshalOJSON2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋgraphᚋscalarᚐJSON(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Approval_input(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Approval", field, true, true, "JSON")
+}
+
+func (ec *executionContext) _Approval_decision(ctx context.Context, field graphql.CollectedField, obj *core.ApprovalPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Approval_decision(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Approval().Decision(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *core.ApprovalDecision) graphql.Marshaler {
+			return ec.marshalOApprovalDecision2ᚖgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐApprovalDecision(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Approval_decision(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Approval", field, true, true, "ApprovalDecision")
+}
 
 func (ec *executionContext) _Attachment_id(ctx context.Context, field graphql.CollectedField, obj *core.Attachment) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
@@ -4363,6 +5303,38 @@ func (ec *executionContext) fieldContext_Message_interrupted(_ context.Context, 
 	return graphql.NewScalarFieldContext("Message", field, false, false, "Boolean")
 }
 
+func (ec *executionContext) _Message_segments(ctx context.Context, field graphql.CollectedField, obj *core.Message) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Message_segments(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Message().Segments(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.Segment) graphql.Marshaler {
+			return ec.marshalNSegment2ᚕgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋgraphᚋmodelᚐSegmentᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Message_segments(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Message",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Segment(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Model_id(ctx context.Context, field graphql.CollectedField, obj *core.Model) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -4948,6 +5920,358 @@ func (ec *executionContext) fieldContext_Mutation_deleteSession(ctx context.Cont
 	return fc, nil
 }
 
+func (ec *executionContext) _Mutation_sendMessage(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_sendMessage(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().SendMessage(ctx, fc.Args["sessionId"].(string), fc.Args["input"].(model.UserInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *core.SendResult) graphql.Marshaler {
+			return ec.marshalNSendResult2ᚖgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐSendResult(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_sendMessage(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SendResult(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_sendMessage_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_editQueuedMessage(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_editQueuedMessage(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().EditQueuedMessage(ctx, fc.Args["sessionId"].(string), fc.Args["itemId"].(string), fc.Args["input"].(model.UserInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []core.QueueItem) graphql.Marshaler {
+			return ec.marshalNQueueItem2ᚕgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐQueueItemᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_editQueuedMessage(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_QueueItem(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_editQueuedMessage_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_moveQueuedMessage(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_moveQueuedMessage(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().MoveQueuedMessage(ctx, fc.Args["sessionId"].(string), fc.Args["itemId"].(string), fc.Args["index"].(int64))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []core.QueueItem) graphql.Marshaler {
+			return ec.marshalNQueueItem2ᚕgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐQueueItemᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_moveQueuedMessage(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_QueueItem(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_moveQueuedMessage_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_deleteQueuedMessage(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_deleteQueuedMessage(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().DeleteQueuedMessage(ctx, fc.Args["sessionId"].(string), fc.Args["itemId"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []core.QueueItem) graphql.Marshaler {
+			return ec.marshalNQueueItem2ᚕgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐQueueItemᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_deleteQueuedMessage(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_QueueItem(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_deleteQueuedMessage_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_stopTurn(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_stopTurn(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().StopTurn(ctx, fc.Args["sessionId"].(string), fc.Args["keepQueue"].(*bool), fc.Args["dispatchItemId"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *core.Session) graphql.Marshaler {
+			return ec.marshalNSession2ᚖgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐSession(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_stopTurn(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Session(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_stopTurn_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_resolveApproval(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_resolveApproval(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().ResolveApproval(ctx, fc.Args["sessionId"].(string), fc.Args["requestId"].(string), fc.Args["decision"].(core.ApprovalDecision))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_resolveApproval(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type Boolean does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_resolveApproval_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_answerQuestion(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_answerQuestion(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().AnswerQuestion(ctx, fc.Args["sessionId"].(string), fc.Args["requestId"].(string), fc.Args["answer"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_answerQuestion(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type Boolean does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_answerQuestion_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_uploadAttachment(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_uploadAttachment(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().UploadAttachment(ctx, fc.Args["file"].(graphql.Upload))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *core.Attachment) graphql.Marshaler {
+			return ec.marshalNAttachment2ᚖgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐAttachment(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_uploadAttachment(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Attachment(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_uploadAttachment_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _PluginInfo_name(ctx context.Context, field graphql.CollectedField, obj *core.PluginInfo) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -5509,6 +6833,38 @@ func (ec *executionContext) fieldContext_Query_session(ctx context.Context, fiel
 	return fc, nil
 }
 
+func (ec *executionContext) _Query_usageTotals(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_usageTotals(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Query().UsageTotals(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *core.Usage) graphql.Marshaler {
+			return ec.marshalNUsage2ᚖgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐUsage(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_usageTotals(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Usage(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Query_events(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -5624,6 +6980,309 @@ func (ec *executionContext) fieldContext_Query___schema(_ context.Context, field
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields___Schema(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _QueueItem_id(ctx context.Context, field graphql.CollectedField, obj *core.QueueItem) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QueueItem_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_QueueItem_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("QueueItem", field, false, false, "ID")
+}
+
+func (ec *executionContext) _QueueItem_text(ctx context.Context, field graphql.CollectedField, obj *core.QueueItem) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QueueItem_text(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.QueueItem().Text(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_QueueItem_text(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("QueueItem", field, true, true, "String")
+}
+
+func (ec *executionContext) _QueueItem_command(ctx context.Context, field graphql.CollectedField, obj *core.QueueItem) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QueueItem_command(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.QueueItem().Command(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_QueueItem_command(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("QueueItem", field, true, true, "String")
+}
+
+func (ec *executionContext) _QueueItem_attachments(ctx context.Context, field graphql.CollectedField, obj *core.QueueItem) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QueueItem_attachments(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Attachments, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []core.Attachment) graphql.Marshaler {
+			return ec.marshalNAttachment2ᚕgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐAttachmentᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_QueueItem_attachments(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "QueueItem",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Attachment(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _QueueItem_browserElements(ctx context.Context, field graphql.CollectedField, obj *core.QueueItem) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QueueItem_browserElements(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.QueueItem().BrowserElements(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []core.BrowserElement) graphql.Marshaler {
+			return ec.marshalNBrowserElement2ᚕgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐBrowserElementᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_QueueItem_browserElements(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "QueueItem",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_BrowserElement(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _QueueItem_createdAt(ctx context.Context, field graphql.CollectedField, obj *core.QueueItem) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QueueItem_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_QueueItem_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("QueueItem", field, false, false, "Time")
+}
+
+func (ec *executionContext) _QueueItem_revision(ctx context.Context, field graphql.CollectedField, obj *core.QueueItem) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QueueItem_revision(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Revision, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_QueueItem_revision(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("QueueItem", field, false, false, "Int")
+}
+
+func (ec *executionContext) _Segment_kind(ctx context.Context, field graphql.CollectedField, obj *model.Segment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Segment_kind(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Kind, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Segment_kind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Segment", field, false, false, "String")
+}
+
+func (ec *executionContext) _Segment_text(ctx context.Context, field graphql.CollectedField, obj *model.Segment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Segment_text(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Text, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Segment_text(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Segment", field, false, false, "String")
+}
+
+func (ec *executionContext) _Segment_toolCallId(ctx context.Context, field graphql.CollectedField, obj *model.Segment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Segment_toolCallId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ToolCallID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOID2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Segment_toolCallId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Segment", field, false, false, "ID")
+}
+
+func (ec *executionContext) _SendResult_turnStarted(ctx context.Context, field graphql.CollectedField, obj *core.SendResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SendResult_turnStarted(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TurnStarted, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SendResult_turnStarted(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SendResult", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _SendResult_queueItem(ctx context.Context, field graphql.CollectedField, obj *core.SendResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SendResult_queueItem(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.QueueItem, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *core.QueueItem) graphql.Marshaler {
+			return ec.marshalOQueueItem2ᚖgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐQueueItem(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SendResult_queueItem(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SendResult",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_QueueItem(ctx, field)
 		},
 	}
 	return fc, nil
@@ -6091,6 +7750,70 @@ func (ec *executionContext) fieldContext_Session_children(_ context.Context, fie
 	return fc, nil
 }
 
+func (ec *executionContext) _Session_queue(ctx context.Context, field graphql.CollectedField, obj *core.Session) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Session_queue(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Session().Queue(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []core.QueueItem) graphql.Marshaler {
+			return ec.marshalNQueueItem2ᚕgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐQueueItemᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Session_queue(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Session",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_QueueItem(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Session_usage(ctx context.Context, field graphql.CollectedField, obj *core.Session) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Session_usage(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Session().Usage(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *core.Usage) graphql.Marshaler {
+			return ec.marshalNUsage2ᚖgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐUsage(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Session_usage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Session",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Usage(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _SessionEvent_seq(ctx context.Context, field graphql.CollectedField, obj *core.Event) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -6282,6 +8005,102 @@ func (ec *executionContext) _SessionEvent_phase(ctx context.Context, field graph
 }
 func (ec *executionContext) fieldContext_SessionEvent_phase(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("SessionEvent", field, true, true, "Phase")
+}
+
+func (ec *executionContext) _SessionEvent_queue(ctx context.Context, field graphql.CollectedField, obj *core.Event) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SessionEvent_queue(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.SessionEvent().Queue(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []core.QueueItem) graphql.Marshaler {
+			return ec.marshalOQueueItem2ᚕgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐQueueItemᚄ(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SessionEvent_queue(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SessionEvent",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_QueueItem(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SessionEvent_approval(ctx context.Context, field graphql.CollectedField, obj *core.Event) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SessionEvent_approval(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.SessionEvent().Approval(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *core.ApprovalPayload) graphql.Marshaler {
+			return ec.marshalOApproval2ᚖgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐApprovalPayload(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SessionEvent_approval(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SessionEvent",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Approval(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SessionEvent_usage(ctx context.Context, field graphql.CollectedField, obj *core.Event) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SessionEvent_usage(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.SessionEvent().Usage(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *core.Usage) graphql.Marshaler {
+			return ec.marshalOUsage2ᚖgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐUsage(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SessionEvent_usage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SessionEvent",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Usage(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _SessionEvent_payload(ctx context.Context, field graphql.CollectedField, obj *core.Event) (ret graphql.Marshaler) {
@@ -6519,6 +8338,121 @@ func (ec *executionContext) _ToolCall_input(ctx context.Context, field graphql.C
 }
 func (ec *executionContext) fieldContext_ToolCall_input(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ToolCall", field, true, true, "JSON")
+}
+
+func (ec *executionContext) _Usage_inputTokens(ctx context.Context, field graphql.CollectedField, obj *core.Usage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Usage_inputTokens(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.InputTokens, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Usage_inputTokens(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Usage", field, false, false, "Int")
+}
+
+func (ec *executionContext) _Usage_outputTokens(ctx context.Context, field graphql.CollectedField, obj *core.Usage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Usage_outputTokens(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.OutputTokens, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Usage_outputTokens(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Usage", field, false, false, "Int")
+}
+
+func (ec *executionContext) _Usage_totalTokens(ctx context.Context, field graphql.CollectedField, obj *core.Usage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Usage_totalTokens(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TotalTokens, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Usage_totalTokens(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Usage", field, false, false, "Int")
+}
+
+func (ec *executionContext) _Usage_cachedTokens(ctx context.Context, field graphql.CollectedField, obj *core.Usage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Usage_cachedTokens(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CachedTokens, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Usage_cachedTokens(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Usage", field, false, false, "Int")
+}
+
+func (ec *executionContext) _Usage_estimated(ctx context.Context, field graphql.CollectedField, obj *core.Usage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Usage_estimated(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Estimated, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Usage_estimated(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Usage", field, false, false, "Boolean")
 }
 
 func (ec *executionContext) ___Directive_name(ctx context.Context, field graphql.CollectedField, obj *introspection.Directive) (ret graphql.Marshaler) {
@@ -7594,6 +9528,83 @@ func (ec *executionContext) fieldContext___Type_isOneOf(_ context.Context, field
 
 // region    **************************** input.gotpl *****************************
 
+func (ec *executionContext) unmarshalInputBrowserElementInput(ctx context.Context, obj any) (core.BrowserElement, error) {
+	var it core.BrowserElement
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"url", "title", "tag", "selector", "text", "html"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "url":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("url"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.URL = data
+		case "title":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("title"))
+			data, err := ec.unmarshalOString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Title = data
+		case "tag":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tag"))
+			data, err := ec.unmarshalOString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Tag = data
+		case "selector":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("selector"))
+			data, err := ec.unmarshalOString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Selector = data
+		case "text":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("text"))
+			data, err := ec.unmarshalOString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Text = data
+		case "html":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("html"))
+			data, err := ec.unmarshalOString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.HTML = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalBrowserElementInput unmarshals raw into the BrowserElementInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalBrowserElementInput(ctx context.Context, raw any) (core.BrowserElement, error) {
+	var out core.BrowserElement
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "BrowserElementInput", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputCapabilitiesInput(ctx context.Context, obj any) (core.Capabilities, error) {
 	var it core.Capabilities
 	if obj == nil {
@@ -8112,6 +10123,69 @@ func UnmarshalUpdateSessionInput(ctx context.Context, raw any) (model.UpdateSess
 	return out, err
 }
 
+func (ec *executionContext) unmarshalInputUserInput(ctx context.Context, obj any) (model.UserInput, error) {
+	var it model.UserInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"text", "command", "attachmentIds", "browserElements"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "text":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("text"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Text = data
+		case "command":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("command"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Command = data
+		case "attachmentIds":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("attachmentIds"))
+			data, err := ec.unmarshalOID2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AttachmentIds = data
+		case "browserElements":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("browserElements"))
+			data, err := ec.unmarshalOBrowserElementInput2ᚕgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐBrowserElementᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.BrowserElements = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalUserInput unmarshals raw into the UserInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalUserInput(ctx context.Context, raw any) (model.UserInput, error) {
+	var out model.UserInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "UserInput", raw, &out)
+	return out, err
+}
+
 // endregion **************************** input.gotpl *****************************
 
 // region    ************************** interface.gotpl ***************************
@@ -8119,6 +10193,71 @@ func UnmarshalUpdateSessionInput(ctx context.Context, raw any) (model.UpdateSess
 // endregion ************************** interface.gotpl ***************************
 
 // region    **************************** object.gotpl ****************************
+
+var approvalImplementors = []string{"Approval"}
+
+func (ec *executionContext) _Approval(ctx context.Context, sel ast.SelectionSet, obj *core.ApprovalPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, approvalImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Approval")
+		case "requestId":
+			out.Values[i] = ec._Approval_requestId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "toolCallId":
+			out.Values[i] = ec._Approval_toolCallId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "tool":
+			out.Values[i] = ec._Approval_tool(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "action":
+			out.Values[i] = ec._Approval_action(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "summary":
+			out.Values[i] = ec._Approval_summary(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "input":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Approval_input(ctx, field, obj)
+				})
+		case "decision":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Approval_decision(ctx, field, obj)
+				})
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
 
 var attachmentImplementors = []string{"Attachment"}
 
@@ -8707,6 +10846,12 @@ func (ec *executionContext) _Message(ctx context.Context, sel ast.SelectionSet, 
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "segments":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Message_segments(ctx, field, obj)
+				})
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -8892,6 +11037,62 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		case "deleteSession":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_deleteSession(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "sendMessage":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_sendMessage(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "editQueuedMessage":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_editQueuedMessage(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "moveQueuedMessage":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_moveQueuedMessage(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "deleteQueuedMessage":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_deleteQueuedMessage(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "stopTurn":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_stopTurn(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "resolveApproval":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_resolveApproval(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "answerQuestion":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_answerQuestion(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "uploadAttachment":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_uploadAttachment(ctx, field)
 			})
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -9103,6 +11304,12 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Query_session(ctx, field)
 				})
+		case "usageTotals":
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_usageTotals(ctx, field)
+				})
 		case "events":
 			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
 				true, true,
@@ -9122,6 +11329,153 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			})
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var queueItemImplementors = []string{"QueueItem"}
+
+func (ec *executionContext) _QueueItem(ctx context.Context, sel ast.SelectionSet, obj *core.QueueItem) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, queueItemImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("QueueItem")
+		case "id":
+			out.Values[i] = ec._QueueItem_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "text":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._QueueItem_text(ctx, field, obj)
+				})
+		case "command":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._QueueItem_command(ctx, field, obj)
+				})
+		case "attachments":
+			out.Values[i] = ec._QueueItem_attachments(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "browserElements":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._QueueItem_browserElements(ctx, field, obj)
+				})
+		case "createdAt":
+			out.Values[i] = ec._QueueItem_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "revision":
+			out.Values[i] = ec._QueueItem_revision(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var segmentImplementors = []string{"Segment"}
+
+func (ec *executionContext) _Segment(ctx context.Context, sel ast.SelectionSet, obj *model.Segment) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, segmentImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Segment")
+		case "kind":
+			out.Values[i] = ec._Segment_kind(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "text":
+			out.Values[i] = ec._Segment_text(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "toolCallId":
+			out.Values[i] = ec._Segment_toolCallId(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var sendResultImplementors = []string{"SendResult"}
+
+func (ec *executionContext) _SendResult(ctx context.Context, sel ast.SelectionSet, obj *core.SendResult) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, sendResultImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SendResult")
+		case "turnStarted":
+			out.Values[i] = ec._SendResult_turnStarted(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "queueItem":
+			out.Values[i] = ec._SendResult_queueItem(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -9250,6 +11604,18 @@ func (ec *executionContext) _Session(ctx context.Context, sel ast.SelectionSet, 
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Session_children(ctx, field, obj)
 				})
+		case "queue":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Session_queue(ctx, field, obj)
+				})
+		case "usage":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Session_usage(ctx, field, obj)
+				})
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -9323,6 +11689,24 @@ func (ec *executionContext) _SessionEvent(ctx context.Context, sel ast.Selection
 				true, false,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._SessionEvent_phase(ctx, field, obj)
+				})
+		case "queue":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._SessionEvent_queue(ctx, field, obj)
+				})
+		case "approval":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._SessionEvent_approval(ctx, field, obj)
+				})
+		case "usage":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._SessionEvent_usage(ctx, field, obj)
 				})
 		case "payload":
 			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
@@ -9439,6 +11823,59 @@ func (ec *executionContext) _ToolCall(ctx context.Context, sel ast.SelectionSet,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._ToolCall_input(ctx, field, obj)
 				})
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var usageImplementors = []string{"Usage"}
+
+func (ec *executionContext) _Usage(ctx context.Context, sel ast.SelectionSet, obj *core.Usage) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, usageImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Usage")
+		case "inputTokens":
+			out.Values[i] = ec._Usage_inputTokens(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "outputTokens":
+			out.Values[i] = ec._Usage_outputTokens(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "totalTokens":
+			out.Values[i] = ec._Usage_totalTokens(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "cachedTokens":
+			out.Values[i] = ec._Usage_cachedTokens(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "estimated":
+			out.Values[i] = ec._Usage_estimated(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -9846,6 +12283,34 @@ var (
 	}
 )
 
+func (ec *executionContext) unmarshalNApprovalDecision2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐApprovalDecision(ctx context.Context, v any) (core.ApprovalDecision, error) {
+	tmp, err := graphql.UnmarshalString(v)
+	res := unmarshalNApprovalDecision2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐApprovalDecision[tmp]
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNApprovalDecision2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐApprovalDecision(ctx context.Context, sel ast.SelectionSet, v core.ApprovalDecision) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalString(marshalNApprovalDecision2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐApprovalDecision[v])
+	if res == graphql.Null {
+		graphql.AddInvalidNullFromMarshaler(ctx, "ApprovalDecision!")
+	}
+	return res
+}
+
+var (
+	unmarshalNApprovalDecision2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐApprovalDecision = map[string]core.ApprovalDecision{
+		"APPROVED":             core.ApprovalApproved,
+		"APPROVED_FOR_SESSION": core.ApprovalApprovedForSession,
+		"DENIED":               core.ApprovalDenied,
+	}
+	marshalNApprovalDecision2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐApprovalDecision = map[core.ApprovalDecision]string{
+		core.ApprovalApproved:           "APPROVED",
+		core.ApprovalApprovedForSession: "APPROVED_FOR_SESSION",
+		core.ApprovalDenied:             "DENIED",
+	}
+)
+
 func (ec *executionContext) unmarshalNApprovalMode2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐApprovalMode(ctx context.Context, v any) (core.ApprovalMode, error) {
 	tmp, err := graphql.UnmarshalString(v)
 	res := unmarshalNApprovalMode2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐApprovalMode[tmp]
@@ -9892,6 +12357,14 @@ func (ec *executionContext) marshalNAttachment2ᚕgithubᚗcomᚋfoyaᚑdevᚋfo
 	}
 
 	return ret
+}
+
+func (ec *executionContext) marshalNAttachment2ᚖgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐAttachment(ctx context.Context, sel ast.SelectionSet, v *core.Attachment) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "Attachment!")
+		return graphql.Null
+	}
+	return ec._Attachment(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNAuthKind2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐAuthKind(ctx context.Context, v any) (core.AuthKind, error) {
@@ -9950,6 +12423,11 @@ func (ec *executionContext) marshalNBrowserElement2ᚕgithubᚗcomᚋfoyaᚑdev�
 	}
 
 	return ret
+}
+
+func (ec *executionContext) unmarshalNBrowserElementInput2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐBrowserElement(ctx context.Context, v any) (core.BrowserElement, error) {
+	res, err := ec.unmarshalInputBrowserElementInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) marshalNCapabilities2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐCapabilities(ctx context.Context, sel ast.SelectionSet, v core.Capabilities) graphql.Marshaler {
@@ -10327,6 +12805,26 @@ func (ec *executionContext) unmarshalNProjectInput2githubᚗcomᚋfoyaᚑdevᚋf
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
+func (ec *executionContext) marshalNQueueItem2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐQueueItem(ctx context.Context, sel ast.SelectionSet, v core.QueueItem) graphql.Marshaler {
+	return ec._QueueItem(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNQueueItem2ᚕgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐQueueItemᚄ(ctx context.Context, sel ast.SelectionSet, v []core.QueueItem) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNQueueItem2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐQueueItem(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
 func (ec *executionContext) unmarshalNRole2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐRole(ctx context.Context, v any) (core.Role, error) {
 	tmp, err := graphql.UnmarshalString(v)
 	res := unmarshalNRole2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐRole[tmp]
@@ -10356,6 +12854,34 @@ var (
 		core.RoleSystem:    "SYSTEM",
 	}
 )
+
+func (ec *executionContext) marshalNSegment2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋgraphᚋmodelᚐSegment(ctx context.Context, sel ast.SelectionSet, v model.Segment) graphql.Marshaler {
+	return ec._Segment(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNSegment2ᚕgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋgraphᚋmodelᚐSegmentᚄ(ctx context.Context, sel ast.SelectionSet, v []model.Segment) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNSegment2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋgraphᚋmodelᚐSegment(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNSendResult2ᚖgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐSendResult(ctx context.Context, sel ast.SelectionSet, v *core.SendResult) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "SendResult!")
+		return graphql.Null
+	}
+	return ec._SendResult(ctx, sel, v)
+}
 
 func (ec *executionContext) marshalNSession2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐSession(ctx context.Context, sel ast.SelectionSet, v core.Session) graphql.Marshaler {
 	return ec._Session(ctx, sel, &v)
@@ -10543,6 +13069,33 @@ func (ec *executionContext) unmarshalNUpdateSessionInput2githubᚗcomᚋfoyaᚑd
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
+func (ec *executionContext) unmarshalNUpload2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚐUpload(ctx context.Context, v any) (graphql.Upload, error) {
+	res, err := graphql.UnmarshalUpload(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNUpload2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚐUpload(ctx context.Context, sel ast.SelectionSet, v graphql.Upload) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalUpload(v)
+	if res == graphql.Null {
+		graphql.AddInvalidNullFromMarshaler(ctx, "Upload!")
+	}
+	return res
+}
+
+func (ec *executionContext) marshalNUsage2ᚖgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐUsage(ctx context.Context, sel ast.SelectionSet, v *core.Usage) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "Usage!")
+		return graphql.Null
+	}
+	return ec._Usage(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNUserInput2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋgraphᚋmodelᚐUserInput(ctx context.Context, v any) (model.UserInput, error) {
+	res, err := ec.unmarshalInputUserInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) marshalN__Directive2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐDirective(ctx context.Context, sel ast.SelectionSet, v introspection.Directive) graphql.Marshaler {
 	return ec.___Directive(ctx, sel, &v)
 }
@@ -10717,6 +13270,45 @@ var (
 	}
 )
 
+func (ec *executionContext) marshalOApproval2ᚖgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐApprovalPayload(ctx context.Context, sel ast.SelectionSet, v *core.ApprovalPayload) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._Approval(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOApprovalDecision2ᚖgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐApprovalDecision(ctx context.Context, v any) (*core.ApprovalDecision, error) {
+	if v == nil {
+		return nil, nil
+	}
+	tmp, err := graphql.UnmarshalString(v)
+	res := unmarshalOApprovalDecision2ᚖgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐApprovalDecision[tmp]
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOApprovalDecision2ᚖgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐApprovalDecision(ctx context.Context, sel ast.SelectionSet, v *core.ApprovalDecision) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	_ = sel
+	_ = ctx
+	res := graphql.MarshalString(marshalOApprovalDecision2ᚖgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐApprovalDecision[*v])
+	return res
+}
+
+var (
+	unmarshalOApprovalDecision2ᚖgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐApprovalDecision = map[string]core.ApprovalDecision{
+		"APPROVED":             core.ApprovalApproved,
+		"APPROVED_FOR_SESSION": core.ApprovalApprovedForSession,
+		"DENIED":               core.ApprovalDenied,
+	}
+	marshalOApprovalDecision2ᚖgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐApprovalDecision = map[core.ApprovalDecision]string{
+		core.ApprovalApproved:           "APPROVED",
+		core.ApprovalApprovedForSession: "APPROVED_FOR_SESSION",
+		core.ApprovalDenied:             "DENIED",
+	}
+)
+
 func (ec *executionContext) unmarshalOApprovalMode2ᚖgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐApprovalMode(ctx context.Context, v any) (*core.ApprovalMode, error) {
 	if v == nil {
 		return nil, nil
@@ -10807,6 +13399,23 @@ func (ec *executionContext) marshalOBoolean2ᚖbool(ctx context.Context, sel ast
 	return res
 }
 
+func (ec *executionContext) unmarshalOBrowserElementInput2ᚕgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐBrowserElementᚄ(ctx context.Context, v any) ([]core.BrowserElement, error) {
+	if v == nil {
+		return nil, nil
+	}
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]core.BrowserElement, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNBrowserElementInput2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐBrowserElement(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
 func (ec *executionContext) unmarshalOCapabilitiesInput2ᚖgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐCapabilities(ctx context.Context, v any) (*core.Capabilities, error) {
 	if v == nil {
 		return nil, nil
@@ -10879,6 +13488,41 @@ func (ec *executionContext) marshalOID2string(ctx context.Context, sel ast.Selec
 	_ = ctx
 	res := graphql.MarshalID(v)
 	return res
+}
+
+func (ec *executionContext) unmarshalOID2ᚕstringᚄ(ctx context.Context, v any) ([]string, error) {
+	if v == nil {
+		return nil, nil
+	}
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]string, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNID2string(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalOID2ᚕstringᚄ(ctx context.Context, sel ast.SelectionSet, v []string) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := make(graphql.Array, len(v))
+	for i := range v {
+		ret[i] = ec.marshalNID2string(ctx, sel, v[i])
+	}
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
 }
 
 func (ec *executionContext) unmarshalOID2ᚖstring(ctx context.Context, v any) (*string, error) {
@@ -11015,11 +13659,49 @@ func (ec *executionContext) marshalOProject2ᚖgithubᚗcomᚋfoyaᚑdevᚋfoya�
 	return ec._Project(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalOQueueItem2ᚕgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐQueueItemᚄ(ctx context.Context, sel ast.SelectionSet, v []core.QueueItem) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNQueueItem2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐQueueItem(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalOQueueItem2ᚖgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐQueueItem(ctx context.Context, sel ast.SelectionSet, v *core.QueueItem) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._QueueItem(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalOSession2ᚖgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐSession(ctx context.Context, sel ast.SelectionSet, v *core.Session) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
 	return ec._Session(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOString2string(ctx context.Context, v any) (string, error) {
+	res, err := graphql.UnmarshalString(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOString2string(ctx context.Context, sel ast.SelectionSet, v string) graphql.Marshaler {
+	_ = sel
+	_ = ctx
+	res := graphql.MarshalString(v)
+	return res
 }
 
 func (ec *executionContext) unmarshalOString2ᚕstringᚄ(ctx context.Context, v any) ([]string, error) {
@@ -11124,6 +13806,13 @@ var (
 		core.TurnFailed:    "FAILED",
 	}
 )
+
+func (ec *executionContext) marshalOUsage2ᚖgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐUsage(ctx context.Context, sel ast.SelectionSet, v *core.Usage) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._Usage(ctx, sel, v)
+}
 
 func (ec *executionContext) marshalO__EnumValue2ᚕgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐEnumValueᚄ(ctx context.Context, sel ast.SelectionSet, v []introspection.EnumValue) graphql.Marshaler {
 	if v == nil {

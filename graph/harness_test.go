@@ -11,20 +11,30 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/foya-dev/foya/core"
 	"github.com/foya-dev/foya/graph"
+	"github.com/foya-dev/foya/plugins/host"
+	"github.com/foya-dev/foya/plugins/sdk"
+	"github.com/foya-dev/foya/providers/openai"
+	"github.com/foya-dev/foya/providers/openai/openaitest"
 	"github.com/foya-dev/foya/storage"
+	"github.com/foya-dev/foya/storage/artifacts"
 	"github.com/foya-dev/foya/storage/catalogfile"
 )
 
 type testKernel struct {
 	svc       *core.Service
 	catalog   *core.Catalog
+	engine    *core.Engine
 	providers *fakeProviders
-	db        *storage.DB
-	dbPath    string
-	srv       *httptest.Server
+	lister    *fakeProvider
+	// fake is the OpenAI-compatible endpoint the real provider talks to.
+	fake   *openaitest.Server
+	db     *storage.DB
+	dbPath string
+	srv    *httptest.Server
 	// logs collects everything the kernel logged.
 	logs *bytes.Buffer
 	// responses collects every response body of do.
@@ -44,10 +54,15 @@ func newTestKernel(t *testing.T) *testKernel {
 	if err != nil {
 		t.Fatal(err)
 	}
-	k := &testKernel{db: db, dbPath: dbPath, logs: logs, providers: &fakeProviders{kinds: map[string]*fakeProvider{
-		"openai": {kind: "openai", caps: []core.ProviderCapability{core.CapModelLister}},
-		"nolist": {kind: "nolist"},
-	}}}
+	k := &testKernel{db: db, dbPath: dbPath, logs: logs, fake: openaitest.New(t)}
+	openaiProvider, _ := host.NewInProcess(t, sdk.ServeConfig{Provider: openai.New(openai.Config{Logger: log})})
+	_, toolRunner := host.NewInProcess(t, sdk.ServeConfig{Tools: &testTools{}})
+	k.lister = &fakeProvider{kind: "fakelist", caps: []core.ProviderCapability{core.CapModelLister}}
+	k.providers = &fakeProviders{kinds: map[string]core.Provider{
+		"openai":   openaiProvider,
+		"fakelist": k.lister,
+		"nolist":   &fakeProvider{kind: "nolist"},
+	}}
 	var svc *core.Service
 	cat, err := core.NewCatalog(context.Background(), core.CatalogConfig{
 		Store: catStore, Providers: k.providers, Logger: log,
@@ -61,9 +76,24 @@ func newTestKernel(t *testing.T) *testKernel {
 		t.Fatal(err)
 	}
 	k.svc, k.catalog = svc, cat
-	srv := httptest.NewServer(graph.NewHandler(graph.ServerConfig{Service: svc, Catalog: cat, Logger: log}))
+	blobs, err := artifacts.New(filepath.Join(t.TempDir(), "artifacts"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	k.engine, err = core.NewEngine(core.EngineConfig{
+		Sessions: svc, Catalog: cat, Providers: k.providers, Tools: core.NewToolHub(map[string]core.ToolRunner{"test": toolRunner}, log),
+		Attachments: db, Blobs: blobs, Describe: artifacts.Describe, ScratchDir: t.TempDir(), Logger: log,
+		MaxSteps: 8, StopWait: 20 * time.Second,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(graph.NewHandler(graph.ServerConfig{Service: svc, Engine: k.engine, Usage: db, Catalog: cat, Logger: log}))
 	k.srv = srv
 	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		k.engine.Close(ctx)
 		srv.CloseClientConnections()
 		srv.Close()
 		db.Close()

@@ -95,3 +95,27 @@ func nonEmpty[T comparable](v T) *T {
 	}
 	return &v
 }
+
+func userInput(in model.UserInput) core.UserInput {
+	return core.UserInput{Text: deref(in.Text), Command: deref(in.Command), AttachmentIDs: in.AttachmentIds, BrowserElements: in.BrowserElements}
+}
+
+// segments is the display order of an assistant message (MSG-11): derived
+// from the canonical fields, never stored. A model step yields reasoning,
+// then text, then its tool calls.
+func segments(m *core.Message) []model.Segment {
+	if m.Role != core.RoleAssistant {
+		return []model.Segment{}
+	}
+	out := []model.Segment{}
+	if m.Reasoning != "" {
+		out = append(out, model.Segment{Kind: "reasoning", Text: &m.Reasoning})
+	}
+	if m.Text != "" {
+		out = append(out, model.Segment{Kind: "text", Text: &m.Text})
+	}
+	for i := range m.ToolCalls {
+		out = append(out, model.Segment{Kind: "tool_call", ToolCallID: &m.ToolCalls[i].ID})
+	}
+	return out
+}

@@ -11,6 +11,8 @@ import (
 // Resolver holds the core services the resolvers call.
 type Resolver struct {
 	Service  *core.Service
+	Engine   *core.Engine
+	Ledger   core.UsageStore
 	Catalog  *core.Catalog
 	Registry core.PluginRegistry
 	Log      *slog.Logger

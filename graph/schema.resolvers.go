@@ -9,10 +9,21 @@ import (
 	"context"
 	"errors"
 
+	"github.com/99designs/gqlgen/graphql"
 	"github.com/foya-dev/foya/core"
 	"github.com/foya-dev/foya/graph/model"
 	"github.com/foya-dev/foya/graph/scalar"
 )
+
+// Input is the resolver for the input field.
+func (r *approvalResolver) Input(ctx context.Context, obj *core.ApprovalPayload) (scalar.JSON, error) {
+	return scalar.JSON(obj.Input), nil
+}
+
+// Decision is the resolver for the decision field.
+func (r *approvalResolver) Decision(ctx context.Context, obj *core.ApprovalPayload) (*core.ApprovalDecision, error) {
+	return nonEmpty(obj.Decision), nil
+}
 
 // APIKeyConfigured is the resolver for the apiKeyConfigured field.
 func (r *connectionResolver) APIKeyConfigured(ctx context.Context, obj *core.Connection) (bool, error) {
@@ -78,6 +89,11 @@ func (r *messageResolver) FileChange(ctx context.Context, obj *core.Message) (*c
 // Diff is the resolver for the diff field.
 func (r *messageResolver) Diff(ctx context.Context, obj *core.Message) (*string, error) {
 	return nonEmpty(obj.Diff), nil
+}
+
+// Segments is the resolver for the segments field.
+func (r *messageResolver) Segments(ctx context.Context, obj *core.Message) ([]model.Segment, error) {
+	return segments(obj), nil
 }
 
 // CreateConnection is the resolver for the createConnection field.
@@ -181,10 +197,69 @@ func (r *mutationResolver) UpdateSession(ctx context.Context, id string, input m
 
 // DeleteSession is the resolver for the deleteSession field.
 func (r *mutationResolver) DeleteSession(ctx context.Context, id string) (bool, error) {
-	if err := r.Service.DeleteSession(ctx, id); err != nil {
+	if err := r.Engine.DeleteSession(ctx, id); err != nil {
 		return false, err
 	}
 	return true, nil
+}
+
+// SendMessage is the resolver for the sendMessage field.
+func (r *mutationResolver) SendMessage(ctx context.Context, sessionID string, input model.UserInput) (*core.SendResult, error) {
+	res, err := r.Engine.SendMessage(ctx, sessionID, userInput(input))
+	if err != nil {
+		return nil, err
+	}
+	return &res, nil
+}
+
+// EditQueuedMessage is the resolver for the editQueuedMessage field.
+func (r *mutationResolver) EditQueuedMessage(ctx context.Context, sessionID string, itemID string, input model.UserInput) ([]core.QueueItem, error) {
+	return r.Engine.EditQueuedMessage(ctx, sessionID, itemID, userInput(input))
+}
+
+// MoveQueuedMessage is the resolver for the moveQueuedMessage field.
+func (r *mutationResolver) MoveQueuedMessage(ctx context.Context, sessionID string, itemID string, index int64) ([]core.QueueItem, error) {
+	return r.Engine.MoveQueuedMessage(ctx, sessionID, itemID, int(index))
+}
+
+// DeleteQueuedMessage is the resolver for the deleteQueuedMessage field.
+func (r *mutationResolver) DeleteQueuedMessage(ctx context.Context, sessionID string, itemID string) ([]core.QueueItem, error) {
+	return r.Engine.DeleteQueuedMessage(ctx, sessionID, itemID)
+}
+
+// StopTurn is the resolver for the stopTurn field.
+func (r *mutationResolver) StopTurn(ctx context.Context, sessionID string, keepQueue *bool, dispatchItemID *string) (*core.Session, error) {
+	keep := keepQueue == nil || *keepQueue
+	s, err := r.Engine.StopTurn(ctx, sessionID, keep, deref(dispatchItemID))
+	if err != nil {
+		return nil, err
+	}
+	return &s, nil
+}
+
+// ResolveApproval is the resolver for the resolveApproval field.
+func (r *mutationResolver) ResolveApproval(ctx context.Context, sessionID string, requestID string, decision core.ApprovalDecision) (bool, error) {
+	if err := r.Engine.ResolveApproval(ctx, sessionID, requestID, decision); err != nil {
+		return false, err
+	}
+	return true, nil
+}
+
+// AnswerQuestion is the resolver for the answerQuestion field.
+func (r *mutationResolver) AnswerQuestion(ctx context.Context, sessionID string, requestID string, answer string) (bool, error) {
+	if err := r.Engine.AnswerQuestion(ctx, sessionID, requestID, answer); err != nil {
+		return false, err
+	}
+	return true, nil
+}
+
+// UploadAttachment is the resolver for the uploadAttachment field.
+func (r *mutationResolver) UploadAttachment(ctx context.Context, file graphql.Upload) (*core.Attachment, error) {
+	a, err := r.Engine.UploadAttachment(ctx, file.Filename, file.File)
+	if err != nil {
+		return nil, err
+	}
+	return &a, nil
 }
 
 // ProviderKind is the resolver for the providerKind field.
@@ -244,6 +319,15 @@ func (r *queryResolver) Session(ctx context.Context, id string) (*core.Session, 
 	return optional(r.Service.Session(ctx, id))
 }
 
+// UsageTotals is the resolver for the usageTotals field.
+func (r *queryResolver) UsageTotals(ctx context.Context) (*core.Usage, error) {
+	u, err := r.Ledger.UsageTotals(ctx, "")
+	if err != nil {
+		return nil, err
+	}
+	return &u, nil
+}
+
 // Events is the resolver for the events field.
 func (r *queryResolver) Events(ctx context.Context, sessionID string, afterSeq *int64, limit *int64) ([]core.Event, error) {
 	after, n := int64(0), int64(500)
@@ -257,6 +341,21 @@ func (r *queryResolver) Events(ctx context.Context, sessionID string, afterSeq *
 		n = core.MaxEventPage + 1 // let the service reject it with its message
 	}
 	return r.Service.Events(ctx, sessionID, after, int(n))
+}
+
+// Text is the resolver for the text field.
+func (r *queueItemResolver) Text(ctx context.Context, obj *core.QueueItem) (string, error) {
+	return obj.Input.Text, nil
+}
+
+// Command is the resolver for the command field.
+func (r *queueItemResolver) Command(ctx context.Context, obj *core.QueueItem) (*string, error) {
+	return nonEmpty(obj.Input.Command), nil
+}
+
+// BrowserElements is the resolver for the browserElements field.
+func (r *queueItemResolver) BrowserElements(ctx context.Context, obj *core.QueueItem) ([]core.BrowserElement, error) {
+	return obj.Input.BrowserElements, nil
 }
 
 // Title is the resolver for the title field.
@@ -318,6 +417,20 @@ func (r *sessionResolver) Children(ctx context.Context, obj *core.Session) ([]co
 	return r.Service.Sessions(ctx, core.SessionFilter{ParentID: obj.ID})
 }
 
+// Queue is the resolver for the queue field.
+func (r *sessionResolver) Queue(ctx context.Context, obj *core.Session) ([]core.QueueItem, error) {
+	return r.Engine.Queue(obj.ID), nil
+}
+
+// Usage is the resolver for the usage field.
+func (r *sessionResolver) Usage(ctx context.Context, obj *core.Session) (*core.Usage, error) {
+	u, err := r.Ledger.UsageTotals(ctx, obj.ID)
+	if err != nil {
+		return nil, err
+	}
+	return &u, nil
+}
+
 // Seq is the resolver for the seq field.
 func (r *sessionEventResolver) Seq(ctx context.Context, obj *core.Event) (*int64, error) {
 	if obj.Seq == 0 {
@@ -375,6 +488,45 @@ func (r *sessionEventResolver) Phase(ctx context.Context, obj *core.Event) (*cor
 	return &p.Phase, nil
 }
 
+// Queue is the resolver for the queue field.
+func (r *sessionEventResolver) Queue(ctx context.Context, obj *core.Event) ([]core.QueueItem, error) {
+	if obj.Type != core.EventQueueSnapshot {
+		return nil, nil
+	}
+	var p core.QueuePayload
+	if err := obj.Decode(&p); err != nil {
+		return nil, err
+	}
+	if p.Items == nil {
+		p.Items = []core.QueueItem{}
+	}
+	return p.Items, nil
+}
+
+// Approval is the resolver for the approval field.
+func (r *sessionEventResolver) Approval(ctx context.Context, obj *core.Event) (*core.ApprovalPayload, error) {
+	if obj.Type != core.EventApprovalRequested && obj.Type != core.EventApprovalResolved {
+		return nil, nil
+	}
+	var p core.ApprovalPayload
+	if err := obj.Decode(&p); err != nil {
+		return nil, err
+	}
+	return &p, nil
+}
+
+// Usage is the resolver for the usage field.
+func (r *sessionEventResolver) Usage(ctx context.Context, obj *core.Event) (*core.Usage, error) {
+	if obj.Type != core.EventUsage {
+		return nil, nil
+	}
+	var p core.UsagePayload
+	if err := obj.Decode(&p); err != nil {
+		return nil, err
+	}
+	return &p.Usage, nil
+}
+
 // Payload is the resolver for the payload field.
 func (r *sessionEventResolver) Payload(ctx context.Context, obj *core.Event) (scalar.JSON, error) {
 	return scalar.JSON(obj.Payload), nil
@@ -404,6 +556,9 @@ func (r *toolCallResolver) Input(ctx context.Context, obj *core.ToolCall) (scala
 	return scalar.JSON(obj.Input), nil
 }
 
+// Approval returns ApprovalResolver implementation.
+func (r *Resolver) Approval() ApprovalResolver { return &approvalResolver{r} }
+
 // Connection returns ConnectionResolver implementation.
 func (r *Resolver) Connection() ConnectionResolver { return &connectionResolver{r} }
 
@@ -422,6 +577,9 @@ func (r *Resolver) PluginInfo() PluginInfoResolver { return &pluginInfoResolver{
 // Query returns QueryResolver implementation.
 func (r *Resolver) Query() QueryResolver { return &queryResolver{r} }
 
+// QueueItem returns QueueItemResolver implementation.
+func (r *Resolver) QueueItem() QueueItemResolver { return &queueItemResolver{r} }
+
 // Session returns SessionResolver implementation.
 func (r *Resolver) Session() SessionResolver { return &sessionResolver{r} }
 
@@ -435,12 +593,14 @@ func (r *Resolver) Subscription() SubscriptionResolver { return &subscriptionRes
 func (r *Resolver) ToolCall() ToolCallResolver { return &toolCallResolver{r} }
 
 type (
+	approvalResolver     struct{ *Resolver }
 	connectionResolver   struct{ *Resolver }
 	kernelEventResolver  struct{ *Resolver }
 	messageResolver      struct{ *Resolver }
 	mutationResolver     struct{ *Resolver }
 	pluginInfoResolver   struct{ *Resolver }
 	queryResolver        struct{ *Resolver }
+	queueItemResolver    struct{ *Resolver }
 	sessionResolver      struct{ *Resolver }
 	sessionEventResolver struct{ *Resolver }
 	subscriptionResolver struct{ *Resolver }

@@ -35,6 +35,8 @@ var DefaultOriginPatterns = []string{"127.0.0.1", "127.0.0.1:*", "localhost", "l
 // ServerConfig wires the GraphQL edge.
 type ServerConfig struct {
 	Service *core.Service
+	Engine  *core.Engine
+	Usage   core.UsageStore
 	Catalog *core.Catalog
 	Plugins core.PluginRegistry
 	Logger  *slog.Logger
@@ -60,7 +62,7 @@ func NewHandler(cfg ServerConfig) http.Handler {
 	if keepAlive == 0 {
 		keepAlive = 15 * time.Second
 	}
-	srv := handler.New(NewExecutableSchema(Config{Resolvers: &Resolver{Service: cfg.Service, Catalog: cfg.Catalog, Registry: cfg.Plugins, Log: log}}))
+	srv := handler.New(NewExecutableSchema(Config{Resolvers: &Resolver{Service: cfg.Service, Engine: cfg.Engine, Ledger: cfg.Usage, Catalog: cfg.Catalog, Registry: cfg.Plugins, Log: log}}))
 	// SSE must come before POST: both accept POST requests.
 	srv.AddTransport(transport.SSE{})
 	srv.AddTransport(transport.Websocket{

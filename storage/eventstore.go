@@ -59,6 +59,11 @@ func (d *DB) Append(ctx context.Context, sessionID string, expectedHead int64, e
 			if err := apply(ctx, tx, ev); err != nil {
 				return err
 			}
+			if ev.Type == core.EventUsage {
+				if err := recordUsage(ctx, tx, ev); err != nil {
+					return err
+				}
+			}
 		}
 		return touch(ctx, tx, out[len(out)-1])
 	})

@@ -57,6 +57,14 @@ type ProjectInput struct {
 type Query struct {
 }
 
+// One piece of an assistant message in display order (reasoning, text, tool call); a display projection, not canonical data.
+type Segment struct {
+	// reasoning, text or tool_call.
+	Kind       string  `json:"kind"`
+	Text       *string `json:"text,omitempty"`
+	ToolCallID *string `json:"toolCallId,omitempty"`
+}
+
 type Subscription struct {
 }
 
@@ -71,4 +79,14 @@ type UpdateSessionInput struct {
 	AgentMode       *core.AgentMode    `json:"agentMode,omitempty"`
 	// Binds the session to a project; allowed only while it is unbound (CONFLICT otherwise).
 	ProjectID *string `json:"projectId,omitempty"`
+}
+
+// A user message. Text may be empty only with an attachment or a browser element;
+// at most 256 KiB of text and 10 attachments (ids from uploadAttachment).
+type UserInput struct {
+	Text *string `json:"text,omitempty"`
+	// A command id such as review (lowercase letters, digits, _ : -).
+	Command         *string               `json:"command,omitempty"`
+	AttachmentIds   []string              `json:"attachmentIds,omitempty"`
+	BrowserElements []core.BrowserElement `json:"browserElements,omitempty"`
 }

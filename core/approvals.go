@@ -1,0 +1,252 @@
+package core
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+)
+
+// ApprovalDecision is a person's answer to an approval request.
+type ApprovalDecision string
+
+// Approval decisions.
+const (
+	ApprovalApproved           ApprovalDecision = "approved"
+	ApprovalApprovedForSession ApprovalDecision = "approved_for_session"
+	ApprovalDenied             ApprovalDecision = "denied"
+)
+
+// ApprovalPayload is the payload of approval_requested and approval_resolved.
+type ApprovalPayload struct {
+	RequestID  string           `json:"requestId"`
+	ToolCallID string           `json:"toolCallId"`
+	Tool       string           `json:"tool"`
+	Action     string           `json:"action"`
+	Summary    string           `json:"summary"`
+	Input      json.RawMessage  `json:"input,omitempty"`
+	Decision   ApprovalDecision `json:"decision,omitempty"`
+}
+
+type pendingApproval struct {
+	payload   ApprovalPayload
+	sessionID string
+	ch        chan ApprovalDecision
+}
+
+// QuestionPayload is the payload of question_requested and question_answered.
+type QuestionPayload struct {
+	RequestID  string `json:"requestId"`
+	ToolCallID string `json:"toolCallId"`
+	Question   string `json:"question"`
+	Answer     string `json:"answer,omitempty"`
+}
+
+type pendingQuestion struct {
+	payload   QuestionPayload
+	sessionID string
+	ch        chan string
+}
+
+// actionOf names the class of action a tool performs, for grants and
+// summaries: "read", "write" or "command".
+func actionOf(info ToolInfo) string {
+	switch {
+	case info.ReadOnly:
+		return "read"
+	case info.Name == "bash":
+		return "command"
+	default:
+		return "write"
+	}
+}
+
+// summarize is a human-readable line about a call: the command text, or the
+// path and a preview of the change.
+func summarize(c ToolCall) string {
+	var in map[string]any
+	_ = json.Unmarshal(c.Input, &in)
+	str := func(k string) string { v, _ := in[k].(string); return v }
+	switch {
+	case str("command") != "":
+		return "run: " + str("command")
+	case str("path") != "" && str("new_string") != "":
+		return fmt.Sprintf("edit %s: replace %q with %q", str("path"), preview(str("old_string")), preview(str("new_string")))
+	case str("path") != "" && str("content") != "":
+		return fmt.Sprintf("write %s (%d bytes): %q", str("path"), len(str("content")), preview(str("content")))
+	case str("path") != "":
+		return c.Name + " " + str("path")
+	}
+	return fmt.Sprintf("%s %.200s", c.Name, c.Input)
+}
+
+func preview(s string) string {
+	if r := []rune(s); len(r) > 120 {
+		return string(r[:120]) + "…"
+	}
+	return s
+}
+
+// authorize applies the session's agent mode and approval mode to one call,
+// asking the person when needed. It reads the session at call time, so a
+// mode change applies to the next tool call.
+func (e *Engine) authorize(ctx context.Context, s Session, c ToolCall, info ToolInfo) (bool, string) {
+	if info.ReadOnly {
+		return true, ""
+	}
+	if s.AgentMode == AgentPlan {
+		return false, fmt.Sprintf("refused: the session is planning (agent mode PLAN), so %s, which changes files or runs commands, is not allowed; propose the change instead", c.Name)
+	}
+	switch s.ApprovalMode {
+	case ApprovalBypass:
+		return true, ""
+	case ApprovalExplore:
+		return false, fmt.Sprintf("refused: approval mode EXPLORE runs only read-only tools, and %s is not read-only", c.Name)
+	}
+	action := actionOf(info)
+	e.mu.Lock()
+	granted := e.grants[s.ID][c.Name+"/"+action]
+	e.mu.Unlock()
+	if granted {
+		return true, ""
+	}
+	switch d := e.requestApproval(ctx, s.ID, c, action); d {
+	case ApprovalApproved, ApprovalApprovedForSession:
+		return true, ""
+	case ApprovalDenied:
+		return false, fmt.Sprintf("denied: the user did not allow %s (%s)", c.Name, summarize(c))
+	default:
+		return false, "not run: the turn was stopped while waiting for approval"
+	}
+}
+
+// requestApproval records approval_requested and blocks until a decision or
+// the end of ctx ("" then).
+func (e *Engine) requestApproval(ctx context.Context, sessionID string, c ToolCall, action string) ApprovalDecision {
+	p := &pendingApproval{
+		payload:   ApprovalPayload{RequestID: NewID("apr"), ToolCallID: c.ID, Tool: c.Name, Action: action, Summary: summarize(c), Input: c.Input},
+		sessionID: sessionID, ch: make(chan ApprovalDecision, 1),
+	}
+	e.mu.Lock()
+	e.approvals[p.payload.RequestID] = p
+	e.mu.Unlock()
+	defer func() {
+		e.mu.Lock()
+		delete(e.approvals, p.payload.RequestID)
+		e.mu.Unlock()
+	}()
+	if err := e.persist(ctx, sessionID, EventApprovalRequested, p.payload); err != nil {
+		e.log.Error("request approval", "session_id", sessionID, "err", err)
+		return ""
+	}
+	select {
+	case d := <-p.ch:
+		return d
+	case <-ctx.Done():
+		return ""
+	}
+}
+
+// ResolveApproval decides a pending approval request. The first decision
+// wins; later ones (from any client) get CONFLICT.
+func (e *Engine) ResolveApproval(ctx context.Context, sessionID, requestID string, d ApprovalDecision) error {
+	switch d {
+	case ApprovalApproved, ApprovalApprovedForSession, ApprovalDenied:
+	default:
+		return Errorf(CodeBadInput, "decision %q: use approved, approved_for_session or denied", d)
+	}
+	e.mu.Lock()
+	p, ok := e.approvals[requestID]
+	if !ok || p.sessionID != sessionID {
+		decided := e.decided[requestID]
+		e.mu.Unlock()
+		if decided {
+			return Errorf(CodeConflict, "approval request %s was already decided", requestID)
+		}
+		return Errorf(CodeNotFound, "no pending approval request %s in session %s", requestID, sessionID)
+	}
+	delete(e.approvals, requestID)
+	e.decided[requestID] = true
+	if d == ApprovalApprovedForSession {
+		if e.grants[sessionID] == nil {
+			e.grants[sessionID] = map[string]bool{}
+		}
+		e.grants[sessionID][p.payload.Tool+"/"+p.payload.Action] = true
+	}
+	e.mu.Unlock()
+	payload := p.payload
+	payload.Decision, payload.Input = d, nil
+	if err := e.persist(ctx, sessionID, EventApprovalResolved, payload); err != nil {
+		e.log.Error("record approval decision", "session_id", sessionID, "err", err)
+	}
+	p.ch <- d
+	return nil
+}
+
+// cancelPending forgets a session's pending approvals and questions; their
+// waiters end with the turn's context.
+func (e *Engine) cancelPending(sessionID string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for id, p := range e.approvals {
+		if p.sessionID == sessionID {
+			delete(e.approvals, id)
+			e.decided[id] = true
+		}
+	}
+	for id, q := range e.questions {
+		if q.sessionID == sessionID {
+			delete(e.questions, id)
+			e.decided[id] = true
+		}
+	}
+}
+
+// AnswerQuestion answers a question the model asked with the question tool.
+func (e *Engine) AnswerQuestion(ctx context.Context, sessionID, requestID, answer string) error {
+	if strings.TrimSpace(answer) == "" {
+		return Errorf(CodeBadInput, "answer: write an answer")
+	}
+	e.mu.Lock()
+	q, ok := e.questions[requestID]
+	if !ok || q.sessionID != sessionID {
+		decided := e.decided[requestID]
+		e.mu.Unlock()
+		if decided {
+			return Errorf(CodeConflict, "question %s was already answered or cancelled", requestID)
+		}
+		return Errorf(CodeNotFound, "no pending question %s in session %s", requestID, sessionID)
+	}
+	delete(e.questions, requestID)
+	e.decided[requestID] = true
+	e.mu.Unlock()
+	payload := q.payload
+	payload.Answer = answer
+	if err := e.persist(ctx, sessionID, EventQuestionAnswered, payload); err != nil {
+		e.log.Error("record answer", "session_id", sessionID, "err", err)
+	}
+	q.ch <- answer
+	return nil
+}
+
+// ask records question_requested and waits for AnswerQuestion or ctx.
+func (e *Engine) ask(ctx context.Context, sessionID string, c ToolCall, question string) (string, bool) {
+	q := &pendingQuestion{payload: QuestionPayload{RequestID: NewID("qst"), ToolCallID: c.ID, Question: question}, sessionID: sessionID, ch: make(chan string, 1)}
+	e.mu.Lock()
+	e.questions[q.payload.RequestID] = q
+	e.mu.Unlock()
+	defer func() {
+		e.mu.Lock()
+		delete(e.questions, q.payload.RequestID)
+		e.mu.Unlock()
+	}()
+	if err := e.persist(ctx, sessionID, EventQuestionRequested, q.payload); err != nil {
+		return "", false
+	}
+	select {
+	case a := <-q.ch:
+		return a, true
+	case <-ctx.Done():
+		return "", false
+	}
+}

@@ -1,0 +1,223 @@
+package core
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+)
+
+// BlobStore is the content-addressed artifact store.
+type BlobStore interface {
+	Put(ctx context.Context, r io.Reader, maxSize int64) (hash string, size int64, err error)
+	Read(hash string) ([]byte, error)
+}
+
+// EngineConfig wires the turn engine.
+type EngineConfig struct {
+	Sessions  *Service
+	Catalog   *Catalog
+	Providers ProviderLookup
+	// Tools runs tool calls; nil means the model gets no tools.
+	Tools       ToolRunner
+	Attachments AttachmentStore
+	Blobs       BlobStore
+	Describe    DescribeFunc
+	Logger      *slog.Logger
+	// MaxSteps bounds the model requests of one turn (default 50).
+	MaxSteps int
+	// ScratchDir holds a working directory per session without a project.
+	ScratchDir string
+	// ToolResultLimit is the largest tool result (characters) sent whole to
+	// a model (default 30000; MSG-14).
+	ToolResultLimit int
+	// OnContextOverflow, when set, is called once per turn after a provider
+	// reports context_overflow; when it returns nil the request is retried
+	// (the compaction hook, PRV-12).
+	OnContextOverflow func(ctx context.Context, sessionID string) error
+	// StopWait bounds how long stopTurn and deleteSession wait for a turn to
+	// wind down (default 30s).
+	StopWait time.Duration
+}
+
+// Engine runs turns: one at a time per session, with a FIFO queue of the
+// input that arrives meanwhile (SES-6, SES-7). Queues, running turns,
+// pending approvals and session grants live in memory only (SES-14).
+type Engine struct {
+	cfg EngineConfig
+	svc *Service
+	log *slog.Logger
+
+	mu        sync.Mutex
+	runtimes  map[string]*sessionRuntime
+	approvals map[string]*pendingApproval
+	questions map[string]*pendingQuestion
+	decided   map[string]bool // resolved request ids, so late decisions get CONFLICT
+	grants    map[string]map[string]bool
+	closed    bool
+	wg        sync.WaitGroup
+}
+
+// sessionRuntime is the in-memory scheduling state of one session.
+type sessionRuntime struct {
+	mu    sync.Mutex
+	queue []*QueueItem
+	rev   int64
+	turn  *turnRun
+	// held keeps the queue waiting after stopTurn(keepQueue: true) until the
+	// next sendMessage or an explicit dispatch.
+	held bool
+	// busy is set while something other than a turn (compaction) owns the
+	// session.
+	busy string
+}
+
+type turnRun struct {
+	id     string
+	cancel context.CancelCauseFunc
+	done   chan struct{}
+}
+
+// ErrTurnStopped is the cancel cause of a turn stopped by a client.
+var ErrTurnStopped = errors.New("stopped by the user")
+
+// errSessionDeleted is the cancel cause of a turn whose session is deleted.
+var errSessionDeleted = errors.New("the session was deleted")
+
+// errKernelStopping is the cancel cause of turns at shutdown.
+var errKernelStopping = errors.New("the kernel is shutting down")
+
+// NewEngine builds the turn engine.
+func NewEngine(cfg EngineConfig) (*Engine, error) {
+	if cfg.Sessions == nil || cfg.Catalog == nil || cfg.Providers == nil {
+		return nil, errors.New("turn engine: sessions, catalog and providers are required")
+	}
+	if cfg.MaxSteps <= 0 {
+		cfg.MaxSteps = 50
+	}
+	if cfg.ToolResultLimit <= 0 {
+		cfg.ToolResultLimit = 30000
+	}
+	if cfg.StopWait <= 0 {
+		cfg.StopWait = 30 * time.Second
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	return &Engine{
+		cfg: cfg, svc: cfg.Sessions, log: log,
+		runtimes: map[string]*sessionRuntime{}, approvals: map[string]*pendingApproval{},
+		questions: map[string]*pendingQuestion{}, decided: map[string]bool{}, grants: map[string]map[string]bool{},
+	}, nil
+}
+
+func (e *Engine) runtime(sessionID string) *sessionRuntime {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	rt := e.runtimes[sessionID]
+	if rt == nil {
+		rt = &sessionRuntime{}
+		e.runtimes[sessionID] = rt
+	}
+	return rt
+}
+
+// boundModel is what a session's next model step uses.
+type boundModel struct {
+	conn     Connection
+	model    Model
+	endpoint Endpoint
+	provider Provider
+	route    string
+}
+
+// resolveModel finds the session's connection, model, endpoint and provider,
+// or explains with UNAVAILABLE why the session cannot call a model now.
+func (e *Engine) resolveModel(ctx context.Context, s Session) (boundModel, error) {
+	if s.ConnectionID == "" || s.Model == "" {
+		return boundModel{}, Errorf(CodeUnavailable, "session %s has no language model; choose a connection and model with updateSession", s.ID)
+	}
+	conn, err := e.cfg.Catalog.Connection(ctx, s.ConnectionID)
+	if errors.Is(err, ErrNotFound) {
+		return boundModel{}, Errorf(CodeUnavailable, "the connection of session %s no longer exists; choose another with updateSession", s.ID)
+	}
+	if err != nil {
+		return boundModel{}, err
+	}
+	if conn.Type != ConnLanguage {
+		return boundModel{}, Errorf(CodeUnavailable, "connection %q is not a language connection; choose another with updateSession", conn.Name)
+	}
+	b := boundModel{conn: conn, model: Model{ID: s.Model}, route: RouteKey(conn, s.Model)}
+	found := len(conn.Models) == 0
+	for _, m := range conn.Models {
+		if m.ID == s.Model {
+			b.model, found = m, true
+		}
+	}
+	if !found {
+		return boundModel{}, Errorf(CodeUnavailable, "connection %q no longer offers model %q; choose another with updateSession", conn.Name, s.Model)
+	}
+	if b.endpoint, err = e.cfg.Catalog.Endpoint(ctx, conn.ID); err != nil {
+		return boundModel{}, err
+	}
+	p, err := e.cfg.Providers.Provider(conn.ProviderKind)
+	if err != nil {
+		return boundModel{}, &Error{Code: CodeUnavailable, Message: fmt.Sprintf("provider %q of connection %q is not available", conn.ProviderKind, conn.Name), Err: err}
+	}
+	b.provider = p
+	return b, nil
+}
+
+// workDir is where a session's tools act: the bound project's directory, or
+// a private scratch directory under the data directory.
+func (e *Engine) workDir(ctx context.Context, s Session) (string, error) {
+	if s.ProjectID != "" {
+		p, err := e.svc.Project(ctx, s.ProjectID)
+		if err != nil {
+			return "", err
+		}
+		return p.Path, nil
+	}
+	if e.cfg.ScratchDir == "" {
+		return "", Errorf(CodeUnavailable, "session %s has no project and the kernel has no scratch directory", s.ID)
+	}
+	dir := filepath.Join(e.cfg.ScratchDir, s.ID)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", fmt.Errorf("create scratch dir: %w", err)
+	}
+	return dir, nil
+}
+
+// Close stops every running turn (keeping their partial output) and waits
+// for them to wind down.
+func (e *Engine) Close(ctx context.Context) error {
+	e.mu.Lock()
+	e.closed = true
+	var runs []*turnRun
+	for _, rt := range e.runtimes {
+		rt.mu.Lock()
+		rt.queue, rt.held = nil, false
+		if rt.turn != nil {
+			runs = append(runs, rt.turn)
+		}
+		rt.mu.Unlock()
+	}
+	e.mu.Unlock()
+	for _, r := range runs {
+		r.cancel(errKernelStopping)
+	}
+	done := make(chan struct{})
+	go func() { e.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("wait for turns to stop: %w", ctx.Err())
+	}
+}

@@ -1,0 +1,318 @@
+package core
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+)
+
+// QueueItem is user input waiting for the session's running turn to end.
+type QueueItem struct {
+	ID          string       `json:"id"`
+	Input       UserInput    `json:"input"`
+	Attachments []Attachment `json:"attachments,omitempty"`
+	CreatedAt   time.Time    `json:"createdAt"`
+	// Revision counts edits of this item.
+	Revision int64 `json:"revision"`
+}
+
+// QueuePayload is the payload of the live-only queue_snapshot event.
+type QueuePayload struct {
+	// Revision counts every change of the session's queue.
+	Revision int64       `json:"revision"`
+	Items    []QueueItem `json:"items"`
+}
+
+// SendResult says what sendMessage did with the input.
+type SendResult struct {
+	TurnStarted bool
+	QueueItem   *QueueItem
+}
+
+// validateInput checks input for a session before anything is created
+// (MSG-2, MSG-4, PRV-4): the session must have a usable model.
+func (e *Engine) validateInput(ctx context.Context, s Session, in UserInput) ([]Attachment, error) {
+	b, err := e.resolveModel(ctx, s)
+	if err != nil {
+		return nil, err
+	}
+	lookup := func(id string) (Attachment, error) {
+		if e.cfg.Attachments == nil {
+			return Attachment{}, Errorf(CodeNotFound, "attachment %s not found", id)
+		}
+		return e.cfg.Attachments.Attachment(ctx, id)
+	}
+	return ValidateUserInput(in, lookup, b.model.Capabilities)
+}
+
+// SendMessage starts a turn with in when the session is idle, else queues it
+// (SES-6). A held queue (after stopTurn with keepQueue) resumes: its first
+// item runs and in is queued behind the others.
+func (e *Engine) SendMessage(ctx context.Context, sessionID string, in UserInput) (SendResult, error) {
+	s, err := e.svc.Session(ctx, sessionID)
+	if err != nil {
+		return SendResult{}, err
+	}
+	atts, err := e.validateInput(ctx, s, in)
+	if err != nil {
+		return SendResult{}, err
+	}
+	item := &QueueItem{ID: NewID("q"), Input: in, Attachments: atts, CreatedAt: time.Now().UTC()}
+	rt := e.runtime(sessionID)
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	if e.isClosed() {
+		return SendResult{}, Errorf(CodeUnavailable, "the kernel is shutting down")
+	}
+	if rt.turn == nil && rt.busy == "" && len(rt.queue) == 0 {
+		if err := e.startLocked(ctx, sessionID, rt, item); err != nil {
+			return SendResult{}, err
+		}
+		return SendResult{TurnStarted: true}, nil
+	}
+	rt.queue = append(rt.queue, item)
+	rt.rev++
+	if rt.turn == nil && rt.busy == "" {
+		rt.held = false
+		e.dispatchLocked(ctx, sessionID, rt)
+	}
+	e.snapshotLocked(sessionID, rt)
+	cp := *item
+	return SendResult{QueueItem: &cp}, nil
+}
+
+func (e *Engine) isClosed() bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.closed
+}
+
+// dispatchLocked starts the first queued item, if any; rt.mu is held.
+func (e *Engine) dispatchLocked(ctx context.Context, sessionID string, rt *sessionRuntime) bool {
+	for len(rt.queue) > 0 {
+		item := rt.queue[0]
+		rt.queue = rt.queue[1:]
+		rt.rev++
+		if err := e.startLocked(context.WithoutCancel(ctx), sessionID, rt, item); err != nil {
+			e.log.Error("start queued turn", "session_id", sessionID, "queue_item", item.ID, "err", err)
+			if errors.Is(err, ErrNotFound) {
+				rt.queue = nil
+				return false
+			}
+			continue
+		}
+		return true
+	}
+	return false
+}
+
+// snapshotLocked publishes the queue; rt.mu is held.
+func (e *Engine) snapshotLocked(sessionID string, rt *sessionRuntime) {
+	e.svc.Emit(sessionID, EventQueueSnapshot, QueuePayload{Revision: rt.rev, Items: copyQueue(rt.queue)})
+}
+
+func copyQueue(q []*QueueItem) []QueueItem {
+	out := make([]QueueItem, len(q))
+	for i, it := range q {
+		out[i] = *it
+	}
+	return out
+}
+
+// Queue returns the session's queued input in order.
+func (e *Engine) Queue(sessionID string) []QueueItem {
+	rt := e.runtime(sessionID)
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	return copyQueue(rt.queue)
+}
+
+func findItem(q []*QueueItem, id string) int {
+	return slices.IndexFunc(q, func(it *QueueItem) bool { return it.ID == id })
+}
+
+func queuedNotFound(id string) error {
+	return Errorf(CodeNotFound, "queued message %s not found: it has started already or was deleted", id)
+}
+
+// EditQueuedMessage replaces the input of a queued item. Dispatch takes items
+// under the same lock, so an item is never dispatched in its old form: the
+// edit either lands before dispatch or fails with NOT_FOUND.
+func (e *Engine) EditQueuedMessage(ctx context.Context, sessionID, itemID string, in UserInput) ([]QueueItem, error) {
+	s, err := e.svc.Session(ctx, sessionID)
+	if err != nil {
+		return nil, err
+	}
+	atts, err := e.validateInput(ctx, s, in)
+	if err != nil {
+		return nil, err
+	}
+	rt := e.runtime(sessionID)
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	i := findItem(rt.queue, itemID)
+	if i < 0 {
+		return nil, queuedNotFound(itemID)
+	}
+	edited := *rt.queue[i]
+	edited.Input, edited.Attachments, edited.Revision = in, atts, edited.Revision+1
+	rt.queue[i] = &edited
+	rt.rev++
+	e.snapshotLocked(sessionID, rt)
+	return copyQueue(rt.queue), nil
+}
+
+// MoveQueuedMessage moves a queued item to index (0 = next to run).
+func (e *Engine) MoveQueuedMessage(ctx context.Context, sessionID, itemID string, index int) ([]QueueItem, error) {
+	if _, err := e.svc.Session(ctx, sessionID); err != nil {
+		return nil, err
+	}
+	rt := e.runtime(sessionID)
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	i := findItem(rt.queue, itemID)
+	if i < 0 {
+		return nil, queuedNotFound(itemID)
+	}
+	if index < 0 || index >= len(rt.queue) {
+		return nil, Errorf(CodeBadInput, "index %d: must be between 0 and %d", index, len(rt.queue)-1)
+	}
+	it := rt.queue[i]
+	rt.queue = slices.Delete(rt.queue, i, i+1)
+	rt.queue = slices.Insert(rt.queue, index, it)
+	rt.rev++
+	e.snapshotLocked(sessionID, rt)
+	return copyQueue(rt.queue), nil
+}
+
+// DeleteQueuedMessage removes a queued item; it will never run.
+func (e *Engine) DeleteQueuedMessage(ctx context.Context, sessionID, itemID string) ([]QueueItem, error) {
+	if _, err := e.svc.Session(ctx, sessionID); err != nil {
+		return nil, err
+	}
+	rt := e.runtime(sessionID)
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	i := findItem(rt.queue, itemID)
+	if i < 0 {
+		return nil, queuedNotFound(itemID)
+	}
+	rt.queue = slices.Delete(rt.queue, i, i+1)
+	rt.rev++
+	e.snapshotLocked(sessionID, rt)
+	return copyQueue(rt.queue), nil
+}
+
+// StopTurn stops the running turn, keeping what the model already produced
+// (MSG-9). keepQueue leaves the queue waiting until the next sendMessage or
+// an explicit dispatch; otherwise the queue is cleared. dispatchItemID
+// interrupts and runs that queued item next. It waits (bounded) for the turn
+// to wind down and returns the session.
+func (e *Engine) StopTurn(ctx context.Context, sessionID string, keepQueue bool, dispatchItemID string) (Session, error) {
+	if _, err := e.svc.Session(ctx, sessionID); err != nil {
+		return Session{}, err
+	}
+	rt := e.runtime(sessionID)
+	rt.mu.Lock()
+	if dispatchItemID != "" {
+		i := findItem(rt.queue, dispatchItemID)
+		if i < 0 {
+			rt.mu.Unlock()
+			return Session{}, queuedNotFound(dispatchItemID)
+		}
+		it := rt.queue[i]
+		rt.queue = slices.Insert(slices.Delete(rt.queue, i, i+1), 0, it)
+	}
+	if !keepQueue {
+		if dispatchItemID != "" {
+			rt.queue = rt.queue[:1]
+		} else {
+			rt.queue = nil
+		}
+	}
+	rt.rev++
+	run := rt.turn
+	rt.held = run != nil && dispatchItemID == "" && len(rt.queue) > 0
+	if run == nil && dispatchItemID != "" && rt.busy == "" {
+		e.dispatchLocked(ctx, sessionID, rt)
+	}
+	e.snapshotLocked(sessionID, rt)
+	rt.mu.Unlock()
+
+	e.cancelPending(sessionID)
+	if run != nil {
+		run.cancel(ErrTurnStopped)
+		if err := e.waitTurn(ctx, run); err != nil {
+			return Session{}, err
+		}
+	}
+	return e.svc.Session(ctx, sessionID)
+}
+
+func (e *Engine) waitTurn(ctx context.Context, run *turnRun) error {
+	t := time.NewTimer(e.cfg.StopWait)
+	defer t.Stop()
+	select {
+	case <-run.done:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("wait for the turn to stop: %w", ctx.Err())
+	case <-t.C:
+		return Errorf(CodeUnavailable, "the turn did not stop within %s; it will finish in the background", e.cfg.StopWait)
+	}
+}
+
+// DeleteSession stops the session's turn and those of its descendants
+// (bounded wait), clears queues, approvals and questions, then deletes the
+// session and its descendants (SES-13).
+func (e *Engine) DeleteSession(ctx context.Context, sessionID string) error {
+	if _, err := e.svc.Session(ctx, sessionID); err != nil {
+		return err
+	}
+	ids := []string{sessionID}
+	for i := 0; i < len(ids); i++ {
+		kids, err := e.svc.Sessions(ctx, SessionFilter{ParentID: ids[i]})
+		if err != nil {
+			return err
+		}
+		for _, k := range kids {
+			ids = append(ids, k.ID)
+		}
+	}
+	var runs []*turnRun
+	for _, id := range ids {
+		rt := e.runtime(id)
+		rt.mu.Lock()
+		rt.queue, rt.held = nil, false
+		rt.busy = "deleting"
+		if rt.turn != nil {
+			runs = append(runs, rt.turn)
+			rt.turn.cancel(errSessionDeleted)
+		}
+		rt.mu.Unlock()
+		e.cancelPending(id)
+	}
+	for _, r := range runs {
+		if err := e.waitTurn(ctx, r); err != nil {
+			e.log.Warn("deleting a session whose turn is still winding down", "session_id", sessionID, "err", err)
+		}
+	}
+	if err := e.svc.DeleteSession(ctx, sessionID); err != nil {
+		for _, id := range ids {
+			rt := e.runtime(id)
+			rt.mu.Lock()
+			rt.busy = ""
+			rt.mu.Unlock()
+		}
+		return err
+	}
+	e.mu.Lock()
+	for _, id := range ids {
+		delete(e.runtimes, id)
+		delete(e.grants, id)
+	}
+	e.mu.Unlock()
+	return nil
+}

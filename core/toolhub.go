@@ -1,0 +1,83 @@
+package core
+
+import (
+	"context"
+	"log/slog"
+	"slices"
+	"sync"
+)
+
+// ToolHub merges the tool runners of several plugins into one. A tool name
+// offered by two plugins goes to the first by plugin name; the clash is
+// logged, never silently merged.
+type ToolHub struct {
+	log     *slog.Logger
+	names   []string
+	runners map[string]ToolRunner
+
+	mu    sync.Mutex
+	owner map[string]ToolRunner
+}
+
+// NewToolHub builds a hub over runners keyed by plugin name.
+func NewToolHub(runners map[string]ToolRunner, log *slog.Logger) *ToolHub {
+	if log == nil {
+		log = slog.Default()
+	}
+	names := make([]string, 0, len(runners))
+	for n := range runners {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return &ToolHub{log: log, names: names, runners: runners, owner: map[string]ToolRunner{}}
+}
+
+// Tools lists every plugin's tools; kernel tool names are reserved.
+func (h *ToolHub) Tools(ctx context.Context) ([]ToolInfo, error) {
+	var out []ToolInfo
+	owner := map[string]ToolRunner{}
+	from := map[string]string{}
+	for _, n := range h.names {
+		infos, err := h.runners[n].Tools(ctx)
+		if err != nil {
+			h.log.Warn("list tools of plugin", "plugin", n, "err", err)
+			continue
+		}
+		for _, t := range infos {
+			if _, reserved := kernelToolInfo(t.Name); reserved {
+				h.log.Warn("tool name reserved by the kernel; refused", "plugin", n, "tool", t.Name)
+				continue
+			}
+			if prev, dup := from[t.Name]; dup {
+				h.log.Warn("tool name offered by two plugins; refused", "plugin", n, "tool", t.Name, "kept_from", prev)
+				continue
+			}
+			from[t.Name] = n
+			owner[t.Name] = h.runners[n]
+			out = append(out, t)
+		}
+	}
+	h.mu.Lock()
+	h.owner = owner
+	h.mu.Unlock()
+	return out, nil
+}
+
+// Call routes a call to the plugin that offers the tool.
+func (h *ToolHub) Call(ctx context.Context, req ToolCallRequest) (ToolResult, error) {
+	h.mu.Lock()
+	r, ok := h.owner[req.Name]
+	h.mu.Unlock()
+	if !ok {
+		if _, err := h.Tools(ctx); err != nil {
+			return ToolResult{}, err
+		}
+		h.mu.Lock()
+		r, ok = h.owner[req.Name]
+		h.mu.Unlock()
+		if !ok {
+			return ToolResult{}, Errorf(CodeNotFound, "no plugin offers tool %q", req.Name)
+		}
+	}
+	return r.Call(ctx, req)
+}

@@ -1,0 +1,337 @@
+package core
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// startLocked records the user message and starts a turn; rt.mu is held.
+func (e *Engine) startLocked(ctx context.Context, sessionID string, rt *sessionRuntime, item *QueueItem) error {
+	turnID := NewID("turn")
+	user := Message{
+		Role: RoleUser, Text: item.Input.Text, Command: item.Input.Command,
+		Attachments: item.Attachments, BrowserElements: item.Input.BrowserElements, TurnID: turnID,
+	}
+	evs, err := buildEvents(sessionID,
+		eventSpec{EventTurnStarted, TurnPayload{TurnID: turnID, QueueItemID: item.ID}},
+		eventSpec{EventPhaseChanged, PhasePayload{Phase: PhaseTurn}},
+		eventSpec{EventMessageEnd, MessagePayload{Message: user}},
+	)
+	if err != nil {
+		return err
+	}
+	if _, err := e.svc.Append(ctx, sessionID, evs...); err != nil {
+		return fmt.Errorf("start turn: %w", err)
+	}
+	runCtx, cancel := context.WithCancelCause(context.Background())
+	run := &turnRun{id: turnID, cancel: cancel, done: make(chan struct{})}
+	rt.turn = run
+	e.wg.Add(1)
+	go e.runTurn(runCtx, sessionID, rt, run)
+	e.log.Info("turn started", "session_id", sessionID, "turn_id", turnID)
+	return nil
+}
+
+type eventSpec struct {
+	t EventType
+	p any
+}
+
+func buildEvents(sessionID string, specs ...eventSpec) ([]Event, error) {
+	out := make([]Event, len(specs))
+	for i, s := range specs {
+		ev, err := NewEvent(sessionID, s.t, s.p)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = ev
+	}
+	return out, nil
+}
+
+// persist appends one event, ignoring cancellation of the turn's context so
+// that partial work is always recorded.
+func (e *Engine) persist(ctx context.Context, sessionID string, t EventType, payload any) error {
+	ev, err := NewEvent(sessionID, t, payload)
+	if err != nil {
+		return err
+	}
+	_, err = e.svc.Append(context.WithoutCancel(ctx), sessionID, ev)
+	return err
+}
+
+func (e *Engine) runTurn(ctx context.Context, sessionID string, rt *sessionRuntime, run *turnRun) {
+	defer e.wg.Done()
+	defer close(run.done)
+	status, reason := e.loop(ctx, sessionID, run.id)
+	pctx := context.WithoutCancel(ctx)
+	if err := e.persist(pctx, sessionID, EventTurnFinished, TurnPayload{TurnID: run.id, Status: status, Reason: reason}); err != nil && !errors.Is(err, ErrNotFound) {
+		e.log.Error("record turn end", "session_id", sessionID, "turn_id", run.id, "err", err)
+	}
+	e.log.Info("turn finished", "session_id", sessionID, "turn_id", run.id, "status", status, "reason", reason)
+	if status == TurnCompleted {
+		e.wg.Add(1)
+		go func() {
+			defer e.wg.Done()
+			e.maybeTitle(pctx, sessionID)
+		}()
+	}
+
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	rt.turn = nil
+	if rt.busy != "" {
+		return
+	}
+	if !rt.held && !e.isClosed() && e.dispatchLocked(pctx, sessionID, rt) {
+		e.snapshotLocked(sessionID, rt)
+		return
+	}
+	if err := e.persist(pctx, sessionID, EventPhaseChanged, PhasePayload{Phase: PhaseIdle}); err != nil && !errors.Is(err, ErrNotFound) {
+		e.log.Error("record idle phase", "session_id", sessionID, "err", err)
+	}
+}
+
+// cancelled explains why ctx ended.
+func cancelReason(ctx context.Context) string {
+	if cause := context.Cause(ctx); cause != nil && !errors.Is(cause, context.Canceled) {
+		return cause.Error()
+	}
+	return ErrTurnStopped.Error()
+}
+
+// loop runs model steps until the model answers without tool calls.
+func (e *Engine) loop(ctx context.Context, sessionID, turnID string) (TurnStatus, string) {
+	pctx := context.WithoutCancel(ctx)
+	overflowRetried := false
+	for step := 1; ; step++ {
+		if ctx.Err() != nil {
+			return TurnCancelled, cancelReason(ctx)
+		}
+		if step > e.cfg.MaxSteps {
+			return TurnFailed, fmt.Sprintf("stopped after %d model requests without a final answer (the max-steps guard)", e.cfg.MaxSteps)
+		}
+		// Settings apply at each step (SES-8): reload the session.
+		s, err := e.svc.Session(pctx, sessionID)
+		if err != nil {
+			return TurnFailed, ErrorMessage(err)
+		}
+		b, err := e.resolveModel(pctx, s)
+		if err != nil {
+			return TurnFailed, ErrorMessage(err)
+		}
+		req, tools, err := e.compile(pctx, s, b)
+		if err != nil {
+			return TurnFailed, ErrorMessage(err)
+		}
+		started := time.Now().UTC()
+		res := e.stream(ctx, sessionID, b, req)
+		finished := time.Now().UTC()
+		e.recordUsage(pctx, sessionID, b, req, res, "turn")
+
+		msg := Message{
+			Role: RoleAssistant, Text: res.text, Reasoning: res.reasoning, ToolCalls: res.calls,
+			TurnID: turnID, StartedAt: &started, FinishedAt: &finished, Model: s.Model,
+		}
+		switch {
+		case res.cancelled:
+			reason := cancelReason(ctx)
+			msg.Interrupted, msg.TurnStatus, msg.TurnReason = true, TurnCancelled, reason
+			msg.ToolCalls = completeCalls(res.calls)
+			e.keepPartial(pctx, sessionID, msg)
+			return TurnCancelled, reason
+		case res.err != nil:
+			var perr *ProviderError
+			if errors.As(res.err, &perr) && perr.Category == ProviderContextOverflow && e.cfg.OnContextOverflow != nil && !overflowRetried {
+				overflowRetried = true
+				if herr := e.cfg.OnContextOverflow(ctx, sessionID); herr == nil {
+					continue
+				} else {
+					e.log.Warn("context overflow recovery failed", "session_id", sessionID, "err", herr)
+				}
+			}
+			reason := failureReason(res.err)
+			msg.TurnStatus, msg.TurnReason = TurnFailed, reason
+			msg.ToolCalls = nil // incomplete calls are never run or replayed
+			e.keepPartial(pctx, sessionID, msg)
+			return TurnFailed, reason
+		}
+		if len(res.calls) == 0 {
+			msg.TurnStatus = TurnCompleted
+			if err := e.persist(pctx, sessionID, EventMessageEnd, MessagePayload{Message: msg}); err != nil {
+				return TurnFailed, ErrorMessage(err)
+			}
+			return TurnCompleted, ""
+		}
+		if err := e.persist(pctx, sessionID, EventMessageEnd, MessagePayload{Message: msg}); err != nil {
+			return TurnFailed, ErrorMessage(err)
+		}
+		if stop := e.runTools(ctx, sessionID, turnID, res.calls, tools); stop {
+			return TurnCancelled, cancelReason(ctx)
+		}
+	}
+}
+
+// keepPartial persists what an interrupted or failed step produced, unless
+// it produced nothing at all (MSG-9).
+func (e *Engine) keepPartial(ctx context.Context, sessionID string, m Message) {
+	if m.Text == "" && m.Reasoning == "" && len(m.ToolCalls) == 0 {
+		return
+	}
+	if err := e.persist(ctx, sessionID, EventMessageEnd, MessagePayload{Message: m}); err != nil && !errors.Is(err, ErrNotFound) {
+		e.log.Error("keep partial message", "session_id", sessionID, "err", err)
+	}
+}
+
+// completeCalls keeps the tool calls whose arguments are a complete JSON
+// object; an interrupted call with cut-off arguments is dropped.
+func completeCalls(calls []ToolCall) []ToolCall {
+	var out []ToolCall
+	for _, c := range calls {
+		if c.ID != "" && c.Name != "" && isJSONObject(c.Input) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+func failureReason(err error) string {
+	var perr *ProviderError
+	if errors.As(err, &perr) {
+		r := string(perr.Category) + ": " + perr.Message
+		if perr.RetryAfter > 0 {
+			r += fmt.Sprintf(" (retry after %s)", perr.RetryAfter.Round(time.Second))
+		}
+		return r
+	}
+	return ErrorMessage(err)
+}
+
+// compile builds the provider request of one step: the system prompt (never
+// stored), then the provider view of the active history (MSG-8, PRV-9).
+func (e *Engine) compile(ctx context.Context, s Session, b boundModel) (ProviderRequest, map[string]ToolInfo, error) {
+	msgs, err := e.svc.Messages(ctx, s.ID, false)
+	if err != nil {
+		return ProviderRequest{}, nil, err
+	}
+	view, err := ProviderView(msgs, ViewOptions{
+		LoadImage:       e.loadImage,
+		DropImages:      !ImageInputAllowed(b.model.Capabilities),
+		ToolResultLimit: e.cfg.ToolResultLimit,
+	})
+	if err != nil {
+		return ProviderRequest{}, nil, err
+	}
+	dir, err := e.workDir(ctx, s)
+	if err != nil {
+		return ProviderRequest{}, nil, err
+	}
+	tools, schemas, err := e.toolSet(ctx, b)
+	if err != nil {
+		return ProviderRequest{}, nil, err
+	}
+	system := ProviderMessage{Role: RoleSystem, Content: []ContentPart{{Type: "text", Text: e.systemPrompt(ctx, s, dir)}}}
+	req := ProviderRequest{
+		Model: s.Model, ReasoningEffort: s.ReasoningEffort,
+		Messages: append([]ProviderMessage{system}, view...), Tools: schemas,
+	}
+	if mo := b.model.Capabilities.MaxOutputTokens; mo != nil {
+		req.MaxOutputTokens = *mo
+	}
+	return req, tools, nil
+}
+
+// toolSet lists the tools offered to the model, sorted by name.
+func (e *Engine) toolSet(ctx context.Context, b boundModel) (map[string]ToolInfo, []ToolSchema, error) {
+	if b.model.Capabilities.ToolCalling != nil && !*b.model.Capabilities.ToolCalling {
+		return map[string]ToolInfo{}, nil, nil
+	}
+	var infos []ToolInfo
+	if e.cfg.Tools != nil {
+		var err error
+		if infos, err = e.cfg.Tools.Tools(ctx); err != nil {
+			return nil, nil, fmt.Errorf("list tools: %w", err)
+		}
+	}
+	byName := make(map[string]ToolInfo, len(infos))
+	schemas := kernelToolSchemas()
+	for _, t := range infos {
+		if _, clash := kernelToolInfo(t.Name); clash {
+			continue // kernel tools win; the plugin host refuses clashes at load
+		}
+		byName[t.Name] = t
+		schemas = append(schemas, ToolSchema{Name: t.Name, Description: t.Description, Parameters: t.Schema})
+	}
+	sort.Slice(schemas, func(i, j int) bool { return schemas[i].Name < schemas[j].Name })
+	return byName, schemas, nil
+}
+
+func (e *Engine) loadImage(a Attachment) ([]byte, error) {
+	if e.cfg.Blobs == nil {
+		return nil, Errorf(CodeUnavailable, "no artifact store")
+	}
+	data, err := e.cfg.Blobs.Read(a.SHA256)
+	if err != nil {
+		e.log.Warn("load image attachment", "attachment", a.ID, "err", err)
+	}
+	return data, err
+}
+
+// projectRulesFiles are read from the project directory into the system
+// prompt, in this order, each capped at maxRulesBytes.
+var projectRulesFiles = []string{"AGENTS.md", "CLAUDE.md"}
+
+const maxRulesBytes = 64 << 10
+
+// systemPrompt is compiled for every request and never stored as history
+// (MSG-1): who the agent is, the environment, and the project's rules.
+func (e *Engine) systemPrompt(ctx context.Context, s Session, dir string) string {
+	var b strings.Builder
+	b.WriteString("You are Foya, a coding agent working for the user on their machine. ")
+	b.WriteString("Use the tools to inspect and change files and run commands in the working directory; ")
+	b.WriteString("keep the user informed and answer concisely.\n\n")
+	fmt.Fprintf(&b, "Environment:\n- date: %s\n- working directory: %s\n- platform: %s/%s\n",
+		time.Now().Format("2006-01-02 (Monday)"), dir, runtime.GOOS, runtime.GOARCH)
+	if s.AgentMode == AgentPlan {
+		b.WriteString("\nThe session is in PLAN mode: investigate with read-only tools and propose a plan; do not change files or run commands.\n")
+	}
+	if s.ProjectID == "" {
+		return b.String()
+	}
+	for _, name := range projectRulesFiles {
+		data, err := readCapped(filepath.Join(dir, name), maxRulesBytes)
+		if err != nil || len(data) == 0 {
+			continue
+		}
+		fmt.Fprintf(&b, "\nProject rules from %s:\n%s\n", name, data)
+	}
+	return b.String()
+}
+
+func readCapped(path string, n int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, n))
+	if err != nil || !utf8.Valid(data) {
+		return nil, fmt.Errorf("read %s: not UTF-8 text or unreadable", path)
+	}
+	return data, nil
+}
+
+func isJSONObject(raw json.RawMessage) bool {
+	var v map[string]json.RawMessage
+	return json.Unmarshal(raw, &v) == nil && v != nil
+}

@@ -1,0 +1,43 @@
+package graph_test
+
+import (
+	"context"
+	"encoding/json"
+	"sync/atomic"
+
+	"github.com/foya-dev/foya/plugins/sdk"
+)
+
+// testTools is a tool plugin for turn tests, served over real gRPC.
+type testTools struct {
+	calls atomic.Int64
+}
+
+var objectSchema = json.RawMessage(`{"type":"object","properties":{"q":{"type":"string"}}}`)
+
+func (t *testTools) Describe(context.Context) (sdk.ToolSetInfo, error) {
+	return sdk.ToolSetInfo{Version: "test", Tools: []sdk.Tool{
+		{Name: "lookup", Description: "Looks something up.", Schema: objectSchema, ReadOnly: true},
+		{Name: "note", Description: "Writes a note.", Schema: objectSchema},
+		{Name: "fail", Description: "Always fails.", Schema: objectSchema, ReadOnly: true},
+		{Name: "slow", Description: "Runs until cancelled.", Schema: objectSchema, ReadOnly: true},
+	}}, nil
+}
+
+func (t *testTools) Call(ctx context.Context, req sdk.ToolCallRequest) (sdk.ToolResult, error) {
+	t.calls.Add(1)
+	var in struct{ Q string }
+	_ = json.Unmarshal(req.Input, &in)
+	switch req.Name {
+	case "lookup":
+		return sdk.ToolResult{Text: "found: " + in.Q}, nil
+	case "note":
+		return sdk.ToolResult{Text: "noted: " + in.Q}, nil
+	case "fail":
+		return sdk.ToolResult{Text: "lookup backend exploded", IsError: true}, nil
+	case "slow":
+		<-ctx.Done()
+		return sdk.ToolResult{}, ctx.Err()
+	}
+	return sdk.ToolResult{Text: "unknown", IsError: true}, nil
+}

@@ -1,0 +1,187 @@
+package graph_test
+
+import (
+	"encoding/json"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/foya-dev/foya/core"
+	"github.com/foya-dev/foya/providers/openai/openaitest"
+)
+
+func TestPlainReply(t *testing.T) {
+	k := newTestKernel(t)
+	sid := k.chatSession(t, nil, "BYPASS")
+	w := k.watch(t, sid)
+	k.fake.Enqueue(openaitest.TextStream(testModel, "Hello", ", ", "world"))
+	if r := k.send(t, sid, "hi there"); !r.SendMessage.TurnStarted || r.SendMessage.QueueItem != nil {
+		t.Fatalf("send = %+v", r)
+	}
+	var deltas []string
+	for {
+		ev := <-w.ch
+		if ev.Type == core.EventMessageDelta {
+			var p core.DeltaPayload
+			ev.Decode(&p)
+			deltas = append(deltas, p.Text)
+			if ev.Seq != 0 {
+				t.Fatal("a delta has a seq")
+			}
+		}
+		if ev.Type == core.EventTurnFinished {
+			var p core.TurnPayload
+			ev.Decode(&p)
+			if p.Status != core.TurnCompleted {
+				t.Fatalf("turn %+v", p)
+			}
+			break
+		}
+	}
+	if strings.Join(deltas, "") != "Hello, world" {
+		t.Fatalf("deltas %q", deltas)
+	}
+	msgs := k.messages(t, sid)
+	if len(msgs) != 2 || msgs[0].Role != "USER" || msgs[1].Text != "Hello, world" || deref(msgs[1].TurnStatus) != "COMPLETED" || len(msgs[1].Segments) != 1 {
+		t.Fatalf("messages %+v", msgs)
+	}
+	// The request: system prompt (never stored), then the user message; usage asked for.
+	req := k.fake.Requests()[0]
+	var body map[string]any
+	json.Unmarshal(req.Body, &body)
+	if so, _ := body["stream_options"].(map[string]any); so["include_usage"] != true || body["model"] != testModel {
+		t.Fatalf("request %s", req.Body)
+	}
+	rm := k.requestMessages(t, 0)
+	if len(rm) != 2 || rm[0]["role"] != "system" || rm[1]["role"] != "user" || rm[1]["content"] != "hi there" {
+		t.Fatalf("request messages %+v", rm)
+	}
+	if !contains(rm[0]["content"].(string), "working directory") {
+		t.Fatalf("system prompt lacks the environment: %v", rm[0]["content"])
+	}
+	// Usage: event, session total, ledger total; phase back to idle.
+	var s struct {
+		Session struct {
+			Phase string
+			Usage struct{ InputTokens, OutputTokens, TotalTokens int }
+		}
+		UsageTotals struct{ TotalTokens int }
+	}
+	k.mustDo(t, `query($s: ID!) { session(id: $s) { phase usage { inputTokens outputTokens totalTokens } } usageTotals { totalTokens } }`, map[string]any{"s": sid}, &s)
+	if s.Session.Phase != "IDLE" || s.Session.Usage.InputTokens != 10 || s.Session.Usage.OutputTokens != 3 || s.UsageTotals.TotalTokens != 13 {
+		t.Fatalf("after the turn: %+v", s)
+	}
+}
+
+func TestReasoningIsNotSentBack(t *testing.T) {
+	k := newTestKernel(t)
+	sid := k.chatSession(t, nil, "BYPASS")
+	w := k.watch(t, sid)
+	k.fake.Enqueue(openaitest.Response{Events: []string{
+		chunk(map[string]any{"role": "assistant", "reasoning_content": "Let me think"}, ""),
+		chunk(map[string]any{"reasoning_content": " carefully."}, ""),
+		chunk(map[string]any{"content": "42"}, ""),
+		chunk(map[string]any{}, "stop"),
+		openaitest.UsageChunk(testModel, 20, 5, 8),
+	}})
+	k.send(t, sid, "question")
+	if p := w.turnEnd(); p.Status != core.TurnCompleted {
+		t.Fatalf("turn %+v", p)
+	}
+	msgs := k.messages(t, sid)
+	if deref(msgs[1].Reasoning) != "Let me think carefully." || msgs[1].Text != "42" || len(msgs[1].Segments) != 2 || msgs[1].Segments[0].Kind != "reasoning" {
+		t.Fatalf("assistant %+v", msgs[1])
+	}
+	k.fake.Enqueue(openaitest.TextStream(testModel, "ok"))
+	k.send(t, sid, "again")
+	w.turnEnd()
+	body := string(k.fake.Requests()[1].Body)
+	if strings.Contains(body, "Let me think") {
+		t.Fatal("reasoning of a completed message was sent back")
+	}
+	var u struct {
+		Session struct{ Usage struct{ CachedTokens int } }
+	}
+	k.mustDo(t, `query($s: ID!) { session(id: $s) { usage { cachedTokens } } }`, map[string]any{"s": sid}, &u)
+	if u.Session.Usage.CachedTokens != 8 {
+		t.Fatalf("cached tokens %d", u.Session.Usage.CachedTokens)
+	}
+}
+
+func TestParallelToolCalls(t *testing.T) {
+	k := newTestKernel(t)
+	sid := k.chatSession(t, nil, "BYPASS")
+	w := k.watch(t, sid)
+	// Two interleaved tool calls with split arguments, then the final answer.
+	k.fake.Enqueue(openaitest.Response{Events: []string{
+		chunk(map[string]any{"role": "assistant", "content": "Checking."}, ""),
+		chunk(toolCallDelta(0, "call_a", "lookup", ""), ""),
+		chunk(toolCallDelta(1, "call_b", "lookup", "{\"q\":"), ""),
+		chunk(toolCallDelta(0, "", "", "{\"q\": \"al"), ""),
+		chunk(toolCallDelta(1, "", "", "\"beta\"}"), ""),
+		chunk(toolCallDelta(0, "", "", "pha\"}"), ""),
+		chunk(map[string]any{}, "tool_calls"),
+		openaitest.UsageChunk(testModel, 30, 12, 0),
+	}}, openaitest.TextStream(testModel, "Both found."))
+	k.send(t, sid, "look up alpha and beta")
+	if p := w.turnEnd(); p.Status != core.TurnCompleted {
+		t.Fatalf("turn %+v", p)
+	}
+	msgs := k.messages(t, sid)
+	if len(msgs) != 5 {
+		t.Fatalf("messages %+v", msgs)
+	}
+	a := msgs[1]
+	if len(a.ToolCalls) != 2 || a.ToolCalls[0].ID != "call_a" || !jsonEq(a.ToolCalls[0].Input, `{"q": "alpha"}`) || a.ToolCalls[1].ID != "call_b" || len(a.Segments) != 3 {
+		t.Fatalf("assistant %+v", a)
+	}
+	if deref(msgs[2].ToolCallID) != "call_a" || msgs[2].Text != "found: alpha" || deref(msgs[3].ToolCallID) != "call_b" || msgs[3].Text != "found: beta" {
+		t.Fatalf("tool messages %+v %+v", msgs[2], msgs[3])
+	}
+	if msgs[4].Text != "Both found." {
+		t.Fatalf("final %+v", msgs[4])
+	}
+	rm := k.requestMessages(t, 1)
+	if len(rm) != 5 || rm[2]["role"] != "assistant" || rm[3]["tool_call_id"] != "call_a" || rm[4]["tool_call_id"] != "call_b" {
+		t.Fatalf("second request %+v", rm)
+	}
+}
+
+func TestToolErrorsReachTheModel(t *testing.T) {
+	k := newTestKernel(t)
+	sid := k.chatSession(t, nil, "BYPASS")
+	w := k.watch(t, sid)
+	k.fake.Enqueue(openaitest.Response{Events: []string{
+		chunk(toolCallDelta(0, "call_f", "fail", "{}"), ""),
+		chunk(toolCallDelta(1, "call_u", "teleport", "{}"), ""),
+		chunk(toolCallDelta(2, "call_j", "lookup", "{not json"), ""),
+		chunk(map[string]any{}, "tool_calls"),
+	}}, openaitest.TextStream(testModel, "Sorry."))
+	k.send(t, sid, "try things")
+	if p := w.turnEnd(); p.Status != core.TurnCompleted {
+		t.Fatalf("turn %+v", p)
+	}
+	msgs := k.messages(t, sid)
+	if len(msgs) != 6 {
+		t.Fatalf("messages %+v", msgs)
+	}
+	for i, want := range []string{"exploded", "unknown tool \"teleport\"", "not valid JSON"} {
+		m := msgs[2+i]
+		if m.Role != "TOOL" || !m.IsError || !strings.Contains(m.Text, want) {
+			t.Fatalf("tool message %d = %+v, want error with %q", i, m, want)
+		}
+	}
+	// Usage was estimated for the step without a usage chunk.
+	var u struct {
+		Session struct{ Usage struct{ Estimated bool } }
+	}
+	k.mustDo(t, `query($s: ID!) { session(id: $s) { usage { estimated } } }`, map[string]any{"s": sid}, &u)
+	if !u.Session.Usage.Estimated {
+		t.Fatal("missing usage not marked estimated")
+	}
+}
+
+func jsonEq(a json.RawMessage, b string) bool {
+	var x, y any
+	return json.Unmarshal(a, &x) == nil && json.Unmarshal([]byte(b), &y) == nil && reflect.DeepEqual(x, y)
+}

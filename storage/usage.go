@@ -1,0 +1,65 @@
+package storage
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/uptrace/bun"
+
+	"github.com/foya-dev/foya/core"
+)
+
+type usageRow struct {
+	bun.BaseModel `bun:"table:usage_ledger"`
+
+	ID           int64  `bun:"id,pk,autoincrement"`
+	SessionID    string `bun:"session_id,notnull"`
+	EventSeq     int64  `bun:"event_seq,notnull"`
+	Route        string `bun:"route,notnull"`
+	ConnectionID string `bun:"connection_id,notnull"`
+	Model        string `bun:"model,notnull"`
+	Purpose      string `bun:"purpose,notnull"`
+	InputTokens  int64  `bun:"input_tokens,notnull"`
+	OutputTokens int64  `bun:"output_tokens,notnull"`
+	TotalTokens  int64  `bun:"total_tokens,notnull"`
+	CachedTokens int64  `bun:"cached_tokens,notnull"`
+	Estimated    bool   `bun:"estimated,notnull"`
+	At           string `bun:"at,notnull"`
+}
+
+// recordUsage writes the ledger row of a usage event; it runs in the append
+// transaction (but not on rebuild: the ledger is not a projection, it
+// outlives deleted sessions).
+func recordUsage(ctx context.Context, db bun.IDB, ev core.Event) error {
+	var p core.UsagePayload
+	if err := ev.Decode(&p); err != nil {
+		return err
+	}
+	u := p.Usage
+	row := usageRow{
+		SessionID: ev.SessionID, EventSeq: ev.Seq, Route: p.Route, ConnectionID: p.ConnectionID,
+		Model: u.Model, Purpose: p.Purpose, InputTokens: u.InputTokens, OutputTokens: u.OutputTokens,
+		TotalTokens: u.TotalTokens, CachedTokens: u.CachedTokens, Estimated: u.Estimated, At: fmtTime(ev.At),
+	}
+	if _, err := db.NewInsert().Model(&row).Exec(ctx); err != nil {
+		return fmt.Errorf("record usage of session %s: %w", ev.SessionID, err)
+	}
+	return nil
+}
+
+// UsageTotals implements core.UsageStore: the ledger's sums, for one session
+// or (sessionID "") for everything ever recorded.
+func (d *DB) UsageTotals(ctx context.Context, sessionID string) (core.Usage, error) {
+	var u core.Usage
+	q := d.r.NewSelect().Table("usage_ledger").
+		ColumnExpr("COALESCE(SUM(input_tokens), 0)").ColumnExpr("COALESCE(SUM(output_tokens), 0)").
+		ColumnExpr("COALESCE(SUM(total_tokens), 0)").ColumnExpr("COALESCE(SUM(cached_tokens), 0)").
+		ColumnExpr("COALESCE(MAX(estimated), 0)")
+	if sessionID != "" {
+		q = q.Where("session_id = ?", sessionID)
+	}
+	if err := q.Scan(ctx, &u.InputTokens, &u.OutputTokens, &u.TotalTokens, &u.CachedTokens, &u.Estimated); err != nil {
+		return core.Usage{}, fmt.Errorf("sum usage: %w", err)
+	}
+	return u, nil
+}

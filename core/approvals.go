@@ -250,3 +250,10 @@ func (e *Engine) ask(ctx context.Context, sessionID string, c ToolCall, question
 		return "", false
 	}
 }
+
+// ForgetGrants drops the session's temporary grants (APPROVED_FOR_SESSION).
+func (e *Engine) ForgetGrants(sessionID string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	delete(e.grants, sessionID)
+}

@@ -36,15 +36,15 @@ type testKernel struct {
 	dbPath string
 	srv    *httptest.Server
 	// logs collects everything the kernel logged.
-	logs *bytes.Buffer
+	logs *lockedBuffer
 	// responses collects every response body of do.
-	responses bytes.Buffer
+	responses lockedBuffer
 }
 
 func newTestKernel(t *testing.T) *testKernel {
 	t.Helper()
-	logs := &bytes.Buffer{}
-	log := slog.New(slog.NewTextHandler(&lockedWriter{w: logs}, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	logs := &lockedBuffer{}
+	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	dbPath := filepath.Join(t.TempDir(), "foya.db")
 	db, err := storage.Open(context.Background(), dbPath, log)
 	if err != nil {

@@ -150,3 +150,9 @@ func toolCallDelta(index int, id, name, args string) map[string]any {
 }
 
 func contains(s, sub string) bool { return strings.Contains(s, sub) }
+
+func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }
+
+func openaitest_TextStream(parts ...string) openaitest.Response {
+	return openaitest.TextStream(testModel, parts...)
+}

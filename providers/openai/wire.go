@@ -154,7 +154,14 @@ func buildMessage(m sdk.Message) chatMessage {
 	switch m.Role {
 	case sdk.RoleAssistant:
 		cm := chatMessage{Role: m.Role}
-		if text := m.Text(); text != "" || len(m.ToolCalls) == 0 {
+		text := m.Text()
+		if m.Reasoning != "" {
+			// Only an interrupted reply carries reasoning back (MSG-9). Chat
+			// Completions has no portable field for it, so it travels as
+			// labelled text before the cut-off reply.
+			text = "[my reasoning before the interruption]\n" + m.Reasoning + "\n[end of reasoning]\n\n" + text
+		}
+		if text != "" || len(m.ToolCalls) == 0 {
 			cm.Content = text
 		}
 		for _, tc := range m.ToolCalls {

@@ -8,7 +8,7 @@ import (
 // subscriberBuffer is how many events a subscriber may have pending before
 // the broker starts dropping: live-only events are simply lost (they are
 // lossy by design), persisted ones are re-read from the store.
-const subscriberBuffer = 512
+const subscriberBuffer = 2048
 
 // Broker fans session and kernel events out to subscribers. It never blocks
 // a publisher: a slow subscriber loses deltas, and for persisted events it is

@@ -39,7 +39,7 @@ func (s *Service) Subscribe(ctx context.Context, sessionID string, afterSeq *int
 		}
 		last = head
 	}
-	st := &stream{svc: s, sub: sub, id: sessionID, last: last, out: make(chan Event, 64)}
+	st := &stream{svc: s, sub: sub, id: sessionID, last: last, out: make(chan Event, 256)}
 	go st.run(ctx, afterSeq != nil)
 	return st.out, nil
 }

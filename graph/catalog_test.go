@@ -34,7 +34,7 @@ type connJSON struct {
 
 const secretKey = "sk-test-SECRET-4f9a2c7e1b"
 
-func (k *testKernel) createConn(t *testing.T, in map[string]any) connJSON {
+func (k *testKernel) createConn(t testing.TB, in map[string]any) connJSON {
 	t.Helper()
 	var out struct{ CreateConnection connJSON }
 	k.mustDo(t, `mutation($in: ConnectionInput!) { createConnection(input: $in) { `+connFields+` } }`, map[string]any{"in": in}, &out)

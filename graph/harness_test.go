@@ -41,7 +41,7 @@ type testKernel struct {
 	responses lockedBuffer
 }
 
-func newTestKernel(t *testing.T) *testKernel {
+func newTestKernel(t testing.TB) *testKernel {
 	t.Helper()
 	logs := &lockedBuffer{}
 	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
@@ -114,7 +114,7 @@ type gqlResponse struct {
 }
 
 // do posts one operation to the real handler over HTTP.
-func (k *testKernel) do(t *testing.T, query string, vars map[string]any) gqlResponse {
+func (k *testKernel) do(t testing.TB, query string, vars map[string]any) gqlResponse {
 	t.Helper()
 	body, _ := json.Marshal(map[string]any{"query": query, "variables": vars})
 	resp, err := http.Post(k.srv.URL+"/graphql", "application/json", bytes.NewReader(body))
@@ -132,7 +132,7 @@ func (k *testKernel) do(t *testing.T, query string, vars map[string]any) gqlResp
 }
 
 // mustDo runs an operation that must succeed and decodes its data into v.
-func (k *testKernel) mustDo(t *testing.T, query string, vars map[string]any, v any) {
+func (k *testKernel) mustDo(t testing.TB, query string, vars map[string]any, v any) {
 	t.Helper()
 	r := k.do(t, query, vars)
 	if len(r.Errors) > 0 {
@@ -146,7 +146,7 @@ func (k *testKernel) mustDo(t *testing.T, query string, vars map[string]any, v a
 }
 
 // mustFail runs an operation that must fail with code, and returns the message.
-func (k *testKernel) mustFail(t *testing.T, code, query string, vars map[string]any) string {
+func (k *testKernel) mustFail(t testing.TB, code, query string, vars map[string]any) string {
 	t.Helper()
 	r := k.do(t, query, vars)
 	if len(r.Errors) == 0 {

@@ -33,11 +33,11 @@ const subscribeEvents = `subscription($id: ID!, $after: Int) { sessionEvents(ses
 
 // wsClient speaks graphql-transport-ws, the protocol of the npm graphql-ws client.
 type wsClient struct {
-	t    *testing.T
+	t    testing.TB
 	conn *websocket.Conn
 }
 
-func dialWS(t *testing.T, ctx context.Context, url string) *wsClient {
+func dialWS(t testing.TB, ctx context.Context, url string) *wsClient {
 	t.Helper()
 	conn, resp, err := websocket.Dial(ctx, strings.Replace(url, "http", "ws", 1)+"/graphql",
 		&websocket.DialOptions{Subprotocols: []string{"graphql-transport-ws"}})

@@ -1,6 +1,7 @@
 package graph_test
 
 import (
+	"context"
 	"strings"
 	"sync"
 	"testing"
@@ -405,5 +406,50 @@ func TestQuestionAndTasks(t *testing.T) {
 	k.mustDo(t, `query($s: ID!) { session(id: $s) { tasks { text status } } }`, map[string]any{"s": sid}, &s)
 	if len(s.Session.Tasks) != 2 || s.Session.Tasks[0].Status != "IN_PROGRESS" {
 		t.Fatalf("tasks %+v", s.Session.Tasks)
+	}
+}
+
+func TestDeleteRacingALiveTurn(t *testing.T) {
+	k := newTestKernel(t)
+	sid := k.chatSession(t, nil, "BYPASS")
+	w := k.watch(t, sid)
+	k.fake.Enqueue(openaitest.TextStream(testModel, "done"))
+	k.send(t, sid, "first")
+	w.turnEnd()
+	var before struct{ UsageTotals struct{ TotalTokens int } }
+	k.mustDo(t, `{ usageTotals { totalTokens } }`, nil, &before)
+
+	k.fake.Enqueue(hanging())
+	k.send(t, sid, "second")
+	w.next(core.EventMessageDelta)
+	k.send(t, sid, "queued")
+	k.mustDo(t, `mutation($s: ID!) { deleteSession(id: $s) }`, map[string]any{"s": sid}, nil)
+	w.next(core.EventSessionDeleted)
+
+	var after struct {
+		Session     *struct{ ID string }
+		UsageTotals struct{ TotalTokens int }
+	}
+	k.mustDo(t, `query($s: ID!) { session(id: $s) { id } usageTotals { totalTokens } }`, map[string]any{"s": sid}, &after)
+	if after.Session != nil {
+		t.Fatal("deleted session came back")
+	}
+	if after.UsageTotals.TotalTokens < before.UsageTotals.TotalTokens {
+		t.Fatalf("ledger lost usage: %d → %d", before.UsageTotals.TotalTokens, after.UsageTotals.TotalTokens)
+	}
+	evs, err := k.db.Events(context.Background(), sid, 0, 100)
+	if err != nil || len(evs) != 0 {
+		t.Fatalf("events left: %d %v", len(evs), err)
+	}
+	msgs, _ := k.db.Messages(context.Background(), sid, true)
+	if len(msgs) != 0 {
+		t.Fatalf("messages left: %d", len(msgs))
+	}
+	// The queued message never ran.
+	time.Sleep(100 * time.Millisecond)
+	for _, r := range k.fake.Requests() {
+		if strings.Contains(string(r.Body), `"queued"`) {
+			t.Fatal("a queued message of a deleted session ran")
+		}
 	}
 }

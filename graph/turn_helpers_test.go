@@ -15,7 +15,7 @@ const testModel = "gpt-t"
 
 // chatSession creates a connection to the fake endpoint and a session bound
 // to it. The session has a title, so no title request interferes.
-func (k *testKernel) chatSession(t *testing.T, caps map[string]any, approval string) string {
+func (k *testKernel) chatSession(t testing.TB, caps map[string]any, approval string) string {
 	t.Helper()
 	model := map[string]any{"id": testModel}
 	if caps != nil {
@@ -35,7 +35,7 @@ type sendJSON struct {
 	}
 }
 
-func (k *testKernel) send(t *testing.T, sid, text string) sendJSON {
+func (k *testKernel) send(t testing.TB, sid, text string) sendJSON {
 	t.Helper()
 	var out sendJSON
 	k.mustDo(t, `mutation($s: ID!, $t: String) { sendMessage(sessionId: $s, input: {text: $t}) { turnStarted queueItem { id text } } }`,
@@ -45,11 +45,11 @@ func (k *testKernel) send(t *testing.T, sid, text string) sendJSON {
 
 // watcher follows a session's events from now on.
 type watcher struct {
-	t  *testing.T
+	t  testing.TB
 	ch <-chan core.Event
 }
 
-func (k *testKernel) watch(t *testing.T, sid string) *watcher {
+func (k *testKernel) watch(t testing.TB, sid string) *watcher {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
@@ -107,7 +107,7 @@ type msgJSON struct {
 	Segments []struct{ Kind string }
 }
 
-func (k *testKernel) messages(t *testing.T, sid string) []msgJSON {
+func (k *testKernel) messages(t testing.TB, sid string) []msgJSON {
 	t.Helper()
 	var out struct {
 		Session struct{ Messages []msgJSON }
@@ -118,7 +118,7 @@ func (k *testKernel) messages(t *testing.T, sid string) []msgJSON {
 }
 
 // requestMessages decodes the chat messages of request i to the fake.
-func (k *testKernel) requestMessages(t *testing.T, i int) []map[string]any {
+func (k *testKernel) requestMessages(t testing.TB, i int) []map[string]any {
 	t.Helper()
 	reqs := k.fake.Requests()
 	if i >= len(reqs) {

@@ -1,0 +1,121 @@
+package graph_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"github.com/foya-dev/foya/core"
+	"github.com/foya-dev/foya/providers/openai/openaitest"
+)
+
+// BenchmarkDeltasToWebSocket measures text deltas flowing from an
+// OpenAI-compatible HTTP stream, through the provider plugin boundary
+// (in-process gRPC), the turn engine and the broker, to a graphql-ws
+// subscriber, and the latency from sendMessage to the first delta.
+func BenchmarkDeltasToWebSocket(b *testing.B) {
+	const parts = 2000
+	k := newTestKernel(b)
+	sid := k.chatSession(b, nil, "BYPASS")
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	ws := dialWS(b, ctx, k.srv.URL)
+	defer ws.conn.Close(websocket.StatusNormalClosure, "")
+	ws.subscribe(ctx, "1", `subscription($id: ID!) { sessionEvents(sessionId: $id) { seq type delta } }`, map[string]any{"id": sid})
+	time.Sleep(50 * time.Millisecond)
+	words := make([]string, parts)
+	for i := range words {
+		words[i] = "tok "
+	}
+	var firstDelta time.Duration
+	b.ResetTimer()
+	for range b.N {
+		k.fake.Enqueue(openaitest.TextStream(testModel, words...))
+		start := time.Now()
+		k.send(b, sid, "go")
+		deltas, first := 0, true
+		for {
+			ev := ws.nextEvent(ctx)
+			if ev.Type == "message_delta" {
+				if first {
+					firstDelta += time.Since(start)
+					first = false
+				}
+				deltas++
+			}
+			if ev.Type == "turn_finished" {
+				break
+			}
+		}
+		if deltas < parts*9/10 {
+			b.Fatalf("only %d of %d deltas arrived", deltas, parts)
+		}
+	}
+	b.ReportMetric(float64(b.N*parts)/b.Elapsed().Seconds(), "deltas/s")
+	b.ReportMetric(float64(firstDelta.Microseconds())/float64(b.N)/1000, "ms-to-first-delta")
+}
+
+// BenchmarkHundredSessions streams 100 turns at once (each 50 deltas) and
+// counts the terminal events the subscribers receive: none may be lost.
+func BenchmarkHundredSessions(b *testing.B) {
+	const sessions, parts = 100, 50
+	k := newTestKernel(b)
+	conn := k.createConn(b, map[string]any{"name": "fake", "baseUrl": k.fake.BaseURL(), "models": []any{map[string]any{"id": testModel}}})
+	ids := make([]string, sessions)
+	for i := range ids {
+		var s struct{ CreateSession struct{ ID string } }
+		k.mustDo(b, `mutation($c: ID) { createSession(input: {connectionId: $c, title: "x", approvalMode: BYPASS}) { id } }`, map[string]any{"c": conn.ID}, &s)
+		ids[i] = s.CreateSession.ID
+	}
+	words := make([]string, parts)
+	for i := range words {
+		words[i] = fmt.Sprint("w", i, " ")
+	}
+	lost := 0
+	b.ResetTimer()
+	for range b.N {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		finished := 0
+		for _, sid := range ids {
+			ch, err := k.svc.Subscribe(ctx, sid, nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for ev := range ch {
+					if ev.Type == core.EventTurnFinished {
+						mu.Lock()
+						finished++
+						mu.Unlock()
+						return
+					}
+				}
+			}()
+		}
+		for range ids {
+			k.fake.Enqueue(openaitest.TextStream(testModel, words...))
+		}
+		var sends sync.WaitGroup
+		for _, sid := range ids {
+			sends.Add(1)
+			go func() {
+				defer sends.Done()
+				k.send(b, sid, "go")
+			}()
+		}
+		sends.Wait()
+		wg.Wait()
+		cancel()
+		lost += sessions - finished
+	}
+	b.ReportMetric(float64(b.N*sessions)/b.Elapsed().Seconds(), "turns/s")
+	b.ReportMetric(float64(lost), "terminal-events-lost")
+}

@@ -175,6 +175,7 @@ type ComplexityRoot struct {
 		DeleteQueuedMessage func(childComplexity int, sessionID string, itemID string) int
 		DeleteSession       func(childComplexity int, id string) int
 		EditQueuedMessage   func(childComplexity int, sessionID string, itemID string, input model.UserInput) int
+		ForkSession         func(childComplexity int, sessionID string, afterSeq int64) int
 		MoveQueuedMessage   func(childComplexity int, sessionID string, itemID string, index int64) int
 		RefreshModels       func(childComplexity int, connectionID string) int
 		ReorderConnections  func(childComplexity int, ids []string) int
@@ -349,6 +350,7 @@ type MutationResolver interface {
 	CreateSession(ctx context.Context, input model.CreateSessionInput) (*core.Session, error)
 	UpdateSession(ctx context.Context, id string, input model.UpdateSessionInput) (*core.Session, error)
 	DeleteSession(ctx context.Context, id string) (bool, error)
+	ForkSession(ctx context.Context, sessionID string, afterSeq int64) (*core.Session, error)
 	SendMessage(ctx context.Context, sessionID string, input model.UserInput) (*core.SendResult, error)
 	EditQueuedMessage(ctx context.Context, sessionID string, itemID string, input model.UserInput) ([]core.QueueItem, error)
 	MoveQueuedMessage(ctx context.Context, sessionID string, itemID string, index int64) ([]core.QueueItem, error)
@@ -1030,6 +1032,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.EditQueuedMessage(childComplexity, args["sessionId"].(string), args["itemId"].(string), args["input"].(model.UserInput)), true
+	case "Mutation.forkSession":
+		if e.ComplexityRoot.Mutation.ForkSession == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_forkSession_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.ForkSession(childComplexity, args["sessionId"].(string), args["afterSeq"].(int64)), true
 	case "Mutation.moveQueuedMessage":
 		if e.ComplexityRoot.Mutation.MoveQueuedMessage == nil {
 			break
@@ -2307,6 +2320,15 @@ type Mutation {
   updateSession(id: ID!, input: UpdateSessionInput!): Session!
   "Irreversible: stops its turn, clears its queue and pending requests, removes the session, its children, events and projections. Usage stays in the ledger."
   deleteSession(id: ID!): Boolean!
+  """
+  Branches a session: a new top-level session that imports the active messages
+  up to and including afterSeq (message_imported), with the same connection,
+  model, project, approval mode and reasoning effort. afterSeq must be the seq
+  of a complete assistant message without tool calls, or of the tool result
+  that completes its assistant message's calls (BAD_INPUT names the nearest
+  valid ones). Queues, approvals, grants and compaction checkpoints are not copied.
+  """
+  forkSession(sessionId: ID!, afterSeq: Int!): Session!
   "Starts a turn when the session is idle, else queues the input. UNAVAILABLE when the session has no usable model."
   sendMessage(sessionId: ID!, input: UserInput!): SendResult!
   "Replaces a queued item's input; NOT_FOUND once it has started."
@@ -3057,6 +3079,28 @@ func (ec *executionContext) field_Mutation_editQueuedMessage_args(ctx context.Co
 		return nil, err
 	}
 	args["input"] = arg2
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_forkSession_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "sessionId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["sessionId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "afterSeq",
+		func(ctx context.Context, v any) (int64, error) {
+			return ec.unmarshalNInt2int64(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["afterSeq"] = arg1
 	return args, nil
 }
 
@@ -5914,6 +5958,50 @@ func (ec *executionContext) fieldContext_Mutation_deleteSession(ctx context.Cont
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Mutation_deleteSession_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_forkSession(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_forkSession(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().ForkSession(ctx, fc.Args["sessionId"].(string), fc.Args["afterSeq"].(int64))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *core.Session) graphql.Marshaler {
+			return ec.marshalNSession2ᚖgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐSession(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_forkSession(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Session(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_forkSession_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -11037,6 +11125,13 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		case "deleteSession":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_deleteSession(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "forkSession":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_forkSession(ctx, field)
 			})
 			if out.Values[i] == graphql.Null {
 				out.Invalids++

@@ -203,6 +203,15 @@ func (r *mutationResolver) DeleteSession(ctx context.Context, id string) (bool, 
 	return true, nil
 }
 
+// ForkSession is the resolver for the forkSession field.
+func (r *mutationResolver) ForkSession(ctx context.Context, sessionID string, afterSeq int64) (*core.Session, error) {
+	sess, err := r.Service.ForkSession(ctx, sessionID, afterSeq)
+	if err != nil {
+		return nil, err
+	}
+	return &sess, nil
+}
+
 // SendMessage is the resolver for the sendMessage field.
 func (r *mutationResolver) SendMessage(ctx context.Context, sessionID string, input model.UserInput) (*core.SendResult, error) {
 	res, err := r.Engine.SendMessage(ctx, sessionID, userInput(input))

@@ -275,7 +275,7 @@ func openKernel(ctx context.Context, dataDir string, pluginDirs []string, log *s
 	}
 	k.engine, err = core.NewEngine(core.EngineConfig{
 		Sessions: k.sessions, Catalog: k.catalog, Providers: k.plugins, Tools: tools,
-		Attachments: k.db, Blobs: blobs, Describe: artifacts.Describe,
+		Attachments: k.db, Blobs: blobs, Describe: artifacts.Describe, History: k.db,
 		ScratchDir: filepath.Join(dir, "scratch"), Logger: log,
 	})
 	if err != nil {

@@ -33,13 +33,9 @@ type EngineConfig struct {
 	MaxSteps int
 	// ScratchDir holds a working directory per session without a project.
 	ScratchDir string
-	// ToolResultLimit is the largest tool result (characters) sent whole to
-	// a model (default 30000; MSG-14).
-	ToolResultLimit int
-	// OnContextOverflow, when set, is called once per turn after a provider
-	// reports context_overflow; when it returns nil the request is retried
-	// (the compaction hook, PRV-12).
-	OnContextOverflow func(ctx context.Context, sessionID string) error
+	// History reads checkpoints and keeps accepted boundaries; nil disables
+	// compaction and budget anchoring across restarts.
+	History HistoryStore
 	// StopWait bounds how long stopTurn and deleteSession wait for a turn to
 	// wind down (default 30s).
 	StopWait time.Duration
@@ -59,7 +55,10 @@ type Engine struct {
 	questions map[string]*pendingQuestion
 	decided   map[string]bool // resolved request ids, so late decisions get CONFLICT
 	grants    map[string]map[string]bool
-	closed    bool
+	// failedCompactions remembers, per route and history digest, why a
+	// compaction failed, so it is not retried in a loop.
+	failedCompactions map[string]string
+	closed            bool
 	wg        sync.WaitGroup
 }
 
@@ -100,9 +99,6 @@ func NewEngine(cfg EngineConfig) (*Engine, error) {
 	if cfg.MaxSteps <= 0 {
 		cfg.MaxSteps = 50
 	}
-	if cfg.ToolResultLimit <= 0 {
-		cfg.ToolResultLimit = 30000
-	}
 	if cfg.StopWait <= 0 {
 		cfg.StopWait = 30 * time.Second
 	}
@@ -114,6 +110,7 @@ func NewEngine(cfg EngineConfig) (*Engine, error) {
 		cfg: cfg, svc: cfg.Sessions, log: log,
 		runtimes: map[string]*sessionRuntime{}, approvals: map[string]*pendingApproval{},
 		questions: map[string]*pendingQuestion{}, decided: map[string]bool{}, grants: map[string]map[string]bool{},
+		failedCompactions: map[string]string{},
 	}, nil
 }
 

@@ -66,3 +66,25 @@ type UsageStore interface {
 	// is empty.
 	UsageTotals(ctx context.Context, sessionID string) (Usage, error)
 }
+
+// RouteAnchor is the accepted boundary of a session on a route (PRV-10): the
+// history prefix (through ThroughSeq, with Digest) that the route last
+// accepted without overflow, the real input tokens it reported and the local
+// estimate of that same request. It anchors budget estimates across restarts
+// and is used only while route and digest still match.
+type RouteAnchor struct {
+	SessionID       string
+	Route           string
+	ThroughSeq      int64
+	Digest          string
+	InputTokens     int64
+	EstimatedTokens int64
+}
+
+// HistoryStore serves compaction and budgets.
+type HistoryStore interface {
+	// LatestEvent returns the session's newest event of type t (NOT_FOUND if none).
+	LatestEvent(ctx context.Context, sessionID string, t EventType) (Event, error)
+	RouteAnchor(ctx context.Context, sessionID, route string) (RouteAnchor, error)
+	SaveRouteAnchor(ctx context.Context, a RouteAnchor) error
+}

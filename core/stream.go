@@ -159,9 +159,6 @@ func (e *Engine) recordUsage(ctx context.Context, sessionID string, b boundModel
 	if u.TotalTokens == 0 {
 		u.TotalTokens = u.InputTokens + u.OutputTokens
 	}
-	if !u.Estimated {
-		e.cfg.Catalog.Routes().Set(b.route, RouteState{LastInputTokens: u.InputTokens, LastOutputTokens: u.OutputTokens})
-	}
 	if err := e.persist(ctx, sessionID, EventUsage, UsagePayload{Usage: *u, Route: b.route, ConnectionID: b.conn.ID, Purpose: purpose}); err != nil && !errors.Is(err, ErrNotFound) {
 		e.log.Error("record usage", "session_id", sessionID, "err", err)
 	}

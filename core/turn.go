@@ -130,14 +130,27 @@ func (e *Engine) loop(ctx context.Context, sessionID, turnID string) (TurnStatus
 		if err != nil {
 			return TurnFailed, ErrorMessage(err)
 		}
-		req, tools, err := e.compile(pctx, s, b)
+		c, err := e.compile(pctx, s, b, true)
 		if err != nil {
 			return TurnFailed, ErrorMessage(err)
 		}
+		if c.usage.Tokens > c.usage.Limit {
+			// Over the high-water mark: compact first (PRV-12 never applies
+			// here: this is the budget, not an error).
+			if err := e.compact(ctx, s, b, "auto"); err != nil {
+				e.log.Warn("automatic compaction", "session_id", sessionID, "err", err)
+			} else if c, err = e.compile(pctx, s, b, true); err != nil {
+				return TurnFailed, ErrorMessage(err)
+			}
+		}
+		req, tools := c.req, c.tools
 		started := time.Now().UTC()
 		res := e.stream(ctx, sessionID, b, req)
 		finished := time.Now().UTC()
 		e.recordUsage(pctx, sessionID, b, req, res, "turn")
+		if res.err == nil && !res.cancelled && res.usage != nil {
+			e.accept(pctx, sessionID, b.route, c.active, req, *res.usage)
+		}
 
 		msg := Message{
 			Role: RoleAssistant, Text: res.text, Reasoning: res.reasoning, ToolCalls: res.calls,
@@ -151,16 +164,23 @@ func (e *Engine) loop(ctx context.Context, sessionID, turnID string) (TurnStatus
 			e.keepPartial(pctx, sessionID, msg)
 			return TurnCancelled, reason
 		case res.err != nil:
+			reason := failureReason(res.err)
 			var perr *ProviderError
-			if errors.As(res.err, &perr) && perr.Category == ProviderContextOverflow && e.cfg.OnContextOverflow != nil && !overflowRetried {
-				overflowRetried = true
-				if herr := e.cfg.OnContextOverflow(ctx, sessionID); herr == nil {
-					continue
+			if errors.As(res.err, &perr) && perr.Category == ProviderContextOverflow {
+				// Exactly one compaction and retry per turn; nothing else
+				// (rate limits, quota, auth, network…) ever compacts.
+				if !overflowRetried {
+					overflowRetried = true
+					herr := e.compact(ctx, s, b, "overflow")
+					if herr == nil {
+						step--
+						continue
+					}
+					reason += "; compaction could not make room: " + ErrorMessage(herr)
 				} else {
-					e.log.Warn("context overflow recovery failed", "session_id", sessionID, "err", herr)
+					reason += "; the request still overflows after compaction"
 				}
 			}
-			reason := failureReason(res.err)
 			msg.TurnStatus, msg.TurnReason = TurnFailed, reason
 			msg.ToolCalls = nil // incomplete calls are never run or replayed
 			e.keepPartial(pctx, sessionID, msg)
@@ -217,38 +237,58 @@ func failureReason(err error) string {
 	return ErrorMessage(err)
 }
 
+// compiled is one step's request and what it was built from.
+type compiled struct {
+	req     ProviderRequest
+	tools   map[string]ToolInfo
+	active  []Message
+	usage   ContextUsage
+}
+
 // compile builds the provider request of one step: the system prompt (never
-// stored), then the provider view of the active history (MSG-8, PRV-9).
-func (e *Engine) compile(ctx context.Context, s Session, b boundModel) (ProviderRequest, map[string]ToolInfo, error) {
+// stored), a valid compaction checkpoint as labelled kernel context, then the
+// provider view of the active history after it (MSG-8, PRV-9).
+func (e *Engine) compile(ctx context.Context, s Session, b boundModel, loadImages bool) (compiled, error) {
 	msgs, err := e.svc.Messages(ctx, s.ID, false)
 	if err != nil {
-		return ProviderRequest{}, nil, err
+		return compiled{}, err
 	}
-	view, err := ProviderView(msgs, ViewOptions{
-		LoadImage:       e.loadImage,
+	budget := InputBudget(b.model.Capabilities)
+	cp := e.validCheckpoint(ctx, s.ID, b.route, msgs)
+	visible := afterCheckpoint(msgs, cp)
+	opts := ViewOptions{
 		DropImages:      !ImageInputAllowed(b.model.Capabilities),
-		ToolResultLimit: e.cfg.ToolResultLimit,
-	})
+		ToolResultLimit: toolResultLimit(budget),
+	}
+	if loadImages {
+		opts.LoadImage = e.loadImage
+	}
+	view, err := ProviderView(visible, opts)
 	if err != nil {
-		return ProviderRequest{}, nil, err
+		return compiled{}, err
 	}
 	dir, err := e.workDir(ctx, s)
 	if err != nil {
-		return ProviderRequest{}, nil, err
+		return compiled{}, err
 	}
 	tools, schemas, err := e.toolSet(ctx, b)
 	if err != nil {
-		return ProviderRequest{}, nil, err
+		return compiled{}, err
 	}
-	system := ProviderMessage{Role: RoleSystem, Content: []ContentPart{{Type: "text", Text: e.systemPrompt(ctx, s, dir)}}}
+	head := []ProviderMessage{{Role: RoleSystem, Content: []ContentPart{{Type: "text", Text: e.systemPrompt(ctx, s, dir)}}}}
+	if cp != nil {
+		head = append(head, ProviderMessage{Role: RoleSystem, Content: []ContentPart{{Type: "text", Text: fmt.Sprintf(checkpointIntro, cp.ThroughSeq) + cp.Summary}}})
+	}
 	req := ProviderRequest{
 		Model: s.Model, ReasoningEffort: s.ReasoningEffort,
-		Messages: append([]ProviderMessage{system}, view...), Tools: schemas,
+		Messages: append(head, view...), Tools: schemas,
 	}
 	if mo := b.model.Capabilities.MaxOutputTokens; mo != nil {
 		req.MaxOutputTokens = *mo
 	}
-	return req, tools, nil
+	usage := e.estimate(ctx, s.ID, b.route, msgs, req)
+	usage.Limit = budget
+	return compiled{req: req, tools: tools, active: msgs, usage: usage}, nil
 }
 
 // toolSet lists the tools offered to the model, sorted by name.

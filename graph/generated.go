@@ -103,6 +103,12 @@ type ComplexityRoot struct {
 		VideoProtocol    func(childComplexity int) int
 	}
 
+	ContextUsage struct {
+		Estimated func(childComplexity int) int
+		Limit     func(childComplexity int) int
+		Tokens    func(childComplexity int) int
+	}
+
 	DefaultModels struct {
 		Fast     func(childComplexity int) int
 		Image    func(childComplexity int) int
@@ -167,6 +173,7 @@ type ComplexityRoot struct {
 
 	Mutation struct {
 		AnswerQuestion      func(childComplexity int, sessionID string, requestID string, answer string) int
+		CompactSession      func(childComplexity int, sessionID string) int
 		CreateConnection    func(childComplexity int, input model.ConnectionInput) int
 		CreateProject       func(childComplexity int, input model.ProjectInput) int
 		CreateSession       func(childComplexity int, input model.CreateSessionInput) int
@@ -246,6 +253,7 @@ type ComplexityRoot struct {
 		ApprovalMode    func(childComplexity int) int
 		Children        func(childComplexity int) int
 		ConnectionID    func(childComplexity int) int
+		ContextUsage    func(childComplexity int) int
 		CreatedAt       func(childComplexity int) int
 		HeadSeq         func(childComplexity int) int
 		ID              func(childComplexity int) int
@@ -351,6 +359,7 @@ type MutationResolver interface {
 	UpdateSession(ctx context.Context, id string, input model.UpdateSessionInput) (*core.Session, error)
 	DeleteSession(ctx context.Context, id string) (bool, error)
 	ForkSession(ctx context.Context, sessionID string, afterSeq int64) (*core.Session, error)
+	CompactSession(ctx context.Context, sessionID string) (*core.Session, error)
 	SendMessage(ctx context.Context, sessionID string, input model.UserInput) (*core.SendResult, error)
 	EditQueuedMessage(ctx context.Context, sessionID string, itemID string, input model.UserInput) ([]core.QueueItem, error)
 	MoveQueuedMessage(ctx context.Context, sessionID string, itemID string, index int64) ([]core.QueueItem, error)
@@ -401,6 +410,7 @@ type SessionResolver interface {
 	Children(ctx context.Context, obj *core.Session) ([]core.Session, error)
 	Queue(ctx context.Context, obj *core.Session) ([]core.QueueItem, error)
 	Usage(ctx context.Context, obj *core.Session) (*core.Usage, error)
+	ContextUsage(ctx context.Context, obj *core.Session) (*core.ContextUsage, error)
 }
 type SessionEventResolver interface {
 	Seq(ctx context.Context, obj *core.Event) (*int64, error)
@@ -680,6 +690,25 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Connection.VideoProtocol(childComplexity), true
 
+	case "ContextUsage.estimated":
+		if e.ComplexityRoot.ContextUsage.Estimated == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ContextUsage.Estimated(childComplexity), true
+	case "ContextUsage.limit":
+		if e.ComplexityRoot.ContextUsage.Limit == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ContextUsage.Limit(childComplexity), true
+	case "ContextUsage.tokens":
+		if e.ComplexityRoot.ContextUsage.Tokens == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ContextUsage.Tokens(childComplexity), true
+
 	case "DefaultModels.fast":
 		if e.ComplexityRoot.DefaultModels.Fast == nil {
 			break
@@ -944,6 +973,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.AnswerQuestion(childComplexity, args["sessionId"].(string), args["requestId"].(string), args["answer"].(string)), true
+	case "Mutation.compactSession":
+		if e.ComplexityRoot.Mutation.CompactSession == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_compactSession_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.CompactSession(childComplexity, args["sessionId"].(string)), true
 	case "Mutation.createConnection":
 		if e.ComplexityRoot.Mutation.CreateConnection == nil {
 			break
@@ -1410,6 +1450,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Session.ConnectionID(childComplexity), true
+	case "Session.contextUsage":
+		if e.ComplexityRoot.Session.ContextUsage == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Session.ContextUsage(childComplexity), true
 	case "Session.createdAt":
 		if e.ComplexityRoot.Session.CreatedAt == nil {
 			break
@@ -1953,6 +1999,21 @@ type PluginInfo {
   error: String
 }
 
+"""
+What the session's next model request is estimated to take. tokens anchors on
+the last real input tokens its route reported plus a local estimate (about 4
+bytes of text per token, 1000 per image) of what changed since; limit is the
+high-water mark: the model's maxInputTokens, else contextWindow minus
+maxOutputTokens (or 4096) minus 5%, else 32000. Above it the kernel compacts
+before sending.
+"""
+type ContextUsage {
+  tokens: Int!
+  limit: Int!
+  "No real provider usage anchors the figure."
+  estimated: Boolean!
+}
+
 "Token usage. cachedTokens is a subset of inputTokens."
 type Usage {
   inputTokens: Int!
@@ -2060,6 +2121,8 @@ type Session {
   queue: [QueueItem!]!
   "Tokens spent by this session, from the usage ledger."
   usage: Usage!
+  "Estimated size of the next request against the model's budget, for a meter."
+  contextUsage: ContextUsage!
 }
 
 "A tool call the model asked for."
@@ -2329,6 +2392,13 @@ type Mutation {
   valid ones). Queues, approvals, grants and compaction checkpoints are not copied.
   """
   forkSession(sessionId: ID!, afterSeq: Int!): Session!
+  """
+  Summarizes the active history before the newest user message into a portable
+  text checkpoint (phase COMPACTION; input arriving meanwhile is queued).
+  History is never deleted: later requests send the checkpoint plus the
+  messages after it. CONFLICT while a turn runs or when there is nothing to compact.
+  """
+  compactSession(sessionId: ID!): Session!
   "Starts a turn when the session is idle, else queues the input. UNAVAILABLE when the session has no usable model."
   sendMessage(sessionId: ID!, input: UserInput!): SendResult!
   "Replaces a queued item's input; NOT_FOUND once it has started."
@@ -2474,6 +2544,18 @@ func (ec *executionContext) childFields_Connection(ctx context.Context, field gr
 		return ec.fieldContext_Connection_order(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Connection", field.Name)
+}
+
+func (ec *executionContext) childFields_ContextUsage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "tokens":
+		return ec.fieldContext_ContextUsage_tokens(ctx, field)
+	case "limit":
+		return ec.fieldContext_ContextUsage_limit(ctx, field)
+	case "estimated":
+		return ec.fieldContext_ContextUsage_estimated(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ContextUsage", field.Name)
 }
 
 func (ec *executionContext) childFields_DefaultModels(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -2726,6 +2808,8 @@ func (ec *executionContext) childFields_Session(ctx context.Context, field graph
 		return ec.fieldContext_Session_queue(ctx, field)
 	case "usage":
 		return ec.fieldContext_Session_usage(ctx, field)
+	case "contextUsage":
+		return ec.fieldContext_Session_contextUsage(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Session", field.Name)
 }
@@ -2943,6 +3027,20 @@ func (ec *executionContext) field_Mutation_answerQuestion_args(ctx context.Conte
 		return nil, err
 	}
 	args["answer"] = arg2
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_compactSession_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "sessionId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["sessionId"] = arg0
 	return args, nil
 }
 
@@ -4427,6 +4525,75 @@ func (ec *executionContext) _Connection_order(ctx context.Context, field graphql
 }
 func (ec *executionContext) fieldContext_Connection_order(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Connection", field, false, false, "Int")
+}
+
+func (ec *executionContext) _ContextUsage_tokens(ctx context.Context, field graphql.CollectedField, obj *core.ContextUsage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ContextUsage_tokens(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Tokens, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ContextUsage_tokens(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ContextUsage", field, false, false, "Int")
+}
+
+func (ec *executionContext) _ContextUsage_limit(ctx context.Context, field graphql.CollectedField, obj *core.ContextUsage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ContextUsage_limit(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Limit, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ContextUsage_limit(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ContextUsage", field, false, false, "Int")
+}
+
+func (ec *executionContext) _ContextUsage_estimated(ctx context.Context, field graphql.CollectedField, obj *core.ContextUsage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ContextUsage_estimated(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Estimated, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ContextUsage_estimated(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ContextUsage", field, false, false, "Boolean")
 }
 
 func (ec *executionContext) _DefaultModels_language(ctx context.Context, field graphql.CollectedField, obj *core.DefaultModels) (ret graphql.Marshaler) {
@@ -6002,6 +6169,50 @@ func (ec *executionContext) fieldContext_Mutation_forkSession(ctx context.Contex
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Mutation_forkSession_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_compactSession(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_compactSession(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().CompactSession(ctx, fc.Args["sessionId"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *core.Session) graphql.Marshaler {
+			return ec.marshalNSession2ᚖgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐSession(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_compactSession(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Session(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_compactSession_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -7897,6 +8108,38 @@ func (ec *executionContext) fieldContext_Session_usage(_ context.Context, field 
 		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Usage(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Session_contextUsage(ctx context.Context, field graphql.CollectedField, obj *core.Session) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Session_contextUsage(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Session().ContextUsage(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *core.ContextUsage) graphql.Marshaler {
+			return ec.marshalNContextUsage2ᚖgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐContextUsage(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Session_contextUsage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Session",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ContextUsage(ctx, field)
 		},
 	}
 	return fc, nil
@@ -10621,6 +10864,49 @@ func (ec *executionContext) _Connection(ctx context.Context, sel ast.SelectionSe
 	return out
 }
 
+var contextUsageImplementors = []string{"ContextUsage"}
+
+func (ec *executionContext) _ContextUsage(ctx context.Context, sel ast.SelectionSet, obj *core.ContextUsage) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, contextUsageImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ContextUsage")
+		case "tokens":
+			out.Values[i] = ec._ContextUsage_tokens(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "limit":
+			out.Values[i] = ec._ContextUsage_limit(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "estimated":
+			out.Values[i] = ec._ContextUsage_estimated(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var defaultModelsImplementors = []string{"DefaultModels"}
 
 func (ec *executionContext) _DefaultModels(ctx context.Context, sel ast.SelectionSet, obj *core.DefaultModels) graphql.Marshaler {
@@ -11132,6 +11418,13 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		case "forkSession":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_forkSession(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "compactSession":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_compactSession(ctx, field)
 			})
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -11710,6 +12003,12 @@ func (ec *executionContext) _Session(ctx context.Context, sel ast.SelectionSet, 
 				true, true,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Session_usage(ctx, field, obj)
+				})
+		case "contextUsage":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Session_contextUsage(ctx, field, obj)
 				})
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -12589,6 +12888,14 @@ var (
 		core.ConnVideo:    "VIDEO",
 	}
 )
+
+func (ec *executionContext) marshalNContextUsage2ᚖgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐContextUsage(ctx context.Context, sel ast.SelectionSet, v *core.ContextUsage) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "ContextUsage!")
+		return graphql.Null
+	}
+	return ec._ContextUsage(ctx, sel, v)
+}
 
 func (ec *executionContext) unmarshalNCreateSessionInput2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋgraphᚋmodelᚐCreateSessionInput(ctx context.Context, v any) (model.CreateSessionInput, error) {
 	res, err := ec.unmarshalInputCreateSessionInput(ctx, v)

@@ -82,7 +82,7 @@ func newTestKernel(t testing.TB) *testKernel {
 	}
 	k.engine, err = core.NewEngine(core.EngineConfig{
 		Sessions: svc, Catalog: cat, Providers: k.providers, Tools: core.NewToolHub(map[string]core.ToolRunner{"test": toolRunner}, log),
-		Attachments: db, Blobs: blobs, Describe: artifacts.Describe, ScratchDir: t.TempDir(), Logger: log,
+		Attachments: db, Blobs: blobs, Describe: artifacts.Describe, History: db, ScratchDir: t.TempDir(), Logger: log,
 		MaxSteps: 8, StopWait: 20 * time.Second,
 	})
 	if err != nil {

@@ -212,6 +212,15 @@ func (r *mutationResolver) ForkSession(ctx context.Context, sessionID string, af
 	return &sess, nil
 }
 
+// CompactSession is the resolver for the compactSession field.
+func (r *mutationResolver) CompactSession(ctx context.Context, sessionID string) (*core.Session, error) {
+	sess, err := r.Engine.CompactSession(ctx, sessionID)
+	if err != nil {
+		return nil, err
+	}
+	return &sess, nil
+}
+
 // SendMessage is the resolver for the sendMessage field.
 func (r *mutationResolver) SendMessage(ctx context.Context, sessionID string, input model.UserInput) (*core.SendResult, error) {
 	res, err := r.Engine.SendMessage(ctx, sessionID, userInput(input))
@@ -434,6 +443,15 @@ func (r *sessionResolver) Queue(ctx context.Context, obj *core.Session) ([]core.
 // Usage is the resolver for the usage field.
 func (r *sessionResolver) Usage(ctx context.Context, obj *core.Session) (*core.Usage, error) {
 	u, err := r.Ledger.UsageTotals(ctx, obj.ID)
+	if err != nil {
+		return nil, err
+	}
+	return &u, nil
+}
+
+// ContextUsage is the resolver for the contextUsage field.
+func (r *sessionResolver) ContextUsage(ctx context.Context, obj *core.Session) (*core.ContextUsage, error) {
+	u, err := r.Engine.ContextUsage(ctx, obj.ID)
 	if err != nil {
 		return nil, err
 	}

@@ -100,7 +100,7 @@ func (d *DB) DeleteSession(ctx context.Context, id string) ([]string, error) {
 		}
 		now := fmtTime(time.Now())
 		for _, sid := range ids {
-			for _, table := range []string{"events", "messages"} {
+			for _, table := range []string{"events", "messages", "route_anchors"} {
 				if _, err := tx.NewDelete().Table(table).Where("session_id = ?", sid).Exec(ctx); err != nil {
 					return fmt.Errorf("delete %s of %s: %w", table, sid, err)
 				}

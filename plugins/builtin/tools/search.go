@@ -39,7 +39,7 @@ func grepInfo(cfg Config) sdk.Tool {
 		Name: "grep",
 		Description: fmt.Sprintf("Search file contents with a regular expression (Go RE2 syntax) inside the "+
 			"project. Prints `file:line: text` for each matching line (at most %d). Binary files, files over "+
-			"%d MiB, .git and node_modules are skipped.", cfg.MaxGrepMatches, cfg.MaxFileBytes>>20),
+			"%s, .git and node_modules are skipped.", cfg.MaxGrepMatches, sizeText(cfg.MaxFileBytes)),
 		Schema: schema([]string{"pattern"}, map[string]any{
 			"pattern":          prop("string", "Regular expression, Go RE2 syntax."),
 			"path":             prop("string", "File or directory to search (default: the project directory)."),
@@ -330,10 +330,18 @@ func (s *Set) grep(ctx context.Context, c *call) (sdk.ToolResult, error) {
 		fmt.Fprintf(&out, "[stopped after %d matches; narrow the pattern, path or glob]\n", matches)
 	}
 	if skippedLarge > 0 {
-		fmt.Fprintf(&out, "[skipped %d files over %d MiB]\n", skippedLarge, s.cfg.MaxFileBytes>>20)
+		fmt.Fprintf(&out, "[skipped %d files over %s]\n", skippedLarge, sizeText(s.cfg.MaxFileBytes))
 	}
 	if stopped {
 		fmt.Fprintf(&out, "[search stopped after %d entries; pick a narrower path]\n", DefaultMaxWalkEntries)
 	}
 	return sdk.ToolResult{Text: out.String()}, nil
+}
+
+// sizeText writes n bytes as MiB when it is a whole number of them.
+func sizeText(n int64) string {
+	if n >= 1<<20 && n%(1<<20) == 0 {
+		return fmt.Sprintf("%d MiB", n>>20)
+	}
+	return fmt.Sprintf("%d bytes", n)
 }

@@ -71,7 +71,7 @@ func takeSnapshot(ctx context.Context, root string, prev snapshot, maxFiles int,
 		}
 		total += fi.Size()
 		if total > maxBytes {
-			return &errSnapshotLimit{fmt.Sprintf("more than %d MiB of files", maxBytes>>20)}
+			return &errSnapshotLimit{"more than " + sizeText(maxBytes) + " of files"}
 		}
 		rel, err := filepath.Rel(root, p)
 		if err != nil {

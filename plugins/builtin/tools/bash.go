@@ -54,8 +54,11 @@ func (s *Set) bash(ctx context.Context, c *call) (sdk.ToolResult, error) {
 		return sdk.ToolResult{}, errors.New("timeout must not be negative")
 	}
 	timeout := s.cfg.DefaultBashTimeout
-	if in.Timeout > 0 {
-		timeout = min(time.Duration(in.Timeout*float64(time.Second)), s.cfg.MaxBashTimeout)
+	switch {
+	case in.Timeout > s.cfg.MaxBashTimeout.Seconds():
+		timeout = s.cfg.MaxBashTimeout
+	case in.Timeout > 0:
+		timeout = time.Duration(in.Timeout * float64(time.Second))
 	}
 	if dl, ok := ctx.Deadline(); ok && time.Until(dl) < timeout {
 		timeout = max(time.Until(dl).Round(100*time.Millisecond), 0) // the call's own timeout is shorter

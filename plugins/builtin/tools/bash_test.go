@@ -88,6 +88,8 @@ func TestBash(t *testing.T) {
 			[]string{strings.Repeat("a", 500) + "\n[... 4005 of 5005 bytes of output cut ...]\n", "a\nEND\n[exit code: 0]"}, false},
 		{"no stdin", map[string]any{"command": "cat; echo done"}, []string{"done"}, false},
 		{"empty command", map[string]any{"command": " "}, []string{"command is empty"}, true},
+		{"huge timeout is capped", map[string]any{"command": "echo ok", "timeout": 1e300}, []string{"ok\n[exit code: 0]"}, false},
+		{"negative timeout", map[string]any{"command": "echo ok", "timeout": -1}, []string{"timeout must not be negative"}, true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

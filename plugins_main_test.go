@@ -26,8 +26,13 @@ func TestRefreshModelsThroughBuiltinPlugin(t *testing.T) {
 
 	var pl struct{ Plugins []pluginJSON }
 	k.gql(t, `{ plugins { name kind providerKind healthy builtin capabilities } }`, nil, &pl)
-	if len(pl.Plugins) != 1 || pl.Plugins[0].ProviderKind != "openai" || !pl.Plugins[0].Healthy || !pl.Plugins[0].Builtin {
-		t.Fatalf("plugins = %+v", pl.Plugins)
+	if len(pl.Plugins) != 2 {
+		t.Fatalf("plugins = %+v, want openai and tools", pl.Plugins)
+	}
+	for _, p := range pl.Plugins {
+		if !p.Healthy || !p.Builtin || (p.Name == "openai") != (p.ProviderKind == "openai") || (p.Name == "tools") != (p.Kind == "tool") {
+			t.Fatalf("plugins = %+v", pl.Plugins)
+		}
 	}
 
 	const key = "sk-live-TOPSECRET-91c3"

@@ -3,6 +3,7 @@ package core
 import (
 	"context"
 	"encoding/json"
+	"time"
 )
 
 // ToolInfo describes one tool a tool runner offers.
@@ -22,6 +23,12 @@ type ToolCallRequest struct {
 	ToolCallID string
 	Name       string
 	Input      json.RawMessage
+	// ScopeDir is the only directory file tools and terminal commands may
+	// touch (SES-3): the bound project's directory or a per-session scratch
+	// dir. File tools refuse to run without it.
+	ScopeDir string
+	// Timeout bounds the whole call; zero means the tool's own default.
+	Timeout time.Duration
 }
 
 // ToolResult is what a tool returned (MSG-7). IsError marks a failure the
@@ -29,6 +36,39 @@ type ToolCallRequest struct {
 type ToolResult struct {
 	Text    string
 	IsError bool
+	// FileChanges lists the files the call created, modified or deleted.
+	FileChanges []ToolFileChange
+	// Diff is a UI-only unified diff of FileChanges; never sent to a model.
+	Diff string
+	// Attachment is optional content for the model, e.g. an image read.
+	Attachment *ToolAttachment
+	// Note is a free-text remark on how the result was produced, e.g.
+	// "file change detection skipped: more than 5000 files".
+	Note string
+}
+
+// ToolFileChange is one file a tool call changed, with the bytes needed to
+// store it for rewind (SES-11). Before is nil for a create, After for a
+// delete. The hashes are lowercase sha256 hex of the full contents and are set
+// whenever that side exists, even when TooLarge says the bytes were left out
+// (file over the plugin's size cap, 8 MiB for the built-in tools, or the
+// call's byte budget ran out). An empty file arrives as nil bytes; the hash
+// tells whether that side exists.
+type ToolFileChange struct {
+	Path         string // relative to the scope dir, slash-separated
+	Action       FileAction
+	Before       []byte
+	After        []byte
+	BeforeSHA256 string
+	AfterSHA256  string
+	TooLarge     bool
+}
+
+// ToolAttachment is content a tool hands the model besides text.
+type ToolAttachment struct {
+	Name      string
+	MediaType string
+	Data      []byte
 }
 
 // ToolRunner runs tools, typically an out-of-process tool plugin. Call

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 
+	builtintools "github.com/foya-dev/foya/plugins/builtin/tools"
 	"github.com/foya-dev/foya/plugins/sdk"
 	"github.com/foya-dev/foya/providers/openai"
 )
@@ -18,6 +19,10 @@ var Builtins = map[string]func() error{
 	"openai": func() error {
 		log := sdk.NewLogger() // before Serve, which redirects os.Stderr
 		return sdk.Serve(sdk.ServeConfig{Provider: openai.New(openai.Config{Logger: log}), Logger: log})
+	},
+	"tools": func() error {
+		log := sdk.NewLogger()
+		return sdk.Serve(sdk.ServeConfig{Tools: builtintools.New(builtintools.Config{Logger: log}), Logger: log})
 	},
 }
 

@@ -131,3 +131,17 @@ func toolInfoFromProto(t *foyav1.Tool) core.ToolInfo {
 	}
 	return core.ToolInfo{Name: t.GetName(), Description: t.GetDescription(), Schema: schema, ReadOnly: t.GetReadOnly()}
 }
+
+func toolResultFromProto(r *foyav1.ToolCallResponse) core.ToolResult {
+	out := core.ToolResult{Text: r.GetText(), IsError: r.GetIsError(), Diff: r.GetDiff(), Note: r.GetNote()}
+	for _, c := range r.GetFileChanges() {
+		out.FileChanges = append(out.FileChanges, core.ToolFileChange{
+			Path: c.GetPath(), Action: core.FileAction(c.GetAction()), Before: c.GetBefore(), After: c.GetAfter(),
+			BeforeSHA256: c.GetBeforeSha256(), AfterSHA256: c.GetAfterSha256(), TooLarge: c.GetTooLarge(),
+		})
+	}
+	if a := r.GetAttachment(); a != nil {
+		out.Attachment = &core.ToolAttachment{Name: a.GetName(), MediaType: a.GetMediaType(), Data: a.GetData()}
+	}
+	return out
+}

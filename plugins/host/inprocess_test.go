@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -222,5 +223,48 @@ func TestInProcessTools(t *testing.T) {
 	_, err = r.Call(ctx, core.ToolCallRequest{Name: "sleep"})
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("cancelled call: %v", err)
+	}
+}
+
+// richTools answers with every result field the contract carries.
+type richTools struct{}
+
+func (richTools) Describe(context.Context) (sdk.ToolSetInfo, error) {
+	return sdk.ToolSetInfo{Version: "1", Tools: []sdk.Tool{{Name: "rich"}}}, nil
+}
+
+func (richTools) Call(_ context.Context, req sdk.ToolCallRequest) (sdk.ToolResult, error) {
+	return sdk.ToolResult{
+		Text: req.ScopeDir + " " + req.Timeout.String(),
+		FileChanges: []sdk.FileChange{
+			{Path: "a.txt", Action: sdk.FileModify, Before: []byte("old\n"), After: []byte("new\n"), BeforeSHA256: "b1", AfterSHA256: "a1"},
+			{Path: "big.bin", Action: sdk.FileCreate, AfterSHA256: "a2", TooLarge: true},
+			{Path: "gone", Action: sdk.FileDelete, Before: []byte{}, BeforeSHA256: "b3"},
+		},
+		Diff:       "--- a/a.txt\n+++ b/a.txt\n",
+		Attachment: &sdk.Attachment{Name: "p.png", MediaType: "image/png", Data: []byte{0x89, 'P', 'N', 'G'}},
+		Note:       "a note",
+	}, nil
+}
+
+func TestInProcessToolResultFields(t *testing.T) {
+	_, r := host.NewInProcess(t, sdk.ServeConfig{Tools: richTools{}})
+	res, err := r.Call(ctxT(t), core.ToolCallRequest{Name: "rich", ScopeDir: "/scope", Timeout: 1500 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := core.ToolResult{
+		Text: "/scope 1.5s",
+		FileChanges: []core.ToolFileChange{
+			{Path: "a.txt", Action: core.FileModify, Before: []byte("old\n"), After: []byte("new\n"), BeforeSHA256: "b1", AfterSHA256: "a1"},
+			{Path: "big.bin", Action: core.FileCreate, AfterSHA256: "a2", TooLarge: true},
+			{Path: "gone", Action: core.FileDelete, BeforeSHA256: "b3"},
+		},
+		Diff:       "--- a/a.txt\n+++ b/a.txt\n",
+		Attachment: &core.ToolAttachment{Name: "p.png", MediaType: "image/png", Data: []byte{0x89, 'P', 'N', 'G'}},
+		Note:       "a note",
+	}
+	if !reflect.DeepEqual(res, want) {
+		t.Fatalf("result\n got %+v\nwant %+v", res, want)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"strconv"
 	"strings"
 	"sync"
@@ -171,6 +172,32 @@ func TestRealPluginProcesses(t *testing.T) {
 	}
 }
 
+// The built-in tool plugin runs as `<kernel> plugin tools` and its file
+// changes cross the process boundary intact.
+func TestRealBuiltinToolsProcess(t *testing.T) {
+	m, _ := startManager(t, nil)
+	info := pluginInfo(t, m, "tools")
+	if !info.Healthy || !info.Builtin || info.Kind != "tool" || info.PID == 0 || len(info.Tools) != 6 {
+		t.Fatalf("tools info %+v", info)
+	}
+	r, ok := m.ToolRunners()["tools"]
+	if !ok {
+		t.Fatal("no tools runner")
+	}
+	scope := t.TempDir()
+	res, err := r.Call(ctxT(t), core.ToolCallRequest{Name: "bash", ScopeDir: scope, Input: []byte(`{"command":"printf hi > a.txt; env"}`)})
+	if err != nil || res.IsError {
+		t.Fatalf("bash %+v %v", res, err)
+	}
+	if strings.Contains(res.Text, "FOYA_PLUGIN") || !strings.Contains(res.Text, "TERM=dumb") {
+		t.Fatalf("bash environment:\n%s", res.Text)
+	}
+	want := core.ToolFileChange{Path: "a.txt", Action: core.FileCreate, After: []byte("hi"), AfterSHA256: "8f434346648f6b96df89dda901c5176b10a6d83961dd3c1ac88b59b2dc327aa4"}
+	if len(res.FileChanges) != 1 || !reflect.DeepEqual(res.FileChanges[0], want) || !strings.Contains(res.Diff, "+++ b/a.txt") {
+		t.Fatalf("file changes %+v diff %q", res.FileChanges, res.Diff)
+	}
+}
+
 func TestKilledPluginFailsFastAndRestarts(t *testing.T) {
 	m, _ := startManager(t, nil)
 	srv := openaitest.New(t)
@@ -276,8 +303,8 @@ func TestPluginsDieWithKernel(t *testing.T) {
 		}
 		pids = append(pids, pid)
 	}
-	if len(pids) != 2 {
-		t.Fatalf("want openai and echo pids, got %q", line)
+	if len(pids) != 3 {
+		t.Fatalf("want openai, tools and echo pids, got %q", line)
 	}
 	for _, pid := range pids {
 		if !alive(pid) {

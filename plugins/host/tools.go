@@ -51,9 +51,11 @@ func (r *toolRunner) Call(ctx context.Context, req core.ToolCallRequest) (core.T
 			ToolCallId: req.ToolCallID,
 			Name:       req.Name,
 			InputJson:  string(req.Input),
+			ScopeDir:   req.ScopeDir,
+			TimeoutMs:  req.Timeout.Milliseconds(),
 		})
 		if err == nil {
-			out = core.ToolResult{Text: res.GetText(), IsError: res.GetIsError()}
+			out = toolResultFromProto(res)
 		}
 		return err
 	})

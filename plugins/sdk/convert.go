@@ -125,4 +125,18 @@ func toolSetInfoToProto(info ToolSetInfo) *foyav1.ToolSetInfo {
 	return out
 }
 
+func toolResultToProto(r ToolResult) *foyav1.ToolCallResponse {
+	out := &foyav1.ToolCallResponse{Text: r.Text, IsError: r.IsError, Diff: r.Diff, Note: r.Note}
+	for _, c := range r.FileChanges {
+		out.FileChanges = append(out.FileChanges, &foyav1.ToolFileChange{
+			Path: c.Path, Action: string(c.Action), Before: c.Before, After: c.After,
+			BeforeSha256: c.BeforeSHA256, AfterSha256: c.AfterSHA256, TooLarge: c.TooLarge,
+		})
+	}
+	if a := r.Attachment; a != nil {
+		out.Attachment = &foyav1.ToolAttachment{Name: a.Name, MediaType: a.MediaType, Data: a.Data}
+	}
+	return out
+}
+
 func retryAfter(ms int64) time.Duration { return time.Duration(ms) * time.Millisecond }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"time"
 
 	foyav1 "github.com/foya-dev/foya/plugins/proto/foya/v1"
 	"google.golang.org/grpc/codes"
@@ -193,11 +194,13 @@ func (s *toolsServer) Call(ctx context.Context, req *foyav1.ToolCallRequest) (*f
 		ToolCallID: req.GetToolCallId(),
 		Name:       req.GetName(),
 		Input:      rawJSON(req.GetInputJson()),
+		ScopeDir:   req.GetScopeDir(),
+		Timeout:    time.Duration(req.GetTimeoutMs()) * time.Millisecond,
 	})
 	if err != nil {
 		return nil, toStatus(ctx, err)
 	}
-	return &foyav1.ToolCallResponse{Text: res.Text, IsError: res.IsError}, nil
+	return toolResultToProto(res), nil
 }
 
 // asError classifies err; unclassified errors count as server errors.

@@ -3,6 +3,7 @@ package sdk
 import (
 	"context"
 	"encoding/json"
+	"time"
 )
 
 // Tool describes one tool of a tool set.
@@ -27,6 +28,11 @@ type ToolCallRequest struct {
 	ToolCallID string
 	Name       string
 	Input      json.RawMessage
+	// ScopeDir is the only directory file tools and commands may touch; a
+	// tool that touches files must refuse to run without it.
+	ScopeDir string
+	// Timeout bounds the whole call; zero means the tool's own default.
+	Timeout time.Duration
 }
 
 // ToolResult is a tool's answer. Report failures the model should see with
@@ -34,6 +40,45 @@ type ToolCallRequest struct {
 type ToolResult struct {
 	Text    string
 	IsError bool
+	// FileChanges lists the files the call created, modified or deleted.
+	FileChanges []FileChange
+	// Diff is a UI-only unified diff of FileChanges; never sent to a model.
+	Diff string
+	// Attachment is optional content for the model, e.g. an image read.
+	Attachment *Attachment
+	// Note is a free-text remark on how the result was produced.
+	Note string
+}
+
+// FileAction is what a tool did to a file.
+type FileAction string
+
+// File actions.
+const (
+	FileCreate FileAction = "create"
+	FileModify FileAction = "modify"
+	FileDelete FileAction = "delete"
+)
+
+// FileChange is one file a tool call changed. Before is nil for a create,
+// After for a delete. The hashes are lowercase sha256 hex of the full
+// contents, set whenever that side exists; TooLarge says Before/After were
+// left out because the file is over the plugin's size cap.
+type FileChange struct {
+	Path         string // relative to ScopeDir, slash-separated
+	Action       FileAction
+	Before       []byte
+	After        []byte
+	BeforeSHA256 string
+	AfterSHA256  string
+	TooLarge     bool
+}
+
+// Attachment is content a tool hands the model besides text.
+type Attachment struct {
+	Name      string
+	MediaType string
+	Data      []byte
 }
 
 // ToolSet is what a tool plugin implements. Call must return promptly when

@@ -1888,12 +1888,18 @@ func (x *Tool) GetReadOnly() bool {
 }
 
 type ToolCallRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	SessionId     string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
-	WorkDir       string                 `protobuf:"bytes,2,opt,name=work_dir,json=workDir,proto3" json:"work_dir,omitempty"`
-	ToolCallId    string                 `protobuf:"bytes,3,opt,name=tool_call_id,json=toolCallId,proto3" json:"tool_call_id,omitempty"`
-	Name          string                 `protobuf:"bytes,4,opt,name=name,proto3" json:"name,omitempty"`
-	InputJson     string                 `protobuf:"bytes,5,opt,name=input_json,json=inputJson,proto3" json:"input_json,omitempty"`
+	state      protoimpl.MessageState `protogen:"open.v1"`
+	SessionId  string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	WorkDir    string                 `protobuf:"bytes,2,opt,name=work_dir,json=workDir,proto3" json:"work_dir,omitempty"`
+	ToolCallId string                 `protobuf:"bytes,3,opt,name=tool_call_id,json=toolCallId,proto3" json:"tool_call_id,omitempty"`
+	Name       string                 `protobuf:"bytes,4,opt,name=name,proto3" json:"name,omitempty"`
+	InputJson  string                 `protobuf:"bytes,5,opt,name=input_json,json=inputJson,proto3" json:"input_json,omitempty"`
+	// scope_dir is the only directory file tools and commands may touch
+	// (SES-3): the bound project's directory or a per-session scratch dir. A
+	// tool that touches files refuses to run without it.
+	ScopeDir string `protobuf:"bytes,6,opt,name=scope_dir,json=scopeDir,proto3" json:"scope_dir,omitempty"`
+	// timeout_ms bounds the whole call; 0 means the tool's own default.
+	TimeoutMs     int64 `protobuf:"varint,7,opt,name=timeout_ms,json=timeoutMs,proto3" json:"timeout_ms,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1963,10 +1969,34 @@ func (x *ToolCallRequest) GetInputJson() string {
 	return ""
 }
 
+func (x *ToolCallRequest) GetScopeDir() string {
+	if x != nil {
+		return x.ScopeDir
+	}
+	return ""
+}
+
+func (x *ToolCallRequest) GetTimeoutMs() int64 {
+	if x != nil {
+		return x.TimeoutMs
+	}
+	return 0
+}
+
 type ToolCallResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Text          string                 `protobuf:"bytes,1,opt,name=text,proto3" json:"text,omitempty"`
-	IsError       bool                   `protobuf:"varint,2,opt,name=is_error,json=isError,proto3" json:"is_error,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// text is what the model sees.
+	Text    string `protobuf:"bytes,1,opt,name=text,proto3" json:"text,omitempty"`
+	IsError bool   `protobuf:"varint,2,opt,name=is_error,json=isError,proto3" json:"is_error,omitempty"`
+	// file_changes lists the files the call created, modified or deleted.
+	FileChanges []*ToolFileChange `protobuf:"bytes,3,rep,name=file_changes,json=fileChanges,proto3" json:"file_changes,omitempty"`
+	// diff is a UI-only unified diff of file_changes; never sent to a model.
+	Diff string `protobuf:"bytes,4,opt,name=diff,proto3" json:"diff,omitempty"`
+	// attachment is optional content for the model, e.g. an image read.
+	Attachment *ToolAttachment `protobuf:"bytes,5,opt,name=attachment,proto3" json:"attachment,omitempty"`
+	// note is a free-text remark on how the result was produced, e.g.
+	// "file change detection skipped: more than 5000 files".
+	Note          string `protobuf:"bytes,6,opt,name=note,proto3" json:"note,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2013,6 +2043,193 @@ func (x *ToolCallResponse) GetIsError() bool {
 		return x.IsError
 	}
 	return false
+}
+
+func (x *ToolCallResponse) GetFileChanges() []*ToolFileChange {
+	if x != nil {
+		return x.FileChanges
+	}
+	return nil
+}
+
+func (x *ToolCallResponse) GetDiff() string {
+	if x != nil {
+		return x.Diff
+	}
+	return ""
+}
+
+func (x *ToolCallResponse) GetAttachment() *ToolAttachment {
+	if x != nil {
+		return x.Attachment
+	}
+	return nil
+}
+
+func (x *ToolCallResponse) GetNote() string {
+	if x != nil {
+		return x.Note
+	}
+	return ""
+}
+
+// ToolFileChange is one file a tool call changed. before is empty for a
+// create, after is empty for a delete. The hashes are lowercase sha256 hex of
+// the full contents and are set whenever that side exists, even when the
+// bytes are omitted: too_large says before/after were left out because the
+// file is over the plugin's size cap (8 MiB for the built-in tools) or the
+// call's byte budget ran out.
+type ToolFileChange struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Path          string                 `protobuf:"bytes,1,opt,name=path,proto3" json:"path,omitempty"`     // relative to scope_dir, slash-separated
+	Action        string                 `protobuf:"bytes,2,opt,name=action,proto3" json:"action,omitempty"` // "create", "modify" or "delete"
+	Before        []byte                 `protobuf:"bytes,3,opt,name=before,proto3" json:"before,omitempty"`
+	After         []byte                 `protobuf:"bytes,4,opt,name=after,proto3" json:"after,omitempty"`
+	BeforeSha256  string                 `protobuf:"bytes,5,opt,name=before_sha256,json=beforeSha256,proto3" json:"before_sha256,omitempty"`
+	AfterSha256   string                 `protobuf:"bytes,6,opt,name=after_sha256,json=afterSha256,proto3" json:"after_sha256,omitempty"`
+	TooLarge      bool                   `protobuf:"varint,7,opt,name=too_large,json=tooLarge,proto3" json:"too_large,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ToolFileChange) Reset() {
+	*x = ToolFileChange{}
+	mi := &file_foya_v1_plugin_proto_msgTypes[30]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ToolFileChange) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ToolFileChange) ProtoMessage() {}
+
+func (x *ToolFileChange) ProtoReflect() protoreflect.Message {
+	mi := &file_foya_v1_plugin_proto_msgTypes[30]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ToolFileChange.ProtoReflect.Descriptor instead.
+func (*ToolFileChange) Descriptor() ([]byte, []int) {
+	return file_foya_v1_plugin_proto_rawDescGZIP(), []int{30}
+}
+
+func (x *ToolFileChange) GetPath() string {
+	if x != nil {
+		return x.Path
+	}
+	return ""
+}
+
+func (x *ToolFileChange) GetAction() string {
+	if x != nil {
+		return x.Action
+	}
+	return ""
+}
+
+func (x *ToolFileChange) GetBefore() []byte {
+	if x != nil {
+		return x.Before
+	}
+	return nil
+}
+
+func (x *ToolFileChange) GetAfter() []byte {
+	if x != nil {
+		return x.After
+	}
+	return nil
+}
+
+func (x *ToolFileChange) GetBeforeSha256() string {
+	if x != nil {
+		return x.BeforeSha256
+	}
+	return ""
+}
+
+func (x *ToolFileChange) GetAfterSha256() string {
+	if x != nil {
+		return x.AfterSha256
+	}
+	return ""
+}
+
+func (x *ToolFileChange) GetTooLarge() bool {
+	if x != nil {
+		return x.TooLarge
+	}
+	return false
+}
+
+// ToolAttachment is content a tool hands the model besides text.
+type ToolAttachment struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	MediaType     string                 `protobuf:"bytes,2,opt,name=media_type,json=mediaType,proto3" json:"media_type,omitempty"`
+	Data          []byte                 `protobuf:"bytes,3,opt,name=data,proto3" json:"data,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ToolAttachment) Reset() {
+	*x = ToolAttachment{}
+	mi := &file_foya_v1_plugin_proto_msgTypes[31]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ToolAttachment) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ToolAttachment) ProtoMessage() {}
+
+func (x *ToolAttachment) ProtoReflect() protoreflect.Message {
+	mi := &file_foya_v1_plugin_proto_msgTypes[31]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ToolAttachment.ProtoReflect.Descriptor instead.
+func (*ToolAttachment) Descriptor() ([]byte, []int) {
+	return file_foya_v1_plugin_proto_rawDescGZIP(), []int{31}
+}
+
+func (x *ToolAttachment) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *ToolAttachment) GetMediaType() string {
+	if x != nil {
+		return x.MediaType
+	}
+	return ""
+}
+
+func (x *ToolAttachment) GetData() []byte {
+	if x != nil {
+		return x.Data
+	}
+	return nil
 }
 
 var File_foya_v1_plugin_proto protoreflect.FileDescriptor
@@ -2160,7 +2377,7 @@ const file_foya_v1_plugin_proto_rawDesc = "" +
 	"\vdescription\x18\x02 \x01(\tR\vdescription\x12\x1f\n" +
 	"\vschema_json\x18\x03 \x01(\tR\n" +
 	"schemaJson\x12\x1b\n" +
-	"\tread_only\x18\x04 \x01(\bR\breadOnly\"\xa0\x01\n" +
+	"\tread_only\x18\x04 \x01(\bR\breadOnly\"\xdc\x01\n" +
 	"\x0fToolCallRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x19\n" +
@@ -2169,10 +2386,32 @@ const file_foya_v1_plugin_proto_rawDesc = "" +
 	"toolCallId\x12\x12\n" +
 	"\x04name\x18\x04 \x01(\tR\x04name\x12\x1d\n" +
 	"\n" +
-	"input_json\x18\x05 \x01(\tR\tinputJson\"A\n" +
+	"input_json\x18\x05 \x01(\tR\tinputJson\x12\x1b\n" +
+	"\tscope_dir\x18\x06 \x01(\tR\bscopeDir\x12\x1d\n" +
+	"\n" +
+	"timeout_ms\x18\a \x01(\x03R\ttimeoutMs\"\xde\x01\n" +
 	"\x10ToolCallResponse\x12\x12\n" +
 	"\x04text\x18\x01 \x01(\tR\x04text\x12\x19\n" +
-	"\bis_error\x18\x02 \x01(\bR\aisError*\xdd\x02\n" +
+	"\bis_error\x18\x02 \x01(\bR\aisError\x12:\n" +
+	"\ffile_changes\x18\x03 \x03(\v2\x17.foya.v1.ToolFileChangeR\vfileChanges\x12\x12\n" +
+	"\x04diff\x18\x04 \x01(\tR\x04diff\x127\n" +
+	"\n" +
+	"attachment\x18\x05 \x01(\v2\x17.foya.v1.ToolAttachmentR\n" +
+	"attachment\x12\x12\n" +
+	"\x04note\x18\x06 \x01(\tR\x04note\"\xcf\x01\n" +
+	"\x0eToolFileChange\x12\x12\n" +
+	"\x04path\x18\x01 \x01(\tR\x04path\x12\x16\n" +
+	"\x06action\x18\x02 \x01(\tR\x06action\x12\x16\n" +
+	"\x06before\x18\x03 \x01(\fR\x06before\x12\x14\n" +
+	"\x05after\x18\x04 \x01(\fR\x05after\x12#\n" +
+	"\rbefore_sha256\x18\x05 \x01(\tR\fbeforeSha256\x12!\n" +
+	"\fafter_sha256\x18\x06 \x01(\tR\vafterSha256\x12\x1b\n" +
+	"\ttoo_large\x18\a \x01(\bR\btooLarge\"W\n" +
+	"\x0eToolAttachment\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1d\n" +
+	"\n" +
+	"media_type\x18\x02 \x01(\tR\tmediaType\x12\x12\n" +
+	"\x04data\x18\x03 \x01(\fR\x04data*\xdd\x02\n" +
 	"\rErrorCategory\x12\x1e\n" +
 	"\x1aERROR_CATEGORY_UNSPECIFIED\x10\x00\x12#\n" +
 	"\x1fERROR_CATEGORY_CONTEXT_OVERFLOW\x10\x01\x12\x1d\n" +
@@ -2212,7 +2451,7 @@ func file_foya_v1_plugin_proto_rawDescGZIP() []byte {
 }
 
 var file_foya_v1_plugin_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_foya_v1_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 31)
+var file_foya_v1_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 33)
 var file_foya_v1_plugin_proto_goTypes = []any{
 	(ErrorCategory)(0),                 // 0: foya.v1.ErrorCategory
 	(*Endpoint)(nil),                   // 1: foya.v1.Endpoint
@@ -2245,10 +2484,12 @@ var file_foya_v1_plugin_proto_goTypes = []any{
 	(*Tool)(nil),                       // 28: foya.v1.Tool
 	(*ToolCallRequest)(nil),            // 29: foya.v1.ToolCallRequest
 	(*ToolCallResponse)(nil),           // 30: foya.v1.ToolCallResponse
-	nil,                                // 31: foya.v1.Endpoint.OptionsEntry
+	(*ToolFileChange)(nil),             // 31: foya.v1.ToolFileChange
+	(*ToolAttachment)(nil),             // 32: foya.v1.ToolAttachment
+	nil,                                // 33: foya.v1.Endpoint.OptionsEntry
 }
 var file_foya_v1_plugin_proto_depIdxs = []int32{
-	31, // 0: foya.v1.Endpoint.options:type_name -> foya.v1.Endpoint.OptionsEntry
+	33, // 0: foya.v1.Endpoint.options:type_name -> foya.v1.Endpoint.OptionsEntry
 	4,  // 1: foya.v1.Message.content:type_name -> foya.v1.ContentPart
 	5,  // 2: foya.v1.Message.tool_calls:type_name -> foya.v1.ToolCall
 	6,  // 3: foya.v1.Request.messages:type_name -> foya.v1.Message
@@ -2274,29 +2515,31 @@ var file_foya_v1_plugin_proto_depIdxs = []int32{
 	25, // 23: foya.v1.WebSearchResponse.sources:type_name -> foya.v1.WebSource
 	13, // 24: foya.v1.WebSearchResponse.usage:type_name -> foya.v1.Usage
 	28, // 25: foya.v1.ToolSetInfo.tools:type_name -> foya.v1.Tool
-	2,  // 26: foya.v1.Provider.Describe:input_type -> foya.v1.DescribeRequest
-	9,  // 27: foya.v1.Provider.Stream:input_type -> foya.v1.StreamRequest
-	16, // 28: foya.v1.Provider.Complete:input_type -> foya.v1.CompleteRequest
-	16, // 29: foya.v1.Provider.CompleteDetailed:input_type -> foya.v1.CompleteRequest
-	18, // 30: foya.v1.Provider.ListModels:input_type -> foya.v1.ListModelsRequest
-	23, // 31: foya.v1.Provider.ResolveCapabilities:input_type -> foya.v1.ResolveCapabilitiesRequest
-	24, // 32: foya.v1.Provider.WebSearch:input_type -> foya.v1.WebSearchRequest
-	2,  // 33: foya.v1.Tools.Describe:input_type -> foya.v1.DescribeRequest
-	29, // 34: foya.v1.Tools.Call:input_type -> foya.v1.ToolCallRequest
-	3,  // 35: foya.v1.Provider.Describe:output_type -> foya.v1.ProviderInfo
-	10, // 36: foya.v1.Provider.Stream:output_type -> foya.v1.StreamEvent
-	17, // 37: foya.v1.Provider.Complete:output_type -> foya.v1.CompleteResponse
-	17, // 38: foya.v1.Provider.CompleteDetailed:output_type -> foya.v1.CompleteResponse
-	22, // 39: foya.v1.Provider.ListModels:output_type -> foya.v1.ListModelsResponse
-	20, // 40: foya.v1.Provider.ResolveCapabilities:output_type -> foya.v1.Capabilities
-	26, // 41: foya.v1.Provider.WebSearch:output_type -> foya.v1.WebSearchResponse
-	27, // 42: foya.v1.Tools.Describe:output_type -> foya.v1.ToolSetInfo
-	30, // 43: foya.v1.Tools.Call:output_type -> foya.v1.ToolCallResponse
-	35, // [35:44] is the sub-list for method output_type
-	26, // [26:35] is the sub-list for method input_type
-	26, // [26:26] is the sub-list for extension type_name
-	26, // [26:26] is the sub-list for extension extendee
-	0,  // [0:26] is the sub-list for field type_name
+	31, // 26: foya.v1.ToolCallResponse.file_changes:type_name -> foya.v1.ToolFileChange
+	32, // 27: foya.v1.ToolCallResponse.attachment:type_name -> foya.v1.ToolAttachment
+	2,  // 28: foya.v1.Provider.Describe:input_type -> foya.v1.DescribeRequest
+	9,  // 29: foya.v1.Provider.Stream:input_type -> foya.v1.StreamRequest
+	16, // 30: foya.v1.Provider.Complete:input_type -> foya.v1.CompleteRequest
+	16, // 31: foya.v1.Provider.CompleteDetailed:input_type -> foya.v1.CompleteRequest
+	18, // 32: foya.v1.Provider.ListModels:input_type -> foya.v1.ListModelsRequest
+	23, // 33: foya.v1.Provider.ResolveCapabilities:input_type -> foya.v1.ResolveCapabilitiesRequest
+	24, // 34: foya.v1.Provider.WebSearch:input_type -> foya.v1.WebSearchRequest
+	2,  // 35: foya.v1.Tools.Describe:input_type -> foya.v1.DescribeRequest
+	29, // 36: foya.v1.Tools.Call:input_type -> foya.v1.ToolCallRequest
+	3,  // 37: foya.v1.Provider.Describe:output_type -> foya.v1.ProviderInfo
+	10, // 38: foya.v1.Provider.Stream:output_type -> foya.v1.StreamEvent
+	17, // 39: foya.v1.Provider.Complete:output_type -> foya.v1.CompleteResponse
+	17, // 40: foya.v1.Provider.CompleteDetailed:output_type -> foya.v1.CompleteResponse
+	22, // 41: foya.v1.Provider.ListModels:output_type -> foya.v1.ListModelsResponse
+	20, // 42: foya.v1.Provider.ResolveCapabilities:output_type -> foya.v1.Capabilities
+	26, // 43: foya.v1.Provider.WebSearch:output_type -> foya.v1.WebSearchResponse
+	27, // 44: foya.v1.Tools.Describe:output_type -> foya.v1.ToolSetInfo
+	30, // 45: foya.v1.Tools.Call:output_type -> foya.v1.ToolCallResponse
+	37, // [37:46] is the sub-list for method output_type
+	28, // [28:37] is the sub-list for method input_type
+	28, // [28:28] is the sub-list for extension type_name
+	28, // [28:28] is the sub-list for extension extendee
+	0,  // [0:28] is the sub-list for field type_name
 }
 
 func init() { file_foya_v1_plugin_proto_init() }
@@ -2320,7 +2563,7 @@ func file_foya_v1_plugin_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_foya_v1_plugin_proto_rawDesc), len(file_foya_v1_plugin_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   31,
+			NumMessages:   33,
 			NumExtensions: 0,
 			NumServices:   2,
 		},

@@ -95,6 +95,10 @@ type MessagePayload struct {
 // seq >= FromSeq becomes inactive. Payloads are never rewritten (MSG-13).
 type RewindPayload struct {
 	FromSeq int64 `json:"fromSeq"`
+	// Text is the rewound user message, returned to the input box.
+	Text string `json:"text,omitempty"`
+	// Files are the per-file outcomes of the restore.
+	Files []RewindFile `json:"files,omitempty"`
 }
 
 // DeltaPayload is the payload of the live-only delta events.

@@ -82,10 +82,14 @@ const (
 // FileChange records one file a tool changed, with the content hashes of the
 // before and after bytes kept in the artifact store (needed by rewind).
 type FileChange struct {
+	// Path is relative to the session's working directory, with / separators.
 	Path       string     `json:"path"`
 	Action     FileAction `json:"action"`
 	BeforeHash string     `json:"beforeHash,omitempty"`
 	AfterHash  string     `json:"afterHash,omitempty"`
+	// BytesMissing is set when the before or after bytes could not be kept
+	// (too large); rewind cannot restore such a change.
+	BytesMissing bool `json:"bytesMissing,omitempty"`
 }
 
 // Message is one complete history message. The struct is the canonical

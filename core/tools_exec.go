@@ -1,6 +1,7 @@
 package core
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -110,13 +111,75 @@ func (e *Engine) runTool(ctx context.Context, sessionID, turnID string, c ToolCa
 	if err != nil {
 		return fail("%s", ErrorMessage(err))
 	}
-	res, err := e.cfg.Tools.Call(ctx, ToolCallRequest{SessionID: sessionID, WorkDir: dir, ToolCallID: c.ID, Name: c.Name, Input: c.Input})
+	res, err := e.cfg.Tools.Call(ctx, ToolCallRequest{SessionID: sessionID, WorkDir: dir, ScopeDir: dir, ToolCallID: c.ID, Name: c.Name, Input: c.Input})
 	if err != nil {
 		if ctx.Err() != nil {
 			return fail("cancelled: the turn was stopped while %s ran", c.Name)
 		}
 		return fail("tool %s could not run: %s", c.Name, ErrorMessage(err))
 	}
-	m.Text, m.IsError = res.Text, res.IsError
+	m.Text, m.IsError, m.Diff = res.Text, res.IsError, res.Diff
+	if res.Note != "" {
+		m.Text += "\n[note: " + res.Note + "]"
+	}
+	m.FileChanges = e.keepFileChanges(pctx, sessionID, res.FileChanges)
+	if res.Attachment != nil {
+		if a, err := e.keepAttachment(pctx, res.Attachment); err != nil {
+			e.log.Warn("keep tool attachment", "session_id", sessionID, "tool", c.Name, "err", err)
+		} else {
+			m.Attachments = []Attachment{a}
+		}
+	}
 	return m
+}
+
+// keepFileChanges stores the before and after bytes of each change in the
+// artifact store (content-addressed; rewind restores from them) and keeps
+// only the hashes on the message (MSG-7).
+func (e *Engine) keepFileChanges(ctx context.Context, sessionID string, changes []ToolFileChange) []FileChange {
+	out := make([]FileChange, 0, len(changes))
+	for _, fc := range changes {
+		c := FileChange{Path: fc.Path, Action: fc.Action, BeforeHash: fc.BeforeSHA256, AfterHash: fc.AfterSHA256, BytesMissing: fc.TooLarge}
+		for _, side := range []struct {
+			hash string
+			data []byte
+		}{{fc.BeforeSHA256, fc.Before}, {fc.AfterSHA256, fc.After}} {
+			if side.hash == "" {
+				continue
+			}
+			if e.cfg.Blobs == nil || (len(side.data) == 0 && side.hash != emptySHA256) {
+				c.BytesMissing = true
+				continue
+			}
+			got, _, err := e.cfg.Blobs.Put(ctx, bytes.NewReader(side.data), 0)
+			if err != nil || got != side.hash {
+				e.log.Warn("keep file change bytes", "session_id", sessionID, "path", fc.Path, "err", err)
+				c.BytesMissing = true
+			}
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// emptySHA256 is the SHA-256 of no bytes (an empty file crosses gRPC as nil).
+const emptySHA256 = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+
+func (e *Engine) keepAttachment(ctx context.Context, ta *ToolAttachment) (Attachment, error) {
+	if e.cfg.Blobs == nil || e.cfg.Attachments == nil || e.cfg.Describe == nil {
+		return Attachment{}, Errorf(CodeUnavailable, "no artifact store")
+	}
+	hash, size, err := e.cfg.Blobs.Put(ctx, bytes.NewReader(ta.Data), MaxAttachmentBytes)
+	if err != nil {
+		return Attachment{}, err
+	}
+	kind, mediaType, w, h, err := e.cfg.Describe(ta.Name, bytes.NewReader(ta.Data))
+	if err != nil {
+		return Attachment{}, err
+	}
+	if mediaType == "" {
+		mediaType = ta.MediaType
+	}
+	a := Attachment{ID: NewID("att"), Name: ta.Name, Kind: kind, MediaType: mediaType, Size: size, Width: w, Height: h, SHA256: hash}
+	return a, e.cfg.Attachments.CreateAttachment(ctx, a)
 }

@@ -39,6 +39,7 @@ type ResolverRoot interface {
 	PluginInfo() PluginInfoResolver
 	Query() QueryResolver
 	QueueItem() QueueItemResolver
+	RewindFile() RewindFileResolver
 	Session() SessionResolver
 	SessionEvent() SessionEventResolver
 	Subscription() SubscriptionResolver
@@ -117,10 +118,11 @@ type ComplexityRoot struct {
 	}
 
 	FileChange struct {
-		Action     func(childComplexity int) int
-		AfterHash  func(childComplexity int) int
-		BeforeHash func(childComplexity int) int
-		Path       func(childComplexity int) int
+		Action       func(childComplexity int) int
+		AfterHash    func(childComplexity int) int
+		BeforeHash   func(childComplexity int) int
+		BytesMissing func(childComplexity int) int
+		Path         func(childComplexity int) int
 	}
 
 	Generation struct {
@@ -174,6 +176,7 @@ type ComplexityRoot struct {
 	Mutation struct {
 		AnswerQuestion      func(childComplexity int, sessionID string, requestID string, answer string) int
 		CompactSession      func(childComplexity int, sessionID string) int
+		ConfirmRewind       func(childComplexity int, sessionID string, messageSeq int64, headSeq int64, fileStateToken string) int
 		CreateConnection    func(childComplexity int, input model.ConnectionInput) int
 		CreateProject       func(childComplexity int, input model.ProjectInput) int
 		CreateSession       func(childComplexity int, input model.CreateSessionInput) int
@@ -184,6 +187,7 @@ type ComplexityRoot struct {
 		EditQueuedMessage   func(childComplexity int, sessionID string, itemID string, input model.UserInput) int
 		ForkSession         func(childComplexity int, sessionID string, afterSeq int64) int
 		MoveQueuedMessage   func(childComplexity int, sessionID string, itemID string, index int64) int
+		PreviewRewind       func(childComplexity int, sessionID string, messageSeq int64) int
 		RefreshModels       func(childComplexity int, connectionID string) int
 		ReorderConnections  func(childComplexity int, ids []string) int
 		ResolveApproval     func(childComplexity int, sessionID string, requestID string, decision core.ApprovalDecision) int
@@ -235,6 +239,27 @@ type ComplexityRoot struct {
 		ID              func(childComplexity int) int
 		Revision        func(childComplexity int) int
 		Text            func(childComplexity int) int
+	}
+
+	RewindFile struct {
+		Action     func(childComplexity int) int
+		Path       func(childComplexity int) int
+		Reason     func(childComplexity int) int
+		Restorable func(childComplexity int) int
+		Restored   func(childComplexity int) int
+	}
+
+	RewindPreview struct {
+		FileStateToken func(childComplexity int) int
+		Files          func(childComplexity int) int
+		HeadSeq        func(childComplexity int) int
+		Text           func(childComplexity int) int
+	}
+
+	RewindResult struct {
+		Files   func(childComplexity int) int
+		Session func(childComplexity int) int
+		Text    func(childComplexity int) int
 	}
 
 	Segment struct {
@@ -360,6 +385,8 @@ type MutationResolver interface {
 	DeleteSession(ctx context.Context, id string) (bool, error)
 	ForkSession(ctx context.Context, sessionID string, afterSeq int64) (*core.Session, error)
 	CompactSession(ctx context.Context, sessionID string) (*core.Session, error)
+	PreviewRewind(ctx context.Context, sessionID string, messageSeq int64) (*core.RewindPreview, error)
+	ConfirmRewind(ctx context.Context, sessionID string, messageSeq int64, headSeq int64, fileStateToken string) (*model.RewindResult, error)
 	SendMessage(ctx context.Context, sessionID string, input model.UserInput) (*core.SendResult, error)
 	EditQueuedMessage(ctx context.Context, sessionID string, itemID string, input model.UserInput) ([]core.QueueItem, error)
 	MoveQueuedMessage(ctx context.Context, sessionID string, itemID string, index int64) ([]core.QueueItem, error)
@@ -392,6 +419,9 @@ type QueueItemResolver interface {
 	Command(ctx context.Context, obj *core.QueueItem) (*string, error)
 
 	BrowserElements(ctx context.Context, obj *core.QueueItem) ([]core.BrowserElement, error)
+}
+type RewindFileResolver interface {
+	Reason(ctx context.Context, obj *core.RewindFile) (*string, error)
 }
 type SessionResolver interface {
 	Title(ctx context.Context, obj *core.Session) (*string, error)
@@ -752,6 +782,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.FileChange.BeforeHash(childComplexity), true
+	case "FileChange.bytesMissing":
+		if e.ComplexityRoot.FileChange.BytesMissing == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FileChange.BytesMissing(childComplexity), true
 	case "FileChange.path":
 		if e.ComplexityRoot.FileChange.Path == nil {
 			break
@@ -984,6 +1020,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.CompactSession(childComplexity, args["sessionId"].(string)), true
+	case "Mutation.confirmRewind":
+		if e.ComplexityRoot.Mutation.ConfirmRewind == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_confirmRewind_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.ConfirmRewind(childComplexity, args["sessionId"].(string), args["messageSeq"].(int64), args["headSeq"].(int64), args["fileStateToken"].(string)), true
 	case "Mutation.createConnection":
 		if e.ComplexityRoot.Mutation.CreateConnection == nil {
 			break
@@ -1094,6 +1141,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.MoveQueuedMessage(childComplexity, args["sessionId"].(string), args["itemId"].(string), args["index"].(int64)), true
+	case "Mutation.previewRewind":
+		if e.ComplexityRoot.Mutation.PreviewRewind == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_previewRewind_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.PreviewRewind(childComplexity, args["sessionId"].(string), args["messageSeq"].(int64)), true
 	case "Mutation.refreshModels":
 		if e.ComplexityRoot.Mutation.RefreshModels == nil {
 			break
@@ -1393,6 +1451,81 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.QueueItem.Text(childComplexity), true
+
+	case "RewindFile.action":
+		if e.ComplexityRoot.RewindFile.Action == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RewindFile.Action(childComplexity), true
+	case "RewindFile.path":
+		if e.ComplexityRoot.RewindFile.Path == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RewindFile.Path(childComplexity), true
+	case "RewindFile.reason":
+		if e.ComplexityRoot.RewindFile.Reason == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RewindFile.Reason(childComplexity), true
+	case "RewindFile.restorable":
+		if e.ComplexityRoot.RewindFile.Restorable == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RewindFile.Restorable(childComplexity), true
+	case "RewindFile.restored":
+		if e.ComplexityRoot.RewindFile.Restored == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RewindFile.Restored(childComplexity), true
+
+	case "RewindPreview.fileStateToken":
+		if e.ComplexityRoot.RewindPreview.FileStateToken == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RewindPreview.FileStateToken(childComplexity), true
+	case "RewindPreview.files":
+		if e.ComplexityRoot.RewindPreview.Files == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RewindPreview.Files(childComplexity), true
+	case "RewindPreview.headSeq":
+		if e.ComplexityRoot.RewindPreview.HeadSeq == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RewindPreview.HeadSeq(childComplexity), true
+	case "RewindPreview.text":
+		if e.ComplexityRoot.RewindPreview.Text == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RewindPreview.Text(childComplexity), true
+
+	case "RewindResult.files":
+		if e.ComplexityRoot.RewindResult.Files == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RewindResult.Files(childComplexity), true
+	case "RewindResult.session":
+		if e.ComplexityRoot.RewindResult.Session == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RewindResult.Session(childComplexity), true
+	case "RewindResult.text":
+		if e.ComplexityRoot.RewindResult.Text == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RewindResult.Text(childComplexity), true
 
 	case "Segment.kind":
 		if e.ComplexityRoot.Segment.Kind == nil {
@@ -2014,6 +2147,37 @@ type ContextUsage {
   estimated: Boolean!
 }
 
+"What a rewind does to one file the rewound part changed."
+type RewindFile {
+  "Relative to the session's working directory."
+  path: String!
+  "restore (put back the earlier content), delete (the rewound part created it) or none (already as it was)."
+  action: String!
+  restorable: Boolean!
+  "Why the file cannot be restored, e.g. it was changed outside the session."
+  reason: String
+  "confirmRewind: the file was put back."
+  restored: Boolean!
+}
+
+"Phase one of a rewind: pass headSeq and fileStateToken to confirmRewind."
+type RewindPreview {
+  "The session's head seq now; confirmRewind refuses if it moved."
+  headSeq: Int!
+  "Digest of the current on-disk state of every file listed; confirmRewind refuses if it changed."
+  fileStateToken: String!
+  "The user message's text, for the input box."
+  text: String!
+  files: [RewindFile!]!
+}
+
+type RewindResult {
+  session: Session!
+  "The rewound message's text, back for the input box."
+  text: String!
+  files: [RewindFile!]!
+}
+
 "Token usage. cachedTokens is a subset of inputTokens."
 type Usage {
   inputTokens: Int!
@@ -2165,6 +2329,8 @@ type FileChange {
   beforeHash: String!
   "SHA-256 of the content after; empty for a deleted file."
   afterHash: String!
+  "The bytes were too large to keep, so a rewind cannot restore this change."
+  bytesMissing: Boolean!
 }
 
 "A complete history message."
@@ -2399,6 +2565,19 @@ type Mutation {
   messages after it. CONFLICT while a turn runs or when there is nothing to compact.
   """
   compactSession(sessionId: ID!): Session!
+  """
+  Rewind, phase one: messageSeq must be an active user message of plain text
+  (no attachments, browser elements or command). Lists the files changed after
+  it and whether each can be restored.
+  """
+  previewRewind(sessionId: ID!, messageSeq: Int!): RewindPreview!
+  """
+  Rewind, phase two: re-checks headSeq and fileStateToken (CONFLICT if either
+  moved, or while a turn runs), restores the restorable files, then records
+  history_rewound: the message and everything after it become inactive
+  (payloads are never rewritten). Compaction checkpoints covering them stop applying.
+  """
+  confirmRewind(sessionId: ID!, messageSeq: Int!, headSeq: Int!, fileStateToken: String!): RewindResult!
   "Starts a turn when the session is idle, else queues the input. UNAVAILABLE when the session has no usable model."
   sendMessage(sessionId: ID!, input: UserInput!): SendResult!
   "Replaces a queued item's input; NOT_FOUND once it has started."
@@ -2582,6 +2761,8 @@ func (ec *executionContext) childFields_FileChange(ctx context.Context, field gr
 		return ec.fieldContext_FileChange_beforeHash(ctx, field)
 	case "afterHash":
 		return ec.fieldContext_FileChange_afterHash(ctx, field)
+	case "bytesMissing":
+		return ec.fieldContext_FileChange_bytesMissing(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type FileChange", field.Name)
 }
@@ -2742,6 +2923,48 @@ func (ec *executionContext) childFields_QueueItem(ctx context.Context, field gra
 		return ec.fieldContext_QueueItem_revision(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type QueueItem", field.Name)
+}
+
+func (ec *executionContext) childFields_RewindFile(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "path":
+		return ec.fieldContext_RewindFile_path(ctx, field)
+	case "action":
+		return ec.fieldContext_RewindFile_action(ctx, field)
+	case "restorable":
+		return ec.fieldContext_RewindFile_restorable(ctx, field)
+	case "reason":
+		return ec.fieldContext_RewindFile_reason(ctx, field)
+	case "restored":
+		return ec.fieldContext_RewindFile_restored(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type RewindFile", field.Name)
+}
+
+func (ec *executionContext) childFields_RewindPreview(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "headSeq":
+		return ec.fieldContext_RewindPreview_headSeq(ctx, field)
+	case "fileStateToken":
+		return ec.fieldContext_RewindPreview_fileStateToken(ctx, field)
+	case "text":
+		return ec.fieldContext_RewindPreview_text(ctx, field)
+	case "files":
+		return ec.fieldContext_RewindPreview_files(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type RewindPreview", field.Name)
+}
+
+func (ec *executionContext) childFields_RewindResult(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "session":
+		return ec.fieldContext_RewindResult_session(ctx, field)
+	case "text":
+		return ec.fieldContext_RewindResult_text(ctx, field)
+	case "files":
+		return ec.fieldContext_RewindResult_files(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type RewindResult", field.Name)
 }
 
 func (ec *executionContext) childFields_Segment(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -3044,6 +3267,44 @@ func (ec *executionContext) field_Mutation_compactSession_args(ctx context.Conte
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_confirmRewind_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "sessionId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["sessionId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "messageSeq",
+		func(ctx context.Context, v any) (int64, error) {
+			return ec.unmarshalNInt2int64(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["messageSeq"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "headSeq",
+		func(ctx context.Context, v any) (int64, error) {
+			return ec.unmarshalNInt2int64(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["headSeq"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "fileStateToken",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["fileStateToken"] = arg3
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_createConnection_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -3229,6 +3490,28 @@ func (ec *executionContext) field_Mutation_moveQueuedMessage_args(ctx context.Co
 		return nil, err
 	}
 	args["index"] = arg2
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_previewRewind_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "sessionId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["sessionId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "messageSeq",
+		func(ctx context.Context, v any) (int64, error) {
+			return ec.unmarshalNInt2int64(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["messageSeq"] = arg1
 	return args, nil
 }
 
@@ -4816,6 +5099,29 @@ func (ec *executionContext) fieldContext_FileChange_afterHash(_ context.Context,
 	return graphql.NewScalarFieldContext("FileChange", field, false, false, "String")
 }
 
+func (ec *executionContext) _FileChange_bytesMissing(ctx context.Context, field graphql.CollectedField, obj *core.FileChange) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_FileChange_bytesMissing(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.BytesMissing, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_FileChange_bytesMissing(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("FileChange", field, false, false, "Boolean")
+}
+
 func (ec *executionContext) _Generation_image(ctx context.Context, field graphql.CollectedField, obj *core.Generation) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -6219,6 +6525,94 @@ func (ec *executionContext) fieldContext_Mutation_compactSession(ctx context.Con
 	return fc, nil
 }
 
+func (ec *executionContext) _Mutation_previewRewind(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_previewRewind(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().PreviewRewind(ctx, fc.Args["sessionId"].(string), fc.Args["messageSeq"].(int64))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *core.RewindPreview) graphql.Marshaler {
+			return ec.marshalNRewindPreview2ᚖgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐRewindPreview(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_previewRewind(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RewindPreview(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_previewRewind_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_confirmRewind(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_confirmRewind(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().ConfirmRewind(ctx, fc.Args["sessionId"].(string), fc.Args["messageSeq"].(int64), fc.Args["headSeq"].(int64), fc.Args["fileStateToken"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.RewindResult) graphql.Marshaler {
+			return ec.marshalNRewindResult2ᚖgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋgraphᚋmodelᚐRewindResult(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_confirmRewind(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RewindResult(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_confirmRewind_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Mutation_sendMessage(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -7461,6 +7855,309 @@ func (ec *executionContext) _QueueItem_revision(ctx context.Context, field graph
 }
 func (ec *executionContext) fieldContext_QueueItem_revision(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("QueueItem", field, false, false, "Int")
+}
+
+func (ec *executionContext) _RewindFile_path(ctx context.Context, field graphql.CollectedField, obj *core.RewindFile) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RewindFile_path(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Path, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RewindFile_path(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RewindFile", field, false, false, "String")
+}
+
+func (ec *executionContext) _RewindFile_action(ctx context.Context, field graphql.CollectedField, obj *core.RewindFile) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RewindFile_action(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Action, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RewindFile_action(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RewindFile", field, false, false, "String")
+}
+
+func (ec *executionContext) _RewindFile_restorable(ctx context.Context, field graphql.CollectedField, obj *core.RewindFile) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RewindFile_restorable(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Restorable, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RewindFile_restorable(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RewindFile", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _RewindFile_reason(ctx context.Context, field graphql.CollectedField, obj *core.RewindFile) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RewindFile_reason(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.RewindFile().Reason(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_RewindFile_reason(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RewindFile", field, true, true, "String")
+}
+
+func (ec *executionContext) _RewindFile_restored(ctx context.Context, field graphql.CollectedField, obj *core.RewindFile) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RewindFile_restored(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Restored, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RewindFile_restored(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RewindFile", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _RewindPreview_headSeq(ctx context.Context, field graphql.CollectedField, obj *core.RewindPreview) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RewindPreview_headSeq(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.HeadSeq, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RewindPreview_headSeq(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RewindPreview", field, false, false, "Int")
+}
+
+func (ec *executionContext) _RewindPreview_fileStateToken(ctx context.Context, field graphql.CollectedField, obj *core.RewindPreview) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RewindPreview_fileStateToken(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.FileStateToken, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RewindPreview_fileStateToken(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RewindPreview", field, false, false, "String")
+}
+
+func (ec *executionContext) _RewindPreview_text(ctx context.Context, field graphql.CollectedField, obj *core.RewindPreview) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RewindPreview_text(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Text, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RewindPreview_text(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RewindPreview", field, false, false, "String")
+}
+
+func (ec *executionContext) _RewindPreview_files(ctx context.Context, field graphql.CollectedField, obj *core.RewindPreview) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RewindPreview_files(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Files, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []core.RewindFile) graphql.Marshaler {
+			return ec.marshalNRewindFile2ᚕgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐRewindFileᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RewindPreview_files(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RewindPreview",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RewindFile(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _RewindResult_session(ctx context.Context, field graphql.CollectedField, obj *model.RewindResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RewindResult_session(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Session, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *core.Session) graphql.Marshaler {
+			return ec.marshalNSession2ᚖgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐSession(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RewindResult_session(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RewindResult",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Session(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _RewindResult_text(ctx context.Context, field graphql.CollectedField, obj *model.RewindResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RewindResult_text(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Text, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RewindResult_text(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RewindResult", field, false, false, "String")
+}
+
+func (ec *executionContext) _RewindResult_files(ctx context.Context, field graphql.CollectedField, obj *model.RewindResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RewindResult_files(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Files, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []core.RewindFile) graphql.Marshaler {
+			return ec.marshalNRewindFile2ᚕgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐRewindFileᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RewindResult_files(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RewindResult",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RewindFile(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _Segment_kind(ctx context.Context, field graphql.CollectedField, obj *model.Segment) (ret graphql.Marshaler) {
@@ -10986,6 +11683,11 @@ func (ec *executionContext) _FileChange(ctx context.Context, sel ast.SelectionSe
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "bytesMissing":
+			out.Values[i] = ec._FileChange_bytesMissing(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -11429,6 +12131,20 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "previewRewind":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_previewRewind(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "confirmRewind":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_confirmRewind(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		case "sendMessage":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_sendMessage(ctx, field)
@@ -11783,6 +12499,151 @@ func (ec *executionContext) _QueueItem(ctx context.Context, sel ast.SelectionSet
 			out.Values[i] = ec._QueueItem_revision(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var rewindFileImplementors = []string{"RewindFile"}
+
+func (ec *executionContext) _RewindFile(ctx context.Context, sel ast.SelectionSet, obj *core.RewindFile) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, rewindFileImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("RewindFile")
+		case "path":
+			out.Values[i] = ec._RewindFile_path(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "action":
+			out.Values[i] = ec._RewindFile_action(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "restorable":
+			out.Values[i] = ec._RewindFile_restorable(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "reason":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._RewindFile_reason(ctx, field, obj)
+				})
+		case "restored":
+			out.Values[i] = ec._RewindFile_restored(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var rewindPreviewImplementors = []string{"RewindPreview"}
+
+func (ec *executionContext) _RewindPreview(ctx context.Context, sel ast.SelectionSet, obj *core.RewindPreview) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, rewindPreviewImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("RewindPreview")
+		case "headSeq":
+			out.Values[i] = ec._RewindPreview_headSeq(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "fileStateToken":
+			out.Values[i] = ec._RewindPreview_fileStateToken(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "text":
+			out.Values[i] = ec._RewindPreview_text(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "files":
+			out.Values[i] = ec._RewindPreview_files(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var rewindResultImplementors = []string{"RewindResult"}
+
+func (ec *executionContext) _RewindResult(ctx context.Context, sel ast.SelectionSet, obj *model.RewindResult) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, rewindResultImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("RewindResult")
+		case "session":
+			out.Values[i] = ec._RewindResult_session(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "text":
+			out.Values[i] = ec._RewindResult_text(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "files":
+			out.Values[i] = ec._RewindResult_files(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -13225,6 +14086,42 @@ func (ec *executionContext) marshalNQueueItem2ᚕgithubᚗcomᚋfoyaᚑdevᚋfoy
 	}
 
 	return ret
+}
+
+func (ec *executionContext) marshalNRewindFile2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐRewindFile(ctx context.Context, sel ast.SelectionSet, v core.RewindFile) graphql.Marshaler {
+	return ec._RewindFile(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNRewindFile2ᚕgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐRewindFileᚄ(ctx context.Context, sel ast.SelectionSet, v []core.RewindFile) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNRewindFile2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐRewindFile(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNRewindPreview2ᚖgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐRewindPreview(ctx context.Context, sel ast.SelectionSet, v *core.RewindPreview) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "RewindPreview!")
+		return graphql.Null
+	}
+	return ec._RewindPreview(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNRewindResult2ᚖgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋgraphᚋmodelᚐRewindResult(ctx context.Context, sel ast.SelectionSet, v *model.RewindResult) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "RewindResult!")
+		return graphql.Null
+	}
+	return ec._RewindResult(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNRole2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐRole(ctx context.Context, v any) (core.Role, error) {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/foya-dev/foya/core"
 	"github.com/foya-dev/foya/graph"
+	"github.com/foya-dev/foya/plugins/builtin/tools"
 	"github.com/foya-dev/foya/plugins/host"
 	"github.com/foya-dev/foya/plugins/sdk"
 	"github.com/foya-dev/foya/providers/openai"
@@ -57,6 +58,7 @@ func newTestKernel(t testing.TB) *testKernel {
 	k := &testKernel{db: db, dbPath: dbPath, logs: logs, fake: openaitest.New(t)}
 	openaiProvider, _ := host.NewInProcess(t, sdk.ServeConfig{Provider: openai.New(openai.Config{Logger: log})})
 	_, toolRunner := host.NewInProcess(t, sdk.ServeConfig{Tools: &testTools{}})
+	_, builtinTools := host.NewInProcess(t, sdk.ServeConfig{Tools: tools.New(tools.Config{})})
 	k.lister = &fakeProvider{kind: "fakelist", caps: []core.ProviderCapability{core.CapModelLister}}
 	k.providers = &fakeProviders{kinds: map[string]core.Provider{
 		"openai":   openaiProvider,
@@ -81,7 +83,7 @@ func newTestKernel(t testing.TB) *testKernel {
 		t.Fatal(err)
 	}
 	k.engine, err = core.NewEngine(core.EngineConfig{
-		Sessions: svc, Catalog: cat, Providers: k.providers, Tools: core.NewToolHub(map[string]core.ToolRunner{"test": toolRunner}, log),
+		Sessions: svc, Catalog: cat, Providers: k.providers, Tools: core.NewToolHub(map[string]core.ToolRunner{"test": toolRunner, "tools": builtinTools}, log),
 		Attachments: db, Blobs: blobs, Describe: artifacts.Describe, History: db, ScratchDir: t.TempDir(), Logger: log,
 		MaxSteps: 8, StopWait: 20 * time.Second,
 	})

@@ -221,6 +221,28 @@ func (r *mutationResolver) CompactSession(ctx context.Context, sessionID string)
 	return &sess, nil
 }
 
+// PreviewRewind is the resolver for the previewRewind field.
+func (r *mutationResolver) PreviewRewind(ctx context.Context, sessionID string, messageSeq int64) (*core.RewindPreview, error) {
+	p, err := r.Engine.PreviewRewind(ctx, sessionID, messageSeq)
+	if err != nil {
+		return nil, err
+	}
+	return &p, nil
+}
+
+// ConfirmRewind is the resolver for the confirmRewind field.
+func (r *mutationResolver) ConfirmRewind(ctx context.Context, sessionID string, messageSeq int64, headSeq int64, fileStateToken string) (*model.RewindResult, error) {
+	p, err := r.Engine.ConfirmRewind(ctx, sessionID, messageSeq, headSeq, fileStateToken)
+	if err != nil {
+		return nil, err
+	}
+	sess, err := r.Service.Session(ctx, sessionID)
+	if err != nil {
+		return nil, err
+	}
+	return &model.RewindResult{Session: &sess, Text: p.Text, Files: p.Files}, nil
+}
+
 // SendMessage is the resolver for the sendMessage field.
 func (r *mutationResolver) SendMessage(ctx context.Context, sessionID string, input model.UserInput) (*core.SendResult, error) {
 	res, err := r.Engine.SendMessage(ctx, sessionID, userInput(input))
@@ -374,6 +396,11 @@ func (r *queueItemResolver) Command(ctx context.Context, obj *core.QueueItem) (*
 // BrowserElements is the resolver for the browserElements field.
 func (r *queueItemResolver) BrowserElements(ctx context.Context, obj *core.QueueItem) ([]core.BrowserElement, error) {
 	return obj.Input.BrowserElements, nil
+}
+
+// Reason is the resolver for the reason field.
+func (r *rewindFileResolver) Reason(ctx context.Context, obj *core.RewindFile) (*string, error) {
+	return nonEmpty(obj.Reason), nil
 }
 
 // Title is the resolver for the title field.
@@ -607,6 +634,9 @@ func (r *Resolver) Query() QueryResolver { return &queryResolver{r} }
 // QueueItem returns QueueItemResolver implementation.
 func (r *Resolver) QueueItem() QueueItemResolver { return &queueItemResolver{r} }
 
+// RewindFile returns RewindFileResolver implementation.
+func (r *Resolver) RewindFile() RewindFileResolver { return &rewindFileResolver{r} }
+
 // Session returns SessionResolver implementation.
 func (r *Resolver) Session() SessionResolver { return &sessionResolver{r} }
 
@@ -628,6 +658,7 @@ type (
 	pluginInfoResolver   struct{ *Resolver }
 	queryResolver        struct{ *Resolver }
 	queueItemResolver    struct{ *Resolver }
+	rewindFileResolver   struct{ *Resolver }
 	sessionResolver      struct{ *Resolver }
 	sessionEventResolver struct{ *Resolver }
 	subscriptionResolver struct{ *Resolver }

@@ -57,6 +57,13 @@ type ProjectInput struct {
 type Query struct {
 }
 
+type RewindResult struct {
+	Session *core.Session `json:"session"`
+	// The rewound message's text, back for the input box.
+	Text  string            `json:"text"`
+	Files []core.RewindFile `json:"files"`
+}
+
 // One piece of an assistant message in display order (reasoning, text, tool call); a display projection, not canonical data.
 type Segment struct {
 	// reasoning, text or tool_call.

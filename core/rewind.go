@@ -1,0 +1,297 @@
+package core
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// Rewind actions on a file.
+const (
+	RewindRestore = "restore" // write the content from before the rewound part
+	RewindDelete  = "delete"  // the rewound part created the file
+	RewindNone    = "none"    // already as it was
+)
+
+// RewindFile is what a rewind does to one file.
+type RewindFile struct {
+	Path       string `json:"path"`
+	Action     string `json:"action"`
+	Restorable bool   `json:"restorable"`
+	Reason     string `json:"reason,omitempty"`
+	// Restored is set by confirm: the file was put back.
+	Restored bool `json:"restored,omitempty"`
+
+	target   string // hash to restore ("" = absent)
+	expected string // hash the session last left ("" = absent)
+	firstSeq int64
+}
+
+// RewindPreview is the first phase of a rewind (SES-11).
+type RewindPreview struct {
+	HeadSeq        int64
+	FileStateToken string
+	Text           string
+	Files          []RewindFile
+}
+
+// PreviewRewind checks that messageSeq is an active plain-text user message
+// and reports what a rewind to it would restore.
+func (e *Engine) PreviewRewind(ctx context.Context, sessionID string, messageSeq int64) (RewindPreview, error) {
+	s, err := e.svc.Session(ctx, sessionID)
+	if err != nil {
+		return RewindPreview{}, err
+	}
+	msgs, err := e.svc.Messages(ctx, sessionID, false)
+	if err != nil {
+		return RewindPreview{}, err
+	}
+	i := slices.IndexFunc(msgs, func(m Message) bool { return m.Seq == messageSeq })
+	if i < 0 {
+		return RewindPreview{}, Errorf(CodeBadInput, "messageSeq %d is not an active message of session %s", messageSeq, sessionID)
+	}
+	target := msgs[i]
+	switch {
+	case target.Role != RoleUser:
+		return RewindPreview{}, Errorf(CodeBadInput, "messageSeq %d is a %s message; rewind to a user message", messageSeq, target.Role)
+	case len(target.Attachments) > 0:
+		return RewindPreview{}, Errorf(CodeBadInput, "message %d has attachments, which cannot go back to the plain text box", messageSeq)
+	case len(target.BrowserElements) > 0:
+		return RewindPreview{}, Errorf(CodeBadInput, "message %d has browser elements, which cannot go back to the plain text box", messageSeq)
+	case target.Command != "":
+		return RewindPreview{}, Errorf(CodeBadInput, "message %d is the command /%s, which cannot go back to the plain text box", messageSeq, target.Command)
+	}
+	dir, err := e.workDir(ctx, s)
+	if err != nil {
+		return RewindPreview{}, err
+	}
+	files := e.rewindFiles(dir, msgs[i+1:])
+	return RewindPreview{HeadSeq: s.HeadSeq, FileStateToken: fileStateToken(dir, files), Text: target.Text, Files: files}, nil
+}
+
+// rewindFiles folds the file changes after the target into one action per
+// path, in order of first change.
+func (e *Engine) rewindFiles(dir string, after []Message) []RewindFile {
+	byPath := map[string]*RewindFile{}
+	var order []string
+	missing := map[string]bool{}
+	for _, m := range after {
+		for _, fc := range m.FileChanges {
+			f := byPath[fc.Path]
+			if f == nil {
+				f = &RewindFile{Path: fc.Path, target: fc.BeforeHash, firstSeq: m.Seq}
+				byPath[fc.Path] = f
+				order = append(order, fc.Path)
+				if fc.BytesMissing && fc.BeforeHash != "" {
+					missing[fc.Path] = true
+				}
+			}
+			f.expected = fc.AfterHash
+		}
+	}
+	out := make([]RewindFile, 0, len(order))
+	for _, p := range order {
+		f := *byPath[p]
+		cur, err := hashFile(dir, f.Path)
+		switch {
+		case f.target == "":
+			f.Action = RewindDelete
+		default:
+			f.Action = RewindRestore
+		}
+		switch {
+		case err != nil:
+			f.Reason = err.Error()
+		case cur == f.target:
+			f.Action, f.Restorable = RewindNone, true
+		case cur != f.expected:
+			f.Reason = "changed outside the session since it last wrote the file"
+		case missing[f.Path] || (f.target != "" && e.cfg.Blobs == nil):
+			f.Reason = "the earlier content was too large to keep"
+		case f.target != "":
+			if _, err := e.cfg.Blobs.Read(f.target); err != nil {
+				f.Reason = "the earlier content is no longer in the artifact store"
+			} else {
+				f.Restorable = true
+			}
+		default:
+			f.Restorable = true
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+// safePath resolves a change's relative path inside dir, refusing escapes.
+func safePath(dir, rel string) (string, error) {
+	p := filepath.Join(dir, filepath.FromSlash(rel))
+	if r, err := filepath.Rel(dir, p); err != nil || r == ".." || strings.HasPrefix(r, ".."+string(filepath.Separator)) {
+		return "", fmt.Errorf("path %s is outside the working directory", rel)
+	}
+	parent := filepath.Dir(p)
+	for {
+		real, err := filepath.EvalSymlinks(parent)
+		if err == nil {
+			realDir, _ := filepath.EvalSymlinks(dir)
+			if r, err := filepath.Rel(realDir, real); err != nil || r == ".." || strings.HasPrefix(r, ".."+string(filepath.Separator)) {
+				return "", fmt.Errorf("path %s resolves outside the working directory", rel)
+			}
+			return p, nil
+		}
+		if parent == dir || parent == filepath.Dir(parent) {
+			return p, nil
+		}
+		parent = filepath.Dir(parent)
+	}
+}
+
+// hashFile is the SHA-256 of a file's content, "" when it does not exist.
+func hashFile(dir, rel string) (string, error) {
+	p, err := safePath(dir, rel)
+	if err != nil {
+		return "", err
+	}
+	fi, err := os.Lstat(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("cannot read: %w", err)
+	}
+	if !fi.Mode().IsRegular() {
+		return "", fmt.Errorf("is no longer a regular file")
+	}
+	data, err := os.ReadFile(p)
+	if err != nil {
+		return "", fmt.Errorf("cannot read: %w", err)
+	}
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:]), nil
+}
+
+// fileStateToken digests the current on-disk state of every file a rewind
+// would touch.
+func fileStateToken(dir string, files []RewindFile) string {
+	h := sha256.New()
+	for _, f := range files {
+		cur, err := hashFile(dir, f.Path)
+		if err != nil {
+			cur = "error:" + err.Error()
+		}
+		fmt.Fprintf(h, "%s\x00%s\n", f.Path, cur)
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// ConfirmRewind re-checks the preview (CONFLICT when history or files moved,
+// or while a turn runs), restores the restorable files in reverse order of
+// change (temp file + rename), then appends history_rewound, which marks
+// messageSeq and everything after it inactive without touching payloads
+// (MSG-13). It returns the outcome per file and the text for the input box.
+func (e *Engine) ConfirmRewind(ctx context.Context, sessionID string, messageSeq, headSeq int64, token string) (RewindPreview, error) {
+	rt := e.runtime(sessionID)
+	rt.mu.Lock()
+	if rt.turn != nil || rt.busy != "" {
+		rt.mu.Unlock()
+		return RewindPreview{}, Errorf(CodeConflict, "session %s is busy (a turn or compaction runs); stop it before rewinding", sessionID)
+	}
+	rt.busy = "rewind"
+	rt.mu.Unlock()
+	defer func() {
+		rt.mu.Lock()
+		rt.busy = ""
+		rt.mu.Unlock()
+	}()
+	p, err := e.PreviewRewind(ctx, sessionID, messageSeq)
+	if err != nil {
+		return RewindPreview{}, err
+	}
+	if p.HeadSeq != headSeq {
+		return RewindPreview{}, Errorf(CodeConflict, "the history moved since the preview (head %d, was %d); preview again", p.HeadSeq, headSeq)
+	}
+	if p.FileStateToken != token {
+		return RewindPreview{}, Errorf(CodeConflict, "files changed since the preview; preview again")
+	}
+	s, err := e.svc.Session(ctx, sessionID)
+	if err != nil {
+		return RewindPreview{}, err
+	}
+	dir, err := e.workDir(ctx, s)
+	if err != nil {
+		return RewindPreview{}, err
+	}
+	for i := len(p.Files) - 1; i >= 0; i-- {
+		f := &p.Files[i]
+		if !f.Restorable || f.Action == RewindNone {
+			continue
+		}
+		if err := e.restoreFile(dir, *f); err != nil {
+			f.Restorable, f.Reason = false, "restore failed: "+err.Error()
+			continue
+		}
+		f.Restored = true
+	}
+	ev, err := NewEvent(sessionID, EventHistoryRewound, RewindPayload{FromSeq: messageSeq, Text: p.Text, Files: p.Files})
+	if err != nil {
+		return RewindPreview{}, err
+	}
+	unlock := e.svc.Lock(sessionID)
+	_, err = e.svc.Commit(ctx, sessionID, headSeq, ev)
+	unlock()
+	if err != nil {
+		return RewindPreview{}, fmt.Errorf("record rewind: %w", err)
+	}
+	e.log.Info("history rewound", "session_id", sessionID, "from_seq", messageSeq, "files", len(p.Files))
+	return p, nil
+}
+
+func (e *Engine) restoreFile(dir string, f RewindFile) error {
+	p, err := safePath(dir, f.Path)
+	if err != nil {
+		return err
+	}
+	if f.Action == RewindDelete {
+		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		return nil
+	}
+	data, err := e.cfg.Blobs.Read(f.target)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return err
+	}
+	mode := fs.FileMode(0o644)
+	if fi, err := os.Stat(p); err == nil {
+		mode = fi.Mode().Perm()
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(p), ".foya-rewind-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	if err := os.Chmod(tmp.Name(), mode); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), p)
+}

@@ -1,0 +1,239 @@
+package graph_test
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/foya-dev/foya/providers/openai/openaitest"
+)
+
+func sha(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(sum[:])
+}
+
+type rewindFileJSON struct {
+	Path, Action string
+	Restorable   bool
+	Reason       *string
+	Restored     bool
+}
+
+type previewJSON struct {
+	HeadSeq        int64
+	FileStateToken string
+	Text           string
+	Files          []rewindFileJSON
+}
+
+const previewQ = `mutation($s: ID!, $m: Int!) { previewRewind(sessionId: $s, messageSeq: $m) { headSeq fileStateToken text files { path action restorable reason restored } } }`
+const confirmQ = `mutation($s: ID!, $m: Int!, $h: Int!, $t: String!) { confirmRewind(sessionId: $s, messageSeq: $m, headSeq: $h, fileStateToken: $t) { text session { headSeq } files { path action restorable reason restored } } }`
+
+func (k *testKernel) preview(t *testing.T, sid string, seq int64) previewJSON {
+	t.Helper()
+	var out struct{ PreviewRewind previewJSON }
+	k.mustDo(t, previewQ, map[string]any{"s": sid, "m": seq}, &out)
+	return out.PreviewRewind
+}
+
+func projectSession(t *testing.T, k *testKernel, dir string) string {
+	t.Helper()
+	var p struct{ CreateProject struct{ ID string } }
+	k.mustDo(t, `mutation($p: String!) { createProject(input: {path: $p}) { id } }`, map[string]any{"p": dir}, &p)
+	sid := k.chatSession(t, nil, "BYPASS")
+	k.mustDo(t, `mutation($s: ID!, $p: ID) { updateSession(id: $s, input: {projectId: $p}) { id } }`, map[string]any{"s": sid, "p": p.CreateProject.ID}, nil)
+	return sid
+}
+
+func writeFile(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func readFile(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func TestFileToolsAndRewind(t *testing.T) {
+	k := newTestKernel(t)
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "keep.txt"), "original line\n")
+	writeFile(t, filepath.Join(dir, "del.txt"), "bye\n")
+	sid := projectSession(t, k, dir)
+	w := k.watch(t, sid)
+
+	k.fake.Enqueue(openaitest.Response{Events: []string{
+		chunk(toolCallDelta(0, "c1", "write", `{"path":"new.txt","content":"hello\n"}`), ""),
+		chunk(map[string]any{}, "tool_calls"),
+	}}, openaitest.Response{Events: []string{
+		chunk(toolCallDelta(0, "c2", "edit", `{"path":"keep.txt","old_string":"original","new_string":"changed"}`), ""),
+		chunk(map[string]any{}, "tool_calls"),
+	}}, openaitest.Response{Events: []string{
+		chunk(toolCallDelta(0, "c3", "bash", `{"command":"rm del.txt && echo removed"}`), ""),
+		chunk(map[string]any{}, "tool_calls"),
+	}}, openaitest.TextStream(testModel, "All done."))
+	k.send(t, sid, "set things up")
+	w.turnEnd()
+	k.fake.Enqueue(openaitest.TextStream(testModel, "ok"))
+	k.send(t, sid, "thanks")
+	w.turnEnd()
+
+	if readFile(t, filepath.Join(dir, "new.txt")) != "hello\n" || readFile(t, filepath.Join(dir, "keep.txt")) != "changed line\n" {
+		t.Fatal("tools did not change the files")
+	}
+	if _, err := os.Stat(filepath.Join(dir, "del.txt")); !os.IsNotExist(err) {
+		t.Fatal("bash did not delete del.txt")
+	}
+
+	// File change records with hashes and a UI-only diff.
+	var s struct {
+		Session struct {
+			Messages []struct {
+				Seq         int64
+				Role        string
+				Diff        *string
+				FileChanges []struct{ Path, Action, BeforeHash, AfterHash string }
+			}
+		}
+	}
+	k.mustDo(t, `query($s: ID!) { session(id: $s) { messages { seq role diff fileChanges { path action beforeHash afterHash } } } }`, map[string]any{"s": sid}, &s)
+	var changes []string
+	for _, m := range s.Session.Messages {
+		for _, fc := range m.FileChanges {
+			changes = append(changes, fc.Path+":"+fc.Action)
+			switch fc.Path {
+			case "new.txt":
+				if fc.BeforeHash != "" || fc.AfterHash != sha("hello\n") {
+					t.Fatalf("new.txt change %+v", fc)
+				}
+			case "keep.txt":
+				if fc.BeforeHash != sha("original line\n") || fc.AfterHash != sha("changed line\n") {
+					t.Fatalf("keep.txt change %+v", fc)
+				}
+			case "del.txt":
+				if fc.BeforeHash != sha("bye\n") || fc.AfterHash != "" {
+					t.Fatalf("del.txt change %+v", fc)
+				}
+			}
+			if m.Diff == nil || !strings.Contains(*m.Diff, "@@") {
+				t.Fatalf("no diff on the tool message of %s", fc.Path)
+			}
+		}
+	}
+	if strings.Join(changes, ",") != "new.txt:CREATE,keep.txt:MODIFY,del.txt:DELETE" {
+		t.Fatalf("changes %v", changes)
+	}
+	for _, r := range k.fake.Requests() {
+		if strings.Contains(string(r.Body), "+changed line") || strings.Contains(string(r.Body), "@@ ") {
+			t.Fatal("a UI diff reached the model")
+		}
+	}
+
+	userSeq := s.Session.Messages[0].Seq
+	k.mustFail(t, "BAD_INPUT", previewQ, map[string]any{"s": sid, "m": s.Session.Messages[1].Seq})
+	p := k.preview(t, sid, userSeq)
+	if p.Text != "set things up" || len(p.Files) != 3 {
+		t.Fatalf("preview %+v", p)
+	}
+	for _, f := range p.Files {
+		want := map[string]string{"new.txt": "delete", "keep.txt": "restore", "del.txt": "restore"}[f.Path]
+		if f.Action != want || !f.Restorable {
+			t.Fatalf("preview file %+v, want %s restorable", f, want)
+		}
+	}
+
+	// Someone edits keep.txt outside the session: the token no longer
+	// matches, and a new preview says keep.txt cannot be restored.
+	writeFile(t, filepath.Join(dir, "keep.txt"), "edited by hand\n")
+	k.mustFail(t, "CONFLICT", confirmQ, map[string]any{"s": sid, "m": userSeq, "h": p.HeadSeq, "t": p.FileStateToken})
+	p = k.preview(t, sid, userSeq)
+	for _, f := range p.Files {
+		if f.Path == "keep.txt" && (f.Restorable || f.Reason == nil || !strings.Contains(*f.Reason, "outside")) {
+			t.Fatalf("hand-edited file %+v", f)
+		}
+	}
+	writeFile(t, filepath.Join(dir, "keep.txt"), "changed line\n")
+	p = k.preview(t, sid, userSeq)
+
+	// History moves: CONFLICT.
+	k.mustDo(t, `mutation($s: ID!) { updateSession(id: $s, input: {title: "moved"}) { id } }`, map[string]any{"s": sid}, nil)
+	k.mustFail(t, "CONFLICT", confirmQ, map[string]any{"s": sid, "m": userSeq, "h": p.HeadSeq, "t": p.FileStateToken})
+	p = k.preview(t, sid, userSeq)
+
+	var res struct {
+		ConfirmRewind struct {
+			Text  string
+			Files []rewindFileJSON
+		}
+	}
+	k.mustDo(t, confirmQ, map[string]any{"s": sid, "m": userSeq, "h": p.HeadSeq, "t": p.FileStateToken}, &res)
+	if res.ConfirmRewind.Text != "set things up" {
+		t.Fatalf("text %q", res.ConfirmRewind.Text)
+	}
+	for _, f := range res.ConfirmRewind.Files {
+		if !f.Restored {
+			t.Fatalf("not restored: %+v", f)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "new.txt")); !os.IsNotExist(err) {
+		t.Fatal("created file not deleted")
+	}
+	if readFile(t, filepath.Join(dir, "keep.txt")) != "original line\n" || readFile(t, filepath.Join(dir, "del.txt")) != "bye\n" {
+		t.Fatal("files not put back exactly")
+	}
+	if msgs := k.messages(t, sid); len(msgs) != 0 {
+		t.Fatalf("active messages after rewinding to the first: %+v", msgs)
+	}
+	var all struct {
+		Session struct {
+			Messages []struct {
+				Text   string
+				Active bool
+			}
+		}
+	}
+	k.mustDo(t, `query($s: ID!) { session(id: $s) { messages(includeInactive: true) { text active } } }`, map[string]any{"s": sid}, &all)
+	if len(all.Session.Messages) != len(s.Session.Messages) || all.Session.Messages[0].Active || all.Session.Messages[0].Text != "set things up" {
+		t.Fatalf("inactive history %+v", all.Session.Messages)
+	}
+}
+
+// A crash between restoring files and recording the rewind leaves files
+// restored and history not yet rewound; a new preview sees the files as
+// already restored, and confirming completes the rewind.
+func TestRewindRecoversAfterACrashBetweenRestoreAndEvent(t *testing.T) {
+	k := newTestKernel(t)
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "a.txt"), "one\n")
+	sid := projectSession(t, k, dir)
+	w := k.watch(t, sid)
+	k.fake.Enqueue(openaitest.Response{Events: []string{
+		chunk(toolCallDelta(0, "c1", "write", `{"path":"a.txt","content":"two\n"}`), ""),
+		chunk(map[string]any{}, "tool_calls"),
+	}}, openaitest.TextStream(testModel, "Done."))
+	k.send(t, sid, "change a")
+	w.turnEnd()
+	userSeq := k.messages(t, sid)[0].Seq
+
+	// The crash: the file was put back, the event never written.
+	writeFile(t, filepath.Join(dir, "a.txt"), "one\n")
+	p := k.preview(t, sid, userSeq)
+	if len(p.Files) != 1 || p.Files[0].Action != "none" || !p.Files[0].Restorable {
+		t.Fatalf("preview after crash %+v", p)
+	}
+	k.mustDo(t, confirmQ, map[string]any{"s": sid, "m": userSeq, "h": p.HeadSeq, "t": p.FileStateToken}, nil)
+	if msgs := k.messages(t, sid); len(msgs) != 0 || readFile(t, filepath.Join(dir, "a.txt")) != "one\n" {
+		t.Fatalf("after recovery: %d messages", len(msgs))
+	}
+}

@@ -3,6 +3,8 @@ package graph_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"strings"
 	"sync/atomic"
 
 	"github.com/foya-dev/foya/plugins/sdk"
@@ -21,6 +23,8 @@ func (t *testTools) Describe(context.Context) (sdk.ToolSetInfo, error) {
 		{Name: "note", Description: "Writes a note.", Schema: objectSchema},
 		{Name: "fail", Description: "Always fails.", Schema: objectSchema, ReadOnly: true},
 		{Name: "slow", Description: "Runs until cancelled.", Schema: objectSchema, ReadOnly: true},
+		{Name: "big", Description: "Returns a very large result.", Schema: objectSchema, ReadOnly: true},
+		{Name: "broken", Description: "Cannot run at all.", Schema: objectSchema, ReadOnly: true},
 	}}, nil
 }
 
@@ -35,9 +39,16 @@ func (t *testTools) Call(ctx context.Context, req sdk.ToolCallRequest) (sdk.Tool
 		return sdk.ToolResult{Text: "noted: " + in.Q}, nil
 	case "fail":
 		return sdk.ToolResult{Text: "lookup backend exploded", IsError: true}, nil
+	case "big":
+		return sdk.ToolResult{Text: BigResult}, nil
+	case "broken":
+		return sdk.ToolResult{}, errors.New("the tool's backend is gone")
 	case "slow":
 		<-ctx.Done()
 		return sdk.ToolResult{}, ctx.Err()
 	}
 	return sdk.ToolResult{Text: "unknown", IsError: true}, nil
 }
+
+// BigResult is 60,000 characters with recognisable landmarks.
+var BigResult = "HEAD-LANDMARK " + strings.Repeat("0123456789", 3000) + " MIDDLE-LANDMARK " + strings.Repeat("abcdefghij", 2997) + " TAIL-LANDMARK"

@@ -1,6 +1,7 @@
 package graph_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -215,5 +216,28 @@ func TestLargeToolResultIsExcerpted(t *testing.T) {
 	got := msgs[len(msgs)-2]
 	if got.IsError || !strings.Contains(got.Text, "MIDDLE-LANDMARK") {
 		t.Fatalf("read_tool_result %+v", got)
+	}
+}
+
+func TestNativeCompactionWhenDeclared(t *testing.T) {
+	k := newTestKernel(t)
+	conn := k.createConn(t, map[string]any{"name": "native", "providerKind": "native", "baseUrl": k.fake.BaseURL(), "models": []any{map[string]any{"id": testModel}}})
+	var s struct{ CreateSession struct{ ID string } }
+	k.mustDo(t, `mutation($c: ID) { createSession(input: {connectionId: $c, title: "n", approvalMode: BYPASS}) { id } }`, map[string]any{"c": conn.ID}, &s)
+	sid := s.CreateSession.ID
+	w := k.watch(t, sid)
+	k.fake.Enqueue(reply(longReply, 400), reply("two", 400))
+	k.send(t, sid, "one")
+	w.turnEnd()
+	k.send(t, sid, "two")
+	w.turnEnd()
+	k.mustDo(t, `mutation($s: ID!) { compactSession(sessionId: $s) { id } }`, map[string]any{"s": sid}, nil)
+	np := k.providers.kinds["native"].(*nativeProvider)
+	if np.compactions != 1 || len(k.fake.Requests()) != 2 {
+		t.Fatalf("native compactions %d, HTTP requests %d (the portable path must not run)", np.compactions, len(k.fake.Requests()))
+	}
+	ev, err := k.db.LatestEvent(context.Background(), sid, core.EventCompactionCheckpoint)
+	if err != nil || !strings.Contains(string(ev.Payload), `"native":true`) {
+		t.Fatalf("checkpoint %s %v", ev.Payload, err)
 	}
 }

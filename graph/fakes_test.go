@@ -55,3 +55,18 @@ func (p *fakeProvider) setModels(ids ...string) {
 		p.models = append(p.models, core.Model{ID: id})
 	}
 }
+
+// nativeProvider wraps a real provider and declares native compaction.
+type nativeProvider struct {
+	core.Provider
+	compactions int
+}
+
+func (p *nativeProvider) Capabilities() []core.ProviderCapability {
+	return append(p.Provider.Capabilities(), core.CapNativeCompactor)
+}
+
+func (p *nativeProvider) CompactContext(ctx context.Context, ep core.Endpoint, req core.ProviderRequest) (core.Completion, error) {
+	p.compactions++
+	return core.Completion{Text: "## Goal\nnative summary", FinishReason: "stop"}, nil
+}

@@ -62,6 +62,7 @@ func newTestKernel(t testing.TB) *testKernel {
 	k.lister = &fakeProvider{kind: "fakelist", caps: []core.ProviderCapability{core.CapModelLister}}
 	k.providers = &fakeProviders{kinds: map[string]core.Provider{
 		"openai":   openaiProvider,
+		"native":   &nativeProvider{Provider: openaiProvider},
 		"fakelist": k.lister,
 		"nolist":   &fakeProvider{kind: "nolist"},
 	}}

@@ -59,7 +59,7 @@ type Engine struct {
 	// compaction failed, so it is not retried in a loop.
 	failedCompactions map[string]string
 	closed            bool
-	wg        sync.WaitGroup
+	wg                sync.WaitGroup
 }
 
 // sessionRuntime is the in-memory scheduling state of one session.

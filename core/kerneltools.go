@@ -35,6 +35,7 @@ var kernelTools = map[string]kernelTool{
 			Schema:      json.RawMessage(`{"type":"object","properties":{"tasks":{"type":"array","items":{"type":"object","properties":{"id":{"type":"string"},"text":{"type":"string"},"status":{"type":"string","enum":["pending","in_progress","done"]}},"required":["text","status"],"additionalProperties":false}}},"required":["tasks"],"additionalProperties":false}`)},
 		run: runTasks,
 	},
+	ToolTask: {info: taskToolInfo, run: nil},
 	ReadToolResultTool: {
 		info: ToolInfo{Name: ReadToolResultTool, ReadOnly: true,
 			Description: "Read part of a large tool result that was shortened in your context. seq is the event seq named in the shortened result; offset and length count characters.",
@@ -43,15 +44,25 @@ var kernelTools = map[string]kernelTool{
 	},
 }
 
+func init() {
+	// runTask refers to kernelTools through Agents; set it here to avoid an
+	// initialization cycle.
+	t := kernelTools[ToolTask]
+	t.run = runTask
+	kernelTools[ToolTask] = t
+}
+
 func kernelToolInfo(name string) (ToolInfo, bool) {
 	t, ok := kernelTools[name]
 	return t.info, ok
 }
 
-func kernelToolSchemas() []ToolSchema {
+func kernelToolSchemas(s Session) []ToolSchema {
 	out := make([]ToolSchema, 0, len(kernelTools))
 	for _, t := range kernelTools {
-		out = append(out, ToolSchema{Name: t.info.Name, Description: t.info.Description, Parameters: t.info.Schema})
+		if allowedTool(s, t.info.Name) {
+			out = append(out, ToolSchema{Name: t.info.Name, Description: t.info.Description, Parameters: t.info.Schema})
+		}
 	}
 	slices.SortFunc(out, func(a, b ToolSchema) int { return strings.Compare(a.Name, b.Name) })
 	return out

@@ -110,9 +110,10 @@ type CreateSessionInput struct {
 	ReasoningEffort string
 	Title           string
 	AgentMode       AgentMode
-	// ParentID and Source are set by the kernel for child sessions.
+	// ParentID, Source and Agent are set by the kernel for child sessions.
 	ParentID string
 	Source   string
+	Agent    *AgentSnapshot
 }
 
 // UpdateSessionInput changes session settings; nil fields stay as they are.
@@ -154,7 +155,7 @@ func (s *Service) CreateSession(ctx context.Context, in CreateSessionInput) (Ses
 	meta := SessionMeta{
 		ID: NewID("ses"), ParentID: in.ParentID, Source: in.Source, Title: in.Title,
 		ReasoningEffort: in.ReasoningEffort, ApprovalMode: in.ApprovalMode, AgentMode: in.AgentMode,
-		CreatedAt: time.Now().UTC(),
+		Agent: in.Agent, CreatedAt: time.Now().UTC(),
 	}
 	if meta.ApprovalMode == "" {
 		meta.ApprovalMode = ApprovalAsk

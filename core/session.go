@@ -85,7 +85,9 @@ type SessionMeta struct {
 	ApprovalMode    ApprovalMode `json:"approvalMode"`
 	AgentMode       AgentMode    `json:"agentMode"`
 	Tasks           []Task       `json:"tasks,omitempty"`
-	CreatedAt       time.Time    `json:"createdAt"`
+	// Agent is the immutable agent snapshot of a child session (SES-12).
+	Agent     *AgentSnapshot `json:"agent,omitempty"`
+	CreatedAt time.Time      `json:"createdAt"`
 }
 
 // Session is the projected state of a session.

@@ -75,6 +75,11 @@ func (e *Engine) runTool(ctx context.Context, sessionID, turnID string, c ToolCa
 		return m
 	}
 	info, ok := e.lookupTool(c.Name, tools)
+	if ok {
+		if s, err := e.svc.Session(context.WithoutCancel(ctx), sessionID); err == nil && !allowedTool(s, c.Name) {
+			ok = false // not among the child agent's tools
+		}
+	}
 	if !ok {
 		names := make([]string, 0, len(tools))
 		for n := range tools {

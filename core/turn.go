@@ -118,13 +118,17 @@ func (e *Engine) loop(ctx context.Context, sessionID, turnID string) (TurnStatus
 		if ctx.Err() != nil {
 			return TurnCancelled, cancelReason(ctx)
 		}
-		if step > e.cfg.MaxSteps {
-			return TurnFailed, fmt.Sprintf("stopped after %d model requests without a final answer (the max-steps guard)", e.cfg.MaxSteps)
-		}
 		// Settings apply at each step (SES-8): reload the session.
 		s, err := e.svc.Session(pctx, sessionID)
 		if err != nil {
 			return TurnFailed, ErrorMessage(err)
+		}
+		maxSteps := e.cfg.MaxSteps
+		if s.Agent != nil && s.Agent.MaxTurns > 0 {
+			maxSteps = min(maxSteps, s.Agent.MaxTurns)
+		}
+		if step > maxSteps {
+			return TurnFailed, fmt.Sprintf("stopped after %d model requests without a final answer (the max-steps guard)", maxSteps)
 		}
 		b, err := e.resolveModel(pctx, s)
 		if err != nil {
@@ -239,10 +243,10 @@ func failureReason(err error) string {
 
 // compiled is one step's request and what it was built from.
 type compiled struct {
-	req     ProviderRequest
-	tools   map[string]ToolInfo
-	active  []Message
-	usage   ContextUsage
+	req    ProviderRequest
+	tools  map[string]ToolInfo
+	active []Message
+	usage  ContextUsage
 }
 
 // compile builds the provider request of one step: the system prompt (never
@@ -271,7 +275,7 @@ func (e *Engine) compile(ctx context.Context, s Session, b boundModel, loadImage
 	if err != nil {
 		return compiled{}, err
 	}
-	tools, schemas, err := e.toolSet(ctx, b)
+	tools, schemas, err := e.toolSet(ctx, s, b)
 	if err != nil {
 		return compiled{}, err
 	}
@@ -292,7 +296,7 @@ func (e *Engine) compile(ctx context.Context, s Session, b boundModel, loadImage
 }
 
 // toolSet lists the tools offered to the model, sorted by name.
-func (e *Engine) toolSet(ctx context.Context, b boundModel) (map[string]ToolInfo, []ToolSchema, error) {
+func (e *Engine) toolSet(ctx context.Context, s Session, b boundModel) (map[string]ToolInfo, []ToolSchema, error) {
 	if b.model.Capabilities.ToolCalling != nil && !*b.model.Capabilities.ToolCalling {
 		return map[string]ToolInfo{}, nil, nil
 	}
@@ -304,10 +308,10 @@ func (e *Engine) toolSet(ctx context.Context, b boundModel) (map[string]ToolInfo
 		}
 	}
 	byName := make(map[string]ToolInfo, len(infos))
-	schemas := kernelToolSchemas()
+	schemas := kernelToolSchemas(s)
 	for _, t := range infos {
-		if _, clash := kernelToolInfo(t.Name); clash {
-			continue // kernel tools win; the plugin host refuses clashes at load
+		if _, clash := kernelToolInfo(t.Name); clash || !allowedTool(s, t.Name) {
+			continue // kernel tools win; an agent sees only its allowed tools
 		}
 		byName[t.Name] = t
 		schemas = append(schemas, ToolSchema{Name: t.Name, Description: t.Description, Parameters: t.Schema})
@@ -342,6 +346,9 @@ func (e *Engine) systemPrompt(ctx context.Context, s Session, dir string) string
 	b.WriteString("keep the user informed and answer concisely.\n\n")
 	fmt.Fprintf(&b, "Environment:\n- date: %s\n- working directory: %s\n- platform: %s/%s\n",
 		time.Now().Format("2006-01-02 (Monday)"), dir, runtime.GOOS, runtime.GOARCH)
+	if s.Agent != nil && s.Agent.Instructions != "" {
+		fmt.Fprintf(&b, "\nYou are the sub-agent %q.\n%s\n", s.Agent.Name, s.Agent.Instructions)
+	}
 	if s.AgentMode == AgentPlan {
 		b.WriteString("\nThe session is in PLAN mode: investigate with read-only tools and propose a plan; do not change files or run commands.\n")
 	}

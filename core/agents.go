@@ -1,0 +1,138 @@
+package core
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// AgentSnapshot is the agent definition a child session was created with
+// (SES-12). It is stored in the child's metadata at creation and never
+// changes, whatever happens to the definition later.
+type AgentSnapshot struct {
+	Name         string `json:"name"`
+	Description  string `json:"description,omitempty"`
+	Instructions string `json:"instructions,omitempty"`
+	// Tools lists the tools the agent may use; empty means every tool but
+	// task (children do not start children).
+	Tools    []string `json:"tools,omitempty"`
+	MaxTurns int      `json:"maxTurns,omitempty"`
+	// Model is "CONNECTION_ID/MODEL", or empty for the parent's model.
+	Model string `json:"model,omitempty"`
+}
+
+// GeneralAgent is the built-in general-purpose agent.
+var GeneralAgent = AgentSnapshot{
+	Name:         "general",
+	Description:  "A general-purpose agent for research and multi-step tasks.",
+	Instructions: "You are a sub-agent. Do the task you are given with the tools you have, then reply with a complete, self-contained answer: it is all the parent agent will see.",
+	MaxTurns:     30,
+}
+
+// agentDir is where a project keeps its agent definitions: one Markdown file
+// per agent, with a front matter block:
+//
+//	---
+//	name: reviewer
+//	description: Reviews a change for bugs.
+//	tools: read, grep, glob
+//	max_turns: 10
+//	model: conn_…/gpt-4.1-mini
+//	---
+//	The instructions, in Markdown.
+const agentDir = ".foya/agents"
+
+var agentNameRe = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`)
+
+// Agents lists the agents a session may start: the built-in general one and
+// the project's definitions.
+func (e *Engine) Agents(ctx context.Context, s Session) ([]AgentSnapshot, error) {
+	out := []AgentSnapshot{GeneralAgent}
+	if s.ProjectID == "" {
+		return out, nil
+	}
+	p, err := e.svc.Project(ctx, s.ProjectID)
+	if err != nil {
+		return nil, err
+	}
+	files, _ := filepath.Glob(filepath.Join(p.Path, agentDir, "*.md"))
+	slices.Sort(files)
+	for _, f := range files {
+		a, err := parseAgentFile(f)
+		if err != nil {
+			e.log.Warn("skip agent definition", "file", f, "err", err)
+			continue
+		}
+		if i := slices.IndexFunc(out, func(x AgentSnapshot) bool { return x.Name == a.Name }); i >= 0 {
+			out[i] = a // a project may redefine general
+			continue
+		}
+		out = append(out, a)
+	}
+	return out, nil
+}
+
+func parseAgentFile(path string) (AgentSnapshot, error) {
+	data, err := readCapped(path, 64<<10)
+	if err != nil {
+		return AgentSnapshot{}, err
+	}
+	text := strings.ReplaceAll(string(data), "\r\n", "\n")
+	a := AgentSnapshot{Name: strings.TrimSuffix(filepath.Base(path), ".md")}
+	if rest, ok := strings.CutPrefix(text, "---\n"); ok {
+		head, body, found := strings.Cut(rest, "\n---")
+		if !found {
+			return AgentSnapshot{}, fmt.Errorf("front matter is not closed with ---")
+		}
+		text = strings.TrimPrefix(body, "\n")
+		sc := bufio.NewScanner(strings.NewReader(head))
+		for sc.Scan() {
+			k, v, ok := strings.Cut(sc.Text(), ":")
+			if !ok {
+				continue
+			}
+			v = strings.TrimSpace(v)
+			switch strings.TrimSpace(k) {
+			case "name":
+				a.Name = v
+			case "description":
+				a.Description = v
+			case "tools":
+				for _, t := range strings.Split(v, ",") {
+					if t = strings.TrimSpace(t); t != "" {
+						a.Tools = append(a.Tools, t)
+					}
+				}
+			case "max_turns":
+				n, err := strconv.Atoi(v)
+				if err != nil || n < 1 {
+					return AgentSnapshot{}, fmt.Errorf("max_turns %q: a positive number", v)
+				}
+				a.MaxTurns = n
+			case "model":
+				a.Model = v
+			}
+		}
+	}
+	if !agentNameRe.MatchString(a.Name) {
+		return AgentSnapshot{}, fmt.Errorf("name %q: lowercase letters, digits, - and _", a.Name)
+	}
+	a.Instructions = strings.TrimSpace(text)
+	return a, nil
+}
+
+// allowedTool applies a child session's agent snapshot to a tool name.
+func allowedTool(s Session, name string) bool {
+	if s.Agent == nil {
+		return true
+	}
+	if name == ToolTask {
+		return false
+	}
+	return len(s.Agent.Tools) == 0 || slices.Contains(s.Agent.Tools, name)
+}

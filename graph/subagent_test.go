@@ -1,0 +1,107 @@
+package graph_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/foya-dev/foya/core"
+	"github.com/foya-dev/foya/providers/openai/openaitest"
+)
+
+func TestSubAgentChildSession(t *testing.T) {
+	k := newTestKernel(t)
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, ".foya", "agents"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	agentFile := filepath.Join(dir, ".foya", "agents", "researcher.md")
+	writeFile(t, agentFile, "---\nname: researcher\ndescription: Looks things up.\ntools: lookup\nmax_turns: 3\n---\nOnly look things up; answer in one line.\n")
+	sid := projectSession(t, k, dir)
+	w := k.watch(t, sid)
+
+	// Parent: call task; child: call lookup, then answer; parent: final.
+	k.fake.Enqueue(openaitest.Response{Events: []string{
+		chunk(toolCallDelta(0, "c_task", "task", `{"agent":"researcher","prompt":"find the answer"}`), ""),
+		chunk(map[string]any{}, "tool_calls"),
+	}}, openaitest.Response{Events: []string{
+		chunk(toolCallDelta(0, "c_look", "lookup", `{"q":"answer"}`), ""),
+		chunk(map[string]any{}, "tool_calls"),
+	}}, openaitest.TextStream(testModel, "The answer is 42."), openaitest.TextStream(testModel, "The sub-agent says 42."))
+	k.send(t, sid, "delegate")
+	if p := w.turnEnd(); p.Status != core.TurnCompleted {
+		t.Fatalf("parent turn %+v", p)
+	}
+	msgs := k.messages(t, sid)
+	if tool := msgs[2]; deref(tool.ToolName) != "task" || tool.IsError || tool.Text != "The answer is 42." {
+		t.Fatalf("task result %+v", tool)
+	}
+	var out struct {
+		Session struct {
+			Children []struct {
+				ID, ParentID string
+				Messages     []struct{ Role, Text string }
+			}
+		}
+		Sessions    []struct{ ID string }
+		AllSessions []struct{ ID string } `json:"all"`
+	}
+	k.mustDo(t, `query($s: ID!) { session(id: $s) { children { id parentId messages { role text } } } sessions { id } all: sessions(includeChildren: true) { id } }`, map[string]any{"s": sid}, &out)
+	if len(out.Session.Children) != 1 || out.Session.Children[0].ParentID != sid || len(out.Sessions) != 1 || len(out.AllSessions) != 2 {
+		t.Fatalf("children %+v sessions %d/%d", out.Session.Children, len(out.Sessions), len(out.AllSessions))
+	}
+	child := out.Session.Children[0]
+	if len(child.Messages) != 4 || child.Messages[0].Text != "find the answer" {
+		t.Fatalf("child history %+v", child.Messages)
+	}
+	// The child saw only its allowed tools and its instructions.
+	childReq := string(k.fake.Requests()[1].Body)
+	if !strings.Contains(childReq, "Only look things up") || strings.Contains(childReq, `"name":"write"`) || strings.Contains(childReq, `"name":"task"`) {
+		t.Fatalf("child request: %.500s", childReq)
+	}
+	// The snapshot is immutable: editing the definition changes nothing.
+	writeFile(t, agentFile, "---\nname: researcher\ntools: write\nmax_turns: 9\n---\nChanged.\n")
+	sess, err := k.svc.Session(t.Context(), child.ID)
+	if err != nil || sess.Agent == nil || sess.Agent.MaxTurns != 3 || sess.Agent.Tools[0] != "lookup" || !strings.Contains(sess.Agent.Instructions, "Only look") {
+		t.Fatalf("snapshot %+v %v", sess.Agent, err)
+	}
+	// Deleting the parent deletes the child.
+	k.mustDo(t, `mutation($s: ID!) { deleteSession(id: $s) }`, map[string]any{"s": sid}, nil)
+	if _, err := k.svc.Session(t.Context(), child.ID); err == nil {
+		t.Fatal("child survived its parent")
+	}
+}
+
+func TestStoppingParentStopsChild(t *testing.T) {
+	k := newTestKernel(t)
+	sid := k.chatSession(t, nil, "BYPASS")
+	w := k.watch(t, sid)
+	k.fake.Enqueue(openaitest.Response{Events: []string{
+		chunk(toolCallDelta(0, "c_task", "task", `{"prompt":"work forever"}`), ""),
+		chunk(map[string]any{}, "tool_calls"),
+	}}, hanging())
+	k.send(t, sid, "delegate")
+	deadline := time.Now().Add(10 * time.Second)
+	for len(k.fake.Requests()) < 2 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	k.mustDo(t, `mutation($s: ID!) { stopTurn(sessionId: $s) { id } }`, map[string]any{"s": sid}, nil)
+	if p := w.turnEnd(); p.Status != core.TurnCancelled {
+		t.Fatalf("parent %+v", p)
+	}
+	select {
+	case <-k.fake.Cancelled():
+	case <-time.After(10 * time.Second):
+		t.Fatal("the child's request was not cancelled")
+	}
+	kids, _ := k.svc.Sessions(t.Context(), core.SessionFilter{ParentID: sid})
+	if len(kids) != 1 {
+		t.Fatalf("children %d", len(kids))
+	}
+	time.Sleep(100 * time.Millisecond)
+	if kid, _ := k.svc.Session(t.Context(), kids[0].ID); kid.Phase != core.PhaseIdle {
+		t.Fatalf("child phase %s", kid.Phase)
+	}
+}

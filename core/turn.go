@@ -75,6 +75,11 @@ func (e *Engine) runTurn(ctx context.Context, sessionID string, rt *sessionRunti
 	defer close(run.done)
 	status, reason := e.loop(ctx, sessionID, run.id)
 	pctx := context.WithoutCancel(ctx)
+	// turn_finished, the end of the turn in memory and the next dispatch (or
+	// idle) happen under the session's runtime lock, so that a client that
+	// sees turn_finished can act on an idle session at once.
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
 	if err := e.persist(pctx, sessionID, EventTurnFinished, TurnPayload{TurnID: run.id, Status: status, Reason: reason}); err != nil && !errors.Is(err, ErrNotFound) {
 		e.log.Error("record turn end", "session_id", sessionID, "turn_id", run.id, "err", err)
 	}
@@ -86,9 +91,6 @@ func (e *Engine) runTurn(ctx context.Context, sessionID string, rt *sessionRunti
 			e.maybeTitle(pctx, sessionID)
 		}()
 	}
-
-	rt.mu.Lock()
-	defer rt.mu.Unlock()
 	rt.turn = nil
 	if rt.busy != "" {
 		return

@@ -98,7 +98,7 @@ func TestFarBehindSubscriberGetsResync(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	appendN(t, svc, s.ID, 1500)
+	appendN(t, svc, s.ID, 3000)
 	var last int64 = 1
 	for {
 		ev := recv(t, ch)
@@ -125,7 +125,7 @@ func TestFarBehindSubscriberGetsResync(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for last < 1501 {
+	for last < 3001 {
 		ev := recv(t, ch2)
 		if ev.Seq != last+1 {
 			t.Fatalf("after resubscribe: seq %d after %d", ev.Seq, last)

@@ -11,6 +11,7 @@ import (
 	"io"
 	"strings"
 	"text/tabwriter"
+	"time"
 )
 
 //go:embed schema.graphqls
@@ -376,7 +377,7 @@ func sessionsCmd(args []string, stdout, stderr io.Writer) error {
 				if s.Project != nil {
 					project = s.Project.Path
 				}
-				rows[i] = []string{s.ID, short(orDefault(s.Title, "(untitled)"), 40), strings.ToLower(s.Phase), modelOf(s), project, s.UpdatedAt}
+				rows[i] = []string{s.ID, short(orDefault(s.Title, "(untitled)"), 40), strings.ToLower(s.Phase), modelOf(s), project, shortTime(s.UpdatedAt)}
 			}
 			return table(stdout, "ID\tTITLE\tPHASE\tMODEL\tPROJECT\tUPDATED", rows)
 		})
@@ -417,6 +418,15 @@ func sessionsCmd(args []string, stdout, stderr io.Writer) error {
 	default:
 		return usageError{fmt.Errorf("unknown subcommand %q\n%s", args[0], sessionsUsage)}
 	}
+}
+
+// shortTime shows an RFC 3339 time in local time to the minute.
+func shortTime(v string) string {
+	t, err := time.Parse(time.RFC3339Nano, v)
+	if err != nil {
+		return v
+	}
+	return t.Local().Format("2006-01-02 15:04")
 }
 
 func modelOf(s cliSession) string {

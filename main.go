@@ -42,6 +42,8 @@ const usage = `foya — the Foya agent kernel
 Usage:
   foya serve [--addr 127.0.0.1:4777] [--data-dir DIR] [--plugin-dir DIR] [--allow-origin PATTERN]
   foya rebuild-projections [--data-dir DIR]
+  foya exec [--addr A] [--session ID] [--project PATH] [--model CONN/MODEL] [--approval-mode M] [--json] "prompt"
+  foya connections list|add|remove|models    foya sessions list|show|rm    foya schema
   foya version
   foya plugin NAME     (internal: serves a built-in plugin to the kernel)
 `
@@ -57,6 +59,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 		err = serveCmd(args[1:], stderr)
 	case "rebuild-projections":
 		err = rebuildCmd(args[1:], stdout, stderr)
+	case "exec":
+		return execCmd(args[1:], os.Stdin, stdout, stderr)
+	case "connections":
+		err = connectionsCmd(args[1:], os.Stdin, stdout, stderr)
+	case "sessions":
+		err = sessionsCmd(args[1:], stdout, stderr)
+	case "schema":
+		err = schemaCmd(args[1:], stdout)
 	case "plugin":
 		if len(args) != 2 {
 			err = usageError{errors.New("usage: foya plugin NAME")}

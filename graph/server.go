@@ -14,7 +14,6 @@ import (
 	"github.com/99designs/gqlgen/graphql/handler/extension"
 	"github.com/99designs/gqlgen/graphql/handler/lru"
 	"github.com/99designs/gqlgen/graphql/handler/transport"
-	"github.com/99designs/gqlgen/graphql/playground"
 	"github.com/coder/websocket"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
@@ -88,7 +87,7 @@ func NewHandler(cfg ServerConfig) http.Handler {
 
 	mux := http.NewServeMux()
 	mux.Handle("/graphql", srv)
-	mux.Handle("/", playground.Handler("Foya kernel", "/graphql"))
+	mux.Handle("/", PlaygroundHandler("Foya kernel", "/graphql"))
 	return mux
 }
 

@@ -1,0 +1,139 @@
+package graph
+
+import (
+	"html/template"
+	"net/http"
+)
+
+// PlaygroundAssets are the CDN files the playground page loads, with their
+// Subresource Integrity hashes. They are the files of the npm packages
+// graphiql@4.1.2, react@18.2.0, react-dom@18.2.0 (the versions gqlgen's own
+// playground uses) and graphql-ws@5.16.2, served verbatim by jsDelivr.
+var PlaygroundAssets = []PlaygroundAsset{
+	{URL: "https://cdn.jsdelivr.net/npm/react@18.2.0/umd/react.production.min.js", SRI: "sha256-S0lp+k7zWUMk2ixteM6HZvu8L9Eh//OVrt+ZfbCpmgY="},
+	{URL: "https://cdn.jsdelivr.net/npm/react-dom@18.2.0/umd/react-dom.production.min.js", SRI: "sha256-IXWO0ITNDjfnNXIu5POVfqlgYoop36bDzhodR6LW5Pc="},
+	{URL: "https://cdn.jsdelivr.net/npm/graphql-ws@5.16.2/umd/graphql-ws.min.js", SRI: "sha256-3rjNG0/q3VKuA2Wk34qJhH8pBMKoy9rIdWuNliwMuOQ="},
+	{URL: "https://cdn.jsdelivr.net/npm/graphiql@4.1.2/graphiql.min.js", SRI: "sha256-hnImuor1znlJkD/FOTL3jayfS/xsyNoP04abi8bFJWs="},
+	{URL: "https://cdn.jsdelivr.net/npm/graphiql@4.1.2/graphiql.min.css", SRI: "sha256-MEh+B2NdMSpj9kexQNN3QKc8UzMrCXW/Sx/phcpuyIU=", CSS: true},
+}
+
+// PlaygroundAsset is one script or stylesheet of the playground.
+type PlaygroundAsset struct {
+	URL string
+	SRI string
+	CSS bool
+}
+
+// PlaygroundQuery is the playground's default editor text: example
+// operations to run one after the other (select one with the run button's
+// menu). It is also exercised by the docs test.
+const PlaygroundQuery = `# Foya kernel playground. Run the operations one by one (the run button asks
+# which). Ids come from the previous results: paste them into Variables, e.g.
+#   {"connection": "con_…", "session": "ses_…"}
+# Subscriptions run over WebSocket (graphql-transport-ws): keep WatchEvents
+# running in one tab and SendMessage from another.
+
+# 1. A connection to an OpenAI-compatible endpoint. apiKey "env:OPENAI_API_KEY"
+#    is read from the kernel's environment; a local server needs no key.
+mutation CreateConnection {
+  createConnection(input: {name: "openai", baseUrl: "https://api.openai.com/v1", apiKey: "env:OPENAI_API_KEY", models: [{id: "gpt-4.1-mini"}]}) {
+    id name apiKeyConfigured models { id }
+  }
+}
+
+# 2. A session (without connectionId it takes the default language model).
+mutation CreateSession($connection: ID) {
+  createSession(input: {connectionId: $connection, title: "playground", approvalMode: ASK}) {
+    id model phase headSeq
+  }
+}
+
+# 3. Watch the session: persisted events after afterSeq, then live ones.
+subscription WatchEvents($session: ID!) {
+  sessionEvents(sessionId: $session, afterSeq: 0) {
+    seq type at delta phase
+    message { role text }
+    approval { requestId tool summary }
+    payload
+  }
+}
+
+# 4. Send a message (in a second tab, while WatchEvents runs).
+mutation SendMessage($session: ID!) {
+  sendMessage(sessionId: $session, input: {text: "Say hello in five words."}) {
+    turnStarted queueItem { id }
+  }
+}
+
+query Sessions {
+  sessions { id title phase model updatedAt }
+  connections { id name baseUrl models { id } }
+}
+`
+
+var playgroundPage = template.Must(template.New("playground").Parse(`<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<title>{{.Title}}</title>
+<style>body{margin:0}#graphiql{height:100vh}.loading{height:100%;display:flex;align-items:center;justify-content:center;font:1.2rem sans-serif;color:#555;padding:2rem;text-align:center}</style>
+{{- range .Assets}}{{if .CSS}}
+<link rel="stylesheet" href="{{.URL}}" integrity="{{.SRI}}" crossorigin="anonymous">
+{{- end}}{{end}}
+</head>
+<body>
+<div id="graphiql"><div class="loading" id="foya-loading">Loading GraphiQL from cdn.jsdelivr.net…<br>
+Offline? The API works without it: POST {{.Endpoint}} (see the README).</div></div>
+{{- range .Assets}}{{if not .CSS}}
+<script src="{{.URL}}" integrity="{{.SRI}}" crossorigin="anonymous"></script>
+{{- end}}{{end}}
+<script>
+(function () {
+  const endpoint = {{.Endpoint}};
+  const url = location.protocol + '//' + location.host + endpoint;
+  const subscriptionUrl = (location.protocol === 'https:' ? 'wss:' : 'ws:') + '//' + location.host + endpoint;
+  if (!window.GraphiQL || !window.graphqlWs || !window.React || !window.ReactDOM) {
+    document.getElementById('foya-loading').textContent =
+      'GraphiQL could not be loaded from cdn.jsdelivr.net (offline?). The API itself works: POST ' + url + '.';
+    return;
+  }
+  // Subscriptions use the graphql-transport-ws protocol of the graphql-ws client.
+  const wsClient = graphqlWs.createClient({ url: subscriptionUrl, lazy: true, retryAttempts: 3 });
+  const fetcher = GraphiQL.createFetcher({ url, wsClient });
+  window.foyaPlayground = { fetcher, url, subscriptionUrl };
+  ReactDOM.render(
+    React.createElement(GraphiQL, {
+      fetcher,
+      defaultQuery: {{.DefaultQuery}},
+      defaultEditorToolsVisibility: true,
+      isHeadersEditorEnabled: true,
+      inputValueDeprecation: true,
+    }),
+    document.getElementById('graphiql'),
+  );
+})();
+</script>
+</body>
+</html>
+`))
+
+// PlaygroundHandler serves GraphiQL for endpoint (a path on this host) with
+// subscriptions over graphql-transport-ws and example operations as the
+// default query. Its scripts come from jsDelivr; without network the page
+// says so and the API is unaffected.
+func PlaygroundHandler(title, endpoint string) http.HandlerFunc {
+	data := struct {
+		Title, Endpoint, DefaultQuery string
+		Assets                        []PlaygroundAsset
+	}{title, endpoint, PlaygroundQuery, PlaygroundAssets}
+	return func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/" {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		if err := playgroundPage.Execute(w, data); err != nil {
+			http.Error(w, "render playground", http.StatusInternalServerError)
+		}
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -58,8 +59,10 @@ type Engine struct {
 	// failedCompactions remembers, per route and history digest, why a
 	// compaction failed, so it is not retried in a loop.
 	failedCompactions map[string]string
-	closed            bool
-	wg                sync.WaitGroup
+	// closed is atomic so that it can be read under a runtime lock. Lock
+	// order: a runtime lock may be held while taking e.mu, never the reverse.
+	closed atomic.Bool
+	wg     sync.WaitGroup
 }
 
 // sessionRuntime is the in-memory scheduling state of one session.
@@ -194,10 +197,15 @@ func (e *Engine) workDir(ctx context.Context, s Session) (string, error) {
 // Close stops every running turn (keeping their partial output) and waits
 // for them to wind down.
 func (e *Engine) Close(ctx context.Context) error {
+	e.closed.Store(true)
 	e.mu.Lock()
-	e.closed = true
-	var runs []*turnRun
+	rts := make([]*sessionRuntime, 0, len(e.runtimes))
 	for _, rt := range e.runtimes {
+		rts = append(rts, rt)
+	}
+	e.mu.Unlock()
+	var runs []*turnRun
+	for _, rt := range rts {
 		rt.mu.Lock()
 		rt.queue, rt.held = nil, false
 		if rt.turn != nil {
@@ -205,7 +213,6 @@ func (e *Engine) Close(ctx context.Context) error {
 		}
 		rt.mu.Unlock()
 	}
-	e.mu.Unlock()
 	for _, r := range runs {
 		r.cancel(errKernelStopping)
 	}

@@ -83,11 +83,7 @@ func (e *Engine) SendMessage(ctx context.Context, sessionID string, in UserInput
 	return SendResult{QueueItem: &cp}, nil
 }
 
-func (e *Engine) isClosed() bool {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.closed
-}
+func (e *Engine) isClosed() bool { return e.closed.Load() }
 
 // dispatchLocked starts the first queued item, if any; rt.mu is held.
 func (e *Engine) dispatchLocked(ctx context.Context, sessionID string, rt *sessionRuntime) bool {

@@ -31,6 +31,7 @@ type testKernel struct {
 	engine    *core.Engine
 	providers *fakeProviders
 	lister    *fakeProvider
+	blobs     *artifacts.Store
 	// fake is the OpenAI-compatible endpoint the real provider talks to.
 	fake   *openaitest.Server
 	db     *storage.DB
@@ -83,6 +84,7 @@ func newTestKernel(t testing.TB) *testKernel {
 	if err != nil {
 		t.Fatal(err)
 	}
+	k.blobs = blobs
 	k.engine, err = core.NewEngine(core.EngineConfig{
 		Sessions: svc, Catalog: cat, Providers: k.providers, Tools: core.NewToolHub(map[string]core.ToolRunner{"test": toolRunner, "tools": builtinTools}, log),
 		Attachments: db, Blobs: blobs, Describe: artifacts.Describe, History: db, ScratchDir: t.TempDir(), Logger: log,

@@ -185,3 +185,26 @@ func jsonEq(a json.RawMessage, b string) bool {
 	var x, y any
 	return json.Unmarshal(a, &x) == nil && json.Unmarshal([]byte(b), &y) == nil && reflect.DeepEqual(x, y)
 }
+
+// A tool whose plugin cannot run the call yields an error tool message and
+// the turn goes on.
+func TestBrokenToolDoesNotEndTheTurn(t *testing.T) {
+	k := newTestKernel(t)
+	sid := k.chatSession(t, nil, "BYPASS")
+	w := k.watch(t, sid)
+	k.fake.Enqueue(openaitest.Response{Events: []string{
+		chunk(toolCallDelta(0, "c_b", "broken", `{}`), ""),
+		chunk(map[string]any{}, "tool_calls"),
+	}}, openaitest.TextStream(testModel, "That tool is down."))
+	k.send(t, sid, "use the broken tool")
+	if p := w.turnEnd(); p.Status != core.TurnCompleted {
+		t.Fatalf("turn %+v", p)
+	}
+	msgs := k.messages(t, sid)
+	if tool := msgs[2]; !tool.IsError || !strings.Contains(tool.Text, "could not run") {
+		t.Fatalf("tool message %+v", tool)
+	}
+	if msgs[3].Text != "That tool is down." {
+		t.Fatalf("final %+v", msgs[3])
+	}
+}

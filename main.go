@@ -200,7 +200,7 @@ func serveCmd(args []string, stderr io.Writer) error {
 	}
 	srv := &http.Server{
 		Handler: graph.NewHandler(graph.ServerConfig{
-			Service: k.sessions, Engine: k.engine, Usage: k.db, Catalog: k.catalog, Plugins: core.PluginList(k.pluginInfos),
+			Service: k.sessions, Engine: k.engine, Usage: k.db, Catalog: k.catalog, Plugins: k.plugins,
 			Logger: log, OriginPatterns: allowed,
 		}),
 		ReadHeaderTimeout: 10 * time.Second,
@@ -292,19 +292,6 @@ func openKernel(ctx context.Context, dataDir string, pluginDirs []string, log *s
 		return nil, err
 	}
 	return k, nil
-}
-
-func (k *kernel) pluginInfos() []core.PluginInfo {
-	infos := k.plugins.Plugins()
-	out := make([]core.PluginInfo, len(infos))
-	for i, p := range infos {
-		out[i] = core.PluginInfo{
-			Name: p.Name, Kind: p.Kind, ProviderKind: p.ProviderKind, Version: p.Version,
-			Capabilities: p.Capabilities, Tools: p.Tools, Builtin: p.Builtin, Path: p.Path,
-			PID: p.PID, Healthy: p.Healthy, Error: p.Error,
-		}
-	}
-	return out
 }
 
 // Close stops the plugins and closes the database.

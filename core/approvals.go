@@ -28,10 +28,12 @@ type ApprovalPayload struct {
 	Decision   ApprovalDecision `json:"decision,omitempty"`
 }
 
-type pendingApproval struct {
-	payload   ApprovalPayload
+// pendingRequest is an approval or a question waiting for a person.
+type pendingRequest struct {
+	kind      string // "approval request" or "question"
 	sessionID string
-	ch        chan ApprovalDecision
+	payload   any // ApprovalPayload or QuestionPayload
+	ch        chan string
 }
 
 // QuestionPayload is the payload of question_requested and question_answered.
@@ -40,12 +42,6 @@ type QuestionPayload struct {
 	ToolCallID string `json:"toolCallId"`
 	Question   string `json:"question"`
 	Answer     string `json:"answer,omitempty"`
-}
-
-type pendingQuestion struct {
-	payload   QuestionPayload
-	sessionID string
-	ch        chan string
 }
 
 // actionOf names the class of action a tool performs, for grants and
@@ -123,28 +119,53 @@ func (e *Engine) authorize(ctx context.Context, s Session, c ToolCall, info Tool
 // requestApproval records approval_requested and blocks until a decision or
 // the end of ctx ("" then).
 func (e *Engine) requestApproval(ctx context.Context, sessionID string, c ToolCall, action string) ApprovalDecision {
-	p := &pendingApproval{
-		payload:   ApprovalPayload{RequestID: NewID("apr"), ToolCallID: c.ID, Tool: c.Name, Action: action, Summary: summarize(c), Input: c.Input},
-		sessionID: sessionID, ch: make(chan ApprovalDecision, 1),
-	}
+	p := ApprovalPayload{RequestID: NewID("apr"), ToolCallID: c.ID, Tool: c.Name, Action: action, Summary: summarize(c), Input: c.Input}
+	d, _ := e.await(ctx, sessionID, "approval request", p.RequestID, EventApprovalRequested, p)
+	return ApprovalDecision(d)
+}
+
+// await registers a pending request, records its event and blocks until a
+// person answers (ok) or ctx ends.
+func (e *Engine) await(ctx context.Context, sessionID, kind, id string, t EventType, payload any) (string, bool) {
+	p := &pendingRequest{kind: kind, sessionID: sessionID, payload: payload, ch: make(chan string, 1)}
 	e.mu.Lock()
-	e.approvals[p.payload.RequestID] = p
+	e.pending[id] = p
 	e.mu.Unlock()
 	defer func() {
 		e.mu.Lock()
-		delete(e.approvals, p.payload.RequestID)
+		delete(e.pending, id)
 		e.mu.Unlock()
 	}()
-	if err := e.persist(ctx, sessionID, EventApprovalRequested, p.payload); err != nil {
-		e.log.Error("request approval", "session_id", sessionID, "err", err)
-		return ""
+	if err := e.persist(ctx, sessionID, t, payload); err != nil {
+		e.log.Error("record "+kind, "session_id", sessionID, "err", err)
+		return "", false
 	}
 	select {
-	case d := <-p.ch:
-		return d
+	case a := <-p.ch:
+		return a, true
 	case <-ctx.Done():
-		return ""
+		return "", false
 	}
+}
+
+// take claims a pending request for an answer: the first answer wins, later
+// ones (from any client) get CONFLICT. onTake runs under the engine lock.
+func (e *Engine) take(sessionID, id, kind string, onTake func(p *pendingRequest)) (*pendingRequest, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	p, ok := e.pending[id]
+	if !ok || p.sessionID != sessionID || p.kind != kind {
+		if e.decided[id] {
+			return nil, Errorf(CodeConflict, "%s %s was already answered or cancelled", kind, id)
+		}
+		return nil, Errorf(CodeNotFound, "no pending %s %s in session %s", kind, id, sessionID)
+	}
+	delete(e.pending, id)
+	e.decided[id] = true
+	if onTake != nil {
+		onTake(p)
+	}
+	return p, nil
 }
 
 // ResolveApproval decides a pending approval request. The first decision
@@ -155,31 +176,24 @@ func (e *Engine) ResolveApproval(ctx context.Context, sessionID, requestID strin
 	default:
 		return Errorf(CodeBadInput, "decision %q: use approved, approved_for_session or denied", d)
 	}
-	e.mu.Lock()
-	p, ok := e.approvals[requestID]
-	if !ok || p.sessionID != sessionID {
-		decided := e.decided[requestID]
-		e.mu.Unlock()
-		if decided {
-			return Errorf(CodeConflict, "approval request %s was already decided", requestID)
+	p, err := e.take(sessionID, requestID, "approval request", func(p *pendingRequest) {
+		if d == ApprovalApprovedForSession {
+			a := p.payload.(ApprovalPayload)
+			if e.grants[sessionID] == nil {
+				e.grants[sessionID] = map[string]bool{}
+			}
+			e.grants[sessionID][a.Tool+"/"+a.Action] = true
 		}
-		return Errorf(CodeNotFound, "no pending approval request %s in session %s", requestID, sessionID)
+	})
+	if err != nil {
+		return err
 	}
-	delete(e.approvals, requestID)
-	e.decided[requestID] = true
-	if d == ApprovalApprovedForSession {
-		if e.grants[sessionID] == nil {
-			e.grants[sessionID] = map[string]bool{}
-		}
-		e.grants[sessionID][p.payload.Tool+"/"+p.payload.Action] = true
-	}
-	e.mu.Unlock()
-	payload := p.payload
+	payload := p.payload.(ApprovalPayload)
 	payload.Decision, payload.Input = d, nil
 	if err := e.persist(ctx, sessionID, EventApprovalResolved, payload); err != nil {
 		e.log.Error("record approval decision", "session_id", sessionID, "err", err)
 	}
-	p.ch <- d
+	p.ch <- string(d)
 	return nil
 }
 
@@ -188,15 +202,9 @@ func (e *Engine) ResolveApproval(ctx context.Context, sessionID, requestID strin
 func (e *Engine) cancelPending(sessionID string) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	for id, p := range e.approvals {
+	for id, p := range e.pending {
 		if p.sessionID == sessionID {
-			delete(e.approvals, id)
-			e.decided[id] = true
-		}
-	}
-	for id, q := range e.questions {
-		if q.sessionID == sessionID {
-			delete(e.questions, id)
+			delete(e.pending, id)
 			e.decided[id] = true
 		}
 	}
@@ -207,48 +215,23 @@ func (e *Engine) AnswerQuestion(ctx context.Context, sessionID, requestID, answe
 	if strings.TrimSpace(answer) == "" {
 		return Errorf(CodeBadInput, "answer: write an answer")
 	}
-	e.mu.Lock()
-	q, ok := e.questions[requestID]
-	if !ok || q.sessionID != sessionID {
-		decided := e.decided[requestID]
-		e.mu.Unlock()
-		if decided {
-			return Errorf(CodeConflict, "question %s was already answered or cancelled", requestID)
-		}
-		return Errorf(CodeNotFound, "no pending question %s in session %s", requestID, sessionID)
+	p, err := e.take(sessionID, requestID, "question", nil)
+	if err != nil {
+		return err
 	}
-	delete(e.questions, requestID)
-	e.decided[requestID] = true
-	e.mu.Unlock()
-	payload := q.payload
+	payload := p.payload.(QuestionPayload)
 	payload.Answer = answer
 	if err := e.persist(ctx, sessionID, EventQuestionAnswered, payload); err != nil {
 		e.log.Error("record answer", "session_id", sessionID, "err", err)
 	}
-	q.ch <- answer
+	p.ch <- answer
 	return nil
 }
 
 // ask records question_requested and waits for AnswerQuestion or ctx.
 func (e *Engine) ask(ctx context.Context, sessionID string, c ToolCall, question string) (string, bool) {
-	q := &pendingQuestion{payload: QuestionPayload{RequestID: NewID("qst"), ToolCallID: c.ID, Question: question}, sessionID: sessionID, ch: make(chan string, 1)}
-	e.mu.Lock()
-	e.questions[q.payload.RequestID] = q
-	e.mu.Unlock()
-	defer func() {
-		e.mu.Lock()
-		delete(e.questions, q.payload.RequestID)
-		e.mu.Unlock()
-	}()
-	if err := e.persist(ctx, sessionID, EventQuestionRequested, q.payload); err != nil {
-		return "", false
-	}
-	select {
-	case a := <-q.ch:
-		return a, true
-	case <-ctx.Done():
-		return "", false
-	}
+	q := QuestionPayload{RequestID: NewID("qst"), ToolCallID: c.ID, Question: question}
+	return e.await(ctx, sessionID, "question", q.RequestID, EventQuestionRequested, q)
 }
 
 // ForgetGrants drops the session's temporary grants (APPROVED_FOR_SESSION).

@@ -50,12 +50,11 @@ type Engine struct {
 	svc *Service
 	log *slog.Logger
 
-	mu        sync.Mutex
-	runtimes  map[string]*sessionRuntime
-	approvals map[string]*pendingApproval
-	questions map[string]*pendingQuestion
-	decided   map[string]bool // resolved request ids, so late decisions get CONFLICT
-	grants    map[string]map[string]bool
+	mu       sync.Mutex
+	runtimes map[string]*sessionRuntime
+	pending  map[string]*pendingRequest // approvals and questions by request id
+	decided  map[string]bool            // answered request ids, so late answers get CONFLICT
+	grants   map[string]map[string]bool
 	// failedCompactions remembers, per route and history digest, why a
 	// compaction failed, so it is not retried in a loop.
 	failedCompactions map[string]string
@@ -111,8 +110,7 @@ func NewEngine(cfg EngineConfig) (*Engine, error) {
 	}
 	return &Engine{
 		cfg: cfg, svc: cfg.Sessions, log: log,
-		runtimes: map[string]*sessionRuntime{}, approvals: map[string]*pendingApproval{},
-		questions: map[string]*pendingQuestion{}, decided: map[string]bool{}, grants: map[string]map[string]bool{},
+		runtimes: map[string]*sessionRuntime{}, pending: map[string]*pendingRequest{}, decided: map[string]bool{}, grants: map[string]map[string]bool{},
 		failedCompactions: map[string]string{},
 	}, nil
 }

@@ -22,9 +22,3 @@ type PluginInfo struct {
 type PluginRegistry interface {
 	Plugins() []PluginInfo
 }
-
-// PluginList adapts a function to PluginRegistry.
-type PluginList func() []PluginInfo
-
-// Plugins implements PluginRegistry.
-func (f PluginList) Plugins() []PluginInfo { return f() }

@@ -133,9 +133,30 @@ func queuedNotFound(id string) error {
 	return Errorf(CodeNotFound, "queued message %s not found: it has started already or was deleted", id)
 }
 
-// EditQueuedMessage replaces the input of a queued item. Dispatch takes items
-// under the same lock, so an item is never dispatched in its old form: the
-// edit either lands before dispatch or fails with NOT_FOUND.
+// changeQueue applies fn to queued item itemID under the runtime lock, then
+// publishes the queue. Dispatch takes items under the same lock, so a change
+// either lands before an item starts or fails with NOT_FOUND.
+func (e *Engine) changeQueue(ctx context.Context, sessionID, itemID string, fn func(rt *sessionRuntime, i int) error) ([]QueueItem, error) {
+	if _, err := e.svc.Session(ctx, sessionID); err != nil {
+		return nil, err
+	}
+	rt := e.runtime(sessionID)
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	i := findItem(rt.queue, itemID)
+	if i < 0 {
+		return nil, queuedNotFound(itemID)
+	}
+	if err := fn(rt, i); err != nil {
+		return nil, err
+	}
+	rt.rev++
+	e.snapshotLocked(sessionID, rt)
+	return copyQueue(rt.queue), nil
+}
+
+// EditQueuedMessage replaces the input of a queued item; an item is never
+// dispatched in its old form.
 func (e *Engine) EditQueuedMessage(ctx context.Context, sessionID, itemID string, in UserInput) ([]QueueItem, error) {
 	s, err := e.svc.Session(ctx, sessionID)
 	if err != nil {
@@ -145,60 +166,32 @@ func (e *Engine) EditQueuedMessage(ctx context.Context, sessionID, itemID string
 	if err != nil {
 		return nil, err
 	}
-	rt := e.runtime(sessionID)
-	rt.mu.Lock()
-	defer rt.mu.Unlock()
-	i := findItem(rt.queue, itemID)
-	if i < 0 {
-		return nil, queuedNotFound(itemID)
-	}
-	edited := *rt.queue[i]
-	edited.Input, edited.Attachments, edited.Revision = in, atts, edited.Revision+1
-	rt.queue[i] = &edited
-	rt.rev++
-	e.snapshotLocked(sessionID, rt)
-	return copyQueue(rt.queue), nil
+	return e.changeQueue(ctx, sessionID, itemID, func(rt *sessionRuntime, i int) error {
+		edited := *rt.queue[i]
+		edited.Input, edited.Attachments, edited.Revision = in, atts, edited.Revision+1
+		rt.queue[i] = &edited
+		return nil
+	})
 }
 
 // MoveQueuedMessage moves a queued item to index (0 = next to run).
 func (e *Engine) MoveQueuedMessage(ctx context.Context, sessionID, itemID string, index int) ([]QueueItem, error) {
-	if _, err := e.svc.Session(ctx, sessionID); err != nil {
-		return nil, err
-	}
-	rt := e.runtime(sessionID)
-	rt.mu.Lock()
-	defer rt.mu.Unlock()
-	i := findItem(rt.queue, itemID)
-	if i < 0 {
-		return nil, queuedNotFound(itemID)
-	}
-	if index < 0 || index >= len(rt.queue) {
-		return nil, Errorf(CodeBadInput, "index %d: must be between 0 and %d", index, len(rt.queue)-1)
-	}
-	it := rt.queue[i]
-	rt.queue = slices.Delete(rt.queue, i, i+1)
-	rt.queue = slices.Insert(rt.queue, index, it)
-	rt.rev++
-	e.snapshotLocked(sessionID, rt)
-	return copyQueue(rt.queue), nil
+	return e.changeQueue(ctx, sessionID, itemID, func(rt *sessionRuntime, i int) error {
+		if index < 0 || index >= len(rt.queue) {
+			return Errorf(CodeBadInput, "index %d: must be between 0 and %d", index, len(rt.queue)-1)
+		}
+		it := rt.queue[i]
+		rt.queue = slices.Insert(slices.Delete(rt.queue, i, i+1), index, it)
+		return nil
+	})
 }
 
 // DeleteQueuedMessage removes a queued item; it will never run.
 func (e *Engine) DeleteQueuedMessage(ctx context.Context, sessionID, itemID string) ([]QueueItem, error) {
-	if _, err := e.svc.Session(ctx, sessionID); err != nil {
-		return nil, err
-	}
-	rt := e.runtime(sessionID)
-	rt.mu.Lock()
-	defer rt.mu.Unlock()
-	i := findItem(rt.queue, itemID)
-	if i < 0 {
-		return nil, queuedNotFound(itemID)
-	}
-	rt.queue = slices.Delete(rt.queue, i, i+1)
-	rt.rev++
-	e.snapshotLocked(sessionID, rt)
-	return copyQueue(rt.queue), nil
+	return e.changeQueue(ctx, sessionID, itemID, func(rt *sessionRuntime, i int) error {
+		rt.queue = slices.Delete(rt.queue, i, i+1)
+		return nil
+	})
 }
 
 // StopTurn stops the running turn, keeping what the model already produced

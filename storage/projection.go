@@ -17,13 +17,9 @@ import (
 func apply(ctx context.Context, db bun.IDB, ev core.Event) error {
 	switch ev.Type {
 	case core.EventSessionCreated:
-		var p core.SessionPayload
-		if err := ev.Decode(&p); err != nil {
-			return err
-		}
-		meta, err := json.Marshal(p.Session)
+		p, meta, err := sessionMeta(ev)
 		if err != nil {
-			return fmt.Errorf("encode session meta: %w", err)
+			return err
 		}
 		row := sessionRow{
 			ID: ev.SessionID, ParentID: p.Session.ParentID, ProjectID: p.Session.ProjectID,
@@ -34,13 +30,9 @@ func apply(ctx context.Context, db bun.IDB, ev core.Event) error {
 			return fmt.Errorf("insert session %s: %w", ev.SessionID, err)
 		}
 	case core.EventSessionUpdated:
-		var p core.SessionPayload
-		if err := ev.Decode(&p); err != nil {
-			return err
-		}
-		meta, err := json.Marshal(p.Session)
+		p, meta, err := sessionMeta(ev)
 		if err != nil {
-			return fmt.Errorf("encode session meta: %w", err)
+			return err
 		}
 		if _, err := db.NewUpdate().Table("sessions").
 			Set("meta = ?", string(meta)).
@@ -85,6 +77,20 @@ func apply(ctx context.Context, db bun.IDB, ev core.Event) error {
 		}
 	}
 	return nil
+}
+
+// sessionMeta decodes a session event and re-encodes its metadata for the
+// meta column.
+func sessionMeta(ev core.Event) (core.SessionPayload, []byte, error) {
+	var p core.SessionPayload
+	if err := ev.Decode(&p); err != nil {
+		return p, nil, err
+	}
+	meta, err := json.Marshal(p.Session)
+	if err != nil {
+		return p, nil, fmt.Errorf("encode session meta: %w", err)
+	}
+	return p, meta, nil
 }
 
 // touch records the session's new head after a batch of events.

@@ -52,22 +52,7 @@ type Config struct {
 }
 
 // PluginInfo describes a plugin for the `plugins` query.
-type PluginInfo struct {
-	Name string
-	// Kind is "provider", "tool", or "provider+tool".
-	Kind string
-	// ProviderKind is the provider kind a provider plugin serves.
-	ProviderKind string
-	Version      string
-	Capabilities []string
-	Tools        []string
-	Builtin      bool
-	Path         string
-	PID          int
-	Healthy      bool
-	// Error says why a plugin could not be started or described.
-	Error string
-}
+type PluginInfo = core.PluginInfo
 
 // Manager owns the plugin processes.
 type Manager struct {

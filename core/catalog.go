@@ -60,6 +60,10 @@ type Connection struct {
 	VideoProtocol string         `json:"videoProtocol,omitempty"`
 	Models        []Model        `json:"models"`
 	Order         int            `json:"order"`
+	// Options are provider-specific extension settings (PRV-15), e.g. for the
+	// OpenAI-compatible provider "web_search": "responses" or
+	// "max_tokens_field": "max_tokens". They reach the provider with every call.
+	Options map[string]string `json:"options,omitempty"`
 }
 
 // ModelPurpose names a default model slot (PRV-5).

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"strings"
 )
@@ -32,7 +33,7 @@ func endpointOf(conn Connection) (Endpoint, error) {
 	if err != nil {
 		return Endpoint{}, err
 	}
-	return Endpoint{ConnectionID: conn.ID, ProviderKind: conn.ProviderKind, BaseURL: conn.BaseURL, APIKey: key}, nil
+	return Endpoint{ConnectionID: conn.ID, ProviderKind: conn.ProviderKind, BaseURL: conn.BaseURL, APIKey: key, Options: maps.Clone(conn.Options)}, nil
 }
 
 func resolveAPIKey(conn Connection) (string, error) {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -93,6 +94,8 @@ type ConnectionInput struct {
 	Models        []Model
 	Order         *int
 	VideoProtocol string
+	// Options replaces the provider options; nil keeps them on update.
+	Options map[string]string
 }
 
 // Defaults for empty ConnectionInput fields on create.
@@ -351,6 +354,12 @@ func applyInput(base Connection, in ConnectionInput, create bool) Connection {
 	}
 	if c.Models == nil {
 		c.Models = []Model{}
+	}
+	if in.Options != nil {
+		c.Options = maps.Clone(in.Options)
+		if len(c.Options) == 0 {
+			c.Options = nil
+		}
 	}
 	if in.Order != nil && *in.Order < 0 {
 		c.Order = *in.Order // rejected by validation

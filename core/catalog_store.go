@@ -1,5 +1,7 @@
 package core
 
+import "maps"
+
 import "context"
 
 // CatalogData is everything the model catalog persists: the connections
@@ -21,6 +23,7 @@ type CatalogStore interface {
 
 func cloneConnection(c Connection) Connection {
 	out := c
+	out.Options = maps.Clone(c.Options)
 	if c.Models != nil {
 		out.Models = make([]Model, len(c.Models))
 		for i, m := range c.Models {

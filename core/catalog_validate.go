@@ -39,6 +39,11 @@ const envKeyPrefix = "env:"
 
 var envNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
+// Provider option limits.
+var optionKeyRE = regexp.MustCompile(`^[a-z0-9_]{1,64}$`)
+
+const maxOptions = 32
+
 // problems collects validation messages; each names the field it is about.
 type problems []string
 
@@ -89,6 +94,17 @@ func validateConnection(c Connection, providers ProviderLookup) error {
 	}
 	if c.Order < 0 {
 		p.add("input.order", "must not be negative")
+	}
+	if len(c.Options) > maxOptions {
+		p.add("input.options", "at most %d options", maxOptions)
+	}
+	for k, val := range c.Options {
+		if !optionKeyRE.MatchString(k) {
+			p.add("input.options", "key %q: lowercase letters, digits and _ (at most 64)", k)
+		}
+		if len(val) > 1024 {
+			p.add("input.options", "value of %q: at most 1024 bytes", k)
+		}
 	}
 	seen := map[string]int{}
 	for i, m := range c.Models {

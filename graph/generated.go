@@ -98,6 +98,7 @@ type ComplexityRoot struct {
 		ID               func(childComplexity int) int
 		Models           func(childComplexity int) int
 		Name             func(childComplexity int) int
+		Options          func(childComplexity int) int
 		Order            func(childComplexity int) int
 		ProviderKind     func(childComplexity int) int
 		Type             func(childComplexity int) int
@@ -218,6 +219,11 @@ type ComplexityRoot struct {
 		ID        func(childComplexity int) int
 		Name      func(childComplexity int) int
 		Path      func(childComplexity int) int
+	}
+
+	ProviderOption struct {
+		Key   func(childComplexity int) int
+		Value func(childComplexity int) int
 	}
 
 	Query struct {
@@ -349,6 +355,8 @@ type ApprovalResolver interface {
 type ConnectionResolver interface {
 	APIKeyConfigured(ctx context.Context, obj *core.Connection) (bool, error)
 	VideoProtocol(ctx context.Context, obj *core.Connection) (*string, error)
+
+	Options(ctx context.Context, obj *core.Connection) ([]model.ProviderOption, error)
 }
 type KernelEventResolver interface {
 	Type(ctx context.Context, obj *core.KernelEvent) (string, error)
@@ -695,6 +703,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Connection.Name(childComplexity), true
+	case "Connection.options":
+		if e.ComplexityRoot.Connection.Options == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Connection.Options(childComplexity), true
 	case "Connection.order":
 		if e.ComplexityRoot.Connection.Order == nil {
 			break
@@ -1344,6 +1358,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Project.Path(childComplexity), true
 
+	case "ProviderOption.key":
+		if e.ComplexityRoot.ProviderOption.Key == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProviderOption.Key(childComplexity), true
+	case "ProviderOption.value":
+		if e.ComplexityRoot.ProviderOption.Value == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProviderOption.Value(childComplexity), true
+
 	case "Query.connections":
 		if e.ComplexityRoot.Query.Connections == nil {
 			break
@@ -1867,6 +1894,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 			graphql.NewInputUnmarshaler("GenerationInput", ec.unmarshalInputGenerationInput),
 			graphql.NewInputUnmarshaler("ModelInput", ec.unmarshalInputModelInput),
 			graphql.NewInputUnmarshaler("ProjectInput", ec.unmarshalInputProjectInput),
+			graphql.NewInputUnmarshaler("ProviderOptionInput", ec.unmarshalInputProviderOptionInput),
 			graphql.NewInputUnmarshaler("UpdateSessionInput", ec.unmarshalInputUpdateSessionInput),
 			graphql.NewInputUnmarshaler("UserInput", ec.unmarshalInputUserInput),
 		)
@@ -2094,12 +2122,32 @@ type Connection {
   models: [Model!]!
   "Position in the list (0 first); decides which language connection new sessions prefer without a default."
   order: Int!
+  "Provider-specific extension settings, sorted by key (PRV-15)."
+  options: [ProviderOption!]!
 }
 
 "A model of a connection."
 type ModelRef {
   connectionId: ID!
   model: String!
+}
+
+"A provider-specific extension setting of a connection."
+type ProviderOption {
+  key: String!
+  value: String!
+}
+
+"""
+A provider option. The built-in openai provider reads web_search = responses
+(native web search through the Responses API) and max_tokens_field =
+max_tokens | max_completion_tokens (which output limit field the endpoint takes).
+"""
+input ProviderOptionInput {
+  "Lowercase letters, digits and _ (at most 64)."
+  key: String!
+  "At most 1024 bytes."
+  value: String!
 }
 
 "The default model per purpose; null = none."
@@ -2498,6 +2546,8 @@ input ConnectionInput {
   order: Int
   "Required for VIDEO connections: openai_video."
   videoProtocol: String
+  "Replaces the provider options (at most 32); null keeps them on update, [] clears them."
+  options: [ProviderOptionInput!]
 }
 
 """
@@ -2721,6 +2771,8 @@ func (ec *executionContext) childFields_Connection(ctx context.Context, field gr
 		return ec.fieldContext_Connection_models(ctx, field)
 	case "order":
 		return ec.fieldContext_Connection_order(ctx, field)
+	case "options":
+		return ec.fieldContext_Connection_options(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Connection", field.Name)
 }
@@ -2903,6 +2955,16 @@ func (ec *executionContext) childFields_Project(ctx context.Context, field graph
 		return ec.fieldContext_Project_createdAt(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Project", field.Name)
+}
+
+func (ec *executionContext) childFields_ProviderOption(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "key":
+		return ec.fieldContext_ProviderOption_key(ctx, field)
+	case "value":
+		return ec.fieldContext_ProviderOption_value(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ProviderOption", field.Name)
 }
 
 func (ec *executionContext) childFields_QueueItem(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -4808,6 +4870,38 @@ func (ec *executionContext) _Connection_order(ctx context.Context, field graphql
 }
 func (ec *executionContext) fieldContext_Connection_order(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Connection", field, false, false, "Int")
+}
+
+func (ec *executionContext) _Connection_options(ctx context.Context, field graphql.CollectedField, obj *core.Connection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Connection_options(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Connection().Options(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.ProviderOption) graphql.Marshaler {
+			return ec.marshalNProviderOption2ᚕgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋgraphᚋmodelᚐProviderOptionᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Connection_options(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Connection",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ProviderOption(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _ContextUsage_tokens(ctx context.Context, field graphql.CollectedField, obj *core.ContextUsage) (ret graphql.Marshaler) {
@@ -7308,6 +7402,52 @@ func (ec *executionContext) _Project_createdAt(ctx context.Context, field graphq
 }
 func (ec *executionContext) fieldContext_Project_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Project", field, false, false, "Time")
+}
+
+func (ec *executionContext) _ProviderOption_key(ctx context.Context, field graphql.CollectedField, obj *model.ProviderOption) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ProviderOption_key(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Key, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ProviderOption_key(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ProviderOption", field, false, false, "String")
+}
+
+func (ec *executionContext) _ProviderOption_value(ctx context.Context, field graphql.CollectedField, obj *model.ProviderOption) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ProviderOption_value(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Value, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ProviderOption_value(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ProviderOption", field, false, false, "String")
 }
 
 func (ec *executionContext) _Query_connections(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
@@ -10735,7 +10875,7 @@ func (ec *executionContext) unmarshalInputConnectionInput(ctx context.Context, o
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"name", "type", "providerKind", "baseUrl", "authKind", "apiKey", "models", "order", "videoProtocol"}
+	fieldsInOrder := [...]string{"name", "type", "providerKind", "baseUrl", "authKind", "apiKey", "models", "order", "videoProtocol", "options"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -10805,6 +10945,13 @@ func (ec *executionContext) unmarshalInputConnectionInput(ctx context.Context, o
 				return it, err
 			}
 			it.VideoProtocol = data
+		case "options":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("options"))
+			data, err := ec.unmarshalOProviderOptionInput2ᚕgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋgraphᚋmodelᚐProviderOptionInputᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Options = data
 		}
 	}
 	return it, nil
@@ -11057,6 +11204,55 @@ func (ec *executionContext) unmarshalInputProjectInput(ctx context.Context, obj 
 func UnmarshalProjectInput(ctx context.Context, raw any) (model.ProjectInput, error) {
 	var out model.ProjectInput
 	err := graphql.UnmarshalNamedInputFromContext(ctx, "ProjectInput", raw, &out)
+	return out, err
+}
+
+func (ec *executionContext) unmarshalInputProviderOptionInput(ctx context.Context, obj any) (model.ProviderOptionInput, error) {
+	var it model.ProviderOptionInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"key", "value"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "key":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("key"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Key = data
+		case "value":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("value"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Value = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalProviderOptionInput unmarshals raw into the ProviderOptionInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalProviderOptionInput(ctx context.Context, raw any) (model.ProviderOptionInput, error) {
+	var out model.ProviderOptionInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "ProviderOptionInput", raw, &out)
 	return out, err
 }
 
@@ -11544,6 +11740,12 @@ func (ec *executionContext) _Connection(ctx context.Context, sel ast.SelectionSe
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "options":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Connection_options(ctx, field, obj)
+				})
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -12333,6 +12535,44 @@ func (ec *executionContext) _Project(ctx context.Context, sel ast.SelectionSet, 
 			}
 		case "createdAt":
 			out.Values[i] = ec._Project_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var providerOptionImplementors = []string{"ProviderOption"}
+
+func (ec *executionContext) _ProviderOption(ctx context.Context, sel ast.SelectionSet, obj *model.ProviderOption) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, providerOptionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ProviderOption")
+		case "key":
+			out.Values[i] = ec._ProviderOption_key(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "value":
+			out.Values[i] = ec._ProviderOption_value(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -14068,6 +14308,31 @@ func (ec *executionContext) unmarshalNProjectInput2githubᚗcomᚋfoyaᚑdevᚋf
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
+func (ec *executionContext) marshalNProviderOption2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋgraphᚋmodelᚐProviderOption(ctx context.Context, sel ast.SelectionSet, v model.ProviderOption) graphql.Marshaler {
+	return ec._ProviderOption(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNProviderOption2ᚕgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋgraphᚋmodelᚐProviderOptionᚄ(ctx context.Context, sel ast.SelectionSet, v []model.ProviderOption) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNProviderOption2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋgraphᚋmodelᚐProviderOption(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) unmarshalNProviderOptionInput2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋgraphᚋmodelᚐProviderOptionInput(ctx context.Context, v any) (model.ProviderOptionInput, error) {
+	res, err := ec.unmarshalInputProviderOptionInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) marshalNQueueItem2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐQueueItem(ctx context.Context, sel ast.SelectionSet, v core.QueueItem) graphql.Marshaler {
 	return ec._QueueItem(ctx, sel, &v)
 }
@@ -14956,6 +15221,23 @@ func (ec *executionContext) marshalOProject2ᚖgithubᚗcomᚋfoyaᚑdevᚋfoya�
 		return graphql.Null
 	}
 	return ec._Project(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOProviderOptionInput2ᚕgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋgraphᚋmodelᚐProviderOptionInputᚄ(ctx context.Context, v any) ([]model.ProviderOptionInput, error) {
+	if v == nil {
+		return nil, nil
+	}
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]model.ProviderOptionInput, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNProviderOptionInput2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋgraphᚋmodelᚐProviderOptionInput(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
 }
 
 func (ec *executionContext) marshalOQueueItem2ᚕgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐQueueItemᚄ(ctx context.Context, sel ast.SelectionSet, v []core.QueueItem) graphql.Marshaler {

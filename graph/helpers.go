@@ -3,6 +3,8 @@ package graph
 import (
 	"context"
 	"errors"
+	"maps"
+	"slices"
 
 	"github.com/foya-dev/foya/core"
 	"github.com/foya-dev/foya/graph/model"
@@ -17,6 +19,12 @@ func connectionInput(in model.ConnectionInput) core.ConnectionInput {
 	if in.Order != nil {
 		o := int(*in.Order)
 		out.Order = &o
+	}
+	if in.Options != nil {
+		out.Options = make(map[string]string, len(in.Options))
+		for _, o := range in.Options {
+			out.Options[o.Key] = o.Value
+		}
 	}
 	if in.Models != nil {
 		out.Models = make([]core.Model, len(in.Models))
@@ -116,6 +124,15 @@ func segments(m *core.Message) []model.Segment {
 	}
 	for i := range m.ToolCalls {
 		out = append(out, model.Segment{Kind: "tool_call", ToolCallID: &m.ToolCalls[i].ID})
+	}
+	return out
+}
+
+func providerOptions(opts map[string]string) []model.ProviderOption {
+	keys := slices.Sorted(maps.Keys(opts))
+	out := make([]model.ProviderOption, len(keys))
+	for i, k := range keys {
+		out[i] = model.ProviderOption{Key: k, Value: opts[k]}
 	}
 	return out
 }

@@ -35,6 +35,11 @@ func (r *connectionResolver) VideoProtocol(ctx context.Context, obj *core.Connec
 	return nonEmpty(obj.VideoProtocol), nil
 }
 
+// Options is the resolver for the options field.
+func (r *connectionResolver) Options(ctx context.Context, obj *core.Connection) ([]model.ProviderOption, error) {
+	return providerOptions(obj.Options), nil
+}
+
 // Type is the resolver for the type field.
 func (r *kernelEventResolver) Type(ctx context.Context, obj *core.KernelEvent) (string, error) {
 	return string(obj.Type), nil

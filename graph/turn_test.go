@@ -208,3 +208,30 @@ func TestBrokenToolDoesNotEndTheTurn(t *testing.T) {
 		t.Fatalf("final %+v", msgs[3])
 	}
 }
+
+// Provider options reach the provider: here the output limit field.
+func TestConnectionOptionsReachTheProvider(t *testing.T) {
+	k := newTestKernel(t)
+	var c struct {
+		CreateConnection struct {
+			ID      string
+			Options []struct{ Key, Value string }
+		}
+	}
+	k.mustDo(t, `mutation($u: String) { createConnection(input: {name: "opt", baseUrl: $u, models: [{id: "gpt-t", capabilities: {maxOutputTokens: 777}}], options: [{key: "max_tokens_field", value: "max_completion_tokens"}]}) { id options { key value } } }`,
+		map[string]any{"u": k.fake.BaseURL()}, &c)
+	if len(c.CreateConnection.Options) != 1 || c.CreateConnection.Options[0].Value != "max_completion_tokens" {
+		t.Fatalf("options %+v", c.CreateConnection.Options)
+	}
+	k.mustFail(t, "BAD_INPUT", `mutation($id: ID!) { updateConnection(id: $id, input: {options: [{key: "Bad Key", value: "x"}]}) { id } }`, map[string]any{"id": c.CreateConnection.ID})
+	var s struct{ CreateSession struct{ ID string } }
+	k.mustDo(t, `mutation($c: ID) { createSession(input: {connectionId: $c, title: "o"}) { id } }`, map[string]any{"c": c.CreateConnection.ID}, &s)
+	w := k.watch(t, s.CreateSession.ID)
+	k.fake.Enqueue(openaitest.TextStream(testModel, "ok"))
+	k.send(t, s.CreateSession.ID, "hi")
+	w.turnEnd()
+	body := string(k.fake.LastRequest().Body)
+	if !strings.Contains(body, `"max_completion_tokens":777`) || strings.Contains(body, `"max_tokens"`) {
+		t.Fatalf("request %s", body)
+	}
+}

@@ -22,6 +22,8 @@ type ConnectionInput struct {
 	Order        *int64               `json:"order,omitempty"`
 	// Required for VIDEO connections: openai_video.
 	VideoProtocol *string `json:"videoProtocol,omitempty"`
+	// Replaces the provider options (at most 32); null keeps them on update, [] clears them.
+	Options []ProviderOptionInput `json:"options,omitempty"`
 }
 
 // All optional. Without connectionId and model the session binds the LANGUAGE
@@ -52,6 +54,22 @@ type ProjectInput struct {
 	Name *string `json:"name,omitempty"`
 	// Absolute path of an existing directory.
 	Path string `json:"path"`
+}
+
+// A provider-specific extension setting of a connection.
+type ProviderOption struct {
+	Key   string `json:"key"`
+	Value string `json:"value"`
+}
+
+// A provider option. The built-in openai provider reads web_search = responses
+// (native web search through the Responses API) and max_tokens_field =
+// max_tokens | max_completion_tokens (which output limit field the endpoint takes).
+type ProviderOptionInput struct {
+	// Lowercase letters, digits and _ (at most 64).
+	Key string `json:"key"`
+	// At most 1024 bytes.
+	Value string `json:"value"`
 }
 
 type Query struct {

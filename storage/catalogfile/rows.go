@@ -12,16 +12,17 @@ type fileV1 struct {
 }
 
 type connectionRow struct {
-	ID            string       `json:"id"`
-	Name          string       `json:"name"`
-	Type          string       `json:"type"`
-	ProviderKind  string       `json:"providerKind"`
-	BaseURL       string       `json:"baseUrl"`
-	AuthKind      string       `json:"authKind"`
-	APIKey        string       `json:"apiKey,omitempty"`
-	VideoProtocol string       `json:"videoProtocol,omitempty"`
-	Models        []core.Model `json:"models"`
-	Order         int          `json:"order"`
+	ID            string            `json:"id"`
+	Name          string            `json:"name"`
+	Type          string            `json:"type"`
+	ProviderKind  string            `json:"providerKind"`
+	BaseURL       string            `json:"baseUrl"`
+	AuthKind      string            `json:"authKind"`
+	APIKey        string            `json:"apiKey,omitempty"`
+	VideoProtocol string            `json:"videoProtocol,omitempty"`
+	Models        []core.Model      `json:"models"`
+	Order         int               `json:"order"`
+	Options       map[string]string `json:"options,omitempty"`
 }
 
 type refRow struct {
@@ -46,7 +47,7 @@ func fromCore(d core.CatalogData) fileV1 {
 		f.Connections = append(f.Connections, connectionRow{
 			ID: c.ID, Name: c.Name, Type: string(c.Type), ProviderKind: c.ProviderKind,
 			BaseURL: c.BaseURL, AuthKind: string(c.AuthKind), APIKey: c.APIKey,
-			VideoProtocol: c.VideoProtocol, Models: models, Order: c.Order,
+			VideoProtocol: c.VideoProtocol, Models: models, Order: c.Order, Options: c.Options,
 		})
 	}
 	f.Defaults = defaultsRow{
@@ -68,7 +69,7 @@ func (f fileV1) toCore() core.CatalogData {
 		d.Connections = append(d.Connections, core.Connection{
 			ID: r.ID, Name: r.Name, Type: core.ConnectionType(r.Type), ProviderKind: r.ProviderKind,
 			BaseURL: r.BaseURL, AuthKind: core.AuthKind(r.AuthKind), APIKey: r.APIKey,
-			VideoProtocol: r.VideoProtocol, Models: models, Order: r.Order,
+			VideoProtocol: r.VideoProtocol, Models: models, Order: r.Order, Options: r.Options,
 		})
 	}
 	d.Defaults = core.DefaultModels{

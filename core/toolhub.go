@@ -15,8 +15,9 @@ type ToolHub struct {
 	names   []string
 	runners map[string]ToolRunner
 
-	mu    sync.Mutex
-	owner map[string]ToolRunner
+	mu     sync.Mutex
+	owner  map[string]ToolRunner
+	warned map[string]bool // clashes already logged
 }
 
 // NewToolHub builds a hub over runners keyed by plugin name.
@@ -29,7 +30,7 @@ func NewToolHub(runners map[string]ToolRunner, log *slog.Logger) *ToolHub {
 		names = append(names, n)
 	}
 	slices.Sort(names)
-	return &ToolHub{log: log, names: names, runners: runners, owner: map[string]ToolRunner{}}
+	return &ToolHub{log: log, names: names, runners: runners, owner: map[string]ToolRunner{}, warned: map[string]bool{}}
 }
 
 // Tools lists every plugin's tools; kernel tool names are reserved.
@@ -45,11 +46,11 @@ func (h *ToolHub) Tools(ctx context.Context) ([]ToolInfo, error) {
 		}
 		for _, t := range infos {
 			if _, reserved := kernelToolInfo(t.Name); reserved {
-				h.log.Warn("tool name reserved by the kernel; refused", "plugin", n, "tool", t.Name)
+				h.warnOnce(n, t.Name, "tool name reserved by the kernel; refused", "")
 				continue
 			}
 			if prev, dup := from[t.Name]; dup {
-				h.log.Warn("tool name offered by two plugins; refused", "plugin", n, "tool", t.Name, "kept_from", prev)
+				h.warnOnce(n, t.Name, "tool name offered by two plugins; refused", prev)
 				continue
 			}
 			from[t.Name] = n
@@ -80,4 +81,15 @@ func (h *ToolHub) Call(ctx context.Context, req ToolCallRequest) (ToolResult, er
 		}
 	}
 	return r.Call(ctx, req)
+}
+
+// warnOnce logs a refused tool once per plugin and name.
+func (h *ToolHub) warnOnce(plugin, tool, msg, keptFrom string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.warned[plugin+"/"+tool] {
+		return
+	}
+	h.warned[plugin+"/"+tool] = true
+	h.log.Warn(msg, "plugin", plugin, "tool", tool, "kept_from", keptFrom)
 }

@@ -2,6 +2,7 @@ package graph_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -233,5 +234,27 @@ func TestConnectionOptionsReachTheProvider(t *testing.T) {
 	body := string(k.fake.LastRequest().Body)
 	if !strings.Contains(body, `"max_completion_tokens":777`) || strings.Contains(body, `"max_tokens"`) {
 		t.Fatalf("request %s", body)
+	}
+}
+
+// A model that never stops calling tools is ended by the max-steps guard
+// (8 in the test kernel).
+func TestMaxStepsGuard(t *testing.T) {
+	k := newTestKernel(t)
+	sid := k.chatSession(t, nil, "BYPASS")
+	w := k.watch(t, sid)
+	for i := range 9 {
+		k.fake.Enqueue(openaitest.Response{Events: []string{
+			chunk(toolCallDelta(0, fmt.Sprint("c", i), "lookup", `{"q":"again"}`), ""),
+			chunk(map[string]any{}, "tool_calls"),
+		}})
+	}
+	k.send(t, sid, "loop forever")
+	p := w.turnEnd()
+	if p.Status != core.TurnFailed || !strings.Contains(p.Reason, "max-steps") {
+		t.Fatalf("turn %+v", p)
+	}
+	if n := len(k.fake.Requests()); n != 8 {
+		t.Fatalf("%d model requests, want 8", n)
 	}
 }

@@ -17,6 +17,7 @@ import (
 type BlobStore interface {
 	Put(ctx context.Context, r io.Reader, maxSize int64) (hash string, size int64, err error)
 	Read(hash string) ([]byte, error)
+	Delete(hash string) error
 }
 
 // EngineConfig wires the turn engine.

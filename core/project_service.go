@@ -62,24 +62,7 @@ func (s *Service) Projects(ctx context.Context) ([]Project, error) {
 	return s.store.Projects(ctx)
 }
 
-// DeleteProject removes the project and the kernel's data bound to it: every
-// session bound to it is deleted (SES-3). The directory is never touched.
-func (s *Service) DeleteProject(ctx context.Context, id string) error {
-	if _, err := s.store.Project(ctx, id); err != nil {
-		return err
-	}
-	bound, err := s.store.Sessions(ctx, SessionFilter{ProjectID: id, IncludeChildren: true})
-	if err != nil {
-		return fmt.Errorf("delete project %s: %w", id, err)
-	}
-	for _, sess := range bound {
-		if err := s.DeleteSession(ctx, sess.ID); err != nil && !errors.Is(err, ErrNotFound) {
-			return fmt.Errorf("delete project %s: %w", id, err)
-		}
-	}
-	if err := s.store.DeleteProject(ctx, id); err != nil {
-		return err
-	}
-	s.log.Info("project deleted", "project_id", id, "sessions_deleted", len(bound))
-	return nil
+// removeProject deletes a project row whose sessions are gone.
+func (s *Service) removeProject(ctx context.Context, id string) error {
+	return s.store.DeleteProject(ctx, id)
 }

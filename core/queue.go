@@ -288,7 +288,8 @@ func (e *Engine) DeleteSession(ctx context.Context, sessionID string) error {
 			e.log.Warn("deleting a session whose turn is still winding down", "session_id", sessionID, "err", err)
 		}
 	}
-	if err := e.svc.DeleteSession(ctx, sessionID); err != nil {
+	orphans, err := e.svc.DeleteSession(ctx, sessionID)
+	if err != nil {
 		for _, id := range ids {
 			rt := e.runtime(id)
 			rt.mu.Lock()
@@ -303,5 +304,41 @@ func (e *Engine) DeleteSession(ctx context.Context, sessionID string) error {
 		delete(e.grants, id)
 	}
 	e.mu.Unlock()
+	e.deleteBlobs(orphans)
+	return nil
+}
+
+// deleteBlobs removes artifact bytes nothing refers to any more; failures
+// only leave garbage behind, so they are logged.
+func (e *Engine) deleteBlobs(hashes []string) {
+	if e.cfg.Blobs == nil {
+		return
+	}
+	for _, h := range hashes {
+		if err := e.cfg.Blobs.Delete(h); err != nil && !errors.Is(err, ErrNotFound) {
+			e.log.Warn("delete unreferenced artifact", "sha256", h, "err", err)
+		}
+	}
+}
+
+// DeleteProject deletes every session bound to the project (stopping their
+// turns), then the project (SES-3). The directory is never touched.
+func (e *Engine) DeleteProject(ctx context.Context, id string) error {
+	if _, err := e.svc.Project(ctx, id); err != nil {
+		return err
+	}
+	bound, err := e.svc.Sessions(ctx, SessionFilter{ProjectID: id, IncludeChildren: true})
+	if err != nil {
+		return fmt.Errorf("delete project %s: %w", id, err)
+	}
+	for _, sess := range bound {
+		if err := e.DeleteSession(ctx, sess.ID); err != nil && !errors.Is(err, ErrNotFound) {
+			return fmt.Errorf("delete project %s: %w", id, err)
+		}
+	}
+	if err := e.svc.removeProject(ctx, id); err != nil {
+		return err
+	}
+	e.log.Info("project deleted", "project_id", id, "sessions_deleted", len(bound))
 	return nil
 }

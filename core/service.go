@@ -381,22 +381,23 @@ func (s *Service) Events(ctx context.Context, id string, afterSeq int64, limit i
 }
 
 // DeleteSession removes a session and its descendants irreversibly and
-// broadcasts session_deleted for each (SES-13).
-func (s *Service) DeleteSession(ctx context.Context, id string) error {
+// broadcasts session_deleted for each (SES-13). It returns the artifact
+// hashes nothing refers to any more.
+func (s *Service) DeleteSession(ctx context.Context, id string) ([]string, error) {
 	unlock := s.Lock(id)
-	ids, err := s.store.DeleteSession(ctx, id)
+	del, err := s.store.DeleteSession(ctx, id)
 	unlock()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	now := time.Now().UTC()
-	for _, sid := range ids {
+	for _, sid := range del.IDs {
 		s.Emit(sid, EventSessionDeleted, struct{}{})
 		s.broker.PublishKernel(KernelEvent{Type: KernelSessionDeleted, SessionID: sid, At: now})
 		s.locks.Delete(sid)
 		s.log.Info("session deleted", "session_id", sid)
 	}
-	return nil
+	return del.OrphanBlobs, nil
 }
 
 // ApplyCatalogChange is the catalog's OnChange hook: it broadcasts

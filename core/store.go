@@ -40,8 +40,18 @@ type SessionStore interface {
 	Messages(ctx context.Context, sessionID string, includeInactive bool) ([]Message, error)
 	// DeleteSession removes the session and its descendants with their events
 	// and projections in one transaction and records tombstones, so that late
-	// appends fail with ErrNotFound. It returns the ids deleted, children first.
-	DeleteSession(ctx context.Context, id string) ([]string, error)
+	// appends fail with ErrNotFound. It returns the ids deleted, children
+	// first, and the artifact hashes nothing refers to any more.
+	DeleteSession(ctx context.Context, id string) (DeletedSessions, error)
+}
+
+// DeletedSessions is what a session deletion removed.
+type DeletedSessions struct {
+	// IDs are the deleted sessions, descendants first.
+	IDs []string
+	// OrphanBlobs are artifact hashes no remaining message or attachment
+	// record refers to; the caller deletes their bytes.
+	OrphanBlobs []string
 }
 
 // ProjectStore keeps project directory references.

@@ -149,7 +149,7 @@ func TestDeleteEndsSubscription(t *testing.T) {
 	if ev := recv(t, ch); ev.Type != core.EventSessionCreated || ev.Seq != 1 {
 		t.Fatalf("first event %+v", ev)
 	}
-	if err := svc.DeleteSession(ctx, s.ID); err != nil {
+	if _, err := svc.DeleteSession(ctx, s.ID); err != nil {
 		t.Fatal(err)
 	}
 	if ev := recv(t, ch); ev.Type != core.EventSessionDeleted {

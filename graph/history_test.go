@@ -89,3 +89,37 @@ func TestForkSession(t *testing.T) {
 	}
 	k.mustDo(t, `mutation($s: ID!) { stopTurn(sessionId: $s) { id } }`, map[string]any{"s": sid}, nil)
 }
+
+// Deleting sessions removes artifacts nothing refers to any more; a fork
+// shares them, so deleting one side keeps the other's.
+func TestDeleteRemovesUnreferencedArtifacts(t *testing.T) {
+	k := newTestKernel(t)
+	sid := k.chatSession(t, map[string]any{"imageInput": true}, "BYPASS")
+	w := k.watch(t, sid)
+	img := pngBytes(t)
+	att := k.upload(t, "dot.png", img)
+	k.fake.Enqueue(openaitest.TextStream(testModel, "A dot."))
+	k.mustDo(t, `mutation($s: ID!, $a: [ID!]) { sendMessage(sessionId: $s, input: {text: "see", attachmentIds: $a}) { turnStarted } }`, map[string]any{"s": sid, "a": []string{att}}, nil)
+	w.turnEnd()
+	msgs := k.messages(t, sid)
+	var fork struct{ ForkSession struct{ ID string } }
+	k.mustDo(t, `mutation($s: ID!, $a: Int!) { forkSession(sessionId: $s, afterSeq: $a) { id } }`, map[string]any{"s": sid, "a": msgs[1].Seq}, &fork)
+	hash := sha(string(img))
+	if !k.blobs.Has(hash) {
+		t.Fatal("the upload is not in the artifact store")
+	}
+	k.mustDo(t, `mutation($s: ID!) { deleteSession(id: $s) }`, map[string]any{"s": sid}, nil)
+	if !k.blobs.Has(hash) {
+		t.Fatal("deleting the source removed an artifact the fork still uses")
+	}
+	if _, err := k.db.Attachment(t.Context(), att); err != nil {
+		t.Fatalf("attachment record of the fork: %v", err)
+	}
+	k.mustDo(t, `mutation($s: ID!) { deleteSession(id: $s) }`, map[string]any{"s": fork.ForkSession.ID}, nil)
+	if k.blobs.Has(hash) {
+		t.Fatal("an unreferenced artifact survived")
+	}
+	if _, err := k.db.Attachment(t.Context(), att); err == nil {
+		t.Fatal("an unreferenced attachment record survived")
+	}
+}

@@ -168,7 +168,7 @@ func (r *mutationResolver) CreateProject(ctx context.Context, input model.Projec
 
 // DeleteProject is the resolver for the deleteProject field.
 func (r *mutationResolver) DeleteProject(ctx context.Context, id string) (bool, error) {
-	if err := r.Service.DeleteProject(ctx, id); err != nil {
+	if err := r.Engine.DeleteProject(ctx, id); err != nil {
 		return false, err
 	}
 	return true, nil

@@ -79,9 +79,12 @@ func (d *DB) Messages(ctx context.Context, sessionID string, includeInactive boo
 	return out, nil
 }
 
-// DeleteSession implements core.SessionStore.
-func (d *DB) DeleteSession(ctx context.Context, id string) ([]string, error) {
-	var ids []string
+// DeleteSession implements core.SessionStore. In the same transaction it
+// drops the attachment records that only the deleted messages referred to,
+// and it reports the blob hashes nothing refers to any more (messages of
+// other sessions — e.g. a fork — and attachment records keep theirs).
+func (d *DB) DeleteSession(ctx context.Context, id string) (core.DeletedSessions, error) {
+	var out core.DeletedSessions
 	err := d.w.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 		exists, err := tx.NewSelect().Model((*sessionRow)(nil)).Where("id = ?", id).Exists(ctx)
 		if err != nil {
@@ -95,11 +98,15 @@ func (d *DB) DeleteSession(ctx context.Context, id string) ([]string, error) {
 				SELECT ?, 0
 				UNION ALL
 				SELECT s.id, tree.depth + 1 FROM sessions s JOIN tree ON s.parent_id = tree.id
-			) SELECT id FROM tree ORDER BY depth DESC, id`, id).Scan(ctx, &ids); err != nil {
+			) SELECT id FROM tree ORDER BY depth DESC, id`, id).Scan(ctx, &out.IDs); err != nil {
 			return fmt.Errorf("find descendants: %w", err)
 		}
+		attIDs, hashes, err := referencedArtifacts(ctx, tx, out.IDs)
+		if err != nil {
+			return err
+		}
 		now := fmtTime(time.Now())
-		for _, sid := range ids {
+		for _, sid := range out.IDs {
 			for _, table := range []string{"events", "messages", "route_anchors"} {
 				if _, err := tx.NewDelete().Table(table).Where("session_id = ?", sid).Exec(ctx); err != nil {
 					return fmt.Errorf("delete %s of %s: %w", table, sid, err)
@@ -113,10 +120,78 @@ func (d *DB) DeleteSession(ctx context.Context, id string) ([]string, error) {
 				return fmt.Errorf("record tombstone of %s: %w", sid, err)
 			}
 		}
-		return nil
+		out.OrphanBlobs, err = dropUnreferenced(ctx, tx, attIDs, hashes)
+		return err
 	})
 	if err != nil {
-		return nil, fmt.Errorf("delete session %s: %w", id, err)
+		return core.DeletedSessions{}, fmt.Errorf("delete session %s: %w", id, err)
 	}
-	return ids, nil
+	return out, nil
+}
+
+// referencedArtifacts lists the attachment ids and blob hashes that the
+// messages of sessions refer to.
+func referencedArtifacts(ctx context.Context, tx bun.Tx, sessions []string) (attIDs, hashes []string, err error) {
+	var rows []messageRow
+	if err := tx.NewSelect().Model(&rows).Where("session_id IN (?)", bun.List(sessions)).Scan(ctx); err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return nil, nil, fmt.Errorf("read messages of deleted sessions: %w", err)
+	}
+	seenA, seenH := map[string]bool{}, map[string]bool{}
+	addH := func(h string) {
+		if h != "" && !seenH[h] {
+			seenH[h] = true
+			hashes = append(hashes, h)
+		}
+	}
+	for _, r := range rows {
+		m, err := r.message()
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, a := range m.Attachments {
+			if !seenA[a.ID] {
+				seenA[a.ID] = true
+				attIDs = append(attIDs, a.ID)
+			}
+			addH(a.SHA256)
+		}
+		for _, fc := range m.FileChanges {
+			addH(fc.BeforeHash)
+			addH(fc.AfterHash)
+		}
+	}
+	return attIDs, hashes, nil
+}
+
+// dropUnreferenced deletes attachment records no remaining message mentions
+// and returns the hashes no remaining message or record mentions. Message
+// payloads are JSON, so a mention is a substring match of the (random id or
+// 64-hex hash) value.
+func dropUnreferenced(ctx context.Context, tx bun.Tx, attIDs, hashes []string) ([]string, error) {
+	for _, a := range attIDs {
+		used, err := tx.NewSelect().Table("messages").Where("instr(payload, ?) > 0", a).Exists(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("check attachment %s: %w", a, err)
+		}
+		if !used {
+			if _, err := tx.NewDelete().Table("attachments").Where("id = ?", a).Exec(ctx); err != nil {
+				return nil, fmt.Errorf("delete attachment %s: %w", a, err)
+			}
+		}
+	}
+	var orphans []string
+	for _, h := range hashes {
+		inMsgs, err := tx.NewSelect().Table("messages").Where("instr(payload, ?) > 0", h).Exists(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("check blob %s: %w", h, err)
+		}
+		inAtts, err := tx.NewSelect().Table("attachments").Where("sha256 = ?", h).Exists(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("check blob %s: %w", h, err)
+		}
+		if !inMsgs && !inAtts {
+			orphans = append(orphans, h)
+		}
+	}
+	return orphans, nil
 }

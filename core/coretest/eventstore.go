@@ -197,10 +197,11 @@ func RunEventStoreSuite(t *testing.T, h StoreHarness) {
 		if _, err := s.Append(ctx, "c", 0, []core.Event{ev}); err != nil {
 			t.Fatal(err)
 		}
-		ids, err := s.DeleteSession(ctx, "p")
+		del, err := s.DeleteSession(ctx, "p")
 		if err != nil {
 			t.Fatal(err)
 		}
+		ids := del.IDs
 		if !reflect.DeepEqual(ids, []string{"c", "p"}) {
 			t.Fatalf("deleted %v, want children first [c p]", ids)
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"strconv"
 	"strings"
 	"syscall"
@@ -161,4 +162,78 @@ func alive(pid int) bool {
 	i := strings.LastIndexByte(s, ')')
 	f := strings.Fields(s[i+1:])
 	return len(f) > 0 && f[0] != "Z"
+}
+
+// A tool plugin killed mid-call yields an error tool message, the turn goes
+// on, and the plugin is restarted on the next call.
+func TestToolPluginKilledMidCall(t *testing.T) {
+	fake := openaitest.New(t)
+	k := startKernel(t, t.TempDir())
+	proj := t.TempDir()
+	var p struct{ CreateProject struct{ ID string } }
+	k.gql(t, `mutation($p: String!) { createProject(input: {path: $p}) { id } }`, map[string]any{"p": proj}, &p)
+	sid := k.chatSession(t, fake.BaseURL())
+	k.gql(t, `mutation($s: ID!, $p: ID) { updateSession(id: $s, input: {projectId: $p}) { id } }`, map[string]any{"s": sid, "p": p.CreateProject.ID}, nil)
+	bash := func(id, cmd string) openaitest.Response {
+		args, _ := json.Marshal(map[string]any{"command": cmd})
+		return openaitest.Response{Events: []string{
+			openaitest.Chunk("gpt-t", map[string]any{"tool_calls": []any{map[string]any{"index": 0, "id": id, "type": "function", "function": map[string]any{"name": "bash", "arguments": string(args)}}}}, ""),
+			openaitest.Chunk("gpt-t", map[string]any{}, "tool_calls"),
+		}}
+	}
+	fake.Enqueue(bash("c1", "sleep 30"), bash("c2", "echo back > back.txt"), openaitest.TextStream("gpt-t", "recovered"))
+	k.gql(t, `mutation($s: ID!) { sendMessage(sessionId: $s, input: {text: "run it"}) { turnStarted } }`, map[string]any{"s": sid}, nil)
+	k.waitEvent(t, sid, "tool_started")
+	var tools int
+	deadline := time.Now().Add(10 * time.Second)
+	for tools == 0 && time.Now().Before(deadline) {
+		for _, pid := range childPIDs(k.cmd.Process.Pid) {
+			cmdline, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
+			if strings.Contains(string(cmdline), "plugin\x00tools") {
+				tools = pid
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if tools == 0 {
+		t.Fatal("no tools plugin process")
+	}
+	time.Sleep(200 * time.Millisecond) // let bash start
+	syscall.Kill(tools, syscall.SIGKILL)
+	k.waitEvent(t, sid, "turn_finished")
+	var s struct {
+		Session struct {
+			Messages []struct {
+				Role, Text string
+				IsError    bool
+			}
+		}
+	}
+	k.gql(t, `query($s: ID!) { session(id: $s) { messages { role text isError } } }`, map[string]any{"s": sid}, &s)
+	ms := s.Session.Messages
+	if len(ms) != 6 || !ms[2].IsError || ms[4].IsError || ms[5].Text != "recovered" {
+		t.Fatalf("messages %+v", ms)
+	}
+	if b, err := os.ReadFile(proj + "/back.txt"); err != nil || string(b) != "back\n" {
+		t.Fatalf("the restarted plugin did not run the next call: %q %v", b, err)
+	}
+}
+
+func TestRebuildProjectionsCommand(t *testing.T) {
+	data := t.TempDir()
+	k := startKernel(t, data)
+	for range 3 {
+		k.gql(t, `mutation { createSession(input: {title: "x"}) { id } }`, nil, nil)
+	}
+	k.stop(t)
+	out, err := exec.Command(foyaBin, "rebuild-projections", "--data-dir", data).CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "rebuilt projections from 3 events") {
+		t.Fatalf("rebuild: %s %v", out, err)
+	}
+	k2 := startKernel(t, data)
+	var s struct{ Sessions []struct{ Title string } }
+	k2.gql(t, `{ sessions { title } }`, nil, &s)
+	if len(s.Sessions) != 3 || s.Sessions[0].Title != "x" {
+		t.Fatalf("sessions after rebuild %+v", s.Sessions)
+	}
 }

@@ -97,13 +97,5 @@ func (d *DB) Events(ctx context.Context, sessionID string, afterSeq int64, limit
 		Order("seq").Limit(int64(limit)).Scan(ctx); err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("read events of session %s: %w", sessionID, err)
 	}
-	out := make([]core.Event, len(rows))
-	for i, r := range rows {
-		ev, err := r.event()
-		if err != nil {
-			return nil, err
-		}
-		out[i] = ev
-	}
-	return out, nil
+	return mapRows(rows, eventRow.event)
 }

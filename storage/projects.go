@@ -50,15 +50,7 @@ func (d *DB) Projects(ctx context.Context) ([]core.Project, error) {
 	if err := d.r.NewSelect().Model(&rows).OrderExpr("created_at, id").Scan(ctx); err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("list projects: %w", err)
 	}
-	out := make([]core.Project, len(rows))
-	for i, r := range rows {
-		p, err := r.project()
-		if err != nil {
-			return nil, err
-		}
-		out[i] = p
-	}
-	return out, nil
+	return mapRows(rows, projectRow.project)
 }
 
 // DeleteProject implements core.ProjectStore. It removes only the row; the

@@ -117,3 +117,16 @@ type tombstoneRow struct {
 	SessionID string `bun:"session_id,pk"`
 	DeletedAt string `bun:"deleted_at,notnull"`
 }
+
+// mapRows converts rows to domain values, stopping at the first error.
+func mapRows[R, T any](rows []R, conv func(R) (T, error)) ([]T, error) {
+	out := make([]T, len(rows))
+	for i, r := range rows {
+		v, err := conv(r)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = v
+	}
+	return out, nil
+}

@@ -47,15 +47,7 @@ func (d *DB) Sessions(ctx context.Context, f core.SessionFilter) ([]core.Session
 	if err := q.Scan(ctx); err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("list sessions: %w", err)
 	}
-	out := make([]core.Session, len(rows))
-	for i, r := range rows {
-		s, err := r.session()
-		if err != nil {
-			return nil, err
-		}
-		out[i] = s
-	}
-	return out, nil
+	return mapRows(rows, sessionRow.session)
 }
 
 // Messages implements core.SessionStore.
@@ -68,15 +60,7 @@ func (d *DB) Messages(ctx context.Context, sessionID string, includeInactive boo
 	if err := q.Scan(ctx); err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("read messages of session %s: %w", sessionID, err)
 	}
-	out := make([]core.Message, len(rows))
-	for i, r := range rows {
-		m, err := r.message()
-		if err != nil {
-			return nil, err
-		}
-		out[i] = m
-	}
-	return out, nil
+	return mapRows(rows, messageRow.message)
 }
 
 // DeleteSession implements core.SessionStore. In the same transaction it

@@ -161,7 +161,7 @@ func (e *Engine) take(sessionID, id, kind string, onTake func(p *pendingRequest)
 		return nil, Errorf(CodeNotFound, "no pending %s %s in session %s", kind, id, sessionID)
 	}
 	delete(e.pending, id)
-	e.decided[id] = true
+	e.markDecided(id)
 	if onTake != nil {
 		onTake(p)
 	}
@@ -205,7 +205,7 @@ func (e *Engine) cancelPending(sessionID string) {
 	for id, p := range e.pending {
 		if p.sessionID == sessionID {
 			delete(e.pending, id)
-			e.decided[id] = true
+			e.markDecided(id)
 		}
 	}
 }
@@ -239,4 +239,18 @@ func (e *Engine) ForgetGrants(sessionID string) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	delete(e.grants, sessionID)
+}
+
+// maxDecided bounds how many answered request ids are remembered for CONFLICT
+// replies; older ones then answer NOT_FOUND.
+const maxDecided = 10000
+
+// markDecided remembers an answered request id; e.mu is held.
+func (e *Engine) markDecided(id string) {
+	e.decided[id] = true
+	e.decidedOrder = append(e.decidedOrder, id)
+	if len(e.decidedOrder) > maxDecided {
+		delete(e.decided, e.decidedOrder[0])
+		e.decidedOrder = e.decidedOrder[1:]
+	}
 }

@@ -51,11 +51,12 @@ type Engine struct {
 	svc *Service
 	log *slog.Logger
 
-	mu       sync.Mutex
-	runtimes map[string]*sessionRuntime
-	pending  map[string]*pendingRequest // approvals and questions by request id
-	decided  map[string]bool            // answered request ids, so late answers get CONFLICT
-	grants   map[string]map[string]bool
+	mu           sync.Mutex
+	runtimes     map[string]*sessionRuntime
+	pending      map[string]*pendingRequest // approvals and questions by request id
+	decided      map[string]bool            // answered request ids, so late answers get CONFLICT
+	decidedOrder []string
+	grants       map[string]map[string]bool
 	// failedCompactions remembers, per route and history digest, why a
 	// compaction failed, so it is not retried in a loop.
 	failedCompactions map[string]string

@@ -241,3 +241,31 @@ func TestNativeCompactionWhenDeclared(t *testing.T) {
 		t.Fatalf("checkpoint %s %v", ev.Payload, err)
 	}
 }
+
+// A summary that saves nothing is a failure, remembered for that history: a
+// second attempt does not ask the model again.
+func TestFailedCompactionIsNotRetried(t *testing.T) {
+	k := newTestKernel(t)
+	sid := k.chatSession(t, nil, "BYPASS")
+	w := k.watch(t, sid)
+	k.fake.Enqueue(reply("short", 100), reply("short too", 100))
+	k.send(t, sid, "one")
+	w.turnEnd()
+	k.send(t, sid, "two")
+	w.turnEnd()
+	k.fake.Enqueue(openaitest.Completion(testModel, strings.Repeat("a summary longer than what it summarizes ", 20), "stop", 50, 200))
+	msg := k.mustFail(t, "PROVIDER_ERROR", `mutation($s: ID!) { compactSession(sessionId: $s) { id } }`, map[string]any{"s": sid})
+	if !strings.Contains(msg, "save nothing") {
+		t.Fatalf("message %q", msg)
+	}
+	n := len(k.fake.Requests())
+	msg = k.mustFail(t, "UNAVAILABLE", `mutation($s: ID!) { compactSession(sessionId: $s) { id } }`, map[string]any{"s": sid})
+	if !strings.Contains(msg, "not retrying") || len(k.fake.Requests()) != n {
+		t.Fatalf("retried: %q, %d → %d requests", msg, n, len(k.fake.Requests()))
+	}
+	var s struct{ Session struct{ Phase string } }
+	k.mustDo(t, `query($s: ID!) { session(id: $s) { phase } }`, map[string]any{"s": sid}, &s)
+	if s.Session.Phase != "IDLE" {
+		t.Fatalf("phase %s", s.Session.Phase)
+	}
+}

@@ -237,3 +237,18 @@ func TestRewindRecoversAfterACrashBetweenRestoreAndEvent(t *testing.T) {
 		t.Fatalf("after recovery: %d messages", len(msgs))
 	}
 }
+
+func TestRewindRefusedWhileATurnRuns(t *testing.T) {
+	k := newTestKernel(t)
+	sid := k.chatSession(t, nil, "BYPASS")
+	w := k.watch(t, sid)
+	k.fake.Enqueue(openaitest.TextStream(testModel, "one"), hanging())
+	k.send(t, sid, "first")
+	w.turnEnd()
+	userSeq := k.messages(t, sid)[0].Seq
+	p := k.preview(t, sid, userSeq)
+	k.send(t, sid, "second")
+	w.next("message_delta")
+	k.mustFail(t, "CONFLICT", confirmQ, map[string]any{"s": sid, "m": userSeq, "h": p.HeadSeq, "t": p.FileStateToken})
+	k.mustDo(t, `mutation($s: ID!) { stopTurn(sessionId: $s) { id } }`, map[string]any{"s": sid}, nil)
+}

@@ -171,7 +171,8 @@ func serveCmd(args []string, stderr io.Writer) error {
 	addr := fs.String("addr", "127.0.0.1:4777", "listen address (loopback by default)")
 	dataDir := fs.String("data-dir", defaultDataDir(), "data directory (database, catalog, artifacts)")
 	logLevel := fs.String("log-level", "info", "log level: debug, info, warn, error")
-	var origins, pluginDirs listFlag
+	var origins, pluginDirs, hosts listFlag
+	fs.Var(&hosts, "allow-host", "extra Host name the kernel answers to (repeatable; default loopback names, or any when --addr is not loopback)")
 	fs.Var(&pluginDirs, "plugin-dir", "extra directory of third-party plugin executables (repeatable; <data-dir>/plugins is always searched)")
 	fs.Var(&origins, "allow-origin", "extra browser origin host pattern allowed to open WebSockets (repeatable; default loopback only)")
 	if err := fs.Parse(args); err != nil {
@@ -201,7 +202,7 @@ func serveCmd(args []string, stderr io.Writer) error {
 	srv := &http.Server{
 		Handler: graph.NewHandler(graph.ServerConfig{
 			Service: k.sessions, Engine: k.engine, Usage: k.db, Catalog: k.catalog, Plugins: k.plugins,
-			Logger: log, OriginPatterns: allowed,
+			Logger: log, OriginPatterns: allowed, HostPatterns: servedHosts(*addr, hosts),
 		}),
 		ReadHeaderTimeout: 10 * time.Second,
 		BaseContext:       func(net.Listener) context.Context { return ctx },
@@ -332,4 +333,16 @@ func rebuildCmd(args []string, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "rebuilt projections from %d events\n", n)
 	return nil
+}
+
+// servedHosts are the Host names the HTTP server answers to: loopback names
+// (DNS rebinding protection), any when listening beyond loopback, plus extras.
+func servedHosts(addr string, extra []string) []string {
+	host, _, err := net.SplitHostPort(addr)
+	if err == nil {
+		if ip := net.ParseIP(host); (ip != nil && !ip.IsLoopback()) || (ip == nil && host != "localhost") {
+			return []string{"*"}
+		}
+	}
+	return append([]string{"127.0.0.1", "localhost", "::1"}, extra...)
 }

@@ -42,6 +42,9 @@ type ServerConfig struct {
 	// OriginPatterns overrides DefaultOriginPatterns (host patterns, as in
 	// coder/websocket's AcceptOptions).
 	OriginPatterns []string
+	// HostPatterns are the Host header names served (default: loopback
+	// names only); "*" serves any.
+	HostPatterns []string
 	// KeepAlive is the interval of WebSocket keep-alive pings (default 15s).
 	KeepAlive time.Duration
 }
@@ -86,7 +89,11 @@ func NewHandler(cfg ServerConfig) http.Handler {
 	})
 
 	mux := http.NewServeMux()
-	mux.Handle("/graphql", srv)
+	hosts := cfg.HostPatterns
+	if len(hosts) == 0 {
+		hosts = loopbackHosts
+	}
+	mux.Handle("/graphql", browserGuard(srv, origins, hosts))
 	mux.Handle("/", PlaygroundHandler("Foya kernel", "/graphql"))
 	return mux
 }

@@ -1,0 +1,58 @@
+package graph_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"mime/multipart"
+	"net/http"
+	"testing"
+)
+
+// A web page must not drive the local kernel: a cross-site multipart POST (a
+// "simple" request browsers send without asking) and a DNS-rebinding Host
+// are refused before any operation runs.
+func TestBrowserGuard(t *testing.T) {
+	k := newTestKernel(t)
+	multipartCreate := func(origin, host string) int {
+		var body bytes.Buffer
+		mw := multipart.NewWriter(&body)
+		ops, _ := json.Marshal(map[string]any{"query": `mutation { createSession(input: {title: "csrf"}) { id } }`, "variables": map[string]any{}})
+		mw.WriteField("operations", string(ops))
+		mw.WriteField("map", `{}`)
+		mw.Close()
+		req, _ := http.NewRequest(http.MethodPost, k.srv.URL+"/graphql", &body)
+		req.Header.Set("Content-Type", mw.FormDataContentType())
+		if origin != "" {
+			req.Header.Set("Origin", origin)
+		}
+		if host != "" {
+			req.Host = host
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if code := multipartCreate("https://evil.example", ""); code != http.StatusForbidden {
+		t.Fatalf("cross-site POST: %d", code)
+	}
+	if code := multipartCreate("", "evil.example:4777"); code != http.StatusForbidden {
+		t.Fatalf("rebinding Host: %d", code)
+	}
+	if code := multipartCreate("http://evil.example:4777", "evil.example:4777"); code != http.StatusForbidden {
+		t.Fatalf("rebinding same-origin: %d", code)
+	}
+	var list struct{ Sessions []struct{ ID string } }
+	k.mustDo(t, `{ sessions { id } }`, nil, &list)
+	if len(list.Sessions) != 0 {
+		t.Fatal("a refused request created a session")
+	}
+	// Scripts (no Origin), the kernel's own pages and loopback dev servers work.
+	for _, origin := range []string{"", k.srv.URL, "http://localhost:5173"} {
+		if code := multipartCreate(origin, ""); code != http.StatusOK {
+			t.Fatalf("origin %q: %d", origin, code)
+		}
+	}
+}

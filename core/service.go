@@ -81,6 +81,10 @@ func (s *Service) Commit(ctx context.Context, sessionID string, expectedHead int
 	}
 	for _, ev := range out {
 		s.broker.Publish(ev)
+		if ev.Type == EventPhaseChanged {
+			// Sidebars show which sessions are running.
+			s.broker.PublishKernel(KernelEvent{Type: KernelSessionUpdated, SessionID: sessionID, At: ev.At})
+		}
 	}
 	return out, nil
 }

@@ -80,8 +80,18 @@ func (e *Engine) runTurn(ctx context.Context, sessionID string, rt *sessionRunti
 	// sees turn_finished can act on an idle session at once.
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
-	if err := e.persist(pctx, sessionID, EventTurnFinished, TurnPayload{TurnID: run.id, Status: status, Reason: reason}); err != nil && !errors.Is(err, ErrNotFound) {
-		e.log.Error("record turn end", "session_id", sessionID, "turn_id", run.id, "err", err)
+	rt.turn = nil
+	finished := eventSpec{EventTurnFinished, TurnPayload{TurnID: run.id, Status: status, Reason: reason}}
+	next := rt.busy == "" && !rt.held && !e.isClosed() && len(rt.queue) > 0
+	specs := []eventSpec{finished}
+	if !next && rt.busy == "" {
+		// One transaction: whoever sees turn_finished finds the session idle.
+		specs = append(specs, eventSpec{EventPhaseChanged, PhasePayload{Phase: PhaseIdle}})
+	}
+	if evs, err := buildEvents(sessionID, specs...); err == nil {
+		if _, err := e.svc.Append(pctx, sessionID, evs...); err != nil && !errors.Is(err, ErrNotFound) {
+			e.log.Error("record turn end", "session_id", sessionID, "turn_id", run.id, "err", err)
+		}
 	}
 	e.log.Info("turn finished", "session_id", sessionID, "turn_id", run.id, "status", status, "reason", reason)
 	if status == TurnCompleted {
@@ -91,11 +101,10 @@ func (e *Engine) runTurn(ctx context.Context, sessionID string, rt *sessionRunti
 			e.maybeTitle(pctx, sessionID)
 		}()
 	}
-	rt.turn = nil
-	if rt.busy != "" {
+	if !next {
 		return
 	}
-	if !rt.held && !e.isClosed() && e.dispatchLocked(pctx, sessionID, rt) {
+	if e.dispatchLocked(pctx, sessionID, rt) {
 		e.snapshotLocked(sessionID, rt)
 		return
 	}

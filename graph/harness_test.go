@@ -16,7 +16,7 @@ import (
 	"github.com/foya-dev/foya/core"
 	"github.com/foya-dev/foya/graph"
 	"github.com/foya-dev/foya/plugins/builtin/tools"
-	"github.com/foya-dev/foya/plugins/host"
+	"github.com/foya-dev/foya/plugins/host/hosttest"
 	"github.com/foya-dev/foya/plugins/sdk"
 	"github.com/foya-dev/foya/providers/openai"
 	"github.com/foya-dev/foya/providers/openai/openaitest"
@@ -57,9 +57,9 @@ func newTestKernel(t testing.TB) *testKernel {
 		t.Fatal(err)
 	}
 	k := &testKernel{db: db, dbPath: dbPath, logs: logs, fake: openaitest.New(t)}
-	openaiProvider, _ := host.NewInProcess(t, sdk.ServeConfig{Provider: openai.New(openai.Config{Logger: log})})
-	_, toolRunner := host.NewInProcess(t, sdk.ServeConfig{Tools: &testTools{}})
-	_, builtinTools := host.NewInProcess(t, sdk.ServeConfig{Tools: tools.New(tools.Config{})})
+	openaiProvider, _ := hosttest.NewInProcess(t, sdk.ServeConfig{Provider: openai.New(openai.Config{Logger: log})})
+	_, toolRunner := hosttest.NewInProcess(t, sdk.ServeConfig{Tools: &testTools{}})
+	_, builtinTools := hosttest.NewInProcess(t, sdk.ServeConfig{Tools: tools.New(tools.Config{})})
 	k.lister = &fakeProvider{kind: "fakelist", caps: []core.ProviderCapability{core.CapModelLister}}
 	k.providers = &fakeProviders{kinds: map[string]core.Provider{
 		"openai":   openaiProvider,

@@ -12,6 +12,7 @@ import (
 
 	"github.com/foya-dev/foya/core"
 	"github.com/foya-dev/foya/plugins/host"
+	"github.com/foya-dev/foya/plugins/host/hosttest"
 	"github.com/foya-dev/foya/plugins/sdk"
 )
 
@@ -51,7 +52,7 @@ func countEvents(b *testing.B, p core.Provider, req core.ProviderRequest) int {
 // BenchmarkStreamEventsInProcess: events through the gRPC plugin boundary
 // (in-process connection, real gRPC + proto + adapters).
 func BenchmarkStreamEventsInProcess(b *testing.B) {
-	p, _ := host.NewInProcess(b, sdk.ServeConfig{Provider: &floodProvider{}, Logger: slog.New(slog.DiscardHandler)})
+	p, _ := hosttest.NewInProcess(b, sdk.ServeConfig{Provider: &floodProvider{}, Logger: slog.New(slog.DiscardHandler)})
 	b.ResetTimer()
 	events := 0
 	for b.Loop() {
@@ -85,7 +86,7 @@ func BenchmarkStreamEventsDirect(b *testing.B) {
 
 // BenchmarkUnaryRoundTrip: one ListModels call through the boundary.
 func BenchmarkUnaryRoundTrip(b *testing.B) {
-	p, _ := host.NewInProcess(b, sdk.ServeConfig{Provider: &fakeProvider{caps: []sdk.Capability{sdk.CapModelLister}}, Logger: slog.New(slog.DiscardHandler)})
+	p, _ := hosttest.NewInProcess(b, sdk.ServeConfig{Provider: &fakeProvider{caps: []sdk.Capability{sdk.CapModelLister}}, Logger: slog.New(slog.DiscardHandler)})
 	ctx := context.Background()
 	for b.Loop() {
 		if _, err := p.ListModels(ctx, core.Endpoint{}); err != nil {

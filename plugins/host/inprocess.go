@@ -2,7 +2,9 @@ package host
 
 import (
 	"context"
-	"testing"
+	"fmt"
+
+	"github.com/hashicorp/go-plugin"
 
 	"github.com/foya-dev/foya/core"
 	foyav1 "github.com/foya-dev/foya/plugins/proto/foya/v1"
@@ -15,34 +17,32 @@ type fixedSource struct{ c *clients }
 func (s fixedSource) clients(context.Context) (*clients, error) { return s.c, nil }
 func (fixedSource) broken(*clients, error)                      {}
 
-// NewInProcess serves cfg in-process over a real gRPC connection and returns
-// the core adapters the Manager would hand out (nil for a kind cfg does not
-// serve). Tests in other packages use it to drive a plugin without a process.
-func NewInProcess(t testing.TB, cfg sdk.ServeConfig) (core.Provider, core.ToolRunner) {
-	t.Helper()
-	conn := sdk.TestConn(t, cfg)
+// Adapt wraps an already connected plugin client (e.g. from sdktest.Conn)
+// into the core adapters the Manager would hand out; provider and tools say
+// which services to dispense. The connection is never restarted.
+func Adapt(conn plugin.ClientProtocol, provider, tools bool) (core.Provider, core.ToolRunner, error) {
 	src := fixedSource{c: &clients{}}
 	var p core.Provider
 	var r core.ToolRunner
-	if cfg.Provider != nil {
+	if provider {
 		raw, err := conn.Dispense(sdk.ProviderPluginName)
 		if err != nil {
-			t.Fatalf("dispense provider: %v", err)
+			return nil, nil, fmt.Errorf("dispense provider: %w", err)
 		}
 		src.c.provider = raw.(foyav1.ProviderClient)
 		info, err := src.c.provider.Describe(context.Background(), &foyav1.DescribeRequest{})
 		if err != nil {
-			t.Fatalf("describe provider: %v", err)
+			return nil, nil, fmt.Errorf("describe provider: %w", err)
 		}
 		p = newProviderAdapter(info.GetKind(), src, info)
 	}
-	if cfg.Tools != nil {
+	if tools {
 		raw, err := conn.Dispense(sdk.ToolsPluginName)
 		if err != nil {
-			t.Fatalf("dispense tools: %v", err)
+			return nil, nil, fmt.Errorf("dispense tools: %w", err)
 		}
 		src.c.tools = raw.(foyav1.ToolsClient)
 		r = &toolRunner{plugin: "in-process", src: src}
 	}
-	return p, r
+	return p, r, nil
 }

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/foya-dev/foya/core"
-	"github.com/foya-dev/foya/plugins/host"
+	"github.com/foya-dev/foya/plugins/host/hosttest"
 	"github.com/foya-dev/foya/plugins/sdk"
 	"github.com/foya-dev/foya/providers/openai"
 	"github.com/foya-dev/foya/providers/openai/openaitest"
@@ -78,7 +78,7 @@ func drain(t *testing.T, s core.ProviderStream) []core.StreamEvent {
 }
 
 func TestInProcessStream(t *testing.T) {
-	p, _ := host.NewInProcess(t, sdk.ServeConfig{Provider: &fakeProvider{deltas: []string{"a", "b"}}})
+	p, _ := hosttest.NewInProcess(t, sdk.ServeConfig{Provider: &fakeProvider{deltas: []string{"a", "b"}}})
 	s, err := p.Stream(ctxT(t), core.Endpoint{ConnectionID: "c"}, core.ProviderRequest{Model: "m"})
 	if err != nil {
 		t.Fatal(err)
@@ -103,7 +103,7 @@ func TestInProcessStream(t *testing.T) {
 }
 
 func TestInProcessStreamErrorEvent(t *testing.T) {
-	p, _ := host.NewInProcess(t, sdk.ServeConfig{Provider: &fakeProvider{
+	p, _ := hosttest.NewInProcess(t, sdk.ServeConfig{Provider: &fakeProvider{
 		deltas: []string{"partial"},
 		err:    &sdk.Error{Category: sdk.CategoryRateLimit, Message: "slow down", StatusCode: 429, RetryAfter: 3 * time.Second},
 	}})
@@ -119,7 +119,7 @@ func TestInProcessStreamErrorEvent(t *testing.T) {
 }
 
 func TestCapabilityChecks(t *testing.T) {
-	p, _ := host.NewInProcess(t, sdk.ServeConfig{Provider: &fakeProvider{caps: []sdk.Capability{sdk.CapModelLister}}})
+	p, _ := hosttest.NewInProcess(t, sdk.ServeConfig{Provider: &fakeProvider{caps: []sdk.Capability{sdk.CapModelLister}}})
 	if got := p.Capabilities(); len(got) != 1 || got[0] != core.CapModelLister {
 		t.Fatalf("capabilities %v", got)
 	}
@@ -137,7 +137,7 @@ func TestCapabilityChecks(t *testing.T) {
 }
 
 func TestUnaryProviderError(t *testing.T) {
-	p, _ := host.NewInProcess(t, sdk.ServeConfig{Provider: &fakeProvider{
+	p, _ := hosttest.NewInProcess(t, sdk.ServeConfig{Provider: &fakeProvider{
 		caps:    []sdk.Capability{sdk.CapModelLister},
 		listErr: &sdk.Error{Category: sdk.CategoryAuth, Message: "bad key", StatusCode: 401},
 	}})
@@ -156,7 +156,7 @@ func TestInProcessOpenAIToolCalls(t *testing.T) {
 		openaitest.Chunk("m", map[string]any{"tool_calls": []any{map[string]any{"index": 0, "function": map[string]any{"arguments": `{}`}}}}, ""),
 		openaitest.Chunk("m", map[string]any{"tool_calls": []any{map[string]any{"index": 1, "function": map[string]any{"arguments": `"x"}`}}}}, "tool_calls"),
 	}})
-	p, _ := host.NewInProcess(t, sdk.ServeConfig{Provider: openai.New(openai.Config{})})
+	p, _ := hosttest.NewInProcess(t, sdk.ServeConfig{Provider: openai.New(openai.Config{})})
 	s, err := p.Stream(ctxT(t), core.Endpoint{BaseURL: srv.BaseURL()}, core.ProviderRequest{Model: "m",
 		Messages: []core.ProviderMessage{{Role: core.RoleUser, Content: []core.ContentPart{{Type: "text", Text: "hi"}}}},
 		Tools:    []core.ToolSchema{{Name: "ls", Parameters: json.RawMessage(`{"type":"object"}`)}}})
@@ -206,7 +206,7 @@ func (s *sleepyTools) Call(ctx context.Context, req sdk.ToolCallRequest) (sdk.To
 
 func TestInProcessTools(t *testing.T) {
 	tools := &sleepyTools{started: make(chan struct{})}
-	_, r := host.NewInProcess(t, sdk.ServeConfig{Tools: tools})
+	_, r := hosttest.NewInProcess(t, sdk.ServeConfig{Tools: tools})
 	infos, err := r.Tools(ctxT(t))
 	if err != nil || len(infos) != 2 || !infos[0].ReadOnly || string(infos[0].Schema) != `{"type":"object"}` {
 		t.Fatalf("tools %+v err %v", infos, err)
@@ -248,7 +248,7 @@ func (richTools) Call(_ context.Context, req sdk.ToolCallRequest) (sdk.ToolResul
 }
 
 func TestInProcessToolResultFields(t *testing.T) {
-	_, r := host.NewInProcess(t, sdk.ServeConfig{Tools: richTools{}})
+	_, r := hosttest.NewInProcess(t, sdk.ServeConfig{Tools: richTools{}})
 	res, err := r.Call(ctxT(t), core.ToolCallRequest{Name: "rich", ScopeDir: "/scope", Timeout: 1500 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)

@@ -73,7 +73,7 @@ func Serve(cfg ServeConfig) error {
 	if os.Getenv(Handshake.MagicCookieKey) != Handshake.MagicCookieValue {
 		return fmt.Errorf("this is a foya plugin; the foya kernel starts it")
 	}
-	set, err := serverPlugins(cfg)
+	set, err := PluginSet(cfg)
 	if err != nil {
 		return err
 	}
@@ -90,7 +90,9 @@ func hcLogger(w io.Writer) hclog.Logger {
 	return hclog.New(&hclog.LoggerOptions{Name: "go-plugin", Output: w, JSONFormat: true, Level: hclog.Warn})
 }
 
-func serverPlugins(cfg ServeConfig) (plugin.PluginSet, error) {
+// PluginSet is the go-plugin set that Serve serves for cfg (used by
+// sdktest to serve in-process).
+func PluginSet(cfg ServeConfig) (plugin.PluginSet, error) {
 	set := plugin.PluginSet{}
 	if cfg.Provider != nil {
 		ps, err := newProviderServer(cfg.Provider, cfg.Logger)

@@ -14,7 +14,7 @@ import (
 
 	"github.com/foya-dev/foya/core"
 	"github.com/foya-dev/foya/plugins/builtin/tools"
-	"github.com/foya-dev/foya/plugins/host"
+	"github.com/foya-dev/foya/plugins/host/hosttest"
 	"github.com/foya-dev/foya/plugins/sdk"
 )
 
@@ -27,7 +27,7 @@ func TestThroughPluginBoundary(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(scope, "f.txt"), []byte("one\ntwo\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, r := host.NewInProcess(t, sdk.ServeConfig{Tools: tools.New(tools.Config{})})
+	_, r := hosttest.NewInProcess(t, sdk.ServeConfig{Tools: tools.New(tools.Config{})})
 
 	infos, err := r.Tools(ctx)
 	if err != nil || len(infos) != 6 {

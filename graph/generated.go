@@ -31,6 +31,7 @@ func NewExecutableSchema(cfg Config) graphql.ExecutableSchema {
 type Config = graphql.Config[ResolverRoot, DirectiveRoot, ComplexityRoot]
 
 type ResolverRoot interface {
+	AgentSnapshot() AgentSnapshotResolver
 	Approval() ApprovalResolver
 	Connection() ConnectionResolver
 	KernelEvent() KernelEventResolver
@@ -50,6 +51,15 @@ type DirectiveRoot struct {
 }
 
 type ComplexityRoot struct {
+	AgentSnapshot struct {
+		Description  func(childComplexity int) int
+		Instructions func(childComplexity int) int
+		MaxTurns     func(childComplexity int) int
+		Model        func(childComplexity int) int
+		Name         func(childComplexity int) int
+		Tools        func(childComplexity int) int
+	}
+
 	Approval struct {
 		Action     func(childComplexity int) int
 		Decision   func(childComplexity int) int
@@ -280,6 +290,7 @@ type ComplexityRoot struct {
 	}
 
 	Session struct {
+		Agent           func(childComplexity int) int
 		AgentMode       func(childComplexity int) int
 		ApprovalMode    func(childComplexity int) int
 		Children        func(childComplexity int) int
@@ -297,6 +308,7 @@ type ComplexityRoot struct {
 		Queue           func(childComplexity int) int
 		ReasoningEffort func(childComplexity int) int
 		Route           func(childComplexity int) int
+		Source          func(childComplexity int) int
 		Tasks           func(childComplexity int) int
 		Title           func(childComplexity int) int
 		UpdatedAt       func(childComplexity int) int
@@ -348,6 +360,12 @@ type ComplexityRoot struct {
 
 // region    ************************** generated!.gotpl **************************
 
+type AgentSnapshotResolver interface {
+	Description(ctx context.Context, obj *core.AgentSnapshot) (*string, error)
+	Instructions(ctx context.Context, obj *core.AgentSnapshot) (*string, error)
+
+	Model(ctx context.Context, obj *core.AgentSnapshot) (*string, error)
+}
 type ApprovalResolver interface {
 	Input(ctx context.Context, obj *core.ApprovalPayload) (scalar.JSON, error)
 	Decision(ctx context.Context, obj *core.ApprovalPayload) (*core.ApprovalDecision, error)
@@ -442,6 +460,7 @@ type SessionResolver interface {
 	Project(ctx context.Context, obj *core.Session) (*core.Project, error)
 
 	ParentID(ctx context.Context, obj *core.Session) (*string, error)
+	Source(ctx context.Context, obj *core.Session) (*string, error)
 
 	Messages(ctx context.Context, obj *core.Session, includeInactive *bool) ([]core.Message, error)
 
@@ -488,6 +507,43 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 	ec := newExecutionContext(nil, e, nil)
 	_ = ec
 	switch typeName + "." + field {
+
+	case "AgentSnapshot.description":
+		if e.ComplexityRoot.AgentSnapshot.Description == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AgentSnapshot.Description(childComplexity), true
+	case "AgentSnapshot.instructions":
+		if e.ComplexityRoot.AgentSnapshot.Instructions == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AgentSnapshot.Instructions(childComplexity), true
+	case "AgentSnapshot.maxTurns":
+		if e.ComplexityRoot.AgentSnapshot.MaxTurns == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AgentSnapshot.MaxTurns(childComplexity), true
+	case "AgentSnapshot.model":
+		if e.ComplexityRoot.AgentSnapshot.Model == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AgentSnapshot.Model(childComplexity), true
+	case "AgentSnapshot.name":
+		if e.ComplexityRoot.AgentSnapshot.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AgentSnapshot.Name(childComplexity), true
+	case "AgentSnapshot.tools":
+		if e.ComplexityRoot.AgentSnapshot.Tools == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AgentSnapshot.Tools(childComplexity), true
 
 	case "Approval.action":
 		if e.ComplexityRoot.Approval.Action == nil {
@@ -1586,6 +1642,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.SendResult.TurnStarted(childComplexity), true
 
+	case "Session.agent":
+		if e.ComplexityRoot.Session.Agent == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Session.Agent(childComplexity), true
 	case "Session.agentMode":
 		if e.ComplexityRoot.Session.AgentMode == nil {
 			break
@@ -1693,6 +1755,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Session.Route(childComplexity), true
+	case "Session.source":
+		if e.ComplexityRoot.Session.Source == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Session.Source(childComplexity), true
 	case "Session.tasks":
 		if e.ComplexityRoot.Session.Tasks == nil {
 			break
@@ -2292,6 +2360,18 @@ type Project {
   createdAt: Time!
 }
 
+"An agent definition as a child session received it (SES-12)."
+type AgentSnapshot {
+  name: String!
+  description: String
+  instructions: String
+  "Allowed tools; empty = all but task."
+  tools: [String!]!
+  maxTurns: Int!
+  "CONNECTION_ID/MODEL, or null for the parent's model."
+  model: String
+}
+
 "An item of a session's task list, kept by the model."
 type Task {
   id: ID!
@@ -2319,6 +2399,10 @@ type Session {
   agentMode: AgentMode!
   "Parent of a child (sub-agent) session."
   parentId: ID
+  "How the session was created: null for clients, task:<toolCallId> for a sub-agent, fork:<sessionId> for a branch."
+  source: String
+  "The immutable agent definition a child session was created with."
+  agent: AgentSnapshot
   createdAt: Time!
   "Time of the last event."
   updatedAt: Time!
@@ -2666,6 +2750,24 @@ var parsedSchema = gqlparser.MustLoadSchema(sources...)
 // childFields_* functions provide shared child field context lookups.
 // Each function is generated once per unique object type, deduplicating the
 // switch statements that were previously inlined in every fieldContext_* function.
+
+func (ec *executionContext) childFields_AgentSnapshot(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "name":
+		return ec.fieldContext_AgentSnapshot_name(ctx, field)
+	case "description":
+		return ec.fieldContext_AgentSnapshot_description(ctx, field)
+	case "instructions":
+		return ec.fieldContext_AgentSnapshot_instructions(ctx, field)
+	case "tools":
+		return ec.fieldContext_AgentSnapshot_tools(ctx, field)
+	case "maxTurns":
+		return ec.fieldContext_AgentSnapshot_maxTurns(ctx, field)
+	case "model":
+		return ec.fieldContext_AgentSnapshot_model(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type AgentSnapshot", field.Name)
+}
 
 func (ec *executionContext) childFields_Approval(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
@@ -3077,6 +3179,10 @@ func (ec *executionContext) childFields_Session(ctx context.Context, field graph
 		return ec.fieldContext_Session_agentMode(ctx, field)
 	case "parentId":
 		return ec.fieldContext_Session_parentId(ctx, field)
+	case "source":
+		return ec.fieldContext_Session_source(ctx, field)
+	case "agent":
+		return ec.fieldContext_Session_agent(ctx, field)
 	case "createdAt":
 		return ec.fieldContext_Session_createdAt(ctx, field)
 	case "updatedAt":
@@ -3956,6 +4062,144 @@ func (ec *executionContext) field___Type_inputFields_args(ctx context.Context, r
 // endregion ***************************** args.gotpl *****************************
 
 // region    **************************** field.gotpl *****************************
+
+func (ec *executionContext) _AgentSnapshot_name(ctx context.Context, field graphql.CollectedField, obj *core.AgentSnapshot) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AgentSnapshot_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AgentSnapshot_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AgentSnapshot", field, false, false, "String")
+}
+
+func (ec *executionContext) _AgentSnapshot_description(ctx context.Context, field graphql.CollectedField, obj *core.AgentSnapshot) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AgentSnapshot_description(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.AgentSnapshot().Description(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_AgentSnapshot_description(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AgentSnapshot", field, true, true, "String")
+}
+
+func (ec *executionContext) _AgentSnapshot_instructions(ctx context.Context, field graphql.CollectedField, obj *core.AgentSnapshot) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AgentSnapshot_instructions(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.AgentSnapshot().Instructions(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_AgentSnapshot_instructions(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AgentSnapshot", field, true, true, "String")
+}
+
+func (ec *executionContext) _AgentSnapshot_tools(ctx context.Context, field graphql.CollectedField, obj *core.AgentSnapshot) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AgentSnapshot_tools(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Tools, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AgentSnapshot_tools(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AgentSnapshot", field, false, false, "String")
+}
+
+func (ec *executionContext) _AgentSnapshot_maxTurns(ctx context.Context, field graphql.CollectedField, obj *core.AgentSnapshot) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AgentSnapshot_maxTurns(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.MaxTurns, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AgentSnapshot_maxTurns(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AgentSnapshot", field, false, false, "Int")
+}
+
+func (ec *executionContext) _AgentSnapshot_model(ctx context.Context, field graphql.CollectedField, obj *core.AgentSnapshot) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AgentSnapshot_model(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.AgentSnapshot().Model(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_AgentSnapshot_model(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AgentSnapshot", field, true, true, "String")
+}
 
 func (ec *executionContext) _Approval_requestId(ctx context.Context, field graphql.CollectedField, obj *core.ApprovalPayload) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
@@ -8709,6 +8953,61 @@ func (ec *executionContext) fieldContext_Session_parentId(_ context.Context, fie
 	return graphql.NewScalarFieldContext("Session", field, true, true, "ID")
 }
 
+func (ec *executionContext) _Session_source(ctx context.Context, field graphql.CollectedField, obj *core.Session) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Session_source(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Session().Source(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Session_source(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Session", field, true, true, "String")
+}
+
+func (ec *executionContext) _Session_agent(ctx context.Context, field graphql.CollectedField, obj *core.Session) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Session_agent(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Agent, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *core.AgentSnapshot) graphql.Marshaler {
+			return ec.marshalOAgentSnapshot2ᚖgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐAgentSnapshot(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Session_agent(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Session",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AgentSnapshot(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Session_createdAt(ctx context.Context, field graphql.CollectedField, obj *core.Session) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -11418,6 +11717,67 @@ func UnmarshalUserInput(ctx context.Context, raw any) (model.UserInput, error) {
 
 // region    **************************** object.gotpl ****************************
 
+var agentSnapshotImplementors = []string{"AgentSnapshot"}
+
+func (ec *executionContext) _AgentSnapshot(ctx context.Context, sel ast.SelectionSet, obj *core.AgentSnapshot) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, agentSnapshotImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("AgentSnapshot")
+		case "name":
+			out.Values[i] = ec._AgentSnapshot_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "description":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._AgentSnapshot_description(ctx, field, obj)
+				})
+		case "instructions":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._AgentSnapshot_instructions(ctx, field, obj)
+				})
+		case "tools":
+			out.Values[i] = ec._AgentSnapshot_tools(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "maxTurns":
+			out.Values[i] = ec._AgentSnapshot_maxTurns(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "model":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._AgentSnapshot_model(ctx, field, obj)
+				})
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var approvalImplementors = []string{"Approval"}
 
 func (ec *executionContext) _Approval(ctx context.Context, sel ast.SelectionSet, obj *core.ApprovalPayload) graphql.Marshaler {
@@ -13061,6 +13421,17 @@ func (ec *executionContext) _Session(ctx context.Context, sel ast.SelectionSet, 
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Session_parentId(ctx, field, obj)
 				})
+		case "source":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Session_source(ctx, field, obj)
+				})
+		case "agent":
+			out.Values[i] = ec._Session_agent(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		case "createdAt":
 			out.Values[i] = ec._Session_createdAt(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -14833,6 +15204,13 @@ var (
 		core.AgentAwaitingConfirmation: "AWAITING_CONFIRMATION",
 	}
 )
+
+func (ec *executionContext) marshalOAgentSnapshot2ᚖgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐAgentSnapshot(ctx context.Context, sel ast.SelectionSet, v *core.AgentSnapshot) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._AgentSnapshot(ctx, sel, v)
+}
 
 func (ec *executionContext) marshalOApproval2ᚖgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐApprovalPayload(ctx context.Context, sel ast.SelectionSet, v *core.ApprovalPayload) graphql.Marshaler {
 	if v == nil {

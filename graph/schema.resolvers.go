@@ -15,6 +15,21 @@ import (
 	"github.com/foya-dev/foya/graph/scalar"
 )
 
+// Description is the resolver for the description field.
+func (r *agentSnapshotResolver) Description(ctx context.Context, obj *core.AgentSnapshot) (*string, error) {
+	return nonEmpty(obj.Description), nil
+}
+
+// Instructions is the resolver for the instructions field.
+func (r *agentSnapshotResolver) Instructions(ctx context.Context, obj *core.AgentSnapshot) (*string, error) {
+	return nonEmpty(obj.Instructions), nil
+}
+
+// Model is the resolver for the model field.
+func (r *agentSnapshotResolver) Model(ctx context.Context, obj *core.AgentSnapshot) (*string, error) {
+	return nonEmpty(obj.Model), nil
+}
+
 // Input is the resolver for the input field.
 func (r *approvalResolver) Input(ctx context.Context, obj *core.ApprovalPayload) (scalar.JSON, error) {
 	return scalar.JSON(obj.Input), nil
@@ -457,6 +472,11 @@ func (r *sessionResolver) ParentID(ctx context.Context, obj *core.Session) (*str
 	return nonEmpty(obj.ParentID), nil
 }
 
+// Source is the resolver for the source field.
+func (r *sessionResolver) Source(ctx context.Context, obj *core.Session) (*string, error) {
+	return nonEmpty(obj.Source), nil
+}
+
 // Messages is the resolver for the messages field.
 func (r *sessionResolver) Messages(ctx context.Context, obj *core.Session, includeInactive *bool) ([]core.Message, error) {
 	return r.Service.Messages(ctx, obj.ID, deref(includeInactive))
@@ -615,6 +635,9 @@ func (r *toolCallResolver) Input(ctx context.Context, obj *core.ToolCall) (scala
 	return scalar.JSON(obj.Input), nil
 }
 
+// AgentSnapshot returns AgentSnapshotResolver implementation.
+func (r *Resolver) AgentSnapshot() AgentSnapshotResolver { return &agentSnapshotResolver{r} }
+
 // Approval returns ApprovalResolver implementation.
 func (r *Resolver) Approval() ApprovalResolver { return &approvalResolver{r} }
 
@@ -655,17 +678,18 @@ func (r *Resolver) Subscription() SubscriptionResolver { return &subscriptionRes
 func (r *Resolver) ToolCall() ToolCallResolver { return &toolCallResolver{r} }
 
 type (
-	approvalResolver     struct{ *Resolver }
-	connectionResolver   struct{ *Resolver }
-	kernelEventResolver  struct{ *Resolver }
-	messageResolver      struct{ *Resolver }
-	mutationResolver     struct{ *Resolver }
-	pluginInfoResolver   struct{ *Resolver }
-	queryResolver        struct{ *Resolver }
-	queueItemResolver    struct{ *Resolver }
-	rewindFileResolver   struct{ *Resolver }
-	sessionResolver      struct{ *Resolver }
-	sessionEventResolver struct{ *Resolver }
-	subscriptionResolver struct{ *Resolver }
-	toolCallResolver     struct{ *Resolver }
+	agentSnapshotResolver struct{ *Resolver }
+	approvalResolver      struct{ *Resolver }
+	connectionResolver    struct{ *Resolver }
+	kernelEventResolver   struct{ *Resolver }
+	messageResolver       struct{ *Resolver }
+	mutationResolver      struct{ *Resolver }
+	pluginInfoResolver    struct{ *Resolver }
+	queryResolver         struct{ *Resolver }
+	queueItemResolver     struct{ *Resolver }
+	rewindFileResolver    struct{ *Resolver }
+	sessionResolver       struct{ *Resolver }
+	sessionEventResolver  struct{ *Resolver }
+	subscriptionResolver  struct{ *Resolver }
+	toolCallResolver      struct{ *Resolver }
 )

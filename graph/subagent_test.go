@@ -41,18 +41,26 @@ func TestSubAgentChildSession(t *testing.T) {
 	var out struct {
 		Session struct {
 			Children []struct {
-				ID, ParentID string
-				Messages     []struct{ Role, Text string }
+				ID, ParentID, Source string
+				Agent                struct {
+					Name     string
+					Tools    []string
+					MaxTurns int
+				}
+				Messages []struct{ Role, Text string }
 			}
 		}
 		Sessions    []struct{ ID string }
 		AllSessions []struct{ ID string } `json:"all"`
 	}
-	k.mustDo(t, `query($s: ID!) { session(id: $s) { children { id parentId messages { role text } } } sessions { id } all: sessions(includeChildren: true) { id } }`, map[string]any{"s": sid}, &out)
+	k.mustDo(t, `query($s: ID!) { session(id: $s) { children { id parentId source agent { name tools maxTurns } messages { role text } } } sessions { id } all: sessions(includeChildren: true) { id } }`, map[string]any{"s": sid}, &out)
 	if len(out.Session.Children) != 1 || out.Session.Children[0].ParentID != sid || len(out.Sessions) != 1 || len(out.AllSessions) != 2 {
 		t.Fatalf("children %+v sessions %d/%d", out.Session.Children, len(out.Sessions), len(out.AllSessions))
 	}
 	child := out.Session.Children[0]
+	if child.Source != "task:c_task" || child.Agent.Name != "researcher" || child.Agent.MaxTurns != 3 || len(child.Agent.Tools) != 1 {
+		t.Fatalf("child %+v", child)
+	}
 	if len(child.Messages) != 4 || child.Messages[0].Text != "find the answer" {
 		t.Fatalf("child history %+v", child.Messages)
 	}

@@ -100,21 +100,13 @@ func (e *Engine) compact(ctx context.Context, s Session, b boundModel, reason st
 		return err
 	}
 	prev := e.validCheckpoint(ctx, s.ID, b.route, msgs)
-	last := -1
-	for i, m := range msgs {
-		if m.Role == RoleUser {
-			last = i
-		}
-	}
-	if last <= 0 {
+	cut, request := compactionCut(msgs, prev)
+	if cut <= 0 {
 		return errNothingToCompact
 	}
-	covered := afterCheckpoint(msgs[:last], prev)
-	if len(covered) == 0 {
-		return errNothingToCompact
-	}
-	through := msgs[last-1].Seq
-	digest := digestMessages(msgs[:last])
+	covered := afterCheckpoint(msgs[:cut], prev)
+	through := msgs[cut-1].Seq
+	digest := digestMessages(msgs[:cut])
 	key := b.route + "/" + digest
 	e.mu.Lock()
 	failed := e.failedCompactions[key]
@@ -157,6 +149,11 @@ func (e *Engine) compact(ctx context.Context, s Session, b boundModel, reason st
 	}
 	e.recordUsage(ctx, s.ID, b, req, streamResult{text: c.Text, usage: c.Usage}, "compaction")
 	summary := strings.TrimSpace(c.Text)
+	if request != nil {
+		// The cut is inside the current turn: the request it works on is
+		// carried verbatim, whatever the summary says.
+		summary = "The user's current request, verbatim:\n" + request.Text + "\n\n" + summary
+	}
 	if c.FinishReason == "length" {
 		return fail(Errorf(CodeProviderError, "the compaction summary was cut off by the output limit"))
 	}
@@ -170,6 +167,39 @@ func (e *Engine) compact(ctx context.Context, s Session, b boundModel, reason st
 	}
 	e.log.Info("context compacted", "session_id", s.ID, "reason", reason, "through_seq", through, "tokens_before", before, "tokens_after", after)
 	return nil
+}
+
+// compactionCut picks how much of the active history a checkpoint covers:
+// msgs[:cut]. Normally everything before the newest user message, which is
+// kept verbatim with all after it. When that covers nothing new (one long
+// turn), the cut moves inside the current turn, before its last tool round,
+// and request is the user message the turn works on (carried verbatim in
+// the checkpoint). cut is 0 when compaction would cover nothing new.
+func compactionCut(msgs []Message, prev *CheckpointPayload) (cut int, request *Message) {
+	last := -1
+	for i, m := range msgs {
+		if m.Role == RoleUser {
+			last = i
+		}
+	}
+	if last < 0 {
+		return 0, nil
+	}
+	if last > 0 && len(afterCheckpoint(msgs[:last], prev)) > 0 {
+		return last, nil
+	}
+	// Inside the turn: keep its last assistant message (and its results).
+	k := -1
+	for i := len(msgs) - 1; i > last; i-- {
+		if msgs[i].Role == RoleAssistant {
+			k = i
+			break
+		}
+	}
+	if k <= last+1 || len(afterCheckpoint(msgs[:k], prev)) == 0 {
+		return 0, nil
+	}
+	return k, &msgs[last]
 }
 
 // renderTranscript is the plain-text history a summarizer reads.

@@ -269,3 +269,47 @@ func TestFailedCompactionIsNotRetried(t *testing.T) {
 		t.Fatalf("phase %s", s.Session.Phase)
 	}
 }
+
+// One long turn of tool rounds outgrows the budget: the checkpoint cuts
+// inside the turn, keeps the last round verbatim and carries the user's
+// request word for word.
+func TestCompactionInsideALongTurn(t *testing.T) {
+	k := newTestKernel(t)
+	sid := k.chatSession(t, map[string]any{"maxInputTokens": 3000}, "BYPASS")
+	w := k.watch(t, sid)
+	for i, prompt := range []int64{500, 1300, 2100, 2900} {
+		k.fake.Enqueue(openaitest.Response{Events: []string{
+			chunk(toolCallDelta(0, fmt.Sprint("c", i), "big", `{}`), ""),
+			chunk(map[string]any{}, "tool_calls"),
+			openaitest.UsageChunk(testModel, prompt, 10, 0),
+		}})
+	}
+	k.fake.Enqueue(openaitest.Completion(testModel, summary, "stop", 900, 60), reply("Done investigating.", 1200))
+	k.send(t, sid, "investigate deeply, then report")
+	if p := w.turnEnd(); p.Status != core.TurnCompleted {
+		for i, r := range k.fake.Requests() {
+			t.Logf("request %d: compaction=%v len=%d landmarks=%d", i, isCompactionRequest(r), len(r.Body), strings.Count(string(r.Body), "HEAD-LANDMARK"))
+		}
+		t.Fatalf("turn %+v", p)
+	}
+	reqs := k.fake.Requests()
+	ci := -1
+	for i, r := range reqs {
+		if isCompactionRequest(r) {
+			ci = i
+		}
+	}
+	if ci < 2 || ci+1 >= len(reqs) {
+		t.Fatalf("no compaction inside the turn (%d requests)", len(reqs))
+	}
+	before, after := string(reqs[ci-1].Body), string(reqs[ci+1].Body)
+	if strings.Count(before, "HEAD-LANDMARK") < 2 {
+		t.Fatal("the request before compaction should carry several rounds")
+	}
+	if n := strings.Count(after, "HEAD-LANDMARK"); n != 1 {
+		t.Fatalf("after compaction %d rounds were sent verbatim, want the last one", n)
+	}
+	if !strings.Contains(after, "current request, verbatim") || !strings.Contains(after, "investigate deeply, then report") {
+		t.Fatal("the user's request was not carried verbatim")
+	}
+}

@@ -2694,7 +2694,9 @@ type Mutation {
   forkSession(sessionId: ID!, afterSeq: Int!): Session!
   """
   Summarizes the active history before the newest user message into a portable
-  text checkpoint (phase COMPACTION; input arriving meanwhile is queued).
+  text checkpoint (when one long turn is all there is, the cut moves inside it,
+  before its last tool round, carrying the user's request verbatim). Phase
+  COMPACTION; input arriving meanwhile is queued.
   History is never deleted: later requests send the checkpoint plus the
   messages after it. CONFLICT while a turn runs or when there is nothing to compact.
   """

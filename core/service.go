@@ -335,18 +335,54 @@ func (s *Service) SetPhase(ctx context.Context, id string, phase Phase, reason s
 
 // ResetPhases sets every persisted session that is not idle back to idle
 // (SES-4): goroutines of an earlier process cannot continue across a restart.
+// A turn the log shows as started but not finished gets its turn_finished
+// (cancelled) in the same transaction, so every turn in the log has an end.
 func (s *Service) ResetPhases(ctx context.Context) (int, error) {
 	busy, err := s.store.Sessions(ctx, SessionFilter{IncludeChildren: true, NotIdle: true})
 	if err != nil {
 		return 0, fmt.Errorf("reset phases: %w", err)
 	}
 	for _, sess := range busy {
-		if err := s.SetPhase(ctx, sess.ID, PhaseIdle, "kernel restarted"); err != nil {
+		var evs []Event
+		if open := s.unfinishedTurn(ctx, sess.ID); open != "" {
+			ev, err := NewEvent(sess.ID, EventTurnFinished, TurnPayload{TurnID: open, Status: TurnCancelled,
+				Reason: "the kernel stopped during the turn; completed messages are kept"})
+			if err != nil {
+				return 0, err
+			}
+			evs = append(evs, ev)
+		}
+		ev, err := NewEvent(sess.ID, EventPhaseChanged, PhasePayload{Phase: PhaseIdle, Reason: "kernel restarted"})
+		if err != nil {
 			return 0, err
+		}
+		if _, err := s.Append(ctx, sess.ID, append(evs, ev)...); err != nil {
+			return 0, fmt.Errorf("reset phase of %s: %w", sess.ID, err)
 		}
 		s.log.Info("session phase reset to idle after restart", "session_id", sess.ID, "was", sess.Phase)
 	}
 	return len(busy), nil
+}
+
+// unfinishedTurn returns the id of the session's last turn when the log has
+// its turn_started but no turn_finished after it.
+func (s *Service) unfinishedTurn(ctx context.Context, sessionID string) string {
+	h, ok := s.store.(HistoryStore)
+	if !ok {
+		return ""
+	}
+	started, err := h.LatestEvent(ctx, sessionID, EventTurnStarted)
+	if err != nil {
+		return ""
+	}
+	if finished, err := h.LatestEvent(ctx, sessionID, EventTurnFinished); err == nil && finished.Seq > started.Seq {
+		return ""
+	}
+	var p TurnPayload
+	if started.Decode(&p) != nil {
+		return ""
+	}
+	return p.TurnID
 }
 
 // Session returns one session.

@@ -2,6 +2,7 @@ package graph_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -450,6 +451,79 @@ func TestDeleteRacingALiveTurn(t *testing.T) {
 	for _, r := range k.fake.Requests() {
 		if strings.Contains(string(r.Body), `"queued"`) {
 			t.Fatal("a queued message of a deleted session ran")
+		}
+	}
+}
+
+// Edits and deletes race against dispatch: an edited item never runs in its
+// old form, a deleted item never runs, and every other item runs once.
+func TestQueueRacesAgainstDispatch(t *testing.T) {
+	k := newTestKernel(t)
+	sid := k.chatSession(t, nil, "BYPASS")
+	w := k.watch(t, sid)
+	const n = 24
+	k.fake.Enqueue(openaitest.Response{Delay: 20 * time.Millisecond, Events: []string{
+		chunk(map[string]any{"role": "assistant", "content": "slow"}, ""), chunk(map[string]any{"content": " start"}, ""), chunk(map[string]any{}, "stop"),
+	}})
+	for range n {
+		k.fake.Enqueue(openaitest.TextStream(testModel, "ok"))
+	}
+	k.send(t, sid, "first")
+	ids := make([]string, n)
+	for i := range n {
+		ids[i] = k.send(t, sid, fmt.Sprintf("item-%d", i)).SendMessage.QueueItem.ID
+	}
+	edited := make([]bool, n)
+	deleted := make([]bool, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if i%3 == 0 {
+				r := k.do(t, `mutation($s: ID!, $i: ID!) { deleteQueuedMessage(sessionId: $s, itemId: $i) { id } }`, map[string]any{"s": sid, "i": ids[i]})
+				deleted[i] = len(r.Errors) == 0
+				return
+			}
+			r := k.do(t, `mutation($s: ID!, $i: ID!, $t: String) { editQueuedMessage(sessionId: $s, itemId: $i, input: {text: $t}) { id } }`,
+				map[string]any{"s": sid, "i": ids[i], "t": fmt.Sprintf("edited-%d", i)})
+			edited[i] = len(r.Errors) == 0
+			if len(r.Errors) > 0 && r.Errors[0].Extensions.Code != "NOT_FOUND" {
+				t.Errorf("edit %d: %+v", i, r.Errors)
+			}
+		}()
+	}
+	wg.Wait()
+	runs := 1
+	for i := range n {
+		if !deleted[i] {
+			runs++
+		}
+	}
+	for range runs {
+		w.turnEnd()
+	}
+	ran := map[string]int{}
+	for _, m := range k.messages(t, sid) {
+		if m.Role == "USER" {
+			ran[m.Text]++
+		}
+	}
+	for i := range n {
+		orig, ed := fmt.Sprintf("item-%d", i), fmt.Sprintf("edited-%d", i)
+		switch {
+		case deleted[i]:
+			if ran[orig]+ran[ed] != 0 {
+				t.Errorf("deleted item %d ran", i)
+			}
+		case edited[i]:
+			if ran[orig] != 0 || ran[ed] != 1 {
+				t.Errorf("edited item %d ran as %d old / %d new", i, ran[orig], ran[ed])
+			}
+		default:
+			if ran[orig]+ran[ed] != 1 {
+				t.Errorf("item %d ran %d times", i, ran[orig]+ran[ed])
+			}
 		}
 	}
 }

@@ -236,6 +236,7 @@ type kernel struct {
 	catalog  *core.Catalog
 	sessions *core.Service
 	engine   *core.Engine
+	unlock   func()
 }
 
 func openKernel(ctx context.Context, dataDir string, pluginDirs []string, log *slog.Logger) (_ *kernel, err error) {
@@ -243,7 +244,11 @@ func openKernel(ctx context.Context, dataDir string, pluginDirs []string, log *s
 	if err != nil {
 		return nil, err
 	}
-	k := &kernel{dataDir: dir}
+	release, err := lockDataDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	k := &kernel{dataDir: dir, unlock: release}
 	defer func() {
 		if err != nil {
 			k.Close()
@@ -307,6 +312,9 @@ func (k *kernel) Close() {
 			slog.Error("close database", "err", err)
 		}
 	}
+	if k.unlock != nil {
+		k.unlock()
+	}
 }
 
 func rebuildCmd(args []string, stdout, stderr io.Writer) error {
@@ -322,6 +330,11 @@ func rebuildCmd(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	release, err := lockDataDir(dir)
+	if err != nil {
+		return err
+	}
+	defer release()
 	db, err := storage.Open(ctx, filepath.Join(dir, "foya.db"), log)
 	if err != nil {
 		return err

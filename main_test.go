@@ -255,3 +255,14 @@ func TestNodeGraphQLWSClient(t *testing.T) {
 	}
 	t.Logf("%s", bytes.TrimSpace(out))
 }
+
+// Two kernels never share a data directory.
+func TestDataDirIsLocked(t *testing.T) {
+	data := t.TempDir()
+	startKernel(t, data)
+	cmd := exec.Command(foyaBin, "serve", "--addr", "127.0.0.1:0", "--data-dir", data)
+	out, err := cmd.CombinedOutput()
+	if err == nil || cmd.ProcessState.ExitCode() != 1 || !strings.Contains(string(out), "in use by another foya kernel") {
+		t.Fatalf("second kernel: %v\n%s", err, out)
+	}
+}

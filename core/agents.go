@@ -82,48 +82,53 @@ func parseAgentFile(path string) (AgentSnapshot, error) {
 	if err != nil {
 		return AgentSnapshot{}, err
 	}
-	text := strings.ReplaceAll(string(data), "\r\n", "\n")
-	a := AgentSnapshot{Name: strings.TrimSuffix(filepath.Base(path), ".md")}
-	if rest, ok := strings.CutPrefix(text, "---\n"); ok {
-		head, body, found := strings.Cut(rest, "\n---")
-		if !found {
-			return AgentSnapshot{}, fmt.Errorf("front matter is not closed with ---")
+	fields, body, err := parseFrontMatter(string(data))
+	if err != nil {
+		return AgentSnapshot{}, err
+	}
+	a := AgentSnapshot{Name: strings.TrimSuffix(filepath.Base(path), ".md"), Instructions: strings.TrimSpace(body)}
+	if v, ok := fields["name"]; ok {
+		a.Name = v
+	}
+	a.Description, a.Model = fields["description"], fields["model"]
+	for _, t := range strings.Split(fields["tools"], ",") {
+		if t = strings.TrimSpace(t); t != "" {
+			a.Tools = append(a.Tools, t)
 		}
-		text = strings.TrimPrefix(body, "\n")
-		sc := bufio.NewScanner(strings.NewReader(head))
-		for sc.Scan() {
-			k, v, ok := strings.Cut(sc.Text(), ":")
-			if !ok {
-				continue
-			}
-			v = strings.TrimSpace(v)
-			switch strings.TrimSpace(k) {
-			case "name":
-				a.Name = v
-			case "description":
-				a.Description = v
-			case "tools":
-				for _, t := range strings.Split(v, ",") {
-					if t = strings.TrimSpace(t); t != "" {
-						a.Tools = append(a.Tools, t)
-					}
-				}
-			case "max_turns":
-				n, err := strconv.Atoi(v)
-				if err != nil || n < 1 {
-					return AgentSnapshot{}, fmt.Errorf("max_turns %q: a positive number", v)
-				}
-				a.MaxTurns = n
-			case "model":
-				a.Model = v
-			}
+	}
+	if v := fields["max_turns"]; v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			return AgentSnapshot{}, fmt.Errorf("max_turns %q: a positive number", v)
 		}
+		a.MaxTurns = n
 	}
 	if !agentNameRe.MatchString(a.Name) {
 		return AgentSnapshot{}, fmt.Errorf("name %q: lowercase letters, digits, - and _", a.Name)
 	}
-	a.Instructions = strings.TrimSpace(text)
 	return a, nil
+}
+
+// parseFrontMatter splits a Markdown file into its "key: value" front
+// matter (between --- lines at the top, optional) and its body.
+func parseFrontMatter(text string) (map[string]string, string, error) {
+	text = strings.ReplaceAll(text, "\r\n", "\n")
+	fields := map[string]string{}
+	rest, ok := strings.CutPrefix(text, "---\n")
+	if !ok {
+		return fields, text, nil
+	}
+	head, body, found := strings.Cut(rest, "\n---")
+	if !found {
+		return nil, "", fmt.Errorf("front matter is not closed with ---")
+	}
+	sc := bufio.NewScanner(strings.NewReader(head))
+	for sc.Scan() {
+		if k, v, ok := strings.Cut(sc.Text(), ":"); ok {
+			fields[strings.TrimSpace(k)] = strings.TrimSpace(v)
+		}
+	}
+	return fields, strings.TrimPrefix(body, "\n"), nil
 }
 
 // allowedTool applies a child session's agent snapshot to a tool name.

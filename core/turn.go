@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"runtime"
 	"sort"
 	"strings"
@@ -342,14 +341,8 @@ func (e *Engine) loadImage(a Attachment) ([]byte, error) {
 	return data, err
 }
 
-// projectRulesFiles are read from the project directory into the system
-// prompt, in this order, each capped at maxRulesBytes.
-var projectRulesFiles = []string{"AGENTS.md", "CLAUDE.md"}
-
-const maxRulesBytes = 64 << 10
-
 // systemPrompt is compiled for every request and never stored as history
-// (MSG-1): who the agent is, the environment, and the project's rules.
+// (MSG-1): who the agent is, the environment, and the project's context.
 func (e *Engine) systemPrompt(ctx context.Context, s Session, dir string) string {
 	var b strings.Builder
 	b.WriteString("You are Foya, a coding agent working for the user on their machine. ")
@@ -363,15 +356,8 @@ func (e *Engine) systemPrompt(ctx context.Context, s Session, dir string) string
 	if s.AgentMode == AgentPlan {
 		b.WriteString("\nThe session is in PLAN mode: investigate with read-only tools and propose a plan; do not change files or run commands.\n")
 	}
-	if s.ProjectID == "" {
-		return b.String()
-	}
-	for _, name := range projectRulesFiles {
-		data, err := readCapped(filepath.Join(dir, name), maxRulesBytes)
-		if err != nil || len(data) == 0 {
-			continue
-		}
-		fmt.Fprintf(&b, "\nProject rules from %s:\n%s\n", name, data)
+	if s.ProjectID != "" {
+		b.WriteString(e.projectContext(dir))
 	}
 	return b.String()
 }

@@ -113,3 +113,30 @@ func TestStoppingParentStopsChild(t *testing.T) {
 		t.Fatalf("child phase %s", kid.Phase)
 	}
 }
+
+// The project's rules, memory and skills reach the system prompt.
+func TestProjectContextInSystemPrompt(t *testing.T) {
+	k := newTestKernel(t)
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, ".foya", "skills", "release"), 0o755)
+	writeFile(t, filepath.Join(dir, "AGENTS.md"), "Always run go vet.\n")
+	writeFile(t, filepath.Join(dir, ".foya", "MEMORY.md"), "The staging server is called zebra.\n")
+	writeFile(t, filepath.Join(dir, ".foya", "skills", "release", "SKILL.md"), "---\nname: release\ndescription: Cut a release.\n---\nSteps…\n")
+	sid := projectSession(t, k, dir)
+	w := k.watch(t, sid)
+	k.fake.Enqueue(openaitest.TextStream(testModel, "ok"))
+	k.send(t, sid, "hi")
+	w.turnEnd()
+	system := k.requestMessages(t, 0)[0]["content"].(string)
+	for _, want := range []string{"Always run go vet.", "zebra", "- release: Cut a release. (.foya/skills/release/SKILL.md)"} {
+		if !strings.Contains(system, want) {
+			t.Fatalf("system prompt lacks %q:\n%s", want, system)
+		}
+	}
+	if strings.Contains(system, "Steps…") {
+		t.Fatal("a skill's body was sent unasked")
+	}
+	if msgs := k.messages(t, sid); strings.Contains(msgs[0].Text, "zebra") {
+		t.Fatal("the system prompt was stored as history")
+	}
+}

@@ -35,7 +35,8 @@ var kernelTools = map[string]kernelTool{
 			Schema:      json.RawMessage(`{"type":"object","properties":{"tasks":{"type":"array","items":{"type":"object","properties":{"id":{"type":"string"},"text":{"type":"string"},"status":{"type":"string","enum":["pending","in_progress","done"]}},"required":["text","status"],"additionalProperties":false}}},"required":["tasks"],"additionalProperties":false}`)},
 		run: runTasks,
 	},
-	ToolTask: {info: taskToolInfo, run: nil},
+	ToolTask:      {info: taskToolInfo, run: nil},
+	ToolWebSearch: {info: webSearchToolInfo, run: runWebSearch},
 	ReadToolResultTool: {
 		info: ToolInfo{Name: ReadToolResultTool, ReadOnly: true,
 			Description: "Read part of a large tool result that was shortened in your context. seq is the event seq named in the shortened result; offset and length count characters.",
@@ -57,9 +58,12 @@ func kernelToolInfo(name string) (ToolInfo, bool) {
 	return t.info, ok
 }
 
-func kernelToolSchemas(s Session) []ToolSchema {
+func kernelToolSchemas(s Session, b boundModel) []ToolSchema {
 	out := make([]ToolSchema, 0, len(kernelTools))
 	for _, t := range kernelTools {
+		if t.info.Name == ToolWebSearch && !webSearchAvailable(b) {
+			continue
+		}
 		if allowedTool(s, t.info.Name) {
 			out = append(out, ToolSchema{Name: t.info.Name, Description: t.info.Description, Parameters: t.info.Schema})
 		}

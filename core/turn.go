@@ -318,7 +318,7 @@ func (e *Engine) toolSet(ctx context.Context, s Session, b boundModel) (map[stri
 		}
 	}
 	byName := make(map[string]ToolInfo, len(infos))
-	schemas := kernelToolSchemas(s)
+	schemas := kernelToolSchemas(s, b)
 	for _, t := range infos {
 		if _, clash := kernelToolInfo(t.Name); clash || !allowedTool(s, t.Name) {
 			continue // kernel tools win; an agent sees only its allowed tools

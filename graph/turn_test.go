@@ -258,3 +258,42 @@ func TestMaxStepsGuard(t *testing.T) {
 		t.Fatalf("%d model requests, want 8", n)
 	}
 }
+
+// web_search is offered only to a model that declares it, and answers
+// through the provider's native search (the Responses API here).
+func TestWebSearchTool(t *testing.T) {
+	k := newTestKernel(t)
+	plain := k.chatSession(t, nil, "BYPASS")
+	w := k.watch(t, plain)
+	k.fake.Enqueue(openaitest.TextStream(testModel, "no search"))
+	k.send(t, plain, "hi")
+	w.turnEnd()
+	if strings.Contains(string(k.fake.LastRequest().Body), `"web_search"`) {
+		t.Fatal("web_search offered to a model that does not declare it")
+	}
+
+	var c struct{ CreateConnection struct{ ID string } }
+	k.mustDo(t, `mutation($u: String) { createConnection(input: {name: "search", baseUrl: $u, models: [{id: "gpt-t", capabilities: {webSearch: true}}], options: [{key: "web_search", value: "responses"}]}) { id } }`,
+		map[string]any{"u": k.fake.BaseURL()}, &c)
+	var s struct{ CreateSession struct{ ID string } }
+	k.mustDo(t, `mutation($c: ID) { createSession(input: {connectionId: $c, title: "s", approvalMode: BYPASS}) { id } }`, map[string]any{"c": c.CreateConnection.ID}, &s)
+	sid := s.CreateSession.ID
+	w = k.watch(t, sid)
+	k.fake.Enqueue(openaitest.Response{Events: []string{
+		chunk(toolCallDelta(0, "c_ws", "web_search", `{"query":"latest Go release"}`), ""),
+		chunk(map[string]any{}, "tool_calls"),
+	}}, openaitest.Response{Body: `{"id":"resp_1","model":"gpt-t","output":[{"type":"message","content":[{"type":"output_text","text":"Go 1.26 is the latest.","annotations":[{"type":"url_citation","url":"https://go.dev/doc/devel/release","title":"Release History"}]}]}],"usage":{"input_tokens":12,"output_tokens":7,"total_tokens":19}}`},
+		openaitest.TextStream(testModel, "It is Go 1.26."))
+	k.send(t, sid, "what is the latest Go?")
+	if p := w.turnEnd(); p.Status != core.TurnCompleted {
+		t.Fatalf("turn %+v", p)
+	}
+	msgs := k.messages(t, sid)
+	if tool := msgs[2]; tool.IsError || !strings.Contains(tool.Text, "Go 1.26 is the latest.") || !strings.Contains(tool.Text, "https://go.dev/doc/devel/release") {
+		t.Fatalf("web_search result %+v", tool)
+	}
+	reqs := k.fake.Requests()
+	if r := reqs[len(reqs)-2]; r.Path != "/v1/responses" {
+		t.Fatalf("search went to %s", r.Path)
+	}
+}

@@ -145,7 +145,7 @@ func (e *Engine) compact(ctx context.Context, s Session, b boundModel, reason st
 		return fail(Errorf(CodeUnavailable, "provider %s can neither compact natively nor complete, so the context cannot be compacted", b.conn.ProviderKind))
 	}
 	if err != nil {
-		return fail(fmt.Errorf("summarize for compaction: %w", err))
+		return fail(providerFailure("summarize for compaction", err, b.endpoint.APIKey))
 	}
 	e.recordUsage(ctx, s.ID, b, req, streamResult{text: c.Text, usage: c.Usage}, "compaction")
 	summary := strings.TrimSpace(c.Text)

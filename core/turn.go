@@ -178,7 +178,9 @@ func (e *Engine) loop(ctx context.Context, sessionID, turnID string) (TurnStatus
 			e.keepPartial(pctx, sessionID, msg)
 			return TurnCancelled, reason
 		case res.err != nil:
-			reason := failureReason(res.err)
+			// An endpoint may echo the key in an error body; it never
+			// reaches the log of events.
+			reason := scrubSecret(failureReason(res.err), b.endpoint.APIKey)
 			var perr *ProviderError
 			if errors.As(res.err, &perr) && perr.Category == ProviderContextOverflow {
 				// Exactly one compaction and retry per turn; nothing else

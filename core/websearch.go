@@ -40,7 +40,7 @@ func runWebSearch(ctx context.Context, e *Engine, s Session, c ToolCall) (string
 	}
 	res, err := b.provider.(WebSearcher).WebSearch(ctx, b.endpoint, WebSearchRequest{Model: b.model.ID, Query: in.Query})
 	if err != nil {
-		return "web_search failed: " + ErrorMessage(err), true
+		return "web_search failed: " + scrubSecret(ErrorMessage(err), b.endpoint.APIKey), true
 	}
 	if res.Usage != nil {
 		e.recordUsage(pctx, s.ID, b, ProviderRequest{Model: b.model.ID}, streamResult{text: res.Text, usage: res.Usage}, "web_search")

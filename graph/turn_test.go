@@ -297,3 +297,17 @@ func TestWebSearchTool(t *testing.T) {
 		t.Fatalf("search went to %s", r.Path)
 	}
 }
+
+// An endpoint that echoes the key in an error body does not get it into the
+// event log.
+func TestKeyEchoedByEndpointIsScrubbed(t *testing.T) {
+	k := newTestKernel(t)
+	sid := k.chatSession(t, nil, "BYPASS") // key "sk-fake"
+	w := k.watch(t, sid)
+	k.fake.Enqueue(openaitest.Error(401, "invalid_request_error", "invalid_api_key", "Incorrect API key provided: sk-fake. You can find your API key at …"))
+	k.send(t, sid, "hi")
+	p := w.turnEnd()
+	if p.Status != core.TurnFailed || !strings.HasPrefix(p.Reason, "auth:") || strings.Contains(p.Reason, "sk-fake") {
+		t.Fatalf("turn %+v", p)
+	}
+}

@@ -2,7 +2,6 @@ package sdk
 
 import (
 	"encoding/json"
-	"time"
 
 	foyav1 "github.com/foya-dev/foya/plugins/proto/foya/v1"
 )
@@ -139,4 +138,3 @@ func toolResultToProto(r ToolResult) *foyav1.ToolCallResponse {
 	return out
 }
 
-func retryAfter(ms int64) time.Duration { return time.Duration(ms) * time.Millisecond }

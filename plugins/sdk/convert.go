@@ -137,4 +137,3 @@ func toolResultToProto(r ToolResult) *foyav1.ToolCallResponse {
 	}
 	return out
 }
-

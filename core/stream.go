@@ -133,25 +133,11 @@ func (e *Engine) recordUsage(ctx context.Context, sessionID string, b boundModel
 		if res.cancelled && res.text == "" && res.reasoning == "" {
 			return
 		}
-		in := 0
-		for _, m := range req.Messages {
-			in += len(m.Reasoning)
-			for _, p := range m.Content {
-				in += len(p.Text) + len(p.Data)/8
-			}
-			for _, c := range m.ToolCalls {
-				in += len(c.Input) + len(c.Name)
-			}
-		}
-		for _, t := range req.Tools {
-			in += len(t.Description) + len(t.Parameters)
-		}
 		out := len(res.text) + len(res.reasoning)
 		for _, c := range res.calls {
 			out += len(c.Input)
 		}
-		u = &Usage{InputTokens: estimateTokens(in), OutputTokens: estimateTokens(out), Estimated: true}
-		u.TotalTokens = u.InputTokens + u.OutputTokens
+		u = &Usage{InputTokens: localTokens(req), OutputTokens: estimateTokens(out), Estimated: true}
 	}
 	if u.Model == "" {
 		u.Model = req.Model

@@ -74,13 +74,15 @@ func (e *Engine) runTool(ctx context.Context, sessionID, turnID string, c ToolCa
 		m.Text, m.IsError = fmt.Sprintf(format, args...), true
 		return m
 	}
-	info, ok := e.lookupTool(c.Name, tools)
-	if ok {
-		if s, err := e.svc.Session(context.WithoutCancel(ctx), sessionID); err == nil && !allowedTool(s, c.Name) {
-			ok = false // not among the child agent's tools
-		}
+	// The session is read at call time: a mode change applies to the next
+	// tool call.
+	pctx := context.WithoutCancel(ctx)
+	s, err := e.svc.Session(pctx, sessionID)
+	if err != nil {
+		return fail("%s", ErrorMessage(err))
 	}
-	if !ok {
+	info, ok := e.lookupTool(c.Name, tools)
+	if !ok || !allowedTool(s, c.Name) {
 		names := make([]string, 0, len(tools))
 		for n := range tools {
 			names = append(names, n)
@@ -95,11 +97,6 @@ func (e *Engine) runTool(ctx context.Context, sessionID, turnID string, c ToolCa
 			raw = s
 		}
 		return fail("the arguments of %s are not valid JSON (a JSON object is required): %.200s", c.Name, raw)
-	}
-	pctx := context.WithoutCancel(ctx)
-	s, err := e.svc.Session(pctx, sessionID)
-	if err != nil {
-		return fail("%s", ErrorMessage(err))
 	}
 	if ok, why := e.authorize(ctx, s, c, info); !ok {
 		return fail("%s", why)

@@ -265,7 +265,7 @@ type compiled struct {
 // stored), a valid compaction checkpoint as labelled kernel context, then the
 // provider view of the active history after it (MSG-8, PRV-9).
 func (e *Engine) compile(ctx context.Context, s Session, b boundModel, loadImages bool) (compiled, error) {
-	msgs, err := e.svc.Messages(ctx, s.ID, false)
+	msgs, err := e.svc.store.Messages(ctx, s.ID, false) // s was just read: no existence check
 	if err != nil {
 		return compiled{}, err
 	}

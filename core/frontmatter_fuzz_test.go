@@ -13,7 +13,8 @@ import (
 // are trimmed single-line pairs; the body is the tail of the file. A front
 // matter rendered from one key and value then parses back to exactly that
 // key, value and body. The same bytes as an agent file give either an error
-// or an agent whose name, tools and max_turns are valid.
+// or an agent whose name, tools and max_turns are valid; reading the file
+// with a cap of half its size gives the longest valid prefix.
 func FuzzFrontMatter(f *testing.F) {
 	f.Add("---\nname: reviewer\ndescription: Reviews a change for bugs.\ntools: read, grep, glob\nmax_turns: 10\nmodel: conn_1/gpt-4.1-mini\n---\nReview the diff.\n", "description", "Reviews code", "Body\n")
 	f.Add("---\r\nname: x\r\n---\r\nbody\r\n", "name", "x", "")
@@ -23,6 +24,7 @@ func FuzzFrontMatter(f *testing.F) {
 	f.Add("---\nname: a:b: c\n  tools :  , read ,, \nmax_turns: -3\n---", "tools", " read ,bash ", "")
 	f.Add("---\nmax_turns: 99999999999999999999\n---\n", "max_turns", "0", "x")
 	f.Add("---\nname: ü\n---x\n", "name", "ü", "")
+	f.Add("ééé", "description", "é", "é")
 	dir := f.TempDir()
 
 	f.Fuzz(func(t *testing.T, text, key, value, body string) {
@@ -68,6 +70,18 @@ func FuzzFrontMatter(f *testing.F) {
 		if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
 			t.Fatal(err)
 		}
+		// A cap cuts valid text at a character boundary, never refuses it.
+		if text != "" && utf8.ValidString(text) {
+			n := int64(len(text)+1) / 2
+			got, err := readCapped(path, n)
+			if err != nil {
+				t.Fatalf("read %d of %d bytes of valid UTF-8: %v", n, len(text), err)
+			}
+			if !strings.HasPrefix(text, string(got)) || int64(len(got)) > n || int64(len(got)) <= n-utf8.UTFMax {
+				t.Fatalf("read %d bytes capped at %d: %q of %q", len(got), n, got, text)
+			}
+		}
+
 		a, err := parseAgentFile(path)
 		if err != nil {
 			return

@@ -115,53 +115,125 @@ func FuzzGraphQLRequest(f *testing.F) {
 			req.Header.Set("Content-Type", contentType)
 		}
 		req.Header.Set("Accept", "application/json")
-		resp, err := client.Do(req)
+		checkResponse(t, client, req)
+	})
+}
+
+// checkResponse sends req and checks the answer: in time and whole, JSON
+// with data or errors, every error with a known extensions.code other than
+// INTERNAL (client input must never cause an internal error or a resolver
+// panic, which is presented as INTERNAL) and a non-empty UTF-8 message.
+func checkResponse(t *testing.T, client *http.Client, req *http.Request) {
+	t.Helper()
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatalf("request failed (hang or aborted response): %v", err)
+	}
+	raw, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		t.Fatalf("partial response (status %d, %d bytes): %v", resp.StatusCode, len(raw), err)
+	}
+	if ct := resp.Header.Get("Content-Type"); !strings.Contains(ct, "json") {
+		t.Fatalf("status %d, content type %q, body %.300q", resp.StatusCode, ct, raw)
+	}
+	var out struct {
+		Data   json.RawMessage `json:"data"`
+		Errors []struct {
+			Message    string         `json:"message"`
+			Extensions map[string]any `json:"extensions"`
+		} `json:"errors"`
+	}
+	if err := json.Unmarshal(raw, &out); err != nil {
+		t.Fatalf("status %d: body is not a GraphQL JSON response (%v): %.300q", resp.StatusCode, err, raw)
+	}
+	if len(out.Errors) == 0 {
+		if len(out.Data) == 0 || string(out.Data) == "null" {
+			t.Fatalf("status %d: neither data nor errors: %.300q", resp.StatusCode, raw)
+		}
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("status %d without errors: %.300q", resp.StatusCode, raw)
+		}
+		return
+	}
+	for _, e := range out.Errors {
+		code, _ := e.Extensions["code"].(string)
+		if !knownCodes[code] || code == "INTERNAL" {
+			t.Fatalf("status %d: error without a known client-facing extensions.code (%q): %.500q", resp.StatusCode, code, raw)
+		}
+		if e.Message == "" || !utf8.ValidString(e.Message) {
+			t.Fatalf("status %d: error message empty or not UTF-8: %.300q", resp.StatusCode, raw)
+		}
+	}
+	if resp.StatusCode >= 500 {
+		t.Fatalf("status %d for client input: %.300q", resp.StatusCode, raw)
+	}
+}
+
+// FuzzGraphQLOperation is FuzzGraphQLRequest with the envelope kept valid:
+// an arbitrary query document and variables (used when they are a JSON
+// object) in a well-formed application/json POST, so the fuzzer spends its
+// time in parsing, validation and the resolvers rather than in the JSON
+// decoder. The same checks apply.
+func FuzzGraphQLOperation(f *testing.F) {
+	k := newTestKernel(f)
+	var prj struct {
+		CreateProject struct{ ID string } `json:"createProject"`
+	}
+	k.mustDo(f, `mutation($p: String!) { createProject(input: {path: $p}) { id } }`, map[string]any{"p": f.TempDir()}, &prj)
+	var ses struct {
+		CreateSession struct{ ID string } `json:"createSession"`
+	}
+	k.mustDo(f, `mutation($p: ID) { createSession(input: {projectId: $p, title: "fuzz"}) { id } }`, map[string]any{"p": prj.CreateProject.ID}, &ses)
+	sid := ses.CreateSession.ID
+	vars := func(m map[string]any) string {
+		b, _ := json.Marshal(m)
+		return string(b)
+	}
+	s := vars(map[string]any{"s": sid})
+	for _, c := range [][2]string{
+		{`{ sessions(includeChildren: true) { id title phase approvalMode parentId agent { name } route { connectionId } } }`, ``},
+		{`query($s: ID!) { session(id: $s) { id title messages { seq role text attachments { id } } queue { id text } } }`, s},
+		{`query($s: ID!) { events(sessionId: $s, afterSeq: 0, limit: 5000) { seq type at phase payload } }`, s},
+		{`query($s: ID!, $n: Int) { events(sessionId: $s, afterSeq: $n, limit: $n) { seq } }`, vars(map[string]any{"s": sid, "n": -2147483648})},
+		{`{ connections { id name models { id } } defaultModels { language { connectionId model } } plugins { name } usageTotals { inputTokens } projects { id path } }`, ``},
+		{`mutation($s: ID!) { updateSession(id: $s, input: {title: "", approvalMode: BYPASS}) { id } }`, s},
+		{`mutation($s: ID!, $t: String) { updateSession(id: $s, input: {title: $t}) { id title } }`, vars(map[string]any{"s": sid, "t": "a\u0000‮b"})},
+		{`mutation($s: ID!, $i: UserInput!) { sendMessage(sessionId: $s, input: $i) { __typename } }`, vars(map[string]any{"s": sid, "i": map[string]any{"text": "hi", "command": "x", "browserElements": []any{map[string]any{"url": "file:"}}}})},
+		{`mutation($s: ID!) { editQueuedMessage(sessionId: $s, itemId: "q", input: {text: "x"}) { id } moveQueuedMessage(sessionId: $s, itemId: "q", index: -1) { id } deleteQueuedMessage(sessionId: $s, itemId: "q") { id } }`, s},
+		{`mutation($s: ID!) { forkSession(sessionId: $s, afterSeq: 0) { id } compactSession(sessionId: $s) { id } }`, s},
+		{`mutation($s: ID!) { previewRewind(sessionId: $s, messageSeq: 1) { __typename } confirmRewind(sessionId: $s, messageSeq: 1, headSeq: 0, fileStateToken: "") { __typename } }`, s},
+		{`mutation { createProject(input: {path: "relative/path"}) { id } }`, ``},
+		{`mutation { createConnection(input: {name: "c", providerKind: "openai", baseUrl: "http://127.0.0.1:1/v1", apiKey: "k"}) { id } }`, ``},
+		{`mutation { setDefaultModel(purpose: LANGUAGE, connectionId: "conn_x", model: "m") { __typename } reorderConnections(ids: ["a", "a"]) { id } }`, ``},
+		{`mutation($s: ID!) { deleteSession(id: $s) }`, vars(map[string]any{"s": "ses_nope"})},
+		{`query Q($a: Boolean = true) { sessions(includeChildren: $a) @include(if: $a) { id ... on Session { title } } __typename }`, `{"a": null}`},
+		{`{ __type(name: "Session") { fields(includeDeprecated: true) { name args { name defaultValue } } } }`, ``},
+		{`{ sessions { id } sessions { title } }`, `[]`},
+		{`query { session(id: "\u0000") { id } }`, `{"s": 1e999}`},
+	} {
+		f.Add(c[0], c[1])
+	}
+	client := &http.Client{Timeout: fuzzRequestTimeout}
+	f.Fuzz(func(t *testing.T, query, variables string) {
+		env := map[string]any{"query": query}
+		var v map[string]any
+		if json.Unmarshal([]byte(variables), &v) == nil {
+			env["variables"] = v
+		}
+		body, err := json.Marshal(env)
 		if err != nil {
-			t.Fatalf("request failed (hang or aborted response): %v", err)
+			t.Skip(err)
 		}
-		raw, err := io.ReadAll(resp.Body)
-		resp.Body.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), fuzzRequestTimeout)
+		defer cancel()
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, k.srv.URL+"/graphql", bytes.NewReader(body))
 		if err != nil {
-			t.Fatalf("partial response (status %d, %d bytes): %v", resp.StatusCode, len(raw), err)
+			t.Fatal(err)
 		}
-		if ct := resp.Header.Get("Content-Type"); !strings.Contains(ct, "json") {
-			t.Fatalf("status %d, content type %q, body %.300q", resp.StatusCode, ct, raw)
-		}
-		var out struct {
-			Data   json.RawMessage `json:"data"`
-			Errors []struct {
-				Message    string         `json:"message"`
-				Extensions map[string]any `json:"extensions"`
-			} `json:"errors"`
-		}
-		if err := json.Unmarshal(raw, &out); err != nil {
-			t.Fatalf("status %d: body is not a GraphQL JSON response (%v): %.300q", resp.StatusCode, err, raw)
-		}
-		if len(out.Errors) == 0 {
-			if len(out.Data) == 0 || string(out.Data) == "null" {
-				t.Fatalf("status %d: neither data nor errors: %.300q", resp.StatusCode, raw)
-			}
-			if resp.StatusCode != http.StatusOK {
-				t.Fatalf("status %d without errors: %.300q", resp.StatusCode, raw)
-			}
-			return
-		}
-		for _, e := range out.Errors {
-			code, _ := e.Extensions["code"].(string)
-			if !knownCodes[code] {
-				t.Fatalf("status %d: error without a known extensions.code (%q): %.300q", resp.StatusCode, code, raw)
-			}
-			if e.Message == "" || !utf8.ValidString(e.Message) {
-				t.Fatalf("status %d: error message empty or not UTF-8: %.300q", resp.StatusCode, raw)
-			}
-		}
-		if resp.StatusCode >= 500 {
-			for _, e := range out.Errors {
-				if e.Extensions["code"] != "INTERNAL" && e.Extensions["code"] != "UNAVAILABLE" {
-					t.Fatalf("status %d for a %v error: %.300q", resp.StatusCode, e.Extensions["code"], raw)
-				}
-			}
-		}
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json")
+		checkResponse(t, client, req)
 	})
 }
 
@@ -239,4 +311,40 @@ func TestTransportErrorsCoded(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestFuzzFindingsCoded pins what FuzzGraphQLOperation found: client input
+// that ended as INTERNAL.
+func TestFuzzFindingsCoded(t *testing.T) {
+	k := newTestKernel(t)
+	var ses struct{ CreateSession struct{ ID string } }
+	k.mustDo(t, `mutation { createSession(input: {title: "x"}) { id } }`, nil, &ses)
+
+	// A nullable variable with a default, explicitly null, as an @include
+	// or @skip condition panicked in gqlgen's field collection.
+	for _, q := range []string{
+		`query($a: Boolean = true) { sessions @include(if: $a) { id } }`,
+		`query($a: Boolean = false) { ...F } fragment F on Query { sessions @skip(if: $a) { id } }`,
+		`query($a: Boolean = true) { ... @include(if: $a) { projects { id } } }`,
+	} {
+		msg := k.mustFail(t, "BAD_INPUT", q, map[string]any{"a": nil})
+		if !strings.Contains(msg, "needs a Boolean") {
+			t.Errorf("%s: message %q", q, msg)
+		}
+	}
+	var ok struct{ Sessions []struct{ ID string } }
+	k.mustDo(t, `query($a: Boolean = true) { sessions @include(if: $a) { id } }`, map[string]any{}, &ok)
+	if len(ok.Sessions) != 1 {
+		t.Errorf("default condition: %+v", ok)
+	}
+
+	// A NUL in an id made bun write an invalid query on purpose (SQL error,
+	// INTERNAL); now such an id is simply not found.
+	k.mustFail(t, "NOT_FOUND", `{ events(sessionId: "ses_\u0000x") { seq } }`, nil)
+	var got struct{ Session *struct{ ID string } }
+	k.mustDo(t, `{ session(id: "\u0000") { id } }`, nil, &got)
+	if got.Session != nil {
+		t.Errorf("session with a NUL id: %+v", got.Session)
+	}
+	k.mustFail(t, "NOT_FOUND", `mutation { deleteSession(id: "ses_\u0000") }`, nil)
 }

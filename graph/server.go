@@ -82,6 +82,7 @@ func NewHandler(cfg ServerConfig) http.Handler {
 	srv.Use(extension.AutomaticPersistedQuery{Cache: lru.New[string](100)})
 	srv.Use(extension.FixedComplexityLimit(MaxComplexity))
 	srv.Use(depthLimit{max: MaxDepth})
+	srv.AroundOperations(conditionsAreBooleans)
 	srv.AroundFields(markInternal)
 	srv.SetErrorPresenter(presentError(log))
 	srv.SetRecoverFunc(func(ctx context.Context, v any) error {

@@ -81,7 +81,7 @@ func NewAuth(path string, log *slog.Logger) (*Auth, error) {
 	a := &Auth{path: path, log: log, limiter: newPeerLimiter(failBurst, failRefill, time.Now), file: fi}
 	a.gen = newTokenGen(tok)
 	if created {
-		log.Info("created a bearer token for clients", "token_file", path)
+		log.Info("created a bearer token for clients (`foya token show` prints it)", "token_file", path)
 	} else {
 		log.Info("clients must send the bearer token", "token_file", path)
 	}
@@ -208,7 +208,10 @@ func (a *Auth) middleware(next http.Handler) http.Handler {
 			}
 			st.mu.Unlock()
 		}()
-		isWS := r.Header.Get("Upgrade") != ""
+		// Only a real WebSocket handshake may defer to connection_init: any
+		// other request with an Upgrade header (e.g. a POST that the SSE
+		// transport would take) needs the header like everything else.
+		isWS := r.Method == http.MethodGet && strings.EqualFold(r.Header.Get("Upgrade"), "websocket")
 		if h := r.Header.Get("Authorization"); h != "" {
 			tok, ok := bearer(h)
 			gen, valid := a.check(tok)

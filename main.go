@@ -47,6 +47,7 @@ Usage:
   foya rebuild-projections [--data-dir DIR]
   foya exec [--addr A] [--session ID] [--project PATH] [--model CONN/MODEL] [--approval-mode M] [--json] "prompt"
   foya connections list|add|remove|models    foya sessions list|show|rm    foya schema
+  (client commands send $FOYA_TOKEN, --token-file PATH or <data-dir>/auth-token to a kernel that requires a token)
   foya version
   foya plugin NAME     (internal: serves a built-in plugin to the kernel)
 `

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"strings"
 	"time"
@@ -34,6 +35,14 @@ func newGQLClient(addr, token string) *gqlClient {
 		c.addr = strings.TrimSuffix(rest, "/")
 	}
 	return c
+}
+
+// host is the kernel's host name or IP, without port.
+func (c *gqlClient) host() string {
+	if h, _, err := net.SplitHostPort(c.addr); err == nil {
+		return h
+	}
+	return c.addr
 }
 
 func (c *gqlClient) endpoint() string {

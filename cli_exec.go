@@ -87,7 +87,7 @@ func parseExecArgs(args []string, stdin io.Reader, stderr io.Writer) (execOption
 	fs.Usage = func() { fmt.Fprint(stderr, execUsage); fs.PrintDefaults() }
 	fs.StringVar(&o.addr, "addr", defaultKernelAddr, "address of a running kernel; when none answers, one is started for this command")
 	fs.StringVar(&o.dataDir, "data-dir", defaultDataDir(), "data directory of a kernel started for this command")
-	fs.StringVar(&o.tokenFile, "token-file", "", "file holding the kernel's bearer token (default: $FOYA_TOKEN, else <data-dir>/auth-token when it exists)")
+	fs.StringVar(&o.tokenFile, "token-file", "", "file holding the kernel's bearer token (default: $FOYA_TOKEN, else <data-dir>/auth-token for a loopback --addr)")
 	fs.StringVar(&o.session, "session", "", "continue this session (id) instead of creating one")
 	fs.StringVar(&o.project, "project", "", "bind a new session to the project with this directory (created when missing)")
 	fs.StringVar(&o.model, "model", "", "CONNECTION/MODEL: connection id or name, a slash, and the model id")

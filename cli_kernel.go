@@ -41,7 +41,7 @@ func (l *kernelLink) Close() {
 // connects to that. It says on stderr which happened. Requests carry the
 // token clientToken finds.
 func connectOrSpawn(ctx context.Context, addr, dataDir, tokenFile string, stderr io.Writer) (*kernelLink, error) {
-	token, err := clientToken(tokenFile, dataDir)
+	token, err := clientToken(tokenFile, dataDir, addr)
 	if err != nil {
 		return nil, err
 	}
@@ -65,14 +65,18 @@ func connectOrSpawn(ctx context.Context, addr, dataDir, tokenFile string, stderr
 }
 
 // clientToken is the bearer token the CLI sends: $FOYA_TOKEN, else the
-// contents of tokenFile, else the data directory's auth-token file when it
-// exists (none when it does not: a loopback kernel needs none by default).
-func clientToken(tokenFile, dataDir string) (string, error) {
+// contents of tokenFile, else, for a loopback addr only, the data
+// directory's auth-token file when it exists (the local kernel's token is
+// never sent to another machine unless asked to).
+func clientToken(tokenFile, dataDir, addr string) (string, error) {
 	if t := strings.TrimSpace(os.Getenv("FOYA_TOKEN")); t != "" {
 		return t, nil
 	}
 	if tokenFile != "" {
 		return graph.ReadToken(tokenFile)
+	}
+	if !graph.IsLoopbackName(newGQLClient(addr, "").host()) {
+		return "", nil
 	}
 	tok, err := graph.ReadToken(filepath.Join(dataDir, graph.TokenFileName))
 	if errors.Is(err, fs.ErrNotExist) {

@@ -28,7 +28,7 @@ func newClientFlagSet(name string, stderr io.Writer, cf *clientFlags) *flag.Flag
 	fs.SetOutput(stderr)
 	fs.StringVar(&cf.addr, "addr", defaultKernelAddr, "address of a running kernel; when none answers, one is started for this command")
 	fs.StringVar(&cf.dataDir, "data-dir", defaultDataDir(), "data directory of a kernel started for this command")
-	fs.StringVar(&cf.tokenFile, "token-file", "", "file holding the kernel's bearer token (default: $FOYA_TOKEN, else <data-dir>/auth-token when it exists)")
+	fs.StringVar(&cf.tokenFile, "token-file", "", "file holding the kernel's bearer token (default: $FOYA_TOKEN, else <data-dir>/auth-token for a loopback --addr)")
 	fs.BoolVar(&cf.json, "json", false, "print JSON instead of a table")
 	return fs
 }

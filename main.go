@@ -18,6 +18,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -177,7 +178,7 @@ func serveCmd(args []string, stderr io.Writer) error {
 	addr := fs.String("addr", "127.0.0.1:4777", "listen address (loopback by default; any other address requires the token)")
 	dataDir := fs.String("data-dir", defaultDataDir(), "data directory (database, catalog, artifacts, auth-token)")
 	logLevel := fs.String("log-level", "info", "log level: debug, info, warn, error")
-	tokenFile := fs.String("auth-token-file", "", "file holding the bearer token clients must send (default <data-dir>/auth-token; created when missing)")
+	tokenFile := fs.String("auth-token-file", "", "file holding the bearer token clients must send, when one is required (default <data-dir>/auth-token; created when missing)")
 	requireToken := fs.Bool("require-token", false, "require the bearer token on loopback too (always required beyond loopback)")
 	tlsCert := fs.String("tls-cert", "", "PEM certificate file: serve HTTPS and WSS (with --tls-key)")
 	tlsKey := fs.String("tls-key", "", "PEM private key file of --tls-cert")
@@ -237,6 +238,7 @@ func serveCmd(args []string, stderr io.Writer) error {
 			Logger: log, OriginPatterns: origins, HostPatterns: hosts, Auth: auth,
 		}),
 		TLSConfig:         tlsConfig,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 		ReadHeaderTimeout: 10 * time.Second,
 		BaseContext:       func(net.Listener) context.Context { return ctx },
 	}
@@ -248,7 +250,7 @@ func serveCmd(args []string, stderr io.Writer) error {
 	} else {
 		go func() { errc <- srv.Serve(ln) }()
 	}
-	log.Info("listening", "addr", ln.Addr().String(), "playground", scheme+"://"+ln.Addr().String()+"/", "token_required", auth != nil, "data_dir", k.dataDir, "version", versionString())
+	log.Info("listening", "addr", ln.Addr().String(), "playground", scheme+"://"+playgroundHost(ln)+"/", "token_required", auth != nil, "data_dir", k.dataDir, "version", versionString())
 
 	select {
 	case err := <-errc:
@@ -265,6 +267,16 @@ func serveCmd(args []string, stderr io.Writer) error {
 		log.Warn("stop running turns", "err", err)
 	}
 	return nil
+}
+
+// playgroundHost is host:port of the playground URL in the log: the listen
+// address, or localhost when listening on all addresses.
+func playgroundHost(ln net.Listener) string {
+	a, ok := ln.Addr().(*net.TCPAddr)
+	if ok && a.IP.IsUnspecified() {
+		return net.JoinHostPort("localhost", strconv.Itoa(a.Port))
+	}
+	return ln.Addr().String()
 }
 
 // isLoopbackListener reports whether ln accepts loopback connections only

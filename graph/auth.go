@@ -251,17 +251,17 @@ func (a *Auth) logFailure(peer, why, via, remote string) {
 // "authorization" ("Bearer <token>"), or a valid Authorization header on the
 // upgrade. A refusal closes the socket with 4403.
 func (a *Auth) wsInit(ctx context.Context, payload transport.InitPayload) (context.Context, *transport.InitPayload, error) {
+	refuse := func(reason string) (context.Context, *transport.InitPayload, error) {
+		ctx := transport.WithWebsocketCloseCode(transport.AppendCloseReason(ctx, "UNAUTHENTICATED: "+reason), closeForbidden)
+		return ctx, nil, errors.New(reason)
+	}
 	st, _ := ctx.Value(authStateKey{}).(*authState)
 	if st == nil {
-		return ctx, nil, nil // not behind the middleware: no token required
+		return refuse("the connection did not pass the kernel's authentication") // not behind middleware: fail closed
 	}
 	v := payload.Authorization()
 	if v == "" && st.headerOK {
 		return ctx, nil, nil
-	}
-	refuse := func(reason string) (context.Context, *transport.InitPayload, error) {
-		ctx := transport.WithWebsocketCloseCode(transport.AppendCloseReason(ctx, "UNAUTHENTICATED: "+reason), closeForbidden)
-		return ctx, nil, errors.New(reason)
 	}
 	if v == "" {
 		a.failedWS(st, "no token")

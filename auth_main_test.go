@@ -440,6 +440,17 @@ func TestServeTLS(t *testing.T) {
 	if out, err := cli.CombinedOutput(); err != nil {
 		t.Fatalf("CLI over HTTPS: %v\n%s", err, out)
 	}
+	// A renewed certificate is served without a restart.
+	cert2, key2, pool2 := selfSigned(t)
+	for from, to := range map[string]string{key2: keyFile, cert2: certFile} {
+		b, _ := os.ReadFile(from)
+		if err := os.WriteFile(to, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	hc2 := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool2}}}
+	mustData(t, authClient{base, hc2, token}.post(t, `{ sessions { id } }`, false), "HTTPS with the renewed certificate")
+	k.waitLog(t, "reloaded the TLS certificate")
 }
 
 // The CLI's token: FOYA_TOKEN, else --token-file, else the data dir's file,

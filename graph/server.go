@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"runtime/debug"
+	"sync/atomic"
 	"time"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -19,12 +20,6 @@ import (
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/foya-dev/foya/core"
-)
-
-// Limits on what one operation may ask for.
-const (
-	MaxComplexity = 2000
-	MaxDepth      = 12
 )
 
 // DefaultOriginPatterns are the browser origins allowed to open a WebSocket:
@@ -47,6 +42,8 @@ type ServerConfig struct {
 	HostPatterns []string
 	// KeepAlive is the interval of WebSocket keep-alive pings (default 15s).
 	KeepAlive time.Duration
+	// Limits overrides request bounds (zero fields: the defaults in limits.go).
+	Limits Limits
 }
 
 // NewHandler serves GraphQL on /graphql (POST, GET, SSE and WebSocket with
@@ -64,6 +61,7 @@ func NewHandler(cfg ServerConfig) http.Handler {
 	if keepAlive == 0 {
 		keepAlive = 15 * time.Second
 	}
+	lim := cfg.Limits.withDefaults()
 	srv := handler.New(NewExecutableSchema(Config{Resolvers: &Resolver{Service: cfg.Service, Engine: cfg.Engine, Ledger: cfg.Usage, Catalog: cfg.Catalog, Registry: cfg.Plugins, Log: log}}))
 	// SSE must come before POST: both accept POST requests.
 	srv.AddTransport(transport.SSE{})
@@ -71,17 +69,20 @@ func NewHandler(cfg ServerConfig) http.Handler {
 		Implementation:        transport.CoderWebsocketImplementation{AcceptOptions: websocket.AcceptOptions{OriginPatterns: origins}},
 		KeepAlivePingInterval: keepAlive,
 		InitTimeout:           30 * time.Second,
+		PayloadReadLimit:      &wsReadLimit,
 	})
 	srv.AddTransport(transport.Options{})
 	srv.AddTransport(transport.GET{})
 	srv.AddTransport(transport.POST{})
-	srv.AddTransport(transport.MultipartForm{MaxUploadSize: 64 << 20, MaxMemory: 8 << 20})
+	srv.AddTransport(transport.MultipartForm{MaxUploadSize: MaxUploadBytes, MaxMemory: 8 << 20})
 	srv.SetQueryCache(lru.New[*ast.QueryDocument](1000))
 	srv.Use(extension.Introspection{})
 	srv.Use(extension.AutomaticPersistedQuery{Cache: lru.New[string](100)})
-	srv.Use(extension.FixedComplexityLimit(MaxComplexity))
+	srv.Use(costLimit{max: MaxCost})
 	srv.Use(depthLimit{max: MaxDepth})
+	srv.Use(subscriptionCap{perConn: int64(lim.MaxSubscriptionsPerConnection), total: int64(lim.MaxSubscriptions), running: new(atomic.Int64)})
 	srv.AroundFields(markInternal)
+	srv.Use(responseCap{max: lim.MaxResponseBytes})
 	srv.SetErrorPresenter(presentError(log))
 	srv.SetRecoverFunc(func(ctx context.Context, v any) error {
 		log.Error("panic in resolver", "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
@@ -93,7 +94,7 @@ func NewHandler(cfg ServerConfig) http.Handler {
 	if len(hosts) == 0 {
 		hosts = loopbackHosts
 	}
-	mux.Handle("/graphql", browserGuard(srv, origins, hosts))
+	mux.Handle("/graphql", codedErrors(browserGuard(requestLimits(srv, lim), origins, hosts)))
 	mux.Handle("/", PlaygroundHandler("Foya kernel", "/graphql"))
 	return mux
 }
@@ -129,11 +130,14 @@ func presentError(log *slog.Logger) graphql.ErrorPresenterFunc {
 		if gqlErr.Extensions == nil {
 			gqlErr.Extensions = map[string]any{}
 		}
+		if errors.Is(err, errResponseTooLarge) {
+			return responseTooLarge // replaced by responseCap with one error
+		}
 		var ce *core.Error
 		var ie internalError
 		switch {
 		case errors.As(err, &ce):
-			gqlErr.Message = ce.Message
+			gqlErr.Message = clipKernelMessage(ce.Message)
 			gqlErr.Extensions["code"] = string(ce.Code)
 			if ce.Code == core.CodeInternal {
 				log.Error("internal error", "path", gqlErr.Path.String(), "err", err)
@@ -148,8 +152,12 @@ func presentError(log *slog.Logger) graphql.ErrorPresenterFunc {
 			gqlErr.Message = "internal error; see the kernel log"
 			gqlErr.Extensions["code"] = string(core.CodeInternal)
 		default:
-			// gqlgen's own parse, validation and argument errors: the client's input.
-			gqlErr.Extensions["code"] = string(core.CodeBadInput)
+			// gqlgen's own parse, validation and argument errors: the
+			// client's input, which the message must not repeat at length.
+			gqlErr.Message = clipMessage(gqlErr.Message)
+			if c, _ := gqlErr.Extensions["code"].(string); !knownCode(c) {
+				gqlErr.Extensions["code"] = string(core.CodeBadInput)
+			}
 		}
 		return gqlErr
 	}

@@ -267,4 +267,3 @@ func unsupportedTransport(r *http.Request) (int, string) {
 	return http.StatusMethodNotAllowed, "/graphql answers POST (JSON, SSE, multipart), GET (queries only) and WebSocket upgrades " +
 		"(graphql-transport-ws); got " + clipText(r.Method, 16)
 }
-

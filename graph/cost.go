@@ -18,10 +18,12 @@ import (
 // selections by its expected length: the limit argument when it has one
 // (events: 500 by default), else listSizes, else defaultListSize. Aliases
 // are separate fields, so repeating a field under many aliases multiplies
-// its cost. Introspection has fixed costs: __schema 10,000 (the whole
-// schema, a few thousand values), __type 100.
+// its cost. A mutation field (it writes) costs mutationCost more.
+// Introspection has fixed costs: __schema 10,000 (the whole schema, a few
+// thousand values), __type 100.
 const (
 	defaultListSize     = 10
+	mutationCost        = 100
 	schemaIntrospection = 10_000
 	typeIntrospection   = 100
 )
@@ -109,13 +111,20 @@ func fieldCost(f *ast.Field, vars map[string]any) int64 {
 	if f.Definition != nil && f.Definition.Type != nil && f.Definition.Type.Elem != nil {
 		children = satMul(children, listSize(f, vars))
 	}
+	if f.ObjectDefinition != nil && f.ObjectDefinition.Name == "Mutation" {
+		children = satAdd(children, mutationCost)
+	}
 	return satAdd(1, children)
 }
 
 // listSize is the expected length of list field f.
 func listSize(f *ast.Field, vars map[string]any) int64 {
-	if f.Definition.Arguments.ForName("limit") != nil {
-		switch v := f.ArgumentMap(vars)["limit"].(type) {
+	if arg := f.Definition.Arguments.ForName("limit"); arg != nil {
+		v := f.ArgumentMap(vars)["limit"]
+		if v == nil && arg.DefaultValue != nil {
+			v, _ = arg.DefaultValue.Value(nil)
+		}
+		switch v := v.(type) {
 		case int64:
 			return max(v, 1)
 		case int:

@@ -186,7 +186,7 @@ func (w *codedWriter) finish() {
 	if w.status == 0 || w.spilled {
 		return
 	}
-	status, body := codeErrorBody(w.r, w.status, w.held.Bytes(), w.Header().Get("Content-Type"))
+	status, body := codeErrorBody(w.r, w.status, w.held.Bytes())
 	h := w.Header()
 	h.Set("Content-Type", "application/json")
 	h.Del("Content-Length")
@@ -200,13 +200,14 @@ func (w *codedWriter) finish() {
 
 // codeErrorBody turns an error response into a GraphQL error list where
 // every error has a code and a clipped message.
-func codeErrorBody(r *http.Request, status int, body []byte, contentType string) (int, []byte) {
+func codeErrorBody(r *http.Request, status int, body []byte) (int, []byte) {
 	code := core.CodeBadInput
 	if status >= 500 {
 		code = core.CodeInternal
 	}
 	var doc map[string]any
-	if mt, _, _ := mime.ParseMediaType(contentType); strings.Contains(mt, "json") && json.Unmarshal(body, &doc) == nil {
+	// gqlgen writes some errors without a JSON content type: try any body.
+	if json.Unmarshal(body, &doc) == nil {
 		if list, ok := doc["errors"].([]any); ok && len(list) > 0 {
 			for _, e := range list {
 				m, ok := e.(map[string]any)

@@ -12,7 +12,7 @@ const maxQuotedEcho = 64
 
 // maxKernelMessage caps a kernel (core) error message; they quote input
 // values only through %q, which clipQuoted shortens.
-const maxKernelMessage = 1024
+const maxKernelMessage = 2048
 
 // clipText cuts s to at most n bytes on a UTF-8 boundary, marking the cut.
 func clipText(s string, n int) string {

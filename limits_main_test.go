@@ -86,7 +86,9 @@ func aliasQuery(n int, field string) string {
 // bombResult is what the amplification requests did to a kernel.
 type bombResult struct {
 	rssBefore, hwmBefore, rssAfter, hwmAfter int64 // KiB
-	replies                                  map[string]rawReply
+	// hwmUnderLimit is the peak after the request under the cost limit.
+	hwmUnderLimit int64
+	replies       map[string]rawReply
 	took                                     map[string]time.Duration
 }
 
@@ -133,10 +135,16 @@ func runBombs(t *testing.T, k *kernelProc) bombResult {
 	res.replies["9 MiB body"] = postBody(t, k, []byte(`{"query":"{ __typename }","variables":{"pad":"`+strings.Repeat("a", 9<<20)+`"}}`))
 	res.took["9 MiB body"] = time.Since(start)
 	res.rssAfter, res.hwmAfter = procMemory(t, pid)
+	// Under the cost limit (150 × 401 = 60,150), the response (about
+	// 150 × 960 KB) is what the response-size cap stops.
+	start = time.Now()
+	res.replies["150 aliases"] = postQuery(t, k, aliasQuery(150, "session(id: $s) { messages { text } }"), vars)
+	res.took["150 aliases"] = time.Since(start)
+	_, res.hwmUnderLimit = procMemory(t, pid)
 	for name, r := range res.replies {
 		t.Logf("%s: HTTP %d, %d response bytes, %s", name, r.status, len(r.body), res.took[name].Round(time.Millisecond))
 	}
-	t.Logf("kernel memory: VmRSS %d → %d KiB, VmHWM (peak) %d → %d KiB", res.rssBefore, res.rssAfter, res.hwmBefore, res.hwmAfter)
+	t.Logf("kernel memory: VmRSS %d → %d KiB, VmHWM (peak) %d → %d KiB; peak after the 150 aliases %d KiB", res.rssBefore, res.rssAfter, res.hwmBefore, res.hwmAfter, res.hwmUnderLimit)
 	return res
 }
 
@@ -146,6 +154,9 @@ func runBombs(t *testing.T, k *kernelProc) bombResult {
 func TestAmplificationRefusedWithoutMemoryGrowth(t *testing.T) {
 	k := startKernel(t, t.TempDir())
 	res := runBombs(t, k)
+	if r := res.replies["150 aliases"]; len(r.errors) != 1 || !strings.Contains(r.errors[0].Message, "16 MiB") {
+		t.Errorf("150 aliases: %.300s", r.body)
+	}
 	for name, r := range res.replies {
 		if len(r.errors) == 0 || r.errors[0].Extensions.Code != "BAD_INPUT" {
 			t.Errorf("%s: HTTP %d %.300s", name, r.status, r.body)

@@ -30,7 +30,7 @@ const (
 	MaxDepth = 12
 	// MaxResponseBytes caps one response (one result of a query or
 	// mutation, one event of a subscription), counted while it is built.
-	MaxResponseBytes = 32 << 20
+	MaxResponseBytes = 16 << 20
 	// MaxSubscriptionsPerConnection caps the subscriptions one WebSocket
 	// connection runs at once; MaxSubscriptions those of the whole kernel
 	// (WebSocket and SSE together).

@@ -41,7 +41,15 @@ var responseTooLarge = &gqlerror.Error{
 type responseBudget struct {
 	left atomic.Int64
 	over atomic.Bool
+	// resolvers admits resolverSlots resolver calls at a time, so that the
+	// data resolvers load is charged (by their selections) before more of
+	// it is loaded: memory stays near the budget even when many aliases
+	// would otherwise load in parallel.
+	resolvers chan struct{}
 }
+
+// resolverSlots is how many resolvers of one response run at once.
+const resolverSlots = 4
 
 type budgetKey struct{}
 
@@ -49,7 +57,7 @@ func (c responseCap) ExtensionName() string                          { return "R
 func (c responseCap) Validate(schema graphql.ExecutableSchema) error { return nil }
 
 func (c responseCap) InterceptResponse(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
-	b := &responseBudget{}
+	b := &responseBudget{resolvers: make(chan struct{}, resolverSlots)}
 	b.left.Store(c.max)
 	resp := next(context.WithValue(ctx, budgetKey{}, b))
 	if resp == nil || !b.over.Load() {
@@ -71,12 +79,21 @@ func (c responseCap) InterceptField(ctx context.Context, next graphql.Resolver) 
 	if b == nil {
 		return next(ctx)
 	}
+	fc := graphql.GetFieldContext(ctx)
+	if fc != nil && fc.IsResolver {
+		select {
+		case b.resolvers <- struct{}{}:
+			defer func() { <-b.resolvers }()
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
 	if b.over.Load() {
 		return nil, errResponseTooLarge
 	}
 	res, err := next(ctx)
 	n := int64(8) + encodedSize(res)
-	if fc := graphql.GetFieldContext(ctx); fc != nil {
+	if fc != nil {
 		n += int64(len(fc.Field.Alias))
 	}
 	if b.left.Add(-n) < 0 {

@@ -135,7 +135,7 @@ func runBombs(t *testing.T, k *kernelProc) bombResult {
 	res.replies["9 MiB body"] = postBody(t, k, []byte(`{"query":"{ __typename }","variables":{"pad":"`+strings.Repeat("a", 9<<20)+`"}}`))
 	res.took["9 MiB body"] = time.Since(start)
 	res.rssAfter, res.hwmAfter = procMemory(t, pid)
-	// Under the cost limit (150 × 401 = 60,150), the response (about
+	// Under the cost limit (150 × 202 = 30,300), the response (about
 	// 150 × 960 KB) is what the response-size cap stops.
 	start = time.Now()
 	res.replies["150 aliases"] = postQuery(t, k, aliasQuery(150, "session(id: $s) { messages { text } }"), vars)

@@ -204,7 +204,8 @@ func serveCmd(args []string, stderr io.Writer) error {
 			Service: k.sessions, Engine: k.engine, Usage: k.db, Catalog: k.catalog, Plugins: k.plugins,
 			Logger: log, OriginPatterns: allowed, HostPatterns: servedHosts(*addr, hosts),
 		}),
-		ReadHeaderTimeout: 10 * time.Second,
+		ReadHeaderTimeout: graph.HeaderReadTimeout,
+		IdleTimeout:       graph.IdleTimeout, // body deadlines are per request (graph.BodyReadTimeout)
 		BaseContext:       func(net.Listener) context.Context { return ctx },
 	}
 	errc := make(chan error, 1)

@@ -89,7 +89,7 @@ type bombResult struct {
 	// hwmUnderLimit is the peak after the request under the cost limit.
 	hwmUnderLimit int64
 	replies       map[string]rawReply
-	took                                     map[string]time.Duration
+	took          map[string]time.Duration
 }
 
 // runBombs gives a real kernel a session with about 1 MB of messages, then

@@ -375,3 +375,32 @@ func wsError(t *testing.T, m wsMessage) gqlError {
 	}
 	return list[0]
 }
+
+func TestWebSocketMessageOverLimitClosesConnection(t *testing.T) {
+	k := newTestKernel(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c := dialWS(t, ctx, k.srv.URL)
+	big := strings.Repeat("x", graph.MaxWebSocketMessageBytes+1)
+	c.subscribe(ctx, "big", `subscription($p: String) { kernelEvents { type } }`, map[string]any{"p": big})
+	select {
+	case err := <-c.errc:
+		if websocket.CloseStatus(err) != websocket.StatusMessageTooBig {
+			t.Fatalf("closed with %v, want 1009 (message too big)", err)
+		}
+	case m := <-c.msgs:
+		t.Fatalf("a %d-byte message was served: %s %.200s", len(big), m.Type, m.Payload)
+	case <-ctx.Done():
+		t.Fatal("the connection stayed open")
+	}
+}
+
+func TestClipsAndEchoHelpersThroughTheAPI(t *testing.T) {
+	k := newTestKernel(t)
+	// A quoted value inside a kernel message keeps 64 bytes and says its size.
+	name := strings.Repeat("q", 150)
+	msg := k.mustFail(t, "BAD_INPUT", `mutation($k: String) { createConnection(input: {name: "x", baseUrl: "http://127.0.0.1:1/v1", providerKind: $k, models: [{id: "m"}]}) { id } }`, map[string]any{"k": name})
+	if strings.Count(msg, "q") > graph.MaxEchoBytes || !strings.Contains(msg, "(150 bytes)") {
+		t.Fatalf("message %q", msg)
+	}
+}

@@ -92,6 +92,7 @@ func TestQueueSnapshotCarriesPreviews(t *testing.T) {
 		Truncated bool
 	}
 	var snap []item
+	sentLong := false
 	m := c.readPoking(ctx, "q", func() { k.send(t, sid, "short") })
 	for {
 		var p struct {
@@ -109,8 +110,9 @@ func TestQueueSnapshotCarriesPreviews(t *testing.T) {
 			snap = ev.Queue
 			break
 		}
-		if p.Data.SessionEvents.Type == "queue_snapshot" && !strings.Contains(string(m.Payload), "textBytes\":10000") {
+		if p.Data.SessionEvents.Type == "queue_snapshot" && !sentLong {
 			k.send(t, sid, long)
+			sentLong = true
 		}
 		m = c.read(ctx)
 	}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -42,15 +43,25 @@ func procMemory(t *testing.T, pid int) (rss, hwm int64) {
 type rawReply struct {
 	status int
 	body   []byte
+	data   json.RawMessage
 	errors []struct {
 		Message    string
 		Extensions struct{ Code string }
 	}
 }
 
-func postBody(t *testing.T, k *kernelProc, body []byte) rawReply {
+// target is a kernel process as a client reaches it: its base URL and the
+// bearer token it wants ("" for none).
+type target struct{ base, token string }
+
+func (tg target) postBody(t *testing.T, body []byte) rawReply {
 	t.Helper()
-	resp, err := http.Post(k.url()+"/graphql", "application/json", bytes.NewReader(body))
+	req, _ := http.NewRequest(http.MethodPost, tg.base+"/graphql", bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	if tg.token != "" {
+		req.Header.Set("Authorization", "Bearer "+tg.token)
+	}
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,19 +69,34 @@ func postBody(t *testing.T, k *kernelProc, body []byte) rawReply {
 	raw, _ := io.ReadAll(resp.Body)
 	r := rawReply{status: resp.StatusCode, body: raw}
 	var doc struct {
+		Data   json.RawMessage
 		Errors []struct {
 			Message    string
 			Extensions struct{ Code string }
 		}
 	}
 	json.Unmarshal(raw, &doc)
-	r.errors = doc.Errors
+	r.errors, r.data = doc.Errors, doc.Data
 	return r
 }
 
-func postQuery(t *testing.T, k *kernelProc, query string, vars map[string]any) rawReply {
+func (tg target) postQuery(t *testing.T, query string, vars map[string]any) rawReply {
 	body, _ := json.Marshal(map[string]any{"query": query, "variables": vars})
-	return postBody(t, k, body)
+	return tg.postBody(t, body)
+}
+
+// gql runs an operation that must succeed and decodes its data into out.
+func (tg target) gql(t *testing.T, query string, vars map[string]any, out any) {
+	t.Helper()
+	r := tg.postQuery(t, query, vars)
+	if len(r.errors) > 0 || r.status != http.StatusOK {
+		t.Fatalf("%.80s: HTTP %d %.300s", query, r.status, r.body)
+	}
+	if out != nil {
+		if err := json.Unmarshal(r.data, out); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
 
 func aliasQuery(n int, field string) string {
@@ -95,24 +121,24 @@ type bombResult struct {
 // runBombs gives a real kernel a session with about 1 MB of messages, then
 // sends the alias bomb (666 × session{messages{text}}), 1,000 aliases of
 // events(limit: 5000) and a 9 MiB body, measuring the process's memory.
-func runBombs(t *testing.T, k *kernelProc) bombResult {
+func runBombs(t *testing.T, k *kernelProc, tg target) bombResult {
 	t.Helper()
 	fake := openaitest.New(t)
 	var conn struct{ CreateConnection struct{ ID string } }
-	k.gql(t, `mutation($u: String!) { createConnection(input: {name: "fake", baseUrl: $u, apiKey: "", models: [{id: "gpt-t"}]}) { id } }`,
+	tg.gql(t, `mutation($u: String!) { createConnection(input: {name: "fake", baseUrl: $u, apiKey: "", models: [{id: "gpt-t"}]}) { id } }`,
 		map[string]any{"u": fake.BaseURL()}, &conn)
 	var sess struct{ CreateSession struct{ ID string } }
-	k.gql(t, `mutation($c: ID) { createSession(input: {connectionId: $c, title: "bomb target"}) { id } }`,
+	tg.gql(t, `mutation($c: ID) { createSession(input: {connectionId: $c, title: "bomb target"}) { id } }`,
 		map[string]any{"c": conn.CreateConnection.ID}, &sess)
 	sid := sess.CreateSession.ID
 	big := strings.Repeat("payload ", 30_000) // 240,000 bytes
 	for i := range 4 {
 		fake.Enqueue(openaitest.TextStream("gpt-t", fmt.Sprintf("reply %d", i)))
-		k.gql(t, `mutation($s: ID!, $t: String) { sendMessage(sessionId: $s, input: {text: $t}) { turnStarted } }`,
+		tg.gql(t, `mutation($s: ID!, $t: String) { sendMessage(sessionId: $s, input: {text: $t}) { turnStarted } }`,
 			map[string]any{"s": sid, "t": big}, nil)
 		for {
 			var s struct{ Session struct{ Phase string } }
-			k.gql(t, `query($s: ID!) { session(id: $s) { phase } }`, map[string]any{"s": sid}, &s)
+			tg.gql(t, `query($s: ID!) { session(id: $s) { phase } }`, map[string]any{"s": sid}, &s)
 			if s.Session.Phase == "IDLE" {
 				break
 			}
@@ -128,17 +154,17 @@ func runBombs(t *testing.T, k *kernelProc) bombResult {
 		{"events bomb", aliasQuery(1000, "events(sessionId: $s, limit: 5000) { seq type payload }")},
 	} {
 		start := time.Now()
-		res.replies[c.name] = postQuery(t, k, c.query, vars)
+		res.replies[c.name] = tg.postQuery(t, c.query, vars)
 		res.took[c.name] = time.Since(start)
 	}
 	start := time.Now()
-	res.replies["9 MiB body"] = postBody(t, k, []byte(`{"query":"{ __typename }","variables":{"pad":"`+strings.Repeat("a", 9<<20)+`"}}`))
+	res.replies["9 MiB body"] = tg.postBody(t, []byte(`{"query":"{ __typename }","variables":{"pad":"`+strings.Repeat("a", 9<<20)+`"}}`))
 	res.took["9 MiB body"] = time.Since(start)
 	res.rssAfter, res.hwmAfter = procMemory(t, pid)
 	// Under the cost limit (150 × 202 = 30,300), the response (about
 	// 150 × 960 KB) is what the response-size cap stops.
 	start = time.Now()
-	res.replies["150 aliases"] = postQuery(t, k, aliasQuery(150, "session(id: $s) { messages { text } }"), vars)
+	res.replies["150 aliases"] = tg.postQuery(t, aliasQuery(150, "session(id: $s) { messages { text } }"), vars)
 	res.took["150 aliases"] = time.Since(start)
 	_, res.hwmUnderLimit = procMemory(t, pid)
 	for name, r := range res.replies {
@@ -148,12 +174,22 @@ func runBombs(t *testing.T, k *kernelProc) bombResult {
 	return res
 }
 
-// The amplification requests of issue 12 against a real `foya serve`: each
-// is refused before execution with a coded error, and the kernel's peak
-// memory does not move.
+// The amplification requests of issue 12 against a real `foya serve` bound
+// to 0.0.0.0:0 (so with its token): each is refused before execution with a
+// coded error, and the kernel's peak memory does not move.
 func TestAmplificationRefusedWithoutMemoryGrowth(t *testing.T) {
-	k := startKernel(t, t.TempDir())
-	res := runBombs(t, k)
+	data := t.TempDir()
+	k := startKernel(t, data, "--addr", "0.0.0.0:0")
+	raw, err := os.ReadFile(filepath.Join(data, "auth-token"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tg := target{base: "http://127.0.0.1:" + portOf(t, k.addr), token: strings.TrimSpace(string(raw))}
+	// Without the token the bounds are not even reached.
+	if r := (target{base: tg.base}).postQuery(t, aliasQuery(666, "session(id: $s) { id }"), map[string]any{"s": "x"}); r.status != http.StatusUnauthorized {
+		t.Fatalf("no token: HTTP %d", r.status)
+	}
+	res := runBombs(t, k, tg)
 	if r := res.replies["150 aliases"]; len(r.errors) != 1 || !strings.Contains(r.errors[0].Message, "16 MiB") {
 		t.Errorf("150 aliases: %.300s", r.body)
 	}
@@ -193,7 +229,7 @@ func TestAmplificationBaseline(t *testing.T) {
 	foyaBin = bin
 	defer func() { foyaBin = saved }()
 	k := startKernel(t, t.TempDir())
-	runBombs(t, k)
+	runBombs(t, k, target{base: k.url()})
 }
 
 func TestExecNeutralizesTerminalEscapes(t *testing.T) {

@@ -215,8 +215,11 @@ func codeErrorBody(r *http.Request, status int, body []byte) (int, []byte) {
 					continue
 				}
 				msg, _ := m["message"].(string)
-				if msg == "transport not supported" {
+				switch msg {
+				case "transport not supported":
 					status, msg = unsupportedTransport(r)
+				case "GET requests only allow query operations":
+					msg = "GET runs queries only; send mutations with POST, subscriptions with POST and Accept: text/event-stream or over WebSocket"
 				}
 				m["message"] = clipMessage(msg)
 				ext, _ := m["extensions"].(map[string]any)

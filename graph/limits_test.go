@@ -181,6 +181,7 @@ func TestTransportErrorsAreCoded(t *testing.T) {
 				t.Fatalf("status %d: %s", r.status, r.raw)
 			}
 			e := r.requireCoded(t, c.name)
+			t.Logf("HTTP %d: %s", r.status, e.Message)
 			if c.status != 0 && r.status != c.status {
 				t.Fatalf("status %d, want %d: %s", r.status, c.status, r.raw)
 			}

@@ -22,7 +22,6 @@ import (
 	"github.com/foya-dev/foya/core"
 )
 
-
 // ServerConfig wires the GraphQL edge.
 type ServerConfig struct {
 	Service *core.Service

@@ -98,7 +98,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "foya: %v\n", err)
 		return 2
 	default:
-		fmt.Fprintf(stderr, "foya: %v\n", err)
+		// Kernel and provider messages may carry text from elsewhere.
+		fmt.Fprintf(stderr, "foya: %s\n", neutralize(err.Error()))
 		return 1
 	}
 }

@@ -335,6 +335,20 @@ func TestSubscriptionCaps(t *testing.T) {
 	if e := wsError(t, m); e.Extensions.Code != "UNAVAILABLE" || !strings.Contains(e.Message, "5 subscriptions") {
 		t.Fatalf("6th subscription in the kernel: %s %s", m.Type, m.Payload)
 	}
+	// SSE subscriptions count against the same kernel-wide bound.
+	body, _ := json.Marshal(map[string]any{"query": sub})
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, k.srv.URL+"/graphql", bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sse, _ := io.ReadAll(resp.Body) // the refusal ends the stream
+	resp.Body.Close()
+	if !bytes.Contains(sse, []byte(`"UNAVAILABLE"`)) {
+		t.Fatalf("SSE subscription over the kernel bound: %s", sse)
+	}
 	// Completing one frees its slot (on both counts).
 	var done string
 	for id := range live {

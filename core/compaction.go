@@ -20,6 +20,10 @@ type CheckpointPayload struct {
 	TokensBefore int64  `json:"tokensBefore"`
 	TokensAfter  int64  `json:"tokensAfter"`
 	Native       bool   `json:"native,omitempty"`
+	// ProviderState is a native compactor's state (PRV-7): on the same
+	// route it replaces the covered history in requests (ProviderRequest.State).
+	// Never shown to clients.
+	ProviderState *ProviderState `json:"providerState,omitempty"`
 }
 
 // CompactionStartedPayload is the payload of compaction_started.
@@ -136,7 +140,14 @@ func (e *Engine) compact(ctx context.Context, s Session, b boundModel, reason st
 	native := false
 	if nc, ok := b.provider.(NativeCompactor); ok && HasCapability(b.provider, CapNativeCompactor) {
 		native = true
-		c, err = nc.CompactContext(ctx, b.endpoint, req)
+		var nreq ProviderRequest
+		if nreq, err = e.nativeCompactionRequest(b, prev, covered, req); err != nil {
+			return fail(err)
+		}
+		c, err = nc.CompactContext(ctx, b.endpoint, nreq)
+		if err == nil && len(c.State) > 0 && strings.TrimSpace(c.Text) == "" {
+			c.Text = nativeCheckpointText
+		}
 	} else if dc, ok := b.provider.(DetailedCompleter); ok && HasCapability(b.provider, CapDetailedCompleter) {
 		c, err = dc.CompleteDetailed(ctx, b.endpoint, req)
 	} else if HasCapability(b.provider, CapCompleter) {
@@ -158,15 +169,48 @@ func (e *Engine) compact(ctx context.Context, s Session, b boundModel, reason st
 		return fail(Errorf(CodeProviderError, "the compaction summary was cut off by the output limit"))
 	}
 	after := estimateTokens(len(summary))
+	if native && len(c.State) > 0 && c.Usage != nil && c.Usage.OutputTokens > 0 {
+		after = c.Usage.OutputTokens // the opaque state is what the model reads
+	}
 	if summary == "" || after >= before {
 		return fail(Errorf(CodeProviderError, "the compaction summary would save nothing (%d tokens for %d)", after, before))
 	}
 	cp := CheckpointPayload{ThroughSeq: through, Digest: digest, Route: b.route, Summary: summary, TokensBefore: before, TokensAfter: after, Native: native}
+	if native && len(c.State) > 0 {
+		cp.ProviderState = &ProviderState{Route: b.route, Data: c.State}
+	}
 	if err := e.persist(ctx, s.ID, EventCompactionCheckpoint, cp); err != nil {
 		return err
 	}
 	e.log.Info("context compacted", "session_id", s.ID, "reason", reason, "through_seq", through, "tokens_before", before, "tokens_after", after)
 	return nil
+}
+
+// nativeCheckpointText is the checkpoint summary when a native compactor
+// returned only opaque state.
+const nativeCheckpointText = "[native checkpoint: the provider keeps this part of the conversation in its own compacted form]"
+
+// nativeCompactionRequest is what a native compactor compacts: the real
+// provider view of the covered messages (with their native state on this
+// route) after the previous checkpoint, whose own state or summary leads.
+func (e *Engine) nativeCompactionRequest(b boundModel, prev *CheckpointPayload, covered []Message, portable ProviderRequest) (ProviderRequest, error) {
+	view, err := ProviderView(covered, ViewOptions{DropImages: true, Route: b.route})
+	if err != nil {
+		return ProviderRequest{}, err
+	}
+	req := ProviderRequest{Model: b.model.ID, Messages: view}
+	if prev != nil {
+		if st := prev.ProviderState.stateFor(b.route); st != nil {
+			req.State = st
+		} else {
+			head := ProviderMessage{Role: RoleSystem, Content: []ContentPart{{Type: "text", Text: fmt.Sprintf(checkpointIntro, prev.ThroughSeq) + prev.Summary}}}
+			req.Messages = append([]ProviderMessage{head}, req.Messages...)
+		}
+	}
+	if len(req.Messages) == 0 {
+		return portable, nil
+	}
+	return req, nil
 }
 
 // compactionCut picks how much of the active history a checkpoint covers:

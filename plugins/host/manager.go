@@ -208,7 +208,7 @@ func (m *Manager) describe(ctx context.Context, mp *managed) {
 	pi, err := c.provider.Describe(ctx, &foyav1.DescribeRequest{})
 	switch {
 	case err == nil:
-		prov = newProviderAdapter(mp.info.Name, mp.proc, pi)
+		prov = newProviderAdapter(mp.info.Name, mp.proc, pi, c.protocol)
 		kinds = append(kinds, "provider")
 		mp.info.ProviderKind, mp.info.Version, mp.info.Capabilities = pi.GetKind(), pi.GetVersion(), pi.GetCapabilities()
 	case status.Code(err) != codes.Unimplemented:

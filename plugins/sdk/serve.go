@@ -26,8 +26,13 @@ import (
 	"google.golang.org/grpc"
 )
 
-// ProtocolVersion is the plugin protocol version (foya.v1).
-const ProtocolVersion = 1
+// ProtocolVersion is the plugin protocol version this SDK serves. Version 2
+// added provider-native state and the native compactor to the foya.v1
+// contract; hosts also accept version 1 plugins (see MinProtocolVersion).
+const ProtocolVersion = 2
+
+// MinProtocolVersion is the oldest plugin protocol version hosts accept.
+const MinProtocolVersion = 1
 
 // Handshake is the versioned handshake a host and a plugin must share. The
 // cookie only keeps people from running a plugin binary by hand.
@@ -108,6 +113,17 @@ func PluginSet(cfg ServeConfig) (plugin.PluginSet, error) {
 		return nil, fmt.Errorf("serve: neither a provider nor a tool set given")
 	}
 	return set, nil
+}
+
+// VersionedClientPlugins is what a host offers in the handshake: every
+// protocol version from MinProtocolVersion to ProtocolVersion, all served by
+// the same gRPC contract (later versions only add fields and RPCs).
+func VersionedClientPlugins() map[int]plugin.PluginSet {
+	out := map[int]plugin.PluginSet{}
+	for v := MinProtocolVersion; v <= ProtocolVersion; v++ {
+		out[v] = ClientPlugins()
+	}
+	return out
 }
 
 // ClientPlugins is the plugin set a host dispenses from: Dispense returns a

@@ -6,6 +6,7 @@ import (
 
 	builtintools "github.com/foya-dev/foya/plugins/builtin/tools"
 	"github.com/foya-dev/foya/plugins/sdk"
+	"github.com/foya-dev/foya/providers/anthropic"
 	"github.com/foya-dev/foya/providers/openai"
 )
 
@@ -19,6 +20,10 @@ var Builtins = map[string]func() error{
 	"openai": func() error {
 		log := sdk.NewLogger() // before Serve, which redirects os.Stderr
 		return sdk.Serve(sdk.ServeConfig{Provider: openai.New(openai.Config{Logger: log}), Logger: log})
+	},
+	"anthropic": func() error {
+		log := sdk.NewLogger()
+		return sdk.Serve(sdk.ServeConfig{Provider: anthropic.New(anthropic.Config{Logger: log}), Logger: log})
 	},
 	"tools": func() error {
 		log := sdk.NewLogger()

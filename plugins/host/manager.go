@@ -261,7 +261,16 @@ func (m *Manager) Provider(kind string) (core.Provider, error) {
 	defer m.mu.Unlock()
 	p, ok := m.providers[kind]
 	if !ok {
-		return nil, core.Errorf(core.CodeUnavailable, "no provider plugin serves kind %q", kind)
+		kinds := make([]string, 0, len(m.providers))
+		for k := range m.providers {
+			kinds = append(kinds, k)
+		}
+		sort.Strings(kinds)
+		offer := "none"
+		if len(kinds) > 0 {
+			offer = strings.Join(kinds, ", ")
+		}
+		return nil, core.Errorf(core.CodeUnavailable, "no provider plugin serves kind %q (the running plugins offer: %s)", kind, offer)
 	}
 	return p, nil
 }

@@ -139,21 +139,30 @@ func (e *Engine) compact(ctx context.Context, s Session, b boundModel, reason st
 	var c Completion
 	native := false
 	if nc, ok := b.provider.(NativeCompactor); ok && HasCapability(b.provider, CapNativeCompactor) {
-		native = true
 		var nreq ProviderRequest
 		if nreq, err = e.nativeCompactionRequest(b, prev, covered, req); err != nil {
 			return fail(err)
 		}
 		c, err = nc.CompactContext(ctx, b.endpoint, nreq)
-		if err == nil && len(c.State) > 0 && strings.TrimSpace(c.Text) == "" {
+		native = true
+		var perr *ProviderError
+		if err != nil && errors.As(err, &perr) && perr.Category == ProviderUnavailable {
+			// The endpoint offers no native compaction (or it is off for
+			// the connection): the portable summary instead.
+			e.log.Info("native compaction unavailable; using the portable checkpoint", "session_id", s.ID, "reason", perr.Message)
+			native, err = false, nil
+		} else if err == nil && len(c.State) > 0 && strings.TrimSpace(c.Text) == "" {
 			c.Text = nativeCheckpointText
 		}
-	} else if dc, ok := b.provider.(DetailedCompleter); ok && HasCapability(b.provider, CapDetailedCompleter) {
-		c, err = dc.CompleteDetailed(ctx, b.endpoint, req)
-	} else if HasCapability(b.provider, CapCompleter) {
-		c, err = b.provider.Complete(ctx, b.endpoint, req)
-	} else {
-		return fail(Errorf(CodeUnavailable, "provider %s can neither compact natively nor complete, so the context cannot be compacted", b.conn.ProviderKind))
+	}
+	if !native {
+		if dc, ok := b.provider.(DetailedCompleter); ok && HasCapability(b.provider, CapDetailedCompleter) {
+			c, err = dc.CompleteDetailed(ctx, b.endpoint, req)
+		} else if HasCapability(b.provider, CapCompleter) {
+			c, err = b.provider.Complete(ctx, b.endpoint, req)
+		} else {
+			return fail(Errorf(CodeUnavailable, "provider %s can neither compact natively nor complete, so the context cannot be compacted", b.conn.ProviderKind))
+		}
 	}
 	if err != nil {
 		return fail(providerFailure("summarize for compaction", err, b.endpoint.APIKey))
@@ -172,7 +181,10 @@ func (e *Engine) compact(ctx context.Context, s Session, b boundModel, reason st
 	if native && len(c.State) > 0 && c.Usage != nil && c.Usage.OutputTokens > 0 {
 		after = c.Usage.OutputTokens // the opaque state is what the model reads
 	}
-	if summary == "" || after >= before {
+	// A native checkpoint is trusted to save room: the service made it to
+	// fit its own window, and a local estimate of opaque state is moot.
+	nativeState := native && len(c.State) > 0
+	if summary == "" || (after >= before && !nativeState) {
 		return fail(Errorf(CodeProviderError, "the compaction summary would save nothing (%d tokens for %d)", after, before))
 	}
 	cp := CheckpointPayload{ThroughSeq: through, Digest: digest, Route: b.route, Summary: summary, TokensBefore: before, TokensAfter: after, Native: native}

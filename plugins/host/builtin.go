@@ -8,6 +8,7 @@ import (
 	"github.com/foya-dev/foya/plugins/sdk"
 	"github.com/foya-dev/foya/providers/anthropic"
 	"github.com/foya-dev/foya/providers/openai"
+	"github.com/foya-dev/foya/providers/responses"
 )
 
 // Builtins are the plugins compiled into the kernel binary. The Manager runs
@@ -24,6 +25,10 @@ var Builtins = map[string]func() error{
 	"anthropic": func() error {
 		log := sdk.NewLogger()
 		return sdk.Serve(sdk.ServeConfig{Provider: anthropic.New(anthropic.Config{Logger: log}), Logger: log})
+	},
+	"openai-responses": func() error {
+		log := sdk.NewLogger()
+		return sdk.Serve(sdk.ServeConfig{Provider: responses.New(responses.Config{Logger: log}), Logger: log})
 	},
 	"tools": func() error {
 		log := sdk.NewLogger()

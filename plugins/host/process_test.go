@@ -303,8 +303,8 @@ func TestPluginsDieWithKernel(t *testing.T) {
 		}
 		pids = append(pids, pid)
 	}
-	if len(pids) != 3 {
-		t.Fatalf("want openai, tools and echo pids, got %q", line)
+	if len(pids) != 5 {
+		t.Fatalf("want anthropic, openai, openai-responses, tools and echo pids, got %q", line)
 	}
 	for _, pid := range pids {
 		if !alive(pid) {
@@ -335,4 +335,47 @@ func alive(pid int) bool {
 	s := string(b)
 	i := strings.LastIndexByte(s, ')')
 	return i < 0 || i+2 >= len(s) || s[i+2] != 'Z'
+}
+
+// A plugin built with the protocol 1 SDK (no provider-native state, no
+// native compactor) still loads and streams next to protocol 2 plugins.
+func TestProtocolV1PluginStillWorks(t *testing.T) {
+	data := t.TempDir()
+	pdir := filepath.Join(data, "plugins")
+	if err := os.MkdirAll(pdir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(pdir, "old"), []byte("#!/bin/sh\nexec "+kernelBin+" plugin v1openai\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	logs := &syncBuffer{}
+	m, err := host.NewManager(host.Config{DataDir: data, Builtins: []string{}, Logger: slog.New(slog.NewJSONHandler(logs, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Start(ctxT(t)); err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	if info := pluginInfo(t, m, "old"); !info.Healthy || info.ProviderKind != "openai" {
+		t.Fatalf("old plugin %+v", info)
+	}
+	if !strings.Contains(logs.String(), `"protocol":1`) {
+		t.Fatalf("protocol 1 was not negotiated: %s", logs.String())
+	}
+	p, err := m.Provider("openai")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := openaitest.New(t)
+	srv.Enqueue(openaitest.TextStream("m", "still ", "works"))
+	ep := core.Endpoint{ConnectionID: "c", ProviderKind: "openai", BaseURL: srv.BaseURL()}
+	req := userMsg("hi")
+	req.Messages = append(req.Messages, core.ProviderMessage{Role: core.RoleAssistant, Content: []core.ContentPart{{Type: "text", Text: "x"}}, State: []byte("native state a v1 plugin never sees")})
+	if got := streamText(t, p, ep, req); got != "still works" {
+		t.Fatalf("stream %q", got)
+	}
+	if _, err := m.Provider("acme"); err == nil || !strings.Contains(err.Error(), "the running plugins offer: openai") {
+		t.Fatalf("unknown kind error %v", err)
+	}
 }

@@ -181,10 +181,10 @@ func TestAnthropicEndToEnd(t *testing.T) {
 	var sess struct {
 		Session struct {
 			Messages []struct{ Role, Text, Reasoning string }
-			Usage    struct{ InputTokens, CachedTokens, OutputTokens int }
+			Usage    struct{ InputTokens, CachedTokens, CacheWriteTokens, OutputTokens int }
 		}
 	}
-	k.gql(t, `query($s: ID!) { session(id: $s) { messages { role text reasoning } usage { inputTokens cachedTokens outputTokens } } }`, map[string]any{"s": k.sid}, &sess)
+	k.gql(t, `query($s: ID!) { session(id: $s) { messages { role text reasoning } usage { inputTokens cachedTokens cacheWriteTokens outputTokens } } }`, map[string]any{"s": k.sid}, &sess)
 	found := false
 	for _, m := range sess.Session.Messages {
 		found = found || m.Reasoning == "The user wants a file listing."
@@ -193,7 +193,7 @@ func TestAnthropicEndToEnd(t *testing.T) {
 		t.Fatalf("reasoning not shown: %+v", sess.Session.Messages)
 	}
 	// Usage: input counts cache reads and writes; cached = reads.
-	if u := sess.Session.Usage; u.CachedTokens != 1500+1700 || u.InputTokens != (12+1500)+(20+1500)+(30+1700+60) || u.OutputTokens != 5+40+4 {
+	if u := sess.Session.Usage; u.CachedTokens != 1500+1700 || u.CacheWriteTokens != 1500+60 || u.InputTokens != (12+1500)+(20+1500)+(30+1700+60) || u.OutputTokens != 5+40+4 {
 		t.Fatalf("usage %+v", u)
 	}
 	for _, e := range k.events(t) {

@@ -70,12 +70,15 @@ func (e Endpoint) String() string {
 
 // Usage is token usage (PRV-11). Cached tokens are a subset of input tokens.
 type Usage struct {
-	InputTokens  int64  `json:"inputTokens"`
-	OutputTokens int64  `json:"outputTokens"`
-	TotalTokens  int64  `json:"totalTokens"`
-	CachedTokens int64  `json:"cachedTokens"`
-	Model        string `json:"model,omitempty"`
-	Estimated    bool   `json:"estimated,omitempty"`
+	InputTokens  int64 `json:"inputTokens"`
+	OutputTokens int64 `json:"outputTokens"`
+	TotalTokens  int64 `json:"totalTokens"`
+	CachedTokens int64 `json:"cachedTokens"`
+	// CacheWriteTokens were written to the provider's prompt cache by this
+	// request (a subset of InputTokens; Anthropic bills them apart).
+	CacheWriteTokens int64  `json:"cacheWriteTokens,omitempty"`
+	Model            string `json:"model,omitempty"`
+	Estimated        bool   `json:"estimated,omitempty"`
 }
 
 // StreamEventKind tags a StreamEvent.

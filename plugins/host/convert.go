@@ -49,11 +49,12 @@ func usageFromProto(u *foyav1.Usage) *core.Usage {
 		return nil
 	}
 	return &core.Usage{
-		InputTokens:  u.GetInputTokens(),
-		OutputTokens: u.GetOutputTokens(),
-		TotalTokens:  u.GetTotalTokens(),
-		CachedTokens: u.GetCachedTokens(),
-		Model:        u.GetModel(),
+		InputTokens:      u.GetInputTokens(),
+		OutputTokens:     u.GetOutputTokens(),
+		TotalTokens:      u.GetTotalTokens(),
+		CachedTokens:     u.GetCachedTokens(),
+		Model:            u.GetModel(),
+		CacheWriteTokens: u.GetCacheWriteTokens(),
 	}
 }
 

@@ -54,11 +54,12 @@ func usageToProto(u *Usage) *foyav1.Usage {
 		return nil
 	}
 	return &foyav1.Usage{
-		InputTokens:  u.InputTokens,
-		OutputTokens: u.OutputTokens,
-		TotalTokens:  u.TotalTokens,
-		CachedTokens: u.CachedTokens,
-		Model:        u.Model,
+		InputTokens:      u.InputTokens,
+		OutputTokens:     u.OutputTokens,
+		TotalTokens:      u.TotalTokens,
+		CachedTokens:     u.CachedTokens,
+		Model:            u.Model,
+		CacheWriteTokens: u.CacheWriteTokens,
 	}
 }
 

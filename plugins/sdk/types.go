@@ -103,6 +103,9 @@ type Usage struct {
 	TotalTokens  int64
 	CachedTokens int64
 	Model        string
+	// CacheWriteTokens were written to the prompt cache (a subset of
+	// InputTokens).
+	CacheWriteTokens int64
 }
 
 // Completion is the result of a non-streaming completion.

@@ -27,7 +27,7 @@ func (u wireUsage) sdk(model string) sdk.Usage {
 	in := u.InputTokens + u.CacheReadInputTokens + u.CacheCreationInputTokens
 	return sdk.Usage{
 		InputTokens: in, OutputTokens: u.OutputTokens, TotalTokens: in + u.OutputTokens,
-		CachedTokens: u.CacheReadInputTokens, Model: model,
+		CachedTokens: u.CacheReadInputTokens, CacheWriteTokens: u.CacheCreationInputTokens, Model: model,
 	}
 }
 

@@ -110,11 +110,15 @@ func apiURL(ep sdk.Endpoint, path string) string {
 func (p *Provider) do(ctx context.Context, ep sdk.Endpoint, method, path string, body any) (*http.Response, error) {
 	var rd io.Reader
 	if body != nil {
-		b, err := json.Marshal(body)
-		if err != nil {
+		// Without HTML escaping: what goes back (thinking text, tool
+		// input) stays byte for byte as the service sent it.
+		var buf bytes.Buffer
+		enc := json.NewEncoder(&buf)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(body); err != nil {
 			return nil, fmt.Errorf("encode request: %w", err)
 		}
-		rd = bytes.NewReader(b)
+		rd = &buf
 	}
 	req, err := http.NewRequestWithContext(ctx, method, apiURL(ep, path), rd)
 	if err != nil {

@@ -6,8 +6,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/foya-dev/foya/providers/openai/openaitest"
 	rt "github.com/foya-dev/foya/providers/responses/responsestest"
 )
+
+func openaitestResponse(body string) openaitest.Response { return openaitest.Response{Body: body} }
 
 const codex = "gpt-5-codex"
 
@@ -174,5 +177,43 @@ func TestResponsesEndToEnd(t *testing.T) {
 	last := string(k.fake.LastRequest().Body)
 	if strings.Contains(last, enc) || strings.Contains(last, "ENC-COMPACTED") || strings.Contains(last, `"type":"reasoning"`) || !strings.Contains(last, "Hello") {
 		t.Fatalf("native state crossed routes: %s", last)
+	}
+}
+
+// An endpoint without /responses/compact gets the portable checkpoint.
+func TestResponsesCompactionFallsBackToPortable(t *testing.T) {
+	model := map[string]any{"id": "gpt-4.1", "capabilities": map[string]any{"contextWindow": 100000}}
+	k := startNative(t, "openai-responses", "", model, "")
+	k.gql(t, `mutation($id: ID!, $u: String) { updateConnection(id: $id, input: {baseUrl: $u}) { id } }`, map[string]any{"id": k.conn, "u": k.fake.URL + "/v1"}, nil)
+	k.gql(t, `mutation($s: ID!, $c: ID) { updateSession(id: $s, input: {connectionId: $c, model: "gpt-4.1"}) { id } }`, map[string]any{"s": k.sid, "c": k.conn}, nil)
+	k.fake.Enqueue(rt.Stream(rt.Created("gpt-4.1"), rt.Message(0, "msg_1", "Hello"), rt.Completed("gpt-4.1", rt.Usage{Input: 10, Output: 1})))
+	if st, reason := k.send(t, "hi "+strings.Repeat("lots of context ", 200)); st != "completed" {
+		t.Fatalf("%s: %s", st, reason)
+	}
+	if b := k.body(t, 0); b["include"] != nil || b["reasoning"] != nil {
+		t.Fatalf("a non-reasoning model got reasoning fields: %v", b)
+	}
+	summary := `{"id":"resp_s","object":"response","model":"gpt-4.1","status":"completed","output":[{"type":"message","id":"msg_s","role":"assistant","content":[{"type":"output_text","text":"## Goal\nsay hi\n## Next step\nnone","annotations":[]}]}],"usage":{"input_tokens":50,"output_tokens":12,"total_tokens":62}}`
+	k.fake.Enqueue(
+		rt.Error(400, "invalid_request_error", "context_length_exceeded", "Your input exceeds the context window of this model.", nil),
+		rt.Error(404, "invalid_request_error", "", "Not found", nil),
+		openaitestResponse(summary),
+		rt.Stream(rt.Created("gpt-4.1"), rt.Message(0, "msg_2", "ok"), rt.Completed("gpt-4.1", rt.Usage{Input: 20, Output: 1})),
+	)
+	if st, reason := k.send(t, "more"); st != "completed" {
+		t.Fatalf("%s: %s", st, reason)
+	}
+	rs := k.fake.Requests()
+	if rs[2].Path != "/v1/responses/compact" || rs[3].Path != "/v1/responses" || rs[3].JSON()["stream"] == true {
+		t.Fatalf("paths %s %s", rs[2].Path, rs[3].Path)
+	}
+	retry := rs[4].JSON()
+	if !strings.Contains(retry["instructions"].(string), "Context checkpoint") || strings.Contains(string(rs[4].Body), "Hello") {
+		t.Fatalf("retry body %s", rs[4].Body)
+	}
+	for _, e := range k.events(t) {
+		if e.Type == "compaction_checkpoint" && strings.Contains(string(e.Payload), `"native":true`) {
+			t.Fatalf("fallback checkpoint marked native: %s", e.Payload)
+		}
 	}
 }

@@ -34,16 +34,11 @@ func ClientPayload(ev *Event) json.RawMessage {
 		if !bytes.Contains(ev.Payload, []byte(`"providerState"`)) {
 			return ev.Payload
 		}
-		var p map[string]json.RawMessage
+		var p MessagePayload
 		if json.Unmarshal(ev.Payload, &p) != nil {
 			return ev.Payload
 		}
-		var m map[string]json.RawMessage
-		if json.Unmarshal(p["message"], &m) != nil {
-			return ev.Payload
-		}
-		delete(m, "providerState")
-		p["message"], _ = json.Marshal(m)
+		p.Message.ProviderState = nil
 		out, err := json.Marshal(p)
 		if err != nil {
 			return ev.Payload

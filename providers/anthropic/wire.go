@@ -152,7 +152,13 @@ func buildRequest(ep sdk.Endpoint, req sdk.Request, stream bool) (*messagesReque
 			for _, b := range thinking {
 				blocks = append(blocks, b)
 			}
-			if t := m.Text(); strings.TrimSpace(t) != "" {
+			t := m.Text()
+			if m.Reasoning != "" {
+				// Only an interrupted reply carries reasoning back (MSG-9);
+				// its thinking block, unsigned, cannot go back as one.
+				t = "[my reasoning before the interruption]\n" + m.Reasoning + "\n[end of reasoning]\n\n" + t
+			}
+			if strings.TrimSpace(t) != "" {
 				blocks = append(blocks, textBlock{Type: "text", Text: t})
 			}
 			for _, tc := range m.ToolCalls {
@@ -177,6 +183,11 @@ func buildRequest(ep sdk.Endpoint, req sdk.Request, stream bool) (*messagesReque
 	}
 	if len(out.Messages) == 0 {
 		return nil, &sdk.Error{Category: sdk.CategoryBadRequest, Message: "the request has no user or assistant message"}
+	}
+	if out.Messages[0].Role != "user" {
+		// A checkpoint inside a long turn leaves history starting with the
+		// model's tool round; the API wants a user turn first.
+		out.Messages = append([]wireMessage{{Role: "user", Content: []any{textBlock{Type: "text", Text: "[continuing from the context checkpoint above]"}}}}, out.Messages...)
 	}
 	for _, t := range req.Tools {
 		schema := t.Parameters

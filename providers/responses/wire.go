@@ -127,7 +127,13 @@ func buildRequest(ep sdk.Endpoint, req sdk.Request, stream bool) (*responsesRequ
 				out.Input = append(out.Input, it)
 				hasReasoningState = true
 			}
-			if t := m.Text(); strings.TrimSpace(t) != "" {
+			t := m.Text()
+			if m.Reasoning != "" {
+				// Only an interrupted reply carries reasoning back (MSG-9);
+				// it has no encrypted item, so it goes back as text.
+				t = "[my reasoning before the interruption]\n" + m.Reasoning + "\n[end of reasoning]\n\n" + t
+			}
+			if strings.TrimSpace(t) != "" {
 				out.Input = append(out.Input, messageItem{Type: "message", Role: "assistant", Content: []contentPart{{Type: "output_text", Text: t}}})
 			}
 			for _, tc := range m.ToolCalls {

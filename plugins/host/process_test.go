@@ -20,7 +20,11 @@ import (
 
 	"github.com/foya-dev/foya/core"
 	"github.com/foya-dev/foya/plugins/host"
+	foyav1 "github.com/foya-dev/foya/plugins/proto/foya/v1"
+	"github.com/foya-dev/foya/plugins/sdk"
 	"github.com/foya-dev/foya/providers/openai/openaitest"
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/go-plugin"
 )
 
 // Binaries built once by TestMain: a stand-in kernel (serves built-ins as
@@ -349,7 +353,7 @@ func TestProtocolV1PluginStillWorks(t *testing.T) {
 		t.Fatal(err)
 	}
 	logs := &syncBuffer{}
-	m, err := host.NewManager(host.Config{DataDir: data, Builtins: []string{}, Logger: slog.New(slog.NewJSONHandler(logs, nil))})
+	m, err := host.NewManager(host.Config{DataDir: data, Builtins: []string{"anthropic"}, Executable: kernelBin, Logger: slog.New(slog.NewJSONHandler(logs, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -357,6 +361,9 @@ func TestProtocolV1PluginStillWorks(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer m.Close()
+	if !strings.Contains(logs.String(), `"plugin":"anthropic","pid":`) || !strings.Contains(logs.String(), `"protocol":2`) {
+		t.Fatalf("the built-in did not negotiate protocol 2: %s", logs.String())
+	}
 	if info := pluginInfo(t, m, "old"); !info.Healthy || info.ProviderKind != "openai" {
 		t.Fatalf("old plugin %+v", info)
 	}
@@ -375,7 +382,36 @@ func TestProtocolV1PluginStillWorks(t *testing.T) {
 	if got := streamText(t, p, ep, req); got != "still works" {
 		t.Fatalf("stream %q", got)
 	}
-	if _, err := m.Provider("acme"); err == nil || !strings.Contains(err.Error(), "the running plugins offer: openai") {
+	if _, err := m.Provider("acme"); err == nil || !strings.Contains(err.Error(), "the running plugins offer: anthropic, openai") {
 		t.Fatalf("unknown kind error %v", err)
+	}
+}
+
+// A plugin built with this SDK still runs under a kernel that speaks only
+// protocol 1.
+func TestNewPluginUnderProtocolV1Host(t *testing.T) {
+	cmd := exec.Command(kernelBin, "plugin", "anthropic")
+	hs := sdk.Handshake
+	hs.ProtocolVersion = 1
+	client := plugin.NewClient(&plugin.ClientConfig{
+		HandshakeConfig: hs, Plugins: sdk.ClientPlugins(), Cmd: cmd,
+		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
+		Logger:           hclog.New(&hclog.LoggerOptions{Level: hclog.Off}),
+	})
+	defer client.Kill()
+	rpc, err := client.Client()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := client.NegotiatedVersion(); v != 1 {
+		t.Fatalf("negotiated %d", v)
+	}
+	raw, err := rpc.Dispense(sdk.ProviderPluginName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := raw.(foyav1.ProviderClient).Describe(ctxT(t), &foyav1.DescribeRequest{})
+	if err != nil || info.GetKind() != "anthropic" {
+		t.Fatalf("describe %v %v", info, err)
 	}
 }

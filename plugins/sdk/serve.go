@@ -82,11 +82,18 @@ func Serve(cfg ServeConfig) error {
 	if err != nil {
 		return err
 	}
+	// Every protocol version is the same gRPC service (later ones only add
+	// fields and RPCs a host of an older version never uses), so a plugin
+	// built with this SDK also runs under a kernel that speaks only v1.
+	versions := map[int]plugin.PluginSet{}
+	for v := MinProtocolVersion; v <= ProtocolVersion; v++ {
+		versions[v] = set
+	}
 	plugin.Serve(&plugin.ServeConfig{
-		HandshakeConfig: Handshake,
-		Plugins:         set,
-		GRPCServer:      plugin.DefaultGRPCServer,
-		Logger:          hcLogger(stderr),
+		HandshakeConfig:  Handshake,
+		VersionedPlugins: versions,
+		GRPCServer:       plugin.DefaultGRPCServer,
+		Logger:           hcLogger(stderr),
 	})
 	return nil
 }

@@ -188,8 +188,10 @@ func (e *Engine) compact(ctx context.Context, s Session, b boundModel, reason st
 		return fail(Errorf(CodeProviderError, "the compaction summary would save nothing (%d tokens for %d)", after, before))
 	}
 	cp := CheckpointPayload{ThroughSeq: through, Digest: digest, Route: b.route, Summary: summary, TokensBefore: before, TokensAfter: after, Native: native}
-	if native && len(c.State) > 0 {
-		cp.ProviderState = &ProviderState{Route: b.route, Data: c.State}
+	if nativeState {
+		if cp.ProviderState = e.newProviderState(s.ID, b.route, c.State); cp.ProviderState == nil {
+			return fail(Errorf(CodeProviderError, "the native checkpoint is larger than %d bytes", MaxProviderState))
+		}
 	}
 	if err := e.persist(ctx, s.ID, EventCompactionCheckpoint, cp); err != nil {
 		return err

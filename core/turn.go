@@ -170,10 +170,10 @@ func (e *Engine) loop(ctx context.Context, sessionID, turnID string) (TurnStatus
 			Role: RoleAssistant, Text: res.text, Reasoning: res.reasoning, ToolCalls: res.calls,
 			TurnID: turnID, StartedAt: &started, FinishedAt: &finished, Model: s.Model,
 		}
-		if len(res.state) > 0 && res.err == nil && !res.cancelled {
+		if res.err == nil && !res.cancelled {
 			// Native state of a complete reply only: a cut-off one (an
 			// unsigned thinking block) would be rejected on replay.
-			msg.ProviderState = &ProviderState{Route: b.route, Data: res.state}
+			msg.ProviderState = e.newProviderState(sessionID, b.route, res.state)
 		}
 		switch {
 		case res.cancelled:

@@ -415,3 +415,19 @@ func TestNewPluginUnderProtocolV1Host(t *testing.T) {
 		t.Fatalf("describe %v %v", info, err)
 	}
 }
+
+// A request far beyond gRPC's 4 MiB default (long history, images,
+// native state) crosses the process boundary both ways.
+func TestLargeRequestCrossesTheBoundary(t *testing.T) {
+	m, _ := startManager(t, nil)
+	p, err := m.Provider("echo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	big := strings.Repeat("x", 6<<20)
+	req := userMsg(big)
+	req.Messages = append([]core.ProviderMessage{{Role: core.RoleAssistant, Content: []core.ContentPart{{Type: "text", Text: "earlier"}}, State: make([]byte, 2<<20)}}, req.Messages...)
+	if got := streamText(t, p, core.Endpoint{ProviderKind: "echo"}, req); len(got) != len(big) {
+		t.Fatalf("echoed %d bytes, want %d", len(got), len(big))
+	}
+}

@@ -92,10 +92,20 @@ func Serve(cfg ServeConfig) error {
 	plugin.Serve(&plugin.ServeConfig{
 		HandshakeConfig:  Handshake,
 		VersionedPlugins: versions,
-		GRPCServer:       plugin.DefaultGRPCServer,
+		GRPCServer:       grpcServer,
 		Logger:           hcLogger(stderr),
 	})
 	return nil
+}
+
+// MaxMessageSize bounds one gRPC message a plugin receives or sends. A
+// model request carries the whole history with its images and
+// provider-native state, far beyond gRPC's 4 MiB server default (the host
+// side, go-plugin's client, already allows any size).
+const MaxMessageSize = 256 << 20
+
+func grpcServer(opts []grpc.ServerOption) *grpc.Server {
+	return grpc.NewServer(append(opts, grpc.MaxRecvMsgSize(MaxMessageSize), grpc.MaxSendMsgSize(MaxMessageSize))...)
 }
 
 func hcLogger(w io.Writer) hclog.Logger {

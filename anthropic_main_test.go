@@ -292,3 +292,52 @@ func jsonEqual(a, b any) bool {
 	y, _ := json.Marshal(b)
 	return string(x) == string(y)
 }
+
+// Thinking blocks go back on later user turns of the same route, and a
+// rewind past the reply that carried them leaves them behind.
+func TestAnthropicStateAcrossTurnsAndRewind(t *testing.T) {
+	model := map[string]any{"id": claude, "capabilities": map[string]any{"maxOutputTokens": 16000, "reasoningEfforts": []any{"low"}}}
+	k := startNative(t, "anthropic", "", model, "low")
+	const sig = "SigOfTurnOne=="
+	k.fake.Enqueue(
+		at.Stream(at.Start(claude, at.Usage{Input: 5}), at.Thinking(0, sig, "Greeting <back>."), at.Text(1, "Hi!"), at.End("end_turn", 3)),
+		at.Stream(at.Start(claude, at.Usage{Input: 9}), at.Text(0, "Sure."), at.End("end_turn", 2)),
+	)
+	if st, reason := k.send(t, "hello"); st != "completed" {
+		t.Fatalf("%s: %s", st, reason)
+	}
+	if st, reason := k.send(t, "second"); st != "completed" {
+		t.Fatalf("%s: %s", st, reason)
+	}
+	body := string(k.fake.Requests()[1].Body)
+	if !strings.Contains(body, `{"type":"thinking","thinking":"Greeting <back>.","signature":"`+sig+`"}`) {
+		t.Fatalf("thinking block not replayed byte for byte on the next turn: %s", body)
+	}
+	// Rewind to the first user message: the reply with the state is gone.
+	var ev struct{ Events []eventJSON }
+	k.gql(t, `query($s: ID!) { events(sessionId: $s, limit: 5000) { seq type payload } }`, map[string]any{"s": k.sid}, &ev)
+	first := 0
+	for _, e := range ev.Events {
+		if e.Type == "message_end" && strings.Contains(string(e.Payload), `"role":"user"`) {
+			first = e.Seq
+			break
+		}
+	}
+	var pv struct {
+		PreviewRewind struct {
+			HeadSeq        int
+			FileStateToken string
+		}
+	}
+	k.gql(t, `mutation($s: ID!, $m: Int!) { previewRewind(sessionId: $s, messageSeq: $m) { headSeq fileStateToken } }`, map[string]any{"s": k.sid, "m": first}, &pv)
+	k.gql(t, `mutation($s: ID!, $m: Int!, $h: Int!, $f: String!) { confirmRewind(sessionId: $s, messageSeq: $m, headSeq: $h, fileStateToken: $f) { session { id } } }`,
+		map[string]any{"s": k.sid, "m": first, "h": pv.PreviewRewind.HeadSeq, "f": pv.PreviewRewind.FileStateToken}, nil)
+	k.fake.Enqueue(at.Stream(at.Start(claude, at.Usage{Input: 4}), at.Text(0, "Again."), at.End("end_turn", 1)))
+	if st, reason := k.send(t, "fresh start"); st != "completed" {
+		t.Fatalf("%s: %s", st, reason)
+	}
+	last := string(k.fake.LastRequest().Body)
+	if strings.Contains(last, sig) || strings.Contains(last, "Hi!") {
+		t.Fatalf("rewound state replayed: %s", last)
+	}
+}

@@ -70,8 +70,9 @@ func TestResponsesEndToEnd(t *testing.T) {
 	if len(in) != 6 {
 		t.Fatalf("continuation input %v", in)
 	}
-	if !jsonEqual(in[3], rt.ReasoningItem("rs_01", enc, "Looking for Go files.", "Using glob.")) {
-		t.Fatalf("reasoning item not replayed verbatim: %v", in[3])
+	sent, _ := json.Marshal(rt.ReasoningItem("rs_01", enc, "Looking for Go files.", "Using glob.")) // as the fake streamed it
+	if !jsonEqual(in[3], rt.ReasoningItem("rs_01", enc, "Looking for Go files.", "Using glob.")) || !strings.Contains(string(k.fake.Requests()[2].Body), string(sent)) {
+		t.Fatalf("reasoning item not replayed byte for byte: %v", in[3])
 	}
 	if in[1]["role"] != "assistant" || in[4]["type"] != "function_call" || in[4]["call_id"] != "call_01" || in[4]["name"] != "glob" ||
 		in[5]["type"] != "function_call_output" || in[5]["call_id"] != "call_01" {

@@ -214,13 +214,13 @@ func readStream(ctx context.Context, body io.Reader, out sdk.StreamSender) (stri
 		var raw []byte
 		switch b.Type {
 		case "thinking":
-			raw, _ = json.Marshal(struct {
+			raw = marshal(struct {
 				Type      string `json:"type"`
 				Thinking  string `json:"thinking"`
 				Signature string `json:"signature"`
 			}{"thinking", b.Thinking, b.Signature})
 		case "redacted_thinking":
-			raw, _ = json.Marshal(struct {
+			raw = marshal(struct {
 				Type string `json:"type"`
 				Data string `json:"data"`
 			}{"redacted_thinking", b.Data})
@@ -230,10 +230,19 @@ func readStream(ctx context.Context, body io.Reader, out sdk.StreamSender) (stri
 		st.Blocks = append(st.Blocks, raw)
 	}
 	if len(st.Blocks) > 0 {
-		raw, _ := json.Marshal(st)
-		if err := out.State(raw); err != nil {
+		if err := out.State(marshal(st)); err != nil {
 			return "", err
 		}
 	}
 	return finishReason(stop), nil
+}
+
+// marshal encodes v without HTML escaping, so that thinking text goes back
+// byte for byte as the service sent it.
+func marshal(v any) []byte {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(v)
+	return bytes.TrimRight(b.Bytes(), "\n")
 }

@@ -223,7 +223,6 @@ func (p *Provider) CompactContext(ctx context.Context, ep sdk.Endpoint, req sdk.
 	if len(r.Output) == 0 {
 		return sdk.Completion{}, sdk.Errorf(sdk.CategoryServer, "the compaction returned no items")
 	}
-	state, _ := json.Marshal(nativeState{Items: r.Output})
 	u := r.Usage.sdk(r.Model)
-	return sdk.Completion{State: state, Usage: &u, FinishReason: "stop"}, nil
+	return sdk.Completion{State: marshal(nativeState{Items: r.Output}), Usage: &u, FinishReason: "stop"}, nil
 }

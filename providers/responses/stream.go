@@ -253,8 +253,7 @@ func readStream(ctx context.Context, body io.Reader, out sdk.StreamSender) (stri
 		return "", err
 	}
 	if len(reasoning) > 0 {
-		raw, _ := json.Marshal(nativeState{Items: reasoning})
-		if err := out.State(raw); err != nil {
+		if err := out.State(marshal(nativeState{Items: reasoning})); err != nil {
 			return "", err
 		}
 	}
@@ -262,4 +261,13 @@ func readStream(ctx context.Context, body io.Reader, out sdk.StreamSender) (stri
 		return "tool_calls", nil
 	}
 	return final.finishReason(), nil
+}
+
+// marshal encodes v without HTML escaping: items go back byte for byte.
+func marshal(v any) []byte {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(v)
+	return bytes.TrimRight(b.Bytes(), "\n")
 }

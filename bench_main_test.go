@@ -5,8 +5,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -21,6 +23,8 @@ import (
 
 	"github.com/coder/websocket"
 )
+
+var kernelCPUProfile = flag.String("kernel-cpuprofile", "", "BenchmarkDeltaPath: write a 10 s CPU profile of the kernel process (taken through serve --pprof while replies stream) to this file")
 
 // The delta-path benchmarks run the real `foya serve` binary with its
 // out-of-process plugins against a fake OpenAI-compatible server, with real
@@ -329,7 +333,18 @@ func BenchmarkDeltaPath(b *testing.B) {
 	defer cancel()
 	prov := newBenchProvider(b, benchChunks, 0, false)
 	want := strings.Repeat("tok ", benchChunks)
-	k := startKernel(b, b.TempDir())
+	var extra []string
+	pprofAddr := ""
+	if *kernelCPUProfile != "" {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			b.Fatal(err)
+		}
+		pprofAddr = ln.Addr().String()
+		ln.Close()
+		extra = append(extra, "--pprof", pprofAddr)
+	}
+	k := startKernel(b, b.TempDir(), extra...)
 	sid := k.chatSession(b, prov.baseURL())
 	sidSSE := k.chatSession2(b)
 	ws, err := dialSub(ctx, k.addr, benchSubscription, map[string]any{"s": sid})
@@ -351,6 +366,12 @@ func BenchmarkDeltaPath(b *testing.B) {
 	}
 	if _, err := viaKernel(ctx, k, b, sidSSE, sse, want); err != nil {
 		b.Fatal(err)
+	}
+	if pprofAddr != "" {
+		profileKernel(ctx, b, pprofAddr, *kernelCPUProfile, func() {
+			viaKernel(ctx, k, b, sid, ws, want)
+			viaKernel(ctx, k, b, sidSSE, sse, want)
+		})
 	}
 	var direct, viaWS, viaSSE []timing
 	b.ResetTimer()
@@ -595,4 +616,38 @@ func BenchmarkDeltaPathExec(b *testing.B) {
 	b.ReportMetric(ms(w), "exec-ms")
 	b.ReportMetric(ms(f), "exec-first-ms")
 	b.Logf("foya exec, 2,000-chunk reply, medians of %d: whole process %.1f ms, first text on stdout %.1f ms", b.N, ms(w), ms(f))
+}
+
+// profileKernel takes a 10-second CPU profile of the kernel through its
+// --pprof server while work runs in a loop, and writes it to path.
+func profileKernel(ctx context.Context, tb testing.TB, addr, path string, work func()) {
+	done := make(chan error, 1)
+	go func() {
+		resp, err := http.Get("http://" + addr + "/debug/pprof/profile?seconds=10")
+		if err != nil {
+			done <- err
+			return
+		}
+		defer resp.Body.Close()
+		f, err := os.Create(path)
+		if err != nil {
+			done <- err
+			return
+		}
+		defer f.Close()
+		_, err = io.Copy(f, resp.Body)
+		done <- err
+	}()
+	for {
+		select {
+		case err := <-done:
+			if err != nil {
+				tb.Fatalf("kernel profile: %v", err)
+			}
+			tb.Logf("kernel CPU profile written to %s: go tool pprof -top %s", path, path)
+			return
+		default:
+			work()
+		}
+	}
 }

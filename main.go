@@ -40,7 +40,7 @@ func main() {
 const usage = `foya — the Foya agent kernel
 
 Usage:
-  foya serve [--addr 127.0.0.1:4777] [--data-dir DIR] [--plugin-dir DIR] [--allow-origin PATTERN]
+  foya serve [--addr 127.0.0.1:4777] [--data-dir DIR] [--plugin-dir DIR] [--allow-origin PATTERN] [--pprof 127.0.0.1:6060]
   foya rebuild-projections [--data-dir DIR]
   foya exec [--addr A] [--session ID] [--project PATH] [--model CONN/MODEL] [--approval-mode M] [--json] "prompt"
   foya connections list|add|remove|models    foya sessions list|show|rm    foya schema
@@ -171,6 +171,7 @@ func serveCmd(args []string, stderr io.Writer) error {
 	addr := fs.String("addr", "127.0.0.1:4777", "listen address (loopback by default)")
 	dataDir := fs.String("data-dir", defaultDataDir(), "data directory (database, catalog, artifacts)")
 	logLevel := fs.String("log-level", "info", "log level: debug, info, warn, error")
+	pprofAddr := fs.String("pprof", "", "serve Go profiles (net/http/pprof) on this loopback address, e.g. 127.0.0.1:6060 (off by default)")
 	var origins, pluginDirs, hosts listFlag
 	fs.Var(&hosts, "allow-host", "extra Host name the kernel answers to (repeatable; default loopback names, or any when --addr is not loopback)")
 	fs.Var(&pluginDirs, "plugin-dir", "extra directory of third-party plugin executables (repeatable; <data-dir>/plugins is always searched)")
@@ -181,6 +182,13 @@ func serveCmd(args []string, stderr io.Writer) error {
 	log, err := newLogger(stderr, *logLevel)
 	if err != nil {
 		return err
+	}
+	if *pprofAddr != "" {
+		stopPprof, err := startPprof(*pprofAddr, log)
+		if err != nil {
+			return err
+		}
+		defer stopPprof()
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

@@ -42,7 +42,6 @@ type ResolverRoot interface {
 	QueueItem() QueueItemResolver
 	RewindFile() RewindFileResolver
 	Session() SessionResolver
-	SessionEvent() SessionEventResolver
 	Subscription() SubscriptionResolver
 	ToolCall() ToolCallResolver
 }
@@ -438,7 +437,7 @@ type QueryResolver interface {
 	Sessions(ctx context.Context, includeChildren *bool) ([]core.Session, error)
 	Session(ctx context.Context, id string) (*core.Session, error)
 	UsageTotals(ctx context.Context) (*core.Usage, error)
-	Events(ctx context.Context, sessionID string, afterSeq *int64, limit *int64) ([]core.Event, error)
+	Events(ctx context.Context, sessionID string, afterSeq *int64, limit *int64) ([]model.SessionEvent, error)
 }
 type QueueItemResolver interface {
 	Text(ctx context.Context, obj *core.QueueItem) (string, error)
@@ -469,21 +468,8 @@ type SessionResolver interface {
 	Usage(ctx context.Context, obj *core.Session) (*core.Usage, error)
 	ContextUsage(ctx context.Context, obj *core.Session) (*core.ContextUsage, error)
 }
-type SessionEventResolver interface {
-	Seq(ctx context.Context, obj *core.Event) (*int64, error)
-	Type(ctx context.Context, obj *core.Event) (string, error)
-
-	Message(ctx context.Context, obj *core.Event) (*core.Message, error)
-	Delta(ctx context.Context, obj *core.Event) (*string, error)
-	ToolCallIndex(ctx context.Context, obj *core.Event) (*int64, error)
-	Phase(ctx context.Context, obj *core.Event) (*core.Phase, error)
-	Queue(ctx context.Context, obj *core.Event) ([]core.QueueItem, error)
-	Approval(ctx context.Context, obj *core.Event) (*core.ApprovalPayload, error)
-	Usage(ctx context.Context, obj *core.Event) (*core.Usage, error)
-	Payload(ctx context.Context, obj *core.Event) (scalar.JSON, error)
-}
 type SubscriptionResolver interface {
-	SessionEvents(ctx context.Context, sessionID string, afterSeq *int64) (<-chan *core.Event, error)
+	SessionEvents(ctx context.Context, sessionID string, afterSeq *int64) (<-chan *model.SessionEvent, error)
 	KernelEvents(ctx context.Context) (<-chan *core.KernelEvent, error)
 }
 type ToolCallResolver interface {
@@ -7957,8 +7943,8 @@ func (ec *executionContext) _Query_events(ctx context.Context, field graphql.Col
 			return ec.Resolvers.Query().Events(ctx, fc.Args["sessionId"].(string), fc.Args["afterSeq"].(*int64), fc.Args["limit"].(*int64))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []core.Event) graphql.Marshaler {
-			return ec.marshalNSessionEvent2ᚕgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐEventᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []model.SessionEvent) graphql.Marshaler {
+			return ec.marshalNSessionEvent2ᚕgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋgraphᚋmodelᚐSessionEventᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -9283,7 +9269,7 @@ func (ec *executionContext) fieldContext_Session_contextUsage(_ context.Context,
 	return fc, nil
 }
 
-func (ec *executionContext) _SessionEvent_seq(ctx context.Context, field graphql.CollectedField, obj *core.Event) (ret graphql.Marshaler) {
+func (ec *executionContext) _SessionEvent_seq(ctx context.Context, field graphql.CollectedField, obj *model.SessionEvent) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -9292,7 +9278,7 @@ func (ec *executionContext) _SessionEvent_seq(ctx context.Context, field graphql
 			return ec.fieldContext_SessionEvent_seq(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.SessionEvent().Seq(ctx, obj)
+			return obj.Seq(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *int64) graphql.Marshaler {
@@ -9303,10 +9289,10 @@ func (ec *executionContext) _SessionEvent_seq(ctx context.Context, field graphql
 	)
 }
 func (ec *executionContext) fieldContext_SessionEvent_seq(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("SessionEvent", field, true, true, "Int")
+	return graphql.NewScalarFieldContext("SessionEvent", field, true, false, "Int")
 }
 
-func (ec *executionContext) _SessionEvent_type(ctx context.Context, field graphql.CollectedField, obj *core.Event) (ret graphql.Marshaler) {
+func (ec *executionContext) _SessionEvent_type(ctx context.Context, field graphql.CollectedField, obj *model.SessionEvent) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -9315,7 +9301,7 @@ func (ec *executionContext) _SessionEvent_type(ctx context.Context, field graphq
 			return ec.fieldContext_SessionEvent_type(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.SessionEvent().Type(ctx, obj)
+			return obj.Type(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
@@ -9326,10 +9312,10 @@ func (ec *executionContext) _SessionEvent_type(ctx context.Context, field graphq
 	)
 }
 func (ec *executionContext) fieldContext_SessionEvent_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("SessionEvent", field, true, true, "String")
+	return graphql.NewScalarFieldContext("SessionEvent", field, true, false, "String")
 }
 
-func (ec *executionContext) _SessionEvent_at(ctx context.Context, field graphql.CollectedField, obj *core.Event) (ret graphql.Marshaler) {
+func (ec *executionContext) _SessionEvent_at(ctx context.Context, field graphql.CollectedField, obj *model.SessionEvent) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -9338,7 +9324,7 @@ func (ec *executionContext) _SessionEvent_at(ctx context.Context, field graphql.
 			return ec.fieldContext_SessionEvent_at(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.At, nil
+			return obj.At(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
@@ -9349,10 +9335,10 @@ func (ec *executionContext) _SessionEvent_at(ctx context.Context, field graphql.
 	)
 }
 func (ec *executionContext) fieldContext_SessionEvent_at(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("SessionEvent", field, false, false, "Time")
+	return graphql.NewScalarFieldContext("SessionEvent", field, true, false, "Time")
 }
 
-func (ec *executionContext) _SessionEvent_sessionId(ctx context.Context, field graphql.CollectedField, obj *core.Event) (ret graphql.Marshaler) {
+func (ec *executionContext) _SessionEvent_sessionId(ctx context.Context, field graphql.CollectedField, obj *model.SessionEvent) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -9361,7 +9347,7 @@ func (ec *executionContext) _SessionEvent_sessionId(ctx context.Context, field g
 			return ec.fieldContext_SessionEvent_sessionId(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.SessionID, nil
+			return obj.SessionID(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
@@ -9372,10 +9358,10 @@ func (ec *executionContext) _SessionEvent_sessionId(ctx context.Context, field g
 	)
 }
 func (ec *executionContext) fieldContext_SessionEvent_sessionId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("SessionEvent", field, false, false, "ID")
+	return graphql.NewScalarFieldContext("SessionEvent", field, true, false, "ID")
 }
 
-func (ec *executionContext) _SessionEvent_message(ctx context.Context, field graphql.CollectedField, obj *core.Event) (ret graphql.Marshaler) {
+func (ec *executionContext) _SessionEvent_message(ctx context.Context, field graphql.CollectedField, obj *model.SessionEvent) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -9384,7 +9370,7 @@ func (ec *executionContext) _SessionEvent_message(ctx context.Context, field gra
 			return ec.fieldContext_SessionEvent_message(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.SessionEvent().Message(ctx, obj)
+			return obj.Message()
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *core.Message) graphql.Marshaler {
@@ -9399,7 +9385,7 @@ func (ec *executionContext) fieldContext_SessionEvent_message(_ context.Context,
 		Object:     "SessionEvent",
 		Field:      field,
 		IsMethod:   true,
-		IsResolver: true,
+		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Message(ctx, field)
 		},
@@ -9407,7 +9393,7 @@ func (ec *executionContext) fieldContext_SessionEvent_message(_ context.Context,
 	return fc, nil
 }
 
-func (ec *executionContext) _SessionEvent_delta(ctx context.Context, field graphql.CollectedField, obj *core.Event) (ret graphql.Marshaler) {
+func (ec *executionContext) _SessionEvent_delta(ctx context.Context, field graphql.CollectedField, obj *model.SessionEvent) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -9416,7 +9402,7 @@ func (ec *executionContext) _SessionEvent_delta(ctx context.Context, field graph
 			return ec.fieldContext_SessionEvent_delta(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.SessionEvent().Delta(ctx, obj)
+			return obj.Delta()
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
@@ -9427,10 +9413,10 @@ func (ec *executionContext) _SessionEvent_delta(ctx context.Context, field graph
 	)
 }
 func (ec *executionContext) fieldContext_SessionEvent_delta(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("SessionEvent", field, true, true, "String")
+	return graphql.NewScalarFieldContext("SessionEvent", field, true, false, "String")
 }
 
-func (ec *executionContext) _SessionEvent_toolCallIndex(ctx context.Context, field graphql.CollectedField, obj *core.Event) (ret graphql.Marshaler) {
+func (ec *executionContext) _SessionEvent_toolCallIndex(ctx context.Context, field graphql.CollectedField, obj *model.SessionEvent) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -9439,7 +9425,7 @@ func (ec *executionContext) _SessionEvent_toolCallIndex(ctx context.Context, fie
 			return ec.fieldContext_SessionEvent_toolCallIndex(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.SessionEvent().ToolCallIndex(ctx, obj)
+			return obj.ToolCallIndex()
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *int64) graphql.Marshaler {
@@ -9450,10 +9436,10 @@ func (ec *executionContext) _SessionEvent_toolCallIndex(ctx context.Context, fie
 	)
 }
 func (ec *executionContext) fieldContext_SessionEvent_toolCallIndex(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("SessionEvent", field, true, true, "Int")
+	return graphql.NewScalarFieldContext("SessionEvent", field, true, false, "Int")
 }
 
-func (ec *executionContext) _SessionEvent_phase(ctx context.Context, field graphql.CollectedField, obj *core.Event) (ret graphql.Marshaler) {
+func (ec *executionContext) _SessionEvent_phase(ctx context.Context, field graphql.CollectedField, obj *model.SessionEvent) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -9462,7 +9448,7 @@ func (ec *executionContext) _SessionEvent_phase(ctx context.Context, field graph
 			return ec.fieldContext_SessionEvent_phase(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.SessionEvent().Phase(ctx, obj)
+			return obj.Phase()
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *core.Phase) graphql.Marshaler {
@@ -9473,10 +9459,10 @@ func (ec *executionContext) _SessionEvent_phase(ctx context.Context, field graph
 	)
 }
 func (ec *executionContext) fieldContext_SessionEvent_phase(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("SessionEvent", field, true, true, "Phase")
+	return graphql.NewScalarFieldContext("SessionEvent", field, true, false, "Phase")
 }
 
-func (ec *executionContext) _SessionEvent_queue(ctx context.Context, field graphql.CollectedField, obj *core.Event) (ret graphql.Marshaler) {
+func (ec *executionContext) _SessionEvent_queue(ctx context.Context, field graphql.CollectedField, obj *model.SessionEvent) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -9485,7 +9471,7 @@ func (ec *executionContext) _SessionEvent_queue(ctx context.Context, field graph
 			return ec.fieldContext_SessionEvent_queue(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.SessionEvent().Queue(ctx, obj)
+			return obj.Queue()
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v []core.QueueItem) graphql.Marshaler {
@@ -9500,7 +9486,7 @@ func (ec *executionContext) fieldContext_SessionEvent_queue(_ context.Context, f
 		Object:     "SessionEvent",
 		Field:      field,
 		IsMethod:   true,
-		IsResolver: true,
+		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_QueueItem(ctx, field)
 		},
@@ -9508,7 +9494,7 @@ func (ec *executionContext) fieldContext_SessionEvent_queue(_ context.Context, f
 	return fc, nil
 }
 
-func (ec *executionContext) _SessionEvent_approval(ctx context.Context, field graphql.CollectedField, obj *core.Event) (ret graphql.Marshaler) {
+func (ec *executionContext) _SessionEvent_approval(ctx context.Context, field graphql.CollectedField, obj *model.SessionEvent) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -9517,7 +9503,7 @@ func (ec *executionContext) _SessionEvent_approval(ctx context.Context, field gr
 			return ec.fieldContext_SessionEvent_approval(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.SessionEvent().Approval(ctx, obj)
+			return obj.Approval()
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *core.ApprovalPayload) graphql.Marshaler {
@@ -9532,7 +9518,7 @@ func (ec *executionContext) fieldContext_SessionEvent_approval(_ context.Context
 		Object:     "SessionEvent",
 		Field:      field,
 		IsMethod:   true,
-		IsResolver: true,
+		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Approval(ctx, field)
 		},
@@ -9540,7 +9526,7 @@ func (ec *executionContext) fieldContext_SessionEvent_approval(_ context.Context
 	return fc, nil
 }
 
-func (ec *executionContext) _SessionEvent_usage(ctx context.Context, field graphql.CollectedField, obj *core.Event) (ret graphql.Marshaler) {
+func (ec *executionContext) _SessionEvent_usage(ctx context.Context, field graphql.CollectedField, obj *model.SessionEvent) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -9549,7 +9535,7 @@ func (ec *executionContext) _SessionEvent_usage(ctx context.Context, field graph
 			return ec.fieldContext_SessionEvent_usage(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.SessionEvent().Usage(ctx, obj)
+			return obj.Usage()
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *core.Usage) graphql.Marshaler {
@@ -9564,7 +9550,7 @@ func (ec *executionContext) fieldContext_SessionEvent_usage(_ context.Context, f
 		Object:     "SessionEvent",
 		Field:      field,
 		IsMethod:   true,
-		IsResolver: true,
+		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Usage(ctx, field)
 		},
@@ -9572,7 +9558,7 @@ func (ec *executionContext) fieldContext_SessionEvent_usage(_ context.Context, f
 	return fc, nil
 }
 
-func (ec *executionContext) _SessionEvent_payload(ctx context.Context, field graphql.CollectedField, obj *core.Event) (ret graphql.Marshaler) {
+func (ec *executionContext) _SessionEvent_payload(ctx context.Context, field graphql.CollectedField, obj *model.SessionEvent) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -9581,7 +9567,7 @@ func (ec *executionContext) _SessionEvent_payload(ctx context.Context, field gra
 			return ec.fieldContext_SessionEvent_payload(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.SessionEvent().Payload(ctx, obj)
+			return obj.Payload(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v scalar.JSON) graphql.Marshaler {
@@ -9592,7 +9578,7 @@ func (ec *executionContext) _SessionEvent_payload(ctx context.Context, field gra
 	)
 }
 func (ec *executionContext) fieldContext_SessionEvent_payload(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("SessionEvent", field, true, true, "JSON")
+	return graphql.NewScalarFieldContext("SessionEvent", field, true, false, "JSON")
 }
 
 func (ec *executionContext) _Subscription_sessionEvents(ctx context.Context, field graphql.CollectedField) (ret func(ctx context.Context) graphql.Marshaler) {
@@ -9608,8 +9594,8 @@ func (ec *executionContext) _Subscription_sessionEvents(ctx context.Context, fie
 			return ec.Resolvers.Subscription().SessionEvents(ctx, fc.Args["sessionId"].(string), fc.Args["afterSeq"].(*int64))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *core.Event) graphql.Marshaler {
-			return ec.marshalNSessionEvent2ᚖgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐEvent(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *model.SessionEvent) graphql.Marshaler {
+			return ec.marshalNSessionEvent2ᚖgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋgraphᚋmodelᚐSessionEvent(ctx, selections, v)
 		},
 		true,
 		true,
@@ -13503,7 +13489,7 @@ func (ec *executionContext) _Session(ctx context.Context, sel ast.SelectionSet, 
 
 var sessionEventImplementors = []string{"SessionEvent"}
 
-func (ec *executionContext) _SessionEvent(ctx context.Context, sel ast.SelectionSet, obj *core.Event) graphql.Marshaler {
+func (ec *executionContext) _SessionEvent(ctx context.Context, sel ast.SelectionSet, obj *model.SessionEvent) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, sessionEventImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -13513,75 +13499,65 @@ func (ec *executionContext) _SessionEvent(ctx context.Context, sel ast.Selection
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("SessionEvent")
 		case "seq":
-			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
-				true, false,
-				func(ctx context.Context) graphql.Marshaler {
-					return ec._SessionEvent_seq(ctx, field, obj)
-				})
+			out.Values[i] = ec._SessionEvent_seq(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
 		case "type":
-			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
-				true, true,
-				func(ctx context.Context) graphql.Marshaler {
-					return ec._SessionEvent_type(ctx, field, obj)
-				})
+			out.Values[i] = ec._SessionEvent_type(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		case "at":
 			out.Values[i] = ec._SessionEvent_at(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "sessionId":
 			out.Values[i] = ec._SessionEvent_sessionId(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "message":
-			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
-				true, false,
-				func(ctx context.Context) graphql.Marshaler {
-					return ec._SessionEvent_message(ctx, field, obj)
-				})
+			out.Values[i] = ec._SessionEvent_message(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
 		case "delta":
-			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
-				true, false,
-				func(ctx context.Context) graphql.Marshaler {
-					return ec._SessionEvent_delta(ctx, field, obj)
-				})
+			out.Values[i] = ec._SessionEvent_delta(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
 		case "toolCallIndex":
-			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
-				true, false,
-				func(ctx context.Context) graphql.Marshaler {
-					return ec._SessionEvent_toolCallIndex(ctx, field, obj)
-				})
+			out.Values[i] = ec._SessionEvent_toolCallIndex(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
 		case "phase":
-			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
-				true, false,
-				func(ctx context.Context) graphql.Marshaler {
-					return ec._SessionEvent_phase(ctx, field, obj)
-				})
+			out.Values[i] = ec._SessionEvent_phase(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
 		case "queue":
-			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
-				true, false,
-				func(ctx context.Context) graphql.Marshaler {
-					return ec._SessionEvent_queue(ctx, field, obj)
-				})
+			out.Values[i] = ec._SessionEvent_queue(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
 		case "approval":
-			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
-				true, false,
-				func(ctx context.Context) graphql.Marshaler {
-					return ec._SessionEvent_approval(ctx, field, obj)
-				})
+			out.Values[i] = ec._SessionEvent_approval(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
 		case "usage":
-			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
-				true, false,
-				func(ctx context.Context) graphql.Marshaler {
-					return ec._SessionEvent_usage(ctx, field, obj)
-				})
+			out.Values[i] = ec._SessionEvent_usage(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
 		case "payload":
-			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
-				true, false,
-				func(ctx context.Context) graphql.Marshaler {
-					return ec._SessionEvent_payload(ctx, field, obj)
-				})
+			out.Values[i] = ec._SessionEvent_payload(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -14848,15 +14824,15 @@ func (ec *executionContext) marshalNSession2ᚖgithubᚗcomᚋfoyaᚑdevᚋfoya�
 	return ec._Session(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNSessionEvent2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐEvent(ctx context.Context, sel ast.SelectionSet, v core.Event) graphql.Marshaler {
+func (ec *executionContext) marshalNSessionEvent2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋgraphᚋmodelᚐSessionEvent(ctx context.Context, sel ast.SelectionSet, v model.SessionEvent) graphql.Marshaler {
 	return ec._SessionEvent(ctx, sel, &v)
 }
 
-func (ec *executionContext) marshalNSessionEvent2ᚕgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐEventᚄ(ctx context.Context, sel ast.SelectionSet, v []core.Event) graphql.Marshaler {
+func (ec *executionContext) marshalNSessionEvent2ᚕgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋgraphᚋmodelᚐSessionEventᚄ(ctx context.Context, sel ast.SelectionSet, v []model.SessionEvent) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNSessionEvent2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐEvent(ctx, sel, v[i])
+		return ec.marshalNSessionEvent2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋgraphᚋmodelᚐSessionEvent(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -14868,7 +14844,7 @@ func (ec *executionContext) marshalNSessionEvent2ᚕgithubᚗcomᚋfoyaᚑdevᚋ
 	return ret
 }
 
-func (ec *executionContext) marshalNSessionEvent2ᚖgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐEvent(ctx context.Context, sel ast.SelectionSet, v *core.Event) graphql.Marshaler {
+func (ec *executionContext) marshalNSessionEvent2ᚖgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋgraphᚋmodelᚐSessionEvent(ctx context.Context, sel ast.SelectionSet, v *model.SessionEvent) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "SessionEvent!")
 		return graphql.Null

@@ -1,0 +1,47 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/pprof"
+	"time"
+)
+
+// startPprof serves net/http/pprof on addr, which must be a loopback
+// address (profiles expose memory contents). It returns a function that
+// stops the server.
+func startPprof(addr string, log *slog.Logger) (stop func(), err error) {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, usageError{fmt.Errorf("--pprof %q: want HOST:PORT on loopback, e.g. 127.0.0.1:6060", addr)}
+	}
+	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+		return nil, usageError{fmt.Errorf("--pprof %q: profiles are served on loopback only (127.0.0.1, ::1 or localhost)", addr)}
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("listen for pprof on %s: %w", addr, err)
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			log.Warn("pprof server", "err", err)
+		}
+	}()
+	log.Info("pprof listening", "addr", ln.Addr().String(), "profile", "go tool pprof http://"+ln.Addr().String()+"/debug/pprof/profile?seconds=10")
+	return func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		_ = srv.Shutdown(ctx)
+	}, nil
+}

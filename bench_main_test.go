@@ -24,7 +24,7 @@ import (
 	"github.com/coder/websocket"
 )
 
-var kernelCPUProfile = flag.String("kernel-cpuprofile", "", "BenchmarkDeltaPath: write a 10 s CPU profile of the kernel process (taken through serve --pprof while replies stream) to this file")
+var kernelCPUProfile = flag.String("kernel-cpuprofile", "", "BenchmarkDeltaPath and BenchmarkDeltaPathHundred: write a 10 s CPU profile of the kernel process (taken through serve --pprof while replies stream) to this file")
 
 // The delta-path benchmarks run the real `foya serve` binary with its
 // out-of-process plugins against a fake OpenAI-compatible server, with real
@@ -333,18 +333,7 @@ func BenchmarkDeltaPath(b *testing.B) {
 	defer cancel()
 	prov := newBenchProvider(b, benchChunks, 0, false)
 	want := strings.Repeat("tok ", benchChunks)
-	var extra []string
-	pprofAddr := ""
-	if *kernelCPUProfile != "" {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			b.Fatal(err)
-		}
-		pprofAddr = ln.Addr().String()
-		ln.Close()
-		extra = append(extra, "--pprof", pprofAddr)
-	}
-	k := startKernel(b, b.TempDir(), extra...)
+	k, pprofAddr := startBenchKernel(b)
 	sid := k.chatSession(b, prov.baseURL())
 	sidSSE := k.chatSession2(b)
 	ws, err := dialSub(ctx, k.addr, benchSubscription, map[string]any{"s": sid})
@@ -398,6 +387,13 @@ func BenchmarkDeltaPath(b *testing.B) {
 	}
 	first := func(ts []timing) time.Duration {
 		return median(mapTimings(ts, func(t timing) time.Duration { return t.first }))
+	}
+	if os.Getenv("FOYA_TRACE") != "" {
+		for _, l := range strings.Split(k.Logs(), "\n") {
+			if strings.Contains(l, "TRACE") {
+				fmt.Println(l)
+			}
+		}
 	}
 	b.ReportMetric(ms(whole(direct)), "direct-ms")
 	b.ReportMetric(ms(whole(viaWS)), "ws-ms")
@@ -458,7 +454,7 @@ func BenchmarkDeltaPathHundred(b *testing.B) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	prov := newBenchProvider(b, chunks, 5*time.Millisecond, true)
-	k := startKernel(b, b.TempDir())
+	k, pprofAddr := startBenchKernel(b)
 	ids := []string{k.chatSession(b, prov.baseURL())}
 	for len(ids) < sessions {
 		ids = append(ids, k.chatSession2(b))
@@ -498,8 +494,7 @@ func BenchmarkDeltaPathHundred(b *testing.B) {
 	var mu sync.Mutex
 	var delays []time.Duration
 	lost := 0
-	b.ResetTimer()
-	for range b.N {
+	round := func() {
 		var wg sync.WaitGroup
 		for i, sid := range ids {
 			wg.Add(1)
@@ -537,6 +532,14 @@ func BenchmarkDeltaPathHundred(b *testing.B) {
 			}()
 		}
 		wg.Wait()
+	}
+	if pprofAddr != "" {
+		profileKernel(ctx, b, pprofAddr, *kernelCPUProfile, round)
+		delays, lost = nil, 0
+	}
+	b.ResetTimer()
+	for range b.N {
+		round()
 	}
 	b.StopTimer()
 	close(stop)
@@ -618,6 +621,21 @@ func BenchmarkDeltaPathExec(b *testing.B) {
 	b.Logf("foya exec, 2,000-chunk reply, medians of %d: whole process %.1f ms, first text on stdout %.1f ms", b.N, ms(w), ms(f))
 }
 
+// startBenchKernel starts `foya serve`, with --pprof on a free loopback
+// port when -kernel-cpuprofile is given.
+func startBenchKernel(b *testing.B) (*kernelProc, string) {
+	if *kernelCPUProfile == "" {
+		return startKernel(b, b.TempDir()), ""
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	return startKernel(b, b.TempDir(), "--pprof", addr), addr
+}
+
 // profileKernel takes a 10-second CPU profile of the kernel through its
 // --pprof server while work runs in a loop, and writes it to path.
 func profileKernel(ctx context.Context, tb testing.TB, addr, path string, work func()) {
@@ -642,7 +660,8 @@ func profileKernel(ctx context.Context, tb testing.TB, addr, path string, work f
 		select {
 		case err := <-done:
 			if err != nil {
-				tb.Fatalf("kernel profile: %v", err)
+				tb.Errorf("kernel profile: %v", err)
+				return
 			}
 			tb.Logf("kernel CPU profile written to %s: go tool pprof -top %s", path, path)
 			return

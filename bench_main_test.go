@@ -424,23 +424,45 @@ func (k *kernelProc) chatSession2(tb testing.TB) string {
 	return s.CreateSession.ID
 }
 
-// processRSS is the resident set of pid and its direct children (the
-// kernel and its plugin processes), in bytes.
-func processRSS(pid int) int64 {
-	total := int64(0)
+// memUse is the memory of the kernel and its direct children (the plugin
+// processes): the sum of their resident sets (RSS, which counts the pages of
+// the shared foya executable once per process) and of their proportional
+// sets (PSS, which splits shared pages between the processes that map
+// them: what the processes cost the machine), in bytes, plus a per-process
+// breakdown for the log.
+type memUse struct {
+	rss, pss int64
+	detail   string
+}
+
+func processMem(pid int) memUse {
+	var m memUse
 	for _, p := range append([]int{pid}, childPIDs(pid)...) {
-		raw, err := os.ReadFile("/proc/" + strconv.Itoa(p) + "/status")
+		raw, err := os.ReadFile("/proc/" + strconv.Itoa(p) + "/smaps_rollup")
 		if err != nil {
 			continue
 		}
+		var rss, pss int64
 		for _, line := range strings.Split(string(raw), "\n") {
-			if f := strings.Fields(line); len(f) >= 2 && f[0] == "VmRSS:" {
-				kb, _ := strconv.ParseInt(f[1], 10, 64)
-				total += kb << 10
+			f := strings.Fields(line)
+			if len(f) < 2 {
+				continue
+			}
+			kb, _ := strconv.ParseInt(f[1], 10, 64)
+			switch f[0] {
+			case "Rss:":
+				rss = kb << 10
+			case "Pss:":
+				pss = kb << 10
 			}
 		}
+		m.rss += rss
+		m.pss += pss
+		cmd, _ := os.ReadFile("/proc/" + strconv.Itoa(p) + "/cmdline")
+		name := strings.Join(strings.Fields(strings.ReplaceAll(string(cmd), "\x00", " "))[1:min(3, len(strings.Fields(strings.ReplaceAll(string(cmd), "\x00", " "))))], " ")
+		m.detail += fmt.Sprintf(" [%s: RSS %.1f MB, PSS %.1f MB]", name, float64(rss)/(1<<20), float64(pss)/(1<<20))
 	}
-	return total
+	return m
 }
 
 // BenchmarkDeltaPathHundred measures targets 3 and 5: resident memory of
@@ -460,29 +482,41 @@ func BenchmarkDeltaPathHundred(b *testing.B) {
 		ids = append(ids, k.chatSession2(b))
 	}
 	subs := make([]*wsSub, sessions)
-	for i, sid := range ids {
-		s, err := dialSub(ctx, k.addr, benchSubscription, map[string]any{"s": sid})
+	dial := func(i int) {
+		s, err := dialSub(ctx, k.addr, benchSubscription, map[string]any{"s": ids[i]})
 		if err != nil {
 			b.Fatal(err)
 		}
-		defer s.close()
+		b.Cleanup(s.close)
 		subs[i] = s
 	}
-	// One turn to start everything that starts lazily, then settle.
+	// Idle: after one turn (everything that starts lazily has started),
+	// with one client connected.
+	dial(0)
 	if _, err := viaKernel(ctx, k, b, ids[0], subs[0], ""); err != nil {
 		b.Fatal(err)
 	}
 	time.Sleep(2 * time.Second)
-	idle := processRSS(k.cmd.Process.Pid)
+	idle := processMem(k.cmd.Process.Pid)
+	b.Logf("idle:%s", idle.detail)
+	for i := 1; i < sessions; i++ {
+		dial(i)
+	}
 
-	var peak atomic.Int64
+	var peak, peakPSS atomic.Int64
+	var peakDetail atomic.Value
 	stop := make(chan struct{})
 	sampled := make(chan struct{})
 	go func() {
 		defer close(sampled)
 		for {
-			if r := processRSS(k.cmd.Process.Pid); r > peak.Load() {
-				peak.Store(r)
+			m := processMem(k.cmd.Process.Pid)
+			if m.rss > peak.Load() {
+				peak.Store(m.rss)
+				peakDetail.Store(m.detail)
+			}
+			if m.pss > peakPSS.Load() {
+				peakPSS.Store(m.pss)
 			}
 			select {
 			case <-stop:
@@ -551,14 +585,19 @@ func BenchmarkDeltaPathHundred(b *testing.B) {
 		}
 		return delays[min(len(delays)-1, int(float64(len(delays))*p))]
 	}
-	b.ReportMetric(float64(idle)/(1<<20), "idle-rss-MB")
+	b.ReportMetric(float64(idle.rss)/(1<<20), "idle-rss-MB")
 	b.ReportMetric(float64(peak.Load())/(1<<20), "peak-rss-MB")
+	b.ReportMetric(float64(idle.pss)/(1<<20), "idle-pss-MB")
+	b.ReportMetric(float64(peakPSS.Load())/(1<<20), "peak-pss-MB")
+	if d, ok := peakDetail.Load().(string); ok {
+		b.Logf("at peak RSS:%s", d)
+	}
 	b.ReportMetric(ms(pct(0.50)), "p50-ms")
 	b.ReportMetric(ms(pct(0.99)), "p99-ms")
 	b.ReportMetric(float64(len(delays))/float64(b.N*sessions*chunks), "chunks-seen")
 	b.ReportMetric(float64(lost), "terminal-lost")
-	b.Logf("kernel+plugins RSS idle %.1f MB, peak with %d streaming sessions %.1f MB; chunk→subscriber p50 %.2f ms p99 %.2f ms over %d chunks; terminal events lost %d",
-		float64(idle)/(1<<20), sessions, float64(peak.Load())/(1<<20), ms(pct(0.5)), ms(pct(0.99)), len(delays), lost)
+	b.Logf("kernel+plugins idle RSS %.1f MB (PSS %.1f MB), peak with %d streaming sessions RSS %.1f MB (PSS %.1f MB); chunk→subscriber p50 %.2f ms p99 %.2f ms over %d chunks; terminal events lost %d",
+		float64(idle.rss)/(1<<20), float64(idle.pss)/(1<<20), sessions, float64(peak.Load())/(1<<20), float64(peakPSS.Load())/(1<<20), ms(pct(0.5)), ms(pct(0.99)), len(delays), lost)
 }
 
 // BenchmarkDeltaPathExec measures target 4: `foya exec` as a whole process

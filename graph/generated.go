@@ -2496,7 +2496,17 @@ type SessionEvent {
   sessionId: ID!
   "The message of message_end and message_imported."
   message: Message
-  "Text of message_delta, reasoning_delta and tool_call_delta."
+  """
+  Text of message_delta, reasoning_delta and tool_call_delta. Deltas are live
+  only (never stored) and coalesce: while a subscriber is behind (its previous
+  event is still being sent), consecutive deltas of the same type (and, for
+  tool_call_delta, the same toolCallIndex) are merged into one event whose
+  text is their concatenation, in order, so the concatenated text is always
+  identical to what the model produced. A subscriber that keeps up gets each
+  delta as it comes. Persisted events (those with a seq) are never merged or
+  dropped, and a delta is never merged across one. The final text is in the
+  message of message_end.
+  """
   delta: String
   "Tool call index of tool_call_delta."
   toolCallIndex: Int

@@ -62,7 +62,12 @@ type Provider struct {
 func New(cfg Config) *Provider {
 	p := &Provider{http: cfg.HTTPClient, log: cfg.Logger}
 	if p.http == nil {
-		p.http = &http.Client{}
+		// Keep connections to the endpoint open for the next request: the
+		// default keeps only 2 idle per host, so concurrent sessions would
+		// dial (and for HTTPS, handshake) again before their first token.
+		t := http.DefaultTransport.(*http.Transport).Clone()
+		t.MaxIdleConnsPerHost = 64
+		p.http = &http.Client{Transport: t}
 	}
 	if p.log == nil {
 		p.log = slog.New(slog.DiscardHandler)

@@ -31,14 +31,14 @@ type printer struct {
 	// stdout is buffered: a burst of deltas is one write, flushed when no
 	// more events are waiting (see flush) and before anything goes to
 	// stderr, so the two streams stay in order on a terminal.
-	stdout         *bufio.Writer
-	stderr         io.Writer
-	color          bool
-	ttyOut         bool
-	streamed       strings.Builder // assistant text of the current message so far
-	midLine        bool            // stdout does not end with a newline
-	wrote          bool            // any assistant text was printed
-	inReasoning    bool
+	stdout      *bufio.Writer
+	stderr      io.Writer
+	color       bool
+	ttyOut      bool
+	streamed    strings.Builder // assistant text of the current message so far
+	midLine     bool            // stdout does not end with a newline
+	wrote       bool            // any assistant text was printed
+	inReasoning bool
 }
 
 func newPrinter(stdout, stderr io.Writer) *printer {

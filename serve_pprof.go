@@ -9,18 +9,29 @@ import (
 	"net/http"
 	"net/http/pprof"
 	"time"
+
+	"github.com/foya-dev/foya/graph"
 )
 
-// startPprof serves net/http/pprof on addr, which must be a loopback
-// address (profiles expose memory contents). It returns a function that
-// stops the server.
-func startPprof(addr string, log *slog.Logger) (stop func(), err error) {
+// checkPprofAddr accepts loopback HOST:PORT addresses only: profiles and
+// goroutine dumps describe the kernel's internals.
+func checkPprofAddr(addr string) error {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
-		return nil, usageError{fmt.Errorf("--pprof %q: want HOST:PORT on loopback, e.g. 127.0.0.1:6060", addr)}
+		return usageError{fmt.Errorf("--pprof %q: want HOST:PORT on loopback, e.g. 127.0.0.1:6060", addr)}
 	}
 	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
-		return nil, usageError{fmt.Errorf("--pprof %q: profiles are served on loopback only (127.0.0.1, ::1 or localhost)", addr)}
+		return usageError{fmt.Errorf("--pprof %q: profiles are served on loopback only (127.0.0.1, ::1 or localhost)", addr)}
+	}
+	return nil
+}
+
+// startPprof serves net/http/pprof on addr (see checkPprofAddr). When the
+// kernel requires a token (auth is not nil), so does the profile endpoint.
+// It returns a function that stops the server.
+func startPprof(addr string, auth *graph.Auth, log *slog.Logger) (stop func(), err error) {
+	if err := checkPprofAddr(addr); err != nil {
+		return nil, err
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
@@ -32,7 +43,11 @@ func startPprof(addr string, log *slog.Logger) (stop func(), err error) {
 	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
 	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
 	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	var h http.Handler = mux
+	if auth != nil {
+		h = auth.Protect(mux)
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
 	go func() {
 		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			log.Warn("pprof server", "err", err)

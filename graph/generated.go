@@ -350,11 +350,12 @@ type ComplexityRoot struct {
 	}
 
 	Usage struct {
-		CachedTokens func(childComplexity int) int
-		Estimated    func(childComplexity int) int
-		InputTokens  func(childComplexity int) int
-		OutputTokens func(childComplexity int) int
-		TotalTokens  func(childComplexity int) int
+		CacheWriteTokens func(childComplexity int) int
+		CachedTokens     func(childComplexity int) int
+		Estimated        func(childComplexity int) int
+		InputTokens      func(childComplexity int) int
+		OutputTokens     func(childComplexity int) int
+		TotalTokens      func(childComplexity int) int
 	}
 }
 
@@ -1931,6 +1932,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.ToolCall.Name(childComplexity), true
 
+	case "Usage.cacheWriteTokens":
+		if e.ComplexityRoot.Usage.CacheWriteTokens == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Usage.CacheWriteTokens(childComplexity), true
 	case "Usage.cachedTokens":
 		if e.ComplexityRoot.Usage.CachedTokens == nil {
 			break
@@ -2316,6 +2323,8 @@ type Usage {
   outputTokens: Int!
   totalTokens: Int!
   cachedTokens: Int!
+  "Input tokens written to the provider's prompt cache (a subset of inputTokens; reported by Anthropic, 0 where the provider does not say)."
+  cacheWriteTokens: Int!
   "Some of it is a local estimate (the provider reported no usage)."
   estimated: Boolean!
 }
@@ -3304,6 +3313,8 @@ func (ec *executionContext) childFields_Usage(ctx context.Context, field graphql
 		return ec.fieldContext_Usage_totalTokens(ctx, field)
 	case "cachedTokens":
 		return ec.fieldContext_Usage_cachedTokens(ctx, field)
+	case "cacheWriteTokens":
+		return ec.fieldContext_Usage_cacheWriteTokens(ctx, field)
 	case "estimated":
 		return ec.fieldContext_Usage_estimated(ctx, field)
 	}
@@ -9980,6 +9991,29 @@ func (ec *executionContext) fieldContext_Usage_cachedTokens(_ context.Context, f
 	return graphql.NewScalarFieldContext("Usage", field, false, false, "Int")
 }
 
+func (ec *executionContext) _Usage_cacheWriteTokens(ctx context.Context, field graphql.CollectedField, obj *core.Usage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Usage_cacheWriteTokens(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CacheWriteTokens, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Usage_cacheWriteTokens(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Usage", field, false, false, "Int")
+}
+
 func (ec *executionContext) _Usage_estimated(ctx context.Context, field graphql.CollectedField, obj *core.Usage) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -13826,6 +13860,11 @@ func (ec *executionContext) _Usage(ctx context.Context, sel ast.SelectionSet, ob
 			}
 		case "cachedTokens":
 			out.Values[i] = ec._Usage_cachedTokens(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "cacheWriteTokens":
+			out.Values[i] = ec._Usage_cacheWriteTokens(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}

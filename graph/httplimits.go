@@ -216,8 +216,10 @@ func codeErrorBody(r *http.Request, status int, body []byte) (int, []byte) {
 				}
 				msg, _ := m["message"].(string)
 				switch msg {
+				case "transport not supported":
+					status, msg = unsupportedTransport(r)
 				case "GET requests only allow query operations":
-					msg += "; send mutations with POST, subscriptions with POST and Accept: text/event-stream or over WebSocket"
+					msg = "GET runs queries only; send mutations with POST, subscriptions with POST and Accept: text/event-stream or over WebSocket"
 				}
 				m["message"] = clipMessage(msg)
 				ext, _ := m["extensions"].(map[string]any)
@@ -253,4 +255,19 @@ func knownCode(c string) bool {
 		return true
 	}
 	return false
+}
+
+// unsupportedTransport says what /graphql accepts, for a request none of
+// the transports took.
+func unsupportedTransport(r *http.Request) (int, string) {
+	if r.Method == http.MethodPost {
+		ct := r.Header.Get("Content-Type")
+		if ct == "" {
+			ct = "none"
+		}
+		return http.StatusUnsupportedMediaType, "POST /graphql needs Content-Type: application/json " +
+			"(multipart/form-data for uploads; add Accept: text/event-stream for SSE); got " + strconv.Quote(clipText(ct, 64))
+	}
+	return http.StatusMethodNotAllowed, "/graphql answers POST (JSON, SSE, multipart), GET (queries only) and WebSocket upgrades " +
+		"(graphql-transport-ws); got " + clipText(r.Method, 16)
 }

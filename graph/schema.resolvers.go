@@ -616,7 +616,7 @@ func (r *sessionEventResolver) Usage(ctx context.Context, obj *core.Event) (*cor
 
 // Payload is the resolver for the payload field.
 func (r *sessionEventResolver) Payload(ctx context.Context, obj *core.Event) (scalar.JSON, error) {
-	return scalar.JSON(obj.Payload), nil
+	return scalar.JSON(core.ClientPayload(obj)), nil
 }
 
 // SessionEvents is the resolver for the sessionEvents field.

@@ -11,6 +11,8 @@ require (
 	github.com/vektah/gqlparser/v2 v2.5.64
 )
 
+require github.com/modelcontextprotocol/go-sdk v1.8.0 // indirect
+
 require (
 	github.com/agnivade/levenshtein v1.2.2 // indirect
 	github.com/dustin/go-humanize v1.0.1 // indirect

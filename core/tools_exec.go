@@ -125,12 +125,21 @@ func (e *Engine) runTool(ctx context.Context, sessionID, turnID string, c ToolCa
 		m.Text += "\n[note: " + res.Note + "]"
 	}
 	m.FileChanges = e.keepFileChanges(pctx, sessionID, res.FileChanges)
+	if len(res.Structured) > 0 && json.Valid(res.Structured) {
+		m.StructuredContent = res.Structured
+	}
+	atts := res.Attachments
 	if res.Attachment != nil {
-		if a, err := e.keepAttachment(pctx, res.Attachment); err != nil {
+		atts = append([]ToolAttachment{*res.Attachment}, atts...)
+	}
+	for i := range atts {
+		a, err := e.keepAttachment(pctx, &atts[i])
+		if err != nil {
 			e.log.Warn("keep tool attachment", "session_id", sessionID, "tool", c.Name, "err", err)
-		} else {
-			m.Attachments = []Attachment{a}
+			m.Text += fmt.Sprintf("\n[note: attachment %q could not be kept: %s]", atts[i].Name, ErrorMessage(err))
+			continue
 		}
+		m.Attachments = append(m.Attachments, a)
 	}
 	return m
 }

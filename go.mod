@@ -11,7 +11,15 @@ require (
 	github.com/vektah/gqlparser/v2 v2.5.64
 )
 
-require github.com/modelcontextprotocol/go-sdk v1.8.0 // indirect
+require (
+	github.com/google/jsonschema-go v0.4.3 // indirect
+	github.com/modelcontextprotocol/go-sdk v1.8.0 // indirect
+	github.com/segmentio/asm v1.1.3 // indirect
+	github.com/segmentio/encoding v0.5.4 // indirect
+	github.com/yosida95/uritemplate/v3 v3.0.2 // indirect
+	golang.org/x/oauth2 v0.36.0 // indirect
+	golang.org/x/time v0.15.0 // indirect
+)
 
 require (
 	github.com/agnivade/levenshtein v1.2.2 // indirect

@@ -24,6 +24,7 @@ import (
 	"github.com/foya-dev/foya/core"
 	"github.com/foya-dev/foya/graph"
 	"github.com/foya-dev/foya/plugins/host"
+	"github.com/foya-dev/foya/plugins/mcphost"
 	"github.com/foya-dev/foya/storage"
 	"github.com/foya-dev/foya/storage/artifacts"
 	"github.com/foya-dev/foya/storage/catalogfile"
@@ -201,7 +202,7 @@ func serveCmd(args []string, stderr io.Writer) error {
 	}
 	srv := &http.Server{
 		Handler: graph.NewHandler(graph.ServerConfig{
-			Service: k.sessions, Engine: k.engine, Usage: k.db, Catalog: k.catalog, Plugins: k.plugins,
+			Service: k.sessions, Engine: k.engine, Usage: k.db, Catalog: k.catalog, Plugins: k.plugins, MCP: k.mcp,
 			Logger: log, OriginPatterns: allowed, HostPatterns: servedHosts(*addr, hosts),
 		}),
 		ReadHeaderTimeout: 10 * time.Second,
@@ -236,6 +237,8 @@ type kernel struct {
 	catalog  *core.Catalog
 	sessions *core.Service
 	engine   *core.Engine
+	mcp      *core.MCPService
+	mcpHost  *mcphost.Manager
 	unlock   func()
 }
 
@@ -274,7 +277,8 @@ func openKernel(ctx context.Context, dataDir string, pluginDirs []string, log *s
 	if err != nil {
 		return nil, err
 	}
-	k.sessions, err = core.NewService(core.ServiceConfig{Store: k.db, Broker: core.NewBroker(log), Logger: log, Models: k.catalog})
+	broker := core.NewBroker(log)
+	k.sessions, err = core.NewService(core.ServiceConfig{Store: k.db, Broker: broker, Logger: log, Models: k.catalog})
 	if err != nil {
 		return nil, err
 	}
@@ -285,10 +289,25 @@ func openKernel(ctx context.Context, dataDir string, pluginDirs []string, log *s
 	if err != nil {
 		return nil, err
 	}
-	var tools core.ToolRunner
-	if runners := k.plugins.ToolRunners(); len(runners) > 0 {
-		tools = core.NewToolHub(runners, log)
+	mcpStore, err := catalogfile.NewMCP(dir)
+	if err != nil {
+		return nil, err
 	}
+	k.mcpHost = mcphost.New(mcphost.Config{
+		Logger: log, Version: versionString(),
+		OnChange: func(id string) {
+			broker.PublishKernel(core.KernelEvent{Type: core.KernelCatalogUpdated, McpServerID: id, At: time.Now().UTC()})
+		},
+	})
+	if k.mcp, err = core.NewMCPService(ctx, core.MCPServiceConfig{Store: mcpStore, Runtime: k.mcpHost, Broker: broker, Logger: log}); err != nil {
+		return nil, err
+	}
+	runners := k.plugins.ToolRunners()
+	if runners == nil {
+		runners = map[string]core.ToolRunner{}
+	}
+	runners["mcp:servers"] = k.mcpHost // MCP tools are all named mcp__…
+	tools := core.NewToolHub(runners, log)
 	k.engine, err = core.NewEngine(core.EngineConfig{
 		Sessions: k.sessions, Catalog: k.catalog, Providers: k.plugins, Tools: tools,
 		Attachments: k.db, Blobs: blobs, Describe: artifacts.Describe, History: k.db,
@@ -300,8 +319,11 @@ func openKernel(ctx context.Context, dataDir string, pluginDirs []string, log *s
 	return k, nil
 }
 
-// Close stops the plugins and closes the database.
+// Close stops the MCP servers and plugins and closes the database.
 func (k *kernel) Close() {
+	if k.mcpHost != nil {
+		k.mcpHost.Close()
+	}
 	if k.plugins != nil {
 		if err := k.plugins.Close(); err != nil {
 			slog.Error("stop plugins", "err", err)

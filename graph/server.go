@@ -38,7 +38,9 @@ type ServerConfig struct {
 	Usage   core.UsageStore
 	Catalog *core.Catalog
 	Plugins core.PluginRegistry
-	Logger  *slog.Logger
+	// MCP is the MCP server catalog (optional).
+	MCP    *core.MCPService
+	Logger *slog.Logger
 	// OriginPatterns overrides DefaultOriginPatterns (host patterns, as in
 	// coder/websocket's AcceptOptions).
 	OriginPatterns []string
@@ -64,7 +66,7 @@ func NewHandler(cfg ServerConfig) http.Handler {
 	if keepAlive == 0 {
 		keepAlive = 15 * time.Second
 	}
-	srv := handler.New(NewExecutableSchema(Config{Resolvers: &Resolver{Service: cfg.Service, Engine: cfg.Engine, Ledger: cfg.Usage, Catalog: cfg.Catalog, Registry: cfg.Plugins, Log: log}}))
+	srv := handler.New(NewExecutableSchema(Config{Resolvers: &Resolver{Service: cfg.Service, Engine: cfg.Engine, Ledger: cfg.Usage, Catalog: cfg.Catalog, Registry: cfg.Plugins, MCP: cfg.MCP, Log: log}}))
 	// SSE must come before POST: both accept POST requests.
 	srv.AddTransport(transport.SSE{})
 	srv.AddTransport(transport.Websocket{

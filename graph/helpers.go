@@ -156,3 +156,10 @@ func (r *Resolver) mcp() (*core.MCPService, error) {
 	}
 	return r.MCP, nil
 }
+
+func mcpResult(s core.MCPServer, err error) (*core.MCPServer, error) {
+	if err != nil {
+		return nil, err
+	}
+	return &s, nil
+}

@@ -155,7 +155,7 @@ func (r *mutationResolver) CreateMcpServer(ctx context.Context, input model.McpS
 	if err != nil {
 		return nil, err
 	}
-	return optional(mcp.Create(ctx, mcpServerInput(input)))
+	return mcpResult(mcp.Create(ctx, mcpServerInput(input)))
 }
 
 // UpdateMcpServer is the resolver for the updateMcpServer field.
@@ -164,7 +164,7 @@ func (r *mutationResolver) UpdateMcpServer(ctx context.Context, id string, input
 	if err != nil {
 		return nil, err
 	}
-	return optional(mcp.Update(ctx, id, mcpServerInput(input)))
+	return mcpResult(mcp.Update(ctx, id, mcpServerInput(input)))
 }
 
 // DeleteMcpServer is the resolver for the deleteMcpServer field.
@@ -185,7 +185,7 @@ func (r *mutationResolver) RestartMcpServer(ctx context.Context, id string) (*co
 	if err != nil {
 		return nil, err
 	}
-	return optional(mcp.Restart(ctx, id))
+	return mcpResult(mcp.Restart(ctx, id))
 }
 
 // CreateConnection is the resolver for the createConnection field.

@@ -17,6 +17,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/foya-dev/foya/core"
@@ -198,17 +199,17 @@ func (m *Manager) Tools(ctx context.Context) ([]core.ToolInfo, error) {
 	names, clashes := exposeNames(lists)
 	var out []core.ToolInfo
 	for _, n := range names {
-		schema, err := json.Marshal(n.tool.InputSchema)
+		schema, err := json.Marshal(n.def.InputSchema)
 		if err != nil || string(schema) == "null" {
 			schema = []byte(`{"type":"object"}`)
 		}
-		desc := n.tool.Description
-		if desc == "" && n.tool.Annotations != nil {
-			desc = n.tool.Annotations.Title
+		desc := n.def.Description
+		if desc == "" && n.def.Annotations != nil {
+			desc = n.def.Annotations.Title
 		}
 		out = append(out, core.ToolInfo{
 			Name: n.exposed, Description: desc, Schema: schema,
-			ReadOnly: n.tool.Annotations != nil && n.tool.Annotations.ReadOnlyHint,
+			ReadOnly: n.def.Annotations != nil && n.def.Annotations.ReadOnlyHint,
 			Action:   "command",
 		})
 	}
@@ -282,10 +283,14 @@ func (m *Manager) Call(ctx context.Context, req core.ToolCallRequest) (core.Tool
 			return core.ToolResult{}, ctx.Err()
 		case errors.Is(context.Cause(cctx), errCallTimeout):
 			return toolError("%s timed out after %s (timeoutSeconds of MCP server %q); the call was cancelled", req.Name, timeout, s.cfg.Name), nil
-		case errors.Is(err, mcp.ErrConnectionClosed) || s.sessionGone(cs):
-			return toolError("MCP server %q stopped during the call (%s); it is being restarted", s.cfg.Name, err), nil
 		}
-		return toolError("MCP server %q refused the call: %s", s.cfg.Name, err), nil
+		var rpcErr *jsonrpc.Error
+		if errors.As(err, &rpcErr) && !s.sessionGone(cs) {
+			return toolError("MCP server %q refused the call: %s", s.cfg.Name, rpcErr.Message), nil
+		}
+		// Not an answer of the server: the connection broke (the process
+		// exited or crashed, the HTTP server went away).
+		return toolError("MCP server %q stopped during the call (%s); it is being restarted", s.cfg.Name, err), nil
 	}
 	return convertResult(res), nil
 }

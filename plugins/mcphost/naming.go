@@ -27,7 +27,7 @@ type serverTools struct {
 type exposedTool struct {
 	toolTarget
 	exposed string
-	tool    *mcp.Tool
+	def     *mcp.Tool
 }
 
 // sanitize replaces every character outside [A-Za-z0-9_-] with '_'.
@@ -78,7 +78,7 @@ func exposeNames(lists []serverTools) ([]exposedTool, []string) {
 				clashes = append(clashes, fmt.Sprintf("%s/%s is %s (%s keeps %s)", l.name, t.Name, name, first, base))
 			}
 			taken[name] = l.name + "/" + t.Name
-			out = append(out, exposedTool{toolTarget: toolTarget{serverID: l.id, tool: t.Name}, exposed: name, tool: t})
+			out = append(out, exposedTool{toolTarget: toolTarget{serverID: l.id, tool: t.Name}, exposed: name, def: t})
 		}
 	}
 	return out, clashes

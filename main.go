@@ -45,6 +45,7 @@ Usage:
   foya rebuild-projections [--data-dir DIR]
   foya exec [--addr A] [--session ID] [--project PATH] [--model CONN/MODEL] [--approval-mode M] [--json] "prompt"
   foya connections list|add|remove|models    foya sessions list|show|rm    foya schema
+  foya mcp list|add|remove|restart           (MCP servers as tool sources; see docs/mcp.md)
   foya version
   foya plugin NAME     (internal: serves a built-in plugin to the kernel)
 `
@@ -66,6 +67,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		err = connectionsCmd(args[1:], os.Stdin, stdout, stderr)
 	case "sessions":
 		err = sessionsCmd(args[1:], stdout, stderr)
+	case "mcp":
+		err = mcpCmd(args[1:], stdout, stderr)
 	case "schema":
 		err = schemaCmd(args[1:], stdout)
 	case "plugin":

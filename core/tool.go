@@ -18,6 +18,11 @@ type ToolInfo struct {
 	// grants: "write" or "command". Empty means "command" for bash and
 	// "write" for every other tool.
 	Action string `json:"action,omitempty"`
+	// Parallel tools may run concurrently with the other calls of one
+	// reply even when they are not read-only (each still passes approval
+	// on its own), e.g. MCP tools: a model asks for several calls in one
+	// reply only when they do not depend on each other.
+	Parallel bool `json:"parallel,omitempty"`
 }
 
 // ToolCallRequest is one tool call to run.

@@ -12,13 +12,14 @@ import (
 
 // runTools executes the tool calls of one assistant message and persists one
 // tool message per call, in call order (MSG-7). Calls that are all
-// read-only run concurrently; otherwise they run one after another. It
-// reports whether the turn was stopped (remaining calls are not run).
+// read-only (or Parallel) run concurrently; otherwise they run one after
+// another. It reports whether the turn was stopped (remaining calls are not
+// run).
 func (e *Engine) runTools(ctx context.Context, sessionID, turnID string, calls []ToolCall, tools map[string]ToolInfo) bool {
 	pctx := context.WithoutCancel(ctx)
 	allReadOnly := len(calls) > 1
 	for _, c := range calls {
-		if info, ok := e.lookupTool(c.Name, tools); !ok || !info.ReadOnly {
+		if info, ok := e.lookupTool(c.Name, tools); !ok || !(info.ReadOnly || info.Parallel) {
 			allReadOnly = false
 		}
 	}

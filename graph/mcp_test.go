@@ -489,6 +489,42 @@ func TestMCPHTTPEndToEnd(t *testing.T) {
 	case <-time.After(20 * time.Second):
 		t.Fatal("the HTTP server never saw the cancellation")
 	}
+	// Two calls of one reply run concurrently (pair returns only when both
+	// run at once), under the server's timeoutSeconds.
+	sid = k.chatSession(t, nil, "BYPASS")
+	w = k.watch(t, sid)
+	k.fake.Enqueue(openaitest.Response{Events: []string{
+		chunk(toolCallDelta(0, "p1", "mcp__web_tools__pair", `{"text":"a"}`), ""),
+		chunk(toolCallDelta(1, "p2", "mcp__web_tools__pair", `{"text":"b"}`), ""),
+		chunk(map[string]any{}, "tool_calls"),
+	}}, openaitest_TextStream("ok"))
+	k.send(t, sid, "pair")
+	w.turnEnd()
+	var paired []string
+	for _, m := range k.messages(t, sid) {
+		if m.Role == "TOOL" {
+			paired = append(paired, m.Text)
+		}
+	}
+	if !slices.Equal(paired, []string{"paired a", "paired b"}) {
+		t.Fatalf("concurrent calls %q", paired)
+	}
+
+	// timeoutSeconds: the call ends as a tool error and is cancelled on
+	// the server. The update restarts the server with the new setting.
+	k.mustDo(t, `mutation($id: ID!) { updateMcpServer(id: $id, input: {name: "web tools", transport: HTTP, timeoutSeconds: 1}) { id } }`, map[string]any{"id": created.ID}, nil)
+	k.waitStatus(t, created.ID, "READY")
+	k.fake.Enqueue(callStream("c3", "mcp__web_tools__slow", `{}`), openaitest_TextStream("ok"))
+	k.send(t, sid, "slow again")
+	w.turnEnd()
+	if m := lastToolMessage(t, k.messages(t, sid)); !m.IsError || !strings.Contains(m.Text, "timed out after 1s") {
+		t.Fatalf("timeout %+v", m)
+	}
+	select {
+	case <-obs.Cancelled:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the timed-out call was not cancelled on the server")
+	}
 	if strings.Contains(k.responses.String(), "http-secret") || strings.Contains(k.logs.String(), "http-secret") {
 		t.Fatal("a header value reached an API answer or the log")
 	}

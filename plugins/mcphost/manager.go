@@ -210,7 +210,7 @@ func (m *Manager) Tools(ctx context.Context) ([]core.ToolInfo, error) {
 		out = append(out, core.ToolInfo{
 			Name: n.exposed, Description: desc, Schema: schema,
 			ReadOnly: n.def.Annotations != nil && n.def.Annotations.ReadOnlyHint,
-			Action:   "command",
+			Action:   "command", Parallel: true,
 		})
 	}
 	m.mu.Lock()

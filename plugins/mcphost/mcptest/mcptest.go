@@ -116,6 +116,29 @@ func NewServer(obs *Observer, markFile string) *mcp.Server {
 			}
 			return nil, nil, ctx.Err()
 		})
+	// pair returns only once two calls of it run at the same time (or its
+	// call is cancelled): proof that calls of one reply run concurrently.
+	var pairMu sync.Mutex
+	var waiting chan struct{}
+	mcp.AddTool(s, &mcp.Tool{Name: "pair", Description: "Waits for a second concurrent call (not read-only)."},
+		func(ctx context.Context, req *mcp.CallToolRequest, in textIn) (*mcp.CallToolResult, any, error) {
+			pairMu.Lock()
+			if waiting == nil {
+				ch := make(chan struct{})
+				waiting = ch
+				pairMu.Unlock()
+				select {
+				case <-ch:
+				case <-ctx.Done():
+					return nil, nil, ctx.Err()
+				}
+			} else {
+				close(waiting)
+				waiting = nil
+				pairMu.Unlock()
+			}
+			return text("paired " + in.Text), nil, nil
+		})
 	mcp.AddTool(s, &mcp.Tool{Name: "crash", Description: "The server process exits mid-call.", Annotations: readOnly},
 		func(ctx context.Context, req *mcp.CallToolRequest, in noIn) (*mcp.CallToolResult, any, error) {
 			os.Exit(3)

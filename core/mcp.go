@@ -2,6 +2,7 @@ package core
 
 import (
 	"context"
+	"net/url"
 	"slices"
 	"strings"
 )
@@ -158,7 +159,7 @@ func keysOf(kvs []KeyValue) []string {
 func redactMCP(c MCPServerConfig, st MCPServerState) MCPServer {
 	s := MCPServer{
 		ID: c.ID, Name: c.Name, Transport: c.Transport, Command: c.Command, Args: slices.Clone(c.Args),
-		URL: redactURL(c.URL), EnvKeys: keysOf(c.Env), HeaderKeys: keysOf(c.Headers), Enabled: c.Enabled,
+		URL: redactMCPURL(c.URL), EnvKeys: keysOf(c.Env), HeaderKeys: keysOf(c.Headers), Enabled: c.Enabled,
 		TimeoutSeconds: c.CallTimeoutSeconds(), MCPServerState: st,
 	}
 	if s.Args == nil {
@@ -170,4 +171,19 @@ func redactMCP(c MCPServerConfig, st MCPServerState) MCPServer {
 	s.Tools = slices.Clone(s.Tools)
 	slices.SortFunc(s.Tools, func(a, b MCPToolState) int { return strings.Compare(a.Name, b.Name) })
 	return s
+}
+
+// redactMCPURL hides credentials and query values of a server URL (some
+// hosted servers take their key as a query parameter); names stay.
+func redactMCPURL(raw string) string {
+	u, err := url.Parse(redactURL(raw))
+	if err != nil || u.RawQuery == "" {
+		return redactURL(raw)
+	}
+	q := u.Query()
+	for k := range q {
+		q[k] = []string{"redacted"}
+	}
+	u.RawQuery = q.Encode()
+	return u.String()
 }

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/coder/websocket"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/foya-dev/foya/core"
@@ -571,6 +572,20 @@ func TestMCPServerCatalog(t *testing.T) {
 	k.mustDo(t, `mutation($id: ID!) { updateMcpServer(id: $id, input: {name: "off", transport: STDIO, enabled: true}) { `+mcpFields+` } }`, map[string]any{"id": off.ID}, &upd)
 	if !slices.Equal(upd.UpdateMcpServer.EnvKeys, []string{"TOKEN"}) || !upd.UpdateMcpServer.Enabled {
 		t.Fatalf("updated %+v", upd.UpdateMcpServer)
+	}
+	// Status changes are catalog_updated on kernelEvents, naming the server
+	// (it keeps failing and restarting, so an event follows the subscription).
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	ws := dialWS(t, ctx, k.srv.URL)
+	defer ws.conn.Close(websocket.StatusNormalClosure, "")
+	ws.subscribe(ctx, "k", `subscription { kernelEvents { type mcpServerId } }`, nil)
+	k.mustDo(t, `mutation($id: ID!) { restartMcpServer(id: $id) { id } }`, map[string]any{"id": off.ID}, nil)
+	for {
+		m := ws.read(ctx)
+		if strings.Contains(string(m.Payload), `"mcpServerId":"`+off.ID+`"`) && strings.Contains(string(m.Payload), "catalog_updated") {
+			break
+		}
 	}
 	failed := k.waitStatus(t, off.ID, "FAILED")
 	if failed.Error == nil || !strings.Contains(*failed.Error, "3 failures in a row") {

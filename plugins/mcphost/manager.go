@@ -270,7 +270,7 @@ func (m *Manager) Call(ctx context.Context, req core.ToolCallRequest) (core.Tool
 		if errors.Is(context.Cause(cctx), errCallTimeout) {
 			return toolError("MCP server %q was not ready within %s", s.cfg.Name, timeout), nil
 		}
-		return toolError("MCP server %q is not available: %s", s.cfg.Name, err), nil
+		return toolError("MCP server %q is not available: %s", s.cfg.Name, s.scrub(err.Error())), nil
 	}
 	args := req.Input
 	if len(args) == 0 {
@@ -286,11 +286,11 @@ func (m *Manager) Call(ctx context.Context, req core.ToolCallRequest) (core.Tool
 		}
 		var rpcErr *jsonrpc.Error
 		if errors.As(err, &rpcErr) && !s.sessionGone(cs) {
-			return toolError("MCP server %q refused the call: %s", s.cfg.Name, rpcErr.Message), nil
+			return toolError("MCP server %q refused the call: %s", s.cfg.Name, s.scrub(rpcErr.Message)), nil
 		}
 		// Not an answer of the server: the connection broke (the process
 		// exited or crashed, the HTTP server went away).
-		return toolError("MCP server %q stopped during the call (%s); it is being restarted", s.cfg.Name, err), nil
+		return toolError("MCP server %q stopped during the call (%s); it is being restarted", s.cfg.Name, s.scrub(err.Error())), nil
 	}
 	return convertResult(res), nil
 }

@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/foya-dev/foya/core"
 )
 
 func TestExposeNames(t *testing.T) {
@@ -58,5 +60,22 @@ func TestConvertResult(t *testing.T) {
 		if !strings.Contains(res.Text, s) {
 			t.Fatalf("text %q lacks %q", res.Text, s)
 		}
+	}
+}
+
+func TestSecretsScrubbed(t *testing.T) {
+	s := &server{secrets: secretsOf(core.MCPServerConfig{
+		URL:     "https://h.example/mcp?key=query-secret&x=ab",
+		Env:     []core.KeyValue{{Key: "A", Value: "env-secret"}},
+		Headers: []core.KeyValue{{Key: "Authorization", Value: "Bearer tok-secret"}},
+	})}
+	got := s.scrub(`Post "https://h.example/mcp?key=query-secret": env-secret tok-secret Bearer tok-secret x=ab`)
+	for _, secret := range []string{"query-secret", "env-secret", "tok-secret"} {
+		if strings.Contains(got, secret) {
+			t.Fatalf("%q not scrubbed: %s", secret, got)
+		}
+	}
+	if !strings.Contains(got, "x=ab") { // values under 4 bytes are left alone
+		t.Fatalf("scrubbed too much: %s", got)
 	}
 }

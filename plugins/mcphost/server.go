@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/url"
 	"os/exec"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -35,6 +37,53 @@ type server struct {
 	session *mcp.ClientSession
 	wasUp   bool          // ready at least once since the last FAILED
 	changed chan struct{} // closed and replaced on every state change
+
+	secrets []string // env and header values, URL query values: never shown
+}
+
+// secretsOf lists the values an error message must never show.
+func secretsOf(c core.MCPServerConfig) []string {
+	var out []string
+	for _, kv := range append(slices.Clone(c.Env), c.Headers...) {
+		out = append(out, kv.Value)
+		// "Bearer TOKEN": the token alone may appear too.
+		if _, tok, ok := strings.Cut(kv.Value, " "); ok {
+			out = append(out, tok)
+		}
+	}
+	if u, err := url.Parse(c.URL); err == nil {
+		for _, vs := range u.Query() {
+			out = append(out, vs...)
+		}
+	}
+	var keep []string
+	for _, v := range out {
+		if len(v) >= 4 {
+			keep = append(keep, v)
+		}
+	}
+	// Longest first, so that a value containing another is replaced whole.
+	slices.SortFunc(keep, func(a, b string) int { return len(b) - len(a) })
+	return keep
+}
+
+// scrub removes secret values from a message meant for logs or clients.
+func (s *server) scrub(msg string) string {
+	for _, v := range s.secrets {
+		msg = strings.ReplaceAll(msg, v, "[redacted]")
+	}
+	return msg
+}
+
+// scrubErr is err with secret values removed from its message.
+func (s *server) scrubErr(err error) error {
+	if err == nil {
+		return nil
+	}
+	if m := s.scrub(err.Error()); m != err.Error() {
+		return errors.New(m)
+	}
+	return err
 }
 
 func newServer(m *Manager, c core.MCPServerConfig) *server {
@@ -45,6 +94,7 @@ func newServer(m *Manager, c core.MCPServerConfig) *server {
 		restart: make(chan struct{}, 1), listed: make(chan struct{}, 1),
 		state:   core.MCPServerState{Status: core.MCPStarting},
 		changed: make(chan struct{}),
+		secrets: secretsOf(c),
 	}
 }
 
@@ -242,6 +292,7 @@ func (s *server) connect() (*mcp.ClientSession, *exec.Cmd, error) {
 		t = httpTransport(s.cfg)
 	}
 	cs, err := client.Connect(ctx, t, nil)
+	err = s.scrubErr(err)
 	if err != nil {
 		if cmd != nil {
 			killGroup(cmd)
@@ -253,6 +304,7 @@ func (s *server) connect() (*mcp.ClientSession, *exec.Cmd, error) {
 	}
 	tools, err := listTools(ctx, cs)
 	if err != nil {
+		err = s.scrubErr(err)
 		_ = cs.Close()
 		if cmd != nil {
 			killGroup(cmd)
@@ -294,7 +346,7 @@ func (s *server) serve(cs *mcp.ClientSession) endReason {
 			tools, err := listTools(ctx, cs)
 			cancel()
 			if err != nil {
-				s.log.Warn("refresh mcp tool list", "err", err)
+				s.log.Warn("refresh mcp tool list", "err", s.scrubErr(err))
 				continue
 			}
 			s.mu.Lock()

@@ -320,6 +320,24 @@ func TestMCPStdioEndToEnd(t *testing.T) {
 		}
 	})
 
+	t.Run("PLAN mode runs reads and refuses commands", func(t *testing.T) {
+		sid := k.chatSession(t, nil, "BYPASS")
+		k.mustDo(t, `mutation($s: ID!) { updateSession(id: $s, input: {agentMode: PLAN}) { id } }`, map[string]any{"s": sid}, nil)
+		w := k.watch(t, sid)
+		k.fake.Enqueue(callStream("c1", "mcp__files__note", `{"text":"x"}`), callStream("c2", "mcp__files__echo", `{"text":"plan"}`), openaitest_TextStream("ok"))
+		k.send(t, sid, "plan")
+		w.turnEnd()
+		var tools []msgJSON
+		for _, m := range k.messages(t, sid) {
+			if m.Role == "TOOL" {
+				tools = append(tools, m)
+			}
+		}
+		if len(tools) != 2 || !tools[0].IsError || !strings.Contains(tools[0].Text, "PLAN") || tools[1].IsError || tools[1].Text != "echo: plan" {
+			t.Fatalf("plan mode %+v", tools)
+		}
+	})
+
 	t.Run("isError and structuredContent", func(t *testing.T) {
 		sid := k.chatSession(t, nil, "BYPASS")
 		w := k.watch(t, sid)

@@ -26,6 +26,7 @@ import (
 	"github.com/foya-dev/foya/core"
 	"github.com/foya-dev/foya/graph"
 	"github.com/foya-dev/foya/plugins/host"
+	"github.com/foya-dev/foya/plugins/mcphost"
 	"github.com/foya-dev/foya/storage"
 	"github.com/foya-dev/foya/storage/artifacts"
 	"github.com/foya-dev/foya/storage/catalogfile"
@@ -49,6 +50,7 @@ Usage:
   foya rebuild-projections [--data-dir DIR]
   foya exec [--addr A] [--session ID] [--project PATH] [--model CONN/MODEL] [--approval-mode M] [--json] "prompt"
   foya connections list|add|remove|models    foya sessions list|show|rm    foya schema
+  foya mcp list|add|remove|restart           (MCP servers as tool sources; see docs/mcp.md)
   (client commands send $FOYA_TOKEN, --token-file PATH or <data-dir>/auth-token to a kernel that requires a token)
   foya version
   foya plugin NAME     (internal: serves a built-in plugin to the kernel)
@@ -71,6 +73,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		err = connectionsCmd(args[1:], os.Stdin, stdout, stderr)
 	case "sessions":
 		err = sessionsCmd(args[1:], stdout, stderr)
+	case "mcp":
+		err = mcpCmd(args[1:], stdout, stderr)
 	case "schema":
 		err = schemaCmd(args[1:], stdout)
 	case "token":
@@ -250,7 +254,7 @@ func serveCmd(args []string, stderr io.Writer) error {
 	}
 	srv := &http.Server{
 		Handler: graph.NewHandler(graph.ServerConfig{
-			Service: k.sessions, Engine: k.engine, Usage: k.db, Catalog: k.catalog, Plugins: k.plugins,
+			Service: k.sessions, Engine: k.engine, Usage: k.db, Catalog: k.catalog, Plugins: k.plugins, MCP: k.mcp,
 			Logger: log, OriginPatterns: origins, HostPatterns: hosts, Auth: auth,
 		}),
 		TLSConfig:         tlsConfig,
@@ -311,6 +315,8 @@ type kernel struct {
 	catalog  *core.Catalog
 	sessions *core.Service
 	engine   *core.Engine
+	mcp      *core.MCPService
+	mcpHost  *mcphost.Manager
 	unlock   func()
 }
 
@@ -349,7 +355,8 @@ func openKernel(ctx context.Context, dataDir string, pluginDirs []string, log *s
 	if err != nil {
 		return nil, err
 	}
-	k.sessions, err = core.NewService(core.ServiceConfig{Store: k.db, Broker: core.NewBroker(log), Logger: log, Models: k.catalog})
+	broker := core.NewBroker(log)
+	k.sessions, err = core.NewService(core.ServiceConfig{Store: k.db, Broker: broker, Logger: log, Models: k.catalog})
 	if err != nil {
 		return nil, err
 	}
@@ -360,10 +367,25 @@ func openKernel(ctx context.Context, dataDir string, pluginDirs []string, log *s
 	if err != nil {
 		return nil, err
 	}
-	var tools core.ToolRunner
-	if runners := k.plugins.ToolRunners(); len(runners) > 0 {
-		tools = core.NewToolHub(runners, log)
+	mcpStore, err := catalogfile.NewMCP(dir)
+	if err != nil {
+		return nil, err
 	}
+	k.mcpHost = mcphost.New(mcphost.Config{
+		Logger: log, Version: versionString(),
+		OnChange: func(id string) {
+			broker.PublishKernel(core.KernelEvent{Type: core.KernelCatalogUpdated, McpServerID: id, At: time.Now().UTC()})
+		},
+	})
+	if k.mcp, err = core.NewMCPService(ctx, core.MCPServiceConfig{Store: mcpStore, Runtime: k.mcpHost, Broker: broker, Logger: log}); err != nil {
+		return nil, err
+	}
+	runners := k.plugins.ToolRunners()
+	if runners == nil {
+		runners = map[string]core.ToolRunner{}
+	}
+	runners["mcp:servers"] = k.mcpHost // MCP tools are all named mcp__…
+	tools := core.NewToolHub(runners, log)
 	k.engine, err = core.NewEngine(core.EngineConfig{
 		Sessions: k.sessions, Catalog: k.catalog, Providers: k.plugins, Tools: tools,
 		Attachments: k.db, Blobs: blobs, Describe: artifacts.Describe, History: k.db,
@@ -375,8 +397,11 @@ func openKernel(ctx context.Context, dataDir string, pluginDirs []string, log *s
 	return k, nil
 }
 
-// Close stops the plugins and closes the database.
+// Close stops the MCP servers and plugins and closes the database.
 func (k *kernel) Close() {
+	if k.mcpHost != nil {
+		k.mcpHost.Close()
+	}
 	if k.plugins != nil {
 		if err := k.plugins.Close(); err != nil {
 			slog.Error("stop plugins", "err", err)

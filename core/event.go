@@ -164,7 +164,9 @@ type KernelEvent struct {
 	Type         KernelEventType
 	SessionID    string
 	ConnectionID string
-	At           time.Time
+	// McpServerID is the MCP server a catalog_updated is about.
+	McpServerID string
+	At          time.Time
 }
 
 // UsagePayload is the payload of a usage event: one provider usage report

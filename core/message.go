@@ -133,6 +133,9 @@ type Message struct {
 	FileChanges []FileChange `json:"fileChanges,omitempty"`
 	// Diff is a UI-only unified diff; never sent to a model.
 	Diff string `json:"diff,omitempty"`
+	// StructuredContent is a tool's structured (JSON) result, kept for
+	// clients; the model reads the text.
+	StructuredContent json.RawMessage `json:"structuredContent,omitempty"`
 }
 
 // UserInput is what a client sends (MSG-2).

@@ -68,6 +68,31 @@ func (r *kernelEventResolver) Session(ctx context.Context, obj *core.KernelEvent
 	return optional(r.Service.Session(ctx, obj.SessionID))
 }
 
+// Command is the resolver for the command field.
+func (r *mcpServerResolver) Command(ctx context.Context, obj *core.MCPServer) (*string, error) {
+	return nonEmpty(obj.Command), nil
+}
+
+// URL is the resolver for the url field.
+func (r *mcpServerResolver) URL(ctx context.Context, obj *core.MCPServer) (*string, error) {
+	return nonEmpty(obj.URL), nil
+}
+
+// Error is the resolver for the error field.
+func (r *mcpServerResolver) Error(ctx context.Context, obj *core.MCPServer) (*string, error) {
+	return nonEmpty(obj.Error), nil
+}
+
+// ProtocolVersion is the resolver for the protocolVersion field.
+func (r *mcpServerResolver) ProtocolVersion(ctx context.Context, obj *core.MCPServer) (*string, error) {
+	return nonEmpty(obj.ProtocolVersion), nil
+}
+
+// Description is the resolver for the description field.
+func (r *mcpToolResolver) Description(ctx context.Context, obj *core.MCPToolState) (*string, error) {
+	return nonEmpty(obj.Description), nil
+}
+
 // Reasoning is the resolver for the reasoning field.
 func (r *messageResolver) Reasoning(ctx context.Context, obj *core.Message) (*string, error) {
 	return nonEmpty(obj.Reasoning), nil
@@ -114,6 +139,53 @@ func (r *messageResolver) Diff(ctx context.Context, obj *core.Message) (*string,
 // Segments is the resolver for the segments field.
 func (r *messageResolver) Segments(ctx context.Context, obj *core.Message) ([]model.Segment, error) {
 	return segments(obj), nil
+}
+
+// StructuredContent is the resolver for the structuredContent field.
+func (r *messageResolver) StructuredContent(ctx context.Context, obj *core.Message) (scalar.JSON, error) {
+	if len(obj.StructuredContent) == 0 {
+		return nil, nil
+	}
+	return scalar.JSON(obj.StructuredContent), nil
+}
+
+// CreateMcpServer is the resolver for the createMcpServer field.
+func (r *mutationResolver) CreateMcpServer(ctx context.Context, input model.McpServerInput) (*core.MCPServer, error) {
+	mcp, err := r.mcp()
+	if err != nil {
+		return nil, err
+	}
+	return mcpResult(mcp.Create(ctx, mcpServerInput(input)))
+}
+
+// UpdateMcpServer is the resolver for the updateMcpServer field.
+func (r *mutationResolver) UpdateMcpServer(ctx context.Context, id string, input model.McpServerInput) (*core.MCPServer, error) {
+	mcp, err := r.mcp()
+	if err != nil {
+		return nil, err
+	}
+	return mcpResult(mcp.Update(ctx, id, mcpServerInput(input)))
+}
+
+// DeleteMcpServer is the resolver for the deleteMcpServer field.
+func (r *mutationResolver) DeleteMcpServer(ctx context.Context, id string) (bool, error) {
+	mcp, err := r.mcp()
+	if err != nil {
+		return false, err
+	}
+	if err := mcp.Delete(ctx, id); err != nil {
+		return false, err
+	}
+	return true, nil
+}
+
+// RestartMcpServer is the resolver for the restartMcpServer field.
+func (r *mutationResolver) RestartMcpServer(ctx context.Context, id string) (*core.MCPServer, error) {
+	mcp, err := r.mcp()
+	if err != nil {
+		return nil, err
+	}
+	return mcpResult(mcp.Restart(ctx, id))
 }
 
 // CreateConnection is the resolver for the createConnection field.
@@ -342,6 +414,14 @@ func (r *pluginInfoResolver) Error(ctx context.Context, obj *core.PluginInfo) (*
 	return nonEmpty(obj.Error), nil
 }
 
+// McpServers is the resolver for the mcpServers field.
+func (r *queryResolver) McpServers(ctx context.Context) ([]core.MCPServer, error) {
+	if r.MCP == nil {
+		return []core.MCPServer{}, nil
+	}
+	return r.MCP.List(ctx), nil
+}
+
 // Connections is the resolver for the connections field.
 func (r *queryResolver) Connections(ctx context.Context) ([]core.Connection, error) {
 	return r.Catalog.Connections(ctx)
@@ -558,6 +638,12 @@ func (r *Resolver) Connection() ConnectionResolver { return &connectionResolver{
 // KernelEvent returns KernelEventResolver implementation.
 func (r *Resolver) KernelEvent() KernelEventResolver { return &kernelEventResolver{r} }
 
+// McpServer returns McpServerResolver implementation.
+func (r *Resolver) McpServer() McpServerResolver { return &mcpServerResolver{r} }
+
+// McpTool returns McpToolResolver implementation.
+func (r *Resolver) McpTool() McpToolResolver { return &mcpToolResolver{r} }
+
 // Message returns MessageResolver implementation.
 func (r *Resolver) Message() MessageResolver { return &messageResolver{r} }
 
@@ -590,6 +676,8 @@ type (
 	approvalResolver      struct{ *Resolver }
 	connectionResolver    struct{ *Resolver }
 	kernelEventResolver   struct{ *Resolver }
+	mcpServerResolver     struct{ *Resolver }
+	mcpToolResolver       struct{ *Resolver }
 	messageResolver       struct{ *Resolver }
 	mutationResolver      struct{ *Resolver }
 	pluginInfoResolver    struct{ *Resolver }

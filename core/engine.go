@@ -35,6 +35,9 @@ type EngineConfig struct {
 	MaxSteps int
 	// ScratchDir holds a working directory per session without a project.
 	ScratchDir string
+	// DataDir is the kernel's data directory: file tool calls naming a
+	// path inside it are refused before any approval is asked.
+	DataDir string
 	// History reads checkpoints and keeps accepted boundaries; nil disables
 	// compaction and budget anchoring across restarts.
 	History HistoryStore

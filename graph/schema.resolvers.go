@@ -342,6 +342,16 @@ func (r *pluginInfoResolver) Error(ctx context.Context, obj *core.PluginInfo) (*
 	return nonEmpty(obj.Error), nil
 }
 
+// Sandbox is the resolver for the sandbox field.
+func (r *pluginInfoResolver) Sandbox(ctx context.Context, obj *core.PluginInfo) (*string, error) {
+	return nonEmpty(obj.Sandbox), nil
+}
+
+// SandboxDetail is the resolver for the sandboxDetail field.
+func (r *pluginInfoResolver) SandboxDetail(ctx context.Context, obj *core.PluginInfo) (*string, error) {
+	return nonEmpty(obj.SandboxDetail), nil
+}
+
 // Connections is the resolver for the connections field.
 func (r *queryResolver) Connections(ctx context.Context) ([]core.Connection, error) {
 	return r.Catalog.Connections(ctx)

@@ -191,6 +191,9 @@ func serveCmd(args []string, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if err := protectProcess(); err != nil {
+		log.Warn("could not make the kernel process non-dumpable", "err", err)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 

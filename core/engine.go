@@ -36,8 +36,10 @@ type EngineConfig struct {
 	// ScratchDir holds a working directory per session without a project.
 	ScratchDir string
 	// DataDir is the kernel's data directory: file tool calls naming a
-	// path inside it are refused before any approval is asked.
-	DataDir string
+	// path inside it, or inside one of HiddenPaths (secrets kept elsewhere:
+	// a token file, a TLS key), are refused before any approval is asked.
+	DataDir     string
+	HiddenPaths []string
 	// History reads checkpoints and keeps accepted boundaries; nil disables
 	// compaction and budget anchoring across restarts.
 	History HistoryStore

@@ -40,6 +40,11 @@ func (e *Engine) scopeRefusal(scope string, c ToolCall) string {
 			return fmt.Sprintf("refused: path %s is inside the kernel's data directory, which tools cannot access", *in.Path)
 		}
 	}
+	for _, h := range e.cfg.HiddenPaths {
+		if pathWithin(realPath(h), real) {
+			return fmt.Sprintf("refused: path %s is one of the kernel's secrets, which tools cannot access", *in.Path)
+		}
+	}
 	return ""
 }
 
@@ -70,4 +75,3 @@ func pathWithin(dir, p string) bool {
 	r, err := filepath.Rel(dir, p)
 	return err == nil && r != ".." && !strings.HasPrefix(r, ".."+string(filepath.Separator)) && !filepath.IsAbs(r)
 }
-

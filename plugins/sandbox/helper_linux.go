@@ -282,7 +282,12 @@ func mask(dir string, expose []string) error {
 		return err
 	}
 	if !fi.IsDir() {
-		return fmt.Errorf("not a directory")
+		// A secret file outside the data directory (a token file, a TLS
+		// key): /dev/null, read-only, over it.
+		if err := unix.Mount("/dev/null", dir, "", unix.MS_BIND, ""); err != nil {
+			return fmt.Errorf("bind /dev/null: %w", err)
+		}
+		return unix.Mount("", dir, "", unix.MS_REMOUNT|unix.MS_BIND|unix.MS_RDONLY, "")
 	}
 	// Open what stays visible before the tmpfs covers it.
 	type keep struct {

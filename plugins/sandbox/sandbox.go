@@ -37,8 +37,8 @@ type Policy struct {
 	// Devices are files the command may write but not create or delete
 	// (/dev/null and the like).
 	Devices []string `json:"devices"`
-	// Hidden directories are masked by an empty read-only directory
-	// (needs Namespaces).
+	// Hidden directories are masked by an empty read-only directory, hidden
+	// files by /dev/null (needs Namespaces).
 	Hidden []string `json:"hidden"`
 	// Expose lists directories inside a Hidden one that stay visible at
 	// their path (a scratch directory under the data directory).

@@ -79,8 +79,13 @@ func TestConfinedWritesHiddenDirAndLeftovers(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(data, "connections.json"), []byte(`{"apiKey":"sk-secret"}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	p := Policy{Namespaces: probe.Namespaces, Writable: []string{proj, "/tmp"}, Devices: DefaultDevices, Hidden: []string{data}, Network: true, Dir: proj}
+	token := filepath.Join(sib, "token")
+	if err := os.WriteFile(token, []byte("tok-secret"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p := Policy{Namespaces: probe.Namespaces, Writable: []string{proj, "/tmp"}, Devices: DefaultDevices, Hidden: []string{data, token}, Network: true, Dir: proj}
 	out, rep := runConfined(t, p, `
+cat `+token+`
 echo in > `+proj+`/ok && echo wrote-proj
 echo out > `+sib+`/bad && echo wrote-sibling
 echo x > /dev/null && echo wrote-null
@@ -99,7 +104,7 @@ exit 3`)
 	}
 	bad := []string{"wrote-sibling", "wrote-data"}
 	if probe.Namespaces {
-		bad = append(bad, "sk-secret")
+		bad = append(bad, "sk-secret", "tok-secret")
 	}
 	for _, bad := range bad {
 		if strings.Contains(out, bad) {

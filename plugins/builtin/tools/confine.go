@@ -122,9 +122,12 @@ func (s *Set) policy(sc *scope, tmp string, env []string, command string, namesp
 		Env:        env,
 		Argv:       []string{"bash", "-c", command},
 	}
+	for _, h := range s.cfg.Hidden {
+		p.Hidden = append(p.Hidden, realOrClean(h))
+	}
 	if s.cfg.DataDir != "" {
 		data := realOrClean(s.cfg.DataDir)
-		p.Hidden = []string{data}
+		p.Hidden = append(p.Hidden, data)
 		if within(data, sc.real) {
 			p.Expose = []string{sc.real}
 		}

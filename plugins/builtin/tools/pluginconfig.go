@@ -13,9 +13,12 @@ const PluginConfigEnv = "FOYA_TOOLS_CONFIG"
 
 // PluginConfig is what the kernel tells the built-in tool plugin.
 type PluginConfig struct {
-	DataDir    string   `json:"dataDir,omitempty"`
-	ScratchDir string   `json:"scratchDir,omitempty"`
-	TempRoot   string   `json:"tempRoot,omitempty"`
+	DataDir    string `json:"dataDir,omitempty"`
+	ScratchDir string `json:"scratchDir,omitempty"`
+	TempRoot   string `json:"tempRoot,omitempty"`
+	// Hidden are more secret files or directories outside DataDir (the
+	// kernel's token file, TLS key) that no tool may touch.
+	Hidden     []string `json:"hidden,omitempty"`
 	Writable   []string `json:"writable,omitempty"`
 	NetworkOff bool     `json:"networkOff,omitempty"`
 	// NoSandbox runs bash unconfined.
@@ -40,7 +43,7 @@ func ConfigFromEnv(log *slog.Logger) (Config, error) {
 			return Config{}, fmt.Errorf("%s: %w", PluginConfigEnv, err)
 		}
 	}
-	cfg := Config{Logger: log, DataDir: pc.DataDir, ScratchDir: pc.ScratchDir, TempRoot: pc.TempRoot}
+	cfg := Config{Logger: log, DataDir: pc.DataDir, ScratchDir: pc.ScratchDir, TempRoot: pc.TempRoot, Hidden: pc.Hidden}
 	if !pc.NoSandbox {
 		cfg.Sandbox = &SandboxConfig{Writable: pc.Writable, NetworkOff: pc.NetworkOff}
 	}

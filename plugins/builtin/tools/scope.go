@@ -23,7 +23,7 @@ type scope struct {
 // newScope checks dir. dataDir (may be empty) is the kernel's data
 // directory, invisible to tools; a scope inside it is allowed only under
 // scratchDir, the sessions' scratch directories.
-func newScope(dir, dataDir, scratchDir string) (*scope, error) {
+func newScope(dir, dataDir, scratchDir string, hidden []string) (*scope, error) {
 	if dir == "" {
 		return nil, errors.New("no scope directory: this session has neither a project directory nor a scratch directory")
 	}
@@ -43,6 +43,13 @@ func newScope(dir, dataDir, scratchDir string) (*scope, error) {
 		return nil, fmt.Errorf("scope directory %s is not a directory", dir)
 	}
 	sc := &scope{dir: dir, real: real}
+	for _, h := range hidden {
+		h = realOrClean(h)
+		if within(h, real) {
+			return nil, fmt.Errorf("scope directory %s is inside %s, which tools cannot access", dir, h)
+		}
+		sc.hidden = append(sc.hidden, h)
+	}
 	if dataDir == "" {
 		return sc, nil
 	}
@@ -53,7 +60,7 @@ func newScope(dir, dataDir, scratchDir string) (*scope, error) {
 		}
 		return sc, nil // a session's own scratch directory
 	}
-	sc.hidden = []string{data}
+	sc.hidden = append(sc.hidden, data)
 	return sc, nil
 }
 
@@ -107,7 +114,7 @@ func (s *scope) resolve(p string) (abs, rel string, err error) {
 		return "", "", fmt.Errorf("path %s is outside the scope %s", p, s.dir)
 	}
 	if h, ok := s.hiddenAt(real); ok {
-		return "", "", fmt.Errorf("path %s is inside the kernel's data directory %s, which tools cannot access", p, h)
+		return "", "", fmt.Errorf("path %s is inside the kernel's data directory or secrets (%s), which tools cannot access", p, h)
 	}
 	return real, rel, nil
 }

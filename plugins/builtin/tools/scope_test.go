@@ -152,6 +152,12 @@ func TestDataDirHiddenFromPathTools(t *testing.T) {
 	if res := run(t, s, scratch, "read", map[string]any{"path": "../../connections.json"}); !res.IsError || strings.Contains(res.Text, "sk-secret") {
 		t.Errorf("scratch escape: %s", res.Text)
 	}
+	token := filepath.Join(realTemp(t), "token")
+	files(t, filepath.Dir(token), map[string]string{"token": "tok-secret"})
+	withToken := New(Config{DataDir: data, Hidden: []string{token}})
+	if res := run(t, withToken, filepath.Dir(token), "read", map[string]any{"path": "token"}); !res.IsError || strings.Contains(res.Text, "tok-secret") {
+		t.Errorf("hidden token file: %s", res.Text)
+	}
 	for _, bad := range []string{data, filepath.Join(data, "scratch")} {
 		if res := run(t, s, bad, "read", map[string]any{"path": "connections.json"}); !res.IsError || !strings.Contains(res.Text, "inside the kernel's data directory") {
 			t.Errorf("scope %s: %s", bad, res.Text)

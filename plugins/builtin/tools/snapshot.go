@@ -1,12 +1,12 @@
 package tools
 
 import (
-	"slices"
 	"context"
 	"errors"
 	"fmt"
 	"io/fs"
 	"path/filepath"
+	"slices"
 	"sort"
 	"time"
 )

@@ -71,6 +71,9 @@ type Config struct {
 	// session's own scratch directory under ScratchDir.
 	DataDir    string
 	ScratchDir string
+	// Hidden are more files or directories no tool may touch (secrets kept
+	// outside DataDir).
+	Hidden []string
 	// TempRoot holds one TMPDIR per session, <TempRoot>/<session id>;
 	// empty means bash gets the plugin's own temporary directory.
 	TempRoot string
@@ -186,7 +189,7 @@ func (s *Set) Call(ctx context.Context, req sdk.ToolCallRequest) (sdk.ToolResult
 		ctx, cancel = context.WithTimeout(ctx, req.Timeout)
 		defer cancel()
 	}
-	sc, err := newScope(req.ScopeDir, s.cfg.DataDir, s.cfg.ScratchDir)
+	sc, err := newScope(req.ScopeDir, s.cfg.DataDir, s.cfg.ScratchDir, s.cfg.Hidden)
 	if err != nil {
 		log.Warn("tool call without a usable scope", "error", err)
 		return errorResult(err), nil

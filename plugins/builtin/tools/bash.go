@@ -85,7 +85,7 @@ func (s *Set) bash(ctx context.Context, c *call) (sdk.ToolResult, error) {
 	if run.cancelled && c.outer.Err() != nil {
 		return sdk.ToolResult{}, c.outer.Err()
 	}
-	res := sdk.ToolResult{Text: run.text(timeout), IsError: run.exitCode != 0 || run.timedOut || run.cancelled || len(run.leftover) > 0}
+	res := sdk.ToolResult{Text: run.text(timeout), IsError: run.exitCode != 0 || run.timedOut || run.cancelled}
 
 	cs := newChangeSet(s.cfg)
 	if before != nil {

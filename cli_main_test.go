@@ -346,13 +346,13 @@ func processesWith(s string) []string {
 
 func TestManagementCommands(t *testing.T) {
 	fake := openaitest.New(t)
-	t.Setenv("FOYA_CLI_TEST_KEY", cliTestKey)
-	k := startKernel(t, t.TempDir()) // inherits FOYA_CLI_TEST_KEY
+	t.Setenv("FOYA_CLI_TEST_API_KEY", cliTestKey)
+	k := startKernel(t, t.TempDir()) // inherits FOYA_CLI_TEST_API_KEY
 	var o outputs
 
 	// connections add with the key in the kernel's environment.
 	r := o.mustRun(t, "", "connections", "add", "--addr", k.addr, "--name", "envkey", "--base-url", fake.BaseURL(),
-		"--api-key-env", "FOYA_CLI_TEST_KEY", "--model", "gpt-t,gpt-u")
+		"--api-key-env", "FOYA_CLI_TEST_API_KEY", "--model", "gpt-t,gpt-u")
 	if !strings.Contains(r.stdout, "envkey") || !strings.Contains(r.stdout, "set") || !strings.Contains(r.stdout, "gpt-t,gpt-u") {
 		t.Fatalf("add output:\n%s", r.stdout)
 	}

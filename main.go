@@ -6,7 +6,9 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
 	"crypto/tls"
+	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
@@ -25,8 +27,10 @@ import (
 
 	"github.com/foya-dev/foya/core"
 	"github.com/foya-dev/foya/graph"
+	builtintools "github.com/foya-dev/foya/plugins/builtin/tools"
 	"github.com/foya-dev/foya/plugins/host"
 	"github.com/foya-dev/foya/plugins/mcphost"
+	"github.com/foya-dev/foya/plugins/sandbox"
 	"github.com/foya-dev/foya/storage"
 	"github.com/foya-dev/foya/storage/artifacts"
 	"github.com/foya-dev/foya/storage/catalogfile"
@@ -37,6 +41,7 @@ import (
 var version = ""
 
 func main() {
+	sandbox.MaybeHelper() // `foya __sandbox POLICY`: the confined-command helper
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
@@ -46,6 +51,7 @@ Usage:
   foya serve [--addr 127.0.0.1:4777] [--data-dir DIR] [--plugin-dir DIR] [--allow-origin PATTERN]
              [--allow-host NAME] [--require-token] [--auth-token-file PATH] [--tls-cert FILE --tls-key FILE]
              [--pprof 127.0.0.1:6060]
+             [--tool-writable PATH] [--tool-network on|off] [--allow-key-env NAME]
   foya token rotate|show [--data-dir DIR] [--auth-token-file PATH]
   foya rebuild-projections [--data-dir DIR]
   foya exec [--addr A] [--session ID] [--project PATH] [--model CONN/MODEL] [--approval-mode M] [--json] "prompt"
@@ -189,8 +195,11 @@ func serveCmd(args []string, stderr io.Writer) error {
 	requireToken := fs.Bool("require-token", false, "require the bearer token on loopback too (always required beyond loopback)")
 	tlsCert := fs.String("tls-cert", "", "PEM certificate file: serve HTTPS and WSS (with --tls-key)")
 	tlsKey := fs.String("tls-key", "", "PEM private key file of --tls-cert")
-	var origins, pluginDirs, hosts listFlag
+	var origins, pluginDirs, hosts, toolWritable, keyEnvs listFlag
 	fs.Var(&hosts, "allow-host", "extra Host name a loopback kernel answers to without a token (repeatable; with a token any Host is served)")
+	fs.Var(&toolWritable, "tool-writable", "extra directory tool commands may write besides the session's directory, its TMPDIR and /tmp (repeatable)")
+	toolNetwork := fs.String("tool-network", "on", "network for tool commands: on, or off (TCP connect/bind denied, empty network namespace)")
+	fs.Var(&keyEnvs, "allow-key-env", "environment variable an env:NAME API key may read besides *_API_KEY names (repeatable)")
 	fs.Var(&pluginDirs, "plugin-dir", "extra directory of third-party plugin executables (repeatable; <data-dir>/plugins is always searched)")
 	fs.Var(&origins, "allow-origin", "extra browser origin host[:port] pattern allowed besides the kernel's own and loopback pages (repeatable)")
 	if err := fs.Parse(args); err != nil {
@@ -202,6 +211,9 @@ func serveCmd(args []string, stderr io.Writer) error {
 	log, err := newLogger(stderr, *logLevel)
 	if err != nil {
 		return err
+	}
+	if err := protectProcess(); err != nil {
+		log.Warn("could not make the kernel process non-dumpable", "err", err)
 	}
 	if *pprofAddr != "" {
 		if err := checkPprofAddr(*pprofAddr); err != nil {
@@ -217,7 +229,33 @@ func serveCmd(args []string, stderr io.Writer) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	k, err := openKernel(ctx, *dataDir, pluginDirs, log)
+	opts := kernelOptions{pluginDirs: pluginDirs, allowKeyEnv: keyEnvs}
+	switch *toolNetwork {
+	case "on":
+	case "off":
+		opts.tools.NetworkOff = true
+	default:
+		return usageError{fmt.Errorf("--tool-network %q: use on or off", *toolNetwork)}
+	}
+	for _, w := range toolWritable {
+		abs, err := filepath.Abs(w)
+		if err != nil {
+			return usageError{fmt.Errorf("--tool-writable %s: %w", w, err)}
+		}
+		opts.tools.Writable = append(opts.tools.Writable, abs)
+	}
+	// Secrets kept outside the data directory are hidden from tools too.
+	for _, f := range []string{*tokenFile, *tlsKey} {
+		if f == "" {
+			continue
+		}
+		abs, err := filepath.Abs(f)
+		if err != nil {
+			return usageError{fmt.Errorf("%s: %w", f, err)}
+		}
+		opts.tools.Hidden = append(opts.tools.Hidden, abs)
+	}
+	k, err := openKernel(ctx, *dataDir, opts, log)
 	if err != nil {
 		return err
 	}
@@ -320,7 +358,14 @@ type kernel struct {
 	unlock   func()
 }
 
-func openKernel(ctx context.Context, dataDir string, pluginDirs []string, log *slog.Logger) (_ *kernel, err error) {
+// kernelOptions are the serve flags openKernel needs.
+type kernelOptions struct {
+	pluginDirs  []string
+	allowKeyEnv []string
+	tools       builtintools.PluginConfig
+}
+
+func openKernel(ctx context.Context, dataDir string, opts kernelOptions, log *slog.Logger) (_ *kernel, err error) {
 	dir, err := prepareDataDir(dataDir)
 	if err != nil {
 		return nil, err
@@ -338,7 +383,12 @@ func openKernel(ctx context.Context, dataDir string, pluginDirs []string, log *s
 	if k.db, err = storage.Open(ctx, filepath.Join(dir, "foya.db"), log); err != nil {
 		return nil, err
 	}
-	if k.plugins, err = host.NewManager(host.Config{DataDir: dir, PluginDirs: pluginDirs, Logger: log}); err != nil {
+	toolCfg := opts.tools
+	toolCfg.DataDir, toolCfg.ScratchDir = dir, filepath.Join(dir, "scratch")
+	if toolCfg.TempRoot, err = prepareToolTempRoot(dir); err != nil {
+		return nil, err
+	}
+	if k.plugins, err = host.NewManager(host.Config{DataDir: dir, PluginDirs: opts.pluginDirs, Tools: toolCfg, Logger: log}); err != nil {
 		return nil, err
 	}
 	if err = k.plugins.Start(ctx); err != nil {
@@ -349,7 +399,7 @@ func openKernel(ctx context.Context, dataDir string, pluginDirs []string, log *s
 		return nil, err
 	}
 	k.catalog, err = core.NewCatalog(ctx, core.CatalogConfig{
-		Store: catStore, Providers: k.plugins, Logger: log,
+		Store: catStore, Providers: k.plugins, Logger: log, AllowKeyEnv: opts.allowKeyEnv,
 		OnChange: func(ctx context.Context, ch core.CatalogChange) { k.sessions.ApplyCatalogChange(ctx, ch) },
 	})
 	if err != nil {
@@ -389,7 +439,7 @@ func openKernel(ctx context.Context, dataDir string, pluginDirs []string, log *s
 	k.engine, err = core.NewEngine(core.EngineConfig{
 		Sessions: k.sessions, Catalog: k.catalog, Providers: k.plugins, Tools: tools,
 		Attachments: k.db, Blobs: blobs, Describe: artifacts.Describe, History: k.db,
-		ScratchDir: filepath.Join(dir, "scratch"), Logger: log,
+		ScratchDir: filepath.Join(dir, "scratch"), DataDir: dir, HiddenPaths: opts.tools.Hidden, Logger: log,
 	})
 	if err != nil {
 		return nil, err
@@ -446,4 +496,21 @@ func rebuildCmd(args []string, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "rebuilt projections from %d events\n", n)
 	return nil
+}
+
+// prepareToolTempRoot empties and creates the directory that holds one
+// TMPDIR per session for tool commands: outside the data directory (tools
+// cannot see that), under the system temporary directory, named after the
+// user and the data directory so kernels on other data directories do not
+// share it. It is emptied at every start, like /tmp at boot.
+func prepareToolTempRoot(dataDir string) (string, error) {
+	sum := sha256.Sum256([]byte(dataDir))
+	dir := filepath.Join(os.TempDir(), fmt.Sprintf("foya-%d-%s", os.Getuid(), hex.EncodeToString(sum[:6])))
+	if err := os.RemoveAll(dir); err != nil {
+		return "", fmt.Errorf("clean tool temp dir %s: %w", dir, err)
+	}
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		return "", fmt.Errorf("create tool temp dir %s: %w", dir, err)
+	}
+	return dir, nil
 }

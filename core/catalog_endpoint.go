@@ -25,21 +25,27 @@ func (c *Catalog) Endpoint(ctx context.Context, connectionID string) (Endpoint, 
 	if !ok {
 		return Endpoint{}, notFoundConnection(connectionID)
 	}
-	return endpointOf(conn)
+	return endpointOf(conn, c.keyEnvs)
 }
 
-func endpointOf(conn Connection) (Endpoint, error) {
-	key, err := resolveAPIKey(conn)
+func endpointOf(conn Connection, envs keyEnvPolicy) (Endpoint, error) {
+	key, err := resolveAPIKey(conn, envs)
 	if err != nil {
 		return Endpoint{}, err
 	}
 	return Endpoint{ConnectionID: conn.ID, ProviderKind: conn.ProviderKind, BaseURL: conn.BaseURL, APIKey: key, Options: maps.Clone(conn.Options)}, nil
 }
 
-func resolveAPIKey(conn Connection) (string, error) {
+// resolveAPIKey returns the key of conn. An env: reference that the key-env
+// rule does not allow (a connection stored before the rule, or by a kernel
+// started with other --allow-key-env names) is never read.
+func resolveAPIKey(conn Connection, envs keyEnvPolicy) (string, error) {
 	name, ok := strings.CutPrefix(conn.APIKey, envKeyPrefix)
 	if !ok {
 		return conn.APIKey, nil
+	}
+	if !envs.allows(name) {
+		return "", Errorf(CodeUnavailable, "the API key of connection %q names environment variable %s, which is not read: %s; update the connection or restart the kernel with --allow-key-env %s", conn.Name, name, KeyEnvRule, name)
 	}
 	v, _ := os.LookupEnv(name)
 	if strings.TrimSpace(v) == "" {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/url"
+	"regexp"
 	"strings"
 )
 
@@ -86,10 +87,15 @@ func redactURL(raw string) string {
 }
 
 // scrubSecret removes secret from a text that came from elsewhere (a
-// provider's error message may echo the key it was sent).
+// provider's error message may echo the key it was sent, sometimes upper- or
+// lower-cased), matching it case-insensitively.
 func scrubSecret(text, secret string) string {
 	if secret == "" {
 		return text
 	}
-	return strings.ReplaceAll(text, secret, "[redacted]")
+	re, err := regexp.Compile("(?i)" + regexp.QuoteMeta(secret))
+	if err != nil { // QuoteMeta output always compiles
+		return strings.ReplaceAll(text, secret, "[redacted]")
+	}
+	return re.ReplaceAllLiteralString(text, "[redacted]")
 }

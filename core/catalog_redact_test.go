@@ -81,12 +81,12 @@ func TestCatalogErrorsNeverShowKey(t *testing.T) {
 		t.Fatalf("refresh error shows the key: %v", core.ErrorMessage(err))
 	}
 	// Env-key errors name the variable, never a value.
-	t.Setenv("FOYA_REDACT_TEST", "")
+	t.Setenv("FOYA_REDACT_TEST_API_KEY", "")
 	env := validConnInput()
-	env.APIKey = catPtr("env:FOYA_REDACT_TEST")
+	env.APIKey = catPtr("env:FOYA_REDACT_TEST_API_KEY")
 	e := h.create(env)
 	_, err = h.cat.Endpoint(h.ctx, e.ID)
-	if err == nil || !strings.Contains(err.Error(), "FOYA_REDACT_TEST") {
+	if err == nil || !strings.Contains(err.Error(), "FOYA_REDACT_TEST_API_KEY") {
 		t.Fatalf("env error = %v", err)
 	}
 }

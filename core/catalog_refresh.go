@@ -29,7 +29,7 @@ func (c *Catalog) RefreshModels(ctx context.Context, connectionID string) (Conne
 	if p == nil || !slices.Contains(p.Capabilities(), CapModelLister) {
 		return Connection{}, Errorf(CodeUnavailable, "provider %q cannot list models; declare the models of connection %q with updateConnection", conn.ProviderKind, conn.Name)
 	}
-	ep, err := endpointOf(conn)
+	ep, err := endpointOf(conn, c.keyEnvs)
 	if err != nil {
 		return Connection{}, err
 	}
@@ -81,7 +81,7 @@ func (c *Catalog) RefreshModels(ctx context.Context, connectionID string) (Conne
 			}
 		}
 		cur.Models = merged
-		if err := validateConnection(cur, c.providers); err != nil {
+		if err := validateConnection(cur, c.providers, c.keyEnvs); err != nil {
 			return &Error{Code: CodeProviderError, Message: fmt.Sprintf("provider listed models that fail validation: %s", ErrorMessage(err)), Err: err}
 		}
 		d.Connections[i] = cur

@@ -66,6 +66,9 @@ type CatalogConfig struct {
 	// the Catalog's lock (it may call back into the Catalog). Calls of
 	// concurrent mutations may arrive in any order.
 	OnChange func(ctx context.Context, change CatalogChange)
+	// AllowKeyEnv names environment variables that env: API key references
+	// may read besides those matching ^[A-Z][A-Z0-9_]*_API_KEY$.
+	AllowKeyEnv []string
 }
 
 // ConnectionInput creates or updates a connection; it mirrors the GraphQL
@@ -113,6 +116,7 @@ const (
 type Catalog struct {
 	store     CatalogStore
 	providers ProviderLookup
+	keyEnvs   keyEnvPolicy
 	log       *slog.Logger
 	onChange  func(context.Context, CatalogChange)
 	routes    *RouteStates
@@ -154,7 +158,7 @@ func NewCatalog(ctx context.Context, cfg CatalogConfig) (*Catalog, error) {
 			return nil, fmt.Errorf("load catalog: duplicate connection id %q", conn.ID)
 		}
 		seen[conn.ID] = true
-		if err := validateConnection(conn, cfg.Providers); err != nil {
+		if err := validateConnection(conn, cfg.Providers, newKeyEnvPolicy(cfg.AllowKeyEnv)); err != nil {
 			logger.WarnContext(ctx, "stored connection is invalid", "connection_id", conn.ID, "err", ErrorMessage(err))
 		}
 	}
@@ -167,6 +171,7 @@ func NewCatalog(ctx context.Context, cfg CatalogConfig) (*Catalog, error) {
 	return &Catalog{
 		store:     cfg.Store,
 		providers: cfg.Providers,
+		keyEnvs:   newKeyEnvPolicy(cfg.AllowKeyEnv),
 		log:       logger,
 		onChange:  onChange,
 		routes:    NewRouteStates(),
@@ -200,7 +205,7 @@ func (c *Catalog) Connection(ctx context.Context, id string) (Connection, error)
 // ConnectionInput for defaults) and returns it.
 func (c *Catalog) CreateConnection(ctx context.Context, in ConnectionInput) (Connection, error) {
 	conn := applyInput(Connection{ID: NewID("conn")}, in, true)
-	if err := validateConnection(conn, c.providers); err != nil {
+	if err := validateConnection(conn, c.providers, c.keyEnvs); err != nil {
 		return Connection{}, err
 	}
 	data, err := c.mutate(ctx, CatalogCreated, conn.ID, func(d *CatalogData) error {
@@ -228,7 +233,7 @@ func (c *Catalog) UpdateConnection(ctx context.Context, id string, in Connection
 			return notFoundConnection(id)
 		}
 		conn := applyInput(d.Connections[i], in, false)
-		if err := validateConnection(conn, c.providers); err != nil {
+		if err := validateConnection(conn, c.providers, c.keyEnvs); err != nil {
 			return err
 		}
 		d.Connections[i] = conn

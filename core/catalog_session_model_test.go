@@ -84,7 +84,7 @@ func TestResolveSessionModel(t *testing.T) {
 func TestEndpointResolvesEnvKey(t *testing.T) {
 	h := newHarness(t, core.CatalogData{})
 	in := validConnInput()
-	in.APIKey = catPtr("env:FOYA_TEST_KEY")
+	in.APIKey = catPtr("env:FOYA_TEST_API_KEY")
 	c := h.create(in)
 	lit := validConnInput()
 	lit.APIKey = catPtr("sk-literal")
@@ -97,12 +97,12 @@ func TestEndpointResolvesEnvKey(t *testing.T) {
 		}
 	})
 	t.Run("env set at call time", func(t *testing.T) {
-		t.Setenv("FOYA_TEST_KEY", "sk-from-env")
+		t.Setenv("FOYA_TEST_API_KEY", "sk-from-env")
 		ep, err := h.cat.Endpoint(h.ctx, c.ID)
 		if err != nil || ep.APIKey != "sk-from-env" {
 			t.Fatalf("err = %v, key matches = %v", err, ep.APIKey == "sk-from-env")
 		}
-		t.Setenv("FOYA_TEST_KEY", "sk-rotated")
+		t.Setenv("FOYA_TEST_API_KEY", "sk-rotated")
 		ep, _ = h.cat.Endpoint(h.ctx, c.ID)
 		if ep.APIKey != "sk-rotated" {
 			t.Fatal("env var is not read at call time")
@@ -111,12 +111,12 @@ func TestEndpointResolvesEnvKey(t *testing.T) {
 	t.Run("env missing", func(t *testing.T) {
 		_, err := h.cat.Endpoint(h.ctx, c.ID)
 		wantCatCode(t, err, core.CodeUnavailable)
-		if !strings.Contains(core.ErrorMessage(err), "FOYA_TEST_KEY") {
+		if !strings.Contains(core.ErrorMessage(err), "FOYA_TEST_API_KEY") {
 			t.Fatalf("message does not name the variable: %q", core.ErrorMessage(err))
 		}
 	})
 	t.Run("env empty", func(t *testing.T) {
-		t.Setenv("FOYA_TEST_KEY", "")
+		t.Setenv("FOYA_TEST_API_KEY", "")
 		_, err := h.cat.Endpoint(h.ctx, c.ID)
 		wantCatCode(t, err, core.CodeUnavailable)
 	})

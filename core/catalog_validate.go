@@ -37,7 +37,33 @@ func knownConnectionType(t ConnectionType) bool {
 // at call time: "env:OPENAI_API_KEY".
 const envKeyPrefix = "env:"
 
+// keyEnvNameRE is the rule every env: reference follows unless the operator
+// allows the name explicitly (`foya serve --allow-key-env NAME`): only
+// variables named like API keys, so that a connection cannot send PATH, HOME
+// or AWS_SECRET_ACCESS_KEY to a base URL of the caller's choice.
+// envNameRE matches an environment variable name.
 var envNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+var keyEnvNameRE = regexp.MustCompile(`^[A-Z][A-Z0-9_]*_API_KEY$`)
+
+// KeyEnvRule describes keyEnvNameRE for error messages and docs.
+const KeyEnvRule = "env: references may name only variables matching ^[A-Z][A-Z0-9_]*_API_KEY$ or allowed with `foya serve --allow-key-env NAME`"
+
+// keyEnvPolicy says which variables env: references may read.
+type keyEnvPolicy map[string]bool
+
+func newKeyEnvPolicy(allowed []string) keyEnvPolicy {
+	p := keyEnvPolicy{}
+	for _, n := range allowed {
+		p[n] = true
+	}
+	return p
+}
+
+// allows reports whether env:name may be used.
+func (p keyEnvPolicy) allows(name string) bool {
+	return keyEnvNameRE.MatchString(name) || p[name]
+}
 
 // Provider option limits.
 var optionKeyRE = regexp.MustCompile(`^[a-z0-9_]{1,64}$`)
@@ -68,7 +94,7 @@ func (p problems) err() error {
 // returns a BAD_INPUT error naming every offending field ("input.<field>"),
 // or nil. Messages never contain the API key or the base URL (which could
 // embed credentials).
-func validateConnection(c Connection, providers ProviderLookup) error {
+func validateConnection(c Connection, providers ProviderLookup, envs keyEnvPolicy) error {
 	var p problems
 	if strings.TrimSpace(c.Name) == "" {
 		p.add("input.name", "must not be empty")
@@ -96,8 +122,13 @@ func validateConnection(c Connection, providers ProviderLookup) error {
 		p.add("input.videoProtocol", "only video connections name a video protocol")
 	}
 	validateBaseURL(&p, c.BaseURL)
-	if strings.HasPrefix(c.APIKey, envKeyPrefix) && !envNameRE.MatchString(strings.TrimPrefix(c.APIKey, envKeyPrefix)) {
-		p.add("input.apiKey", "an env: reference needs a variable name of letters, digits and underscores")
+	if name, ok := strings.CutPrefix(c.APIKey, envKeyPrefix); ok {
+		switch {
+		case name == "":
+			p.add("input.apiKey", "an env: reference needs a variable name")
+		case !envs.allows(name):
+			p.add("input.apiKey", "env:%s is not allowed: %s", name, KeyEnvRule)
+		}
 	}
 	if c.Order < 0 {
 		p.add("input.order", "must not be negative")

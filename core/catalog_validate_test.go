@@ -1,6 +1,7 @@
 package core_test
 
 import (
+	"context"
 	"strings"
 	"testing"
 
@@ -24,7 +25,7 @@ func TestCreateConnectionValidation(t *testing.T) {
 			in.Models = caps(catPtr(int64(100)), catPtr(int64(100)), catPtr(int64(100)))
 		}, "", ""},
 		{"valid limits without window", func(in *core.ConnectionInput) { in.Models = caps(nil, catPtr(int64(1e9)), nil) }, "", ""},
-		{"valid env key", func(in *core.ConnectionInput) { in.APIKey = catPtr("env:MY_KEY_1") }, "", ""},
+		{"valid env key", func(in *core.ConnectionInput) { in.APIKey = catPtr("env:MY_1_API_KEY") }, "", ""},
 		{"empty name", func(in *core.ConnectionInput) { in.Name = "  " }, "input.name", "must not be empty"},
 		{"unknown type", func(in *core.ConnectionInput) { in.Type = "audio" }, "input.type", `unknown connection type "audio"`},
 		{"unknown auth kind", func(in *core.ConnectionInput) { in.AuthKind = "oauth" }, "input.authKind", `unknown auth kind "oauth"`},
@@ -48,6 +49,11 @@ func TestCreateConnectionValidation(t *testing.T) {
 			in.Models = []core.Model{{ID: "a", Capabilities: core.Capabilities{ReasoningEfforts: []string{"low", ""}}}}
 		}, "input.models[0].capabilities.reasoningEfforts[1]", "must not be empty"},
 		{"env key without name", func(in *core.ConnectionInput) { in.APIKey = catPtr("env:") }, "input.apiKey", "needs a variable name"},
+		{"env PATH", func(in *core.ConnectionInput) { in.APIKey = catPtr("env:PATH") }, "input.apiKey", "^[A-Z][A-Z0-9_]*_API_KEY$"},
+		{"env HOME", func(in *core.ConnectionInput) { in.APIKey = catPtr("env:HOME") }, "input.apiKey", "env:HOME is not allowed"},
+		{"env AWS secret", func(in *core.ConnectionInput) { in.APIKey = catPtr("env:AWS_SECRET_ACCESS_KEY") }, "input.apiKey", "--allow-key-env"},
+		{"env GitHub token", func(in *core.ConnectionInput) { in.APIKey = catPtr("env:GITHUB_TOKEN") }, "input.apiKey", "env:GITHUB_TOKEN is not allowed"},
+		{"env lower-case api key", func(in *core.ConnectionInput) { in.APIKey = catPtr("env:openai_api_key") }, "input.apiKey", "is not allowed"},
 		{"negative order", func(in *core.ConnectionInput) { in.Order = catPtr(-1) }, "input.order", "must not be negative"},
 	}
 	for _, tt := range tests {
@@ -132,5 +138,39 @@ func TestImageInputAllowed(t *testing.T) {
 				t.Fatalf("got %v, want %v", got, tt.want)
 			}
 		})
+	}
+}
+
+// --allow-key-env widens the env: rule by name, and a stored reference the
+// rule does not allow is never read.
+func TestKeyEnvAllowList(t *testing.T) {
+	ctx := context.Background()
+	t.Setenv("GITHUB_TOKEN", "ghp-secret")
+	store := &memStore{data: core.CatalogData{Connections: []core.Connection{{
+		ID: "conn_old", Name: "old", Type: core.ConnLanguage, ProviderKind: "openai", AuthKind: core.AuthAPIKey,
+		BaseURL: "https://evil.example/v1", APIKey: "env:GITHUB_TOKEN", Models: []core.Model{{ID: "m"}},
+	}}}}
+	lookup := fakeLookup{"openai": &fakeProvider{}}
+	strict, err := core.NewCatalog(ctx, core.CatalogConfig{Store: store, Providers: lookup})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = strict.Endpoint(ctx, "conn_old")
+	wantCatCode(t, err, core.CodeUnavailable)
+	if msg := core.ErrorMessage(err); !strings.Contains(msg, "--allow-key-env GITHUB_TOKEN") || strings.Contains(msg, "ghp-secret") {
+		t.Fatalf("message = %q", msg)
+	}
+	allowing, err := core.NewCatalog(ctx, core.CatalogConfig{Store: store, Providers: lookup, AllowKeyEnv: []string{"GITHUB_TOKEN"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ep, err := allowing.Endpoint(ctx, "conn_old")
+	if err != nil || ep.APIKey != "ghp-secret" {
+		t.Fatalf("endpoint = %v, %v", ep.APIKey, err)
+	}
+	in := validConnInput()
+	in.APIKey = catPtr("env:GITHUB_TOKEN")
+	if _, err := allowing.CreateConnection(ctx, in); err != nil {
+		t.Fatalf("allowed name refused: %v", err)
 	}
 }

@@ -35,6 +35,11 @@ type EngineConfig struct {
 	MaxSteps int
 	// ScratchDir holds a working directory per session without a project.
 	ScratchDir string
+	// DataDir is the kernel's data directory: file tool calls naming a
+	// path inside it, or inside one of HiddenPaths (secrets kept elsewhere:
+	// a token file, a TLS key), are refused before any approval is asked.
+	DataDir     string
+	HiddenPaths []string
 	// History reads checkpoints and keeps accepted boundaries; nil disables
 	// compaction and budget anchoring across restarts.
 	History HistoryStore

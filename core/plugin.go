@@ -16,6 +16,11 @@ type PluginInfo struct {
 	Healthy      bool
 	// Error says why the plugin could not be started or described.
 	Error string
+	// Sandbox is how a tool plugin confines the processes its tools start:
+	// "landlock" or "none"; empty for plugins without tools.
+	// SandboxDetail explains it for people.
+	Sandbox       string
+	SandboxDetail string
 }
 
 // PluginRegistry lists the plugins the kernel has loaded.

@@ -99,20 +99,28 @@ func (e *Engine) runTool(ctx context.Context, sessionID, turnID string, c ToolCa
 		}
 		return fail("the arguments of %s are not valid JSON (a JSON object is required): %.200s", c.Name, raw)
 	}
+	kt, isKernelTool := kernelTools[c.Name]
+	var dir string
+	if !isKernelTool {
+		// The scope check comes before the approval: nobody is asked to
+		// approve a call that would be refused anyway.
+		if dir, err = e.workDir(pctx, s); err != nil {
+			return fail("%s", ErrorMessage(err))
+		}
+		if why := e.scopeRefusal(dir, c); why != "" {
+			return fail("%s", why)
+		}
+	}
 	if ok, why := e.authorize(ctx, s, c, info); !ok {
 		return fail("%s", why)
 	}
 	if ctx.Err() != nil {
 		return fail("not run: the turn was stopped")
 	}
-	if kt, ok := kernelTools[c.Name]; ok {
+	if isKernelTool {
 		text, isErr := kt.run(ctx, e, s, c)
 		m.Text, m.IsError = text, isErr
 		return m
-	}
-	dir, err := e.workDir(pctx, s)
-	if err != nil {
-		return fail("%s", ErrorMessage(err))
 	}
 	res, err := e.cfg.Tools.Call(ctx, ToolCallRequest{SessionID: sessionID, WorkDir: dir, ScopeDir: dir, ToolCallID: c.ID, Name: c.Name, Input: c.Input})
 	if err != nil {

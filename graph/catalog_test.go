@@ -88,7 +88,7 @@ func TestCatalogEndToEnd(t *testing.T) {
 	ws.subscribe(ctx, "k", `subscription { kernelEvents { type sessionId connectionId } }`, nil)
 	time.Sleep(50 * time.Millisecond)
 
-	t.Setenv("FOYA_TEST_KEY", secretKey+"-env")
+	t.Setenv("FOYA_TEST_API_KEY", secretKey+"-env")
 	openai := k.createConn(t, map[string]any{
 		"name": "OpenAI", "providerKind": "fakelist", "baseUrl": "https://api.openai.example/v1", "apiKey": secretKey,
 		"models": []any{
@@ -106,7 +106,7 @@ func TestCatalogEndToEnd(t *testing.T) {
 	if local.APIKeyConfigured {
 		t.Fatal("local endpoint without key reports a key")
 	}
-	envConn := k.createConn(t, map[string]any{"name": "Env", "baseUrl": "https://other.example/v1", "apiKey": "env:FOYA_TEST_KEY", "models": []any{map[string]any{"id": "gpt-a"}}})
+	envConn := k.createConn(t, map[string]any{"name": "Env", "baseUrl": "https://other.example/v1", "apiKey": "env:FOYA_TEST_API_KEY", "models": []any{map[string]any{"id": "gpt-a"}}})
 
 	// Update: null apiKey keeps, "" clears.
 	var up struct{ UpdateConnection connJSON }

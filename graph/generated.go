@@ -241,17 +241,19 @@ type ComplexityRoot struct {
 	}
 
 	PluginInfo struct {
-		Builtin      func(childComplexity int) int
-		Capabilities func(childComplexity int) int
-		Error        func(childComplexity int) int
-		Healthy      func(childComplexity int) int
-		Kind         func(childComplexity int) int
-		Name         func(childComplexity int) int
-		Path         func(childComplexity int) int
-		Pid          func(childComplexity int) int
-		ProviderKind func(childComplexity int) int
-		Tools        func(childComplexity int) int
-		Version      func(childComplexity int) int
+		Builtin       func(childComplexity int) int
+		Capabilities  func(childComplexity int) int
+		Error         func(childComplexity int) int
+		Healthy       func(childComplexity int) int
+		Kind          func(childComplexity int) int
+		Name          func(childComplexity int) int
+		Path          func(childComplexity int) int
+		Pid           func(childComplexity int) int
+		ProviderKind  func(childComplexity int) int
+		Sandbox       func(childComplexity int) int
+		SandboxDetail func(childComplexity int) int
+		Tools         func(childComplexity int) int
+		Version       func(childComplexity int) int
 	}
 
 	Project struct {
@@ -479,6 +481,8 @@ type PluginInfoResolver interface {
 	Pid(ctx context.Context, obj *core.PluginInfo) (*int64, error)
 
 	Error(ctx context.Context, obj *core.PluginInfo) (*string, error)
+	Sandbox(ctx context.Context, obj *core.PluginInfo) (*string, error)
+	SandboxDetail(ctx context.Context, obj *core.PluginInfo) (*string, error)
 }
 type QueryResolver interface {
 	McpServers(ctx context.Context) ([]core.MCPServer, error)
@@ -1576,6 +1580,18 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.PluginInfo.ProviderKind(childComplexity), true
+	case "PluginInfo.sandbox":
+		if e.ComplexityRoot.PluginInfo.Sandbox == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PluginInfo.Sandbox(childComplexity), true
+	case "PluginInfo.sandboxDetail":
+		if e.ComplexityRoot.PluginInfo.SandboxDetail == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PluginInfo.SandboxDetail(childComplexity), true
 	case "PluginInfo.tools":
 		if e.ComplexityRoot.PluginInfo.Tools == nil {
 			break
@@ -2472,6 +2488,20 @@ type PluginInfo {
   healthy: Boolean!
   "Why the plugin could not be started or described."
   error: String
+  """
+  How the processes this plugin's tools start are confined: "landlock" (the
+  built-in tools on Linux with Landlock: writes only in the session's project
+  or scratch directory, its TMPDIR, /tmp and --tool-writable roots; see
+  docs/sandbox.md) or "none". Third-party tool plugins report their own
+  state; one that says nothing shows "none". Null for plugins without tools.
+  """
+  sandbox: String
+  """
+  What the sandbox achieves on this system, for people: Landlock ABI, whether
+  the data directory is masked and processes are tracked in a PID namespace,
+  network policy. Null for plugins without tools.
+  """
+  sandboxDetail: String
 }
 
 """
@@ -3442,6 +3472,10 @@ func (ec *executionContext) childFields_PluginInfo(ctx context.Context, field gr
 		return ec.fieldContext_PluginInfo_healthy(ctx, field)
 	case "error":
 		return ec.fieldContext_PluginInfo_error(ctx, field)
+	case "sandbox":
+		return ec.fieldContext_PluginInfo_sandbox(ctx, field)
+	case "sandboxDetail":
+		return ec.fieldContext_PluginInfo_sandboxDetail(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type PluginInfo", field.Name)
 }
@@ -8646,6 +8680,52 @@ func (ec *executionContext) _PluginInfo_error(ctx context.Context, field graphql
 	)
 }
 func (ec *executionContext) fieldContext_PluginInfo_error(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PluginInfo", field, true, true, "String")
+}
+
+func (ec *executionContext) _PluginInfo_sandbox(ctx context.Context, field graphql.CollectedField, obj *core.PluginInfo) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PluginInfo_sandbox(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.PluginInfo().Sandbox(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_PluginInfo_sandbox(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PluginInfo", field, true, true, "String")
+}
+
+func (ec *executionContext) _PluginInfo_sandboxDetail(ctx context.Context, field graphql.CollectedField, obj *core.PluginInfo) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PluginInfo_sandboxDetail(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.PluginInfo().SandboxDetail(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_PluginInfo_sandboxDetail(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("PluginInfo", field, true, true, "String")
 }
 
@@ -14375,6 +14455,18 @@ func (ec *executionContext) _PluginInfo(ctx context.Context, sel ast.SelectionSe
 				true, false,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._PluginInfo_error(ctx, field, obj)
+				})
+		case "sandbox":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._PluginInfo_sandbox(ctx, field, obj)
+				})
+		case "sandboxDetail":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._PluginInfo_sandboxDetail(ctx, field, obj)
 				})
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))

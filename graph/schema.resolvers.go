@@ -414,6 +414,16 @@ func (r *pluginInfoResolver) Error(ctx context.Context, obj *core.PluginInfo) (*
 	return nonEmpty(obj.Error), nil
 }
 
+// Sandbox is the resolver for the sandbox field.
+func (r *pluginInfoResolver) Sandbox(ctx context.Context, obj *core.PluginInfo) (*string, error) {
+	return nonEmpty(obj.Sandbox), nil
+}
+
+// SandboxDetail is the resolver for the sandboxDetail field.
+func (r *pluginInfoResolver) SandboxDetail(ctx context.Context, obj *core.PluginInfo) (*string, error) {
+	return nonEmpty(obj.SandboxDetail), nil
+}
+
 // McpServers is the resolver for the mcpServers field.
 func (r *queryResolver) McpServers(ctx context.Context) ([]core.MCPServer, error) {
 	if r.MCP == nil {

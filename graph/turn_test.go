@@ -311,3 +311,17 @@ func TestKeyEchoedByEndpointIsScrubbed(t *testing.T) {
 		t.Fatalf("turn %+v", p)
 	}
 }
+
+// An endpoint that echoes the key with its case changed (some gateways
+// upper-case what they quote) does not get it into the event log either.
+func TestCaseChangedKeyEchoIsScrubbed(t *testing.T) {
+	k := newTestKernel(t)
+	sid := k.chatSession(t, nil, "BYPASS") // key "sk-fake"
+	w := k.watch(t, sid)
+	k.fake.Enqueue(openaitest.Error(401, "invalid_request_error", "invalid_api_key", "Incorrect API key provided: SK-FAKE (also seen as Sk-Fake)."))
+	k.send(t, sid, "hi")
+	p := w.turnEnd()
+	if p.Status != core.TurnFailed || strings.Contains(strings.ToLower(p.Reason), "sk-fake") || !strings.Contains(p.Reason, "[redacted]") {
+		t.Fatalf("turn %+v", p)
+	}
+}

@@ -34,7 +34,11 @@ var Builtins = map[string]func() error{
 	},
 	"tools": func() error {
 		log := sdk.NewLogger()
-		return sdk.Serve(sdk.ServeConfig{Tools: builtintools.New(builtintools.Config{Logger: log}), Logger: log})
+		cfg, err := builtintools.ConfigFromEnv(log)
+		if err != nil {
+			return err
+		}
+		return sdk.Serve(sdk.ServeConfig{Tools: builtintools.New(cfg), Logger: log})
 	},
 }
 

@@ -28,6 +28,7 @@ import (
 	"time"
 
 	"github.com/foya-dev/foya/core"
+	builtintools "github.com/foya-dev/foya/plugins/builtin/tools"
 	foyav1 "github.com/foya-dev/foya/plugins/proto/foya/v1"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -46,6 +47,10 @@ type Config struct {
 	// Executable is the kernel binary that serves built-ins as
 	// `<Executable> plugin <name>`; empty means os.Executable().
 	Executable string
+	// Tools configures the built-in tool plugin (data directory hidden from
+	// tools, scratch and temporary directories, sandbox); the manager fills
+	// in DataDir and ScratchDir when empty.
+	Tools builtintools.PluginConfig
 	// StartTimeout bounds one plugin launch; default 20s.
 	StartTimeout time.Duration
 	Logger       *slog.Logger
@@ -114,8 +119,23 @@ func (m *Manager) Start(ctx context.Context) error {
 		if _, ok := Builtins[name]; !ok {
 			return fmt.Errorf("unknown built-in plugin %q", name)
 		}
+		env := builtinEnv()
+		if name == "tools" {
+			tc := m.cfg.Tools
+			if tc.DataDir == "" {
+				tc.DataDir = m.cfg.DataDir
+			}
+			if tc.ScratchDir == "" {
+				tc.ScratchDir = filepath.Join(m.cfg.DataDir, "scratch")
+			}
+			kv, err := tc.Env()
+			if err != nil {
+				return err
+			}
+			env = append(env, kv)
+		}
 		procs = append(procs, &managed{
-			proc: m.newProcess(name, m.cfg.Executable, []string{"plugin", name}, builtinEnv()),
+			proc: m.newProcess(name, m.cfg.Executable, []string{"plugin", name}, env),
 			info: PluginInfo{Name: name, Builtin: true, Path: m.cfg.Executable},
 		})
 	}
@@ -225,6 +245,15 @@ func (m *Manager) describe(ctx context.Context, mp *managed) {
 		}
 		for _, t := range ti.GetTools() {
 			mp.info.Tools = append(mp.info.Tools, t.GetName())
+		}
+		mp.info.Sandbox, mp.info.SandboxDetail = ti.GetSandbox(), ti.GetSandboxDetail()
+		if mp.info.Sandbox == "" {
+			mp.info.Sandbox, mp.info.SandboxDetail = "none", "the plugin does not say how it confines its tools"
+		}
+		if mp.info.Sandbox == "none" {
+			log.Warn("tool processes of this plugin are not sandboxed", "detail", mp.info.SandboxDetail)
+		} else {
+			log.Info("tool sandbox", "sandbox", mp.info.Sandbox, "detail", mp.info.SandboxDetail)
 		}
 	case status.Code(err) != codes.Unimplemented:
 		log.Error("describe tools", "error", err)

@@ -118,7 +118,7 @@ func webSearchToProto(r WebSearchResult) *foyav1.WebSearchResponse {
 }
 
 func toolSetInfoToProto(info ToolSetInfo) *foyav1.ToolSetInfo {
-	out := &foyav1.ToolSetInfo{Version: info.Version}
+	out := &foyav1.ToolSetInfo{Version: info.Version, Sandbox: info.Sandbox, SandboxDetail: info.SandboxDetail}
 	for _, t := range info.Tools {
 		out.Tools = append(out.Tools, &foyav1.Tool{Name: t.Name, Description: t.Description, SchemaJson: string(t.Schema), ReadOnly: t.ReadOnly})
 	}

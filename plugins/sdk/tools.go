@@ -19,6 +19,11 @@ type Tool struct {
 type ToolSetInfo struct {
 	Version string
 	Tools   []Tool
+	// Sandbox says how the processes the tools start are confined:
+	// "landlock" or "none"; empty means the plugin does not say (the
+	// kernel shows "none"). SandboxDetail explains it for people.
+	Sandbox       string
+	SandboxDetail string
 }
 
 // ToolCallRequest is one call to run.

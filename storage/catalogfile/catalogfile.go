@@ -7,8 +7,10 @@
 // in the same directory, which is fsynced, renamed over connections.json,
 // and the directory is fsynced; a crash leaves either the old or the new
 // file. Before each overwrite the current file, if it parses, is copied to
-// connections.json.bak (same permissions, same atomic write); treat that
-// backup as sensitive too. A file that does not parse is never overwritten:
+// connections.json.bak (same permissions, same atomic write), with every API
+// key that the new file no longer holds for the same connection removed: the
+// backup never keeps a deleted or replaced key. It may still hold the current
+// keys; treat it as sensitive too. A file that does not parse is never overwritten:
 // Load and Save report it with its path until the user fixes or removes it.
 // Temp files left by a crash are removed at Load, since they may hold keys.
 package catalogfile
@@ -95,6 +97,9 @@ func (s *Store) Load(ctx context.Context) (core.CatalogData, error) {
 	if err != nil {
 		return core.CatalogData{}, err
 	}
+	if err := s.scrubBackup(f); err != nil {
+		return core.CatalogData{}, fmt.Errorf("scrub %s: %w", s.BackupPath(), err)
+	}
 	return f.toCore(), nil
 }
 
@@ -120,15 +125,68 @@ func (s *Store) Save(ctx context.Context, data core.CatalogData) error {
 	case err != nil:
 		return fmt.Errorf("read %s: %w", s.Path(), err)
 	default:
-		if _, err := s.parse(cur); err != nil {
+		prev, err := s.parse(cur)
+		if err != nil {
 			return fmt.Errorf("refusing to overwrite: %w", err)
 		}
-		if err := s.writeAtomic(BackupName, cur); err != nil {
+		bak, err := json.MarshalIndent(withoutStaleKeys(prev, fromCore(data)), "", "  ")
+		if err != nil {
+			return fmt.Errorf("marshal backup: %w", err)
+		}
+		if err := s.writeAtomic(BackupName, append(bak, '\n')); err != nil {
 			return fmt.Errorf("back up %s: %w", s.Path(), err)
 		}
 	}
 	if err := s.writeAtomic(FileName, next); err != nil {
 		return fmt.Errorf("write %s: %w", s.Path(), err)
+	}
+	return nil
+}
+
+// withoutStaleKeys returns prev with the API key removed from every
+// connection whose key cur does not hold under the same id (deleted
+// connections and replaced or cleared keys).
+func withoutStaleKeys(prev, cur fileV1) fileV1 {
+	keys := make(map[string]string, len(cur.Connections))
+	for _, c := range cur.Connections {
+		keys[c.ID] = c.APIKey
+	}
+	out := prev
+	out.Connections = make([]connectionRow, len(prev.Connections))
+	for i, c := range prev.Connections {
+		if k, ok := keys[c.ID]; !ok || k != c.APIKey {
+			c.APIKey = ""
+		}
+		out.Connections[i] = c
+	}
+	return out
+}
+
+// scrubBackup rewrites an existing connections.json.bak without the keys
+// current no longer holds (a backup written by an older kernel may keep
+// them). A backup that does not parse is removed: it can only hold stale
+// secrets, never the last good copy of a file that parses.
+func (s *Store) scrubBackup(current fileV1) error {
+	raw, err := os.ReadFile(s.BackupPath())
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("read %s: %w", s.BackupPath(), err)
+	}
+	var bak fileV1
+	if err := json.Unmarshal(raw, &bak); err != nil {
+		return os.Remove(s.BackupPath())
+	}
+	clean := withoutStaleKeys(bak, current)
+	for i := range bak.Connections {
+		if bak.Connections[i].APIKey != clean.Connections[i].APIKey {
+			out, err := json.MarshalIndent(clean, "", "  ")
+			if err != nil {
+				return fmt.Errorf("marshal backup: %w", err)
+			}
+			return s.writeAtomic(BackupName, append(out, '\n'))
+		}
 	}
 	return nil
 }

@@ -148,7 +148,9 @@ func TestBackupKeepsLastGoodFile(t *testing.T) {
 		t.Fatalf("no backup expected after the first save, stat err = %v", err)
 	}
 	before, _ := os.ReadFile(s.Path())
-	if err := s.Save(ctx, sample("second")); err != nil {
+	renamed := sample("first")
+	renamed.Connections[0].Name = "renamed"
+	if err := s.Save(ctx, renamed); err != nil {
 		t.Fatal(err)
 	}
 	bak, err := os.ReadFile(s.BackupPath())
@@ -159,8 +161,51 @@ func TestBackupKeepsLastGoodFile(t *testing.T) {
 		t.Fatalf("backup is not the previous file:\n%s", bak)
 	}
 	got, _ := s.Load(ctx)
-	if got.Connections[0].APIKey != "second" {
+	if got.Connections[0].Name != "renamed" {
 		t.Fatal("current file does not hold the new data")
+	}
+}
+
+// The backup never keeps a key that was replaced or whose connection was
+// deleted; a backup left by an older kernel is cleaned at Load.
+func TestBackupDropsReplacedAndDeletedKeys(t *testing.T) {
+	s, _ := newStore(t)
+	ctx := context.Background()
+	two := sample("sk-old-key")
+	two.Connections = append(two.Connections, core.Connection{
+		ID: "conn_b", Name: "Other", Type: core.ConnLanguage, ProviderKind: "openai",
+		BaseURL: "https://other.example/v1", AuthKind: core.AuthAPIKey, APIKey: "sk-b-key",
+	})
+	for _, step := range []func(d *core.CatalogData){
+		func(d *core.CatalogData) {},
+		func(d *core.CatalogData) { d.Connections[0].APIKey = "sk-new-key" },
+		func(d *core.CatalogData) { d.Connections = d.Connections[:1] },
+	} {
+		step(&two)
+		if err := s.Save(ctx, two); err != nil {
+			t.Fatal(err)
+		}
+	}
+	bak, err := os.ReadFile(s.BackupPath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(bak), "sk-old-key") || strings.Contains(string(bak), "sk-b-key") || !strings.Contains(string(bak), "conn_b") {
+		t.Fatalf("backup after replace and delete:\n%s", bak)
+	}
+	// An old-style backup holding a deleted key.
+	legacy := strings.Replace(string(bak), `"id": "conn_b",`, `"id": "conn_b", "apiKey": "sk-b-key",`, 1)
+	if legacy == string(bak) {
+		t.Fatal("test setup: legacy backup unchanged")
+	}
+	if err := os.WriteFile(s.BackupPath(), []byte(legacy), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Load(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if bak, _ := os.ReadFile(s.BackupPath()); strings.Contains(string(bak), "sk-b-key") {
+		t.Fatalf("legacy backup not cleaned:\n%s", bak)
 	}
 }
 

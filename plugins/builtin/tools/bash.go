@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/foya-dev/foya/plugins/sandbox"
 	"github.com/foya-dev/foya/plugins/sdk"
 )
 
@@ -67,7 +68,7 @@ func (s *Set) bash(ctx context.Context, c *call) (sdk.ToolResult, error) {
 
 	root := c.scope.real
 	var note string
-	before, err := takeSnapshot(ctx, root, nil, s.cfg.SnapshotMaxFiles, s.cfg.SnapshotMaxBytes, s.cfg.MaxFileBytes)
+	before, err := takeSnapshot(ctx, root, c.scope.hidden, nil, s.cfg.SnapshotMaxFiles, s.cfg.SnapshotMaxBytes, s.cfg.MaxFileBytes)
 	if lim, ok := isSnapshotLimit(err); ok {
 		note = "file change detection skipped: " + lim.msg
 		err = nil
@@ -76,7 +77,7 @@ func (s *Set) bash(ctx context.Context, c *call) (sdk.ToolResult, error) {
 		return sdk.ToolResult{}, fmt.Errorf("snapshot %s: %w", c.scope.dir, err)
 	}
 
-	run := s.runCommand(ctx, root, in.Command, timeout)
+	run := s.runCommand(ctx, c, in.Command, timeout)
 	log.Info("bash finished", "exit_code", run.exitCode, "timed_out", run.timedOut, "cancelled", run.cancelled, "output_bytes", run.total, "duration", run.duration)
 	if run.err != nil {
 		return sdk.ToolResult{}, run.err
@@ -90,7 +91,7 @@ func (s *Set) bash(ctx context.Context, c *call) (sdk.ToolResult, error) {
 	if before != nil {
 		// Detect changes even after a timeout: the command may have written
 		// files before it was killed.
-		after, err := takeSnapshot(context.WithoutCancel(ctx), root, before, s.cfg.SnapshotMaxFiles, s.cfg.SnapshotMaxBytes, s.cfg.MaxFileBytes)
+		after, err := takeSnapshot(context.WithoutCancel(ctx), root, c.scope.hidden, before, s.cfg.SnapshotMaxFiles, s.cfg.SnapshotMaxBytes, s.cfg.MaxFileBytes)
 		switch lim, ok := isSnapshotLimit(err); {
 		case ok:
 			note = "file change detection skipped: " + lim.msg + " after the command"
@@ -114,7 +115,10 @@ type cmdRun struct {
 	timedOut  bool
 	cancelled bool
 	duration  time.Duration
-	err       error // could not run at all
+	// leftover names the processes the command left running when it
+	// ended; they were killed.
+	leftover []string
+	err      error // could not run at all
 }
 
 func (r cmdRun) text(timeout time.Duration) string {
@@ -134,26 +138,46 @@ func (r cmdRun) text(timeout time.Duration) string {
 	default:
 		fmt.Fprintf(&b, "[exit code: %d]", r.exitCode)
 	}
+	if len(r.leftover) > 0 {
+		fmt.Fprintf(&b, "\n[the command left %d background process(es) running; they were killed when it ended: %s]", len(r.leftover), strings.Join(r.leftover, "; "))
+	}
 	return b.String()
 }
 
-// runCommand runs command in its own process group and always kills the
-// group when bash returns, so background processes do not survive it.
-func (s *Set) runCommand(ctx context.Context, dir, command string, timeout time.Duration) cmdRun {
+// runCommand runs command in the call's scope, confined when the sandbox
+// is usable, in its own process group, and always kills the group when bash
+// returns, so background processes do not survive it.
+func (s *Set) runCommand(ctx context.Context, c *call, command string, timeout time.Duration) cmdRun {
 	start := time.Now()
+	tmp, err := s.tempDir(c.req.SessionID)
+	if err != nil {
+		return cmdRun{err: err}
+	}
+	env := bashEnv(tmp)
 	pr, pw, err := os.Pipe()
 	if err != nil {
 		return cmdRun{err: fmt.Errorf("create output pipe: %w", err)}
 	}
 	defer pr.Close()
-	cmd := exec.Command("bash", "-c", command)
-	cmd.Dir = dir
-	cmd.Env = bashEnv()
-	cmd.Stdout, cmd.Stderr = pw, pw // an *os.File: Wait does not wait for the pipe
-	setProcAttr(cmd)
-	if err := cmd.Start(); err != nil {
-		pw.Close()
-		return cmdRun{err: fmt.Errorf("start bash: %w", err)}
+	var cmd *exec.Cmd
+	var confined *sandbox.Process
+	if st := s.sandbox(); st.usable {
+		confined, err = s.startConfined(st, s.policy(c.scope, tmp, env, command, st.namespaces), pw)
+		if err != nil {
+			pw.Close()
+			return cmdRun{err: fmt.Errorf("start confined bash: %w", err)}
+		}
+		cmd = confined.Cmd
+	} else {
+		cmd = exec.Command("bash", "-c", command)
+		cmd.Dir = c.scope.real
+		cmd.Env = env
+		cmd.Stdout, cmd.Stderr = pw, pw // an *os.File: Wait does not wait for the pipe
+		setProcAttr(cmd)
+		if err := cmd.Start(); err != nil {
+			pw.Close()
+			return cmdRun{err: fmt.Errorf("start bash: %w", err)}
+		}
 	}
 	pw.Close()
 
@@ -192,6 +216,11 @@ func (s *Set) runCommand(ctx context.Context, dir, command string, timeout time.
 
 	run.duration = time.Since(start)
 	run.output, run.total = out.String()
+	if confined != nil && !run.timedOut && !run.cancelled {
+		if rep, err := confined.Report(); err == nil {
+			run.leftover = rep.Leftover
+		}
+	}
 	var exitErr *exec.ExitError
 	switch {
 	case werr == nil:
@@ -204,8 +233,9 @@ func (s *Set) runCommand(ctx context.Context, dir, command string, timeout time.
 }
 
 // bashEnv is the whole environment a command gets: nothing of the kernel's
-// own environment but these few variables.
-func bashEnv() []string {
+// own environment (no API key, FOYA_TOKEN or auth token) but these few
+// variables, with TMPDIR the session's own temporary directory.
+func bashEnv(tmp string) []string {
 	get := func(k, def string) string {
 		if v := os.Getenv(k); v != "" {
 			return v
@@ -217,7 +247,7 @@ func bashEnv() []string {
 		"HOME=" + get("HOME", os.TempDir()),
 		"LANG=" + get("LANG", "C.UTF-8"),
 		"TERM=dumb",
-		"TMPDIR=" + os.TempDir(),
+		"TMPDIR=" + tmp,
 		"PAGER=cat",
 		"GIT_PAGER=cat",
 	}

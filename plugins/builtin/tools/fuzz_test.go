@@ -81,7 +81,7 @@ func inside(dir, p string) bool {
 // and grep tools never shows anything from outside.
 func FuzzScopeResolve(f *testing.F) {
 	scopeDir, _ := fuzzTree(f)
-	s, err := newScope(scopeDir)
+	s, err := newScope(scopeDir, "", "", nil)
 	if err != nil {
 		f.Fatal(err)
 	}

@@ -15,9 +15,15 @@ import (
 type scope struct {
 	dir  string // as the kernel gave it, cleaned
 	real string // dir with symlinks resolved
+	// hidden are real paths no tool may touch inside the scope: the
+	// kernel's data directory when the scope contains it.
+	hidden []string
 }
 
-func newScope(dir string) (*scope, error) {
+// newScope checks dir. dataDir (may be empty) is the kernel's data
+// directory, invisible to tools; a scope inside it is allowed only under
+// scratchDir, the sessions' scratch directories.
+func newScope(dir, dataDir, scratchDir string, hidden []string) (*scope, error) {
 	if dir == "" {
 		return nil, errors.New("no scope directory: this session has neither a project directory nor a scratch directory")
 	}
@@ -36,7 +42,50 @@ func newScope(dir string) (*scope, error) {
 	if !fi.IsDir() {
 		return nil, fmt.Errorf("scope directory %s is not a directory", dir)
 	}
-	return &scope{dir: dir, real: real}, nil
+	sc := &scope{dir: dir, real: real}
+	for _, h := range hidden {
+		h = realOrClean(h)
+		if within(h, real) {
+			return nil, fmt.Errorf("scope directory %s is inside %s, which tools cannot access", dir, h)
+		}
+		sc.hidden = append(sc.hidden, h)
+	}
+	if dataDir == "" {
+		return sc, nil
+	}
+	data := realOrClean(dataDir)
+	if within(data, real) {
+		if scratchDir == "" || !within(realOrClean(scratchDir), real) || real == realOrClean(scratchDir) {
+			return nil, fmt.Errorf("scope directory %s is inside the kernel's data directory, which tools cannot access", dir)
+		}
+		return sc, nil // a session's own scratch directory
+	}
+	sc.hidden = append(sc.hidden, data)
+	return sc, nil
+}
+
+// realOrClean is p with symlinks resolved, or just cleaned when that fails.
+func realOrClean(p string) string {
+	if r, err := filepath.EvalSymlinks(p); err == nil {
+		return r
+	}
+	return filepath.Clean(p)
+}
+
+// within reports whether p is dir or lies beneath it (both clean, absolute).
+func within(dir, p string) bool {
+	r, err := filepath.Rel(dir, p)
+	return err == nil && r != ".." && !strings.HasPrefix(r, ".."+string(filepath.Separator)) && !filepath.IsAbs(r)
+}
+
+// hiddenAt returns the hidden directory real lies in, if any.
+func (s *scope) hiddenAt(real string) (string, bool) {
+	for _, h := range s.hidden {
+		if within(h, real) {
+			return h, true
+		}
+	}
+	return "", false
 }
 
 // resolve returns the real absolute path p names and its slash-separated
@@ -63,6 +112,9 @@ func (s *scope) resolve(p string) (abs, rel string, err error) {
 			return "", "", fmt.Errorf("path %s resolves to %s, outside the scope %s", p, real, s.dir)
 		}
 		return "", "", fmt.Errorf("path %s is outside the scope %s", p, s.dir)
+	}
+	if h, ok := s.hiddenAt(real); ok {
+		return "", "", fmt.Errorf("path %s is inside the kernel's data directory or secrets (%s), which tools cannot access", p, h)
 	}
 	return real, rel, nil
 }

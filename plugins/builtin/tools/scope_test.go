@@ -107,3 +107,60 @@ func TestUnknownToolAndBadInput(t *testing.T) {
 		t.Fatalf("got %+v %v", res, err)
 	}
 }
+
+// The kernel's data directory is invisible to the path tools even when the
+// project contains it, and bash's change detection never reads it; a
+// session's scratch directory inside it works, another directory there does
+// not.
+func TestDataDirHiddenFromPathTools(t *testing.T) {
+	root := realTemp(t)
+	data := filepath.Join(root, "data")
+	files(t, root, map[string]string{"notes.txt": "apiKey lookalike\n"})
+	files(t, data, map[string]string{"connections.json": `{"apiKey":"sk-secret"}` + "\n", "scratch/ses_a/f.txt": "mine\n"})
+	s := New(Config{DataDir: data, ScratchDir: filepath.Join(data, "scratch")})
+	for _, tc := range []struct {
+		tool  string
+		input map[string]any
+	}{
+		{"read", map[string]any{"path": "data/connections.json"}},
+		{"read", map[string]any{"path": filepath.Join(data, "connections.json")}},
+		{"write", map[string]any{"path": "data/new", "content": "x"}},
+		{"edit", map[string]any{"path": "data/connections.json", "old_string": "sk", "new_string": "x"}},
+		{"glob", map[string]any{"pattern": "*", "path": "data"}},
+		{"grep", map[string]any{"pattern": "apiKey", "path": "data"}},
+	} {
+		res := run(t, s, root, tc.tool, tc.input)
+		if !res.IsError || !strings.Contains(res.Text, "kernel's data directory") || strings.Contains(res.Text, "sk-secret") {
+			t.Errorf("%s %v: %+v", tc.tool, tc.input, res)
+		}
+	}
+	if res := run(t, s, root, "grep", map[string]any{"pattern": "apiKey"}); strings.Contains(res.Text, "connections.json") || !strings.Contains(res.Text, "notes.txt") {
+		t.Errorf("grep over the project: %s", res.Text)
+	}
+	if res := run(t, s, root, "glob", map[string]any{"pattern": "**/*.json"}); strings.Contains(res.Text, "connections.json") {
+		t.Errorf("glob over the project: %s", res.Text)
+	}
+	// Unconfined here (no Sandbox): the change is made, but never reported
+	// with the file's bytes.
+	if res := run(t, s, root, "bash", map[string]any{"command": "echo changed >> data/connections.json"}); len(res.FileChanges) != 0 || res.IsError {
+		t.Errorf("bash: %+v", res)
+	}
+	scratch := filepath.Join(data, "scratch", "ses_a")
+	if res := run(t, s, scratch, "read", map[string]any{"path": "f.txt"}); res.IsError {
+		t.Errorf("scratch read: %s", res.Text)
+	}
+	if res := run(t, s, scratch, "read", map[string]any{"path": "../../connections.json"}); !res.IsError || strings.Contains(res.Text, "sk-secret") {
+		t.Errorf("scratch escape: %s", res.Text)
+	}
+	token := filepath.Join(realTemp(t), "token")
+	files(t, filepath.Dir(token), map[string]string{"token": "tok-secret"})
+	withToken := New(Config{DataDir: data, Hidden: []string{token}})
+	if res := run(t, withToken, filepath.Dir(token), "read", map[string]any{"path": "token"}); !res.IsError || strings.Contains(res.Text, "tok-secret") {
+		t.Errorf("hidden token file: %s", res.Text)
+	}
+	for _, bad := range []string{data, filepath.Join(data, "scratch")} {
+		if res := run(t, s, bad, "read", map[string]any{"path": "connections.json"}); !res.IsError || !strings.Contains(res.Text, "inside the kernel's data directory") {
+			t.Errorf("scope %s: %s", bad, res.Text)
+		}
+	}
+}

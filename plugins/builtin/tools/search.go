@@ -10,6 +10,7 @@ import (
 	"path"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -101,10 +102,10 @@ func matchSegs(pat, name []string) bool {
 	return len(name) == 0
 }
 
-// walkFiles calls fn for each regular file under base (skipping skipDirs and
-// symlinks) with its slash path relative to base; it stops after
+// walkFiles calls fn for each regular file under base (skipping skipDirs,
+// the hidden directories and symlinks) with its slash path relative to base; it stops after
 // DefaultMaxWalkEntries entries and says so.
-func walkFiles(ctx context.Context, base string, fn func(abs, rel string, d fs.DirEntry) error) (stopped bool, err error) {
+func walkFiles(ctx context.Context, base string, hidden []string, fn func(abs, rel string, d fs.DirEntry) error) (stopped bool, err error) {
 	n := 0
 	errStop := errors.New("stop")
 	err = filepath.WalkDir(base, func(p string, d fs.DirEntry, err error) error {
@@ -122,7 +123,7 @@ func walkFiles(ctx context.Context, base string, fn func(abs, rel string, d fs.D
 			return ctx.Err()
 		}
 		if d.IsDir() {
-			if p != base && skipDirs[d.Name()] {
+			if p != base && (skipDirs[d.Name()] || slices.Contains(hidden, p)) {
 				return filepath.SkipDir
 			}
 			return nil
@@ -185,7 +186,7 @@ func (s *Set) glob(ctx context.Context, c *call) (sdk.ToolResult, error) {
 		mtime time.Time
 	}
 	var hits []hit
-	stopped, err := walkFiles(ctx, base, func(_, rel string, d fs.DirEntry) error {
+	stopped, err := walkFiles(ctx, base, c.scope.hidden, func(_, rel string, d fs.DirEntry) error {
 		if !g.match(rel) {
 			return nil
 		}
@@ -309,7 +310,7 @@ func (s *Set) grep(ctx context.Context, c *call) (sdk.ToolResult, error) {
 	if fi.Mode().IsRegular() {
 		search(base, baseRel)
 	} else {
-		stopped, err = walkFiles(ctx, base, func(abs, rel string, _ fs.DirEntry) error {
+		stopped, err = walkFiles(ctx, base, c.scope.hidden, func(abs, rel string, _ fs.DirEntry) error {
 			if filter != nil && !filter(rel) {
 				return nil
 			}

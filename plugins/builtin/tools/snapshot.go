@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
+	"slices"
 	"sort"
 	"time"
 )
@@ -31,10 +32,10 @@ type errSnapshotLimit struct{ msg string }
 func (e *errSnapshotLimit) Error() string { return e.msg }
 
 // takeSnapshot records size, mtime and sha256 of every regular file under
-// root, skipping skipDirs and symlinks, and keeps the bytes of files up to
+// root, skipping skipDirs, the hidden directories and symlinks, and keeps the bytes of files up to
 // maxFile. A file whose size and mtime match its entry in prev reuses it
 // unread. Over maxFiles files or maxBytes total it returns *errSnapshotLimit.
-func takeSnapshot(ctx context.Context, root string, prev snapshot, maxFiles int, maxBytes, maxFile int64) (snapshot, error) {
+func takeSnapshot(ctx context.Context, root string, hidden []string, prev snapshot, maxFiles int, maxBytes, maxFile int64) (snapshot, error) {
 	type found struct {
 		rel   string
 		abs   string
@@ -51,7 +52,7 @@ func takeSnapshot(ctx context.Context, root string, prev snapshot, maxFiles int,
 			return nil // unreadable entries are not tracked
 		}
 		if d.IsDir() {
-			if p != root && skipDirs[d.Name()] {
+			if p != root && (skipDirs[d.Name()] || slices.Contains(hidden, p)) {
 				return filepath.SkipDir
 			}
 			return nil

@@ -26,7 +26,7 @@ func BenchmarkSnapshot(b *testing.B) {
 	}
 	ctx := context.Background()
 	snap := func(prev snapshot) snapshot {
-		s, err := takeSnapshot(ctx, root, prev, DefaultSnapshotMaxFiles, DefaultSnapshotMaxBytes, DefaultMaxFileBytes)
+		s, err := takeSnapshot(ctx, root, nil, prev, DefaultSnapshotMaxFiles, DefaultSnapshotMaxBytes, DefaultMaxFileBytes)
 		if err != nil || len(s) != 2000 {
 			b.Fatalf("snapshot: %d files, %v", len(s), err)
 		}

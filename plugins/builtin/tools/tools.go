@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/foya-dev/foya/plugins/sdk"
@@ -64,6 +65,34 @@ type Config struct {
 	MaxImageBytes      int64
 	MaxGlobResults     int
 	MaxGrepMatches     int
+
+	// DataDir is the kernel's data directory: no tool reads, lists or
+	// writes anything inside it, even when a project contains it, except a
+	// session's own scratch directory under ScratchDir.
+	DataDir    string
+	ScratchDir string
+	// Hidden are more files or directories no tool may touch (secrets kept
+	// outside DataDir).
+	Hidden []string
+	// TempRoot holds one TMPDIR per session, <TempRoot>/<session id>;
+	// empty means bash gets the plugin's own temporary directory.
+	TempRoot string
+	// Sandbox confines bash; nil runs it unconfined (tests, non-Linux).
+	Sandbox *SandboxConfig
+}
+
+// SandboxConfig configures the confinement of bash (see package sandbox
+// and docs/sandbox.md).
+type SandboxConfig struct {
+	// Executable serves the sandbox helper (`<exe> __sandbox POLICY`);
+	// empty means os.Executable().
+	Executable string
+	// Writable are extra writable roots besides the session's directory,
+	// its TMPDIR and /tmp (`foya serve --tool-writable`).
+	Writable []string
+	// NetworkOff denies TCP connect and bind and gives commands an empty
+	// network namespace (`foya serve --tool-network=off`).
+	NetworkOff bool
 }
 
 func (c *Config) defaults() {
@@ -95,6 +124,9 @@ type Set struct {
 	log   *slog.Logger
 	tools map[string]tool
 	order []string
+
+	sandboxOnce  sync.Once
+	sandboxState sandboxState
 }
 
 var _ sdk.ToolSet = (*Set)(nil)
@@ -135,7 +167,8 @@ func New(cfg Config) *Set {
 
 // Describe lists the tools.
 func (s *Set) Describe(context.Context) (sdk.ToolSetInfo, error) {
-	info := sdk.ToolSetInfo{Version: Version}
+	st := s.sandbox()
+	info := sdk.ToolSetInfo{Version: Version, Sandbox: st.name, SandboxDetail: st.detail}
 	for _, name := range s.order {
 		info.Tools = append(info.Tools, s.tools[name].info)
 	}
@@ -156,7 +189,7 @@ func (s *Set) Call(ctx context.Context, req sdk.ToolCallRequest) (sdk.ToolResult
 		ctx, cancel = context.WithTimeout(ctx, req.Timeout)
 		defer cancel()
 	}
-	sc, err := newScope(req.ScopeDir)
+	sc, err := newScope(req.ScopeDir, s.cfg.DataDir, s.cfg.ScratchDir, s.cfg.Hidden)
 	if err != nil {
 		log.Warn("tool call without a usable scope", "error", err)
 		return errorResult(err), nil

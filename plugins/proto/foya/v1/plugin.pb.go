@@ -1872,9 +1872,14 @@ func (x *WebSearchResponse) GetUsage() *Usage {
 }
 
 type ToolSetInfo struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Version       string                 `protobuf:"bytes,1,opt,name=version,proto3" json:"version,omitempty"`
-	Tools         []*Tool                `protobuf:"bytes,2,rep,name=tools,proto3" json:"tools,omitempty"`
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Version string                 `protobuf:"bytes,1,opt,name=version,proto3" json:"version,omitempty"`
+	Tools   []*Tool                `protobuf:"bytes,2,rep,name=tools,proto3" json:"tools,omitempty"`
+	// How the plugin confines the processes its tools start: "landlock" or
+	// "none" (empty means the plugin does not say).
+	Sandbox string `protobuf:"bytes,3,opt,name=sandbox,proto3" json:"sandbox,omitempty"`
+	// A human-readable account of the confinement in effect.
+	SandboxDetail string `protobuf:"bytes,4,opt,name=sandbox_detail,json=sandboxDetail,proto3" json:"sandbox_detail,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1921,6 +1926,20 @@ func (x *ToolSetInfo) GetTools() []*Tool {
 		return x.Tools
 	}
 	return nil
+}
+
+func (x *ToolSetInfo) GetSandbox() string {
+	if x != nil {
+		return x.Sandbox
+	}
+	return ""
+}
+
+func (x *ToolSetInfo) GetSandboxDetail() string {
+	if x != nil {
+		return x.SandboxDetail
+	}
+	return ""
 }
 
 type Tool struct {
@@ -2478,10 +2497,12 @@ const file_foya_v1_plugin_proto_rawDesc = "" +
 	"\x11WebSearchResponse\x12\x12\n" +
 	"\x04text\x18\x01 \x01(\tR\x04text\x12,\n" +
 	"\asources\x18\x02 \x03(\v2\x12.foya.v1.WebSourceR\asources\x12$\n" +
-	"\x05usage\x18\x03 \x01(\v2\x0e.foya.v1.UsageR\x05usage\"L\n" +
+	"\x05usage\x18\x03 \x01(\v2\x0e.foya.v1.UsageR\x05usage\"\x8d\x01\n" +
 	"\vToolSetInfo\x12\x18\n" +
 	"\aversion\x18\x01 \x01(\tR\aversion\x12#\n" +
-	"\x05tools\x18\x02 \x03(\v2\r.foya.v1.ToolR\x05tools\"z\n" +
+	"\x05tools\x18\x02 \x03(\v2\r.foya.v1.ToolR\x05tools\x12\x18\n" +
+	"\asandbox\x18\x03 \x01(\tR\asandbox\x12%\n" +
+	"\x0esandbox_detail\x18\x04 \x01(\tR\rsandboxDetail\"z\n" +
 	"\x04Tool\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12 \n" +
 	"\vdescription\x18\x02 \x01(\tR\vdescription\x12\x1f\n" +

@@ -1,0 +1,358 @@
+package sandbox
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/landlock-lsm/go-landlock/landlock"
+	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
+	"golang.org/x/sys/unix"
+	"kernel.org/pub/linux/libs/security/libcap/psx"
+)
+
+// reportFD is the helper's descriptor for the JSON Report.
+const reportFD = 3
+
+// writeRights are the Landlock rights the sandbox handles: every way to
+// create, change, move or delete a file. Reading and executing are not
+// handled (the data directory is hidden by the mount namespace instead).
+const writeRights = ll.AccessFSWriteFile | ll.AccessFSRemoveDir | ll.AccessFSRemoveFile |
+	ll.AccessFSMakeChar | ll.AccessFSMakeDir | ll.AccessFSMakeReg | ll.AccessFSMakeSock |
+	ll.AccessFSMakeFifo | ll.AccessFSMakeBlock | ll.AccessFSMakeSym | ll.AccessFSRefer | ll.AccessFSTruncate
+
+// helperMain is `<exe> __sandbox POLICY`. Its exit code is the command's.
+func helperMain(args []string) int {
+	syscall.CloseOnExec(reportFD)
+	rep := Report{ExitCode: -1}
+	defer func() {
+		f := os.NewFile(reportFD, "report")
+		if f != nil {
+			_ = json.NewEncoder(f).Encode(rep)
+			_ = f.Close()
+		}
+	}()
+	fail := func(format string, a ...any) int {
+		rep.Error = fmt.Sprintf(format, a...)
+		fmt.Fprintf(os.Stderr, "foya sandbox: %s\n", rep.Error)
+		return 126
+	}
+	if len(args) != 1 {
+		return fail("usage: %s POLICY", HelperCommand)
+	}
+	var p Policy
+	if err := json.Unmarshal([]byte(args[0]), &p); err != nil {
+		return fail("decode policy: %v", err)
+	}
+	if len(p.Argv) == 0 {
+		return fail("empty command")
+	}
+	if v, err := ll.LandlockGetABIVersion(); err == nil {
+		rep.ABI = v
+	}
+	if p.Namespaces {
+		rep.Namespaces = true
+		if err := setupMounts(p, &rep); err != nil {
+			return fail("%v", err)
+		}
+		// Drop the ambient CAP_SYS_ADMIN on every thread, so the command
+		// (not root) starts without capabilities. Landlock forbids
+		// mount and umount to it in any case.
+		if _, _, e := psx.Syscall6(unix.SYS_PRCTL, unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0, 0); e != 0 {
+			return fail("drop ambient capabilities: %v", e)
+		}
+	} else if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
+		rep.Notes = append(rep.Notes, "no child subreaper: "+err.Error())
+	}
+	if err := restrict(p, &rep); err != nil {
+		return fail("landlock: %v", err)
+	}
+	path, err := lookPath(p.Argv[0], p.Env)
+	if err != nil {
+		return fail("%s: %v", p.Argv[0], err)
+	}
+	cmd := &exec.Cmd{Path: path, Args: p.Argv}
+	cmd.Dir, cmd.Env = p.Dir, p.Env
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = nil, os.Stdout, os.Stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		return fail("start %s: %v", p.Argv[0], err)
+	}
+	rep.Started = true
+	status := reapUntil(cmd.Process.Pid)
+	switch {
+	case status.Signaled():
+		rep.Signal = status.Signal().String()
+	default:
+		rep.ExitCode = status.ExitStatus()
+	}
+	rep.Leftover = endLeftovers(p.Namespaces, rep.Proc)
+	if rep.ExitCode < 0 {
+		return 128 + int(status.Signal())
+	}
+	return rep.ExitCode
+}
+
+// lookPath finds name on the PATH of env (the command's, not the helper's).
+func lookPath(name string, env []string) (string, error) {
+	if strings.Contains(name, "/") {
+		return name, nil
+	}
+	path := "/usr/local/bin:/usr/bin:/bin"
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
+			path = v
+		}
+	}
+	for _, dir := range filepath.SplitList(path) {
+		p := filepath.Join(dir, name)
+		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode().Perm()&0o111 != 0 {
+			return p, nil
+		}
+	}
+	return "", exec.ErrNotFound
+}
+
+// reapUntil reaps children (the command and orphans reparented to the
+// helper) until pid exits, and returns its status.
+func reapUntil(pid int) syscall.WaitStatus {
+	for {
+		var ws syscall.WaitStatus
+		got, err := syscall.Wait4(-1, &ws, 0, nil)
+		if errors.Is(err, syscall.EINTR) {
+			continue
+		}
+		if err != nil {
+			return ws
+		}
+		if got == pid {
+			return ws
+		}
+	}
+}
+
+// endLeftovers names and kills every process still running under the
+// helper after the command ended, and reaps them. In a PID namespace that
+// is everything but the helper (PID 1); otherwise the orphans reparented to
+// the helper as child subreaper.
+func endLeftovers(namespaces, proc bool) []string {
+	var names []string
+	seen := map[int]bool{}
+	for range 50 {
+		reapAll()
+		var pids []int
+		switch {
+		case namespaces && !proc:
+			// No /proc of our own: we cannot name them, but we know.
+			var ws syscall.WaitStatus
+			if got, err := syscall.Wait4(-1, &ws, syscall.WNOHANG, nil); got == 0 && err == nil {
+				pids = []int{-1}
+			}
+		default:
+			pids = descendants(namespaces)
+		}
+		if len(pids) == 0 {
+			break
+		}
+		for _, pid := range pids {
+			if !seen[pid] {
+				seen[pid] = true
+				names = append(names, describe(pid))
+			}
+		}
+		if namespaces {
+			_ = syscall.Kill(-1, syscall.SIGKILL) // as PID 1: everything else in the namespace
+		} else {
+			for _, pid := range pids {
+				_ = syscall.Kill(-pid, syscall.SIGKILL)
+				_ = syscall.Kill(pid, syscall.SIGKILL)
+			}
+		}
+		runtime.Gosched()
+	}
+	reapAll()
+	slices.Sort(names)
+	return names
+}
+
+// reapAll reaps every child that has exited.
+func reapAll() {
+	for {
+		var ws syscall.WaitStatus
+		got, err := syscall.Wait4(-1, &ws, syscall.WNOHANG, nil)
+		if got <= 0 || err != nil {
+			return
+		}
+	}
+}
+
+// descendants lists the processes the helper is responsible for: every
+// other process of its PID namespace, or its children (orphans of the
+// command reparented to the subreaper).
+func descendants(namespaces bool) []int {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	self := os.Getpid()
+	var out []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == self {
+			continue
+		}
+		if namespaces || ppid(pid) == self {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+func ppid(pid int) int {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return 0
+	}
+	f := strings.Fields(s[i+1:])
+	if len(f) < 2 {
+		return 0
+	}
+	n, _ := strconv.Atoi(f[1])
+	return n
+}
+
+// describe is "pid N: command line" for a report.
+func describe(pid int) string {
+	if pid < 0 {
+		return "unnamed processes (no private /proc)"
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	cmd := strings.TrimSpace(strings.ReplaceAll(string(b), "\x00", " "))
+	if err != nil || cmd == "" {
+		c, _ := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid))
+		cmd = strings.TrimSpace(string(c))
+	}
+	if len(cmd) > 200 {
+		cmd = cmd[:200] + "…"
+	}
+	return fmt.Sprintf("pid %d: %s", pid, cmd)
+}
+
+// setupMounts makes the mount namespace private, masks the hidden
+// directories and mounts /proc for the new PID namespace.
+func setupMounts(p Policy, rep *Report) error {
+	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
+		return fmt.Errorf("make mounts private: %w", err)
+	}
+	for _, h := range p.Hidden {
+		if err := mask(h, p.Expose); err != nil {
+			return fmt.Errorf("hide %s: %w", h, err)
+		}
+	}
+	rep.Masked = true
+	if err := unix.Mount("proc", "/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
+		rep.Notes = append(rep.Notes, "no private /proc: "+err.Error())
+	} else {
+		rep.Proc = true
+	}
+	return nil
+}
+
+// mask mounts an empty read-only tmpfs over dir, with the exposed
+// directories inside it bound back at their paths.
+func mask(dir string, expose []string) error {
+	fi, err := os.Stat(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if !fi.IsDir() {
+		// A secret file outside the data directory (a token file, a TLS
+		// key): /dev/null, read-only, over it.
+		if err := unix.Mount("/dev/null", dir, "", unix.MS_BIND, ""); err != nil {
+			return fmt.Errorf("bind /dev/null: %w", err)
+		}
+		return unix.Mount("", dir, "", unix.MS_REMOUNT|unix.MS_BIND|unix.MS_RDONLY, "")
+	}
+	// Open what stays visible before the tmpfs covers it.
+	type keep struct {
+		rel string
+		fd  int
+	}
+	var keeps []keep
+	defer func() {
+		for _, k := range keeps {
+			_ = unix.Close(k.fd)
+		}
+	}()
+	for _, e := range expose {
+		rel, err := filepath.Rel(dir, e)
+		if err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, "../") {
+			continue
+		}
+		fd, err := unix.Open(e, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return fmt.Errorf("open %s: %w", e, err)
+		}
+		keeps = append(keeps, keep{rel, fd})
+	}
+	if err := unix.Mount("tmpfs", dir, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "size=64k,mode=0755"); err != nil {
+		return fmt.Errorf("mount tmpfs: %w", err)
+	}
+	for _, k := range keeps {
+		target := filepath.Join(dir, k.rel)
+		if err := os.MkdirAll(target, 0o755); err != nil {
+			return err
+		}
+		if err := unix.Mount(fmt.Sprintf("/proc/self/fd/%d", k.fd), target, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+			return fmt.Errorf("bind %s back: %w", target, err)
+		}
+	}
+	if err := unix.Mount("", dir, "", unix.MS_REMOUNT|unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "size=64k,mode=0755"); err != nil {
+		return fmt.Errorf("make tmpfs read-only: %w", err)
+	}
+	return nil
+}
+
+// restrict applies the Landlock ruleset of p in best-effort mode.
+func restrict(p Policy, rep *Report) error {
+	if rep.ABI < 1 {
+		rep.Notes = append(rep.Notes, "Landlock is not available")
+		return nil
+	}
+	cfg := landlock.Config{HandledAccessFS: writeRights, Scoped: ll.ScopeSignal}
+	var rules []landlock.Rule
+	if !p.Network {
+		cfg.HandledAccessNet = ll.AccessNetBindTCP | ll.AccessNetConnectTCP
+		cfg.Scoped |= ll.ScopeAbstractUnixSocket
+	}
+	if len(p.Writable) > 0 {
+		rules = append(rules, landlock.RWDirs(p.Writable...).WithRefer().IgnoreIfMissing())
+	}
+	if len(p.Devices) > 0 {
+		rules = append(rules, landlock.PathAccess(ll.AccessFSWriteFile|ll.AccessFSTruncate, p.Devices...).IgnoreIfMissing())
+	}
+	if err := cfg.BestEffort().Restrict(rules...); err != nil {
+		return err
+	}
+	rep.Landlock = true
+	if !p.Network && rep.ABI < 4 {
+		rep.Notes = append(rep.Notes, fmt.Sprintf("Landlock ABI %d cannot deny TCP", rep.ABI))
+	}
+	return nil
+}

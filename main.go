@@ -30,6 +30,7 @@ import (
 	builtintools "github.com/foya-dev/foya/plugins/builtin/tools"
 	"github.com/foya-dev/foya/plugins/host"
 	"github.com/foya-dev/foya/plugins/mcphost"
+	"github.com/foya-dev/foya/plugins/hooks"
 	"github.com/foya-dev/foya/plugins/sandbox"
 	"github.com/foya-dev/foya/storage"
 	"github.com/foya-dev/foya/storage/artifacts"
@@ -440,6 +441,7 @@ func openKernel(ctx context.Context, dataDir string, opts kernelOptions, log *sl
 		Sessions: k.sessions, Catalog: k.catalog, Providers: k.plugins, Tools: tools,
 		Attachments: k.db, Blobs: blobs, Describe: artifacts.Describe, History: k.db,
 		ScratchDir: filepath.Join(dir, "scratch"), DataDir: dir, HiddenPaths: opts.tools.Hidden, Logger: log,
+		Hooks: core.NewHooks(hooks.Store{Dir: dir}, hooks.NewRunner(dir, log)),
 	})
 	if err != nil {
 		return nil, err

@@ -118,6 +118,19 @@ func (e *Engine) authorize(ctx context.Context, s Session, c ToolCall, info Tool
 	}
 }
 
+// authorizeAsk asks a person about c whatever the approval mode, because a
+// PreToolUse hook answered permissionDecision "ask".
+func (e *Engine) authorizeAsk(ctx context.Context, s Session, c ToolCall, info ToolInfo) (bool, string) {
+	switch d := e.requestApproval(ctx, s.ID, c, actionOf(info)); d {
+	case ApprovalApproved, ApprovalApprovedForSession:
+		return true, ""
+	case ApprovalDenied:
+		return false, fmt.Sprintf("denied: a PreToolUse hook asked for approval and the user did not allow %s (%s)", c.Name, summarize(c))
+	default:
+		return false, "not run: the turn was stopped while waiting for approval"
+	}
+}
+
 // requestApproval records approval_requested and blocks until a decision or
 // the end of ctx ("" then).
 func (e *Engine) requestApproval(ctx context.Context, sessionID string, c ToolCall, action string) ApprovalDecision {

@@ -46,6 +46,8 @@ type EngineConfig struct {
 	// StopWait bounds how long stopTurn and deleteSession wait for a turn to
 	// wind down (default 30s).
 	StopWait time.Duration
+	// Hooks runs lifecycle hooks; nil runs none.
+	Hooks *Hooks
 }
 
 // Engine runs turns: one at a time per session, with a FIFO queue of the
@@ -87,6 +89,7 @@ type sessionRuntime struct {
 
 type turnRun struct {
 	id     string
+	prompt string
 	cancel context.CancelCauseFunc
 	done   chan struct{}
 }
@@ -230,3 +233,6 @@ func (e *Engine) Close(ctx context.Context) error {
 		return fmt.Errorf("wait for turns to stop: %w", ctx.Err())
 	}
 }
+
+// Hooks is the lifecycle hooks service (nil when not configured).
+func (e *Engine) Hooks() *Hooks { return e.cfg.Hooks }

@@ -33,6 +33,8 @@ const (
 	EventCompactionCheckpoint EventType = "compaction_checkpoint"
 	EventSessionDeleted       EventType = "session_deleted"
 	EventResyncRequired       EventType = "resync_required"
+	EventHookStarted          EventType = "hook_started"
+	EventHookFinished         EventType = "hook_finished"
 )
 
 // LiveOnly reports whether events of type t are never persisted (MSG-12):

@@ -104,6 +104,8 @@ type Message struct {
 
 	Role Role   `json:"role"`
 	Text string `json:"text,omitempty"`
+	// Source names what made a system message, e.g. "hook UserPromptSubmit: ./check.sh".
+	Source string `json:"source,omitempty"`
 
 	// User input (MSG-2).
 	Command         string           `json:"command,omitempty"`

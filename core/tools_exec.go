@@ -117,6 +117,18 @@ func (e *Engine) runTool(ctx context.Context, sessionID, turnID string, c ToolCa
 	if ctx.Err() != nil {
 		return fail("not run: the turn was stopped")
 	}
+	// PreToolUse runs after the approval policy, before the call.
+	if d := e.runHooks(ctx, s, turnID, HookPreToolUse, HookInput{ToolName: c.Name, ToolInput: c.Input}); d.block {
+		return fail("blocked by a PreToolUse hook: %s", firstNonEmpty(d.reason, "no reason given"))
+	} else if d.ask && !d.allow {
+		if ok, why := e.authorizeAsk(ctx, s, c, info); !ok {
+			return fail("%s", why)
+		}
+	}
+	defer func() {
+		resp, _ := json.Marshal(map[string]any{"text": m.Text, "is_error": m.IsError})
+		e.runHooks(ctx, s, turnID, HookPostToolUse, HookInput{ToolName: c.Name, ToolInput: c.Input, ToolResponse: resp})
+	}()
 	if isKernelTool {
 		text, isErr := kt.run(ctx, e, s, c)
 		m.Text, m.IsError = text, isErr

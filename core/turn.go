@@ -33,7 +33,7 @@ func (e *Engine) startLocked(ctx context.Context, sessionID string, rt *sessionR
 		return fmt.Errorf("start turn: %w", err)
 	}
 	runCtx, cancel := context.WithCancelCause(context.Background())
-	run := &turnRun{id: turnID, cancel: cancel, done: make(chan struct{})}
+	run := &turnRun{id: turnID, prompt: item.Input.Text, cancel: cancel, done: make(chan struct{})}
 	rt.turn = run
 	e.wg.Add(1)
 	go e.runTurn(runCtx, sessionID, rt, run)
@@ -72,7 +72,7 @@ func (e *Engine) persist(ctx context.Context, sessionID string, t EventType, pay
 func (e *Engine) runTurn(ctx context.Context, sessionID string, rt *sessionRuntime, run *turnRun) {
 	defer e.wg.Done()
 	defer close(run.done)
-	status, reason := e.loop(ctx, sessionID, run.id)
+	status, reason := e.loop(ctx, sessionID, run.id, run.prompt)
 	pctx := context.WithoutCancel(ctx)
 	// turn_finished, the end of the turn in memory and the next dispatch (or
 	// idle) happen under the session's runtime lock, so that a client that
@@ -121,9 +121,18 @@ func cancelReason(ctx context.Context) string {
 }
 
 // loop runs model steps until the model answers without tool calls.
-func (e *Engine) loop(ctx context.Context, sessionID, turnID string) (TurnStatus, string) {
+func (e *Engine) loop(ctx context.Context, sessionID, turnID, prompt string) (TurnStatus, string) {
 	pctx := context.WithoutCancel(ctx)
 	overflowRetried := false
+	stopContinues := 0
+	if s, err := e.svc.Session(pctx, sessionID); err == nil {
+		// UserPromptSubmit runs before the turn's first model request.
+		d := e.runHooks(ctx, s, turnID, HookUserPromptSubmit, HookInput{Prompt: prompt})
+		if d.block {
+			return TurnFailed, "the prompt was refused by a UserPromptSubmit hook: " + firstNonEmpty(d.reason, "no reason given")
+		}
+		e.persistHookContext(pctx, sessionID, turnID, d.contexts)
+	}
 	for step := 1; ; step++ {
 		if ctx.Err() != nil {
 			return TurnCancelled, cancelReason(ctx)
@@ -208,6 +217,18 @@ func (e *Engine) loop(ctx context.Context, sessionID, turnID string) (TurnStatus
 			return TurnFailed, reason
 		}
 		if len(res.calls) == 0 {
+			// Stop hooks may send the model back to work, a bounded number
+			// of times per turn, with their stderr as feedback.
+			active := stopContinues > 0
+			d := e.runHooks(ctx, s, turnID, HookStop, HookInput{StopHookActive: &active})
+			if d.block && stopContinues < MaxStopContinuations && ctx.Err() == nil {
+				stopContinues++
+				if err := e.persist(pctx, sessionID, EventMessageEnd, MessagePayload{Message: msg}); err != nil {
+					return TurnFailed, ErrorMessage(err)
+				}
+				e.persistHookContext(pctx, sessionID, turnID, []hookContext{{source: "hook Stop", text: "A Stop hook asked you to continue: " + firstNonEmpty(d.reason, "no reason given")}})
+				continue
+			}
 			msg.TurnStatus = TurnCompleted
 			if err := e.persist(pctx, sessionID, EventMessageEnd, MessagePayload{Message: msg}); err != nil {
 				return TurnFailed, ErrorMessage(err)

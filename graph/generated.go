@@ -190,6 +190,7 @@ type ComplexityRoot struct {
 		Role              func(childComplexity int) int
 		Segments          func(childComplexity int) int
 		Seq               func(childComplexity int) int
+		Source            func(childComplexity int) int
 		StartedAt         func(childComplexity int) int
 		StructuredContent func(childComplexity int) int
 		Text              func(childComplexity int) int
@@ -233,6 +234,7 @@ type ComplexityRoot struct {
 		RestartMcpServer    func(childComplexity int, id string) int
 		SendMessage         func(childComplexity int, sessionID string, input model.UserInput) int
 		SetDefaultModel     func(childComplexity int, purpose core.ModelPurpose, connectionID *string, model *string) int
+		SetHooks            func(childComplexity int, config scalar.JSON) int
 		StopTurn            func(childComplexity int, sessionID string, keepQueue *bool, dispatchItemID *string) int
 		UpdateConnection    func(childComplexity int, id string, input model.ConnectionInput) int
 		UpdateMcpServer     func(childComplexity int, id string, input model.McpServerInput) int
@@ -272,6 +274,7 @@ type ComplexityRoot struct {
 		Connections   func(childComplexity int) int
 		DefaultModels func(childComplexity int) int
 		Events        func(childComplexity int, sessionID string, afterSeq *int64, limit *int64) int
+		Hooks         func(childComplexity int) int
 		McpServers    func(childComplexity int) int
 		Plugins       func(childComplexity int) int
 		Projects      func(childComplexity int) int
@@ -446,6 +449,7 @@ type MessageResolver interface {
 	StructuredContent(ctx context.Context, obj *core.Message) (scalar.JSON, error)
 }
 type MutationResolver interface {
+	SetHooks(ctx context.Context, config scalar.JSON) (scalar.JSON, error)
 	CreateMcpServer(ctx context.Context, input model.McpServerInput) (*core.MCPServer, error)
 	UpdateMcpServer(ctx context.Context, id string, input model.McpServerInput) (*core.MCPServer, error)
 	DeleteMcpServer(ctx context.Context, id string) (bool, error)
@@ -485,6 +489,7 @@ type PluginInfoResolver interface {
 	SandboxDetail(ctx context.Context, obj *core.PluginInfo) (*string, error)
 }
 type QueryResolver interface {
+	Hooks(ctx context.Context) (scalar.JSON, error)
 	McpServers(ctx context.Context) ([]core.MCPServer, error)
 	Connections(ctx context.Context) ([]core.Connection, error)
 	DefaultModels(ctx context.Context) (*core.DefaultModels, error)
@@ -1153,6 +1158,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Message.Seq(childComplexity), true
+	case "Message.source":
+		if e.ComplexityRoot.Message.Source == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Message.Source(childComplexity), true
 	case "Message.startedAt":
 		if e.ComplexityRoot.Message.StartedAt == nil {
 			break
@@ -1470,6 +1481,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.SetDefaultModel(childComplexity, args["purpose"].(core.ModelPurpose), args["connectionId"].(*string), args["model"].(*string)), true
+	case "Mutation.setHooks":
+		if e.ComplexityRoot.Mutation.SetHooks == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_setHooks_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.SetHooks(childComplexity, args["config"].(scalar.JSON)), true
 	case "Mutation.stopTurn":
 		if e.ComplexityRoot.Mutation.StopTurn == nil {
 			break
@@ -1666,6 +1688,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Events(childComplexity, args["sessionId"].(string), args["afterSeq"].(*int64), args["limit"].(*int64)), true
+	case "Query.hooks":
+		if e.ComplexityRoot.Query.Hooks == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Query.Hooks(childComplexity), true
 
 	case "Query.mcpServers":
 		if e.ComplexityRoot.Query.McpServers == nil {
@@ -2742,6 +2770,8 @@ type Message {
   seq: Int!
   role: Role!
   text: String!
+  "What made a SYSTEM message, e.g. ` + "`" + `hook UserPromptSubmit: ./context.sh` + "`" + ` for hook context (docs/hooks.md)."
+  source: String
   "Display-only reasoning of an assistant message."
   reasoning: String
   toolCalls: [ToolCall!]!
@@ -2907,6 +2937,8 @@ type McpTool {
 }
 
 type Query {
+  "The kernel-wide lifecycle hooks document (` + "`" + `<data-dir>/hooks.json` + "`" + `) in Claude Code's ` + "`" + `hooks` + "`" + ` format; ` + "`" + `{}` + "`" + ` when none (docs/hooks.md)."
+  hooks: JSON!
   "The configured MCP servers with their status and tools, in creation order."
   mcpServers: [McpServer!]!
   "Connections in order."
@@ -3036,6 +3068,8 @@ input UpdateSessionInput {
 }
 
 type Mutation {
+  "Replaces the kernel-wide hooks document after validating it (BAD_INPUT names the bad path, e.g. ` + "`" + `hooks.PreToolUse[0].hooks[0].command` + "`" + `); written atomically with mode 0600. Accepts the ` + "`" + `hooks` + "`" + ` object of Claude Code's settings, or a settings object holding only ` + "`" + `hooks` + "`" + `. Returns the stored document."
+  setHooks(config: JSON!): JSON!
   "Adds an MCP server and starts it (unless enabled is false). Names are unique (CONFLICT)."
   createMcpServer(input: McpServerInput!): McpServer!
   "Changes an MCP server (see McpServerInput); a running server restarts with the new configuration."
@@ -3386,6 +3420,8 @@ func (ec *executionContext) childFields_Message(ctx context.Context, field graph
 		return ec.fieldContext_Message_role(ctx, field)
 	case "text":
 		return ec.fieldContext_Message_text(ctx, field)
+	case "source":
+		return ec.fieldContext_Message_source(ctx, field)
 	case "reasoning":
 		return ec.fieldContext_Message_reasoning(ctx, field)
 	case "toolCalls":
@@ -4273,6 +4309,20 @@ func (ec *executionContext) field_Mutation_setDefaultModel_args(ctx context.Cont
 		return nil, err
 	}
 	args["model"] = arg2
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_setHooks_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "config",
+		func(ctx context.Context, v any) (scalar.JSON, error) {
+			return ec.unmarshalNJSON2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋgraphᚋscalarᚐJSON(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["config"] = arg0
 	return args, nil
 }
 
@@ -6650,6 +6700,29 @@ func (ec *executionContext) fieldContext_Message_text(_ context.Context, field g
 	return graphql.NewScalarFieldContext("Message", field, false, false, "String")
 }
 
+func (ec *executionContext) _Message_source(ctx context.Context, field graphql.CollectedField, obj *core.Message) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Message_source(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Source, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalOString2string(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Message_source(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Message", field, false, false, "String")
+}
+
 func (ec *executionContext) _Message_reasoning(ctx context.Context, field graphql.CollectedField, obj *core.Message) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -7240,6 +7313,50 @@ func (ec *executionContext) _ModelRef_model(ctx context.Context, field graphql.C
 }
 func (ec *executionContext) fieldContext_ModelRef_model(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ModelRef", field, false, false, "String")
+}
+
+func (ec *executionContext) _Mutation_setHooks(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_setHooks(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().SetHooks(ctx, fc.Args["config"].(scalar.JSON))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v scalar.JSON) graphql.Marshaler {
+			return ec.marshalNJSON2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋgraphᚋscalarᚐJSON(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_setHooks(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type JSON does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_setHooks_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _Mutation_createMcpServer(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
@@ -8865,6 +8982,29 @@ func (ec *executionContext) _ProviderOption_value(ctx context.Context, field gra
 }
 func (ec *executionContext) fieldContext_ProviderOption_value(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ProviderOption", field, false, false, "String")
+}
+
+func (ec *executionContext) _Query_hooks(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_hooks(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Query().Hooks(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v scalar.JSON) graphql.Marshaler {
+			return ec.marshalNJSON2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋgraphᚋscalarᚐJSON(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_hooks(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Query", field, true, true, "JSON")
 }
 
 func (ec *executionContext) _Query_mcpServers(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
@@ -13963,6 +14103,11 @@ func (ec *executionContext) _Message(ctx context.Context, sel ast.SelectionSet, 
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "source":
+			out.Values[i] = ec._Message_source(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		case "reasoning":
 			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
 				true, false,
@@ -14180,6 +14325,13 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		switch field.Name {
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("Mutation")
+		case "setHooks":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_setHooks(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		case "createMcpServer":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_createMcpServer(ctx, field)
@@ -14590,6 +14742,12 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 		switch field.Name {
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("Query")
+		case "hooks":
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_hooks(ctx, field)
+				})
 		case "mcpServers":
 			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
 				true, true,

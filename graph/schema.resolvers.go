@@ -149,6 +149,15 @@ func (r *messageResolver) StructuredContent(ctx context.Context, obj *core.Messa
 	return scalar.JSON(obj.StructuredContent), nil
 }
 
+// SetHooks is the resolver for the setHooks field.
+func (r *mutationResolver) SetHooks(ctx context.Context, config scalar.JSON) (scalar.JSON, error) {
+	doc, err := r.Engine.Hooks().SetDocument(ctx, config)
+	if err != nil {
+		return nil, err
+	}
+	return scalar.JSON(doc), nil
+}
+
 // CreateMcpServer is the resolver for the createMcpServer field.
 func (r *mutationResolver) CreateMcpServer(ctx context.Context, input model.McpServerInput) (*core.MCPServer, error) {
 	mcp, err := r.mcp()
@@ -422,6 +431,15 @@ func (r *pluginInfoResolver) Sandbox(ctx context.Context, obj *core.PluginInfo) 
 // SandboxDetail is the resolver for the sandboxDetail field.
 func (r *pluginInfoResolver) SandboxDetail(ctx context.Context, obj *core.PluginInfo) (*string, error) {
 	return nonEmpty(obj.SandboxDetail), nil
+}
+
+// Hooks is the resolver for the hooks field.
+func (r *queryResolver) Hooks(ctx context.Context) (scalar.JSON, error) {
+	doc, err := r.Engine.Hooks().Document(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return scalar.JSON(doc), nil
 }
 
 // McpServers is the resolver for the mcpServers field.

@@ -307,3 +307,10 @@ func syncDir(dir string) error {
 func isSyncUnsupported(err error) bool {
 	return errors.Is(err, errors.ErrUnsupported) || errors.Is(err, syscall.EINVAL)
 }
+
+// WriteFileAtomic writes data to dir/name (mode 0600) through a temp file:
+// write, fsync, rename, fsync the directory. Other kernel-wide files (the
+// hooks document) reuse it.
+func WriteFileAtomic(dir, name string, data []byte) error {
+	return writeFileAtomic(dir, name, data, os.Rename)
+}

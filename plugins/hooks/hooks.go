@@ -1,0 +1,185 @@
+//go:build unix
+
+// Package hooks runs lifecycle hook commands (docs/hooks.md) under the tool
+// sandbox and keeps the kernel-wide hooks document in the data directory.
+package hooks
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/foya-dev/foya/core"
+	"github.com/foya-dev/foya/plugins/sandbox"
+	"github.com/foya-dev/foya/storage/catalogfile"
+)
+
+// FileName is the kernel-wide hooks document in the data directory.
+const FileName = "hooks.json"
+
+// Store keeps <data-dir>/hooks.json.
+type Store struct{ Dir string }
+
+// LoadHooks implements core.HookStore.
+func (s Store) LoadHooks(context.Context) ([]byte, error) {
+	b, err := os.ReadFile(filepath.Join(s.Dir, FileName))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read hooks document: %w", err)
+	}
+	return b, nil
+}
+
+// SaveHooks implements core.HookStore: an atomic 0600 write.
+func (s Store) SaveHooks(_ context.Context, data []byte) error {
+	return catalogfile.WriteFileAtomic(s.Dir, FileName, data)
+}
+
+// Runner runs hook commands with `bash -c`, confined like the bash tool:
+// writes only under the session's directory and /tmp, the data directory
+// masked, in its own process group, killed (the whole group) at its
+// timeout.
+type Runner struct {
+	// Exe is the sandbox helper (the kernel executable); "" runs hooks
+	// unconfined (no sandbox on this system).
+	Exe     string
+	DataDir string
+	Log     *slog.Logger
+}
+
+// NewRunner probes the sandbox once and returns a runner using it when it
+// works.
+func NewRunner(dataDir string, log *slog.Logger) *Runner {
+	r := &Runner{DataDir: dataDir, Log: log}
+	if !sandbox.Supported() {
+		log.Warn("hooks run unconfined: no sandbox on this system")
+		return r
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		log.Warn("hooks run unconfined: no sandbox helper", "err", err)
+		return r
+	}
+	if _, err := sandbox.Probe(exe, sandbox.Policy{Network: true, Devices: sandbox.DefaultDevices, UID: os.Getuid(), GID: os.Getgid()}); err != nil {
+		log.Warn("hooks run unconfined: the sandbox helper failed", "err", err)
+		return r
+	}
+	r.Exe = exe
+	return r
+}
+
+// script feeds the input file to stdin, sends stderr to its file and runs
+// the command with bash -c, so hook scripts see a normal stdin/stderr.
+const script = `exec <"$1" 2>"$2"; exec bash -c "$3"`
+
+// RunHook implements core.HookRunner.
+func (r *Runner) RunHook(ctx context.Context, h core.HookRun) core.HookOutcome {
+	tmp, err := os.MkdirTemp("", "foya-hook-")
+	if err != nil {
+		return core.HookOutcome{Err: fmt.Errorf("hook temp dir: %w", err)}
+	}
+	defer os.RemoveAll(tmp)
+	in, errPath, outPath := filepath.Join(tmp, "stdin.json"), filepath.Join(tmp, "stderr"), filepath.Join(tmp, "stdout")
+	if err := os.WriteFile(in, h.Input, 0o600); err != nil {
+		return core.HookOutcome{Err: fmt.Errorf("hook input: %w", err)}
+	}
+	out, err := os.OpenFile(outPath, os.O_CREATE|os.O_RDWR|os.O_TRUNC, 0o600)
+	if err != nil {
+		return core.HookOutcome{Err: fmt.Errorf("hook output: %w", err)}
+	}
+	defer out.Close()
+	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"), "TMPDIR=" + tmp,
+		"CLAUDE_PROJECT_DIR=" + h.Dir, "FOYA_PROJECT_DIR=" + h.Dir, "FOYA_SESSION_ID=" + h.SessionID}
+	argv := []string{"bash", "-c", script, "foya-hook", in, errPath, h.Command}
+	timeout := h.Timeout
+	if timeout <= 0 {
+		timeout = core.DefaultHookTimeout
+	}
+	var cmd *exec.Cmd
+	var proc *sandbox.Process
+	if r.Exe != "" {
+		p := sandbox.Policy{
+			Writable: []string{h.Dir, tmp, "/tmp"}, Devices: sandbox.DefaultDevices, Network: true,
+			UID: os.Getuid(), GID: os.Getgid(), Dir: h.Dir, Env: env, Argv: argv,
+		}
+		if r.DataDir != "" {
+			p.Hidden = []string{r.DataDir}
+		}
+		proc, err = sandbox.Start(r.Exe, p, out)
+		if err != nil {
+			return core.HookOutcome{Err: err}
+		}
+		cmd = proc.Cmd
+	} else {
+		cmd = exec.Command("bash", argv[1:]...)
+		cmd.Dir, cmd.Env, cmd.Stdout = h.Dir, env, out
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		if err := cmd.Start(); err != nil {
+			return core.HookOutcome{Err: fmt.Errorf("start hook: %w", err)}
+		}
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	var res core.HookOutcome
+	select {
+	case werr := <-done:
+		res.ExitCode = exitCode(werr, cmd)
+	case <-timer.C:
+		res.TimedOut = true
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		<-done
+		res.ExitCode = -1
+		res.Err = fmt.Errorf("timed out after %s; the hook's process group was killed", timeout)
+	case <-ctx.Done():
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		<-done
+		res.ExitCode = -1
+		res.Err = fmt.Errorf("cancelled: %w", ctx.Err())
+	}
+	if proc != nil && !res.TimedOut && res.Err == nil {
+		if rep, rerr := proc.Report(); rerr == nil {
+			if !rep.Started {
+				res.Err = fmt.Errorf("hook did not start: %s", rep.Error)
+			}
+			res.ExitCode = rep.ExitCode
+		}
+	}
+	res.Stdout = readCapped(outPath)
+	res.Stderr = readCapped(errPath)
+	return res
+}
+
+func exitCode(err error, cmd *exec.Cmd) int {
+	if err == nil {
+		return 0
+	}
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return ee.ExitCode()
+	}
+	_ = cmd
+	return -1
+}
+
+func readCapped(path string) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	var b bytes.Buffer
+	_, _ = io.Copy(&b, io.LimitReader(f, core.HookOutputLimit))
+	return b.String()
+}

@@ -69,6 +69,7 @@ func ParseHookConfig(raw []byte) (HookConfig, error) {
 	}
 	// Accept a whole Claude Code settings object too ({"hooks": {...}}).
 	if inner, ok := top["hooks"]; ok && len(top) == 1 {
+		top = nil
 		if err := json.Unmarshal(inner, &top); err != nil || top == nil {
 			return nil, bad(".hooks", "must be a JSON object of event name → matcher list")
 		}

@@ -55,6 +55,8 @@ type Runner struct {
 	Exe     string
 	DataDir string
 	Log     *slog.Logger
+
+	namespaces bool
 }
 
 // NewRunner probes the sandbox once and returns a runner using it when it
@@ -70,11 +72,17 @@ func NewRunner(dataDir string, log *slog.Logger) *Runner {
 		log.Warn("hooks run unconfined: no sandbox helper", "err", err)
 		return r
 	}
-	if _, err := sandbox.Probe(exe, sandbox.Policy{Network: true, Devices: sandbox.DefaultDevices, UID: os.Getuid(), GID: os.Getgid()}); err != nil {
+	base := sandbox.Policy{Network: true, Devices: sandbox.DefaultDevices, UID: os.Getuid(), GID: os.Getgid()}
+	if dataDir != "" {
+		base.Hidden = []string{dataDir}
+	}
+	rep, err := sandbox.Probe(exe, base)
+	if err != nil {
 		log.Warn("hooks run unconfined: the sandbox helper failed", "err", err)
 		return r
 	}
-	r.Exe = exe
+	r.Exe, r.namespaces = exe, rep.Namespaces
+	log.Info("hook sandbox", "landlock", rep.Landlock, "namespaces", rep.Namespaces)
 	return r
 }
 
@@ -109,6 +117,7 @@ func (r *Runner) RunHook(ctx context.Context, h core.HookRun) core.HookOutcome {
 	var proc *sandbox.Process
 	if r.Exe != "" {
 		p := sandbox.Policy{
+			Namespaces: r.namespaces,
 			Writable: []string{h.Dir, tmp, "/tmp"}, Devices: sandbox.DefaultDevices, Network: true,
 			UID: os.Getuid(), GID: os.Getgid(), Dir: h.Dir, Env: env, Argv: argv,
 		}
@@ -116,6 +125,10 @@ func (r *Runner) RunHook(ctx context.Context, h core.HookRun) core.HookOutcome {
 			p.Hidden = []string{r.DataDir}
 		}
 		proc, err = sandbox.Start(r.Exe, p, out)
+		if errors.Is(err, sandbox.ErrNoNamespaces) {
+			p.Namespaces = false
+			proc, err = sandbox.Start(r.Exe, p, out)
+		}
 		if err != nil {
 			return core.HookOutcome{Err: err}
 		}

@@ -1,0 +1,311 @@
+//go:build linux
+
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/foya-dev/foya/providers/openai/openaitest"
+)
+
+// The tests of this file run real shell scripts as lifecycle hooks
+// (docs/hooks.md) through the kernel binary and a fake OpenAI-compatible
+// server, and read what reached the model in its request bodies.
+
+// writeHook writes an executable script into dir and returns its path.
+func writeHook(t *testing.T, dir, name, body string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, []byte("#!/bin/bash\n"+body), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func (k *kernelProc) setHooks(t *testing.T, doc string) {
+	t.Helper()
+	var cfg any
+	if err := json.Unmarshal([]byte(doc), &cfg); err != nil {
+		t.Fatal(err)
+	}
+	k.gql(t, `mutation($c: JSON!) { setHooks(config: $c) }`, map[string]any{"c": cfg}, nil)
+}
+
+type hookEvent struct {
+	Type    string
+	Payload map[string]any
+}
+
+func (k *kernelProc) hookEvents(t *testing.T, sid string) (started, finished []map[string]any, system []map[string]any) {
+	t.Helper()
+	var r struct {
+		Events []struct {
+			Type    string
+			Payload json.RawMessage
+		}
+	}
+	k.gql(t, `query($s: ID!) { events(sessionId: $s, limit: 5000) { type payload } }`, map[string]any{"s": sid}, &r)
+	for _, e := range r.Events {
+		var p map[string]any
+		_ = json.Unmarshal(e.Payload, &p)
+		switch e.Type {
+		case "hook_started":
+			started = append(started, p)
+		case "hook_finished":
+			finished = append(finished, p)
+		case "message_end":
+			if m, _ := p["message"].(map[string]any); m != nil && m["role"] == "system" {
+				system = append(system, m)
+			}
+		}
+	}
+	return
+}
+
+func requestText(r openaitest.Request) string { return string(r.Body) }
+
+func TestHooksConfigValidation(t *testing.T) {
+	dir := t.TempDir()
+	k := startKernel(t, dir)
+	var r struct{ Hooks json.RawMessage }
+	k.gql(t, `{ hooks }`, nil, &r)
+	if strings.TrimSpace(string(r.Hooks)) != "{}" {
+		t.Fatalf("hooks without a file: %s", r.Hooks)
+	}
+	code, msg := k.gqlError(t, `mutation($c: JSON!) { setHooks(config: $c) }`, map[string]any{"c": map[string]any{
+		"PreToolUse": []any{map[string]any{"matcher": "Bash", "hooks": []any{map[string]any{"type": "command", "command": ""}}}},
+	}})
+	if code != "BAD_INPUT" || !strings.Contains(msg, "hooks.PreToolUse[0].hooks[0].command") {
+		t.Fatalf("empty command: %s %s", code, msg)
+	}
+	code, msg = k.gqlError(t, `mutation($c: JSON!) { setHooks(config: $c) }`, map[string]any{"c": map[string]any{"OnLunch": []any{}}})
+	if code != "BAD_INPUT" || !strings.Contains(msg, "hooks.OnLunch") {
+		t.Fatalf("unknown event: %s %s", code, msg)
+	}
+	code, msg = k.gqlError(t, `mutation($c: JSON!) { setHooks(config: $c) }`, map[string]any{"c": map[string]any{
+		"PreToolUse": []any{map[string]any{"matcher": "(", "hooks": []any{map[string]any{"type": "command", "command": "true"}}}},
+	}})
+	if code != "BAD_INPUT" || !strings.Contains(msg, "hooks.PreToolUse[0].matcher") {
+		t.Fatalf("bad regex: %s %s", code, msg)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "hooks.json")); err == nil {
+		t.Fatal("a refused document was written")
+	}
+	// A whole Claude Code settings object is accepted.
+	k.setHooks(t, `{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "true", "timeout": 5}]}]}}`)
+	k.gql(t, `{ hooks }`, nil, &r)
+	if !strings.Contains(string(r.Hooks), `"Stop"`) {
+		t.Fatalf("stored hooks: %s", r.Hooks)
+	}
+	fi, err := os.Stat(filepath.Join(dir, "hooks.json"))
+	if err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("hooks.json: %v %v", fi, err)
+	}
+}
+
+func TestHooksPreToolUseBlocksRmRf(t *testing.T) {
+	k := startKernel(t, t.TempDir())
+	proj := outsideTmp(t)
+	scripts := t.TempDir()
+	guard := writeHook(t, scripts, "guard.sh", `
+input=$(cat)
+cmd=$(printf '%s' "$input" | python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["hook_event_name"], d["tool_name"], d["tool_input"].get("command",""), sep="|")')
+case "$cmd" in
+  *"rm -rf"*) echo "refusing rm -rf: $cmd" >&2; exit 2;;
+esac
+exit 0
+`)
+	k.setHooks(t, `{"PreToolUse": [{"matcher": "bash", "hooks": [{"type": "command", "command": "`+guard+`"}]}]}`)
+	fake := openaitest.New(t)
+	sid := k.session(t, fake.BaseURL(), proj, "BYPASS")
+	if err := os.WriteFile(filepath.Join(proj, "keep.txt"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	msgs := k.runTools(t, fake, sid,
+		toolCall("c1", "bash", map[string]any{"command": "rm -rf keep.txt"}),
+		toolCall("c2", "bash", map[string]any{"command": "echo fine"}))
+	if !msgs[0].IsError || !strings.Contains(msgs[0].Text, "refusing rm -rf: PreToolUse|bash|rm -rf keep.txt") {
+		t.Fatalf("blocked call: %+v", msgs[0])
+	}
+	if !exists(filepath.Join(proj, "keep.txt")) {
+		t.Fatal("the blocked command ran")
+	}
+	if msgs[1].IsError || !strings.Contains(msgs[1].Text, "fine") {
+		t.Fatalf("allowed call: %+v", msgs[1])
+	}
+	reqs := fake.Requests()
+	if !strings.Contains(requestText(reqs[1]), "refusing rm -rf") {
+		t.Fatalf("the model did not read the hook's reason: %s", reqs[1].Body)
+	}
+	started, finished, _ := k.hookEvents(t, sid)
+	if len(started) != 2 || len(finished) != 2 || finished[0]["exitCode"] != float64(2) || finished[0]["event"] != "PreToolUse" {
+		t.Fatalf("hook events: %v %v", started, finished)
+	}
+}
+
+func TestHooksPermissionDecisionDeny(t *testing.T) {
+	k := startKernel(t, t.TempDir())
+	proj := outsideTmp(t)
+	deny := writeHook(t, t.TempDir(), "deny.sh", `cat >/dev/null
+echo '{"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny", "permissionDecisionReason": "writes are frozen today"}}'
+`)
+	k.setHooks(t, `{"PreToolUse": [{"matcher": "write|bash", "hooks": [{"type": "command", "command": "`+deny+`"}]}]}`)
+	fake := openaitest.New(t)
+	sid := k.session(t, fake.BaseURL(), proj, "BYPASS")
+	msgs := k.runTools(t, fake, sid, toolCall("c1", "bash", map[string]any{"command": "touch made.txt"}))
+	if !msgs[0].IsError || !strings.Contains(msgs[0].Text, "writes are frozen today") || exists(filepath.Join(proj, "made.txt")) {
+		t.Fatalf("denied call: %+v", msgs[0])
+	}
+}
+
+func TestHooksUserPromptSubmitContext(t *testing.T) {
+	k := startKernel(t, t.TempDir())
+	proj := outsideTmp(t)
+	ctxHook := writeHook(t, t.TempDir(), "ctx.sh", `
+prompt=$(python3 -c 'import json,sys; print(json.load(sys.stdin)["prompt"])')
+echo "Sprint context: the prompt was <$prompt>; cwd=$PWD"
+`)
+	k.setHooks(t, `{"UserPromptSubmit": [{"hooks": [{"type": "command", "command": "`+ctxHook+`"}]}]}`)
+	fake := openaitest.New(t)
+	sid := k.session(t, fake.BaseURL(), proj, "BYPASS")
+	k.runTools(t, fake, sid)
+	_, finished, system := k.hookEvents(t, sid)
+	if len(finished) != 1 || len(system) != 1 {
+		t.Fatalf("hook events %v, system messages %v", finished, system)
+	}
+	want := "Sprint context: the prompt was <go>; cwd=" + proj
+	if system[0]["text"] != want || !strings.HasPrefix(system[0]["source"].(string), "hook UserPromptSubmit: ") {
+		t.Fatalf("system message: %v", system[0])
+	}
+	var body struct {
+		Messages []struct {
+			Role    string
+			Content any
+		}
+	}
+	if err := json.Unmarshal(fake.LastRequest().Body, &body); err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, m := range body.Messages {
+		if s, _ := json.Marshal(m.Content); strings.Contains(string(s), "Sprint context") {
+			if m.Role != "system" {
+				t.Fatalf("hook context sent as %s", m.Role)
+			}
+			found = true
+		}
+	}
+	if !found {
+		t.Fatalf("hook context not in the request: %s", fake.LastRequest().Body)
+	}
+	var s struct {
+		Session struct{ Messages []struct{ Role, Source, Text string } }
+	}
+	k.gql(t, `query($s: ID!) { session(id: $s) { messages { role source text } } }`, map[string]any{"s": sid}, &s)
+	if len(s.Session.Messages) < 2 || s.Session.Messages[1].Role != "SYSTEM" || s.Session.Messages[1].Source == "" {
+		t.Fatalf("messages: %+v", s.Session.Messages)
+	}
+}
+
+func TestHooksUserPromptSubmitRefuses(t *testing.T) {
+	k := startKernel(t, t.TempDir())
+	refuse := writeHook(t, t.TempDir(), "refuse.sh", "cat >/dev/null; echo 'no secrets in prompts' >&2; exit 2\n")
+	k.setHooks(t, `{"UserPromptSubmit": [{"hooks": [{"type": "command", "command": "`+refuse+`"}]}]}`)
+	fake := openaitest.New(t)
+	sid := k.session(t, fake.BaseURL(), outsideTmp(t), "BYPASS")
+	k.gql(t, `mutation($s: ID!) { sendMessage(sessionId: $s, input: {text: "go"}) { turnStarted } }`, map[string]any{"s": sid}, nil)
+	k.waitEvents(t, sid, "turn_finished", 1)
+	var r struct {
+		Events []struct {
+			Type    string
+			Payload json.RawMessage
+		}
+	}
+	k.gql(t, `query($s: ID!) { events(sessionId: $s, limit: 5000) { type payload } }`, map[string]any{"s": sid}, &r)
+	last := r.Events[len(r.Events)-1]
+	for _, e := range r.Events {
+		if e.Type == "turn_finished" {
+			last = e
+		}
+	}
+	if !strings.Contains(string(last.Payload), "no secrets in prompts") || len(fake.Requests()) != 0 {
+		t.Fatalf("turn_finished %s; %d requests", last.Payload, len(fake.Requests()))
+	}
+}
+
+func TestHooksStopContinuationBounded(t *testing.T) {
+	k := startKernel(t, t.TempDir())
+	stop := writeHook(t, t.TempDir(), "stop.sh", "cat >/dev/null; echo 'run the tests first' >&2; exit 2\n")
+	k.setHooks(t, `{"Stop": [{"hooks": [{"type": "command", "command": "`+stop+`"}]}]}`)
+	fake := openaitest.New(t)
+	sid := k.session(t, fake.BaseURL(), outsideTmp(t), "BYPASS")
+	for range 4 {
+		fake.Enqueue(openaitest.TextStream("gpt-t", "done"))
+	}
+	k.gql(t, `mutation($s: ID!) { sendMessage(sessionId: $s, input: {text: "go"}) { turnStarted } }`, map[string]any{"s": sid}, nil)
+	k.waitEvents(t, sid, "turn_finished", 1)
+	reqs := fake.Requests()
+	if len(reqs) != 4 { // the first answer plus three continuations
+		t.Fatalf("%d model requests, want 4", len(reqs))
+	}
+	if !strings.Contains(requestText(reqs[1]), "run the tests first") {
+		t.Fatalf("the model did not read the Stop feedback: %s", reqs[1].Body)
+	}
+}
+
+func TestHooksTimeoutKillsHook(t *testing.T) {
+	k := startKernel(t, t.TempDir())
+	marker := filepath.Join(t.TempDir(), "survived")
+	hang := writeHook(t, t.TempDir(), "hang.sh", "cat >/dev/null; (sleep 30; touch "+marker+") & sleep 30\n")
+	k.setHooks(t, `{"PreToolUse": [{"matcher": "bash", "hooks": [{"type": "command", "command": "`+hang+`", "timeout": 0.5}]}]}`)
+	fake := openaitest.New(t)
+	proj := outsideTmp(t)
+	sid := k.session(t, fake.BaseURL(), proj, "BYPASS")
+	msgs := k.runTools(t, fake, sid, toolCall("c1", "bash", map[string]any{"command": "echo ran"}))
+	if msgs[0].IsError || !strings.Contains(msgs[0].Text, "ran") {
+		t.Fatalf("a timed-out hook must not block: %+v", msgs[0])
+	}
+	_, finished, _ := k.hookEvents(t, sid)
+	if len(finished) != 1 || finished[0]["timedOut"] != true {
+		t.Fatalf("hook_finished: %v", finished)
+	}
+	// The whole process group is gone: nothing is left that could touch
+	// the marker.
+	waitNoProcessesIn(t, proj)
+}
+
+func TestHooksRunConfined(t *testing.T) {
+	dataDir := t.TempDir()
+	k := startKernel(t, dataDir)
+	namespaces := k.requireLandlock(t)
+	outside := outsideTmp(t)
+	proj := filepath.Join(outside, "proj")
+	if err := os.Mkdir(proj, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	probe := writeHook(t, t.TempDir(), "probe.sh", `cat >/dev/null
+touch inside.txt && echo inside-ok
+touch ../escape.txt 2>/dev/null && echo escaped
+ls "`+dataDir+`" 2>/dev/null | grep -q hooks.json && echo saw-data
+exit 0
+`)
+	k.setHooks(t, `{"UserPromptSubmit": [{"hooks": [{"type": "command", "command": "`+probe+`"}]}]}`)
+	fake := openaitest.New(t)
+	sid := k.session(t, fake.BaseURL(), proj, "BYPASS")
+	k.runTools(t, fake, sid)
+	_, _, system := k.hookEvents(t, sid)
+	if len(system) != 1 {
+		t.Fatalf("system messages: %v", system)
+	}
+	text := system[0]["text"].(string)
+	if !strings.Contains(text, "inside-ok") || strings.Contains(text, "escaped") || exists(filepath.Join(outside, "escape.txt")) {
+		t.Fatalf("confinement: %q", text)
+	}
+	if namespaces && strings.Contains(text, "saw-data") {
+		t.Fatalf("the hook saw the data directory: %q", text)
+	}
+}

@@ -203,7 +203,9 @@ echo "Sprint context: the prompt was <$prompt>; cwd=$PWD"
 		t.Fatalf("hook context not in the request: %s", fake.LastRequest().Body)
 	}
 	var s struct {
-		Session struct{ Messages []struct{ Role, Source, Text string } }
+		Session struct {
+			Messages []struct{ Role, Source, Text string }
+		}
 	}
 	k.gql(t, `query($s: ID!) { session(id: $s) { messages { role source text } } }`, map[string]any{"s": sid}, &s)
 	if len(s.Session.Messages) < 2 || s.Session.Messages[1].Role != "SYSTEM" || s.Session.Messages[1].Source == "" {

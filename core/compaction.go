@@ -99,6 +99,12 @@ func afterCheckpoint(msgs []Message, cp *CheckpointPayload) []Message {
 // a checkpoint. A failure is remembered for that coverage, so the same
 // history is never retried in a loop.
 func (e *Engine) compact(ctx context.Context, s Session, b boundModel, reason string) error {
+	trigger := "auto"
+	if reason == "manual" {
+		trigger = "manual"
+	}
+	// PreCompact hooks are informational: their exit codes never block.
+	e.runHooks(ctx, s, "", HookPreCompact, HookInput{Trigger: trigger})
 	msgs, err := e.svc.Messages(ctx, s.ID, false)
 	if err != nil {
 		return err

@@ -63,6 +63,8 @@ type Engine struct {
 	pending      map[string]*pendingRequest // approvals and questions by request id
 	decided      map[string]bool            // answered request ids, so late answers get CONFLICT
 	decidedOrder []string
+	// untrustedReported dedups hook_untrusted events (session/turn/event).
+	untrustedReported map[string]bool
 	grants       map[string]map[string]bool
 	// failedCompactions remembers, per route and history digest, why a
 	// compaction failed, so it is not retried in a loop.

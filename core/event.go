@@ -35,6 +35,7 @@ const (
 	EventResyncRequired       EventType = "resync_required"
 	EventHookStarted          EventType = "hook_started"
 	EventHookFinished         EventType = "hook_finished"
+	EventHookUntrusted        EventType = "hook_untrusted"
 )
 
 // LiveOnly reports whether events of type t are never persisted (MSG-12):

@@ -3,8 +3,13 @@ package core
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -146,11 +151,92 @@ func (m HookMatcher) matches(tool string) bool {
 	return re == nil || re.MatchString(tool)
 }
 
-// HookStore keeps the kernel-wide hooks document.
+// HookStore keeps the kernel-wide hooks document and the trusted project
+// hooks files.
 type HookStore interface {
 	// LoadHooks returns the document, or nil when there is none.
 	LoadHooks(ctx context.Context) ([]byte, error)
 	SaveHooks(ctx context.Context, data []byte) error
+	// LoadTrust returns project path → sha256 (hex) of its trusted
+	// .foya/hooks.json.
+	LoadTrust(ctx context.Context) (map[string]string, error)
+	SaveTrust(ctx context.Context, trust map[string]string) error
+}
+
+// ProjectHooksFile is a project's hooks document, relative to its root.
+const ProjectHooksFile = ".foya/hooks.json"
+
+// ProjectHooks is the state of a project's hooks file.
+type ProjectHooks struct {
+	Path    string
+	Present bool
+	// Trusted says the file's current content was trusted; Changed says
+	// an earlier content was trusted and the file has changed since.
+	Trusted, Changed bool
+	Document         json.RawMessage
+	hash             string
+}
+
+func hashHex(b []byte) string {
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+// ProjectState reads the hooks file of the project rooted at root.
+func (h *Hooks) ProjectState(ctx context.Context, root string) (ProjectHooks, error) {
+	ph := ProjectHooks{Path: filepath.Join(root, ProjectHooksFile)}
+	data, err := os.ReadFile(ph.Path)
+	if errors.Is(err, os.ErrNotExist) {
+		return ph, nil
+	}
+	if err != nil {
+		return ph, fmt.Errorf("read project hooks: %w", err)
+	}
+	ph.Present, ph.Document, ph.hash = true, data, hashHex(data)
+	if h == nil || h.store == nil {
+		return ph, nil
+	}
+	trust, err := h.store.LoadTrust(ctx)
+	if err != nil {
+		return ph, err
+	}
+	if t, ok := trust[root]; ok {
+		ph.Trusted, ph.Changed = t == ph.hash, t != ph.hash
+	}
+	return ph, nil
+}
+
+// Trust records the current content of the project's hooks file as
+// trusted; a later change needs trust again.
+func (h *Hooks) Trust(ctx context.Context, root string) (ProjectHooks, error) {
+	if h == nil || h.store == nil {
+		return ProjectHooks{}, &Error{Code: CodeUnavailable, Message: "hooks are not configured on this kernel"}
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	ph, err := h.ProjectState(ctx, root)
+	if err != nil {
+		return ph, err
+	}
+	if !ph.Present {
+		return ph, &Error{Code: CodeNotFound, Message: fmt.Sprintf("the project has no hooks file (%s)", ph.Path)}
+	}
+	if _, err := ParseHookConfig(ph.Document); err != nil {
+		return ph, &Error{Code: CodeBadInput, Message: fmt.Sprintf("%s is not a valid hooks document: %s", ph.Path, ErrorMessage(err))}
+	}
+	trust, err := h.store.LoadTrust(ctx)
+	if err != nil {
+		return ph, err
+	}
+	if trust == nil {
+		trust = map[string]string{}
+	}
+	trust[root] = ph.hash
+	if err := h.store.SaveTrust(ctx, trust); err != nil {
+		return ph, fmt.Errorf("save hook trust: %w", err)
+	}
+	ph.Trusted, ph.Changed = true, false
+	return ph, nil
 }
 
 // HookRun is one command to run.
@@ -317,6 +403,9 @@ func (e *Engine) runHooks(ctx context.Context, s Session, turnID, event string, 
 		return d
 	}
 	ms := cfg[event]
+	if s.ProjectID != "" {
+		ms = append(slices.Clip(ms), e.projectHooks(pctx, s, turnID, event)...)
+	}
 	if len(ms) == 0 {
 		return d
 	}
@@ -438,4 +527,63 @@ func (e *Engine) persistHookContext(ctx context.Context, sessionID, turnID strin
 			e.log.Warn("record hook context", "session_id", sessionID, "err", err)
 		}
 	}
+}
+
+// firstTurn reports whether turnID is the session's first turn (no message
+// of an earlier turn).
+func (e *Engine) firstTurn(ctx context.Context, sessionID, turnID string) bool {
+	msgs, err := e.svc.Messages(ctx, sessionID, true)
+	if err != nil {
+		return false
+	}
+	for _, m := range msgs {
+		if m.TurnID != "" && m.TurnID != turnID {
+			return false
+		}
+	}
+	return true
+}
+
+// HookUntrustedPayload is the payload of hook_untrusted: a project's hooks
+// were not run because the project (or this content of its file) is not
+// trusted.
+type HookUntrustedPayload struct {
+	TurnID  string `json:"turnId,omitempty"`
+	Event   string `json:"event"`
+	Path    string `json:"path"`
+	Changed bool   `json:"changed"`
+}
+
+// projectHooks returns the matchers of event in the session's project
+// hooks file when it is trusted; otherwise it reports the file (once per
+// turn) and returns none.
+func (e *Engine) projectHooks(ctx context.Context, s Session, turnID, event string) []HookMatcher {
+	p, err := e.svc.Project(ctx, s.ProjectID)
+	if err != nil {
+		return nil
+	}
+	ph, err := e.cfg.Hooks.ProjectState(ctx, p.Path)
+	if err != nil || !ph.Present {
+		return nil
+	}
+	if !ph.Trusted {
+		key := s.ID + "/" + turnID
+		e.mu.Lock()
+		if e.untrustedReported == nil {
+			e.untrustedReported = map[string]bool{}
+		}
+		seen := e.untrustedReported[key]
+		e.untrustedReported[key] = true
+		e.mu.Unlock()
+		if !seen {
+			e.log.Warn("project hooks not run: the project is not trusted", "path", ph.Path, "changed", ph.Changed)
+			_ = e.persist(ctx, s.ID, EventHookUntrusted, HookUntrustedPayload{TurnID: turnID, Event: event, Path: ph.Path, Changed: ph.Changed})
+		}
+		return nil
+	}
+	cfg, err := ParseHookConfig(ph.Document)
+	if err != nil {
+		return nil
+	}
+	return cfg[event]
 }

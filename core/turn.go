@@ -126,6 +126,11 @@ func (e *Engine) loop(ctx context.Context, sessionID, turnID, prompt string) (Tu
 	overflowRetried := false
 	stopContinues := 0
 	if s, err := e.svc.Session(pctx, sessionID); err == nil {
+		if e.cfg.Hooks != nil && e.firstTurn(pctx, sessionID, turnID) {
+			// SessionStart runs before the session's first model request.
+			d := e.runHooks(ctx, s, turnID, HookSessionStart, HookInput{Source: "startup"})
+			e.persistHookContext(pctx, sessionID, turnID, d.contexts)
+		}
 		// UserPromptSubmit runs before the turn's first model request.
 		d := e.runHooks(ctx, s, turnID, HookUserPromptSubmit, HookInput{Prompt: prompt})
 		if d.block {
@@ -220,13 +225,17 @@ func (e *Engine) loop(ctx context.Context, sessionID, turnID, prompt string) (Tu
 			// Stop hooks may send the model back to work, a bounded number
 			// of times per turn, with their stderr as feedback.
 			active := stopContinues > 0
-			d := e.runHooks(ctx, s, turnID, HookStop, HookInput{StopHookActive: &active})
+			event := HookStop
+			if s.ParentID != "" {
+				event = HookSubagentStop
+			}
+			d := e.runHooks(ctx, s, turnID, event, HookInput{StopHookActive: &active})
 			if d.block && stopContinues < MaxStopContinuations && ctx.Err() == nil {
 				stopContinues++
 				if err := e.persist(pctx, sessionID, EventMessageEnd, MessagePayload{Message: msg}); err != nil {
 					return TurnFailed, ErrorMessage(err)
 				}
-				e.persistHookContext(pctx, sessionID, turnID, []hookContext{{source: "hook Stop", text: "A Stop hook asked you to continue: " + firstNonEmpty(d.reason, "no reason given")}})
+				e.persistHookContext(pctx, sessionID, turnID, []hookContext{{source: "hook " + event, text: "A " + event + " hook asked you to continue: " + firstNonEmpty(d.reason, "no reason given")}})
 				continue
 			}
 			msg.TurnStatus = TurnCompleted

@@ -40,6 +40,7 @@ type ResolverRoot interface {
 	Message() MessageResolver
 	Mutation() MutationResolver
 	PluginInfo() PluginInfoResolver
+	ProjectHooks() ProjectHooksResolver
 	Query() QueryResolver
 	QueueItem() QueueItemResolver
 	RewindFile() RewindFileResolver
@@ -236,6 +237,7 @@ type ComplexityRoot struct {
 		SetDefaultModel     func(childComplexity int, purpose core.ModelPurpose, connectionID *string, model *string) int
 		SetHooks            func(childComplexity int, config scalar.JSON) int
 		StopTurn            func(childComplexity int, sessionID string, keepQueue *bool, dispatchItemID *string) int
+		TrustProject        func(childComplexity int, id string) int
 		UpdateConnection    func(childComplexity int, id string, input model.ConnectionInput) int
 		UpdateMcpServer     func(childComplexity int, id string, input model.McpServerInput) int
 		UpdateSession       func(childComplexity int, id string, input model.UpdateSessionInput) int
@@ -265,6 +267,14 @@ type ComplexityRoot struct {
 		Path      func(childComplexity int) int
 	}
 
+	ProjectHooks struct {
+		Changed  func(childComplexity int) int
+		Document func(childComplexity int) int
+		Path     func(childComplexity int) int
+		Present  func(childComplexity int) int
+		Trusted  func(childComplexity int) int
+	}
+
 	ProviderOption struct {
 		Key   func(childComplexity int) int
 		Value func(childComplexity int) int
@@ -277,6 +287,7 @@ type ComplexityRoot struct {
 		Hooks         func(childComplexity int) int
 		McpServers    func(childComplexity int) int
 		Plugins       func(childComplexity int) int
+		ProjectHooks  func(childComplexity int, id string) int
 		Projects      func(childComplexity int) int
 		Session       func(childComplexity int, id string) int
 		Sessions      func(childComplexity int, includeChildren *bool) int
@@ -449,6 +460,7 @@ type MessageResolver interface {
 	StructuredContent(ctx context.Context, obj *core.Message) (scalar.JSON, error)
 }
 type MutationResolver interface {
+	TrustProject(ctx context.Context, id string) (*core.ProjectHooks, error)
 	SetHooks(ctx context.Context, config scalar.JSON) (scalar.JSON, error)
 	CreateMcpServer(ctx context.Context, input model.McpServerInput) (*core.MCPServer, error)
 	UpdateMcpServer(ctx context.Context, id string, input model.McpServerInput) (*core.MCPServer, error)
@@ -488,7 +500,11 @@ type PluginInfoResolver interface {
 	Sandbox(ctx context.Context, obj *core.PluginInfo) (*string, error)
 	SandboxDetail(ctx context.Context, obj *core.PluginInfo) (*string, error)
 }
+type ProjectHooksResolver interface {
+	Document(ctx context.Context, obj *core.ProjectHooks) (scalar.JSON, error)
+}
 type QueryResolver interface {
+	ProjectHooks(ctx context.Context, id string) (*core.ProjectHooks, error)
 	Hooks(ctx context.Context) (scalar.JSON, error)
 	McpServers(ctx context.Context) ([]core.MCPServer, error)
 	Connections(ctx context.Context) ([]core.Connection, error)
@@ -1503,6 +1519,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.StopTurn(childComplexity, args["sessionId"].(string), args["keepQueue"].(*bool), args["dispatchItemId"].(*string)), true
+	case "Mutation.trustProject":
+		if e.ComplexityRoot.Mutation.TrustProject == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_trustProject_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.TrustProject(childComplexity, args["id"].(string)), true
 	case "Mutation.updateConnection":
 		if e.ComplexityRoot.Mutation.UpdateConnection == nil {
 			break
@@ -1652,6 +1679,37 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Project.Path(childComplexity), true
 
+	case "ProjectHooks.changed":
+		if e.ComplexityRoot.ProjectHooks.Changed == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProjectHooks.Changed(childComplexity), true
+	case "ProjectHooks.document":
+		if e.ComplexityRoot.ProjectHooks.Document == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProjectHooks.Document(childComplexity), true
+	case "ProjectHooks.path":
+		if e.ComplexityRoot.ProjectHooks.Path == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProjectHooks.Path(childComplexity), true
+	case "ProjectHooks.present":
+		if e.ComplexityRoot.ProjectHooks.Present == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProjectHooks.Present(childComplexity), true
+	case "ProjectHooks.trusted":
+		if e.ComplexityRoot.ProjectHooks.Trusted == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProjectHooks.Trusted(childComplexity), true
+
 	case "ProviderOption.key":
 		if e.ComplexityRoot.ProviderOption.Key == nil {
 			break
@@ -1707,6 +1765,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Plugins(childComplexity), true
+	case "Query.projectHooks":
+		if e.ComplexityRoot.Query.ProjectHooks == nil {
+			break
+		}
+
+		args, err := ec.field_Query_projectHooks_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.ProjectHooks(childComplexity, args["id"].(string)), true
 	case "Query.projects":
 		if e.ComplexityRoot.Query.Projects == nil {
 			break
@@ -2937,6 +3006,8 @@ type McpTool {
 }
 
 type Query {
+  "The state of a project's hooks file: present, trusted, or changed since it was trusted."
+  projectHooks(id: ID!): ProjectHooks!
   "The kernel-wide lifecycle hooks document (` + "`" + `<data-dir>/hooks.json` + "`" + `) in Claude Code's ` + "`" + `hooks` + "`" + ` format; ` + "`" + `{}` + "`" + ` when none (docs/hooks.md)."
   hooks: JSON!
   "The configured MCP servers with their status and tools, in creation order."
@@ -3068,6 +3139,8 @@ input UpdateSessionInput {
 }
 
 type Mutation {
+  "Trusts the hooks file of a project (` + "`" + `<project>/.foya/hooks.json` + "`" + `) as it is now: its sha256 is recorded and its hooks run from then on; a changed file needs trust again. NOT_FOUND when the project has none, BAD_INPUT when it is not a valid hooks document."
+  trustProject(id: ID!): ProjectHooks!
   "Replaces the kernel-wide hooks document after validating it (BAD_INPUT names the bad path, e.g. ` + "`" + `hooks.PreToolUse[0].hooks[0].command` + "`" + `); written atomically with mode 0600. Accepts the ` + "`" + `hooks` + "`" + ` object of Claude Code's settings, or a settings object holding only ` + "`" + `hooks` + "`" + `. Returns the stored document."
   setHooks(config: JSON!): JSON!
   "Adds an MCP server and starts it (unless enabled is false). Names are unique (CONFLICT)."
@@ -3157,6 +3230,20 @@ type Subscription {
   sessionEvents(sessionId: ID!, afterSeq: Int): SessionEvent!
   "Session list and catalog changes."
   kernelEvents: KernelEvent!
+}
+
+"A project's hooks file (` + "`" + `<project>/.foya/hooks.json` + "`" + `) and whether it is trusted (docs/hooks.md)."
+type ProjectHooks {
+  "The file's path."
+  path: String!
+  "Whether the file exists."
+  present: Boolean!
+  "Whether its current content was trusted; only then do its hooks run."
+  trusted: Boolean!
+  "Whether an earlier content was trusted and the file changed since (trust again to run it)."
+  changed: Boolean!
+  "The file's content when it is valid JSON."
+  document: JSON
 }
 `, BuiltIn: false},
 }
@@ -3528,6 +3615,22 @@ func (ec *executionContext) childFields_Project(ctx context.Context, field graph
 		return ec.fieldContext_Project_createdAt(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Project", field.Name)
+}
+
+func (ec *executionContext) childFields_ProjectHooks(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "path":
+		return ec.fieldContext_ProjectHooks_path(ctx, field)
+	case "present":
+		return ec.fieldContext_ProjectHooks_present(ctx, field)
+	case "trusted":
+		return ec.fieldContext_ProjectHooks_trusted(ctx, field)
+	case "changed":
+		return ec.fieldContext_ProjectHooks_changed(ctx, field)
+	case "document":
+		return ec.fieldContext_ProjectHooks_document(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ProjectHooks", field.Name)
 }
 
 func (ec *executionContext) childFields_ProviderOption(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -4356,6 +4459,20 @@ func (ec *executionContext) field_Mutation_stopTurn_args(ctx context.Context, ra
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_trustProject_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_updateConnection_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -4477,6 +4594,20 @@ func (ec *executionContext) field_Query_events_args(ctx context.Context, rawArgs
 		return nil, err
 	}
 	args["limit"] = arg2
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_projectHooks_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
 	return args, nil
 }
 
@@ -7315,6 +7446,50 @@ func (ec *executionContext) fieldContext_ModelRef_model(_ context.Context, field
 	return graphql.NewScalarFieldContext("ModelRef", field, false, false, "String")
 }
 
+func (ec *executionContext) _Mutation_trustProject(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_trustProject(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().TrustProject(ctx, fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *core.ProjectHooks) graphql.Marshaler {
+			return ec.marshalNProjectHooks2ᚖgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐProjectHooks(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_trustProject(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ProjectHooks(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_trustProject_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Mutation_setHooks(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -8938,6 +9113,121 @@ func (ec *executionContext) fieldContext_Project_createdAt(_ context.Context, fi
 	return graphql.NewScalarFieldContext("Project", field, false, false, "Time")
 }
 
+func (ec *executionContext) _ProjectHooks_path(ctx context.Context, field graphql.CollectedField, obj *core.ProjectHooks) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ProjectHooks_path(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Path, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ProjectHooks_path(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ProjectHooks", field, false, false, "String")
+}
+
+func (ec *executionContext) _ProjectHooks_present(ctx context.Context, field graphql.CollectedField, obj *core.ProjectHooks) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ProjectHooks_present(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Present, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ProjectHooks_present(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ProjectHooks", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _ProjectHooks_trusted(ctx context.Context, field graphql.CollectedField, obj *core.ProjectHooks) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ProjectHooks_trusted(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Trusted, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ProjectHooks_trusted(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ProjectHooks", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _ProjectHooks_changed(ctx context.Context, field graphql.CollectedField, obj *core.ProjectHooks) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ProjectHooks_changed(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Changed, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ProjectHooks_changed(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ProjectHooks", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _ProjectHooks_document(ctx context.Context, field graphql.CollectedField, obj *core.ProjectHooks) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ProjectHooks_document(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ProjectHooks().Document(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v scalar.JSON) graphql.Marshaler {
+			return ec.marshalOJSON2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋgraphᚋscalarᚐJSON(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ProjectHooks_document(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ProjectHooks", field, true, true, "JSON")
+}
+
 func (ec *executionContext) _ProviderOption_key(ctx context.Context, field graphql.CollectedField, obj *model.ProviderOption) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -8982,6 +9272,50 @@ func (ec *executionContext) _ProviderOption_value(ctx context.Context, field gra
 }
 func (ec *executionContext) fieldContext_ProviderOption_value(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ProviderOption", field, false, false, "String")
+}
+
+func (ec *executionContext) _Query_projectHooks(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_projectHooks(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().ProjectHooks(ctx, fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *core.ProjectHooks) graphql.Marshaler {
+			return ec.marshalNProjectHooks2ᚖgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐProjectHooks(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_projectHooks(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ProjectHooks(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_projectHooks_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _Query_hooks(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
@@ -14325,6 +14659,13 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		switch field.Name {
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("Mutation")
+		case "trustProject":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_trustProject(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		case "setHooks":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_setHooks(ctx, field)
@@ -14685,6 +15026,60 @@ func (ec *executionContext) _Project(ctx context.Context, sel ast.SelectionSet, 
 	return out
 }
 
+var projectHooksImplementors = []string{"ProjectHooks"}
+
+func (ec *executionContext) _ProjectHooks(ctx context.Context, sel ast.SelectionSet, obj *core.ProjectHooks) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, projectHooksImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ProjectHooks")
+		case "path":
+			out.Values[i] = ec._ProjectHooks_path(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "present":
+			out.Values[i] = ec._ProjectHooks_present(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "trusted":
+			out.Values[i] = ec._ProjectHooks_trusted(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "changed":
+			out.Values[i] = ec._ProjectHooks_changed(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "document":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._ProjectHooks_document(ctx, field, obj)
+				})
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var providerOptionImplementors = []string{"ProviderOption"}
 
 func (ec *executionContext) _ProviderOption(ctx context.Context, sel ast.SelectionSet, obj *model.ProviderOption) graphql.Marshaler {
@@ -14742,6 +15137,12 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 		switch field.Name {
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("Query")
+		case "projectHooks":
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_projectHooks(ctx, field)
+				})
 		case "hooks":
 			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
 				true, true,
@@ -16574,6 +16975,14 @@ func (ec *executionContext) marshalNProject2ᚖgithubᚗcomᚋfoyaᚑdevᚋfoya�
 		return graphql.Null
 	}
 	return ec._Project(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNProjectHooks2ᚖgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐProjectHooks(ctx context.Context, sel ast.SelectionSet, v *core.ProjectHooks) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "ProjectHooks!")
+		return graphql.Null
+	}
+	return ec._ProjectHooks(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNProjectInput2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋgraphᚋmodelᚐProjectInput(ctx context.Context, v any) (model.ProjectInput, error) {

@@ -7,6 +7,7 @@ package graph
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -147,6 +148,19 @@ func (r *messageResolver) StructuredContent(ctx context.Context, obj *core.Messa
 		return nil, nil
 	}
 	return scalar.JSON(obj.StructuredContent), nil
+}
+
+// TrustProject is the resolver for the trustProject field.
+func (r *mutationResolver) TrustProject(ctx context.Context, id string) (*core.ProjectHooks, error) {
+	p, err := r.Service.Project(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	ph, err := r.Engine.Hooks().Trust(ctx, p.Path)
+	if err != nil {
+		return nil, err
+	}
+	return &ph, nil
 }
 
 // SetHooks is the resolver for the setHooks field.
@@ -433,6 +447,27 @@ func (r *pluginInfoResolver) SandboxDetail(ctx context.Context, obj *core.Plugin
 	return nonEmpty(obj.SandboxDetail), nil
 }
 
+// Document is the resolver for the document field.
+func (r *projectHooksResolver) Document(ctx context.Context, obj *core.ProjectHooks) (scalar.JSON, error) {
+	if !json.Valid(obj.Document) {
+		return nil, nil
+	}
+	return scalar.JSON(obj.Document), nil
+}
+
+// ProjectHooks is the resolver for the projectHooks field.
+func (r *queryResolver) ProjectHooks(ctx context.Context, id string) (*core.ProjectHooks, error) {
+	p, err := r.Service.Project(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	ph, err := r.Engine.Hooks().ProjectState(ctx, p.Path)
+	if err != nil {
+		return nil, err
+	}
+	return &ph, nil
+}
+
 // Hooks is the resolver for the hooks field.
 func (r *queryResolver) Hooks(ctx context.Context) (scalar.JSON, error) {
 	doc, err := r.Engine.Hooks().Document(ctx)
@@ -681,6 +716,9 @@ func (r *Resolver) Mutation() MutationResolver { return &mutationResolver{r} }
 // PluginInfo returns PluginInfoResolver implementation.
 func (r *Resolver) PluginInfo() PluginInfoResolver { return &pluginInfoResolver{r} }
 
+// ProjectHooks returns ProjectHooksResolver implementation.
+func (r *Resolver) ProjectHooks() ProjectHooksResolver { return &projectHooksResolver{r} }
+
 // Query returns QueryResolver implementation.
 func (r *Resolver) Query() QueryResolver { return &queryResolver{r} }
 
@@ -709,6 +747,7 @@ type (
 	messageResolver       struct{ *Resolver }
 	mutationResolver      struct{ *Resolver }
 	pluginInfoResolver    struct{ *Resolver }
+	projectHooksResolver  struct{ *Resolver }
 	queryResolver         struct{ *Resolver }
 	queueItemResolver     struct{ *Resolver }
 	rewindFileResolver    struct{ *Resolver }

@@ -7,6 +7,7 @@ package hooks
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -43,6 +44,34 @@ func (s Store) LoadHooks(context.Context) ([]byte, error) {
 // SaveHooks implements core.HookStore: an atomic 0600 write.
 func (s Store) SaveHooks(_ context.Context, data []byte) error {
 	return catalogfile.WriteFileAtomic(s.Dir, FileName, data)
+}
+
+// TrustFileName records the trusted project hooks files.
+const TrustFileName = "hooks-trust.json"
+
+// LoadTrust implements core.HookStore.
+func (s Store) LoadTrust(context.Context) (map[string]string, error) {
+	b, err := os.ReadFile(filepath.Join(s.Dir, TrustFileName))
+	if errors.Is(err, os.ErrNotExist) {
+		return map[string]string{}, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read hook trust: %w", err)
+	}
+	var m map[string]string
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, fmt.Errorf("hook trust file %s is corrupt: %w", filepath.Join(s.Dir, TrustFileName), err)
+	}
+	return m, nil
+}
+
+// SaveTrust implements core.HookStore: an atomic 0600 write.
+func (s Store) SaveTrust(_ context.Context, m map[string]string) error {
+	b, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return err
+	}
+	return catalogfile.WriteFileAtomic(s.Dir, TrustFileName, b)
 }
 
 // Runner runs hook commands with `bash -c`, confined like the bash tool:
@@ -118,7 +147,7 @@ func (r *Runner) RunHook(ctx context.Context, h core.HookRun) core.HookOutcome {
 	if r.Exe != "" {
 		p := sandbox.Policy{
 			Namespaces: r.namespaces,
-			Writable: []string{h.Dir, tmp, "/tmp"}, Devices: sandbox.DefaultDevices, Network: true,
+			Writable:   []string{h.Dir, tmp, "/tmp"}, Devices: sandbox.DefaultDevices, Network: true,
 			UID: os.Getuid(), GID: os.Getgid(), Dir: h.Dir, Env: env, Argv: argv,
 		}
 		if r.DataDir != "" {

@@ -311,3 +311,70 @@ exit 0
 		t.Fatalf("the hook saw the data directory: %q", text)
 	}
 }
+
+func TestHooksProjectTrust(t *testing.T) {
+	dataDir := t.TempDir()
+	k := startKernel(t, dataDir)
+	proj := outsideTmp(t)
+	if err := os.MkdirAll(filepath.Join(proj, ".foya"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeProjectHooks := func(word string) {
+		doc := `{"UserPromptSubmit": [{"hooks": [{"type": "command", "command": "echo project-context-` + word + `"}]}]}`
+		if err := os.WriteFile(filepath.Join(proj, ".foya", "hooks.json"), []byte(doc), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writeProjectHooks("one")
+	fake := openaitest.New(t)
+	sid := k.session(t, fake.BaseURL(), proj, "BYPASS")
+	turn := func() string {
+		k.runTools(t, fake, sid)
+		return string(fake.LastRequest().Body)
+	}
+	untrusted := func() int {
+		var r struct{ Events []struct{ Type string } }
+		k.gql(t, `query($s: ID!) { events(sessionId: $s, limit: 5000) { type } }`, map[string]any{"s": sid}, &r)
+		n := 0
+		for _, e := range r.Events {
+			if e.Type == "hook_untrusted" {
+				n++
+			}
+		}
+		return n
+	}
+	// Untrusted: reported, never run.
+	if body := turn(); strings.Contains(body, "project-context") || untrusted() != 1 {
+		t.Fatalf("an untrusted project hook ran (or was not reported): %s", body)
+	}
+	var ps struct{ Projects []struct{ ID, Path string } }
+	k.gql(t, `{ projects { id path } }`, nil, &ps)
+	pid := ps.Projects[0].ID
+	var st struct{ ProjectHooks struct{ Present, Trusted, Changed bool } }
+	k.gql(t, `query($id: ID!) { projectHooks(id: $id) { present trusted changed } }`, map[string]any{"id": pid}, &st)
+	if !st.ProjectHooks.Present || st.ProjectHooks.Trusted {
+		t.Fatalf("state before trust: %+v", st)
+	}
+	// Trusted through the CLI: it runs.
+	var o outputs
+	res := o.run(t, "", "projects", "trust", proj, "--addr", k.addr, "--data-dir", dataDir)
+	if res.code != 0 || !strings.Contains(res.stdout, "trusted") {
+		t.Fatalf("foya projects trust: %+v", res)
+	}
+	if body := turn(); !strings.Contains(body, "project-context-one") {
+		t.Fatalf("a trusted project hook did not run: %s", body)
+	}
+	// Changed: not run until trusted again.
+	writeProjectHooks("two")
+	if body := turn(); strings.Contains(body, "project-context-two") || untrusted() != 2 {
+		t.Fatalf("a changed project hook ran: %s", body)
+	}
+	k.gql(t, `query($id: ID!) { projectHooks(id: $id) { present trusted changed } }`, map[string]any{"id": pid}, &st)
+	if st.ProjectHooks.Trusted || !st.ProjectHooks.Changed {
+		t.Fatalf("state after change: %+v", st)
+	}
+	k.gql(t, `mutation($id: ID!) { trustProject(id: $id) { trusted } }`, map[string]any{"id": pid}, nil)
+	if body := turn(); !strings.Contains(body, "project-context-two") {
+		t.Fatalf("a re-trusted project hook did not run: %s", body)
+	}
+}

@@ -58,6 +58,7 @@ Usage:
   foya exec [--addr A] [--session ID] [--project PATH] [--model CONN/MODEL] [--approval-mode M] [--json] "prompt"
   foya connections list|add|remove|models    foya sessions list|show|rm    foya schema
   foya mcp list|add|remove|restart           (MCP servers as tool sources; see docs/mcp.md)
+  foya projects trust PATH                   (run PATH/.foya/hooks.json; see docs/hooks.md)
   (client commands send $FOYA_TOKEN, --token-file PATH or <data-dir>/auth-token to a kernel that requires a token)
   foya version
   foya plugin NAME     (internal: serves a built-in plugin to the kernel)
@@ -82,6 +83,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		err = sessionsCmd(args[1:], stdout, stderr)
 	case "mcp":
 		err = mcpCmd(args[1:], stdout, stderr)
+	case "projects":
+		err = projectsCmd(args[1:], stdout, stderr)
 	case "schema":
 		err = schemaCmd(args[1:], stdout)
 	case "token":

@@ -65,7 +65,7 @@ type Engine struct {
 	decidedOrder []string
 	// untrustedReported dedups hook_untrusted events (session/turn/event).
 	untrustedReported map[string]bool
-	grants       map[string]map[string]bool
+	grants            map[string]map[string]bool
 	// failedCompactions remembers, per route and history digest, why a
 	// compaction failed, so it is not retried in a loop.
 	failedCompactions map[string]string

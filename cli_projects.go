@@ -13,6 +13,10 @@ const projectsUsage = `usage:
 common flags: --addr 127.0.0.1:4777 --data-dir DIR --token-file PATH --json`
 
 func projectsCmd(args []string, stdout, stderr io.Writer) error {
+	if len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "help") {
+		fmt.Fprint(stdout, "Usage of foya projects:\n"+projectsUsage+"\n")
+		return nil
+	}
 	if len(args) == 0 || args[0] != "trust" {
 		return usageError{errors.New(projectsUsage)}
 	}

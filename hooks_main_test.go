@@ -350,7 +350,9 @@ func TestHooksProjectTrust(t *testing.T) {
 	var ps struct{ Projects []struct{ ID, Path string } }
 	k.gql(t, `{ projects { id path } }`, nil, &ps)
 	pid := ps.Projects[0].ID
-	var st struct{ ProjectHooks struct{ Present, Trusted, Changed bool } }
+	var st struct {
+		ProjectHooks struct{ Present, Trusted, Changed bool }
+	}
 	k.gql(t, `query($id: ID!) { projectHooks(id: $id) { present trusted changed } }`, map[string]any{"id": pid}, &st)
 	if !st.ProjectHooks.Present || st.ProjectHooks.Trusted {
 		t.Fatalf("state before trust: %+v", st)

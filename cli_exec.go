@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+	"time"
 )
 
 // Exit codes of foya exec.
@@ -485,6 +486,14 @@ func (t *turnWatch) print(ev execEvent) {
 				t.pr.info("← %s: %s", m.ToolName, short(line, 160))
 			}
 		}
+	case "retry_scheduled":
+		var r struct {
+			Attempt, MaxAttempts int
+			DelayMs              int64
+			Reason               string
+		}
+		_ = json.Unmarshal(ev.Payload, &r)
+		t.pr.info("retrying in %s (attempt %d of %d): %s", (time.Duration(r.DelayMs) * time.Millisecond).String(), r.Attempt, r.MaxAttempts, short(r.Reason, 160))
 	case "usage":
 		if u := ev.Usage; u != nil {
 			est := ""

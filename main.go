@@ -171,6 +171,8 @@ func serveCmd(args []string, stderr io.Writer) error {
 	addr := fs.String("addr", "127.0.0.1:4777", "listen address (loopback by default)")
 	dataDir := fs.String("data-dir", defaultDataDir(), "data directory (database, catalog, artifacts)")
 	logLevel := fs.String("log-level", "info", "log level: debug, info, warn, error")
+	retryAttempts := fs.Int("retry-max-attempts", core.DefaultRetryMaxAttempts, "requests per model step when rate-limited, overloaded or cut off before any output (1 disables retries)")
+	retryWait := fs.Duration("retry-max-wait", core.DefaultRetryMaxTotalWait, "total backoff wait bound per model step")
 	var origins, pluginDirs, hosts listFlag
 	fs.Var(&hosts, "allow-host", "extra Host name the kernel answers to (repeatable; default loopback names, or any when --addr is not loopback)")
 	fs.Var(&pluginDirs, "plugin-dir", "extra directory of third-party plugin executables (repeatable; <data-dir>/plugins is always searched)")
@@ -185,7 +187,10 @@ func serveCmd(args []string, stderr io.Writer) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	k, err := openKernel(ctx, *dataDir, pluginDirs, log)
+	if *retryAttempts < 1 || *retryWait <= 0 {
+		return usageError{fmt.Errorf("--retry-max-attempts must be at least 1 and --retry-max-wait positive")}
+	}
+	k, err := openKernel(ctx, *dataDir, pluginDirs, core.RetryPolicy{MaxAttempts: *retryAttempts, MaxTotalWait: *retryWait}, log)
 	if err != nil {
 		return err
 	}
@@ -239,7 +244,7 @@ type kernel struct {
 	unlock   func()
 }
 
-func openKernel(ctx context.Context, dataDir string, pluginDirs []string, log *slog.Logger) (_ *kernel, err error) {
+func openKernel(ctx context.Context, dataDir string, pluginDirs []string, retry core.RetryPolicy, log *slog.Logger) (_ *kernel, err error) {
 	dir, err := prepareDataDir(dataDir)
 	if err != nil {
 		return nil, err
@@ -292,7 +297,7 @@ func openKernel(ctx context.Context, dataDir string, pluginDirs []string, log *s
 	k.engine, err = core.NewEngine(core.EngineConfig{
 		Sessions: k.sessions, Catalog: k.catalog, Providers: k.plugins, Tools: tools,
 		Attachments: k.db, Blobs: blobs, Describe: artifacts.Describe, History: k.db,
-		ScratchDir: filepath.Join(dir, "scratch"), Logger: log,
+		ScratchDir: filepath.Join(dir, "scratch"), Logger: log, Retry: retry,
 	})
 	if err != nil {
 		return nil, err

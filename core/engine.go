@@ -41,15 +41,19 @@ type EngineConfig struct {
 	// StopWait bounds how long stopTurn and deleteSession wait for a turn to
 	// wind down (default 30s).
 	StopWait time.Duration
+	// Retry bounds the retries of transient model request failures; zero
+	// fields take the defaults (see RetryPolicy).
+	Retry RetryPolicy
 }
 
 // Engine runs turns: one at a time per session, with a FIFO queue of the
 // input that arrives meanwhile (SES-6, SES-7). Queues, running turns,
 // pending approvals and session grants live in memory only (SES-14).
 type Engine struct {
-	cfg EngineConfig
-	svc *Service
-	log *slog.Logger
+	cfg   EngineConfig
+	svc   *Service
+	log   *slog.Logger
+	retry RetryPolicy
 
 	mu           sync.Mutex
 	runtimes     map[string]*sessionRuntime
@@ -60,6 +64,10 @@ type Engine struct {
 	// failedCompactions remembers, per route and history digest, why a
 	// compaction failed, so it is not retried in a loop.
 	failedCompactions map[string]string
+	// titled remembers sessions whose title was already asked of a model
+	// (successfully or not), so a failing title request is not repeated
+	// after every turn; a kernel restart allows one more attempt.
+	titled map[string]bool
 	// closed is atomic so that it can be read under a runtime lock. Lock
 	// order: a runtime lock may be held while taking e.mu, never the reverse.
 	closed atomic.Bool
@@ -111,9 +119,9 @@ func NewEngine(cfg EngineConfig) (*Engine, error) {
 		log = slog.Default()
 	}
 	return &Engine{
-		cfg: cfg, svc: cfg.Sessions, log: log,
+		cfg: cfg, svc: cfg.Sessions, log: log, retry: cfg.Retry.withDefaults(),
 		runtimes: map[string]*sessionRuntime{}, pending: map[string]*pendingRequest{}, decided: map[string]bool{}, grants: map[string]map[string]bool{},
-		failedCompactions: map[string]string{},
+		failedCompactions: map[string]string{}, titled: map[string]bool{},
 	}, nil
 }
 

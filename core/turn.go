@@ -159,7 +159,7 @@ func (e *Engine) loop(ctx context.Context, sessionID, turnID string) (TurnStatus
 		}
 		req, tools := c.req, c.tools
 		started := time.Now().UTC()
-		res := e.stream(ctx, sessionID, b, req)
+		res := e.streamWithRetry(ctx, sessionID, turnID, b, req)
 		finished := time.Now().UTC()
 		e.recordUsage(pctx, sessionID, b, req, res, "turn")
 		if res.err == nil && !res.cancelled && res.usage != nil {

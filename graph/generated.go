@@ -2502,7 +2502,7 @@ type Message {
 
 "One event of a session: persisted (with seq) or live-only (seq null)."
 type SessionEvent {
-  "Null for live-only events (deltas, queue snapshots, resync_required, session_deleted)."
+  "Null for live-only events (deltas, queue snapshots, retry_scheduled, resync_required, session_deleted). retry_scheduled announces a wait before a model request is sent again after a transient failure; its payload has turnId, attempt, maxAttempts, delayMs, category, reason and retryAfterMs."
   seq: Int
   "The event type, e.g. message_end (snake_case, as in the seeds)."
   type: String!

@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -41,9 +42,31 @@ type testKernel struct {
 	logs *lockedBuffer
 	// responses collects every response body of do.
 	responses lockedBuffer
+	// sleeps records the retry waits the engine asked for; they return at once.
+	sleeps sleepLog
 }
 
-func newTestKernel(t testing.TB) *testKernel {
+// sleepLog is the injected retry sleeper: it records and never waits.
+type sleepLog struct {
+	mu sync.Mutex
+	d  []time.Duration
+}
+
+func (l *sleepLog) sleep(ctx context.Context, d time.Duration) error {
+	l.mu.Lock()
+	l.d = append(l.d, d)
+	l.mu.Unlock()
+	return ctx.Err()
+}
+
+func (l *sleepLog) all() []time.Duration {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]time.Duration(nil), l.d...)
+}
+
+// newTestKernel starts a kernel; opts may adjust the engine configuration.
+func newTestKernel(t testing.TB, opts ...func(*core.EngineConfig)) *testKernel {
 	t.Helper()
 	logs := &lockedBuffer{}
 	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
@@ -85,11 +108,16 @@ func newTestKernel(t testing.TB) *testKernel {
 		t.Fatal(err)
 	}
 	k.blobs = blobs
-	k.engine, err = core.NewEngine(core.EngineConfig{
+	ecfg := core.EngineConfig{
 		Sessions: svc, Catalog: cat, Providers: k.providers, Tools: core.NewToolHub(map[string]core.ToolRunner{"test": toolRunner, "tools": builtinTools}, log),
 		Attachments: db, Blobs: blobs, Describe: artifacts.Describe, History: db, ScratchDir: t.TempDir(), Logger: log,
 		MaxSteps: 8, StopWait: 20 * time.Second,
-	})
+		Retry: core.RetryPolicy{Sleep: k.sleeps.sleep, Jitter: func() float64 { return 1 }},
+	}
+	for _, o := range opts {
+		o(&ecfg)
+	}
+	k.engine, err = core.NewEngine(ecfg)
 	if err != nil {
 		t.Fatal(err)
 	}

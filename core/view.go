@@ -63,9 +63,10 @@ type ViewOptions struct {
 //   - assistant: text and tool calls. Reasoning is sent only for interrupted
 //     messages, whose text also ends with InterruptionMarker. A message with
 //     no text, no tool calls and nothing interrupted worth keeping is skipped.
-//   - tool: the result text and ToolCallID only; never the diff, file
-//     changes, seq, times or artifact paths (except the seq inside the
-//     explicit large-result reference).
+//   - tool: the result text and ToolCallID, then one part per attachment
+//     the tool produced (images loaded, or a note as for user attachments);
+//     never the diff, file changes, seq, times or artifact paths (except the
+//     seq inside the explicit large-result reference).
 //   - system: text as a system message.
 //
 // Tool results are repaired so the provider always sees a valid sequence:
@@ -298,9 +299,19 @@ func viewTool(m *Message, opts ViewOptions) ProviderMessage {
 		text = EmptyToolResult
 	}
 	text = truncateToolResult(text, m.Seq, opts.ToolResultLimit)
+	parts := []ContentPart{{Type: "text", Text: text}}
+	// Attachments a tool produced (an image the read tool loaded, a
+	// generated image) follow the result text as parts of the same tool
+	// message (MSG-7, PRV-9): images loaded like user images, or a note when
+	// the model does not accept images. A provider whose protocol cannot put
+	// images in a tool result moves them to a following user-role message
+	// labelled as this tool call's output.
+	for _, a := range m.Attachments {
+		parts = append(parts, viewAttachment(a, opts))
+	}
 	return ProviderMessage{
 		Role:       RoleTool,
-		Content:    []ContentPart{{Type: "text", Text: text}},
+		Content:    parts,
 		ToolCallID: m.ToolCallID,
 	}
 }

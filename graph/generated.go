@@ -61,13 +61,14 @@ type ComplexityRoot struct {
 	}
 
 	Approval struct {
-		Action     func(childComplexity int) int
-		Decision   func(childComplexity int) int
-		Input      func(childComplexity int) int
-		RequestID  func(childComplexity int) int
-		Summary    func(childComplexity int) int
-		Tool       func(childComplexity int) int
-		ToolCallID func(childComplexity int) int
+		Action         func(childComplexity int) int
+		ChildSessionID func(childComplexity int) int
+		Decision       func(childComplexity int) int
+		Input          func(childComplexity int) int
+		RequestID      func(childComplexity int) int
+		Summary        func(childComplexity int) int
+		Tool           func(childComplexity int) int
+		ToolCallID     func(childComplexity int) int
 	}
 
 	Attachment struct {
@@ -369,6 +370,7 @@ type AgentSnapshotResolver interface {
 type ApprovalResolver interface {
 	Input(ctx context.Context, obj *core.ApprovalPayload) (scalar.JSON, error)
 	Decision(ctx context.Context, obj *core.ApprovalPayload) (*core.ApprovalDecision, error)
+	ChildSessionID(ctx context.Context, obj *core.ApprovalPayload) (*string, error)
 }
 type ConnectionResolver interface {
 	APIKeyConfigured(ctx context.Context, obj *core.Connection) (bool, error)
@@ -551,6 +553,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Approval.Action(childComplexity), true
+	case "Approval.childSessionId":
+		if e.ComplexityRoot.Approval.ChildSessionID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Approval.ChildSessionID(childComplexity), true
 	case "Approval.decision":
 		if e.ComplexityRoot.Approval.Decision == nil {
 			break
@@ -2328,6 +2336,8 @@ enum ApprovalDecision {
   "Approve this tool and action class for the rest of the session (in memory; never copied by a fork)."
   APPROVED_FOR_SESSION
   DENIED
+  "Only in approval_resolved: the turn stopped before anyone decided (resolveApproval refuses it with BAD_INPUT)."
+  CANCELLED
 }
 
 "A tool call waiting for (or given) a person's decision."
@@ -2341,6 +2351,8 @@ type Approval {
   summary: String!
   input: JSON
   decision: ApprovalDecision
+  "Set when the request belongs to a sub-agent's child session and is shown on its parent's sessionEvents: answer it with resolveApproval on either session. Child questions carry the same childSessionId in the payload of question_requested and answerQuestion accepts the parent's id too."
+  childSessionId: ID
 }
 
 "One piece of an assistant message in display order (reasoning, text, tool call); a display projection, not canonical data."
@@ -2787,6 +2799,8 @@ func (ec *executionContext) childFields_Approval(ctx context.Context, field grap
 		return ec.fieldContext_Approval_input(ctx, field)
 	case "decision":
 		return ec.fieldContext_Approval_decision(ctx, field)
+	case "childSessionId":
+		return ec.fieldContext_Approval_childSessionId(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Approval", field.Name)
 }
@@ -4362,6 +4376,29 @@ func (ec *executionContext) _Approval_decision(ctx context.Context, field graphq
 }
 func (ec *executionContext) fieldContext_Approval_decision(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Approval", field, true, true, "ApprovalDecision")
+}
+
+func (ec *executionContext) _Approval_childSessionId(ctx context.Context, field graphql.CollectedField, obj *core.ApprovalPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Approval_childSessionId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Approval().ChildSessionID(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOID2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Approval_childSessionId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Approval", field, true, true, "ID")
 }
 
 func (ec *executionContext) _Attachment_id(ctx context.Context, field graphql.CollectedField, obj *core.Attachment) (ret graphql.Marshaler) {
@@ -11828,6 +11865,12 @@ func (ec *executionContext) _Approval(ctx context.Context, sel ast.SelectionSet,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Approval_decision(ctx, field, obj)
 				})
+		case "childSessionId":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Approval_childSessionId(ctx, field, obj)
+				})
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -14171,11 +14214,13 @@ var (
 		"APPROVED":             core.ApprovalApproved,
 		"APPROVED_FOR_SESSION": core.ApprovalApprovedForSession,
 		"DENIED":               core.ApprovalDenied,
+		"CANCELLED":            core.ApprovalCancelled,
 	}
 	marshalNApprovalDecision2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐApprovalDecision = map[core.ApprovalDecision]string{
 		core.ApprovalApproved:           "APPROVED",
 		core.ApprovalApprovedForSession: "APPROVED_FOR_SESSION",
 		core.ApprovalDenied:             "DENIED",
+		core.ApprovalCancelled:          "CANCELLED",
 	}
 )
 
@@ -15245,11 +15290,13 @@ var (
 		"APPROVED":             core.ApprovalApproved,
 		"APPROVED_FOR_SESSION": core.ApprovalApprovedForSession,
 		"DENIED":               core.ApprovalDenied,
+		"CANCELLED":            core.ApprovalCancelled,
 	}
 	marshalOApprovalDecision2ᚖgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐApprovalDecision = map[core.ApprovalDecision]string{
 		core.ApprovalApproved:           "APPROVED",
 		core.ApprovalApprovedForSession: "APPROVED_FOR_SESSION",
 		core.ApprovalDenied:             "DENIED",
+		core.ApprovalCancelled:          "CANCELLED",
 	}
 )
 

@@ -40,6 +40,11 @@ func (r *approvalResolver) Decision(ctx context.Context, obj *core.ApprovalPaylo
 	return nonEmpty(obj.Decision), nil
 }
 
+// ChildSessionID is the resolver for the childSessionId field.
+func (r *approvalResolver) ChildSessionID(ctx context.Context, obj *core.ApprovalPayload) (*string, error) {
+	return nonEmpty(obj.ChildSessionID), nil
+}
+
 // APIKeyConfigured is the resolver for the apiKeyConfigured field.
 func (r *connectionResolver) APIKeyConfigured(ctx context.Context, obj *core.Connection) (bool, error) {
 	return core.APIKeyConfigured(*obj), nil

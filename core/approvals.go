@@ -123,8 +123,8 @@ func (e *Engine) authorize(ctx context.Context, s Session, c ToolCall, info Tool
 	if info.ReadOnly {
 		return true, ""
 	}
-	if s.AgentMode == AgentPlan {
-		return false, fmt.Sprintf("refused: the session is planning (agent mode PLAN), so %s, which changes files or runs commands, is not allowed; propose the change instead", c.Name)
+	if readOnlyMode(s.AgentMode) {
+		return false, fmt.Sprintf("refused: the session is planning (agent mode %s), so %s, which changes files or runs commands, is not allowed; propose the change in the plan instead", strings.ToUpper(string(s.AgentMode)), c.Name)
 	}
 	switch s.ApprovalMode {
 	case ApprovalBypass:

@@ -173,6 +173,9 @@ func (s *Service) CreateSession(ctx context.Context, in CreateSessionInput) (Ses
 	if !meta.AgentMode.Valid() {
 		return Session{}, Errorf(CodeBadInput, "agentMode %q: use execute, plan or awaiting_confirmation", in.AgentMode)
 	}
+	if meta.AgentMode == AgentAwaitingConfirmation {
+		meta.AgentMode = AgentPlan // only a completed PLAN turn awaits confirmation
+	}
 	if err := validReasoningEffort(in.ReasoningEffort); err != nil {
 		return Session{}, err
 	}
@@ -258,6 +261,9 @@ func (s *Service) UpdateSession(ctx context.Context, id string, in UpdateSession
 	if in.AgentMode != nil && *in.AgentMode != meta.AgentMode {
 		if !in.AgentMode.Valid() {
 			return Session{}, Errorf(CodeBadInput, "agentMode %q: use execute, plan or awaiting_confirmation", *in.AgentMode)
+		}
+		if *in.AgentMode == AgentAwaitingConfirmation {
+			return Session{}, Errorf(CodeBadInput, "agentMode AWAITING_CONFIRMATION is set by the kernel when a PLAN turn completes; set PLAN or EXECUTE")
 		}
 		meta.AgentMode = *in.AgentMode
 		changed = append(changed, "agentMode")

@@ -207,6 +207,7 @@ func (e *Engine) loop(ctx context.Context, sessionID, turnID string) (TurnStatus
 			if err := e.persist(pctx, sessionID, EventMessageEnd, MessagePayload{Message: msg}); err != nil {
 				return TurnFailed, ErrorMessage(err)
 			}
+			e.planDone(pctx, s) // a completed PLAN turn awaits confirmation (SES-5)
 			return TurnCompleted, ""
 		}
 		if err := e.persist(pctx, sessionID, EventMessageEnd, MessagePayload{Message: msg}); err != nil {
@@ -355,8 +356,11 @@ func (e *Engine) systemPrompt(ctx context.Context, s Session, dir string) string
 	if s.Agent != nil && s.Agent.Instructions != "" {
 		fmt.Fprintf(&b, "\nYou are the sub-agent %q.\n%s\n", s.Agent.Name, s.Agent.Instructions)
 	}
-	if s.AgentMode == AgentPlan {
-		b.WriteString("\nThe session is in PLAN mode: investigate with read-only tools and propose a plan; do not change files or run commands.\n")
+	switch s.AgentMode {
+	case AgentPlan:
+		b.WriteString("\nThe session is in PLAN mode: investigate with read-only tools, then end your turn with the plan (keep it in the tasks tool, or write it as your final message); do not change files or run commands. The user confirms the plan before it is carried out.\n")
+	case AgentAwaitingConfirmation:
+		b.WriteString("\nYour plan awaits the user's confirmation: answer questions and revise the plan as asked, with read-only tools only; do not change files or run commands.\n")
 	}
 	if s.ProjectID != "" {
 		b.WriteString(e.projectContext(dir))

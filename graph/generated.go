@@ -188,6 +188,7 @@ type ComplexityRoot struct {
 	Mutation struct {
 		AnswerQuestion      func(childComplexity int, sessionID string, requestID string, answer string) int
 		CompactSession      func(childComplexity int, sessionID string) int
+		ConfirmPlan         func(childComplexity int, sessionID string, edits *string) int
 		ConfirmRewind       func(childComplexity int, sessionID string, messageSeq int64, headSeq int64, fileStateToken string) int
 		CreateConnection    func(childComplexity int, input model.ConnectionInput) int
 		CreateProject       func(childComplexity int, input model.ProjectInput) int
@@ -416,6 +417,7 @@ type MutationResolver interface {
 	PreviewRewind(ctx context.Context, sessionID string, messageSeq int64) (*core.RewindPreview, error)
 	ConfirmRewind(ctx context.Context, sessionID string, messageSeq int64, headSeq int64, fileStateToken string) (*model.RewindResult, error)
 	SendMessage(ctx context.Context, sessionID string, input model.UserInput) (*core.SendResult, error)
+	ConfirmPlan(ctx context.Context, sessionID string, edits *string) (*core.SendResult, error)
 	EditQueuedMessage(ctx context.Context, sessionID string, itemID string, input model.UserInput) ([]core.QueueItem, error)
 	MoveQueuedMessage(ctx context.Context, sessionID string, itemID string, index int64) ([]core.QueueItem, error)
 	DeleteQueuedMessage(ctx context.Context, sessionID string, itemID string) ([]core.QueueItem, error)
@@ -1098,6 +1100,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.CompactSession(childComplexity, args["sessionId"].(string)), true
+	case "Mutation.confirmPlan":
+		if e.ComplexityRoot.Mutation.ConfirmPlan == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_confirmPlan_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.ConfirmPlan(childComplexity, args["sessionId"].(string), args["edits"].(*string)), true
 	case "Mutation.confirmRewind":
 		if e.ComplexityRoot.Mutation.ConfirmRewind == nil {
 			break
@@ -2093,10 +2106,19 @@ enum Phase {
   COMPACTION
 }
 
-"How the agent may work; independent of Phase."
+"""
+How the agent may work; independent of Phase. In PLAN the agent may only read and
+ends its turn with a plan (its final message, and the tasks list if it keeps one);
+when that turn completes the kernel sets AWAITING_CONFIRMATION (still read-only;
+messages sent then revise the plan). confirmPlan moves the session to EXECUTE and
+starts the execution turn; updateSession(agentMode: EXECUTE) leaves planning
+without starting one.
+"""
 enum AgentMode {
   EXECUTE
+  "Read-only: tools that change files or run commands are refused."
   PLAN
+  "Set only by the kernel after a completed PLAN turn; read-only like PLAN. createSession treats it as PLAN and updateSession refuses it (BAD_INPUT)."
   AWAITING_CONFIRMATION
 }
 
@@ -2728,6 +2750,14 @@ type Mutation {
   confirmRewind(sessionId: ID!, messageSeq: Int!, headSeq: Int!, fileStateToken: String!): RewindResult!
   "Starts a turn when the session is idle, else queues the input. UNAVAILABLE when the session has no usable model."
   sendMessage(sessionId: ID!, input: UserInput!): SendResult!
+  """
+  Confirms the plan of a session in AWAITING_CONFIRMATION: moves it to EXECUTE and
+  sends the execution turn's message (the plan is in the history before it), queued
+  when a turn is running. edits (optional, up to 256 KiB) are the person's changes to
+  the plan; they travel with that message and take precedence. CONFLICT when the
+  session is not awaiting confirmation.
+  """
+  confirmPlan(sessionId: ID!, edits: String): SendResult!
   "Replaces a queued item's input; NOT_FOUND once it has started."
   editQueuedMessage(sessionId: ID!, itemId: ID!, input: UserInput!): [QueueItem!]!
   "Moves a queued item to index (0 = next)."
@@ -3448,6 +3478,28 @@ func (ec *executionContext) field_Mutation_compactSession_args(ctx context.Conte
 		return nil, err
 	}
 	args["sessionId"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_confirmPlan_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "sessionId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["sessionId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "edits",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["edits"] = arg1
 	return args, nil
 }
 
@@ -7028,6 +7080,50 @@ func (ec *executionContext) fieldContext_Mutation_sendMessage(ctx context.Contex
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Mutation_sendMessage_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_confirmPlan(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_confirmPlan(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().ConfirmPlan(ctx, fc.Args["sessionId"].(string), fc.Args["edits"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *core.SendResult) graphql.Marshaler {
+			return ec.marshalNSendResult2ᚖgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐSendResult(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_confirmPlan(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SendResult(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_confirmPlan_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -12755,6 +12851,13 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		case "sendMessage":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_sendMessage(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "confirmPlan":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_confirmPlan(ctx, field)
 			})
 			if out.Values[i] == graphql.Null {
 				out.Invalids++

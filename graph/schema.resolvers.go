@@ -277,6 +277,19 @@ func (r *mutationResolver) SendMessage(ctx context.Context, sessionID string, in
 	return &res, nil
 }
 
+// ConfirmPlan is the resolver for the confirmPlan field.
+func (r *mutationResolver) ConfirmPlan(ctx context.Context, sessionID string, edits *string) (*core.SendResult, error) {
+	var e string
+	if edits != nil {
+		e = *edits
+	}
+	res, err := r.Engine.ConfirmPlan(ctx, sessionID, e)
+	if err != nil {
+		return nil, err
+	}
+	return &res, nil
+}
+
 // EditQueuedMessage is the resolver for the editQueuedMessage field.
 func (r *mutationResolver) EditQueuedMessage(ctx context.Context, sessionID string, itemID string, input model.UserInput) ([]core.QueueItem, error) {
 	return r.Engine.EditQueuedMessage(ctx, sessionID, itemID, userInput(input))

@@ -92,6 +92,9 @@ type turnRun struct {
 	id     string
 	cancel context.CancelCauseFunc
 	done   chan struct{}
+	// started is the turn's start; finished is set by the loop to the end
+	// time it recorded on the turn's last message (zero: none recorded).
+	started, finished time.Time
 }
 
 // ErrTurnStopped is the cancel cause of a turn stopped by a client.

@@ -153,6 +153,10 @@ type TurnPayload struct {
 	QueueItemID string     `json:"queueItemId,omitempty"`
 	Status      TurnStatus `json:"status,omitempty"`
 	Reason      string     `json:"reason,omitempty"`
+	// StartedAt is on turn_started and turn_finished, FinishedAt on
+	// turn_finished: the turn's own start and end (MSG-5).
+	StartedAt  *time.Time `json:"startedAt,omitempty"`
+	FinishedAt *time.Time `json:"finishedAt,omitempty"`
 }
 
 // ToolStartedPayload is the payload of tool_started.

@@ -116,8 +116,15 @@ type Message struct {
 	TurnID      string     `json:"turnId,omitempty"`
 	TurnStatus  TurnStatus `json:"turnStatus,omitempty"`
 	TurnReason  string     `json:"turnReason,omitempty"`
-	StartedAt   *time.Time `json:"startedAt,omitempty"`
-	FinishedAt  *time.Time `json:"finishedAt,omitempty"`
+	// StartedAt and FinishedAt are the times of this message's model request.
+	StartedAt  *time.Time `json:"startedAt,omitempty"`
+	FinishedAt *time.Time `json:"finishedAt,omitempty"`
+	// TurnStartedAt is when the message's turn started (every message a turn
+	// records carries it); TurnFinishedAt is when the turn ended, recorded on
+	// the message that ended it (the one with TurnStatus). FillTurnTimes
+	// copies it to the turn's other messages for display (MSG-5).
+	TurnStartedAt  *time.Time `json:"turnStartedAt,omitempty"`
+	TurnFinishedAt *time.Time `json:"turnFinishedAt,omitempty"`
 	Interrupted bool       `json:"interrupted,omitempty"`
 	Model       string     `json:"model,omitempty"`
 
@@ -136,4 +143,45 @@ type UserInput struct {
 	Command         string
 	AttachmentIDs   []string
 	BrowserElements []BrowserElement
+}
+
+// FillTurnTimes sets TurnStartedAt and TurnFinishedAt on every message of
+// a turn from the messages that recorded them (events are immutable, so the
+// turn's earlier messages could not carry its end when they were written).
+// msgs is changed in place.
+func FillTurnTimes(msgs []Message) {
+	type span struct{ start, end *time.Time }
+	turns := map[string]*span{}
+	for i := range msgs {
+		m := &msgs[i]
+		if m.TurnID == "" {
+			continue
+		}
+		sp := turns[m.TurnID]
+		if sp == nil {
+			sp = &span{}
+			turns[m.TurnID] = sp
+		}
+		if sp.start == nil && m.TurnStartedAt != nil {
+			sp.start = m.TurnStartedAt
+		}
+		if m.TurnFinishedAt != nil {
+			sp.end = m.TurnFinishedAt
+		}
+	}
+	for i := range msgs {
+		m := &msgs[i]
+		sp := turns[m.TurnID]
+		if sp == nil {
+			continue
+		}
+		if m.TurnStartedAt == nil && sp.start != nil {
+			t := *sp.start
+			m.TurnStartedAt = &t
+		}
+		if m.TurnFinishedAt == nil && sp.end != nil {
+			t := *sp.end
+			m.TurnFinishedAt = &t
+		}
+	}
 }

@@ -171,7 +171,9 @@ type ComplexityRoot struct {
 		ToolCallID      func(childComplexity int) int
 		ToolCalls       func(childComplexity int) int
 		ToolName        func(childComplexity int) int
+		TurnFinishedAt  func(childComplexity int) int
 		TurnReason      func(childComplexity int) int
+		TurnStartedAt   func(childComplexity int) int
 		TurnStatus      func(childComplexity int) int
 	}
 
@@ -1039,12 +1041,24 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Message.ToolName(childComplexity), true
+	case "Message.turnFinishedAt":
+		if e.ComplexityRoot.Message.TurnFinishedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Message.TurnFinishedAt(childComplexity), true
 	case "Message.turnReason":
 		if e.ComplexityRoot.Message.TurnReason == nil {
 			break
 		}
 
 		return e.ComplexityRoot.Message.TurnReason(childComplexity), true
+	case "Message.turnStartedAt":
+		if e.ComplexityRoot.Message.TurnStartedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Message.TurnStartedAt(childComplexity), true
 	case "Message.turnStatus":
 		if e.ComplexityRoot.Message.TurnStatus == nil {
 			break
@@ -2519,8 +2533,14 @@ type Message {
   command: String
   turnStatus: TurnStatus
   turnReason: String
+  "Start of this assistant message's model request (a turn makes one request per tool round)."
   startedAt: Time
+  "End of this assistant message's model request."
   finishedAt: Time
+  "Start of the turn this message belongs to (user, assistant and tool messages of a turn; imported messages keep their origin's). Also on turn_started and turn_finished payloads as startedAt."
+  turnStartedAt: Time
+  "End of the turn this message belongs to, once it ended (the same time as finishedAt in the turn_finished payload; null while the turn runs or when it ended without recording a message)."
+  turnFinishedAt: Time
   "False once a rewind removed the message from the active history."
   active: Boolean!
   "First file change of a tool message (see fileChanges)."
@@ -3027,6 +3047,10 @@ func (ec *executionContext) childFields_Message(ctx context.Context, field graph
 		return ec.fieldContext_Message_startedAt(ctx, field)
 	case "finishedAt":
 		return ec.fieldContext_Message_finishedAt(ctx, field)
+	case "turnStartedAt":
+		return ec.fieldContext_Message_turnStartedAt(ctx, field)
+	case "turnFinishedAt":
+		return ec.fieldContext_Message_turnFinishedAt(ctx, field)
 	case "active":
 		return ec.fieldContext_Message_active(ctx, field)
 	case "fileChange":
@@ -6113,6 +6137,52 @@ func (ec *executionContext) _Message_finishedAt(ctx context.Context, field graph
 	)
 }
 func (ec *executionContext) fieldContext_Message_finishedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Message", field, false, false, "Time")
+}
+
+func (ec *executionContext) _Message_turnStartedAt(ctx context.Context, field graphql.CollectedField, obj *core.Message) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Message_turnStartedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TurnStartedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Message_turnStartedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Message", field, false, false, "Time")
+}
+
+func (ec *executionContext) _Message_turnFinishedAt(ctx context.Context, field graphql.CollectedField, obj *core.Message) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Message_turnFinishedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TurnFinishedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Message_turnFinishedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Message", field, false, false, "Time")
 }
 
@@ -12595,6 +12665,16 @@ func (ec *executionContext) _Message(ctx context.Context, sel ast.SelectionSet, 
 			}
 		case "finishedAt":
 			out.Values[i] = ec._Message_finishedAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "turnStartedAt":
+			out.Values[i] = ec._Message_turnStartedAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "turnFinishedAt":
+			out.Values[i] = ec._Message_turnFinishedAt(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}

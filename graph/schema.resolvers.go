@@ -497,7 +497,9 @@ func (r *sessionResolver) Source(ctx context.Context, obj *core.Session) (*strin
 
 // Messages is the resolver for the messages field.
 func (r *sessionResolver) Messages(ctx context.Context, obj *core.Session, includeInactive *bool) ([]core.Message, error) {
-	return r.Service.Messages(ctx, obj.ID, deref(includeInactive))
+	msgs, err := r.Service.Messages(ctx, obj.ID, deref(includeInactive))
+	core.FillTurnTimes(msgs)
+	return msgs, err
 }
 
 // Children is the resolver for the children field.

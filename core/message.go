@@ -127,6 +127,10 @@ type Message struct {
 	TurnFinishedAt *time.Time `json:"turnFinishedAt,omitempty"`
 	Interrupted bool       `json:"interrupted,omitempty"`
 	Model       string     `json:"model,omitempty"`
+	// Segments record the order in which reasoning, text and tool calls
+	// streamed (MSG-11): a display projection kept with the message, never
+	// sent to a model. Absent on messages recorded before it existed.
+	Segments []Segment `json:"segments,omitempty"`
 
 	// Tool result (MSG-7).
 	ToolCallID  string       `json:"toolCallId,omitempty"`
@@ -136,6 +140,22 @@ type Message struct {
 	// Diff is a UI-only unified diff; never sent to a model.
 	Diff string `json:"diff,omitempty"`
 }
+
+// Segment is one run of an assistant message's stream: a byte range of
+// Reasoning or Text, or one tool call.
+type Segment struct {
+	Kind       string `json:"kind"` // SegmentReasoning, SegmentText or SegmentToolCall
+	Start      int    `json:"start,omitempty"`
+	End        int    `json:"end,omitempty"`
+	ToolCallID string `json:"toolCallId,omitempty"`
+}
+
+// Segment kinds.
+const (
+	SegmentReasoning = "reasoning"
+	SegmentText      = "text"
+	SegmentToolCall  = "tool_call"
+)
 
 // UserInput is what a client sends (MSG-2).
 type UserInput struct {

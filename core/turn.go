@@ -180,7 +180,7 @@ func (e *Engine) loop(ctx context.Context, sessionID string, run *turnRun) (Turn
 		}
 
 		msg := Message{
-			Role: RoleAssistant, Text: res.text, Reasoning: res.reasoning, ToolCalls: res.calls,
+			Role: RoleAssistant, Text: res.text, Reasoning: res.reasoning, ToolCalls: res.calls, Segments: res.segments,
 			TurnID: turnID, StartedAt: &started, FinishedAt: &finished, Model: s.Model,
 			TurnStartedAt: &turnStart,
 		}

@@ -2391,7 +2391,7 @@ type Approval {
   childSessionId: ID
 }
 
-"One piece of an assistant message in display order (reasoning, text, tool call); a display projection, not canonical data."
+"One piece of an assistant message in the order it streamed (reasoning, text, tool call, reasoning, text…), recorded with the message; a display projection, not canonical data. Messages recorded before segments were kept show reasoning, then text, then tool calls."
 type Segment {
   "reasoning, text or tool_call."
   kind: String!
@@ -2550,7 +2550,7 @@ type Message {
   diff: String
   "The turn was stopped while this assistant message was being produced."
   interrupted: Boolean!
-  "Display order of an assistant message's reasoning, text and tool calls."
+  "Display order of an assistant message's reasoning, text and tool calls, as they streamed (MSG-11)."
   segments: [Segment!]!
 }
 

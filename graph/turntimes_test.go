@@ -1,6 +1,7 @@
 package graph_test
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -44,5 +45,49 @@ func TestTurnTimes(t *testing.T) {
 	a1, a2 := msgs[1], msgs[3]
 	if a1.StartedAt.Before(*end.StartedAt) || a2.StartedAt.Before(*a1.FinishedAt) || a2.FinishedAt.After(*end.FinishedAt) {
 		t.Fatalf("request times %v-%v, %v-%v in turn %v-%v", a1.StartedAt, a1.FinishedAt, a2.StartedAt, a2.FinishedAt, end.StartedAt, end.FinishedAt)
+	}
+}
+
+// MSG-11: segments replay the streamed order, across reasoning, text and tool calls.
+func TestSegmentsKeepStreamedOrder(t *testing.T) {
+	k := newTestKernel(t)
+	sid := k.chatSession(t, nil, "BYPASS")
+	w := k.watch(t, sid)
+	k.fake.Enqueue(openaitest.Response{Events: []string{
+		chunk(map[string]any{"role": "assistant", "reasoning_content": "Think"}, ""),
+		chunk(map[string]any{"reasoning_content": "ing."}, ""),
+		chunk(map[string]any{"content": "Let me look."}, ""),
+		chunk(toolCallDelta(0, "call_a", "lookup", `{"q":`), ""),
+		chunk(toolCallDelta(0, "", "", `"x"}`), ""),
+		chunk(map[string]any{"reasoning_content": "Also y."}, ""),
+		chunk(map[string]any{"content": " And y."}, ""),
+		chunk(toolCallDelta(1, "call_b", "lookup", `{"q":"y"}`), ""),
+		chunk(map[string]any{}, "tool_calls"),
+	}}, openaitest.TextStream(testModel, "done"))
+	k.send(t, sid, "go")
+	if p := w.turnEnd(); p.Status != core.TurnCompleted {
+		t.Fatalf("turn %+v", p)
+	}
+	var out struct {
+		Session struct {
+			Messages []struct {
+				Text, Reasoning string
+				Segments        []struct {
+					Kind       string
+					Text       *string
+					ToolCallID *string
+				}
+			}
+		}
+	}
+	k.mustDo(t, `query($s: ID!) { session(id: $s) { messages { text reasoning segments { kind text toolCallId } } } }`, map[string]any{"s": sid}, &out)
+	a := out.Session.Messages[1]
+	var got []string
+	for _, sg := range a.Segments {
+		got = append(got, sg.Kind+":"+deref(sg.Text)+deref(sg.ToolCallID))
+	}
+	want := "reasoning:Thinking.|text:Let me look.|tool_call:call_a|reasoning:Also y.|text: And y.|tool_call:call_b"
+	if strings.Join(got, "|") != want || a.Text != "Let me look. And y." || a.Reasoning != "Thinking.Also y." {
+		t.Fatalf("segments %q\nwant %q (message %q / %q)", strings.Join(got, "|"), want, a.Text, a.Reasoning)
 	}
 }

@@ -82,7 +82,7 @@ type RewindResult struct {
 	Files []core.RewindFile `json:"files"`
 }
 
-// One piece of an assistant message in display order (reasoning, text, tool call); a display projection, not canonical data.
+// One piece of an assistant message in the order it streamed (reasoning, text, tool call, reasoning, text…), recorded with the message; a display projection, not canonical data. Messages recorded before segments were kept show reasoning, then text, then tool calls.
 type Segment struct {
 	// reasoning, text or tool_call.
 	Kind       string  `json:"kind"`

@@ -111,11 +111,11 @@ type Message struct {
 	BrowserElements []BrowserElement `json:"browserElements,omitempty"`
 
 	// Assistant (MSG-5). Reasoning is display-only unless Interrupted.
-	Reasoning   string     `json:"reasoning,omitempty"`
-	ToolCalls   []ToolCall `json:"toolCalls,omitempty"`
-	TurnID      string     `json:"turnId,omitempty"`
-	TurnStatus  TurnStatus `json:"turnStatus,omitempty"`
-	TurnReason  string     `json:"turnReason,omitempty"`
+	Reasoning  string     `json:"reasoning,omitempty"`
+	ToolCalls  []ToolCall `json:"toolCalls,omitempty"`
+	TurnID     string     `json:"turnId,omitempty"`
+	TurnStatus TurnStatus `json:"turnStatus,omitempty"`
+	TurnReason string     `json:"turnReason,omitempty"`
 	// StartedAt and FinishedAt are the times of this message's model request.
 	StartedAt  *time.Time `json:"startedAt,omitempty"`
 	FinishedAt *time.Time `json:"finishedAt,omitempty"`
@@ -125,8 +125,8 @@ type Message struct {
 	// copies it to the turn's other messages for display (MSG-5).
 	TurnStartedAt  *time.Time `json:"turnStartedAt,omitempty"`
 	TurnFinishedAt *time.Time `json:"turnFinishedAt,omitempty"`
-	Interrupted bool       `json:"interrupted,omitempty"`
-	Model       string     `json:"model,omitempty"`
+	Interrupted    bool       `json:"interrupted,omitempty"`
+	Model          string     `json:"model,omitempty"`
 	// Segments record the order in which reasoning, text and tool calls
 	// streamed (MSG-11): a display projection kept with the message, never
 	// sent to a model. Absent on messages recorded before it existed.

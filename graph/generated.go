@@ -270,16 +270,22 @@ type ComplexityRoot struct {
 	}
 
 	RewindPreview struct {
-		FileStateToken func(childComplexity int) int
-		Files          func(childComplexity int) int
-		HeadSeq        func(childComplexity int) int
-		Text           func(childComplexity int) int
+		Attachments     func(childComplexity int) int
+		BrowserElements func(childComplexity int) int
+		Command         func(childComplexity int) int
+		FileStateToken  func(childComplexity int) int
+		Files           func(childComplexity int) int
+		HeadSeq         func(childComplexity int) int
+		Text            func(childComplexity int) int
 	}
 
 	RewindResult struct {
-		Files   func(childComplexity int) int
-		Session func(childComplexity int) int
-		Text    func(childComplexity int) int
+		Attachments     func(childComplexity int) int
+		BrowserElements func(childComplexity int) int
+		Command         func(childComplexity int) int
+		Files           func(childComplexity int) int
+		Session         func(childComplexity int) int
+		Text            func(childComplexity int) int
 	}
 
 	Segment struct {
@@ -1601,6 +1607,24 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.RewindFile.Restored(childComplexity), true
 
+	case "RewindPreview.attachments":
+		if e.ComplexityRoot.RewindPreview.Attachments == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RewindPreview.Attachments(childComplexity), true
+	case "RewindPreview.browserElements":
+		if e.ComplexityRoot.RewindPreview.BrowserElements == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RewindPreview.BrowserElements(childComplexity), true
+	case "RewindPreview.command":
+		if e.ComplexityRoot.RewindPreview.Command == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RewindPreview.Command(childComplexity), true
 	case "RewindPreview.fileStateToken":
 		if e.ComplexityRoot.RewindPreview.FileStateToken == nil {
 			break
@@ -1626,6 +1650,24 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.RewindPreview.Text(childComplexity), true
 
+	case "RewindResult.attachments":
+		if e.ComplexityRoot.RewindResult.Attachments == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RewindResult.Attachments(childComplexity), true
+	case "RewindResult.browserElements":
+		if e.ComplexityRoot.RewindResult.BrowserElements == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RewindResult.BrowserElements(childComplexity), true
+	case "RewindResult.command":
+		if e.ComplexityRoot.RewindResult.Command == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RewindResult.Command(childComplexity), true
 	case "RewindResult.files":
 		if e.ComplexityRoot.RewindResult.Files == nil {
 			break
@@ -2328,6 +2370,13 @@ type RewindPreview {
   fileStateToken: String!
   "The user message's text, for the input box."
   text: String!
+  "The user message's command id (empty when none), for the input box."
+  command: String!
+  "The user message's attachments, for the input box; they stay stored, so sendMessage can reuse their ids."
+  attachments: [Attachment!]!
+  "The user message's browser elements, for the input box."
+  browserElements: [BrowserElement!]!
+  "Files changed after the message, by the session's tools and by sub-agents its task calls started (when they work in the same directory)."
   files: [RewindFile!]!
 }
 
@@ -2335,6 +2384,12 @@ type RewindResult {
   session: Session!
   "The rewound message's text, back for the input box."
   text: String!
+  "The rewound message's command id (empty when none)."
+  command: String!
+  "The rewound message's attachments, back for the input box."
+  attachments: [Attachment!]!
+  "The rewound message's browser elements, back for the input box."
+  browserElements: [BrowserElement!]!
   files: [RewindFile!]!
 }
 
@@ -2756,9 +2811,10 @@ type Mutation {
   """
   compactSession(sessionId: ID!): Session!
   """
-  Rewind, phase one: messageSeq must be an active user message of plain text
-  (no attachments, browser elements or command). Lists the files changed after
-  it and whether each can be restored.
+  Rewind, phase one: messageSeq must be an active user message (its text, command,
+  attachments and browser elements come back for the input box). Lists the files
+  changed after it, by the session and by its sub-agents, and whether each can be
+  restored.
   """
   previewRewind(sessionId: ID!, messageSeq: Int!): RewindPreview!
   """
@@ -3183,6 +3239,12 @@ func (ec *executionContext) childFields_RewindPreview(ctx context.Context, field
 		return ec.fieldContext_RewindPreview_fileStateToken(ctx, field)
 	case "text":
 		return ec.fieldContext_RewindPreview_text(ctx, field)
+	case "command":
+		return ec.fieldContext_RewindPreview_command(ctx, field)
+	case "attachments":
+		return ec.fieldContext_RewindPreview_attachments(ctx, field)
+	case "browserElements":
+		return ec.fieldContext_RewindPreview_browserElements(ctx, field)
 	case "files":
 		return ec.fieldContext_RewindPreview_files(ctx, field)
 	}
@@ -3195,6 +3257,12 @@ func (ec *executionContext) childFields_RewindResult(ctx context.Context, field 
 		return ec.fieldContext_RewindResult_session(ctx, field)
 	case "text":
 		return ec.fieldContext_RewindResult_text(ctx, field)
+	case "command":
+		return ec.fieldContext_RewindResult_command(ctx, field)
+	case "attachments":
+		return ec.fieldContext_RewindResult_attachments(ctx, field)
+	case "browserElements":
+		return ec.fieldContext_RewindResult_browserElements(ctx, field)
 	case "files":
 		return ec.fieldContext_RewindResult_files(ctx, field)
 	}
@@ -8630,6 +8698,93 @@ func (ec *executionContext) fieldContext_RewindPreview_text(_ context.Context, f
 	return graphql.NewScalarFieldContext("RewindPreview", field, false, false, "String")
 }
 
+func (ec *executionContext) _RewindPreview_command(ctx context.Context, field graphql.CollectedField, obj *core.RewindPreview) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RewindPreview_command(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Command, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RewindPreview_command(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RewindPreview", field, false, false, "String")
+}
+
+func (ec *executionContext) _RewindPreview_attachments(ctx context.Context, field graphql.CollectedField, obj *core.RewindPreview) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RewindPreview_attachments(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Attachments, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []core.Attachment) graphql.Marshaler {
+			return ec.marshalNAttachment2ᚕgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐAttachmentᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RewindPreview_attachments(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RewindPreview",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Attachment(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _RewindPreview_browserElements(ctx context.Context, field graphql.CollectedField, obj *core.RewindPreview) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RewindPreview_browserElements(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.BrowserElements, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []core.BrowserElement) graphql.Marshaler {
+			return ec.marshalNBrowserElement2ᚕgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐBrowserElementᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RewindPreview_browserElements(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RewindPreview",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_BrowserElement(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _RewindPreview_files(ctx context.Context, field graphql.CollectedField, obj *core.RewindPreview) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -8715,6 +8870,93 @@ func (ec *executionContext) _RewindResult_text(ctx context.Context, field graphq
 }
 func (ec *executionContext) fieldContext_RewindResult_text(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("RewindResult", field, false, false, "String")
+}
+
+func (ec *executionContext) _RewindResult_command(ctx context.Context, field graphql.CollectedField, obj *model.RewindResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RewindResult_command(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Command, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RewindResult_command(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RewindResult", field, false, false, "String")
+}
+
+func (ec *executionContext) _RewindResult_attachments(ctx context.Context, field graphql.CollectedField, obj *model.RewindResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RewindResult_attachments(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Attachments, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []core.Attachment) graphql.Marshaler {
+			return ec.marshalNAttachment2ᚕgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐAttachmentᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RewindResult_attachments(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RewindResult",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Attachment(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _RewindResult_browserElements(ctx context.Context, field graphql.CollectedField, obj *model.RewindResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RewindResult_browserElements(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.BrowserElements, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []core.BrowserElement) graphql.Marshaler {
+			return ec.marshalNBrowserElement2ᚕgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐBrowserElementᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RewindResult_browserElements(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RewindResult",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_BrowserElement(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _RewindResult_files(ctx context.Context, field graphql.CollectedField, obj *model.RewindResult) (ret graphql.Marshaler) {
@@ -13425,6 +13667,21 @@ func (ec *executionContext) _RewindPreview(ctx context.Context, sel ast.Selectio
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "command":
+			out.Values[i] = ec._RewindPreview_command(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "attachments":
+			out.Values[i] = ec._RewindPreview_attachments(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "browserElements":
+			out.Values[i] = ec._RewindPreview_browserElements(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		case "files":
 			out.Values[i] = ec._RewindPreview_files(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -13465,6 +13722,21 @@ func (ec *executionContext) _RewindResult(ctx context.Context, sel ast.Selection
 			}
 		case "text":
 			out.Values[i] = ec._RewindResult_text(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "command":
+			out.Values[i] = ec._RewindResult_command(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "attachments":
+			out.Values[i] = ec._RewindResult_attachments(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "browserElements":
+			out.Values[i] = ec._RewindResult_browserElements(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}

@@ -180,3 +180,11 @@ func providerOptions(opts map[string]string) []model.ProviderOption {
 	}
 	return out
 }
+
+// nonNil turns a nil slice into an empty one for a non-null list field.
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}

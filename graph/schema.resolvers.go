@@ -252,6 +252,7 @@ func (r *mutationResolver) PreviewRewind(ctx context.Context, sessionID string, 
 	if err != nil {
 		return nil, err
 	}
+	p.Attachments, p.BrowserElements = nonNil(p.Attachments), nonNil(p.BrowserElements)
 	return &p, nil
 }
 
@@ -265,7 +266,7 @@ func (r *mutationResolver) ConfirmRewind(ctx context.Context, sessionID string, 
 	if err != nil {
 		return nil, err
 	}
-	return &model.RewindResult{Session: &sess, Text: p.Text, Files: p.Files}, nil
+	return &model.RewindResult{Session: &sess, Text: p.Text, Command: p.Command, Attachments: nonNil(p.Attachments), BrowserElements: nonNil(p.BrowserElements), Files: p.Files}, nil
 }
 
 // SendMessage is the resolver for the sendMessage field.

@@ -78,8 +78,14 @@ type Query struct {
 type RewindResult struct {
 	Session *core.Session `json:"session"`
 	// The rewound message's text, back for the input box.
-	Text  string            `json:"text"`
-	Files []core.RewindFile `json:"files"`
+	Text string `json:"text"`
+	// The rewound message's command id (empty when none).
+	Command string `json:"command"`
+	// The rewound message's attachments, back for the input box.
+	Attachments []core.Attachment `json:"attachments"`
+	// The rewound message's browser elements, back for the input box.
+	BrowserElements []core.BrowserElement `json:"browserElements"`
+	Files           []core.RewindFile     `json:"files"`
 }
 
 // One piece of an assistant message in the order it streamed (reasoning, text, tool call, reasoning, text…), recorded with the message; a display projection, not canonical data. Messages recorded before segments were kept show reasoning, then text, then tool calls.

@@ -68,6 +68,8 @@ type Engine struct {
 	// (successfully or not), so a failing title request is not repeated
 	// after every turn; a kernel restart allows one more attempt.
 	titled map[string]bool
+	// resolved caches what provider capability resolvers reported, by route.
+	resolved map[string]resolvedCaps
 	// closed is atomic so that it can be read under a runtime lock. Lock
 	// order: a runtime lock may be held while taking e.mu, never the reverse.
 	closed atomic.Bool
@@ -124,7 +126,7 @@ func NewEngine(cfg EngineConfig) (*Engine, error) {
 	return &Engine{
 		cfg: cfg, svc: cfg.Sessions, log: log, retry: cfg.Retry.withDefaults(),
 		runtimes: map[string]*sessionRuntime{}, pending: map[string]*pendingRequest{}, decided: map[string]bool{}, grants: map[string]map[string]bool{},
-		failedCompactions: map[string]string{}, titled: map[string]bool{},
+		failedCompactions: map[string]string{}, titled: map[string]bool{}, resolved: map[string]resolvedCaps{},
 	}, nil
 }
 
@@ -182,6 +184,7 @@ func (e *Engine) resolveModel(ctx context.Context, s Session) (boundModel, error
 		return boundModel{}, &Error{Code: CodeUnavailable, Message: fmt.Sprintf("provider %q of connection %q is not available", conn.ProviderKind, conn.Name), Err: err}
 	}
 	b.provider = p
+	e.withResolvedCapabilities(ctx, &b)
 	return b, nil
 }
 

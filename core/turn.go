@@ -322,6 +322,12 @@ func (e *Engine) compile(ctx context.Context, s Session, b boundModel, loadImage
 		Model: s.Model, ReasoningEffort: s.ReasoningEffort,
 		Messages: append(head, view...), Tools: schemas,
 	}
+	if !effortAllowed(b.model.Capabilities, req.ReasoningEffort) {
+		// Declared after the session chose it (a refresh or the resolver):
+		// the model's default rather than a request it would reject.
+		e.log.Warn("reasoning effort not offered by the model; sending none", "session_id", s.ID, "model", s.Model, "effort", req.ReasoningEffort)
+		req.ReasoningEffort = ""
+	}
 	if mo := b.model.Capabilities.MaxOutputTokens; mo != nil {
 		req.MaxOutputTokens = *mo
 	}

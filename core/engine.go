@@ -148,6 +148,8 @@ type boundModel struct {
 	endpoint Endpoint
 	provider Provider
 	route    string
+	// imageDefault: an IMAGE default model exists (image_generation is offered).
+	imageDefault bool
 }
 
 // resolveModel finds the session's connection, model, endpoint and provider,

@@ -37,6 +37,8 @@ var kernelTools = map[string]kernelTool{
 	},
 	ToolTask:      {info: taskToolInfo, run: nil},
 	ToolWebSearch: {info: webSearchToolInfo, run: runWebSearch},
+	// image_generation is dispatched by runCall (it returns attachments).
+	ToolImageGeneration: {info: imageGenerationToolInfo},
 	ReadToolResultTool: {
 		info: ToolInfo{Name: ReadToolResultTool, ReadOnly: true,
 			Description: "Read part of a large tool result that was shortened in your context. seq is the event seq named in the shortened result; offset and length count characters.",
@@ -62,6 +64,9 @@ func kernelToolSchemas(s Session, b boundModel) []ToolSchema {
 	out := make([]ToolSchema, 0, len(kernelTools))
 	for _, t := range kernelTools {
 		if t.info.Name == ToolWebSearch && !webSearchAvailable(b) {
+			continue
+		}
+		if t.info.Name == ToolImageGeneration && !b.imageDefault {
 			continue
 		}
 		if allowedTool(s, t.info.Name) {

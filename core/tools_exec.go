@@ -104,6 +104,11 @@ func (e *Engine) runTool(ctx context.Context, sessionID, turnID string, c ToolCa
 	if ctx.Err() != nil {
 		return fail("not run: the turn was stopped")
 	}
+	if c.Name == ToolImageGeneration {
+		text, atts, isErr := e.runImageGeneration(ctx, s, c)
+		m.Text, m.Attachments, m.IsError = text, atts, isErr
+		return m
+	}
 	if kt, ok := kernelTools[c.Name]; ok {
 		text, isErr := kt.run(ctx, e, s, c)
 		m.Text, m.IsError = text, isErr

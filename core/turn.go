@@ -349,6 +349,7 @@ func (e *Engine) toolSet(ctx context.Context, s Session, b boundModel) (map[stri
 		}
 	}
 	byName := make(map[string]ToolInfo, len(infos))
+	b.imageDefault = e.imageDefaultSet(ctx)
 	schemas := kernelToolSchemas(s, b)
 	for _, t := range infos {
 		if _, clash := kernelToolInfo(t.Name); clash || !allowedTool(s, t.Name) {

@@ -201,6 +201,7 @@ type ComplexityRoot struct {
 		DeleteSession       func(childComplexity int, id string) int
 		EditQueuedMessage   func(childComplexity int, sessionID string, itemID string, input model.UserInput) int
 		ForkSession         func(childComplexity int, sessionID string, afterSeq int64) int
+		GenerateImage       func(childComplexity int, input model.GenerateImageInput) int
 		MoveQueuedMessage   func(childComplexity int, sessionID string, itemID string, index int64) int
 		PreviewRewind       func(childComplexity int, sessionID string, messageSeq int64) int
 		RefreshModels       func(childComplexity int, connectionID string) int
@@ -426,6 +427,7 @@ type MutationResolver interface {
 	ConfirmRewind(ctx context.Context, sessionID string, messageSeq int64, headSeq int64, fileStateToken string) (*model.RewindResult, error)
 	SendMessage(ctx context.Context, sessionID string, input model.UserInput) (*core.SendResult, error)
 	ConfirmPlan(ctx context.Context, sessionID string, edits *string) (*core.SendResult, error)
+	GenerateImage(ctx context.Context, input model.GenerateImageInput) ([]core.Attachment, error)
 	EditQueuedMessage(ctx context.Context, sessionID string, itemID string, input model.UserInput) ([]core.QueueItem, error)
 	MoveQueuedMessage(ctx context.Context, sessionID string, itemID string, index int64) ([]core.QueueItem, error)
 	DeleteQueuedMessage(ctx context.Context, sessionID string, itemID string) ([]core.QueueItem, error)
@@ -1241,6 +1243,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.ForkSession(childComplexity, args["sessionId"].(string), args["afterSeq"].(int64)), true
+	case "Mutation.generateImage":
+		if e.ComplexityRoot.Mutation.GenerateImage == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_generateImage_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.GenerateImage(childComplexity, args["input"].(model.GenerateImageInput)), true
 	case "Mutation.moveQueuedMessage":
 		if e.ComplexityRoot.Mutation.MoveQueuedMessage == nil {
 			break
@@ -2036,6 +2049,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 			graphql.NewInputUnmarshaler("CapabilitiesInput", ec.unmarshalInputCapabilitiesInput),
 			graphql.NewInputUnmarshaler("ConnectionInput", ec.unmarshalInputConnectionInput),
 			graphql.NewInputUnmarshaler("CreateSessionInput", ec.unmarshalInputCreateSessionInput),
+			graphql.NewInputUnmarshaler("GenerateImageInput", ec.unmarshalInputGenerateImageInput),
 			graphql.NewInputUnmarshaler("GenerationInput", ec.unmarshalInputGenerationInput),
 			graphql.NewInputUnmarshaler("ModelInput", ec.unmarshalInputModelInput),
 			graphql.NewInputUnmarshaler("ProjectInput", ec.unmarshalInputProjectInput),
@@ -2688,6 +2702,22 @@ input UserInput {
   browserElements: [BrowserElementInput!]
 }
 
+"What to generate with generateImage."
+input GenerateImageInput {
+  "What the image shows (up to 32 KiB)."
+  prompt: String!
+  "An IMAGE connection; default: the IMAGE default model's connection."
+  connectionId: ID
+  "A model of that connection; default: the IMAGE default's model, else the connection's first model."
+  model: String
+  "WIDTHxHEIGHT such as 1024x1024, or auto; default: the service's default."
+  size: String
+  "How many images, 1 to 10 (default 1)."
+  count: Int
+  "The session the images are for: their usage is recorded there (purpose image_generation)."
+  sessionId: ID
+}
+
 input ProjectInput {
   "Display name; defaults to the directory's base name."
   name: String
@@ -2834,6 +2864,16 @@ type Mutation {
   session is not awaiting confirmation.
   """
   confirmPlan(sessionId: ID!, edits: String): SendResult!
+  """
+  Generates images through an IMAGE connection (PRV-2): its provider's image_generator
+  capability (the built-in openai provider calls POST {baseUrl}/images/generations).
+  The images are stored like uploads and returned as attachments, usable in
+  sendMessage. BAD_INPUT for a non-IMAGE connection or bad size/count, UNAVAILABLE
+  when there is no image default or the provider cannot generate images,
+  PROVIDER_ERROR when the service fails. When an IMAGE default exists, models also
+  get an image_generation tool whose images are attached to its tool result.
+  """
+  generateImage(input: GenerateImageInput!): [Attachment!]!
   "Replaces a queued item's input; NOT_FOUND once it has started."
   editQueuedMessage(sessionId: ID!, itemId: ID!, input: UserInput!): [QueueItem!]!
   "Moves a queued item to index (0 = next)."
@@ -3788,6 +3828,20 @@ func (ec *executionContext) field_Mutation_forkSession_args(ctx context.Context,
 		return nil, err
 	}
 	args["afterSeq"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_generateImage_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.GenerateImageInput, error) {
+			return ec.unmarshalNGenerateImageInput2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋgraphᚋmodelᚐGenerateImageInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
 	return args, nil
 }
 
@@ -7262,6 +7316,50 @@ func (ec *executionContext) fieldContext_Mutation_confirmPlan(ctx context.Contex
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Mutation_confirmPlan_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_generateImage(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_generateImage(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().GenerateImage(ctx, fc.Args["input"].(model.GenerateImageInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []core.Attachment) graphql.Marshaler {
+			return ec.marshalNAttachment2ᚕgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐAttachmentᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_generateImage(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Attachment(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_generateImage_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -11799,6 +11897,83 @@ func UnmarshalCreateSessionInput(ctx context.Context, raw any) (model.CreateSess
 	return out, err
 }
 
+func (ec *executionContext) unmarshalInputGenerateImageInput(ctx context.Context, obj any) (model.GenerateImageInput, error) {
+	var it model.GenerateImageInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"prompt", "connectionId", "model", "size", "count", "sessionId"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "prompt":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("prompt"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Prompt = data
+		case "connectionId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("connectionId"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ConnectionID = data
+		case "model":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("model"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Model = data
+		case "size":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("size"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Size = data
+		case "count":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("count"))
+			data, err := ec.unmarshalOInt2ᚖint64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Count = data
+		case "sessionId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("sessionId"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SessionID = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalGenerateImageInput unmarshals raw into the GenerateImageInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalGenerateImageInput(ctx context.Context, raw any) (model.GenerateImageInput, error) {
+	var out model.GenerateImageInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "GenerateImageInput", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputGenerationInput(ctx context.Context, obj any) (core.Generation, error) {
 	var it core.Generation
 	if obj == nil {
@@ -13180,6 +13355,13 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		case "confirmPlan":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_confirmPlan(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "generateImage":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_generateImage(ctx, field)
 			})
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -14930,6 +15112,11 @@ func (ec *executionContext) marshalNFileChange2ᚕgithubᚗcomᚋfoyaᚑdevᚋfo
 	}
 
 	return ret
+}
+
+func (ec *executionContext) unmarshalNGenerateImageInput2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋgraphᚋmodelᚐGenerateImageInput(ctx context.Context, v any) (model.GenerateImageInput, error) {
+	res, err := ec.unmarshalInputGenerateImageInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) unmarshalNID2string(ctx context.Context, v any) (string, error) {

@@ -291,6 +291,18 @@ func (r *mutationResolver) ConfirmPlan(ctx context.Context, sessionID string, ed
 	return &res, nil
 }
 
+// GenerateImage is the resolver for the generateImage field.
+func (r *mutationResolver) GenerateImage(ctx context.Context, input model.GenerateImageInput) ([]core.Attachment, error) {
+	in := core.GenerateImageInput{Prompt: input.Prompt, ConnectionID: deref(input.ConnectionID), Model: deref(input.Model), Size: deref(input.Size), SessionID: deref(input.SessionID)}
+	if input.Count != nil {
+		in.Count = int(*input.Count)
+		if in.Count == 0 {
+			return nil, core.Errorf(core.CodeBadInput, "count: 1 to %d", core.MaxImageCount)
+		}
+	}
+	return r.Engine.GenerateImage(ctx, in)
+}
+
 // EditQueuedMessage is the resolver for the editQueuedMessage field.
 func (r *mutationResolver) EditQueuedMessage(ctx context.Context, sessionID string, itemID string, input model.UserInput) ([]core.QueueItem, error) {
 	return r.Engine.EditQueuedMessage(ctx, sessionID, itemID, userInput(input))

@@ -41,6 +41,22 @@ type CreateSessionInput struct {
 	AgentMode *core.AgentMode `json:"agentMode,omitempty"`
 }
 
+// What to generate with generateImage.
+type GenerateImageInput struct {
+	// What the image shows (up to 32 KiB).
+	Prompt string `json:"prompt"`
+	// An IMAGE connection; default: the IMAGE default model's connection.
+	ConnectionID *string `json:"connectionId,omitempty"`
+	// A model of that connection; default: the IMAGE default's model, else the connection's first model.
+	Model *string `json:"model,omitempty"`
+	// WIDTHxHEIGHT such as 1024x1024, or auto; default: the service's default.
+	Size *string `json:"size,omitempty"`
+	// How many images, 1 to 10 (default 1).
+	Count *int64 `json:"count,omitempty"`
+	// The session the images are for: their usage is recorded there (purpose image_generation).
+	SessionID *string `json:"sessionId,omitempty"`
+}
+
 type ModelInput struct {
 	ID           string             `json:"id"`
 	Capabilities *core.Capabilities `json:"capabilities,omitempty"`

@@ -15,6 +15,7 @@ const (
 	CapCompleter          Capability = "completer"           // Completer
 	CapDetailedCompleter  Capability = "detailed_completer"  // DetailedCompleter
 	CapWebSearch          Capability = "web_search"          // WebSearcher
+	CapImageGenerator     Capability = "image_generator"     // ImageGenerator
 	CapNativeCompactor    Capability = "native_compactor"    // not in protocol v1
 )
 
@@ -64,6 +65,12 @@ type ModelLister interface {
 // CapabilityResolver is the "capability_resolver" capability.
 type CapabilityResolver interface {
 	ResolveCapabilities(ctx context.Context, ep Endpoint, model string) (Capabilities, error)
+}
+
+// ImageGenerator is the "image_generator" capability: image generation for
+// image connections (PRV-2).
+type ImageGenerator interface {
+	GenerateImage(ctx context.Context, ep Endpoint, req ImageRequest) (ImageResult, error)
 }
 
 // WebSearcher is the "web_search" capability.

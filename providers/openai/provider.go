@@ -79,6 +79,7 @@ func New(cfg Config) *Provider {
 func (p *Provider) Describe() sdk.ProviderInfo {
 	return sdk.ProviderInfo{Kind: Kind, Version: Version, Capabilities: []sdk.Capability{
 		sdk.CapCompleter, sdk.CapDetailedCompleter, sdk.CapModelLister, sdk.CapWebSearch, sdk.CapCapabilityResolver,
+		sdk.CapImageGenerator,
 	}}
 }
 

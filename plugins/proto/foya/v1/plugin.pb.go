@@ -224,7 +224,8 @@ type ProviderInfo struct {
 	Kind    string `protobuf:"bytes,1,opt,name=kind,proto3" json:"kind,omitempty"`
 	Version string `protobuf:"bytes,2,opt,name=version,proto3" json:"version,omitempty"`
 	// Declared optional capabilities: "model_lister", "capability_resolver",
-	// "completer", "detailed_completer", "web_search", "native_compactor".
+	// "completer", "detailed_completer", "web_search", "native_compactor",
+	// "image_generator".
 	Capabilities  []string `protobuf:"bytes,3,rep,name=capabilities,proto3" json:"capabilities,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -2232,6 +2233,197 @@ func (x *ToolAttachment) GetData() []byte {
 	return nil
 }
 
+// GenerateImageRequest asks an image connection's model for images.
+type GenerateImageRequest struct {
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	Endpoint *Endpoint              `protobuf:"bytes,1,opt,name=endpoint,proto3" json:"endpoint,omitempty"`
+	Model    string                 `protobuf:"bytes,2,opt,name=model,proto3" json:"model,omitempty"`
+	Prompt   string                 `protobuf:"bytes,3,opt,name=prompt,proto3" json:"prompt,omitempty"`
+	// size is e.g. "1024x1024"; empty means the service's default.
+	Size          string `protobuf:"bytes,4,opt,name=size,proto3" json:"size,omitempty"`
+	Count         int32  `protobuf:"varint,5,opt,name=count,proto3" json:"count,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GenerateImageRequest) Reset() {
+	*x = GenerateImageRequest{}
+	mi := &file_foya_v1_plugin_proto_msgTypes[32]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GenerateImageRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GenerateImageRequest) ProtoMessage() {}
+
+func (x *GenerateImageRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_foya_v1_plugin_proto_msgTypes[32]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GenerateImageRequest.ProtoReflect.Descriptor instead.
+func (*GenerateImageRequest) Descriptor() ([]byte, []int) {
+	return file_foya_v1_plugin_proto_rawDescGZIP(), []int{32}
+}
+
+func (x *GenerateImageRequest) GetEndpoint() *Endpoint {
+	if x != nil {
+		return x.Endpoint
+	}
+	return nil
+}
+
+func (x *GenerateImageRequest) GetModel() string {
+	if x != nil {
+		return x.Model
+	}
+	return ""
+}
+
+func (x *GenerateImageRequest) GetPrompt() string {
+	if x != nil {
+		return x.Prompt
+	}
+	return ""
+}
+
+func (x *GenerateImageRequest) GetSize() string {
+	if x != nil {
+		return x.Size
+	}
+	return ""
+}
+
+func (x *GenerateImageRequest) GetCount() int32 {
+	if x != nil {
+		return x.Count
+	}
+	return 0
+}
+
+type GeneratedImage struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	MediaType string                 `protobuf:"bytes,1,opt,name=media_type,json=mediaType,proto3" json:"media_type,omitempty"`
+	Data      []byte                 `protobuf:"bytes,2,opt,name=data,proto3" json:"data,omitempty"`
+	// revised_prompt is the prompt the service actually used, when it says.
+	RevisedPrompt string `protobuf:"bytes,3,opt,name=revised_prompt,json=revisedPrompt,proto3" json:"revised_prompt,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GeneratedImage) Reset() {
+	*x = GeneratedImage{}
+	mi := &file_foya_v1_plugin_proto_msgTypes[33]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GeneratedImage) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GeneratedImage) ProtoMessage() {}
+
+func (x *GeneratedImage) ProtoReflect() protoreflect.Message {
+	mi := &file_foya_v1_plugin_proto_msgTypes[33]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GeneratedImage.ProtoReflect.Descriptor instead.
+func (*GeneratedImage) Descriptor() ([]byte, []int) {
+	return file_foya_v1_plugin_proto_rawDescGZIP(), []int{33}
+}
+
+func (x *GeneratedImage) GetMediaType() string {
+	if x != nil {
+		return x.MediaType
+	}
+	return ""
+}
+
+func (x *GeneratedImage) GetData() []byte {
+	if x != nil {
+		return x.Data
+	}
+	return nil
+}
+
+func (x *GeneratedImage) GetRevisedPrompt() string {
+	if x != nil {
+		return x.RevisedPrompt
+	}
+	return ""
+}
+
+type GenerateImageResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Images        []*GeneratedImage      `protobuf:"bytes,1,rep,name=images,proto3" json:"images,omitempty"`
+	Usage         *Usage                 `protobuf:"bytes,2,opt,name=usage,proto3" json:"usage,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GenerateImageResponse) Reset() {
+	*x = GenerateImageResponse{}
+	mi := &file_foya_v1_plugin_proto_msgTypes[34]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GenerateImageResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GenerateImageResponse) ProtoMessage() {}
+
+func (x *GenerateImageResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_foya_v1_plugin_proto_msgTypes[34]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GenerateImageResponse.ProtoReflect.Descriptor instead.
+func (*GenerateImageResponse) Descriptor() ([]byte, []int) {
+	return file_foya_v1_plugin_proto_rawDescGZIP(), []int{34}
+}
+
+func (x *GenerateImageResponse) GetImages() []*GeneratedImage {
+	if x != nil {
+		return x.Images
+	}
+	return nil
+}
+
+func (x *GenerateImageResponse) GetUsage() *Usage {
+	if x != nil {
+		return x.Usage
+	}
+	return nil
+}
+
 var File_foya_v1_plugin_proto protoreflect.FileDescriptor
 
 const file_foya_v1_plugin_proto_rawDesc = "" +
@@ -2411,7 +2603,21 @@ const file_foya_v1_plugin_proto_rawDesc = "" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1d\n" +
 	"\n" +
 	"media_type\x18\x02 \x01(\tR\tmediaType\x12\x12\n" +
-	"\x04data\x18\x03 \x01(\fR\x04data*\xdd\x02\n" +
+	"\x04data\x18\x03 \x01(\fR\x04data\"\x9d\x01\n" +
+	"\x14GenerateImageRequest\x12-\n" +
+	"\bendpoint\x18\x01 \x01(\v2\x11.foya.v1.EndpointR\bendpoint\x12\x14\n" +
+	"\x05model\x18\x02 \x01(\tR\x05model\x12\x16\n" +
+	"\x06prompt\x18\x03 \x01(\tR\x06prompt\x12\x12\n" +
+	"\x04size\x18\x04 \x01(\tR\x04size\x12\x14\n" +
+	"\x05count\x18\x05 \x01(\x05R\x05count\"j\n" +
+	"\x0eGeneratedImage\x12\x1d\n" +
+	"\n" +
+	"media_type\x18\x01 \x01(\tR\tmediaType\x12\x12\n" +
+	"\x04data\x18\x02 \x01(\fR\x04data\x12%\n" +
+	"\x0erevised_prompt\x18\x03 \x01(\tR\rrevisedPrompt\"n\n" +
+	"\x15GenerateImageResponse\x12/\n" +
+	"\x06images\x18\x01 \x03(\v2\x17.foya.v1.GeneratedImageR\x06images\x12$\n" +
+	"\x05usage\x18\x02 \x01(\v2\x0e.foya.v1.UsageR\x05usage*\xdd\x02\n" +
 	"\rErrorCategory\x12\x1e\n" +
 	"\x1aERROR_CATEGORY_UNSPECIFIED\x10\x00\x12#\n" +
 	"\x1fERROR_CATEGORY_CONTEXT_OVERFLOW\x10\x01\x12\x1d\n" +
@@ -2424,7 +2630,7 @@ const file_foya_v1_plugin_proto_rawDesc = "" +
 	"\x1aERROR_CATEGORY_BAD_REQUEST\x10\b\x12\x19\n" +
 	"\x15ERROR_CATEGORY_SERVER\x10\t\x12\x1e\n" +
 	"\x1aERROR_CATEGORY_UNAVAILABLE\x10\n" +
-	"2\xe9\x03\n" +
+	"2\xb9\x04\n" +
 	"\bProvider\x12;\n" +
 	"\bDescribe\x12\x18.foya.v1.DescribeRequest\x1a\x15.foya.v1.ProviderInfo\x128\n" +
 	"\x06Stream\x12\x16.foya.v1.StreamRequest\x1a\x14.foya.v1.StreamEvent0\x01\x12?\n" +
@@ -2433,7 +2639,8 @@ const file_foya_v1_plugin_proto_rawDesc = "" +
 	"\n" +
 	"ListModels\x12\x1a.foya.v1.ListModelsRequest\x1a\x1b.foya.v1.ListModelsResponse\x12Q\n" +
 	"\x13ResolveCapabilities\x12#.foya.v1.ResolveCapabilitiesRequest\x1a\x15.foya.v1.Capabilities\x12B\n" +
-	"\tWebSearch\x12\x19.foya.v1.WebSearchRequest\x1a\x1a.foya.v1.WebSearchResponse2\x80\x01\n" +
+	"\tWebSearch\x12\x19.foya.v1.WebSearchRequest\x1a\x1a.foya.v1.WebSearchResponse\x12N\n" +
+	"\rGenerateImage\x12\x1d.foya.v1.GenerateImageRequest\x1a\x1e.foya.v1.GenerateImageResponse2\x80\x01\n" +
 	"\x05Tools\x12:\n" +
 	"\bDescribe\x12\x18.foya.v1.DescribeRequest\x1a\x14.foya.v1.ToolSetInfo\x12;\n" +
 	"\x04Call\x12\x18.foya.v1.ToolCallRequest\x1a\x19.foya.v1.ToolCallResponseB7Z5github.com/foya-dev/foya/plugins/proto/foya/v1;foyav1b\x06proto3"
@@ -2451,7 +2658,7 @@ func file_foya_v1_plugin_proto_rawDescGZIP() []byte {
 }
 
 var file_foya_v1_plugin_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_foya_v1_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 33)
+var file_foya_v1_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 36)
 var file_foya_v1_plugin_proto_goTypes = []any{
 	(ErrorCategory)(0),                 // 0: foya.v1.ErrorCategory
 	(*Endpoint)(nil),                   // 1: foya.v1.Endpoint
@@ -2486,10 +2693,13 @@ var file_foya_v1_plugin_proto_goTypes = []any{
 	(*ToolCallResponse)(nil),           // 30: foya.v1.ToolCallResponse
 	(*ToolFileChange)(nil),             // 31: foya.v1.ToolFileChange
 	(*ToolAttachment)(nil),             // 32: foya.v1.ToolAttachment
-	nil,                                // 33: foya.v1.Endpoint.OptionsEntry
+	(*GenerateImageRequest)(nil),       // 33: foya.v1.GenerateImageRequest
+	(*GeneratedImage)(nil),             // 34: foya.v1.GeneratedImage
+	(*GenerateImageResponse)(nil),      // 35: foya.v1.GenerateImageResponse
+	nil,                                // 36: foya.v1.Endpoint.OptionsEntry
 }
 var file_foya_v1_plugin_proto_depIdxs = []int32{
-	33, // 0: foya.v1.Endpoint.options:type_name -> foya.v1.Endpoint.OptionsEntry
+	36, // 0: foya.v1.Endpoint.options:type_name -> foya.v1.Endpoint.OptionsEntry
 	4,  // 1: foya.v1.Message.content:type_name -> foya.v1.ContentPart
 	5,  // 2: foya.v1.Message.tool_calls:type_name -> foya.v1.ToolCall
 	6,  // 3: foya.v1.Request.messages:type_name -> foya.v1.Message
@@ -2517,29 +2727,34 @@ var file_foya_v1_plugin_proto_depIdxs = []int32{
 	28, // 25: foya.v1.ToolSetInfo.tools:type_name -> foya.v1.Tool
 	31, // 26: foya.v1.ToolCallResponse.file_changes:type_name -> foya.v1.ToolFileChange
 	32, // 27: foya.v1.ToolCallResponse.attachment:type_name -> foya.v1.ToolAttachment
-	2,  // 28: foya.v1.Provider.Describe:input_type -> foya.v1.DescribeRequest
-	9,  // 29: foya.v1.Provider.Stream:input_type -> foya.v1.StreamRequest
-	16, // 30: foya.v1.Provider.Complete:input_type -> foya.v1.CompleteRequest
-	16, // 31: foya.v1.Provider.CompleteDetailed:input_type -> foya.v1.CompleteRequest
-	18, // 32: foya.v1.Provider.ListModels:input_type -> foya.v1.ListModelsRequest
-	23, // 33: foya.v1.Provider.ResolveCapabilities:input_type -> foya.v1.ResolveCapabilitiesRequest
-	24, // 34: foya.v1.Provider.WebSearch:input_type -> foya.v1.WebSearchRequest
-	2,  // 35: foya.v1.Tools.Describe:input_type -> foya.v1.DescribeRequest
-	29, // 36: foya.v1.Tools.Call:input_type -> foya.v1.ToolCallRequest
-	3,  // 37: foya.v1.Provider.Describe:output_type -> foya.v1.ProviderInfo
-	10, // 38: foya.v1.Provider.Stream:output_type -> foya.v1.StreamEvent
-	17, // 39: foya.v1.Provider.Complete:output_type -> foya.v1.CompleteResponse
-	17, // 40: foya.v1.Provider.CompleteDetailed:output_type -> foya.v1.CompleteResponse
-	22, // 41: foya.v1.Provider.ListModels:output_type -> foya.v1.ListModelsResponse
-	20, // 42: foya.v1.Provider.ResolveCapabilities:output_type -> foya.v1.Capabilities
-	26, // 43: foya.v1.Provider.WebSearch:output_type -> foya.v1.WebSearchResponse
-	27, // 44: foya.v1.Tools.Describe:output_type -> foya.v1.ToolSetInfo
-	30, // 45: foya.v1.Tools.Call:output_type -> foya.v1.ToolCallResponse
-	37, // [37:46] is the sub-list for method output_type
-	28, // [28:37] is the sub-list for method input_type
-	28, // [28:28] is the sub-list for extension type_name
-	28, // [28:28] is the sub-list for extension extendee
-	0,  // [0:28] is the sub-list for field type_name
+	1,  // 28: foya.v1.GenerateImageRequest.endpoint:type_name -> foya.v1.Endpoint
+	34, // 29: foya.v1.GenerateImageResponse.images:type_name -> foya.v1.GeneratedImage
+	13, // 30: foya.v1.GenerateImageResponse.usage:type_name -> foya.v1.Usage
+	2,  // 31: foya.v1.Provider.Describe:input_type -> foya.v1.DescribeRequest
+	9,  // 32: foya.v1.Provider.Stream:input_type -> foya.v1.StreamRequest
+	16, // 33: foya.v1.Provider.Complete:input_type -> foya.v1.CompleteRequest
+	16, // 34: foya.v1.Provider.CompleteDetailed:input_type -> foya.v1.CompleteRequest
+	18, // 35: foya.v1.Provider.ListModels:input_type -> foya.v1.ListModelsRequest
+	23, // 36: foya.v1.Provider.ResolveCapabilities:input_type -> foya.v1.ResolveCapabilitiesRequest
+	24, // 37: foya.v1.Provider.WebSearch:input_type -> foya.v1.WebSearchRequest
+	33, // 38: foya.v1.Provider.GenerateImage:input_type -> foya.v1.GenerateImageRequest
+	2,  // 39: foya.v1.Tools.Describe:input_type -> foya.v1.DescribeRequest
+	29, // 40: foya.v1.Tools.Call:input_type -> foya.v1.ToolCallRequest
+	3,  // 41: foya.v1.Provider.Describe:output_type -> foya.v1.ProviderInfo
+	10, // 42: foya.v1.Provider.Stream:output_type -> foya.v1.StreamEvent
+	17, // 43: foya.v1.Provider.Complete:output_type -> foya.v1.CompleteResponse
+	17, // 44: foya.v1.Provider.CompleteDetailed:output_type -> foya.v1.CompleteResponse
+	22, // 45: foya.v1.Provider.ListModels:output_type -> foya.v1.ListModelsResponse
+	20, // 46: foya.v1.Provider.ResolveCapabilities:output_type -> foya.v1.Capabilities
+	26, // 47: foya.v1.Provider.WebSearch:output_type -> foya.v1.WebSearchResponse
+	35, // 48: foya.v1.Provider.GenerateImage:output_type -> foya.v1.GenerateImageResponse
+	27, // 49: foya.v1.Tools.Describe:output_type -> foya.v1.ToolSetInfo
+	30, // 50: foya.v1.Tools.Call:output_type -> foya.v1.ToolCallResponse
+	41, // [41:51] is the sub-list for method output_type
+	31, // [31:41] is the sub-list for method input_type
+	31, // [31:31] is the sub-list for extension type_name
+	31, // [31:31] is the sub-list for extension extendee
+	0,  // [0:31] is the sub-list for field type_name
 }
 
 func init() { file_foya_v1_plugin_proto_init() }
@@ -2563,7 +2778,7 @@ func file_foya_v1_plugin_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_foya_v1_plugin_proto_rawDesc), len(file_foya_v1_plugin_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   33,
+			NumMessages:   36,
 			NumExtensions: 0,
 			NumServices:   2,
 		},

@@ -34,6 +34,7 @@ const (
 	Provider_ListModels_FullMethodName          = "/foya.v1.Provider/ListModels"
 	Provider_ResolveCapabilities_FullMethodName = "/foya.v1.Provider/ResolveCapabilities"
 	Provider_WebSearch_FullMethodName           = "/foya.v1.Provider/WebSearch"
+	Provider_GenerateImage_FullMethodName       = "/foya.v1.Provider/GenerateImage"
 )
 
 // ProviderClient is the client API for Provider service.
@@ -50,6 +51,9 @@ type ProviderClient interface {
 	ListModels(ctx context.Context, in *ListModelsRequest, opts ...grpc.CallOption) (*ListModelsResponse, error)
 	ResolveCapabilities(ctx context.Context, in *ResolveCapabilitiesRequest, opts ...grpc.CallOption) (*Capabilities, error)
 	WebSearch(ctx context.Context, in *WebSearchRequest, opts ...grpc.CallOption) (*WebSearchResponse, error)
+	// GenerateImage is the optional "image_generator" capability (added to
+	// v1 compatibly: hosts call it only when a plugin declares it).
+	GenerateImage(ctx context.Context, in *GenerateImageRequest, opts ...grpc.CallOption) (*GenerateImageResponse, error)
 }
 
 type providerClient struct {
@@ -139,6 +143,16 @@ func (c *providerClient) WebSearch(ctx context.Context, in *WebSearchRequest, op
 	return out, nil
 }
 
+func (c *providerClient) GenerateImage(ctx context.Context, in *GenerateImageRequest, opts ...grpc.CallOption) (*GenerateImageResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(GenerateImageResponse)
+	err := c.cc.Invoke(ctx, Provider_GenerateImage_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // ProviderServer is the server API for Provider service.
 // All implementations must embed UnimplementedProviderServer
 // for forward compatibility.
@@ -153,6 +167,9 @@ type ProviderServer interface {
 	ListModels(context.Context, *ListModelsRequest) (*ListModelsResponse, error)
 	ResolveCapabilities(context.Context, *ResolveCapabilitiesRequest) (*Capabilities, error)
 	WebSearch(context.Context, *WebSearchRequest) (*WebSearchResponse, error)
+	// GenerateImage is the optional "image_generator" capability (added to
+	// v1 compatibly: hosts call it only when a plugin declares it).
+	GenerateImage(context.Context, *GenerateImageRequest) (*GenerateImageResponse, error)
 	mustEmbedUnimplementedProviderServer()
 }
 
@@ -183,6 +200,9 @@ func (UnimplementedProviderServer) ResolveCapabilities(context.Context, *Resolve
 }
 func (UnimplementedProviderServer) WebSearch(context.Context, *WebSearchRequest) (*WebSearchResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method WebSearch not implemented")
+}
+func (UnimplementedProviderServer) GenerateImage(context.Context, *GenerateImageRequest) (*GenerateImageResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method GenerateImage not implemented")
 }
 func (UnimplementedProviderServer) mustEmbedUnimplementedProviderServer() {}
 func (UnimplementedProviderServer) testEmbeddedByValue()                  {}
@@ -324,6 +344,24 @@ func _Provider_WebSearch_Handler(srv interface{}, ctx context.Context, dec func(
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Provider_GenerateImage_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GenerateImageRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ProviderServer).GenerateImage(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Provider_GenerateImage_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ProviderServer).GenerateImage(ctx, req.(*GenerateImageRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Provider_ServiceDesc is the grpc.ServiceDesc for Provider service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -354,6 +392,10 @@ var Provider_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "WebSearch",
 			Handler:    _Provider_WebSearch_Handler,
+		},
+		{
+			MethodName: "GenerateImage",
+			Handler:    _Provider_GenerateImage_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

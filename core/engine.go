@@ -150,6 +150,8 @@ type boundModel struct {
 	route    string
 	// imageDefault: an IMAGE default model exists (image_generation is offered).
 	imageDefault bool
+	// searchFallback: a fallback search connection is configured.
+	searchFallback bool
 }
 
 // resolveModel finds the session's connection, model, endpoint and provider,

@@ -63,7 +63,7 @@ func kernelToolInfo(name string) (ToolInfo, bool) {
 func kernelToolSchemas(s Session, b boundModel) []ToolSchema {
 	out := make([]ToolSchema, 0, len(kernelTools))
 	for _, t := range kernelTools {
-		if t.info.Name == ToolWebSearch && !webSearchAvailable(b) {
+		if t.info.Name == ToolWebSearch && !webSearchAvailable(b) && !b.searchFallback {
 			continue
 		}
 		if t.info.Name == ToolImageGeneration && !b.imageDefault {

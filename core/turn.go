@@ -350,6 +350,9 @@ func (e *Engine) toolSet(ctx context.Context, s Session, b boundModel) (map[stri
 	}
 	byName := make(map[string]ToolInfo, len(infos))
 	b.imageDefault = e.imageDefaultSet(ctx)
+	if !webSearchAvailable(b) {
+		_, b.searchFallback = e.searchFallback(ctx)
+	}
 	schemas := kernelToolSchemas(s, b)
 	for _, t := range infos {
 		if _, clash := kernelToolInfo(t.Name); clash || !allowedTool(s, t.Name) {

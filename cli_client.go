@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"strings"
 	"time"
@@ -18,15 +19,54 @@ import (
 // gqlClient is the CLI's client of the kernel's GraphQL API: POST /graphql
 // for queries and mutations, graphql-transport-ws for subscriptions.
 type gqlClient struct {
-	addr string // host:port
-	http *http.Client
+	addr  string // host:port
+	tls   bool   // https and wss
+	token string // bearer token; empty: none sent
+	http  *http.Client
 }
 
-func newGQLClient(addr string) *gqlClient {
-	return &gqlClient{addr: addr, http: &http.Client{}}
+// newGQLClient is a client of the kernel at addr: host:port, or
+// http://host:port or https://host:port (then WebSockets use wss).
+func newGQLClient(addr, token string) *gqlClient {
+	c := &gqlClient{addr: addr, token: token, http: &http.Client{}}
+	if rest, ok := strings.CutPrefix(addr, "https://"); ok {
+		c.addr, c.tls = strings.TrimSuffix(rest, "/"), true
+	} else if rest, ok := strings.CutPrefix(addr, "http://"); ok {
+		c.addr = strings.TrimSuffix(rest, "/")
+	}
+	return c
 }
 
-func (c *gqlClient) endpoint() string { return "http://" + c.addr + "/graphql" }
+// host is the kernel's host name or IP, without port.
+func (c *gqlClient) host() string {
+	if h, _, err := net.SplitHostPort(c.addr); err == nil {
+		return h
+	}
+	return c.addr
+}
+
+func (c *gqlClient) endpoint() string {
+	if c.tls {
+		return "https://" + c.addr + "/graphql"
+	}
+	return "http://" + c.addr + "/graphql"
+}
+
+func (c *gqlClient) wsEndpoint() string {
+	if c.tls {
+		return "wss://" + c.addr + "/graphql"
+	}
+	return "ws://" + c.addr + "/graphql"
+}
+
+// initPayload is the connection_init payload: the token, if any.
+func (c *gqlClient) initPayload() json.RawMessage {
+	if c.token == "" {
+		return json.RawMessage(`{}`)
+	}
+	b, _ := json.Marshal(map[string]string{"authorization": "Bearer " + c.token})
+	return b
+}
 
 // gqlError is an error the kernel returned in a GraphQL response. It prints
 // as "<message> (<code>)".
@@ -72,6 +112,9 @@ func (c *gqlClient) do(ctx context.Context, query string, vars map[string]any, o
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json")
+	if c.token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.token)
+	}
 	resp, err := c.http.Do(req)
 	if err != nil {
 		return fmt.Errorf("kernel at %s: %w", c.addr, err)
@@ -120,14 +163,15 @@ type wsMessage struct {
 func (c *gqlClient) subscribe(ctx context.Context, query string, vars map[string]any) (*subscription, error) {
 	dialCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	conn, _, err := websocket.Dial(dialCtx, "ws://"+c.addr+"/graphql", &websocket.DialOptions{
+	conn, _, err := websocket.Dial(dialCtx, c.wsEndpoint(), &websocket.DialOptions{
 		Subprotocols: []string{"graphql-transport-ws"},
+		HTTPClient:   c.http,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("open websocket to %s: %w", c.addr, err)
 	}
 	conn.SetReadLimit(64 << 20)
-	if err := wsjson.Write(dialCtx, conn, wsMessage{Type: "connection_init", Payload: json.RawMessage(`{}`)}); err != nil {
+	if err := wsjson.Write(dialCtx, conn, wsMessage{Type: "connection_init", Payload: c.initPayload()}); err != nil {
 		conn.CloseNow()
 		return nil, fmt.Errorf("websocket init: %w", err)
 	}
@@ -135,6 +179,9 @@ func (c *gqlClient) subscribe(ctx context.Context, query string, vars map[string
 		var m wsMessage
 		if err := wsjson.Read(dialCtx, conn, &m); err != nil {
 			conn.CloseNow()
+			if websocket.CloseStatus(err) == 4403 {
+				return nil, &gqlError{Message: "the kernel refused the token: " + closeReason(err), Code: "UNAUTHENTICATED"}
+			}
 			return nil, fmt.Errorf("websocket init: %w", err)
 		}
 		if m.Type == "connection_ack" {
@@ -220,4 +267,13 @@ func (s *subscription) Err() error {
 // Close ends the subscription.
 func (s *subscription) Close() {
 	s.conn.Close(websocket.StatusNormalClosure, "done")
+}
+
+// closeReason is the reason of a WebSocket close error.
+func closeReason(err error) string {
+	var ce websocket.CloseError
+	if errors.As(err, &ce) {
+		return ce.Reason
+	}
+	return err.Error()
 }

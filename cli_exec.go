@@ -42,9 +42,9 @@ const sessionEventFields = `seq type at sessionId delta toolCallIndex phase payl
 	usage { inputTokens outputTokens totalTokens cachedTokens estimated }`
 
 type execOptions struct {
-	addr, dataDir, session, project, model, approval string
-	json                                             bool
-	prompt                                           string
+	addr, dataDir, tokenFile, session, project, model, approval string
+	json                                                        bool
+	prompt                                                      string
 }
 
 // execCmd is `foya exec`; it returns the process exit code.
@@ -64,7 +64,7 @@ func execCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	signal.Notify(sigc, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(sigc)
 
-	link, err := connectOrSpawn(ctx, opts.addr, opts.dataDir, stderr)
+	link, err := connectOrSpawn(ctx, opts.addr, opts.dataDir, opts.tokenFile, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "foya: %v\n", err)
 		return exitFailed
@@ -88,6 +88,7 @@ func parseExecArgs(args []string, stdin io.Reader, stderr io.Writer) (execOption
 	fs.Usage = func() { fmt.Fprint(stderr, execUsage); fs.PrintDefaults() }
 	fs.StringVar(&o.addr, "addr", defaultKernelAddr, "address of a running kernel; when none answers, one is started for this command")
 	fs.StringVar(&o.dataDir, "data-dir", defaultDataDir(), "data directory of a kernel started for this command")
+	fs.StringVar(&o.tokenFile, "token-file", "", "file holding the kernel's bearer token (default: $FOYA_TOKEN, else <data-dir>/auth-token for a loopback --addr)")
 	fs.StringVar(&o.session, "session", "", "continue this session (id) instead of creating one")
 	fs.StringVar(&o.project, "project", "", "bind a new session to the project with this directory (created when missing)")
 	fs.StringVar(&o.model, "model", "", "CONNECTION/MODEL: connection id or name, a slash, and the model id")

@@ -24,7 +24,7 @@ func fakeGraphQL(t *testing.T, data string) (*gqlClient, func() []string) {
 		io.WriteString(w, `{"data":`+data+`}`)
 	}))
 	t.Cleanup(srv.Close)
-	return newGQLClient(strings.TrimPrefix(srv.URL, "http://")), func() []string {
+	return newGQLClient(strings.TrimPrefix(srv.URL, "http://"), ""), func() []string {
 		mu.Lock()
 		defer mu.Unlock()
 		return append([]string(nil), got...)

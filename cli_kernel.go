@@ -6,13 +6,17 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/foya-dev/foya/graph"
 )
 
 // defaultKernelAddr is where the CLI looks for a running kernel.
@@ -34,11 +38,16 @@ func (l *kernelLink) Close() {
 
 // connectOrSpawn connects to the kernel at addr; when nothing listens there
 // it starts `foya serve --addr 127.0.0.1:0 --data-dir dataDir` as a child and
-// connects to that. It says on stderr which happened.
-func connectOrSpawn(ctx context.Context, addr, dataDir string, stderr io.Writer) (*kernelLink, error) {
-	c := newGQLClient(addr)
+// connects to that. It says on stderr which happened. Requests carry the
+// token clientToken finds.
+func connectOrSpawn(ctx context.Context, addr, dataDir, tokenFile string, stderr io.Writer) (*kernelLink, error) {
+	token, err := clientToken(tokenFile, dataDir, addr)
+	if err != nil {
+		return nil, err
+	}
+	c := newGQLClient(addr, token)
 	probeCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	err := c.do(probeCtx, `{ __typename }`, nil, nil)
+	err = c.do(probeCtx, `{ __typename }`, nil, nil)
 	cancel()
 	if err == nil {
 		fmt.Fprintf(stderr, "connected to kernel at %s\n", addr)
@@ -52,7 +61,28 @@ func connectOrSpawn(ctx context.Context, addr, dataDir string, stderr io.Writer)
 		return nil, err
 	}
 	fmt.Fprintf(stderr, "started a kernel for this command (data dir %s) at %s\n", k.dataDir, k.addr)
-	return &kernelLink{gqlClient: newGQLClient(k.addr), spawned: k}, nil
+	return &kernelLink{gqlClient: newGQLClient(k.addr, token), spawned: k}, nil
+}
+
+// clientToken is the bearer token the CLI sends: $FOYA_TOKEN, else the
+// contents of tokenFile, else, for a loopback addr only, the data
+// directory's auth-token file when it exists (the local kernel's token is
+// never sent to another machine unless asked to).
+func clientToken(tokenFile, dataDir, addr string) (string, error) {
+	if t := strings.TrimSpace(os.Getenv("FOYA_TOKEN")); t != "" {
+		return t, nil
+	}
+	if tokenFile != "" {
+		return graph.ReadToken(tokenFile)
+	}
+	if !graph.IsLoopbackName(newGQLClient(addr, "").host()) {
+		return "", nil
+	}
+	tok, err := graph.ReadToken(filepath.Join(dataDir, graph.TokenFileName))
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", nil
+	}
+	return tok, err
 }
 
 // isConnRefused reports whether err means that nothing listens at the address.

@@ -19,8 +19,8 @@ var schemaSDL string
 
 // clientFlags are the flags every management command shares.
 type clientFlags struct {
-	addr, dataDir string
-	json          bool
+	addr, dataDir, tokenFile string
+	json                     bool
 }
 
 func newClientFlagSet(name string, stderr io.Writer, cf *clientFlags) *flag.FlagSet {
@@ -28,6 +28,7 @@ func newClientFlagSet(name string, stderr io.Writer, cf *clientFlags) *flag.Flag
 	fs.SetOutput(stderr)
 	fs.StringVar(&cf.addr, "addr", defaultKernelAddr, "address of a running kernel; when none answers, one is started for this command")
 	fs.StringVar(&cf.dataDir, "data-dir", defaultDataDir(), "data directory of a kernel started for this command")
+	fs.StringVar(&cf.tokenFile, "token-file", "", "file holding the kernel's bearer token (default: $FOYA_TOKEN, else <data-dir>/auth-token for a loopback --addr)")
 	fs.BoolVar(&cf.json, "json", false, "print JSON instead of a table")
 	return fs
 }
@@ -35,7 +36,7 @@ func newClientFlagSet(name string, stderr io.Writer, cf *clientFlags) *flag.Flag
 // withKernel connects (or spawns), runs fn and stops a spawned kernel.
 func withKernel(cf clientFlags, stderr io.Writer, fn func(ctx context.Context, c *gqlClient) error) error {
 	ctx := context.Background()
-	link, err := connectOrSpawnQuiet(ctx, cf.addr, cf.dataDir, stderr)
+	link, err := connectOrSpawnQuiet(ctx, cf, stderr)
 	if err != nil {
 		return err
 	}
@@ -45,9 +46,9 @@ func withKernel(cf clientFlags, stderr io.Writer, fn func(ctx context.Context, c
 
 // connectOrSpawnQuiet is connectOrSpawn that mentions only a started kernel:
 // management commands are often piped, and stay quiet about the usual case.
-func connectOrSpawnQuiet(ctx context.Context, addr, dataDir string, stderr io.Writer) (*kernelLink, error) {
+func connectOrSpawnQuiet(ctx context.Context, cf clientFlags, stderr io.Writer) (*kernelLink, error) {
 	var buf strings.Builder
-	link, err := connectOrSpawn(ctx, addr, dataDir, &buf)
+	link, err := connectOrSpawn(ctx, cf.addr, cf.dataDir, cf.tokenFile, &buf)
 	if link != nil && link.spawned != nil {
 		fmt.Fprint(stderr, buf.String())
 	}
@@ -123,7 +124,7 @@ const connectionsUsage = `usage:
   foya connections add --name N --base-url URL [--api-key-env NAME | --api-key-stdin] [--model ID ...] [--provider-kind openai] [--type language]
   foya connections remove ID|NAME
   foya connections models ID|NAME      (asks the provider for its model list and stores it)
-common flags: --addr 127.0.0.1:4777 --data-dir DIR --json`
+common flags: --addr 127.0.0.1:4777 --data-dir DIR --token-file PATH --json`
 
 func connectionsCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
@@ -309,7 +310,7 @@ const sessionsUsage = `usage:
   foya sessions list [--all] [--json]
   foya sessions show ID [--json]
   foya sessions rm ID
-common flags: --addr 127.0.0.1:4777 --data-dir DIR --json`
+common flags: --addr 127.0.0.1:4777 --data-dir DIR --token-file PATH --json`
 
 type cliSession struct {
 	ID           string  `json:"id"`

@@ -6,6 +6,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"flag"
 	"fmt"
@@ -17,6 +18,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -41,9 +43,12 @@ const usage = `foya — the Foya agent kernel
 
 Usage:
   foya serve [--addr 127.0.0.1:4777] [--data-dir DIR] [--plugin-dir DIR] [--allow-origin PATTERN]
+             [--allow-host NAME] [--require-token] [--auth-token-file PATH] [--tls-cert FILE --tls-key FILE]
+  foya token rotate|show [--data-dir DIR] [--auth-token-file PATH]
   foya rebuild-projections [--data-dir DIR]
   foya exec [--addr A] [--session ID] [--project PATH] [--model CONN/MODEL] [--approval-mode M] [--json] "prompt"
   foya connections list|add|remove|models    foya sessions list|show|rm    foya schema
+  (client commands send $FOYA_TOKEN, --token-file PATH or <data-dir>/auth-token to a kernel that requires a token)
   foya version
   foya plugin NAME     (internal: serves a built-in plugin to the kernel)
 `
@@ -67,6 +72,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		err = sessionsCmd(args[1:], stdout, stderr)
 	case "schema":
 		err = schemaCmd(args[1:], stdout)
+	case "token":
+		err = tokenCmd(args[1:], stdout, stderr)
 	case "plugin":
 		if len(args) != 2 {
 			err = usageError{errors.New("usage: foya plugin NAME")}
@@ -168,21 +175,34 @@ func newLogger(w io.Writer, level string) (*slog.Logger, error) {
 func serveCmd(args []string, stderr io.Writer) error {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	addr := fs.String("addr", "127.0.0.1:4777", "listen address (loopback by default)")
-	dataDir := fs.String("data-dir", defaultDataDir(), "data directory (database, catalog, artifacts)")
+	addr := fs.String("addr", "127.0.0.1:4777", "listen address (loopback by default; any other address requires the token)")
+	dataDir := fs.String("data-dir", defaultDataDir(), "data directory (database, catalog, artifacts, auth-token)")
 	logLevel := fs.String("log-level", "info", "log level: debug, info, warn, error")
 	retryAttempts := fs.Int("retry-max-attempts", core.DefaultRetryMaxAttempts, "requests per model step when rate-limited, overloaded or cut off before any output (1 disables retries)")
 	retryWait := fs.Duration("retry-max-wait", core.DefaultRetryMaxTotalWait, "total backoff wait bound per model step")
+	tokenFile := fs.String("auth-token-file", "", "file holding the bearer token clients must send, when one is required (default <data-dir>/auth-token; created when missing)")
+	requireToken := fs.Bool("require-token", false, "require the bearer token on loopback too (always required beyond loopback)")
+	tlsCert := fs.String("tls-cert", "", "PEM certificate file: serve HTTPS and WSS (with --tls-key)")
+	tlsKey := fs.String("tls-key", "", "PEM private key file of --tls-cert")
 	var origins, pluginDirs, hosts listFlag
-	fs.Var(&hosts, "allow-host", "extra Host name the kernel answers to (repeatable; default loopback names, or any when --addr is not loopback)")
+	fs.Var(&hosts, "allow-host", "extra Host name a loopback kernel answers to without a token (repeatable; with a token any Host is served)")
 	fs.Var(&pluginDirs, "plugin-dir", "extra directory of third-party plugin executables (repeatable; <data-dir>/plugins is always searched)")
-	fs.Var(&origins, "allow-origin", "extra browser origin host pattern allowed to open WebSockets (repeatable; default loopback only)")
+	fs.Var(&origins, "allow-origin", "extra browser origin host[:port] pattern allowed besides the kernel's own and loopback pages (repeatable)")
 	if err := fs.Parse(args); err != nil {
 		return usageError{err}
+	}
+	if (*tlsCert == "") != (*tlsKey == "") {
+		return usageError{errors.New("--tls-cert and --tls-key go together")}
 	}
 	log, err := newLogger(stderr, *logLevel)
 	if err != nil {
 		return err
+	}
+	var tlsConfig *tls.Config
+	if *tlsCert != "" {
+		if tlsConfig, err = loadTLS(*tlsCert, *tlsKey, log); err != nil {
+			return err
+		}
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -200,21 +220,42 @@ func serveCmd(args []string, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", *addr, err)
 	}
-	allowed := graph.DefaultOriginPatterns
-	if len(origins) > 0 {
-		allowed = append(append([]string{}, allowed...), origins...)
+	loopback := isLoopbackListener(ln)
+	var auth *graph.Auth
+	if !loopback || *requireToken {
+		path := *tokenFile
+		if path == "" {
+			path = filepath.Join(k.dataDir, graph.TokenFileName)
+		}
+		if auth, err = graph.NewAuth(path, log); err != nil {
+			ln.Close()
+			return err
+		}
+		go auth.Watch(ctx, graph.WatchInterval)
+	}
+	if !loopback && tlsConfig == nil {
+		log.Warn("listening beyond loopback without TLS: the token and all traffic cross the network in clear text; " +
+			"serve HTTPS with --tls-cert/--tls-key, or put a TLS-terminating reverse proxy in front")
 	}
 	srv := &http.Server{
 		Handler: graph.NewHandler(graph.ServerConfig{
 			Service: k.sessions, Engine: k.engine, Usage: k.db, Catalog: k.catalog, Plugins: k.plugins,
-			Logger: log, OriginPatterns: allowed, HostPatterns: servedHosts(*addr, hosts),
+			Logger: log, OriginPatterns: origins, HostPatterns: hosts, Auth: auth,
 		}),
+		TLSConfig:         tlsConfig,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 		ReadHeaderTimeout: 10 * time.Second,
 		BaseContext:       func(net.Listener) context.Context { return ctx },
 	}
 	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
-	log.Info("listening", "addr", ln.Addr().String(), "playground", "http://"+ln.Addr().String()+"/", "data_dir", k.dataDir, "version", versionString())
+	scheme := "http"
+	if tlsConfig != nil {
+		scheme = "https"
+		go func() { errc <- srv.ServeTLS(ln, "", "") }()
+	} else {
+		go func() { errc <- srv.Serve(ln) }()
+	}
+	log.Info("listening", "addr", ln.Addr().String(), "playground", scheme+"://"+playgroundHost(ln)+"/", "token_required", auth != nil, "data_dir", k.dataDir, "version", versionString())
 
 	select {
 	case err := <-errc:
@@ -231,6 +272,23 @@ func serveCmd(args []string, stderr io.Writer) error {
 		log.Warn("stop running turns", "err", err)
 	}
 	return nil
+}
+
+// playgroundHost is host:port of the playground URL in the log: the listen
+// address, or localhost when listening on all addresses.
+func playgroundHost(ln net.Listener) string {
+	a, ok := ln.Addr().(*net.TCPAddr)
+	if ok && a.IP.IsUnspecified() {
+		return net.JoinHostPort("localhost", strconv.Itoa(a.Port))
+	}
+	return ln.Addr().String()
+}
+
+// isLoopbackListener reports whether ln accepts loopback connections only
+// (an address of 127.0.0.0/8 or ::1; "localhost" resolves to one of them).
+func isLoopbackListener(ln net.Listener) bool {
+	a, ok := ln.Addr().(*net.TCPAddr)
+	return ok && a.IP.IsLoopback()
 }
 
 // kernel is everything serve wires together.
@@ -351,16 +409,4 @@ func rebuildCmd(args []string, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "rebuilt projections from %d events\n", n)
 	return nil
-}
-
-// servedHosts are the Host names the HTTP server answers to: loopback names
-// (DNS rebinding protection), any when listening beyond loopback, plus extras.
-func servedHosts(addr string, extra []string) []string {
-	host, _, err := net.SplitHostPort(addr)
-	if err == nil {
-		if ip := net.ParseIP(host); (ip != nil && !ip.IsLoopback()) || (ip == nil && host != "localhost") {
-			return []string{"*"}
-		}
-	}
-	return append([]string{"127.0.0.1", "localhost", "::1"}, extra...)
 }

@@ -243,17 +243,34 @@ func TestNodeGraphQLWSClient(t *testing.T) {
 			t.Fatalf("npm ci: %v\n%s", err, out)
 		}
 	}
-	k := startKernel(t, t.TempDir())
-	cmd := exec.CommandContext(ctx, node, "subscribe.mjs", k.url())
-	cmd.Dir = dir
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("node client: %v\n%s\nkernel log:\n%s", err, out, k.Logs())
+	// A loopback kernel, and one beyond loopback that requires the token
+	// (sent as a Bearer header and in connection_init).
+	for _, remote := range []bool{false, true} {
+		data := t.TempDir()
+		base, env := "", os.Environ()
+		if remote {
+			k := startKernel(t, data, "--addr", "0.0.0.0:0")
+			base = "http://127.0.0.1:" + portOf(t, k.addr)
+			tok, err := os.ReadFile(filepath.Join(data, "auth-token"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			env = append(env, "FOYA_TOKEN="+strings.TrimSpace(string(tok)))
+		} else {
+			base = startKernel(t, data).url()
+		}
+		cmd := exec.CommandContext(ctx, node, "subscribe.mjs", base)
+		cmd.Dir = dir
+		cmd.Env = env
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("node client (token %v): %v\n%s", remote, err, out)
+		}
+		if !strings.Contains(string(out), "ok:") {
+			t.Fatalf("node client output: %s", out)
+		}
+		t.Logf("token %v: %s", remote, bytes.TrimSpace(out))
 	}
-	if !strings.Contains(string(out), "ok:") {
-		t.Fatalf("node client output: %s", out)
-	}
-	t.Logf("%s", bytes.TrimSpace(out))
 }
 
 // Two kernels never share a data directory.

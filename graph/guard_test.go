@@ -44,15 +44,31 @@ func TestBrowserGuard(t *testing.T) {
 	if code := multipartCreate("http://evil.example:4777", "evil.example:4777"); code != http.StatusForbidden {
 		t.Fatalf("rebinding same-origin: %d", code)
 	}
+	// Names that merely look loopback are not.
+	if code := multipartCreate("http://127.evil.example", ""); code != http.StatusForbidden {
+		t.Fatalf("127.evil.example origin: %d", code)
+	}
+	if code := multipartCreate("", "localhost.evil.example"); code != http.StatusForbidden {
+		t.Fatalf("localhost.evil.example Host: %d", code)
+	}
+	if code := multipartCreate("null", ""); code != http.StatusForbidden {
+		t.Fatalf("null origin: %d", code)
+	}
 	var list struct{ Sessions []struct{ ID string } }
 	k.mustDo(t, `{ sessions { id } }`, nil, &list)
 	if len(list.Sessions) != 0 {
 		t.Fatal("a refused request created a session")
 	}
 	// Scripts (no Origin), the kernel's own pages and loopback dev servers work.
-	for _, origin := range []string{"", k.srv.URL, "http://localhost:5173"} {
+	for _, origin := range []string{"", k.srv.URL, "http://localhost:5173", "http://127.0.0.9:8080", "http://[::1]:3000"} {
 		if code := multipartCreate(origin, ""); code != http.StatusOK {
 			t.Fatalf("origin %q: %d", origin, code)
+		}
+	}
+	// Every loopback Host: all of 127.0.0.0/8, ::1, localhost.
+	for _, host := range []string{"127.0.0.2:4777", "127.255.0.1", "[::1]:4777", "localhost:1", "LOCALHOST."} {
+		if code := multipartCreate("", host); code != http.StatusOK {
+			t.Fatalf("Host %q: %d", host, code)
 		}
 	}
 }

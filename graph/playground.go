@@ -97,9 +97,49 @@ Offline? The API works without it: POST {{.Endpoint}} (see the README).</div></d
       'GraphiQL could not be loaded from cdn.jsdelivr.net (offline?). The API itself works: POST ' + url + '.';
     return;
   }
-  // Subscriptions use the graphql-transport-ws protocol of the graphql-ws client.
-  const wsClient = graphqlWs.createClient({ url: subscriptionUrl, lazy: true, retryAttempts: 3 });
-  const fetcher = GraphiQL.createFetcher({ url, wsClient });
+  // A kernel that requires a token answers UNAUTHENTICATED (HTTP 401, or a
+  // WebSocket closed with 4403). The page then asks for the token and keeps
+  // it in sessionStorage only: this tab, until it is closed; never in
+  // localStorage, cookies or the URL.
+  const tokenKey = 'foya-token';
+  const token = () => sessionStorage.getItem(tokenKey) || '';
+  const askToken = (refused) => {
+    const t = window.prompt((refused ? 'The kernel refused the token (was it rotated?).\n' : '') +
+      'This kernel requires its bearer token: run "foya token show" where the kernel runs ' +
+      '(or read the auth-token file in its data directory). It is kept in this tab only.');
+    if (!t || !t.trim()) return false;
+    sessionStorage.setItem(tokenKey, t.trim());
+    return true;
+  };
+  const unauthenticated = async (resp) => {
+    if (resp.status !== 401) return false;
+    try {
+      const body = await resp.clone().json();
+      return !!(body.errors && body.errors.some((e) => e.extensions && e.extensions.code === 'UNAUTHENTICATED'));
+    } catch (e) {
+      return false;
+    }
+  };
+  // POST (and SSE) requests carry the token as a Bearer header.
+  const authFetch = async (input, init) => {
+    for (let attempt = 0; ; attempt++) {
+      const headers = new Headers((init && init.headers) || {});
+      const t = token();
+      if (t && !headers.has('Authorization')) headers.set('Authorization', 'Bearer ' + t);
+      const resp = await fetch(input, Object.assign({}, init, { headers }));
+      if (attempt >= 3 || !(await unauthenticated(resp)) || !askToken(t !== '')) return resp;
+    }
+  };
+  window.foyaAuth = { tokenKey, token, askToken, authFetch };
+  // Subscriptions use the graphql-transport-ws protocol of the graphql-ws
+  // client; the token goes in connection_init.
+  const wsClient = graphqlWs.createClient({
+    url: subscriptionUrl, lazy: true, retryAttempts: 3,
+    connectionParams: () => (token() ? { authorization: 'Bearer ' + token() } : {}),
+    shouldRetry: (e) => !(e && e.code === 4403),
+    on: { closed: (e) => { if (e && e.code === 4403) askToken(token() !== ''); } },
+  });
+  const fetcher = GraphiQL.createFetcher({ url, wsClient, fetch: authFetch });
   window.foyaPlayground = { fetcher, url, subscriptionUrl };
   ReactDOM.render(
     React.createElement(GraphiQL, {

@@ -27,10 +27,6 @@ const (
 	MaxDepth      = 12
 )
 
-// DefaultOriginPatterns are the browser origins allowed to open a WebSocket:
-// loopback only. Clients that send no Origin (scripts, CLIs) are always allowed.
-var DefaultOriginPatterns = []string{"127.0.0.1", "127.0.0.1:*", "localhost", "localhost:*", "[::1]", "[::1]:*"}
-
 // ServerConfig wires the GraphQL edge.
 type ServerConfig struct {
 	Service *core.Service
@@ -39,12 +35,16 @@ type ServerConfig struct {
 	Catalog *core.Catalog
 	Plugins core.PluginRegistry
 	Logger  *slog.Logger
-	// OriginPatterns overrides DefaultOriginPatterns (host patterns, as in
-	// coder/websocket's AcceptOptions).
+	// OriginPatterns are browser origins allowed besides the kernel's own
+	// pages and loopback pages: host or host:port patterns (path.Match),
+	// e.g. "app.example.com" or "*.example.com:*".
 	OriginPatterns []string
-	// HostPatterns are the Host header names served (default: loopback
-	// names only); "*" serves any.
+	// HostPatterns are Host names served besides loopback ones when no
+	// token is required; "*" serves any.
 	HostPatterns []string
+	// Auth, when set, requires its bearer token on every /graphql request
+	// (see browserGuard and Auth); with it any Host is served.
+	Auth *Auth
 	// KeepAlive is the interval of WebSocket keep-alive pings (default 15s).
 	KeepAlive time.Duration
 }
@@ -56,10 +56,6 @@ func NewHandler(cfg ServerConfig) http.Handler {
 	if log == nil {
 		log = slog.Default()
 	}
-	origins := cfg.OriginPatterns
-	if len(origins) == 0 {
-		origins = DefaultOriginPatterns
-	}
 	keepAlive := cfg.KeepAlive
 	if keepAlive == 0 {
 		keepAlive = 15 * time.Second
@@ -67,11 +63,16 @@ func NewHandler(cfg ServerConfig) http.Handler {
 	srv := handler.New(NewExecutableSchema(Config{Resolvers: &Resolver{Service: cfg.Service, Engine: cfg.Engine, Ledger: cfg.Usage, Catalog: cfg.Catalog, Registry: cfg.Plugins, Log: log}}))
 	// SSE must come before POST: both accept POST requests.
 	srv.AddTransport(transport.SSE{})
-	srv.AddTransport(transport.Websocket{
-		Implementation:        transport.CoderWebsocketImplementation{AcceptOptions: websocket.AcceptOptions{OriginPatterns: origins}},
+	ws := transport.Websocket{
+		// browserGuard has already checked the Origin of every /graphql request.
+		Implementation:        rotationAwareWS{transport.CoderWebsocketImplementation{AcceptOptions: websocket.AcceptOptions{InsecureSkipVerify: true}}},
 		KeepAlivePingInterval: keepAlive,
 		InitTimeout:           30 * time.Second,
-	})
+	}
+	if cfg.Auth != nil {
+		ws.InitFunc = cfg.Auth.wsInit
+	}
+	srv.AddTransport(ws)
 	srv.AddTransport(transport.Options{})
 	srv.AddTransport(transport.GET{})
 	srv.AddTransport(transport.POST{})
@@ -89,11 +90,11 @@ func NewHandler(cfg ServerConfig) http.Handler {
 	})
 
 	mux := http.NewServeMux()
-	hosts := cfg.HostPatterns
-	if len(hosts) == 0 {
-		hosts = loopbackHosts
+	var api http.Handler = srv
+	if cfg.Auth != nil {
+		api = cfg.Auth.middleware(api)
 	}
-	mux.Handle("/graphql", browserGuard(srv, origins, hosts))
+	mux.Handle("/graphql", browserGuard(api, cfg.Auth, cfg.OriginPatterns, cfg.HostPatterns))
 	mux.Handle("/", PlaygroundHandler("Foya kernel", "/graphql"))
 	return mux
 }

@@ -1,10 +1,13 @@
 // A third-party client: subscribes to sessionEvents of a running foya serve
 // with the npm graphql-ws package and checks replay + live with no gap and no
 // duplicate. Usage: node subscribe.mjs http://127.0.0.1:PORT
+// With FOYA_TOKEN set, it sends the token as a Bearer header and in
+// connection_init, as a client of a kernel that requires one.
 import { createClient } from 'graphql-ws';
 import WebSocket from 'ws';
 
 const base = process.argv[2];
+const token = process.env.FOYA_TOKEN || '';
 if (!base) {
   console.error('usage: node subscribe.mjs http://127.0.0.1:PORT');
   process.exit(2);
@@ -13,7 +16,7 @@ if (!base) {
 async function gql(query, variables) {
   const res = await fetch(`${base}/graphql`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json' },
+    headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
     body: JSON.stringify({ query, variables }),
   });
   const body = await res.json();
@@ -28,7 +31,11 @@ for (let i = 0; i < 20; i++) {
   await gql('mutation($id: ID!, $t: String) { updateSession(id: $id, input: {title: $t}) { id } }', { id, t: `before ${i}` });
 }
 
-const client = createClient({ url: `${base.replace(/^http/, 'ws')}/graphql`, webSocketImpl: WebSocket });
+const client = createClient({
+  url: `${base.replace(/^http/, 'ws')}/graphql`,
+  webSocketImpl: WebSocket,
+  connectionParams: token ? { authorization: `Bearer ${token}` } : undefined,
+});
 const want = 1 + 20 + 30;
 const seen = [];
 const done = new Promise((resolve, reject) => {

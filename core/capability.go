@@ -3,6 +3,7 @@ package core
 import (
 	"context"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -107,15 +108,24 @@ type resolvedCaps struct {
 // what its provider's capability resolver reports, when the provider
 // declares one (PRV-4, PRV-7). Values the user declared (or a model listing
 // stored) win; a field still unknown stays unknown, never "no". Results are
-// cached per route; a failure is logged and leaves the stored capabilities.
+// cached per route and connection options; a failure is logged and leaves
+// the stored capabilities.
 func (e *Engine) withResolvedCapabilities(ctx context.Context, b *boundModel) {
 	r, ok := b.provider.(CapabilityResolver)
 	if !ok || !HasCapability(b.provider, CapCapabilityResolver) {
 		return
 	}
 	now := time.Now()
+	// The options are part of the key: an option may decide what the
+	// resolver asks (openai's resolve_capabilities).
+	keys := make([]string, 0, len(b.endpoint.Options))
+	for k, v := range b.endpoint.Options {
+		keys = append(keys, k+"="+v)
+	}
+	slices.Sort(keys)
+	key := b.route + "|" + strings.Join(keys, "&")
 	e.mu.Lock()
-	c, have := e.resolved[b.route]
+	c, have := e.resolved[key]
 	e.mu.Unlock()
 	fresh := have && ((!c.err && now.Sub(c.at) < resolvedCapsTTL) || (c.err && now.Sub(c.at) < resolveRetry))
 	if !fresh {
@@ -127,7 +137,7 @@ func (e *Engine) withResolvedCapabilities(ctx context.Context, b *boundModel) {
 			e.log.Warn("resolve model capabilities", "connection_id", b.conn.ID, "model", b.model.ID, "err", scrubSecret(err.Error(), b.endpoint.APIKey))
 		}
 		e.mu.Lock()
-		e.resolved[b.route] = c
+		e.resolved[key] = c
 		e.mu.Unlock()
 	}
 	if !c.err {

@@ -276,3 +276,36 @@ func TestPendingApprovalCancelledOnStop(t *testing.T) {
 	k.mustFail(t, "CONFLICT", `mutation($s: ID!, $r: ID!) { resolveApproval(sessionId: $s, requestId: $r, decision: APPROVED) }`, map[string]any{"s": sid, "r": req.Approval.RequestID})
 	k.mustFail(t, "BAD_INPUT", `mutation($s: ID!, $r: ID!) { resolveApproval(sessionId: $s, requestId: $r, decision: CANCELLED) }`, map[string]any{"s": sid, "r": "apr_x"})
 }
+
+// A sub-agent's question is answered through the parent.
+func TestSubAgentQuestionThroughParent(t *testing.T) {
+	k := newTestKernel(t)
+	sid := k.chatSession(t, nil, "ASK")
+	w := k.watch(t, sid)
+	k.fake.Enqueue(openaitest.Response{Events: []string{
+		chunk(toolCallDelta(0, "c_task", "task", `{"prompt":"ask the user"}`), ""),
+		chunk(map[string]any{}, "tool_calls"),
+	}}, openaitest.Response{Events: []string{
+		chunk(toolCallDelta(0, "c_q", "question", `{"question":"Which colour?"}`), ""),
+		chunk(map[string]any{}, "tool_calls"),
+	}}, openaitest.TextStream(testModel, "Blue it is."), openaitest.TextStream(testModel, "The user chose blue."))
+	k.send(t, sid, "delegate")
+	var q core.QuestionPayload
+	if err := w.next(core.EventQuestionRequested).Decode(&q); err != nil {
+		t.Fatal(err)
+	}
+	if q.ChildSessionID == "" || q.ChildSessionID == sid || q.Question != "Which colour?" {
+		t.Fatalf("parent sees %+v", q)
+	}
+	k.mustDo(t, `mutation($s: ID!, $r: ID!) { answerQuestion(sessionId: $s, requestId: $r, answer: "blue") }`, map[string]any{"s": sid, "r": q.RequestID}, nil)
+	var a core.QuestionPayload
+	if err := w.next(core.EventQuestionAnswered).Decode(&a); err != nil || a.Answer != "blue" || a.ChildSessionID != q.ChildSessionID {
+		t.Fatalf("answer on the parent %+v %v", a, err)
+	}
+	if p := w.turnEnd(); p.Status != core.TurnCompleted {
+		t.Fatalf("turn %+v", p)
+	}
+	if body := string(k.fake.Requests()[2].Body); !strings.Contains(body, `"content":"blue"`) {
+		t.Fatalf("the child's follow-up lacks the answer: %.300s", body)
+	}
+}

@@ -131,6 +131,11 @@ type Message struct {
 	// streamed (MSG-11): a display projection kept with the message, never
 	// sent to a model. Absent on messages recorded before it existed.
 	Segments []Segment `json:"segments,omitempty"`
+	// ProviderState is the provider-native state (PRV-6, PRV-10) returned
+	// with this reply, e.g. signed thinking blocks or encrypted reasoning
+	// items. It is handed back only on the route that produced it and is
+	// never shown to clients (see ClientPayload).
+	ProviderState *ProviderState `json:"providerState,omitempty"`
 
 	// Tool result (MSG-7).
 	ToolCallID  string       `json:"toolCallId,omitempty"`

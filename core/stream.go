@@ -15,6 +15,7 @@ type streamResult struct {
 	segments        []Segment
 	usage           *Usage
 	finish          string
+	state           []byte
 	err             error
 	cancelled       bool
 }
@@ -98,6 +99,8 @@ loop:
 				u := *ev.Usage
 				res.usage = &u
 			}
+		case StreamState:
+			res.state = append([]byte(nil), ev.State...)
 		case StreamDone:
 			res.finish = ev.FinishReason
 		case StreamError:

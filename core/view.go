@@ -48,6 +48,10 @@ type ViewOptions struct {
 	// and how to read the rest with ReadToolResultTool (MSG-14). The marker
 	// itself is not counted against the limit.
 	ToolResultLimit int
+	// Route is the route of the request (PRV-10). Provider-native state
+	// recorded with an assistant message on this route is handed back with
+	// it; state from any other route (or with an empty Route) is left out.
+	Route string
 }
 
 // ProviderView materializes the active history msgs (already filtered, in
@@ -101,6 +105,7 @@ func ProviderView(msgs []Message, opts ViewOptions) ([]ProviderMessage, error) {
 			if !ok {
 				continue
 			}
+			pm.State = m.ProviderState.stateFor(opts.Route)
 			out = append(out, pm)
 			answered := make(map[string]bool, len(m.ToolCalls))
 			for _, j := range results[i] {

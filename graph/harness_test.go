@@ -65,8 +65,10 @@ func (l *sleepLog) all() []time.Duration {
 	return append([]time.Duration(nil), l.d...)
 }
 
-// newTestKernel starts a kernel; opts may adjust the engine configuration.
-func newTestKernel(t testing.TB, opts ...func(*core.EngineConfig)) *testKernel {
+// newTestKernel wires a kernel behind the real handler; opts adjust its
+// engine configuration (func(*core.EngineConfig)) or its server
+// configuration (func(*graph.ServerConfig)), e.g. smaller limits.
+func newTestKernel(t testing.TB, opts ...any) *testKernel {
 	t.Helper()
 	logs := &lockedBuffer{}
 	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
@@ -115,13 +117,25 @@ func newTestKernel(t testing.TB, opts ...func(*core.EngineConfig)) *testKernel {
 		Retry: core.RetryPolicy{Sleep: k.sleeps.sleep, Jitter: func() float64 { return 1 }},
 	}
 	for _, o := range opts {
-		o(&ecfg)
+		if f, ok := o.(func(*core.EngineConfig)); ok {
+			f(&ecfg)
+		}
 	}
 	k.engine, err = core.NewEngine(ecfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(graph.NewHandler(graph.ServerConfig{Service: svc, Engine: k.engine, Usage: db, Catalog: cat, Logger: log}))
+	cfg := graph.ServerConfig{Service: svc, Engine: k.engine, Usage: db, Catalog: cat, Logger: log}
+	for _, o := range opts {
+		switch f := o.(type) {
+		case func(*graph.ServerConfig):
+			f(&cfg)
+		case func(*core.EngineConfig):
+		default:
+			t.Fatalf("newTestKernel: option of type %T", o)
+		}
+	}
+	srv := httptest.NewServer(graph.NewHandler(cfg))
 	k.srv = srv
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)

@@ -439,6 +439,14 @@ func (r *queueItemResolver) Text(ctx context.Context, obj *core.QueueItem) (stri
 	return obj.Input.Text, nil
 }
 
+// TextBytes is the resolver for the textBytes field.
+func (r *queueItemResolver) TextBytes(ctx context.Context, obj *core.QueueItem) (int64, error) {
+	if obj.Truncated {
+		return int64(obj.TextBytes), nil
+	}
+	return int64(len(obj.Input.Text)), nil
+}
+
 // Command is the resolver for the command field.
 func (r *queueItemResolver) Command(ctx context.Context, obj *core.QueueItem) (*string, error) {
 	return nonEmpty(obj.Input.Command), nil
@@ -641,7 +649,7 @@ func (r *sessionEventResolver) Usage(ctx context.Context, obj *core.Event) (*cor
 
 // Payload is the resolver for the payload field.
 func (r *sessionEventResolver) Payload(ctx context.Context, obj *core.Event) (scalar.JSON, error) {
-	return scalar.JSON(obj.Payload), nil
+	return scalar.JSON(core.ClientPayload(obj)), nil
 }
 
 // SessionEvents is the resolver for the sessionEvents field.

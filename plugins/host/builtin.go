@@ -6,7 +6,9 @@ import (
 
 	builtintools "github.com/foya-dev/foya/plugins/builtin/tools"
 	"github.com/foya-dev/foya/plugins/sdk"
+	"github.com/foya-dev/foya/providers/anthropic"
 	"github.com/foya-dev/foya/providers/openai"
+	"github.com/foya-dev/foya/providers/responses"
 )
 
 // Builtins are the plugins compiled into the kernel binary. The Manager runs
@@ -19,6 +21,14 @@ var Builtins = map[string]func() error{
 	"openai": func() error {
 		log := sdk.NewLogger() // before Serve, which redirects os.Stderr
 		return sdk.Serve(sdk.ServeConfig{Provider: openai.New(openai.Config{Logger: log}), Logger: log})
+	},
+	"anthropic": func() error {
+		log := sdk.NewLogger()
+		return sdk.Serve(sdk.ServeConfig{Provider: anthropic.New(anthropic.Config{Logger: log}), Logger: log})
+	},
+	"openai-responses": func() error {
+		log := sdk.NewLogger()
+		return sdk.Serve(sdk.ServeConfig{Provider: responses.New(responses.Config{Logger: log}), Logger: log})
 	},
 	"tools": func() error {
 		log := sdk.NewLogger()

@@ -134,9 +134,11 @@ func (e *Engine) streamWithRetry(ctx context.Context, sessionID, turnID string, 
 		}
 		reason := scrubSecret(failureReason(res.err), b.endpoint.APIKey)
 		if attempt >= p.MaxAttempts {
-			res.err = &ProviderError{Category: perr.Category, StatusCode: perr.StatusCode, RetryAfter: perr.RetryAfter,
-				Message: perr.Message + " (gave up after " + strconv.Itoa(attempt) + " attempts)"}
-			return res
+			if attempt > 1 {
+				res.err = &ProviderError{Category: perr.Category, StatusCode: perr.StatusCode, RetryAfter: perr.RetryAfter,
+					Message: perr.Message + " (gave up after " + strconv.Itoa(attempt) + " attempts)"}
+			}
+			return res // retries disabled (MaxAttempts 1): the error as it came
 		}
 		d := p.delay(attempt, perr.RetryAfter)
 		if waited+d > p.MaxTotalWait {

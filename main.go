@@ -44,6 +44,7 @@ const usage = `foya — the Foya agent kernel
 Usage:
   foya serve [--addr 127.0.0.1:4777] [--data-dir DIR] [--plugin-dir DIR] [--allow-origin PATTERN]
              [--allow-host NAME] [--require-token] [--auth-token-file PATH] [--tls-cert FILE --tls-key FILE]
+             [--pprof 127.0.0.1:6060]
   foya token rotate|show [--data-dir DIR] [--auth-token-file PATH]
   foya rebuild-projections [--data-dir DIR]
   foya exec [--addr A] [--session ID] [--project PATH] [--model CONN/MODEL] [--approval-mode M] [--json] "prompt"
@@ -181,6 +182,7 @@ func serveCmd(args []string, stderr io.Writer) error {
 	logLevel := fs.String("log-level", "info", "log level: debug, info, warn, error")
 	retryAttempts := fs.Int("retry-max-attempts", core.DefaultRetryMaxAttempts, "requests per model step when rate-limited, overloaded or cut off before any output (1 disables retries)")
 	retryWait := fs.Duration("retry-max-wait", core.DefaultRetryMaxTotalWait, "total backoff wait bound per model step")
+	pprofAddr := fs.String("pprof", "", "serve Go profiles (net/http/pprof) on this loopback address, e.g. 127.0.0.1:6060 (off by default)")
 	tokenFile := fs.String("auth-token-file", "", "file holding the bearer token clients must send, when one is required (default <data-dir>/auth-token; created when missing)")
 	requireToken := fs.Bool("require-token", false, "require the bearer token on loopback too (always required beyond loopback)")
 	tlsCert := fs.String("tls-cert", "", "PEM certificate file: serve HTTPS and WSS (with --tls-key)")
@@ -198,6 +200,11 @@ func serveCmd(args []string, stderr io.Writer) error {
 	log, err := newLogger(stderr, *logLevel)
 	if err != nil {
 		return err
+	}
+	if *pprofAddr != "" {
+		if err := checkPprofAddr(*pprofAddr); err != nil {
+			return err
+		}
 	}
 	var tlsConfig *tls.Config
 	if *tlsCert != "" {
@@ -233,6 +240,14 @@ func serveCmd(args []string, stderr io.Writer) error {
 			return err
 		}
 		go auth.Watch(ctx, graph.WatchInterval)
+	}
+	if *pprofAddr != "" {
+		stopPprof, err := startPprof(*pprofAddr, auth, log)
+		if err != nil {
+			ln.Close()
+			return err
+		}
+		defer stopPprof()
 	}
 	if !loopback && tlsConfig == nil {
 		log.Warn("listening beyond loopback without TLS: the token and all traffic cross the network in clear text; " +

@@ -77,5 +77,5 @@ func ClientPayload(ev *Event) json.RawMessage {
 		}
 		return out
 	}
-	return ev.Payload
+	return ev.PayloadJSON()
 }

@@ -42,7 +42,6 @@ type ResolverRoot interface {
 	QueueItem() QueueItemResolver
 	RewindFile() RewindFileResolver
 	Session() SessionResolver
-	SessionEvent() SessionEventResolver
 	Subscription() SubscriptionResolver
 	ToolCall() ToolCallResolver
 }
@@ -455,7 +454,7 @@ type QueryResolver interface {
 	Sessions(ctx context.Context, includeChildren *bool) ([]core.Session, error)
 	Session(ctx context.Context, id string) (*core.Session, error)
 	UsageTotals(ctx context.Context) (*core.Usage, error)
-	Events(ctx context.Context, sessionID string, afterSeq *int64, limit *int64) ([]core.Event, error)
+	Events(ctx context.Context, sessionID string, afterSeq *int64, limit *int64) ([]model.SessionEvent, error)
 }
 type QueueItemResolver interface {
 	Text(ctx context.Context, obj *core.QueueItem) (string, error)
@@ -488,21 +487,8 @@ type SessionResolver interface {
 	Usage(ctx context.Context, obj *core.Session) (*core.Usage, error)
 	ContextUsage(ctx context.Context, obj *core.Session) (*core.ContextUsage, error)
 }
-type SessionEventResolver interface {
-	Seq(ctx context.Context, obj *core.Event) (*int64, error)
-	Type(ctx context.Context, obj *core.Event) (string, error)
-
-	Message(ctx context.Context, obj *core.Event) (*core.Message, error)
-	Delta(ctx context.Context, obj *core.Event) (*string, error)
-	ToolCallIndex(ctx context.Context, obj *core.Event) (*int64, error)
-	Phase(ctx context.Context, obj *core.Event) (*core.Phase, error)
-	Queue(ctx context.Context, obj *core.Event) ([]core.QueueItem, error)
-	Approval(ctx context.Context, obj *core.Event) (*core.ApprovalPayload, error)
-	Usage(ctx context.Context, obj *core.Event) (*core.Usage, error)
-	Payload(ctx context.Context, obj *core.Event) (scalar.JSON, error)
-}
 type SubscriptionResolver interface {
-	SessionEvents(ctx context.Context, sessionID string, afterSeq *int64) (<-chan *core.Event, error)
+	SessionEvents(ctx context.Context, sessionID string, afterSeq *int64) (<-chan *model.SessionEvent, error)
 	KernelEvents(ctx context.Context) (<-chan *core.KernelEvent, error)
 }
 type ToolCallResolver interface {
@@ -2671,7 +2657,17 @@ type SessionEvent {
   sessionId: ID!
   "The message of message_end and message_imported."
   message: Message
-  "Text of message_delta, reasoning_delta and tool_call_delta."
+  """
+  Text of message_delta, reasoning_delta and tool_call_delta. Deltas are live
+  only (never stored) and coalesce: while a subscriber is behind (its previous
+  event is still being sent), consecutive deltas of the same type (and, for
+  tool_call_delta, the same toolCallIndex) are merged into one event whose
+  text is their concatenation, in order, so the concatenated text is always
+  identical to what the model produced. A subscriber that keeps up gets each
+  delta as it comes. Persisted events (those with a seq) are never merged or
+  dropped, and a delta is never merged across one. The final text is in the
+  message of message_end.
+  """
   delta: String
   "Tool call index of tool_call_delta."
   toolCallIndex: Int
@@ -8370,8 +8366,8 @@ func (ec *executionContext) _Query_events(ctx context.Context, field graphql.Col
 			return ec.Resolvers.Query().Events(ctx, fc.Args["sessionId"].(string), fc.Args["afterSeq"].(*int64), fc.Args["limit"].(*int64))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []core.Event) graphql.Marshaler {
-			return ec.marshalNSessionEvent2ᚕgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐEventᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []model.SessionEvent) graphql.Marshaler {
+			return ec.marshalNSessionEvent2ᚕgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋgraphᚋmodelᚐSessionEventᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -9916,7 +9912,7 @@ func (ec *executionContext) fieldContext_Session_contextUsage(_ context.Context,
 	return fc, nil
 }
 
-func (ec *executionContext) _SessionEvent_seq(ctx context.Context, field graphql.CollectedField, obj *core.Event) (ret graphql.Marshaler) {
+func (ec *executionContext) _SessionEvent_seq(ctx context.Context, field graphql.CollectedField, obj *model.SessionEvent) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -9925,7 +9921,7 @@ func (ec *executionContext) _SessionEvent_seq(ctx context.Context, field graphql
 			return ec.fieldContext_SessionEvent_seq(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.SessionEvent().Seq(ctx, obj)
+			return obj.Seq(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *int64) graphql.Marshaler {
@@ -9936,10 +9932,10 @@ func (ec *executionContext) _SessionEvent_seq(ctx context.Context, field graphql
 	)
 }
 func (ec *executionContext) fieldContext_SessionEvent_seq(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("SessionEvent", field, true, true, "Int")
+	return graphql.NewScalarFieldContext("SessionEvent", field, true, false, "Int")
 }
 
-func (ec *executionContext) _SessionEvent_type(ctx context.Context, field graphql.CollectedField, obj *core.Event) (ret graphql.Marshaler) {
+func (ec *executionContext) _SessionEvent_type(ctx context.Context, field graphql.CollectedField, obj *model.SessionEvent) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -9948,7 +9944,7 @@ func (ec *executionContext) _SessionEvent_type(ctx context.Context, field graphq
 			return ec.fieldContext_SessionEvent_type(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.SessionEvent().Type(ctx, obj)
+			return obj.Type(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
@@ -9959,10 +9955,10 @@ func (ec *executionContext) _SessionEvent_type(ctx context.Context, field graphq
 	)
 }
 func (ec *executionContext) fieldContext_SessionEvent_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("SessionEvent", field, true, true, "String")
+	return graphql.NewScalarFieldContext("SessionEvent", field, true, false, "String")
 }
 
-func (ec *executionContext) _SessionEvent_at(ctx context.Context, field graphql.CollectedField, obj *core.Event) (ret graphql.Marshaler) {
+func (ec *executionContext) _SessionEvent_at(ctx context.Context, field graphql.CollectedField, obj *model.SessionEvent) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -9971,7 +9967,7 @@ func (ec *executionContext) _SessionEvent_at(ctx context.Context, field graphql.
 			return ec.fieldContext_SessionEvent_at(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.At, nil
+			return obj.At(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
@@ -9982,10 +9978,10 @@ func (ec *executionContext) _SessionEvent_at(ctx context.Context, field graphql.
 	)
 }
 func (ec *executionContext) fieldContext_SessionEvent_at(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("SessionEvent", field, false, false, "Time")
+	return graphql.NewScalarFieldContext("SessionEvent", field, true, false, "Time")
 }
 
-func (ec *executionContext) _SessionEvent_sessionId(ctx context.Context, field graphql.CollectedField, obj *core.Event) (ret graphql.Marshaler) {
+func (ec *executionContext) _SessionEvent_sessionId(ctx context.Context, field graphql.CollectedField, obj *model.SessionEvent) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -9994,7 +9990,7 @@ func (ec *executionContext) _SessionEvent_sessionId(ctx context.Context, field g
 			return ec.fieldContext_SessionEvent_sessionId(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.SessionID, nil
+			return obj.SessionID(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
@@ -10005,10 +10001,10 @@ func (ec *executionContext) _SessionEvent_sessionId(ctx context.Context, field g
 	)
 }
 func (ec *executionContext) fieldContext_SessionEvent_sessionId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("SessionEvent", field, false, false, "ID")
+	return graphql.NewScalarFieldContext("SessionEvent", field, true, false, "ID")
 }
 
-func (ec *executionContext) _SessionEvent_message(ctx context.Context, field graphql.CollectedField, obj *core.Event) (ret graphql.Marshaler) {
+func (ec *executionContext) _SessionEvent_message(ctx context.Context, field graphql.CollectedField, obj *model.SessionEvent) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -10017,7 +10013,7 @@ func (ec *executionContext) _SessionEvent_message(ctx context.Context, field gra
 			return ec.fieldContext_SessionEvent_message(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.SessionEvent().Message(ctx, obj)
+			return obj.Message()
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *core.Message) graphql.Marshaler {
@@ -10032,7 +10028,7 @@ func (ec *executionContext) fieldContext_SessionEvent_message(_ context.Context,
 		Object:     "SessionEvent",
 		Field:      field,
 		IsMethod:   true,
-		IsResolver: true,
+		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Message(ctx, field)
 		},
@@ -10040,7 +10036,7 @@ func (ec *executionContext) fieldContext_SessionEvent_message(_ context.Context,
 	return fc, nil
 }
 
-func (ec *executionContext) _SessionEvent_delta(ctx context.Context, field graphql.CollectedField, obj *core.Event) (ret graphql.Marshaler) {
+func (ec *executionContext) _SessionEvent_delta(ctx context.Context, field graphql.CollectedField, obj *model.SessionEvent) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -10049,7 +10045,7 @@ func (ec *executionContext) _SessionEvent_delta(ctx context.Context, field graph
 			return ec.fieldContext_SessionEvent_delta(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.SessionEvent().Delta(ctx, obj)
+			return obj.Delta()
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
@@ -10060,10 +10056,10 @@ func (ec *executionContext) _SessionEvent_delta(ctx context.Context, field graph
 	)
 }
 func (ec *executionContext) fieldContext_SessionEvent_delta(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("SessionEvent", field, true, true, "String")
+	return graphql.NewScalarFieldContext("SessionEvent", field, true, false, "String")
 }
 
-func (ec *executionContext) _SessionEvent_toolCallIndex(ctx context.Context, field graphql.CollectedField, obj *core.Event) (ret graphql.Marshaler) {
+func (ec *executionContext) _SessionEvent_toolCallIndex(ctx context.Context, field graphql.CollectedField, obj *model.SessionEvent) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -10072,7 +10068,7 @@ func (ec *executionContext) _SessionEvent_toolCallIndex(ctx context.Context, fie
 			return ec.fieldContext_SessionEvent_toolCallIndex(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.SessionEvent().ToolCallIndex(ctx, obj)
+			return obj.ToolCallIndex()
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *int64) graphql.Marshaler {
@@ -10083,10 +10079,10 @@ func (ec *executionContext) _SessionEvent_toolCallIndex(ctx context.Context, fie
 	)
 }
 func (ec *executionContext) fieldContext_SessionEvent_toolCallIndex(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("SessionEvent", field, true, true, "Int")
+	return graphql.NewScalarFieldContext("SessionEvent", field, true, false, "Int")
 }
 
-func (ec *executionContext) _SessionEvent_phase(ctx context.Context, field graphql.CollectedField, obj *core.Event) (ret graphql.Marshaler) {
+func (ec *executionContext) _SessionEvent_phase(ctx context.Context, field graphql.CollectedField, obj *model.SessionEvent) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -10095,7 +10091,7 @@ func (ec *executionContext) _SessionEvent_phase(ctx context.Context, field graph
 			return ec.fieldContext_SessionEvent_phase(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.SessionEvent().Phase(ctx, obj)
+			return obj.Phase()
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *core.Phase) graphql.Marshaler {
@@ -10106,10 +10102,10 @@ func (ec *executionContext) _SessionEvent_phase(ctx context.Context, field graph
 	)
 }
 func (ec *executionContext) fieldContext_SessionEvent_phase(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("SessionEvent", field, true, true, "Phase")
+	return graphql.NewScalarFieldContext("SessionEvent", field, true, false, "Phase")
 }
 
-func (ec *executionContext) _SessionEvent_queue(ctx context.Context, field graphql.CollectedField, obj *core.Event) (ret graphql.Marshaler) {
+func (ec *executionContext) _SessionEvent_queue(ctx context.Context, field graphql.CollectedField, obj *model.SessionEvent) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -10118,7 +10114,7 @@ func (ec *executionContext) _SessionEvent_queue(ctx context.Context, field graph
 			return ec.fieldContext_SessionEvent_queue(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.SessionEvent().Queue(ctx, obj)
+			return obj.Queue()
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v []core.QueueItem) graphql.Marshaler {
@@ -10133,7 +10129,7 @@ func (ec *executionContext) fieldContext_SessionEvent_queue(_ context.Context, f
 		Object:     "SessionEvent",
 		Field:      field,
 		IsMethod:   true,
-		IsResolver: true,
+		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_QueueItem(ctx, field)
 		},
@@ -10141,7 +10137,7 @@ func (ec *executionContext) fieldContext_SessionEvent_queue(_ context.Context, f
 	return fc, nil
 }
 
-func (ec *executionContext) _SessionEvent_approval(ctx context.Context, field graphql.CollectedField, obj *core.Event) (ret graphql.Marshaler) {
+func (ec *executionContext) _SessionEvent_approval(ctx context.Context, field graphql.CollectedField, obj *model.SessionEvent) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -10150,7 +10146,7 @@ func (ec *executionContext) _SessionEvent_approval(ctx context.Context, field gr
 			return ec.fieldContext_SessionEvent_approval(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.SessionEvent().Approval(ctx, obj)
+			return obj.Approval()
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *core.ApprovalPayload) graphql.Marshaler {
@@ -10165,7 +10161,7 @@ func (ec *executionContext) fieldContext_SessionEvent_approval(_ context.Context
 		Object:     "SessionEvent",
 		Field:      field,
 		IsMethod:   true,
-		IsResolver: true,
+		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Approval(ctx, field)
 		},
@@ -10173,7 +10169,7 @@ func (ec *executionContext) fieldContext_SessionEvent_approval(_ context.Context
 	return fc, nil
 }
 
-func (ec *executionContext) _SessionEvent_usage(ctx context.Context, field graphql.CollectedField, obj *core.Event) (ret graphql.Marshaler) {
+func (ec *executionContext) _SessionEvent_usage(ctx context.Context, field graphql.CollectedField, obj *model.SessionEvent) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -10182,7 +10178,7 @@ func (ec *executionContext) _SessionEvent_usage(ctx context.Context, field graph
 			return ec.fieldContext_SessionEvent_usage(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.SessionEvent().Usage(ctx, obj)
+			return obj.Usage()
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *core.Usage) graphql.Marshaler {
@@ -10197,7 +10193,7 @@ func (ec *executionContext) fieldContext_SessionEvent_usage(_ context.Context, f
 		Object:     "SessionEvent",
 		Field:      field,
 		IsMethod:   true,
-		IsResolver: true,
+		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Usage(ctx, field)
 		},
@@ -10205,7 +10201,7 @@ func (ec *executionContext) fieldContext_SessionEvent_usage(_ context.Context, f
 	return fc, nil
 }
 
-func (ec *executionContext) _SessionEvent_payload(ctx context.Context, field graphql.CollectedField, obj *core.Event) (ret graphql.Marshaler) {
+func (ec *executionContext) _SessionEvent_payload(ctx context.Context, field graphql.CollectedField, obj *model.SessionEvent) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -10214,7 +10210,7 @@ func (ec *executionContext) _SessionEvent_payload(ctx context.Context, field gra
 			return ec.fieldContext_SessionEvent_payload(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.SessionEvent().Payload(ctx, obj)
+			return obj.Payload(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v scalar.JSON) graphql.Marshaler {
@@ -10225,7 +10221,7 @@ func (ec *executionContext) _SessionEvent_payload(ctx context.Context, field gra
 	)
 }
 func (ec *executionContext) fieldContext_SessionEvent_payload(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("SessionEvent", field, true, true, "JSON")
+	return graphql.NewScalarFieldContext("SessionEvent", field, true, false, "JSON")
 }
 
 func (ec *executionContext) _Subscription_sessionEvents(ctx context.Context, field graphql.CollectedField) (ret func(ctx context.Context) graphql.Marshaler) {
@@ -10241,8 +10237,8 @@ func (ec *executionContext) _Subscription_sessionEvents(ctx context.Context, fie
 			return ec.Resolvers.Subscription().SessionEvents(ctx, fc.Args["sessionId"].(string), fc.Args["afterSeq"].(*int64))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *core.Event) graphql.Marshaler {
-			return ec.marshalNSessionEvent2ᚖgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐEvent(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *model.SessionEvent) graphql.Marshaler {
+			return ec.marshalNSessionEvent2ᚖgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋgraphᚋmodelᚐSessionEvent(ctx, selections, v)
 		},
 		true,
 		true,
@@ -14307,7 +14303,7 @@ func (ec *executionContext) _Session(ctx context.Context, sel ast.SelectionSet, 
 
 var sessionEventImplementors = []string{"SessionEvent"}
 
-func (ec *executionContext) _SessionEvent(ctx context.Context, sel ast.SelectionSet, obj *core.Event) graphql.Marshaler {
+func (ec *executionContext) _SessionEvent(ctx context.Context, sel ast.SelectionSet, obj *model.SessionEvent) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, sessionEventImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -14317,75 +14313,65 @@ func (ec *executionContext) _SessionEvent(ctx context.Context, sel ast.Selection
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("SessionEvent")
 		case "seq":
-			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
-				true, false,
-				func(ctx context.Context) graphql.Marshaler {
-					return ec._SessionEvent_seq(ctx, field, obj)
-				})
+			out.Values[i] = ec._SessionEvent_seq(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
 		case "type":
-			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
-				true, true,
-				func(ctx context.Context) graphql.Marshaler {
-					return ec._SessionEvent_type(ctx, field, obj)
-				})
+			out.Values[i] = ec._SessionEvent_type(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		case "at":
 			out.Values[i] = ec._SessionEvent_at(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "sessionId":
 			out.Values[i] = ec._SessionEvent_sessionId(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "message":
-			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
-				true, false,
-				func(ctx context.Context) graphql.Marshaler {
-					return ec._SessionEvent_message(ctx, field, obj)
-				})
+			out.Values[i] = ec._SessionEvent_message(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
 		case "delta":
-			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
-				true, false,
-				func(ctx context.Context) graphql.Marshaler {
-					return ec._SessionEvent_delta(ctx, field, obj)
-				})
+			out.Values[i] = ec._SessionEvent_delta(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
 		case "toolCallIndex":
-			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
-				true, false,
-				func(ctx context.Context) graphql.Marshaler {
-					return ec._SessionEvent_toolCallIndex(ctx, field, obj)
-				})
+			out.Values[i] = ec._SessionEvent_toolCallIndex(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
 		case "phase":
-			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
-				true, false,
-				func(ctx context.Context) graphql.Marshaler {
-					return ec._SessionEvent_phase(ctx, field, obj)
-				})
+			out.Values[i] = ec._SessionEvent_phase(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
 		case "queue":
-			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
-				true, false,
-				func(ctx context.Context) graphql.Marshaler {
-					return ec._SessionEvent_queue(ctx, field, obj)
-				})
+			out.Values[i] = ec._SessionEvent_queue(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
 		case "approval":
-			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
-				true, false,
-				func(ctx context.Context) graphql.Marshaler {
-					return ec._SessionEvent_approval(ctx, field, obj)
-				})
+			out.Values[i] = ec._SessionEvent_approval(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
 		case "usage":
-			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
-				true, false,
-				func(ctx context.Context) graphql.Marshaler {
-					return ec._SessionEvent_usage(ctx, field, obj)
-				})
+			out.Values[i] = ec._SessionEvent_usage(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
 		case "payload":
-			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
-				true, false,
-				func(ctx context.Context) graphql.Marshaler {
-					return ec._SessionEvent_payload(ctx, field, obj)
-				})
+			out.Values[i] = ec._SessionEvent_payload(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -15664,15 +15650,15 @@ func (ec *executionContext) marshalNSession2ᚖgithubᚗcomᚋfoyaᚑdevᚋfoya�
 	return ec._Session(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNSessionEvent2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐEvent(ctx context.Context, sel ast.SelectionSet, v core.Event) graphql.Marshaler {
+func (ec *executionContext) marshalNSessionEvent2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋgraphᚋmodelᚐSessionEvent(ctx context.Context, sel ast.SelectionSet, v model.SessionEvent) graphql.Marshaler {
 	return ec._SessionEvent(ctx, sel, &v)
 }
 
-func (ec *executionContext) marshalNSessionEvent2ᚕgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐEventᚄ(ctx context.Context, sel ast.SelectionSet, v []core.Event) graphql.Marshaler {
+func (ec *executionContext) marshalNSessionEvent2ᚕgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋgraphᚋmodelᚐSessionEventᚄ(ctx context.Context, sel ast.SelectionSet, v []model.SessionEvent) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNSessionEvent2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐEvent(ctx, sel, v[i])
+		return ec.marshalNSessionEvent2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋgraphᚋmodelᚐSessionEvent(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -15684,7 +15670,7 @@ func (ec *executionContext) marshalNSessionEvent2ᚕgithubᚗcomᚋfoyaᚑdevᚋ
 	return ret
 }
 
-func (ec *executionContext) marshalNSessionEvent2ᚖgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐEvent(ctx context.Context, sel ast.SelectionSet, v *core.Event) graphql.Marshaler {
+func (ec *executionContext) marshalNSessionEvent2ᚖgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋgraphᚋmodelᚐSessionEvent(ctx context.Context, sel ast.SelectionSet, v *model.SessionEvent) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "SessionEvent!")
 		return graphql.Null

@@ -82,19 +82,6 @@ func forward[T any](ctx context.Context, in <-chan T) <-chan *T {
 	return out
 }
 
-func deltaOf(ev *core.Event) (*core.DeltaPayload, error) {
-	switch ev.Type {
-	case core.EventMessageDelta, core.EventReasoningDelta, core.EventToolCallDelta:
-	default:
-		return nil, nil
-	}
-	var p core.DeltaPayload
-	if err := ev.Decode(&p); err != nil {
-		return nil, err
-	}
-	return &p, nil
-}
-
 // nonEmpty maps the zero value to null.
 func nonEmpty[T comparable](v T) *T {
 	var zero T

@@ -420,7 +420,7 @@ func (r *queryResolver) UsageTotals(ctx context.Context) (*core.Usage, error) {
 }
 
 // Events is the resolver for the events field.
-func (r *queryResolver) Events(ctx context.Context, sessionID string, afterSeq *int64, limit *int64) ([]core.Event, error) {
+func (r *queryResolver) Events(ctx context.Context, sessionID string, afterSeq *int64, limit *int64) ([]model.SessionEvent, error) {
 	after, n := int64(0), int64(500)
 	if afterSeq != nil {
 		after = *afterSeq
@@ -431,7 +431,15 @@ func (r *queryResolver) Events(ctx context.Context, sessionID string, afterSeq *
 	if n > core.MaxEventPage {
 		n = core.MaxEventPage + 1 // let the service reject it with its message
 	}
-	return r.Service.Events(ctx, sessionID, after, int(n))
+	evs, err := r.Service.Events(ctx, sessionID, after, int(n))
+	if err != nil {
+		return nil, err
+	}
+	out := make([]model.SessionEvent, len(evs))
+	for i, ev := range evs {
+		out[i] = model.SessionEvent{Event: ev}
+	}
+	return out, nil
 }
 
 // Text is the resolver for the text field.
@@ -551,114 +559,9 @@ func (r *sessionResolver) ContextUsage(ctx context.Context, obj *core.Session) (
 	return &u, nil
 }
 
-// Seq is the resolver for the seq field.
-func (r *sessionEventResolver) Seq(ctx context.Context, obj *core.Event) (*int64, error) {
-	if obj.Seq == 0 {
-		return nil, nil
-	}
-	return &obj.Seq, nil
-}
-
-// Type is the resolver for the type field.
-func (r *sessionEventResolver) Type(ctx context.Context, obj *core.Event) (string, error) {
-	return string(obj.Type), nil
-}
-
-// Message is the resolver for the message field.
-func (r *sessionEventResolver) Message(ctx context.Context, obj *core.Event) (*core.Message, error) {
-	if obj.Type != core.EventMessageEnd && obj.Type != core.EventMessageImported {
-		return nil, nil
-	}
-	var p core.MessagePayload
-	if err := obj.Decode(&p); err != nil {
-		return nil, err
-	}
-	p.Message.Seq, p.Message.Active = obj.Seq, true
-	return &p.Message, nil
-}
-
-// Delta is the resolver for the delta field.
-func (r *sessionEventResolver) Delta(ctx context.Context, obj *core.Event) (*string, error) {
-	p, err := deltaOf(obj)
-	if p == nil || err != nil {
-		return nil, err
-	}
-	return &p.Text, nil
-}
-
-// ToolCallIndex is the resolver for the toolCallIndex field.
-func (r *sessionEventResolver) ToolCallIndex(ctx context.Context, obj *core.Event) (*int64, error) {
-	p, err := deltaOf(obj)
-	if p == nil || p.ToolCallIndex == nil || err != nil {
-		return nil, err
-	}
-	i := int64(*p.ToolCallIndex)
-	return &i, nil
-}
-
-// Phase is the resolver for the phase field.
-func (r *sessionEventResolver) Phase(ctx context.Context, obj *core.Event) (*core.Phase, error) {
-	if obj.Type != core.EventPhaseChanged {
-		return nil, nil
-	}
-	var p core.PhasePayload
-	if err := obj.Decode(&p); err != nil {
-		return nil, err
-	}
-	return &p.Phase, nil
-}
-
-// Queue is the resolver for the queue field.
-func (r *sessionEventResolver) Queue(ctx context.Context, obj *core.Event) ([]core.QueueItem, error) {
-	if obj.Type != core.EventQueueSnapshot {
-		return nil, nil
-	}
-	var p core.QueuePayload
-	if err := obj.Decode(&p); err != nil {
-		return nil, err
-	}
-	if p.Items == nil {
-		p.Items = []core.QueueItem{}
-	}
-	return p.Items, nil
-}
-
-// Approval is the resolver for the approval field.
-func (r *sessionEventResolver) Approval(ctx context.Context, obj *core.Event) (*core.ApprovalPayload, error) {
-	if obj.Type != core.EventApprovalRequested && obj.Type != core.EventApprovalResolved {
-		return nil, nil
-	}
-	var p core.ApprovalPayload
-	if err := obj.Decode(&p); err != nil {
-		return nil, err
-	}
-	return &p, nil
-}
-
-// Usage is the resolver for the usage field.
-func (r *sessionEventResolver) Usage(ctx context.Context, obj *core.Event) (*core.Usage, error) {
-	if obj.Type != core.EventUsage {
-		return nil, nil
-	}
-	var p core.UsagePayload
-	if err := obj.Decode(&p); err != nil {
-		return nil, err
-	}
-	return &p.Usage, nil
-}
-
-// Payload is the resolver for the payload field.
-func (r *sessionEventResolver) Payload(ctx context.Context, obj *core.Event) (scalar.JSON, error) {
-	return scalar.JSON(core.ClientPayload(obj)), nil
-}
-
 // SessionEvents is the resolver for the sessionEvents field.
-func (r *subscriptionResolver) SessionEvents(ctx context.Context, sessionID string, afterSeq *int64) (<-chan *core.Event, error) {
-	in, err := r.Service.Subscribe(ctx, sessionID, afterSeq)
-	if err != nil {
-		return nil, err
-	}
-	return forward(ctx, in), nil
+func (r *subscriptionResolver) SessionEvents(ctx context.Context, sessionID string, afterSeq *int64) (<-chan *model.SessionEvent, error) {
+	return core.SubscribeAs(ctx, r.Service, sessionID, afterSeq, model.NewSessionEvent)
 }
 
 // KernelEvents is the resolver for the kernelEvents field.
@@ -709,9 +612,6 @@ func (r *Resolver) RewindFile() RewindFileResolver { return &rewindFileResolver{
 // Session returns SessionResolver implementation.
 func (r *Resolver) Session() SessionResolver { return &sessionResolver{r} }
 
-// SessionEvent returns SessionEventResolver implementation.
-func (r *Resolver) SessionEvent() SessionEventResolver { return &sessionEventResolver{r} }
-
 // Subscription returns SubscriptionResolver implementation.
 func (r *Resolver) Subscription() SubscriptionResolver { return &subscriptionResolver{r} }
 
@@ -730,7 +630,6 @@ type (
 	queueItemResolver     struct{ *Resolver }
 	rewindFileResolver    struct{ *Resolver }
 	sessionResolver       struct{ *Resolver }
-	sessionEventResolver  struct{ *Resolver }
 	subscriptionResolver  struct{ *Resolver }
 	toolCallResolver      struct{ *Resolver }
 )

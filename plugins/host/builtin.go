@@ -2,6 +2,8 @@ package host
 
 import (
 	"fmt"
+	"os"
+	"runtime/debug"
 	"slices"
 
 	builtintools "github.com/foya-dev/foya/plugins/builtin/tools"
@@ -43,7 +45,27 @@ func RunBuiltin(name string) error {
 	if !ok {
 		return fmt.Errorf("unknown built-in plugin %q (have %v)", name, builtinNames())
 	}
+	tuneBuiltinGC()
 	return run()
+}
+
+// Garbage collector settings of built-in plugin processes, unless GOGC or
+// GOMEMLIMIT say otherwise. A plugin's live heap is small (request buffers
+// and a few decoded chunks), so the default GOGC=100 mostly buys idle
+// garbage: collect at half that growth, and harder once the heap nears
+// builtinMemoryLimit (a soft limit: it is never an out-of-memory error).
+const (
+	builtinGCPercent   = 50
+	builtinMemoryLimit = 24 << 20
+)
+
+func tuneBuiltinGC() {
+	if _, set := os.LookupEnv("GOGC"); !set {
+		debug.SetGCPercent(builtinGCPercent)
+	}
+	if _, set := os.LookupEnv("GOMEMLIMIT"); !set {
+		debug.SetMemoryLimit(builtinMemoryLimit)
+	}
 }
 
 func builtinNames() []string {

@@ -91,11 +91,14 @@ func newConn(w io.Writer, log *slog.Logger, h handlerFunc) *conn {
 // see ctx cancelled then.
 func (c *conn) serve(ctx context.Context, r io.Reader) error {
 	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
 	br := bufio.NewReaderSize(r, 1<<20)
 	var wg sync.WaitGroup
-	defer wg.Wait()
-	defer c.closePending()
+	defer func() {
+		// The client is gone: in-flight handlers end with ctx.
+		c.closePending()
+		cancel()
+		wg.Wait()
+	}()
 	for {
 		line, err := br.ReadBytes('\n')
 		if line = bytes.TrimSpace(line); len(line) > 0 {

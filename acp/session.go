@@ -226,6 +226,7 @@ func (s *session) start(after int) {
 
 // event handles one event; true ends the stream (session deleted).
 func (s *session) event(ev gqlEvent) bool {
+	s.a.log.Debug("acp: session event", "session_id", s.id, "type", ev.Type, "payload", string(ev.Payload))
 	switch ev.Type {
 	case "message_delta":
 		if ev.Delta != nil && *ev.Delta != "" {
@@ -572,6 +573,7 @@ func (s *session) prompt(ctx context.Context, blocks []json.RawMessage) (any, er
 	if q := r.SendMessage.QueueItem; q != nil {
 		p.queueItemID = q.ID
 	}
+	s.a.log.Debug("acp: prompt sent", "session_id", s.id, "started", p.started, "queue_item", p.queueItemID)
 	s.register(p)
 	return s.wait(ctx, p)
 }
@@ -632,7 +634,9 @@ func (s *session) register(p *pendingPrompt) {
 		if ti.claimed || ti.index <= p.after {
 			continue
 		}
-		if (p.queueItemID != "" && ti.queueItemID == p.queueItemID) || (p.started && ti.queueItemID == "") {
+		// The kernel starts even an immediate turn through its queue, so a
+		// started prompt's turn is the first one after it was sent.
+		if (p.queueItemID != "" && ti.queueItemID == p.queueItemID) || p.started {
 			if t == nil || ti.index < t.index {
 				id, t = tid, ti
 			}
@@ -655,14 +659,23 @@ func (s *session) turnStarted(id, queueItemID string) {
 	s.turnsSeen++
 	ti := &turnInfo{index: s.turnsSeen, queueItemID: queueItemID}
 	s.turns[id] = ti
+	var match *pendingPrompt
 	for _, p := range s.prompts {
-		if p.turnID != "" {
-			continue
-		}
-		if (queueItemID != "" && p.queueItemID == queueItemID) || (queueItemID == "" && p.started) {
-			p.turnID, ti.claimed = id, true
+		if p.turnID == "" && queueItemID != "" && p.queueItemID == queueItemID {
+			match = p
 			break
 		}
+	}
+	if match == nil {
+		for _, p := range s.prompts {
+			if p.turnID == "" && p.started {
+				match = p
+				break
+			}
+		}
+	}
+	if match != nil {
+		match.turnID, ti.claimed = id, true
 	}
 	// Forget old finished turns.
 	for tid, t := range s.turns {

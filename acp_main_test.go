@@ -584,3 +584,51 @@ func TestACPAgent(t *testing.T) {
 	}
 	o.checkNoKey(t)
 }
+
+// A client nobody here wrote: the npm @agentclientprotocol/sdk (client side)
+// drives `foya acp`, validating every message against its schema.
+func TestACPNodeSDKClient(t *testing.T) {
+	// Under CI=true (.ci/run installs Node.js and npm) the check must run.
+	skip := t.Skip
+	if os.Getenv("CI") == "true" {
+		skip = t.Fatal
+	}
+	if testing.Short() && os.Getenv("CI") != "true" {
+		t.Skip("-short: skipping the npm ACP client check")
+	}
+	npm, err := exec.LookPath("npm")
+	if err != nil {
+		skip("npm is not installed: skipping the @agentclientprotocol/sdk client check (install Node.js and npm to run it)")
+	}
+	node, err := exec.LookPath("node")
+	if err != nil {
+		skip("node is not installed: skipping the @agentclientprotocol/sdk client check")
+	}
+	dir, _ := filepath.Abs(filepath.Join("test", "acp"))
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@agentclientprotocol", "sdk", "package.json")); err != nil {
+		install := exec.CommandContext(ctx, npm, "ci", "--no-audit", "--no-fund", "--loglevel=error")
+		install.Dir = dir
+		if out, err := install.CombinedOutput(); err != nil {
+			t.Fatalf("npm ci: %v\n%s", err, out)
+		}
+	}
+	fake := openaitest.New(t)
+	k := startKernel(t, t.TempDir())
+	var o outputs
+	o.addFakeConnection(t, k.addr, fake.BaseURL())
+	proj := t.TempDir()
+	fake.Enqueue(toolCallResponse("call_1", "write", `{"path":"hello.txt","content":"hi\n"}`), openaitest.TextStream("gpt-t", "Written."))
+	cmd := exec.CommandContext(ctx, node, "client.mjs", foyaBin, k.addr, proj)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "XDG_DATA_HOME="+t.TempDir())
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "ok:") {
+		t.Fatalf("node ACP client: %v\n%s", err, out)
+	}
+	if b, err := os.ReadFile(filepath.Join(proj, "hello.txt")); err != nil || string(b) != "hi\n" {
+		t.Fatalf("hello.txt: %q %v", b, err)
+	}
+	t.Logf("%s", bytes.TrimSpace(out))
+}

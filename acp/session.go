@@ -226,7 +226,7 @@ func (s *session) start(after int) {
 
 // event handles one event; true ends the stream (session deleted).
 func (s *session) event(ev gqlEvent) bool {
-	s.a.log.Debug("acp: session event", "session_id", s.id, "type", ev.Type, "payload", string(ev.Payload))
+	s.a.log.Debug("acp: session event", "session_id", s.id, "type", ev.Type)
 	switch ev.Type {
 	case "message_delta":
 		if ev.Delta != nil && *ev.Delta != "" {

@@ -1,7 +1,6 @@
 package core
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"path/filepath"
@@ -110,7 +109,8 @@ func parseAgentFile(path string) (AgentSnapshot, error) {
 }
 
 // parseFrontMatter splits a Markdown file into its "key: value" front
-// matter (between --- lines at the top, optional) and its body.
+// matter (between --- lines at the top, optional; it may be empty) and its
+// body. The closing --- is a line of its own.
 func parseFrontMatter(text string) (map[string]string, string, error) {
 	text = strings.ReplaceAll(text, "\r\n", "\n")
 	fields := map[string]string{}
@@ -118,17 +118,17 @@ func parseFrontMatter(text string) (map[string]string, string, error) {
 	if !ok {
 		return fields, text, nil
 	}
-	head, body, found := strings.Cut(rest, "\n---")
-	if !found {
-		return nil, "", fmt.Errorf("front matter is not closed with ---")
-	}
-	sc := bufio.NewScanner(strings.NewReader(head))
-	for sc.Scan() {
-		if k, v, ok := strings.Cut(sc.Text(), ":"); ok {
+	for rest != "" {
+		line, next, _ := strings.Cut(rest, "\n")
+		rest = next
+		if strings.TrimRight(line, " \t") == "---" {
+			return fields, rest, nil
+		}
+		if k, v, ok := strings.Cut(line, ":"); ok {
 			fields[strings.TrimSpace(k)] = strings.TrimSpace(v)
 		}
 	}
-	return fields, strings.TrimPrefix(body, "\n"), nil
+	return nil, "", fmt.Errorf("front matter is not closed with ---")
 }
 
 // allowedTool applies a child session's agent snapshot to a tool name.

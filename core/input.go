@@ -126,6 +126,9 @@ func validateBrowserElements(els []BrowserElement) error {
 			if len(f.value) > f.limit {
 				return Errorf(CodeBadInput, "browserElements[%d].%s: %d bytes is over the limit of %d bytes", i, f.name, len(f.value), f.limit)
 			}
+			if !utf8.ValidString(f.value) {
+				return Errorf(CodeBadInput, "browserElements[%d].%s: not valid UTF-8", i, f.name)
+			}
 			total += len(f.value)
 		}
 		if err := validateElementURL(el.URL); err != nil {

@@ -364,6 +364,8 @@ func (e *Engine) systemPrompt(ctx context.Context, s Session, dir string) string
 	return b.String()
 }
 
+// readCapped reads at most n bytes of a UTF-8 text file; a cap that falls
+// inside a character ends the text before it.
 func readCapped(path string, n int64) ([]byte, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -371,10 +373,26 @@ func readCapped(path string, n int64) ([]byte, error) {
 	}
 	defer f.Close()
 	data, err := io.ReadAll(io.LimitReader(f, n))
+	if err == nil && int64(len(data)) == n {
+		data = trimCutRune(data) // the cap may fall inside a character
+	}
 	if err != nil || !utf8.Valid(data) {
 		return nil, fmt.Errorf("read %s: not UTF-8 text or unreadable", path)
 	}
 	return data, nil
+}
+
+// trimCutRune drops the bytes of an incomplete last UTF-8 character.
+func trimCutRune(b []byte) []byte {
+	for i := len(b) - 1; i >= 0 && i >= len(b)-utf8.UTFMax; i-- {
+		if utf8.RuneStart(b[i]) {
+			if !utf8.FullRune(b[i:]) {
+				return b[:i]
+			}
+			break
+		}
+	}
+	return b
 }
 
 func isJSONObject(raw json.RawMessage) bool {

@@ -74,14 +74,16 @@ func NewHandler(cfg ServerConfig) http.Handler {
 	}
 	srv.AddTransport(ws)
 	srv.AddTransport(transport.Options{})
-	srv.AddTransport(transport.GET{})
-	srv.AddTransport(transport.POST{})
-	srv.AddTransport(transport.MultipartForm{MaxUploadSize: 64 << 20, MaxMemory: 8 << 20})
+	srv.AddTransport(codedTransport{transport.GET{}})
+	srv.AddTransport(codedTransport{transport.POST{}})
+	srv.AddTransport(codedTransport{transport.MultipartForm{MaxUploadSize: 64 << 20, MaxMemory: 8 << 20}})
+	srv.AddTransport(unsupportedTransport{}) // last: takes what no transport above supports
 	srv.SetQueryCache(lru.New[*ast.QueryDocument](1000))
 	srv.Use(extension.Introspection{})
 	srv.Use(extension.AutomaticPersistedQuery{Cache: lru.New[string](100)})
 	srv.Use(extension.FixedComplexityLimit(MaxComplexity))
 	srv.Use(depthLimit{max: MaxDepth})
+	srv.AroundOperations(conditionsAreBooleans)
 	srv.AroundFields(markInternal)
 	srv.SetErrorPresenter(presentError(log))
 	srv.SetRecoverFunc(func(ctx context.Context, v any) error {

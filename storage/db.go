@@ -13,7 +13,6 @@ import (
 	"runtime"
 
 	"github.com/uptrace/bun"
-	"github.com/uptrace/bun/dialect/sqlitedialect"
 	"github.com/uptrace/bun/driver/sqliteshim"
 	"github.com/uptrace/bun/migrate"
 )
@@ -64,7 +63,7 @@ func Open(ctx context.Context, path string, log *slog.Logger) (*DB, error) {
 	wsql.SetMaxOpenConns(1)
 	wsql.SetMaxIdleConns(1)
 	wsql.SetConnMaxLifetime(0)
-	w := bun.NewDB(wsql, sqlitedialect.New())
+	w := bun.NewDB(wsql, newDialect())
 
 	if err := migrateUp(ctx, w); err != nil {
 		w.Close()
@@ -79,7 +78,7 @@ func Open(ctx context.Context, path string, log *slog.Logger) (*DB, error) {
 	n := max(4, runtime.NumCPU()*2)
 	rsql.SetMaxOpenConns(n)
 	rsql.SetMaxIdleConns(n)
-	r := bun.NewDB(rsql, sqlitedialect.New())
+	r := bun.NewDB(rsql, newDialect())
 	return &DB{w: w, r: r, log: log}, nil
 }
 

@@ -4,8 +4,11 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"image"
+	"image/png"
 	"io"
 	"os"
 	"os/exec"
@@ -631,4 +634,81 @@ func TestACPNodeSDKClient(t *testing.T) {
 		t.Fatalf("hello.txt: %q %v", b, err)
 	}
 	t.Logf("%s", bytes.TrimSpace(out))
+}
+
+// The task list becomes a plan, a question is answered by the next prompt,
+// and an image is uploaded as an attachment.
+func TestACPAgentPlanQuestionImage(t *testing.T) {
+	fake := openaitest.New(t)
+	k := startKernel(t, t.TempDir())
+	var o outputs
+	o.addFakeConnection(t, k.addr, fake.BaseURL())
+	proj := t.TempDir()
+	p := startACP(t, "--addr", k.addr)
+	p.call("initialize", map[string]any{"protocolVersion": 1}, nil)
+	var ns struct{ SessionID string }
+	p.call("session/new", map[string]any{"cwd": proj, "mcpServers": []any{}}, &ns)
+	sid := ns.SessionID
+
+	fake.Enqueue(
+		toolCallResponse("call_t", "tasks", `{"tasks":[{"text":"step one","status":"in_progress"},{"text":"step two","status":"pending"}]}`),
+		openaitest.TextStream("gpt-t", "Planned."),
+		openaitest.Completion("gpt-t", "Plans", "stop", 5, 2),
+	)
+	mk := p.mark()
+	var pr struct{ StopReason string }
+	p.call("session/prompt", map[string]any{"sessionId": sid, "prompt": []any{map[string]any{"type": "text", "text": "plan it"}}}, &pr)
+	plan := p.waitFor(mk, "plan", func(u map[string]any) bool { return u["sessionUpdate"] == "plan" })
+	entries, _ := plan["entries"].([]any)
+	if pr.StopReason != "end_turn" || len(entries) != 2 || entries[0].(map[string]any)["status"] != "in_progress" ||
+		entries[1].(map[string]any)["content"] != "step two" {
+		t.Fatalf("plan %v (stop %s)", plan, pr.StopReason)
+	}
+	waitTitles(t, fake, 1)
+
+	// A question: shown as an agent message; the next prompt answers it.
+	fake.Enqueue(toolCallResponse("call_q", "question", `{"question":"Which colour?"}`), openaitest.TextStream("gpt-t", "Blue it is."))
+	mk = p.mark()
+	first := p.start("session/prompt", map[string]any{"sessionId": sid, "prompt": []any{map[string]any{"type": "text", "text": "paint"}}})
+	p.waitFor(mk, "the question", func(u map[string]any) bool {
+		return u["sessionUpdate"] == "agent_message_chunk" && strings.Contains(chunks([]map[string]any{u}, "agent_message_chunk"), "Which colour?")
+	})
+	answer := p.start("session/prompt", map[string]any{"sessionId": sid, "prompt": []any{map[string]any{"type": "text", "text": "blue"}}})
+	for _, ch := range []<-chan acpMsg{first, answer} {
+		if m := p.await(ch, "question prompts"); m.Error != nil || !strings.Contains(string(m.Result), "end_turn") {
+			t.Fatalf("question prompt: %+v %s", m.Error, m.Result)
+		}
+	}
+	if body := string(fake.LastRequest().Body); !strings.Contains(body, "blue") {
+		t.Fatalf("the answer did not reach the model: %s", body)
+	}
+
+	// An image is uploaded as an attachment of the message.
+	var buf bytes.Buffer
+	img := image.NewRGBA(image.Rect(0, 0, 2, 2))
+	if err := png.Encode(&buf, img); err != nil {
+		t.Fatal(err)
+	}
+	fake.Enqueue(openaitest.TextStream("gpt-t", "A tiny image."))
+	p.call("session/prompt", map[string]any{"sessionId": sid, "prompt": []any{
+		map[string]any{"type": "text", "text": "what is this?"},
+		map[string]any{"type": "image", "mimeType": "image/png", "data": base64.StdEncoding.EncodeToString(buf.Bytes()), "uri": "file:///tmp/dot.png"},
+	}}, &pr)
+	var ks struct {
+		Session struct {
+			Messages []struct {
+				Role        string
+				Attachments []struct{ Name, MediaType string }
+			}
+		}
+	}
+	k.gql(t, `query($id: ID!) { session(id: $id) { messages { role attachments { name mediaType } } } }`, map[string]any{"id": sid}, &ks)
+	last := ks.Session.Messages[len(ks.Session.Messages)-2]
+	if pr.StopReason != "end_turn" || last.Role != "USER" || len(last.Attachments) != 1 || last.Attachments[0].Name != "dot.png" || last.Attachments[0].MediaType != "image/png" {
+		t.Fatalf("image prompt: %s %+v", pr.StopReason, ks.Session.Messages)
+	}
+	if body := string(fake.LastRequest().Body); !strings.Contains(body, "data:image/png;base64,") {
+		t.Fatalf("the image did not reach the model: %.400s", body)
+	}
+	o.checkNoKey(t)
 }

@@ -90,7 +90,7 @@ func decode(params json.RawMessage, v any) error {
 func (a *Agent) handle(ctx context.Context, method string, params json.RawMessage) (any, error) {
 	switch method {
 	case "initialize":
-		return a.initialize(params)
+		return a.initialize(ctx, params)
 	case "authenticate":
 		return struct{}{}, nil
 	case "session/new":
@@ -151,7 +151,7 @@ type implementation struct {
 	Version string `json:"version"`
 }
 
-func (a *Agent) initialize(params json.RawMessage) (any, error) {
+func (a *Agent) initialize(ctx context.Context, params json.RawMessage) (any, error) {
 	var p struct {
 		ProtocolVersion *int `json:"protocolVersion"`
 		ClientInfo      *implementation
@@ -172,7 +172,7 @@ func (a *Agent) initialize(params json.RawMessage) (any, error) {
 		"agentCapabilities": map[string]any{
 			"loadSession": true,
 			"promptCapabilities": map[string]any{
-				"image":           true,
+				"image":           a.imagesAccepted(ctx),
 				"audio":           false,
 				"embeddedContext": true,
 			},
@@ -186,6 +186,38 @@ func (a *Agent) initialize(params json.RawMessage) (any, error) {
 		"authMethods": []any{},
 		"agentInfo":   implementation{Name: "foya", Title: "Foya", Version: a.opts.Version},
 	}, nil
+}
+
+// imagesAccepted is false only when the kernel's default language model is
+// known not to take images (capabilities.imageInput false); unknown counts
+// as accepted, as in the kernel, which rejects images only on an explicit false.
+func (a *Agent) imagesAccepted(ctx context.Context) bool {
+	var r struct {
+		DefaultModels struct {
+			Language *struct{ ConnectionID, Model string }
+		}
+		Connections []struct {
+			ID     string
+			Models []struct {
+				ID           string
+				Capabilities struct{ ImageInput *bool }
+			}
+		}
+	}
+	if err := a.k.Do(ctx, `{ defaultModels { language { connectionId model } } connections { id models { id capabilities { imageInput } } } }`, nil, &r); err != nil {
+		a.log.Debug("acp: read the default model's capabilities", "err", err)
+		return true
+	}
+	if l := r.DefaultModels.Language; l != nil {
+		for _, c := range r.Connections {
+			for _, m := range c.Models {
+				if c.ID == l.ConnectionID && m.ID == l.Model && m.Capabilities.ImageInput != nil {
+					return *m.Capabilities.ImageInput
+				}
+			}
+		}
+	}
+	return true
 }
 
 func (a *Agent) session(id string) (*session, error) {

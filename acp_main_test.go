@@ -712,3 +712,40 @@ func TestACPAgentPlanQuestionImage(t *testing.T) {
 	}
 	o.checkNoKey(t)
 }
+
+// JSON-RPC errors, and `foya acp` starting its own kernel when none answers.
+func TestACPProtocolErrorsAndSpawn(t *testing.T) {
+	data := t.TempDir()
+	p := startACP(t, "--addr", freeAddr(t), "--data-dir", data)
+	p.call("initialize", map[string]any{"protocolVersion": 1}, nil)
+	if !strings.Contains(p.stderrText(), "started a kernel for this command (data dir "+data+")") {
+		t.Fatalf("stderr: %s", p.stderrText())
+	}
+	for _, c := range []struct {
+		method string
+		params any
+		code   int
+	}{
+		{"no/such_method", map[string]any{}, -32601},
+		{"initialize", map[string]any{}, -32602},
+		{"session/prompt", map[string]any{"sessionId": "ses_x", "prompt": []any{}}, -32002},
+		{"session/load", map[string]any{"sessionId": "ses_x", "cwd": data, "mcpServers": []any{}}, -32002},
+		{"session/new", map[string]any{"cwd": filepath.Join(data, "missing"), "mcpServers": []any{}}, -32602},
+	} {
+		m := p.await(p.start(c.method, c.params), c.method)
+		if m.Error == nil || m.Error.Code != c.code {
+			t.Errorf("%s: %+v %s, want code %d", c.method, m.Error, m.Result, c.code)
+		}
+	}
+	// A malformed line gets a parse error with id null; the connection lives on.
+	ch := make(chan acpMsg, 1)
+	p.mu.Lock()
+	p.waiting[0] = ch
+	p.stdin.Write([]byte("{not json\n"))
+	p.mu.Unlock()
+	if m := p.await(ch, "parse error"); m.Error == nil || m.Error.Code != -32700 {
+		t.Fatalf("parse error: %+v", m)
+	}
+	var ls struct{ Sessions []any }
+	p.call("session/list", map[string]any{}, &ls)
+}

@@ -83,7 +83,7 @@ func (s *session) stop() {
 	<-s.done
 	s.mu.Lock()
 	for _, p := range s.prompts {
-		p.result <- turnResult{err: errors.New("the session was closed")}
+		p.result <- turnResult{status: "cancelled"} // session/close cancels its prompts
 	}
 	s.prompts = nil
 	s.mu.Unlock()

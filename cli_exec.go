@@ -75,7 +75,7 @@ func execCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		if errors.As(err, &ue) {
 			code = exitUsage
 		}
-		fmt.Fprintf(stderr, "foya: %v\n", err)
+		fmt.Fprintf(stderr, "foya: %s\n", neutralize(err.Error()))
 	}
 	return code
 }
@@ -547,7 +547,7 @@ func (t *turnWatch) answer(ctx context.Context, payload json.RawMessage) error {
 
 func (t *turnWatch) ask(prompt string) (string, error) {
 	t.pr.endText()
-	fmt.Fprint(t.pr.stderr, prompt)
+	fmt.Fprint(t.pr.stderr, neutralize(prompt))
 	if t.stdinLines == nil {
 		t.stdinLines = bufio.NewReader(t.stdin)
 	}

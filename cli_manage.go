@@ -68,7 +68,12 @@ func table(w io.Writer, header string, rows [][]string) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, header)
 	for _, r := range rows {
-		fmt.Fprintln(tw, strings.Join(r, "\t"))
+		cells := make([]string, len(r))
+		for i, c := range r {
+			// One line per row: a newline or tab in a title would break the table.
+			cells[i] = strings.NewReplacer("\n", " ", "\t", " ").Replace(neutralize(c))
+		}
+		fmt.Fprintln(tw, strings.Join(cells, "\t"))
 	}
 	if err := tw.Flush(); err != nil {
 		return fmt.Errorf("write table: %w", err)
@@ -454,7 +459,7 @@ func showSession(w io.Writer, s cliSession) error {
 	for _, m := range s.Messages {
 		fmt.Fprintf(w, "\n[%d] %s", m.Seq, strings.ToLower(m.Role))
 		if m.ToolName != nil {
-			fmt.Fprintf(w, " %s", *m.ToolName)
+			fmt.Fprintf(w, " %s", neutralize(*m.ToolName))
 			if m.IsError {
 				fmt.Fprint(w, " (error)")
 			}
@@ -462,16 +467,16 @@ func showSession(w io.Writer, s cliSession) error {
 		if m.TurnStatus != nil && *m.TurnStatus != "COMPLETED" {
 			fmt.Fprintf(w, " (turn %s", strings.ToLower(*m.TurnStatus))
 			if m.TurnReason != nil && *m.TurnReason != "" {
-				fmt.Fprintf(w, ": %s", *m.TurnReason)
+				fmt.Fprintf(w, ": %s", neutralize(*m.TurnReason))
 			}
 			fmt.Fprint(w, ")")
 		}
 		fmt.Fprintln(w)
 		if m.Text != "" {
-			fmt.Fprintln(w, strings.TrimRight(m.Text, "\n"))
+			fmt.Fprintln(w, neutralize(strings.TrimRight(m.Text, "\n")))
 		}
 		for _, tc := range m.ToolCalls {
-			fmt.Fprintf(w, "→ %s %s\n", tc.Name, short(string(tc.Input), 200))
+			fmt.Fprintf(w, "→ %s %s\n", neutralize(tc.Name), neutralize(short(string(tc.Input), 200)))
 		}
 	}
 	return nil

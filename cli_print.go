@@ -53,6 +53,7 @@ func (p *printer) text(s string) {
 	}
 	p.endReasoning()
 	p.streamed.WriteString(s)
+	s = neutralize(s)
 	fmt.Fprint(p.stdout, s)
 	p.midLine = !strings.HasSuffix(s, "\n")
 	p.wrote = true
@@ -86,7 +87,7 @@ func (p *printer) reasoning(s string) {
 		}
 		fmt.Fprint(p.stderr, "thinking: ")
 	}
-	fmt.Fprint(p.stderr, s)
+	fmt.Fprint(p.stderr, neutralize(s))
 }
 
 func (p *printer) endReasoning() {
@@ -112,7 +113,7 @@ func (p *printer) breakLine() {
 func (p *printer) line(style, format string, args ...any) {
 	p.endReasoning()
 	p.breakLine()
-	msg := fmt.Sprintf(format, args...)
+	msg := neutralize(fmt.Sprintf(format, args...))
 	if p.color {
 		msg = style + msg + ansiReset
 	}

@@ -101,7 +101,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "foya: %v\n", err)
 		return 2
 	default:
-		fmt.Fprintf(stderr, "foya: %v\n", err)
+		// Kernel and provider messages may carry text from elsewhere.
+		fmt.Fprintf(stderr, "foya: %s\n", neutralize(err.Error()))
 		return 1
 	}
 }
@@ -242,7 +243,8 @@ func serveCmd(args []string, stderr io.Writer) error {
 		}),
 		TLSConfig:         tlsConfig,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
-		ReadHeaderTimeout: 10 * time.Second,
+		ReadHeaderTimeout: graph.HeaderReadTimeout,
+		IdleTimeout:       graph.IdleTimeout, // body deadlines are per request (graph.BodyReadTimeout)
 		BaseContext:       func(net.Listener) context.Context { return ctx },
 	}
 	errc := make(chan error, 1)

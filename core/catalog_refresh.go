@@ -39,13 +39,22 @@ func (c *Catalog) RefreshModels(ctx context.Context, connectionID string) (Conne
 	}
 	models := make([]Model, 0, len(listed))
 	seen := map[string]bool{}
+	skipped := 0
 	for _, m := range listed {
 		id := strings.TrimSpace(m.ID)
 		if id == "" || seen[id] {
 			continue
 		}
+		if !validModelID(id) || len(models) >= MaxModelsPerConnection {
+			skipped++
+			continue
+		}
 		seen[id] = true
 		models = append(models, Model{ID: id, Capabilities: cloneCapabilities(m.Capabilities)})
+	}
+	if skipped > 0 {
+		c.log.WarnContext(ctx, "skipped listed models: ids over 256 characters or with control characters, or beyond 2000 per connection",
+			"connection_id", connectionID, "skipped", skipped)
 	}
 	if len(models) == 0 {
 		return Connection{}, Errorf(CodeProviderError, "provider listed no models for connection %q; the stored model list is kept", conn.Name)

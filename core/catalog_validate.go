@@ -51,9 +51,15 @@ func (p *problems) add(field, format string, args ...any) {
 	*p = append(*p, field+": "+fmt.Sprintf(format, args...))
 }
 
+// maxProblems is how many problems one error lists.
+const maxProblems = 8
+
 func (p problems) err() error {
 	if len(p) == 0 {
 		return nil
+	}
+	if len(p) > maxProblems {
+		return Errorf(CodeBadInput, "%s; and %d more problems", strings.Join(p[:maxProblems], "; "), len(p)-maxProblems)
 	}
 	return Errorf(CodeBadInput, "%s", strings.Join(p, "; "))
 }
@@ -67,6 +73,7 @@ func validateConnection(c Connection, providers ProviderLookup) error {
 	if strings.TrimSpace(c.Name) == "" {
 		p.add("input.name", "must not be empty")
 	}
+	validateConnectionText(&p, c)
 	if !knownConnectionType(c.Type) {
 		p.add("input.type", "unknown connection type %q (known: language, image, video)", c.Type)
 	}

@@ -31,18 +31,21 @@ func (s *Service) CreateProject(ctx context.Context, in ProjectInput) (Project, 
 	fi, err := os.Stat(path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return Project{}, Errorf(CodeBadInput, "path %s does not exist; create the directory first", path)
+		return Project{}, Errorf(CodeBadInput, "path %q does not exist; create the directory first", path)
 	case err != nil:
-		return Project{}, Errorf(CodeBadInput, "path %s cannot be read: %v", path, err)
+		return Project{}, Errorf(CodeBadInput, "path %q cannot be read: %v", path, err)
 	case !fi.IsDir():
-		return Project{}, Errorf(CodeBadInput, "path %s is not a directory", path)
+		return Project{}, Errorf(CodeBadInput, "path %q is not a directory", path)
 	}
 	name := strings.TrimSpace(in.Name)
 	if name == "" {
-		name = filepath.Base(path)
+		name = StripUnsafe(filepath.Base(path))
 	}
-	if len([]rune(name)) > maxTitleLen {
-		return Project{}, Errorf(CodeBadInput, "name: at most %d characters", maxTitleLen)
+	if len([]rune(name)) > MaxProjectNameChars {
+		return Project{}, Errorf(CodeBadInput, "name: at most %d characters", MaxProjectNameChars)
+	}
+	if msg := displayTextProblem(name); msg != "" {
+		return Project{}, Errorf(CodeBadInput, "name: %s", msg)
 	}
 	p := Project{ID: NewID("prj"), Name: name, Path: path, CreatedAt: time.Now().UTC()}
 	if err := s.store.CreateProject(ctx, p); err != nil {

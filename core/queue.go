@@ -16,6 +16,11 @@ type QueueItem struct {
 	CreatedAt   time.Time    `json:"createdAt"`
 	// Revision counts edits of this item.
 	Revision int64 `json:"revision"`
+	// TextBytes is the size of the whole text; set in queue_snapshot events.
+	TextBytes int `json:"textBytes,omitempty"`
+	// Truncated marks a queue_snapshot item that carries a preview (see
+	// snapshotItem).
+	Truncated bool `json:"truncated,omitempty"`
 }
 
 // QueuePayload is the payload of the live-only queue_snapshot event.
@@ -72,6 +77,9 @@ func (e *Engine) SendMessage(ctx context.Context, sessionID string, in UserInput
 		}
 		return SendResult{TurnStarted: true}, nil
 	}
+	if err := checkQueueRoom(sessionID, rt.queue, inputBytes(in), nil); err != nil {
+		return SendResult{}, err
+	}
 	rt.queue = append(rt.queue, item)
 	rt.rev++
 	if rt.turn == nil && rt.busy == "" {
@@ -106,7 +114,11 @@ func (e *Engine) dispatchLocked(ctx context.Context, sessionID string, rt *sessi
 
 // snapshotLocked publishes the queue; rt.mu is held.
 func (e *Engine) snapshotLocked(sessionID string, rt *sessionRuntime) {
-	e.svc.Emit(sessionID, EventQueueSnapshot, QueuePayload{Revision: rt.rev, Items: copyQueue(rt.queue)})
+	items := make([]QueueItem, len(rt.queue))
+	for i, it := range rt.queue {
+		items[i] = snapshotItem(*it)
+	}
+	e.svc.Emit(sessionID, EventQueueSnapshot, QueuePayload{Revision: rt.rev, Items: items})
 }
 
 func copyQueue(q []*QueueItem) []QueueItem {
@@ -167,6 +179,9 @@ func (e *Engine) EditQueuedMessage(ctx context.Context, sessionID, itemID string
 		return nil, err
 	}
 	return e.changeQueue(ctx, sessionID, itemID, func(rt *sessionRuntime, i int) error {
+		if err := checkQueueRoom(sessionID, rt.queue, inputBytes(in), rt.queue[i]); err != nil {
+			return err
+		}
 		edited := *rt.queue[i]
 		edited.Input, edited.Attachments, edited.Revision = in, atts, edited.Revision+1
 		rt.queue[i] = &edited

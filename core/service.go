@@ -151,6 +151,9 @@ func validTitle(v string) error {
 	if len([]rune(v)) > maxTitleLen {
 		return Errorf(CodeBadInput, "title: at most %d characters", maxTitleLen)
 	}
+	if msg := displayTextProblem(v); msg != "" {
+		return Errorf(CodeBadInput, "title: %s", msg)
+	}
 	return nil
 }
 

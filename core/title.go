@@ -46,7 +46,7 @@ func (e *Engine) maybeTitle(ctx context.Context, sessionID string) {
 		return
 	}
 	e.recordUsage(ctx, sessionID, b, req, streamResult{text: c.Text, usage: c.Usage}, "title")
-	title := strings.Trim(strings.TrimSpace(strings.SplitN(c.Text, "\n", 2)[0]), "\"'`*#. ")
+	title := strings.Trim(strings.TrimSpace(StripUnsafe(strings.SplitN(c.Text, "\n", 2)[0])), "\"'`*#. ")
 	if r := []rune(title); len(r) > 80 {
 		title = string(r[:80])
 	}

@@ -271,10 +271,10 @@ func TestTransportErrorsCoded(t *testing.T) {
 		message                         string
 	}{
 		{"subscription over POST", http.MethodPost, "application/json", `{"query":"subscription { kernelEvents { type } }"}`, http.StatusOK, "subscriptions need a streaming transport"},
-		{"unsupported content type", http.MethodPost, "text/plain", `{"query":"{ projects { id } }"}`, http.StatusUnsupportedMediaType, `content type "text/plain" is not served`},
-		{"no content type", http.MethodPost, "", `{}`, http.StatusUnsupportedMediaType, "is not served"},
-		{"unserved method", http.MethodDelete, "", ``, http.StatusMethodNotAllowed, "method DELETE is not served"},
-		{"mutation over GET", http.MethodGet, "", `query=mutation%7BdeleteProject(id:"x")%7D`, http.StatusNotAcceptable, "GET requests only allow query operations"},
+		{"unsupported content type", http.MethodPost, "text/plain", `{"query":"{ projects { id } }"}`, http.StatusUnsupportedMediaType, `needs Content-Type: application/json (multipart/form-data for uploads; add Accept: text/event-stream for SSE); got "text/plain"`},
+		{"no content type", http.MethodPost, "", `{}`, http.StatusUnsupportedMediaType, `got "none"`},
+		{"unserved method", http.MethodDelete, "", ``, http.StatusMethodNotAllowed, "got DELETE"},
+		{"mutation over GET", http.MethodGet, "", `query=mutation%7BdeleteProject(id:"x")%7D`, http.StatusNotAcceptable, "GET runs queries only"},
 		{"bad GET query string", http.MethodGet, "", `query=%7Bprojects%7Bid%7D%7D;x`, http.StatusBadRequest, "semicolon"},
 		{"multipart without operations", http.MethodPost, "multipart/form-data; boundary=b", "--b\r\nContent-Disposition: form-data; name=\"map\"\r\n\r\n{}\r\n--b--\r\n", http.StatusUnprocessableEntity, "first part must be operations"},
 	}

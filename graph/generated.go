@@ -255,6 +255,8 @@ type ComplexityRoot struct {
 		ID              func(childComplexity int) int
 		Revision        func(childComplexity int) int
 		Text            func(childComplexity int) int
+		TextBytes       func(childComplexity int) int
+		Truncated       func(childComplexity int) int
 	}
 
 	RewindFile struct {
@@ -442,6 +444,8 @@ type QueryResolver interface {
 }
 type QueueItemResolver interface {
 	Text(ctx context.Context, obj *core.QueueItem) (string, error)
+	TextBytes(ctx context.Context, obj *core.QueueItem) (int64, error)
+
 	Command(ctx context.Context, obj *core.QueueItem) (*string, error)
 
 	BrowserElements(ctx context.Context, obj *core.QueueItem) ([]core.BrowserElement, error)
@@ -1534,6 +1538,18 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.QueueItem.Text(childComplexity), true
+	case "QueueItem.textBytes":
+		if e.ComplexityRoot.QueueItem.TextBytes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QueueItem.TextBytes(childComplexity), true
+	case "QueueItem.truncated":
+		if e.ComplexityRoot.QueueItem.Truncated == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QueueItem.Truncated(childComplexity), true
 
 	case "RewindFile.action":
 		if e.ComplexityRoot.RewindFile.Action == nil {
@@ -2304,10 +2320,23 @@ type Usage {
   estimated: Boolean!
 }
 
-"User input waiting for the running turn to end (in memory only: not kept across a restart)."
+"""
+User input waiting for the running turn to end (in memory only: not kept
+across a restart). A session queues at most 100 items and 4 MiB of input
+(text and browser elements).
+"""
 type QueueItem {
   id: ID!
+  "The text; in a queue_snapshot event, only its first 2 KiB when truncated."
   text: String!
+  "Size of the whole text in bytes (also when text is a preview)."
+  textBytes: Int!
+  """
+  True when this is a preview: a queue_snapshot event carries items whose
+  input (text and browser elements) is over 4 KiB as the first 2 KiB of
+  their text and no browser elements. Session.queue has every item whole.
+  """
+  truncated: Boolean!
   command: String
   attachments: [Attachment!]!
   browserElements: [BrowserElement!]!
@@ -3077,6 +3106,10 @@ func (ec *executionContext) childFields_QueueItem(ctx context.Context, field gra
 		return ec.fieldContext_QueueItem_id(ctx, field)
 	case "text":
 		return ec.fieldContext_QueueItem_text(ctx, field)
+	case "textBytes":
+		return ec.fieldContext_QueueItem_textBytes(ctx, field)
+	case "truncated":
+		return ec.fieldContext_QueueItem_truncated(ctx, field)
 	case "command":
 		return ec.fieldContext_QueueItem_command(ctx, field)
 	case "attachments":
@@ -8110,6 +8143,52 @@ func (ec *executionContext) fieldContext_QueueItem_text(_ context.Context, field
 	return graphql.NewScalarFieldContext("QueueItem", field, true, true, "String")
 }
 
+func (ec *executionContext) _QueueItem_textBytes(ctx context.Context, field graphql.CollectedField, obj *core.QueueItem) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QueueItem_textBytes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.QueueItem().TextBytes(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_QueueItem_textBytes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("QueueItem", field, true, true, "Int")
+}
+
+func (ec *executionContext) _QueueItem_truncated(ctx context.Context, field graphql.CollectedField, obj *core.QueueItem) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QueueItem_truncated(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Truncated, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_QueueItem_truncated(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("QueueItem", field, false, false, "Boolean")
+}
+
 func (ec *executionContext) _QueueItem_command(ctx context.Context, field graphql.CollectedField, obj *core.QueueItem) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -13075,6 +13154,17 @@ func (ec *executionContext) _QueueItem(ctx context.Context, sel ast.SelectionSet
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._QueueItem_text(ctx, field, obj)
 				})
+		case "textBytes":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._QueueItem_textBytes(ctx, field, obj)
+				})
+		case "truncated":
+			out.Values[i] = ec._QueueItem_truncated(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		case "command":
 			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
 				true, false,

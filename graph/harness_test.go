@@ -43,7 +43,9 @@ type testKernel struct {
 	responses lockedBuffer
 }
 
-func newTestKernel(t testing.TB) *testKernel {
+// newTestKernel wires a kernel behind the real handler; opts adjust its
+// server configuration (e.g. smaller limits).
+func newTestKernel(t testing.TB, opts ...func(*graph.ServerConfig)) *testKernel {
 	t.Helper()
 	logs := &lockedBuffer{}
 	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
@@ -93,7 +95,11 @@ func newTestKernel(t testing.TB) *testKernel {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(graph.NewHandler(graph.ServerConfig{Service: svc, Engine: k.engine, Usage: db, Catalog: cat, Logger: log}))
+	cfg := graph.ServerConfig{Service: svc, Engine: k.engine, Usage: db, Catalog: cat, Logger: log}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	srv := httptest.NewServer(graph.NewHandler(cfg))
 	k.srv = srv
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)

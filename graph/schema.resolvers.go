@@ -408,6 +408,14 @@ func (r *queueItemResolver) Text(ctx context.Context, obj *core.QueueItem) (stri
 	return obj.Input.Text, nil
 }
 
+// TextBytes is the resolver for the textBytes field.
+func (r *queueItemResolver) TextBytes(ctx context.Context, obj *core.QueueItem) (int64, error) {
+	if obj.Truncated {
+		return int64(obj.TextBytes), nil
+	}
+	return int64(len(obj.Input.Text)), nil
+}
+
 // Command is the resolver for the command field.
 func (r *queueItemResolver) Command(ctx context.Context, obj *core.QueueItem) (*string, error) {
 	return nonEmpty(obj.Input.Command), nil

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"runtime/debug"
+	"sync/atomic"
 	"time"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -19,12 +20,6 @@ import (
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/foya-dev/foya/core"
-)
-
-// Limits on what one operation may ask for.
-const (
-	MaxComplexity = 2000
-	MaxDepth      = 12
 )
 
 // ServerConfig wires the GraphQL edge.
@@ -47,6 +42,8 @@ type ServerConfig struct {
 	Auth *Auth
 	// KeepAlive is the interval of WebSocket keep-alive pings (default 15s).
 	KeepAlive time.Duration
+	// Limits overrides request bounds (zero fields: the defaults in limits.go).
+	Limits Limits
 }
 
 // NewHandler serves GraphQL on /graphql (POST, GET, SSE and WebSocket with
@@ -60,6 +57,7 @@ func NewHandler(cfg ServerConfig) http.Handler {
 	if keepAlive == 0 {
 		keepAlive = 15 * time.Second
 	}
+	lim := cfg.Limits.withDefaults()
 	srv := handler.New(NewExecutableSchema(Config{Resolvers: &Resolver{Service: cfg.Service, Engine: cfg.Engine, Ledger: cfg.Usage, Catalog: cfg.Catalog, Registry: cfg.Plugins, Log: log}}))
 	// SSE must come before POST: both accept POST requests.
 	srv.AddTransport(transport.SSE{})
@@ -68,23 +66,25 @@ func NewHandler(cfg ServerConfig) http.Handler {
 		Implementation:        rotationAwareWS{transport.CoderWebsocketImplementation{AcceptOptions: websocket.AcceptOptions{InsecureSkipVerify: true}}},
 		KeepAlivePingInterval: keepAlive,
 		InitTimeout:           30 * time.Second,
+		PayloadReadLimit:      &wsReadLimit,
 	}
 	if cfg.Auth != nil {
 		ws.InitFunc = cfg.Auth.wsInit
 	}
 	srv.AddTransport(ws)
 	srv.AddTransport(transport.Options{})
-	srv.AddTransport(codedTransport{transport.GET{}})
-	srv.AddTransport(codedTransport{transport.POST{}})
-	srv.AddTransport(codedTransport{transport.MultipartForm{MaxUploadSize: 64 << 20, MaxMemory: 8 << 20}})
-	srv.AddTransport(unsupportedTransport{}) // last: takes what no transport above supports
+	srv.AddTransport(nonStreaming{transport.GET{}})
+	srv.AddTransport(nonStreaming{transport.POST{}})
+	srv.AddTransport(nonStreaming{transport.MultipartForm{MaxUploadSize: MaxUploadBytes, MaxMemory: 8 << 20}})
 	srv.SetQueryCache(lru.New[*ast.QueryDocument](1000))
 	srv.Use(extension.Introspection{})
 	srv.Use(extension.AutomaticPersistedQuery{Cache: lru.New[string](100)})
-	srv.Use(extension.FixedComplexityLimit(MaxComplexity))
+	srv.Use(costLimit{max: MaxCost})
 	srv.Use(depthLimit{max: MaxDepth})
+	srv.Use(subscriptionCap{perConn: int64(lim.MaxSubscriptionsPerConnection), total: int64(lim.MaxSubscriptions), running: new(atomic.Int64)})
 	srv.AroundOperations(conditionsAreBooleans)
 	srv.AroundFields(markInternal)
+	srv.Use(responseCap{max: lim.MaxResponseBytes})
 	srv.SetErrorPresenter(presentError(log))
 	srv.SetRecoverFunc(func(ctx context.Context, v any) error {
 		log.Error("panic in resolver", "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
@@ -92,11 +92,12 @@ func NewHandler(cfg ServerConfig) http.Handler {
 	})
 
 	mux := http.NewServeMux()
-	var api http.Handler = srv
+	// The token is checked before the body is read (requestLimits).
+	var api http.Handler = requestLimits(srv, lim)
 	if cfg.Auth != nil {
 		api = cfg.Auth.middleware(api)
 	}
-	mux.Handle("/graphql", browserGuard(api, cfg.Auth, cfg.OriginPatterns, cfg.HostPatterns))
+	mux.Handle("/graphql", codedErrors(browserGuard(api, cfg.Auth, cfg.OriginPatterns, cfg.HostPatterns)))
 	mux.Handle("/", PlaygroundHandler("Foya kernel", "/graphql"))
 	return mux
 }
@@ -132,11 +133,14 @@ func presentError(log *slog.Logger) graphql.ErrorPresenterFunc {
 		if gqlErr.Extensions == nil {
 			gqlErr.Extensions = map[string]any{}
 		}
+		if errors.Is(err, errResponseTooLarge) {
+			return responseTooLarge // replaced by responseCap with one error
+		}
 		var ce *core.Error
 		var ie internalError
 		switch {
 		case errors.As(err, &ce):
-			gqlErr.Message = ce.Message
+			gqlErr.Message = clipKernelMessage(ce.Message)
 			gqlErr.Extensions["code"] = string(ce.Code)
 			if ce.Code == core.CodeInternal {
 				log.Error("internal error", "path", gqlErr.Path.String(), "err", err)
@@ -151,8 +155,12 @@ func presentError(log *slog.Logger) graphql.ErrorPresenterFunc {
 			gqlErr.Message = "internal error; see the kernel log"
 			gqlErr.Extensions["code"] = string(core.CodeInternal)
 		default:
-			// gqlgen's own parse, validation and argument errors: the client's input.
-			gqlErr.Extensions["code"] = string(core.CodeBadInput)
+			// gqlgen's own parse, validation and argument errors: the
+			// client's input, which the message must not repeat at length.
+			gqlErr.Message = clipMessage(gqlErr.Message)
+			if c, _ := gqlErr.Extensions["code"].(string); !knownCode(c) {
+				gqlErr.Extensions["code"] = string(core.CodeBadInput)
+			}
 		}
 		return gqlErr
 	}

@@ -1,0 +1,93 @@
+package core
+
+import (
+	"fmt"
+	"strings"
+	"unicode/utf8"
+)
+
+// Bounds of catalog text (PRV-13) and of the names people see in lists.
+const (
+	// MaxConnectionNameChars bounds a connection name (characters).
+	MaxConnectionNameChars = 200
+	// MaxModelIDChars bounds a model id (characters).
+	MaxModelIDChars = 256
+	// MaxAPIKeyBytes bounds a stored API key (or env: reference).
+	MaxAPIKeyBytes = 4 << 10
+	// MaxModelsPerConnection bounds the models of one connection.
+	MaxModelsPerConnection = 2000
+	// MaxProjectNameChars bounds a project name (characters).
+	MaxProjectNameChars = 200
+)
+
+// unsafeRune reports whether r must not appear in a title, a name or a
+// model id: C0 and C1 control characters (newlines and tabs included), DEL,
+// and the bidirectional embeddings, overrides and isolates (U+202A–U+202E,
+// U+2066–U+2069) that make text display differently from what it is.
+func unsafeRune(r rune) bool {
+	switch {
+	case r < 0x20, r >= 0x7f && r <= 0x9f:
+		return true
+	case r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069:
+		return true
+	}
+	return false
+}
+
+// displayTextProblem says why s cannot be a title, name or model id, or "".
+func displayTextProblem(s string) string {
+	if !utf8.ValidString(s) {
+		return "not valid UTF-8"
+	}
+	for i, r := range s {
+		if unsafeRune(r) {
+			return fmt.Sprintf("contains the control or bidirectional character U+%04X at byte %d (one line of plain text only)", r, i)
+		}
+	}
+	return ""
+}
+
+// StripUnsafe removes the characters unsafeRune refuses (newlines and tabs
+// become spaces), for text the kernel derives itself, such as generated
+// titles.
+func StripUnsafe(s string) string {
+	s = strings.ToValidUTF8(s, "")
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r == '\n' || r == '\t' || r == '\r':
+			return ' '
+		case unsafeRune(r):
+			return -1
+		}
+		return r
+	}, s)
+}
+
+// validModelID reports whether a listed model id can be stored.
+func validModelID(id string) bool {
+	return id != "" && utf8.RuneCountInString(id) <= MaxModelIDChars && displayTextProblem(id) == ""
+}
+
+// validateConnectionText checks the bounded text of a connection: its name,
+// key and model ids, and the number of models.
+func validateConnectionText(p *problems, c Connection) {
+	if n := utf8.RuneCountInString(c.Name); n > MaxConnectionNameChars {
+		p.add("input.name", "%d characters is over the limit of %d", n, MaxConnectionNameChars)
+	} else if msg := displayTextProblem(c.Name); msg != "" {
+		p.add("input.name", "%s", msg)
+	}
+	if len(c.APIKey) > MaxAPIKeyBytes {
+		p.add("input.apiKey", "%d bytes is over the limit of %d bytes", len(c.APIKey), MaxAPIKeyBytes)
+	}
+	if len(c.Models) > MaxModelsPerConnection {
+		p.add("input.models", "%d models is over the limit of %d per connection", len(c.Models), MaxModelsPerConnection)
+	}
+	for i, m := range c.Models {
+		field := fmt.Sprintf("input.models[%d].id", i)
+		if n := utf8.RuneCountInString(m.ID); n > MaxModelIDChars {
+			p.add(field, "%d characters is over the limit of %d", n, MaxModelIDChars)
+		} else if msg := displayTextProblem(m.ID); msg != "" {
+			p.add(field, "%s", msg)
+		}
+	}
+}

@@ -1,0 +1,85 @@
+package graph
+
+import (
+	"strconv"
+	"time"
+)
+
+// Bounds of one request and of the streams a client may hold open; each is
+// listed with the error a client gets in docs/limits.md.
+const (
+	// MaxBodyBytes caps a JSON request body (POST, SSE); a larger body is
+	// refused with 413 and BAD_INPUT before it is decoded. Multipart uploads
+	// keep their own limit (MaxUploadBytes).
+	MaxBodyBytes = 8 << 20
+	// MaxUploadBytes caps a multipart upload request.
+	MaxUploadBytes = 64 << 20
+	// MaxWebSocketMessageBytes caps one WebSocket message from a client.
+	MaxWebSocketMessageBytes = 1 << 20
+	// BodyReadTimeout is how long a JSON body may take to arrive;
+	// UploadReadTimeout the same for a multipart upload.
+	BodyReadTimeout   = 30 * time.Second
+	UploadReadTimeout = 5 * time.Minute
+	// HeaderReadTimeout and IdleTimeout are the http.Server's timeouts for
+	// request headers and for an idle keep-alive connection.
+	HeaderReadTimeout = 10 * time.Second
+	IdleTimeout       = 120 * time.Second
+	// MaxCost is the highest estimated cost of one operation (see cost.go).
+	MaxCost = 100_000
+	// MaxDepth is the deepest nesting of fields in one operation.
+	MaxDepth = 12
+	// MaxResponseBytes caps one response (one result of a query or
+	// mutation, one event of a subscription), counted while it is built.
+	MaxResponseBytes = 16 << 20
+	// MaxSubscriptionsPerConnection caps the subscriptions one WebSocket
+	// connection runs at once; MaxSubscriptions those of the whole kernel
+	// (WebSocket and SSE together).
+	MaxSubscriptionsPerConnection = 100
+	MaxSubscriptions              = 1000
+	// MaxEchoBytes is the most of a client's input any error message
+	// repeats.
+	MaxEchoBytes = 200
+)
+
+// wsReadLimit is MaxWebSocketMessageBytes for the transport's pointer field.
+var wsReadLimit int64 = MaxWebSocketMessageBytes
+
+// Limits overrides some bounds (tests use small ones); zero fields take the
+// defaults above.
+type Limits struct {
+	MaxBodyBytes                  int64
+	BodyReadTimeout               time.Duration
+	MaxResponseBytes              int64
+	MaxSubscriptionsPerConnection int
+	MaxSubscriptions              int
+}
+
+func (l Limits) withDefaults() Limits {
+	if l.MaxBodyBytes <= 0 {
+		l.MaxBodyBytes = MaxBodyBytes
+	}
+	if l.BodyReadTimeout <= 0 {
+		l.BodyReadTimeout = BodyReadTimeout
+	}
+	if l.MaxResponseBytes <= 0 {
+		l.MaxResponseBytes = MaxResponseBytes
+	}
+	if l.MaxSubscriptionsPerConnection <= 0 {
+		l.MaxSubscriptionsPerConnection = MaxSubscriptionsPerConnection
+	}
+	if l.MaxSubscriptions <= 0 {
+		l.MaxSubscriptions = MaxSubscriptions
+	}
+	return l
+}
+
+// byteSize renders a byte count the way docs/limits.md writes it.
+func byteSize(n int64) string {
+	switch {
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return strconv.FormatInt(n>>20, 10) + " MiB"
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return strconv.FormatInt(n>>10, 10) + " KiB"
+	}
+	return strconv.FormatInt(n, 10) + " bytes"
+}

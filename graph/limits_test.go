@@ -1,0 +1,421 @@
+package graph_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"github.com/foya-dev/foya/graph"
+	"github.com/foya-dev/foya/providers/openai/openaitest"
+)
+
+// httpReply is a raw HTTP answer of /graphql.
+type httpReply struct {
+	status int
+	raw    []byte
+	gqlResponse
+}
+
+// requireCoded fails unless the reply is a GraphQL error list whose every
+// error has a known code, and returns the first error.
+func (r httpReply) requireCoded(t *testing.T, what string) gqlError {
+	t.Helper()
+	if len(r.Errors) == 0 {
+		t.Fatalf("%s: status %d, no errors: %s", what, r.status, r.raw)
+	}
+	for _, e := range r.Errors {
+		switch e.Extensions.Code {
+		case "BAD_INPUT", "NOT_FOUND", "CONFLICT", "UNAVAILABLE", "PROVIDER_ERROR", "UNAUTHENTICATED", "INTERNAL":
+		default:
+			t.Fatalf("%s: error without a known code: %s", what, r.raw)
+		}
+	}
+	return r.Errors[0]
+}
+
+func sendHTTP(t *testing.T, req *http.Request) httpReply {
+	t.Helper()
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", req.Method, req.URL, err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	r := httpReply{status: resp.StatusCode, raw: raw}
+	if err := json.Unmarshal(raw, &r.gqlResponse); err != nil {
+		t.Fatalf("%s %s: status %d, body is not JSON: %q", req.Method, req.URL, resp.StatusCode, raw)
+	}
+	return r
+}
+
+func postRaw(t *testing.T, k *testKernel, contentType string, body io.Reader) httpReply {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, k.srv.URL+"/graphql", body)
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
+	}
+	return sendHTTP(t, req)
+}
+
+// nineMiB is a syntactically valid request body of 9 MiB.
+func nineMiB() []byte {
+	return []byte(`{"query":"{ __typename }","variables":{"pad":"` + strings.Repeat("a", 9<<20) + `"}}`)
+}
+
+func TestBodyOverLimitIs413(t *testing.T) {
+	k := newTestKernel(t)
+	body := nineMiB()
+	r := postRaw(t, k, "application/json", bytes.NewReader(body))
+	if r.status != http.StatusRequestEntityTooLarge {
+		t.Fatalf("status %d: %s", r.status, r.raw)
+	}
+	if e := r.requireCoded(t, "9 MiB body"); e.Extensions.Code != "BAD_INPUT" || !strings.Contains(e.Message, "8 MiB") {
+		t.Fatalf("error %+v", e)
+	}
+	// Without a Content-Length (chunked), the limit holds while reading.
+	r = postRaw(t, k, "application/json", io.MultiReader(bytes.NewReader(body)))
+	if r.status != http.StatusRequestEntityTooLarge || r.requireCoded(t, "chunked 9 MiB body").Extensions.Code != "BAD_INPUT" {
+		t.Fatalf("chunked: status %d: %s", r.status, r.raw)
+	}
+	// The SSE transport reads the same way.
+	req, _ := http.NewRequest(http.MethodPost, k.srv.URL+"/graphql", bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "text/event-stream")
+	if r := sendHTTP(t, req); r.status != http.StatusRequestEntityTooLarge {
+		t.Fatalf("SSE: status %d: %s", r.status, r.raw)
+	}
+	// Just under the limit is served.
+	ok := []byte(`{"query":"{ __typename }","variables":{"pad":"` + strings.Repeat("a", 8<<20-100) + `"}}`)
+	if r := postRaw(t, k, "application/json", bytes.NewReader(ok)); r.status != http.StatusOK || len(r.Errors) > 0 {
+		t.Fatalf("8 MiB - 100: status %d: %.300s", r.status, r.raw)
+	}
+}
+
+func TestSlowBodyTimesOut(t *testing.T) {
+	k := newTestKernel(t, func(c *graph.ServerConfig) { c.Limits.BodyReadTimeout = 300 * time.Millisecond })
+	u, _ := url.Parse(k.srv.URL)
+	conn, err := net.Dial("tcp", u.Host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	// Headers announce 100 bytes; 10 arrive, then nothing.
+	fmt.Fprintf(conn, "POST /graphql HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"query\":", u.Host)
+	conn.SetDeadline(time.Now().Add(60 * time.Second))
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatalf("no answer to a stalled body: %v", err)
+	}
+	raw, _ := io.ReadAll(resp.Body)
+	var r gqlResponse
+	if resp.StatusCode != http.StatusRequestTimeout || json.Unmarshal(raw, &r) != nil || len(r.Errors) == 0 || r.Errors[0].Extensions.Code != "BAD_INPUT" {
+		t.Fatalf("status %d: %s", resp.StatusCode, raw)
+	}
+}
+
+func TestErrorsNeverEchoMoreThan200BytesOfInput(t *testing.T) {
+	k := newTestKernel(t)
+	long := strings.Repeat("Z", 100_000)
+	cases := map[string]httpReply{
+		"malformed JSON body":   postRaw(t, k, "application/json", strings.NewReader(`{"query": "{ x }", "junk": `+long)),
+		"unknown field":         postRaw(t, k, "application/json", strings.NewReader(`{"query": "{ `+long+` }"}`)),
+		"bad string literal":    postRaw(t, k, "application/json", strings.NewReader(`{"query": "{ session(id: 5`+long+`) { id } }"}`)),
+		"wrong variable type":   postRaw(t, k, "application/json", strings.NewReader(`{"query": "query($n: Int) { events(sessionId: \"x\", limit: $n) { seq } }", "variables": {"n": "`+long+`"}}`)),
+		"wrong content type":    postRaw(t, k, "text/plain; charset="+long[:5000], strings.NewReader(`{}`)),
+		"unknown session title": postRaw(t, k, "application/json", strings.NewReader(`{"query": "mutation { createSession(input: {title: \"`+long+`\"}) { id } }"}`)),
+		"unknown command":       postRaw(t, k, "application/json", strings.NewReader(`{"query": "mutation { sendMessage(sessionId: \"ses_x\", input: {text: \"hi\", command: \"`+long+`\"}) { turnStarted } }"}`)),
+	}
+	for name, r := range cases {
+		e := r.requireCoded(t, name)
+		if strings.Count(string(r.raw), "Z") > graph.MaxEchoBytes {
+			t.Errorf("%s: the response repeats %d bytes of input: %.400s", name, strings.Count(string(r.raw), "Z"), r.raw)
+		}
+		if e.Extensions.Code != "BAD_INPUT" && e.Extensions.Code != "NOT_FOUND" {
+			t.Errorf("%s: code %s", name, e.Extensions.Code)
+		}
+	}
+}
+
+func TestTransportErrorsAreCoded(t *testing.T) {
+	k := newTestKernel(t)
+	u := k.srv.URL + "/graphql"
+	req := func(method, target, ct string, body string, h map[string]string) *http.Request {
+		r, _ := http.NewRequest(method, target, strings.NewReader(body))
+		if ct != "" {
+			r.Header.Set("Content-Type", ct)
+		}
+		for k, v := range h {
+			r.Header.Set(k, v)
+		}
+		return r
+	}
+	for _, c := range []struct {
+		name   string
+		req    *http.Request
+		status int
+	}{
+		{"wrong content type", req("POST", u, "text/plain", `{"query":"{ __typename }"}`, nil), http.StatusUnsupportedMediaType},
+		{"no content type", req("POST", u, "", `{"query":"{ __typename }"}`, nil), http.StatusUnsupportedMediaType},
+		{"unknown method", req("PUT", u, "application/json", `{"query":"{ __typename }"}`, nil), http.StatusMethodNotAllowed},
+		{"GET mutation", req("GET", u+"?query="+url.QueryEscape(`mutation { createProject(input: {path: "/tmp"}) { id } }`), "", "", nil), 0},
+		{"GET bad variables", req("GET", u+"?query="+url.QueryEscape(`{ __typename }`)+"&variables=%7Bnot-json", "", "", nil), 0},
+		{"GET without query", req("GET", u, "", "", nil), 0},
+		{"malformed JSON", req("POST", u, "application/json", `{"query":`, nil), http.StatusBadRequest},
+		{"broken WebSocket upgrade", req("GET", u, "", "", map[string]string{"Connection": "Upgrade", "Upgrade": "websocket"}), 0},
+		{"bad multipart", req("POST", u, "multipart/form-data; boundary=x", "--x\r\nnonsense", nil), 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := sendHTTP(t, c.req)
+			if r.status < 400 && len(r.Errors) == 0 {
+				t.Fatalf("status %d: %s", r.status, r.raw)
+			}
+			e := r.requireCoded(t, c.name)
+			t.Logf("HTTP %d: %s", r.status, e.Message)
+			if c.status != 0 && r.status != c.status {
+				t.Fatalf("status %d, want %d: %s", r.status, c.status, r.raw)
+			}
+			if e.Message == "" || e.Message == "transport not supported" {
+				t.Fatalf("message %q is not actionable", e.Message)
+			}
+		})
+	}
+	// The GET mutation is refused before it runs.
+	var out struct{ Projects []struct{ ID string } }
+	k.mustDo(t, `{ projects { id } }`, nil, &out)
+	if len(out.Projects) != 0 {
+		t.Fatalf("a GET mutation ran: %+v", out.Projects)
+	}
+}
+
+func aliases(n int, field string) string {
+	var b strings.Builder
+	b.WriteString("{")
+	for i := range n {
+		fmt.Fprintf(&b, " a%d: %s", i, field)
+	}
+	b.WriteString(" }")
+	return b.String()
+}
+
+func TestCostCountsListsAndIntrospection(t *testing.T) {
+	k := newTestKernel(t)
+	sid := k.chatSession(t, nil, "BYPASS")
+	refused := func(name, query string) {
+		t.Helper()
+		msg := k.mustFail(t, "BAD_INPUT", query, map[string]any{"s": sid, "n": 5000})
+		if !strings.Contains(msg, "cost") || !strings.Contains(msg, fmt.Sprint(graph.MaxCost)) {
+			t.Fatalf("%s: %s", name, msg)
+		}
+	}
+	refused("alias bomb", "query($s: ID!) "+aliases(666, "session(id: $s) { messages { text } }"))
+	refused("events bomb", "query($s: ID!) "+aliases(1000, "events(sessionId: $s, limit: 5000) { seq }"))
+	refused("limit through a variable", `query($s: ID!, $n: Int) { a: events(sessionId: $s, limit: $n) { seq type at payload } b: events(sessionId: $s, limit: $n) { seq type at payload } c: events(sessionId: $s, limit: $n) { seq type at payload } d: events(sessionId: $s, limit: $n) { seq type at payload } e: events(sessionId: $s, limit: $n) { seq type at payload } }`)
+	refused("introspection aliases", "query($s: ID!) { s: session(id: $s) { id } "+strings.TrimPrefix(aliases(20, "__schema { types { name fields { name } } }"), "{"))
+	refused("fragments", "query($s: ID!) { ...F ...F2 } fragment F on Query "+aliases(300, "session(id: $s) { messages { text } }")+" fragment F2 on Query { x: sessions { messages { text seq role } } }")
+
+	// Ordinary operations pass: a long event page, GraphiQL's schema query,
+	// a session with its messages.
+	k.mustDo(t, `query($s: ID!) { events(sessionId: $s, limit: 5000) { seq type at payload } }`, map[string]any{"s": sid}, nil)
+	k.mustDo(t, introspectionQuery, nil, nil)
+	k.mustDo(t, `query($s: ID!) { session(id: $s) { id title messages { seq role text reasoning toolCalls { id name input } } queue { id text } } }`, map[string]any{"s": sid}, nil)
+
+	// A refused mutation does not run any of its fields.
+	k.mustFail(t, "BAD_INPUT", "mutation "+aliases(600, `createSession(input: {title: "bomb"}) { messages { text } }`), nil)
+	k.mustFail(t, "BAD_INPUT", "mutation "+aliases(1001, `createSession(input: {title: "bomb"}) { id }`), nil)
+	var out struct{ Sessions []struct{ Title *string } }
+	k.mustDo(t, `{ sessions { title } }`, nil, &out)
+	for _, s := range out.Sessions {
+		if s.Title != nil && *s.Title == "bomb" {
+			t.Fatal("a mutation refused for its cost created a session")
+		}
+	}
+}
+
+// introspectionQuery is GraphiQL's schema query (graphql-js getIntrospectionQuery).
+const introspectionQuery = `query IntrospectionQuery {
+  __schema {
+    queryType { name } mutationType { name } subscriptionType { name }
+    types { ...FullType }
+    directives { name description locations args { ...InputValue } }
+  }
+}
+fragment FullType on __Type {
+  kind name description
+  fields(includeDeprecated: true) { name description args { ...InputValue } type { ...TypeRef } isDeprecated deprecationReason }
+  inputFields { ...InputValue }
+  interfaces { ...TypeRef }
+  enumValues(includeDeprecated: true) { name description isDeprecated deprecationReason }
+  possibleTypes { ...TypeRef }
+}
+fragment InputValue on __InputValue { name description type { ...TypeRef } defaultValue }
+fragment TypeRef on __Type { kind name ofType { kind name ofType { kind name ofType { kind name ofType { kind name ofType { kind name ofType { kind name ofType { kind name } } } } } } } }`
+
+func TestResponseCapEndsOversizedResponse(t *testing.T) {
+	const limit = 256 << 10
+	k := newTestKernel(t, func(c *graph.ServerConfig) { c.Limits.MaxResponseBytes = limit })
+	sid := k.chatSession(t, nil, "BYPASS")
+	w := k.watch(t, sid)
+	k.fake.Enqueue(openaitest.TextStream(testModel, "ok"))
+	k.send(t, sid, strings.Repeat("big ", 50_000)) // 200,000 bytes
+	w.turnEnd()
+
+	query := "query($s: ID!) " + aliases(5, "session(id: $s) { messages { seq text } }")
+	body, _ := json.Marshal(map[string]any{"query": query, "variables": map[string]any{"s": sid}})
+	r := postRaw(t, k, "application/json", bytes.NewReader(body))
+	e := r.requireCoded(t, "oversized response")
+	if e.Extensions.Code != "BAD_INPUT" || !strings.Contains(e.Message, "256 KiB") || len(r.Errors) != 1 {
+		t.Fatalf("errors %s", r.raw)
+	}
+	if string(r.Data) != "" && string(r.Data) != "null" {
+		t.Fatalf("an oversized response kept data: %.200s", r.Data)
+	}
+	if len(r.raw) > 4096 {
+		t.Fatalf("the refusal is %d bytes", len(r.raw))
+	}
+	// One copy fits.
+	k.mustDo(t, `query($s: ID!) { session(id: $s) { messages { seq text } } }`, map[string]any{"s": sid}, nil)
+	// The mutation path says that the mutation ran.
+	msg := k.mustFail(t, "BAD_INPUT", `mutation($s: ID!) { updateSession(id: $s, input: {pinned: true}) { a: messages { text } b: messages { text } } }`, map[string]any{"s": sid})
+	if !strings.Contains(msg, "the mutation itself ran") {
+		t.Fatalf("mutation message %q", msg)
+	}
+}
+
+func TestSubscriptionCaps(t *testing.T) {
+	k := newTestKernel(t, func(c *graph.ServerConfig) {
+		c.Limits.MaxSubscriptionsPerConnection = 3
+		c.Limits.MaxSubscriptions = 5
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	const sub = `subscription { kernelEvents { type } }`
+	// A live subscription sends nothing until an event, so the first
+	// message is the refusal.
+	c1 := dialWS(t, ctx, k.srv.URL)
+	defer c1.conn.Close(websocket.StatusNormalClosure, "")
+	for _, id := range []string{"1", "2", "3", "4"} {
+		c1.subscribe(ctx, id, sub, nil)
+	}
+	m := c1.read(ctx)
+	refusedOn1 := m.ID
+	if e := wsError(t, m); e.Extensions.Code != "BAD_INPUT" || !strings.Contains(e.Message, "3 subscriptions") {
+		t.Fatalf("4th subscription on one connection: %s %s", m.Type, m.Payload)
+	}
+	// The other three are live: an event reaches each of them.
+	k.mustDo(t, `mutation { createSession(input: {title: "poke"}) { id } }`, nil, nil)
+	live := map[string]bool{}
+	for len(live) < 3 {
+		m := c1.read(ctx)
+		if m.ID == refusedOn1 && m.Type == "complete" {
+			continue
+		}
+		if m.Type != "next" || m.ID == refusedOn1 {
+			t.Fatalf("unexpected %s %s for %s", m.Type, m.Payload, m.ID)
+		}
+		live[m.ID] = true
+	}
+	// Kernel-wide: 3 + 2 on another connection fill it, the next is refused.
+	c2 := dialWS(t, ctx, k.srv.URL)
+	defer c2.conn.Close(websocket.StatusNormalClosure, "")
+	for _, id := range []string{"a", "b", "c"} {
+		c2.subscribe(ctx, id, sub, nil)
+	}
+	m = c2.read(ctx)
+	if e := wsError(t, m); e.Extensions.Code != "UNAVAILABLE" || !strings.Contains(e.Message, "5 subscriptions") {
+		t.Fatalf("6th subscription in the kernel: %s %s", m.Type, m.Payload)
+	}
+	// SSE subscriptions count against the same kernel-wide bound.
+	body, _ := json.Marshal(map[string]any{"query": sub})
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, k.srv.URL+"/graphql", bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sse, _ := io.ReadAll(resp.Body) // the refusal ends the stream
+	resp.Body.Close()
+	if !bytes.Contains(sse, []byte(`"UNAVAILABLE"`)) {
+		t.Fatalf("SSE subscription over the kernel bound: %s", sse)
+	}
+	// Completing one frees its slot (on both counts).
+	var done string
+	for id := range live {
+		done = id
+		break
+	}
+	c1.send(ctx, map[string]any{"id": done, "type": "complete"})
+	for i := 0; ; i++ {
+		c1.subscribe(ctx, fmt.Sprintf("again%d", i), sub, nil)
+		k.mustDo(t, `mutation { createSession(input: {title: "poke"}) { id } }`, nil, nil)
+		m := c1.read(ctx)
+		for m.ID != fmt.Sprintf("again%d", i) {
+			m = c1.read(ctx)
+		}
+		if m.Type == "next" && !bytes.Contains(m.Payload, []byte(`"errors"`)) {
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatal("the completed subscription's slot was never freed")
+		}
+	}
+}
+
+// wsError decodes the first error of a refused subscription (a next message
+// with errors, or an error message).
+func wsError(t *testing.T, m wsMessage) gqlError {
+	t.Helper()
+	var list []gqlError
+	switch m.Type {
+	case "next":
+		var p gqlResponse
+		json.Unmarshal(m.Payload, &p)
+		list = p.Errors
+	case "error":
+		json.Unmarshal(m.Payload, &list)
+	}
+	if len(list) == 0 {
+		t.Fatalf("message %s %s is not a refusal", m.Type, m.Payload)
+	}
+	return list[0]
+}
+
+func TestWebSocketMessageOverLimitClosesConnection(t *testing.T) {
+	k := newTestKernel(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c := dialWS(t, ctx, k.srv.URL)
+	big := strings.Repeat("x", graph.MaxWebSocketMessageBytes+1)
+	c.subscribe(ctx, "big", `subscription($p: String) { kernelEvents { type } }`, map[string]any{"p": big})
+	select {
+	case err := <-c.errc:
+		if websocket.CloseStatus(err) != websocket.StatusMessageTooBig {
+			t.Fatalf("closed with %v, want 1009 (message too big)", err)
+		}
+	case m := <-c.msgs:
+		t.Fatalf("a %d-byte message was served: %s %.200s", len(big), m.Type, m.Payload)
+	case <-ctx.Done():
+		t.Fatal("the connection stayed open")
+	}
+}
+
+func TestClipsAndEchoHelpersThroughTheAPI(t *testing.T) {
+	k := newTestKernel(t)
+	// A quoted value inside a kernel message keeps 64 bytes and says its size.
+	name := strings.Repeat("q", 150)
+	msg := k.mustFail(t, "BAD_INPUT", `mutation($k: String) { createConnection(input: {name: "x", baseUrl: "http://127.0.0.1:1/v1", providerKind: $k, models: [{id: "m"}]}) { id } }`, map[string]any{"k": name})
+	if strings.Count(msg, "q") > graph.MaxEchoBytes || !strings.Contains(msg, "(150 bytes)") {
+		t.Fatalf("message %q", msg)
+	}
+}

@@ -1,0 +1,140 @@
+package graph
+
+import (
+	"context"
+	"errors"
+	"reflect"
+	"sync/atomic"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/vektah/gqlparser/v2/ast"
+	"github.com/vektah/gqlparser/v2/gqlerror"
+
+	"github.com/foya-dev/foya/core"
+)
+
+// responseCap bounds one response while it is built: every resolved field
+// adds its approximate encoded size (name, punctuation, string and JSON
+// bytes) to a budget; once the budget is spent, no further resolver runs
+// and the response becomes a single BAD_INPUT error, so an oversized
+// response is never assembled. Each subscription event is a response of
+// its own.
+type responseCap struct{ max int64 }
+
+var (
+	_ graphql.HandlerExtension    = responseCap{}
+	_ graphql.ResponseInterceptor = responseCap{}
+	_ graphql.FieldInterceptor    = responseCap{}
+)
+
+// errResponseTooLarge is what fields return once the budget is spent; the
+// presenter maps every occurrence to one shared error (no allocation per
+// field) and InterceptResponse replaces them all.
+var errResponseTooLarge = errors.New("response too large")
+
+// responseTooLarge is the shared presented form of errResponseTooLarge.
+var responseTooLarge = &gqlerror.Error{
+	Message:    "response too large",
+	Extensions: map[string]any{"code": string(core.CodeBadInput)},
+}
+
+type responseBudget struct {
+	left atomic.Int64
+	over atomic.Bool
+	// resolvers admits resolverSlots resolver calls at a time, so that the
+	// data resolvers load is charged (by their selections) before more of
+	// it is loaded: memory stays near the budget even when many aliases
+	// would otherwise load in parallel.
+	resolvers chan struct{}
+}
+
+// resolverSlots is how many resolvers of one response run at once.
+const resolverSlots = 4
+
+type budgetKey struct{}
+
+func (c responseCap) ExtensionName() string                          { return "ResponseCap" }
+func (c responseCap) Validate(schema graphql.ExecutableSchema) error { return nil }
+
+func (c responseCap) InterceptResponse(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
+	b := &responseBudget{resolvers: make(chan struct{}, resolverSlots)}
+	b.left.Store(c.max)
+	resp := next(context.WithValue(ctx, budgetKey{}, b))
+	if resp == nil || !b.over.Load() {
+		return resp
+	}
+	msg := "the response would be larger than " + byteSize(c.max) + " (the response size limit) and was not built: " +
+		"select fewer fields, lower limits (events: page with afterSeq) or split the operation"
+	if oc := graphql.GetOperationContext(ctx); oc != nil && oc.Operation != nil && oc.Operation.Operation == ast.Mutation {
+		msg += "; the mutation itself ran"
+	}
+	return &graphql.Response{Errors: gqlerror.List{{
+		Message:    msg,
+		Extensions: map[string]any{"code": string(core.CodeBadInput)},
+	}}}
+}
+
+func (c responseCap) InterceptField(ctx context.Context, next graphql.Resolver) (any, error) {
+	b, _ := ctx.Value(budgetKey{}).(*responseBudget)
+	if b == nil {
+		return next(ctx)
+	}
+	fc := graphql.GetFieldContext(ctx)
+	if fc != nil && fc.IsResolver {
+		select {
+		case b.resolvers <- struct{}{}:
+			defer func() { <-b.resolvers }()
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	if b.over.Load() {
+		return nil, errResponseTooLarge
+	}
+	res, err := next(ctx)
+	n := int64(8) + encodedSize(res)
+	if fc != nil {
+		n += int64(len(fc.Field.Alias))
+	}
+	if b.left.Add(-n) < 0 {
+		b.over.Store(true)
+		return nil, errResponseTooLarge
+	}
+	return res, err
+}
+
+// encodedSize approximates the bytes a resolved value adds itself (its
+// selections count on their own): strings and raw JSON by length, lists
+// by their punctuation, everything else a few bytes.
+func encodedSize(v any) int64 {
+	switch t := v.(type) {
+	case nil:
+		return 4
+	case string:
+		return int64(len(t)) + 2
+	case *string:
+		if t == nil {
+			return 4
+		}
+		return int64(len(*t)) + 2
+	case []byte:
+		return int64(len(t))
+	}
+	rv := reflect.ValueOf(v)
+	if rv.Kind() == reflect.Pointer {
+		if rv.IsNil() {
+			return 4
+		}
+		rv = rv.Elem()
+	}
+	switch rv.Kind() {
+	case reflect.String:
+		return int64(rv.Len()) + 2
+	case reflect.Slice:
+		if rv.Type().Elem().Kind() == reflect.Uint8 {
+			return int64(rv.Len())
+		}
+		return int64(rv.Len()) + 2
+	}
+	return 8
+}

@@ -279,6 +279,7 @@ func runExec(ctx context.Context, c *gqlClient, o execOptions, stdin io.Reader, 
 		return exitFailed, err
 	}
 	pr := newPrinter(stdout, stderr)
+	defer pr.flush()
 	pr.note("session %s", sess.ID)
 
 	subCtx, cancelSub := context.WithCancel(ctx)
@@ -302,7 +303,7 @@ func runExec(ctx context.Context, c *gqlClient, o execOptions, stdin io.Reader, 
 		map[string]any{"s": sess.ID, "t": o.prompt}, &sent); err != nil {
 		return exitFailed, err
 	}
-	t := &turnWatch{c: c, sessionID: sess.ID, started: sent.SendMessage.TurnStarted, pr: pr, json: o.json, stdout: stdout, stdin: stdin}
+	t := &turnWatch{c: c, sessionID: sess.ID, started: sent.SendMessage.TurnStarted, pr: pr, json: o.json, stdin: stdin}
 	if q := sent.SendMessage.QueueItem; q != nil {
 		t.queueItemID = q.ID
 		pr.note("the session is busy: the message is queued (item %s)", q.ID)
@@ -319,7 +320,6 @@ type turnWatch struct {
 	turnID      string
 	pr          *printer
 	json        bool
-	stdout      io.Writer
 	stdin       io.Reader
 	stdinLines  *bufio.Reader
 	cancelled   bool
@@ -381,7 +381,17 @@ func (t *turnWatch) run(ctx context.Context, sub *subscription, sigc <-chan os.S
 				return exitFailed, fmt.Errorf("decode event: %w", err)
 			}
 			if code, done, err := t.handle(ctx, ev, wrap.SessionEvents); done || err != nil {
+				if ferr := t.pr.flush(); err == nil && ferr != nil {
+					return exitFailed, ferr
+				}
 				return code, err
+			}
+			// Text is printed as it arrives: what is buffered goes out as
+			// soon as no further event is already waiting.
+			if len(sub.Events) == 0 {
+				if err := t.pr.flush(); err != nil {
+					return exitFailed, err
+				}
 			}
 		}
 	}
@@ -416,7 +426,7 @@ func (t *turnWatch) handle(ctx context.Context, ev execEvent, raw json.RawMessag
 		return 0, false, nil // another turn of the session
 	}
 	if t.json {
-		if _, err := fmt.Fprintf(t.stdout, "%s\n", raw); err != nil {
+		if _, err := fmt.Fprintf(t.pr.stdout, "%s\n", raw); err != nil {
 			return exitFailed, true, fmt.Errorf("write output: %w", err)
 		}
 	} else {
@@ -547,6 +557,7 @@ func (t *turnWatch) answer(ctx context.Context, payload json.RawMessage) error {
 
 func (t *turnWatch) ask(prompt string) (string, error) {
 	t.pr.endText()
+	t.pr.flush()
 	fmt.Fprint(t.pr.stderr, neutralize(prompt))
 	if t.stdinLines == nil {
 		t.stdinLines = bufio.NewReader(t.stdin)

@@ -35,7 +35,7 @@ func fakeGraphQL(t *testing.T, data string) (*gqlClient, func() []string) {
 func TestExecDeniesApprovalWithoutTerminal(t *testing.T) {
 	c, requests := fakeGraphQL(t, `{"resolveApproval":true}`)
 	var stdout, stderr bytes.Buffer
-	w := &turnWatch{c: c, sessionID: "ses_1", started: true, pr: newPrinter(&stdout, &stderr), stdin: strings.NewReader("y\n"), stdout: &stdout}
+	w := &turnWatch{c: c, sessionID: "ses_1", started: true, pr: newPrinter(&stdout, &stderr), stdin: strings.NewReader("y\n")}
 	ev := func(s string) (int, bool, error) {
 		var e execEvent
 		if err := json.Unmarshal([]byte(s), &e); err != nil {
@@ -66,7 +66,7 @@ func TestExecDeniesApprovalWithoutTerminal(t *testing.T) {
 // turn running before it are not printed.
 func TestExecFollowsQueuedTurn(t *testing.T) {
 	var stdout, stderr bytes.Buffer
-	w := &turnWatch{queueItemID: "qi_2", pr: newPrinter(&stdout, &stderr), stdout: &stdout}
+	w := &turnWatch{queueItemID: "qi_2", pr: newPrinter(&stdout, &stderr)}
 	for _, s := range []string{
 		`{"type":"message_delta","delta":"theirs"}`,
 		`{"type":"turn_finished","payload":{"turnId":"trn_1","status":"completed"}}`,
@@ -84,6 +84,7 @@ func TestExecFollowsQueuedTurn(t *testing.T) {
 	if !done || code != exitCancelled {
 		t.Fatalf("cancelled turn: %d %v", code, done)
 	}
+	w.pr.flush()
 	// Deltas missed by a late subscription are completed from message_end.
 	if stdout.String() != "ours, complete\n" {
 		t.Fatalf("stdout %q", stdout.String())

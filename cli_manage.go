@@ -215,10 +215,10 @@ func connectionsAdd(fs *flag.FlagSet, cf *clientFlags, args []string, stdin io.R
 		}
 	}
 	name := fs.String("name", "", "display name (required)")
-	baseURL := fs.String("base-url", "", "base URL of the OpenAI-compatible API, e.g. https://api.openai.com/v1 (required)")
+	baseURL := fs.String("base-url", "", "base URL of the API, e.g. https://api.openai.com/v1 or https://api.anthropic.com (required)")
 	keyEnv := fs.String("api-key-env", "", "read the key from this environment variable OF THE KERNEL at call time (stored as env:NAME)")
 	keyStdin := fs.Bool("api-key-stdin", false, "read the key from the first line of stdin")
-	kind := fs.String("provider-kind", "openai", "provider kind")
+	kind := fs.String("provider-kind", "openai", "provider kind: openai (Chat Completions), openai-responses, anthropic, or a plugin's kind")
 	typ := fs.String("type", "", "language, image or video (default language)")
 	var models listFlag
 	fs.Var(&models, "model", "a model id (repeatable, or comma separated)")

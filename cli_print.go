@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"fmt"
 	"io"
 	"os"
@@ -27,17 +28,29 @@ func isTerminal(f any) bool {
 // printer renders a turn for people: assistant text on stdout, everything
 // else compact on stderr, dim or red only when stderr is a terminal.
 type printer struct {
-	stdout, stderr io.Writer
-	color          bool
-	ttyOut         bool
-	streamed       strings.Builder // assistant text of the current message so far
-	midLine        bool            // stdout does not end with a newline
-	wrote          bool            // any assistant text was printed
-	inReasoning    bool
+	// stdout is buffered: a burst of deltas is one write, flushed when no
+	// more events are waiting (see flush) and before anything goes to
+	// stderr, so the two streams stay in order on a terminal.
+	stdout      *bufio.Writer
+	stderr      io.Writer
+	color       bool
+	ttyOut      bool
+	streamed    strings.Builder // assistant text of the current message so far
+	midLine     bool            // stdout does not end with a newline
+	wrote       bool            // any assistant text was printed
+	inReasoning bool
 }
 
 func newPrinter(stdout, stderr io.Writer) *printer {
-	return &printer{stdout: stdout, stderr: stderr, color: isTerminal(stderr), ttyOut: isTerminal(stdout)}
+	return &printer{stdout: bufio.NewWriterSize(stdout, 64<<10), stderr: stderr, color: isTerminal(stderr), ttyOut: isTerminal(stdout)}
+}
+
+// flush writes out buffered stdout text.
+func (p *printer) flush() error {
+	if err := p.stdout.Flush(); err != nil {
+		return fmt.Errorf("write output: %w", err)
+	}
+	return nil
 }
 
 const (
@@ -79,6 +92,7 @@ func (p *printer) endText() {
 }
 
 func (p *printer) reasoning(s string) {
+	p.flush()
 	if !p.inReasoning {
 		p.breakLine()
 		p.inReasoning = true
@@ -113,6 +127,7 @@ func (p *printer) breakLine() {
 func (p *printer) line(style, format string, args ...any) {
 	p.endReasoning()
 	p.breakLine()
+	p.flush()
 	msg := neutralize(fmt.Sprintf(format, args...))
 	if p.color {
 		msg = style + msg + ansiReset

@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -101,8 +102,11 @@ func TestDocsCommandExamples(t *testing.T) {
 				line = line[:j]
 			}
 			fields := strings.Fields(line)
+			if j := slices.Index(fields, "--"); j >= 0 {
+				fields = fields[:j] // what follows is another program's command line
+			}
 			cmd := fields[1:2]
-			if len(fields) > 2 && (fields[1] == "connections" || fields[1] == "sessions") {
+			if len(fields) > 2 && (fields[1] == "connections" || fields[1] == "sessions" || fields[1] == "mcp") {
 				cmd = fields[1:3]
 			}
 			help := helpText(t, cmd)

@@ -26,6 +26,7 @@ import (
 	"github.com/foya-dev/foya/core"
 	"github.com/foya-dev/foya/graph"
 	"github.com/foya-dev/foya/plugins/host"
+	"github.com/foya-dev/foya/plugins/mcphost"
 	"github.com/foya-dev/foya/storage"
 	"github.com/foya-dev/foya/storage/artifacts"
 	"github.com/foya-dev/foya/storage/catalogfile"
@@ -44,11 +45,13 @@ const usage = `foya — the Foya agent kernel
 Usage:
   foya serve [--addr 127.0.0.1:4777] [--data-dir DIR] [--plugin-dir DIR] [--allow-origin PATTERN]
              [--allow-host NAME] [--require-token] [--auth-token-file PATH] [--tls-cert FILE --tls-key FILE]
+             [--pprof 127.0.0.1:6060]
   foya token rotate|show [--data-dir DIR] [--auth-token-file PATH]
   foya rebuild-projections [--data-dir DIR]
   foya exec [--addr A] [--session ID] [--project PATH] [--model CONN/MODEL] [--approval-mode M] [--json] "prompt"
   foya acp [--addr A] [--data-dir DIR]   (Agent Client Protocol agent on stdio, for editors; docs/acp.md)
   foya connections list|add|remove|models    foya sessions list|show|rm    foya schema
+  foya mcp list|add|remove|restart           (MCP servers as tool sources; see docs/mcp.md)
   (client commands send $FOYA_TOKEN, --token-file PATH or <data-dir>/auth-token to a kernel that requires a token)
   foya version
   foya plugin NAME     (internal: serves a built-in plugin to the kernel)
@@ -73,6 +76,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		err = connectionsCmd(args[1:], os.Stdin, stdout, stderr)
 	case "sessions":
 		err = sessionsCmd(args[1:], stdout, stderr)
+	case "mcp":
+		err = mcpCmd(args[1:], stdout, stderr)
 	case "schema":
 		err = schemaCmd(args[1:], stdout)
 	case "token":
@@ -182,6 +187,7 @@ func serveCmd(args []string, stderr io.Writer) error {
 	addr := fs.String("addr", "127.0.0.1:4777", "listen address (loopback by default; any other address requires the token)")
 	dataDir := fs.String("data-dir", defaultDataDir(), "data directory (database, catalog, artifacts, auth-token)")
 	logLevel := fs.String("log-level", "info", "log level: debug, info, warn, error")
+	pprofAddr := fs.String("pprof", "", "serve Go profiles (net/http/pprof) on this loopback address, e.g. 127.0.0.1:6060 (off by default)")
 	tokenFile := fs.String("auth-token-file", "", "file holding the bearer token clients must send, when one is required (default <data-dir>/auth-token; created when missing)")
 	requireToken := fs.Bool("require-token", false, "require the bearer token on loopback too (always required beyond loopback)")
 	tlsCert := fs.String("tls-cert", "", "PEM certificate file: serve HTTPS and WSS (with --tls-key)")
@@ -199,6 +205,11 @@ func serveCmd(args []string, stderr io.Writer) error {
 	log, err := newLogger(stderr, *logLevel)
 	if err != nil {
 		return err
+	}
+	if *pprofAddr != "" {
+		if err := checkPprofAddr(*pprofAddr); err != nil {
+			return err
+		}
 	}
 	var tlsConfig *tls.Config
 	if *tlsCert != "" {
@@ -232,13 +243,21 @@ func serveCmd(args []string, stderr io.Writer) error {
 		}
 		go auth.Watch(ctx, graph.WatchInterval)
 	}
+	if *pprofAddr != "" {
+		stopPprof, err := startPprof(*pprofAddr, auth, log)
+		if err != nil {
+			ln.Close()
+			return err
+		}
+		defer stopPprof()
+	}
 	if !loopback && tlsConfig == nil {
 		log.Warn("listening beyond loopback without TLS: the token and all traffic cross the network in clear text; " +
 			"serve HTTPS with --tls-cert/--tls-key, or put a TLS-terminating reverse proxy in front")
 	}
 	srv := &http.Server{
 		Handler: graph.NewHandler(graph.ServerConfig{
-			Service: k.sessions, Engine: k.engine, Usage: k.db, Catalog: k.catalog, Plugins: k.plugins,
+			Service: k.sessions, Engine: k.engine, Usage: k.db, Catalog: k.catalog, Plugins: k.plugins, MCP: k.mcp,
 			Logger: log, OriginPatterns: origins, HostPatterns: hosts, Auth: auth,
 		}),
 		TLSConfig:         tlsConfig,
@@ -299,6 +318,8 @@ type kernel struct {
 	catalog  *core.Catalog
 	sessions *core.Service
 	engine   *core.Engine
+	mcp      *core.MCPService
+	mcpHost  *mcphost.Manager
 	unlock   func()
 }
 
@@ -337,7 +358,8 @@ func openKernel(ctx context.Context, dataDir string, pluginDirs []string, log *s
 	if err != nil {
 		return nil, err
 	}
-	k.sessions, err = core.NewService(core.ServiceConfig{Store: k.db, Broker: core.NewBroker(log), Logger: log, Models: k.catalog})
+	broker := core.NewBroker(log)
+	k.sessions, err = core.NewService(core.ServiceConfig{Store: k.db, Broker: broker, Logger: log, Models: k.catalog})
 	if err != nil {
 		return nil, err
 	}
@@ -348,10 +370,25 @@ func openKernel(ctx context.Context, dataDir string, pluginDirs []string, log *s
 	if err != nil {
 		return nil, err
 	}
-	var tools core.ToolRunner
-	if runners := k.plugins.ToolRunners(); len(runners) > 0 {
-		tools = core.NewToolHub(runners, log)
+	mcpStore, err := catalogfile.NewMCP(dir)
+	if err != nil {
+		return nil, err
 	}
+	k.mcpHost = mcphost.New(mcphost.Config{
+		Logger: log, Version: versionString(),
+		OnChange: func(id string) {
+			broker.PublishKernel(core.KernelEvent{Type: core.KernelCatalogUpdated, McpServerID: id, At: time.Now().UTC()})
+		},
+	})
+	if k.mcp, err = core.NewMCPService(ctx, core.MCPServiceConfig{Store: mcpStore, Runtime: k.mcpHost, Broker: broker, Logger: log}); err != nil {
+		return nil, err
+	}
+	runners := k.plugins.ToolRunners()
+	if runners == nil {
+		runners = map[string]core.ToolRunner{}
+	}
+	runners["mcp:servers"] = k.mcpHost // MCP tools are all named mcp__…
+	tools := core.NewToolHub(runners, log)
 	k.engine, err = core.NewEngine(core.EngineConfig{
 		Sessions: k.sessions, Catalog: k.catalog, Providers: k.plugins, Tools: tools,
 		Attachments: k.db, Blobs: blobs, Describe: artifacts.Describe, History: k.db,
@@ -363,8 +400,11 @@ func openKernel(ctx context.Context, dataDir string, pluginDirs []string, log *s
 	return k, nil
 }
 
-// Close stops the plugins and closes the database.
+// Close stops the MCP servers and plugins and closes the database.
 func (k *kernel) Close() {
+	if k.mcpHost != nil {
+		k.mcpHost.Close()
+	}
 	if k.plugins != nil {
 		if err := k.plugins.Close(); err != nil {
 			slog.Error("stop plugins", "err", err)

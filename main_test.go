@@ -50,7 +50,7 @@ type kernelProc struct {
 
 var listenRe = regexp.MustCompile(`msg=listening addr=(\S+)`)
 
-func startKernel(t *testing.T, dataDir string, extra ...string) *kernelProc {
+func startKernel(t testing.TB, dataDir string, extra ...string) *kernelProc {
 	t.Helper()
 	args := append([]string{"serve", "--addr", "127.0.0.1:0", "--data-dir", dataDir}, extra...)
 	cmd := exec.Command(foyaBin, args...)
@@ -98,7 +98,7 @@ func (k *kernelProc) Logs() string {
 func (k *kernelProc) url() string { return "http://" + k.addr }
 
 // stop sends SIGTERM and waits for a graceful exit.
-func (k *kernelProc) stop(t *testing.T) {
+func (k *kernelProc) stop(t testing.TB) {
 	select {
 	case <-k.done:
 		return
@@ -114,7 +114,7 @@ func (k *kernelProc) stop(t *testing.T) {
 	}
 }
 
-func (k *kernelProc) gql(t *testing.T, query string, vars map[string]any, out any) {
+func (k *kernelProc) gql(t testing.TB, query string, vars map[string]any, out any) {
 	t.Helper()
 	body, _ := json.Marshal(map[string]any{"query": query, "variables": vars})
 	resp, err := http.Post(k.url()+"/graphql", "application/json", bytes.NewReader(body))

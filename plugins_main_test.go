@@ -1,6 +1,10 @@
 package main
 
 import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -26,13 +30,25 @@ func TestRefreshModelsThroughBuiltinPlugin(t *testing.T) {
 
 	var pl struct{ Plugins []pluginJSON }
 	k.gql(t, `{ plugins { name kind providerKind healthy builtin capabilities } }`, nil, &pl)
-	if len(pl.Plugins) != 2 {
-		t.Fatalf("plugins = %+v, want openai and tools", pl.Plugins)
+	// A fresh kernel offers all three provider kinds with no plugin dir.
+	if len(pl.Plugins) != 4 {
+		t.Fatalf("plugins = %+v, want anthropic, openai, openai-responses and tools", pl.Plugins)
 	}
 	for _, p := range pl.Plugins {
-		if !p.Healthy || !p.Builtin || (p.Name == "openai") != (p.ProviderKind == "openai") || (p.Name == "tools") != (p.Kind == "tool") {
+		if !p.Healthy || !p.Builtin || (p.Name == "tools") != (p.Kind == "tool") || (p.Kind == "provider" && p.Name != p.ProviderKind) {
 			t.Fatalf("plugins = %+v", pl.Plugins)
 		}
+	}
+	// Validation names the kinds the running plugins offer.
+	body, _ := json.Marshal(map[string]any{"query": `mutation { createConnection(input: {name: "x", providerKind: "acme", baseUrl: "http://127.0.0.1:1", models: [{id: "m"}]}) { id } }`})
+	resp, err := http.Post(k.url()+"/graphql", "application/json", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(raw), "BAD_INPUT") || !strings.Contains(string(raw), "the running plugins offer: anthropic, openai, openai-responses") {
+		t.Fatalf("unknown kind: %s", raw)
 	}
 
 	const key = "sk-live-TOPSECRET-91c3"

@@ -14,7 +14,7 @@ import (
 	"github.com/foya-dev/foya/providers/openai/openaitest"
 )
 
-func (k *kernelProc) chatSession(t *testing.T, baseURL string) string {
+func (k *kernelProc) chatSession(t testing.TB, baseURL string) string {
 	t.Helper()
 	var c struct{ CreateConnection struct{ ID string } }
 	k.gql(t, `mutation($u: String) { createConnection(input: {name: "fake", baseUrl: $u, apiKey: "sk-x", models: [{id: "gpt-t"}]}) { id } }`, map[string]any{"u": baseURL}, &c)

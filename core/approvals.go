@@ -50,6 +50,8 @@ func actionOf(info ToolInfo) string {
 	switch {
 	case info.ReadOnly:
 		return "read"
+	case info.Action != "":
+		return info.Action
 	case info.Name == "bash":
 		return "command"
 	default:

@@ -11,7 +11,8 @@ import (
 const subscriberBuffer = 2048
 
 // Broker fans session and kernel events out to subscribers. It never blocks
-// a publisher: a slow subscriber loses deltas, and for persisted events it is
+// a publisher: a slow subscriber's consecutive deltas are coalesced, and
+// when its queue overflows it loses deltas and, for persisted events, is
 // flagged as lagging and catches up from the store (see Service.Subscribe).
 type Broker struct {
 	log *slog.Logger
@@ -29,15 +30,32 @@ func NewBroker(log *slog.Logger) *Broker {
 	return &Broker{log: log, sessions: map[string]map[*Subscription]struct{}{}, kernel: map[*KernelSubscription]struct{}{}}
 }
 
-// Subscription receives the events of one session.
+// Subscription receives the events of one session. Events wait in a queue
+// that the subscriber drains with Take; while they wait, consecutive deltas
+// of the same kind (and tool call) are merged into one, so a subscriber
+// that is behind gets fewer, longer deltas with exactly the same text, and
+// one that keeps up gets each delta as it comes. Persisted events are never
+// merged.
 type Subscription struct {
-	C chan Event
-	// Lagged is signalled when a persisted event could not be buffered.
-	Lagged chan struct{}
+	// Ready is signalled when the queue becomes non-empty or the
+	// subscriber starts lagging.
+	Ready chan struct{}
 
 	b         *Broker
 	sessionID string
 	once      sync.Once
+
+	mu     sync.Mutex
+	queue  []queued
+	spare  []queued // the previous batch's backing array, reused
+	lagged bool
+}
+
+// queued is one pending event; merged holds the concatenated text of
+// coalesced deltas (the shared DeltaPayload is never modified).
+type queued struct {
+	ev     Event
+	merged []byte
 }
 
 // Close unregisters the subscription.
@@ -56,7 +74,7 @@ func (s *Subscription) Close() {
 
 // SubscribeSession registers a subscriber to one session's events.
 func (b *Broker) SubscribeSession(sessionID string) *Subscription {
-	s := &Subscription{C: make(chan Event, subscriberBuffer), Lagged: make(chan struct{}, 1), b: b, sessionID: sessionID}
+	s := &Subscription{Ready: make(chan struct{}, 1), b: b, sessionID: sessionID}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.sessions[sessionID] == nil {
@@ -71,17 +89,81 @@ func (b *Broker) Publish(ev Event) {
 	b.mu.RLock()
 	defer b.mu.RUnlock()
 	for s := range b.sessions[ev.SessionID] {
-		select {
-		case s.C <- ev:
-		default:
-			if ev.Seq > 0 || ev.Type == EventSessionDeleted {
-				select {
-				case s.Lagged <- struct{}{}:
-				default:
-				}
-			}
-		}
+		s.push(ev)
 	}
+}
+
+// coalescable reports whether delta ev may be merged into the pending q.
+func coalescable(q *queued, ev *Event) bool {
+	if !ev.Type.IsDelta() || q.ev.Type != ev.Type || q.ev.Delta == nil || ev.Delta == nil {
+		return false
+	}
+	a, b := q.ev.Delta.ToolCallIndex, ev.Delta.ToolCallIndex
+	return (a == nil) == (b == nil) && (a == nil || *a == *b)
+}
+
+func (s *Subscription) push(ev Event) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.lagged {
+		// Everything up to the catch-up is re-read from the store; deltas
+		// in between are lost, as for any slow subscriber.
+		return
+	}
+	if n := len(s.queue); n > 0 && coalescable(&s.queue[n-1], &ev) {
+		q := &s.queue[n-1]
+		if q.merged == nil {
+			q.merged = append(make([]byte, 0, 2*(len(q.ev.Delta.Text)+len(ev.Delta.Text))), q.ev.Delta.Text...)
+		}
+		q.merged = append(q.merged, ev.Delta.Text...)
+		// Later deltas carry what is known of the call so far.
+		q.ev.Delta = ev.Delta
+		return
+	}
+	if len(s.queue) >= subscriberBuffer {
+		if ev.Seq > 0 || ev.Type == EventSessionDeleted {
+			s.lagged = true
+			s.signal()
+		}
+		return
+	}
+	s.queue = append(s.queue, queued{ev: ev})
+	if len(s.queue) == 1 {
+		s.signal()
+	}
+}
+
+func (s *Subscription) signal() {
+	select {
+	case s.Ready <- struct{}{}:
+	default:
+	}
+}
+
+// Take appends the pending events to buf (oldest first), empties the
+// queue and reports whether the subscriber lagged (persisted events after
+// those returned were dropped and must be read from the store).
+func (s *Subscription) Take(buf []Event) ([]Event, bool) {
+	s.mu.Lock()
+	q, lagged := s.queue, s.lagged
+	s.queue, s.spare, s.lagged = s.spare[:0], nil, false
+	s.mu.Unlock()
+	for i := range q {
+		ev := q[i].ev
+		if q[i].merged != nil {
+			d := *ev.Delta
+			d.Text = string(q[i].merged)
+			ev.Delta = &d
+		}
+		buf = append(buf, ev)
+		q[i] = queued{}
+	}
+	s.mu.Lock()
+	if s.spare == nil && cap(q) <= 2*subscriberBuffer {
+		s.spare = q[:0]
+	}
+	s.mu.Unlock()
+	return buf, lagged
 }
 
 // KernelSubscription receives kernel-wide events.

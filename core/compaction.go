@@ -20,6 +20,10 @@ type CheckpointPayload struct {
 	TokensBefore int64  `json:"tokensBefore"`
 	TokensAfter  int64  `json:"tokensAfter"`
 	Native       bool   `json:"native,omitempty"`
+	// ProviderState is a native compactor's state (PRV-7): on the same
+	// route it replaces the covered history in requests (ProviderRequest.State).
+	// Never shown to clients.
+	ProviderState *ProviderState `json:"providerState,omitempty"`
 }
 
 // CompactionStartedPayload is the payload of compaction_started.
@@ -135,14 +139,30 @@ func (e *Engine) compact(ctx context.Context, s Session, b boundModel, reason st
 	var c Completion
 	native := false
 	if nc, ok := b.provider.(NativeCompactor); ok && HasCapability(b.provider, CapNativeCompactor) {
+		var nreq ProviderRequest
+		if nreq, err = e.nativeCompactionRequest(b, prev, covered, req); err != nil {
+			return fail(err)
+		}
+		c, err = nc.CompactContext(ctx, b.endpoint, nreq)
 		native = true
-		c, err = nc.CompactContext(ctx, b.endpoint, req)
-	} else if dc, ok := b.provider.(DetailedCompleter); ok && HasCapability(b.provider, CapDetailedCompleter) {
-		c, err = dc.CompleteDetailed(ctx, b.endpoint, req)
-	} else if HasCapability(b.provider, CapCompleter) {
-		c, err = b.provider.Complete(ctx, b.endpoint, req)
-	} else {
-		return fail(Errorf(CodeUnavailable, "provider %s can neither compact natively nor complete, so the context cannot be compacted", b.conn.ProviderKind))
+		var perr *ProviderError
+		if err != nil && errors.As(err, &perr) && perr.Category == ProviderUnavailable {
+			// The endpoint offers no native compaction (or it is off for
+			// the connection): the portable summary instead.
+			e.log.Info("native compaction unavailable; using the portable checkpoint", "session_id", s.ID, "reason", perr.Message)
+			native, err = false, nil
+		} else if err == nil && len(c.State) > 0 && strings.TrimSpace(c.Text) == "" {
+			c.Text = nativeCheckpointText
+		}
+	}
+	if !native {
+		if dc, ok := b.provider.(DetailedCompleter); ok && HasCapability(b.provider, CapDetailedCompleter) {
+			c, err = dc.CompleteDetailed(ctx, b.endpoint, req)
+		} else if HasCapability(b.provider, CapCompleter) {
+			c, err = b.provider.Complete(ctx, b.endpoint, req)
+		} else {
+			return fail(Errorf(CodeUnavailable, "provider %s can neither compact natively nor complete, so the context cannot be compacted", b.conn.ProviderKind))
+		}
 	}
 	if err != nil {
 		return fail(providerFailure("summarize for compaction", err, b.endpoint.APIKey))
@@ -158,15 +178,53 @@ func (e *Engine) compact(ctx context.Context, s Session, b boundModel, reason st
 		return fail(Errorf(CodeProviderError, "the compaction summary was cut off by the output limit"))
 	}
 	after := estimateTokens(len(summary))
-	if summary == "" || after >= before {
+	if native && len(c.State) > 0 && c.Usage != nil && c.Usage.OutputTokens > 0 {
+		after = c.Usage.OutputTokens // the opaque state is what the model reads
+	}
+	// A native checkpoint is trusted to save room: the service made it to
+	// fit its own window, and a local estimate of opaque state is moot.
+	nativeState := native && len(c.State) > 0
+	if summary == "" || (after >= before && !nativeState) {
 		return fail(Errorf(CodeProviderError, "the compaction summary would save nothing (%d tokens for %d)", after, before))
 	}
 	cp := CheckpointPayload{ThroughSeq: through, Digest: digest, Route: b.route, Summary: summary, TokensBefore: before, TokensAfter: after, Native: native}
+	if nativeState {
+		if cp.ProviderState = e.newProviderState(s.ID, b.route, c.State); cp.ProviderState == nil {
+			return fail(Errorf(CodeProviderError, "the native checkpoint is larger than %d bytes", MaxProviderState))
+		}
+	}
 	if err := e.persist(ctx, s.ID, EventCompactionCheckpoint, cp); err != nil {
 		return err
 	}
 	e.log.Info("context compacted", "session_id", s.ID, "reason", reason, "through_seq", through, "tokens_before", before, "tokens_after", after)
 	return nil
+}
+
+// nativeCheckpointText is the checkpoint summary when a native compactor
+// returned only opaque state.
+const nativeCheckpointText = "[native checkpoint: the provider keeps this part of the conversation in its own compacted form]"
+
+// nativeCompactionRequest is what a native compactor compacts: the real
+// provider view of the covered messages (with their native state on this
+// route) after the previous checkpoint, whose own state or summary leads.
+func (e *Engine) nativeCompactionRequest(b boundModel, prev *CheckpointPayload, covered []Message, portable ProviderRequest) (ProviderRequest, error) {
+	view, err := ProviderView(covered, ViewOptions{DropImages: true, Route: b.route})
+	if err != nil {
+		return ProviderRequest{}, err
+	}
+	req := ProviderRequest{Model: b.model.ID, Messages: view}
+	if prev != nil {
+		if st := prev.ProviderState.stateFor(b.route); st != nil {
+			req.State = st
+		} else {
+			head := ProviderMessage{Role: RoleSystem, Content: []ContentPart{{Type: "text", Text: fmt.Sprintf(checkpointIntro, prev.ThroughSeq) + prev.Summary}}}
+			req.Messages = append([]ProviderMessage{head}, req.Messages...)
+		}
+	}
+	if len(req.Messages) == 0 {
+		return portable, nil
+	}
+	return req, nil
 }
 
 // compactionCut picks how much of the active history a checkpoint covers:

@@ -46,6 +46,12 @@ func (t EventType) LiveOnly() bool {
 	return false
 }
 
+// IsDelta reports whether t is one of the live-only streaming deltas
+// (message_delta, reasoning_delta, tool_call_delta).
+func (t EventType) IsDelta() bool {
+	return t == EventMessageDelta || t == EventReasoningDelta || t == EventToolCallDelta
+}
+
 // Event is one entry of a session's log, or a live-only notification when
 // Seq is 0.
 type Event struct {
@@ -54,10 +60,34 @@ type Event struct {
 	Type      EventType
 	At        time.Time
 	Payload   json.RawMessage
+	// Delta carries the payload of a live delta event typed, with Payload
+	// left empty: deltas never reach storage, so they are never marshalled
+	// on the hot path (PayloadJSON and Decode marshal it on demand). The
+	// pointee is shared by every subscriber and must not be modified.
+	Delta *DeltaPayload
 }
 
-// NewEvent builds an unsequenced event with payload marshalled to JSON.
+// PayloadJSON is the event's payload as JSON (marshalled on demand for a
+// typed live payload).
+func (e Event) PayloadJSON() json.RawMessage {
+	if e.Payload == nil && e.Delta != nil {
+		raw, _ := json.Marshal(e.Delta) // a struct of strings and an int: cannot fail
+		return raw
+	}
+	return e.Payload
+}
+
+// NewEvent builds an unsequenced event with payload marshalled to JSON; the
+// payload of a delta event is kept typed (see Event.Delta).
 func NewEvent(sessionID string, t EventType, payload any) (Event, error) {
+	if t.IsDelta() {
+		switch p := payload.(type) {
+		case DeltaPayload:
+			return Event{SessionID: sessionID, Type: t, At: time.Now().UTC(), Delta: &p}, nil
+		case *DeltaPayload:
+			return Event{SessionID: sessionID, Type: t, At: time.Now().UTC(), Delta: p}, nil
+		}
+	}
 	raw, err := json.Marshal(payload)
 	if err != nil {
 		return Event{}, fmt.Errorf("marshal %s payload: %w", t, err)
@@ -67,7 +97,11 @@ func NewEvent(sessionID string, t EventType, payload any) (Event, error) {
 
 // Decode unmarshals the payload into v.
 func (e Event) Decode(v any) error {
-	if err := json.Unmarshal(e.Payload, v); err != nil {
+	if p, ok := v.(*DeltaPayload); ok && e.Payload == nil && e.Delta != nil {
+		*p = *e.Delta
+		return nil
+	}
+	if err := json.Unmarshal(e.PayloadJSON(), v); err != nil {
 		return fmt.Errorf("decode %s event %d of session %s: %w", e.Type, e.Seq, e.SessionID, err)
 	}
 	return nil
@@ -130,7 +164,9 @@ type KernelEvent struct {
 	Type         KernelEventType
 	SessionID    string
 	ConnectionID string
-	At           time.Time
+	// McpServerID is the MCP server a catalog_updated is about.
+	McpServerID string
+	At          time.Time
 }
 
 // UsagePayload is the payload of a usage event: one provider usage report

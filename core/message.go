@@ -120,6 +120,11 @@ type Message struct {
 	FinishedAt  *time.Time `json:"finishedAt,omitempty"`
 	Interrupted bool       `json:"interrupted,omitempty"`
 	Model       string     `json:"model,omitempty"`
+	// ProviderState is the provider-native state (PRV-6, PRV-10) returned
+	// with this reply, e.g. signed thinking blocks or encrypted reasoning
+	// items. It is handed back only on the route that produced it and is
+	// never shown to clients (see ClientPayload).
+	ProviderState *ProviderState `json:"providerState,omitempty"`
 
 	// Tool result (MSG-7).
 	ToolCallID  string       `json:"toolCallId,omitempty"`
@@ -128,6 +133,9 @@ type Message struct {
 	FileChanges []FileChange `json:"fileChanges,omitempty"`
 	// Diff is a UI-only unified diff; never sent to a model.
 	Diff string `json:"diff,omitempty"`
+	// StructuredContent is a tool's structured (JSON) result, kept for
+	// clients; the model reads the text.
+	StructuredContent json.RawMessage `json:"structuredContent,omitempty"`
 }
 
 // UserInput is what a client sends (MSG-2).

@@ -25,6 +25,10 @@ type ProviderMessage struct {
 	Reasoning  string     `json:"reasoning,omitempty"`
 	ToolCalls  []ToolCall `json:"toolCalls,omitempty"`
 	ToolCallID string     `json:"toolCallId,omitempty"`
+	// State is the provider-native state of an assistant message, set only
+	// when it was produced on the route of this request (PRV-10). Opaque to
+	// the kernel.
+	State []byte `json:"state,omitempty"`
 }
 
 // ToolSchema describes a tool to a model.
@@ -41,7 +45,9 @@ type ProviderRequest struct {
 	MaxOutputTokens int64             `json:"maxOutputTokens,omitempty"`
 	Messages        []ProviderMessage `json:"messages"`
 	Tools           []ToolSchema      `json:"tools,omitempty"`
-	// State is optional provider-native context state (opaque).
+	// State is optional provider-native context state (opaque): the state
+	// of a native compaction checkpoint made on this route, which stands for
+	// the history it covers (PRV-6, PRV-7).
 	State []byte `json:"state,omitempty"`
 }
 
@@ -64,12 +70,15 @@ func (e Endpoint) String() string {
 
 // Usage is token usage (PRV-11). Cached tokens are a subset of input tokens.
 type Usage struct {
-	InputTokens  int64  `json:"inputTokens"`
-	OutputTokens int64  `json:"outputTokens"`
-	TotalTokens  int64  `json:"totalTokens"`
-	CachedTokens int64  `json:"cachedTokens"`
-	Model        string `json:"model,omitempty"`
-	Estimated    bool   `json:"estimated,omitempty"`
+	InputTokens  int64 `json:"inputTokens"`
+	OutputTokens int64 `json:"outputTokens"`
+	TotalTokens  int64 `json:"totalTokens"`
+	CachedTokens int64 `json:"cachedTokens"`
+	// CacheWriteTokens were written to the provider's prompt cache by this
+	// request (a subset of InputTokens; Anthropic bills them apart).
+	CacheWriteTokens int64  `json:"cacheWriteTokens,omitempty"`
+	Model            string `json:"model,omitempty"`
+	Estimated        bool   `json:"estimated,omitempty"`
 }
 
 // StreamEventKind tags a StreamEvent.
@@ -82,7 +91,10 @@ const (
 	StreamToolCall  StreamEventKind = "tool_call"
 	StreamUsage     StreamEventKind = "usage"
 	StreamDone      StreamEventKind = "done"
-	StreamError     StreamEventKind = "error"
+	// StreamState carries the provider-native state of the reply (opaque,
+	// persisted with the message, replayed only on the same route).
+	StreamState StreamEventKind = "state"
+	StreamError StreamEventKind = "error"
 )
 
 // ToolCallDelta is a fragment of a tool call; fragments are assembled by
@@ -102,6 +114,7 @@ type StreamEvent struct {
 	Usage        *Usage
 	FinishReason string
 	Err          *ProviderError
+	State        []byte
 }
 
 // ProviderErrorCategory classifies provider failures (PRV-12). Only
@@ -159,6 +172,9 @@ type Completion struct {
 	Text         string
 	FinishReason string
 	Usage        *Usage
+	// State is provider-native state, set by a native compactor: it stands
+	// for the compacted history in later requests on the same route.
+	State []byte
 }
 
 // Provider turns kernel requests into one service's protocol (PRV-6). Methods

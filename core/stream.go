@@ -14,6 +14,7 @@ type streamResult struct {
 	calls           []ToolCall
 	usage           *Usage
 	finish          string
+	state           []byte
 	err             error
 	cancelled       bool
 }
@@ -84,6 +85,8 @@ loop:
 				u := *ev.Usage
 				res.usage = &u
 			}
+		case StreamState:
+			res.state = append([]byte(nil), ev.State...)
 		case StreamDone:
 			res.finish = ev.FinishReason
 		case StreamError:

@@ -14,12 +14,22 @@ const replayPage = 500
 
 // Subscribe streams a session's events: first every persisted event with
 // seq > *afterSeq (when afterSeq is given), then live events, with no gap
-// and no duplicate. Live-only events have seq 0. A subscriber that falls
-// behind loses deltas but never a persisted event: those are re-read from the
-// store; one that falls more than ServiceConfig.MaxCatchUp events behind receives
-// resync_required with the last seq delivered and the stream ends. The
-// channel closes when ctx ends or the session is deleted.
+// and no duplicate. Live-only events have seq 0. A subscriber that reads
+// slower than deltas come gets consecutive deltas of the same kind merged
+// (the concatenated text is identical; persisted events are never merged);
+// one that falls behind further loses deltas but never a persisted event:
+// those are re-read from the store; one that falls more than
+// ServiceConfig.MaxCatchUp events behind receives resync_required with the
+// last seq delivered and the stream ends. The channel closes when ctx ends
+// or the session is deleted.
 func (s *Service) Subscribe(ctx context.Context, sessionID string, afterSeq *int64) (<-chan Event, error) {
+	return SubscribeAs(ctx, s, sessionID, afterSeq, func(ev Event) Event { return ev })
+}
+
+// SubscribeAs is Subscribe with every event converted by conv on the
+// stream's own goroutine, for an edge that wants another element type
+// without one more goroutine hand-off per event.
+func SubscribeAs[T any](ctx context.Context, s *Service, sessionID string, afterSeq *int64, conv func(Event) T) (<-chan T, error) {
 	if afterSeq != nil && *afterSeq < 0 {
 		return nil, Errorf(CodeBadInput, "afterSeq must be 0 or more")
 	}
@@ -39,22 +49,25 @@ func (s *Service) Subscribe(ctx context.Context, sessionID string, afterSeq *int
 		}
 		last = head
 	}
-	st := &stream{svc: s, sub: sub, id: sessionID, last: last, out: make(chan Event, 256)}
+	// out is unbuffered: while the reader is busy, events wait in the
+	// subscription's queue, where deltas coalesce.
+	st := &stream[T]{svc: s, sub: sub, id: sessionID, last: last, out: make(chan T), conv: conv}
 	go st.run(ctx, afterSeq != nil)
 	return st.out, nil
 }
 
-type stream struct {
+type stream[T any] struct {
 	svc  *Service
 	sub  *Subscription
 	id   string
 	last int64
-	out  chan Event
+	out  chan T
+	conv func(Event) T
 }
 
-func (st *stream) send(ctx context.Context, ev Event) bool {
+func (st *stream[T]) send(ctx context.Context, ev Event) bool {
 	select {
-	case st.out <- ev:
+	case st.out <- st.conv(ev):
 		return true
 	case <-ctx.Done():
 		return false
@@ -64,7 +77,7 @@ func (st *stream) send(ctx context.Context, ev Event) bool {
 // catchUp delivers persisted events after st.last from the store, up to
 // upTo (0: up to the head). limit bounds how many (0: no bound). It
 // reports whether the stream goes on.
-func (st *stream) catchUp(ctx context.Context, upTo int64, limit int) bool {
+func (st *stream[T]) catchUp(ctx context.Context, upTo int64, limit int) bool {
 	n := 0
 	for {
 		evs, err := st.svc.store.Events(ctx, st.id, st.last, replayPage)
@@ -94,14 +107,14 @@ func (st *stream) catchUp(ctx context.Context, upTo int64, limit int) bool {
 	}
 }
 
-func (st *stream) resync(ctx context.Context) {
+func (st *stream[T]) resync(ctx context.Context) {
 	if ev, err := NewEvent(st.id, EventResyncRequired, ResyncPayload{LastSeq: st.last}); err == nil {
 		st.send(ctx, ev)
 	}
 }
 
 // deleted reports whether the session is gone, and tells the subscriber.
-func (st *stream) deleted(ctx context.Context) bool {
+func (st *stream[T]) deleted(ctx context.Context) bool {
 	_, err := st.svc.store.Session(ctx, st.id)
 	if !errors.Is(err, ErrNotFound) {
 		return false
@@ -112,40 +125,50 @@ func (st *stream) deleted(ctx context.Context) bool {
 	return true
 }
 
-func (st *stream) run(ctx context.Context, replay bool) {
+// deliver sends one live event; it reports whether the stream goes on.
+func (st *stream[T]) deliver(ctx context.Context, ev Event) bool {
+	switch {
+	case ev.Type == EventSessionDeleted:
+		st.send(ctx, ev)
+		return false
+	case ev.Seq == 0:
+		return st.send(ctx, ev)
+	case ev.Seq <= st.last:
+		return true // already delivered by the replay
+	}
+	if ev.Seq > st.last+1 && !st.catchUp(ctx, ev.Seq-1, st.svc.maxCatchUp) {
+		return false
+	}
+	if !st.send(ctx, ev) {
+		return false
+	}
+	st.last = ev.Seq
+	return true
+}
+
+func (st *stream[T]) run(ctx context.Context, replay bool) {
 	defer close(st.out)
 	defer st.sub.Close()
 	if replay && !st.catchUp(ctx, 0, 0) {
 		return
 	}
+	var batch []Event
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case <-st.sub.Lagged:
-			if st.deleted(ctx) || !st.catchUp(ctx, 0, st.svc.maxCatchUp) {
+		case <-st.sub.Ready:
+		}
+		var lagged bool
+		batch, lagged = st.sub.Take(batch[:0])
+		for i := range batch {
+			if !st.deliver(ctx, batch[i]) {
 				return
 			}
-		case ev := <-st.sub.C:
-			switch {
-			case ev.Type == EventSessionDeleted:
-				st.send(ctx, ev)
-				return
-			case ev.Seq == 0:
-				if !st.send(ctx, ev) {
-					return
-				}
-			case ev.Seq <= st.last:
-				// Already delivered by the replay.
-			default:
-				if ev.Seq > st.last+1 && !st.catchUp(ctx, ev.Seq-1, st.svc.maxCatchUp) {
-					return
-				}
-				if !st.send(ctx, ev) {
-					return
-				}
-				st.last = ev.Seq
-			}
+			batch[i] = Event{}
+		}
+		if lagged && (st.deleted(ctx) || !st.catchUp(ctx, 0, st.svc.maxCatchUp)) {
+			return
 		}
 	}
 }

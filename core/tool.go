@@ -14,6 +14,15 @@ type ToolInfo struct {
 	// ReadOnly tools never change files or other state; they may run
 	// without approval and in parallel.
 	ReadOnly bool `json:"readOnly"`
+	// Action classes a tool that is not read-only for approvals and
+	// grants: "write" or "command". Empty means "command" for bash and
+	// "write" for every other tool.
+	Action string `json:"action,omitempty"`
+	// Parallel tools may run concurrently with the other calls of one
+	// reply even when they are not read-only (each still passes approval
+	// on its own), e.g. MCP tools: a model asks for several calls in one
+	// reply only when they do not depend on each other.
+	Parallel bool `json:"parallel,omitempty"`
 }
 
 // ToolCallRequest is one tool call to run.
@@ -42,6 +51,11 @@ type ToolResult struct {
 	Diff string
 	// Attachment is optional content for the model, e.g. an image read.
 	Attachment *ToolAttachment
+	// Attachments is further content for the model, after Attachment.
+	Attachments []ToolAttachment
+	// Structured is a structured (JSON) result kept on the tool message
+	// besides its text, e.g. an MCP tool's structuredContent.
+	Structured json.RawMessage
 	// Note is a free-text remark on how the result was produced, e.g.
 	// "file change detection skipped: more than 5000 files".
 	Note string

@@ -12,13 +12,14 @@ import (
 
 // runTools executes the tool calls of one assistant message and persists one
 // tool message per call, in call order (MSG-7). Calls that are all
-// read-only run concurrently; otherwise they run one after another. It
-// reports whether the turn was stopped (remaining calls are not run).
+// read-only (or Parallel) run concurrently; otherwise they run one after
+// another. It reports whether the turn was stopped (remaining calls are not
+// run).
 func (e *Engine) runTools(ctx context.Context, sessionID, turnID string, calls []ToolCall, tools map[string]ToolInfo) bool {
 	pctx := context.WithoutCancel(ctx)
 	allReadOnly := len(calls) > 1
 	for _, c := range calls {
-		if info, ok := e.lookupTool(c.Name, tools); !ok || !info.ReadOnly {
+		if info, ok := e.lookupTool(c.Name, tools); !ok || !(info.ReadOnly || info.Parallel) {
 			allReadOnly = false
 		}
 	}
@@ -125,12 +126,21 @@ func (e *Engine) runTool(ctx context.Context, sessionID, turnID string, c ToolCa
 		m.Text += "\n[note: " + res.Note + "]"
 	}
 	m.FileChanges = e.keepFileChanges(pctx, sessionID, res.FileChanges)
+	if len(res.Structured) > 0 && json.Valid(res.Structured) {
+		m.StructuredContent = res.Structured
+	}
+	atts := res.Attachments
 	if res.Attachment != nil {
-		if a, err := e.keepAttachment(pctx, res.Attachment); err != nil {
+		atts = append([]ToolAttachment{*res.Attachment}, atts...)
+	}
+	for i := range atts {
+		a, err := e.keepAttachment(pctx, &atts[i])
+		if err != nil {
 			e.log.Warn("keep tool attachment", "session_id", sessionID, "tool", c.Name, "err", err)
-		} else {
-			m.Attachments = []Attachment{a}
+			m.Text += fmt.Sprintf("\n[note: attachment %q could not be kept: %s]", atts[i].Name, ErrorMessage(err))
+			continue
 		}
+		m.Attachments = append(m.Attachments, a)
 	}
 	return m
 }

@@ -170,6 +170,11 @@ func (e *Engine) loop(ctx context.Context, sessionID, turnID string) (TurnStatus
 			Role: RoleAssistant, Text: res.text, Reasoning: res.reasoning, ToolCalls: res.calls,
 			TurnID: turnID, StartedAt: &started, FinishedAt: &finished, Model: s.Model,
 		}
+		if res.err == nil && !res.cancelled {
+			// Native state of a complete reply only: a cut-off one (an
+			// unsigned thinking block) would be rejected on replay.
+			msg.ProviderState = e.newProviderState(sessionID, b.route, res.state)
+		}
 		switch {
 		case res.cancelled:
 			reason := cancelReason(ctx)
@@ -275,6 +280,7 @@ func (e *Engine) compile(ctx context.Context, s Session, b boundModel, loadImage
 	opts := ViewOptions{
 		DropImages:      !ImageInputAllowed(b.model.Capabilities),
 		ToolResultLimit: toolResultLimit(budget),
+		Route:           b.route,
 	}
 	if loadImages {
 		opts.LoadImage = e.loadImage
@@ -292,12 +298,17 @@ func (e *Engine) compile(ctx context.Context, s Session, b boundModel, loadImage
 		return compiled{}, err
 	}
 	head := []ProviderMessage{{Role: RoleSystem, Content: []ContentPart{{Type: "text", Text: e.systemPrompt(ctx, s, dir)}}}}
+	var state []byte
 	if cp != nil {
-		head = append(head, ProviderMessage{Role: RoleSystem, Content: []ContentPart{{Type: "text", Text: fmt.Sprintf(checkpointIntro, cp.ThroughSeq) + cp.Summary}}})
+		// A native checkpoint's state stands for the history it covers on
+		// its route; otherwise the portable summary does.
+		if state = cp.ProviderState.stateFor(b.route); state == nil {
+			head = append(head, ProviderMessage{Role: RoleSystem, Content: []ContentPart{{Type: "text", Text: fmt.Sprintf(checkpointIntro, cp.ThroughSeq) + cp.Summary}}})
+		}
 	}
 	req := ProviderRequest{
 		Model: s.Model, ReasoningEffort: s.ReasoningEffort,
-		Messages: append(head, view...), Tools: schemas,
+		Messages: append(head, view...), Tools: schemas, State: state,
 	}
 	if mo := b.model.Capabilities.MaxOutputTokens; mo != nil {
 		req.MaxOutputTokens = *mo

@@ -48,6 +48,10 @@ type ViewOptions struct {
 	// and how to read the rest with ReadToolResultTool (MSG-14). The marker
 	// itself is not counted against the limit.
 	ToolResultLimit int
+	// Route is the route of the request (PRV-10). Provider-native state
+	// recorded with an assistant message on this route is handed back with
+	// it; state from any other route (or with an empty Route) is left out.
+	Route string
 }
 
 // ProviderView materializes the active history msgs (already filtered, in
@@ -100,11 +104,14 @@ func ProviderView(msgs []Message, opts ViewOptions) ([]ProviderMessage, error) {
 			if !ok {
 				continue
 			}
+			pm.State = m.ProviderState.stateFor(opts.Route)
 			out = append(out, pm)
 			answered := make(map[string]bool, len(m.ToolCalls))
+			var images []ContentPart
 			for _, j := range results[i] {
 				out = append(out, viewTool(&msgs[j], opts))
 				answered[msgs[j].ToolCallID] = true
+				images = append(images, toolImages(&msgs[j], opts)...)
 			}
 			for _, tc := range m.ToolCalls {
 				if !answered[tc.ID] {
@@ -115,6 +122,11 @@ func ProviderView(msgs []Message, opts ViewOptions) ([]ProviderMessage, error) {
 						ToolCallID: tc.ID,
 					})
 				}
+			}
+			if len(images) > 0 {
+				// Tool messages carry text only on most APIs: the images
+				// tools returned follow their results as one user message.
+				out = append(out, ProviderMessage{Role: RoleUser, Content: images})
 			}
 		case RoleTool:
 			// Emitted right after its assistant message, or dropped as an
@@ -303,6 +315,21 @@ func viewTool(m *Message, opts ViewOptions) ProviderMessage {
 		Content:    []ContentPart{{Type: "text", Text: text}},
 		ToolCallID: m.ToolCallID,
 	}
+}
+
+// toolImages renders the attachments of a tool message (images a tool
+// returned) as the parts of the user message that follows the results: a
+// label naming the call, then each image (or a note when the model does not
+// accept images or the bytes are gone).
+func toolImages(m *Message, opts ViewOptions) []ContentPart {
+	if len(m.Attachments) == 0 {
+		return nil
+	}
+	parts := []ContentPart{{Type: "text", Text: fmt.Sprintf("[content returned by the tool call %s (%s):]", m.ToolCallID, m.ToolName)}}
+	for _, a := range m.Attachments {
+		parts = append(parts, viewAttachment(a, opts))
+	}
+	return parts
 }
 
 // truncateToolResult keeps the first and last characters of a result longer

@@ -187,6 +187,10 @@ func (st *authState) bind(gen *tokenGen) {
 	st.stopGen = context.AfterFunc(gen.ctx, func() { st.cancel(context.Cause(gen.ctx)) })
 }
 
+// Protect requires the token on every request to h, as for /graphql (the
+// kernel's --pprof endpoint uses it).
+func (a *Auth) Protect(h http.Handler) http.Handler { return a.middleware(h) }
+
 // middleware refuses every request that does not carry the token, except
 // WebSocket upgrades without an Authorization header: those authenticate in
 // connection_init (wsInit).

@@ -35,6 +35,8 @@ type ResolverRoot interface {
 	Approval() ApprovalResolver
 	Connection() ConnectionResolver
 	KernelEvent() KernelEventResolver
+	McpServer() McpServerResolver
+	McpTool() McpToolResolver
 	Message() MessageResolver
 	Mutation() MutationResolver
 	PluginInfo() PluginInfoResolver
@@ -42,7 +44,6 @@ type ResolverRoot interface {
 	QueueItem() QueueItemResolver
 	RewindFile() RewindFileResolver
 	Session() SessionResolver
-	SessionEvent() SessionEventResolver
 	Subscription() SubscriptionResolver
 	ToolCall() ToolCallResolver
 }
@@ -145,33 +146,58 @@ type ComplexityRoot struct {
 	KernelEvent struct {
 		At           func(childComplexity int) int
 		ConnectionID func(childComplexity int) int
+		McpServerID  func(childComplexity int) int
 		Session      func(childComplexity int) int
 		SessionID    func(childComplexity int) int
 		Type         func(childComplexity int) int
 	}
 
-	Message struct {
-		Active          func(childComplexity int) int
-		Attachments     func(childComplexity int) int
-		BrowserElements func(childComplexity int) int
+	McpServer struct {
+		Args            func(childComplexity int) int
 		Command         func(childComplexity int) int
-		Diff            func(childComplexity int) int
-		FileChange      func(childComplexity int) int
-		FileChanges     func(childComplexity int) int
-		FinishedAt      func(childComplexity int) int
-		Interrupted     func(childComplexity int) int
-		IsError         func(childComplexity int) int
-		Reasoning       func(childComplexity int) int
-		Role            func(childComplexity int) int
-		Segments        func(childComplexity int) int
-		Seq             func(childComplexity int) int
-		StartedAt       func(childComplexity int) int
-		Text            func(childComplexity int) int
-		ToolCallID      func(childComplexity int) int
-		ToolCalls       func(childComplexity int) int
-		ToolName        func(childComplexity int) int
-		TurnReason      func(childComplexity int) int
-		TurnStatus      func(childComplexity int) int
+		Enabled         func(childComplexity int) int
+		EnvKeys         func(childComplexity int) int
+		Error           func(childComplexity int) int
+		HeaderKeys      func(childComplexity int) int
+		ID              func(childComplexity int) int
+		Name            func(childComplexity int) int
+		ProtocolVersion func(childComplexity int) int
+		Status          func(childComplexity int) int
+		TimeoutSeconds  func(childComplexity int) int
+		Tools           func(childComplexity int) int
+		Transport       func(childComplexity int) int
+		URL             func(childComplexity int) int
+	}
+
+	McpTool struct {
+		Description func(childComplexity int) int
+		Name        func(childComplexity int) int
+		ReadOnly    func(childComplexity int) int
+	}
+
+	Message struct {
+		Active            func(childComplexity int) int
+		Attachments       func(childComplexity int) int
+		BrowserElements   func(childComplexity int) int
+		Command           func(childComplexity int) int
+		Diff              func(childComplexity int) int
+		FileChange        func(childComplexity int) int
+		FileChanges       func(childComplexity int) int
+		FinishedAt        func(childComplexity int) int
+		Interrupted       func(childComplexity int) int
+		IsError           func(childComplexity int) int
+		Reasoning         func(childComplexity int) int
+		Role              func(childComplexity int) int
+		Segments          func(childComplexity int) int
+		Seq               func(childComplexity int) int
+		StartedAt         func(childComplexity int) int
+		StructuredContent func(childComplexity int) int
+		Text              func(childComplexity int) int
+		ToolCallID        func(childComplexity int) int
+		ToolCalls         func(childComplexity int) int
+		ToolName          func(childComplexity int) int
+		TurnReason        func(childComplexity int) int
+		TurnStatus        func(childComplexity int) int
 	}
 
 	Model struct {
@@ -189,9 +215,11 @@ type ComplexityRoot struct {
 		CompactSession      func(childComplexity int, sessionID string) int
 		ConfirmRewind       func(childComplexity int, sessionID string, messageSeq int64, headSeq int64, fileStateToken string) int
 		CreateConnection    func(childComplexity int, input model.ConnectionInput) int
+		CreateMcpServer     func(childComplexity int, input model.McpServerInput) int
 		CreateProject       func(childComplexity int, input model.ProjectInput) int
 		CreateSession       func(childComplexity int, input model.CreateSessionInput) int
 		DeleteConnection    func(childComplexity int, id string) int
+		DeleteMcpServer     func(childComplexity int, id string) int
 		DeleteProject       func(childComplexity int, id string) int
 		DeleteQueuedMessage func(childComplexity int, sessionID string, itemID string) int
 		DeleteSession       func(childComplexity int, id string) int
@@ -202,10 +230,12 @@ type ComplexityRoot struct {
 		RefreshModels       func(childComplexity int, connectionID string) int
 		ReorderConnections  func(childComplexity int, ids []string) int
 		ResolveApproval     func(childComplexity int, sessionID string, requestID string, decision core.ApprovalDecision) int
+		RestartMcpServer    func(childComplexity int, id string) int
 		SendMessage         func(childComplexity int, sessionID string, input model.UserInput) int
 		SetDefaultModel     func(childComplexity int, purpose core.ModelPurpose, connectionID *string, model *string) int
 		StopTurn            func(childComplexity int, sessionID string, keepQueue *bool, dispatchItemID *string) int
 		UpdateConnection    func(childComplexity int, id string, input model.ConnectionInput) int
+		UpdateMcpServer     func(childComplexity int, id string, input model.McpServerInput) int
 		UpdateSession       func(childComplexity int, id string, input model.UpdateSessionInput) int
 		UploadAttachment    func(childComplexity int, file graphql.Upload) int
 	}
@@ -240,6 +270,7 @@ type ComplexityRoot struct {
 		Connections   func(childComplexity int) int
 		DefaultModels func(childComplexity int) int
 		Events        func(childComplexity int, sessionID string, afterSeq *int64, limit *int64) int
+		McpServers    func(childComplexity int) int
 		Plugins       func(childComplexity int) int
 		Projects      func(childComplexity int) int
 		Session       func(childComplexity int, id string) int
@@ -350,11 +381,12 @@ type ComplexityRoot struct {
 	}
 
 	Usage struct {
-		CachedTokens func(childComplexity int) int
-		Estimated    func(childComplexity int) int
-		InputTokens  func(childComplexity int) int
-		OutputTokens func(childComplexity int) int
-		TotalTokens  func(childComplexity int) int
+		CacheWriteTokens func(childComplexity int) int
+		CachedTokens     func(childComplexity int) int
+		Estimated        func(childComplexity int) int
+		InputTokens      func(childComplexity int) int
+		OutputTokens     func(childComplexity int) int
+		TotalTokens      func(childComplexity int) int
 	}
 }
 
@@ -383,6 +415,17 @@ type KernelEventResolver interface {
 
 	Session(ctx context.Context, obj *core.KernelEvent) (*core.Session, error)
 }
+type McpServerResolver interface {
+	Command(ctx context.Context, obj *core.MCPServer) (*string, error)
+
+	URL(ctx context.Context, obj *core.MCPServer) (*string, error)
+
+	Error(ctx context.Context, obj *core.MCPServer) (*string, error)
+	ProtocolVersion(ctx context.Context, obj *core.MCPServer) (*string, error)
+}
+type McpToolResolver interface {
+	Description(ctx context.Context, obj *core.MCPToolState) (*string, error)
+}
 type MessageResolver interface {
 	Reasoning(ctx context.Context, obj *core.Message) (*string, error)
 
@@ -398,8 +441,13 @@ type MessageResolver interface {
 	Diff(ctx context.Context, obj *core.Message) (*string, error)
 
 	Segments(ctx context.Context, obj *core.Message) ([]model.Segment, error)
+	StructuredContent(ctx context.Context, obj *core.Message) (scalar.JSON, error)
 }
 type MutationResolver interface {
+	CreateMcpServer(ctx context.Context, input model.McpServerInput) (*core.MCPServer, error)
+	UpdateMcpServer(ctx context.Context, id string, input model.McpServerInput) (*core.MCPServer, error)
+	DeleteMcpServer(ctx context.Context, id string) (bool, error)
+	RestartMcpServer(ctx context.Context, id string) (*core.MCPServer, error)
 	CreateConnection(ctx context.Context, input model.ConnectionInput) (*core.Connection, error)
 	UpdateConnection(ctx context.Context, id string, input model.ConnectionInput) (*core.Connection, error)
 	DeleteConnection(ctx context.Context, id string) (bool, error)
@@ -433,6 +481,7 @@ type PluginInfoResolver interface {
 	Error(ctx context.Context, obj *core.PluginInfo) (*string, error)
 }
 type QueryResolver interface {
+	McpServers(ctx context.Context) ([]core.MCPServer, error)
 	Connections(ctx context.Context) ([]core.Connection, error)
 	DefaultModels(ctx context.Context) (*core.DefaultModels, error)
 	Plugins(ctx context.Context) ([]core.PluginInfo, error)
@@ -440,7 +489,7 @@ type QueryResolver interface {
 	Sessions(ctx context.Context, includeChildren *bool) ([]core.Session, error)
 	Session(ctx context.Context, id string) (*core.Session, error)
 	UsageTotals(ctx context.Context) (*core.Usage, error)
-	Events(ctx context.Context, sessionID string, afterSeq *int64, limit *int64) ([]core.Event, error)
+	Events(ctx context.Context, sessionID string, afterSeq *int64, limit *int64) ([]model.SessionEvent, error)
 }
 type QueueItemResolver interface {
 	Text(ctx context.Context, obj *core.QueueItem) (string, error)
@@ -473,21 +522,8 @@ type SessionResolver interface {
 	Usage(ctx context.Context, obj *core.Session) (*core.Usage, error)
 	ContextUsage(ctx context.Context, obj *core.Session) (*core.ContextUsage, error)
 }
-type SessionEventResolver interface {
-	Seq(ctx context.Context, obj *core.Event) (*int64, error)
-	Type(ctx context.Context, obj *core.Event) (string, error)
-
-	Message(ctx context.Context, obj *core.Event) (*core.Message, error)
-	Delta(ctx context.Context, obj *core.Event) (*string, error)
-	ToolCallIndex(ctx context.Context, obj *core.Event) (*int64, error)
-	Phase(ctx context.Context, obj *core.Event) (*core.Phase, error)
-	Queue(ctx context.Context, obj *core.Event) ([]core.QueueItem, error)
-	Approval(ctx context.Context, obj *core.Event) (*core.ApprovalPayload, error)
-	Usage(ctx context.Context, obj *core.Event) (*core.Usage, error)
-	Payload(ctx context.Context, obj *core.Event) (scalar.JSON, error)
-}
 type SubscriptionResolver interface {
-	SessionEvents(ctx context.Context, sessionID string, afterSeq *int64) (<-chan *core.Event, error)
+	SessionEvents(ctx context.Context, sessionID string, afterSeq *int64) (<-chan *model.SessionEvent, error)
 	KernelEvents(ctx context.Context) (<-chan *core.KernelEvent, error)
 }
 type ToolCallResolver interface {
@@ -900,6 +936,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.KernelEvent.ConnectionID(childComplexity), true
+	case "KernelEvent.mcpServerId":
+		if e.ComplexityRoot.KernelEvent.McpServerID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.KernelEvent.McpServerID(childComplexity), true
 	case "KernelEvent.session":
 		if e.ComplexityRoot.KernelEvent.Session == nil {
 			break
@@ -918,6 +960,110 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.KernelEvent.Type(childComplexity), true
+
+	case "McpServer.args":
+		if e.ComplexityRoot.McpServer.Args == nil {
+			break
+		}
+
+		return e.ComplexityRoot.McpServer.Args(childComplexity), true
+	case "McpServer.command":
+		if e.ComplexityRoot.McpServer.Command == nil {
+			break
+		}
+
+		return e.ComplexityRoot.McpServer.Command(childComplexity), true
+	case "McpServer.enabled":
+		if e.ComplexityRoot.McpServer.Enabled == nil {
+			break
+		}
+
+		return e.ComplexityRoot.McpServer.Enabled(childComplexity), true
+	case "McpServer.envKeys":
+		if e.ComplexityRoot.McpServer.EnvKeys == nil {
+			break
+		}
+
+		return e.ComplexityRoot.McpServer.EnvKeys(childComplexity), true
+	case "McpServer.error":
+		if e.ComplexityRoot.McpServer.Error == nil {
+			break
+		}
+
+		return e.ComplexityRoot.McpServer.Error(childComplexity), true
+	case "McpServer.headerKeys":
+		if e.ComplexityRoot.McpServer.HeaderKeys == nil {
+			break
+		}
+
+		return e.ComplexityRoot.McpServer.HeaderKeys(childComplexity), true
+	case "McpServer.id":
+		if e.ComplexityRoot.McpServer.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.McpServer.ID(childComplexity), true
+	case "McpServer.name":
+		if e.ComplexityRoot.McpServer.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.McpServer.Name(childComplexity), true
+	case "McpServer.protocolVersion":
+		if e.ComplexityRoot.McpServer.ProtocolVersion == nil {
+			break
+		}
+
+		return e.ComplexityRoot.McpServer.ProtocolVersion(childComplexity), true
+	case "McpServer.status":
+		if e.ComplexityRoot.McpServer.Status == nil {
+			break
+		}
+
+		return e.ComplexityRoot.McpServer.Status(childComplexity), true
+	case "McpServer.timeoutSeconds":
+		if e.ComplexityRoot.McpServer.TimeoutSeconds == nil {
+			break
+		}
+
+		return e.ComplexityRoot.McpServer.TimeoutSeconds(childComplexity), true
+	case "McpServer.tools":
+		if e.ComplexityRoot.McpServer.Tools == nil {
+			break
+		}
+
+		return e.ComplexityRoot.McpServer.Tools(childComplexity), true
+	case "McpServer.transport":
+		if e.ComplexityRoot.McpServer.Transport == nil {
+			break
+		}
+
+		return e.ComplexityRoot.McpServer.Transport(childComplexity), true
+	case "McpServer.url":
+		if e.ComplexityRoot.McpServer.URL == nil {
+			break
+		}
+
+		return e.ComplexityRoot.McpServer.URL(childComplexity), true
+
+	case "McpTool.description":
+		if e.ComplexityRoot.McpTool.Description == nil {
+			break
+		}
+
+		return e.ComplexityRoot.McpTool.Description(childComplexity), true
+	case "McpTool.name":
+		if e.ComplexityRoot.McpTool.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.McpTool.Name(childComplexity), true
+	case "McpTool.readOnly":
+		if e.ComplexityRoot.McpTool.ReadOnly == nil {
+			break
+		}
+
+		return e.ComplexityRoot.McpTool.ReadOnly(childComplexity), true
 
 	case "Message.active":
 		if e.ComplexityRoot.Message.Active == nil {
@@ -1009,6 +1155,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Message.StartedAt(childComplexity), true
+	case "Message.structuredContent":
+		if e.ComplexityRoot.Message.StructuredContent == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Message.StructuredContent(childComplexity), true
 	case "Message.text":
 		if e.ComplexityRoot.Message.Text == nil {
 			break
@@ -1116,6 +1268,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.CreateConnection(childComplexity, args["input"].(model.ConnectionInput)), true
+	case "Mutation.createMcpServer":
+		if e.ComplexityRoot.Mutation.CreateMcpServer == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_createMcpServer_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.CreateMcpServer(childComplexity, args["input"].(model.McpServerInput)), true
 	case "Mutation.createProject":
 		if e.ComplexityRoot.Mutation.CreateProject == nil {
 			break
@@ -1149,6 +1312,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.DeleteConnection(childComplexity, args["id"].(string)), true
+	case "Mutation.deleteMcpServer":
+		if e.ComplexityRoot.Mutation.DeleteMcpServer == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_deleteMcpServer_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.DeleteMcpServer(childComplexity, args["id"].(string)), true
 	case "Mutation.deleteProject":
 		if e.ComplexityRoot.Mutation.DeleteProject == nil {
 			break
@@ -1259,6 +1433,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.ResolveApproval(childComplexity, args["sessionId"].(string), args["requestId"].(string), args["decision"].(core.ApprovalDecision)), true
+	case "Mutation.restartMcpServer":
+		if e.ComplexityRoot.Mutation.RestartMcpServer == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_restartMcpServer_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.RestartMcpServer(childComplexity, args["id"].(string)), true
 	case "Mutation.sendMessage":
 		if e.ComplexityRoot.Mutation.SendMessage == nil {
 			break
@@ -1303,6 +1488,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.UpdateConnection(childComplexity, args["id"].(string), args["input"].(model.ConnectionInput)), true
+	case "Mutation.updateMcpServer":
+		if e.ComplexityRoot.Mutation.UpdateMcpServer == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_updateMcpServer_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.UpdateMcpServer(childComplexity, args["id"].(string), args["input"].(model.McpServerInput)), true
 	case "Mutation.updateSession":
 		if e.ComplexityRoot.Mutation.UpdateSession == nil {
 			break
@@ -1455,6 +1651,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Query.Events(childComplexity, args["sessionId"].(string), args["afterSeq"].(*int64), args["limit"].(*int64)), true
 
+	case "Query.mcpServers":
+		if e.ComplexityRoot.Query.McpServers == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Query.McpServers(childComplexity), true
 	case "Query.plugins":
 		if e.ComplexityRoot.Query.Plugins == nil {
 			break
@@ -1931,6 +2133,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.ToolCall.Name(childComplexity), true
 
+	case "Usage.cacheWriteTokens":
+		if e.ComplexityRoot.Usage.CacheWriteTokens == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Usage.CacheWriteTokens(childComplexity), true
 	case "Usage.cachedTokens":
 		if e.ComplexityRoot.Usage.CachedTokens == nil {
 			break
@@ -1976,6 +2184,8 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 			graphql.NewInputUnmarshaler("ConnectionInput", ec.unmarshalInputConnectionInput),
 			graphql.NewInputUnmarshaler("CreateSessionInput", ec.unmarshalInputCreateSessionInput),
 			graphql.NewInputUnmarshaler("GenerationInput", ec.unmarshalInputGenerationInput),
+			graphql.NewInputUnmarshaler("KeyValueInput", ec.unmarshalInputKeyValueInput),
+			graphql.NewInputUnmarshaler("McpServerInput", ec.unmarshalInputMcpServerInput),
 			graphql.NewInputUnmarshaler("ModelInput", ec.unmarshalInputModelInput),
 			graphql.NewInputUnmarshaler("ProjectInput", ec.unmarshalInputProjectInput),
 			graphql.NewInputUnmarshaler("ProviderOptionInput", ec.unmarshalInputProviderOptionInput),
@@ -2316,6 +2526,8 @@ type Usage {
   outputTokens: Int!
   totalTokens: Int!
   cachedTokens: Int!
+  "Input tokens written to the provider's prompt cache (a subset of inputTokens; reported by Anthropic, 0 where the provider does not say)."
+  cacheWriteTokens: Int!
   "Some of it is a local estimate (the provider reported no usage)."
   estimated: Boolean!
 }
@@ -2527,6 +2739,8 @@ type Message {
   interrupted: Boolean!
   "Display order of an assistant message's reasoning, text and tool calls."
   segments: [Segment!]!
+  "For a tool message: the tool's structured (JSON) result, e.g. an MCP tool's structuredContent. The model reads text."
+  structuredContent: JSON
 }
 
 "One event of a session: persisted (with seq) or live-only (seq null)."
@@ -2539,7 +2753,17 @@ type SessionEvent {
   sessionId: ID!
   "The message of message_end and message_imported."
   message: Message
-  "Text of message_delta, reasoning_delta and tool_call_delta."
+  """
+  Text of message_delta, reasoning_delta and tool_call_delta. Deltas are live
+  only (never stored) and coalesce: while a subscriber is behind (its previous
+  event is still being sent), consecutive deltas of the same type (and, for
+  tool_call_delta, the same toolCallIndex) are merged into one event whose
+  text is their concatenation, in order, so the concatenated text is always
+  identical to what the model produced. A subscriber that keeps up gets each
+  delta as it comes. Persisted events (those with a seq) are never merged or
+  dropped, and a delta is never merged across one. The final text is in the
+  message of message_end.
+  """
   delta: String
   "Tool call index of tool_call_delta."
   toolCallIndex: Int
@@ -2563,10 +2787,98 @@ type KernelEvent {
   "The session after the change (null once deleted)."
   session: Session
   connectionId: ID
+  "The MCP server a catalog_updated is about (its configuration, status or tools changed)."
+  mcpServerId: ID
   at: Time!
 }
 
+"How the kernel reaches an MCP server."
+enum McpTransport {
+  "A child process of the kernel speaking JSON-RPC on stdin/stdout (command, args, env)."
+  STDIO
+  "Streamable HTTP to url, with headers."
+  HTTP
+}
+
+"Connection state of an MCP server."
+enum McpStatus {
+  "Starting, or restarting after the server stopped (error says why it stopped)."
+  STARTING
+  "Connected; its tools are offered to models."
+  READY
+  "Gave up after repeated failures (error says why); restartMcpServer tries again."
+  FAILED
+  "Configured with enabled: false; not running."
+  DISABLED
+}
+
+"An environment variable or HTTP header. MCP values are secrets: write-only."
+input KeyValueInput {
+  key: String!
+  value: String!
+}
+
+"""
+An MCP server. On update, null fields keep the stored values: env and headers
+(whose values cannot be read back) are kept when null and replaced whole when
+given; changing the transport drops the old transport's fields.
+"""
+input McpServerInput {
+  "Unique; tools are offered as mcp__<name>__<tool>."
+  name: String!
+  transport: McpTransport!
+  "STDIO: the program to run (looked up in the kernel's PATH), e.g. npx."
+  command: String
+  "STDIO: its arguments."
+  args: [String!]
+  "STDIO: environment variables added to the minimal environment the server gets. Secret."
+  env: [KeyValueInput!]
+  "HTTP: the Streamable HTTP endpoint, e.g. https://example.com/mcp."
+  url: String
+  "HTTP: headers sent with every request, e.g. Authorization. Secret."
+  headers: [KeyValueInput!]
+  "Defaults to true on create."
+  enabled: Boolean
+  "Bound on one tool call, 1 to 3600 seconds; null or 0 on create: 60."
+  timeoutSeconds: Int
+}
+
+"A configured MCP server. env and header values are never returned; only their names."
+type McpServer {
+  id: ID!
+  name: String!
+  transport: McpTransport!
+  command: String
+  args: [String!]!
+  url: String
+  "Names of the configured environment variables."
+  envKeys: [String!]!
+  "Names of the configured headers."
+  headerKeys: [String!]!
+  enabled: Boolean!
+  status: McpStatus!
+  "Why the server FAILED, or why its last attempt failed while STARTING again."
+  error: String
+  "The MCP protocol version negotiated with the server (2026-07-28, else 2025-11-25 or older)."
+  protocolVersion: String
+  "The server's tools (as the server names them) while it is READY."
+  tools: [McpTool!]!
+  "The effective timeout of one tool call, in seconds."
+  timeoutSeconds: Int!
+}
+
+"A tool of an MCP server."
+type McpTool {
+  "The server's name for the tool; models see it as mcp__<server>__<tool>."
+  name: String!
+  description: String
+  "The tool's readOnlyHint: read-only tools run in EXPLORE and ASK without asking; the others are commands."
+  readOnly: Boolean!
+}
+
 type Query {
+  "The configured MCP servers with their status and tools, in creation order."
+  mcpServers: [McpServer!]!
   "Connections in order."
   connections: [Connection!]!
   defaultModels: DefaultModels!
@@ -2694,6 +3006,14 @@ input UpdateSessionInput {
 }
 
 type Mutation {
+  "Adds an MCP server and starts it (unless enabled is false). Names are unique (CONFLICT)."
+  createMcpServer(input: McpServerInput!): McpServer!
+  "Changes an MCP server (see McpServerInput); a running server restarts with the new configuration."
+  updateMcpServer(id: ID!, input: McpServerInput!): McpServer!
+  "Stops and removes an MCP server."
+  deleteMcpServer(id: ID!): Boolean!
+  "Stops and starts an MCP server again, clearing FAILED; CONFLICT when it is disabled."
+  restartMcpServer(id: ID!): McpServer!
   createConnection(input: ConnectionInput!): Connection!
   "A patch; see ConnectionInput."
   updateConnection(id: ID!, input: ConnectionInput!): Connection!
@@ -2974,10 +3294,58 @@ func (ec *executionContext) childFields_KernelEvent(ctx context.Context, field g
 		return ec.fieldContext_KernelEvent_session(ctx, field)
 	case "connectionId":
 		return ec.fieldContext_KernelEvent_connectionId(ctx, field)
+	case "mcpServerId":
+		return ec.fieldContext_KernelEvent_mcpServerId(ctx, field)
 	case "at":
 		return ec.fieldContext_KernelEvent_at(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type KernelEvent", field.Name)
+}
+
+func (ec *executionContext) childFields_McpServer(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_McpServer_id(ctx, field)
+	case "name":
+		return ec.fieldContext_McpServer_name(ctx, field)
+	case "transport":
+		return ec.fieldContext_McpServer_transport(ctx, field)
+	case "command":
+		return ec.fieldContext_McpServer_command(ctx, field)
+	case "args":
+		return ec.fieldContext_McpServer_args(ctx, field)
+	case "url":
+		return ec.fieldContext_McpServer_url(ctx, field)
+	case "envKeys":
+		return ec.fieldContext_McpServer_envKeys(ctx, field)
+	case "headerKeys":
+		return ec.fieldContext_McpServer_headerKeys(ctx, field)
+	case "enabled":
+		return ec.fieldContext_McpServer_enabled(ctx, field)
+	case "status":
+		return ec.fieldContext_McpServer_status(ctx, field)
+	case "error":
+		return ec.fieldContext_McpServer_error(ctx, field)
+	case "protocolVersion":
+		return ec.fieldContext_McpServer_protocolVersion(ctx, field)
+	case "tools":
+		return ec.fieldContext_McpServer_tools(ctx, field)
+	case "timeoutSeconds":
+		return ec.fieldContext_McpServer_timeoutSeconds(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type McpServer", field.Name)
+}
+
+func (ec *executionContext) childFields_McpTool(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "name":
+		return ec.fieldContext_McpTool_name(ctx, field)
+	case "description":
+		return ec.fieldContext_McpTool_description(ctx, field)
+	case "readOnly":
+		return ec.fieldContext_McpTool_readOnly(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type McpTool", field.Name)
 }
 
 func (ec *executionContext) childFields_Message(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -3024,6 +3392,8 @@ func (ec *executionContext) childFields_Message(ctx context.Context, field graph
 		return ec.fieldContext_Message_interrupted(ctx, field)
 	case "segments":
 		return ec.fieldContext_Message_segments(ctx, field)
+	case "structuredContent":
+		return ec.fieldContext_Message_structuredContent(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Message", field.Name)
 }
@@ -3304,6 +3674,8 @@ func (ec *executionContext) childFields_Usage(ctx context.Context, field graphql
 		return ec.fieldContext_Usage_totalTokens(ctx, field)
 	case "cachedTokens":
 		return ec.fieldContext_Usage_cachedTokens(ctx, field)
+	case "cacheWriteTokens":
+		return ec.fieldContext_Usage_cacheWriteTokens(ctx, field)
 	case "estimated":
 		return ec.fieldContext_Usage_estimated(ctx, field)
 	}
@@ -3522,6 +3894,20 @@ func (ec *executionContext) field_Mutation_createConnection_args(ctx context.Con
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_createMcpServer_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.McpServerInput, error) {
+			return ec.unmarshalNMcpServerInput2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋgraphᚋmodelᚐMcpServerInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_createProject_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -3551,6 +3937,20 @@ func (ec *executionContext) field_Mutation_createSession_args(ctx context.Contex
 }
 
 func (ec *executionContext) field_Mutation_deleteConnection_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_deleteMcpServer_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
@@ -3776,6 +4176,20 @@ func (ec *executionContext) field_Mutation_resolveApproval_args(ctx context.Cont
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_restartMcpServer_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_sendMessage_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -3872,6 +4286,28 @@ func (ec *executionContext) field_Mutation_updateConnection_args(ctx context.Con
 	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (model.ConnectionInput, error) {
 			return ec.unmarshalNConnectionInput2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋgraphᚋmodelᚐConnectionInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_updateMcpServer_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.McpServerInput, error) {
+			return ec.unmarshalNMcpServerInput2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋgraphᚋmodelᚐMcpServerInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -5665,6 +6101,29 @@ func (ec *executionContext) fieldContext_KernelEvent_connectionId(_ context.Cont
 	return graphql.NewScalarFieldContext("KernelEvent", field, false, false, "ID")
 }
 
+func (ec *executionContext) _KernelEvent_mcpServerId(ctx context.Context, field graphql.CollectedField, obj *core.KernelEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_KernelEvent_mcpServerId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.McpServerID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalOID2string(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_KernelEvent_mcpServerId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("KernelEvent", field, false, false, "ID")
+}
+
 func (ec *executionContext) _KernelEvent_at(ctx context.Context, field graphql.CollectedField, obj *core.KernelEvent) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -5686,6 +6145,406 @@ func (ec *executionContext) _KernelEvent_at(ctx context.Context, field graphql.C
 }
 func (ec *executionContext) fieldContext_KernelEvent_at(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("KernelEvent", field, false, false, "Time")
+}
+
+func (ec *executionContext) _McpServer_id(ctx context.Context, field graphql.CollectedField, obj *core.MCPServer) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_McpServer_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_McpServer_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("McpServer", field, false, false, "ID")
+}
+
+func (ec *executionContext) _McpServer_name(ctx context.Context, field graphql.CollectedField, obj *core.MCPServer) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_McpServer_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_McpServer_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("McpServer", field, false, false, "String")
+}
+
+func (ec *executionContext) _McpServer_transport(ctx context.Context, field graphql.CollectedField, obj *core.MCPServer) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_McpServer_transport(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Transport, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v core.MCPTransport) graphql.Marshaler {
+			return ec.marshalNMcpTransport2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐMCPTransport(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_McpServer_transport(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("McpServer", field, false, false, "McpTransport")
+}
+
+func (ec *executionContext) _McpServer_command(ctx context.Context, field graphql.CollectedField, obj *core.MCPServer) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_McpServer_command(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.McpServer().Command(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_McpServer_command(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("McpServer", field, true, true, "String")
+}
+
+func (ec *executionContext) _McpServer_args(ctx context.Context, field graphql.CollectedField, obj *core.MCPServer) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_McpServer_args(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Args, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_McpServer_args(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("McpServer", field, false, false, "String")
+}
+
+func (ec *executionContext) _McpServer_url(ctx context.Context, field graphql.CollectedField, obj *core.MCPServer) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_McpServer_url(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.McpServer().URL(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_McpServer_url(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("McpServer", field, true, true, "String")
+}
+
+func (ec *executionContext) _McpServer_envKeys(ctx context.Context, field graphql.CollectedField, obj *core.MCPServer) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_McpServer_envKeys(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.EnvKeys, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_McpServer_envKeys(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("McpServer", field, false, false, "String")
+}
+
+func (ec *executionContext) _McpServer_headerKeys(ctx context.Context, field graphql.CollectedField, obj *core.MCPServer) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_McpServer_headerKeys(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.HeaderKeys, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_McpServer_headerKeys(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("McpServer", field, false, false, "String")
+}
+
+func (ec *executionContext) _McpServer_enabled(ctx context.Context, field graphql.CollectedField, obj *core.MCPServer) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_McpServer_enabled(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Enabled, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_McpServer_enabled(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("McpServer", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _McpServer_status(ctx context.Context, field graphql.CollectedField, obj *core.MCPServer) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_McpServer_status(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Status, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v core.MCPStatus) graphql.Marshaler {
+			return ec.marshalNMcpStatus2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐMCPStatus(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_McpServer_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("McpServer", field, false, false, "McpStatus")
+}
+
+func (ec *executionContext) _McpServer_error(ctx context.Context, field graphql.CollectedField, obj *core.MCPServer) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_McpServer_error(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.McpServer().Error(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_McpServer_error(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("McpServer", field, true, true, "String")
+}
+
+func (ec *executionContext) _McpServer_protocolVersion(ctx context.Context, field graphql.CollectedField, obj *core.MCPServer) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_McpServer_protocolVersion(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.McpServer().ProtocolVersion(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_McpServer_protocolVersion(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("McpServer", field, true, true, "String")
+}
+
+func (ec *executionContext) _McpServer_tools(ctx context.Context, field graphql.CollectedField, obj *core.MCPServer) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_McpServer_tools(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Tools, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []core.MCPToolState) graphql.Marshaler {
+			return ec.marshalNMcpTool2ᚕgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐMCPToolStateᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_McpServer_tools(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "McpServer",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_McpTool(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _McpServer_timeoutSeconds(ctx context.Context, field graphql.CollectedField, obj *core.MCPServer) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_McpServer_timeoutSeconds(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TimeoutSeconds, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_McpServer_timeoutSeconds(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("McpServer", field, false, false, "Int")
+}
+
+func (ec *executionContext) _McpTool_name(ctx context.Context, field graphql.CollectedField, obj *core.MCPToolState) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_McpTool_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_McpTool_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("McpTool", field, false, false, "String")
+}
+
+func (ec *executionContext) _McpTool_description(ctx context.Context, field graphql.CollectedField, obj *core.MCPToolState) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_McpTool_description(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.McpTool().Description(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_McpTool_description(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("McpTool", field, true, true, "String")
+}
+
+func (ec *executionContext) _McpTool_readOnly(ctx context.Context, field graphql.CollectedField, obj *core.MCPToolState) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_McpTool_readOnly(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ReadOnly, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_McpTool_readOnly(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("McpTool", field, false, false, "Boolean")
 }
 
 func (ec *executionContext) _Message_seq(ctx context.Context, field graphql.CollectedField, obj *core.Message) (ret graphql.Marshaler) {
@@ -6225,6 +7084,29 @@ func (ec *executionContext) fieldContext_Message_segments(_ context.Context, fie
 	return fc, nil
 }
 
+func (ec *executionContext) _Message_structuredContent(ctx context.Context, field graphql.CollectedField, obj *core.Message) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Message_structuredContent(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Message().StructuredContent(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v scalar.JSON) graphql.Marshaler {
+			return ec.marshalOJSON2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋgraphᚋscalarᚐJSON(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Message_structuredContent(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Message", field, true, true, "JSON")
+}
+
 func (ec *executionContext) _Model_id(ctx context.Context, field graphql.CollectedField, obj *core.Model) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -6324,6 +7206,182 @@ func (ec *executionContext) _ModelRef_model(ctx context.Context, field graphql.C
 }
 func (ec *executionContext) fieldContext_ModelRef_model(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ModelRef", field, false, false, "String")
+}
+
+func (ec *executionContext) _Mutation_createMcpServer(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_createMcpServer(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().CreateMcpServer(ctx, fc.Args["input"].(model.McpServerInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *core.MCPServer) graphql.Marshaler {
+			return ec.marshalNMcpServer2ᚖgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐMCPServer(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_createMcpServer(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_McpServer(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_createMcpServer_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_updateMcpServer(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_updateMcpServer(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().UpdateMcpServer(ctx, fc.Args["id"].(string), fc.Args["input"].(model.McpServerInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *core.MCPServer) graphql.Marshaler {
+			return ec.marshalNMcpServer2ᚖgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐMCPServer(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_updateMcpServer(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_McpServer(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_updateMcpServer_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_deleteMcpServer(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_deleteMcpServer(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().DeleteMcpServer(ctx, fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_deleteMcpServer(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type Boolean does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_deleteMcpServer_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_restartMcpServer(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_restartMcpServer(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().RestartMcpServer(ctx, fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *core.MCPServer) graphql.Marshaler {
+			return ec.marshalNMcpServer2ᚖgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐMCPServer(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_restartMcpServer(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_McpServer(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_restartMcpServer_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _Mutation_createConnection(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
@@ -7729,6 +8787,38 @@ func (ec *executionContext) fieldContext_ProviderOption_value(_ context.Context,
 	return graphql.NewScalarFieldContext("ProviderOption", field, false, false, "String")
 }
 
+func (ec *executionContext) _Query_mcpServers(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_mcpServers(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Query().McpServers(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []core.MCPServer) graphql.Marshaler {
+			return ec.marshalNMcpServer2ᚕgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐMCPServerᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_mcpServers(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_McpServer(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Query_connections(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -7990,8 +9080,8 @@ func (ec *executionContext) _Query_events(ctx context.Context, field graphql.Col
 			return ec.Resolvers.Query().Events(ctx, fc.Args["sessionId"].(string), fc.Args["afterSeq"].(*int64), fc.Args["limit"].(*int64))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []core.Event) graphql.Marshaler {
-			return ec.marshalNSessionEvent2ᚕgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐEventᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []model.SessionEvent) graphql.Marshaler {
+			return ec.marshalNSessionEvent2ᚕgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋgraphᚋmodelᚐSessionEventᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -9362,7 +10452,7 @@ func (ec *executionContext) fieldContext_Session_contextUsage(_ context.Context,
 	return fc, nil
 }
 
-func (ec *executionContext) _SessionEvent_seq(ctx context.Context, field graphql.CollectedField, obj *core.Event) (ret graphql.Marshaler) {
+func (ec *executionContext) _SessionEvent_seq(ctx context.Context, field graphql.CollectedField, obj *model.SessionEvent) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -9371,7 +10461,7 @@ func (ec *executionContext) _SessionEvent_seq(ctx context.Context, field graphql
 			return ec.fieldContext_SessionEvent_seq(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.SessionEvent().Seq(ctx, obj)
+			return obj.Seq(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *int64) graphql.Marshaler {
@@ -9382,10 +10472,10 @@ func (ec *executionContext) _SessionEvent_seq(ctx context.Context, field graphql
 	)
 }
 func (ec *executionContext) fieldContext_SessionEvent_seq(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("SessionEvent", field, true, true, "Int")
+	return graphql.NewScalarFieldContext("SessionEvent", field, true, false, "Int")
 }
 
-func (ec *executionContext) _SessionEvent_type(ctx context.Context, field graphql.CollectedField, obj *core.Event) (ret graphql.Marshaler) {
+func (ec *executionContext) _SessionEvent_type(ctx context.Context, field graphql.CollectedField, obj *model.SessionEvent) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -9394,7 +10484,7 @@ func (ec *executionContext) _SessionEvent_type(ctx context.Context, field graphq
 			return ec.fieldContext_SessionEvent_type(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.SessionEvent().Type(ctx, obj)
+			return obj.Type(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
@@ -9405,10 +10495,10 @@ func (ec *executionContext) _SessionEvent_type(ctx context.Context, field graphq
 	)
 }
 func (ec *executionContext) fieldContext_SessionEvent_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("SessionEvent", field, true, true, "String")
+	return graphql.NewScalarFieldContext("SessionEvent", field, true, false, "String")
 }
 
-func (ec *executionContext) _SessionEvent_at(ctx context.Context, field graphql.CollectedField, obj *core.Event) (ret graphql.Marshaler) {
+func (ec *executionContext) _SessionEvent_at(ctx context.Context, field graphql.CollectedField, obj *model.SessionEvent) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -9417,7 +10507,7 @@ func (ec *executionContext) _SessionEvent_at(ctx context.Context, field graphql.
 			return ec.fieldContext_SessionEvent_at(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.At, nil
+			return obj.At(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
@@ -9428,10 +10518,10 @@ func (ec *executionContext) _SessionEvent_at(ctx context.Context, field graphql.
 	)
 }
 func (ec *executionContext) fieldContext_SessionEvent_at(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("SessionEvent", field, false, false, "Time")
+	return graphql.NewScalarFieldContext("SessionEvent", field, true, false, "Time")
 }
 
-func (ec *executionContext) _SessionEvent_sessionId(ctx context.Context, field graphql.CollectedField, obj *core.Event) (ret graphql.Marshaler) {
+func (ec *executionContext) _SessionEvent_sessionId(ctx context.Context, field graphql.CollectedField, obj *model.SessionEvent) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -9440,7 +10530,7 @@ func (ec *executionContext) _SessionEvent_sessionId(ctx context.Context, field g
 			return ec.fieldContext_SessionEvent_sessionId(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.SessionID, nil
+			return obj.SessionID(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
@@ -9451,10 +10541,10 @@ func (ec *executionContext) _SessionEvent_sessionId(ctx context.Context, field g
 	)
 }
 func (ec *executionContext) fieldContext_SessionEvent_sessionId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("SessionEvent", field, false, false, "ID")
+	return graphql.NewScalarFieldContext("SessionEvent", field, true, false, "ID")
 }
 
-func (ec *executionContext) _SessionEvent_message(ctx context.Context, field graphql.CollectedField, obj *core.Event) (ret graphql.Marshaler) {
+func (ec *executionContext) _SessionEvent_message(ctx context.Context, field graphql.CollectedField, obj *model.SessionEvent) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -9463,7 +10553,7 @@ func (ec *executionContext) _SessionEvent_message(ctx context.Context, field gra
 			return ec.fieldContext_SessionEvent_message(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.SessionEvent().Message(ctx, obj)
+			return obj.Message()
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *core.Message) graphql.Marshaler {
@@ -9478,7 +10568,7 @@ func (ec *executionContext) fieldContext_SessionEvent_message(_ context.Context,
 		Object:     "SessionEvent",
 		Field:      field,
 		IsMethod:   true,
-		IsResolver: true,
+		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Message(ctx, field)
 		},
@@ -9486,7 +10576,7 @@ func (ec *executionContext) fieldContext_SessionEvent_message(_ context.Context,
 	return fc, nil
 }
 
-func (ec *executionContext) _SessionEvent_delta(ctx context.Context, field graphql.CollectedField, obj *core.Event) (ret graphql.Marshaler) {
+func (ec *executionContext) _SessionEvent_delta(ctx context.Context, field graphql.CollectedField, obj *model.SessionEvent) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -9495,7 +10585,7 @@ func (ec *executionContext) _SessionEvent_delta(ctx context.Context, field graph
 			return ec.fieldContext_SessionEvent_delta(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.SessionEvent().Delta(ctx, obj)
+			return obj.Delta()
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
@@ -9506,10 +10596,10 @@ func (ec *executionContext) _SessionEvent_delta(ctx context.Context, field graph
 	)
 }
 func (ec *executionContext) fieldContext_SessionEvent_delta(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("SessionEvent", field, true, true, "String")
+	return graphql.NewScalarFieldContext("SessionEvent", field, true, false, "String")
 }
 
-func (ec *executionContext) _SessionEvent_toolCallIndex(ctx context.Context, field graphql.CollectedField, obj *core.Event) (ret graphql.Marshaler) {
+func (ec *executionContext) _SessionEvent_toolCallIndex(ctx context.Context, field graphql.CollectedField, obj *model.SessionEvent) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -9518,7 +10608,7 @@ func (ec *executionContext) _SessionEvent_toolCallIndex(ctx context.Context, fie
 			return ec.fieldContext_SessionEvent_toolCallIndex(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.SessionEvent().ToolCallIndex(ctx, obj)
+			return obj.ToolCallIndex()
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *int64) graphql.Marshaler {
@@ -9529,10 +10619,10 @@ func (ec *executionContext) _SessionEvent_toolCallIndex(ctx context.Context, fie
 	)
 }
 func (ec *executionContext) fieldContext_SessionEvent_toolCallIndex(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("SessionEvent", field, true, true, "Int")
+	return graphql.NewScalarFieldContext("SessionEvent", field, true, false, "Int")
 }
 
-func (ec *executionContext) _SessionEvent_phase(ctx context.Context, field graphql.CollectedField, obj *core.Event) (ret graphql.Marshaler) {
+func (ec *executionContext) _SessionEvent_phase(ctx context.Context, field graphql.CollectedField, obj *model.SessionEvent) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -9541,7 +10631,7 @@ func (ec *executionContext) _SessionEvent_phase(ctx context.Context, field graph
 			return ec.fieldContext_SessionEvent_phase(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.SessionEvent().Phase(ctx, obj)
+			return obj.Phase()
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *core.Phase) graphql.Marshaler {
@@ -9552,10 +10642,10 @@ func (ec *executionContext) _SessionEvent_phase(ctx context.Context, field graph
 	)
 }
 func (ec *executionContext) fieldContext_SessionEvent_phase(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("SessionEvent", field, true, true, "Phase")
+	return graphql.NewScalarFieldContext("SessionEvent", field, true, false, "Phase")
 }
 
-func (ec *executionContext) _SessionEvent_queue(ctx context.Context, field graphql.CollectedField, obj *core.Event) (ret graphql.Marshaler) {
+func (ec *executionContext) _SessionEvent_queue(ctx context.Context, field graphql.CollectedField, obj *model.SessionEvent) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -9564,7 +10654,7 @@ func (ec *executionContext) _SessionEvent_queue(ctx context.Context, field graph
 			return ec.fieldContext_SessionEvent_queue(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.SessionEvent().Queue(ctx, obj)
+			return obj.Queue()
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v []core.QueueItem) graphql.Marshaler {
@@ -9579,7 +10669,7 @@ func (ec *executionContext) fieldContext_SessionEvent_queue(_ context.Context, f
 		Object:     "SessionEvent",
 		Field:      field,
 		IsMethod:   true,
-		IsResolver: true,
+		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_QueueItem(ctx, field)
 		},
@@ -9587,7 +10677,7 @@ func (ec *executionContext) fieldContext_SessionEvent_queue(_ context.Context, f
 	return fc, nil
 }
 
-func (ec *executionContext) _SessionEvent_approval(ctx context.Context, field graphql.CollectedField, obj *core.Event) (ret graphql.Marshaler) {
+func (ec *executionContext) _SessionEvent_approval(ctx context.Context, field graphql.CollectedField, obj *model.SessionEvent) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -9596,7 +10686,7 @@ func (ec *executionContext) _SessionEvent_approval(ctx context.Context, field gr
 			return ec.fieldContext_SessionEvent_approval(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.SessionEvent().Approval(ctx, obj)
+			return obj.Approval()
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *core.ApprovalPayload) graphql.Marshaler {
@@ -9611,7 +10701,7 @@ func (ec *executionContext) fieldContext_SessionEvent_approval(_ context.Context
 		Object:     "SessionEvent",
 		Field:      field,
 		IsMethod:   true,
-		IsResolver: true,
+		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Approval(ctx, field)
 		},
@@ -9619,7 +10709,7 @@ func (ec *executionContext) fieldContext_SessionEvent_approval(_ context.Context
 	return fc, nil
 }
 
-func (ec *executionContext) _SessionEvent_usage(ctx context.Context, field graphql.CollectedField, obj *core.Event) (ret graphql.Marshaler) {
+func (ec *executionContext) _SessionEvent_usage(ctx context.Context, field graphql.CollectedField, obj *model.SessionEvent) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -9628,7 +10718,7 @@ func (ec *executionContext) _SessionEvent_usage(ctx context.Context, field graph
 			return ec.fieldContext_SessionEvent_usage(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.SessionEvent().Usage(ctx, obj)
+			return obj.Usage()
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *core.Usage) graphql.Marshaler {
@@ -9643,7 +10733,7 @@ func (ec *executionContext) fieldContext_SessionEvent_usage(_ context.Context, f
 		Object:     "SessionEvent",
 		Field:      field,
 		IsMethod:   true,
-		IsResolver: true,
+		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Usage(ctx, field)
 		},
@@ -9651,7 +10741,7 @@ func (ec *executionContext) fieldContext_SessionEvent_usage(_ context.Context, f
 	return fc, nil
 }
 
-func (ec *executionContext) _SessionEvent_payload(ctx context.Context, field graphql.CollectedField, obj *core.Event) (ret graphql.Marshaler) {
+func (ec *executionContext) _SessionEvent_payload(ctx context.Context, field graphql.CollectedField, obj *model.SessionEvent) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -9660,7 +10750,7 @@ func (ec *executionContext) _SessionEvent_payload(ctx context.Context, field gra
 			return ec.fieldContext_SessionEvent_payload(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.SessionEvent().Payload(ctx, obj)
+			return obj.Payload(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v scalar.JSON) graphql.Marshaler {
@@ -9671,7 +10761,7 @@ func (ec *executionContext) _SessionEvent_payload(ctx context.Context, field gra
 	)
 }
 func (ec *executionContext) fieldContext_SessionEvent_payload(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("SessionEvent", field, true, true, "JSON")
+	return graphql.NewScalarFieldContext("SessionEvent", field, true, false, "JSON")
 }
 
 func (ec *executionContext) _Subscription_sessionEvents(ctx context.Context, field graphql.CollectedField) (ret func(ctx context.Context) graphql.Marshaler) {
@@ -9687,8 +10777,8 @@ func (ec *executionContext) _Subscription_sessionEvents(ctx context.Context, fie
 			return ec.Resolvers.Subscription().SessionEvents(ctx, fc.Args["sessionId"].(string), fc.Args["afterSeq"].(*int64))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *core.Event) graphql.Marshaler {
-			return ec.marshalNSessionEvent2ᚖgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐEvent(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *model.SessionEvent) graphql.Marshaler {
+			return ec.marshalNSessionEvent2ᚖgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋgraphᚋmodelᚐSessionEvent(ctx, selections, v)
 		},
 		true,
 		true,
@@ -9977,6 +11067,29 @@ func (ec *executionContext) _Usage_cachedTokens(ctx context.Context, field graph
 	)
 }
 func (ec *executionContext) fieldContext_Usage_cachedTokens(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Usage", field, false, false, "Int")
+}
+
+func (ec *executionContext) _Usage_cacheWriteTokens(ctx context.Context, field graphql.CollectedField, obj *core.Usage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Usage_cacheWriteTokens(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CacheWriteTokens, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Usage_cacheWriteTokens(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Usage", field, false, false, "Int")
 }
 
@@ -11489,6 +12602,153 @@ func UnmarshalGenerationInput(ctx context.Context, raw any) (core.Generation, er
 	return out, err
 }
 
+func (ec *executionContext) unmarshalInputKeyValueInput(ctx context.Context, obj any) (core.KeyValue, error) {
+	var it core.KeyValue
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"key", "value"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "key":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("key"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Key = data
+		case "value":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("value"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Value = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalKeyValueInput unmarshals raw into the KeyValueInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalKeyValueInput(ctx context.Context, raw any) (core.KeyValue, error) {
+	var out core.KeyValue
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "KeyValueInput", raw, &out)
+	return out, err
+}
+
+func (ec *executionContext) unmarshalInputMcpServerInput(ctx context.Context, obj any) (model.McpServerInput, error) {
+	var it model.McpServerInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"name", "transport", "command", "args", "env", "url", "headers", "enabled", "timeoutSeconds"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "name":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("name"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Name = data
+		case "transport":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("transport"))
+			data, err := ec.unmarshalNMcpTransport2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐMCPTransport(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Transport = data
+		case "command":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("command"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Command = data
+		case "args":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("args"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Args = data
+		case "env":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("env"))
+			data, err := ec.unmarshalOKeyValueInput2ᚕgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐKeyValueᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Env = data
+		case "url":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("url"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.URL = data
+		case "headers":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("headers"))
+			data, err := ec.unmarshalOKeyValueInput2ᚕgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐKeyValueᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Headers = data
+		case "enabled":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("enabled"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Enabled = data
+		case "timeoutSeconds":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("timeoutSeconds"))
+			data, err := ec.unmarshalOInt2ᚖint64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TimeoutSeconds = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalMcpServerInput unmarshals raw into the McpServerInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalMcpServerInput(ctx context.Context, raw any) (model.McpServerInput, error) {
+	var out model.McpServerInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "McpServerInput", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputModelInput(ctx context.Context, obj any) (model.ModelInput, error) {
 	var it model.ModelInput
 	if obj == nil {
@@ -12424,8 +13684,159 @@ func (ec *executionContext) _KernelEvent(ctx context.Context, sel ast.SelectionS
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "mcpServerId":
+			out.Values[i] = ec._KernelEvent_mcpServerId(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		case "at":
 			out.Values[i] = ec._KernelEvent_at(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var mcpServerImplementors = []string{"McpServer"}
+
+func (ec *executionContext) _McpServer(ctx context.Context, sel ast.SelectionSet, obj *core.MCPServer) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, mcpServerImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("McpServer")
+		case "id":
+			out.Values[i] = ec._McpServer_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "name":
+			out.Values[i] = ec._McpServer_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "transport":
+			out.Values[i] = ec._McpServer_transport(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "command":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._McpServer_command(ctx, field, obj)
+				})
+		case "args":
+			out.Values[i] = ec._McpServer_args(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "url":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._McpServer_url(ctx, field, obj)
+				})
+		case "envKeys":
+			out.Values[i] = ec._McpServer_envKeys(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "headerKeys":
+			out.Values[i] = ec._McpServer_headerKeys(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "enabled":
+			out.Values[i] = ec._McpServer_enabled(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "status":
+			out.Values[i] = ec._McpServer_status(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "error":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._McpServer_error(ctx, field, obj)
+				})
+		case "protocolVersion":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._McpServer_protocolVersion(ctx, field, obj)
+				})
+		case "tools":
+			out.Values[i] = ec._McpServer_tools(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "timeoutSeconds":
+			out.Values[i] = ec._McpServer_timeoutSeconds(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var mcpToolImplementors = []string{"McpTool"}
+
+func (ec *executionContext) _McpTool(ctx context.Context, sel ast.SelectionSet, obj *core.MCPToolState) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, mcpToolImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("McpTool")
+		case "name":
+			out.Values[i] = ec._McpTool_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "description":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._McpTool_description(ctx, field, obj)
+				})
+		case "readOnly":
+			out.Values[i] = ec._McpTool_readOnly(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
@@ -12571,6 +13982,12 @@ func (ec *executionContext) _Message(ctx context.Context, sel ast.SelectionSet, 
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Message_segments(ctx, field, obj)
 				})
+		case "structuredContent":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Message_structuredContent(ctx, field, obj)
+				})
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -12683,6 +14100,34 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		switch field.Name {
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("Mutation")
+		case "createMcpServer":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_createMcpServer(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "updateMcpServer":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_updateMcpServer(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "deleteMcpServer":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_deleteMcpServer(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "restartMcpServer":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_restartMcpServer(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		case "createConnection":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_createConnection(ctx, field)
@@ -13053,6 +14498,12 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 		switch field.Name {
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("Query")
+		case "mcpServers":
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_mcpServers(ctx, field)
+				})
 		case "connections":
 			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
 				true, true,
@@ -13593,7 +15044,7 @@ func (ec *executionContext) _Session(ctx context.Context, sel ast.SelectionSet, 
 
 var sessionEventImplementors = []string{"SessionEvent"}
 
-func (ec *executionContext) _SessionEvent(ctx context.Context, sel ast.SelectionSet, obj *core.Event) graphql.Marshaler {
+func (ec *executionContext) _SessionEvent(ctx context.Context, sel ast.SelectionSet, obj *model.SessionEvent) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, sessionEventImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -13603,75 +15054,65 @@ func (ec *executionContext) _SessionEvent(ctx context.Context, sel ast.Selection
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("SessionEvent")
 		case "seq":
-			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
-				true, false,
-				func(ctx context.Context) graphql.Marshaler {
-					return ec._SessionEvent_seq(ctx, field, obj)
-				})
+			out.Values[i] = ec._SessionEvent_seq(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
 		case "type":
-			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
-				true, true,
-				func(ctx context.Context) graphql.Marshaler {
-					return ec._SessionEvent_type(ctx, field, obj)
-				})
+			out.Values[i] = ec._SessionEvent_type(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		case "at":
 			out.Values[i] = ec._SessionEvent_at(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "sessionId":
 			out.Values[i] = ec._SessionEvent_sessionId(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "message":
-			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
-				true, false,
-				func(ctx context.Context) graphql.Marshaler {
-					return ec._SessionEvent_message(ctx, field, obj)
-				})
+			out.Values[i] = ec._SessionEvent_message(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
 		case "delta":
-			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
-				true, false,
-				func(ctx context.Context) graphql.Marshaler {
-					return ec._SessionEvent_delta(ctx, field, obj)
-				})
+			out.Values[i] = ec._SessionEvent_delta(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
 		case "toolCallIndex":
-			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
-				true, false,
-				func(ctx context.Context) graphql.Marshaler {
-					return ec._SessionEvent_toolCallIndex(ctx, field, obj)
-				})
+			out.Values[i] = ec._SessionEvent_toolCallIndex(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
 		case "phase":
-			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
-				true, false,
-				func(ctx context.Context) graphql.Marshaler {
-					return ec._SessionEvent_phase(ctx, field, obj)
-				})
+			out.Values[i] = ec._SessionEvent_phase(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
 		case "queue":
-			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
-				true, false,
-				func(ctx context.Context) graphql.Marshaler {
-					return ec._SessionEvent_queue(ctx, field, obj)
-				})
+			out.Values[i] = ec._SessionEvent_queue(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
 		case "approval":
-			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
-				true, false,
-				func(ctx context.Context) graphql.Marshaler {
-					return ec._SessionEvent_approval(ctx, field, obj)
-				})
+			out.Values[i] = ec._SessionEvent_approval(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
 		case "usage":
-			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
-				true, false,
-				func(ctx context.Context) graphql.Marshaler {
-					return ec._SessionEvent_usage(ctx, field, obj)
-				})
+			out.Values[i] = ec._SessionEvent_usage(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
 		case "payload":
-			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
-				true, false,
-				func(ctx context.Context) graphql.Marshaler {
-					return ec._SessionEvent_payload(ctx, field, obj)
-				})
+			out.Values[i] = ec._SessionEvent_payload(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -13826,6 +15267,11 @@ func (ec *executionContext) _Usage(ctx context.Context, sel ast.SelectionSet, ob
 			}
 		case "cachedTokens":
 			out.Values[i] = ec._Usage_cachedTokens(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "cacheWriteTokens":
+			out.Values[i] = ec._Usage_cacheWriteTokens(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -14615,6 +16061,120 @@ func (ec *executionContext) marshalNKernelEvent2ᚖgithubᚗcomᚋfoyaᚑdevᚋf
 	return ec._KernelEvent(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalNKeyValueInput2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐKeyValue(ctx context.Context, v any) (core.KeyValue, error) {
+	res, err := ec.unmarshalInputKeyValueInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNMcpServer2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐMCPServer(ctx context.Context, sel ast.SelectionSet, v core.MCPServer) graphql.Marshaler {
+	return ec._McpServer(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNMcpServer2ᚕgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐMCPServerᚄ(ctx context.Context, sel ast.SelectionSet, v []core.MCPServer) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNMcpServer2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐMCPServer(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNMcpServer2ᚖgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐMCPServer(ctx context.Context, sel ast.SelectionSet, v *core.MCPServer) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "McpServer!")
+		return graphql.Null
+	}
+	return ec._McpServer(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNMcpServerInput2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋgraphᚋmodelᚐMcpServerInput(ctx context.Context, v any) (model.McpServerInput, error) {
+	res, err := ec.unmarshalInputMcpServerInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalNMcpStatus2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐMCPStatus(ctx context.Context, v any) (core.MCPStatus, error) {
+	tmp, err := graphql.UnmarshalString(v)
+	res := unmarshalNMcpStatus2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐMCPStatus[tmp]
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNMcpStatus2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐMCPStatus(ctx context.Context, sel ast.SelectionSet, v core.MCPStatus) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalString(marshalNMcpStatus2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐMCPStatus[v])
+	if res == graphql.Null {
+		graphql.AddInvalidNullFromMarshaler(ctx, "McpStatus!")
+	}
+	return res
+}
+
+var (
+	unmarshalNMcpStatus2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐMCPStatus = map[string]core.MCPStatus{
+		"STARTING": core.MCPStarting,
+		"READY":    core.MCPReady,
+		"FAILED":   core.MCPFailed,
+		"DISABLED": core.MCPDisabled,
+	}
+	marshalNMcpStatus2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐMCPStatus = map[core.MCPStatus]string{
+		core.MCPStarting: "STARTING",
+		core.MCPReady:    "READY",
+		core.MCPFailed:   "FAILED",
+		core.MCPDisabled: "DISABLED",
+	}
+)
+
+func (ec *executionContext) marshalNMcpTool2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐMCPToolState(ctx context.Context, sel ast.SelectionSet, v core.MCPToolState) graphql.Marshaler {
+	return ec._McpTool(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNMcpTool2ᚕgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐMCPToolStateᚄ(ctx context.Context, sel ast.SelectionSet, v []core.MCPToolState) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNMcpTool2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐMCPToolState(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) unmarshalNMcpTransport2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐMCPTransport(ctx context.Context, v any) (core.MCPTransport, error) {
+	tmp, err := graphql.UnmarshalString(v)
+	res := unmarshalNMcpTransport2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐMCPTransport[tmp]
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNMcpTransport2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐMCPTransport(ctx context.Context, sel ast.SelectionSet, v core.MCPTransport) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalString(marshalNMcpTransport2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐMCPTransport[v])
+	if res == graphql.Null {
+		graphql.AddInvalidNullFromMarshaler(ctx, "McpTransport!")
+	}
+	return res
+}
+
+var (
+	unmarshalNMcpTransport2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐMCPTransport = map[string]core.MCPTransport{
+		"STDIO": core.MCPStdio,
+		"HTTP":  core.MCPHTTP,
+	}
+	marshalNMcpTransport2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐMCPTransport = map[core.MCPTransport]string{
+		core.MCPStdio: "STDIO",
+		core.MCPHTTP:  "HTTP",
+	}
+)
+
 func (ec *executionContext) marshalNMessage2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐMessage(ctx context.Context, sel ast.SelectionSet, v core.Message) graphql.Marshaler {
 	return ec._Message(ctx, sel, &v)
 }
@@ -14938,15 +16498,15 @@ func (ec *executionContext) marshalNSession2ᚖgithubᚗcomᚋfoyaᚑdevᚋfoya�
 	return ec._Session(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNSessionEvent2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐEvent(ctx context.Context, sel ast.SelectionSet, v core.Event) graphql.Marshaler {
+func (ec *executionContext) marshalNSessionEvent2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋgraphᚋmodelᚐSessionEvent(ctx context.Context, sel ast.SelectionSet, v model.SessionEvent) graphql.Marshaler {
 	return ec._SessionEvent(ctx, sel, &v)
 }
 
-func (ec *executionContext) marshalNSessionEvent2ᚕgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐEventᚄ(ctx context.Context, sel ast.SelectionSet, v []core.Event) graphql.Marshaler {
+func (ec *executionContext) marshalNSessionEvent2ᚕgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋgraphᚋmodelᚐSessionEventᚄ(ctx context.Context, sel ast.SelectionSet, v []model.SessionEvent) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNSessionEvent2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐEvent(ctx, sel, v[i])
+		return ec.marshalNSessionEvent2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋgraphᚋmodelᚐSessionEvent(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -14958,7 +16518,7 @@ func (ec *executionContext) marshalNSessionEvent2ᚕgithubᚗcomᚋfoyaᚑdevᚋ
 	return ret
 }
 
-func (ec *executionContext) marshalNSessionEvent2ᚖgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐEvent(ctx context.Context, sel ast.SelectionSet, v *core.Event) graphql.Marshaler {
+func (ec *executionContext) marshalNSessionEvent2ᚖgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋgraphᚋmodelᚐSessionEvent(ctx context.Context, sel ast.SelectionSet, v *model.SessionEvent) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "SessionEvent!")
 		return graphql.Null
@@ -15621,6 +17181,23 @@ func (ec *executionContext) marshalOJSON2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋgrap
 		return graphql.Null
 	}
 	return v
+}
+
+func (ec *executionContext) unmarshalOKeyValueInput2ᚕgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐKeyValueᚄ(ctx context.Context, v any) ([]core.KeyValue, error) {
+	if v == nil {
+		return nil, nil
+	}
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]core.KeyValue, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNKeyValueInput2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐKeyValue(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
 }
 
 func (ec *executionContext) marshalOMessage2ᚖgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐMessage(ctx context.Context, sel ast.SelectionSet, v *core.Message) graphql.Marshaler {

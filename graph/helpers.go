@@ -82,19 +82,6 @@ func forward[T any](ctx context.Context, in <-chan T) <-chan *T {
 	return out
 }
 
-func deltaOf(ev *core.Event) (*core.DeltaPayload, error) {
-	switch ev.Type {
-	case core.EventMessageDelta, core.EventReasoningDelta, core.EventToolCallDelta:
-	default:
-		return nil, nil
-	}
-	var p core.DeltaPayload
-	if err := ev.Decode(&p); err != nil {
-		return nil, err
-	}
-	return &p, nil
-}
-
 // nonEmpty maps the zero value to null.
 func nonEmpty[T comparable](v T) *T {
 	var zero T
@@ -135,4 +122,31 @@ func providerOptions(opts map[string]string) []model.ProviderOption {
 		out[i] = model.ProviderOption{Key: k, Value: opts[k]}
 	}
 	return out
+}
+
+func mcpServerInput(in model.McpServerInput) core.MCPServerInput {
+	out := core.MCPServerInput{
+		Name: in.Name, Transport: in.Transport, Command: in.Command, Args: in.Args, Env: in.Env,
+		URL: in.URL, Headers: in.Headers, Enabled: in.Enabled,
+	}
+	if in.TimeoutSeconds != nil {
+		t := int(min(max(*in.TimeoutSeconds, -1), core.MaxMCPTimeout+1))
+		out.TimeoutSeconds = &t
+	}
+	return out
+}
+
+// mcp returns the MCP catalog, or UNAVAILABLE when the kernel runs without one.
+func (r *Resolver) mcp() (*core.MCPService, error) {
+	if r.MCP == nil {
+		return nil, core.Errorf(core.CodeUnavailable, "this kernel has no MCP support configured")
+	}
+	return r.MCP, nil
+}
+
+func mcpResult(s core.MCPServer, err error) (*core.MCPServer, error) {
+	if err != nil {
+		return nil, err
+	}
+	return &s, nil
 }

@@ -15,5 +15,8 @@ type Resolver struct {
 	Ledger   core.UsageStore
 	Catalog  *core.Catalog
 	Registry core.PluginRegistry
-	Log      *slog.Logger
+	// MCP is the MCP server catalog; nil answers an empty list and
+	// UNAVAILABLE to its mutations.
+	MCP *core.MCPService
+	Log *slog.Logger
 }

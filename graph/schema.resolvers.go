@@ -68,6 +68,31 @@ func (r *kernelEventResolver) Session(ctx context.Context, obj *core.KernelEvent
 	return optional(r.Service.Session(ctx, obj.SessionID))
 }
 
+// Command is the resolver for the command field.
+func (r *mcpServerResolver) Command(ctx context.Context, obj *core.MCPServer) (*string, error) {
+	return nonEmpty(obj.Command), nil
+}
+
+// URL is the resolver for the url field.
+func (r *mcpServerResolver) URL(ctx context.Context, obj *core.MCPServer) (*string, error) {
+	return nonEmpty(obj.URL), nil
+}
+
+// Error is the resolver for the error field.
+func (r *mcpServerResolver) Error(ctx context.Context, obj *core.MCPServer) (*string, error) {
+	return nonEmpty(obj.Error), nil
+}
+
+// ProtocolVersion is the resolver for the protocolVersion field.
+func (r *mcpServerResolver) ProtocolVersion(ctx context.Context, obj *core.MCPServer) (*string, error) {
+	return nonEmpty(obj.ProtocolVersion), nil
+}
+
+// Description is the resolver for the description field.
+func (r *mcpToolResolver) Description(ctx context.Context, obj *core.MCPToolState) (*string, error) {
+	return nonEmpty(obj.Description), nil
+}
+
 // Reasoning is the resolver for the reasoning field.
 func (r *messageResolver) Reasoning(ctx context.Context, obj *core.Message) (*string, error) {
 	return nonEmpty(obj.Reasoning), nil
@@ -114,6 +139,53 @@ func (r *messageResolver) Diff(ctx context.Context, obj *core.Message) (*string,
 // Segments is the resolver for the segments field.
 func (r *messageResolver) Segments(ctx context.Context, obj *core.Message) ([]model.Segment, error) {
 	return segments(obj), nil
+}
+
+// StructuredContent is the resolver for the structuredContent field.
+func (r *messageResolver) StructuredContent(ctx context.Context, obj *core.Message) (scalar.JSON, error) {
+	if len(obj.StructuredContent) == 0 {
+		return nil, nil
+	}
+	return scalar.JSON(obj.StructuredContent), nil
+}
+
+// CreateMcpServer is the resolver for the createMcpServer field.
+func (r *mutationResolver) CreateMcpServer(ctx context.Context, input model.McpServerInput) (*core.MCPServer, error) {
+	mcp, err := r.mcp()
+	if err != nil {
+		return nil, err
+	}
+	return mcpResult(mcp.Create(ctx, mcpServerInput(input)))
+}
+
+// UpdateMcpServer is the resolver for the updateMcpServer field.
+func (r *mutationResolver) UpdateMcpServer(ctx context.Context, id string, input model.McpServerInput) (*core.MCPServer, error) {
+	mcp, err := r.mcp()
+	if err != nil {
+		return nil, err
+	}
+	return mcpResult(mcp.Update(ctx, id, mcpServerInput(input)))
+}
+
+// DeleteMcpServer is the resolver for the deleteMcpServer field.
+func (r *mutationResolver) DeleteMcpServer(ctx context.Context, id string) (bool, error) {
+	mcp, err := r.mcp()
+	if err != nil {
+		return false, err
+	}
+	if err := mcp.Delete(ctx, id); err != nil {
+		return false, err
+	}
+	return true, nil
+}
+
+// RestartMcpServer is the resolver for the restartMcpServer field.
+func (r *mutationResolver) RestartMcpServer(ctx context.Context, id string) (*core.MCPServer, error) {
+	mcp, err := r.mcp()
+	if err != nil {
+		return nil, err
+	}
+	return mcpResult(mcp.Restart(ctx, id))
 }
 
 // CreateConnection is the resolver for the createConnection field.
@@ -342,6 +414,14 @@ func (r *pluginInfoResolver) Error(ctx context.Context, obj *core.PluginInfo) (*
 	return nonEmpty(obj.Error), nil
 }
 
+// McpServers is the resolver for the mcpServers field.
+func (r *queryResolver) McpServers(ctx context.Context) ([]core.MCPServer, error) {
+	if r.MCP == nil {
+		return []core.MCPServer{}, nil
+	}
+	return r.MCP.List(ctx), nil
+}
+
 // Connections is the resolver for the connections field.
 func (r *queryResolver) Connections(ctx context.Context) ([]core.Connection, error) {
 	return r.Catalog.Connections(ctx)
@@ -389,7 +469,7 @@ func (r *queryResolver) UsageTotals(ctx context.Context) (*core.Usage, error) {
 }
 
 // Events is the resolver for the events field.
-func (r *queryResolver) Events(ctx context.Context, sessionID string, afterSeq *int64, limit *int64) ([]core.Event, error) {
+func (r *queryResolver) Events(ctx context.Context, sessionID string, afterSeq *int64, limit *int64) ([]model.SessionEvent, error) {
 	after, n := int64(0), int64(500)
 	if afterSeq != nil {
 		after = *afterSeq
@@ -400,7 +480,15 @@ func (r *queryResolver) Events(ctx context.Context, sessionID string, afterSeq *
 	if n > core.MaxEventPage {
 		n = core.MaxEventPage + 1 // let the service reject it with its message
 	}
-	return r.Service.Events(ctx, sessionID, after, int(n))
+	evs, err := r.Service.Events(ctx, sessionID, after, int(n))
+	if err != nil {
+		return nil, err
+	}
+	out := make([]model.SessionEvent, len(evs))
+	for i, ev := range evs {
+		out[i] = model.SessionEvent{Event: ev}
+	}
+	return out, nil
 }
 
 // Text is the resolver for the text field.
@@ -518,114 +606,9 @@ func (r *sessionResolver) ContextUsage(ctx context.Context, obj *core.Session) (
 	return &u, nil
 }
 
-// Seq is the resolver for the seq field.
-func (r *sessionEventResolver) Seq(ctx context.Context, obj *core.Event) (*int64, error) {
-	if obj.Seq == 0 {
-		return nil, nil
-	}
-	return &obj.Seq, nil
-}
-
-// Type is the resolver for the type field.
-func (r *sessionEventResolver) Type(ctx context.Context, obj *core.Event) (string, error) {
-	return string(obj.Type), nil
-}
-
-// Message is the resolver for the message field.
-func (r *sessionEventResolver) Message(ctx context.Context, obj *core.Event) (*core.Message, error) {
-	if obj.Type != core.EventMessageEnd && obj.Type != core.EventMessageImported {
-		return nil, nil
-	}
-	var p core.MessagePayload
-	if err := obj.Decode(&p); err != nil {
-		return nil, err
-	}
-	p.Message.Seq, p.Message.Active = obj.Seq, true
-	return &p.Message, nil
-}
-
-// Delta is the resolver for the delta field.
-func (r *sessionEventResolver) Delta(ctx context.Context, obj *core.Event) (*string, error) {
-	p, err := deltaOf(obj)
-	if p == nil || err != nil {
-		return nil, err
-	}
-	return &p.Text, nil
-}
-
-// ToolCallIndex is the resolver for the toolCallIndex field.
-func (r *sessionEventResolver) ToolCallIndex(ctx context.Context, obj *core.Event) (*int64, error) {
-	p, err := deltaOf(obj)
-	if p == nil || p.ToolCallIndex == nil || err != nil {
-		return nil, err
-	}
-	i := int64(*p.ToolCallIndex)
-	return &i, nil
-}
-
-// Phase is the resolver for the phase field.
-func (r *sessionEventResolver) Phase(ctx context.Context, obj *core.Event) (*core.Phase, error) {
-	if obj.Type != core.EventPhaseChanged {
-		return nil, nil
-	}
-	var p core.PhasePayload
-	if err := obj.Decode(&p); err != nil {
-		return nil, err
-	}
-	return &p.Phase, nil
-}
-
-// Queue is the resolver for the queue field.
-func (r *sessionEventResolver) Queue(ctx context.Context, obj *core.Event) ([]core.QueueItem, error) {
-	if obj.Type != core.EventQueueSnapshot {
-		return nil, nil
-	}
-	var p core.QueuePayload
-	if err := obj.Decode(&p); err != nil {
-		return nil, err
-	}
-	if p.Items == nil {
-		p.Items = []core.QueueItem{}
-	}
-	return p.Items, nil
-}
-
-// Approval is the resolver for the approval field.
-func (r *sessionEventResolver) Approval(ctx context.Context, obj *core.Event) (*core.ApprovalPayload, error) {
-	if obj.Type != core.EventApprovalRequested && obj.Type != core.EventApprovalResolved {
-		return nil, nil
-	}
-	var p core.ApprovalPayload
-	if err := obj.Decode(&p); err != nil {
-		return nil, err
-	}
-	return &p, nil
-}
-
-// Usage is the resolver for the usage field.
-func (r *sessionEventResolver) Usage(ctx context.Context, obj *core.Event) (*core.Usage, error) {
-	if obj.Type != core.EventUsage {
-		return nil, nil
-	}
-	var p core.UsagePayload
-	if err := obj.Decode(&p); err != nil {
-		return nil, err
-	}
-	return &p.Usage, nil
-}
-
-// Payload is the resolver for the payload field.
-func (r *sessionEventResolver) Payload(ctx context.Context, obj *core.Event) (scalar.JSON, error) {
-	return scalar.JSON(obj.Payload), nil
-}
-
 // SessionEvents is the resolver for the sessionEvents field.
-func (r *subscriptionResolver) SessionEvents(ctx context.Context, sessionID string, afterSeq *int64) (<-chan *core.Event, error) {
-	in, err := r.Service.Subscribe(ctx, sessionID, afterSeq)
-	if err != nil {
-		return nil, err
-	}
-	return forward(ctx, in), nil
+func (r *subscriptionResolver) SessionEvents(ctx context.Context, sessionID string, afterSeq *int64) (<-chan *model.SessionEvent, error) {
+	return core.SubscribeAs(ctx, r.Service, sessionID, afterSeq, model.NewSessionEvent)
 }
 
 // KernelEvents is the resolver for the kernelEvents field.
@@ -655,6 +638,12 @@ func (r *Resolver) Connection() ConnectionResolver { return &connectionResolver{
 // KernelEvent returns KernelEventResolver implementation.
 func (r *Resolver) KernelEvent() KernelEventResolver { return &kernelEventResolver{r} }
 
+// McpServer returns McpServerResolver implementation.
+func (r *Resolver) McpServer() McpServerResolver { return &mcpServerResolver{r} }
+
+// McpTool returns McpToolResolver implementation.
+func (r *Resolver) McpTool() McpToolResolver { return &mcpToolResolver{r} }
+
 // Message returns MessageResolver implementation.
 func (r *Resolver) Message() MessageResolver { return &messageResolver{r} }
 
@@ -676,9 +665,6 @@ func (r *Resolver) RewindFile() RewindFileResolver { return &rewindFileResolver{
 // Session returns SessionResolver implementation.
 func (r *Resolver) Session() SessionResolver { return &sessionResolver{r} }
 
-// SessionEvent returns SessionEventResolver implementation.
-func (r *Resolver) SessionEvent() SessionEventResolver { return &sessionEventResolver{r} }
-
 // Subscription returns SubscriptionResolver implementation.
 func (r *Resolver) Subscription() SubscriptionResolver { return &subscriptionResolver{r} }
 
@@ -690,6 +676,8 @@ type (
 	approvalResolver      struct{ *Resolver }
 	connectionResolver    struct{ *Resolver }
 	kernelEventResolver   struct{ *Resolver }
+	mcpServerResolver     struct{ *Resolver }
+	mcpToolResolver       struct{ *Resolver }
 	messageResolver       struct{ *Resolver }
 	mutationResolver      struct{ *Resolver }
 	pluginInfoResolver    struct{ *Resolver }
@@ -697,7 +685,6 @@ type (
 	queueItemResolver     struct{ *Resolver }
 	rewindFileResolver    struct{ *Resolver }
 	sessionResolver       struct{ *Resolver }
-	sessionEventResolver  struct{ *Resolver }
 	subscriptionResolver  struct{ *Resolver }
 	toolCallResolver      struct{ *Resolver }
 )

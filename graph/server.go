@@ -29,7 +29,9 @@ type ServerConfig struct {
 	Usage   core.UsageStore
 	Catalog *core.Catalog
 	Plugins core.PluginRegistry
-	Logger  *slog.Logger
+	// MCP is the MCP server catalog (optional).
+	MCP    *core.MCPService
+	Logger *slog.Logger
 	// OriginPatterns are browser origins allowed besides the kernel's own
 	// pages and loopback pages: host or host:port patterns (path.Match),
 	// e.g. "app.example.com" or "*.example.com:*".
@@ -58,7 +60,7 @@ func NewHandler(cfg ServerConfig) http.Handler {
 		keepAlive = 15 * time.Second
 	}
 	lim := cfg.Limits.withDefaults()
-	srv := handler.New(NewExecutableSchema(Config{Resolvers: &Resolver{Service: cfg.Service, Engine: cfg.Engine, Ledger: cfg.Usage, Catalog: cfg.Catalog, Registry: cfg.Plugins, Log: log}}))
+	srv := handler.New(NewExecutableSchema(Config{Resolvers: &Resolver{Service: cfg.Service, Engine: cfg.Engine, Ledger: cfg.Usage, Catalog: cfg.Catalog, Registry: cfg.Plugins, MCP: cfg.MCP, Log: log}}))
 	// SSE must come before POST: both accept POST requests.
 	srv.AddTransport(transport.SSE{})
 	ws := transport.Websocket{

@@ -105,6 +105,7 @@ func (c *wsClient) read(ctx context.Context) wsMessage {
 	case err := <-c.errc:
 		c.t.Fatalf("ws read: %v", err)
 	case <-ctx.Done():
+		c.t.Helper()
 		c.t.Fatalf("ws read: %v", ctx.Err())
 	}
 	return wsMessage{}

@@ -23,6 +23,7 @@ type usageRow struct {
 	OutputTokens int64  `bun:"output_tokens,notnull"`
 	TotalTokens  int64  `bun:"total_tokens,notnull"`
 	CachedTokens int64  `bun:"cached_tokens,notnull"`
+	CacheWrites  int64  `bun:"cache_write_tokens,notnull"`
 	Estimated    bool   `bun:"estimated,notnull"`
 	At           string `bun:"at,notnull"`
 }
@@ -39,7 +40,7 @@ func recordUsage(ctx context.Context, db bun.IDB, ev core.Event) error {
 	row := usageRow{
 		SessionID: ev.SessionID, EventSeq: ev.Seq, Route: p.Route, ConnectionID: p.ConnectionID,
 		Model: u.Model, Purpose: p.Purpose, InputTokens: u.InputTokens, OutputTokens: u.OutputTokens,
-		TotalTokens: u.TotalTokens, CachedTokens: u.CachedTokens, Estimated: u.Estimated, At: fmtTime(ev.At),
+		TotalTokens: u.TotalTokens, CachedTokens: u.CachedTokens, CacheWrites: u.CacheWriteTokens, Estimated: u.Estimated, At: fmtTime(ev.At),
 	}
 	if _, err := db.NewInsert().Model(&row).Exec(ctx); err != nil {
 		return fmt.Errorf("record usage of session %s: %w", ev.SessionID, err)
@@ -53,12 +54,12 @@ func (d *DB) UsageTotals(ctx context.Context, sessionID string) (core.Usage, err
 	var u core.Usage
 	q := d.r.NewSelect().Table("usage_ledger").
 		ColumnExpr("COALESCE(SUM(input_tokens), 0)").ColumnExpr("COALESCE(SUM(output_tokens), 0)").
-		ColumnExpr("COALESCE(SUM(total_tokens), 0)").ColumnExpr("COALESCE(SUM(cached_tokens), 0)").
+		ColumnExpr("COALESCE(SUM(total_tokens), 0)").ColumnExpr("COALESCE(SUM(cached_tokens), 0)").ColumnExpr("COALESCE(SUM(cache_write_tokens), 0)").
 		ColumnExpr("COALESCE(MAX(estimated), 0)")
 	if sessionID != "" {
 		q = q.Where("session_id = ?", sessionID)
 	}
-	if err := q.Scan(ctx, &u.InputTokens, &u.OutputTokens, &u.TotalTokens, &u.CachedTokens, &u.Estimated); err != nil {
+	if err := q.Scan(ctx, &u.InputTokens, &u.OutputTokens, &u.TotalTokens, &u.CachedTokens, &u.CacheWriteTokens, &u.Estimated); err != nil {
 		return core.Usage{}, fmt.Errorf("sum usage: %w", err)
 	}
 	return u, nil

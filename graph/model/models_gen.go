@@ -41,6 +41,29 @@ type CreateSessionInput struct {
 	AgentMode *core.AgentMode `json:"agentMode,omitempty"`
 }
 
+// An MCP server. On update, null fields keep the stored values: env and headers
+// (whose values cannot be read back) are kept when null and replaced whole when
+// given; changing the transport drops the old transport's fields.
+type McpServerInput struct {
+	// Unique; tools are offered as mcp__<name>__<tool>.
+	Name      string            `json:"name"`
+	Transport core.MCPTransport `json:"transport"`
+	// STDIO: the program to run (looked up in the kernel's PATH), e.g. npx.
+	Command *string `json:"command,omitempty"`
+	// STDIO: its arguments.
+	Args []string `json:"args,omitempty"`
+	// STDIO: environment variables added to the minimal environment the server gets. Secret.
+	Env []core.KeyValue `json:"env,omitempty"`
+	// HTTP: the Streamable HTTP endpoint, e.g. https://example.com/mcp.
+	URL *string `json:"url,omitempty"`
+	// HTTP: headers sent with every request, e.g. Authorization. Secret.
+	Headers []core.KeyValue `json:"headers,omitempty"`
+	// Defaults to true on create.
+	Enabled *bool `json:"enabled,omitempty"`
+	// Bound on one tool call, 1 to 3600 seconds; null or 0 on create: 60.
+	TimeoutSeconds *int64 `json:"timeoutSeconds,omitempty"`
+}
+
 type ModelInput struct {
 	ID           string             `json:"id"`
 	Capabilities *core.Capabilities `json:"capabilities,omitempty"`

@@ -69,6 +69,7 @@ func (nopSender) Text(string) error                { return nil }
 func (nopSender) Reasoning(string) error           { return nil }
 func (nopSender) ToolCall(sdk.ToolCallDelta) error { return nil }
 func (nopSender) Usage(sdk.Usage) error            { return nil }
+func (nopSender) State([]byte) error               { return nil }
 
 // BenchmarkStreamEventsDirect is the per-delta baseline without gRPC; the
 // per-delta overhead of the boundary is the difference in ns/event.

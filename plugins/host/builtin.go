@@ -2,11 +2,15 @@ package host
 
 import (
 	"fmt"
+	"os"
+	"runtime/debug"
 	"slices"
 
 	builtintools "github.com/foya-dev/foya/plugins/builtin/tools"
 	"github.com/foya-dev/foya/plugins/sdk"
+	"github.com/foya-dev/foya/providers/anthropic"
 	"github.com/foya-dev/foya/providers/openai"
+	"github.com/foya-dev/foya/providers/responses"
 )
 
 // Builtins are the plugins compiled into the kernel binary. The Manager runs
@@ -19,6 +23,14 @@ var Builtins = map[string]func() error{
 	"openai": func() error {
 		log := sdk.NewLogger() // before Serve, which redirects os.Stderr
 		return sdk.Serve(sdk.ServeConfig{Provider: openai.New(openai.Config{Logger: log}), Logger: log})
+	},
+	"anthropic": func() error {
+		log := sdk.NewLogger()
+		return sdk.Serve(sdk.ServeConfig{Provider: anthropic.New(anthropic.Config{Logger: log}), Logger: log})
+	},
+	"openai-responses": func() error {
+		log := sdk.NewLogger()
+		return sdk.Serve(sdk.ServeConfig{Provider: responses.New(responses.Config{Logger: log}), Logger: log})
 	},
 	"tools": func() error {
 		log := sdk.NewLogger()
@@ -33,7 +45,27 @@ func RunBuiltin(name string) error {
 	if !ok {
 		return fmt.Errorf("unknown built-in plugin %q (have %v)", name, builtinNames())
 	}
+	tuneBuiltinGC()
 	return run()
+}
+
+// Garbage collector settings of built-in plugin processes, unless GOGC or
+// GOMEMLIMIT say otherwise. A plugin's live heap is small (request buffers
+// and a few decoded chunks), so the default GOGC=100 mostly buys idle
+// garbage: collect at half that growth, and harder once the heap nears
+// builtinMemoryLimit (a soft limit: it is never an out-of-memory error).
+const (
+	builtinGCPercent   = 50
+	builtinMemoryLimit = 24 << 20
+)
+
+func tuneBuiltinGC() {
+	if _, set := os.LookupEnv("GOGC"); !set {
+		debug.SetGCPercent(builtinGCPercent)
+	}
+	if _, set := os.LookupEnv("GOMEMLIMIT"); !set {
+		debug.SetMemoryLimit(builtinMemoryLimit)
+	}
 }
 
 func builtinNames() []string {

@@ -29,7 +29,7 @@ func requestToProto(r core.ProviderRequest) *foyav1.Request {
 		Messages:        make([]*foyav1.Message, 0, len(r.Messages)),
 	}
 	for _, m := range r.Messages {
-		pm := &foyav1.Message{Role: string(m.Role), Reasoning: m.Reasoning, ToolCallId: m.ToolCallID}
+		pm := &foyav1.Message{Role: string(m.Role), Reasoning: m.Reasoning, ToolCallId: m.ToolCallID, State: m.State}
 		for _, p := range m.Content {
 			pm.Content = append(pm.Content, &foyav1.ContentPart{Type: p.Type, Text: p.Text, MediaType: p.MediaType, Data: p.Data})
 		}
@@ -49,11 +49,12 @@ func usageFromProto(u *foyav1.Usage) *core.Usage {
 		return nil
 	}
 	return &core.Usage{
-		InputTokens:  u.GetInputTokens(),
-		OutputTokens: u.GetOutputTokens(),
-		TotalTokens:  u.GetTotalTokens(),
-		CachedTokens: u.GetCachedTokens(),
-		Model:        u.GetModel(),
+		InputTokens:      u.GetInputTokens(),
+		OutputTokens:     u.GetOutputTokens(),
+		TotalTokens:      u.GetTotalTokens(),
+		CachedTokens:     u.GetCachedTokens(),
+		Model:            u.GetModel(),
+		CacheWriteTokens: u.GetCacheWriteTokens(),
 	}
 }
 
@@ -100,6 +101,8 @@ func eventFromProto(ev *foyav1.StreamEvent) (core.StreamEvent, bool) {
 		return core.StreamEvent{Kind: core.StreamDone, FinishReason: e.Done.GetFinishReason()}, true
 	case *foyav1.StreamEvent_Error:
 		return core.StreamEvent{Kind: core.StreamError, Err: providerErrorFromProto(e.Error)}, true
+	case *foyav1.StreamEvent_State:
+		return core.StreamEvent{Kind: core.StreamState, State: e.State.GetData()}, true
 	}
 	return core.StreamEvent{}, false // an event kind from a newer contract
 }
@@ -121,7 +124,7 @@ func capabilitiesFromProto(c *foyav1.Capabilities) core.Capabilities {
 }
 
 func completionFromProto(r *foyav1.CompleteResponse) core.Completion {
-	return core.Completion{Text: r.GetText(), FinishReason: r.GetFinishReason(), Usage: usageFromProto(r.GetUsage())}
+	return core.Completion{Text: r.GetText(), FinishReason: r.GetFinishReason(), Usage: usageFromProto(r.GetUsage()), State: r.GetState()}
 }
 
 func toolInfoFromProto(t *foyav1.Tool) core.ToolInfo {

@@ -21,7 +21,7 @@ func (fixedSource) broken(*clients, error)                      {}
 // into the core adapters the Manager would hand out; provider and tools say
 // which services to dispense. The connection is never restarted.
 func Adapt(conn plugin.ClientProtocol, provider, tools bool) (core.Provider, core.ToolRunner, error) {
-	src := fixedSource{c: &clients{}}
+	src := fixedSource{c: &clients{protocol: sdk.ProtocolVersion}} // same binary, same SDK
 	var p core.Provider
 	var r core.ToolRunner
 	if provider {
@@ -34,7 +34,7 @@ func Adapt(conn plugin.ClientProtocol, provider, tools bool) (core.Provider, cor
 		if err != nil {
 			return nil, nil, fmt.Errorf("describe provider: %w", err)
 		}
-		p = newProviderAdapter(info.GetKind(), src, info)
+		p = newProviderAdapter(info.GetKind(), src, info, src.c.protocol)
 	}
 	if tools {
 		raw, err := conn.Dispense(sdk.ToolsPluginName)

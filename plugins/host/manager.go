@@ -208,7 +208,7 @@ func (m *Manager) describe(ctx context.Context, mp *managed) {
 	pi, err := c.provider.Describe(ctx, &foyav1.DescribeRequest{})
 	switch {
 	case err == nil:
-		prov = newProviderAdapter(mp.info.Name, mp.proc, pi)
+		prov = newProviderAdapter(mp.info.Name, mp.proc, pi, c.protocol)
 		kinds = append(kinds, "provider")
 		mp.info.ProviderKind, mp.info.Version, mp.info.Capabilities = pi.GetKind(), pi.GetVersion(), pi.GetCapabilities()
 	case status.Code(err) != codes.Unimplemented:
@@ -261,7 +261,16 @@ func (m *Manager) Provider(kind string) (core.Provider, error) {
 	defer m.mu.Unlock()
 	p, ok := m.providers[kind]
 	if !ok {
-		return nil, core.Errorf(core.CodeUnavailable, "no provider plugin serves kind %q", kind)
+		kinds := make([]string, 0, len(m.providers))
+		for k := range m.providers {
+			kinds = append(kinds, k)
+		}
+		sort.Strings(kinds)
+		offer := "none"
+		if len(kinds) > 0 {
+			offer = strings.Join(kinds, ", ")
+		}
+		return nil, core.Errorf(core.CodeUnavailable, "no provider plugin serves kind %q (the running plugins offer: %s)", kind, offer)
 	}
 	return p, nil
 }

@@ -110,7 +110,7 @@ func (p *process) start() error {
 	childSysProcAttr(cmd)
 	client := plugin.NewClient(&plugin.ClientConfig{
 		HandshakeConfig:  sdk.Handshake,
-		Plugins:          sdk.ClientPlugins(),
+		VersionedPlugins: sdk.VersionedClientPlugins(),
 		Cmd:              cmd,
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
 		SkipHostEnv:      true,
@@ -137,13 +137,13 @@ func (p *process) start() error {
 		return fmt.Errorf("dispense tools: %w", err)
 	}
 	p.client = client
-	p.cl = &clients{provider: prov.(foyav1.ProviderClient), tools: tools.(foyav1.ToolsClient)}
+	p.cl = &clients{provider: prov.(foyav1.ProviderClient), tools: tools.(foyav1.ToolsClient), protocol: client.NegotiatedVersion()}
 	p.startedAt = time.Now()
 	pid := 0
 	if rc := client.ReattachConfig(); rc != nil {
 		pid = rc.Pid
 	}
-	p.log.Info("plugin started", "plugin", p.name, "pid", pid)
+	p.log.Info("plugin started", "plugin", p.name, "pid", pid, "protocol", p.cl.protocol)
 	return nil
 }
 

@@ -20,7 +20,11 @@ import (
 
 	"github.com/foya-dev/foya/core"
 	"github.com/foya-dev/foya/plugins/host"
+	foyav1 "github.com/foya-dev/foya/plugins/proto/foya/v1"
+	"github.com/foya-dev/foya/plugins/sdk"
 	"github.com/foya-dev/foya/providers/openai/openaitest"
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/go-plugin"
 )
 
 // Binaries built once by TestMain: a stand-in kernel (serves built-ins as
@@ -303,8 +307,8 @@ func TestPluginsDieWithKernel(t *testing.T) {
 		}
 		pids = append(pids, pid)
 	}
-	if len(pids) != 3 {
-		t.Fatalf("want openai, tools and echo pids, got %q", line)
+	if len(pids) != 5 {
+		t.Fatalf("want anthropic, openai, openai-responses, tools and echo pids, got %q", line)
 	}
 	for _, pid := range pids {
 		if !alive(pid) {
@@ -335,4 +339,95 @@ func alive(pid int) bool {
 	s := string(b)
 	i := strings.LastIndexByte(s, ')')
 	return i < 0 || i+2 >= len(s) || s[i+2] != 'Z'
+}
+
+// A plugin built with the protocol 1 SDK (no provider-native state, no
+// native compactor) still loads and streams next to protocol 2 plugins.
+func TestProtocolV1PluginStillWorks(t *testing.T) {
+	data := t.TempDir()
+	pdir := filepath.Join(data, "plugins")
+	if err := os.MkdirAll(pdir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(pdir, "old"), []byte("#!/bin/sh\nexec "+kernelBin+" plugin v1openai\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	logs := &syncBuffer{}
+	m, err := host.NewManager(host.Config{DataDir: data, Builtins: []string{"anthropic"}, Executable: kernelBin, Logger: slog.New(slog.NewJSONHandler(logs, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Start(ctxT(t)); err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	if !strings.Contains(logs.String(), `"plugin":"anthropic","pid":`) || !strings.Contains(logs.String(), `"protocol":2`) {
+		t.Fatalf("the built-in did not negotiate protocol 2: %s", logs.String())
+	}
+	if info := pluginInfo(t, m, "old"); !info.Healthy || info.ProviderKind != "openai" {
+		t.Fatalf("old plugin %+v", info)
+	}
+	if !strings.Contains(logs.String(), `"protocol":1`) {
+		t.Fatalf("protocol 1 was not negotiated: %s", logs.String())
+	}
+	p, err := m.Provider("openai")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := openaitest.New(t)
+	srv.Enqueue(openaitest.TextStream("m", "still ", "works"))
+	ep := core.Endpoint{ConnectionID: "c", ProviderKind: "openai", BaseURL: srv.BaseURL()}
+	req := userMsg("hi")
+	req.Messages = append(req.Messages, core.ProviderMessage{Role: core.RoleAssistant, Content: []core.ContentPart{{Type: "text", Text: "x"}}, State: []byte("native state a v1 plugin never sees")})
+	if got := streamText(t, p, ep, req); got != "still works" {
+		t.Fatalf("stream %q", got)
+	}
+	if _, err := m.Provider("acme"); err == nil || !strings.Contains(err.Error(), "the running plugins offer: anthropic, openai") {
+		t.Fatalf("unknown kind error %v", err)
+	}
+}
+
+// A plugin built with this SDK still runs under a kernel that speaks only
+// protocol 1.
+func TestNewPluginUnderProtocolV1Host(t *testing.T) {
+	cmd := exec.Command(kernelBin, "plugin", "anthropic")
+	hs := sdk.Handshake
+	hs.ProtocolVersion = 1
+	client := plugin.NewClient(&plugin.ClientConfig{
+		HandshakeConfig: hs, Plugins: sdk.ClientPlugins(), Cmd: cmd,
+		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
+		Logger:           hclog.New(&hclog.LoggerOptions{Level: hclog.Off}),
+	})
+	defer client.Kill()
+	rpc, err := client.Client()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := client.NegotiatedVersion(); v != 1 {
+		t.Fatalf("negotiated %d", v)
+	}
+	raw, err := rpc.Dispense(sdk.ProviderPluginName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := raw.(foyav1.ProviderClient).Describe(ctxT(t), &foyav1.DescribeRequest{})
+	if err != nil || info.GetKind() != "anthropic" {
+		t.Fatalf("describe %v %v", info, err)
+	}
+}
+
+// A request far beyond gRPC's 4 MiB default (long history, images,
+// native state) crosses the process boundary both ways.
+func TestLargeRequestCrossesTheBoundary(t *testing.T) {
+	m, _ := startManager(t, nil)
+	p, err := m.Provider("echo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	big := strings.Repeat("x", 6<<20)
+	req := userMsg(big)
+	req.Messages = append([]core.ProviderMessage{{Role: core.RoleAssistant, Content: []core.ContentPart{{Type: "text", Text: "earlier"}}, State: make([]byte, 2<<20)}}, req.Messages...)
+	if got := streamText(t, p, core.Endpoint{ProviderKind: "echo"}, req); len(got) != len(big) {
+		t.Fatalf("echoed %d bytes, want %d", len(got), len(big))
+	}
 }

@@ -22,6 +22,8 @@ type clientSource interface {
 type clients struct {
 	provider foyav1.ProviderClient
 	tools    foyav1.ToolsClient
+	// protocol is the negotiated plugin protocol version.
+	protocol int
 }
 
 // providerAdapter implements core.Provider and the optional capability
@@ -39,11 +41,17 @@ var (
 	_ core.DetailedCompleter  = (*providerAdapter)(nil)
 	_ core.CapabilityResolver = (*providerAdapter)(nil)
 	_ core.WebSearcher        = (*providerAdapter)(nil)
+	_ core.NativeCompactor    = (*providerAdapter)(nil)
 )
 
-func newProviderAdapter(plugin string, src clientSource, info *foyav1.ProviderInfo) *providerAdapter {
+// newProviderAdapter adapts a plugin that speaks protocol version protocol.
+// Protocol 1 has no native compactor, so a declared one is ignored.
+func newProviderAdapter(plugin string, src clientSource, info *foyav1.ProviderInfo, protocol int) *providerAdapter {
 	a := &providerAdapter{plugin: plugin, src: src, kind: info.GetKind()}
 	for _, c := range info.GetCapabilities() {
+		if core.ProviderCapability(c) == core.CapNativeCompactor && protocol < 2 {
+			continue
+		}
 		a.caps = append(a.caps, core.ProviderCapability(c))
 	}
 	return a
@@ -170,6 +178,22 @@ func (a *providerAdapter) CompleteDetailed(ctx context.Context, ep core.Endpoint
 		return core.Completion{}, err
 	}
 	return a.complete(ctx, ep, req, true)
+}
+
+// CompactContext calls the plugin's native compactor (protocol 2).
+func (a *providerAdapter) CompactContext(ctx context.Context, ep core.Endpoint, req core.ProviderRequest) (core.Completion, error) {
+	if err := a.require(core.CapNativeCompactor); err != nil {
+		return core.Completion{}, err
+	}
+	var out core.Completion
+	err := a.call(ctx, func(c *clients) error {
+		r, err := c.provider.CompactContext(ctx, &foyav1.CompleteRequest{Endpoint: endpointToProto(ep), Request: requestToProto(req)})
+		if err == nil {
+			out = completionFromProto(r)
+		}
+		return err
+	})
+	return out, err
 }
 
 func (a *providerAdapter) ListModels(ctx context.Context, ep core.Endpoint) ([]core.Model, error) {

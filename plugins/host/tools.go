@@ -2,6 +2,8 @@ package host
 
 import (
 	"context"
+	"slices"
+	"sync"
 
 	"github.com/foya-dev/foya/core"
 	foyav1 "github.com/foya-dev/foya/plugins/proto/foya/v1"
@@ -12,6 +14,13 @@ import (
 type toolRunner struct {
 	plugin string
 	src    clientSource
+
+	// The tool list is part of the plugin's self-description, fixed for
+	// the life of its process: it is asked once per process, not once per
+	// model request (that call sat before every provider request).
+	mu       sync.Mutex
+	listedBy *clients
+	listed   []core.ToolInfo
 }
 
 var _ core.ToolRunner = (*toolRunner)(nil)
@@ -33,11 +42,24 @@ func (r *toolRunner) call(ctx context.Context, fn func(*clients) error) error {
 func (r *toolRunner) Tools(ctx context.Context) ([]core.ToolInfo, error) {
 	var out []core.ToolInfo
 	err := r.call(ctx, func(c *clients) error {
+		r.mu.Lock()
+		if r.listedBy == c {
+			out = slices.Clone(r.listed)
+			r.mu.Unlock()
+			return nil
+		}
+		r.mu.Unlock()
 		info, err := c.tools.Describe(ctx, &foyav1.DescribeRequest{})
+		if err != nil {
+			return err
+		}
 		for _, t := range info.GetTools() {
 			out = append(out, toolInfoFromProto(t))
 		}
-		return err
+		r.mu.Lock()
+		r.listedBy, r.listed = c, slices.Clone(out)
+		r.mu.Unlock()
+		return nil
 	})
 	return out, err
 }

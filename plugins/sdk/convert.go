@@ -27,7 +27,7 @@ func requestFromProto(r *foyav1.Request) Request {
 		State:           r.GetState(),
 	}
 	for _, m := range r.GetMessages() {
-		msg := Message{Role: m.GetRole(), Reasoning: m.GetReasoning(), ToolCallID: m.GetToolCallId()}
+		msg := Message{Role: m.GetRole(), Reasoning: m.GetReasoning(), ToolCallID: m.GetToolCallId(), State: m.GetState()}
 		for _, p := range m.GetContent() {
 			msg.Content = append(msg.Content, ContentPart{Type: p.GetType(), Text: p.GetText(), MediaType: p.GetMediaType(), Data: p.GetData()})
 		}
@@ -54,11 +54,12 @@ func usageToProto(u *Usage) *foyav1.Usage {
 		return nil
 	}
 	return &foyav1.Usage{
-		InputTokens:  u.InputTokens,
-		OutputTokens: u.OutputTokens,
-		TotalTokens:  u.TotalTokens,
-		CachedTokens: u.CachedTokens,
-		Model:        u.Model,
+		InputTokens:      u.InputTokens,
+		OutputTokens:     u.OutputTokens,
+		TotalTokens:      u.TotalTokens,
+		CachedTokens:     u.CachedTokens,
+		Model:            u.Model,
+		CacheWriteTokens: u.CacheWriteTokens,
 	}
 }
 
@@ -89,7 +90,7 @@ func errorToProto(e *Error) *foyav1.ProviderError {
 }
 
 func completionToProto(c Completion) *foyav1.CompleteResponse {
-	return &foyav1.CompleteResponse{Text: c.Text, FinishReason: c.FinishReason, Usage: usageToProto(c.Usage)}
+	return &foyav1.CompleteResponse{Text: c.Text, FinishReason: c.FinishReason, Usage: usageToProto(c.Usage), State: c.State}
 }
 
 func capabilitiesToProto(c Capabilities) *foyav1.Capabilities {

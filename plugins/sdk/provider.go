@@ -15,7 +15,7 @@ const (
 	CapCompleter          Capability = "completer"           // Completer
 	CapDetailedCompleter  Capability = "detailed_completer"  // DetailedCompleter
 	CapWebSearch          Capability = "web_search"          // WebSearcher
-	CapNativeCompactor    Capability = "native_compactor"    // not in protocol v1
+	CapNativeCompactor    Capability = "native_compactor"    // NativeCompactor (protocol 2)
 )
 
 // ProviderInfo describes a provider plugin.
@@ -34,6 +34,12 @@ type StreamSender interface {
 	Reasoning(text string) error
 	ToolCall(delta ToolCallDelta) error
 	Usage(u Usage) error
+	// State sends the provider-native state of this reply (protocol 2):
+	// opaque bytes, e.g. signed thinking blocks or encrypted reasoning
+	// items, that the kernel persists with the message and hands back in
+	// Message.State on the next requests of the same route only. Send it
+	// at most once, when the reply is complete; the last one wins.
+	State(data []byte) error
 }
 
 // Provider is what a provider plugin implements. Stream sends deltas through
@@ -64,6 +70,14 @@ type ModelLister interface {
 // CapabilityResolver is the "capability_resolver" capability.
 type CapabilityResolver interface {
 	ResolveCapabilities(ctx context.Context, ep Endpoint, model string) (Capabilities, error)
+}
+
+// NativeCompactor is the "native_compactor" capability (PRV-7): compact
+// req's history with the service's own compaction. Return the state that
+// stands for it in Completion.State (it comes back as Request.State on the
+// same route) and, optionally, a readable summary in Completion.Text.
+type NativeCompactor interface {
+	CompactContext(ctx context.Context, ep Endpoint, req Request) (Completion, error)
 }
 
 // WebSearcher is the "web_search" capability.

@@ -26,8 +26,13 @@ import (
 	"google.golang.org/grpc"
 )
 
-// ProtocolVersion is the plugin protocol version (foya.v1).
-const ProtocolVersion = 1
+// ProtocolVersion is the plugin protocol version this SDK serves. Version 2
+// added provider-native state and the native compactor to the foya.v1
+// contract; hosts also accept version 1 plugins (see MinProtocolVersion).
+const ProtocolVersion = 2
+
+// MinProtocolVersion is the oldest plugin protocol version hosts accept.
+const MinProtocolVersion = 1
 
 // Handshake is the versioned handshake a host and a plugin must share. The
 // cookie only keeps people from running a plugin binary by hand.
@@ -77,13 +82,30 @@ func Serve(cfg ServeConfig) error {
 	if err != nil {
 		return err
 	}
+	// Every protocol version is the same gRPC service (later ones only add
+	// fields and RPCs a host of an older version never uses), so a plugin
+	// built with this SDK also runs under a kernel that speaks only v1.
+	versions := map[int]plugin.PluginSet{}
+	for v := MinProtocolVersion; v <= ProtocolVersion; v++ {
+		versions[v] = set
+	}
 	plugin.Serve(&plugin.ServeConfig{
-		HandshakeConfig: Handshake,
-		Plugins:         set,
-		GRPCServer:      plugin.DefaultGRPCServer,
-		Logger:          hcLogger(stderr),
+		HandshakeConfig:  Handshake,
+		VersionedPlugins: versions,
+		GRPCServer:       grpcServer,
+		Logger:           hcLogger(stderr),
 	})
 	return nil
+}
+
+// MaxMessageSize bounds one gRPC message a plugin receives or sends. A
+// model request carries the whole history with its images and
+// provider-native state, far beyond gRPC's 4 MiB server default (the host
+// side, go-plugin's client, already allows any size).
+const MaxMessageSize = 256 << 20
+
+func grpcServer(opts []grpc.ServerOption) *grpc.Server {
+	return grpc.NewServer(append(opts, grpc.MaxRecvMsgSize(MaxMessageSize), grpc.MaxSendMsgSize(MaxMessageSize))...)
 }
 
 func hcLogger(w io.Writer) hclog.Logger {
@@ -108,6 +130,17 @@ func PluginSet(cfg ServeConfig) (plugin.PluginSet, error) {
 		return nil, fmt.Errorf("serve: neither a provider nor a tool set given")
 	}
 	return set, nil
+}
+
+// VersionedClientPlugins is what a host offers in the handshake: every
+// protocol version from MinProtocolVersion to ProtocolVersion, all served by
+// the same gRPC contract (later versions only add fields and RPCs).
+func VersionedClientPlugins() map[int]plugin.PluginSet {
+	out := map[int]plugin.PluginSet{}
+	for v := MinProtocolVersion; v <= ProtocolVersion; v++ {
+		out[v] = ClientPlugins()
+	}
+	return out
 }
 
 // ClientPlugins is the plugin set a host dispenses from: Dispense returns a

@@ -39,8 +39,10 @@ func newProviderServer(p Provider, log *slog.Logger) (*providerServer, error) {
 			_, ok = p.(CapabilityResolver)
 		case CapWebSearch:
 			_, ok = p.(WebSearcher)
+		case CapNativeCompactor:
+			_, ok = p.(NativeCompactor)
 		default:
-			return nil, fmt.Errorf("provider %s declares capability %q that protocol v1 does not carry", info.Kind, c)
+			return nil, fmt.Errorf("provider %s declares capability %q that protocol v%d does not carry", info.Kind, c, ProtocolVersion)
 		}
 		if !ok {
 			return nil, fmt.Errorf("provider %s declares %q but does not implement its interface", info.Kind, c)
@@ -92,6 +94,10 @@ func (s *sender) Usage(u Usage) error {
 	return s.send(&foyav1.StreamEvent{Event: &foyav1.StreamEvent_Usage{Usage: usageToProto(&u)}})
 }
 
+func (s *sender) State(data []byte) error {
+	return s.send(&foyav1.StreamEvent{Event: &foyav1.StreamEvent_State{State: &foyav1.ProviderState{Data: data}}})
+}
+
 func (s *providerServer) Stream(req *foyav1.StreamRequest, srv foyav1.Provider_StreamServer) error {
 	ctx := srv.Context()
 	out := &sender{srv: srv}
@@ -130,6 +136,17 @@ func (s *providerServer) CompleteDetailed(ctx context.Context, req *foyav1.Compl
 		return nil, err
 	}
 	c, err := s.p.(DetailedCompleter).CompleteDetailed(ctx, endpointFromProto(req.GetEndpoint()), requestFromProto(req.GetRequest()))
+	if err != nil {
+		return nil, toStatus(ctx, err)
+	}
+	return completionToProto(c), nil
+}
+
+func (s *providerServer) CompactContext(ctx context.Context, req *foyav1.CompleteRequest) (*foyav1.CompleteResponse, error) {
+	if err := s.require(CapNativeCompactor); err != nil {
+		return nil, err
+	}
+	c, err := s.p.(NativeCompactor).CompactContext(ctx, endpointFromProto(req.GetEndpoint()), requestFromProto(req.GetRequest()))
 	if err != nil {
 		return nil, toStatus(ctx, err)
 	}

@@ -49,6 +49,10 @@ type Message struct {
 	Reasoning  string
 	ToolCalls  []ToolCall
 	ToolCallID string
+	// State is the provider-native state this provider returned with this
+	// assistant message (StreamSender.State), handed back only on the same
+	// route: same connection, endpoint and model.
+	State []byte
 }
 
 // Text returns the concatenated text parts of m.
@@ -76,7 +80,10 @@ type Request struct {
 	MaxOutputTokens int64
 	Messages        []Message
 	Tools           []ToolSchema
-	State           []byte
+	// State is the state of a native checkpoint this provider made on the
+	// same route (NativeCompactor); it stands for the history it covers,
+	// and Messages hold only what came after it.
+	State []byte
 }
 
 // ToolCallDelta is a fragment of a tool call; the host assembles fragments
@@ -96,6 +103,9 @@ type Usage struct {
 	TotalTokens  int64
 	CachedTokens int64
 	Model        string
+	// CacheWriteTokens were written to the prompt cache (a subset of
+	// InputTokens).
+	CacheWriteTokens int64
 }
 
 // Completion is the result of a non-streaming completion.
@@ -103,6 +113,9 @@ type Completion struct {
 	Text         string
 	FinishReason string
 	Usage        *Usage
+	// State is set by NativeCompactor: opaque state standing for the
+	// compacted history in later requests on the same route.
+	State []byte
 }
 
 // Generation flags of a model; nil means unknown.

@@ -62,7 +62,12 @@ type Provider struct {
 func New(cfg Config) *Provider {
 	p := &Provider{http: cfg.HTTPClient, log: cfg.Logger}
 	if p.http == nil {
-		p.http = &http.Client{}
+		// Keep connections to the endpoint open for the next request: the
+		// default keeps only 2 idle per host, so concurrent sessions would
+		// dial (and for HTTPS, handshake) again before their first token.
+		t := http.DefaultTransport.(*http.Transport).Clone()
+		t.MaxIdleConnsPerHost = 64
+		p.http = &http.Client{Transport: t}
 	}
 	if p.log == nil {
 		p.log = slog.New(slog.DiscardHandler)
@@ -137,9 +142,13 @@ func (p *Provider) Stream(ctx context.Context, ep sdk.Endpoint, req sdk.Request,
 	}
 	defer resp.Body.Close()
 
+	// Chunks that arrived together are sent to the kernel as one delta;
+	// pending text goes out before every read that would wait for the
+	// network, so nothing is held back.
+	b := &batcher{out: out}
 	var finish string
 	done := false
-	err = readSSE(resp.Body, func(data []byte) error {
+	err = readSSE(resp.Body, b.flush, func(data []byte) error {
 		if string(data) == "[DONE]" {
 			done = true
 			return errStop
@@ -153,7 +162,7 @@ func (p *Provider) Stream(ctx context.Context, ep sdk.Endpoint, req sdk.Request,
 			return classify(0, nil, raw)
 		}
 		for _, ch := range c.Choices {
-			if err := forwardDelta(ch.Delta, out); err != nil {
+			if err := forwardDelta(ch.Delta, b); err != nil {
 				return err
 			}
 			if ch.FinishReason != nil && *ch.FinishReason != "" {
@@ -161,12 +170,15 @@ func (p *Provider) Stream(ctx context.Context, ep sdk.Endpoint, req sdk.Request,
 			}
 		}
 		if c.Usage != nil {
-			if err := out.Usage(c.Usage.toSDK(c.Model)); err != nil {
+			if err := b.Usage(c.Usage.toSDK(c.Model)); err != nil {
 				return err
 			}
 		}
 		return nil
 	})
+	if ferr := b.flush(); err == nil && ferr != nil {
+		err = ferr
+	}
 	switch {
 	case ctx.Err() != nil:
 		return "", ctx.Err()
@@ -213,12 +225,32 @@ var errStop = fmt.Errorf("stop")
 // readSSE calls fn with the data of each server-sent event until fn returns
 // errStop (nil result), an error, or the body ends. Read failures are
 // network errors.
-func readSSE(body io.Reader, fn func(data []byte) error) error {
-	sc := bufio.NewScanner(body)
-	sc.Buffer(make([]byte, 64<<10), 8<<20)
-	var data []byte
-	for sc.Scan() {
-		line := sc.Bytes()
+// maxSSELine bounds one line of a stream.
+const maxSSELine = 8 << 20
+
+// readSSE calls fn with the data of each Server-Sent Event of body. Before
+// every read that would block (no complete line is buffered), it calls
+// idle, when not nil: what was decoded so far can go out then.
+func readSSE(body io.Reader, idle func() error, fn func(data []byte) error) error {
+	br := bufio.NewReaderSize(body, 64<<10)
+	var data, line []byte
+	for {
+		if idle != nil {
+			if buf, _ := br.Peek(br.Buffered()); bytes.IndexByte(buf, '\n') < 0 {
+				if err := idle(); err != nil {
+					return err
+				}
+			}
+		}
+		var err error
+		line, err = readLine(br, line[:0])
+		if err != nil && (err != io.EOF || len(line) == 0) {
+			if err == io.EOF {
+				break
+			}
+			return networkError("read stream", err)
+		}
+		eof := err == io.EOF
 		switch {
 		case len(line) == 0:
 			if len(data) == 0 {
@@ -239,9 +271,9 @@ func readSSE(body io.Reader, fn func(data []byte) error) error {
 			data = append(data, bytes.TrimPrefix(bytes.TrimPrefix(line, []byte("data:")), []byte(" "))...)
 		}
 		// comments (":"), event:, id: and retry: lines are ignored
-	}
-	if err := sc.Err(); err != nil {
-		return networkError("read stream", err)
+		if eof {
+			break
+		}
 	}
 	if len(data) > 0 { // last event without its blank line
 		if err := fn(data); err != nil && err != errStop {
@@ -249,4 +281,79 @@ func readSSE(body io.Reader, fn func(data []byte) error) error {
 		}
 	}
 	return nil
+}
+
+// readLine appends the next line of br to buf, without its line ending.
+// At the end of the input it returns the last, unterminated line (if any)
+// with io.EOF.
+func readLine(br *bufio.Reader, buf []byte) ([]byte, error) {
+	for {
+		frag, err := br.ReadSlice('\n')
+		buf = append(buf, frag...)
+		if err == bufio.ErrBufferFull {
+			if len(buf) > maxSSELine {
+				return nil, fmt.Errorf("a stream line is longer than %d bytes", maxSSELine)
+			}
+			continue
+		}
+		buf = bytes.TrimSuffix(bytes.TrimSuffix(buf, []byte("\n")), []byte("\r"))
+		return buf, err
+	}
+}
+
+// batcher is the StreamSender Stream writes through: consecutive text (or
+// reasoning) deltas are merged until flush, so a burst of chunks read in
+// one go crosses the plugin boundary as one message. Tool call deltas and
+// usage go out at once, after what is pending, in order.
+type batcher struct {
+	out       sdk.StreamSender
+	reasoning bool // pending holds reasoning, not text
+	pending   []byte
+}
+
+func (b *batcher) flush() error {
+	if len(b.pending) == 0 {
+		return nil
+	}
+	s := string(b.pending)
+	b.pending = b.pending[:0]
+	if b.reasoning {
+		return b.out.Reasoning(s)
+	}
+	return b.out.Text(s)
+}
+
+func (b *batcher) add(reasoning bool, s string) error {
+	if len(b.pending) > 0 && b.reasoning != reasoning {
+		if err := b.flush(); err != nil {
+			return err
+		}
+	}
+	b.reasoning = reasoning
+	b.pending = append(b.pending, s...)
+	return nil
+}
+
+func (b *batcher) Text(s string) error      { return b.add(false, s) }
+func (b *batcher) Reasoning(s string) error { return b.add(true, s) }
+
+func (b *batcher) ToolCall(d sdk.ToolCallDelta) error {
+	if err := b.flush(); err != nil {
+		return err
+	}
+	return b.out.ToolCall(d)
+}
+
+func (b *batcher) Usage(u sdk.Usage) error {
+	if err := b.flush(); err != nil {
+		return err
+	}
+	return b.out.Usage(u)
+}
+
+func (b *batcher) State(data []byte) error {
+	if err := b.flush(); err != nil {
+		return err
+	}
+	return b.out.State(data)
 }

@@ -77,6 +77,13 @@ func (r *recorder) Usage(u sdk.Usage) error {
 	return nil
 }
 
+func (r *recorder) State([]byte) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.events = append(r.events, "state")
+	return nil
+}
+
 func setup(t *testing.T) (*openaitest.Server, *openai.Provider, sdk.Endpoint) {
 	t.Helper()
 	srv := openaitest.New(t)

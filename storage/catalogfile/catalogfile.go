@@ -152,8 +152,16 @@ func (s *Store) parse(raw []byte) (fileV1, error) {
 
 // writeAtomic writes data to name in the store's directory through a temp
 // file: write, fsync, rename, fsync the directory.
-func (s *Store) writeAtomic(name string, data []byte) (err error) {
-	tmp, err := os.CreateTemp(s.dir, name+tempPattern)
+func (s *Store) writeAtomic(name string, data []byte) error {
+	return writeFileAtomic(s.dir, name, data, s.rename)
+}
+
+// writeFileAtomic writes data to name in dir (mode 0600) through a temp
+// file: write, fsync, rename, fsync the directory. A crash leaves either
+// the old or the new file, plus at most a temp file matching
+// name+tempPattern.
+func writeFileAtomic(dir, name string, data []byte, rename func(oldpath, newpath string) error) (err error) {
+	tmp, err := os.CreateTemp(dir, name+tempPattern)
 	if err != nil {
 		return fmt.Errorf("create temp file: %w", err)
 	}
@@ -175,10 +183,10 @@ func (s *Store) writeAtomic(name string, data []byte) (err error) {
 	if err = tmp.Close(); err != nil {
 		return fmt.Errorf("close temp file: %w", err)
 	}
-	if err = s.rename(tmp.Name(), filepath.Join(s.dir, name)); err != nil {
+	if err = rename(tmp.Name(), filepath.Join(dir, name)); err != nil {
 		return fmt.Errorf("rename temp file: %w", err)
 	}
-	return syncDir(s.dir)
+	return syncDir(dir)
 }
 
 // removeStaleTemps deletes temp files a crashed save left behind; they may

@@ -1,7 +1,8 @@
 // Command foyatest stands in for the kernel binary in plugins/host tests:
 //
 //	foyatest plugin <name>              serve a built-in, like `foya plugin <name>`
-//	foyatest plugin badversion          a provider speaking protocol version 2
+//	foyatest plugin badversion          a provider speaking protocol version 99
+//	foyatest plugin v1openai            the openai built-in over protocol version 1 (an old plugin)
 //	foyatest host <data-dir> <exe>      run a Manager, print plugin pids, wait
 package main
 
@@ -14,6 +15,7 @@ import (
 
 	"github.com/foya-dev/foya/plugins/host"
 	"github.com/foya-dev/foya/plugins/sdk"
+	"github.com/foya-dev/foya/providers/openai"
 	"github.com/hashicorp/go-plugin"
 )
 
@@ -32,8 +34,18 @@ func run(args []string) error {
 	case "plugin":
 		if args[1] == "badversion" {
 			hs := sdk.Handshake
-			hs.ProtocolVersion = 2
+			hs.ProtocolVersion = 99
 			plugin.Serve(&plugin.ServeConfig{HandshakeConfig: hs, Plugins: plugin.PluginSet{}, GRPCServer: plugin.DefaultGRPCServer})
+			return nil
+		}
+		if args[1] == "v1openai" {
+			hs := sdk.Handshake
+			hs.ProtocolVersion = 1
+			set, err := sdk.PluginSet(sdk.ServeConfig{Provider: openai.New(openai.Config{}), Logger: slog.New(slog.DiscardHandler)})
+			if err != nil {
+				return err
+			}
+			plugin.Serve(&plugin.ServeConfig{HandshakeConfig: hs, Plugins: set, GRPCServer: plugin.DefaultGRPCServer})
 			return nil
 		}
 		return host.RunBuiltin(args[1])

@@ -1,4 +1,14 @@
-// Foya plugin contract, version 1.
+// Foya plugin contract. Handshake protocol version 2; the package stays
+// foya.v1 because version 2 only adds fields and one RPC:
+//
+//   - Message.state, StreamEvent.state and CompleteResponse.state carry
+//     provider-native context state (signed thinking blocks, encrypted
+//     reasoning items, native checkpoints). The kernel persists it with the
+//     reply and hands it back only on the route that produced it.
+//   - CompactContext is the native context compactor (PRV-7).
+//
+// Hosts accept plugins of protocol versions 1 and 2; a version 1 plugin
+// never sees state and cannot declare "native_compactor".
 //
 // Two plugin kinds share this file: a provider (a language model service) and
 // a tool set. Plugins are stateless per connection: every call that talks to a
@@ -410,12 +420,15 @@ func (x *ToolCall) GetInputJson() string {
 }
 
 type Message struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Role          string                 `protobuf:"bytes,1,opt,name=role,proto3" json:"role,omitempty"` // "system", "user", "assistant", "tool"
-	Content       []*ContentPart         `protobuf:"bytes,2,rep,name=content,proto3" json:"content,omitempty"`
-	Reasoning     string                 `protobuf:"bytes,3,opt,name=reasoning,proto3" json:"reasoning,omitempty"`
-	ToolCalls     []*ToolCall            `protobuf:"bytes,4,rep,name=tool_calls,json=toolCalls,proto3" json:"tool_calls,omitempty"`
-	ToolCallId    string                 `protobuf:"bytes,5,opt,name=tool_call_id,json=toolCallId,proto3" json:"tool_call_id,omitempty"`
+	state      protoimpl.MessageState `protogen:"open.v1"`
+	Role       string                 `protobuf:"bytes,1,opt,name=role,proto3" json:"role,omitempty"` // "system", "user", "assistant", "tool"
+	Content    []*ContentPart         `protobuf:"bytes,2,rep,name=content,proto3" json:"content,omitempty"`
+	Reasoning  string                 `protobuf:"bytes,3,opt,name=reasoning,proto3" json:"reasoning,omitempty"`
+	ToolCalls  []*ToolCall            `protobuf:"bytes,4,rep,name=tool_calls,json=toolCalls,proto3" json:"tool_calls,omitempty"`
+	ToolCallId string                 `protobuf:"bytes,5,opt,name=tool_call_id,json=toolCallId,proto3" json:"tool_call_id,omitempty"`
+	// state (protocol 2) is the provider-native state this plugin returned
+	// with this assistant message, set only on the route that produced it.
+	State         []byte `protobuf:"bytes,6,opt,name=state,proto3" json:"state,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -485,6 +498,13 @@ func (x *Message) GetToolCallId() string {
 	return ""
 }
 
+func (x *Message) GetState() []byte {
+	if x != nil {
+		return x.State
+	}
+	return nil
+}
+
 type ToolSchema struct {
 	state          protoimpl.MessageState `protogen:"open.v1"`
 	Name           string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
@@ -552,9 +572,11 @@ type Request struct {
 	MaxOutputTokens int64                  `protobuf:"varint,3,opt,name=max_output_tokens,json=maxOutputTokens,proto3" json:"max_output_tokens,omitempty"`
 	Messages        []*Message             `protobuf:"bytes,4,rep,name=messages,proto3" json:"messages,omitempty"`
 	Tools           []*ToolSchema          `protobuf:"bytes,5,rep,name=tools,proto3" json:"tools,omitempty"`
-	State           []byte                 `protobuf:"bytes,6,opt,name=state,proto3" json:"state,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// state (protocol 2) is the state of a native checkpoint made on this
+	// route by CompactContext; it stands for the history it covers.
+	State         []byte `protobuf:"bytes,6,opt,name=state,proto3" json:"state,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Request) Reset() {
@@ -691,6 +713,7 @@ type StreamEvent struct {
 	//	*StreamEvent_Usage
 	//	*StreamEvent_Done
 	//	*StreamEvent_Error
+	//	*StreamEvent_State
 	Event         isStreamEvent_Event `protobuf_oneof:"event"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -787,6 +810,15 @@ func (x *StreamEvent) GetError() *ProviderError {
 	return nil
 }
 
+func (x *StreamEvent) GetState() *ProviderState {
+	if x != nil {
+		if x, ok := x.Event.(*StreamEvent_State); ok {
+			return x.State
+		}
+	}
+	return nil
+}
+
 type isStreamEvent_Event interface {
 	isStreamEvent_Event()
 }
@@ -815,6 +847,12 @@ type StreamEvent_Error struct {
 	Error *ProviderError `protobuf:"bytes,6,opt,name=error,proto3,oneof"`
 }
 
+type StreamEvent_State struct {
+	// state (protocol 2): the provider-native state of this reply, sent at
+	// most once, before done. The kernel keeps it only for a complete reply.
+	State *ProviderState `protobuf:"bytes,7,opt,name=state,proto3,oneof"`
+}
+
 func (*StreamEvent_Text) isStreamEvent_Event() {}
 
 func (*StreamEvent_Reasoning) isStreamEvent_Event() {}
@@ -827,6 +865,53 @@ func (*StreamEvent_Done) isStreamEvent_Event() {}
 
 func (*StreamEvent_Error) isStreamEvent_Event() {}
 
+func (*StreamEvent_State) isStreamEvent_Event() {}
+
+// ProviderState is opaque provider-native context state.
+type ProviderState struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Data          []byte                 `protobuf:"bytes,1,opt,name=data,proto3" json:"data,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ProviderState) Reset() {
+	*x = ProviderState{}
+	mi := &file_foya_v1_plugin_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ProviderState) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ProviderState) ProtoMessage() {}
+
+func (x *ProviderState) ProtoReflect() protoreflect.Message {
+	mi := &file_foya_v1_plugin_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ProviderState.ProtoReflect.Descriptor instead.
+func (*ProviderState) Descriptor() ([]byte, []int) {
+	return file_foya_v1_plugin_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *ProviderState) GetData() []byte {
+	if x != nil {
+		return x.Data
+	}
+	return nil
+}
+
 type TextDelta struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Text          string                 `protobuf:"bytes,1,opt,name=text,proto3" json:"text,omitempty"`
@@ -836,7 +921,7 @@ type TextDelta struct {
 
 func (x *TextDelta) Reset() {
 	*x = TextDelta{}
-	mi := &file_foya_v1_plugin_proto_msgTypes[10]
+	mi := &file_foya_v1_plugin_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -848,7 +933,7 @@ func (x *TextDelta) String() string {
 func (*TextDelta) ProtoMessage() {}
 
 func (x *TextDelta) ProtoReflect() protoreflect.Message {
-	mi := &file_foya_v1_plugin_proto_msgTypes[10]
+	mi := &file_foya_v1_plugin_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -861,7 +946,7 @@ func (x *TextDelta) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TextDelta.ProtoReflect.Descriptor instead.
 func (*TextDelta) Descriptor() ([]byte, []int) {
-	return file_foya_v1_plugin_proto_rawDescGZIP(), []int{10}
+	return file_foya_v1_plugin_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *TextDelta) GetText() string {
@@ -884,7 +969,7 @@ type ToolCallDelta struct {
 
 func (x *ToolCallDelta) Reset() {
 	*x = ToolCallDelta{}
-	mi := &file_foya_v1_plugin_proto_msgTypes[11]
+	mi := &file_foya_v1_plugin_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -896,7 +981,7 @@ func (x *ToolCallDelta) String() string {
 func (*ToolCallDelta) ProtoMessage() {}
 
 func (x *ToolCallDelta) ProtoReflect() protoreflect.Message {
-	mi := &file_foya_v1_plugin_proto_msgTypes[11]
+	mi := &file_foya_v1_plugin_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -909,7 +994,7 @@ func (x *ToolCallDelta) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolCallDelta.ProtoReflect.Descriptor instead.
 func (*ToolCallDelta) Descriptor() ([]byte, []int) {
-	return file_foya_v1_plugin_proto_rawDescGZIP(), []int{11}
+	return file_foya_v1_plugin_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *ToolCallDelta) GetIndex() int32 {
@@ -941,19 +1026,22 @@ func (x *ToolCallDelta) GetArguments() string {
 }
 
 type Usage struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	InputTokens   int64                  `protobuf:"varint,1,opt,name=input_tokens,json=inputTokens,proto3" json:"input_tokens,omitempty"`
-	OutputTokens  int64                  `protobuf:"varint,2,opt,name=output_tokens,json=outputTokens,proto3" json:"output_tokens,omitempty"`
-	TotalTokens   int64                  `protobuf:"varint,3,opt,name=total_tokens,json=totalTokens,proto3" json:"total_tokens,omitempty"`
-	CachedTokens  int64                  `protobuf:"varint,4,opt,name=cached_tokens,json=cachedTokens,proto3" json:"cached_tokens,omitempty"`
-	Model         string                 `protobuf:"bytes,5,opt,name=model,proto3" json:"model,omitempty"` // the model that actually answered
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	state        protoimpl.MessageState `protogen:"open.v1"`
+	InputTokens  int64                  `protobuf:"varint,1,opt,name=input_tokens,json=inputTokens,proto3" json:"input_tokens,omitempty"`
+	OutputTokens int64                  `protobuf:"varint,2,opt,name=output_tokens,json=outputTokens,proto3" json:"output_tokens,omitempty"`
+	TotalTokens  int64                  `protobuf:"varint,3,opt,name=total_tokens,json=totalTokens,proto3" json:"total_tokens,omitempty"`
+	CachedTokens int64                  `protobuf:"varint,4,opt,name=cached_tokens,json=cachedTokens,proto3" json:"cached_tokens,omitempty"`
+	Model        string                 `protobuf:"bytes,5,opt,name=model,proto3" json:"model,omitempty"` // the model that actually answered
+	// cache_write_tokens (protocol 2): input tokens written to the prompt
+	// cache, a subset of input_tokens.
+	CacheWriteTokens int64 `protobuf:"varint,6,opt,name=cache_write_tokens,json=cacheWriteTokens,proto3" json:"cache_write_tokens,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *Usage) Reset() {
 	*x = Usage{}
-	mi := &file_foya_v1_plugin_proto_msgTypes[12]
+	mi := &file_foya_v1_plugin_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -965,7 +1053,7 @@ func (x *Usage) String() string {
 func (*Usage) ProtoMessage() {}
 
 func (x *Usage) ProtoReflect() protoreflect.Message {
-	mi := &file_foya_v1_plugin_proto_msgTypes[12]
+	mi := &file_foya_v1_plugin_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -978,7 +1066,7 @@ func (x *Usage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Usage.ProtoReflect.Descriptor instead.
 func (*Usage) Descriptor() ([]byte, []int) {
-	return file_foya_v1_plugin_proto_rawDescGZIP(), []int{12}
+	return file_foya_v1_plugin_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *Usage) GetInputTokens() int64 {
@@ -1016,6 +1104,13 @@ func (x *Usage) GetModel() string {
 	return ""
 }
 
+func (x *Usage) GetCacheWriteTokens() int64 {
+	if x != nil {
+		return x.CacheWriteTokens
+	}
+	return 0
+}
+
 type Done struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	FinishReason  string                 `protobuf:"bytes,1,opt,name=finish_reason,json=finishReason,proto3" json:"finish_reason,omitempty"`
@@ -1025,7 +1120,7 @@ type Done struct {
 
 func (x *Done) Reset() {
 	*x = Done{}
-	mi := &file_foya_v1_plugin_proto_msgTypes[13]
+	mi := &file_foya_v1_plugin_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1037,7 +1132,7 @@ func (x *Done) String() string {
 func (*Done) ProtoMessage() {}
 
 func (x *Done) ProtoReflect() protoreflect.Message {
-	mi := &file_foya_v1_plugin_proto_msgTypes[13]
+	mi := &file_foya_v1_plugin_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1050,7 +1145,7 @@ func (x *Done) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Done.ProtoReflect.Descriptor instead.
 func (*Done) Descriptor() ([]byte, []int) {
-	return file_foya_v1_plugin_proto_rawDescGZIP(), []int{13}
+	return file_foya_v1_plugin_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *Done) GetFinishReason() string {
@@ -1074,7 +1169,7 @@ type ProviderError struct {
 
 func (x *ProviderError) Reset() {
 	*x = ProviderError{}
-	mi := &file_foya_v1_plugin_proto_msgTypes[14]
+	mi := &file_foya_v1_plugin_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1086,7 +1181,7 @@ func (x *ProviderError) String() string {
 func (*ProviderError) ProtoMessage() {}
 
 func (x *ProviderError) ProtoReflect() protoreflect.Message {
-	mi := &file_foya_v1_plugin_proto_msgTypes[14]
+	mi := &file_foya_v1_plugin_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1099,7 +1194,7 @@ func (x *ProviderError) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ProviderError.ProtoReflect.Descriptor instead.
 func (*ProviderError) Descriptor() ([]byte, []int) {
-	return file_foya_v1_plugin_proto_rawDescGZIP(), []int{14}
+	return file_foya_v1_plugin_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *ProviderError) GetCategory() ErrorCategory {
@@ -1140,7 +1235,7 @@ type CompleteRequest struct {
 
 func (x *CompleteRequest) Reset() {
 	*x = CompleteRequest{}
-	mi := &file_foya_v1_plugin_proto_msgTypes[15]
+	mi := &file_foya_v1_plugin_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1152,7 +1247,7 @@ func (x *CompleteRequest) String() string {
 func (*CompleteRequest) ProtoMessage() {}
 
 func (x *CompleteRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foya_v1_plugin_proto_msgTypes[15]
+	mi := &file_foya_v1_plugin_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1165,7 +1260,7 @@ func (x *CompleteRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompleteRequest.ProtoReflect.Descriptor instead.
 func (*CompleteRequest) Descriptor() ([]byte, []int) {
-	return file_foya_v1_plugin_proto_rawDescGZIP(), []int{15}
+	return file_foya_v1_plugin_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *CompleteRequest) GetEndpoint() *Endpoint {
@@ -1183,17 +1278,19 @@ func (x *CompleteRequest) GetRequest() *Request {
 }
 
 type CompleteResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Text          string                 `protobuf:"bytes,1,opt,name=text,proto3" json:"text,omitempty"`
-	FinishReason  string                 `protobuf:"bytes,2,opt,name=finish_reason,json=finishReason,proto3" json:"finish_reason,omitempty"`
-	Usage         *Usage                 `protobuf:"bytes,3,opt,name=usage,proto3" json:"usage,omitempty"`
+	state        protoimpl.MessageState `protogen:"open.v1"`
+	Text         string                 `protobuf:"bytes,1,opt,name=text,proto3" json:"text,omitempty"`
+	FinishReason string                 `protobuf:"bytes,2,opt,name=finish_reason,json=finishReason,proto3" json:"finish_reason,omitempty"`
+	Usage        *Usage                 `protobuf:"bytes,3,opt,name=usage,proto3" json:"usage,omitempty"`
+	// state (protocol 2) is set by CompactContext.
+	State         []byte `protobuf:"bytes,4,opt,name=state,proto3" json:"state,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *CompleteResponse) Reset() {
 	*x = CompleteResponse{}
-	mi := &file_foya_v1_plugin_proto_msgTypes[16]
+	mi := &file_foya_v1_plugin_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1205,7 +1302,7 @@ func (x *CompleteResponse) String() string {
 func (*CompleteResponse) ProtoMessage() {}
 
 func (x *CompleteResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foya_v1_plugin_proto_msgTypes[16]
+	mi := &file_foya_v1_plugin_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1218,7 +1315,7 @@ func (x *CompleteResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompleteResponse.ProtoReflect.Descriptor instead.
 func (*CompleteResponse) Descriptor() ([]byte, []int) {
-	return file_foya_v1_plugin_proto_rawDescGZIP(), []int{16}
+	return file_foya_v1_plugin_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *CompleteResponse) GetText() string {
@@ -1242,6 +1339,13 @@ func (x *CompleteResponse) GetUsage() *Usage {
 	return nil
 }
 
+func (x *CompleteResponse) GetState() []byte {
+	if x != nil {
+		return x.State
+	}
+	return nil
+}
+
 type ListModelsRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Endpoint      *Endpoint              `protobuf:"bytes,1,opt,name=endpoint,proto3" json:"endpoint,omitempty"`
@@ -1251,7 +1355,7 @@ type ListModelsRequest struct {
 
 func (x *ListModelsRequest) Reset() {
 	*x = ListModelsRequest{}
-	mi := &file_foya_v1_plugin_proto_msgTypes[17]
+	mi := &file_foya_v1_plugin_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1263,7 +1367,7 @@ func (x *ListModelsRequest) String() string {
 func (*ListModelsRequest) ProtoMessage() {}
 
 func (x *ListModelsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foya_v1_plugin_proto_msgTypes[17]
+	mi := &file_foya_v1_plugin_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1276,7 +1380,7 @@ func (x *ListModelsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListModelsRequest.ProtoReflect.Descriptor instead.
 func (*ListModelsRequest) Descriptor() ([]byte, []int) {
-	return file_foya_v1_plugin_proto_rawDescGZIP(), []int{17}
+	return file_foya_v1_plugin_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *ListModelsRequest) GetEndpoint() *Endpoint {
@@ -1297,7 +1401,7 @@ type Generation struct {
 
 func (x *Generation) Reset() {
 	*x = Generation{}
-	mi := &file_foya_v1_plugin_proto_msgTypes[18]
+	mi := &file_foya_v1_plugin_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1309,7 +1413,7 @@ func (x *Generation) String() string {
 func (*Generation) ProtoMessage() {}
 
 func (x *Generation) ProtoReflect() protoreflect.Message {
-	mi := &file_foya_v1_plugin_proto_msgTypes[18]
+	mi := &file_foya_v1_plugin_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1322,7 +1426,7 @@ func (x *Generation) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Generation.ProtoReflect.Descriptor instead.
 func (*Generation) Descriptor() ([]byte, []int) {
-	return file_foya_v1_plugin_proto_rawDescGZIP(), []int{18}
+	return file_foya_v1_plugin_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *Generation) GetImage() bool {
@@ -1363,7 +1467,7 @@ type Capabilities struct {
 
 func (x *Capabilities) Reset() {
 	*x = Capabilities{}
-	mi := &file_foya_v1_plugin_proto_msgTypes[19]
+	mi := &file_foya_v1_plugin_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1375,7 +1479,7 @@ func (x *Capabilities) String() string {
 func (*Capabilities) ProtoMessage() {}
 
 func (x *Capabilities) ProtoReflect() protoreflect.Message {
-	mi := &file_foya_v1_plugin_proto_msgTypes[19]
+	mi := &file_foya_v1_plugin_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1388,7 +1492,7 @@ func (x *Capabilities) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Capabilities.ProtoReflect.Descriptor instead.
 func (*Capabilities) Descriptor() ([]byte, []int) {
-	return file_foya_v1_plugin_proto_rawDescGZIP(), []int{19}
+	return file_foya_v1_plugin_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *Capabilities) GetContextWindow() int64 {
@@ -1457,7 +1561,7 @@ type Model struct {
 
 func (x *Model) Reset() {
 	*x = Model{}
-	mi := &file_foya_v1_plugin_proto_msgTypes[20]
+	mi := &file_foya_v1_plugin_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1469,7 +1573,7 @@ func (x *Model) String() string {
 func (*Model) ProtoMessage() {}
 
 func (x *Model) ProtoReflect() protoreflect.Message {
-	mi := &file_foya_v1_plugin_proto_msgTypes[20]
+	mi := &file_foya_v1_plugin_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1482,7 +1586,7 @@ func (x *Model) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Model.ProtoReflect.Descriptor instead.
 func (*Model) Descriptor() ([]byte, []int) {
-	return file_foya_v1_plugin_proto_rawDescGZIP(), []int{20}
+	return file_foya_v1_plugin_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *Model) GetId() string {
@@ -1508,7 +1612,7 @@ type ListModelsResponse struct {
 
 func (x *ListModelsResponse) Reset() {
 	*x = ListModelsResponse{}
-	mi := &file_foya_v1_plugin_proto_msgTypes[21]
+	mi := &file_foya_v1_plugin_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1520,7 +1624,7 @@ func (x *ListModelsResponse) String() string {
 func (*ListModelsResponse) ProtoMessage() {}
 
 func (x *ListModelsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foya_v1_plugin_proto_msgTypes[21]
+	mi := &file_foya_v1_plugin_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1533,7 +1637,7 @@ func (x *ListModelsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListModelsResponse.ProtoReflect.Descriptor instead.
 func (*ListModelsResponse) Descriptor() ([]byte, []int) {
-	return file_foya_v1_plugin_proto_rawDescGZIP(), []int{21}
+	return file_foya_v1_plugin_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *ListModelsResponse) GetModels() []*Model {
@@ -1553,7 +1657,7 @@ type ResolveCapabilitiesRequest struct {
 
 func (x *ResolveCapabilitiesRequest) Reset() {
 	*x = ResolveCapabilitiesRequest{}
-	mi := &file_foya_v1_plugin_proto_msgTypes[22]
+	mi := &file_foya_v1_plugin_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1565,7 +1669,7 @@ func (x *ResolveCapabilitiesRequest) String() string {
 func (*ResolveCapabilitiesRequest) ProtoMessage() {}
 
 func (x *ResolveCapabilitiesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foya_v1_plugin_proto_msgTypes[22]
+	mi := &file_foya_v1_plugin_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1578,7 +1682,7 @@ func (x *ResolveCapabilitiesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResolveCapabilitiesRequest.ProtoReflect.Descriptor instead.
 func (*ResolveCapabilitiesRequest) Descriptor() ([]byte, []int) {
-	return file_foya_v1_plugin_proto_rawDescGZIP(), []int{22}
+	return file_foya_v1_plugin_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *ResolveCapabilitiesRequest) GetEndpoint() *Endpoint {
@@ -1606,7 +1710,7 @@ type WebSearchRequest struct {
 
 func (x *WebSearchRequest) Reset() {
 	*x = WebSearchRequest{}
-	mi := &file_foya_v1_plugin_proto_msgTypes[23]
+	mi := &file_foya_v1_plugin_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1618,7 +1722,7 @@ func (x *WebSearchRequest) String() string {
 func (*WebSearchRequest) ProtoMessage() {}
 
 func (x *WebSearchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foya_v1_plugin_proto_msgTypes[23]
+	mi := &file_foya_v1_plugin_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1631,7 +1735,7 @@ func (x *WebSearchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WebSearchRequest.ProtoReflect.Descriptor instead.
 func (*WebSearchRequest) Descriptor() ([]byte, []int) {
-	return file_foya_v1_plugin_proto_rawDescGZIP(), []int{23}
+	return file_foya_v1_plugin_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *WebSearchRequest) GetEndpoint() *Endpoint {
@@ -1665,7 +1769,7 @@ type WebSource struct {
 
 func (x *WebSource) Reset() {
 	*x = WebSource{}
-	mi := &file_foya_v1_plugin_proto_msgTypes[24]
+	mi := &file_foya_v1_plugin_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1677,7 +1781,7 @@ func (x *WebSource) String() string {
 func (*WebSource) ProtoMessage() {}
 
 func (x *WebSource) ProtoReflect() protoreflect.Message {
-	mi := &file_foya_v1_plugin_proto_msgTypes[24]
+	mi := &file_foya_v1_plugin_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1690,7 +1794,7 @@ func (x *WebSource) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WebSource.ProtoReflect.Descriptor instead.
 func (*WebSource) Descriptor() ([]byte, []int) {
-	return file_foya_v1_plugin_proto_rawDescGZIP(), []int{24}
+	return file_foya_v1_plugin_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *WebSource) GetTitle() string {
@@ -1718,7 +1822,7 @@ type WebSearchResponse struct {
 
 func (x *WebSearchResponse) Reset() {
 	*x = WebSearchResponse{}
-	mi := &file_foya_v1_plugin_proto_msgTypes[25]
+	mi := &file_foya_v1_plugin_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1730,7 +1834,7 @@ func (x *WebSearchResponse) String() string {
 func (*WebSearchResponse) ProtoMessage() {}
 
 func (x *WebSearchResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foya_v1_plugin_proto_msgTypes[25]
+	mi := &file_foya_v1_plugin_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1743,7 +1847,7 @@ func (x *WebSearchResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WebSearchResponse.ProtoReflect.Descriptor instead.
 func (*WebSearchResponse) Descriptor() ([]byte, []int) {
-	return file_foya_v1_plugin_proto_rawDescGZIP(), []int{25}
+	return file_foya_v1_plugin_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *WebSearchResponse) GetText() string {
@@ -1777,7 +1881,7 @@ type ToolSetInfo struct {
 
 func (x *ToolSetInfo) Reset() {
 	*x = ToolSetInfo{}
-	mi := &file_foya_v1_plugin_proto_msgTypes[26]
+	mi := &file_foya_v1_plugin_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1789,7 +1893,7 @@ func (x *ToolSetInfo) String() string {
 func (*ToolSetInfo) ProtoMessage() {}
 
 func (x *ToolSetInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_foya_v1_plugin_proto_msgTypes[26]
+	mi := &file_foya_v1_plugin_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1802,7 +1906,7 @@ func (x *ToolSetInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolSetInfo.ProtoReflect.Descriptor instead.
 func (*ToolSetInfo) Descriptor() ([]byte, []int) {
-	return file_foya_v1_plugin_proto_rawDescGZIP(), []int{26}
+	return file_foya_v1_plugin_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *ToolSetInfo) GetVersion() string {
@@ -1831,7 +1935,7 @@ type Tool struct {
 
 func (x *Tool) Reset() {
 	*x = Tool{}
-	mi := &file_foya_v1_plugin_proto_msgTypes[27]
+	mi := &file_foya_v1_plugin_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1843,7 +1947,7 @@ func (x *Tool) String() string {
 func (*Tool) ProtoMessage() {}
 
 func (x *Tool) ProtoReflect() protoreflect.Message {
-	mi := &file_foya_v1_plugin_proto_msgTypes[27]
+	mi := &file_foya_v1_plugin_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1856,7 +1960,7 @@ func (x *Tool) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Tool.ProtoReflect.Descriptor instead.
 func (*Tool) Descriptor() ([]byte, []int) {
-	return file_foya_v1_plugin_proto_rawDescGZIP(), []int{27}
+	return file_foya_v1_plugin_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *Tool) GetName() string {
@@ -1906,7 +2010,7 @@ type ToolCallRequest struct {
 
 func (x *ToolCallRequest) Reset() {
 	*x = ToolCallRequest{}
-	mi := &file_foya_v1_plugin_proto_msgTypes[28]
+	mi := &file_foya_v1_plugin_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1918,7 +2022,7 @@ func (x *ToolCallRequest) String() string {
 func (*ToolCallRequest) ProtoMessage() {}
 
 func (x *ToolCallRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foya_v1_plugin_proto_msgTypes[28]
+	mi := &file_foya_v1_plugin_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1931,7 +2035,7 @@ func (x *ToolCallRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolCallRequest.ProtoReflect.Descriptor instead.
 func (*ToolCallRequest) Descriptor() ([]byte, []int) {
-	return file_foya_v1_plugin_proto_rawDescGZIP(), []int{28}
+	return file_foya_v1_plugin_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *ToolCallRequest) GetSessionId() string {
@@ -2003,7 +2107,7 @@ type ToolCallResponse struct {
 
 func (x *ToolCallResponse) Reset() {
 	*x = ToolCallResponse{}
-	mi := &file_foya_v1_plugin_proto_msgTypes[29]
+	mi := &file_foya_v1_plugin_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2015,7 +2119,7 @@ func (x *ToolCallResponse) String() string {
 func (*ToolCallResponse) ProtoMessage() {}
 
 func (x *ToolCallResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foya_v1_plugin_proto_msgTypes[29]
+	mi := &file_foya_v1_plugin_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2028,7 +2132,7 @@ func (x *ToolCallResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolCallResponse.ProtoReflect.Descriptor instead.
 func (*ToolCallResponse) Descriptor() ([]byte, []int) {
-	return file_foya_v1_plugin_proto_rawDescGZIP(), []int{29}
+	return file_foya_v1_plugin_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *ToolCallResponse) GetText() string {
@@ -2094,7 +2198,7 @@ type ToolFileChange struct {
 
 func (x *ToolFileChange) Reset() {
 	*x = ToolFileChange{}
-	mi := &file_foya_v1_plugin_proto_msgTypes[30]
+	mi := &file_foya_v1_plugin_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2106,7 +2210,7 @@ func (x *ToolFileChange) String() string {
 func (*ToolFileChange) ProtoMessage() {}
 
 func (x *ToolFileChange) ProtoReflect() protoreflect.Message {
-	mi := &file_foya_v1_plugin_proto_msgTypes[30]
+	mi := &file_foya_v1_plugin_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2119,7 +2223,7 @@ func (x *ToolFileChange) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolFileChange.ProtoReflect.Descriptor instead.
 func (*ToolFileChange) Descriptor() ([]byte, []int) {
-	return file_foya_v1_plugin_proto_rawDescGZIP(), []int{30}
+	return file_foya_v1_plugin_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *ToolFileChange) GetPath() string {
@@ -2183,7 +2287,7 @@ type ToolAttachment struct {
 
 func (x *ToolAttachment) Reset() {
 	*x = ToolAttachment{}
-	mi := &file_foya_v1_plugin_proto_msgTypes[31]
+	mi := &file_foya_v1_plugin_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2195,7 +2299,7 @@ func (x *ToolAttachment) String() string {
 func (*ToolAttachment) ProtoMessage() {}
 
 func (x *ToolAttachment) ProtoReflect() protoreflect.Message {
-	mi := &file_foya_v1_plugin_proto_msgTypes[31]
+	mi := &file_foya_v1_plugin_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2208,7 +2312,7 @@ func (x *ToolAttachment) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolAttachment.ProtoReflect.Descriptor instead.
 func (*ToolAttachment) Descriptor() ([]byte, []int) {
-	return file_foya_v1_plugin_proto_rawDescGZIP(), []int{31}
+	return file_foya_v1_plugin_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *ToolAttachment) GetName() string {
@@ -2261,7 +2365,7 @@ const file_foya_v1_plugin_proto_rawDesc = "" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x1d\n" +
 	"\n" +
-	"input_json\x18\x03 \x01(\tR\tinputJson\"\xbf\x01\n" +
+	"input_json\x18\x03 \x01(\tR\tinputJson\"\xd5\x01\n" +
 	"\aMessage\x12\x12\n" +
 	"\x04role\x18\x01 \x01(\tR\x04role\x12.\n" +
 	"\acontent\x18\x02 \x03(\v2\x14.foya.v1.ContentPartR\acontent\x12\x1c\n" +
@@ -2269,7 +2373,8 @@ const file_foya_v1_plugin_proto_rawDesc = "" +
 	"\n" +
 	"tool_calls\x18\x04 \x03(\v2\x11.foya.v1.ToolCallR\ttoolCalls\x12 \n" +
 	"\ftool_call_id\x18\x05 \x01(\tR\n" +
-	"toolCallId\"k\n" +
+	"toolCallId\x12\x14\n" +
+	"\x05state\x18\x06 \x01(\fR\x05state\"k\n" +
 	"\n" +
 	"ToolSchema\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12 \n" +
@@ -2284,28 +2389,32 @@ const file_foya_v1_plugin_proto_rawDesc = "" +
 	"\x05state\x18\x06 \x01(\fR\x05state\"j\n" +
 	"\rStreamRequest\x12-\n" +
 	"\bendpoint\x18\x01 \x01(\v2\x11.foya.v1.EndpointR\bendpoint\x12*\n" +
-	"\arequest\x18\x02 \x01(\v2\x10.foya.v1.RequestR\arequest\"\xa8\x02\n" +
+	"\arequest\x18\x02 \x01(\v2\x10.foya.v1.RequestR\arequest\"\xd8\x02\n" +
 	"\vStreamEvent\x12(\n" +
 	"\x04text\x18\x01 \x01(\v2\x12.foya.v1.TextDeltaH\x00R\x04text\x122\n" +
 	"\treasoning\x18\x02 \x01(\v2\x12.foya.v1.TextDeltaH\x00R\treasoning\x125\n" +
 	"\ttool_call\x18\x03 \x01(\v2\x16.foya.v1.ToolCallDeltaH\x00R\btoolCall\x12&\n" +
 	"\x05usage\x18\x04 \x01(\v2\x0e.foya.v1.UsageH\x00R\x05usage\x12#\n" +
 	"\x04done\x18\x05 \x01(\v2\r.foya.v1.DoneH\x00R\x04done\x12.\n" +
-	"\x05error\x18\x06 \x01(\v2\x16.foya.v1.ProviderErrorH\x00R\x05errorB\a\n" +
-	"\x05event\"\x1f\n" +
+	"\x05error\x18\x06 \x01(\v2\x16.foya.v1.ProviderErrorH\x00R\x05error\x12.\n" +
+	"\x05state\x18\a \x01(\v2\x16.foya.v1.ProviderStateH\x00R\x05stateB\a\n" +
+	"\x05event\"#\n" +
+	"\rProviderState\x12\x12\n" +
+	"\x04data\x18\x01 \x01(\fR\x04data\"\x1f\n" +
 	"\tTextDelta\x12\x12\n" +
 	"\x04text\x18\x01 \x01(\tR\x04text\"g\n" +
 	"\rToolCallDelta\x12\x14\n" +
 	"\x05index\x18\x01 \x01(\x05R\x05index\x12\x0e\n" +
 	"\x02id\x18\x02 \x01(\tR\x02id\x12\x12\n" +
 	"\x04name\x18\x03 \x01(\tR\x04name\x12\x1c\n" +
-	"\targuments\x18\x04 \x01(\tR\targuments\"\xad\x01\n" +
+	"\targuments\x18\x04 \x01(\tR\targuments\"\xdb\x01\n" +
 	"\x05Usage\x12!\n" +
 	"\finput_tokens\x18\x01 \x01(\x03R\vinputTokens\x12#\n" +
 	"\routput_tokens\x18\x02 \x01(\x03R\foutputTokens\x12!\n" +
 	"\ftotal_tokens\x18\x03 \x01(\x03R\vtotalTokens\x12#\n" +
 	"\rcached_tokens\x18\x04 \x01(\x03R\fcachedTokens\x12\x14\n" +
-	"\x05model\x18\x05 \x01(\tR\x05model\"+\n" +
+	"\x05model\x18\x05 \x01(\tR\x05model\x12,\n" +
+	"\x12cache_write_tokens\x18\x06 \x01(\x03R\x10cacheWriteTokens\"+\n" +
 	"\x04Done\x12#\n" +
 	"\rfinish_reason\x18\x01 \x01(\tR\ffinishReason\"\xa4\x01\n" +
 	"\rProviderError\x122\n" +
@@ -2316,11 +2425,12 @@ const file_foya_v1_plugin_proto_rawDesc = "" +
 	"statusCode\"l\n" +
 	"\x0fCompleteRequest\x12-\n" +
 	"\bendpoint\x18\x01 \x01(\v2\x11.foya.v1.EndpointR\bendpoint\x12*\n" +
-	"\arequest\x18\x02 \x01(\v2\x10.foya.v1.RequestR\arequest\"q\n" +
+	"\arequest\x18\x02 \x01(\v2\x10.foya.v1.RequestR\arequest\"\x87\x01\n" +
 	"\x10CompleteResponse\x12\x12\n" +
 	"\x04text\x18\x01 \x01(\tR\x04text\x12#\n" +
 	"\rfinish_reason\x18\x02 \x01(\tR\ffinishReason\x12$\n" +
-	"\x05usage\x18\x03 \x01(\v2\x0e.foya.v1.UsageR\x05usage\"B\n" +
+	"\x05usage\x18\x03 \x01(\v2\x0e.foya.v1.UsageR\x05usage\x12\x14\n" +
+	"\x05state\x18\x04 \x01(\fR\x05state\"B\n" +
 	"\x11ListModelsRequest\x12-\n" +
 	"\bendpoint\x18\x01 \x01(\v2\x11.foya.v1.EndpointR\bendpoint\"{\n" +
 	"\n" +
@@ -2424,7 +2534,7 @@ const file_foya_v1_plugin_proto_rawDesc = "" +
 	"\x1aERROR_CATEGORY_BAD_REQUEST\x10\b\x12\x19\n" +
 	"\x15ERROR_CATEGORY_SERVER\x10\t\x12\x1e\n" +
 	"\x1aERROR_CATEGORY_UNAVAILABLE\x10\n" +
-	"2\xe9\x03\n" +
+	"2\xb0\x04\n" +
 	"\bProvider\x12;\n" +
 	"\bDescribe\x12\x18.foya.v1.DescribeRequest\x1a\x15.foya.v1.ProviderInfo\x128\n" +
 	"\x06Stream\x12\x16.foya.v1.StreamRequest\x1a\x14.foya.v1.StreamEvent0\x01\x12?\n" +
@@ -2433,7 +2543,8 @@ const file_foya_v1_plugin_proto_rawDesc = "" +
 	"\n" +
 	"ListModels\x12\x1a.foya.v1.ListModelsRequest\x1a\x1b.foya.v1.ListModelsResponse\x12Q\n" +
 	"\x13ResolveCapabilities\x12#.foya.v1.ResolveCapabilitiesRequest\x1a\x15.foya.v1.Capabilities\x12B\n" +
-	"\tWebSearch\x12\x19.foya.v1.WebSearchRequest\x1a\x1a.foya.v1.WebSearchResponse2\x80\x01\n" +
+	"\tWebSearch\x12\x19.foya.v1.WebSearchRequest\x1a\x1a.foya.v1.WebSearchResponse\x12E\n" +
+	"\x0eCompactContext\x12\x18.foya.v1.CompleteRequest\x1a\x19.foya.v1.CompleteResponse2\x80\x01\n" +
 	"\x05Tools\x12:\n" +
 	"\bDescribe\x12\x18.foya.v1.DescribeRequest\x1a\x14.foya.v1.ToolSetInfo\x12;\n" +
 	"\x04Call\x12\x18.foya.v1.ToolCallRequest\x1a\x19.foya.v1.ToolCallResponseB7Z5github.com/foya-dev/foya/plugins/proto/foya/v1;foyav1b\x06proto3"
@@ -2451,7 +2562,7 @@ func file_foya_v1_plugin_proto_rawDescGZIP() []byte {
 }
 
 var file_foya_v1_plugin_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_foya_v1_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 33)
+var file_foya_v1_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 34)
 var file_foya_v1_plugin_proto_goTypes = []any{
 	(ErrorCategory)(0),                 // 0: foya.v1.ErrorCategory
 	(*Endpoint)(nil),                   // 1: foya.v1.Endpoint
@@ -2464,82 +2575,86 @@ var file_foya_v1_plugin_proto_goTypes = []any{
 	(*Request)(nil),                    // 8: foya.v1.Request
 	(*StreamRequest)(nil),              // 9: foya.v1.StreamRequest
 	(*StreamEvent)(nil),                // 10: foya.v1.StreamEvent
-	(*TextDelta)(nil),                  // 11: foya.v1.TextDelta
-	(*ToolCallDelta)(nil),              // 12: foya.v1.ToolCallDelta
-	(*Usage)(nil),                      // 13: foya.v1.Usage
-	(*Done)(nil),                       // 14: foya.v1.Done
-	(*ProviderError)(nil),              // 15: foya.v1.ProviderError
-	(*CompleteRequest)(nil),            // 16: foya.v1.CompleteRequest
-	(*CompleteResponse)(nil),           // 17: foya.v1.CompleteResponse
-	(*ListModelsRequest)(nil),          // 18: foya.v1.ListModelsRequest
-	(*Generation)(nil),                 // 19: foya.v1.Generation
-	(*Capabilities)(nil),               // 20: foya.v1.Capabilities
-	(*Model)(nil),                      // 21: foya.v1.Model
-	(*ListModelsResponse)(nil),         // 22: foya.v1.ListModelsResponse
-	(*ResolveCapabilitiesRequest)(nil), // 23: foya.v1.ResolveCapabilitiesRequest
-	(*WebSearchRequest)(nil),           // 24: foya.v1.WebSearchRequest
-	(*WebSource)(nil),                  // 25: foya.v1.WebSource
-	(*WebSearchResponse)(nil),          // 26: foya.v1.WebSearchResponse
-	(*ToolSetInfo)(nil),                // 27: foya.v1.ToolSetInfo
-	(*Tool)(nil),                       // 28: foya.v1.Tool
-	(*ToolCallRequest)(nil),            // 29: foya.v1.ToolCallRequest
-	(*ToolCallResponse)(nil),           // 30: foya.v1.ToolCallResponse
-	(*ToolFileChange)(nil),             // 31: foya.v1.ToolFileChange
-	(*ToolAttachment)(nil),             // 32: foya.v1.ToolAttachment
-	nil,                                // 33: foya.v1.Endpoint.OptionsEntry
+	(*ProviderState)(nil),              // 11: foya.v1.ProviderState
+	(*TextDelta)(nil),                  // 12: foya.v1.TextDelta
+	(*ToolCallDelta)(nil),              // 13: foya.v1.ToolCallDelta
+	(*Usage)(nil),                      // 14: foya.v1.Usage
+	(*Done)(nil),                       // 15: foya.v1.Done
+	(*ProviderError)(nil),              // 16: foya.v1.ProviderError
+	(*CompleteRequest)(nil),            // 17: foya.v1.CompleteRequest
+	(*CompleteResponse)(nil),           // 18: foya.v1.CompleteResponse
+	(*ListModelsRequest)(nil),          // 19: foya.v1.ListModelsRequest
+	(*Generation)(nil),                 // 20: foya.v1.Generation
+	(*Capabilities)(nil),               // 21: foya.v1.Capabilities
+	(*Model)(nil),                      // 22: foya.v1.Model
+	(*ListModelsResponse)(nil),         // 23: foya.v1.ListModelsResponse
+	(*ResolveCapabilitiesRequest)(nil), // 24: foya.v1.ResolveCapabilitiesRequest
+	(*WebSearchRequest)(nil),           // 25: foya.v1.WebSearchRequest
+	(*WebSource)(nil),                  // 26: foya.v1.WebSource
+	(*WebSearchResponse)(nil),          // 27: foya.v1.WebSearchResponse
+	(*ToolSetInfo)(nil),                // 28: foya.v1.ToolSetInfo
+	(*Tool)(nil),                       // 29: foya.v1.Tool
+	(*ToolCallRequest)(nil),            // 30: foya.v1.ToolCallRequest
+	(*ToolCallResponse)(nil),           // 31: foya.v1.ToolCallResponse
+	(*ToolFileChange)(nil),             // 32: foya.v1.ToolFileChange
+	(*ToolAttachment)(nil),             // 33: foya.v1.ToolAttachment
+	nil,                                // 34: foya.v1.Endpoint.OptionsEntry
 }
 var file_foya_v1_plugin_proto_depIdxs = []int32{
-	33, // 0: foya.v1.Endpoint.options:type_name -> foya.v1.Endpoint.OptionsEntry
+	34, // 0: foya.v1.Endpoint.options:type_name -> foya.v1.Endpoint.OptionsEntry
 	4,  // 1: foya.v1.Message.content:type_name -> foya.v1.ContentPart
 	5,  // 2: foya.v1.Message.tool_calls:type_name -> foya.v1.ToolCall
 	6,  // 3: foya.v1.Request.messages:type_name -> foya.v1.Message
 	7,  // 4: foya.v1.Request.tools:type_name -> foya.v1.ToolSchema
 	1,  // 5: foya.v1.StreamRequest.endpoint:type_name -> foya.v1.Endpoint
 	8,  // 6: foya.v1.StreamRequest.request:type_name -> foya.v1.Request
-	11, // 7: foya.v1.StreamEvent.text:type_name -> foya.v1.TextDelta
-	11, // 8: foya.v1.StreamEvent.reasoning:type_name -> foya.v1.TextDelta
-	12, // 9: foya.v1.StreamEvent.tool_call:type_name -> foya.v1.ToolCallDelta
-	13, // 10: foya.v1.StreamEvent.usage:type_name -> foya.v1.Usage
-	14, // 11: foya.v1.StreamEvent.done:type_name -> foya.v1.Done
-	15, // 12: foya.v1.StreamEvent.error:type_name -> foya.v1.ProviderError
-	0,  // 13: foya.v1.ProviderError.category:type_name -> foya.v1.ErrorCategory
-	1,  // 14: foya.v1.CompleteRequest.endpoint:type_name -> foya.v1.Endpoint
-	8,  // 15: foya.v1.CompleteRequest.request:type_name -> foya.v1.Request
-	13, // 16: foya.v1.CompleteResponse.usage:type_name -> foya.v1.Usage
-	1,  // 17: foya.v1.ListModelsRequest.endpoint:type_name -> foya.v1.Endpoint
-	19, // 18: foya.v1.Capabilities.generation:type_name -> foya.v1.Generation
-	20, // 19: foya.v1.Model.capabilities:type_name -> foya.v1.Capabilities
-	21, // 20: foya.v1.ListModelsResponse.models:type_name -> foya.v1.Model
-	1,  // 21: foya.v1.ResolveCapabilitiesRequest.endpoint:type_name -> foya.v1.Endpoint
-	1,  // 22: foya.v1.WebSearchRequest.endpoint:type_name -> foya.v1.Endpoint
-	25, // 23: foya.v1.WebSearchResponse.sources:type_name -> foya.v1.WebSource
-	13, // 24: foya.v1.WebSearchResponse.usage:type_name -> foya.v1.Usage
-	28, // 25: foya.v1.ToolSetInfo.tools:type_name -> foya.v1.Tool
-	31, // 26: foya.v1.ToolCallResponse.file_changes:type_name -> foya.v1.ToolFileChange
-	32, // 27: foya.v1.ToolCallResponse.attachment:type_name -> foya.v1.ToolAttachment
-	2,  // 28: foya.v1.Provider.Describe:input_type -> foya.v1.DescribeRequest
-	9,  // 29: foya.v1.Provider.Stream:input_type -> foya.v1.StreamRequest
-	16, // 30: foya.v1.Provider.Complete:input_type -> foya.v1.CompleteRequest
-	16, // 31: foya.v1.Provider.CompleteDetailed:input_type -> foya.v1.CompleteRequest
-	18, // 32: foya.v1.Provider.ListModels:input_type -> foya.v1.ListModelsRequest
-	23, // 33: foya.v1.Provider.ResolveCapabilities:input_type -> foya.v1.ResolveCapabilitiesRequest
-	24, // 34: foya.v1.Provider.WebSearch:input_type -> foya.v1.WebSearchRequest
-	2,  // 35: foya.v1.Tools.Describe:input_type -> foya.v1.DescribeRequest
-	29, // 36: foya.v1.Tools.Call:input_type -> foya.v1.ToolCallRequest
-	3,  // 37: foya.v1.Provider.Describe:output_type -> foya.v1.ProviderInfo
-	10, // 38: foya.v1.Provider.Stream:output_type -> foya.v1.StreamEvent
-	17, // 39: foya.v1.Provider.Complete:output_type -> foya.v1.CompleteResponse
-	17, // 40: foya.v1.Provider.CompleteDetailed:output_type -> foya.v1.CompleteResponse
-	22, // 41: foya.v1.Provider.ListModels:output_type -> foya.v1.ListModelsResponse
-	20, // 42: foya.v1.Provider.ResolveCapabilities:output_type -> foya.v1.Capabilities
-	26, // 43: foya.v1.Provider.WebSearch:output_type -> foya.v1.WebSearchResponse
-	27, // 44: foya.v1.Tools.Describe:output_type -> foya.v1.ToolSetInfo
-	30, // 45: foya.v1.Tools.Call:output_type -> foya.v1.ToolCallResponse
-	37, // [37:46] is the sub-list for method output_type
-	28, // [28:37] is the sub-list for method input_type
-	28, // [28:28] is the sub-list for extension type_name
-	28, // [28:28] is the sub-list for extension extendee
-	0,  // [0:28] is the sub-list for field type_name
+	12, // 7: foya.v1.StreamEvent.text:type_name -> foya.v1.TextDelta
+	12, // 8: foya.v1.StreamEvent.reasoning:type_name -> foya.v1.TextDelta
+	13, // 9: foya.v1.StreamEvent.tool_call:type_name -> foya.v1.ToolCallDelta
+	14, // 10: foya.v1.StreamEvent.usage:type_name -> foya.v1.Usage
+	15, // 11: foya.v1.StreamEvent.done:type_name -> foya.v1.Done
+	16, // 12: foya.v1.StreamEvent.error:type_name -> foya.v1.ProviderError
+	11, // 13: foya.v1.StreamEvent.state:type_name -> foya.v1.ProviderState
+	0,  // 14: foya.v1.ProviderError.category:type_name -> foya.v1.ErrorCategory
+	1,  // 15: foya.v1.CompleteRequest.endpoint:type_name -> foya.v1.Endpoint
+	8,  // 16: foya.v1.CompleteRequest.request:type_name -> foya.v1.Request
+	14, // 17: foya.v1.CompleteResponse.usage:type_name -> foya.v1.Usage
+	1,  // 18: foya.v1.ListModelsRequest.endpoint:type_name -> foya.v1.Endpoint
+	20, // 19: foya.v1.Capabilities.generation:type_name -> foya.v1.Generation
+	21, // 20: foya.v1.Model.capabilities:type_name -> foya.v1.Capabilities
+	22, // 21: foya.v1.ListModelsResponse.models:type_name -> foya.v1.Model
+	1,  // 22: foya.v1.ResolveCapabilitiesRequest.endpoint:type_name -> foya.v1.Endpoint
+	1,  // 23: foya.v1.WebSearchRequest.endpoint:type_name -> foya.v1.Endpoint
+	26, // 24: foya.v1.WebSearchResponse.sources:type_name -> foya.v1.WebSource
+	14, // 25: foya.v1.WebSearchResponse.usage:type_name -> foya.v1.Usage
+	29, // 26: foya.v1.ToolSetInfo.tools:type_name -> foya.v1.Tool
+	32, // 27: foya.v1.ToolCallResponse.file_changes:type_name -> foya.v1.ToolFileChange
+	33, // 28: foya.v1.ToolCallResponse.attachment:type_name -> foya.v1.ToolAttachment
+	2,  // 29: foya.v1.Provider.Describe:input_type -> foya.v1.DescribeRequest
+	9,  // 30: foya.v1.Provider.Stream:input_type -> foya.v1.StreamRequest
+	17, // 31: foya.v1.Provider.Complete:input_type -> foya.v1.CompleteRequest
+	17, // 32: foya.v1.Provider.CompleteDetailed:input_type -> foya.v1.CompleteRequest
+	19, // 33: foya.v1.Provider.ListModels:input_type -> foya.v1.ListModelsRequest
+	24, // 34: foya.v1.Provider.ResolveCapabilities:input_type -> foya.v1.ResolveCapabilitiesRequest
+	25, // 35: foya.v1.Provider.WebSearch:input_type -> foya.v1.WebSearchRequest
+	17, // 36: foya.v1.Provider.CompactContext:input_type -> foya.v1.CompleteRequest
+	2,  // 37: foya.v1.Tools.Describe:input_type -> foya.v1.DescribeRequest
+	30, // 38: foya.v1.Tools.Call:input_type -> foya.v1.ToolCallRequest
+	3,  // 39: foya.v1.Provider.Describe:output_type -> foya.v1.ProviderInfo
+	10, // 40: foya.v1.Provider.Stream:output_type -> foya.v1.StreamEvent
+	18, // 41: foya.v1.Provider.Complete:output_type -> foya.v1.CompleteResponse
+	18, // 42: foya.v1.Provider.CompleteDetailed:output_type -> foya.v1.CompleteResponse
+	23, // 43: foya.v1.Provider.ListModels:output_type -> foya.v1.ListModelsResponse
+	21, // 44: foya.v1.Provider.ResolveCapabilities:output_type -> foya.v1.Capabilities
+	27, // 45: foya.v1.Provider.WebSearch:output_type -> foya.v1.WebSearchResponse
+	18, // 46: foya.v1.Provider.CompactContext:output_type -> foya.v1.CompleteResponse
+	28, // 47: foya.v1.Tools.Describe:output_type -> foya.v1.ToolSetInfo
+	31, // 48: foya.v1.Tools.Call:output_type -> foya.v1.ToolCallResponse
+	39, // [39:49] is the sub-list for method output_type
+	29, // [29:39] is the sub-list for method input_type
+	29, // [29:29] is the sub-list for extension type_name
+	29, // [29:29] is the sub-list for extension extendee
+	0,  // [0:29] is the sub-list for field type_name
 }
 
 func init() { file_foya_v1_plugin_proto_init() }
@@ -2554,16 +2669,17 @@ func file_foya_v1_plugin_proto_init() {
 		(*StreamEvent_Usage)(nil),
 		(*StreamEvent_Done)(nil),
 		(*StreamEvent_Error)(nil),
+		(*StreamEvent_State)(nil),
 	}
-	file_foya_v1_plugin_proto_msgTypes[18].OneofWrappers = []any{}
 	file_foya_v1_plugin_proto_msgTypes[19].OneofWrappers = []any{}
+	file_foya_v1_plugin_proto_msgTypes[20].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_foya_v1_plugin_proto_rawDesc), len(file_foya_v1_plugin_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   33,
+			NumMessages:   34,
 			NumExtensions: 0,
 			NumServices:   2,
 		},

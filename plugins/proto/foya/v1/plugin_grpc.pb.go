@@ -1,4 +1,14 @@
-// Foya plugin contract, version 1.
+// Foya plugin contract. Handshake protocol version 2; the package stays
+// foya.v1 because version 2 only adds fields and one RPC:
+//
+//   - Message.state, StreamEvent.state and CompleteResponse.state carry
+//     provider-native context state (signed thinking blocks, encrypted
+//     reasoning items, native checkpoints). The kernel persists it with the
+//     reply and hands it back only on the route that produced it.
+//   - CompactContext is the native context compactor (PRV-7).
+//
+// Hosts accept plugins of protocol versions 1 and 2; a version 1 plugin
+// never sees state and cannot declare "native_compactor".
 //
 // Two plugin kinds share this file: a provider (a language model service) and
 // a tool set. Plugins are stateless per connection: every call that talks to a
@@ -34,6 +44,7 @@ const (
 	Provider_ListModels_FullMethodName          = "/foya.v1.Provider/ListModels"
 	Provider_ResolveCapabilities_FullMethodName = "/foya.v1.Provider/ResolveCapabilities"
 	Provider_WebSearch_FullMethodName           = "/foya.v1.Provider/WebSearch"
+	Provider_CompactContext_FullMethodName      = "/foya.v1.Provider/CompactContext"
 )
 
 // ProviderClient is the client API for Provider service.
@@ -50,6 +61,11 @@ type ProviderClient interface {
 	ListModels(ctx context.Context, in *ListModelsRequest, opts ...grpc.CallOption) (*ListModelsResponse, error)
 	ResolveCapabilities(ctx context.Context, in *ResolveCapabilitiesRequest, opts ...grpc.CallOption) (*Capabilities, error)
 	WebSearch(ctx context.Context, in *WebSearchRequest, opts ...grpc.CallOption) (*WebSearchResponse, error)
+	// CompactContext (protocol 2, capability "native_compactor") compacts the
+	// request's history natively. The response's state stands for that
+	// history in later requests on the same route (Request.state); text is an
+	// optional human-readable summary.
+	CompactContext(ctx context.Context, in *CompleteRequest, opts ...grpc.CallOption) (*CompleteResponse, error)
 }
 
 type providerClient struct {
@@ -139,6 +155,16 @@ func (c *providerClient) WebSearch(ctx context.Context, in *WebSearchRequest, op
 	return out, nil
 }
 
+func (c *providerClient) CompactContext(ctx context.Context, in *CompleteRequest, opts ...grpc.CallOption) (*CompleteResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(CompleteResponse)
+	err := c.cc.Invoke(ctx, Provider_CompactContext_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // ProviderServer is the server API for Provider service.
 // All implementations must embed UnimplementedProviderServer
 // for forward compatibility.
@@ -153,6 +179,11 @@ type ProviderServer interface {
 	ListModels(context.Context, *ListModelsRequest) (*ListModelsResponse, error)
 	ResolveCapabilities(context.Context, *ResolveCapabilitiesRequest) (*Capabilities, error)
 	WebSearch(context.Context, *WebSearchRequest) (*WebSearchResponse, error)
+	// CompactContext (protocol 2, capability "native_compactor") compacts the
+	// request's history natively. The response's state stands for that
+	// history in later requests on the same route (Request.state); text is an
+	// optional human-readable summary.
+	CompactContext(context.Context, *CompleteRequest) (*CompleteResponse, error)
 	mustEmbedUnimplementedProviderServer()
 }
 
@@ -183,6 +214,9 @@ func (UnimplementedProviderServer) ResolveCapabilities(context.Context, *Resolve
 }
 func (UnimplementedProviderServer) WebSearch(context.Context, *WebSearchRequest) (*WebSearchResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method WebSearch not implemented")
+}
+func (UnimplementedProviderServer) CompactContext(context.Context, *CompleteRequest) (*CompleteResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method CompactContext not implemented")
 }
 func (UnimplementedProviderServer) mustEmbedUnimplementedProviderServer() {}
 func (UnimplementedProviderServer) testEmbeddedByValue()                  {}
@@ -324,6 +358,24 @@ func _Provider_WebSearch_Handler(srv interface{}, ctx context.Context, dec func(
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Provider_CompactContext_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(CompleteRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ProviderServer).CompactContext(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Provider_CompactContext_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ProviderServer).CompactContext(ctx, req.(*CompleteRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Provider_ServiceDesc is the grpc.ServiceDesc for Provider service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -354,6 +406,10 @@ var Provider_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "WebSearch",
 			Handler:    _Provider_WebSearch_Handler,
+		},
+		{
+			MethodName: "CompactContext",
+			Handler:    _Provider_CompactContext_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

@@ -1,0 +1,189 @@
+package core
+
+import (
+	"context"
+	"net/url"
+	"slices"
+	"strings"
+)
+
+// MCPTransport is how the kernel reaches an MCP server.
+type MCPTransport string
+
+// MCP transports.
+const (
+	// MCPStdio runs the server as a child process of the kernel and speaks
+	// JSON-RPC over its stdin and stdout.
+	MCPStdio MCPTransport = "stdio"
+	// MCPHTTP speaks Streamable HTTP to a URL.
+	MCPHTTP MCPTransport = "http"
+)
+
+// MCPStatus is the connection state of an MCP server.
+type MCPStatus string
+
+// MCP server states.
+const (
+	MCPStarting MCPStatus = "starting"
+	MCPReady    MCPStatus = "ready"
+	MCPFailed   MCPStatus = "failed"
+	MCPDisabled MCPStatus = "disabled"
+)
+
+// DefaultMCPTimeout is the per-call timeout, in seconds, of a server that
+// sets none.
+const DefaultMCPTimeout = 60
+
+// MaxMCPTimeout bounds timeoutSeconds.
+const MaxMCPTimeout = 3600
+
+// KeyValue is one environment variable or HTTP header. Values of MCP
+// servers are secrets: they are stored, never shown.
+type KeyValue struct {
+	Key   string `json:"key"`
+	Value string `json:"value"`
+}
+
+// MCPServerConfig is one configured MCP server, secrets included. It lives
+// only in the MCP store and the MCP runtime; everything shown is an
+// MCPServer.
+type MCPServerConfig struct {
+	ID        string       `json:"id"`
+	Name      string       `json:"name"`
+	Transport MCPTransport `json:"transport"`
+	Command   string       `json:"command,omitempty"`
+	Args      []string     `json:"args,omitempty"`
+	Env       []KeyValue   `json:"env,omitempty"`
+	URL       string       `json:"url,omitempty"`
+	Headers   []KeyValue   `json:"headers,omitempty"`
+	Enabled   bool         `json:"enabled"`
+	// TimeoutSeconds bounds one tool call; 0 means DefaultMCPTimeout.
+	TimeoutSeconds int `json:"timeoutSeconds,omitempty"`
+}
+
+// CallTimeoutSeconds is the effective per-call timeout.
+func (c MCPServerConfig) CallTimeoutSeconds() int {
+	if c.TimeoutSeconds <= 0 {
+		return DefaultMCPTimeout
+	}
+	return c.TimeoutSeconds
+}
+
+func (c MCPServerConfig) clone() MCPServerConfig {
+	c.Args = slices.Clone(c.Args)
+	c.Env = slices.Clone(c.Env)
+	c.Headers = slices.Clone(c.Headers)
+	return c
+}
+
+// MCPToolState is one tool a server offers, as listed by the server.
+type MCPToolState struct {
+	Name        string
+	Description string
+	// ReadOnly is the tool's readOnlyHint annotation.
+	ReadOnly bool
+}
+
+// MCPServerState is what the runtime knows about a running server.
+type MCPServerState struct {
+	Status MCPStatus
+	// Error says why the server failed, or why the last attempt did while
+	// it is starting again.
+	Error           string
+	ProtocolVersion string
+	Tools           []MCPToolState
+}
+
+// MCPServer is the public view of a server: its configuration without
+// secret values (only the names of env variables and headers) and its
+// state.
+type MCPServer struct {
+	ID             string
+	Name           string
+	Transport      MCPTransport
+	Command        string
+	Args           []string
+	URL            string
+	EnvKeys        []string
+	HeaderKeys     []string
+	Enabled        bool
+	TimeoutSeconds int
+	MCPServerState
+}
+
+// MCPServerInput creates or updates an MCP server; it mirrors the GraphQL
+// McpServerInput. On update, nil fields keep the stored values (Env and
+// Headers included: their values cannot be read back, so leaving them out
+// keeps them, and a given list replaces them whole).
+type MCPServerInput struct {
+	Name           string
+	Transport      MCPTransport
+	Command        *string
+	Args           []string
+	Env            []KeyValue
+	URL            *string
+	Headers        []KeyValue
+	Enabled        *bool
+	TimeoutSeconds *int
+}
+
+// MCPStore persists the MCP servers, secrets included. Load of an empty
+// store returns nil; Save replaces everything atomically.
+type MCPStore interface {
+	Load(ctx context.Context) ([]MCPServerConfig, error)
+	Save(ctx context.Context, servers []MCPServerConfig) error
+}
+
+// MCPRuntime connects to MCP servers and reports their state. Apply makes
+// the running set match servers (starting new and enabled ones, stopping
+// removed and disabled ones, restarting changed ones); it must not block on
+// a server coming up. It must not call back into the MCPService
+// synchronously.
+type MCPRuntime interface {
+	Apply(ctx context.Context, servers []MCPServerConfig)
+	// Restart stops and starts one server again, clearing a FAILED state.
+	Restart(ctx context.Context, id string) error
+	// State returns the server's state; an unknown id is STARTING.
+	State(id string) MCPServerState
+}
+
+func keysOf(kvs []KeyValue) []string {
+	out := make([]string, 0, len(kvs))
+	for _, kv := range kvs {
+		out = append(out, kv.Key)
+	}
+	return out
+}
+
+// redactMCP is the public view of a configured server.
+func redactMCP(c MCPServerConfig, st MCPServerState) MCPServer {
+	s := MCPServer{
+		ID: c.ID, Name: c.Name, Transport: c.Transport, Command: c.Command, Args: slices.Clone(c.Args),
+		URL: redactMCPURL(c.URL), EnvKeys: keysOf(c.Env), HeaderKeys: keysOf(c.Headers), Enabled: c.Enabled,
+		TimeoutSeconds: c.CallTimeoutSeconds(), MCPServerState: st,
+	}
+	if s.Args == nil {
+		s.Args = []string{}
+	}
+	if !c.Enabled {
+		s.MCPServerState = MCPServerState{Status: MCPDisabled}
+	}
+	s.Tools = slices.Clone(s.Tools)
+	slices.SortFunc(s.Tools, func(a, b MCPToolState) int { return strings.Compare(a.Name, b.Name) })
+	return s
+}
+
+// redactMCPURL hides credentials and query values of a server URL (some
+// hosted servers take their key as a query parameter); names stay.
+func redactMCPURL(raw string) string {
+	u, err := url.Parse(redactURL(raw))
+	if err != nil || u.RawQuery == "" {
+		return redactURL(raw)
+	}
+	q := u.Query()
+	for k := range q {
+		q[k] = []string{"redacted"}
+	}
+	u.RawQuery = q.Encode()
+	return u.String()
+}

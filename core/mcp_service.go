@@ -1,0 +1,309 @@
+package core
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+	"unicode"
+)
+
+// MCPServiceConfig wires an MCPService.
+type MCPServiceConfig struct {
+	Store   MCPStore
+	Runtime MCPRuntime
+	// Broker receives catalog_updated on every change; optional.
+	Broker *Broker
+	Logger *slog.Logger
+}
+
+// MCPService is the catalog of MCP servers: kernel configuration kept in
+// the MCP store, applied to the MCP runtime. Every mutation validates,
+// saves, applies and then broadcasts catalog_updated; one that fails
+// changes nothing. It is safe for concurrent use.
+type MCPService struct {
+	store   MCPStore
+	runtime MCPRuntime
+	broker  *Broker
+	log     *slog.Logger
+
+	mu      sync.Mutex
+	servers []MCPServerConfig
+}
+
+// NewMCPService loads the stored servers and starts the enabled ones.
+func NewMCPService(ctx context.Context, cfg MCPServiceConfig) (*MCPService, error) {
+	if cfg.Store == nil || cfg.Runtime == nil {
+		return nil, errors.New("mcp service: store and runtime are required")
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	servers, err := cfg.Store.Load(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("load mcp servers: %w", err)
+	}
+	s := &MCPService{store: cfg.Store, runtime: cfg.Runtime, broker: cfg.Broker, log: log, servers: servers}
+	s.runtime.Apply(ctx, s.snapshot())
+	return s, nil
+}
+
+func (s *MCPService) snapshot() []MCPServerConfig {
+	out := make([]MCPServerConfig, len(s.servers))
+	for i, c := range s.servers {
+		out[i] = c.clone()
+	}
+	return out
+}
+
+// List returns every server, in creation order.
+func (s *MCPService) List(ctx context.Context) []MCPServer {
+	s.mu.Lock()
+	servers := s.snapshot()
+	s.mu.Unlock()
+	out := make([]MCPServer, len(servers))
+	for i, c := range servers {
+		out[i] = redactMCP(c, s.runtime.State(c.ID))
+	}
+	return out
+}
+
+// Server returns one server; NOT_FOUND when missing.
+func (s *MCPService) Server(ctx context.Context, id string) (MCPServer, error) {
+	s.mu.Lock()
+	i := s.index(id)
+	var c MCPServerConfig
+	if i >= 0 {
+		c = s.servers[i].clone()
+	}
+	s.mu.Unlock()
+	if i < 0 {
+		return MCPServer{}, Errorf(CodeNotFound, "MCP server %s not found", id)
+	}
+	return redactMCP(c, s.runtime.State(c.ID)), nil
+}
+
+func (s *MCPService) index(id string) int {
+	return slices.IndexFunc(s.servers, func(c MCPServerConfig) bool { return c.ID == id })
+}
+
+// Create adds a server and starts it when enabled (the default).
+func (s *MCPService) Create(ctx context.Context, in MCPServerInput) (MCPServer, error) {
+	c := MCPServerConfig{ID: NewID("mcp"), Enabled: true}
+	applyMCPInput(&c, in, true)
+	return s.commit(ctx, c.ID, func(list []MCPServerConfig) ([]MCPServerConfig, error) {
+		if err := validateMCP(c, list); err != nil {
+			return nil, err
+		}
+		return append(list, c), nil
+	})
+}
+
+// Update changes a server; a running server is restarted with the new
+// configuration.
+func (s *MCPService) Update(ctx context.Context, id string, in MCPServerInput) (MCPServer, error) {
+	return s.commit(ctx, id, func(list []MCPServerConfig) ([]MCPServerConfig, error) {
+		i := slices.IndexFunc(list, func(c MCPServerConfig) bool { return c.ID == id })
+		if i < 0 {
+			return nil, Errorf(CodeNotFound, "MCP server %s not found", id)
+		}
+		c := list[i].clone()
+		applyMCPInput(&c, in, false)
+		if err := validateMCP(c, slices.Delete(slices.Clone(list), i, i+1)); err != nil {
+			return nil, err
+		}
+		list[i] = c
+		return list, nil
+	})
+}
+
+// Delete removes a server and stops it.
+func (s *MCPService) Delete(ctx context.Context, id string) error {
+	_, err := s.commit(ctx, "", func(list []MCPServerConfig) ([]MCPServerConfig, error) {
+		i := slices.IndexFunc(list, func(c MCPServerConfig) bool { return c.ID == id })
+		if i < 0 {
+			return nil, Errorf(CodeNotFound, "MCP server %s not found", id)
+		}
+		return slices.Delete(list, i, i+1), nil
+	})
+	if err == nil {
+		s.Changed(id)
+	}
+	return err
+}
+
+// Restart stops and starts a server again (clearing FAILED). A disabled
+// server is a CONFLICT: enable it with updateMcpServer instead.
+func (s *MCPService) Restart(ctx context.Context, id string) (MCPServer, error) {
+	srv, err := s.Server(ctx, id)
+	if err != nil {
+		return MCPServer{}, err
+	}
+	if !srv.Enabled {
+		return MCPServer{}, Errorf(CodeConflict, "MCP server %q is disabled; enable it with updateMcpServer(input: {enabled: true})", srv.Name)
+	}
+	if err := s.runtime.Restart(ctx, id); err != nil {
+		return MCPServer{}, err
+	}
+	s.Changed(id)
+	return s.Server(ctx, id)
+}
+
+// commit runs a mutation on a copy of the list, saves it, applies it to the
+// runtime and broadcasts the change; returns server id (when not empty).
+func (s *MCPService) commit(ctx context.Context, id string, mutate func([]MCPServerConfig) ([]MCPServerConfig, error)) (MCPServer, error) {
+	s.mu.Lock()
+	next, err := mutate(s.snapshot())
+	if err != nil {
+		s.mu.Unlock()
+		return MCPServer{}, err
+	}
+	if err := s.store.Save(ctx, next); err != nil {
+		s.mu.Unlock()
+		return MCPServer{}, fmt.Errorf("save mcp servers: %w", err)
+	}
+	s.servers = next
+	snap := s.snapshot()
+	s.mu.Unlock()
+	s.runtime.Apply(ctx, snap)
+	if id == "" {
+		return MCPServer{}, nil
+	}
+	s.Changed(id)
+	return s.Server(ctx, id)
+}
+
+// Changed broadcasts catalog_updated for a server; the runtime calls it on
+// every status change.
+func (s *MCPService) Changed(id string) {
+	if s.broker != nil {
+		s.broker.PublishKernel(KernelEvent{Type: KernelCatalogUpdated, McpServerID: id, At: time.Now().UTC()})
+	}
+}
+
+func applyMCPInput(c *MCPServerConfig, in MCPServerInput, create bool) {
+	c.Name = strings.TrimSpace(in.Name)
+	if c.Transport != in.Transport && !create {
+		// A transport change drops what only the old transport used.
+		c.Command, c.Args, c.Env, c.URL, c.Headers = "", nil, nil, "", nil
+	}
+	c.Transport = in.Transport
+	if in.Command != nil {
+		c.Command = strings.TrimSpace(*in.Command)
+	}
+	if in.Args != nil {
+		c.Args = slices.Clone(in.Args)
+	}
+	if in.Env != nil {
+		c.Env = slices.Clone(in.Env)
+	}
+	if in.URL != nil {
+		c.URL = strings.TrimSpace(*in.URL)
+	}
+	if in.Headers != nil {
+		c.Headers = slices.Clone(in.Headers)
+	}
+	if in.Enabled != nil {
+		c.Enabled = *in.Enabled
+	}
+	if in.TimeoutSeconds != nil {
+		c.TimeoutSeconds = *in.TimeoutSeconds
+	}
+}
+
+var headerNameRE = regexp.MustCompile("^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
+
+// validateMCP checks a server as it would be stored against the others;
+// BAD_INPUT names the field, CONFLICT a duplicate name. Messages never
+// contain env or header values.
+func validateMCP(c MCPServerConfig, others []MCPServerConfig) error {
+	var p problems
+	switch {
+	case c.Name == "":
+		p.add("input.name", "must not be empty")
+	case len([]rune(c.Name)) > 64:
+		p.add("input.name", "at most 64 characters")
+	case strings.ContainsFunc(c.Name, func(r rune) bool { return !unicode.IsPrint(r) }):
+		p.add("input.name", "must not contain control characters")
+	}
+	switch c.Transport {
+	case MCPStdio:
+		if c.Command == "" {
+			p.add("input.command", "required for a STDIO server: the program to run, e.g. npx")
+		}
+		if c.URL != "" {
+			p.add("input.url", "only HTTP servers have a URL")
+		}
+		if len(c.Headers) > 0 {
+			p.add("input.headers", "only HTTP servers send headers; use env for a STDIO server")
+		}
+	case MCPHTTP:
+		u, err := url.Parse(c.URL)
+		switch {
+		case c.URL == "":
+			p.add("input.url", "required for an HTTP server: its Streamable HTTP endpoint, e.g. https://example.com/mcp")
+		case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Hostname() == "":
+			p.add("input.url", "must be an http or https URL with a host")
+		case u.User != nil:
+			p.add("input.url", "must not contain credentials; send them with headers")
+		}
+		if c.Command != "" || len(c.Args) > 0 {
+			p.add("input.command", "only STDIO servers run a command")
+		}
+		if len(c.Env) > 0 {
+			p.add("input.env", "only STDIO servers get an environment; use headers for an HTTP server")
+		}
+	default:
+		p.add("input.transport", "unknown transport %q (known: STDIO, HTTP)", c.Transport)
+	}
+	for _, a := range c.Args {
+		if strings.ContainsRune(a, 0) {
+			p.add("input.args", "must not contain NUL bytes")
+			break
+		}
+	}
+	seen := map[string]bool{}
+	for _, kv := range c.Env {
+		switch {
+		case !envNameRE.MatchString(kv.Key):
+			p.add("input.env", "key %q: letters, digits and underscores, not starting with a digit", kv.Key)
+		case seen[kv.Key]:
+			p.add("input.env", "key %q given twice", kv.Key)
+		case strings.ContainsRune(kv.Value, 0):
+			p.add("input.env", "value of %q must not contain NUL bytes", kv.Key)
+		}
+		seen[kv.Key] = true
+	}
+	seen = map[string]bool{}
+	for _, kv := range c.Headers {
+		k := strings.ToLower(kv.Key)
+		switch {
+		case !headerNameRE.MatchString(kv.Key):
+			p.add("input.headers", "key %q is not a valid HTTP header name", kv.Key)
+		case seen[k]:
+			p.add("input.headers", "key %q given twice", kv.Key)
+		case strings.ContainsAny(kv.Value, "\r\n\x00"):
+			p.add("input.headers", "value of %q must not contain line breaks or NUL bytes", kv.Key)
+		}
+		seen[k] = true
+	}
+	if c.TimeoutSeconds < 0 || c.TimeoutSeconds > MaxMCPTimeout {
+		p.add("input.timeoutSeconds", "between 1 and %d (0 or null: the default of %d)", MaxMCPTimeout, DefaultMCPTimeout)
+	}
+	if err := p.err(); err != nil {
+		return err
+	}
+	for _, o := range others {
+		if o.Name == c.Name {
+			return Errorf(CodeConflict, "an MCP server named %q already exists (%s); choose another name", c.Name, o.ID)
+		}
+	}
+	return nil
+}

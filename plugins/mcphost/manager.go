@@ -1,0 +1,302 @@
+// Package mcphost connects the kernel to Model Context Protocol servers
+// with the official Go SDK: STDIO servers run as child processes, HTTP
+// servers are reached over Streamable HTTP. A Manager is the core.MCPRuntime
+// of the MCP catalog and a core.ToolRunner for the tool hub: every tool of
+// every ready server is offered as mcp__<server>__<tool>.
+package mcphost
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"reflect"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/foya-dev/foya/core"
+)
+
+// Config wires a Manager. Zero durations and counts take the defaults.
+type Config struct {
+	Logger *slog.Logger
+	// Version is reported to servers as the client version.
+	Version string
+	// OnChange is called (from a goroutine of the Manager, never under its
+	// locks) whenever a server's status or tool list changes.
+	OnChange func(serverID string)
+	// ConnectTimeout bounds starting a server and listing its tools
+	// (default 60s: npx may download the server first).
+	ConnectTimeout time.Duration
+	// Backoff is the first wait before a restart; it doubles per
+	// consecutive failure up to MaxBackoff (defaults 500ms and 30s).
+	Backoff    time.Duration
+	MaxBackoff time.Duration
+	// MaxFailures consecutive failures make a server FAILED (default 5).
+	MaxFailures int
+	// StableAfter is how long a server must stay ready for its failure
+	// count to start again from zero (default 60s).
+	StableAfter time.Duration
+}
+
+// Manager runs the configured MCP servers. It is safe for concurrent use.
+type Manager struct {
+	cfg Config
+	log *slog.Logger
+
+	mu      sync.Mutex
+	servers map[string]*server // by server id
+	// names maps exposed tool names to their server and tool, as of the
+	// last Tools call.
+	names  map[string]toolTarget
+	warned map[string]bool
+	closed bool
+}
+
+var (
+	_ core.MCPRuntime = (*Manager)(nil)
+	_ core.ToolRunner = (*Manager)(nil)
+)
+
+// New returns a Manager that runs nothing until Apply.
+func New(cfg Config) *Manager {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.ConnectTimeout <= 0 {
+		cfg.ConnectTimeout = 60 * time.Second
+	}
+	if cfg.Backoff <= 0 {
+		cfg.Backoff = 500 * time.Millisecond
+	}
+	if cfg.MaxBackoff <= 0 {
+		cfg.MaxBackoff = 30 * time.Second
+	}
+	if cfg.MaxFailures <= 0 {
+		cfg.MaxFailures = 5
+	}
+	if cfg.StableAfter <= 0 {
+		cfg.StableAfter = 60 * time.Second
+	}
+	if cfg.Version == "" {
+		cfg.Version = "dev"
+	}
+	return &Manager{cfg: cfg, log: cfg.Logger, servers: map[string]*server{}, names: map[string]toolTarget{}, warned: map[string]bool{}}
+}
+
+// Apply starts, stops and restarts servers to match the configuration.
+// It never waits for a server to come up.
+func (m *Manager) Apply(ctx context.Context, configs []core.MCPServerConfig) {
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		return
+	}
+	want := map[string]core.MCPServerConfig{}
+	for _, c := range configs {
+		if c.Enabled {
+			want[c.ID] = c
+		}
+	}
+	var stop []*server
+	for id, s := range m.servers {
+		if c, ok := want[id]; !ok || !reflect.DeepEqual(c, s.cfg) {
+			stop = append(stop, s)
+			delete(m.servers, id)
+		}
+	}
+	var start []*server
+	for id, c := range want {
+		if _, ok := m.servers[id]; !ok {
+			s := newServer(m, c)
+			m.servers[id] = s
+			start = append(start, s)
+		}
+	}
+	m.mu.Unlock()
+	for _, s := range stop {
+		s.stop()
+	}
+	for _, s := range start {
+		s.start()
+	}
+}
+
+// Restart stops and starts a server again; NOT_FOUND when it is not
+// running (unknown or disabled).
+func (m *Manager) Restart(ctx context.Context, id string) error {
+	m.mu.Lock()
+	s := m.servers[id]
+	m.mu.Unlock()
+	if s == nil {
+		return core.Errorf(core.CodeNotFound, "MCP server %s is not running", id)
+	}
+	s.requestRestart()
+	return nil
+}
+
+// State returns a server's state.
+func (m *Manager) State(id string) core.MCPServerState {
+	m.mu.Lock()
+	s := m.servers[id]
+	m.mu.Unlock()
+	if s == nil {
+		return core.MCPServerState{Status: core.MCPStarting}
+	}
+	return s.snapshot()
+}
+
+// Close stops every server.
+func (m *Manager) Close() {
+	m.mu.Lock()
+	m.closed = true
+	servers := make([]*server, 0, len(m.servers))
+	for _, s := range m.servers {
+		servers = append(servers, s)
+	}
+	m.servers = map[string]*server{}
+	m.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, s := range servers {
+		wg.Go(s.stop)
+	}
+	wg.Wait()
+}
+
+func (m *Manager) changed(id string) {
+	if m.cfg.OnChange != nil {
+		m.cfg.OnChange(id)
+	}
+}
+
+// Tools lists the tools of every ready server (and, while a server that was
+// ready restarts, its last known tools: calls wait for it).
+func (m *Manager) Tools(ctx context.Context) ([]core.ToolInfo, error) {
+	m.mu.Lock()
+	servers := make([]*server, 0, len(m.servers))
+	for _, s := range m.servers {
+		servers = append(servers, s)
+	}
+	m.mu.Unlock()
+	slices.SortFunc(servers, func(a, b *server) int {
+		if c := strings.Compare(a.cfg.Name, b.cfg.Name); c != 0 {
+			return c
+		}
+		return strings.Compare(a.cfg.ID, b.cfg.ID)
+	})
+	var lists []serverTools
+	for _, s := range servers {
+		if tools := s.offered(); len(tools) > 0 {
+			lists = append(lists, serverTools{id: s.cfg.ID, name: s.cfg.Name, tools: tools})
+		}
+	}
+	names, clashes := exposeNames(lists)
+	var out []core.ToolInfo
+	for _, n := range names {
+		schema, err := json.Marshal(n.def.InputSchema)
+		if err != nil || string(schema) == "null" {
+			schema = []byte(`{"type":"object"}`)
+		}
+		desc := n.def.Description
+		if desc == "" && n.def.Annotations != nil {
+			desc = n.def.Annotations.Title
+		}
+		out = append(out, core.ToolInfo{
+			Name: n.exposed, Description: desc, Schema: schema,
+			ReadOnly: n.def.Annotations != nil && n.def.Annotations.ReadOnlyHint,
+			Action:   "command", Parallel: true,
+		})
+	}
+	m.mu.Lock()
+	m.names = map[string]toolTarget{}
+	for _, n := range names {
+		m.names[n.exposed] = n.toolTarget
+	}
+	var logs []string
+	for _, c := range clashes {
+		if !m.warned[c] {
+			m.warned[c] = true
+			logs = append(logs, c)
+		}
+	}
+	m.mu.Unlock()
+	for _, c := range logs {
+		m.log.Warn("MCP tool names collide after sanitizing; later ones get a numeric suffix", "tools", c)
+	}
+	return out, nil
+}
+
+// Call runs one tool on its server, waiting for a starting server to be
+// ready, within the server's timeout. Failures the model should see are
+// tool errors; a cancelled ctx is returned as an error.
+func (m *Manager) Call(ctx context.Context, req core.ToolCallRequest) (core.ToolResult, error) {
+	m.mu.Lock()
+	t, ok := m.names[req.Name]
+	m.mu.Unlock()
+	if !ok {
+		if _, err := m.Tools(ctx); err != nil {
+			return core.ToolResult{}, err
+		}
+		m.mu.Lock()
+		t, ok = m.names[req.Name]
+		m.mu.Unlock()
+		if !ok {
+			return core.ToolResult{}, core.Errorf(core.CodeNotFound, "no MCP server offers tool %q", req.Name)
+		}
+	}
+	m.mu.Lock()
+	s := m.servers[t.serverID]
+	m.mu.Unlock()
+	if s == nil {
+		return toolError("the MCP server of %s was removed or disabled", req.Name), nil
+	}
+	timeout := time.Duration(s.cfg.CallTimeoutSeconds()) * time.Second
+	if req.Timeout > 0 {
+		timeout = min(timeout, req.Timeout)
+	}
+	cctx, cancel := context.WithTimeoutCause(ctx, timeout, errCallTimeout)
+	defer cancel()
+	cs, err := s.ready(cctx)
+	if err != nil {
+		if ctx.Err() != nil {
+			return core.ToolResult{}, ctx.Err()
+		}
+		if errors.Is(context.Cause(cctx), errCallTimeout) {
+			return toolError("MCP server %q was not ready within %s", s.cfg.Name, timeout), nil
+		}
+		return toolError("MCP server %q is not available: %s", s.cfg.Name, s.scrub(err.Error())), nil
+	}
+	args := req.Input
+	if len(args) == 0 {
+		args = json.RawMessage(`{}`)
+	}
+	res, err := cs.CallTool(cctx, &mcp.CallToolParams{Name: t.tool, Arguments: args})
+	if err != nil {
+		switch {
+		case ctx.Err() != nil:
+			return core.ToolResult{}, ctx.Err()
+		case errors.Is(context.Cause(cctx), errCallTimeout):
+			return toolError("%s timed out after %s (timeoutSeconds of MCP server %q); the call was cancelled", req.Name, timeout, s.cfg.Name), nil
+		}
+		var rpcErr *jsonrpc.Error
+		if errors.As(err, &rpcErr) && !s.sessionGone(cs) {
+			return toolError("MCP server %q refused the call: %s", s.cfg.Name, s.scrub(rpcErr.Message)), nil
+		}
+		// Not an answer of the server: the connection broke (the process
+		// exited or crashed, the HTTP server went away).
+		return toolError("MCP server %q stopped during the call (%s); it is being restarted", s.cfg.Name, s.scrub(err.Error())), nil
+	}
+	return convertResult(res), nil
+}
+
+var errCallTimeout = errors.New("mcp call timed out")
+
+func toolError(format string, args ...any) core.ToolResult {
+	return core.ToolResult{Text: fmt.Sprintf(format, args...), IsError: true}
+}

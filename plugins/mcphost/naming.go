@@ -1,0 +1,85 @@
+package mcphost
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// MaxToolName is the longest tool name offered to a model (the OpenAI
+// function name limit).
+const MaxToolName = 64
+
+type toolTarget struct {
+	serverID string
+	tool     string
+}
+
+type serverTools struct {
+	id, name string
+	tools    []*mcp.Tool
+}
+
+type exposedTool struct {
+	toolTarget
+	exposed string
+	def     *mcp.Tool
+}
+
+// sanitize replaces every character outside [A-Za-z0-9_-] with '_'.
+func sanitize(s string) string {
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '_', r == '-':
+			return r
+		}
+		return '_'
+	}, s)
+}
+
+// exposedName is mcp__<server>__<tool>, sanitized; a name over
+// MaxToolName keeps its start and ends with a short hash of the original
+// server and tool names, so that long names stay distinct.
+func exposedName(server, tool string) string {
+	n := "mcp__" + sanitize(server) + "__" + sanitize(tool)
+	if len(n) <= MaxToolName {
+		return n
+	}
+	sum := sha256.Sum256([]byte(server + "\x00" + tool))
+	return n[:MaxToolName-9] + "_" + hex.EncodeToString(sum[:4])
+}
+
+// exposeNames names every tool of lists (servers in a deterministic order,
+// tools sorted by name within a server). A name already taken gets the
+// suffix _2, _3… (the first holder keeps the plain name). It returns the
+// names and a description of each collision.
+func exposeNames(lists []serverTools) ([]exposedTool, []string) {
+	taken := map[string]string{}
+	var out []exposedTool
+	var clashes []string
+	for _, l := range lists {
+		tools := slices.Clone(l.tools)
+		slices.SortFunc(tools, func(a, b *mcp.Tool) int { return strings.Compare(a.Name, b.Name) })
+		for _, t := range tools {
+			name := exposedName(l.name, t.Name)
+			if first, dup := taken[name]; dup {
+				base := name
+				for i := 2; ; i++ {
+					suffix := fmt.Sprintf("_%d", i)
+					name = base[:min(len(base), MaxToolName-len(suffix))] + suffix
+					if _, dup := taken[name]; !dup {
+						break
+					}
+				}
+				clashes = append(clashes, fmt.Sprintf("%s/%s is %s (%s keeps %s)", l.name, t.Name, name, first, base))
+			}
+			taken[name] = l.name + "/" + t.Name
+			out = append(out, exposedTool{toolTarget: toolTarget{serverID: l.id, tool: t.Name}, exposed: name, def: t})
+		}
+	}
+	return out, clashes
+}

@@ -1,0 +1,98 @@
+package anthropic
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/foya-dev/foya/plugins/sdk"
+)
+
+// ListModels pages through GET /v1/models. Each model gets the capabilities
+// the API reports (max_input_tokens, max_tokens when present) completed by
+// what this provider knows of the model family (see ResolveCapabilities).
+func (p *Provider) ListModels(ctx context.Context, ep sdk.Endpoint) ([]sdk.Model, error) {
+	var out []sdk.Model
+	after := ""
+	for page := 0; page < 20; page++ {
+		q := url.Values{"limit": {"1000"}}
+		if after != "" {
+			q.Set("after_id", after)
+		}
+		resp, err := p.do(ctx, ep, http.MethodGet, "/v1/models?"+q.Encode(), nil)
+		if err != nil {
+			return nil, err
+		}
+		var r struct {
+			Data []struct {
+				ID             string `json:"id"`
+				MaxInputTokens *int64 `json:"max_input_tokens"`
+				MaxTokens      *int64 `json:"max_tokens"`
+			} `json:"data"`
+			HasMore bool   `json:"has_more"`
+			LastID  string `json:"last_id"`
+		}
+		err = json.NewDecoder(io.LimitReader(resp.Body, 8<<20)).Decode(&r)
+		resp.Body.Close()
+		if err != nil {
+			return nil, &sdk.Error{Category: sdk.CategoryServer, Message: "decode model list: " + err.Error()}
+		}
+		for _, m := range r.Data {
+			c := known(m.ID)
+			if m.MaxInputTokens != nil {
+				c.ContextWindow = m.MaxInputTokens
+			}
+			if m.MaxTokens != nil {
+				c.MaxOutputTokens = m.MaxTokens
+			}
+			out = append(out, sdk.Model{ID: m.ID, Capabilities: c})
+		}
+		if !r.HasMore || r.LastID == "" {
+			break
+		}
+		after = r.LastID
+	}
+	return out, nil
+}
+
+// ResolveCapabilities answers from what this provider knows of Claude model
+// families; unknown models get only what every Messages model has.
+func (p *Provider) ResolveCapabilities(_ context.Context, _ sdk.Endpoint, model string) (sdk.Capabilities, error) {
+	return known(model), nil
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// known describes a model by family. Every Claude model takes images and
+// tools; context window 200k; thinking (reasoning efforts mapped onto
+// budget_tokens) from Claude 3.7 Sonnet on.
+func known(model string) sdk.Capabilities {
+	c := sdk.Capabilities{ImageInput: ptr(true), ToolCalling: ptr(true), WebSearch: ptr(false)}
+	m := strings.ToLower(model)
+	if !strings.HasPrefix(m, "claude") {
+		return sdk.Capabilities{ToolCalling: ptr(true)}
+	}
+	c.ContextWindow = ptr(int64(200000))
+	var out int64
+	thinking := true
+	switch {
+	case strings.Contains(m, "claude-3-5") || strings.Contains(m, "claude-3-haiku") || strings.Contains(m, "claude-3-opus") || strings.Contains(m, "claude-3-sonnet"):
+		out, thinking = 8192, false
+	case strings.Contains(m, "claude-3-7"):
+		out = 64000
+	case strings.Contains(m, "opus-4-0") || strings.Contains(m, "opus-4-1") || strings.HasPrefix(m, "claude-opus-4-2"):
+		out = 32000
+	case strings.Contains(m, "opus"):
+		out = 64000
+	default: // sonnet 4.x, haiku 4.x
+		out = 64000
+	}
+	c.MaxOutputTokens = ptr(out)
+	if thinking {
+		c.ReasoningEfforts = append([]string(nil), ReasoningEfforts...)
+	}
+	return c
+}

@@ -1,0 +1,230 @@
+// Package anthropic is the built-in Anthropic Messages provider
+// (providerKind "anthropic"): streaming text, extended thinking (thinking
+// deltas as reasoning; signed and redacted thinking blocks kept as
+// provider-native state and sent back verbatim across tool use), tool use,
+// images, prompt caching with cache_control breakpoints, usage with cache
+// reads and writes, classified errors, non-streaming completion and the
+// model list. It speaks the documented wire format with net/http and
+// encoding/json (exact control of what is sent back) and is written only
+// against plugins/sdk, like a third-party plugin; the kernel binary serves it
+// as the "anthropic" built-in.
+//
+// Base URL: the API root, https://api.anthropic.com by default; /v1/messages
+// and /v1/models are appended (a base URL that already ends in /v1 is
+// accepted too).
+package anthropic
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+
+	"github.com/foya-dev/foya/plugins/sdk"
+)
+
+// Kind is the provider kind connections name.
+const Kind = "anthropic"
+
+// Version of this provider.
+const Version = "0.1.0"
+
+// DefaultBaseURL is used when a connection leaves the base URL empty.
+const DefaultBaseURL = "https://api.anthropic.com"
+
+// APIVersion is the anthropic-version header sent with every request.
+const APIVersion = "2023-06-01"
+
+// Endpoint options (connection options) this provider reads.
+const (
+	// OptionBeta is sent as the anthropic-beta header, e.g.
+	// "interleaved-thinking-2025-05-14".
+	OptionBeta = "anthropic_beta"
+	// OptionCache = "off" sends no cache_control breakpoints.
+	OptionCache = "prompt_cache"
+)
+
+// DefaultMaxTokens is max_tokens when the model declares no output limit.
+const DefaultMaxTokens = 8192
+
+// Config configures a Provider.
+type Config struct {
+	// HTTPClient defaults to a client without an overall timeout (streams
+	// are long; cancellation comes from ctx).
+	HTTPClient *http.Client
+	Logger     *slog.Logger
+}
+
+// Provider implements sdk.Provider with the completer, detailed completer,
+// model lister and capability resolver capabilities.
+type Provider struct {
+	http *http.Client
+	log  *slog.Logger
+}
+
+var (
+	_ sdk.Provider           = (*Provider)(nil)
+	_ sdk.Completer          = (*Provider)(nil)
+	_ sdk.DetailedCompleter  = (*Provider)(nil)
+	_ sdk.ModelLister        = (*Provider)(nil)
+	_ sdk.CapabilityResolver = (*Provider)(nil)
+)
+
+// New returns a Provider.
+func New(cfg Config) *Provider {
+	p := &Provider{http: cfg.HTTPClient, log: cfg.Logger}
+	if p.http == nil {
+		p.http = &http.Client{}
+	}
+	if p.log == nil {
+		p.log = slog.New(slog.DiscardHandler)
+	}
+	return p
+}
+
+// Describe declares the optional capabilities.
+func (p *Provider) Describe() sdk.ProviderInfo {
+	return sdk.ProviderInfo{Kind: Kind, Version: Version, Capabilities: []sdk.Capability{
+		sdk.CapCompleter, sdk.CapDetailedCompleter, sdk.CapModelLister, sdk.CapCapabilityResolver,
+	}}
+}
+
+// apiURL joins the base URL and a path that starts with /v1/.
+func apiURL(ep sdk.Endpoint, path string) string {
+	base := strings.TrimRight(ep.BaseURL, "/")
+	if base == "" {
+		base = DefaultBaseURL
+	}
+	if strings.HasSuffix(base, "/v1") {
+		path = strings.TrimPrefix(path, "/v1")
+	}
+	return base + path
+}
+
+// do sends one request and returns the response when the status is 2xx;
+// otherwise a classified error.
+func (p *Provider) do(ctx context.Context, ep sdk.Endpoint, method, path string, body any) (*http.Response, error) {
+	var rd io.Reader
+	if body != nil {
+		// Without HTML escaping: what goes back (thinking text, tool
+		// input) stays byte for byte as the service sent it.
+		var buf bytes.Buffer
+		enc := json.NewEncoder(&buf)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(body); err != nil {
+			return nil, fmt.Errorf("encode request: %w", err)
+		}
+		rd = &buf
+	}
+	req, err := http.NewRequestWithContext(ctx, method, apiURL(ep, path), rd)
+	if err != nil {
+		return nil, &sdk.Error{Category: sdk.CategoryBadRequest, Message: "build request: " + err.Error()}
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	req.Header.Set("anthropic-version", APIVersion)
+	if ep.APIKey != "" {
+		req.Header.Set("x-api-key", ep.APIKey)
+	}
+	if b := strings.TrimSpace(ep.Options[OptionBeta]); b != "" {
+		req.Header.Set("anthropic-beta", b)
+	}
+	resp, err := p.http.Do(req)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, &sdk.Error{Category: sdk.CategoryNetwork, Message: method + " " + path + ": " + scrub(err.Error(), ep.APIKey)}
+	}
+	if resp.StatusCode/100 != 2 {
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+		e := classify(resp.StatusCode, resp.Header, b)
+		e.Message = scrub(e.Message, ep.APIKey)
+		return nil, e
+	}
+	return resp, nil
+}
+
+func scrub(s, key string) string {
+	if key == "" {
+		return s
+	}
+	return strings.ReplaceAll(s, key, "[redacted]")
+}
+
+// Stream runs one streamed Messages request.
+func (p *Provider) Stream(ctx context.Context, ep sdk.Endpoint, req sdk.Request, out sdk.StreamSender) (string, error) {
+	body, err := buildRequest(ep, req, true)
+	if err != nil {
+		return "", err
+	}
+	if body.Thinking == nil && req.ReasoningEffort != "" && thinkingBudget(req.ReasoningEffort) > 0 {
+		p.log.Info("thinking left off for this request: the pending tool round has no thinking block to continue from", "model", req.Model)
+	}
+	resp, err := p.do(ctx, ep, http.MethodPost, "/v1/messages", body)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	return readStream(ctx, resp.Body, out)
+}
+
+// Complete answers without streaming (titles, summaries).
+func (p *Provider) Complete(ctx context.Context, ep sdk.Endpoint, req sdk.Request) (sdk.Completion, error) {
+	return p.CompleteDetailed(ctx, ep, req)
+}
+
+// CompleteDetailed answers without streaming, with finish reason and usage.
+func (p *Provider) CompleteDetailed(ctx context.Context, ep sdk.Endpoint, req sdk.Request) (sdk.Completion, error) {
+	req.ReasoningEffort = "" // short completions never think
+	body, err := buildRequest(ep, req, false)
+	if err != nil {
+		return sdk.Completion{}, err
+	}
+	resp, err := p.do(ctx, ep, http.MethodPost, "/v1/messages", body)
+	if err != nil {
+		return sdk.Completion{}, err
+	}
+	defer resp.Body.Close()
+	var r struct {
+		Model      string `json:"model"`
+		StopReason string `json:"stop_reason"`
+		Content    []struct {
+			Type string `json:"type"`
+			Text string `json:"text"`
+		} `json:"content"`
+		Usage wireUsage `json:"usage"`
+	}
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 32<<20)).Decode(&r); err != nil {
+		return sdk.Completion{}, &sdk.Error{Category: sdk.CategoryServer, Message: "decode response: " + err.Error()}
+	}
+	var text strings.Builder
+	for _, c := range r.Content {
+		if c.Type == "text" {
+			text.WriteString(c.Text)
+		}
+	}
+	u := r.Usage.sdk(r.Model)
+	return sdk.Completion{Text: text.String(), FinishReason: finishReason(r.StopReason), Usage: &u}, nil
+}
+
+// finishReason maps Anthropic stop reasons onto the kernel's vocabulary.
+func finishReason(s string) string {
+	switch s {
+	case "end_turn", "stop_sequence", "":
+		return "stop"
+	case "max_tokens", "model_context_window_exceeded":
+		return "length"
+	case "tool_use":
+		return "tool_calls"
+	case "refusal":
+		return "content_filter"
+	}
+	return s // e.g. pause_turn
+}

@@ -1,0 +1,248 @@
+package anthropic
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"strings"
+
+	"github.com/foya-dev/foya/plugins/sdk"
+)
+
+// wireUsage is Anthropic's usage object. input_tokens excludes the tokens
+// read from or written to the prompt cache.
+type wireUsage struct {
+	InputTokens              int64 `json:"input_tokens"`
+	OutputTokens             int64 `json:"output_tokens"`
+	CacheReadInputTokens     int64 `json:"cache_read_input_tokens"`
+	CacheCreationInputTokens int64 `json:"cache_creation_input_tokens"`
+}
+
+// sdk reports the whole prompt as input (uncached + cache writes + cache
+// reads) and the cache reads as cached, a subset of input.
+func (u wireUsage) sdk(model string) sdk.Usage {
+	in := u.InputTokens + u.CacheReadInputTokens + u.CacheCreationInputTokens
+	return sdk.Usage{
+		InputTokens: in, OutputTokens: u.OutputTokens, TotalTokens: in + u.OutputTokens,
+		CachedTokens: u.CacheReadInputTokens, CacheWriteTokens: u.CacheCreationInputTokens, Model: model,
+	}
+}
+
+// merge takes the non-zero fields of a message_delta usage (cumulative).
+func (u *wireUsage) merge(d wireUsage) {
+	if d.InputTokens > 0 {
+		u.InputTokens = d.InputTokens
+	}
+	if d.OutputTokens > 0 {
+		u.OutputTokens = d.OutputTokens
+	}
+	if d.CacheReadInputTokens > 0 {
+		u.CacheReadInputTokens = d.CacheReadInputTokens
+	}
+	if d.CacheCreationInputTokens > 0 {
+		u.CacheCreationInputTokens = d.CacheCreationInputTokens
+	}
+}
+
+// streamEvent is the data of one SSE event; which fields are set depends on
+// its type.
+type streamEvent struct {
+	Type    string `json:"type"`
+	Message *struct {
+		Model string    `json:"model"`
+		Usage wireUsage `json:"usage"`
+	} `json:"message"`
+	Index        int             `json:"index"`
+	ContentBlock json.RawMessage `json:"content_block"`
+	Delta        *struct {
+		Type        string `json:"type"`
+		Text        string `json:"text"`
+		Thinking    string `json:"thinking"`
+		Signature   string `json:"signature"`
+		PartialJSON string `json:"partial_json"`
+		StopReason  string `json:"stop_reason"`
+	} `json:"delta"`
+	Usage *wireUsage `json:"usage"`
+	Error *apiError  `json:"error"`
+}
+
+// block is a content block being assembled.
+type block struct {
+	Type      string `json:"type"`
+	ID        string `json:"id"`
+	Name      string `json:"name"`
+	Thinking  string `json:"thinking"`
+	Signature string `json:"signature"`
+	Data      string `json:"data"` // redacted_thinking
+	toolIndex int
+}
+
+// readStream translates a Messages event stream into SDK events. The
+// thinking blocks of the reply are sent as native state once the message
+// is complete; a stream cut off before message_stop never sends state.
+func readStream(ctx context.Context, body io.Reader, out sdk.StreamSender) (string, error) {
+	rd := bufio.NewReaderSize(body, 64<<10)
+	var (
+		event, model, stop string
+		data               bytes.Buffer
+		usage              wireUsage
+		blocks             = map[int]*block{}
+		order              []int
+		tools              int
+		stopped            bool
+	)
+	handle := func() error {
+		defer func() { event = ""; data.Reset() }()
+		if data.Len() == 0 {
+			return nil
+		}
+		var ev streamEvent
+		if err := json.Unmarshal(data.Bytes(), &ev); err != nil {
+			return &sdk.Error{Category: sdk.CategoryServer, Message: "malformed stream event " + event + ": " + err.Error()}
+		}
+		if ev.Type == "" {
+			ev.Type = event
+		}
+		switch ev.Type {
+		case "message_start":
+			if ev.Message != nil {
+				model = ev.Message.Model
+				usage = ev.Message.Usage
+			}
+		case "content_block_start":
+			b := &block{}
+			if err := json.Unmarshal(ev.ContentBlock, b); err != nil {
+				return &sdk.Error{Category: sdk.CategoryServer, Message: "malformed content block: " + err.Error()}
+			}
+			blocks[ev.Index] = b
+			order = append(order, ev.Index)
+			switch b.Type {
+			case "text":
+				var t struct{ Text string }
+				_ = json.Unmarshal(ev.ContentBlock, &t)
+				if t.Text != "" {
+					return out.Text(t.Text)
+				}
+			case "thinking":
+				if b.Thinking != "" {
+					return out.Reasoning(b.Thinking)
+				}
+			case "tool_use":
+				b.toolIndex = tools
+				tools++
+				return out.ToolCall(sdk.ToolCallDelta{Index: b.toolIndex, ID: b.ID, Name: b.Name})
+			}
+		case "content_block_delta":
+			b := blocks[ev.Index]
+			if b == nil || ev.Delta == nil {
+				return &sdk.Error{Category: sdk.CategoryServer, Message: "content_block_delta for an unknown block"}
+			}
+			switch ev.Delta.Type {
+			case "text_delta":
+				return out.Text(ev.Delta.Text)
+			case "thinking_delta":
+				b.Thinking += ev.Delta.Thinking
+				return out.Reasoning(ev.Delta.Thinking)
+			case "signature_delta":
+				b.Signature += ev.Delta.Signature
+			case "input_json_delta":
+				if ev.Delta.PartialJSON != "" {
+					return out.ToolCall(sdk.ToolCallDelta{Index: b.toolIndex, Arguments: ev.Delta.PartialJSON})
+				}
+			}
+		case "message_delta":
+			if ev.Delta != nil && ev.Delta.StopReason != "" {
+				stop = ev.Delta.StopReason
+			}
+			if ev.Usage != nil {
+				usage.merge(*ev.Usage)
+			}
+		case "message_stop":
+			stopped = true
+		case "error":
+			e := classifyAPIError(0, nil, ev.Error)
+			return e
+		}
+		return nil
+	}
+	for {
+		line, err := rd.ReadBytes('\n')
+		if len(line) > 0 {
+			l := strings.TrimRight(string(line), "\r\n")
+			switch {
+			case l == "":
+				if herr := handle(); herr != nil {
+					return "", herr
+				}
+			case strings.HasPrefix(l, "event:"):
+				event = strings.TrimSpace(strings.TrimPrefix(l, "event:"))
+			case strings.HasPrefix(l, "data:"):
+				if data.Len() > 0 {
+					data.WriteByte('\n')
+				}
+				data.WriteString(strings.TrimPrefix(strings.TrimPrefix(l, "data:"), " "))
+			}
+		}
+		if err != nil {
+			if ctx.Err() != nil {
+				return "", ctx.Err()
+			}
+			if !errors.Is(err, io.EOF) {
+				return "", &sdk.Error{Category: sdk.CategoryNetwork, Message: "read stream: " + err.Error()}
+			}
+			if herr := handle(); herr != nil {
+				return "", herr
+			}
+			break
+		}
+		if stopped {
+			break
+		}
+	}
+	if !stopped {
+		return "", &sdk.Error{Category: sdk.CategoryNetwork, Message: "the stream ended before message_stop"}
+	}
+	if err := out.Usage(usage.sdk(model)); err != nil {
+		return "", err
+	}
+	var st nativeState
+	for _, i := range order {
+		b := blocks[i]
+		var raw []byte
+		switch b.Type {
+		case "thinking":
+			raw = marshal(struct {
+				Type      string `json:"type"`
+				Thinking  string `json:"thinking"`
+				Signature string `json:"signature"`
+			}{"thinking", b.Thinking, b.Signature})
+		case "redacted_thinking":
+			raw = marshal(struct {
+				Type string `json:"type"`
+				Data string `json:"data"`
+			}{"redacted_thinking", b.Data})
+		default:
+			continue
+		}
+		st.Blocks = append(st.Blocks, raw)
+	}
+	if len(st.Blocks) > 0 {
+		if err := out.State(marshal(st)); err != nil {
+			return "", err
+		}
+	}
+	return finishReason(stop), nil
+}
+
+// marshal encodes v without HTML escaping, so that thinking text goes back
+// byte for byte as the service sent it.
+func marshal(v any) []byte {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(v)
+	return bytes.TrimRight(b.Bytes(), "\n")
+}

@@ -1,0 +1,296 @@
+package anthropic
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"strings"
+
+	"github.com/foya-dev/foya/plugins/sdk"
+)
+
+// The request body of POST /v1/messages. Content blocks are json.RawMessage
+// so that thinking blocks from the native state go back byte for byte.
+type messagesRequest struct {
+	Model     string          `json:"model"`
+	MaxTokens int64           `json:"max_tokens"`
+	System    []textBlock     `json:"system,omitempty"`
+	Messages  []wireMessage   `json:"messages"`
+	Tools     []wireTool      `json:"tools,omitempty"`
+	Thinking  *thinkingConfig `json:"thinking,omitempty"`
+	Stream    bool            `json:"stream,omitempty"`
+}
+
+type cacheControl struct {
+	Type string `json:"type"`
+}
+
+var ephemeral = &cacheControl{Type: "ephemeral"}
+
+type textBlock struct {
+	Type         string        `json:"type"`
+	Text         string        `json:"text"`
+	CacheControl *cacheControl `json:"cache_control,omitempty"`
+}
+
+type imageBlock struct {
+	Type   string `json:"type"`
+	Source struct {
+		Type      string `json:"type"`
+		MediaType string `json:"media_type"`
+		Data      string `json:"data"`
+	} `json:"source"`
+	CacheControl *cacheControl `json:"cache_control,omitempty"`
+}
+
+type toolUseBlock struct {
+	Type         string          `json:"type"`
+	ID           string          `json:"id"`
+	Name         string          `json:"name"`
+	Input        json.RawMessage `json:"input"`
+	CacheControl *cacheControl   `json:"cache_control,omitempty"`
+}
+
+type toolResultBlock struct {
+	Type         string        `json:"type"`
+	ToolUseID    string        `json:"tool_use_id"`
+	Content      []any         `json:"content,omitempty"`
+	IsError      bool          `json:"is_error,omitempty"`
+	CacheControl *cacheControl `json:"cache_control,omitempty"`
+}
+
+type wireMessage struct {
+	Role    string `json:"role"`
+	Content []any  `json:"content"`
+}
+
+type wireTool struct {
+	Name         string          `json:"name"`
+	Description  string          `json:"description,omitempty"`
+	InputSchema  json.RawMessage `json:"input_schema"`
+	CacheControl *cacheControl   `json:"cache_control,omitempty"`
+}
+
+type thinkingConfig struct {
+	Type         string `json:"type"`
+	BudgetTokens int64  `json:"budget_tokens"`
+}
+
+// nativeState is the provider-native state of one assistant reply: its
+// thinking and redacted_thinking blocks, exactly as streamed (signature
+// included), in order. Anthropic requires them back unchanged before the
+// reply's text and tool_use blocks while a tool round continues.
+type nativeState struct {
+	Blocks []json.RawMessage `json:"blocks"`
+}
+
+func decodeState(b []byte) []json.RawMessage {
+	if len(b) == 0 {
+		return nil
+	}
+	var s nativeState
+	if json.Unmarshal(b, &s) != nil {
+		return nil // not ours (e.g. another provider's): ignore
+	}
+	return s.Blocks
+}
+
+// ReasoningEfforts are the efforts this provider understands, mapped onto
+// extended-thinking budgets.
+var ReasoningEfforts = []string{"low", "medium", "high", "max"}
+
+// thinkingBudget maps a reasoning effort to budget_tokens; 0 means thinking
+// off.
+func thinkingBudget(effort string) int64 {
+	switch strings.ToLower(effort) {
+	case "minimal":
+		return 1024
+	case "low":
+		return 4096
+	case "medium":
+		return 10000
+	case "high":
+		return 24000
+	case "max", "xhigh":
+		return 48000
+	}
+	return 0
+}
+
+// buildRequest turns a kernel request into a Messages request.
+//
+// Prompt caching: unless the connection option prompt_cache=off, three
+// cache_control breakpoints mark the stable prefix: the last tool, the last
+// system block and the last block of the newest message (the latest
+// history boundary). Every request thus writes the whole prefix to the
+// cache and the next one of the session reads it, so a long session pays
+// for its history once.
+func buildRequest(ep sdk.Endpoint, req sdk.Request, stream bool) (*messagesRequest, error) {
+	out := &messagesRequest{Model: req.Model, MaxTokens: req.MaxOutputTokens, Stream: stream}
+	if out.MaxTokens <= 0 {
+		out.MaxTokens = DefaultMaxTokens
+	}
+	cache := !strings.EqualFold(strings.TrimSpace(ep.Options[OptionCache]), "off")
+	leading := true
+	var lastAssistantHasThinking, lastAssistantHasCalls bool
+	for _, m := range req.Messages {
+		if m.Role == sdk.RoleSystem && leading {
+			if t := m.Text(); strings.TrimSpace(t) != "" {
+				out.System = append(out.System, textBlock{Type: "text", Text: t})
+			}
+			continue
+		}
+		leading = false
+		switch m.Role {
+		case sdk.RoleSystem:
+			// Kernel context recorded mid-history travels as user text.
+			out.appendBlocks("user", textBlock{Type: "text", Text: "<kernel-context>\n" + m.Text() + "\n</kernel-context>"})
+		case sdk.RoleUser:
+			out.appendBlocks("user", userBlocks(m)...)
+		case sdk.RoleAssistant:
+			var blocks []any
+			thinking := decodeState(m.State)
+			for _, b := range thinking {
+				blocks = append(blocks, b)
+			}
+			t := m.Text()
+			if m.Reasoning != "" {
+				// Only an interrupted reply carries reasoning back (MSG-9);
+				// its thinking block, unsigned, cannot go back as one.
+				t = "[my reasoning before the interruption]\n" + m.Reasoning + "\n[end of reasoning]\n\n" + t
+			}
+			if strings.TrimSpace(t) != "" {
+				blocks = append(blocks, textBlock{Type: "text", Text: t})
+			}
+			for _, tc := range m.ToolCalls {
+				input := tc.Input
+				if len(input) == 0 || !isObject(input) {
+					input = json.RawMessage(`{}`)
+				}
+				blocks = append(blocks, toolUseBlock{Type: "tool_use", ID: tc.ID, Name: tc.Name, Input: input})
+			}
+			if len(blocks) == 0 {
+				continue
+			}
+			lastAssistantHasThinking, lastAssistantHasCalls = len(thinking) > 0, len(m.ToolCalls) > 0
+			out.appendBlocks("assistant", blocks...)
+		case sdk.RoleTool:
+			content := userBlocks(m) // text and images
+			if len(content) == 0 {
+				content = []any{textBlock{Type: "text", Text: nonEmpty(m.Text())}}
+			}
+			out.appendBlocks("user", toolResultBlock{Type: "tool_result", ToolUseID: m.ToolCallID, Content: content})
+		}
+	}
+	if len(out.Messages) == 0 {
+		return nil, &sdk.Error{Category: sdk.CategoryBadRequest, Message: "the request has no user or assistant message"}
+	}
+	if out.Messages[0].Role != "user" {
+		// A checkpoint inside a long turn leaves history starting with the
+		// model's tool round; the API wants a user turn first.
+		out.Messages = append([]wireMessage{{Role: "user", Content: []any{textBlock{Type: "text", Text: "[continuing from the context checkpoint above]"}}}}, out.Messages...)
+	}
+	for _, t := range req.Tools {
+		schema := t.Parameters
+		if len(schema) == 0 {
+			schema = json.RawMessage(`{"type":"object","properties":{}}`)
+		}
+		out.Tools = append(out.Tools, wireTool{Name: t.Name, Description: t.Description, InputSchema: schema})
+	}
+	if budget := thinkingBudget(req.ReasoningEffort); budget > 0 {
+		// A tool round started without thinking cannot continue with it:
+		// the API wants the pending assistant turn to open with a thinking
+		// block. Thinking resumes at the next user turn.
+		pending := lastAssistantHasCalls && out.Messages[len(out.Messages)-1].Role == "user" && !lastAssistantHasThinking
+		if !pending {
+			if req.MaxOutputTokens <= 0 && out.MaxTokens <= budget {
+				out.MaxTokens = budget + DefaultMaxTokens
+			}
+			budget = min(budget, out.MaxTokens-1024)
+			if budget >= 1024 {
+				out.Thinking = &thinkingConfig{Type: "enabled", BudgetTokens: budget}
+			}
+		}
+	}
+	if cache {
+		out.markCache()
+	}
+	return out, nil
+}
+
+// appendBlocks adds blocks to the last message when it has the same role
+// (the API wants strict alternation: tool results and a following user
+// text share one user message), else starts a new one.
+func (r *messagesRequest) appendBlocks(role string, blocks ...any) {
+	if len(blocks) == 0 {
+		return
+	}
+	if n := len(r.Messages); n > 0 && r.Messages[n-1].Role == role {
+		r.Messages[n-1].Content = append(r.Messages[n-1].Content, blocks...)
+		return
+	}
+	r.Messages = append(r.Messages, wireMessage{Role: role, Content: blocks})
+}
+
+// markCache sets the cache breakpoints (at most 4 are allowed; 3 are used).
+func (r *messagesRequest) markCache() {
+	if n := len(r.Tools); n > 0 {
+		r.Tools[n-1].CacheControl = ephemeral
+	}
+	if n := len(r.System); n > 0 {
+		r.System[n-1].CacheControl = ephemeral
+	}
+	last := &r.Messages[len(r.Messages)-1]
+	for i := len(last.Content) - 1; i >= 0; i-- {
+		switch b := last.Content[i].(type) {
+		case textBlock:
+			b.CacheControl = ephemeral
+			last.Content[i] = b
+			return
+		case imageBlock:
+			b.CacheControl = ephemeral
+			last.Content[i] = b
+			return
+		case toolResultBlock:
+			b.CacheControl = ephemeral
+			last.Content[i] = b
+			return
+		case toolUseBlock:
+			b.CacheControl = ephemeral
+			last.Content[i] = b
+			return
+		}
+		// thinking blocks cannot carry cache_control: look further back
+	}
+}
+
+func userBlocks(m sdk.Message) []any {
+	var out []any
+	for _, p := range m.Content {
+		switch p.Type {
+		case "text":
+			if strings.TrimSpace(p.Text) != "" {
+				out = append(out, textBlock{Type: "text", Text: p.Text})
+			}
+		case "image":
+			var b imageBlock
+			b.Type = "image"
+			b.Source.Type = "base64"
+			b.Source.MediaType = p.MediaType
+			b.Source.Data = base64.StdEncoding.EncodeToString(p.Data)
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+func nonEmpty(s string) string {
+	if strings.TrimSpace(s) == "" {
+		return "[no output]"
+	}
+	return s
+}
+
+func isObject(raw json.RawMessage) bool {
+	var v map[string]json.RawMessage
+	return json.Unmarshal(raw, &v) == nil && v != nil
+}

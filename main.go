@@ -55,6 +55,7 @@ Usage:
   foya token rotate|show [--data-dir DIR] [--auth-token-file PATH]
   foya rebuild-projections [--data-dir DIR]
   foya exec [--addr A] [--session ID] [--project PATH] [--model CONN/MODEL] [--approval-mode M] [--json] "prompt"
+  foya acp [--addr A] [--data-dir DIR]   (Agent Client Protocol agent on stdio, for editors; docs/acp.md)
   foya connections list|add|remove|models    foya sessions list|show|rm    foya schema
   foya mcp list|add|remove|restart           (MCP servers as tool sources; see docs/mcp.md)
   (client commands send $FOYA_TOKEN, --token-file PATH or <data-dir>/auth-token to a kernel that requires a token)
@@ -75,6 +76,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		err = rebuildCmd(args[1:], stdout, stderr)
 	case "exec":
 		return execCmd(args[1:], os.Stdin, stdout, stderr)
+	case "acp":
+		err = acpCmd(args[1:], os.Stdin, stdout, stderr)
 	case "connections":
 		err = connectionsCmd(args[1:], os.Stdin, stdout, stderr)
 	case "sessions":

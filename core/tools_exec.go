@@ -101,7 +101,7 @@ func (e *Engine) runTool(ctx context.Context, sessionID, turnID string, c ToolCa
 	}
 	kt, isKernelTool := kernelTools[c.Name]
 	var dir string
-	if !isKernelTool {
+	if !isKernelTool && c.Name != ToolImageGeneration {
 		// The scope check comes before the approval: nobody is asked to
 		// approve a call that would be refused anyway.
 		if dir, err = e.workDir(pctx, s); err != nil {
@@ -129,6 +129,11 @@ func (e *Engine) runTool(ctx context.Context, sessionID, turnID string, c ToolCa
 		resp, _ := json.Marshal(map[string]any{"text": m.Text, "is_error": m.IsError})
 		e.runHooks(ctx, s, turnID, HookPostToolUse, HookInput{ToolName: c.Name, ToolInput: c.Input, ToolResponse: resp})
 	}()
+	if c.Name == ToolImageGeneration {
+		text, atts, isErr := e.runImageGeneration(ctx, s, c)
+		m.Text, m.Attachments, m.IsError = text, atts, isErr
+		return m
+	}
 	if isKernelTool {
 		text, isErr := kt.run(ctx, e, s, c)
 		m.Text, m.IsError = text, isErr

@@ -1,13 +1,10 @@
 //go:build unix
 
-// Package hooks runs lifecycle hook commands (docs/hooks.md) under the tool
-// sandbox and keeps the kernel-wide hooks document in the data directory.
 package hooks
 
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -20,59 +17,7 @@ import (
 
 	"github.com/foya-dev/foya/core"
 	"github.com/foya-dev/foya/plugins/sandbox"
-	"github.com/foya-dev/foya/storage/catalogfile"
 )
-
-// FileName is the kernel-wide hooks document in the data directory.
-const FileName = "hooks.json"
-
-// Store keeps <data-dir>/hooks.json.
-type Store struct{ Dir string }
-
-// LoadHooks implements core.HookStore.
-func (s Store) LoadHooks(context.Context) ([]byte, error) {
-	b, err := os.ReadFile(filepath.Join(s.Dir, FileName))
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("read hooks document: %w", err)
-	}
-	return b, nil
-}
-
-// SaveHooks implements core.HookStore: an atomic 0600 write.
-func (s Store) SaveHooks(_ context.Context, data []byte) error {
-	return catalogfile.WriteFileAtomic(s.Dir, FileName, data)
-}
-
-// TrustFileName records the trusted project hooks files.
-const TrustFileName = "hooks-trust.json"
-
-// LoadTrust implements core.HookStore.
-func (s Store) LoadTrust(context.Context) (map[string]string, error) {
-	b, err := os.ReadFile(filepath.Join(s.Dir, TrustFileName))
-	if errors.Is(err, os.ErrNotExist) {
-		return map[string]string{}, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("read hook trust: %w", err)
-	}
-	var m map[string]string
-	if err := json.Unmarshal(b, &m); err != nil {
-		return nil, fmt.Errorf("hook trust file %s is corrupt: %w", filepath.Join(s.Dir, TrustFileName), err)
-	}
-	return m, nil
-}
-
-// SaveTrust implements core.HookStore: an atomic 0600 write.
-func (s Store) SaveTrust(_ context.Context, m map[string]string) error {
-	b, err := json.MarshalIndent(m, "", "  ")
-	if err != nil {
-		return err
-	}
-	return catalogfile.WriteFileAtomic(s.Dir, TrustFileName, b)
-}
 
 // Runner runs hook commands with `bash -c`, confined like the bash tool:
 // writes only under the session's directory and /tmp, the data directory
@@ -177,7 +122,7 @@ func (r *Runner) RunHook(ctx context.Context, h core.HookRun) core.HookOutcome {
 	var res core.HookOutcome
 	select {
 	case werr := <-done:
-		res.ExitCode = exitCode(werr, cmd)
+		res.ExitCode = exitCode(werr)
 	case <-timer.C:
 		res.TimedOut = true
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
@@ -203,7 +148,7 @@ func (r *Runner) RunHook(ctx context.Context, h core.HookRun) core.HookOutcome {
 	return res
 }
 
-func exitCode(err error, cmd *exec.Cmd) int {
+func exitCode(err error) int {
 	if err == nil {
 		return 0
 	}
@@ -211,7 +156,6 @@ func exitCode(err error, cmd *exec.Cmd) int {
 	if errors.As(err, &ee) {
 		return ee.ExitCode()
 	}
-	_ = cmd
 	return -1
 }
 

@@ -1,0 +1,22 @@
+//go:build !unix
+
+package hooks
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+
+	"github.com/foya-dev/foya/core"
+)
+
+// Runner refuses to run hooks on systems without process groups.
+type Runner struct{}
+
+// NewRunner returns a runner whose hooks never run.
+func NewRunner(string, *slog.Logger) *Runner { return &Runner{} }
+
+// RunHook implements core.HookRunner.
+func (r *Runner) RunHook(context.Context, core.HookRun) core.HookOutcome {
+	return core.HookOutcome{Err: errors.New("hooks are not supported on this system")}
+}

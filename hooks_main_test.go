@@ -380,3 +380,21 @@ func TestHooksProjectTrust(t *testing.T) {
 		t.Fatalf("a re-trusted project hook did not run: %s", body)
 	}
 }
+
+func TestHooksPostToolUseFeedback(t *testing.T) {
+	k := startKernel(t, t.TempDir())
+	post := writeHook(t, t.TempDir(), "post.sh", `
+python3 -c 'import json,sys; d=json.load(sys.stdin); sys.stderr.write("lint after %s: %s" % (d["tool_name"], d["tool_response"]["text"].strip()))'
+exit 2
+`)
+	k.setHooks(t, `{"PostToolUse": [{"matcher": "bash", "hooks": [{"type": "command", "command": "`+post+`"}]}]}`)
+	fake := openaitest.New(t)
+	sid := k.session(t, fake.BaseURL(), outsideTmp(t), "BYPASS")
+	msgs := k.runTools(t, fake, sid, toolCall("c1", "bash", map[string]any{"command": "echo hello"}))
+	if !strings.Contains(msgs[0].Text, "[PostToolUse hook: lint after bash: hello") {
+		t.Fatalf("tool message: %+v", msgs[0])
+	}
+	if !strings.Contains(requestText(fake.LastRequest()), "lint after bash") {
+		t.Fatal("the model did not read the PostToolUse feedback")
+	}
+}

@@ -70,6 +70,17 @@ func (e *Engine) lookupTool(name string, tools map[string]ToolInfo) (ToolInfo, b
 // runTool runs one call and returns its tool message; failures become tool
 // messages the model can read (MSG-7).
 func (e *Engine) runTool(ctx context.Context, sessionID, turnID string, c ToolCall, tools map[string]ToolInfo) Message {
+	var post func(*Message)
+	m := e.callTool(ctx, sessionID, turnID, c, tools, &post)
+	if post != nil {
+		post(&m)
+	}
+	return m
+}
+
+// callTool is runTool before the PostToolUse hooks; it sets *post once
+// the call passed the PreToolUse hooks.
+func (e *Engine) callTool(ctx context.Context, sessionID, turnID string, c ToolCall, tools map[string]ToolInfo, post *func(*Message)) Message {
 	m := Message{Role: RoleTool, ToolCallID: c.ID, ToolName: c.Name, TurnID: turnID}
 	fail := func(format string, args ...any) Message {
 		m.Text, m.IsError = fmt.Sprintf(format, args...), true
@@ -125,10 +136,18 @@ func (e *Engine) runTool(ctx context.Context, sessionID, turnID string, c ToolCa
 			return fail("%s", why)
 		}
 	}
-	defer func() {
+	*post = func(m *Message) {
+		// PostToolUse: exit 2 or decision "block" feeds the reason back to
+		// the model with the result; additionalContext is appended too.
 		resp, _ := json.Marshal(map[string]any{"text": m.Text, "is_error": m.IsError})
-		e.runHooks(ctx, s, turnID, HookPostToolUse, HookInput{ToolName: c.Name, ToolInput: c.Input, ToolResponse: resp})
-	}()
+		d := e.runHooks(ctx, s, turnID, HookPostToolUse, HookInput{ToolName: c.Name, ToolInput: c.Input, ToolResponse: resp})
+		if d.block {
+			m.Text += "\n[PostToolUse hook: " + firstNonEmpty(d.reason, "no reason given") + "]"
+		}
+		for _, hc := range d.contexts {
+			m.Text += "\n[" + hc.source + ": " + hc.text + "]"
+		}
+	}
 	if c.Name == ToolImageGeneration {
 		text, atts, isErr := e.runImageGeneration(ctx, s, c)
 		m.Text, m.Attachments, m.IsError = text, atts, isErr

@@ -1,7 +1,6 @@
 package anthropic
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -175,13 +174,13 @@ func readStream(ctx context.Context, body io.Reader, out sdk.StreamSender) (stri
 		var raw []byte
 		switch b.Type {
 		case "thinking":
-			raw = marshal(struct {
+			raw = httpwire.Marshal(struct {
 				Type      string `json:"type"`
 				Thinking  string `json:"thinking"`
 				Signature string `json:"signature"`
 			}{"thinking", b.Thinking, b.Signature})
 		case "redacted_thinking":
-			raw = marshal(struct {
+			raw = httpwire.Marshal(struct {
 				Type string `json:"type"`
 				Data string `json:"data"`
 			}{"redacted_thinking", b.Data})
@@ -191,19 +190,9 @@ func readStream(ctx context.Context, body io.Reader, out sdk.StreamSender) (stri
 		st.Blocks = append(st.Blocks, raw)
 	}
 	if len(st.Blocks) > 0 {
-		if err := out.State(marshal(st)); err != nil {
+		if err := out.State(httpwire.Marshal(st)); err != nil {
 			return "", err
 		}
 	}
 	return finishReason(stop), nil
-}
-
-// marshal encodes v without HTML escaping, so that thinking text goes back
-// byte for byte as the service sent it.
-func marshal(v any) []byte {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(v)
-	return bytes.TrimRight(b.Bytes(), "\n")
 }

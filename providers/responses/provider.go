@@ -179,5 +179,5 @@ func (p *Provider) CompactContext(ctx context.Context, ep sdk.Endpoint, req sdk.
 		return sdk.Completion{}, sdk.Errorf(sdk.CategoryServer, "the compaction returned no items")
 	}
 	u := r.Usage.sdk(r.Model)
-	return sdk.Completion{State: marshal(nativeState{Items: r.Output}), Usage: &u, FinishReason: "stop"}, nil
+	return sdk.Completion{State: httpwire.Marshal(nativeState{Items: r.Output}), Usage: &u, FinishReason: "stop"}, nil
 }

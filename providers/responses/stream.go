@@ -1,7 +1,6 @@
 package responses
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -221,7 +220,7 @@ func readStream(ctx context.Context, body io.Reader, out sdk.StreamSender) (stri
 		return "", err
 	}
 	if len(reasoning) > 0 {
-		if err := out.State(marshal(nativeState{Items: reasoning})); err != nil {
+		if err := out.State(httpwire.Marshal(nativeState{Items: reasoning})); err != nil {
 			return "", err
 		}
 	}
@@ -229,13 +228,4 @@ func readStream(ctx context.Context, body io.Reader, out sdk.StreamSender) (stri
 		return "tool_calls", nil
 	}
 	return final.finishReason(), nil
-}
-
-// marshal encodes v without HTML escaping: items go back byte for byte.
-func marshal(v any) []byte {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(v)
-	return bytes.TrimRight(b.Bytes(), "\n")
 }

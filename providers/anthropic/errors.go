@@ -1,7 +1,6 @@
 package anthropic
 
 import (
-	"encoding/json"
 	"net/http"
 	"strings"
 
@@ -18,15 +17,7 @@ type apiError struct {
 
 // classify maps an HTTP error response to a category (PRV-12).
 func classify(status int, header http.Header, body []byte) *sdk.Error {
-	var env struct {
-		Error *apiError `json:"error"`
-	}
-	_ = json.Unmarshal(body, &env)
-	e := classifyAPIError(status, header, env.Error)
-	if env.Error == nil || env.Error.Message == "" {
-		e.Message = httpwire.BodyMessage(status, body)
-	}
-	return e
+	return httpwire.ClassifyBody(status, header, body, classifyAPIError, func(e *apiError) string { return e.Message })
 }
 
 // classifyAPIError classifies an error object; status 0 means it arrived

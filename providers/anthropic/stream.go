@@ -91,8 +91,8 @@ func readStream(ctx context.Context, body io.Reader, out sdk.StreamSender) (stri
 	)
 	handle := func(event string, data []byte) error {
 		var ev streamEvent
-		if err := json.Unmarshal(data, &ev); err != nil {
-			return &sdk.Error{Category: sdk.CategoryServer, Message: "malformed stream event " + event + ": " + err.Error()}
+		if err := httpwire.DecodeEvent(event, data, &ev); err != nil {
+			return err
 		}
 		if ev.Type == "" {
 			ev.Type = event

@@ -85,14 +85,7 @@ type nativeState struct {
 }
 
 func decodeState(b []byte) []json.RawMessage {
-	if len(b) == 0 {
-		return nil
-	}
-	var s nativeState
-	if json.Unmarshal(b, &s) != nil {
-		return nil // not ours (e.g. another provider's): ignore
-	}
-	return s.Blocks
+	return httpwire.DecodeState[nativeState](b).Blocks
 }
 
 // ReasoningEfforts are the efforts this provider understands, mapped onto

@@ -34,15 +34,7 @@ func (e *apiError) code() string {
 
 // classify maps an HTTP error response to a category (PRV-12).
 func classify(status int, header http.Header, body []byte) *sdk.Error {
-	var env struct {
-		Error *apiError `json:"error"`
-	}
-	_ = json.Unmarshal(body, &env)
-	e := classifyObject(status, header, env.Error)
-	if env.Error == nil || env.Error.Message == "" {
-		e.Message = httpwire.BodyMessage(status, body)
-	}
-	return e
+	return httpwire.ClassifyBody(status, header, body, classifyObject, func(e *apiError) string { return e.Message })
 }
 
 // classifyObject classifies an error object; status 0 means it arrived in a

@@ -137,8 +137,8 @@ func readStream(ctx context.Context, body io.Reader, out sdk.StreamSender) (stri
 			return nil
 		}
 		var ev streamEvent
-		if err := json.Unmarshal(data, &ev); err != nil {
-			return &sdk.Error{Category: sdk.CategoryServer, Message: "malformed stream event " + event + ": " + err.Error()}
+		if err := httpwire.DecodeEvent(event, data, &ev); err != nil {
+			return err
 		}
 		if ev.Type == "" {
 			ev.Type = event

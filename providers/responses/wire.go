@@ -70,14 +70,7 @@ type nativeState struct {
 }
 
 func decodeState(b []byte) []json.RawMessage {
-	if len(b) == 0 {
-		return nil
-	}
-	var s nativeState
-	if json.Unmarshal(b, &s) != nil {
-		return nil
-	}
-	return s.Items
+	return httpwire.DecodeState[nativeState](b).Items
 }
 
 // reasoningModel guesses whether a model reasons (and so accepts the

@@ -194,3 +194,19 @@ func ReadEvents(ctx context.Context, body io.Reader, done func() bool, handle fu
 	}
 	return nil
 }
+
+// ClassifyBody classifies an error response whose body is {"error": E}:
+// object classifies the error object (nil when the body has none) and,
+// when the object has no message (message returns ""), the body text or
+// the status text becomes the message.
+func ClassifyBody[E any](status int, header http.Header, body []byte, object func(int, http.Header, *E) *sdk.Error, message func(*E) string) *sdk.Error {
+	var env struct {
+		Error *E `json:"error"`
+	}
+	_ = json.Unmarshal(body, &env)
+	e := object(status, header, env.Error)
+	if env.Error == nil || message(env.Error) == "" {
+		e.Message = BodyMessage(status, body)
+	}
+	return e
+}

@@ -38,3 +38,26 @@ func AssistantText(m sdk.Message) string {
 	}
 	return t
 }
+
+// DecodeState decodes provider-native state saved as JSON. Empty state, or
+// state that is not ours (e.g. another provider's), is the zero S.
+func DecodeState[S any](b []byte) S {
+	var s S
+	if len(b) == 0 {
+		return s
+	}
+	if json.Unmarshal(b, &s) != nil {
+		var zero S
+		return zero
+	}
+	return s
+}
+
+// DecodeEvent decodes the JSON data of a stream event into v; malformed
+// data is a server error naming the event.
+func DecodeEvent(event string, data []byte, v any) error {
+	if err := json.Unmarshal(data, v); err != nil {
+		return &sdk.Error{Category: sdk.CategoryServer, Message: "malformed stream event " + event + ": " + err.Error()}
+	}
+	return nil
+}

@@ -45,6 +45,12 @@ const (
 // Store implements core.CatalogStore on connections.json. It is safe for
 // concurrent use within one process; one kernel owns a data directory.
 type Store struct {
+	fileStore
+}
+
+// fileStore is what the stores of this package share: their private data
+// directory and the lock of their file.
+type fileStore struct {
 	dir string
 
 	mu sync.Mutex
@@ -53,18 +59,29 @@ type Store struct {
 	rename func(oldpath, newpath string) error
 }
 
+// open checks and prepares dir for the store named what: it creates the
+// directory with mode 0700 (and tightens an existing one).
+func (f *fileStore) open(dir, what string) error {
+	if dir == "" {
+		return errors.New(what + ": data directory is required")
+	}
+	if err := ensurePrivateDir(dir); err != nil {
+		return err
+	}
+	f.dir, f.rename = dir, os.Rename
+	return nil
+}
+
 var _ core.CatalogStore = (*Store)(nil)
 
 // New returns a store for dir, creating the directory with mode 0700 (and
 // tightening an existing one to 0700).
 func New(dir string) (*Store, error) {
-	if dir == "" {
-		return nil, errors.New("catalog file store: data directory is required")
-	}
-	if err := ensurePrivateDir(dir); err != nil {
+	s := &Store{}
+	if err := s.open(dir, "catalog file store"); err != nil {
 		return nil, err
 	}
-	return &Store{dir: dir, rename: os.Rename}, nil
+	return s, nil
 }
 
 // Path returns the path of connections.json.

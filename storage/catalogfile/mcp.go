@@ -3,11 +3,8 @@ package catalogfile
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
-	"sync"
 
 	"github.com/foya-dev/foya/core"
 )
@@ -23,22 +20,18 @@ const (
 // file kept as mcp.json.bak, a corrupt file never overwritten, stale temp
 // files removed at Load (env and header values are secrets).
 type MCPStore struct {
-	dir    string
-	mu     sync.Mutex
-	rename func(oldpath, newpath string) error
+	fileStore
 }
 
 var _ core.MCPStore = (*MCPStore)(nil)
 
 // NewMCP returns the MCP store of dir, creating the directory with mode 0700.
 func NewMCP(dir string) (*MCPStore, error) {
-	if dir == "" {
-		return nil, errors.New("mcp file store: data directory is required")
-	}
-	if err := ensurePrivateDir(dir); err != nil {
+	s := &MCPStore{}
+	if err := s.open(dir, "mcp file store"); err != nil {
 		return nil, err
 	}
-	return &MCPStore{dir: dir, rename: os.Rename}, nil
+	return s, nil
 }
 
 // Path returns the path of mcp.json.

@@ -309,6 +309,8 @@
   $('new').onclick = async () => {
     try {
       const input = { approvalMode: $('mode').value };
+      if ($('newtitle').value.trim()) input.title = $('newtitle').value.trim();
+      $('newtitle').value = '';
       if ($('project').value) input.projectId = $('project').value;
       if ($('model').value) { const [c, m] = $('model').value.split('|'); input.connectionId = c; input.model = m; }
       const d = await gql('mutation($i: CreateSessionInput!) { createSession(input: $i) { ' + S_FIELDS + ' } }', { i: input });

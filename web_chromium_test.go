@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bufio"
 	"context"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -23,35 +25,9 @@ func TestWebClientInChromium(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: skipping the headless Chromium web client check")
 	}
-	ci := os.Getenv("CI") == "true"
-	skip := func(format string, args ...any) {
-		t.Helper()
-		if ci {
-			t.Fatalf("CI=true: "+format, args...)
-		}
-		t.Skipf(format, args...)
-	}
-	if _, err := os.Stat(chromiumPath); err != nil {
-		skip("%s is absent: skipping the web client check (apt-get install chromium; .ci/run does)", chromiumPath)
-	}
-	npm, err := exec.LookPath("npm")
-	if err != nil {
-		skip("npm is not installed: skipping the web client check")
-	}
-	node, err := exec.LookPath("node")
-	if err != nil {
-		skip("node is not installed: skipping the web client check")
-	}
+	node, dir := webCheckSetup(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	dir, _ := filepath.Abs(filepath.Join("test", "web"))
-	if _, err := os.Stat(filepath.Join(dir, "node_modules", "playwright-core")); err != nil {
-		install := exec.CommandContext(ctx, npm, "ci", "--no-audit", "--no-fund", "--loglevel=error")
-		install.Dir = dir
-		if out, err := install.CombinedOutput(); err != nil {
-			skip("npm ci in test/web: %v\n%s", err, out)
-		}
-	}
 
 	fake := openaitest.New(t)
 	k := startKernel(t, t.TempDir())
@@ -91,4 +67,92 @@ func TestWebClientInChromium(t *testing.T) {
 		t.Errorf("denied write happened: %v", err)
 	}
 	t.Logf("%s", strings.TrimSpace(string(out)))
+}
+
+// TestWebClientAsksForToken: against a kernel that requires its token, Foya
+// web asks for it once, keeps it in sessionStorage only, and uses it for
+// POST and for the WebSocket: a session created by another client appears in
+// the sidebar through kernelEvents.
+func TestWebClientAsksForToken(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: skipping the headless Chromium web client check")
+	}
+	node, dir := webCheckSetup(t)
+	tokFile := filepath.Join(t.TempDir(), "token")
+	k := startKernel(t, t.TempDir(), "--require-token", "--auth-token-file", tokFile)
+	raw, err := os.ReadFile(tokFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	token := strings.TrimSpace(string(raw))
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, "token.mjs")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "BASE="+k.url(), "TOKEN="+token)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	sc := bufio.NewScanner(stdout)
+	var out []string
+	for sc.Scan() {
+		out = append(out, sc.Text())
+		if sc.Text() == "ready" {
+			body := `{"query":"mutation { createSession(input: {title: \"made elsewhere\"}) { id } }"}`
+			req, _ := http.NewRequest("POST", k.url()+"/graphql", strings.NewReader(body))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Authorization", "Bearer "+token)
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+		}
+	}
+	if err := cmd.Wait(); err != nil || !strings.HasPrefix(out[len(out)-1], "ok:") {
+		t.Fatalf("token check: %v\n%s\n%s", err, strings.Join(out, "\n"), stderr.String())
+	}
+	t.Log(out[len(out)-1])
+}
+
+// webCheckSetup finds node and Chromium and installs test/web (npm ci). It
+// skips without them, except under CI=true where that is a failure.
+func webCheckSetup(t *testing.T) (node, dir string) {
+	t.Helper()
+	ci := os.Getenv("CI") == "true"
+	skip := func(format string, args ...any) {
+		t.Helper()
+		if ci {
+			t.Fatalf("CI=true: "+format, args...)
+		}
+		t.Skipf(format, args...)
+	}
+	if _, err := os.Stat(chromiumPath); err != nil {
+		skip("%s is absent: skipping the web client check (apt-get install chromium; .ci/run does)", chromiumPath)
+	}
+	npm, err := exec.LookPath("npm")
+	if err != nil {
+		skip("npm is not installed: skipping the web client check")
+	}
+	node, err = exec.LookPath("node")
+	if err != nil {
+		skip("node is not installed: skipping the web client check")
+	}
+	dir, _ = filepath.Abs(filepath.Join("test", "web"))
+	if _, err := os.Stat(filepath.Join(dir, "node_modules", "playwright-core")); err != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+		defer cancel()
+		install := exec.CommandContext(ctx, npm, "ci", "--no-audit", "--no-fund", "--loglevel=error")
+		install.Dir = dir
+		if out, err := install.CombinedOutput(); err != nil {
+			skip("npm ci in test/web: %v\n%s", err, out)
+		}
+	}
+	return node, dir
 }

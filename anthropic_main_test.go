@@ -66,7 +66,9 @@ func startNative(t *testing.T, kind, baseURL string, model map[string]any, effor
 	if baseURL == "" {
 		baseURL = fake.URL
 	}
-	k := &nativeKernel{kernelProc: startKernel(t, t.TempDir()), fake: fake}
+	// Retries off: these tests check how errors are classified (retries are
+	// tested in graph/retry_test.go).
+	k := &nativeKernel{kernelProc: startKernel(t, t.TempDir(), "--retry-max-attempts", "1"), fake: fake}
 	k.conn = k.createConnection(t, kind, kind, baseURL, model)
 	var s struct{ CreateSession struct{ ID string } }
 	k.gql(t, `mutation($c: ID, $e: String) { createSession(input: {connectionId: $c, reasoningEffort: $e, approvalMode: BYPASS, title: "native"}) { id } }`,

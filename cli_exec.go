@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+	"time"
 )
 
 // Exit codes of foya exec.
@@ -37,7 +38,7 @@ Flags:
 // --json output prints these objects as received.
 const sessionEventFields = `seq type at sessionId delta toolCallIndex phase payload
 	message { seq role text reasoning toolCalls { id name input } toolCallId toolName isError turnStatus turnReason }
-	approval { requestId toolCallId tool action summary input decision }
+	approval { requestId toolCallId tool action summary input decision childSessionId }
 	usage { inputTokens outputTokens totalTokens cachedTokens estimated }`
 
 type execOptions struct {
@@ -351,6 +352,8 @@ type eventMessage struct {
 
 type eventApproval struct {
 	RequestID, Tool, Action, Summary string
+	// ChildSessionID is set for a sub-agent's request shown on the parent.
+	ChildSessionID *string
 }
 
 func (t *turnWatch) run(ctx context.Context, sub *subscription, sigc <-chan os.Signal) (int, error) {
@@ -496,6 +499,14 @@ func (t *turnWatch) print(ev execEvent) {
 				t.pr.info("← %s: %s", m.ToolName, short(line, 160))
 			}
 		}
+	case "retry_scheduled":
+		var r struct {
+			Attempt, MaxAttempts int
+			DelayMs              int64
+			Reason               string
+		}
+		_ = json.Unmarshal(ev.Payload, &r)
+		t.pr.info("retrying in %s (attempt %d of %d): %s", (time.Duration(r.DelayMs) * time.Millisecond).String(), r.Attempt, r.MaxAttempts, short(r.Reason, 160))
 	case "usage":
 		if u := ev.Usage; u != nil {
 			est := ""
@@ -510,10 +521,14 @@ func (t *turnWatch) print(ev execEvent) {
 // approve asks the person at the terminal, or denies without one.
 func (t *turnWatch) approve(ctx context.Context, a eventApproval) error {
 	decision := "DENIED"
+	who := ""
+	if a.ChildSessionID != nil && *a.ChildSessionID != "" {
+		who = " (sub-agent " + *a.ChildSessionID + ")"
+	}
 	if !isTerminal(t.stdin) {
-		t.pr.errorf("denied %s (%s): no terminal to ask for approval (use --approval-mode bypass or explore)", a.Tool, short(a.Summary, 100))
+		t.pr.errorf("denied %s (%s)%s: no terminal to ask for approval (use --approval-mode bypass or explore)", a.Tool, short(a.Summary, 100), who)
 	} else {
-		ans, err := t.ask(fmt.Sprintf("Allow %s? [y]es/[n]o/[a]lways for session: ", orDefault(a.Summary, a.Tool)))
+		ans, err := t.ask(fmt.Sprintf("Allow %s%s? [y]es/[n]o/[a]lways for session: ", orDefault(a.Summary, a.Tool), who))
 		switch strings.ToLower(strings.TrimSpace(ans)) {
 		case "y", "yes":
 			decision = "APPROVED"

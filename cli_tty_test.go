@@ -18,6 +18,32 @@ import (
 // On a terminal, foya exec asks before a write in ASK mode and acts on the
 // answer. The terminal is a real pty, made by util-linux script(1).
 func TestExecAsksForApprovalOnATerminal(t *testing.T) {
+	terminalApproval(t, "Allow write a.txt", "Wrote it.", writeCall("c1"), openaitest.TextStream("gpt-t", "Wrote it."))
+}
+
+// A sub-agent's approval reaches foya exec through the parent session.
+func TestExecAsksForSubAgentApprovalOnATerminal(t *testing.T) {
+	task := openaitest.Response{Events: []string{
+		openaitest.Chunk("gpt-t", map[string]any{"tool_calls": []any{map[string]any{"index": 0, "id": "c0", "type": "function",
+			"function": map[string]any{"name": "task", "arguments": `{"prompt":"write a.txt"}`}}}}, ""),
+		openaitest.Chunk("gpt-t", map[string]any{}, "tool_calls"),
+	}}
+	terminalApproval(t, "(sub-agent ses_", "The sub-agent wrote it.", task, writeCall("c1"),
+		openaitest.TextStream("gpt-t", "Wrote it."), openaitest.TextStream("gpt-t", "The sub-agent wrote it."))
+}
+
+func writeCall(id string) openaitest.Response {
+	return openaitest.Response{Events: []string{
+		openaitest.Chunk("gpt-t", map[string]any{"tool_calls": []any{map[string]any{"index": 0, "id": id, "type": "function",
+			"function": map[string]any{"name": "write", "arguments": `{"path":"a.txt","content":"hi\n"}`}}}}, ""),
+		openaitest.Chunk("gpt-t", map[string]any{}, "tool_calls"),
+	}}
+}
+
+// terminalApproval runs foya exec in ASK mode on a real pty, waits for the
+// approval prompt (which must contain prompt), answers y and checks that
+// a.txt was written and want was printed.
+func terminalApproval(t *testing.T, prompt, want string, responses ...openaitest.Response) {
 	scriptBin, err := exec.LookPath("script")
 	if err != nil {
 		t.Skip("script(1) is not installed: skipping the terminal approval check")
@@ -26,11 +52,7 @@ func TestExecAsksForApprovalOnATerminal(t *testing.T) {
 	k := startKernel(t, t.TempDir())
 	k.gql(t, `mutation($u: String) { createConnection(input: {name: "fake", baseUrl: $u, models: [{id: "gpt-t"}]}) { id } }`, map[string]any{"u": fake.BaseURL()}, nil)
 	proj := t.TempDir()
-	fake.Enqueue(openaitest.Response{Events: []string{
-		openaitest.Chunk("gpt-t", map[string]any{"tool_calls": []any{map[string]any{"index": 0, "id": "c1", "type": "function",
-			"function": map[string]any{"name": "write", "arguments": `{"path":"a.txt","content":"hi\n"}`}}}}, ""),
-		openaitest.Chunk("gpt-t", map[string]any{}, "tool_calls"),
-	}}, openaitest.TextStream("gpt-t", "Wrote it."))
+	fake.Enqueue(responses...)
 
 	cmdline := strings.Join([]string{foyaBin, "exec", "--addr", k.addr, "--project", proj, "--approval-mode", "ask", "'write a.txt'"}, " ")
 	cmd := exec.Command(scriptBin, "-qfec", cmdline, "/dev/null")
@@ -52,7 +74,7 @@ func TestExecAsksForApprovalOnATerminal(t *testing.T) {
 			n, err := r.Read(buf)
 			mu.Lock()
 			seen.Write(buf[:n])
-			if strings.Contains(seen.String(), "[a]lways for session") {
+			if strings.Contains(seen.String(), "[a]lways for session") && strings.Contains(seen.String(), prompt) {
 				once.Do(func() { close(prompted) })
 			}
 			mu.Unlock()
@@ -82,7 +104,7 @@ func TestExecAsksForApprovalOnATerminal(t *testing.T) {
 		if err != nil {
 			t.Fatalf("exec: %v\n%s", err, seen.String())
 		}
-		if !strings.Contains(seen.String(), "Wrote it.") {
+		if !strings.Contains(seen.String(), want) {
 			t.Fatalf("output:\n%s", seen.String())
 		}
 	case <-time.After(30 * time.Second):

@@ -55,6 +55,7 @@ Usage:
   foya token rotate|show [--data-dir DIR] [--auth-token-file PATH]
   foya rebuild-projections [--data-dir DIR]
   foya exec [--addr A] [--session ID] [--project PATH] [--model CONN/MODEL] [--approval-mode M] [--json] "prompt"
+  foya acp [--addr A] [--data-dir DIR]   (Agent Client Protocol agent on stdio, for editors; docs/acp.md)
   foya connections list|add|remove|models    foya sessions list|show|rm    foya schema
   foya mcp list|add|remove|restart           (MCP servers as tool sources; see docs/mcp.md)
   (client commands send $FOYA_TOKEN, --token-file PATH or <data-dir>/auth-token to a kernel that requires a token)
@@ -75,6 +76,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		err = rebuildCmd(args[1:], stdout, stderr)
 	case "exec":
 		return execCmd(args[1:], os.Stdin, stdout, stderr)
+	case "acp":
+		err = acpCmd(args[1:], os.Stdin, stdout, stderr)
 	case "connections":
 		err = connectionsCmd(args[1:], os.Stdin, stdout, stderr)
 	case "sessions":
@@ -190,6 +193,8 @@ func serveCmd(args []string, stderr io.Writer) error {
 	addr := fs.String("addr", "127.0.0.1:4777", "listen address (loopback by default; any other address requires the token)")
 	dataDir := fs.String("data-dir", defaultDataDir(), "data directory (database, catalog, artifacts, auth-token)")
 	logLevel := fs.String("log-level", "info", "log level: debug, info, warn, error")
+	retryAttempts := fs.Int("retry-max-attempts", core.DefaultRetryMaxAttempts, "requests per model step when rate-limited, overloaded or cut off before any output (1 disables retries)")
+	retryWait := fs.Duration("retry-max-wait", core.DefaultRetryMaxTotalWait, "total backoff wait bound per model step")
 	pprofAddr := fs.String("pprof", "", "serve Go profiles (net/http/pprof) on this loopback address, e.g. 127.0.0.1:6060 (off by default)")
 	tokenFile := fs.String("auth-token-file", "", "file holding the bearer token clients must send, when one is required (default <data-dir>/auth-token; created when missing)")
 	requireToken := fs.Bool("require-token", false, "require the bearer token on loopback too (always required beyond loopback)")
@@ -229,7 +234,10 @@ func serveCmd(args []string, stderr io.Writer) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	opts := kernelOptions{pluginDirs: pluginDirs, allowKeyEnv: keyEnvs}
+	if *retryAttempts < 1 || *retryWait <= 0 {
+		return usageError{fmt.Errorf("--retry-max-attempts must be at least 1 and --retry-max-wait positive")}
+	}
+	opts := kernelOptions{pluginDirs: pluginDirs, allowKeyEnv: keyEnvs, retry: core.RetryPolicy{MaxAttempts: *retryAttempts, MaxTotalWait: *retryWait}}
 	switch *toolNetwork {
 	case "on":
 	case "off":
@@ -363,6 +371,7 @@ type kernelOptions struct {
 	pluginDirs  []string
 	allowKeyEnv []string
 	tools       builtintools.PluginConfig
+	retry       core.RetryPolicy
 }
 
 func openKernel(ctx context.Context, dataDir string, opts kernelOptions, log *slog.Logger) (_ *kernel, err error) {
@@ -439,7 +448,7 @@ func openKernel(ctx context.Context, dataDir string, opts kernelOptions, log *sl
 	k.engine, err = core.NewEngine(core.EngineConfig{
 		Sessions: k.sessions, Catalog: k.catalog, Providers: k.plugins, Tools: tools,
 		Attachments: k.db, Blobs: blobs, Describe: artifacts.Describe, History: k.db,
-		ScratchDir: filepath.Join(dir, "scratch"), DataDir: dir, HiddenPaths: opts.tools.Hidden, Logger: log,
+		ScratchDir: filepath.Join(dir, "scratch"), DataDir: dir, HiddenPaths: opts.tools.Hidden, Logger: log, Retry: opts.retry,
 	})
 	if err != nil {
 		return nil, err

@@ -3,6 +3,7 @@ package core
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 )
@@ -15,6 +16,10 @@ const (
 	ApprovalApproved           ApprovalDecision = "approved"
 	ApprovalApprovedForSession ApprovalDecision = "approved_for_session"
 	ApprovalDenied             ApprovalDecision = "denied"
+	// ApprovalCancelled ends a request nobody decided before its turn
+	// stopped; it appears only in approval_resolved and is never accepted
+	// from a client.
+	ApprovalCancelled ApprovalDecision = "cancelled"
 )
 
 // ApprovalPayload is the payload of approval_requested and approval_resolved.
@@ -26,14 +31,23 @@ type ApprovalPayload struct {
 	Summary    string           `json:"summary"`
 	Input      json.RawMessage  `json:"input,omitempty"`
 	Decision   ApprovalDecision `json:"decision,omitempty"`
+	// ChildSessionID is set on the copy recorded in a parent session's log:
+	// the request belongs to that sub-agent child session (SES-12).
+	ChildSessionID string `json:"childSessionId,omitempty"`
 }
 
 // pendingRequest is an approval or a question waiting for a person.
 type pendingRequest struct {
 	kind      string // "approval request" or "question"
 	sessionID string
-	payload   any // ApprovalPayload or QuestionPayload
-	ch        chan string
+	// parentID is the parent of a sub-agent child session: the request is
+	// mirrored in its log and may be answered through it (SES-12).
+	parentID string
+	payload  any // ApprovalPayload or QuestionPayload
+	ch       chan string
+	// taken is set (under the engine lock) once an answer or a cancellation
+	// claimed the request, so exactly one end is recorded.
+	taken bool
 }
 
 // QuestionPayload is the payload of question_requested and question_answered.
@@ -42,6 +56,25 @@ type QuestionPayload struct {
 	ToolCallID string `json:"toolCallId"`
 	Question   string `json:"question"`
 	Answer     string `json:"answer,omitempty"`
+	// Cancelled is set on the question_answered that ends a question nobody
+	// answered before its turn stopped.
+	Cancelled bool `json:"cancelled,omitempty"`
+	// ChildSessionID: as on ApprovalPayload.
+	ChildSessionID string `json:"childSessionId,omitempty"`
+}
+
+// mirrored returns the copy of a request payload recorded in the parent's
+// log, marked with the child session it belongs to.
+func mirrored(payload any, childID string) any {
+	switch p := payload.(type) {
+	case ApprovalPayload:
+		p.ChildSessionID = childID
+		return p
+	case QuestionPayload:
+		p.ChildSessionID = childID
+		return p
+	}
+	return payload
 }
 
 // actionOf names the class of action a tool performs, for grants and
@@ -92,8 +125,8 @@ func (e *Engine) authorize(ctx context.Context, s Session, c ToolCall, info Tool
 	if info.ReadOnly {
 		return true, ""
 	}
-	if s.AgentMode == AgentPlan {
-		return false, fmt.Sprintf("refused: the session is planning (agent mode PLAN), so %s, which changes files or runs commands, is not allowed; propose the change instead", c.Name)
+	if readOnlyMode(s.AgentMode) {
+		return false, fmt.Sprintf("refused: the session is planning (agent mode %s), so %s, which changes files or runs commands, is not allowed; propose the change in the plan instead", strings.ToUpper(string(s.AgentMode)), c.Name)
 	}
 	switch s.ApprovalMode {
 	case ApprovalBypass:
@@ -127,9 +160,17 @@ func (e *Engine) requestApproval(ctx context.Context, sessionID string, c ToolCa
 }
 
 // await registers a pending request, records its event and blocks until a
-// person answers (ok) or ctx ends.
+// person answers (ok) or ctx ends. A sub-agent's request is also recorded in
+// its parent's log (with the child's id), so a client following the parent
+// sees it and can answer it there (SES-12). A request still open when ctx
+// ends gets its end event (approval_resolved with decision cancelled, or
+// question_answered with cancelled set), so every request in the log ends.
 func (e *Engine) await(ctx context.Context, sessionID, kind, id string, t EventType, payload any) (string, bool) {
+	pctx := context.WithoutCancel(ctx)
 	p := &pendingRequest{kind: kind, sessionID: sessionID, payload: payload, ch: make(chan string, 1)}
+	if s, err := e.svc.Session(pctx, sessionID); err == nil {
+		p.parentID = s.ParentID
+	}
 	e.mu.Lock()
 	e.pending[id] = p
 	e.mu.Unlock()
@@ -142,26 +183,69 @@ func (e *Engine) await(ctx context.Context, sessionID, kind, id string, t EventT
 		e.log.Error("record "+kind, "session_id", sessionID, "err", err)
 		return "", false
 	}
+	if p.parentID != "" {
+		if err := e.persist(ctx, p.parentID, t, mirrored(payload, sessionID)); err != nil && !errors.Is(err, ErrNotFound) {
+			e.log.Error("mirror "+kind+" to the parent session", "session_id", p.parentID, "err", err)
+		}
+	}
 	select {
 	case a := <-p.ch:
 		return a, true
 	case <-ctx.Done():
-		return "", false
+	}
+	e.mu.Lock()
+	taken := p.taken
+	if !taken {
+		p.taken = true
+		delete(e.pending, id)
+		if !e.decided[id] {
+			e.markDecided(id)
+		}
+	}
+	e.mu.Unlock()
+	if taken {
+		return "", false // answered meanwhile; that answer recorded the end
+	}
+	end, endType := payload, t
+	switch v := payload.(type) {
+	case ApprovalPayload:
+		v.Decision, v.Input = ApprovalCancelled, nil
+		end, endType = v, EventApprovalResolved
+	case QuestionPayload:
+		v.Cancelled = true
+		end, endType = v, EventQuestionAnswered
+	}
+	e.recordEnd(pctx, p, endType, end)
+	return "", false
+}
+
+// recordEnd records the end of a request in its session's log and, for a
+// sub-agent's request, in its parent's log.
+func (e *Engine) recordEnd(ctx context.Context, p *pendingRequest, t EventType, payload any) {
+	if err := e.persist(ctx, p.sessionID, t, payload); err != nil && !errors.Is(err, ErrNotFound) {
+		e.log.Error("record "+p.kind+" end", "session_id", p.sessionID, "err", err)
+	}
+	if p.parentID != "" {
+		if err := e.persist(ctx, p.parentID, t, mirrored(payload, p.sessionID)); err != nil && !errors.Is(err, ErrNotFound) {
+			e.log.Error("mirror "+p.kind+" end to the parent session", "session_id", p.parentID, "err", err)
+		}
 	}
 }
 
 // take claims a pending request for an answer: the first answer wins, later
-// ones (from any client) get CONFLICT. onTake runs under the engine lock.
+// ones (from any client) get CONFLICT. A sub-agent's request may be answered
+// through its own session or its parent. onTake runs under the engine lock.
 func (e *Engine) take(sessionID, id, kind string, onTake func(p *pendingRequest)) (*pendingRequest, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	p, ok := e.pending[id]
-	if !ok || p.sessionID != sessionID || p.kind != kind {
+	if !ok || (p.sessionID != sessionID && p.parentID != sessionID) || p.kind != kind || p.taken {
 		if e.decided[id] {
 			return nil, Errorf(CodeConflict, "%s %s was already answered or cancelled", kind, id)
 		}
 		return nil, Errorf(CodeNotFound, "no pending %s %s in session %s", kind, id, sessionID)
 	}
+	p.taken = true
 	delete(e.pending, id)
 	e.markDecided(id)
 	if onTake != nil {
@@ -180,11 +264,13 @@ func (e *Engine) ResolveApproval(ctx context.Context, sessionID, requestID strin
 	}
 	p, err := e.take(sessionID, requestID, "approval request", func(p *pendingRequest) {
 		if d == ApprovalApprovedForSession {
+			// The grant belongs to the session that asked (a child's
+			// grant does not widen its parent's).
 			a := p.payload.(ApprovalPayload)
-			if e.grants[sessionID] == nil {
-				e.grants[sessionID] = map[string]bool{}
+			if e.grants[p.sessionID] == nil {
+				e.grants[p.sessionID] = map[string]bool{}
 			}
-			e.grants[sessionID][a.Tool+"/"+a.Action] = true
+			e.grants[p.sessionID][a.Tool+"/"+a.Action] = true
 		}
 	})
 	if err != nil {
@@ -192,15 +278,14 @@ func (e *Engine) ResolveApproval(ctx context.Context, sessionID, requestID strin
 	}
 	payload := p.payload.(ApprovalPayload)
 	payload.Decision, payload.Input = d, nil
-	if err := e.persist(ctx, sessionID, EventApprovalResolved, payload); err != nil {
-		e.log.Error("record approval decision", "session_id", sessionID, "err", err)
-	}
+	e.recordEnd(context.WithoutCancel(ctx), p, EventApprovalResolved, payload)
 	p.ch <- string(d)
 	return nil
 }
 
-// cancelPending forgets a session's pending approvals and questions; their
-// waiters end with the turn's context.
+// cancelPending stops a session's pending approvals and questions from
+// being answered; their waiters end with the turn's context and record the
+// cancellation.
 func (e *Engine) cancelPending(sessionID string) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -223,9 +308,7 @@ func (e *Engine) AnswerQuestion(ctx context.Context, sessionID, requestID, answe
 	}
 	payload := p.payload.(QuestionPayload)
 	payload.Answer = answer
-	if err := e.persist(ctx, sessionID, EventQuestionAnswered, payload); err != nil {
-		e.log.Error("record answer", "session_id", sessionID, "err", err)
-	}
+	e.recordEnd(context.WithoutCancel(ctx), p, EventQuestionAnswered, payload)
 	p.ch <- answer
 	return nil
 }

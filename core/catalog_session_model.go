@@ -88,3 +88,20 @@ func modelUsable(conn Connection, model string) bool {
 	}
 	return slices.ContainsFunc(conn.Models, func(m Model) bool { return m.ID == model })
 }
+
+// ReasoningEfforts lists the efforts a connection's model declares; nil when
+// unknown (any effort is then accepted).
+func (c *Catalog) ReasoningEfforts(connectionID, model string) []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	conn, ok := findConnection(c.data, connectionID)
+	if !ok {
+		return nil
+	}
+	for _, m := range conn.Models {
+		if m.ID == model {
+			return slices.Clone(m.Capabilities.ReasoningEfforts)
+		}
+	}
+	return nil
+}

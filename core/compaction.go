@@ -128,7 +128,7 @@ func (e *Engine) compact(ctx context.Context, s Session, b boundModel, reason st
 		return err
 	}
 	transcript := renderTranscript(prev, covered)
-	req := ProviderRequest{Model: b.model.ID, Messages: []ProviderMessage{
+	req := ProviderRequest{Model: b.model.ID, MaxOutputTokens: compactionOutputCap(b.model.Capabilities), Messages: []ProviderMessage{
 		{Role: RoleSystem, Content: []ContentPart{{Type: "text", Text: CompactionPrompt}}},
 		{Role: RoleUser, Content: []ContentPart{{Type: "text", Text: transcript}}},
 	}}
@@ -357,4 +357,18 @@ func (e *Engine) ContextUsage(ctx context.Context, sessionID string) (ContextUsa
 		return ContextUsage{}, err
 	}
 	return c.usage, nil
+}
+
+// MaxCompactionOutputTokens bounds a compaction summary's output.
+const MaxCompactionOutputTokens = 8192
+
+// compactionOutputCap is the output limit of a compaction request: at most
+// MaxCompactionOutputTokens, and never more than the model's declared
+// maximum output.
+func compactionOutputCap(c Capabilities) int64 {
+	n := int64(MaxCompactionOutputTokens)
+	if c.MaxOutputTokens != nil && *c.MaxOutputTokens > 0 && *c.MaxOutputTokens < n {
+		n = *c.MaxOutputTokens
+	}
+	return n
 }

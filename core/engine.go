@@ -46,15 +46,19 @@ type EngineConfig struct {
 	// StopWait bounds how long stopTurn and deleteSession wait for a turn to
 	// wind down (default 30s).
 	StopWait time.Duration
+	// Retry bounds the retries of transient model request failures; zero
+	// fields take the defaults (see RetryPolicy).
+	Retry RetryPolicy
 }
 
 // Engine runs turns: one at a time per session, with a FIFO queue of the
 // input that arrives meanwhile (SES-6, SES-7). Queues, running turns,
 // pending approvals and session grants live in memory only (SES-14).
 type Engine struct {
-	cfg EngineConfig
-	svc *Service
-	log *slog.Logger
+	cfg   EngineConfig
+	svc   *Service
+	log   *slog.Logger
+	retry RetryPolicy
 
 	mu           sync.Mutex
 	runtimes     map[string]*sessionRuntime
@@ -65,6 +69,12 @@ type Engine struct {
 	// failedCompactions remembers, per route and history digest, why a
 	// compaction failed, so it is not retried in a loop.
 	failedCompactions map[string]string
+	// titled remembers sessions whose title was already asked of a model
+	// (successfully or not), so a failing title request is not repeated
+	// after every turn; a kernel restart allows one more attempt.
+	titled map[string]bool
+	// resolved caches what provider capability resolvers reported, by route.
+	resolved map[string]resolvedCaps
 	// closed is atomic so that it can be read under a runtime lock. Lock
 	// order: a runtime lock may be held while taking e.mu, never the reverse.
 	closed atomic.Bool
@@ -89,6 +99,9 @@ type turnRun struct {
 	id     string
 	cancel context.CancelCauseFunc
 	done   chan struct{}
+	// started is the turn's start; finished is set by the loop to the end
+	// time it recorded on the turn's last message (zero: none recorded).
+	started, finished time.Time
 }
 
 // ErrTurnStopped is the cancel cause of a turn stopped by a client.
@@ -116,9 +129,9 @@ func NewEngine(cfg EngineConfig) (*Engine, error) {
 		log = slog.Default()
 	}
 	return &Engine{
-		cfg: cfg, svc: cfg.Sessions, log: log,
+		cfg: cfg, svc: cfg.Sessions, log: log, retry: cfg.Retry.withDefaults(),
 		runtimes: map[string]*sessionRuntime{}, pending: map[string]*pendingRequest{}, decided: map[string]bool{}, grants: map[string]map[string]bool{},
-		failedCompactions: map[string]string{},
+		failedCompactions: map[string]string{}, titled: map[string]bool{}, resolved: map[string]resolvedCaps{},
 	}, nil
 }
 
@@ -140,6 +153,10 @@ type boundModel struct {
 	endpoint Endpoint
 	provider Provider
 	route    string
+	// imageDefault: an IMAGE default model exists (image_generation is offered).
+	imageDefault bool
+	// searchFallback: a fallback search connection is configured.
+	searchFallback bool
 }
 
 // resolveModel finds the session's connection, model, endpoint and provider,
@@ -176,6 +193,7 @@ func (e *Engine) resolveModel(ctx context.Context, s Session) (boundModel, error
 		return boundModel{}, &Error{Code: CodeUnavailable, Message: fmt.Sprintf("provider %q of connection %q is not available", conn.ProviderKind, conn.Name), Err: err}
 	}
 	b.provider = p
+	e.withResolvedCapabilities(ctx, &b)
 	return b, nil
 }
 

@@ -33,6 +33,9 @@ const (
 	EventCompactionCheckpoint EventType = "compaction_checkpoint"
 	EventSessionDeleted       EventType = "session_deleted"
 	EventResyncRequired       EventType = "resync_required"
+	// EventRetryScheduled announces the wait before a model request is sent
+	// again (live only; payload RetryPayload).
+	EventRetryScheduled EventType = "retry_scheduled"
 )
 
 // LiveOnly reports whether events of type t are never persisted (MSG-12):
@@ -40,7 +43,7 @@ const (
 func (t EventType) LiveOnly() bool {
 	switch t {
 	case EventMessageDelta, EventReasoningDelta, EventToolCallDelta,
-		EventQueueSnapshot, EventResyncRequired, EventSessionDeleted:
+		EventQueueSnapshot, EventResyncRequired, EventSessionDeleted, EventRetryScheduled:
 		return true
 	}
 	return false
@@ -186,6 +189,10 @@ type TurnPayload struct {
 	QueueItemID string     `json:"queueItemId,omitempty"`
 	Status      TurnStatus `json:"status,omitempty"`
 	Reason      string     `json:"reason,omitempty"`
+	// StartedAt is on turn_started and turn_finished, FinishedAt on
+	// turn_finished: the turn's own start and end (MSG-5).
+	StartedAt  *time.Time `json:"startedAt,omitempty"`
+	FinishedAt *time.Time `json:"finishedAt,omitempty"`
 }
 
 // ToolStartedPayload is the payload of tool_started.

@@ -37,6 +37,8 @@ var kernelTools = map[string]kernelTool{
 	},
 	ToolTask:      {info: taskToolInfo, run: nil},
 	ToolWebSearch: {info: webSearchToolInfo, run: runWebSearch},
+	// image_generation is dispatched by runCall (it returns attachments).
+	ToolImageGeneration: {info: imageGenerationToolInfo},
 	ReadToolResultTool: {
 		info: ToolInfo{Name: ReadToolResultTool, ReadOnly: true,
 			Description: "Read part of a large tool result that was shortened in your context. seq is the event seq named in the shortened result; offset and length count characters.",
@@ -61,7 +63,10 @@ func kernelToolInfo(name string) (ToolInfo, bool) {
 func kernelToolSchemas(s Session, b boundModel) []ToolSchema {
 	out := make([]ToolSchema, 0, len(kernelTools))
 	for _, t := range kernelTools {
-		if t.info.Name == ToolWebSearch && !webSearchAvailable(b) {
+		if t.info.Name == ToolWebSearch && !webSearchAvailable(b) && !b.searchFallback {
+			continue
+		}
+		if t.info.Name == ToolImageGeneration && !b.imageDefault {
 			continue
 		}
 		if allowedTool(s, t.info.Name) {

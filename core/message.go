@@ -111,15 +111,26 @@ type Message struct {
 	BrowserElements []BrowserElement `json:"browserElements,omitempty"`
 
 	// Assistant (MSG-5). Reasoning is display-only unless Interrupted.
-	Reasoning   string     `json:"reasoning,omitempty"`
-	ToolCalls   []ToolCall `json:"toolCalls,omitempty"`
-	TurnID      string     `json:"turnId,omitempty"`
-	TurnStatus  TurnStatus `json:"turnStatus,omitempty"`
-	TurnReason  string     `json:"turnReason,omitempty"`
-	StartedAt   *time.Time `json:"startedAt,omitempty"`
-	FinishedAt  *time.Time `json:"finishedAt,omitempty"`
-	Interrupted bool       `json:"interrupted,omitempty"`
-	Model       string     `json:"model,omitempty"`
+	Reasoning  string     `json:"reasoning,omitempty"`
+	ToolCalls  []ToolCall `json:"toolCalls,omitempty"`
+	TurnID     string     `json:"turnId,omitempty"`
+	TurnStatus TurnStatus `json:"turnStatus,omitempty"`
+	TurnReason string     `json:"turnReason,omitempty"`
+	// StartedAt and FinishedAt are the times of this message's model request.
+	StartedAt  *time.Time `json:"startedAt,omitempty"`
+	FinishedAt *time.Time `json:"finishedAt,omitempty"`
+	// TurnStartedAt is when the message's turn started (every message a turn
+	// records carries it); TurnFinishedAt is when the turn ended, recorded on
+	// the message that ended it (the one with TurnStatus). FillTurnTimes
+	// copies it to the turn's other messages for display (MSG-5).
+	TurnStartedAt  *time.Time `json:"turnStartedAt,omitempty"`
+	TurnFinishedAt *time.Time `json:"turnFinishedAt,omitempty"`
+	Interrupted    bool       `json:"interrupted,omitempty"`
+	Model          string     `json:"model,omitempty"`
+	// Segments record the order in which reasoning, text and tool calls
+	// streamed (MSG-11): a display projection kept with the message, never
+	// sent to a model. Absent on messages recorded before it existed.
+	Segments []Segment `json:"segments,omitempty"`
 	// ProviderState is the provider-native state (PRV-6, PRV-10) returned
 	// with this reply, e.g. signed thinking blocks or encrypted reasoning
 	// items. It is handed back only on the route that produced it and is
@@ -138,10 +149,67 @@ type Message struct {
 	StructuredContent json.RawMessage `json:"structuredContent,omitempty"`
 }
 
+// Segment is one run of an assistant message's stream: a byte range of
+// Reasoning or Text, or one tool call.
+type Segment struct {
+	Kind       string `json:"kind"` // SegmentReasoning, SegmentText or SegmentToolCall
+	Start      int    `json:"start,omitempty"`
+	End        int    `json:"end,omitempty"`
+	ToolCallID string `json:"toolCallId,omitempty"`
+}
+
+// Segment kinds.
+const (
+	SegmentReasoning = "reasoning"
+	SegmentText      = "text"
+	SegmentToolCall  = "tool_call"
+)
+
 // UserInput is what a client sends (MSG-2).
 type UserInput struct {
 	Text            string
 	Command         string
 	AttachmentIDs   []string
 	BrowserElements []BrowserElement
+}
+
+// FillTurnTimes sets TurnStartedAt and TurnFinishedAt on every message of
+// a turn from the messages that recorded them (events are immutable, so the
+// turn's earlier messages could not carry its end when they were written).
+// msgs is changed in place.
+func FillTurnTimes(msgs []Message) {
+	type span struct{ start, end *time.Time }
+	turns := map[string]*span{}
+	for i := range msgs {
+		m := &msgs[i]
+		if m.TurnID == "" {
+			continue
+		}
+		sp := turns[m.TurnID]
+		if sp == nil {
+			sp = &span{}
+			turns[m.TurnID] = sp
+		}
+		if sp.start == nil && m.TurnStartedAt != nil {
+			sp.start = m.TurnStartedAt
+		}
+		if m.TurnFinishedAt != nil {
+			sp.end = m.TurnFinishedAt
+		}
+	}
+	for i := range msgs {
+		m := &msgs[i]
+		sp := turns[m.TurnID]
+		if sp == nil {
+			continue
+		}
+		if m.TurnStartedAt == nil && sp.start != nil {
+			t := *sp.start
+			m.TurnStartedAt = &t
+		}
+		if m.TurnFinishedAt == nil && sp.end != nil {
+			t := *sp.end
+			m.TurnFinishedAt = &t
+		}
+	}
 }

@@ -159,6 +159,7 @@ const (
 	CapDetailedCompleter  ProviderCapability = "detailed_completer"
 	CapWebSearch          ProviderCapability = "web_search"
 	CapNativeCompactor    ProviderCapability = "native_compactor"
+	CapImageGenerator     ProviderCapability = "image_generator"
 )
 
 // ProviderStream yields stream events until Recv returns io.EOF.

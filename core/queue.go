@@ -317,6 +317,7 @@ func (e *Engine) DeleteSession(ctx context.Context, sessionID string) error {
 	for _, id := range ids {
 		delete(e.runtimes, id)
 		delete(e.grants, id)
+		delete(e.titled, id)
 	}
 	e.mu.Unlock()
 	e.deleteBlobs(orphans)

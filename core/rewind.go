@@ -31,7 +31,6 @@ type RewindFile struct {
 
 	target   string // hash to restore ("" = absent)
 	expected string // hash the session last left ("" = absent)
-	firstSeq int64
 }
 
 // RewindPreview is the first phase of a rewind (SES-11).
@@ -39,11 +38,18 @@ type RewindPreview struct {
 	HeadSeq        int64
 	FileStateToken string
 	Text           string
-	Files          []RewindFile
+	// Command, Attachments and BrowserElements are the rest of the rewound
+	// user message, for the input box (the attachments stay stored, so
+	// sending them again needs no new upload).
+	Command         string
+	Attachments     []Attachment
+	BrowserElements []BrowserElement
+	Files           []RewindFile
 }
 
-// PreviewRewind checks that messageSeq is an active plain-text user message
-// and reports what a rewind to it would restore.
+// PreviewRewind checks that messageSeq is an active user message and
+// reports what a rewind to it would restore: the files changed afterwards by
+// the session's tools and by the sub-agents its task calls started.
 func (e *Engine) PreviewRewind(ctx context.Context, sessionID string, messageSeq int64) (RewindPreview, error) {
 	s, err := e.svc.Session(ctx, sessionID)
 	if err != nil {
@@ -58,22 +64,57 @@ func (e *Engine) PreviewRewind(ctx context.Context, sessionID string, messageSeq
 		return RewindPreview{}, Errorf(CodeBadInput, "messageSeq %d is not an active message of session %s", messageSeq, sessionID)
 	}
 	target := msgs[i]
-	switch {
-	case target.Role != RoleUser:
+	if target.Role != RoleUser {
 		return RewindPreview{}, Errorf(CodeBadInput, "messageSeq %d is a %s message; rewind to a user message", messageSeq, target.Role)
-	case len(target.Attachments) > 0:
-		return RewindPreview{}, Errorf(CodeBadInput, "message %d has attachments, which cannot go back to the plain text box", messageSeq)
-	case len(target.BrowserElements) > 0:
-		return RewindPreview{}, Errorf(CodeBadInput, "message %d has browser elements, which cannot go back to the plain text box", messageSeq)
-	case target.Command != "":
-		return RewindPreview{}, Errorf(CodeBadInput, "message %d is the command /%s, which cannot go back to the plain text box", messageSeq, target.Command)
 	}
 	dir, err := e.workDir(ctx, s)
 	if err != nil {
 		return RewindPreview{}, err
 	}
-	files := e.rewindFiles(dir, msgs[i+1:])
-	return RewindPreview{HeadSeq: s.HeadSeq, FileStateToken: fileStateToken(dir, files), Text: target.Text, Files: files}, nil
+	after, err := e.withChildChanges(ctx, s, msgs[i+1:])
+	if err != nil {
+		return RewindPreview{}, err
+	}
+	files := e.rewindFiles(dir, after)
+	return RewindPreview{
+		HeadSeq: s.HeadSeq, FileStateToken: fileStateToken(dir, files), Text: target.Text,
+		Command: target.Command, Attachments: target.Attachments, BrowserElements: target.BrowserElements, Files: files,
+	}, nil
+}
+
+// withChildChanges inserts, before each task tool result in after, the
+// messages of the child session that task call started, so that the files a
+// sub-agent changed are rewound with its parent's turn, in the order they
+// changed. A child working in another directory (a scratch directory of a
+// session without a project) is left out: its files are not the parent's.
+func (e *Engine) withChildChanges(ctx context.Context, s Session, after []Message) ([]Message, error) {
+	if !slices.ContainsFunc(after, func(m Message) bool { return m.Role == RoleTool && m.ToolName == ToolTask }) {
+		return after, nil
+	}
+	kids, err := e.svc.Sessions(ctx, SessionFilter{ParentID: s.ID, IncludeChildren: true})
+	if err != nil {
+		return nil, err
+	}
+	bySource := map[string]Session{}
+	for _, k := range kids {
+		bySource[k.Source] = k
+	}
+	out := make([]Message, 0, len(after))
+	for _, m := range after {
+		if m.Role == RoleTool && m.ToolName == ToolTask {
+			if kid, ok := bySource["task:"+m.ToolCallID]; ok {
+				if kid.ProjectID != "" && kid.ProjectID == s.ProjectID {
+					kmsgs, err := e.svc.Messages(ctx, kid.ID, false)
+					if err != nil {
+						return nil, err
+					}
+					out = append(out, kmsgs...)
+				}
+			}
+		}
+		out = append(out, m)
+	}
+	return out, nil
 }
 
 // rewindFiles folds the file changes after the target into one action per
@@ -86,7 +127,7 @@ func (e *Engine) rewindFiles(dir string, after []Message) []RewindFile {
 		for _, fc := range m.FileChanges {
 			f := byPath[fc.Path]
 			if f == nil {
-				f = &RewindFile{Path: fc.Path, target: fc.BeforeHash, firstSeq: m.Seq}
+				f = &RewindFile{Path: fc.Path, target: fc.BeforeHash}
 				byPath[fc.Path] = f
 				order = append(order, fc.Path)
 				if fc.BytesMissing && fc.BeforeHash != "" {

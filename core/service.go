@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 )
@@ -135,6 +137,27 @@ type UpdateSessionInput struct {
 
 const maxTitleLen = 200
 
+// effortLister is the optional part of SessionModels that knows the
+// reasoning efforts a model declares.
+type effortLister interface {
+	ReasoningEfforts(connectionID, model string) []string
+}
+
+func (s *Service) efforts(connectionID, model string) []string {
+	if l, ok := s.models.(effortLister); ok && model != "" {
+		return l.ReasoningEfforts(connectionID, model)
+	}
+	return nil
+}
+
+func effortAllowedList(efforts []string, effort string) bool {
+	return effortAllowed(Capabilities{ReasoningEfforts: efforts}, effort)
+}
+
+func effortError(effort, model string, efforts []string) error {
+	return Errorf(CodeBadInput, "reasoningEffort %q: model %s declares %s; choose one of them or clear it", effort, model, strings.Join(efforts, ", "))
+}
+
 func validReasoningEffort(v string) error {
 	if len(v) > 32 {
 		return Errorf(CodeBadInput, "reasoningEffort: at most 32 characters (e.g. low, medium, high)")
@@ -176,6 +199,9 @@ func (s *Service) CreateSession(ctx context.Context, in CreateSessionInput) (Ses
 	if !meta.AgentMode.Valid() {
 		return Session{}, Errorf(CodeBadInput, "agentMode %q: use execute, plan or awaiting_confirmation", in.AgentMode)
 	}
+	if meta.AgentMode == AgentAwaitingConfirmation {
+		meta.AgentMode = AgentPlan // only a completed PLAN turn awaits confirmation
+	}
 	if err := validReasoningEffort(in.ReasoningEffort); err != nil {
 		return Session{}, err
 	}
@@ -206,6 +232,12 @@ func (s *Service) CreateSession(ctx context.Context, in CreateSessionInput) (Ses
 		default:
 			return Session{}, fmt.Errorf("create session: %w", err)
 		}
+	}
+	if efforts := s.efforts(meta.ConnectionID, meta.Model); !effortAllowedList(efforts, meta.ReasoningEffort) {
+		if in.ParentID == "" {
+			return Session{}, effortError(meta.ReasoningEffort, meta.Model, efforts)
+		}
+		meta.ReasoningEffort = "" // a sub-agent on another model: its default effort
 	}
 	ev, err := NewEvent(meta.ID, EventSessionCreated, SessionPayload{Session: meta})
 	if err != nil {
@@ -262,6 +294,9 @@ func (s *Service) UpdateSession(ctx context.Context, id string, in UpdateSession
 		if !in.AgentMode.Valid() {
 			return Session{}, Errorf(CodeBadInput, "agentMode %q: use execute, plan or awaiting_confirmation", *in.AgentMode)
 		}
+		if *in.AgentMode == AgentAwaitingConfirmation {
+			return Session{}, Errorf(CodeBadInput, "agentMode AWAITING_CONFIRMATION is set by the kernel when a PLAN turn completes; set PLAN or EXECUTE")
+		}
 		meta.AgentMode = *in.AgentMode
 		changed = append(changed, "agentMode")
 	}
@@ -300,6 +335,17 @@ func (s *Service) UpdateSession(ctx context.Context, id string, in UpdateSession
 		if model != meta.Model {
 			meta.Model = model
 			changed = append(changed, "model")
+		}
+	}
+	if efforts := s.efforts(meta.ConnectionID, meta.Model); !effortAllowedList(efforts, meta.ReasoningEffort) {
+		if in.ReasoningEffort != nil {
+			return Session{}, effortError(meta.ReasoningEffort, meta.Model, efforts)
+		}
+		// The model changed to one that does not offer the effort: back to
+		// the model's default rather than a request it would reject.
+		meta.ReasoningEffort = ""
+		if !slices.Contains(changed, "reasoningEffort") {
+			changed = append(changed, "reasoningEffort")
 		}
 	}
 	if len(changed) == 0 {

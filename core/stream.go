@@ -12,6 +12,7 @@ import (
 type streamResult struct {
 	text, reasoning string
 	calls           []ToolCall
+	segments        []Segment
 	usage           *Usage
 	finish          string
 	state           []byte
@@ -40,6 +41,16 @@ func (e *Engine) stream(ctx context.Context, sessionID string, b boundModel, req
 	defer st.Close()
 	var text, reasoning []byte
 	calls := map[int]*callAcc{}
+	// segs records the streamed order (MSG-11); a tool call segment holds
+	// the call's index until the calls are assembled.
+	var segs []Segment
+	grow := func(kind string, before, after int) {
+		if n := len(segs); n > 0 && segs[n-1].Kind == kind {
+			segs[n-1].End = after
+			return
+		}
+		segs = append(segs, Segment{Kind: kind, Start: before, End: after})
+	}
 loop:
 	for {
 		ev, err := st.Recv()
@@ -56,9 +67,11 @@ loop:
 		}
 		switch ev.Kind {
 		case StreamText:
+			grow(SegmentText, len(text), len(text)+len(ev.Text))
 			text = append(text, ev.Text...)
 			e.svc.Emit(sessionID, EventMessageDelta, DeltaPayload{Text: ev.Text})
 		case StreamReasoning:
+			grow(SegmentReasoning, len(reasoning), len(reasoning)+len(ev.Text))
 			reasoning = append(reasoning, ev.Text...)
 			e.svc.Emit(sessionID, EventReasoningDelta, DeltaPayload{Text: ev.Text})
 		case StreamToolCall:
@@ -70,6 +83,7 @@ loop:
 			if acc == nil {
 				acc = &callAcc{}
 				calls[d.Index] = acc
+				segs = append(segs, Segment{Kind: SegmentToolCall, Start: d.Index})
 			}
 			if d.ID != "" {
 				acc.id = d.ID
@@ -120,6 +134,15 @@ loop:
 			id = NewID("call")
 		}
 		res.calls = append(res.calls, ToolCall{ID: id, Name: c.name, Input: input})
+		c.id = id
+	}
+	for _, sg := range segs {
+		if sg.Kind == SegmentToolCall {
+			sg = Segment{Kind: SegmentToolCall, ToolCallID: calls[sg.Start].id}
+		}
+		if sg.Kind == SegmentToolCall || sg.End > sg.Start {
+			res.segments = append(res.segments, sg)
+		}
 	}
 	return res
 }

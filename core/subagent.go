@@ -45,6 +45,10 @@ func runTask(ctx context.Context, e *Engine, s Session, c ToolCall) (string, boo
 	}
 	snap := agents[i]
 	snap.Tools = slices.Clone(snap.Tools)
+	mode := s.AgentMode
+	if readOnlyMode(mode) {
+		mode = AgentPlan // a child of a planning session only reads
+	}
 	conn, model := s.ConnectionID, s.Model
 	if snap.Model != "" {
 		conn, model, _ = strings.Cut(snap.Model, "/")
@@ -52,7 +56,7 @@ func runTask(ctx context.Context, e *Engine, s Session, c ToolCall) (string, boo
 	child, err := e.svc.CreateSession(pctx, CreateSessionInput{
 		ParentID: s.ID, Source: "task:" + c.ID, Agent: &snap, ProjectID: s.ProjectID,
 		ConnectionID: conn, Model: model, ReasoningEffort: s.ReasoningEffort,
-		ApprovalMode: s.ApprovalMode, AgentMode: s.AgentMode,
+		ApprovalMode: s.ApprovalMode, AgentMode: mode,
 		Title: truncateRunes(snap.Name+": "+strings.TrimSpace(in.Prompt), 80),
 	})
 	if err != nil {

@@ -36,6 +36,13 @@ func (e *Engine) maybeTitle(ctx context.Context, sessionID string) {
 		e.log.Debug("no model for a title", "session_id", sessionID, "err", err)
 		return
 	}
+	e.mu.Lock()
+	tried := e.titled[sessionID]
+	e.titled[sessionID] = true
+	e.mu.Unlock()
+	if tried {
+		return
+	}
 	req := ProviderRequest{Model: b.model.ID, MaxOutputTokens: 32, Messages: []ProviderMessage{
 		{Role: RoleSystem, Content: []ContentPart{{Type: "text", Text: titlePrompt}}},
 		{Role: RoleUser, Content: []ContentPart{{Type: "text", Text: string(text)}}},

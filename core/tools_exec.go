@@ -101,7 +101,7 @@ func (e *Engine) runTool(ctx context.Context, sessionID, turnID string, c ToolCa
 	}
 	kt, isKernelTool := kernelTools[c.Name]
 	var dir string
-	if !isKernelTool {
+	if !isKernelTool && c.Name != ToolImageGeneration {
 		// The scope check comes before the approval: nobody is asked to
 		// approve a call that would be refused anyway.
 		if dir, err = e.workDir(pctx, s); err != nil {
@@ -116,6 +116,11 @@ func (e *Engine) runTool(ctx context.Context, sessionID, turnID string, c ToolCa
 	}
 	if ctx.Err() != nil {
 		return fail("not run: the turn was stopped")
+	}
+	if c.Name == ToolImageGeneration {
+		text, atts, isErr := e.runImageGeneration(ctx, s, c)
+		m.Text, m.Attachments, m.IsError = text, atts, isErr
+		return m
 	}
 	if isKernelTool {
 		text, isErr := kt.run(ctx, e, s, c)

@@ -17,12 +17,14 @@ import (
 // startLocked records the user message and starts a turn; rt.mu is held.
 func (e *Engine) startLocked(ctx context.Context, sessionID string, rt *sessionRuntime, item *QueueItem) error {
 	turnID := NewID("turn")
+	started := time.Now().UTC()
 	user := Message{
 		Role: RoleUser, Text: item.Input.Text, Command: item.Input.Command,
 		Attachments: item.Attachments, BrowserElements: item.Input.BrowserElements, TurnID: turnID,
+		TurnStartedAt: &started,
 	}
 	evs, err := buildEvents(sessionID,
-		eventSpec{EventTurnStarted, TurnPayload{TurnID: turnID, QueueItemID: item.ID}},
+		eventSpec{EventTurnStarted, TurnPayload{TurnID: turnID, QueueItemID: item.ID, StartedAt: &started}},
 		eventSpec{EventPhaseChanged, PhasePayload{Phase: PhaseTurn}},
 		eventSpec{EventMessageEnd, MessagePayload{Message: user}},
 	)
@@ -33,7 +35,7 @@ func (e *Engine) startLocked(ctx context.Context, sessionID string, rt *sessionR
 		return fmt.Errorf("start turn: %w", err)
 	}
 	runCtx, cancel := context.WithCancelCause(context.Background())
-	run := &turnRun{id: turnID, cancel: cancel, done: make(chan struct{})}
+	run := &turnRun{id: turnID, cancel: cancel, done: make(chan struct{}), started: started}
 	rt.turn = run
 	e.wg.Add(1)
 	go e.runTurn(runCtx, sessionID, rt, run)
@@ -72,15 +74,19 @@ func (e *Engine) persist(ctx context.Context, sessionID string, t EventType, pay
 func (e *Engine) runTurn(ctx context.Context, sessionID string, rt *sessionRuntime, run *turnRun) {
 	defer e.wg.Done()
 	defer close(run.done)
-	status, reason := e.loop(ctx, sessionID, run.id)
+	status, reason := e.loop(ctx, sessionID, run)
 	pctx := context.WithoutCancel(ctx)
+	end := run.finished
+	if end.IsZero() {
+		end = time.Now().UTC()
+	}
 	// turn_finished, the end of the turn in memory and the next dispatch (or
 	// idle) happen under the session's runtime lock, so that a client that
 	// sees turn_finished can act on an idle session at once.
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
 	rt.turn = nil
-	finished := eventSpec{EventTurnFinished, TurnPayload{TurnID: run.id, Status: status, Reason: reason}}
+	finished := eventSpec{EventTurnFinished, TurnPayload{TurnID: run.id, Status: status, Reason: reason, StartedAt: &run.started, FinishedAt: &end}}
 	next := rt.busy == "" && !rt.held && !e.isClosed() && len(rt.queue) > 0
 	specs := []eventSpec{finished}
 	if !next && rt.busy == "" {
@@ -121,8 +127,15 @@ func cancelReason(ctx context.Context) string {
 }
 
 // loop runs model steps until the model answers without tool calls.
-func (e *Engine) loop(ctx context.Context, sessionID, turnID string) (TurnStatus, string) {
+func (e *Engine) loop(ctx context.Context, sessionID string, run *turnRun) (TurnStatus, string) {
 	pctx := context.WithoutCancel(ctx)
+	turnID := run.id
+	turnStart := run.started
+	// ends marks msg as the turn's last message: the turn ends now.
+	ends := func(msg *Message) {
+		run.finished = time.Now().UTC()
+		msg.TurnFinishedAt = &run.finished
+	}
 	overflowRetried := false
 	for step := 1; ; step++ {
 		if ctx.Err() != nil {
@@ -159,7 +172,7 @@ func (e *Engine) loop(ctx context.Context, sessionID, turnID string) (TurnStatus
 		}
 		req, tools := c.req, c.tools
 		started := time.Now().UTC()
-		res := e.stream(ctx, sessionID, b, req)
+		res := e.streamWithRetry(ctx, sessionID, turnID, b, req)
 		finished := time.Now().UTC()
 		e.recordUsage(pctx, sessionID, b, req, res, "turn")
 		if res.err == nil && !res.cancelled && res.usage != nil {
@@ -167,8 +180,9 @@ func (e *Engine) loop(ctx context.Context, sessionID, turnID string) (TurnStatus
 		}
 
 		msg := Message{
-			Role: RoleAssistant, Text: res.text, Reasoning: res.reasoning, ToolCalls: res.calls,
+			Role: RoleAssistant, Text: res.text, Reasoning: res.reasoning, ToolCalls: res.calls, Segments: res.segments,
 			TurnID: turnID, StartedAt: &started, FinishedAt: &finished, Model: s.Model,
+			TurnStartedAt: &turnStart,
 		}
 		if res.err == nil && !res.cancelled {
 			// Native state of a complete reply only: a cut-off one (an
@@ -180,7 +194,10 @@ func (e *Engine) loop(ctx context.Context, sessionID, turnID string) (TurnStatus
 			reason := cancelReason(ctx)
 			msg.Interrupted, msg.TurnStatus, msg.TurnReason = true, TurnCancelled, reason
 			msg.ToolCalls = completeCalls(res.calls)
-			e.keepPartial(pctx, sessionID, msg)
+			ends(&msg)
+			if !e.keepPartial(pctx, sessionID, msg) {
+				run.finished = time.Time{}
+			}
 			return TurnCancelled, reason
 		case res.err != nil:
 			// An endpoint may echo the key in an error body; it never
@@ -204,14 +221,19 @@ func (e *Engine) loop(ctx context.Context, sessionID, turnID string) (TurnStatus
 			}
 			msg.TurnStatus, msg.TurnReason = TurnFailed, reason
 			msg.ToolCalls = nil // incomplete calls are never run or replayed
-			e.keepPartial(pctx, sessionID, msg)
+			ends(&msg)
+			if !e.keepPartial(pctx, sessionID, msg) {
+				run.finished = time.Time{}
+			}
 			return TurnFailed, reason
 		}
 		if len(res.calls) == 0 {
 			msg.TurnStatus = TurnCompleted
+			ends(&msg)
 			if err := e.persist(pctx, sessionID, EventMessageEnd, MessagePayload{Message: msg}); err != nil {
 				return TurnFailed, ErrorMessage(err)
 			}
+			e.planDone(pctx, s) // a completed PLAN turn awaits confirmation (SES-5)
 			return TurnCompleted, ""
 		}
 		if err := e.persist(pctx, sessionID, EventMessageEnd, MessagePayload{Message: msg}); err != nil {
@@ -224,14 +246,15 @@ func (e *Engine) loop(ctx context.Context, sessionID, turnID string) (TurnStatus
 }
 
 // keepPartial persists what an interrupted or failed step produced, unless
-// it produced nothing at all (MSG-9).
-func (e *Engine) keepPartial(ctx context.Context, sessionID string, m Message) {
+// it produced nothing at all (MSG-9); it reports whether it did.
+func (e *Engine) keepPartial(ctx context.Context, sessionID string, m Message) bool {
 	if m.Text == "" && m.Reasoning == "" && len(m.ToolCalls) == 0 {
-		return
+		return false
 	}
 	if err := e.persist(ctx, sessionID, EventMessageEnd, MessagePayload{Message: m}); err != nil && !errors.Is(err, ErrNotFound) {
 		e.log.Error("keep partial message", "session_id", sessionID, "err", err)
 	}
+	return true
 }
 
 // completeCalls keeps the tool calls whose arguments are a complete JSON
@@ -310,6 +333,12 @@ func (e *Engine) compile(ctx context.Context, s Session, b boundModel, loadImage
 		Model: s.Model, ReasoningEffort: s.ReasoningEffort,
 		Messages: append(head, view...), Tools: schemas, State: state,
 	}
+	if !effortAllowed(b.model.Capabilities, req.ReasoningEffort) {
+		// Declared after the session chose it (a refresh or the resolver):
+		// the model's default rather than a request it would reject.
+		e.log.Warn("reasoning effort not offered by the model; sending none", "session_id", s.ID, "model", s.Model, "effort", req.ReasoningEffort)
+		req.ReasoningEffort = ""
+	}
 	if mo := b.model.Capabilities.MaxOutputTokens; mo != nil {
 		req.MaxOutputTokens = *mo
 	}
@@ -331,6 +360,10 @@ func (e *Engine) toolSet(ctx context.Context, s Session, b boundModel) (map[stri
 		}
 	}
 	byName := make(map[string]ToolInfo, len(infos))
+	b.imageDefault = e.imageDefaultSet(ctx)
+	if !webSearchAvailable(b) {
+		_, b.searchFallback = e.searchFallback(ctx)
+	}
 	schemas := kernelToolSchemas(s, b)
 	for _, t := range infos {
 		if _, clash := kernelToolInfo(t.Name); clash || !allowedTool(s, t.Name) {
@@ -366,8 +399,11 @@ func (e *Engine) systemPrompt(ctx context.Context, s Session, dir string) string
 	if s.Agent != nil && s.Agent.Instructions != "" {
 		fmt.Fprintf(&b, "\nYou are the sub-agent %q.\n%s\n", s.Agent.Name, s.Agent.Instructions)
 	}
-	if s.AgentMode == AgentPlan {
-		b.WriteString("\nThe session is in PLAN mode: investigate with read-only tools and propose a plan; do not change files or run commands.\n")
+	switch s.AgentMode {
+	case AgentPlan:
+		b.WriteString("\nThe session is in PLAN mode: investigate with read-only tools, then end your turn with the plan (keep it in the tasks tool, or write it as your final message); do not change files or run commands. The user confirms the plan before it is carried out.\n")
+	case AgentAwaitingConfirmation:
+		b.WriteString("\nYour plan awaits the user's confirmation: answer questions and revise the plan as asked, with read-only tools only; do not change files or run commands.\n")
 	}
 	if s.ProjectID != "" {
 		b.WriteString(e.projectContext(dir))

@@ -67,9 +67,10 @@ type ViewOptions struct {
 //   - assistant: text and tool calls. Reasoning is sent only for interrupted
 //     messages, whose text also ends with InterruptionMarker. A message with
 //     no text, no tool calls and nothing interrupted worth keeping is skipped.
-//   - tool: the result text and ToolCallID only; never the diff, file
-//     changes, seq, times or artifact paths (except the seq inside the
-//     explicit large-result reference).
+//   - tool: the result text and ToolCallID, then one part per attachment
+//     the tool produced (images loaded, or a note as for user attachments);
+//     never the diff, file changes, seq, times or artifact paths (except the
+//     seq inside the explicit large-result reference).
 //   - system: text as a system message.
 //
 // Tool results are repaired so the provider always sees a valid sequence:
@@ -107,11 +108,9 @@ func ProviderView(msgs []Message, opts ViewOptions) ([]ProviderMessage, error) {
 			pm.State = m.ProviderState.stateFor(opts.Route)
 			out = append(out, pm)
 			answered := make(map[string]bool, len(m.ToolCalls))
-			var images []ContentPart
 			for _, j := range results[i] {
 				out = append(out, viewTool(&msgs[j], opts))
 				answered[msgs[j].ToolCallID] = true
-				images = append(images, toolImages(&msgs[j], opts)...)
 			}
 			for _, tc := range m.ToolCalls {
 				if !answered[tc.ID] {
@@ -122,11 +121,6 @@ func ProviderView(msgs []Message, opts ViewOptions) ([]ProviderMessage, error) {
 						ToolCallID: tc.ID,
 					})
 				}
-			}
-			if len(images) > 0 {
-				// Tool messages carry text only on most APIs: the images
-				// tools returned follow their results as one user message.
-				out = append(out, ProviderMessage{Role: RoleUser, Content: images})
 			}
 		case RoleTool:
 			// Emitted right after its assistant message, or dropped as an
@@ -310,26 +304,21 @@ func viewTool(m *Message, opts ViewOptions) ProviderMessage {
 		text = EmptyToolResult
 	}
 	text = truncateToolResult(text, m.Seq, opts.ToolResultLimit)
-	return ProviderMessage{
-		Role:       RoleTool,
-		Content:    []ContentPart{{Type: "text", Text: text}},
-		ToolCallID: m.ToolCallID,
-	}
-}
-
-// toolImages renders the attachments of a tool message (images a tool
-// returned) as the parts of the user message that follows the results: a
-// label naming the call, then each image (or a note when the model does not
-// accept images or the bytes are gone).
-func toolImages(m *Message, opts ViewOptions) []ContentPart {
-	if len(m.Attachments) == 0 {
-		return nil
-	}
-	parts := []ContentPart{{Type: "text", Text: fmt.Sprintf("[content returned by the tool call %s (%s):]", m.ToolCallID, m.ToolName)}}
+	parts := []ContentPart{{Type: "text", Text: text}}
+	// Attachments a tool produced (an image the read tool loaded, a
+	// generated image) follow the result text as parts of the same tool
+	// message (MSG-7, PRV-9): images loaded like user images, or a note when
+	// the model does not accept images. A provider whose protocol cannot put
+	// images in a tool result moves them to a following user-role message
+	// labelled as this tool call's output.
 	for _, a := range m.Attachments {
 		parts = append(parts, viewAttachment(a, opts))
 	}
-	return parts
+	return ProviderMessage{
+		Role:       RoleTool,
+		Content:    parts,
+		ToolCallID: m.ToolCallID,
+	}
 }
 
 // truncateToolResult keeps the first and last characters of a result longer

@@ -8,10 +8,19 @@ import (
 )
 
 // ToolWebSearch searches the web with the provider's native search (PRV-7,
-// PRV-8). It is offered only when the bound model declares webSearch: true
-// and its provider declares the web_search capability; there is no
-// external fallback configured today, so otherwise the model does not see it.
+// PRV-8). It is offered when the bound model declares webSearch: true and its
+// provider declares the web_search capability, or else when the user
+// configured a fallback search connection (OptionWebSearchFallback); without
+// either the model does not see it.
 const ToolWebSearch = "web_search"
+
+// OptionWebSearchFallback = "true" on a language connection makes it the
+// search service of sessions whose own model cannot search: its provider
+// must declare web_search (the built-in openai provider with option
+// web_search=responses, or a search plugin), and its first model that
+// declares webSearch: true (else its first model) answers the query. The
+// first such connection by order is used.
+const OptionWebSearchFallback = "web_search_fallback"
 
 var webSearchToolInfo = ToolInfo{Name: ToolWebSearch, ReadOnly: true,
 	Description: "Search the web and get a short answer with its sources. Use it for facts newer than your training or outside the project.",
@@ -36,7 +45,11 @@ func runWebSearch(ctx context.Context, e *Engine, s Session, c ToolCall) (string
 		return ErrorMessage(err), true
 	}
 	if !webSearchAvailable(b) {
-		return "web_search is not available: the model does not declare webSearch or its provider cannot search", true
+		fb, ok := e.searchFallback(pctx)
+		if !ok {
+			return "web_search is not available: the model does not declare webSearch, its provider cannot search, and no fallback search connection is configured", true
+		}
+		b = fb
 	}
 	res, err := b.provider.(WebSearcher).WebSearch(ctx, b.endpoint, WebSearchRequest{Model: b.model.ID, Query: in.Query})
 	if err != nil {
@@ -54,4 +67,37 @@ func runWebSearch(ctx context.Context, e *Engine, s Session, c ToolCall) (string
 		}
 	}
 	return out.String(), false
+}
+
+// searchFallback finds the configured fallback search connection and model.
+func (e *Engine) searchFallback(ctx context.Context) (boundModel, bool) {
+	conns, err := e.cfg.Catalog.Connections(ctx)
+	if err != nil {
+		return boundModel{}, false
+	}
+	for _, c := range conns {
+		if c.Type != ConnLanguage || c.Options[OptionWebSearchFallback] != "true" || len(c.Models) == 0 {
+			continue
+		}
+		model := c.Models[0]
+		for _, m := range c.Models {
+			if m.Capabilities.WebSearch != nil && *m.Capabilities.WebSearch {
+				model = m
+				break
+			}
+		}
+		p, err := e.cfg.Providers.Provider(c.ProviderKind)
+		if err != nil {
+			continue
+		}
+		if _, ok := p.(WebSearcher); !ok || !HasCapability(p, CapWebSearch) {
+			continue
+		}
+		ep, err := e.cfg.Catalog.Endpoint(ctx, c.ID)
+		if err != nil {
+			continue
+		}
+		return boundModel{conn: c, model: model, endpoint: ep, provider: p, route: RouteKey(c, model.ID)}, true
+	}
+	return boundModel{}, false
 }

@@ -62,13 +62,14 @@ type ComplexityRoot struct {
 	}
 
 	Approval struct {
-		Action     func(childComplexity int) int
-		Decision   func(childComplexity int) int
-		Input      func(childComplexity int) int
-		RequestID  func(childComplexity int) int
-		Summary    func(childComplexity int) int
-		Tool       func(childComplexity int) int
-		ToolCallID func(childComplexity int) int
+		Action         func(childComplexity int) int
+		ChildSessionID func(childComplexity int) int
+		Decision       func(childComplexity int) int
+		Input          func(childComplexity int) int
+		RequestID      func(childComplexity int) int
+		Summary        func(childComplexity int) int
+		Tool           func(childComplexity int) int
+		ToolCallID     func(childComplexity int) int
 	}
 
 	Attachment struct {
@@ -196,7 +197,9 @@ type ComplexityRoot struct {
 		ToolCallID        func(childComplexity int) int
 		ToolCalls         func(childComplexity int) int
 		ToolName          func(childComplexity int) int
+		TurnFinishedAt    func(childComplexity int) int
 		TurnReason        func(childComplexity int) int
+		TurnStartedAt     func(childComplexity int) int
 		TurnStatus        func(childComplexity int) int
 	}
 
@@ -213,6 +216,7 @@ type ComplexityRoot struct {
 	Mutation struct {
 		AnswerQuestion      func(childComplexity int, sessionID string, requestID string, answer string) int
 		CompactSession      func(childComplexity int, sessionID string) int
+		ConfirmPlan         func(childComplexity int, sessionID string, edits *string) int
 		ConfirmRewind       func(childComplexity int, sessionID string, messageSeq int64, headSeq int64, fileStateToken string) int
 		CreateConnection    func(childComplexity int, input model.ConnectionInput) int
 		CreateMcpServer     func(childComplexity int, input model.McpServerInput) int
@@ -225,6 +229,7 @@ type ComplexityRoot struct {
 		DeleteSession       func(childComplexity int, id string) int
 		EditQueuedMessage   func(childComplexity int, sessionID string, itemID string, input model.UserInput) int
 		ForkSession         func(childComplexity int, sessionID string, afterSeq int64) int
+		GenerateImage       func(childComplexity int, input model.GenerateImageInput) int
 		MoveQueuedMessage   func(childComplexity int, sessionID string, itemID string, index int64) int
 		PreviewRewind       func(childComplexity int, sessionID string, messageSeq int64) int
 		RefreshModels       func(childComplexity int, connectionID string) int
@@ -301,16 +306,22 @@ type ComplexityRoot struct {
 	}
 
 	RewindPreview struct {
-		FileStateToken func(childComplexity int) int
-		Files          func(childComplexity int) int
-		HeadSeq        func(childComplexity int) int
-		Text           func(childComplexity int) int
+		Attachments     func(childComplexity int) int
+		BrowserElements func(childComplexity int) int
+		Command         func(childComplexity int) int
+		FileStateToken  func(childComplexity int) int
+		Files           func(childComplexity int) int
+		HeadSeq         func(childComplexity int) int
+		Text            func(childComplexity int) int
 	}
 
 	RewindResult struct {
-		Files   func(childComplexity int) int
-		Session func(childComplexity int) int
-		Text    func(childComplexity int) int
+		Attachments     func(childComplexity int) int
+		BrowserElements func(childComplexity int) int
+		Command         func(childComplexity int) int
+		Files           func(childComplexity int) int
+		Session         func(childComplexity int) int
+		Text            func(childComplexity int) int
 	}
 
 	Segment struct {
@@ -405,6 +416,7 @@ type AgentSnapshotResolver interface {
 type ApprovalResolver interface {
 	Input(ctx context.Context, obj *core.ApprovalPayload) (scalar.JSON, error)
 	Decision(ctx context.Context, obj *core.ApprovalPayload) (*core.ApprovalDecision, error)
+	ChildSessionID(ctx context.Context, obj *core.ApprovalPayload) (*string, error)
 }
 type ConnectionResolver interface {
 	APIKeyConfigured(ctx context.Context, obj *core.Connection) (bool, error)
@@ -466,6 +478,8 @@ type MutationResolver interface {
 	PreviewRewind(ctx context.Context, sessionID string, messageSeq int64) (*core.RewindPreview, error)
 	ConfirmRewind(ctx context.Context, sessionID string, messageSeq int64, headSeq int64, fileStateToken string) (*model.RewindResult, error)
 	SendMessage(ctx context.Context, sessionID string, input model.UserInput) (*core.SendResult, error)
+	ConfirmPlan(ctx context.Context, sessionID string, edits *string) (*core.SendResult, error)
+	GenerateImage(ctx context.Context, input model.GenerateImageInput) ([]core.Attachment, error)
 	EditQueuedMessage(ctx context.Context, sessionID string, itemID string, input model.UserInput) ([]core.QueueItem, error)
 	MoveQueuedMessage(ctx context.Context, sessionID string, itemID string, index int64) ([]core.QueueItem, error)
 	DeleteQueuedMessage(ctx context.Context, sessionID string, itemID string) ([]core.QueueItem, error)
@@ -595,6 +609,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Approval.Action(childComplexity), true
+	case "Approval.childSessionId":
+		if e.ComplexityRoot.Approval.ChildSessionID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Approval.ChildSessionID(childComplexity), true
 	case "Approval.decision":
 		if e.ComplexityRoot.Approval.Decision == nil {
 			break
@@ -1189,12 +1209,24 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Message.ToolName(childComplexity), true
+	case "Message.turnFinishedAt":
+		if e.ComplexityRoot.Message.TurnFinishedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Message.TurnFinishedAt(childComplexity), true
 	case "Message.turnReason":
 		if e.ComplexityRoot.Message.TurnReason == nil {
 			break
 		}
 
 		return e.ComplexityRoot.Message.TurnReason(childComplexity), true
+	case "Message.turnStartedAt":
+		if e.ComplexityRoot.Message.TurnStartedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Message.TurnStartedAt(childComplexity), true
 	case "Message.turnStatus":
 		if e.ComplexityRoot.Message.TurnStatus == nil {
 			break
@@ -1250,6 +1282,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.CompactSession(childComplexity, args["sessionId"].(string)), true
+	case "Mutation.confirmPlan":
+		if e.ComplexityRoot.Mutation.ConfirmPlan == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_confirmPlan_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.ConfirmPlan(childComplexity, args["sessionId"].(string), args["edits"].(*string)), true
 	case "Mutation.confirmRewind":
 		if e.ComplexityRoot.Mutation.ConfirmRewind == nil {
 			break
@@ -1382,6 +1425,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.ForkSession(childComplexity, args["sessionId"].(string), args["afterSeq"].(int64)), true
+	case "Mutation.generateImage":
+		if e.ComplexityRoot.Mutation.GenerateImage == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_generateImage_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.GenerateImage(childComplexity, args["input"].(model.GenerateImageInput)), true
 	case "Mutation.moveQueuedMessage":
 		if e.ComplexityRoot.Mutation.MoveQueuedMessage == nil {
 			break
@@ -1800,6 +1854,24 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.RewindFile.Restored(childComplexity), true
 
+	case "RewindPreview.attachments":
+		if e.ComplexityRoot.RewindPreview.Attachments == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RewindPreview.Attachments(childComplexity), true
+	case "RewindPreview.browserElements":
+		if e.ComplexityRoot.RewindPreview.BrowserElements == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RewindPreview.BrowserElements(childComplexity), true
+	case "RewindPreview.command":
+		if e.ComplexityRoot.RewindPreview.Command == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RewindPreview.Command(childComplexity), true
 	case "RewindPreview.fileStateToken":
 		if e.ComplexityRoot.RewindPreview.FileStateToken == nil {
 			break
@@ -1825,6 +1897,24 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.RewindPreview.Text(childComplexity), true
 
+	case "RewindResult.attachments":
+		if e.ComplexityRoot.RewindResult.Attachments == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RewindResult.Attachments(childComplexity), true
+	case "RewindResult.browserElements":
+		if e.ComplexityRoot.RewindResult.BrowserElements == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RewindResult.BrowserElements(childComplexity), true
+	case "RewindResult.command":
+		if e.ComplexityRoot.RewindResult.Command == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RewindResult.Command(childComplexity), true
 	case "RewindResult.files":
 		if e.ComplexityRoot.RewindResult.Files == nil {
 			break
@@ -2199,6 +2289,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 			graphql.NewInputUnmarshaler("CapabilitiesInput", ec.unmarshalInputCapabilitiesInput),
 			graphql.NewInputUnmarshaler("ConnectionInput", ec.unmarshalInputConnectionInput),
 			graphql.NewInputUnmarshaler("CreateSessionInput", ec.unmarshalInputCreateSessionInput),
+			graphql.NewInputUnmarshaler("GenerateImageInput", ec.unmarshalInputGenerateImageInput),
 			graphql.NewInputUnmarshaler("GenerationInput", ec.unmarshalInputGenerationInput),
 			graphql.NewInputUnmarshaler("KeyValueInput", ec.unmarshalInputKeyValueInput),
 			graphql.NewInputUnmarshaler("McpServerInput", ec.unmarshalInputMcpServerInput),
@@ -2327,10 +2418,19 @@ enum Phase {
   COMPACTION
 }
 
-"How the agent may work; independent of Phase."
+"""
+How the agent may work; independent of Phase. In PLAN the agent may only read and
+ends its turn with a plan (its final message, and the tasks list if it keeps one);
+when that turn completes the kernel sets AWAITING_CONFIRMATION (still read-only;
+messages sent then revise the plan). confirmPlan moves the session to EXECUTE and
+starts the execution turn; updateSession(agentMode: EXECUTE) leaves planning
+without starting one.
+"""
 enum AgentMode {
   EXECUTE
+  "Read-only: tools that change files or run commands are refused."
   PLAN
+  "Set only by the kernel after a completed PLAN turn; read-only like PLAN. createSession treats it as PLAN and updateSession refuses it (BAD_INPUT)."
   AWAITING_CONFIRMATION
 }
 
@@ -2540,6 +2640,13 @@ type RewindPreview {
   fileStateToken: String!
   "The user message's text, for the input box."
   text: String!
+  "The user message's command id (empty when none), for the input box."
+  command: String!
+  "The user message's attachments, for the input box; they stay stored, so sendMessage can reuse their ids."
+  attachments: [Attachment!]!
+  "The user message's browser elements, for the input box."
+  browserElements: [BrowserElement!]!
+  "Files changed after the message, by the session's tools and by sub-agents its task calls started (when they work in the same directory)."
   files: [RewindFile!]!
 }
 
@@ -2547,6 +2654,12 @@ type RewindResult {
   session: Session!
   "The rewound message's text, back for the input box."
   text: String!
+  "The rewound message's command id (empty when none)."
+  command: String!
+  "The rewound message's attachments, back for the input box."
+  attachments: [Attachment!]!
+  "The rewound message's browser elements, back for the input box."
+  browserElements: [BrowserElement!]!
   files: [RewindFile!]!
 }
 
@@ -2599,6 +2712,8 @@ enum ApprovalDecision {
   "Approve this tool and action class for the rest of the session (in memory; never copied by a fork)."
   APPROVED_FOR_SESSION
   DENIED
+  "Only in approval_resolved: the turn stopped before anyone decided (resolveApproval refuses it with BAD_INPUT)."
+  CANCELLED
 }
 
 "A tool call waiting for (or given) a person's decision."
@@ -2612,9 +2727,11 @@ type Approval {
   summary: String!
   input: JSON
   decision: ApprovalDecision
+  "Set when the request belongs to a sub-agent's child session and is shown on its parent's sessionEvents: answer it with resolveApproval on either session. Child questions carry the same childSessionId in the payload of question_requested and answerQuestion accepts the parent's id too."
+  childSessionId: ID
 }
 
-"One piece of an assistant message in display order (reasoning, text, tool call); a display projection, not canonical data."
+"One piece of an assistant message in the order it streamed (reasoning, text, tool call, reasoning, text…), recorded with the message; a display projection, not canonical data. Messages recorded before segments were kept show reasoning, then text, then tool calls."
 type Segment {
   "reasoning, text or tool_call."
   kind: String!
@@ -2756,8 +2873,14 @@ type Message {
   command: String
   turnStatus: TurnStatus
   turnReason: String
+  "Start of this assistant message's model request (a turn makes one request per tool round)."
   startedAt: Time
+  "End of this assistant message's model request."
   finishedAt: Time
+  "Start of the turn this message belongs to (user, assistant and tool messages of a turn; imported messages keep their origin's). Also on turn_started and turn_finished payloads as startedAt."
+  turnStartedAt: Time
+  "End of the turn this message belongs to, once it ended (the same time as finishedAt in the turn_finished payload; null while the turn runs or when it ended without recording a message)."
+  turnFinishedAt: Time
   "False once a rewind removed the message from the active history."
   active: Boolean!
   "First file change of a tool message (see fileChanges)."
@@ -2767,7 +2890,7 @@ type Message {
   diff: String
   "The turn was stopped while this assistant message was being produced."
   interrupted: Boolean!
-  "Display order of an assistant message's reasoning, text and tool calls."
+  "Display order of an assistant message's reasoning, text and tool calls, as they streamed (MSG-11)."
   segments: [Segment!]!
   "For a tool message: the tool's structured (JSON) result, e.g. an MCP tool's structuredContent. The model reads text."
   structuredContent: JSON
@@ -2775,7 +2898,7 @@ type Message {
 
 "One event of a session: persisted (with seq) or live-only (seq null)."
 type SessionEvent {
-  "Null for live-only events (deltas, queue snapshots, resync_required, session_deleted)."
+  "Null for live-only events (deltas, queue snapshots, retry_scheduled, resync_required, session_deleted). retry_scheduled announces a wait before a model request is sent again after a transient failure; its payload has turnId, attempt, maxAttempts, delayMs, category, reason and retryAfterMs."
   seq: Int
   "The event type, e.g. message_end (snake_case, as in the seeds)."
   type: String!
@@ -2950,6 +3073,22 @@ input UserInput {
   browserElements: [BrowserElementInput!]
 }
 
+"What to generate with generateImage."
+input GenerateImageInput {
+  "What the image shows (up to 32 KiB)."
+  prompt: String!
+  "An IMAGE connection; default: the IMAGE default model's connection."
+  connectionId: ID
+  "A model of that connection; default: the IMAGE default's model, else the connection's first model."
+  model: String
+  "WIDTHxHEIGHT such as 1024x1024, or auto; default: the service's default."
+  size: String
+  "How many images, 1 to 10 (default 1)."
+  count: Int
+  "The session the images are for: their usage is recorded there (purpose image_generation)."
+  sessionId: ID
+}
+
 input ProjectInput {
   "Display name; defaults to the directory's base name."
   name: String
@@ -3081,9 +3220,10 @@ type Mutation {
   """
   compactSession(sessionId: ID!): Session!
   """
-  Rewind, phase one: messageSeq must be an active user message of plain text
-  (no attachments, browser elements or command). Lists the files changed after
-  it and whether each can be restored.
+  Rewind, phase one: messageSeq must be an active user message (its text, command,
+  attachments and browser elements come back for the input box). Lists the files
+  changed after it, by the session and by its sub-agents, and whether each can be
+  restored.
   """
   previewRewind(sessionId: ID!, messageSeq: Int!): RewindPreview!
   """
@@ -3095,6 +3235,24 @@ type Mutation {
   confirmRewind(sessionId: ID!, messageSeq: Int!, headSeq: Int!, fileStateToken: String!): RewindResult!
   "Starts a turn when the session is idle, else queues the input. UNAVAILABLE when the session has no usable model."
   sendMessage(sessionId: ID!, input: UserInput!): SendResult!
+  """
+  Confirms the plan of a session in AWAITING_CONFIRMATION: moves it to EXECUTE and
+  sends the execution turn's message (the plan is in the history before it), queued
+  when a turn is running. edits (optional, up to 256 KiB) are the person's changes to
+  the plan; they travel with that message and take precedence. CONFLICT when the
+  session is not awaiting confirmation.
+  """
+  confirmPlan(sessionId: ID!, edits: String): SendResult!
+  """
+  Generates images through an IMAGE connection (PRV-2): its provider's image_generator
+  capability (the built-in openai provider calls POST {baseUrl}/images/generations).
+  The images are stored like uploads and returned as attachments, usable in
+  sendMessage. BAD_INPUT for a non-IMAGE connection or bad size/count, UNAVAILABLE
+  when there is no image default or the provider cannot generate images,
+  PROVIDER_ERROR when the service fails. When an IMAGE default exists, models also
+  get an image_generation tool whose images are attached to its tool result.
+  """
+  generateImage(input: GenerateImageInput!): [Attachment!]!
   "Replaces a queued item's input; NOT_FOUND once it has started."
   editQueuedMessage(sessionId: ID!, itemId: ID!, input: UserInput!): [QueueItem!]!
   "Moves a queued item to index (0 = next)."
@@ -3166,6 +3324,8 @@ func (ec *executionContext) childFields_Approval(ctx context.Context, field grap
 		return ec.fieldContext_Approval_input(ctx, field)
 	case "decision":
 		return ec.fieldContext_Approval_decision(ctx, field)
+	case "childSessionId":
+		return ec.fieldContext_Approval_childSessionId(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Approval", field.Name)
 }
@@ -3410,6 +3570,10 @@ func (ec *executionContext) childFields_Message(ctx context.Context, field graph
 		return ec.fieldContext_Message_startedAt(ctx, field)
 	case "finishedAt":
 		return ec.fieldContext_Message_finishedAt(ctx, field)
+	case "turnStartedAt":
+		return ec.fieldContext_Message_turnStartedAt(ctx, field)
+	case "turnFinishedAt":
+		return ec.fieldContext_Message_turnFinishedAt(ctx, field)
 	case "active":
 		return ec.fieldContext_Message_active(ctx, field)
 	case "fileChange":
@@ -3552,6 +3716,12 @@ func (ec *executionContext) childFields_RewindPreview(ctx context.Context, field
 		return ec.fieldContext_RewindPreview_fileStateToken(ctx, field)
 	case "text":
 		return ec.fieldContext_RewindPreview_text(ctx, field)
+	case "command":
+		return ec.fieldContext_RewindPreview_command(ctx, field)
+	case "attachments":
+		return ec.fieldContext_RewindPreview_attachments(ctx, field)
+	case "browserElements":
+		return ec.fieldContext_RewindPreview_browserElements(ctx, field)
 	case "files":
 		return ec.fieldContext_RewindPreview_files(ctx, field)
 	}
@@ -3564,6 +3734,12 @@ func (ec *executionContext) childFields_RewindResult(ctx context.Context, field 
 		return ec.fieldContext_RewindResult_session(ctx, field)
 	case "text":
 		return ec.fieldContext_RewindResult_text(ctx, field)
+	case "command":
+		return ec.fieldContext_RewindResult_command(ctx, field)
+	case "attachments":
+		return ec.fieldContext_RewindResult_attachments(ctx, field)
+	case "browserElements":
+		return ec.fieldContext_RewindResult_browserElements(ctx, field)
 	case "files":
 		return ec.fieldContext_RewindResult_files(ctx, field)
 	}
@@ -3876,6 +4052,28 @@ func (ec *executionContext) field_Mutation_compactSession_args(ctx context.Conte
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_confirmPlan_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "sessionId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["sessionId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "edits",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["edits"] = arg1
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_confirmRewind_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -4097,6 +4295,20 @@ func (ec *executionContext) field_Mutation_forkSession_args(ctx context.Context,
 		return nil, err
 	}
 	args["afterSeq"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_generateImage_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.GenerateImageInput, error) {
+			return ec.unmarshalNGenerateImageInput2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋgraphᚋmodelᚐGenerateImageInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
 	return args, nil
 }
 
@@ -4865,6 +5077,29 @@ func (ec *executionContext) _Approval_decision(ctx context.Context, field graphq
 }
 func (ec *executionContext) fieldContext_Approval_decision(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Approval", field, true, true, "ApprovalDecision")
+}
+
+func (ec *executionContext) _Approval_childSessionId(ctx context.Context, field graphql.CollectedField, obj *core.ApprovalPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Approval_childSessionId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Approval().ChildSessionID(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOID2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Approval_childSessionId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Approval", field, true, true, "ID")
 }
 
 func (ec *executionContext) _Attachment_id(ctx context.Context, field graphql.CollectedField, obj *core.Attachment) (ret graphql.Marshaler) {
@@ -6953,6 +7188,52 @@ func (ec *executionContext) fieldContext_Message_finishedAt(_ context.Context, f
 	return graphql.NewScalarFieldContext("Message", field, false, false, "Time")
 }
 
+func (ec *executionContext) _Message_turnStartedAt(ctx context.Context, field graphql.CollectedField, obj *core.Message) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Message_turnStartedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TurnStartedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Message_turnStartedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Message", field, false, false, "Time")
+}
+
+func (ec *executionContext) _Message_turnFinishedAt(ctx context.Context, field graphql.CollectedField, obj *core.Message) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Message_turnFinishedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TurnFinishedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Message_turnFinishedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Message", field, false, false, "Time")
+}
+
 func (ec *executionContext) _Message_active(ctx context.Context, field graphql.CollectedField, obj *core.Message) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -8116,6 +8397,94 @@ func (ec *executionContext) fieldContext_Mutation_sendMessage(ctx context.Contex
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Mutation_sendMessage_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_confirmPlan(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_confirmPlan(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().ConfirmPlan(ctx, fc.Args["sessionId"].(string), fc.Args["edits"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *core.SendResult) graphql.Marshaler {
+			return ec.marshalNSendResult2ᚖgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐSendResult(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_confirmPlan(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SendResult(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_confirmPlan_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_generateImage(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_generateImage(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().GenerateImage(ctx, fc.Args["input"].(model.GenerateImageInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []core.Attachment) graphql.Marshaler {
+			return ec.marshalNAttachment2ᚕgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐAttachmentᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_generateImage(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Attachment(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_generateImage_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -9676,6 +10045,93 @@ func (ec *executionContext) fieldContext_RewindPreview_text(_ context.Context, f
 	return graphql.NewScalarFieldContext("RewindPreview", field, false, false, "String")
 }
 
+func (ec *executionContext) _RewindPreview_command(ctx context.Context, field graphql.CollectedField, obj *core.RewindPreview) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RewindPreview_command(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Command, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RewindPreview_command(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RewindPreview", field, false, false, "String")
+}
+
+func (ec *executionContext) _RewindPreview_attachments(ctx context.Context, field graphql.CollectedField, obj *core.RewindPreview) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RewindPreview_attachments(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Attachments, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []core.Attachment) graphql.Marshaler {
+			return ec.marshalNAttachment2ᚕgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐAttachmentᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RewindPreview_attachments(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RewindPreview",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Attachment(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _RewindPreview_browserElements(ctx context.Context, field graphql.CollectedField, obj *core.RewindPreview) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RewindPreview_browserElements(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.BrowserElements, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []core.BrowserElement) graphql.Marshaler {
+			return ec.marshalNBrowserElement2ᚕgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐBrowserElementᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RewindPreview_browserElements(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RewindPreview",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_BrowserElement(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _RewindPreview_files(ctx context.Context, field graphql.CollectedField, obj *core.RewindPreview) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -9761,6 +10217,93 @@ func (ec *executionContext) _RewindResult_text(ctx context.Context, field graphq
 }
 func (ec *executionContext) fieldContext_RewindResult_text(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("RewindResult", field, false, false, "String")
+}
+
+func (ec *executionContext) _RewindResult_command(ctx context.Context, field graphql.CollectedField, obj *model.RewindResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RewindResult_command(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Command, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RewindResult_command(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RewindResult", field, false, false, "String")
+}
+
+func (ec *executionContext) _RewindResult_attachments(ctx context.Context, field graphql.CollectedField, obj *model.RewindResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RewindResult_attachments(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Attachments, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []core.Attachment) graphql.Marshaler {
+			return ec.marshalNAttachment2ᚕgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐAttachmentᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RewindResult_attachments(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RewindResult",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Attachment(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _RewindResult_browserElements(ctx context.Context, field graphql.CollectedField, obj *model.RewindResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RewindResult_browserElements(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.BrowserElements, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []core.BrowserElement) graphql.Marshaler {
+			return ec.marshalNBrowserElement2ᚕgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐBrowserElementᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RewindResult_browserElements(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RewindResult",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_BrowserElement(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _RewindResult_files(ctx context.Context, field graphql.CollectedField, obj *model.RewindResult) (ret graphql.Marshaler) {
@@ -12626,6 +13169,83 @@ func UnmarshalCreateSessionInput(ctx context.Context, raw any) (model.CreateSess
 	return out, err
 }
 
+func (ec *executionContext) unmarshalInputGenerateImageInput(ctx context.Context, obj any) (model.GenerateImageInput, error) {
+	var it model.GenerateImageInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"prompt", "connectionId", "model", "size", "count", "sessionId"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "prompt":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("prompt"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Prompt = data
+		case "connectionId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("connectionId"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ConnectionID = data
+		case "model":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("model"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Model = data
+		case "size":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("size"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Size = data
+		case "count":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("count"))
+			data, err := ec.unmarshalOInt2ᚖint64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Count = data
+		case "sessionId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("sessionId"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SessionID = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalGenerateImageInput unmarshals raw into the GenerateImageInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalGenerateImageInput(ctx context.Context, raw any) (model.GenerateImageInput, error) {
+	var out model.GenerateImageInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "GenerateImageInput", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputGenerationInput(ctx context.Context, obj any) (core.Generation, error) {
 	var it core.Generation
 	if obj == nil {
@@ -13246,6 +13866,12 @@ func (ec *executionContext) _Approval(ctx context.Context, sel ast.SelectionSet,
 				true, false,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Approval_decision(ctx, field, obj)
+				})
+		case "childSessionId":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Approval_childSessionId(ctx, field, obj)
 				})
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -14029,6 +14655,16 @@ func (ec *executionContext) _Message(ctx context.Context, sel ast.SelectionSet, 
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "turnStartedAt":
+			out.Values[i] = ec._Message_turnStartedAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "turnFinishedAt":
+			out.Values[i] = ec._Message_turnFinishedAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		case "active":
 			out.Values[i] = ec._Message_active(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -14316,6 +14952,20 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		case "sendMessage":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_sendMessage(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "confirmPlan":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_confirmPlan(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "generateImage":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_generateImage(ctx, field)
 			})
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -14832,6 +15482,21 @@ func (ec *executionContext) _RewindPreview(ctx context.Context, sel ast.Selectio
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "command":
+			out.Values[i] = ec._RewindPreview_command(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "attachments":
+			out.Values[i] = ec._RewindPreview_attachments(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "browserElements":
+			out.Values[i] = ec._RewindPreview_browserElements(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		case "files":
 			out.Values[i] = ec._RewindPreview_files(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -14872,6 +15537,21 @@ func (ec *executionContext) _RewindResult(ctx context.Context, sel ast.Selection
 			}
 		case "text":
 			out.Values[i] = ec._RewindResult_text(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "command":
+			out.Values[i] = ec._RewindResult_command(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "attachments":
+			out.Values[i] = ec._RewindResult_attachments(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "browserElements":
+			out.Values[i] = ec._RewindResult_browserElements(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -15799,11 +16479,13 @@ var (
 		"APPROVED":             core.ApprovalApproved,
 		"APPROVED_FOR_SESSION": core.ApprovalApprovedForSession,
 		"DENIED":               core.ApprovalDenied,
+		"CANCELLED":            core.ApprovalCancelled,
 	}
 	marshalNApprovalDecision2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐApprovalDecision = map[core.ApprovalDecision]string{
 		core.ApprovalApproved:           "APPROVED",
 		core.ApprovalApprovedForSession: "APPROVED_FOR_SESSION",
 		core.ApprovalDenied:             "DENIED",
+		core.ApprovalCancelled:          "CANCELLED",
 	}
 )
 
@@ -16058,6 +16740,11 @@ func (ec *executionContext) marshalNFileChange2ᚕgithubᚗcomᚋfoyaᚑdevᚋfo
 	}
 
 	return ret
+}
+
+func (ec *executionContext) unmarshalNGenerateImageInput2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋgraphᚋmodelᚐGenerateImageInput(ctx context.Context, v any) (model.GenerateImageInput, error) {
+	res, err := ec.unmarshalInputGenerateImageInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) unmarshalNID2string(ctx context.Context, v any) (string, error) {
@@ -16987,11 +17674,13 @@ var (
 		"APPROVED":             core.ApprovalApproved,
 		"APPROVED_FOR_SESSION": core.ApprovalApprovedForSession,
 		"DENIED":               core.ApprovalDenied,
+		"CANCELLED":            core.ApprovalCancelled,
 	}
 	marshalOApprovalDecision2ᚖgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐApprovalDecision = map[core.ApprovalDecision]string{
 		core.ApprovalApproved:           "APPROVED",
 		core.ApprovalApprovedForSession: "APPROVED_FOR_SESSION",
 		core.ApprovalDenied:             "DENIED",
+		core.ApprovalCancelled:          "CANCELLED",
 	}
 )
 

@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -41,11 +42,33 @@ type testKernel struct {
 	logs *lockedBuffer
 	// responses collects every response body of do.
 	responses lockedBuffer
+	// sleeps records the retry waits the engine asked for; they return at once.
+	sleeps sleepLog
+}
+
+// sleepLog is the injected retry sleeper: it records and never waits.
+type sleepLog struct {
+	mu sync.Mutex
+	d  []time.Duration
+}
+
+func (l *sleepLog) sleep(ctx context.Context, d time.Duration) error {
+	l.mu.Lock()
+	l.d = append(l.d, d)
+	l.mu.Unlock()
+	return ctx.Err()
+}
+
+func (l *sleepLog) all() []time.Duration {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]time.Duration(nil), l.d...)
 }
 
 // newTestKernel wires a kernel behind the real handler; opts adjust its
-// server configuration (e.g. smaller limits).
-func newTestKernel(t testing.TB, opts ...func(*graph.ServerConfig)) *testKernel {
+// engine configuration (func(*core.EngineConfig)) or its server
+// configuration (func(*graph.ServerConfig)), e.g. smaller limits.
+func newTestKernel(t testing.TB, opts ...any) *testKernel {
 	t.Helper()
 	logs := &lockedBuffer{}
 	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
@@ -87,17 +110,30 @@ func newTestKernel(t testing.TB, opts ...func(*graph.ServerConfig)) *testKernel 
 		t.Fatal(err)
 	}
 	k.blobs = blobs
-	k.engine, err = core.NewEngine(core.EngineConfig{
+	ecfg := core.EngineConfig{
 		Sessions: svc, Catalog: cat, Providers: k.providers, Tools: core.NewToolHub(map[string]core.ToolRunner{"test": toolRunner, "tools": builtinTools}, log),
 		Attachments: db, Blobs: blobs, Describe: artifacts.Describe, History: db, ScratchDir: t.TempDir(), Logger: log,
 		MaxSteps: 8, StopWait: 20 * time.Second,
-	})
+		Retry: core.RetryPolicy{Sleep: k.sleeps.sleep, Jitter: func() float64 { return 1 }},
+	}
+	for _, o := range opts {
+		if f, ok := o.(func(*core.EngineConfig)); ok {
+			f(&ecfg)
+		}
+	}
+	k.engine, err = core.NewEngine(ecfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	cfg := graph.ServerConfig{Service: svc, Engine: k.engine, Usage: db, Catalog: cat, Logger: log}
 	for _, o := range opts {
-		o(&cfg)
+		switch f := o.(type) {
+		case func(*graph.ServerConfig):
+			f(&cfg)
+		case func(*core.EngineConfig):
+		default:
+			t.Fatalf("newTestKernel: option of type %T", o)
+		}
 	}
 	srv := httptest.NewServer(graph.NewHandler(cfg))
 	k.srv = srv

@@ -95,12 +95,16 @@ func userInput(in model.UserInput) core.UserInput {
 	return core.UserInput{Text: deref(in.Text), Command: deref(in.Command), AttachmentIDs: in.AttachmentIds, BrowserElements: in.BrowserElements}
 }
 
-// segments is the display order of an assistant message (MSG-11): derived
-// from the canonical fields, never stored. A model step yields reasoning,
-// then text, then its tool calls.
+// segments is the display order of an assistant message (MSG-11): the order
+// recorded while it streamed, restricted to the tool calls the message kept.
+// A message recorded without segments (or whose segments do not cover its
+// text) gets the derived order: reasoning, then text, then its tool calls.
 func segments(m *core.Message) []model.Segment {
 	if m.Role != core.RoleAssistant {
 		return []model.Segment{}
+	}
+	if out, ok := recordedSegments(m); ok {
+		return out
 	}
 	out := []model.Segment{}
 	if m.Reasoning != "" {
@@ -113,6 +117,46 @@ func segments(m *core.Message) []model.Segment {
 		out = append(out, model.Segment{Kind: "tool_call", ToolCallID: &m.ToolCalls[i].ID})
 	}
 	return out
+}
+
+func recordedSegments(m *core.Message) ([]model.Segment, bool) {
+	if len(m.Segments) == 0 {
+		return nil, false
+	}
+	kept := map[string]bool{}
+	for _, c := range m.ToolCalls {
+		kept[c.ID] = true
+	}
+	out := []model.Segment{}
+	covered := map[string]int{}
+	for _, sg := range m.Segments {
+		var src string
+		switch sg.Kind {
+		case core.SegmentToolCall:
+			if kept[sg.ToolCallID] {
+				id := sg.ToolCallID
+				out = append(out, model.Segment{Kind: sg.Kind, ToolCallID: &id})
+				covered[sg.Kind]++
+			}
+			continue
+		case core.SegmentText:
+			src = m.Text
+		case core.SegmentReasoning:
+			src = m.Reasoning
+		default:
+			return nil, false
+		}
+		if sg.Start < 0 || sg.End > len(src) || sg.Start >= sg.End {
+			return nil, false
+		}
+		text := src[sg.Start:sg.End]
+		out = append(out, model.Segment{Kind: sg.Kind, Text: &text})
+		covered[sg.Kind] += sg.End - sg.Start
+	}
+	if covered[core.SegmentText] != len(m.Text) || covered[core.SegmentReasoning] != len(m.Reasoning) || covered[core.SegmentToolCall] != len(m.ToolCalls) {
+		return nil, false
+	}
+	return out, true
 }
 
 func providerOptions(opts map[string]string) []model.ProviderOption {
@@ -149,4 +193,12 @@ func mcpResult(s core.MCPServer, err error) (*core.MCPServer, error) {
 		return nil, err
 	}
 	return &s, nil
+}
+
+// nonNil turns a nil slice into an empty one for a non-null list field.
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/foya-dev/foya/core"
 	"github.com/foya-dev/foya/providers/openai/openaitest"
 )
 
@@ -251,4 +252,76 @@ func TestRewindRefusedWhileATurnRuns(t *testing.T) {
 	w.next("message_delta")
 	k.mustFail(t, "CONFLICT", confirmQ, map[string]any{"s": sid, "m": userSeq, "h": p.HeadSeq, "t": p.FileStateToken})
 	k.mustDo(t, `mutation($s: ID!) { stopTurn(sessionId: $s) { id } }`, map[string]any{"s": sid}, nil)
+}
+
+// A turn whose request had an attachment, a browser element and a command is
+// rewound like any other, and the files its sub-agent changed are restored.
+func TestRewindRichInputAndSubAgentFiles(t *testing.T) {
+	k := newTestKernel(t)
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "keep.txt"), "before\n")
+	sid := projectSession(t, k, dir)
+	w := k.watch(t, sid)
+	att := k.upload(t, "shot.png", pngBytes(t))
+	k.fake.Enqueue(openaitest.Response{Events: []string{
+		chunk(toolCallDelta(0, "c_task", "task", `{"prompt":"edit keep.txt and add kid.txt"}`), ""),
+		chunk(map[string]any{}, "tool_calls"),
+	}}, openaitest.Response{Events: []string{
+		chunk(toolCallDelta(0, "k1", "write", `{"path":"kid.txt","content":"child\n"}`), ""),
+		chunk(toolCallDelta(1, "k2", "write", `{"path":"keep.txt","content":"after\n"}`), ""),
+		chunk(map[string]any{}, "tool_calls"),
+	}}, openaitest.TextStream(testModel, "child done"), openaitest.TextStream(testModel, "parent done"))
+	k.mustDo(t, `mutation($s: ID!, $a: [ID!], $b: [BrowserElementInput!]) { sendMessage(sessionId: $s, input: {text: "look", command: "review", attachmentIds: $a, browserElements: $b}) { turnStarted } }`,
+		map[string]any{"s": sid, "a": []string{att}, "b": []any{map[string]any{"url": "https://example.com/", "text": "Buy"}}}, nil)
+	if p := w.turnEnd(); p.Status != core.TurnCompleted {
+		t.Fatalf("turn %+v", p)
+	}
+	if readFile(t, filepath.Join(dir, "kid.txt")) != "child\n" || readFile(t, filepath.Join(dir, "keep.txt")) != "after\n" {
+		t.Fatal("the sub-agent did not write")
+	}
+	msgs := k.messages(t, sid)
+	var p struct {
+		PreviewRewind struct {
+			HeadSeq         int64
+			FileStateToken  string
+			Text, Command   string
+			Attachments     []struct{ ID string }
+			BrowserElements []struct{ URL, Text string }
+			Files           []rewindFileJSON
+		}
+	}
+	k.mustDo(t, `mutation($s: ID!, $m: Int!) { previewRewind(sessionId: $s, messageSeq: $m) { headSeq fileStateToken text command attachments { id } browserElements { url text } files { path action restorable reason restored } } }`,
+		map[string]any{"s": sid, "m": msgs[0].Seq}, &p)
+	pr := p.PreviewRewind
+	if pr.Text != "look" || pr.Command != "review" || len(pr.Attachments) != 1 || pr.Attachments[0].ID != att || len(pr.BrowserElements) != 1 || pr.BrowserElements[0].Text != "Buy" {
+		t.Fatalf("preview input %+v", pr)
+	}
+	if len(pr.Files) != 2 || pr.Files[0].Path != "kid.txt" || pr.Files[0].Action != "delete" || pr.Files[1].Path != "keep.txt" || pr.Files[1].Action != "restore" || !pr.Files[0].Restorable || !pr.Files[1].Restorable {
+		t.Fatalf("preview files %+v", pr.Files)
+	}
+	var c struct {
+		ConfirmRewind struct {
+			Command     string
+			Attachments []struct{ ID string }
+			Files       []rewindFileJSON
+		}
+	}
+	k.mustDo(t, `mutation($s: ID!, $m: Int!, $h: Int!, $t: String!) { confirmRewind(sessionId: $s, messageSeq: $m, headSeq: $h, fileStateToken: $t) { command attachments { id } files { path restored } } }`,
+		map[string]any{"s": sid, "m": msgs[0].Seq, "h": pr.HeadSeq, "t": pr.FileStateToken}, &c)
+	if c.ConfirmRewind.Command != "review" || len(c.ConfirmRewind.Attachments) != 1 || !c.ConfirmRewind.Files[0].Restored || !c.ConfirmRewind.Files[1].Restored {
+		t.Fatalf("confirm %+v", c)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "kid.txt")); !os.IsNotExist(err) {
+		t.Fatal("kid.txt survived the rewind")
+	}
+	if readFile(t, filepath.Join(dir, "keep.txt")) != "before\n" {
+		t.Fatal("keep.txt not restored")
+	}
+	if len(k.messages(t, sid)) != 0 {
+		t.Fatal("history not rewound")
+	}
+	// The attachment is still stored: the same input can be sent again.
+	k.fake.Enqueue(openaitest.TextStream(testModel, "again"))
+	k.mustDo(t, `mutation($s: ID!, $a: [ID!]) { sendMessage(sessionId: $s, input: {text: "look", attachmentIds: $a}) { turnStarted } }`, map[string]any{"s": sid, "a": []string{att}}, nil)
+	w.turnEnd()
 }

@@ -40,6 +40,11 @@ func (r *approvalResolver) Decision(ctx context.Context, obj *core.ApprovalPaylo
 	return nonEmpty(obj.Decision), nil
 }
 
+// ChildSessionID is the resolver for the childSessionId field.
+func (r *approvalResolver) ChildSessionID(ctx context.Context, obj *core.ApprovalPayload) (*string, error) {
+	return nonEmpty(obj.ChildSessionID), nil
+}
+
 // APIKeyConfigured is the resolver for the apiKeyConfigured field.
 func (r *connectionResolver) APIKeyConfigured(ctx context.Context, obj *core.Connection) (bool, error) {
 	return core.APIKeyConfigured(*obj), nil
@@ -319,6 +324,7 @@ func (r *mutationResolver) PreviewRewind(ctx context.Context, sessionID string, 
 	if err != nil {
 		return nil, err
 	}
+	p.Attachments, p.BrowserElements = nonNil(p.Attachments), nonNil(p.BrowserElements)
 	return &p, nil
 }
 
@@ -332,7 +338,7 @@ func (r *mutationResolver) ConfirmRewind(ctx context.Context, sessionID string, 
 	if err != nil {
 		return nil, err
 	}
-	return &model.RewindResult{Session: &sess, Text: p.Text, Files: p.Files}, nil
+	return &model.RewindResult{Session: &sess, Text: p.Text, Command: p.Command, Attachments: nonNil(p.Attachments), BrowserElements: nonNil(p.BrowserElements), Files: p.Files}, nil
 }
 
 // SendMessage is the resolver for the sendMessage field.
@@ -342,6 +348,31 @@ func (r *mutationResolver) SendMessage(ctx context.Context, sessionID string, in
 		return nil, err
 	}
 	return &res, nil
+}
+
+// ConfirmPlan is the resolver for the confirmPlan field.
+func (r *mutationResolver) ConfirmPlan(ctx context.Context, sessionID string, edits *string) (*core.SendResult, error) {
+	var e string
+	if edits != nil {
+		e = *edits
+	}
+	res, err := r.Engine.ConfirmPlan(ctx, sessionID, e)
+	if err != nil {
+		return nil, err
+	}
+	return &res, nil
+}
+
+// GenerateImage is the resolver for the generateImage field.
+func (r *mutationResolver) GenerateImage(ctx context.Context, input model.GenerateImageInput) ([]core.Attachment, error) {
+	in := core.GenerateImageInput{Prompt: input.Prompt, ConnectionID: deref(input.ConnectionID), Model: deref(input.Model), Size: deref(input.Size), SessionID: deref(input.SessionID)}
+	if input.Count != nil {
+		in.Count = int(*input.Count)
+		if in.Count == 0 {
+			return nil, core.Errorf(core.CodeBadInput, "count: 1 to %d", core.MaxImageCount)
+		}
+	}
+	return r.Engine.GenerateImage(ctx, in)
 }
 
 // EditQueuedMessage is the resolver for the editQueuedMessage field.
@@ -585,7 +616,9 @@ func (r *sessionResolver) Source(ctx context.Context, obj *core.Session) (*strin
 
 // Messages is the resolver for the messages field.
 func (r *sessionResolver) Messages(ctx context.Context, obj *core.Session, includeInactive *bool) ([]core.Message, error) {
-	return r.Service.Messages(ctx, obj.ID, deref(includeInactive))
+	msgs, err := r.Service.Messages(ctx, obj.ID, deref(includeInactive))
+	core.FillTurnTimes(msgs)
+	return msgs, err
 }
 
 // Children is the resolver for the children field.

@@ -1,6 +1,8 @@
 package graph_test
 
 import (
+	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -138,5 +140,172 @@ func TestProjectContextInSystemPrompt(t *testing.T) {
 	}
 	if msgs := k.messages(t, sid); strings.Contains(msgs[0].Text, "zebra") {
 		t.Fatal("the system prompt was stored as history")
+	}
+}
+
+// approvalEvent is an approval event as a client following a session sees it.
+type approvalEvent struct {
+	Seq       *int64
+	Type      string
+	SessionID string
+	Approval  *struct {
+		RequestID, Tool, Action string
+		Decision                *string
+		ChildSessionID          *string
+	}
+}
+
+// followApprovals subscribes to a session's approval events over WebSocket.
+func (k *testKernel) followApprovals(t *testing.T, sid string) func() approvalEvent {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	c := dialWS(t, ctx, k.srv.URL)
+	c.subscribe(ctx, "1", `subscription($id: ID!) { sessionEvents(sessionId: $id, afterSeq: 0) { seq type sessionId approval { requestId tool action decision childSessionId } } }`, map[string]any{"id": sid})
+	return func() approvalEvent {
+		for {
+			m := c.read(ctx)
+			var p struct {
+				Data struct{ SessionEvents approvalEvent } `json:"data"`
+			}
+			if err := json.Unmarshal(m.Payload, &p); err != nil || m.Type != "next" {
+				t.Fatalf("message %s %s", m.Type, m.Payload)
+			}
+			if ev := p.Data.SessionEvents; strings.HasPrefix(ev.Type, "approval_") {
+				return ev
+			}
+		}
+	}
+}
+
+func childOf(t *testing.T, k *testKernel, sid string) string {
+	t.Helper()
+	kids, err := k.svc.Sessions(t.Context(), core.SessionFilter{ParentID: sid})
+	if err != nil || len(kids) != 1 {
+		t.Fatalf("children %v %v", kids, err)
+	}
+	return kids[0].ID
+}
+
+func taskThenWrite() []openaitest.Response {
+	return []openaitest.Response{{Events: []string{
+		chunk(toolCallDelta(0, "c_task", "task", `{"prompt":"write note.txt"}`), ""),
+		chunk(map[string]any{}, "tool_calls"),
+	}}, {Events: []string{
+		chunk(toolCallDelta(0, "c_write", "write", `{"path":"note.txt","content":"from the child\n"}`), ""),
+		chunk(map[string]any{}, "tool_calls"),
+	}}}
+}
+
+// Under ASK, a sub-agent's approval shows on the parent's stream with the
+// child's id, and a decision sent to the parent unblocks the child.
+func TestSubAgentApprovalThroughParent(t *testing.T) {
+	k := newTestKernel(t)
+	dir := t.TempDir()
+	sid := projectSession(t, k, dir)
+	k.mustDo(t, `mutation($s: ID!) { updateSession(id: $s, input: {approvalMode: ASK}) { id } }`, map[string]any{"s": sid}, nil)
+	next := k.followApprovals(t, sid)
+	w := k.watch(t, sid)
+	k.fake.Enqueue(taskThenWrite()...)
+	k.fake.Enqueue(openaitest.TextStream(testModel, "Wrote it."), openaitest.TextStream(testModel, "The sub-agent wrote note.txt."))
+	k.send(t, sid, "delegate")
+	req := next()
+	child := childOf(t, k, sid)
+	if req.Type != "approval_requested" || req.SessionID != sid || req.Seq == nil || req.Approval.Tool != "write" || deref(req.Approval.ChildSessionID) != child {
+		t.Fatalf("parent sees %+v (child %s)", req, child)
+	}
+	k.mustDo(t, `mutation($s: ID!, $r: ID!) { resolveApproval(sessionId: $s, requestId: $r, decision: APPROVED) }`, map[string]any{"s": sid, "r": req.Approval.RequestID}, nil)
+	if res := next(); res.Type != "approval_resolved" || deref(res.Approval.Decision) != "APPROVED" || deref(res.Approval.ChildSessionID) != child {
+		t.Fatalf("parent sees %+v", res)
+	}
+	if p := w.turnEnd(); p.Status != core.TurnCompleted {
+		t.Fatalf("parent turn %+v", p)
+	}
+	if got := readFile(t, filepath.Join(dir, "note.txt")); got != "from the child\n" {
+		t.Fatalf("note.txt %q", got)
+	}
+	// The child's follow-up request carried the write's result; its own log has both events.
+	if body := string(k.fake.Requests()[2].Body); !strings.Contains(body, `"tool_call_id":"c_write"`) || strings.Contains(body, "denied") {
+		t.Fatalf("child follow-up: %.400s", body)
+	}
+	var ev struct{ Events []struct{ Type string } }
+	k.mustDo(t, `query($s: ID!) { events(sessionId: $s) { type } }`, map[string]any{"s": child}, &ev)
+	n := 0
+	for _, e := range ev.Events {
+		if strings.HasPrefix(e.Type, "approval_") {
+			n++
+		}
+	}
+	if n != 2 {
+		t.Fatalf("child log %+v", ev.Events)
+	}
+	// A second decision, on either session, is a CONFLICT.
+	k.mustFail(t, "CONFLICT", `mutation($s: ID!, $r: ID!) { resolveApproval(sessionId: $s, requestId: $r, decision: DENIED) }`, map[string]any{"s": child, "r": req.Approval.RequestID})
+}
+
+// An approval still pending when the turn stops ends with approval_resolved
+// (CANCELLED), in the child's log and the parent's.
+func TestPendingApprovalCancelledOnStop(t *testing.T) {
+	k := newTestKernel(t)
+	sid := projectSession(t, k, t.TempDir())
+	k.mustDo(t, `mutation($s: ID!) { updateSession(id: $s, input: {approvalMode: ASK}) { id } }`, map[string]any{"s": sid}, nil)
+	next := k.followApprovals(t, sid)
+	w := k.watch(t, sid)
+	k.fake.Enqueue(taskThenWrite()...)
+	k.send(t, sid, "delegate")
+	req := next()
+	k.mustDo(t, `mutation($s: ID!) { stopTurn(sessionId: $s) { id } }`, map[string]any{"s": sid}, nil)
+	res := next()
+	if res.Type != "approval_resolved" || deref(res.Approval.Decision) != "CANCELLED" || res.Approval.RequestID != req.Approval.RequestID {
+		t.Fatalf("after stop %+v", res)
+	}
+	if p := w.turnEnd(); p.Status != core.TurnCancelled {
+		t.Fatalf("parent turn %+v", p)
+	}
+	var ev struct{ Events []struct{ Type string } }
+	k.mustDo(t, `query($s: ID!) { events(sessionId: $s) { type } }`, map[string]any{"s": childOf(t, k, sid)}, &ev)
+	var types []string
+	for _, e := range ev.Events {
+		if strings.HasPrefix(e.Type, "approval_") {
+			types = append(types, e.Type)
+		}
+	}
+	if strings.Join(types, ",") != "approval_requested,approval_resolved" {
+		t.Fatalf("child log %v", types)
+	}
+	k.mustFail(t, "CONFLICT", `mutation($s: ID!, $r: ID!) { resolveApproval(sessionId: $s, requestId: $r, decision: APPROVED) }`, map[string]any{"s": sid, "r": req.Approval.RequestID})
+	k.mustFail(t, "BAD_INPUT", `mutation($s: ID!, $r: ID!) { resolveApproval(sessionId: $s, requestId: $r, decision: CANCELLED) }`, map[string]any{"s": sid, "r": "apr_x"})
+}
+
+// A sub-agent's question is answered through the parent.
+func TestSubAgentQuestionThroughParent(t *testing.T) {
+	k := newTestKernel(t)
+	sid := k.chatSession(t, nil, "ASK")
+	w := k.watch(t, sid)
+	k.fake.Enqueue(openaitest.Response{Events: []string{
+		chunk(toolCallDelta(0, "c_task", "task", `{"prompt":"ask the user"}`), ""),
+		chunk(map[string]any{}, "tool_calls"),
+	}}, openaitest.Response{Events: []string{
+		chunk(toolCallDelta(0, "c_q", "question", `{"question":"Which colour?"}`), ""),
+		chunk(map[string]any{}, "tool_calls"),
+	}}, openaitest.TextStream(testModel, "Blue it is."), openaitest.TextStream(testModel, "The user chose blue."))
+	k.send(t, sid, "delegate")
+	var q core.QuestionPayload
+	if err := w.next(core.EventQuestionRequested).Decode(&q); err != nil {
+		t.Fatal(err)
+	}
+	if q.ChildSessionID == "" || q.ChildSessionID == sid || q.Question != "Which colour?" {
+		t.Fatalf("parent sees %+v", q)
+	}
+	k.mustDo(t, `mutation($s: ID!, $r: ID!) { answerQuestion(sessionId: $s, requestId: $r, answer: "blue") }`, map[string]any{"s": sid, "r": q.RequestID}, nil)
+	var a core.QuestionPayload
+	if err := w.next(core.EventQuestionAnswered).Decode(&a); err != nil || a.Answer != "blue" || a.ChildSessionID != q.ChildSessionID {
+		t.Fatalf("answer on the parent %+v %v", a, err)
+	}
+	if p := w.turnEnd(); p.Status != core.TurnCompleted {
+		t.Fatalf("turn %+v", p)
+	}
+	if body := string(k.fake.Requests()[2].Body); !strings.Contains(body, `"content":"blue"`) {
+		t.Fatalf("the child's follow-up lacks the answer: %.300s", body)
 	}
 }

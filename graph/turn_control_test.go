@@ -186,15 +186,14 @@ func TestProviderErrors(t *testing.T) {
 	sid := k.chatSession(t, nil, "BYPASS")
 	w := k.watch(t, sid)
 
-	k.fake.Enqueue(openaitest.Error(429, "rate_limit_error", "rate_limit_exceeded", "Rate limit reached for requests"))
+	k.fake.Enqueue(openaitest.Error(429, "insufficient_quota", "insufficient_quota", "You exceeded your current quota"))
 	k.send(t, sid, "hello")
 	p := w.turnEnd()
-	if p.Status != core.TurnFailed || !strings.HasPrefix(p.Reason, "rate_limit:") {
+	if p.Status != core.TurnFailed || !strings.HasPrefix(p.Reason, "quota:") {
 		t.Fatalf("turn %+v", p)
 	}
-	time.Sleep(50 * time.Millisecond)
 	if n := len(k.fake.Requests()); n != 1 {
-		t.Fatalf("%d requests after a rate limit; want 1 (no compaction, no retry)", n)
+		t.Fatalf("%d requests after a quota error; want 1 (no compaction, no retry)", n)
 	}
 
 	// A stream dropped mid-way keeps what arrived.

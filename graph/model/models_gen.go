@@ -41,6 +41,22 @@ type CreateSessionInput struct {
 	AgentMode *core.AgentMode `json:"agentMode,omitempty"`
 }
 
+// What to generate with generateImage.
+type GenerateImageInput struct {
+	// What the image shows (up to 32 KiB).
+	Prompt string `json:"prompt"`
+	// An IMAGE connection; default: the IMAGE default model's connection.
+	ConnectionID *string `json:"connectionId,omitempty"`
+	// A model of that connection; default: the IMAGE default's model, else the connection's first model.
+	Model *string `json:"model,omitempty"`
+	// WIDTHxHEIGHT such as 1024x1024, or auto; default: the service's default.
+	Size *string `json:"size,omitempty"`
+	// How many images, 1 to 10 (default 1).
+	Count *int64 `json:"count,omitempty"`
+	// The session the images are for: their usage is recorded there (purpose image_generation).
+	SessionID *string `json:"sessionId,omitempty"`
+}
+
 // An MCP server. On update, null fields keep the stored values: env and headers
 // (whose values cannot be read back) are kept when null and replaced whole when
 // given; changing the transport drops the old transport's fields.
@@ -101,11 +117,17 @@ type Query struct {
 type RewindResult struct {
 	Session *core.Session `json:"session"`
 	// The rewound message's text, back for the input box.
-	Text  string            `json:"text"`
-	Files []core.RewindFile `json:"files"`
+	Text string `json:"text"`
+	// The rewound message's command id (empty when none).
+	Command string `json:"command"`
+	// The rewound message's attachments, back for the input box.
+	Attachments []core.Attachment `json:"attachments"`
+	// The rewound message's browser elements, back for the input box.
+	BrowserElements []core.BrowserElement `json:"browserElements"`
+	Files           []core.RewindFile     `json:"files"`
 }
 
-// One piece of an assistant message in display order (reasoning, text, tool call); a display projection, not canonical data.
+// One piece of an assistant message in the order it streamed (reasoning, text, tool call, reasoning, text…), recorded with the message; a display projection, not canonical data. Messages recorded before segments were kept show reasoning, then text, then tool calls.
 type Segment struct {
 	// reasoning, text or tool_call.
 	Kind       string  `json:"kind"`

@@ -41,15 +41,17 @@ var (
 	_ core.DetailedCompleter  = (*providerAdapter)(nil)
 	_ core.CapabilityResolver = (*providerAdapter)(nil)
 	_ core.WebSearcher        = (*providerAdapter)(nil)
+	_ core.ImageGenerator     = (*providerAdapter)(nil)
 	_ core.NativeCompactor    = (*providerAdapter)(nil)
 )
 
 // newProviderAdapter adapts a plugin that speaks protocol version protocol.
-// Protocol 1 has no native compactor, so a declared one is ignored.
+// Protocol 1 has no native compactor or image generator, so a declared one
+// is ignored.
 func newProviderAdapter(plugin string, src clientSource, info *foyav1.ProviderInfo, protocol int) *providerAdapter {
 	a := &providerAdapter{plugin: plugin, src: src, kind: info.GetKind()}
 	for _, c := range info.GetCapabilities() {
-		if core.ProviderCapability(c) == core.CapNativeCompactor && protocol < 2 {
+		if (core.ProviderCapability(c) == core.CapNativeCompactor || core.ProviderCapability(c) == core.CapImageGenerator) && protocol < 2 {
 			continue
 		}
 		a.caps = append(a.caps, core.ProviderCapability(c))
@@ -239,6 +241,25 @@ func (a *providerAdapter) WebSearch(ctx context.Context, ep core.Endpoint, req c
 		out = core.WebSearchResult{Text: r.GetText(), Usage: usageFromProto(r.GetUsage())}
 		for _, s := range r.GetSources() {
 			out.Sources = append(out.Sources, core.WebSource{Title: s.GetTitle(), URL: s.GetUrl()})
+		}
+		return nil
+	})
+	return out, err
+}
+
+func (a *providerAdapter) GenerateImage(ctx context.Context, ep core.Endpoint, req core.ImageRequest) (core.ImageResult, error) {
+	if err := a.require(core.CapImageGenerator); err != nil {
+		return core.ImageResult{}, err
+	}
+	var out core.ImageResult
+	err := a.call(ctx, func(c *clients) error {
+		r, err := c.provider.GenerateImage(ctx, &foyav1.GenerateImageRequest{Endpoint: endpointToProto(ep), Model: req.Model, Prompt: req.Prompt, Size: req.Size, Count: int32(req.Count)})
+		if err != nil {
+			return err
+		}
+		out = core.ImageResult{Usage: usageFromProto(r.GetUsage())}
+		for _, im := range r.GetImages() {
+			out.Images = append(out.Images, core.GeneratedImage{MediaType: im.GetMediaType(), Data: im.GetData(), RevisedPrompt: im.GetRevisedPrompt()})
 		}
 		return nil
 	})

@@ -15,6 +15,7 @@ const (
 	CapCompleter          Capability = "completer"           // Completer
 	CapDetailedCompleter  Capability = "detailed_completer"  // DetailedCompleter
 	CapWebSearch          Capability = "web_search"          // WebSearcher
+	CapImageGenerator     Capability = "image_generator"     // ImageGenerator
 	CapNativeCompactor    Capability = "native_compactor"    // NativeCompactor (protocol 2)
 )
 
@@ -78,6 +79,12 @@ type CapabilityResolver interface {
 // same route) and, optionally, a readable summary in Completion.Text.
 type NativeCompactor interface {
 	CompactContext(ctx context.Context, ep Endpoint, req Request) (Completion, error)
+}
+
+// ImageGenerator is the "image_generator" capability: image generation for
+// image connections (PRV-2).
+type ImageGenerator interface {
+	GenerateImage(ctx context.Context, ep Endpoint, req ImageRequest) (ImageResult, error)
 }
 
 // WebSearcher is the "web_search" capability.

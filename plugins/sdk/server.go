@@ -39,6 +39,8 @@ func newProviderServer(p Provider, log *slog.Logger) (*providerServer, error) {
 			_, ok = p.(CapabilityResolver)
 		case CapWebSearch:
 			_, ok = p.(WebSearcher)
+		case CapImageGenerator:
+			_, ok = p.(ImageGenerator)
 		case CapNativeCompactor:
 			_, ok = p.(NativeCompactor)
 		default:
@@ -188,6 +190,23 @@ func (s *providerServer) WebSearch(ctx context.Context, req *foyav1.WebSearchReq
 		return nil, toStatus(ctx, err)
 	}
 	return webSearchToProto(r), nil
+}
+
+func (s *providerServer) GenerateImage(ctx context.Context, req *foyav1.GenerateImageRequest) (*foyav1.GenerateImageResponse, error) {
+	if err := s.require(CapImageGenerator); err != nil {
+		return nil, err
+	}
+	r, err := s.p.(ImageGenerator).GenerateImage(ctx, endpointFromProto(req.GetEndpoint()), ImageRequest{
+		Model: req.GetModel(), Prompt: req.GetPrompt(), Size: req.GetSize(), Count: int(req.GetCount()),
+	})
+	if err != nil {
+		return nil, toStatus(ctx, err)
+	}
+	out := &foyav1.GenerateImageResponse{Usage: usageToProto(r.Usage)}
+	for _, im := range r.Images {
+		out.Images = append(out.Images, &foyav1.GeneratedImage{MediaType: im.MediaType, Data: im.Data, RevisedPrompt: im.RevisedPrompt})
+	}
+	return out, nil
 }
 
 // toolsServer serves a ToolSet.

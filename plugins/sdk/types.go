@@ -159,3 +159,24 @@ type WebSearchResult struct {
 	Sources []WebSource
 	Usage   *Usage
 }
+
+// ImageRequest asks for generated images.
+type ImageRequest struct {
+	Model  string
+	Prompt string
+	Size   string // e.g. "1024x1024"; empty: the service's default
+	Count  int
+}
+
+// GeneratedImage is one generated image.
+type GeneratedImage struct {
+	MediaType     string
+	Data          []byte
+	RevisedPrompt string
+}
+
+// ImageResult is what an image generation returned.
+type ImageResult struct {
+	Images []GeneratedImage
+	Usage  *Usage
+}

@@ -59,9 +59,7 @@ func (p *Provider) ListModels(ctx context.Context, ep sdk.Endpoint) ([]sdk.Model
 	}
 	defer resp.Body.Close()
 	var body struct {
-		Data []struct {
-			ID string `json:"id"`
-		} `json:"data"`
+		Data []modelObject `json:"data"`
 	}
 	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
 		if ctx.Err() != nil {
@@ -71,7 +69,7 @@ func (p *Provider) ListModels(ctx context.Context, ep sdk.Endpoint) ([]sdk.Model
 	}
 	models := make([]sdk.Model, 0, len(body.Data))
 	for _, m := range body.Data {
-		models = append(models, sdk.Model{ID: m.ID})
+		models = append(models, sdk.Model{ID: m.ID, Capabilities: m.capabilities()})
 	}
 	return models, nil
 }

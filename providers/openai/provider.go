@@ -41,6 +41,9 @@ const (
 	OptionWebSearch = "web_search"
 	// OptionMaxTokensField is "max_tokens" or "max_completion_tokens".
 	OptionMaxTokensField = "max_tokens_field"
+	// OptionResolveCapabilities = "model_endpoint" makes the capability
+	// resolver ask GET {base}/models/{id} (see ResolveCapabilities).
+	OptionResolveCapabilities = "resolve_capabilities"
 )
 
 // Config configures a Provider.
@@ -52,7 +55,7 @@ type Config struct {
 }
 
 // Provider implements sdk.Provider and its completer, detailed completer,
-// model lister and web search capabilities.
+// model lister, capability resolver and web search capabilities.
 type Provider struct {
 	http *http.Client
 	log  *slog.Logger
@@ -80,7 +83,8 @@ func New(cfg Config) *Provider {
 // web_search option answer it with an "unavailable" error.
 func (p *Provider) Describe() sdk.ProviderInfo {
 	return sdk.ProviderInfo{Kind: Kind, Version: Version, Capabilities: []sdk.Capability{
-		sdk.CapCompleter, sdk.CapDetailedCompleter, sdk.CapModelLister, sdk.CapWebSearch,
+		sdk.CapCompleter, sdk.CapDetailedCompleter, sdk.CapModelLister, sdk.CapWebSearch, sdk.CapCapabilityResolver,
+		sdk.CapImageGenerator,
 	}}
 }
 

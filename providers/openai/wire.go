@@ -144,10 +144,57 @@ func buildChatRequest(ep sdk.Endpoint, req sdk.Request, stream bool) chatRequest
 	for _, t := range req.Tools {
 		out.Tools = append(out.Tools, chatTool{Type: "function", Function: chatFunction{Name: t.Name, Description: t.Description, Parameters: t.Parameters}})
 	}
-	for _, m := range req.Messages {
-		out.Messages = append(out.Messages, buildMessage(m))
+	// Chat Completions tool messages carry text only, and the tool messages
+	// answering one assistant message must follow it without a break. So
+	// images a tool returned wait until the run of tool messages ends, then
+	// travel in one user-role message, each labelled as its tool call's
+	// output.
+	var pending []chatPart
+	flush := func() {
+		if len(pending) > 0 {
+			out.Messages = append(out.Messages, chatMessage{Role: sdk.RoleUser, Content: pending})
+			pending = nil
+		}
 	}
+	for _, m := range req.Messages {
+		if m.Role != sdk.RoleTool {
+			flush()
+		}
+		out.Messages = append(out.Messages, buildMessage(m))
+		if m.Role == sdk.RoleTool {
+			pending = append(pending, toolImages(m)...)
+		}
+	}
+	flush()
 	return out
+}
+
+// toolImages returns the image parts of a tool message behind a label naming
+// the call they belong to, or nothing.
+func toolImages(m sdk.Message) []chatPart {
+	var parts []chatPart
+	for _, p := range m.Content {
+		if p.Type == "image" {
+			parts = append(parts, chatPart{Type: "image_url", ImageURL: &imageURL{URL: dataURL(p.MediaType, p.Data)}})
+		}
+	}
+	if len(parts) == 0 {
+		return nil
+	}
+	label := chatPart{Type: "text", Text: "[output of tool call " + m.ToolCallID + ": the image(s) it returned follow]"}
+	return append([]chatPart{label}, parts...)
+}
+
+// toolText joins the text parts of a tool message (the result, then notes
+// about attachments) with blank lines.
+func toolText(m sdk.Message) string {
+	var texts []string
+	for _, p := range m.Content {
+		if p.Type == "text" && p.Text != "" {
+			texts = append(texts, p.Text)
+		}
+	}
+	return strings.Join(texts, "\n\n")
 }
 
 func buildMessage(m sdk.Message) chatMessage {
@@ -173,7 +220,7 @@ func buildMessage(m sdk.Message) chatMessage {
 		}
 		return cm
 	case sdk.RoleTool:
-		return chatMessage{Role: m.Role, Content: m.Text(), ToolCallID: m.ToolCallID}
+		return chatMessage{Role: m.Role, Content: toolText(m), ToolCallID: m.ToolCallID}
 	}
 	hasImage := false
 	for _, p := range m.Content {

@@ -1,14 +1,16 @@
 // Foya plugin contract. Handshake protocol version 2; the package stays
-// foya.v1 because version 2 only adds fields and one RPC:
+// foya.v1 because version 2 only adds fields and two RPCs:
 //
 //   - Message.state, StreamEvent.state and CompleteResponse.state carry
 //     provider-native context state (signed thinking blocks, encrypted
 //     reasoning items, native checkpoints). The kernel persists it with the
 //     reply and hands it back only on the route that produced it.
 //   - CompactContext is the native context compactor (PRV-7).
+//   - GenerateImage is the image generator of image connections (PRV-2).
 //
 // Hosts accept plugins of protocol versions 1 and 2; a version 1 plugin
-// never sees state and cannot declare "native_compactor".
+// never sees state and cannot declare "native_compactor" or
+// "image_generator".
 //
 // Two plugin kinds share this file: a provider (a language model service) and
 // a tool set. Plugins are stateless per connection: every call that talks to a
@@ -234,7 +236,8 @@ type ProviderInfo struct {
 	Kind    string `protobuf:"bytes,1,opt,name=kind,proto3" json:"kind,omitempty"`
 	Version string `protobuf:"bytes,2,opt,name=version,proto3" json:"version,omitempty"`
 	// Declared optional capabilities: "model_lister", "capability_resolver",
-	// "completer", "detailed_completer", "web_search", "native_compactor".
+	// "completer", "detailed_completer", "web_search", "native_compactor",
+	// "image_generator".
 	Capabilities  []string `protobuf:"bytes,3,rep,name=capabilities,proto3" json:"capabilities,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -2355,6 +2358,197 @@ func (x *ToolAttachment) GetData() []byte {
 	return nil
 }
 
+// GenerateImageRequest asks an image connection's model for images.
+type GenerateImageRequest struct {
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	Endpoint *Endpoint              `protobuf:"bytes,1,opt,name=endpoint,proto3" json:"endpoint,omitempty"`
+	Model    string                 `protobuf:"bytes,2,opt,name=model,proto3" json:"model,omitempty"`
+	Prompt   string                 `protobuf:"bytes,3,opt,name=prompt,proto3" json:"prompt,omitempty"`
+	// size is e.g. "1024x1024"; empty means the service's default.
+	Size          string `protobuf:"bytes,4,opt,name=size,proto3" json:"size,omitempty"`
+	Count         int32  `protobuf:"varint,5,opt,name=count,proto3" json:"count,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GenerateImageRequest) Reset() {
+	*x = GenerateImageRequest{}
+	mi := &file_foya_v1_plugin_proto_msgTypes[33]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GenerateImageRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GenerateImageRequest) ProtoMessage() {}
+
+func (x *GenerateImageRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_foya_v1_plugin_proto_msgTypes[33]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GenerateImageRequest.ProtoReflect.Descriptor instead.
+func (*GenerateImageRequest) Descriptor() ([]byte, []int) {
+	return file_foya_v1_plugin_proto_rawDescGZIP(), []int{33}
+}
+
+func (x *GenerateImageRequest) GetEndpoint() *Endpoint {
+	if x != nil {
+		return x.Endpoint
+	}
+	return nil
+}
+
+func (x *GenerateImageRequest) GetModel() string {
+	if x != nil {
+		return x.Model
+	}
+	return ""
+}
+
+func (x *GenerateImageRequest) GetPrompt() string {
+	if x != nil {
+		return x.Prompt
+	}
+	return ""
+}
+
+func (x *GenerateImageRequest) GetSize() string {
+	if x != nil {
+		return x.Size
+	}
+	return ""
+}
+
+func (x *GenerateImageRequest) GetCount() int32 {
+	if x != nil {
+		return x.Count
+	}
+	return 0
+}
+
+type GeneratedImage struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	MediaType string                 `protobuf:"bytes,1,opt,name=media_type,json=mediaType,proto3" json:"media_type,omitempty"`
+	Data      []byte                 `protobuf:"bytes,2,opt,name=data,proto3" json:"data,omitempty"`
+	// revised_prompt is the prompt the service actually used, when it says.
+	RevisedPrompt string `protobuf:"bytes,3,opt,name=revised_prompt,json=revisedPrompt,proto3" json:"revised_prompt,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GeneratedImage) Reset() {
+	*x = GeneratedImage{}
+	mi := &file_foya_v1_plugin_proto_msgTypes[34]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GeneratedImage) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GeneratedImage) ProtoMessage() {}
+
+func (x *GeneratedImage) ProtoReflect() protoreflect.Message {
+	mi := &file_foya_v1_plugin_proto_msgTypes[34]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GeneratedImage.ProtoReflect.Descriptor instead.
+func (*GeneratedImage) Descriptor() ([]byte, []int) {
+	return file_foya_v1_plugin_proto_rawDescGZIP(), []int{34}
+}
+
+func (x *GeneratedImage) GetMediaType() string {
+	if x != nil {
+		return x.MediaType
+	}
+	return ""
+}
+
+func (x *GeneratedImage) GetData() []byte {
+	if x != nil {
+		return x.Data
+	}
+	return nil
+}
+
+func (x *GeneratedImage) GetRevisedPrompt() string {
+	if x != nil {
+		return x.RevisedPrompt
+	}
+	return ""
+}
+
+type GenerateImageResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Images        []*GeneratedImage      `protobuf:"bytes,1,rep,name=images,proto3" json:"images,omitempty"`
+	Usage         *Usage                 `protobuf:"bytes,2,opt,name=usage,proto3" json:"usage,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GenerateImageResponse) Reset() {
+	*x = GenerateImageResponse{}
+	mi := &file_foya_v1_plugin_proto_msgTypes[35]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GenerateImageResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GenerateImageResponse) ProtoMessage() {}
+
+func (x *GenerateImageResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_foya_v1_plugin_proto_msgTypes[35]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GenerateImageResponse.ProtoReflect.Descriptor instead.
+func (*GenerateImageResponse) Descriptor() ([]byte, []int) {
+	return file_foya_v1_plugin_proto_rawDescGZIP(), []int{35}
+}
+
+func (x *GenerateImageResponse) GetImages() []*GeneratedImage {
+	if x != nil {
+		return x.Images
+	}
+	return nil
+}
+
+func (x *GenerateImageResponse) GetUsage() *Usage {
+	if x != nil {
+		return x.Usage
+	}
+	return nil
+}
+
 var File_foya_v1_plugin_proto protoreflect.FileDescriptor
 
 const file_foya_v1_plugin_proto_rawDesc = "" +
@@ -2542,7 +2736,21 @@ const file_foya_v1_plugin_proto_rawDesc = "" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1d\n" +
 	"\n" +
 	"media_type\x18\x02 \x01(\tR\tmediaType\x12\x12\n" +
-	"\x04data\x18\x03 \x01(\fR\x04data*\xdd\x02\n" +
+	"\x04data\x18\x03 \x01(\fR\x04data\"\x9d\x01\n" +
+	"\x14GenerateImageRequest\x12-\n" +
+	"\bendpoint\x18\x01 \x01(\v2\x11.foya.v1.EndpointR\bendpoint\x12\x14\n" +
+	"\x05model\x18\x02 \x01(\tR\x05model\x12\x16\n" +
+	"\x06prompt\x18\x03 \x01(\tR\x06prompt\x12\x12\n" +
+	"\x04size\x18\x04 \x01(\tR\x04size\x12\x14\n" +
+	"\x05count\x18\x05 \x01(\x05R\x05count\"j\n" +
+	"\x0eGeneratedImage\x12\x1d\n" +
+	"\n" +
+	"media_type\x18\x01 \x01(\tR\tmediaType\x12\x12\n" +
+	"\x04data\x18\x02 \x01(\fR\x04data\x12%\n" +
+	"\x0erevised_prompt\x18\x03 \x01(\tR\rrevisedPrompt\"n\n" +
+	"\x15GenerateImageResponse\x12/\n" +
+	"\x06images\x18\x01 \x03(\v2\x17.foya.v1.GeneratedImageR\x06images\x12$\n" +
+	"\x05usage\x18\x02 \x01(\v2\x0e.foya.v1.UsageR\x05usage*\xdd\x02\n" +
 	"\rErrorCategory\x12\x1e\n" +
 	"\x1aERROR_CATEGORY_UNSPECIFIED\x10\x00\x12#\n" +
 	"\x1fERROR_CATEGORY_CONTEXT_OVERFLOW\x10\x01\x12\x1d\n" +
@@ -2555,7 +2763,7 @@ const file_foya_v1_plugin_proto_rawDesc = "" +
 	"\x1aERROR_CATEGORY_BAD_REQUEST\x10\b\x12\x19\n" +
 	"\x15ERROR_CATEGORY_SERVER\x10\t\x12\x1e\n" +
 	"\x1aERROR_CATEGORY_UNAVAILABLE\x10\n" +
-	"2\xb0\x04\n" +
+	"2\x80\x05\n" +
 	"\bProvider\x12;\n" +
 	"\bDescribe\x12\x18.foya.v1.DescribeRequest\x1a\x15.foya.v1.ProviderInfo\x128\n" +
 	"\x06Stream\x12\x16.foya.v1.StreamRequest\x1a\x14.foya.v1.StreamEvent0\x01\x12?\n" +
@@ -2565,7 +2773,8 @@ const file_foya_v1_plugin_proto_rawDesc = "" +
 	"ListModels\x12\x1a.foya.v1.ListModelsRequest\x1a\x1b.foya.v1.ListModelsResponse\x12Q\n" +
 	"\x13ResolveCapabilities\x12#.foya.v1.ResolveCapabilitiesRequest\x1a\x15.foya.v1.Capabilities\x12B\n" +
 	"\tWebSearch\x12\x19.foya.v1.WebSearchRequest\x1a\x1a.foya.v1.WebSearchResponse\x12E\n" +
-	"\x0eCompactContext\x12\x18.foya.v1.CompleteRequest\x1a\x19.foya.v1.CompleteResponse2\x80\x01\n" +
+	"\x0eCompactContext\x12\x18.foya.v1.CompleteRequest\x1a\x19.foya.v1.CompleteResponse\x12N\n" +
+	"\rGenerateImage\x12\x1d.foya.v1.GenerateImageRequest\x1a\x1e.foya.v1.GenerateImageResponse2\x80\x01\n" +
 	"\x05Tools\x12:\n" +
 	"\bDescribe\x12\x18.foya.v1.DescribeRequest\x1a\x14.foya.v1.ToolSetInfo\x12;\n" +
 	"\x04Call\x12\x18.foya.v1.ToolCallRequest\x1a\x19.foya.v1.ToolCallResponseB7Z5github.com/foya-dev/foya/plugins/proto/foya/v1;foyav1b\x06proto3"
@@ -2583,7 +2792,7 @@ func file_foya_v1_plugin_proto_rawDescGZIP() []byte {
 }
 
 var file_foya_v1_plugin_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_foya_v1_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 34)
+var file_foya_v1_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 37)
 var file_foya_v1_plugin_proto_goTypes = []any{
 	(ErrorCategory)(0),                 // 0: foya.v1.ErrorCategory
 	(*Endpoint)(nil),                   // 1: foya.v1.Endpoint
@@ -2619,10 +2828,13 @@ var file_foya_v1_plugin_proto_goTypes = []any{
 	(*ToolCallResponse)(nil),           // 31: foya.v1.ToolCallResponse
 	(*ToolFileChange)(nil),             // 32: foya.v1.ToolFileChange
 	(*ToolAttachment)(nil),             // 33: foya.v1.ToolAttachment
-	nil,                                // 34: foya.v1.Endpoint.OptionsEntry
+	(*GenerateImageRequest)(nil),       // 34: foya.v1.GenerateImageRequest
+	(*GeneratedImage)(nil),             // 35: foya.v1.GeneratedImage
+	(*GenerateImageResponse)(nil),      // 36: foya.v1.GenerateImageResponse
+	nil,                                // 37: foya.v1.Endpoint.OptionsEntry
 }
 var file_foya_v1_plugin_proto_depIdxs = []int32{
-	34, // 0: foya.v1.Endpoint.options:type_name -> foya.v1.Endpoint.OptionsEntry
+	37, // 0: foya.v1.Endpoint.options:type_name -> foya.v1.Endpoint.OptionsEntry
 	4,  // 1: foya.v1.Message.content:type_name -> foya.v1.ContentPart
 	5,  // 2: foya.v1.Message.tool_calls:type_name -> foya.v1.ToolCall
 	6,  // 3: foya.v1.Request.messages:type_name -> foya.v1.Message
@@ -2651,31 +2863,36 @@ var file_foya_v1_plugin_proto_depIdxs = []int32{
 	29, // 26: foya.v1.ToolSetInfo.tools:type_name -> foya.v1.Tool
 	32, // 27: foya.v1.ToolCallResponse.file_changes:type_name -> foya.v1.ToolFileChange
 	33, // 28: foya.v1.ToolCallResponse.attachment:type_name -> foya.v1.ToolAttachment
-	2,  // 29: foya.v1.Provider.Describe:input_type -> foya.v1.DescribeRequest
-	9,  // 30: foya.v1.Provider.Stream:input_type -> foya.v1.StreamRequest
-	17, // 31: foya.v1.Provider.Complete:input_type -> foya.v1.CompleteRequest
-	17, // 32: foya.v1.Provider.CompleteDetailed:input_type -> foya.v1.CompleteRequest
-	19, // 33: foya.v1.Provider.ListModels:input_type -> foya.v1.ListModelsRequest
-	24, // 34: foya.v1.Provider.ResolveCapabilities:input_type -> foya.v1.ResolveCapabilitiesRequest
-	25, // 35: foya.v1.Provider.WebSearch:input_type -> foya.v1.WebSearchRequest
-	17, // 36: foya.v1.Provider.CompactContext:input_type -> foya.v1.CompleteRequest
-	2,  // 37: foya.v1.Tools.Describe:input_type -> foya.v1.DescribeRequest
-	30, // 38: foya.v1.Tools.Call:input_type -> foya.v1.ToolCallRequest
-	3,  // 39: foya.v1.Provider.Describe:output_type -> foya.v1.ProviderInfo
-	10, // 40: foya.v1.Provider.Stream:output_type -> foya.v1.StreamEvent
-	18, // 41: foya.v1.Provider.Complete:output_type -> foya.v1.CompleteResponse
-	18, // 42: foya.v1.Provider.CompleteDetailed:output_type -> foya.v1.CompleteResponse
-	23, // 43: foya.v1.Provider.ListModels:output_type -> foya.v1.ListModelsResponse
-	21, // 44: foya.v1.Provider.ResolveCapabilities:output_type -> foya.v1.Capabilities
-	27, // 45: foya.v1.Provider.WebSearch:output_type -> foya.v1.WebSearchResponse
-	18, // 46: foya.v1.Provider.CompactContext:output_type -> foya.v1.CompleteResponse
-	28, // 47: foya.v1.Tools.Describe:output_type -> foya.v1.ToolSetInfo
-	31, // 48: foya.v1.Tools.Call:output_type -> foya.v1.ToolCallResponse
-	39, // [39:49] is the sub-list for method output_type
-	29, // [29:39] is the sub-list for method input_type
-	29, // [29:29] is the sub-list for extension type_name
-	29, // [29:29] is the sub-list for extension extendee
-	0,  // [0:29] is the sub-list for field type_name
+	1,  // 29: foya.v1.GenerateImageRequest.endpoint:type_name -> foya.v1.Endpoint
+	35, // 30: foya.v1.GenerateImageResponse.images:type_name -> foya.v1.GeneratedImage
+	14, // 31: foya.v1.GenerateImageResponse.usage:type_name -> foya.v1.Usage
+	2,  // 32: foya.v1.Provider.Describe:input_type -> foya.v1.DescribeRequest
+	9,  // 33: foya.v1.Provider.Stream:input_type -> foya.v1.StreamRequest
+	17, // 34: foya.v1.Provider.Complete:input_type -> foya.v1.CompleteRequest
+	17, // 35: foya.v1.Provider.CompleteDetailed:input_type -> foya.v1.CompleteRequest
+	19, // 36: foya.v1.Provider.ListModels:input_type -> foya.v1.ListModelsRequest
+	24, // 37: foya.v1.Provider.ResolveCapabilities:input_type -> foya.v1.ResolveCapabilitiesRequest
+	25, // 38: foya.v1.Provider.WebSearch:input_type -> foya.v1.WebSearchRequest
+	17, // 39: foya.v1.Provider.CompactContext:input_type -> foya.v1.CompleteRequest
+	34, // 40: foya.v1.Provider.GenerateImage:input_type -> foya.v1.GenerateImageRequest
+	2,  // 41: foya.v1.Tools.Describe:input_type -> foya.v1.DescribeRequest
+	30, // 42: foya.v1.Tools.Call:input_type -> foya.v1.ToolCallRequest
+	3,  // 43: foya.v1.Provider.Describe:output_type -> foya.v1.ProviderInfo
+	10, // 44: foya.v1.Provider.Stream:output_type -> foya.v1.StreamEvent
+	18, // 45: foya.v1.Provider.Complete:output_type -> foya.v1.CompleteResponse
+	18, // 46: foya.v1.Provider.CompleteDetailed:output_type -> foya.v1.CompleteResponse
+	23, // 47: foya.v1.Provider.ListModels:output_type -> foya.v1.ListModelsResponse
+	21, // 48: foya.v1.Provider.ResolveCapabilities:output_type -> foya.v1.Capabilities
+	27, // 49: foya.v1.Provider.WebSearch:output_type -> foya.v1.WebSearchResponse
+	18, // 50: foya.v1.Provider.CompactContext:output_type -> foya.v1.CompleteResponse
+	36, // 51: foya.v1.Provider.GenerateImage:output_type -> foya.v1.GenerateImageResponse
+	28, // 52: foya.v1.Tools.Describe:output_type -> foya.v1.ToolSetInfo
+	31, // 53: foya.v1.Tools.Call:output_type -> foya.v1.ToolCallResponse
+	43, // [43:54] is the sub-list for method output_type
+	32, // [32:43] is the sub-list for method input_type
+	32, // [32:32] is the sub-list for extension type_name
+	32, // [32:32] is the sub-list for extension extendee
+	0,  // [0:32] is the sub-list for field type_name
 }
 
 func init() { file_foya_v1_plugin_proto_init() }
@@ -2700,7 +2917,7 @@ func file_foya_v1_plugin_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_foya_v1_plugin_proto_rawDesc), len(file_foya_v1_plugin_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   34,
+			NumMessages:   37,
 			NumExtensions: 0,
 			NumServices:   2,
 		},

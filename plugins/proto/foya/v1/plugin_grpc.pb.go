@@ -1,14 +1,16 @@
 // Foya plugin contract. Handshake protocol version 2; the package stays
-// foya.v1 because version 2 only adds fields and one RPC:
+// foya.v1 because version 2 only adds fields and two RPCs:
 //
 //   - Message.state, StreamEvent.state and CompleteResponse.state carry
 //     provider-native context state (signed thinking blocks, encrypted
 //     reasoning items, native checkpoints). The kernel persists it with the
 //     reply and hands it back only on the route that produced it.
 //   - CompactContext is the native context compactor (PRV-7).
+//   - GenerateImage is the image generator of image connections (PRV-2).
 //
 // Hosts accept plugins of protocol versions 1 and 2; a version 1 plugin
-// never sees state and cannot declare "native_compactor".
+// never sees state and cannot declare "native_compactor" or
+// "image_generator".
 //
 // Two plugin kinds share this file: a provider (a language model service) and
 // a tool set. Plugins are stateless per connection: every call that talks to a
@@ -45,6 +47,7 @@ const (
 	Provider_ResolveCapabilities_FullMethodName = "/foya.v1.Provider/ResolveCapabilities"
 	Provider_WebSearch_FullMethodName           = "/foya.v1.Provider/WebSearch"
 	Provider_CompactContext_FullMethodName      = "/foya.v1.Provider/CompactContext"
+	Provider_GenerateImage_FullMethodName       = "/foya.v1.Provider/GenerateImage"
 )
 
 // ProviderClient is the client API for Provider service.
@@ -66,6 +69,9 @@ type ProviderClient interface {
 	// history in later requests on the same route (Request.state); text is an
 	// optional human-readable summary.
 	CompactContext(ctx context.Context, in *CompleteRequest, opts ...grpc.CallOption) (*CompleteResponse, error)
+	// GenerateImage (protocol 2, capability "image_generator") generates
+	// images for an image connection.
+	GenerateImage(ctx context.Context, in *GenerateImageRequest, opts ...grpc.CallOption) (*GenerateImageResponse, error)
 }
 
 type providerClient struct {
@@ -165,6 +171,16 @@ func (c *providerClient) CompactContext(ctx context.Context, in *CompleteRequest
 	return out, nil
 }
 
+func (c *providerClient) GenerateImage(ctx context.Context, in *GenerateImageRequest, opts ...grpc.CallOption) (*GenerateImageResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(GenerateImageResponse)
+	err := c.cc.Invoke(ctx, Provider_GenerateImage_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // ProviderServer is the server API for Provider service.
 // All implementations must embed UnimplementedProviderServer
 // for forward compatibility.
@@ -184,6 +200,9 @@ type ProviderServer interface {
 	// history in later requests on the same route (Request.state); text is an
 	// optional human-readable summary.
 	CompactContext(context.Context, *CompleteRequest) (*CompleteResponse, error)
+	// GenerateImage (protocol 2, capability "image_generator") generates
+	// images for an image connection.
+	GenerateImage(context.Context, *GenerateImageRequest) (*GenerateImageResponse, error)
 	mustEmbedUnimplementedProviderServer()
 }
 
@@ -217,6 +236,9 @@ func (UnimplementedProviderServer) WebSearch(context.Context, *WebSearchRequest)
 }
 func (UnimplementedProviderServer) CompactContext(context.Context, *CompleteRequest) (*CompleteResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method CompactContext not implemented")
+}
+func (UnimplementedProviderServer) GenerateImage(context.Context, *GenerateImageRequest) (*GenerateImageResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method GenerateImage not implemented")
 }
 func (UnimplementedProviderServer) mustEmbedUnimplementedProviderServer() {}
 func (UnimplementedProviderServer) testEmbeddedByValue()                  {}
@@ -376,6 +398,24 @@ func _Provider_CompactContext_Handler(srv interface{}, ctx context.Context, dec 
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Provider_GenerateImage_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GenerateImageRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ProviderServer).GenerateImage(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Provider_GenerateImage_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ProviderServer).GenerateImage(ctx, req.(*GenerateImageRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Provider_ServiceDesc is the grpc.ServiceDesc for Provider service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -410,6 +450,10 @@ var Provider_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "CompactContext",
 			Handler:    _Provider_CompactContext_Handler,
+		},
+		{
+			MethodName: "GenerateImage",
+			Handler:    _Provider_GenerateImage_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

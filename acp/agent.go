@@ -1,0 +1,447 @@
+// Package acp is Foya's Agent Client Protocol agent (protocol version 1):
+// JSON-RPC 2.0 over stdio that an editor speaks, translated to the kernel's
+// public GraphQL API. It imports no kernel package: the Kernel interface is
+// all it knows of Foya.
+package acp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"path/filepath"
+	"strings"
+	"sync"
+)
+
+// ProtocolVersion is the ACP major version this agent speaks.
+const ProtocolVersion = 1
+
+// Kernel is the GraphQL API of a Foya kernel.
+type Kernel interface {
+	// Do runs a query or mutation and decodes its data into out.
+	Do(ctx context.Context, query string, vars map[string]any, out any) error
+	// Subscribe starts a subscription; each element is a "next" payload's data.
+	Subscribe(ctx context.Context, query string, vars map[string]any) (Stream, error)
+	// Upload stores bytes with uploadAttachment and returns the attachment id.
+	Upload(ctx context.Context, name, mediaType string, data []byte) (string, error)
+}
+
+// Stream is a running subscription.
+type Stream interface {
+	Events() <-chan json.RawMessage
+	// Err says why Events was closed (nil: normal completion).
+	Err() error
+	Close()
+}
+
+// Options configure the agent.
+type Options struct {
+	Version string       // agentInfo.version
+	Log     *slog.Logger // stderr only: stdout is the protocol
+}
+
+// Agent is one ACP connection's agent.
+type Agent struct {
+	k    Kernel
+	conn *conn
+	opts Options
+	log  *slog.Logger
+
+	mu       sync.Mutex
+	sessions map[string]*session
+}
+
+// Serve speaks ACP on r/w until r ends or ctx is cancelled.
+func Serve(ctx context.Context, k Kernel, r io.Reader, w io.Writer, opts Options) error {
+	if opts.Log == nil {
+		opts.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	a := &Agent{k: k, opts: opts, log: opts.Log, sessions: map[string]*session{}}
+	a.conn = newConn(w, opts.Log, a.handle)
+	ctx, cancel := context.WithCancel(ctx)
+	defer func() {
+		cancel()
+		a.mu.Lock()
+		ss := make([]*session, 0, len(a.sessions))
+		for _, s := range a.sessions {
+			ss = append(ss, s)
+		}
+		a.mu.Unlock()
+		for _, s := range ss {
+			s.stop()
+		}
+	}()
+	return a.conn.serve(ctx, r)
+}
+
+func decode(params json.RawMessage, v any) error {
+	if len(params) == 0 {
+		params = json.RawMessage("{}")
+	}
+	if err := json.Unmarshal(params, v); err != nil {
+		return invalidParams("invalid params: %v", err)
+	}
+	return nil
+}
+
+func (a *Agent) handle(ctx context.Context, method string, params json.RawMessage) (any, error) {
+	switch method {
+	case "initialize":
+		return a.initialize(ctx, params)
+	case "authenticate":
+		return struct{}{}, nil
+	case "session/new":
+		return a.newSession(ctx, params)
+	case "session/load":
+		return a.loadSession(ctx, params, true)
+	case "session/resume":
+		return a.loadSession(ctx, params, false)
+	case "session/list":
+		return a.listSessions(ctx, params)
+	case "session/close":
+		return a.closeSession(ctx, params)
+	case "session/prompt":
+		var p struct {
+			SessionID string            `json:"sessionId"`
+			Prompt    []json.RawMessage `json:"prompt"`
+		}
+		if err := decode(params, &p); err != nil {
+			return nil, err
+		}
+		s, err := a.session(p.SessionID)
+		if err != nil {
+			return nil, err
+		}
+		return s.prompt(ctx, p.Prompt)
+	case "session/cancel":
+		var p struct {
+			SessionID string `json:"sessionId"`
+		}
+		if err := decode(params, &p); err != nil {
+			return nil, err
+		}
+		s, err := a.session(p.SessionID)
+		if err != nil {
+			return nil, err
+		}
+		return nil, s.cancelTurn(ctx)
+	case "session/set_mode":
+		var p struct {
+			SessionID string `json:"sessionId"`
+			ModeID    string `json:"modeId"`
+		}
+		if err := decode(params, &p); err != nil {
+			return nil, err
+		}
+		s, err := a.session(p.SessionID)
+		if err != nil {
+			return nil, err
+		}
+		return struct{}{}, s.setMode(ctx, p.ModeID)
+	}
+	return nil, &rpcError{Code: codeMethodNotFound, Message: "method not found: " + method}
+}
+
+type implementation struct {
+	Name    string `json:"name"`
+	Title   string `json:"title,omitempty"`
+	Version string `json:"version"`
+}
+
+func (a *Agent) initialize(ctx context.Context, params json.RawMessage) (any, error) {
+	var p struct {
+		ProtocolVersion *int `json:"protocolVersion"`
+		ClientInfo      *implementation
+	}
+	if err := decode(params, &p); err != nil {
+		return nil, err
+	}
+	if p.ProtocolVersion == nil {
+		return nil, invalidParams("initialize: protocolVersion is required")
+	}
+	if p.ClientInfo != nil {
+		a.log.Info("acp client", "name", p.ClientInfo.Name, "version", p.ClientInfo.Version, "protocol_version", *p.ProtocolVersion)
+	}
+	// Version negotiation: we answer with the one version we speak; a client
+	// that cannot speak it closes the connection.
+	return map[string]any{
+		"protocolVersion": ProtocolVersion,
+		"agentCapabilities": map[string]any{
+			"loadSession": true,
+			"promptCapabilities": map[string]any{
+				"image":           a.imagesAccepted(ctx),
+				"audio":           false,
+				"embeddedContext": true,
+			},
+			"mcpCapabilities": map[string]any{"http": false, "sse": false},
+			"sessionCapabilities": map[string]any{
+				"list":   map[string]any{},
+				"resume": map[string]any{},
+				"close":  map[string]any{},
+			},
+		},
+		"authMethods": []any{},
+		"agentInfo":   implementation{Name: "foya", Title: "Foya", Version: a.opts.Version},
+	}, nil
+}
+
+// imagesAccepted is false only when the kernel's default language model is
+// known not to take images (capabilities.imageInput false); unknown counts
+// as accepted, as in the kernel, which rejects images only on an explicit false.
+func (a *Agent) imagesAccepted(ctx context.Context) bool {
+	var r struct {
+		DefaultModels struct {
+			Language *struct{ ConnectionID, Model string }
+		}
+		Connections []struct {
+			ID     string
+			Models []struct {
+				ID           string
+				Capabilities struct{ ImageInput *bool }
+			}
+		}
+	}
+	if err := a.k.Do(ctx, `{ defaultModels { language { connectionId model } } connections { id models { id capabilities { imageInput } } } }`, nil, &r); err != nil {
+		a.log.Debug("acp: read the default model's capabilities", "err", err)
+		return true
+	}
+	if l := r.DefaultModels.Language; l != nil {
+		for _, c := range r.Connections {
+			for _, m := range c.Models {
+				if c.ID == l.ConnectionID && m.ID == l.Model && m.Capabilities.ImageInput != nil {
+					return *m.Capabilities.ImageInput
+				}
+			}
+		}
+	}
+	return true
+}
+
+func (a *Agent) session(id string) (*session, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	s := a.sessions[id]
+	if s == nil {
+		return nil, &rpcError{Code: codeNotFound, Message: fmt.Sprintf("session %s is not open on this connection (use session/load or session/resume first)", id)}
+	}
+	return s, nil
+}
+
+// checkMCP refuses client-supplied MCP servers: the kernel cannot attach
+// servers to one session yet.
+func checkMCP(servers []json.RawMessage) error {
+	if len(servers) > 0 {
+		return invalidParams("foya acp does not support per-session MCP servers yet (mcpServers has %d entries): configure MCP servers in the kernel instead, or send an empty mcpServers list", len(servers))
+	}
+	return nil
+}
+
+func checkCwd(cwd string) error {
+	if cwd == "" || !filepath.IsAbs(cwd) {
+		return invalidParams("cwd %q must be an absolute path", cwd)
+	}
+	return nil
+}
+
+// sessionFields is what the agent reads of a session.
+const sessionFields = `id title headSeq approvalMode agentMode updatedAt project { id path } tasks { id text status }`
+
+type gqlSession struct {
+	ID           string
+	Title        *string
+	HeadSeq      int
+	ApprovalMode string
+	AgentMode    string
+	UpdatedAt    string
+	Project      *struct{ ID, Path string }
+	Tasks        []gqlTask
+}
+
+type gqlTask struct{ ID, Text, Status string }
+
+func (a *Agent) newSession(ctx context.Context, params json.RawMessage) (any, error) {
+	var p struct {
+		Cwd        string            `json:"cwd"`
+		McpServers []json.RawMessage `json:"mcpServers"`
+	}
+	if err := decode(params, &p); err != nil {
+		return nil, err
+	}
+	if err := checkCwd(p.Cwd); err != nil {
+		return nil, err
+	}
+	if err := checkMCP(p.McpServers); err != nil {
+		return nil, err
+	}
+	projectID, err := a.findOrCreateProject(ctx, p.Cwd)
+	if err != nil {
+		return nil, err
+	}
+	var r struct{ CreateSession gqlSession }
+	if err := a.k.Do(ctx, `mutation($in: CreateSessionInput!) { createSession(input: $in) { `+sessionFields+` } }`,
+		map[string]any{"in": map[string]any{"projectId": projectID}}, &r); err != nil {
+		return nil, kernelError(err)
+	}
+	s := a.open(r.CreateSession, p.Cwd)
+	return map[string]any{"sessionId": s.id, "modes": s.modeState()}, nil
+}
+
+func (a *Agent) findOrCreateProject(ctx context.Context, cwd string) (string, error) {
+	cwd = filepath.Clean(cwd)
+	var r struct{ Projects []struct{ ID, Path string } }
+	if err := a.k.Do(ctx, `{ projects { id path } }`, nil, &r); err != nil {
+		return "", kernelError(err)
+	}
+	for _, p := range r.Projects {
+		if filepath.Clean(p.Path) == cwd {
+			return p.ID, nil
+		}
+	}
+	var cr struct{ CreateProject struct{ ID string } }
+	if err := a.k.Do(ctx, `mutation($p: String!) { createProject(input: {path: $p}) { id } }`, map[string]any{"p": cwd}, &cr); err != nil {
+		return "", kernelError(err)
+	}
+	return cr.CreateProject.ID, nil
+}
+
+// open registers the session on this connection and starts following its
+// events after its head.
+func (a *Agent) open(gs gqlSession, cwd string) *session {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if old := a.sessions[gs.ID]; old != nil {
+		old.updateMeta(gs)
+		return old
+	}
+	if gs.Project != nil && gs.Project.Path != "" {
+		cwd = gs.Project.Path
+	}
+	s := newSession(a, gs, cwd)
+	a.sessions[gs.ID] = s
+	s.start(gs.HeadSeq)
+	return s
+}
+
+const messageFields = `seq role text reasoning toolCalls { id name input } toolCallId toolName isError diff
+	fileChanges { path action } attachments { name mediaType } turnStatus turnReason`
+
+func (a *Agent) loadSession(ctx context.Context, params json.RawMessage, replay bool) (any, error) {
+	var p struct {
+		SessionID  string            `json:"sessionId"`
+		Cwd        string            `json:"cwd"`
+		McpServers []json.RawMessage `json:"mcpServers"`
+	}
+	if err := decode(params, &p); err != nil {
+		return nil, err
+	}
+	if err := checkCwd(p.Cwd); err != nil {
+		return nil, err
+	}
+	if err := checkMCP(p.McpServers); err != nil {
+		return nil, err
+	}
+	fields := sessionFields
+	if replay {
+		fields += ` messages { ` + messageFields + ` }`
+	}
+	var r struct {
+		Session *struct {
+			gqlSession
+			Messages []gqlMessage
+		}
+	}
+	if err := a.k.Do(ctx, `query($id: ID!) { session(id: $id) { `+fields+` } }`, map[string]any{"id": p.SessionID}, &r); err != nil {
+		return nil, kernelError(err)
+	}
+	if r.Session == nil {
+		return nil, &rpcError{Code: codeNotFound, Message: fmt.Sprintf("session %s not found", p.SessionID)}
+	}
+	s := a.open(r.Session.gqlSession, p.Cwd)
+	if replay {
+		s.replay(r.Session.Messages)
+	}
+	if len(r.Session.Tasks) > 0 {
+		s.sendPlan(r.Session.Tasks)
+	}
+	return map[string]any{"modes": s.modeState()}, nil
+}
+
+func (a *Agent) listSessions(ctx context.Context, params json.RawMessage) (any, error) {
+	var p struct {
+		Cwd    string `json:"cwd"`
+		Cursor string `json:"cursor"`
+	}
+	if err := decode(params, &p); err != nil {
+		return nil, err
+	}
+	var r struct{ Sessions []gqlSession }
+	if err := a.k.Do(ctx, `{ sessions { id title updatedAt project { id path } } }`, nil, &r); err != nil {
+		return nil, kernelError(err)
+	}
+	out := []map[string]any{}
+	for _, s := range r.Sessions {
+		if s.Project == nil {
+			continue // ACP sessions have a working directory
+		}
+		if p.Cwd != "" && filepath.Clean(s.Project.Path) != filepath.Clean(p.Cwd) {
+			continue
+		}
+		info := map[string]any{"sessionId": s.ID, "cwd": s.Project.Path}
+		if s.Title != nil && *s.Title != "" {
+			info["title"] = *s.Title
+		}
+		if s.UpdatedAt != "" {
+			info["updatedAt"] = s.UpdatedAt
+		}
+		out = append(out, info)
+	}
+	return map[string]any{"sessions": out}, nil
+}
+
+func (a *Agent) closeSession(ctx context.Context, params json.RawMessage) (any, error) {
+	var p struct {
+		SessionID string `json:"sessionId"`
+	}
+	if err := decode(params, &p); err != nil {
+		return nil, err
+	}
+	s, err := a.session(p.SessionID)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.cancelTurn(ctx); err != nil {
+		return nil, err
+	}
+	a.mu.Lock()
+	delete(a.sessions, p.SessionID)
+	a.mu.Unlock()
+	s.stop()
+	return struct{}{}, nil
+}
+
+// codedError is an error carrying a GraphQL extensions.code.
+type codedError interface{ GraphQLCode() string }
+
+// kernelError maps a kernel error to a JSON-RPC error: NOT_FOUND to
+// resource-not-found, BAD_INPUT to invalid params, anything else to an
+// internal error carrying the kernel's message.
+func kernelError(err error) error {
+	if err == nil {
+		return nil
+	}
+	var ce codedError
+	if errors.As(err, &ce) {
+		switch ce.GraphQLCode() {
+		case "NOT_FOUND":
+			return &rpcError{Code: codeNotFound, Message: err.Error()}
+		case "BAD_INPUT":
+			return &rpcError{Code: codeInvalidParams, Message: err.Error()}
+		}
+	}
+	return &rpcError{Code: codeInternalError, Message: err.Error()}
+}
+
+func lower(s string) string { return strings.ToLower(s) }

@@ -1,0 +1,216 @@
+package core
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+)
+
+// ImageRequest asks an image connection for generated images (PRV-2).
+type ImageRequest struct {
+	Model  string
+	Prompt string
+	Size   string
+	Count  int
+}
+
+// GeneratedImage is one generated image.
+type GeneratedImage struct {
+	MediaType     string
+	Data          []byte
+	RevisedPrompt string
+}
+
+// ImageResult is the answer of an image generation.
+type ImageResult struct {
+	Images []GeneratedImage
+	Usage  *Usage
+}
+
+// ImageGenerator is the image generation capability (PRV-2, PRV-7).
+type ImageGenerator interface {
+	GenerateImage(ctx context.Context, ep Endpoint, req ImageRequest) (ImageResult, error)
+}
+
+// GenerateImageInput is the input of generateImage.
+type GenerateImageInput struct {
+	Prompt       string
+	ConnectionID string
+	Model        string
+	Size         string
+	Count        int
+	// SessionID, when set, is the session the images are for: the usage is
+	// recorded there.
+	SessionID string
+}
+
+// Image generation limits.
+const (
+	MaxImagePromptBytes = 32 << 10
+	MaxImageCount       = 10
+)
+
+var imageSizeRE = regexp.MustCompile(`^(auto|[1-9][0-9]{1,4}x[1-9][0-9]{1,4})$`)
+
+// imageRoute is an image connection, model and provider ready to call.
+type imageRoute struct {
+	b   boundModel
+	gen ImageGenerator
+}
+
+// imageModel resolves the image connection and model of a generation: the
+// given connection (an IMAGE connection) and model, else the IMAGE default.
+// Image connections are never chat models, and chat connections never
+// generate images here (PRV-2).
+func (e *Engine) imageModel(ctx context.Context, connectionID, model string) (imageRoute, error) {
+	if connectionID == "" {
+		d, err := e.cfg.Catalog.Defaults(ctx)
+		if err != nil {
+			return imageRoute{}, err
+		}
+		if d.Image == nil {
+			return imageRoute{}, Errorf(CodeUnavailable, "no default image model: pass connectionId, or set one with setDefaultModel(purpose: IMAGE)")
+		}
+		connectionID = d.Image.ConnectionID
+		if model == "" {
+			model = d.Image.Model
+		}
+	}
+	conn, err := e.cfg.Catalog.Connection(ctx, connectionID)
+	if errors.Is(err, ErrNotFound) {
+		return imageRoute{}, Errorf(CodeBadInput, "connectionId: no connection with id %q", connectionID)
+	}
+	if err != nil {
+		return imageRoute{}, err
+	}
+	if conn.Type != ConnImage {
+		return imageRoute{}, Errorf(CodeBadInput, "connectionId: %q is a %s connection; image generation needs an IMAGE connection", conn.Name, conn.Type)
+	}
+	if model == "" {
+		if len(conn.Models) == 0 {
+			return imageRoute{}, Errorf(CodeBadInput, "model: connection %q lists no models; name one", conn.Name)
+		}
+		model = conn.Models[0].ID
+	}
+	if !modelUsable(conn, model) {
+		return imageRoute{}, Errorf(CodeBadInput, "model: connection %q has no model %q", conn.Name, model)
+	}
+	ep, err := e.cfg.Catalog.Endpoint(ctx, conn.ID)
+	if err != nil {
+		return imageRoute{}, err
+	}
+	p, err := e.cfg.Providers.Provider(conn.ProviderKind)
+	if err != nil {
+		return imageRoute{}, &Error{Code: CodeUnavailable, Message: fmt.Sprintf("provider %q of connection %q is not available", conn.ProviderKind, conn.Name), Err: err}
+	}
+	gen, ok := p.(ImageGenerator)
+	if !ok || !HasCapability(p, CapImageGenerator) {
+		return imageRoute{}, Errorf(CodeUnavailable, "provider %q of connection %q cannot generate images", conn.ProviderKind, conn.Name)
+	}
+	return imageRoute{b: boundModel{conn: conn, model: Model{ID: model}, endpoint: ep, provider: p, route: RouteKey(conn, model)}, gen: gen}, nil
+}
+
+// GenerateImage generates images through an image connection's provider
+// (the image_generator capability; the OpenAI provider uses the
+// images/generations endpoint), stores them in the artifact store and
+// returns them as attachments.
+func (e *Engine) GenerateImage(ctx context.Context, in GenerateImageInput) ([]Attachment, error) {
+	in.Prompt = strings.TrimSpace(in.Prompt)
+	switch {
+	case in.Prompt == "":
+		return nil, Errorf(CodeBadInput, "prompt: describe the image")
+	case len(in.Prompt) > MaxImagePromptBytes:
+		return nil, Errorf(CodeBadInput, "prompt: at most %d bytes", MaxImagePromptBytes)
+	case in.Count < 0 || in.Count > MaxImageCount:
+		return nil, Errorf(CodeBadInput, "count: 1 to %d", MaxImageCount)
+	case in.Size != "" && !imageSizeRE.MatchString(in.Size):
+		return nil, Errorf(CodeBadInput, "size %q: use WIDTHxHEIGHT such as 1024x1024, or auto", in.Size)
+	}
+	if in.Count == 0 {
+		in.Count = 1
+	}
+	if in.SessionID != "" {
+		if _, err := e.svc.Session(ctx, in.SessionID); err != nil {
+			return nil, err
+		}
+	}
+	r, err := e.imageModel(ctx, in.ConnectionID, in.Model)
+	if err != nil {
+		return nil, err
+	}
+	res, err := r.gen.GenerateImage(ctx, r.b.endpoint, ImageRequest{Model: r.b.model.ID, Prompt: in.Prompt, Size: in.Size, Count: in.Count})
+	if err != nil {
+		return nil, providerFailure("generate image", err, r.b.endpoint.APIKey)
+	}
+	pctx := context.WithoutCancel(ctx)
+	if in.SessionID != "" && res.Usage != nil {
+		e.recordUsage(pctx, in.SessionID, r.b, ProviderRequest{Model: r.b.model.ID}, streamResult{usage: res.Usage}, "image_generation")
+	}
+	out := make([]Attachment, 0, len(res.Images))
+	for i, im := range res.Images {
+		name := fmt.Sprintf("generated-%d%s", i+1, imageExt(im.MediaType))
+		a, err := e.keepAttachment(pctx, &ToolAttachment{Name: name, MediaType: im.MediaType, Data: im.Data})
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, a)
+	}
+	e.log.Info("images generated", "connection_id", r.b.conn.ID, "model", r.b.model.ID, "count", len(out), "session_id", in.SessionID)
+	return out, nil
+}
+
+func imageExt(mediaType string) string {
+	switch mediaType {
+	case "image/png":
+		return ".png"
+	case "image/jpeg":
+		return ".jpg"
+	case "image/webp":
+		return ".webp"
+	case "image/gif":
+		return ".gif"
+	}
+	return ""
+}
+
+// ToolImageGeneration is the kernel tool that generates images with the
+// IMAGE default model; it is offered only when that default exists.
+const ToolImageGeneration = "image_generation"
+
+var imageGenerationToolInfo = ToolInfo{Name: ToolImageGeneration, ReadOnly: true,
+	Description: "Generate images from a text description with the user's default image model. The images are attached to the result and shown to the user.",
+	Schema:      json.RawMessage(`{"type":"object","properties":{"prompt":{"type":"string","description":"What the image shows, in detail."},"size":{"type":"string","description":"WIDTHxHEIGHT such as 1024x1024 (optional)"},"count":{"type":"integer","minimum":1,"maximum":4}},"required":["prompt"],"additionalProperties":false}`)}
+
+// imageDefaultSet reports whether an IMAGE default model exists.
+func (e *Engine) imageDefaultSet(ctx context.Context) bool {
+	d, err := e.cfg.Catalog.Defaults(ctx)
+	return err == nil && d.Image != nil
+}
+
+// runImageGeneration runs the image_generation tool: the images become the
+// tool message's attachments, which reach a vision model like any tool image.
+func (e *Engine) runImageGeneration(ctx context.Context, s Session, c ToolCall) (string, []Attachment, bool) {
+	var in struct {
+		Prompt string `json:"prompt"`
+		Size   string `json:"size"`
+		Count  int    `json:"count"`
+	}
+	if err := json.Unmarshal(c.Input, &in); err != nil || strings.TrimSpace(in.Prompt) == "" {
+		return "image_generation: give a non-empty \"prompt\"", nil, true
+	}
+	if in.Count > 4 {
+		in.Count = 4
+	}
+	atts, err := e.GenerateImage(ctx, GenerateImageInput{Prompt: in.Prompt, Size: in.Size, Count: in.Count, SessionID: s.ID})
+	if err != nil {
+		return "image_generation failed: " + ErrorMessage(err), nil, true
+	}
+	names := make([]string, len(atts))
+	for i, a := range atts {
+		names[i] = a.Name
+	}
+	return fmt.Sprintf("generated %d image(s), attached and shown to the user: %s", len(atts), strings.Join(names, ", ")), atts, false
+}

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -155,4 +156,60 @@ func webCheckSetup(t *testing.T) (node, dir string) {
 		}
 	}
 	return node, dir
+}
+
+// TestWebClientSurvivesKernelRestart: the page shows the kernel offline while
+// it restarts, reconnects, and resumes the session's events after the last
+// seq it showed: the reply to a message sent after the restart appears once.
+func TestWebClientSurvivesKernelRestart(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: skipping the headless Chromium web client check")
+	}
+	node, dir := webCheckSetup(t)
+	fake := openaitest.New(t)
+	data := t.TempDir()
+	k := startKernel(t, data)
+	sid := k.chatSession(t, fake.BaseURL())
+	fake.Enqueue(openaitest.TextStream("gpt-t", "before restart"))
+	k.gql(t, `mutation($s: ID!) { sendMessage(sessionId: $s, input: {text: "one"}) { turnStarted } }`, map[string]any{"s": sid}, nil)
+	k.waitEvent(t, sid, "turn_finished")
+
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, "offline.mjs")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "BASE="+k.url(), "SESSION="+sid)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer stdin.Close()
+	sc := bufio.NewScanner(stdout)
+	var out []string
+	for sc.Scan() {
+		out = append(out, sc.Text())
+		switch sc.Text() {
+		case "ready":
+			k.stop(t)
+			io.WriteString(stdin, "stopped\n")
+		case "offline":
+			k = startKernel(t, data, "--addr", k.addr)
+			fake.Enqueue(openaitest.TextStream("gpt-t", "after restart"))
+			k.gql(t, `mutation($s: ID!) { sendMessage(sessionId: $s, input: {text: "two"}) { turnStarted } }`, map[string]any{"s": sid}, nil)
+			io.WriteString(stdin, "sent\n")
+		}
+	}
+	if err := cmd.Wait(); err != nil || len(out) == 0 || !strings.HasPrefix(out[len(out)-1], "ok:") {
+		t.Fatalf("restart check: %v\n%s\n%s", err, strings.Join(out, "\n"), stderr.String())
+	}
+	t.Log(out[len(out)-1])
 }

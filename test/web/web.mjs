@@ -55,6 +55,8 @@ try {
   step('approve a write');
   await box.fill('write hello.txt');
   await page.getByRole('button', { name: 'Send' }).click();
+  await page.getByRole('button', { name: 'Approve', exact: true }).waitFor();
+  if (process.env.SCREENSHOT) await page.screenshot({ path: process.env.SCREENSHOT.replace(/\.png$/, '-approval.png') });
   await page.getByRole('button', { name: 'Approve', exact: true }).click();
   await log.locator('.msg.tool').filter({ hasText: 'hello.txt' }).first().waitFor();
   await log.locator('.msg.assistant[data-seq]').filter({ hasText: 'Wrote it.' }).waitFor();
@@ -75,6 +77,8 @@ try {
   await page.getByRole('button', { name: 'Stop' }).click();
   await log.locator('.msg.assistant[data-seq]').filter({ hasText: 'Once upon' }).filter({ hasText: 'Interrupted' }).waitFor();
   await page.waitForFunction(() => window.foyaWeb.state.phase === 'IDLE');
+
+  if (process.env.SCREENSHOT) await page.screenshot({ path: process.env.SCREENSHOT });
 
   step('reload resumes without duplicates');
   const before = await log.locator('.msg[data-seq]').count();

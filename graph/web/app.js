@@ -126,6 +126,7 @@
   }
 
   // ---- conversation rendering
+  const S_FIELDS = 'id title pinned phase updatedAt parentId';
   const MSG_FIELDS = 'seq role text reasoning toolCalls { id name input } toolCallId toolName isError diff interrupted turnStatus turnReason';
   function el(tag, cls, html) { const e = document.createElement(tag); if (cls) e.className = cls; if (html != null) e.innerHTML = html; return e; }
   function renderMessage(m) {
@@ -143,9 +144,18 @@
     for (const tc of m.toolCalls || []) {
       html += '<div class="toolcall"><strong>' + esc(tc.name) + '</strong><pre><code>' + esc(JSON.stringify(tc.input, null, 2)) + '</code></pre></div>';
     }
+    if (role === 'assistant' && m.seq) html += '<button type="button" class="fork">Fork from here</button>';
     if (m.interrupted) html += '<div class="interrupted">Interrupted</div>';
     if (m.turnStatus && m.turnStatus !== 'COMPLETED' && m.turnReason) html += '<div class="interrupted">' + esc(m.turnStatus + ': ' + m.turnReason) + '</div>';
     div.innerHTML = html;
+    const fork = div.querySelector('button.fork');
+    if (fork) fork.onclick = async () => {
+      try {
+        const d = await gql('mutation($s: ID!, $a: Int!) { forkSession(sessionId: $s, afterSeq: $a) { ' + S_FIELDS + ' } }', { s: state.session, a: m.seq });
+        state.sessions.set(d.forkSession.id, d.forkSession); renderSessions();
+        await openSession(d.forkSession.id);
+      } catch (e) { showError(e); }
+    };
     return div;
   }
   function scroll() { const log = $('log'); log.scrollTop = log.scrollHeight; }
@@ -239,7 +249,8 @@
     $('log').innerHTML = '';
     for (const b of document.querySelectorAll('#sessions button.s')) b.setAttribute('aria-current', String(b.dataset.id === id));
     const on = !!id;
-    for (const x of ['input', 'send', 'rename', 'delete', 'compact']) $(x).disabled = !on;
+    for (const x of ['input', 'send', 'pin', 'rename', 'delete', 'compact']) $(x).disabled = !on;
+    $('pin').setAttribute('aria-pressed', String(!!(on && state.sessions.get(id) && state.sessions.get(id).pinned)));
     if (!id) { $('title').textContent = 'No session'; setPhase('IDLE'); renderQueue([]); history.replaceState(null, '', '/'); return; }
     history.replaceState(null, '', '#' + id);
     const d = await gql('query($id: ID!) { session(id: $id) { id title model phase headSeq queue { id text } messages { ' + MSG_FIELDS + ' } } }', { id });
@@ -268,7 +279,6 @@
       li.appendChild(b); ul.appendChild(li);
     }
   }
-  const S_FIELDS = 'id title pinned phase updatedAt parentId';
   async function loadSidebar() {
     const d = await gql('{ sessions { ' + S_FIELDS + ' } projects { id name path } connections { id name baseUrl models { id } } }');
     state.sessions = new Map(d.sessions.map((s) => [s.id, s]));
@@ -287,7 +297,10 @@
       if (e.type === 'session_deleted') { state.sessions.delete(e.sessionId); if (e.sessionId === state.session) openSession(null); }
       else if (e.session) {
         state.sessions.set(e.session.id, e.session);
-        if (e.session.id === state.session && e.session.title) $('title').textContent = e.session.title;
+        if (e.session.id === state.session) {
+          if (e.session.title) $('title').textContent = e.session.title;
+          $('pin').setAttribute('aria-pressed', String(!!e.session.pinned));
+        }
       }
       if (e.type === 'catalog_updated') loadSidebar().catch(showError); else renderSessions();
     });
@@ -318,6 +331,8 @@
       await openSession(d.createSession.id);
     } catch (e) { showError(e); }
   };
+  $('pin').onclick = () => gql('mutation($s: ID!, $p: Boolean) { updateSession(id: $s, input: {pinned: $p}) { id } }',
+    { s: state.session, p: $('pin').getAttribute('aria-pressed') !== 'true' }).catch(showError);
   $('rename').onclick = async () => {
     const t = window.prompt('New title', $('title').textContent);
     if (t != null) gql('mutation($s: ID!, $t: String) { updateSession(id: $s, input: {title: $t}) { id } }', { s: state.session, t }).catch(showError);

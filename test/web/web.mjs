@@ -87,6 +87,15 @@ try {
   const seqs = await page.locator('#log .msg[data-seq]').evaluateAll((els) => els.map((e) => e.dataset.seq));
   if (new Set(seqs).size !== seqs.length || seqs.length !== before) throw new Error('after reload: ' + seqs.join(',') + ' want ' + before);
 
+  step('pin, then fork after the first reply');
+  await page.getByRole('button', { name: 'Pin' }).click();
+  await page.locator('#pin[aria-pressed=true]').waitFor();
+  await log.locator('.msg.assistant').filter({ hasText: 'Hello from the web' }).getByRole('button', { name: 'Fork from here' }).click();
+  await page.waitForFunction((old) => window.foyaWeb.state.session && window.foyaWeb.state.session !== old, sid);
+  await page.getByRole('log').locator('.msg.assistant[data-seq]').filter({ hasText: 'Hello from the web' }).waitFor();
+  if (await page.getByRole('log').getByText('Wrote it.').count() !== 0) throw new Error('the fork holds messages after its point');
+  if (await page.locator('#sessions button.s').count() !== 2) throw new Error('sidebar: want 2 sessions');
+
   if (errors.length) throw new Error('page errors: ' + errors.join('\n'));
   console.log('ok: session ' + sid + ', ' + seqs.length + ' messages');
 } finally {

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/foya-dev/foya/plugins/mcphost"
 )
 
 // ---- mcp ----
@@ -227,7 +229,10 @@ func mcpShow(ctx context.Context, c *gqlClient, cf clientFlags, s cliMCPServer, 
 			if t.Description != nil {
 				desc = short(*t.Description, 70)
 			}
-			rows[i] = []string{"mcp__" + sanitizeToolPart(s.Name) + "__" + sanitizeToolPart(t.Name), kind, desc}
+			// The kernel's tool naming; long or colliding names are
+			// shortened or suffixed by the kernel, which this listing does
+			// not repeat.
+			rows[i] = []string{"mcp__" + mcphost.SanitizeName(s.Name) + "__" + mcphost.SanitizeName(t.Name), kind, desc}
 		}
 		return table(stdout, "TOOL\tKIND\tDESCRIPTION", rows)
 	}
@@ -281,17 +286,4 @@ func prefixAll(p string, xs []string) []string {
 		out[i] = p + x
 	}
 	return out
-}
-
-// sanitizeToolPart mirrors the kernel's tool naming (characters outside
-// [A-Za-z0-9_-] become _); long or colliding names are shortened or
-// suffixed by the kernel, which this listing does not repeat.
-func sanitizeToolPart(s string) string {
-	return strings.Map(func(r rune) rune {
-		switch {
-		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '_', r == '-':
-			return r
-		}
-		return '_'
-	}, s)
 }

@@ -321,7 +321,7 @@ func serveCmd(args []string, stderr io.Writer) error {
 	} else {
 		go func() { errc <- srv.Serve(ln) }()
 	}
-	log.Info("listening", "addr", ln.Addr().String(), "playground", scheme+"://"+playgroundHost(ln)+"/", "token_required", auth != nil, "data_dir", k.dataDir, "version", versionString())
+	log.Info("listening", "addr", ln.Addr().String(), "web", scheme+"://"+playgroundHost(ln)+"/", "playground", scheme+"://"+playgroundHost(ln)+"/playground", "token_required", auth != nil, "data_dir", k.dataDir, "version", versionString())
 
 	select {
 	case err := <-errc:

@@ -158,8 +158,8 @@ func TestServeCreatesPrivateDataDir(t *testing.T) {
 	if fi.Mode().Perm() != 0o700 {
 		t.Fatalf("data dir mode %v, want 0700", fi.Mode().Perm())
 	}
-	// The playground is served at /.
-	resp, err := http.Get(k.url() + "/")
+	// The playground is served at /playground (Foya web at /).
+	resp, err := http.Get(k.url() + "/playground")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -63,7 +63,7 @@ func TestPlaygroundInChromium(t *testing.T) {
 		return body, ok
 	}
 	page.call(ctx, t, "Fetch.enable", map[string]any{"patterns": []any{map[string]any{"urlPattern": "https://*"}}}, nil)
-	page.call(ctx, t, "Page.navigate", map[string]any{"url": "http://" + k.addr + "/"}, nil)
+	page.call(ctx, t, "Page.navigate", map[string]any{"url": "http://" + k.addr + "/playground"}, nil)
 
 	page.waitJS(ctx, t, `!!document.querySelector('.graphiql-query-editor .CodeMirror') && !!window.foyaPlayground`, "GraphiQL to render")
 	if !page.evalBool(ctx, t, `document.body.innerText.includes('Foya kernel playground') && document.querySelector('.graphiql-query-editor .CodeMirror').CodeMirror.getValue().includes('subscription WatchEvents')`) {

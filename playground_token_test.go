@@ -79,7 +79,7 @@ func TestPlaygroundAsksForToken(t *testing.T) {
 		t.Fatal(err)
 	}
 	token := strings.TrimSpace(string(raw))
-	resp, err := http.Get(k.url() + "/")
+	resp, err := http.Get(k.url() + "/playground")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -246,6 +246,27 @@ func checkCwd(cwd string) error {
 	return nil
 }
 
+// sessionPlace is what session/new and session/load share: the working
+// directory and the client's MCP servers.
+type sessionPlace struct {
+	Cwd        string            `json:"cwd"`
+	McpServers []json.RawMessage `json:"mcpServers"`
+}
+
+// decodeSession decodes params into p (a sessionPlace or a struct that
+// embeds one) and checks the cwd and MCP servers.
+func decodeSession(params json.RawMessage, p interface{ place() *sessionPlace }) error {
+	if err := decode(params, p); err != nil {
+		return err
+	}
+	if err := checkCwd(p.place().Cwd); err != nil {
+		return err
+	}
+	return checkMCP(p.place().McpServers)
+}
+
+func (s *sessionPlace) place() *sessionPlace { return s }
+
 // sessionFields is what the agent reads of a session.
 const sessionFields = `id title headSeq approvalMode agentMode updatedAt project { id path } tasks { id text status }`
 
@@ -263,17 +284,8 @@ type gqlSession struct {
 type gqlTask struct{ ID, Text, Status string }
 
 func (a *Agent) newSession(ctx context.Context, params json.RawMessage) (any, error) {
-	var p struct {
-		Cwd        string            `json:"cwd"`
-		McpServers []json.RawMessage `json:"mcpServers"`
-	}
-	if err := decode(params, &p); err != nil {
-		return nil, err
-	}
-	if err := checkCwd(p.Cwd); err != nil {
-		return nil, err
-	}
-	if err := checkMCP(p.McpServers); err != nil {
+	var p sessionPlace
+	if err := decodeSession(params, &p); err != nil {
 		return nil, err
 	}
 	projectID, err := a.findOrCreateProject(ctx, p.Cwd)
@@ -330,17 +342,10 @@ const messageFields = `seq role text reasoning toolCalls { id name input } toolC
 
 func (a *Agent) loadSession(ctx context.Context, params json.RawMessage, replay bool) (any, error) {
 	var p struct {
-		SessionID  string            `json:"sessionId"`
-		Cwd        string            `json:"cwd"`
-		McpServers []json.RawMessage `json:"mcpServers"`
+		SessionID string `json:"sessionId"`
+		sessionPlace
 	}
-	if err := decode(params, &p); err != nil {
-		return nil, err
-	}
-	if err := checkCwd(p.Cwd); err != nil {
-		return nil, err
-	}
-	if err := checkMCP(p.McpServers); err != nil {
+	if err := decodeSession(params, &p); err != nil {
 		return nil, err
 	}
 	fields := sessionFields

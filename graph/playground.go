@@ -82,6 +82,7 @@ var playgroundPage = template.Must(template.New("playground").Parse(`<!DOCTYPE h
 {{- end}}{{end}}
 </head>
 <body>
+<a href="/" style="position:fixed;right:.6rem;bottom:.4rem;z-index:10;font:13px sans-serif">Foya web (chat)</a>
 <div id="graphiql"><div class="loading" id="foya-loading">Loading GraphiQL from cdn.jsdelivr.net…<br>
 Offline? The API works without it: POST {{.Endpoint}} (see the README).</div></div>
 {{- range .Assets}}{{if not .CSS}}
@@ -157,7 +158,7 @@ Offline? The API works without it: POST {{.Endpoint}} (see the README).</div></d
 </html>
 `))
 
-// PlaygroundHandler serves GraphiQL for endpoint (a path on this host) with
+// PlaygroundHandler serves GraphiQL at /playground for endpoint (a path on this host) with
 // subscriptions over graphql-transport-ws and example operations as the
 // default query. Its scripts come from jsDelivr; without network the page
 // says so and the API is unaffected.
@@ -167,7 +168,7 @@ func PlaygroundHandler(title, endpoint string) http.HandlerFunc {
 		Assets                        []PlaygroundAsset
 	}{title, endpoint, PlaygroundQuery, PlaygroundAssets}
 	return func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != "/" {
+		if r.URL.Path != "/playground" {
 			http.NotFound(w, r)
 			return
 		}

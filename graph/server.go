@@ -100,7 +100,8 @@ func NewHandler(cfg ServerConfig) http.Handler {
 		api = cfg.Auth.middleware(api)
 	}
 	mux.Handle("/graphql", codedErrors(browserGuard(api, cfg.Auth, cfg.OriginPatterns, cfg.HostPatterns)))
-	mux.Handle("/", PlaygroundHandler("Foya kernel", "/graphql"))
+	mux.Handle("/playground", PlaygroundHandler("Foya kernel", "/graphql"))
+	mux.Handle("/", WebHandler())
 	return mux
 }
 

@@ -6,7 +6,8 @@ import (
 	"encoding/json"
 	"log/slog"
 	"strings"
-	"sync"
+
+	"github.com/foya-dev/foya/plugins/internal/lines"
 )
 
 // logWriter receives a plugin's stderr and re-emits each line through the
@@ -15,31 +16,11 @@ import (
 // other lines (a panic trace, say) are logged as they are.
 type logWriter struct {
 	log *slog.Logger
-	mu  sync.Mutex
-	buf []byte
 }
 
-func newLogWriter(log *slog.Logger, plugin string) *logWriter {
-	return &logWriter{log: log.With("plugin", plugin)}
-}
-
-func (w *logWriter) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.buf = append(w.buf, p...)
-	for {
-		i := bytes.IndexByte(w.buf, '\n')
-		if i < 0 {
-			break
-		}
-		w.emit(w.buf[:i])
-		w.buf = w.buf[i+1:]
-	}
-	if len(w.buf) > 64<<10 { // a runaway line without newline
-		w.emit(w.buf)
-		w.buf = w.buf[:0]
-	}
-	return len(p), nil
+func newLogWriter(log *slog.Logger, plugin string) *lines.Writer {
+	w := &logWriter{log: log.With("plugin", plugin)}
+	return lines.NewWriter(w.emit)
 }
 
 func (w *logWriter) emit(line []byte) {

@@ -30,8 +30,10 @@ type exposedTool struct {
 	def     *mcp.Tool
 }
 
-// sanitize replaces every character outside [A-Za-z0-9_-] with '_'.
-func sanitize(s string) string {
+// SanitizeName replaces every character outside [A-Za-z0-9_-] with '_',
+// as the kernel does with the server and tool parts of an exposed tool
+// name.
+func SanitizeName(s string) string {
 	return strings.Map(func(r rune) rune {
 		switch {
 		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '_', r == '-':
@@ -45,7 +47,7 @@ func sanitize(s string) string {
 // MaxToolName keeps its start and ends with a short hash of the original
 // server and tool names, so that long names stay distinct.
 func exposedName(server, tool string) string {
-	n := "mcp__" + sanitize(server) + "__" + sanitize(tool)
+	n := "mcp__" + SanitizeName(server) + "__" + SanitizeName(tool)
 	if len(n) <= MaxToolName {
 		return n
 	}

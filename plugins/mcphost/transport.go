@@ -6,12 +6,12 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/foya-dev/foya/core"
+	"github.com/foya-dev/foya/plugins/internal/lines"
 )
 
 // baseEnvKeys are the variables of the kernel's environment a STDIO server
@@ -47,7 +47,7 @@ func serverEnv(c core.MCPServerConfig) []string {
 func stdioTransport(c core.MCPServerConfig, log *slog.Logger) (*mcp.CommandTransport, *exec.Cmd) {
 	cmd := exec.Command(c.Command, c.Args...)
 	cmd.Env = serverEnv(c)
-	cmd.Stderr = &lineLogger{log: log}
+	cmd.Stderr = lines.NewWriter((&lineLogger{log: log}).emit)
 	childSysProcAttr(cmd)
 	return &mcp.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}, cmd
 }
@@ -81,27 +81,6 @@ func (t *headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 // lineLogger re-emits a server's stderr, one log record per line.
 type lineLogger struct {
 	log *slog.Logger
-	mu  sync.Mutex
-	buf []byte
-}
-
-func (w *lineLogger) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.buf = append(w.buf, p...)
-	for {
-		i := bytes.IndexByte(w.buf, '\n')
-		if i < 0 {
-			break
-		}
-		w.emit(w.buf[:i])
-		w.buf = w.buf[i+1:]
-	}
-	if len(w.buf) > 64<<10 {
-		w.emit(w.buf)
-		w.buf = w.buf[:0]
-	}
-	return len(p), nil
 }
 
 func (w *lineLogger) emit(line []byte) {

@@ -1,13 +1,11 @@
 package anthropic
 
 import (
-	"encoding/json"
 	"net/http"
-	"strconv"
 	"strings"
-	"time"
 
 	"github.com/foya-dev/foya/plugins/sdk"
+	"github.com/foya-dev/foya/providers/internal/httpwire"
 )
 
 // apiError is the error object of an error body or stream event:
@@ -19,22 +17,7 @@ type apiError struct {
 
 // classify maps an HTTP error response to a category (PRV-12).
 func classify(status int, header http.Header, body []byte) *sdk.Error {
-	var env struct {
-		Error *apiError `json:"error"`
-	}
-	_ = json.Unmarshal(body, &env)
-	e := classifyAPIError(status, header, env.Error)
-	if env.Error == nil || env.Error.Message == "" {
-		msg := strings.TrimSpace(string(body))
-		if len(msg) > 300 {
-			msg = msg[:300]
-		}
-		if msg == "" {
-			msg = http.StatusText(status)
-		}
-		e.Message = msg
-	}
-	return e
+	return httpwire.ClassifyBody(status, header, body, classifyAPIError, func(e *apiError) string { return e.Message })
 }
 
 // classifyAPIError classifies an error object; status 0 means it arrived
@@ -76,22 +59,5 @@ func classifyAPIError(status int, header http.Header, e *apiError) *sdk.Error {
 	if msg == "" {
 		msg = http.StatusText(status)
 	}
-	return &sdk.Error{Category: c, Message: msg, StatusCode: status, RetryAfter: retryAfter(header)}
-}
-
-// retryAfter reads Retry-After (seconds or an HTTP date).
-func retryAfter(h http.Header) time.Duration {
-	v := strings.TrimSpace(h.Get("Retry-After"))
-	if v == "" {
-		return 0
-	}
-	if s, err := strconv.ParseFloat(v, 64); err == nil && s >= 0 {
-		return time.Duration(s * float64(time.Second))
-	}
-	if t, err := http.ParseTime(v); err == nil {
-		if d := time.Until(t); d > 0 {
-			return d
-		}
-	}
-	return 0
+	return &sdk.Error{Category: c, Message: msg, StatusCode: status, RetryAfter: httpwire.RetryAfter(header)}
 }

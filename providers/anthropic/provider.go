@@ -15,16 +15,15 @@
 package anthropic
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"strings"
 
 	"github.com/foya-dev/foya/plugins/sdk"
+	"github.com/foya-dev/foya/providers/internal/httpwire"
 )
 
 // Kind is the provider kind connections name.
@@ -76,14 +75,7 @@ var (
 
 // New returns a Provider.
 func New(cfg Config) *Provider {
-	p := &Provider{http: cfg.HTTPClient, log: cfg.Logger}
-	if p.http == nil {
-		p.http = &http.Client{}
-	}
-	if p.log == nil {
-		p.log = slog.New(slog.DiscardHandler)
-	}
-	return p
+	return &Provider{http: httpwire.Client(cfg.HTTPClient), log: httpwire.Logger(cfg.Logger)}
 }
 
 // Describe declares the optional capabilities.
@@ -108,54 +100,17 @@ func apiURL(ep sdk.Endpoint, path string) string {
 // do sends one request and returns the response when the status is 2xx;
 // otherwise a classified error.
 func (p *Provider) do(ctx context.Context, ep sdk.Endpoint, method, path string, body any) (*http.Response, error) {
-	var rd io.Reader
-	if body != nil {
-		// Without HTML escaping: what goes back (thinking text, tool
-		// input) stays byte for byte as the service sent it.
-		var buf bytes.Buffer
-		enc := json.NewEncoder(&buf)
-		enc.SetEscapeHTML(false)
-		if err := enc.Encode(body); err != nil {
-			return nil, fmt.Errorf("encode request: %w", err)
-		}
-		rd = &buf
-	}
-	req, err := http.NewRequestWithContext(ctx, method, apiURL(ep, path), rd)
-	if err != nil {
-		return nil, &sdk.Error{Category: sdk.CategoryBadRequest, Message: "build request: " + err.Error()}
-	}
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	req.Header.Set("anthropic-version", APIVersion)
+	h := http.Header{}
+	h.Set("anthropic-version", APIVersion)
 	if ep.APIKey != "" {
-		req.Header.Set("x-api-key", ep.APIKey)
+		h.Set("x-api-key", ep.APIKey)
 	}
 	if b := strings.TrimSpace(ep.Options[OptionBeta]); b != "" {
-		req.Header.Set("anthropic-beta", b)
+		h.Set("anthropic-beta", b)
 	}
-	resp, err := p.http.Do(req)
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		return nil, &sdk.Error{Category: sdk.CategoryNetwork, Message: method + " " + path + ": " + scrub(err.Error(), ep.APIKey)}
-	}
-	if resp.StatusCode/100 != 2 {
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
-		e := classify(resp.StatusCode, resp.Header, b)
-		e.Message = scrub(e.Message, ep.APIKey)
-		return nil, e
-	}
-	return resp, nil
-}
-
-func scrub(s, key string) string {
-	if key == "" {
-		return s
-	}
-	return strings.ReplaceAll(s, key, "[redacted]")
+	return httpwire.Do(ctx, p.http, httpwire.Request{
+		Method: method, URL: apiURL(ep, path), Path: path, Body: body, Header: h, Secret: ep.APIKey,
+	}, classify)
 }
 
 // Stream runs one streamed Messages request.

@@ -1,15 +1,12 @@
 package anthropic
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"io"
-	"strings"
 
 	"github.com/foya-dev/foya/plugins/sdk"
+	"github.com/foya-dev/foya/providers/internal/httpwire"
 )
 
 // wireUsage is Anthropic's usage object. input_tokens excludes the tokens
@@ -84,24 +81,18 @@ type block struct {
 // thinking blocks of the reply are sent as native state once the message
 // is complete; a stream cut off before message_stop never sends state.
 func readStream(ctx context.Context, body io.Reader, out sdk.StreamSender) (string, error) {
-	rd := bufio.NewReaderSize(body, 64<<10)
 	var (
-		event, model, stop string
-		data               bytes.Buffer
-		usage              wireUsage
-		blocks             = map[int]*block{}
-		order              []int
-		tools              int
-		stopped            bool
+		model, stop string
+		usage       wireUsage
+		blocks      = map[int]*block{}
+		order       []int
+		tools       int
+		stopped     bool
 	)
-	handle := func() error {
-		defer func() { event = ""; data.Reset() }()
-		if data.Len() == 0 {
-			return nil
-		}
+	handle := func(event string, data []byte) error {
 		var ev streamEvent
-		if err := json.Unmarshal(data.Bytes(), &ev); err != nil {
-			return &sdk.Error{Category: sdk.CategoryServer, Message: "malformed stream event " + event + ": " + err.Error()}
+		if err := httpwire.DecodeEvent(event, data, &ev); err != nil {
+			return err
 		}
 		if ev.Type == "" {
 			ev.Type = event
@@ -168,39 +159,8 @@ func readStream(ctx context.Context, body io.Reader, out sdk.StreamSender) (stri
 		}
 		return nil
 	}
-	for {
-		line, err := rd.ReadBytes('\n')
-		if len(line) > 0 {
-			l := strings.TrimRight(string(line), "\r\n")
-			switch {
-			case l == "":
-				if herr := handle(); herr != nil {
-					return "", herr
-				}
-			case strings.HasPrefix(l, "event:"):
-				event = strings.TrimSpace(strings.TrimPrefix(l, "event:"))
-			case strings.HasPrefix(l, "data:"):
-				if data.Len() > 0 {
-					data.WriteByte('\n')
-				}
-				data.WriteString(strings.TrimPrefix(strings.TrimPrefix(l, "data:"), " "))
-			}
-		}
-		if err != nil {
-			if ctx.Err() != nil {
-				return "", ctx.Err()
-			}
-			if !errors.Is(err, io.EOF) {
-				return "", &sdk.Error{Category: sdk.CategoryNetwork, Message: "read stream: " + err.Error()}
-			}
-			if herr := handle(); herr != nil {
-				return "", herr
-			}
-			break
-		}
-		if stopped {
-			break
-		}
+	if err := httpwire.ReadEvents(ctx, body, func() bool { return stopped }, handle); err != nil {
+		return "", err
 	}
 	if !stopped {
 		return "", &sdk.Error{Category: sdk.CategoryNetwork, Message: "the stream ended before message_stop"}
@@ -214,13 +174,13 @@ func readStream(ctx context.Context, body io.Reader, out sdk.StreamSender) (stri
 		var raw []byte
 		switch b.Type {
 		case "thinking":
-			raw = marshal(struct {
+			raw = httpwire.Marshal(struct {
 				Type      string `json:"type"`
 				Thinking  string `json:"thinking"`
 				Signature string `json:"signature"`
 			}{"thinking", b.Thinking, b.Signature})
 		case "redacted_thinking":
-			raw = marshal(struct {
+			raw = httpwire.Marshal(struct {
 				Type string `json:"type"`
 				Data string `json:"data"`
 			}{"redacted_thinking", b.Data})
@@ -230,19 +190,9 @@ func readStream(ctx context.Context, body io.Reader, out sdk.StreamSender) (stri
 		st.Blocks = append(st.Blocks, raw)
 	}
 	if len(st.Blocks) > 0 {
-		if err := out.State(marshal(st)); err != nil {
+		if err := out.State(httpwire.Marshal(st)); err != nil {
 			return "", err
 		}
 	}
 	return finishReason(stop), nil
-}
-
-// marshal encodes v without HTML escaping, so that thinking text goes back
-// byte for byte as the service sent it.
-func marshal(v any) []byte {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(v)
-	return bytes.TrimRight(b.Bytes(), "\n")
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/foya-dev/foya/plugins/sdk"
+	"github.com/foya-dev/foya/providers/internal/httpwire"
 )
 
 // The request body of POST /v1/messages. Content blocks are json.RawMessage
@@ -84,14 +85,7 @@ type nativeState struct {
 }
 
 func decodeState(b []byte) []json.RawMessage {
-	if len(b) == 0 {
-		return nil
-	}
-	var s nativeState
-	if json.Unmarshal(b, &s) != nil {
-		return nil // not ours (e.g. another provider's): ignore
-	}
-	return s.Blocks
+	return httpwire.DecodeState[nativeState](b).Blocks
 }
 
 // ReasoningEfforts are the efforts this provider understands, mapped onto
@@ -152,12 +146,9 @@ func buildRequest(ep sdk.Endpoint, req sdk.Request, stream bool) (*messagesReque
 			for _, b := range thinking {
 				blocks = append(blocks, b)
 			}
-			t := m.Text()
-			if m.Reasoning != "" {
-				// Only an interrupted reply carries reasoning back (MSG-9);
-				// its thinking block, unsigned, cannot go back as one.
-				t = "[my reasoning before the interruption]\n" + m.Reasoning + "\n[end of reasoning]\n\n" + t
-			}
+			// An interrupted reply's thinking, unsigned, cannot go back as
+			// a thinking block: it travels as text.
+			t := httpwire.AssistantText(m)
 			if strings.TrimSpace(t) != "" {
 				blocks = append(blocks, textBlock{Type: "text", Text: t})
 			}
@@ -176,7 +167,7 @@ func buildRequest(ep sdk.Endpoint, req sdk.Request, stream bool) (*messagesReque
 		case sdk.RoleTool:
 			content := userBlocks(m) // text and images
 			if len(content) == 0 {
-				content = []any{textBlock{Type: "text", Text: nonEmpty(m.Text())}}
+				content = []any{textBlock{Type: "text", Text: httpwire.NonEmpty(m.Text())}}
 			}
 			out.appendBlocks("user", toolResultBlock{Type: "tool_result", ToolUseID: m.ToolCallID, Content: content})
 		}
@@ -281,13 +272,6 @@ func userBlocks(m sdk.Message) []any {
 		}
 	}
 	return out
-}
-
-func nonEmpty(s string) string {
-	if strings.TrimSpace(s) == "" {
-		return "[no output]"
-	}
-	return s
 }
 
 func isObject(raw json.RawMessage) bool {

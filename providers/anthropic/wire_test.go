@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/foya-dev/foya/plugins/sdk"
+	"github.com/foya-dev/foya/providers/internal/streamtest"
 )
 
 func text(role, s string) sdk.Message {
@@ -110,18 +111,7 @@ func TestClassify(t *testing.T) {
 	}
 }
 
-type rec struct {
-	text, reasoning strings.Builder
-	state           []byte
-	usage           []sdk.Usage
-	calls           []sdk.ToolCallDelta
-}
-
-func (r *rec) Text(s string) error                { r.text.WriteString(s); return nil }
-func (r *rec) Reasoning(s string) error           { r.reasoning.WriteString(s); return nil }
-func (r *rec) ToolCall(d sdk.ToolCallDelta) error { r.calls = append(r.calls, d); return nil }
-func (r *rec) Usage(u sdk.Usage) error            { r.usage = append(r.usage, u); return nil }
-func (r *rec) State(b []byte) error               { r.state = b; return nil }
+type rec = streamtest.Recorder
 
 func TestStreamCutBeforeMessageStopKeepsNoState(t *testing.T) {
 	stream := "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"model\":\"m\",\"usage\":{\"input_tokens\":3}}}\n\n" +
@@ -130,8 +120,8 @@ func TestStreamCutBeforeMessageStopKeepsNoState(t *testing.T) {
 	r := &rec{}
 	_, err := readStream(context.Background(), strings.NewReader(stream), r)
 	var e *sdk.Error
-	if err == nil || !asErr(err, &e) || e.Category != sdk.CategoryNetwork || r.state != nil || r.reasoning.String() != "hm" {
-		t.Fatalf("err %v state %q reasoning %q", err, r.state, r.reasoning.String())
+	if err == nil || !asErr(err, &e) || e.Category != sdk.CategoryNetwork || r.StateOut != nil || r.ReasoningOut.String() != "hm" {
+		t.Fatalf("err %v state %q reasoning %q", err, r.StateOut, r.ReasoningOut.String())
 	}
 }
 

@@ -5,11 +5,10 @@ import (
 	"errors"
 	"io"
 	"net/http"
-	"strconv"
 	"strings"
-	"time"
 
 	"github.com/foya-dev/foya/plugins/sdk"
+	"github.com/foya-dev/foya/providers/internal/httpwire"
 )
 
 // classify maps an HTTP status and error body to a category (PRV-12).
@@ -36,15 +35,9 @@ func classify(status int, header http.Header, body []byte) *sdk.Error {
 		msg = e.Message
 	}
 	if msg == "" {
-		msg = strings.TrimSpace(string(body))
-		if len(msg) > 300 {
-			msg = msg[:300]
-		}
-		if msg == "" {
-			msg = http.StatusText(status)
-		}
+		msg = httpwire.BodyMessage(status, body)
 	}
-	out := &sdk.Error{Category: category(status, e, msg), Message: msg, StatusCode: status, RetryAfter: parseRetryAfter(header)}
+	out := &sdk.Error{Category: category(status, e, msg), Message: msg, StatusCode: status, RetryAfter: httpwire.RetryAfterMS(header)}
 	return out
 }
 
@@ -94,30 +87,6 @@ func isContextOverflow(code, lower string) bool {
 		}
 	}
 	return false
-}
-
-// parseRetryAfter reads retry-after-ms (OpenAI) or Retry-After (seconds or
-// an HTTP date).
-func parseRetryAfter(h http.Header) time.Duration {
-	if h == nil {
-		return 0
-	}
-	if ms, err := strconv.ParseFloat(h.Get("retry-after-ms"), 64); err == nil && ms > 0 {
-		return time.Duration(ms * float64(time.Millisecond))
-	}
-	v := h.Get("Retry-After")
-	if v == "" {
-		return 0
-	}
-	if s, err := strconv.ParseFloat(v, 64); err == nil && s > 0 {
-		return time.Duration(s * float64(time.Second))
-	}
-	if t, err := http.ParseTime(v); err == nil {
-		if d := time.Until(t); d > 0 {
-			return d
-		}
-	}
-	return 0
 }
 
 // networkError classifies a transport failure: dial, reset, EOF mid-stream.

@@ -23,6 +23,7 @@ import (
 	"strings"
 
 	"github.com/foya-dev/foya/plugins/sdk"
+	"github.com/foya-dev/foya/providers/internal/httpwire"
 )
 
 // Kind is the provider kind connections name.
@@ -72,9 +73,7 @@ func New(cfg Config) *Provider {
 		t.MaxIdleConnsPerHost = 64
 		p.http = &http.Client{Transport: t}
 	}
-	if p.log == nil {
-		p.log = slog.New(slog.DiscardHandler)
-	}
+	p.log = httpwire.Logger(p.log)
 	return p
 }
 

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/foya-dev/foya/plugins/sdk"
+	"github.com/foya-dev/foya/providers/internal/httpwire"
 )
 
 // Chat Completions wire types: only the fields Foya reads or writes.
@@ -201,13 +202,7 @@ func buildMessage(m sdk.Message) chatMessage {
 	switch m.Role {
 	case sdk.RoleAssistant:
 		cm := chatMessage{Role: m.Role}
-		text := m.Text()
-		if m.Reasoning != "" {
-			// Only an interrupted reply carries reasoning back (MSG-9). Chat
-			// Completions has no portable field for it, so it travels as
-			// labelled text before the cut-off reply.
-			text = "[my reasoning before the interruption]\n" + m.Reasoning + "\n[end of reasoning]\n\n" + text
-		}
+		text := httpwire.AssistantText(m)
 		if text != "" || len(m.ToolCalls) == 0 {
 			cm.Content = text
 		}

@@ -3,11 +3,10 @@ package responses
 import (
 	"encoding/json"
 	"net/http"
-	"strconv"
 	"strings"
-	"time"
 
 	"github.com/foya-dev/foya/plugins/sdk"
+	"github.com/foya-dev/foya/providers/internal/httpwire"
 )
 
 // apiError is an OpenAI error object: {"message","type","code","param"}.
@@ -35,22 +34,7 @@ func (e *apiError) code() string {
 
 // classify maps an HTTP error response to a category (PRV-12).
 func classify(status int, header http.Header, body []byte) *sdk.Error {
-	var env struct {
-		Error *apiError `json:"error"`
-	}
-	_ = json.Unmarshal(body, &env)
-	e := classifyObject(status, header, env.Error)
-	if env.Error == nil || env.Error.Message == "" {
-		msg := strings.TrimSpace(string(body))
-		if len(msg) > 300 {
-			msg = msg[:300]
-		}
-		if msg == "" {
-			msg = http.StatusText(status)
-		}
-		e.Message = msg
-	}
-	return e
+	return httpwire.ClassifyBody(status, header, body, classifyObject, func(e *apiError) string { return e.Message })
 }
 
 // classifyObject classifies an error object; status 0 means it arrived in a
@@ -91,24 +75,5 @@ func classifyObject(status int, header http.Header, e *apiError) *sdk.Error {
 	default:
 		c = sdk.CategoryBadRequest
 	}
-	return &sdk.Error{Category: c, Message: msg, StatusCode: status, RetryAfter: retryAfter(header)}
-}
-
-func retryAfter(h http.Header) time.Duration {
-	if h == nil {
-		return 0
-	}
-	if ms, err := strconv.ParseFloat(h.Get("retry-after-ms"), 64); err == nil && ms > 0 {
-		return time.Duration(ms * float64(time.Millisecond))
-	}
-	v := strings.TrimSpace(h.Get("Retry-After"))
-	if s, err := strconv.ParseFloat(v, 64); err == nil && s > 0 {
-		return time.Duration(s * float64(time.Second))
-	}
-	if t, err := http.ParseTime(v); err == nil {
-		if d := time.Until(t); d > 0 {
-			return d
-		}
-	}
-	return 0
+	return &sdk.Error{Category: c, Message: msg, StatusCode: status, RetryAfter: httpwire.RetryAfterMS(header)}
 }

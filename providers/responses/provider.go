@@ -13,16 +13,15 @@
 package responses
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"strings"
 
 	"github.com/foya-dev/foya/plugins/sdk"
+	"github.com/foya-dev/foya/providers/internal/httpwire"
 )
 
 // Kind is the provider kind connections name.
@@ -72,14 +71,7 @@ var (
 
 // New returns a Provider.
 func New(cfg Config) *Provider {
-	p := &Provider{http: cfg.HTTPClient, log: cfg.Logger}
-	if p.http == nil {
-		p.http = &http.Client{}
-	}
-	if p.log == nil {
-		p.log = slog.New(slog.DiscardHandler)
-	}
-	return p
+	return &Provider{http: httpwire.Client(cfg.HTTPClient), log: httpwire.Logger(cfg.Logger)}
 }
 
 // Describe declares the optional capabilities.
@@ -97,50 +89,13 @@ func baseURL(ep sdk.Endpoint) string {
 }
 
 func (p *Provider) do(ctx context.Context, ep sdk.Endpoint, method, path string, body any) (*http.Response, error) {
-	var rd io.Reader
-	if body != nil {
-		// Without HTML escaping: what goes back (thinking text, tool
-		// input) stays byte for byte as the service sent it.
-		var buf bytes.Buffer
-		enc := json.NewEncoder(&buf)
-		enc.SetEscapeHTML(false)
-		if err := enc.Encode(body); err != nil {
-			return nil, fmt.Errorf("encode request: %w", err)
-		}
-		rd = &buf
-	}
-	req, err := http.NewRequestWithContext(ctx, method, baseURL(ep)+path, rd)
-	if err != nil {
-		return nil, &sdk.Error{Category: sdk.CategoryBadRequest, Message: "build request: " + err.Error()}
-	}
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
+	h := http.Header{}
 	if ep.APIKey != "" {
-		req.Header.Set("Authorization", "Bearer "+ep.APIKey)
+		h.Set("Authorization", "Bearer "+ep.APIKey)
 	}
-	resp, err := p.http.Do(req)
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		return nil, &sdk.Error{Category: sdk.CategoryNetwork, Message: method + " " + path + ": " + scrub(err.Error(), ep.APIKey)}
-	}
-	if resp.StatusCode/100 != 2 {
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
-		e := classify(resp.StatusCode, resp.Header, b)
-		e.Message = scrub(e.Message, ep.APIKey)
-		return nil, e
-	}
-	return resp, nil
-}
-
-func scrub(s, key string) string {
-	if key == "" {
-		return s
-	}
-	return strings.ReplaceAll(s, key, "[redacted]")
+	return httpwire.Do(ctx, p.http, httpwire.Request{
+		Method: method, URL: baseURL(ep) + path, Path: path, Body: body, Header: h, Secret: ep.APIKey,
+	}, classify)
 }
 
 // Stream runs one streamed Responses request.
@@ -224,5 +179,5 @@ func (p *Provider) CompactContext(ctx context.Context, ep sdk.Endpoint, req sdk.
 		return sdk.Completion{}, sdk.Errorf(sdk.CategoryServer, "the compaction returned no items")
 	}
 	u := r.Usage.sdk(r.Model)
-	return sdk.Completion{State: marshal(nativeState{Items: r.Output}), Usage: &u, FinishReason: "stop"}, nil
+	return sdk.Completion{State: httpwire.Marshal(nativeState{Items: r.Output}), Usage: &u, FinishReason: "stop"}, nil
 }

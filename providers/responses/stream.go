@@ -1,15 +1,13 @@
 package responses
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"io"
 	"strings"
 
 	"github.com/foya-dev/foya/plugins/sdk"
+	"github.com/foya-dev/foya/providers/internal/httpwire"
 )
 
 // wireUsage is the Responses usage object; input_tokens includes the
@@ -129,22 +127,18 @@ type call struct {
 // reply's reasoning items, complete with encrypted_content, are sent as
 // native state when the response completed.
 func readStream(ctx context.Context, body io.Reader, out sdk.StreamSender) (string, error) {
-	rd := bufio.NewReaderSize(body, 64<<10)
 	var (
-		event     string
-		data      bytes.Buffer
 		calls     = map[int]*call{}
 		reasoning []json.RawMessage
 		final     *response
 	)
-	handle := func() error {
-		defer func() { event = ""; data.Reset() }()
-		if data.Len() == 0 || strings.TrimSpace(data.String()) == "[DONE]" {
+	handle := func(event string, data []byte) error {
+		if strings.TrimSpace(string(data)) == "[DONE]" {
 			return nil
 		}
 		var ev streamEvent
-		if err := json.Unmarshal(data.Bytes(), &ev); err != nil {
-			return &sdk.Error{Category: sdk.CategoryServer, Message: "malformed stream event " + event + ": " + err.Error()}
+		if err := httpwire.DecodeEvent(event, data, &ev); err != nil {
+			return err
 		}
 		if ev.Type == "" {
 			ev.Type = event
@@ -216,44 +210,17 @@ func readStream(ctx context.Context, body io.Reader, out sdk.StreamSender) (stri
 		}
 		return nil
 	}
-	for final == nil {
-		line, err := rd.ReadBytes('\n')
-		if len(line) > 0 {
-			l := strings.TrimRight(string(line), "\r\n")
-			switch {
-			case l == "":
-				if herr := handle(); herr != nil {
-					return "", herr
-				}
-			case strings.HasPrefix(l, "event:"):
-				event = strings.TrimSpace(strings.TrimPrefix(l, "event:"))
-			case strings.HasPrefix(l, "data:"):
-				if data.Len() > 0 {
-					data.WriteByte('\n')
-				}
-				data.WriteString(strings.TrimPrefix(strings.TrimPrefix(l, "data:"), " "))
-			}
-		}
-		if err != nil {
-			if ctx.Err() != nil {
-				return "", ctx.Err()
-			}
-			if !errors.Is(err, io.EOF) {
-				return "", &sdk.Error{Category: sdk.CategoryNetwork, Message: "read stream: " + err.Error()}
-			}
-			if herr := handle(); herr != nil {
-				return "", herr
-			}
-			if final == nil {
-				return "", &sdk.Error{Category: sdk.CategoryNetwork, Message: "the stream ended before response.completed"}
-			}
-		}
+	if err := httpwire.ReadEvents(ctx, body, func() bool { return final != nil }, handle); err != nil {
+		return "", err
+	}
+	if final == nil {
+		return "", &sdk.Error{Category: sdk.CategoryNetwork, Message: "the stream ended before response.completed"}
 	}
 	if err := out.Usage(final.Usage.sdk(final.Model)); err != nil {
 		return "", err
 	}
 	if len(reasoning) > 0 {
-		if err := out.State(marshal(nativeState{Items: reasoning})); err != nil {
+		if err := out.State(httpwire.Marshal(nativeState{Items: reasoning})); err != nil {
 			return "", err
 		}
 	}
@@ -261,13 +228,4 @@ func readStream(ctx context.Context, body io.Reader, out sdk.StreamSender) (stri
 		return "tool_calls", nil
 	}
 	return final.finishReason(), nil
-}
-
-// marshal encodes v without HTML escaping: items go back byte for byte.
-func marshal(v any) []byte {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(v)
-	return bytes.TrimRight(b.Bytes(), "\n")
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/foya-dev/foya/plugins/sdk"
+	"github.com/foya-dev/foya/providers/internal/httpwire"
 )
 
 // responsesRequest is the body of POST /responses. Input items are `any`
@@ -69,14 +70,7 @@ type nativeState struct {
 }
 
 func decodeState(b []byte) []json.RawMessage {
-	if len(b) == 0 {
-		return nil
-	}
-	var s nativeState
-	if json.Unmarshal(b, &s) != nil {
-		return nil
-	}
-	return s.Items
+	return httpwire.DecodeState[nativeState](b).Items
 }
 
 // reasoningModel guesses whether a model reasons (and so accepts the
@@ -127,12 +121,9 @@ func buildRequest(ep sdk.Endpoint, req sdk.Request, stream bool) (*responsesRequ
 				out.Input = append(out.Input, it)
 				hasReasoningState = true
 			}
-			t := m.Text()
-			if m.Reasoning != "" {
-				// Only an interrupted reply carries reasoning back (MSG-9);
-				// it has no encrypted item, so it goes back as text.
-				t = "[my reasoning before the interruption]\n" + m.Reasoning + "\n[end of reasoning]\n\n" + t
-			}
+			// An interrupted reply's reasoning has no encrypted item: it
+			// goes back as text.
+			t := httpwire.AssistantText(m)
 			if strings.TrimSpace(t) != "" {
 				out.Input = append(out.Input, messageItem{Type: "message", Role: "assistant", Content: []contentPart{{Type: "output_text", Text: t}}})
 			}
@@ -144,7 +135,7 @@ func buildRequest(ep sdk.Endpoint, req sdk.Request, stream bool) (*responsesRequ
 				out.Input = append(out.Input, functionCallItem{Type: "function_call", CallID: tc.ID, Name: tc.Name, Arguments: args})
 			}
 		case sdk.RoleTool:
-			var output any = nonEmpty(m.Text())
+			var output any = httpwire.NonEmpty(m.Text())
 			if parts := inputParts(m); hasImage(parts) {
 				output = parts
 			}
@@ -211,11 +202,4 @@ func hasImage(parts []contentPart) bool {
 		}
 	}
 	return false
-}
-
-func nonEmpty(s string) string {
-	if strings.TrimSpace(s) == "" {
-		return "[no output]"
-	}
-	return s
 }

@@ -9,20 +9,10 @@ import (
 	"time"
 
 	"github.com/foya-dev/foya/plugins/sdk"
+	"github.com/foya-dev/foya/providers/internal/streamtest"
 )
 
-type rec struct {
-	text, reasoning strings.Builder
-	state           []byte
-	calls           []sdk.ToolCallDelta
-	usage           []sdk.Usage
-}
-
-func (r *rec) Text(s string) error                { r.text.WriteString(s); return nil }
-func (r *rec) Reasoning(s string) error           { r.reasoning.WriteString(s); return nil }
-func (r *rec) ToolCall(d sdk.ToolCallDelta) error { r.calls = append(r.calls, d); return nil }
-func (r *rec) Usage(u sdk.Usage) error            { r.usage = append(r.usage, u); return nil }
-func (r *rec) State(b []byte) error               { r.state = b; return nil }
+type rec = streamtest.Recorder
 
 func sse(evs ...string) string {
 	var b strings.Builder
@@ -41,11 +31,11 @@ func TestArgumentsOnlyInItemDone(t *testing.T) {
 		`{"type":"response.output_item.done","output_index":0,"item":{"type":"function_call","id":"fc","call_id":"c1","name":"glob","arguments":"{\"pattern\":\"*\"}"}}`,
 		`{"type":"response.completed","response":{"model":"m","status":"completed","usage":{"input_tokens":10,"input_tokens_details":{"cached_tokens":4},"output_tokens":2,"total_tokens":12}}}`,
 	)), r)
-	if err != nil || reason != "tool_calls" || len(r.calls) != 2 || r.calls[0].ID != "c1" || r.calls[1].Arguments != `{"pattern":"*"}` {
-		t.Fatalf("%v %q %+v", err, reason, r.calls)
+	if err != nil || reason != "tool_calls" || len(r.Calls) != 2 || r.Calls[0].ID != "c1" || r.Calls[1].Arguments != `{"pattern":"*"}` {
+		t.Fatalf("%v %q %+v", err, reason, r.Calls)
 	}
-	if len(r.usage) != 1 || r.usage[0].CachedTokens != 4 || r.usage[0].InputTokens != 10 || r.state != nil {
-		t.Fatalf("usage %+v state %q", r.usage, r.state)
+	if len(r.Usages) != 1 || r.Usages[0].CachedTokens != 4 || r.Usages[0].InputTokens != 10 || r.StateOut != nil {
+		t.Fatalf("usage %+v state %q", r.Usages, r.StateOut)
 	}
 }
 
@@ -54,8 +44,8 @@ func TestStreamCutBeforeCompletedKeepsNoState(t *testing.T) {
 	_, err := readStream(context.Background(), strings.NewReader(sse(
 		`{"type":"response.output_item.done","output_index":0,"item":{"type":"reasoning","id":"rs","summary":[],"encrypted_content":"x"}}`,
 	)), r)
-	if e, ok := err.(*sdk.Error); !ok || e.Category != sdk.CategoryNetwork || r.state != nil {
-		t.Fatalf("err %v state %q", err, r.state)
+	if e, ok := err.(*sdk.Error); !ok || e.Category != sdk.CategoryNetwork || r.StateOut != nil {
+		t.Fatalf("err %v state %q", err, r.StateOut)
 	}
 }
 
@@ -65,7 +55,7 @@ func TestIncompleteIsLength(t *testing.T) {
 		`{"type":"response.output_text.delta","output_index":0,"delta":"par"}`,
 		`{"type":"response.incomplete","response":{"model":"m","status":"incomplete","incomplete_details":{"reason":"max_output_tokens"},"usage":{"input_tokens":1,"output_tokens":1}}}`,
 	)), r)
-	if err != nil || reason != "length" || r.text.String() != "par" {
+	if err != nil || reason != "length" || r.TextOut.String() != "par" {
 		t.Fatalf("%v %q", err, reason)
 	}
 }

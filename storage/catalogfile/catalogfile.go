@@ -45,6 +45,12 @@ const (
 // Store implements core.CatalogStore on connections.json. It is safe for
 // concurrent use within one process; one kernel owns a data directory.
 type Store struct {
+	fileStore
+}
+
+// fileStore is what the stores of this package share: their private data
+// directory and the lock of their file.
+type fileStore struct {
 	dir string
 
 	mu sync.Mutex
@@ -53,18 +59,29 @@ type Store struct {
 	rename func(oldpath, newpath string) error
 }
 
+// open checks and prepares dir for the store named what: it creates the
+// directory with mode 0700 (and tightens an existing one).
+func (f *fileStore) open(dir, what string) error {
+	if dir == "" {
+		return errors.New(what + ": data directory is required")
+	}
+	if err := ensurePrivateDir(dir); err != nil {
+		return err
+	}
+	f.dir, f.rename = dir, os.Rename
+	return nil
+}
+
 var _ core.CatalogStore = (*Store)(nil)
 
 // New returns a store for dir, creating the directory with mode 0700 (and
 // tightening an existing one to 0700).
 func New(dir string) (*Store, error) {
-	if dir == "" {
-		return nil, errors.New("catalog file store: data directory is required")
-	}
-	if err := ensurePrivateDir(dir); err != nil {
+	s := &Store{}
+	if err := s.open(dir, "catalog file store"); err != nil {
 		return nil, err
 	}
-	return &Store{dir: dir, rename: os.Rename}, nil
+	return s, nil
 }
 
 // Path returns the path of connections.json.
@@ -82,15 +99,9 @@ func (s *Store) Load(ctx context.Context) (core.CatalogData, error) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.removeStaleTemps()
-	raw, err := os.ReadFile(s.Path())
-	if errors.Is(err, fs.ErrNotExist) {
-		return core.CatalogData{}, nil
-	}
-	if err != nil {
-		return core.CatalogData{}, fmt.Errorf("read %s: %w", s.Path(), err)
-	}
-	if err := tightenFile(s.Path()); err != nil {
+	removeStaleTemps(s.dir, FileName, BackupName)
+	raw, found, err := readStoreFile(s.Path())
+	if !found || err != nil {
 		return core.CatalogData{}, err
 	}
 	f, err := s.parse(raw)
@@ -119,28 +130,17 @@ func (s *Store) Save(ctx context.Context, data core.CatalogData) error {
 		return fmt.Errorf("marshal catalog: %w", err)
 	}
 	next = append(next, '\n')
-	cur, err := os.ReadFile(s.Path())
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-	case err != nil:
-		return fmt.Errorf("read %s: %w", s.Path(), err)
-	default:
+	return replaceFile(s.dir, FileName, BackupName, next, s.rename, func(cur []byte) ([]byte, error) {
 		prev, err := s.parse(cur)
 		if err != nil {
-			return fmt.Errorf("refusing to overwrite: %w", err)
+			return nil, fmt.Errorf("refusing to overwrite: %w", err)
 		}
 		bak, err := json.MarshalIndent(withoutStaleKeys(prev, fromCore(data)), "", "  ")
 		if err != nil {
-			return fmt.Errorf("marshal backup: %w", err)
+			return nil, fmt.Errorf("marshal backup: %w", err)
 		}
-		if err := s.writeAtomic(BackupName, append(bak, '\n')); err != nil {
-			return fmt.Errorf("back up %s: %w", s.Path(), err)
-		}
-	}
-	if err := s.writeAtomic(FileName, next); err != nil {
-		return fmt.Errorf("write %s: %w", s.Path(), err)
-	}
-	return nil
+		return append(bak, '\n'), nil
+	})
 }
 
 // withoutStaleKeys returns prev with the API key removed from every
@@ -192,20 +192,70 @@ func (s *Store) scrubBackup(current fileV1) error {
 }
 
 func (s *Store) parse(raw []byte) (fileV1, error) {
-	var f fileV1
+	return parseFile(raw, func(f *fileV1) int { return f.Version }, "catalog file", s.Path(), s.BackupPath())
+}
+
+// parseFile decodes a store file of type F. A file that does not decode,
+// or whose format version (read by version) is newer than this kernel
+// understands, is an unavailable error naming the file and its backup.
+func parseFile[F any](raw []byte, version func(*F) int, what, path, backupPath string) (F, error) {
+	var f F
 	err := json.Unmarshal(raw, &f)
-	if err == nil && f.Version > formatVersion {
-		err = fmt.Errorf("format version %d is newer than this kernel understands (%d)", f.Version, formatVersion)
+	if err == nil && version(&f) > formatVersion {
+		err = fmt.Errorf("format version %d is newer than this kernel understands (%d)", version(&f), formatVersion)
 	}
 	if err != nil {
-		return fileV1{}, &core.Error{
+		var zero F
+		return zero, &core.Error{
 			Code: core.CodeUnavailable,
-			Message: fmt.Sprintf("catalog file %s is corrupt (%s); fix or remove it (the last good copy, if any, is %s)",
-				s.Path(), err, s.BackupPath()),
+			Message: fmt.Sprintf("%s %s is corrupt (%s); fix or remove it (the last good copy, if any, is %s)",
+				what, path, err, backupPath),
 			Err: err,
 		}
 	}
 	return f, nil
+}
+
+// readStoreFile reads a store file and tightens its mode to 0600. A
+// missing file is found false and no error.
+func readStoreFile(path string) (raw []byte, found bool, err error) {
+	raw, err = os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("read %s: %w", path, err)
+	}
+	if err := tightenFile(path); err != nil {
+		return nil, false, err
+	}
+	return raw, true, nil
+}
+
+// replaceFile writes next as name in dir atomically. An existing file is
+// first handed to backup, whose result is written atomically as backupName
+// (its error, e.g. for a file that does not parse, aborts the save and
+// leaves both files untouched).
+func replaceFile(dir, name, backupName string, next []byte, rename func(oldpath, newpath string) error, backup func(cur []byte) ([]byte, error)) error {
+	path := filepath.Join(dir, name)
+	cur, err := os.ReadFile(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+	case err != nil:
+		return fmt.Errorf("read %s: %w", path, err)
+	default:
+		bak, err := backup(cur)
+		if err != nil {
+			return err
+		}
+		if err := writeFileAtomic(dir, backupName, bak, rename); err != nil {
+			return fmt.Errorf("back up %s: %w", path, err)
+		}
+	}
+	if err := writeFileAtomic(dir, name, next, rename); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
 }
 
 // writeAtomic writes data to name in the store's directory through a temp
@@ -247,12 +297,13 @@ func writeFileAtomic(dir, name string, data []byte, rename func(oldpath, newpath
 	return syncDir(dir)
 }
 
-// removeStaleTemps deletes temp files a crashed save left behind; they may
-// hold API keys. Errors are ignored: a leftover temp file is harmless to
-// correctness and is retried at the next Load.
-func (s *Store) removeStaleTemps() {
-	for _, name := range []string{FileName, BackupName} {
-		matches, _ := filepath.Glob(filepath.Join(s.dir, name+tempPattern))
+// removeStaleTemps deletes the temp files of names that a crashed save
+// left behind in dir; they may hold secrets. Errors are ignored: a
+// leftover temp file is harmless to correctness and is retried at the
+// next Load.
+func removeStaleTemps(dir string, names ...string) {
+	for _, name := range names {
+		matches, _ := filepath.Glob(filepath.Join(dir, name+tempPattern))
 		for _, m := range matches {
 			_ = os.Remove(m)
 		}

@@ -3,12 +3,8 @@ package catalogfile
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"path/filepath"
-	"sync"
 
 	"github.com/foya-dev/foya/core"
 )
@@ -24,22 +20,18 @@ const (
 // file kept as mcp.json.bak, a corrupt file never overwritten, stale temp
 // files removed at Load (env and header values are secrets).
 type MCPStore struct {
-	dir    string
-	mu     sync.Mutex
-	rename func(oldpath, newpath string) error
+	fileStore
 }
 
 var _ core.MCPStore = (*MCPStore)(nil)
 
 // NewMCP returns the MCP store of dir, creating the directory with mode 0700.
 func NewMCP(dir string) (*MCPStore, error) {
-	if dir == "" {
-		return nil, errors.New("mcp file store: data directory is required")
-	}
-	if err := ensurePrivateDir(dir); err != nil {
+	s := &MCPStore{}
+	if err := s.open(dir, "mcp file store"); err != nil {
 		return nil, err
 	}
-	return &MCPStore{dir: dir, rename: os.Rename}, nil
+	return s, nil
 }
 
 // Path returns the path of mcp.json.
@@ -91,20 +83,9 @@ func (s *MCPStore) Load(ctx context.Context) ([]core.MCPServerConfig, error) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for _, name := range []string{MCPFileName, MCPBackupName} {
-		matches, _ := filepath.Glob(filepath.Join(s.dir, name+tempPattern))
-		for _, m := range matches {
-			_ = os.Remove(m)
-		}
-	}
-	raw, err := os.ReadFile(s.Path())
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", s.Path(), err)
-	}
-	if err := tightenFile(s.Path()); err != nil {
+	removeStaleTemps(s.dir, MCPFileName, MCPBackupName)
+	raw, found, err := readStoreFile(s.Path())
+	if !found || err != nil {
 		return nil, err
 	}
 	f, err := s.parse(raw)
@@ -144,38 +125,14 @@ func (s *MCPStore) Save(ctx context.Context, servers []core.MCPServerConfig) err
 		return fmt.Errorf("marshal mcp servers: %w", err)
 	}
 	next = append(next, '\n')
-	cur, err := os.ReadFile(s.Path())
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-	case err != nil:
-		return fmt.Errorf("read %s: %w", s.Path(), err)
-	default:
+	return replaceFile(s.dir, MCPFileName, MCPBackupName, next, s.rename, func(cur []byte) ([]byte, error) {
 		if _, err := s.parse(cur); err != nil {
-			return fmt.Errorf("refusing to overwrite: %w", err)
+			return nil, fmt.Errorf("refusing to overwrite: %w", err)
 		}
-		if err := writeFileAtomic(s.dir, MCPBackupName, cur, s.rename); err != nil {
-			return fmt.Errorf("back up %s: %w", s.Path(), err)
-		}
-	}
-	if err := writeFileAtomic(s.dir, MCPFileName, next, s.rename); err != nil {
-		return fmt.Errorf("write %s: %w", s.Path(), err)
-	}
-	return nil
+		return cur, nil
+	})
 }
 
 func (s *MCPStore) parse(raw []byte) (mcpFileV1, error) {
-	var f mcpFileV1
-	err := json.Unmarshal(raw, &f)
-	if err == nil && f.Version > formatVersion {
-		err = fmt.Errorf("format version %d is newer than this kernel understands (%d)", f.Version, formatVersion)
-	}
-	if err != nil {
-		return mcpFileV1{}, &core.Error{
-			Code: core.CodeUnavailable,
-			Message: fmt.Sprintf("MCP server file %s is corrupt (%s); fix or remove it (the last good copy, if any, is %s)",
-				s.Path(), err, filepath.Join(s.dir, MCPBackupName)),
-			Err: err,
-		}
-	}
-	return f, nil
+	return parseFile(raw, func(f *mcpFileV1) int { return f.Version }, "MCP server file", s.Path(), filepath.Join(s.dir, MCPBackupName))
 }

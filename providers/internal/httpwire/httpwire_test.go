@@ -1,0 +1,176 @@
+package httpwire
+
+import (
+	"context"
+	"errors"
+	"go/parser"
+	"go/token"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/foya-dev/foya/plugins/sdk"
+)
+
+type ev struct{ name, data string }
+
+func TestReadEvents(t *testing.T) {
+	stream := ": comment\r\nevent: a\r\ndata: one\r\ndata:two\r\n\r\n" +
+		"data: {\"x\":1}\n\n" +
+		"event: empty\n\n" +
+		"event: last\ndata: cut"
+	var got []ev
+	err := ReadEvents(context.Background(), strings.NewReader(stream), func() bool { return false }, func(name string, data []byte) error {
+		got = append(got, ev{name, string(data)})
+		return nil
+	})
+	want := []ev{{"a", "one\ntwo"}, {"", `{"x":1}`}, {"last", "cut"}}
+	if err != nil || len(got) != len(want) {
+		t.Fatalf("err %v events %q", err, got)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("event %d = %q, want %q", i, got[i], want[i])
+		}
+	}
+}
+
+func TestReadEventsStopsWhenDone(t *testing.T) {
+	n := 0
+	err := ReadEvents(context.Background(), strings.NewReader("data: 1\n\ndata: 2\n\n"), func() bool { return n == 1 }, func(string, []byte) error {
+		n++
+		return nil
+	})
+	if err != nil || n != 1 {
+		t.Fatalf("err %v, %d events handled", err, n)
+	}
+	stop := errors.New("stop")
+	err = ReadEvents(context.Background(), strings.NewReader("data: 1\n\ndata: 2\n\n"), func() bool { return false }, func(string, []byte) error { return stop })
+	if err != stop {
+		t.Fatalf("err %v, want the handler's", err)
+	}
+}
+
+type failReader struct{}
+
+func (failReader) Read([]byte) (int, error) { return 0, errors.New("connection reset") }
+
+func TestReadEventsReadFailure(t *testing.T) {
+	err := ReadEvents(context.Background(), failReader{}, func() bool { return false }, func(string, []byte) error { return nil })
+	var e *sdk.Error
+	if !errors.As(err, &e) || e.Category != sdk.CategoryNetwork {
+		t.Fatalf("err %v, want a network error", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := ReadEvents(ctx, failReader{}, func() bool { return false }, func(string, []byte) error { return nil }); err != context.Canceled {
+		t.Fatalf("err %v, want context.Canceled", err)
+	}
+}
+
+func TestRetryAfter(t *testing.T) {
+	if d := RetryAfter(nil); d != 0 {
+		t.Errorf("nil header: %v", d)
+	}
+	if d := RetryAfter(http.Header{"Retry-After": {"1.5"}}); d != 1500*time.Millisecond {
+		t.Errorf("seconds: %v", d)
+	}
+	if d := RetryAfter(http.Header{"Retry-After": {time.Now().Add(time.Hour).UTC().Format(http.TimeFormat)}}); d < 59*time.Minute || d > time.Hour {
+		t.Errorf("date: %v", d)
+	}
+	if d := RetryAfter(http.Header{"Retry-After": {"soon"}}); d != 0 {
+		t.Errorf("garbage: %v", d)
+	}
+	h := http.Header{"Retry-After": {"3"}}
+	if d := RetryAfterMS(h); d != 3*time.Second {
+		t.Errorf("ms absent: %v", d)
+	}
+	h.Set("retry-after-ms", "250")
+	if d := RetryAfterMS(h); d != 250*time.Millisecond {
+		t.Errorf("ms: %v", d)
+	}
+	if d := RetryAfter(h); d != 3*time.Second {
+		t.Errorf("RetryAfter reads retry-after-ms: %v", d)
+	}
+}
+
+func TestBodyMessageAndScrub(t *testing.T) {
+	if m := BodyMessage(502, nil); m != "Bad Gateway" {
+		t.Errorf("empty body: %q", m)
+	}
+	if m := BodyMessage(400, []byte(" "+strings.Repeat("x", 400)+" ")); m != strings.Repeat("x", 300) {
+		t.Errorf("long body: %d bytes", len(m))
+	}
+	if s := Scrub("key sk-1 leaked sk-1", "sk-1"); s != "key [redacted] leaked [redacted]" {
+		t.Errorf("scrub: %q", s)
+	}
+	if s := Scrub("as is", ""); s != "as is" {
+		t.Errorf("empty key: %q", s)
+	}
+}
+
+func TestDo(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body := make([]byte, 100)
+		n, _ := r.Body.Read(body)
+		if r.Header.Get("X-Key") != "sk-secret" || r.Header.Get("Content-Type") != "application/json" || string(body[:n]) != "{\"q\":\"<b>\"}\n" {
+			http.Error(w, "bad request with sk-secret in it", http.StatusBadRequest)
+			return
+		}
+		w.WriteHeader(http.StatusTooManyRequests)
+	}))
+	defer srv.Close()
+	classify := func(status int, h http.Header, body []byte) *sdk.Error {
+		return &sdk.Error{Category: sdk.ErrorCategory("s" + strconv.Itoa(status)), Message: BodyMessage(status, body)}
+	}
+	r := Request{Method: http.MethodPost, URL: srv.URL + "/x", Path: "/x", Body: map[string]string{"q": "<b>"}, Header: http.Header{"X-Key": {"sk-secret"}}, Secret: "sk-secret"}
+	_, err := Do(context.Background(), Client(nil), r, classify)
+	var e *sdk.Error
+	if !errors.As(err, &e) || e.Category != "s429" {
+		t.Fatalf("err %v, want the classified 429", err)
+	}
+	r.Body = map[string]string{"q": "other"}
+	_, err = Do(context.Background(), Client(nil), r, classify)
+	if !errors.As(err, &e) || e.Category != "s400" || strings.Contains(e.Message, "sk-secret") || !strings.Contains(e.Message, "[redacted]") {
+		t.Fatalf("err %v, want a scrubbed 400", err)
+	}
+	r.URL = "http://127.0.0.1:1/sk-secret"
+	_, err = Do(context.Background(), Client(nil), r, classify)
+	if !errors.As(err, &e) || e.Category != sdk.CategoryNetwork || strings.Contains(e.Message, "sk-secret") {
+		t.Fatalf("err %v, want a scrubbed network error", err)
+	}
+}
+
+// The providers are written as a third party would: they import only the
+// standard library, plugins/sdk and this package.
+func TestProvidersImportOnlySDK(t *testing.T) {
+	root := filepath.Join("..", "..")
+	err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return err
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.ImportsOnly)
+		if err != nil {
+			return err
+		}
+		for _, imp := range f.Imports {
+			p, _ := strconv.Unquote(imp.Path.Value)
+			first, _, _ := strings.Cut(p, "/")
+			switch {
+			case !strings.Contains(first, "."), p == "github.com/foya-dev/foya/plugins/sdk",
+				strings.HasPrefix(p, "github.com/foya-dev/foya/providers/"):
+			default:
+				t.Errorf("%s imports %s", path, p)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,63 @@
+package httpwire
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+
+	"github.com/foya-dev/foya/plugins/sdk"
+)
+
+// Marshal encodes v as JSON without HTML escaping and without the trailing
+// newline, so that provider-native state goes back byte for byte.
+func Marshal(v any) []byte {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(v)
+	return bytes.TrimRight(b.Bytes(), "\n")
+}
+
+// NonEmpty is s, or "[no output]" when s is blank (services reject an empty
+// tool result).
+func NonEmpty(s string) string {
+	if strings.TrimSpace(s) == "" {
+		return "[no output]"
+	}
+	return s
+}
+
+// AssistantText is the text of an assistant message as it goes back to a
+// service. Only an interrupted reply carries reasoning back (MSG-9); no
+// wire format has a portable field for it, so it travels as labelled text
+// before the cut-off reply.
+func AssistantText(m sdk.Message) string {
+	t := m.Text()
+	if m.Reasoning != "" {
+		t = "[my reasoning before the interruption]\n" + m.Reasoning + "\n[end of reasoning]\n\n" + t
+	}
+	return t
+}
+
+// DecodeState decodes provider-native state saved as JSON. Empty state, or
+// state that is not ours (e.g. another provider's), is the zero S.
+func DecodeState[S any](b []byte) S {
+	var s S
+	if len(b) == 0 {
+		return s
+	}
+	if json.Unmarshal(b, &s) != nil {
+		var zero S
+		return zero
+	}
+	return s
+}
+
+// DecodeEvent decodes the JSON data of a stream event into v; malformed
+// data is a server error naming the event.
+func DecodeEvent(event string, data []byte, v any) error {
+	if err := json.Unmarshal(data, v); err != nil {
+		return &sdk.Error{Category: sdk.CategoryServer, Message: "malformed stream event " + event + ": " + err.Error()}
+	}
+	return nil
+}

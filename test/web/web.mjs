@@ -1,0 +1,103 @@
+// Drives Foya web in headless Chromium against a running kernel (BASE) whose
+// fake OpenAI-compatible server has the turns of this script queued in order.
+import { chromium } from 'playwright-core';
+
+const base = process.env.BASE;
+const project = process.env.PROJECT;
+const step = (s) => console.log('step: ' + s);
+const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--no-sandbox'] });
+try {
+  const ctx = await browser.newContext();
+  const page = await ctx.newPage();
+  page.setDefaultTimeout(20000);
+  const errors = [];
+  page.on('pageerror', (e) => errors.push(String(e)));
+  page.on('request', (r) => { if (!r.url().startsWith(base)) errors.push('request outside the kernel: ' + r.url()); });
+  await page.goto(base + '/');
+  await page.getByRole('link', { name: 'GraphQL playground' }).waitFor();
+
+  step('new session');
+  // A title of our own: the kernel would otherwise ask the model for one.
+  await page.getByLabel('Title', { exact: true }).fill('web check');
+  await page.getByLabel('Project', { exact: true }).selectOption({ label: project });
+  await page.getByLabel('Model', { exact: true }).selectOption({ label: 'fake/gpt-t' });
+  await page.getByLabel('Approval mode', { exact: true }).selectOption('ASK');
+  await page.getByRole('button', { name: 'New session' }).click();
+  await page.waitForFunction(() => !!(window.foyaWeb.state.session));
+  const sid = await page.evaluate(() => window.foyaWeb.state.session);
+  await page.locator('#sessions button[aria-current=true]').filter({ hasText: 'web check' }).waitFor();
+
+  const box = page.getByRole('textbox', { name: 'Message' });
+  const log = page.getByRole('log');
+
+  step('Shift+Enter is a newline, not a send');
+  await box.fill('line one');
+  await box.press('Shift+Enter');
+  await box.type('line two');
+  if ((await box.inputValue()) !== 'line one\nline two') throw new Error('Shift+Enter: ' + JSON.stringify(await box.inputValue()));
+
+  step('streamed text');
+  await box.fill('hi **there** <b>x</b>');
+  await box.press('Enter');
+  // Deltas render in a live bubble before message_end replaces it.
+  await log.locator('.msg.streaming').filter({ hasText: 'Hello' }).waitFor();
+  await log.locator('.msg.assistant[data-seq]').filter({ hasText: 'Hello from the web' }).waitFor();
+  if (await log.locator('.msg.user b').count() !== 0) throw new Error('user HTML was not escaped');
+  if (await log.locator('.msg.user strong').count() !== 1) throw new Error('Markdown bold not rendered');
+  await page.waitForFunction(() => window.foyaWeb.state.phase === 'IDLE');
+
+  step('second tab on the same session');
+  const page2 = await ctx.newPage();
+  page2.setDefaultTimeout(20000);
+  await page2.goto(base + '/#' + sid);
+  await page2.getByRole('log').locator('.msg.assistant').filter({ hasText: 'Hello from the web' }).waitFor();
+
+  step('approve a write');
+  await box.fill('write hello.txt');
+  await page.getByRole('button', { name: 'Send' }).click();
+  await page.getByRole('button', { name: 'Approve', exact: true }).waitFor();
+  if (process.env.SCREENSHOT) await page.screenshot({ path: process.env.SCREENSHOT.replace(/\.png$/, '-approval.png') });
+  await page.getByRole('button', { name: 'Approve', exact: true }).click();
+  await log.locator('.msg.tool').filter({ hasText: 'hello.txt' }).first().waitFor();
+  await log.locator('.msg.assistant[data-seq]').filter({ hasText: 'Wrote it.' }).waitFor();
+  await page.waitForFunction(() => window.foyaWeb.state.phase === 'IDLE');
+
+  step('deny a write');
+  await box.fill('write nope.txt');
+  await box.press('Enter');
+  await page.getByRole('button', { name: 'Deny' }).click();
+  await log.locator('.msg.assistant[data-seq]').filter({ hasText: 'OK, not written.' }).waitFor();
+  await page.waitForFunction(() => window.foyaWeb.state.phase === 'IDLE');
+  await page2.getByRole('log').locator('.msg.assistant').filter({ hasText: 'OK, not written.' }).waitFor();
+
+  step('stop a slow turn');
+  await box.fill('tell me a long story');
+  await box.press('Enter');
+  await log.locator('.msg.streaming').filter({ hasText: 'Once upon' }).waitFor();
+  await page.getByRole('button', { name: 'Stop' }).click();
+  await log.locator('.msg.assistant[data-seq]').filter({ hasText: 'Once upon' }).filter({ hasText: 'Interrupted' }).waitFor();
+  await page.waitForFunction(() => window.foyaWeb.state.phase === 'IDLE');
+
+  if (process.env.SCREENSHOT) await page.screenshot({ path: process.env.SCREENSHOT });
+
+  step('reload resumes without duplicates');
+  const before = await log.locator('.msg[data-seq]').count();
+  await page.reload();
+  await page.getByRole('log').locator('.msg.assistant').filter({ hasText: 'Once upon' }).waitFor();
+  const seqs = await page.locator('#log .msg[data-seq]').evaluateAll((els) => els.map((e) => e.dataset.seq));
+  if (new Set(seqs).size !== seqs.length || seqs.length !== before) throw new Error('after reload: ' + seqs.join(',') + ' want ' + before);
+
+  step('pin, then fork after the first reply');
+  await page.getByRole('button', { name: 'Pin' }).click();
+  await page.locator('#pin[aria-pressed=true]').waitFor();
+  await log.locator('.msg.assistant').filter({ hasText: 'Hello from the web' }).getByRole('button', { name: 'Fork from here' }).click();
+  await page.waitForFunction((old) => window.foyaWeb.state.session && window.foyaWeb.state.session !== old, sid);
+  await page.getByRole('log').locator('.msg.assistant[data-seq]').filter({ hasText: 'Hello from the web' }).waitFor();
+  if (await page.getByRole('log').getByText('Wrote it.').count() !== 0) throw new Error('the fork holds messages after its point');
+  if (await page.locator('#sessions button.s').count() !== 2) throw new Error('sidebar: want 2 sessions');
+
+  if (errors.length) throw new Error('page errors: ' + errors.join('\n'));
+  console.log('ok: session ' + sid + ', ' + seqs.length + ' messages');
+} finally {
+  await browser.close();
+}

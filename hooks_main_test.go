@@ -398,3 +398,35 @@ exit 2
 		t.Fatal("the model did not read the PostToolUse feedback")
 	}
 }
+
+// SessionStart runs once, before the first model request of a session: its
+// stdout becomes a hook-context system message the model sees on that turn,
+// and later turns do not run it again.
+func TestHooksSessionStartContext(t *testing.T) {
+	k := startKernel(t, t.TempDir())
+	proj := outsideTmp(t)
+	hook := writeHook(t, t.TempDir(), "start.sh", `
+src=$(python3 -c 'import json,sys; print(json.load(sys.stdin).get("source",""))')
+echo "Session primer: source=$src"
+`)
+	k.setHooks(t, `{"SessionStart": [{"hooks": [{"type": "command", "command": "`+hook+`"}]}]}`)
+	fake := openaitest.New(t)
+	sid := k.session(t, fake.BaseURL(), proj, "BYPASS")
+	k.runTools(t, fake, sid)
+	if !strings.Contains(requestText(fake.LastRequest()), "Session primer: source=startup") {
+		t.Fatalf("SessionStart context not in the first request: %s", fake.LastRequest().Body)
+	}
+	k.runTools(t, fake, sid)
+	started, _, system := k.hookEvents(t, sid)
+	if len(started) != 1 || started[0]["event"] != "SessionStart" {
+		t.Fatalf("hook_started events: %v", started)
+	}
+	if len(system) != 1 || system[0]["text"] != "Session primer: source=startup" ||
+		!strings.HasPrefix(system[0]["source"].(string), "hook SessionStart: ") {
+		t.Fatalf("system messages: %v", system)
+	}
+	// The context stays in the history: the second turn's request carries it once.
+	if n := strings.Count(requestText(fake.LastRequest()), "Session primer"); n != 1 {
+		t.Fatalf("second request carries the primer %d times: %s", n, fake.LastRequest().Body)
+	}
+}

@@ -554,6 +554,14 @@ type HookUntrustedPayload struct {
 	Changed bool   `json:"changed"`
 }
 
+// forgetUntrusted drops the once-per-turn hook_untrusted marker of a turn
+// that ended, so the dedup map does not grow with every turn.
+func (e *Engine) forgetUntrusted(sessionID, turnID string) {
+	e.mu.Lock()
+	delete(e.untrustedReported, sessionID+"/"+turnID)
+	e.mu.Unlock()
+}
+
 // projectHooks returns the matchers of event in the session's project
 // hooks file when it is trusted; otherwise it reports the file (once per
 // turn) and returns none.

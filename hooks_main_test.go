@@ -430,3 +430,53 @@ echo "Session primer: source=$src"
 		t.Fatalf("second request carries the primer %d times: %s", n, fake.LastRequest().Body)
 	}
 }
+
+// permissionDecision "ask" puts the call to a person even in BYPASS mode:
+// the first call waits for approval and runs once approved; the second is
+// denied and does not run.
+func TestHooksPermissionDecisionAsk(t *testing.T) {
+	k := startKernel(t, t.TempDir())
+	proj := outsideTmp(t)
+	ask := writeHook(t, t.TempDir(), "ask.sh", `cat >/dev/null
+echo '{"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "ask", "permissionDecisionReason": "check with a human"}}'
+`)
+	k.setHooks(t, `{"PreToolUse": [{"matcher": "bash", "hooks": [{"type": "command", "command": "`+ask+`"}]}]}`)
+	fake := openaitest.New(t)
+	sid := k.session(t, fake.BaseURL(), proj, "BYPASS")
+	fake.Enqueue(toolCall("c1", "bash", map[string]any{"command": "touch approved.txt"}),
+		toolCall("c2", "bash", map[string]any{"command": "touch denied.txt"}),
+		openaitest.TextStream("gpt-t", "done"))
+	k.gql(t, `mutation($s: ID!) { sendMessage(sessionId: $s, input: {text: "go"}) { turnStarted } }`, map[string]any{"s": sid}, nil)
+	for i, decision := range []string{"APPROVED", "DENIED"} {
+		k.waitEvents(t, sid, "approval_requested", i+1)
+		var ev struct {
+			Events []struct {
+				Type    string
+				Payload json.RawMessage
+			}
+		}
+		k.gql(t, `query($s: ID!) { events(sessionId: $s, limit: 5000) { type payload } }`, map[string]any{"s": sid}, &ev)
+		var reqs []struct{ RequestID string }
+		for _, e := range ev.Events {
+			if e.Type == "approval_requested" {
+				var p struct{ RequestID string }
+				if err := json.Unmarshal(e.Payload, &p); err != nil {
+					t.Fatal(err)
+				}
+				reqs = append(reqs, p)
+			}
+		}
+		if exists(filepath.Join(proj, "approved.txt")) != (i == 1) {
+			t.Fatalf("approved.txt exists=%v before decision %d", exists(filepath.Join(proj, "approved.txt")), i)
+		}
+		k.gql(t, `mutation($s: ID!, $r: ID!, $d: ApprovalDecision!) { resolveApproval(sessionId: $s, requestId: $r, decision: $d) }`,
+			map[string]any{"s": sid, "r": reqs[i].RequestID, "d": decision}, nil)
+	}
+	k.waitEvents(t, sid, "turn_finished", 1)
+	if !exists(filepath.Join(proj, "approved.txt")) || exists(filepath.Join(proj, "denied.txt")) {
+		t.Fatalf("approved ran=%v, denied ran=%v", exists(filepath.Join(proj, "approved.txt")), exists(filepath.Join(proj, "denied.txt")))
+	}
+	if !strings.Contains(requestText(fake.LastRequest()), "PreToolUse hook asked for approval") {
+		t.Fatalf("the model did not learn of the denial: %s", fake.LastRequest().Body)
+	}
+}

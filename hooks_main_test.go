@@ -480,3 +480,38 @@ echo '{"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision
 		t.Fatalf("the model did not learn of the denial: %s", fake.LastRequest().Body)
 	}
 }
+
+// PreCompact runs before a manual compaction (compactSession) with trigger
+// "manual" on its stdin, and is recorded like any hook.
+func TestHooksPreCompact(t *testing.T) {
+	k := startKernel(t, t.TempDir())
+	proj := outsideTmp(t)
+	scripts := t.TempDir()
+	seen := filepath.Join(scripts, "seen.json")
+	hook := writeHook(t, scripts, "pre.sh", `cat > `+seen+"\n")
+	k.setHooks(t, `{"PreCompact": [{"hooks": [{"type": "command", "command": "`+hook+`"}]}]}`)
+	fake := openaitest.New(t)
+	sid := k.session(t, fake.BaseURL(), proj, "BYPASS")
+	k.runTools(t, fake, sid)
+	k.runTools(t, fake, sid)
+	if exists(seen) {
+		t.Fatal("PreCompact ran without a compaction")
+	}
+	fake.Enqueue(openaitest.Completion("gpt-t", "## Goal\nsummary", "stop", 700, 60))
+	k.gql(t, `mutation($s: ID!) { compactSession(sessionId: $s) { phase } }`, map[string]any{"s": sid}, nil)
+	raw, err := os.ReadFile(seen)
+	if err != nil {
+		t.Fatalf("PreCompact did not run: %v", err)
+	}
+	var in map[string]any
+	if err := json.Unmarshal(raw, &in); err != nil {
+		t.Fatal(err)
+	}
+	if in["hook_event_name"] != "PreCompact" || in["trigger"] != "manual" || in["session_id"] != sid {
+		t.Fatalf("hook input: %s", raw)
+	}
+	started, finished, _ := k.hookEvents(t, sid)
+	if len(started) != 1 || started[0]["event"] != "PreCompact" || len(finished) != 1 || finished[0]["exitCode"] != float64(0) {
+		t.Fatalf("hook events: %v %v", started, finished)
+	}
+}

@@ -515,3 +515,32 @@ func TestHooksPreCompact(t *testing.T) {
 		t.Fatalf("hook events: %v %v", started, finished)
 	}
 }
+
+// A sub-agent's child session runs SubagentStop instead of Stop when it
+// finishes; its parent runs Stop.
+func TestHooksSubagentStop(t *testing.T) {
+	k := startKernel(t, t.TempDir())
+	proj := outsideTmp(t)
+	scripts := t.TempDir()
+	log := filepath.Join(scripts, "stops.log")
+	hook := writeHook(t, scripts, "stop.sh", `python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["hook_event_name"], d["session_id"])' >> `+log+"\n")
+	k.setHooks(t, `{"Stop": [{"hooks": [{"type": "command", "command": "`+hook+`"}]}],
+		"SubagentStop": [{"hooks": [{"type": "command", "command": "`+hook+`"}]}]}`)
+	fake := openaitest.New(t)
+	sid := k.session(t, fake.BaseURL(), proj, "BYPASS")
+	fake.Enqueue(toolCall("c1", "task", map[string]any{"prompt": "say hi"}),
+		openaitest.TextStream("gpt-t", "child says hi"), openaitest.TextStream("gpt-t", "done"))
+	k.gql(t, `mutation($s: ID!) { sendMessage(sessionId: $s, input: {text: "go"}) { turnStarted } }`, map[string]any{"s": sid}, nil)
+	k.waitEvents(t, sid, "turn_finished", 1)
+	if !strings.Contains(requestText(fake.LastRequest()), "child says hi") {
+		t.Fatalf("task result not in the last request: %s", fake.LastRequest().Body)
+	}
+	raw, err := os.ReadFile(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(raw)), "\n")
+	if len(lines) != 2 || !strings.HasPrefix(lines[0], "SubagentStop ") || lines[0] == "SubagentStop "+sid || lines[1] != "Stop "+sid {
+		t.Fatalf("stop hooks ran as:\n%s", raw)
+	}
+}

@@ -499,6 +499,30 @@ func (t *turnWatch) print(ev execEvent) {
 				t.pr.info("← %s: %s", m.ToolName, short(line, 160))
 			}
 		}
+	case "hook_started", "hook_finished":
+		var h struct {
+			Event, Command, Tool, Error string
+			ExitCode                    int
+			DurationMs                  int64
+			TimedOut                    bool
+		}
+		_ = json.Unmarshal(ev.Payload, &h)
+		on := ""
+		if h.Tool != "" {
+			on = " (" + h.Tool + ")"
+		}
+		if ev.Type == "hook_started" {
+			t.pr.info("hook %s%s: %s", h.Event, on, short(h.Command, 100))
+			return
+		}
+		how := fmt.Sprintf("exit %d", h.ExitCode)
+		switch {
+		case h.TimedOut:
+			how = "timed out"
+		case h.Error != "":
+			how = "error: " + short(h.Error, 100)
+		}
+		t.pr.info("hook %s%s done: %s, %s in %s", h.Event, on, short(h.Command, 100), how, (time.Duration(h.DurationMs) * time.Millisecond).String())
 	case "retry_scheduled":
 		var r struct {
 			Attempt, MaxAttempts int

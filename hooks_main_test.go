@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -542,5 +543,40 @@ func TestHooksSubagentStop(t *testing.T) {
 	lines := strings.Split(strings.TrimSpace(string(raw)), "\n")
 	if len(lines) != 2 || !strings.HasPrefix(lines[0], "SubagentStop ") || lines[0] == "SubagentStop "+sid || lines[1] != "Stop "+sid {
 		t.Fatalf("stop hooks ran as:\n%s", raw)
+	}
+}
+
+// foya exec shows hooks as dim lines on stderr (event, command, exit code,
+// duration); stdout keeps only the assistant's text.
+func TestHooksExecPrintsHookLines(t *testing.T) {
+	fake := openaitest.New(t)
+	k := startKernel(t, t.TempDir())
+	var o outputs
+	o.addFakeConnection(t, k.addr, fake.BaseURL())
+	hook := writeHook(t, t.TempDir(), "ctx.sh", "cat >/dev/null; echo hook-stdout-context\n")
+	k.setHooks(t, `{"UserPromptSubmit": [{"hooks": [{"type": "command", "command": "`+hook+`"}]}]}`)
+	fake.Enqueue(openaitest.TextStream("gpt-t", "Hello"))
+	r := o.mustRun(t, "", "exec", "--addr", k.addr, "--model", "fake/gpt-t", "--approval-mode", "bypass", "hi")
+	if r.stdout != "Hello\n" {
+		t.Fatalf("stdout %q", r.stdout)
+	}
+	if !strings.Contains(r.stderr, "hook UserPromptSubmit: "+hook+"\n") ||
+		!regexp.MustCompile(`hook UserPromptSubmit done: \S+ctx\.sh, exit 0 in \d`).MatchString(r.stderr) {
+		t.Fatalf("stderr: %s", r.stderr)
+	}
+	// The hook ran in the scratch session's directory (under the hidden
+	// data directory) and its stdout reached the model, not the terminal.
+	sent := false
+	for _, rq := range fake.Requests() {
+		sent = sent || strings.Contains(requestText(rq), "hook-stdout-context")
+	}
+	if !sent || strings.Contains(r.stderr, "hook-stdout-context") {
+		t.Fatalf("hook context sent %v; stderr %s", sent, r.stderr)
+	}
+	// --json prints the events as received, hook events among them.
+	fake.Enqueue(openaitest.TextStream("gpt-t", "Again"))
+	r = o.mustRun(t, "", "exec", "--addr", k.addr, "--model", "fake/gpt-t", "--approval-mode", "bypass", "--json", "hi")
+	if !strings.Contains(r.stdout, `"type":"hook_finished"`) || strings.Contains(r.stderr, "hook UserPromptSubmit") {
+		t.Fatalf("--json stdout %s\nstderr %s", r.stdout, r.stderr)
 	}
 }

@@ -434,7 +434,7 @@ func (e *Engine) runHooks(ctx context.Context, s Session, turnID, event string, 
 				Stdout: truncateText(out.Stdout, hookEventOutput), Stderr: truncateText(out.Stderr, hookEventOutput),
 			}
 			if out.Err != nil {
-				fin.Error = ErrorMessage(out.Err)
+				fin.Error = out.Err.Error()
 			}
 			_ = e.persist(pctx, s.ID, EventHookFinished, fin)
 			e.applyHook(&d, event, hc.Command, out)

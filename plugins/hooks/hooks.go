@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
@@ -97,6 +98,13 @@ func (r *Runner) RunHook(ctx context.Context, h core.HookRun) core.HookOutcome {
 		}
 		if r.DataDir != "" {
 			p.Hidden = []string{r.DataDir}
+			// A scratch session's directory lies under the data directory:
+			// it stays visible (and writable) at its path, the rest is hidden.
+			data, dir := realPath(r.DataDir), realPath(h.Dir)
+			if rel, err := filepath.Rel(data, dir); err == nil && rel != "." && rel != ".." && !strings.HasPrefix(rel, "../") {
+				p.Hidden, p.Expose, p.Dir = []string{data}, []string{dir}, dir
+				p.Writable[0] = dir
+			}
 		}
 		proc, err = sandbox.Start(r.Exe, p, out)
 		if errors.Is(err, sandbox.ErrNoNamespaces) {
@@ -168,4 +176,12 @@ func readCapped(path string) string {
 	var b bytes.Buffer
 	_, _ = io.Copy(&b, io.LimitReader(f, core.HookOutputLimit))
 	return b.String()
+}
+
+// realPath resolves symbolic links in p, or returns it cleaned.
+func realPath(p string) string {
+	if r, err := filepath.EvalSymlinks(p); err == nil {
+		return r
+	}
+	return filepath.Clean(p)
 }

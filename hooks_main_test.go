@@ -580,3 +580,70 @@ func TestHooksExecPrintsHookLines(t *testing.T) {
 		t.Fatalf("--json stdout %s\nstderr %s", r.stdout, r.stderr)
 	}
 }
+
+// A hook-context system message is part of the history: a fork copies it,
+// and a rewind past it removes it from what the model sees.
+func TestHooksContextForkAndRewind(t *testing.T) {
+	k := startKernel(t, t.TempDir())
+	proj := outsideTmp(t)
+	scripts := t.TempDir()
+	hook := writeHook(t, scripts, "ctx.sh", `cat >/dev/null
+n=$(( $(cat `+scripts+`/n 2>/dev/null || echo 0) + 1 )); echo $n > `+scripts+`/n
+echo "hook-ctx-$n"
+`)
+	k.setHooks(t, `{"UserPromptSubmit": [{"hooks": [{"type": "command", "command": "`+hook+`"}]}]}`)
+	fake := openaitest.New(t)
+	sid := k.session(t, fake.BaseURL(), proj, "BYPASS")
+	k.runTools(t, fake, sid)
+	k.runTools(t, fake, sid)
+	type msg struct {
+		Seq                int64
+		Role, Source, Text string
+	}
+	messages := func(id string) []msg {
+		var s struct{ Session struct{ Messages []msg } }
+		k.gql(t, `query($s: ID!) { session(id: $s) { messages { seq role source text } } }`, map[string]any{"s": id}, &s)
+		return s.Session.Messages
+	}
+	texts := func(ms []msg) string {
+		var b strings.Builder
+		for _, m := range ms {
+			b.WriteString(m.Role + ":" + m.Text + "|")
+		}
+		return b.String()
+	}
+	ms := messages(sid)
+	if got := texts(ms); got != "USER:go|SYSTEM:hook-ctx-1|ASSISTANT:done|USER:go|SYSTEM:hook-ctx-2|ASSISTANT:done|" {
+		t.Fatalf("messages: %s", got)
+	}
+	// Fork after the first answer: the fork has the first hook context.
+	var f struct{ ForkSession struct{ ID string } }
+	k.gql(t, `mutation($s: ID!, $a: Int!) { forkSession(sessionId: $s, afterSeq: $a) { id } }`, map[string]any{"s": sid, "a": ms[2].Seq}, &f)
+	fm := messages(f.ForkSession.ID)
+	if got := texts(fm); got != "USER:go|SYSTEM:hook-ctx-1|ASSISTANT:done|" || !strings.HasPrefix(fm[1].Source, "hook UserPromptSubmit: ") {
+		t.Fatalf("fork messages: %s %+v", got, fm)
+	}
+	// Rewind the original to its second prompt: the second context goes.
+	var p struct {
+		PreviewRewind struct {
+			HeadSeq        int64
+			FileStateToken string
+		}
+	}
+	k.gql(t, `mutation($s: ID!, $m: Int!) { previewRewind(sessionId: $s, messageSeq: $m) { headSeq fileStateToken } }`, map[string]any{"s": sid, "m": ms[3].Seq}, &p)
+	k.gql(t, `mutation($s: ID!, $m: Int!, $h: Int!, $t: String!) { confirmRewind(sessionId: $s, messageSeq: $m, headSeq: $h, fileStateToken: $t) { text } }`,
+		map[string]any{"s": sid, "m": ms[3].Seq, "h": p.PreviewRewind.HeadSeq, "t": p.PreviewRewind.FileStateToken}, nil)
+	if got := texts(messages(sid)); got != "USER:go|SYSTEM:hook-ctx-1|ASSISTANT:done|" {
+		t.Fatalf("messages after rewind: %s", got)
+	}
+	k.runTools(t, fake, sid)
+	body := ""
+	for _, rq := range fake.Requests() {
+		if b := requestText(rq); strings.Contains(b, "hook-ctx-3") && !strings.Contains(b, "Write a title") {
+			body = b
+		}
+	}
+	if !strings.Contains(body, "hook-ctx-1") || strings.Contains(body, "hook-ctx-2") || !strings.Contains(body, "hook-ctx-3") {
+		t.Fatalf("request after rewind: %s", body)
+	}
+}

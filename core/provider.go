@@ -160,6 +160,7 @@ const (
 	CapWebSearch          ProviderCapability = "web_search"
 	CapNativeCompactor    ProviderCapability = "native_compactor"
 	CapImageGenerator     ProviderCapability = "image_generator"
+	CapVideoGenerator     ProviderCapability = "video_generator"
 )
 
 // ProviderStream yields stream events until Recv returns io.EOF.

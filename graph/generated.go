@@ -232,6 +232,7 @@ type ComplexityRoot struct {
 		EditQueuedMessage   func(childComplexity int, sessionID string, itemID string, input model.UserInput) int
 		ForkSession         func(childComplexity int, sessionID string, afterSeq int64) int
 		GenerateImage       func(childComplexity int, input model.GenerateImageInput) int
+		GenerateVideo       func(childComplexity int, input model.GenerateVideoInput) int
 		MoveQueuedMessage   func(childComplexity int, sessionID string, itemID string, index int64) int
 		PreviewRewind       func(childComplexity int, sessionID string, messageSeq int64) int
 		RefreshModels       func(childComplexity int, connectionID string) int
@@ -496,6 +497,7 @@ type MutationResolver interface {
 	SendMessage(ctx context.Context, sessionID string, input model.UserInput) (*core.SendResult, error)
 	ConfirmPlan(ctx context.Context, sessionID string, edits *string) (*core.SendResult, error)
 	GenerateImage(ctx context.Context, input model.GenerateImageInput) ([]core.Attachment, error)
+	GenerateVideo(ctx context.Context, input model.GenerateVideoInput) ([]core.Attachment, error)
 	EditQueuedMessage(ctx context.Context, sessionID string, itemID string, input model.UserInput) ([]core.QueueItem, error)
 	MoveQueuedMessage(ctx context.Context, sessionID string, itemID string, index int64) ([]core.QueueItem, error)
 	DeleteQueuedMessage(ctx context.Context, sessionID string, itemID string) ([]core.QueueItem, error)
@@ -1463,6 +1465,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.GenerateImage(childComplexity, args["input"].(model.GenerateImageInput)), true
+	case "Mutation.generateVideo":
+		if e.ComplexityRoot.Mutation.GenerateVideo == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_generateVideo_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.GenerateVideo(childComplexity, args["input"].(model.GenerateVideoInput)), true
 	case "Mutation.moveQueuedMessage":
 		if e.ComplexityRoot.Mutation.MoveQueuedMessage == nil {
 			break
@@ -2387,6 +2400,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 			graphql.NewInputUnmarshaler("ConnectionInput", ec.unmarshalInputConnectionInput),
 			graphql.NewInputUnmarshaler("CreateSessionInput", ec.unmarshalInputCreateSessionInput),
 			graphql.NewInputUnmarshaler("GenerateImageInput", ec.unmarshalInputGenerateImageInput),
+			graphql.NewInputUnmarshaler("GenerateVideoInput", ec.unmarshalInputGenerateVideoInput),
 			graphql.NewInputUnmarshaler("GenerationInput", ec.unmarshalInputGenerationInput),
 			graphql.NewInputUnmarshaler("KeyValueInput", ec.unmarshalInputKeyValueInput),
 			graphql.NewInputUnmarshaler("McpServerInput", ec.unmarshalInputMcpServerInput),
@@ -3176,6 +3190,22 @@ input UserInput {
   browserElements: [BrowserElementInput!]
 }
 
+"What to generate with generateVideo."
+input GenerateVideoInput {
+  "What the video shows (up to 32 KiB)."
+  prompt: String!
+  "A VIDEO connection; default: the VIDEO default model's connection."
+  connectionId: ID
+  "A model of that connection; default: the VIDEO default's model, else the connection's first model."
+  model: String
+  "Wanted length in seconds, 1 to 600; default: the service's default."
+  durationSeconds: Int
+  "WIDTHxHEIGHT such as 1280x720, or auto; default: the service's default."
+  size: String
+  "The session the video is for: its usage is recorded there."
+  sessionId: ID
+}
+
 "What to generate with generateImage."
 input GenerateImageInput {
   "What the image shows (up to 32 KiB)."
@@ -3360,6 +3390,16 @@ type Mutation {
   get an image_generation tool whose images are attached to its tool result.
   """
   generateImage(input: GenerateImageInput!): [Attachment!]!
+  """
+  Generates a video through a VIDEO connection (PRV-2): its provider's video_generator
+  capability (protocol 2), called with the connection's declared videoProtocol. The
+  videos are stored like uploads and returned as attachments. BAD_INPUT for a
+  non-VIDEO connection or bad size/duration, UNAVAILABLE when there is no VIDEO
+  default or the connection's provider does not implement video generation (the
+  built-in openai provider does not; install a provider plugin that declares
+  video_generator), PROVIDER_ERROR when the service fails.
+  """
+  generateVideo(input: GenerateVideoInput!): [Attachment!]!
   "Replaces a queued item's input; NOT_FOUND once it has started."
   editQueuedMessage(sessionId: ID!, itemId: ID!, input: UserInput!): [QueueItem!]!
   "Moves a queued item to index (0 = next)."
@@ -4443,6 +4483,20 @@ func (ec *executionContext) field_Mutation_generateImage_args(ctx context.Contex
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (model.GenerateImageInput, error) {
 			return ec.unmarshalNGenerateImageInput2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋgraphᚋmodelᚐGenerateImageInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_generateVideo_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.GenerateVideoInput, error) {
+			return ec.unmarshalNGenerateVideoInput2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋgraphᚋmodelᚐGenerateVideoInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -8777,6 +8831,50 @@ func (ec *executionContext) fieldContext_Mutation_generateImage(ctx context.Cont
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Mutation_generateImage_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_generateVideo(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_generateVideo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().GenerateVideo(ctx, fc.Args["input"].(model.GenerateVideoInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []core.Attachment) graphql.Marshaler {
+			return ec.marshalNAttachment2ᚕgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐAttachmentᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_generateVideo(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Attachment(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_generateVideo_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -13720,6 +13818,83 @@ func UnmarshalGenerateImageInput(ctx context.Context, raw any) (model.GenerateIm
 	return out, err
 }
 
+func (ec *executionContext) unmarshalInputGenerateVideoInput(ctx context.Context, obj any) (model.GenerateVideoInput, error) {
+	var it model.GenerateVideoInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"prompt", "connectionId", "model", "durationSeconds", "size", "sessionId"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "prompt":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("prompt"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Prompt = data
+		case "connectionId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("connectionId"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ConnectionID = data
+		case "model":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("model"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Model = data
+		case "durationSeconds":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("durationSeconds"))
+			data, err := ec.unmarshalOInt2ᚖint64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.DurationSeconds = data
+		case "size":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("size"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Size = data
+		case "sessionId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("sessionId"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SessionID = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalGenerateVideoInput unmarshals raw into the GenerateVideoInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalGenerateVideoInput(ctx context.Context, raw any) (model.GenerateVideoInput, error) {
+	var out model.GenerateVideoInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "GenerateVideoInput", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputGenerationInput(ctx context.Context, obj any) (core.Generation, error) {
 	var it core.Generation
 	if obj == nil {
@@ -15459,6 +15634,13 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		case "generateImage":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_generateImage(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "generateVideo":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_generateVideo(ctx, field)
 			})
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -17303,6 +17485,11 @@ func (ec *executionContext) marshalNFileChange2ᚕgithubᚗcomᚋfoyaᚑdevᚋfo
 
 func (ec *executionContext) unmarshalNGenerateImageInput2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋgraphᚋmodelᚐGenerateImageInput(ctx context.Context, v any) (model.GenerateImageInput, error) {
 	res, err := ec.unmarshalInputGenerateImageInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalNGenerateVideoInput2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋgraphᚋmodelᚐGenerateVideoInput(ctx context.Context, v any) (model.GenerateVideoInput, error) {
+	res, err := ec.unmarshalInputGenerateVideoInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 

@@ -398,6 +398,18 @@ func (r *mutationResolver) GenerateImage(ctx context.Context, input model.Genera
 	return r.Engine.GenerateImage(ctx, in)
 }
 
+// GenerateVideo is the resolver for the generateVideo field.
+func (r *mutationResolver) GenerateVideo(ctx context.Context, input model.GenerateVideoInput) ([]core.Attachment, error) {
+	in := core.GenerateVideoInput{Prompt: input.Prompt, ConnectionID: deref(input.ConnectionID), Model: deref(input.Model), Size: deref(input.Size), SessionID: deref(input.SessionID)}
+	if input.DurationSeconds != nil {
+		in.DurationSeconds = int(*input.DurationSeconds)
+		if in.DurationSeconds <= 0 {
+			return nil, core.Errorf(core.CodeBadInput, "durationSeconds: 1 to %d (or omit for the service's default)", core.MaxVideoDurationSeconds)
+		}
+	}
+	return r.Engine.GenerateVideo(ctx, in)
+}
+
 // EditQueuedMessage is the resolver for the editQueuedMessage field.
 func (r *mutationResolver) EditQueuedMessage(ctx context.Context, sessionID string, itemID string, input model.UserInput) ([]core.QueueItem, error) {
 	return r.Engine.EditQueuedMessage(ctx, sessionID, itemID, userInput(input))

@@ -57,6 +57,22 @@ type GenerateImageInput struct {
 	SessionID *string `json:"sessionId,omitempty"`
 }
 
+// What to generate with generateVideo.
+type GenerateVideoInput struct {
+	// What the video shows (up to 32 KiB).
+	Prompt string `json:"prompt"`
+	// A VIDEO connection; default: the VIDEO default model's connection.
+	ConnectionID *string `json:"connectionId,omitempty"`
+	// A model of that connection; default: the VIDEO default's model, else the connection's first model.
+	Model *string `json:"model,omitempty"`
+	// Wanted length in seconds, 1 to 600; default: the service's default.
+	DurationSeconds *int64 `json:"durationSeconds,omitempty"`
+	// WIDTHxHEIGHT such as 1280x720, or auto; default: the service's default.
+	Size *string `json:"size,omitempty"`
+	// The session the video is for: its usage is recorded there.
+	SessionID *string `json:"sessionId,omitempty"`
+}
+
 // An MCP server. On update, null fields keep the stored values: env and headers
 // (whose values cannot be read back) are kept when null and replaced whole when
 // given; changing the transport drops the old transport's fields.

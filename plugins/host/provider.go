@@ -43,6 +43,7 @@ var (
 	_ core.WebSearcher        = (*providerAdapter)(nil)
 	_ core.ImageGenerator     = (*providerAdapter)(nil)
 	_ core.NativeCompactor    = (*providerAdapter)(nil)
+	_ core.VideoGenerator     = (*providerAdapter)(nil)
 )
 
 // newProviderAdapter adapts a plugin that speaks protocol version protocol.
@@ -51,7 +52,7 @@ var (
 func newProviderAdapter(plugin string, src clientSource, info *foyav1.ProviderInfo, protocol int) *providerAdapter {
 	a := &providerAdapter{plugin: plugin, src: src, kind: info.GetKind()}
 	for _, c := range info.GetCapabilities() {
-		if (core.ProviderCapability(c) == core.CapNativeCompactor || core.ProviderCapability(c) == core.CapImageGenerator) && protocol < 2 {
+		if (core.ProviderCapability(c) == core.CapNativeCompactor || core.ProviderCapability(c) == core.CapImageGenerator || core.ProviderCapability(c) == core.CapVideoGenerator) && protocol < 2 {
 			continue
 		}
 		a.caps = append(a.caps, core.ProviderCapability(c))
@@ -260,6 +261,25 @@ func (a *providerAdapter) GenerateImage(ctx context.Context, ep core.Endpoint, r
 		out = core.ImageResult{Usage: usageFromProto(r.GetUsage())}
 		for _, im := range r.GetImages() {
 			out.Images = append(out.Images, core.GeneratedImage{MediaType: im.GetMediaType(), Data: im.GetData(), RevisedPrompt: im.GetRevisedPrompt()})
+		}
+		return nil
+	})
+	return out, err
+}
+
+func (a *providerAdapter) GenerateVideo(ctx context.Context, ep core.Endpoint, req core.VideoRequest) (core.VideoResult, error) {
+	if err := a.require(core.CapVideoGenerator); err != nil {
+		return core.VideoResult{}, err
+	}
+	var out core.VideoResult
+	err := a.call(ctx, func(c *clients) error {
+		r, err := c.provider.GenerateVideo(ctx, &foyav1.GenerateVideoRequest{Endpoint: endpointToProto(ep), Model: req.Model, Prompt: req.Prompt, Protocol: req.Protocol, DurationSeconds: int32(req.DurationSeconds), Size: req.Size})
+		if err != nil {
+			return err
+		}
+		out = core.VideoResult{Usage: usageFromProto(r.GetUsage())}
+		for _, v := range r.GetVideos() {
+			out.Videos = append(out.Videos, core.GeneratedVideo{MediaType: v.GetMediaType(), Data: v.GetData()})
 		}
 		return nil
 	})

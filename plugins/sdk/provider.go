@@ -16,6 +16,7 @@ const (
 	CapDetailedCompleter  Capability = "detailed_completer"  // DetailedCompleter
 	CapWebSearch          Capability = "web_search"          // WebSearcher
 	CapImageGenerator     Capability = "image_generator"     // ImageGenerator
+	CapVideoGenerator     Capability = "video_generator"     // VideoGenerator (protocol 2)
 	CapNativeCompactor    Capability = "native_compactor"    // NativeCompactor (protocol 2)
 )
 
@@ -85,6 +86,35 @@ type NativeCompactor interface {
 // image connections (PRV-2).
 type ImageGenerator interface {
 	GenerateImage(ctx context.Context, ep Endpoint, req ImageRequest) (ImageResult, error)
+}
+
+// VideoGenerator is the "video_generator" capability: video generation for
+// video connections (PRV-2). VideoRequest.Protocol carries the connection's
+// declared video protocol; a generator that does not speak it should return
+// an error saying so.
+type VideoGenerator interface {
+	GenerateVideo(ctx context.Context, ep Endpoint, req VideoRequest) (VideoResult, error)
+}
+
+// VideoRequest asks a video connection's model for a video.
+type VideoRequest struct {
+	Model           string
+	Prompt          string
+	Protocol        string
+	DurationSeconds int
+	Size            string
+}
+
+// GeneratedVideo is one generated video.
+type GeneratedVideo struct {
+	MediaType string
+	Data      []byte
+}
+
+// VideoResult is the answer of a video generation.
+type VideoResult struct {
+	Videos []GeneratedVideo
+	Usage  *Usage
 }
 
 // WebSearcher is the "web_search" capability.

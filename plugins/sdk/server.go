@@ -43,6 +43,8 @@ func newProviderServer(p Provider, log *slog.Logger) (*providerServer, error) {
 			_, ok = p.(ImageGenerator)
 		case CapNativeCompactor:
 			_, ok = p.(NativeCompactor)
+		case CapVideoGenerator:
+			_, ok = p.(VideoGenerator)
 		default:
 			return nil, fmt.Errorf("provider %s declares capability %q that protocol v%d does not carry", info.Kind, c, ProtocolVersion)
 		}
@@ -205,6 +207,24 @@ func (s *providerServer) GenerateImage(ctx context.Context, req *foyav1.Generate
 	out := &foyav1.GenerateImageResponse{Usage: usageToProto(r.Usage)}
 	for _, im := range r.Images {
 		out.Images = append(out.Images, &foyav1.GeneratedImage{MediaType: im.MediaType, Data: im.Data, RevisedPrompt: im.RevisedPrompt})
+	}
+	return out, nil
+}
+
+func (s *providerServer) GenerateVideo(ctx context.Context, req *foyav1.GenerateVideoRequest) (*foyav1.GenerateVideoResponse, error) {
+	if err := s.require(CapVideoGenerator); err != nil {
+		return nil, err
+	}
+	r, err := s.p.(VideoGenerator).GenerateVideo(ctx, endpointFromProto(req.GetEndpoint()), VideoRequest{
+		Model: req.GetModel(), Prompt: req.GetPrompt(), Protocol: req.GetProtocol(),
+		DurationSeconds: int(req.GetDurationSeconds()), Size: req.GetSize(),
+	})
+	if err != nil {
+		return nil, toStatus(ctx, err)
+	}
+	out := &foyav1.GenerateVideoResponse{Usage: usageToProto(r.Usage)}
+	for _, v := range r.Videos {
+		out.Videos = append(out.Videos, &foyav1.GeneratedVideo{MediaType: v.MediaType, Data: v.Data})
 	}
 	return out, nil
 }

@@ -2549,6 +2549,198 @@ func (x *GenerateImageResponse) GetUsage() *Usage {
 	return nil
 }
 
+// GenerateVideoRequest asks a video connection's model for a video.
+type GenerateVideoRequest struct {
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	Endpoint *Endpoint              `protobuf:"bytes,1,opt,name=endpoint,proto3" json:"endpoint,omitempty"`
+	Model    string                 `protobuf:"bytes,2,opt,name=model,proto3" json:"model,omitempty"`
+	Prompt   string                 `protobuf:"bytes,3,opt,name=prompt,proto3" json:"prompt,omitempty"`
+	// protocol is the connection's declared video protocol (videoProtocol).
+	Protocol string `protobuf:"bytes,4,opt,name=protocol,proto3" json:"protocol,omitempty"`
+	// duration_seconds is the wanted length; 0 means the service's default.
+	DurationSeconds int32 `protobuf:"varint,5,opt,name=duration_seconds,json=durationSeconds,proto3" json:"duration_seconds,omitempty"`
+	// size is e.g. "1280x720"; empty means the service's default.
+	Size          string `protobuf:"bytes,6,opt,name=size,proto3" json:"size,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GenerateVideoRequest) Reset() {
+	*x = GenerateVideoRequest{}
+	mi := &file_foya_v1_plugin_proto_msgTypes[36]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GenerateVideoRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GenerateVideoRequest) ProtoMessage() {}
+
+func (x *GenerateVideoRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_foya_v1_plugin_proto_msgTypes[36]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GenerateVideoRequest.ProtoReflect.Descriptor instead.
+func (*GenerateVideoRequest) Descriptor() ([]byte, []int) {
+	return file_foya_v1_plugin_proto_rawDescGZIP(), []int{36}
+}
+
+func (x *GenerateVideoRequest) GetEndpoint() *Endpoint {
+	if x != nil {
+		return x.Endpoint
+	}
+	return nil
+}
+
+func (x *GenerateVideoRequest) GetModel() string {
+	if x != nil {
+		return x.Model
+	}
+	return ""
+}
+
+func (x *GenerateVideoRequest) GetPrompt() string {
+	if x != nil {
+		return x.Prompt
+	}
+	return ""
+}
+
+func (x *GenerateVideoRequest) GetProtocol() string {
+	if x != nil {
+		return x.Protocol
+	}
+	return ""
+}
+
+func (x *GenerateVideoRequest) GetDurationSeconds() int32 {
+	if x != nil {
+		return x.DurationSeconds
+	}
+	return 0
+}
+
+func (x *GenerateVideoRequest) GetSize() string {
+	if x != nil {
+		return x.Size
+	}
+	return ""
+}
+
+type GeneratedVideo struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	MediaType     string                 `protobuf:"bytes,1,opt,name=media_type,json=mediaType,proto3" json:"media_type,omitempty"`
+	Data          []byte                 `protobuf:"bytes,2,opt,name=data,proto3" json:"data,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GeneratedVideo) Reset() {
+	*x = GeneratedVideo{}
+	mi := &file_foya_v1_plugin_proto_msgTypes[37]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GeneratedVideo) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GeneratedVideo) ProtoMessage() {}
+
+func (x *GeneratedVideo) ProtoReflect() protoreflect.Message {
+	mi := &file_foya_v1_plugin_proto_msgTypes[37]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GeneratedVideo.ProtoReflect.Descriptor instead.
+func (*GeneratedVideo) Descriptor() ([]byte, []int) {
+	return file_foya_v1_plugin_proto_rawDescGZIP(), []int{37}
+}
+
+func (x *GeneratedVideo) GetMediaType() string {
+	if x != nil {
+		return x.MediaType
+	}
+	return ""
+}
+
+func (x *GeneratedVideo) GetData() []byte {
+	if x != nil {
+		return x.Data
+	}
+	return nil
+}
+
+type GenerateVideoResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Videos        []*GeneratedVideo      `protobuf:"bytes,1,rep,name=videos,proto3" json:"videos,omitempty"`
+	Usage         *Usage                 `protobuf:"bytes,2,opt,name=usage,proto3" json:"usage,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GenerateVideoResponse) Reset() {
+	*x = GenerateVideoResponse{}
+	mi := &file_foya_v1_plugin_proto_msgTypes[38]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GenerateVideoResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GenerateVideoResponse) ProtoMessage() {}
+
+func (x *GenerateVideoResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_foya_v1_plugin_proto_msgTypes[38]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GenerateVideoResponse.ProtoReflect.Descriptor instead.
+func (*GenerateVideoResponse) Descriptor() ([]byte, []int) {
+	return file_foya_v1_plugin_proto_rawDescGZIP(), []int{38}
+}
+
+func (x *GenerateVideoResponse) GetVideos() []*GeneratedVideo {
+	if x != nil {
+		return x.Videos
+	}
+	return nil
+}
+
+func (x *GenerateVideoResponse) GetUsage() *Usage {
+	if x != nil {
+		return x.Usage
+	}
+	return nil
+}
+
 var File_foya_v1_plugin_proto protoreflect.FileDescriptor
 
 const file_foya_v1_plugin_proto_rawDesc = "" +
@@ -2750,6 +2942,20 @@ const file_foya_v1_plugin_proto_rawDesc = "" +
 	"\x0erevised_prompt\x18\x03 \x01(\tR\rrevisedPrompt\"n\n" +
 	"\x15GenerateImageResponse\x12/\n" +
 	"\x06images\x18\x01 \x03(\v2\x17.foya.v1.GeneratedImageR\x06images\x12$\n" +
+	"\x05usage\x18\x02 \x01(\v2\x0e.foya.v1.UsageR\x05usage\"\xce\x01\n" +
+	"\x14GenerateVideoRequest\x12-\n" +
+	"\bendpoint\x18\x01 \x01(\v2\x11.foya.v1.EndpointR\bendpoint\x12\x14\n" +
+	"\x05model\x18\x02 \x01(\tR\x05model\x12\x16\n" +
+	"\x06prompt\x18\x03 \x01(\tR\x06prompt\x12\x1a\n" +
+	"\bprotocol\x18\x04 \x01(\tR\bprotocol\x12)\n" +
+	"\x10duration_seconds\x18\x05 \x01(\x05R\x0fdurationSeconds\x12\x12\n" +
+	"\x04size\x18\x06 \x01(\tR\x04size\"C\n" +
+	"\x0eGeneratedVideo\x12\x1d\n" +
+	"\n" +
+	"media_type\x18\x01 \x01(\tR\tmediaType\x12\x12\n" +
+	"\x04data\x18\x02 \x01(\fR\x04data\"n\n" +
+	"\x15GenerateVideoResponse\x12/\n" +
+	"\x06videos\x18\x01 \x03(\v2\x17.foya.v1.GeneratedVideoR\x06videos\x12$\n" +
 	"\x05usage\x18\x02 \x01(\v2\x0e.foya.v1.UsageR\x05usage*\xdd\x02\n" +
 	"\rErrorCategory\x12\x1e\n" +
 	"\x1aERROR_CATEGORY_UNSPECIFIED\x10\x00\x12#\n" +
@@ -2763,7 +2969,7 @@ const file_foya_v1_plugin_proto_rawDesc = "" +
 	"\x1aERROR_CATEGORY_BAD_REQUEST\x10\b\x12\x19\n" +
 	"\x15ERROR_CATEGORY_SERVER\x10\t\x12\x1e\n" +
 	"\x1aERROR_CATEGORY_UNAVAILABLE\x10\n" +
-	"2\x80\x05\n" +
+	"2\xd0\x05\n" +
 	"\bProvider\x12;\n" +
 	"\bDescribe\x12\x18.foya.v1.DescribeRequest\x1a\x15.foya.v1.ProviderInfo\x128\n" +
 	"\x06Stream\x12\x16.foya.v1.StreamRequest\x1a\x14.foya.v1.StreamEvent0\x01\x12?\n" +
@@ -2774,7 +2980,8 @@ const file_foya_v1_plugin_proto_rawDesc = "" +
 	"\x13ResolveCapabilities\x12#.foya.v1.ResolveCapabilitiesRequest\x1a\x15.foya.v1.Capabilities\x12B\n" +
 	"\tWebSearch\x12\x19.foya.v1.WebSearchRequest\x1a\x1a.foya.v1.WebSearchResponse\x12E\n" +
 	"\x0eCompactContext\x12\x18.foya.v1.CompleteRequest\x1a\x19.foya.v1.CompleteResponse\x12N\n" +
-	"\rGenerateImage\x12\x1d.foya.v1.GenerateImageRequest\x1a\x1e.foya.v1.GenerateImageResponse2\x80\x01\n" +
+	"\rGenerateImage\x12\x1d.foya.v1.GenerateImageRequest\x1a\x1e.foya.v1.GenerateImageResponse\x12N\n" +
+	"\rGenerateVideo\x12\x1d.foya.v1.GenerateVideoRequest\x1a\x1e.foya.v1.GenerateVideoResponse2\x80\x01\n" +
 	"\x05Tools\x12:\n" +
 	"\bDescribe\x12\x18.foya.v1.DescribeRequest\x1a\x14.foya.v1.ToolSetInfo\x12;\n" +
 	"\x04Call\x12\x18.foya.v1.ToolCallRequest\x1a\x19.foya.v1.ToolCallResponseB7Z5github.com/foya-dev/foya/plugins/proto/foya/v1;foyav1b\x06proto3"
@@ -2792,7 +2999,7 @@ func file_foya_v1_plugin_proto_rawDescGZIP() []byte {
 }
 
 var file_foya_v1_plugin_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_foya_v1_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 37)
+var file_foya_v1_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 40)
 var file_foya_v1_plugin_proto_goTypes = []any{
 	(ErrorCategory)(0),                 // 0: foya.v1.ErrorCategory
 	(*Endpoint)(nil),                   // 1: foya.v1.Endpoint
@@ -2831,10 +3038,13 @@ var file_foya_v1_plugin_proto_goTypes = []any{
 	(*GenerateImageRequest)(nil),       // 34: foya.v1.GenerateImageRequest
 	(*GeneratedImage)(nil),             // 35: foya.v1.GeneratedImage
 	(*GenerateImageResponse)(nil),      // 36: foya.v1.GenerateImageResponse
-	nil,                                // 37: foya.v1.Endpoint.OptionsEntry
+	(*GenerateVideoRequest)(nil),       // 37: foya.v1.GenerateVideoRequest
+	(*GeneratedVideo)(nil),             // 38: foya.v1.GeneratedVideo
+	(*GenerateVideoResponse)(nil),      // 39: foya.v1.GenerateVideoResponse
+	nil,                                // 40: foya.v1.Endpoint.OptionsEntry
 }
 var file_foya_v1_plugin_proto_depIdxs = []int32{
-	37, // 0: foya.v1.Endpoint.options:type_name -> foya.v1.Endpoint.OptionsEntry
+	40, // 0: foya.v1.Endpoint.options:type_name -> foya.v1.Endpoint.OptionsEntry
 	4,  // 1: foya.v1.Message.content:type_name -> foya.v1.ContentPart
 	5,  // 2: foya.v1.Message.tool_calls:type_name -> foya.v1.ToolCall
 	6,  // 3: foya.v1.Request.messages:type_name -> foya.v1.Message
@@ -2866,33 +3076,38 @@ var file_foya_v1_plugin_proto_depIdxs = []int32{
 	1,  // 29: foya.v1.GenerateImageRequest.endpoint:type_name -> foya.v1.Endpoint
 	35, // 30: foya.v1.GenerateImageResponse.images:type_name -> foya.v1.GeneratedImage
 	14, // 31: foya.v1.GenerateImageResponse.usage:type_name -> foya.v1.Usage
-	2,  // 32: foya.v1.Provider.Describe:input_type -> foya.v1.DescribeRequest
-	9,  // 33: foya.v1.Provider.Stream:input_type -> foya.v1.StreamRequest
-	17, // 34: foya.v1.Provider.Complete:input_type -> foya.v1.CompleteRequest
-	17, // 35: foya.v1.Provider.CompleteDetailed:input_type -> foya.v1.CompleteRequest
-	19, // 36: foya.v1.Provider.ListModels:input_type -> foya.v1.ListModelsRequest
-	24, // 37: foya.v1.Provider.ResolveCapabilities:input_type -> foya.v1.ResolveCapabilitiesRequest
-	25, // 38: foya.v1.Provider.WebSearch:input_type -> foya.v1.WebSearchRequest
-	17, // 39: foya.v1.Provider.CompactContext:input_type -> foya.v1.CompleteRequest
-	34, // 40: foya.v1.Provider.GenerateImage:input_type -> foya.v1.GenerateImageRequest
-	2,  // 41: foya.v1.Tools.Describe:input_type -> foya.v1.DescribeRequest
-	30, // 42: foya.v1.Tools.Call:input_type -> foya.v1.ToolCallRequest
-	3,  // 43: foya.v1.Provider.Describe:output_type -> foya.v1.ProviderInfo
-	10, // 44: foya.v1.Provider.Stream:output_type -> foya.v1.StreamEvent
-	18, // 45: foya.v1.Provider.Complete:output_type -> foya.v1.CompleteResponse
-	18, // 46: foya.v1.Provider.CompleteDetailed:output_type -> foya.v1.CompleteResponse
-	23, // 47: foya.v1.Provider.ListModels:output_type -> foya.v1.ListModelsResponse
-	21, // 48: foya.v1.Provider.ResolveCapabilities:output_type -> foya.v1.Capabilities
-	27, // 49: foya.v1.Provider.WebSearch:output_type -> foya.v1.WebSearchResponse
-	18, // 50: foya.v1.Provider.CompactContext:output_type -> foya.v1.CompleteResponse
-	36, // 51: foya.v1.Provider.GenerateImage:output_type -> foya.v1.GenerateImageResponse
-	28, // 52: foya.v1.Tools.Describe:output_type -> foya.v1.ToolSetInfo
-	31, // 53: foya.v1.Tools.Call:output_type -> foya.v1.ToolCallResponse
-	43, // [43:54] is the sub-list for method output_type
-	32, // [32:43] is the sub-list for method input_type
-	32, // [32:32] is the sub-list for extension type_name
-	32, // [32:32] is the sub-list for extension extendee
-	0,  // [0:32] is the sub-list for field type_name
+	1,  // 32: foya.v1.GenerateVideoRequest.endpoint:type_name -> foya.v1.Endpoint
+	38, // 33: foya.v1.GenerateVideoResponse.videos:type_name -> foya.v1.GeneratedVideo
+	14, // 34: foya.v1.GenerateVideoResponse.usage:type_name -> foya.v1.Usage
+	2,  // 35: foya.v1.Provider.Describe:input_type -> foya.v1.DescribeRequest
+	9,  // 36: foya.v1.Provider.Stream:input_type -> foya.v1.StreamRequest
+	17, // 37: foya.v1.Provider.Complete:input_type -> foya.v1.CompleteRequest
+	17, // 38: foya.v1.Provider.CompleteDetailed:input_type -> foya.v1.CompleteRequest
+	19, // 39: foya.v1.Provider.ListModels:input_type -> foya.v1.ListModelsRequest
+	24, // 40: foya.v1.Provider.ResolveCapabilities:input_type -> foya.v1.ResolveCapabilitiesRequest
+	25, // 41: foya.v1.Provider.WebSearch:input_type -> foya.v1.WebSearchRequest
+	17, // 42: foya.v1.Provider.CompactContext:input_type -> foya.v1.CompleteRequest
+	34, // 43: foya.v1.Provider.GenerateImage:input_type -> foya.v1.GenerateImageRequest
+	37, // 44: foya.v1.Provider.GenerateVideo:input_type -> foya.v1.GenerateVideoRequest
+	2,  // 45: foya.v1.Tools.Describe:input_type -> foya.v1.DescribeRequest
+	30, // 46: foya.v1.Tools.Call:input_type -> foya.v1.ToolCallRequest
+	3,  // 47: foya.v1.Provider.Describe:output_type -> foya.v1.ProviderInfo
+	10, // 48: foya.v1.Provider.Stream:output_type -> foya.v1.StreamEvent
+	18, // 49: foya.v1.Provider.Complete:output_type -> foya.v1.CompleteResponse
+	18, // 50: foya.v1.Provider.CompleteDetailed:output_type -> foya.v1.CompleteResponse
+	23, // 51: foya.v1.Provider.ListModels:output_type -> foya.v1.ListModelsResponse
+	21, // 52: foya.v1.Provider.ResolveCapabilities:output_type -> foya.v1.Capabilities
+	27, // 53: foya.v1.Provider.WebSearch:output_type -> foya.v1.WebSearchResponse
+	18, // 54: foya.v1.Provider.CompactContext:output_type -> foya.v1.CompleteResponse
+	36, // 55: foya.v1.Provider.GenerateImage:output_type -> foya.v1.GenerateImageResponse
+	39, // 56: foya.v1.Provider.GenerateVideo:output_type -> foya.v1.GenerateVideoResponse
+	28, // 57: foya.v1.Tools.Describe:output_type -> foya.v1.ToolSetInfo
+	31, // 58: foya.v1.Tools.Call:output_type -> foya.v1.ToolCallResponse
+	47, // [47:59] is the sub-list for method output_type
+	35, // [35:47] is the sub-list for method input_type
+	35, // [35:35] is the sub-list for extension type_name
+	35, // [35:35] is the sub-list for extension extendee
+	0,  // [0:35] is the sub-list for field type_name
 }
 
 func init() { file_foya_v1_plugin_proto_init() }
@@ -2917,7 +3132,7 @@ func file_foya_v1_plugin_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_foya_v1_plugin_proto_rawDesc), len(file_foya_v1_plugin_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   37,
+			NumMessages:   40,
 			NumExtensions: 0,
 			NumServices:   2,
 		},

@@ -48,6 +48,7 @@ const (
 	Provider_WebSearch_FullMethodName           = "/foya.v1.Provider/WebSearch"
 	Provider_CompactContext_FullMethodName      = "/foya.v1.Provider/CompactContext"
 	Provider_GenerateImage_FullMethodName       = "/foya.v1.Provider/GenerateImage"
+	Provider_GenerateVideo_FullMethodName       = "/foya.v1.Provider/GenerateVideo"
 )
 
 // ProviderClient is the client API for Provider service.
@@ -72,6 +73,9 @@ type ProviderClient interface {
 	// GenerateImage (protocol 2, capability "image_generator") generates
 	// images for an image connection.
 	GenerateImage(ctx context.Context, in *GenerateImageRequest, opts ...grpc.CallOption) (*GenerateImageResponse, error)
+	// GenerateVideo (protocol 2, capability "video_generator") generates
+	// videos for a video connection through its declared video protocol.
+	GenerateVideo(ctx context.Context, in *GenerateVideoRequest, opts ...grpc.CallOption) (*GenerateVideoResponse, error)
 }
 
 type providerClient struct {
@@ -181,6 +185,16 @@ func (c *providerClient) GenerateImage(ctx context.Context, in *GenerateImageReq
 	return out, nil
 }
 
+func (c *providerClient) GenerateVideo(ctx context.Context, in *GenerateVideoRequest, opts ...grpc.CallOption) (*GenerateVideoResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(GenerateVideoResponse)
+	err := c.cc.Invoke(ctx, Provider_GenerateVideo_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // ProviderServer is the server API for Provider service.
 // All implementations must embed UnimplementedProviderServer
 // for forward compatibility.
@@ -203,6 +217,9 @@ type ProviderServer interface {
 	// GenerateImage (protocol 2, capability "image_generator") generates
 	// images for an image connection.
 	GenerateImage(context.Context, *GenerateImageRequest) (*GenerateImageResponse, error)
+	// GenerateVideo (protocol 2, capability "video_generator") generates
+	// videos for a video connection through its declared video protocol.
+	GenerateVideo(context.Context, *GenerateVideoRequest) (*GenerateVideoResponse, error)
 	mustEmbedUnimplementedProviderServer()
 }
 
@@ -239,6 +256,9 @@ func (UnimplementedProviderServer) CompactContext(context.Context, *CompleteRequ
 }
 func (UnimplementedProviderServer) GenerateImage(context.Context, *GenerateImageRequest) (*GenerateImageResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method GenerateImage not implemented")
+}
+func (UnimplementedProviderServer) GenerateVideo(context.Context, *GenerateVideoRequest) (*GenerateVideoResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method GenerateVideo not implemented")
 }
 func (UnimplementedProviderServer) mustEmbedUnimplementedProviderServer() {}
 func (UnimplementedProviderServer) testEmbeddedByValue()                  {}
@@ -416,6 +436,24 @@ func _Provider_GenerateImage_Handler(srv interface{}, ctx context.Context, dec f
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Provider_GenerateVideo_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GenerateVideoRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ProviderServer).GenerateVideo(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Provider_GenerateVideo_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ProviderServer).GenerateVideo(ctx, req.(*GenerateVideoRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Provider_ServiceDesc is the grpc.ServiceDesc for Provider service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -454,6 +492,10 @@ var Provider_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "GenerateImage",
 			Handler:    _Provider_GenerateImage_Handler,
+		},
+		{
+			MethodName: "GenerateVideo",
+			Handler:    _Provider_GenerateVideo_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

@@ -584,7 +584,10 @@ func TestHooksExecPrintsHookLines(t *testing.T) {
 	if !sent || strings.Contains(r.stderr, "hook-stdout-context") {
 		t.Fatalf("hook context sent %v; stderr %s", sent, r.stderr)
 	}
-	// --json prints the events as received, hook events among them.
+	// --json prints the events as received, hook events among them. The
+	// first session's background title request may still take a scripted
+	// reply: script one more so the turn always has its own.
+	fake.Enqueue(openaitest.TextStream("gpt-t", "Again"))
 	fake.Enqueue(openaitest.TextStream("gpt-t", "Again"))
 	r = o.mustRun(t, "", "exec", "--addr", k.addr, "--model", "fake/gpt-t", "--approval-mode", "bypass", "--json", "hi")
 	if !strings.Contains(r.stdout, `"type":"hook_finished"`) || strings.Contains(r.stderr, "hook UserPromptSubmit") {

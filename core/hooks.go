@@ -308,6 +308,10 @@ type Hooks struct {
 	store  HookStore
 	runner HookRunner
 	mu     sync.Mutex
+	// The document is read at every event (a hand edit applies at once);
+	// its parse, with compiled matchers, is reused while the bytes match.
+	parsedRaw []byte
+	parsed    HookConfig
 }
 
 // NewHooks returns the hooks service; a nil runner means hooks are
@@ -360,7 +364,17 @@ func (h *Hooks) config(ctx context.Context) (HookConfig, error) {
 	if err != nil {
 		return nil, err
 	}
-	return ParseHookConfig(data)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.parsed != nil && bytes.Equal(data, h.parsedRaw) {
+		return h.parsed, nil
+	}
+	cfg, err := ParseHookConfig(data)
+	if err != nil {
+		return nil, err
+	}
+	h.parsedRaw, h.parsed = bytes.Clone(data), cfg
+	return cfg, nil
 }
 
 // hookDecision is the combined effect of the hooks of one event.
@@ -511,11 +525,12 @@ func firstNonEmpty(s ...string) string {
 	return ""
 }
 
+// truncateText is s cut to at most n bytes on a UTF-8 boundary, marked.
 func truncateText(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
-	return s[:n] + "…[truncated]"
+	return previewText(s, n) + "…[truncated]"
 }
 
 // persistHookContext records additional context as system messages with

@@ -436,3 +436,23 @@ func TestManagementCommands(t *testing.T) {
 		t.Fatal("the kernel logged the key")
 	}
 }
+
+// What the tests read of the CLI's --json output.
+type cliConnection struct {
+	ID               string `json:"id"`
+	Name             string `json:"name"`
+	APIKeyConfigured bool   `json:"apiKeyConfigured"`
+	Models           []struct {
+		ID string `json:"id"`
+	} `json:"models"`
+}
+
+type cliSession struct {
+	ID      string  `json:"id"`
+	Title   string  `json:"title"`
+	Model   *string `json:"model"`
+	Project *struct {
+		ID   string `json:"id"`
+		Path string `json:"path"`
+	} `json:"project"`
+}

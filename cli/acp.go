@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bytes"
@@ -17,6 +17,8 @@ import (
 	"syscall"
 
 	"github.com/foya-dev/foya/acp"
+
+	"github.com/foya-dev/foya/internal/cmdutil"
 )
 
 const acpUsage = `Usage: foya acp [--addr A] [--data-dir DIR] [--token-file PATH] [--log-level L]
@@ -30,26 +32,26 @@ Flags:
 `
 
 // acpCmd is `foya acp`.
-func acpCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+func acpCmd(cfg Config, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("acp", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() { fmt.Fprint(stderr, acpUsage); fs.PrintDefaults() }
 	addr := fs.String("addr", defaultKernelAddr, "address of a running kernel; when none answers, one is started for this command")
-	dataDir := fs.String("data-dir", defaultDataDir(), "data directory of a kernel started for this command")
+	dataDir := fs.String("data-dir", cmdutil.DefaultDataDir(), "data directory of a kernel started for this command")
 	tokenFile := fs.String("token-file", "", "file holding the kernel's bearer token (default: $FOYA_TOKEN, else <data-dir>/auth-token for a loopback --addr)")
 	level := fs.String("log-level", "info", "stderr log level: debug, info, warn or error")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil
 		}
-		return usageError{err}
+		return cmdutil.UsageError{Err: err}
 	}
 	if fs.NArg() > 0 {
-		return usageError{fmt.Errorf("acp takes no arguments, got %q", fs.Args())}
+		return cmdutil.UsageError{Err: fmt.Errorf("acp takes no arguments, got %q", fs.Args())}
 	}
 	var lv slog.Level
 	if err := lv.UnmarshalText([]byte(*level)); err != nil {
-		return usageError{fmt.Errorf("--log-level %q: use debug, info, warn or error", *level)}
+		return cmdutil.UsageError{Err: fmt.Errorf("--log-level %q: use debug, info, warn or error", *level)}
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: lv}))
 
@@ -60,7 +62,7 @@ func acpCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer link.Close()
-	return acp.Serve(ctx, acpKernel{link.gqlClient}, stdin, stdout, acp.Options{Version: versionString(), Log: log})
+	return acp.Serve(ctx, acpKernel{link.gqlClient}, stdin, stdout, acp.Options{Version: cfg.Version, Log: log})
 }
 
 // GraphQLCode is the error's extensions.code (for the acp package).

@@ -1,4 +1,4 @@
-package main
+package cmdutil
 
 import "testing"
 
@@ -16,8 +16,8 @@ func TestNeutralize(t *testing.T) {
 		"ünïcode ✓ עברית":        "ünïcode ✓ עברית",
 		"bad utf8 \xff\x9b[2J":   "bad utf8 \uFFFD\uFFFD[2J",
 	} {
-		if got := neutralize(in); got != want {
-			t.Errorf("neutralize(%q) = %q, want %q", in, got, want)
+		if got := Neutralize(in); got != want {
+			t.Errorf("Neutralize(%q) = %q, want %q", in, got, want)
 		}
 	}
 }

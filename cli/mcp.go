@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"context"
@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/foya-dev/foya/plugins/mcphost"
+
+	"github.com/foya-dev/foya/internal/cmdutil"
 )
 
 // ---- mcp ----
@@ -49,7 +51,7 @@ type cliMCPServer struct {
 
 func mcpCmd(args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
-		return usageError{errors.New(mcpUsage)}
+		return cmdutil.UsageError{Err: errors.New(mcpUsage)}
 	}
 	var cf clientFlags
 	fs := newClientFlagSet("mcp "+args[0], stderr, &cf)
@@ -108,7 +110,7 @@ func mcpCmd(args []string, stdout, stderr io.Writer) error {
 			return mcpShow(ctx, c, cf, r.RestartMcpServer, *wait, stdout)
 		})
 	default:
-		return usageError{fmt.Errorf("unknown subcommand %q\n%s", args[0], mcpUsage)}
+		return cmdutil.UsageError{Err: fmt.Errorf("unknown subcommand %q\n%s", args[0], mcpUsage)}
 	}
 }
 
@@ -150,16 +152,16 @@ func mcpAdd(fs *flag.FlagSet, cf *clientFlags, args []string, stdout, stderr io.
 	}
 	for _, f := range []*kvFlag{env, headers} {
 		if len(f.bad) > 0 {
-			return usageError{fmt.Errorf("--%s: %s is not KEY=VALUE", f.name, strings.Join(f.bad, ", "))}
+			return cmdutil.UsageError{Err: fmt.Errorf("--%s: %s is not KEY=VALUE", f.name, strings.Join(f.bad, ", "))}
 		}
 	}
 	input := map[string]any{"name": rest[0]}
 	switch {
 	case *url != "" && len(command) > 0:
-		return usageError{errors.New("mcp add: give either --url URL (HTTP) or -- COMMAND ARGS... (STDIO), not both")}
+		return cmdutil.UsageError{Err: errors.New("mcp add: give either --url URL (HTTP) or -- COMMAND ARGS... (STDIO), not both")}
 	case *url != "":
 		if len(env.kvs) > 0 {
-			return usageError{errors.New("mcp add: --env is for STDIO servers; an HTTP server takes --header")}
+			return cmdutil.UsageError{Err: errors.New("mcp add: --env is for STDIO servers; an HTTP server takes --header")}
 		}
 		input["transport"], input["url"] = "HTTP", *url
 		if len(headers.kvs) > 0 {
@@ -167,14 +169,14 @@ func mcpAdd(fs *flag.FlagSet, cf *clientFlags, args []string, stdout, stderr io.
 		}
 	case len(command) > 0:
 		if len(headers.kvs) > 0 {
-			return usageError{errors.New("mcp add: --header is for HTTP servers; a STDIO server takes --env")}
+			return cmdutil.UsageError{Err: errors.New("mcp add: --header is for HTTP servers; a STDIO server takes --env")}
 		}
 		input["transport"], input["command"], input["args"] = "STDIO", command[0], command[1:]
 		if len(env.kvs) > 0 {
 			input["env"] = env.kvs
 		}
 	default:
-		return usageError{errors.New("mcp add: give the server: -- COMMAND ARGS... (STDIO) or --url URL (HTTP)")}
+		return cmdutil.UsageError{Err: errors.New("mcp add: give the server: -- COMMAND ARGS... (STDIO) or --url URL (HTTP)")}
 	}
 	if *timeout != 0 {
 		input["timeoutSeconds"] = *timeout

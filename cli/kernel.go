@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bufio"
@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"github.com/foya-dev/foya/graph"
+
+	"github.com/foya-dev/foya/internal/cmdutil"
 )
 
 // defaultKernelAddr is where the CLI looks for a running kernel.
@@ -109,7 +111,7 @@ func spawnKernel(ctx context.Context, dataDir string) (*spawnedKernel, error) {
 	if err != nil {
 		return nil, fmt.Errorf("find the foya executable: %w", err)
 	}
-	dir, err := prepareDataDir(dataDir)
+	dir, err := cmdutil.PrepareDataDir(dataDir)
 	if err != nil {
 		return nil, err
 	}

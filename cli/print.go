@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bufio"
@@ -6,6 +6,8 @@ import (
 	"io"
 	"os"
 	"strings"
+
+	"github.com/foya-dev/foya/internal/cmdutil"
 )
 
 // isTerminal reports whether f is a terminal: a character device that is
@@ -66,7 +68,7 @@ func (p *printer) text(s string) {
 	}
 	p.endReasoning()
 	p.streamed.WriteString(s)
-	s = neutralize(s)
+	s = cmdutil.Neutralize(s)
 	fmt.Fprint(p.stdout, s)
 	p.midLine = !strings.HasSuffix(s, "\n")
 	p.wrote = true
@@ -101,7 +103,7 @@ func (p *printer) reasoning(s string) {
 		}
 		fmt.Fprint(p.stderr, "thinking: ")
 	}
-	fmt.Fprint(p.stderr, neutralize(s))
+	fmt.Fprint(p.stderr, cmdutil.Neutralize(s))
 }
 
 func (p *printer) endReasoning() {
@@ -128,7 +130,7 @@ func (p *printer) line(style, format string, args ...any) {
 	p.endReasoning()
 	p.breakLine()
 	p.flush()
-	msg := neutralize(fmt.Sprintf(format, args...))
+	msg := cmdutil.Neutralize(fmt.Sprintf(format, args...))
 	if p.color {
 		msg = style + msg + ansiReset
 	}

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bufio"
@@ -14,6 +14,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/foya-dev/foya/internal/cmdutil"
 )
 
 // Exit codes of foya exec.
@@ -72,11 +74,11 @@ func execCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	defer link.Close()
 	code, err := runExec(ctx, link.gqlClient, opts, stdin, stdout, stderr, sigc)
 	if err != nil {
-		var ue usageError
+		var ue cmdutil.UsageError
 		if errors.As(err, &ue) {
 			code = exitUsage
 		}
-		fmt.Fprintf(stderr, "foya: %s\n", neutralize(err.Error()))
+		fmt.Fprintf(stderr, "foya: %s\n", cmdutil.Neutralize(err.Error()))
 	}
 	return code
 }
@@ -87,28 +89,28 @@ func parseExecArgs(args []string, stdin io.Reader, stderr io.Writer) (execOption
 	fs.SetOutput(stderr)
 	fs.Usage = func() { fmt.Fprint(stderr, execUsage); fs.PrintDefaults() }
 	fs.StringVar(&o.addr, "addr", defaultKernelAddr, "address of a running kernel; when none answers, one is started for this command")
-	fs.StringVar(&o.dataDir, "data-dir", defaultDataDir(), "data directory of a kernel started for this command")
+	fs.StringVar(&o.dataDir, "data-dir", cmdutil.DefaultDataDir(), "data directory of a kernel started for this command")
 	fs.StringVar(&o.tokenFile, "token-file", "", "file holding the kernel's bearer token (default: $FOYA_TOKEN, else <data-dir>/auth-token for a loopback --addr)")
 	fs.StringVar(&o.session, "session", "", "continue this session (id) instead of creating one")
 	fs.StringVar(&o.project, "project", "", "bind a new session to the project with this directory (created when missing)")
 	fs.StringVar(&o.model, "model", "", "CONNECTION/MODEL: connection id or name, a slash, and the model id")
 	fs.StringVar(&o.approval, "approval-mode", "", "explore, ask or bypass (default: the kernel's, ask)")
 	fs.BoolVar(&o.json, "json", false, "print the session's events as JSON, one object per line")
-	if err := fs.Parse(interleaved(fs, args)); err != nil {
+	if err := fs.Parse(cmdutil.Interleaved(fs, args)); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return o, err
 		}
-		return o, usageError{err}
+		return o, cmdutil.UsageError{Err: err}
 	}
 	rest := fs.Args()
 	switch {
 	case len(rest) > 1:
-		return o, usageError{fmt.Errorf("exec takes one prompt argument, got %d (quote the prompt)", len(rest))}
+		return o, cmdutil.UsageError{Err: fmt.Errorf("exec takes one prompt argument, got %d (quote the prompt)", len(rest))}
 	case len(rest) == 1 && rest[0] != "-":
 		o.prompt = rest[0]
 	default:
 		if isTerminal(stdin) {
-			return o, usageError{errors.New(`exec needs a prompt: foya exec "prompt" (or pipe it on stdin)`)}
+			return o, cmdutil.UsageError{Err: errors.New(`exec needs a prompt: foya exec "prompt" (or pipe it on stdin)`)}
 		}
 		b, err := io.ReadAll(stdin)
 		if err != nil {
@@ -117,53 +119,22 @@ func parseExecArgs(args []string, stdin io.Reader, stderr io.Writer) (execOption
 		o.prompt = strings.TrimSpace(string(b))
 	}
 	if strings.TrimSpace(o.prompt) == "" {
-		return o, usageError{errors.New("the prompt is empty")}
+		return o, cmdutil.UsageError{Err: errors.New("the prompt is empty")}
 	}
 	if o.approval != "" {
 		switch strings.ToLower(o.approval) {
 		case "explore", "ask", "bypass":
 			o.approval = strings.ToUpper(o.approval)
 		default:
-			return o, usageError{fmt.Errorf("--approval-mode %q: use explore, ask or bypass", o.approval)}
+			return o, cmdutil.UsageError{Err: fmt.Errorf("--approval-mode %q: use explore, ask or bypass", o.approval)}
 		}
 	}
 	if o.model != "" {
 		if c, m, ok := strings.Cut(o.model, "/"); !ok || c == "" || m == "" {
-			return o, usageError{fmt.Errorf("--model %q: use CONNECTION/MODEL, e.g. openai/gpt-4.1", o.model)}
+			return o, cmdutil.UsageError{Err: fmt.Errorf("--model %q: use CONNECTION/MODEL, e.g. openai/gpt-4.1", o.model)}
 		}
 	}
 	return o, nil
-}
-
-// interleaved lets flags follow positional arguments (foya exec "hi" --json).
-func interleaved(fs *flag.FlagSet, args []string) []string {
-	var flags, pos []string
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		if a == "--" {
-			pos = append(pos, args[i+1:]...)
-			break
-		}
-		if !strings.HasPrefix(a, "-") || a == "-" {
-			pos = append(pos, a)
-			continue
-		}
-		flags = append(flags, a)
-		name := strings.TrimLeft(a, "-")
-		if strings.Contains(name, "=") {
-			continue
-		}
-		if f := fs.Lookup(name); f != nil {
-			if bf, ok := f.Value.(interface{ IsBoolFlag() bool }); ok && bf.IsBoolFlag() {
-				continue
-			}
-			if i+1 < len(args) {
-				flags = append(flags, args[i+1])
-				i++
-			}
-		}
-	}
-	return append(append(flags, "--"), pos...)
 }
 
 type execSession struct {
@@ -269,7 +240,7 @@ func resolveConnection(ctx context.Context, c *gqlClient, idOrName string) (stri
 	case 0:
 		return "", &gqlError{Message: fmt.Sprintf("no connection with id or name %q (see foya connections list)", idOrName), Code: "NOT_FOUND"}
 	default:
-		return "", usageError{fmt.Errorf("%d connections are named %q: use the id (%s)", len(found), idOrName, strings.Join(found, ", "))}
+		return "", cmdutil.UsageError{Err: fmt.Errorf("%d connections are named %q: use the id (%s)", len(found), idOrName, strings.Join(found, ", "))}
 	}
 }
 
@@ -597,7 +568,7 @@ func (t *turnWatch) answer(ctx context.Context, payload json.RawMessage) error {
 func (t *turnWatch) ask(prompt string) (string, error) {
 	t.pr.endText()
 	t.pr.flush()
-	fmt.Fprint(t.pr.stderr, neutralize(prompt))
+	fmt.Fprint(t.pr.stderr, cmdutil.Neutralize(prompt))
 	if t.stdinLines == nil {
 		t.stdinLines = bufio.NewReader(t.stdin)
 	}

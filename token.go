@@ -2,17 +2,18 @@ package main
 
 import (
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"path/filepath"
 
 	"github.com/foya-dev/foya/graph"
+	"github.com/foya-dev/foya/internal/cmdutil"
 )
 
-const tokenUsage = `Usage: foya token rotate|show [--data-dir DIR] [--auth-token-file PATH]
-
-The bearer token clients send to a kernel that requires one (any kernel
+var tokenCommand = cmdutil.Command{
+	Name:     "token",
+	Synopsis: "rotate|show [--data-dir DIR] [--auth-token-file PATH]",
+	Doc: `The bearer token clients send to a kernel that requires one (any kernel
 listening beyond loopback, or started with --require-token). It lives in
 <data-dir>/auth-token (mode 0600) unless --auth-token-file says otherwise.
 
@@ -20,26 +21,19 @@ listening beyond loopback, or started with --require-token). It lives in
            refuses the old token and closes WebSocket and SSE connections
            opened with it
   show     print the token (created when missing), e.g. to give it to a
-           remote client: FOYA_TOKEN=$(foya token show) foya sessions list
-
-Flags:
-`
+           remote client: FOYA_TOKEN=$(foya token show) foya sessions list`,
+}
 
 // tokenCmd is `foya token`.
 func tokenCmd(args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("token", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() { fmt.Fprint(stderr, tokenUsage); fs.PrintDefaults() }
+	fs := cmdutil.NewFlagSet(tokenCommand, stdout)
 	dataDir := fs.String("data-dir", defaultDataDir(), "data directory of the kernel")
 	tokenFile := fs.String("auth-token-file", "", "token file (default <data-dir>/auth-token)")
-	if err := fs.Parse(interleaved(fs, args)); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil
-		}
-		return usageError{err}
+	if _, err := cmdutil.Parse(fs, args); err != nil {
+		return err
 	}
 	if fs.NArg() != 1 {
-		return usageError{errors.New("usage: foya token rotate|show [--data-dir DIR] [--auth-token-file PATH]")}
+		return usageError{Err: errors.New("usage: foya token rotate|show [--data-dir DIR] [--auth-token-file PATH]")}
 	}
 	path := *tokenFile
 	if path == "" {
@@ -64,6 +58,6 @@ func tokenCmd(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintln(stdout, tok)
 		return nil
 	default:
-		return usageError{fmt.Errorf("unknown token command %q: use rotate or show", fs.Arg(0))}
+		return usageError{Err: fmt.Errorf("unknown token command %q: use rotate or show", fs.Arg(0))}
 	}
 }

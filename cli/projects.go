@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"context"
@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+
+	"github.com/foya-dev/foya/internal/cmdutil"
 )
 
 const projectsUsage = `usage:
@@ -18,7 +20,7 @@ func projectsCmd(args []string, stdout, stderr io.Writer) error {
 		return nil
 	}
 	if len(args) == 0 || args[0] != "trust" {
-		return usageError{errors.New(projectsUsage)}
+		return cmdutil.UsageError{Err: errors.New(projectsUsage)}
 	}
 	var cf clientFlags
 	fs := newClientFlagSet("projects trust", stderr, &cf)

@@ -1,4 +1,4 @@
-package main
+package cmdutil
 
 import (
 	"fmt"
@@ -6,13 +6,13 @@ import (
 	"unicode/utf8"
 )
 
-// neutralize makes text from a model, a tool or a kernel safe to print on a
+// Neutralize makes text from a model, a tool or a kernel safe to print on a
 // terminal: control characters that could move the cursor, rewrite the
 // screen or the title, or hide text become visible instead of acting. C0
 // controls and DEL print in caret notation (ESC as ^[), C1 controls and
 // bidirectional overrides as <U+XXXX>; newline and tab are kept, a carriage
 // return is dropped. --json output is never neutralized.
-func neutralize(s string) string {
+func Neutralize(s string) string {
 	clean := true
 	for _, r := range s {
 		if needsNeutral(r) {

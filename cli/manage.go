@@ -1,9 +1,8 @@
-package main
+package cli
 
 import (
 	"bufio"
 	"context"
-	_ "embed"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -12,10 +11,9 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
-)
 
-//go:embed schema.graphqls
-var schemaSDL string
+	"github.com/foya-dev/foya/internal/cmdutil"
+)
 
 // clientFlags are the flags every management command shares.
 type clientFlags struct {
@@ -27,7 +25,7 @@ func newClientFlagSet(name string, stderr io.Writer, cf *clientFlags) *flag.Flag
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&cf.addr, "addr", defaultKernelAddr, "address of a running kernel; when none answers, one is started for this command")
-	fs.StringVar(&cf.dataDir, "data-dir", defaultDataDir(), "data directory of a kernel started for this command")
+	fs.StringVar(&cf.dataDir, "data-dir", cmdutil.DefaultDataDir(), "data directory of a kernel started for this command")
 	fs.StringVar(&cf.tokenFile, "token-file", "", "file holding the kernel's bearer token (default: $FOYA_TOKEN, else <data-dir>/auth-token for a loopback --addr)")
 	fs.BoolVar(&cf.json, "json", false, "print JSON instead of a table")
 	return fs
@@ -71,7 +69,7 @@ func table(w io.Writer, header string, rows [][]string) error {
 		cells := make([]string, len(r))
 		for i, c := range r {
 			// One line per row: a newline or tab in a title would break the table.
-			cells[i] = strings.NewReplacer("\n", " ", "\t", " ").Replace(neutralize(c))
+			cells[i] = strings.NewReplacer("\n", " ", "\t", " ").Replace(cmdutil.Neutralize(c))
 		}
 		fmt.Fprintln(tw, strings.Join(cells, "\t"))
 	}
@@ -83,18 +81,18 @@ func table(w io.Writer, header string, rows [][]string) error {
 
 // parseArgs parses flags that may come before or after positional arguments.
 func parseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
-	if err := fs.Parse(interleaved(fs, args)); err != nil {
-		return nil, usageError{err}
+	if err := fs.Parse(cmdutil.Interleaved(fs, args)); err != nil {
+		return nil, cmdutil.UsageError{Err: err}
 	}
 	return fs.Args(), nil
 }
 
 // schemaCmd prints the GraphQL schema (SDL) the binary was built with.
-func schemaCmd(args []string, stdout io.Writer) error {
+func schemaCmd(cfg Config, args []string, stdout io.Writer) error {
 	if len(args) > 0 {
-		return usageError{errors.New("usage: foya schema")}
+		return cmdutil.UsageError{Err: errors.New("usage: foya schema")}
 	}
-	_, err := io.WriteString(stdout, schemaSDL)
+	_, err := io.WriteString(stdout, cfg.Schema)
 	return err
 }
 
@@ -133,7 +131,7 @@ common flags: --addr 127.0.0.1:4777 --data-dir DIR --token-file PATH --json`
 
 func connectionsCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
-		return usageError{errors.New(connectionsUsage)}
+		return cmdutil.UsageError{Err: errors.New(connectionsUsage)}
 	}
 	var cf clientFlags
 	fs := newClientFlagSet("connections "+args[0], stderr, &cf)
@@ -202,7 +200,7 @@ func connectionsCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) er
 			return table(stdout, "MODEL\tCONTEXT\tTOOLS\tIMAGES", rows)
 		})
 	default:
-		return usageError{fmt.Errorf("unknown subcommand %q\n%s", args[0], connectionsUsage)}
+		return cmdutil.UsageError{Err: fmt.Errorf("unknown subcommand %q\n%s", args[0], connectionsUsage)}
 	}
 }
 
@@ -211,7 +209,7 @@ func connectionsAdd(fs *flag.FlagSet, cf *clientFlags, args []string, stdin io.R
 		name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
 		if strings.HasPrefix(a, "-") && (name == "api-key" || name == "key" || name == "apikey") {
 			// Never echo the value: it may be the key itself.
-			return usageError{errors.New("the API key is never accepted on the command line (it would land in shell history and ps): use --api-key-env NAME or --api-key-stdin")}
+			return cmdutil.UsageError{Err: errors.New("the API key is never accepted on the command line (it would land in shell history and ps): use --api-key-env NAME or --api-key-stdin")}
 		}
 	}
 	name := fs.String("name", "", "display name (required)")
@@ -220,17 +218,17 @@ func connectionsAdd(fs *flag.FlagSet, cf *clientFlags, args []string, stdin io.R
 	keyStdin := fs.Bool("api-key-stdin", false, "read the key from the first line of stdin")
 	kind := fs.String("provider-kind", "openai", "provider kind: openai (Chat Completions), openai-responses, anthropic, or a plugin's kind")
 	typ := fs.String("type", "", "language, image or video (default language)")
-	var models listFlag
+	var models cmdutil.ListFlag
 	fs.Var(&models, "model", "a model id (repeatable, or comma separated)")
 	rest, err := parseArgs(fs, args)
 	if err != nil || len(rest) > 0 {
 		return usageOr(err, "usage: foya connections add --name N --base-url URL [--api-key-env NAME | --api-key-stdin] [--model ID ...]")
 	}
 	if *name == "" || *baseURL == "" {
-		return usageError{errors.New("connections add needs --name and --base-url")}
+		return cmdutil.UsageError{Err: errors.New("connections add needs --name and --base-url")}
 	}
 	if *keyEnv != "" && *keyStdin {
-		return usageError{errors.New("use either --api-key-env or --api-key-stdin")}
+		return cmdutil.UsageError{Err: errors.New("use either --api-key-env or --api-key-stdin")}
 	}
 	input := map[string]any{"name": *name, "baseUrl": *baseURL, "providerKind": *kind}
 	if *typ != "" {
@@ -246,7 +244,7 @@ func connectionsAdd(fs *flag.FlagSet, cf *clientFlags, args []string, stdin io.R
 		}
 		key := strings.TrimSpace(line)
 		if key == "" {
-			return usageError{errors.New("--api-key-stdin: stdin had no key on its first line")}
+			return cmdutil.UsageError{Err: errors.New("--api-key-stdin: stdin had no key on its first line")}
 		}
 		input["apiKey"] = key
 	}
@@ -306,7 +304,7 @@ func usageOr(err error, usage string) error {
 	if err != nil {
 		return err
 	}
-	return usageError{errors.New(usage)}
+	return cmdutil.UsageError{Err: errors.New(usage)}
 }
 
 // ---- sessions ----
@@ -356,9 +354,9 @@ type cliMessage struct {
 
 const sessionFields = `id title phase approvalMode connectionId model parentId project { id path } createdAt updatedAt headSeq usage { inputTokens outputTokens }`
 
-func sessionsCmd(args []string, stdout, stderr io.Writer) error {
+func sessionsCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
-		return usageError{errors.New(sessionsUsage)}
+		return cmdutil.UsageError{Err: errors.New(sessionsUsage)}
 	}
 	var cf clientFlags
 	fs := newClientFlagSet("sessions "+args[0], stderr, &cf)
@@ -422,7 +420,7 @@ func sessionsCmd(args []string, stdout, stderr io.Writer) error {
 			return nil
 		})
 	default:
-		return usageError{fmt.Errorf("unknown subcommand %q\n%s", args[0], sessionsUsage)}
+		return cmdutil.UsageError{Err: fmt.Errorf("unknown subcommand %q\n%s", args[0], sessionsUsage)}
 	}
 }
 
@@ -459,7 +457,7 @@ func showSession(w io.Writer, s cliSession) error {
 	for _, m := range s.Messages {
 		fmt.Fprintf(w, "\n[%d] %s", m.Seq, strings.ToLower(m.Role))
 		if m.ToolName != nil {
-			fmt.Fprintf(w, " %s", neutralize(*m.ToolName))
+			fmt.Fprintf(w, " %s", cmdutil.Neutralize(*m.ToolName))
 			if m.IsError {
 				fmt.Fprint(w, " (error)")
 			}
@@ -467,16 +465,16 @@ func showSession(w io.Writer, s cliSession) error {
 		if m.TurnStatus != nil && *m.TurnStatus != "COMPLETED" {
 			fmt.Fprintf(w, " (turn %s", strings.ToLower(*m.TurnStatus))
 			if m.TurnReason != nil && *m.TurnReason != "" {
-				fmt.Fprintf(w, ": %s", neutralize(*m.TurnReason))
+				fmt.Fprintf(w, ": %s", cmdutil.Neutralize(*m.TurnReason))
 			}
 			fmt.Fprint(w, ")")
 		}
 		fmt.Fprintln(w)
 		if m.Text != "" {
-			fmt.Fprintln(w, neutralize(strings.TrimRight(m.Text, "\n")))
+			fmt.Fprintln(w, cmdutil.Neutralize(strings.TrimRight(m.Text, "\n")))
 		}
 		for _, tc := range m.ToolCalls {
-			fmt.Fprintf(w, "→ %s %s\n", neutralize(tc.Name), neutralize(short(string(tc.Input), 200)))
+			fmt.Fprintf(w, "→ %s %s\n", cmdutil.Neutralize(tc.Name), cmdutil.Neutralize(short(string(tc.Input), 200)))
 		}
 	}
 	return nil

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -15,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/foya-dev/foya/client"
 	"github.com/foya-dev/foya/internal/cmdutil"
 )
 
@@ -26,38 +26,30 @@ const (
 	exitCancelled = 130
 )
 
-const execUsage = `Usage: foya exec [flags] "prompt"    (prompt "-" or none: read it from stdin)
-
-Runs one turn headless: connects to the kernel at --addr or, when none
+var execCommand = cmdutil.Command{
+	Name:     "exec",
+	Synopsis: `[flags] "prompt"    (prompt "-" or none: read it from stdin)`,
+	Doc: `Runs one turn headless in a session whose project is the current directory
+(--project DIR for another, --no-project for a scratch directory): the model
+reads and edits files there. -c continues the project's newest session,
+--session ID a given one. Connects to the kernel at --addr or, when none
 answers, starts one for the duration of the command. Assistant text goes to
-stdout; reasoning, tool calls, tool results and usage go to stderr.
-Exit codes: 0 completed, 1 failed, 2 bad usage, 130 cancelled (Ctrl-C).
-
-Flags:
-`
-
-// sessionEventFields is what the CLI asks of each sessionEvents event; the
-// --json output prints these objects as received.
-const sessionEventFields = `seq type at sessionId delta toolCallIndex phase payload
-	message { seq role text reasoning toolCalls { id name input } toolCallId toolName isError turnStatus turnReason }
-	approval { requestId toolCallId tool action summary input decision childSessionId }
-	usage { inputTokens outputTokens totalTokens cachedTokens estimated }`
+stdout; a header line (model, project, session), reasoning, tool calls, tool
+results and usage go to stderr.
+Exit codes: 0 completed, 1 failed, 2 bad usage, 130 cancelled (Ctrl-C).`,
+}
 
 type execOptions struct {
 	addr, dataDir, tokenFile, session, project, model, approval string
-	json                                                        bool
+	json, continueLast, noProject                               bool
 	prompt                                                      string
 }
 
-// execCmd is `foya exec`; it returns the process exit code.
+// execCmd is ` + "`foya exec`" + `; it returns the process exit code.
 func execCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	opts, err := parseExecArgs(args, stdin, stderr)
+	opts, err := parseExecArgs(args, stdin, stdout)
 	if err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		fmt.Fprintf(stderr, "foya: %v\n", err)
-		return exitUsage
+		return cmdutil.Exit(err, stderr)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -66,13 +58,13 @@ func execCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	signal.Notify(sigc, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(sigc)
 
-	link, err := connectOrSpawn(ctx, opts.addr, opts.dataDir, opts.tokenFile, stderr)
+	link, err := connectOrSpawnQuiet(ctx, clientFlags{addr: opts.addr, dataDir: opts.dataDir, tokenFile: opts.tokenFile}, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "foya: %v\n", err)
 		return exitFailed
 	}
 	defer link.Close()
-	code, err := runExec(ctx, link.gqlClient, opts, stdin, stdout, stderr, sigc)
+	code, err := runExec(ctx, link.Client, opts, stdin, stdout, stderr, sigc)
 	if err != nil {
 		var ue cmdutil.UsageError
 		if errors.As(err, &ue) {
@@ -83,26 +75,24 @@ func execCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	return code
 }
 
-func parseExecArgs(args []string, stdin io.Reader, stderr io.Writer) (execOptions, error) {
+func parseExecArgs(args []string, stdin io.Reader, stdout io.Writer) (execOptions, error) {
 	var o execOptions
-	fs := flag.NewFlagSet("exec", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() { fmt.Fprint(stderr, execUsage); fs.PrintDefaults() }
-	fs.StringVar(&o.addr, "addr", defaultKernelAddr, "address of a running kernel; when none answers, one is started for this command")
+	fs := cmdutil.NewFlagSet(execCommand, stdout)
+	fs.StringVar(&o.addr, "addr", kernelAddr(), addrUsage)
 	fs.StringVar(&o.dataDir, "data-dir", cmdutil.DefaultDataDir(), "data directory of a kernel started for this command")
 	fs.StringVar(&o.tokenFile, "token-file", "", "file holding the kernel's bearer token (default: $FOYA_TOKEN, else <data-dir>/auth-token for a loopback --addr)")
 	fs.StringVar(&o.session, "session", "", "continue this session (id) instead of creating one")
-	fs.StringVar(&o.project, "project", "", "bind a new session to the project with this directory (created when missing)")
-	fs.StringVar(&o.model, "model", "", "CONNECTION/MODEL: connection id or name, a slash, and the model id")
+	fs.BoolVar(&o.continueLast, "continue", false, "continue the newest session of the project")
+	fs.BoolVar(&o.continueLast, "c", false, "short for --continue")
+	fs.StringVar(&o.project, "project", "", "the project directory (default: the current directory; created as a project when new)")
+	fs.BoolVar(&o.noProject, "no-project", false, "no project: the session works in a scratch directory of its own")
+	fs.StringVar(&o.model, "model", "", "CONNECTION/MODEL: connection name or id, a slash, and the model id (default: the default model, see foya connections default)")
 	fs.StringVar(&o.approval, "approval-mode", "", "explore, ask or bypass (default: the kernel's, ask)")
 	fs.BoolVar(&o.json, "json", false, "print the session's events as JSON, one object per line")
-	if err := fs.Parse(cmdutil.Interleaved(fs, args)); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return o, err
-		}
-		return o, cmdutil.UsageError{Err: err}
+	rest, err := cmdutil.Parse(fs, args)
+	if err != nil {
+		return o, err
 	}
-	rest := fs.Args()
 	switch {
 	case len(rest) > 1:
 		return o, cmdutil.UsageError{Err: fmt.Errorf("exec takes one prompt argument, got %d (quote the prompt)", len(rest))}
@@ -134,158 +124,201 @@ func parseExecArgs(args []string, stdin io.Reader, stderr io.Writer) (execOption
 			return o, cmdutil.UsageError{Err: fmt.Errorf("--model %q: use CONNECTION/MODEL, e.g. openai/gpt-4.1", o.model)}
 		}
 	}
+	switch {
+	case o.noProject && o.project != "":
+		return o, cmdutil.UsageError{Err: errors.New("--project and --no-project exclude each other")}
+	case o.continueLast && o.session != "":
+		return o, cmdutil.UsageError{Err: errors.New("--continue and --session exclude each other")}
+	}
+	// The project: --project, else the current directory, unless
+	// --no-project or --session (whose project is already set).
+	if o.project == "" && !o.noProject && o.session == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return o, fmt.Errorf("current directory: %w", err)
+		}
+		o.project = wd
+	}
+	if o.project != "" {
+		abs, err := filepath.Abs(o.project)
+		if err != nil {
+			return o, fmt.Errorf("project path %s: %w", o.project, err)
+		}
+		if real, err := filepath.EvalSymlinks(abs); err == nil {
+			abs = real
+		}
+		if fi, err := os.Stat(abs); err != nil || !fi.IsDir() {
+			return o, cmdutil.UsageError{Err: fmt.Errorf("project %s is not a directory", abs)}
+		}
+		o.project = abs
+	}
 	return o, nil
 }
 
-type execSession struct {
-	ID      string
-	HeadSeq int
-	Project *struct{ ID, Path string }
+// errNoConnection says which command makes exec usable.
+func errNoConnection(conns []client.ConnectionsConnectionsConnection) error {
+	for _, cn := range conns {
+		if cn.Type == client.ConnectionTypeLanguage {
+			return fmt.Errorf("connection %q has no models yet: list them with\n  foya connections models %s\nor add one with --model on foya connections add", cn.Name, cn.Name)
+		}
+	}
+	return errors.New("no model connection is configured yet; add one, e.g.\n  " + addConnectionHint)
 }
 
-// prepareSession creates the session, or loads and adjusts --session.
-func prepareSession(ctx context.Context, c *gqlClient, o execOptions) (execSession, error) {
-	var projectID, connID, model string
-	if o.project != "" {
-		id, err := findOrCreateProject(ctx, c, o.project)
-		if err != nil {
-			return execSession{}, err
-		}
-		projectID = id
+// usable reports whether a new session without --model gets a model.
+func usable(resp *client.ConnectionsResponse) bool {
+	if resp.DefaultModels.Language != nil {
+		return true
 	}
+	for _, cn := range resp.Connections {
+		if cn.Type == client.ConnectionTypeLanguage && len(cn.Models) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// prepareSession creates the session, or loads and adjusts --session or the
+// session --continue finds. Nothing is created when no model can serve it.
+func prepareSession(ctx context.Context, c *client.Client, o execOptions) (client.SessionFields, nameMap, error) {
+	conns, err := client.Connections(ctx, c)
+	if err != nil {
+		return client.SessionFields{}, nil, err
+	}
+	names := connectionNames(conns)
+	upd := client.UpdateSessionInput{}
+	changed := false
 	if o.model != "" {
 		conn, m, _ := strings.Cut(o.model, "/")
-		id, err := resolveConnection(ctx, c, conn)
+		cn, err := resolveConnection(ctx, c, conn)
 		if err != nil {
-			return execSession{}, err
+			return client.SessionFields{}, nil, err
 		}
-		connID, model = id, m
-	}
-	input := map[string]any{}
-	if projectID != "" {
-		input["projectId"] = projectID
-	}
-	if connID != "" {
-		input["connectionId"], input["model"] = connID, model
+		upd.ConnectionId, upd.Model, changed = &cn.Id, &m, true
 	}
 	if o.approval != "" {
-		input["approvalMode"] = o.approval
+		mode := client.ApprovalMode(o.approval)
+		upd.ApprovalMode, changed = &mode, true
 	}
-	const fields = `id headSeq project { id path }`
-	if o.session == "" {
-		var r struct{ CreateSession execSession }
-		err := c.do(ctx, `mutation($in: CreateSessionInput!) { createSession(input: $in) { `+fields+` } }`, map[string]any{"in": input}, &r)
-		return r.CreateSession, err
+	var existing *client.SessionFields
+	switch {
+	case o.session != "":
+		resp, err := client.Session(ctx, c, o.session)
+		if err != nil {
+			return client.SessionFields{}, nil, err
+		}
+		if resp.Session == nil {
+			return client.SessionFields{}, nil, &client.Error{Message: fmt.Sprintf("session %s not found", o.session), Code: "NOT_FOUND"}
+		}
+		existing = &resp.Session.SessionFields
+		if o.project != "" && (existing.Project == nil || existing.Project.Path != o.project) {
+			return client.SessionFields{}, nil, cmdutil.UsageError{Err: fmt.Errorf("session %s belongs to %s, not to --project %s (a session's project never changes)", o.session, projectOf(*existing), o.project)}
+		}
+	case o.continueLast:
+		s, err := newestSession(ctx, c, o.project)
+		if err != nil {
+			return client.SessionFields{}, nil, err
+		}
+		existing = s
 	}
-	var r struct{ Session *execSession }
-	if err := c.do(ctx, `query($id: ID!) { session(id: $id) { `+fields+` } }`, map[string]any{"id": o.session}, &r); err != nil {
-		return execSession{}, err
+	if existing != nil {
+		if existing.ConnectionId == nil && o.model == "" && !usable(conns) {
+			return client.SessionFields{}, nil, errNoConnection(conns.Connections)
+		}
+		if !changed {
+			return *existing, names, nil
+		}
+		resp, err := client.UpdateSession(ctx, c, existing.Id, upd)
+		if err != nil {
+			return client.SessionFields{}, nil, err
+		}
+		return resp.UpdateSession.SessionFields, names, nil
 	}
-	if r.Session == nil {
-		return execSession{}, &gqlError{Message: fmt.Sprintf("session %s not found", o.session), Code: "NOT_FOUND"}
+	if o.model == "" && !usable(conns) {
+		return client.SessionFields{}, nil, errNoConnection(conns.Connections)
 	}
-	if r.Session.Project != nil && r.Session.Project.ID == projectID {
-		delete(input, "projectId")
+	in := client.CreateSessionInput{ConnectionId: upd.ConnectionId, Model: upd.Model, ApprovalMode: upd.ApprovalMode}
+	if o.project != "" {
+		p, err := findOrCreateProject(ctx, c, o.project)
+		if err != nil {
+			return client.SessionFields{}, nil, err
+		}
+		in.ProjectId = &p.Id
 	}
-	if len(input) == 0 {
-		return *r.Session, nil
-	}
-	var u struct{ UpdateSession execSession }
-	err := c.do(ctx, `mutation($id: ID!, $in: UpdateSessionInput!) { updateSession(id: $id, input: $in) { `+fields+` } }`,
-		map[string]any{"id": o.session, "in": input}, &u)
-	return u.UpdateSession, err
-}
-
-func findOrCreateProject(ctx context.Context, c *gqlClient, path string) (string, error) {
-	abs, err := filepath.Abs(path)
+	resp, err := client.CreateSession(ctx, c, in)
 	if err != nil {
-		return "", fmt.Errorf("project path %s: %w", path, err)
+		return client.SessionFields{}, nil, err
 	}
-	var r struct{ Projects []struct{ ID, Path string } }
-	if err := c.do(ctx, `{ projects { id path } }`, nil, &r); err != nil {
-		return "", err
-	}
-	for _, p := range r.Projects {
-		if filepath.Clean(p.Path) == abs {
-			return p.ID, nil
-		}
-	}
-	var cr struct{ CreateProject struct{ ID string } }
-	if err := c.do(ctx, `mutation($p: String!) { createProject(input: {path: $p}) { id } }`, map[string]any{"p": abs}, &cr); err != nil {
-		return "", err
-	}
-	return cr.CreateProject.ID, nil
+	return resp.CreateSession.SessionFields, names, nil
 }
 
-// resolveConnection finds a connection by id or by name.
-func resolveConnection(ctx context.Context, c *gqlClient, idOrName string) (string, error) {
-	var r struct{ Connections []struct{ ID, Name string } }
-	if err := c.do(ctx, `{ connections { id name } }`, nil, &r); err != nil {
-		return "", err
+// newestSession is the most recently active top-level session of the
+// project directory (absolute; "" for sessions without a project).
+func newestSession(ctx context.Context, c *client.Client, project string) (*client.SessionFields, error) {
+	resp, err := client.Sessions(ctx, c, nil)
+	if err != nil {
+		return nil, err
 	}
-	for _, cn := range r.Connections {
-		if cn.ID == idOrName {
-			return cn.ID, nil
+	var best *client.SessionFields
+	for i := range resp.Sessions {
+		s := &resp.Sessions[i].SessionFields
+		path := ""
+		if s.Project != nil {
+			path = filepath.Clean(s.Project.Path)
+		}
+		if path == project && (best == nil || s.UpdatedAt.After(best.UpdatedAt)) {
+			best = s
 		}
 	}
-	var found []string
-	for _, cn := range r.Connections {
-		if strings.EqualFold(cn.Name, idOrName) {
-			found = append(found, cn.ID)
+	if best == nil {
+		where := "without a project"
+		if project != "" {
+			where = "in " + project
 		}
+		return nil, &client.Error{Message: fmt.Sprintf("no session to continue %s (run foya exec without --continue to start one)", where), Code: "NOT_FOUND"}
 	}
-	switch len(found) {
-	case 1:
-		return found[0], nil
-	case 0:
-		return "", &gqlError{Message: fmt.Sprintf("no connection with id or name %q (see foya connections list)", idOrName), Code: "NOT_FOUND"}
-	default:
-		return "", cmdutil.UsageError{Err: fmt.Errorf("%d connections are named %q: use the id (%s)", len(found), idOrName, strings.Join(found, ", "))}
-	}
+	return best, nil
 }
 
 // runExec runs the turn and returns the exit code.
-func runExec(ctx context.Context, c *gqlClient, o execOptions, stdin io.Reader, stdout, stderr io.Writer, sigc <-chan os.Signal) (int, error) {
-	sess, err := prepareSession(ctx, c, o)
+func runExec(ctx context.Context, c *client.Client, o execOptions, stdin io.Reader, stdout, stderr io.Writer, sigc <-chan os.Signal) (int, error) {
+	sess, names, err := prepareSession(ctx, c, o)
 	if err != nil {
 		return exitFailed, err
 	}
 	pr := newPrinter(stdout, stderr)
 	defer pr.flush()
-	pr.note("session %s", sess.ID)
+	project := "none (scratch directory)"
+	if sess.Project != nil {
+		project = sess.Project.Path
+	}
+	pr.note("model %s · project %s · session %s", names.model(deref(sess.ConnectionId), deref(sess.Model)), project, sess.Id)
 
 	subCtx, cancelSub := context.WithCancel(ctx)
 	defer cancelSub()
 	// afterSeq = headSeq: every persisted event of the turn arrives even if
 	// the subscription registers after sendMessage.
-	sub, err := c.subscribe(subCtx, `subscription($s: ID!, $after: Int) { sessionEvents(sessionId: $s, afterSeq: $after) { `+sessionEventFields+` } }`,
-		map[string]any{"s": sess.ID, "after": sess.HeadSeq})
+	sub, err := c.SessionEvents(subCtx, sess.Id, &sess.HeadSeq)
 	if err != nil {
 		return exitFailed, err
 	}
 	defer sub.Close()
 
-	var sent struct {
-		SendMessage struct {
-			TurnStarted bool
-			QueueItem   *struct{ ID string }
-		}
-	}
-	if err := c.do(ctx, `mutation($s: ID!, $t: String) { sendMessage(sessionId: $s, input: {text: $t}) { turnStarted queueItem { id } } }`,
-		map[string]any{"s": sess.ID, "t": o.prompt}, &sent); err != nil {
+	sent, err := client.SendMessage(ctx, c, sess.Id, &o.prompt)
+	if err != nil {
 		return exitFailed, err
 	}
-	t := &turnWatch{c: c, sessionID: sess.ID, started: sent.SendMessage.TurnStarted, pr: pr, json: o.json, stdin: stdin}
+	t := &turnWatch{c: c, sessionID: sess.Id, started: sent.SendMessage.TurnStarted, pr: pr, json: o.json, stdin: stdin}
 	if q := sent.SendMessage.QueueItem; q != nil {
-		t.queueItemID = q.ID
-		pr.note("the session is busy: the message is queued (item %s)", q.ID)
+		t.queueItemID = q.Id
+		pr.note("the session is busy: the message is queued (item %s)", q.Id)
 	}
 	return t.run(ctx, sub, sigc)
 }
 
 // turnWatch follows the session's events until this command's turn ends.
 type turnWatch struct {
-	c           *gqlClient
+	c           *client.Client
 	sessionID   string
 	started     bool   // sendMessage started the turn (else it is queued)
 	queueItemID string // the queued item that will start it
@@ -297,37 +330,10 @@ type turnWatch struct {
 	cancelled   bool
 }
 
-type execEvent struct {
-	Seq      *int
-	Type     string
-	Delta    *string
-	Payload  json.RawMessage
-	Message  *eventMessage
-	Approval *eventApproval
-	Usage    *struct {
-		InputTokens, OutputTokens, TotalTokens, CachedTokens int
-		Estimated                                            bool
-	}
-}
+// execEvent is one sessionEvents event (typed by the generated client).
+type execEvent = client.SessionEventsSessionEventsSessionEvent
 
-type eventMessage struct {
-	Role      string
-	Text      string
-	ToolCalls []struct {
-		ID, Name string
-		Input    json.RawMessage
-	}
-	ToolName string
-	IsError  bool
-}
-
-type eventApproval struct {
-	RequestID, Tool, Action, Summary string
-	// ChildSessionID is set for a sub-agent's request shown on the parent.
-	ChildSessionID *string
-}
-
-func (t *turnWatch) run(ctx context.Context, sub *subscription, sigc <-chan os.Signal) (int, error) {
+func (t *turnWatch) run(ctx context.Context, sub *client.Stream[client.SessionEventsResponse], sigc <-chan os.Signal) (int, error) {
 	for {
 		select {
 		case <-sigc:
@@ -339,22 +345,19 @@ func (t *turnWatch) run(ctx context.Context, sub *subscription, sigc <-chan os.S
 			if done, err := t.cancel(ctx); err != nil || done {
 				return exitCancelled, err
 			}
-		case raw, ok := <-sub.Events:
+		case ev, ok := <-sub.Events:
 			if !ok {
 				if err := sub.Err(); err != nil {
 					return exitFailed, err
 				}
 				return exitFailed, errors.New("the kernel ended the event stream before the turn finished")
 			}
+			// --json prints the event object as the kernel sent it.
 			var wrap struct{ SessionEvents json.RawMessage }
-			if err := json.Unmarshal(raw, &wrap); err != nil {
+			if err := json.Unmarshal(ev.Raw, &wrap); err != nil {
 				return exitFailed, fmt.Errorf("decode event: %w", err)
 			}
-			var ev execEvent
-			if err := json.Unmarshal(wrap.SessionEvents, &ev); err != nil {
-				return exitFailed, fmt.Errorf("decode event: %w", err)
-			}
-			if code, done, err := t.handle(ctx, ev, wrap.SessionEvents); done || err != nil {
+			if code, done, err := t.handle(ctx, ev.Data.SessionEvents, wrap.SessionEvents); done || err != nil {
 				if ferr := t.pr.flush(); err == nil && ferr != nil {
 					return exitFailed, ferr
 				}
@@ -376,12 +379,11 @@ func (t *turnWatch) run(ctx context.Context, sub *subscription, sigc <-chan os.S
 func (t *turnWatch) cancel(ctx context.Context) (done bool, err error) {
 	if t.turnID == "" && !t.started && t.queueItemID != "" {
 		t.pr.note("cancelled: removing the queued message")
-		err := t.c.do(ctx, `mutation($s: ID!, $i: ID!) { deleteQueuedMessage(sessionId: $s, itemId: $i) { id } }`,
-			map[string]any{"s": t.sessionID, "i": t.queueItemID}, nil)
+		_, err := client.DeleteQueuedMessage(ctx, t.c, t.sessionID, t.queueItemID)
 		return true, err
 	}
 	t.pr.note("stopping the turn…")
-	if err := t.c.do(ctx, `mutation($s: ID!) { stopTurn(sessionId: $s) { id } }`, map[string]any{"s": t.sessionID}, nil); err != nil {
+	if _, err := client.StopTurn(ctx, t.c, t.sessionID); err != nil {
 		return true, err
 	}
 	return false, nil
@@ -391,7 +393,7 @@ func (t *turnWatch) cancel(ctx context.Context) (done bool, err error) {
 func (t *turnWatch) handle(ctx context.Context, ev execEvent, raw json.RawMessage) (code int, done bool, err error) {
 	if ev.Type == "turn_started" && t.turnID == "" {
 		var p struct{ TurnID, QueueItemID string }
-		_ = json.Unmarshal(ev.Payload, &p)
+		_ = json.Unmarshal(payloadOf(ev), &p)
 		if t.started || (t.queueItemID != "" && p.QueueItemID == t.queueItemID) {
 			t.turnID = p.TurnID
 		}
@@ -414,12 +416,12 @@ func (t *turnWatch) handle(ctx context.Context, ev execEvent, raw json.RawMessag
 			}
 		}
 	case "question_requested":
-		if err := t.answer(ctx, ev.Payload); err != nil {
+		if err := t.answer(ctx, payloadOf(ev)); err != nil {
 			return exitFailed, true, err
 		}
 	case "turn_finished":
 		var p struct{ TurnID, Status, Reason string }
-		_ = json.Unmarshal(ev.Payload, &p)
+		_ = json.Unmarshal(payloadOf(ev), &p)
 		if p.TurnID != t.turnID {
 			return 0, false, nil
 		}
@@ -465,9 +467,9 @@ func (t *turnWatch) print(ev execEvent) {
 		case "TOOL":
 			line, _, _ := strings.Cut(strings.TrimSpace(m.Text), "\n")
 			if m.IsError {
-				t.pr.errorf("← %s error: %s", m.ToolName, short(line, 160))
+				t.pr.errorf("← %s error: %s", deref(m.ToolName), short(line, 160))
 			} else {
-				t.pr.info("← %s: %s", m.ToolName, short(line, 160))
+				t.pr.info("← %s: %s", deref(m.ToolName), short(line, 160))
 			}
 		}
 	case "hook_started", "hook_finished":
@@ -477,7 +479,7 @@ func (t *turnWatch) print(ev execEvent) {
 			DurationMs                  int64
 			TimedOut                    bool
 		}
-		_ = json.Unmarshal(ev.Payload, &h)
+		_ = json.Unmarshal(payloadOf(ev), &h)
 		on := ""
 		if h.Tool != "" {
 			on = " (" + h.Tool + ")"
@@ -500,7 +502,7 @@ func (t *turnWatch) print(ev execEvent) {
 			DelayMs              int64
 			Reason               string
 		}
-		_ = json.Unmarshal(ev.Payload, &r)
+		_ = json.Unmarshal(payloadOf(ev), &r)
 		t.pr.info("retrying in %s (attempt %d of %d): %s", (time.Duration(r.DelayMs) * time.Millisecond).String(), r.Attempt, r.MaxAttempts, short(r.Reason, 160))
 	case "usage":
 		if u := ev.Usage; u != nil {
@@ -514,11 +516,11 @@ func (t *turnWatch) print(ev execEvent) {
 }
 
 // approve asks the person at the terminal, or denies without one.
-func (t *turnWatch) approve(ctx context.Context, a eventApproval) error {
-	decision := "DENIED"
+func (t *turnWatch) approve(ctx context.Context, a client.SessionEventsSessionEventsSessionEventApproval) error {
+	decision := client.ApprovalDecisionDenied
 	who := ""
-	if a.ChildSessionID != nil && *a.ChildSessionID != "" {
-		who = " (sub-agent " + *a.ChildSessionID + ")"
+	if a.ChildSessionId != nil && *a.ChildSessionId != "" {
+		who = " (sub-agent " + *a.ChildSessionId + ")"
 	}
 	if !isTerminal(t.stdin) {
 		t.pr.errorf("denied %s (%s)%s: no terminal to ask for approval (use --approval-mode bypass or explore)", a.Tool, short(a.Summary, 100), who)
@@ -526,18 +528,16 @@ func (t *turnWatch) approve(ctx context.Context, a eventApproval) error {
 		ans, err := t.ask(fmt.Sprintf("Allow %s%s? [y]es/[n]o/[a]lways for session: ", orDefault(a.Summary, a.Tool), who))
 		switch strings.ToLower(strings.TrimSpace(ans)) {
 		case "y", "yes":
-			decision = "APPROVED"
+			decision = client.ApprovalDecisionApproved
 		case "a", "always":
-			decision = "APPROVED_FOR_SESSION"
+			decision = client.ApprovalDecisionApprovedForSession
 		}
 		if err != nil {
 			t.pr.errorf("denied: %v", err)
 		}
 	}
-	err := t.c.do(ctx, `mutation($s: ID!, $r: ID!, $d: ApprovalDecision!) { resolveApproval(sessionId: $s, requestId: $r, decision: $d) }`,
-		map[string]any{"s": t.sessionID, "r": a.RequestID, "d": decision}, nil)
-	var ge *gqlError
-	if errors.As(err, &ge) && ge.Code == "CONFLICT" {
+	_, err := client.ResolveApproval(ctx, t.c, t.sessionID, a.RequestId, decision)
+	if client.ErrorCode(err) == "CONFLICT" {
 		return nil // decided elsewhere first
 	}
 	return err
@@ -556,10 +556,8 @@ func (t *turnWatch) answer(ctx context.Context, payload json.RawMessage) error {
 	} else {
 		t.pr.info("question: %s (no terminal to answer)", q.Question)
 	}
-	err := t.c.do(ctx, `mutation($s: ID!, $r: ID!, $a: String!) { answerQuestion(sessionId: $s, requestId: $r, answer: $a) }`,
-		map[string]any{"s": t.sessionID, "r": q.RequestID, "a": answer}, nil)
-	var ge *gqlError
-	if errors.As(err, &ge) && ge.Code == "CONFLICT" {
+	_, err := client.AnswerQuestion(ctx, t.c, t.sessionID, q.RequestID, answer)
+	if client.ErrorCode(err) == "CONFLICT" {
 		return nil
 	}
 	return err
@@ -577,6 +575,14 @@ func (t *turnWatch) ask(prompt string) (string, error) {
 		return "", fmt.Errorf("read answer: %w", err)
 	}
 	return line, nil
+}
+
+// payloadOf is the event's payload JSON (nil when it has none).
+func payloadOf(ev execEvent) []byte {
+	if ev.Payload == nil {
+		return nil
+	}
+	return *ev.Payload
 }
 
 func short(s string, n int) string {

@@ -10,10 +10,12 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/foya-dev/foya/client"
 )
 
 // fakeGraphQL records the operations it receives and answers data.
-func fakeGraphQL(t *testing.T, data string) (*gqlClient, func() []string) {
+func fakeGraphQL(t *testing.T, data string) (*client.Client, func() []string) {
 	var mu sync.Mutex
 	var got []string
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -24,7 +26,7 @@ func fakeGraphQL(t *testing.T, data string) (*gqlClient, func() []string) {
 		io.WriteString(w, `{"data":`+data+`}`)
 	}))
 	t.Cleanup(srv.Close)
-	return newGQLClient(strings.TrimPrefix(srv.URL, "http://"), ""), func() []string {
+	return client.New(strings.TrimPrefix(srv.URL, "http://"), ""), func() []string {
 		mu.Lock()
 		defer mu.Unlock()
 		return append([]string(nil), got...)
@@ -46,7 +48,7 @@ func TestExecDeniesApprovalWithoutTerminal(t *testing.T) {
 	ev(`{"type":"turn_started","payload":{"turnId":"trn_1"}}`)
 	ev(`{"type":"approval_requested","approval":{"requestId":"apr_1","tool":"bash","action":"command","summary":"rm -rf build"}}`)
 	reqs := requests()
-	if len(reqs) != 1 || !strings.Contains(reqs[0], `"d":"DENIED"`) || !strings.Contains(reqs[0], `"r":"apr_1"`) {
+	if len(reqs) != 1 || !strings.Contains(reqs[0], `"decision":"DENIED"`) || !strings.Contains(reqs[0], `"requestId":"apr_1"`) {
 		t.Fatalf("requests %v", reqs)
 	}
 	if !strings.Contains(stderr.String(), "no terminal") || !strings.Contains(stderr.String(), "rm -rf build") {
@@ -80,7 +82,8 @@ func TestExecFollowsQueuedTurn(t *testing.T) {
 			t.Fatalf("%s: done %v err %v", s, done, err)
 		}
 	}
-	code, done, _ := w.handle(context.Background(), execEvent{Type: "turn_finished", Payload: json.RawMessage(`{"turnId":"trn_2","status":"cancelled"}`)}, nil)
+	payload := json.RawMessage(`{"turnId":"trn_2","status":"cancelled"}`)
+	code, done, _ := w.handle(context.Background(), execEvent{Type: "turn_finished", Payload: &payload}, nil)
 	if !done || code != exitCancelled {
 		t.Fatalf("cancelled turn: %d %v", code, done)
 	}

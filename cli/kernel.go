@@ -16,18 +16,31 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/foya-dev/foya/client"
 	"github.com/foya-dev/foya/graph"
 
 	"github.com/foya-dev/foya/internal/cmdutil"
 )
 
-// defaultKernelAddr is where the CLI looks for a running kernel.
+// defaultKernelAddr is where the CLI looks for a running kernel unless
+// $FOYA_ADDR or --addr says otherwise.
 const defaultKernelAddr = "127.0.0.1:4777"
+
+// kernelAddr is the default of --addr: $FOYA_ADDR, else defaultKernelAddr.
+func kernelAddr() string {
+	if a := strings.TrimSpace(os.Getenv("FOYA_ADDR")); a != "" {
+		return a
+	}
+	return defaultKernelAddr
+}
+
+// addrUsage is the help text of --addr.
+const addrUsage = "address of a running kernel (default $FOYA_ADDR, else " + defaultKernelAddr + "); when none answers, one is started for this command"
 
 // kernelLink is the CLI's connection to a kernel: a running one, or one it
 // started for the duration of the command.
 type kernelLink struct {
-	*gqlClient
+	*client.Client
 	spawned *spawnedKernel
 }
 
@@ -47,13 +60,13 @@ func connectOrSpawn(ctx context.Context, addr, dataDir, tokenFile string, stderr
 	if err != nil {
 		return nil, err
 	}
-	c := newGQLClient(addr, token)
+	c := client.New(addr, token)
 	probeCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	err = c.do(probeCtx, `{ __typename }`, nil, nil)
+	_, err = client.Probe(probeCtx, c)
 	cancel()
 	if err == nil {
 		fmt.Fprintf(stderr, "connected to kernel at %s\n", addr)
-		return &kernelLink{gqlClient: c}, nil
+		return &kernelLink{Client: c}, nil
 	}
 	if !isConnRefused(err) {
 		return nil, err
@@ -63,7 +76,7 @@ func connectOrSpawn(ctx context.Context, addr, dataDir, tokenFile string, stderr
 		return nil, err
 	}
 	fmt.Fprintf(stderr, "started a kernel for this command (data dir %s) at %s\n", k.dataDir, k.addr)
-	return &kernelLink{gqlClient: newGQLClient(k.addr, token), spawned: k}, nil
+	return &kernelLink{Client: client.New(k.addr, token), spawned: k}, nil
 }
 
 // clientToken is the bearer token the CLI sends: $FOYA_TOKEN, else the
@@ -77,7 +90,7 @@ func clientToken(tokenFile, dataDir, addr string) (string, error) {
 	if tokenFile != "" {
 		return graph.ReadToken(tokenFile)
 	}
-	if !graph.IsLoopbackName(newGQLClient(addr, "").host()) {
+	if !graph.IsLoopbackName(client.New(addr, "").Host()) {
 		return "", nil
 	}
 	tok, err := graph.ReadToken(filepath.Join(dataDir, graph.TokenFileName))

@@ -33,4 +33,3 @@ func TestClientToken(t *testing.T) {
 		}
 	}
 }
-

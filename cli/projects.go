@@ -2,31 +2,55 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
 
+	"github.com/foya-dev/foya/client"
 	"github.com/foya-dev/foya/internal/cmdutil"
 )
 
-const projectsUsage = `usage:
-  foya projects trust PATH   (trusts PATH/.foya/hooks.json as it is now; see docs/hooks.md)
-common flags: --addr 127.0.0.1:4777 --data-dir DIR --token-file PATH --json`
+var projectsGroup = group{
+	name: "projects",
+	doc:  "Projects: directories sessions work in.",
+	subs: []subcommand{
+		{Command: cmdutil.Command{Name: "projects list", Synopsis: "[--json]", Doc: "Lists the projects."},
+			aliases: []string{"ls"}, max: 0, run: projectsList},
+		{Command: cmdutil.Command{Name: "projects trust", Synopsis: "PATH", Doc: "Trusts PATH/.foya/hooks.json as it is now, so its hooks run (docs/hooks.md)."},
+			min: 1, max: 1, run: projectsTrust},
+	},
+}
 
 func projectsCmd(args []string, stdout, stderr io.Writer) error {
-	if len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "help") {
-		fmt.Fprint(stdout, "Usage of foya projects:\n"+projectsUsage+"\n")
-		return nil
+	return projectsGroup.run(args, nil, stdout, stderr)
+}
+
+func projectsList(r *runner) error {
+	if _, err := r.parse(); err != nil {
+		return err
 	}
-	if len(args) == 0 || args[0] != "trust" {
-		return cmdutil.UsageError{Err: errors.New(projectsUsage)}
-	}
-	var cf clientFlags
-	fs := newClientFlagSet("projects trust", stderr, &cf)
-	rest, err := parseArgs(fs, args[1:])
-	if err != nil || len(rest) != 1 {
-		return usageOr(err, "usage: foya projects trust PATH")
+	return r.withKernel(func(ctx context.Context, c *client.Client) error {
+		resp, err := client.Projects(ctx, c)
+		if err != nil {
+			return err
+		}
+		ps := make([]client.ProjectFields, len(resp.Projects))
+		rows := make([][]string, len(resp.Projects))
+		for i, p := range resp.Projects {
+			ps[i] = p.ProjectFields
+			rows[i] = []string{p.Name, p.Path, p.Id}
+		}
+		if r.cf.json {
+			return printJSON(r.stdout, ps)
+		}
+		return table(r.stdout, "NAME\tPATH\tID", rows)
+	})
+}
+
+func projectsTrust(r *runner) error {
+	rest, err := r.parse()
+	if err != nil {
+		return err
 	}
 	path, err := filepath.Abs(rest[0])
 	if err != nil {
@@ -35,37 +59,50 @@ func projectsCmd(args []string, stdout, stderr io.Writer) error {
 	if real, err := filepath.EvalSymlinks(path); err == nil {
 		path = real
 	}
-	return withKernel(cf, stderr, func(ctx context.Context, c *gqlClient) error {
-		var ps struct{ Projects []struct{ ID, Path string } }
-		if err := c.do(ctx, `{ projects { id path } }`, nil, &ps); err != nil {
+	return r.withKernel(func(ctx context.Context, c *client.Client) error {
+		p, err := findOrCreateProject(ctx, c, path)
+		if err != nil {
 			return err
 		}
-		id := ""
-		for _, p := range ps.Projects {
-			if p.Path == path {
-				id = p.ID
-			}
-		}
-		if id == "" {
-			var r struct{ CreateProject struct{ ID string } }
-			if err := c.do(ctx, `mutation($p: String!) { createProject(input: {path: $p}) { id } }`, map[string]any{"p": path}, &r); err != nil {
-				return err
-			}
-			id = r.CreateProject.ID
-		}
-		var r struct {
-			TrustProject struct {
-				Path    string `json:"path"`
-				Trusted bool   `json:"trusted"`
-			}
-		}
-		if err := c.do(ctx, `mutation($id: ID!) { trustProject(id: $id) { path trusted } }`, map[string]any{"id": id}, &r); err != nil {
+		resp, err := client.TrustProject(ctx, c, p.Id)
+		if err != nil {
 			return err
 		}
-		if cf.json {
-			return printJSON(stdout, r.TrustProject)
+		if r.cf.json {
+			return printJSON(r.stdout, resp.TrustProject)
 		}
-		fmt.Fprintf(stdout, "trusted %s\n", r.TrustProject.Path)
+		fmt.Fprintf(r.stdout, "trusted %s\n", resp.TrustProject.Path)
 		return nil
 	})
+}
+
+// findProject is the project whose directory is path (absolute), if any.
+func findProject(ctx context.Context, c *client.Client, path string) (*client.ProjectFields, error) {
+	resp, err := client.Projects(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range resp.Projects {
+		if filepath.Clean(p.Path) == path {
+			return &p.ProjectFields, nil
+		}
+	}
+	return nil, nil
+}
+
+// findOrCreateProject is the project of directory path (absolute), created
+// when missing.
+func findOrCreateProject(ctx context.Context, c *client.Client, path string) (client.ProjectFields, error) {
+	p, err := findProject(ctx, c, path)
+	if err != nil || p != nil {
+		if p == nil {
+			return client.ProjectFields{}, err
+		}
+		return *p, nil
+	}
+	resp, err := client.CreateProject(ctx, c, path)
+	if err != nil {
+		return client.ProjectFields{}, err
+	}
+	return resp.CreateProject.ProjectFields, nil
 }

@@ -376,7 +376,7 @@ func TestManagementCommands(t *testing.T) {
 
 	r = o.mustRun(t, "", "connections", "list", "--addr", k.addr)
 	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
-	if len(lines) != 3 || !strings.HasPrefix(lines[0], "ID ") || !strings.Contains(r.stdout, "envkey") || !strings.Contains(r.stdout, "fake") {
+	if len(lines) != 3 || !strings.HasPrefix(lines[0], "NAME ") || !strings.Contains(r.stdout, "envkey") || !strings.Contains(r.stdout, "fake") {
 		t.Fatalf("connections list:\n%s", r.stdout)
 	}
 	var conns []cliConnection

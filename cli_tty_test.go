@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/foya-dev/foya/providers/openai/openaitest"
+
+	"github.com/foya-dev/foya/internal/testenv"
 )
 
 // On a terminal, foya exec asks before a write in ASK mode and acts on the
@@ -46,7 +48,7 @@ func writeCall(id string) openaitest.Response {
 func terminalApproval(t *testing.T, prompt, want string, responses ...openaitest.Response) {
 	scriptBin, err := exec.LookPath("script")
 	if err != nil {
-		t.Skip("script(1) is not installed: skipping the terminal approval check")
+		testenv.Optional(t, "script(1) is not installed: skipping the terminal approval check (it comes with util-linux)")
 	}
 	fake := openaitest.New(t)
 	k := startKernel(t, t.TempDir())

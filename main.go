@@ -54,14 +54,18 @@ Usage:
              [--tool-writable PATH] [--tool-network on|off] [--allow-key-env NAME]
   foya token rotate|show [--data-dir DIR] [--auth-token-file PATH]
   foya rebuild-projections [--data-dir DIR]
-  foya exec [--addr A] [--session ID] [--project PATH] [--model CONN/MODEL] [--approval-mode M] [--json] "prompt"
+  foya exec [-c | --session ID] [--project DIR | --no-project] [--model CONN/MODEL] [--approval-mode M] [--json] "prompt"
+             (the project is the current directory by default)
   foya acp [--addr A] [--data-dir DIR]   (Agent Client Protocol agent on stdio, for editors; docs/acp.md)
-  foya connections list|add|remove|models    foya sessions list|show|rm    foya schema
+  foya connections list|add|remove|models|default    foya sessions list|show|rm    foya schema
   foya mcp list|add|remove|restart           (MCP servers as tool sources; see docs/mcp.md)
-  foya projects trust PATH                   (run PATH/.foya/hooks.json; see docs/hooks.md)
-  (client commands send $FOYA_TOKEN, --token-file PATH or <data-dir>/auth-token to a kernel that requires a token)
+  foya projects list|trust                   (trust runs PATH/.foya/hooks.json; see docs/hooks.md)
+  (client commands reach the kernel at --addr, else $FOYA_ADDR, else 127.0.0.1:4777, and start one
+   when none answers; they send $FOYA_TOKEN, --token-file PATH or <data-dir>/auth-token when it requires a token)
   foya version
   foya plugin NAME     (internal: serves a built-in plugin to the kernel)
+
+Run 'foya COMMAND --help' for a command's flags.
 `
 
 func run(args []string, stdout, stderr io.Writer) int {

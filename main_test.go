@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/foya-dev/foya/core"
+	"github.com/foya-dev/foya/internal/testenv"
 	"github.com/foya-dev/foya/storage"
 )
 
@@ -34,7 +35,7 @@ func TestMain(m *testing.M) {
 		fmt.Fprintf(os.Stderr, "build foya: %v\n%s", err, out)
 		os.Exit(1)
 	}
-	code := m.Run()
+	code := testenv.Main(m)
 	os.RemoveAll(dir)
 	os.Exit(code)
 }
@@ -222,16 +223,16 @@ func TestRestartKeepsDataAndResetsPhases(t *testing.T) {
 
 // A third-party client: the npm graphql-ws package against a running kernel.
 func TestNodeGraphQLWSClient(t *testing.T) {
-	if testing.Short() {
+	if testing.Short() && !testenv.CI() {
 		t.Skip("-short: skipping the npm client check")
 	}
 	npm, err := exec.LookPath("npm")
 	if err != nil {
-		t.Skip("npm is not installed: skipping the third-party graphql-ws client check (install Node.js and npm to run it)")
+		testenv.Optional(t, "npm is not installed: skipping the third-party graphql-ws client check (install Node.js and npm to run it)")
 	}
 	node, err := exec.LookPath("node")
 	if err != nil {
-		t.Skip("node is not installed: skipping the third-party graphql-ws client check")
+		testenv.Optional(t, "node is not installed: skipping the third-party graphql-ws client check")
 	}
 	dir, _ := filepath.Abs(filepath.Join("test", "node"))
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)

@@ -25,6 +25,8 @@ import (
 
 	"github.com/foya-dev/foya/graph"
 	"github.com/foya-dev/foya/providers/openai/openaitest"
+
+	"github.com/foya-dev/foya/internal/testenv"
 )
 
 const chromiumPath = "/usr/bin/chromium"
@@ -37,11 +39,11 @@ const chromiumPath = "/usr/bin/chromium"
 // DevTools protocol. The bytes are the CDN's: the page's Subresource
 // Integrity hashes are checked by the browser.
 func TestPlaygroundInChromium(t *testing.T) {
-	if testing.Short() {
+	if testing.Short() && !testenv.CI() {
 		t.Skip("-short: skipping the headless Chromium playground check")
 	}
 	if _, err := os.Stat(chromiumPath); err != nil {
-		t.Skipf("%s is absent: skipping the headless playground check (apt-get install chromium; .ci/run does)", chromiumPath)
+		testenv.Optional(t, "%s is absent: skipping the headless playground check (apt-get install chromium; .ci/run does)", chromiumPath)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
@@ -99,7 +101,7 @@ const responseJS = `(document.querySelector('.graphiql-response .CodeMirror')?.C
 func playgroundAssets(ctx context.Context, t *testing.T) map[string][]byte {
 	npm, err := exec.LookPath("npm")
 	if err != nil {
-		t.Skip("npm is not installed: the playground's scripts cannot be provided offline; skipping the Chromium check")
+		testenv.Optional(t, "npm is not installed: the playground's scripts cannot be provided offline; skipping the Chromium check")
 	}
 	re := regexp.MustCompile(`^https://cdn\.jsdelivr\.net/npm/((?:@[^/]+/)?[^@/]+)@([^/]+)/(.+)$`)
 	dir := t.TempDir()

@@ -21,6 +21,8 @@ import (
 	"github.com/foya-dev/foya/storage"
 	"github.com/foya-dev/foya/storage/artifacts"
 	"github.com/foya-dev/foya/storage/catalogfile"
+
+	"github.com/foya-dev/foya/internal/testenv"
 )
 
 // TestMain lets the test binary double as the stdio MCP test server: the
@@ -32,7 +34,7 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
-	os.Exit(m.Run())
+	os.Exit(testenv.Main(m))
 }
 
 // mcpKernel is a test kernel whose tool hub holds an MCP manager.

@@ -6,8 +6,8 @@ package storage
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"embed"
+	"errors"
 	"fmt"
 	"io/fs"
 	"log/slog"

@@ -111,4 +111,3 @@ func containsExpr(db bun.IDB, column string) string {
 	}
 	return "instr(" + column + ", ?) > 0"
 }
-

@@ -460,6 +460,16 @@ func (r *mutationResolver) UploadAttachment(ctx context.Context, file graphql.Up
 	return &a, nil
 }
 
+// ImportSession is the resolver for the importSession field.
+func (r *mutationResolver) ImportSession(ctx context.Context, data string, projectID *string) (*core.Session, error) {
+	return nil, core.Errorf(core.CodeUnavailable, "importSession is not available yet")
+}
+
+// ImportSessionFile is the resolver for the importSessionFile field.
+func (r *mutationResolver) ImportSessionFile(ctx context.Context, file graphql.Upload, projectID *string) (*core.Session, error) {
+	return nil, core.Errorf(core.CodeUnavailable, "importSessionFile is not available yet")
+}
+
 // ProviderKind is the resolver for the providerKind field.
 func (r *pluginInfoResolver) ProviderKind(ctx context.Context, obj *core.PluginInfo) (*string, error) {
 	return nonEmpty(obj.ProviderKind), nil
@@ -595,6 +605,11 @@ func (r *queryResolver) Events(ctx context.Context, sessionID string, afterSeq *
 		out[i] = model.SessionEvent{Event: ev}
 	}
 	return out, nil
+}
+
+// ExportSession is the resolver for the exportSession field.
+func (r *queryResolver) ExportSession(ctx context.Context, id string) (string, error) {
+	return "", core.Errorf(core.CodeUnavailable, "exportSession is not available yet")
 }
 
 // Text is the resolver for the text field.

@@ -731,7 +731,7 @@ func (r *sessionResolver) ContextUsage(ctx context.Context, obj *core.Session) (
 
 // SessionEvents is the resolver for the sessionEvents field.
 func (r *subscriptionResolver) SessionEvents(ctx context.Context, sessionID string, afterSeq *int64) (<-chan *model.SessionEvent, error) {
-	return core.SubscribeAs(ctx, r.Service, sessionID, afterSeq, model.NewSessionEvent)
+	return subscribeSessionEvents(ctx, r.Service, sessionID, afterSeq)
 }
 
 // KernelEvents is the resolver for the kernelEvents field.

@@ -63,7 +63,7 @@ func (d *DB) Append(ctx context.Context, sessionID string, expectedHead int64, e
 				return err
 			}
 			if ev.Type == core.EventUsage {
-				if err := recordUsage(ctx, tx, ev); err != nil {
+				if err := recordUsage(ctx, tx, ev, false); err != nil {
 					return err
 				}
 			}

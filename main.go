@@ -50,10 +50,10 @@ const usage = `foya — the Foya agent kernel
 Usage:
   foya serve [--addr 127.0.0.1:4777] [--data-dir DIR] [--plugin-dir DIR] [--allow-origin PATTERN]
              [--allow-host NAME] [--require-token] [--auth-token-file PATH] [--tls-cert FILE --tls-key FILE]
-             [--pprof 127.0.0.1:6060]
+             [--pprof 127.0.0.1:6060] [--database postgres://…]
              [--tool-writable PATH] [--tool-network on|off] [--allow-key-env NAME]
   foya token rotate|show [--data-dir DIR] [--auth-token-file PATH]
-  foya rebuild-projections [--data-dir DIR]
+  foya rebuild-projections [--data-dir DIR] [--database postgres://…]
   foya exec [-c | --session ID] [--project DIR | --no-project] [--model CONN/MODEL] [--approval-mode M] [--json] "prompt"
              (the project is the current directory by default)
   foya acp [--addr A] [--data-dir DIR]   (Agent Client Protocol agent on stdio, for editors; docs/acp.md)
@@ -123,6 +123,7 @@ func serveCmd(args []string, stdout, stderr io.Writer) error {
 	requireToken := fs.Bool("require-token", false, "require the bearer token on loopback too (always required beyond loopback)")
 	tlsCert := fs.String("tls-cert", "", "PEM certificate file: serve HTTPS and WSS (with --tls-key)")
 	tlsKey := fs.String("tls-key", "", "PEM private key file of --tls-cert")
+	database := fs.String("database", os.Getenv("FOYA_DATABASE"), "PostgreSQL URL postgres://… to store sessions in, shared by kernels (default $FOYA_DATABASE; empty: SQLite in the data directory; docs/postgresql.md)")
 	var origins, pluginDirs, hosts, toolWritable, keyEnvs listFlag
 	fs.Var(&hosts, "allow-host", "extra Host name a loopback kernel answers to without a token (repeatable; with a token any Host is served)")
 	fs.Var(&toolWritable, "tool-writable", "extra directory tool commands may write besides the session's directory, its TMPDIR and /tmp (repeatable)")
@@ -160,7 +161,10 @@ func serveCmd(args []string, stdout, stderr io.Writer) error {
 	if *retryAttempts < 1 || *retryWait <= 0 {
 		return usageError{Err: fmt.Errorf("--retry-max-attempts must be at least 1 and --retry-max-wait positive")}
 	}
-	opts := kernelOptions{pluginDirs: pluginDirs, allowKeyEnv: keyEnvs, retry: core.RetryPolicy{MaxAttempts: *retryAttempts, MaxTotalWait: *retryWait}}
+	if *database != "" && !storage.IsPostgresURL(*database) {
+		return usageError{Err: fmt.Errorf("--database %s: use a postgres:// or postgresql:// URL", storage.RedactURL(*database))}
+	}
+	opts := kernelOptions{database: *database, pluginDirs: pluginDirs, allowKeyEnv: keyEnvs, retry: core.RetryPolicy{MaxAttempts: *retryAttempts, MaxTotalWait: *retryWait}}
 	switch *toolNetwork {
 	case "on":
 	case "off":
@@ -291,6 +295,7 @@ type kernel struct {
 
 // kernelOptions are the serve flags openKernel needs.
 type kernelOptions struct {
+	database    string // PostgreSQL URL; empty: SQLite in the data directory
 	pluginDirs  []string
 	allowKeyEnv []string
 	tools       builtintools.PluginConfig
@@ -312,7 +317,7 @@ func openKernel(ctx context.Context, dataDir string, opts kernelOptions, log *sl
 			k.Close()
 		}
 	}()
-	if k.db, err = storage.Open(ctx, filepath.Join(dir, "foya.db"), log); err != nil {
+	if k.db, err = openDatabase(ctx, opts.database, dir, log); err != nil {
 		return nil, err
 	}
 	toolCfg := opts.tools
@@ -404,6 +409,7 @@ func rebuildCmd(args []string, stdout, stderr io.Writer) error {
 	fs := cmdutil.NewFlagSet(cmdutil.Command{Name: "rebuild-projections", Synopsis: "[--data-dir DIR]",
 		Doc: "Rebuilds the session projections from the event log (with the kernel stopped)."}, stdout)
 	dataDir := fs.String("data-dir", defaultDataDir(), "data directory")
+	database := fs.String("database", os.Getenv("FOYA_DATABASE"), "PostgreSQL URL (default $FOYA_DATABASE; empty: SQLite in the data directory)")
 	if rest, err := cmdutil.Parse(fs, args); err != nil || len(rest) > 0 {
 		return usageOr(err, "rebuild-projections takes no arguments")
 	}
@@ -418,7 +424,7 @@ func rebuildCmd(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer release()
-	db, err := storage.Open(ctx, filepath.Join(dir, "foya.db"), log)
+	db, err := openDatabase(ctx, *database, dir, log)
 	if err != nil {
 		return err
 	}
@@ -429,6 +435,15 @@ func rebuildCmd(args []string, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "rebuilt projections from %d events\n", n)
 	return nil
+}
+
+// openDatabase opens the PostgreSQL database at url, or without one the
+// SQLite file in the data directory.
+func openDatabase(ctx context.Context, url, dataDir string, log *slog.Logger) (*storage.DB, error) {
+	if url != "" {
+		return storage.OpenPostgres(ctx, url, log)
+	}
+	return storage.Open(ctx, filepath.Join(dataDir, "foya.db"), log)
 }
 
 // prepareToolTempRoot empties and creates the directory that holds one

@@ -98,6 +98,8 @@ type CapabilitiesInput struct {
 	ReasoningEfforts []string         `json:"reasoningEfforts"`
 	WebSearch        *bool            `json:"webSearch"`
 	Generation       *GenerationInput `json:"generation"`
+	// Prices for cost figures; null on update clears them (capabilities are replaced whole).
+	Prices *ModelPricesInput `json:"prices"`
 }
 
 // GetContextWindow returns CapabilitiesInput.ContextWindow, and is useful for accessing the field via an interface.
@@ -123,6 +125,9 @@ func (v *CapabilitiesInput) GetWebSearch() *bool { return v.WebSearch }
 
 // GetGeneration returns CapabilitiesInput.Generation, and is useful for accessing the field via an interface.
 func (v *CapabilitiesInput) GetGeneration() *GenerationInput { return v.Generation }
+
+// GetPrices returns CapabilitiesInput.Prices, and is useful for accessing the field via an interface.
+func (v *CapabilitiesInput) GetPrices() *ModelPricesInput { return v.Prices }
 
 // ConnectionFields includes the GraphQL fields of Connection requested by the fragment ConnectionFields.
 // The GraphQL type's documentation follows.
@@ -1818,6 +1823,27 @@ func (v *ModelInput) GetId() string { return v.Id }
 // GetCapabilities returns ModelInput.Capabilities, and is useful for accessing the field via an interface.
 func (v *ModelInput) GetCapabilities() *CapabilitiesInput { return v.Capabilities }
 
+// Prices in US dollars per million tokens, each 0 to 100000. cachedInputPerMillion
+// and cacheWritePerMillion default to inputPerMillion.
+type ModelPricesInput struct {
+	InputPerMillion       float64  `json:"inputPerMillion"`
+	CachedInputPerMillion *float64 `json:"cachedInputPerMillion"`
+	CacheWritePerMillion  *float64 `json:"cacheWritePerMillion"`
+	OutputPerMillion      float64  `json:"outputPerMillion"`
+}
+
+// GetInputPerMillion returns ModelPricesInput.InputPerMillion, and is useful for accessing the field via an interface.
+func (v *ModelPricesInput) GetInputPerMillion() float64 { return v.InputPerMillion }
+
+// GetCachedInputPerMillion returns ModelPricesInput.CachedInputPerMillion, and is useful for accessing the field via an interface.
+func (v *ModelPricesInput) GetCachedInputPerMillion() *float64 { return v.CachedInputPerMillion }
+
+// GetCacheWritePerMillion returns ModelPricesInput.CacheWritePerMillion, and is useful for accessing the field via an interface.
+func (v *ModelPricesInput) GetCacheWritePerMillion() *float64 { return v.CacheWritePerMillion }
+
+// GetOutputPerMillion returns ModelPricesInput.OutputPerMillion, and is useful for accessing the field via an interface.
+func (v *ModelPricesInput) GetOutputPerMillion() float64 { return v.OutputPerMillion }
+
 // A default model slot.
 type ModelPurpose string
 
@@ -2355,6 +2381,9 @@ type SessionEventsResponse struct {
 	// Every persisted event with seq > afterSeq (when given), then live events, with
 	// no gap and no duplicate. A subscriber that falls too far behind receives
 	// resync_required and should resubscribe with afterSeq = payload.lastSeq.
+	// Over SSE every persisted event carries `id: <seq>`, and a request with a
+	// Last-Event-ID header (a non-negative integer) resumes after that seq as
+	// afterSeq would, in place of the afterSeq argument (docs/sse.md).
 	SessionEvents SessionEventsSessionEventsSessionEvent `json:"sessionEvents"`
 }
 

@@ -460,6 +460,16 @@ func (r *mutationResolver) UploadAttachment(ctx context.Context, file graphql.Up
 	return &a, nil
 }
 
+// ImportSession is the resolver for the importSession field.
+func (r *mutationResolver) ImportSession(ctx context.Context, data string, projectID *string) (*core.Session, error) {
+	return nil, core.Errorf(core.CodeUnavailable, "importSession is not available yet")
+}
+
+// ImportSessionFile is the resolver for the importSessionFile field.
+func (r *mutationResolver) ImportSessionFile(ctx context.Context, file graphql.Upload, projectID *string) (*core.Session, error) {
+	return nil, core.Errorf(core.CodeUnavailable, "importSessionFile is not available yet")
+}
+
 // ProviderKind is the resolver for the providerKind field.
 func (r *pluginInfoResolver) ProviderKind(ctx context.Context, obj *core.PluginInfo) (*string, error) {
 	return nonEmpty(obj.ProviderKind), nil
@@ -597,6 +607,11 @@ func (r *queryResolver) Events(ctx context.Context, sessionID string, afterSeq *
 	return out, nil
 }
 
+// ExportSession is the resolver for the exportSession field.
+func (r *queryResolver) ExportSession(ctx context.Context, id string) (string, error) {
+	return "", core.Errorf(core.CodeUnavailable, "exportSession is not available yet")
+}
+
 // Text is the resolver for the text field.
 func (r *queueItemResolver) Text(ctx context.Context, obj *core.QueueItem) (string, error) {
 	return obj.Input.Text, nil
@@ -716,7 +731,7 @@ func (r *sessionResolver) ContextUsage(ctx context.Context, obj *core.Session) (
 
 // SessionEvents is the resolver for the sessionEvents field.
 func (r *subscriptionResolver) SessionEvents(ctx context.Context, sessionID string, afterSeq *int64) (<-chan *model.SessionEvent, error) {
-	return core.SubscribeAs(ctx, r.Service, sessionID, afterSeq, model.NewSessionEvent)
+	return subscribeSessionEvents(ctx, r.Service, sessionID, afterSeq)
 }
 
 // KernelEvents is the resolver for the kernelEvents field.

@@ -238,7 +238,7 @@ func TestEveryHelpExitsZero(t *testing.T) {
 		{}, {"serve"}, {"token"}, {"rebuild-projections"}, {"exec"}, {"acp"}, {"schema"},
 		{"connections"}, {"connections", "list"}, {"connections", "add"}, {"connections", "remove"},
 		{"connections", "models"}, {"connections", "default"},
-		{"sessions"}, {"sessions", "list"}, {"sessions", "show"}, {"sessions", "rm"},
+		{"sessions"}, {"sessions", "list"}, {"sessions", "show"}, {"sessions", "rm"}, {"sessions", "export"}, {"sessions", "import"},
 		{"mcp"}, {"mcp", "list"}, {"mcp", "add"}, {"mcp", "remove"}, {"mcp", "restart"},
 		{"projects"}, {"projects", "list"}, {"projects", "trust"},
 	}
@@ -263,5 +263,90 @@ func TestEveryHelpExitsZero(t *testing.T) {
 	}
 	if r := o.runIn(t, t.TempDir(), nil, "connections"); r.code != 2 || !strings.Contains(r.stderr, "Usage: foya connections") {
 		t.Errorf("connections: exit %d %s", r.code, r.stderr)
+	}
+}
+
+// Prices declared with connections add price the usage exec prints.
+func TestExecPrintsCost(t *testing.T) {
+	fake := openaitest.New(t)
+	k := startKernel(t, t.TempDir())
+	var o outputs
+	o.mustRun(t, "", "connections", "add", "--addr", k.addr, "--name", "priced", "--base-url", fake.BaseURL(),
+		"--model", "gpt-t", "--input-price", "3000", "--output-price", "6000")
+	fake.Enqueue(openaitest.TextStream("gpt-t", "a", "b"))
+	r := o.runIn(t, t.TempDir(), nil, "exec", "--addr", k.addr, "--no-project", "price me")
+	// 10 input tokens at $3000/M and 2 output tokens at $6000/M: $0.042.
+	if r.code != 0 || !strings.Contains(r.stderr, "tokens: 10 in (0 cached), 2 out, $0.04") {
+		t.Fatalf("exec: exit %d\n%s", r.code, r.stderr)
+	}
+	// Without prices the line has no cost.
+	o.mustRun(t, "", "connections", "add", "--addr", k.addr, "--name", "free", "--base-url", fake.BaseURL(), "--model", "gpt-t")
+	waitTitles(t, fake, 1)
+	fake.Enqueue(openaitest.TextStream("gpt-t", "c"))
+	r = o.runIn(t, t.TempDir(), nil, "exec", "--addr", k.addr, "--no-project", "--model", "free/gpt-t", "no price")
+	if r.code != 0 || !regexp.MustCompile(`tokens: 10 in \(0 cached\), 1 out\n`).MatchString(r.stderr) {
+		t.Fatalf("exec without prices: exit %d\n%s", r.code, r.stderr)
+	}
+	if r := o.run(t, "", "connections", "add", "--addr", k.addr, "--name", "half", "--base-url", fake.BaseURL(), "--model", "m", "--input-price", "1"); r.code != 2 {
+		t.Fatalf("--input-price alone: exit %d %s", r.code, r.stderr)
+	}
+}
+
+// sessions export writes the document; sessions import makes a new session
+// with the same history.
+func TestSessionsExportImportRoundTrip(t *testing.T) {
+	fake := openaitest.New(t)
+	k := startKernel(t, t.TempDir())
+	var o outputs
+	o.addFakeConnection(t, k.addr, fake.BaseURL())
+	proj := t.TempDir()
+	fake.Enqueue(openaitest.TextStream("gpt-t", "Exported ", "answer."))
+	r := o.runIn(t, proj, nil, "exec", "--addr", k.addr, "export me")
+	h := headerRe.FindStringSubmatch(r.stderr)
+	if r.code != 0 || h == nil {
+		t.Fatalf("exec: exit %d %s", r.code, r.stderr)
+	}
+	waitTitles(t, fake, 1)
+	r = o.runIn(t, proj, nil, "sessions", "export", h[3], "--addr", k.addr)
+	if r.code != 0 && strings.Contains(r.stderr, "not available yet") {
+		t.Skip("exportSession is not implemented by this kernel yet (issue 18, server side): " + strings.TrimSpace(r.stderr))
+	}
+	if r.code != 0 || !strings.HasPrefix(r.stdout, "{") {
+		t.Fatalf("export: exit %d %.200s %s", r.code, r.stdout, r.stderr)
+	}
+	file := filepath.Join(t.TempDir(), "s.jsonl")
+	if err := os.WriteFile(file, []byte(r.stdout), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	other := t.TempDir()
+	r = o.runIn(t, other, nil, "sessions", "import", file, "--project", other, "--addr", k.addr, "--json")
+	var imported struct {
+		ID      string
+		Project *struct{ Path string }
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &imported); r.code != 0 || err != nil || imported.ID == "" || imported.ID == h[3] {
+		t.Fatalf("import: exit %d %q %s", r.code, r.stdout, r.stderr)
+	}
+	if imported.Project == nil || imported.Project.Path != other {
+		t.Fatalf("imported project %+v", imported.Project)
+	}
+	messages := func(id string) string {
+		var s struct {
+			Session struct{ Messages []struct{ Role, Text string } }
+		}
+		k.gql(t, `query($id: ID!) { session(id: $id) { messages { role text } } }`, map[string]any{"id": id}, &s)
+		b, _ := json.Marshal(s.Session.Messages)
+		return string(b)
+	}
+	if a, b := messages(h[3]), messages(imported.ID); a != b || !strings.Contains(a, "Exported answer.") {
+		t.Fatalf("history differs:\n%s\n%s", a, b)
+	}
+	// A damaged document is refused and creates nothing.
+	if err := os.WriteFile(file, []byte("{not json\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r = o.runIn(t, other, nil, "sessions", "import", file, "--addr", k.addr)
+	if r.code != 1 || !strings.Contains(r.stderr, "(BAD_INPUT)") {
+		t.Fatalf("bad document: exit %d %s", r.code, r.stderr)
 	}
 }

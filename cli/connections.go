@@ -109,6 +109,9 @@ func connectionsAdd(r *runner) error {
 	tools := fs.Bool("tools", false, "the models can call tools (--tools=false: they cannot)")
 	images := fs.Bool("images", false, "the models take image input (--images=false: they do not)")
 	fs.Var(&reasoning, "reasoning", "reasoning efforts the models accept, e.g. low,medium,high")
+	inPrice := fs.Float64("input-price", 0, "price of the models' input in US dollars per million tokens (with --output-price: exec then prints costs)")
+	cachedPrice := fs.Float64("cached-input-price", 0, "price of cached input in US dollars per million tokens")
+	outPrice := fs.Float64("output-price", 0, "price of the models' output in US dollars per million tokens")
 	if _, err := r.parse(); err != nil {
 		return err
 	}
@@ -161,6 +164,15 @@ func connectionsAdd(r *runner) error {
 	}
 	if capFlag("reasoning") {
 		caps.ReasoningEfforts = reasoning
+	}
+	if r.isSet("input-price") != r.isSet("output-price") || (r.isSet("cached-input-price") && !r.isSet("input-price")) {
+		return cmdutil.UsageError{Err: errors.New("prices go together: --input-price and --output-price (and optionally --cached-input-price)")}
+	}
+	if capFlag("input-price") {
+		caps.Prices = &client.ModelPricesInput{InputPerMillion: *inPrice, OutputPerMillion: *outPrice}
+		if r.isSet("cached-input-price") {
+			caps.Prices.CachedInputPerMillion = cachedPrice
+		}
 	}
 	if caps != nil && len(models) == 0 {
 		return cmdutil.UsageError{Err: errors.New("capability flags describe models: give them with --model ID")}

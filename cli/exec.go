@@ -510,7 +510,7 @@ func (t *turnWatch) print(ev execEvent) {
 			if u.Estimated {
 				est = " (estimated)"
 			}
-			t.pr.info("tokens: %d in (%d cached), %d out%s", u.InputTokens, u.CachedTokens, u.OutputTokens, est)
+			t.pr.info("tokens: %d in (%d cached), %d out%s%s", u.InputTokens, u.CachedTokens, u.OutputTokens, est, costSuffix(u.Cost, u.UnpricedTokens))
 		}
 	}
 }
@@ -575,6 +575,31 @@ func (t *turnWatch) ask(prompt string) (string, error) {
 		return "", fmt.Errorf("read answer: %w", err)
 	}
 	return line, nil
+}
+
+// costSuffix is ", $0.0123" for a priced usage ("" without prices), noting
+// tokens that had no price.
+func costSuffix(cost *float64, unpriced int) string {
+	if cost == nil {
+		return ""
+	}
+	s := ", " + formatCost(*cost)
+	if unpriced > 0 {
+		s += fmt.Sprintf(" (+%d unpriced tokens)", unpriced)
+	}
+	return s
+}
+
+// formatCost prints US dollars with 4 significant decimals for small sums.
+func formatCost(usd float64) string {
+	switch {
+	case usd == 0:
+		return "$0"
+	case usd < 0.01:
+		return fmt.Sprintf("$%.4f", usd)
+	default:
+		return fmt.Sprintf("$%.2f", usd)
+	}
 }
 
 // payloadOf is the event's payload JSON (nil when it has none).

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -19,6 +21,13 @@ var sessionsGroup = group{
 			aliases: []string{"ls"}, max: 0, run: sessionsList},
 		{Command: cmdutil.Command{Name: "sessions show", Synopsis: "ID [--json]", Doc: "Prints a session and its messages."},
 			min: 1, max: 1, run: sessionsShow},
+		{Command: cmdutil.Command{Name: "sessions export", Synopsis: "ID > session.jsonl",
+			Doc: "Writes a session as a foya.session JSON Lines document (docs/export.md) on stdout."},
+			noJSON: true, min: 1, max: 1, run: sessionsExport},
+		{Command: cmdutil.Command{Name: "sessions import", Synopsis: "FILE|- [--project DIR]",
+			Doc: `Creates a new session from a foya.session document (its history, under new
+ids), bound to --project DIR (else to no project). "-" reads stdin.`},
+			min: 1, max: 1, run: sessionsImport},
 		{Command: cmdutil.Command{Name: "sessions rm", Synopsis: "ID...", Doc: "Deletes sessions (irreversible; their token usage stays counted). All ids are checked first: nothing is deleted when one is unknown."},
 			aliases: []string{"remove", "delete"}, min: 1, max: -1, run: sessionsRm},
 	},
@@ -132,6 +141,93 @@ func sessionsRm(r *runner) error {
 	})
 }
 
+func sessionsExport(r *runner) error {
+	rest, err := r.parse()
+	if err != nil {
+		return err
+	}
+	return r.withKernel(func(ctx context.Context, c *client.Client) error {
+		resp, err := client.ExportSession(ctx, c, rest[0])
+		if err != nil {
+			return err
+		}
+		if _, err := io.WriteString(r.stdout, resp.ExportSession); err != nil {
+			return fmt.Errorf("write the document: %w", err)
+		}
+		return nil
+	})
+}
+
+// importInline is the largest document sent inline (importSession): the
+// kernel bounds a JSON request at 8 MiB; larger ones go as a file.
+const importInline = 6 << 20
+
+// importMax is importSessionFile's bound.
+const importMax = 64 << 20
+
+func sessionsImport(r *runner) error {
+	project := r.fs.String("project", "", "bind the imported session to the project of this directory (created when new)")
+	rest, err := r.parse()
+	if err != nil {
+		return err
+	}
+	var src io.Reader = r.stdin
+	name := "stdin"
+	if rest[0] != "-" {
+		f, err := os.Open(rest[0])
+		if err != nil {
+			return fmt.Errorf("import: %w", err)
+		}
+		defer f.Close()
+		src, name = f, filepath.Base(rest[0])
+	}
+	data, err := io.ReadAll(io.LimitReader(src, importMax+1))
+	if err != nil {
+		return fmt.Errorf("import: read %s: %w", rest[0], err)
+	}
+	if len(data) > importMax {
+		return cmdutil.UsageError{Err: fmt.Errorf("import: %s is over %d MiB, the kernel's bound", rest[0], importMax>>20)}
+	}
+	var dir string
+	if *project != "" {
+		if dir, err = filepath.Abs(*project); err != nil {
+			return err
+		}
+		if real, err := filepath.EvalSymlinks(dir); err == nil {
+			dir = real
+		}
+	}
+	return r.withKernel(func(ctx context.Context, c *client.Client) error {
+		var projectID *string
+		if dir != "" {
+			p, err := findOrCreateProject(ctx, c, dir)
+			if err != nil {
+				return err
+			}
+			projectID = &p.Id
+		}
+		var s client.SessionFields
+		if len(data) <= importInline {
+			resp, err := client.ImportSession(ctx, c, string(data), projectID)
+			if err != nil {
+				return err
+			}
+			s = resp.ImportSession.SessionFields
+		} else {
+			resp, err := client.ImportSessionFile(ctx, c, client.Upload{Name: name, MediaType: "application/jsonl", Data: data}, projectID)
+			if err != nil {
+				return err
+			}
+			s = resp.ImportSessionFile.SessionFields
+		}
+		if r.cf.json {
+			return printJSON(r.stdout, s)
+		}
+		fmt.Fprintf(r.stdout, "imported session %s (%s, project %s)\n", s.Id, orDefault(deref(s.Title), "untitled"), projectOf(s))
+		return nil
+	})
+}
+
 // shortTime shows a time in local time to the minute.
 func shortTime(t time.Time) string {
 	return t.Local().Format("2006-01-02 15:04")
@@ -143,7 +239,7 @@ func showSession(w io.Writer, s *client.SessionSession, names nameMap) error {
 		{"approval", strings.ToLower(string(s.ApprovalMode))}, {"model", names.model(deref(s.ConnectionId), deref(s.Model))},
 		{"project", projectOf(s.SessionFields)},
 		{"created", s.CreatedAt.Format(time.RFC3339)}, {"updated", s.UpdatedAt.Format(time.RFC3339)},
-		{"tokens", fmt.Sprintf("%d in, %d out", s.Usage.InputTokens, s.Usage.OutputTokens)},
+		{"tokens", fmt.Sprintf("%d in (%d cached), %d out%s", s.Usage.InputTokens, s.Usage.CachedTokens, s.Usage.OutputTokens, costSuffix(s.Usage.Cost, s.Usage.UnpricedTokens))},
 	})
 	if err != nil {
 		return err

@@ -24,6 +24,7 @@ import (
 	"net"
 	"net/http"
 	"net/textproto"
+	"reflect"
 	"strings"
 	"time"
 
@@ -142,7 +143,16 @@ func (c *Client) MakeRequest(ctx context.Context, req *graphql.Request, resp *gr
 	if strings.HasPrefix(strings.TrimSpace(req.Query), "subscription") {
 		return errors.New("subscriptions run on a WebSocket: use Client.SessionEvents or Subscribe")
 	}
-	raw, status, err := c.post(ctx, req)
+	var (
+		raw    []byte
+		status string
+		err    error
+	)
+	if name, file, ok := uploadVar(req.Variables); ok {
+		raw, status, err = c.postMultipart(ctx, req, name, file)
+	} else {
+		raw, status, err = c.post(ctx, req)
+	}
 	if err != nil {
 		return err
 	}
@@ -177,11 +187,64 @@ func (c *Client) post(ctx context.Context, payload any) ([]byte, string, error) 
 	if err != nil {
 		return nil, "", fmt.Errorf("encode request: %w", err)
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.Endpoint(), bytes.NewReader(body))
+	return c.send(ctx, bytes.NewReader(body), "application/json")
+}
+
+// uploadVar finds an Upload among the top-level variables of a generated
+// operation: its JSON name and the file.
+func uploadVar(vars any) (string, Upload, bool) {
+	v := reflect.ValueOf(vars)
+	for v.Kind() == reflect.Pointer && !v.IsNil() {
+		v = v.Elem()
+	}
+	if v.Kind() != reflect.Struct {
+		return "", Upload{}, false
+	}
+	for i := 0; i < v.NumField(); i++ {
+		if u, ok := v.Field(i).Interface().(Upload); ok {
+			name, _, _ := strings.Cut(v.Type().Field(i).Tag.Get("json"), ",")
+			return name, u, true
+		}
+	}
+	return "", Upload{}, false
+}
+
+// postMultipart sends req as a GraphQL multipart request whose variable
+// name is the file.
+func (c *Client) postMultipart(ctx context.Context, req *graphql.Request, name string, file Upload) ([]byte, string, error) {
+	ops, err := json.Marshal(req)
+	if err != nil {
+		return nil, "", fmt.Errorf("encode request: %w", err)
+	}
+	var body bytes.Buffer
+	mw := multipart.NewWriter(&body)
+	_ = mw.WriteField("operations", string(ops))
+	m, _ := json.Marshal(map[string][]string{"0": {"variables." + name}})
+	_ = mw.WriteField("map", string(m))
+	h := make(textproto.MIMEHeader)
+	h.Set("Content-Disposition", multipart.FileContentDisposition("0", file.Name))
+	if file.MediaType != "" {
+		h.Set("Content-Type", file.MediaType)
+	}
+	part, err := mw.CreatePart(h)
+	if err != nil {
+		return nil, "", fmt.Errorf("upload %s: %w", file.Name, err)
+	}
+	if _, err := part.Write(file.Data); err != nil {
+		return nil, "", fmt.Errorf("upload %s: %w", file.Name, err)
+	}
+	if err := mw.Close(); err != nil {
+		return nil, "", fmt.Errorf("upload %s: %w", file.Name, err)
+	}
+	return c.send(ctx, &body, mw.FormDataContentType())
+}
+
+func (c *Client) send(ctx context.Context, body io.Reader, contentType string) ([]byte, string, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.Endpoint(), body)
 	if err != nil {
 		return nil, "", fmt.Errorf("build request: %w", err)
 	}
-	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Content-Type", contentType)
 	req.Header.Set("Accept", "application/json")
 	if c.token != "" {
 		req.Header.Set("Authorization", "Bearer "+c.token)
@@ -353,63 +416,23 @@ func closeReason(err error) string {
 	return err.Error()
 }
 
-// Upload sends a file as a GraphQL multipart request (uploadAttachment) and
-// returns the attachment's id for sendMessage.
+// Upload stores a file (uploadAttachment) and returns the attachment's id
+// for sendMessage.
 func (c *Client) Upload(ctx context.Context, name, mediaType string, data []byte) (string, error) {
-	var body bytes.Buffer
-	mw := multipart.NewWriter(&body)
-	ops, _ := json.Marshal(map[string]any{
-		"query":     `mutation($f: Upload!) { uploadAttachment(file: $f) { id } }`,
-		"variables": map[string]any{"f": nil},
-	})
-	_ = mw.WriteField("operations", string(ops))
-	_ = mw.WriteField("map", `{"0":["variables.f"]}`)
-	h := make(textproto.MIMEHeader)
-	h.Set("Content-Disposition", multipart.FileContentDisposition("0", name))
-	if mediaType != "" {
-		h.Set("Content-Type", mediaType)
-	}
-	part, err := mw.CreatePart(h)
+	resp, err := UploadAttachment(ctx, c, Upload{Name: name, MediaType: mediaType, Data: data})
 	if err != nil {
 		return "", fmt.Errorf("upload %s: %w", name, err)
 	}
-	if _, err := part.Write(data); err != nil {
-		return "", fmt.Errorf("upload %s: %w", name, err)
-	}
-	if err := mw.Close(); err != nil {
-		return "", fmt.Errorf("upload %s: %w", name, err)
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.Endpoint(), &body)
-	if err != nil {
-		return "", fmt.Errorf("upload %s: %w", name, err)
-	}
-	req.Header.Set("Content-Type", mw.FormDataContentType())
-	if c.token != "" {
-		req.Header.Set("Authorization", "Bearer "+c.token)
-	}
-	resp, err := c.http.Do(req)
-	if err != nil {
-		return "", fmt.Errorf("upload %s to kernel at %s: %w", name, c.addr, err)
-	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	if err != nil {
-		return "", fmt.Errorf("upload %s: %w", name, err)
-	}
-	var r struct {
-		Data *struct {
-			UploadAttachment struct{ ID string }
-		}
-		Errors []wireError
-	}
-	if err := json.Unmarshal(raw, &r); err != nil {
-		return "", fmt.Errorf("upload %s: kernel answered %s, not GraphQL: %.120q", name, resp.Status, raw)
-	}
-	if err := toError(r.Errors); err != nil {
-		return "", err
-	}
-	if r.Data == nil {
-		return "", fmt.Errorf("upload %s: no data in the kernel's answer", name)
-	}
-	return r.Data.UploadAttachment.ID, nil
+	return resp.UploadAttachment.Id, nil
 }
+
+// Upload is a file for an Upload variable (uploadAttachment,
+// importSessionFile): the request goes out as a GraphQL multipart request.
+type Upload struct {
+	Name      string // file name
+	MediaType string // optional
+	Data      []byte
+}
+
+// MarshalJSON is null: the file travels in its own multipart part.
+func (Upload) MarshalJSON() ([]byte, error) { return []byte("null"), nil }

@@ -1356,6 +1356,20 @@ type DeleteSessionResponse struct {
 // GetDeleteSession returns DeleteSessionResponse.DeleteSession, and is useful for accessing the field via an interface.
 func (v *DeleteSessionResponse) GetDeleteSession() bool { return v.DeleteSession }
 
+// ExportSessionResponse is returned by ExportSession on success.
+type ExportSessionResponse struct {
+	// The session as a foya.session JSON Lines document (docs/export.md): a header
+	// line, every persisted event in seq order, then the stored bytes its messages
+	// refer to (attachments and file contents), base64 and content-addressed.
+	// Provider-native state is left out. Works while a turn runs (what is persisted
+	// so far). At most 12 MiB (BAD_INPUT beyond: the response limit is 16 MiB);
+	// child sessions are not included.
+	ExportSession string `json:"exportSession"`
+}
+
+// GetExportSession returns ExportSessionResponse.ExportSession, and is useful for accessing the field via an interface.
+func (v *ExportSessionResponse) GetExportSession() string { return v.ExportSession }
+
 type GenerationInput struct {
 	Image *bool `json:"image"`
 	Video *bool `json:"video"`
@@ -1370,6 +1384,294 @@ func (v *GenerationInput) GetVideo() *bool { return v.Video }
 
 // GetAudio returns GenerationInput.Audio, and is useful for accessing the field via an interface.
 func (v *GenerationInput) GetAudio() *bool { return v.Audio }
+
+// ImportSessionFileImportSessionFileSession includes the requested fields of the GraphQL type Session.
+// The GraphQL type's documentation follows.
+//
+// A long-lived conversation identity: history, model choice, directory and permissions.
+type ImportSessionFileImportSessionFileSession struct {
+	SessionFields `json:"-"`
+}
+
+// GetId returns ImportSessionFileImportSessionFileSession.Id, and is useful for accessing the field via an interface.
+func (v *ImportSessionFileImportSessionFileSession) GetId() string { return v.SessionFields.Id }
+
+// GetTitle returns ImportSessionFileImportSessionFileSession.Title, and is useful for accessing the field via an interface.
+func (v *ImportSessionFileImportSessionFileSession) GetTitle() *string { return v.SessionFields.Title }
+
+// GetPhase returns ImportSessionFileImportSessionFileSession.Phase, and is useful for accessing the field via an interface.
+func (v *ImportSessionFileImportSessionFileSession) GetPhase() Phase { return v.SessionFields.Phase }
+
+// GetApprovalMode returns ImportSessionFileImportSessionFileSession.ApprovalMode, and is useful for accessing the field via an interface.
+func (v *ImportSessionFileImportSessionFileSession) GetApprovalMode() ApprovalMode {
+	return v.SessionFields.ApprovalMode
+}
+
+// GetConnectionId returns ImportSessionFileImportSessionFileSession.ConnectionId, and is useful for accessing the field via an interface.
+func (v *ImportSessionFileImportSessionFileSession) GetConnectionId() *string {
+	return v.SessionFields.ConnectionId
+}
+
+// GetModel returns ImportSessionFileImportSessionFileSession.Model, and is useful for accessing the field via an interface.
+func (v *ImportSessionFileImportSessionFileSession) GetModel() *string { return v.SessionFields.Model }
+
+// GetParentId returns ImportSessionFileImportSessionFileSession.ParentId, and is useful for accessing the field via an interface.
+func (v *ImportSessionFileImportSessionFileSession) GetParentId() *string {
+	return v.SessionFields.ParentId
+}
+
+// GetProject returns ImportSessionFileImportSessionFileSession.Project, and is useful for accessing the field via an interface.
+func (v *ImportSessionFileImportSessionFileSession) GetProject() *SessionFieldsProject {
+	return v.SessionFields.Project
+}
+
+// GetCreatedAt returns ImportSessionFileImportSessionFileSession.CreatedAt, and is useful for accessing the field via an interface.
+func (v *ImportSessionFileImportSessionFileSession) GetCreatedAt() time.Time {
+	return v.SessionFields.CreatedAt
+}
+
+// GetUpdatedAt returns ImportSessionFileImportSessionFileSession.UpdatedAt, and is useful for accessing the field via an interface.
+func (v *ImportSessionFileImportSessionFileSession) GetUpdatedAt() time.Time {
+	return v.SessionFields.UpdatedAt
+}
+
+// GetHeadSeq returns ImportSessionFileImportSessionFileSession.HeadSeq, and is useful for accessing the field via an interface.
+func (v *ImportSessionFileImportSessionFileSession) GetHeadSeq() int { return v.SessionFields.HeadSeq }
+
+// GetUsage returns ImportSessionFileImportSessionFileSession.Usage, and is useful for accessing the field via an interface.
+func (v *ImportSessionFileImportSessionFileSession) GetUsage() SessionFieldsUsage {
+	return v.SessionFields.Usage
+}
+
+func (v *ImportSessionFileImportSessionFileSession) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*ImportSessionFileImportSessionFileSession
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.ImportSessionFileImportSessionFileSession = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	err = json.Unmarshal(
+		b, &v.SessionFields)
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+type __premarshalImportSessionFileImportSessionFileSession struct {
+	Id string `json:"id"`
+
+	Title *string `json:"title"`
+
+	Phase Phase `json:"phase"`
+
+	ApprovalMode ApprovalMode `json:"approvalMode"`
+
+	ConnectionId *string `json:"connectionId"`
+
+	Model *string `json:"model"`
+
+	ParentId *string `json:"parentId"`
+
+	Project *SessionFieldsProject `json:"project"`
+
+	CreatedAt time.Time `json:"createdAt"`
+
+	UpdatedAt time.Time `json:"updatedAt"`
+
+	HeadSeq int `json:"headSeq"`
+
+	Usage SessionFieldsUsage `json:"usage"`
+}
+
+func (v *ImportSessionFileImportSessionFileSession) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *ImportSessionFileImportSessionFileSession) __premarshalJSON() (*__premarshalImportSessionFileImportSessionFileSession, error) {
+	var retval __premarshalImportSessionFileImportSessionFileSession
+
+	retval.Id = v.SessionFields.Id
+	retval.Title = v.SessionFields.Title
+	retval.Phase = v.SessionFields.Phase
+	retval.ApprovalMode = v.SessionFields.ApprovalMode
+	retval.ConnectionId = v.SessionFields.ConnectionId
+	retval.Model = v.SessionFields.Model
+	retval.ParentId = v.SessionFields.ParentId
+	retval.Project = v.SessionFields.Project
+	retval.CreatedAt = v.SessionFields.CreatedAt
+	retval.UpdatedAt = v.SessionFields.UpdatedAt
+	retval.HeadSeq = v.SessionFields.HeadSeq
+	retval.Usage = v.SessionFields.Usage
+	return &retval, nil
+}
+
+// ImportSessionFileResponse is returned by ImportSessionFile on success.
+type ImportSessionFileResponse struct {
+	// importSession for a document sent as a file in a multipart request (at most 64 MiB).
+	ImportSessionFile ImportSessionFileImportSessionFileSession `json:"importSessionFile"`
+}
+
+// GetImportSessionFile returns ImportSessionFileResponse.ImportSessionFile, and is useful for accessing the field via an interface.
+func (v *ImportSessionFileResponse) GetImportSessionFile() ImportSessionFileImportSessionFileSession {
+	return v.ImportSessionFile
+}
+
+// ImportSessionImportSession includes the requested fields of the GraphQL type Session.
+// The GraphQL type's documentation follows.
+//
+// A long-lived conversation identity: history, model choice, directory and permissions.
+type ImportSessionImportSession struct {
+	SessionFields `json:"-"`
+}
+
+// GetId returns ImportSessionImportSession.Id, and is useful for accessing the field via an interface.
+func (v *ImportSessionImportSession) GetId() string { return v.SessionFields.Id }
+
+// GetTitle returns ImportSessionImportSession.Title, and is useful for accessing the field via an interface.
+func (v *ImportSessionImportSession) GetTitle() *string { return v.SessionFields.Title }
+
+// GetPhase returns ImportSessionImportSession.Phase, and is useful for accessing the field via an interface.
+func (v *ImportSessionImportSession) GetPhase() Phase { return v.SessionFields.Phase }
+
+// GetApprovalMode returns ImportSessionImportSession.ApprovalMode, and is useful for accessing the field via an interface.
+func (v *ImportSessionImportSession) GetApprovalMode() ApprovalMode {
+	return v.SessionFields.ApprovalMode
+}
+
+// GetConnectionId returns ImportSessionImportSession.ConnectionId, and is useful for accessing the field via an interface.
+func (v *ImportSessionImportSession) GetConnectionId() *string { return v.SessionFields.ConnectionId }
+
+// GetModel returns ImportSessionImportSession.Model, and is useful for accessing the field via an interface.
+func (v *ImportSessionImportSession) GetModel() *string { return v.SessionFields.Model }
+
+// GetParentId returns ImportSessionImportSession.ParentId, and is useful for accessing the field via an interface.
+func (v *ImportSessionImportSession) GetParentId() *string { return v.SessionFields.ParentId }
+
+// GetProject returns ImportSessionImportSession.Project, and is useful for accessing the field via an interface.
+func (v *ImportSessionImportSession) GetProject() *SessionFieldsProject {
+	return v.SessionFields.Project
+}
+
+// GetCreatedAt returns ImportSessionImportSession.CreatedAt, and is useful for accessing the field via an interface.
+func (v *ImportSessionImportSession) GetCreatedAt() time.Time { return v.SessionFields.CreatedAt }
+
+// GetUpdatedAt returns ImportSessionImportSession.UpdatedAt, and is useful for accessing the field via an interface.
+func (v *ImportSessionImportSession) GetUpdatedAt() time.Time { return v.SessionFields.UpdatedAt }
+
+// GetHeadSeq returns ImportSessionImportSession.HeadSeq, and is useful for accessing the field via an interface.
+func (v *ImportSessionImportSession) GetHeadSeq() int { return v.SessionFields.HeadSeq }
+
+// GetUsage returns ImportSessionImportSession.Usage, and is useful for accessing the field via an interface.
+func (v *ImportSessionImportSession) GetUsage() SessionFieldsUsage { return v.SessionFields.Usage }
+
+func (v *ImportSessionImportSession) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*ImportSessionImportSession
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.ImportSessionImportSession = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	err = json.Unmarshal(
+		b, &v.SessionFields)
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+type __premarshalImportSessionImportSession struct {
+	Id string `json:"id"`
+
+	Title *string `json:"title"`
+
+	Phase Phase `json:"phase"`
+
+	ApprovalMode ApprovalMode `json:"approvalMode"`
+
+	ConnectionId *string `json:"connectionId"`
+
+	Model *string `json:"model"`
+
+	ParentId *string `json:"parentId"`
+
+	Project *SessionFieldsProject `json:"project"`
+
+	CreatedAt time.Time `json:"createdAt"`
+
+	UpdatedAt time.Time `json:"updatedAt"`
+
+	HeadSeq int `json:"headSeq"`
+
+	Usage SessionFieldsUsage `json:"usage"`
+}
+
+func (v *ImportSessionImportSession) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *ImportSessionImportSession) __premarshalJSON() (*__premarshalImportSessionImportSession, error) {
+	var retval __premarshalImportSessionImportSession
+
+	retval.Id = v.SessionFields.Id
+	retval.Title = v.SessionFields.Title
+	retval.Phase = v.SessionFields.Phase
+	retval.ApprovalMode = v.SessionFields.ApprovalMode
+	retval.ConnectionId = v.SessionFields.ConnectionId
+	retval.Model = v.SessionFields.Model
+	retval.ParentId = v.SessionFields.ParentId
+	retval.Project = v.SessionFields.Project
+	retval.CreatedAt = v.SessionFields.CreatedAt
+	retval.UpdatedAt = v.SessionFields.UpdatedAt
+	retval.HeadSeq = v.SessionFields.HeadSeq
+	retval.Usage = v.SessionFields.Usage
+	return &retval, nil
+}
+
+// ImportSessionResponse is returned by ImportSession on success.
+type ImportSessionResponse struct {
+	// Creates a new top-level session from a foya.session document (exportSession,
+	// docs/export.md): the same events with the same seqs and content, under new
+	// session and attachment ids, bound to projectId (else to no project), to the
+	// document's connection and model when this kernel has them (else unbound),
+	// with source import:<the document's session id>. The document is untrusted:
+	// every line is validated and a bad one is refused with BAD_INPUT naming its
+	// line number; nothing is written unless all of it is. data is limited by the
+	// 8 MiB JSON request body; larger documents (up to 64 MiB) go through
+	// importSessionFile.
+	ImportSession ImportSessionImportSession `json:"importSession"`
+}
+
+// GetImportSession returns ImportSessionResponse.ImportSession, and is useful for accessing the field via an interface.
+func (v *ImportSessionResponse) GetImportSession() ImportSessionImportSession { return v.ImportSession }
 
 // An environment variable or HTTP header. MCP values are secrets: write-only.
 type KeyValueInput struct {
@@ -1795,6 +2097,8 @@ type ModelFieldsCapabilities struct {
 	ToolCalling      *bool    `json:"toolCalling"`
 	ImageInput       *bool    `json:"imageInput"`
 	ReasoningEfforts []string `json:"reasoningEfforts"`
+	// The model's prices as the user declared them; null = unknown (costs are then null).
+	Prices *ModelFieldsCapabilitiesPricesModelPrices `json:"prices"`
 }
 
 // GetContextWindow returns ModelFieldsCapabilities.ContextWindow, and is useful for accessing the field via an interface.
@@ -1811,6 +2115,41 @@ func (v *ModelFieldsCapabilities) GetImageInput() *bool { return v.ImageInput }
 
 // GetReasoningEfforts returns ModelFieldsCapabilities.ReasoningEfforts, and is useful for accessing the field via an interface.
 func (v *ModelFieldsCapabilities) GetReasoningEfforts() []string { return v.ReasoningEfforts }
+
+// GetPrices returns ModelFieldsCapabilities.Prices, and is useful for accessing the field via an interface.
+func (v *ModelFieldsCapabilities) GetPrices() *ModelFieldsCapabilitiesPricesModelPrices {
+	return v.Prices
+}
+
+// ModelFieldsCapabilitiesPricesModelPrices includes the requested fields of the GraphQL type ModelPrices.
+// The GraphQL type's documentation follows.
+//
+// A model's prices in US dollars per million tokens, declared by the user (the
+// kernel never looks prices up). Usage costs are computed from them when the
+// usage is recorded (docs/providers.md#cost).
+type ModelFieldsCapabilitiesPricesModelPrices struct {
+	// Input tokens that are neither cache reads nor cache writes.
+	InputPerMillion float64 `json:"inputPerMillion"`
+	// Cache-read input tokens (Usage.cachedTokens); null: inputPerMillion.
+	CachedInputPerMillion *float64 `json:"cachedInputPerMillion"`
+	// Output tokens, reasoning included.
+	OutputPerMillion float64 `json:"outputPerMillion"`
+}
+
+// GetInputPerMillion returns ModelFieldsCapabilitiesPricesModelPrices.InputPerMillion, and is useful for accessing the field via an interface.
+func (v *ModelFieldsCapabilitiesPricesModelPrices) GetInputPerMillion() float64 {
+	return v.InputPerMillion
+}
+
+// GetCachedInputPerMillion returns ModelFieldsCapabilitiesPricesModelPrices.CachedInputPerMillion, and is useful for accessing the field via an interface.
+func (v *ModelFieldsCapabilitiesPricesModelPrices) GetCachedInputPerMillion() *float64 {
+	return v.CachedInputPerMillion
+}
+
+// GetOutputPerMillion returns ModelFieldsCapabilitiesPricesModelPrices.OutputPerMillion, and is useful for accessing the field via an interface.
+func (v *ModelFieldsCapabilitiesPricesModelPrices) GetOutputPerMillion() float64 {
+	return v.OutputPerMillion
+}
 
 type ModelInput struct {
 	Id           string             `json:"id"`
@@ -2646,6 +2985,12 @@ type SessionEventsSessionEventsSessionEventUsage struct {
 	CachedTokens int `json:"cachedTokens"`
 	// Some of it is a local estimate (the provider reported no usage).
 	Estimated bool `json:"estimated"`
+	// What it cost in US dollars, from the prices its models declared when each
+	// request was made (ModelPrices); null when none of it had a price. A sum that
+	// is only partly priced counts the priced part: see unpricedTokens.
+	Cost *float64 `json:"cost"`
+	// Tokens (totalTokens) of usage that had no price and so are not in cost; 0 when cost covers everything.
+	UnpricedTokens int `json:"unpricedTokens"`
 }
 
 // GetInputTokens returns SessionEventsSessionEventsSessionEventUsage.InputTokens, and is useful for accessing the field via an interface.
@@ -2662,6 +3007,14 @@ func (v *SessionEventsSessionEventsSessionEventUsage) GetCachedTokens() int { re
 
 // GetEstimated returns SessionEventsSessionEventsSessionEventUsage.Estimated, and is useful for accessing the field via an interface.
 func (v *SessionEventsSessionEventsSessionEventUsage) GetEstimated() bool { return v.Estimated }
+
+// GetCost returns SessionEventsSessionEventsSessionEventUsage.Cost, and is useful for accessing the field via an interface.
+func (v *SessionEventsSessionEventsSessionEventUsage) GetCost() *float64 { return v.Cost }
+
+// GetUnpricedTokens returns SessionEventsSessionEventsSessionEventUsage.UnpricedTokens, and is useful for accessing the field via an interface.
+func (v *SessionEventsSessionEventsSessionEventUsage) GetUnpricedTokens() int {
+	return v.UnpricedTokens
+}
 
 // SessionFields includes the GraphQL fields of Session requested by the fragment SessionFields.
 // The GraphQL type's documentation follows.
@@ -2799,6 +3152,13 @@ func (v *SessionFieldsProject) __premarshalJSON() (*__premarshalSessionFieldsPro
 type SessionFieldsUsage struct {
 	InputTokens  int `json:"inputTokens"`
 	OutputTokens int `json:"outputTokens"`
+	CachedTokens int `json:"cachedTokens"`
+	// What it cost in US dollars, from the prices its models declared when each
+	// request was made (ModelPrices); null when none of it had a price. A sum that
+	// is only partly priced counts the priced part: see unpricedTokens.
+	Cost *float64 `json:"cost"`
+	// Tokens (totalTokens) of usage that had no price and so are not in cost; 0 when cost covers everything.
+	UnpricedTokens int `json:"unpricedTokens"`
 }
 
 // GetInputTokens returns SessionFieldsUsage.InputTokens, and is useful for accessing the field via an interface.
@@ -2806,6 +3166,15 @@ func (v *SessionFieldsUsage) GetInputTokens() int { return v.InputTokens }
 
 // GetOutputTokens returns SessionFieldsUsage.OutputTokens, and is useful for accessing the field via an interface.
 func (v *SessionFieldsUsage) GetOutputTokens() int { return v.OutputTokens }
+
+// GetCachedTokens returns SessionFieldsUsage.CachedTokens, and is useful for accessing the field via an interface.
+func (v *SessionFieldsUsage) GetCachedTokens() int { return v.CachedTokens }
+
+// GetCost returns SessionFieldsUsage.Cost, and is useful for accessing the field via an interface.
+func (v *SessionFieldsUsage) GetCost() *float64 { return v.Cost }
+
+// GetUnpricedTokens returns SessionFieldsUsage.UnpricedTokens, and is useful for accessing the field via an interface.
+func (v *SessionFieldsUsage) GetUnpricedTokens() int { return v.UnpricedTokens }
 
 // SessionResponse is returned by Session on success.
 type SessionResponse struct {
@@ -3529,6 +3898,28 @@ func (v *UpdateSessionUpdateSession) __premarshalJSON() (*__premarshalUpdateSess
 	return &retval, nil
 }
 
+// UploadAttachmentResponse is returned by UploadAttachment on success.
+type UploadAttachmentResponse struct {
+	// Stores a file (at most 20 MiB) in the artifact store, content-addressed by SHA-256.
+	UploadAttachment UploadAttachmentUploadAttachment `json:"uploadAttachment"`
+}
+
+// GetUploadAttachment returns UploadAttachmentResponse.UploadAttachment, and is useful for accessing the field via an interface.
+func (v *UploadAttachmentResponse) GetUploadAttachment() UploadAttachmentUploadAttachment {
+	return v.UploadAttachment
+}
+
+// UploadAttachmentUploadAttachment includes the requested fields of the GraphQL type Attachment.
+// The GraphQL type's documentation follows.
+//
+// Stored bytes referenced by a message; the bytes live in the artifact store.
+type UploadAttachmentUploadAttachment struct {
+	Id string `json:"id"`
+}
+
+// GetId returns UploadAttachmentUploadAttachment.Id, and is useful for accessing the field via an interface.
+func (v *UploadAttachmentUploadAttachment) GetId() string { return v.Id }
+
 // __AnswerQuestionInput is used internally by genqlient
 type __AnswerQuestionInput struct {
 	SessionId string `json:"sessionId"`
@@ -3612,6 +4003,38 @@ type __DeleteSessionInput struct {
 
 // GetId returns __DeleteSessionInput.Id, and is useful for accessing the field via an interface.
 func (v *__DeleteSessionInput) GetId() string { return v.Id }
+
+// __ExportSessionInput is used internally by genqlient
+type __ExportSessionInput struct {
+	Id string `json:"id"`
+}
+
+// GetId returns __ExportSessionInput.Id, and is useful for accessing the field via an interface.
+func (v *__ExportSessionInput) GetId() string { return v.Id }
+
+// __ImportSessionFileInput is used internally by genqlient
+type __ImportSessionFileInput struct {
+	File      Upload  `json:"file"`
+	ProjectId *string `json:"projectId"`
+}
+
+// GetFile returns __ImportSessionFileInput.File, and is useful for accessing the field via an interface.
+func (v *__ImportSessionFileInput) GetFile() Upload { return v.File }
+
+// GetProjectId returns __ImportSessionFileInput.ProjectId, and is useful for accessing the field via an interface.
+func (v *__ImportSessionFileInput) GetProjectId() *string { return v.ProjectId }
+
+// __ImportSessionInput is used internally by genqlient
+type __ImportSessionInput struct {
+	Data      string  `json:"data"`
+	ProjectId *string `json:"projectId"`
+}
+
+// GetData returns __ImportSessionInput.Data, and is useful for accessing the field via an interface.
+func (v *__ImportSessionInput) GetData() string { return v.Data }
+
+// GetProjectId returns __ImportSessionInput.ProjectId, and is useful for accessing the field via an interface.
+func (v *__ImportSessionInput) GetProjectId() *string { return v.ProjectId }
 
 // __RefreshModelsInput is used internally by genqlient
 type __RefreshModelsInput struct {
@@ -3729,6 +4152,14 @@ func (v *__UpdateSessionInput) GetId() string { return v.Id }
 // GetInput returns __UpdateSessionInput.Input, and is useful for accessing the field via an interface.
 func (v *__UpdateSessionInput) GetInput() UpdateSessionInput { return v.Input }
 
+// __UploadAttachmentInput is used internally by genqlient
+type __UploadAttachmentInput struct {
+	File Upload `json:"file"`
+}
+
+// GetFile returns __UploadAttachmentInput.File, and is useful for accessing the field via an interface.
+func (v *__UploadAttachmentInput) GetFile() Upload { return v.File }
+
 // The mutation executed by AnswerQuestion.
 const AnswerQuestion_Operation = `
 mutation AnswerQuestion ($sessionId: ID!, $requestId: ID!, $answer: String!) {
@@ -3810,6 +4241,11 @@ fragment ModelFields on Model {
 		toolCalling
 		imageInput
 		reasoningEfforts
+		prices {
+			inputPerMillion
+			cachedInputPerMillion
+			outputPerMillion
+		}
 	}
 }
 fragment ModelRefFields on ModelRef {
@@ -3867,6 +4303,11 @@ fragment ModelFields on Model {
 		toolCalling
 		imageInput
 		reasoningEfforts
+		prices {
+			inputPerMillion
+			cachedInputPerMillion
+			outputPerMillion
+		}
 	}
 }
 `
@@ -4013,6 +4454,9 @@ fragment SessionFields on Session {
 	usage {
 		inputTokens
 		outputTokens
+		cachedTokens
+		cost
+		unpricedTokens
 	}
 }
 fragment ProjectFields on Project {
@@ -4179,6 +4623,168 @@ func DeleteSession(
 	return data_, err_
 }
 
+// The query executed by ExportSession.
+const ExportSession_Operation = `
+query ExportSession ($id: ID!) {
+	exportSession(id: $id)
+}
+`
+
+// ExportSession is the session as a foya.session JSON Lines document
+// (docs/export.md).
+func ExportSession(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	id string,
+) (data_ *ExportSessionResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "ExportSession",
+		Query:  ExportSession_Operation,
+		Variables: &__ExportSessionInput{
+			Id: id,
+		},
+	}
+
+	data_ = &ExportSessionResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The mutation executed by ImportSession.
+const ImportSession_Operation = `
+mutation ImportSession ($data: String!, $projectId: ID) {
+	importSession(data: $data, projectId: $projectId) {
+		... SessionFields
+	}
+}
+fragment SessionFields on Session {
+	id
+	title
+	phase
+	approvalMode
+	connectionId
+	model
+	parentId
+	project {
+		... ProjectFields
+	}
+	createdAt
+	updatedAt
+	headSeq
+	usage {
+		inputTokens
+		outputTokens
+		cachedTokens
+		cost
+		unpricedTokens
+	}
+}
+fragment ProjectFields on Project {
+	id
+	name
+	path
+}
+`
+
+func ImportSession(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	data string,
+	projectId *string,
+) (data_ *ImportSessionResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "ImportSession",
+		Query:  ImportSession_Operation,
+		Variables: &__ImportSessionInput{
+			Data:      data,
+			ProjectId: projectId,
+		},
+	}
+
+	data_ = &ImportSessionResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The mutation executed by ImportSessionFile.
+const ImportSessionFile_Operation = `
+mutation ImportSessionFile ($file: Upload!, $projectId: ID) {
+	importSessionFile(file: $file, projectId: $projectId) {
+		... SessionFields
+	}
+}
+fragment SessionFields on Session {
+	id
+	title
+	phase
+	approvalMode
+	connectionId
+	model
+	parentId
+	project {
+		... ProjectFields
+	}
+	createdAt
+	updatedAt
+	headSeq
+	usage {
+		inputTokens
+		outputTokens
+		cachedTokens
+		cost
+		unpricedTokens
+	}
+}
+fragment ProjectFields on Project {
+	id
+	name
+	path
+}
+`
+
+// ImportSessionFile takes documents beyond importSession's 8 MiB request
+// bound (up to 64 MiB), sent as a file.
+func ImportSessionFile(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	file Upload,
+	projectId *string,
+) (data_ *ImportSessionFileResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "ImportSessionFile",
+		Query:  ImportSessionFile_Operation,
+		Variables: &__ImportSessionFileInput{
+			File:      file,
+			ProjectId: projectId,
+		},
+	}
+
+	data_ = &ImportSessionFileResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
 // The query executed by McpServers.
 const McpServers_Operation = `
 query McpServers {
@@ -4320,6 +4926,11 @@ fragment ModelFields on Model {
 		toolCalling
 		imageInput
 		reasoningEfforts
+		prices {
+			inputPerMillion
+			cachedInputPerMillion
+			outputPerMillion
+		}
 	}
 }
 `
@@ -4509,6 +5120,9 @@ fragment SessionFields on Session {
 	usage {
 		inputTokens
 		outputTokens
+		cachedTokens
+		cost
+		unpricedTokens
 	}
 }
 fragment MessageFields on Message {
@@ -4590,6 +5204,8 @@ subscription SessionEvents ($sessionId: ID!, $afterSeq: Int) {
 			totalTokens
 			cachedTokens
 			estimated
+			cost
+			unpricedTokens
 		}
 	}
 }
@@ -4688,6 +5304,9 @@ fragment SessionFields on Session {
 	usage {
 		inputTokens
 		outputTokens
+		cachedTokens
+		cost
+		unpricedTokens
 	}
 }
 fragment ProjectFields on Project {
@@ -4873,6 +5492,9 @@ fragment SessionFields on Session {
 	usage {
 		inputTokens
 		outputTokens
+		cachedTokens
+		cost
+		unpricedTokens
 	}
 }
 fragment ProjectFields on Project {
@@ -4898,6 +5520,40 @@ func UpdateSession(
 	}
 
 	data_ = &UpdateSessionResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The mutation executed by UploadAttachment.
+const UploadAttachment_Operation = `
+mutation UploadAttachment ($file: Upload!) {
+	uploadAttachment(file: $file) {
+		id
+	}
+}
+`
+
+func UploadAttachment(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	file Upload,
+) (data_ *UploadAttachmentResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "UploadAttachment",
+		Query:  UploadAttachment_Operation,
+		Variables: &__UploadAttachmentInput{
+			File: file,
+		},
+	}
+
+	data_ = &UploadAttachmentResponse{}
 	resp_ := &graphql.Response{Data: data_}
 
 	err_ = client_.MakeRequest(

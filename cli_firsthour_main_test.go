@@ -156,8 +156,8 @@ func TestConnectionsDefaultNamesAndFoyaAddr(t *testing.T) {
 				ID           string
 				Capabilities struct {
 					ContextWindow, MaxOutputTokens *int
-					ToolCalling, ImageInput       *bool
-					ReasoningEfforts              []string
+					ToolCalling, ImageInput        *bool
+					ReasoningEfforts               []string
 				}
 			}
 		}
@@ -182,7 +182,9 @@ func TestConnectionsDefaultNamesAndFoyaAddr(t *testing.T) {
 	if r.code != 0 || !regexp.MustCompile(`fast\s+fake/gpt-t`).MatchString(r.stdout) {
 		t.Fatalf("connections default --purpose fast: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
-	var d struct{ DefaultModels struct{ Language, Fast struct{ Model string } } }
+	var d struct {
+		DefaultModels struct{ Language, Fast struct{ Model string } }
+	}
 	k.gql(t, `{ defaultModels { language { model } fast { model } } }`, nil, &d)
 	if d.DefaultModels.Language.Model != "gpt-u" || d.DefaultModels.Fast.Model != "gpt-t" {
 		t.Fatalf("defaults %+v", d)

@@ -242,7 +242,7 @@ func TestEveryHelpExitsZero(t *testing.T) {
 		{"connections", "models"}, {"connections", "default"},
 		{"sessions"}, {"sessions", "list"}, {"sessions", "show"}, {"sessions", "rm"}, {"sessions", "export"}, {"sessions", "import"},
 		{"mcp"}, {"mcp", "list"}, {"mcp", "add"}, {"mcp", "remove"}, {"mcp", "restart"},
-		{"projects"}, {"projects", "list"}, {"projects", "trust"},
+		{"projects"}, {"projects", "list"}, {"projects", "trust"}, {"plugin"}, {"version"},
 	}
 	var o outputs
 	for _, c := range cmds {

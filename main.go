@@ -85,12 +85,20 @@ func run(args []string, stdout, stderr io.Writer) int {
 	case "token":
 		err = tokenCmd(args[1:], stdout, stderr)
 	case "plugin":
+		if len(args) == 2 && cmdutil.IsHelp(args[1]) {
+			cmdutil.PrintUsage(stdout, cmdutil.Command{Name: "plugin", Synopsis: "NAME", Doc: "Internal: serves a built-in plugin to the kernel that started it."}, nil)
+			return 0
+		}
 		if len(args) != 2 {
 			err = usageError{Err: errors.New("usage: foya plugin NAME")}
 			break
 		}
 		err = host.RunBuiltin(args[1])
 	case "version", "--version", "-v":
+		if len(args) == 2 && cmdutil.IsHelp(args[1]) {
+			cmdutil.PrintUsage(stdout, cmdutil.Command{Name: "version", Doc: "Prints the version."}, nil)
+			return 0
+		}
 		fmt.Fprintln(stdout, "foya", versionString())
 		return 0
 	case "help", "--help", "-h":

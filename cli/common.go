@@ -90,18 +90,20 @@ func (g group) usage(w io.Writer) {
 		b.WriteString(g.doc + "\n\n")
 	}
 	b.WriteString("Commands:\n")
-	tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
 	for _, s := range g.subs {
-		fmt.Fprintf(tw, "  %s %s\t%s\n", strings.TrimPrefix(s.Name, g.name+" "), s.Synopsis, firstLine(s.Doc))
+		fmt.Fprintf(&b, "  %s %s\n      %s\n", strings.TrimPrefix(s.Name, g.name+" "), s.Synopsis, firstSentence(s.Doc))
 	}
-	tw.Flush()
 	fmt.Fprintf(&b, "\nRun 'foya %s COMMAND --help' for a command's flags.", g.name)
 	cmdutil.PrintUsage(w, cmdutil.Command{Name: g.name, Synopsis: "COMMAND [flags]", Doc: b.String()}, nil)
 }
 
-func firstLine(s string) string {
-	l, _, _ := strings.Cut(s, "\n")
-	return l
+// firstSentence is the first sentence of a (wrapped) paragraph.
+func firstSentence(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if i := strings.Index(s, ". "); i >= 0 {
+		return s[:i+1]
+	}
+	return s
 }
 
 // run dispatches args to a subcommand. No subcommand is bad usage (exit 2,

@@ -238,9 +238,13 @@ func connectionsModels(r *runner) error {
 		rows := make([][]string, len(models))
 		for i, m := range models {
 			caps := m.Capabilities
-			rows[i] = []string{m.Id, optInt(caps.ContextWindow), optInt(caps.MaxOutputTokens), optBool(caps.ToolCalling), optBool(caps.ImageInput), strings.Join(caps.ReasoningEfforts, ",")}
+			price := "?"
+			if p := caps.Prices; p != nil {
+				price = fmt.Sprintf("%g/%g", p.InputPerMillion, p.OutputPerMillion)
+			}
+			rows[i] = []string{m.Id, optInt(caps.ContextWindow), optInt(caps.MaxOutputTokens), optBool(caps.ToolCalling), optBool(caps.ImageInput), strings.Join(caps.ReasoningEfforts, ","), price}
 		}
-		return table(r.stdout, "MODEL\tCONTEXT\tMAX OUTPUT\tTOOLS\tIMAGES\tREASONING", rows)
+		return table(r.stdout, "MODEL\tCONTEXT\tMAX OUTPUT\tTOOLS\tIMAGES\tREASONING\tUSD/M IN/OUT", rows)
 	})
 }
 

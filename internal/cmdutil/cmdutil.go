@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"strings"
+	"sync"
 )
 
 // UsageError is bad usage: the command exits 2.
@@ -65,9 +66,14 @@ type Command struct {
 func NewFlagSet(c Command, stdout io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet(c.Name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	fs.Usage = func() { PrintUsage(stdout, c, fs) }
+	// flag calls Usage on every parse error; Parse prints it for --help only.
+	fs.Usage = func() {}
+	helps.Store(fs, func() { PrintUsage(stdout, c, fs) })
 	return fs
 }
+
+// helps holds the --help printer of each flag set made by NewFlagSet.
+var helps sync.Map // *flag.FlagSet → func()
 
 // PrintUsage writes c's usage and fs's flags (fs may be nil).
 func PrintUsage(w io.Writer, c Command, fs *flag.FlagSet) {
@@ -97,6 +103,9 @@ func PrintUsage(w io.Writer, c Command, fs *flag.FlagSet) {
 func Parse(fs *flag.FlagSet, args []string) ([]string, error) {
 	if err := fs.Parse(Interleaved(fs, args)); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
+			if help, ok := helps.LoadAndDelete(fs); ok {
+				help.(func())()
+			}
 			return nil, ErrHelpShown
 		}
 		return nil, UsageError{fmt.Errorf("%w (see foya %s --help)", err, fs.Name())}

@@ -81,7 +81,9 @@ func TestExportImportRoundTrip(t *testing.T) {
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, "keep.txt"), "original line\n")
 	sid := projectSession(t, k, dir)
-	var proj struct{ Session struct{ Project struct{ ID string } } }
+	var proj struct {
+		Session struct{ Project struct{ ID string } }
+	}
 	k.mustDo(t, `query($s: ID!) { session(id: $s) { project { id } } }`, map[string]any{"s": sid}, &proj)
 	att := k.upload(t, "dot.png", pngBytes(t))
 	w := k.watch(t, sid)
@@ -145,7 +147,9 @@ func TestExportImportRoundTrip(t *testing.T) {
 	}
 	sameModuloIDs(t, k.history(t, sid), sid, k.history(t, got.ID), got.ID)
 	var ids struct {
-		A struct{ Messages []struct{ Attachments []struct{ ID string } } }
+		A struct {
+			Messages []struct{ Attachments []struct{ ID string } }
+		}
 	}
 	k.mustDo(t, `query($s: ID!) { a: session(id: $s) { messages { attachments { id } } } }`, map[string]any{"s": got.ID}, &ids)
 	if newAtt := ids.A.Messages[0].Attachments[0].ID; newAtt == att {
@@ -178,7 +182,9 @@ func TestExportImportRoundTrip(t *testing.T) {
 		t.Fatalf("rewind preview in the other kernel %+v", pv2)
 	}
 	var att2 struct {
-		Session struct{ Messages []struct{ Attachments []struct{ ID string } } }
+		Session struct {
+			Messages []struct{ Attachments []struct{ ID string } }
+		}
 	}
 	k2.mustDo(t, `query($s: ID!) { session(id: $s) { messages { attachments { id } } } }`, map[string]any{"s": sid2}, &att2)
 	conn2 := k2.createConn(t, map[string]any{"name": "fake", "baseUrl": k2.fake.BaseURL(), "models": []any{map[string]any{"id": testModel}}})
@@ -223,4 +229,112 @@ func (k *testKernel) importFile(t *testing.T, doc string) gqlResponse {
 		t.Fatalf("importSessionFile: %s", raw)
 	}
 	return out
+}
+
+// A document is untrusted: every bad line is refused with BAD_INPUT naming
+// it, and nothing of a refused document is written.
+func TestImportRefusesBadDocuments(t *testing.T) {
+	k := newTestKernel(t)
+	sid := k.chatSession(t, nil, "BYPASS")
+	att := k.upload(t, "dot.png", pngBytes(t))
+	w := k.watch(t, sid)
+	k.fake.Enqueue(openaitest.TextStream(testModel, "a dot"))
+	k.mustDo(t, `mutation($s: ID!, $a: [ID!]) { sendMessage(sessionId: $s, input: {text: "look", attachmentIds: $a}) { turnStarted } }`,
+		map[string]any{"s": sid, "a": []string{att}}, nil)
+	w.turnEnd()
+	var exp struct{ ExportSession string }
+	k.mustDo(t, exportQ, map[string]any{"s": sid}, &exp)
+	lines := strings.Split(strings.TrimSuffix(exp.ExportSession, "\n"), "\n")
+	last := len(lines) // the blob line's number
+	msgLine := 0
+	for i, l := range lines {
+		if strings.Contains(l, `"type":"message_end"`) && strings.Contains(l, `"role":"user"`) {
+			msgLine = i + 1
+		}
+	}
+	header := func(f func(h map[string]any)) string {
+		var h map[string]any
+		if err := json.Unmarshal([]byte(lines[0]), &h); err != nil {
+			t.Fatal(err)
+		}
+		f(h)
+		raw, _ := json.Marshal(h)
+		return string(raw)
+	}
+	edit := func(f func(l []string) []string) string {
+		return strings.Join(f(append([]string(nil), lines...)), "\n") + "\n"
+	}
+	other := []byte("not referred to")
+	otherSum := sha(string(other))
+	for name, tc := range map[string]struct {
+		doc  string
+		want string
+	}{
+		"empty":         {"", "line 1: the document is empty"},
+		"not a header":  {edit(func(l []string) []string { l[0] = `{"hello":1}`; return l }), "line 1: not a foya.session header"},
+		"other format":  {edit(func(l []string) []string { l[0] = header(func(h map[string]any) { h["format"] = "x" }); return l }), `line 1: format "x"`},
+		"newer version": {edit(func(l []string) []string { l[0] = header(func(h map[string]any) { h["version"] = 2 }); return l }), "line 1: version 2: this kernel reads version 1"},
+		"seq gap":       {edit(func(l []string) []string { return append(l[:2], l[3:]...) }), "line 3: seq 3: expected 2"},
+		"not json":      {edit(func(l []string) []string { l[3] = "{oops"; return l }), "line 4: not a foya.session line"},
+		"unknown type": {edit(func(l []string) []string {
+			l[3] = strings.Replace(l[3], `"type":"`, `"type":"weird_`, 1)
+			return l
+		}), `line 4: unknown event type "weird_`},
+		"live-only type": {edit(func(l []string) []string {
+			l[3] = regexp.MustCompile(`"type":"[a-z_]+"`).ReplaceAllString(l[3], `"type":"message_delta"`)
+			return l
+		}), "line 4: type \"message_delta\" is live-only"},
+		"bad role": {edit(func(l []string) []string {
+			l[msgLine-1] = strings.Replace(l[msgLine-1], `"role":"user"`, `"role":"god"`, 1)
+			return l
+		}), `message role "god"`},
+		"truncated": {edit(func(l []string) []string { return l[:len(l)-1] }), "the document ends after 0 of the 1 blobs the header announces (truncated?)"},
+		"blob bytes changed": {edit(func(l []string) []string {
+			var b map[string]any
+			json.Unmarshal([]byte(l[last-1]), &b)
+			data, _ := base64.StdEncoding.DecodeString(b["data"].(string))
+			data[len(data)-1] ^= 1
+			b["data"] = base64.StdEncoding.EncodeToString(data)
+			raw, _ := json.Marshal(b)
+			l[last-1] = string(raw)
+			return l
+		}), "data does not match its sha256"},
+		"blob missing": {edit(func(l []string) []string {
+			l[0] = header(func(h map[string]any) { h["blobs"] = 0 })
+			return l[:len(l)-1]
+		}), "are not in the document"},
+		"unreferenced blob": {edit(func(l []string) []string {
+			l[0] = header(func(h map[string]any) { h["blobs"] = 2 })
+			raw, _ := json.Marshal(map[string]any{"kind": "blob", "sha256": otherSum, "size": len(other), "data": base64.StdEncoding.EncodeToString(other)})
+			return append(l, string(raw))
+		}), "is not referred to by any event"},
+		"event after blobs": {edit(func(l []string) []string { return append(l, l[2]) }), "an event after the blobs"},
+		"two session_created": {edit(func(l []string) []string {
+			l[2] = regexp.MustCompile(`"type":"[a-z_]+"`).ReplaceAllString(l[2], `"type":"session_created"`)
+			return l
+		}), "line 3: session_created must be the first event"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			msg := k.mustFail(t, "BAD_INPUT", importQ, map[string]any{"d": tc.doc})
+			if !strings.Contains(msg, tc.want) {
+				t.Fatalf("message %q, want it to contain %q", msg, tc.want)
+			}
+		})
+	}
+	if !strings.Contains(lines[last-1], `"kind":"blob"`) || msgLine == 0 {
+		t.Fatal("the document does not have the expected shape")
+	}
+	// Nothing was written: still one session.
+	var s struct{ Sessions []struct{ ID string } }
+	k.mustDo(t, `{ sessions(includeChildren: true) { id } }`, nil, &s)
+	if len(s.Sessions) != 1 {
+		t.Fatalf("sessions after refused imports: %+v", s.Sessions)
+	}
+	// A project that does not exist.
+	k.mustFail(t, "NOT_FOUND", importQ, map[string]any{"d": exp.ExportSession, "p": "prj_nope"})
+	// More than a JSON request may carry.
+	big := strings.Repeat("x", 9<<20)
+	if msg := k.mustFail(t, "BAD_INPUT", importQ, map[string]any{"d": big}); !strings.Contains(msg, "8 MiB") {
+		t.Fatalf("oversized import: %q", msg)
+	}
 }

@@ -187,6 +187,7 @@ type archiveParser struct {
 	// attachments are those the messages refer to, by id, and where first seen.
 	attachments map[string]Attachment
 	attLine     map[string]int
+	attOrder    []string
 	// attHashes and fileHashes are the hashes attachments and file changes refer to.
 	attHashes  map[string]bool
 	fileHashes map[string]bool
@@ -440,6 +441,7 @@ func (p *archiveParser) message(n int, m *Message) error {
 			return archiveError(n, "attachments[%d]: attachment %s differs from its earlier mention on line %d", i, a.ID, p.attLine[a.ID])
 		} else if !ok {
 			p.attachments[a.ID], p.attLine[a.ID] = a, n
+			p.attOrder = append(p.attOrder, a.ID)
 			p.attHashes[a.SHA256] = true
 		}
 	}
@@ -517,7 +519,8 @@ func (p *archiveParser) finish(lines int) error {
 	if len(p.a.BlobOrder) < p.a.Header.Blobs {
 		return archiveError(lines, "the document ends after %d of the %d blobs the header announces (truncated?)", len(p.a.BlobOrder), p.a.Header.Blobs)
 	}
-	for id, a := range p.attachments {
+	for _, id := range p.attOrder {
+		a := p.attachments[id]
 		data, ok := p.a.Blobs[a.SHA256]
 		if !ok {
 			return archiveError(p.attLine[id], "attachment %s: its bytes (blob %s) are not in the document", id, a.SHA256)

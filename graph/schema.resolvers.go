@@ -9,6 +9,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strings"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/foya-dev/foya/core"
@@ -462,12 +463,15 @@ func (r *mutationResolver) UploadAttachment(ctx context.Context, file graphql.Up
 
 // ImportSession is the resolver for the importSession field.
 func (r *mutationResolver) ImportSession(ctx context.Context, data string, projectID *string) (*core.Session, error) {
-	return nil, core.Errorf(core.CodeUnavailable, "importSession is not available yet")
+	return importSession(ctx, r.Engine, strings.NewReader(data), deref(projectID))
 }
 
 // ImportSessionFile is the resolver for the importSessionFile field.
 func (r *mutationResolver) ImportSessionFile(ctx context.Context, file graphql.Upload, projectID *string) (*core.Session, error) {
-	return nil, core.Errorf(core.CodeUnavailable, "importSessionFile is not available yet")
+	if file.Size > core.MaxArchiveBytes {
+		return nil, core.Errorf(core.CodeBadInput, "the file is %d bytes; a foya.session document may have at most %d MiB", file.Size, core.MaxArchiveBytes>>20)
+	}
+	return importSession(ctx, r.Engine, file.File, deref(projectID))
 }
 
 // ProviderKind is the resolver for the providerKind field.
@@ -609,7 +613,11 @@ func (r *queryResolver) Events(ctx context.Context, sessionID string, afterSeq *
 
 // ExportSession is the resolver for the exportSession field.
 func (r *queryResolver) ExportSession(ctx context.Context, id string) (string, error) {
-	return "", core.Errorf(core.CodeUnavailable, "exportSession is not available yet")
+	data, err := r.Engine.ExportSession(ctx, id, MaxExportBytes)
+	if err != nil {
+		return "", err
+	}
+	return string(data), nil
 }
 
 // Text is the resolver for the text field.

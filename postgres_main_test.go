@@ -23,7 +23,6 @@ import (
 	"github.com/foya-dev/foya/storage/pgtest"
 )
 
-
 // Two kernels with their own data directories run at once on one
 // PostgreSQL database (the second reads it from FOYA_DATABASE) and the same
 // secret key file: projects, sessions and connections made on one are seen

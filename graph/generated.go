@@ -2737,7 +2737,8 @@ type Model {
 """
 A user-configured account or endpoint. The API key is never returned by any
 field; apiKeyConfigured says whether one is set. Keys live in connections.json
-in the kernel's private data directory.
+in the kernel's private data directory, or with --database sealed (AES-GCM) in
+PostgreSQL (docs/postgresql.md).
 """
 type Connection {
   id: ID!

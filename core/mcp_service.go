@@ -334,10 +334,15 @@ func (s *MCPService) ValidateSessionServers(ins []MCPServerInput) error {
 	s.mu.Lock()
 	others := s.snapshot()
 	s.mu.Unlock()
+	seen := map[string]int{}
 	for i, in := range ins {
 		c := MCPServerConfig{Enabled: true}
 		applyMCPInput(&c, in, true)
 		prefix := fmt.Sprintf("input.mcpServers[%d].", i)
+		if j, dup := seen[c.Name]; dup {
+			return Errorf(CodeBadInput, "%sname: %q is also the name of input.mcpServers[%d]; names must be unique", prefix, c.Name, j)
+		}
+		seen[c.Name] = i
 		if !c.Enabled {
 			return Errorf(CodeBadInput, "%senabled: a session MCP server cannot be disabled; leave it out instead", prefix)
 		}
@@ -348,7 +353,6 @@ func (s *MCPService) ValidateSessionServers(ins []MCPServerInput) error {
 			}
 			return err
 		}
-		others = append(others, c)
 	}
 	return nil
 }

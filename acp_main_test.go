@@ -634,8 +634,17 @@ func TestACPNodeSDKClient(t *testing.T) {
 	var o outputs
 	o.addFakeConnection(t, k.addr, fake.BaseURL())
 	proj := t.TempDir()
-	fake.Enqueue(toolCallResponse("call_1", "write", `{"path":"hello.txt","content":"hi\n"}`), openaitest.TextStream("gpt-t", "Written."))
-	cmd := exec.CommandContext(ctx, node, "client.mjs", foyaBin, k.addr, proj)
+	exe, err := os.Executable() // the test binary doubles as a stdio MCP server
+	if err != nil {
+		t.Fatal(err)
+	}
+	fake.Enqueue(
+		toolCallResponse("call_1", "write", `{"path":"hello.txt","content":"hi\n"}`), openaitest.TextStream("gpt-t", "Written."),
+		toolCallResponse("call_env", "mcp__editor__env", `{}`), openaitest.TextStream("gpt-t", "Env read."),
+		toolCallResponse("call_note", "mcp__editor__note", `{"text":"x"}`), openaitest.TextStream("gpt-t", "Noted."),
+		openaitest.Response{Hang: true, Events: []string{openaitest.Chunk("gpt-t", map[string]any{"role": "assistant", "content": "partial"}, "")}},
+	)
+	cmd := exec.CommandContext(ctx, node, "client.mjs", foyaBin, k.addr, proj, exe)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "XDG_DATA_HOME="+t.TempDir())
 	out, err := cmd.CombinedOutput()
@@ -644,6 +653,9 @@ func TestACPNodeSDKClient(t *testing.T) {
 	}
 	if b, err := os.ReadFile(filepath.Join(proj, "hello.txt")); err != nil || string(b) != "hi\n" {
 		t.Fatalf("hello.txt: %q %v", b, err)
+	}
+	if strings.Contains(string(out), "s3cret-token") || strings.Contains(k.Logs(), "s3cret-token") {
+		t.Fatal("the MCP server's env value was printed or logged")
 	}
 	t.Logf("%s", bytes.TrimSpace(out))
 }

@@ -3,6 +3,8 @@ package graph_test
 import (
 	"encoding/json"
 	"errors"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -11,7 +13,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/foya-dev/foya/core"
+	"github.com/foya-dev/foya/plugins/mcphost/mcptest"
 )
 
 const sessionMCPFields = `id name transport envKeys status error sessionId tools { name readOnly }`
@@ -211,6 +216,34 @@ func TestMCPSessionServers(t *testing.T) {
 		}
 	})
 
+	t.Run("a sub-agent sees its parent's session servers", func(t *testing.T) {
+		w := k.watch(t, sidA)
+		n := len(k.fake.Requests())
+		k.fake.Enqueue(callStream("c_task", "task", `{"prompt":"echo sub"}`), callStream("c_sub", "mcp__editor__echo", `{"text":"sub"}`),
+			openaitest_TextStream("child done"), openaitest_TextStream("parent done"))
+		k.send(t, sidA, "delegate")
+		if p := w.turnEnd(); p.Status != core.TurnCompleted {
+			t.Fatalf("turn %+v", p)
+		}
+		if tools := offeredTools(t, k.fake.Requests()[n+1].Body); !tools["mcp__editor__echo"] {
+			t.Fatalf("child offered %v", tools)
+		}
+		var out struct {
+			Session struct {
+				Children []struct {
+					Messages []msgJSON
+				}
+			}
+		}
+		k.mustDo(t, `query($s: ID!) { session(id: $s) { children { messages { role text isError toolName } } } }`, map[string]any{"s": sidA}, &out)
+		if len(out.Session.Children) != 1 {
+			t.Fatalf("children %+v", out.Session.Children)
+		}
+		if m := lastToolMessage(t, out.Session.Children[0].Messages); m.IsError || m.Text != "echo: sub" {
+			t.Fatalf("child's MCP call %+v", m)
+		}
+	})
+
 	t.Run("deleting the session stops its server", func(t *testing.T) {
 		pid := pidOf(t, mark)
 		k.mustDo(t, `mutation($s: ID!) { deleteSession(id: $s) }`, map[string]any{"s": sidA}, nil)
@@ -226,5 +259,47 @@ func TestMCPSessionServers(t *testing.T) {
 
 	if strings.Contains(k.responses.String(), "s3cret") || strings.Contains(k.logs.String(), "s3cret") {
 		t.Fatal("a response or the log shows a session MCP server's env value")
+	}
+}
+
+// TestMCPSessionServerHTTP: a Streamable HTTP server attached to a session
+// gets its header, and its tools run there.
+func TestMCPSessionServerHTTP(t *testing.T) {
+	k := newMCPKernel(t)
+	obs := &mcptest.Observer{}
+	server := mcptest.NewServer(obs, "")
+	hs := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server }, nil))
+	t.Cleanup(func() {
+		k.host.Close()
+		hs.CloseClientConnections()
+		hs.Close()
+	})
+	sid := k.chatSession(t, nil, "EXPLORE")
+	var out struct {
+		AttachSessionMcpServer struct {
+			ID         string
+			HeaderKeys []string
+			SessionID  *string
+		}
+	}
+	k.mustDo(t, `mutation($s: ID!, $in: McpServerInput!) { attachSessionMcpServer(sessionId: $s, input: $in) { id headerKeys sessionId } }`,
+		map[string]any{"s": sid, "in": map[string]any{"name": "web", "transport": "HTTP", "url": hs.URL,
+			"headers": []any{map[string]any{"key": "Authorization", "value": "Bearer session-http-secret"}}}}, &out)
+	if strings.Join(out.AttachSessionMcpServer.HeaderKeys, ",") != "Authorization" || out.AttachSessionMcpServer.SessionID == nil {
+		t.Fatalf("attached %+v", out.AttachSessionMcpServer)
+	}
+	k.waitSessionMCP(t, sid)
+	w := k.watch(t, sid)
+	k.fake.Enqueue(callStream("c1", "mcp__web__echo", `{"text":"over http"}`), openaitest_TextStream("ok"))
+	k.send(t, sid, "echo")
+	w.turnEnd()
+	if m := lastToolMessage(t, k.messages(t, sid)); m.IsError || m.Text != "echo: over http" {
+		t.Fatalf("echo %+v", m)
+	}
+	if h := obs.SeenHeaders(); len(h) == 0 || h[len(h)-1] != "Bearer session-http-secret" {
+		t.Fatalf("headers seen %q", h)
+	}
+	if strings.Contains(k.responses.String(), "session-http-secret") || strings.Contains(k.logs.String(), "session-http-secret") {
+		t.Fatal("the header value was shown or logged")
 	}
 }

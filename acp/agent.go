@@ -110,6 +110,8 @@ func (a *Agent) handle(ctx context.Context, method string, params json.RawMessag
 		return a.listSessions(ctx, params)
 	case "session/close":
 		return a.closeSession(ctx, params)
+	case "session/delete":
+		return a.deleteSession(ctx, params)
 	case "session/prompt":
 		var p struct {
 			SessionID string            `json:"sessionId"`
@@ -195,6 +197,7 @@ func (a *Agent) initialize(ctx context.Context, params json.RawMessage) (any, er
 				"list":   map[string]any{},
 				"resume": map[string]any{},
 				"close":  map[string]any{},
+				"delete": map[string]any{},
 			},
 		},
 		"authMethods": []any{},
@@ -520,6 +523,32 @@ func (a *Agent) closeSession(ctx context.Context, params json.RawMessage) (any, 
 	a.mu.Unlock()
 	s.stop()
 	s.detachMCP(ctx)
+	return struct{}{}, nil
+}
+
+// deleteSession deletes the Foya session irreversibly (deleteSession: its
+// children, history and attached MCP servers go with it).
+func (a *Agent) deleteSession(ctx context.Context, params json.RawMessage) (any, error) {
+	var p struct {
+		SessionID string `json:"sessionId"`
+	}
+	if err := decode(params, &p); err != nil {
+		return nil, err
+	}
+	if p.SessionID == "" {
+		return nil, invalidParams("sessionId is required")
+	}
+	if err := a.k.Do(ctx, `mutation($id: ID!) { deleteSession(id: $id) }`, map[string]any{"id": p.SessionID}, nil); err != nil {
+		return nil, kernelError(err)
+	}
+	a.mu.Lock()
+	s := a.sessions[p.SessionID]
+	delete(a.sessions, p.SessionID)
+	a.mu.Unlock()
+	if s != nil {
+		s.setMCP(nil) // the kernel stopped them with the session
+		s.stop()
+	}
 	return struct{}{}, nil
 }
 

@@ -100,7 +100,7 @@ try {
     check(init.protocolVersion === 1 && init.agentCapabilities.loadSession === true, "initialize", init);
     const caps = init.agentCapabilities;
     check(caps.mcpCapabilities.http === true && caps.mcpCapabilities.sse === false, "mcpCapabilities", caps);
-    check(caps.sessionCapabilities.resume && caps.sessionCapabilities.close && caps.sessionCapabilities.list, "sessionCapabilities", caps);
+    check(caps.sessionCapabilities.resume && caps.sessionCapabilities.close && caps.sessionCapabilities.list && caps.sessionCapabilities.delete, "sessionCapabilities", caps);
 
     const session = await ctx.request(acp.methods.agent.session.new, { cwd: project, mcpServers: [editorMCP] });
     sessionId = session.sessionId;
@@ -127,6 +127,8 @@ try {
     mark = updates.length;
     res = await ctx.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: "note it" }] });
     check(res.stopReason === "end_turn", "stopReason after a withdrawn permission " + res.stopReason);
+    // The handler may still be on its way back from resolveApproval.
+    for (let i = 0; i < 600 && withdrawn.length === 0; i++) await new Promise((r) => setTimeout(r, 50));
     check(withdrawn.length === 1 && withdrawn[0] === "call_note", "withdrawn dialogs", withdrawn);
     const noteDone = since(mark).filter((u) => u.toolCallId === "call_note" && u.status).pop();
     check(noteDone && noteDone.status === "failed", "the denied call", since(mark));
@@ -171,6 +173,10 @@ try {
     check(user.includes("write hello.txt") && user.includes("note it"), "replayed user chunks", replayed);
     check(chunks(replayed, "agent_message_chunk").includes("Written."), "replayed agent chunks", replayed);
     check(replayed.some((u) => u.sessionUpdate === "tool_call" && u.toolCallId === "call_env"), "replayed MCP tool call", replayed);
+    // session/delete removes it from the kernel.
+    await ctx.request(acp.methods.agent.session.delete, { sessionId });
+    const { session: gone } = await gql(`query($s: ID!) { session(id: $s) { id } }`, { s: sessionId });
+    check(gone === null, "session after session/delete", gone);
     return { mode: res.modes.currentModeId, replayed: replayed.length };
   });
   second.child.stdin.end();

@@ -205,6 +205,36 @@ func TestACPSessionMCPAndWithdrawnPermissions(t *testing.T) {
 		t.Fatalf("stopped prompt: %+v %s", m.Error, m.Result)
 	}
 
+	// A second editor loads the session while a permission dialog is open
+	// in the first: it is asked too, its answer wins, and the first
+	// editor's dialog is withdrawn.
+	p.mu.Lock()
+	p.permit = func(map[string]any) any {
+		p.waitCancelRequest(2)
+		return map[string]any{"outcome": map[string]any{"outcome": "selected", "optionId": "reject_once"}}
+	}
+	p.mu.Unlock()
+	fake.Enqueue(toolCallResponse("call_note3", "mcp__editor__note", `{"text":"z"}`), openaitest.TextStream("gpt-t", "Noted at last."))
+	ch = p.start("session/prompt", map[string]any{"sessionId": sid, "prompt": []any{map[string]any{"type": "text", "text": "note once more"}}})
+	pendingApproval(t, k, sid, "mcp__editor__note")
+	q := startACP(t, "--addr", k.addr)
+	q.permit = choose("allow_once")
+	q.call("initialize", map[string]any{"protocolVersion": 1}, nil)
+	q.call("session/load", map[string]any{"sessionId": sid, "cwd": proj, "mcpServers": []any{}}, nil)
+	p.waitCancelRequest(2)
+	if m := p.await(ch, "prompt answered by the second editor"); m.Error != nil || !strings.Contains(string(m.Result), "end_turn") {
+		t.Fatalf("prompt: %+v %s", m.Error, m.Result)
+	}
+	k.gql(t, `query($s: ID!) { session(id: $s) { messages { role text isError } } }`, map[string]any{"s": sid}, &hist)
+	if last := hist.Session.Messages[len(hist.Session.Messages)-2]; last.Role != "TOOL" || last.IsError {
+		t.Fatalf("the second editor's allow did not win: %+v", last)
+	}
+	q.mu.Lock()
+	if len(q.perms) != 1 {
+		t.Errorf("the second editor got %d permission requests, want 1", len(q.perms))
+	}
+	q.mu.Unlock()
+
 	// session/close detaches the editor's servers; session/resume attaches
 	// them again without replaying the history.
 	p.call("session/close", map[string]any{"sessionId": sid}, nil)

@@ -334,12 +334,13 @@ func decodeSession(params json.RawMessage, p interface{ place() *sessionPlace })
 func (s *sessionPlace) place() *sessionPlace { return s }
 
 // sessionFields is what the agent reads of a session.
-const sessionFields = `id title headSeq approvalMode agentMode updatedAt project { id path } tasks { id text status }`
+const sessionFields = `id title headSeq phase approvalMode agentMode updatedAt project { id path } tasks { id text status }`
 
 type gqlSession struct {
 	ID           string
 	Title        *string
 	HeadSeq      int
+	Phase        string
 	ApprovalMode string
 	AgentMode    string
 	UpdatedAt    string
@@ -468,6 +469,9 @@ func (a *Agent) loadSession(ctx context.Context, params json.RawMessage, replay 
 	}
 	if len(r.Session.Tasks) > 0 {
 		s.sendPlan(r.Session.Tasks)
+	}
+	if r.Session.Phase == "TURN" {
+		s.reopenPending(ctx, r.Session.HeadSeq)
 	}
 	return map[string]any{"modes": s.modeState()}, nil
 }

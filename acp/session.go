@@ -376,7 +376,13 @@ func (s *session) event(ev gqlEvent) bool {
 		}
 	case "approval_requested":
 		if ap := ev.Approval; ap != nil {
-			go s.requestPermission(ap.RequestID, ap.ToolCallID, ap.Tool, ap.Summary, ap.Input)
+			// Registered before the dialog goes out, so that a decision
+			// made elsewhere right after withdraws it.
+			ctx, withdraw := context.WithCancel(s.ctx)
+			s.mu.Lock()
+			s.asking[ap.RequestID] = withdraw
+			s.mu.Unlock()
+			go s.requestPermission(ctx, withdraw, ap.RequestID, ap.ToolCallID, ap.Tool, ap.Summary, ap.Input)
 		}
 	case "approval_resolved":
 		// Decided elsewhere (another client, a stopped turn, this
@@ -615,7 +621,8 @@ func (s *session) sendPlan(tasks []gqlTask) {
 
 // --- permissions ---
 
-func (s *session) requestPermission(requestID, toolCallID, tool, summary string, input json.RawMessage) {
+func (s *session) requestPermission(ctx context.Context, withdraw context.CancelFunc, requestID, toolCallID, tool, summary string, input json.RawMessage) {
+	defer withdraw()
 	tc := s.toolCall(toolCallID, tool, input)
 	if summary != "" {
 		tc["title"] = firstLine(summary, 200)
@@ -627,11 +634,9 @@ func (s *session) requestPermission(requestID, toolCallID, tool, summary string,
 			OptionID string `json:"optionId"`
 		} `json:"outcome"`
 	}
-	ctx, withdraw := context.WithCancel(s.ctx)
-	defer withdraw()
-	s.mu.Lock()
-	s.asking[requestID] = withdraw
-	s.mu.Unlock()
+	if ctx.Err() != nil {
+		return // decided before the dialog went out
+	}
 	err := s.a.conn.call(ctx, "session/request_permission", map[string]any{
 		"sessionId": s.id,
 		"toolCall":  tc,
@@ -667,6 +672,70 @@ func (s *session) requestPermission(requestID, toolCallID, tool, summary string,
 	if err != nil && !(errors.As(err, &ce) && ce.GraphQLCode() == "CONFLICT") {
 		s.a.log.Warn("acp: resolve approval", "session_id", s.id, "err", err)
 	}
+}
+
+// pendingScan bounds how far back reopenPending looks for open requests.
+const pendingScan = 2000
+
+// reopenPending asks again what a running turn is waiting for when a
+// session is loaded or resumed: approvals become permission dialogs, a
+// question is shown again. It reads the last pendingScan events up to
+// head, the window a turn's open requests are in.
+func (s *session) reopenPending(ctx context.Context, head int) {
+	var r struct {
+		Events []struct {
+			Type    string
+			Payload json.RawMessage
+		}
+	}
+	if err := s.a.k.Do(ctx, `query($s: ID!, $after: Int, $limit: Int) { events(sessionId: $s, afterSeq: $after, limit: $limit) { type payload } }`,
+		map[string]any{"s": s.id, "after": max(0, head-pendingScan), "limit": pendingScan}, &r); err != nil {
+		s.a.log.Warn("acp: read the running turn's open requests", "session_id", s.id, "err", err)
+		return
+	}
+	type req struct {
+		RequestID, ToolCallID, Tool, Summary, Question string
+		Input                                          json.RawMessage
+	}
+	var order []string
+	open := map[string]req{}
+	kinds := map[string]string{}
+	for _, e := range r.Events {
+		var p req
+		_ = json.Unmarshal(e.Payload, &p)
+		switch e.Type {
+		case "approval_requested", "question_requested":
+			if _, seen := open[p.RequestID]; !seen {
+				order = append(order, p.RequestID)
+			}
+			open[p.RequestID], kinds[p.RequestID] = p, e.Type
+		case "approval_resolved", "question_answered", "turn_finished":
+			if e.Type == "turn_finished" {
+				open = map[string]req{}
+			}
+			delete(open, p.RequestID)
+		}
+	}
+	for _, id := range order {
+		p, ok := open[id]
+		if !ok {
+			continue
+		}
+		ev := gqlEvent{Type: kinds[id], Payload: mustJSON(map[string]any{"requestId": p.RequestID, "question": p.Question})}
+		if kinds[id] == "approval_requested" {
+			ev.Approval = &struct {
+				RequestID, ToolCallID, Tool, Action, Summary string
+				Input                                        json.RawMessage
+			}{RequestID: p.RequestID, ToolCallID: p.ToolCallID, Tool: p.Tool, Summary: p.Summary, Input: p.Input}
+		}
+		s.a.log.Info("acp: the running turn waits for an answer; asking again", "session_id", s.id, "request_id", id, "kind", kinds[id])
+		s.event(ev)
+	}
+}
+
+func mustJSON(v any) json.RawMessage {
+	b, _ := json.Marshal(v)
+	return b
 }
 
 // --- prompts and turns ---

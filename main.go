@@ -360,7 +360,10 @@ func openKernel(ctx context.Context, dataDir string, opts kernelOptions, log *sl
 			broker.PublishKernel(core.KernelEvent{Type: core.KernelCatalogUpdated, McpServerID: id, At: time.Now().UTC()})
 		},
 	})
-	if k.mcp, err = core.NewMCPService(ctx, core.MCPServiceConfig{Store: mcpStore, Runtime: k.mcpHost, Broker: broker, Logger: log}); err != nil {
+	if k.mcp, err = core.NewMCPService(ctx, core.MCPServiceConfig{
+		Store: mcpStore, Runtime: k.mcpHost, Broker: broker, Logger: log,
+		SessionExists: func(ctx context.Context, id string) error { _, err := k.sessions.Session(ctx, id); return err },
+	}); err != nil {
 		return nil, err
 	}
 	runners := k.plugins.ToolRunners()
@@ -386,6 +389,9 @@ func openKernel(ctx context.Context, dataDir string, opts kernelOptions, log *sl
 
 // Close stops the MCP servers and plugins and closes the database.
 func (k *kernel) Close() {
+	if k.mcp != nil {
+		k.mcp.Close()
+	}
 	if k.mcpHost != nil {
 		k.mcpHost.Close()
 	}

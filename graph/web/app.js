@@ -319,6 +319,8 @@
   }
   function renderQueue(q) {
     state.queue = q || [];
+    const log = $('log');
+    const atBottom = log.scrollHeight - log.scrollTop - log.clientHeight < 40;
     const list = $('queuelist'); list.innerHTML = '';
     const sid = state.session;
     const mut = (query, vars) => gql(query, Object.assign({ s: sid }, vars)).catch(showError);
@@ -360,6 +362,7 @@
     });
     if (state.editing && !state.queue.some((it) => it.id === state.editing.id)) state.editing = null; // it started or was removed
     $('queue').hidden = !state.queue.length;
+    if (atBottom) scroll(); // the queue takes room from the log: keep the newest text in view
   }
 
   function onSessionEvent(ev) {

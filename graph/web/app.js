@@ -172,7 +172,7 @@
       html += '<div class="toolcall"><strong>' + esc(tc.name) + '</strong><pre><code>' + esc(JSON.stringify(tc.input, null, 2)) + '</code></pre></div>';
     }
     if ((m.attachments || []).length) html += '<ul class="atts">' + m.attachments.map((a) => '<li>' + esc(a.name) + ' <small>(' + esc(a.kind) + ', ' + fmtBytes(a.size) + ')</small></li>').join('') + '</ul>';
-    if (role === 'assistant' && m.seq && !(m.toolCalls || []).length) html += '<button type="button" class="fork">Fork from here</button>';
+    if (role === 'assistant' && m.seq && !m.interrupted && !(m.toolCalls || []).length) html += '<button type="button" class="fork">Fork from here</button>';
     if (role === 'user' && m.seq) html += '<button type="button" class="rewind">Rewind to here</button>';
     if (m.interrupted) html += '<div class="interrupted">Interrupted</div>';
     if (m.turnStatus && m.turnStatus !== 'COMPLETED' && m.turnReason) html += '<div class="interrupted">' + esc(m.turnStatus + ': ' + m.turnReason) + '</div>';

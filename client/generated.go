@@ -134,7 +134,8 @@ func (v *CapabilitiesInput) GetPrices() *ModelPricesInput { return v.Prices }
 //
 // A user-configured account or endpoint. The API key is never returned by any
 // field; apiKeyConfigured says whether one is set. Keys live in connections.json
-// in the kernel's private data directory.
+// in the kernel's private data directory, or with --database sealed (AES-GCM) in
+// PostgreSQL (docs/postgresql.md).
 type ConnectionFields struct {
 	Id   string         `json:"id"`
 	Name string         `json:"name"`
@@ -310,7 +311,8 @@ var AllConnectionType = []ConnectionType{
 //
 // A user-configured account or endpoint. The API key is never returned by any
 // field; apiKeyConfigured says whether one is set. Keys live in connections.json
-// in the kernel's private data directory.
+// in the kernel's private data directory, or with --database sealed (AES-GCM) in
+// PostgreSQL (docs/postgresql.md).
 type ConnectionsConnectionsConnection struct {
 	ConnectionFields `json:"-"`
 }
@@ -517,7 +519,8 @@ func (v *ConnectionsResponse) GetDefaultModels() ConnectionsDefaultModels { retu
 //
 // A user-configured account or endpoint. The API key is never returned by any
 // field; apiKeyConfigured says whether one is set. Keys live in connections.json
-// in the kernel's private data directory.
+// in the kernel's private data directory, or with --database sealed (AES-GCM) in
+// PostgreSQL (docs/postgresql.md).
 type CreateConnectionCreateConnection struct {
 	ConnectionFields `json:"-"`
 }
@@ -1000,6 +1003,8 @@ type CreateSessionInput struct {
 	Title           *string       `json:"title"`
 	// Defaults to EXECUTE.
 	AgentMode *AgentMode `json:"agentMode"`
+	// MCP servers attached to this session only, as with attachSessionMcpServer; all are validated before the session is created (BAD_INPUT names input.mcpServers[i].<field>).
+	McpServers []McpServerInput `json:"mcpServers"`
 }
 
 // GetConnectionId returns CreateSessionInput.ConnectionId, and is useful for accessing the field via an interface.
@@ -1022,6 +1027,9 @@ func (v *CreateSessionInput) GetTitle() *string { return v.Title }
 
 // GetAgentMode returns CreateSessionInput.AgentMode, and is useful for accessing the field via an interface.
 func (v *CreateSessionInput) GetAgentMode() *AgentMode { return v.AgentMode }
+
+// GetMcpServers returns CreateSessionInput.McpServers, and is useful for accessing the field via an interface.
+func (v *CreateSessionInput) GetMcpServers() []McpServerInput { return v.McpServers }
 
 // CreateSessionResponse is returned by CreateSession on success.
 type CreateSessionResponse struct {
@@ -2356,7 +2364,8 @@ func (v *ProviderOptionInput) GetValue() string { return v.Value }
 //
 // A user-configured account or endpoint. The API key is never returned by any
 // field; apiKeyConfigured says whether one is set. Keys live in connections.json
-// in the kernel's private data directory.
+// in the kernel's private data directory, or with --database sealed (AES-GCM) in
+// PostgreSQL (docs/postgresql.md).
 type RefreshModelsRefreshModelsConnection struct {
 	ConnectionFields `json:"-"`
 }
@@ -2488,7 +2497,7 @@ func (v *ResolveApprovalResponse) GetResolveApproval() bool { return v.ResolveAp
 
 // RestartMcpServerResponse is returned by RestartMcpServer on success.
 type RestartMcpServerResponse struct {
-	// Stops and starts an MCP server again, clearing FAILED; CONFLICT when it is disabled.
+	// Stops and starts an MCP server again (kernel-wide or attached to a session), clearing FAILED; CONFLICT when it is disabled.
 	RestartMcpServer RestartMcpServerRestartMcpServer `json:"restartMcpServer"`
 }
 
@@ -2703,7 +2712,8 @@ func (v *SendMessageSendMessageSendResultQueueItem) GetId() string { return v.Id
 //
 // A user-configured account or endpoint. The API key is never returned by any
 // field; apiKeyConfigured says whether one is set. Keys live in connections.json
-// in the kernel's private data directory.
+// in the kernel's private data directory, or with --database sealed (AES-GCM) in
+// PostgreSQL (docs/postgresql.md).
 type SessionConnectionsConnection struct {
 	Id   string `json:"id"`
 	Name string `json:"name"`
@@ -3424,7 +3434,8 @@ func (v *SessionSessionMessagesMessage) __premarshalJSON() (*__premarshalSession
 //
 // A user-configured account or endpoint. The API key is never returned by any
 // field; apiKeyConfigured says whether one is set. Keys live in connections.json
-// in the kernel's private data directory.
+// in the kernel's private data directory, or with --database sealed (AES-GCM) in
+// PostgreSQL (docs/postgresql.md).
 type SessionsConnectionsConnection struct {
 	Id   string `json:"id"`
 	Name string `json:"name"`

@@ -310,9 +310,6 @@ func TestSessionsExportImportRoundTrip(t *testing.T) {
 	}
 	waitTitles(t, fake, 1)
 	r = o.runIn(t, proj, nil, "sessions", "export", h[3], "--addr", k.addr)
-	if r.code != 0 && strings.Contains(r.stderr, "not available yet") {
-		t.Skip("exportSession is not implemented by this kernel yet (issue 18, server side): " + strings.TrimSpace(r.stderr))
-	}
 	if r.code != 0 || !strings.HasPrefix(r.stdout, "{") {
 		t.Fatalf("export: exit %d %.200s %s", r.code, r.stdout, r.stderr)
 	}

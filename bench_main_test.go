@@ -609,7 +609,7 @@ func BenchmarkDeltaPathExec(b *testing.B) {
 	k := startKernel(b, b.TempDir())
 	k.chatSession(b, prov.baseURL())
 	run := func() (timing, error) {
-		cmd := exec.Command(foyaBin, "exec", "--addr", k.addr, "--approval-mode", "bypass", "go")
+		cmd := exec.Command(foyaBin, "exec", "--addr", k.addr, "--no-project", "--approval-mode", "bypass", "go")
 		cmd.Env = append(os.Environ(), "XDG_DATA_HOME="+b.TempDir())
 		out, _ := cmd.StdoutPipe()
 		var stderr bytes.Buffer

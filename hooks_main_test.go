@@ -567,7 +567,7 @@ func TestHooksExecPrintsHookLines(t *testing.T) {
 	hook := writeHook(t, t.TempDir(), "ctx.sh", "cat >/dev/null; echo hook-stdout-context\n")
 	k.setHooks(t, `{"UserPromptSubmit": [{"hooks": [{"type": "command", "command": "`+hook+`"}]}]}`)
 	fake.Enqueue(openaitest.TextStream("gpt-t", "Hello"))
-	r := o.mustRun(t, "", "exec", "--addr", k.addr, "--model", "fake/gpt-t", "--approval-mode", "bypass", "hi")
+	r := o.mustRun(t, "", "exec", "--addr", k.addr, "--no-project", "--model", "fake/gpt-t", "--approval-mode", "bypass", "hi")
 	if r.stdout != "Hello\n" {
 		t.Fatalf("stdout %q", r.stdout)
 	}
@@ -589,7 +589,7 @@ func TestHooksExecPrintsHookLines(t *testing.T) {
 	// reply: script one more so the turn always has its own.
 	fake.Enqueue(openaitest.TextStream("gpt-t", "Again"))
 	fake.Enqueue(openaitest.TextStream("gpt-t", "Again"))
-	r = o.mustRun(t, "", "exec", "--addr", k.addr, "--model", "fake/gpt-t", "--approval-mode", "bypass", "--json", "hi")
+	r = o.mustRun(t, "", "exec", "--addr", k.addr, "--no-project", "--model", "fake/gpt-t", "--approval-mode", "bypass", "--json", "hi")
 	if !strings.Contains(r.stdout, `"type":"hook_finished"`) || strings.Contains(r.stderr, "hook UserPromptSubmit") {
 		t.Fatalf("--json stdout %s\nstderr %s", r.stdout, r.stderr)
 	}

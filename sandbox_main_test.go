@@ -110,9 +110,21 @@ type toolMsg struct {
 // dir when dir is not empty.
 func (k *kernelProc) session(t *testing.T, baseURL, dir, mode string) string {
 	t.Helper()
-	var c struct{ CreateConnection struct{ ID string } }
-	k.gql(t, `mutation($u: String) { createConnection(input: {name: "fake", baseUrl: $u, apiKey: "sk-conn-secret", models: [{id: "gpt-t"}]}) { id } }`, map[string]any{"u": baseURL}, &c)
-	vars := map[string]any{"c": c.CreateConnection.ID, "m": mode}
+	// Connection names are unique: one "fake" per kernel, reused.
+	var conns struct{ Connections []struct{ ID, Name string } }
+	k.gql(t, `{ connections { id name } }`, nil, &conns)
+	connID := ""
+	for _, cn := range conns.Connections {
+		if cn.Name == "fake" {
+			connID = cn.ID
+		}
+	}
+	if connID == "" {
+		var c struct{ CreateConnection struct{ ID string } }
+		k.gql(t, `mutation($u: String) { createConnection(input: {name: "fake", baseUrl: $u, apiKey: "sk-conn-secret", models: [{id: "gpt-t"}]}) { id } }`, map[string]any{"u": baseURL}, &c)
+		connID = c.CreateConnection.ID
+	}
+	vars := map[string]any{"c": connID, "m": mode}
 	q := `mutation($c: ID, $m: ApprovalMode) { createSession(input: {connectionId: $c, title: "t", approvalMode: $m}) { id } }`
 	if dir != "" {
 		var ps struct{ Projects []struct{ ID, Path string } }

@@ -95,6 +95,11 @@ func (r *mcpServerResolver) ProtocolVersion(ctx context.Context, obj *core.MCPSe
 	return nonEmpty(obj.ProtocolVersion), nil
 }
 
+// SessionID is the resolver for the sessionId field.
+func (r *mcpServerResolver) SessionID(ctx context.Context, obj *core.MCPServer) (*string, error) {
+	return nonEmpty(obj.SessionID), nil
+}
+
 // Description is the resolver for the description field.
 func (r *mcpToolResolver) Description(ctx context.Context, obj *core.MCPToolState) (*string, error) {
 	return nonEmpty(obj.Description), nil
@@ -217,6 +222,27 @@ func (r *mutationResolver) RestartMcpServer(ctx context.Context, id string) (*co
 	return mcpResult(mcp.Restart(ctx, id))
 }
 
+// AttachSessionMcpServer is the resolver for the attachSessionMcpServer field.
+func (r *mutationResolver) AttachSessionMcpServer(ctx context.Context, sessionID string, input model.McpServerInput) (*core.MCPServer, error) {
+	mcp, err := r.mcp()
+	if err != nil {
+		return nil, err
+	}
+	return mcpResult(mcp.AttachSession(ctx, sessionID, mcpServerInput(input)))
+}
+
+// DetachSessionMcpServer is the resolver for the detachSessionMcpServer field.
+func (r *mutationResolver) DetachSessionMcpServer(ctx context.Context, sessionID string, id string) (bool, error) {
+	mcp, err := r.mcp()
+	if err != nil {
+		return false, err
+	}
+	if err := mcp.DetachSession(ctx, sessionID, id); err != nil {
+		return false, err
+	}
+	return true, nil
+}
+
 // CreateConnection is the resolver for the createConnection field.
 func (r *mutationResolver) CreateConnection(ctx context.Context, input model.ConnectionInput) (*core.Connection, error) {
 	c, err := r.Catalog.CreateConnection(ctx, connectionInput(input))
@@ -292,6 +318,19 @@ func (r *mutationResolver) DeleteProject(ctx context.Context, id string) (bool, 
 
 // CreateSession is the resolver for the createSession field.
 func (r *mutationResolver) CreateSession(ctx context.Context, input model.CreateSessionInput) (*core.Session, error) {
+	servers := make([]core.MCPServerInput, len(input.McpServers))
+	for i, in := range input.McpServers {
+		servers[i] = mcpServerInput(in)
+	}
+	if len(servers) > 0 {
+		mcp, err := r.mcp()
+		if err != nil {
+			return nil, err
+		}
+		if err := mcp.ValidateSessionServers(servers); err != nil {
+			return nil, err
+		}
+	}
 	s, err := r.Service.CreateSession(ctx, core.CreateSessionInput{
 		ConnectionID: deref(input.ConnectionID), Model: deref(input.Model), ProjectID: deref(input.ProjectID),
 		ApprovalMode: deref(input.ApprovalMode), ReasoningEffort: deref(input.ReasoningEffort),
@@ -299,6 +338,16 @@ func (r *mutationResolver) CreateSession(ctx context.Context, input model.Create
 	})
 	if err != nil {
 		return nil, err
+	}
+	for _, in := range servers {
+		if _, err := r.MCP.AttachSession(ctx, s.ID, in); err != nil {
+			// Validated above: only a concurrent change gets here. Nothing
+			// is left half-created.
+			if derr := r.Engine.DeleteSession(context.WithoutCancel(ctx), s.ID); derr != nil {
+				r.Log.Error("delete a session whose MCP servers could not be attached", "session_id", s.ID, "err", derr)
+			}
+			return nil, err
+		}
 	}
 	return &s, nil
 }
@@ -735,6 +784,14 @@ func (r *sessionResolver) ContextUsage(ctx context.Context, obj *core.Session) (
 		return nil, err
 	}
 	return &u, nil
+}
+
+// McpServers is the resolver for the mcpServers field.
+func (r *sessionResolver) McpServers(ctx context.Context, obj *core.Session) ([]core.MCPServer, error) {
+	if r.MCP == nil {
+		return []core.MCPServer{}, nil
+	}
+	return r.MCP.SessionServers(ctx, obj.ID), nil
 }
 
 // SessionEvents is the resolver for the sessionEvents field.

@@ -38,6 +38,9 @@ const appendBatch = 500
 // events as imported.
 func appendTx(ctx context.Context, tx bun.Tx, sessionID string, expectedHead int64, events []core.Event, imported bool) ([]core.Event, error) {
 	out := make([]core.Event, len(events))
+	if err := lockSession(ctx, tx, sessionID); err != nil {
+		return nil, err
+	}
 	dead, err := tx.NewSelect().Model((*tombstoneRow)(nil)).Where("session_id = ?", sessionID).Exists(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("check tombstone: %w", err)
@@ -75,7 +78,35 @@ func appendTx(ctx context.Context, tx bun.Tx, sessionID string, expectedHead int
 			return nil, fmt.Errorf("insert events: %w", err)
 		}
 	}
+	// Runs of message events go into the messages projection in one
+	// statement (one round trip to PostgreSQL instead of one each).
+	var msgs []messageRow
+	flush := func() error {
+		if len(msgs) == 0 {
+			return nil
+		}
+		if _, err := tx.NewInsert().Model(&msgs).Exec(ctx); err != nil {
+			return fmt.Errorf("insert messages of session %s: %w", sessionID, err)
+		}
+		msgs = msgs[:0]
+		return nil
+	}
 	for _, ev := range out {
+		if isMessage(ev) {
+			row, err := messageRowOf(ev)
+			if err != nil {
+				return nil, err
+			}
+			if msgs = append(msgs, row); len(msgs) >= appendBatch {
+				if err := flush(); err != nil {
+					return nil, err
+				}
+			}
+			continue
+		}
+		if err := flush(); err != nil {
+			return nil, err
+		}
 		if err := apply(ctx, tx, ev); err != nil {
 			return nil, err
 		}
@@ -84,6 +115,9 @@ func appendTx(ctx context.Context, tx bun.Tx, sessionID string, expectedHead int
 				return nil, err
 			}
 		}
+	}
+	if err := flush(); err != nil {
+		return nil, err
 	}
 	return out, touch(ctx, tx, out[len(out)-1])
 }

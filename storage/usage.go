@@ -62,14 +62,15 @@ func recordUsage(ctx context.Context, db bun.IDB, ev core.Event, imported bool) 
 func (d *DB) UsageTotals(ctx context.Context, sessionID string) (core.Usage, error) {
 	var u core.Usage
 	q := d.r.NewSelect().Table("usage_ledger").
-		ColumnExpr("COALESCE(SUM(input_tokens), 0)").ColumnExpr("COALESCE(SUM(output_tokens), 0)").
-		ColumnExpr("COALESCE(SUM(total_tokens), 0)").ColumnExpr("COALESCE(SUM(cached_tokens), 0)").ColumnExpr("COALESCE(SUM(cache_write_tokens), 0)").
-		ColumnExpr("COALESCE(MAX(estimated), 0)").ColumnExpr("SUM(cost)").
-		ColumnExpr("COALESCE(SUM(CASE WHEN cost IS NULL THEN total_tokens ELSE 0 END), 0)")
+		ColumnExpr("CAST(COALESCE(SUM(input_tokens), 0) AS BIGINT)").ColumnExpr("CAST(COALESCE(SUM(output_tokens), 0) AS BIGINT)").
+		ColumnExpr("CAST(COALESCE(SUM(total_tokens), 0) AS BIGINT)").ColumnExpr("CAST(COALESCE(SUM(cached_tokens), 0) AS BIGINT)").
+		ColumnExpr("CAST(COALESCE(SUM(cache_write_tokens), 0) AS BIGINT)").
+		ColumnExpr("COALESCE(MAX(CASE WHEN estimated THEN 1 ELSE 0 END), 0)").ColumnExpr("SUM(cost)").
+		ColumnExpr("CAST(COALESCE(SUM(CASE WHEN cost IS NULL THEN total_tokens ELSE 0 END), 0) AS BIGINT)")
 	if sessionID != "" {
 		q = q.Where("session_id = ?", sessionID)
 	} else {
-		q = q.Where("imported = 0")
+		q = q.Where("NOT imported")
 	}
 	var cost sql.NullFloat64
 	if err := q.Scan(ctx, &u.InputTokens, &u.OutputTokens, &u.TotalTokens, &u.CachedTokens, &u.CacheWriteTokens, &u.Estimated, &cost, &u.UnpricedTokens); err != nil {

@@ -3061,7 +3061,7 @@ type Session {
   agentMode: AgentMode!
   "Parent of a child (sub-agent) session."
   parentId: ID
-  "How the session was created: null for clients, task:<toolCallId> for a sub-agent, fork:<sessionId> for a branch."
+  "How the session was created: null for clients, task:<toolCallId> for a sub-agent, fork:<sessionId> for a branch, import:<sessionId> for an imported session (the id in the document)."
   source: String
   "The immutable agent definition a child session was created with."
   agent: AgentSnapshot

@@ -1670,7 +1670,8 @@ type ImportSessionResponse struct {
 	// docs/export.md): the same events with the same seqs and content, under new
 	// session and attachment ids, bound to projectId (else to no project), to the
 	// document's connection and model when this kernel has them (else unbound),
-	// with source import:<the document's session id>. The document is untrusted:
+	// with source import:<the document's session id>, in approval mode ASK if the
+	// document ends in BYPASS (a document cannot grant permissions). The document is untrusted:
 	// every line is validated and a bad one is refused with BAD_INPUT naming its
 	// line number; nothing is written unless all of it is. data is limited by the
 	// 8 MiB JSON request body; larger documents (up to 64 MiB) go through

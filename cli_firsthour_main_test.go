@@ -340,12 +340,28 @@ func TestSessionsExportImportRoundTrip(t *testing.T) {
 	if a, b := messages(h[3]), messages(imported.ID); a != b || !strings.Contains(a, "Exported answer.") {
 		t.Fatalf("history differs:\n%s\n%s", a, b)
 	}
+	// From stdin, without a project; projects list shows both directories.
+	doc, _ := os.ReadFile(file)
+	r = o.run(t, string(doc), "sessions", "import", "-", "--addr", k.addr)
+	if r.code != 0 || !strings.Contains(r.stdout, "imported session ses_") || !strings.Contains(r.stdout, "project -") {
+		t.Fatalf("import from stdin: exit %d %q %s", r.code, r.stdout, r.stderr)
+	}
+	r = o.run(t, "", "projects", "list", "--addr", k.addr)
+	if r.code != 0 || !strings.HasPrefix(r.stdout, "NAME") || !strings.Contains(r.stdout, proj) || !strings.Contains(r.stdout, other) {
+		t.Fatalf("projects list: exit %d\n%s", r.code, r.stdout)
+	}
 	// A damaged document is refused and creates nothing.
+	count := func() int {
+		var ss struct{ Sessions []struct{ ID string } }
+		k.gql(t, `{ sessions { id } }`, nil, &ss)
+		return len(ss.Sessions)
+	}
+	before := count()
 	if err := os.WriteFile(file, []byte("{not json\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	r = o.runIn(t, other, nil, "sessions", "import", file, "--addr", k.addr)
-	if r.code != 1 || !strings.Contains(r.stderr, "(BAD_INPUT)") {
+	if r.code != 1 || !strings.Contains(r.stderr, "(BAD_INPUT)") || count() != before {
 		t.Fatalf("bad document: exit %d %s", r.code, r.stderr)
 	}
 }

@@ -253,6 +253,7 @@ func TestWebClientFeatures(t *testing.T) {
 		openaitest.Completion("gpt-t", "Summary: notes read, a question answered, hello.txt written.", "stop", 700, 60),
 		slow(),
 		slow(),
+		openaitest.Response{Body: `{"object":"list","data":[{"id":"gpt-t","object":"model"},{"id":"gpt-u","object":"model"}]}`},
 	)
 
 	cmd := exec.CommandContext(ctx, node, "features.mjs")
@@ -263,16 +264,17 @@ func TestWebClientFeatures(t *testing.T) {
 		t.Fatalf("web client features: %v\n%s\nkernel log:\n%s", err, out, k.Logs())
 	}
 	reqs := fake.Requests()
-	var sawNotes, sawAnswer, sawKey bool
+	var sawNotes, sawAnswer, sawKey, sawReplaced bool
 	for _, r := range reqs {
 		b := string(r.Body)
 		// The fake model declares no file input: the kernel names the file.
 		sawNotes = sawNotes || strings.Contains(b, `attached file \"notes.txt\"`)
 		sawAnswer = sawAnswer || strings.Contains(b, "blue")
 		sawKey = sawKey || r.Header.Get("Authorization") == "Bearer sk-web-secret"
+		sawReplaced = sawReplaced || r.Header.Get("Authorization") == "Bearer sk-web-replaced"
 	}
-	if !sawNotes || !sawAnswer || !sawKey {
-		t.Errorf("model requests: attachment %v, answer %v, key from the form %v", sawNotes, sawAnswer, sawKey)
+	if !sawNotes || !sawAnswer || !sawKey || !sawReplaced {
+		t.Errorf("model requests: attachment %v, answer %v, key from the form %v, replaced key %v", sawNotes, sawAnswer, sawKey, sawReplaced)
 	}
 	if _, err := os.Stat(filepath.Join(proj, "hello.txt")); !os.IsNotExist(err) {
 		t.Errorf("hello.txt after the rewind: %v", err)

@@ -222,7 +222,12 @@ func TestWebClientSurvivesKernelRestart(t *testing.T) {
 // highlighted; the context and token meters; a question answered; compact
 // now; Stop that clears the queue and Stop that keeps it; queued messages
 // edited, reordered and removed; a rewind whose preview lists the written
-// file, which is gone afterwards. SCREENSHOTS=dir saves the views.
+// file, which is gone afterwards; prices set when adding and editing the
+// connection and the session's dollar cost; sessions grouped by project
+// (collapsible); export downloaded and imported back; an image default; a
+// connection renamed with its key replaced (the next request carries the new
+// key) and one deleted after a dismissed then accepted confirmation.
+// SCREENSHOTS=dir saves the views.
 func TestWebClientFeatures(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: skipping the headless Chromium web client check")

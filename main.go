@@ -5,12 +5,12 @@ package main
 //go:generate go tool gqlgen generate
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"crypto/tls"
 	"encoding/hex"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -19,14 +19,14 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"runtime/debug"
 	"strconv"
-	"strings"
 	"syscall"
 	"time"
 
+	"github.com/foya-dev/foya/cli"
 	"github.com/foya-dev/foya/core"
 	"github.com/foya-dev/foya/graph"
+	"github.com/foya-dev/foya/internal/cmdutil"
 	builtintools "github.com/foya-dev/foya/plugins/builtin/tools"
 	"github.com/foya-dev/foya/plugins/hooks"
 	"github.com/foya-dev/foya/plugins/host"
@@ -34,7 +34,6 @@ import (
 	"github.com/foya-dev/foya/plugins/sandbox"
 	"github.com/foya-dev/foya/storage"
 	"github.com/foya-dev/foya/storage/artifacts"
-	"github.com/foya-dev/foya/storage/catalogfile"
 )
 
 // version is set with -ldflags "-X main.version=…"; otherwise the module or
@@ -51,10 +50,10 @@ const usage = `foya — the Foya agent kernel
 Usage:
   foya serve [--addr 127.0.0.1:4777] [--data-dir DIR] [--plugin-dir DIR] [--allow-origin PATTERN]
              [--allow-host NAME] [--require-token] [--auth-token-file PATH] [--tls-cert FILE --tls-key FILE]
-             [--pprof 127.0.0.1:6060]
+             [--pprof 127.0.0.1:6060] [--database postgres://…]
              [--tool-writable PATH] [--tool-network on|off] [--allow-key-env NAME]
   foya token rotate|show [--data-dir DIR] [--auth-token-file PATH]
-  foya rebuild-projections [--data-dir DIR]
+  foya rebuild-projections [--data-dir DIR] [--database postgres://…]
   foya exec [--addr A] [--session ID] [--project PATH] [--model CONN/MODEL] [--approval-mode M] [--json] "prompt"
   foya acp [--addr A] [--data-dir DIR]   (Agent Client Protocol agent on stdio, for editors; docs/acp.md)
   foya connections list|add|remove|models    foya sessions list|show|rm    foya schema
@@ -70,31 +69,20 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(stderr, usage)
 		return 2
 	}
+	if code, ok := cli.Run(cli.Config{Version: versionString(), Schema: schemaSDL}, args, os.Stdin, stdout, stderr); ok {
+		return code
+	}
 	var err error
 	switch args[0] {
 	case "serve":
-		err = serveCmd(args[1:], stderr)
+		err = serveCmd(args[1:], stdout, stderr)
 	case "rebuild-projections":
 		err = rebuildCmd(args[1:], stdout, stderr)
-	case "exec":
-		return execCmd(args[1:], os.Stdin, stdout, stderr)
-	case "acp":
-		err = acpCmd(args[1:], os.Stdin, stdout, stderr)
-	case "connections":
-		err = connectionsCmd(args[1:], os.Stdin, stdout, stderr)
-	case "sessions":
-		err = sessionsCmd(args[1:], stdout, stderr)
-	case "mcp":
-		err = mcpCmd(args[1:], stdout, stderr)
-	case "projects":
-		err = projectsCmd(args[1:], stdout, stderr)
-	case "schema":
-		err = schemaCmd(args[1:], stdout)
 	case "token":
 		err = tokenCmd(args[1:], stdout, stderr)
 	case "plugin":
 		if len(args) != 2 {
-			err = usageError{errors.New("usage: foya plugin NAME")}
+			err = usageError{Err: errors.New("usage: foya plugin NAME")}
 			break
 		}
 		err = host.RunBuiltin(args[1])
@@ -108,92 +96,19 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "foya: unknown command %q\n\n%s", args[0], usage)
 		return 2
 	}
-	var ue usageError
-	switch {
-	case err == nil:
-		return 0
-	case errors.As(err, &ue):
-		fmt.Fprintf(stderr, "foya: %v\n", err)
-		return 2
-	default:
-		// Kernel and provider messages may carry text from elsewhere.
-		fmt.Fprintf(stderr, "foya: %s\n", neutralize(err.Error()))
-		return 1
-	}
-}
-
-type usageError struct{ error }
-
-func versionString() string {
-	if version != "" {
-		return version
-	}
-	info, ok := debug.ReadBuildInfo()
-	if !ok {
-		return "dev"
-	}
-	v := info.Main.Version
-	for _, s := range info.Settings {
-		if s.Key == "vcs.revision" && len(s.Value) >= 12 {
-			v += " " + s.Value[:12]
-		}
-	}
-	if v == "" || v == "(devel)" {
-		return "dev"
-	}
-	return v
-}
-
-// defaultDataDir is $XDG_DATA_HOME/foya, else ~/.local/share/foya.
-func defaultDataDir() string {
-	if x := os.Getenv("XDG_DATA_HOME"); x != "" {
-		return filepath.Join(x, "foya")
-	}
-	home, err := os.UserHomeDir()
-	if err != nil {
-		return filepath.Join(os.TempDir(), "foya")
-	}
-	return filepath.Join(home, ".local", "share", "foya")
-}
-
-// prepareDataDir creates the private data directory (0700).
-func prepareDataDir(dir string) (string, error) {
-	abs, err := filepath.Abs(dir)
-	if err != nil {
-		return "", fmt.Errorf("data dir %s: %w", dir, err)
-	}
-	if err := os.MkdirAll(abs, 0o700); err != nil {
-		return "", fmt.Errorf("create data dir %s: %w", abs, err)
-	}
-	if err := os.Chmod(abs, 0o700); err != nil {
-		return "", fmt.Errorf("protect data dir %s: %w", abs, err)
-	}
-	return abs, nil
-}
-
-type listFlag []string
-
-func (l *listFlag) String() string { return strings.Join(*l, ",") }
-func (l *listFlag) Set(v string) error {
-	for _, p := range strings.Split(v, ",") {
-		if p = strings.TrimSpace(p); p != "" {
-			*l = append(*l, p)
-		}
-	}
-	return nil
+	return cmdutil.Exit(err, stderr)
 }
 
 func newLogger(w io.Writer, level string) (*slog.Logger, error) {
 	var lv slog.Level
 	if err := lv.UnmarshalText([]byte(level)); err != nil {
-		return nil, usageError{fmt.Errorf("--log-level %q: use debug, info, warn or error", level)}
+		return nil, usageError{Err: fmt.Errorf("--log-level %q: use debug, info, warn or error", level)}
 	}
 	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: lv})), nil
 }
 
-func serveCmd(args []string, stderr io.Writer) error {
-	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+func serveCmd(args []string, stdout, stderr io.Writer) error {
+	fs := cmdutil.NewFlagSet(serveCommand, stdout)
 	addr := fs.String("addr", "127.0.0.1:4777", "listen address (loopback by default; any other address requires the token)")
 	dataDir := fs.String("data-dir", defaultDataDir(), "data directory (database, catalog, artifacts, auth-token)")
 	logLevel := fs.String("log-level", "info", "log level: debug, info, warn, error")
@@ -204,6 +119,9 @@ func serveCmd(args []string, stderr io.Writer) error {
 	requireToken := fs.Bool("require-token", false, "require the bearer token on loopback too (always required beyond loopback)")
 	tlsCert := fs.String("tls-cert", "", "PEM certificate file: serve HTTPS and WSS (with --tls-key)")
 	tlsKey := fs.String("tls-key", "", "PEM private key file of --tls-cert")
+	database := fs.String("database", os.Getenv("FOYA_DATABASE"), "PostgreSQL URL postgres://… to store sessions in, shared by kernels (default $FOYA_DATABASE; empty: SQLite in the data directory; docs/postgresql.md)")
+	secretKeyFile := fs.String("secret-key-file", "", "with --database: key file sealing API keys and MCP secrets in the database, the same file on every kernel (default <data-dir>/secret-key; created 0600 when missing)")
+	artifactDir := fs.String("artifact-dir", "", "directory of artifact bytes (attachments, file snapshots); with --database one directory all kernels share (default <data-dir>/artifacts)")
 	var origins, pluginDirs, hosts, toolWritable, keyEnvs listFlag
 	fs.Var(&hosts, "allow-host", "extra Host name a loopback kernel answers to without a token (repeatable; with a token any Host is served)")
 	fs.Var(&toolWritable, "tool-writable", "extra directory tool commands may write besides the session's directory, its TMPDIR and /tmp (repeatable)")
@@ -211,11 +129,11 @@ func serveCmd(args []string, stderr io.Writer) error {
 	fs.Var(&keyEnvs, "allow-key-env", "environment variable an env:NAME API key may read besides *_API_KEY names (repeatable)")
 	fs.Var(&pluginDirs, "plugin-dir", "extra directory of third-party plugin executables (repeatable; <data-dir>/plugins is always searched)")
 	fs.Var(&origins, "allow-origin", "extra browser origin host[:port] pattern allowed besides the kernel's own and loopback pages (repeatable)")
-	if err := fs.Parse(args); err != nil {
-		return usageError{err}
+	if _, err := cmdutil.Parse(fs, args); err != nil {
+		return err
 	}
 	if (*tlsCert == "") != (*tlsKey == "") {
-		return usageError{errors.New("--tls-cert and --tls-key go together")}
+		return usageError{Err: errors.New("--tls-cert and --tls-key go together")}
 	}
 	log, err := newLogger(stderr, *logLevel)
 	if err != nil {
@@ -239,31 +157,34 @@ func serveCmd(args []string, stderr io.Writer) error {
 	defer stop()
 
 	if *retryAttempts < 1 || *retryWait <= 0 {
-		return usageError{fmt.Errorf("--retry-max-attempts must be at least 1 and --retry-max-wait positive")}
+		return usageError{Err: fmt.Errorf("--retry-max-attempts must be at least 1 and --retry-max-wait positive")}
 	}
-	opts := kernelOptions{pluginDirs: pluginDirs, allowKeyEnv: keyEnvs, retry: core.RetryPolicy{MaxAttempts: *retryAttempts, MaxTotalWait: *retryWait}}
+	if *database != "" && !storage.IsPostgresURL(*database) {
+		return usageError{Err: fmt.Errorf("--database %s: use a postgres:// or postgresql:// URL", storage.RedactURL(*database))}
+	}
+	opts := kernelOptions{database: *database, secretKeyFile: *secretKeyFile, artifactDir: *artifactDir, pluginDirs: pluginDirs, allowKeyEnv: keyEnvs, retry: core.RetryPolicy{MaxAttempts: *retryAttempts, MaxTotalWait: *retryWait}}
 	switch *toolNetwork {
 	case "on":
 	case "off":
 		opts.tools.NetworkOff = true
 	default:
-		return usageError{fmt.Errorf("--tool-network %q: use on or off", *toolNetwork)}
+		return usageError{Err: fmt.Errorf("--tool-network %q: use on or off", *toolNetwork)}
 	}
 	for _, w := range toolWritable {
 		abs, err := filepath.Abs(w)
 		if err != nil {
-			return usageError{fmt.Errorf("--tool-writable %s: %w", w, err)}
+			return usageError{Err: fmt.Errorf("--tool-writable %s: %w", w, err)}
 		}
 		opts.tools.Writable = append(opts.tools.Writable, abs)
 	}
-	// Secrets kept outside the data directory are hidden from tools too.
-	for _, f := range []string{*tokenFile, *tlsKey} {
+	// Secrets (and artifacts) kept outside the data directory are hidden from tools too.
+	for _, f := range []string{*tokenFile, *tlsKey, *secretKeyFile, *artifactDir} {
 		if f == "" {
 			continue
 		}
 		abs, err := filepath.Abs(f)
 		if err != nil {
-			return usageError{fmt.Errorf("%s: %w", f, err)}
+			return usageError{Err: fmt.Errorf("%s: %w", f, err)}
 		}
 		opts.tools.Hidden = append(opts.tools.Hidden, abs)
 	}
@@ -372,10 +293,13 @@ type kernel struct {
 
 // kernelOptions are the serve flags openKernel needs.
 type kernelOptions struct {
-	pluginDirs  []string
-	allowKeyEnv []string
-	tools       builtintools.PluginConfig
-	retry       core.RetryPolicy
+	database      string // PostgreSQL URL; empty: SQLite in the data directory
+	secretKeyFile string // with database; default <data-dir>/secret-key
+	artifactDir   string // default <data-dir>/artifacts
+	pluginDirs    []string
+	allowKeyEnv   []string
+	tools         builtintools.PluginConfig
+	retry         core.RetryPolicy
 }
 
 func openKernel(ctx context.Context, dataDir string, opts kernelOptions, log *slog.Logger) (_ *kernel, err error) {
@@ -393,7 +317,7 @@ func openKernel(ctx context.Context, dataDir string, opts kernelOptions, log *sl
 			k.Close()
 		}
 	}()
-	if k.db, err = storage.Open(ctx, filepath.Join(dir, "foya.db"), log); err != nil {
+	if k.db, err = openDatabase(ctx, opts.database, dir, log); err != nil {
 		return nil, err
 	}
 	toolCfg := opts.tools
@@ -407,7 +331,7 @@ func openKernel(ctx context.Context, dataDir string, opts kernelOptions, log *sl
 	if err = k.plugins.Start(ctx); err != nil {
 		return nil, fmt.Errorf("start plugins: %w", err)
 	}
-	catStore, err := catalogfile.New(dir)
+	catStore, mcpStore, err := openCatalogStores(ctx, k.db, opts, dir)
 	if err != nil {
 		return nil, err
 	}
@@ -426,11 +350,7 @@ func openKernel(ctx context.Context, dataDir string, opts kernelOptions, log *sl
 	if _, err = k.sessions.ResetPhases(ctx); err != nil {
 		return nil, err
 	}
-	blobs, err := artifacts.New(filepath.Join(dir, "artifacts"))
-	if err != nil {
-		return nil, err
-	}
-	mcpStore, err := catalogfile.NewMCP(dir)
+	blobs, err := artifacts.New(cmp.Or(opts.artifactDir, filepath.Join(dir, "artifacts")))
 	if err != nil {
 		return nil, err
 	}
@@ -461,6 +381,9 @@ func openKernel(ctx context.Context, dataDir string, opts kernelOptions, log *sl
 	if err != nil {
 		return nil, err
 	}
+	if opts.database != "" {
+		go syncSharedCatalog(ctx, k.catalog, k.mcp, log)
+	}
 	return k, nil
 }
 
@@ -488,11 +411,12 @@ func (k *kernel) Close() {
 }
 
 func rebuildCmd(args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("rebuild-projections", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := cmdutil.NewFlagSet(cmdutil.Command{Name: "rebuild-projections", Synopsis: "[--data-dir DIR]",
+		Doc: "Rebuilds the session projections from the event log (with the kernel stopped)."}, stdout)
 	dataDir := fs.String("data-dir", defaultDataDir(), "data directory")
-	if err := fs.Parse(args); err != nil {
-		return usageError{err}
+	database := fs.String("database", os.Getenv("FOYA_DATABASE"), "PostgreSQL URL (default $FOYA_DATABASE; empty: SQLite in the data directory)")
+	if rest, err := cmdutil.Parse(fs, args); err != nil || len(rest) > 0 {
+		return usageOr(err, "rebuild-projections takes no arguments")
 	}
 	log, _ := newLogger(stderr, "info")
 	ctx := context.Background()
@@ -505,7 +429,7 @@ func rebuildCmd(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer release()
-	db, err := storage.Open(ctx, filepath.Join(dir, "foya.db"), log)
+	db, err := openDatabase(ctx, *database, dir, log)
 	if err != nil {
 		return err
 	}
@@ -516,6 +440,15 @@ func rebuildCmd(args []string, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "rebuilt projections from %d events\n", n)
 	return nil
+}
+
+// openDatabase opens the PostgreSQL database at url, or without one the
+// SQLite file in the data directory.
+func openDatabase(ctx context.Context, url, dataDir string, log *slog.Logger) (*storage.DB, error) {
+	if url != "" {
+		return storage.OpenPostgres(ctx, url, log)
+	}
+	return storage.Open(ctx, filepath.Join(dataDir, "foya.db"), log)
 }
 
 // prepareToolTempRoot empties and creates the directory that holds one

@@ -9,6 +9,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strings"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/foya-dev/foya/core"
@@ -509,6 +510,19 @@ func (r *mutationResolver) UploadAttachment(ctx context.Context, file graphql.Up
 	return &a, nil
 }
 
+// ImportSession is the resolver for the importSession field.
+func (r *mutationResolver) ImportSession(ctx context.Context, data string, projectID *string) (*core.Session, error) {
+	return importSession(ctx, r.Engine, strings.NewReader(data), deref(projectID))
+}
+
+// ImportSessionFile is the resolver for the importSessionFile field.
+func (r *mutationResolver) ImportSessionFile(ctx context.Context, file graphql.Upload, projectID *string) (*core.Session, error) {
+	if file.Size > core.MaxArchiveBytes {
+		return nil, core.Errorf(core.CodeBadInput, "the file is %d bytes; a foya.session document may have at most %d MiB", file.Size, core.MaxArchiveBytes>>20)
+	}
+	return importSession(ctx, r.Engine, file.File, deref(projectID))
+}
+
 // ProviderKind is the resolver for the providerKind field.
 func (r *pluginInfoResolver) ProviderKind(ctx context.Context, obj *core.PluginInfo) (*string, error) {
 	return nonEmpty(obj.ProviderKind), nil
@@ -646,6 +660,15 @@ func (r *queryResolver) Events(ctx context.Context, sessionID string, afterSeq *
 	return out, nil
 }
 
+// ExportSession is the resolver for the exportSession field.
+func (r *queryResolver) ExportSession(ctx context.Context, id string) (string, error) {
+	data, err := r.Engine.ExportSession(ctx, id, MaxExportBytes)
+	if err != nil {
+		return "", err
+	}
+	return string(data), nil
+}
+
 // Text is the resolver for the text field.
 func (r *queueItemResolver) Text(ctx context.Context, obj *core.QueueItem) (string, error) {
 	return obj.Input.Text, nil
@@ -773,7 +796,7 @@ func (r *sessionResolver) McpServers(ctx context.Context, obj *core.Session) ([]
 
 // SessionEvents is the resolver for the sessionEvents field.
 func (r *subscriptionResolver) SessionEvents(ctx context.Context, sessionID string, afterSeq *int64) (<-chan *model.SessionEvent, error) {
-	return core.SubscribeAs(ctx, r.Service, sessionID, afterSeq, model.NewSessionEvent)
+	return subscribeSessionEvents(ctx, r.Service, sessionID, afterSeq)
 }
 
 // KernelEvents is the resolver for the kernelEvents field.

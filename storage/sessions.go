@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -55,7 +56,7 @@ func (d *DB) Messages(ctx context.Context, sessionID string, includeInactive boo
 	var rows []messageRow
 	q := d.r.NewSelect().Model(&rows).Where("session_id = ?", sessionID).Order("seq")
 	if !includeInactive {
-		q = q.Where("active = 1")
+		q = q.Where("active = ?", true)
 	}
 	if err := q.Scan(ctx); err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("read messages of session %s: %w", sessionID, err)
@@ -70,6 +71,11 @@ func (d *DB) Messages(ctx context.Context, sessionID string, includeInactive boo
 func (d *DB) DeleteSession(ctx context.Context, id string) (core.DeletedSessions, error) {
 	var out core.DeletedSessions
 	err := d.w.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		// On PostgreSQL an append in flight finishes before the delete
+		// reads anything (and one that comes later finds the tombstone).
+		if err := lockSession(ctx, tx, id); err != nil {
+			return err
+		}
 		exists, err := tx.NewSelect().Model((*sessionRow)(nil)).Where("id = ?", id).Exists(ctx)
 		if err != nil {
 			return fmt.Errorf("find session: %w", err)
@@ -79,11 +85,19 @@ func (d *DB) DeleteSession(ctx context.Context, id string) (core.DeletedSessions
 		}
 		// Descendants, deepest first, then the session itself.
 		if err := tx.NewRaw(`WITH RECURSIVE tree(id, depth) AS (
-				SELECT ?, 0
+				SELECT CAST(? AS TEXT), 0
 				UNION ALL
 				SELECT s.id, tree.depth + 1 FROM sessions s JOIN tree ON s.parent_id = tree.id
 			) SELECT id FROM tree ORDER BY depth DESC, id`, id).Scan(ctx, &out.IDs); err != nil {
 			return fmt.Errorf("find descendants: %w", err)
+		}
+		descendants := slices.Sorted(slices.Values(out.IDs))
+		for _, sid := range descendants {
+			if sid != id {
+				if err := lockSession(ctx, tx, sid); err != nil {
+					return err
+				}
+			}
 		}
 		attIDs, hashes, err := referencedArtifacts(ctx, tx, out.IDs)
 		if err != nil {
@@ -153,7 +167,7 @@ func referencedArtifacts(ctx context.Context, tx bun.Tx, sessions []string) (att
 // 64-hex hash) value.
 func dropUnreferenced(ctx context.Context, tx bun.Tx, attIDs, hashes []string) ([]string, error) {
 	for _, a := range attIDs {
-		used, err := tx.NewSelect().Table("messages").Where("instr(payload, ?) > 0", a).Exists(ctx)
+		used, err := tx.NewSelect().Table("messages").Where(containsExpr(tx, "payload"), a).Exists(ctx)
 		if err != nil {
 			return nil, fmt.Errorf("check attachment %s: %w", a, err)
 		}
@@ -165,7 +179,7 @@ func dropUnreferenced(ctx context.Context, tx bun.Tx, attIDs, hashes []string) (
 	}
 	var orphans []string
 	for _, h := range hashes {
-		inMsgs, err := tx.NewSelect().Table("messages").Where("instr(payload, ?) > 0", h).Exists(ctx)
+		inMsgs, err := tx.NewSelect().Table("messages").Where(containsExpr(tx, "payload"), h).Exists(ctx)
 		if err != nil {
 			return nil, fmt.Errorf("check blob %s: %w", h, err)
 		}

@@ -97,6 +97,10 @@ try {
   await group.locator('button.s').filter({ hasText: 'features' }).waitFor({ state: 'hidden' });
   await group.locator('summary').click();
   await group.locator('button.s').filter({ hasText: 'features' }).waitFor();
+  // A session made by another client lands live (kernelEvents) in its group.
+  await gql('mutation { createSession(input: {title: "made elsewhere"}) { id } }');
+  await page.locator('#sessions details.group').filter({ has: page.locator('summary', { hasText: 'No project (1)' }) })
+    .locator('button.s').filter({ hasText: 'made elsewhere' }).waitFor();
   const box = page.getByRole('textbox', { name: 'Message' });
   const log = page.getByRole('log');
   const idle = () => page.waitForFunction(() => window.foyaWeb.state.phase === 'IDLE');
@@ -281,6 +285,12 @@ try {
   // The replaced key goes out with the next request (TestWebClientFeatures checks the header).
   await page.getByRole('button', { name: 'Refresh models of fake2' }).click();
   await page.waitForFunction(() => document.getElementById('status').textContent === 'Models of fake2 refreshed.');
+  await page.getByRole('button', { name: 'Edit connection fake2' }).click();
+  const kdlg = page.getByRole('dialog', { name: 'Edit connection fake2' });
+  await kdlg.getByLabel('Remove the stored key').check();
+  await kdlg.getByRole('button', { name: 'Save' }).click();
+  await page.waitForFunction(() => document.getElementById('status').textContent === 'Connection fake2 saved.');
+  must(!(await conns()).find((c) => c.name === 'fake2').apiKeyConfigured, 'Remove the stored key kept it');
 
   step('delete a connection, with confirmation');
   page.once('dialog', (d) => d.dismiss());

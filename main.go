@@ -25,6 +25,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/foya-dev/foya/cluster"
 	"github.com/foya-dev/foya/core"
 	"github.com/foya-dev/foya/graph"
 	builtintools "github.com/foya-dev/foya/plugins/builtin/tools"
@@ -204,6 +205,7 @@ func serveCmd(args []string, stderr io.Writer) error {
 	requireToken := fs.Bool("require-token", false, "require the bearer token on loopback too (always required beyond loopback)")
 	tlsCert := fs.String("tls-cert", "", "PEM certificate file: serve HTTPS and WSS (with --tls-key)")
 	tlsKey := fs.String("tls-key", "", "PEM private key file of --tls-cert")
+	advertise := fs.String("advertise-url", "", "with --database: the base URL other kernels on the database reach this one at, e.g. http://10.0.0.5:4777 (default: the listen address; docs/cluster.md)")
 	var origins, pluginDirs, hosts, toolWritable, keyEnvs listFlag
 	fs.Var(&hosts, "allow-host", "extra Host name a loopback kernel answers to without a token (repeatable; with a token any Host is served)")
 	fs.Var(&toolWritable, "tool-writable", "extra directory tool commands may write besides the session's directory, its TMPDIR and /tmp (repeatable)")
@@ -216,6 +218,9 @@ func serveCmd(args []string, stderr io.Writer) error {
 	}
 	if (*tlsCert == "") != (*tlsKey == "") {
 		return usageError{errors.New("--tls-cert and --tls-key go together")}
+	}
+	if err := checkAdvertiseURL(*advertise); err != nil {
+		return err
 	}
 	log, err := newLogger(stderr, *logLevel)
 	if err != nil {
@@ -298,6 +303,10 @@ func serveCmd(args []string, stderr io.Writer) error {
 		}
 		defer stopPprof()
 	}
+	if err := k.startCluster(ctx, advertiseURL(*advertise, ln, tlsConfig != nil), log); err != nil {
+		ln.Close()
+		return err
+	}
 	if !loopback && tlsConfig == nil {
 		log.Warn("listening beyond loopback without TLS: the token and all traffic cross the network in clear text; " +
 			"serve HTTPS with --tls-cert/--tls-key, or put a TLS-terminating reverse proxy in front")
@@ -305,7 +314,7 @@ func serveCmd(args []string, stderr io.Writer) error {
 	srv := &http.Server{
 		Handler: graph.NewHandler(graph.ServerConfig{
 			Service: k.sessions, Engine: k.engine, Usage: k.db, Catalog: k.catalog, Plugins: k.plugins, MCP: k.mcp,
-			Logger: log, OriginPatterns: origins, HostPatterns: hosts, Auth: auth,
+			Logger: log, OriginPatterns: origins, HostPatterns: hosts, Auth: auth, Nodes: k.nodes,
 		}),
 		TLSConfig:         tlsConfig,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
@@ -336,6 +345,9 @@ func serveCmd(args []string, stderr io.Writer) error {
 	}
 	if err := k.engine.Close(shutdownCtx); err != nil {
 		log.Warn("stop running turns", "err", err)
+	}
+	if k.node != nil {
+		k.node.Close(shutdownCtx) // gives the sessions up: other nodes take them at once
 	}
 	return nil
 }
@@ -368,10 +380,15 @@ type kernel struct {
 	mcp      *core.MCPService
 	mcpHost  *mcphost.Manager
 	unlock   func()
+	// node is the membership of the kernels on a PostgreSQL database (nil
+	// on SQLite); nodes answers the nodes query.
+	node  *cluster.Node
+	nodes core.NodeLister
 }
 
 // kernelOptions are the serve flags openKernel needs.
 type kernelOptions struct {
+	database    string // PostgreSQL URL; empty: SQLite in the data directory
 	pluginDirs  []string
 	allowKeyEnv []string
 	tools       builtintools.PluginConfig
@@ -419,7 +436,14 @@ func openKernel(ctx context.Context, dataDir string, opts kernelOptions, log *sl
 		return nil, err
 	}
 	broker := core.NewBroker(log)
-	k.sessions, err = core.NewService(core.ServiceConfig{Store: k.db, Broker: broker, Logger: log, Models: k.catalog})
+	if k.node, err = openCluster(ctx, opts.database, log); err != nil {
+		return nil, err
+	}
+	svcCfg := core.ServiceConfig{Store: k.db, Broker: broker, Logger: log, Models: k.catalog}
+	if k.node != nil {
+		svcCfg.Ownership = k.node
+	}
+	k.sessions, err = core.NewService(svcCfg)
 	if err != nil {
 		return nil, err
 	}
@@ -463,6 +487,11 @@ func openKernel(ctx context.Context, dataDir string, opts kernelOptions, log *sl
 
 // Close stops the MCP servers and plugins and closes the database.
 func (k *kernel) Close() {
+	if k.node != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		k.node.Close(ctx)
+		cancel()
+	}
 	if k.mcpHost != nil {
 		k.mcpHost.Close()
 	}

@@ -36,10 +36,7 @@ const (
 type Config struct {
 	// DatabaseURL is the PostgreSQL connection string (postgres://…).
 	DatabaseURL string
-	// AdvertiseURL is the base URL other nodes reach this node's /graphql
-	// at, e.g. http://10.0.0.5:4777.
-	AdvertiseURL string
-	Logger       *slog.Logger
+	Logger *slog.Logger
 	// LeaseTTL is how long a lease outlives its last renewal (default 5s):
 	// a session whose owner died is taken over within about this long.
 	LeaseTTL time.Duration
@@ -54,6 +51,8 @@ type Node struct {
 	pool    *pgxpool.Pool
 	id      string
 	started time.Time
+	// url is the base URL other nodes reach this node's /graphql at.
+	url string
 
 	mu    sync.Mutex
 	owned map[string]bool // sessions whose lease this node holds
@@ -78,9 +77,6 @@ func Open(ctx context.Context, cfg Config) (*Node, error) {
 	if cfg.DatabaseURL == "" {
 		return nil, errors.New("cluster: a database URL is required")
 	}
-	if cfg.AdvertiseURL == "" {
-		return nil, errors.New("cluster: an advertise URL is required (--advertise-url)")
-	}
 	if cfg.LeaseTTL <= 0 {
 		cfg.LeaseTTL = DefaultLeaseTTL
 	}
@@ -103,8 +99,8 @@ func Open(ctx context.Context, cfg Config) (*Node, error) {
 		pool.Close()
 		return nil, err
 	}
-	if err := pool.QueryRow(ctx, `INSERT INTO nodes (id, advertise_url) VALUES ($1, $2) RETURNING started_at`,
-		n.id, cfg.AdvertiseURL).Scan(&n.started); err != nil {
+	if err := pool.QueryRow(ctx, `INSERT INTO nodes (id, advertise_url) VALUES ($1, '') RETURNING started_at`,
+		n.id).Scan(&n.started); err != nil {
 		pool.Close()
 		return nil, fmt.Errorf("cluster: register node: %w", err)
 	}
@@ -161,12 +157,17 @@ func (n *Node) ID() string { return n.id }
 // StartedAt is when the node registered.
 func (n *Node) StartedAt() time.Time { return n.started }
 
-// Start relays svc's events to the other nodes and theirs to svc's
-// subscribers, and runs the heartbeat, lease renewals and take-over of
-// sessions whose owner died. onKernel (optional) sees every kernel event
-// that another node published, e.g. to reload the catalog.
-func (n *Node) Start(ctx context.Context, svc *core.Service, onKernel func(core.KernelEvent)) error {
-	n.svc, n.broker, n.onKernel = svc, svc.Broker(), onKernel
+// Start publishes the node's advertise URL (the base URL other nodes reach
+// its /graphql at, e.g. http://10.0.0.5:4777), relays svc's events to the
+// other nodes and theirs to svc's subscribers, and runs the heartbeat,
+// lease renewals and take-over of sessions whose owner died. onKernel
+// (optional) sees every kernel event another node published, e.g. to
+// reload the catalog.
+func (n *Node) Start(ctx context.Context, svc *core.Service, advertiseURL string, onKernel func(core.KernelEvent)) error {
+	n.svc, n.broker, n.onKernel, n.url = svc, svc.Broker(), onKernel, advertiseURL
+	if _, err := n.pool.Exec(ctx, `UPDATE nodes SET advertise_url = $2 WHERE id = $1`, n.id, advertiseURL); err != nil {
+		return fmt.Errorf("cluster: publish the advertise URL: %w", err)
+	}
 	ctx, n.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	l, err := n.listen(ctx)
 	if err != nil {
@@ -333,7 +334,7 @@ func (n *Node) beat(ctx context.Context) {
 	tag, err := n.pool.Exec(ctx, `UPDATE nodes SET last_heartbeat = now() WHERE id = $1`, n.id)
 	if err == nil && tag.RowsAffected() == 0 {
 		// Forgotten after a long partition: register again.
-		_, err = n.pool.Exec(ctx, `INSERT INTO nodes (id, advertise_url, started_at) VALUES ($1, $2, $3) ON CONFLICT (id) DO NOTHING`, n.id, n.cfg.AdvertiseURL, n.started)
+		_, err = n.pool.Exec(ctx, `INSERT INTO nodes (id, advertise_url, started_at) VALUES ($1, $2, $3) ON CONFLICT (id) DO NOTHING`, n.id, n.url, n.started)
 	}
 	if err != nil {
 		if ctx.Err() == nil {

@@ -597,6 +597,14 @@ func (r *queryResolver) Events(ctx context.Context, sessionID string, afterSeq *
 	return out, nil
 }
 
+// Nodes is the resolver for the nodes field.
+func (r *queryResolver) Nodes(ctx context.Context) ([]core.NodeInfo, error) {
+	if r.NodeList == nil {
+		return []core.NodeInfo{}, nil
+	}
+	return r.NodeList.Nodes(ctx)
+}
+
 // Text is the resolver for the text field.
 func (r *queueItemResolver) Text(ctx context.Context, obj *core.QueueItem) (string, error) {
 	return obj.Input.Text, nil

@@ -307,7 +307,7 @@ func (in *inbound) handle(ctx context.Context, w wire) {
 		if w.Q <= last {
 			return
 		}
-		in.published[w.S] = in.deliverFrom(ctx, w.S, last)
+		in.published[w.S] = in.deliverFrom(ctx, w.S, last, w.Q)
 	case "l":
 		if w.T == core.EventSessionDeleted {
 			delete(in.published, w.S)
@@ -327,11 +327,20 @@ func (in *inbound) handle(ctx context.Context, w wire) {
 	}
 }
 
-// deliverFrom hands the session's persisted events after seq to its
-// subscribers, from the store; it returns the last seq handed over.
-func (in *inbound) deliverFrom(ctx context.Context, sessionID string, last int64) int64 {
+// deliverFrom hands the session's persisted events after last, up to upTo
+// (0: the head), to its subscribers, from the store; it returns the last
+// seq handed over. Stopping at the notified seq keeps the owner's order of
+// persisted and live events.
+func (in *inbound) deliverFrom(ctx context.Context, sessionID string, last, upTo int64) int64 {
 	for {
-		evs, err := in.n.svc.Store().Events(ctx, sessionID, last, 500)
+		limit := int64(500)
+		if upTo > 0 {
+			limit = min(limit, upTo-last)
+		}
+		if limit <= 0 {
+			return last
+		}
+		evs, err := in.n.svc.Store().Events(ctx, sessionID, last, int(limit))
 		if err != nil {
 			if ctx.Err() == nil && !errors.Is(err, core.ErrNotFound) {
 				in.n.log.Warn("read events for subscribers", "session_id", sessionID, "after_seq", last, "err", err)
@@ -342,7 +351,7 @@ func (in *inbound) deliverFrom(ctx context.Context, sessionID string, last int64
 			in.n.broker.Deliver(ev)
 			last = ev.Seq
 		}
-		if len(evs) < 500 {
+		if int64(len(evs)) < limit {
 			return last
 		}
 	}
@@ -355,6 +364,6 @@ func (in *inbound) resync(ctx context.Context) {
 			delete(in.published, id)
 			continue
 		}
-		in.published[id] = in.deliverFrom(ctx, id, last)
+		in.published[id] = in.deliverFrom(ctx, id, last, 0)
 	}
 }

@@ -36,7 +36,7 @@ const (
 type Config struct {
 	// DatabaseURL is the PostgreSQL connection string (postgres://…).
 	DatabaseURL string
-	Logger *slog.Logger
+	Logger      *slog.Logger
 	// LeaseTTL is how long a lease outlives its last renewal (default 5s):
 	// a session whose owner died is taken over within about this long.
 	LeaseTTL time.Duration

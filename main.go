@@ -52,10 +52,10 @@ const usage = `foya — the Foya agent kernel
 Usage:
   foya serve [--addr 127.0.0.1:4777] [--data-dir DIR] [--plugin-dir DIR] [--allow-origin PATTERN]
              [--allow-host NAME] [--require-token] [--auth-token-file PATH] [--tls-cert FILE --tls-key FILE]
-             [--pprof 127.0.0.1:6060]
+             [--pprof 127.0.0.1:6060] [--database postgres://…]
              [--tool-writable PATH] [--tool-network on|off] [--allow-key-env NAME]
   foya token rotate|show [--data-dir DIR] [--auth-token-file PATH]
-  foya rebuild-projections [--data-dir DIR]
+  foya rebuild-projections [--data-dir DIR] [--database postgres://…]
   foya exec [--addr A] [--session ID] [--project PATH] [--model CONN/MODEL] [--approval-mode M] [--json] "prompt"
   foya acp [--addr A] [--data-dir DIR]   (Agent Client Protocol agent on stdio, for editors; docs/acp.md)
   foya connections list|add|remove|models    foya sessions list|show|rm    foya schema
@@ -205,6 +205,7 @@ func serveCmd(args []string, stderr io.Writer) error {
 	requireToken := fs.Bool("require-token", false, "require the bearer token on loopback too (always required beyond loopback)")
 	tlsCert := fs.String("tls-cert", "", "PEM certificate file: serve HTTPS and WSS (with --tls-key)")
 	tlsKey := fs.String("tls-key", "", "PEM private key file of --tls-cert")
+	database := fs.String("database", os.Getenv("FOYA_DATABASE"), "PostgreSQL URL postgres://… to store sessions in, shared by kernels (default $FOYA_DATABASE; empty: SQLite in the data directory; docs/postgresql.md)")
 	advertise := fs.String("advertise-url", "", "with --database: the base URL other kernels on the database reach this one at, e.g. http://10.0.0.5:4777 (default: the listen address; docs/cluster.md)")
 	var origins, pluginDirs, hosts, toolWritable, keyEnvs listFlag
 	fs.Var(&hosts, "allow-host", "extra Host name a loopback kernel answers to without a token (repeatable; with a token any Host is served)")
@@ -246,7 +247,10 @@ func serveCmd(args []string, stderr io.Writer) error {
 	if *retryAttempts < 1 || *retryWait <= 0 {
 		return usageError{fmt.Errorf("--retry-max-attempts must be at least 1 and --retry-max-wait positive")}
 	}
-	opts := kernelOptions{pluginDirs: pluginDirs, allowKeyEnv: keyEnvs, retry: core.RetryPolicy{MaxAttempts: *retryAttempts, MaxTotalWait: *retryWait}}
+	if *database != "" && !storage.IsPostgresURL(*database) {
+		return usageError{fmt.Errorf("--database %s: use a postgres:// or postgresql:// URL", storage.RedactURL(*database))}
+	}
+	opts := kernelOptions{database: *database, pluginDirs: pluginDirs, allowKeyEnv: keyEnvs, retry: core.RetryPolicy{MaxAttempts: *retryAttempts, MaxTotalWait: *retryWait}}
 	switch *toolNetwork {
 	case "on":
 	case "off":
@@ -410,7 +414,7 @@ func openKernel(ctx context.Context, dataDir string, opts kernelOptions, log *sl
 			k.Close()
 		}
 	}()
-	if k.db, err = storage.Open(ctx, filepath.Join(dir, "foya.db"), log); err != nil {
+	if k.db, err = openDatabase(ctx, opts.database, dir, log); err != nil {
 		return nil, err
 	}
 	toolCfg := opts.tools
@@ -514,6 +518,7 @@ func rebuildCmd(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("rebuild-projections", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	dataDir := fs.String("data-dir", defaultDataDir(), "data directory")
+	database := fs.String("database", os.Getenv("FOYA_DATABASE"), "PostgreSQL URL (default $FOYA_DATABASE; empty: SQLite in the data directory)")
 	if err := fs.Parse(args); err != nil {
 		return usageError{err}
 	}
@@ -528,7 +533,7 @@ func rebuildCmd(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer release()
-	db, err := storage.Open(ctx, filepath.Join(dir, "foya.db"), log)
+	db, err := openDatabase(ctx, *database, dir, log)
 	if err != nil {
 		return err
 	}
@@ -539,6 +544,15 @@ func rebuildCmd(args []string, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "rebuilt projections from %d events\n", n)
 	return nil
+}
+
+// openDatabase opens the PostgreSQL database at url, or without one the
+// SQLite file in the data directory.
+func openDatabase(ctx context.Context, url, dataDir string, log *slog.Logger) (*storage.DB, error) {
+	if url != "" {
+		return storage.OpenPostgres(ctx, url, log)
+	}
+	return storage.Open(ctx, filepath.Join(dataDir, "foya.db"), log)
 }
 
 // prepareToolTempRoot empties and creates the directory that holds one

@@ -55,6 +55,9 @@ func (d *DB) CreateAttachment(ctx context.Context, a core.Attachment) error {
 			return core.Errorf(core.CodeConflict, "attachment %s already exists", a.ID)
 		}
 		if _, err := tx.NewInsert().Model(&row).Exec(ctx); err != nil {
+			if isUniqueViolation(err) {
+				return core.Errorf(core.CodeConflict, "attachment %s already exists", a.ID)
+			}
 			return fmt.Errorf("insert attachment %s: %w", a.ID, err)
 		}
 		return nil

@@ -11,11 +11,15 @@ import (
 	"testing"
 
 	"github.com/foya-dev/foya/core"
+	"github.com/foya-dev/foya/storage"
 	"github.com/foya-dev/foya/storage/artifacts"
 )
 
 func TestAttachments(t *testing.T) {
-	db := openTestDB(t)
+	forEachDialect(t, testAttachments)
+}
+
+func testAttachments(t *testing.T, db *storage.DB) {
 	ctx := context.Background()
 	img := core.Attachment{
 		ID: "att_1", Name: "shot.png", Kind: "image", MediaType: "image/png",

@@ -1,12 +1,15 @@
 // Package storage maps the kernel's event log and projections onto SQLite
-// with bun. It implements core.Store.
+// (the default, one file in the data directory) or PostgreSQL (shared by
+// many kernels) with bun. It implements core.Store.
 package storage
 
 import (
 	"context"
 	"database/sql"
 	"embed"
+	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"net/url"
 	"os"
@@ -17,15 +20,21 @@ import (
 	"github.com/uptrace/bun/migrate"
 )
 
-//go:embed migrations/*.sql
+// Each dialect has its own migrations, with the same names (a test checks
+// that they stay in step).
+//
+//go:embed migrations/sqlite/*.sql migrations/postgres/*.sql
 var migrationFS embed.FS
 
 // DB is the kernel's SQLite database: one writer connection (SQLite allows one
 // writer at a time; serialising in the pool avoids busy retries) and a pool
 // of readers that WAL lets run beside it.
+//
+// On PostgreSQL w and r are the same pool.
 type DB struct {
 	w   *bun.DB
 	r   *bun.DB
+	pg  bool
 	log *slog.Logger
 }
 
@@ -65,7 +74,7 @@ func Open(ctx context.Context, path string, log *slog.Logger) (*DB, error) {
 	wsql.SetConnMaxLifetime(0)
 	w := bun.NewDB(wsql, newDialect())
 
-	if err := migrateUp(ctx, w); err != nil {
+	if err := migrateUp(ctx, w, "sqlite"); err != nil {
 		w.Close()
 		return nil, err
 	}
@@ -82,9 +91,13 @@ func Open(ctx context.Context, path string, log *slog.Logger) (*DB, error) {
 	return &DB{w: w, r: r, log: log}, nil
 }
 
-func migrateUp(ctx context.Context, db *bun.DB) error {
+func migrateUp(ctx context.Context, db *bun.DB, dialect string) error {
+	sub, err := fs.Sub(migrationFS, "migrations/"+dialect)
+	if err != nil {
+		return fmt.Errorf("migrations of %s: %w", dialect, err)
+	}
 	migrations := migrate.NewMigrations()
-	if err := migrations.Discover(migrationFS); err != nil {
+	if err := migrations.Discover(sub); err != nil {
 		return fmt.Errorf("discover migrations: %w", err)
 	}
 	m := migrate.NewMigrator(db, migrations, migrate.WithMarkAppliedOnSuccess(true))
@@ -104,6 +117,9 @@ func migrateUp(ctx context.Context, db *bun.DB) error {
 // Pragma reads a PRAGMA value through the writer connection (for tests and
 // diagnostics).
 func (d *DB) Pragma(ctx context.Context, name string) (string, error) {
+	if d.pg {
+		return "", errors.New("pragma: the database is PostgreSQL, not SQLite")
+	}
 	var v string
 	if err := d.w.NewRaw("PRAGMA "+name).Scan(ctx, &v); err != nil {
 		return "", fmt.Errorf("pragma %s: %w", name, err)
@@ -113,6 +129,12 @@ func (d *DB) Pragma(ctx context.Context, name string) (string, error) {
 
 // Close closes both pools.
 func (d *DB) Close() error {
+	if d.pg {
+		if err := d.w.Close(); err != nil {
+			return fmt.Errorf("close database: %w", err)
+		}
+		return nil
+	}
 	rerr := d.r.Close()
 	if err := d.w.Close(); err != nil {
 		return fmt.Errorf("close writer: %w", err)

@@ -3,6 +3,7 @@ package storage
 import (
 	"strings"
 
+	"github.com/uptrace/bun/dialect/pgdialect"
 	"github.com/uptrace/bun/dialect/sqlitedialect"
 )
 
@@ -17,8 +18,23 @@ type nulSafeDialect struct{ *sqlitedialect.Dialect }
 func newDialect() nulSafeDialect { return nulSafeDialect{sqlitedialect.New()} }
 
 func (d nulSafeDialect) AppendString(b []byte, s string) []byte {
+	return d.Dialect.AppendString(b, noNUL(s))
+}
+
+// nulSafePGDialect is bun's PostgreSQL dialect with the same change
+// (PostgreSQL text cannot hold a NUL at all). Invalid UTF-8, which
+// PostgreSQL also refuses, already becomes U+FFFD in bun's quoting.
+type nulSafePGDialect struct{ *pgdialect.Dialect }
+
+func newPGDialect() nulSafePGDialect { return nulSafePGDialect{pgdialect.New()} }
+
+func (d nulSafePGDialect) AppendString(b []byte, s string) []byte {
+	return d.Dialect.AppendString(b, noNUL(s))
+}
+
+func noNUL(s string) string {
 	if strings.IndexByte(s, 0) >= 0 {
-		s = strings.ReplaceAll(s, "\x00", "\uFFFD")
+		return strings.ReplaceAll(s, "\x00", "\uFFFD")
 	}
-	return d.Dialect.AppendString(b, s)
+	return s
 }

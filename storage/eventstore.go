@@ -21,6 +21,9 @@ func (d *DB) Append(ctx context.Context, sessionID string, expectedHead int64, e
 	}
 	out := make([]core.Event, len(events))
 	err := d.w.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		if err := lockSession(ctx, tx, sessionID); err != nil {
+			return err
+		}
 		dead, err := tx.NewSelect().Model((*tombstoneRow)(nil)).Where("session_id = ?", sessionID).Exists(ctx)
 		if err != nil {
 			return fmt.Errorf("check tombstone: %w", err)

@@ -71,8 +71,8 @@ func apply(ctx context.Context, db bun.IDB, ev core.Event) error {
 		if err := ev.Decode(&p); err != nil {
 			return err
 		}
-		if _, err := db.NewUpdate().Table("messages").Set("active = 0").
-			Where("session_id = ? AND seq >= ? AND active = 1", ev.SessionID, p.FromSeq).Exec(ctx); err != nil {
+		if _, err := db.NewUpdate().Table("messages").Set("active = ?", false).
+			Where("session_id = ? AND seq >= ? AND active = ?", ev.SessionID, p.FromSeq, true).Exec(ctx); err != nil {
 			return fmt.Errorf("rewind session %s: %w", ev.SessionID, err)
 		}
 	}

@@ -25,6 +25,9 @@ func (d *DB) CreateProject(ctx context.Context, p core.Project) error {
 		}
 		row := projectRow{ID: p.ID, Name: p.Name, Path: p.Path, CreatedAt: fmtTime(p.CreatedAt)}
 		if _, err := tx.NewInsert().Model(&row).Exec(ctx); err != nil {
+			if isUniqueViolation(err) {
+				return core.Errorf(core.CodeConflict, "directory %s or id %s is already a project; use that project", p.Path, p.ID)
+			}
 			return fmt.Errorf("insert project %s: %w", p.ID, err)
 		}
 		return nil

@@ -55,7 +55,7 @@ func (d *DB) Messages(ctx context.Context, sessionID string, includeInactive boo
 	var rows []messageRow
 	q := d.r.NewSelect().Model(&rows).Where("session_id = ?", sessionID).Order("seq")
 	if !includeInactive {
-		q = q.Where("active = 1")
+		q = q.Where("active = ?", true)
 	}
 	if err := q.Scan(ctx); err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("read messages of session %s: %w", sessionID, err)
@@ -79,7 +79,7 @@ func (d *DB) DeleteSession(ctx context.Context, id string) (core.DeletedSessions
 		}
 		// Descendants, deepest first, then the session itself.
 		if err := tx.NewRaw(`WITH RECURSIVE tree(id, depth) AS (
-				SELECT ?, 0
+				SELECT CAST(? AS TEXT), 0
 				UNION ALL
 				SELECT s.id, tree.depth + 1 FROM sessions s JOIN tree ON s.parent_id = tree.id
 			) SELECT id FROM tree ORDER BY depth DESC, id`, id).Scan(ctx, &out.IDs); err != nil {
@@ -153,7 +153,7 @@ func referencedArtifacts(ctx context.Context, tx bun.Tx, sessions []string) (att
 // 64-hex hash) value.
 func dropUnreferenced(ctx context.Context, tx bun.Tx, attIDs, hashes []string) ([]string, error) {
 	for _, a := range attIDs {
-		used, err := tx.NewSelect().Table("messages").Where("instr(payload, ?) > 0", a).Exists(ctx)
+		used, err := tx.NewSelect().Table("messages").Where(containsExpr(tx, "payload"), a).Exists(ctx)
 		if err != nil {
 			return nil, fmt.Errorf("check attachment %s: %w", a, err)
 		}
@@ -165,7 +165,7 @@ func dropUnreferenced(ctx context.Context, tx bun.Tx, attIDs, hashes []string) (
 	}
 	var orphans []string
 	for _, h := range hashes {
-		inMsgs, err := tx.NewSelect().Table("messages").Where("instr(payload, ?) > 0", h).Exists(ctx)
+		inMsgs, err := tx.NewSelect().Table("messages").Where(containsExpr(tx, "payload"), h).Exists(ctx)
 		if err != nil {
 			return nil, fmt.Errorf("check blob %s: %w", h, err)
 		}

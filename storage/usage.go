@@ -53,9 +53,10 @@ func recordUsage(ctx context.Context, db bun.IDB, ev core.Event) error {
 func (d *DB) UsageTotals(ctx context.Context, sessionID string) (core.Usage, error) {
 	var u core.Usage
 	q := d.r.NewSelect().Table("usage_ledger").
-		ColumnExpr("COALESCE(SUM(input_tokens), 0)").ColumnExpr("COALESCE(SUM(output_tokens), 0)").
-		ColumnExpr("COALESCE(SUM(total_tokens), 0)").ColumnExpr("COALESCE(SUM(cached_tokens), 0)").ColumnExpr("COALESCE(SUM(cache_write_tokens), 0)").
-		ColumnExpr("COALESCE(MAX(estimated), 0)")
+		ColumnExpr("CAST(COALESCE(SUM(input_tokens), 0) AS BIGINT)").ColumnExpr("CAST(COALESCE(SUM(output_tokens), 0) AS BIGINT)").
+		ColumnExpr("CAST(COALESCE(SUM(total_tokens), 0) AS BIGINT)").ColumnExpr("CAST(COALESCE(SUM(cached_tokens), 0) AS BIGINT)").
+		ColumnExpr("CAST(COALESCE(SUM(cache_write_tokens), 0) AS BIGINT)").
+		ColumnExpr("COALESCE(MAX(CASE WHEN estimated THEN 1 ELSE 0 END), 0)")
 	if sessionID != "" {
 		q = q.Where("session_id = ?", sessionID)
 	}

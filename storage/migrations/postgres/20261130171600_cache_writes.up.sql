@@ -1,0 +1,1 @@
+ALTER TABLE usage_ledger ADD COLUMN cache_write_tokens BIGINT NOT NULL DEFAULT 0;

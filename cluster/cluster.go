@@ -176,6 +176,7 @@ func (n *Node) Start(ctx context.Context, svc *core.Service, advertiseURL string
 	}
 	n.broker.SetRelay(n)
 	n.beat(ctx)
+	n.relay.push(wire{Node: n.id, Kind: "h"})
 	n.wg.Add(3)
 	go func() { defer n.wg.Done(); n.heartbeatLoop(ctx) }()
 	go func() { defer n.wg.Done(); n.relay.run(ctx) }()

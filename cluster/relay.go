@@ -27,7 +27,7 @@ const mergeText = 6000
 // live-only events and kernel events travel whole.
 type wire struct {
 	Node string             `json:"n"`
-	Kind string             `json:"k"` // p: persisted, l: live, k: kernel
+	Kind string             `json:"k"` // p: persisted, l: live, k: kernel, h: a node started
 	S    string             `json:"s,omitempty"`
 	Q    int64              `json:"q,omitempty"`
 	T    core.EventType     `json:"t,omitempty"`
@@ -316,6 +316,10 @@ func (in *inbound) handle(ctx context.Context, w wire) {
 			return
 		}
 		b.Deliver(core.Event{SessionID: w.S, Type: w.T, At: w.At, Payload: w.P, Delta: w.D})
+	case "h":
+		// A node started: send it live events from now on (the next
+		// heartbeat counts the nodes again).
+		in.n.others.Add(1)
 	case "k":
 		if w.K == nil {
 			return

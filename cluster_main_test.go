@@ -1,0 +1,294 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/foya-dev/foya/providers/openai/openaitest"
+	"github.com/foya-dev/foya/storage/catalogfile"
+	"github.com/foya-dev/foya/storage/pgtest"
+)
+
+// clusterEvent is what the cluster tests read of sessionEvents.
+type clusterEvent struct {
+	Seq     *int64
+	Type    string
+	Delta   *string
+	Message *struct{ Role, Text string }
+}
+
+// watcher is an SSE sessionEvents subscriber that records what it sees.
+type watcher struct {
+	mu     sync.Mutex
+	events []clusterEvent
+	err    error
+	resp   *http.Response
+	change chan struct{}
+}
+
+func watch(t *testing.T, k *kernelProc, sid string) *watcher {
+	t.Helper()
+	body, _ := json.Marshal(map[string]any{
+		"query":     `subscription($s: ID!) { sessionEvents(sessionId: $s, afterSeq: 0) { seq type delta message { role text } } }`,
+		"variables": map[string]any{"s": sid},
+	})
+	req, _ := http.NewRequest(http.MethodPost, k.url()+"/graphql", bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := &watcher{resp: resp, change: make(chan struct{}, 1)}
+	t.Cleanup(func() { resp.Body.Close() })
+	go func() {
+		br := bufio.NewReaderSize(resp.Body, 64<<10)
+		for {
+			line, err := br.ReadBytes('\n')
+			if err != nil {
+				w.mu.Lock()
+				w.err = err
+				w.mu.Unlock()
+				w.notify()
+				return
+			}
+			data, ok := bytes.CutPrefix(line, []byte("data:"))
+			if !ok {
+				continue
+			}
+			var m struct {
+				Data   struct{ SessionEvents clusterEvent }
+				Errors []json.RawMessage
+			}
+			if err := json.Unmarshal(bytes.TrimSpace(data), &m); err != nil || len(m.Errors) > 0 {
+				w.mu.Lock()
+				w.err = fmt.Errorf("bad event %s: %v", data, err)
+				w.mu.Unlock()
+				w.notify()
+				return
+			}
+			w.mu.Lock()
+			w.events = append(w.events, m.Data.SessionEvents)
+			w.mu.Unlock()
+			w.notify()
+		}
+	}()
+	return w
+}
+
+func (w *watcher) notify() {
+	select {
+	case w.change <- struct{}{}:
+	default:
+	}
+}
+
+// waitCount waits until the watcher saw n events of type typ.
+func (w *watcher) waitCount(t *testing.T, typ string, n int) {
+	t.Helper()
+	deadline := time.After(30 * time.Second)
+	for {
+		w.mu.Lock()
+		got := 0
+		for _, e := range w.events {
+			if e.Type == typ {
+				got++
+			}
+		}
+		err := w.err
+		w.mu.Unlock()
+		if got >= n {
+			return
+		}
+		if err != nil {
+			t.Fatalf("subscription ended before %d %s: %v", n, typ, err)
+		}
+		select {
+		case <-w.change:
+		case <-deadline:
+			t.Fatalf("fewer than %d %s events after 30s", n, typ)
+		}
+	}
+}
+
+// seqs returns the persisted seqs seen, and the text of the deltas.
+func (w *watcher) seqs() (seqs []int64, text string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var b strings.Builder
+	for _, e := range w.events {
+		if e.Seq != nil {
+			seqs = append(seqs, *e.Seq)
+		} else if e.Type == "message_delta" && e.Delta != nil {
+			b.WriteString(*e.Delta)
+		}
+	}
+	return seqs, b.String()
+}
+
+// gqlErr posts a GraphQL request and returns the first error's code.
+func (k *kernelProc) gqlErr(t testing.TB, query string, vars map[string]any) (json.RawMessage, string) {
+	t.Helper()
+	body, _ := json.Marshal(map[string]any{"query": query, "variables": vars})
+	resp, err := http.Post(k.url()+"/graphql", "application/json", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var r struct {
+		Data   json.RawMessage
+		Errors []struct {
+			Message    string
+			Extensions struct{ Code string }
+		}
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&r); err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Errors) > 0 {
+		return r.Data, r.Errors[0].Extensions.Code + ": " + r.Errors[0].Message
+	}
+	return r.Data, ""
+}
+
+type clusterNode struct {
+	*kernelProc
+	data string
+}
+
+// startCluster starts n kernels on one fresh PostgreSQL database. The
+// connections file of the first is copied to the others when the catalog
+// is still per data directory (harmless once it is in the database).
+func startCluster(t *testing.T, n int) (string, []*clusterNode) {
+	t.Helper()
+	url := pgtest.NewDatabase(t)
+	var nodes []*clusterNode
+	for range n {
+		dir := t.TempDir()
+		nodes = append(nodes, &clusterNode{kernelProc: startKernel(t, dir, "--database", url), data: dir})
+	}
+	return url, nodes
+}
+
+func seedCatalog(t *testing.T, from *clusterNode, to ...*clusterNode) {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(from.data, catalogfile.FileName))
+	if err != nil {
+		return // the catalog lives in the database
+	}
+	for _, n := range to {
+		if err := os.WriteFile(filepath.Join(n.data, catalogfile.FileName), raw, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// Three kernels on one database: a session created on A, watched on A, B
+// and C, written to on C (the command is forwarded to A, its owner): all
+// three subscribers see the same seqs and the whole reply.
+func TestClusterForwardingAndFanOut(t *testing.T) {
+	fake := openaitest.New(t)
+	_, ns := startCluster(t, 3)
+	a, b, c := ns[0], ns[1], ns[2]
+	sid := a.chatSession(t, fake.BaseURL())
+	ws := []*watcher{watch(t, a.kernelProc, sid), watch(t, b.kernelProc, sid), watch(t, c.kernelProc, sid)}
+	for _, w := range ws {
+		w.waitCount(t, "session_created", 1)
+	}
+	parts := []string{"Many ", "kernels, ", "one ", "session: ", "every ", "node ", "sees ", "it."}
+	fake.Enqueue(openaitest.TextStream("gpt-t", parts...))
+	var r struct{ SendMessage struct{ TurnStarted bool } }
+	c.gql(t, `mutation($s: ID!) { sendMessage(sessionId: $s, input: {text: "hi"}) { turnStarted } }`, map[string]any{"s": sid}, &r)
+	if !r.SendMessage.TurnStarted {
+		t.Fatal("sendMessage on C did not start a turn")
+	}
+	for _, w := range ws {
+		w.waitCount(t, "turn_finished", 1)
+	}
+	// The phase goes idle after turn_finished: wait for the head on A.
+	a.waitEvent(t, sid, "turn_finished")
+	var head struct{ Events []struct{ Seq int64 } }
+	a.gql(t, `query($s: ID!) { events(sessionId: $s, limit: 5000) { seq } }`, map[string]any{"s": sid}, &head)
+	last := head.Events[len(head.Events)-1].Seq
+	for _, w := range ws {
+		w.waitCount(t, "phase_changed", 2)
+	}
+	want := strings.Join(parts, "")
+	var first []int64
+	for i, w := range ws {
+		seqs, text := w.seqs()
+		for j, s := range seqs {
+			if s != int64(j+1) {
+				t.Fatalf("subscriber %d: seqs %v (gap or duplicate)", i, seqs)
+			}
+		}
+		if i == 0 {
+			first = seqs
+		} else if fmt.Sprint(seqs) != fmt.Sprint(first) {
+			t.Fatalf("subscriber %d saw %v, subscriber 0 saw %v", i, seqs, first)
+		}
+		if text != want {
+			t.Fatalf("subscriber %d: delta text %q, want %q", i, text, want)
+		}
+	}
+	if first[len(first)-1] != last {
+		t.Fatalf("subscribers stopped at %d, log head %d", first[len(first)-1], last)
+	}
+	// The turn ran on A: the model request came from A's plugin, once.
+	if n := len(fake.Requests()); n < 1 {
+		t.Fatalf("%d model requests", n)
+	}
+	// nodes on B: three nodes, A owns the session.
+	var nodes struct {
+		Nodes []struct {
+			ID, AdvertiseURL string
+			SessionsOwned    int
+		}
+	}
+	b.gql(t, `{ nodes { id advertiseUrl sessionsOwned startedAt lastHeartbeat } }`, nil, &nodes)
+	if len(nodes.Nodes) != 3 {
+		t.Fatalf("nodes: %+v", nodes.Nodes)
+	}
+	owners := map[string]int{}
+	for _, n := range nodes.Nodes {
+		owners[n.AdvertiseURL] = n.SessionsOwned
+	}
+	if owners[a.url()] != 1 || owners[b.url()] != 0 || owners[c.url()] != 0 {
+		t.Fatalf("sessions owned by advertise URL: %v (A is %s)", owners, a.url())
+	}
+	// Queue and session state asked of B come from A, the owner.
+	var s struct{ Session struct{ Phase string } }
+	b.gql(t, `query($s: ID!) { session(id: $s) { phase queue { id } } }`, map[string]any{"s": sid}, &s)
+	if s.Session.Phase != "IDLE" {
+		t.Fatalf("phase seen on B: %s", s.Session.Phase)
+	}
+
+	// Delete on B: forwarded to A; every subscriber ends with
+	// session_deleted and every node forgets the session.
+	var d struct{ DeleteSession bool }
+	b.gql(t, `mutation($s: ID!) { deleteSession(id: $s) }`, map[string]any{"s": sid}, &d)
+	for i, w := range ws {
+		w.waitCount(t, "session_deleted", 1)
+		_ = i
+	}
+	for _, k := range ns {
+		var got struct{ Session *struct{ ID string } }
+		k.gql(t, `query($s: ID!) { session(id: $s) { id } }`, map[string]any{"s": sid}, &got)
+		if got.Session != nil {
+			t.Fatalf("session still visible on %s", k.url())
+		}
+	}
+	_ = syscall.SIGKILL
+	_ = context.Background
+}

@@ -181,19 +181,6 @@ func startCluster(t *testing.T, n int) (string, []*clusterNode) {
 	return url, nodes
 }
 
-func seedCatalog(t *testing.T, from *clusterNode, to ...*clusterNode) {
-	t.Helper()
-	raw, err := os.ReadFile(filepath.Join(from.data, catalogfile.FileName))
-	if err != nil {
-		return // the catalog lives in the database
-	}
-	for _, n := range to {
-		if err := os.WriteFile(filepath.Join(n.data, catalogfile.FileName), raw, 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
-
 // Three kernels on one database: a session created on A, watched on A, B
 // and C, written to on C (the command is forwarded to A, its owner): all
 // three subscribers see the same seqs and the whole reply.
@@ -289,6 +276,117 @@ func TestClusterForwardingAndFanOut(t *testing.T) {
 			t.Fatalf("session still visible on %s", k.url())
 		}
 	}
-	_ = syscall.SIGKILL
-	_ = context.Background
+}
+
+// addNode starts a kernel on the database; seed (optional) gives it the
+// connections file of that node first (while the catalog is per data
+// directory; harmless once it is in the database).
+func addNode(t *testing.T, url string, seed ...*clusterNode) *clusterNode {
+	t.Helper()
+	dir := t.TempDir()
+	for _, from := range seed {
+		if raw, err := os.ReadFile(filepath.Join(from.data, catalogfile.FileName)); err == nil {
+			if err := os.WriteFile(filepath.Join(dir, catalogfile.FileName), raw, 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	return &clusterNode{kernelProc: startKernel(t, dir, "--database", url), data: dir}
+}
+
+// kill -9 of the owner mid-turn: the next message, sent to another node,
+// runs there once the owner's lease expired; the interrupted turn ends
+// cancelled once, as at a restart, and a subscriber on a surviving node
+// sees every event without a gap.
+func TestClusterOwnerKilledMidTurn(t *testing.T) {
+	fake := openaitest.New(t)
+	url := pgtest.NewDatabase(t)
+	a := addNode(t, url)
+	sid := a.chatSession(t, fake.BaseURL())
+	b, c := addNode(t, url, a), addNode(t, url, a)
+	w := watch(t, b.kernelProc, sid)
+	fake.Enqueue(openaitest.TextStream("gpt-t", "First answer."))
+	b.gql(t, `mutation($s: ID!) { sendMessage(sessionId: $s, input: {text: "one"}) { turnStarted } }`, map[string]any{"s": sid}, nil)
+	w.waitCount(t, "turn_finished", 1)
+
+	fake.Enqueue(openaitest.Response{Hang: true, Events: []string{
+		openaitest.Chunk("gpt-t", map[string]any{"role": "assistant", "content": "half a sent"}, ""),
+	}})
+	c.gql(t, `mutation($s: ID!) { sendMessage(sessionId: $s, input: {text: "two"}) { turnStarted } }`, map[string]any{"s": sid}, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	for len(fake.Requests()) < 2 && ctx.Err() == nil {
+		time.Sleep(20 * time.Millisecond)
+	}
+	w.waitCount(t, "message_delta", 2) // the half answer reached B
+	a.cmd.Process.Signal(syscall.SIGKILL)
+	<-a.done
+
+	fake.Enqueue(openaitest.TextStream("gpt-t", "Back."))
+	var r struct{ SendMessage struct{ TurnStarted bool } }
+	b.gql(t, `mutation($s: ID!) { sendMessage(sessionId: $s, input: {text: "three"}) { turnStarted } }`, map[string]any{"s": sid}, &r)
+	if !r.SendMessage.TurnStarted {
+		t.Fatalf("the message after the owner died did not start a turn:\n%s", b.Logs())
+	}
+	b.waitEvents(t, sid, "turn_finished", 3)
+	var evs struct {
+		Events []struct {
+			Seq     int64
+			Type    string
+			Payload json.RawMessage
+		}
+	}
+	c.gql(t, `query($s: ID!) { events(sessionId: $s, limit: 5000) { seq type payload } }`, map[string]any{"s": sid}, &evs)
+	started, finished, cancelled := 0, 0, 0
+	for _, e := range evs.Events {
+		switch e.Type {
+		case "turn_started":
+			started++
+		case "turn_finished":
+			finished++
+			var p struct{ Status string }
+			json.Unmarshal(e.Payload, &p)
+			if p.Status == "cancelled" {
+				cancelled++
+			}
+		}
+	}
+	if started != 3 || finished != 3 || cancelled != 1 {
+		t.Fatalf("turns started %d, finished %d, cancelled %d", started, finished, cancelled)
+	}
+	var s struct {
+		Session struct {
+			Phase    string
+			Messages []struct{ Role, Text string }
+		}
+	}
+	c.gql(t, `query($s: ID!) { session(id: $s) { phase messages { role text } } }`, map[string]any{"s": sid}, &s)
+	var texts []string
+	for _, m := range s.Session.Messages {
+		texts = append(texts, m.Role+":"+m.Text)
+	}
+	if got := strings.Join(texts, "|"); got != "USER:one|ASSISTANT:First answer.|USER:two|USER:three|ASSISTANT:Back." {
+		t.Fatalf("history: %s", got)
+	}
+	// B's subscriber lived through it all: every seq once, in order.
+	w.waitCount(t, "turn_finished", 3)
+	seqs, _ := w.seqs()
+	for j, q := range seqs {
+		if q != int64(j+1) {
+			t.Fatalf("seqs on B: %v", seqs)
+		}
+	}
+	// The session now belongs to B (the node that ran the command).
+	var nodes struct {
+		Nodes []struct {
+			AdvertiseURL  string
+			SessionsOwned int
+		}
+	}
+	c.gql(t, `{ nodes { advertiseUrl sessionsOwned } }`, nil, &nodes)
+	for _, n := range nodes.Nodes {
+		if n.AdvertiseURL == b.url() && n.SessionsOwned != 1 {
+			t.Fatalf("nodes: %+v", nodes.Nodes)
+		}
+	}
 }

@@ -281,7 +281,7 @@ func TestClusterForwardingAndFanOut(t *testing.T) {
 // addNode starts a kernel on the database; seed (optional) gives it the
 // connections file of that node first (while the catalog is per data
 // directory; harmless once it is in the database).
-func addNode(t *testing.T, url string, seed ...*clusterNode) *clusterNode {
+func addNode(t testing.TB, url string, seed ...*clusterNode) *clusterNode {
 	t.Helper()
 	dir := t.TempDir()
 	for _, from := range seed {

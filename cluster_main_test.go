@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -387,6 +388,32 @@ func TestClusterOwnerKilledMidTurn(t *testing.T) {
 	for _, n := range nodes.Nodes {
 		if n.AdvertiseURL == b.url() && n.SessionsOwned != 1 {
 			t.Fatalf("nodes: %+v", nodes.Nodes)
+		}
+	}
+}
+
+// Alone on SQLite the nodes query lists this kernel, owning every session.
+func TestNodesQueryAlone(t *testing.T) {
+	k := startKernel(t, t.TempDir())
+	k.gql(t, `mutation { createSession(input: {title: "x"}) { id } }`, nil, nil)
+	var got struct {
+		Nodes []struct {
+			ID, AdvertiseURL string
+			SessionsOwned    int
+			StartedAt        time.Time
+		}
+	}
+	k.gql(t, `{ nodes { id advertiseUrl sessionsOwned startedAt lastHeartbeat } }`, nil, &got)
+	if len(got.Nodes) != 1 || got.Nodes[0].ID != "local" || got.Nodes[0].AdvertiseURL != k.url() || got.Nodes[0].SessionsOwned != 1 || got.Nodes[0].StartedAt.IsZero() {
+		t.Fatalf("nodes: %+v", got.Nodes)
+	}
+}
+
+func TestServeRefusesBadAdvertiseURL(t *testing.T) {
+	for _, v := range []string{"10.0.0.5:4777", "ftp://h:1", "http://h:1/graphql"} {
+		out, err := exec.Command(foyaBin, "serve", "--addr", "127.0.0.1:0", "--data-dir", t.TempDir(), "--advertise-url", v).CombinedOutput()
+		if err == nil || !strings.Contains(string(out), "--advertise-url") {
+			t.Fatalf("%s accepted or unclear: %v\n%s", v, err, out)
 		}
 	}
 }

@@ -68,9 +68,13 @@ func (k *kernel) startCluster(ctx context.Context, url string, log *slog.Logger)
 		if ev.Type != core.KernelCatalogUpdated {
 			return
 		}
-		if r, ok := any(k.catalog).(interface{ Reload(context.Context) error }); ok {
-			if err := r.Reload(ctx); err != nil {
-				log.Warn("reload the catalog after a change on another node", "err", err)
+		// Reads sync too; this makes the change visible at once.
+		if err := k.catalog.Sync(ctx); err != nil {
+			log.Warn("reload the catalog after a change on another node", "err", err)
+		}
+		if k.mcp != nil {
+			if err := k.mcp.Sync(ctx); err != nil {
+				log.Warn("reload the MCP servers after a change on another node", "err", err)
 			}
 		}
 	})

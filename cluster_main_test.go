@@ -176,8 +176,7 @@ func startCluster(t *testing.T, n int) (string, []*clusterNode) {
 	url := pgtest.NewDatabase(t)
 	var nodes []*clusterNode
 	for range n {
-		dir := t.TempDir()
-		nodes = append(nodes, &clusterNode{kernelProc: startKernel(t, dir, "--database", url), data: dir})
+		nodes = append(nodes, addNode(t, url))
 	}
 	return url, nodes
 }
@@ -292,7 +291,19 @@ func addNode(t testing.TB, url string, seed ...*clusterNode) *clusterNode {
 			}
 		}
 	}
-	return &clusterNode{kernelProc: startKernel(t, dir, "--database", url), data: dir}
+	return &clusterNode{kernelProc: startKernel(t, dir, "--database", url, "--secret-key-file", clusterKey(t, url)), data: dir}
+}
+
+var clusterKeys sync.Map // database URL → secret key file
+
+// clusterKey is the secret key file every node of a test's cluster shares.
+func clusterKey(t testing.TB, url string) string {
+	if v, ok := clusterKeys.Load(url); ok {
+		return v.(string)
+	}
+	path := filepath.Join(t.TempDir(), "secret-key")
+	v, _ := clusterKeys.LoadOrStore(url, path)
+	return v.(string)
 }
 
 // kill -9 of the owner mid-turn: the next message, sent to another node,

@@ -5,6 +5,7 @@ package main
 //go:generate go tool gqlgen generate
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"crypto/tls"
@@ -35,7 +36,6 @@ import (
 	"github.com/foya-dev/foya/plugins/sandbox"
 	"github.com/foya-dev/foya/storage"
 	"github.com/foya-dev/foya/storage/artifacts"
-	"github.com/foya-dev/foya/storage/catalogfile"
 )
 
 // version is set with -ldflags "-X main.version=…"; otherwise the module or
@@ -207,6 +207,8 @@ func serveCmd(args []string, stderr io.Writer) error {
 	tlsKey := fs.String("tls-key", "", "PEM private key file of --tls-cert")
 	database := fs.String("database", os.Getenv("FOYA_DATABASE"), "PostgreSQL URL postgres://… to store sessions in, shared by kernels (default $FOYA_DATABASE; empty: SQLite in the data directory; docs/postgresql.md)")
 	advertise := fs.String("advertise-url", "", "with --database: the base URL other kernels on the database reach this one at, e.g. http://10.0.0.5:4777 (default: the listen address; docs/cluster.md)")
+	secretKeyFile := fs.String("secret-key-file", "", "with --database: key file sealing API keys and MCP secrets in the database, the same file on every kernel (default <data-dir>/secret-key; created 0600 when missing)")
+	artifactDir := fs.String("artifact-dir", "", "directory of artifact bytes (attachments, file snapshots); with --database one directory all kernels share (default <data-dir>/artifacts)")
 	var origins, pluginDirs, hosts, toolWritable, keyEnvs listFlag
 	fs.Var(&hosts, "allow-host", "extra Host name a loopback kernel answers to without a token (repeatable; with a token any Host is served)")
 	fs.Var(&toolWritable, "tool-writable", "extra directory tool commands may write besides the session's directory, its TMPDIR and /tmp (repeatable)")
@@ -250,7 +252,7 @@ func serveCmd(args []string, stderr io.Writer) error {
 	if *database != "" && !storage.IsPostgresURL(*database) {
 		return usageError{fmt.Errorf("--database %s: use a postgres:// or postgresql:// URL", storage.RedactURL(*database))}
 	}
-	opts := kernelOptions{database: *database, pluginDirs: pluginDirs, allowKeyEnv: keyEnvs, retry: core.RetryPolicy{MaxAttempts: *retryAttempts, MaxTotalWait: *retryWait}}
+	opts := kernelOptions{database: *database, secretKeyFile: *secretKeyFile, artifactDir: *artifactDir, pluginDirs: pluginDirs, allowKeyEnv: keyEnvs, retry: core.RetryPolicy{MaxAttempts: *retryAttempts, MaxTotalWait: *retryWait}}
 	switch *toolNetwork {
 	case "on":
 	case "off":
@@ -265,8 +267,8 @@ func serveCmd(args []string, stderr io.Writer) error {
 		}
 		opts.tools.Writable = append(opts.tools.Writable, abs)
 	}
-	// Secrets kept outside the data directory are hidden from tools too.
-	for _, f := range []string{*tokenFile, *tlsKey} {
+	// Secrets (and artifacts) kept outside the data directory are hidden from tools too.
+	for _, f := range []string{*tokenFile, *tlsKey, *secretKeyFile, *artifactDir} {
 		if f == "" {
 			continue
 		}
@@ -392,11 +394,13 @@ type kernel struct {
 
 // kernelOptions are the serve flags openKernel needs.
 type kernelOptions struct {
-	database    string // PostgreSQL URL; empty: SQLite in the data directory
-	pluginDirs  []string
-	allowKeyEnv []string
-	tools       builtintools.PluginConfig
-	retry       core.RetryPolicy
+	database      string // PostgreSQL URL; empty: SQLite in the data directory
+	secretKeyFile string // with database; default <data-dir>/secret-key
+	artifactDir   string // default <data-dir>/artifacts
+	pluginDirs    []string
+	allowKeyEnv   []string
+	tools         builtintools.PluginConfig
+	retry         core.RetryPolicy
 }
 
 func openKernel(ctx context.Context, dataDir string, opts kernelOptions, log *slog.Logger) (_ *kernel, err error) {
@@ -428,7 +432,7 @@ func openKernel(ctx context.Context, dataDir string, opts kernelOptions, log *sl
 	if err = k.plugins.Start(ctx); err != nil {
 		return nil, fmt.Errorf("start plugins: %w", err)
 	}
-	catStore, err := catalogfile.New(dir)
+	catStore, mcpStore, err := openCatalogStores(ctx, k.db, opts, dir)
 	if err != nil {
 		return nil, err
 	}
@@ -454,11 +458,7 @@ func openKernel(ctx context.Context, dataDir string, opts kernelOptions, log *sl
 	if _, err = k.sessions.ResetPhases(ctx); err != nil {
 		return nil, err
 	}
-	blobs, err := artifacts.New(filepath.Join(dir, "artifacts"))
-	if err != nil {
-		return nil, err
-	}
-	mcpStore, err := catalogfile.NewMCP(dir)
+	blobs, err := artifacts.New(cmp.Or(opts.artifactDir, filepath.Join(dir, "artifacts")))
 	if err != nil {
 		return nil, err
 	}
@@ -485,6 +485,9 @@ func openKernel(ctx context.Context, dataDir string, opts kernelOptions, log *sl
 	})
 	if err != nil {
 		return nil, err
+	}
+	if opts.database != "" {
+		go syncSharedCatalog(ctx, k.catalog, k.mcp, log)
 	}
 	return k, nil
 }

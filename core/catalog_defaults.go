@@ -4,6 +4,7 @@ import "context"
 
 // Defaults returns the default models.
 func (c *Catalog) Defaults(ctx context.Context) (DefaultModels, error) {
+	c.syncQuiet(ctx)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return cloneDefaults(c.data.Defaults), nil

@@ -19,6 +19,7 @@ func APIKeyConfigured(conn Connection) bool { return conn.APIKey != "" }
 // or empty variable gives an error matching ErrUnavailable that names the
 // variable (never a value).
 func (c *Catalog) Endpoint(ctx context.Context, connectionID string) (Endpoint, error) {
+	c.syncQuiet(ctx)
 	c.mu.Lock()
 	conn, ok := findConnection(c.data, connectionID)
 	c.mu.Unlock()

@@ -16,6 +16,7 @@ import (
 // cleared. An empty list from the provider is refused with PROVIDER_ERROR
 // and the stored models are kept.
 func (c *Catalog) RefreshModels(ctx context.Context, connectionID string) (Connection, error) {
+	c.syncQuiet(ctx)
 	c.mu.Lock()
 	conn, ok := findConnection(c.data, connectionID)
 	c.mu.Unlock()

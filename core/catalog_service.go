@@ -162,12 +162,6 @@ func NewCatalog(ctx context.Context, cfg CatalogConfig) (*Catalog, error) {
 			logger.WarnContext(ctx, "stored connection is invalid", "connection_id", conn.ID, "err", ErrorMessage(err))
 		}
 	}
-	data = cloneCatalogData(data)
-	sort.SliceStable(data.Connections, func(i, j int) bool { return data.Connections[i].Order < data.Connections[j].Order })
-	normalizeOrder(&data)
-	for _, p := range pruneDefaults(&data) {
-		logger.WarnContext(ctx, "dropped default model whose target is gone", "purpose", string(p))
-	}
 	return &Catalog{
 		store:     cfg.Store,
 		providers: cfg.Providers,
@@ -175,8 +169,21 @@ func NewCatalog(ctx context.Context, cfg CatalogConfig) (*Catalog, error) {
 		log:       logger,
 		onChange:  onChange,
 		routes:    NewRouteStates(),
-		data:      data,
+		data:      normalizeLoaded(ctx, data, logger),
 	}, nil
+}
+
+// normalizeLoaded sorts loaded connections by order, renumbers them and
+// drops defaults whose target is gone (in memory; the store is rewritten by
+// the next mutation).
+func normalizeLoaded(ctx context.Context, data CatalogData, logger *slog.Logger) CatalogData {
+	data = cloneCatalogData(data)
+	sort.SliceStable(data.Connections, func(i, j int) bool { return data.Connections[i].Order < data.Connections[j].Order })
+	normalizeOrder(&data)
+	for _, p := range pruneDefaults(&data) {
+		logger.WarnContext(ctx, "dropped default model whose target is gone", "purpose", string(p))
+	}
+	return data
 }
 
 // Routes returns the in-memory route states; the Catalog clears them on
@@ -185,6 +192,7 @@ func (c *Catalog) Routes() *RouteStates { return c.routes }
 
 // Connections returns every connection sorted by display order.
 func (c *Catalog) Connections(ctx context.Context) ([]Connection, error) {
+	c.syncQuiet(ctx)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return cloneCatalogData(c.data).Connections, nil
@@ -192,6 +200,7 @@ func (c *Catalog) Connections(ctx context.Context) ([]Connection, error) {
 
 // Connection returns one connection, or an error matching ErrNotFound.
 func (c *Catalog) Connection(ctx context.Context, id string) (Connection, error) {
+	c.syncQuiet(ctx)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	conn, ok := findConnection(c.data, id)
@@ -298,11 +307,39 @@ func (c *Catalog) ReorderConnections(ctx context.Context, ids []string) ([]Conne
 // defaults, saves, commits and reports the change. fn's error aborts
 // everything.
 func (c *Catalog) mutate(ctx context.Context, kind CatalogChangeKind, connID string, fn func(d *CatalogData) error) (CatalogData, error) {
+	c.syncQuiet(ctx)
 	c.mu.Lock()
+	for attempt := 0; ; attempt++ {
+		out, change, saveFailed, err := c.mutateLocked(ctx, kind, connID, fn)
+		if err != nil && isStale(err) && attempt == 0 {
+			// Another kernel saved first: apply the change to its catalog.
+			verr := c.reloadLocked(ctx)
+			if verr == nil {
+				continue
+			}
+			err = errors.Join(err, verr)
+		}
+		c.mu.Unlock()
+		if err != nil {
+			if saveFailed {
+				c.log.ErrorContext(ctx, "save catalog", "change", string(kind), "connection_id", connID, "err", err)
+			}
+			return CatalogData{}, err
+		}
+		c.log.InfoContext(ctx, "catalog changed", "change", string(kind), "connection_id", connID,
+			"deleted", len(change.DeletedConnectionIDs), "removed_models", len(change.RemovedModels),
+			"cleared_defaults", len(change.ClearedDefaults))
+		c.onChange(ctx, change)
+		return out, nil
+	}
+}
+
+// mutateLocked is one attempt of mutate; c.mu is held. An error of fn is
+// returned as is; a failed save is wrapped.
+func (c *Catalog) mutateLocked(ctx context.Context, kind CatalogChangeKind, connID string, fn func(d *CatalogData) error) (_ CatalogData, _ CatalogChange, saveFailed bool, _ error) {
 	next := cloneCatalogData(c.data)
 	if err := fn(&next); err != nil {
-		c.mu.Unlock()
-		return CatalogData{}, err
+		return CatalogData{}, CatalogChange{}, false, err
 	}
 	normalizeOrder(&next)
 	change := CatalogChange{Kind: kind, ConnectionID: connID}
@@ -310,20 +347,11 @@ func (c *Catalog) mutate(ctx context.Context, kind CatalogChangeKind, connID str
 	change.ClearedDefaults = append(change.ClearedDefaults, pruneDefaults(&next)...)
 	change.DeletedConnectionIDs, change.RemovedModels = diffConnections(c.data, next)
 	if err := c.store.Save(ctx, cloneCatalogData(next)); err != nil {
-		c.mu.Unlock()
-		c.log.ErrorContext(ctx, "save catalog", "change", string(kind), "connection_id", connID, "err", err)
-		return CatalogData{}, fmt.Errorf("save catalog: %w", err)
+		return CatalogData{}, CatalogChange{}, true, fmt.Errorf("save catalog: %w", err)
 	}
 	c.data = next
 	c.routes.ClearAll()
-	out := cloneCatalogData(next)
-	c.mu.Unlock()
-
-	c.log.InfoContext(ctx, "catalog changed", "change", string(kind), "connection_id", connID,
-		"deleted", len(change.DeletedConnectionIDs), "removed_models", len(change.RemovedModels),
-		"cleared_defaults", len(change.ClearedDefaults))
-	c.onChange(ctx, change)
-	return out, nil
+	return cloneCatalogData(next), change, false, nil
 }
 
 func applyInput(base Connection, in ConnectionInput, create bool) Connection {

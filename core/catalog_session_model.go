@@ -21,6 +21,7 @@ import (
 //
 // With no language connection at all the error matches ErrUnavailable.
 func (c *Catalog) ResolveSessionModel(ctx context.Context, connectionID, model string) (ModelRef, error) {
+	c.syncQuiet(ctx)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	model = strings.TrimSpace(model)

@@ -65,6 +65,7 @@ func (s *MCPService) snapshot() []MCPServerConfig {
 
 // List returns every server, in creation order.
 func (s *MCPService) List(ctx context.Context) []MCPServer {
+	s.syncQuiet(ctx)
 	s.mu.Lock()
 	servers := s.snapshot()
 	s.mu.Unlock()
@@ -77,6 +78,7 @@ func (s *MCPService) List(ctx context.Context) []MCPServer {
 
 // Server returns one server; NOT_FOUND when missing.
 func (s *MCPService) Server(ctx context.Context, id string) (MCPServer, error) {
+	s.syncQuiet(ctx)
 	s.mu.Lock()
 	i := s.index(id)
 	var c MCPServerConfig
@@ -159,13 +161,27 @@ func (s *MCPService) Restart(ctx context.Context, id string) (MCPServer, error) 
 // commit runs a mutation on a copy of the list, saves it, applies it to the
 // runtime and broadcasts the change; returns server id (when not empty).
 func (s *MCPService) commit(ctx context.Context, id string, mutate func([]MCPServerConfig) ([]MCPServerConfig, error)) (MCPServer, error) {
+	s.syncQuiet(ctx)
 	s.mu.Lock()
-	next, err := mutate(s.snapshot())
-	if err != nil {
-		s.mu.Unlock()
-		return MCPServer{}, err
-	}
-	if err := s.store.Save(ctx, next); err != nil {
+	var next []MCPServerConfig
+	for attempt := 0; ; attempt++ {
+		var err error
+		if next, err = mutate(s.snapshot()); err != nil {
+			s.mu.Unlock()
+			return MCPServer{}, err
+		}
+		err = s.store.Save(ctx, next)
+		if err == nil {
+			break
+		}
+		if isStale(err) && attempt == 0 {
+			// Another kernel saved first: apply the change to its list.
+			verr := s.reloadLocked(ctx)
+			if verr == nil {
+				continue
+			}
+			err = errors.Join(err, verr)
+		}
 		s.mu.Unlock()
 		return MCPServer{}, fmt.Errorf("save mcp servers: %w", err)
 	}

@@ -262,8 +262,7 @@ func TestCatalogEndToEnd(t *testing.T) {
 	if p := k.lister; p.lastKey != "sk-other-key-value" {
 		t.Fatalf("provider got key %q for refresh", p.lastKey)
 	}
-	dbBytes := readAll(t, k.dbPath)
-	for what, text := range map[string]string{"responses": k.responses.String(), "logs": k.logs.String(), "database": string(dbBytes)} {
+	for what, text := range map[string]string{"responses": k.responses.String(), "logs": k.logs.String(), "database": k.storedText(t)} {
 		for _, key := range []string{secretKey, "sk-other-key-value"} {
 			if strings.Contains(text, key) {
 				t.Fatalf("API key found in %s", what)

@@ -23,7 +23,6 @@ import (
 	"github.com/foya-dev/foya/providers/openai/openaitest"
 	"github.com/foya-dev/foya/storage"
 	"github.com/foya-dev/foya/storage/artifacts"
-	"github.com/foya-dev/foya/storage/catalogfile"
 )
 
 type testKernel struct {
@@ -36,7 +35,8 @@ type testKernel struct {
 	// fake is the OpenAI-compatible endpoint the real provider talks to.
 	fake   *openaitest.Server
 	db     *storage.DB
-	dbPath string
+	dbPath string // SQLite only
+	pgURL  string // with FOYA_TEST_DATABASE: the test's PostgreSQL database
 	srv    *httptest.Server
 	// logs collects everything the kernel logged.
 	logs *lockedBuffer
@@ -72,16 +72,9 @@ func newTestKernel(t testing.TB, opts ...any) *testKernel {
 	t.Helper()
 	logs := &lockedBuffer{}
 	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	dbPath := filepath.Join(t.TempDir(), "foya.db")
-	db, err := storage.Open(context.Background(), dbPath, log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	catStore, err := catalogfile.New(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	k := &testKernel{db: db, dbPath: dbPath, logs: logs, fake: openaitest.New(t)}
+	st := openTestStorage(t, t.TempDir(), log)
+	db, catStore := st.db, st.catalog
+	k := &testKernel{db: db, dbPath: st.dbPath, pgURL: st.pgURL, logs: logs, fake: openaitest.New(t)}
 	openaiProvider, _ := hosttest.NewInProcess(t, sdk.ServeConfig{Provider: openai.New(openai.Config{Logger: log})})
 	_, toolRunner := hosttest.NewInProcess(t, sdk.ServeConfig{Tools: &testTools{}})
 	_, builtinTools := hosttest.NewInProcess(t, sdk.ServeConfig{Tools: tools.New(tools.Config{})})

@@ -18,9 +18,7 @@ import (
 	"github.com/foya-dev/foya/plugins/sdk"
 	"github.com/foya-dev/foya/providers/openai"
 	"github.com/foya-dev/foya/providers/openai/openaitest"
-	"github.com/foya-dev/foya/storage"
 	"github.com/foya-dev/foya/storage/artifacts"
-	"github.com/foya-dev/foya/storage/catalogfile"
 )
 
 // TestMain lets the test binary double as the stdio MCP test server: the
@@ -48,15 +46,9 @@ func newMCPKernel(t testing.TB) *mcpKernel {
 	logs := &lockedBuffer{}
 	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	dataDir := t.TempDir()
-	db, err := storage.Open(context.Background(), filepath.Join(dataDir, "foya.db"), log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	catStore, err := catalogfile.New(dataDir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	k := &testKernel{db: db, logs: logs, fake: openaitest.New(t)}
+	st := openTestStorage(t, dataDir, log)
+	db, catStore := st.db, st.catalog
+	k := &testKernel{db: db, dbPath: st.dbPath, pgURL: st.pgURL, logs: logs, fake: openaitest.New(t)}
 	openaiProvider, _ := hosttest.NewInProcess(t, sdk.ServeConfig{Provider: openai.New(openai.Config{Logger: log})})
 	k.providers = &fakeProviders{kinds: map[string]core.Provider{"openai": openaiProvider}}
 	var svc *core.Service
@@ -82,10 +74,7 @@ func newMCPKernel(t testing.TB) *mcpKernel {
 			broker.PublishKernel(core.KernelEvent{Type: core.KernelCatalogUpdated, McpServerID: id, At: time.Now().UTC()})
 		},
 	})
-	mcpStore, err := catalogfile.NewMCP(dataDir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	mcpStore := st.mcp
 	mcpSvc, err := core.NewMCPService(context.Background(), core.MCPServiceConfig{Store: mcpStore, Runtime: host, Broker: broker, Logger: log})
 	if err != nil {
 		t.Fatal(err)

@@ -43,13 +43,20 @@ func TestMCPStdioEndToEnd(t *testing.T) {
 	if ok, ro := srv.tool("note"); !ok || ro {
 		t.Fatalf("note tool %+v", srv.Tools)
 	}
-	// mcp.json holds the secret with mode 0600; no API answer ever does.
-	info, err := os.Stat(filepath.Join(k.dataDir, "mcp.json"))
-	if err != nil || info.Mode().Perm() != 0o600 {
-		t.Fatalf("mcp.json: %v %v", info, err)
-	}
-	if raw, _ := os.ReadFile(filepath.Join(k.dataDir, "mcp.json")); !strings.Contains(string(raw), "s3cret-token") {
-		t.Fatalf("mcp.json lacks the env value: %s", raw)
+	// mcp.json holds the secret with mode 0600 (PostgreSQL: sealed in the
+	// database, nowhere in plain text); no API answer ever does.
+	if k.pgURL != "" {
+		if strings.Contains(k.storedText(t), "s3cret-token") {
+			t.Fatal("the MCP env value is in the database in plain text")
+		}
+	} else {
+		info, err := os.Stat(filepath.Join(k.dataDir, "mcp.json"))
+		if err != nil || info.Mode().Perm() != 0o600 {
+			t.Fatalf("mcp.json: %v %v", info, err)
+		}
+		if raw, _ := os.ReadFile(filepath.Join(k.dataDir, "mcp.json")); !strings.Contains(string(raw), "s3cret-token") {
+			t.Fatalf("mcp.json lacks the env value: %s", raw)
+		}
 	}
 
 	t.Run("read-only tool in EXPLORE, minimal env", func(t *testing.T) {

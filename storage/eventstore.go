@@ -58,7 +58,31 @@ func (d *DB) Append(ctx context.Context, sessionID string, expectedHead int64, e
 		if _, err := tx.NewInsert().Model(&rows).Exec(ctx); err != nil {
 			return fmt.Errorf("insert events: %w", err)
 		}
+		// Runs of message events go into the messages projection in one
+		// statement (one round trip to PostgreSQL instead of one each).
+		var msgs []messageRow
+		flush := func() error {
+			if len(msgs) == 0 {
+				return nil
+			}
+			if _, err := tx.NewInsert().Model(&msgs).Exec(ctx); err != nil {
+				return fmt.Errorf("insert messages of session %s: %w", sessionID, err)
+			}
+			msgs = msgs[:0]
+			return nil
+		}
 		for _, ev := range out {
+			if isMessage(ev) {
+				row, err := messageRowOf(ev)
+				if err != nil {
+					return err
+				}
+				msgs = append(msgs, row)
+				continue
+			}
+			if err := flush(); err != nil {
+				return err
+			}
 			if err := apply(ctx, tx, ev); err != nil {
 				return err
 			}
@@ -67,6 +91,9 @@ func (d *DB) Append(ctx context.Context, sessionID string, expectedHead int64, e
 					return err
 				}
 			}
+		}
+		if err := flush(); err != nil {
+			return err
 		}
 		return touch(ctx, tx, out[len(out)-1])
 	})

@@ -428,3 +428,44 @@ func TestServeRefusesBadAdvertiseURL(t *testing.T) {
 		}
 	}
 }
+
+// A catalog change made on A is what B's next turn uses: the connection's
+// base URL moves to another provider on A, and B (the session's owner)
+// sends its next model request there.
+func TestClusterCatalogChangeOnAUsedByB(t *testing.T) {
+	first, second := openaitest.New(t), openaitest.New(t)
+	url := pgtest.NewDatabase(t)
+	a, b := addNode(t, url), addNode(t, url)
+	var c struct{ CreateConnection struct{ ID string } }
+	a.gql(t, `mutation($u: String) { createConnection(input: {name: "fake", baseUrl: $u, apiKey: "sk-cluster-secret", models: [{id: "gpt-t"}]}) { id } }`, map[string]any{"u": first.BaseURL()}, &c)
+	var s struct{ CreateSession struct{ ID string } }
+	b.gql(t, `mutation($c: ID) { createSession(input: {connectionId: $c, title: "t", approvalMode: BYPASS}) { id } }`, map[string]any{"c": c.CreateConnection.ID}, &s)
+	sid := s.CreateSession.ID
+	first.Enqueue(openaitest.TextStream("gpt-t", "from the first"))
+	b.gql(t, `mutation($s: ID!) { sendMessage(sessionId: $s, input: {text: "one"}) { turnStarted } }`, map[string]any{"s": sid}, nil)
+	b.waitEvent(t, sid, "turn_finished")
+	if len(first.Requests()) != 1 {
+		t.Fatalf("first provider got %d requests", len(first.Requests()))
+	}
+
+	a.gql(t, `mutation($id: ID!, $u: String) { updateConnection(id: $id, input: {baseUrl: $u}) { id } }`, map[string]any{"id": c.CreateConnection.ID, "u": second.BaseURL()}, nil)
+	second.Enqueue(openaitest.TextStream("gpt-t", "from the second"))
+	b.gql(t, `mutation($s: ID!) { sendMessage(sessionId: $s, input: {text: "two"}) { turnStarted } }`, map[string]any{"s": sid}, nil)
+	b.waitEvents(t, sid, "turn_finished", 2)
+	if len(second.Requests()) != 1 || len(first.Requests()) != 1 {
+		t.Fatalf("requests: first %d, second %d", len(first.Requests()), len(second.Requests()))
+	}
+	if got := second.LastRequest().Header.Get("Authorization"); got != "Bearer sk-cluster-secret" {
+		t.Fatalf("B sent Authorization %q", got)
+	}
+	var msgs struct {
+		Session struct{ Messages []struct{ Text string } }
+	}
+	a.gql(t, `query($s: ID!) { session(id: $s) { messages { text } } }`, map[string]any{"s": sid}, &msgs)
+	if n := len(msgs.Session.Messages); n != 4 || msgs.Session.Messages[3].Text != "from the second" {
+		t.Fatalf("messages: %+v", msgs.Session.Messages)
+	}
+	if !strings.Contains(b.Logs(), "session created") {
+		t.Fatal("B did not create the session")
+	}
+}

@@ -2,54 +2,16 @@ package cluster
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/foya-dev/foya/core"
 	"github.com/foya-dev/foya/storage"
+	"github.com/foya-dev/foya/storage/pgtest"
 )
-
-// testDatabase creates a fresh PostgreSQL database for one test and
-// returns its URL; it skips (fails under CI=true) without a server.
-func testDatabase(t *testing.T) string {
-	t.Helper()
-	base := os.Getenv("FOYA_TEST_PG")
-	if base == "" {
-		base = "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"
-	}
-	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, base)
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("CI=true but PostgreSQL does not answer at %s: %v", base, err)
-		}
-		t.Skipf("PostgreSQL not reachable at %s: %v", base, err)
-	}
-	defer conn.Close(ctx)
-	var b [6]byte
-	_, _ = rand.Read(b[:])
-	name := "foya_cluster_" + hex.EncodeToString(b[:])
-	if _, err := conn.Exec(ctx, "CREATE DATABASE "+name); err != nil {
-		t.Fatalf("create database: %v", err)
-	}
-	t.Cleanup(func() {
-		c, err := pgx.Connect(context.Background(), base)
-		if err != nil {
-			return
-		}
-		defer c.Close(context.Background())
-		_, _ = c.Exec(context.Background(), "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)")
-	})
-	return strings.Replace(base, "/test?", "/"+name+"?", 1)
-}
 
 type testNode struct {
 	node *Node
@@ -91,7 +53,7 @@ func (tn *testNode) die() {
 }
 
 func TestOwnershipRelayAndTakeOver(t *testing.T) {
-	pg := testDatabase(t)
+	pg := pgtest.NewDatabase(t)
 	path := filepath.Join(t.TempDir(), "foya.db")
 	a := startNode(t, pg, path, "http://a.invalid")
 	b := startNode(t, pg, path, "http://b.invalid")

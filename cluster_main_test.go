@@ -469,3 +469,56 @@ func TestClusterCatalogChangeOnAUsedByB(t *testing.T) {
 		t.Fatal("B did not create the session")
 	}
 }
+
+// kernelEvents subscribers on every node see what happens on any node.
+func TestClusterKernelEvents(t *testing.T) {
+	url := pgtest.NewDatabase(t)
+	a, b := addNode(t, url), addNode(t, url)
+	body, _ := json.Marshal(map[string]any{"query": `subscription { kernelEvents { type sessionId } }`})
+	req, _ := http.NewRequest(http.MethodPost, b.url()+"/graphql", bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	got := make(chan string, 16)
+	go func() {
+		br := bufio.NewReader(resp.Body)
+		for {
+			line, err := br.ReadBytes('\n')
+			if err != nil {
+				close(got)
+				return
+			}
+			if data, ok := bytes.CutPrefix(line, []byte("data:")); ok {
+				var m struct {
+					Data struct{ KernelEvents struct{ Type, SessionID string } }
+				}
+				if json.Unmarshal(bytes.TrimSpace(data), &m) == nil {
+					got <- m.Data.KernelEvents.Type + " " + m.Data.KernelEvents.SessionID
+				}
+			}
+		}
+	}()
+	time.Sleep(300 * time.Millisecond) // the subscription is registered
+	var s struct{ CreateSession struct{ ID string } }
+	a.gql(t, `mutation { createSession(input: {title: "k"}) { id } }`, nil, &s)
+	a.gql(t, `mutation($s: ID!) { deleteSession(id: $s) }`, map[string]any{"s": s.CreateSession.ID}, nil)
+	want := []string{"session_created " + s.CreateSession.ID, "session_deleted " + s.CreateSession.ID}
+	timeout := time.After(20 * time.Second)
+	for len(want) > 0 {
+		select {
+		case ev, ok := <-got:
+			if !ok {
+				t.Fatal("kernelEvents ended")
+			}
+			if ev == want[0] {
+				want = want[1:]
+			}
+		case <-timeout:
+			t.Fatalf("B's kernelEvents never saw %q", want[0])
+		}
+	}
+}

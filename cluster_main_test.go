@@ -494,7 +494,9 @@ func TestClusterKernelEvents(t *testing.T) {
 			}
 			if data, ok := bytes.CutPrefix(line, []byte("data:")); ok {
 				var m struct {
-					Data struct{ KernelEvents struct{ Type, SessionID string } }
+					Data struct {
+						KernelEvents struct{ Type, SessionID string }
+					}
 				}
 				if json.Unmarshal(bytes.TrimSpace(data), &m) == nil {
 					got <- m.Data.KernelEvents.Type + " " + m.Data.KernelEvents.SessionID

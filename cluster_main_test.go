@@ -524,3 +524,50 @@ func TestClusterKernelEvents(t *testing.T) {
 		}
 	}
 }
+
+// The owner is killed and a new process starts at the same address before
+// the old lease expired: a command forwarded there waits for the lease to
+// expire and runs on the new process (not an error, not a loop).
+func TestClusterOwnerRestartedAtSameAddress(t *testing.T) {
+	fake := openaitest.New(t)
+	url := pgtest.NewDatabase(t)
+	a := addNode(t, url)
+	sid := a.chatSession(t, fake.BaseURL())
+	b := addNode(t, url)
+	fake.Enqueue(openaitest.Response{Hang: true, Events: []string{
+		openaitest.Chunk("gpt-t", map[string]any{"role": "assistant", "content": "half"}, ""),
+	}})
+	b.gql(t, `mutation($s: ID!) { sendMessage(sessionId: $s, input: {text: "one"}) { turnStarted } }`, map[string]any{"s": sid}, nil)
+	for deadline := time.Now().Add(20 * time.Second); len(fake.Requests()) < 1 && time.Now().Before(deadline); {
+		time.Sleep(20 * time.Millisecond)
+	}
+	a.cmd.Process.Signal(syscall.SIGKILL)
+	<-a.done
+	a2 := &clusterNode{kernelProc: startKernel(t, a.data, "--database", url, "--secret-key-file", clusterKey(t, url), "--addr", a.addr), data: a.data}
+	if a2.addr != a.addr {
+		t.Fatalf("restarted at %s, not %s", a2.addr, a.addr)
+	}
+	fake.Enqueue(openaitest.TextStream("gpt-t", "Again."))
+	var r struct{ SendMessage struct{ TurnStarted bool } }
+	b.gql(t, `mutation($s: ID!) { sendMessage(sessionId: $s, input: {text: "two"}) { turnStarted } }`, map[string]any{"s": sid}, &r)
+	if !r.SendMessage.TurnStarted {
+		t.Fatal("no turn started")
+	}
+	b.waitEvents(t, sid, "turn_finished", 2)
+	var nodes struct {
+		Nodes []struct {
+			AdvertiseURL  string
+			SessionsOwned int
+		}
+	}
+	b.gql(t, `{ nodes { advertiseUrl sessionsOwned } }`, nil, &nodes)
+	owned := 0
+	for _, n := range nodes.Nodes {
+		if n.AdvertiseURL == a2.url() {
+			owned += n.SessionsOwned
+		}
+	}
+	if owned != 1 {
+		t.Fatalf("the new process at %s does not own the session: %+v", a2.url(), nodes.Nodes)
+	}
+}

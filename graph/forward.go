@@ -20,8 +20,9 @@ import (
 	"github.com/foya-dev/foya/core"
 )
 
-// ForwardedHeader marks a request one node forwarded to a session's owner;
-// the owner runs it (or refuses it) and never forwards it again.
+// ForwardedHeader marks a request one node forwarded to a session's owner
+// (its value: the owner's node id as the sender saw it); the receiver runs
+// it, or refuses it, and never forwards it again.
 const ForwardedHeader = "X-Foya-Forwarded"
 
 // forwardWait bounds how long a command waits for the lease of an owner
@@ -121,21 +122,26 @@ func (f *forwarder) around(ctx context.Context, next graphql.OperationHandler) g
 			return next(ctx)
 		}
 		if forwarded {
-			// The owner changed while the request travelled: let the
-			// client retry rather than bounce it between nodes.
-			return errorResponse(core.Errorf(core.CodeUnavailable, "session %s moved to node %s; retry", ids[0], owner.NodeID))
+			// The sender's lease view names a node this request did not
+			// reach: the lease holder is an earlier process at this URL
+			// (killed and restarted) whose lease has not expired yet, or
+			// the owner changed while the request travelled.
+			if forwardedTo := oc.Headers.Get(ForwardedHeader); forwardedTo != owner.NodeID || !mutation || time.Now().After(deadline) {
+				return errorResponse(core.Errorf(core.CodeUnavailable, "session %s is run by node %s; retry", ids[0], owner.NodeID))
+			}
+		} else {
+			resp, err := f.forward(ctx, oc, owner)
+			if err == nil {
+				return oneResponse(resp)
+			}
+			var dial *net.OpError
+			if !errors.As(err, &dial) || dial.Op != "dial" || time.Now().After(deadline) {
+				f.log.Warn("forward to the session's owner", "node", owner.NodeID, "url", owner.URL, "err", err)
+				return errorResponse(&core.Error{Code: core.CodeUnavailable, Message: fmt.Sprintf("the node that runs this session (%s) did not answer; retry", owner.NodeID), Err: err})
+			}
 		}
-		resp, err := f.forward(ctx, oc, owner)
-		if err == nil {
-			return oneResponse(resp)
-		}
-		var dial *net.OpError
-		if !errors.As(err, &dial) || dial.Op != "dial" || time.Now().After(deadline) {
-			f.log.Warn("forward to the session's owner", "node", owner.NodeID, "url", owner.URL, "err", err)
-			return errorResponse(&core.Error{Code: core.CodeUnavailable, Message: fmt.Sprintf("the node that runs this session (%s) did not answer; retry", owner.NodeID), Err: err})
-		}
-		// The owner is gone (nothing was sent): wait for its lease to
-		// expire, then the session is taken over here.
+		// The owner is gone (nothing was sent to it): wait for its lease
+		// to expire, then the session is taken over here.
 		select {
 		case <-ctx.Done():
 			return errorResponse(ctx.Err())
@@ -173,7 +179,7 @@ func (f *forwarder) forward(ctx context.Context, oc *graphql.OperationContext, o
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json")
-	req.Header.Set(ForwardedHeader, "1")
+	req.Header.Set(ForwardedHeader, owner.NodeID)
 	if h := oc.Headers.Get("Authorization"); h != "" {
 		req.Header.Set("Authorization", h)
 	} else if f.auth != nil {

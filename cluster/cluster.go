@@ -54,8 +54,11 @@ type Node struct {
 	// url is the base URL other nodes reach this node's /graphql at.
 	url string
 
-	mu    sync.Mutex
-	owned map[string]bool // sessions whose lease this node holds
+	mu sync.Mutex
+	// owned holds, per session whose lease this node holds, when the
+	// lease was last confirmed (monotonic clock): the start of the
+	// statement that took or renewed it.
+	owned map[string]time.Time
 
 	// others is how many other live nodes there were at the last
 	// heartbeat; live-only events are not sent when there are none.
@@ -94,7 +97,7 @@ func Open(ctx context.Context, cfg Config) (*Node, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cluster: connect: %w", err)
 	}
-	n := &Node{cfg: cfg, log: log, pool: pool, id: newNodeID(), owned: map[string]bool{}}
+	n := &Node{cfg: cfg, log: log, pool: pool, id: newNodeID(), owned: map[string]time.Time{}}
 	if err := migrate(ctx, pool); err != nil {
 		pool.Close()
 		return nil, err
@@ -207,8 +210,19 @@ func (n *Node) Close(ctx context.Context) {
 
 func (n *Node) ttlSeconds() float64 { return n.cfg.LeaseTTL.Seconds() }
 
+// Holds implements core.Ownership: the lease was confirmed less than the
+// TTL minus one heartbeat ago (a margin for clock rate differences and the
+// statement's own duration).
+func (n *Node) Holds(sessionID string) bool {
+	n.mu.Lock()
+	at, ok := n.owned[sessionID]
+	n.mu.Unlock()
+	return ok && time.Since(at) < n.cfg.LeaseTTL-n.cfg.Heartbeat
+}
+
 // Acquire implements core.Ownership.
 func (n *Node) Acquire(ctx context.Context, sessionID string) (core.Owner, error) {
+	start := time.Now()
 	var got string
 	err := n.pool.QueryRow(ctx, `
 INSERT INTO session_leases AS l (session_id, node_id, expires_at)
@@ -219,8 +233,9 @@ RETURNING session_id`, sessionID, n.id, n.ttlSeconds()).Scan(&got)
 	switch {
 	case err == nil:
 		n.mu.Lock()
-		acquired := !n.owned[sessionID]
-		n.owned[sessionID] = true
+		_, had := n.owned[sessionID]
+		acquired := !had
+		n.owned[sessionID] = start
 		n.mu.Unlock()
 		if acquired {
 			n.log.Debug("session lease taken", "session_id", sessionID)
@@ -355,6 +370,7 @@ func (n *Node) beat(ctx context.Context) {
 // renew extends this node's leases; a lease found lost (the node was cut
 // off longer than the TTL and another node took the session) is dropped.
 func (n *Node) renew(ctx context.Context) {
+	start := time.Now()
 	rows, err := n.pool.Query(ctx, `UPDATE session_leases SET expires_at = now() + make_interval(secs => $2) WHERE node_id = $1 RETURNING session_id`, n.id, n.ttlSeconds())
 	if err != nil {
 		if ctx.Err() == nil {
@@ -375,14 +391,14 @@ func (n *Node) renew(ctx context.Context) {
 	}
 	n.mu.Lock()
 	var lost []string
-	for id := range n.owned {
-		if !held[id] {
+	for id, at := range n.owned {
+		if !held[id] && at.Before(start) { // not one taken while renewing
 			lost = append(lost, id)
 			delete(n.owned, id)
 		}
 	}
 	for id := range held {
-		n.owned[id] = true
+		n.owned[id] = start
 	}
 	n.mu.Unlock()
 	for _, id := range lost {

@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -148,6 +149,11 @@ func TestOwnershipRelayAndTakeOver(t *testing.T) {
 	}
 	if finished != 1 {
 		t.Fatalf("%d turn_finished events, want 1", finished)
+	}
+	// A, cut off (its heartbeats stopped), can no longer write the session.
+	late, _ := core.NewEvent(sess.ID, core.EventUsage, core.UsagePayload{Route: "late"})
+	if _, err := a.svc.Append(ctx, sess.ID, late); !errors.Is(err, core.ErrUnavailable) {
+		t.Fatalf("append on the node that lost the lease: %v", err)
 	}
 	got, _ := b.svc.Session(ctx, sess.ID)
 	if got.Phase != core.PhaseIdle {

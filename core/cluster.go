@@ -22,6 +22,12 @@ type Ownership interface {
 	Lookup(ctx context.Context, sessionID string) (Owner, error)
 	// Release gives the session up (it was deleted).
 	Release(ctx context.Context, sessionID string)
+	// Holds reports, without a database round trip, whether this node
+	// certainly still holds the session's lease: it was confirmed recently
+	// enough that it cannot have expired. Appends are refused otherwise,
+	// so a node cut off longer than the lease never writes beside the
+	// node that took its sessions over.
+	Holds(sessionID string) bool
 }
 
 // Owner is the node that runs a session.
@@ -96,6 +102,31 @@ func (s *Service) AcquireSession(ctx context.Context, sessionID string) (Owner, 
 		}
 	}
 	return o, nil
+}
+
+// claimNew makes this node the owner of a session it is about to create.
+func (s *Service) claimNew(ctx context.Context, sessionID string) error {
+	if s.own == nil {
+		return nil
+	}
+	if _, err := s.own.Acquire(ctx, sessionID); err != nil {
+		return fmt.Errorf("take the lease of new session %s: %w", sessionID, err)
+	}
+	return nil
+}
+
+type unfencedKey struct{}
+
+// unfenced marks writes a node may make to sessions it does not own: the
+// unbinding of sessions after a catalog change made on this node.
+func unfenced(ctx context.Context) context.Context { return context.WithValue(ctx, unfencedKey{}, true) }
+
+// fence refuses an append to a session this node does not hold.
+func (s *Service) fence(ctx context.Context, sessionID string) error {
+	if s.own == nil || s.own.Holds(sessionID) || ctx.Value(unfencedKey{}) != nil {
+		return nil
+	}
+	return Errorf(CodeUnavailable, "this kernel no longer owns session %s (its lease lapsed); retry, and the command goes to the session's owner", sessionID)
 }
 
 // LookupSession returns the owner of a session without taking it.

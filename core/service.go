@@ -82,6 +82,9 @@ func (s *Service) Lock(sessionID string) func() {
 // Commit appends events to a session and publishes them. The caller holds
 // Lock(sessionID).
 func (s *Service) Commit(ctx context.Context, sessionID string, expectedHead int64, events ...Event) ([]Event, error) {
+	if err := s.fence(ctx, sessionID); err != nil {
+		return nil, err
+	}
 	out, err := s.store.Append(ctx, sessionID, expectedHead, events)
 	if err != nil {
 		return nil, err
@@ -248,17 +251,15 @@ func (s *Service) CreateSession(ctx context.Context, in CreateSessionInput) (Ses
 	if err != nil {
 		return Session{}, err
 	}
+	// The node that creates a session owns it.
+	if err := s.claimNew(ctx, meta.ID); err != nil {
+		return Session{}, err
+	}
 	unlock := s.Lock(meta.ID)
 	_, err = s.Commit(ctx, meta.ID, 0, ev)
 	unlock()
 	if err != nil {
 		return Session{}, fmt.Errorf("create session: %w", err)
-	}
-	if s.own != nil {
-		// The node that creates a session owns it.
-		if _, err := s.own.Acquire(ctx, meta.ID); err != nil {
-			s.log.Warn("take the new session's lease", "session_id", meta.ID, "err", err)
-		}
 	}
 	s.broker.PublishKernel(KernelEvent{Type: KernelSessionCreated, SessionID: meta.ID, At: ev.At})
 	s.log.Info("session created", "session_id", meta.ID, "project_id", meta.ProjectID)
@@ -510,6 +511,7 @@ func (s *Service) DeleteSession(ctx context.Context, id string) ([]string, error
 // and model; sessions whose model was removed lose the model. Their history
 // stays; turns fail with UNAVAILABLE until a valid choice is made.
 func (s *Service) ApplyCatalogChange(ctx context.Context, ch CatalogChange) {
+	ctx = unfenced(ctx) // the sessions may be owned by other kernels
 	s.broker.PublishKernel(KernelEvent{Type: KernelCatalogUpdated, ConnectionID: ch.ConnectionID, At: time.Now().UTC()})
 	if err := s.unbindAfter(ctx, ch); err != nil {
 		s.log.Error("unbind sessions after a catalog change", "kind", ch.Kind, "connection_id", ch.ConnectionID, "err", err)

@@ -119,7 +119,9 @@ type unfencedKey struct{}
 
 // unfenced marks writes a node may make to sessions it does not own: the
 // unbinding of sessions after a catalog change made on this node.
-func unfenced(ctx context.Context) context.Context { return context.WithValue(ctx, unfencedKey{}, true) }
+func unfenced(ctx context.Context) context.Context {
+	return context.WithValue(ctx, unfencedKey{}, true)
+}
 
 // fence refuses an append to a session this node does not hold.
 func (s *Service) fence(ctx context.Context, sessionID string) error {

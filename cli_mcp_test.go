@@ -77,3 +77,13 @@ func TestMCPCommands(t *testing.T) {
 	}
 	check()
 }
+
+// What the test reads of `foya mcp list --json`.
+type cliMCPServer struct {
+	Name            string  `json:"name"`
+	Status          string  `json:"status"`
+	ProtocolVersion *string `json:"protocolVersion"`
+	Tools           []struct {
+		Name string `json:"name"`
+	} `json:"tools"`
+}

@@ -30,7 +30,7 @@ func checkAdvertiseURL(v string) error {
 	}
 	u, err := url.Parse(v)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || (u.Path != "" && u.Path != "/") || u.RawQuery != "" {
-		return usageError{fmt.Errorf("--advertise-url %q: give the base URL other kernels reach this one at, e.g. http://10.0.0.5:4777", v)}
+		return usageError{Err: fmt.Errorf("--advertise-url %q: give the base URL other kernels reach this one at, e.g. http://10.0.0.5:4777", v)}
 	}
 	return nil
 }

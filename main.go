@@ -11,7 +11,6 @@ import (
 	"crypto/tls"
 	"encoding/hex"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -20,15 +19,15 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"runtime/debug"
 	"strconv"
-	"strings"
 	"syscall"
 	"time"
 
+	"github.com/foya-dev/foya/cli"
 	"github.com/foya-dev/foya/cluster"
 	"github.com/foya-dev/foya/core"
 	"github.com/foya-dev/foya/graph"
+	"github.com/foya-dev/foya/internal/cmdutil"
 	builtintools "github.com/foya-dev/foya/plugins/builtin/tools"
 	"github.com/foya-dev/foya/plugins/hooks"
 	"github.com/foya-dev/foya/plugins/host"
@@ -71,31 +70,20 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(stderr, usage)
 		return 2
 	}
+	if code, ok := cli.Run(cli.Config{Version: versionString(), Schema: schemaSDL}, args, os.Stdin, stdout, stderr); ok {
+		return code
+	}
 	var err error
 	switch args[0] {
 	case "serve":
-		err = serveCmd(args[1:], stderr)
+		err = serveCmd(args[1:], stdout, stderr)
 	case "rebuild-projections":
 		err = rebuildCmd(args[1:], stdout, stderr)
-	case "exec":
-		return execCmd(args[1:], os.Stdin, stdout, stderr)
-	case "acp":
-		err = acpCmd(args[1:], os.Stdin, stdout, stderr)
-	case "connections":
-		err = connectionsCmd(args[1:], os.Stdin, stdout, stderr)
-	case "sessions":
-		err = sessionsCmd(args[1:], stdout, stderr)
-	case "mcp":
-		err = mcpCmd(args[1:], stdout, stderr)
-	case "projects":
-		err = projectsCmd(args[1:], stdout, stderr)
-	case "schema":
-		err = schemaCmd(args[1:], stdout)
 	case "token":
 		err = tokenCmd(args[1:], stdout, stderr)
 	case "plugin":
 		if len(args) != 2 {
-			err = usageError{errors.New("usage: foya plugin NAME")}
+			err = usageError{Err: errors.New("usage: foya plugin NAME")}
 			break
 		}
 		err = host.RunBuiltin(args[1])
@@ -109,92 +97,19 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "foya: unknown command %q\n\n%s", args[0], usage)
 		return 2
 	}
-	var ue usageError
-	switch {
-	case err == nil:
-		return 0
-	case errors.As(err, &ue):
-		fmt.Fprintf(stderr, "foya: %v\n", err)
-		return 2
-	default:
-		// Kernel and provider messages may carry text from elsewhere.
-		fmt.Fprintf(stderr, "foya: %s\n", neutralize(err.Error()))
-		return 1
-	}
-}
-
-type usageError struct{ error }
-
-func versionString() string {
-	if version != "" {
-		return version
-	}
-	info, ok := debug.ReadBuildInfo()
-	if !ok {
-		return "dev"
-	}
-	v := info.Main.Version
-	for _, s := range info.Settings {
-		if s.Key == "vcs.revision" && len(s.Value) >= 12 {
-			v += " " + s.Value[:12]
-		}
-	}
-	if v == "" || v == "(devel)" {
-		return "dev"
-	}
-	return v
-}
-
-// defaultDataDir is $XDG_DATA_HOME/foya, else ~/.local/share/foya.
-func defaultDataDir() string {
-	if x := os.Getenv("XDG_DATA_HOME"); x != "" {
-		return filepath.Join(x, "foya")
-	}
-	home, err := os.UserHomeDir()
-	if err != nil {
-		return filepath.Join(os.TempDir(), "foya")
-	}
-	return filepath.Join(home, ".local", "share", "foya")
-}
-
-// prepareDataDir creates the private data directory (0700).
-func prepareDataDir(dir string) (string, error) {
-	abs, err := filepath.Abs(dir)
-	if err != nil {
-		return "", fmt.Errorf("data dir %s: %w", dir, err)
-	}
-	if err := os.MkdirAll(abs, 0o700); err != nil {
-		return "", fmt.Errorf("create data dir %s: %w", abs, err)
-	}
-	if err := os.Chmod(abs, 0o700); err != nil {
-		return "", fmt.Errorf("protect data dir %s: %w", abs, err)
-	}
-	return abs, nil
-}
-
-type listFlag []string
-
-func (l *listFlag) String() string { return strings.Join(*l, ",") }
-func (l *listFlag) Set(v string) error {
-	for _, p := range strings.Split(v, ",") {
-		if p = strings.TrimSpace(p); p != "" {
-			*l = append(*l, p)
-		}
-	}
-	return nil
+	return cmdutil.Exit(err, stderr)
 }
 
 func newLogger(w io.Writer, level string) (*slog.Logger, error) {
 	var lv slog.Level
 	if err := lv.UnmarshalText([]byte(level)); err != nil {
-		return nil, usageError{fmt.Errorf("--log-level %q: use debug, info, warn or error", level)}
+		return nil, usageError{Err: fmt.Errorf("--log-level %q: use debug, info, warn or error", level)}
 	}
 	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: lv})), nil
 }
 
-func serveCmd(args []string, stderr io.Writer) error {
-	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+func serveCmd(args []string, stdout, stderr io.Writer) error {
+	fs := cmdutil.NewFlagSet(serveCommand, stdout)
 	addr := fs.String("addr", "127.0.0.1:4777", "listen address (loopback by default; any other address requires the token)")
 	dataDir := fs.String("data-dir", defaultDataDir(), "data directory (database, catalog, artifacts, auth-token)")
 	logLevel := fs.String("log-level", "info", "log level: debug, info, warn, error")
@@ -216,11 +131,11 @@ func serveCmd(args []string, stderr io.Writer) error {
 	fs.Var(&keyEnvs, "allow-key-env", "environment variable an env:NAME API key may read besides *_API_KEY names (repeatable)")
 	fs.Var(&pluginDirs, "plugin-dir", "extra directory of third-party plugin executables (repeatable; <data-dir>/plugins is always searched)")
 	fs.Var(&origins, "allow-origin", "extra browser origin host[:port] pattern allowed besides the kernel's own and loopback pages (repeatable)")
-	if err := fs.Parse(args); err != nil {
-		return usageError{err}
+	if _, err := cmdutil.Parse(fs, args); err != nil {
+		return err
 	}
 	if (*tlsCert == "") != (*tlsKey == "") {
-		return usageError{errors.New("--tls-cert and --tls-key go together")}
+		return usageError{Err: errors.New("--tls-cert and --tls-key go together")}
 	}
 	if err := checkAdvertiseURL(*advertise); err != nil {
 		return err
@@ -247,10 +162,10 @@ func serveCmd(args []string, stderr io.Writer) error {
 	defer stop()
 
 	if *retryAttempts < 1 || *retryWait <= 0 {
-		return usageError{fmt.Errorf("--retry-max-attempts must be at least 1 and --retry-max-wait positive")}
+		return usageError{Err: fmt.Errorf("--retry-max-attempts must be at least 1 and --retry-max-wait positive")}
 	}
 	if *database != "" && !storage.IsPostgresURL(*database) {
-		return usageError{fmt.Errorf("--database %s: use a postgres:// or postgresql:// URL", storage.RedactURL(*database))}
+		return usageError{Err: fmt.Errorf("--database %s: use a postgres:// or postgresql:// URL", storage.RedactURL(*database))}
 	}
 	opts := kernelOptions{database: *database, secretKeyFile: *secretKeyFile, artifactDir: *artifactDir, pluginDirs: pluginDirs, allowKeyEnv: keyEnvs, retry: core.RetryPolicy{MaxAttempts: *retryAttempts, MaxTotalWait: *retryWait}}
 	switch *toolNetwork {
@@ -258,12 +173,12 @@ func serveCmd(args []string, stderr io.Writer) error {
 	case "off":
 		opts.tools.NetworkOff = true
 	default:
-		return usageError{fmt.Errorf("--tool-network %q: use on or off", *toolNetwork)}
+		return usageError{Err: fmt.Errorf("--tool-network %q: use on or off", *toolNetwork)}
 	}
 	for _, w := range toolWritable {
 		abs, err := filepath.Abs(w)
 		if err != nil {
-			return usageError{fmt.Errorf("--tool-writable %s: %w", w, err)}
+			return usageError{Err: fmt.Errorf("--tool-writable %s: %w", w, err)}
 		}
 		opts.tools.Writable = append(opts.tools.Writable, abs)
 	}
@@ -274,7 +189,7 @@ func serveCmd(args []string, stderr io.Writer) error {
 		}
 		abs, err := filepath.Abs(f)
 		if err != nil {
-			return usageError{fmt.Errorf("%s: %w", f, err)}
+			return usageError{Err: fmt.Errorf("%s: %w", f, err)}
 		}
 		opts.tools.Hidden = append(opts.tools.Hidden, abs)
 	}
@@ -468,7 +383,10 @@ func openKernel(ctx context.Context, dataDir string, opts kernelOptions, log *sl
 			broker.PublishKernel(core.KernelEvent{Type: core.KernelCatalogUpdated, McpServerID: id, At: time.Now().UTC()})
 		},
 	})
-	if k.mcp, err = core.NewMCPService(ctx, core.MCPServiceConfig{Store: mcpStore, Runtime: k.mcpHost, Broker: broker, Logger: log}); err != nil {
+	if k.mcp, err = core.NewMCPService(ctx, core.MCPServiceConfig{
+		Store: mcpStore, Runtime: k.mcpHost, Broker: broker, Logger: log,
+		SessionExists: func(ctx context.Context, id string) error { _, err := k.sessions.Session(ctx, id); return err },
+	}); err != nil {
 		return nil, err
 	}
 	runners := k.plugins.ToolRunners()
@@ -499,6 +417,9 @@ func (k *kernel) Close() {
 		k.node.Close(ctx)
 		cancel()
 	}
+	if k.mcp != nil {
+		k.mcp.Close()
+	}
 	if k.mcpHost != nil {
 		k.mcpHost.Close()
 	}
@@ -518,12 +439,12 @@ func (k *kernel) Close() {
 }
 
 func rebuildCmd(args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("rebuild-projections", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := cmdutil.NewFlagSet(cmdutil.Command{Name: "rebuild-projections", Synopsis: "[--data-dir DIR]",
+		Doc: "Rebuilds the session projections from the event log (with the kernel stopped)."}, stdout)
 	dataDir := fs.String("data-dir", defaultDataDir(), "data directory")
 	database := fs.String("database", os.Getenv("FOYA_DATABASE"), "PostgreSQL URL (default $FOYA_DATABASE; empty: SQLite in the data directory)")
-	if err := fs.Parse(args); err != nil {
-		return usageError{err}
+	if rest, err := cmdutil.Parse(fs, args); err != nil || len(rest) > 0 {
+		return usageOr(err, "rebuild-projections takes no arguments")
 	}
 	log, _ := newLogger(stderr, "info")
 	ctx := context.Background()

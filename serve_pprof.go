@@ -18,10 +18,10 @@ import (
 func checkPprofAddr(addr string) error {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
-		return usageError{fmt.Errorf("--pprof %q: want HOST:PORT on loopback, e.g. 127.0.0.1:6060", addr)}
+		return usageError{Err: fmt.Errorf("--pprof %q: want HOST:PORT on loopback, e.g. 127.0.0.1:6060", addr)}
 	}
 	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
-		return usageError{fmt.Errorf("--pprof %q: profiles are served on loopback only (127.0.0.1, ::1 or localhost)", addr)}
+		return usageError{Err: fmt.Errorf("--pprof %q: profiles are served on loopback only (127.0.0.1, ::1 or localhost)", addr)}
 	}
 	return nil
 }

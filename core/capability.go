@@ -24,6 +24,7 @@ func cloneCapabilities(c Capabilities) Capabilities {
 		ImageInput:      clonePtr(c.ImageInput),
 		ToolCalling:     clonePtr(c.ToolCalling),
 		WebSearch:       clonePtr(c.WebSearch),
+		Prices:          clonePrices(c.Prices),
 	}
 	if c.ReasoningEfforts != nil {
 		out.ReasoningEfforts = append([]string{}, c.ReasoningEfforts...)
@@ -64,6 +65,9 @@ func mergeCapabilities(stored, reported Capabilities) Capabilities {
 	}
 	if out.WebSearch == nil {
 		out.WebSearch = r.WebSearch
+	}
+	if out.Prices == nil {
+		out.Prices = r.Prices
 	}
 	switch {
 	case out.Generation == nil:

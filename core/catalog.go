@@ -34,6 +34,8 @@ type Capabilities struct {
 	ReasoningEfforts []string    `json:"reasoningEfforts,omitempty"`
 	WebSearch        *bool       `json:"webSearch,omitempty"`
 	Generation       *Generation `json:"generation,omitempty"`
+	// Prices are the user's per-model prices; nil: unknown (no cost figures).
+	Prices *ModelPrices `json:"prices,omitempty"`
 }
 
 // Model is one model a connection offers.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/foya-dev/foya/core"
@@ -170,9 +171,17 @@ func catModels(ids ...string) []core.Model {
 
 func catPtr[T any](v T) *T { return &v }
 
+// connSeq numbers the names validConnInput gives: names are unique.
+var connSeq atomic.Int64
+
 func validConnInput() core.ConnectionInput {
+	n := connSeq.Add(1)
+	name := "Local"
+	if n > 1 {
+		name = fmt.Sprintf("Local %d", n)
+	}
 	return core.ConnectionInput{
-		Name:    "Local",
+		Name:    name,
 		BaseURL: "http://localhost:8080/v1",
 		Models:  catModels("m1", "m2"),
 	}

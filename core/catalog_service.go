@@ -218,6 +218,9 @@ func (c *Catalog) CreateConnection(ctx context.Context, in ConnectionInput) (Con
 		return Connection{}, err
 	}
 	data, err := c.mutate(ctx, CatalogCreated, conn.ID, func(d *CatalogData) error {
+		if err := nameTaken(*d, conn.Name, conn.ID); err != nil {
+			return err
+		}
 		pos := len(d.Connections)
 		if in.Order != nil {
 			pos = *in.Order
@@ -245,6 +248,11 @@ func (c *Catalog) UpdateConnection(ctx context.Context, id string, in Connection
 		if err := validateConnection(conn, c.providers, c.keyEnvs); err != nil {
 			return err
 		}
+		if in.Name != "" {
+			if err := nameTaken(*d, conn.Name, id); err != nil {
+				return err
+			}
+		}
 		d.Connections[i] = conn
 		if in.Order != nil {
 			rest := slices.Delete(slices.Clone(d.Connections), i, i+1)
@@ -257,6 +265,19 @@ func (c *Catalog) UpdateConnection(ctx context.Context, id string, in Connection
 	}
 	updated, _ := findConnection(data, id)
 	return updated, nil
+}
+
+// nameTaken is a CONFLICT when a connection other than id is already named
+// name (case-insensitively, ignoring surrounding spaces): clients and the CLI
+// refer to connections by name.
+func nameTaken(d CatalogData, name, id string) error {
+	want := strings.TrimSpace(name)
+	for _, other := range d.Connections {
+		if other.ID != id && strings.EqualFold(strings.TrimSpace(other.Name), want) {
+			return Errorf(CodeConflict, "name: a connection named %q already exists (%s); choose another name or update that connection", other.Name, other.ID)
+		}
+	}
+	return nil
 }
 
 // DeleteConnection removes connection id and clears the defaults that

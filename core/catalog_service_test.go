@@ -194,6 +194,7 @@ func TestCreateAndUpdateWithOrder(t *testing.T) {
 	in := validConnInput()
 	in.Order = catPtr(0)
 	first := h.create(in)
+	in = validConnInput()
 	in.Order = catPtr(99)
 	last := h.create(in)
 	conns, _ := h.cat.Connections(h.ctx)
@@ -206,6 +207,29 @@ func TestCreateAndUpdateWithOrder(t *testing.T) {
 	conns, _ = h.cat.Connections(h.ctx)
 	if want := []string{first.ID, last.ID, a.ID, b.ID}; !slices.Equal(connIDs(conns), want) {
 		t.Fatalf("order = %v, want %v", connIDs(conns), want)
+	}
+}
+
+// Connection names are unique (case-insensitively): clients refer to
+// connections by name.
+func TestConnectionNamesAreUnique(t *testing.T) {
+	h := newHarness(t, core.CatalogData{})
+	a := h.create(core.ConnectionInput{Name: "OpenAI", BaseURL: "https://a.example/v1"})
+	b := h.create(core.ConnectionInput{Name: "local", BaseURL: "https://b.example/v1"})
+	_, err := h.cat.CreateConnection(h.ctx, core.ConnectionInput{Name: " openai ", BaseURL: "https://c.example/v1"})
+	wantCatCode(t, err, core.CodeConflict)
+	_, err = h.cat.UpdateConnection(h.ctx, b.ID, core.ConnectionInput{Name: "OPENAI"})
+	wantCatCode(t, err, core.CodeConflict)
+	// Renaming to its own name, or another patch, is fine.
+	if _, err := h.cat.UpdateConnection(h.ctx, a.ID, core.ConnectionInput{Name: "openai"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.cat.UpdateConnection(h.ctx, b.ID, core.ConnectionInput{BaseURL: "https://d.example/v1"}); err != nil {
+		t.Fatal(err)
+	}
+	conns, _ := h.cat.Connections(h.ctx)
+	if len(conns) != 2 {
+		t.Fatalf("connections %v", connIDs(conns))
 	}
 }
 

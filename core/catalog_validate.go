@@ -196,6 +196,7 @@ func validateCapabilities(p *problems, field string, c Capabilities) {
 			p.add(fmt.Sprintf("%s.reasoningEfforts[%d]", field, i), "must not be empty")
 		}
 	}
+	validatePrices(p, field, c.Prices)
 	if c.ContextWindow == nil || *c.ContextWindow < 0 {
 		return
 	}

@@ -79,6 +79,12 @@ type Usage struct {
 	CacheWriteTokens int64  `json:"cacheWriteTokens,omitempty"`
 	Model            string `json:"model,omitempty"`
 	Estimated        bool   `json:"estimated,omitempty"`
+	// Cost is what the usage cost in US dollars, from the model's declared
+	// prices when the request was made; nil when no price was known.
+	Cost *float64 `json:"cost,omitempty"`
+	// UnpricedTokens counts the tokens of a sum that had no price (so Cost
+	// covers only the rest); it is never stored.
+	UnpricedTokens int64 `json:"-"`
 }
 
 // StreamEventKind tags a StreamEvent.

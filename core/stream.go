@@ -171,6 +171,10 @@ func (e *Engine) recordUsage(ctx context.Context, sessionID string, b boundModel
 	if u.TotalTokens == 0 {
 		u.TotalTokens = u.InputTokens + u.OutputTokens
 	}
+	if p := b.model.Capabilities.Prices; p != nil {
+		c := p.Cost(*u)
+		u.Cost = &c
+	}
 	if err := e.persist(ctx, sessionID, EventUsage, UsagePayload{Usage: *u, Route: b.route, ConnectionID: b.conn.ID, Purpose: purpose}); err != nil && !errors.Is(err, ErrNotFound) {
 		e.log.Error("record usage", "session_id", sessionID, "err", err)
 	}

@@ -99,6 +99,7 @@ type ComplexityRoot struct {
 		ImageInput       func(childComplexity int) int
 		MaxInputTokens   func(childComplexity int) int
 		MaxOutputTokens  func(childComplexity int) int
+		Prices           func(childComplexity int) int
 		ReasoningEfforts func(childComplexity int) int
 		ToolCalling      func(childComplexity int) int
 		WebSearch        func(childComplexity int) int
@@ -164,6 +165,7 @@ type ComplexityRoot struct {
 		ID              func(childComplexity int) int
 		Name            func(childComplexity int) int
 		ProtocolVersion func(childComplexity int) int
+		SessionID       func(childComplexity int) int
 		Status          func(childComplexity int) int
 		TimeoutSeconds  func(childComplexity int) int
 		Tools           func(childComplexity int) int
@@ -210,44 +212,55 @@ type ComplexityRoot struct {
 		ID           func(childComplexity int) int
 	}
 
+	ModelPrices struct {
+		CacheWritePerMillion  func(childComplexity int) int
+		CachedInputPerMillion func(childComplexity int) int
+		InputPerMillion       func(childComplexity int) int
+		OutputPerMillion      func(childComplexity int) int
+	}
+
 	ModelRef struct {
 		ConnectionID func(childComplexity int) int
 		Model        func(childComplexity int) int
 	}
 
 	Mutation struct {
-		AnswerQuestion      func(childComplexity int, sessionID string, requestID string, answer string) int
-		CompactSession      func(childComplexity int, sessionID string) int
-		ConfirmPlan         func(childComplexity int, sessionID string, edits *string) int
-		ConfirmRewind       func(childComplexity int, sessionID string, messageSeq int64, headSeq int64, fileStateToken string) int
-		CreateConnection    func(childComplexity int, input model.ConnectionInput) int
-		CreateMcpServer     func(childComplexity int, input model.McpServerInput) int
-		CreateProject       func(childComplexity int, input model.ProjectInput) int
-		CreateSession       func(childComplexity int, input model.CreateSessionInput) int
-		DeleteConnection    func(childComplexity int, id string) int
-		DeleteMcpServer     func(childComplexity int, id string) int
-		DeleteProject       func(childComplexity int, id string) int
-		DeleteQueuedMessage func(childComplexity int, sessionID string, itemID string) int
-		DeleteSession       func(childComplexity int, id string) int
-		EditQueuedMessage   func(childComplexity int, sessionID string, itemID string, input model.UserInput) int
-		ForkSession         func(childComplexity int, sessionID string, afterSeq int64) int
-		GenerateImage       func(childComplexity int, input model.GenerateImageInput) int
-		GenerateVideo       func(childComplexity int, input model.GenerateVideoInput) int
-		MoveQueuedMessage   func(childComplexity int, sessionID string, itemID string, index int64) int
-		PreviewRewind       func(childComplexity int, sessionID string, messageSeq int64) int
-		RefreshModels       func(childComplexity int, connectionID string) int
-		ReorderConnections  func(childComplexity int, ids []string) int
-		ResolveApproval     func(childComplexity int, sessionID string, requestID string, decision core.ApprovalDecision) int
-		RestartMcpServer    func(childComplexity int, id string) int
-		SendMessage         func(childComplexity int, sessionID string, input model.UserInput) int
-		SetDefaultModel     func(childComplexity int, purpose core.ModelPurpose, connectionID *string, model *string) int
-		SetHooks            func(childComplexity int, config scalar.JSON) int
-		StopTurn            func(childComplexity int, sessionID string, keepQueue *bool, dispatchItemID *string) int
-		TrustProject        func(childComplexity int, id string) int
-		UpdateConnection    func(childComplexity int, id string, input model.ConnectionInput) int
-		UpdateMcpServer     func(childComplexity int, id string, input model.McpServerInput) int
-		UpdateSession       func(childComplexity int, id string, input model.UpdateSessionInput) int
-		UploadAttachment    func(childComplexity int, file graphql.Upload) int
+		AnswerQuestion         func(childComplexity int, sessionID string, requestID string, answer string) int
+		AttachSessionMcpServer func(childComplexity int, sessionID string, input model.McpServerInput) int
+		CompactSession         func(childComplexity int, sessionID string) int
+		ConfirmPlan            func(childComplexity int, sessionID string, edits *string) int
+		ConfirmRewind          func(childComplexity int, sessionID string, messageSeq int64, headSeq int64, fileStateToken string) int
+		CreateConnection       func(childComplexity int, input model.ConnectionInput) int
+		CreateMcpServer        func(childComplexity int, input model.McpServerInput) int
+		CreateProject          func(childComplexity int, input model.ProjectInput) int
+		CreateSession          func(childComplexity int, input model.CreateSessionInput) int
+		DeleteConnection       func(childComplexity int, id string) int
+		DeleteMcpServer        func(childComplexity int, id string) int
+		DeleteProject          func(childComplexity int, id string) int
+		DeleteQueuedMessage    func(childComplexity int, sessionID string, itemID string) int
+		DeleteSession          func(childComplexity int, id string) int
+		DetachSessionMcpServer func(childComplexity int, sessionID string, id string) int
+		EditQueuedMessage      func(childComplexity int, sessionID string, itemID string, input model.UserInput) int
+		ForkSession            func(childComplexity int, sessionID string, afterSeq int64) int
+		GenerateImage          func(childComplexity int, input model.GenerateImageInput) int
+		GenerateVideo          func(childComplexity int, input model.GenerateVideoInput) int
+		ImportSession          func(childComplexity int, data string, projectID *string) int
+		ImportSessionFile      func(childComplexity int, file graphql.Upload, projectID *string) int
+		MoveQueuedMessage      func(childComplexity int, sessionID string, itemID string, index int64) int
+		PreviewRewind          func(childComplexity int, sessionID string, messageSeq int64) int
+		RefreshModels          func(childComplexity int, connectionID string) int
+		ReorderConnections     func(childComplexity int, ids []string) int
+		ResolveApproval        func(childComplexity int, sessionID string, requestID string, decision core.ApprovalDecision) int
+		RestartMcpServer       func(childComplexity int, id string) int
+		SendMessage            func(childComplexity int, sessionID string, input model.UserInput) int
+		SetDefaultModel        func(childComplexity int, purpose core.ModelPurpose, connectionID *string, model *string) int
+		SetHooks               func(childComplexity int, config scalar.JSON) int
+		StopTurn               func(childComplexity int, sessionID string, keepQueue *bool, dispatchItemID *string) int
+		TrustProject           func(childComplexity int, id string) int
+		UpdateConnection       func(childComplexity int, id string, input model.ConnectionInput) int
+		UpdateMcpServer        func(childComplexity int, id string, input model.McpServerInput) int
+		UpdateSession          func(childComplexity int, id string, input model.UpdateSessionInput) int
+		UploadAttachment       func(childComplexity int, file graphql.Upload) int
 	}
 
 	Node struct {
@@ -298,6 +311,7 @@ type ComplexityRoot struct {
 		Connections   func(childComplexity int) int
 		DefaultModels func(childComplexity int) int
 		Events        func(childComplexity int, sessionID string, afterSeq *int64, limit *int64) int
+		ExportSession func(childComplexity int, id string) int
 		Hooks         func(childComplexity int) int
 		McpServers    func(childComplexity int) int
 		Nodes         func(childComplexity int) int
@@ -369,6 +383,7 @@ type ComplexityRoot struct {
 		CreatedAt       func(childComplexity int) int
 		HeadSeq         func(childComplexity int) int
 		ID              func(childComplexity int) int
+		McpServers      func(childComplexity int) int
 		Messages        func(childComplexity int, includeInactive *bool) int
 		Model           func(childComplexity int) int
 		ParentID        func(childComplexity int) int
@@ -420,10 +435,12 @@ type ComplexityRoot struct {
 	Usage struct {
 		CacheWriteTokens func(childComplexity int) int
 		CachedTokens     func(childComplexity int) int
+		Cost             func(childComplexity int) int
 		Estimated        func(childComplexity int) int
 		InputTokens      func(childComplexity int) int
 		OutputTokens     func(childComplexity int) int
 		TotalTokens      func(childComplexity int) int
+		UnpricedTokens   func(childComplexity int) int
 	}
 }
 
@@ -460,6 +477,8 @@ type McpServerResolver interface {
 
 	Error(ctx context.Context, obj *core.MCPServer) (*string, error)
 	ProtocolVersion(ctx context.Context, obj *core.MCPServer) (*string, error)
+
+	SessionID(ctx context.Context, obj *core.MCPServer) (*string, error)
 }
 type McpToolResolver interface {
 	Description(ctx context.Context, obj *core.MCPToolState) (*string, error)
@@ -488,6 +507,8 @@ type MutationResolver interface {
 	UpdateMcpServer(ctx context.Context, id string, input model.McpServerInput) (*core.MCPServer, error)
 	DeleteMcpServer(ctx context.Context, id string) (bool, error)
 	RestartMcpServer(ctx context.Context, id string) (*core.MCPServer, error)
+	AttachSessionMcpServer(ctx context.Context, sessionID string, input model.McpServerInput) (*core.MCPServer, error)
+	DetachSessionMcpServer(ctx context.Context, sessionID string, id string) (bool, error)
 	CreateConnection(ctx context.Context, input model.ConnectionInput) (*core.Connection, error)
 	UpdateConnection(ctx context.Context, id string, input model.ConnectionInput) (*core.Connection, error)
 	DeleteConnection(ctx context.Context, id string) (bool, error)
@@ -514,6 +535,8 @@ type MutationResolver interface {
 	ResolveApproval(ctx context.Context, sessionID string, requestID string, decision core.ApprovalDecision) (bool, error)
 	AnswerQuestion(ctx context.Context, sessionID string, requestID string, answer string) (bool, error)
 	UploadAttachment(ctx context.Context, file graphql.Upload) (*core.Attachment, error)
+	ImportSession(ctx context.Context, data string, projectID *string) (*core.Session, error)
+	ImportSessionFile(ctx context.Context, file graphql.Upload, projectID *string) (*core.Session, error)
 }
 type PluginInfoResolver interface {
 	ProviderKind(ctx context.Context, obj *core.PluginInfo) (*string, error)
@@ -540,6 +563,7 @@ type QueryResolver interface {
 	Session(ctx context.Context, id string) (*core.Session, error)
 	UsageTotals(ctx context.Context) (*core.Usage, error)
 	Events(ctx context.Context, sessionID string, afterSeq *int64, limit *int64) ([]model.SessionEvent, error)
+	ExportSession(ctx context.Context, id string) (string, error)
 	Nodes(ctx context.Context) ([]core.NodeInfo, error)
 }
 type QueueItemResolver interface {
@@ -572,6 +596,7 @@ type SessionResolver interface {
 	Queue(ctx context.Context, obj *core.Session) ([]core.QueueItem, error)
 	Usage(ctx context.Context, obj *core.Session) (*core.Usage, error)
 	ContextUsage(ctx context.Context, obj *core.Session) (*core.ContextUsage, error)
+	McpServers(ctx context.Context, obj *core.Session) ([]core.MCPServer, error)
 }
 type SubscriptionResolver interface {
 	SessionEvents(ctx context.Context, sessionID string, afterSeq *int64) (<-chan *model.SessionEvent, error)
@@ -801,6 +826,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Capabilities.MaxOutputTokens(childComplexity), true
+	case "Capabilities.prices":
+		if e.ComplexityRoot.Capabilities.Prices == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Capabilities.Prices(childComplexity), true
 	case "Capabilities.reasoningEfforts":
 		if e.ComplexityRoot.Capabilities.ReasoningEfforts == nil {
 			break
@@ -1072,6 +1103,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.McpServer.ProtocolVersion(childComplexity), true
+	case "McpServer.sessionId":
+		if e.ComplexityRoot.McpServer.SessionID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.McpServer.SessionID(childComplexity), true
 	case "McpServer.status":
 		if e.ComplexityRoot.McpServer.Status == nil {
 			break
@@ -1286,6 +1323,31 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Model.ID(childComplexity), true
 
+	case "ModelPrices.cacheWritePerMillion":
+		if e.ComplexityRoot.ModelPrices.CacheWritePerMillion == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ModelPrices.CacheWritePerMillion(childComplexity), true
+	case "ModelPrices.cachedInputPerMillion":
+		if e.ComplexityRoot.ModelPrices.CachedInputPerMillion == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ModelPrices.CachedInputPerMillion(childComplexity), true
+	case "ModelPrices.inputPerMillion":
+		if e.ComplexityRoot.ModelPrices.InputPerMillion == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ModelPrices.InputPerMillion(childComplexity), true
+	case "ModelPrices.outputPerMillion":
+		if e.ComplexityRoot.ModelPrices.OutputPerMillion == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ModelPrices.OutputPerMillion(childComplexity), true
+
 	case "ModelRef.connectionId":
 		if e.ComplexityRoot.ModelRef.ConnectionID == nil {
 			break
@@ -1310,6 +1372,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.AnswerQuestion(childComplexity, args["sessionId"].(string), args["requestId"].(string), args["answer"].(string)), true
+	case "Mutation.attachSessionMcpServer":
+		if e.ComplexityRoot.Mutation.AttachSessionMcpServer == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_attachSessionMcpServer_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.AttachSessionMcpServer(childComplexity, args["sessionId"].(string), args["input"].(model.McpServerInput)), true
 	case "Mutation.compactSession":
 		if e.ComplexityRoot.Mutation.CompactSession == nil {
 			break
@@ -1442,6 +1515,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.DeleteSession(childComplexity, args["id"].(string)), true
+	case "Mutation.detachSessionMcpServer":
+		if e.ComplexityRoot.Mutation.DetachSessionMcpServer == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_detachSessionMcpServer_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.DetachSessionMcpServer(childComplexity, args["sessionId"].(string), args["id"].(string)), true
 	case "Mutation.editQueuedMessage":
 		if e.ComplexityRoot.Mutation.EditQueuedMessage == nil {
 			break
@@ -1486,6 +1570,28 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.GenerateVideo(childComplexity, args["input"].(model.GenerateVideoInput)), true
+	case "Mutation.importSession":
+		if e.ComplexityRoot.Mutation.ImportSession == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_importSession_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.ImportSession(childComplexity, args["data"].(string), args["projectId"].(*string)), true
+	case "Mutation.importSessionFile":
+		if e.ComplexityRoot.Mutation.ImportSessionFile == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_importSessionFile_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.ImportSessionFile(childComplexity, args["file"].(graphql.Upload), args["projectId"].(*string)), true
 	case "Mutation.moveQueuedMessage":
 		if e.ComplexityRoot.Mutation.MoveQueuedMessage == nil {
 			break
@@ -1854,6 +1960,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Events(childComplexity, args["sessionId"].(string), args["afterSeq"].(*int64), args["limit"].(*int64)), true
+	case "Query.exportSession":
+		if e.ComplexityRoot.Query.ExportSession == nil {
+			break
+		}
+
+		args, err := ec.field_Query_exportSession_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.ExportSession(childComplexity, args["id"].(string)), true
 	case "Query.hooks":
 		if e.ComplexityRoot.Query.Hooks == nil {
 			break
@@ -2177,6 +2294,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Session.ID(childComplexity), true
+	case "Session.mcpServers":
+		if e.ComplexityRoot.Session.McpServers == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Session.McpServers(childComplexity), true
 	case "Session.messages":
 		if e.ComplexityRoot.Session.Messages == nil {
 			break
@@ -2408,6 +2531,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Usage.CachedTokens(childComplexity), true
+	case "Usage.cost":
+		if e.ComplexityRoot.Usage.Cost == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Usage.Cost(childComplexity), true
 	case "Usage.estimated":
 		if e.ComplexityRoot.Usage.Estimated == nil {
 			break
@@ -2432,6 +2561,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Usage.TotalTokens(childComplexity), true
+	case "Usage.unpricedTokens":
+		if e.ComplexityRoot.Usage.UnpricedTokens == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Usage.UnpricedTokens(childComplexity), true
 
 	}
 	return 0, false
@@ -2452,6 +2587,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 			graphql.NewInputUnmarshaler("KeyValueInput", ec.unmarshalInputKeyValueInput),
 			graphql.NewInputUnmarshaler("McpServerInput", ec.unmarshalInputMcpServerInput),
 			graphql.NewInputUnmarshaler("ModelInput", ec.unmarshalInputModelInput),
+			graphql.NewInputUnmarshaler("ModelPricesInput", ec.unmarshalInputModelPricesInput),
 			graphql.NewInputUnmarshaler("ProjectInput", ec.unmarshalInputProjectInput),
 			graphql.NewInputUnmarshaler("ProviderOptionInput", ec.unmarshalInputProviderOptionInput),
 			graphql.NewInputUnmarshaler("UpdateSessionInput", ec.unmarshalInputUpdateSessionInput),
@@ -2662,6 +2798,24 @@ type Capabilities {
   reasoningEfforts: [String!]
   webSearch: Boolean
   generation: Generation
+  "The model's prices as the user declared them; null = unknown (costs are then null)."
+  prices: ModelPrices
+}
+
+"""
+A model's prices in US dollars per million tokens, declared by the user (the
+kernel never looks prices up). Usage costs are computed from them when the
+usage is recorded (docs/providers.md#cost).
+"""
+type ModelPrices {
+  "Input tokens that are neither cache reads nor cache writes."
+  inputPerMillion: Float!
+  "Cache-read input tokens (Usage.cachedTokens); null: inputPerMillion."
+  cachedInputPerMillion: Float
+  "Input tokens written to the prompt cache (Usage.cacheWriteTokens); null: inputPerMillion."
+  cacheWritePerMillion: Float
+  "Output tokens, reasoning included."
+  outputPerMillion: Float!
 }
 
 "One model offered by a connection."
@@ -2673,7 +2827,8 @@ type Model {
 """
 A user-configured account or endpoint. The API key is never returned by any
 field; apiKeyConfigured says whether one is set. Keys live in connections.json
-in the kernel's private data directory.
+in the kernel's private data directory, or with --database sealed (AES-GCM) in
+PostgreSQL (docs/postgresql.md).
 """
 type Connection {
   id: ID!
@@ -2831,6 +2986,14 @@ type Usage {
   cacheWriteTokens: Int!
   "Some of it is a local estimate (the provider reported no usage)."
   estimated: Boolean!
+  """
+  What it cost in US dollars, from the prices its models declared when each
+  request was made (ModelPrices); null when none of it had a price. A sum that
+  is only partly priced counts the priced part: see unpricedTokens.
+  """
+  cost: Float
+  "Tokens (totalTokens) of usage that had no price and so are not in cost; 0 when cost covers everything."
+  unpricedTokens: Int!
 }
 
 """
@@ -2965,6 +3128,8 @@ type Session {
   usage: Usage!
   "Estimated size of the next request against the model's budget, for a meter."
   contextUsage: ContextUsage!
+  "MCP servers attached to this session only (attachSessionMcpServer), in attach order; their tools are offered in this session and its sub-agent sessions."
+  mcpServers: [McpServer!]!
 }
 
 "A tool call the model asked for."
@@ -3178,6 +3343,8 @@ type McpServer {
   tools: [McpTool!]!
   "The effective timeout of one tool call, in seconds."
   timeoutSeconds: Int!
+  "The session a session-scoped server is attached to (attachSessionMcpServer); null for a kernel-wide server."
+  sessionId: ID
 }
 
 "A tool of an MCP server."
@@ -3209,6 +3376,15 @@ type Query {
   usageTotals: Usage!
   "The persisted event log in seq order; limit is 1..5000."
   events(sessionId: ID!, afterSeq: Int = 0, limit: Int = 500): [SessionEvent!]!
+  """
+  The session as a foya.session JSON Lines document (docs/export.md): a header
+  line, every persisted event in seq order, then the stored bytes its messages
+  refer to (attachments and file contents), base64 and content-addressed.
+  Provider-native state is left out. Works while a turn runs (what is persisted
+  so far). At most 12 MiB (BAD_INPUT beyond: the response limit is 16 MiB);
+  child sessions are not included.
+  """
+  exportSession(id: ID!): String!
   """
   The kernel processes serving this database, oldest first: this kernel
   alone on SQLite; on PostgreSQL every node heard from in the last minute
@@ -3308,6 +3484,19 @@ input CapabilitiesInput {
   reasoningEfforts: [String!]
   webSearch: Boolean
   generation: GenerationInput
+  "Prices for cost figures; null on update clears them (capabilities are replaced whole)."
+  prices: ModelPricesInput
+}
+
+"""
+Prices in US dollars per million tokens, each 0 to 100000. cachedInputPerMillion
+and cacheWritePerMillion default to inputPerMillion.
+"""
+input ModelPricesInput {
+  inputPerMillion: Float!
+  cachedInputPerMillion: Float
+  cacheWritePerMillion: Float
+  outputPerMillion: Float!
 }
 
 input GenerationInput {
@@ -3358,6 +3547,8 @@ input CreateSessionInput {
   title: String
   "Defaults to EXECUTE."
   agentMode: AgentMode
+  "MCP servers attached to this session only, as with attachSessionMcpServer; all are validated before the session is created (BAD_INPUT names input.mcpServers[i].<field>)."
+  mcpServers: [McpServerInput!]
 }
 
 "Null fields stay unchanged. There is no phase: only the kernel sets it."
@@ -3384,8 +3575,22 @@ type Mutation {
   updateMcpServer(id: ID!, input: McpServerInput!): McpServer!
   "Stops and removes an MCP server."
   deleteMcpServer(id: ID!): Boolean!
-  "Stops and starts an MCP server again, clearing FAILED; CONFLICT when it is disabled."
+  "Stops and starts an MCP server again (kernel-wide or attached to a session), clearing FAILED; CONFLICT when it is disabled."
   restartMcpServer(id: ID!): McpServer!
+  """
+  Attaches an MCP server to one session only and starts it: its tools are
+  offered in that session and its sub-agent sessions, nowhere else. Not
+  stored on disk (its env and header values stay in the kernel's memory,
+  write-only like every MCP secret); it stops when detached, when the
+  session is deleted, or when the kernel stops. A server of the same name
+  already attached to the session is replaced (restarted only if its
+  configuration changed), so re-attaching after a reconnect is idempotent.
+  The name must differ from the kernel-wide servers' (CONFLICT); enabled:
+  false is BAD_INPUT.
+  """
+  attachSessionMcpServer(sessionId: ID!, input: McpServerInput!): McpServer!
+  "Stops an MCP server attached to a session and removes it; NOT_FOUND when the session has no such server."
+  detachSessionMcpServer(sessionId: ID!, id: ID!): Boolean!
   createConnection(input: ConnectionInput!): Connection!
   "A patch; see ConnectionInput."
   updateConnection(id: ID!, input: ConnectionInput!): Connection!
@@ -3483,6 +3688,20 @@ type Mutation {
   answerQuestion(sessionId: ID!, requestId: ID!, answer: String!): Boolean!
   "Stores a file (at most 20 MiB) in the artifact store, content-addressed by SHA-256."
   uploadAttachment(file: Upload!): Attachment!
+  """
+  Creates a new top-level session from a foya.session document (exportSession,
+  docs/export.md): the same events with the same seqs and content, under new
+  session and attachment ids, bound to projectId (else to no project), to the
+  document's connection and model when this kernel has them (else unbound),
+  with source import:<the document's session id>. The document is untrusted:
+  every line is validated and a bad one is refused with BAD_INPUT naming its
+  line number; nothing is written unless all of it is. data is limited by the
+  8 MiB JSON request body; larger documents (up to 64 MiB) go through
+  importSessionFile.
+  """
+  importSession(data: String!, projectId: ID): Session!
+  "importSession for a document sent as a file in a multipart request (at most 64 MiB)."
+  importSessionFile(file: Upload!, projectId: ID): Session!
 }
 
 type Subscription {
@@ -3490,6 +3709,9 @@ type Subscription {
   Every persisted event with seq > afterSeq (when given), then live events, with
   no gap and no duplicate. A subscriber that falls too far behind receives
   resync_required and should resubscribe with afterSeq = payload.lastSeq.
+  Over SSE every persisted event carries ` + "`" + `id: <seq>` + "`" + `, and a request with a
+  Last-Event-ID header (a non-negative integer) resumes after that seq as
+  afterSeq would, in place of the afterSeq argument (docs/sse.md).
   """
   sessionEvents(sessionId: ID!, afterSeq: Int): SessionEvent!
   "Session list and catalog changes."
@@ -3615,6 +3837,8 @@ func (ec *executionContext) childFields_Capabilities(ctx context.Context, field 
 		return ec.fieldContext_Capabilities_webSearch(ctx, field)
 	case "generation":
 		return ec.fieldContext_Capabilities_generation(ctx, field)
+	case "prices":
+		return ec.fieldContext_Capabilities_prices(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Capabilities", field.Name)
 }
@@ -3749,6 +3973,8 @@ func (ec *executionContext) childFields_McpServer(ctx context.Context, field gra
 		return ec.fieldContext_McpServer_tools(ctx, field)
 	case "timeoutSeconds":
 		return ec.fieldContext_McpServer_timeoutSeconds(ctx, field)
+	case "sessionId":
+		return ec.fieldContext_McpServer_sessionId(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type McpServer", field.Name)
 }
@@ -3829,6 +4055,20 @@ func (ec *executionContext) childFields_Model(ctx context.Context, field graphql
 		return ec.fieldContext_Model_capabilities(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Model", field.Name)
+}
+
+func (ec *executionContext) childFields_ModelPrices(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "inputPerMillion":
+		return ec.fieldContext_ModelPrices_inputPerMillion(ctx, field)
+	case "cachedInputPerMillion":
+		return ec.fieldContext_ModelPrices_cachedInputPerMillion(ctx, field)
+	case "cacheWritePerMillion":
+		return ec.fieldContext_ModelPrices_cacheWritePerMillion(ctx, field)
+	case "outputPerMillion":
+		return ec.fieldContext_ModelPrices_outputPerMillion(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ModelPrices", field.Name)
 }
 
 func (ec *executionContext) childFields_ModelRef(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -4077,6 +4317,8 @@ func (ec *executionContext) childFields_Session(ctx context.Context, field graph
 		return ec.fieldContext_Session_usage(ctx, field)
 	case "contextUsage":
 		return ec.fieldContext_Session_contextUsage(ctx, field)
+	case "mcpServers":
+		return ec.fieldContext_Session_mcpServers(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Session", field.Name)
 }
@@ -4149,6 +4391,10 @@ func (ec *executionContext) childFields_Usage(ctx context.Context, field graphql
 		return ec.fieldContext_Usage_cacheWriteTokens(ctx, field)
 	case "estimated":
 		return ec.fieldContext_Usage_estimated(ctx, field)
+	case "cost":
+		return ec.fieldContext_Usage_cost(ctx, field)
+	case "unpricedTokens":
+		return ec.fieldContext_Usage_unpricedTokens(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Usage", field.Name)
 }
@@ -4296,6 +4542,28 @@ func (ec *executionContext) field_Mutation_answerQuestion_args(ctx context.Conte
 		return nil, err
 	}
 	args["answer"] = arg2
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_attachSessionMcpServer_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "sessionId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["sessionId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.McpServerInput, error) {
+			return ec.unmarshalNMcpServerInput2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋgraphᚋmodelᚐMcpServerInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg1
 	return args, nil
 }
 
@@ -4507,6 +4775,28 @@ func (ec *executionContext) field_Mutation_deleteSession_args(ctx context.Contex
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_detachSessionMcpServer_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "sessionId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["sessionId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg1
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_editQueuedMessage_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -4584,6 +4874,50 @@ func (ec *executionContext) field_Mutation_generateVideo_args(ctx context.Contex
 		return nil, err
 	}
 	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_importSessionFile_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "file",
+		func(ctx context.Context, v any) (graphql.Upload, error) {
+			return ec.unmarshalNUpload2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚐUpload(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["file"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "projectId",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOID2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["projectId"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_importSession_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "data",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["data"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "projectId",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOID2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["projectId"] = arg1
 	return args, nil
 }
 
@@ -4942,6 +5276,20 @@ func (ec *executionContext) field_Query_events_args(ctx context.Context, rawArgs
 		return nil, err
 	}
 	args["limit"] = arg2
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_exportSession_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
 	return args, nil
 }
 
@@ -5929,6 +6277,38 @@ func (ec *executionContext) fieldContext_Capabilities_generation(_ context.Conte
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Generation(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Capabilities_prices(ctx context.Context, field graphql.CollectedField, obj *core.Capabilities) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Capabilities_prices(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Prices, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *core.ModelPrices) graphql.Marshaler {
+			return ec.marshalOModelPrices2ᚖgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐModelPrices(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Capabilities_prices(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Capabilities",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ModelPrices(ctx, field)
 		},
 	}
 	return fc, nil
@@ -7064,6 +7444,29 @@ func (ec *executionContext) fieldContext_McpServer_timeoutSeconds(_ context.Cont
 	return graphql.NewScalarFieldContext("McpServer", field, false, false, "Int")
 }
 
+func (ec *executionContext) _McpServer_sessionId(ctx context.Context, field graphql.CollectedField, obj *core.MCPServer) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_McpServer_sessionId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.McpServer().SessionID(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOID2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_McpServer_sessionId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("McpServer", field, true, true, "ID")
+}
+
 func (ec *executionContext) _McpTool_name(ctx context.Context, field graphql.CollectedField, obj *core.MCPToolState) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -7817,6 +8220,98 @@ func (ec *executionContext) fieldContext_Model_capabilities(_ context.Context, f
 	return fc, nil
 }
 
+func (ec *executionContext) _ModelPrices_inputPerMillion(ctx context.Context, field graphql.CollectedField, obj *core.ModelPrices) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ModelPrices_inputPerMillion(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.InputPerMillion, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ModelPrices_inputPerMillion(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ModelPrices", field, false, false, "Float")
+}
+
+func (ec *executionContext) _ModelPrices_cachedInputPerMillion(ctx context.Context, field graphql.CollectedField, obj *core.ModelPrices) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ModelPrices_cachedInputPerMillion(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CachedInputPerMillion, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
+			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ModelPrices_cachedInputPerMillion(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ModelPrices", field, false, false, "Float")
+}
+
+func (ec *executionContext) _ModelPrices_cacheWritePerMillion(ctx context.Context, field graphql.CollectedField, obj *core.ModelPrices) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ModelPrices_cacheWritePerMillion(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CacheWritePerMillion, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
+			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ModelPrices_cacheWritePerMillion(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ModelPrices", field, false, false, "Float")
+}
+
+func (ec *executionContext) _ModelPrices_outputPerMillion(ctx context.Context, field graphql.CollectedField, obj *core.ModelPrices) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ModelPrices_outputPerMillion(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.OutputPerMillion, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ModelPrices_outputPerMillion(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ModelPrices", field, false, false, "Float")
+}
+
 func (ec *executionContext) _ModelRef_connectionId(ctx context.Context, field graphql.CollectedField, obj *core.ModelRef) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -8121,6 +8616,94 @@ func (ec *executionContext) fieldContext_Mutation_restartMcpServer(ctx context.C
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Mutation_restartMcpServer_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_attachSessionMcpServer(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_attachSessionMcpServer(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().AttachSessionMcpServer(ctx, fc.Args["sessionId"].(string), fc.Args["input"].(model.McpServerInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *core.MCPServer) graphql.Marshaler {
+			return ec.marshalNMcpServer2ᚖgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐMCPServer(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_attachSessionMcpServer(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_McpServer(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_attachSessionMcpServer_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_detachSessionMcpServer(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_detachSessionMcpServer(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().DetachSessionMcpServer(ctx, fc.Args["sessionId"].(string), fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_detachSessionMcpServer(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type Boolean does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_detachSessionMcpServer_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -9271,6 +9854,94 @@ func (ec *executionContext) fieldContext_Mutation_uploadAttachment(ctx context.C
 	return fc, nil
 }
 
+func (ec *executionContext) _Mutation_importSession(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_importSession(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().ImportSession(ctx, fc.Args["data"].(string), fc.Args["projectId"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *core.Session) graphql.Marshaler {
+			return ec.marshalNSession2ᚖgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐSession(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_importSession(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Session(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_importSession_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_importSessionFile(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_importSessionFile(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().ImportSessionFile(ctx, fc.Args["file"].(graphql.Upload), fc.Args["projectId"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *core.Session) graphql.Marshaler {
+			return ec.marshalNSession2ᚖgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐSession(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_importSessionFile(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Session(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_importSessionFile_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Node_id(ctx context.Context, field graphql.CollectedField, obj *core.NodeInfo) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -10323,6 +10994,50 @@ func (ec *executionContext) fieldContext_Query_events(ctx context.Context, field
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Query_events_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_exportSession(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_exportSession(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().ExportSession(ctx, fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_exportSession(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type String does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_exportSession_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -11876,6 +12591,38 @@ func (ec *executionContext) fieldContext_Session_contextUsage(_ context.Context,
 	return fc, nil
 }
 
+func (ec *executionContext) _Session_mcpServers(ctx context.Context, field graphql.CollectedField, obj *core.Session) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Session_mcpServers(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Session().McpServers(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []core.MCPServer) graphql.Marshaler {
+			return ec.marshalNMcpServer2ᚕgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐMCPServerᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Session_mcpServers(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Session",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_McpServer(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _SessionEvent_seq(ctx context.Context, field graphql.CollectedField, obj *model.SessionEvent) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -12538,6 +13285,52 @@ func (ec *executionContext) _Usage_estimated(ctx context.Context, field graphql.
 }
 func (ec *executionContext) fieldContext_Usage_estimated(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Usage", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _Usage_cost(ctx context.Context, field graphql.CollectedField, obj *core.Usage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Usage_cost(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cost, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
+			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Usage_cost(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Usage", field, false, false, "Float")
+}
+
+func (ec *executionContext) _Usage_unpricedTokens(ctx context.Context, field graphql.CollectedField, obj *core.Usage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Usage_unpricedTokens(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UnpricedTokens, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Usage_unpricedTokens(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Usage", field, false, false, "Int")
 }
 
 func (ec *executionContext) ___Directive_name(ctx context.Context, field graphql.CollectedField, obj *introspection.Directive) (ret graphql.Marshaler) {
@@ -13701,7 +14494,7 @@ func (ec *executionContext) unmarshalInputCapabilitiesInput(ctx context.Context,
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"contextWindow", "maxInputTokens", "maxOutputTokens", "imageInput", "toolCalling", "reasoningEfforts", "webSearch", "generation"}
+	fieldsInOrder := [...]string{"contextWindow", "maxInputTokens", "maxOutputTokens", "imageInput", "toolCalling", "reasoningEfforts", "webSearch", "generation", "prices"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -13764,6 +14557,13 @@ func (ec *executionContext) unmarshalInputCapabilitiesInput(ctx context.Context,
 				return it, err
 			}
 			it.Generation = data
+		case "prices":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("prices"))
+			data, err := ec.unmarshalOModelPricesInput2ᚖgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐModelPrices(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Prices = data
 		}
 	}
 	return it, nil
@@ -13897,7 +14697,7 @@ func (ec *executionContext) unmarshalInputCreateSessionInput(ctx context.Context
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"connectionId", "model", "projectId", "approvalMode", "reasoningEffort", "title", "agentMode"}
+	fieldsInOrder := [...]string{"connectionId", "model", "projectId", "approvalMode", "reasoningEffort", "title", "agentMode", "mcpServers"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -13953,6 +14753,13 @@ func (ec *executionContext) unmarshalInputCreateSessionInput(ctx context.Context
 				return it, err
 			}
 			it.AgentMode = data
+		case "mcpServers":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("mcpServers"))
+			data, err := ec.unmarshalOMcpServerInput2ᚕgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋgraphᚋmodelᚐMcpServerInputᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.McpServers = data
 		}
 	}
 	return it, nil
@@ -14373,6 +15180,69 @@ func (ec *executionContext) unmarshalInputModelInput(ctx context.Context, obj an
 func UnmarshalModelInput(ctx context.Context, raw any) (model.ModelInput, error) {
 	var out model.ModelInput
 	err := graphql.UnmarshalNamedInputFromContext(ctx, "ModelInput", raw, &out)
+	return out, err
+}
+
+func (ec *executionContext) unmarshalInputModelPricesInput(ctx context.Context, obj any) (core.ModelPrices, error) {
+	var it core.ModelPrices
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"inputPerMillion", "cachedInputPerMillion", "cacheWritePerMillion", "outputPerMillion"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "inputPerMillion":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("inputPerMillion"))
+			data, err := ec.unmarshalNFloat2float64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.InputPerMillion = data
+		case "cachedInputPerMillion":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("cachedInputPerMillion"))
+			data, err := ec.unmarshalOFloat2ᚖfloat64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CachedInputPerMillion = data
+		case "cacheWritePerMillion":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("cacheWritePerMillion"))
+			data, err := ec.unmarshalOFloat2ᚖfloat64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CacheWritePerMillion = data
+		case "outputPerMillion":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("outputPerMillion"))
+			data, err := ec.unmarshalNFloat2float64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.OutputPerMillion = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalModelPricesInput unmarshals raw into the ModelPricesInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalModelPricesInput(ctx context.Context, raw any) (core.ModelPrices, error) {
+	var out core.ModelPrices
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "ModelPricesInput", raw, &out)
 	return out, err
 }
 
@@ -14945,6 +15815,11 @@ func (ec *executionContext) _Capabilities(ctx context.Context, sel ast.Selection
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
+		case "prices":
+			out.Values[i] = ec._Capabilities_prices(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -15380,6 +16255,12 @@ func (ec *executionContext) _McpServer(ctx context.Context, sel ast.SelectionSet
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "sessionId":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._McpServer_sessionId(ctx, field, obj)
+				})
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -15642,6 +16523,54 @@ func (ec *executionContext) _Model(ctx context.Context, sel ast.SelectionSet, ob
 	return out
 }
 
+var modelPricesImplementors = []string{"ModelPrices"}
+
+func (ec *executionContext) _ModelPrices(ctx context.Context, sel ast.SelectionSet, obj *core.ModelPrices) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, modelPricesImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ModelPrices")
+		case "inputPerMillion":
+			out.Values[i] = ec._ModelPrices_inputPerMillion(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "cachedInputPerMillion":
+			out.Values[i] = ec._ModelPrices_cachedInputPerMillion(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "cacheWritePerMillion":
+			out.Values[i] = ec._ModelPrices_cacheWritePerMillion(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "outputPerMillion":
+			out.Values[i] = ec._ModelPrices_outputPerMillion(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var modelRefImplementors = []string{"ModelRef"}
 
 func (ec *executionContext) _ModelRef(ctx context.Context, sel ast.SelectionSet, obj *core.ModelRef) graphql.Marshaler {
@@ -15737,6 +16666,20 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		case "restartMcpServer":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_restartMcpServer(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "attachSessionMcpServer":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_attachSessionMcpServer(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "detachSessionMcpServer":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_detachSessionMcpServer(ctx, field)
 			})
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -15919,6 +16862,20 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		case "uploadAttachment":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_uploadAttachment(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "importSession":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_importSession(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "importSessionFile":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_importSessionFile(ctx, field)
 			})
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -16316,6 +17273,12 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 				true, true,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Query_events(ctx, field)
+				})
+		case "exportSession":
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_exportSession(ctx, field)
 				})
 		case "nodes":
 			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
@@ -16826,6 +17789,12 @@ func (ec *executionContext) _Session(ctx context.Context, sel ast.SelectionSet, 
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Session_contextUsage(ctx, field, obj)
 				})
+		case "mcpServers":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Session_mcpServers(ctx, field, obj)
+				})
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -17078,6 +18047,16 @@ func (ec *executionContext) _Usage(ctx context.Context, sel ast.SelectionSet, ob
 			}
 		case "estimated":
 			out.Values[i] = ec._Usage_estimated(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "cost":
+			out.Values[i] = ec._Usage_cost(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "unpricedTokens":
+			out.Values[i] = ec._Usage_unpricedTokens(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -17769,6 +18748,20 @@ func (ec *executionContext) marshalNFileChange2ᚕgithubᚗcomᚋfoyaᚑdevᚋfo
 	}
 
 	return ret
+}
+
+func (ec *executionContext) unmarshalNFloat2float64(ctx context.Context, v any) (float64, error) {
+	res, err := graphql.UnmarshalFloatContext(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNFloat2float64(ctx context.Context, sel ast.SelectionSet, v float64) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalFloatContext(v)
+	if res == graphql.Null {
+		graphql.AddInvalidNullFromMarshaler(ctx, "Float!")
+	}
+	return graphql.WrapContextMarshaler(ctx, res)
 }
 
 func (ec *executionContext) unmarshalNGenerateImageInput2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋgraphᚋmodelᚐGenerateImageInput(ctx context.Context, v any) (model.GenerateImageInput, error) {
@@ -18900,6 +19893,23 @@ func (ec *executionContext) marshalOFileChange2ᚖgithubᚗcomᚋfoyaᚑdevᚋfo
 	return ec._FileChange(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalOFloat2ᚖfloat64(ctx context.Context, v any) (*float64, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := graphql.UnmarshalFloatContext(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOFloat2ᚖfloat64(ctx context.Context, sel ast.SelectionSet, v *float64) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	_ = sel
+	res := graphql.MarshalFloatContext(*v)
+	return graphql.WrapContextMarshaler(ctx, res)
+}
+
 func (ec *executionContext) marshalOGeneration2ᚖgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐGeneration(ctx context.Context, sel ast.SelectionSet, v *core.Generation) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
@@ -19043,6 +20053,23 @@ func (ec *executionContext) unmarshalOKeyValueInput2ᚕgithubᚗcomᚋfoyaᚑdev
 	return res, nil
 }
 
+func (ec *executionContext) unmarshalOMcpServerInput2ᚕgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋgraphᚋmodelᚐMcpServerInputᚄ(ctx context.Context, v any) ([]model.McpServerInput, error) {
+	if v == nil {
+		return nil, nil
+	}
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]model.McpServerInput, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNMcpServerInput2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋgraphᚋmodelᚐMcpServerInput(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
 func (ec *executionContext) marshalOMessage2ᚖgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐMessage(ctx context.Context, sel ast.SelectionSet, v *core.Message) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
@@ -19065,6 +20092,21 @@ func (ec *executionContext) unmarshalOModelInput2ᚕgithubᚗcomᚋfoyaᚑdevᚋ
 		}
 	}
 	return res, nil
+}
+
+func (ec *executionContext) marshalOModelPrices2ᚖgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐModelPrices(ctx context.Context, sel ast.SelectionSet, v *core.ModelPrices) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._ModelPrices(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOModelPricesInput2ᚖgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐModelPrices(ctx context.Context, v any) (*core.ModelPrices, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputModelPricesInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) marshalOModelRef2ᚖgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐModelRef(ctx context.Context, sel ast.SelectionSet, v *core.ModelRef) graphql.Marshaler {

@@ -64,7 +64,7 @@ func NewHandler(cfg ServerConfig) http.Handler {
 	lim := cfg.Limits.withDefaults()
 	srv := handler.New(NewExecutableSchema(Config{Resolvers: &Resolver{Service: cfg.Service, Engine: cfg.Engine, Ledger: cfg.Usage, Catalog: cfg.Catalog, Registry: cfg.Plugins, MCP: cfg.MCP, NodeList: cfg.Nodes, Log: log}}))
 	// SSE must come before POST: both accept POST requests.
-	srv.AddTransport(transport.SSE{})
+	srv.AddTransport(resumableSSE{})
 	ws := transport.Websocket{
 		// browserGuard has already checked the Origin of every /graphql request.
 		Implementation:        rotationAwareWS{transport.CoderWebsocketImplementation{AcceptOptions: websocket.AcceptOptions{InsecureSkipVerify: true}}},
@@ -104,7 +104,9 @@ func NewHandler(cfg ServerConfig) http.Handler {
 		api = cfg.Auth.middleware(api)
 	}
 	mux.Handle("/graphql", codedErrors(browserGuard(api, cfg.Auth, cfg.OriginPatterns, cfg.HostPatterns)))
-	mux.Handle("/playground", PlaygroundHandler("Foya kernel", "/graphql"))
+	playground := PlaygroundHandler("Foya kernel", "/graphql")
+	mux.Handle("/playground", playground)
+	mux.Handle("/playground/assets/", playground)
 	mux.Handle("/", WebHandler())
 	return mux
 }

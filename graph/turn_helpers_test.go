@@ -3,7 +3,9 @@ package graph_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -13,6 +15,8 @@ import (
 
 const testModel = "gpt-t"
 
+var chatConnSeq atomic.Int64
+
 // chatSession creates a connection to the fake endpoint and a session bound
 // to it. The session has a title, so no title request interferes.
 func (k *testKernel) chatSession(t testing.TB, caps map[string]any, approval string) string {
@@ -21,7 +25,9 @@ func (k *testKernel) chatSession(t testing.TB, caps map[string]any, approval str
 	if caps != nil {
 		model["capabilities"] = caps
 	}
-	conn := k.createConn(t, map[string]any{"name": "fake", "baseUrl": k.fake.BaseURL(), "apiKey": "sk-fake", "models": []any{model}})
+	// Connection names are unique: each call adds its own.
+	name := fmt.Sprintf("fake-%d", chatConnSeq.Add(1))
+	conn := k.createConn(t, map[string]any{"name": name, "baseUrl": k.fake.BaseURL(), "apiKey": "sk-fake", "models": []any{model}})
 	var s struct{ CreateSession struct{ ID string } }
 	k.mustDo(t, `mutation($c: ID, $a: ApprovalMode) { createSession(input: {connectionId: $c, title: "test", approvalMode: $a}) { id } }`,
 		map[string]any{"c": conn.ID, "a": approval}, &s)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -83,10 +84,10 @@ func TestSharedCatalogTwoKernels(t *testing.T) {
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	created := map[string]bool{conn.ID: true}
-	for _, cat := range []*core.Catalog{catA, catB} {
+	for k, cat := range []*core.Catalog{catA, catB} {
 		wg.Go(func() {
-			for range 5 {
-				c, err := cat.CreateConnection(ctx, core.ConnectionInput{Name: "c", BaseURL: "http://127.0.0.1:1/v1"})
+			for i := range 5 {
+				c, err := cat.CreateConnection(ctx, core.ConnectionInput{Name: fmt.Sprintf("c-%d-%d", k, i), BaseURL: "http://127.0.0.1:1/v1"})
 				if err != nil {
 					if !errors.Is(err, core.ErrStale) {
 						t.Errorf("create: %v", err)

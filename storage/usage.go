@@ -2,6 +2,7 @@ package storage
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 
 	"github.com/uptrace/bun"
@@ -26,12 +27,17 @@ type usageRow struct {
 	CacheWrites  int64  `bun:"cache_write_tokens,notnull"`
 	Estimated    bool   `bun:"estimated,notnull"`
 	At           string `bun:"at,notnull"`
+	// Cost is in US dollars; NULL when the model had no prices.
+	Cost *float64 `bun:"cost"`
+	// Imported rows came with an imported session: they count in the
+	// session's usage but not in the kernel's totals (nothing was spent).
+	Imported bool `bun:"imported,notnull"`
 }
 
 // recordUsage writes the ledger row of a usage event; it runs in the append
 // transaction (but not on rebuild: the ledger is not a projection, it
-// outlives deleted sessions).
-func recordUsage(ctx context.Context, db bun.IDB, ev core.Event) error {
+// outlives deleted sessions). imported marks the rows of an imported session.
+func recordUsage(ctx context.Context, db bun.IDB, ev core.Event, imported bool) error {
 	var p core.UsagePayload
 	if err := ev.Decode(&p); err != nil {
 		return err
@@ -41,6 +47,7 @@ func recordUsage(ctx context.Context, db bun.IDB, ev core.Event) error {
 		SessionID: ev.SessionID, EventSeq: ev.Seq, Route: p.Route, ConnectionID: p.ConnectionID,
 		Model: u.Model, Purpose: p.Purpose, InputTokens: u.InputTokens, OutputTokens: u.OutputTokens,
 		TotalTokens: u.TotalTokens, CachedTokens: u.CachedTokens, CacheWrites: u.CacheWriteTokens, Estimated: u.Estimated, At: fmtTime(ev.At),
+		Cost: u.Cost, Imported: imported,
 	}
 	if _, err := db.NewInsert().Model(&row).Exec(ctx); err != nil {
 		return fmt.Errorf("record usage of session %s: %w", ev.SessionID, err)
@@ -49,19 +56,28 @@ func recordUsage(ctx context.Context, db bun.IDB, ev core.Event) error {
 }
 
 // UsageTotals implements core.UsageStore: the ledger's sums, for one session
-// or (sessionID "") for everything ever recorded.
+// or (sessionID "") for everything ever spent by this kernel (the rows of
+// imported sessions are left out there). Cost sums the priced rows (NULL
+// when none is priced); UnpricedTokens counts the tokens of the others.
 func (d *DB) UsageTotals(ctx context.Context, sessionID string) (core.Usage, error) {
 	var u core.Usage
 	q := d.r.NewSelect().Table("usage_ledger").
 		ColumnExpr("CAST(COALESCE(SUM(input_tokens), 0) AS BIGINT)").ColumnExpr("CAST(COALESCE(SUM(output_tokens), 0) AS BIGINT)").
 		ColumnExpr("CAST(COALESCE(SUM(total_tokens), 0) AS BIGINT)").ColumnExpr("CAST(COALESCE(SUM(cached_tokens), 0) AS BIGINT)").
 		ColumnExpr("CAST(COALESCE(SUM(cache_write_tokens), 0) AS BIGINT)").
-		ColumnExpr("COALESCE(MAX(CASE WHEN estimated THEN 1 ELSE 0 END), 0)")
+		ColumnExpr("COALESCE(MAX(CASE WHEN estimated THEN 1 ELSE 0 END), 0)").ColumnExpr("SUM(cost)").
+		ColumnExpr("CAST(COALESCE(SUM(CASE WHEN cost IS NULL THEN total_tokens ELSE 0 END), 0) AS BIGINT)")
 	if sessionID != "" {
 		q = q.Where("session_id = ?", sessionID)
+	} else {
+		q = q.Where("NOT imported")
 	}
-	if err := q.Scan(ctx, &u.InputTokens, &u.OutputTokens, &u.TotalTokens, &u.CachedTokens, &u.CacheWriteTokens, &u.Estimated); err != nil {
+	var cost sql.NullFloat64
+	if err := q.Scan(ctx, &u.InputTokens, &u.OutputTokens, &u.TotalTokens, &u.CachedTokens, &u.CacheWriteTokens, &u.Estimated, &cost, &u.UnpricedTokens); err != nil {
 		return core.Usage{}, fmt.Errorf("sum usage: %w", err)
+	}
+	if cost.Valid {
+		u.Cost = &cost.Float64
 	}
 	return u, nil
 }

@@ -129,6 +129,9 @@ func (e *SessionEvent) Usage() (*core.Usage, error) {
 	if err := e.Event.Decode(&p); err != nil {
 		return nil, err
 	}
+	if p.Usage.Cost == nil {
+		p.Usage.UnpricedTokens = p.Usage.TotalTokens
+	}
 	return &p.Usage, nil
 }
 

@@ -1,0 +1,98 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/foya-dev/foya/acp"
+	"github.com/foya-dev/foya/client"
+
+	"github.com/foya-dev/foya/internal/cmdutil"
+)
+
+var acpCommand = cmdutil.Command{
+	Name:     "acp",
+	Synopsis: "[--addr A] [--data-dir DIR] [--token-file PATH] [--log-level L]",
+	Doc: `Speaks the Agent Client Protocol (version 1) on stdin/stdout so that an ACP
+editor (Zed, JetBrains, Neovim plugins, …) can chat with Foya sessions. It
+connects to the kernel at --addr or, when none answers, starts one for as
+long as it runs. Logs go to stderr. See docs/acp.md.`,
+}
+
+// acpCmd is `foya acp`.
+func acpCmd(cfg Config, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	fs := cmdutil.NewFlagSet(acpCommand, stdout)
+	addr := fs.String("addr", kernelAddr(), addrUsage)
+	dataDir := fs.String("data-dir", cmdutil.DefaultDataDir(), "data directory of a kernel started for this command")
+	tokenFile := fs.String("token-file", "", "file holding the kernel's bearer token (default: $FOYA_TOKEN, else <data-dir>/auth-token for a loopback --addr)")
+	level := fs.String("log-level", "info", "stderr log level: debug, info, warn or error")
+	rest, err := cmdutil.Parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(rest) > 0 {
+		return cmdutil.UsageError{Err: fmt.Errorf("acp takes no arguments, got %q", rest)}
+	}
+	var lv slog.Level
+	if err := lv.UnmarshalText([]byte(*level)); err != nil {
+		return cmdutil.UsageError{Err: fmt.Errorf("--log-level %q: use debug, info, warn or error", *level)}
+	}
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: lv}))
+
+	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer cancel()
+	link, err := connectOrSpawn(ctx, *addr, *dataDir, *tokenFile, stderr)
+	if err != nil {
+		return err
+	}
+	defer link.Close()
+	return acp.Serve(ctx, acpKernel{link.Client}, stdin, stdout, acp.Options{Version: cfg.Version, Log: log})
+}
+
+// acpKernel adapts the typed client to acp.Kernel. The acp package builds
+// its GraphQL documents itself, so this adapter passes them through the
+// client's untyped Do and Subscribe.
+type acpKernel struct{ c *client.Client }
+
+func (k acpKernel) Do(ctx context.Context, query string, vars map[string]any, out any) error {
+	return k.c.Do(ctx, query, vars, out)
+}
+
+func (k acpKernel) Subscribe(ctx context.Context, query string, vars map[string]any) (acp.Stream, error) {
+	s, err := client.Subscribe[json.RawMessage](ctx, k.c, query, vars)
+	if err != nil {
+		return nil, err
+	}
+	raw := make(chan json.RawMessage, cap(s.Events))
+	go func() {
+		defer close(raw)
+		for ev := range s.Events {
+			select {
+			case raw <- ev.Raw:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	return acpStream{s, raw}, nil
+}
+
+type acpStream struct {
+	s      *client.Stream[json.RawMessage]
+	events chan json.RawMessage
+}
+
+func (s acpStream) Events() <-chan json.RawMessage { return s.events }
+func (s acpStream) Err() error                     { return s.s.Err() }
+func (s acpStream) Close()                         { s.s.Close() }
+
+// Upload sends a GraphQL multipart request (uploadAttachment).
+func (k acpKernel) Upload(ctx context.Context, name, mediaType string, data []byte) (string, error) {
+	return k.c.Upload(ctx, name, mediaType, data)
+}

@@ -1,0 +1,363 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/foya-dev/foya/client"
+	"github.com/foya-dev/foya/internal/cmdutil"
+)
+
+// addConnectionHint is what a user without a usable connection runs.
+const addConnectionHint = `foya connections add --name openai --base-url https://api.openai.com/v1 --api-key-env OPENAI_API_KEY --model gpt-4.1
+  (or a local server: foya connections add --name local --base-url http://127.0.0.1:11434/v1 --model llama3.2)`
+
+var connectionsGroup = group{
+	name: "connections",
+	doc:  "Model connections: accounts or endpoints of model providers, and the default models.",
+	subs: []subcommand{
+		{Command: cmdutil.Command{Name: "connections list", Synopsis: "[--json]", Doc: "Lists the connections with their models; * marks the default model."},
+			aliases: []string{"ls"}, max: 0, run: connectionsList},
+		{Command: cmdutil.Command{Name: "connections add", Synopsis: "--name N --base-url URL [--api-key-env NAME | --api-key-stdin] [--model ID ...] [flags]",
+			Doc: `Adds a connection. The API key is never accepted on the command line: the
+kernel reads it from its own environment at call time (--api-key-env) or
+stores it from stdin (--api-key-stdin). Capability flags (--context,
+--max-output, --tools, --images, --reasoning) apply to every --model.`},
+			max: 0, run: connectionsAdd},
+		{Command: cmdutil.Command{Name: "connections remove", Synopsis: "ID|NAME", Doc: "Removes a connection; sessions that used it stay, unbound."},
+			aliases: []string{"rm"}, min: 1, max: 1, run: connectionsRemove},
+		{Command: cmdutil.Command{Name: "connections models", Synopsis: "ID|NAME", Doc: "Asks the provider for its model list and stores it."},
+			min: 1, max: 1, run: connectionsModels},
+		{Command: cmdutil.Command{Name: "connections default", Synopsis: "[CONN/MODEL] [--purpose language|fast|image|video] [--clear]",
+			Doc: `Sets the default model of new sessions (--purpose language, the default) or
+of titles and other short tasks (--purpose fast). CONN is a connection's
+name or id. Without CONN/MODEL it prints the defaults.`},
+			max: 1, run: connectionsDefault},
+	},
+}
+
+func connectionsCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	return connectionsGroup.run(args, stdin, stdout, stderr)
+}
+
+func connectionsList(r *runner) error {
+	if _, err := r.parse(); err != nil {
+		return err
+	}
+	return r.withKernel(func(ctx context.Context, c *client.Client) error {
+		resp, err := client.Connections(ctx, c)
+		if err != nil {
+			return err
+		}
+		conns := make([]client.ConnectionFields, len(resp.Connections))
+		for i, cn := range resp.Connections {
+			conns[i] = cn.ConnectionFields
+		}
+		if r.cf.json {
+			return printJSON(r.stdout, conns)
+		}
+		var def *client.ModelRefFields
+		if l := resp.DefaultModels.Language; l != nil {
+			def = &l.ModelRefFields
+		}
+		return connectionsTable(r.stdout, conns, def)
+	})
+}
+
+func connectionsTable(w io.Writer, conns []client.ConnectionFields, def *client.ModelRefFields) error {
+	rows := make([][]string, len(conns))
+	for i, cn := range conns {
+		key := "none"
+		if cn.ApiKeyConfigured {
+			key = "set"
+		}
+		ids := make([]string, len(cn.Models))
+		for j, m := range cn.Models {
+			ids[j] = m.Id
+			if def != nil && def.ConnectionId == cn.Id && def.Model == m.Id {
+				ids[j] += "*"
+			}
+		}
+		rows[i] = []string{cn.Name, strings.ToLower(string(cn.Type)), cn.ProviderKind, cn.BaseUrl, key, short(strings.Join(ids, ","), 60), cn.Id}
+	}
+	return table(w, "NAME\tTYPE\tPROVIDER\tBASE URL\tKEY\tMODELS\tID", rows)
+}
+
+func connectionsAdd(r *runner) error {
+	for _, a := range r.args {
+		name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if strings.HasPrefix(a, "-") && (name == "api-key" || name == "key" || name == "apikey") {
+			// Never echo the value: it may be the key itself.
+			return cmdutil.UsageError{Err: errors.New("the API key is never accepted on the command line (it would land in shell history and ps): use --api-key-env NAME or --api-key-stdin")}
+		}
+	}
+	fs := r.fs
+	name := fs.String("name", "", "display name, unique (required)")
+	baseURL := fs.String("base-url", "", "base URL of the API, e.g. https://api.openai.com/v1 or https://api.anthropic.com (required)")
+	keyEnv := fs.String("api-key-env", "", "read the key from this environment variable OF THE KERNEL at call time (stored as env:NAME)")
+	keyStdin := fs.Bool("api-key-stdin", false, "read the key from the first line of stdin")
+	kind := fs.String("provider-kind", "openai", "provider kind: openai (Chat Completions), openai-responses, anthropic, or a plugin's kind")
+	typ := fs.String("type", "", "language, image or video (default language)")
+	var models, reasoning cmdutil.ListFlag
+	fs.Var(&models, "model", "a model id (repeatable, or comma separated)")
+	contextWindow := fs.Int("context", 0, "context window of the models, in tokens")
+	maxOutput := fs.Int("max-output", 0, "output limit of the models, in tokens")
+	tools := fs.Bool("tools", false, "the models can call tools (--tools=false: they cannot)")
+	images := fs.Bool("images", false, "the models take image input (--images=false: they do not)")
+	fs.Var(&reasoning, "reasoning", "reasoning efforts the models accept, e.g. low,medium,high")
+	if _, err := r.parse(); err != nil {
+		return err
+	}
+	if *name == "" || *baseURL == "" {
+		return cmdutil.UsageError{Err: errors.New("connections add needs --name and --base-url (see foya connections add --help)")}
+	}
+	if *keyEnv != "" && *keyStdin {
+		return cmdutil.UsageError{Err: errors.New("use either --api-key-env or --api-key-stdin")}
+	}
+	in := client.ConnectionInput{Name: name, BaseUrl: baseURL, ProviderKind: kind}
+	if *typ != "" {
+		t := client.ConnectionType(strings.ToUpper(*typ))
+		in.Type = &t
+	}
+	switch {
+	case *keyEnv != "":
+		in.ApiKey = ptr("env:" + *keyEnv)
+	case *keyStdin:
+		line, err := bufio.NewReader(r.stdin).ReadString('\n')
+		if err != nil && !errors.Is(err, io.EOF) {
+			return fmt.Errorf("read api key from stdin: %w", err)
+		}
+		key := strings.TrimSpace(line)
+		if key == "" {
+			return cmdutil.UsageError{Err: errors.New("--api-key-stdin: stdin had no key on its first line")}
+		}
+		in.ApiKey = &key
+	}
+	var caps *client.CapabilitiesInput
+	capFlag := func(name string) bool {
+		if !r.isSet(name) {
+			return false
+		}
+		if caps == nil {
+			caps = &client.CapabilitiesInput{}
+		}
+		return true
+	}
+	if capFlag("context") {
+		caps.ContextWindow = contextWindow
+	}
+	if capFlag("max-output") {
+		caps.MaxOutputTokens = maxOutput
+	}
+	if capFlag("tools") {
+		caps.ToolCalling = tools
+	}
+	if capFlag("images") {
+		caps.ImageInput = images
+	}
+	if capFlag("reasoning") {
+		caps.ReasoningEfforts = reasoning
+	}
+	if caps != nil && len(models) == 0 {
+		return cmdutil.UsageError{Err: errors.New("capability flags describe models: give them with --model ID")}
+	}
+	for _, m := range models {
+		in.Models = append(in.Models, client.ModelInput{Id: m, Capabilities: caps})
+	}
+	return r.withKernel(func(ctx context.Context, c *client.Client) error {
+		resp, err := client.CreateConnection(ctx, c, in)
+		if err != nil {
+			return err
+		}
+		cn := resp.CreateConnection.ConnectionFields
+		if r.cf.json {
+			return printJSON(r.stdout, cn)
+		}
+		if *keyEnv != "" {
+			fmt.Fprintf(r.stderr, "note: the kernel reads $%s from ITS OWN environment at call time\n", *keyEnv)
+		}
+		return connectionsTable(r.stdout, []client.ConnectionFields{cn}, nil)
+	})
+}
+
+func connectionsRemove(r *runner) error {
+	rest, err := r.parse()
+	if err != nil {
+		return err
+	}
+	return r.withKernel(func(ctx context.Context, c *client.Client) error {
+		cn, err := resolveConnection(ctx, c, rest[0])
+		if err != nil {
+			return err
+		}
+		if _, err := client.DeleteConnection(ctx, c, cn.Id); err != nil {
+			return err
+		}
+		if r.cf.json {
+			return printJSON(r.stdout, map[string]any{"deleted": cn.Id})
+		}
+		fmt.Fprintf(r.stdout, "removed connection %s (%s)\n", cn.Name, cn.Id)
+		return nil
+	})
+}
+
+func connectionsModels(r *runner) error {
+	rest, err := r.parse()
+	if err != nil {
+		return err
+	}
+	return r.withKernel(func(ctx context.Context, c *client.Client) error {
+		cn, err := resolveConnection(ctx, c, rest[0])
+		if err != nil {
+			return err
+		}
+		resp, err := client.RefreshModels(ctx, c, cn.Id)
+		if err != nil {
+			return err
+		}
+		models := resp.RefreshModels.Models
+		if r.cf.json {
+			return printJSON(r.stdout, models)
+		}
+		rows := make([][]string, len(models))
+		for i, m := range models {
+			caps := m.Capabilities
+			rows[i] = []string{m.Id, optInt(caps.ContextWindow), optInt(caps.MaxOutputTokens), optBool(caps.ToolCalling), optBool(caps.ImageInput), strings.Join(caps.ReasoningEfforts, ",")}
+		}
+		return table(r.stdout, "MODEL\tCONTEXT\tMAX OUTPUT\tTOOLS\tIMAGES\tREASONING", rows)
+	})
+}
+
+func connectionsDefault(r *runner) error {
+	purpose := r.fs.String("purpose", "language", "language (new sessions), fast (titles and short tasks), image or video")
+	clear := r.fs.Bool("clear", false, "clear the default of --purpose")
+	rest, err := r.parse()
+	if err != nil {
+		return err
+	}
+	p := client.ModelPurpose(strings.ToUpper(*purpose))
+	switch p {
+	case client.ModelPurposeLanguage, client.ModelPurposeFast, client.ModelPurposeImage, client.ModelPurposeVideo:
+	default:
+		return cmdutil.UsageError{Err: fmt.Errorf("--purpose %q: use language, fast, image or video", *purpose)}
+	}
+	var connRef, model string
+	if len(rest) == 1 {
+		var ok bool
+		if connRef, model, ok = strings.Cut(rest[0], "/"); !ok || connRef == "" || model == "" {
+			return cmdutil.UsageError{Err: fmt.Errorf("%q: use CONN/MODEL, e.g. openai/gpt-4.1", rest[0])}
+		}
+	}
+	if *clear && len(rest) == 1 {
+		return cmdutil.UsageError{Err: errors.New("give either CONN/MODEL or --clear")}
+	}
+	return r.withKernel(func(ctx context.Context, c *client.Client) error {
+		var defs client.DefaultModelsFields
+		switch {
+		case len(rest) == 1:
+			cn, err := resolveConnection(ctx, c, connRef)
+			if err != nil {
+				return err
+			}
+			resp, err := client.SetDefaultModel(ctx, c, p, &cn.Id, &model)
+			if err != nil {
+				return err
+			}
+			defs = resp.SetDefaultModel.DefaultModelsFields
+		case *clear:
+			resp, err := client.SetDefaultModel(ctx, c, p, nil, nil)
+			if err != nil {
+				return err
+			}
+			defs = resp.SetDefaultModel.DefaultModelsFields
+		}
+		resp, err := client.Connections(ctx, c)
+		if err != nil {
+			return err
+		}
+		if len(rest) == 0 && !*clear {
+			defs = resp.DefaultModels.DefaultModelsFields
+		}
+		if r.cf.json {
+			return printJSON(r.stdout, defs)
+		}
+		names := connectionNames(resp)
+		ref := func(m interface {
+			GetConnectionId() string
+			GetModel() string
+		}) string {
+			return names.model(m.GetConnectionId(), m.GetModel())
+		}
+		rows := [][]string{{"language", "-"}, {"fast", "-"}, {"image", "-"}, {"video", "-"}}
+		if defs.Language != nil {
+			rows[0][1] = ref(defs.Language)
+		}
+		if defs.Fast != nil {
+			rows[1][1] = ref(defs.Fast)
+		}
+		if defs.Image != nil {
+			rows[2][1] = ref(defs.Image)
+		}
+		if defs.Video != nil {
+			rows[3][1] = ref(defs.Video)
+		}
+		return table(r.stdout, "PURPOSE\tMODEL", rows)
+	})
+}
+
+// nameMap maps connection ids to names, for tables.
+type nameMap map[string]string
+
+func connectionNames(resp *client.ConnectionsResponse) nameMap {
+	m := nameMap{}
+	for _, cn := range resp.Connections {
+		m[cn.Id] = cn.Name
+	}
+	return m
+}
+
+// model is "NAME/MODEL" (the id when the connection is unknown), or "-".
+func (n nameMap) model(connID, model string) string {
+	if connID == "" || model == "" {
+		return "-"
+	}
+	if name, ok := n[connID]; ok {
+		return name + "/" + model
+	}
+	return connID + "/" + model
+}
+
+// resolveConnection finds a connection by id or by name.
+func resolveConnection(ctx context.Context, c *client.Client, idOrName string) (client.ConnectionFields, error) {
+	resp, err := client.Connections(ctx, c)
+	if err != nil {
+		return client.ConnectionFields{}, err
+	}
+	for _, cn := range resp.Connections {
+		if cn.Id == idOrName {
+			return cn.ConnectionFields, nil
+		}
+	}
+	var found []client.ConnectionFields
+	for _, cn := range resp.Connections {
+		if strings.EqualFold(strings.TrimSpace(cn.Name), strings.TrimSpace(idOrName)) {
+			found = append(found, cn.ConnectionFields)
+		}
+	}
+	switch len(found) {
+	case 1:
+		return found[0], nil
+	case 0:
+		return client.ConnectionFields{}, &client.Error{Message: fmt.Sprintf("no connection with id or name %q (see foya connections list)", idOrName), Code: "NOT_FOUND"}
+	default:
+		ids := make([]string, len(found))
+		for i, f := range found {
+			ids[i] = f.Id
+		}
+		return client.ConnectionFields{}, cmdutil.UsageError{Err: fmt.Errorf("%d connections are named %q: use the id (%s)", len(found), idOrName, strings.Join(ids, ", "))}
+	}
+}

@@ -1,0 +1,175 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/foya-dev/foya/client"
+	"github.com/foya-dev/foya/internal/cmdutil"
+)
+
+var sessionsGroup = group{
+	name: "sessions",
+	doc:  "Sessions: conversations with their history, model, project and permissions.",
+	subs: []subcommand{
+		{Command: cmdutil.Command{Name: "sessions list", Synopsis: "[--all] [--json]", Doc: "Lists the sessions, newest first."},
+			aliases: []string{"ls"}, max: 0, run: sessionsList},
+		{Command: cmdutil.Command{Name: "sessions show", Synopsis: "ID [--json]", Doc: "Prints a session and its messages."},
+			min: 1, max: 1, run: sessionsShow},
+		{Command: cmdutil.Command{Name: "sessions rm", Synopsis: "ID...", Doc: "Deletes sessions (irreversible; their token usage stays counted). All ids are checked first: nothing is deleted when one is unknown."},
+			aliases: []string{"remove", "delete"}, min: 1, max: -1, run: sessionsRm},
+	},
+}
+
+func sessionsCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	return sessionsGroup.run(args, stdin, stdout, stderr)
+}
+
+// sessionNames is a nameMap of the connections a query returned.
+func sessionNames[T any, P interface {
+	*T
+	GetId() string
+	GetName() string
+}](conns []T) nameMap {
+	m := nameMap{}
+	for i := range conns {
+		p := P(&conns[i])
+		m[p.GetId()] = p.GetName()
+	}
+	return m
+}
+
+func sessionsList(r *runner) error {
+	all := r.fs.Bool("all", false, "include child (sub-agent) sessions")
+	if _, err := r.parse(); err != nil {
+		return err
+	}
+	return r.withKernel(func(ctx context.Context, c *client.Client) error {
+		resp, err := client.Sessions(ctx, c, all)
+		if err != nil {
+			return err
+		}
+		sessions := make([]client.SessionFields, len(resp.Sessions))
+		for i, s := range resp.Sessions {
+			sessions[i] = s.SessionFields
+		}
+		if r.cf.json {
+			return printJSON(r.stdout, sessions)
+		}
+		names := sessionNames(resp.Connections)
+		rows := make([][]string, len(sessions))
+		for i, s := range sessions {
+			rows[i] = []string{s.Id, short(orDefault(deref(s.Title), "(untitled)"), 40), strings.ToLower(string(s.Phase)),
+				names.model(deref(s.ConnectionId), deref(s.Model)), projectOf(s), shortTime(s.UpdatedAt)}
+		}
+		return table(r.stdout, "ID\tTITLE\tPHASE\tMODEL\tPROJECT\tUPDATED", rows)
+	})
+}
+
+func projectOf(s client.SessionFields) string {
+	if s.Project == nil {
+		return "-"
+	}
+	return s.Project.Path
+}
+
+func sessionsShow(r *runner) error {
+	rest, err := r.parse()
+	if err != nil {
+		return err
+	}
+	return r.withKernel(func(ctx context.Context, c *client.Client) error {
+		resp, err := client.Session(ctx, c, rest[0])
+		if err != nil {
+			return err
+		}
+		if resp.Session == nil {
+			return &client.Error{Message: fmt.Sprintf("session %s not found", rest[0]), Code: "NOT_FOUND"}
+		}
+		if r.cf.json {
+			return printJSON(r.stdout, resp.Session)
+		}
+		return showSession(r.stdout, resp.Session, sessionNames(resp.Connections))
+	})
+}
+
+func sessionsRm(r *runner) error {
+	ids, err := r.parse()
+	if err != nil {
+		return err
+	}
+	return r.withKernel(func(ctx context.Context, c *client.Client) error {
+		// Every id must name a session before any is deleted.
+		for _, id := range ids {
+			resp, err := client.Session(ctx, c, id)
+			if err != nil {
+				return err
+			}
+			if resp.Session == nil {
+				return &client.Error{Message: fmt.Sprintf("session %s not found; nothing was deleted", id), Code: "NOT_FOUND"}
+			}
+		}
+		var deleted []string
+		for _, id := range ids {
+			if _, err := client.DeleteSession(ctx, c, id); err != nil {
+				if client.ErrorCode(err) == "NOT_FOUND" {
+					continue // deleted meanwhile, e.g. as a child of an earlier id
+				}
+				return fmt.Errorf("after deleting %d of %d sessions: %w", len(deleted), len(ids), err)
+			}
+			deleted = append(deleted, id)
+			if !r.cf.json {
+				fmt.Fprintf(r.stdout, "deleted session %s\n", id)
+			}
+		}
+		if r.cf.json {
+			return printJSON(r.stdout, map[string]any{"deleted": deleted})
+		}
+		return nil
+	})
+}
+
+// shortTime shows a time in local time to the minute.
+func shortTime(t time.Time) string {
+	return t.Local().Format("2006-01-02 15:04")
+}
+
+func showSession(w io.Writer, s *client.SessionSession, names nameMap) error {
+	err := table(w, "FIELD\tVALUE", [][]string{
+		{"id", s.Id}, {"title", orDefault(deref(s.Title), "(untitled)")}, {"phase", strings.ToLower(string(s.Phase))},
+		{"approval", strings.ToLower(string(s.ApprovalMode))}, {"model", names.model(deref(s.ConnectionId), deref(s.Model))},
+		{"project", projectOf(s.SessionFields)},
+		{"created", s.CreatedAt.Format(time.RFC3339)}, {"updated", s.UpdatedAt.Format(time.RFC3339)},
+		{"tokens", fmt.Sprintf("%d in, %d out", s.Usage.InputTokens, s.Usage.OutputTokens)},
+	})
+	if err != nil {
+		return err
+	}
+	for _, m := range s.Messages {
+		fmt.Fprintf(w, "\n[%d] %s", m.Seq, strings.ToLower(string(m.Role)))
+		if m.ToolName != nil {
+			fmt.Fprintf(w, " %s", cmdutil.Neutralize(*m.ToolName))
+			if m.IsError {
+				fmt.Fprint(w, " (error)")
+			}
+		}
+		if m.TurnStatus != nil && *m.TurnStatus != client.TurnStatusCompleted {
+			fmt.Fprintf(w, " (turn %s", strings.ToLower(string(*m.TurnStatus)))
+			if m.TurnReason != nil && *m.TurnReason != "" {
+				fmt.Fprintf(w, ": %s", cmdutil.Neutralize(*m.TurnReason))
+			}
+			fmt.Fprint(w, ")")
+		}
+		fmt.Fprintln(w)
+		if m.Text != "" {
+			fmt.Fprintln(w, cmdutil.Neutralize(strings.TrimRight(m.Text, "\n")))
+		}
+		for _, tc := range m.ToolCalls {
+			fmt.Fprintf(w, "→ %s %s\n", cmdutil.Neutralize(tc.Name), cmdutil.Neutralize(short(string(tc.Input), 200)))
+		}
+	}
+	return nil
+}

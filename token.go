@@ -1,0 +1,63 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+
+	"github.com/foya-dev/foya/graph"
+	"github.com/foya-dev/foya/internal/cmdutil"
+)
+
+var tokenCommand = cmdutil.Command{
+	Name:     "token",
+	Synopsis: "rotate|show [--data-dir DIR] [--auth-token-file PATH]",
+	Doc: `The bearer token clients send to a kernel that requires one (any kernel
+listening beyond loopback, or started with --require-token). It lives in
+<data-dir>/auth-token (mode 0600) unless --auth-token-file says otherwise.
+
+  rotate   replace the token; a running kernel notices within a second, then
+           refuses the old token and closes WebSocket and SSE connections
+           opened with it
+  show     print the token (created when missing), e.g. to give it to a
+           remote client: FOYA_TOKEN=$(foya token show) foya sessions list`,
+}
+
+// tokenCmd is `foya token`.
+func tokenCmd(args []string, stdout, stderr io.Writer) error {
+	fs := cmdutil.NewFlagSet(tokenCommand, stdout)
+	dataDir := fs.String("data-dir", defaultDataDir(), "data directory of the kernel")
+	tokenFile := fs.String("auth-token-file", "", "token file (default <data-dir>/auth-token)")
+	if _, err := cmdutil.Parse(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		return usageError{Err: errors.New("usage: foya token rotate|show [--data-dir DIR] [--auth-token-file PATH]")}
+	}
+	path := *tokenFile
+	if path == "" {
+		dir, err := prepareDataDir(*dataDir)
+		if err != nil {
+			return err
+		}
+		path = filepath.Join(dir, graph.TokenFileName)
+	}
+	switch fs.Arg(0) {
+	case "rotate":
+		if _, err := graph.RotateToken(path); err != nil {
+			return err
+		}
+		fmt.Fprintf(stderr, "wrote a new token to %s; a running kernel uses it within a second and closes connections opened with the old one\n", path)
+		return nil
+	case "show":
+		tok, _, err := graph.LoadOrCreateToken(path)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintln(stdout, tok)
+		return nil
+	default:
+		return usageError{Err: fmt.Errorf("unknown token command %q: use rotate or show", fs.Arg(0))}
+	}
+}

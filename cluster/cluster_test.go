@@ -216,3 +216,57 @@ func waitFor(t *testing.T, cond func() bool) {
 		time.Sleep(50 * time.Millisecond)
 	}
 }
+
+// A broken LISTEN connection is reopened, and the events appended while it
+// was down reach the subscriber, in order, once.
+func TestListenerReconnects(t *testing.T) {
+	pg := pgtest.NewDatabase(t)
+	path := filepath.Join(t.TempDir(), "foya.db")
+	a := startNode(t, pg, path, "http://a.invalid")
+	b := startNode(t, pg, path, "http://b.invalid")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	sess, err := a.svc.CreateSession(ctx, core.CreateSessionInput{Title: "one"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stream, err := b.svc.Subscribe(ctx, sess.ID, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	appendOne := func() {
+		ev, _ := core.NewEvent(sess.ID, core.EventUsage, core.UsagePayload{Route: "r"})
+		if _, err := a.svc.Append(ctx, sess.ID, ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	next := func() int64 {
+		for {
+			select {
+			case ev := <-stream:
+				if ev.Seq > 0 {
+					return ev.Seq
+				}
+			case <-ctx.Done():
+				t.Fatal("no event")
+			}
+		}
+	}
+	appendOne()
+	if s := next(); s != 2 {
+		t.Fatalf("seq %d", s)
+	}
+	// Cut every listener connection of the database.
+	if _, err := a.node.pool.Exec(ctx, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND query = 'LISTEN foya_events'`); err != nil {
+		t.Fatal(err)
+	}
+	appendOne()
+	appendOne()
+	time.Sleep(time.Second) // reconnected meanwhile
+	appendOne()
+	for want := int64(3); want <= 5; want++ {
+		if s := next(); s != want {
+			t.Fatalf("seq %d, want %d", s, want)
+		}
+	}
+}

@@ -571,3 +571,44 @@ func TestClusterOwnerRestartedAtSameAddress(t *testing.T) {
 		t.Fatalf("the new process at %s does not own the session: %+v", a2.url(), nodes.Nodes)
 	}
 }
+
+// A command sent over graphql-transport-ws to a node that does not own the
+// session is forwarded too.
+func TestClusterMutationOverWebSocketForwarded(t *testing.T) {
+	fake := openaitest.New(t)
+	url := pgtest.NewDatabase(t)
+	a := addNode(t, url)
+	sid := a.chatSession(t, fake.BaseURL())
+	b := addNode(t, url)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	fake.Enqueue(openaitest.TextStream("gpt-t", "over ws"))
+	ws, err := dialSub(ctx, b.addr, `mutation($s: ID!) { sendMessage(sessionId: $s, input: {text: "hi"}) { turnStarted } }`, map[string]any{"s": sid})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.close()
+	_, raw, err := ws.conn.Read(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(raw), `"turnStarted":true`) {
+		t.Fatalf("answer over WebSocket: %s", raw)
+	}
+	a.waitEvent(t, sid, "turn_finished")
+	if len(fake.Requests()) != 1 {
+		t.Fatalf("model requests: %d", len(fake.Requests()))
+	}
+	var nodes struct {
+		Nodes []struct {
+			AdvertiseURL  string
+			SessionsOwned int
+		}
+	}
+	b.gql(t, `{ nodes { advertiseUrl sessionsOwned } }`, nil, &nodes)
+	for _, n := range nodes.Nodes {
+		if (n.AdvertiseURL == a.url()) != (n.SessionsOwned == 1) {
+			t.Fatalf("the turn did not stay on A: %+v", nodes.Nodes)
+		}
+	}
+}

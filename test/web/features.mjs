@@ -114,9 +114,16 @@ try {
   const q = log.getByRole('group', { name: 'Question' });
   await q.filter({ hasText: 'Which colour?' }).waitFor();
   await shot('web-question.png');
-  await q.getByRole('textbox', { name: 'Answer' }).fill('blue');
-  await q.getByRole('button', { name: 'Answer' }).click();
+  // The other tab, reloaded while the question is open, shows it again (from events).
+  await page2.reload();
+  const q2 = page2.getByRole('log').getByRole('group', { name: 'Question' });
+  await q2.filter({ hasText: 'Which colour?' }).waitFor();
+  // Answered by keyboard: the card has the focus; Enter answers.
+  must(await page.evaluate(() => document.activeElement.getAttribute('aria-label') === 'Answer'), 'the question card did not take the focus');
+  await page.keyboard.type('blue');
+  await page.keyboard.press('Enter');
   await q.filter({ hasText: 'Answer: blue' }).waitFor();
+  await q2.filter({ hasText: 'Answer: blue' }).waitFor();
   await log.locator('.msg.assistant[data-seq]').filter({ hasText: 'You said blue.' }).waitFor();
   await idle();
 

@@ -39,6 +39,7 @@ var sessionArgs = map[string]string{
 	"moveQueuedMessage": "sessionId", "deleteQueuedMessage": "sessionId", "stopTurn": "sessionId",
 	"resolveApproval": "sessionId", "answerQuestion": "sessionId",
 	"generateImage": "input.sessionId", "generateVideo": "input.sessionId",
+	"attachSessionMcpServer": "sessionId", "detachSessionMcpServer": "sessionId",
 	// queries whose answer holds the owner's memory (queue, context usage)
 	"session": "id",
 }

@@ -168,6 +168,6 @@ func (s *Service) recoverSession(ctx context.Context, id, why string) error {
 	if _, err := s.Append(ctx, id, append(evs, ev)...); err != nil {
 		return fmt.Errorf("reset phase of %s: %w", id, err)
 	}
-	s.log.Info("session phase reset to idle", "session_id", id, "was", sess.Phase, "because", why)
+	s.log.Info("session phase reset to idle after restart", "session_id", id, "was", sess.Phase, "because", why)
 	return nil
 }

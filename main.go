@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/foya-dev/foya/cli"
+	"github.com/foya-dev/foya/cluster"
 	"github.com/foya-dev/foya/core"
 	"github.com/foya-dev/foya/graph"
 	"github.com/foya-dev/foya/internal/cmdutil"
@@ -120,6 +121,7 @@ func serveCmd(args []string, stdout, stderr io.Writer) error {
 	tlsCert := fs.String("tls-cert", "", "PEM certificate file: serve HTTPS and WSS (with --tls-key)")
 	tlsKey := fs.String("tls-key", "", "PEM private key file of --tls-cert")
 	database := fs.String("database", os.Getenv("FOYA_DATABASE"), "PostgreSQL URL postgres://… to store sessions in, shared by kernels (default $FOYA_DATABASE; empty: SQLite in the data directory; docs/postgresql.md)")
+	advertise := fs.String("advertise-url", "", "with --database: the base URL other kernels on the database reach this one at, e.g. http://10.0.0.5:4777 (default: the listen address; docs/cluster.md)")
 	secretKeyFile := fs.String("secret-key-file", "", "with --database: key file sealing API keys and MCP secrets in the database, the same file on every kernel (default <data-dir>/secret-key; created 0600 when missing)")
 	artifactDir := fs.String("artifact-dir", "", "directory of artifact bytes (attachments, file snapshots); with --database one directory all kernels share (default <data-dir>/artifacts)")
 	var origins, pluginDirs, hosts, toolWritable, keyEnvs listFlag
@@ -134,6 +136,9 @@ func serveCmd(args []string, stdout, stderr io.Writer) error {
 	}
 	if (*tlsCert == "") != (*tlsKey == "") {
 		return usageError{Err: errors.New("--tls-cert and --tls-key go together")}
+	}
+	if err := checkAdvertiseURL(*advertise); err != nil {
+		return err
 	}
 	log, err := newLogger(stderr, *logLevel)
 	if err != nil {
@@ -219,6 +224,10 @@ func serveCmd(args []string, stdout, stderr io.Writer) error {
 		}
 		defer stopPprof()
 	}
+	if err := k.startCluster(ctx, advertiseURL(*advertise, ln, tlsConfig != nil), log); err != nil {
+		ln.Close()
+		return err
+	}
 	if !loopback && tlsConfig == nil {
 		log.Warn("listening beyond loopback without TLS: the token and all traffic cross the network in clear text; " +
 			"serve HTTPS with --tls-cert/--tls-key, or put a TLS-terminating reverse proxy in front")
@@ -226,7 +235,7 @@ func serveCmd(args []string, stdout, stderr io.Writer) error {
 	srv := &http.Server{
 		Handler: graph.NewHandler(graph.ServerConfig{
 			Service: k.sessions, Engine: k.engine, Usage: k.db, Catalog: k.catalog, Plugins: k.plugins, MCP: k.mcp,
-			Logger: log, OriginPatterns: origins, HostPatterns: hosts, Auth: auth,
+			Logger: log, OriginPatterns: origins, HostPatterns: hosts, Auth: auth, Nodes: k.nodes,
 		}),
 		TLSConfig:         tlsConfig,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
@@ -257,6 +266,9 @@ func serveCmd(args []string, stdout, stderr io.Writer) error {
 	}
 	if err := k.engine.Close(shutdownCtx); err != nil {
 		log.Warn("stop running turns", "err", err)
+	}
+	if k.node != nil {
+		k.node.Close(shutdownCtx) // gives the sessions up: other nodes take them at once
 	}
 	return nil
 }
@@ -289,6 +301,10 @@ type kernel struct {
 	mcp      *core.MCPService
 	mcpHost  *mcphost.Manager
 	unlock   func()
+	// node is the membership of the kernels on a PostgreSQL database (nil
+	// on SQLite); nodes answers the nodes query.
+	node  *cluster.Node
+	nodes core.NodeLister
 }
 
 // kernelOptions are the serve flags openKernel needs.
@@ -343,7 +359,14 @@ func openKernel(ctx context.Context, dataDir string, opts kernelOptions, log *sl
 		return nil, err
 	}
 	broker := core.NewBroker(log)
-	k.sessions, err = core.NewService(core.ServiceConfig{Store: k.db, Broker: broker, Logger: log, Models: k.catalog})
+	if k.node, err = openCluster(ctx, opts.database, log); err != nil {
+		return nil, err
+	}
+	svcCfg := core.ServiceConfig{Store: k.db, Broker: broker, Logger: log, Models: k.catalog}
+	if k.node != nil {
+		svcCfg.Ownership = k.node
+	}
+	k.sessions, err = core.NewService(svcCfg)
 	if err != nil {
 		return nil, err
 	}
@@ -389,6 +412,11 @@ func openKernel(ctx context.Context, dataDir string, opts kernelOptions, log *sl
 
 // Close stops the MCP servers and plugins and closes the database.
 func (k *kernel) Close() {
+	if k.node != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		k.node.Close(ctx)
+		cancel()
+	}
 	if k.mcp != nil {
 		k.mcp.Close()
 	}

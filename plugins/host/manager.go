@@ -199,10 +199,12 @@ func minimalEnv() []string {
 }
 
 // builtinEnv adds the proxy settings built-in providers need to reach their
-// endpoints; built-ins are the kernel's own code.
+// endpoints, and the kernel's garbage collector and memory-trim settings;
+// built-ins are the kernel's own code.
 func builtinEnv() []string {
 	env := minimalEnv()
-	for _, k := range []string{"HTTPS_PROXY", "HTTP_PROXY", "NO_PROXY", "https_proxy", "http_proxy", "no_proxy"} {
+	for _, k := range []string{"HTTPS_PROXY", "HTTP_PROXY", "NO_PROXY", "https_proxy", "http_proxy", "no_proxy",
+		"GOGC", "GOMEMLIMIT", "FOYA_PLUGIN_NO_TRIM"} { // memory settings: see builtin.go
 		if v, ok := os.LookupEnv(k); ok {
 			env = append(env, k+"="+v)
 		}

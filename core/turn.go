@@ -38,6 +38,7 @@ func (e *Engine) startLocked(ctx context.Context, sessionID string, rt *sessionR
 	run := &turnRun{id: turnID, prompt: item.Input.Text, cancel: cancel, done: make(chan struct{}), started: started}
 	rt.turn = run
 	e.wg.Add(1)
+	e.idle.begin()
 	go e.runTurn(runCtx, sessionID, rt, run)
 	e.log.Info("turn started", "session_id", sessionID, "turn_id", turnID)
 	return nil
@@ -73,6 +74,7 @@ func (e *Engine) persist(ctx context.Context, sessionID string, t EventType, pay
 
 func (e *Engine) runTurn(ctx context.Context, sessionID string, rt *sessionRuntime, run *turnRun) {
 	defer e.wg.Done()
+	defer e.idle.end()
 	defer close(run.done)
 	status, reason := e.loop(ctx, sessionID, run)
 	pctx := context.WithoutCancel(ctx)

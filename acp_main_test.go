@@ -33,6 +33,8 @@ type acpPeer struct {
 	waiting  map[int]chan acpMsg
 	updates  []map[string]any // session/update params.update, in order
 	perms    []map[string]any // session/request_permission params
+	permIDs  []string         // their JSON-RPC ids
+	cancels  []string         // requestIds of the agent's $/cancel_request
 	permit   func(params map[string]any) any
 	changed  chan struct{}
 	exited   chan struct{}
@@ -133,6 +135,7 @@ func (p *acpPeer) handle(line []byte) {
 		json.Unmarshal(m.Params, &prm)
 		p.mu.Lock()
 		p.perms = append(p.perms, prm)
+		p.permIDs = append(p.permIDs, string(*m.ID))
 		permit := p.permit
 		p.mu.Unlock()
 		p.signal()
@@ -143,6 +146,15 @@ func (p *acpPeer) handle(line []byte) {
 			}
 			p.send(map[string]any{"jsonrpc": "2.0", "id": m.ID, "result": res})
 		}()
+	case m.Method == "$/cancel_request" && m.ID == nil:
+		var prm struct {
+			RequestID json.RawMessage `json:"requestId"`
+		}
+		json.Unmarshal(m.Params, &prm)
+		p.mu.Lock()
+		p.cancels = append(p.cancels, string(prm.RequestID))
+		p.mu.Unlock()
+		p.signal()
 	case m.Method != "":
 		p.mu.Lock()
 		p.protoErr = "unexpected message from the agent: " + string(line)
@@ -341,10 +353,10 @@ func TestACPAgent(t *testing.T) {
 		t.Fatalf("initialize: %+v", ini)
 	}
 
-	// session/new refuses MCP servers and relative paths with clear errors.
-	m := p.await(p.start("session/new", map[string]any{"cwd": proj, "mcpServers": []any{map[string]any{"name": "x", "command": "/bin/x", "args": []any{}, "env": []any{}}}}), "new with mcp")
-	if m.Error == nil || m.Error.Code != -32602 || !strings.Contains(m.Error.Message, "per-session MCP servers") {
-		t.Fatalf("session/new with mcpServers: %+v", m)
+	// session/new refuses SSE MCP servers and relative paths with clear errors.
+	m := p.await(p.start("session/new", map[string]any{"cwd": proj, "mcpServers": []any{map[string]any{"type": "sse", "name": "x", "url": "http://127.0.0.1:1/sse", "headers": []any{}}}}), "new with sse mcp")
+	if m.Error == nil || m.Error.Code != -32602 || !strings.Contains(m.Error.Message, "SSE") {
+		t.Fatalf("session/new with an SSE MCP server: %+v", m)
 	}
 	m = p.await(p.start("session/new", map[string]any{"cwd": "relative/dir", "mcpServers": []any{}}), "new relative")
 	if m.Error == nil || m.Error.Code != -32602 {
@@ -622,8 +634,17 @@ func TestACPNodeSDKClient(t *testing.T) {
 	var o outputs
 	o.addFakeConnection(t, k.addr, fake.BaseURL())
 	proj := t.TempDir()
-	fake.Enqueue(toolCallResponse("call_1", "write", `{"path":"hello.txt","content":"hi\n"}`), openaitest.TextStream("gpt-t", "Written."))
-	cmd := exec.CommandContext(ctx, node, "client.mjs", foyaBin, k.addr, proj)
+	exe, err := os.Executable() // the test binary doubles as a stdio MCP server
+	if err != nil {
+		t.Fatal(err)
+	}
+	fake.Enqueue(
+		toolCallResponse("call_1", "write", `{"path":"hello.txt","content":"hi\n"}`), openaitest.TextStream("gpt-t", "Written."),
+		toolCallResponse("call_env", "mcp__editor__env", `{}`), openaitest.TextStream("gpt-t", "Env read."),
+		toolCallResponse("call_note", "mcp__editor__note", `{"text":"x"}`), openaitest.TextStream("gpt-t", "Noted."),
+		openaitest.Response{Hang: true, Events: []string{openaitest.Chunk("gpt-t", map[string]any{"role": "assistant", "content": "partial"}, "")}},
+	)
+	cmd := exec.CommandContext(ctx, node, "client.mjs", foyaBin, k.addr, proj, exe)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "XDG_DATA_HOME="+t.TempDir())
 	out, err := cmd.CombinedOutput()
@@ -632,6 +653,9 @@ func TestACPNodeSDKClient(t *testing.T) {
 	}
 	if b, err := os.ReadFile(filepath.Join(proj, "hello.txt")); err != nil || string(b) != "hi\n" {
 		t.Fatalf("hello.txt: %q %v", b, err)
+	}
+	if strings.Contains(string(out), "s3cret-token") || strings.Contains(k.Logs(), "s3cret-token") {
+		t.Fatal("the MCP server's env value was printed or logged")
 	}
 	t.Logf("%s", bytes.TrimSpace(out))
 }

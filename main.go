@@ -5,6 +5,7 @@ package main
 //go:generate go tool gqlgen generate
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"crypto/tls"
@@ -34,7 +35,6 @@ import (
 	"github.com/foya-dev/foya/plugins/sandbox"
 	"github.com/foya-dev/foya/storage"
 	"github.com/foya-dev/foya/storage/artifacts"
-	"github.com/foya-dev/foya/storage/catalogfile"
 )
 
 // version is set with -ldflags "-X main.version=…"; otherwise the module or
@@ -121,6 +121,8 @@ func serveCmd(args []string, stdout, stderr io.Writer) error {
 	tlsCert := fs.String("tls-cert", "", "PEM certificate file: serve HTTPS and WSS (with --tls-key)")
 	tlsKey := fs.String("tls-key", "", "PEM private key file of --tls-cert")
 	database := fs.String("database", os.Getenv("FOYA_DATABASE"), "PostgreSQL URL postgres://… to store sessions in, shared by kernels (default $FOYA_DATABASE; empty: SQLite in the data directory; docs/postgresql.md)")
+	secretKeyFile := fs.String("secret-key-file", "", "with --database: key file sealing API keys and MCP secrets in the database, the same file on every kernel (default <data-dir>/secret-key; created 0600 when missing)")
+	artifactDir := fs.String("artifact-dir", "", "directory of artifact bytes (attachments, file snapshots); with --database one directory all kernels share (default <data-dir>/artifacts)")
 	var origins, pluginDirs, hosts, toolWritable, keyEnvs listFlag
 	fs.Var(&hosts, "allow-host", "extra Host name a loopback kernel answers to without a token (repeatable; with a token any Host is served)")
 	fs.Var(&toolWritable, "tool-writable", "extra directory tool commands may write besides the session's directory, its TMPDIR and /tmp (repeatable)")
@@ -161,7 +163,7 @@ func serveCmd(args []string, stdout, stderr io.Writer) error {
 	if *database != "" && !storage.IsPostgresURL(*database) {
 		return usageError{Err: fmt.Errorf("--database %s: use a postgres:// or postgresql:// URL", storage.RedactURL(*database))}
 	}
-	opts := kernelOptions{database: *database, pluginDirs: pluginDirs, allowKeyEnv: keyEnvs, retry: core.RetryPolicy{MaxAttempts: *retryAttempts, MaxTotalWait: *retryWait}}
+	opts := kernelOptions{database: *database, secretKeyFile: *secretKeyFile, artifactDir: *artifactDir, pluginDirs: pluginDirs, allowKeyEnv: keyEnvs, retry: core.RetryPolicy{MaxAttempts: *retryAttempts, MaxTotalWait: *retryWait}}
 	switch *toolNetwork {
 	case "on":
 	case "off":
@@ -176,8 +178,8 @@ func serveCmd(args []string, stdout, stderr io.Writer) error {
 		}
 		opts.tools.Writable = append(opts.tools.Writable, abs)
 	}
-	// Secrets kept outside the data directory are hidden from tools too.
-	for _, f := range []string{*tokenFile, *tlsKey} {
+	// Secrets (and artifacts) kept outside the data directory are hidden from tools too.
+	for _, f := range []string{*tokenFile, *tlsKey, *secretKeyFile, *artifactDir} {
 		if f == "" {
 			continue
 		}
@@ -292,11 +294,13 @@ type kernel struct {
 
 // kernelOptions are the serve flags openKernel needs.
 type kernelOptions struct {
-	database    string // PostgreSQL URL; empty: SQLite in the data directory
-	pluginDirs  []string
-	allowKeyEnv []string
-	tools       builtintools.PluginConfig
-	retry       core.RetryPolicy
+	database      string // PostgreSQL URL; empty: SQLite in the data directory
+	secretKeyFile string // with database; default <data-dir>/secret-key
+	artifactDir   string // default <data-dir>/artifacts
+	pluginDirs    []string
+	allowKeyEnv   []string
+	tools         builtintools.PluginConfig
+	retry         core.RetryPolicy
 }
 
 func openKernel(ctx context.Context, dataDir string, opts kernelOptions, log *slog.Logger) (_ *kernel, err error) {
@@ -328,7 +332,7 @@ func openKernel(ctx context.Context, dataDir string, opts kernelOptions, log *sl
 	if err = k.plugins.Start(ctx); err != nil {
 		return nil, fmt.Errorf("start plugins: %w", err)
 	}
-	catStore, err := catalogfile.New(dir)
+	catStore, mcpStore, err := openCatalogStores(ctx, k.db, opts, dir)
 	if err != nil {
 		return nil, err
 	}
@@ -347,11 +351,7 @@ func openKernel(ctx context.Context, dataDir string, opts kernelOptions, log *sl
 	if _, err = k.sessions.ResetPhases(ctx); err != nil {
 		return nil, err
 	}
-	blobs, err := artifacts.New(filepath.Join(dir, "artifacts"))
-	if err != nil {
-		return nil, err
-	}
-	mcpStore, err := catalogfile.NewMCP(dir)
+	blobs, err := artifacts.New(cmp.Or(opts.artifactDir, filepath.Join(dir, "artifacts")))
 	if err != nil {
 		return nil, err
 	}
@@ -361,7 +361,10 @@ func openKernel(ctx context.Context, dataDir string, opts kernelOptions, log *sl
 			broker.PublishKernel(core.KernelEvent{Type: core.KernelCatalogUpdated, McpServerID: id, At: time.Now().UTC()})
 		},
 	})
-	if k.mcp, err = core.NewMCPService(ctx, core.MCPServiceConfig{Store: mcpStore, Runtime: k.mcpHost, Broker: broker, Logger: log}); err != nil {
+	if k.mcp, err = core.NewMCPService(ctx, core.MCPServiceConfig{
+		Store: mcpStore, Runtime: k.mcpHost, Broker: broker, Logger: log,
+		SessionExists: func(ctx context.Context, id string) error { _, err := k.sessions.Session(ctx, id); return err },
+	}); err != nil {
 		return nil, err
 	}
 	runners := k.plugins.ToolRunners()
@@ -381,11 +384,17 @@ func openKernel(ctx context.Context, dataDir string, opts kernelOptions, log *sl
 	if err != nil {
 		return nil, err
 	}
+	if opts.database != "" {
+		go syncSharedCatalog(ctx, k.catalog, k.mcp, log)
+	}
 	return k, nil
 }
 
 // Close stops the MCP servers and plugins and closes the database.
 func (k *kernel) Close() {
+	if k.mcp != nil {
+		k.mcp.Close()
+	}
 	if k.mcpHost != nil {
 		k.mcpHost.Close()
 	}

@@ -1,21 +1,14 @@
 package main
 
 import (
-	"archive/tar"
 	"bufio"
-	"compress/gzip"
 	"context"
-	"crypto/sha256"
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"io"
-	"mime"
+	"net/url"
 	"os"
 	"os/exec"
-	"path"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -23,29 +16,30 @@ import (
 
 	"github.com/coder/websocket"
 
-	"github.com/foya-dev/foya/graph"
 	"github.com/foya-dev/foya/providers/openai/openaitest"
 )
 
 const chromiumPath = "/usr/bin/chromium"
 
-// TestPlaygroundInChromium loads the playground in a real headless Chromium,
-// runs a query and a subscription through GraphiQL's own UI and sees an
-// event arrive. The machine running the tests may be offline, so the page's
-// CDN scripts are answered from the npm tarballs of the same package
-// versions (npm pack; the registry must be reachable), intercepted with the
-// DevTools protocol. The bytes are the CDN's: the page's Subresource
-// Integrity hashes are checked by the browser.
+// TestPlaygroundInChromium loads the playground in a real headless Chromium
+// with every request to a host other than the kernel blocked (intercepted
+// with the DevTools protocol and failed as InternetDisconnected), then runs a
+// query and a subscription through GraphiQL's own UI and sees an event
+// arrive. GraphiQL, React and graphql-ws are embedded in the binary, so the
+// page must render offline and must not even try another host. Under
+// CI=true a missing Chromium is a failure, not a skip.
 func TestPlaygroundInChromium(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: skipping the headless Chromium playground check")
 	}
 	if _, err := os.Stat(chromiumPath); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("CI=true: %s is absent", chromiumPath)
+		}
 		t.Skipf("%s is absent: skipping the headless playground check (apt-get install chromium; .ci/run does)", chromiumPath)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	assets := playgroundAssets(ctx, t)
 
 	fake := openaitest.New(t)
 	k := startKernel(t, t.TempDir())
@@ -53,16 +47,8 @@ func TestPlaygroundInChromium(t *testing.T) {
 
 	b := startChromium(ctx, t)
 	page := b.newPage(ctx, t)
-	var mu sync.Mutex
-	served := map[string]bool{}
-	page.onFetch = func(url string) ([]byte, bool) {
-		mu.Lock()
-		defer mu.Unlock()
-		body, ok := assets[url]
-		served[url] = ok
-		return body, ok
-	}
-	page.call(ctx, t, "Fetch.enable", map[string]any{"patterns": []any{map[string]any{"urlPattern": "https://*"}}}, nil)
+	page.allowHost = k.addr
+	page.call(ctx, t, "Fetch.enable", map[string]any{"patterns": []any{map[string]any{"urlPattern": "*"}}}, nil)
 	page.call(ctx, t, "Page.navigate", map[string]any{"url": "http://" + k.addr + "/playground"}, nil)
 
 	page.waitJS(ctx, t, `!!document.querySelector('.graphiql-query-editor .CodeMirror') && !!window.foyaPlayground`, "GraphiQL to render")
@@ -83,75 +69,56 @@ func TestPlaygroundInChromium(t *testing.T) {
 	if !strings.Contains(got, "sessionEvents") {
 		t.Fatalf("response pane: %s", got)
 	}
-	for url, ok := range served {
-		if !ok {
-			t.Errorf("the page asked for %s, which the test could not serve", url)
-		}
+	page.mu.Lock()
+	defer page.mu.Unlock()
+	if len(page.blocked) > 0 {
+		t.Errorf("the page tried hosts other than the kernel: %v", page.blocked)
 	}
-	t.Logf("subscription event shown by GraphiQL: %.200s", strings.Join(strings.Fields(got), " "))
+	if page.allowed == 0 {
+		t.Error("no request to the kernel went through the interception")
+	}
+	t.Logf("%d kernel requests, none elsewhere; subscription event shown by GraphiQL: %.200s", page.allowed, strings.Join(strings.Fields(got), " "))
+}
+
+// TestPlaygroundAssetsFresh rebuilds the playground's embedded files from the
+// npm packages locked in graph/playground (node build.mjs --check: npm ci in a
+// temporary directory, then a byte comparison) and fails when
+// graph/playground/dist is stale. It needs node and the npm registry; without
+// them it is skipped, except under CI=true.
+func TestPlaygroundAssetsFresh(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: skipping the npm rebuild of the playground assets")
+	}
+	skip := func(format string, args ...any) {
+		t.Helper()
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("CI=true: "+format, args...)
+		}
+		t.Skipf(format, args...)
+	}
+	node, err := exec.LookPath("node")
+	if err != nil {
+		skip("node is not installed: skipping the playground assets check")
+	}
+	if _, err := exec.LookPath("npm"); err != nil {
+		skip("npm is not installed: skipping the playground assets check")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, "build.mjs", "--check")
+	cmd.Dir = filepath.Join("graph", "playground")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		if strings.Contains(string(out), "is stale") {
+			t.Fatalf("%s", out)
+		}
+		skip("npm ci for the playground assets failed (registry unreachable?): %v\n%s", err, out)
+	}
+	t.Log(strings.TrimSpace(string(out)))
 }
 
 // responseJS reads GraphiQL's response pane.
 const responseJS = `(document.querySelector('.graphiql-response .CodeMirror')?.CodeMirror.getValue() || '')`
-
-// playgroundAssets fetches the npm tarballs of the page's CDN assets and maps
-// each asset URL to its bytes, checking them against the page's SRI hashes.
-func playgroundAssets(ctx context.Context, t *testing.T) map[string][]byte {
-	npm, err := exec.LookPath("npm")
-	if err != nil {
-		t.Skip("npm is not installed: the playground's scripts cannot be provided offline; skipping the Chromium check")
-	}
-	re := regexp.MustCompile(`^https://cdn\.jsdelivr\.net/npm/((?:@[^/]+/)?[^@/]+)@([^/]+)/(.+)$`)
-	dir := t.TempDir()
-	files := map[string][]byte{}
-	for _, a := range graph.PlaygroundAssets {
-		m := re.FindStringSubmatch(a.URL)
-		if m == nil {
-			t.Fatalf("asset %s is not a jsDelivr npm URL", a.URL)
-		}
-		pkg, ver, file := m[1], m[2], m[3]
-		tgz := filepath.Join(dir, strings.ReplaceAll(strings.TrimPrefix(pkg, "@"), "/", "-")+"-"+ver+".tgz")
-		if _, err := os.Stat(tgz); err != nil {
-			cmd := exec.CommandContext(ctx, npm, "pack", "--silent", pkg+"@"+ver)
-			cmd.Dir = dir
-			if out, err := cmd.CombinedOutput(); err != nil {
-				t.Skipf("npm pack %s@%s failed (registry unreachable?): %v\n%s", pkg, ver, err, out)
-			}
-		}
-		body, err := tarFile(tgz, "package/"+file)
-		if err != nil {
-			t.Fatal(err)
-		}
-		sum := sha256.Sum256(body)
-		if sri := "sha256-" + base64.StdEncoding.EncodeToString(sum[:]); sri != a.SRI {
-			t.Fatalf("%s: npm bytes hash to %s, the page declares %s", a.URL, sri, a.SRI)
-		}
-		files[a.URL] = body
-	}
-	return files
-}
-
-func tarFile(tgz, name string) ([]byte, error) {
-	f, err := os.Open(tgz)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", tgz, err)
-	}
-	tr := tar.NewReader(zr)
-	for {
-		h, err := tr.Next()
-		if err != nil {
-			return nil, fmt.Errorf("%s in %s: %w", name, tgz, err)
-		}
-		if h.Name == name {
-			return io.ReadAll(tr)
-		}
-	}
-}
 
 // browser is a headless Chromium driven over the DevTools protocol.
 type browser struct {
@@ -281,7 +248,12 @@ func (b *browser) send(ctx context.Context, sessionID, method string, params any
 type cdpPage struct {
 	b         *browser
 	sessionID string
-	onFetch   func(url string) ([]byte, bool)
+	// allowHost is the only host:port intercepted requests may reach; the
+	// others are failed and recorded in blocked.
+	allowHost string
+	mu        sync.Mutex
+	blocked   []string
+	allowed   int
 }
 
 func (b *browser) newPage(ctx context.Context, t *testing.T) *cdpPage {
@@ -315,7 +287,8 @@ func (p *cdpPage) call(ctx context.Context, t *testing.T, method string, params,
 	}
 }
 
-// fulfil answers an intercepted request from the npm files, or fails it.
+// fulfil lets an intercepted request to the kernel through and fails any
+// other (as if offline), recording it.
 func (p *cdpPage) fulfil(ctx context.Context, params json.RawMessage) {
 	var ev struct {
 		RequestID string
@@ -324,20 +297,20 @@ func (p *cdpPage) fulfil(ctx context.Context, params json.RawMessage) {
 	if json.Unmarshal(params, &ev) != nil {
 		return
 	}
-	body, ok := p.onFetch(ev.Request.URL)
-	if !ok {
-		_, _ = p.b.send(ctx, p.sessionID, "Fetch.failRequest", map[string]any{"requestId": ev.RequestID, "errorReason": "InternetDisconnected"})
+	u, err := url.Parse(ev.Request.URL)
+	p.mu.Lock()
+	ok := err == nil && u.Host == p.allowHost
+	if ok {
+		p.allowed++
+	} else {
+		p.blocked = append(p.blocked, ev.Request.URL)
+	}
+	p.mu.Unlock()
+	if ok {
+		_, _ = p.b.send(ctx, p.sessionID, "Fetch.continueRequest", map[string]any{"requestId": ev.RequestID})
 		return
 	}
-	ctype := mime.TypeByExtension(path.Ext(ev.Request.URL))
-	_, _ = p.b.send(ctx, p.sessionID, "Fetch.fulfillRequest", map[string]any{
-		"requestId": ev.RequestID, "responseCode": 200,
-		"responseHeaders": []any{
-			map[string]string{"name": "Content-Type", "value": ctype},
-			map[string]string{"name": "Access-Control-Allow-Origin", "value": "*"},
-		},
-		"body": base64.StdEncoding.EncodeToString(body),
-	})
+	_, _ = p.b.send(ctx, p.sessionID, "Fetch.failRequest", map[string]any{"requestId": ev.RequestID, "errorReason": "InternetDisconnected"})
 }
 
 func (p *cdpPage) eval(ctx context.Context, t *testing.T, expr string) json.RawMessage {

@@ -213,3 +213,69 @@ func TestWebClientSurvivesKernelRestart(t *testing.T) {
 	}
 	t.Log(out[len(out)-1])
 }
+
+// TestWebClientFeatures drives the rest of Foya web (test/web/features.mjs)
+// against a real kernel and the fake OpenAI-compatible server: a connection
+// added with the form, its models refreshed, the default and fast models set;
+// a session deleted after confirmation, another renamed; an attachment
+// uploaded and sent (the model request carries it); a code block
+// highlighted; the context and token meters; a question answered; compact
+// now; Stop that clears the queue and Stop that keeps it; queued messages
+// edited, reordered and removed; a rewind whose preview lists the written
+// file, which is gone afterwards. SCREENSHOTS=dir saves the views.
+func TestWebClientFeatures(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: skipping the headless Chromium web client check")
+	}
+	node, dir := webCheckSetup(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+
+	fake := openaitest.New(t)
+	k := startKernel(t, t.TempDir())
+	proj := t.TempDir()
+	var p struct{ CreateProject struct{ Name string } }
+	k.gql(t, `mutation($p: String!) { createProject(input: {path: $p}) { name } }`, map[string]any{"p": proj}, &p)
+
+	slow := func() openaitest.Response {
+		r := openaitest.TextStream("gpt-t", "Slowly ", "now")
+		r.NoDone, r.Hang = true, true
+		r.Events = r.Events[:len(r.Events)-2] // no stop or usage chunk: the turn runs until stopped
+		return r
+	}
+	fake.Enqueue(
+		openaitest.Response{Body: `{"object":"list","data":[{"id":"gpt-t","object":"model"},{"id":"gpt-u","object":"model"}]}`},
+		openaitest.TextStream("gpt-t", "Here is Go:\n\n```go\nfunc main() string { return \"<hi>\" } // 42\n```\n"),
+		toolCall("q1", "question", map[string]any{"question": "Which colour?"}),
+		openaitest.TextStream("gpt-t", "You said blue."),
+		toolCall("w1", "write", map[string]any{"path": "hello.txt", "content": "hi\n"}),
+		openaitest.TextStream("gpt-t", "Written."),
+		openaitest.Completion("gpt-t", "Summary: notes read, a question answered, hello.txt written.", "stop", 700, 60),
+		slow(),
+		slow(),
+	)
+
+	cmd := exec.CommandContext(ctx, node, "features.mjs")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "BASE="+k.url(), "FAKE="+fake.BaseURL(), "PROJECT="+p.CreateProject.Name, "SCREENSHOTS="+os.Getenv("SCREENSHOTS"))
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "ok:") {
+		t.Fatalf("web client features: %v\n%s\nkernel log:\n%s", err, out, k.Logs())
+	}
+	reqs := fake.Requests()
+	var sawNotes, sawAnswer, sawKey bool
+	for _, r := range reqs {
+		b := string(r.Body)
+		// The fake model declares no file input: the kernel names the file.
+		sawNotes = sawNotes || strings.Contains(b, `attached file \"notes.txt\"`)
+		sawAnswer = sawAnswer || strings.Contains(b, "blue")
+		sawKey = sawKey || r.Header.Get("Authorization") == "Bearer sk-web-secret"
+	}
+	if !sawNotes || !sawAnswer || !sawKey {
+		t.Errorf("model requests: attachment %v, answer %v, key from the form %v", sawNotes, sawAnswer, sawKey)
+	}
+	if _, err := os.Stat(filepath.Join(proj, "hello.txt")); !os.IsNotExist(err) {
+		t.Errorf("hello.txt after the rewind: %v", err)
+	}
+	t.Logf("%s", strings.TrimSpace(string(out)))
+}

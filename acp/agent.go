@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 )
 
 // ProtocolVersion is the ACP major version this agent speaks.
@@ -73,6 +74,12 @@ func Serve(ctx context.Context, k Kernel, r io.Reader, w io.Writer, opts Options
 		for _, s := range ss {
 			s.stop()
 		}
+		// The client's MCP servers go with the connection.
+		dctx, dcancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer dcancel()
+		for _, s := range ss {
+			s.detachMCP(dctx)
+		}
 	}()
 	return a.conn.serve(ctx, r)
 }
@@ -103,6 +110,8 @@ func (a *Agent) handle(ctx context.Context, method string, params json.RawMessag
 		return a.listSessions(ctx, params)
 	case "session/close":
 		return a.closeSession(ctx, params)
+	case "session/delete":
+		return a.deleteSession(ctx, params)
 	case "session/prompt":
 		var p struct {
 			SessionID string            `json:"sessionId"`
@@ -115,7 +124,14 @@ func (a *Agent) handle(ctx context.Context, method string, params json.RawMessag
 		if err != nil {
 			return nil, err
 		}
-		return s.prompt(ctx, p.Prompt)
+		res, err := s.prompt(ctx, p.Prompt)
+		if errors.Is(context.Cause(ctx), errRequestCancelled) {
+			// $/cancel_request of a prompt: as session/cancel.
+			if cerr := s.cancelTurn(context.WithoutCancel(ctx)); cerr != nil {
+				a.log.Warn("acp: stop the turn of a cancelled prompt request", "session_id", s.id, "err", cerr)
+			}
+		}
+		return res, err
 	case "session/cancel":
 		var p struct {
 			SessionID string `json:"sessionId"`
@@ -176,11 +192,12 @@ func (a *Agent) initialize(ctx context.Context, params json.RawMessage) (any, er
 				"audio":           false,
 				"embeddedContext": true,
 			},
-			"mcpCapabilities": map[string]any{"http": false, "sse": false},
+			"mcpCapabilities": map[string]any{"http": true, "sse": false},
 			"sessionCapabilities": map[string]any{
 				"list":   map[string]any{},
 				"resume": map[string]any{},
 				"close":  map[string]any{},
+				"delete": map[string]any{},
 			},
 		},
 		"authMethods": []any{},
@@ -230,13 +247,62 @@ func (a *Agent) session(id string) (*session, error) {
 	return s, nil
 }
 
-// checkMCP refuses client-supplied MCP servers: the kernel cannot attach
-// servers to one session yet.
-func checkMCP(servers []json.RawMessage) error {
-	if len(servers) > 0 {
-		return invalidParams("foya acp does not support per-session MCP servers yet (mcpServers has %d entries): configure MCP servers in the kernel instead, or send an empty mcpServers list", len(servers))
+// mcpInputs turns the client's MCP servers into McpServerInputs for the
+// kernel (attached to the one session): stdio and Streamable HTTP; SSE is
+// refused (mcpCapabilities.sse is false).
+func mcpInputs(servers []json.RawMessage) ([]map[string]any, error) {
+	out := make([]map[string]any, 0, len(servers))
+	for i, raw := range servers {
+		var m struct {
+			Type    string   `json:"type"`
+			Name    string   `json:"name"`
+			Command string   `json:"command"`
+			Args    []string `json:"args"`
+			URL     string   `json:"url"`
+			Env     []struct {
+				Name  string `json:"name"`
+				Value string `json:"value"`
+			} `json:"env"`
+			Headers []struct {
+				Name  string `json:"name"`
+				Value string `json:"value"`
+			} `json:"headers"`
+		}
+		if err := json.Unmarshal(raw, &m); err != nil {
+			return nil, invalidParams("mcpServers[%d]: %v", i, err)
+		}
+		if strings.TrimSpace(m.Name) == "" {
+			return nil, invalidParams("mcpServers[%d]: name is required", i)
+		}
+		in := map[string]any{"name": m.Name}
+		switch m.Type {
+		case "", "stdio":
+			if m.Command == "" {
+				return nil, invalidParams("mcpServers[%d] (%s): command is required for a stdio server", i, m.Name)
+			}
+			env := make([]map[string]any, 0, len(m.Env))
+			for _, kv := range m.Env {
+				env = append(env, map[string]any{"key": kv.Name, "value": kv.Value})
+			}
+			args := m.Args
+			if args == nil {
+				args = []string{}
+			}
+			in["transport"], in["command"], in["args"], in["env"] = "STDIO", m.Command, args, env
+		case "http":
+			headers := make([]map[string]any, 0, len(m.Headers))
+			for _, kv := range m.Headers {
+				headers = append(headers, map[string]any{"key": kv.Name, "value": kv.Value})
+			}
+			in["transport"], in["url"], in["headers"] = "HTTP", m.URL, headers
+		case "sse":
+			return nil, invalidParams("mcpServers[%d] (%s): SSE MCP servers are not supported (mcpCapabilities.sse is false); use the server's Streamable HTTP endpoint (type \"http\") or stdio", i, m.Name)
+		default:
+			return nil, invalidParams("mcpServers[%d] (%s): unsupported MCP server type %q (supported: stdio, http)", i, m.Name, m.Type)
+		}
+		out = append(out, in)
 	}
-	return nil
+	return out, nil
 }
 
 func checkCwd(cwd string) error {
@@ -254,26 +320,27 @@ type sessionPlace struct {
 }
 
 // decodeSession decodes params into p (a sessionPlace or a struct that
-// embeds one) and checks the cwd and MCP servers.
-func decodeSession(params json.RawMessage, p interface{ place() *sessionPlace }) error {
+// embeds one), checks the cwd and converts the MCP servers.
+func decodeSession(params json.RawMessage, p interface{ place() *sessionPlace }) ([]map[string]any, error) {
 	if err := decode(params, p); err != nil {
-		return err
+		return nil, err
 	}
 	if err := checkCwd(p.place().Cwd); err != nil {
-		return err
+		return nil, err
 	}
-	return checkMCP(p.place().McpServers)
+	return mcpInputs(p.place().McpServers)
 }
 
 func (s *sessionPlace) place() *sessionPlace { return s }
 
 // sessionFields is what the agent reads of a session.
-const sessionFields = `id title headSeq approvalMode agentMode updatedAt project { id path } tasks { id text status }`
+const sessionFields = `id title headSeq phase approvalMode agentMode updatedAt project { id path } tasks { id text status }`
 
 type gqlSession struct {
 	ID           string
 	Title        *string
 	HeadSeq      int
+	Phase        string
 	ApprovalMode string
 	AgentMode    string
 	UpdatedAt    string
@@ -285,20 +352,47 @@ type gqlTask struct{ ID, Text, Status string }
 
 func (a *Agent) newSession(ctx context.Context, params json.RawMessage) (any, error) {
 	var p sessionPlace
-	if err := decodeSession(params, &p); err != nil {
+	servers, err := decodeSession(params, &p)
+	if err != nil {
 		return nil, err
 	}
 	projectID, err := a.findOrCreateProject(ctx, p.Cwd)
 	if err != nil {
 		return nil, err
 	}
-	var r struct{ CreateSession gqlSession }
-	if err := a.k.Do(ctx, `mutation($in: CreateSessionInput!) { createSession(input: $in) { `+sessionFields+` } }`,
-		map[string]any{"in": map[string]any{"projectId": projectID}}, &r); err != nil {
-		return nil, kernelError(err)
+	in := map[string]any{"projectId": projectID}
+	if len(servers) > 0 {
+		in["mcpServers"] = servers
 	}
-	s := a.open(r.CreateSession, p.Cwd)
+	var r struct {
+		CreateSession struct {
+			gqlSession
+			McpServers []gqlMCPServer
+		}
+	}
+	if err := a.k.Do(ctx, `mutation($in: CreateSessionInput!) { createSession(input: $in) { `+sessionFields+` mcpServers { id name } } }`,
+		map[string]any{"in": in}, &r); err != nil {
+		return nil, mcpError(err)
+	}
+	s := a.open(r.CreateSession.gqlSession, p.Cwd)
+	ids := make([]string, 0, len(r.CreateSession.McpServers))
+	for _, m := range r.CreateSession.McpServers {
+		ids = append(ids, m.ID)
+	}
+	s.setMCP(ids)
+	s.waitMCP(ctx)
 	return map[string]any{"sessionId": s.id, "modes": s.modeState()}, nil
+}
+
+// mcpError maps a kernel error about the client's MCP servers: refused
+// input (BAD_INPUT, or CONFLICT for a name the kernel already uses) is
+// invalid params.
+func mcpError(err error) error {
+	var ce codedError
+	if errors.As(err, &ce) && (ce.GraphQLCode() == "BAD_INPUT" || ce.GraphQLCode() == "CONFLICT") {
+		return invalidParams("mcpServers refused by the kernel: %s", err.Error())
+	}
+	return kernelError(err)
 }
 
 func (a *Agent) findOrCreateProject(ctx context.Context, cwd string) (string, error) {
@@ -345,7 +439,8 @@ func (a *Agent) loadSession(ctx context.Context, params json.RawMessage, replay 
 		SessionID string `json:"sessionId"`
 		sessionPlace
 	}
-	if err := decodeSession(params, &p); err != nil {
+	servers, err := decodeSession(params, &p)
+	if err != nil {
 		return nil, err
 	}
 	fields := sessionFields
@@ -365,11 +460,18 @@ func (a *Agent) loadSession(ctx context.Context, params json.RawMessage, replay 
 		return nil, &rpcError{Code: codeNotFound, Message: fmt.Sprintf("session %s not found", p.SessionID)}
 	}
 	s := a.open(r.Session.gqlSession, p.Cwd)
+	if err := s.attachMCP(ctx, servers); err != nil {
+		return nil, err
+	}
+	s.waitMCP(ctx)
 	if replay {
 		s.replay(r.Session.Messages)
 	}
 	if len(r.Session.Tasks) > 0 {
 		s.sendPlan(r.Session.Tasks)
+	}
+	if r.Session.Phase == "TURN" {
+		s.reopenPending(ctx, r.Session.HeadSeq)
 	}
 	return map[string]any{"modes": s.modeState()}, nil
 }
@@ -424,6 +526,33 @@ func (a *Agent) closeSession(ctx context.Context, params json.RawMessage) (any, 
 	delete(a.sessions, p.SessionID)
 	a.mu.Unlock()
 	s.stop()
+	s.detachMCP(ctx)
+	return struct{}{}, nil
+}
+
+// deleteSession deletes the Foya session irreversibly (deleteSession: its
+// children, history and attached MCP servers go with it).
+func (a *Agent) deleteSession(ctx context.Context, params json.RawMessage) (any, error) {
+	var p struct {
+		SessionID string `json:"sessionId"`
+	}
+	if err := decode(params, &p); err != nil {
+		return nil, err
+	}
+	if p.SessionID == "" {
+		return nil, invalidParams("sessionId is required")
+	}
+	if err := a.k.Do(ctx, `mutation($id: ID!) { deleteSession(id: $id) }`, map[string]any{"id": p.SessionID}, nil); err != nil {
+		return nil, kernelError(err)
+	}
+	a.mu.Lock()
+	s := a.sessions[p.SessionID]
+	delete(a.sessions, p.SessionID)
+	a.mu.Unlock()
+	if s != nil {
+		s.setMCP(nil) // the kernel stopped them with the session
+		s.stop()
+	}
 	return struct{}{}, nil
 }
 

@@ -21,7 +21,12 @@ const (
 	codeInvalidParams  = -32602
 	codeInternalError  = -32603
 	codeNotFound       = -32002 // ACP: resource not found
+	codeCancelled      = -32800 // ACP: request cancelled ($/cancel_request)
 )
+
+// cancelRequestMethod is the protocol-level notification that cancels a
+// request in flight, in either direction.
+const cancelRequestMethod = "$/cancel_request"
 
 // rpcError is a JSON-RPC error object; handlers return it to choose the code.
 type rpcError struct {
@@ -81,10 +86,13 @@ type conn struct {
 	nextID  int64
 	pending map[int64]chan inbound
 	closed  bool
+	// incoming cancels the handlers of the client's requests in flight,
+	// by raw JSON id, for $/cancel_request.
+	incoming map[string]context.CancelFunc
 }
 
 func newConn(w io.Writer, log *slog.Logger, h handlerFunc) *conn {
-	return &conn{w: w, log: log, handle: h, pending: map[int64]chan inbound{}}
+	return &conn{w: w, log: log, handle: h, pending: map[int64]chan inbound{}, incoming: map[string]context.CancelFunc{}}
 }
 
 // serve reads messages until r ends or ctx is cancelled; in-flight handlers
@@ -124,11 +132,38 @@ func (c *conn) dispatch(ctx context.Context, line []byte, wg *sync.WaitGroup) {
 	}
 	hasID := len(m.ID) > 0 && string(m.ID) != "null"
 	switch {
+	case m.Method == cancelRequestMethod:
+		var p struct {
+			RequestID json.RawMessage `json:"requestId"`
+		}
+		if json.Unmarshal(m.Params, &p) == nil && len(p.RequestID) > 0 {
+			c.mu.Lock()
+			cancel := c.incoming[string(p.RequestID)]
+			c.mu.Unlock()
+			if cancel != nil {
+				cancel()
+			}
+		}
 	case m.Method != "" && hasID:
+		rctx, cancel := context.WithCancelCause(ctx)
+		key := string(m.ID)
+		c.mu.Lock()
+		c.incoming[key] = func() { cancel(errRequestCancelled) }
+		c.mu.Unlock()
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			res, err := c.handle(ctx, m.Method, m.Params)
+			defer func() {
+				c.mu.Lock()
+				delete(c.incoming, key)
+				c.mu.Unlock()
+				cancel(nil)
+			}()
+			res, err := c.handle(rctx, m.Method, m.Params)
+			if errors.Is(context.Cause(rctx), errRequestCancelled) {
+				c.write(outError{JSONRPC: "2.0", ID: m.ID, Error: &rpcError{Code: codeCancelled, Message: "Request cancelled"}})
+				return
+			}
 			if err != nil {
 				var re *rpcError
 				if !errors.As(err, &re) {
@@ -187,10 +222,15 @@ func (c *conn) notify(method string, params any) {
 	c.write(outRequest{JSONRPC: "2.0", Method: method, Params: params})
 }
 
+// errRequestCancelled: the client sent $/cancel_request for the request.
+var errRequestCancelled = errors.New("request cancelled by the client")
+
 // errConnClosed: the client went away before answering.
 var errConnClosed = errors.New("the client closed the connection")
 
 // call sends a request to the client and decodes its result into out.
+// When ctx ends first the request is withdrawn with $/cancel_request (the
+// client's late answer is then ignored) and ctx's error is returned.
 func (c *conn) call(ctx context.Context, method string, params, out any) error {
 	ch := make(chan inbound, 1)
 	c.mu.Lock()
@@ -219,8 +259,13 @@ func (c *conn) call(ctx context.Context, method string, params, out any) error {
 		return nil
 	case <-ctx.Done():
 		c.mu.Lock()
+		_, waiting := c.pending[id]
 		delete(c.pending, id)
+		closed := c.closed
 		c.mu.Unlock()
+		if waiting && !closed {
+			c.notify(cancelRequestMethod, map[string]any{"requestId": id})
+		}
 		return ctx.Err()
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -25,15 +26,19 @@ type session struct {
 	cancel context.CancelFunc
 	done   chan struct{}
 
-	mu         sync.Mutex
-	mode       string
-	lastSeq    int
-	turnsSeen  int                  // turn_started events observed
-	turns      map[string]*turnInfo // by turn id
-	prompts    []*pendingPrompt
-	tools      map[string]toolInfo // tool calls seen, by id
-	question   string              // request id of a question awaiting the user's next prompt
-	textSent   bool                // deltas streamed for the current assistant message
+	mu        sync.Mutex
+	mode      string
+	lastSeq   int
+	turnsSeen int                  // turn_started events observed
+	turns     map[string]*turnInfo // by turn id
+	prompts   []*pendingPrompt
+	tools     map[string]toolInfo // tool calls seen, by id
+	question  string              // request id of a question awaiting the user's next prompt
+	// asking holds the permission dialogs open on the client, by approval
+	// request id: cancelling one withdraws it ($/cancel_request).
+	asking     map[string]context.CancelFunc
+	mcp        []string // ids of the MCP servers this connection attached
+	textSent   bool     // deltas streamed for the current assistant message
 	thoughtSet bool
 }
 
@@ -67,7 +72,7 @@ type toolInfo struct {
 func newSession(a *Agent, gs gqlSession, cwd string) *session {
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &session{a: a, id: gs.ID, cwd: cwd, ctx: ctx, cancel: cancel, done: make(chan struct{}),
-		turns: map[string]*turnInfo{}, tools: map[string]toolInfo{}}
+		turns: map[string]*turnInfo{}, tools: map[string]toolInfo{}, asking: map[string]context.CancelFunc{}}
 	s.mode = modeOf(gs.ApprovalMode, gs.AgentMode)
 	return s
 }
@@ -91,6 +96,119 @@ func (s *session) stop() {
 
 func (s *session) update(u map[string]any) {
 	s.a.conn.notify("session/update", map[string]any{"sessionId": s.id, "update": u})
+}
+
+// --- the client's MCP servers ---
+
+type gqlMCPServer struct {
+	ID, Name, Status string
+	Error            *string
+}
+
+func (s *session) setMCP(ids []string) {
+	s.mu.Lock()
+	s.mcp = ids
+	s.mu.Unlock()
+}
+
+// attachMCP makes the client's servers the ones this connection attached
+// to the session: each is attached (the kernel replaces a server of the
+// same name), and those attached before but no longer listed are detached.
+func (s *session) attachMCP(ctx context.Context, servers []map[string]any) error {
+	var ids []string
+	for i, in := range servers {
+		var r struct{ AttachSessionMcpServer gqlMCPServer }
+		if err := s.a.k.Do(ctx, `mutation($s: ID!, $in: McpServerInput!) { attachSessionMcpServer(sessionId: $s, input: $in) { id name status } }`,
+			map[string]any{"s": s.id, "in": in}, &r); err != nil {
+			err = mcpError(err)
+			var re *rpcError
+			if errors.As(err, &re) {
+				re.Message = fmt.Sprintf("mcpServers[%d] (%v): %s", i, in["name"], re.Message)
+			}
+			return err
+		}
+		ids = append(ids, r.AttachSessionMcpServer.ID)
+	}
+	s.mu.Lock()
+	old := s.mcp
+	s.mcp = ids
+	s.mu.Unlock()
+	for _, id := range old {
+		if !slices.Contains(ids, id) {
+			s.detachOne(ctx, id)
+		}
+	}
+	return nil
+}
+
+func (s *session) detachOne(ctx context.Context, id string) {
+	err := s.a.k.Do(ctx, `mutation($s: ID!, $id: ID!) { detachSessionMcpServer(sessionId: $s, id: $id) }`, map[string]any{"s": s.id, "id": id}, nil)
+	var ce codedError
+	if err != nil && !(errors.As(err, &ce) && ce.GraphQLCode() == "NOT_FOUND") {
+		s.a.log.Warn("acp: detach an MCP server", "session_id", s.id, "mcp_server_id", id, "err", err)
+	}
+}
+
+// detachMCP detaches the servers this connection attached (session/close,
+// end of the connection).
+func (s *session) detachMCP(ctx context.Context) {
+	s.mu.Lock()
+	ids := s.mcp
+	s.mcp = nil
+	s.mu.Unlock()
+	for _, id := range ids {
+		s.detachOne(ctx, id)
+	}
+}
+
+// mcpWait bounds how long session/new and session/load wait for the
+// client's MCP servers to come up before answering.
+const mcpWait = 30 * time.Second
+
+// waitMCP waits until none of this connection's servers is STARTING (or
+// mcpWait passes), so that the first prompt sees their tools; a server
+// that failed is logged and the session goes on without it.
+func (s *session) waitMCP(ctx context.Context) {
+	s.mu.Lock()
+	n := len(s.mcp)
+	s.mu.Unlock()
+	if n == 0 {
+		return
+	}
+	deadline := time.Now().Add(mcpWait)
+	for {
+		var r struct {
+			Session *struct{ McpServers []gqlMCPServer }
+		}
+		if err := s.a.k.Do(ctx, `query($s: ID!) { session(id: $s) { mcpServers { id name status error } } }`, map[string]any{"s": s.id}, &r); err != nil || r.Session == nil {
+			s.a.log.Warn("acp: read the session's MCP servers", "session_id", s.id, "err", err)
+			return
+		}
+		starting := false
+		for _, m := range r.Session.McpServers {
+			starting = starting || m.Status == "STARTING"
+		}
+		if !starting || time.Now().After(deadline) || ctx.Err() != nil {
+			for _, m := range r.Session.McpServers {
+				if m.Status != "READY" {
+					s.a.log.Warn("acp: MCP server not ready; the session goes on without its tools until it is", "session_id", s.id, "mcp_server", m.Name, "status", m.Status, "error", orDefault(deref(m.Error), ""))
+				}
+			}
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+func deref(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return *p
 }
 
 // --- modes ---
@@ -258,7 +376,29 @@ func (s *session) event(ev gqlEvent) bool {
 		}
 	case "approval_requested":
 		if ap := ev.Approval; ap != nil {
-			go s.requestPermission(ap.RequestID, ap.ToolCallID, ap.Tool, ap.Summary, ap.Input)
+			// Registered before the dialog goes out, so that a decision
+			// made elsewhere right after withdraws it.
+			ctx, withdraw := context.WithCancel(s.ctx)
+			s.mu.Lock()
+			s.asking[ap.RequestID] = withdraw
+			s.mu.Unlock()
+			go s.requestPermission(ctx, withdraw, ap.RequestID, ap.ToolCallID, ap.Tool, ap.Summary, ap.Input)
+		}
+	case "approval_resolved":
+		// Decided elsewhere (another client, a stopped turn, this
+		// connection's own answer): withdraw a dialog still open.
+		var p struct{ RequestID string }
+		_ = json.Unmarshal(ev.Payload, &p)
+		if ev.Approval != nil && p.RequestID == "" {
+			p.RequestID = ev.Approval.RequestID
+		}
+		s.mu.Lock()
+		withdraw := s.asking[p.RequestID]
+		delete(s.asking, p.RequestID)
+		s.mu.Unlock()
+		if withdraw != nil {
+			s.a.log.Info("acp: approval decided elsewhere; withdrawing the permission request", "session_id", s.id, "request_id", p.RequestID)
+			withdraw()
 		}
 	case "question_requested":
 		var q struct{ RequestID, Question string }
@@ -481,7 +621,8 @@ func (s *session) sendPlan(tasks []gqlTask) {
 
 // --- permissions ---
 
-func (s *session) requestPermission(requestID, toolCallID, tool, summary string, input json.RawMessage) {
+func (s *session) requestPermission(ctx context.Context, withdraw context.CancelFunc, requestID, toolCallID, tool, summary string, input json.RawMessage) {
+	defer withdraw()
 	tc := s.toolCall(toolCallID, tool, input)
 	if summary != "" {
 		tc["title"] = firstLine(summary, 200)
@@ -493,7 +634,10 @@ func (s *session) requestPermission(requestID, toolCallID, tool, summary string,
 			OptionID string `json:"optionId"`
 		} `json:"outcome"`
 	}
-	err := s.a.conn.call(s.ctx, "session/request_permission", map[string]any{
+	if ctx.Err() != nil {
+		return // decided before the dialog went out
+	}
+	err := s.a.conn.call(ctx, "session/request_permission", map[string]any{
 		"sessionId": s.id,
 		"toolCall":  tc,
 		"options": []map[string]any{
@@ -502,6 +646,13 @@ func (s *session) requestPermission(requestID, toolCallID, tool, summary string,
 			{"optionId": "reject_once", "name": "Reject", "kind": "reject_once"},
 		},
 	}, &res)
+	s.mu.Lock()
+	_, open := s.asking[requestID]
+	delete(s.asking, requestID)
+	s.mu.Unlock()
+	if !open || s.ctx.Err() != nil {
+		return // withdrawn: decided elsewhere, or the session was closed
+	}
 	decision := "DENIED"
 	if err != nil {
 		s.a.log.Warn("acp: permission request failed; denying", "session_id", s.id, "tool", tool, "err", err)
@@ -513,17 +664,78 @@ func (s *session) requestPermission(requestID, toolCallID, tool, summary string,
 			decision = "APPROVED_FOR_SESSION"
 		}
 	}
-	if s.ctx.Err() != nil {
-		return
-	}
-	ctx, cancel := context.WithTimeout(s.ctx, 30*time.Second)
+	rctx, cancel := context.WithTimeout(s.ctx, 30*time.Second)
 	defer cancel()
-	err = s.a.k.Do(ctx, `mutation($s: ID!, $r: ID!, $d: ApprovalDecision!) { resolveApproval(sessionId: $s, requestId: $r, decision: $d) }`,
+	err = s.a.k.Do(rctx, `mutation($s: ID!, $r: ID!, $d: ApprovalDecision!) { resolveApproval(sessionId: $s, requestId: $r, decision: $d) }`,
 		map[string]any{"s": s.id, "r": requestID, "d": decision}, nil)
 	var ce codedError
 	if err != nil && !(errors.As(err, &ce) && ce.GraphQLCode() == "CONFLICT") {
 		s.a.log.Warn("acp: resolve approval", "session_id", s.id, "err", err)
 	}
+}
+
+// pendingScan bounds how far back reopenPending looks for open requests.
+const pendingScan = 2000
+
+// reopenPending asks again what a running turn is waiting for when a
+// session is loaded or resumed: approvals become permission dialogs, a
+// question is shown again. It reads the last pendingScan events up to
+// head, the window a turn's open requests are in.
+func (s *session) reopenPending(ctx context.Context, head int) {
+	var r struct {
+		Events []struct {
+			Type    string
+			Payload json.RawMessage
+		}
+	}
+	if err := s.a.k.Do(ctx, `query($s: ID!, $after: Int, $limit: Int) { events(sessionId: $s, afterSeq: $after, limit: $limit) { type payload } }`,
+		map[string]any{"s": s.id, "after": max(0, head-pendingScan), "limit": pendingScan}, &r); err != nil {
+		s.a.log.Warn("acp: read the running turn's open requests", "session_id", s.id, "err", err)
+		return
+	}
+	type req struct {
+		RequestID, ToolCallID, Tool, Summary, Question string
+		Input                                          json.RawMessage
+	}
+	var order []string
+	open := map[string]req{}
+	kinds := map[string]string{}
+	for _, e := range r.Events {
+		var p req
+		_ = json.Unmarshal(e.Payload, &p)
+		switch e.Type {
+		case "approval_requested", "question_requested":
+			if _, seen := open[p.RequestID]; !seen {
+				order = append(order, p.RequestID)
+			}
+			open[p.RequestID], kinds[p.RequestID] = p, e.Type
+		case "approval_resolved", "question_answered", "turn_finished":
+			if e.Type == "turn_finished" {
+				open = map[string]req{}
+			}
+			delete(open, p.RequestID)
+		}
+	}
+	for _, id := range order {
+		p, ok := open[id]
+		if !ok {
+			continue
+		}
+		ev := gqlEvent{Type: kinds[id], Payload: mustJSON(map[string]any{"requestId": p.RequestID, "question": p.Question})}
+		if kinds[id] == "approval_requested" {
+			ev.Approval = &struct {
+				RequestID, ToolCallID, Tool, Action, Summary string
+				Input                                        json.RawMessage
+			}{RequestID: p.RequestID, ToolCallID: p.ToolCallID, Tool: p.Tool, Summary: p.Summary, Input: p.Input}
+		}
+		s.a.log.Info("acp: the running turn waits for an answer; asking again", "session_id", s.id, "request_id", id, "kind", kinds[id])
+		s.event(ev)
+	}
+}
+
+func mustJSON(v any) json.RawMessage {
+	b, _ := json.Marshal(v)
+	return b
 }
 
 // --- prompts and turns ---

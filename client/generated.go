@@ -98,6 +98,8 @@ type CapabilitiesInput struct {
 	ReasoningEfforts []string         `json:"reasoningEfforts"`
 	WebSearch        *bool            `json:"webSearch"`
 	Generation       *GenerationInput `json:"generation"`
+	// Prices for cost figures; null on update clears them (capabilities are replaced whole).
+	Prices *ModelPricesInput `json:"prices"`
 }
 
 // GetContextWindow returns CapabilitiesInput.ContextWindow, and is useful for accessing the field via an interface.
@@ -124,12 +126,16 @@ func (v *CapabilitiesInput) GetWebSearch() *bool { return v.WebSearch }
 // GetGeneration returns CapabilitiesInput.Generation, and is useful for accessing the field via an interface.
 func (v *CapabilitiesInput) GetGeneration() *GenerationInput { return v.Generation }
 
+// GetPrices returns CapabilitiesInput.Prices, and is useful for accessing the field via an interface.
+func (v *CapabilitiesInput) GetPrices() *ModelPricesInput { return v.Prices }
+
 // ConnectionFields includes the GraphQL fields of Connection requested by the fragment ConnectionFields.
 // The GraphQL type's documentation follows.
 //
 // A user-configured account or endpoint. The API key is never returned by any
 // field; apiKeyConfigured says whether one is set. Keys live in connections.json
-// in the kernel's private data directory.
+// in the kernel's private data directory, or with --database sealed (AES-GCM) in
+// PostgreSQL (docs/postgresql.md).
 type ConnectionFields struct {
 	Id   string         `json:"id"`
 	Name string         `json:"name"`
@@ -305,7 +311,8 @@ var AllConnectionType = []ConnectionType{
 //
 // A user-configured account or endpoint. The API key is never returned by any
 // field; apiKeyConfigured says whether one is set. Keys live in connections.json
-// in the kernel's private data directory.
+// in the kernel's private data directory, or with --database sealed (AES-GCM) in
+// PostgreSQL (docs/postgresql.md).
 type ConnectionsConnectionsConnection struct {
 	ConnectionFields `json:"-"`
 }
@@ -512,7 +519,8 @@ func (v *ConnectionsResponse) GetDefaultModels() ConnectionsDefaultModels { retu
 //
 // A user-configured account or endpoint. The API key is never returned by any
 // field; apiKeyConfigured says whether one is set. Keys live in connections.json
-// in the kernel's private data directory.
+// in the kernel's private data directory, or with --database sealed (AES-GCM) in
+// PostgreSQL (docs/postgresql.md).
 type CreateConnectionCreateConnection struct {
 	ConnectionFields `json:"-"`
 }
@@ -995,6 +1003,8 @@ type CreateSessionInput struct {
 	Title           *string       `json:"title"`
 	// Defaults to EXECUTE.
 	AgentMode *AgentMode `json:"agentMode"`
+	// MCP servers attached to this session only, as with attachSessionMcpServer; all are validated before the session is created (BAD_INPUT names input.mcpServers[i].<field>).
+	McpServers []McpServerInput `json:"mcpServers"`
 }
 
 // GetConnectionId returns CreateSessionInput.ConnectionId, and is useful for accessing the field via an interface.
@@ -1017,6 +1027,9 @@ func (v *CreateSessionInput) GetTitle() *string { return v.Title }
 
 // GetAgentMode returns CreateSessionInput.AgentMode, and is useful for accessing the field via an interface.
 func (v *CreateSessionInput) GetAgentMode() *AgentMode { return v.AgentMode }
+
+// GetMcpServers returns CreateSessionInput.McpServers, and is useful for accessing the field via an interface.
+func (v *CreateSessionInput) GetMcpServers() []McpServerInput { return v.McpServers }
 
 // CreateSessionResponse is returned by CreateSession on success.
 type CreateSessionResponse struct {
@@ -1818,6 +1831,27 @@ func (v *ModelInput) GetId() string { return v.Id }
 // GetCapabilities returns ModelInput.Capabilities, and is useful for accessing the field via an interface.
 func (v *ModelInput) GetCapabilities() *CapabilitiesInput { return v.Capabilities }
 
+// Prices in US dollars per million tokens, each 0 to 100000. cachedInputPerMillion
+// and cacheWritePerMillion default to inputPerMillion.
+type ModelPricesInput struct {
+	InputPerMillion       float64  `json:"inputPerMillion"`
+	CachedInputPerMillion *float64 `json:"cachedInputPerMillion"`
+	CacheWritePerMillion  *float64 `json:"cacheWritePerMillion"`
+	OutputPerMillion      float64  `json:"outputPerMillion"`
+}
+
+// GetInputPerMillion returns ModelPricesInput.InputPerMillion, and is useful for accessing the field via an interface.
+func (v *ModelPricesInput) GetInputPerMillion() float64 { return v.InputPerMillion }
+
+// GetCachedInputPerMillion returns ModelPricesInput.CachedInputPerMillion, and is useful for accessing the field via an interface.
+func (v *ModelPricesInput) GetCachedInputPerMillion() *float64 { return v.CachedInputPerMillion }
+
+// GetCacheWritePerMillion returns ModelPricesInput.CacheWritePerMillion, and is useful for accessing the field via an interface.
+func (v *ModelPricesInput) GetCacheWritePerMillion() *float64 { return v.CacheWritePerMillion }
+
+// GetOutputPerMillion returns ModelPricesInput.OutputPerMillion, and is useful for accessing the field via an interface.
+func (v *ModelPricesInput) GetOutputPerMillion() float64 { return v.OutputPerMillion }
+
 // A default model slot.
 type ModelPurpose string
 
@@ -1991,7 +2025,8 @@ func (v *ProviderOptionInput) GetValue() string { return v.Value }
 //
 // A user-configured account or endpoint. The API key is never returned by any
 // field; apiKeyConfigured says whether one is set. Keys live in connections.json
-// in the kernel's private data directory.
+// in the kernel's private data directory, or with --database sealed (AES-GCM) in
+// PostgreSQL (docs/postgresql.md).
 type RefreshModelsRefreshModelsConnection struct {
 	ConnectionFields `json:"-"`
 }
@@ -2123,7 +2158,7 @@ func (v *ResolveApprovalResponse) GetResolveApproval() bool { return v.ResolveAp
 
 // RestartMcpServerResponse is returned by RestartMcpServer on success.
 type RestartMcpServerResponse struct {
-	// Stops and starts an MCP server again, clearing FAILED; CONFLICT when it is disabled.
+	// Stops and starts an MCP server again (kernel-wide or attached to a session), clearing FAILED; CONFLICT when it is disabled.
 	RestartMcpServer RestartMcpServerRestartMcpServer `json:"restartMcpServer"`
 }
 
@@ -2338,7 +2373,8 @@ func (v *SendMessageSendMessageSendResultQueueItem) GetId() string { return v.Id
 //
 // A user-configured account or endpoint. The API key is never returned by any
 // field; apiKeyConfigured says whether one is set. Keys live in connections.json
-// in the kernel's private data directory.
+// in the kernel's private data directory, or with --database sealed (AES-GCM) in
+// PostgreSQL (docs/postgresql.md).
 type SessionConnectionsConnection struct {
 	Id   string `json:"id"`
 	Name string `json:"name"`
@@ -2355,6 +2391,9 @@ type SessionEventsResponse struct {
 	// Every persisted event with seq > afterSeq (when given), then live events, with
 	// no gap and no duplicate. A subscriber that falls too far behind receives
 	// resync_required and should resubscribe with afterSeq = payload.lastSeq.
+	// Over SSE every persisted event carries `id: <seq>`, and a request with a
+	// Last-Event-ID header (a non-negative integer) resumes after that seq as
+	// afterSeq would, in place of the afterSeq argument (docs/sse.md).
 	SessionEvents SessionEventsSessionEventsSessionEvent `json:"sessionEvents"`
 }
 
@@ -3026,7 +3065,8 @@ func (v *SessionSessionMessagesMessage) __premarshalJSON() (*__premarshalSession
 //
 // A user-configured account or endpoint. The API key is never returned by any
 // field; apiKeyConfigured says whether one is set. Keys live in connections.json
-// in the kernel's private data directory.
+// in the kernel's private data directory, or with --database sealed (AES-GCM) in
+// PostgreSQL (docs/postgresql.md).
 type SessionsConnectionsConnection struct {
 	Id   string `json:"id"`
 	Name string `json:"name"`

@@ -59,6 +59,10 @@ type MCPServerConfig struct {
 	Enabled   bool         `json:"enabled"`
 	// TimeoutSeconds bounds one tool call; 0 means DefaultMCPTimeout.
 	TimeoutSeconds int `json:"timeoutSeconds,omitempty"`
+	// SessionID is set for a server attached to one session only
+	// (AttachSession): its tools are offered in that session and its
+	// sub-agent sessions, and it is never stored.
+	SessionID string `json:"sessionId,omitempty"`
 }
 
 // CallTimeoutSeconds is the effective per-call timeout.
@@ -108,6 +112,8 @@ type MCPServer struct {
 	HeaderKeys     []string
 	Enabled        bool
 	TimeoutSeconds int
+	// SessionID is the session a session-scoped server is attached to.
+	SessionID string
 	MCPServerState
 }
 
@@ -147,6 +153,22 @@ type MCPRuntime interface {
 	State(id string) MCPServerState
 }
 
+type toolScopeKey struct{}
+
+// WithToolScope tells tool runners which sessions a tool listing or call
+// is for: the session first, then its ancestors (a sub-agent session sees
+// the MCP servers attached to the sessions that spawned it).
+func WithToolScope(ctx context.Context, sessionIDs []string) context.Context {
+	return context.WithValue(ctx, toolScopeKey{}, slices.Clone(sessionIDs))
+}
+
+// ToolScope returns the sessions set by WithToolScope (nil: none, only
+// kernel-wide tools).
+func ToolScope(ctx context.Context) []string {
+	ids, _ := ctx.Value(toolScopeKey{}).([]string)
+	return ids
+}
+
 func keysOf(kvs []KeyValue) []string {
 	out := make([]string, 0, len(kvs))
 	for _, kv := range kvs {
@@ -160,7 +182,7 @@ func redactMCP(c MCPServerConfig, st MCPServerState) MCPServer {
 	s := MCPServer{
 		ID: c.ID, Name: c.Name, Transport: c.Transport, Command: c.Command, Args: slices.Clone(c.Args),
 		URL: redactMCPURL(c.URL), EnvKeys: keysOf(c.Env), HeaderKeys: keysOf(c.Headers), Enabled: c.Enabled,
-		TimeoutSeconds: c.CallTimeoutSeconds(), MCPServerState: st,
+		TimeoutSeconds: c.CallTimeoutSeconds(), SessionID: c.SessionID, MCPServerState: st,
 	}
 	if s.Args == nil {
 		s.Args = []string{}

@@ -21,6 +21,9 @@ type MCPServiceConfig struct {
 	// Broker receives catalog_updated on every change; optional.
 	Broker *Broker
 	Logger *slog.Logger
+	// SessionExists checks a session id for AttachSession (NOT_FOUND when
+	// missing); without it every id is accepted.
+	SessionExists func(ctx context.Context, id string) error
 }
 
 // MCPService is the catalog of MCP servers: kernel configuration kept in
@@ -33,8 +36,14 @@ type MCPService struct {
 	broker  *Broker
 	log     *slog.Logger
 
+	exists  func(ctx context.Context, id string) error
+	stopSub func()
+
 	mu      sync.Mutex
 	servers []MCPServerConfig
+	// bySession holds the servers attached to one session, in attach
+	// order. They live in memory only: their secrets are never written.
+	bySession map[string][]MCPServerConfig
 }
 
 // NewMCPService loads the stored servers and starts the enabled ones.
@@ -50,10 +59,36 @@ func NewMCPService(ctx context.Context, cfg MCPServiceConfig) (*MCPService, erro
 	if err != nil {
 		return nil, fmt.Errorf("load mcp servers: %w", err)
 	}
-	s := &MCPService{store: cfg.Store, runtime: cfg.Runtime, broker: cfg.Broker, log: log, servers: servers}
-	s.runtime.Apply(ctx, s.snapshot())
+	s := &MCPService{store: cfg.Store, runtime: cfg.Runtime, broker: cfg.Broker, log: log, servers: servers,
+		exists: cfg.SessionExists, bySession: map[string][]MCPServerConfig{}, stopSub: func() {}}
+	s.runtime.Apply(ctx, s.runtimeSet())
+	if cfg.Broker != nil {
+		// A deleted session (and each of its deleted descendants) takes its
+		// servers with it.
+		sub := cfg.Broker.SubscribeKernel()
+		done, quit := make(chan struct{}), make(chan struct{})
+		go func() {
+			defer close(done)
+			for {
+				select {
+				case <-quit:
+					return
+				case ev := <-sub.C:
+					if ev.Type == KernelSessionDeleted && ev.SessionID != "" {
+						s.DetachAll(context.Background(), ev.SessionID)
+					}
+				}
+			}
+		}()
+		var once sync.Once
+		s.stopSub = func() { once.Do(func() { sub.Close(); close(quit); <-done }) }
+	}
 	return s, nil
 }
+
+// Close stops following session deletions. Stopping the servers is the
+// runtime's business (it stops them all when the kernel stops).
+func (s *MCPService) Close() { s.stopSub() }
 
 func (s *MCPService) snapshot() []MCPServerConfig {
 	out := make([]MCPServerConfig, len(s.servers))
@@ -61,6 +96,38 @@ func (s *MCPService) snapshot() []MCPServerConfig {
 		out[i] = c.clone()
 	}
 	return out
+}
+
+// runtimeSet is every server the runtime should run: the kernel-wide ones
+// and those attached to sessions. Callers hold s.mu or own s.
+func (s *MCPService) runtimeSet() []MCPServerConfig {
+	out := s.snapshot()
+	ids := make([]string, 0, len(s.bySession))
+	for id := range s.bySession {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	for _, id := range ids {
+		for _, c := range s.bySession[id] {
+			out = append(out, c.clone())
+		}
+	}
+	return out
+}
+
+// find returns a server, kernel-wide or attached to a session.
+func (s *MCPService) find(id string) (MCPServerConfig, bool) {
+	if i := s.index(id); i >= 0 {
+		return s.servers[i].clone(), true
+	}
+	for _, list := range s.bySession {
+		for _, c := range list {
+			if c.ID == id {
+				return c.clone(), true
+			}
+		}
+	}
+	return MCPServerConfig{}, false
 }
 
 // List returns every server, in creation order.
@@ -80,13 +147,9 @@ func (s *MCPService) List(ctx context.Context) []MCPServer {
 func (s *MCPService) Server(ctx context.Context, id string) (MCPServer, error) {
 	s.syncQuiet(ctx)
 	s.mu.Lock()
-	i := s.index(id)
-	var c MCPServerConfig
-	if i >= 0 {
-		c = s.servers[i].clone()
-	}
+	c, ok := s.find(id)
 	s.mu.Unlock()
-	if i < 0 {
+	if !ok {
 		return MCPServer{}, Errorf(CodeNotFound, "MCP server %s not found", id)
 	}
 	return redactMCP(c, s.runtime.State(c.ID)), nil
@@ -114,7 +177,7 @@ func (s *MCPService) Update(ctx context.Context, id string, in MCPServerInput) (
 	return s.commit(ctx, id, func(list []MCPServerConfig) ([]MCPServerConfig, error) {
 		i := slices.IndexFunc(list, func(c MCPServerConfig) bool { return c.ID == id })
 		if i < 0 {
-			return nil, Errorf(CodeNotFound, "MCP server %s not found", id)
+			return nil, s.notKernelWide(id)
 		}
 		c := list[i].clone()
 		applyMCPInput(&c, in, false)
@@ -131,7 +194,7 @@ func (s *MCPService) Delete(ctx context.Context, id string) error {
 	_, err := s.commit(ctx, "", func(list []MCPServerConfig) ([]MCPServerConfig, error) {
 		i := slices.IndexFunc(list, func(c MCPServerConfig) bool { return c.ID == id })
 		if i < 0 {
-			return nil, Errorf(CodeNotFound, "MCP server %s not found", id)
+			return nil, s.notKernelWide(id)
 		}
 		return slices.Delete(list, i, i+1), nil
 	})
@@ -186,7 +249,7 @@ func (s *MCPService) commit(ctx context.Context, id string, mutate func([]MCPSer
 		return MCPServer{}, fmt.Errorf("save mcp servers: %w", err)
 	}
 	s.servers = next
-	snap := s.snapshot()
+	snap := s.runtimeSet()
 	s.mu.Unlock()
 	s.runtime.Apply(ctx, snap)
 	if id == "" {
@@ -201,6 +264,154 @@ func (s *MCPService) commit(ctx context.Context, id string, mutate func([]MCPSer
 func (s *MCPService) Changed(id string) {
 	if s.broker != nil {
 		s.broker.PublishKernel(KernelEvent{Type: KernelCatalogUpdated, McpServerID: id, At: time.Now().UTC()})
+	}
+}
+
+// notKernelWide is the error for an id that is not a kernel-wide server;
+// callers hold s.mu.
+func (s *MCPService) notKernelWide(id string) error {
+	for sid, list := range s.bySession {
+		for _, c := range list {
+			if c.ID == id {
+				return Errorf(CodeConflict, "MCP server %s is attached to session %s only: attach it again with attachSessionMcpServer to change it, detachSessionMcpServer to remove it", id, sid)
+			}
+		}
+	}
+	return Errorf(CodeNotFound, "MCP server %s not found", id)
+}
+
+// SessionServers lists the servers attached to a session, in attach order.
+func (s *MCPService) SessionServers(ctx context.Context, sessionID string) []MCPServer {
+	s.mu.Lock()
+	list := slices.Clone(s.bySession[sessionID])
+	s.mu.Unlock()
+	out := make([]MCPServer, len(list))
+	for i, c := range list {
+		out[i] = redactMCP(c, s.runtime.State(c.ID))
+	}
+	return out
+}
+
+// AttachSession attaches a server to one session: its tools are offered
+// only in that session and its sub-agent sessions. A server of the same
+// name already attached to the session is replaced (restarted only when
+// its configuration changed), so a client re-attaching its servers after a
+// reconnect is idempotent. The name must not clash with a kernel-wide
+// server (CONFLICT). Session servers are kept in memory only, never
+// written to disk; they stop when the session is deleted, when they are
+// detached, or when the kernel stops.
+func (s *MCPService) AttachSession(ctx context.Context, sessionID string, in MCPServerInput) (MCPServer, error) {
+	if sessionID == "" {
+		return MCPServer{}, Errorf(CodeBadInput, "sessionId must not be empty")
+	}
+	if s.exists != nil {
+		if err := s.exists(ctx, sessionID); err != nil {
+			return MCPServer{}, err
+		}
+	}
+	c := MCPServerConfig{Enabled: true, SessionID: sessionID}
+	applyMCPInput(&c, in, true)
+	if !c.Enabled {
+		return MCPServer{}, Errorf(CodeBadInput, "input.enabled: a session MCP server cannot be disabled; detach it with detachSessionMcpServer")
+	}
+	s.mu.Lock()
+	list := slices.Clone(s.bySession[sessionID])
+	i := slices.IndexFunc(list, func(o MCPServerConfig) bool { return o.Name == c.Name })
+	others := s.snapshot()
+	for j, o := range list {
+		if j != i {
+			others = append(others, o)
+		}
+	}
+	if err := validateMCP(c, others); err != nil {
+		s.mu.Unlock()
+		return MCPServer{}, err
+	}
+	if i >= 0 {
+		c.ID = list[i].ID // same name: replaced in place
+		list[i] = c
+	} else {
+		c.ID = NewID("mcp")
+		list = append(list, c)
+	}
+	s.bySession[sessionID] = list
+	snap := s.runtimeSet()
+	s.mu.Unlock()
+	s.runtime.Apply(ctx, snap)
+	s.log.Info("MCP server attached to a session", "session_id", sessionID, "mcp_server", c.Name, "mcp_server_id", c.ID, "transport", c.Transport)
+	s.Changed(c.ID)
+	return s.Server(ctx, c.ID)
+}
+
+// ValidateSessionServers checks servers to be attached to a new session,
+// against the kernel-wide servers and each other, before the session
+// exists; errors name input.mcpServers[i].<field>.
+func (s *MCPService) ValidateSessionServers(ins []MCPServerInput) error {
+	s.mu.Lock()
+	others := s.snapshot()
+	s.mu.Unlock()
+	seen := map[string]int{}
+	for i, in := range ins {
+		c := MCPServerConfig{Enabled: true}
+		applyMCPInput(&c, in, true)
+		prefix := fmt.Sprintf("input.mcpServers[%d].", i)
+		if j, dup := seen[c.Name]; dup {
+			return Errorf(CodeBadInput, "%sname: %q is also the name of input.mcpServers[%d]; names must be unique", prefix, c.Name, j)
+		}
+		seen[c.Name] = i
+		if !c.Enabled {
+			return Errorf(CodeBadInput, "%senabled: a session MCP server cannot be disabled; leave it out instead", prefix)
+		}
+		if err := validateMCP(c, others); err != nil {
+			var e *Error
+			if errors.As(err, &e) {
+				return Errorf(e.Code, "%s", strings.ReplaceAll(e.Message, "input.", prefix))
+			}
+			return err
+		}
+	}
+	return nil
+}
+
+// DetachSession stops a server attached to a session and removes it;
+// NOT_FOUND when the session has no such server.
+func (s *MCPService) DetachSession(ctx context.Context, sessionID, id string) error {
+	s.mu.Lock()
+	list := s.bySession[sessionID]
+	i := slices.IndexFunc(list, func(c MCPServerConfig) bool { return c.ID == id })
+	if i < 0 {
+		s.mu.Unlock()
+		return Errorf(CodeNotFound, "MCP server %s is not attached to session %s", id, sessionID)
+	}
+	list = slices.Delete(slices.Clone(list), i, i+1)
+	if len(list) == 0 {
+		delete(s.bySession, sessionID)
+	} else {
+		s.bySession[sessionID] = list
+	}
+	snap := s.runtimeSet()
+	s.mu.Unlock()
+	s.runtime.Apply(ctx, snap)
+	s.log.Info("MCP server detached from a session", "session_id", sessionID, "mcp_server_id", id)
+	s.Changed(id)
+	return nil
+}
+
+// DetachAll stops every server attached to a session (it was deleted).
+func (s *MCPService) DetachAll(ctx context.Context, sessionID string) {
+	s.mu.Lock()
+	list := s.bySession[sessionID]
+	if len(list) == 0 {
+		s.mu.Unlock()
+		return
+	}
+	delete(s.bySession, sessionID)
+	snap := s.runtimeSet()
+	s.mu.Unlock()
+	s.runtime.Apply(ctx, snap)
+	for _, c := range list {
+		s.log.Info("MCP server of a deleted session stopped", "session_id", sessionID, "mcp_server_id", c.ID)
+		s.Changed(c.ID)
 	}
 }
 

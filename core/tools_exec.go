@@ -158,7 +158,7 @@ func (e *Engine) callTool(ctx context.Context, sessionID, turnID string, c ToolC
 		m.Text, m.IsError = text, isErr
 		return m
 	}
-	res, err := e.cfg.Tools.Call(ctx, ToolCallRequest{SessionID: sessionID, WorkDir: dir, ScopeDir: dir, ToolCallID: c.ID, Name: c.Name, Input: c.Input})
+	res, err := e.cfg.Tools.Call(e.toolScope(ctx, s), ToolCallRequest{SessionID: sessionID, WorkDir: dir, ScopeDir: dir, ToolCallID: c.ID, Name: c.Name, Input: c.Input})
 	if err != nil {
 		if ctx.Err() != nil {
 			return fail("cancelled: the turn was stopped while %s ran", c.Name)

@@ -425,6 +425,21 @@ func (e *Engine) compileFrom(ctx context.Context, s Session, b boundModel, loadI
 	return compiled{req: req, tools: tools, active: msgs, usage: usage}, nil
 }
 
+// toolScope marks ctx with the session and its ancestors, whose attached
+// MCP servers the session's tools include (a sub-agent sees its parents').
+func (e *Engine) toolScope(ctx context.Context, s Session) context.Context {
+	ids := []string{s.ID}
+	for p := s.ParentID; p != "" && len(ids) < 32; {
+		ids = append(ids, p)
+		ps, err := e.svc.Session(context.WithoutCancel(ctx), p)
+		if err != nil {
+			break
+		}
+		p = ps.ParentID
+	}
+	return WithToolScope(ctx, ids)
+}
+
 // toolSet lists the tools offered to the model, sorted by name.
 func (e *Engine) toolSet(ctx context.Context, s Session, b boundModel) (map[string]ToolInfo, []ToolSchema, error) {
 	if b.model.Capabilities.ToolCalling != nil && !*b.model.Capabilities.ToolCalling {
@@ -433,7 +448,7 @@ func (e *Engine) toolSet(ctx context.Context, s Session, b boundModel) (map[stri
 	var infos []ToolInfo
 	if e.cfg.Tools != nil {
 		var err error
-		if infos, err = e.cfg.Tools.Tools(ctx); err != nil {
+		if infos, err = e.cfg.Tools.Tools(e.toolScope(ctx, s)); err != nil {
 			return nil, nil, fmt.Errorf("list tools: %w", err)
 		}
 	}

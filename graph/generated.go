@@ -165,6 +165,7 @@ type ComplexityRoot struct {
 		ID              func(childComplexity int) int
 		Name            func(childComplexity int) int
 		ProtocolVersion func(childComplexity int) int
+		SessionID       func(childComplexity int) int
 		Status          func(childComplexity int) int
 		TimeoutSeconds  func(childComplexity int) int
 		Tools           func(childComplexity int) int
@@ -224,40 +225,42 @@ type ComplexityRoot struct {
 	}
 
 	Mutation struct {
-		AnswerQuestion      func(childComplexity int, sessionID string, requestID string, answer string) int
-		CompactSession      func(childComplexity int, sessionID string) int
-		ConfirmPlan         func(childComplexity int, sessionID string, edits *string) int
-		ConfirmRewind       func(childComplexity int, sessionID string, messageSeq int64, headSeq int64, fileStateToken string) int
-		CreateConnection    func(childComplexity int, input model.ConnectionInput) int
-		CreateMcpServer     func(childComplexity int, input model.McpServerInput) int
-		CreateProject       func(childComplexity int, input model.ProjectInput) int
-		CreateSession       func(childComplexity int, input model.CreateSessionInput) int
-		DeleteConnection    func(childComplexity int, id string) int
-		DeleteMcpServer     func(childComplexity int, id string) int
-		DeleteProject       func(childComplexity int, id string) int
-		DeleteQueuedMessage func(childComplexity int, sessionID string, itemID string) int
-		DeleteSession       func(childComplexity int, id string) int
-		EditQueuedMessage   func(childComplexity int, sessionID string, itemID string, input model.UserInput) int
-		ForkSession         func(childComplexity int, sessionID string, afterSeq int64) int
-		GenerateImage       func(childComplexity int, input model.GenerateImageInput) int
-		GenerateVideo       func(childComplexity int, input model.GenerateVideoInput) int
-		ImportSession       func(childComplexity int, data string, projectID *string) int
-		ImportSessionFile   func(childComplexity int, file graphql.Upload, projectID *string) int
-		MoveQueuedMessage   func(childComplexity int, sessionID string, itemID string, index int64) int
-		PreviewRewind       func(childComplexity int, sessionID string, messageSeq int64) int
-		RefreshModels       func(childComplexity int, connectionID string) int
-		ReorderConnections  func(childComplexity int, ids []string) int
-		ResolveApproval     func(childComplexity int, sessionID string, requestID string, decision core.ApprovalDecision) int
-		RestartMcpServer    func(childComplexity int, id string) int
-		SendMessage         func(childComplexity int, sessionID string, input model.UserInput) int
-		SetDefaultModel     func(childComplexity int, purpose core.ModelPurpose, connectionID *string, model *string) int
-		SetHooks            func(childComplexity int, config scalar.JSON) int
-		StopTurn            func(childComplexity int, sessionID string, keepQueue *bool, dispatchItemID *string) int
-		TrustProject        func(childComplexity int, id string) int
-		UpdateConnection    func(childComplexity int, id string, input model.ConnectionInput) int
-		UpdateMcpServer     func(childComplexity int, id string, input model.McpServerInput) int
-		UpdateSession       func(childComplexity int, id string, input model.UpdateSessionInput) int
-		UploadAttachment    func(childComplexity int, file graphql.Upload) int
+		AnswerQuestion         func(childComplexity int, sessionID string, requestID string, answer string) int
+		AttachSessionMcpServer func(childComplexity int, sessionID string, input model.McpServerInput) int
+		CompactSession         func(childComplexity int, sessionID string) int
+		ConfirmPlan            func(childComplexity int, sessionID string, edits *string) int
+		ConfirmRewind          func(childComplexity int, sessionID string, messageSeq int64, headSeq int64, fileStateToken string) int
+		CreateConnection       func(childComplexity int, input model.ConnectionInput) int
+		CreateMcpServer        func(childComplexity int, input model.McpServerInput) int
+		CreateProject          func(childComplexity int, input model.ProjectInput) int
+		CreateSession          func(childComplexity int, input model.CreateSessionInput) int
+		DeleteConnection       func(childComplexity int, id string) int
+		DeleteMcpServer        func(childComplexity int, id string) int
+		DeleteProject          func(childComplexity int, id string) int
+		DeleteQueuedMessage    func(childComplexity int, sessionID string, itemID string) int
+		DeleteSession          func(childComplexity int, id string) int
+		DetachSessionMcpServer func(childComplexity int, sessionID string, id string) int
+		EditQueuedMessage      func(childComplexity int, sessionID string, itemID string, input model.UserInput) int
+		ForkSession            func(childComplexity int, sessionID string, afterSeq int64) int
+		GenerateImage          func(childComplexity int, input model.GenerateImageInput) int
+		GenerateVideo          func(childComplexity int, input model.GenerateVideoInput) int
+		ImportSession          func(childComplexity int, data string, projectID *string) int
+		ImportSessionFile      func(childComplexity int, file graphql.Upload, projectID *string) int
+		MoveQueuedMessage      func(childComplexity int, sessionID string, itemID string, index int64) int
+		PreviewRewind          func(childComplexity int, sessionID string, messageSeq int64) int
+		RefreshModels          func(childComplexity int, connectionID string) int
+		ReorderConnections     func(childComplexity int, ids []string) int
+		ResolveApproval        func(childComplexity int, sessionID string, requestID string, decision core.ApprovalDecision) int
+		RestartMcpServer       func(childComplexity int, id string) int
+		SendMessage            func(childComplexity int, sessionID string, input model.UserInput) int
+		SetDefaultModel        func(childComplexity int, purpose core.ModelPurpose, connectionID *string, model *string) int
+		SetHooks               func(childComplexity int, config scalar.JSON) int
+		StopTurn               func(childComplexity int, sessionID string, keepQueue *bool, dispatchItemID *string) int
+		TrustProject           func(childComplexity int, id string) int
+		UpdateConnection       func(childComplexity int, id string, input model.ConnectionInput) int
+		UpdateMcpServer        func(childComplexity int, id string, input model.McpServerInput) int
+		UpdateSession          func(childComplexity int, id string, input model.UpdateSessionInput) int
+		UploadAttachment       func(childComplexity int, file graphql.Upload) int
 	}
 
 	PluginInfo struct {
@@ -371,6 +374,7 @@ type ComplexityRoot struct {
 		CreatedAt       func(childComplexity int) int
 		HeadSeq         func(childComplexity int) int
 		ID              func(childComplexity int) int
+		McpServers      func(childComplexity int) int
 		Messages        func(childComplexity int, includeInactive *bool) int
 		Model           func(childComplexity int) int
 		ParentID        func(childComplexity int) int
@@ -464,6 +468,8 @@ type McpServerResolver interface {
 
 	Error(ctx context.Context, obj *core.MCPServer) (*string, error)
 	ProtocolVersion(ctx context.Context, obj *core.MCPServer) (*string, error)
+
+	SessionID(ctx context.Context, obj *core.MCPServer) (*string, error)
 }
 type McpToolResolver interface {
 	Description(ctx context.Context, obj *core.MCPToolState) (*string, error)
@@ -492,6 +498,8 @@ type MutationResolver interface {
 	UpdateMcpServer(ctx context.Context, id string, input model.McpServerInput) (*core.MCPServer, error)
 	DeleteMcpServer(ctx context.Context, id string) (bool, error)
 	RestartMcpServer(ctx context.Context, id string) (*core.MCPServer, error)
+	AttachSessionMcpServer(ctx context.Context, sessionID string, input model.McpServerInput) (*core.MCPServer, error)
+	DetachSessionMcpServer(ctx context.Context, sessionID string, id string) (bool, error)
 	CreateConnection(ctx context.Context, input model.ConnectionInput) (*core.Connection, error)
 	UpdateConnection(ctx context.Context, id string, input model.ConnectionInput) (*core.Connection, error)
 	DeleteConnection(ctx context.Context, id string) (bool, error)
@@ -578,6 +586,7 @@ type SessionResolver interface {
 	Queue(ctx context.Context, obj *core.Session) ([]core.QueueItem, error)
 	Usage(ctx context.Context, obj *core.Session) (*core.Usage, error)
 	ContextUsage(ctx context.Context, obj *core.Session) (*core.ContextUsage, error)
+	McpServers(ctx context.Context, obj *core.Session) ([]core.MCPServer, error)
 }
 type SubscriptionResolver interface {
 	SessionEvents(ctx context.Context, sessionID string, afterSeq *int64) (<-chan *model.SessionEvent, error)
@@ -1084,6 +1093,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.McpServer.ProtocolVersion(childComplexity), true
+	case "McpServer.sessionId":
+		if e.ComplexityRoot.McpServer.SessionID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.McpServer.SessionID(childComplexity), true
 	case "McpServer.status":
 		if e.ComplexityRoot.McpServer.Status == nil {
 			break
@@ -1347,6 +1362,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.AnswerQuestion(childComplexity, args["sessionId"].(string), args["requestId"].(string), args["answer"].(string)), true
+	case "Mutation.attachSessionMcpServer":
+		if e.ComplexityRoot.Mutation.AttachSessionMcpServer == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_attachSessionMcpServer_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.AttachSessionMcpServer(childComplexity, args["sessionId"].(string), args["input"].(model.McpServerInput)), true
 	case "Mutation.compactSession":
 		if e.ComplexityRoot.Mutation.CompactSession == nil {
 			break
@@ -1479,6 +1505,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.DeleteSession(childComplexity, args["id"].(string)), true
+	case "Mutation.detachSessionMcpServer":
+		if e.ComplexityRoot.Mutation.DetachSessionMcpServer == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_detachSessionMcpServer_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.DetachSessionMcpServer(childComplexity, args["sessionId"].(string), args["id"].(string)), true
 	case "Mutation.editQueuedMessage":
 		if e.ComplexityRoot.Mutation.EditQueuedMessage == nil {
 			break
@@ -2210,6 +2247,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Session.ID(childComplexity), true
+	case "Session.mcpServers":
+		if e.ComplexityRoot.Session.McpServers == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Session.McpServers(childComplexity), true
 	case "Session.messages":
 		if e.ComplexityRoot.Session.Messages == nil {
 			break
@@ -2737,7 +2780,8 @@ type Model {
 """
 A user-configured account or endpoint. The API key is never returned by any
 field; apiKeyConfigured says whether one is set. Keys live in connections.json
-in the kernel's private data directory.
+in the kernel's private data directory, or with --database sealed (AES-GCM) in
+PostgreSQL (docs/postgresql.md).
 """
 type Connection {
   id: ID!
@@ -3037,6 +3081,8 @@ type Session {
   usage: Usage!
   "Estimated size of the next request against the model's budget, for a meter."
   contextUsage: ContextUsage!
+  "MCP servers attached to this session only (attachSessionMcpServer), in attach order; their tools are offered in this session and its sub-agent sessions."
+  mcpServers: [McpServer!]!
 }
 
 "A tool call the model asked for."
@@ -3250,6 +3296,8 @@ type McpServer {
   tools: [McpTool!]!
   "The effective timeout of one tool call, in seconds."
   timeoutSeconds: Int!
+  "The session a session-scoped server is attached to (attachSessionMcpServer); null for a kernel-wide server."
+  sessionId: ID
 }
 
 "A tool of an MCP server."
@@ -3433,6 +3481,8 @@ input CreateSessionInput {
   title: String
   "Defaults to EXECUTE."
   agentMode: AgentMode
+  "MCP servers attached to this session only, as with attachSessionMcpServer; all are validated before the session is created (BAD_INPUT names input.mcpServers[i].<field>)."
+  mcpServers: [McpServerInput!]
 }
 
 "Null fields stay unchanged. There is no phase: only the kernel sets it."
@@ -3459,8 +3509,22 @@ type Mutation {
   updateMcpServer(id: ID!, input: McpServerInput!): McpServer!
   "Stops and removes an MCP server."
   deleteMcpServer(id: ID!): Boolean!
-  "Stops and starts an MCP server again, clearing FAILED; CONFLICT when it is disabled."
+  "Stops and starts an MCP server again (kernel-wide or attached to a session), clearing FAILED; CONFLICT when it is disabled."
   restartMcpServer(id: ID!): McpServer!
+  """
+  Attaches an MCP server to one session only and starts it: its tools are
+  offered in that session and its sub-agent sessions, nowhere else. Not
+  stored on disk (its env and header values stay in the kernel's memory,
+  write-only like every MCP secret); it stops when detached, when the
+  session is deleted, or when the kernel stops. A server of the same name
+  already attached to the session is replaced (restarted only if its
+  configuration changed), so re-attaching after a reconnect is idempotent.
+  The name must differ from the kernel-wide servers' (CONFLICT); enabled:
+  false is BAD_INPUT.
+  """
+  attachSessionMcpServer(sessionId: ID!, input: McpServerInput!): McpServer!
+  "Stops an MCP server attached to a session and removes it; NOT_FOUND when the session has no such server."
+  detachSessionMcpServer(sessionId: ID!, id: ID!): Boolean!
   createConnection(input: ConnectionInput!): Connection!
   "A patch; see ConnectionInput."
   updateConnection(id: ID!, input: ConnectionInput!): Connection!
@@ -3843,6 +3907,8 @@ func (ec *executionContext) childFields_McpServer(ctx context.Context, field gra
 		return ec.fieldContext_McpServer_tools(ctx, field)
 	case "timeoutSeconds":
 		return ec.fieldContext_McpServer_timeoutSeconds(ctx, field)
+	case "sessionId":
+		return ec.fieldContext_McpServer_sessionId(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type McpServer", field.Name)
 }
@@ -4169,6 +4235,8 @@ func (ec *executionContext) childFields_Session(ctx context.Context, field graph
 		return ec.fieldContext_Session_usage(ctx, field)
 	case "contextUsage":
 		return ec.fieldContext_Session_contextUsage(ctx, field)
+	case "mcpServers":
+		return ec.fieldContext_Session_mcpServers(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Session", field.Name)
 }
@@ -4395,6 +4463,28 @@ func (ec *executionContext) field_Mutation_answerQuestion_args(ctx context.Conte
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_attachSessionMcpServer_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "sessionId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["sessionId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.McpServerInput, error) {
+			return ec.unmarshalNMcpServerInput2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋgraphᚋmodelᚐMcpServerInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg1
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_compactSession_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -4600,6 +4690,28 @@ func (ec *executionContext) field_Mutation_deleteSession_args(ctx context.Contex
 		return nil, err
 	}
 	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_detachSessionMcpServer_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "sessionId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["sessionId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg1
 	return args, nil
 }
 
@@ -7250,6 +7362,29 @@ func (ec *executionContext) fieldContext_McpServer_timeoutSeconds(_ context.Cont
 	return graphql.NewScalarFieldContext("McpServer", field, false, false, "Int")
 }
 
+func (ec *executionContext) _McpServer_sessionId(ctx context.Context, field graphql.CollectedField, obj *core.MCPServer) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_McpServer_sessionId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.McpServer().SessionID(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOID2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_McpServer_sessionId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("McpServer", field, true, true, "ID")
+}
+
 func (ec *executionContext) _McpTool_name(ctx context.Context, field graphql.CollectedField, obj *core.MCPToolState) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -8399,6 +8534,94 @@ func (ec *executionContext) fieldContext_Mutation_restartMcpServer(ctx context.C
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Mutation_restartMcpServer_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_attachSessionMcpServer(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_attachSessionMcpServer(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().AttachSessionMcpServer(ctx, fc.Args["sessionId"].(string), fc.Args["input"].(model.McpServerInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *core.MCPServer) graphql.Marshaler {
+			return ec.marshalNMcpServer2ᚖgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐMCPServer(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_attachSessionMcpServer(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_McpServer(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_attachSessionMcpServer_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_detachSessionMcpServer(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_detachSessionMcpServer(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().DetachSessionMcpServer(ctx, fc.Args["sessionId"].(string), fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_detachSessionMcpServer(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type Boolean does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_detachSessionMcpServer_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -12139,6 +12362,38 @@ func (ec *executionContext) fieldContext_Session_contextUsage(_ context.Context,
 	return fc, nil
 }
 
+func (ec *executionContext) _Session_mcpServers(ctx context.Context, field graphql.CollectedField, obj *core.Session) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Session_mcpServers(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Session().McpServers(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []core.MCPServer) graphql.Marshaler {
+			return ec.marshalNMcpServer2ᚕgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐMCPServerᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Session_mcpServers(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Session",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_McpServer(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _SessionEvent_seq(ctx context.Context, field graphql.CollectedField, obj *model.SessionEvent) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -14213,7 +14468,7 @@ func (ec *executionContext) unmarshalInputCreateSessionInput(ctx context.Context
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"connectionId", "model", "projectId", "approvalMode", "reasoningEffort", "title", "agentMode"}
+	fieldsInOrder := [...]string{"connectionId", "model", "projectId", "approvalMode", "reasoningEffort", "title", "agentMode", "mcpServers"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -14269,6 +14524,13 @@ func (ec *executionContext) unmarshalInputCreateSessionInput(ctx context.Context
 				return it, err
 			}
 			it.AgentMode = data
+		case "mcpServers":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("mcpServers"))
+			data, err := ec.unmarshalOMcpServerInput2ᚕgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋgraphᚋmodelᚐMcpServerInputᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.McpServers = data
 		}
 	}
 	return it, nil
@@ -15764,6 +16026,12 @@ func (ec *executionContext) _McpServer(ctx context.Context, sel ast.SelectionSet
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "sessionId":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._McpServer_sessionId(ctx, field, obj)
+				})
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -16169,6 +16437,20 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		case "restartMcpServer":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_restartMcpServer(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "attachSessionMcpServer":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_attachSessionMcpServer(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "detachSessionMcpServer":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_detachSessionMcpServer(ctx, field)
 			})
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -17218,6 +17500,12 @@ func (ec *executionContext) _Session(ctx context.Context, sel ast.SelectionSet, 
 				true, true,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Session_contextUsage(ctx, field, obj)
+				})
+		case "mcpServers":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Session_mcpServers(ctx, field, obj)
 				})
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -19450,6 +19738,23 @@ func (ec *executionContext) unmarshalOKeyValueInput2ᚕgithubᚗcomᚋfoyaᚑdev
 	for i := range vSlice {
 		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
 		res[i], err = ec.unmarshalNKeyValueInput2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐKeyValue(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) unmarshalOMcpServerInput2ᚕgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋgraphᚋmodelᚐMcpServerInputᚄ(ctx context.Context, v any) ([]model.McpServerInput, error) {
+	if v == nil {
+		return nil, nil
+	}
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]model.McpServerInput, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNMcpServerInput2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋgraphᚋmodelᚐMcpServerInput(ctx, vSlice[i])
 		if err != nil {
 			return nil, err
 		}

@@ -36,6 +36,9 @@ const (
 	// (WebSocket and SSE together).
 	MaxSubscriptionsPerConnection = 100
 	MaxSubscriptions              = 1000
+	// MaxExportBytes caps one exportSession document, so that the response
+	// (the document as a JSON string) stays under MaxResponseBytes.
+	MaxExportBytes = 12 << 20
 	// MaxEchoBytes is the most of a client's input any error message
 	// repeats.
 	MaxEchoBytes = 200

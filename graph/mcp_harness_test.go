@@ -75,7 +75,10 @@ func newMCPKernel(t testing.TB) *mcpKernel {
 		},
 	})
 	mcpStore := st.mcp
-	mcpSvc, err := core.NewMCPService(context.Background(), core.MCPServiceConfig{Store: mcpStore, Runtime: host, Broker: broker, Logger: log})
+	mcpSvc, err := core.NewMCPService(context.Background(), core.MCPServiceConfig{
+		Store: mcpStore, Runtime: host, Broker: broker, Logger: log,
+		SessionExists: func(ctx context.Context, id string) error { _, err := svc.Session(ctx, id); return err },
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,6 +95,7 @@ func newMCPKernel(t testing.TB) *mcpKernel {
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 		defer cancel()
 		k.engine.Close(ctx)
+		mcpSvc.Close()
 		host.Close()
 		k.srv.CloseClientConnections()
 		k.srv.Close()

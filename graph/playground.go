@@ -1,27 +1,54 @@
 package graph
 
 import (
+	"bytes"
+	"compress/gzip"
+	"crypto/sha256"
+	"embed"
+	"encoding/hex"
 	"html/template"
+	"mime"
 	"net/http"
+	"path"
+	"strings"
+	"sync"
 )
 
-// PlaygroundAssets are the CDN files the playground page loads, with their
-// Subresource Integrity hashes. They are the files of the npm packages
+// PlaygroundAssets are the files the playground page loads, embedded in the
+// binary (playground/dist) and served by the kernel under /playground/assets/,
+// so the page works offline. They are the files of the npm packages
 // graphiql@4.1.2, react@18.2.0, react-dom@18.2.0 (the versions gqlgen's own
-// playground uses) and graphql-ws@5.16.2, served verbatim by jsDelivr.
+// playground uses) and graphql-ws@5.16.2, copied verbatim by
+// playground/build.mjs from the packages locked in playground/package-lock.json
+// (`cd graph/playground && node build.mjs` rebuilds them; TestPlaygroundAssetsFresh
+// fails when they are stale). SRI is the Subresource Integrity hash of each
+// file, checked by the browser and by TestPlaygroundAssetsMatchSRI.
 var PlaygroundAssets = []PlaygroundAsset{
-	{URL: "https://cdn.jsdelivr.net/npm/react@18.2.0/umd/react.production.min.js", SRI: "sha256-S0lp+k7zWUMk2ixteM6HZvu8L9Eh//OVrt+ZfbCpmgY="},
-	{URL: "https://cdn.jsdelivr.net/npm/react-dom@18.2.0/umd/react-dom.production.min.js", SRI: "sha256-IXWO0ITNDjfnNXIu5POVfqlgYoop36bDzhodR6LW5Pc="},
-	{URL: "https://cdn.jsdelivr.net/npm/graphql-ws@5.16.2/umd/graphql-ws.min.js", SRI: "sha256-3rjNG0/q3VKuA2Wk34qJhH8pBMKoy9rIdWuNliwMuOQ="},
-	{URL: "https://cdn.jsdelivr.net/npm/graphiql@4.1.2/graphiql.min.js", SRI: "sha256-hnImuor1znlJkD/FOTL3jayfS/xsyNoP04abi8bFJWs="},
-	{URL: "https://cdn.jsdelivr.net/npm/graphiql@4.1.2/graphiql.min.css", SRI: "sha256-MEh+B2NdMSpj9kexQNN3QKc8UzMrCXW/Sx/phcpuyIU=", CSS: true},
+	{Name: "react.production.min.js", SRI: "sha256-S0lp+k7zWUMk2ixteM6HZvu8L9Eh//OVrt+ZfbCpmgY="},
+	{Name: "react-dom.production.min.js", SRI: "sha256-IXWO0ITNDjfnNXIu5POVfqlgYoop36bDzhodR6LW5Pc="},
+	{Name: "graphql-ws.min.js", SRI: "sha256-3rjNG0/q3VKuA2Wk34qJhH8pBMKoy9rIdWuNliwMuOQ="},
+	{Name: "graphiql.min.js", SRI: "sha256-hnImuor1znlJkD/FOTL3jayfS/xsyNoP04abi8bFJWs="},
+	{Name: "graphiql.min.css", SRI: "sha256-MEh+B2NdMSpj9kexQNN3QKc8UzMrCXW/Sx/phcpuyIU=", CSS: true},
 }
 
 // PlaygroundAsset is one script or stylesheet of the playground.
 type PlaygroundAsset struct {
-	URL string
-	SRI string
-	CSS bool
+	Name string
+	SRI  string
+	CSS  bool
+}
+
+// URL is where the kernel serves the asset.
+func (a PlaygroundAsset) URL() string { return playgroundAssetPrefix + a.Name }
+
+const playgroundAssetPrefix = "/playground/assets/"
+
+//go:embed playground/dist
+var playgroundFiles embed.FS
+
+// PlaygroundFile returns the embedded bytes of an asset.
+func PlaygroundFile(name string) ([]byte, error) {
+	return playgroundFiles.ReadFile("playground/dist/" + name)
 }
 
 // PlaygroundQuery is the playground's default editor text: example
@@ -78,15 +105,15 @@ var playgroundPage = template.Must(template.New("playground").Parse(`<!DOCTYPE h
 <title>{{.Title}}</title>
 <style>body{margin:0}#graphiql{height:100vh}.loading{height:100%;display:flex;align-items:center;justify-content:center;font:1.2rem sans-serif;color:#555;padding:2rem;text-align:center}</style>
 {{- range .Assets}}{{if .CSS}}
-<link rel="stylesheet" href="{{.URL}}" integrity="{{.SRI}}" crossorigin="anonymous">
+<link rel="stylesheet" href="{{.URL}}" integrity="{{.SRI}}">
 {{- end}}{{end}}
 </head>
 <body>
 <a href="/" style="position:fixed;right:.6rem;bottom:.4rem;z-index:10;font:13px sans-serif">Foya web (chat)</a>
-<div id="graphiql"><div class="loading" id="foya-loading">Loading GraphiQL from cdn.jsdelivr.net…<br>
-Offline? The API works without it: POST {{.Endpoint}} (see the README).</div></div>
+<div id="graphiql"><div class="loading" id="foya-loading">Loading GraphiQL…<br>
+(It needs JavaScript. The API works without it: POST {{.Endpoint}}, see the README.)</div></div>
 {{- range .Assets}}{{if not .CSS}}
-<script src="{{.URL}}" integrity="{{.SRI}}" crossorigin="anonymous"></script>
+<script src="{{.URL}}" integrity="{{.SRI}}"></script>
 {{- end}}{{end}}
 <script>
 (function () {
@@ -95,7 +122,7 @@ Offline? The API works without it: POST {{.Endpoint}} (see the README).</div></d
   const subscriptionUrl = (location.protocol === 'https:' ? 'wss:' : 'ws:') + '//' + location.host + endpoint;
   if (!window.GraphiQL || !window.graphqlWs || !window.React || !window.ReactDOM) {
     document.getElementById('foya-loading').textContent =
-      'GraphiQL could not be loaded from cdn.jsdelivr.net (offline?). The API itself works: POST ' + url + '.';
+      'GraphiQL could not be loaded from this kernel. The API itself works: POST ' + url + '.';
     return;
   }
   // A kernel that requires a token answers UNAUTHENTICATED (HTTP 401, or a
@@ -158,23 +185,80 @@ Offline? The API works without it: POST {{.Endpoint}} (see the README).</div></d
 </html>
 `))
 
-// PlaygroundHandler serves GraphiQL at /playground for endpoint (a path on this host) with
-// subscriptions over graphql-transport-ws and example operations as the
-// default query. Its scripts come from jsDelivr; without network the page
-// says so and the API is unaffected.
+// PlaygroundHandler serves GraphiQL at /playground for endpoint (a path on this
+// host) with subscriptions over graphql-transport-ws and example operations
+// as the default query, and its embedded assets under /playground/assets/
+// (gzip-compressed for clients that accept it; ETag revalidation). Nothing
+// comes from another host.
 func PlaygroundHandler(title, endpoint string) http.HandlerFunc {
 	data := struct {
 		Title, Endpoint, DefaultQuery string
 		Assets                        []PlaygroundAsset
 	}{title, endpoint, PlaygroundQuery, PlaygroundAssets}
 	return func(w http.ResponseWriter, r *http.Request) {
+		if name, ok := strings.CutPrefix(r.URL.Path, playgroundAssetPrefix); ok {
+			serveAsset(w, r, name)
+			return
+		}
 		if r.URL.Path != "/playground" {
 			http.NotFound(w, r)
 			return
 		}
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		w.Header().Set("Cache-Control", "no-cache")
 		if err := playgroundPage.Execute(w, data); err != nil {
 			http.Error(w, "render playground", http.StatusInternalServerError)
 		}
 	}
+}
+
+type playgroundAsset struct {
+	plain, gz []byte
+	etag      string
+}
+
+var (
+	assetsOnce   sync.Once
+	assetsByName map[string]playgroundAsset
+)
+
+// loadAssets reads the embedded assets and compresses them once, on first use.
+func loadAssets() {
+	assetsByName = map[string]playgroundAsset{}
+	for _, a := range PlaygroundAssets {
+		plain, err := PlaygroundFile(a.Name)
+		if err != nil {
+			panic(err) // the embedded tree is fixed at build time
+		}
+		var buf bytes.Buffer
+		zw, _ := gzip.NewWriterLevel(&buf, gzip.BestCompression)
+		zw.Write(plain)
+		zw.Close()
+		sum := sha256.Sum256(plain)
+		assetsByName[a.Name] = playgroundAsset{plain: plain, gz: buf.Bytes(), etag: `"` + hex.EncodeToString(sum[:16]) + `"`}
+	}
+}
+
+func serveAsset(w http.ResponseWriter, r *http.Request, name string) {
+	assetsOnce.Do(loadAssets)
+	a, ok := assetsByName[name]
+	if !ok || (r.Method != http.MethodGet && r.Method != http.MethodHead) {
+		http.NotFound(w, r)
+		return
+	}
+	h := w.Header()
+	h.Set("Content-Type", mime.TypeByExtension(path.Ext(name)))
+	h.Set("Cache-Control", "no-cache")
+	h.Set("ETag", a.etag)
+	h.Add("Vary", "Accept-Encoding")
+	if r.Header.Get("If-None-Match") == a.etag {
+		w.WriteHeader(http.StatusNotModified)
+		return
+	}
+	body := a.plain
+	if strings.Contains(r.Header.Get("Accept-Encoding"), "gzip") {
+		h.Set("Content-Encoding", "gzip")
+		body = a.gz
+	}
+	w.Write(body)
 }

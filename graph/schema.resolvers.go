@@ -9,6 +9,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strings"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/foya-dev/foya/core"
@@ -92,6 +93,11 @@ func (r *mcpServerResolver) Error(ctx context.Context, obj *core.MCPServer) (*st
 // ProtocolVersion is the resolver for the protocolVersion field.
 func (r *mcpServerResolver) ProtocolVersion(ctx context.Context, obj *core.MCPServer) (*string, error) {
 	return nonEmpty(obj.ProtocolVersion), nil
+}
+
+// SessionID is the resolver for the sessionId field.
+func (r *mcpServerResolver) SessionID(ctx context.Context, obj *core.MCPServer) (*string, error) {
+	return nonEmpty(obj.SessionID), nil
 }
 
 // Description is the resolver for the description field.
@@ -216,6 +222,27 @@ func (r *mutationResolver) RestartMcpServer(ctx context.Context, id string) (*co
 	return mcpResult(mcp.Restart(ctx, id))
 }
 
+// AttachSessionMcpServer is the resolver for the attachSessionMcpServer field.
+func (r *mutationResolver) AttachSessionMcpServer(ctx context.Context, sessionID string, input model.McpServerInput) (*core.MCPServer, error) {
+	mcp, err := r.mcp()
+	if err != nil {
+		return nil, err
+	}
+	return mcpResult(mcp.AttachSession(ctx, sessionID, mcpServerInput(input)))
+}
+
+// DetachSessionMcpServer is the resolver for the detachSessionMcpServer field.
+func (r *mutationResolver) DetachSessionMcpServer(ctx context.Context, sessionID string, id string) (bool, error) {
+	mcp, err := r.mcp()
+	if err != nil {
+		return false, err
+	}
+	if err := mcp.DetachSession(ctx, sessionID, id); err != nil {
+		return false, err
+	}
+	return true, nil
+}
+
 // CreateConnection is the resolver for the createConnection field.
 func (r *mutationResolver) CreateConnection(ctx context.Context, input model.ConnectionInput) (*core.Connection, error) {
 	c, err := r.Catalog.CreateConnection(ctx, connectionInput(input))
@@ -291,6 +318,19 @@ func (r *mutationResolver) DeleteProject(ctx context.Context, id string) (bool, 
 
 // CreateSession is the resolver for the createSession field.
 func (r *mutationResolver) CreateSession(ctx context.Context, input model.CreateSessionInput) (*core.Session, error) {
+	servers := make([]core.MCPServerInput, len(input.McpServers))
+	for i, in := range input.McpServers {
+		servers[i] = mcpServerInput(in)
+	}
+	if len(servers) > 0 {
+		mcp, err := r.mcp()
+		if err != nil {
+			return nil, err
+		}
+		if err := mcp.ValidateSessionServers(servers); err != nil {
+			return nil, err
+		}
+	}
 	s, err := r.Service.CreateSession(ctx, core.CreateSessionInput{
 		ConnectionID: deref(input.ConnectionID), Model: deref(input.Model), ProjectID: deref(input.ProjectID),
 		ApprovalMode: deref(input.ApprovalMode), ReasoningEffort: deref(input.ReasoningEffort),
@@ -298,6 +338,16 @@ func (r *mutationResolver) CreateSession(ctx context.Context, input model.Create
 	})
 	if err != nil {
 		return nil, err
+	}
+	for _, in := range servers {
+		if _, err := r.MCP.AttachSession(ctx, s.ID, in); err != nil {
+			// Validated above: only a concurrent change gets here. Nothing
+			// is left half-created.
+			if derr := r.Engine.DeleteSession(context.WithoutCancel(ctx), s.ID); derr != nil {
+				r.Log.Error("delete a session whose MCP servers could not be attached", "session_id", s.ID, "err", derr)
+			}
+			return nil, err
+		}
 	}
 	return &s, nil
 }
@@ -462,12 +512,15 @@ func (r *mutationResolver) UploadAttachment(ctx context.Context, file graphql.Up
 
 // ImportSession is the resolver for the importSession field.
 func (r *mutationResolver) ImportSession(ctx context.Context, data string, projectID *string) (*core.Session, error) {
-	return nil, core.Errorf(core.CodeUnavailable, "importSession is not available yet")
+	return importSession(ctx, r.Engine, strings.NewReader(data), deref(projectID))
 }
 
 // ImportSessionFile is the resolver for the importSessionFile field.
 func (r *mutationResolver) ImportSessionFile(ctx context.Context, file graphql.Upload, projectID *string) (*core.Session, error) {
-	return nil, core.Errorf(core.CodeUnavailable, "importSessionFile is not available yet")
+	if file.Size > core.MaxArchiveBytes {
+		return nil, core.Errorf(core.CodeBadInput, "the file is %d bytes; a foya.session document may have at most %d MiB", file.Size, core.MaxArchiveBytes>>20)
+	}
+	return importSession(ctx, r.Engine, file.File, deref(projectID))
 }
 
 // ProviderKind is the resolver for the providerKind field.
@@ -609,7 +662,11 @@ func (r *queryResolver) Events(ctx context.Context, sessionID string, afterSeq *
 
 // ExportSession is the resolver for the exportSession field.
 func (r *queryResolver) ExportSession(ctx context.Context, id string) (string, error) {
-	return "", core.Errorf(core.CodeUnavailable, "exportSession is not available yet")
+	data, err := r.Engine.ExportSession(ctx, id, MaxExportBytes)
+	if err != nil {
+		return "", err
+	}
+	return string(data), nil
 }
 
 // Text is the resolver for the text field.
@@ -727,6 +784,14 @@ func (r *sessionResolver) ContextUsage(ctx context.Context, obj *core.Session) (
 		return nil, err
 	}
 	return &u, nil
+}
+
+// McpServers is the resolver for the mcpServers field.
+func (r *sessionResolver) McpServers(ctx context.Context, obj *core.Session) ([]core.MCPServer, error) {
+	if r.MCP == nil {
+		return []core.MCPServer{}, nil
+	}
+	return r.MCP.SessionServers(ctx, obj.ID), nil
 }
 
 // SessionEvents is the resolver for the sessionEvents field.

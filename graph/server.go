@@ -100,7 +100,9 @@ func NewHandler(cfg ServerConfig) http.Handler {
 		api = cfg.Auth.middleware(api)
 	}
 	mux.Handle("/graphql", codedErrors(browserGuard(api, cfg.Auth, cfg.OriginPatterns, cfg.HostPatterns)))
-	mux.Handle("/playground", PlaygroundHandler("Foya kernel", "/graphql"))
+	playground := PlaygroundHandler("Foya kernel", "/graphql")
+	mux.Handle("/playground", playground)
+	mux.Handle("/playground/assets/", playground)
 	mux.Handle("/", WebHandler())
 	return mux
 }

@@ -7,64 +7,77 @@ import (
 
 	"github.com/foya-dev/foya/core"
 	"github.com/foya-dev/foya/core/coretest"
+	"github.com/foya-dev/foya/storage"
 )
 
-// BenchmarkAppendBatch measures appending batches of 100 message events
-// (each batch one transaction with its projections).
+// benchDialects runs b on a fresh SQLite file and, when a PostgreSQL server
+// answers (FOYA_TEST_DATABASE or 127.0.0.1:5432), on a fresh PostgreSQL
+// database.
+func benchDialects(b *testing.B, f func(b *testing.B, open func(testing.TB) *storage.DB)) {
+	b.Run("sqlite", func(b *testing.B) { f(b, openTestDB) })
+	b.Run("postgres", func(b *testing.B) { f(b, openPGTestDB) })
+}
+
+// BenchmarkAppendBatch measures appending batches of message events (each
+// batch one transaction with its projections).
 func BenchmarkAppendBatch(b *testing.B) {
-	for _, size := range []int{1, 10, 100} {
-		b.Run(fmt.Sprintf("batch=%d", size), func(b *testing.B) {
-			db := openTestDB(b)
-			coretest.CreateSession(b, db, "s")
-			batch := make([]core.Event, size)
-			for i := range batch {
-				batch[i] = coretest.MessageEvent(b, "s", core.RoleUser, "hello, this is a typical short user message")
-			}
-			ctx := context.Background()
-			b.ResetTimer()
-			for b.Loop() {
-				if _, err := db.Append(ctx, "s", core.AnyHead, batch); err != nil {
-					b.Fatal(err)
+	benchDialects(b, func(b *testing.B, open func(testing.TB) *storage.DB) {
+		for _, size := range []int{1, 10, 100} {
+			b.Run(fmt.Sprintf("batch=%d", size), func(b *testing.B) {
+				db := open(b)
+				coretest.CreateSession(b, db, "s")
+				batch := make([]core.Event, size)
+				for i := range batch {
+					batch[i] = coretest.MessageEvent(b, "s", core.RoleUser, "hello, this is a typical short user message")
 				}
-			}
-			b.ReportMetric(float64(b.N*size)/b.Elapsed().Seconds(), "events/s")
-		})
-	}
+				ctx := context.Background()
+				b.ResetTimer()
+				for b.Loop() {
+					if _, err := db.Append(ctx, "s", core.AnyHead, batch); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric(float64(b.N*size)/b.Elapsed().Seconds(), "events/s")
+			})
+		}
+	})
 }
 
 // BenchmarkReplay10k measures reading back a 10k-event session in pages of
 // 500, as a subscriber's replay does.
 func BenchmarkReplay10k(b *testing.B) {
-	db := openTestDB(b)
-	coretest.CreateSession(b, db, "s")
-	ctx := context.Background()
-	batch := make([]core.Event, 1000)
-	for i := range batch {
-		batch[i] = coretest.MessageEvent(b, "s", core.RoleAssistant, "a reply of moderate length that stands in for model output")
-	}
-	for range 10 {
-		if _, err := db.Append(ctx, "s", core.AnyHead, batch); err != nil {
-			b.Fatal(err)
+	benchDialects(b, func(b *testing.B, open func(testing.TB) *storage.DB) {
+		db := open(b)
+		coretest.CreateSession(b, db, "s")
+		ctx := context.Background()
+		batch := make([]core.Event, 1000)
+		for i := range batch {
+			batch[i] = coretest.MessageEvent(b, "s", core.RoleAssistant, "a reply of moderate length that stands in for model output")
 		}
-	}
-	b.ResetTimer()
-	for b.Loop() {
-		var after int64
-		n := 0
-		for {
-			evs, err := db.Events(ctx, "s", after, 500)
-			if err != nil {
+		for range 10 {
+			if _, err := db.Append(ctx, "s", core.AnyHead, batch); err != nil {
 				b.Fatal(err)
 			}
-			if len(evs) == 0 {
-				break
+		}
+		b.ResetTimer()
+		for b.Loop() {
+			var after int64
+			n := 0
+			for {
+				evs, err := db.Events(ctx, "s", after, 500)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if len(evs) == 0 {
+					break
+				}
+				n += len(evs)
+				after = evs[len(evs)-1].Seq
 			}
-			n += len(evs)
-			after = evs[len(evs)-1].Seq
+			if n != 10001 {
+				b.Fatalf("replayed %d", n)
+			}
 		}
-		if n != 10001 {
-			b.Fatalf("replayed %d", n)
-		}
-	}
-	b.ReportMetric(float64(b.N*10001)/b.Elapsed().Seconds(), "events/s")
+		b.ReportMetric(float64(b.N*10001)/b.Elapsed().Seconds(), "events/s")
+	})
 }

@@ -19,61 +19,107 @@ func (d *DB) Append(ctx context.Context, sessionID string, expectedHead int64, e
 	if len(events) == 0 {
 		return nil, nil
 	}
-	out := make([]core.Event, len(events))
+	var out []core.Event
 	err := d.w.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		if err := lockSession(ctx, tx, sessionID); err != nil {
-			return err
-		}
-		dead, err := tx.NewSelect().Model((*tombstoneRow)(nil)).Where("session_id = ?", sessionID).Exists(ctx)
-		if err != nil {
-			return fmt.Errorf("check tombstone: %w", err)
-		}
-		if dead {
-			return core.Errorf(core.CodeNotFound, "session %s was deleted", sessionID)
-		}
-		head, err := headSeq(ctx, tx, sessionID)
-		if err != nil {
-			return err
-		}
-		if expectedHead != core.AnyHead && head != expectedHead {
-			return &core.Error{Code: core.CodeConflict,
-				Message: fmt.Sprintf("session %s moved on: head is %d, expected %d; reload and try again", sessionID, head, expectedHead)}
-		}
-		if head == 0 && events[0].Type != core.EventSessionCreated {
-			return core.Errorf(core.CodeNotFound, "session %s not found", sessionID)
-		}
-		rows := make([]eventRow, len(events))
-		for i, ev := range events {
-			if ev.Type.LiveOnly() {
-				return fmt.Errorf("append %s: live-only events are never persisted", ev.Type)
-			}
-			ev.SessionID = sessionID
-			ev.Seq = head + int64(i) + 1
-			if ev.At.IsZero() {
-				ev.At = time.Now().UTC()
-			}
-			out[i] = ev
-			rows[i] = toEventRow(ev)
-		}
-		if _, err := tx.NewInsert().Model(&rows).Exec(ctx); err != nil {
-			return fmt.Errorf("insert events: %w", err)
-		}
-		for _, ev := range out {
-			if err := apply(ctx, tx, ev); err != nil {
-				return err
-			}
-			if ev.Type == core.EventUsage {
-				if err := recordUsage(ctx, tx, ev, false); err != nil {
-					return err
-				}
-			}
-		}
-		return touch(ctx, tx, out[len(out)-1])
+		var err error
+		out, err = appendTx(ctx, tx, sessionID, expectedHead, events, false)
+		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("append to session %s: %w", sessionID, err)
 	}
 	return out, nil
+}
+
+// appendBatch bounds the rows of one INSERT statement.
+const appendBatch = 500
+
+// appendTx is Append inside tx; imported marks the ledger rows of usage
+// events as imported.
+func appendTx(ctx context.Context, tx bun.Tx, sessionID string, expectedHead int64, events []core.Event, imported bool) ([]core.Event, error) {
+	out := make([]core.Event, len(events))
+	if err := lockSession(ctx, tx, sessionID); err != nil {
+		return nil, err
+	}
+	dead, err := tx.NewSelect().Model((*tombstoneRow)(nil)).Where("session_id = ?", sessionID).Exists(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("check tombstone: %w", err)
+	}
+	if dead {
+		return nil, core.Errorf(core.CodeNotFound, "session %s was deleted", sessionID)
+	}
+	head, err := headSeq(ctx, tx, sessionID)
+	if err != nil {
+		return nil, err
+	}
+	if expectedHead != core.AnyHead && head != expectedHead {
+		return nil, &core.Error{Code: core.CodeConflict,
+			Message: fmt.Sprintf("session %s moved on: head is %d, expected %d; reload and try again", sessionID, head, expectedHead)}
+	}
+	if head == 0 && events[0].Type != core.EventSessionCreated {
+		return nil, core.Errorf(core.CodeNotFound, "session %s not found", sessionID)
+	}
+	rows := make([]eventRow, len(events))
+	for i, ev := range events {
+		if ev.Type.LiveOnly() {
+			return nil, fmt.Errorf("append %s: live-only events are never persisted", ev.Type)
+		}
+		ev.SessionID = sessionID
+		ev.Seq = head + int64(i) + 1
+		if ev.At.IsZero() {
+			ev.At = time.Now().UTC()
+		}
+		out[i] = ev
+		rows[i] = toEventRow(ev)
+	}
+	for i := 0; i < len(rows); i += appendBatch {
+		batch := rows[i:min(i+appendBatch, len(rows))]
+		if _, err := tx.NewInsert().Model(&batch).Exec(ctx); err != nil {
+			return nil, fmt.Errorf("insert events: %w", err)
+		}
+	}
+	// Runs of message events go into the messages projection in one
+	// statement (one round trip to PostgreSQL instead of one each).
+	var msgs []messageRow
+	flush := func() error {
+		if len(msgs) == 0 {
+			return nil
+		}
+		if _, err := tx.NewInsert().Model(&msgs).Exec(ctx); err != nil {
+			return fmt.Errorf("insert messages of session %s: %w", sessionID, err)
+		}
+		msgs = msgs[:0]
+		return nil
+	}
+	for _, ev := range out {
+		if isMessage(ev) {
+			row, err := messageRowOf(ev)
+			if err != nil {
+				return nil, err
+			}
+			if msgs = append(msgs, row); len(msgs) >= appendBatch {
+				if err := flush(); err != nil {
+					return nil, err
+				}
+			}
+			continue
+		}
+		if err := flush(); err != nil {
+			return nil, err
+		}
+		if err := apply(ctx, tx, ev); err != nil {
+			return nil, err
+		}
+		if ev.Type == core.EventUsage {
+			if err := recordUsage(ctx, tx, ev, imported); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if err := flush(); err != nil {
+		return nil, err
+	}
+	return out, touch(ctx, tx, out[len(out)-1])
 }
 
 func headSeq(ctx context.Context, db bun.IDB, sessionID string) (int64, error) {

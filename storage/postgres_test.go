@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/foya-dev/foya/core"
@@ -208,4 +209,52 @@ func TestProjectsBothDialects(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
+}
+
+// TestPostgresAppendsFromTwoPools: two kernels (two connection pools) append
+// to one session at once; the seqs are unique and contiguous and the head
+// matches.
+func TestPostgresAppendsFromTwoPools(t *testing.T) {
+	url := pgtest.NewDatabase(t)
+	ctx := context.Background()
+	var dbs []*storage.DB
+	for range 2 {
+		db, err := storage.OpenPostgres(ctx, url, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { db.Close() })
+		dbs = append(dbs, db)
+	}
+	coretest.CreateSession(t, dbs[0], "s")
+	var wg sync.WaitGroup
+	for i := range 8 {
+		db := dbs[i%2]
+		wg.Go(func() {
+			for range 10 {
+				batch := []core.Event{coretest.MessageEvent(t, "s", core.RoleUser, "a"), coretest.MessageEvent(t, "s", core.RoleAssistant, "b")}
+				if _, err := db.Append(ctx, "s", core.AnyHead, batch); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	evs, err := dbs[1].Events(ctx, "s", 0, 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(evs) != 161 {
+		t.Fatalf("%d events, want 161", len(evs))
+	}
+	for i, ev := range evs {
+		if ev.Seq != int64(i+1) {
+			t.Fatalf("event %d has seq %d", i, ev.Seq)
+		}
+	}
+	s, err := dbs[0].Session(ctx, "s")
+	if err != nil || s.HeadSeq != 161 {
+		t.Fatalf("head %d, %v", s.HeadSeq, err)
+	}
 }

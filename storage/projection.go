@@ -51,18 +51,10 @@ func apply(ctx context.Context, db bun.IDB, ev core.Event) error {
 			return fmt.Errorf("update phase of session %s: %w", ev.SessionID, err)
 		}
 	case core.EventMessageEnd, core.EventMessageImported:
-		var p core.MessagePayload
-		if err := ev.Decode(&p); err != nil {
+		row, err := messageRowOf(ev)
+		if err != nil {
 			return err
 		}
-		if !p.Message.Role.Valid() {
-			return core.Errorf(core.CodeBadInput, "message event has unknown role %q", p.Message.Role)
-		}
-		raw, err := json.Marshal(p.Message)
-		if err != nil {
-			return fmt.Errorf("encode message: %w", err)
-		}
-		row := messageRow{SessionID: ev.SessionID, Seq: ev.Seq, Role: string(p.Message.Role), Payload: string(raw), Active: true}
 		if _, err := db.NewInsert().Model(&row).Exec(ctx); err != nil {
 			return fmt.Errorf("insert message %d of session %s: %w", ev.Seq, ev.SessionID, err)
 		}
@@ -77,6 +69,27 @@ func apply(ctx context.Context, db bun.IDB, ev core.Event) error {
 		}
 	}
 	return nil
+}
+
+// isMessage reports whether ev adds a row to the messages projection.
+func isMessage(ev core.Event) bool {
+	return ev.Type == core.EventMessageEnd || ev.Type == core.EventMessageImported
+}
+
+// messageRowOf is the messages projection row of a message event.
+func messageRowOf(ev core.Event) (messageRow, error) {
+	var p core.MessagePayload
+	if err := ev.Decode(&p); err != nil {
+		return messageRow{}, err
+	}
+	if !p.Message.Role.Valid() {
+		return messageRow{}, core.Errorf(core.CodeBadInput, "message event has unknown role %q", p.Message.Role)
+	}
+	raw, err := json.Marshal(p.Message)
+	if err != nil {
+		return messageRow{}, fmt.Errorf("encode message: %w", err)
+	}
+	return messageRow{SessionID: ev.SessionID, Seq: ev.Seq, Role: string(p.Message.Role), Payload: string(raw), Active: true}, nil
 }
 
 // sessionMeta decodes a session event and re-encodes its metadata for the

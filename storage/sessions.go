@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -70,6 +71,11 @@ func (d *DB) Messages(ctx context.Context, sessionID string, includeInactive boo
 func (d *DB) DeleteSession(ctx context.Context, id string) (core.DeletedSessions, error) {
 	var out core.DeletedSessions
 	err := d.w.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		// On PostgreSQL an append in flight finishes before the delete
+		// reads anything (and one that comes later finds the tombstone).
+		if err := lockSession(ctx, tx, id); err != nil {
+			return err
+		}
 		exists, err := tx.NewSelect().Model((*sessionRow)(nil)).Where("id = ?", id).Exists(ctx)
 		if err != nil {
 			return fmt.Errorf("find session: %w", err)
@@ -84,6 +90,14 @@ func (d *DB) DeleteSession(ctx context.Context, id string) (core.DeletedSessions
 				SELECT s.id, tree.depth + 1 FROM sessions s JOIN tree ON s.parent_id = tree.id
 			) SELECT id FROM tree ORDER BY depth DESC, id`, id).Scan(ctx, &out.IDs); err != nil {
 			return fmt.Errorf("find descendants: %w", err)
+		}
+		descendants := slices.Sorted(slices.Values(out.IDs))
+		for _, sid := range descendants {
+			if sid != id {
+				if err := lockSession(ctx, tx, sid); err != nil {
+					return err
+				}
+			}
 		}
 		attIDs, hashes, err := referencedArtifacts(ctx, tx, out.IDs)
 		if err != nil {

@@ -39,6 +39,8 @@ type CreateSessionInput struct {
 	Title           *string            `json:"title,omitempty"`
 	// Defaults to EXECUTE.
 	AgentMode *core.AgentMode `json:"agentMode,omitempty"`
+	// MCP servers attached to this session only, as with attachSessionMcpServer; all are validated before the session is created (BAD_INPUT names input.mcpServers[i].<field>).
+	McpServers []McpServerInput `json:"mcpServers,omitempty"`
 }
 
 // What to generate with generateImage.

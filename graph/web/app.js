@@ -7,7 +7,7 @@
   const endpoint = '/graphql';
   const tokenKey = 'foya-token';
   const token = () => sessionStorage.getItem(tokenKey) || '';
-  const state = { session: null, lastSeq: 0, sessions: new Map(), live: null, sub: null, phase: 'IDLE' };
+  const state = { session: null, lastSeq: 0, sessions: new Map(), live: null, sub: null, phase: 'IDLE', queue: [], attachments: [], editing: null };
 
   // ---- token flow: ask when the kernel answers UNAUTHENTICATED; sessionStorage only.
   function askToken(refused) {
@@ -106,7 +106,7 @@
         const nl = p.indexOf('\n');
         const lang = nl > 0 ? p.slice(0, nl).trim() : '';
         const code = nl >= 0 ? p.slice(nl + 1) : p;
-        html += '<pre><code' + (lang ? ' data-lang="' + esc(lang) + '"' : '') + '>' + esc(code.replace(/\n$/, '')) + '</code></pre>';
+        html += '<pre><code class="hl"' + (lang ? ' data-lang="' + esc(lang) + '"' : '') + '>' + highlight(code.replace(/\n$/, ''), lang) + '</code></pre>';
       } else {
         html += esc(p).split(/\n{2,}/).filter((b) => b.trim()).map((b) => {
           const h = b.match(/^(#{1,6}) (.*)$/);
@@ -118,6 +118,32 @@
     });
     return html;
   }
+  // ---- a tiny syntax highlighter: comments, strings, numbers and keywords of
+  // common languages. Works on raw text and escapes every piece it emits.
+  const KEYWORDS = new Set(('break case catch class const continue def default defer delete do elif else enum export extends ' +
+    'false finally fn for from func function go if impl import in interface let match mod module new nil none null package pass ' +
+    'private pub public raise return select self static struct super switch this throw true try type typeof undefined use var ' +
+    'void while with yield async await lambda not and or is as None True False echo fi then esac done local').split(' '));
+  const HASH_COMMENTS = /^(py|python|sh|bash|shell|zsh|console|yaml|yml|toml|rb|ruby|perl|r|make|makefile|dockerfile|conf|ini)$/i;
+  const STR = String.raw`"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*'|` + '`[^`]*`';
+  const TAIL = String.raw`|\b(\d+(?:\.\d+)?(?:e[+-]?\d+)?|0x[0-9a-f]+)\b|\b([A-Za-z_][A-Za-z0-9_]*)\b`;
+  const HL = {
+    c: new RegExp(String.raw`(\/\/[^\n]*|\/\*[\s\S]*?\*\/)|(` + STR + ')' + TAIL, 'gi'),
+    hash: new RegExp(String.raw`(#[^\n]*)|(` + STR + ')' + TAIL, 'gi'),
+    sql: new RegExp(String.raw`(--[^\n]*|\/\*[\s\S]*?\*\/)|(` + STR + ')' + TAIL, 'gi'),
+  };
+  function highlight(code, lang) {
+    const re = HL[HASH_COMMENTS.test(lang || '') ? 'hash' : /^(sql|lua|haskell|hs)$/i.test(lang || '') ? 'sql' : 'c'];
+    re.lastIndex = 0;
+    let out = '', last = 0, m;
+    while ((m = re.exec(code))) {
+      out += esc(code.slice(last, m.index));
+      const cls = m[1] ? 'c' : m[2] ? 's' : m[3] ? 'n' : KEYWORDS.has(m[4]) ? 'k' : '';
+      out += cls ? '<span class="tok-' + cls + '">' + esc(m[0]) + '</span>' : esc(m[0]);
+      last = re.lastIndex;
+    }
+    return out + esc(code.slice(last));
+  }
   function diffHTML(d) {
     return '<pre class="diff">' + String(d).split('\n').map((l) => {
       const c = l.startsWith('+') && !l.startsWith('+++') ? 'add' : l.startsWith('-') && !l.startsWith('---') ? 'del' : '';
@@ -127,7 +153,8 @@
 
   // ---- conversation rendering
   const S_FIELDS = 'id title pinned phase updatedAt parentId';
-  const MSG_FIELDS = 'seq role text reasoning toolCalls { id name input } toolCallId toolName isError diff interrupted turnStatus turnReason';
+  const MSG_FIELDS = 'seq role text source reasoning toolCalls { id name input } toolCallId toolName isError diff interrupted turnStatus turnReason attachments { id name kind size }';
+  const ATT_FIELDS = 'id name kind mediaType size';
   function el(tag, cls, html) { const e = document.createElement(tag); if (cls) e.className = cls; if (html != null) e.innerHTML = html; return e; }
   function renderMessage(m) {
     const role = String(m.role).toLowerCase();
@@ -144,10 +171,14 @@
     for (const tc of m.toolCalls || []) {
       html += '<div class="toolcall"><strong>' + esc(tc.name) + '</strong><pre><code>' + esc(JSON.stringify(tc.input, null, 2)) + '</code></pre></div>';
     }
-    if (role === 'assistant' && m.seq) html += '<button type="button" class="fork">Fork from here</button>';
+    if ((m.attachments || []).length) html += '<ul class="atts">' + m.attachments.map((a) => '<li>' + esc(a.name) + ' <small>(' + esc(a.kind) + ', ' + fmtBytes(a.size) + ')</small></li>').join('') + '</ul>';
+    if (role === 'assistant' && m.seq && !m.interrupted && !(m.toolCalls || []).length) html += '<button type="button" class="fork">Fork from here</button>';
+    if (role === 'user' && m.seq) html += '<button type="button" class="rewind">Rewind to here</button>';
     if (m.interrupted) html += '<div class="interrupted">Interrupted</div>';
     if (m.turnStatus && m.turnStatus !== 'COMPLETED' && m.turnReason) html += '<div class="interrupted">' + esc(m.turnStatus + ': ' + m.turnReason) + '</div>';
     div.innerHTML = html;
+    const rw = div.querySelector('button.rewind');
+    if (rw) rw.onclick = () => rewind(m.seq).catch(showError);
     const fork = div.querySelector('button.fork');
     if (fork) fork.onclick = async () => {
       try {
@@ -158,6 +189,91 @@
     };
     return div;
   }
+  function fmtBytes(n) { return n < 1024 ? n + ' B' : n < 1048576 ? (n / 1024).toFixed(1) + ' KB' : (n / 1048576).toFixed(1) + ' MB'; }
+  function fmtTokens(n) { return n < 1000 ? String(n) : n < 1e6 ? (n / 1000).toFixed(1) + 'k' : (n / 1e6).toFixed(2) + 'M'; }
+
+  // ---- rewind: preview (files that will be restored or not), confirm, input back in the box.
+  async function rewind(seq) {
+    const sid = state.session;
+    const d = await gql('mutation($s: ID!, $q: Int!) { previewRewind(sessionId: $s, messageSeq: $q) { headSeq fileStateToken text files { path action restorable reason } } }', { s: sid, q: seq });
+    const p = d.previewRewind;
+    const files = $('rewindfiles');
+    files.innerHTML = p.files.length
+      ? '<p>Files changed since then:</p><ul>' + p.files.map((f) => '<li><code>' + esc(f.path) + '</code>: ' +
+        esc(f.action === 'restore' ? 'put back' : f.action === 'delete' ? 'deleted (created since)' : 'already as it was') +
+        (f.restorable ? '' : ' <strong class="warn">not restorable' + (f.reason ? ': ' + esc(f.reason) : '') + '</strong>') + '</li>').join('') + '</ul>'
+      : '<p>No files were changed since then.</p>';
+    const dlg = $('rewinddlg');
+    const answer = await new Promise((resolve) => {
+      dlg.returnValue = '';
+      dlg.onclose = () => resolve(dlg.returnValue);
+      dlg.showModal();
+      $('rewindcancel').focus();
+    });
+    if (answer !== 'rewind' || state.session !== sid) return;
+    const r = await gql('mutation($s: ID!, $q: Int!, $h: Int!, $t: String!) { confirmRewind(sessionId: $s, messageSeq: $q, headSeq: $h, fileStateToken: $t) { text attachments { ' + ATT_FIELDS + ' } files { path restored } } }',
+      { s: sid, q: seq, h: p.headSeq, t: p.fileStateToken });
+    $('input').value = r.confirmRewind.text;
+    state.attachments = r.confirmRewind.attachments.slice();
+    renderAttachments();
+    const restored = r.confirmRewind.files.filter((f) => f.restored).length;
+    $('status').textContent = 'Rewound' + (restored ? '; ' + restored + ' file(s) put back' : '') + '.';
+    $('input').focus();
+  }
+
+  // ---- questions from the model's question tool
+  function questionCard(q) {
+    if (!q || !q.requestId || document.querySelector('.question[data-request="' + q.requestId + '"]')) return;
+    const card = el('div', 'approval question');
+    card.dataset.request = q.requestId;
+    card.setAttribute('role', 'group');
+    card.setAttribute('aria-label', 'Question');
+    card.innerHTML = '<div><strong>Question</strong>' + (q.childSessionId ? ' <small>(from a sub-agent)</small>' : '') + '</div><div class="text">' + markdown(q.question) +
+      '</div><div class="buttons"><textarea rows="2" aria-label="Answer"></textarea><button type="button">Answer</button></div>';
+    const sid = state.session;
+    const ta = card.querySelector('textarea'); const b = card.querySelector('button');
+    const answer = async () => {
+      if (!ta.value.trim()) { ta.focus(); return; }
+      b.disabled = ta.disabled = true;
+      try { await gql('mutation($s: ID!, $r: ID!, $a: String!) { answerQuestion(sessionId: $s, requestId: $r, answer: $a) }', { s: sid, r: q.requestId, a: ta.value }); }
+      catch (e) { showError(e); b.disabled = ta.disabled = false; }
+    };
+    b.onclick = answer;
+    ta.addEventListener('keydown', (e) => { if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) { e.preventDefault(); answer(); } });
+    $('log').appendChild(card);
+    ta.focus({ preventScroll: true });
+    scroll();
+  }
+  function questionAnswered(q) {
+    const c = q && document.querySelector('.question[data-request="' + q.requestId + '"]');
+    if (!c) return;
+    c.querySelector('.buttons').innerHTML = q.cancelled ? '<em>Not answered (the turn stopped)</em>' : 'Answer: ' + esc(q.answer);
+    c.classList.add('resolved');
+  }
+
+  // ---- context and token usage
+  let usageTimer = null;
+  function refreshUsage() {
+    clearTimeout(usageTimer);
+    usageTimer = setTimeout(async () => {
+      const id = state.session; if (!id) return;
+      try {
+        const d = await gql('query($id: ID!) { session(id: $id) { usage { inputTokens outputTokens totalTokens cachedTokens estimated } contextUsage { tokens limit estimated } } }', { id });
+        if (state.session === id && d.session) renderUsage(d.session);
+      } catch (e) { /* offline: the next event retries */ }
+    }, 150);
+  }
+  function renderUsage(s) {
+    const c = s.contextUsage, u = s.usage;
+    $('usage').hidden = false;
+    $('ctx').max = Math.max(1, c.limit); $('ctx').value = Math.min(c.tokens, c.limit);
+    const pct = Math.round(100 * c.tokens / Math.max(1, c.limit));
+    $('ctxtext').textContent = (c.estimated ? '~' : '') + fmtTokens(c.tokens) + ' / ' + fmtTokens(c.limit) + ' (' + pct + '%)';
+    $('ctx').setAttribute('aria-valuetext', $('ctxtext').textContent);
+    $('tokens').textContent = 'Spent: ' + (u.estimated ? '~' : '') + fmtTokens(u.totalTokens) + ' tokens (in ' + fmtTokens(u.inputTokens) +
+      (u.cachedTokens ? ', ' + fmtTokens(u.cachedTokens) + ' cached' : '') + ', out ' + fmtTokens(u.outputTokens) + ')';
+  }
+
   function scroll() { const log = $('log'); log.scrollTop = log.scrollHeight; }
   function appendMessage(m) {
     const log = $('log');
@@ -202,14 +318,51 @@
     $('stop').disabled = !state.session || state.phase === 'IDLE';
   }
   function renderQueue(q) {
+    state.queue = q || [];
+    const log = $('log');
+    const atBottom = log.scrollHeight - log.scrollTop - log.clientHeight < 40;
     const list = $('queuelist'); list.innerHTML = '';
-    for (const it of q || []) {
-      const li = el('li'); li.textContent = it.text;
-      const del = el('button'); del.type = 'button'; del.textContent = 'Remove'; del.setAttribute('aria-label', 'Remove queued message');
-      del.onclick = () => gql('mutation($s: ID!, $i: ID!) { deleteQueuedMessage(sessionId: $s, itemId: $i) { id } }', { s: state.session, i: it.id }).catch(showError);
-      li.append(' ', del); list.appendChild(li);
-    }
-    $('queue').hidden = !(q && q.length);
+    const sid = state.session;
+    const mut = (query, vars) => gql(query, Object.assign({ s: sid }, vars)).catch(showError);
+    const btn = (label, aria, fn) => { const b = el('button'); b.type = 'button'; b.textContent = label; b.setAttribute('aria-label', aria); b.onclick = fn; return b; };
+    state.queue.forEach((it, i) => {
+      const li = el('li'); li.dataset.id = it.id;
+      if (state.editing && state.editing.id === it.id) {
+        const ta = el('textarea'); ta.rows = 2; ta.value = state.editing.text; ta.setAttribute('aria-label', 'Edit queued message');
+        ta.oninput = () => { state.editing.text = ta.value; };
+        const save = async () => {
+          const text = ta.value; state.editing = null;
+          await mut('mutation($s: ID!, $i: ID!, $t: String) { editQueuedMessage(sessionId: $s, itemId: $i, input: {text: $t}) { id } }', { i: it.id, t: text });
+        };
+        ta.addEventListener('keydown', (e) => {
+          if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) { e.preventDefault(); save(); }
+          if (e.key === 'Escape') { state.editing = null; renderQueue(state.queue); }
+        });
+        li.append(ta, btn('Save', 'Save queued message', save), btn('Cancel', 'Cancel editing', () => { state.editing = null; renderQueue(state.queue); }));
+        list.appendChild(li);
+        setTimeout(() => ta.focus(), 0);
+        return;
+      }
+      const span = el('span', 'qtext'); span.textContent = it.text + (it.truncated ? '…' : '');
+      li.append(span, ' ');
+      if ((it.attachments || []).length) li.append(el('small', null, esc(' +' + it.attachments.length + ' attachment(s) ')));
+      li.append(btn('Edit', 'Edit queued message', async () => {
+        let text = it.text;
+        if (it.truncated) {
+          const d = await gql('query($id: ID!) { session(id: $id) { queue { id text } } }', { id: sid });
+          const full = d.session.queue.find((x) => x.id === it.id); if (full) text = full.text;
+        }
+        state.editing = { id: it.id, text }; renderQueue(state.queue);
+      }));
+      const up = btn('↑', 'Move queued message up', () => mut('mutation($s: ID!, $i: ID!, $x: Int!) { moveQueuedMessage(sessionId: $s, itemId: $i, index: $x) { id } }', { i: it.id, x: i - 1 }));
+      const down = btn('↓', 'Move queued message down', () => mut('mutation($s: ID!, $i: ID!, $x: Int!) { moveQueuedMessage(sessionId: $s, itemId: $i, index: $x) { id } }', { i: it.id, x: i + 1 }));
+      up.disabled = i === 0; down.disabled = i === state.queue.length - 1;
+      li.append(up, down, btn('Remove', 'Remove queued message', () => mut('mutation($s: ID!, $i: ID!) { deleteQueuedMessage(sessionId: $s, itemId: $i) { id } }', { i: it.id })));
+      list.appendChild(li);
+    });
+    if (state.editing && !state.queue.some((it) => it.id === state.editing.id)) state.editing = null; // it started or was removed
+    $('queue').hidden = !state.queue.length;
+    if (atBottom) scroll(); // the queue takes room from the log: keep the newest text in view
   }
 
   function onSessionEvent(ev) {
@@ -230,6 +383,9 @@
         if (ev.message) appendMessage(ev.message); break;
       case 'approval_requested':
         if (ev.approval) approvalCard(ev.approval); break;
+      case 'question_requested': questionCard(ev.payload); break;
+      case 'question_answered': questionAnswered(ev.payload); break;
+      case 'usage': refreshUsage(); break;
       case 'approval_resolved': {
         const c = ev.approval && document.querySelector('.approval[data-request="' + ev.approval.requestId + '"]');
         if (c) { c.querySelector('.buttons').textContent = 'Decision: ' + String(ev.approval.decision || '').toLowerCase().replace(/_/g, ' '); c.classList.add('resolved'); }
@@ -237,34 +393,89 @@
       }
       case 'phase_changed': setPhase(ev.phase); break;
       case 'queue_snapshot': renderQueue(ev.queue); break;
-      case 'turn_finished': if (state.live) { state.live.classList.remove('streaming'); } break;
+      case 'turn_finished': if (state.live) { state.live.classList.remove('streaming'); } refreshUsage(); break;
       case 'session_deleted': openSession(null); break;
-      case 'history_rewound': case 'compaction_checkpoint': case 'resync_required': openSession(state.session); break;
+      case 'history_rewound': case 'compaction_checkpoint': case 'resync_required': openSession(state.session, true); break;
     }
   }
 
-  async function openSession(id) {
+  async function openSession(id, keepInput) {
     if (state.sub) { state.sub(); state.sub = null; }
+    if (!keepInput && id !== state.session) { state.attachments = []; renderAttachments(); }
+    state.editing = null;
     state.session = id; state.lastSeq = 0; state.live = null;
     $('log').innerHTML = '';
     for (const b of document.querySelectorAll('#sessions button.s')) b.setAttribute('aria-current', String(b.dataset.id === id));
     const on = !!id;
-    for (const x of ['input', 'send', 'pin', 'rename', 'delete', 'compact']) $(x).disabled = !on;
+    for (const x of ['input', 'send', 'pin', 'rename', 'delete', 'compact', 'file']) $(x).disabled = !on;
+    $('usage').hidden = true;
     $('pin').setAttribute('aria-pressed', String(!!(on && state.sessions.get(id) && state.sessions.get(id).pinned)));
     if (!id) { $('title').textContent = 'No session'; setPhase('IDLE'); renderQueue([]); history.replaceState(null, '', '/'); return; }
     history.replaceState(null, '', '#' + id);
-    const d = await gql('query($id: ID!) { session(id: $id) { id title model phase headSeq queue { id text } messages { ' + MSG_FIELDS + ' } } }', { id });
+    const d = await gql('query($id: ID!) { session(id: $id) { id title model phase headSeq queue { id text truncated attachments { id } } messages { ' + MSG_FIELDS + ' } ' +
+      'usage { inputTokens outputTokens totalTokens cachedTokens estimated } contextUsage { tokens limit estimated } } }', { id });
     if (state.session !== id) return;
     const s = d.session;
     $('title').textContent = s.title || s.id;
     for (const m of s.messages) appendMessage(m);
     state.lastSeq = s.headSeq;
-    setPhase(s.phase); renderQueue(s.queue);
-    const EV = 'subscription($s: ID!, $a: Int) { sessionEvents(sessionId: $s, afterSeq: $a) { seq type delta phase message { ' + MSG_FIELDS + ' } approval { requestId tool action summary decision } queue { id text } } }';
+    setPhase(s.phase); renderQueue(s.queue); renderUsage(s);
+    if (s.phase !== 'IDLE') await showPending(id, s.headSeq);
+    const EV = 'subscription($s: ID!, $a: Int) { sessionEvents(sessionId: $s, afterSeq: $a) { seq type delta phase payload message { ' + MSG_FIELDS + ' } approval { requestId tool action summary decision } queue { id text truncated attachments { id } } } }';
     // variables are recomputed on every (re)subscribe: a reconnect resumes after the last seq shown.
     state.sub = ws.subscribe(EV, () => ({ s: id, a: state.lastSeq }), (data) => onSessionEvent(data.sessionEvents));
     $('input').focus();
   }
+
+  // showPending puts back the approval and question cards still open in a
+  // running turn (their requests are in the log before headSeq).
+  async function showPending(id, head) {
+    const d = await gql('query($s: ID!, $a: Int) { events(sessionId: $s, afterSeq: $a, limit: 500) { type payload approval { requestId tool action summary decision } } }', { s: id, a: Math.max(0, head - 500) });
+    if (state.session !== id) return;
+    const open = new Map();
+    for (const e of d.events) {
+      const r = e.approval ? e.approval.requestId : e.payload && e.payload.requestId;
+      if (e.type === 'approval_requested' || e.type === 'question_requested') open.set(r, e);
+      else if (e.type === 'approval_resolved' || e.type === 'question_answered') open.delete(r);
+    }
+    for (const e of open.values()) if (e.type === 'approval_requested') approvalCard(e.approval); else questionCard(e.payload);
+  }
+
+  // ---- attachments: uploaded with the GraphQL multipart request spec, sent with the next message.
+  function renderAttachments() {
+    const ul = $('attachments'); ul.innerHTML = '';
+    for (const a of state.attachments) {
+      const li = el('li'); li.textContent = a.name + ' (' + fmtBytes(a.size) + ') ';
+      const b = el('button'); b.type = 'button'; b.textContent = '×'; b.setAttribute('aria-label', 'Remove attachment ' + a.name);
+      b.onclick = () => { state.attachments = state.attachments.filter((x) => x !== a); renderAttachments(); $('input').focus(); };
+      li.appendChild(b); ul.appendChild(li);
+    }
+  }
+  async function upload(file) {
+    for (let attempt = 0; ; attempt++) {
+      const fd = new FormData();
+      fd.append('operations', JSON.stringify({ query: 'mutation($f: Upload!) { uploadAttachment(file: $f) { ' + ATT_FIELDS + ' } }', variables: { f: null } }));
+      fd.append('map', JSON.stringify({ 0: ['variables.f'] }));
+      fd.append('0', file, file.name);
+      const headers = {}; const t = token();
+      if (t) headers.Authorization = 'Bearer ' + t;
+      const resp = await fetch(endpoint, { method: 'POST', headers, body: fd });
+      let body;
+      try { body = await resp.json(); } catch (e) { throw new Error('upload: kernel answered HTTP ' + resp.status); }
+      const unauth = body.errors && body.errors.some((e) => e.extensions && e.extensions.code === 'UNAUTHENTICATED');
+      if (unauth && attempt < 3 && askToken(t !== '')) continue;
+      if (body.errors && body.errors.length) throw new GraphQLError(body.errors);
+      return body.data.uploadAttachment;
+    }
+  }
+  $('file').addEventListener('change', async (e) => {
+    const files = [...e.target.files]; e.target.value = '';
+    for (const f of files) {
+      $('status').textContent = 'Uploading ' + f.name + '…';
+      try { state.attachments.push(await upload(f)); renderAttachments(); $('status').textContent = ''; }
+      catch (err) { showError(err); }
+    }
+  });
 
   // ---- sidebar
   function renderSessions() {
@@ -280,7 +491,7 @@
     }
   }
   async function loadSidebar() {
-    const d = await gql('{ sessions { ' + S_FIELDS + ' } projects { id name path } connections { id name baseUrl models { id } } }');
+    const d = await gql('{ sessions { ' + S_FIELDS + ' } projects { id name path } connections { id name baseUrl type models { id } } defaultModels { language { connectionId model } fast { connectionId model } } }');
     state.sessions = new Map(d.sessions.map((s) => [s.id, s]));
     renderSessions();
     const ps = $('project'); ps.length = 1;
@@ -289,7 +500,24 @@
     for (const c of d.connections) for (const m of c.models) { const o = el('option'); o.value = c.id + '|' + m.id; o.textContent = c.name + '/' + m.id; ms.appendChild(o); }
     ms.value = keep;
     const cl = $('connlist'); cl.innerHTML = '';
-    for (const c of d.connections) { const li = el('li'); li.textContent = c.name + ' (' + c.models.map((m) => m.id).join(', ') + ')'; cl.appendChild(li); }
+    for (const c of d.connections) {
+      const li = el('li'); li.append(c.name + ' (' + (c.models.map((m) => m.id).join(', ') || 'no models') + ') ');
+      const b = el('button'); b.type = 'button'; b.textContent = 'Refresh models'; b.setAttribute('aria-label', 'Refresh models of ' + c.name);
+      b.onclick = async () => {
+        b.disabled = true;
+        try { await gql('mutation($c: ID!) { refreshModels(connectionId: $c) { id } }', { c: c.id }); await loadSidebar(); $('status').textContent = 'Models of ' + c.name + ' refreshed.'; }
+        catch (e) { showError(e); b.disabled = false; }
+      };
+      li.appendChild(b); cl.appendChild(li);
+    }
+    for (const [sel, ref] of [['deflang', d.defaultModels.language], ['deffast', d.defaultModels.fast]]) {
+      const s = $(sel); s.length = 1;
+      for (const c of d.connections) {
+        if (c.type && c.type !== 'LANGUAGE') continue;
+        for (const m of c.models) { const o = el('option'); o.value = c.id + '|' + m.id; o.textContent = c.name + '/' + m.id; s.appendChild(o); }
+      }
+      s.value = ref ? ref.connectionId + '|' + ref.model : '';
+    }
   }
   function watchKernel() {
     ws.subscribe('subscription { kernelEvents { type sessionId session { ' + S_FIELDS + ' } } }', {}, (data) => {
@@ -306,19 +534,38 @@
     });
   }
 
+  for (const [sel, purpose] of [['deflang', 'LANGUAGE'], ['deffast', 'FAST']]) {
+    $(sel).addEventListener('change', async (e) => {
+      const [c, m] = e.target.value ? e.target.value.split('|') : [null, null];
+      try { await gql('mutation($p: ModelPurpose!, $c: ID, $m: String) { setDefaultModel(purpose: $p, connectionId: $c, model: $m) { language { model } } }', { p: purpose, c, m }); $('status').textContent = 'Default saved.'; }
+      catch (err) { showError(err); loadSidebar().catch(showError); }
+    });
+  }
+
   // ---- controls
   async function send() {
     const text = $('input').value;
-    if (!state.session || !text.trim()) return;
-    $('input').value = '';
-    try { await gql('mutation($s: ID!, $t: String!) { sendMessage(sessionId: $s, input: {text: $t}) { turnStarted } }', { s: state.session, t: text }); }
-    catch (e) { $('input').value = text; showError(e); }
+    const atts = state.attachments;
+    if (!state.session || (!text.trim() && !atts.length)) return;
+    $('input').value = ''; state.attachments = []; renderAttachments();
+    try { await gql('mutation($s: ID!, $t: String, $a: [ID!]) { sendMessage(sessionId: $s, input: {text: $t, attachmentIds: $a}) { turnStarted } }', { s: state.session, t: text, a: atts.map((a) => a.id) }); }
+    catch (e) { $('input').value = text; state.attachments = atts; renderAttachments(); showError(e); }
   }
   $('composer').addEventListener('submit', (e) => { e.preventDefault(); send(); });
   $('input').addEventListener('keydown', (e) => {
     if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) { e.preventDefault(); send(); }
   });
-  $('stop').onclick = () => gql('mutation($s: ID!) { stopTurn(sessionId: $s) { id } }', { s: state.session }).catch(showError);
+  $('stop').onclick = async () => {
+    const sid = state.session;
+    let keep = true;
+    if (state.queue.length) {
+      const dlg = $('stopdlg');
+      const answer = await new Promise((resolve) => { dlg.returnValue = ''; dlg.onclose = () => resolve(dlg.returnValue); dlg.showModal(); });
+      if (answer !== 'keep' && answer !== 'clear') return;
+      keep = answer === 'keep';
+    }
+    gql('mutation($s: ID!, $k: Boolean) { stopTurn(sessionId: $s, keepQueue: $k) { id } }', { s: sid, k: keep }).catch(showError);
+  };
   $('new').onclick = async () => {
     try {
       const input = { approvalMode: $('mode').value };

@@ -52,11 +52,8 @@ type Manager struct {
 
 	mu      sync.Mutex
 	servers map[string]*server // by server id
-	// names maps exposed tool names to their server and tool, as of the
-	// last Tools call.
-	names  map[string]toolTarget
-	warned map[string]bool
-	closed bool
+	warned  map[string]bool
+	closed  bool
 }
 
 var (
@@ -87,7 +84,7 @@ func New(cfg Config) *Manager {
 	if cfg.Version == "" {
 		cfg.Version = "dev"
 	}
-	return &Manager{cfg: cfg, log: cfg.Logger, servers: map[string]*server{}, names: map[string]toolTarget{}, warned: map[string]bool{}}
+	return &Manager{cfg: cfg, log: cfg.Logger, servers: map[string]*server{}, warned: map[string]bool{}}
 }
 
 // Apply starts, stops and restarts servers to match the configuration.
@@ -175,28 +172,12 @@ func (m *Manager) changed(id string) {
 	}
 }
 
-// Tools lists the tools of every ready server (and, while a server that was
-// ready restarts, its last known tools: calls wait for it).
+// Tools lists the tools of every ready kernel-wide server and of the
+// servers attached to the sessions of the context's tool scope
+// (core.ToolScope); while a server that was ready restarts, its last known
+// tools stay listed (calls wait for it).
 func (m *Manager) Tools(ctx context.Context) ([]core.ToolInfo, error) {
-	m.mu.Lock()
-	servers := make([]*server, 0, len(m.servers))
-	for _, s := range m.servers {
-		servers = append(servers, s)
-	}
-	m.mu.Unlock()
-	slices.SortFunc(servers, func(a, b *server) int {
-		if c := strings.Compare(a.cfg.Name, b.cfg.Name); c != 0 {
-			return c
-		}
-		return strings.Compare(a.cfg.ID, b.cfg.ID)
-	})
-	var lists []serverTools
-	for _, s := range servers {
-		if tools := s.offered(); len(tools) > 0 {
-			lists = append(lists, serverTools{id: s.cfg.ID, name: s.cfg.Name, tools: tools})
-		}
-	}
-	names, clashes := exposeNames(lists)
+	names, clashes := m.visible(core.ToolScope(ctx))
 	var out []core.ToolInfo
 	for _, n := range names {
 		schema, err := json.Marshal(n.def.InputSchema)
@@ -214,10 +195,6 @@ func (m *Manager) Tools(ctx context.Context) ([]core.ToolInfo, error) {
 		})
 	}
 	m.mu.Lock()
-	m.names = map[string]toolTarget{}
-	for _, n := range names {
-		m.names[n.exposed] = n.toolTarget
-	}
 	var logs []string
 	for _, c := range clashes {
 		if !m.warned[c] {
@@ -232,24 +209,56 @@ func (m *Manager) Tools(ctx context.Context) ([]core.ToolInfo, error) {
 	return out, nil
 }
 
+// visible names the tools offered in a scope: kernel-wide servers first,
+// then those of the scope's sessions (the session's own, then its
+// ancestors'), each group by server name.
+func (m *Manager) visible(scope []string) ([]exposedTool, []string) {
+	rank := map[string]int{"": 0}
+	for i, id := range scope {
+		if _, ok := rank[id]; !ok {
+			rank[id] = i + 1
+		}
+	}
+	m.mu.Lock()
+	servers := make([]*server, 0, len(m.servers))
+	for _, s := range m.servers {
+		if _, ok := rank[s.cfg.SessionID]; ok {
+			servers = append(servers, s)
+		}
+	}
+	m.mu.Unlock()
+	slices.SortFunc(servers, func(a, b *server) int {
+		if c := rank[a.cfg.SessionID] - rank[b.cfg.SessionID]; c != 0 {
+			return c
+		}
+		if c := strings.Compare(a.cfg.Name, b.cfg.Name); c != 0 {
+			return c
+		}
+		return strings.Compare(a.cfg.ID, b.cfg.ID)
+	})
+	var lists []serverTools
+	for _, s := range servers {
+		if tools := s.offered(); len(tools) > 0 {
+			lists = append(lists, serverTools{id: s.cfg.ID, name: s.cfg.Name, tools: tools})
+		}
+	}
+	return exposeNames(lists)
+}
+
 // Call runs one tool on its server, waiting for a starting server to be
 // ready, within the server's timeout. Failures the model should see are
 // tool errors; a cancelled ctx is returned as an error.
 func (m *Manager) Call(ctx context.Context, req core.ToolCallRequest) (core.ToolResult, error) {
-	m.mu.Lock()
-	t, ok := m.names[req.Name]
-	m.mu.Unlock()
-	if !ok {
-		if _, err := m.Tools(ctx); err != nil {
-			return core.ToolResult{}, err
-		}
-		m.mu.Lock()
-		t, ok = m.names[req.Name]
-		m.mu.Unlock()
-		if !ok {
-			return core.ToolResult{}, core.Errorf(core.CodeNotFound, "no MCP server offers tool %q", req.Name)
-		}
+	scope := core.ToolScope(ctx)
+	if scope == nil && req.SessionID != "" {
+		scope = []string{req.SessionID}
 	}
+	names, _ := m.visible(scope)
+	i := slices.IndexFunc(names, func(n exposedTool) bool { return n.exposed == req.Name })
+	if i < 0 {
+		return core.ToolResult{}, core.Errorf(core.CodeNotFound, "no MCP server offers tool %q in this session", req.Name)
+	}
+	t := names[i].toolTarget
 	m.mu.Lock()
 	s := m.servers[t.serverID]
 	m.mu.Unlock()

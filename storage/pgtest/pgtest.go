@@ -3,9 +3,9 @@
 // project's test server, postgres://postgres@127.0.0.1:5432/test) and drops
 // it when the test ends.
 //
-// When no server answers, tests skip with a visible message; under CI=true
-// they fail instead when PostgreSQL is installed on the machine (the CI
-// script starts it).
+// When no server answers, tests skip with a visible message; they fail
+// instead when FOYA_TEST_DATABASE is set, or under CI=true when PostgreSQL
+// is installed on the machine (the CI script starts it).
 package pgtest
 
 import (
@@ -79,7 +79,7 @@ func Require(t testing.TB) {
 	t.Helper()
 	if err := Available(); err != nil {
 		msg := fmt.Sprintf("PostgreSQL at %s does not answer (%v); start it with: pg_ctlcluster --skip-systemctl-redirect $(ls /etc/postgresql) main start", redact(ServerURL()), err)
-		if os.Getenv("CI") == "true" && installed() {
+		if Selected() || os.Getenv("CI") == "true" && installed() {
 			t.Fatal(msg)
 		}
 		t.Skip("SKIP: " + msg)

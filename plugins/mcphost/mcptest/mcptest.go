@@ -157,7 +157,9 @@ func NewServer(obs *Observer, markFile string) *mcp.Server {
 
 // ServeStdio runs the server on stdin/stdout until the client goes away.
 // MCPTEST_MARK names the file that records cancellations.
+// It records "pid N" there when it starts.
 func ServeStdio() error {
+	mark(os.Getenv("MCPTEST_MARK"), fmt.Sprintf("pid %d", os.Getpid()))
 	return NewServer(nil, os.Getenv("MCPTEST_MARK")).Run(context.Background(), &mcp.StdioTransport{})
 }
 

@@ -1,0 +1,568 @@
+package core
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// The foya.session document (docs/export.md): JSON Lines, one header line,
+// then every persisted event of one session in seq order, then the stored
+// bytes its messages refer to. Version 1.
+const (
+	ArchiveFormat  = "foya.session"
+	ArchiveVersion = 1
+)
+
+// Bounds of a foya.session document a kernel reads (docs/export.md). An
+// import is untrusted input: anything beyond them is refused with BAD_INPUT
+// naming the line.
+const (
+	// MaxArchiveBytes bounds a whole document.
+	MaxArchiveBytes = 64 << 20
+	// MaxArchiveEventLine bounds one header or event line.
+	MaxArchiveEventLine = 8 << 20
+	// MaxArchiveBlobLine bounds one blob line: a blob of MaxAttachmentBytes
+	// in base64 plus its envelope.
+	MaxArchiveBlobLine = MaxAttachmentBytes/3*4 + 4<<10
+	// MaxArchiveEvents bounds the events of one document.
+	MaxArchiveEvents = 200_000
+	// MaxArchiveBlobs bounds the blobs of one document.
+	MaxArchiveBlobs = 10_000
+)
+
+// ArchiveHeader is the first line of a foya.session document.
+type ArchiveHeader struct {
+	Format  string `json:"format"`
+	Version int    `json:"version"`
+	// SessionID is the id of the exported session (the importer records it
+	// in the new session's source as import:<id>).
+	SessionID  string    `json:"sessionId"`
+	ExportedAt time.Time `json:"exportedAt"`
+	// Events and Blobs count the lines that follow, so that a truncated
+	// document is refused.
+	Events int `json:"events"`
+	Blobs  int `json:"blobs"`
+}
+
+// archiveLine is an event or blob line.
+type archiveLine struct {
+	Kind string `json:"kind"` // "event" or "blob"
+	// Event lines.
+	Seq     int64           `json:"seq,omitempty"`
+	Type    EventType       `json:"type,omitempty"`
+	At      *time.Time      `json:"at,omitempty"`
+	Payload json.RawMessage `json:"payload,omitempty"`
+	// Blob lines.
+	SHA256 string `json:"sha256,omitempty"`
+	Size   *int64 `json:"size,omitempty"`
+	Data   string `json:"data,omitempty"`
+}
+
+// SessionArchive is a parsed and validated foya.session document.
+type SessionArchive struct {
+	Header ArchiveHeader
+	// Events are in seq order from 1, with payloads re-encoded from their
+	// typed form where the kernel has one (no provider-native state).
+	Events []Event
+	// Blobs are the stored bytes by SHA-256 (lowercase hex).
+	Blobs map[string][]byte
+	// BlobOrder lists the blob hashes in document order.
+	BlobOrder []string
+}
+
+// archiveEventTypes are the persisted event types a version 1 document may
+// hold.
+var archiveEventTypes = map[EventType]bool{
+	EventSessionCreated: true, EventSessionUpdated: true, EventPhaseChanged: true, EventTurnStarted: true,
+	EventMessageEnd: true, EventMessageImported: true, EventToolStarted: true, EventApprovalRequested: true,
+	EventApprovalResolved: true, EventQuestionRequested: true, EventQuestionAnswered: true, EventUsage: true,
+	EventTurnFinished: true, EventHistoryRewound: true, EventCompactionStarted: true,
+	EventCompactionCheckpoint: true, EventHookStarted: true, EventHookFinished: true, EventHookUntrusted: true,
+}
+
+// WriteSessionArchive writes a foya.session document: the header, events
+// (in seq order, with their client payloads: provider-native state left
+// out) and blobs (in the order given).
+func WriteSessionArchive(w io.Writer, h ArchiveHeader, events []Event, blobOrder []string, blobs map[string][]byte) error {
+	h.Format, h.Version, h.Events, h.Blobs = ArchiveFormat, ArchiveVersion, len(events), len(blobOrder)
+	bw := bufio.NewWriter(w)
+	enc := json.NewEncoder(bw)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(h); err != nil {
+		return fmt.Errorf("write header: %w", err)
+	}
+	for i := range events {
+		ev := &events[i]
+		at := ev.At
+		if err := enc.Encode(archiveLine{Kind: "event", Seq: ev.Seq, Type: ev.Type, At: &at, Payload: ClientPayload(ev)}); err != nil {
+			return fmt.Errorf("write event %d: %w", ev.Seq, err)
+		}
+	}
+	for _, hash := range blobOrder {
+		data := blobs[hash]
+		size := int64(len(data))
+		if err := enc.Encode(archiveLine{Kind: "blob", SHA256: hash, Size: &size, Data: base64.StdEncoding.EncodeToString(data)}); err != nil {
+			return fmt.Errorf("write blob %s: %w", hash, err)
+		}
+	}
+	return bw.Flush()
+}
+
+// archiveError is a BAD_INPUT naming the line.
+func archiveError(line int, format string, args ...any) error {
+	return Errorf(CodeBadInput, "line %d: %s", line, fmt.Sprintf(format, args...))
+}
+
+// ParseSessionArchive reads and validates a foya.session document from r,
+// reading at most MaxArchiveBytes. Every problem is a BAD_INPUT naming the
+// line (1 is the header). It checks the structure and every field the
+// kernel relies on: the header, consecutive seqs from 1 with
+// session_created first, known event types, payloads of the known shapes,
+// blobs whose bytes match their hash and size, every attachment's bytes
+// present and no blob that nothing refers to.
+func ParseSessionArchive(r io.Reader) (*SessionArchive, error) {
+	lr := &io.LimitedReader{R: r, N: MaxArchiveBytes + 1}
+	br := bufio.NewReaderSize(lr, 64<<10)
+	a := &SessionArchive{Blobs: map[string][]byte{}}
+	p := archiveParser{a: a, attachments: map[string]Attachment{}, attLine: map[string]int{}, attHashes: map[string]bool{}, fileHashes: map[string]bool{}}
+	n := 0
+	for {
+		raw, err := readArchiveLine(br, MaxArchiveBlobLine)
+		if lr.N <= 0 {
+			return nil, Errorf(CodeBadInput, "the document is larger than %d MiB, the import limit", MaxArchiveBytes>>20)
+		}
+		if errors.Is(err, errLineTooLong) {
+			return nil, archiveError(n+1, "longer than %d bytes, the limit for a line", MaxArchiveBlobLine)
+		}
+		if err != nil && !errors.Is(err, io.EOF) {
+			return nil, fmt.Errorf("read the document: %w", err)
+		}
+		if len(raw) > 0 || !errors.Is(err, io.EOF) {
+			n++
+			if perr := p.line(n, raw); perr != nil {
+				return nil, perr
+			}
+		}
+		if errors.Is(err, io.EOF) {
+			break
+		}
+	}
+	return a, p.finish(n)
+}
+
+var errLineTooLong = errors.New("line too long")
+
+// readArchiveLine returns the next line without its newline (and a CR
+// before it), at most max bytes.
+func readArchiveLine(br *bufio.Reader, max int) ([]byte, error) {
+	var line []byte
+	for {
+		chunk, err := br.ReadSlice('\n')
+		if len(line)+len(chunk) > max+2 {
+			return nil, errLineTooLong
+		}
+		line = append(line, chunk...)
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		line = bytes.TrimSuffix(line, []byte("\n"))
+		line = bytes.TrimSuffix(line, []byte("\r"))
+		return line, err
+	}
+}
+
+type archiveParser struct {
+	a *SessionArchive
+	// attachments are those the messages refer to, by id, and where first seen.
+	attachments map[string]Attachment
+	attLine     map[string]int
+	attOrder    []string
+	// attHashes and fileHashes are the hashes attachments and file changes refer to.
+	attHashes  map[string]bool
+	fileHashes map[string]bool
+	blobLines  bool
+	lastAt     time.Time
+}
+
+func (p *archiveParser) line(n int, raw []byte) error {
+	if len(bytes.TrimSpace(raw)) == 0 {
+		return archiveError(n, "empty line (a foya.session document has one JSON value per line)")
+	}
+	if !utf8.Valid(raw) {
+		return archiveError(n, "not valid UTF-8")
+	}
+	if n == 1 {
+		return p.header(raw)
+	}
+	var l archiveLine
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&l); err != nil {
+		return archiveError(n, "not a foya.session line: %s", clipError(err))
+	}
+	if dec.More() {
+		return archiveError(n, "more than one JSON value")
+	}
+	switch l.Kind {
+	case "event":
+		if len(raw) > MaxArchiveEventLine {
+			return archiveError(n, "longer than %d bytes, the limit for an event line", MaxArchiveEventLine)
+		}
+		if p.blobLines {
+			return archiveError(n, "an event after the blobs: events come first, in seq order")
+		}
+		return p.event(n, l)
+	case "blob":
+		p.blobLines = true
+		return p.blob(n, l)
+	}
+	return archiveError(n, "kind %q: expected event or blob", clip(l.Kind, 32))
+}
+
+func (p *archiveParser) header(raw []byte) error {
+	if len(raw) > 64<<10 {
+		return archiveError(1, "the header is longer than 64 KiB")
+	}
+	var h ArchiveHeader
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&h); err != nil || dec.More() {
+		if err == nil {
+			err = errors.New("more than one JSON value")
+		}
+		return archiveError(1, "not a foya.session header (is this an exportSession document?): %s", clipError(err))
+	}
+	switch {
+	case h.Format != ArchiveFormat:
+		return archiveError(1, "format %q: expected %q", clip(h.Format, 40), ArchiveFormat)
+	case h.Version != ArchiveVersion:
+		return archiveError(1, "version %d: this kernel reads version %d", h.Version, ArchiveVersion)
+	case !validArchiveID(h.SessionID):
+		return archiveError(1, "sessionId %q: expected an id such as ses_0123abcd (letters, digits, _ and -, at most 64)", clip(h.SessionID, 40))
+	case h.Events < 1 || h.Events > MaxArchiveEvents:
+		return archiveError(1, "events %d: expected 1 to %d", h.Events, MaxArchiveEvents)
+	case h.Blobs < 0 || h.Blobs > MaxArchiveBlobs:
+		return archiveError(1, "blobs %d: expected 0 to %d", h.Blobs, MaxArchiveBlobs)
+	}
+	p.a.Header = h
+	return nil
+}
+
+func validArchiveID(id string) bool {
+	if id == "" || len(id) > 64 {
+		return false
+	}
+	for _, r := range id {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+func (p *archiveParser) event(n int, l archiveLine) error {
+	want := int64(len(p.a.Events)) + 1
+	switch {
+	case len(p.a.Events) >= p.a.Header.Events:
+		return archiveError(n, "more events than the %d the header announces", p.a.Header.Events)
+	case l.Seq != want:
+		return archiveError(n, "seq %d: expected %d (events come in seq order from 1, without gaps)", l.Seq, want)
+	case !archiveEventTypes[l.Type]:
+		if l.Type.LiveOnly() {
+			return archiveError(n, "type %q is live-only and never stored", l.Type)
+		}
+		return archiveError(n, "unknown event type %q (this kernel reads foya.session version %d)", clip(string(l.Type), 40), ArchiveVersion)
+	case (l.Seq == 1) != (l.Type == EventSessionCreated):
+		return archiveError(n, "session_created must be the first event, and only the first")
+	case l.At == nil || l.At.IsZero() || l.At.Year() < 2000 || l.At.Year() > 9999:
+		return archiveError(n, "at: expected the event's RFC 3339 time")
+	case len(l.Payload) == 0 || l.Payload[0] != '{':
+		return archiveError(n, "payload: expected a JSON object")
+	case l.Size != nil || l.SHA256 != "" || l.Data != "":
+		return archiveError(n, "an event line has no sha256, size or data")
+	}
+	payload, err := p.payload(n, l)
+	if err != nil {
+		return err
+	}
+	p.a.Events = append(p.a.Events, Event{Seq: l.Seq, Type: l.Type, At: l.At.UTC(), Payload: payload})
+	return nil
+}
+
+// payload validates an event payload and re-encodes it from its typed form
+// when the kernel has one (provider-native state is dropped: it is never
+// exported, and imported state would be sent to a provider).
+func (p *archiveParser) payload(n int, l archiveLine) (json.RawMessage, error) {
+	decode := func(v any) error {
+		if err := json.Unmarshal(l.Payload, v); err != nil {
+			return archiveError(n, "%s payload: %s", l.Type, clipError(err))
+		}
+		return nil
+	}
+	var typed any
+	switch l.Type {
+	case EventSessionCreated, EventSessionUpdated:
+		var sp SessionPayload
+		if err := decode(&sp); err != nil {
+			return nil, err
+		}
+		if err := validArchiveMeta(sp.Session); err != nil {
+			return nil, archiveError(n, "%s payload: %s", l.Type, err)
+		}
+		typed = sp
+	case EventPhaseChanged:
+		var pp PhasePayload
+		if err := decode(&pp); err != nil {
+			return nil, err
+		}
+		if pp.Phase != PhaseIdle && pp.Phase != PhaseTurn && pp.Phase != PhaseCompaction {
+			return nil, archiveError(n, "phase %q: expected idle, turn or compaction", clip(string(pp.Phase), 32))
+		}
+		typed = pp
+	case EventMessageEnd, EventMessageImported:
+		var mp MessagePayload
+		if err := decode(&mp); err != nil {
+			return nil, err
+		}
+		if err := p.message(n, &mp.Message); err != nil {
+			return nil, err
+		}
+		typed = mp
+	case EventHistoryRewound:
+		var rp RewindPayload
+		if err := decode(&rp); err != nil {
+			return nil, err
+		}
+		if rp.FromSeq < 1 || rp.FromSeq >= l.Seq {
+			return nil, archiveError(n, "history_rewound fromSeq %d: expected an earlier seq", rp.FromSeq)
+		}
+		typed = rp
+	case EventCompactionCheckpoint:
+		var cp CheckpointPayload
+		if err := decode(&cp); err != nil {
+			return nil, err
+		}
+		if cp.ThroughSeq < 0 || cp.ThroughSeq >= l.Seq {
+			return nil, archiveError(n, "compaction_checkpoint throughSeq %d: expected an earlier seq", cp.ThroughSeq)
+		}
+		cp.ProviderState = nil
+		typed = cp
+	case EventUsage:
+		var up UsagePayload
+		if err := decode(&up); err != nil {
+			return nil, err
+		}
+		u := up.Usage
+		if u.InputTokens < 0 || u.OutputTokens < 0 || u.TotalTokens < 0 || u.CachedTokens < 0 || u.CacheWriteTokens < 0 {
+			return nil, archiveError(n, "usage: token counts must not be negative")
+		}
+		if u.Cost != nil && (math.IsNaN(*u.Cost) || math.IsInf(*u.Cost, 0) || *u.Cost < 0) {
+			return nil, archiveError(n, "usage: cost must be a non-negative number")
+		}
+		typed = up
+	case EventTurnStarted, EventTurnFinished:
+		var tp TurnPayload
+		if err := decode(&tp); err != nil {
+			return nil, err
+		}
+		typed = tp
+	default:
+		var obj map[string]json.RawMessage
+		if err := decode(&obj); err != nil {
+			return nil, err
+		}
+		var buf bytes.Buffer
+		if err := json.Compact(&buf, l.Payload); err != nil {
+			return nil, archiveError(n, "%s payload: %s", l.Type, clipError(err))
+		}
+		return buf.Bytes(), nil
+	}
+	out, err := json.Marshal(typed)
+	if err != nil {
+		return nil, archiveError(n, "%s payload: %s", l.Type, clipError(err))
+	}
+	return out, nil
+}
+
+func validArchiveMeta(m SessionMeta) error {
+	switch {
+	case !m.ApprovalMode.Valid():
+		return fmt.Errorf("approvalMode %q: expected explore, ask or bypass", clip(string(m.ApprovalMode), 32))
+	case !m.AgentMode.Valid():
+		return fmt.Errorf("agentMode %q: expected execute, plan or awaiting_confirmation", clip(string(m.AgentMode), 32))
+	case m.CreatedAt.IsZero():
+		return errors.New("createdAt: missing")
+	}
+	if err := validTitle(m.Title); err != nil {
+		return err
+	}
+	if m.ReasoningEffort != "" {
+		if err := validReasoningEffort(m.ReasoningEffort); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (p *archiveParser) message(n int, m *Message) error {
+	if !m.Role.Valid() {
+		return archiveError(n, "message role %q: expected user, assistant, tool or system", clip(string(m.Role), 32))
+	}
+	m.ProviderState = nil
+	for i, a := range m.Attachments {
+		switch {
+		case !validArchiveID(a.ID):
+			return archiveError(n, "attachments[%d].id %q: expected an id such as att_0123abcd", i, clip(a.ID, 40))
+		case !validSHA256(a.SHA256):
+			return archiveError(n, "attachments[%d].sha256: expected 64 lowercase hex digits", i)
+		case a.Kind != "image" && a.Kind != "file":
+			return archiveError(n, "attachments[%d].kind %q: expected image or file", i, clip(a.Kind, 32))
+		case a.Size < 0 || a.Size > MaxAttachmentBytes:
+			return archiveError(n, "attachments[%d].size %d: expected 0 to %d", i, a.Size, MaxAttachmentBytes)
+		case a.Name == "" || len(a.Name) > 255 || strings.ContainsAny(a.Name, "/\\\x00"):
+			return archiveError(n, "attachments[%d].name: expected a file name of 1 to 255 bytes without / or \\", i)
+		case a.MediaType == "" || len(a.MediaType) > 255:
+			return archiveError(n, "attachments[%d].mediaType: expected a media type such as image/png", i)
+		case a.Width < 0 || a.Height < 0:
+			return archiveError(n, "attachments[%d]: width and height must not be negative", i)
+		}
+		if prev, ok := p.attachments[a.ID]; ok && prev != a {
+			return archiveError(n, "attachments[%d]: attachment %s differs from its earlier mention on line %d", i, a.ID, p.attLine[a.ID])
+		} else if !ok {
+			p.attachments[a.ID], p.attLine[a.ID] = a, n
+			p.attOrder = append(p.attOrder, a.ID)
+			p.attHashes[a.SHA256] = true
+		}
+	}
+	for i, fc := range m.FileChanges {
+		for _, h := range []string{fc.BeforeHash, fc.AfterHash} {
+			if h == "" {
+				continue
+			}
+			if !validSHA256(h) {
+				return archiveError(n, "fileChanges[%d]: hashes are 64 lowercase hex digits", i)
+			}
+			p.fileHashes[h] = true
+		}
+	}
+	return nil
+}
+
+func validSHA256(h string) bool {
+	if len(h) != 64 {
+		return false
+	}
+	for _, r := range h {
+		if !(r >= '0' && r <= '9' || r >= 'a' && r <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+func (p *archiveParser) blob(n int, l archiveLine) error {
+	switch {
+	case len(p.a.Events) < p.a.Header.Events:
+		return archiveError(n, "a blob after %d events: the header announces %d events, which come first", len(p.a.Events), p.a.Header.Events)
+	case len(p.a.BlobOrder) >= p.a.Header.Blobs:
+		return archiveError(n, "more blobs than the %d the header announces", p.a.Header.Blobs)
+	case l.Seq != 0 || l.Type != "" || l.At != nil || len(l.Payload) > 0:
+		return archiveError(n, "a blob line has no seq, type, at or payload")
+	case !validSHA256(l.SHA256):
+		return archiveError(n, "sha256: expected 64 lowercase hex digits")
+	case l.Size == nil || *l.Size < 0 || *l.Size > MaxAttachmentBytes:
+		return archiveError(n, "size: expected 0 to %d", MaxAttachmentBytes)
+	case base64.StdEncoding.DecodedLen(len(l.Data)) > MaxAttachmentBytes+3:
+		return archiveError(n, "data: more than %d bytes", MaxAttachmentBytes)
+	}
+	if _, dup := p.a.Blobs[l.SHA256]; dup {
+		return archiveError(n, "blob %s appears twice", l.SHA256)
+	}
+	data, err := base64.StdEncoding.DecodeString(l.Data)
+	if err != nil {
+		return archiveError(n, "data: not standard base64: %s", clipError(err))
+	}
+	if int64(len(data)) != *l.Size {
+		return archiveError(n, "data is %d bytes, size says %d", len(data), *l.Size)
+	}
+	sum := sha256.Sum256(data)
+	if hex.EncodeToString(sum[:]) != l.SHA256 {
+		return archiveError(n, "data does not match its sha256")
+	}
+	if !p.attHashes[l.SHA256] && !p.fileHashes[l.SHA256] {
+		return archiveError(n, "blob %s is not referred to by any event", l.SHA256)
+	}
+	p.a.Blobs[l.SHA256] = data
+	p.a.BlobOrder = append(p.a.BlobOrder, l.SHA256)
+	return nil
+}
+
+// finish checks what only the whole document shows.
+func (p *archiveParser) finish(lines int) error {
+	if lines == 0 {
+		return archiveError(1, "the document is empty")
+	}
+	if len(p.a.Events) < p.a.Header.Events {
+		return archiveError(lines, "the document ends after %d of the %d events the header announces (truncated?)", len(p.a.Events), p.a.Header.Events)
+	}
+	if len(p.a.BlobOrder) < p.a.Header.Blobs {
+		return archiveError(lines, "the document ends after %d of the %d blobs the header announces (truncated?)", len(p.a.BlobOrder), p.a.Header.Blobs)
+	}
+	for _, id := range p.attOrder {
+		a := p.attachments[id]
+		data, ok := p.a.Blobs[a.SHA256]
+		if !ok {
+			return archiveError(p.attLine[id], "attachment %s: its bytes (blob %s) are not in the document", id, a.SHA256)
+		}
+		if int64(len(data)) != a.Size {
+			return archiveError(p.attLine[id], "attachment %s: size %d, but its blob has %d bytes", id, a.Size, len(data))
+		}
+	}
+	return nil
+}
+
+// Attachments returns the distinct attachments the archive's messages refer
+// to, in order of first mention.
+func (a *SessionArchive) Attachments() []Attachment {
+	seen := map[string]bool{}
+	var out []Attachment
+	for _, ev := range a.Events {
+		if ev.Type != EventMessageEnd && ev.Type != EventMessageImported {
+			continue
+		}
+		var p MessagePayload
+		if json.Unmarshal(ev.Payload, &p) != nil {
+			continue
+		}
+		for _, at := range p.Message.Attachments {
+			if !seen[at.ID] {
+				seen[at.ID] = true
+				out = append(out, at)
+			}
+		}
+	}
+	return out
+}
+
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
+}
+
+func clipError(err error) string { return clip(err.Error(), 200) }

@@ -1,0 +1,316 @@
+package core
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+)
+
+// SessionImporter writes an imported session: its events (seqs from 1),
+// their projections and the attachment records they refer to, in one
+// transaction; usage events go to the ledger marked as imported (they count
+// in the session's usage, not in the kernel's totals).
+type SessionImporter interface {
+	ImportSession(ctx context.Context, sessionID string, events []Event, attachments []Attachment) ([]Event, error)
+}
+
+// exportPage is how many events an export reads from the store at a time.
+const exportPage = 1000
+
+// ExportSession writes the session as a foya.session document (docs/export.md)
+// of at most maxBytes: every persisted event in seq order, then the stored
+// bytes its messages refer to (attachments, and file contents that rewind
+// restores, when they are still stored and at most MaxAttachmentBytes).
+// Provider-native state is left out. It reads what is persisted, so it
+// works while a turn runs.
+func (e *Engine) ExportSession(ctx context.Context, sessionID string, maxBytes int64) ([]byte, error) {
+	if _, err := e.svc.store.Session(ctx, sessionID); err != nil {
+		return nil, err
+	}
+	var events []Event
+	var size int64
+	for after := int64(0); ; {
+		page, err := e.svc.store.Events(ctx, sessionID, after, exportPage)
+		if err != nil {
+			return nil, fmt.Errorf("export session %s: %w", sessionID, err)
+		}
+		if len(page) == 0 {
+			break
+		}
+		for _, ev := range page {
+			size += int64(len(ev.Payload)) + 100
+		}
+		if size > maxBytes {
+			return nil, exportTooLarge(sessionID, maxBytes)
+		}
+		events = append(events, page...)
+		after = page[len(page)-1].Seq
+	}
+	if len(events) > MaxArchiveEvents {
+		return nil, Errorf(CodeBadInput, "session %s has %d events; a foya.session document holds at most %d", sessionID, len(events), MaxArchiveEvents)
+	}
+	blobs := map[string][]byte{}
+	var order []string
+	addBlob := func(hash string, required bool, what string) error {
+		if _, ok := blobs[hash]; ok || hash == "" {
+			return nil
+		}
+		if e.cfg.Blobs == nil {
+			if required {
+				return Errorf(CodeUnavailable, "this kernel has no artifact store: cannot export %s", what)
+			}
+			return nil
+		}
+		data, err := e.cfg.Blobs.Read(hash)
+		if err != nil || len(data) > MaxAttachmentBytes {
+			if required {
+				return fmt.Errorf("export session %s: read the bytes of %s: %w", sessionID, what, err)
+			}
+			return nil // a file change whose bytes are gone: rewind could not restore it here either
+		}
+		size += int64(len(data))*4/3 + 200
+		if size > maxBytes {
+			return exportTooLarge(sessionID, maxBytes)
+		}
+		blobs[hash] = data
+		order = append(order, hash)
+		return nil
+	}
+	for _, ev := range events {
+		if ev.Type != EventMessageEnd && ev.Type != EventMessageImported {
+			continue
+		}
+		var p MessagePayload
+		if err := ev.Decode(&p); err != nil {
+			return nil, err
+		}
+		for _, a := range p.Message.Attachments {
+			if err := addBlob(a.SHA256, true, "attachment "+a.ID); err != nil {
+				return nil, err
+			}
+		}
+		for _, fc := range p.Message.FileChanges {
+			for _, h := range []string{fc.BeforeHash, fc.AfterHash} {
+				if err := addBlob(h, false, ""); err != nil {
+					return nil, err
+				}
+			}
+		}
+	}
+	var buf bytes.Buffer
+	h := ArchiveHeader{SessionID: sessionID, ExportedAt: time.Now().UTC()}
+	if err := WriteSessionArchive(&buf, h, events, order, blobs); err != nil {
+		return nil, fmt.Errorf("export session %s: %w", sessionID, err)
+	}
+	if int64(buf.Len()) > maxBytes {
+		return nil, exportTooLarge(sessionID, maxBytes)
+	}
+	return buf.Bytes(), nil
+}
+
+func exportTooLarge(sessionID string, maxBytes int64) error {
+	return Errorf(CodeBadInput, "the export of session %s is larger than %d MiB, the limit of one export", sessionID, maxBytes>>20)
+}
+
+// ImportSession creates a new top-level session from a foya.session
+// document read from r (untrusted: see ParseSessionArchive). The events keep
+// their seqs and content; the session and its attachments get new ids; the
+// session is bound to projectID (empty: none) and to the document's
+// connection and model when this kernel has them, else left unbound; its
+// source is import:<the document's session id>. A document exported while
+// the session was busy gets the closing events a kernel restart writes
+// (turn_finished cancelled, phase_changed idle). Nothing is written unless
+// everything is: the events, projections and attachment records go in one
+// transaction, and blobs stored for it are removed again if it fails.
+func (e *Engine) ImportSession(ctx context.Context, r io.Reader, projectID string) (Session, error) {
+	imp, ok := e.svc.store.(SessionImporter)
+	if !ok {
+		return Session{}, Errorf(CodeUnavailable, "this kernel's store cannot import sessions")
+	}
+	a, err := ParseSessionArchive(r)
+	if err != nil {
+		return Session{}, err
+	}
+	if projectID != "" {
+		if _, err := e.svc.store.Project(ctx, projectID); err != nil {
+			return Session{}, err
+		}
+	}
+	if len(a.Blobs) > 0 && e.cfg.Blobs == nil {
+		return Session{}, Errorf(CodeUnavailable, "this kernel has no artifact store for the document's blobs")
+	}
+	newID := NewID("ses")
+	attIDs := map[string]string{} // old id → new id
+	var atts []Attachment
+	for _, at := range a.Attachments() {
+		old := at.ID
+		at.ID = NewID("att")
+		attIDs[old] = at.ID
+		atts = append(atts, at)
+	}
+	binding := e.importBinding(ctx)
+	// projectID takes the place of the document's project wherever it has
+	// one; a session that never had one is bound from its creation.
+	hadProject := false
+	for _, ev := range a.Events {
+		if ev.Type == EventSessionCreated || ev.Type == EventSessionUpdated {
+			var p SessionPayload
+			if ev.Decode(&p) == nil && p.Session.ProjectID != "" {
+				hadProject = true
+				break
+			}
+		}
+	}
+	events := make([]Event, 0, len(a.Events)+2)
+	for _, ev := range a.Events {
+		ev.SessionID = newID
+		switch ev.Type {
+		case EventSessionCreated, EventSessionUpdated:
+			var p SessionPayload
+			if err := ev.Decode(&p); err != nil {
+				return Session{}, err
+			}
+			m := &p.Session
+			m.ID, m.ParentID = newID, ""
+			if m.ProjectID != "" || !hadProject {
+				m.ProjectID = projectID
+			}
+			m.Source = "import:" + a.Header.SessionID
+			m.ConnectionID, m.Model = binding(m.ConnectionID, m.Model)
+			if ev.Payload, err = json.Marshal(p); err != nil {
+				return Session{}, fmt.Errorf("encode imported %s: %w", ev.Type, err)
+			}
+		case EventMessageEnd, EventMessageImported:
+			var p MessagePayload
+			if err := ev.Decode(&p); err != nil {
+				return Session{}, err
+			}
+			if len(p.Message.Attachments) > 0 {
+				for i := range p.Message.Attachments {
+					p.Message.Attachments[i].ID = attIDs[p.Message.Attachments[i].ID]
+				}
+				if ev.Payload, err = json.Marshal(p); err != nil {
+					return Session{}, fmt.Errorf("encode imported message: %w", err)
+				}
+			}
+		}
+		events = append(events, ev)
+	}
+	closing, err := closingEvents(newID, events)
+	if err != nil {
+		return Session{}, err
+	}
+	events = append(events, closing...)
+
+	created, err := e.storeImportBlobs(ctx, a)
+	if err != nil {
+		return Session{}, err
+	}
+	unlock := e.svc.Lock(newID)
+	_, err = imp.ImportSession(ctx, newID, events, atts)
+	unlock()
+	if err != nil {
+		e.deleteBlobs(created)
+		return Session{}, fmt.Errorf("import session %s: %w", a.Header.SessionID, err)
+	}
+	e.svc.broker.PublishKernel(KernelEvent{Type: KernelSessionCreated, SessionID: newID, At: time.Now().UTC()})
+	e.log.Info("session imported", "session_id", newID, "source", a.Header.SessionID, "events", len(events), "blobs", len(a.Blobs))
+	return e.svc.store.Session(ctx, newID)
+}
+
+// importBinding returns how an imported session's connection and model map
+// onto this kernel's catalog: kept when the connection exists and accepts
+// the model, else unbound (cached per pair).
+func (e *Engine) importBinding(ctx context.Context) func(connID, model string) (string, string) {
+	type ref struct{ conn, model string }
+	seen := map[ref]ref{}
+	return func(connID, model string) (string, string) {
+		if connID == "" || model == "" {
+			return "", ""
+		}
+		k := ref{connID, model}
+		if v, ok := seen[k]; ok {
+			return v.conn, v.model
+		}
+		var out ref
+		if got, err := e.cfg.Catalog.ResolveSessionModel(ctx, connID, model); err == nil && got.ConnectionID == connID && got.Model == model {
+			out = k
+		}
+		seen[k] = out
+		return out.conn, out.model
+	}
+}
+
+// closingEvents ends what a document exported mid-turn leaves open, as a
+// kernel restart does: the open turn's turn_finished (cancelled) and
+// phase_changed idle.
+func closingEvents(sessionID string, events []Event) ([]Event, error) {
+	phase, openTurn := PhaseIdle, ""
+	for _, ev := range events {
+		switch ev.Type {
+		case EventPhaseChanged:
+			var p PhasePayload
+			if err := ev.Decode(&p); err != nil {
+				return nil, err
+			}
+			phase = p.Phase
+		case EventTurnStarted, EventTurnFinished:
+			var p TurnPayload
+			if err := ev.Decode(&p); err != nil {
+				return nil, err
+			}
+			openTurn = ""
+			if ev.Type == EventTurnStarted {
+				openTurn = p.TurnID
+			}
+		}
+	}
+	if phase == PhaseIdle {
+		return nil, nil
+	}
+	var out []Event
+	if openTurn != "" {
+		ev, err := NewEvent(sessionID, EventTurnFinished, TurnPayload{TurnID: openTurn, Status: TurnCancelled,
+			Reason: "the session was exported during the turn; completed messages are kept"})
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, ev)
+	}
+	ev, err := NewEvent(sessionID, EventPhaseChanged, PhasePayload{Phase: PhaseIdle, Reason: "imported"})
+	if err != nil {
+		return nil, err
+	}
+	return append(out, ev), nil
+}
+
+// storeImportBlobs puts the document's blobs in the artifact store and
+// returns the hashes it newly stored (to remove if the import fails).
+func (e *Engine) storeImportBlobs(ctx context.Context, a *SessionArchive) ([]string, error) {
+	var created []string
+	for _, hash := range a.BlobOrder {
+		if _, err := e.cfg.Blobs.Read(hash); err == nil {
+			continue
+		} else if !errors.Is(err, ErrNotFound) {
+			e.deleteBlobs(created)
+			return nil, fmt.Errorf("import: look up blob %s: %w", hash, err)
+		}
+		got, _, err := e.cfg.Blobs.Put(ctx, bytes.NewReader(a.Blobs[hash]), MaxAttachmentBytes)
+		if err == nil && got != hash {
+			err = fmt.Errorf("stored as %s", got)
+		}
+		if err != nil {
+			if got != "" && got != hash {
+				created = append(created, got)
+			}
+			e.deleteBlobs(created)
+			return nil, fmt.Errorf("import: store blob %s: %w", hash, err)
+		}
+		created = append(created, hash)
+	}
+	return created, nil
+}

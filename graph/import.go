@@ -1,0 +1,17 @@
+package graph
+
+import (
+	"context"
+	"io"
+
+	"github.com/foya-dev/foya/core"
+)
+
+// importSession runs an import for importSession and importSessionFile.
+func importSession(ctx context.Context, e *core.Engine, r io.Reader, projectID string) (*core.Session, error) {
+	s, err := e.ImportSession(ctx, r, projectID)
+	if err != nil {
+		return nil, err
+	}
+	return &s, nil
+}

@@ -326,7 +326,7 @@ func openKernel(ctx context.Context, dataDir string, opts kernelOptions, log *sl
 	if toolCfg.TempRoot, err = prepareToolTempRoot(dir); err != nil {
 		return nil, err
 	}
-	if k.plugins, err = host.NewManager(host.Config{DataDir: dir, PluginDirs: opts.pluginDirs, Tools: toolCfg, Logger: log}); err != nil {
+	if k.plugins, err = host.NewManager(host.Config{DataDir: dir, PluginDirs: opts.pluginDirs, Tools: toolCfg, ParkUnusedAfter: 5 * time.Second, Logger: log}); err != nil {
 		return nil, err
 	}
 	if err = k.plugins.Start(ctx); err != nil {

@@ -495,3 +495,63 @@ func TestIdleBuiltinTrimsAndKeepsWorking(t *testing.T) {
 		time.Sleep(sdk.DefaultIdleAfter + time.Second) // trimmed again
 	}
 }
+
+// TestUnusedBuiltinProvidersPark: with ParkUnusedAfter, built-in provider
+// plugins nothing called are stopped (listed healthy, no pid), a used one
+// keeps running, the tool plugin is never parked, and a parked provider
+// starts again on its first call.
+func TestUnusedBuiltinProvidersPark(t *testing.T) {
+	logs := &syncBuffer{}
+	m, err := host.NewManager(host.Config{DataDir: t.TempDir(), Executable: kernelBin, ParkUnusedAfter: 2 * time.Second,
+		Builtins: []string{"openai", "openai-responses", "tools"}, Logger: slog.New(slog.NewJSONHandler(logs, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Start(ctxT(t)); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = m.Close() })
+	srv := openaitest.New(t)
+	ep := core.Endpoint{BaseURL: srv.BaseURL()}
+	resp, err := m.Provider("openai-responses")
+	if err != nil {
+		t.Fatal(err)
+	}
+	respPID := pluginInfo(t, m, "openai-responses").PID
+	oaPID := pluginInfo(t, m, "openai").PID
+	// Use openai-responses before the park (a models listing counts).
+	_, _ = resp.ListModels(ctxT(t), ep)
+	deadline := time.Now().Add(60 * time.Second)
+	for pluginInfo(t, m, "openai").PID != 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("unused openai plugin still running: %s", logs.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if alive(oaPID) {
+		time.Sleep(2 * time.Second)
+		if alive(oaPID) {
+			t.Fatalf("parked process %d still alive", oaPID)
+		}
+	}
+	if info := pluginInfo(t, m, "openai"); !info.Healthy || info.Error != "" {
+		t.Fatalf("parked openai %+v", info)
+	}
+	if info := pluginInfo(t, m, "openai-responses"); info.PID != respPID || !info.Healthy {
+		t.Fatalf("used plugin parked: %+v (pid was %d)", info, respPID)
+	}
+	if info := pluginInfo(t, m, "tools"); info.PID == 0 || !info.Healthy {
+		t.Fatalf("tool plugin parked: %+v", info)
+	}
+	oa, err := m.Provider("openai")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.Enqueue(openaitest.TextStream("m", "back"))
+	if got := streamText(t, oa, ep, userMsg("hi")); got != "back" {
+		t.Fatalf("after park %q", got)
+	}
+	if info := pluginInfo(t, m, "openai"); info.PID == 0 || info.PID == oaPID || !info.Healthy {
+		t.Fatalf("openai after first use %+v", info)
+	}
+}

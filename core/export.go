@@ -123,9 +123,11 @@ func exportTooLarge(sessionID string, maxBytes int64) error {
 // connection and model when this kernel has them, else left unbound; its
 // source is import:<the document's session id>. A document exported while
 // the session was busy gets the closing events a kernel restart writes
-// (turn_finished cancelled, phase_changed idle). Nothing is written unless
-// everything is: the events, projections and attachment records go in one
-// transaction, and blobs stored for it are removed again if it fails.
+// (turn_finished cancelled, phase_changed idle); one that ends in approval
+// mode BYPASS is set to ASK (a document cannot grant permissions). Nothing
+// is written unless everything is: the events, projections and attachment
+// records go in one transaction, and blobs stored for it are removed again
+// if it fails.
 func (e *Engine) ImportSession(ctx context.Context, r io.Reader, projectID string) (Session, error) {
 	imp, ok := e.svc.store.(SessionImporter)
 	if !ok {
@@ -165,7 +167,8 @@ func (e *Engine) ImportSession(ctx context.Context, r io.Reader, projectID strin
 			}
 		}
 	}
-	events := make([]Event, 0, len(a.Events)+2)
+	events := make([]Event, 0, len(a.Events)+3)
+	var last *SessionMeta // the session's metadata after the last session event
 	for _, ev := range a.Events {
 		ev.SessionID = newID
 		switch ev.Type {
@@ -184,6 +187,7 @@ func (e *Engine) ImportSession(ctx context.Context, r io.Reader, projectID strin
 			if ev.Payload, err = json.Marshal(p); err != nil {
 				return Session{}, fmt.Errorf("encode imported %s: %w", ev.Type, err)
 			}
+			last = &p.Session
 		case EventMessageEnd, EventMessageImported:
 			var p MessagePayload
 			if err := ev.Decode(&p); err != nil {
@@ -205,6 +209,18 @@ func (e *Engine) ImportSession(ctx context.Context, r io.Reader, projectID strin
 		return Session{}, err
 	}
 	events = append(events, closing...)
+	// A document cannot grant permissions: a session that ends in BYPASS
+	// is imported in ASK (one session_updated more); set BYPASS again
+	// explicitly if wanted.
+	if last != nil && last.ApprovalMode == ApprovalBypass {
+		meta := *last
+		meta.ApprovalMode = ApprovalAsk
+		ev, err := NewEvent(newID, EventSessionUpdated, SessionPayload{Session: meta, Changed: []string{"approvalMode"}})
+		if err != nil {
+			return Session{}, err
+		}
+		events = append(events, ev)
+	}
 
 	created, err := e.storeImportBlobs(ctx, a)
 	if err != nil {

@@ -1,8 +1,10 @@
 package graph_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -10,6 +12,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/foya-dev/foya/core"
+	"github.com/foya-dev/foya/core/coretest"
 	"github.com/foya-dev/foya/providers/openai/openaitest"
 )
 
@@ -121,4 +124,51 @@ func BenchmarkHundredSessions(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.N*sessions)/b.Elapsed().Seconds(), "turns/s")
 	b.ReportMetric(float64(lost), "terminal-events-lost")
+}
+
+// BenchmarkExportImport measures exportSession and importSession of a
+// 5,001-event session (user messages of about 200 bytes) on SQLite, through
+// the engine (no HTTP): the document's size, and the time of one export and
+// of one import (parse, validate, one transaction with projections).
+func BenchmarkExportImport(b *testing.B) {
+	const n = 5000
+	k := newTestKernel(b)
+	s, err := k.svc.CreateSession(context.Background(), core.CreateSessionInput{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	text := strings.Repeat("lorem ipsum ", 16)
+	for i := 0; i < n; i += 500 {
+		batch := make([]core.Event, 500)
+		for j := range batch {
+			batch[j] = coretest.MessageEvent(b, s.ID, core.RoleUser, fmt.Sprintf("%d %s", i+j, text))
+		}
+		if _, err := k.svc.Append(context.Background(), s.ID, batch...); err != nil {
+			b.Fatal(err)
+		}
+	}
+	var exportT, importT time.Duration
+	var size int
+	b.ResetTimer()
+	for range b.N {
+		start := time.Now()
+		doc, err := k.engine.ExportSession(context.Background(), s.ID, 64<<20)
+		if err != nil {
+			b.Fatal(err)
+		}
+		exportT += time.Since(start)
+		size = len(doc)
+		start = time.Now()
+		imp, err := k.engine.ImportSession(context.Background(), bytes.NewReader(doc), "")
+		if err != nil {
+			b.Fatal(err)
+		}
+		importT += time.Since(start)
+		if imp.HeadSeq != n+1 {
+			b.Fatalf("imported head %d", imp.HeadSeq)
+		}
+	}
+	b.ReportMetric(float64(exportT.Milliseconds())/float64(b.N), "export-ms")
+	b.ReportMetric(float64(importT.Milliseconds())/float64(b.N), "import-ms")
+	b.ReportMetric(float64(size)/(1<<20), "doc-MiB")
 }

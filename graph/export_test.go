@@ -114,6 +114,9 @@ func TestExportImportRoundTrip(t *testing.T) {
 	k.send(t, sid, "a third question")
 	w.turnEnd()
 
+	// An import never grants BYPASS (see TestImportRefusesBadDocuments): ask first.
+	k.mustDo(t, `mutation($s: ID!) { updateSession(id: $s, input: {approvalMode: ASK}) { id } }`, map[string]any{"s": sid}, nil)
+
 	var totalsBefore struct{ UsageTotals struct{ TotalTokens int64 } }
 	k.mustDo(t, `{ usageTotals { totalTokens } }`, nil, &totalsBefore)
 
@@ -332,6 +335,22 @@ func TestImportRefusesBadDocuments(t *testing.T) {
 	}
 	// A project that does not exist.
 	k.mustFail(t, "NOT_FOUND", importQ, map[string]any{"d": exp.ExportSession, "p": "prj_nope"})
+	// A document cannot grant permissions: a BYPASS session comes in ASK,
+	// with one session_updated more.
+	var imp struct {
+		ImportSession struct {
+			ID           string
+			ApprovalMode string
+			HeadSeq      int
+		}
+	}
+	k.mustDo(t, `mutation($d: String!) { importSession(data: $d) { id approvalMode headSeq } }`, map[string]any{"d": exp.ExportSession}, &imp)
+	var orig struct{ Session struct{ HeadSeq int } }
+	k.mustDo(t, `query($s: ID!) { session(id: $s) { headSeq } }`, map[string]any{"s": sid}, &orig)
+	if imp.ImportSession.ApprovalMode != "ASK" || imp.ImportSession.HeadSeq != orig.Session.HeadSeq+1 {
+		t.Fatalf("imported BYPASS session %+v (original head %d)", imp.ImportSession, orig.Session.HeadSeq)
+	}
+
 	// More than a JSON request may carry.
 	big := strings.Repeat("x", 9<<20)
 	if msg := k.mustFail(t, "BAD_INPUT", importQ, map[string]any{"d": big}); !strings.Contains(msg, "8 MiB") {

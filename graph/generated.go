@@ -3061,7 +3061,7 @@ type Session {
   agentMode: AgentMode!
   "Parent of a child (sub-agent) session."
   parentId: ID
-  "How the session was created: null for clients, task:<toolCallId> for a sub-agent, fork:<sessionId> for a branch."
+  "How the session was created: null for clients, task:<toolCallId> for a sub-agent, fork:<sessionId> for a branch, import:<sessionId> for an imported session (the id in the document)."
   source: String
   "The immutable agent definition a child session was created with."
   agent: AgentSnapshot
@@ -3627,7 +3627,8 @@ type Mutation {
   docs/export.md): the same events with the same seqs and content, under new
   session and attachment ids, bound to projectId (else to no project), to the
   document's connection and model when this kernel has them (else unbound),
-  with source import:<the document's session id>. The document is untrusted:
+  with source import:<the document's session id>, in approval mode ASK if the
+  document ends in BYPASS (a document cannot grant permissions). The document is untrusted:
   every line is validated and a bad one is refused with BAD_INPUT naming its
   line number; nothing is written unless all of it is. data is limited by the
   8 MiB JSON request body; larger documents (up to 64 MiB) go through

@@ -104,7 +104,7 @@ func tooLargeBody(limit, got int64) string {
 	if got > 0 {
 		msg = "the request body is " + strconv.FormatInt(got, 10) + " bytes; the limit for a JSON request is " + byteSize(limit)
 	}
-	return msg + " (upload files with a multipart request, uploadAttachment)"
+	return msg + " (send files with a multipart request: uploadAttachment, importSessionFile)"
 }
 
 // writeCodedError writes one GraphQL error as the whole response.

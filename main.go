@@ -28,6 +28,7 @@ import (
 	"github.com/foya-dev/foya/core"
 	"github.com/foya-dev/foya/graph"
 	"github.com/foya-dev/foya/internal/cmdutil"
+	"github.com/foya-dev/foya/internal/memtrim"
 	builtintools "github.com/foya-dev/foya/plugins/builtin/tools"
 	"github.com/foya-dev/foya/plugins/hooks"
 	"github.com/foya-dev/foya/plugins/host"
@@ -341,7 +342,7 @@ func openKernel(ctx context.Context, dataDir string, opts kernelOptions, log *sl
 	if toolCfg.TempRoot, err = prepareToolTempRoot(dir); err != nil {
 		return nil, err
 	}
-	if k.plugins, err = host.NewManager(host.Config{DataDir: dir, PluginDirs: opts.pluginDirs, Tools: toolCfg, Logger: log}); err != nil {
+	if k.plugins, err = host.NewManager(host.Config{DataDir: dir, PluginDirs: opts.pluginDirs, Tools: toolCfg, ParkUnusedAfter: 5 * time.Second, Logger: log}); err != nil {
 		return nil, err
 	}
 	if err = k.plugins.Start(ctx); err != nil {
@@ -400,6 +401,8 @@ func openKernel(ctx context.Context, dataDir string, opts kernelOptions, log *sl
 		Attachments: k.db, Blobs: blobs, Describe: artifacts.Describe, History: k.db,
 		ScratchDir: filepath.Join(dir, "scratch"), DataDir: dir, HiddenPaths: opts.tools.Hidden, Logger: log, Retry: opts.retry,
 		Hooks: core.NewHooks(hooks.Store{Dir: dir}, hooks.NewRunner(dir, log)),
+		// No turn for 5 s: hand memory back (docs/performance.md).
+		OnIdle: func() { _, _ = memtrim.Trim() },
 	})
 	if err != nil {
 		return nil, err

@@ -707,6 +707,37 @@ func TestACPAgentPlanQuestionImage(t *testing.T) {
 		t.Fatalf("the answer did not reach the model: %s", body)
 	}
 
+	// A question answered by another client: the prompt that waits for the
+	// turn answers, and the next prompt is a normal message.
+	fake.Enqueue(toolCallResponse("call_q2", "question", `{"question":"Which size?"}`), openaitest.TextStream("gpt-t", "Large it is."))
+	mk = p.mark()
+	asked := p.start("session/prompt", map[string]any{"sessionId": sid, "prompt": []any{map[string]any{"type": "text", "text": "size"}}})
+	p.waitFor(mk, "the second question", func(u map[string]any) bool {
+		return strings.Contains(chunks([]map[string]any{u}, "agent_message_chunk"), "Which size?")
+	})
+	var evs struct {
+		Events []struct {
+			Type    string
+			Payload struct{ RequestID string }
+		}
+	}
+	k.gql(t, `query($s: ID!) { events(sessionId: $s, limit: 5000) { type payload } }`, map[string]any{"s": sid}, &evs)
+	var qid string
+	for _, e := range evs.Events {
+		if e.Type == "question_requested" {
+			qid = e.Payload.RequestID
+		}
+	}
+	k.gql(t, `mutation($s: ID!, $r: ID!) { answerQuestion(sessionId: $s, requestId: $r, answer: "large") }`, map[string]any{"s": sid, "r": qid}, nil)
+	if m := p.await(asked, "question answered elsewhere"); m.Error != nil || !strings.Contains(string(m.Result), "end_turn") {
+		t.Fatalf("prompt: %+v %s", m.Error, m.Result)
+	}
+	fake.Enqueue(openaitest.TextStream("gpt-t", "Plain reply."))
+	p.call("session/prompt", map[string]any{"sessionId": sid, "prompt": []any{map[string]any{"type": "text", "text": "thanks"}}}, &pr)
+	if body := string(fake.LastRequest().Body); pr.StopReason != "end_turn" || !strings.Contains(body, "large") || !strings.Contains(body, "thanks") {
+		t.Fatalf("after a question answered elsewhere: %s %.300s", pr.StopReason, body)
+	}
+
 	// An image is uploaded as an attachment of the message.
 	var buf bytes.Buffer
 	img := image.NewRGBA(image.Rect(0, 0, 2, 2))

@@ -24,9 +24,11 @@ import (
 	"time"
 
 	"github.com/foya-dev/foya/cli"
+	"github.com/foya-dev/foya/cluster"
 	"github.com/foya-dev/foya/core"
 	"github.com/foya-dev/foya/graph"
 	"github.com/foya-dev/foya/internal/cmdutil"
+	"github.com/foya-dev/foya/internal/memtrim"
 	builtintools "github.com/foya-dev/foya/plugins/builtin/tools"
 	"github.com/foya-dev/foya/plugins/hooks"
 	"github.com/foya-dev/foya/plugins/host"
@@ -132,6 +134,7 @@ func serveCmd(args []string, stdout, stderr io.Writer) error {
 	tlsCert := fs.String("tls-cert", "", "PEM certificate file: serve HTTPS and WSS (with --tls-key)")
 	tlsKey := fs.String("tls-key", "", "PEM private key file of --tls-cert")
 	database := fs.String("database", os.Getenv("FOYA_DATABASE"), "PostgreSQL URL postgres://… to store sessions in, shared by kernels (default $FOYA_DATABASE; empty: SQLite in the data directory; docs/postgresql.md)")
+	advertise := fs.String("advertise-url", "", "with --database: the base URL other kernels on the database reach this one at, e.g. http://10.0.0.5:4777 (default: the listen address; docs/cluster.md)")
 	secretKeyFile := fs.String("secret-key-file", "", "with --database: key file sealing API keys and MCP secrets in the database, the same file on every kernel (default <data-dir>/secret-key; created 0600 when missing)")
 	artifactDir := fs.String("artifact-dir", "", "directory of artifact bytes (attachments, file snapshots); with --database one directory all kernels share (default <data-dir>/artifacts)")
 	var origins, pluginDirs, hosts, toolWritable, keyEnvs listFlag
@@ -146,6 +149,9 @@ func serveCmd(args []string, stdout, stderr io.Writer) error {
 	}
 	if (*tlsCert == "") != (*tlsKey == "") {
 		return usageError{Err: errors.New("--tls-cert and --tls-key go together")}
+	}
+	if err := checkAdvertiseURL(*advertise); err != nil {
+		return err
 	}
 	log, err := newLogger(stderr, *logLevel)
 	if err != nil {
@@ -231,6 +237,10 @@ func serveCmd(args []string, stdout, stderr io.Writer) error {
 		}
 		defer stopPprof()
 	}
+	if err := k.startCluster(ctx, advertiseURL(*advertise, ln, tlsConfig != nil), log); err != nil {
+		ln.Close()
+		return err
+	}
 	if !loopback && tlsConfig == nil {
 		log.Warn("listening beyond loopback without TLS: the token and all traffic cross the network in clear text; " +
 			"serve HTTPS with --tls-cert/--tls-key, or put a TLS-terminating reverse proxy in front")
@@ -238,7 +248,7 @@ func serveCmd(args []string, stdout, stderr io.Writer) error {
 	srv := &http.Server{
 		Handler: graph.NewHandler(graph.ServerConfig{
 			Service: k.sessions, Engine: k.engine, Usage: k.db, Catalog: k.catalog, Plugins: k.plugins, MCP: k.mcp,
-			Logger: log, OriginPatterns: origins, HostPatterns: hosts, Auth: auth,
+			Logger: log, OriginPatterns: origins, HostPatterns: hosts, Auth: auth, Nodes: k.nodes,
 		}),
 		TLSConfig:         tlsConfig,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
@@ -269,6 +279,9 @@ func serveCmd(args []string, stdout, stderr io.Writer) error {
 	}
 	if err := k.engine.Close(shutdownCtx); err != nil {
 		log.Warn("stop running turns", "err", err)
+	}
+	if k.node != nil {
+		k.node.Close(shutdownCtx) // gives the sessions up: other nodes take them at once
 	}
 	return nil
 }
@@ -301,6 +314,10 @@ type kernel struct {
 	mcp      *core.MCPService
 	mcpHost  *mcphost.Manager
 	unlock   func()
+	// node is the membership of the kernels on a PostgreSQL database (nil
+	// on SQLite); nodes answers the nodes query.
+	node  *cluster.Node
+	nodes core.NodeLister
 }
 
 // kernelOptions are the serve flags openKernel needs.
@@ -337,7 +354,7 @@ func openKernel(ctx context.Context, dataDir string, opts kernelOptions, log *sl
 	if toolCfg.TempRoot, err = prepareToolTempRoot(dir); err != nil {
 		return nil, err
 	}
-	if k.plugins, err = host.NewManager(host.Config{DataDir: dir, PluginDirs: opts.pluginDirs, Tools: toolCfg, Logger: log}); err != nil {
+	if k.plugins, err = host.NewManager(host.Config{DataDir: dir, PluginDirs: opts.pluginDirs, Tools: toolCfg, ParkUnusedAfter: 5 * time.Second, Logger: log}); err != nil {
 		return nil, err
 	}
 	if err = k.plugins.Start(ctx); err != nil {
@@ -355,7 +372,14 @@ func openKernel(ctx context.Context, dataDir string, opts kernelOptions, log *sl
 		return nil, err
 	}
 	broker := core.NewBroker(log)
-	k.sessions, err = core.NewService(core.ServiceConfig{Store: k.db, Broker: broker, Logger: log, Models: k.catalog})
+	if k.node, err = openCluster(ctx, opts.database, log); err != nil {
+		return nil, err
+	}
+	svcCfg := core.ServiceConfig{Store: k.db, Broker: broker, Logger: log, Models: k.catalog}
+	if k.node != nil {
+		svcCfg.Ownership = k.node
+	}
+	k.sessions, err = core.NewService(svcCfg)
 	if err != nil {
 		return nil, err
 	}
@@ -389,6 +413,8 @@ func openKernel(ctx context.Context, dataDir string, opts kernelOptions, log *sl
 		Attachments: k.db, Blobs: blobs, Describe: artifacts.Describe, History: k.db,
 		ScratchDir: filepath.Join(dir, "scratch"), DataDir: dir, HiddenPaths: opts.tools.Hidden, Logger: log, Retry: opts.retry,
 		Hooks: core.NewHooks(hooks.Store{Dir: dir}, hooks.NewRunner(dir, log)),
+		// No turn for 5 s: hand memory back (docs/performance.md).
+		OnIdle: func() { _, _ = memtrim.Trim() },
 	})
 	if err != nil {
 		return nil, err
@@ -401,6 +427,11 @@ func openKernel(ctx context.Context, dataDir string, opts kernelOptions, log *sl
 
 // Close stops the MCP servers and plugins and closes the database.
 func (k *kernel) Close() {
+	if k.node != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		k.node.Close(ctx)
+		cancel()
+	}
 	if k.mcp != nil {
 		k.mcp.Close()
 	}

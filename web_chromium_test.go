@@ -220,7 +220,12 @@ func TestWebClientSurvivesKernelRestart(t *testing.T) {
 // highlighted; the context and token meters; a question answered; compact
 // now; Stop that clears the queue and Stop that keeps it; queued messages
 // edited, reordered and removed; a rewind whose preview lists the written
-// file, which is gone afterwards. SCREENSHOTS=dir saves the views.
+// file, which is gone afterwards; prices set when adding and editing the
+// connection and the session's dollar cost; sessions grouped by project
+// (collapsible); export downloaded and imported back; an image default; a
+// connection renamed with its key replaced (the next request carries the new
+// key) and one deleted after a dismissed then accepted confirmation.
+// SCREENSHOTS=dir saves the views.
 func TestWebClientFeatures(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: skipping the headless Chromium web client check")
@@ -251,6 +256,7 @@ func TestWebClientFeatures(t *testing.T) {
 		openaitest.Completion("gpt-t", "Summary: notes read, a question answered, hello.txt written.", "stop", 700, 60),
 		slow(),
 		slow(),
+		openaitest.Response{Body: `{"object":"list","data":[{"id":"gpt-t","object":"model"},{"id":"gpt-u","object":"model"}]}`},
 	)
 
 	cmd := exec.CommandContext(ctx, node, "features.mjs")
@@ -261,16 +267,17 @@ func TestWebClientFeatures(t *testing.T) {
 		t.Fatalf("web client features: %v\n%s\nkernel log:\n%s", err, out, k.Logs())
 	}
 	reqs := fake.Requests()
-	var sawNotes, sawAnswer, sawKey bool
+	var sawNotes, sawAnswer, sawKey, sawReplaced bool
 	for _, r := range reqs {
 		b := string(r.Body)
 		// The fake model declares no file input: the kernel names the file.
 		sawNotes = sawNotes || strings.Contains(b, `attached file \"notes.txt\"`)
 		sawAnswer = sawAnswer || strings.Contains(b, "blue")
 		sawKey = sawKey || r.Header.Get("Authorization") == "Bearer sk-web-secret"
+		sawReplaced = sawReplaced || r.Header.Get("Authorization") == "Bearer sk-web-replaced"
 	}
-	if !sawNotes || !sawAnswer || !sawKey {
-		t.Errorf("model requests: attachment %v, answer %v, key from the form %v", sawNotes, sawAnswer, sawKey)
+	if !sawNotes || !sawAnswer || !sawKey || !sawReplaced {
+		t.Errorf("model requests: attachment %v, answer %v, key from the form %v, replaced key %v", sawNotes, sawAnswer, sawKey, sawReplaced)
 	}
 	if _, err := os.Stat(filepath.Join(proj, "hello.txt")); !os.IsNotExist(err) {
 		t.Errorf("hello.txt after the rewind: %v", err)

@@ -20,6 +20,24 @@ type Broker struct {
 	mu       sync.RWMutex
 	sessions map[string]map[*Subscription]struct{}
 	kernel   map[*KernelSubscription]struct{}
+	// relay carries published events to the other nodes of a cluster
+	// (nil: a single kernel). Set before events flow.
+	relay EventRelay
+}
+
+// SetRelay makes the broker hand every event published on this node to r
+// as well (for the other kernels on the database). Call it before serving.
+func (b *Broker) SetRelay(r EventRelay) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.relay = r
+}
+
+// HasSubscribers reports whether the session has subscribers on this node.
+func (b *Broker) HasSubscribers(sessionID string) bool {
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	return len(b.sessions[sessionID]) > 0
 }
 
 // NewBroker returns an empty broker.
@@ -84,8 +102,22 @@ func (b *Broker) SubscribeSession(sessionID string) *Subscription {
 	return s
 }
 
-// Publish delivers ev to the session's subscribers without blocking.
+// Publish delivers ev to the session's subscribers without blocking, and
+// to the other nodes of a cluster.
 func (b *Broker) Publish(ev Event) {
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	for s := range b.sessions[ev.SessionID] {
+		s.push(ev)
+	}
+	if b.relay != nil {
+		b.relay.RelaySession(ev)
+	}
+}
+
+// Deliver hands an event that another node published to this node's
+// subscribers (it is not relayed again).
+func (b *Broker) Deliver(ev Event) {
 	b.mu.RLock()
 	defer b.mu.RUnlock()
 	for s := range b.sessions[ev.SessionID] {
@@ -194,6 +226,18 @@ func (b *Broker) SubscribeKernel() *KernelSubscription {
 // PublishKernel delivers ev to kernel subscribers; a subscriber whose buffer
 // is full misses it (the event is a hint to refetch, and the log says so).
 func (b *Broker) PublishKernel(ev KernelEvent) {
+	b.DeliverKernel(ev)
+	b.mu.RLock()
+	r := b.relay
+	b.mu.RUnlock()
+	if r != nil {
+		r.RelayKernel(ev)
+	}
+}
+
+// DeliverKernel hands a kernel event that another node published to this
+// node's subscribers (it is not relayed again).
+func (b *Broker) DeliverKernel(ev KernelEvent) {
 	b.mu.RLock()
 	defer b.mu.RUnlock()
 	for s := range b.kernel {

@@ -22,6 +22,12 @@ type BlobStore interface {
 
 // EngineConfig wires the turn engine.
 type EngineConfig struct {
+	// OnIdle, when set, is called (on its own goroutine) each time no turn
+	// has been running for IdleAfter (default DefaultIdleAfter): once after
+	// start-up and after every busy period. The kernel hands memory back
+	// to the operating system there.
+	OnIdle    func()
+	IdleAfter time.Duration
 	Sessions  *Service
 	Catalog   *Catalog
 	Providers ProviderLookup
@@ -57,6 +63,7 @@ type EngineConfig struct {
 // input that arrives meanwhile (SES-6, SES-7). Queues, running turns,
 // pending approvals and session grants live in memory only (SES-14).
 type Engine struct {
+	idle  *idleWatch // nil without cfg.OnIdle
 	cfg   EngineConfig
 	svc   *Service
 	log   *slog.Logger
@@ -133,11 +140,15 @@ func NewEngine(cfg EngineConfig) (*Engine, error) {
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Engine{
+	e := &Engine{
 		cfg: cfg, svc: cfg.Sessions, log: log, retry: cfg.Retry.withDefaults(),
 		runtimes: map[string]*sessionRuntime{}, pending: map[string]*pendingRequest{}, decided: map[string]bool{}, grants: map[string]map[string]bool{},
 		failedCompactions: map[string]string{}, titled: map[string]bool{}, resolved: map[string]resolvedCaps{},
-	}, nil
+	}
+	if cfg.OnIdle != nil {
+		e.idle = newIdleWatch(cfg.IdleAfter, cfg.OnIdle)
+	}
+	return e, nil
 }
 
 func (e *Engine) runtime(sessionID string) *sessionRuntime {
@@ -226,6 +237,7 @@ func (e *Engine) workDir(ctx context.Context, s Session) (string, error) {
 // for them to wind down.
 func (e *Engine) Close(ctx context.Context) error {
 	e.closed.Store(true)
+	e.idle.stop()
 	e.mu.Lock()
 	rts := make([]*sessionRuntime, 0, len(e.runtimes))
 	for _, rt := range e.runtimes {

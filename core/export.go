@@ -226,6 +226,10 @@ func (e *Engine) ImportSession(ctx context.Context, r io.Reader, projectID strin
 	if err != nil {
 		return Session{}, err
 	}
+	if err := e.svc.claimNew(ctx, newID); err != nil {
+		e.deleteBlobs(created)
+		return Session{}, err
+	}
 	unlock := e.svc.Lock(newID)
 	_, err = imp.ImportSession(ctx, newID, events, atts)
 	unlock()

@@ -52,6 +52,9 @@ func (s *Service) ForkSession(ctx context.Context, sourceID string, afterSeq int
 		}
 		events = append(events, ev)
 	}
+	if err := s.claimNew(ctx, meta.ID); err != nil {
+		return Session{}, err
+	}
 	unlock := s.Lock(meta.ID)
 	_, err = s.Commit(ctx, meta.ID, 0, events...)
 	unlock()

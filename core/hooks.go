@@ -544,13 +544,9 @@ func (e *Engine) persistHookContext(ctx context.Context, sessionID, turnID strin
 	}
 }
 
-// firstTurn reports whether turnID is the session's first turn (no message
-// of an earlier turn).
-func (e *Engine) firstTurn(ctx context.Context, sessionID, turnID string) bool {
-	msgs, err := e.svc.Messages(ctx, sessionID, true)
-	if err != nil {
-		return false
-	}
+// isFirstTurn reports whether msgs, a session's history, holds no message
+// of a turn other than turnID.
+func isFirstTurn(msgs []Message, turnID string) bool {
 	for _, m := range msgs {
 		if m.TurnID != "" && m.TurnID != turnID {
 			return false

@@ -22,6 +22,9 @@ type ServiceConfig struct {
 	// MaxCatchUp is how many persisted events a lagging subscriber may re-read
 	// from the store before it is told to resubscribe (default 10000).
 	MaxCatchUp int
+	// Ownership decides which kernel runs a session when several share the
+	// database; nil: this kernel owns every session.
+	Ownership Ownership
 }
 
 // SessionModels is the part of the model catalog that sessions need.
@@ -41,6 +44,8 @@ type Service struct {
 
 	maxCatchUp int
 	locks      sync.Map // session id → *sync.Mutex
+	own        Ownership
+	acquiring  sync.Map // session id → *sync.Mutex (see acquireLock)
 }
 
 // NewService builds the session service.
@@ -56,7 +61,7 @@ func NewService(cfg ServiceConfig) (*Service, error) {
 	if catchUp <= 0 {
 		catchUp = defaultMaxCatchUp
 	}
-	return &Service{store: cfg.Store, broker: cfg.Broker, log: log, models: cfg.Models, maxCatchUp: catchUp}, nil
+	return &Service{store: cfg.Store, broker: cfg.Broker, log: log, models: cfg.Models, maxCatchUp: catchUp, own: cfg.Ownership}, nil
 }
 
 // Broker returns the service's broker.
@@ -77,6 +82,9 @@ func (s *Service) Lock(sessionID string) func() {
 // Commit appends events to a session and publishes them. The caller holds
 // Lock(sessionID).
 func (s *Service) Commit(ctx context.Context, sessionID string, expectedHead int64, events ...Event) ([]Event, error) {
+	if err := s.fence(ctx, sessionID); err != nil {
+		return nil, err
+	}
 	out, err := s.store.Append(ctx, sessionID, expectedHead, events)
 	if err != nil {
 		return nil, err
@@ -243,6 +251,10 @@ func (s *Service) CreateSession(ctx context.Context, in CreateSessionInput) (Ses
 	if err != nil {
 		return Session{}, err
 	}
+	// The node that creates a session owns it.
+	if err := s.claimNew(ctx, meta.ID); err != nil {
+		return Session{}, err
+	}
 	unlock := s.Lock(meta.ID)
 	_, err = s.Commit(ctx, meta.ID, 0, ev)
 	unlock()
@@ -386,31 +398,31 @@ func (s *Service) SetPhase(ctx context.Context, id string, phase Phase, reason s
 // (SES-4): goroutines of an earlier process cannot continue across a restart.
 // A turn the log shows as started but not finished gets its turn_finished
 // (cancelled) in the same transaction, so every turn in the log has an end.
+// With other kernels on the database, only sessions without a live owner
+// are reset (this node takes them); the others keep running where they are.
 func (s *Service) ResetPhases(ctx context.Context) (int, error) {
 	busy, err := s.store.Sessions(ctx, SessionFilter{IncludeChildren: true, NotIdle: true})
 	if err != nil {
 		return 0, fmt.Errorf("reset phases: %w", err)
 	}
+	n := 0
 	for _, sess := range busy {
-		var evs []Event
-		if open := s.unfinishedTurn(ctx, sess.ID); open != "" {
-			ev, err := NewEvent(sess.ID, EventTurnFinished, TurnPayload{TurnID: open, Status: TurnCancelled,
-				Reason: "the kernel stopped during the turn; completed messages are kept"})
+		if s.own != nil {
+			o, err := s.AcquireSession(ctx, sess.ID)
 			if err != nil {
-				return 0, err
+				return n, err
 			}
-			evs = append(evs, ev)
+			if o.Local {
+				n++
+			}
+			continue
 		}
-		ev, err := NewEvent(sess.ID, EventPhaseChanged, PhasePayload{Phase: PhaseIdle, Reason: "kernel restarted"})
-		if err != nil {
-			return 0, err
+		if err := s.recoverSession(ctx, sess.ID, "kernel restarted"); err != nil {
+			return n, err
 		}
-		if _, err := s.Append(ctx, sess.ID, append(evs, ev)...); err != nil {
-			return 0, fmt.Errorf("reset phase of %s: %w", sess.ID, err)
-		}
-		s.log.Info("session phase reset to idle after restart", "session_id", sess.ID, "was", sess.Phase)
+		n++
 	}
-	return len(busy), nil
+	return n, nil
 }
 
 // unfinishedTurn returns the id of the session's last turn when the log has
@@ -484,6 +496,10 @@ func (s *Service) DeleteSession(ctx context.Context, id string) ([]string, error
 		s.Emit(sid, EventSessionDeleted, struct{}{})
 		s.broker.PublishKernel(KernelEvent{Type: KernelSessionDeleted, SessionID: sid, At: now})
 		s.locks.Delete(sid)
+		if s.own != nil {
+			s.own.Release(ctx, sid)
+			s.acquiring.Delete(sid)
+		}
 		s.log.Info("session deleted", "session_id", sid)
 	}
 	return del.OrphanBlobs, nil
@@ -495,6 +511,7 @@ func (s *Service) DeleteSession(ctx context.Context, id string) ([]string, error
 // and model; sessions whose model was removed lose the model. Their history
 // stays; turns fail with UNAVAILABLE until a valid choice is made.
 func (s *Service) ApplyCatalogChange(ctx context.Context, ch CatalogChange) {
+	ctx = unfenced(ctx) // the sessions may be owned by other kernels
 	s.broker.PublishKernel(KernelEvent{Type: KernelCatalogUpdated, ConnectionID: ch.ConnectionID, At: time.Now().UTC()})
 	if err := s.unbindAfter(ctx, ch); err != nil {
 		s.log.Error("unbind sessions after a catalog change", "kind", ch.Kind, "connection_id", ch.ConnectionID, "err", err)

@@ -90,7 +90,7 @@ func (s *MCPService) Sync(ctx context.Context) error {
 		s.mu.Unlock()
 		return err
 	}
-	snap := s.snapshot()
+	snap := s.runtimeSet() // servers attached to sessions keep running
 	s.mu.Unlock()
 	s.runtime.Apply(ctx, snap)
 	s.Changed("")

@@ -38,6 +38,7 @@ func (e *Engine) startLocked(ctx context.Context, sessionID string, rt *sessionR
 	run := &turnRun{id: turnID, prompt: item.Input.Text, cancel: cancel, done: make(chan struct{}), started: started}
 	rt.turn = run
 	e.wg.Add(1)
+	e.idle.begin()
 	go e.runTurn(runCtx, sessionID, rt, run)
 	e.log.Info("turn started", "session_id", sessionID, "turn_id", turnID)
 	return nil
@@ -73,6 +74,7 @@ func (e *Engine) persist(ctx context.Context, sessionID string, t EventType, pay
 
 func (e *Engine) runTurn(ctx context.Context, sessionID string, rt *sessionRuntime, run *turnRun) {
 	defer e.wg.Done()
+	defer e.idle.end()
 	defer close(run.done)
 	status, reason := e.loop(ctx, sessionID, run)
 	pctx := context.WithoutCancel(ctx)
@@ -139,8 +141,20 @@ func (e *Engine) loop(ctx context.Context, sessionID string, run *turnRun) (Turn
 	}
 	overflowRetried := false
 	stopContinues := 0
+	// The history read before the hooks (to tell whether this is the
+	// session's first turn) serves the first model request too, unless
+	// something was appended to the session in between (its head moved).
+	var early *historyRead
 	if s, err := e.svc.Session(pctx, sessionID); err == nil {
-		if e.cfg.Hooks != nil && e.firstTurn(pctx, sessionID, turnID) {
+		first := false
+		if e.cfg.Hooks != nil {
+			// Inactive (rewound) messages count for the first-turn test.
+			if all, err := e.svc.store.Messages(pctx, sessionID, true); err == nil {
+				early = &historyRead{head: s.HeadSeq, msgs: activeMessages(all)}
+				first = isFirstTurn(all, turnID)
+			}
+		}
+		if first {
 			// SessionStart runs before the session's first model request.
 			d := e.runHooks(ctx, s, turnID, HookSessionStart, HookInput{Source: "startup"})
 			e.persistHookContext(pctx, sessionID, turnID, d.contexts)
@@ -172,7 +186,12 @@ func (e *Engine) loop(ctx context.Context, sessionID string, run *turnRun) (Turn
 		if err != nil {
 			return TurnFailed, ErrorMessage(err)
 		}
-		c, err := e.compile(pctx, s, b, true)
+		var msgs []Message
+		if early != nil && early.head == s.HeadSeq {
+			msgs = early.msgs
+		}
+		early = nil
+		c, err := e.compileFrom(pctx, s, b, true, msgs)
 		if err != nil {
 			return TurnFailed, ErrorMessage(err)
 		}
@@ -324,9 +343,37 @@ type compiled struct {
 // stored), a valid compaction checkpoint as labelled kernel context, then the
 // provider view of the active history after it (MSG-8, PRV-9).
 func (e *Engine) compile(ctx context.Context, s Session, b boundModel, loadImages bool) (compiled, error) {
-	msgs, err := e.svc.store.Messages(ctx, s.ID, false) // s was just read: no existence check
-	if err != nil {
-		return compiled{}, err
+	return e.compileFrom(ctx, s, b, loadImages, nil)
+}
+
+// historyRead is a session's history as read when the session's head was
+// head: still the history as long as the head has not moved (every change
+// to a session's messages appends an event).
+type historyRead struct {
+	head int64
+	msgs []Message
+}
+
+// activeMessages is msgs without the inactive (rewound) ones: what
+// SessionStore.Messages returns without includeInactive.
+func activeMessages(msgs []Message) []Message {
+	out := make([]Message, 0, len(msgs))
+	for _, m := range msgs {
+		if m.Active {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// compileFrom is compile with the session's history already read (msgs),
+// or read here when msgs is nil.
+func (e *Engine) compileFrom(ctx context.Context, s Session, b boundModel, loadImages bool, msgs []Message) (compiled, error) {
+	if msgs == nil {
+		var err error
+		if msgs, err = e.svc.store.Messages(ctx, s.ID, false); err != nil { // s was just read: no existence check
+			return compiled{}, err
+		}
 	}
 	budget := InputBudget(b.model.Capabilities)
 	cp := e.validCheckpoint(ctx, s.ID, b.route, msgs)

@@ -263,6 +263,14 @@ type ComplexityRoot struct {
 		UploadAttachment       func(childComplexity int, file graphql.Upload) int
 	}
 
+	Node struct {
+		AdvertiseURL  func(childComplexity int) int
+		ID            func(childComplexity int) int
+		LastHeartbeat func(childComplexity int) int
+		SessionsOwned func(childComplexity int) int
+		StartedAt     func(childComplexity int) int
+	}
+
 	PluginInfo struct {
 		Builtin       func(childComplexity int) int
 		Capabilities  func(childComplexity int) int
@@ -306,6 +314,7 @@ type ComplexityRoot struct {
 		ExportSession func(childComplexity int, id string) int
 		Hooks         func(childComplexity int) int
 		McpServers    func(childComplexity int) int
+		Nodes         func(childComplexity int) int
 		Plugins       func(childComplexity int) int
 		ProjectHooks  func(childComplexity int, id string) int
 		Projects      func(childComplexity int) int
@@ -555,6 +564,7 @@ type QueryResolver interface {
 	UsageTotals(ctx context.Context) (*core.Usage, error)
 	Events(ctx context.Context, sessionID string, afterSeq *int64, limit *int64) ([]model.SessionEvent, error)
 	ExportSession(ctx context.Context, id string) (string, error)
+	Nodes(ctx context.Context) ([]core.NodeInfo, error)
 }
 type QueueItemResolver interface {
 	Text(ctx context.Context, obj *core.QueueItem) (string, error)
@@ -1748,6 +1758,37 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Mutation.UploadAttachment(childComplexity, args["file"].(graphql.Upload)), true
 
+	case "Node.advertiseUrl":
+		if e.ComplexityRoot.Node.AdvertiseURL == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Node.AdvertiseURL(childComplexity), true
+	case "Node.id":
+		if e.ComplexityRoot.Node.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Node.ID(childComplexity), true
+	case "Node.lastHeartbeat":
+		if e.ComplexityRoot.Node.LastHeartbeat == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Node.LastHeartbeat(childComplexity), true
+	case "Node.sessionsOwned":
+		if e.ComplexityRoot.Node.SessionsOwned == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Node.SessionsOwned(childComplexity), true
+	case "Node.startedAt":
+		if e.ComplexityRoot.Node.StartedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Node.StartedAt(childComplexity), true
+
 	case "PluginInfo.builtin":
 		if e.ComplexityRoot.PluginInfo.Builtin == nil {
 			break
@@ -1943,6 +1984,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.McpServers(childComplexity), true
+	case "Query.nodes":
+		if e.ComplexityRoot.Query.Nodes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Query.Nodes(childComplexity), true
 	case "Query.plugins":
 		if e.ComplexityRoot.Query.Plugins == nil {
 			break
@@ -3338,6 +3385,25 @@ type Query {
   child sessions are not included.
   """
   exportSession(id: ID!): String!
+  """
+  The kernel processes serving this database, oldest first: this kernel
+  alone on SQLite; on PostgreSQL every node heard from in the last minute
+  (docs/cluster.md).
+  """
+  nodes: [Node!]!
+}
+
+"A kernel process serving the database (docs/cluster.md)."
+type Node {
+  "New at every start of the process."
+  id: ID!
+  "The URL other nodes reach this node at (--advertise-url); the listen address when alone."
+  advertiseUrl: String!
+  startedAt: Time!
+  "Sessions whose lease the node holds (alone: every session)."
+  sessionsOwned: Int!
+  "Renewed about every second; a node silent longer than the lease TTL (5 s) has lost its sessions."
+  lastHeartbeat: Time!
 }
 
 """
@@ -4014,6 +4080,22 @@ func (ec *executionContext) childFields_ModelRef(ctx context.Context, field grap
 		return ec.fieldContext_ModelRef_model(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type ModelRef", field.Name)
+}
+
+func (ec *executionContext) childFields_Node(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_Node_id(ctx, field)
+	case "advertiseUrl":
+		return ec.fieldContext_Node_advertiseUrl(ctx, field)
+	case "startedAt":
+		return ec.fieldContext_Node_startedAt(ctx, field)
+	case "sessionsOwned":
+		return ec.fieldContext_Node_sessionsOwned(ctx, field)
+	case "lastHeartbeat":
+		return ec.fieldContext_Node_lastHeartbeat(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Node", field.Name)
 }
 
 func (ec *executionContext) childFields_PluginInfo(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -9861,6 +9943,121 @@ func (ec *executionContext) fieldContext_Mutation_importSessionFile(ctx context.
 	return fc, nil
 }
 
+func (ec *executionContext) _Node_id(ctx context.Context, field graphql.CollectedField, obj *core.NodeInfo) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Node_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Node_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Node", field, false, false, "ID")
+}
+
+func (ec *executionContext) _Node_advertiseUrl(ctx context.Context, field graphql.CollectedField, obj *core.NodeInfo) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Node_advertiseUrl(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AdvertiseURL, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Node_advertiseUrl(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Node", field, false, false, "String")
+}
+
+func (ec *executionContext) _Node_startedAt(ctx context.Context, field graphql.CollectedField, obj *core.NodeInfo) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Node_startedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.StartedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Node_startedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Node", field, false, false, "Time")
+}
+
+func (ec *executionContext) _Node_sessionsOwned(ctx context.Context, field graphql.CollectedField, obj *core.NodeInfo) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Node_sessionsOwned(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SessionsOwned, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Node_sessionsOwned(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Node", field, false, false, "Int")
+}
+
+func (ec *executionContext) _Node_lastHeartbeat(ctx context.Context, field graphql.CollectedField, obj *core.NodeInfo) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Node_lastHeartbeat(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LastHeartbeat, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Node_lastHeartbeat(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Node", field, false, false, "Time")
+}
+
 func (ec *executionContext) _PluginInfo_name(ctx context.Context, field graphql.CollectedField, obj *core.PluginInfo) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -10844,6 +11041,38 @@ func (ec *executionContext) fieldContext_Query_exportSession(ctx context.Context
 	if fc.Args, err = ec.field_Query_exportSession_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_nodes(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_nodes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Query().Nodes(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []core.NodeInfo) graphql.Marshaler {
+			return ec.marshalNNode2ᚕgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐNodeInfoᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_nodes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Node(ctx, field)
+		},
 	}
 	return fc, nil
 }
@@ -16669,6 +16898,59 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 	return out
 }
 
+var nodeImplementors = []string{"Node"}
+
+func (ec *executionContext) _Node(ctx context.Context, sel ast.SelectionSet, obj *core.NodeInfo) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, nodeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Node")
+		case "id":
+			out.Values[i] = ec._Node_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "advertiseUrl":
+			out.Values[i] = ec._Node_advertiseUrl(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "startedAt":
+			out.Values[i] = ec._Node_startedAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "sessionsOwned":
+			out.Values[i] = ec._Node_sessionsOwned(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "lastHeartbeat":
+			out.Values[i] = ec._Node_lastHeartbeat(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var pluginInfoImplementors = []string{"PluginInfo"}
 
 func (ec *executionContext) _PluginInfo(ctx context.Context, sel ast.SelectionSet, obj *core.PluginInfo) graphql.Marshaler {
@@ -16998,6 +17280,12 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 				true, true,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Query_exportSession(ctx, field)
+				})
+		case "nodes":
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_nodes(ctx, field)
 				})
 		case "__type":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
@@ -18768,6 +19056,26 @@ var (
 		core.PurposeVideo:    "VIDEO",
 	}
 )
+
+func (ec *executionContext) marshalNNode2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐNodeInfo(ctx context.Context, sel ast.SelectionSet, v core.NodeInfo) graphql.Marshaler {
+	return ec._Node(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNNode2ᚕgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐNodeInfoᚄ(ctx context.Context, sel ast.SelectionSet, v []core.NodeInfo) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNNode2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐNodeInfo(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
 
 func (ec *executionContext) unmarshalNPhase2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐPhase(ctx context.Context, v any) (core.Phase, error) {
 	tmp, err := graphql.UnmarshalString(v)

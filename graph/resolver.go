@@ -18,5 +18,7 @@ type Resolver struct {
 	// MCP is the MCP server catalog; nil answers an empty list and
 	// UNAVAILABLE to its mutations.
 	MCP *core.MCPService
-	Log *slog.Logger
+	// Nodes lists the kernel processes serving the database.
+	NodeList core.NodeLister
+	Log      *slog.Logger
 }

@@ -669,6 +669,14 @@ func (r *queryResolver) ExportSession(ctx context.Context, id string) (string, e
 	return string(data), nil
 }
 
+// Nodes is the resolver for the nodes field.
+func (r *queryResolver) Nodes(ctx context.Context) ([]core.NodeInfo, error) {
+	if r.NodeList == nil {
+		return []core.NodeInfo{}, nil
+	}
+	return r.NodeList.Nodes(ctx)
+}
+
 // Text is the resolver for the text field.
 func (r *queueItemResolver) Text(ctx context.Context, obj *core.QueueItem) (string, error) {
 	return obj.Input.Text, nil

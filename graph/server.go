@@ -46,6 +46,8 @@ type ServerConfig struct {
 	KeepAlive time.Duration
 	// Limits overrides request bounds (zero fields: the defaults in limits.go).
 	Limits Limits
+	// Nodes lists the kernel processes serving the database (nil: none).
+	Nodes core.NodeLister
 }
 
 // NewHandler serves GraphQL on /graphql (POST, GET, SSE and WebSocket with
@@ -60,7 +62,7 @@ func NewHandler(cfg ServerConfig) http.Handler {
 		keepAlive = 15 * time.Second
 	}
 	lim := cfg.Limits.withDefaults()
-	srv := handler.New(NewExecutableSchema(Config{Resolvers: &Resolver{Service: cfg.Service, Engine: cfg.Engine, Ledger: cfg.Usage, Catalog: cfg.Catalog, Registry: cfg.Plugins, MCP: cfg.MCP, Log: log}}))
+	srv := handler.New(NewExecutableSchema(Config{Resolvers: &Resolver{Service: cfg.Service, Engine: cfg.Engine, Ledger: cfg.Usage, Catalog: cfg.Catalog, Registry: cfg.Plugins, MCP: cfg.MCP, NodeList: cfg.Nodes, Log: log}}))
 	// SSE must come before POST: both accept POST requests.
 	srv.AddTransport(resumableSSE{})
 	ws := transport.Websocket{
@@ -85,6 +87,8 @@ func NewHandler(cfg ServerConfig) http.Handler {
 	srv.Use(depthLimit{max: MaxDepth})
 	srv.Use(subscriptionCap{perConn: int64(lim.MaxSubscriptionsPerConnection), total: int64(lim.MaxSubscriptions), running: new(atomic.Int64)})
 	srv.AroundOperations(conditionsAreBooleans)
+	// Operations about a session another node owns run on that node.
+	srv.AroundOperations(newForwarder(cfg.Service, cfg.Auth, log).around)
 	srv.AroundFields(markInternal)
 	srv.Use(responseCap{max: lim.MaxResponseBytes})
 	srv.SetErrorPresenter(presentError(log))

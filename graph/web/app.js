@@ -152,7 +152,7 @@
   }
 
   // ---- conversation rendering
-  const S_FIELDS = 'id title pinned phase updatedAt parentId';
+  const S_FIELDS = 'id title pinned phase updatedAt parentId project { id name path }';
   const MSG_FIELDS = 'seq role text source reasoning toolCalls { id name input } toolCallId toolName isError diff interrupted turnStatus turnReason attachments { id name kind size }';
   const ATT_FIELDS = 'id name kind mediaType size';
   function el(tag, cls, html) { const e = document.createElement(tag); if (cls) e.className = cls; if (html != null) e.innerHTML = html; return e; }
@@ -258,7 +258,7 @@
     usageTimer = setTimeout(async () => {
       const id = state.session; if (!id) return;
       try {
-        const d = await gql('query($id: ID!) { session(id: $id) { usage { inputTokens outputTokens totalTokens cachedTokens estimated } contextUsage { tokens limit estimated } } }', { id });
+        const d = await gql('query($id: ID!) { session(id: $id) { usage { inputTokens outputTokens totalTokens cachedTokens estimated cost unpricedTokens } contextUsage { tokens limit estimated } } }', { id });
         if (state.session === id && d.session) renderUsage(d.session);
       } catch (e) { /* offline: the next event retries */ }
     }, 150);
@@ -272,7 +272,11 @@
     $('ctx').setAttribute('aria-valuetext', $('ctxtext').textContent);
     $('tokens').textContent = 'Spent: ' + (u.estimated ? '~' : '') + fmtTokens(u.totalTokens) + ' tokens (in ' + fmtTokens(u.inputTokens) +
       (u.cachedTokens ? ', ' + fmtTokens(u.cachedTokens) + ' cached' : '') + ', out ' + fmtTokens(u.outputTokens) + ')';
+    $('cost').textContent = 'Cost: ' + fmtCost(u.cost) + (u.cost == null ? (u.totalTokens ? ' (unpriced: set prices on the model)' : '') :
+      u.unpricedTokens ? ' + ' + fmtTokens(u.unpricedTokens) + ' tokens unpriced' : '');
   }
+  // fmtCost: null (no price known) is "—", never $0.
+  function fmtCost(c) { return c == null ? '—' : '$' + (c >= 1 ? c.toFixed(2) : c >= 0.01 ? c.toFixed(3) : c === 0 ? '0' : c.toPrecision(2)); }
 
   function scroll() { const log = $('log'); log.scrollTop = log.scrollHeight; }
   function appendMessage(m) {
@@ -407,13 +411,13 @@
     $('log').innerHTML = '';
     for (const b of document.querySelectorAll('#sessions button.s')) b.setAttribute('aria-current', String(b.dataset.id === id));
     const on = !!id;
-    for (const x of ['input', 'send', 'pin', 'rename', 'delete', 'compact', 'file']) $(x).disabled = !on;
+    for (const x of ['input', 'send', 'pin', 'rename', 'delete', 'compact', 'export', 'file']) $(x).disabled = !on;
     $('usage').hidden = true;
     $('pin').setAttribute('aria-pressed', String(!!(on && state.sessions.get(id) && state.sessions.get(id).pinned)));
     if (!id) { $('title').textContent = 'No session'; setPhase('IDLE'); renderQueue([]); history.replaceState(null, '', '/'); return; }
     history.replaceState(null, '', '#' + id);
     const d = await gql('query($id: ID!) { session(id: $id) { id title model phase headSeq queue { id text truncated attachments { id } } messages { ' + MSG_FIELDS + ' } ' +
-      'usage { inputTokens outputTokens totalTokens cachedTokens estimated } contextUsage { tokens limit estimated } } }', { id });
+      'usage { inputTokens outputTokens totalTokens cachedTokens estimated cost unpricedTokens } contextUsage { tokens limit estimated } } }', { id });
     if (state.session !== id) return;
     const s = d.session;
     $('title').textContent = s.title || s.id;
@@ -451,10 +455,11 @@
       li.appendChild(b); ul.appendChild(li);
     }
   }
-  async function upload(file) {
+  // multipart: one file as variables.f (the GraphQL multipart request spec).
+  async function multipart(query, variables, file) {
     for (let attempt = 0; ; attempt++) {
       const fd = new FormData();
-      fd.append('operations', JSON.stringify({ query: 'mutation($f: Upload!) { uploadAttachment(file: $f) { ' + ATT_FIELDS + ' } }', variables: { f: null } }));
+      fd.append('operations', JSON.stringify({ query, variables: Object.assign({}, variables, { f: null }) }));
       fd.append('map', JSON.stringify({ 0: ['variables.f'] }));
       fd.append('0', file, file.name);
       const headers = {}; const t = token();
@@ -465,8 +470,11 @@
       const unauth = body.errors && body.errors.some((e) => e.extensions && e.extensions.code === 'UNAUTHENTICATED');
       if (unauth && attempt < 3 && askToken(t !== '')) continue;
       if (body.errors && body.errors.length) throw new GraphQLError(body.errors);
-      return body.data.uploadAttachment;
+      return body.data;
     }
+  }
+  async function upload(file) {
+    return (await multipart('mutation($f: Upload!) { uploadAttachment(file: $f) { ' + ATT_FIELDS + ' } }', {}, file)).uploadAttachment;
   }
   $('file').addEventListener('change', async (e) => {
     const files = [...e.target.files]; e.target.value = '';
@@ -478,46 +486,137 @@
   });
 
   // ---- sidebar
+  // Sessions grouped by project (one collapsible <details> per project, "No
+  // project" last); what is collapsed survives re-renders and reloads of this tab.
+  const collapsed = new Set(JSON.parse(sessionStorage.getItem('foya-collapsed') || '[]'));
   function renderSessions() {
-    const ul = $('sessions'); ul.innerHTML = '';
+    const root = $('sessions'); root.innerHTML = '';
     const list = [...state.sessions.values()].filter((s) => !s.parentId)
       .sort((a, b) => (b.pinned - a.pinned) || String(b.updatedAt).localeCompare(String(a.updatedAt)));
+    const groups = new Map();
     for (const s of list) {
-      const li = el('li'); const b = el('button', 's'); b.type = 'button'; b.dataset.id = s.id;
-      b.setAttribute('aria-current', String(s.id === state.session));
-      b.innerHTML = '<span>' + esc(s.title || s.id) + '</span><span class="ph">' + esc(String(s.phase).toLowerCase()) + '</span>';
-      b.onclick = () => openSession(s.id).catch(showError);
-      li.appendChild(b); ul.appendChild(li);
+      const k = s.project ? s.project.id : '';
+      if (!groups.has(k)) groups.set(k, { name: s.project ? (s.project.name || s.project.path) : 'No project', items: [] });
+      groups.get(k).items.push(s);
+    }
+    const keys = [...groups.keys()].sort((a, b) => (a === '') - (b === '') || groups.get(a).name.localeCompare(groups.get(b).name));
+    for (const k of keys) {
+      const g = groups.get(k);
+      const det = el('details', 'group'); det.open = !collapsed.has(k); det.dataset.project = k;
+      const sum = el('summary'); sum.textContent = g.name + ' (' + g.items.length + ')'; det.appendChild(sum);
+      det.addEventListener('toggle', () => {
+        if (det.open) collapsed.delete(k); else collapsed.add(k);
+        sessionStorage.setItem('foya-collapsed', JSON.stringify([...collapsed]));
+      });
+      const ul = el('ul');
+      for (const s of g.items) {
+        const li = el('li'); const b = el('button', 's'); b.type = 'button'; b.dataset.id = s.id;
+        b.setAttribute('aria-current', String(s.id === state.session));
+        b.innerHTML = '<span>' + esc(s.title || s.id) + '</span><span class="ph">' + esc(String(s.phase).toLowerCase()) + '</span>';
+        b.onclick = () => openSession(s.id).catch(showError);
+        li.appendChild(b); ul.appendChild(li);
+      }
+      det.appendChild(ul); root.appendChild(det);
     }
   }
+  const CAPS = 'contextWindow maxInputTokens maxOutputTokens imageInput toolCalling reasoningEfforts webSearch generation { image video audio } ' +
+    'prices { inputPerMillion cachedInputPerMillion cacheWritePerMillion outputPerMillion }';
+  const DEFAULTS = [['deflang', 'LANGUAGE', 'language'], ['deffast', 'FAST', 'fast'], ['defimage', 'IMAGE', 'image'], ['defvideo', 'VIDEO', 'video']];
   async function loadSidebar() {
-    const d = await gql('{ sessions { ' + S_FIELDS + ' } projects { id name path } connections { id name baseUrl type models { id } } defaultModels { language { connectionId model } fast { connectionId model } } }');
+    const d = await gql('{ sessions { ' + S_FIELDS + ' } projects { id name path } connections { id name baseUrl type apiKeyConfigured models { id capabilities { ' + CAPS + ' } } } ' +
+      'defaultModels { language { connectionId model } fast { connectionId model } image { connectionId model } video { connectionId model } } }');
     state.sessions = new Map(d.sessions.map((s) => [s.id, s]));
     renderSessions();
-    const ps = $('project'); ps.length = 1;
+    const ps = $('project'); const keepP = ps.value; ps.length = 1;
     for (const p of d.projects) { const o = el('option'); o.value = p.id; o.textContent = p.name || p.path; ps.appendChild(o); }
+    ps.value = keepP;
     const ms = $('model'); const keep = ms.value; ms.length = 1;
-    for (const c of d.connections) for (const m of c.models) { const o = el('option'); o.value = c.id + '|' + m.id; o.textContent = c.name + '/' + m.id; ms.appendChild(o); }
+    for (const c of d.connections) {
+      if (c.type && c.type !== 'LANGUAGE') continue;
+      for (const m of c.models) { const o = el('option'); o.value = c.id + '|' + m.id; o.textContent = c.name + '/' + m.id; ms.appendChild(o); }
+    }
     ms.value = keep;
     const cl = $('connlist'); cl.innerHTML = '';
     for (const c of d.connections) {
-      const li = el('li'); li.append(c.name + ' (' + (c.models.map((m) => m.id).join(', ') || 'no models') + ') ');
+      const li = el('li'); li.dataset.id = c.id;
+      li.append(c.name + (c.type && c.type !== 'LANGUAGE' ? ' [' + c.type.toLowerCase() + ']' : '') + ' (' + (c.models.map((m) => m.id).join(', ') || 'no models') + ') ');
       const b = el('button'); b.type = 'button'; b.textContent = 'Refresh models'; b.setAttribute('aria-label', 'Refresh models of ' + c.name);
       b.onclick = async () => {
         b.disabled = true;
         try { await gql('mutation($c: ID!) { refreshModels(connectionId: $c) { id } }', { c: c.id }); await loadSidebar(); $('status').textContent = 'Models of ' + c.name + ' refreshed.'; }
         catch (e) { showError(e); b.disabled = false; }
       };
-      li.appendChild(b); cl.appendChild(li);
+      const ed = el('button'); ed.type = 'button'; ed.textContent = 'Edit'; ed.setAttribute('aria-label', 'Edit connection ' + c.name);
+      ed.onclick = () => editConnection(c);
+      const del = el('button'); del.type = 'button'; del.textContent = 'Delete'; del.setAttribute('aria-label', 'Delete connection ' + c.name);
+      del.onclick = async () => {
+        if (!window.confirm('Delete the connection "' + c.name + '"? Defaults that use it are cleared and its sessions are unbound (their history stays).')) return;
+        try { await gql('mutation($c: ID!) { deleteConnection(id: $c) }', { c: c.id }); await loadSidebar(); $('status').textContent = 'Connection ' + c.name + ' deleted.'; }
+        catch (e) { showError(e); }
+      };
+      li.append(b, ' ', ed, ' ', del); cl.appendChild(li);
     }
-    for (const [sel, ref] of [['deflang', d.defaultModels.language], ['deffast', d.defaultModels.fast]]) {
+    // Default selects: LANGUAGE and FAST take language connections' models, IMAGE and VIDEO their own kind.
+    for (const [sel, purpose, key] of DEFAULTS) {
+      const want = purpose === 'FAST' ? 'LANGUAGE' : purpose;
       const s = $(sel); s.length = 1;
       for (const c of d.connections) {
-        if (c.type && c.type !== 'LANGUAGE') continue;
+        if ((c.type || 'LANGUAGE') !== want) continue;
         for (const m of c.models) { const o = el('option'); o.value = c.id + '|' + m.id; o.textContent = c.name + '/' + m.id; s.appendChild(o); }
       }
+      const ref = d.defaultModels[key];
       s.value = ref ? ref.connectionId + '|' + ref.model : '';
     }
+  }
+
+  // ---- connection editor: name, base URL, the key (write-only: replaced or
+  // removed, never read) and per-model prices. Capabilities are replaced
+  // whole by the API, so the other declared capabilities are sent back as read.
+  function priceInput(label, v) {
+    const i = el('input'); i.type = 'number'; i.min = '0'; i.step = 'any'; i.setAttribute('aria-label', label);
+    if (v != null) i.value = String(v);
+    return i;
+  }
+  function editConnection(c) {
+    const dlg = $('conndlg'); const f = $('connedit');
+    f.reset();
+    f.elements.name.value = c.name; f.elements.baseUrl.value = c.baseUrl;
+    f.elements.apiKey.placeholder = c.apiKeyConfigured ? '(a key is stored; leave empty to keep it)' : '(no key stored)';
+    $('conntitle').textContent = 'Edit connection ' + c.name;
+    const tb = $('connprices').tBodies[0]; tb.innerHTML = '';
+    for (const m of c.models) {
+      const p = m.capabilities.prices || {};
+      const tr = el('tr'); tr.dataset.model = m.id;
+      const name = el('td'); name.textContent = m.id; tr.appendChild(name);
+      for (const [k, label] of [['inputPerMillion', 'Input price of '], ['cachedInputPerMillion', 'Cached input price of '], ['outputPerMillion', 'Output price of ']]) {
+        const td = el('td'); const i = priceInput(label + m.id, p[k]); i.name = k; td.appendChild(i); tr.appendChild(td);
+      }
+      tb.appendChild(tr);
+    }
+    dlg.returnValue = '';
+    dlg.onclose = async () => {
+      if (dlg.returnValue !== 'save') return;
+      const input = { name: f.elements.name.value.trim(), baseUrl: f.elements.baseUrl.value.trim() };
+      if (f.elements.clearKey.checked) input.apiKey = ''; else if (f.elements.apiKey.value) input.apiKey = f.elements.apiKey.value;
+      f.elements.apiKey.value = '';
+      try {
+        input.models = c.models.map((m) => {
+          const caps = Object.assign({}, m.capabilities); delete caps.prices;
+          const row = tb.querySelector('tr[data-model="' + CSS.escape(m.id) + '"]');
+          const num = (k) => { const v = row.querySelector('input[name=' + k + ']').value; return v === '' ? null : Number(v); };
+          const inp = num('inputPerMillion'), cached = num('cachedInputPerMillion'), out = num('outputPerMillion');
+          if (inp != null || out != null || cached != null) {
+            if (inp == null || out == null) throw new Error('Prices of ' + m.id + ': input and output are both needed (or neither).');
+            const old = m.capabilities.prices || {};
+            caps.prices = { inputPerMillion: inp, outputPerMillion: out, cachedInputPerMillion: cached, cacheWritePerMillion: old.cacheWritePerMillion == null ? null : old.cacheWritePerMillion };
+          }
+          return { id: m.id, capabilities: caps };
+        });
+        await gql('mutation($c: ID!, $i: ConnectionInput!) { updateConnection(id: $c, input: $i) { id } }', { c: c.id, i: input });
+        await loadSidebar(); $('status').textContent = 'Connection ' + input.name + ' saved.';
+      } catch (e) { showError(e); }
+    };
+    dlg.showModal();
   }
   function watchKernel() {
     ws.subscribe('subscription { kernelEvents { type sessionId session { ' + S_FIELDS + ' } } }', {}, (data) => {
@@ -534,7 +633,7 @@
     });
   }
 
-  for (const [sel, purpose] of [['deflang', 'LANGUAGE'], ['deffast', 'FAST']]) {
+  for (const [sel, purpose] of DEFAULTS) {
     $(sel).addEventListener('change', async (e) => {
       const [c, m] = e.target.value ? e.target.value.split('|') : [null, null];
       try { await gql('mutation($p: ModelPurpose!, $c: ID, $m: String) { setDefaultModel(purpose: $p, connectionId: $c, model: $m) { language { model } } }', { p: purpose, c, m }); $('status').textContent = 'Default saved.'; }
@@ -592,11 +691,43 @@
     e.preventDefault();
     const f = new FormData(e.target);
     const models = String(f.get('models') || '').split(',').map((m) => m.trim()).filter(Boolean).map((id) => ({ id }));
-    const input = { name: f.get('name'), baseUrl: f.get('baseUrl') };
+    const input = { name: f.get('name'), baseUrl: f.get('baseUrl'), type: f.get('type') || 'LANGUAGE' };
+    if (input.type === 'VIDEO') input.videoProtocol = 'openai_video'; // the only video protocol today
     if (f.get('apiKey')) input.apiKey = f.get('apiKey');
+    const inP = f.get('inPrice'), outP = f.get('outPrice');
+    if ((inP === '') !== (outP === '')) { showError(new Error('Prices: give both input and output (or neither).')); return; }
+    if (inP !== '') for (const m of models) m.capabilities = { prices: { inputPerMillion: Number(inP), outputPerMillion: Number(outP) } };
     if (models.length) input.models = models;
     try { await gql('mutation($i: ConnectionInput!) { createConnection(input: $i) { id } }', { i: input }); e.target.reset(); await loadSidebar(); }
     catch (err) { showError(err); }
+  });
+
+  // ---- export and import (foya.session JSON Lines, docs/export.md)
+  $('export').onclick = async () => {
+    const id = state.session; if (!id) return;
+    try {
+      const d = await gql('query($s: ID!) { exportSession(id: $s) }', { s: id });
+      const title = (state.sessions.get(id) && state.sessions.get(id).title) || id;
+      const a = el('a'); a.href = URL.createObjectURL(new Blob([d.exportSession], { type: 'application/jsonl' }));
+      a.download = title.replace(/[^\w.-]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 60) + '.foya.jsonl';
+      document.body.appendChild(a); a.click(); a.remove();
+      setTimeout(() => URL.revokeObjectURL(a.href), 60000);
+      $('status').textContent = 'Exported.';
+    } catch (e) { showError(e); }
+  };
+  // Import binds the new session to the project chosen in the New session
+  // form (none by default); the file goes up as a multipart request.
+  $('importfile').addEventListener('change', async (e) => {
+    const f = e.target.files[0]; e.target.value = '';
+    if (!f) return;
+    $('status').textContent = 'Importing ' + f.name + '…';
+    try {
+      const d = await multipart('mutation($f: Upload!, $p: ID) { importSessionFile(file: $f, projectId: $p) { ' + S_FIELDS + ' } }', { p: $('project').value || null }, f);
+      const s = d.importSessionFile;
+      state.sessions.set(s.id, s); renderSessions();
+      $('status').textContent = 'Imported ' + f.name + '.';
+      await openSession(s.id);
+    } catch (err) { showError(err); }
   });
 
   window.foyaWeb = { gql, ws, state };

@@ -6,6 +6,7 @@ import (
 	"runtime/debug"
 	"slices"
 
+	"github.com/foya-dev/foya/internal/memtrim"
 	builtintools "github.com/foya-dev/foya/plugins/builtin/tools"
 	"github.com/foya-dev/foya/plugins/sdk"
 	"github.com/foya-dev/foya/providers/anthropic"
@@ -22,15 +23,15 @@ import (
 var Builtins = map[string]func() error{
 	"openai": func() error {
 		log := sdk.NewLogger() // before Serve, which redirects os.Stderr
-		return sdk.Serve(sdk.ServeConfig{Provider: openai.New(openai.Config{Logger: log}), Logger: log})
+		return sdk.Serve(sdk.ServeConfig{Provider: openai.New(openai.Config{Logger: log}), Logger: log, OnIdle: trimIdle})
 	},
 	"anthropic": func() error {
 		log := sdk.NewLogger()
-		return sdk.Serve(sdk.ServeConfig{Provider: anthropic.New(anthropic.Config{Logger: log}), Logger: log})
+		return sdk.Serve(sdk.ServeConfig{Provider: anthropic.New(anthropic.Config{Logger: log}), Logger: log, OnIdle: trimIdle})
 	},
 	"openai-responses": func() error {
 		log := sdk.NewLogger()
-		return sdk.Serve(sdk.ServeConfig{Provider: responses.New(responses.Config{Logger: log}), Logger: log})
+		return sdk.Serve(sdk.ServeConfig{Provider: responses.New(responses.Config{Logger: log}), Logger: log, OnIdle: trimIdle})
 	},
 	"tools": func() error {
 		log := sdk.NewLogger()
@@ -38,7 +39,7 @@ var Builtins = map[string]func() error{
 		if err != nil {
 			return err
 		}
-		return sdk.Serve(sdk.ServeConfig{Tools: builtintools.New(cfg), Logger: log})
+		return sdk.Serve(sdk.ServeConfig{Tools: builtintools.New(cfg), Logger: log, OnIdle: trimIdle})
 	},
 }
 
@@ -70,6 +71,17 @@ func tuneBuiltinGC() {
 	if _, set := os.LookupEnv("GOMEMLIMIT"); !set {
 		debug.SetMemoryLimit(builtinMemoryLimit)
 	}
+}
+
+// trimIdle hands an idle built-in plugin's memory back to the operating
+// system: free heap pages, and its mappings of executable pages it touched
+// only while starting (see internal/memtrim). Set FOYA_PLUGIN_NO_TRIM=1 to
+// keep them (for measuring).
+func trimIdle() {
+	if os.Getenv("FOYA_PLUGIN_NO_TRIM") != "" {
+		return
+	}
+	_, _ = memtrim.Trim()
 }
 
 func builtinNames() []string {

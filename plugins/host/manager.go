@@ -53,7 +53,12 @@ type Config struct {
 	Tools builtintools.PluginConfig
 	// StartTimeout bounds one plugin launch; default 20s.
 	StartTimeout time.Duration
-	Logger       *slog.Logger
+	// ParkUnusedAfter, when positive, stops each built-in provider plugin
+	// that nothing called in that time after Start (no connection of its
+	// kind listed models or streamed): it starts again on first use and
+	// stays listed as healthy meanwhile. Zero keeps every plugin running.
+	ParkUnusedAfter time.Duration
+	Logger          *slog.Logger
 }
 
 // PluginInfo describes a plugin for the `plugins` query.
@@ -65,6 +70,7 @@ type Manager struct {
 	log *slog.Logger
 
 	mu        sync.Mutex
+	parkTimer *time.Timer
 	plugins   []*managed
 	providers map[string]*providerAdapter
 	tools     map[string]*toolRunner
@@ -155,8 +161,24 @@ func (m *Manager) Start(ctx context.Context) error {
 	}
 	for _, mp := range procs {
 		m.describe(ctx, mp)
+		mp.proc.used.Store(false) // describing is not a use
+	}
+	if m.cfg.ParkUnusedAfter > 0 {
+		m.mu.Lock()
+		m.parkTimer = time.AfterFunc(m.cfg.ParkUnusedAfter, func() { m.parkUnused(procs) })
+		m.mu.Unlock()
 	}
 	return nil
+}
+
+// parkUnused stops the built-in provider plugins nothing has called since
+// Start (see Config.ParkUnusedAfter).
+func (m *Manager) parkUnused(procs []*managed) {
+	for _, mp := range procs {
+		if mp.info.Builtin && mp.info.Kind == "provider" && mp.info.Error == "" {
+			mp.proc.park()
+		}
+	}
 }
 
 func (m *Manager) newProcess(name, path string, args, env []string) *process {
@@ -199,10 +221,12 @@ func minimalEnv() []string {
 }
 
 // builtinEnv adds the proxy settings built-in providers need to reach their
-// endpoints; built-ins are the kernel's own code.
+// endpoints, and the kernel's garbage collector and memory-trim settings;
+// built-ins are the kernel's own code.
 func builtinEnv() []string {
 	env := minimalEnv()
-	for _, k := range []string{"HTTPS_PROXY", "HTTP_PROXY", "NO_PROXY", "https_proxy", "http_proxy", "no_proxy"} {
+	for _, k := range []string{"HTTPS_PROXY", "HTTP_PROXY", "NO_PROXY", "https_proxy", "http_proxy", "no_proxy",
+		"GOGC", "GOMEMLIMIT", "FOYA_PLUGIN_NO_TRIM"} { // memory settings: see builtin.go
 		if v, ok := os.LookupEnv(k); ok {
 			env = append(env, k+"="+v)
 		}
@@ -345,6 +369,9 @@ func (m *Manager) Plugins() []PluginInfo {
 // Close kills every plugin process.
 func (m *Manager) Close() error {
 	m.mu.Lock()
+	if m.parkTimer != nil {
+		m.parkTimer.Stop()
+	}
 	plugins := slices.Clone(m.plugins)
 	m.mu.Unlock()
 	var wg sync.WaitGroup

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os/exec"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/foya-dev/foya/core"
@@ -43,12 +44,16 @@ type process struct {
 	failedAt  time.Time
 	lastErr   error
 	closed    bool
+	parked    bool // stopped while unused; starts on first use
+
+	used atomic.Bool // asked for its clients since Start's describe
 }
 
 func (p *process) clients(ctx context.Context) (*clients, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	p.used.Store(true)
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.closed {
@@ -63,6 +68,7 @@ func (p *process) clients(ctx context.Context) (*clients, error) {
 	if wait := p.backoffLeft(); wait > 0 {
 		return nil, &core.Error{Code: core.CodeUnavailable, Message: fmt.Sprintf("plugin %s crashed; next restart in %s", p.name, wait.Round(time.Millisecond)), Err: p.lastErr}
 	}
+	p.parked = false
 	if err := p.start(); err != nil {
 		p.failures++
 		p.failedAt = time.Now()
@@ -150,7 +156,25 @@ func (p *process) start() error {
 func (p *process) healthy() bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.cl != nil && !p.client.Exited()
+	return p.parked || (p.cl != nil && !p.client.Exited())
+}
+
+// park stops the running process unless it was used since Start's
+// describe; the next call starts it again. It is not a failure: the plugin
+// stays healthy. (clients marks the use before it takes p.mu, so a call
+// either counts here or finds the process parked and starts it.)
+func (p *process) park() {
+	p.mu.Lock()
+	client := p.client
+	if p.closed || client == nil || client.Exited() || p.used.Load() {
+		p.mu.Unlock()
+		return
+	}
+	p.cl, p.client = nil, nil
+	p.parked = true
+	p.mu.Unlock()
+	p.log.Info("plugin unused; stopped until first use", "plugin", p.name)
+	client.Kill()
 }
 
 func (p *process) pid() int {

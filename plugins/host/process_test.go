@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -429,5 +430,128 @@ func TestLargeRequestCrossesTheBoundary(t *testing.T) {
 	req.Messages = append([]core.ProviderMessage{{Role: core.RoleAssistant, Content: []core.ContentPart{{Type: "text", Text: "earlier"}}, State: make([]byte, 2<<20)}}, req.Messages...)
 	if got := streamText(t, p, core.Endpoint{ProviderKind: "echo"}, req); len(got) != len(big) {
 		t.Fatalf("echoed %d bytes, want %d", len(got), len(big))
+	}
+}
+
+// exeRSS is the resident size, in KiB, of a process's read-only mappings of
+// its executable (code and read-only data).
+func exeRSS(t *testing.T, pid int) int64 {
+	t.Helper()
+	exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/smaps", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kb int64
+	mine := false
+	for _, line := range strings.Split(string(raw), "\n") {
+		f := strings.Fields(line)
+		switch {
+		case len(f) >= 6 && strings.Contains(f[0], "-") && len(f[1]) == 4:
+			mine = f[1][1] == '-' && strings.TrimSuffix(strings.Join(f[5:], " "), " (deleted)") == exe
+		case len(f) >= 2 && f[0] == "Rss:" && mine:
+			n, _ := strconv.ParseInt(f[1], 10, 64)
+			kb += n
+		}
+	}
+	return kb
+}
+
+// TestIdleBuiltinTrimsAndKeepsWorking: a built-in plugin that has been
+// idle hands back its mappings of executable pages (internal/memtrim), and
+// streams correctly afterwards, again and again.
+func TestIdleBuiltinTrimsAndKeepsWorking(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("executable pages are only dropped on Linux")
+	}
+	m, _ := startManager(t, nil)
+	srv := openaitest.New(t)
+	oa, err := m.Provider("openai")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ep := core.Endpoint{ConnectionID: "c1", BaseURL: srv.BaseURL(), APIKey: "k"}
+	pid := pluginInfo(t, m, "openai").PID
+	start := exeRSS(t, pid)
+	deadline := time.Now().Add(60 * time.Second)
+	for exeRSS(t, pid) >= start*8/10 {
+		if time.Now().After(deadline) {
+			t.Fatalf("executable RSS stayed at %d KiB (was %d KiB)", exeRSS(t, pid), start)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Logf("executable RSS %d KiB → %d KiB", start, exeRSS(t, pid))
+	for round := range 2 {
+		srv.Enqueue(openaitest.TextStream("gpt-x", "still ", "streaming"))
+		if got := streamText(t, oa, ep, userMsg("hi")); got != "still streaming" {
+			t.Fatalf("round %d: text %q", round, got)
+		}
+		if got := pluginInfo(t, m, "openai").PID; got != pid {
+			t.Fatalf("round %d: plugin restarted (pid %d → %d)", round, pid, got)
+		}
+		time.Sleep(sdk.DefaultIdleAfter + time.Second) // trimmed again
+	}
+}
+
+// TestUnusedBuiltinProvidersPark: with ParkUnusedAfter, built-in provider
+// plugins nothing called are stopped (listed healthy, no pid), a used one
+// keeps running, the tool plugin is never parked, and a parked provider
+// starts again on its first call.
+func TestUnusedBuiltinProvidersPark(t *testing.T) {
+	logs := &syncBuffer{}
+	m, err := host.NewManager(host.Config{DataDir: t.TempDir(), Executable: kernelBin, ParkUnusedAfter: 2 * time.Second,
+		Builtins: []string{"openai", "openai-responses", "tools"}, Logger: slog.New(slog.NewJSONHandler(logs, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Start(ctxT(t)); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = m.Close() })
+	srv := openaitest.New(t)
+	ep := core.Endpoint{BaseURL: srv.BaseURL()}
+	resp, err := m.Provider("openai-responses")
+	if err != nil {
+		t.Fatal(err)
+	}
+	respPID := pluginInfo(t, m, "openai-responses").PID
+	oaPID := pluginInfo(t, m, "openai").PID
+	// Use openai-responses before the park (a models listing counts).
+	_, _ = resp.ListModels(ctxT(t), ep)
+	deadline := time.Now().Add(60 * time.Second)
+	for pluginInfo(t, m, "openai").PID != 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("unused openai plugin still running: %s", logs.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if alive(oaPID) {
+		time.Sleep(2 * time.Second)
+		if alive(oaPID) {
+			t.Fatalf("parked process %d still alive", oaPID)
+		}
+	}
+	if info := pluginInfo(t, m, "openai"); !info.Healthy || info.Error != "" {
+		t.Fatalf("parked openai %+v", info)
+	}
+	if info := pluginInfo(t, m, "openai-responses"); info.PID != respPID || !info.Healthy {
+		t.Fatalf("used plugin parked: %+v (pid was %d)", info, respPID)
+	}
+	if info := pluginInfo(t, m, "tools"); info.PID == 0 || !info.Healthy {
+		t.Fatalf("tool plugin parked: %+v", info)
+	}
+	oa, err := m.Provider("openai")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.Enqueue(openaitest.TextStream("m", "back"))
+	if got := streamText(t, oa, ep, userMsg("hi")); got != "back" {
+		t.Fatalf("after park %q", got)
+	}
+	if info := pluginInfo(t, m, "openai"); info.PID == 0 || info.PID == oaPID || !info.Healthy {
+		t.Fatalf("openai after first use %+v", info)
 	}
 }

@@ -19,6 +19,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"time"
 
 	foyav1 "github.com/foya-dev/foya/plugins/proto/foya/v1"
 	"github.com/hashicorp/go-hclog"
@@ -54,7 +55,18 @@ type ServeConfig struct {
 	Tools    ToolSet
 	// Logger defaults to JSON on stderr, which the host re-emits.
 	Logger *slog.Logger
+	// OnIdle, when set, is called (on its own goroutine) each time the
+	// plugin has had no foya.v1 call in progress for IdleAfter: once after
+	// start-up, and again after every burst of calls. Built-in plugins use
+	// it to hand memory back to the operating system while nothing runs.
+	OnIdle func()
+	// IdleAfter defaults to DefaultIdleAfter.
+	IdleAfter time.Duration
 }
+
+// DefaultIdleAfter is how long a plugin must have been without a call in
+// progress before ServeConfig.OnIdle runs.
+const DefaultIdleAfter = 5 * time.Second
 
 // NewLogger returns the JSON stderr logger plugins should use. Create it
 // before Serve: go-plugin redirects os.Stderr while serving.
@@ -89,11 +101,18 @@ func Serve(cfg ServeConfig) error {
 	for v := MinProtocolVersion; v <= ProtocolVersion; v++ {
 		versions[v] = set
 	}
+	var extra []grpc.ServerOption
+	if cfg.OnIdle != nil {
+		w := newIdleWatch(cfg.IdleAfter, cfg.OnIdle)
+		extra = w.serverOptions()
+	}
 	plugin.Serve(&plugin.ServeConfig{
 		HandshakeConfig:  Handshake,
 		VersionedPlugins: versions,
-		GRPCServer:       grpcServer,
-		Logger:           hcLogger(stderr),
+		GRPCServer: func(opts []grpc.ServerOption) *grpc.Server {
+			return grpcServer(append(opts, extra...))
+		},
+		Logger: hcLogger(stderr),
 	})
 	return nil
 }

@@ -30,12 +30,17 @@ try {
   step('add a connection with the form (the key is write-only)');
   await page.getByText('Connections').click();
   await page.getByLabel('Name', { exact: true }).fill('fake');
-  await page.getByLabel('Base URL').fill(fakeURL);
-  await page.getByLabel('API key').fill('sk-web-secret');
+  await page.getByLabel('Base URL', { exact: true }).fill(fakeURL);
+  await page.getByLabel('API key', { exact: true }).fill('sk-web-secret');
   await page.getByLabel('Model ids').fill('gpt-t');
+  await page.getByLabel('Input price', { exact: true }).fill('2');
+  await page.getByLabel('Output price', { exact: true }).fill('8');
   await page.getByRole('button', { name: 'Add connection' }).click();
   await page.locator('#connlist li').filter({ hasText: 'fake (gpt-t)' }).waitFor();
   must(!(await page.content()).includes('sk-web-secret'), 'the API key is shown on the page');
+  const conns = async () => (await gql('{ connections { name type apiKeyConfigured models { id capabilities { contextWindow prices { inputPerMillion cachedInputPerMillion outputPerMillion } } } } }')).connections;
+  const price = (cs, conn, model) => { const c = cs.find((x) => x.name === conn); const m = c && c.models.find((x) => x.id === model); return m && m.capabilities.prices; };
+  must(JSON.stringify(price(await conns(), 'fake', 'gpt-t')) === '{"inputPerMillion":2,"cachedInputPerMillion":null,"outputPerMillion":8}', 'prices on creation: ' + JSON.stringify(price(await conns(), 'fake', 'gpt-t')));
 
   step('refresh models (GET /models of the fake)');
   await page.getByRole('button', { name: 'Refresh models of fake' }).click();
@@ -49,12 +54,30 @@ try {
     const d = await window.foyaWeb.gql('{ defaultModels { language { model } fast { model } } }');
     return d.defaultModels.language && d.defaultModels.language.model === 'gpt-t' && d.defaultModels.fast && d.defaultModels.fast.model === 'gpt-u';
   });
+
+  step('edit the connection: prices of the refreshed model; the key stays (the field is empty, write-only)');
+  await page.getByRole('button', { name: 'Edit connection fake' }).click();
+  const cdlg = page.getByRole('dialog', { name: 'Edit connection fake' });
+  must(await cdlg.getByLabel('Input price of gpt-t', { exact: true }).inputValue() === '2', 'the dialog does not show the input price');
+  must(await cdlg.getByLabel('Replace API key').inputValue() === '', 'the key field is not empty');
+  await cdlg.getByLabel('Input price of gpt-u', { exact: true }).fill('1');
+  await cdlg.getByLabel('Output price of gpt-u', { exact: true }).fill('4');
+  await shot('web-connection-edit.png');
+  await cdlg.getByRole('button', { name: 'Save' }).click();
+  await page.waitForFunction(() => document.getElementById('status').textContent === 'Connection fake saved.');
+  {
+    const cs = await conns();
+    must(JSON.stringify(price(cs, 'fake', 'gpt-u')) === '{"inputPerMillion":1,"cachedInputPerMillion":null,"outputPerMillion":4}', 'gpt-u prices: ' + JSON.stringify(price(cs, 'fake', 'gpt-u')));
+    must(price(cs, 'fake', 'gpt-t').inputPerMillion === 2, 'gpt-t prices lost on update');
+    must(cs.find((c) => c.name === 'fake').apiKeyConfigured, 'the key was dropped by an edit that left it empty');
+  }
   await shot('web-connections.png');
 
   step('a session to delete, then one to work in');
   await page.getByLabel('Title', { exact: true }).fill('to delete');
   await page.getByRole('button', { name: 'New session' }).click();
   await page.locator('#sessions button[aria-current=true]').filter({ hasText: 'to delete' }).waitFor();
+  await page.locator('#cost').filter({ hasText: 'Cost: —' }).waitFor(); // nothing spent, nothing priced: no $0
   page.once('dialog', (d) => d.accept());
   await page.getByRole('button', { name: 'Delete', exact: true }).click();
   await page.waitForFunction(() => ![...document.querySelectorAll('#sessions button.s')].some((b) => b.textContent.includes('to delete')));
@@ -66,6 +89,18 @@ try {
   await page.getByRole('button', { name: 'New session' }).click();
   await page.locator('#sessions button[aria-current=true]').filter({ hasText: 'features' }).waitFor();
   const sid = await page.evaluate(() => window.foyaWeb.state.session);
+
+  step('the sidebar groups sessions by project (collapsible)');
+  const group = page.locator('#sessions details.group').filter({ has: page.locator('summary', { hasText: project }) });
+  await group.locator('button.s').filter({ hasText: 'features' }).waitFor();
+  await group.locator('summary').click();
+  await group.locator('button.s').filter({ hasText: 'features' }).waitFor({ state: 'hidden' });
+  await group.locator('summary').click();
+  await group.locator('button.s').filter({ hasText: 'features' }).waitFor();
+  // A session made by another client lands live (kernelEvents) in its group.
+  await gql('mutation { createSession(input: {title: "made elsewhere"}) { id } }');
+  await page.locator('#sessions details.group').filter({ has: page.locator('summary', { hasText: 'No project (1)' }) })
+    .locator('button.s').filter({ hasText: 'made elsewhere' }).waitFor();
   const box = page.getByRole('textbox', { name: 'Message' });
   const log = page.getByRole('log');
   const idle = () => page.waitForFunction(() => window.foyaWeb.state.phase === 'IDLE');
@@ -107,6 +142,11 @@ try {
   await page.waitForFunction(() => document.getElementById('ctx').value > 0 && /Spent: \d/.test(document.getElementById('tokens').textContent));
   const usage = await page.locator('#usage').textContent();
   must(/\/ /.test(usage), 'context text: ' + usage);
+  // gpt-t is priced (2 $/M in, 8 $/M out, set with the form): a dollar figure, no unpriced note.
+  await page.waitForFunction(() => /^Cost: \$\d/.test(document.getElementById('cost').textContent));
+  const cost = await page.locator('#cost').textContent();
+  const apiCost = (await gql('query($s: ID!) { session(id: $s) { usage { cost unpricedTokens } } }', { s: sid })).session.usage;
+  must(apiCost.cost > 0 && apiCost.unpricedTokens === 0 && !cost.includes('unpriced'), 'cost: ' + cost + ' ' + JSON.stringify(apiCost));
 
   step('answer a question');
   await box.fill('ask me something');
@@ -119,7 +159,7 @@ try {
   const q2 = page2.getByRole('log').getByRole('group', { name: 'Question' });
   await q2.filter({ hasText: 'Which colour?' }).waitFor();
   // Answered by keyboard: the card has the focus; Enter answers.
-  must(await page.evaluate(() => document.activeElement.getAttribute('aria-label') === 'Answer'), 'the question card did not take the focus');
+  await page.waitForFunction(() => document.activeElement && document.activeElement.getAttribute('aria-label') === 'Answer'); // the card takes the focus
   await page.keyboard.type('blue');
   await page.keyboard.press('Enter');
   await q.filter({ hasText: 'Answer: blue' }).waitFor();
@@ -202,6 +242,65 @@ try {
   await page.waitForFunction(() => !document.getElementById('log').textContent.includes('Written.'));
   await page2.waitForFunction(() => !document.getElementById('log').textContent.includes('Written.'));
   await log.locator('.msg.assistant[data-seq]').filter({ hasText: 'You said blue.' }).waitFor();
+
+  step('export the session (a download), then import the file');
+  const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Export', exact: true }).click()]);
+  must(/\.foya\.jsonl$/.test(download.suggestedFilename()), 'export file name: ' + download.suggestedFilename());
+  const chunks = [];
+  for await (const c of await download.createReadStream()) chunks.push(c);
+  const doc = Buffer.concat(chunks);
+  const header = JSON.parse(doc.toString('utf8').split('\n')[0]);
+  must(JSON.stringify(header).includes('foya.session'), 'export header: ' + JSON.stringify(header).slice(0, 200));
+  must(doc.toString('utf8').includes('You said blue.'), 'the export lacks the conversation');
+  await page.getByLabel('Import session').setInputFiles({ name: 'features.foya.jsonl', mimeType: 'application/jsonl', buffer: doc });
+  await page.waitForFunction((old) => { const s = window.foyaWeb.state.session; return s && s !== old; }, sid);
+  const imported = await page.evaluate(() => window.foyaWeb.state.session);
+  await log.locator('.msg.assistant[data-seq]').filter({ hasText: 'You said blue.' }).waitFor();
+  await group.locator('button.s[aria-current=true]').waitFor(); // bound to the chosen project
+  must(await group.locator('button.s').count() === 2, 'the project group does not list the original and the import');
+  const back = (await gql('query($s: ID!) { session(id: $s) { project { name } messages { text } } }', { s: imported })).session;
+  must(back.project && back.project.name === project && back.messages.some((m) => m.text === 'You said blue.'), 'imported: ' + JSON.stringify(back).slice(0, 300));
+
+  step('image default, then rename the connection and replace its key');
+  await page.getByLabel('Name', { exact: true }).fill('img');
+  await page.getByLabel('Base URL', { exact: true }).fill(fakeURL);
+  await page.getByLabel('Type', { exact: true }).selectOption('IMAGE');
+  await page.getByLabel('Model ids').fill('gpt-image-1');
+  await page.getByRole('button', { name: 'Add connection' }).click();
+  await page.locator('#connlist li').filter({ hasText: 'img [image] (gpt-image-1)' }).waitFor();
+  must(await page.getByLabel('Default model', { exact: true }).locator('option', { hasText: 'img/' }).count() === 0, 'an image model is offered as the language default');
+  await page.getByLabel('Image model', { exact: true }).selectOption({ label: 'img/gpt-image-1' });
+  await page.waitForFunction(async () => {
+    const d = await window.foyaWeb.gql('{ defaultModels { image { model } } }');
+    return d.defaultModels.image && d.defaultModels.image.model === 'gpt-image-1';
+  });
+  await page.getByRole('button', { name: 'Edit connection fake' }).click();
+  const edlg = page.getByRole('dialog', { name: 'Edit connection fake' });
+  await edlg.getByLabel('Connection name').fill('fake2');
+  await edlg.getByLabel('Replace API key').fill('sk-web-replaced');
+  await edlg.getByRole('button', { name: 'Save' }).click();
+  await page.locator('#connlist li').filter({ hasText: 'fake2 (gpt-t, gpt-u)' }).waitFor();
+  must(!(await page.content()).includes('sk-web-replaced'), 'the replaced key is shown on the page');
+  must(await page.getByLabel('Default model', { exact: true }).inputValue() !== '', 'the default was lost by a rename');
+  // The replaced key goes out with the next request (TestWebClientFeatures checks the header).
+  await page.getByRole('button', { name: 'Refresh models of fake2' }).click();
+  await page.waitForFunction(() => document.getElementById('status').textContent === 'Models of fake2 refreshed.');
+  await page.getByRole('button', { name: 'Edit connection fake2' }).click();
+  const kdlg = page.getByRole('dialog', { name: 'Edit connection fake2' });
+  await kdlg.getByLabel('Remove the stored key').check();
+  await kdlg.getByRole('button', { name: 'Save' }).click();
+  await page.waitForFunction(() => document.getElementById('status').textContent === 'Connection fake2 saved.');
+  must(!(await conns()).find((c) => c.name === 'fake2').apiKeyConfigured, 'Remove the stored key kept it');
+
+  step('delete a connection, with confirmation');
+  page.once('dialog', (d) => d.dismiss());
+  await page.getByRole('button', { name: 'Delete connection img' }).click();
+  must((await conns()).some((c) => c.name === 'img'), 'deleted although the confirmation was dismissed');
+  page.once('dialog', (d) => d.accept());
+  await page.getByRole('button', { name: 'Delete connection img' }).click();
+  await page.locator('#connlist li').filter({ hasText: 'img' }).waitFor({ state: 'detached' });
+  must(!(await conns()).some((c) => c.name === 'img'), 'the connection is still there');
+  must((await gql('{ defaultModels { image { model } } }')).defaultModels.image === null, 'the image default outlived its connection');
 
   if (errors.length) throw new Error('page errors: ' + errors.join('\n'));
   console.log('ok: session ' + sid);

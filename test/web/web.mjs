@@ -86,6 +86,8 @@ try {
   await page.getByRole('log').locator('.msg.assistant').filter({ hasText: 'Once upon' }).waitFor();
   const seqs = await page.locator('#log .msg[data-seq]').evaluateAll((els) => els.map((e) => e.dataset.seq));
   if (new Set(seqs).size !== seqs.length || seqs.length !== before) throw new Error('after reload: ' + seqs.join(',') + ' want ' + before);
+  // The fake's models have no prices: tokens spent, no dollar figure (never $0).
+  await page.locator('#cost').filter({ hasText: 'Cost: — (unpriced' }).waitFor();
 
   step('pin, then fork after the first reply');
   await page.getByRole('button', { name: 'Pin' }).click();

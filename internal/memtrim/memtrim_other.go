@@ -1,0 +1,5 @@
+//go:build !linux
+
+package memtrim
+
+func dropExecutablePages() (Stats, error) { return Stats{}, nil }

@@ -1,7 +1,8 @@
 // Package acp is Foya's Agent Client Protocol agent (protocol version 1):
 // JSON-RPC 2.0 over stdio that an editor speaks, translated to the kernel's
-// public GraphQL API. It imports no kernel package: the Kernel interface is
-// all it knows of Foya.
+// public GraphQL API. It imports no kernel package: it speaks to the kernel
+// only through the typed client (package client, operations ACP* and the
+// shared ones in client/operations.graphql).
 package acp
 
 import (
@@ -15,28 +16,12 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/foya-dev/foya/client"
 )
 
 // ProtocolVersion is the ACP major version this agent speaks.
 const ProtocolVersion = 1
-
-// Kernel is the GraphQL API of a Foya kernel.
-type Kernel interface {
-	// Do runs a query or mutation and decodes its data into out.
-	Do(ctx context.Context, query string, vars map[string]any, out any) error
-	// Subscribe starts a subscription; each element is a "next" payload's data.
-	Subscribe(ctx context.Context, query string, vars map[string]any) (Stream, error)
-	// Upload stores bytes with uploadAttachment and returns the attachment id.
-	Upload(ctx context.Context, name, mediaType string, data []byte) (string, error)
-}
-
-// Stream is a running subscription.
-type Stream interface {
-	Events() <-chan json.RawMessage
-	// Err says why Events was closed (nil: normal completion).
-	Err() error
-	Close()
-}
 
 // Options configure the agent.
 type Options struct {
@@ -46,7 +31,7 @@ type Options struct {
 
 // Agent is one ACP connection's agent.
 type Agent struct {
-	k    Kernel
+	k    *client.Client
 	conn *conn
 	opts Options
 	log  *slog.Logger
@@ -56,7 +41,7 @@ type Agent struct {
 }
 
 // Serve speaks ACP on r/w until r ends or ctx is cancelled.
-func Serve(ctx context.Context, k Kernel, r io.Reader, w io.Writer, opts Options) error {
+func Serve(ctx context.Context, k *client.Client, r io.Reader, w io.Writer, opts Options) error {
 	if opts.Log == nil {
 		opts.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
@@ -209,26 +194,15 @@ func (a *Agent) initialize(ctx context.Context, params json.RawMessage) (any, er
 // known not to take images (capabilities.imageInput false); unknown counts
 // as accepted, as in the kernel, which rejects images only on an explicit false.
 func (a *Agent) imagesAccepted(ctx context.Context) bool {
-	var r struct {
-		DefaultModels struct {
-			Language *struct{ ConnectionID, Model string }
-		}
-		Connections []struct {
-			ID     string
-			Models []struct {
-				ID           string
-				Capabilities struct{ ImageInput *bool }
-			}
-		}
-	}
-	if err := a.k.Do(ctx, `{ defaultModels { language { connectionId model } } connections { id models { id capabilities { imageInput } } } }`, nil, &r); err != nil {
+	r, err := client.ACPDefaultLanguageModel(ctx, a.k)
+	if err != nil {
 		a.log.Debug("acp: read the default model's capabilities", "err", err)
 		return true
 	}
 	if l := r.DefaultModels.Language; l != nil {
 		for _, c := range r.Connections {
 			for _, m := range c.Models {
-				if c.ID == l.ConnectionID && m.ID == l.Model && m.Capabilities.ImageInput != nil {
+				if c.Id == l.ConnectionId && m.Id == l.Model && m.Capabilities.ImageInput != nil {
 					return *m.Capabilities.ImageInput
 				}
 			}
@@ -333,9 +307,6 @@ func decodeSession(params json.RawMessage, p interface{ place() *sessionPlace })
 
 func (s *sessionPlace) place() *sessionPlace { return s }
 
-// sessionFields is what the agent reads of a session.
-const sessionFields = `id title headSeq phase approvalMode agentMode updatedAt project { id path } tasks { id text status }`
-
 type gqlSession struct {
 	ID           string
 	Title        *string
@@ -350,6 +321,42 @@ type gqlSession struct {
 
 type gqlTask struct{ ID, Text, Status string }
 
+// fromSession is what the agent keeps of a session read with ACPSessionFields.
+func fromSession(f *client.ACPSessionFields) gqlSession {
+	gs := gqlSession{ID: f.Id, Title: f.Title, HeadSeq: f.HeadSeq, Phase: string(f.Phase),
+		ApprovalMode: string(f.ApprovalMode), AgentMode: string(f.AgentMode), UpdatedAt: timeString(f.UpdatedAt)}
+	if f.Project != nil {
+		gs.Project = &struct{ ID, Path string }{f.Project.Id, f.Project.Path}
+	}
+	for _, t := range f.Tasks {
+		gs.Tasks = append(gs.Tasks, gqlTask{ID: t.Id, Text: t.Text, Status: string(t.Status)})
+	}
+	return gs
+}
+
+// timeString formats a Time as the kernel sends it (RFC 3339).
+func timeString(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.Format(time.RFC3339Nano)
+}
+
+// mcpServerInputs types the converted MCP servers for the kernel.
+func mcpServerInputs(servers []map[string]any) ([]client.McpServerInput, error) {
+	out := make([]client.McpServerInput, len(servers))
+	for i, m := range servers {
+		b, err := json.Marshal(m)
+		if err == nil {
+			err = json.Unmarshal(b, &out[i])
+		}
+		if err != nil {
+			return nil, invalidParams("mcpServers[%d]: %v", i, err)
+		}
+	}
+	return out, nil
+}
+
 func (a *Agent) newSession(ctx context.Context, params json.RawMessage) (any, error) {
 	var p sessionPlace
 	servers, err := decodeSession(params, &p)
@@ -360,24 +367,20 @@ func (a *Agent) newSession(ctx context.Context, params json.RawMessage) (any, er
 	if err != nil {
 		return nil, err
 	}
-	in := map[string]any{"projectId": projectID}
+	in := client.CreateSessionInput{ProjectId: &projectID}
 	if len(servers) > 0 {
-		in["mcpServers"] = servers
-	}
-	var r struct {
-		CreateSession struct {
-			gqlSession
-			McpServers []gqlMCPServer
+		if in.McpServers, err = mcpServerInputs(servers); err != nil {
+			return nil, err
 		}
 	}
-	if err := a.k.Do(ctx, `mutation($in: CreateSessionInput!) { createSession(input: $in) { `+sessionFields+` mcpServers { id name } } }`,
-		map[string]any{"in": in}, &r); err != nil {
+	r, err := client.ACPCreateSession(ctx, a.k, in)
+	if err != nil {
 		return nil, mcpError(err)
 	}
-	s := a.open(r.CreateSession.gqlSession, p.Cwd)
+	s := a.open(fromSession(&r.CreateSession.ACPSessionFields), p.Cwd)
 	ids := make([]string, 0, len(r.CreateSession.McpServers))
 	for _, m := range r.CreateSession.McpServers {
-		ids = append(ids, m.ID)
+		ids = append(ids, m.Id)
 	}
 	s.setMCP(ids)
 	s.waitMCP(ctx)
@@ -397,20 +400,20 @@ func mcpError(err error) error {
 
 func (a *Agent) findOrCreateProject(ctx context.Context, cwd string) (string, error) {
 	cwd = filepath.Clean(cwd)
-	var r struct{ Projects []struct{ ID, Path string } }
-	if err := a.k.Do(ctx, `{ projects { id path } }`, nil, &r); err != nil {
+	r, err := client.Projects(ctx, a.k)
+	if err != nil {
 		return "", kernelError(err)
 	}
 	for _, p := range r.Projects {
 		if filepath.Clean(p.Path) == cwd {
-			return p.ID, nil
+			return p.Id, nil
 		}
 	}
-	var cr struct{ CreateProject struct{ ID string } }
-	if err := a.k.Do(ctx, `mutation($p: String!) { createProject(input: {path: $p}) { id } }`, map[string]any{"p": cwd}, &cr); err != nil {
+	cr, err := client.CreateProject(ctx, a.k, cwd)
+	if err != nil {
 		return "", kernelError(err)
 	}
-	return cr.CreateProject.ID, nil
+	return cr.CreateProject.Id, nil
 }
 
 // open registers the session on this connection and starts following its
@@ -431,9 +434,6 @@ func (a *Agent) open(gs gqlSession, cwd string) *session {
 	return s
 }
 
-const messageFields = `seq role text reasoning toolCalls { id name input } toolCallId toolName isError diff
-	fileChanges { path action } attachments { name mediaType } turnStatus turnReason`
-
 func (a *Agent) loadSession(ctx context.Context, params json.RawMessage, replay bool) (any, error) {
 	var p struct {
 		SessionID string `json:"sessionId"`
@@ -443,35 +443,43 @@ func (a *Agent) loadSession(ctx context.Context, params json.RawMessage, replay 
 	if err != nil {
 		return nil, err
 	}
-	fields := sessionFields
+	var gs gqlSession
+	var msgs []gqlMessage
 	if replay {
-		fields += ` messages { ` + messageFields + ` }`
-	}
-	var r struct {
-		Session *struct {
-			gqlSession
-			Messages []gqlMessage
+		r, err := client.ACPSessionWithMessages(ctx, a.k, p.SessionID)
+		if err != nil {
+			return nil, kernelError(err)
 		}
+		if r.Session == nil {
+			return nil, &rpcError{Code: codeNotFound, Message: fmt.Sprintf("session %s not found", p.SessionID)}
+		}
+		gs = fromSession(&r.Session.ACPSessionFields)
+		for i := range r.Session.Messages {
+			msgs = append(msgs, fromMessage(&r.Session.Messages[i].ACPMessageFields))
+		}
+	} else {
+		r, err := client.ACPSession(ctx, a.k, p.SessionID)
+		if err != nil {
+			return nil, kernelError(err)
+		}
+		if r.Session == nil {
+			return nil, &rpcError{Code: codeNotFound, Message: fmt.Sprintf("session %s not found", p.SessionID)}
+		}
+		gs = fromSession(&r.Session.ACPSessionFields)
 	}
-	if err := a.k.Do(ctx, `query($id: ID!) { session(id: $id) { `+fields+` } }`, map[string]any{"id": p.SessionID}, &r); err != nil {
-		return nil, kernelError(err)
-	}
-	if r.Session == nil {
-		return nil, &rpcError{Code: codeNotFound, Message: fmt.Sprintf("session %s not found", p.SessionID)}
-	}
-	s := a.open(r.Session.gqlSession, p.Cwd)
+	s := a.open(gs, p.Cwd)
 	if err := s.attachMCP(ctx, servers); err != nil {
 		return nil, err
 	}
 	s.waitMCP(ctx)
 	if replay {
-		s.replay(r.Session.Messages)
+		s.replay(msgs)
 	}
-	if len(r.Session.Tasks) > 0 {
-		s.sendPlan(r.Session.Tasks)
+	if len(gs.Tasks) > 0 {
+		s.sendPlan(gs.Tasks)
 	}
-	if r.Session.Phase == "TURN" {
-		s.reopenPending(ctx, r.Session.HeadSeq)
+	if gs.Phase == "TURN" {
+		s.reopenPending(ctx, gs.HeadSeq)
 	}
 	return map[string]any{"modes": s.modeState()}, nil
 }
@@ -484,12 +492,16 @@ func (a *Agent) listSessions(ctx context.Context, params json.RawMessage) (any, 
 	if err := decode(params, &p); err != nil {
 		return nil, err
 	}
-	var r struct{ Sessions []gqlSession }
-	if err := a.k.Do(ctx, `{ sessions { id title updatedAt project { id path } } }`, nil, &r); err != nil {
+	r, err := client.ACPSessions(ctx, a.k)
+	if err != nil {
 		return nil, kernelError(err)
 	}
 	out := []map[string]any{}
-	for _, s := range r.Sessions {
+	for _, gs := range r.Sessions {
+		s := gqlSession{ID: gs.Id, Title: gs.Title, UpdatedAt: timeString(gs.UpdatedAt)}
+		if gs.Project != nil {
+			s.Project = &struct{ ID, Path string }{gs.Project.Id, gs.Project.Path}
+		}
 		if s.Project == nil {
 			continue // ACP sessions have a working directory
 		}
@@ -542,7 +554,7 @@ func (a *Agent) deleteSession(ctx context.Context, params json.RawMessage) (any,
 	if p.SessionID == "" {
 		return nil, invalidParams("sessionId is required")
 	}
-	if err := a.k.Do(ctx, `mutation($id: ID!) { deleteSession(id: $id) }`, map[string]any{"id": p.SessionID}, nil); err != nil {
+	if _, err := client.DeleteSession(ctx, a.k, p.SessionID); err != nil {
 		return nil, kernelError(err)
 	}
 	a.mu.Lock()

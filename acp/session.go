@@ -13,6 +13,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/foya-dev/foya/client"
 )
 
 // session is a Foya session opened on this connection: it follows the
@@ -100,11 +102,6 @@ func (s *session) update(u map[string]any) {
 
 // --- the client's MCP servers ---
 
-type gqlMCPServer struct {
-	ID, Name, Status string
-	Error            *string
-}
-
 func (s *session) setMCP(ids []string) {
 	s.mu.Lock()
 	s.mcp = ids
@@ -117,9 +114,12 @@ func (s *session) setMCP(ids []string) {
 func (s *session) attachMCP(ctx context.Context, servers []map[string]any) error {
 	var ids []string
 	for i, in := range servers {
-		var r struct{ AttachSessionMcpServer gqlMCPServer }
-		if err := s.a.k.Do(ctx, `mutation($s: ID!, $in: McpServerInput!) { attachSessionMcpServer(sessionId: $s, input: $in) { id name status } }`,
-			map[string]any{"s": s.id, "in": in}, &r); err != nil {
+		typed, err := mcpServerInputs([]map[string]any{in})
+		if err != nil {
+			return err
+		}
+		r, err := client.ACPAttachSessionMcpServer(ctx, s.a.k, s.id, typed[0])
+		if err != nil {
 			err = mcpError(err)
 			var re *rpcError
 			if errors.As(err, &re) {
@@ -127,7 +127,7 @@ func (s *session) attachMCP(ctx context.Context, servers []map[string]any) error
 			}
 			return err
 		}
-		ids = append(ids, r.AttachSessionMcpServer.ID)
+		ids = append(ids, r.AttachSessionMcpServer.Id)
 	}
 	s.mu.Lock()
 	old := s.mcp
@@ -142,7 +142,7 @@ func (s *session) attachMCP(ctx context.Context, servers []map[string]any) error
 }
 
 func (s *session) detachOne(ctx context.Context, id string) {
-	err := s.a.k.Do(ctx, `mutation($s: ID!, $id: ID!) { detachSessionMcpServer(sessionId: $s, id: $id) }`, map[string]any{"s": s.id, "id": id}, nil)
+	_, err := client.DetachSessionMcpServer(ctx, s.a.k, s.id, id)
 	var ce codedError
 	if err != nil && !(errors.As(err, &ce) && ce.GraphQLCode() == "NOT_FOUND") {
 		s.a.log.Warn("acp: detach an MCP server", "session_id", s.id, "mcp_server_id", id, "err", err)
@@ -177,20 +177,18 @@ func (s *session) waitMCP(ctx context.Context) {
 	}
 	deadline := time.Now().Add(mcpWait)
 	for {
-		var r struct {
-			Session *struct{ McpServers []gqlMCPServer }
-		}
-		if err := s.a.k.Do(ctx, `query($s: ID!) { session(id: $s) { mcpServers { id name status error } } }`, map[string]any{"s": s.id}, &r); err != nil || r.Session == nil {
+		r, err := client.ACPSessionMcpServers(ctx, s.a.k, s.id)
+		if err != nil || r.Session == nil {
 			s.a.log.Warn("acp: read the session's MCP servers", "session_id", s.id, "err", err)
 			return
 		}
 		starting := false
 		for _, m := range r.Session.McpServers {
-			starting = starting || m.Status == "STARTING"
+			starting = starting || m.Status == client.McpStatusStarting
 		}
 		if !starting || time.Now().After(deadline) || ctx.Err() != nil {
 			for _, m := range r.Session.McpServers {
-				if m.Status != "READY" {
+				if m.Status != client.McpStatusReady {
 					s.a.log.Warn("acp: MCP server not ready; the session goes on without its tools until it is", "session_id", s.id, "mcp_server", m.Name, "status", m.Status, "error", orDefault(deref(m.Error), ""))
 				}
 			}
@@ -239,31 +237,28 @@ func (s *session) modeState() map[string]any {
 }
 
 func (s *session) setMode(ctx context.Context, id string) error {
-	in := map[string]any{}
+	var in client.UpdateSessionInput
 	switch id {
 	case "ask", "explore", "bypass":
-		in["approvalMode"], in["agentMode"] = strings.ToUpper(id), "EXECUTE"
+		am, ag := client.ApprovalMode(strings.ToUpper(id)), client.AgentModeExecute
+		in.ApprovalMode, in.AgentMode = &am, &ag
 	case "plan":
-		in["agentMode"] = "PLAN"
+		ag := client.AgentModePlan
+		in.AgentMode = &ag
 	default:
 		return invalidParams("unknown mode %q: use ask, explore, bypass or plan", id)
 	}
-	var r struct{ UpdateSession gqlSession }
-	if err := s.a.k.Do(ctx, `mutation($id: ID!, $in: UpdateSessionInput!) { updateSession(id: $id, input: $in) { approvalMode agentMode } }`,
-		map[string]any{"id": s.id, "in": in}, &r); err != nil {
+	r, err := client.ACPUpdateSession(ctx, s.a.k, s.id, in)
+	if err != nil {
 		return kernelError(err)
 	}
 	s.mu.Lock()
-	s.mode = modeOf(r.UpdateSession.ApprovalMode, r.UpdateSession.AgentMode)
+	s.mode = modeOf(string(r.UpdateSession.ApprovalMode), string(r.UpdateSession.AgentMode))
 	s.mu.Unlock()
 	return nil
 }
 
 // --- events ---
-
-const eventFields = `seq type sessionId delta payload
-	message { ` + messageFields + ` }
-	approval { requestId toolCallId tool action summary input }`
 
 type gqlEvent struct {
 	Seq      *int
@@ -294,6 +289,47 @@ type gqlMessage struct {
 	Attachments []struct{ Name, MediaType string }
 }
 
+// fromMessage is what the agent keeps of a message read with ACPMessageFields.
+func fromMessage(f *client.ACPMessageFields) gqlMessage {
+	m := gqlMessage{Seq: f.Seq, Role: string(f.Role), Text: f.Text, Reasoning: f.Reasoning,
+		ToolCallID: f.ToolCallId, ToolName: f.ToolName, IsError: f.IsError, Diff: f.Diff}
+	for _, tc := range f.ToolCalls {
+		m.ToolCalls = append(m.ToolCalls, struct {
+			ID, Name string
+			Input    json.RawMessage
+		}{tc.Id, tc.Name, tc.Input})
+	}
+	for _, fc := range f.FileChanges {
+		m.FileChanges = append(m.FileChanges, struct{ Path, Action string }{fc.Path, string(fc.Action)})
+	}
+	for _, at := range f.Attachments {
+		m.Attachments = append(m.Attachments, struct{ Name, MediaType string }{at.Name, at.MediaType})
+	}
+	return m
+}
+
+// fromEvent is what the agent keeps of a sessionEvents event.
+func fromEvent(e *client.ACPSessionEventsSessionEventsSessionEvent) gqlEvent {
+	ev := gqlEvent{Seq: e.Seq, Type: e.Type, Delta: e.Delta}
+	if e.Payload != nil {
+		ev.Payload = *e.Payload
+	}
+	if e.Message != nil {
+		m := fromMessage(&e.Message.ACPMessageFields)
+		ev.Message = &m
+	}
+	if ap := e.Approval; ap != nil {
+		ev.Approval = &struct {
+			RequestID, ToolCallID, Tool, Action, Summary string
+			Input                                        json.RawMessage
+		}{RequestID: ap.RequestId, ToolCallID: ap.ToolCallId, Tool: ap.Tool, Action: ap.Action, Summary: ap.Summary}
+		if ap.Input != nil {
+			ev.Approval.Input = *ap.Input
+		}
+	}
+	return ev
+}
+
 // start follows the session's events after seq, resubscribing after a
 // dropped stream, until stop.
 func (s *session) start(after int) {
@@ -305,22 +341,23 @@ func (s *session) start(after int) {
 			s.mu.Lock()
 			from := s.lastSeq
 			s.mu.Unlock()
-			st, err := s.a.k.Subscribe(s.ctx, `subscription($s: ID!, $after: Int) { sessionEvents(sessionId: $s, afterSeq: $after) { `+eventFields+` } }`,
-				map[string]any{"s": s.id, "after": from})
+			st, err := client.Subscribe[json.RawMessage](s.ctx, s.a.k, client.ACPSessionEvents_Operation,
+				map[string]any{"sessionId": s.id, "afterSeq": from})
 			if err == nil {
 				backoff = 100 * time.Millisecond
-				for raw := range st.Events() {
-					var w struct{ SessionEvents gqlEvent }
-					if err := json.Unmarshal(raw, &w); err != nil {
+				for raw := range st.Events {
+					var w client.ACPSessionEventsResponse
+					if err := json.Unmarshal(raw.Raw, &w); err != nil {
 						s.a.log.Warn("acp: decode session event", "err", err)
 						continue
 					}
-					if w.SessionEvents.Seq != nil {
+					ev := fromEvent(&w.SessionEvents)
+					if ev.Seq != nil {
 						s.mu.Lock()
-						s.lastSeq = *w.SessionEvents.Seq
+						s.lastSeq = *ev.Seq
 						s.mu.Unlock()
 					}
-					if s.event(w.SessionEvents) {
+					if s.event(ev) {
 						st.Close()
 						return
 					}
@@ -653,21 +690,20 @@ func (s *session) requestPermission(ctx context.Context, withdraw context.Cancel
 	if !open || s.ctx.Err() != nil {
 		return // withdrawn: decided elsewhere, or the session was closed
 	}
-	decision := "DENIED"
+	decision := client.ApprovalDecisionDenied
 	if err != nil {
 		s.a.log.Warn("acp: permission request failed; denying", "session_id", s.id, "tool", tool, "err", err)
 	} else if res.Outcome.Outcome == "selected" {
 		switch res.Outcome.OptionID {
 		case "allow_once":
-			decision = "APPROVED"
+			decision = client.ApprovalDecisionApproved
 		case "allow_always":
-			decision = "APPROVED_FOR_SESSION"
+			decision = client.ApprovalDecisionApprovedForSession
 		}
 	}
 	rctx, cancel := context.WithTimeout(s.ctx, 30*time.Second)
 	defer cancel()
-	err = s.a.k.Do(rctx, `mutation($s: ID!, $r: ID!, $d: ApprovalDecision!) { resolveApproval(sessionId: $s, requestId: $r, decision: $d) }`,
-		map[string]any{"s": s.id, "r": requestID, "d": decision}, nil)
+	_, err = client.ResolveApproval(rctx, s.a.k, s.id, requestID, decision)
 	var ce codedError
 	if err != nil && !(errors.As(err, &ce) && ce.GraphQLCode() == "CONFLICT") {
 		s.a.log.Warn("acp: resolve approval", "session_id", s.id, "err", err)
@@ -682,14 +718,9 @@ const pendingScan = 2000
 // question is shown again. It reads the last pendingScan events up to
 // head, the window a turn's open requests are in.
 func (s *session) reopenPending(ctx context.Context, head int) {
-	var r struct {
-		Events []struct {
-			Type    string
-			Payload json.RawMessage
-		}
-	}
-	if err := s.a.k.Do(ctx, `query($s: ID!, $after: Int, $limit: Int) { events(sessionId: $s, afterSeq: $after, limit: $limit) { type payload } }`,
-		map[string]any{"s": s.id, "after": max(0, head-pendingScan), "limit": pendingScan}, &r); err != nil {
+	after, limit := max(0, head-pendingScan), pendingScan
+	r, err := client.ACPEvents(ctx, s.a.k, s.id, &after, &limit)
+	if err != nil {
 		s.a.log.Warn("acp: read the running turn's open requests", "session_id", s.id, "err", err)
 		return
 	}
@@ -702,7 +733,9 @@ func (s *session) reopenPending(ctx context.Context, head int) {
 	kinds := map[string]string{}
 	for _, e := range r.Events {
 		var p req
-		_ = json.Unmarshal(e.Payload, &p)
+		if e.Payload != nil {
+			_ = json.Unmarshal(*e.Payload, &p)
+		}
 		switch e.Type {
 		case "approval_requested", "question_requested":
 			if _, seen := open[p.RequestID]; !seen {
@@ -751,8 +784,7 @@ func (s *session) prompt(ctx context.Context, blocks []json.RawMessage) (any, er
 	if question != "" && len(attachments) == 0 {
 		// A pending question: this prompt is its answer. It answers when
 		// the running turn ends.
-		err := s.a.k.Do(ctx, `mutation($s: ID!, $r: ID!, $a: String!) { answerQuestion(sessionId: $s, requestId: $r, answer: $a) }`,
-			map[string]any{"s": s.id, "r": question, "a": text}, nil)
+		_, err := client.AnswerQuestion(ctx, s.a.k, s.id, question, text)
 		var ce codedError
 		if err == nil {
 			s.mu.Lock()
@@ -764,26 +796,20 @@ func (s *session) prompt(ctx context.Context, blocks []json.RawMessage) (any, er
 			return nil, kernelError(err)
 		}
 	}
-	in := map[string]any{"text": text}
+	in := client.UserInput{Text: &text}
 	if len(attachments) > 0 {
-		in["attachmentIds"] = attachments
+		in.AttachmentIds = attachments
 	}
 	s.mu.Lock()
 	after := s.turnsSeen
 	s.mu.Unlock()
-	var r struct {
-		SendMessage struct {
-			TurnStarted bool
-			QueueItem   *struct{ ID string }
-		}
-	}
-	if err := s.a.k.Do(ctx, `mutation($s: ID!, $in: UserInput!) { sendMessage(sessionId: $s, input: $in) { turnStarted queueItem { id } } }`,
-		map[string]any{"s": s.id, "in": in}, &r); err != nil {
+	r, err := client.ACPSendMessage(ctx, s.a.k, s.id, in)
+	if err != nil {
 		return nil, kernelError(err)
 	}
 	p := &pendingPrompt{started: r.SendMessage.TurnStarted, after: after, result: make(chan turnResult, 1)}
 	if q := r.SendMessage.QueueItem; q != nil {
-		p.queueItemID = q.ID
+		p.queueItemID = q.Id
 	}
 	s.a.log.Debug("acp: prompt sent", "session_id", s.id, "started", p.started, "queue_item", p.queueItemID)
 	s.register(p)
@@ -954,8 +980,7 @@ func (s *session) cancelTurn(ctx context.Context) error {
 	}
 	s.mu.Unlock()
 	for _, p := range queued {
-		err := s.a.k.Do(ctx, `mutation($s: ID!, $i: ID!) { deleteQueuedMessage(sessionId: $s, itemId: $i) { id } }`,
-			map[string]any{"s": s.id, "i": p.queueItemID}, nil)
+		_, err := client.DeleteQueuedMessage(ctx, s.a.k, s.id, p.queueItemID)
 		s.mu.Lock()
 		if err == nil && p.turnID == "" {
 			s.removePrompt(p)
@@ -966,7 +991,7 @@ func (s *session) cancelTurn(ctx context.Context) error {
 	if !running {
 		return nil
 	}
-	if err := s.a.k.Do(ctx, `mutation($s: ID!) { stopTurn(sessionId: $s) { id } }`, map[string]any{"s": s.id}, nil); err != nil {
+	if _, err := client.StopTurn(ctx, s.a.k, s.id); err != nil {
 		var ce codedError
 		if errors.As(err, &ce) && ce.GraphQLCode() == "CONFLICT" {
 			return nil // nothing was running

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -11,7 +10,6 @@ import (
 	"syscall"
 
 	"github.com/foya-dev/foya/acp"
-	"github.com/foya-dev/foya/client"
 
 	"github.com/foya-dev/foya/internal/cmdutil"
 )
@@ -52,47 +50,5 @@ func acpCmd(cfg Config, args []string, stdin io.Reader, stdout, stderr io.Writer
 		return err
 	}
 	defer link.Close()
-	return acp.Serve(ctx, acpKernel{link.Client}, stdin, stdout, acp.Options{Version: cfg.Version, Log: log})
-}
-
-// acpKernel adapts the typed client to acp.Kernel. The acp package builds
-// its GraphQL documents itself, so this adapter passes them through the
-// client's untyped Do and Subscribe.
-type acpKernel struct{ c *client.Client }
-
-func (k acpKernel) Do(ctx context.Context, query string, vars map[string]any, out any) error {
-	return k.c.Do(ctx, query, vars, out)
-}
-
-func (k acpKernel) Subscribe(ctx context.Context, query string, vars map[string]any) (acp.Stream, error) {
-	s, err := client.Subscribe[json.RawMessage](ctx, k.c, query, vars)
-	if err != nil {
-		return nil, err
-	}
-	raw := make(chan json.RawMessage, cap(s.Events))
-	go func() {
-		defer close(raw)
-		for ev := range s.Events {
-			select {
-			case raw <- ev.Raw:
-			case <-ctx.Done():
-				return
-			}
-		}
-	}()
-	return acpStream{s, raw}, nil
-}
-
-type acpStream struct {
-	s      *client.Stream[json.RawMessage]
-	events chan json.RawMessage
-}
-
-func (s acpStream) Events() <-chan json.RawMessage { return s.events }
-func (s acpStream) Err() error                     { return s.s.Err() }
-func (s acpStream) Close()                         { s.s.Close() }
-
-// Upload sends a GraphQL multipart request (uploadAttachment).
-func (k acpKernel) Upload(ctx context.Context, name, mediaType string, data []byte) (string, error) {
-	return k.c.Upload(ctx, name, mediaType, data)
+	return acp.Serve(ctx, link.Client, stdin, stdout, acp.Options{Version: cfg.Version, Log: log})
 }

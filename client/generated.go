@@ -11,6 +11,1325 @@ import (
 	"github.com/Khan/genqlient/graphql"
 )
 
+// ACPAttachSessionMcpServerAttachSessionMcpServer includes the requested fields of the GraphQL type McpServer.
+// The GraphQL type's documentation follows.
+//
+// A configured MCP server. env and header values are never returned; only their names.
+type ACPAttachSessionMcpServerAttachSessionMcpServer struct {
+	Id     string    `json:"id"`
+	Name   string    `json:"name"`
+	Status McpStatus `json:"status"`
+}
+
+// GetId returns ACPAttachSessionMcpServerAttachSessionMcpServer.Id, and is useful for accessing the field via an interface.
+func (v *ACPAttachSessionMcpServerAttachSessionMcpServer) GetId() string { return v.Id }
+
+// GetName returns ACPAttachSessionMcpServerAttachSessionMcpServer.Name, and is useful for accessing the field via an interface.
+func (v *ACPAttachSessionMcpServerAttachSessionMcpServer) GetName() string { return v.Name }
+
+// GetStatus returns ACPAttachSessionMcpServerAttachSessionMcpServer.Status, and is useful for accessing the field via an interface.
+func (v *ACPAttachSessionMcpServerAttachSessionMcpServer) GetStatus() McpStatus { return v.Status }
+
+// ACPAttachSessionMcpServerResponse is returned by ACPAttachSessionMcpServer on success.
+type ACPAttachSessionMcpServerResponse struct {
+	// Attaches an MCP server to one session only and starts it: its tools are
+	// offered in that session and its sub-agent sessions, nowhere else. Not
+	// stored on disk (its env and header values stay in the kernel's memory,
+	// write-only like every MCP secret); it stops when detached, when the
+	// session is deleted, or when the kernel stops. A server of the same name
+	// already attached to the session is replaced (restarted only if its
+	// configuration changed), so re-attaching after a reconnect is idempotent.
+	// The name must differ from the kernel-wide servers' (CONFLICT); enabled:
+	// false is BAD_INPUT.
+	AttachSessionMcpServer ACPAttachSessionMcpServerAttachSessionMcpServer `json:"attachSessionMcpServer"`
+}
+
+// GetAttachSessionMcpServer returns ACPAttachSessionMcpServerResponse.AttachSessionMcpServer, and is useful for accessing the field via an interface.
+func (v *ACPAttachSessionMcpServerResponse) GetAttachSessionMcpServer() ACPAttachSessionMcpServerAttachSessionMcpServer {
+	return v.AttachSessionMcpServer
+}
+
+// ACPCreateSessionCreateSession includes the requested fields of the GraphQL type Session.
+// The GraphQL type's documentation follows.
+//
+// A long-lived conversation identity: history, model choice, directory and permissions.
+type ACPCreateSessionCreateSession struct {
+	ACPSessionFields `json:"-"`
+	// MCP servers attached to this session only (attachSessionMcpServer), in attach order; their tools are offered in this session and its sub-agent sessions.
+	McpServers []ACPCreateSessionCreateSessionMcpServersMcpServer `json:"mcpServers"`
+}
+
+// GetMcpServers returns ACPCreateSessionCreateSession.McpServers, and is useful for accessing the field via an interface.
+func (v *ACPCreateSessionCreateSession) GetMcpServers() []ACPCreateSessionCreateSessionMcpServersMcpServer {
+	return v.McpServers
+}
+
+// GetId returns ACPCreateSessionCreateSession.Id, and is useful for accessing the field via an interface.
+func (v *ACPCreateSessionCreateSession) GetId() string { return v.ACPSessionFields.Id }
+
+// GetTitle returns ACPCreateSessionCreateSession.Title, and is useful for accessing the field via an interface.
+func (v *ACPCreateSessionCreateSession) GetTitle() *string { return v.ACPSessionFields.Title }
+
+// GetHeadSeq returns ACPCreateSessionCreateSession.HeadSeq, and is useful for accessing the field via an interface.
+func (v *ACPCreateSessionCreateSession) GetHeadSeq() int { return v.ACPSessionFields.HeadSeq }
+
+// GetPhase returns ACPCreateSessionCreateSession.Phase, and is useful for accessing the field via an interface.
+func (v *ACPCreateSessionCreateSession) GetPhase() Phase { return v.ACPSessionFields.Phase }
+
+// GetApprovalMode returns ACPCreateSessionCreateSession.ApprovalMode, and is useful for accessing the field via an interface.
+func (v *ACPCreateSessionCreateSession) GetApprovalMode() ApprovalMode {
+	return v.ACPSessionFields.ApprovalMode
+}
+
+// GetAgentMode returns ACPCreateSessionCreateSession.AgentMode, and is useful for accessing the field via an interface.
+func (v *ACPCreateSessionCreateSession) GetAgentMode() AgentMode { return v.ACPSessionFields.AgentMode }
+
+// GetUpdatedAt returns ACPCreateSessionCreateSession.UpdatedAt, and is useful for accessing the field via an interface.
+func (v *ACPCreateSessionCreateSession) GetUpdatedAt() time.Time { return v.ACPSessionFields.UpdatedAt }
+
+// GetProject returns ACPCreateSessionCreateSession.Project, and is useful for accessing the field via an interface.
+func (v *ACPCreateSessionCreateSession) GetProject() *ACPSessionFieldsProject {
+	return v.ACPSessionFields.Project
+}
+
+// GetTasks returns ACPCreateSessionCreateSession.Tasks, and is useful for accessing the field via an interface.
+func (v *ACPCreateSessionCreateSession) GetTasks() []ACPSessionFieldsTasksTask {
+	return v.ACPSessionFields.Tasks
+}
+
+func (v *ACPCreateSessionCreateSession) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*ACPCreateSessionCreateSession
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.ACPCreateSessionCreateSession = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	err = json.Unmarshal(
+		b, &v.ACPSessionFields)
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+type __premarshalACPCreateSessionCreateSession struct {
+	McpServers []ACPCreateSessionCreateSessionMcpServersMcpServer `json:"mcpServers"`
+
+	Id string `json:"id"`
+
+	Title *string `json:"title"`
+
+	HeadSeq int `json:"headSeq"`
+
+	Phase Phase `json:"phase"`
+
+	ApprovalMode ApprovalMode `json:"approvalMode"`
+
+	AgentMode AgentMode `json:"agentMode"`
+
+	UpdatedAt time.Time `json:"updatedAt"`
+
+	Project *ACPSessionFieldsProject `json:"project"`
+
+	Tasks []ACPSessionFieldsTasksTask `json:"tasks"`
+}
+
+func (v *ACPCreateSessionCreateSession) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *ACPCreateSessionCreateSession) __premarshalJSON() (*__premarshalACPCreateSessionCreateSession, error) {
+	var retval __premarshalACPCreateSessionCreateSession
+
+	retval.McpServers = v.McpServers
+	retval.Id = v.ACPSessionFields.Id
+	retval.Title = v.ACPSessionFields.Title
+	retval.HeadSeq = v.ACPSessionFields.HeadSeq
+	retval.Phase = v.ACPSessionFields.Phase
+	retval.ApprovalMode = v.ACPSessionFields.ApprovalMode
+	retval.AgentMode = v.ACPSessionFields.AgentMode
+	retval.UpdatedAt = v.ACPSessionFields.UpdatedAt
+	retval.Project = v.ACPSessionFields.Project
+	retval.Tasks = v.ACPSessionFields.Tasks
+	return &retval, nil
+}
+
+// ACPCreateSessionCreateSessionMcpServersMcpServer includes the requested fields of the GraphQL type McpServer.
+// The GraphQL type's documentation follows.
+//
+// A configured MCP server. env and header values are never returned; only their names.
+type ACPCreateSessionCreateSessionMcpServersMcpServer struct {
+	Id   string `json:"id"`
+	Name string `json:"name"`
+}
+
+// GetId returns ACPCreateSessionCreateSessionMcpServersMcpServer.Id, and is useful for accessing the field via an interface.
+func (v *ACPCreateSessionCreateSessionMcpServersMcpServer) GetId() string { return v.Id }
+
+// GetName returns ACPCreateSessionCreateSessionMcpServersMcpServer.Name, and is useful for accessing the field via an interface.
+func (v *ACPCreateSessionCreateSessionMcpServersMcpServer) GetName() string { return v.Name }
+
+// ACPCreateSessionResponse is returned by ACPCreateSession on success.
+type ACPCreateSessionResponse struct {
+	CreateSession ACPCreateSessionCreateSession `json:"createSession"`
+}
+
+// GetCreateSession returns ACPCreateSessionResponse.CreateSession, and is useful for accessing the field via an interface.
+func (v *ACPCreateSessionResponse) GetCreateSession() ACPCreateSessionCreateSession {
+	return v.CreateSession
+}
+
+// ACPDefaultLanguageModelConnectionsConnection includes the requested fields of the GraphQL type Connection.
+// The GraphQL type's documentation follows.
+//
+// A user-configured account or endpoint. The API key is never returned by any
+// field; apiKeyConfigured says whether one is set. Keys live in connections.json
+// in the kernel's private data directory, or with --database sealed (AES-GCM) in
+// PostgreSQL (docs/postgresql.md).
+type ACPDefaultLanguageModelConnectionsConnection struct {
+	Id     string                                                    `json:"id"`
+	Models []ACPDefaultLanguageModelConnectionsConnectionModelsModel `json:"models"`
+}
+
+// GetId returns ACPDefaultLanguageModelConnectionsConnection.Id, and is useful for accessing the field via an interface.
+func (v *ACPDefaultLanguageModelConnectionsConnection) GetId() string { return v.Id }
+
+// GetModels returns ACPDefaultLanguageModelConnectionsConnection.Models, and is useful for accessing the field via an interface.
+func (v *ACPDefaultLanguageModelConnectionsConnection) GetModels() []ACPDefaultLanguageModelConnectionsConnectionModelsModel {
+	return v.Models
+}
+
+// ACPDefaultLanguageModelConnectionsConnectionModelsModel includes the requested fields of the GraphQL type Model.
+// The GraphQL type's documentation follows.
+//
+// One model offered by a connection.
+type ACPDefaultLanguageModelConnectionsConnectionModelsModel struct {
+	Id           string                                                              `json:"id"`
+	Capabilities ACPDefaultLanguageModelConnectionsConnectionModelsModelCapabilities `json:"capabilities"`
+}
+
+// GetId returns ACPDefaultLanguageModelConnectionsConnectionModelsModel.Id, and is useful for accessing the field via an interface.
+func (v *ACPDefaultLanguageModelConnectionsConnectionModelsModel) GetId() string { return v.Id }
+
+// GetCapabilities returns ACPDefaultLanguageModelConnectionsConnectionModelsModel.Capabilities, and is useful for accessing the field via an interface.
+func (v *ACPDefaultLanguageModelConnectionsConnectionModelsModel) GetCapabilities() ACPDefaultLanguageModelConnectionsConnectionModelsModelCapabilities {
+	return v.Capabilities
+}
+
+// ACPDefaultLanguageModelConnectionsConnectionModelsModelCapabilities includes the requested fields of the GraphQL type Capabilities.
+// The GraphQL type's documentation follows.
+//
+// What a model can do. Every field may be null: null means unknown, never unsupported. Only an explicit imageInput: false rejects images before a request is sent.
+type ACPDefaultLanguageModelConnectionsConnectionModelsModelCapabilities struct {
+	ImageInput *bool `json:"imageInput"`
+}
+
+// GetImageInput returns ACPDefaultLanguageModelConnectionsConnectionModelsModelCapabilities.ImageInput, and is useful for accessing the field via an interface.
+func (v *ACPDefaultLanguageModelConnectionsConnectionModelsModelCapabilities) GetImageInput() *bool {
+	return v.ImageInput
+}
+
+// ACPDefaultLanguageModelDefaultModels includes the requested fields of the GraphQL type DefaultModels.
+// The GraphQL type's documentation follows.
+//
+// The default model per purpose; null = none.
+type ACPDefaultLanguageModelDefaultModels struct {
+	Language *ACPDefaultLanguageModelDefaultModelsLanguageModelRef `json:"language"`
+}
+
+// GetLanguage returns ACPDefaultLanguageModelDefaultModels.Language, and is useful for accessing the field via an interface.
+func (v *ACPDefaultLanguageModelDefaultModels) GetLanguage() *ACPDefaultLanguageModelDefaultModelsLanguageModelRef {
+	return v.Language
+}
+
+// ACPDefaultLanguageModelDefaultModelsLanguageModelRef includes the requested fields of the GraphQL type ModelRef.
+// The GraphQL type's documentation follows.
+//
+// A model of a connection.
+type ACPDefaultLanguageModelDefaultModelsLanguageModelRef struct {
+	ConnectionId string `json:"connectionId"`
+	Model        string `json:"model"`
+}
+
+// GetConnectionId returns ACPDefaultLanguageModelDefaultModelsLanguageModelRef.ConnectionId, and is useful for accessing the field via an interface.
+func (v *ACPDefaultLanguageModelDefaultModelsLanguageModelRef) GetConnectionId() string {
+	return v.ConnectionId
+}
+
+// GetModel returns ACPDefaultLanguageModelDefaultModelsLanguageModelRef.Model, and is useful for accessing the field via an interface.
+func (v *ACPDefaultLanguageModelDefaultModelsLanguageModelRef) GetModel() string { return v.Model }
+
+// ACPDefaultLanguageModelResponse is returned by ACPDefaultLanguageModel on success.
+type ACPDefaultLanguageModelResponse struct {
+	DefaultModels ACPDefaultLanguageModelDefaultModels `json:"defaultModels"`
+	// Connections in order.
+	Connections []ACPDefaultLanguageModelConnectionsConnection `json:"connections"`
+}
+
+// GetDefaultModels returns ACPDefaultLanguageModelResponse.DefaultModels, and is useful for accessing the field via an interface.
+func (v *ACPDefaultLanguageModelResponse) GetDefaultModels() ACPDefaultLanguageModelDefaultModels {
+	return v.DefaultModels
+}
+
+// GetConnections returns ACPDefaultLanguageModelResponse.Connections, and is useful for accessing the field via an interface.
+func (v *ACPDefaultLanguageModelResponse) GetConnections() []ACPDefaultLanguageModelConnectionsConnection {
+	return v.Connections
+}
+
+// ACPEventsEventsSessionEvent includes the requested fields of the GraphQL type SessionEvent.
+// The GraphQL type's documentation follows.
+//
+// One event of a session: persisted (with seq) or live-only (seq null).
+type ACPEventsEventsSessionEvent struct {
+	// The event type, e.g. message_end (snake_case, as in the seeds).
+	Type string `json:"type"`
+	// The full event payload.
+	Payload *json.RawMessage `json:"payload"`
+}
+
+// GetType returns ACPEventsEventsSessionEvent.Type, and is useful for accessing the field via an interface.
+func (v *ACPEventsEventsSessionEvent) GetType() string { return v.Type }
+
+// GetPayload returns ACPEventsEventsSessionEvent.Payload, and is useful for accessing the field via an interface.
+func (v *ACPEventsEventsSessionEvent) GetPayload() *json.RawMessage { return v.Payload }
+
+// ACPEventsResponse is returned by ACPEvents on success.
+type ACPEventsResponse struct {
+	// The persisted event log in seq order; limit is 1..5000.
+	Events []ACPEventsEventsSessionEvent `json:"events"`
+}
+
+// GetEvents returns ACPEventsResponse.Events, and is useful for accessing the field via an interface.
+func (v *ACPEventsResponse) GetEvents() []ACPEventsEventsSessionEvent { return v.Events }
+
+// ACPMessageFields includes the GraphQL fields of Message requested by the fragment ACPMessageFields.
+// The GraphQL type's documentation follows.
+//
+// A complete history message.
+type ACPMessageFields struct {
+	// The message's event_seq: stable id and rewind boundary.
+	Seq  int    `json:"seq"`
+	Role Role   `json:"role"`
+	Text string `json:"text"`
+	// Display-only reasoning of an assistant message.
+	Reasoning *string                             `json:"reasoning"`
+	ToolCalls []ACPMessageFieldsToolCallsToolCall `json:"toolCalls"`
+	// For a tool message: the call it answers.
+	ToolCallId *string `json:"toolCallId"`
+	ToolName   *string `json:"toolName"`
+	// For a tool message: whether the tool failed.
+	IsError bool `json:"isError"`
+	// UI-only unified diff of a tool message; never sent to a model.
+	Diff        *string                                 `json:"diff"`
+	FileChanges []ACPMessageFieldsFileChangesFileChange `json:"fileChanges"`
+	Attachments []ACPMessageFieldsAttachmentsAttachment `json:"attachments"`
+	TurnStatus  *TurnStatus                             `json:"turnStatus"`
+	TurnReason  *string                                 `json:"turnReason"`
+}
+
+// GetSeq returns ACPMessageFields.Seq, and is useful for accessing the field via an interface.
+func (v *ACPMessageFields) GetSeq() int { return v.Seq }
+
+// GetRole returns ACPMessageFields.Role, and is useful for accessing the field via an interface.
+func (v *ACPMessageFields) GetRole() Role { return v.Role }
+
+// GetText returns ACPMessageFields.Text, and is useful for accessing the field via an interface.
+func (v *ACPMessageFields) GetText() string { return v.Text }
+
+// GetReasoning returns ACPMessageFields.Reasoning, and is useful for accessing the field via an interface.
+func (v *ACPMessageFields) GetReasoning() *string { return v.Reasoning }
+
+// GetToolCalls returns ACPMessageFields.ToolCalls, and is useful for accessing the field via an interface.
+func (v *ACPMessageFields) GetToolCalls() []ACPMessageFieldsToolCallsToolCall { return v.ToolCalls }
+
+// GetToolCallId returns ACPMessageFields.ToolCallId, and is useful for accessing the field via an interface.
+func (v *ACPMessageFields) GetToolCallId() *string { return v.ToolCallId }
+
+// GetToolName returns ACPMessageFields.ToolName, and is useful for accessing the field via an interface.
+func (v *ACPMessageFields) GetToolName() *string { return v.ToolName }
+
+// GetIsError returns ACPMessageFields.IsError, and is useful for accessing the field via an interface.
+func (v *ACPMessageFields) GetIsError() bool { return v.IsError }
+
+// GetDiff returns ACPMessageFields.Diff, and is useful for accessing the field via an interface.
+func (v *ACPMessageFields) GetDiff() *string { return v.Diff }
+
+// GetFileChanges returns ACPMessageFields.FileChanges, and is useful for accessing the field via an interface.
+func (v *ACPMessageFields) GetFileChanges() []ACPMessageFieldsFileChangesFileChange {
+	return v.FileChanges
+}
+
+// GetAttachments returns ACPMessageFields.Attachments, and is useful for accessing the field via an interface.
+func (v *ACPMessageFields) GetAttachments() []ACPMessageFieldsAttachmentsAttachment {
+	return v.Attachments
+}
+
+// GetTurnStatus returns ACPMessageFields.TurnStatus, and is useful for accessing the field via an interface.
+func (v *ACPMessageFields) GetTurnStatus() *TurnStatus { return v.TurnStatus }
+
+// GetTurnReason returns ACPMessageFields.TurnReason, and is useful for accessing the field via an interface.
+func (v *ACPMessageFields) GetTurnReason() *string { return v.TurnReason }
+
+// ACPMessageFieldsAttachmentsAttachment includes the requested fields of the GraphQL type Attachment.
+// The GraphQL type's documentation follows.
+//
+// Stored bytes referenced by a message; the bytes live in the artifact store.
+type ACPMessageFieldsAttachmentsAttachment struct {
+	Name      string `json:"name"`
+	MediaType string `json:"mediaType"`
+}
+
+// GetName returns ACPMessageFieldsAttachmentsAttachment.Name, and is useful for accessing the field via an interface.
+func (v *ACPMessageFieldsAttachmentsAttachment) GetName() string { return v.Name }
+
+// GetMediaType returns ACPMessageFieldsAttachmentsAttachment.MediaType, and is useful for accessing the field via an interface.
+func (v *ACPMessageFieldsAttachmentsAttachment) GetMediaType() string { return v.MediaType }
+
+// ACPMessageFieldsFileChangesFileChange includes the requested fields of the GraphQL type FileChange.
+// The GraphQL type's documentation follows.
+//
+// A file a tool created, modified or deleted, with content hashes of the stored before/after bytes.
+type ACPMessageFieldsFileChangesFileChange struct {
+	Path   string     `json:"path"`
+	Action FileAction `json:"action"`
+}
+
+// GetPath returns ACPMessageFieldsFileChangesFileChange.Path, and is useful for accessing the field via an interface.
+func (v *ACPMessageFieldsFileChangesFileChange) GetPath() string { return v.Path }
+
+// GetAction returns ACPMessageFieldsFileChangesFileChange.Action, and is useful for accessing the field via an interface.
+func (v *ACPMessageFieldsFileChangesFileChange) GetAction() FileAction { return v.Action }
+
+// ACPMessageFieldsToolCallsToolCall includes the requested fields of the GraphQL type ToolCall.
+// The GraphQL type's documentation follows.
+//
+// A tool call the model asked for.
+type ACPMessageFieldsToolCallsToolCall struct {
+	Id   string `json:"id"`
+	Name string `json:"name"`
+	// The complete JSON input.
+	Input json.RawMessage `json:"input"`
+}
+
+// GetId returns ACPMessageFieldsToolCallsToolCall.Id, and is useful for accessing the field via an interface.
+func (v *ACPMessageFieldsToolCallsToolCall) GetId() string { return v.Id }
+
+// GetName returns ACPMessageFieldsToolCallsToolCall.Name, and is useful for accessing the field via an interface.
+func (v *ACPMessageFieldsToolCallsToolCall) GetName() string { return v.Name }
+
+// GetInput returns ACPMessageFieldsToolCallsToolCall.Input, and is useful for accessing the field via an interface.
+func (v *ACPMessageFieldsToolCallsToolCall) GetInput() json.RawMessage { return v.Input }
+
+// ACPSendMessageResponse is returned by ACPSendMessage on success.
+type ACPSendMessageResponse struct {
+	// Starts a turn when the session is idle, else queues the input. UNAVAILABLE when the session has no usable model.
+	SendMessage ACPSendMessageSendMessageSendResult `json:"sendMessage"`
+}
+
+// GetSendMessage returns ACPSendMessageResponse.SendMessage, and is useful for accessing the field via an interface.
+func (v *ACPSendMessageResponse) GetSendMessage() ACPSendMessageSendMessageSendResult {
+	return v.SendMessage
+}
+
+// ACPSendMessageSendMessageSendResult includes the requested fields of the GraphQL type SendResult.
+// The GraphQL type's documentation follows.
+//
+// What sendMessage did: started a turn, or queued the input.
+type ACPSendMessageSendMessageSendResult struct {
+	TurnStarted bool `json:"turnStarted"`
+	// The queued item when the session was busy.
+	QueueItem *ACPSendMessageSendMessageSendResultQueueItem `json:"queueItem"`
+}
+
+// GetTurnStarted returns ACPSendMessageSendMessageSendResult.TurnStarted, and is useful for accessing the field via an interface.
+func (v *ACPSendMessageSendMessageSendResult) GetTurnStarted() bool { return v.TurnStarted }
+
+// GetQueueItem returns ACPSendMessageSendMessageSendResult.QueueItem, and is useful for accessing the field via an interface.
+func (v *ACPSendMessageSendMessageSendResult) GetQueueItem() *ACPSendMessageSendMessageSendResultQueueItem {
+	return v.QueueItem
+}
+
+// ACPSendMessageSendMessageSendResultQueueItem includes the requested fields of the GraphQL type QueueItem.
+// The GraphQL type's documentation follows.
+//
+// User input waiting for the running turn to end (in memory only: not kept
+// across a restart). A session queues at most 100 items and 4 MiB of input
+// (text and browser elements).
+type ACPSendMessageSendMessageSendResultQueueItem struct {
+	Id string `json:"id"`
+}
+
+// GetId returns ACPSendMessageSendMessageSendResultQueueItem.Id, and is useful for accessing the field via an interface.
+func (v *ACPSendMessageSendMessageSendResultQueueItem) GetId() string { return v.Id }
+
+// ACPSessionEventsResponse is returned by ACPSessionEvents on success.
+type ACPSessionEventsResponse struct {
+	// Every persisted event with seq > afterSeq (when given), then live events, with
+	// no gap and no duplicate. A subscriber that falls too far behind receives
+	// resync_required and should resubscribe with afterSeq = payload.lastSeq.
+	// Over SSE every persisted event carries `id: <seq>`, and a request with a
+	// Last-Event-ID header (a non-negative integer) resumes after that seq as
+	// afterSeq would, in place of the afterSeq argument (docs/sse.md).
+	SessionEvents ACPSessionEventsSessionEventsSessionEvent `json:"sessionEvents"`
+}
+
+// GetSessionEvents returns ACPSessionEventsResponse.SessionEvents, and is useful for accessing the field via an interface.
+func (v *ACPSessionEventsResponse) GetSessionEvents() ACPSessionEventsSessionEventsSessionEvent {
+	return v.SessionEvents
+}
+
+// ACPSessionEventsSessionEventsSessionEvent includes the requested fields of the GraphQL type SessionEvent.
+// The GraphQL type's documentation follows.
+//
+// One event of a session: persisted (with seq) or live-only (seq null).
+type ACPSessionEventsSessionEventsSessionEvent struct {
+	// Null for live-only events (deltas, queue snapshots, retry_scheduled, resync_required, session_deleted). retry_scheduled announces a wait before a model request is sent again after a transient failure; its payload has turnId, attempt, maxAttempts, delayMs, category, reason and retryAfterMs.
+	Seq *int `json:"seq"`
+	// The event type, e.g. message_end (snake_case, as in the seeds).
+	Type      string `json:"type"`
+	SessionId string `json:"sessionId"`
+	// Text of message_delta, reasoning_delta and tool_call_delta. Deltas are live
+	// only (never stored) and coalesce: while a subscriber is behind (its previous
+	// event is still being sent), consecutive deltas of the same type (and, for
+	// tool_call_delta, the same toolCallIndex) are merged into one event whose
+	// text is their concatenation, in order, so the concatenated text is always
+	// identical to what the model produced. A subscriber that keeps up gets each
+	// delta as it comes. Persisted events (those with a seq) are never merged or
+	// dropped, and a delta is never merged across one. The final text is in the
+	// message of message_end.
+	Delta *string `json:"delta"`
+	// The full event payload.
+	Payload *json.RawMessage `json:"payload"`
+	// The message of message_end and message_imported.
+	Message *ACPSessionEventsSessionEventsSessionEventMessage `json:"message"`
+	// The request of approval_requested and approval_resolved.
+	Approval *ACPSessionEventsSessionEventsSessionEventApproval `json:"approval"`
+}
+
+// GetSeq returns ACPSessionEventsSessionEventsSessionEvent.Seq, and is useful for accessing the field via an interface.
+func (v *ACPSessionEventsSessionEventsSessionEvent) GetSeq() *int { return v.Seq }
+
+// GetType returns ACPSessionEventsSessionEventsSessionEvent.Type, and is useful for accessing the field via an interface.
+func (v *ACPSessionEventsSessionEventsSessionEvent) GetType() string { return v.Type }
+
+// GetSessionId returns ACPSessionEventsSessionEventsSessionEvent.SessionId, and is useful for accessing the field via an interface.
+func (v *ACPSessionEventsSessionEventsSessionEvent) GetSessionId() string { return v.SessionId }
+
+// GetDelta returns ACPSessionEventsSessionEventsSessionEvent.Delta, and is useful for accessing the field via an interface.
+func (v *ACPSessionEventsSessionEventsSessionEvent) GetDelta() *string { return v.Delta }
+
+// GetPayload returns ACPSessionEventsSessionEventsSessionEvent.Payload, and is useful for accessing the field via an interface.
+func (v *ACPSessionEventsSessionEventsSessionEvent) GetPayload() *json.RawMessage { return v.Payload }
+
+// GetMessage returns ACPSessionEventsSessionEventsSessionEvent.Message, and is useful for accessing the field via an interface.
+func (v *ACPSessionEventsSessionEventsSessionEvent) GetMessage() *ACPSessionEventsSessionEventsSessionEventMessage {
+	return v.Message
+}
+
+// GetApproval returns ACPSessionEventsSessionEventsSessionEvent.Approval, and is useful for accessing the field via an interface.
+func (v *ACPSessionEventsSessionEventsSessionEvent) GetApproval() *ACPSessionEventsSessionEventsSessionEventApproval {
+	return v.Approval
+}
+
+// ACPSessionEventsSessionEventsSessionEventApproval includes the requested fields of the GraphQL type Approval.
+// The GraphQL type's documentation follows.
+//
+// A tool call waiting for (or given) a person's decision.
+type ACPSessionEventsSessionEventsSessionEventApproval struct {
+	RequestId  string `json:"requestId"`
+	ToolCallId string `json:"toolCallId"`
+	Tool       string `json:"tool"`
+	// read, write or command.
+	Action string `json:"action"`
+	// Human-readable: the command text, or the path and a preview of the change.
+	Summary string           `json:"summary"`
+	Input   *json.RawMessage `json:"input"`
+}
+
+// GetRequestId returns ACPSessionEventsSessionEventsSessionEventApproval.RequestId, and is useful for accessing the field via an interface.
+func (v *ACPSessionEventsSessionEventsSessionEventApproval) GetRequestId() string { return v.RequestId }
+
+// GetToolCallId returns ACPSessionEventsSessionEventsSessionEventApproval.ToolCallId, and is useful for accessing the field via an interface.
+func (v *ACPSessionEventsSessionEventsSessionEventApproval) GetToolCallId() string {
+	return v.ToolCallId
+}
+
+// GetTool returns ACPSessionEventsSessionEventsSessionEventApproval.Tool, and is useful for accessing the field via an interface.
+func (v *ACPSessionEventsSessionEventsSessionEventApproval) GetTool() string { return v.Tool }
+
+// GetAction returns ACPSessionEventsSessionEventsSessionEventApproval.Action, and is useful for accessing the field via an interface.
+func (v *ACPSessionEventsSessionEventsSessionEventApproval) GetAction() string { return v.Action }
+
+// GetSummary returns ACPSessionEventsSessionEventsSessionEventApproval.Summary, and is useful for accessing the field via an interface.
+func (v *ACPSessionEventsSessionEventsSessionEventApproval) GetSummary() string { return v.Summary }
+
+// GetInput returns ACPSessionEventsSessionEventsSessionEventApproval.Input, and is useful for accessing the field via an interface.
+func (v *ACPSessionEventsSessionEventsSessionEventApproval) GetInput() *json.RawMessage {
+	return v.Input
+}
+
+// ACPSessionEventsSessionEventsSessionEventMessage includes the requested fields of the GraphQL type Message.
+// The GraphQL type's documentation follows.
+//
+// A complete history message.
+type ACPSessionEventsSessionEventsSessionEventMessage struct {
+	ACPMessageFields `json:"-"`
+}
+
+// GetSeq returns ACPSessionEventsSessionEventsSessionEventMessage.Seq, and is useful for accessing the field via an interface.
+func (v *ACPSessionEventsSessionEventsSessionEventMessage) GetSeq() int {
+	return v.ACPMessageFields.Seq
+}
+
+// GetRole returns ACPSessionEventsSessionEventsSessionEventMessage.Role, and is useful for accessing the field via an interface.
+func (v *ACPSessionEventsSessionEventsSessionEventMessage) GetRole() Role {
+	return v.ACPMessageFields.Role
+}
+
+// GetText returns ACPSessionEventsSessionEventsSessionEventMessage.Text, and is useful for accessing the field via an interface.
+func (v *ACPSessionEventsSessionEventsSessionEventMessage) GetText() string {
+	return v.ACPMessageFields.Text
+}
+
+// GetReasoning returns ACPSessionEventsSessionEventsSessionEventMessage.Reasoning, and is useful for accessing the field via an interface.
+func (v *ACPSessionEventsSessionEventsSessionEventMessage) GetReasoning() *string {
+	return v.ACPMessageFields.Reasoning
+}
+
+// GetToolCalls returns ACPSessionEventsSessionEventsSessionEventMessage.ToolCalls, and is useful for accessing the field via an interface.
+func (v *ACPSessionEventsSessionEventsSessionEventMessage) GetToolCalls() []ACPMessageFieldsToolCallsToolCall {
+	return v.ACPMessageFields.ToolCalls
+}
+
+// GetToolCallId returns ACPSessionEventsSessionEventsSessionEventMessage.ToolCallId, and is useful for accessing the field via an interface.
+func (v *ACPSessionEventsSessionEventsSessionEventMessage) GetToolCallId() *string {
+	return v.ACPMessageFields.ToolCallId
+}
+
+// GetToolName returns ACPSessionEventsSessionEventsSessionEventMessage.ToolName, and is useful for accessing the field via an interface.
+func (v *ACPSessionEventsSessionEventsSessionEventMessage) GetToolName() *string {
+	return v.ACPMessageFields.ToolName
+}
+
+// GetIsError returns ACPSessionEventsSessionEventsSessionEventMessage.IsError, and is useful for accessing the field via an interface.
+func (v *ACPSessionEventsSessionEventsSessionEventMessage) GetIsError() bool {
+	return v.ACPMessageFields.IsError
+}
+
+// GetDiff returns ACPSessionEventsSessionEventsSessionEventMessage.Diff, and is useful for accessing the field via an interface.
+func (v *ACPSessionEventsSessionEventsSessionEventMessage) GetDiff() *string {
+	return v.ACPMessageFields.Diff
+}
+
+// GetFileChanges returns ACPSessionEventsSessionEventsSessionEventMessage.FileChanges, and is useful for accessing the field via an interface.
+func (v *ACPSessionEventsSessionEventsSessionEventMessage) GetFileChanges() []ACPMessageFieldsFileChangesFileChange {
+	return v.ACPMessageFields.FileChanges
+}
+
+// GetAttachments returns ACPSessionEventsSessionEventsSessionEventMessage.Attachments, and is useful for accessing the field via an interface.
+func (v *ACPSessionEventsSessionEventsSessionEventMessage) GetAttachments() []ACPMessageFieldsAttachmentsAttachment {
+	return v.ACPMessageFields.Attachments
+}
+
+// GetTurnStatus returns ACPSessionEventsSessionEventsSessionEventMessage.TurnStatus, and is useful for accessing the field via an interface.
+func (v *ACPSessionEventsSessionEventsSessionEventMessage) GetTurnStatus() *TurnStatus {
+	return v.ACPMessageFields.TurnStatus
+}
+
+// GetTurnReason returns ACPSessionEventsSessionEventsSessionEventMessage.TurnReason, and is useful for accessing the field via an interface.
+func (v *ACPSessionEventsSessionEventsSessionEventMessage) GetTurnReason() *string {
+	return v.ACPMessageFields.TurnReason
+}
+
+func (v *ACPSessionEventsSessionEventsSessionEventMessage) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*ACPSessionEventsSessionEventsSessionEventMessage
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.ACPSessionEventsSessionEventsSessionEventMessage = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	err = json.Unmarshal(
+		b, &v.ACPMessageFields)
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+type __premarshalACPSessionEventsSessionEventsSessionEventMessage struct {
+	Seq int `json:"seq"`
+
+	Role Role `json:"role"`
+
+	Text string `json:"text"`
+
+	Reasoning *string `json:"reasoning"`
+
+	ToolCalls []ACPMessageFieldsToolCallsToolCall `json:"toolCalls"`
+
+	ToolCallId *string `json:"toolCallId"`
+
+	ToolName *string `json:"toolName"`
+
+	IsError bool `json:"isError"`
+
+	Diff *string `json:"diff"`
+
+	FileChanges []ACPMessageFieldsFileChangesFileChange `json:"fileChanges"`
+
+	Attachments []ACPMessageFieldsAttachmentsAttachment `json:"attachments"`
+
+	TurnStatus *TurnStatus `json:"turnStatus"`
+
+	TurnReason *string `json:"turnReason"`
+}
+
+func (v *ACPSessionEventsSessionEventsSessionEventMessage) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *ACPSessionEventsSessionEventsSessionEventMessage) __premarshalJSON() (*__premarshalACPSessionEventsSessionEventsSessionEventMessage, error) {
+	var retval __premarshalACPSessionEventsSessionEventsSessionEventMessage
+
+	retval.Seq = v.ACPMessageFields.Seq
+	retval.Role = v.ACPMessageFields.Role
+	retval.Text = v.ACPMessageFields.Text
+	retval.Reasoning = v.ACPMessageFields.Reasoning
+	retval.ToolCalls = v.ACPMessageFields.ToolCalls
+	retval.ToolCallId = v.ACPMessageFields.ToolCallId
+	retval.ToolName = v.ACPMessageFields.ToolName
+	retval.IsError = v.ACPMessageFields.IsError
+	retval.Diff = v.ACPMessageFields.Diff
+	retval.FileChanges = v.ACPMessageFields.FileChanges
+	retval.Attachments = v.ACPMessageFields.Attachments
+	retval.TurnStatus = v.ACPMessageFields.TurnStatus
+	retval.TurnReason = v.ACPMessageFields.TurnReason
+	return &retval, nil
+}
+
+// ACPSessionFields includes the GraphQL fields of Session requested by the fragment ACPSessionFields.
+// The GraphQL type's documentation follows.
+//
+// A long-lived conversation identity: history, model choice, directory and permissions.
+type ACPSessionFields struct {
+	Id string `json:"id"`
+	// Display name; never sent to a model.
+	Title *string `json:"title"`
+	// Seq of the last persisted event.
+	HeadSeq      int          `json:"headSeq"`
+	Phase        Phase        `json:"phase"`
+	ApprovalMode ApprovalMode `json:"approvalMode"`
+	AgentMode    AgentMode    `json:"agentMode"`
+	// Time of the last event.
+	UpdatedAt time.Time `json:"updatedAt"`
+	// The bound project; once set it can never change (SES-3).
+	Project *ACPSessionFieldsProject    `json:"project"`
+	Tasks   []ACPSessionFieldsTasksTask `json:"tasks"`
+}
+
+// GetId returns ACPSessionFields.Id, and is useful for accessing the field via an interface.
+func (v *ACPSessionFields) GetId() string { return v.Id }
+
+// GetTitle returns ACPSessionFields.Title, and is useful for accessing the field via an interface.
+func (v *ACPSessionFields) GetTitle() *string { return v.Title }
+
+// GetHeadSeq returns ACPSessionFields.HeadSeq, and is useful for accessing the field via an interface.
+func (v *ACPSessionFields) GetHeadSeq() int { return v.HeadSeq }
+
+// GetPhase returns ACPSessionFields.Phase, and is useful for accessing the field via an interface.
+func (v *ACPSessionFields) GetPhase() Phase { return v.Phase }
+
+// GetApprovalMode returns ACPSessionFields.ApprovalMode, and is useful for accessing the field via an interface.
+func (v *ACPSessionFields) GetApprovalMode() ApprovalMode { return v.ApprovalMode }
+
+// GetAgentMode returns ACPSessionFields.AgentMode, and is useful for accessing the field via an interface.
+func (v *ACPSessionFields) GetAgentMode() AgentMode { return v.AgentMode }
+
+// GetUpdatedAt returns ACPSessionFields.UpdatedAt, and is useful for accessing the field via an interface.
+func (v *ACPSessionFields) GetUpdatedAt() time.Time { return v.UpdatedAt }
+
+// GetProject returns ACPSessionFields.Project, and is useful for accessing the field via an interface.
+func (v *ACPSessionFields) GetProject() *ACPSessionFieldsProject { return v.Project }
+
+// GetTasks returns ACPSessionFields.Tasks, and is useful for accessing the field via an interface.
+func (v *ACPSessionFields) GetTasks() []ACPSessionFieldsTasksTask { return v.Tasks }
+
+// ACPSessionFieldsProject includes the requested fields of the GraphQL type Project.
+// The GraphQL type's documentation follows.
+//
+// A directory reference. Deleting a project deletes the sessions bound to it, never the directory.
+type ACPSessionFieldsProject struct {
+	Id string `json:"id"`
+	// Absolute path of the directory.
+	Path string `json:"path"`
+}
+
+// GetId returns ACPSessionFieldsProject.Id, and is useful for accessing the field via an interface.
+func (v *ACPSessionFieldsProject) GetId() string { return v.Id }
+
+// GetPath returns ACPSessionFieldsProject.Path, and is useful for accessing the field via an interface.
+func (v *ACPSessionFieldsProject) GetPath() string { return v.Path }
+
+// ACPSessionFieldsTasksTask includes the requested fields of the GraphQL type Task.
+// The GraphQL type's documentation follows.
+//
+// An item of a session's task list, kept by the model.
+type ACPSessionFieldsTasksTask struct {
+	Id     string     `json:"id"`
+	Text   string     `json:"text"`
+	Status TaskStatus `json:"status"`
+}
+
+// GetId returns ACPSessionFieldsTasksTask.Id, and is useful for accessing the field via an interface.
+func (v *ACPSessionFieldsTasksTask) GetId() string { return v.Id }
+
+// GetText returns ACPSessionFieldsTasksTask.Text, and is useful for accessing the field via an interface.
+func (v *ACPSessionFieldsTasksTask) GetText() string { return v.Text }
+
+// GetStatus returns ACPSessionFieldsTasksTask.Status, and is useful for accessing the field via an interface.
+func (v *ACPSessionFieldsTasksTask) GetStatus() TaskStatus { return v.Status }
+
+// ACPSessionMcpServersResponse is returned by ACPSessionMcpServers on success.
+type ACPSessionMcpServersResponse struct {
+	Session *ACPSessionMcpServersSession `json:"session"`
+}
+
+// GetSession returns ACPSessionMcpServersResponse.Session, and is useful for accessing the field via an interface.
+func (v *ACPSessionMcpServersResponse) GetSession() *ACPSessionMcpServersSession { return v.Session }
+
+// ACPSessionMcpServersSession includes the requested fields of the GraphQL type Session.
+// The GraphQL type's documentation follows.
+//
+// A long-lived conversation identity: history, model choice, directory and permissions.
+type ACPSessionMcpServersSession struct {
+	// MCP servers attached to this session only (attachSessionMcpServer), in attach order; their tools are offered in this session and its sub-agent sessions.
+	McpServers []ACPSessionMcpServersSessionMcpServersMcpServer `json:"mcpServers"`
+}
+
+// GetMcpServers returns ACPSessionMcpServersSession.McpServers, and is useful for accessing the field via an interface.
+func (v *ACPSessionMcpServersSession) GetMcpServers() []ACPSessionMcpServersSessionMcpServersMcpServer {
+	return v.McpServers
+}
+
+// ACPSessionMcpServersSessionMcpServersMcpServer includes the requested fields of the GraphQL type McpServer.
+// The GraphQL type's documentation follows.
+//
+// A configured MCP server. env and header values are never returned; only their names.
+type ACPSessionMcpServersSessionMcpServersMcpServer struct {
+	Id     string    `json:"id"`
+	Name   string    `json:"name"`
+	Status McpStatus `json:"status"`
+	// Why the server FAILED, or why its last attempt failed while STARTING again.
+	Error *string `json:"error"`
+}
+
+// GetId returns ACPSessionMcpServersSessionMcpServersMcpServer.Id, and is useful for accessing the field via an interface.
+func (v *ACPSessionMcpServersSessionMcpServersMcpServer) GetId() string { return v.Id }
+
+// GetName returns ACPSessionMcpServersSessionMcpServersMcpServer.Name, and is useful for accessing the field via an interface.
+func (v *ACPSessionMcpServersSessionMcpServersMcpServer) GetName() string { return v.Name }
+
+// GetStatus returns ACPSessionMcpServersSessionMcpServersMcpServer.Status, and is useful for accessing the field via an interface.
+func (v *ACPSessionMcpServersSessionMcpServersMcpServer) GetStatus() McpStatus { return v.Status }
+
+// GetError returns ACPSessionMcpServersSessionMcpServersMcpServer.Error, and is useful for accessing the field via an interface.
+func (v *ACPSessionMcpServersSessionMcpServersMcpServer) GetError() *string { return v.Error }
+
+// ACPSessionResponse is returned by ACPSession on success.
+type ACPSessionResponse struct {
+	Session *ACPSessionSession `json:"session"`
+}
+
+// GetSession returns ACPSessionResponse.Session, and is useful for accessing the field via an interface.
+func (v *ACPSessionResponse) GetSession() *ACPSessionSession { return v.Session }
+
+// ACPSessionSession includes the requested fields of the GraphQL type Session.
+// The GraphQL type's documentation follows.
+//
+// A long-lived conversation identity: history, model choice, directory and permissions.
+type ACPSessionSession struct {
+	ACPSessionFields `json:"-"`
+}
+
+// GetId returns ACPSessionSession.Id, and is useful for accessing the field via an interface.
+func (v *ACPSessionSession) GetId() string { return v.ACPSessionFields.Id }
+
+// GetTitle returns ACPSessionSession.Title, and is useful for accessing the field via an interface.
+func (v *ACPSessionSession) GetTitle() *string { return v.ACPSessionFields.Title }
+
+// GetHeadSeq returns ACPSessionSession.HeadSeq, and is useful for accessing the field via an interface.
+func (v *ACPSessionSession) GetHeadSeq() int { return v.ACPSessionFields.HeadSeq }
+
+// GetPhase returns ACPSessionSession.Phase, and is useful for accessing the field via an interface.
+func (v *ACPSessionSession) GetPhase() Phase { return v.ACPSessionFields.Phase }
+
+// GetApprovalMode returns ACPSessionSession.ApprovalMode, and is useful for accessing the field via an interface.
+func (v *ACPSessionSession) GetApprovalMode() ApprovalMode { return v.ACPSessionFields.ApprovalMode }
+
+// GetAgentMode returns ACPSessionSession.AgentMode, and is useful for accessing the field via an interface.
+func (v *ACPSessionSession) GetAgentMode() AgentMode { return v.ACPSessionFields.AgentMode }
+
+// GetUpdatedAt returns ACPSessionSession.UpdatedAt, and is useful for accessing the field via an interface.
+func (v *ACPSessionSession) GetUpdatedAt() time.Time { return v.ACPSessionFields.UpdatedAt }
+
+// GetProject returns ACPSessionSession.Project, and is useful for accessing the field via an interface.
+func (v *ACPSessionSession) GetProject() *ACPSessionFieldsProject { return v.ACPSessionFields.Project }
+
+// GetTasks returns ACPSessionSession.Tasks, and is useful for accessing the field via an interface.
+func (v *ACPSessionSession) GetTasks() []ACPSessionFieldsTasksTask { return v.ACPSessionFields.Tasks }
+
+func (v *ACPSessionSession) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*ACPSessionSession
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.ACPSessionSession = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	err = json.Unmarshal(
+		b, &v.ACPSessionFields)
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+type __premarshalACPSessionSession struct {
+	Id string `json:"id"`
+
+	Title *string `json:"title"`
+
+	HeadSeq int `json:"headSeq"`
+
+	Phase Phase `json:"phase"`
+
+	ApprovalMode ApprovalMode `json:"approvalMode"`
+
+	AgentMode AgentMode `json:"agentMode"`
+
+	UpdatedAt time.Time `json:"updatedAt"`
+
+	Project *ACPSessionFieldsProject `json:"project"`
+
+	Tasks []ACPSessionFieldsTasksTask `json:"tasks"`
+}
+
+func (v *ACPSessionSession) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *ACPSessionSession) __premarshalJSON() (*__premarshalACPSessionSession, error) {
+	var retval __premarshalACPSessionSession
+
+	retval.Id = v.ACPSessionFields.Id
+	retval.Title = v.ACPSessionFields.Title
+	retval.HeadSeq = v.ACPSessionFields.HeadSeq
+	retval.Phase = v.ACPSessionFields.Phase
+	retval.ApprovalMode = v.ACPSessionFields.ApprovalMode
+	retval.AgentMode = v.ACPSessionFields.AgentMode
+	retval.UpdatedAt = v.ACPSessionFields.UpdatedAt
+	retval.Project = v.ACPSessionFields.Project
+	retval.Tasks = v.ACPSessionFields.Tasks
+	return &retval, nil
+}
+
+// ACPSessionWithMessagesResponse is returned by ACPSessionWithMessages on success.
+type ACPSessionWithMessagesResponse struct {
+	Session *ACPSessionWithMessagesSession `json:"session"`
+}
+
+// GetSession returns ACPSessionWithMessagesResponse.Session, and is useful for accessing the field via an interface.
+func (v *ACPSessionWithMessagesResponse) GetSession() *ACPSessionWithMessagesSession {
+	return v.Session
+}
+
+// ACPSessionWithMessagesSession includes the requested fields of the GraphQL type Session.
+// The GraphQL type's documentation follows.
+//
+// A long-lived conversation identity: history, model choice, directory and permissions.
+type ACPSessionWithMessagesSession struct {
+	ACPSessionFields `json:"-"`
+	// The history projection in seq order; inactive (rewound) messages only on request.
+	Messages []ACPSessionWithMessagesSessionMessagesMessage `json:"messages"`
+}
+
+// GetMessages returns ACPSessionWithMessagesSession.Messages, and is useful for accessing the field via an interface.
+func (v *ACPSessionWithMessagesSession) GetMessages() []ACPSessionWithMessagesSessionMessagesMessage {
+	return v.Messages
+}
+
+// GetId returns ACPSessionWithMessagesSession.Id, and is useful for accessing the field via an interface.
+func (v *ACPSessionWithMessagesSession) GetId() string { return v.ACPSessionFields.Id }
+
+// GetTitle returns ACPSessionWithMessagesSession.Title, and is useful for accessing the field via an interface.
+func (v *ACPSessionWithMessagesSession) GetTitle() *string { return v.ACPSessionFields.Title }
+
+// GetHeadSeq returns ACPSessionWithMessagesSession.HeadSeq, and is useful for accessing the field via an interface.
+func (v *ACPSessionWithMessagesSession) GetHeadSeq() int { return v.ACPSessionFields.HeadSeq }
+
+// GetPhase returns ACPSessionWithMessagesSession.Phase, and is useful for accessing the field via an interface.
+func (v *ACPSessionWithMessagesSession) GetPhase() Phase { return v.ACPSessionFields.Phase }
+
+// GetApprovalMode returns ACPSessionWithMessagesSession.ApprovalMode, and is useful for accessing the field via an interface.
+func (v *ACPSessionWithMessagesSession) GetApprovalMode() ApprovalMode {
+	return v.ACPSessionFields.ApprovalMode
+}
+
+// GetAgentMode returns ACPSessionWithMessagesSession.AgentMode, and is useful for accessing the field via an interface.
+func (v *ACPSessionWithMessagesSession) GetAgentMode() AgentMode { return v.ACPSessionFields.AgentMode }
+
+// GetUpdatedAt returns ACPSessionWithMessagesSession.UpdatedAt, and is useful for accessing the field via an interface.
+func (v *ACPSessionWithMessagesSession) GetUpdatedAt() time.Time { return v.ACPSessionFields.UpdatedAt }
+
+// GetProject returns ACPSessionWithMessagesSession.Project, and is useful for accessing the field via an interface.
+func (v *ACPSessionWithMessagesSession) GetProject() *ACPSessionFieldsProject {
+	return v.ACPSessionFields.Project
+}
+
+// GetTasks returns ACPSessionWithMessagesSession.Tasks, and is useful for accessing the field via an interface.
+func (v *ACPSessionWithMessagesSession) GetTasks() []ACPSessionFieldsTasksTask {
+	return v.ACPSessionFields.Tasks
+}
+
+func (v *ACPSessionWithMessagesSession) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*ACPSessionWithMessagesSession
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.ACPSessionWithMessagesSession = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	err = json.Unmarshal(
+		b, &v.ACPSessionFields)
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+type __premarshalACPSessionWithMessagesSession struct {
+	Messages []ACPSessionWithMessagesSessionMessagesMessage `json:"messages"`
+
+	Id string `json:"id"`
+
+	Title *string `json:"title"`
+
+	HeadSeq int `json:"headSeq"`
+
+	Phase Phase `json:"phase"`
+
+	ApprovalMode ApprovalMode `json:"approvalMode"`
+
+	AgentMode AgentMode `json:"agentMode"`
+
+	UpdatedAt time.Time `json:"updatedAt"`
+
+	Project *ACPSessionFieldsProject `json:"project"`
+
+	Tasks []ACPSessionFieldsTasksTask `json:"tasks"`
+}
+
+func (v *ACPSessionWithMessagesSession) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *ACPSessionWithMessagesSession) __premarshalJSON() (*__premarshalACPSessionWithMessagesSession, error) {
+	var retval __premarshalACPSessionWithMessagesSession
+
+	retval.Messages = v.Messages
+	retval.Id = v.ACPSessionFields.Id
+	retval.Title = v.ACPSessionFields.Title
+	retval.HeadSeq = v.ACPSessionFields.HeadSeq
+	retval.Phase = v.ACPSessionFields.Phase
+	retval.ApprovalMode = v.ACPSessionFields.ApprovalMode
+	retval.AgentMode = v.ACPSessionFields.AgentMode
+	retval.UpdatedAt = v.ACPSessionFields.UpdatedAt
+	retval.Project = v.ACPSessionFields.Project
+	retval.Tasks = v.ACPSessionFields.Tasks
+	return &retval, nil
+}
+
+// ACPSessionWithMessagesSessionMessagesMessage includes the requested fields of the GraphQL type Message.
+// The GraphQL type's documentation follows.
+//
+// A complete history message.
+type ACPSessionWithMessagesSessionMessagesMessage struct {
+	ACPMessageFields `json:"-"`
+}
+
+// GetSeq returns ACPSessionWithMessagesSessionMessagesMessage.Seq, and is useful for accessing the field via an interface.
+func (v *ACPSessionWithMessagesSessionMessagesMessage) GetSeq() int { return v.ACPMessageFields.Seq }
+
+// GetRole returns ACPSessionWithMessagesSessionMessagesMessage.Role, and is useful for accessing the field via an interface.
+func (v *ACPSessionWithMessagesSessionMessagesMessage) GetRole() Role { return v.ACPMessageFields.Role }
+
+// GetText returns ACPSessionWithMessagesSessionMessagesMessage.Text, and is useful for accessing the field via an interface.
+func (v *ACPSessionWithMessagesSessionMessagesMessage) GetText() string {
+	return v.ACPMessageFields.Text
+}
+
+// GetReasoning returns ACPSessionWithMessagesSessionMessagesMessage.Reasoning, and is useful for accessing the field via an interface.
+func (v *ACPSessionWithMessagesSessionMessagesMessage) GetReasoning() *string {
+	return v.ACPMessageFields.Reasoning
+}
+
+// GetToolCalls returns ACPSessionWithMessagesSessionMessagesMessage.ToolCalls, and is useful for accessing the field via an interface.
+func (v *ACPSessionWithMessagesSessionMessagesMessage) GetToolCalls() []ACPMessageFieldsToolCallsToolCall {
+	return v.ACPMessageFields.ToolCalls
+}
+
+// GetToolCallId returns ACPSessionWithMessagesSessionMessagesMessage.ToolCallId, and is useful for accessing the field via an interface.
+func (v *ACPSessionWithMessagesSessionMessagesMessage) GetToolCallId() *string {
+	return v.ACPMessageFields.ToolCallId
+}
+
+// GetToolName returns ACPSessionWithMessagesSessionMessagesMessage.ToolName, and is useful for accessing the field via an interface.
+func (v *ACPSessionWithMessagesSessionMessagesMessage) GetToolName() *string {
+	return v.ACPMessageFields.ToolName
+}
+
+// GetIsError returns ACPSessionWithMessagesSessionMessagesMessage.IsError, and is useful for accessing the field via an interface.
+func (v *ACPSessionWithMessagesSessionMessagesMessage) GetIsError() bool {
+	return v.ACPMessageFields.IsError
+}
+
+// GetDiff returns ACPSessionWithMessagesSessionMessagesMessage.Diff, and is useful for accessing the field via an interface.
+func (v *ACPSessionWithMessagesSessionMessagesMessage) GetDiff() *string {
+	return v.ACPMessageFields.Diff
+}
+
+// GetFileChanges returns ACPSessionWithMessagesSessionMessagesMessage.FileChanges, and is useful for accessing the field via an interface.
+func (v *ACPSessionWithMessagesSessionMessagesMessage) GetFileChanges() []ACPMessageFieldsFileChangesFileChange {
+	return v.ACPMessageFields.FileChanges
+}
+
+// GetAttachments returns ACPSessionWithMessagesSessionMessagesMessage.Attachments, and is useful for accessing the field via an interface.
+func (v *ACPSessionWithMessagesSessionMessagesMessage) GetAttachments() []ACPMessageFieldsAttachmentsAttachment {
+	return v.ACPMessageFields.Attachments
+}
+
+// GetTurnStatus returns ACPSessionWithMessagesSessionMessagesMessage.TurnStatus, and is useful for accessing the field via an interface.
+func (v *ACPSessionWithMessagesSessionMessagesMessage) GetTurnStatus() *TurnStatus {
+	return v.ACPMessageFields.TurnStatus
+}
+
+// GetTurnReason returns ACPSessionWithMessagesSessionMessagesMessage.TurnReason, and is useful for accessing the field via an interface.
+func (v *ACPSessionWithMessagesSessionMessagesMessage) GetTurnReason() *string {
+	return v.ACPMessageFields.TurnReason
+}
+
+func (v *ACPSessionWithMessagesSessionMessagesMessage) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*ACPSessionWithMessagesSessionMessagesMessage
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.ACPSessionWithMessagesSessionMessagesMessage = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	err = json.Unmarshal(
+		b, &v.ACPMessageFields)
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+type __premarshalACPSessionWithMessagesSessionMessagesMessage struct {
+	Seq int `json:"seq"`
+
+	Role Role `json:"role"`
+
+	Text string `json:"text"`
+
+	Reasoning *string `json:"reasoning"`
+
+	ToolCalls []ACPMessageFieldsToolCallsToolCall `json:"toolCalls"`
+
+	ToolCallId *string `json:"toolCallId"`
+
+	ToolName *string `json:"toolName"`
+
+	IsError bool `json:"isError"`
+
+	Diff *string `json:"diff"`
+
+	FileChanges []ACPMessageFieldsFileChangesFileChange `json:"fileChanges"`
+
+	Attachments []ACPMessageFieldsAttachmentsAttachment `json:"attachments"`
+
+	TurnStatus *TurnStatus `json:"turnStatus"`
+
+	TurnReason *string `json:"turnReason"`
+}
+
+func (v *ACPSessionWithMessagesSessionMessagesMessage) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *ACPSessionWithMessagesSessionMessagesMessage) __premarshalJSON() (*__premarshalACPSessionWithMessagesSessionMessagesMessage, error) {
+	var retval __premarshalACPSessionWithMessagesSessionMessagesMessage
+
+	retval.Seq = v.ACPMessageFields.Seq
+	retval.Role = v.ACPMessageFields.Role
+	retval.Text = v.ACPMessageFields.Text
+	retval.Reasoning = v.ACPMessageFields.Reasoning
+	retval.ToolCalls = v.ACPMessageFields.ToolCalls
+	retval.ToolCallId = v.ACPMessageFields.ToolCallId
+	retval.ToolName = v.ACPMessageFields.ToolName
+	retval.IsError = v.ACPMessageFields.IsError
+	retval.Diff = v.ACPMessageFields.Diff
+	retval.FileChanges = v.ACPMessageFields.FileChanges
+	retval.Attachments = v.ACPMessageFields.Attachments
+	retval.TurnStatus = v.ACPMessageFields.TurnStatus
+	retval.TurnReason = v.ACPMessageFields.TurnReason
+	return &retval, nil
+}
+
+// ACPSessionsResponse is returned by ACPSessions on success.
+type ACPSessionsResponse struct {
+	// Top-level sessions, newest first; child sessions too when includeChildren.
+	Sessions []ACPSessionsSessionsSession `json:"sessions"`
+}
+
+// GetSessions returns ACPSessionsResponse.Sessions, and is useful for accessing the field via an interface.
+func (v *ACPSessionsResponse) GetSessions() []ACPSessionsSessionsSession { return v.Sessions }
+
+// ACPSessionsSessionsSession includes the requested fields of the GraphQL type Session.
+// The GraphQL type's documentation follows.
+//
+// A long-lived conversation identity: history, model choice, directory and permissions.
+type ACPSessionsSessionsSession struct {
+	Id string `json:"id"`
+	// Display name; never sent to a model.
+	Title *string `json:"title"`
+	// Time of the last event.
+	UpdatedAt time.Time `json:"updatedAt"`
+	// The bound project; once set it can never change (SES-3).
+	Project *ACPSessionsSessionsSessionProject `json:"project"`
+}
+
+// GetId returns ACPSessionsSessionsSession.Id, and is useful for accessing the field via an interface.
+func (v *ACPSessionsSessionsSession) GetId() string { return v.Id }
+
+// GetTitle returns ACPSessionsSessionsSession.Title, and is useful for accessing the field via an interface.
+func (v *ACPSessionsSessionsSession) GetTitle() *string { return v.Title }
+
+// GetUpdatedAt returns ACPSessionsSessionsSession.UpdatedAt, and is useful for accessing the field via an interface.
+func (v *ACPSessionsSessionsSession) GetUpdatedAt() time.Time { return v.UpdatedAt }
+
+// GetProject returns ACPSessionsSessionsSession.Project, and is useful for accessing the field via an interface.
+func (v *ACPSessionsSessionsSession) GetProject() *ACPSessionsSessionsSessionProject {
+	return v.Project
+}
+
+// ACPSessionsSessionsSessionProject includes the requested fields of the GraphQL type Project.
+// The GraphQL type's documentation follows.
+//
+// A directory reference. Deleting a project deletes the sessions bound to it, never the directory.
+type ACPSessionsSessionsSessionProject struct {
+	Id string `json:"id"`
+	// Absolute path of the directory.
+	Path string `json:"path"`
+}
+
+// GetId returns ACPSessionsSessionsSessionProject.Id, and is useful for accessing the field via an interface.
+func (v *ACPSessionsSessionsSessionProject) GetId() string { return v.Id }
+
+// GetPath returns ACPSessionsSessionsSessionProject.Path, and is useful for accessing the field via an interface.
+func (v *ACPSessionsSessionsSessionProject) GetPath() string { return v.Path }
+
+// ACPUpdateSessionResponse is returned by ACPUpdateSession on success.
+type ACPUpdateSessionResponse struct {
+	UpdateSession ACPUpdateSessionUpdateSession `json:"updateSession"`
+}
+
+// GetUpdateSession returns ACPUpdateSessionResponse.UpdateSession, and is useful for accessing the field via an interface.
+func (v *ACPUpdateSessionResponse) GetUpdateSession() ACPUpdateSessionUpdateSession {
+	return v.UpdateSession
+}
+
+// ACPUpdateSessionUpdateSession includes the requested fields of the GraphQL type Session.
+// The GraphQL type's documentation follows.
+//
+// A long-lived conversation identity: history, model choice, directory and permissions.
+type ACPUpdateSessionUpdateSession struct {
+	ApprovalMode ApprovalMode `json:"approvalMode"`
+	AgentMode    AgentMode    `json:"agentMode"`
+}
+
+// GetApprovalMode returns ACPUpdateSessionUpdateSession.ApprovalMode, and is useful for accessing the field via an interface.
+func (v *ACPUpdateSessionUpdateSession) GetApprovalMode() ApprovalMode { return v.ApprovalMode }
+
+// GetAgentMode returns ACPUpdateSessionUpdateSession.AgentMode, and is useful for accessing the field via an interface.
+func (v *ACPUpdateSessionUpdateSession) GetAgentMode() AgentMode { return v.AgentMode }
+
 // How the agent may work; independent of Phase. In PLAN the agent may only read and
 // ends its turn with a plan (its final message, and the tasks list if it keeps one);
 // when that turn completes the kernel sets AWAITING_CONFIRMATION (still read-only;
@@ -86,6 +1405,36 @@ const (
 var AllAuthKind = []AuthKind{
 	AuthKindApiKey,
 }
+
+// A browser element the user selected. Limits: at most 10 elements; url 2048
+// bytes (http, https or file), title 512, tag 64, selector 1024, text 16 KiB,
+// html 32 KiB; 128 KiB in all.
+type BrowserElementInput struct {
+	Url      string  `json:"url"`
+	Title    *string `json:"title"`
+	Tag      *string `json:"tag"`
+	Selector *string `json:"selector"`
+	Text     *string `json:"text"`
+	Html     *string `json:"html"`
+}
+
+// GetUrl returns BrowserElementInput.Url, and is useful for accessing the field via an interface.
+func (v *BrowserElementInput) GetUrl() string { return v.Url }
+
+// GetTitle returns BrowserElementInput.Title, and is useful for accessing the field via an interface.
+func (v *BrowserElementInput) GetTitle() *string { return v.Title }
+
+// GetTag returns BrowserElementInput.Tag, and is useful for accessing the field via an interface.
+func (v *BrowserElementInput) GetTag() *string { return v.Tag }
+
+// GetSelector returns BrowserElementInput.Selector, and is useful for accessing the field via an interface.
+func (v *BrowserElementInput) GetSelector() *string { return v.Selector }
+
+// GetText returns BrowserElementInput.Text, and is useful for accessing the field via an interface.
+func (v *BrowserElementInput) GetText() *string { return v.Text }
+
+// GetHtml returns BrowserElementInput.Html, and is useful for accessing the field via an interface.
+func (v *BrowserElementInput) GetHtml() *string { return v.Html }
 
 // Capability declarations; omitted fields are unknown. Limits must not be
 // negative, and max input/output must not exceed a declared context window.
@@ -1364,6 +2713,17 @@ type DeleteSessionResponse struct {
 // GetDeleteSession returns DeleteSessionResponse.DeleteSession, and is useful for accessing the field via an interface.
 func (v *DeleteSessionResponse) GetDeleteSession() bool { return v.DeleteSession }
 
+// DetachSessionMcpServerResponse is returned by DetachSessionMcpServer on success.
+type DetachSessionMcpServerResponse struct {
+	// Stops an MCP server attached to a session and removes it; NOT_FOUND when the session has no such server.
+	DetachSessionMcpServer bool `json:"detachSessionMcpServer"`
+}
+
+// GetDetachSessionMcpServer returns DetachSessionMcpServerResponse.DetachSessionMcpServer, and is useful for accessing the field via an interface.
+func (v *DetachSessionMcpServerResponse) GetDetachSessionMcpServer() bool {
+	return v.DetachSessionMcpServer
+}
+
 // ExportSessionResponse is returned by ExportSession on success.
 type ExportSessionResponse struct {
 	// The session as a foya.session JSON Lines document (docs/export.md): a header
@@ -1377,6 +2737,21 @@ type ExportSessionResponse struct {
 
 // GetExportSession returns ExportSessionResponse.ExportSession, and is useful for accessing the field via an interface.
 func (v *ExportSessionResponse) GetExportSession() string { return v.ExportSession }
+
+// What a tool did to a file.
+type FileAction string
+
+const (
+	FileActionCreate FileAction = "CREATE"
+	FileActionModify FileAction = "MODIFY"
+	FileActionDelete FileAction = "DELETE"
+)
+
+var AllFileAction = []FileAction{
+	FileActionCreate,
+	FileActionModify,
+	FileActionDelete,
+}
 
 type GenerationInput struct {
 	Image *bool `json:"image"`
@@ -3697,6 +5072,21 @@ type StopTurnStopTurnSession struct {
 // GetId returns StopTurnStopTurnSession.Id, and is useful for accessing the field via an interface.
 func (v *StopTurnStopTurnSession) GetId() string { return v.Id }
 
+// State of a task-list item.
+type TaskStatus string
+
+const (
+	TaskStatusPending    TaskStatus = "PENDING"
+	TaskStatusInProgress TaskStatus = "IN_PROGRESS"
+	TaskStatusDone       TaskStatus = "DONE"
+)
+
+var AllTaskStatus = []TaskStatus{
+	TaskStatusPending,
+	TaskStatusInProgress,
+	TaskStatusDone,
+}
+
 // TrustProjectResponse is returned by TrustProject on success.
 type TrustProjectResponse struct {
 	// Trusts the hooks file of a project (`<project>/.foya/hooks.json`) as it is now: its sha256 is recorded and its hooks run from then on; a changed file needs trust again. NOT_FOUND when the project has none, BAD_INPUT when it is not a valid hooks document.
@@ -3932,6 +5322,124 @@ type UploadAttachmentUploadAttachment struct {
 // GetId returns UploadAttachmentUploadAttachment.Id, and is useful for accessing the field via an interface.
 func (v *UploadAttachmentUploadAttachment) GetId() string { return v.Id }
 
+// A user message. Text may be empty only with an attachment or a browser element;
+// at most 256 KiB of text and 10 attachments (ids from uploadAttachment).
+type UserInput struct {
+	Text *string `json:"text"`
+	// A command id such as review (lowercase letters, digits, _ : -).
+	Command         *string               `json:"command"`
+	AttachmentIds   []string              `json:"attachmentIds"`
+	BrowserElements []BrowserElementInput `json:"browserElements"`
+}
+
+// GetText returns UserInput.Text, and is useful for accessing the field via an interface.
+func (v *UserInput) GetText() *string { return v.Text }
+
+// GetCommand returns UserInput.Command, and is useful for accessing the field via an interface.
+func (v *UserInput) GetCommand() *string { return v.Command }
+
+// GetAttachmentIds returns UserInput.AttachmentIds, and is useful for accessing the field via an interface.
+func (v *UserInput) GetAttachmentIds() []string { return v.AttachmentIds }
+
+// GetBrowserElements returns UserInput.BrowserElements, and is useful for accessing the field via an interface.
+func (v *UserInput) GetBrowserElements() []BrowserElementInput { return v.BrowserElements }
+
+// __ACPAttachSessionMcpServerInput is used internally by genqlient
+type __ACPAttachSessionMcpServerInput struct {
+	SessionId string         `json:"sessionId"`
+	Input     McpServerInput `json:"input"`
+}
+
+// GetSessionId returns __ACPAttachSessionMcpServerInput.SessionId, and is useful for accessing the field via an interface.
+func (v *__ACPAttachSessionMcpServerInput) GetSessionId() string { return v.SessionId }
+
+// GetInput returns __ACPAttachSessionMcpServerInput.Input, and is useful for accessing the field via an interface.
+func (v *__ACPAttachSessionMcpServerInput) GetInput() McpServerInput { return v.Input }
+
+// __ACPCreateSessionInput is used internally by genqlient
+type __ACPCreateSessionInput struct {
+	Input CreateSessionInput `json:"input"`
+}
+
+// GetInput returns __ACPCreateSessionInput.Input, and is useful for accessing the field via an interface.
+func (v *__ACPCreateSessionInput) GetInput() CreateSessionInput { return v.Input }
+
+// __ACPEventsInput is used internally by genqlient
+type __ACPEventsInput struct {
+	SessionId string `json:"sessionId"`
+	AfterSeq  *int   `json:"afterSeq"`
+	Limit     *int   `json:"limit"`
+}
+
+// GetSessionId returns __ACPEventsInput.SessionId, and is useful for accessing the field via an interface.
+func (v *__ACPEventsInput) GetSessionId() string { return v.SessionId }
+
+// GetAfterSeq returns __ACPEventsInput.AfterSeq, and is useful for accessing the field via an interface.
+func (v *__ACPEventsInput) GetAfterSeq() *int { return v.AfterSeq }
+
+// GetLimit returns __ACPEventsInput.Limit, and is useful for accessing the field via an interface.
+func (v *__ACPEventsInput) GetLimit() *int { return v.Limit }
+
+// __ACPSendMessageInput is used internally by genqlient
+type __ACPSendMessageInput struct {
+	SessionId string    `json:"sessionId"`
+	Input     UserInput `json:"input"`
+}
+
+// GetSessionId returns __ACPSendMessageInput.SessionId, and is useful for accessing the field via an interface.
+func (v *__ACPSendMessageInput) GetSessionId() string { return v.SessionId }
+
+// GetInput returns __ACPSendMessageInput.Input, and is useful for accessing the field via an interface.
+func (v *__ACPSendMessageInput) GetInput() UserInput { return v.Input }
+
+// __ACPSessionEventsInput is used internally by genqlient
+type __ACPSessionEventsInput struct {
+	SessionId string `json:"sessionId"`
+	AfterSeq  *int   `json:"afterSeq"`
+}
+
+// GetSessionId returns __ACPSessionEventsInput.SessionId, and is useful for accessing the field via an interface.
+func (v *__ACPSessionEventsInput) GetSessionId() string { return v.SessionId }
+
+// GetAfterSeq returns __ACPSessionEventsInput.AfterSeq, and is useful for accessing the field via an interface.
+func (v *__ACPSessionEventsInput) GetAfterSeq() *int { return v.AfterSeq }
+
+// __ACPSessionInput is used internally by genqlient
+type __ACPSessionInput struct {
+	Id string `json:"id"`
+}
+
+// GetId returns __ACPSessionInput.Id, and is useful for accessing the field via an interface.
+func (v *__ACPSessionInput) GetId() string { return v.Id }
+
+// __ACPSessionMcpServersInput is used internally by genqlient
+type __ACPSessionMcpServersInput struct {
+	Id string `json:"id"`
+}
+
+// GetId returns __ACPSessionMcpServersInput.Id, and is useful for accessing the field via an interface.
+func (v *__ACPSessionMcpServersInput) GetId() string { return v.Id }
+
+// __ACPSessionWithMessagesInput is used internally by genqlient
+type __ACPSessionWithMessagesInput struct {
+	Id string `json:"id"`
+}
+
+// GetId returns __ACPSessionWithMessagesInput.Id, and is useful for accessing the field via an interface.
+func (v *__ACPSessionWithMessagesInput) GetId() string { return v.Id }
+
+// __ACPUpdateSessionInput is used internally by genqlient
+type __ACPUpdateSessionInput struct {
+	Id    string             `json:"id"`
+	Input UpdateSessionInput `json:"input"`
+}
+
+// GetId returns __ACPUpdateSessionInput.Id, and is useful for accessing the field via an interface.
+func (v *__ACPUpdateSessionInput) GetId() string { return v.Id }
+
+// GetInput returns __ACPUpdateSessionInput.Input, and is useful for accessing the field via an interface.
+func (v *__ACPUpdateSessionInput) GetInput() UpdateSessionInput { return v.Input }
+
 // __AnswerQuestionInput is used internally by genqlient
 type __AnswerQuestionInput struct {
 	SessionId string `json:"sessionId"`
@@ -4015,6 +5523,18 @@ type __DeleteSessionInput struct {
 
 // GetId returns __DeleteSessionInput.Id, and is useful for accessing the field via an interface.
 func (v *__DeleteSessionInput) GetId() string { return v.Id }
+
+// __DetachSessionMcpServerInput is used internally by genqlient
+type __DetachSessionMcpServerInput struct {
+	SessionId string `json:"sessionId"`
+	Id        string `json:"id"`
+}
+
+// GetSessionId returns __DetachSessionMcpServerInput.SessionId, and is useful for accessing the field via an interface.
+func (v *__DetachSessionMcpServerInput) GetSessionId() string { return v.SessionId }
+
+// GetId returns __DetachSessionMcpServerInput.Id, and is useful for accessing the field via an interface.
+func (v *__DetachSessionMcpServerInput) GetId() string { return v.Id }
 
 // __ExportSessionInput is used internally by genqlient
 type __ExportSessionInput struct {
@@ -4171,6 +5691,562 @@ type __UploadAttachmentInput struct {
 
 // GetFile returns __UploadAttachmentInput.File, and is useful for accessing the field via an interface.
 func (v *__UploadAttachmentInput) GetFile() Upload { return v.File }
+
+// The mutation executed by ACPAttachSessionMcpServer.
+const ACPAttachSessionMcpServer_Operation = `
+mutation ACPAttachSessionMcpServer ($sessionId: ID!, $input: McpServerInput!) {
+	attachSessionMcpServer(sessionId: $sessionId, input: $input) {
+		id
+		name
+		status
+	}
+}
+`
+
+func ACPAttachSessionMcpServer(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	sessionId string,
+	input McpServerInput,
+) (data_ *ACPAttachSessionMcpServerResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "ACPAttachSessionMcpServer",
+		Query:  ACPAttachSessionMcpServer_Operation,
+		Variables: &__ACPAttachSessionMcpServerInput{
+			SessionId: sessionId,
+			Input:     input,
+		},
+	}
+
+	data_ = &ACPAttachSessionMcpServerResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The mutation executed by ACPCreateSession.
+const ACPCreateSession_Operation = `
+mutation ACPCreateSession ($input: CreateSessionInput!) {
+	createSession(input: $input) {
+		... ACPSessionFields
+		mcpServers {
+			id
+			name
+		}
+	}
+}
+fragment ACPSessionFields on Session {
+	id
+	title
+	headSeq
+	phase
+	approvalMode
+	agentMode
+	updatedAt
+	project {
+		id
+		path
+	}
+	tasks {
+		id
+		text
+		status
+	}
+}
+`
+
+func ACPCreateSession(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	input CreateSessionInput,
+) (data_ *ACPCreateSessionResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "ACPCreateSession",
+		Query:  ACPCreateSession_Operation,
+		Variables: &__ACPCreateSessionInput{
+			Input: input,
+		},
+	}
+
+	data_ = &ACPCreateSessionResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The query executed by ACPDefaultLanguageModel.
+const ACPDefaultLanguageModel_Operation = `
+query ACPDefaultLanguageModel {
+	defaultModels {
+		language {
+			connectionId
+			model
+		}
+	}
+	connections {
+		id
+		models {
+			id
+			capabilities {
+				imageInput
+			}
+		}
+	}
+}
+`
+
+func ACPDefaultLanguageModel(
+	ctx_ context.Context,
+	client_ graphql.Client,
+) (data_ *ACPDefaultLanguageModelResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "ACPDefaultLanguageModel",
+		Query:  ACPDefaultLanguageModel_Operation,
+	}
+
+	data_ = &ACPDefaultLanguageModelResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The query executed by ACPEvents.
+const ACPEvents_Operation = `
+query ACPEvents ($sessionId: ID!, $afterSeq: Int, $limit: Int) {
+	events(sessionId: $sessionId, afterSeq: $afterSeq, limit: $limit) {
+		type
+		payload
+	}
+}
+`
+
+func ACPEvents(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	sessionId string,
+	afterSeq *int,
+	limit *int,
+) (data_ *ACPEventsResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "ACPEvents",
+		Query:  ACPEvents_Operation,
+		Variables: &__ACPEventsInput{
+			SessionId: sessionId,
+			AfterSeq:  afterSeq,
+			Limit:     limit,
+		},
+	}
+
+	data_ = &ACPEventsResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The mutation executed by ACPSendMessage.
+const ACPSendMessage_Operation = `
+mutation ACPSendMessage ($sessionId: ID!, $input: UserInput!) {
+	sendMessage(sessionId: $sessionId, input: $input) {
+		turnStarted
+		queueItem {
+			id
+		}
+	}
+}
+`
+
+func ACPSendMessage(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	sessionId string,
+	input UserInput,
+) (data_ *ACPSendMessageResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "ACPSendMessage",
+		Query:  ACPSendMessage_Operation,
+		Variables: &__ACPSendMessageInput{
+			SessionId: sessionId,
+			Input:     input,
+		},
+	}
+
+	data_ = &ACPSendMessageResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The query executed by ACPSession.
+const ACPSession_Operation = `
+query ACPSession ($id: ID!) {
+	session(id: $id) {
+		... ACPSessionFields
+	}
+}
+fragment ACPSessionFields on Session {
+	id
+	title
+	headSeq
+	phase
+	approvalMode
+	agentMode
+	updatedAt
+	project {
+		id
+		path
+	}
+	tasks {
+		id
+		text
+		status
+	}
+}
+`
+
+func ACPSession(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	id string,
+) (data_ *ACPSessionResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "ACPSession",
+		Query:  ACPSession_Operation,
+		Variables: &__ACPSessionInput{
+			Id: id,
+		},
+	}
+
+	data_ = &ACPSessionResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The subscription executed by ACPSessionEvents.
+const ACPSessionEvents_Operation = `
+subscription ACPSessionEvents ($sessionId: ID!, $afterSeq: Int) {
+	sessionEvents(sessionId: $sessionId, afterSeq: $afterSeq) {
+		seq
+		type
+		sessionId
+		delta
+		payload
+		message {
+			... ACPMessageFields
+		}
+		approval {
+			requestId
+			toolCallId
+			tool
+			action
+			summary
+			input
+		}
+	}
+}
+fragment ACPMessageFields on Message {
+	seq
+	role
+	text
+	reasoning
+	toolCalls {
+		id
+		name
+		input
+	}
+	toolCallId
+	toolName
+	isError
+	diff
+	fileChanges {
+		path
+		action
+	}
+	attachments {
+		name
+		mediaType
+	}
+	turnStatus
+	turnReason
+}
+`
+
+// ACPSessionEvents runs on Client's graphql-transport-ws transport
+// (Subscribe with ACPSessionEvents_Operation).
+// To unsubscribe, use [graphql.WebSocketClient.Unsubscribe]
+func ACPSessionEvents(
+	ctx_ context.Context,
+	client_ graphql.WebSocketClient,
+	sessionId string,
+	afterSeq *int,
+) (dataChan_ chan ACPSessionEventsWsResponse, subscriptionID_ string, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "ACPSessionEvents",
+		Query:  ACPSessionEvents_Operation,
+		Variables: &__ACPSessionEventsInput{
+			SessionId: sessionId,
+			AfterSeq:  afterSeq,
+		},
+	}
+
+	dataChan_ = make(chan ACPSessionEventsWsResponse)
+	subscriptionID_, err_ = client_.Subscribe(req_, dataChan_, ACPSessionEventsForwardData)
+
+	return dataChan_, subscriptionID_, err_
+}
+
+type ACPSessionEventsWsResponse graphql.BaseResponse[*ACPSessionEventsResponse]
+
+func ACPSessionEventsForwardData(interfaceChan interface{}, jsonRawMsg json.RawMessage) error {
+	var gqlResp graphql.Response
+	var wsResp ACPSessionEventsWsResponse
+	err := json.Unmarshal(jsonRawMsg, &gqlResp)
+	if err != nil {
+		return err
+	}
+	if len(gqlResp.Errors) == 0 {
+		err = json.Unmarshal(jsonRawMsg, &wsResp)
+		if err != nil {
+			return err
+		}
+	} else {
+		wsResp.Errors = gqlResp.Errors
+	}
+	dataChan_, ok := interfaceChan.(chan ACPSessionEventsWsResponse)
+	if !ok {
+		return errors.New("failed to cast interface into 'chan ACPSessionEventsWsResponse'")
+	}
+	dataChan_ <- wsResp
+	return nil
+}
+
+// The query executed by ACPSessionMcpServers.
+const ACPSessionMcpServers_Operation = `
+query ACPSessionMcpServers ($id: ID!) {
+	session(id: $id) {
+		mcpServers {
+			id
+			name
+			status
+			error
+		}
+	}
+}
+`
+
+func ACPSessionMcpServers(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	id string,
+) (data_ *ACPSessionMcpServersResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "ACPSessionMcpServers",
+		Query:  ACPSessionMcpServers_Operation,
+		Variables: &__ACPSessionMcpServersInput{
+			Id: id,
+		},
+	}
+
+	data_ = &ACPSessionMcpServersResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The query executed by ACPSessionWithMessages.
+const ACPSessionWithMessages_Operation = `
+query ACPSessionWithMessages ($id: ID!) {
+	session(id: $id) {
+		... ACPSessionFields
+		messages {
+			... ACPMessageFields
+		}
+	}
+}
+fragment ACPSessionFields on Session {
+	id
+	title
+	headSeq
+	phase
+	approvalMode
+	agentMode
+	updatedAt
+	project {
+		id
+		path
+	}
+	tasks {
+		id
+		text
+		status
+	}
+}
+fragment ACPMessageFields on Message {
+	seq
+	role
+	text
+	reasoning
+	toolCalls {
+		id
+		name
+		input
+	}
+	toolCallId
+	toolName
+	isError
+	diff
+	fileChanges {
+		path
+		action
+	}
+	attachments {
+		name
+		mediaType
+	}
+	turnStatus
+	turnReason
+}
+`
+
+func ACPSessionWithMessages(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	id string,
+) (data_ *ACPSessionWithMessagesResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "ACPSessionWithMessages",
+		Query:  ACPSessionWithMessages_Operation,
+		Variables: &__ACPSessionWithMessagesInput{
+			Id: id,
+		},
+	}
+
+	data_ = &ACPSessionWithMessagesResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The query executed by ACPSessions.
+const ACPSessions_Operation = `
+query ACPSessions {
+	sessions {
+		id
+		title
+		updatedAt
+		project {
+			id
+			path
+		}
+	}
+}
+`
+
+func ACPSessions(
+	ctx_ context.Context,
+	client_ graphql.Client,
+) (data_ *ACPSessionsResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "ACPSessions",
+		Query:  ACPSessions_Operation,
+	}
+
+	data_ = &ACPSessionsResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The mutation executed by ACPUpdateSession.
+const ACPUpdateSession_Operation = `
+mutation ACPUpdateSession ($id: ID!, $input: UpdateSessionInput!) {
+	updateSession(id: $id, input: $input) {
+		approvalMode
+		agentMode
+	}
+}
+`
+
+func ACPUpdateSession(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	id string,
+	input UpdateSessionInput,
+) (data_ *ACPUpdateSessionResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "ACPUpdateSession",
+		Query:  ACPUpdateSession_Operation,
+		Variables: &__ACPUpdateSessionInput{
+			Id:    id,
+			Input: input,
+		},
+	}
+
+	data_ = &ACPUpdateSessionResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
 
 // The mutation executed by AnswerQuestion.
 const AnswerQuestion_Operation = `
@@ -4624,6 +6700,40 @@ func DeleteSession(
 	}
 
 	data_ = &DeleteSessionResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The mutation executed by DetachSessionMcpServer.
+const DetachSessionMcpServer_Operation = `
+mutation DetachSessionMcpServer ($sessionId: ID!, $id: ID!) {
+	detachSessionMcpServer(sessionId: $sessionId, id: $id)
+}
+`
+
+func DetachSessionMcpServer(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	sessionId string,
+	id string,
+) (data_ *DetachSessionMcpServerResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "DetachSessionMcpServer",
+		Query:  DetachSessionMcpServer_Operation,
+		Variables: &__DetachSessionMcpServerInput{
+			SessionId: sessionId,
+			Id:        id,
+		},
+	}
+
+	data_ = &DetachSessionMcpServerResponse{}
 	resp_ := &graphql.Response{Data: data_}
 
 	err_ = client_.MakeRequest(

@@ -175,8 +175,10 @@ func (c *Client) MakeRequest(ctx context.Context, req *graphql.Request, resp *gr
 }
 
 // Do runs a query or mutation given as text and decodes its data into out
-// (when not nil). Prefer the generated functions; Do serves documents built
-// at run time.
+// (when not nil); kernel errors come back as *Error, as from the generated
+// functions. No Foya command uses it (every one runs a generated operation
+// of operations.graphql); it is the escape hatch for third-party code with
+// documents of its own, e.g. built at run time.
 func (c *Client) Do(ctx context.Context, query string, vars map[string]any, out any) error {
 	resp := &graphql.Response{Data: out}
 	return c.MakeRequest(ctx, &graphql.Request{Query: query, Variables: vars}, resp)

@@ -65,3 +65,41 @@ func TestUploadVariablesGoMultipart(t *testing.T) {
 		t.Fatalf("content type %q", got.contentType)
 	}
 }
+
+// Do, the escape hatch for documents of one's own, sends the text and
+// variables as they are, decodes data and returns kernel errors as *Error.
+func TestDoSendsTextAndDecodes(t *testing.T) {
+	var got struct {
+		Query     string
+		Variables map[string]any
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if err := json.NewDecoder(r.Body).Decode(&got); err != nil {
+			t.Error(err)
+		}
+		if got.Variables["id"] == "ses_missing" {
+			io.WriteString(w, `{"errors":[{"message":"session ses_missing not found","extensions":{"code":"NOT_FOUND"}}],"data":null}`)
+			return
+		}
+		io.WriteString(w, `{"data":{"session":{"id":"ses_1","headSeq":7}}}`)
+	}))
+	defer srv.Close()
+	c := client.New(srv.URL, "")
+	const q = `query($id: ID!) { session(id: $id) { id headSeq } }`
+	var out struct {
+		Session struct {
+			ID      string
+			HeadSeq int
+		}
+	}
+	if err := c.Do(t.Context(), q, map[string]any{"id": "ses_1"}, &out); err != nil {
+		t.Fatal(err)
+	}
+	if got.Query != q || out.Session.ID != "ses_1" || out.Session.HeadSeq != 7 {
+		t.Fatalf("sent %+v, decoded %+v", got, out)
+	}
+	err := c.Do(t.Context(), q, map[string]any{"id": "ses_missing"}, nil)
+	if client.ErrorCode(err) != "NOT_FOUND" {
+		t.Fatalf("error %v", err)
+	}
+}

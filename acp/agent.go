@@ -224,8 +224,8 @@ func (a *Agent) session(id string) (*session, error) {
 // mcpInputs turns the client's MCP servers into McpServerInputs for the
 // kernel (attached to the one session): stdio and Streamable HTTP; SSE is
 // refused (mcpCapabilities.sse is false).
-func mcpInputs(servers []json.RawMessage) ([]map[string]any, error) {
-	out := make([]map[string]any, 0, len(servers))
+func mcpInputs(servers []json.RawMessage) ([]client.McpServerInput, error) {
+	out := make([]client.McpServerInput, 0, len(servers))
 	for i, raw := range servers {
 		var m struct {
 			Type    string   `json:"type"`
@@ -248,27 +248,27 @@ func mcpInputs(servers []json.RawMessage) ([]map[string]any, error) {
 		if strings.TrimSpace(m.Name) == "" {
 			return nil, invalidParams("mcpServers[%d]: name is required", i)
 		}
-		in := map[string]any{"name": m.Name}
+		in := client.McpServerInput{Name: m.Name}
 		switch m.Type {
 		case "", "stdio":
 			if m.Command == "" {
 				return nil, invalidParams("mcpServers[%d] (%s): command is required for a stdio server", i, m.Name)
 			}
-			env := make([]map[string]any, 0, len(m.Env))
+			env := make([]client.KeyValueInput, 0, len(m.Env))
 			for _, kv := range m.Env {
-				env = append(env, map[string]any{"key": kv.Name, "value": kv.Value})
+				env = append(env, client.KeyValueInput{Key: kv.Name, Value: kv.Value})
 			}
 			args := m.Args
 			if args == nil {
 				args = []string{}
 			}
-			in["transport"], in["command"], in["args"], in["env"] = "STDIO", m.Command, args, env
+			in.Transport, in.Command, in.Args, in.Env = client.McpTransportStdio, &m.Command, args, env
 		case "http":
-			headers := make([]map[string]any, 0, len(m.Headers))
+			headers := make([]client.KeyValueInput, 0, len(m.Headers))
 			for _, kv := range m.Headers {
-				headers = append(headers, map[string]any{"key": kv.Name, "value": kv.Value})
+				headers = append(headers, client.KeyValueInput{Key: kv.Name, Value: kv.Value})
 			}
-			in["transport"], in["url"], in["headers"] = "HTTP", m.URL, headers
+			in.Transport, in.Url, in.Headers = client.McpTransportHttp, &m.URL, headers
 		case "sse":
 			return nil, invalidParams("mcpServers[%d] (%s): SSE MCP servers are not supported (mcpCapabilities.sse is false); use the server's Streamable HTTP endpoint (type \"http\") or stdio", i, m.Name)
 		default:
@@ -295,7 +295,7 @@ type sessionPlace struct {
 
 // decodeSession decodes params into p (a sessionPlace or a struct that
 // embeds one), checks the cwd and converts the MCP servers.
-func decodeSession(params json.RawMessage, p interface{ place() *sessionPlace }) ([]map[string]any, error) {
+func decodeSession(params json.RawMessage, p interface{ place() *sessionPlace }) ([]client.McpServerInput, error) {
 	if err := decode(params, p); err != nil {
 		return nil, err
 	}
@@ -342,21 +342,6 @@ func timeString(t time.Time) string {
 	return t.Format(time.RFC3339Nano)
 }
 
-// mcpServerInputs types the converted MCP servers for the kernel.
-func mcpServerInputs(servers []map[string]any) ([]client.McpServerInput, error) {
-	out := make([]client.McpServerInput, len(servers))
-	for i, m := range servers {
-		b, err := json.Marshal(m)
-		if err == nil {
-			err = json.Unmarshal(b, &out[i])
-		}
-		if err != nil {
-			return nil, invalidParams("mcpServers[%d]: %v", i, err)
-		}
-	}
-	return out, nil
-}
-
 func (a *Agent) newSession(ctx context.Context, params json.RawMessage) (any, error) {
 	var p sessionPlace
 	servers, err := decodeSession(params, &p)
@@ -369,9 +354,7 @@ func (a *Agent) newSession(ctx context.Context, params json.RawMessage) (any, er
 	}
 	in := client.CreateSessionInput{ProjectId: &projectID}
 	if len(servers) > 0 {
-		if in.McpServers, err = mcpServerInputs(servers); err != nil {
-			return nil, err
-		}
+		in.McpServers = servers
 	}
 	r, err := client.ACPCreateSession(ctx, a.k, in)
 	if err != nil {

@@ -5,6 +5,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/foya-dev/foya/client"
 )
 
 func TestMCPInputs(t *testing.T) {
@@ -17,10 +19,11 @@ func TestMCPInputs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []map[string]any{
-		{"name": "fs", "transport": "STDIO", "command": "/bin/fs", "args": []string{"-r"}, "env": []map[string]any{{"key": "TOKEN", "value": "v"}}},
-		{"name": "web", "transport": "HTTP", "url": "https://x/mcp", "headers": []map[string]any{{"key": "Authorization", "value": "Bearer t"}}},
-		{"name": "bare", "transport": "STDIO", "command": "/bin/bare", "args": []string{}, "env": []map[string]any{}},
+	str := func(s string) *string { return &s }
+	want := []client.McpServerInput{
+		{Name: "fs", Transport: client.McpTransportStdio, Command: str("/bin/fs"), Args: []string{"-r"}, Env: []client.KeyValueInput{{Key: "TOKEN", Value: "v"}}},
+		{Name: "web", Transport: client.McpTransportHttp, Url: str("https://x/mcp"), Headers: []client.KeyValueInput{{Key: "Authorization", Value: "Bearer t"}}},
+		{Name: "bare", Transport: client.McpTransportStdio, Command: str("/bin/bare"), Args: []string{}, Env: []client.KeyValueInput{}},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("got %#v", got)
@@ -63,14 +66,14 @@ func FuzzMCPInputs(f *testing.F) {
 			return
 		}
 		for _, in := range out {
-			switch in["transport"] {
-			case "STDIO":
-				if in["command"] == "" {
-					t.Fatalf("STDIO without a command: %v", in)
+			switch in.Transport {
+			case client.McpTransportStdio:
+				if in.Command == nil || *in.Command == "" {
+					t.Fatalf("STDIO without a command: %+v", in)
 				}
-			case "HTTP":
+			case client.McpTransportHttp:
 			default:
-				t.Fatalf("transport %v", in["transport"])
+				t.Fatalf("transport %v", in.Transport)
 			}
 		}
 	})

@@ -111,19 +111,15 @@ func (s *session) setMCP(ids []string) {
 // attachMCP makes the client's servers the ones this connection attached
 // to the session: each is attached (the kernel replaces a server of the
 // same name), and those attached before but no longer listed are detached.
-func (s *session) attachMCP(ctx context.Context, servers []map[string]any) error {
+func (s *session) attachMCP(ctx context.Context, servers []client.McpServerInput) error {
 	var ids []string
 	for i, in := range servers {
-		typed, err := mcpServerInputs([]map[string]any{in})
-		if err != nil {
-			return err
-		}
-		r, err := client.ACPAttachSessionMcpServer(ctx, s.a.k, s.id, typed[0])
+		r, err := client.ACPAttachSessionMcpServer(ctx, s.a.k, s.id, in)
 		if err != nil {
 			err = mcpError(err)
 			var re *rpcError
 			if errors.As(err, &re) {
-				re.Message = fmt.Sprintf("mcpServers[%d] (%v): %s", i, in["name"], re.Message)
+				re.Message = fmt.Sprintf("mcpServers[%d] (%v): %s", i, in.Name, re.Message)
 			}
 			return err
 		}

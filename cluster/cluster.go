@@ -132,6 +132,11 @@ CREATE TABLE IF NOT EXISTS session_leases (
 );
 CREATE INDEX IF NOT EXISTS session_leases_node ON session_leases (node_id);
 CREATE INDEX IF NOT EXISTS session_leases_expiry ON session_leases (expires_at);
+CREATE TABLE IF NOT EXISTS live_spill (
+	id bigserial PRIMARY KEY,
+	body text NOT NULL,
+	created_at timestamptz NOT NULL DEFAULT now()
+);
 `
 
 // migrate creates the tables; an advisory lock keeps nodes starting
@@ -337,6 +342,11 @@ func (n *Node) heartbeatLoop(ctx context.Context) {
 		if i%60 == 0 {
 			if _, err := n.pool.Exec(ctx, `DELETE FROM nodes WHERE last_heartbeat < now() - make_interval(secs => $1)`, forgetAfter.Seconds()); err != nil && ctx.Err() == nil {
 				n.log.Warn("forget silent nodes", "err", err)
+			}
+		}
+		if i%10 == 0 {
+			if _, err := n.pool.Exec(ctx, `DELETE FROM live_spill WHERE created_at < now() - make_interval(secs => $1)`, spillKeep.Seconds()); err != nil && ctx.Err() == nil {
+				n.log.Warn("expire spilled live events", "err", err)
 			}
 		}
 	}

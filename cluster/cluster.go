@@ -292,6 +292,28 @@ func (n *Node) Lookup(ctx context.Context, sessionID string) (core.Owner, error)
 	return o, nil
 }
 
+// LookupMany implements core.OwnerBatch.
+func (n *Node) LookupMany(ctx context.Context, sessionIDs []string) (map[string]core.Owner, error) {
+	rows, err := n.pool.Query(ctx, `
+SELECT l.session_id, l.node_id, n.advertise_url
+FROM session_leases l JOIN nodes n ON n.id = l.node_id
+WHERE l.session_id = ANY($1) AND l.expires_at > now() AND l.node_id <> $2 AND n.advertise_url <> ''`, sessionIDs, n.id)
+	if err != nil {
+		return nil, fmt.Errorf("read leases: %w", err)
+	}
+	defer rows.Close()
+	out := map[string]core.Owner{}
+	for rows.Next() {
+		var id string
+		var o core.Owner
+		if err := rows.Scan(&id, &o.NodeID, &o.URL); err != nil {
+			return nil, fmt.Errorf("read leases: %w", err)
+		}
+		out[id] = o
+	}
+	return out, rows.Err()
+}
+
 // Release implements core.Ownership.
 func (n *Node) Release(ctx context.Context, sessionID string) {
 	n.mu.Lock()

@@ -134,11 +134,15 @@ func (rs *remoteState) load(ctx context.Context) {
 	rs.mu.Unlock()
 	results := make(map[string]*remoteResult, len(ids))
 	owners, err := rs.f.svc.LookupSessions(ctx, ids)
+	if err != nil {
+		rs.f.log.Warn("look sessions' owners up; answering queue and context usage here", "err", err)
+	}
 	byURL := map[string][]string{}
 	nodeOf := map[string]string{}
 	for _, id := range ids {
 		if err != nil {
-			results[id] = &remoteResult{remote: true, err: err}
+			// Answered here (as when no node owns the session).
+			results[id] = &remoteResult{}
 			continue
 		}
 		o, remote := owners[id]
@@ -156,14 +160,17 @@ func (rs *remoteState) load(ctx context.Context) {
 		go func() {
 			defer wg.Done()
 			states, err := rs.fetch(ctx, url, nodeOf[url], group)
+			if err != nil {
+				rs.f.log.Warn("read sessions' queue and context usage from their owner; answering here", "node", nodeOf[url], "url", url, "sessions", len(group), "err", err)
+			}
 			mu.Lock()
 			defer mu.Unlock()
 			for _, id := range group {
 				st, found := states[id]
 				switch {
-				case err != nil:
-					results[id] = &remoteResult{remote: true, err: &core.Error{Code: core.CodeUnavailable, Message: fmt.Sprintf("the node that runs session %s (%s) did not answer; retry", id, nodeOf[url]), Err: err}}
-				case !found:
+				case err != nil || !found:
+					// An owner that does not answer is dying: what it held
+					// in memory goes with it, as at a take-over.
 					results[id] = &remoteResult{}
 				default:
 					results[id] = &remoteResult{remote: true, st: st}

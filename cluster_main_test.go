@@ -27,6 +27,7 @@ type clusterEvent struct {
 	Type    string
 	Delta   *string
 	Message *struct{ Role, Text string }
+	Payload json.RawMessage
 }
 
 // watcher is an SSE sessionEvents subscriber that records what it sees.
@@ -40,8 +41,14 @@ type watcher struct {
 
 func watch(t *testing.T, k *kernelProc, sid string) *watcher {
 	t.Helper()
+	return watchFields(t, k, sid, "seq type delta message { role text }")
+}
+
+// watchFields subscribes with the given selection of SessionEvent.
+func watchFields(t *testing.T, k *kernelProc, sid, fields string) *watcher {
+	t.Helper()
 	body, _ := json.Marshal(map[string]any{
-		"query":     `subscription($s: ID!) { sessionEvents(sessionId: $s, afterSeq: 0) { seq type delta message { role text } } }`,
+		"query":     `subscription($s: ID!) { sessionEvents(sessionId: $s, afterSeq: 0) { ` + fields + ` } }`,
 		"variables": map[string]any{"s": sid},
 	})
 	req, _ := http.NewRequest(http.MethodPost, k.url()+"/graphql", bytes.NewReader(body))
@@ -610,5 +617,83 @@ func TestClusterMutationOverWebSocketForwarded(t *testing.T) {
 		if (n.AdvertiseURL == a.url()) != (n.SessionsOwned == 1) {
 			t.Fatalf("the turn did not stay on A: %+v", nodes.Nodes)
 		}
+	}
+}
+
+// A queue behind a running turn on A, and a queue_snapshot of ~100 KB:
+// the subscriber on B (not the owner) receives the snapshot whole, in
+// order, and the sessions list on B answers queue and contextUsage from A.
+func TestClusterLargeQueueSnapshotAndRemoteState(t *testing.T) {
+	fake := openaitest.New(t)
+	_, ns := startCluster(t, 2)
+	a, b := ns[0], ns[1]
+	sid := a.chatSession(t, fake.BaseURL())
+	w := watchFields(t, b.kernelProc, sid, "seq type delta payload")
+	w.waitCount(t, "session_created", 1)
+	fake.Enqueue(openaitest.Response{Hang: true, Events: []string{
+		openaitest.Chunk("gpt-t", map[string]any{"role": "assistant", "content": "busy"}, ""),
+	}})
+	b.gql(t, `mutation($s: ID!) { sendMessage(sessionId: $s, input: {text: "start"}) { turnStarted } }`, map[string]any{"s": sid}, nil)
+	w.waitCount(t, "message_delta", 1)
+	const items = 30
+	for i := range items {
+		text := fmt.Sprintf("%02d:", i) + strings.Repeat("q", 3500)
+		b.gql(t, `mutation($s: ID!, $t: String!) { sendMessage(sessionId: $s, input: {text: $t}) { turnStarted } }`, map[string]any{"s": sid, "t": text}, nil)
+	}
+	w.waitCount(t, "queue_snapshot", items)
+	w.mu.Lock()
+	var last clusterEvent
+	var snaps int
+	for _, e := range w.events {
+		if e.Type == "queue_snapshot" {
+			last = e
+			snaps++
+		}
+	}
+	w.mu.Unlock()
+	if len(last.Payload) < 100_000 {
+		t.Fatalf("last queue_snapshot on B: %d bytes", len(last.Payload))
+	}
+	var snap struct {
+		Items []struct{ Input struct{ Text string } }
+	}
+	if err := json.Unmarshal(last.Payload, &snap); err != nil {
+		t.Fatal(err)
+	}
+	if len(snap.Items) != items || !strings.HasPrefix(snap.Items[items-1].Input.Text, fmt.Sprintf("%02d:", items-1)) {
+		t.Fatalf("last snapshot on B holds %d items", len(snap.Items))
+	}
+
+	// The sessions list on B (not forwarded) answers from A, the owner.
+	var list struct {
+		Sessions []struct {
+			ID           string
+			Queue        []struct{ ID string }
+			ContextUsage *struct{ Tokens, Limit int64 }
+		}
+	}
+	b.gql(t, `{ sessions { id queue { id } contextUsage { tokens limit } } }`, nil, &list)
+	var onA struct {
+		Session struct {
+			Queue        []struct{ ID string }
+			ContextUsage *struct{ Tokens, Limit int64 }
+		}
+	}
+	a.gql(t, `query($s: ID!) { session(id: $s) { queue { id } contextUsage { tokens limit } } }`, map[string]any{"s": sid}, &onA)
+	found := false
+	for _, s := range list.Sessions {
+		if s.ID != sid {
+			continue
+		}
+		found = true
+		if fmt.Sprint(s.Queue) != fmt.Sprint(onA.Session.Queue) || len(s.Queue) != items {
+			t.Fatalf("queue on B's sessions list: %d items, on A: %d", len(s.Queue), len(onA.Session.Queue))
+		}
+		if s.ContextUsage == nil || onA.Session.ContextUsage == nil || *s.ContextUsage != *onA.Session.ContextUsage {
+			t.Fatalf("contextUsage on B: %+v, on A: %+v", s.ContextUsage, onA.Session.ContextUsage)
+		}
+	}
+	if !found {
+		t.Fatalf("session %s not in B's sessions list", sid)
 	}
 }

@@ -132,6 +132,11 @@ CREATE TABLE IF NOT EXISTS session_leases (
 );
 CREATE INDEX IF NOT EXISTS session_leases_node ON session_leases (node_id);
 CREATE INDEX IF NOT EXISTS session_leases_expiry ON session_leases (expires_at);
+CREATE TABLE IF NOT EXISTS live_spill (
+	id bigserial PRIMARY KEY,
+	body text NOT NULL,
+	created_at timestamptz NOT NULL DEFAULT now()
+);
 `
 
 // migrate creates the tables; an advisory lock keeps nodes starting
@@ -287,6 +292,28 @@ func (n *Node) Lookup(ctx context.Context, sessionID string) (core.Owner, error)
 	return o, nil
 }
 
+// LookupMany implements core.OwnerBatch.
+func (n *Node) LookupMany(ctx context.Context, sessionIDs []string) (map[string]core.Owner, error) {
+	rows, err := n.pool.Query(ctx, `
+SELECT l.session_id, l.node_id, n.advertise_url
+FROM session_leases l JOIN nodes n ON n.id = l.node_id
+WHERE l.session_id = ANY($1) AND l.expires_at > now() AND l.node_id <> $2 AND n.advertise_url <> ''`, sessionIDs, n.id)
+	if err != nil {
+		return nil, fmt.Errorf("read leases: %w", err)
+	}
+	defer rows.Close()
+	out := map[string]core.Owner{}
+	for rows.Next() {
+		var id string
+		var o core.Owner
+		if err := rows.Scan(&id, &o.NodeID, &o.URL); err != nil {
+			return nil, fmt.Errorf("read leases: %w", err)
+		}
+		out[id] = o
+	}
+	return out, rows.Err()
+}
+
 // Release implements core.Ownership.
 func (n *Node) Release(ctx context.Context, sessionID string) {
 	n.mu.Lock()
@@ -337,6 +364,11 @@ func (n *Node) heartbeatLoop(ctx context.Context) {
 		if i%60 == 0 {
 			if _, err := n.pool.Exec(ctx, `DELETE FROM nodes WHERE last_heartbeat < now() - make_interval(secs => $1)`, forgetAfter.Seconds()); err != nil && ctx.Err() == nil {
 				n.log.Warn("forget silent nodes", "err", err)
+			}
+		}
+		if i%10 == 0 {
+			if _, err := n.pool.Exec(ctx, `DELETE FROM live_spill WHERE created_at < now() - make_interval(secs => $1)`, spillKeep.Seconds()); err != nil && ctx.Err() == nil {
+				n.log.Warn("expire spilled live events", "err", err)
 			}
 		}
 	}

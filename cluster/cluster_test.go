@@ -188,11 +188,12 @@ func TestEncodeSplitsLargeDeltas(t *testing.T) {
 	ws := coalesce([]wire{{Node: "x", Kind: "l", S: "s", T: core.EventMessageDelta, D: &core.DeltaPayload{Text: big}}})
 	out := encode(ws, n)
 	if len(out) < 2 {
-		t.Fatalf("one payload of %d bytes", len(out[0]))
+		t.Fatalf("one payload of %d bytes", len(out[0].payload))
 	}
 	var text strings.Builder
-	for _, p := range out {
-		if len(p) > maxPayload {
+	for _, nt := range out {
+		p := nt.payload
+		if nt.spill != nil || len(p) > maxPayload {
 			t.Fatalf("payload of %d bytes", len(p))
 		}
 		var w wire

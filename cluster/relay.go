@@ -35,6 +35,20 @@ type wire struct {
 	P    json.RawMessage    `json:"p,omitempty"`
 	D    *core.DeltaPayload `json:"d,omitempty"`
 	K    *core.KernelEvent  `json:"e,omitempty"`
+	// R names a live event too large for a notification, stored in the
+	// live_spill table: receivers read it from there.
+	R int64 `json:"r,omitempty"`
+}
+
+// spillKeep is how long a spilled live event stays readable.
+const spillKeep = time.Minute
+
+// note is one encoded notification: its payload, or a live event too
+// large for one (its encoding, to be stored in live_spill and named).
+type note struct {
+	payload string
+	spill   []byte
+	w       wire
 }
 
 // relay queues this node's events and sends them as notifications, in
@@ -129,16 +143,37 @@ func (r *relay) run(ctx context.Context) {
 
 // send coalesces the batch and sends it as one round trip.
 func (r *relay) send(ctx context.Context, batch []wire) {
-	payloads := encode(coalesce(batch), r.n)
-	if len(payloads) == 0 {
+	notes := encode(coalesce(batch), r.n)
+	if len(notes) == 0 {
 		return
-	}
-	b := &pgx.Batch{}
-	for _, p := range payloads {
-		b.Queue(`SELECT pg_notify($1, $2)`, channel, p)
 	}
 	sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
+	b := &pgx.Batch{}
+	payloads := notes[:0]
+	for _, nt := range notes {
+		if nt.spill != nil {
+			// Stored before the notifications of this batch are sent, so
+			// it is readable when its pointer arrives, in order.
+			var id int64
+			if err := r.n.pool.QueryRow(sctx, `INSERT INTO live_spill (body) VALUES ($1) RETURNING id`, string(nt.spill)).Scan(&id); err != nil {
+				if ctx.Err() == nil {
+					r.n.log.Warn("store a large live event for other nodes; their subscribers miss it", "session_id", nt.w.S, "type", nt.w.T, "err", err)
+				}
+				continue
+			}
+			p, err := json.Marshal(wire{Node: nt.w.Node, Kind: "l", S: nt.w.S, T: nt.w.T, R: id})
+			if err != nil {
+				continue
+			}
+			nt.payload = string(p)
+		}
+		payloads = append(payloads, nt)
+		b.Queue(`SELECT pg_notify($1, $2)`, channel, nt.payload)
+	}
+	if len(payloads) == 0 {
+		return
+	}
 	if err := r.n.pool.SendBatch(sctx, b).Close(); err != nil && ctx.Err() == nil {
 		// Subscribers elsewhere catch up from the store at the next
 		// notification of the session; deltas in between are lost.
@@ -178,10 +213,10 @@ func coalesce(batch []wire) []wire {
 }
 
 // encode marshals each notification, splitting delta text that does not
-// fit one payload; another live event that does not fit is dropped (with
-// a warning).
-func encode(ws []wire, n *Node) []string {
-	out := make([]string, 0, len(ws))
+// fit one payload; another live event that does not fit is marked to be
+// spilled (stored in the database and named by the notification).
+func encode(ws []wire, n *Node) []note {
+	out := make([]note, 0, len(ws))
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
@@ -193,11 +228,11 @@ func encode(ws []wire, n *Node) []string {
 			return
 		}
 		if buf.Len() <= maxPayload {
-			out = append(out, string(bytes.TrimRight(buf.Bytes(), "\n")))
+			out = append(out, note{payload: string(bytes.TrimRight(buf.Bytes(), "\n"))})
 			return
 		}
 		if w.D == nil || len(w.D.Text) < 2 {
-			n.log.Warn("live event too large for a notification; subscribers on other nodes miss it", "session_id", w.S, "type", w.T, "bytes", buf.Len())
+			out = append(out, note{spill: bytes.Clone(bytes.TrimRight(buf.Bytes(), "\n")), w: w})
 			return
 		}
 		cut := len(w.D.Text) / 2
@@ -315,6 +350,12 @@ func (in *inbound) handle(ctx context.Context, w wire) {
 		if !b.HasSubscribers(w.S) {
 			return
 		}
+		if w.R != 0 {
+			var ok bool
+			if w, ok = in.unspill(ctx, w); !ok {
+				return
+			}
+		}
 		b.Deliver(core.Event{SessionID: w.S, Type: w.T, At: w.At, Payload: w.P, Delta: w.D})
 	case "h":
 		// A node started: send it live events from now on (the next
@@ -329,6 +370,25 @@ func (in *inbound) handle(ctx context.Context, w wire) {
 			in.n.onKernel(*w.K)
 		}
 	}
+}
+
+// unspill reads a live event stored in live_spill.
+func (in *inbound) unspill(ctx context.Context, w wire) (wire, bool) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	var body string
+	if err := in.n.pool.QueryRow(ctx, `SELECT body FROM live_spill WHERE id = $1`, w.R).Scan(&body); err != nil {
+		if ctx.Err() == nil {
+			in.n.log.Warn("read a large live event; subscribers here miss it", "session_id", w.S, "type", w.T, "spill_id", w.R, "err", err)
+		}
+		return wire{}, false
+	}
+	var full wire
+	if err := json.Unmarshal([]byte(body), &full); err != nil || full.S != w.S {
+		in.n.log.Warn("undecodable large live event", "session_id", w.S, "spill_id", w.R, "err", err)
+		return wire{}, false
+	}
+	return full, true
 }
 
 // deliverFrom hands the session's persisted events after last, up to upTo

@@ -50,6 +50,36 @@ type EventRelay interface {
 	RelayKernel(ev KernelEvent)
 }
 
+// OwnerBatch is implemented by an Ownership that looks many sessions up
+// in one round trip.
+type OwnerBatch interface {
+	// LookupMany returns the owners of the sessions owned by another live
+	// node; the others (local, or without a live owner) are left out.
+	LookupMany(ctx context.Context, sessionIDs []string) (map[string]Owner, error)
+}
+
+// LookupSessions returns the remote owners of sessions, as Lookup would
+// (sessions this node answers for are left out).
+func (s *Service) LookupSessions(ctx context.Context, ids []string) (map[string]Owner, error) {
+	out := map[string]Owner{}
+	if s.own == nil || len(ids) == 0 {
+		return out, nil
+	}
+	if b, ok := s.own.(OwnerBatch); ok {
+		return b.LookupMany(ctx, ids)
+	}
+	for _, id := range ids {
+		o, err := s.own.Lookup(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		if !o.Local {
+			out[id] = o
+		}
+	}
+	return out, nil
+}
+
 // NodeInfo describes one kernel process serving the database.
 type NodeInfo struct {
 	ID            string

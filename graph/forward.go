@@ -107,6 +107,9 @@ func (f *forwarder) around(ctx context.Context, next graphql.OperationHandler) g
 	if oc == nil || oc.Operation == nil || oc.Operation.Operation == ast.Subscription || !f.svc.Clustered() {
 		return next(ctx)
 	}
+	// Sessions in the answer that another node owns get their queue and
+	// context usage from it.
+	ctx = f.withRemoteState(ctx, oc.Headers)
 	ids := sessionsOf(oc)
 	if len(ids) == 0 {
 		return next(ctx)

@@ -773,6 +773,12 @@ func (r *sessionResolver) Children(ctx context.Context, obj *core.Session) ([]co
 
 // Queue is the resolver for the queue field.
 func (r *sessionResolver) Queue(ctx context.Context, obj *core.Session) ([]core.QueueItem, error) {
+	if st, remote, err := remoteSessionState(ctx, obj.ID); remote || err != nil {
+		if st.Queue == nil {
+			st.Queue = []core.QueueItem{}
+		}
+		return st.Queue, err
+	}
 	return r.Engine.Queue(obj.ID), nil
 }
 
@@ -787,6 +793,14 @@ func (r *sessionResolver) Usage(ctx context.Context, obj *core.Session) (*core.U
 
 // ContextUsage is the resolver for the contextUsage field.
 func (r *sessionResolver) ContextUsage(ctx context.Context, obj *core.Session) (*core.ContextUsage, error) {
+	if st, remote, err := remoteSessionState(ctx, obj.ID); err != nil {
+		return nil, err
+	} else if remote {
+		if st.Error != "" {
+			return nil, &core.Error{Code: core.Code(st.Code), Message: st.Error}
+		}
+		return st.ContextUsage, nil
+	}
 	u, err := r.Engine.ContextUsage(ctx, obj.ID)
 	if err != nil {
 		return nil, err

@@ -88,7 +88,8 @@ func NewHandler(cfg ServerConfig) http.Handler {
 	srv.Use(subscriptionCap{perConn: int64(lim.MaxSubscriptionsPerConnection), total: int64(lim.MaxSubscriptions), running: new(atomic.Int64)})
 	srv.AroundOperations(conditionsAreBooleans)
 	// Operations about a session another node owns run on that node.
-	srv.AroundOperations(newForwarder(cfg.Service, cfg.Auth, log).around)
+	fwd := newForwarder(cfg.Service, cfg.Auth, log)
+	srv.AroundOperations(fwd.around)
 	srv.AroundFields(markInternal)
 	srv.Use(responseCap{max: lim.MaxResponseBytes})
 	srv.SetErrorPresenter(presentError(log))
@@ -104,6 +105,13 @@ func NewHandler(cfg ServerConfig) http.Handler {
 		api = cfg.Auth.middleware(api)
 	}
 	mux.Handle("/graphql", codedErrors(browserGuard(api, cfg.Auth, cfg.OriginPatterns, cfg.HostPatterns)))
+	if cfg.Service.Clustered() {
+		var state http.Handler = stateHandler(cfg.Engine)
+		if cfg.Auth != nil {
+			state = cfg.Auth.middleware(state)
+		}
+		mux.Handle(StatePath, state)
+	}
 	playground := PlaygroundHandler("Foya kernel", "/graphql")
 	mux.Handle("/playground", playground)
 	mux.Handle("/playground/assets/", playground)

@@ -177,14 +177,30 @@ func (f *forwarder) forward(ctx context.Context, oc *graphql.OperationContext, o
 	if err != nil {
 		return nil, fmt.Errorf("encode the forwarded request: %w", err)
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimRight(owner.URL, "/")+"/graphql", bytes.NewReader(body))
+	status, raw, err := f.post(ctx, owner.URL, "/graphql", owner.NodeID, oc.Headers, body)
 	if err != nil {
 		return nil, err
 	}
+	var out graphql.Response
+	if err := json.Unmarshal(raw, &out); err != nil {
+		return nil, fmt.Errorf("owner answered HTTP %d: %s", status, clip(raw, 200))
+	}
+	return &out, nil
+}
+
+// post sends a JSON body to path on another node, marked as forwarded by
+// nodeID and authorised with the client's own Authorization header or, when
+// it sent none, this node's token. It returns the status and the body (at
+// most 256 MiB).
+func (f *forwarder) post(ctx context.Context, url, path, nodeID string, from http.Header, body []byte) (int, []byte, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimRight(url, "/")+path, bytes.NewReader(body))
+	if err != nil {
+		return 0, nil, err
+	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json")
-	req.Header.Set(ForwardedHeader, owner.NodeID)
-	if h := oc.Headers.Get("Authorization"); h != "" {
+	req.Header.Set(ForwardedHeader, nodeID)
+	if h := from.Get("Authorization"); h != "" {
 		req.Header.Set("Authorization", h)
 	} else if f.auth != nil {
 		if tok, err := ReadToken(f.auth.Path()); err == nil {
@@ -193,18 +209,14 @@ func (f *forwarder) forward(ctx context.Context, oc *graphql.OperationContext, o
 	}
 	res, err := f.client.Do(req)
 	if err != nil {
-		return nil, err
+		return 0, nil, err
 	}
 	defer res.Body.Close()
 	raw, err := io.ReadAll(io.LimitReader(res.Body, 256<<20))
 	if err != nil {
-		return nil, fmt.Errorf("read the owner's answer: %w", err)
+		return 0, nil, fmt.Errorf("read the owner's answer: %w", err)
 	}
-	var out graphql.Response
-	if err := json.Unmarshal(raw, &out); err != nil {
-		return nil, fmt.Errorf("owner answered HTTP %d: %s", res.StatusCode, clip(raw, 200))
-	}
-	return &out, nil
+	return res.StatusCode, raw, nil
 }
 
 func clip(b []byte, n int) string {

@@ -1,7 +1,6 @@
 package graph
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -193,30 +192,12 @@ func (rs *remoteState) fetch(ctx context.Context, url, nodeID string, ids []stri
 	if err != nil {
 		return nil, err
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimRight(url, "/")+StatePath, bytes.NewReader(body))
+	status, raw, err := rs.f.post(ctx, url, StatePath, nodeID, rs.oc, body)
 	if err != nil {
 		return nil, err
 	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set(ForwardedHeader, nodeID)
-	if h := rs.oc.Get("Authorization"); h != "" {
-		req.Header.Set("Authorization", h)
-	} else if rs.f.auth != nil {
-		if tok, err := ReadToken(rs.f.auth.Path()); err == nil {
-			req.Header.Set("Authorization", "Bearer "+tok)
-		}
-	}
-	res, err := rs.f.client.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer res.Body.Close()
-	raw, err := io.ReadAll(io.LimitReader(res.Body, 256<<20))
-	if err != nil {
-		return nil, fmt.Errorf("read the owner's answer: %w", err)
-	}
-	if res.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("owner answered HTTP %d: %s", res.StatusCode, clip(raw, 200))
+	if status != http.StatusOK {
+		return nil, fmt.Errorf("owner answered HTTP %d: %s", status, clip(raw, 200))
 	}
 	var out map[string]sessionState
 	if err := json.Unmarshal(raw, &out); err != nil {

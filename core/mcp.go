@@ -37,6 +37,10 @@ const DefaultMCPTimeout = 60
 // MaxMCPTimeout bounds timeoutSeconds.
 const MaxMCPTimeout = 3600
 
+// MaxSessionMCPServers bounds the servers attached to one session: each is
+// a process or connection the kernel keeps while the session lives.
+const MaxSessionMCPServers = 16
+
 // KeyValue is one environment variable or HTTP header. Values of MCP
 // servers are secrets: they are stored, never shown.
 type KeyValue struct {

@@ -327,6 +327,10 @@ func (s *MCPService) AttachSession(ctx context.Context, sessionID string, in MCP
 		s.mu.Unlock()
 		return MCPServer{}, err
 	}
+	if i < 0 && len(list) >= MaxSessionMCPServers {
+		s.mu.Unlock()
+		return MCPServer{}, Errorf(CodeBadInput, "session %s already has %d MCP servers attached, the limit per session (MaxSessionMCPServers); detach one with detachSessionMcpServer first", sessionID, MaxSessionMCPServers)
+	}
 	if i >= 0 {
 		c.ID = list[i].ID // same name: replaced in place
 		list[i] = c
@@ -347,6 +351,9 @@ func (s *MCPService) AttachSession(ctx context.Context, sessionID string, in MCP
 // against the kernel-wide servers and each other, before the session
 // exists; errors name input.mcpServers[i].<field>.
 func (s *MCPService) ValidateSessionServers(ins []MCPServerInput) error {
+	if len(ins) > MaxSessionMCPServers {
+		return Errorf(CodeBadInput, "input.mcpServers: %d servers, over the limit of %d per session (MaxSessionMCPServers)", len(ins), MaxSessionMCPServers)
+	}
 	s.mu.Lock()
 	others := s.snapshot()
 	s.mu.Unlock()

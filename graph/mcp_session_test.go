@@ -3,6 +3,7 @@ package graph_test
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -195,6 +196,13 @@ func TestMCPSessionServers(t *testing.T) {
 			t.Fatalf("message %q", msg)
 		}
 		k.mustFail(t, "BAD_INPUT", create, map[string]any{"in": map[string]any{"mcpServers": []any{stdioServer(t, "twin"), stdioServer(t, "twin")}}})
+		var many []any
+		for i := range core.MaxSessionMCPServers + 1 {
+			many = append(many, stdioServer(t, fmt.Sprintf("s%d", i)))
+		}
+		if msg := k.mustFail(t, "BAD_INPUT", create, map[string]any{"in": map[string]any{"mcpServers": many}}); !strings.Contains(msg, "MaxSessionMCPServers") {
+			t.Fatalf("over the limit: %q", msg)
+		}
 		if count() != before {
 			t.Fatal("a refused createSession created a session")
 		}
@@ -288,6 +296,18 @@ func TestMCPSessionServerHTTP(t *testing.T) {
 	if strings.Join(out.AttachSessionMcpServer.HeaderKeys, ",") != "Authorization" || out.AttachSessionMcpServer.SessionID == nil {
 		t.Fatalf("attached %+v", out.AttachSessionMcpServer)
 	}
+
+	// A session holds at most MaxSessionMCPServers; replacing one by name
+	// still works at the limit.
+	limitSID := k.chatSession(t, nil, "EXPLORE")
+	const attachLimited = `mutation($s: ID!, $in: McpServerInput!) { attachSessionMcpServer(sessionId: $s, input: $in) { id } }`
+	for i := range core.MaxSessionMCPServers {
+		k.mustDo(t, attachLimited, map[string]any{"s": limitSID, "in": map[string]any{"name": fmt.Sprintf("h%d", i), "transport": "HTTP", "url": hs.URL}}, nil)
+	}
+	if msg := k.mustFail(t, "BAD_INPUT", attachLimited, map[string]any{"s": limitSID, "in": map[string]any{"name": "one-more", "transport": "HTTP", "url": hs.URL}}); !strings.Contains(msg, "detachSessionMcpServer") {
+		t.Fatalf("over the limit: %q", msg)
+	}
+	k.mustDo(t, attachLimited, map[string]any{"s": limitSID, "in": map[string]any{"name": "h0", "transport": "HTTP", "url": hs.URL + "/"}}, nil)
 	k.waitSessionMCP(t, sid)
 	w := k.watch(t, sid)
 	k.fake.Enqueue(callStream("c1", "mcp__web__echo", `{"text":"over http"}`), openaitest_TextStream("ok"))

@@ -24,7 +24,10 @@ import (
 	"github.com/coder/websocket"
 )
 
-var kernelCPUProfile = flag.String("kernel-cpuprofile", "", "BenchmarkDeltaPath and BenchmarkDeltaPathHundred: write a 10 s CPU profile of the kernel process (taken through serve --pprof while replies stream) to this file")
+var (
+	kernelCPUProfile  = flag.String("kernel-cpuprofile", "", "BenchmarkDeltaPath and BenchmarkDeltaPathHundred: write a 10 s CPU profile of the kernel process (taken through serve --pprof while replies stream) to this file")
+	kernelHeapProfile = flag.String("kernel-heapprofile", "", "BenchmarkDeltaPathHundred: write a heap profile of the kernel process (through serve --pprof), taken while 100 sessions stream, to this file")
+)
 
 // The delta-path benchmarks run the real `foya serve` binary with its
 // out-of-process plugins against a fake OpenAI-compatible server, with real
@@ -356,7 +359,7 @@ func BenchmarkDeltaPath(b *testing.B) {
 	if _, err := viaKernel(ctx, k, b, sidSSE, sse, want); err != nil {
 		b.Fatal(err)
 	}
-	if pprofAddr != "" {
+	if pprofAddr != "" && *kernelCPUProfile != "" {
 		profileKernel(ctx, b, pprofAddr, *kernelCPUProfile, func() {
 			viaKernel(ctx, k, b, sid, ws, want)
 			viaKernel(ctx, k, b, sidSSE, sse, want)
@@ -442,7 +445,7 @@ func processMem(pid int) memUse {
 		if err != nil {
 			continue
 		}
-		var rss, pss int64
+		var rss, pss, anon int64
 		for _, line := range strings.Split(string(raw), "\n") {
 			f := strings.Fields(line)
 			if len(f) < 2 {
@@ -454,13 +457,15 @@ func processMem(pid int) memUse {
 				rss = kb << 10
 			case "Pss:":
 				pss = kb << 10
+			case "Anonymous:":
+				anon = kb << 10
 			}
 		}
 		m.rss += rss
 		m.pss += pss
 		cmd, _ := os.ReadFile("/proc/" + strconv.Itoa(p) + "/cmdline")
 		name := strings.Join(strings.Fields(strings.ReplaceAll(string(cmd), "\x00", " "))[1:min(3, len(strings.Fields(strings.ReplaceAll(string(cmd), "\x00", " "))))], " ")
-		m.detail += fmt.Sprintf(" [%s: RSS %.1f MB, PSS %.1f MB]", name, float64(rss)/(1<<20), float64(pss)/(1<<20))
+		m.detail += fmt.Sprintf(" [%s: RSS %.1f MB (anon %.1f), PSS %.1f MB]", name, float64(rss)/(1<<20), float64(anon)/(1<<20), float64(pss)/(1<<20))
 	}
 	return m
 }
@@ -500,6 +505,11 @@ func BenchmarkDeltaPathHundred(b *testing.B) {
 	time.Sleep(7 * time.Second)
 	idle := processMem(k.cmd.Process.Pid)
 	b.Logf("idle:%s", idle.detail)
+	// Idle after the built-in plugins' idle stop (--plugin-idle-stop,
+	// shortened for the benchmark): the kernel alone.
+	waitPluginsStopped(ctx, b, k)
+	stopped := processMem(k.cmd.Process.Pid)
+	b.Logf("idle, plugins stopped:%s", stopped.detail)
 	for i := 1; i < sessions; i++ {
 		dial(i)
 	}
@@ -568,8 +578,28 @@ func BenchmarkDeltaPathHundred(b *testing.B) {
 		}
 		wg.Wait()
 	}
-	if pprofAddr != "" {
+	if pprofAddr != "" && *kernelCPUProfile != "" {
 		profileKernel(ctx, b, pprofAddr, *kernelCPUProfile, round)
+		delays, lost = nil, 0
+	}
+	if pprofAddr != "" && *kernelHeapProfile != "" {
+		// Halfway through the streams (200 chunks, 5 ms apart).
+		heapDone := make(chan struct{})
+		go func() {
+			defer close(heapDone)
+			time.Sleep(chunks * 5 * time.Millisecond / 2)
+			if err := fetchProfile(pprofAddr, "heap?debug=1", *kernelHeapProfile+".txt"); err != nil {
+				b.Errorf("kernel heap profile: %v", err)
+				return
+			}
+			if err := fetchProfile(pprofAddr, "heap", *kernelHeapProfile); err != nil {
+				b.Errorf("kernel heap profile: %v", err)
+				return
+			}
+			b.Logf("kernel heap profile written to %s (runtime.MemStats in %s.txt): go tool pprof -sample_index=inuse_space -top %s", *kernelHeapProfile, *kernelHeapProfile, *kernelHeapProfile)
+		}()
+		round()
+		<-heapDone
 		delays, lost = nil, 0
 	}
 	b.ResetTimer()
@@ -589,6 +619,8 @@ func BenchmarkDeltaPathHundred(b *testing.B) {
 	b.ReportMetric(float64(idle.rss)/(1<<20), "idle-rss-MB")
 	b.ReportMetric(float64(peak.Load())/(1<<20), "peak-rss-MB")
 	b.ReportMetric(float64(idle.pss)/(1<<20), "idle-pss-MB")
+	b.ReportMetric(float64(stopped.rss)/(1<<20), "idle-stop-rss-MB")
+	b.ReportMetric(float64(stopped.pss)/(1<<20), "idle-stop-pss-MB")
 	b.ReportMetric(float64(peakPSS.Load())/(1<<20), "peak-pss-MB")
 	if d, ok := peakDetail.Load().(string); ok {
 		b.Logf("at peak RSS:%s", d)
@@ -597,8 +629,8 @@ func BenchmarkDeltaPathHundred(b *testing.B) {
 	b.ReportMetric(ms(pct(0.99)), "p99-ms")
 	b.ReportMetric(float64(len(delays))/float64(b.N*sessions*chunks), "chunks-seen")
 	b.ReportMetric(float64(lost), "terminal-lost")
-	b.Logf("kernel+plugins idle RSS %.1f MB (PSS %.1f MB), peak with %d streaming sessions RSS %.1f MB (PSS %.1f MB); chunk→subscriber p50 %.2f ms p99 %.2f ms over %d chunks; terminal events lost %d",
-		float64(idle.rss)/(1<<20), float64(idle.pss)/(1<<20), sessions, float64(peak.Load())/(1<<20), float64(peakPSS.Load())/(1<<20), ms(pct(0.5)), ms(pct(0.99)), len(delays), lost)
+	b.Logf("kernel+plugins idle RSS %.1f MB (PSS %.1f MB), after the plugins' idle stop %.1f MB (PSS %.1f MB), peak with %d streaming sessions RSS %.1f MB (PSS %.1f MB); chunk→subscriber p50 %.2f ms p99 %.2f ms over %d chunks; terminal events lost %d",
+		float64(idle.rss)/(1<<20), float64(idle.pss)/(1<<20), float64(stopped.rss)/(1<<20), float64(stopped.pss)/(1<<20), sessions, float64(peak.Load())/(1<<20), float64(peakPSS.Load())/(1<<20), ms(pct(0.5)), ms(pct(0.99)), len(delays), lost)
 }
 
 // BenchmarkDeltaPathExec measures target 4: `foya exec` as a whole process
@@ -661,11 +693,33 @@ func BenchmarkDeltaPathExec(b *testing.B) {
 	b.Logf("foya exec, 2,000-chunk reply, medians of %d: whole process %.1f ms, first text on stdout %.1f ms", b.N, ms(w), ms(f))
 }
 
+// benchPluginIdleStop is the --plugin-idle-stop of the benchmark kernels:
+// shorter than the default (a minute) so that BenchmarkDeltaPathHundred
+// reaches the stopped state soon. What a stopped plugin uses does not
+// depend on when it stopped.
+const benchPluginIdleStop = "10s"
+
+// waitPluginsStopped waits until the kernel process k has no child process
+// (its built-in plugins stopped for idleness), watching /proc rather than
+// asking the kernel (a query is work for the kernel), and gives the kernel
+// a second to hand memory back after the stop.
+func waitPluginsStopped(ctx context.Context, tb testing.TB, k *kernelProc) {
+	tb.Helper()
+	for len(childPIDs(k.cmd.Process.Pid)) > 0 {
+		select {
+		case <-ctx.Done():
+			tb.Fatalf("plugins still running: %v", childPIDs(k.cmd.Process.Pid))
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	time.Sleep(time.Second)
+}
+
 // startBenchKernel starts `foya serve`, with --pprof on a free loopback
-// port when -kernel-cpuprofile is given.
+// port when -kernel-cpuprofile or -kernel-heapprofile is given.
 func startBenchKernel(b *testing.B) (*kernelProc, string) {
-	if *kernelCPUProfile == "" {
-		return startKernel(b, b.TempDir()), ""
+	if *kernelCPUProfile == "" && *kernelHeapProfile == "" {
+		return startKernel(b, b.TempDir(), "--plugin-idle-stop", benchPluginIdleStop), ""
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -673,7 +727,25 @@ func startBenchKernel(b *testing.B) (*kernelProc, string) {
 	}
 	addr := ln.Addr().String()
 	ln.Close()
-	return startKernel(b, b.TempDir(), "--pprof", addr), addr
+	return startKernel(b, b.TempDir(), "--pprof", addr, "--plugin-idle-stop", benchPluginIdleStop), addr
+}
+
+// fetchProfile writes the kernel's /debug/pprof/<name> to path.
+func fetchProfile(addr, name, path string) error {
+	resp, err := http.Get("http://" + addr + "/debug/pprof/" + name)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(f, resp.Body); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 // profileKernel takes a 10-second CPU profile of the kernel through its

@@ -52,7 +52,7 @@ const usage = `foya — the Foya agent kernel
 Usage:
   foya serve [--addr 127.0.0.1:4777] [--data-dir DIR] [--plugin-dir DIR] [--allow-origin PATTERN]
              [--allow-host NAME] [--require-token] [--auth-token-file PATH] [--tls-cert FILE --tls-key FILE]
-             [--pprof 127.0.0.1:6060] [--database postgres://…]
+             [--pprof 127.0.0.1:6060] [--database postgres://…] [--plugin-idle-stop 1m]
              [--tool-writable PATH] [--tool-network on|off] [--allow-key-env NAME]
   foya token rotate|show [--data-dir DIR] [--auth-token-file PATH]
   foya rebuild-projections [--data-dir DIR] [--database postgres://…]
@@ -128,6 +128,7 @@ func serveCmd(args []string, stdout, stderr io.Writer) error {
 	logLevel := fs.String("log-level", "info", "log level: debug, info, warn, error")
 	retryAttempts := fs.Int("retry-max-attempts", core.DefaultRetryMaxAttempts, "requests per model step when rate-limited, overloaded or cut off before any output (1 disables retries)")
 	retryWait := fs.Duration("retry-max-wait", core.DefaultRetryMaxTotalWait, "total backoff wait bound per model step")
+	pluginIdleStop := fs.Duration("plugin-idle-stop", defaultPluginIdleStop, "stop a built-in plugin process after this long without a call; the next call starts it again (0: never; docs/performance.md)")
 	pprofAddr := fs.String("pprof", "", "serve Go profiles (net/http/pprof) on this loopback address, e.g. 127.0.0.1:6060 (off by default)")
 	tokenFile := fs.String("auth-token-file", "", "file holding the bearer token clients must send, when one is required (default <data-dir>/auth-token; created when missing)")
 	requireToken := fs.Bool("require-token", false, "require the bearer token on loopback too (always required beyond loopback)")
@@ -174,13 +175,16 @@ func serveCmd(args []string, stdout, stderr io.Writer) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
+	if *pluginIdleStop < 0 {
+		return usageError{Err: fmt.Errorf("--plugin-idle-stop %s: must not be negative (0 keeps plugins running)", *pluginIdleStop)}
+	}
 	if *retryAttempts < 1 || *retryWait <= 0 {
 		return usageError{Err: fmt.Errorf("--retry-max-attempts must be at least 1 and --retry-max-wait positive")}
 	}
 	if *database != "" && !storage.IsPostgresURL(*database) {
 		return usageError{Err: fmt.Errorf("--database %s: use a postgres:// or postgresql:// URL", storage.RedactURL(*database))}
 	}
-	opts := kernelOptions{database: *database, secretKeyFile: *secretKeyFile, artifactDir: *artifactDir, pluginDirs: pluginDirs, allowKeyEnv: keyEnvs, retry: core.RetryPolicy{MaxAttempts: *retryAttempts, MaxTotalWait: *retryWait}}
+	opts := kernelOptions{pluginIdleStop: *pluginIdleStop, database: *database, secretKeyFile: *secretKeyFile, artifactDir: *artifactDir, pluginDirs: pluginDirs, allowKeyEnv: keyEnvs, retry: core.RetryPolicy{MaxAttempts: *retryAttempts, MaxTotalWait: *retryWait}}
 	switch *toolNetwork {
 	case "on":
 	case "off":
@@ -329,7 +333,17 @@ type kernelOptions struct {
 	allowKeyEnv   []string
 	tools         builtintools.PluginConfig
 	retry         core.RetryPolicy
+	// pluginIdleStop stops an idle built-in plugin (0: never).
+	pluginIdleStop time.Duration
 }
+
+// defaultPluginIdleStop is how long a built-in plugin process runs without
+// a call before it is stopped (it starts again on the next call, tens of
+// milliseconds). A minute keeps plugins running through an interactive
+// conversation (the next message usually comes sooner) and the provider's
+// keep-alive connection would soon idle out anyway (Go closes idle
+// connections after 90 s); a kernel left alone falls to its own memory.
+const defaultPluginIdleStop = time.Minute
 
 func openKernel(ctx context.Context, dataDir string, opts kernelOptions, log *slog.Logger) (_ *kernel, err error) {
 	dir, err := prepareDataDir(dataDir)
@@ -354,7 +368,8 @@ func openKernel(ctx context.Context, dataDir string, opts kernelOptions, log *sl
 	if toolCfg.TempRoot, err = prepareToolTempRoot(dir); err != nil {
 		return nil, err
 	}
-	if k.plugins, err = host.NewManager(host.Config{DataDir: dir, PluginDirs: opts.pluginDirs, Tools: toolCfg, ParkUnusedAfter: 5 * time.Second, Logger: log}); err != nil {
+	if k.plugins, err = host.NewManager(host.Config{DataDir: dir, PluginDirs: opts.pluginDirs, Tools: toolCfg, ParkUnusedAfter: 5 * time.Second, IdleStopAfter: opts.pluginIdleStop,
+		OnIdleStop: func() { _, _ = memtrim.Trim() }, Logger: log}); err != nil {
 		return nil, err
 	}
 	if err = k.plugins.Start(ctx); err != nil {

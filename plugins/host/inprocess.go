@@ -14,8 +14,10 @@ import (
 // fixedSource is a clientSource over one connection that is never restarted.
 type fixedSource struct{ c *clients }
 
-func (s fixedSource) clients(context.Context) (*clients, error) { return s.c, nil }
-func (fixedSource) broken(*clients, error)                      {}
+func (s fixedSource) acquire(context.Context) (*clients, func(), error) { return s.c, func() {}, nil }
+func (fixedSource) broken(*clients, error)                              {}
+func (fixedSource) stopped() bool                                       { return false }
+func (fixedSource) warm()                                               {}
 
 // Adapt wraps an already connected plugin client (e.g. from sdktest.Conn)
 // into the core adapters the Manager would hand out; provider and tools say

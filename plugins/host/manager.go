@@ -58,7 +58,17 @@ type Config struct {
 	// kind listed models or streamed): it starts again on first use and
 	// stays listed as healthy meanwhile. Zero keeps every plugin running.
 	ParkUnusedAfter time.Duration
-	Logger          *slog.Logger
+	// IdleStopAfter, when positive, stops a built-in plugin (provider or
+	// tools) once no call or stream of it has been in progress for that
+	// long; the next call starts it again, and it stays listed as healthy
+	// without a pid meanwhile. A call or stream in progress is never
+	// interrupted. Third-party plugins keep running. Zero: never stopped.
+	IdleStopAfter time.Duration
+	// OnIdleStop, when set, is called after a plugin was stopped for
+	// idleness (the kernel hands its own memory back then: stopping the
+	// process ran code in the kernel).
+	OnIdleStop func()
+	Logger     *slog.Logger
 }
 
 // PluginInfo describes a plugin for the `plugins` query.
@@ -140,8 +150,10 @@ func (m *Manager) Start(ctx context.Context) error {
 			}
 			env = append(env, kv)
 		}
+		proc := m.newProcess(name, m.cfg.Executable, []string{"plugin", name}, env)
+		proc.idleStop, proc.onIdleStop = m.cfg.IdleStopAfter, m.cfg.OnIdleStop
 		procs = append(procs, &managed{
-			proc: m.newProcess(name, m.cfg.Executable, []string{"plugin", name}, env),
+			proc: proc,
 			info: PluginInfo{Name: name, Builtin: true, Path: m.cfg.Executable},
 		})
 	}
@@ -262,13 +274,14 @@ func (m *Manager) describe(ctx context.Context, mp *managed) {
 	ti, err := c.tools.Describe(ctx, &foyav1.DescribeRequest{})
 	switch {
 	case err == nil:
-		tools = &toolRunner{plugin: mp.info.Name, src: mp.proc}
+		tools = &toolRunner{plugin: mp.info.Name, src: mp.proc, listedBy: c}
 		kinds = append(kinds, "tool")
 		if mp.info.Version == "" {
 			mp.info.Version = ti.GetVersion()
 		}
 		for _, t := range ti.GetTools() {
 			mp.info.Tools = append(mp.info.Tools, t.GetName())
+			tools.listed = append(tools.listed, toolInfoFromProto(t))
 		}
 		mp.info.Sandbox, mp.info.SandboxDetail = ti.GetSandbox(), ti.GetSandboxDetail()
 		if mp.info.Sandbox == "" {
@@ -308,11 +321,17 @@ func (m *Manager) add(mp *managed, prov *providerAdapter, tools *toolRunner) {
 	}
 }
 
-// Provider returns the provider of kind, or UNAVAILABLE.
+// Provider returns the provider of kind, or UNAVAILABLE. Its plugin
+// process, when stopped for idleness, starts in the background at once:
+// the kernel looks a provider up when it accepts a turn, before its own
+// work ahead of the model request, so the start overlaps that work.
 func (m *Manager) Provider(kind string) (core.Provider, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	p, ok := m.providers[kind]
+	if ok {
+		p.warm()
+	}
 	if !ok {
 		kinds := make([]string, 0, len(m.providers))
 		for k := range m.providers {

@@ -26,7 +26,8 @@ const (
 )
 
 // process is one plugin executable, started on demand and restarted after
-// it dies.
+// it dies. With idleStop set it is also stopped once no call or stream has
+// been in progress for that long, and started again by the next call.
 type process struct {
 	name         string
 	path         string
@@ -34,6 +35,8 @@ type process struct {
 	env          []string
 	runDir       string
 	startTimeout time.Duration
+	idleStop     time.Duration // 0: runs until the kernel stops or it dies
+	onIdleStop   func()        // after an idle stop; may be nil
 	log          *slog.Logger
 
 	mu        sync.Mutex
@@ -44,9 +47,108 @@ type process struct {
 	failedAt  time.Time
 	lastErr   error
 	closed    bool
-	parked    bool // stopped while unused; starts on first use
+	parked    bool // stopped while unused or idle; starts on next use
+	// active counts calls and streams in progress (acquire); lastUse is
+	// when the last of them ended. idleTimer runs stopIdle.
+	active    int
+	lastUse   time.Time
+	idleTimer *time.Timer
 
-	used atomic.Bool // asked for its clients since Start's describe
+	used    atomic.Bool // asked for its clients since Start's describe
+	warming atomic.Bool // a warm start is under way
+}
+
+// acquire returns live clients for one call or stream, starting the
+// process if needed, and counts the call as in progress until release is
+// called (any number of times). A process is never stopped for idleness
+// while a call is in progress.
+func (p *process) acquire(ctx context.Context) (*clients, func(), error) {
+	c, err := p.clients(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	p.mu.Lock()
+	p.active++
+	if p.idleTimer != nil {
+		p.idleTimer.Stop()
+	}
+	p.mu.Unlock()
+	var once sync.Once
+	return c, func() { once.Do(p.release) }, nil
+}
+
+func (p *process) release() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.active--
+	if p.active == 0 {
+		p.lastUse = time.Now()
+		p.armIdle()
+	}
+}
+
+// armIdle (re)starts the idle countdown; p.mu is held.
+func (p *process) armIdle() {
+	if p.idleStop <= 0 || p.closed {
+		return
+	}
+	if p.idleTimer == nil {
+		p.idleTimer = time.AfterFunc(p.idleStop, p.stopIdle)
+		return
+	}
+	p.idleTimer.Reset(p.idleStop)
+}
+
+// stopIdle stops the process when nothing has used it for idleStop. It is
+// not a failure: the plugin stays healthy and the next call starts it.
+func (p *process) stopIdle() {
+	p.mu.Lock()
+	client := p.client
+	if p.closed || client == nil || client.Exited() || p.active > 0 {
+		p.mu.Unlock()
+		return
+	}
+	if left := p.idleStop - time.Since(p.lastUse); left > 0 {
+		p.idleTimer.Reset(left) // used again since the timer was set
+		p.mu.Unlock()
+		return
+	}
+	p.cl, p.client = nil, nil
+	p.parked = true
+	p.mu.Unlock()
+	p.log.Info("plugin idle; stopped until its next call", "plugin", p.name, "idle_for", p.idleStop)
+	client.Kill()
+	if p.onIdleStop != nil {
+		p.onIdleStop()
+	}
+}
+
+// warm starts a stopped process in the background, so that a call about
+// to come finds it running (or starting). It does nothing to a running,
+// crashed or closed process.
+func (p *process) warm() {
+	p.mu.Lock()
+	stopped := p.parked && p.client == nil && !p.closed
+	p.mu.Unlock()
+	if !stopped || !p.warming.CompareAndSwap(false, true) {
+		return
+	}
+	go func() {
+		defer p.warming.Store(false)
+		ctx, cancel := context.WithTimeout(context.Background(), p.startTimeout)
+		defer cancel()
+		if _, err := p.clients(ctx); err != nil {
+			p.log.Warn("plugin warm start", "plugin", p.name, "error", err)
+		}
+	}()
+}
+
+// stopped reports whether the process is stopped while unused or idle (not
+// crashed): what it last described still stands.
+func (p *process) stopped() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.parked && p.client == nil && !p.closed
 }
 
 func (p *process) clients(ctx context.Context) (*clients, error) {
@@ -150,6 +252,10 @@ func (p *process) start() error {
 		pid = rc.Pid
 	}
 	p.log.Info("plugin started", "plugin", p.name, "pid", pid, "protocol", p.cl.protocol)
+	p.lastUse = p.startedAt
+	if p.active == 0 {
+		p.armIdle() // started by a describe or a warm-up: stops again unless used
+	}
 	return nil
 }
 
@@ -166,7 +272,7 @@ func (p *process) healthy() bool {
 func (p *process) park() {
 	p.mu.Lock()
 	client := p.client
-	if p.closed || client == nil || client.Exited() || p.used.Load() {
+	if p.closed || client == nil || client.Exited() || p.used.Load() || p.active > 0 {
 		p.mu.Unlock()
 		return
 	}
@@ -193,6 +299,9 @@ func (p *process) pid() int {
 func (p *process) kill() {
 	p.mu.Lock()
 	p.closed = true
+	if p.idleTimer != nil {
+		p.idleTimer.Stop()
+	}
 	client := p.client
 	p.cl, p.client = nil, nil
 	p.mu.Unlock()

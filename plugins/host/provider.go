@@ -14,8 +14,16 @@ import (
 // clientSource hands out the gRPC clients of a plugin, starting or
 // restarting it as needed, and hears about broken connections.
 type clientSource interface {
-	clients(ctx context.Context) (*clients, error)
+	// acquire returns live clients for one call or stream; release ends
+	// it (the plugin is not stopped for idleness while a call is in
+	// progress). release may be called more than once.
+	acquire(ctx context.Context) (c *clients, release func(), err error)
 	broken(c *clients, err error)
+	// stopped reports whether the plugin is stopped while idle or unused
+	// (not crashed): what it described last still stands.
+	stopped() bool
+	// warm starts a stopped plugin in the background ahead of a call.
+	warm()
 }
 
 // clients is one live connection to a plugin process.
@@ -74,10 +82,11 @@ func (a *providerAdapter) require(c core.ProviderCapability) error {
 // call runs fn against a live client, reporting transport failures so the
 // next call restarts the plugin.
 func (a *providerAdapter) call(ctx context.Context, fn func(*clients) error) error {
-	c, err := a.src.clients(ctx)
+	c, release, err := a.src.acquire(ctx)
 	if err != nil {
 		return err
 	}
+	defer release()
 	if err := fn(c); err != nil {
 		if isTransportFailure(err) {
 			a.src.broken(c, err)
@@ -88,7 +97,7 @@ func (a *providerAdapter) call(ctx context.Context, fn func(*clients) error) err
 }
 
 func (a *providerAdapter) Stream(ctx context.Context, ep core.Endpoint, req core.ProviderRequest) (core.ProviderStream, error) {
-	c, err := a.src.clients(ctx)
+	c, release, err := a.src.acquire(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -96,23 +105,30 @@ func (a *providerAdapter) Stream(ctx context.Context, ep core.Endpoint, req core
 	st, err := c.provider.Stream(sctx, &foyav1.StreamRequest{Endpoint: endpointToProto(ep), Request: requestToProto(req)})
 	if err != nil {
 		cancel()
+		release()
 		if isTransportFailure(err) {
 			a.src.broken(c, err)
 		}
 		return nil, mapError(a.kind, err)
 	}
-	return &stream{a: a, c: c, st: st, cancel: cancel}, nil
+	return &stream{a: a, c: c, st: st, cancel: cancel, release: release}, nil
 }
 
+// warm starts the plugin process if it is stopped, ahead of a call (see
+// Manager.Provider).
+func (a *providerAdapter) warm() { a.src.warm() }
+
 // stream adapts a gRPC event stream to core.ProviderStream. After a done or
-// error event Recv returns io.EOF.
+// error event Recv returns io.EOF. The stream counts as a call in progress
+// of its plugin until it ends or is closed.
 type stream struct {
-	a      *providerAdapter
-	c      *clients
-	st     foyav1.Provider_StreamClient
-	cancel context.CancelFunc
-	mu     sync.Mutex
-	ended  bool
+	a       *providerAdapter
+	c       *clients
+	st      foyav1.Provider_StreamClient
+	cancel  context.CancelFunc
+	release func()
+	mu      sync.Mutex
+	ended   bool
 }
 
 func (s *stream) Recv() (core.StreamEvent, error) {
@@ -125,10 +141,12 @@ func (s *stream) Recv() (core.StreamEvent, error) {
 		ev, err := s.st.Recv()
 		if errors.Is(err, io.EOF) {
 			s.ended = true
+			s.release()
 			return core.StreamEvent{}, &core.Error{Code: core.CodeUnavailable, Message: "provider " + s.a.kind + " ended the stream without a done event"}
 		}
 		if err != nil {
 			s.ended = true
+			s.release()
 			if isTransportFailure(err) {
 				s.a.src.broken(s.c, err)
 			}
@@ -140,6 +158,7 @@ func (s *stream) Recv() (core.StreamEvent, error) {
 		}
 		if out.Kind == core.StreamDone || out.Kind == core.StreamError {
 			s.ended = true
+			s.release()
 		}
 		return out, nil
 	}
@@ -147,6 +166,7 @@ func (s *stream) Recv() (core.StreamEvent, error) {
 
 func (s *stream) Close() error {
 	s.cancel()
+	s.release()
 	return nil
 }
 

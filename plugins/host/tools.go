@@ -17,7 +17,9 @@ type toolRunner struct {
 
 	// The tool list is part of the plugin's self-description, fixed for
 	// the life of its process: it is asked once per process, not once per
-	// model request (that call sat before every provider request).
+	// model request (that call sat before every provider request). While
+	// the plugin is stopped for idleness, the list of its last process
+	// stands: listing tools does not start it, calling one does.
 	mu       sync.Mutex
 	listedBy *clients
 	listed   []core.ToolInfo
@@ -26,10 +28,11 @@ type toolRunner struct {
 var _ core.ToolRunner = (*toolRunner)(nil)
 
 func (r *toolRunner) call(ctx context.Context, fn func(*clients) error) error {
-	c, err := r.src.clients(ctx)
+	c, release, err := r.src.acquire(ctx)
 	if err != nil {
 		return err
 	}
+	defer release()
 	if err := fn(c); err != nil {
 		if isTransportFailure(err) {
 			r.src.broken(c, err)
@@ -40,6 +43,13 @@ func (r *toolRunner) call(ctx context.Context, fn func(*clients) error) error {
 }
 
 func (r *toolRunner) Tools(ctx context.Context) ([]core.ToolInfo, error) {
+	r.mu.Lock()
+	if r.listedBy != nil && r.src.stopped() {
+		out := slices.Clone(r.listed)
+		r.mu.Unlock()
+		return out, nil
+	}
+	r.mu.Unlock()
 	var out []core.ToolInfo
 	err := r.call(ctx, func(c *clients) error {
 		r.mu.Lock()

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/foya-dev/foya/providers/openai/openaitest"
 )
@@ -120,5 +121,58 @@ func TestThirdPartyProviderPlugin(t *testing.T) {
 	k.gql(t, `mutation { createConnection(input: {name: "echo", providerKind: "echo", baseUrl: "http://127.0.0.1:1/v1", models: [{id: "echo-1"}]}) { id providerKind } }`, nil, &c)
 	if c.CreateConnection.ProviderKind != "echo" {
 		t.Fatalf("connection = %+v", c.CreateConnection)
+	}
+}
+
+// With --plugin-idle-stop, the built-in plugins stop once idle (listed
+// healthy without a pid, no child process left) and a turn with a tool
+// call afterwards starts both again transparently.
+func TestPluginIdleStopEndToEnd(t *testing.T) {
+	fake := openaitest.New(t)
+	k := startKernel(t, t.TempDir(), "--plugin-idle-stop", "1s")
+	sid := k.chatSession(t, fake.BaseURL())
+	fake.Enqueue(openaitest.TextStream("gpt-t", "first"))
+	k.gql(t, `mutation($s: ID!) { sendMessage(sessionId: $s, input: {text: "hi"}) { turnStarted } }`, map[string]any{"s": sid}, nil)
+	k.waitEvents(t, sid, "turn_finished", 1)
+
+	type plugin struct {
+		Name    string
+		PID     *int
+		Healthy bool
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for len(childPIDs(k.cmd.Process.Pid)) > 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("plugin processes still running: %v\n%s", childPIDs(k.cmd.Process.Pid), k.Logs())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	var out struct{ Plugins []plugin }
+	k.gql(t, `{ plugins { name pid healthy } }`, nil, &out)
+	for _, p := range out.Plugins {
+		if p.PID != nil || !p.Healthy {
+			t.Fatalf("stopped plugin listed as %+v", p)
+		}
+	}
+
+	args, _ := json.Marshal(map[string]any{"command": "printf again"})
+	fake.Enqueue(openaitest.Response{Events: []string{
+		openaitest.Chunk("gpt-t", map[string]any{"tool_calls": []any{map[string]any{"index": 0, "id": "c1", "type": "function", "function": map[string]any{"name": "bash", "arguments": string(args)}}}}, ""),
+		openaitest.Chunk("gpt-t", map[string]any{}, "tool_calls"),
+	}}, openaitest.TextStream("gpt-t", "second"))
+	k.gql(t, `mutation($s: ID!) { sendMessage(sessionId: $s, input: {text: "again"}) { turnStarted } }`, map[string]any{"s": sid}, nil)
+	k.waitEvents(t, sid, "turn_finished", 2)
+	var s struct {
+		Session struct {
+			Messages []struct {
+				Text    string
+				IsError bool
+			}
+		}
+	}
+	k.gql(t, `query($s: ID!) { session(id: $s) { messages { text isError } } }`, map[string]any{"s": sid}, &s)
+	ms := s.Session.Messages
+	if len(ms) != 6 || ms[4].IsError || !strings.Contains(ms[4].Text, "again") || ms[5].Text != "second" {
+		t.Fatalf("messages after the idle stop %+v\n%s", ms, k.Logs())
 	}
 }

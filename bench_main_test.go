@@ -26,6 +26,7 @@ import (
 
 var (
 	kernelCPUProfile  = flag.String("kernel-cpuprofile", "", "BenchmarkDeltaPath and BenchmarkDeltaPathHundred: write a 10 s CPU profile of the kernel process (taken through serve --pprof while replies stream) to this file")
+	coldBinary        = flag.Bool("cold-binary", false, "benchmarks of the foya binary: drop the freshly built binary from the page cache before starting the kernel, so that it is read from disk like an installed binary after a reboot (the linker's writes leave it cached in large folios, which every process maps whole)")
 	kernelHeapProfile = flag.String("kernel-heapprofile", "", "BenchmarkDeltaPathHundred: write a heap profile of the kernel process (through serve --pprof), taken while 100 sessions stream, to this file")
 )
 
@@ -718,6 +719,11 @@ func waitPluginsStopped(ctx context.Context, tb testing.TB, k *kernelProc) {
 // startBenchKernel starts `foya serve`, with --pprof on a free loopback
 // port when -kernel-cpuprofile or -kernel-heapprofile is given.
 func startBenchKernel(b *testing.B) (*kernelProc, string) {
+	if *coldBinary {
+		if err := evictFromPageCache(foyaBin); err != nil {
+			b.Fatalf("-cold-binary: %v", err)
+		}
+	}
 	if *kernelCPUProfile == "" && *kernelHeapProfile == "" {
 		return startKernel(b, b.TempDir(), "--plugin-idle-stop", benchPluginIdleStop), ""
 	}
@@ -781,4 +787,53 @@ func profileKernel(ctx context.Context, tb testing.TB, addr, path string, work f
 			work()
 		}
 	}
+}
+
+// BenchmarkDeltaPathAfterIdleStop measures what the plugins' idle stop
+// costs the next turn: the time from sendMessage to the first text at a
+// graphql-ws subscriber when the built-in plugins were stopped for
+// idleness (the turn starts them again), against the same turn with the
+// plugins running. Replies are 20 chunks.
+func BenchmarkDeltaPathAfterIdleStop(b *testing.B) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	const chunks = 20
+	prov := newBenchProvider(b, chunks, 0, false)
+	want := strings.Repeat("tok ", chunks)
+	k := startKernel(b, b.TempDir(), "--plugin-idle-stop", "1s")
+	sid := k.chatSession(b, prov.baseURL())
+	ws, err := dialSub(ctx, k.addr, benchSubscription, map[string]any{"s": sid})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer ws.close()
+	if _, err := viaKernel(ctx, k, b, sid, ws, want); err != nil {
+		b.Fatal(err)
+	}
+	var cold, warm []timing
+	b.ResetTimer()
+	for range b.N {
+		b.StopTimer()
+		for len(childPIDs(k.cmd.Process.Pid)) > 0 {
+			time.Sleep(20 * time.Millisecond)
+		}
+		b.StartTimer()
+		c, err := viaKernel(ctx, k, b, sid, ws, want)
+		if err != nil {
+			b.Fatal(err)
+		}
+		cold = append(cold, c)
+		w, err := viaKernel(ctx, k, b, sid, ws, want)
+		if err != nil {
+			b.Fatal(err)
+		}
+		warm = append(warm, w)
+	}
+	b.StopTimer()
+	first := func(ts []timing) time.Duration {
+		return median(mapTimings(ts, func(t timing) time.Duration { return t.first }))
+	}
+	b.ReportMetric(ms(first(cold)), "stopped-first-ms")
+	b.ReportMetric(ms(first(warm)), "running-first-ms")
+	b.Logf("sendMessage → first text, medians of %d: plugins stopped for idleness %.1f ms, plugins running %.1f ms", b.N, ms(first(cold)), ms(first(warm)))
 }

@@ -225,17 +225,20 @@ func forwardDelta(d chatDelta, out sdk.StreamSender) error {
 
 var errStop = fmt.Errorf("stop")
 
-// readSSE calls fn with the data of each server-sent event until fn returns
-// errStop (nil result), an error, or the body ends. Read failures are
-// network errors.
 // maxSSELine bounds one line of a stream.
 const maxSSELine = 8 << 20
+
+// sseReadBuffer is the read buffer of one stream: what one read takes from
+// the network at most, so also the largest burst of chunks merged into one
+// message (~100 typical chunk lines). Every stream in progress holds one;
+// longer lines are assembled across reads (readLine).
+const sseReadBuffer = 16 << 10
 
 // readSSE calls fn with the data of each Server-Sent Event of body. Before
 // every read that would block (no complete line is buffered), it calls
 // idle, when not nil: what was decoded so far can go out then.
 func readSSE(body io.Reader, idle func() error, fn func(data []byte) error) error {
-	br := bufio.NewReaderSize(body, 64<<10)
+	br := bufio.NewReaderSize(body, sseReadBuffer)
 	var data, line []byte
 	for {
 		if idle != nil {

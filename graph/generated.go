@@ -2897,6 +2897,12 @@ type PluginInfo {
   builtin: Boolean!
   "Executable of a third-party plugin."
   path: String
+  """
+  Process id of the running plugin process. Null while a built-in plugin is
+  stopped because nothing used it (unused providers 5 s after start; any
+  built-in after ` + "`" + `foya serve --plugin-idle-stop` + "`" + `, default 1m, without a call):
+  it is still healthy and its next call starts it again.
+  """
   pid: Int
   healthy: Boolean!
   "Why the plugin could not be started or described."

@@ -51,6 +51,10 @@ func RunBuiltin(name string) error {
 		return fmt.Errorf("unknown built-in plugin %q (have %v)", name, builtinNames())
 	}
 	tuneBuiltinGC()
+	// Package initialisation touched code and data all over the binary that
+	// serving never runs again: drop those pages now, not only at the first
+	// idle moment (a plugin started for a call may not be idle for long).
+	trimIdle()
 	return run()
 }
 

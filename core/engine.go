@@ -63,7 +63,7 @@ type EngineConfig struct {
 // input that arrives meanwhile (SES-6, SES-7). Queues, running turns,
 // pending approvals and session grants live in memory only (SES-14).
 type Engine struct {
-	idle  *idleWatch // nil without cfg.OnIdle
+	idle  *idleWatch
 	cfg   EngineConfig
 	svc   *Service
 	log   *slog.Logger
@@ -114,6 +114,9 @@ type turnRun struct {
 	// started is the turn's start; finished is set by the loop to the end
 	// time it recorded on the turn's last message (zero: none recorded).
 	started, finished time.Time
+	// session is the session as it stands after the turn's first events,
+	// when the kernel knows it without reading it back (nil: read it).
+	session *Session
 }
 
 // ErrTurnStopped is the cancel cause of a turn stopped by a client.
@@ -145,9 +148,14 @@ func NewEngine(cfg EngineConfig) (*Engine, error) {
 		runtimes: map[string]*sessionRuntime{}, pending: map[string]*pendingRequest{}, decided: map[string]bool{}, grants: map[string]map[string]bool{},
 		failedCompactions: map[string]string{}, titled: map[string]bool{}, resolved: map[string]resolvedCaps{},
 	}
-	if cfg.OnIdle != nil {
-		e.idle = newIdleWatch(cfg.IdleAfter, cfg.OnIdle)
-	}
+	// Idle: the histories cached for turns go, then whatever the kernel
+	// configured (e.g. handing memory back).
+	e.idle = newIdleWatch(cfg.IdleAfter, func() {
+		e.svc.DropHistories()
+		if cfg.OnIdle != nil {
+			cfg.OnIdle()
+		}
+	})
 	return e, nil
 }
 

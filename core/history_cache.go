@@ -47,6 +47,9 @@ type historyEntry struct {
 	cpKnown    bool
 }
 
+// entryOverhead is what an entry costs besides its messages.
+const entryOverhead = 512
+
 func newHistoryCache(max int64) *historyCache {
 	return &historyCache{max: max, entries: map[string]*historyEntry{}}
 }
@@ -71,7 +74,7 @@ func (c *historyCache) get(sessionID string, head int64, includeInactive bool) (
 
 // put records msgs (inactive included) as the history at head.
 func (c *historyCache) put(sessionID string, head int64, msgs []Message) {
-	var size int64
+	size := int64(entryOverhead)
 	for i := range msgs {
 		size += messageSize(&msgs[i])
 	}
@@ -98,7 +101,14 @@ func (c *historyCache) appended(sessionID string, evs []Event) {
 	defer c.mu.Unlock()
 	e := c.entries[sessionID]
 	if e == nil {
-		return
+		if evs[0].Seq != 1 {
+			return
+		}
+		// A new session: its history is known from its first event.
+		c.clock++
+		e = &historyEntry{used: c.clock, cpKnown: true, size: entryOverhead}
+		c.entries[sessionID] = e
+		c.size += entryOverhead
 	}
 	if evs[0].Seq != e.head+1 {
 		c.dropLocked(sessionID) // a gap: another writer's events are missing

@@ -69,6 +69,22 @@ func TestHistoryCache(t *testing.T) {
 		})
 	}
 
+	t.Run("a new session is known from its first event", func(t *testing.T) {
+		c := newHistoryCache(1 << 20)
+		created, err := NewEvent("n", EventSessionCreated, SessionPayload{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		created.Seq = 1
+		c.appended("n", []Event{created, msgEvent(t, "n", 2, "hi")})
+		if got, ok := c.get("n", 2, true); !ok || texts(got) != "hi" {
+			t.Fatalf("got %q (hit %v)", texts(got), ok)
+		}
+		if cp, known := c.latestCheckpoint("n", 2); !known || cp != nil {
+			t.Fatal("a new session's checkpoint (none) is not known")
+		}
+	})
+
 	t.Run("a caller's slice is its own", func(t *testing.T) {
 		c := newHistoryCache(1 << 20)
 		c.put("s", 2, base)
@@ -82,7 +98,7 @@ func TestHistoryCache(t *testing.T) {
 	})
 
 	t.Run("bounded, least recently used first", func(t *testing.T) {
-		big := []Message{{Seq: 1, Active: true, Text: strings.Repeat("x", 3500)}}
+		big := []Message{{Seq: 1, Active: true, Text: strings.Repeat("x", 3000)}}
 		c := newHistoryCache(16 << 10) // a session may take a quarter: 4 KiB
 		c.put("one", 1, big)
 		c.put("two", 1, big)

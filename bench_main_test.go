@@ -129,6 +129,7 @@ func readDirect(ctx context.Context, baseURL string) (timing, string, error) {
 		data = bytes.TrimSpace(data)
 		if string(data) == "[DONE]" {
 			t.whole = time.Since(start)
+			io.Copy(io.Discard, br) // the connection is reused, as the kernel's is
 			return t, text.String(), nil
 		}
 		var c struct {

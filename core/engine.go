@@ -224,6 +224,20 @@ func (e *Engine) resolveModel(ctx context.Context, s Session) (boundModel, error
 // workDir is where a session's tools act: the bound project's directory, or
 // a private scratch directory under the data directory.
 func (e *Engine) workDir(ctx context.Context, s Session) (string, error) {
+	dir, err := e.workDirPath(ctx, s)
+	if err != nil || s.ProjectID != "" {
+		return dir, err
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", fmt.Errorf("create scratch dir: %w", err)
+	}
+	return dir, nil
+}
+
+// workDirPath is workDir without creating a scratch directory: what a model
+// request needs (the system prompt names the directory; every tool call and
+// hook goes through workDir, which creates it first).
+func (e *Engine) workDirPath(ctx context.Context, s Session) (string, error) {
 	if s.ProjectID != "" {
 		p, err := e.svc.Project(ctx, s.ProjectID)
 		if err != nil {
@@ -234,11 +248,7 @@ func (e *Engine) workDir(ctx context.Context, s Session) (string, error) {
 	if e.cfg.ScratchDir == "" {
 		return "", Errorf(CodeUnavailable, "session %s has no project and the kernel has no scratch directory", s.ID)
 	}
-	dir := filepath.Join(e.cfg.ScratchDir, s.ID)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return "", fmt.Errorf("create scratch dir: %w", err)
-	}
-	return dir, nil
+	return filepath.Join(e.cfg.ScratchDir, s.ID), nil
 }
 
 // Close stops every running turn (keeping their partial output) and waits

@@ -45,6 +45,11 @@ type historyEntry struct {
 	// none), once cpKnown.
 	checkpoint *Event
 	cpKnown    bool
+	// born: the session was created through this service (the entry began
+	// at its first event); anchored: an accepted boundary (route anchor)
+	// was saved for it since. A session born here and never anchored has
+	// no route anchor in the store.
+	born, anchored bool
 }
 
 // entryOverhead is what an entry costs besides its messages.
@@ -106,7 +111,7 @@ func (c *historyCache) appended(sessionID string, evs []Event) {
 		}
 		// A new session: its history is known from its first event.
 		c.clock++
-		e = &historyEntry{used: c.clock, cpKnown: true, size: entryOverhead}
+		e = &historyEntry{used: c.clock, cpKnown: true, born: true, size: entryOverhead}
 		c.entries[sessionID] = e
 		c.size += entryOverhead
 	}
@@ -175,6 +180,25 @@ func (c *historyCache) setCheckpoint(sessionID string, head int64, ev *Event) {
 	defer c.mu.Unlock()
 	if e := c.entries[sessionID]; e != nil && e.head == head {
 		e.checkpoint, e.cpKnown = ev, true
+	}
+}
+
+// noAnchor reports whether the session, at head, certainly has no route
+// anchor in the store (born here, none saved since).
+func (c *historyCache) noAnchor(sessionID string, head int64) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e := c.entries[sessionID]
+	return e != nil && e.head == head && e.born && !e.anchored
+}
+
+// anchorSaved records that a route anchor was saved for the session. It is
+// called before the save, so a reader never skips a saved anchor.
+func (c *historyCache) anchorSaved(sessionID string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e := c.entries[sessionID]; e != nil {
+		e.anchored = true
 	}
 }
 

@@ -83,6 +83,17 @@ func TestHistoryCache(t *testing.T) {
 		if cp, known := c.latestCheckpoint("n", 2); !known || cp != nil {
 			t.Fatal("a new session's checkpoint (none) is not known")
 		}
+		if !c.noAnchor("n", 2) {
+			t.Fatal("a new session without a saved anchor may have one")
+		}
+		c.anchorSaved("n")
+		if c.noAnchor("n", 2) {
+			t.Fatal("a saved anchor is skipped")
+		}
+		c.put("old", 5, nil)
+		if c.noAnchor("old", 5) {
+			t.Fatal("a session read from the store is said to have no anchor")
+		}
 	})
 
 	t.Run("a caller's slice is its own", func(t *testing.T) {

@@ -418,7 +418,7 @@ func (e *Engine) compileFrom(ctx context.Context, s Session, b boundModel, loadI
 	if err != nil {
 		return compiled{}, err
 	}
-	dir, err := e.workDir(ctx, s)
+	dir, err := e.workDirPath(ctx, s)
 	if err != nil {
 		return compiled{}, err
 	}
@@ -448,7 +448,7 @@ func (e *Engine) compileFrom(ctx context.Context, s Session, b boundModel, loadI
 	if mo := b.model.Capabilities.MaxOutputTokens; mo != nil {
 		req.MaxOutputTokens = *mo
 	}
-	usage := e.estimate(ctx, s.ID, b.route, msgs, req)
+	usage := e.estimate(ctx, s, b.route, msgs, req)
 	usage.Limit = budget
 	return compiled{req: req, tools: tools, active: msgs, usage: usage}, nil
 }

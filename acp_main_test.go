@@ -50,6 +50,9 @@ type acpMsg struct {
 		Code    int    `json:"code"`
 		Message string `json:"message"`
 	} `json:"error"`
+	// updates is how many session/update notifications had arrived before
+	// this response (the reader goes on reading while a test looks at it).
+	updates int
 }
 
 func startACP(t *testing.T, args ...string) *acpPeer {
@@ -167,6 +170,7 @@ func (p *acpPeer) handle(line []byte) {
 		p.mu.Lock()
 		ch := p.waiting[id]
 		delete(p.waiting, id)
+		m.updates = len(p.updates)
 		p.mu.Unlock()
 		if ch != nil {
 			ch <- m
@@ -244,6 +248,13 @@ func (p *acpPeer) since(n int) []map[string]any {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return append([]map[string]any(nil), p.updates[n:]...)
+}
+
+// before returns the updates after mark that arrived before response m.
+func (p *acpPeer) before(mark int, m acpMsg) []map[string]any {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]map[string]any(nil), p.updates[mark:m.updates]...)
 }
 
 // waitFor waits until an update after mark satisfies ok.
@@ -522,7 +533,7 @@ func TestACPAgent(t *testing.T) {
 	if r1.Error != nil || !strings.Contains(string(r1.Result), "end_turn") {
 		t.Fatalf("first prompt: %+v %s", r1.Error, r1.Result)
 	}
-	if got := chunks(p.since(mk), "agent_message_chunk"); got != "First done." {
+	if got := chunks(p.before(mk, r1), "agent_message_chunk"); got != "First done." {
 		t.Fatalf("when the first prompt answered the chunks were %q", got)
 	}
 	r2 := p.await(secondCh, "queued prompt")

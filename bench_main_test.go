@@ -133,6 +133,7 @@ func readDirect(ctx context.Context, baseURL string) (timing, string, error) {
 		data = bytes.TrimSpace(data)
 		if string(data) == "[DONE]" {
 			t.whole = time.Since(start)
+			io.Copy(io.Discard, br) // the connection is reused, as the kernel's is
 			return t, text.String(), nil
 		}
 		var c struct {
@@ -338,51 +339,63 @@ func BenchmarkDeltaPath(b *testing.B) {
 	prov := newBenchProvider(b, benchChunks, 0, false)
 	want := strings.Repeat("tok ", benchChunks)
 	k, pprofAddr := startBenchKernel(b)
-	sid := k.chatSession(b, prov.baseURL())
-	sidSSE := k.chatSession2(b)
-	ws, err := dialSub(ctx, k.addr, benchSubscription, map[string]any{"s": sid})
-	if err != nil {
-		b.Fatal(err)
+	k.chatSession(b, prov.baseURL()) // the connection; its session is not used
+	// Every measured reply is the first turn of a new session, so each
+	// request to the provider is the same (system prompt, tool schemas,
+	// one message) whatever -benchtime is. Sessions and subscriptions are
+	// made before the clock starts.
+	type pair struct {
+		ws, sse string
+		wsSub   *wsSub
+		sseSub  *sseSub
 	}
-	defer ws.close()
-	sse, err := dialSSE(ctx, k.addr, benchSubscription, map[string]any{"s": sidSSE})
-	if err != nil {
-		b.Fatal(err)
+	fresh := func() pair {
+		var p pair
+		var err error
+		p.ws, p.sse = k.chatSession2(b), k.chatSession2(b)
+		if p.wsSub, err = dialSub(ctx, k.addr, benchSubscription, map[string]any{"s": p.ws}); err != nil {
+			b.Fatal(err)
+		}
+		if p.sseSub, err = dialSSE(ctx, k.addr, benchSubscription, map[string]any{"s": p.sse}); err != nil {
+			b.Fatal(err)
+		}
+		return p
 	}
-	defer sse.close()
+	both := func(p pair) (timing, timing) {
+		defer p.wsSub.close()
+		defer p.sseSub.close()
+		w, err := viaKernel(ctx, k, b, p.ws, p.wsSub, want)
+		if err != nil {
+			b.Fatalf("graphql-ws: %v", err)
+		}
+		s, err := viaKernel(ctx, k, b, p.sse, p.sseSub, want)
+		if err != nil {
+			b.Fatalf("sse: %v", err)
+		}
+		return w, s
+	}
 	// Warm up every path once (plugin connections, query caches).
 	if _, _, err := readDirect(ctx, prov.baseURL()); err != nil {
 		b.Fatal(err)
 	}
-	if _, err := viaKernel(ctx, k, b, sid, ws, want); err != nil {
-		b.Fatal(err)
-	}
-	if _, err := viaKernel(ctx, k, b, sidSSE, sse, want); err != nil {
-		b.Fatal(err)
-	}
+	both(fresh())
 	if pprofAddr != "" && *kernelCPUProfile != "" {
-		profileKernel(ctx, b, pprofAddr, *kernelCPUProfile, func() {
-			viaKernel(ctx, k, b, sid, ws, want)
-			viaKernel(ctx, k, b, sidSSE, sse, want)
-		})
+		p := fresh()
+		profileKernel(ctx, b, pprofAddr, *kernelCPUProfile, func() { both(p) })
 	}
 	var direct, viaWS, viaSSE []timing
 	b.ResetTimer()
 	for range b.N {
+		b.StopTimer()
+		p := fresh()
+		b.StartTimer()
 		d, text, err := readDirect(ctx, prov.baseURL())
 		if err != nil || text != want {
 			b.Fatalf("direct read: %v (%d bytes)", err, len(text))
 		}
 		direct = append(direct, d)
-		w, err := viaKernel(ctx, k, b, sid, ws, want)
-		if err != nil {
-			b.Fatalf("graphql-ws: %v", err)
-		}
+		w, s := both(p)
 		viaWS = append(viaWS, w)
-		s, err := viaKernel(ctx, k, b, sidSSE, sse, want)
-		if err != nil {
-			b.Fatalf("sse: %v", err)
-		}
 		viaSSE = append(viaSSE, s)
 	}
 	b.StopTimer()

@@ -62,15 +62,26 @@ var errNothingToCompact = Errorf(CodeConflict, "nothing to compact: everything b
 
 // validCheckpoint returns the session's newest checkpoint when it still
 // applies to msgs and route.
-func (e *Engine) validCheckpoint(ctx context.Context, sessionID, route string, msgs []Message) *CheckpointPayload {
+func (e *Engine) validCheckpoint(ctx context.Context, s Session, route string, msgs []Message) *CheckpointPayload {
 	if e.cfg.History == nil {
 		return nil
 	}
-	ev, err := e.cfg.History.LatestEvent(ctx, sessionID, EventCompactionCheckpoint)
-	if err != nil {
-		if !errors.Is(err, ErrNotFound) {
+	sessionID := s.ID
+	ev, known := e.svc.history.latestCheckpoint(sessionID, s.HeadSeq)
+	if !known {
+		read, err := e.cfg.History.LatestEvent(ctx, sessionID, EventCompactionCheckpoint)
+		switch {
+		case errors.Is(err, ErrNotFound):
+			e.svc.history.setCheckpoint(sessionID, s.HeadSeq, nil)
+		case err != nil:
 			e.log.Warn("read checkpoint", "session_id", sessionID, "err", err)
+			return nil
+		default:
+			ev = &read
+			e.svc.history.setCheckpoint(sessionID, s.HeadSeq, ev)
 		}
+	}
+	if ev == nil {
 		return nil
 	}
 	var cp CheckpointPayload
@@ -109,7 +120,7 @@ func (e *Engine) compact(ctx context.Context, s Session, b boundModel, reason st
 	if err != nil {
 		return err
 	}
-	prev := e.validCheckpoint(ctx, s.ID, b.route, msgs)
+	prev := e.validCheckpoint(ctx, s, b.route, msgs)
 	cut, request := compactionCut(msgs, prev)
 	if cut <= 0 {
 		return errNothingToCompact

@@ -63,7 +63,7 @@ type EngineConfig struct {
 // input that arrives meanwhile (SES-6, SES-7). Queues, running turns,
 // pending approvals and session grants live in memory only (SES-14).
 type Engine struct {
-	idle  *idleWatch // nil without cfg.OnIdle
+	idle  *idleWatch
 	cfg   EngineConfig
 	svc   *Service
 	log   *slog.Logger
@@ -114,6 +114,9 @@ type turnRun struct {
 	// started is the turn's start; finished is set by the loop to the end
 	// time it recorded on the turn's last message (zero: none recorded).
 	started, finished time.Time
+	// session is the session as it stands after the turn's first events,
+	// when the kernel knows it without reading it back (nil: read it).
+	session *Session
 }
 
 // ErrTurnStopped is the cancel cause of a turn stopped by a client.
@@ -145,9 +148,14 @@ func NewEngine(cfg EngineConfig) (*Engine, error) {
 		runtimes: map[string]*sessionRuntime{}, pending: map[string]*pendingRequest{}, decided: map[string]bool{}, grants: map[string]map[string]bool{},
 		failedCompactions: map[string]string{}, titled: map[string]bool{}, resolved: map[string]resolvedCaps{},
 	}
-	if cfg.OnIdle != nil {
-		e.idle = newIdleWatch(cfg.IdleAfter, cfg.OnIdle)
-	}
+	// Idle: the histories cached for turns go, then whatever the kernel
+	// configured (e.g. handing memory back).
+	e.idle = newIdleWatch(cfg.IdleAfter, func() {
+		e.svc.DropHistories()
+		if cfg.OnIdle != nil {
+			cfg.OnIdle()
+		}
+	})
 	return e, nil
 }
 
@@ -216,6 +224,20 @@ func (e *Engine) resolveModel(ctx context.Context, s Session) (boundModel, error
 // workDir is where a session's tools act: the bound project's directory, or
 // a private scratch directory under the data directory.
 func (e *Engine) workDir(ctx context.Context, s Session) (string, error) {
+	dir, err := e.workDirPath(ctx, s)
+	if err != nil || s.ProjectID != "" {
+		return dir, err
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", fmt.Errorf("create scratch dir: %w", err)
+	}
+	return dir, nil
+}
+
+// workDirPath is workDir without creating a scratch directory: what a model
+// request needs (the system prompt names the directory; every tool call and
+// hook goes through workDir, which creates it first).
+func (e *Engine) workDirPath(ctx context.Context, s Session) (string, error) {
 	if s.ProjectID != "" {
 		p, err := e.svc.Project(ctx, s.ProjectID)
 		if err != nil {
@@ -226,11 +248,7 @@ func (e *Engine) workDir(ctx context.Context, s Session) (string, error) {
 	if e.cfg.ScratchDir == "" {
 		return "", Errorf(CodeUnavailable, "session %s has no project and the kernel has no scratch directory", s.ID)
 	}
-	dir := filepath.Join(e.cfg.ScratchDir, s.ID)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return "", fmt.Errorf("create scratch dir: %w", err)
-	}
-	return dir, nil
+	return filepath.Join(e.cfg.ScratchDir, s.ID), nil
 }
 
 // Close stops every running turn (keeping their partial output) and waits

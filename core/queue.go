@@ -72,7 +72,7 @@ func (e *Engine) SendMessage(ctx context.Context, sessionID string, in UserInput
 		return SendResult{}, Errorf(CodeUnavailable, "the kernel is shutting down")
 	}
 	if rt.turn == nil && rt.busy == "" && len(rt.queue) == 0 {
-		if err := e.startLocked(ctx, sessionID, rt, item); err != nil {
+		if err := e.startLocked(ctx, sessionID, rt, item, &s); err != nil {
 			return SendResult{}, err
 		}
 		return SendResult{TurnStarted: true}, nil
@@ -99,7 +99,7 @@ func (e *Engine) dispatchLocked(ctx context.Context, sessionID string, rt *sessi
 		item := rt.queue[0]
 		rt.queue = rt.queue[1:]
 		rt.rev++
-		if err := e.startLocked(context.WithoutCancel(ctx), sessionID, rt, item); err != nil {
+		if err := e.startLocked(context.WithoutCancel(ctx), sessionID, rt, item, nil); err != nil {
 			e.log.Error("start queued turn", "session_id", sessionID, "queue_item", item.ID, "err", err)
 			if errors.Is(err, ErrNotFound) {
 				rt.queue = nil

@@ -46,6 +46,7 @@ type Service struct {
 	locks      sync.Map // session id → *sync.Mutex
 	own        Ownership
 	acquiring  sync.Map // session id → *sync.Mutex (see acquireLock)
+	history    *historyCache
 }
 
 // NewService builds the session service.
@@ -61,7 +62,7 @@ func NewService(cfg ServiceConfig) (*Service, error) {
 	if catchUp <= 0 {
 		catchUp = defaultMaxCatchUp
 	}
-	return &Service{store: cfg.Store, broker: cfg.Broker, log: log, models: cfg.Models, maxCatchUp: catchUp, own: cfg.Ownership}, nil
+	return &Service{store: cfg.Store, broker: cfg.Broker, log: log, models: cfg.Models, maxCatchUp: catchUp, own: cfg.Ownership, history: newHistoryCache(DefaultHistoryCacheBytes)}, nil
 }
 
 // Broker returns the service's broker.
@@ -87,8 +88,10 @@ func (s *Service) Commit(ctx context.Context, sessionID string, expectedHead int
 	}
 	out, err := s.store.Append(ctx, sessionID, expectedHead, events)
 	if err != nil {
+		s.history.drop(sessionID)
 		return nil, err
 	}
+	s.history.appended(sessionID, out)
 	for _, ev := range out {
 		s.broker.Publish(ev)
 		if ev.Type == EventPhaseChanged {
@@ -496,6 +499,7 @@ func (s *Service) DeleteSession(ctx context.Context, id string) ([]string, error
 		s.Emit(sid, EventSessionDeleted, struct{}{})
 		s.broker.PublishKernel(KernelEvent{Type: KernelSessionDeleted, SessionID: sid, At: now})
 		s.locks.Delete(sid)
+		s.history.drop(sid)
 		if s.own != nil {
 			s.own.Release(ctx, sid)
 			s.acquiring.Delete(sid)

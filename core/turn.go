@@ -15,7 +15,8 @@ import (
 )
 
 // startLocked records the user message and starts a turn; rt.mu is held.
-func (e *Engine) startLocked(ctx context.Context, sessionID string, rt *sessionRuntime, item *QueueItem) error {
+// known, when set, is the session as the caller just read it.
+func (e *Engine) startLocked(ctx context.Context, sessionID string, rt *sessionRuntime, item *QueueItem, known *Session) error {
 	turnID := NewID("turn")
 	started := time.Now().UTC()
 	user := Message{
@@ -31,11 +32,20 @@ func (e *Engine) startLocked(ctx context.Context, sessionID string, rt *sessionR
 	if err != nil {
 		return err
 	}
-	if _, err := e.svc.Append(ctx, sessionID, evs...); err != nil {
+	out, err := e.svc.Append(ctx, sessionID, evs...)
+	if err != nil {
 		return fmt.Errorf("start turn: %w", err)
 	}
+	// Nothing came between the caller's read and these events: the session
+	// is that read with the new head and phase (saves the turn reading it).
+	var after *Session
+	if known != nil && len(out) > 0 && out[0].Seq == known.HeadSeq+1 {
+		s, last := *known, out[len(out)-1]
+		s.Phase, s.HeadSeq, s.UpdatedAt = PhaseTurn, last.Seq, last.At
+		after = &s
+	}
 	runCtx, cancel := context.WithCancelCause(context.Background())
-	run := &turnRun{id: turnID, prompt: item.Input.Text, cancel: cancel, done: make(chan struct{}), started: started}
+	run := &turnRun{id: turnID, prompt: item.Input.Text, cancel: cancel, done: make(chan struct{}), started: started, session: after}
 	rt.turn = run
 	e.wg.Add(1)
 	e.idle.begin()
@@ -145,19 +155,30 @@ func (e *Engine) loop(ctx context.Context, sessionID string, run *turnRun) (Turn
 	// session's first turn) serves the first model request too, unless
 	// something was appended to the session in between (its head moved).
 	var early *historyRead
-	if s, err := e.svc.Session(pctx, sessionID); err == nil {
+	var readFirst *Session // the session as read here, while no hook appended anything
+	read := func() (Session, error) {
+		if run.session != nil {
+			s := *run.session
+			run.session = nil
+			return s, nil
+		}
+		return e.svc.Session(pctx, sessionID)
+	}
+	if s, err := read(); err == nil {
 		first := false
 		if e.cfg.Hooks != nil {
 			// Inactive (rewound) messages count for the first-turn test.
-			if all, err := e.svc.store.Messages(pctx, sessionID, true); err == nil {
+			if all, err := e.svc.History(pctx, s, true); err == nil {
 				early = &historyRead{head: s.HeadSeq, msgs: activeMessages(all)}
 				first = isFirstTurn(all, turnID)
 			}
 		}
+		appended := false
 		if first {
 			// SessionStart runs before the session's first model request.
 			d := e.runHooks(ctx, s, turnID, HookSessionStart, HookInput{Source: "startup"})
 			e.persistHookContext(pctx, sessionID, turnID, d.contexts)
+			appended = len(d.contexts) > 0
 		}
 		// UserPromptSubmit runs before the turn's first model request.
 		d := e.runHooks(ctx, s, turnID, HookUserPromptSubmit, HookInput{Prompt: run.prompt})
@@ -165,14 +186,21 @@ func (e *Engine) loop(ctx context.Context, sessionID string, run *turnRun) (Turn
 			return TurnFailed, "the prompt was refused by a UserPromptSubmit hook: " + firstNonEmpty(d.reason, "no reason given")
 		}
 		e.persistHookContext(pctx, sessionID, turnID, d.contexts)
+		if !appended && len(d.contexts) == 0 {
+			readFirst = &s
+		}
 	}
 	for step := 1; ; step++ {
 		if ctx.Err() != nil {
 			return TurnCancelled, cancelReason(ctx)
 		}
-		// Settings apply at each step (SES-8): reload the session.
-		s, err := e.svc.Session(pctx, sessionID)
-		if err != nil {
+		// Settings apply at each step (SES-8): reload the session (the
+		// first step uses the read just made, unless a hook appended).
+		var s Session
+		var err error
+		if readFirst != nil {
+			s, readFirst = *readFirst, nil
+		} else if s, err = e.svc.Session(pctx, sessionID); err != nil {
 			return TurnFailed, ErrorMessage(err)
 		}
 		maxSteps := e.cfg.MaxSteps
@@ -371,12 +399,12 @@ func activeMessages(msgs []Message) []Message {
 func (e *Engine) compileFrom(ctx context.Context, s Session, b boundModel, loadImages bool, msgs []Message) (compiled, error) {
 	if msgs == nil {
 		var err error
-		if msgs, err = e.svc.store.Messages(ctx, s.ID, false); err != nil { // s was just read: no existence check
+		if msgs, err = e.svc.History(ctx, s, false); err != nil { // s was just read: no existence check
 			return compiled{}, err
 		}
 	}
 	budget := InputBudget(b.model.Capabilities)
-	cp := e.validCheckpoint(ctx, s.ID, b.route, msgs)
+	cp := e.validCheckpoint(ctx, s, b.route, msgs)
 	visible := afterCheckpoint(msgs, cp)
 	opts := ViewOptions{
 		DropImages:      !ImageInputAllowed(b.model.Capabilities),
@@ -390,7 +418,7 @@ func (e *Engine) compileFrom(ctx context.Context, s Session, b boundModel, loadI
 	if err != nil {
 		return compiled{}, err
 	}
-	dir, err := e.workDir(ctx, s)
+	dir, err := e.workDirPath(ctx, s)
 	if err != nil {
 		return compiled{}, err
 	}
@@ -420,7 +448,7 @@ func (e *Engine) compileFrom(ctx context.Context, s Session, b boundModel, loadI
 	if mo := b.model.Capabilities.MaxOutputTokens; mo != nil {
 		req.MaxOutputTokens = *mo
 	}
-	usage := e.estimate(ctx, s.ID, b.route, msgs, req)
+	usage := e.estimate(ctx, s, b.route, msgs, req)
 	usage.Limit = budget
 	return compiled{req: req, tools: tools, active: msgs, usage: usage}, nil
 }

@@ -81,3 +81,28 @@ func BenchmarkReplay10k(b *testing.B) {
 		b.ReportMetric(float64(b.N*10001)/b.Elapsed().Seconds(), "events/s")
 	})
 }
+
+// BenchmarkAppendTurnStart measures the transaction that starts a turn, on
+// the path of every first token: turn_started, phase_changed and the user's
+// message_end (with the session and messages projections).
+func BenchmarkAppendTurnStart(b *testing.B) {
+	benchDialects(b, func(b *testing.B, open func(testing.TB) *storage.DB) {
+		db := open(b)
+		coretest.CreateSession(b, db, "s")
+		ctx := context.Background()
+		for b.Loop() {
+			evs := make([]core.Event, 3)
+			var err error
+			if evs[0], err = core.NewEvent("s", core.EventTurnStarted, core.TurnPayload{TurnID: "t"}); err != nil {
+				b.Fatal(err)
+			}
+			if evs[1], err = core.NewEvent("s", core.EventPhaseChanged, core.PhasePayload{Phase: core.PhaseTurn}); err != nil {
+				b.Fatal(err)
+			}
+			evs[2] = coretest.MessageEvent(b, "s", core.RoleUser, "hello, this is a typical short user message")
+			if _, err := db.Append(ctx, "s", core.AnyHead, evs); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}

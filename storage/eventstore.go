@@ -41,22 +41,21 @@ func appendTx(ctx context.Context, tx bun.Tx, sessionID string, expectedHead int
 	if err := lockSession(ctx, tx, sessionID); err != nil {
 		return nil, err
 	}
-	dead, err := tx.NewSelect().Model((*tombstoneRow)(nil)).Where("session_id = ?", sessionID).Exists(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("check tombstone: %w", err)
+	// The head and the tombstone in one round trip.
+	var head sql.NullInt64
+	var dead bool
+	if err := tx.NewRaw("SELECT (SELECT MAX(seq) FROM events WHERE session_id = ?), EXISTS (SELECT 1 FROM tombstones WHERE session_id = ?)",
+		sessionID, sessionID).Scan(ctx, &head, &dead); err != nil {
+		return nil, fmt.Errorf("read head of session %s: %w", sessionID, err)
 	}
 	if dead {
 		return nil, core.Errorf(core.CodeNotFound, "session %s was deleted", sessionID)
 	}
-	head, err := headSeq(ctx, tx, sessionID)
-	if err != nil {
-		return nil, err
-	}
-	if expectedHead != core.AnyHead && head != expectedHead {
+	if expectedHead != core.AnyHead && head.Int64 != expectedHead {
 		return nil, &core.Error{Code: core.CodeConflict,
-			Message: fmt.Sprintf("session %s moved on: head is %d, expected %d; reload and try again", sessionID, head, expectedHead)}
+			Message: fmt.Sprintf("session %s moved on: head is %d, expected %d; reload and try again", sessionID, head.Int64, expectedHead)}
 	}
-	if head == 0 && events[0].Type != core.EventSessionCreated {
+	if head.Int64 == 0 && events[0].Type != core.EventSessionCreated {
 		return nil, core.Errorf(core.CodeNotFound, "session %s not found", sessionID)
 	}
 	rows := make([]eventRow, len(events))
@@ -65,7 +64,7 @@ func appendTx(ctx context.Context, tx bun.Tx, sessionID string, expectedHead int
 			return nil, fmt.Errorf("append %s: live-only events are never persisted", ev.Type)
 		}
 		ev.SessionID = sessionID
-		ev.Seq = head + int64(i) + 1
+		ev.Seq = head.Int64 + int64(i) + 1
 		if ev.At.IsZero() {
 			ev.At = time.Now().UTC()
 		}
@@ -81,6 +80,7 @@ func appendTx(ctx context.Context, tx bun.Tx, sessionID string, expectedHead int
 	// Runs of message events go into the messages projection in one
 	// statement (one round trip to PostgreSQL instead of one each).
 	var msgs []messageRow
+	phase := "" // the last phase_changed of the batch, set with the head
 	flush := func() error {
 		if len(msgs) == 0 {
 			return nil
@@ -104,6 +104,15 @@ func appendTx(ctx context.Context, tx bun.Tx, sessionID string, expectedHead int
 			}
 			continue
 		}
+		if ev.Type == core.EventPhaseChanged {
+			// The session row is updated once, with the head (touch).
+			var p core.PhasePayload
+			if err := ev.Decode(&p); err != nil {
+				return nil, err
+			}
+			phase = string(p.Phase)
+			continue
+		}
 		if err := flush(); err != nil {
 			return nil, err
 		}
@@ -119,7 +128,7 @@ func appendTx(ctx context.Context, tx bun.Tx, sessionID string, expectedHead int
 	if err := flush(); err != nil {
 		return nil, err
 	}
-	return out, touch(ctx, tx, out[len(out)-1])
+	return out, touch(ctx, tx, out[len(out)-1], phase)
 }
 
 func headSeq(ctx context.Context, db bun.IDB, sessionID string) (int64, error) {

@@ -106,11 +106,15 @@ func sessionMeta(ev core.Event) (core.SessionPayload, []byte, error) {
 	return p, meta, nil
 }
 
-// touch records the session's new head after a batch of events.
-func touch(ctx context.Context, db bun.IDB, last core.Event) error {
-	if _, err := db.NewUpdate().Table("sessions").
-		Set("head_seq = ?", last.Seq).Set("updated_at = ?", fmtTime(last.At)).
-		Where("id = ?", last.SessionID).Exec(ctx); err != nil {
+// touch records the session's new head after a batch of events, and its
+// phase when the batch changed it (phase not empty).
+func touch(ctx context.Context, db bun.IDB, last core.Event, phase string) error {
+	q := db.NewUpdate().Table("sessions").
+		Set("head_seq = ?", last.Seq).Set("updated_at = ?", fmtTime(last.At))
+	if phase != "" {
+		q = q.Set("phase = ?", phase)
+	}
+	if _, err := q.Where("id = ?", last.SessionID).Exec(ctx); err != nil {
 		return fmt.Errorf("update head of session %s: %w", last.SessionID, err)
 	}
 	return nil
@@ -160,7 +164,7 @@ func (d *DB) RebuildProjections(ctx context.Context) (events int, err error) {
 					last = ev
 					events++
 				}
-				if err := touch(ctx, tx, last); err != nil {
+				if err := touch(ctx, tx, last, ""); err != nil {
 					return err
 				}
 				after = last.Seq

@@ -67,8 +67,9 @@ func (s *providerServer) Describe(context.Context, *foyav1.DescribeRequest) (*fo
 // sender turns SDK calls into stream events; gRPC streams do not allow
 // concurrent sends, hence the mutex.
 type sender struct {
-	mu  sync.Mutex
-	srv foyav1.Provider_StreamServer
+	mu      sync.Mutex
+	srv     foyav1.Provider_StreamServer
+	yielded bool
 }
 
 func (s *sender) send(ev *foyav1.StreamEvent) error {
@@ -76,6 +77,17 @@ func (s *sender) send(ev *foyav1.StreamEvent) error {
 	defer s.mu.Unlock()
 	if err := s.srv.Send(ev); err != nil {
 		return fmt.Errorf("send stream event: %w", err)
+	}
+	if !s.yielded {
+		// The first event of a reply is its first token: let it leave now.
+		// A plugin that streams fast keeps its CPU busy reading and
+		// decoding the next chunks, and on a busy machine the goroutine
+		// that writes the gRPC frame, and then the kernel's thread that
+		// receives it, would wait for the end of this thread's time slice
+		// (~1.5 ms median measured under BenchmarkDeltaPath; 0.2 ms with
+		// this). Once per stream.
+		s.yielded = true
+		yieldCPU()
 	}
 	return nil
 }

@@ -157,7 +157,7 @@ func (p *Provider) Stream(ctx context.Context, ep sdk.Endpoint, req sdk.Request,
 			return errStop
 		}
 		var c chatChunk
-		if err := json.Unmarshal(data, &c); err != nil {
+		if err := decodeChunk(data, &c); err != nil {
 			return &sdk.Error{Category: sdk.CategoryServer, Message: "malformed stream chunk: " + err.Error()}
 		}
 		if c.Error != nil {

@@ -1,0 +1,272 @@
+package core
+
+import (
+	"context"
+	"slices"
+	"sync"
+)
+
+// DefaultHistoryCacheBytes bounds the histories the session service keeps in
+// memory (an estimate of their text); see historyCache.
+const DefaultHistoryCacheBytes = 16 << 20
+
+// historyCache keeps the message projection of recently used sessions in
+// memory, so that a turn does not read and decode a session's whole
+// history from the store before every model request.
+//
+// An entry is the projection (inactive messages included, in seq order) as
+// of the session's head sequence number. It is used only when the head
+// read from the store is the entry's head: every change to a session's
+// messages appends an event and moves the head, so a matching head means
+// the same history, whichever kernel appended (on a shared PostgreSQL
+// database another kernel's append moves the head too, and the entry is
+// simply not used). Appends through this service update the entry in place
+// (write-through) when they continue it exactly; anything else drops it.
+// Applying a message twice is harmless (a message is added only past the
+// entry's last seq; a rewind deactivates by seq), so a read racing an
+// append cannot leave a wrong entry, at worst a stale head that misses.
+//
+// Entries are evicted least recently used beyond the byte bound, when a
+// session is deleted, and all at once when the engine goes idle.
+type historyCache struct {
+	mu      sync.Mutex
+	max     int64
+	size    int64
+	clock   uint64
+	entries map[string]*historyEntry
+}
+
+type historyEntry struct {
+	head int64
+	msgs []Message // all messages, inactive included, in seq order
+	size int64
+	used uint64
+	// checkpoint is the session's latest compaction_checkpoint event (nil:
+	// none), once cpKnown.
+	checkpoint *Event
+	cpKnown    bool
+	// born: the session was created through this service (the entry began
+	// at its first event); anchored: an accepted boundary (route anchor)
+	// was saved for it since. A session born here and never anchored has
+	// no route anchor in the store.
+	born, anchored bool
+}
+
+// entryOverhead is what an entry costs besides its messages.
+const entryOverhead = 512
+
+func newHistoryCache(max int64) *historyCache {
+	return &historyCache{max: max, entries: map[string]*historyEntry{}}
+}
+
+// get returns the history of a session whose head is head, if cached. The
+// slice is the caller's (a copy of the entry's); the messages' own slices
+// are shared and must not be modified.
+func (c *historyCache) get(sessionID string, head int64, includeInactive bool) ([]Message, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e := c.entries[sessionID]
+	if e == nil || e.head != head {
+		return nil, false
+	}
+	c.clock++
+	e.used = c.clock
+	if includeInactive {
+		return slices.Clone(e.msgs), true
+	}
+	return activeMessages(e.msgs), true
+}
+
+// put records msgs (inactive included) as the history at head.
+func (c *historyCache) put(sessionID string, head int64, msgs []Message) {
+	size := int64(entryOverhead)
+	for i := range msgs {
+		size += messageSize(&msgs[i])
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if size > c.max/4 {
+		c.dropLocked(sessionID) // one session may not take the cache
+		return
+	}
+	c.dropLocked(sessionID)
+	c.clock++
+	c.entries[sessionID] = &historyEntry{head: head, msgs: slices.Clip(slices.Clone(msgs)), size: size, used: c.clock}
+	c.size += size
+	c.evictLocked()
+}
+
+// appended updates the entry of a session after events were appended to it
+// (evs in seq order, all of that session).
+func (c *historyCache) appended(sessionID string, evs []Event) {
+	if len(evs) == 0 {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e := c.entries[sessionID]
+	if e == nil {
+		if evs[0].Seq != 1 {
+			return
+		}
+		// A new session: its history is known from its first event.
+		c.clock++
+		e = &historyEntry{used: c.clock, cpKnown: true, born: true, size: entryOverhead}
+		c.entries[sessionID] = e
+		c.size += entryOverhead
+	}
+	if evs[0].Seq != e.head+1 {
+		c.dropLocked(sessionID) // a gap: another writer's events are missing
+		return
+	}
+	for _, ev := range evs {
+		switch ev.Type {
+		case EventMessageEnd, EventMessageImported:
+			var p MessagePayload
+			if ev.Decode(&p) != nil {
+				c.dropLocked(sessionID)
+				return
+			}
+			if n := len(e.msgs); n > 0 && e.msgs[n-1].Seq >= ev.Seq {
+				continue // read from the store already
+			}
+			m := p.Message
+			m.Seq, m.Active = ev.Seq, true
+			// The entry's slice is never handed out (get copies it), so
+			// appending in place is safe.
+			e.msgs = append(e.msgs, m)
+			sz := messageSize(&m)
+			e.size += sz
+			c.size += sz
+		case EventCompactionCheckpoint:
+			cp := ev
+			e.checkpoint, e.cpKnown = &cp, true
+		case EventHistoryRewound:
+			var p RewindPayload
+			if ev.Decode(&p) != nil {
+				c.dropLocked(sessionID)
+				return
+			}
+			for i := range e.msgs {
+				if e.msgs[i].Seq >= p.FromSeq {
+					e.msgs[i].Active = false
+				}
+			}
+		}
+		e.head = ev.Seq
+	}
+	if e.size > c.max/4 {
+		c.dropLocked(sessionID)
+	}
+	c.evictLocked()
+}
+
+// latestCheckpoint returns the cached latest checkpoint event of a session
+// at head (nil: none) and whether it is known.
+func (c *historyCache) latestCheckpoint(sessionID string, head int64) (*Event, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e := c.entries[sessionID]
+	if e == nil || e.head != head || !e.cpKnown {
+		return nil, false
+	}
+	return e.checkpoint, true
+}
+
+// setCheckpoint records the latest checkpoint event read for a session at
+// head (nil: none).
+func (c *historyCache) setCheckpoint(sessionID string, head int64, ev *Event) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e := c.entries[sessionID]; e != nil && e.head == head {
+		e.checkpoint, e.cpKnown = ev, true
+	}
+}
+
+// noAnchor reports whether the session, at head, certainly has no route
+// anchor in the store (born here, none saved since).
+func (c *historyCache) noAnchor(sessionID string, head int64) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e := c.entries[sessionID]
+	return e != nil && e.head == head && e.born && !e.anchored
+}
+
+// anchorSaved records that a route anchor was saved for the session. It is
+// called before the save, so a reader never skips a saved anchor.
+func (c *historyCache) anchorSaved(sessionID string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e := c.entries[sessionID]; e != nil {
+		e.anchored = true
+	}
+}
+
+func (c *historyCache) drop(sessionID string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.dropLocked(sessionID)
+}
+
+// clear empties the cache (the engine went idle).
+func (c *historyCache) clear() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	clear(c.entries)
+	c.size = 0
+}
+
+func (c *historyCache) dropLocked(sessionID string) {
+	if e := c.entries[sessionID]; e != nil {
+		c.size -= e.size
+		delete(c.entries, sessionID)
+	}
+}
+
+func (c *historyCache) evictLocked() {
+	for c.size > c.max && len(c.entries) > 0 {
+		var oldest string
+		var at uint64
+		for id, e := range c.entries {
+			if oldest == "" || e.used < at {
+				oldest, at = id, e.used
+			}
+		}
+		c.dropLocked(oldest)
+	}
+}
+
+// messageSize estimates the memory a message holds: its texts, tool calls,
+// attachments' names and native state, plus a fixed overhead.
+func messageSize(m *Message) int64 {
+	n := 256 + len(m.Text) + len(m.Reasoning) + len(m.Command) + len(m.Source) + len(m.TurnReason)
+	if m.ProviderState != nil {
+		n += len(m.ProviderState.Route) + len(m.ProviderState.Data)
+	}
+	for _, t := range m.ToolCalls {
+		n += 128 + len(t.ID) + len(t.Name) + len(t.Input)
+	}
+	n += 256 * (len(m.Attachments) + len(m.BrowserElements) + len(m.Segments))
+	return int64(n)
+}
+
+// History returns the history of session s as read by the caller (its
+// HeadSeq is the head the caller saw): from memory when the cached history
+// is at that head, otherwise from the store (and then cached).
+func (s *Service) History(ctx context.Context, sess Session, includeInactive bool) ([]Message, error) {
+	if msgs, ok := s.history.get(sess.ID, sess.HeadSeq, includeInactive); ok {
+		return msgs, nil
+	}
+	all, err := s.store.Messages(ctx, sess.ID, true)
+	if err != nil {
+		return nil, err
+	}
+	s.history.put(sess.ID, sess.HeadSeq, all)
+	if includeInactive {
+		return all, nil
+	}
+	return activeMessages(all), nil
+}
+
+// DropHistories empties the history cache (to hand memory back when idle).
+func (s *Service) DropHistories() { s.history.clear() }

@@ -51,10 +51,16 @@ func RunBuiltin(name string) error {
 		return fmt.Errorf("unknown built-in plugin %q (have %v)", name, builtinNames())
 	}
 	tuneBuiltinGC()
-	// Package initialisation touched code and data all over the binary that
-	// serving never runs again: drop those pages now, not only at the first
-	// idle moment (a plugin started for a call may not be idle for long).
-	trimIdle()
+	if os.Getenv(restartEnv) != "" {
+		// Package initialisation touched code and data all over the binary
+		// that serving never runs again. A plugin started again for a call
+		// (after an idle stop) may not be idle for long: drop those pages
+		// now rather than at its first idle moment. The first start is
+		// left alone: it is trimmed 5 s later, before any turn as a rule,
+		// and trimming before serving cost its first calls a few tenths of
+		// a millisecond (pages faulted back in).
+		trimIdle()
+	}
 	return run()
 }
 
@@ -76,6 +82,10 @@ func tuneBuiltinGC() {
 		debug.SetMemoryLimit(builtinMemoryLimit)
 	}
 }
+
+// restartEnv is set in the environment of a plugin process that replaces
+// an earlier one (after an idle stop, a park or a crash).
+const restartEnv = "FOYA_PLUGIN_RESTART"
 
 // trimIdle hands an idle built-in plugin's memory back to the operating
 // system: free heap pages, and its mappings of executable pages it touched

@@ -43,6 +43,7 @@ type process struct {
 	client    *plugin.Client
 	cl        *clients
 	startedAt time.Time
+	starts    int // processes started so far
 	failures  int
 	failedAt  time.Time
 	lastErr   error
@@ -215,6 +216,9 @@ func (p *process) broken(c *clients, err error) {
 func (p *process) start() error {
 	cmd := exec.Command(p.path, p.args...)
 	cmd.Env = append(append([]string(nil), p.env...), "PLUGIN_UNIX_SOCKET_DIR="+p.runDir)
+	if p.starts > 0 {
+		cmd.Env = append(cmd.Env, restartEnv+"=1")
+	}
 	childSysProcAttr(cmd)
 	client := plugin.NewClient(&plugin.ClientConfig{
 		HandshakeConfig:  sdk.Handshake,
@@ -244,6 +248,7 @@ func (p *process) start() error {
 		client.Kill()
 		return fmt.Errorf("dispense tools: %w", err)
 	}
+	p.starts++
 	p.client = client
 	p.cl = &clients{provider: prov.(foyav1.ProviderClient), tools: tools.(foyav1.ToolsClient), protocol: client.NegotiatedVersion()}
 	p.startedAt = time.Now()

@@ -176,3 +176,18 @@ func TestPluginIdleStopEndToEnd(t *testing.T) {
 		t.Fatalf("messages after the idle stop %+v\n%s", ms, k.Logs())
 	}
 }
+
+// --plugin-idle-stop takes a duration, 0 or more.
+func TestPluginIdleStopFlag(t *testing.T) {
+	for _, tc := range []struct{ value, want string }{
+		{"-1s", "must not be negative"},
+		{"soon", "invalid value"},
+	} {
+		t.Run(tc.value, func(t *testing.T) {
+			out, err := exec.Command(foyaBin, "serve", "--addr", "127.0.0.1:0", "--data-dir", t.TempDir(), "--plugin-idle-stop", tc.value).CombinedOutput()
+			if code := exitCode(err); code != 2 || !strings.Contains(string(out), tc.want) {
+				t.Fatalf("--plugin-idle-stop %s: exit %d, %s", tc.value, code, out)
+			}
+		})
+	}
+}

@@ -64,16 +64,10 @@ type process struct {
 // called (any number of times). A process is never stopped for idleness
 // while a call is in progress.
 func (p *process) acquire(ctx context.Context) (*clients, func(), error) {
-	c, err := p.clients(ctx)
+	c, err := p.get(ctx, true)
 	if err != nil {
 		return nil, nil, err
 	}
-	p.mu.Lock()
-	p.active++
-	if p.idleTimer != nil {
-		p.idleTimer.Stop()
-	}
-	p.mu.Unlock()
 	var once sync.Once
 	return c, func() { once.Do(p.release) }, nil
 }
@@ -152,7 +146,14 @@ func (p *process) stopped() bool {
 	return p.parked && p.client == nil && !p.closed
 }
 
-func (p *process) clients(ctx context.Context) (*clients, error) {
+// clients returns live clients, starting the process if needed, without
+// counting a call in progress (describe, warm-up).
+func (p *process) clients(ctx context.Context) (*clients, error) { return p.get(ctx, false) }
+
+// get returns live clients, starting the process if needed; with call set
+// it counts a call in progress (see acquire) under the same lock, so an
+// idle stop cannot come between the two.
+func (p *process) get(ctx context.Context, call bool) (_ *clients, err error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -162,6 +163,14 @@ func (p *process) clients(ctx context.Context) (*clients, error) {
 	if p.closed {
 		return nil, core.Errorf(core.CodeUnavailable, "plugin %s is stopped", p.name)
 	}
+	defer func() {
+		if call && err == nil {
+			p.active++
+			if p.idleTimer != nil {
+				p.idleTimer.Stop()
+			}
+		}
+	}()
 	if p.cl != nil && !p.client.Exited() {
 		return p.cl, nil
 	}

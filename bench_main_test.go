@@ -13,6 +13,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"os/exec"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -361,13 +362,31 @@ func BenchmarkDeltaPath(b *testing.B) {
 		}
 		return p
 	}
+	// settle collects the clients' garbage (2,000 decoded chunks per
+	// reply) before the next measurement, so no path is measured while the
+	// test process collects the one before; FOYA_BENCH_SETTLE=20ms adds an
+	// idle pause too (every process starts the turn from sleep), "none"
+	// skips both.
+	settle := func() {
+		d := os.Getenv("FOYA_BENCH_SETTLE")
+		if d == "none" {
+			return
+		}
+		runtime.GC()
+		if d != "" {
+			dd, _ := time.ParseDuration(d)
+			time.Sleep(dd)
+		}
+	}
 	both := func(p pair) (timing, timing) {
 		defer p.wsSub.close()
 		defer p.sseSub.close()
+		settle()
 		w, err := viaKernel(ctx, k, b, p.ws, p.wsSub, want)
 		if err != nil {
 			b.Fatalf("graphql-ws: %v", err)
 		}
+		settle()
 		s, err := viaKernel(ctx, k, b, p.sse, p.sseSub, want)
 		if err != nil {
 			b.Fatalf("sse: %v", err)
@@ -388,6 +407,7 @@ func BenchmarkDeltaPath(b *testing.B) {
 	for range b.N {
 		b.StopTimer()
 		p := fresh()
+		settle()
 		b.StartTimer()
 		d, text, err := readDirect(ctx, prov.baseURL())
 		if err != nil || text != want {

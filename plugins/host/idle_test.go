@@ -1,9 +1,6 @@
 package host_test
 
 import (
-	"log/slog"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -17,25 +14,7 @@ import (
 // the third-party echo plugin.
 func idleManager(t *testing.T, idle time.Duration) (*host.Manager, *syncBuffer) {
 	t.Helper()
-	data := t.TempDir()
-	pdir := filepath.Join(data, "plugins")
-	if err := os.MkdirAll(pdir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink(echoBin, filepath.Join(pdir, "echo")); err != nil {
-		t.Fatal(err)
-	}
-	logs := &syncBuffer{}
-	m, err := host.NewManager(host.Config{DataDir: data, Executable: kernelBin, IdleStopAfter: idle,
-		Builtins: []string{"openai", "tools"}, Logger: slog.New(slog.NewJSONHandler(logs, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := m.Start(ctxT(t)); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = m.Close() })
-	return m, logs
+	return newTestManager(t, host.Config{IdleStopAfter: idle, Builtins: []string{"openai", "tools"}}, nil)
 }
 
 // waitPID polls the plugins listing until cond holds for the plugin's pid;

@@ -78,6 +78,14 @@ func (s *syncBuffer) String() string {
 // directory, the echo plugin plus any extra executables.
 func startManager(t *testing.T, extra map[string]string) (*host.Manager, *syncBuffer) {
 	t.Helper()
+	return newTestManager(t, host.Config{}, extra)
+}
+
+// newTestManager starts a manager with cfg (its data directory, executable
+// and logger filled in) whose plugin directory holds the echo plugin and
+// the extra executables (name → script).
+func newTestManager(t *testing.T, cfg host.Config, extra map[string]string) (*host.Manager, *syncBuffer) {
+	t.Helper()
 	data := t.TempDir()
 	pdir := filepath.Join(data, "plugins")
 	if err := os.MkdirAll(pdir, 0o755); err != nil {
@@ -92,7 +100,8 @@ func startManager(t *testing.T, extra map[string]string) (*host.Manager, *syncBu
 		}
 	}
 	logs := &syncBuffer{}
-	m, err := host.NewManager(host.Config{DataDir: data, Executable: kernelBin, Logger: slog.New(slog.NewJSONHandler(logs, nil))})
+	cfg.DataDir, cfg.Executable, cfg.Logger = data, kernelBin, slog.New(slog.NewJSONHandler(logs, nil))
+	m, err := host.NewManager(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

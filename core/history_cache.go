@@ -161,6 +161,15 @@ func (c *historyCache) appended(sessionID string, evs []Event) {
 	c.evictLocked()
 }
 
+// at reports whether the session's cached history is at head (nothing was
+// appended through this service since a read at head).
+func (c *historyCache) at(sessionID string, head int64) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e := c.entries[sessionID]
+	return e != nil && e.head == head
+}
+
 // latestCheckpoint returns the cached latest checkpoint event of a session
 // at head (nil: none) and whether it is known.
 func (c *historyCache) latestCheckpoint(sessionID string, head int64) (*Event, bool) {

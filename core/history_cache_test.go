@@ -83,6 +83,9 @@ func TestHistoryCache(t *testing.T) {
 		if cp, known := c.latestCheckpoint("n", 2); !known || cp != nil {
 			t.Fatal("a new session's checkpoint (none) is not known")
 		}
+		if !c.at("n", 2) || c.at("n", 1) || c.at("other", 2) {
+			t.Fatal("at reports another head")
+		}
 		if !c.noAnchor("n", 2) {
 			t.Fatal("a new session without a saved anchor may have one")
 		}

@@ -155,7 +155,7 @@ func (e *Engine) loop(ctx context.Context, sessionID string, run *turnRun) (Turn
 	// session's first turn) serves the first model request too, unless
 	// something was appended to the session in between (its head moved).
 	var early *historyRead
-	var readFirst *Session // the session as read here, while no hook appended anything
+	var readFirst *Session // the session as read here, while nothing was appended
 	read := func() (Session, error) {
 		if run.session != nil {
 			s := *run.session
@@ -173,12 +173,10 @@ func (e *Engine) loop(ctx context.Context, sessionID string, run *turnRun) (Turn
 				first = isFirstTurn(all, turnID)
 			}
 		}
-		appended := false
 		if first {
 			// SessionStart runs before the session's first model request.
 			d := e.runHooks(ctx, s, turnID, HookSessionStart, HookInput{Source: "startup"})
 			e.persistHookContext(pctx, sessionID, turnID, d.contexts)
-			appended = len(d.contexts) > 0
 		}
 		// UserPromptSubmit runs before the turn's first model request.
 		d := e.runHooks(ctx, s, turnID, HookUserPromptSubmit, HookInput{Prompt: run.prompt})
@@ -186,7 +184,10 @@ func (e *Engine) loop(ctx context.Context, sessionID string, run *turnRun) (Turn
 			return TurnFailed, "the prompt was refused by a UserPromptSubmit hook: " + firstNonEmpty(d.reason, "no reason given")
 		}
 		e.persistHookContext(pctx, sessionID, turnID, d.contexts)
-		if !appended && len(d.contexts) == 0 {
+		if e.svc.history.at(sessionID, s.HeadSeq) {
+			// Nothing was appended since (a hook's events, a settings
+			// change): every append goes through this service and moves
+			// the cached head.
 			readFirst = &s
 		}
 	}
@@ -195,7 +196,7 @@ func (e *Engine) loop(ctx context.Context, sessionID string, run *turnRun) (Turn
 			return TurnCancelled, cancelReason(ctx)
 		}
 		// Settings apply at each step (SES-8): reload the session (the
-		// first step uses the read just made, unless a hook appended).
+		// first step uses the read just made if nothing came since).
 		var s Session
 		var err error
 		if readFirst != nil {

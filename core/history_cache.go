@@ -65,8 +65,8 @@ func newHistoryCache(max int64) *historyCache {
 func (c *historyCache) get(sessionID string, head int64, includeInactive bool) ([]Message, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	e := c.entries[sessionID]
-	if e == nil || e.head != head {
+	e := c.entryAtLocked(sessionID, head)
+	if e == nil {
 		return nil, false
 	}
 	c.clock++
@@ -103,6 +103,39 @@ func (c *historyCache) appended(sessionID string, evs []Event) {
 		return
 	}
 	c.mu.Lock()
+	wanted := c.entries[sessionID] != nil || evs[0].Seq == 1
+	c.mu.Unlock()
+	if !wanted {
+		return
+	}
+	// Payloads are decoded outside the lock, which every session's
+	// appends share.
+	type change struct {
+		msg    *Message // a message event's message
+		rewind int64    // a rewind's FromSeq
+	}
+	changes := make([]change, len(evs))
+	for i, ev := range evs {
+		switch ev.Type {
+		case EventMessageEnd, EventMessageImported:
+			var p MessagePayload
+			if ev.Decode(&p) != nil {
+				c.drop(sessionID)
+				return
+			}
+			m := p.Message
+			m.Seq, m.Active = ev.Seq, true
+			changes[i].msg = &m
+		case EventHistoryRewound:
+			var p RewindPayload
+			if ev.Decode(&p) != nil {
+				c.drop(sessionID)
+				return
+			}
+			changes[i].rewind = p.FromSeq
+		}
+	}
+	c.mu.Lock()
 	defer c.mu.Unlock()
 	e := c.entries[sessionID]
 	if e == nil {
@@ -119,37 +152,25 @@ func (c *historyCache) appended(sessionID string, evs []Event) {
 		c.dropLocked(sessionID) // a gap: another writer's events are missing
 		return
 	}
-	for _, ev := range evs {
+	for i, ev := range evs {
 		switch ev.Type {
 		case EventMessageEnd, EventMessageImported:
-			var p MessagePayload
-			if ev.Decode(&p) != nil {
-				c.dropLocked(sessionID)
-				return
-			}
 			if n := len(e.msgs); n > 0 && e.msgs[n-1].Seq >= ev.Seq {
-				continue // read from the store already
+				break // read from the store already
 			}
-			m := p.Message
-			m.Seq, m.Active = ev.Seq, true
 			// The entry's slice is never handed out (get copies it), so
 			// appending in place is safe.
-			e.msgs = append(e.msgs, m)
-			sz := messageSize(&m)
+			e.msgs = append(e.msgs, *changes[i].msg)
+			sz := messageSize(changes[i].msg)
 			e.size += sz
 			c.size += sz
 		case EventCompactionCheckpoint:
 			cp := ev
 			e.checkpoint, e.cpKnown = &cp, true
 		case EventHistoryRewound:
-			var p RewindPayload
-			if ev.Decode(&p) != nil {
-				c.dropLocked(sessionID)
-				return
-			}
-			for i := range e.msgs {
-				if e.msgs[i].Seq >= p.FromSeq {
-					e.msgs[i].Active = false
+			for j := range e.msgs {
+				if e.msgs[j].Seq >= changes[i].rewind {
+					e.msgs[j].Active = false
 				}
 			}
 		}
@@ -161,13 +182,20 @@ func (c *historyCache) appended(sessionID string, evs []Event) {
 	c.evictLocked()
 }
 
+// entryAtLocked is the session's entry when it is at head; c.mu is held.
+func (c *historyCache) entryAtLocked(sessionID string, head int64) *historyEntry {
+	if e := c.entries[sessionID]; e != nil && e.head == head {
+		return e
+	}
+	return nil
+}
+
 // at reports whether the session's cached history is at head (nothing was
 // appended through this service since a read at head).
 func (c *historyCache) at(sessionID string, head int64) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	e := c.entries[sessionID]
-	return e != nil && e.head == head
+	return c.entryAtLocked(sessionID, head) != nil
 }
 
 // latestCheckpoint returns the cached latest checkpoint event of a session
@@ -175,8 +203,8 @@ func (c *historyCache) at(sessionID string, head int64) bool {
 func (c *historyCache) latestCheckpoint(sessionID string, head int64) (*Event, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	e := c.entries[sessionID]
-	if e == nil || e.head != head || !e.cpKnown {
+	e := c.entryAtLocked(sessionID, head)
+	if e == nil || !e.cpKnown {
 		return nil, false
 	}
 	return e.checkpoint, true
@@ -187,7 +215,7 @@ func (c *historyCache) latestCheckpoint(sessionID string, head int64) (*Event, b
 func (c *historyCache) setCheckpoint(sessionID string, head int64, ev *Event) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if e := c.entries[sessionID]; e != nil && e.head == head {
+	if e := c.entryAtLocked(sessionID, head); e != nil {
 		e.checkpoint, e.cpKnown = ev, true
 	}
 }
@@ -197,8 +225,8 @@ func (c *historyCache) setCheckpoint(sessionID string, head int64, ev *Event) {
 func (c *historyCache) noAnchor(sessionID string, head int64) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	e := c.entries[sessionID]
-	return e != nil && e.head == head && e.born && !e.anchored
+	e := c.entryAtLocked(sessionID, head)
+	return e != nil && e.born && !e.anchored
 }
 
 // anchorSaved records that a route anchor was saved for the session. It is

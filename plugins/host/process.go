@@ -122,10 +122,7 @@ func (p *process) stopIdle() {
 // to come finds it running (or starting). It does nothing to a running,
 // crashed or closed process.
 func (p *process) warm() {
-	p.mu.Lock()
-	stopped := p.parked && p.client == nil && !p.closed
-	p.mu.Unlock()
-	if !stopped || !p.warming.CompareAndSwap(false, true) {
+	if !p.stopped() || !p.warming.CompareAndSwap(false, true) {
 		return
 	}
 	go func() {

@@ -82,16 +82,23 @@ func (a *providerAdapter) require(c core.ProviderCapability) error {
 // call runs fn against a live client, reporting transport failures so the
 // next call restarts the plugin.
 func (a *providerAdapter) call(ctx context.Context, fn func(*clients) error) error {
-	c, release, err := a.src.acquire(ctx)
+	return callPlugin(ctx, a.src, a.kind, fn)
+}
+
+// callPlugin runs fn against live clients of src as one call in progress;
+// a transport failure is reported so that the next call restarts the
+// plugin, and errors are mapped to coded ones naming name.
+func callPlugin(ctx context.Context, src clientSource, name string, fn func(*clients) error) error {
+	c, release, err := src.acquire(ctx)
 	if err != nil {
 		return err
 	}
 	defer release()
 	if err := fn(c); err != nil {
 		if isTransportFailure(err) {
-			a.src.broken(c, err)
+			src.broken(c, err)
 		}
-		return mapError(a.kind, err)
+		return mapError(name, err)
 	}
 	return nil
 }

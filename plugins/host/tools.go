@@ -28,18 +28,7 @@ type toolRunner struct {
 var _ core.ToolRunner = (*toolRunner)(nil)
 
 func (r *toolRunner) call(ctx context.Context, fn func(*clients) error) error {
-	c, release, err := r.src.acquire(ctx)
-	if err != nil {
-		return err
-	}
-	defer release()
-	if err := fn(c); err != nil {
-		if isTransportFailure(err) {
-			r.src.broken(c, err)
-		}
-		return mapError(r.plugin, err)
-	}
-	return nil
+	return callPlugin(ctx, r.src, r.plugin, fn)
 }
 
 func (r *toolRunner) Tools(ctx context.Context) ([]core.ToolInfo, error) {

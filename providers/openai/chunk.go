@@ -34,17 +34,9 @@ func fastChunk(data []byte, c *chatChunk) bool {
 	ok := s.object(func(key []byte) bool {
 		switch string(key) {
 		case "choices":
-			if seen[0] {
-				return false
-			}
-			seen[0] = true
-			return s.choices(c)
+			return once(&seen[0]) && s.choices(c)
 		case "model":
-			if seen[1] {
-				return false
-			}
-			seen[1] = true
-			return s.optString(&c.Model)
+			return once(&seen[1]) && s.optString(&c.Model)
 		case "usage", "error":
 			// Only null is handled here (usage comes once per stream).
 			return s.null()
@@ -77,23 +69,11 @@ func (s *scanner) choices(c *chatChunk) bool {
 		ok := s.object(func(key []byte) bool {
 			switch string(key) {
 			case "index":
-				if seen[0] {
-					return false
-				}
-				seen[0] = true
-				return s.null() || s.integer(&ch.Index)
+				return once(&seen[0]) && (s.null() || s.integer(&ch.Index))
 			case "delta":
-				if seen[1] {
-					return false
-				}
-				seen[1] = true
-				return s.null() || s.delta(&ch.Delta)
+				return once(&seen[1]) && (s.null() || s.delta(&ch.Delta))
 			case "finish_reason":
-				if seen[2] {
-					return false
-				}
-				seen[2] = true
-				return s.optStringPtr(&ch.FinishReason)
+				return once(&seen[2]) && s.optStringPtr(&ch.FinishReason)
 			}
 			if foldsTo(key, "index", "delta", "finish_reason", "message") {
 				return false
@@ -132,12 +112,18 @@ func (s *scanner) delta(d *chatDelta) bool {
 			}
 			return s.skip()
 		}
-		if seen[i] {
-			return false
-		}
-		seen[i] = true
-		return s.optStringPtr(dst)
+		return once(&seen[i]) && s.optStringPtr(dst)
 	})
+}
+
+// once marks a key seen and reports whether it was new (encoding/json
+// keeps the last of repeated keys: those go to it).
+func once(seen *bool) bool {
+	if *seen {
+		return false
+	}
+	*seen = true
+	return true
 }
 
 // foldsTo reports whether key matches one of names the way encoding/json

@@ -89,7 +89,9 @@ func BenchmarkAppendTurnStart(b *testing.B) {
 	benchDialects(b, func(b *testing.B, open func(testing.TB) *storage.DB) {
 		db := open(b)
 		coretest.CreateSession(b, db, "s")
-		ctx := context.Background()
+		// A request's context, as sendMessage passes it: cancellable.
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
 		for b.Loop() {
 			evs := make([]core.Event, 3)
 			var err error

@@ -34,7 +34,7 @@ func TestEventStoreConformance(t *testing.T) {
 func TestPragmas(t *testing.T) {
 	db := openTestDB(t)
 	ctx := context.Background()
-	for name, want := range map[string]string{"journal_mode": "wal", "synchronous": "1", "foreign_keys": "1", "busy_timeout": "5000"} {
+	for name, want := range map[string]string{"journal_mode": "wal", "synchronous": "1", "foreign_keys": "1", "busy_timeout": "5000", "temp_store": "2"} {
 		got, err := db.Pragma(ctx, name)
 		if err != nil {
 			t.Fatal(err)

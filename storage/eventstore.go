@@ -19,6 +19,16 @@ func (d *DB) Append(ctx context.Context, sessionID string, expectedHead int64, e
 	if len(events) == 0 {
 		return nil, nil
 	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("append to session %s: %w", sessionID, err)
+	}
+	// Once begun, an append completes: it is one short transaction, and a
+	// caller that went away (a client disconnecting from sendMessage)
+	// changes nothing about it. Without a cancellable context the drivers
+	// also start no goroutine per statement to watch it (the SQLite driver
+	// does, and each costs a thread wake-up on the path of every first
+	// token: BenchmarkAppendTurnStart).
+	ctx = context.WithoutCancel(ctx)
 	var out []core.Event
 	err := d.w.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 		var err error

@@ -61,7 +61,8 @@ type Node struct {
 	owned map[string]time.Time
 
 	// others is how many other live nodes there were at the last
-	// heartbeat; live-only events are not sent when there are none.
+	// heartbeat (see othersWindow); live-only events are not sent when
+	// there are none.
 	others atomic.Int32
 
 	svc      *core.Service
@@ -212,6 +213,10 @@ func (n *Node) Close(ctx context.Context) {
 	}
 	n.pool.Close()
 }
+
+// othersWindow is how many lease periods after its last heartbeat another
+// node still counts as alive for live events (see beat).
+const othersWindow = 3
 
 func (n *Node) ttlSeconds() float64 { return n.cfg.LeaseTTL.Seconds() }
 
@@ -391,9 +396,13 @@ func (n *Node) beat(ctx context.Context) {
 		return
 	}
 	n.renew(ctx)
+	// A node counts for live events while its last heartbeat is within
+	// othersWindow leases: a late heartbeat (a busy or paused node) must
+	// not cut its subscribers off the deltas, and a NOTIFY that no node
+	// hears costs little. Ownership still expires after one lease.
 	var others int32
 	if err := n.pool.QueryRow(ctx, `SELECT count(*) FROM nodes WHERE id <> $1 AND last_heartbeat > now() - make_interval(secs => $2)`,
-		n.id, n.ttlSeconds()).Scan(&others); err == nil {
+		n.id, othersWindow*n.ttlSeconds()).Scan(&others); err == nil {
 		n.others.Store(others)
 	}
 	n.sweep(ctx)

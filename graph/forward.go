@@ -117,6 +117,7 @@ func (f *forwarder) around(ctx context.Context, next graphql.OperationHandler) g
 	mutation := oc.Operation.Operation == ast.Mutation
 	forwarded := oc.Headers.Get(ForwardedHeader) != ""
 	deadline := time.Now().Add(forwardWait)
+	passedOn := false
 	for {
 		owner, err := f.owner(ctx, ids, mutation)
 		if err != nil {
@@ -128,9 +129,20 @@ func (f *forwarder) around(ctx context.Context, next graphql.OperationHandler) g
 		if forwarded {
 			// The sender's lease view names a node this request did not
 			// reach: the lease holder is an earlier process at this URL
-			// (killed and restarted) whose lease has not expired yet, or
-			// the owner changed while the request travelled.
-			if forwardedTo := oc.Headers.Get(ForwardedHeader); forwardedTo != owner.NodeID || !mutation || time.Now().After(deadline) {
+			// (killed and restarted) whose lease has not expired yet (wait
+			// for it below), or the owner changed while the request
+			// travelled, e.g. the sender itself took the session over from
+			// a dead node (pass the request on to the owner, once).
+			forwardedTo := oc.Headers.Get(ForwardedHeader)
+			if forwardedTo != owner.NodeID && !passedOn {
+				passedOn = true
+				resp, err := f.forward(ctx, oc, owner)
+				if err == nil {
+					return oneResponse(resp)
+				}
+				f.log.Warn("pass a forwarded request on to the session's owner", "node", owner.NodeID, "url", owner.URL, "err", err)
+			}
+			if forwardedTo != owner.NodeID || !mutation || time.Now().After(deadline) {
 				return errorResponse(core.Errorf(core.CodeUnavailable, "session %s is run by node %s; retry", ids[0], owner.NodeID))
 			}
 		} else {

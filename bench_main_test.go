@@ -399,8 +399,9 @@ func BenchmarkDeltaPath(b *testing.B) {
 	}
 	both(fresh())
 	if pprofAddr != "" && *kernelCPUProfile != "" {
-		p := fresh()
-		profileKernel(ctx, b, pprofAddr, *kernelCPUProfile, func() { both(p) })
+		// A fresh pair of sessions per reply, as measured below (both
+		// closes the subscriptions it used).
+		profileKernel(ctx, b, pprofAddr, *kernelCPUProfile, func() { both(fresh()) })
 	}
 	var direct, viaWS, viaSSE []timing
 	b.ResetTimer()

@@ -3,6 +3,7 @@ package storage_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/foya-dev/foya/core"
@@ -105,6 +106,42 @@ func BenchmarkAppendTurnStart(b *testing.B) {
 			if _, err := db.Append(ctx, "s", core.AnyHead, evs); err != nil {
 				b.Fatal(err)
 			}
+		}
+	})
+}
+
+// BenchmarkAppendLongReplies measures the writes of one turn in a session
+// whose replies are long (8 KB each, as in BenchmarkDeltaPath): the turn's
+// start, then its reply, each one transaction, with 50 earlier turns'
+// rows in the tables.
+func BenchmarkAppendLongReplies(b *testing.B) {
+	benchDialects(b, func(b *testing.B, open func(testing.TB) *storage.DB) {
+		db := open(b)
+		coretest.CreateSession(b, db, "s")
+		ctx := context.Background()
+		reply := strings.Repeat("tok ", 2000)
+		turn := func() {
+			start := make([]core.Event, 3)
+			var err error
+			if start[0], err = core.NewEvent("s", core.EventTurnStarted, core.TurnPayload{TurnID: "t"}); err != nil {
+				b.Fatal(err)
+			}
+			if start[1], err = core.NewEvent("s", core.EventPhaseChanged, core.PhasePayload{Phase: core.PhaseTurn}); err != nil {
+				b.Fatal(err)
+			}
+			start[2] = coretest.MessageEvent(b, "s", core.RoleUser, "go")
+			if _, err := db.Append(ctx, "s", core.AnyHead, start); err != nil {
+				b.Fatal(err)
+			}
+			if _, err := db.Append(ctx, "s", core.AnyHead, []core.Event{coretest.MessageEvent(b, "s", core.RoleAssistant, reply)}); err != nil {
+				b.Fatal(err)
+			}
+		}
+		for range 50 {
+			turn()
+		}
+		for b.Loop() {
+			turn()
 		}
 	})
 }

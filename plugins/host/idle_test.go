@@ -117,7 +117,11 @@ func TestIdleStopNeverInterruptsACall(t *testing.T) {
 			}
 		}},
 		{"tool call", "tools", func(t *testing.T) {
-			res, err := m.ToolRunners()["tools"].Call(ctxT(t), core.ToolCallRequest{Name: "bash", ScopeDir: t.TempDir(), Input: []byte(`{"command":"sleep 1.5; printf done"}`)})
+			r := m.ToolRunners()["tools"]
+			if r == nil {
+				t.Fatalf("no tool runner for the tools plugin\n%s", logs.String())
+			}
+			res, err := r.Call(ctxT(t), core.ToolCallRequest{Name: "bash", ScopeDir: t.TempDir(), Input: []byte(`{"command":"sleep 1.5; printf done"}`)})
 			if err != nil || res.IsError || !strings.Contains(res.Text, "done") {
 				t.Fatalf("tool call %+v %v", res, err)
 			}

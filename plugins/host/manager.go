@@ -251,13 +251,16 @@ func (m *Manager) describe(ctx context.Context, mp *managed) {
 	log := m.log.With("plugin", mp.info.Name)
 	ctx, cancel := context.WithTimeout(ctx, m.cfg.StartTimeout)
 	defer cancel()
-	c, err := mp.proc.clients(ctx)
+	// Describing counts as a call in progress: a plugin stopped for
+	// idleness must not go away between its start and its description.
+	c, release, err := mp.proc.acquire(ctx)
 	if err != nil {
 		log.Error("plugin did not start", "path", mp.info.Path, "error", err)
 		mp.info.Error = err.Error()
 		m.add(mp, nil, nil)
 		return
 	}
+	defer release()
 	var kinds []string
 	var prov *providerAdapter
 	var tools *toolRunner

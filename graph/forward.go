@@ -22,8 +22,13 @@ import (
 
 // ForwardedHeader marks a request one node forwarded to a session's owner
 // (its value: the owner's node id as the sender saw it); the receiver runs
-// it, or refuses it, and never forwards it again.
+// it, refuses it, or, when the session changed owner on the way, passes it
+// on to the new owner once (passedOnHeader).
 const ForwardedHeader = "X-Foya-Forwarded"
+
+// passedOnHeader marks a forwarded request that a node passed on to the
+// session's new owner (see forwarder.around); it is not passed on again.
+const passedOnHeader = "X-Foya-Passed-On"
 
 // forwardWait bounds how long a command waits for the lease of an owner
 // that cannot be reached to expire before it is taken over here.
@@ -134,9 +139,14 @@ func (f *forwarder) around(ctx context.Context, next graphql.OperationHandler) g
 			// travelled, e.g. the sender itself took the session over from
 			// a dead node (pass the request on to the owner, once).
 			forwardedTo := oc.Headers.Get(ForwardedHeader)
-			if forwardedTo != owner.NodeID && !passedOn {
+			if forwardedTo != owner.NodeID && !passedOn && oc.Headers.Get(passedOnHeader) == "" {
+				// Passed on at most once along the way: two nodes whose
+				// views of the lease disagree for a moment cannot send a
+				// request back and forth.
 				passedOn = true
-				resp, err := f.forward(ctx, oc, owner)
+				h := oc.Headers.Clone()
+				h.Set(passedOnHeader, "1")
+				resp, err := f.forward(ctx, oc, owner, h)
 				if err == nil {
 					return oneResponse(resp)
 				}
@@ -146,7 +156,7 @@ func (f *forwarder) around(ctx context.Context, next graphql.OperationHandler) g
 				return errorResponse(core.Errorf(core.CodeUnavailable, "session %s is run by node %s; retry", ids[0], owner.NodeID))
 			}
 		} else {
-			resp, err := f.forward(ctx, oc, owner)
+			resp, err := f.forward(ctx, oc, owner, oc.Headers)
 			if err == nil {
 				return oneResponse(resp)
 			}
@@ -184,12 +194,12 @@ func (f *forwarder) owner(ctx context.Context, ids []string, mutation bool) (cor
 	return core.Owner{Local: true}, nil
 }
 
-func (f *forwarder) forward(ctx context.Context, oc *graphql.OperationContext, owner core.Owner) (*graphql.Response, error) {
+func (f *forwarder) forward(ctx context.Context, oc *graphql.OperationContext, owner core.Owner, headers http.Header) (*graphql.Response, error) {
 	body, err := json.Marshal(map[string]any{"query": oc.RawQuery, "variables": oc.Variables, "operationName": oc.OperationName})
 	if err != nil {
 		return nil, fmt.Errorf("encode the forwarded request: %w", err)
 	}
-	status, raw, err := f.post(ctx, owner.URL, "/graphql", owner.NodeID, oc.Headers, body)
+	status, raw, err := f.post(ctx, owner.URL, "/graphql", owner.NodeID, headers, body)
 	if err != nil {
 		return nil, err
 	}
@@ -212,6 +222,9 @@ func (f *forwarder) post(ctx context.Context, url, path, nodeID string, from htt
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json")
 	req.Header.Set(ForwardedHeader, nodeID)
+	if from.Get(passedOnHeader) != "" {
+		req.Header.Set(passedOnHeader, "1")
+	}
 	if h := from.Get("Authorization"); h != "" {
 		req.Header.Set("Authorization", h)
 	} else if f.auth != nil {

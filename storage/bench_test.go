@@ -94,20 +94,26 @@ func BenchmarkAppendTurnStart(b *testing.B) {
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
 		for b.Loop() {
-			evs := make([]core.Event, 3)
-			var err error
-			if evs[0], err = core.NewEvent("s", core.EventTurnStarted, core.TurnPayload{TurnID: "t"}); err != nil {
-				b.Fatal(err)
-			}
-			if evs[1], err = core.NewEvent("s", core.EventPhaseChanged, core.PhasePayload{Phase: core.PhaseTurn}); err != nil {
-				b.Fatal(err)
-			}
-			evs[2] = coretest.MessageEvent(b, "s", core.RoleUser, "hello, this is a typical short user message")
-			if _, err := db.Append(ctx, "s", core.AnyHead, evs); err != nil {
+			if _, err := db.Append(ctx, "s", core.AnyHead, turnStart(b, "s", "hello, this is a typical short user message")); err != nil {
 				b.Fatal(err)
 			}
 		}
 	})
+}
+
+// turnStart is what starts a turn in session sid: turn_started,
+// phase_changed and the user's message_end.
+func turnStart(b *testing.B, sid, text string) []core.Event {
+	evs := make([]core.Event, 3)
+	var err error
+	if evs[0], err = core.NewEvent(sid, core.EventTurnStarted, core.TurnPayload{TurnID: "t"}); err != nil {
+		b.Fatal(err)
+	}
+	if evs[1], err = core.NewEvent(sid, core.EventPhaseChanged, core.PhasePayload{Phase: core.PhaseTurn}); err != nil {
+		b.Fatal(err)
+	}
+	evs[2] = coretest.MessageEvent(b, sid, core.RoleUser, text)
+	return evs
 }
 
 // BenchmarkAppendLongReplies measures the writes of one turn in a session
@@ -121,16 +127,7 @@ func BenchmarkAppendLongReplies(b *testing.B) {
 		ctx := context.Background()
 		reply := strings.Repeat("tok ", 2000)
 		turn := func() {
-			start := make([]core.Event, 3)
-			var err error
-			if start[0], err = core.NewEvent("s", core.EventTurnStarted, core.TurnPayload{TurnID: "t"}); err != nil {
-				b.Fatal(err)
-			}
-			if start[1], err = core.NewEvent("s", core.EventPhaseChanged, core.PhasePayload{Phase: core.PhaseTurn}); err != nil {
-				b.Fatal(err)
-			}
-			start[2] = coretest.MessageEvent(b, "s", core.RoleUser, "go")
-			if _, err := db.Append(ctx, "s", core.AnyHead, start); err != nil {
+			if _, err := db.Append(ctx, "s", core.AnyHead, turnStart(b, "s", "go")); err != nil {
 				b.Fatal(err)
 			}
 			if _, err := db.Append(ctx, "s", core.AnyHead, []core.Event{coretest.MessageEvent(b, "s", core.RoleAssistant, reply)}); err != nil {

@@ -80,7 +80,7 @@ func Open(ctx context.Context, path string, log *slog.Logger) (*DB, error) {
 	wsql.SetConnMaxLifetime(0)
 	w := bun.NewDB(wsql, newDialect())
 
-	if err := migrateUp(ctx, w, "sqlite"); err != nil {
+	if err := migrateUp(ctx, w, "sqlite", log); err != nil {
 		w.Close()
 		return nil, err
 	}
@@ -97,7 +97,7 @@ func Open(ctx context.Context, path string, log *slog.Logger) (*DB, error) {
 	return &DB{w: w, r: r, log: log}, nil
 }
 
-func migrateUp(ctx context.Context, db *bun.DB, dialect string) error {
+func migrateUp(ctx context.Context, db *bun.DB, dialect string, log *slog.Logger) error {
 	sub, err := fs.Sub(migrationFS, "migrations/"+dialect)
 	if err != nil {
 		return fmt.Errorf("migrations of %s: %w", dialect, err)
@@ -114,6 +114,13 @@ func migrateUp(ctx context.Context, db *bun.DB, dialect string) error {
 		return fmt.Errorf("lock migrations: %w", err)
 	}
 	defer m.Unlock(ctx) //nolint:errcheck // best effort; the lock row is ours
+	if ms, err := m.MigrationsWithStatus(ctx); err == nil && len(ms.Applied()) > 0 {
+		if todo := ms.Unapplied(); len(todo) > 0 {
+			// An existing database: an upgrade may copy tables (about
+			// 30 MB of events a second on a small machine).
+			log.Info("upgrading the database layout; this runs once", "dialect", dialect, "migrations", len(todo), "last", todo[len(todo)-1].String())
+		}
+	}
 	if _, err := m.Migrate(ctx); err != nil {
 		return fmt.Errorf("run migrations: %w", err)
 	}

@@ -51,14 +51,14 @@ func OpenPostgres(ctx context.Context, dsn string, log *slog.Logger) (*DB, error
 		db.Close()
 		return nil, fmt.Errorf("connect to %s: %w", RedactURL(dsn), err)
 	}
-	if err := migratePostgres(ctx, db); err != nil {
+	if err := migratePostgres(ctx, db, log); err != nil {
 		db.Close()
 		return nil, err
 	}
 	return &DB{w: db, r: db, pg: true, log: log}, nil
 }
 
-func migratePostgres(ctx context.Context, db *bun.DB) error {
+func migratePostgres(ctx context.Context, db *bun.DB, log *slog.Logger) error {
 	conn, err := db.Conn(ctx)
 	if err != nil {
 		return fmt.Errorf("migrations: %w", err)
@@ -68,7 +68,7 @@ func migratePostgres(ctx context.Context, db *bun.DB) error {
 		return fmt.Errorf("lock migrations: %w", err)
 	}
 	defer conn.ExecContext(context.WithoutCancel(ctx), fmt.Sprintf("SELECT pg_advisory_unlock(%d)", int64(migrationLockKey))) //nolint:errcheck // released with the session anyway
-	return migrateUp(ctx, db, "postgres")
+	return migrateUp(ctx, db, "postgres", log)
 }
 
 // RedactURL hides the password of a database URL for messages and logs.

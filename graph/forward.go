@@ -122,7 +122,6 @@ func (f *forwarder) around(ctx context.Context, next graphql.OperationHandler) g
 	mutation := oc.Operation.Operation == ast.Mutation
 	forwarded := oc.Headers.Get(ForwardedHeader) != ""
 	deadline := time.Now().Add(forwardWait)
-	passedOn := false
 	for {
 		owner, err := f.owner(ctx, ids, mutation)
 		if err != nil {
@@ -139,11 +138,11 @@ func (f *forwarder) around(ctx context.Context, next graphql.OperationHandler) g
 			// travelled, e.g. the sender itself took the session over from
 			// a dead node (pass the request on to the owner, once).
 			forwardedTo := oc.Headers.Get(ForwardedHeader)
-			if forwardedTo != owner.NodeID && !passedOn && oc.Headers.Get(passedOnHeader) == "" {
-				// Passed on at most once along the way: two nodes whose
-				// views of the lease disagree for a moment cannot send a
-				// request back and forth.
-				passedOn = true
+			if forwardedTo != owner.NodeID && oc.Headers.Get(passedOnHeader) == "" {
+				// Passed on at most once along the way (passedOnHeader): two
+				// nodes whose views of the lease disagree for a moment cannot
+				// send a request back and forth. Whatever the answer, the
+				// check below ends this loop.
 				h := oc.Headers.Clone()
 				h.Set(passedOnHeader, "1")
 				resp, err := f.forward(ctx, oc, owner, h)

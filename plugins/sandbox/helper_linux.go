@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/landlock-lsm/go-landlock/landlock"
 	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
@@ -217,16 +218,7 @@ func descendants(namespaces bool) []int {
 }
 
 func ppid(pid int) int {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0
-	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 {
-		return 0
-	}
-	f := strings.Fields(s[i+1:])
+	f := statFields(pid)
 	if len(f) < 2 {
 		return 0
 	}
@@ -234,13 +226,48 @@ func ppid(pid int) int {
 	return n
 }
 
+// state is the one-letter process state of /proc/PID/stat, or 0.
+func state(pid int) byte {
+	f := statFields(pid)
+	if len(f) < 1 || f[0] == "" {
+		return 0
+	}
+	return f[0][0]
+}
+
+// statFields are the fields of /proc/PID/stat after the command name.
+func statFields(pid int) []string {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return nil
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return nil
+	}
+	return strings.Fields(s[i+1:])
+}
+
 // describe is "pid N: command line" for a report.
 func describe(pid int) string {
 	if pid < 0 {
 		return "unnamed processes (no private /proc)"
 	}
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
-	cmd := strings.TrimSpace(strings.ReplaceAll(string(b), "\x00", " "))
+	var cmd string
+	var err error
+	// A process caught inside execve has its new name but not yet its new
+	// argument area: its command line reads empty for a moment. Wait for
+	// it briefly (a zombie's stays empty for good).
+	for i := 0; ; i++ {
+		var b []byte
+		b, err = os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+		cmd = strings.TrimSpace(strings.ReplaceAll(string(b), "\x00", " "))
+		if err != nil || cmd != "" || i == 20 || state(pid) == 'Z' {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
 	if err != nil || cmd == "" {
 		c, _ := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid))
 		cmd = strings.TrimSpace(string(c))

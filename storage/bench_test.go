@@ -142,3 +142,20 @@ func BenchmarkAppendLongReplies(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkReadSession measures reading one session, which every
+// sendMessage does before its turn starts, with a request's (cancellable)
+// context.
+func BenchmarkReadSession(b *testing.B) {
+	benchDialects(b, func(b *testing.B, open func(testing.TB) *storage.DB) {
+		db := open(b)
+		coretest.CreateSession(b, db, "s")
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		for b.Loop() {
+			if _, err := db.Session(ctx, "s"); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}

@@ -87,14 +87,23 @@ func BenchmarkReplay10k(b *testing.B) {
 // the path of every first token: turn_started, phase_changed and the user's
 // message_end (with the session and messages projections).
 func BenchmarkAppendTurnStart(b *testing.B) {
+	benchRequest(b, func(ctx context.Context, db *storage.DB) error {
+		_, err := db.Append(ctx, "s", core.AnyHead, turnStart(b, "s", "hello, this is a typical short user message"))
+		return err
+	})
+}
+
+// benchRequest runs op in a loop on each dialect, against a database
+// holding session "s", with a request's context, as sendMessage passes it:
+// cancellable.
+func benchRequest(b *testing.B, op func(context.Context, *storage.DB) error) {
 	benchDialects(b, func(b *testing.B, open func(testing.TB) *storage.DB) {
 		db := open(b)
 		coretest.CreateSession(b, db, "s")
-		// A request's context, as sendMessage passes it: cancellable.
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
 		for b.Loop() {
-			if _, err := db.Append(ctx, "s", core.AnyHead, turnStart(b, "s", "hello, this is a typical short user message")); err != nil {
+			if err := op(ctx, db); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -147,15 +156,8 @@ func BenchmarkAppendLongReplies(b *testing.B) {
 // sendMessage does before its turn starts, with a request's (cancellable)
 // context.
 func BenchmarkReadSession(b *testing.B) {
-	benchDialects(b, func(b *testing.B, open func(testing.TB) *storage.DB) {
-		db := open(b)
-		coretest.CreateSession(b, db, "s")
-		ctx, cancel := context.WithCancel(context.Background())
-		defer cancel()
-		for b.Loop() {
-			if _, err := db.Session(ctx, "s"); err != nil {
-				b.Fatal(err)
-			}
-		}
+	benchRequest(b, func(ctx context.Context, db *storage.DB) error {
+		_, err := db.Session(ctx, "s")
+		return err
 	})
 }

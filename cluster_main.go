@@ -7,11 +7,13 @@ import (
 	"net"
 	"net/url"
 	"os"
+	"path/filepath"
 	"strconv"
 	"time"
 
 	"github.com/foya-dev/foya/cluster"
 	"github.com/foya-dev/foya/core"
+	"github.com/foya-dev/foya/storage"
 )
 
 // openCluster joins the kernels sharing a PostgreSQL database (nil on
@@ -93,4 +95,19 @@ func (s soloNode) Nodes(ctx context.Context) ([]core.NodeInfo, error) {
 		return nil, err
 	}
 	return []core.NodeInfo{{ID: "local", AdvertiseURL: s.url, StartedAt: s.started, LastHeartbeat: time.Now().UTC(), SessionsOwned: len(all)}}, nil
+}
+
+// loadClusterKey returns the secret key of --secret-key-file (default
+// <data-dir>/secret-key) on a PostgreSQL database, which signs the requests
+// between kernels (graph.SignatureHeader); nil on SQLite, where a kernel is
+// alone and honours no forwarding header.
+func loadClusterKey(opts kernelOptions, dataDir string) ([]byte, error) {
+	if opts.database == "" {
+		return nil, nil
+	}
+	path := opts.secretKeyFile
+	if path == "" {
+		path = filepath.Join(dataDir, storage.SecretKeyFileName)
+	}
+	return storage.LoadOrCreateSecretKey(path)
 }

@@ -298,7 +298,11 @@ func addNode(t testing.TB, url string, seed ...*clusterNode) *clusterNode {
 			}
 		}
 	}
-	return &clusterNode{kernelProc: startKernel(t, dir, "--database", url, "--secret-key-file", clusterKey(t, url)), data: dir}
+	key := clusterKey(t, url)
+	// Every node shares the bearer token (docs/cluster.md): a forwarded
+	// command carries the client's Authorization header.
+	return &clusterNode{kernelProc: startKernel(t, dir, "--database", url, "--secret-key-file", key,
+		"--auth-token-file", filepath.Join(filepath.Dir(key), "auth-token")), data: dir}
 }
 
 var clusterKeys sync.Map // database URL → secret key file
@@ -551,7 +555,8 @@ func TestClusterOwnerRestartedAtSameAddress(t *testing.T) {
 	}
 	a.cmd.Process.Signal(syscall.SIGKILL)
 	<-a.done
-	a2 := &clusterNode{kernelProc: startKernel(t, a.data, "--database", url, "--secret-key-file", clusterKey(t, url), "--addr", a.addr), data: a.data}
+	a2 := &clusterNode{kernelProc: startKernel(t, a.data, "--database", url, "--secret-key-file", clusterKey(t, url),
+		"--auth-token-file", filepath.Join(filepath.Dir(clusterKey(t, url)), "auth-token"), "--addr", a.addr), data: a.data}
 	if a2.addr != a.addr {
 		t.Fatalf("restarted at %s, not %s", a2.addr, a.addr)
 	}

@@ -51,10 +51,11 @@ const usage = `foya — the Foya agent kernel
 
 Usage:
   foya serve [--addr 127.0.0.1:4777] [--data-dir DIR] [--plugin-dir DIR] [--allow-origin PATTERN]
-             [--allow-host NAME] [--require-token] [--auth-token-file PATH] [--tls-cert FILE --tls-key FILE]
+             [--allow-host NAME] [--auth-token-file PATH] [--insecure-no-token] [--tls-cert FILE --tls-key FILE]
              [--pprof 127.0.0.1:6060] [--database postgres://…] [--plugin-idle-stop 1m]
              [--tool-writable PATH] [--tool-network on|off] [--allow-key-env NAME]
   foya token rotate|show [--data-dir DIR] [--auth-token-file PATH]
+  foya web [--open] [--addr A] [--data-dir DIR] [--token-file PATH]   (prints the web link with the token)
   foya rebuild-projections [--data-dir DIR] [--database postgres://…]
   foya exec [-c | --session ID] [--project DIR | --no-project] [--model CONN/MODEL] [--approval-mode M] [--json] "prompt"
              (the project is the current directory by default)
@@ -63,7 +64,7 @@ Usage:
   foya mcp list|add|remove|restart           (MCP servers as tool sources; see docs/mcp.md)
   foya projects list|trust                   (trust runs PATH/.foya/hooks.json; see docs/hooks.md)
   (client commands reach the kernel at --addr, else $FOYA_ADDR, else 127.0.0.1:4777, and start one
-   when none answers; they send $FOYA_TOKEN, --token-file PATH or <data-dir>/auth-token when it requires a token)
+   when none answers; they send $FOYA_TOKEN, --token-file PATH or <data-dir>/auth-token)
   foya version
   foya plugin NAME     (internal: serves a built-in plugin to the kernel)
 
@@ -130,8 +131,9 @@ func serveCmd(args []string, stdout, stderr io.Writer) error {
 	retryWait := fs.Duration("retry-max-wait", core.DefaultRetryMaxTotalWait, "total backoff wait bound per model step")
 	pluginIdleStop := fs.Duration("plugin-idle-stop", defaultPluginIdleStop, "stop a built-in plugin process after this long without a call; the next call starts it again (0: never; docs/performance.md)")
 	pprofAddr := fs.String("pprof", "", "serve Go profiles (net/http/pprof) on this loopback address, e.g. 127.0.0.1:6060 (off by default)")
-	tokenFile := fs.String("auth-token-file", "", "file holding the bearer token clients must send, when one is required (default <data-dir>/auth-token; created when missing)")
-	requireToken := fs.Bool("require-token", false, "require the bearer token on loopback too (always required beyond loopback)")
+	tokenFile := fs.String("auth-token-file", "", "file holding the bearer token clients must send (default <data-dir>/auth-token; created when missing)")
+	fs.Bool("require-token", false, "accepted for compatibility, no effect: the token is required on every listener unless --insecure-no-token")
+	insecureNoToken := fs.Bool("insecure-no-token", false, "require no token on a loopback listener (warned at every start; refused beyond loopback). Any local process, tools included, can then drive the kernel")
 	tlsCert := fs.String("tls-cert", "", "PEM certificate file: serve HTTPS and WSS (with --tls-key)")
 	tlsKey := fs.String("tls-key", "", "PEM private key file of --tls-cert")
 	database := fs.String("database", os.Getenv("FOYA_DATABASE"), "PostgreSQL URL postgres://… to store sessions in, shared by kernels (default $FOYA_DATABASE; empty: SQLite in the data directory; docs/postgresql.md)")
@@ -221,20 +223,18 @@ func serveCmd(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("listen on %s: %w", *addr, err)
 	}
 	loopback := isLoopbackListener(ln)
-	var auth *graph.Auth
-	if !loopback || *requireToken {
-		path := *tokenFile
-		if path == "" {
-			path = filepath.Join(k.dataDir, graph.TokenFileName)
-		}
-		if auth, err = graph.NewAuth(path, log); err != nil {
-			ln.Close()
-			return err
-		}
-		go auth.Watch(ctx, graph.WatchInterval)
+	tokens := tokenPolicy{file: *tokenFile, insecure: *insecureNoToken}
+	if err := checkInsecureNoToken(tokens, loopback, ln.Addr().String()); err != nil {
+		ln.Close()
+		return err
+	}
+	auth, err := serveAuth(ctx, tokens, k.dataDir, log)
+	if err != nil {
+		ln.Close()
+		return err
 	}
 	if *pprofAddr != "" {
-		stopPprof, err := startPprof(*pprofAddr, auth, log)
+		stopPprof, err := startPprof(*pprofAddr, auth, origins, hosts, log)
 		if err != nil {
 			ln.Close()
 			return err
@@ -253,6 +253,7 @@ func serveCmd(args []string, stdout, stderr io.Writer) error {
 		Handler: graph.NewHandler(graph.ServerConfig{
 			Service: k.sessions, Engine: k.engine, Usage: k.db, Catalog: k.catalog, Plugins: k.plugins, MCP: k.mcp,
 			Logger: log, OriginPatterns: origins, HostPatterns: hosts, Auth: auth, Nodes: k.nodes,
+			ClusterKey: k.clusterKey,
 		}),
 		TLSConfig:         tlsConfig,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
@@ -269,6 +270,7 @@ func serveCmd(args []string, stdout, stderr io.Writer) error {
 		go func() { errc <- srv.Serve(ln) }()
 	}
 	log.Info("listening", "addr", ln.Addr().String(), "web", scheme+"://"+playgroundHost(ln)+"/", "playground", scheme+"://"+playgroundHost(ln)+"/playground", "token_required", auth != nil, "data_dir", k.dataDir, "version", versionString())
+	logWebLink(log, auth, ln, scheme)
 
 	select {
 	case err := <-errc:
@@ -322,6 +324,8 @@ type kernel struct {
 	// on SQLite); nodes answers the nodes query.
 	node  *cluster.Node
 	nodes core.NodeLister
+	// clusterKey signs requests between kernels (nil on SQLite).
+	clusterKey []byte
 }
 
 // kernelOptions are the serve flags openKernel needs.
@@ -377,6 +381,9 @@ func openKernel(ctx context.Context, dataDir string, opts kernelOptions, log *sl
 	}
 	catStore, mcpStore, err := openCatalogStores(ctx, k.db, opts, dir)
 	if err != nil {
+		return nil, err
+	}
+	if k.clusterKey, err = loadClusterKey(opts, dir); err != nil {
 		return nil, err
 	}
 	k.catalog, err = core.NewCatalog(ctx, core.CatalogConfig{

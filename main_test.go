@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -35,6 +36,9 @@ func TestMain(m *testing.M) {
 		fmt.Fprintf(os.Stderr, "build foya: %v\n%s", err, out)
 		os.Exit(1)
 	}
+	// Kernels require their token on loopback too: requests of the
+	// default client to a kernel started by startKernel carry it.
+	http.DefaultClient.Transport = kernelTokens
 	code := testenv.Main(m)
 	os.RemoveAll(dir)
 	os.Exit(code)
@@ -44,9 +48,11 @@ func TestMain(m *testing.M) {
 type kernelProc struct {
 	cmd  *exec.Cmd
 	addr string
-	mu   sync.Mutex
-	logs bytes.Buffer
-	done chan struct{}
+	// token is the kernel's bearer token (empty with --insecure-no-token).
+	token string
+	mu    sync.Mutex
+	logs  bytes.Buffer
+	done  chan struct{}
 }
 
 var listenRe = regexp.MustCompile(`msg=listening addr=(\S+)`)
@@ -87,7 +93,64 @@ func startKernel(t testing.TB, dataDir string, extra ...string) *kernelProc {
 	case <-time.After(30 * time.Second):
 		t.Fatalf("kernel did not start:\n%s", k.Logs())
 	}
+	k.token = kernelToken(t, dataDir, extra)
+	// Tests about the token (--require-token) handle it themselves; the
+	// others get it added by kernelTokens.
+	if !slices.Contains(extra, "--require-token") && k.token != "" {
+		kernelTokens.add(k.addr, k.token)
+		t.Cleanup(func() { kernelTokens.remove(k.addr) })
+	}
 	return k
+}
+
+// kernelToken is the token of a kernel started with extra flags on dataDir.
+func kernelToken(t testing.TB, dataDir string, extra []string) string {
+	t.Helper()
+	if slices.Contains(extra, "--insecure-no-token") {
+		return ""
+	}
+	path := filepath.Join(dataDir, "auth-token")
+	if i := slices.Index(extra, "--auth-token-file"); i >= 0 && i+1 < len(extra) {
+		path = extra[i+1]
+	}
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("the kernel's token: %v", err)
+	}
+	return strings.TrimSpace(string(raw))
+}
+
+// tokenTransport adds a kernel's bearer token to requests without an
+// Authorization header sent to the address of a kernel started by
+// startKernel.
+type tokenTransport struct {
+	mu     sync.Mutex
+	tokens map[string]string // host:port -> token
+}
+
+var kernelTokens = &tokenTransport{tokens: map[string]string{}}
+
+func (tt *tokenTransport) add(addr, tok string) {
+	tt.mu.Lock()
+	defer tt.mu.Unlock()
+	tt.tokens[addr] = tok
+}
+
+func (tt *tokenTransport) remove(addr string) {
+	tt.mu.Lock()
+	defer tt.mu.Unlock()
+	delete(tt.tokens, addr)
+}
+
+func (tt *tokenTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	tt.mu.Lock()
+	tok := tt.tokens[r.URL.Host]
+	tt.mu.Unlock()
+	if tok != "" && r.Header.Get("Authorization") == "" {
+		r = r.Clone(r.Context())
+		r.Header.Set("Authorization", "Bearer "+tok)
+	}
+	return http.DefaultTransport.RoundTrip(r)
 }
 
 func (k *kernelProc) Logs() string {

@@ -26,10 +26,12 @@ func checkPprofAddr(addr string) error {
 	return nil
 }
 
-// startPprof serves net/http/pprof on addr (see checkPprofAddr). When the
-// kernel requires a token (auth is not nil), so does the profile endpoint.
-// It returns a function that stops the server.
-func startPprof(addr string, auth *graph.Auth, log *slog.Logger) (stop func(), err error) {
+// startPprof serves net/http/pprof on addr (see checkPprofAddr), behind
+// graph.DebugGuard: loopback Host names (and --allow-host) only, the Origin
+// rule of /graphql, and the token when the kernel requires one (auth is not
+// nil: always unless --insecure-no-token). It returns a function that stops
+// the server.
+func startPprof(addr string, auth *graph.Auth, origins, hosts []string, log *slog.Logger) (stop func(), err error) {
 	if err := checkPprofAddr(addr); err != nil {
 		return nil, err
 	}
@@ -43,11 +45,7 @@ func startPprof(addr string, auth *graph.Auth, log *slog.Logger) (stop func(), e
 	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
 	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
 	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
-	var h http.Handler = mux
-	if auth != nil {
-		h = auth.Protect(mux)
-	}
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: graph.DebugGuard(mux, auth, origins, hosts), ReadHeaderTimeout: 10 * time.Second}
 	go func() {
 		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			log.Warn("pprof server", "err", err)

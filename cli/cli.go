@@ -18,7 +18,7 @@ type Config struct {
 }
 
 // Names lists the client commands, in the order of the top-level usage.
-var Names = []string{"exec", "connections", "sessions", "mcp", "projects", "acp", "schema"}
+var Names = []string{"exec", "connections", "sessions", "mcp", "projects", "acp", "schema", "web"}
 
 // Run runs the client command args[0] and returns the process exit code;
 // ok is false when args[0] is not a client command.
@@ -42,6 +42,8 @@ func Run(cfg Config, args []string, stdin io.Reader, stdout, stderr io.Writer) (
 		err = projectsCmd(args[1:], stdout, stderr)
 	case "schema":
 		err = schemaCmd(cfg, args[1:], stdout)
+	case "web":
+		err = webCmd(args[1:], stdout, stderr)
 	default:
 		return 0, false
 	}

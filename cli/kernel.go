@@ -76,6 +76,12 @@ func connectOrSpawn(ctx context.Context, addr, dataDir, tokenFile string, stderr
 		return nil, err
 	}
 	fmt.Fprintf(stderr, "started a kernel for this command (data dir %s) at %s\n", k.dataDir, k.addr)
+	// The kernel creates its token before it listens: on a first run there
+	// was none to read above.
+	if token, err = clientToken(tokenFile, dataDir, k.addr); err != nil {
+		k.stop()
+		return nil, err
+	}
 	return &kernelLink{Client: client.New(k.addr, token), spawned: k}, nil
 }
 
@@ -145,6 +151,9 @@ func spawnKernel(ctx context.Context, dataDir string) (*spawnedKernel, error) {
 		sc.Buffer(make([]byte, 64<<10), 1<<20)
 		for sc.Scan() {
 			line := sc.Text()
+			if strings.Contains(line, "#"+graph.WebLinkParam+"=") {
+				continue // the web link holds the token: never repeated in an error
+			}
 			k.mu.Lock()
 			k.tail = append(k.tail, line)
 			if len(k.tail) > 20 {

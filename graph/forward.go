@@ -54,12 +54,13 @@ var sessionArgs = map[string]string{
 type forwarder struct {
 	svc    *core.Service
 	auth   *Auth
+	signer *requestSigner // signs every request to another node (nil: no cluster key)
 	client *http.Client
 	log    *slog.Logger
 }
 
-func newForwarder(svc *core.Service, auth *Auth, log *slog.Logger) *forwarder {
-	return &forwarder{svc: svc, auth: auth, log: log, client: &http.Client{
+func newForwarder(svc *core.Service, auth *Auth, signer *requestSigner, log *slog.Logger) *forwarder {
+	return &forwarder{svc: svc, auth: auth, signer: signer, log: log, client: &http.Client{
 		Transport: &http.Transport{Proxy: nil, MaxIdleConnsPerHost: 16, IdleConnTimeout: 90 * time.Second,
 			DialContext: (&net.Dialer{Timeout: 3 * time.Second}).DialContext},
 	}}
@@ -210,8 +211,9 @@ func (f *forwarder) forward(ctx context.Context, oc *graphql.OperationContext, o
 }
 
 // post sends a JSON body to path on another node, marked as forwarded by
-// nodeID and authorised with the client's own Authorization header or, when
-// it sent none, this node's token. It returns the status and the body (at
+// nodeID, signed with the cluster's key (SignatureHeader) and authorised
+// with the client's own Authorization header or, when it sent none, this
+// node's token. It returns the status and the body (at
 // most 256 MiB).
 func (f *forwarder) post(ctx context.Context, url, path, nodeID string, from http.Header, body []byte) (int, []byte, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimRight(url, "/")+path, bytes.NewReader(body))
@@ -230,6 +232,9 @@ func (f *forwarder) post(ctx context.Context, url, path, nodeID string, from htt
 		if tok, err := ReadToken(f.auth.Path()); err == nil {
 			req.Header.Set("Authorization", "Bearer "+tok)
 		}
+	}
+	if f.signer != nil {
+		f.signer.sign(req, body)
 	}
 	res, err := f.client.Do(req)
 	if err != nil {

@@ -98,89 +98,36 @@ query Sessions {
 }
 `
 
+// The page's own script and stylesheet (playground/page): external files,
+// since the page's Content-Security-Policy allows no inline script. Its
+// settings are a JSON data block, which browsers do not execute.
+//
+//go:embed playground/page/playground.js playground/page/playground.css
+var playgroundPageFiles embed.FS
+
+// playgroundPageAssets are the page's own files, served under
+// /playground/assets/ with the vendored ones.
+var playgroundPageAssets = []string{"playground.js", "playground.css"}
+
 var playgroundPage = template.Must(template.New("playground").Parse(`<!DOCTYPE html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
 <title>{{.Title}}</title>
-<style>body{margin:0}#graphiql{height:100vh}.loading{height:100%;display:flex;align-items:center;justify-content:center;font:1.2rem sans-serif;color:#555;padding:2rem;text-align:center}</style>
+<link rel="stylesheet" href="/playground/assets/playground.css">
 {{- range .Assets}}{{if .CSS}}
 <link rel="stylesheet" href="{{.URL}}" integrity="{{.SRI}}">
 {{- end}}{{end}}
+<script type="application/json" id="foya-playground-config">{{.Config}}</script>
 </head>
 <body>
-<a href="/" style="position:fixed;right:.6rem;bottom:.4rem;z-index:10;font:13px sans-serif">Foya web (chat)</a>
+<a href="/" class="foya-web-link">Foya web (chat)</a>
 <div id="graphiql"><div class="loading" id="foya-loading">Loading GraphiQL…<br>
 (It needs JavaScript. The API works without it: POST {{.Endpoint}}, see the README.)</div></div>
 {{- range .Assets}}{{if not .CSS}}
 <script src="{{.URL}}" integrity="{{.SRI}}"></script>
 {{- end}}{{end}}
-<script>
-(function () {
-  const endpoint = {{.Endpoint}};
-  const url = location.protocol + '//' + location.host + endpoint;
-  const subscriptionUrl = (location.protocol === 'https:' ? 'wss:' : 'ws:') + '//' + location.host + endpoint;
-  if (!window.GraphiQL || !window.graphqlWs || !window.React || !window.ReactDOM) {
-    document.getElementById('foya-loading').textContent =
-      'GraphiQL could not be loaded from this kernel. The API itself works: POST ' + url + '.';
-    return;
-  }
-  // A kernel that requires a token answers UNAUTHENTICATED (HTTP 401, or a
-  // WebSocket closed with 4403). The page then asks for the token and keeps
-  // it in sessionStorage only: this tab, until it is closed; never in
-  // localStorage, cookies or the URL.
-  const tokenKey = 'foya-token';
-  const token = () => sessionStorage.getItem(tokenKey) || '';
-  const askToken = (refused) => {
-    const t = window.prompt((refused ? 'The kernel refused the token (was it rotated?).\n' : '') +
-      'This kernel requires its bearer token: run "foya token show" where the kernel runs ' +
-      '(or read the auth-token file in its data directory). It is kept in this tab only.');
-    if (!t || !t.trim()) return false;
-    sessionStorage.setItem(tokenKey, t.trim());
-    return true;
-  };
-  const unauthenticated = async (resp) => {
-    if (resp.status !== 401) return false;
-    try {
-      const body = await resp.clone().json();
-      return !!(body.errors && body.errors.some((e) => e.extensions && e.extensions.code === 'UNAUTHENTICATED'));
-    } catch (e) {
-      return false;
-    }
-  };
-  // POST (and SSE) requests carry the token as a Bearer header.
-  const authFetch = async (input, init) => {
-    for (let attempt = 0; ; attempt++) {
-      const headers = new Headers((init && init.headers) || {});
-      const t = token();
-      if (t && !headers.has('Authorization')) headers.set('Authorization', 'Bearer ' + t);
-      const resp = await fetch(input, Object.assign({}, init, { headers }));
-      if (attempt >= 3 || !(await unauthenticated(resp)) || !askToken(t !== '')) return resp;
-    }
-  };
-  window.foyaAuth = { tokenKey, token, askToken, authFetch };
-  // Subscriptions use the graphql-transport-ws protocol of the graphql-ws
-  // client; the token goes in connection_init.
-  const wsClient = graphqlWs.createClient({
-    url: subscriptionUrl, lazy: true, retryAttempts: 3,
-    connectionParams: () => (token() ? { authorization: 'Bearer ' + token() } : {}),
-    shouldRetry: (e) => !(e && e.code === 4403),
-    on: { closed: (e) => { if (e && e.code === 4403) askToken(token() !== ''); } },
-  });
-  const fetcher = GraphiQL.createFetcher({ url, wsClient, fetch: authFetch });
-  window.foyaPlayground = { fetcher, url, subscriptionUrl };
-  ReactDOM.render(
-    React.createElement(GraphiQL, {
-      fetcher,
-      defaultQuery: {{.DefaultQuery}},
-      defaultEditorToolsVisibility: true,
-      isHeadersEditorEnabled: true,
-      inputValueDeprecation: true,
-    }),
-    document.getElementById('graphiql'),
-  );
-})();
-</script>
+<script src="/playground/assets/playground.js"></script>
 </body>
 </html>
 `))
@@ -191,10 +138,15 @@ var playgroundPage = template.Must(template.New("playground").Parse(`<!DOCTYPE h
 // (gzip-compressed for clients that accept it; ETag revalidation). Nothing
 // comes from another host.
 func PlaygroundHandler(title, endpoint string) http.HandlerFunc {
+	type config struct {
+		Endpoint     string `json:"endpoint"`
+		DefaultQuery string `json:"defaultQuery"`
+	}
 	data := struct {
-		Title, Endpoint, DefaultQuery string
-		Assets                        []PlaygroundAsset
-	}{title, endpoint, PlaygroundQuery, PlaygroundAssets}
+		Title, Endpoint string
+		Config          config
+		Assets          []PlaygroundAsset
+	}{title, endpoint, config{endpoint, PlaygroundQuery}, PlaygroundAssets}
 	return func(w http.ResponseWriter, r *http.Request) {
 		if name, ok := strings.CutPrefix(r.URL.Path, playgroundAssetPrefix); ok {
 			serveAsset(w, r, name)
@@ -230,13 +182,24 @@ func loadAssets() {
 		if err != nil {
 			panic(err) // the embedded tree is fixed at build time
 		}
-		var buf bytes.Buffer
-		zw, _ := gzip.NewWriterLevel(&buf, gzip.BestCompression)
-		zw.Write(plain)
-		zw.Close()
-		sum := sha256.Sum256(plain)
-		assetsByName[a.Name] = playgroundAsset{plain: plain, gz: buf.Bytes(), etag: `"` + hex.EncodeToString(sum[:16]) + `"`}
+		assetsByName[a.Name] = newPlaygroundAsset(plain)
 	}
+	for _, name := range playgroundPageAssets {
+		plain, err := playgroundPageFiles.ReadFile("playground/page/" + name)
+		if err != nil {
+			panic(err)
+		}
+		assetsByName[name] = newPlaygroundAsset(plain)
+	}
+}
+
+func newPlaygroundAsset(plain []byte) playgroundAsset {
+	var buf bytes.Buffer
+	zw, _ := gzip.NewWriterLevel(&buf, gzip.BestCompression)
+	zw.Write(plain)
+	zw.Close()
+	sum := sha256.Sum256(plain)
+	return playgroundAsset{plain: plain, gz: buf.Bytes(), etag: `"` + hex.EncodeToString(sum[:16]) + `"`}
 }
 
 func serveAsset(w http.ResponseWriter, r *http.Request, name string) {

@@ -48,6 +48,10 @@ type ServerConfig struct {
 	Limits Limits
 	// Nodes lists the kernel processes serving the database (nil: none).
 	Nodes core.NodeLister
+	// ClusterKey is the cluster's secret key (--secret-key-file); requests
+	// between kernels are signed with a key derived from it, and forwarding
+	// headers without a valid signature are ignored (nil: always ignored).
+	ClusterKey []byte
 }
 
 // NewHandler serves GraphQL on /graphql (POST, GET, SSE and WebSocket with
@@ -88,7 +92,8 @@ func NewHandler(cfg ServerConfig) http.Handler {
 	srv.Use(subscriptionCap{perConn: int64(lim.MaxSubscriptionsPerConnection), total: int64(lim.MaxSubscriptions), running: new(atomic.Int64)})
 	srv.AroundOperations(conditionsAreBooleans)
 	// Operations about a session another node owns run on that node.
-	fwd := newForwarder(cfg.Service, cfg.Auth, log)
+	signer := newRequestSigner(cfg.ClusterKey)
+	fwd := newForwarder(cfg.Service, cfg.Auth, signer, log)
 	srv.AroundOperations(fwd.around)
 	srv.AroundFields(markInternal)
 	srv.Use(responseCap{max: lim.MaxResponseBytes})
@@ -101,21 +106,22 @@ func NewHandler(cfg ServerConfig) http.Handler {
 	mux := http.NewServeMux()
 	// The token is checked before the body is read (requestLimits).
 	var api http.Handler = requestLimits(srv, lim)
+	api = checkForwarding(api, signer, lim.MaxBodyBytes, log)
 	if cfg.Auth != nil {
 		api = cfg.Auth.middleware(api)
 	}
 	mux.Handle("/graphql", codedErrors(browserGuard(api, cfg.Auth, cfg.OriginPatterns, cfg.HostPatterns)))
 	if cfg.Service.Clustered() {
-		var state http.Handler = stateHandler(cfg.Engine)
+		var state http.Handler = checkForwarding(stateHandler(cfg.Engine), signer, lim.MaxBodyBytes, log)
 		if cfg.Auth != nil {
 			state = cfg.Auth.middleware(state)
 		}
 		mux.Handle(StatePath, state)
 	}
-	playground := PlaygroundHandler("Foya kernel", "/graphql")
+	playground := pageHeaders(PlaygroundHandler("Foya kernel", "/graphql"))
 	mux.Handle("/playground", playground)
 	mux.Handle("/playground/assets/", playground)
-	mux.Handle("/", WebHandler())
+	mux.Handle("/", pageHeaders(WebHandler()))
 	return mux
 }
 

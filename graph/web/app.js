@@ -7,12 +7,21 @@
   const endpoint = '/graphql';
   const tokenKey = 'foya-token';
   const token = () => sessionStorage.getItem(tokenKey) || '';
+  // A web link (`foya web`, or the kernel's log on loopback) carries the
+  // token in the fragment, #token=…, which browsers never send to a server:
+  // keep it in this tab's sessionStorage, and take it off the address bar
+  // and out of the history at once.
+  if (location.hash.startsWith('#token=')) {
+    const t = new URLSearchParams(location.hash.slice(1)).get('token');
+    if (t && t.trim()) sessionStorage.setItem(tokenKey, t.trim());
+    history.replaceState(null, '', location.pathname + location.search);
+  }
   const state = { session: null, lastSeq: 0, sessions: new Map(), live: null, sub: null, phase: 'IDLE', queue: [], attachments: [], editing: null };
 
   // ---- token flow: ask when the kernel answers UNAUTHENTICATED; sessionStorage only.
   function askToken(refused) {
     const t = window.prompt((refused ? 'The kernel refused the token (was it rotated?).\n' : '') +
-      'This kernel requires its bearer token: run "foya token show" where the kernel runs. It is kept in this tab only.');
+      'This kernel requires its bearer token: run "foya web" where the kernel runs for a link that holds it, or "foya token show". It is kept in this tab only.');
     if (!t || !t.trim()) return false;
     sessionStorage.setItem(tokenKey, t.trim());
     return true;

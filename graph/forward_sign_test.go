@@ -51,7 +51,11 @@ func TestCheckForwardingSignature(t *testing.T) {
 		{"no signature (forged)", newReq(body), false},
 		{"another cluster's key", signed(other, body), false},
 		{"stale", signed(stale, body), false},
-		{"body changed", func() *http.Request { r := signed(signer, body); r.Body = io.NopCloser(bytes.NewReader([]byte(body + " "))); return r }(), false},
+		{"body changed", func() *http.Request {
+			r := signed(signer, body)
+			r.Body = io.NopCloser(bytes.NewReader([]byte(body + " ")))
+			return r
+		}(), false},
 		{"passed-on added", func() *http.Request { r := signed(signer, body); r.Header.Set(passedOnHeader, "1"); return r }(), false},
 		{"path changed", func() *http.Request { r := signed(signer, body); r.URL.Path = "/foya/state"; return r }(), false},
 		{"garbage", func() *http.Request {

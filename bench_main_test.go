@@ -173,7 +173,7 @@ const benchSubscription = `subscription($s: ID!) { sessionEvents(sessionId: $s) 
 // goroutine, ~0.5 ms of every graphql-ws first delta here); a real client
 // keeps its mutation connection, as the direct read keeps its connection
 // to the provider.
-var streamClient = &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
+var streamClient = &http.Client{Transport: &tokenTransport{tokens: kernelTokens.tokens, mu: kernelTokens.mu, base: http.DefaultTransport.(*http.Transport).Clone()}}
 
 // wsSub is a minimal graphql-transport-ws client: one socket, one subscription.
 type wsSub struct{ conn *websocket.Conn }
@@ -776,7 +776,10 @@ func startBenchKernel(b *testing.B) (*kernelProc, string) {
 	}
 	addr := ln.Addr().String()
 	ln.Close()
-	return startKernel(b, b.TempDir(), "--pprof", addr, "--plugin-idle-stop", benchPluginIdleStop), addr
+	k := startKernel(b, b.TempDir(), "--pprof", addr, "--plugin-idle-stop", benchPluginIdleStop)
+	kernelTokens.add(addr, k.token) // the profile endpoint asks for the token too
+	b.Cleanup(func() { kernelTokens.remove(addr) })
+	return k, addr
 }
 
 // fetchProfile writes the kernel's /debug/pprof/<name> to path.

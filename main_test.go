@@ -124,11 +124,12 @@ func kernelToken(t testing.TB, dataDir string, extra []string) string {
 // Authorization header sent to the address of a kernel started by
 // startKernel.
 type tokenTransport struct {
-	mu     sync.Mutex
+	mu     *sync.Mutex
 	tokens map[string]string // host:port -> token
+	base   http.RoundTripper // nil: http.DefaultTransport
 }
 
-var kernelTokens = &tokenTransport{tokens: map[string]string{}}
+var kernelTokens = &tokenTransport{mu: new(sync.Mutex), tokens: map[string]string{}}
 
 func (tt *tokenTransport) add(addr, tok string) {
 	tt.mu.Lock()
@@ -149,6 +150,9 @@ func (tt *tokenTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	if tok != "" && r.Header.Get("Authorization") == "" {
 		r = r.Clone(r.Context())
 		r.Header.Set("Authorization", "Bearer "+tok)
+	}
+	if tt.base != nil {
+		return tt.base.RoundTrip(r)
 	}
 	return http.DefaultTransport.RoundTrip(r)
 }

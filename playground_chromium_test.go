@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -48,7 +49,10 @@ func TestPlaygroundInChromium(t *testing.T) {
 	page := b.newPage(ctx, t)
 	page.allowHost = k.addr
 	page.call(ctx, t, "Fetch.enable", map[string]any{"patterns": []any{map[string]any{"urlPattern": "*"}}}, nil)
-	page.call(ctx, t, "Page.navigate", map[string]any{"url": "http://" + k.addr + "/playground"}, nil)
+	// Violations of the page's Content-Security-Policy are collected.
+	page.call(ctx, t, "Page.addScriptToEvaluateOnNewDocument", map[string]any{"source": `window.__csp = []; document.addEventListener('securitypolicyviolation', (e) => window.__csp.push(e.violatedDirective + ' ' + e.blockedURI));`}, nil)
+	// The web link with the token in the fragment (the kernel requires it).
+	page.call(ctx, t, "Page.navigate", map[string]any{"url": "http://" + k.addr + "/playground#token=" + k.token}, nil)
 
 	page.waitJS(ctx, t, `!!document.querySelector('.graphiql-query-editor .CodeMirror') && !!window.foyaPlayground`, "GraphiQL to render")
 	if !page.evalBool(ctx, t, `document.body.innerText.includes('Foya kernel playground') && document.querySelector('.graphiql-query-editor .CodeMirror').CodeMirror.getValue().includes('subscription WatchEvents')`) {
@@ -67,6 +71,12 @@ func TestPlaygroundInChromium(t *testing.T) {
 	got := page.evalString(ctx, t, responseJS)
 	if !strings.Contains(got, "sessionEvents") {
 		t.Fatalf("response pane: %s", got)
+	}
+	if csp := page.evalString(ctx, t, `JSON.stringify(window.__csp)`); csp != "[]" {
+		t.Errorf("Content-Security-Policy violations: %s", csp)
+	}
+	if href := page.evalString(ctx, t, `location.href + ' ' + (sessionStorage.getItem('foya-token') === `+strconv.Quote(k.token)+`)`); href != "http://"+k.addr+"/playground true" {
+		t.Errorf("after the web link: %s (want the token in sessionStorage, not in the address bar)", href)
 	}
 	page.mu.Lock()
 	defer page.mu.Unlock()

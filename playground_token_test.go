@@ -26,7 +26,7 @@ const prompts = [];
 const store = new Map();
 globalThis.window = globalThis;
 globalThis.location = new URL(process.env.BASE);
-globalThis.document = { getElementById: () => ({}) };
+globalThis.document = { getElementById: (id) => (id === 'foya-playground-config' ? { textContent: process.env.CONFIG } : {}) };
 Object.defineProperty(globalThis, 'sessionStorage', { value: {
   getItem: (k) => (store.has(k) ? store.get(k) : null), setItem: (k, v) => store.set(k, String(v)), removeItem: (k) => store.delete(k),
 } });
@@ -87,18 +87,30 @@ func TestPlaygroundAsksForToken(t *testing.T) {
 	}
 	page, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	scripts := regexp.MustCompile(`(?s)<script>(.*?)</script>`).FindAllSubmatch(page, -1)
-	if len(scripts) != 1 {
-		t.Fatalf("want one inline script in the page, got %d", len(scripts))
+	// The page has no inline script (its Content-Security-Policy forbids
+	// them): its own script is /playground/assets/playground.js, its
+	// settings a JSON data block.
+	if inline := regexp.MustCompile(`<script>`).FindAll(page, -1); len(inline) != 0 {
+		t.Fatalf("want no inline script in the page, got %d", len(inline))
 	}
+	config := regexp.MustCompile(`(?s)<script type="application/json" id="foya-playground-config">(.*?)</script>`).FindSubmatch(page)
+	if config == nil || !strings.Contains(string(page), `<script src="/playground/assets/playground.js"></script>`) {
+		t.Fatalf("no settings block or page script in the playground:\n%s", page)
+	}
+	resp, err = http.Get(k.url() + "/playground/assets/playground.js")
+	if err != nil {
+		t.Fatal(err)
+	}
+	script, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
 	js := filepath.Join(t.TempDir(), "page.mjs")
-	if err := os.WriteFile(js, []byte(strings.Replace(playgroundHarness, "%SCRIPT%", string(scripts[0][1]), 1)), 0o600); err != nil {
+	if err := os.WriteFile(js, []byte(strings.Replace(playgroundHarness, "%SCRIPT%", string(script), 1)), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, node, js)
-	cmd.Env = append(os.Environ(), "BASE="+k.url(), "TOKEN="+token,
+	cmd.Env = append(os.Environ(), "BASE="+k.url(), "TOKEN="+token, "CONFIG="+string(config[1]),
 		`ANSWERS=["`+strings.Repeat("w", 43)+`", "`+token+`", "`+token+`"]`)
 	out, err := cmd.CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "ok:") {

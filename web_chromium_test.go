@@ -55,7 +55,7 @@ func TestWebClientInChromium(t *testing.T) {
 
 	cmd := exec.CommandContext(ctx, node, "web.mjs")
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "BASE="+k.url(), "PROJECT="+p.CreateProject.Name)
+	cmd.Env = append(os.Environ(), "BASE="+k.url(), "TOKEN="+k.token, "PROJECT="+p.CreateProject.Name)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("web client check: %v\n%s\nkernel log:\n%s", err, out, k.Logs())
@@ -176,7 +176,7 @@ func TestWebClientSurvivesKernelRestart(t *testing.T) {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, node, "offline.mjs")
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "BASE="+k.url(), "SESSION="+sid)
+	cmd.Env = append(os.Environ(), "BASE="+k.url(), "TOKEN="+k.token, "SESSION="+sid)
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -261,7 +261,7 @@ func TestWebClientFeatures(t *testing.T) {
 
 	cmd := exec.CommandContext(ctx, node, "features.mjs")
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "BASE="+k.url(), "FAKE="+fake.BaseURL(), "PROJECT="+p.CreateProject.Name, "SCREENSHOTS="+os.Getenv("SCREENSHOTS"))
+	cmd.Env = append(os.Environ(), "BASE="+k.url(), "TOKEN="+k.token, "FAKE="+fake.BaseURL(), "PROJECT="+p.CreateProject.Name, "SCREENSHOTS="+os.Getenv("SCREENSHOTS"))
 	out, err := cmd.CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "ok:") {
 		t.Fatalf("web client features: %v\n%s\nkernel log:\n%s", err, out, k.Logs())

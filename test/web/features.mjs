@@ -17,14 +17,18 @@ const must = (ok, what) => { if (!ok) throw new Error(what); };
 const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--no-sandbox'] });
 try {
   const ctx = await browser.newContext({ viewport: { width: 1200, height: 760 } });
+  // The kernel requires its token: later tabs get it in sessionStorage, as
+  // a user pastes the link; the first one opens the web link (#token=…).
+  await ctx.addInitScript((t) => { if (!sessionStorage.getItem('foya-token')) sessionStorage.setItem('foya-token', t); }, process.env.TOKEN);
   const page = await ctx.newPage();
   page.setDefaultTimeout(20000);
   const errors = [];
   page.on('pageerror', (e) => errors.push(String(e)));
+  page.on('console', (m) => { if (/Content.Security.Policy/i.test(m.text())) errors.push('CSP: ' + m.text()); });
   page.on('request', (r) => { if (!r.url().startsWith(base)) errors.push('request outside the kernel: ' + r.url()); });
   const gql = (query, variables) => page.evaluate(([q, v]) => window.foyaWeb.gql(q, v), [query, variables || {}]);
   const shot = async (name) => { if (shots) await page.screenshot({ path: shots + '/' + name }); };
-  await page.goto(base + '/');
+  await page.goto(base + '/#token=' + encodeURIComponent(process.env.TOKEN));
   await page.getByRole('link', { name: 'GraphQL playground' }).waitFor();
 
   step('add a connection with the form (the key is write-only)');

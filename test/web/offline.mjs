@@ -12,6 +12,7 @@ const lines = rl[Symbol.asyncIterator]();
 const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--no-sandbox'] });
 try {
   const page = await browser.newPage();
+  await page.addInitScript((t) => sessionStorage.setItem('foya-token', t), process.env.TOKEN);
   page.setDefaultTimeout(30000);
   await page.goto(base + '/#' + process.env.SESSION);
   const log = page.getByRole('log');

@@ -18,7 +18,23 @@ try {
   console.log('ready');
   // The Go side now creates a session over the API; the sidebar shows it live.
   await page.locator('#sessions button').filter({ hasText: 'made elsewhere' }).waitFor();
-  console.log('ok: token asked once, kept in sessionStorage, used over POST and WebSocket');
+  // The web link (foya web, the kernel's log): the token comes in the
+  // fragment, is kept in sessionStorage and leaves the address bar and the
+  // history; no prompt, and the CSP lets the page work.
+  const page2 = await browser.newPage();
+  page2.setDefaultTimeout(20000);
+  const csp = [];
+  page2.on('console', (m) => { if (/Content.Security.Policy/i.test(m.text())) csp.push(m.text()); });
+  page2.on('dialog', (d) => { prompts++; d.dismiss(); });
+  await page2.goto(base + '/#token=' + encodeURIComponent(process.env.TOKEN));
+  await page2.waitForFunction(() => window.foyaWeb.ws.acked === true);
+  const seen = await page2.evaluate(() => [sessionStorage.getItem('foya-token'), location.href, history.length]);
+  if (seen[0] !== process.env.TOKEN || seen[1].includes('token') || seen[1] !== base + '/' || prompts !== 1) {
+    throw new Error('web link: ' + JSON.stringify([!!seen[0], seen[1].includes('token'), seen[1] === base + '/', prompts]));
+  }
+  await page2.locator('#sessions button').filter({ hasText: 'made elsewhere' }).waitFor();
+  if (csp.length) throw new Error('CSP violations: ' + csp.join('\n'));
+  console.log('ok: token asked once, kept in sessionStorage, used over POST and WebSocket; the web link needs no prompt and leaves no token in the address bar');
 } finally {
   await browser.close();
 }

@@ -269,8 +269,8 @@ func serveCmd(args []string, stdout, stderr io.Writer) error {
 	} else {
 		go func() { errc <- srv.Serve(ln) }()
 	}
+	logWebLink(log, auth, ln, scheme) // before "listening": whoever waits for that line finds the link
 	log.Info("listening", "addr", ln.Addr().String(), "web", scheme+"://"+playgroundHost(ln)+"/", "playground", scheme+"://"+playgroundHost(ln)+"/playground", "token_required", auth != nil, "data_dir", k.dataDir, "version", versionString())
-	logWebLink(log, auth, ln, scheme)
 
 	select {
 	case err := <-errc:

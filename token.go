@@ -13,9 +13,10 @@ import (
 var tokenCommand = cmdutil.Command{
 	Name:     "token",
 	Synopsis: "rotate|show [--data-dir DIR] [--auth-token-file PATH]",
-	Doc: `The bearer token clients send to a kernel that requires one (any kernel
-listening beyond loopback, or started with --require-token). It lives in
+	Doc: `The bearer token clients send to the kernel (required on every listener,
+loopback included, unless serve --insecure-no-token). It lives in
 <data-dir>/auth-token (mode 0600) unless --auth-token-file says otherwise.
+foya web prints the link that opens Foya web with it.
 
   rotate   replace the token; a running kernel notices within a second, then
            refuses the old token and closes WebSocket and SSE connections

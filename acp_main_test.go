@@ -58,7 +58,7 @@ type acpMsg struct {
 func startACP(t *testing.T, args ...string) *acpPeer {
 	t.Helper()
 	cmd := exec.Command(foyaBin, append([]string{"acp"}, args...)...)
-	cmd.Env = append(os.Environ(), "XDG_DATA_HOME="+t.TempDir())
+	cmd.Env = append(append(os.Environ(), "XDG_DATA_HOME="+t.TempDir()), tokenEnv(args, nil)...)
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)

@@ -687,7 +687,7 @@ func BenchmarkDeltaPathExec(b *testing.B) {
 	k.chatSession(b, prov.baseURL())
 	run := func() (timing, error) {
 		cmd := exec.Command(foyaBin, "exec", "--addr", k.addr, "--no-project", "--approval-mode", "bypass", "go")
-		cmd.Env = append(os.Environ(), "XDG_DATA_HOME="+b.TempDir())
+		cmd.Env = append(append(os.Environ(), "XDG_DATA_HOME="+b.TempDir()), tokenEnv(cmd.Args[1:], nil)...)
 		out, _ := cmd.StdoutPipe()
 		var stderr bytes.Buffer
 		cmd.Stderr = &stderr

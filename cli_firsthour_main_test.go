@@ -22,7 +22,7 @@ var headerRe = regexp.MustCompile(`(?m)^model (\S+) · project (.+) · session (
 func (o *outputs) runIn(t *testing.T, dir string, env []string, args ...string) cliResult {
 	t.Helper()
 	cmd := exec.Command(foyaBin, args...)
-	cmd.Env = append(append(os.Environ(), "XDG_DATA_HOME="+t.TempDir()), env...)
+	cmd.Env = append(append(append(os.Environ(), "XDG_DATA_HOME="+t.TempDir()), env...), tokenEnv(args, env)...)
 	cmd.Dir = dir
 	cmd.Stdin = bytes.NewReader(nil)
 	var stdout, stderr bytes.Buffer

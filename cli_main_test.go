@@ -40,7 +40,7 @@ func (o *outputs) checkNoKey(t *testing.T) {
 
 func foyaCmd(t *testing.T, stdin string, args ...string) *exec.Cmd {
 	cmd := exec.Command(foyaBin, args...)
-	cmd.Env = append(os.Environ(), "XDG_DATA_HOME="+t.TempDir())
+	cmd.Env = append(append(os.Environ(), "XDG_DATA_HOME="+t.TempDir()), tokenEnv(args, nil)...)
 	// exec binds the current directory as the project: a fresh one per command.
 	cmd.Dir = t.TempDir()
 	if stdin != "" {

@@ -143,6 +143,33 @@ func (tt *tokenTransport) remove(addr string) {
 	delete(tt.tokens, addr)
 }
 
+// tokenEnv is FOYA_TOKEN=<token> for a client command aimed (with --addr,
+// or FOYA_ADDR in env) at a kernel started by startKernel: tests run client
+// commands with a data directory of their own, which does not hold that
+// kernel's token. Nil otherwise.
+func tokenEnv(args, env []string) []string {
+	addr := ""
+	for i, a := range args {
+		if a == "--addr" && i+1 < len(args) {
+			addr = args[i+1]
+		} else if v, ok := strings.CutPrefix(a, "--addr="); ok {
+			addr = v
+		}
+	}
+	for _, e := range env {
+		if v, ok := strings.CutPrefix(e, "FOYA_ADDR="); ok && addr == "" {
+			addr = v
+		}
+	}
+	kernelTokens.mu.Lock()
+	tok := kernelTokens.tokens[addr]
+	kernelTokens.mu.Unlock()
+	if tok == "" {
+		return nil
+	}
+	return []string{"FOYA_TOKEN=" + tok}
+}
+
 func (tt *tokenTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	tt.mu.Lock()
 	tok := tt.tokens[r.URL.Host]

@@ -49,7 +49,10 @@ func TestPlaygroundInChromium(t *testing.T) {
 	page := b.newPage(ctx, t)
 	page.allowHost = k.addr
 	page.call(ctx, t, "Fetch.enable", map[string]any{"patterns": []any{map[string]any{"urlPattern": "*"}}}, nil)
-	// Violations of the page's Content-Security-Policy are collected.
+	// Violations of the page's Content-Security-Policy are collected: the
+	// browser's log, and the page's securitypolicyviolation events.
+	page.call(ctx, t, "Log.enable", map[string]any{}, nil)
+	page.call(ctx, t, "Page.enable", map[string]any{}, nil)
 	page.call(ctx, t, "Page.addScriptToEvaluateOnNewDocument", map[string]any{"source": `window.__csp = []; document.addEventListener('securitypolicyviolation', (e) => window.__csp.push(e.violatedDirective + ' ' + e.blockedURI));`}, nil)
 	// The web link with the token in the fragment (the kernel requires it).
 	page.call(ctx, t, "Page.navigate", map[string]any{"url": "http://" + k.addr + "/playground#token=" + k.token}, nil)
@@ -72,8 +75,21 @@ func TestPlaygroundInChromium(t *testing.T) {
 	if !strings.Contains(got, "sessionEvents") {
 		t.Fatalf("response pane: %s", got)
 	}
-	if csp := page.evalString(ctx, t, `JSON.stringify(window.__csp)`); csp != "[]" {
+	if csp := page.evalString(ctx, t, `JSON.stringify(window.__csp || 'no listener')`); csp != "[]" {
 		t.Errorf("Content-Security-Policy violations: %s", csp)
+	}
+	page.mu.Lock()
+	for _, l := range page.logs {
+		if strings.Contains(l, "Content Security Policy") {
+			t.Errorf("browser log: %s", l)
+		}
+	}
+	page.mu.Unlock()
+	// The policy is in force: an inline script added now does not run.
+	page.evalString(ctx, t, `(() => { const s = document.createElement('script'); s.textContent = 'window.__inlineRan = true'; document.body.appendChild(s); return ''; })()`)
+	page.waitJS(ctx, t, `window.__csp.some((v) => v.startsWith('script-src'))`, "the violation report of an inline script")
+	if page.evalBool(ctx, t, `!!window.__inlineRan`) {
+		t.Error("an inline script ran under the page's policy")
 	}
 	if href := page.evalString(ctx, t, `location.href + ' ' + (sessionStorage.getItem('foya-token') === `+strconv.Quote(k.token)+`)`); href != "http://"+k.addr+"/playground true" {
 		t.Errorf("after the web link: %s (want the token in sessionStorage, not in the address bar)", href)
@@ -221,6 +237,14 @@ func (b *browser) read(ctx context.Context) {
 		if p != nil && m.Method == "Fetch.requestPaused" {
 			go p.fulfil(ctx, m.Params)
 		}
+		if p != nil && m.Method == "Log.entryAdded" {
+			var e struct{ Entry struct{ Source, Level, Text string } }
+			if json.Unmarshal(m.Params, &e) == nil {
+				p.mu.Lock()
+				p.logs = append(p.logs, e.Entry.Source+" "+e.Entry.Level+": "+e.Entry.Text)
+				p.mu.Unlock()
+			}
+		}
 	}
 }
 
@@ -260,6 +284,7 @@ type cdpPage struct {
 	mu        sync.Mutex
 	blocked   []string
 	allowed   int
+	logs      []string // the browser's log entries (Log.enable)
 }
 
 func (b *browser) newPage(ctx context.Context, t *testing.T) *cdpPage {

@@ -53,9 +53,10 @@ func TestServeRequiresTokenOnLoopbackByDefault(t *testing.T) {
 
 	// foya web prints the link; --open hands it to xdg-open.
 	var o outputs
-	r := o.run(t, "", "web", "--addr", k.addr, "--data-dir", data)
-	if r.code != 0 || strings.TrimSpace(r.stdout) != link {
-		t.Fatalf("foya web: %d %q %q, want %s", r.code, r.stdout, r.stderr, link)
+	web := exec.Command(foyaBin, "web", "--addr", k.addr, "--data-dir", data)
+	web.Env = append(os.Environ(), "FOYA_TOKEN=")
+	if out, err := web.Output(); err != nil || strings.TrimSpace(string(out)) != link {
+		t.Fatalf("foya web: %v %q, want %s", err, out, link)
 	}
 	bin := t.TempDir()
 	opened := filepath.Join(t.TempDir(), "opened")
@@ -75,8 +76,16 @@ func TestServeRequiresTokenOnLoopbackByDefault(t *testing.T) {
 	// Client commands read the token from the data directory: against
 	// this kernel, and against one they start on a fresh data directory
 	// (which has no token until that kernel creates it).
-	if r := o.run(t, "", "sessions", "list", "--addr", k.addr, "--data-dir", data); r.code != 0 {
-		t.Fatalf("sessions list against a kernel with a token: %d %s", r.code, r.stderr)
+	// (exec.Command, not o.run: no FOYA_TOKEN from the harness.)
+	cli := exec.Command(foyaBin, "sessions", "list", "--addr", k.addr, "--data-dir", data)
+	cli.Env = append(os.Environ(), "FOYA_TOKEN=")
+	if out, err := cli.CombinedOutput(); err != nil {
+		t.Fatalf("sessions list against a kernel with a token: %v %s", err, out)
+	}
+	cli = exec.Command(foyaBin, "sessions", "list", "--addr", k.addr, "--data-dir", t.TempDir())
+	cli.Env = append(os.Environ(), "FOYA_TOKEN=")
+	if out, err := cli.CombinedOutput(); err == nil || !strings.Contains(string(out), "UNAUTHENTICATED") {
+		t.Fatalf("sessions list with another data directory (no token): %v %s", err, out)
 	}
 	fresh := filepath.Join(t.TempDir(), "fresh")
 	if r := o.run(t, "", "sessions", "list", "--addr", freeAddr(t), "--data-dir", fresh); r.code != 0 || strings.Contains(r.stderr, "#token=") {

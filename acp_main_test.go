@@ -657,7 +657,7 @@ func TestACPNodeSDKClient(t *testing.T) {
 	)
 	cmd := exec.CommandContext(ctx, node, "client.mjs", foyaBin, k.addr, proj, exe)
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "XDG_DATA_HOME="+t.TempDir())
+	cmd.Env = append(append(os.Environ(), "XDG_DATA_HOME="+t.TempDir()), tokenEnv([]string{"--addr", k.addr}, nil)...)
 	out, err := cmd.CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "ok:") {
 		t.Fatalf("node ACP client: %v\n%s", err, out)

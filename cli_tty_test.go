@@ -58,7 +58,7 @@ func terminalApproval(t *testing.T, prompt, want string, responses ...openaitest
 
 	cmdline := strings.Join([]string{foyaBin, "exec", "--addr", k.addr, "--project", proj, "--approval-mode", "ask", "'write a.txt'"}, " ")
 	cmd := exec.Command(scriptBin, "-qfec", cmdline, "/dev/null")
-	cmd.Env = append(os.Environ(), "TERM=dumb")
+	cmd.Env = append(append(os.Environ(), "TERM=dumb"), tokenEnv([]string{"--addr", k.addr}, nil)...)
 	stdin, _ := cmd.StdinPipe()
 	out, _ := cmd.StdoutPipe()
 	cmd.Stderr = cmd.Stdout

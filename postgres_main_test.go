@@ -32,9 +32,11 @@ func TestServePostgresTwoKernelsShareOneDatabase(t *testing.T) {
 	url := pgtest.NewDatabase(t)
 	keyFile := filepath.Join(t.TempDir(), "shared-secret-key")
 	proj := t.TempDir()
-	a := startKernel(t, t.TempDir(), "--database", url, "--secret-key-file", keyFile)
+	// One bearer token for both, as docs/cluster.md asks (commands are forwarded).
+	tokFile := filepath.Join(t.TempDir(), "auth-token")
+	a := startKernel(t, t.TempDir(), "--database", url, "--secret-key-file", keyFile, "--auth-token-file", tokFile)
 	t.Setenv("FOYA_DATABASE", url)
-	b := startKernel(t, t.TempDir(), "--secret-key-file", keyFile)
+	b := startKernel(t, t.TempDir(), "--secret-key-file", keyFile, "--auth-token-file", tokFile)
 
 	var p struct{ CreateProject struct{ ID string } }
 	a.gql(t, `mutation($p: String!) { createProject(input: {path: $p}) { id } }`, map[string]any{"p": proj}, &p)
@@ -108,8 +110,10 @@ func TestServePostgresSharedArtifactsAndDelete(t *testing.T) {
 	url := pgtest.NewDatabase(t)
 	keyFile := filepath.Join(t.TempDir(), "key")
 	artifacts := t.TempDir()
-	a := startKernel(t, t.TempDir(), "--database", url, "--secret-key-file", keyFile, "--artifact-dir", artifacts)
-	b := startKernel(t, t.TempDir(), "--database", url, "--secret-key-file", keyFile, "--artifact-dir", artifacts)
+	// One bearer token for both, as docs/cluster.md asks (commands are forwarded).
+	tokFile := filepath.Join(t.TempDir(), "auth-token")
+	a := startKernel(t, t.TempDir(), "--database", url, "--secret-key-file", keyFile, "--artifact-dir", artifacts, "--auth-token-file", tokFile)
+	b := startKernel(t, t.TempDir(), "--database", url, "--secret-key-file", keyFile, "--artifact-dir", artifacts, "--auth-token-file", tokFile)
 	fake := openaitest.New(t)
 	sid := a.chatSession(t, fake.BaseURL())
 

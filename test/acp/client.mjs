@@ -34,7 +34,8 @@ function check(cond, what, extra) {
 async function gql(query, variables) {
   const res = await fetch(`http://${addr}/graphql`, {
     method: "POST",
-    headers: { "content-type": "application/json" },
+    // The kernel requires its token on loopback too (FOYA_TOKEN, as the CLI).
+    headers: { "content-type": "application/json", authorization: "Bearer " + (process.env.FOYA_TOKEN || "") },
     body: JSON.stringify({ query, variables }),
   });
   const body = await res.json();

@@ -86,3 +86,28 @@ func TestCheckForwardingSignature(t *testing.T) {
 		t.Error("a kernel without a cluster key honoured a forwarding header")
 	}
 }
+
+// The signature header is a client's input until checked: any value is
+// refused without a panic, unless it is the real signature.
+func FuzzRequestSignature(f *testing.F) {
+	f.Add("v1,1800000000,AAAA", []byte(`{}`))
+	f.Add("v1,,", []byte(nil))
+	f.Add("v1,-9223372036854775808,"+string(bytes.Repeat([]byte("A"), 43)), []byte("x"))
+	f.Add("v2,1800000000,x,y", []byte(`{"query":"{ sessions { id } }"}`))
+	signer := newRequestSigner(bytes.Repeat([]byte{7}, 32))
+	now := time.Unix(1_800_000_000, 0)
+	signer.now = func() time.Time { return now }
+	f.Fuzz(func(t *testing.T, sig string, body []byte) {
+		r := httptest.NewRequest(http.MethodPost, "/graphql", bytes.NewReader(body))
+		r.Header.Set(ForwardedHeader, "node")
+		r.Header.Set(SignatureHeader, sig)
+		if signer.valid(r, body) {
+			want := httptest.NewRequest(http.MethodPost, "/graphql", nil)
+			want.Header.Set(ForwardedHeader, "node")
+			signer.sign(want, body)
+			if want.Header.Get(SignatureHeader) != sig {
+				t.Fatalf("accepted %q", sig)
+			}
+		}
+	})
+}

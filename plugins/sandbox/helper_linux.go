@@ -32,9 +32,15 @@ const writeRights = ll.AccessFSWriteFile | ll.AccessFSRemoveDir | ll.AccessFSRem
 
 // helperMain is `<exe> __sandbox POLICY`. Its exit code is the command's.
 func helperMain(args []string) int {
-	syscall.CloseOnExec(reportFD)
+	// Every descriptor beyond 0-2 the helper inherited (the kernel's or a
+	// plugin's strays, the report pipe) is closed when the command starts.
+	closeStrayFDs()
 	rep := Report{ExitCode: -1}
+	var p Policy
 	defer func() {
+		if p.NoReport || p.Exec {
+			return
+		}
 		f := os.NewFile(reportFD, "report")
 		if f != nil {
 			_ = json.NewEncoder(f).Encode(rep)
@@ -49,7 +55,6 @@ func helperMain(args []string) int {
 	if len(args) != 1 {
 		return fail("usage: %s POLICY", HelperCommand)
 	}
-	var p Policy
 	if err := json.Unmarshal([]byte(args[0]), &p); err != nil {
 		return fail("decode policy: %v", err)
 	}
@@ -58,6 +63,27 @@ func helperMain(args []string) int {
 	}
 	if v, err := ll.LandlockGetABIVersion(); err == nil {
 		rep.ABI = v
+	}
+	var cgroup string
+	var cgroupProcs *os.File
+	if p.Limits.Procs > 0 && !p.Exec {
+		// A pids cgroup bounds the command's processes for every user
+		// (RLIMIT_NPROC does not bind root); without one, the stage sets
+		// RLIMIT_NPROC.
+		var err error
+		if cgroup, err = newPidsCgroup(p.Limits.Procs); err == nil {
+			defer removeCgroup(cgroup)
+			// Opened now: Landlock will refuse it later.
+			cgroupProcs, err = os.OpenFile(filepath.Join(cgroup, "cgroup.procs"), os.O_WRONLY, 0)
+		}
+		if err == nil {
+			defer cgroupProcs.Close()
+			rep.ProcLimit = "pids cgroup"
+		} else {
+			cgroup = ""
+			rep.ProcLimit = "RLIMIT_NPROC"
+			rep.Notes = append(rep.Notes, "no pids cgroup: "+err.Error())
+		}
 	}
 	if p.Namespaces {
 		rep.Namespaces = true
@@ -76,13 +102,44 @@ func helperMain(args []string) int {
 	if err := restrict(p, &rep); err != nil {
 		return fail("landlock: %v", err)
 	}
-	path, err := lookPath(p.Argv[0], p.Env)
+	env := p.Env
+	if p.InheritEnv {
+		env = os.Environ()
+	}
+	path, err := lookPath(p.Argv[0], env)
 	if err != nil {
 		return fail("%s: %v", p.Argv[0], err)
 	}
+	if p.Exec {
+		if p.Dir != "" {
+			if err := os.Chdir(p.Dir); err != nil {
+				return fail("%v", err)
+			}
+		}
+		err := syscall.Exec(path, p.Argv, env)
+		return fail("exec %s: %v", path, err)
+	}
 	cmd := &exec.Cmd{Path: path, Args: p.Argv}
-	cmd.Dir, cmd.Env = p.Dir, p.Env
+	if !p.Limits.IsZero() {
+		// A short stage applies the limits and then executes the command.
+		enc, err := json.Marshal(stage{Limits: p.Limits, Cgroup: cgroup})
+		if err != nil {
+			return fail("encode limits: %v", err)
+		}
+		self, err := os.Executable()
+		if err != nil {
+			return fail("find the sandbox helper for the limits: %v", err)
+		}
+		cmd = &exec.Cmd{Path: self, Args: append([]string{self, limitsCommand, string(enc), path}, p.Argv...)}
+		if cgroupProcs != nil {
+			cmd.ExtraFiles = []*os.File{cgroupProcs} // fd 3 of the stage
+		}
+	}
+	cmd.Dir, cmd.Env = p.Dir, env
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = nil, os.Stdout, os.Stderr
+	if p.Stdin {
+		cmd.Stdin = os.Stdin
+	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
 		return fail("start %s: %v", p.Argv[0], err)
@@ -290,6 +347,9 @@ func setupMounts(p Policy, rep *Report) error {
 		}
 	}
 	rep.Masked = true
+	if p.Exec {
+		return nil // no PID namespace of its own: keep the system's /proc
+	}
 	if err := unix.Mount("proc", "/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
 		rep.Notes = append(rep.Notes, "no private /proc: "+err.Error())
 	} else {
@@ -360,6 +420,18 @@ func mask(dir string, expose []string) error {
 func restrict(p Policy, rep *Report) error {
 	if rep.ABI < 1 {
 		rep.Notes = append(rep.Notes, "Landlock is not available")
+		return nil
+	}
+	if p.NoLandlock {
+		// No file rights confined, but a Landlock domain still forbids
+		// mount and umount (the mask stays, even for root in the user
+		// namespace): handle only making device files, which nothing
+		// needs.
+		cfg := landlock.Config{HandledAccessFS: ll.AccessFSMakeChar | ll.AccessFSMakeBlock}
+		if err := cfg.BestEffort().Restrict(); err != nil {
+			return err
+		}
+		rep.Landlock = true
 		return nil
 	}
 	cfg := landlock.Config{HandledAccessFS: writeRights, Scoped: ll.ScopeSignal}

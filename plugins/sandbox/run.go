@@ -53,6 +53,28 @@ func Start(exe string, p Policy, out *os.File) (*Process, error) {
 	return pr, nil
 }
 
+// Command returns the helper command that runs p, not started, for a
+// caller that wires its standard streams itself (an MCP server's stdio, a
+// plugin's handshake). No report is written (p.NoReport is set); the
+// helper's exit status is the command's. When p.Namespaces is set and the
+// kernel refuses new namespaces, Start of the returned command fails with
+// an error for which IsNamespaceRefusal is true.
+func Command(exe string, p Policy) (*exec.Cmd, error) {
+	p.NoReport = true
+	enc, err := encodePolicy(p)
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(exe, HelperCommand, enc)
+	cmd.Env = []string{}
+	cmd.SysProcAttr = sysProcAttr(p)
+	return cmd, nil
+}
+
+// IsNamespaceRefusal reports whether err (from starting a helper with
+// namespaces) means the kernel refused to create them.
+func IsNamespaceRefusal(err error) bool { return isNamespaceRefusal(err) }
+
 // ErrNoNamespaces says the kernel refused to create user namespaces.
 var ErrNoNamespaces = errors.New("user namespaces are not available")
 

@@ -90,3 +90,41 @@ func ParseSize(s string) (uint64, error) {
 	}
 	return v * mult, nil
 }
+
+// Describe says what l bounds, for a plugin's sandboxDetail; how names
+// the mechanism enforcing Procs (Report.ProcLimit).
+func (l Limits) Describe(how string) string {
+	var parts []string
+	if l.Procs > 0 {
+		p := fmt.Sprintf("%d processes", l.Procs)
+		if how != "" {
+			p += " (" + how + ")"
+		}
+		parts = append(parts, p)
+	}
+	if l.FileSize > 0 {
+		parts = append(parts, "files up to "+sizeText(l.FileSize))
+	}
+	if l.CPUSeconds > 0 {
+		parts = append(parts, fmt.Sprintf("%d s of CPU per process", l.CPUSeconds))
+	}
+	if l.AddressSpace > 0 {
+		parts = append(parts, sizeText(l.AddressSpace)+" of address space per process")
+	}
+	if len(parts) == 0 {
+		return "no resource limits"
+	}
+	return "limits: " + strings.Join(parts, ", ")
+}
+
+func sizeText(n uint64) string {
+	for _, u := range []struct {
+		shift uint
+		name  string
+	}{{40, "TiB"}, {30, "GiB"}, {20, "MiB"}, {10, "KiB"}} {
+		if n >= 1<<u.shift && n%(1<<u.shift) == 0 {
+			return fmt.Sprintf("%d %s", n>>u.shift, u.name)
+		}
+	}
+	return fmt.Sprintf("%d bytes", n)
+}

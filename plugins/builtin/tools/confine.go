@@ -47,7 +47,7 @@ func (s *Set) probeSandbox() sandboxState {
 			return sandboxState{name: "none", detail: "bash runs unconfined: cannot find the sandbox helper: " + err.Error()}
 		}
 	}
-	base := sandbox.Policy{Network: !sc.NetworkOff, Devices: sandbox.DefaultDevices, UID: os.Getuid(), GID: os.Getgid()}
+	base := sandbox.Policy{Network: !sc.NetworkOff, Devices: sandbox.DefaultDevices, UID: os.Getuid(), GID: os.Getgid(), Limits: sc.Limits}
 	if s.cfg.DataDir != "" {
 		base.Hidden = []string{s.cfg.DataDir}
 	}
@@ -89,6 +89,7 @@ func (s *Set) probeSandbox() sandboxState {
 	default:
 		parts = append(parts, "network off was asked for but cannot be enforced here")
 	}
+	parts = append(parts, sc.Limits.Describe(rep.ProcLimit))
 	st.detail = strings.Join(parts, "; ")
 	return st
 }
@@ -121,6 +122,7 @@ func (s *Set) policy(sc *scope, tmp string, env []string, command string, namesp
 		Dir:        sc.real,
 		Env:        env,
 		Argv:       []string{"bash", "-c", command},
+		Limits:     s.cfg.Sandbox.Limits,
 	}
 	for _, h := range s.cfg.Hidden {
 		p.Hidden = append(p.Hidden, realOrClean(h))

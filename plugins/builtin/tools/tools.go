@@ -18,6 +18,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/foya-dev/foya/plugins/sandbox"
 	"github.com/foya-dev/foya/plugins/sdk"
 )
 
@@ -93,6 +94,10 @@ type SandboxConfig struct {
 	// NetworkOff denies TCP connect and bind and gives commands an empty
 	// network namespace (`foya serve --tool-network=off`).
 	NetworkOff bool
+	// Limits bound each bash call: processes, file size, CPU time and
+	// address space per process (`foya serve --tool-max-*`); zero fields
+	// are no limit.
+	Limits sandbox.Limits
 }
 
 func (c *Config) defaults() {

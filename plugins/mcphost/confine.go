@@ -269,4 +269,3 @@ func (m *Manager) stateRoot() string {
 
 // SandboxDetail says how STDIO servers run on this system.
 func (m *Manager) SandboxDetail() string { return m.confinement().detail }
-

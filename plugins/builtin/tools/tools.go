@@ -195,10 +195,14 @@ func (s *Set) Call(ctx context.Context, req sdk.ToolCallRequest) (sdk.ToolResult
 		defer cancel()
 	}
 	sc, err := newScope(req.ScopeDir, s.cfg.DataDir, s.cfg.ScratchDir, s.cfg.Hidden)
+	if err == nil {
+		err = sc.open()
+	}
 	if err != nil {
 		log.Warn("tool call without a usable scope", "error", err)
 		return errorResult(err), nil
 	}
+	defer sc.close()
 	start := time.Now()
 	res, err := t.run(ctx, &call{req: req, scope: sc, outer: outer})
 	if err != nil {

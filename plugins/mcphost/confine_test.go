@@ -219,3 +219,34 @@ func waitReady(t testing.TB, m *mcphost.Manager, id string) {
 }
 
 func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
+
+// BenchmarkStartStdio measures the start of a STDIO server until its tools
+// are listed (the test binary as a Go MCP server), unconfined and confined
+// (the sandbox helper, namespaces, masks, Landlock, the limits stage).
+func BenchmarkStartStdio(b *testing.B) {
+	exe, _ := os.Executable()
+	c := core.MCPServerConfig{ID: "s", Name: "s", Transport: core.MCPStdio, Enabled: true, Command: exe,
+		Args: []string{"-test.run=^$"}, Env: []core.KeyValue{{Key: "FOYA_MCPTEST_STDIO", Value: "1"}}}
+	for _, confined := range []bool{false, true} {
+		name := "unconfined"
+		if confined {
+			name = "confined"
+		}
+		b.Run(name, func(b *testing.B) {
+			cfg := mcphost.Config{StateDir: b.TempDir(), Sandbox: &mcphost.SandboxConfig{DataDir: b.TempDir(), Limits: sandbox.DefaultLimits(), Off: !confined}}
+			for b.Loop() {
+				m := mcphost.New(cfg)
+				m.Apply(context.Background(), []core.MCPServerConfig{c})
+				for m.State("s").Status != core.MCPReady {
+					if m.State("s").Status == core.MCPFailed {
+						b.Fatalf("%+v", m.State("s"))
+					}
+					time.Sleep(200 * time.Microsecond)
+				}
+				b.StopTimer()
+				m.Close()
+				b.StartTimer()
+			}
+		})
+	}
+}

@@ -111,6 +111,12 @@ func helperMain(args []string) int {
 		return fail("%s: %v", p.Argv[0], err)
 	}
 	if p.Exec {
+		// Root in the user namespace would keep every capability in it
+		// across exec (and could unmount the masks): no capabilities for
+		// uid 0 from here on.
+		if _, _, e := psx.Syscall3(unix.SYS_PRCTL, unix.PR_SET_SECUREBITS, secbitNoRoot|secbitNoRootLocked, 0); e != 0 && p.Namespaces {
+			return fail("drop root's capabilities: %v", e)
+		}
 		if p.Dir != "" {
 			if err := os.Chdir(p.Dir); err != nil {
 				return fail("%v", err)
@@ -423,15 +429,8 @@ func restrict(p Policy, rep *Report) error {
 		return nil
 	}
 	if p.NoLandlock {
-		// No file rights confined, but a Landlock domain still forbids
-		// mount and umount (the mask stays, even for root in the user
-		// namespace): handle only making device files, which nothing
-		// needs.
-		cfg := landlock.Config{HandledAccessFS: ll.AccessFSMakeChar | ll.AccessFSMakeBlock}
-		if err := cfg.BestEffort().Restrict(); err != nil {
-			return err
-		}
-		rep.Landlock = true
+		// (A Landlock domain would also forbid the nested helpers of the
+		// tools plugin's bash calls to mount their masks.)
 		return nil
 	}
 	cfg := landlock.Config{HandledAccessFS: writeRights, Scoped: ll.ScopeSignal}
@@ -455,3 +454,9 @@ func restrict(p Policy, rep *Report) error {
 	}
 	return nil
 }
+
+// Securebits of linux/securebits.h.
+const (
+	secbitNoRoot       = 1 << 0
+	secbitNoRootLocked = 1 << 1
+)

@@ -71,6 +71,27 @@ func Command(exe string, p Policy) (*exec.Cmd, error) {
 	return cmd, nil
 }
 
+// WrapExec returns a command that runs cmd (path, arguments, directory,
+// environment) in new user and mount namespaces where p.Hidden are masked
+// (p.Expose bound back), with no capabilities, not confined otherwise: the
+// helper sets up the mounts and then executes cmd's program in its place.
+// It starts the tools plugin so that no path tool can reach the data
+// directory whatever it opens. Callers probe first (Probe) and use it only
+// where namespaces work.
+func WrapExec(exe string, p Policy, cmd *exec.Cmd) (*exec.Cmd, error) {
+	p.Namespaces, p.Exec, p.InheritEnv, p.NoLandlock = true, true, true, true
+	p.Writable, p.Limits = nil, Limits{}
+	p.Argv = append([]string{cmd.Path}, cmd.Args[1:]...)
+	p.Dir = cmd.Dir
+	w, err := Command(exe, p)
+	if err != nil {
+		return nil, err
+	}
+	w.Env = cmd.Env
+	w.Stdin, w.Stdout, w.Stderr = cmd.Stdin, cmd.Stdout, cmd.Stderr
+	return w, nil
+}
+
 // IsNamespaceRefusal reports whether err (from starting a helper with
 // namespaces) means the kernel refused to create them.
 func IsNamespaceRefusal(err error) bool { return isNamespaceRefusal(err) }

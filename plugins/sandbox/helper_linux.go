@@ -111,11 +111,13 @@ func helperMain(args []string) int {
 		return fail("%s: %v", p.Argv[0], err)
 	}
 	if p.Exec {
-		// Root in the user namespace would keep every capability in it
-		// across exec (and could unmount the masks): no capabilities for
-		// uid 0 from here on.
-		if _, _, e := psx.Syscall3(unix.SYS_PRCTL, unix.PR_SET_SECUREBITS, secbitNoRoot|secbitNoRootLocked, 0); e != 0 && p.Namespaces {
-			return fail("drop root's capabilities: %v", e)
+		// Root in the user namespace keeps its capabilities in it across
+		// exec: without CAP_SYS_ADMIN in the bounding set it cannot unmount
+		// the masks. (Dropping all of root's capabilities with
+		// SECBIT_NOROOT would also stop the plugin from mapping its id into
+		// the user namespaces of its bash calls.)
+		if _, _, e := psx.Syscall3(unix.SYS_PRCTL, unix.PR_CAPBSET_DROP, capSysAdmin, 0); e != 0 && p.Namespaces {
+			return fail("drop CAP_SYS_ADMIN: %v", e)
 		}
 		if p.Dir != "" {
 			if err := os.Chdir(p.Dir); err != nil {
@@ -454,9 +456,3 @@ func restrict(p Policy, rep *Report) error {
 	}
 	return nil
 }
-
-// Securebits of linux/securebits.h.
-const (
-	secbitNoRoot       = 1 << 0
-	secbitNoRootLocked = 1 << 1
-)

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"syscall"
 	"time"
+	"unsafe"
 
 	"github.com/landlock-lsm/go-landlock/landlock"
 	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
@@ -116,8 +117,8 @@ func helperMain(args []string) int {
 		// the masks. (Dropping all of root's capabilities with
 		// SECBIT_NOROOT would also stop the plugin from mapping its id into
 		// the user namespaces of its bash calls.)
-		if _, _, e := psx.Syscall3(unix.SYS_PRCTL, unix.PR_CAPBSET_DROP, capSysAdmin, 0); e != 0 && p.Namespaces {
-			return fail("drop CAP_SYS_ADMIN: %v", e)
+		if err := dropSysAdmin(); err != nil && p.Namespaces {
+			return fail("drop CAP_SYS_ADMIN: %v", err)
 		}
 		if p.Dir != "" {
 			if err := os.Chdir(p.Dir); err != nil {
@@ -453,6 +454,26 @@ func restrict(p Policy, rep *Report) error {
 	rep.Landlock = true
 	if !p.Network && rep.ABI < 4 {
 		rep.Notes = append(rep.Notes, fmt.Sprintf("Landlock ABI %d cannot deny TCP", rep.ABI))
+	}
+	return nil
+}
+
+// dropSysAdmin removes CAP_SYS_ADMIN from the bounding and inheritable
+// sets of every thread (the inheritable one holds it because it was raised
+// as an ambient capability), so the program executed next cannot get it
+// back, even as root of the user namespace.
+func dropSysAdmin() error {
+	if _, _, e := psx.Syscall3(unix.SYS_PRCTL, unix.PR_CAPBSET_DROP, capSysAdmin, 0); e != 0 {
+		return e
+	}
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	if err := unix.Capget(&hdr, &data[0]); err != nil {
+		return err
+	}
+	data[capSysAdmin/32].Inheritable &^= 1 << (capSysAdmin % 32)
+	if _, _, e := psx.Syscall3(unix.SYS_CAPSET, uintptr(unsafe.Pointer(&hdr)), uintptr(unsafe.Pointer(&data[0])), 0); e != 0 {
+		return e
 	}
 	return nil
 }

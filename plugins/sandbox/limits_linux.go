@@ -103,15 +103,9 @@ func newPidsCgroup(max int) (string, error) {
 	return "", last
 }
 
-// removeCgroup removes the helper's cgroup once its processes are gone.
-func removeCgroup(dir string) {
-	for range 50 {
-		if err := os.Remove(dir); err == nil || errors.Is(err, os.ErrNotExist) {
-			return
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
-}
+// removeCgroup removes the helper's cgroup once its processes are gone;
+// when the kernel still holds it busy, the next helper's sweep removes it.
+func removeCgroup(dir string) { _ = os.Remove(dir) }
 
 // applyLimits sets soft and hard limits of the calling process, which
 // its children inherit and cannot raise.

@@ -53,7 +53,8 @@ Usage:
   foya serve [--addr 127.0.0.1:4777] [--data-dir DIR] [--plugin-dir DIR] [--allow-origin PATTERN]
              [--allow-host NAME] [--auth-token-file PATH] [--insecure-no-token] [--tls-cert FILE --tls-key FILE]
              [--pprof 127.0.0.1:6060] [--database postgres://…] [--plugin-idle-stop 1m]
-             [--tool-writable PATH] [--tool-network on|off] [--allow-key-env NAME]
+             [--tool-writable PATH] [--tool-network on|off] [--tool-max-procs N] [--tool-max-memory SIZE]
+             [--tool-max-file-size SIZE] [--tool-max-cpu DURATION] [--allow-key-env NAME]
   foya token rotate|show [--data-dir DIR] [--auth-token-file PATH]
   foya web [--open] [--addr A] [--data-dir DIR] [--token-file PATH]   (prints the web link with the token)
   foya rebuild-projections [--data-dir DIR] [--database postgres://…]
@@ -147,7 +148,12 @@ func serveCmd(args []string, stdout, stderr io.Writer) error {
 	fs.Var(&keyEnvs, "allow-key-env", "environment variable an env:NAME API key may read besides *_API_KEY names (repeatable)")
 	fs.Var(&pluginDirs, "plugin-dir", "extra directory of third-party plugin executables (repeatable; <data-dir>/plugins is always searched)")
 	fs.Var(&origins, "allow-origin", "extra browser origin host[:port] pattern allowed besides the kernel's own and loopback pages (repeatable)")
+	toolLimits := sandboxLimitFlags(fs)
 	if _, err := cmdutil.Parse(fs, args); err != nil {
+		return err
+	}
+	limits, err := toolLimits()
+	if err != nil {
 		return err
 	}
 	if (*tlsCert == "") != (*tlsKey == "") {
@@ -187,6 +193,7 @@ func serveCmd(args []string, stdout, stderr io.Writer) error {
 		return usageError{Err: fmt.Errorf("--database %s: use a postgres:// or postgresql:// URL", storage.RedactURL(*database))}
 	}
 	opts := kernelOptions{pluginIdleStop: *pluginIdleStop, database: *database, secretKeyFile: *secretKeyFile, artifactDir: *artifactDir, pluginDirs: pluginDirs, allowKeyEnv: keyEnvs, retry: core.RetryPolicy{MaxAttempts: *retryAttempts, MaxTotalWait: *retryWait}}
+	opts.tools.Limits = &limits
 	switch *toolNetwork {
 	case "on":
 	case "off":
@@ -414,6 +421,7 @@ func openKernel(ctx context.Context, dataDir string, opts kernelOptions, log *sl
 	}
 	k.mcpHost = mcphost.New(mcphost.Config{
 		Logger: log, Version: versionString(),
+		Sandbox: mcpSandbox(dir, opts), ScopeDir: sessionDir(k.sessions, filepath.Join(dir, "scratch")),
 		OnChange: func(id string) {
 			broker.PublishKernel(core.KernelEvent{Type: core.KernelCatalogUpdated, McpServerID: id, At: time.Now().UTC()})
 		},
@@ -434,7 +442,7 @@ func openKernel(ctx context.Context, dataDir string, opts kernelOptions, log *sl
 		Sessions: k.sessions, Catalog: k.catalog, Providers: k.plugins, Tools: tools,
 		Attachments: k.db, Blobs: blobs, Describe: artifacts.Describe, History: k.db,
 		ScratchDir: filepath.Join(dir, "scratch"), DataDir: dir, HiddenPaths: opts.tools.Hidden, Logger: log, Retry: opts.retry,
-		Hooks: core.NewHooks(hooks.Store{Dir: dir}, hooks.NewRunner(dir, log)),
+		Hooks: core.NewHooks(hooks.Store{Dir: dir}, hookRunner(dir, opts, log)),
 		// No turn for 5 s: hand memory back (docs/performance.md).
 		OnIdle: func() { _, _ = memtrim.Trim() },
 	})

@@ -15,6 +15,7 @@ import (
 	"github.com/foya-dev/foya/plugins/host/hosttest"
 	"github.com/foya-dev/foya/plugins/mcphost"
 	"github.com/foya-dev/foya/plugins/mcphost/mcptest"
+	"github.com/foya-dev/foya/plugins/sandbox"
 	"github.com/foya-dev/foya/plugins/sdk"
 	"github.com/foya-dev/foya/providers/openai"
 	"github.com/foya-dev/foya/providers/openai/openaitest"
@@ -26,6 +27,7 @@ import (
 // TestMain lets the test binary double as the stdio MCP test server: the
 // kernel under test starts it with FOYA_MCPTEST_STDIO=1 in its env.
 func TestMain(m *testing.M) {
+	sandbox.MaybeHelper() // STDIO MCP servers run confined under the test binary as helper
 	if os.Getenv("FOYA_MCPTEST_STDIO") == "1" {
 		if err := mcptest.ServeStdio(); err != nil {
 			os.Exit(1)
@@ -72,6 +74,7 @@ func newMCPKernel(t testing.TB) *mcpKernel {
 	}
 	host := mcphost.New(mcphost.Config{
 		Logger: log, Version: "test", Backoff: 20 * time.Millisecond, MaxBackoff: 100 * time.Millisecond, MaxFailures: 3,
+		Sandbox: &mcphost.SandboxConfig{DataDir: dataDir}, StateDir: t.TempDir(),
 		OnChange: func(id string) {
 			broker.PublishKernel(core.KernelEvent{Type: core.KernelCatalogUpdated, McpServerID: id, At: time.Now().UTC()})
 		},

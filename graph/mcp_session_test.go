@@ -86,10 +86,33 @@ func pidOf(t testing.TB, markFile string) int {
 	for _, l := range strings.Split(string(raw), "\n") {
 		if p, ok := strings.CutPrefix(l, "pid "); ok {
 			n, _ := strconv.Atoi(p)
+			// A confined server has that pid in its own PID namespace:
+			// find the process by the mark file in its environment.
+			if host := pidByEnv("MCPTEST_MARK=" + markFile); host > 0 {
+				return host
+			}
 			return n
 		}
 	}
 	t.Fatal("no pid")
+	return 0
+}
+
+// pidByEnv finds the process whose environment holds kv.
+func pidByEnv(kv string) int {
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		env, _ := os.ReadFile("/proc/" + e.Name() + "/environ")
+		for _, v := range strings.Split(string(env), "\x00") {
+			if v == kv {
+				return pid
+			}
+		}
+	}
 	return 0
 }
 

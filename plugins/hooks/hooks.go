@@ -30,6 +30,11 @@ type Runner struct {
 	Exe     string
 	DataDir string
 	Log     *slog.Logger
+	// Hidden are more secret files or directories masked like DataDir
+	// (the token file, the TLS key kept elsewhere).
+	Hidden []string
+	// Limits bound each hook's processes (docs/sandbox.md).
+	Limits sandbox.Limits
 
 	namespaces bool
 }
@@ -94,7 +99,7 @@ func (r *Runner) RunHook(ctx context.Context, h core.HookRun) core.HookOutcome {
 		p := sandbox.Policy{
 			Namespaces: r.namespaces,
 			Writable:   []string{h.Dir, tmp, "/tmp"}, Devices: sandbox.DefaultDevices, Network: true,
-			UID: os.Getuid(), GID: os.Getgid(), Dir: h.Dir, Env: env, Argv: argv,
+			UID: os.Getuid(), GID: os.Getgid(), Dir: h.Dir, Env: env, Argv: argv, Limits: r.Limits,
 		}
 		if r.DataDir != "" {
 			p.Hidden = []string{r.DataDir}
@@ -105,6 +110,9 @@ func (r *Runner) RunHook(ctx context.Context, h core.HookRun) core.HookOutcome {
 				p.Hidden, p.Expose, p.Dir = []string{data}, []string{dir}, dir
 				p.Writable[0] = dir
 			}
+		}
+		for _, h := range r.Hidden {
+			p.Hidden = append(p.Hidden, realPath(h))
 		}
 		proc, err = sandbox.Start(r.Exe, p, out)
 		if errors.Is(err, sandbox.ErrNoNamespaces) {

@@ -8,10 +8,14 @@ import (
 	"log/slog"
 
 	"github.com/foya-dev/foya/core"
+	"github.com/foya-dev/foya/plugins/sandbox"
 )
 
 // Runner refuses to run hooks on systems without process groups.
-type Runner struct{}
+type Runner struct {
+	Hidden []string
+	Limits sandbox.Limits
+}
 
 // NewRunner returns a runner whose hooks never run.
 func NewRunner(string, *slog.Logger) *Runner { return &Runner{} }

@@ -151,6 +151,9 @@ func (m *Manager) Start(ctx context.Context) error {
 			env = append(env, kv)
 		}
 		proc := m.newProcess(name, m.cfg.Executable, []string{"plugin", name}, env)
+		if name == "tools" {
+			proc.wrap = m.toolsMask()
+		}
 		proc.idleStop, proc.onIdleStop = m.cfg.IdleStopAfter, m.cfg.OnIdleStop
 		procs = append(procs, &managed{
 			proc: proc,

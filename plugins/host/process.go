@@ -38,6 +38,9 @@ type process struct {
 	idleStop     time.Duration // 0: runs until the kernel stops or it dies
 	onIdleStop   func()        // after an idle stop; may be nil
 	log          *slog.Logger
+	// wrap, when set, replaces the command before it starts (the tools
+	// plugin in a masked mount namespace, toolsmask.go).
+	wrap func(*exec.Cmd) (*exec.Cmd, error)
 
 	mu        sync.Mutex
 	client    *plugin.Client
@@ -226,6 +229,13 @@ func (p *process) start() error {
 		cmd.Env = append(cmd.Env, restartEnv+"=1")
 	}
 	childSysProcAttr(cmd)
+	if p.wrap != nil {
+		w, err := p.wrap(cmd)
+		if err != nil {
+			return fmt.Errorf("launch %s: %w", p.path, err)
+		}
+		cmd = w
+	}
 	client := plugin.NewClient(&plugin.ClientConfig{
 		HandshakeConfig:  sdk.Handshake,
 		VersionedPlugins: sdk.VersionedClientPlugins(),

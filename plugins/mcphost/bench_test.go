@@ -14,9 +14,14 @@ import (
 	"github.com/foya-dev/foya/core"
 	"github.com/foya-dev/foya/plugins/mcphost"
 	"github.com/foya-dev/foya/plugins/mcphost/mcptest"
+	"github.com/foya-dev/foya/plugins/sandbox"
 )
 
 func TestMain(m *testing.M) {
+	sandbox.MaybeHelper()
+	if os.Getenv("FOYA_MCPTEST_PROBE") == "1" {
+		serveProbe() // the hostile server of TestConfinedStdioServer
+	}
 	if os.Getenv("FOYA_MCPTEST_STDIO") == "1" {
 		if err := mcptest.ServeStdio(); err != nil {
 			os.Exit(1)
@@ -29,7 +34,7 @@ func TestMain(m *testing.M) {
 // readyManager runs one server and waits until it is ready.
 func readyManager(tb testing.TB, c core.MCPServerConfig) *mcphost.Manager {
 	tb.Helper()
-	m := mcphost.New(mcphost.Config{})
+	m := mcphost.New(mcphost.Config{StateDir: tb.TempDir()})
 	tb.Cleanup(m.Close)
 	m.Apply(context.Background(), []core.MCPServerConfig{c})
 	deadline := time.Now().Add(20 * time.Second)

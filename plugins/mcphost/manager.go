@@ -43,6 +43,16 @@ type Config struct {
 	// StableAfter is how long a server must stay ready for its failure
 	// count to start again from zero (default 60s).
 	StableAfter time.Duration
+	// Sandbox confines STDIO servers; nil runs them unconfined (with the
+	// same minimal environment and state directory).
+	Sandbox *SandboxConfig
+	// StateDir holds each STDIO server's state directory (its HOME and
+	// XDG_* directories); "" means DefaultStateRoot().
+	StateDir string
+	// ScopeDir returns a session's directory (its project's, or its
+	// scratch directory), which a server attached to that session may
+	// write and starts in.
+	ScopeDir func(ctx context.Context, sessionID string) (string, error)
 }
 
 // Manager runs the configured MCP servers. It is safe for concurrent use.
@@ -54,6 +64,8 @@ type Manager struct {
 	servers map[string]*server // by server id
 	warned  map[string]bool
 	closed  bool
+
+	conf confinement
 }
 
 var (

@@ -287,7 +287,10 @@ func (s *server) connect() (*mcp.ClientSession, *exec.Cmd, error) {
 		cmd *exec.Cmd
 	)
 	if s.cfg.Transport == core.MCPStdio {
-		t, cmd = stdioTransport(s.cfg, s.log)
+		var err error
+		if t, cmd, err = s.m.stdioTransport(ctx, s.cfg, s.log); err != nil {
+			return nil, nil, fmt.Errorf("start: %w", s.scrubErr(err))
+		}
 	} else {
 		t = httpTransport(s.cfg)
 	}

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"syscall"
 	"time"
+	"unsafe"
 
 	"github.com/landlock-lsm/go-landlock/landlock"
 	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
@@ -32,9 +33,15 @@ const writeRights = ll.AccessFSWriteFile | ll.AccessFSRemoveDir | ll.AccessFSRem
 
 // helperMain is `<exe> __sandbox POLICY`. Its exit code is the command's.
 func helperMain(args []string) int {
-	syscall.CloseOnExec(reportFD)
+	// Every descriptor beyond 0-2 the helper inherited (the kernel's or a
+	// plugin's strays, the report pipe) is closed when the command starts.
+	closeStrayFDs()
 	rep := Report{ExitCode: -1}
+	var p Policy
 	defer func() {
+		if p.NoReport || p.Exec {
+			return
+		}
 		f := os.NewFile(reportFD, "report")
 		if f != nil {
 			_ = json.NewEncoder(f).Encode(rep)
@@ -49,7 +56,6 @@ func helperMain(args []string) int {
 	if len(args) != 1 {
 		return fail("usage: %s POLICY", HelperCommand)
 	}
-	var p Policy
 	if err := json.Unmarshal([]byte(args[0]), &p); err != nil {
 		return fail("decode policy: %v", err)
 	}
@@ -58,6 +64,27 @@ func helperMain(args []string) int {
 	}
 	if v, err := ll.LandlockGetABIVersion(); err == nil {
 		rep.ABI = v
+	}
+	var cgroup string
+	var cgroupProcs *os.File
+	if p.Limits.Procs > 0 && !p.Exec {
+		// A pids cgroup bounds the command's processes for every user
+		// (RLIMIT_NPROC does not bind root); without one, the stage sets
+		// RLIMIT_NPROC.
+		var err error
+		if cgroup, err = newPidsCgroup(p.Limits.Procs); err == nil {
+			defer removeCgroup(cgroup)
+			// Opened now: Landlock will refuse it later.
+			cgroupProcs, err = os.OpenFile(filepath.Join(cgroup, "cgroup.procs"), os.O_WRONLY, 0)
+		}
+		if err == nil {
+			defer cgroupProcs.Close()
+			rep.ProcLimit = "pids cgroup"
+		} else {
+			cgroup = ""
+			rep.ProcLimit = "RLIMIT_NPROC"
+			rep.Notes = append(rep.Notes, "no pids cgroup: "+err.Error())
+		}
 	}
 	if p.Namespaces {
 		rep.Namespaces = true
@@ -76,13 +103,52 @@ func helperMain(args []string) int {
 	if err := restrict(p, &rep); err != nil {
 		return fail("landlock: %v", err)
 	}
-	path, err := lookPath(p.Argv[0], p.Env)
+	env := p.Env
+	if p.InheritEnv {
+		env = os.Environ()
+	}
+	path, err := lookPath(p.Argv[0], env)
 	if err != nil {
 		return fail("%s: %v", p.Argv[0], err)
 	}
+	if p.Exec {
+		// Root in the user namespace keeps its capabilities in it across
+		// exec: without CAP_SYS_ADMIN in the bounding set it cannot unmount
+		// the masks. (Dropping all of root's capabilities with
+		// SECBIT_NOROOT would also stop the plugin from mapping its id into
+		// the user namespaces of its bash calls.)
+		if err := dropSysAdmin(); err != nil && p.Namespaces {
+			return fail("drop CAP_SYS_ADMIN: %v", err)
+		}
+		if p.Dir != "" {
+			if err := os.Chdir(p.Dir); err != nil {
+				return fail("%v", err)
+			}
+		}
+		err := syscall.Exec(path, p.Argv, env)
+		return fail("exec %s: %v", path, err)
+	}
 	cmd := &exec.Cmd{Path: path, Args: p.Argv}
-	cmd.Dir, cmd.Env = p.Dir, p.Env
+	if !p.Limits.IsZero() {
+		// A short stage applies the limits and then executes the command.
+		enc, err := json.Marshal(stage{Limits: p.Limits, Cgroup: cgroup})
+		if err != nil {
+			return fail("encode limits: %v", err)
+		}
+		self, err := os.Executable()
+		if err != nil {
+			return fail("find the sandbox helper for the limits: %v", err)
+		}
+		cmd = &exec.Cmd{Path: self, Args: append([]string{self, limitsCommand, string(enc), path}, p.Argv...)}
+		if cgroupProcs != nil {
+			cmd.ExtraFiles = []*os.File{cgroupProcs} // fd 3 of the stage
+		}
+	}
+	cmd.Dir, cmd.Env = p.Dir, env
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = nil, os.Stdout, os.Stderr
+	if p.Stdin {
+		cmd.Stdin = os.Stdin
+	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
 		return fail("start %s: %v", p.Argv[0], err)
@@ -290,6 +356,9 @@ func setupMounts(p Policy, rep *Report) error {
 		}
 	}
 	rep.Masked = true
+	if p.Exec {
+		return nil // no PID namespace of its own: keep the system's /proc
+	}
 	if err := unix.Mount("proc", "/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
 		rep.Notes = append(rep.Notes, "no private /proc: "+err.Error())
 	} else {
@@ -362,6 +431,11 @@ func restrict(p Policy, rep *Report) error {
 		rep.Notes = append(rep.Notes, "Landlock is not available")
 		return nil
 	}
+	if p.NoLandlock {
+		// (A Landlock domain would also forbid the nested helpers of the
+		// tools plugin's bash calls to mount their masks.)
+		return nil
+	}
 	cfg := landlock.Config{HandledAccessFS: writeRights, Scoped: ll.ScopeSignal}
 	var rules []landlock.Rule
 	if !p.Network {
@@ -380,6 +454,26 @@ func restrict(p Policy, rep *Report) error {
 	rep.Landlock = true
 	if !p.Network && rep.ABI < 4 {
 		rep.Notes = append(rep.Notes, fmt.Sprintf("Landlock ABI %d cannot deny TCP", rep.ABI))
+	}
+	return nil
+}
+
+// dropSysAdmin removes CAP_SYS_ADMIN from the bounding and inheritable
+// sets of every thread (the inheritable one holds it because it was raised
+// as an ambient capability), so the program executed next cannot get it
+// back, even as root of the user namespace.
+func dropSysAdmin() error {
+	if _, _, e := psx.Syscall3(unix.SYS_PRCTL, unix.PR_CAPBSET_DROP, capSysAdmin, 0); e != 0 {
+		return e
+	}
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	if err := unix.Capget(&hdr, &data[0]); err != nil {
+		return err
+	}
+	data[capSysAdmin/32].Inheritable &^= 1 << (capSysAdmin % 32)
+	if _, _, e := psx.Syscall3(unix.SYS_CAPSET, uintptr(unsafe.Pointer(&hdr)), uintptr(unsafe.Pointer(&data[0])), 0); e != 0 {
+		return e
 	}
 	return nil
 }

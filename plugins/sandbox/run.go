@@ -53,6 +53,49 @@ func Start(exe string, p Policy, out *os.File) (*Process, error) {
 	return pr, nil
 }
 
+// Command returns the helper command that runs p, not started, for a
+// caller that wires its standard streams itself (an MCP server's stdio, a
+// plugin's handshake). No report is written (p.NoReport is set); the
+// helper's exit status is the command's. When p.Namespaces is set and the
+// kernel refuses new namespaces, Start of the returned command fails with
+// an error for which IsNamespaceRefusal is true.
+func Command(exe string, p Policy) (*exec.Cmd, error) {
+	p.NoReport = true
+	enc, err := encodePolicy(p)
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(exe, HelperCommand, enc)
+	cmd.Env = []string{}
+	cmd.SysProcAttr = sysProcAttr(p)
+	return cmd, nil
+}
+
+// WrapExec returns a command that runs cmd (path, arguments, directory,
+// environment) in new user and mount namespaces where p.Hidden are masked
+// (p.Expose bound back), with no capabilities, not confined otherwise: the
+// helper sets up the mounts and then executes cmd's program in its place.
+// It starts the tools plugin so that no path tool can reach the data
+// directory whatever it opens. Callers probe first (Probe) and use it only
+// where namespaces work.
+func WrapExec(exe string, p Policy, cmd *exec.Cmd) (*exec.Cmd, error) {
+	p.Namespaces, p.Exec, p.InheritEnv, p.NoLandlock = true, true, true, true
+	p.Writable, p.Limits = nil, Limits{}
+	p.Argv = append([]string{cmd.Path}, cmd.Args[1:]...)
+	p.Dir = cmd.Dir
+	w, err := Command(exe, p)
+	if err != nil {
+		return nil, err
+	}
+	w.Env = cmd.Env
+	w.Stdin, w.Stdout, w.Stderr = cmd.Stdin, cmd.Stdout, cmd.Stderr
+	return w, nil
+}
+
+// IsNamespaceRefusal reports whether err (from starting a helper with
+// namespaces) means the kernel refused to create them.
+func IsNamespaceRefusal(err error) bool { return isNamespaceRefusal(err) }
+
 // ErrNoNamespaces says the kernel refused to create user namespaces.
 var ErrNoNamespaces = errors.New("user namespaces are not available")
 

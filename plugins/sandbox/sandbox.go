@@ -54,6 +54,28 @@ type Policy struct {
 	Dir  string   `json:"dir"`
 	Env  []string `json:"env"`
 	Argv []string `json:"argv"`
+
+	// Stdin gives the command the helper's standard input (an MCP
+	// server's requests); otherwise it reads /dev/null.
+	Stdin bool `json:"stdin,omitempty"`
+	// NoReport: the caller passes no report pipe as fd 3 and reads no
+	// Report (Command).
+	NoReport bool `json:"noReport,omitempty"`
+	// Exec replaces the helper by the command once the mounts are set up,
+	// instead of running it as a child: no PID namespace, no leftover
+	// tracking, no report. It starts the tools plugin itself with the data
+	// directory masked.
+	Exec bool `json:"exec,omitempty"`
+	// NoLandlock applies no Landlock ruleset (with Exec: the tools plugin
+	// writes in every session's directory; its bash calls are confined by
+	// a helper of their own).
+	NoLandlock bool `json:"noLandlock,omitempty"`
+	// InheritEnv gives the command the helper's own environment instead of
+	// Env (with Exec: the environment go-plugin set for the plugin).
+	InheritEnv bool `json:"inheritEnv,omitempty"`
+	// Limits are the resource limits of the command and everything it
+	// starts.
+	Limits Limits `json:"limits,omitzero"`
 }
 
 // Report is what the helper tells its caller after the command ended.
@@ -75,6 +97,9 @@ type Report struct {
 	Namespaces bool `json:"namespaces"`
 	Masked     bool `json:"masked"`
 	Proc       bool `json:"proc"`
+	// ProcLimit says what enforces Limits.Procs: "pids cgroup" or
+	// "RLIMIT_NPROC" (empty: no process limit asked for).
+	ProcLimit string `json:"procLimit,omitempty"`
 	// Notes are remarks on degraded setup steps.
 	Notes []string `json:"notes,omitempty"`
 }
@@ -88,6 +113,9 @@ var DefaultDevices = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/rando
 func MaybeHelper() {
 	if len(os.Args) > 1 && os.Args[1] == HelperCommand {
 		os.Exit(helperMain(os.Args[2:]))
+	}
+	if len(os.Args) > 1 && os.Args[1] == limitsCommand {
+		os.Exit(limitsMain(os.Args[2:]))
 	}
 }
 

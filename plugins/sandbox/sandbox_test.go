@@ -11,6 +11,9 @@ import (
 
 func TestMain(m *testing.M) {
 	MaybeHelper()
+	if n := os.Getenv("FOYA_SANDBOX_TEST_FORK"); n != "" {
+		forkMany(n) // the fork bomb of TestLimits
+	}
 	os.Exit(m.Run())
 }
 

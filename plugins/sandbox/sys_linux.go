@@ -11,7 +11,10 @@ const capSysAdmin = 21
 func sysProcAttr(p Policy) *syscall.SysProcAttr {
 	a := &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if p.Namespaces {
-		a.Cloneflags = syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS | syscall.CLONE_NEWPID
+		a.Cloneflags = syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS
+		if !p.Exec {
+			a.Cloneflags |= syscall.CLONE_NEWPID
+		}
 		if !p.Network {
 			a.Cloneflags |= syscall.CLONE_NEWNET
 		}

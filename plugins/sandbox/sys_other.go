@@ -19,3 +19,8 @@ func helperMain([]string) int {
 
 // Supported reports whether this system can run confined commands at all.
 func Supported() bool { return false }
+
+func limitsMain([]string) int {
+	fmt.Fprintln(os.Stderr, "foya sandbox: only available on Linux")
+	return 126
+}

@@ -66,9 +66,8 @@ func (s *Set) bash(ctx context.Context, c *call) (sdk.ToolResult, error) {
 	}
 	log := s.log.With("session_id", c.req.SessionID, "tool_call_id", c.req.ToolCallID)
 
-	root := c.scope.real
 	var note string
-	before, err := takeSnapshot(ctx, root, c.scope.hidden, nil, s.cfg.SnapshotMaxFiles, s.cfg.SnapshotMaxBytes, s.cfg.MaxFileBytes)
+	before, err := takeSnapshot(ctx, c.scope, nil, s.cfg.SnapshotMaxFiles, s.cfg.SnapshotMaxBytes, s.cfg.MaxFileBytes)
 	if lim, ok := isSnapshotLimit(err); ok {
 		note = "file change detection skipped: " + lim.msg
 		err = nil
@@ -91,7 +90,7 @@ func (s *Set) bash(ctx context.Context, c *call) (sdk.ToolResult, error) {
 	if before != nil {
 		// Detect changes even after a timeout: the command may have written
 		// files before it was killed.
-		after, err := takeSnapshot(context.WithoutCancel(ctx), root, c.scope.hidden, before, s.cfg.SnapshotMaxFiles, s.cfg.SnapshotMaxBytes, s.cfg.MaxFileBytes)
+		after, err := takeSnapshot(context.WithoutCancel(ctx), c.scope, before, s.cfg.SnapshotMaxFiles, s.cfg.SnapshotMaxBytes, s.cfg.MaxFileBytes)
 		switch lim, ok := isSnapshotLimit(err); {
 		case ok:
 			note = "file change detection skipped: " + lim.msg + " after the command"

@@ -35,7 +35,7 @@ func (s *Set) sandbox() sandboxState {
 func (s *Set) probeSandbox() sandboxState {
 	sc := s.cfg.Sandbox
 	if sc == nil {
-		return sandboxState{name: "none", detail: "bash runs unconfined: the tool plugin was started without a sandbox"}
+		return sandboxState{name: "none", detail: "bash runs unconfined: the tool plugin was started without a sandbox; " + s.pathToolsDetail()}
 	}
 	if !sandbox.Supported() {
 		return sandboxState{name: "none", detail: "bash runs unconfined: no sandbox on " + runtime.GOOS}
@@ -47,7 +47,7 @@ func (s *Set) probeSandbox() sandboxState {
 			return sandboxState{name: "none", detail: "bash runs unconfined: cannot find the sandbox helper: " + err.Error()}
 		}
 	}
-	base := sandbox.Policy{Network: !sc.NetworkOff, Devices: sandbox.DefaultDevices, UID: os.Getuid(), GID: os.Getgid()}
+	base := sandbox.Policy{Network: !sc.NetworkOff, Devices: sandbox.DefaultDevices, UID: os.Getuid(), GID: os.Getgid(), Limits: sc.Limits}
 	if s.cfg.DataDir != "" {
 		base.Hidden = []string{s.cfg.DataDir}
 	}
@@ -89,8 +89,19 @@ func (s *Set) probeSandbox() sandboxState {
 	default:
 		parts = append(parts, "network off was asked for but cannot be enforced here")
 	}
+	parts = append(parts, sc.Limits.Describe(rep.ProcLimit))
+	parts = append(parts, s.pathToolsDetail())
 	st.detail = strings.Join(parts, "; ")
 	return st
+}
+
+// pathToolsDetail says what keeps the path tools out of the data
+// directory.
+func (s *Set) pathToolsDetail() string {
+	if dataDirMasked(s.cfg.DataDir) {
+		return "path tools: the plugin runs in a mount namespace where the data directory is masked, and opens every file through os.Root"
+	}
+	return "path tools: every file is opened through os.Root and checked by its descriptor (the data directory is not masked for the plugin here)"
 }
 
 // tempDir is the session's TMPDIR, created on demand.
@@ -121,6 +132,7 @@ func (s *Set) policy(sc *scope, tmp string, env []string, command string, namesp
 		Dir:        sc.real,
 		Env:        env,
 		Argv:       []string{"bash", "-c", command},
+		Limits:     s.cfg.Sandbox.Limits,
 	}
 	for _, h := range s.cfg.Hidden {
 		p.Hidden = append(p.Hidden, realOrClean(h))

@@ -3,11 +3,7 @@ package tools
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
-	"io"
-	"io/fs"
-	"os"
 	"strings"
 
 	"github.com/foya-dev/foya/plugins/sdk"
@@ -24,50 +20,6 @@ type fileState struct {
 func stateOf(data []byte) fileState {
 	sum := sha256.Sum256(data)
 	return fileState{exists: true, data: data, hash: hex.EncodeToString(sum[:]), size: int64(len(data))}
-}
-
-// readState reads the regular file at abs, keeping its bytes up to maxBytes
-// and hashing larger files as a stream. A missing file is a state that does
-// not exist.
-func readState(abs string, maxBytes int64) (fileState, error) {
-	fi, err := os.Stat(abs)
-	if errors.Is(err, fs.ErrNotExist) {
-		return fileState{}, nil
-	}
-	if err != nil {
-		return fileState{}, err
-	}
-	if fi.IsDir() {
-		return fileState{}, fmt.Errorf("%s is a directory", abs)
-	}
-	if !fi.Mode().IsRegular() {
-		return fileState{}, fmt.Errorf("%s is not a regular file", abs)
-	}
-	if fi.Size() <= maxBytes {
-		data, err := os.ReadFile(abs)
-		if err != nil {
-			return fileState{}, err
-		}
-		if int64(len(data)) <= maxBytes {
-			return stateOf(data), nil
-		}
-	}
-	return hashFile(abs)
-}
-
-// hashFile hashes abs without keeping its bytes.
-func hashFile(abs string) (fileState, error) {
-	f, err := os.Open(abs)
-	if err != nil {
-		return fileState{}, err
-	}
-	defer f.Close()
-	h := sha256.New()
-	n, err := io.Copy(h, f)
-	if err != nil {
-		return fileState{}, err
-	}
-	return fileState{exists: true, hash: hex.EncodeToString(h.Sum(nil)), size: n}, nil
 }
 
 // changeSet collects a call's file changes and their diff within the byte

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+
+	"github.com/foya-dev/foya/plugins/sandbox"
 )
 
 // PluginConfigEnv is the environment variable in which the kernel passes
@@ -23,6 +25,8 @@ type PluginConfig struct {
 	NetworkOff bool     `json:"networkOff,omitempty"`
 	// NoSandbox runs bash unconfined.
 	NoSandbox bool `json:"noSandbox,omitempty"`
+	// Limits bound every bash call (nil: sandbox.DefaultLimits).
+	Limits *sandbox.Limits `json:"limits,omitempty"`
 }
 
 // Env is the PluginConfigEnv=… entry for the plugin's environment.
@@ -45,7 +49,10 @@ func ConfigFromEnv(log *slog.Logger) (Config, error) {
 	}
 	cfg := Config{Logger: log, DataDir: pc.DataDir, ScratchDir: pc.ScratchDir, TempRoot: pc.TempRoot, Hidden: pc.Hidden}
 	if !pc.NoSandbox {
-		cfg.Sandbox = &SandboxConfig{Writable: pc.Writable, NetworkOff: pc.NetworkOff}
+		cfg.Sandbox = &SandboxConfig{Writable: pc.Writable, NetworkOff: pc.NetworkOff, Limits: sandbox.DefaultLimits()}
+		if pc.Limits != nil {
+			cfg.Sandbox.Limits = *pc.Limits
+		}
 	}
 	return cfg, nil
 }

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
 	"unicode/utf8"
@@ -56,10 +55,15 @@ func (s *Set) read(ctx context.Context, c *call) (sdk.ToolResult, error) {
 	if err != nil {
 		return sdk.ToolResult{}, err
 	}
-	fi, err := os.Stat(abs)
+	f, err := c.scope.openRead(rel)
 	if errors.Is(err, fs.ErrNotExist) {
 		return sdk.ToolResult{}, fmt.Errorf("%s does not exist", rel)
 	}
+	if err != nil {
+		return sdk.ToolResult{}, fmt.Errorf("%s: %w", rel, err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
 	if err != nil {
 		return sdk.ToolResult{}, err
 	}
@@ -69,11 +73,6 @@ func (s *Set) read(ctx context.Context, c *call) (sdk.ToolResult, error) {
 	if !fi.Mode().IsRegular() {
 		return sdk.ToolResult{}, fmt.Errorf("%s is not a regular file", rel)
 	}
-	f, err := os.Open(abs)
-	if err != nil {
-		return sdk.ToolResult{}, err
-	}
-	defer f.Close()
 	br := bufio.NewReaderSize(f, 64<<10)
 	head, err := br.Peek(8192)
 	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, bufio.ErrBufferFull) {

@@ -18,6 +18,9 @@ type scope struct {
 	// hidden are real paths no tool may touch inside the scope: the
 	// kernel's data directory when the scope contains it.
 	hidden []string
+	// root is the scope directory opened for the call (rootfs.go): every
+	// file is opened through it.
+	root *os.Root
 }
 
 // newScope checks dir. dataDir (may be empty) is the kernel's data

@@ -5,12 +5,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
-	"os"
 	"path"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -102,45 +101,12 @@ func matchSegs(pat, name []string) bool {
 	return len(name) == 0
 }
 
-// walkFiles calls fn for each regular file under base (skipping skipDirs,
-// the hidden directories and symlinks) with its slash path relative to base; it stops after
-// DefaultMaxWalkEntries entries and says so.
-func walkFiles(ctx context.Context, base string, hidden []string, fn func(abs, rel string, d fs.DirEntry) error) (stopped bool, err error) {
-	n := 0
-	errStop := errors.New("stop")
-	err = filepath.WalkDir(base, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			if p == base {
-				return err
-			}
-			return nil
-		}
-		if n++; n > DefaultMaxWalkEntries {
-			stopped = true
-			return errStop
-		}
-		if n%256 == 0 && ctx.Err() != nil {
-			return ctx.Err()
-		}
-		if d.IsDir() {
-			if p != base && (skipDirs[d.Name()] || slices.Contains(hidden, p)) {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !d.Type().IsRegular() {
-			return nil
-		}
-		rel, err := filepath.Rel(base, p)
-		if err != nil {
-			return nil
-		}
-		return fn(p, filepath.ToSlash(rel), d)
-	})
-	if errors.Is(err, errStop) {
-		err = nil
+// baseRelOf is rel (relative to the scope) relative to the search base.
+func baseRelOf(baseRel, rel string) string {
+	if baseRel == "." {
+		return rel
 	}
-	return stopped, err
+	return strings.TrimPrefix(rel, baseRel+"/")
 }
 
 // searchBase resolves the optional directory argument.
@@ -149,15 +115,6 @@ func searchBase(c *call, p string) (abs, rel string, err error) {
 		p = "."
 	}
 	return c.scope.resolve(p)
-}
-
-// scopeRel joins a path relative to base (rel to the scope) into one
-// relative to the scope.
-func scopeRel(baseRel, rel string) string {
-	if baseRel == "." {
-		return rel
-	}
-	return baseRel + "/" + rel
 }
 
 type globInput struct {
@@ -174,27 +131,29 @@ func (s *Set) glob(ctx context.Context, c *call) (sdk.ToolResult, error) {
 	if err != nil {
 		return sdk.ToolResult{}, err
 	}
-	base, baseRel, err := searchBase(c, in.Path)
+	_, baseRel, err := searchBase(c, in.Path)
 	if err != nil {
 		return sdk.ToolResult{}, err
 	}
-	if fi, err := os.Stat(base); err != nil || !fi.IsDir() {
+	if d, err := c.scope.openRead(baseRel); err != nil {
 		return sdk.ToolResult{}, fmt.Errorf("%s is not a directory", baseRel)
+	} else {
+		fi, err := d.Stat()
+		d.Close()
+		if err != nil || !fi.IsDir() {
+			return sdk.ToolResult{}, fmt.Errorf("%s is not a directory", baseRel)
+		}
 	}
 	type hit struct {
 		rel   string
 		mtime time.Time
 	}
 	var hits []hit
-	stopped, err := walkFiles(ctx, base, c.scope.hidden, func(_, rel string, d fs.DirEntry) error {
-		if !g.match(rel) {
+	stopped, err := c.scope.walk(ctx, baseRel, DefaultMaxWalkEntries, func(e walkEntry) error {
+		if !g.match(baseRelOf(baseRel, e.rel)) {
 			return nil
 		}
-		fi, err := d.Info()
-		if err != nil {
-			return nil
-		}
-		hits = append(hits, hit{scopeRel(baseRel, rel), fi.ModTime()})
+		hits = append(hits, hit{e.rel, e.info.ModTime()})
 		return nil
 	})
 	if err != nil {
@@ -258,26 +217,38 @@ func (s *Set) grep(ctx context.Context, c *call) (sdk.ToolResult, error) {
 			filter = g.match
 		}
 	}
-	base, baseRel, err := searchBase(c, in.Path)
+	_, baseRel, err := searchBase(c, in.Path)
 	if err != nil {
 		return sdk.ToolResult{}, err
 	}
-	fi, err := os.Stat(base)
+	bf, err := c.scope.openRead(baseRel)
+	if err != nil {
+		return sdk.ToolResult{}, fmt.Errorf("%s: %w", baseRel, err)
+	}
+	fi, err := bf.Stat()
+	bf.Close()
 	if err != nil {
 		return sdk.ToolResult{}, fmt.Errorf("%s: %w", baseRel, err)
 	}
 	var out strings.Builder
 	matches, skippedLarge := 0, 0
 	full := false
-	search := func(abs, rel string) {
+	search := func(rel string) {
 		if full {
 			return
 		}
-		if fi, err := os.Stat(abs); err != nil || fi.Size() > s.cfg.MaxFileBytes {
-			skippedLarge++
+		f, err := c.scope.openRead(rel)
+		if err != nil {
 			return
 		}
-		data, err := os.ReadFile(abs)
+		defer f.Close()
+		if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() || fi.Size() > s.cfg.MaxFileBytes {
+			if err == nil && fi.Mode().IsRegular() {
+				skippedLarge++
+			}
+			return
+		}
+		data, err := io.ReadAll(io.LimitReader(f, s.cfg.MaxFileBytes))
 		if err != nil || bytes.IndexByte(data[:min(len(data), 8192)], 0) >= 0 {
 			return
 		}
@@ -308,13 +279,13 @@ func (s *Set) grep(ctx context.Context, c *call) (sdk.ToolResult, error) {
 	}
 	var stopped bool
 	if fi.Mode().IsRegular() {
-		search(base, baseRel)
+		search(baseRel)
 	} else {
-		stopped, err = walkFiles(ctx, base, c.scope.hidden, func(abs, rel string, _ fs.DirEntry) error {
-			if filter != nil && !filter(rel) {
+		stopped, err = c.scope.walk(ctx, baseRel, DefaultMaxWalkEntries, func(e walkEntry) error {
+			if filter != nil && !filter(baseRelOf(baseRel, e.rel)) {
 				return nil
 			}
-			search(abs, scopeRel(baseRel, rel))
+			search(e.rel)
 			if full {
 				return fs.SkipAll
 			}

@@ -4,9 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
-	"path/filepath"
-	"slices"
 	"sort"
 	"time"
 )
@@ -31,54 +28,29 @@ type errSnapshotLimit struct{ msg string }
 
 func (e *errSnapshotLimit) Error() string { return e.msg }
 
-// takeSnapshot records size, mtime and sha256 of every regular file under
-// root, skipping skipDirs, the hidden directories and symlinks, and keeps the bytes of files up to
-// maxFile. A file whose size and mtime match its entry in prev reuses it
-// unread. Over maxFiles files or maxBytes total it returns *errSnapshotLimit.
-func takeSnapshot(ctx context.Context, root string, hidden []string, prev snapshot, maxFiles int, maxBytes, maxFile int64) (snapshot, error) {
+// takeSnapshot records size, mtime and sha256 of every regular file of
+// the scope, skipping skipDirs, the hidden directories and symlinks, and
+// keeps the bytes of files up to maxFile; every file and directory is
+// opened through the scope's root (rootfs.go). A file whose size and mtime
+// match its entry in prev reuses it unread. Over maxFiles files or
+// maxBytes total it returns *errSnapshotLimit.
+func takeSnapshot(ctx context.Context, sc *scope, prev snapshot, maxFiles int, maxBytes, maxFile int64) (snapshot, error) {
 	type found struct {
 		rel   string
-		abs   string
 		size  int64
 		mtime time.Time
 	}
 	var files []found
 	var total int64
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			if p == root {
-				return err
-			}
-			return nil // unreadable entries are not tracked
-		}
-		if d.IsDir() {
-			if p != root && (skipDirs[d.Name()] || slices.Contains(hidden, p)) {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !d.Type().IsRegular() {
-			return nil
-		}
-		if len(files)%256 == 0 && ctx.Err() != nil {
-			return ctx.Err()
-		}
-		fi, err := d.Info()
-		if err != nil {
-			return nil
-		}
+	_, err := sc.walk(ctx, ".", 0, func(e walkEntry) error {
 		if len(files) >= maxFiles {
 			return &errSnapshotLimit{fmt.Sprintf("more than %d files", maxFiles)}
 		}
-		total += fi.Size()
+		total += e.info.Size()
 		if total > maxBytes {
 			return &errSnapshotLimit{"more than " + sizeText(maxBytes) + " of files"}
 		}
-		rel, err := filepath.Rel(root, p)
-		if err != nil {
-			return nil
-		}
-		files = append(files, found{rel: filepath.ToSlash(rel), abs: p, size: fi.Size(), mtime: fi.ModTime()})
+		files = append(files, found{rel: e.rel, size: e.info.Size(), mtime: e.info.ModTime()})
 		return nil
 	})
 	if err != nil {
@@ -93,8 +65,8 @@ func takeSnapshot(ctx context.Context, root string, hidden []string, prev snapsh
 			snap[f.rel] = e
 			continue
 		}
-		st, err := readState(f.abs, maxFile)
-		if err != nil {
+		st, err := sc.readStateAt(f.rel, maxFile)
+		if err != nil || !st.exists {
 			continue // vanished or unreadable meanwhile
 		}
 		snap[f.rel] = snapEntry{size: f.size, mtime: f.mtime, state: st}

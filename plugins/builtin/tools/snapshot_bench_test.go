@@ -25,8 +25,16 @@ func BenchmarkSnapshot(b *testing.B) {
 		}
 	}
 	ctx := context.Background()
+	sc, err := newScope(root, "", "", nil)
+	if err == nil {
+		err = sc.open()
+	}
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer sc.close()
 	snap := func(prev snapshot) snapshot {
-		s, err := takeSnapshot(ctx, root, nil, prev, DefaultSnapshotMaxFiles, DefaultSnapshotMaxBytes, DefaultMaxFileBytes)
+		s, err := takeSnapshot(ctx, sc, prev, DefaultSnapshotMaxFiles, DefaultSnapshotMaxBytes, DefaultMaxFileBytes)
 		if err != nil || len(s) != 2000 {
 			b.Fatalf("snapshot: %d files, %v", len(s), err)
 		}

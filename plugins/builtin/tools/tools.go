@@ -18,6 +18,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/foya-dev/foya/plugins/sandbox"
 	"github.com/foya-dev/foya/plugins/sdk"
 )
 
@@ -93,6 +94,10 @@ type SandboxConfig struct {
 	// NetworkOff denies TCP connect and bind and gives commands an empty
 	// network namespace (`foya serve --tool-network=off`).
 	NetworkOff bool
+	// Limits bound each bash call: processes, file size, CPU time and
+	// address space per process (`foya serve --tool-max-*`); zero fields
+	// are no limit.
+	Limits sandbox.Limits
 }
 
 func (c *Config) defaults() {
@@ -190,10 +195,14 @@ func (s *Set) Call(ctx context.Context, req sdk.ToolCallRequest) (sdk.ToolResult
 		defer cancel()
 	}
 	sc, err := newScope(req.ScopeDir, s.cfg.DataDir, s.cfg.ScratchDir, s.cfg.Hidden)
+	if err == nil {
+		err = sc.open()
+	}
 	if err != nil {
 		log.Warn("tool call without a usable scope", "error", err)
 		return errorResult(err), nil
 	}
+	defer sc.close()
 	start := time.Now()
 	res, err := t.run(ctx, &call{req: req, scope: sc, outer: outer})
 	if err != nil {

@@ -5,9 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/foya-dev/foya/plugins/sdk"
@@ -53,14 +50,14 @@ func (s *Set) write(ctx context.Context, c *call) (sdk.ToolResult, error) {
 	if in.Content == nil {
 		return sdk.ToolResult{}, errors.New("content is missing")
 	}
-	abs, rel, err := c.scope.resolve(in.Path)
+	_, rel, err := c.scope.resolve(in.Path)
 	if err != nil {
 		return sdk.ToolResult{}, err
 	}
 	if rel == "." {
 		return sdk.ToolResult{}, fmt.Errorf("%s is the project directory, not a file", in.Path)
 	}
-	before, err := readState(abs, s.cfg.MaxFileBytes)
+	before, err := c.scope.readStateAt(rel, s.cfg.MaxFileBytes)
 	if err != nil {
 		return sdk.ToolResult{}, fmt.Errorf("%s: %w", rel, err)
 	}
@@ -71,10 +68,7 @@ func (s *Set) write(ctx context.Context, c *call) (sdk.ToolResult, error) {
 	if err := ctx.Err(); err != nil {
 		return sdk.ToolResult{}, err
 	}
-	if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
-		return sdk.ToolResult{}, fmt.Errorf("create parent directories of %s: %w", rel, err)
-	}
-	if err := writeFile(abs, after.data); err != nil {
+	if err := c.scope.writeAt(rel, after.data); err != nil {
 		return sdk.ToolResult{}, fmt.Errorf("write %s: %w", rel, err)
 	}
 	cs := newChangeSet(s.cfg)
@@ -84,15 +78,6 @@ func (s *Set) write(ctx context.Context, c *call) (sdk.ToolResult, error) {
 		verb = "created"
 	}
 	return cs.result(sdk.ToolResult{Text: fmt.Sprintf("%s %s (%d bytes)", verb, rel, len(after.data))}), nil
-}
-
-// writeFile replaces the contents of abs, keeping an existing file's mode.
-func writeFile(abs string, data []byte) error {
-	mode := fs.FileMode(0o644)
-	if fi, err := os.Stat(abs); err == nil {
-		mode = fi.Mode().Perm()
-	}
-	return os.WriteFile(abs, data, mode)
 }
 
 type editInput struct {
@@ -113,11 +98,11 @@ func (s *Set) edit(ctx context.Context, c *call) (sdk.ToolResult, error) {
 	case in.OldString == in.NewString:
 		return sdk.ToolResult{}, errors.New("old_string and new_string are identical; nothing to change")
 	}
-	abs, rel, err := c.scope.resolve(in.Path)
+	_, rel, err := c.scope.resolve(in.Path)
 	if err != nil {
 		return sdk.ToolResult{}, err
 	}
-	before, err := readState(abs, s.cfg.MaxFileBytes)
+	before, err := c.scope.readStateAt(rel, s.cfg.MaxFileBytes)
 	switch {
 	case err != nil:
 		return sdk.ToolResult{}, fmt.Errorf("%s: %w", rel, err)
@@ -151,7 +136,7 @@ func (s *Set) edit(ctx context.Context, c *call) (sdk.ToolResult, error) {
 		return sdk.ToolResult{}, err
 	}
 	after := stateOf([]byte(content))
-	if err := writeFile(abs, after.data); err != nil {
+	if err := c.scope.writeAt(rel, after.data); err != nil {
 		return sdk.ToolResult{}, fmt.Errorf("write %s: %w", rel, err)
 	}
 	cs := newChangeSet(s.cfg)

@@ -19,6 +19,7 @@ type fileState struct {
 	data   []byte // nil when the file is over the size cap
 	hash   string // sha256 hex of the full contents
 	size   int64
+	mode   uint32 // permission bits
 }
 
 func stateOf(data []byte) fileState {
@@ -49,10 +50,14 @@ func readState(abs string, maxBytes int64) (fileState, error) {
 			return fileState{}, err
 		}
 		if int64(len(data)) <= maxBytes {
-			return stateOf(data), nil
+			st := stateOf(data)
+			st.mode = uint32(fi.Mode().Perm())
+			return st, nil
 		}
 	}
-	return hashFile(abs)
+	st, err := hashFile(abs)
+	st.mode = uint32(fi.Mode().Perm())
+	return st, err
 }
 
 // hashFile hashes abs without keeping its bytes.
@@ -91,7 +96,7 @@ func (cs *changeSet) add(rel string, before, after fileState) {
 	if before.exists == after.exists && before.hash == after.hash {
 		return
 	}
-	c := sdk.FileChange{Path: rel, Action: sdk.FileModify, BeforeSHA256: before.hash, AfterSHA256: after.hash}
+	c := sdk.FileChange{Path: rel, Action: sdk.FileModify, BeforeSHA256: before.hash, AfterSHA256: after.hash, BeforeMode: before.mode}
 	switch {
 	case !before.exists:
 		c.Action = sdk.FileCreate

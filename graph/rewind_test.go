@@ -382,7 +382,9 @@ func TestRewindRestoreIgnoresPlantedSymlinkAndKeepsMode(t *testing.T) {
 			t.Fatalf("file behind a symlink %+v", f)
 		}
 	}
-	var res struct{ ConfirmRewind struct{ Files []rewindFileJSON } }
+	var res struct {
+		ConfirmRewind struct{ Files []rewindFileJSON }
+	}
 	k.mustDo(t, confirmQ, map[string]any{"s": sid, "m": userSeq, "h": p2.HeadSeq, "t": p2.FileStateToken}, &res)
 	if got := readFile(t, filepath.Join(data, "conf.json")); got != "changed\n" {
 		t.Fatalf("the data directory's file became %q", got)

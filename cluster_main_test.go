@@ -459,7 +459,8 @@ func TestClusterCatalogChangeOnAUsedByB(t *testing.T) {
 		t.Fatalf("first provider got %d requests", len(first.Requests()))
 	}
 
-	a.gql(t, `mutation($id: ID!, $u: String) { updateConnection(id: $id, input: {baseUrl: $u}) { id } }`, map[string]any{"id": c.CreateConnection.ID, "u": second.BaseURL()}, nil)
+	// Another origin needs the key again in the same update (issue 28).
+	a.gql(t, `mutation($id: ID!, $u: String) { updateConnection(id: $id, input: {baseUrl: $u, apiKey: "sk-cluster-secret"}) { id } }`, map[string]any{"id": c.CreateConnection.ID, "u": second.BaseURL()}, nil)
 	second.Enqueue(openaitest.TextStream("gpt-t", "from the second"))
 	b.gql(t, `mutation($s: ID!) { sendMessage(sessionId: $s, input: {text: "two"}) { turnStarted } }`, map[string]any{"s": sid}, nil)
 	b.waitEvents(t, sid, "turn_finished", 2)

@@ -28,6 +28,11 @@ kernel reads it from its own environment at call time (--api-key-env) or
 stores it from stdin (--api-key-stdin). Capability flags (--context,
 --max-output, --tools, --images, --reasoning) apply to every --model.`},
 			max: 0, run: connectionsAdd},
+		{Command: cmdutil.Command{Name: "connections set", Synopsis: "ID|NAME [--name N] [--base-url URL] [--api-key-env NAME | --api-key-stdin | --no-api-key]",
+			Doc: `Changes a connection. A key is bound to its endpoint: a --base-url of
+another origin (scheme, host or port) needs the key again in the same
+command (--api-key-env or --api-key-stdin); the kernel refuses it otherwise.`},
+			min: 1, max: 1, run: connectionsSet},
 		{Command: cmdutil.Command{Name: "connections remove", Synopsis: "ID|NAME", Doc: "Removes a connection; sessions that used it stay, unbound."},
 			aliases: []string{"rm"}, min: 1, max: 1, run: connectionsRemove},
 		{Command: cmdutil.Command{Name: "connections models", Synopsis: "ID|NAME", Doc: "Asks the provider for its model list and stores it."},

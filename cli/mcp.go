@@ -24,6 +24,11 @@ in the kernel's mcp.json (0600) and never printed.`,
 		{Command: cmdutil.Command{Name: "mcp add", Synopsis: "NAME [--env K=V ...] -- COMMAND [ARGS...]  |  NAME --url URL [--header K=V ...]",
 			Doc: "Adds a STDIO server (the command after --) or a Streamable HTTP server (--url), and waits until it is ready."},
 			min: 1, max: 1, run: mcpAdd},
+		{Command: cmdutil.Command{Name: "mcp set", Synopsis: "ID|NAME [--url URL] [--header K=V ... | --no-headers]",
+			Doc: `Changes an HTTP server's URL or headers (given headers replace all). Headers
+are bound to the URL's origin: a --url of another scheme, host or port needs
+--header (or --no-headers) again in the same command.`},
+			min: 1, max: 1, run: mcpSet},
 		{Command: cmdutil.Command{Name: "mcp remove", Synopsis: "ID|NAME", Doc: "Removes an MCP server."},
 			aliases: []string{"rm"}, min: 1, max: 1, run: mcpRemove},
 		{Command: cmdutil.Command{Name: "mcp restart", Synopsis: "ID|NAME [--wait 30s]", Doc: "Restarts an MCP server and waits until it is ready."},

@@ -5130,6 +5130,283 @@ var AllTurnStatus = []TurnStatus{
 	TurnStatusFailed,
 }
 
+// UpdateConnectionResponse is returned by UpdateConnection on success.
+type UpdateConnectionResponse struct {
+	// A patch; see ConnectionInput.
+	UpdateConnection UpdateConnectionUpdateConnection `json:"updateConnection"`
+}
+
+// GetUpdateConnection returns UpdateConnectionResponse.UpdateConnection, and is useful for accessing the field via an interface.
+func (v *UpdateConnectionResponse) GetUpdateConnection() UpdateConnectionUpdateConnection {
+	return v.UpdateConnection
+}
+
+// UpdateConnectionUpdateConnection includes the requested fields of the GraphQL type Connection.
+// The GraphQL type's documentation follows.
+//
+// A user-configured account or endpoint. The API key is never returned by any
+// field; apiKeyConfigured says whether one is set. Keys live in connections.json
+// in the kernel's private data directory, or with --database sealed (AES-GCM) in
+// PostgreSQL (docs/postgresql.md).
+type UpdateConnectionUpdateConnection struct {
+	ConnectionFields `json:"-"`
+}
+
+// GetId returns UpdateConnectionUpdateConnection.Id, and is useful for accessing the field via an interface.
+func (v *UpdateConnectionUpdateConnection) GetId() string { return v.ConnectionFields.Id }
+
+// GetName returns UpdateConnectionUpdateConnection.Name, and is useful for accessing the field via an interface.
+func (v *UpdateConnectionUpdateConnection) GetName() string { return v.ConnectionFields.Name }
+
+// GetType returns UpdateConnectionUpdateConnection.Type, and is useful for accessing the field via an interface.
+func (v *UpdateConnectionUpdateConnection) GetType() ConnectionType { return v.ConnectionFields.Type }
+
+// GetProviderKind returns UpdateConnectionUpdateConnection.ProviderKind, and is useful for accessing the field via an interface.
+func (v *UpdateConnectionUpdateConnection) GetProviderKind() string {
+	return v.ConnectionFields.ProviderKind
+}
+
+// GetBaseUrl returns UpdateConnectionUpdateConnection.BaseUrl, and is useful for accessing the field via an interface.
+func (v *UpdateConnectionUpdateConnection) GetBaseUrl() string { return v.ConnectionFields.BaseUrl }
+
+// GetAuthKind returns UpdateConnectionUpdateConnection.AuthKind, and is useful for accessing the field via an interface.
+func (v *UpdateConnectionUpdateConnection) GetAuthKind() AuthKind { return v.ConnectionFields.AuthKind }
+
+// GetApiKeyConfigured returns UpdateConnectionUpdateConnection.ApiKeyConfigured, and is useful for accessing the field via an interface.
+func (v *UpdateConnectionUpdateConnection) GetApiKeyConfigured() bool {
+	return v.ConnectionFields.ApiKeyConfigured
+}
+
+// GetOrder returns UpdateConnectionUpdateConnection.Order, and is useful for accessing the field via an interface.
+func (v *UpdateConnectionUpdateConnection) GetOrder() int { return v.ConnectionFields.Order }
+
+// GetModels returns UpdateConnectionUpdateConnection.Models, and is useful for accessing the field via an interface.
+func (v *UpdateConnectionUpdateConnection) GetModels() []ConnectionFieldsModelsModel {
+	return v.ConnectionFields.Models
+}
+
+func (v *UpdateConnectionUpdateConnection) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*UpdateConnectionUpdateConnection
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.UpdateConnectionUpdateConnection = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	err = json.Unmarshal(
+		b, &v.ConnectionFields)
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+type __premarshalUpdateConnectionUpdateConnection struct {
+	Id string `json:"id"`
+
+	Name string `json:"name"`
+
+	Type ConnectionType `json:"type"`
+
+	ProviderKind string `json:"providerKind"`
+
+	BaseUrl string `json:"baseUrl"`
+
+	AuthKind AuthKind `json:"authKind"`
+
+	ApiKeyConfigured bool `json:"apiKeyConfigured"`
+
+	Order int `json:"order"`
+
+	Models []ConnectionFieldsModelsModel `json:"models"`
+}
+
+func (v *UpdateConnectionUpdateConnection) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *UpdateConnectionUpdateConnection) __premarshalJSON() (*__premarshalUpdateConnectionUpdateConnection, error) {
+	var retval __premarshalUpdateConnectionUpdateConnection
+
+	retval.Id = v.ConnectionFields.Id
+	retval.Name = v.ConnectionFields.Name
+	retval.Type = v.ConnectionFields.Type
+	retval.ProviderKind = v.ConnectionFields.ProviderKind
+	retval.BaseUrl = v.ConnectionFields.BaseUrl
+	retval.AuthKind = v.ConnectionFields.AuthKind
+	retval.ApiKeyConfigured = v.ConnectionFields.ApiKeyConfigured
+	retval.Order = v.ConnectionFields.Order
+	retval.Models = v.ConnectionFields.Models
+	return &retval, nil
+}
+
+// UpdateMcpServerResponse is returned by UpdateMcpServer on success.
+type UpdateMcpServerResponse struct {
+	// Changes an MCP server (see McpServerInput); a running server restarts with the new configuration.
+	UpdateMcpServer UpdateMcpServerUpdateMcpServer `json:"updateMcpServer"`
+}
+
+// GetUpdateMcpServer returns UpdateMcpServerResponse.UpdateMcpServer, and is useful for accessing the field via an interface.
+func (v *UpdateMcpServerResponse) GetUpdateMcpServer() UpdateMcpServerUpdateMcpServer {
+	return v.UpdateMcpServer
+}
+
+// UpdateMcpServerUpdateMcpServer includes the requested fields of the GraphQL type McpServer.
+// The GraphQL type's documentation follows.
+//
+// A configured MCP server. env and header values are never returned; only their names.
+type UpdateMcpServerUpdateMcpServer struct {
+	McpServerFields `json:"-"`
+}
+
+// GetId returns UpdateMcpServerUpdateMcpServer.Id, and is useful for accessing the field via an interface.
+func (v *UpdateMcpServerUpdateMcpServer) GetId() string { return v.McpServerFields.Id }
+
+// GetName returns UpdateMcpServerUpdateMcpServer.Name, and is useful for accessing the field via an interface.
+func (v *UpdateMcpServerUpdateMcpServer) GetName() string { return v.McpServerFields.Name }
+
+// GetTransport returns UpdateMcpServerUpdateMcpServer.Transport, and is useful for accessing the field via an interface.
+func (v *UpdateMcpServerUpdateMcpServer) GetTransport() McpTransport {
+	return v.McpServerFields.Transport
+}
+
+// GetCommand returns UpdateMcpServerUpdateMcpServer.Command, and is useful for accessing the field via an interface.
+func (v *UpdateMcpServerUpdateMcpServer) GetCommand() *string { return v.McpServerFields.Command }
+
+// GetArgs returns UpdateMcpServerUpdateMcpServer.Args, and is useful for accessing the field via an interface.
+func (v *UpdateMcpServerUpdateMcpServer) GetArgs() []string { return v.McpServerFields.Args }
+
+// GetUrl returns UpdateMcpServerUpdateMcpServer.Url, and is useful for accessing the field via an interface.
+func (v *UpdateMcpServerUpdateMcpServer) GetUrl() *string { return v.McpServerFields.Url }
+
+// GetEnvKeys returns UpdateMcpServerUpdateMcpServer.EnvKeys, and is useful for accessing the field via an interface.
+func (v *UpdateMcpServerUpdateMcpServer) GetEnvKeys() []string { return v.McpServerFields.EnvKeys }
+
+// GetHeaderKeys returns UpdateMcpServerUpdateMcpServer.HeaderKeys, and is useful for accessing the field via an interface.
+func (v *UpdateMcpServerUpdateMcpServer) GetHeaderKeys() []string {
+	return v.McpServerFields.HeaderKeys
+}
+
+// GetEnabled returns UpdateMcpServerUpdateMcpServer.Enabled, and is useful for accessing the field via an interface.
+func (v *UpdateMcpServerUpdateMcpServer) GetEnabled() bool { return v.McpServerFields.Enabled }
+
+// GetStatus returns UpdateMcpServerUpdateMcpServer.Status, and is useful for accessing the field via an interface.
+func (v *UpdateMcpServerUpdateMcpServer) GetStatus() McpStatus { return v.McpServerFields.Status }
+
+// GetError returns UpdateMcpServerUpdateMcpServer.Error, and is useful for accessing the field via an interface.
+func (v *UpdateMcpServerUpdateMcpServer) GetError() *string { return v.McpServerFields.Error }
+
+// GetProtocolVersion returns UpdateMcpServerUpdateMcpServer.ProtocolVersion, and is useful for accessing the field via an interface.
+func (v *UpdateMcpServerUpdateMcpServer) GetProtocolVersion() *string {
+	return v.McpServerFields.ProtocolVersion
+}
+
+// GetTimeoutSeconds returns UpdateMcpServerUpdateMcpServer.TimeoutSeconds, and is useful for accessing the field via an interface.
+func (v *UpdateMcpServerUpdateMcpServer) GetTimeoutSeconds() int {
+	return v.McpServerFields.TimeoutSeconds
+}
+
+// GetTools returns UpdateMcpServerUpdateMcpServer.Tools, and is useful for accessing the field via an interface.
+func (v *UpdateMcpServerUpdateMcpServer) GetTools() []McpServerFieldsToolsMcpTool {
+	return v.McpServerFields.Tools
+}
+
+func (v *UpdateMcpServerUpdateMcpServer) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*UpdateMcpServerUpdateMcpServer
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.UpdateMcpServerUpdateMcpServer = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	err = json.Unmarshal(
+		b, &v.McpServerFields)
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+type __premarshalUpdateMcpServerUpdateMcpServer struct {
+	Id string `json:"id"`
+
+	Name string `json:"name"`
+
+	Transport McpTransport `json:"transport"`
+
+	Command *string `json:"command"`
+
+	Args []string `json:"args"`
+
+	Url *string `json:"url"`
+
+	EnvKeys []string `json:"envKeys"`
+
+	HeaderKeys []string `json:"headerKeys"`
+
+	Enabled bool `json:"enabled"`
+
+	Status McpStatus `json:"status"`
+
+	Error *string `json:"error"`
+
+	ProtocolVersion *string `json:"protocolVersion"`
+
+	TimeoutSeconds int `json:"timeoutSeconds"`
+
+	Tools []McpServerFieldsToolsMcpTool `json:"tools"`
+}
+
+func (v *UpdateMcpServerUpdateMcpServer) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *UpdateMcpServerUpdateMcpServer) __premarshalJSON() (*__premarshalUpdateMcpServerUpdateMcpServer, error) {
+	var retval __premarshalUpdateMcpServerUpdateMcpServer
+
+	retval.Id = v.McpServerFields.Id
+	retval.Name = v.McpServerFields.Name
+	retval.Transport = v.McpServerFields.Transport
+	retval.Command = v.McpServerFields.Command
+	retval.Args = v.McpServerFields.Args
+	retval.Url = v.McpServerFields.Url
+	retval.EnvKeys = v.McpServerFields.EnvKeys
+	retval.HeaderKeys = v.McpServerFields.HeaderKeys
+	retval.Enabled = v.McpServerFields.Enabled
+	retval.Status = v.McpServerFields.Status
+	retval.Error = v.McpServerFields.Error
+	retval.ProtocolVersion = v.McpServerFields.ProtocolVersion
+	retval.TimeoutSeconds = v.McpServerFields.TimeoutSeconds
+	retval.Tools = v.McpServerFields.Tools
+	return &retval, nil
+}
+
 // Null fields stay unchanged. There is no phase: only the kernel sets it.
 type UpdateSessionInput struct {
 	Title           *string       `json:"title"`
@@ -5671,6 +5948,30 @@ type __TrustProjectInput struct {
 
 // GetId returns __TrustProjectInput.Id, and is useful for accessing the field via an interface.
 func (v *__TrustProjectInput) GetId() string { return v.Id }
+
+// __UpdateConnectionInput is used internally by genqlient
+type __UpdateConnectionInput struct {
+	Id    string          `json:"id"`
+	Input ConnectionInput `json:"input"`
+}
+
+// GetId returns __UpdateConnectionInput.Id, and is useful for accessing the field via an interface.
+func (v *__UpdateConnectionInput) GetId() string { return v.Id }
+
+// GetInput returns __UpdateConnectionInput.Input, and is useful for accessing the field via an interface.
+func (v *__UpdateConnectionInput) GetInput() ConnectionInput { return v.Input }
+
+// __UpdateMcpServerInput is used internally by genqlient
+type __UpdateMcpServerInput struct {
+	Id    string         `json:"id"`
+	Input McpServerInput `json:"input"`
+}
+
+// GetId returns __UpdateMcpServerInput.Id, and is useful for accessing the field via an interface.
+func (v *__UpdateMcpServerInput) GetId() string { return v.Id }
+
+// GetInput returns __UpdateMcpServerInput.Input, and is useful for accessing the field via an interface.
+func (v *__UpdateMcpServerInput) GetInput() McpServerInput { return v.Input }
 
 // __UpdateSessionInput is used internally by genqlient
 type __UpdateSessionInput struct {
@@ -7579,6 +7880,126 @@ func TrustProject(
 	}
 
 	data_ = &TrustProjectResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The mutation executed by UpdateConnection.
+const UpdateConnection_Operation = `
+mutation UpdateConnection ($id: ID!, $input: ConnectionInput!) {
+	updateConnection(id: $id, input: $input) {
+		... ConnectionFields
+	}
+}
+fragment ConnectionFields on Connection {
+	id
+	name
+	type
+	providerKind
+	baseUrl
+	authKind
+	apiKeyConfigured
+	order
+	models {
+		... ModelFields
+	}
+}
+fragment ModelFields on Model {
+	id
+	capabilities {
+		contextWindow
+		maxOutputTokens
+		toolCalling
+		imageInput
+		reasoningEfforts
+		prices {
+			inputPerMillion
+			cachedInputPerMillion
+			outputPerMillion
+		}
+	}
+}
+`
+
+func UpdateConnection(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	id string,
+	input ConnectionInput,
+) (data_ *UpdateConnectionResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "UpdateConnection",
+		Query:  UpdateConnection_Operation,
+		Variables: &__UpdateConnectionInput{
+			Id:    id,
+			Input: input,
+		},
+	}
+
+	data_ = &UpdateConnectionResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The mutation executed by UpdateMcpServer.
+const UpdateMcpServer_Operation = `
+mutation UpdateMcpServer ($id: ID!, $input: McpServerInput!) {
+	updateMcpServer(id: $id, input: $input) {
+		... McpServerFields
+	}
+}
+fragment McpServerFields on McpServer {
+	id
+	name
+	transport
+	command
+	args
+	url
+	envKeys
+	headerKeys
+	enabled
+	status
+	error
+	protocolVersion
+	timeoutSeconds
+	tools {
+		name
+		description
+		readOnly
+	}
+}
+`
+
+func UpdateMcpServer(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	id string,
+	input McpServerInput,
+) (data_ *UpdateMcpServerResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "UpdateMcpServer",
+		Query:  UpdateMcpServer_Operation,
+		Variables: &__UpdateMcpServerInput{
+			Id:    id,
+			Input: input,
+		},
+	}
+
+	data_ = &UpdateMcpServerResponse{}
 	resp_ := &graphql.Response{Data: data_}
 
 	err_ = client_.MakeRequest(

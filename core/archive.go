@@ -79,6 +79,17 @@ type SessionArchive struct {
 	Blobs map[string][]byte
 	// BlobOrder lists the blob hashes in document order.
 	BlobOrder []string
+	// FileChanges are the file changes the messages record, with the line
+	// that holds each, for the checks an import makes against the project
+	// it binds the session to (CheckArchiveFileChanges).
+	FileChanges []ArchiveFileChange
+}
+
+// ArchiveFileChange is one file change of a document and where it is.
+type ArchiveFileChange struct {
+	Line  int // the document line of its message
+	Index int // its index in the message's fileChanges
+	Path  string
 }
 
 // archiveEventTypes are the persisted event types a version 1 document may
@@ -446,6 +457,18 @@ func (p *archiveParser) message(n int, m *Message) error {
 		}
 	}
 	for i, fc := range m.FileChanges {
+		if err := ValidFileChangePath(fc.Path); err != nil {
+			return archiveError(n, "fileChanges[%d].path %q: %s", i, clip(fc.Path, 80), err)
+		}
+		switch fc.Action {
+		case FileCreate, FileModify, FileDelete:
+		default:
+			return archiveError(n, "fileChanges[%d].action %q: expected create, modify or delete", i, clip(string(fc.Action), 32))
+		}
+		if fc.BeforeMode&^0o777 != 0 {
+			return archiveError(n, "fileChanges[%d].beforeMode %o: expected permission bits only (0 to 0777)", i, fc.BeforeMode)
+		}
+		p.a.FileChanges = append(p.a.FileChanges, ArchiveFileChange{Line: n, Index: i, Path: fc.Path})
 		for _, h := range []string{fc.BeforeHash, fc.AfterHash} {
 			if h == "" {
 				continue

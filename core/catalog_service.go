@@ -248,6 +248,9 @@ func (c *Catalog) UpdateConnection(ctx context.Context, id string, in Connection
 		if err := validateConnection(conn, c.providers, c.keyEnvs); err != nil {
 			return err
 		}
+		if err := keyBindingError(d.Connections[i], conn, in); err != nil {
+			return err
+		}
 		if in.Name != "" {
 			if err := nameTaken(*d, conn.Name, id); err != nil {
 				return err

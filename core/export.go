@@ -137,10 +137,21 @@ func (e *Engine) ImportSession(ctx context.Context, r io.Reader, projectID strin
 	if err != nil {
 		return Session{}, err
 	}
+	importDir := ""
 	if projectID != "" {
-		if _, err := e.svc.store.Project(ctx, projectID); err != nil {
+		prj, err := e.svc.store.Project(ctx, projectID)
+		if err != nil {
 			return Session{}, err
 		}
+		importDir = prj.Path
+	}
+	// The write tool's rules hold for file changes a rewind could write:
+	// the parser refused absolute, escaping and .git paths; here paths in
+	// the data directory or a secret path of this kernel, or through a
+	// symlink out of the project, are refused (a rewind checks again when
+	// it writes).
+	if err := e.checkImportFileChanges(importDir, a); err != nil {
+		return Session{}, err
 	}
 	if len(a.Blobs) > 0 && e.cfg.Blobs == nil {
 		return Session{}, Errorf(CodeUnavailable, "this kernel has no artifact store for the document's blobs")

@@ -98,6 +98,10 @@ func (e *Engine) imageModel(ctx context.Context, connectionID, model string) (im
 	if !modelUsable(conn, model) {
 		return imageRoute{}, Errorf(CodeBadInput, "model: connection %q has no model %q", conn.Name, model)
 	}
+	m := generationModel(conn, model)
+	if err := generationFlagError(conn, m, "image", "generateImage"); err != nil {
+		return imageRoute{}, err
+	}
 	ep, err := e.cfg.Catalog.Endpoint(ctx, conn.ID)
 	if err != nil {
 		return imageRoute{}, err
@@ -110,7 +114,7 @@ func (e *Engine) imageModel(ctx context.Context, connectionID, model string) (im
 	if !ok || !HasCapability(p, CapImageGenerator) {
 		return imageRoute{}, Errorf(CodeUnavailable, "provider %q of connection %q cannot generate images", conn.ProviderKind, conn.Name)
 	}
-	return imageRoute{b: boundModel{conn: conn, model: Model{ID: model}, endpoint: ep, provider: p, route: RouteKey(conn, model)}, gen: gen}, nil
+	return imageRoute{b: boundModel{conn: conn, model: m, endpoint: ep, provider: p, route: RouteKey(conn, model)}, gen: gen}, nil
 }
 
 // GenerateImage generates images through an image connection's provider
@@ -146,9 +150,7 @@ func (e *Engine) GenerateImage(ctx context.Context, in GenerateImageInput) ([]At
 		return nil, providerFailure("generate image", err, r.b.endpoint.APIKey)
 	}
 	pctx := context.WithoutCancel(ctx)
-	if in.SessionID != "" && res.Usage != nil {
-		e.recordUsage(pctx, in.SessionID, r.b, ProviderRequest{Model: r.b.model.ID}, streamResult{usage: res.Usage}, "image_generation")
-	}
+	e.recordGenerationUsage(pctx, in.SessionID, r.b, res.Usage, "image_generation")
 	out := make([]Attachment, 0, len(res.Images))
 	for i, im := range res.Images {
 		name := fmt.Sprintf("generated-%d%s", i+1, imageExt(im.MediaType))
@@ -180,7 +182,10 @@ func imageExt(mediaType string) string {
 // IMAGE default model; it is offered only when that default exists.
 const ToolImageGeneration = "image_generation"
 
-var imageGenerationToolInfo = ToolInfo{Name: ToolImageGeneration, ReadOnly: true,
+// It is not read-only: it spends money and shows the user content, so it
+// needs approval wherever a write would (ASK asks, EXPLORE and planning
+// refuse, BYPASS runs it).
+var imageGenerationToolInfo = ToolInfo{Name: ToolImageGeneration, ReadOnly: false,
 	Description: "Generate images from a text description with the user's default image model. The images are attached to the result and shown to the user.",
 	Schema:      json.RawMessage(`{"type":"object","properties":{"prompt":{"type":"string","description":"What the image shows, in detail."},"size":{"type":"string","description":"WIDTHxHEIGHT such as 1024x1024 (optional)"},"count":{"type":"integer","minimum":1,"maximum":4}},"required":["prompt"],"additionalProperties":false}`)}
 

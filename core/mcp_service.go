@@ -184,6 +184,9 @@ func (s *MCPService) Update(ctx context.Context, id string, in MCPServerInput) (
 		if err := validateMCP(c, slices.Delete(slices.Clone(list), i, i+1)); err != nil {
 			return nil, err
 		}
+		if err := mcpHeaderBindingError(list[i], c, in); err != nil {
+			return nil, err
+		}
 		list[i] = c
 		return list, nil
 	})

@@ -90,6 +90,12 @@ type FileChange struct {
 	// BytesMissing is set when the before or after bytes could not be kept
 	// (too large); rewind cannot restore such a change.
 	BytesMissing bool `json:"bytesMissing,omitempty"`
+	// BeforeMode is the permission bits (0 to 0777) of the file before the
+	// change, which a rewind restores with its content. 0 means not
+	// recorded (a change recorded before kernels kept it, or a create):
+	// a rewind then keeps the mode the file has, or uses 0644 for a file
+	// it creates.
+	BeforeMode uint32 `json:"beforeMode,omitempty"`
 }
 
 // Message is one complete history message. The struct is the canonical

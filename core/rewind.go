@@ -4,13 +4,8 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"slices"
-	"strings"
 )
 
 // Rewind actions on a file.
@@ -31,6 +26,7 @@ type RewindFile struct {
 
 	target   string // hash to restore ("" = absent)
 	expected string // hash the session last left ("" = absent)
+	mode     uint32 // recorded permission bits of the content to restore (0: not recorded)
 }
 
 // RewindPreview is the first phase of a rewind (SES-11).
@@ -75,9 +71,11 @@ func (e *Engine) PreviewRewind(ctx context.Context, sessionID string, messageSeq
 	if err != nil {
 		return RewindPreview{}, err
 	}
-	files := e.rewindFiles(dir, after)
+	rr := e.openRestoreRoot(dir)
+	defer rr.Close()
+	files := e.rewindFiles(rr, after)
 	return RewindPreview{
-		HeadSeq: s.HeadSeq, FileStateToken: fileStateToken(dir, files), Text: target.Text,
+		HeadSeq: s.HeadSeq, FileStateToken: fileStateToken(rr, files), Text: target.Text,
 		Command: target.Command, Attachments: target.Attachments, BrowserElements: target.BrowserElements, Files: files,
 	}, nil
 }
@@ -119,7 +117,7 @@ func (e *Engine) withChildChanges(ctx context.Context, s Session, after []Messag
 
 // rewindFiles folds the file changes after the target into one action per
 // path, in order of first change.
-func (e *Engine) rewindFiles(dir string, after []Message) []RewindFile {
+func (e *Engine) rewindFiles(rr *restoreRoot, after []Message) []RewindFile {
 	byPath := map[string]*RewindFile{}
 	var order []string
 	missing := map[string]bool{}
@@ -127,7 +125,7 @@ func (e *Engine) rewindFiles(dir string, after []Message) []RewindFile {
 		for _, fc := range m.FileChanges {
 			f := byPath[fc.Path]
 			if f == nil {
-				f = &RewindFile{Path: fc.Path, target: fc.BeforeHash}
+				f = &RewindFile{Path: fc.Path, target: fc.BeforeHash, mode: fc.BeforeMode}
 				byPath[fc.Path] = f
 				order = append(order, fc.Path)
 				if fc.BytesMissing && fc.BeforeHash != "" {
@@ -140,7 +138,7 @@ func (e *Engine) rewindFiles(dir string, after []Message) []RewindFile {
 	out := make([]RewindFile, 0, len(order))
 	for _, p := range order {
 		f := *byPath[p]
-		cur, err := hashFile(dir, f.Path)
+		cur, err := rr.hash(f.Path)
 		switch {
 		case f.target == "":
 			f.Action = RewindDelete
@@ -170,59 +168,12 @@ func (e *Engine) rewindFiles(dir string, after []Message) []RewindFile {
 	return out
 }
 
-// safePath resolves a change's relative path inside dir, refusing escapes.
-func safePath(dir, rel string) (string, error) {
-	p := filepath.Join(dir, filepath.FromSlash(rel))
-	if r, err := filepath.Rel(dir, p); err != nil || r == ".." || strings.HasPrefix(r, ".."+string(filepath.Separator)) {
-		return "", fmt.Errorf("path %s is outside the working directory", rel)
-	}
-	parent := filepath.Dir(p)
-	for {
-		real, err := filepath.EvalSymlinks(parent)
-		if err == nil {
-			realDir, _ := filepath.EvalSymlinks(dir)
-			if r, err := filepath.Rel(realDir, real); err != nil || r == ".." || strings.HasPrefix(r, ".."+string(filepath.Separator)) {
-				return "", fmt.Errorf("path %s resolves outside the working directory", rel)
-			}
-			return p, nil
-		}
-		if parent == dir || parent == filepath.Dir(parent) {
-			return p, nil
-		}
-		parent = filepath.Dir(parent)
-	}
-}
-
-// hashFile is the SHA-256 of a file's content, "" when it does not exist.
-func hashFile(dir, rel string) (string, error) {
-	p, err := safePath(dir, rel)
-	if err != nil {
-		return "", err
-	}
-	fi, err := os.Lstat(p)
-	if errors.Is(err, fs.ErrNotExist) {
-		return "", nil
-	}
-	if err != nil {
-		return "", fmt.Errorf("cannot read: %w", err)
-	}
-	if !fi.Mode().IsRegular() {
-		return "", fmt.Errorf("is no longer a regular file")
-	}
-	data, err := os.ReadFile(p)
-	if err != nil {
-		return "", fmt.Errorf("cannot read: %w", err)
-	}
-	sum := sha256.Sum256(data)
-	return hex.EncodeToString(sum[:]), nil
-}
-
 // fileStateToken digests the current on-disk state of every file a rewind
 // would touch.
-func fileStateToken(dir string, files []RewindFile) string {
+func fileStateToken(rr *restoreRoot, files []RewindFile) string {
 	h := sha256.New()
 	for _, f := range files {
-		cur, err := hashFile(dir, f.Path)
+		cur, err := rr.hash(f.Path)
 		if err != nil {
 			cur = "error:" + err.Error()
 		}
@@ -268,12 +219,14 @@ func (e *Engine) ConfirmRewind(ctx context.Context, sessionID string, messageSeq
 	if err != nil {
 		return RewindPreview{}, err
 	}
+	rr := e.openRestoreRoot(dir)
+	defer rr.Close()
 	for i := len(p.Files) - 1; i >= 0; i-- {
 		f := &p.Files[i]
 		if !f.Restorable || f.Action == RewindNone {
 			continue
 		}
-		if err := e.restoreFile(dir, *f); err != nil {
+		if err := e.restoreFile(rr, *f); err != nil {
 			f.Restorable, f.Reason = false, "restore failed: "+err.Error()
 			continue
 		}
@@ -293,46 +246,17 @@ func (e *Engine) ConfirmRewind(ctx context.Context, sessionID string, messageSeq
 	return p, nil
 }
 
-func (e *Engine) restoreFile(dir string, f RewindFile) error {
-	p, err := safePath(dir, f.Path)
-	if err != nil {
-		return err
-	}
+// restoreFile puts one file back through rr (os.Root, no symlink followed,
+// the data directory and .git refused at this moment, not at the preview):
+// deleted when the rewound part created it, else the recorded content with
+// its recorded mode.
+func (e *Engine) restoreFile(rr *restoreRoot, f RewindFile) error {
 	if f.Action == RewindDelete {
-		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return err
-		}
-		return nil
+		return rr.remove(f.Path)
 	}
 	data, err := e.cfg.Blobs.Read(f.target)
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		return err
-	}
-	mode := fs.FileMode(0o644)
-	if fi, err := os.Stat(p); err == nil {
-		mode = fi.Mode().Perm()
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(p), ".foya-rewind-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if err := os.Chmod(tmp.Name(), mode); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), p)
+	return rr.write(f.Path, data, restoreMode(f.mode))
 }

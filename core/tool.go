@@ -76,6 +76,9 @@ type ToolFileChange struct {
 	BeforeSHA256 string
 	AfterSHA256  string
 	TooLarge     bool
+	// BeforeMode is the permission bits (0 to 0777) of the file before the
+	// change (0: a create, or not said), kept for rewind.
+	BeforeMode uint32
 }
 
 // ToolAttachment is content a tool hands the model besides text.

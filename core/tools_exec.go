@@ -196,6 +196,9 @@ func (e *Engine) keepFileChanges(ctx context.Context, sessionID string, changes 
 	out := make([]FileChange, 0, len(changes))
 	for _, fc := range changes {
 		c := FileChange{Path: fc.Path, Action: fc.Action, BeforeHash: fc.BeforeSHA256, AfterHash: fc.AfterSHA256, BytesMissing: fc.TooLarge}
+		if fc.BeforeSHA256 != "" {
+			c.BeforeMode = fc.BeforeMode & 0o777
+		}
 		for _, side := range []struct {
 			hash string
 			data []byte

@@ -106,6 +106,10 @@ func (e *Engine) GenerateVideo(ctx context.Context, in GenerateVideoInput) ([]At
 	if !modelUsable(conn, model) {
 		return nil, Errorf(CodeBadInput, "model: connection %q has no model %q", conn.Name, model)
 	}
+	m := generationModel(conn, model)
+	if err := generationFlagError(conn, m, "video", "generateVideo"); err != nil {
+		return nil, err
+	}
 	p, err := e.cfg.Providers.Provider(conn.ProviderKind)
 	if err != nil {
 		return nil, &Error{Code: CodeUnavailable, Message: fmt.Sprintf("provider %q of connection %q is not available", conn.ProviderKind, conn.Name), Err: err}
@@ -118,15 +122,13 @@ func (e *Engine) GenerateVideo(ctx context.Context, in GenerateVideoInput) ([]At
 	if err != nil {
 		return nil, err
 	}
-	b := boundModel{conn: conn, model: Model{ID: model}, endpoint: ep, provider: p, route: RouteKey(conn, model)}
+	b := boundModel{conn: conn, model: m, endpoint: ep, provider: p, route: RouteKey(conn, model)}
 	res, err := gen.GenerateVideo(ctx, ep, VideoRequest{Model: model, Prompt: in.Prompt, Protocol: conn.VideoProtocol, DurationSeconds: in.DurationSeconds, Size: in.Size})
 	if err != nil {
 		return nil, providerFailure("generate video", err, ep.APIKey)
 	}
 	pctx := context.WithoutCancel(ctx)
-	if in.SessionID != "" && res.Usage != nil {
-		e.recordUsage(pctx, in.SessionID, b, ProviderRequest{Model: model}, streamResult{usage: res.Usage}, "video_generation")
-	}
+	e.recordGenerationUsage(pctx, in.SessionID, b, res.Usage, "video_generation")
 	out := make([]Attachment, 0, len(res.Videos))
 	for i, v := range res.Videos {
 		name := fmt.Sprintf("generated-%d%s", i+1, videoExt(v.MediaType))

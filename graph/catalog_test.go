@@ -188,7 +188,8 @@ func TestCatalogEndToEnd(t *testing.T) {
 	if r2 := route(s2.CreateSession.ID); r2 != r1 {
 		t.Fatalf("changing the key changed the route: %s → %s", r1, r2)
 	}
-	k.mustDo(t, `mutation($id: ID!) { updateConnection(id: $id, input: {baseUrl: "https://proxy.example/v1"}) { id } }`, map[string]any{"id": openai.ID}, nil)
+	// Another origin needs the key again in the same update (issue 28).
+	k.mustDo(t, `mutation($id: ID!) { updateConnection(id: $id, input: {baseUrl: "https://proxy.example/v1", apiKey: "sk-other-key-value"}) { id } }`, map[string]any{"id": openai.ID}, nil)
 	if r3 := route(s2.CreateSession.ID); r3 == r1 {
 		t.Fatal("changing the base URL kept the route")
 	}

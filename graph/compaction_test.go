@@ -95,7 +95,7 @@ func TestAutomaticCompactionAtTheMark(t *testing.T) {
 
 	// A route change invalidates the checkpoint: same server, other base URL.
 	conn := k.firstConnection(t)
-	k.mustDo(t, `mutation($id: ID!, $u: String) { updateConnection(id: $id, input: {baseUrl: $u, models: [{id: "gpt-t", capabilities: {maxInputTokens: 100000}}]}) { id } }`,
+	k.mustDo(t, `mutation($id: ID!, $u: String) { updateConnection(id: $id, input: {baseUrl: $u, apiKey: "sk-fake", models: [{id: "gpt-t", capabilities: {maxInputTokens: 100000}}]}) { id } }`,
 		map[string]any{"id": conn, "u": strings.Replace(k.fake.BaseURL(), "127.0.0.1", "localhost", 1)}, nil)
 	k.fake.Enqueue(reply("third answer", 900))
 	k.send(t, sid, "third")

@@ -325,3 +325,75 @@ func TestRewindRichInputAndSubAgentFiles(t *testing.T) {
 	k.mustDo(t, `mutation($s: ID!, $a: [ID!]) { sendMessage(sessionId: $s, input: {text: "look", attachmentIds: $a}) { turnStarted } }`, map[string]any{"s": sid, "a": []string{att}}, nil)
 	w.turnEnd()
 }
+
+// Rewind obeys the write tool's rules at the moment it writes: in a project
+// at a "$HOME" that holds the data directory, a directory swapped for a
+// symlink into the data directory between the preview and the confirm is
+// not followed (the old token no longer matches; a new preview says why),
+// nothing is written there, and a deleted script comes back with its mode.
+func TestRewindRestoreIgnoresPlantedSymlinkAndKeepsMode(t *testing.T) {
+	home := t.TempDir()
+	data := filepath.Join(home, ".local", "share", "foya")
+	if err := os.MkdirAll(data, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	k := newTestKernel(t, func(c *core.EngineConfig) { c.DataDir = data })
+	if err := os.MkdirAll(filepath.Join(home, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(home, "sub", "conf.json"), "original\n")
+	if err := os.WriteFile(filepath.Join(home, "run.sh"), []byte("#!/bin/sh\necho hi\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(filepath.Join(home, "run.sh"), 0o750); err != nil {
+		t.Fatal(err)
+	}
+	sid := projectSession(t, k, home)
+	w := k.watch(t, sid)
+	k.fake.Enqueue(openaitest.Response{Events: []string{
+		chunk(toolCallDelta(0, "c1", "write", `{"path":"sub/conf.json","content":"changed\n"}`), ""),
+		chunk(map[string]any{}, "tool_calls"),
+	}}, openaitest.Response{Events: []string{
+		chunk(toolCallDelta(0, "c2", "bash", `{"command":"rm run.sh"}`), ""),
+		chunk(map[string]any{}, "tool_calls"),
+	}}, openaitest.TextStream(testModel, "Done."))
+	k.send(t, sid, "change things")
+	w.turnEnd()
+	userSeq := k.messages(t, sid)[0].Seq
+	p1 := k.preview(t, sid, userSeq)
+	if len(p1.Files) != 2 || !p1.Files[0].Restorable || !p1.Files[1].Restorable {
+		t.Fatalf("preview %+v", p1)
+	}
+
+	// The model's process plants the symlink: sub now leads into the data
+	// directory, where a file with the content the session left waits.
+	if err := os.Rename(filepath.Join(home, "sub"), filepath.Join(home, "sub.moved")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(".local/share/foya", filepath.Join(home, "sub")); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(data, "conf.json"), "changed\n")
+	k.mustFail(t, "CONFLICT", confirmQ, map[string]any{"s": sid, "m": userSeq, "h": p1.HeadSeq, "t": p1.FileStateToken})
+
+	p2 := k.preview(t, sid, userSeq)
+	for _, f := range p2.Files {
+		if f.Path == "sub/conf.json" && (f.Restorable || f.Reason == nil || !strings.Contains(*f.Reason, "symlink")) {
+			t.Fatalf("file behind a symlink %+v", f)
+		}
+	}
+	var res struct {
+		ConfirmRewind struct{ Files []rewindFileJSON }
+	}
+	k.mustDo(t, confirmQ, map[string]any{"s": sid, "m": userSeq, "h": p2.HeadSeq, "t": p2.FileStateToken}, &res)
+	if got := readFile(t, filepath.Join(data, "conf.json")); got != "changed\n" {
+		t.Fatalf("the data directory's file became %q", got)
+	}
+	if ents, _ := os.ReadDir(data); len(ents) != 1 {
+		t.Fatalf("the data directory has %d entries, want the 1 planted", len(ents))
+	}
+	fi, err := os.Stat(filepath.Join(home, "run.sh"))
+	if err != nil || fi.Mode().Perm() != 0o750 || readFile(t, filepath.Join(home, "run.sh")) != "#!/bin/sh\necho hi\n" {
+		t.Fatalf("restored script: %v %v, want mode 0750", fi, err)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"time"
 
 	"github.com/uptrace/bun"
 
@@ -80,4 +81,22 @@ func (d *DB) UsageTotals(ctx context.Context, sessionID string) (core.Usage, err
 		u.Cost = &cost.Float64
 	}
 	return u, nil
+}
+
+var _ core.KernelUsageRecorder = (*DB)(nil)
+
+// RecordKernelUsage implements core.KernelUsageRecorder: a ledger row of no
+// session (session_id "" and event_seq 0), such as the usage of
+// generateImage without a sessionId. It counts in the kernel's totals.
+func (d *DB) RecordKernelUsage(ctx context.Context, p core.UsagePayload, at time.Time) error {
+	u := p.Usage
+	row := usageRow{
+		Route: p.Route, ConnectionID: p.ConnectionID, Model: u.Model, Purpose: p.Purpose,
+		InputTokens: u.InputTokens, OutputTokens: u.OutputTokens, TotalTokens: u.TotalTokens, CachedTokens: u.CachedTokens,
+		CacheWrites: u.CacheWriteTokens, Estimated: u.Estimated, At: fmtTime(at), Cost: u.Cost,
+	}
+	if _, err := d.w.NewInsert().Model(&row).Exec(ctx); err != nil {
+		return fmt.Errorf("record kernel usage: %w", err)
+	}
+	return nil
 }

@@ -140,7 +140,7 @@ func toolResultFromProto(r *foyav1.ToolCallResponse) core.ToolResult {
 	for _, c := range r.GetFileChanges() {
 		out.FileChanges = append(out.FileChanges, core.ToolFileChange{
 			Path: c.GetPath(), Action: core.FileAction(c.GetAction()), Before: c.GetBefore(), After: c.GetAfter(),
-			BeforeSHA256: c.GetBeforeSha256(), AfterSHA256: c.GetAfterSha256(), TooLarge: c.GetTooLarge(),
+			BeforeSHA256: c.GetBeforeSha256(), AfterSHA256: c.GetAfterSha256(), TooLarge: c.GetTooLarge(), BeforeMode: c.GetBeforeMode(),
 		})
 	}
 	if a := r.GetAttachment(); a != nil {

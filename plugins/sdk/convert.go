@@ -130,7 +130,7 @@ func toolResultToProto(r ToolResult) *foyav1.ToolCallResponse {
 	for _, c := range r.FileChanges {
 		out.FileChanges = append(out.FileChanges, &foyav1.ToolFileChange{
 			Path: c.Path, Action: string(c.Action), Before: c.Before, After: c.After,
-			BeforeSha256: c.BeforeSHA256, AfterSha256: c.AfterSHA256, TooLarge: c.TooLarge,
+			BeforeSha256: c.BeforeSHA256, AfterSha256: c.AfterSHA256, TooLarge: c.TooLarge, BeforeMode: c.BeforeMode,
 		})
 	}
 	if a := r.Attachment; a != nil {

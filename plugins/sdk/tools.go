@@ -77,6 +77,9 @@ type FileChange struct {
 	BeforeSHA256 string
 	AfterSHA256  string
 	TooLarge     bool
+	// BeforeMode is the permission bits (0 to 0777) of the file before the
+	// change, restored with it by a rewind; 0 for a create or unknown.
+	BeforeMode uint32
 }
 
 // Attachment is content a tool hands the model besides text.

@@ -15,6 +15,7 @@ type fileState struct {
 	data   []byte // nil when the file is over the size cap
 	hash   string // sha256 hex of the full contents
 	size   int64
+	mode   uint32 // permission bits
 }
 
 func stateOf(data []byte) fileState {
@@ -43,7 +44,7 @@ func (cs *changeSet) add(rel string, before, after fileState) {
 	if before.exists == after.exists && before.hash == after.hash {
 		return
 	}
-	c := sdk.FileChange{Path: rel, Action: sdk.FileModify, BeforeSHA256: before.hash, AfterSHA256: after.hash}
+	c := sdk.FileChange{Path: rel, Action: sdk.FileModify, BeforeSHA256: before.hash, AfterSHA256: after.hash, BeforeMode: before.mode}
 	switch {
 	case !before.exists:
 		c.Action = sdk.FileCreate

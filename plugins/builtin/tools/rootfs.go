@@ -176,7 +176,9 @@ func (s *scope) readStateAt(rel string, maxBytes int64) (fileState, error) {
 	if !fi.Mode().IsRegular() {
 		return fileState{}, fmt.Errorf("%s is not a regular file", rel)
 	}
-	return stateFrom(f, maxBytes)
+	st, err := stateFrom(f, maxBytes)
+	st.mode = uint32(fi.Mode().Perm())
+	return st, err
 }
 
 // stateFrom reads f whole: its bytes when at most maxBytes, else only its

@@ -2206,14 +2206,19 @@ func (x *ToolCallResponse) GetNote() string {
 // file is over the plugin's size cap (8 MiB for the built-in tools) or the
 // call's byte budget ran out.
 type ToolFileChange struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Path          string                 `protobuf:"bytes,1,opt,name=path,proto3" json:"path,omitempty"`     // relative to scope_dir, slash-separated
-	Action        string                 `protobuf:"bytes,2,opt,name=action,proto3" json:"action,omitempty"` // "create", "modify" or "delete"
-	Before        []byte                 `protobuf:"bytes,3,opt,name=before,proto3" json:"before,omitempty"`
-	After         []byte                 `protobuf:"bytes,4,opt,name=after,proto3" json:"after,omitempty"`
-	BeforeSha256  string                 `protobuf:"bytes,5,opt,name=before_sha256,json=beforeSha256,proto3" json:"before_sha256,omitempty"`
-	AfterSha256   string                 `protobuf:"bytes,6,opt,name=after_sha256,json=afterSha256,proto3" json:"after_sha256,omitempty"`
-	TooLarge      bool                   `protobuf:"varint,7,opt,name=too_large,json=tooLarge,proto3" json:"too_large,omitempty"`
+	state        protoimpl.MessageState `protogen:"open.v1"`
+	Path         string                 `protobuf:"bytes,1,opt,name=path,proto3" json:"path,omitempty"`     // relative to scope_dir, slash-separated
+	Action       string                 `protobuf:"bytes,2,opt,name=action,proto3" json:"action,omitempty"` // "create", "modify" or "delete"
+	Before       []byte                 `protobuf:"bytes,3,opt,name=before,proto3" json:"before,omitempty"`
+	After        []byte                 `protobuf:"bytes,4,opt,name=after,proto3" json:"after,omitempty"`
+	BeforeSha256 string                 `protobuf:"bytes,5,opt,name=before_sha256,json=beforeSha256,proto3" json:"before_sha256,omitempty"`
+	AfterSha256  string                 `protobuf:"bytes,6,opt,name=after_sha256,json=afterSha256,proto3" json:"after_sha256,omitempty"`
+	TooLarge     bool                   `protobuf:"varint,7,opt,name=too_large,json=tooLarge,proto3" json:"too_large,omitempty"`
+	// before_mode is the permission bits (0 to 0777) of the file before the
+	// change, which a rewind restores with its content; 0 for a create or
+	// when the plugin does not say (a rewind then keeps the file's mode, or
+	// uses 0644 for a file it creates).
+	BeforeMode    uint32 `protobuf:"varint,8,opt,name=before_mode,json=beforeMode,proto3" json:"before_mode,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2295,6 +2300,13 @@ func (x *ToolFileChange) GetTooLarge() bool {
 		return x.TooLarge
 	}
 	return false
+}
+
+func (x *ToolFileChange) GetBeforeMode() uint32 {
+	if x != nil {
+		return x.BeforeMode
+	}
+	return 0
 }
 
 // ToolAttachment is content a tool hands the model besides text.
@@ -2915,7 +2927,7 @@ const file_foya_v1_plugin_proto_rawDesc = "" +
 	"\n" +
 	"attachment\x18\x05 \x01(\v2\x17.foya.v1.ToolAttachmentR\n" +
 	"attachment\x12\x12\n" +
-	"\x04note\x18\x06 \x01(\tR\x04note\"\xcf\x01\n" +
+	"\x04note\x18\x06 \x01(\tR\x04note\"\xf0\x01\n" +
 	"\x0eToolFileChange\x12\x12\n" +
 	"\x04path\x18\x01 \x01(\tR\x04path\x12\x16\n" +
 	"\x06action\x18\x02 \x01(\tR\x06action\x12\x16\n" +
@@ -2923,7 +2935,9 @@ const file_foya_v1_plugin_proto_rawDesc = "" +
 	"\x05after\x18\x04 \x01(\fR\x05after\x12#\n" +
 	"\rbefore_sha256\x18\x05 \x01(\tR\fbeforeSha256\x12!\n" +
 	"\fafter_sha256\x18\x06 \x01(\tR\vafterSha256\x12\x1b\n" +
-	"\ttoo_large\x18\a \x01(\bR\btooLarge\"W\n" +
+	"\ttoo_large\x18\a \x01(\bR\btooLarge\x12\x1f\n" +
+	"\vbefore_mode\x18\b \x01(\rR\n" +
+	"beforeMode\"W\n" +
 	"\x0eToolAttachment\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1d\n" +
 	"\n" +

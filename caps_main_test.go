@@ -288,7 +288,9 @@ func TestHostileRepliesBounded(t *testing.T) {
 				t.Fatalf("turn %+v, exec exit %d: %.500s", end, res.exec.code, res.exec.stderr)
 			}
 			// session{messages} works and shows what was kept, marked.
-			var s struct{ Session struct{ Messages []hostileMsg } }
+			var s struct {
+				Session struct{ Messages []hostileMsg }
+			}
 			k.gql(t, `query($s: ID!) { session(id: $s) { messages { role text reasoning isError truncated toolCalls { name } } } }`, map[string]any{"s": res.sid}, &s)
 			msgs := s.Session.Messages
 			var cut *hostileMsg

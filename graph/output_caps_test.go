@@ -31,7 +31,9 @@ type cappedMsg struct {
 
 func (k *testKernel) cappedMessages(t *testing.T, sid string) []cappedMsg {
 	t.Helper()
-	var out struct{ Session struct{ Messages []cappedMsg } }
+	var out struct {
+		Session struct{ Messages []cappedMsg }
+	}
 	k.mustDo(t, `query($s: ID!) { session(id: $s) { messages { role text reasoning isError truncated turnReason toolCalls { id name input } } } }`,
 		map[string]any{"s": sid}, &out)
 	return out.Session.Messages

@@ -82,6 +82,12 @@ func (h *hostileModel) serve(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, `{"error":{"message":"not here"}}`, http.StatusNotFound)
 		return
 	}
+	if !strings.Contains(string(body), `"stream":true`) {
+		// A title request (non-streamed): a short chat.completion.
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"id":"c","object":"chat.completion","model":"gpt-t","choices":[{"index":0,"message":{"role":"assistant","content":"Hostile"},"finish_reason":"stop"}],"usage":{"prompt_tokens":5,"completion_tokens":1,"total_tokens":6}}`)
+		return
+	}
 	var reply func(*sseWriter)
 	if !strings.Contains(string(body), "Write a title") {
 		h.mu.Lock()
@@ -202,16 +208,24 @@ func runHostile(t *testing.T, o *outputs, reply func(*sseWriter), extra ...strin
 	res.dbBefore, res.walBefore = dbBytes(t, data)
 	model.then(reply)
 	start := time.Now()
-	res.exec = o.run(t, "", "exec", "--addr", k.addr, "--project", project, "-c", "go on")
+	res.exec = runExec(t, 5*time.Minute, "exec", "--addr", k.addr, "--project", project, "-c", "go on")
+	var sessions struct {
+		Sessions []struct{ ID, Phase string }
+	}
+	// The turn ends (an old kernel's goes on after exec gave up).
+	for deadline := time.Now().Add(5 * time.Minute); ; time.Sleep(100 * time.Millisecond) {
+		k.gql(t, `{ sessions { id phase } }`, nil, &sessions)
+		if len(sessions.Sessions) != 1 {
+			t.Fatalf("sessions %+v", sessions)
+		}
+		if sessions.Sessions[0].Phase == "IDLE" || time.Now().After(deadline) {
+			break
+		}
+	}
 	res.took = time.Since(start)
 	_, res.hwmAfter = procMemory(t, k.cmd.Process.Pid)
 	res.dbAfter, res.walAfter = dbBytes(t, data)
 	res.sent = model.sent.Load()
-	var sessions struct{ Sessions []struct{ ID string } }
-	k.gql(t, `{ sessions { id } }`, nil, &sessions)
-	if len(sessions.Sessions) != 1 {
-		t.Fatalf("sessions %+v", sessions)
-	}
 	res.sid = sessions.Sessions[0].ID
 	t.Logf("kernel peak RSS %d → %d KiB (+%d KiB), database %d → %d bytes (+%d), WAL %d → %d bytes, the model server wrote %d bytes, exec exit %d in %s",
 		res.hwmBefore, res.hwmAfter, res.hwmAfter-res.hwmBefore, res.dbBefore, res.dbAfter, res.dbAfter-res.dbBefore, res.walBefore, res.walAfter, res.sent, res.exec.code, res.took.Round(time.Millisecond))
@@ -364,6 +378,53 @@ func TestHostileRepliesBaseline(t *testing.T) {
 			fmt.Fprintf(os.Stderr, "%s: peak RSS %d → %d KiB, database +%d bytes, WAL %d bytes\n", tc.name, res.hwmBefore, res.hwmAfter, res.dbAfter-res.dbBefore, res.walAfter)
 		})
 	}
+}
+
+// runExec runs a foya command with a deadline, keeping at most 1 MiB of
+// its stdout and stderr each (an old kernel prints hundreds of MB).
+func runExec(t *testing.T, limit time.Duration, args ...string) cliResult {
+	t.Helper()
+	cmd := foyaCmd(t, "", args...)
+	var stdout, stderr capped
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(limit):
+		cmd.Process.Kill()
+		<-done
+		t.Logf("foya %v did not finish in %s (killed)", args, limit)
+	}
+	return cliResult{stdout: stdout.String(), stderr: stderr.String(), code: cmd.ProcessState.ExitCode()}
+}
+
+// capped keeps the first 1 MiB and the last 64 KiB written to it.
+type capped struct {
+	mu         sync.Mutex
+	head, tail []byte
+}
+
+func (c *capped) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if room := mib - len(c.head); room > 0 {
+		c.head = append(c.head, p[:min(room, len(p))]...)
+	}
+	c.tail = append(c.tail, p...)
+	if over := len(c.tail) - 64<<10; over > 0 {
+		c.tail = append(c.tail[:0:0], c.tail[over:]...)
+	}
+	return len(p), nil
+}
+
+func (c *capped) String() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return string(c.head) + "\n…\n" + string(c.tail)
 }
 
 func derefString(p *string) string {

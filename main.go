@@ -141,6 +141,7 @@ func serveCmd(args []string, stdout, stderr io.Writer) error {
 	advertise := fs.String("advertise-url", "", "with --database: the base URL other kernels on the database reach this one at, e.g. http://10.0.0.5:4777 (default: the listen address; docs/cluster.md)")
 	secretKeyFile := fs.String("secret-key-file", "", "with --database: key file sealing API keys and MCP secrets in the database, the same file on every kernel (default <data-dir>/secret-key; created 0600 when missing)")
 	artifactDir := fs.String("artifact-dir", "", "directory of artifact bytes (attachments, file snapshots); with --database one directory all kernels share (default <data-dir>/artifacts)")
+	outputCaps := addOutputCapFlags(fs)
 	var origins, pluginDirs, hosts, toolWritable, keyEnvs listFlag
 	fs.Var(&hosts, "allow-host", "extra Host name served by --pprof, and by /graphql on an --insecure-no-token kernel (repeatable; /graphql serves any Host when it requires the token)")
 	fs.Var(&toolWritable, "tool-writable", "extra directory tool commands may write besides the session's directory, its TMPDIR and /tmp (repeatable)")
@@ -192,7 +193,11 @@ func serveCmd(args []string, stdout, stderr io.Writer) error {
 	if *database != "" && !storage.IsPostgresURL(*database) {
 		return usageError{Err: fmt.Errorf("--database %s: use a postgres:// or postgresql:// URL", storage.RedactURL(*database))}
 	}
-	opts := kernelOptions{pluginIdleStop: *pluginIdleStop, database: *database, secretKeyFile: *secretKeyFile, artifactDir: *artifactDir, pluginDirs: pluginDirs, allowKeyEnv: keyEnvs, retry: core.RetryPolicy{MaxAttempts: *retryAttempts, MaxTotalWait: *retryWait}}
+	output, err := outputCaps.limits()
+	if err != nil {
+		return err
+	}
+	opts := kernelOptions{output: output, pluginIdleStop: *pluginIdleStop, database: *database, secretKeyFile: *secretKeyFile, artifactDir: *artifactDir, pluginDirs: pluginDirs, allowKeyEnv: keyEnvs, retry: core.RetryPolicy{MaxAttempts: *retryAttempts, MaxTotalWait: *retryWait}}
 	opts.tools.Limits = &limits
 	switch *toolNetwork {
 	case "on":
@@ -344,6 +349,7 @@ type kernelOptions struct {
 	allowKeyEnv   []string
 	tools         builtintools.PluginConfig
 	retry         core.RetryPolicy
+	output        core.OutputLimits
 	// pluginIdleStop stops an idle built-in plugin (0: never).
 	pluginIdleStop time.Duration
 }
@@ -441,7 +447,7 @@ func openKernel(ctx context.Context, dataDir string, opts kernelOptions, log *sl
 	k.engine, err = core.NewEngine(core.EngineConfig{
 		Sessions: k.sessions, Catalog: k.catalog, Providers: k.plugins, Tools: tools,
 		Attachments: k.db, Blobs: blobs, Describe: artifacts.Describe, History: k.db,
-		ScratchDir: filepath.Join(dir, "scratch"), DataDir: dir, HiddenPaths: opts.tools.Hidden, Logger: log, Retry: opts.retry,
+		ScratchDir: filepath.Join(dir, "scratch"), DataDir: dir, HiddenPaths: opts.tools.Hidden, Logger: log, Retry: opts.retry, Output: opts.output,
 		Hooks: core.NewHooks(hooks.Store{Dir: dir}, hookRunner(dir, opts, log)),
 		// No turn for 5 s: hand memory back (docs/performance.md).
 		OnIdle: func() { _, _ = memtrim.Trim() },

@@ -57,6 +57,9 @@ type EngineConfig struct {
 	// Retry bounds the retries of transient model request failures; zero
 	// fields take the defaults (see RetryPolicy).
 	Retry RetryPolicy
+	// Output bounds one model reply (text, reasoning, tool arguments,
+	// tokens per turn, time); zero fields take the defaults.
+	Output OutputLimits
 }
 
 // Engine runs turns: one at a time per session, with a FIFO queue of the
@@ -68,6 +71,7 @@ type Engine struct {
 	svc   *Service
 	log   *slog.Logger
 	retry RetryPolicy
+	out   OutputLimits
 
 	mu           sync.Mutex
 	runtimes     map[string]*sessionRuntime
@@ -117,6 +121,8 @@ type turnRun struct {
 	// session is the session as it stands after the turn's first events,
 	// when the kernel knows it without reading it back (nil: read it).
 	session *Session
+	// code is the code of the turn's end reason (CodeOutputLimit), if any.
+	code string
 }
 
 // ErrTurnStopped is the cancel cause of a turn stopped by a client.
@@ -144,7 +150,7 @@ func NewEngine(cfg EngineConfig) (*Engine, error) {
 		log = slog.Default()
 	}
 	e := &Engine{
-		cfg: cfg, svc: cfg.Sessions, log: log, retry: cfg.Retry.withDefaults(),
+		cfg: cfg, svc: cfg.Sessions, log: log, retry: cfg.Retry.withDefaults(), out: cfg.Output.withDefaults(),
 		runtimes: map[string]*sessionRuntime{}, pending: map[string]*pendingRequest{}, decided: map[string]bool{}, grants: map[string]map[string]bool{},
 		failedCompactions: map[string]string{}, titled: map[string]bool{}, resolved: map[string]resolvedCaps{},
 	}

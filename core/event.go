@@ -192,6 +192,9 @@ type TurnPayload struct {
 	QueueItemID string     `json:"queueItemId,omitempty"`
 	Status      TurnStatus `json:"status,omitempty"`
 	Reason      string     `json:"reason,omitempty"`
+	// Code classifies the reason of a turn_finished for programs:
+	// CodeOutputLimit when an output cap ended the turn.
+	Code string `json:"code,omitempty"`
 	// StartedAt is on turn_started and turn_finished, FinishedAt on
 	// turn_finished: the turn's own start and end (MSG-5).
 	StartedAt  *time.Time `json:"startedAt,omitempty"`

@@ -67,6 +67,10 @@ type ToolCall struct {
 	ID    string          `json:"id"`
 	Name  string          `json:"name"`
 	Input json.RawMessage `json:"input"`
+	// Truncated marks a call whose arguments passed the kernel's cap
+	// (OutputLimits.ToolArgsBytes): Input holds the first bytes as a JSON
+	// string, and the call was refused, never run.
+	Truncated bool `json:"truncated,omitempty"`
 }
 
 // FileAction is what a tool did to a file.
@@ -134,7 +138,11 @@ type Message struct {
 	TurnStartedAt  *time.Time `json:"turnStartedAt,omitempty"`
 	TurnFinishedAt *time.Time `json:"turnFinishedAt,omitempty"`
 	Interrupted    bool       `json:"interrupted,omitempty"`
-	Model          string     `json:"model,omitempty"`
+	// Truncated marks an assistant message cut at an output cap
+	// (OutputLimits): its text, reasoning or a tool call's arguments stop
+	// at the cap.
+	Truncated bool   `json:"truncated,omitempty"`
+	Model     string `json:"model,omitempty"`
 	// Segments record the order in which reasoning, text and tool calls
 	// streamed (MSG-11): a display projection kept with the message, never
 	// sent to a model. Absent on messages recorded before it existed.

@@ -120,12 +120,12 @@ type RetryPayload struct {
 // within the policy's attempt and total-wait bounds. Each wait is announced
 // by a live retry_scheduled event. The request is never recompiled, so a
 // retry never compacts. Only the final attempt's usage is recorded.
-func (e *Engine) streamWithRetry(ctx context.Context, sessionID, turnID string, b boundModel, req ProviderRequest) streamResult {
+func (e *Engine) streamWithRetry(ctx context.Context, sessionID, turnID string, b boundModel, req ProviderRequest, left int64) streamResult {
 	p := e.retry
 	var waited time.Duration
 	for attempt := 1; ; attempt++ {
-		res := e.stream(ctx, sessionID, b, req)
-		if res.err == nil || res.cancelled || res.text != "" || res.reasoning != "" || len(res.calls) > 0 {
+		res := e.stream(ctx, sessionID, b, req, left)
+		if res.err == nil || res.cancelled || res.limit != nil || res.text != "" || res.reasoning != "" || len(res.calls) > 0 {
 			return res
 		}
 		perr, ok := retryable(res.err)

@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"math"
 	"sort"
+	"time"
 )
 
 // streamResult is what one model request produced.
@@ -18,28 +20,56 @@ type streamResult struct {
 	state           []byte
 	err             error
 	cancelled       bool
+	// limit is the output cap that closed the stream (nil: none); the turn
+	// ends with OUTPUT_LIMIT. truncated marks a reply cut at a cap, also a
+	// tool call's arguments (that call is refused, the turn goes on).
+	limit     *outputCap
+	truncated bool
 }
 
 type callAcc struct {
 	id, name string
 	args     []byte
+	over     bool // the arguments passed the cap: cut there, never run
 }
 
 // stream runs one provider request, publishing live deltas (no seq) and
-// assembling tool calls by index (MSG-6).
-func (e *Engine) stream(ctx context.Context, sessionID string, b boundModel, req ProviderRequest) streamResult {
+// assembling tool calls by index (MSG-6). It holds at most the output caps
+// of one reply (OutputLimits): at a cap the stream is closed and what
+// arrived is kept up to it. left is what the turn may still spend of its
+// output token budget, counted here at four bytes per token.
+func (e *Engine) stream(ctx context.Context, sessionID string, b boundModel, req ProviderRequest, left int64) streamResult {
 	var res streamResult
-	st, err := b.provider.Stream(ctx, b.endpoint, req)
-	if err != nil {
-		if ctx.Err() != nil {
+	lim := e.out
+	callCtx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	total := time.AfterFunc(lim.CallTimeout, func() { cancel(errModelCallTime) })
+	defer total.Stop()
+	idle := time.AfterFunc(lim.IdleTimeout, func() { cancel(errModelIdle) })
+	defer idle.Stop()
+	// ended classifies a stream that ended with err: a cap of time, a
+	// stall (a network error, retried as such), a stopped turn or err.
+	ended := func(err error) {
+		switch cause := context.Cause(callCtx); {
+		case ctx.Err() != nil:
 			res.cancelled = true
-		} else {
+		case errors.Is(cause, errModelCallTime):
+			c := lim.timeCap()
+			res.limit, res.truncated = &c, true
+		case errors.Is(cause, errModelIdle):
+			res.err = lim.idleError()
+		default:
 			res.err = err
 		}
+	}
+	st, err := b.provider.Stream(callCtx, b.endpoint, req)
+	if err != nil {
+		ended(err)
 		return res
 	}
 	defer st.Close()
 	var text, reasoning []byte
+	var out int // bytes of output kept (text, reasoning, arguments)
 	calls := map[int]*callAcc{}
 	// segs records the streamed order (MSG-11); a tool call segment holds
 	// the call's index until the calls are assembled.
@@ -51,6 +81,23 @@ func (e *Engine) stream(ctx context.Context, sessionID string, b boundModel, req
 		}
 		segs = append(segs, Segment{Kind: kind, Start: before, End: after})
 	}
+	// fit cuts s, to be added to have bytes, to the room left under
+	// limit and under the turn's token budget (on a character boundary);
+	// it returns the cap it reached, if any.
+	budget := math.MaxInt // bytes of output the token budget allows
+	if left > 0 && left < math.MaxInt/4 {
+		budget = int(left) * 4
+	}
+	fit := func(have int, s string, limit int, reached func() outputCap) (string, *outputCap) {
+		if room := have + budget - out; room < limit {
+			limit, reached = room, lim.tokensCap
+		}
+		if have+len(s) <= limit {
+			return s, nil
+		}
+		c := reached()
+		return string(trimCutRune([]byte(s[:max(limit-have, 0)]))), &c
+	}
 loop:
 	for {
 		ev, err := st.Recv()
@@ -58,22 +105,30 @@ loop:
 			break
 		}
 		if err != nil {
-			if ctx.Err() != nil {
-				res.cancelled = true
-			} else {
-				res.err = err
-			}
+			ended(err)
 			break
 		}
+		idle.Reset(lim.IdleTimeout)
+		var capped *outputCap
 		switch ev.Kind {
 		case StreamText:
-			grow(SegmentText, len(text), len(text)+len(ev.Text))
-			text = append(text, ev.Text...)
-			e.svc.Emit(sessionID, EventMessageDelta, DeltaPayload{Text: ev.Text})
+			var s string
+			s, capped = fit(len(text), ev.Text, lim.TextBytes, lim.textCap)
+			if s != "" {
+				grow(SegmentText, len(text), len(text)+len(s))
+				text = append(text, s...)
+				out += len(s)
+				e.svc.Emit(sessionID, EventMessageDelta, DeltaPayload{Text: s})
+			}
 		case StreamReasoning:
-			grow(SegmentReasoning, len(reasoning), len(reasoning)+len(ev.Text))
-			reasoning = append(reasoning, ev.Text...)
-			e.svc.Emit(sessionID, EventReasoningDelta, DeltaPayload{Text: ev.Text})
+			var s string
+			s, capped = fit(len(reasoning), ev.Text, lim.ReasoningBytes, lim.reasoningCap)
+			if s != "" {
+				grow(SegmentReasoning, len(reasoning), len(reasoning)+len(s))
+				reasoning = append(reasoning, s...)
+				out += len(s)
+				e.svc.Emit(sessionID, EventReasoningDelta, DeltaPayload{Text: s})
+			}
 		case StreamToolCall:
 			d := ev.ToolCall
 			if d == nil {
@@ -91,9 +146,20 @@ loop:
 			if d.Name != "" {
 				acc.name = d.Name
 			}
-			acc.args = append(acc.args, d.Arguments...)
+			s, reached := fit(len(acc.args), d.Arguments, lim.ToolArgsBytes, func() outputCap { return outputCap{what: "args"} })
+			acc.args = append(acc.args, s...)
+			out += len(s)
 			idx := d.Index
-			e.svc.Emit(sessionID, EventToolCallDelta, DeltaPayload{Text: d.Arguments, ToolCallIndex: &idx, ToolCallID: acc.id, ToolName: acc.name})
+			if s != "" || d.Arguments == "" {
+				e.svc.Emit(sessionID, EventToolCallDelta, DeltaPayload{Text: s, ToolCallIndex: &idx, ToolCallID: acc.id, ToolName: acc.name})
+			}
+			if reached != nil && reached.what == "args" {
+				// The call is refused; nothing after it is read (the
+				// rest of its arguments is what the cap is for).
+				acc.over, res.truncated = true, true
+				break loop
+			}
+			capped = reached
 		case StreamUsage:
 			if ev.Usage != nil {
 				u := *ev.Usage
@@ -111,6 +177,10 @@ loop:
 			}
 			break loop
 		}
+		if capped != nil {
+			res.limit, res.truncated = capped, true
+			break
+		}
 	}
 	res.text, res.reasoning = string(text), string(reasoning)
 	idxs := make([]int, 0, len(calls))
@@ -124,7 +194,7 @@ loop:
 		switch {
 		case len(c.args) == 0:
 			input = json.RawMessage("{}")
-		case !json.Valid(c.args):
+		case c.over || !json.Valid(c.args):
 			// Keep what the model sent, as a JSON string, so the history
 			// stays valid JSON and the model can read its mistake.
 			input, _ = json.Marshal(string(c.args))
@@ -133,7 +203,7 @@ loop:
 		if id == "" {
 			id = NewID("call")
 		}
-		res.calls = append(res.calls, ToolCall{ID: id, Name: c.name, Input: input})
+		res.calls = append(res.calls, ToolCall{ID: id, Name: c.name, Input: input, Truncated: c.over})
 		c.id = id
 	}
 	for _, sg := range segs {

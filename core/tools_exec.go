@@ -86,6 +86,10 @@ func (e *Engine) callTool(ctx context.Context, sessionID, turnID string, c ToolC
 		m.Text, m.IsError = fmt.Sprintf(format, args...), true
 		return m
 	}
+	if c.Truncated {
+		// Its arguments passed the cap and were cut: never run.
+		return fail("%s", e.out.toolArgsRefusal())
+	}
 	// The session is read at call time: a mode change applies to the next
 	// tool call.
 	pctx := context.WithoutCancel(ctx)

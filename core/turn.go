@@ -99,7 +99,7 @@ func (e *Engine) runTurn(ctx context.Context, sessionID string, rt *sessionRunti
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
 	rt.turn = nil
-	finished := eventSpec{EventTurnFinished, TurnPayload{TurnID: run.id, Status: status, Reason: reason, StartedAt: &run.started, FinishedAt: &end}}
+	finished := eventSpec{EventTurnFinished, TurnPayload{TurnID: run.id, Status: status, Reason: reason, Code: run.code, StartedAt: &run.started, FinishedAt: &end}}
 	next := rt.busy == "" && !rt.held && !e.isClosed() && len(rt.queue) > 0
 	specs := []eventSpec{finished}
 	if !next && rt.busy == "" {
@@ -151,6 +151,7 @@ func (e *Engine) loop(ctx context.Context, sessionID string, run *turnRun) (Turn
 	}
 	overflowRetried := false
 	stopContinues := 0
+	var spent int64 // output tokens of the turn so far (OutputLimits.TurnOutputTokens)
 	// The history read before the hooks (to tell whether this is the
 	// session's first turn) serves the first model request too, unless
 	// something was appended to the session in between (its head moved).
@@ -234,9 +235,16 @@ func (e *Engine) loop(ctx context.Context, sessionID string, run *turnRun) (Turn
 			}
 		}
 		req, tools := c.req, c.tools
+		left := e.out.TurnOutputTokens - spent
+		if left <= 0 {
+			run.code = CodeOutputLimit
+			return TurnFailed, e.out.tokensCap().reason
+		}
+		req.MaxOutputTokens = maxOutputFor(req.MaxOutputTokens, left)
 		started := time.Now().UTC()
-		res := e.streamWithRetry(ctx, sessionID, turnID, b, req)
+		res := e.streamWithRetry(ctx, sessionID, turnID, b, req, left)
 		finished := time.Now().UTC()
+		spent += outputTokens(res)
 		e.recordUsage(pctx, sessionID, b, req, res, "turn")
 		if res.err == nil && !res.cancelled && res.usage != nil {
 			e.accept(pctx, sessionID, b.route, c.active, req, *res.usage)
@@ -245,9 +253,9 @@ func (e *Engine) loop(ctx context.Context, sessionID string, run *turnRun) (Turn
 		msg := Message{
 			Role: RoleAssistant, Text: res.text, Reasoning: res.reasoning, ToolCalls: res.calls, Segments: res.segments,
 			TurnID: turnID, StartedAt: &started, FinishedAt: &finished, Model: s.Model,
-			TurnStartedAt: &turnStart,
+			TurnStartedAt: &turnStart, Truncated: res.truncated,
 		}
-		if res.err == nil && !res.cancelled {
+		if res.err == nil && !res.cancelled && res.limit == nil {
 			// Native state of a complete reply only: a cut-off one (an
 			// unsigned thinking block) would be rejected on replay.
 			msg.ProviderState = e.newProviderState(sessionID, b.route, res.state)
@@ -262,11 +270,27 @@ func (e *Engine) loop(ctx context.Context, sessionID string, run *turnRun) (Turn
 				run.finished = time.Time{}
 			}
 			return TurnCancelled, reason
+		case res.limit != nil:
+			// An output cap closed the stream: what arrived is kept (up to
+			// the cap), no call of the cut reply runs, and the turn ends.
+			reason := res.limit.reason
+			run.code = CodeOutputLimit
+			msg.TurnStatus, msg.TurnReason = TurnFailed, reason
+			msg.ToolCalls = nil
+			ends(&msg)
+			if !e.keepPartial(pctx, sessionID, msg) {
+				run.finished = time.Time{}
+			}
+			return TurnFailed, reason
 		case res.err != nil:
 			// An endpoint may echo the key in an error body; it never
 			// reaches the log of events.
 			reason := scrubSecret(failureReason(res.err), b.endpoint.APIKey)
 			var perr *ProviderError
+			if errors.As(res.err, &perr) && perr.Category == ProviderOutputLimit {
+				// The provider stopped at the max output it was sent.
+				run.code, msg.Truncated = CodeOutputLimit, true
+			}
 			if errors.As(res.err, &perr) && perr.Category == ProviderContextOverflow {
 				// Exactly one compaction and retry per turn; nothing else
 				// (rate limits, quota, auth, network…) ever compacts.
@@ -322,6 +346,19 @@ func (e *Engine) loop(ctx context.Context, sessionID string, run *turnRun) (Turn
 			return TurnCancelled, cancelReason(ctx)
 		}
 	}
+}
+
+// outputTokens is what a request spent of the turn's output budget: the
+// provider's report, else the kept output at four bytes per token.
+func outputTokens(res streamResult) int64 {
+	if res.usage != nil {
+		return res.usage.OutputTokens
+	}
+	n := len(res.text) + len(res.reasoning)
+	for _, c := range res.calls {
+		n += len(c.Input)
+	}
+	return estimateTokens(n)
 }
 
 // keepPartial persists what an interrupted or failed step produced, unless

@@ -14,6 +14,10 @@ import (
 // reply (and the reasoning sent back with it) was cut off by the user.
 const InterruptionMarker = "\n\n[interrupted by the user: this reply was cut off]"
 
+// TruncationMarker is appended to the text of an assistant message the
+// kernel cut at an output cap (OutputLimits), in the provider view.
+const TruncationMarker = "\n\n[cut off by the kernel: this reply reached its output limit]"
+
 // UnansweredToolResult is the synthetic tool result the provider view inserts
 // for an assistant tool call that has no tool message in history, e.g. a call
 // cancelled before it ran. Providers reject a tool call without a result.
@@ -281,6 +285,8 @@ func viewAssistant(m *Message) (ProviderMessage, bool) {
 			text = strings.TrimSpace(InterruptionMarker)
 		}
 		hasText = true
+	} else if m.Truncated && hasText {
+		text += TruncationMarker
 	}
 	if hasText {
 		pm.Content = []ContentPart{{Type: "text", Text: text}}
@@ -289,7 +295,7 @@ func viewAssistant(m *Message) (ProviderMessage, bool) {
 		pm.ToolCalls = make([]ToolCall, len(m.ToolCalls))
 		for i, tc := range m.ToolCalls {
 			input := json.RawMessage(`{}`)
-			if len(tc.Input) > 0 {
+			if len(tc.Input) > 0 && !tc.Truncated { // a cut call's bytes stay out of the context
 				input = append(json.RawMessage(nil), tc.Input...)
 			}
 			pm.ToolCalls[i] = ToolCall{ID: tc.ID, Name: tc.Name, Input: input}

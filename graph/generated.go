@@ -201,6 +201,7 @@ type ComplexityRoot struct {
 		ToolCallID        func(childComplexity int) int
 		ToolCalls         func(childComplexity int) int
 		ToolName          func(childComplexity int) int
+		Truncated         func(childComplexity int) int
 		TurnFinishedAt    func(childComplexity int) int
 		TurnReason        func(childComplexity int) int
 		TurnStartedAt     func(childComplexity int) int
@@ -1285,6 +1286,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Message.ToolName(childComplexity), true
+	case "Message.truncated":
+		if e.ComplexityRoot.Message.Truncated == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Message.Truncated(childComplexity), true
 	case "Message.turnFinishedAt":
 		if e.ComplexityRoot.Message.TurnFinishedAt == nil {
 			break
@@ -3221,6 +3228,8 @@ type Message {
   diff: String
   "The turn was stopped while this assistant message was being produced."
   interrupted: Boolean!
+  "The kernel cut this assistant message at an output cap (docs/limits.md, \"Model output\"): its text, reasoning or a tool call's arguments stop at the cap. A call cut so is never run (its input is the first bytes as a JSON string, and its tool message says why); a cap other than a call's arguments also ended the turn, whose turn_finished payload has code OUTPUT_LIMIT."
+  truncated: Boolean!
   "Display order of an assistant message's reasoning, text and tool calls, as they streamed (MSG-11)."
   segments: [Segment!]!
   "For a tool message: the tool's structured (JSON) result, e.g. an MCP tool's structuredContent. The model reads text."
@@ -4046,6 +4055,8 @@ func (ec *executionContext) childFields_Message(ctx context.Context, field graph
 		return ec.fieldContext_Message_diff(ctx, field)
 	case "interrupted":
 		return ec.fieldContext_Message_interrupted(ctx, field)
+	case "truncated":
+		return ec.fieldContext_Message_truncated(ctx, field)
 	case "segments":
 		return ec.fieldContext_Message_segments(ctx, field)
 	case "structuredContent":
@@ -8114,6 +8125,29 @@ func (ec *executionContext) _Message_interrupted(ctx context.Context, field grap
 	)
 }
 func (ec *executionContext) fieldContext_Message_interrupted(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Message", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _Message_truncated(ctx context.Context, field graphql.CollectedField, obj *core.Message) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Message_truncated(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Truncated, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Message_truncated(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Message", field, false, false, "Boolean")
 }
 
@@ -16460,6 +16494,11 @@ func (ec *executionContext) _Message(ctx context.Context, sel ast.SelectionSet, 
 				})
 		case "interrupted":
 			out.Values[i] = ec._Message_interrupted(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "truncated":
+			out.Values[i] = ec._Message_truncated(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}

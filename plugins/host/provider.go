@@ -3,12 +3,16 @@ package host
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"slices"
 	"sync"
 
 	"github.com/foya-dev/foya/core"
 	foyav1 "github.com/foya-dev/foya/plugins/proto/foya/v1"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 )
 
 // clientSource hands out the gRPC clients of a plugin, starting or
@@ -109,7 +113,7 @@ func (a *providerAdapter) Stream(ctx context.Context, ep core.Endpoint, req core
 		return nil, err
 	}
 	sctx, cancel := context.WithCancel(ctx)
-	st, err := c.provider.Stream(sctx, &foyav1.StreamRequest{Endpoint: endpointToProto(ep), Request: requestToProto(req)})
+	st, err := c.provider.Stream(sctx, &foyav1.StreamRequest{Endpoint: endpointToProto(ep), Request: requestToProto(req)}, grpc.MaxCallRecvMsgSize(MaxStreamEventBytes))
 	if err != nil {
 		cancel()
 		release()
@@ -120,6 +124,12 @@ func (a *providerAdapter) Stream(ctx context.Context, ep core.Endpoint, req core
 	}
 	return &stream{a: a, c: c, st: st, cancel: cancel, release: release}, nil
 }
+
+// MaxStreamEventBytes bounds one event of a provider stream as the kernel
+// receives it (a larger one fails the stream): a reply's deltas are capped
+// far below (core.OutputLimits) and its native state at 8 MiB, so what one
+// running stream holds stays bounded whatever a plugin sends.
+const MaxStreamEventBytes = 32 << 20
 
 // warm starts the plugin process if it is stopped, ahead of a call (see
 // Manager.Provider).
@@ -154,6 +164,12 @@ func (s *stream) Recv() (core.StreamEvent, error) {
 		if err != nil {
 			s.ended = true
 			s.release()
+			if st, ok := status.FromError(err); ok && st.Code() == codes.ResourceExhausted && len(st.Details()) == 0 {
+				// gRPC's own refusal of an oversized message (a provider's
+				// rate limit carries its ProviderError detail).
+				return core.StreamEvent{}, &core.ProviderError{Category: core.ProviderServer,
+					Message: fmt.Sprintf("provider %s sent a stream event larger than %d MiB, the limit of one event", s.a.kind, MaxStreamEventBytes>>20)}
+			}
 			if isTransportFailure(err) {
 				s.a.src.broken(s.c, err)
 			}

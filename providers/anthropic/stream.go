@@ -77,6 +77,11 @@ type block struct {
 	toolIndex int
 }
 
+// maxStateBytes bounds the thinking and signatures kept for the reply's
+// native state: the kernel keeps at most 8 MiB of state per reply, so more
+// is dropped here (the reply then sends no state) rather than held.
+const maxStateBytes = 8 << 20
+
 // readStream translates a Messages event stream into SDK events. The
 // thinking blocks of the reply are sent as native state once the message
 // is complete; a stream cut off before message_stop never sends state.
@@ -89,6 +94,12 @@ func readStream(ctx context.Context, body io.Reader, out sdk.StreamSender) (stri
 		tools       int
 		stopped     bool
 	)
+	kept := 0 // bytes of thinking and signatures kept for the state
+	keep := func(dst *string, s string) {
+		if kept += len(s); kept <= maxStateBytes {
+			*dst += s
+		}
+	}
 	handle := func(event string, data []byte) error {
 		var ev streamEvent
 		if err := httpwire.DecodeEvent(event, data, &ev); err != nil {
@@ -135,10 +146,10 @@ func readStream(ctx context.Context, body io.Reader, out sdk.StreamSender) (stri
 			case "text_delta":
 				return out.Text(ev.Delta.Text)
 			case "thinking_delta":
-				b.Thinking += ev.Delta.Thinking
+				keep(&b.Thinking, ev.Delta.Thinking)
 				return out.Reasoning(ev.Delta.Thinking)
 			case "signature_delta":
-				b.Signature += ev.Delta.Signature
+				keep(&b.Signature, ev.Delta.Signature)
 			case "input_json_delta":
 				if ev.Delta.PartialJSON != "" {
 					return out.ToolCall(sdk.ToolCallDelta{Index: b.toolIndex, Arguments: ev.Delta.PartialJSON})
@@ -189,7 +200,7 @@ func readStream(ctx context.Context, body io.Reader, out sdk.StreamSender) (stri
 		}
 		st.Blocks = append(st.Blocks, raw)
 	}
-	if len(st.Blocks) > 0 {
+	if len(st.Blocks) > 0 && kept <= maxStateBytes {
 		if err := out.State(httpwire.Marshal(st)); err != nil {
 			return "", err
 		}

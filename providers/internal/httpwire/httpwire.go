@@ -145,6 +145,12 @@ func RetryAfterMS(h http.Header) time.Duration {
 	return RetryAfter(h)
 }
 
+// MaxEventBytes bounds one line and one event's data of a stream: a
+// larger one fails the stream (a server error), so a reply that never ends
+// a line cannot grow the plugin without bound. Legitimate events are far
+// smaller (a delta, a completed item).
+const MaxEventBytes = 16 << 20
+
 // ReadEvents reads a Server-Sent Events stream until done reports true or
 // the body ends, calling handle with each event's name ("" when it has no
 // event: line) and data (data: lines joined by newlines; an event without
@@ -164,8 +170,13 @@ func ReadEvents(ctx context.Context, body io.Reader, done func() bool, handle fu
 		}
 		return handle(event, data.Bytes())
 	}
+	var buf []byte
 	for !done() {
-		line, err := rd.ReadBytes('\n')
+		line, err := readLine(rd, buf[:0])
+		buf = line[:0]
+		if errors.Is(err, errLineTooLong) || data.Len()+len(line) > MaxEventBytes {
+			return &sdk.Error{Category: sdk.CategoryServer, Message: fmt.Sprintf("a stream event is larger than %d MiB, the limit of one event", MaxEventBytes>>20)}
+		}
 		if len(line) > 0 {
 			l := strings.TrimRight(string(line), "\r\n")
 			switch {
@@ -193,6 +204,23 @@ func ReadEvents(ctx context.Context, body io.Reader, done func() bool, handle fu
 		}
 	}
 	return nil
+}
+
+var errLineTooLong = errors.New("line too long")
+
+// readLine appends the next line of rd (with its newline) to buf, reading
+// at most MaxEventBytes.
+func readLine(rd *bufio.Reader, buf []byte) ([]byte, error) {
+	for {
+		frag, err := rd.ReadSlice('\n')
+		if len(buf)+len(frag) > MaxEventBytes {
+			return buf, errLineTooLong
+		}
+		buf = append(buf, frag...)
+		if err != bufio.ErrBufferFull {
+			return buf, err
+		}
+	}
 }
 
 // ClassifyBody classifies an error response whose body is {"error": E}:

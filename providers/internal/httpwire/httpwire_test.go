@@ -174,3 +174,28 @@ func TestProvidersImportOnlySDK(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A line or an event's data over MaxEventBytes fails the stream with a
+// server error instead of growing without bound; smaller ones pass whole.
+func TestReadEventsBoundsOneEvent(t *testing.T) {
+	big := strings.Repeat("a", MaxEventBytes-16)
+	var got int
+	err := ReadEvents(context.Background(), strings.NewReader("data: "+big+"\n\n"), func() bool { return false }, func(_ string, data []byte) error {
+		got = len(data)
+		return nil
+	})
+	if err != nil || got != len(big) {
+		t.Fatalf("an event under the bound: %d bytes, %v", got, err)
+	}
+	for name, stream := range map[string]string{
+		"one endless line":       "data: " + strings.Repeat("a", MaxEventBytes+1),
+		"many data lines":        strings.Repeat("data: "+strings.Repeat("b", 1<<20)+"\n", 17) + "\n",
+		"a line after the bound": "data: x\n" + strings.Repeat("c", MaxEventBytes+10) + "\n\n",
+	} {
+		err := ReadEvents(context.Background(), strings.NewReader(stream), func() bool { return false }, func(string, []byte) error { return nil })
+		var se *sdk.Error
+		if !errors.As(err, &se) || se.Category != sdk.CategoryServer || !strings.Contains(se.Message, "16 MiB") {
+			t.Fatalf("%s: %v", name, err)
+		}
+	}
+}

@@ -59,5 +59,8 @@ func classifyAPIError(status int, header http.Header, e *apiError) *sdk.Error {
 	if msg == "" {
 		msg = http.StatusText(status)
 	}
+	if msg == "" {
+		msg = "the service reported an error without a message"
+	}
 	return &sdk.Error{Category: c, Message: msg, StatusCode: status, RetryAfter: httpwire.RetryAfter(header)}
 }

@@ -57,6 +57,9 @@ func classifyObject(status int, header http.Header, e *apiError) *sdk.Error {
 	if msg == "" {
 		msg = http.StatusText(status)
 	}
+	if msg == "" {
+		msg = "the service reported an error without a message"
+	}
 	lower := strings.ToLower(msg + " " + typ + " " + code)
 	var c sdk.ErrorCategory
 	switch {

@@ -112,6 +112,8 @@ type streamEvent struct {
 	Type         string          `json:"type"`
 	OutputIndex  int             `json:"output_index"`
 	SummaryIndex int             `json:"summary_index"`
+	ContentIndex int             `json:"content_index"`
+	Text         string          `json:"text"` // output_text.done
 	Delta        string          `json:"delta"`
 	Item         json.RawMessage `json:"item"`
 	Response     *response       `json:"response"`
@@ -196,6 +198,9 @@ func readStream(ctx context.Context, log *slog.Logger, body io.Reader, out sdk.S
 		refusal   strings.Builder
 		refused   bool // a refusal.done or refusal content part arrived
 		logged    = map[string]bool{}
+		// streamed holds the text deltas of each output text part, so
+		// that output_text.done can complete a stream that skipped some.
+		streamed = map[[2]int]*strings.Builder{}
 	)
 	handle := func(event string, data []byte) error {
 		if strings.TrimSpace(string(data)) == "[DONE]" {
@@ -217,7 +222,26 @@ func readStream(ctx context.Context, log *slog.Logger, body io.Reader, out sdk.S
 		switch ev.Type {
 		case "response.output_text.delta":
 			if ev.Delta != "" {
+				key := [2]int{ev.OutputIndex, ev.ContentIndex}
+				if streamed[key] == nil {
+					streamed[key] = &strings.Builder{}
+				}
+				streamed[key].WriteString(ev.Delta)
 				return out.Text(ev.Delta)
+			}
+		case "response.output_text.done":
+			// The final text of the part: what the deltas left out (a
+			// proxy that drops some) still reaches the reply.
+			var got string
+			if b := streamed[[2]int{ev.OutputIndex, ev.ContentIndex}]; b != nil {
+				got = b.String()
+			}
+			delete(streamed, [2]int{ev.OutputIndex, ev.ContentIndex})
+			switch {
+			case len(ev.Text) > len(got) && strings.HasPrefix(ev.Text, got):
+				return out.Text(ev.Text[len(got):])
+			case ev.Text != got && ev.Text != "":
+				log.Warn("output_text.done differs from its deltas; the deltas are kept", "streamed_bytes", len(got), "done_bytes", len(ev.Text))
 			}
 		case "response.reasoning_summary_text.delta", "response.reasoning_text.delta":
 			if ev.Delta != "" {
@@ -235,9 +259,9 @@ func readStream(ctx context.Context, log *slog.Logger, body io.Reader, out sdk.S
 			}
 			refused = true
 		case "response.output_item.added":
-			var it item
-			if err := json.Unmarshal(ev.Item, &it); err != nil {
-				return httpwire.DecodeError("output item", ev.Item, err)
+			it, err := decodeItem(ev.Item)
+			if err != nil {
+				return err
 			}
 			if it.Type == "function_call" {
 				c := &call{index: len(calls)}
@@ -252,9 +276,9 @@ func readStream(ctx context.Context, log *slog.Logger, body io.Reader, out sdk.S
 			c.args = true
 			return out.ToolCall(sdk.ToolCallDelta{Index: c.index, Arguments: ev.Delta})
 		case "response.output_item.done":
-			var it item
-			if err := json.Unmarshal(ev.Item, &it); err != nil {
-				return httpwire.DecodeError("output item", ev.Item, err)
+			it, err := decodeItem(ev.Item)
+			if err != nil {
+				return err
 			}
 			switch it.Type {
 			case "reasoning":
@@ -338,4 +362,23 @@ func readStream(ctx context.Context, log *slog.Logger, body io.Reader, out sdk.S
 		return sdk.FinishRefusal, nil
 	}
 	return final.finishReason(), nil
+}
+
+// decodeItem decodes an output item: the fields of the types the provider
+// acts on, only the type of others (whose fields may differ, e.g. the
+// object arguments of a tool_search_call).
+func decodeItem(raw json.RawMessage) (item, error) {
+	var it item
+	if err := json.Unmarshal(raw, &struct {
+		Type *string `json:"type"`
+	}{&it.Type}); err != nil {
+		return it, httpwire.DecodeError("output item", raw, err)
+	}
+	switch it.Type {
+	case "message", "function_call", "reasoning":
+		if err := json.Unmarshal(raw, &it); err != nil {
+			return it, httpwire.DecodeError("output item", raw, err)
+		}
+	}
+	return it, nil
 }

@@ -128,7 +128,9 @@ func readStream(ctx context.Context, body io.Reader, out sdk.StreamSender) (stri
 			switch b.Type {
 			case "text":
 				var t struct{ Text string }
-				_ = json.Unmarshal(ev.ContentBlock, &t)
+				if err := json.Unmarshal(ev.ContentBlock, &t); err != nil {
+					return httpwire.DecodeError("content block", ev.ContentBlock, err)
+				}
 				if t.Text != "" {
 					return out.Text(t.Text)
 				}

@@ -32,11 +32,11 @@ func TestErrorEventShapes(t *testing.T) {
 		{"nested, then response.failed", []string{
 			`{"type":"error","sequence_number":2,"error":{"type":"insufficient_quota","code":"insufficient_quota","message":"` + quota + `","param":null}}`,
 			`{"type":"response.failed","response":{"status":"failed","error":{"code":"insufficient_quota","message":"` + quota + `"}}}`,
-		}, sdk.CategoryQuota, quota},
+		}, sdk.CategoryQuota, quota + " [insufficient_quota]"},
 		{"nested, null code, completed by response.failed", []string{
 			`{"type":"error","error":{"type":"","code":null,"message":"Rate limit reached for gpt-5 in organization org-x on tokens per min","param":null}}`,
 			`{"type":"response.failed","response":{"status":"failed","error":{"code":"rate_limit_exceeded","message":"Rate limit reached"}}}`,
-		}, sdk.CategoryRateLimit, "Rate limit reached for gpt-5 in organization org-x on tokens per min"},
+		}, sdk.CategoryRateLimit, "Rate limit reached for gpt-5 in organization org-x on tokens per min [rate_limit_exceeded]"},
 		{"flat, at the end of the stream", []string{
 			`{"type":"error","code":"context_length_exceeded","message":"Your input exceeds the context window of this model.","param":"input"}`,
 		}, sdk.CategoryContextOverflow, "Your input exceeds the context window"},

@@ -327,6 +327,9 @@ func anthropicReply(evs []json.RawMessage, fx *wantFixture) wantReply {
 		e := decode(raw)
 		switch str(e["type"]) {
 		case "message_start":
+			if len(order) > 0 && fx.fail == "" {
+				fx.fail, fx.failMsg = "server", "a second message"
+			}
 			u := obj(obj(e["message"])["usage"])
 			in, cr, cw, out = num(u["input_tokens"]), num(u["cache_read_input_tokens"]), num(u["cache_creation_input_tokens"]), num(u["output_tokens"])
 		case "content_block_start":

@@ -114,6 +114,12 @@ func readStream(ctx context.Context, body io.Reader, out sdk.StreamSender) (stri
 		}
 		switch ev.Type {
 		case "message_start":
+			if len(order) > 0 {
+				// A proxy that retried upstream and spliced a second
+				// message into the stream: what was forwarded of the first
+				// cannot be taken back.
+				return &sdk.Error{Category: sdk.CategoryServer, Message: "the stream started a second message before the first ended"}
+			}
 			if ev.Start != nil {
 				model = ev.Start.Model
 				usage = ev.Start.Usage

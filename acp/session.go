@@ -42,6 +42,7 @@ type session struct {
 	mcp        []string // ids of the MCP servers this connection attached
 	textSent   bool     // deltas streamed for the current assistant message
 	thoughtSet bool
+	refused    bool // the turn's last reply so far is a refusal (stopReason "refusal")
 }
 
 type turnInfo struct {
@@ -283,12 +284,15 @@ type gqlMessage struct {
 	Diff        *string
 	FileChanges []struct{ Path, Action string }
 	Attachments []struct{ Name, MediaType string }
+	// FinishReason and Refusal: see acp/refusal.go.
+	FinishReason, Refusal *string
 }
 
 // fromMessage is what the agent keeps of a message read with ACPMessageFields.
 func fromMessage(f *client.ACPMessageFields) gqlMessage {
 	m := gqlMessage{Seq: f.Seq, Role: string(f.Role), Text: f.Text, Reasoning: f.Reasoning,
-		ToolCallID: f.ToolCallId, ToolName: f.ToolName, IsError: f.IsError, Diff: f.Diff}
+		ToolCallID: f.ToolCallId, ToolName: f.ToolName, IsError: f.IsError, Diff: f.Diff,
+		FinishReason: f.FinishReason, Refusal: f.Refusal}
 	for _, tc := range f.ToolCalls {
 		m.ToolCalls = append(m.ToolCalls, struct {
 			ID, Name string
@@ -400,6 +404,7 @@ func (s *session) event(ev gqlEvent) bool {
 			s.textSent, s.thoughtSet = false, false
 			s.mu.Unlock()
 			s.message(*m, !text, !thought, false)
+			s.noteRefusal(*m)
 		}
 	case "tool_started":
 		var p struct{ ToolCallID string }
@@ -842,6 +847,8 @@ func (s *session) wait(ctx context.Context, p *pendingPrompt) (any, error) {
 		switch r.status {
 		case "completed":
 			return map[string]any{"stopReason": "end_turn"}, nil
+		case "refused":
+			return map[string]any{"stopReason": "refusal"}, nil
 		case "cancelled":
 			return map[string]any{"stopReason": "cancelled"}, nil
 		}
@@ -923,8 +930,15 @@ func (s *session) turnFinished(id, status, reason string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if ti := s.turns[id]; ti != nil {
+		if status == "completed" && s.refused {
+			status = "refused"
+		}
 		ti.finished, ti.status, ti.reason = true, status, reason
 	}
+	if status == "completed" && s.refused {
+		status = "refused"
+	}
+	s.refused = false
 	keep := s.prompts[:0]
 	for _, p := range s.prompts {
 		if p.turnID == id {

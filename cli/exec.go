@@ -464,6 +464,7 @@ func (t *turnWatch) print(ev execEvent) {
 			for _, tc := range m.ToolCalls {
 				t.pr.info("→ %s %s", tc.Name, short(string(tc.Input), 100))
 			}
+			t.finishReason(m.FinishReason, m.Refusal)
 		case "TOOL":
 			line, _, _ := strings.Cut(strings.TrimSpace(m.Text), "\n")
 			if m.IsError {

@@ -339,6 +339,14 @@ type ACPMessageFields struct {
 	Attachments []ACPMessageFieldsAttachmentsAttachment `json:"attachments"`
 	TurnStatus  *TurnStatus                             `json:"turnStatus"`
 	TurnReason  *string                                 `json:"turnReason"`
+	// Why the model ended this assistant message, as its provider normalized it: `stop`, `length` (output token
+	// limit), `tool_calls`, `content_filter` (the service's filter stopped it), `refusal` (the model declined; see
+	// `refusal`), or the service's own word when none of these fits (e.g. `pause_turn`). A string rather than an enum,
+	// so that a reason a provider adds later never breaks a client. Null on other roles, on a reply that failed or was
+	// stopped, and on messages recorded before Foya kept it (docs/providers.md#finish-reasons).
+	FinishReason *string `json:"finishReason"`
+	// The service's explanation of a refusal (finishReason `refusal`) when it sent one apart from the message text, e.g. Anthropic's `stop_details.explanation` or OpenAI's `refusal` deltas.
+	Refusal *string `json:"refusal"`
 }
 
 // GetSeq returns ACPMessageFields.Seq, and is useful for accessing the field via an interface.
@@ -383,6 +391,12 @@ func (v *ACPMessageFields) GetTurnStatus() *TurnStatus { return v.TurnStatus }
 
 // GetTurnReason returns ACPMessageFields.TurnReason, and is useful for accessing the field via an interface.
 func (v *ACPMessageFields) GetTurnReason() *string { return v.TurnReason }
+
+// GetFinishReason returns ACPMessageFields.FinishReason, and is useful for accessing the field via an interface.
+func (v *ACPMessageFields) GetFinishReason() *string { return v.FinishReason }
+
+// GetRefusal returns ACPMessageFields.Refusal, and is useful for accessing the field via an interface.
+func (v *ACPMessageFields) GetRefusal() *string { return v.Refusal }
 
 // ACPMessageFieldsAttachmentsAttachment includes the requested fields of the GraphQL type Attachment.
 // The GraphQL type's documentation follows.
@@ -655,6 +669,16 @@ func (v *ACPSessionEventsSessionEventsSessionEventMessage) GetTurnReason() *stri
 	return v.ACPMessageFields.TurnReason
 }
 
+// GetFinishReason returns ACPSessionEventsSessionEventsSessionEventMessage.FinishReason, and is useful for accessing the field via an interface.
+func (v *ACPSessionEventsSessionEventsSessionEventMessage) GetFinishReason() *string {
+	return v.ACPMessageFields.FinishReason
+}
+
+// GetRefusal returns ACPSessionEventsSessionEventsSessionEventMessage.Refusal, and is useful for accessing the field via an interface.
+func (v *ACPSessionEventsSessionEventsSessionEventMessage) GetRefusal() *string {
+	return v.ACPMessageFields.Refusal
+}
+
 func (v *ACPSessionEventsSessionEventsSessionEventMessage) UnmarshalJSON(b []byte) error {
 
 	if string(b) == "null" {
@@ -706,6 +730,10 @@ type __premarshalACPSessionEventsSessionEventsSessionEventMessage struct {
 	TurnStatus *TurnStatus `json:"turnStatus"`
 
 	TurnReason *string `json:"turnReason"`
+
+	FinishReason *string `json:"finishReason"`
+
+	Refusal *string `json:"refusal"`
 }
 
 func (v *ACPSessionEventsSessionEventsSessionEventMessage) MarshalJSON() ([]byte, error) {
@@ -732,6 +760,8 @@ func (v *ACPSessionEventsSessionEventsSessionEventMessage) __premarshalJSON() (*
 	retval.Attachments = v.ACPMessageFields.Attachments
 	retval.TurnStatus = v.ACPMessageFields.TurnStatus
 	retval.TurnReason = v.ACPMessageFields.TurnReason
+	retval.FinishReason = v.ACPMessageFields.FinishReason
+	retval.Refusal = v.ACPMessageFields.Refusal
 	return &retval, nil
 }
 
@@ -1172,6 +1202,16 @@ func (v *ACPSessionWithMessagesSessionMessagesMessage) GetTurnReason() *string {
 	return v.ACPMessageFields.TurnReason
 }
 
+// GetFinishReason returns ACPSessionWithMessagesSessionMessagesMessage.FinishReason, and is useful for accessing the field via an interface.
+func (v *ACPSessionWithMessagesSessionMessagesMessage) GetFinishReason() *string {
+	return v.ACPMessageFields.FinishReason
+}
+
+// GetRefusal returns ACPSessionWithMessagesSessionMessagesMessage.Refusal, and is useful for accessing the field via an interface.
+func (v *ACPSessionWithMessagesSessionMessagesMessage) GetRefusal() *string {
+	return v.ACPMessageFields.Refusal
+}
+
 func (v *ACPSessionWithMessagesSessionMessagesMessage) UnmarshalJSON(b []byte) error {
 
 	if string(b) == "null" {
@@ -1223,6 +1263,10 @@ type __premarshalACPSessionWithMessagesSessionMessagesMessage struct {
 	TurnStatus *TurnStatus `json:"turnStatus"`
 
 	TurnReason *string `json:"turnReason"`
+
+	FinishReason *string `json:"finishReason"`
+
+	Refusal *string `json:"refusal"`
 }
 
 func (v *ACPSessionWithMessagesSessionMessagesMessage) MarshalJSON() ([]byte, error) {
@@ -1249,6 +1293,8 @@ func (v *ACPSessionWithMessagesSessionMessagesMessage) __premarshalJSON() (*__pr
 	retval.Attachments = v.ACPMessageFields.Attachments
 	retval.TurnStatus = v.ACPMessageFields.TurnStatus
 	retval.TurnReason = v.ACPMessageFields.TurnReason
+	retval.FinishReason = v.ACPMessageFields.FinishReason
+	retval.Refusal = v.ACPMessageFields.Refusal
 	return &retval, nil
 }
 
@@ -3410,6 +3456,14 @@ type MessageFields struct {
 	IsError    bool        `json:"isError"`
 	TurnStatus *TurnStatus `json:"turnStatus"`
 	TurnReason *string     `json:"turnReason"`
+	// Why the model ended this assistant message, as its provider normalized it: `stop`, `length` (output token
+	// limit), `tool_calls`, `content_filter` (the service's filter stopped it), `refusal` (the model declined; see
+	// `refusal`), or the service's own word when none of these fits (e.g. `pause_turn`). A string rather than an enum,
+	// so that a reason a provider adds later never breaks a client. Null on other roles, on a reply that failed or was
+	// stopped, and on messages recorded before Foya kept it (docs/providers.md#finish-reasons).
+	FinishReason *string `json:"finishReason"`
+	// The service's explanation of a refusal (finishReason `refusal`) when it sent one apart from the message text, e.g. Anthropic's `stop_details.explanation` or OpenAI's `refusal` deltas.
+	Refusal *string `json:"refusal"`
 }
 
 // GetSeq returns MessageFields.Seq, and is useful for accessing the field via an interface.
@@ -3435,6 +3489,12 @@ func (v *MessageFields) GetTurnStatus() *TurnStatus { return v.TurnStatus }
 
 // GetTurnReason returns MessageFields.TurnReason, and is useful for accessing the field via an interface.
 func (v *MessageFields) GetTurnReason() *string { return v.TurnReason }
+
+// GetFinishReason returns MessageFields.FinishReason, and is useful for accessing the field via an interface.
+func (v *MessageFields) GetFinishReason() *string { return v.FinishReason }
+
+// GetRefusal returns MessageFields.Refusal, and is useful for accessing the field via an interface.
+func (v *MessageFields) GetRefusal() *string { return v.Refusal }
 
 // MessageFieldsToolCallsToolCall includes the requested fields of the GraphQL type ToolCall.
 // The GraphQL type's documentation follows.
@@ -4289,6 +4349,16 @@ func (v *SessionEventsSessionEventsSessionEventMessage) GetTurnReason() *string 
 	return v.MessageFields.TurnReason
 }
 
+// GetFinishReason returns SessionEventsSessionEventsSessionEventMessage.FinishReason, and is useful for accessing the field via an interface.
+func (v *SessionEventsSessionEventsSessionEventMessage) GetFinishReason() *string {
+	return v.MessageFields.FinishReason
+}
+
+// GetRefusal returns SessionEventsSessionEventsSessionEventMessage.Refusal, and is useful for accessing the field via an interface.
+func (v *SessionEventsSessionEventsSessionEventMessage) GetRefusal() *string {
+	return v.MessageFields.Refusal
+}
+
 func (v *SessionEventsSessionEventsSessionEventMessage) UnmarshalJSON(b []byte) error {
 
 	if string(b) == "null" {
@@ -4334,6 +4404,10 @@ type __premarshalSessionEventsSessionEventsSessionEventMessage struct {
 	TurnStatus *TurnStatus `json:"turnStatus"`
 
 	TurnReason *string `json:"turnReason"`
+
+	FinishReason *string `json:"finishReason"`
+
+	Refusal *string `json:"refusal"`
 }
 
 func (v *SessionEventsSessionEventsSessionEventMessage) MarshalJSON() ([]byte, error) {
@@ -4357,6 +4431,8 @@ func (v *SessionEventsSessionEventsSessionEventMessage) __premarshalJSON() (*__p
 	retval.IsError = v.MessageFields.IsError
 	retval.TurnStatus = v.MessageFields.TurnStatus
 	retval.TurnReason = v.MessageFields.TurnReason
+	retval.FinishReason = v.MessageFields.FinishReason
+	retval.Refusal = v.MessageFields.Refusal
 	return &retval, nil
 }
 
@@ -4740,6 +4816,14 @@ func (v *SessionSessionMessagesMessage) GetTurnStatus() *TurnStatus {
 // GetTurnReason returns SessionSessionMessagesMessage.TurnReason, and is useful for accessing the field via an interface.
 func (v *SessionSessionMessagesMessage) GetTurnReason() *string { return v.MessageFields.TurnReason }
 
+// GetFinishReason returns SessionSessionMessagesMessage.FinishReason, and is useful for accessing the field via an interface.
+func (v *SessionSessionMessagesMessage) GetFinishReason() *string {
+	return v.MessageFields.FinishReason
+}
+
+// GetRefusal returns SessionSessionMessagesMessage.Refusal, and is useful for accessing the field via an interface.
+func (v *SessionSessionMessagesMessage) GetRefusal() *string { return v.MessageFields.Refusal }
+
 func (v *SessionSessionMessagesMessage) UnmarshalJSON(b []byte) error {
 
 	if string(b) == "null" {
@@ -4781,6 +4865,10 @@ type __premarshalSessionSessionMessagesMessage struct {
 	TurnStatus *TurnStatus `json:"turnStatus"`
 
 	TurnReason *string `json:"turnReason"`
+
+	FinishReason *string `json:"finishReason"`
+
+	Refusal *string `json:"refusal"`
 }
 
 func (v *SessionSessionMessagesMessage) MarshalJSON() ([]byte, error) {
@@ -4802,6 +4890,8 @@ func (v *SessionSessionMessagesMessage) __premarshalJSON() (*__premarshalSession
 	retval.IsError = v.MessageFields.IsError
 	retval.TurnStatus = v.MessageFields.TurnStatus
 	retval.TurnReason = v.MessageFields.TurnReason
+	retval.FinishReason = v.MessageFields.FinishReason
+	retval.Refusal = v.MessageFields.Refusal
 	return &retval, nil
 }
 
@@ -6305,6 +6395,8 @@ fragment ACPMessageFields on Message {
 	}
 	turnStatus
 	turnReason
+	finishReason
+	refusal
 }
 `
 
@@ -6448,6 +6540,8 @@ fragment ACPMessageFields on Message {
 	}
 	turnStatus
 	turnReason
+	finishReason
+	refusal
 }
 `
 
@@ -7561,6 +7655,8 @@ fragment MessageFields on Message {
 	isError
 	turnStatus
 	turnReason
+	finishReason
+	refusal
 }
 fragment ProjectFields on Project {
 	id
@@ -7645,6 +7741,8 @@ fragment MessageFields on Message {
 	isError
 	turnStatus
 	turnReason
+	finishReason
+	refusal
 }
 `
 

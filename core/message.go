@@ -152,6 +152,13 @@ type Message struct {
 	// items. It is handed back only on the route that produced it and is
 	// never shown to clients (see ClientPayload).
 	ProviderState *ProviderState `json:"providerState,omitempty"`
+	// FinishReason is why the model stopped this reply, as its provider
+	// normalized it (stop, length, tool_calls, content_filter, refusal, or
+	// the service's own word); empty when the reply failed or was cut off.
+	// Refusal is the service's explanation of a refusal when it sent one
+	// apart from the text.
+	FinishReason string `json:"finishReason,omitempty"`
+	Refusal      string `json:"refusal,omitempty"`
 
 	// Tool result (MSG-7).
 	ToolCallID  string       `json:"toolCallId,omitempty"`

@@ -119,8 +119,11 @@ type StreamEvent struct {
 	ToolCall     *ToolCallDelta
 	Usage        *Usage
 	FinishReason string
-	Err          *ProviderError
-	State        []byte
+	// Refusal is the service's explanation of a refusal (StreamDone with
+	// FinishReason "refusal"), when it sent one apart from the text.
+	Refusal string
+	Err     *ProviderError
+	State   []byte
 }
 
 // ProviderErrorCategory classifies provider failures (PRV-12). Only
@@ -139,6 +142,9 @@ const (
 	ProviderBadRequest      ProviderErrorCategory = "bad_request"
 	ProviderServer          ProviderErrorCategory = "server"
 	ProviderUnavailable     ProviderErrorCategory = "unavailable"
+	// ProviderBadResponse: the service sent a well-formed answer the
+	// provider could not understand; deterministic, so never retried.
+	ProviderBadResponse ProviderErrorCategory = "bad_response"
 )
 
 // ProviderError is a classified provider failure.

@@ -16,7 +16,7 @@ type streamResult struct {
 	calls           []ToolCall
 	segments        []Segment
 	usage           *Usage
-	finish          string
+	finish, refusal string
 	state           []byte
 	err             error
 	cancelled       bool
@@ -168,7 +168,7 @@ loop:
 		case StreamState:
 			res.state = append([]byte(nil), ev.State...)
 		case StreamDone:
-			res.finish = ev.FinishReason
+			res.finish, res.refusal = ev.FinishReason, ev.Refusal
 		case StreamError:
 			if ev.Err != nil {
 				res.err = ev.Err

@@ -259,6 +259,7 @@ func (e *Engine) loop(ctx context.Context, sessionID string, run *turnRun) (Turn
 			// Native state of a complete reply only: a cut-off one (an
 			// unsigned thinking block) would be rejected on replay.
 			msg.ProviderState = e.newProviderState(sessionID, b.route, res.state)
+			msg.FinishReason, msg.Refusal = res.finish, res.refusal
 		}
 		switch {
 		case res.cancelled:

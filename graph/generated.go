@@ -187,10 +187,12 @@ type ComplexityRoot struct {
 		Diff              func(childComplexity int) int
 		FileChange        func(childComplexity int) int
 		FileChanges       func(childComplexity int) int
+		FinishReason      func(childComplexity int) int
 		FinishedAt        func(childComplexity int) int
 		Interrupted       func(childComplexity int) int
 		IsError           func(childComplexity int) int
 		Reasoning         func(childComplexity int) int
+		Refusal           func(childComplexity int) int
 		Role              func(childComplexity int) int
 		Segments          func(childComplexity int) int
 		Seq               func(childComplexity int) int
@@ -500,6 +502,8 @@ type MessageResolver interface {
 
 	Segments(ctx context.Context, obj *core.Message) ([]model.Segment, error)
 	StructuredContent(ctx context.Context, obj *core.Message) (scalar.JSON, error)
+	FinishReason(ctx context.Context, obj *core.Message) (*string, error)
+	Refusal(ctx context.Context, obj *core.Message) (*string, error)
 }
 type MutationResolver interface {
 	TrustProject(ctx context.Context, id string) (*core.ProjectHooks, error)
@@ -1202,6 +1206,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Message.FileChanges(childComplexity), true
+	case "Message.finishReason":
+		if e.ComplexityRoot.Message.FinishReason == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Message.FinishReason(childComplexity), true
 	case "Message.finishedAt":
 		if e.ComplexityRoot.Message.FinishedAt == nil {
 			break
@@ -1226,6 +1236,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Message.Reasoning(childComplexity), true
+	case "Message.refusal":
+		if e.ComplexityRoot.Message.Refusal == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Message.Refusal(childComplexity), true
 	case "Message.role":
 		if e.ComplexityRoot.Message.Role == nil {
 			break
@@ -3234,6 +3250,16 @@ type Message {
   segments: [Segment!]!
   "For a tool message: the tool's structured (JSON) result, e.g. an MCP tool's structuredContent. The model reads text."
   structuredContent: JSON
+  """
+  Why the model ended this assistant message, as its provider normalized it: ` + "`" + `stop` + "`" + `, ` + "`" + `length` + "`" + ` (output token
+  limit), ` + "`" + `tool_calls` + "`" + `, ` + "`" + `content_filter` + "`" + ` (the service's filter stopped it), ` + "`" + `refusal` + "`" + ` (the model declined; see
+  ` + "`" + `refusal` + "`" + `), or the service's own word when none of these fits (e.g. ` + "`" + `pause_turn` + "`" + `). A string rather than an enum,
+  so that a reason a provider adds later never breaks a client. Null on other roles, on a reply that failed or was
+  stopped, and on messages recorded before Foya kept it (docs/providers.md#finish-reasons).
+  """
+  finishReason: String
+  "The service's explanation of a refusal (finishReason ` + "`" + `refusal` + "`" + `) when it sent one apart from the message text, e.g. Anthropic's ` + "`" + `stop_details.explanation` + "`" + ` or OpenAI's ` + "`" + `refusal` + "`" + ` deltas."
+  refusal: String
 }
 
 "One event of a session: persisted (with seq) or live-only (seq null)."
@@ -4061,6 +4087,10 @@ func (ec *executionContext) childFields_Message(ctx context.Context, field graph
 		return ec.fieldContext_Message_segments(ctx, field)
 	case "structuredContent":
 		return ec.fieldContext_Message_structuredContent(ctx, field)
+	case "finishReason":
+		return ec.fieldContext_Message_finishReason(ctx, field)
+	case "refusal":
+		return ec.fieldContext_Message_refusal(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Message", field.Name)
 }
@@ -8204,6 +8234,52 @@ func (ec *executionContext) _Message_structuredContent(ctx context.Context, fiel
 }
 func (ec *executionContext) fieldContext_Message_structuredContent(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Message", field, true, true, "JSON")
+}
+
+func (ec *executionContext) _Message_finishReason(ctx context.Context, field graphql.CollectedField, obj *core.Message) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Message_finishReason(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Message().FinishReason(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Message_finishReason(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Message", field, true, true, "String")
+}
+
+func (ec *executionContext) _Message_refusal(ctx context.Context, field graphql.CollectedField, obj *core.Message) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Message_refusal(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Message().Refusal(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Message_refusal(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Message", field, true, true, "String")
 }
 
 func (ec *executionContext) _Model_id(ctx context.Context, field graphql.CollectedField, obj *core.Model) (ret graphql.Marshaler) {
@@ -16513,6 +16589,18 @@ func (ec *executionContext) _Message(ctx context.Context, sel ast.SelectionSet, 
 				true, false,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Message_structuredContent(ctx, field, obj)
+				})
+		case "finishReason":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Message_finishReason(ctx, field, obj)
+				})
+		case "refusal":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Message_refusal(ctx, field, obj)
 				})
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))

@@ -161,6 +161,16 @@ func (r *messageResolver) StructuredContent(ctx context.Context, obj *core.Messa
 	return scalar.JSON(obj.StructuredContent), nil
 }
 
+// FinishReason is the resolver for the finishReason field.
+func (r *messageResolver) FinishReason(ctx context.Context, obj *core.Message) (*string, error) {
+	return nonEmpty(obj.FinishReason), nil
+}
+
+// Refusal is the resolver for the refusal field.
+func (r *messageResolver) Refusal(ctx context.Context, obj *core.Message) (*string, error) {
+	return nonEmpty(obj.Refusal), nil
+}
+
 // TrustProject is the resolver for the trustProject field.
 func (r *mutationResolver) TrustProject(ctx context.Context, id string) (*core.ProjectHooks, error) {
 	p, err := r.Service.Project(ctx, id)

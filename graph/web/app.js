@@ -162,7 +162,7 @@
 
   // ---- conversation rendering
   const S_FIELDS = 'id title pinned phase updatedAt parentId project { id name path }';
-  const MSG_FIELDS = 'seq role text source reasoning toolCalls { id name input } toolCallId toolName isError diff interrupted turnStatus turnReason attachments { id name kind size }';
+  const MSG_FIELDS = 'seq role text source reasoning toolCalls { id name input } toolCallId toolName isError diff interrupted turnStatus turnReason finishReason refusal attachments { id name kind size }';
   const ATT_FIELDS = 'id name kind mediaType size';
   function el(tag, cls, html) { const e = document.createElement(tag); if (cls) e.className = cls; if (html != null) e.innerHTML = html; return e; }
   function renderMessage(m) {
@@ -184,6 +184,8 @@
     if (role === 'assistant' && m.seq && !m.interrupted && !(m.toolCalls || []).length) html += '<button type="button" class="fork">Fork from here</button>';
     if (role === 'user' && m.seq) html += '<button type="button" class="rewind">Rewind to here</button>';
     if (m.interrupted) html += '<div class="interrupted">Interrupted</div>';
+    if (m.finishReason === 'refusal') html += '<div class="refusal">Refused' + (m.refusal ? ': ' + esc(m.refusal) : ' (the model gave no explanation)') + '</div>';
+    else if (m.finishReason === 'content_filter') html += '<div class="refusal">Stopped by the provider\'s content filter</div>';
     if (m.turnStatus && m.turnStatus !== 'COMPLETED' && m.turnReason) html += '<div class="interrupted">' + esc(m.turnStatus + ': ' + m.turnReason) + '</div>';
     div.innerHTML = html;
     const rw = div.querySelector('button.rewind');

@@ -69,6 +69,7 @@ var categoryFromProto = map[foyav1.ErrorCategory]core.ProviderErrorCategory{
 	foyav1.ErrorCategory_ERROR_CATEGORY_BAD_REQUEST:      core.ProviderBadRequest,
 	foyav1.ErrorCategory_ERROR_CATEGORY_SERVER:           core.ProviderServer,
 	foyav1.ErrorCategory_ERROR_CATEGORY_UNAVAILABLE:      core.ProviderUnavailable,
+	foyav1.ErrorCategory_ERROR_CATEGORY_BAD_RESPONSE:     core.ProviderBadResponse,
 }
 
 func providerErrorFromProto(e *foyav1.ProviderError) *core.ProviderError {
@@ -98,7 +99,7 @@ func eventFromProto(ev *foyav1.StreamEvent) (core.StreamEvent, bool) {
 	case *foyav1.StreamEvent_Usage:
 		return core.StreamEvent{Kind: core.StreamUsage, Usage: usageFromProto(e.Usage)}, true
 	case *foyav1.StreamEvent_Done:
-		return core.StreamEvent{Kind: core.StreamDone, FinishReason: e.Done.GetFinishReason()}, true
+		return core.StreamEvent{Kind: core.StreamDone, FinishReason: e.Done.GetFinishReason(), Refusal: e.Done.GetRefusal()}, true
 	case *foyav1.StreamEvent_Error:
 		return core.StreamEvent{Kind: core.StreamError, Err: providerErrorFromProto(e.Error)}, true
 	case *foyav1.StreamEvent_State:

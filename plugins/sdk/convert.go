@@ -74,6 +74,7 @@ var categoryToProto = map[ErrorCategory]foyav1.ErrorCategory{
 	CategoryBadRequest:      foyav1.ErrorCategory_ERROR_CATEGORY_BAD_REQUEST,
 	CategoryServer:          foyav1.ErrorCategory_ERROR_CATEGORY_SERVER,
 	CategoryUnavailable:     foyav1.ErrorCategory_ERROR_CATEGORY_UNAVAILABLE,
+	CategoryBadResponse:     foyav1.ErrorCategory_ERROR_CATEGORY_BAD_RESPONSE,
 }
 
 func errorToProto(e *Error) *foyav1.ProviderError {

@@ -21,6 +21,10 @@ const (
 	CategoryBadRequest      ErrorCategory = "bad_request"
 	CategoryServer          ErrorCategory = "server"
 	CategoryUnavailable     ErrorCategory = "unavailable"
+	// CategoryBadResponse: the service answered with a well-formed event
+	// or chunk the provider does not understand (an unexpected shape).
+	// The same request would get the same answer, so it is never retried.
+	CategoryBadResponse ErrorCategory = "bad_response"
 )
 
 // Error is a classified provider failure. Return it (possibly wrapped) from

@@ -44,6 +44,37 @@ type StreamSender interface {
 	State(data []byte) error
 }
 
+// RefusalSender is implemented by the host's StreamSender (protocol 2): a
+// provider reports the service's explanation of a refusal, when the
+// service sends one apart from the reply text, and returns the finish
+// reason FinishRefusal. Use SendRefusal, which checks for it.
+type RefusalSender interface {
+	Refusal(text string) error
+}
+
+// SendRefusal passes text to out when out is a RefusalSender (wrappers
+// should forward it); otherwise the text is dropped.
+func SendRefusal(out StreamSender, text string) error {
+	if r, ok := out.(RefusalSender); ok && text != "" {
+		return r.Refusal(text)
+	}
+	return nil
+}
+
+// maxRefusalBytes bounds the refusal text kept for one reply.
+const maxRefusalBytes = 64 << 10
+
+// Normalized finish reasons a provider returns from Stream. A reason the
+// service gives that has no equivalent here is passed on as the service
+// spells it.
+const (
+	FinishStop          = "stop"
+	FinishLength        = "length"
+	FinishToolCalls     = "tool_calls"
+	FinishContentFilter = "content_filter"
+	FinishRefusal       = "refusal"
+)
+
 // Provider is what a provider plugin implements. Stream sends deltas through
 // out and returns the finish reason; a returned error becomes the stream's
 // final error event (use *Error to classify it). Stream must return promptly

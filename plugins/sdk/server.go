@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
@@ -70,6 +71,7 @@ type sender struct {
 	mu      sync.Mutex
 	srv     foyav1.Provider_StreamServer
 	yielded bool
+	refusal strings.Builder // sent with Done
 }
 
 func (s *sender) send(ev *foyav1.StreamEvent) error {
@@ -114,6 +116,16 @@ func (s *sender) State(data []byte) error {
 	return s.send(&foyav1.StreamEvent{Event: &foyav1.StreamEvent_State{State: &foyav1.ProviderState{Data: data}}})
 }
 
+// Refusal implements RefusalSender: the text goes out with Done.
+func (s *sender) Refusal(text string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.refusal.Len()+len(text) <= maxRefusalBytes {
+		s.refusal.WriteString(text)
+	}
+	return nil
+}
+
 func (s *providerServer) Stream(req *foyav1.StreamRequest, srv foyav1.Provider_StreamServer) error {
 	ctx := srv.Context()
 	out := &sender{srv: srv}
@@ -126,7 +138,10 @@ func (s *providerServer) Stream(req *foyav1.StreamRequest, srv foyav1.Provider_S
 		s.log.Warn("stream failed", "model", req.GetRequest().GetModel(), "category", string(pe.Category), "status", pe.StatusCode)
 		return out.send(&foyav1.StreamEvent{Event: &foyav1.StreamEvent_Error{Error: errorToProto(pe)}})
 	}
-	return out.send(&foyav1.StreamEvent{Event: &foyav1.StreamEvent_Done{Done: &foyav1.Done{FinishReason: reason}}})
+	out.mu.Lock()
+	refusal := out.refusal.String()
+	out.mu.Unlock()
+	return out.send(&foyav1.StreamEvent{Event: &foyav1.StreamEvent_Done{Done: &foyav1.Done{FinishReason: reason, Refusal: refusal}}})
 }
 
 func (s *providerServer) require(c Capability) error {
@@ -295,6 +310,7 @@ var categoryCodes = map[ErrorCategory]codes.Code{
 	CategoryBadRequest:      codes.InvalidArgument,
 	CategoryServer:          codes.Internal,
 	CategoryUnavailable:     codes.Unimplemented,
+	CategoryBadResponse:     codes.Internal,
 }
 
 // toStatus turns a plugin error into a gRPC status carrying a ProviderError

@@ -59,5 +59,11 @@ func classifyAPIError(status int, header http.Header, e *apiError) *sdk.Error {
 	if msg == "" {
 		msg = http.StatusText(status)
 	}
+	if msg == "" {
+		msg = "the service reported an error without a message"
+	}
+	if status == 0 && typ != "" && !strings.Contains(msg, typ) {
+		msg += " [" + typ + "]" // the service's error type, kept for the reader
+	}
 	return &sdk.Error{Category: c, Message: msg, StatusCode: status, RetryAfter: httpwire.RetryAfter(header)}
 }

@@ -179,7 +179,7 @@ func finishReason(s string) string {
 	case "tool_use":
 		return "tool_calls"
 	case "refusal":
-		return "content_filter"
+		return sdk.FinishRefusal
 	}
 	return s // e.g. pause_turn
 }

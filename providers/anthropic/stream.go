@@ -3,6 +3,7 @@ package anthropic
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 
 	"github.com/foya-dev/foya/plugins/sdk"
@@ -47,11 +48,11 @@ func (u *wireUsage) merge(d wireUsage) {
 // streamEvent is the data of one SSE event; which fields are set depends on
 // its type.
 type streamEvent struct {
-	Type    string `json:"type"`
-	Message *struct {
+	Type  string `json:"type"`
+	Start *struct {
 		Model string    `json:"model"`
 		Usage wireUsage `json:"usage"`
-	} `json:"message"`
+	} `json:"-"`
 	Index        int             `json:"index"`
 	ContentBlock json.RawMessage `json:"content_block"`
 	Delta        *struct {
@@ -61,9 +62,17 @@ type streamEvent struct {
 		Signature   string `json:"signature"`
 		PartialJSON string `json:"partial_json"`
 		StopReason  string `json:"stop_reason"`
+		// stop_details explains a refusal: {"type":"refusal",
+		// "category":"cyber","explanation":"…"}.
+		StopDetails *struct {
+			Type        string `json:"type"`
+			Explanation string `json:"explanation"`
+		} `json:"stop_details"`
 	} `json:"delta"`
 	Usage *wireUsage `json:"usage"`
 	Error *apiError  `json:"error"`
+	// A flat error event (some gateways): {"type":"error","message":"…"}.
+	Message json.RawMessage `json:"message"`
 }
 
 // block is a content block being assembled.
@@ -88,6 +97,7 @@ const maxStateBytes = 8 << 20
 func readStream(ctx context.Context, body io.Reader, out sdk.StreamSender) (string, error) {
 	var (
 		model, stop string
+		explanation string // stop_details of a refusal
 		usage       wireUsage
 		blocks      = map[int]*block{}
 		order       []int
@@ -108,23 +118,36 @@ func readStream(ctx context.Context, body io.Reader, out sdk.StreamSender) (stri
 		if ev.Type == "" {
 			ev.Type = event
 		}
+		if ev.Type == "message_start" && len(ev.Message) > 0 {
+			if err := httpwire.DecodeEvent(event, ev.Message, &ev.Start); err != nil {
+				return err
+			}
+		}
 		switch ev.Type {
 		case "message_start":
-			if ev.Message != nil {
-				model = ev.Message.Model
-				usage = ev.Message.Usage
+			if len(order) > 0 {
+				// A proxy that retried upstream and spliced a second
+				// message into the stream: what was forwarded of the first
+				// cannot be taken back.
+				return &sdk.Error{Category: sdk.CategoryServer, Message: "the stream started a second message before the first ended"}
+			}
+			if ev.Start != nil {
+				model = ev.Start.Model
+				usage = ev.Start.Usage
 			}
 		case "content_block_start":
 			b := &block{}
 			if err := json.Unmarshal(ev.ContentBlock, b); err != nil {
-				return &sdk.Error{Category: sdk.CategoryServer, Message: "malformed content block: " + err.Error()}
+				return httpwire.DecodeError("content block", ev.ContentBlock, err)
 			}
 			blocks[ev.Index] = b
 			order = append(order, ev.Index)
 			switch b.Type {
 			case "text":
 				var t struct{ Text string }
-				_ = json.Unmarshal(ev.ContentBlock, &t)
+				if err := json.Unmarshal(ev.ContentBlock, &t); err != nil {
+					return httpwire.DecodeError("content block", ev.ContentBlock, err)
+				}
 				if t.Text != "" {
 					return out.Text(t.Text)
 				}
@@ -140,7 +163,7 @@ func readStream(ctx context.Context, body io.Reader, out sdk.StreamSender) (stri
 		case "content_block_delta":
 			b := blocks[ev.Index]
 			if b == nil || ev.Delta == nil {
-				return &sdk.Error{Category: sdk.CategoryServer, Message: "content_block_delta for an unknown block"}
+				return &sdk.Error{Category: sdk.CategoryBadResponse, Message: fmt.Sprintf("content_block_delta for an unknown block (index %d)", ev.Index)}
 			}
 			switch ev.Delta.Type {
 			case "text_delta":
@@ -151,13 +174,18 @@ func readStream(ctx context.Context, body io.Reader, out sdk.StreamSender) (stri
 			case "signature_delta":
 				keep(&b.Signature, ev.Delta.Signature)
 			case "input_json_delta":
-				if ev.Delta.PartialJSON != "" {
+				// Only the kernel's tools: the input of a tool the service
+				// runs itself (server_tool_use) is not a tool call.
+				if b.Type == "tool_use" && ev.Delta.PartialJSON != "" {
 					return out.ToolCall(sdk.ToolCallDelta{Index: b.toolIndex, Arguments: ev.Delta.PartialJSON})
 				}
 			}
 		case "message_delta":
 			if ev.Delta != nil && ev.Delta.StopReason != "" {
 				stop = ev.Delta.StopReason
+				if d := ev.Delta.StopDetails; d != nil && d.Explanation != "" {
+					explanation = d.Explanation
+				}
 			}
 			if ev.Usage != nil {
 				usage.merge(*ev.Usage)
@@ -165,8 +193,12 @@ func readStream(ctx context.Context, body io.Reader, out sdk.StreamSender) (stri
 		case "message_stop":
 			stopped = true
 		case "error":
-			e := classifyAPIError(0, nil, ev.Error)
-			return e
+			e := ev.Error
+			if e == nil {
+				e = &apiError{}
+				_ = json.Unmarshal(ev.Message, &e.Message) // a string, or left empty
+			}
+			return classifyAPIError(0, nil, e)
 		}
 		return nil
 	}
@@ -202,6 +234,11 @@ func readStream(ctx context.Context, body io.Reader, out sdk.StreamSender) (stri
 	}
 	if len(st.Blocks) > 0 && kept <= maxStateBytes {
 		if err := out.State(httpwire.Marshal(st)); err != nil {
+			return "", err
+		}
+	}
+	if stop == "refusal" {
+		if err := sdk.SendRefusal(out, explanation); err != nil {
 			return "", err
 		}
 	}

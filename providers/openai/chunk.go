@@ -30,18 +30,22 @@ func fastChunk(data []byte, c *chatChunk) bool {
 		return false
 	}
 	s := scanner{b: data}
-	var seen [3]bool // choices, model, usage/error
+	var seen [4]bool // choices, model, usage/error, object
 	ok := s.object(func(key []byte) bool {
 		switch string(key) {
 		case "choices":
 			return once(&seen[0]) && s.choices(c)
 		case "model":
 			return once(&seen[1]) && s.optString(&c.Model)
+		case "object":
+			return once(&seen[3]) && s.optString(&c.Object)
 		case "usage", "error":
 			// Only null is handled here (usage comes once per stream).
 			return s.null()
+		case "message", "type", "code":
+			return false // a flat error object (chatChunk.flatError)
 		}
-		if foldsTo(key, "choices", "model", "usage", "error") {
+		if foldsTo(key, "choices", "model", "usage", "error", "message", "object", "type", "code") {
 			return false
 		}
 		return s.skip()
@@ -95,7 +99,7 @@ func (s *scanner) choices(c *chatChunk) bool {
 }
 
 func (s *scanner) delta(d *chatDelta) bool {
-	var seen [3]bool
+	var seen [4]bool
 	return s.object(func(key []byte) bool {
 		var dst **string
 		var i int
@@ -106,12 +110,16 @@ func (s *scanner) delta(d *chatDelta) bool {
 			dst, i = &d.ReasoningContent, 1
 		case "reasoning":
 			dst, i = &d.Reasoning, 2
+		case "refusal":
+			dst, i = &d.Refusal, 3
 		default:
-			if foldsTo(key, "content", "reasoning_content", "reasoning", "tool_calls") {
+			if foldsTo(key, "content", "reasoning_content", "reasoning", "refusal", "tool_calls") {
 				return false
 			}
 			return s.skip()
 		}
+		// A value that is not a string or null (an array of parts) goes
+		// to encoding/json and chatDelta.UnmarshalJSON.
 		return once(&seen[i]) && s.optStringPtr(dst)
 	})
 }

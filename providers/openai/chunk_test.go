@@ -35,6 +35,13 @@ var chunkSeeds = []string{
 	` { "choices" : [ { "index" : 0 , "delta" : { "content" : "spaced" } } ] } `,
 	`null`,
 	`[]`,
+	`{"choices":[{"index":0,"delta":{"content":[{"type":"thinking","thinking":[{"type":"text","text":"hm"}]},{"type":"text","text":"3"}]}}]}`,
+	`{"choices":[{"index":0,"delta":{"content":null,"refusal":"no"}}]}`,
+	`{"choices":[{"index":0,"delta":{"reasoning_content":[{"type":"text","text":"r"}],"content":[{"type":"refusal","refusal":"x"},"bare",{"type":"image_url"}]}}]}`,
+	`{"choices":[{"index":0,"delta":{"content":{"text":"x"}}}]}`,
+	`{"object":"error","message":"bad","type":"BadRequestError","code":400}`,
+	`{"object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"x","refusal":null}}]}`,
+	`{"choices":[{"index":0,"delta":{"content":[{"type":"thinking","thinking":[[[[[[{"type":"text","text":"deep"}]]]]]]}]}}]}`,
 }
 
 // decodeChunk gives what encoding/json gives, for every input: the same

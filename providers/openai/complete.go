@@ -36,8 +36,8 @@ func (p *Provider) CompleteDetailed(ctx context.Context, ep sdk.Endpoint, req sd
 	var out sdk.Completion
 	if len(body.Choices) > 0 {
 		ch := body.Choices[0]
-		if ch.Message != nil && ch.Message.Content != nil {
-			out.Text = *ch.Message.Content
+		if ch.Message != nil {
+			out.Text = ch.Message.text()
 		}
 		if ch.FinishReason != nil {
 			out.FinishReason = *ch.FinishReason

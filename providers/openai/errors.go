@@ -37,8 +37,11 @@ func classify(status int, header http.Header, body []byte) *sdk.Error {
 	if msg == "" {
 		msg = httpwire.BodyMessage(status, body)
 	}
-	out := &sdk.Error{Category: category(status, e, msg), Message: msg, StatusCode: status, RetryAfter: httpwire.RetryAfterMS(header)}
-	return out
+	cat := category(status, e, msg)
+	if code := e.code(); status == 0 && code != "" && !strings.Contains(msg, code) {
+		msg += " [" + code + "]" // the service's code, kept for the reader
+	}
+	return &sdk.Error{Category: cat, Message: msg, StatusCode: status, RetryAfter: httpwire.RetryAfterMS(header)}
 }
 
 func category(status int, e *apiError, msg string) sdk.ErrorCategory {

@@ -149,6 +149,7 @@ func (p *Provider) Stream(ctx context.Context, ep sdk.Endpoint, req sdk.Request,
 	// pending text goes out before every read that would wait for the
 	// network, so nothing is held back.
 	b := &batcher{out: out}
+	ds := &deltaState{out: b, log: p.log, model: req.Model}
 	var finish string
 	done := false
 	err = readSSE(resp.Body, b.flush, func(data []byte) error {
@@ -158,14 +159,20 @@ func (p *Provider) Stream(ctx context.Context, ep sdk.Endpoint, req sdk.Request,
 		}
 		var c chatChunk
 		if err := decodeChunk(data, &c); err != nil {
-			return &sdk.Error{Category: sdk.CategoryServer, Message: "malformed stream chunk: " + err.Error()}
+			return httpwire.DecodeError("stream chunk", data, err)
 		}
-		if c.Error != nil {
-			raw, _ := json.Marshal(map[string]*apiError{"error": c.Error})
+		if e := c.flatError(); e != nil {
+			raw, _ := json.Marshal(map[string]*apiError{"error": e})
 			return classify(0, nil, raw)
 		}
 		for _, ch := range c.Choices {
-			if err := forwardDelta(ch.Delta, b); err != nil {
+			if ch.Index != 0 {
+				// n > 1 was never asked for: only the first choice is
+				// the reply.
+				ds.once("choice", "a stream chunk has a choice other than the first; it is ignored")
+				continue
+			}
+			if err := ds.forward(ch.Delta); err != nil {
 				return err
 			}
 			if ch.FinishReason != nil && *ch.FinishReason != "" {
@@ -189,38 +196,23 @@ func (p *Provider) Stream(ctx context.Context, ep sdk.Endpoint, req sdk.Request,
 		return "", err
 	case !done:
 		return "", &sdk.Error{Category: sdk.CategoryNetwork, Message: "stream ended before [DONE]"}
-	case finish == "length":
+	}
+	finish = normalizeFinish(finish)
+	if ds.next > 0 && finish == sdk.FinishStop {
+		finish = sdk.FinishToolCalls // some servers say stop after tool calls
+	}
+	if ds.refusal.Len() > 0 {
+		if err := sdk.SendRefusal(out, ds.refusal.String()); err != nil {
+			return "", err
+		}
+		if finish == sdk.FinishStop || finish == "" {
+			finish = sdk.FinishRefusal
+		}
+	}
+	if finish == sdk.FinishLength {
 		return "", &sdk.Error{Category: sdk.CategoryOutputLimit, Message: "the model stopped at the output token limit"}
 	}
 	return finish, nil
-}
-
-func forwardDelta(d chatDelta, out sdk.StreamSender) error {
-	if d.ReasoningContent != nil && *d.ReasoningContent != "" {
-		if err := out.Reasoning(*d.ReasoningContent); err != nil {
-			return err
-		}
-	} else if d.Reasoning != nil && *d.Reasoning != "" {
-		if err := out.Reasoning(*d.Reasoning); err != nil {
-			return err
-		}
-	}
-	if d.Content != nil && *d.Content != "" {
-		if err := out.Text(*d.Content); err != nil {
-			return err
-		}
-	}
-	for i, tc := range d.ToolCalls {
-		idx := i
-		if tc.Index != nil {
-			idx = *tc.Index
-		}
-		delta := sdk.ToolCallDelta{Index: idx, ID: tc.ID, Name: tc.Function.Name, Arguments: tc.Function.Arguments}
-		if err := out.ToolCall(delta); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 var errStop = fmt.Errorf("stop")

@@ -2,6 +2,7 @@ package openai
 
 import (
 	"bytes"
+	"log/slog"
 	"strings"
 	"testing"
 
@@ -32,6 +33,7 @@ func BenchmarkParseChunks(b *testing.B) {
 	for b.Loop() {
 		d := &discard{}
 		bt := &batcher{out: d}
+		ds := &deltaState{out: bt, log: slog.New(slog.DiscardHandler)}
 		err := readSSE(bytes.NewReader(raw), bt.flush, func(data []byte) error {
 			if string(data) == "[DONE]" {
 				return errStop
@@ -41,7 +43,7 @@ func BenchmarkParseChunks(b *testing.B) {
 				return err
 			}
 			for _, ch := range c.Choices {
-				if err := forwardDelta(ch.Delta, bt); err != nil {
+				if err := ds.forward(ch.Delta); err != nil {
 					return err
 				}
 			}

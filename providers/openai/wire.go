@@ -74,6 +74,23 @@ type chatChunk struct {
 	Choices []chunkChoice `json:"choices"`
 	Usage   *chatUsage    `json:"usage"`
 	Error   *apiError     `json:"error"`
+	// A flat error object instead of a chunk (vLLM, some proxies):
+	// {"object":"error","message":"…","type":"…","code":400}.
+	Object  string          `json:"object"`
+	Message string          `json:"message"`
+	Type    string          `json:"type"`
+	Code    json.RawMessage `json:"code"`
+}
+
+// flatError returns the error a chunk is when it is a flat error object.
+func (c *chatChunk) flatError() *apiError {
+	if c.Error != nil {
+		return c.Error
+	}
+	if c.Object == "error" || (c.Message != "" && len(c.Choices) == 0 && c.Usage == nil) {
+		return &apiError{Message: c.Message, Type: c.Type, Code: c.Code}
+	}
+	return nil
 }
 
 type chunkChoice struct {
@@ -87,7 +104,12 @@ type chatDelta struct {
 	Content          *string        `json:"content"`
 	ReasoningContent *string        `json:"reasoning_content"`
 	Reasoning        *string        `json:"reasoning"`
+	Refusal          *string        `json:"refusal"`
 	ToolCalls        []chatToolCall `json:"tool_calls"`
+	// Parts hold content, reasoning_content or reasoning sent as an array
+	// of parts (Mistral's magistral models, some compatible servers); see
+	// delta.go. Content is then nil.
+	Parts []contentPart `json:"-"`
 }
 
 type chatUsage struct {

@@ -57,6 +57,12 @@ func classifyObject(status int, header http.Header, e *apiError) *sdk.Error {
 	if msg == "" {
 		msg = http.StatusText(status)
 	}
+	if msg == "" {
+		msg = "the service reported an error without a message"
+	}
+	if status == 0 && code != "" && !strings.Contains(msg, code) {
+		msg += " [" + code + "]" // the service's code, kept for the reader
+	}
 	lower := strings.ToLower(msg + " " + typ + " " + code)
 	var c sdk.ErrorCategory
 	switch {

@@ -109,7 +109,7 @@ func (p *Provider) Stream(ctx context.Context, ep sdk.Endpoint, req sdk.Request,
 		return "", err
 	}
 	defer resp.Body.Close()
-	return readStream(ctx, resp.Body, out)
+	return readStream(ctx, p.log, resp.Body, out)
 }
 
 // Complete answers without streaming.

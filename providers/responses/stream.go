@@ -3,7 +3,9 @@ package responses
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
+	"log/slog"
 	"strings"
 
 	"github.com/foya-dev/foya/plugins/sdk"
@@ -39,6 +41,7 @@ type item struct {
 	Content   []struct {
 		Type        string `json:"type"`
 		Text        string `json:"text"`
+		Refusal     string `json:"refusal"`
 		Annotations []struct {
 			Type  string `json:"type"`
 			URL   string `json:"url"`
@@ -109,12 +112,64 @@ type streamEvent struct {
 	Type         string          `json:"type"`
 	OutputIndex  int             `json:"output_index"`
 	SummaryIndex int             `json:"summary_index"`
+	ContentIndex int             `json:"content_index"`
+	Text         string          `json:"text"` // output_text.done
 	Delta        string          `json:"delta"`
 	Item         json.RawMessage `json:"item"`
 	Response     *response       `json:"response"`
-	// error events
-	Code    string `json:"code"`
-	Message string `json:"message"`
+	// error events: the live API nests the error object
+	// ({"type":"error","error":{"type","code","message","param"}}); older
+	// streams and compatible servers put code and message at the top.
+	Error   *apiError       `json:"error"`
+	Code    json.RawMessage `json:"code"`
+	Message string          `json:"message"`
+	// refusal events
+	Refusal string `json:"refusal"`
+}
+
+// errorObject is the error an error event carries, in either shape.
+func (ev *streamEvent) errorObject() *apiError {
+	e := &apiError{Message: ev.Message, RawCode: ev.Code}
+	if n := ev.Error; n != nil {
+		if n.Message != "" {
+			e.Message = n.Message
+		}
+		if n.code() != "" {
+			e.RawCode, e.Code = nil, n.code()
+		}
+		e.Type = n.Type
+	}
+	return e
+}
+
+// mergeErrors completes the error of an error event with the one of the
+// response.failed event that follows it: the first message and the first
+// code win.
+func mergeErrors(first, failed *apiError) *apiError {
+	if first == nil {
+		return failed
+	}
+	if failed == nil {
+		return first
+	}
+	out := *first
+	if out.Message == "" {
+		out.Message = failed.Message
+	}
+	if out.code() == "" {
+		out.Code, out.RawCode = failed.code(), nil
+	}
+	if out.Type == "" {
+		out.Type = failed.Type
+	}
+	return &out
+}
+
+// serverItems are output items of tools the service runs itself: the
+// reply's text follows them, so they are skipped (logged once).
+var serverItems = map[string]bool{
+	"web_search_call": true, "file_search_call": true, "code_interpreter_call": true, "image_generation_call": true,
+	"mcp_call": true, "mcp_list_tools": true, "compaction": true,
 }
 
 // call is a function call being streamed, by output index.
@@ -126,11 +181,26 @@ type call struct {
 // readStream translates a Responses event stream into SDK events. The
 // reply's reasoning items, complete with encrypted_content, are sent as
 // native state when the response completed.
-func readStream(ctx context.Context, body io.Reader, out sdk.StreamSender) (string, error) {
+//
+// Errors: an error event is held until the next event, so that the
+// response.failed that follows it can complete its code (the error event's
+// code may be null); response.failed alone is classified by its error.
+// An output item the kernel cannot act on (a call of a tool type it never
+// offers, e.g. custom_tool_call or local_shell_call) is a bad_response,
+// so that it is neither lost nor retried.
+func readStream(ctx context.Context, log *slog.Logger, body io.Reader, out sdk.StreamSender) (string, error) {
 	var (
 		calls     = map[int]*call{}
 		reasoning []json.RawMessage
 		final     *response
+		pending   *apiError // an error event waiting for response.failed
+		failed    bool
+		refusal   strings.Builder
+		refused   bool // a refusal.done or refusal content part arrived
+		logged    = map[string]bool{}
+		// streamed holds the text deltas of each output text part, so
+		// that output_text.done can complete a stream that skipped some.
+		streamed = map[[2]int]*strings.Builder{}
 	)
 	handle := func(event string, data []byte) error {
 		if strings.TrimSpace(string(data)) == "[DONE]" {
@@ -138,15 +208,40 @@ func readStream(ctx context.Context, body io.Reader, out sdk.StreamSender) (stri
 		}
 		var ev streamEvent
 		if err := httpwire.DecodeEvent(event, data, &ev); err != nil {
+			if pending != nil {
+				return classifyObject(0, nil, pending)
+			}
 			return err
 		}
 		if ev.Type == "" {
 			ev.Type = event
 		}
+		if pending != nil && ev.Type != "response.failed" {
+			return classifyObject(0, nil, pending)
+		}
 		switch ev.Type {
 		case "response.output_text.delta":
 			if ev.Delta != "" {
+				key := [2]int{ev.OutputIndex, ev.ContentIndex}
+				if streamed[key] == nil {
+					streamed[key] = &strings.Builder{}
+				}
+				streamed[key].WriteString(ev.Delta)
 				return out.Text(ev.Delta)
+			}
+		case "response.output_text.done":
+			// The final text of the part: what the deltas left out (a
+			// proxy that drops some) still reaches the reply.
+			var got string
+			if b := streamed[[2]int{ev.OutputIndex, ev.ContentIndex}]; b != nil {
+				got = b.String()
+			}
+			delete(streamed, [2]int{ev.OutputIndex, ev.ContentIndex})
+			switch {
+			case len(ev.Text) > len(got) && strings.HasPrefix(ev.Text, got):
+				return out.Text(ev.Text[len(got):])
+			case ev.Text != got && ev.Text != "":
+				log.Warn("output_text.done differs from its deltas; the deltas are kept", "streamed_bytes", len(got), "done_bytes", len(ev.Text))
 			}
 		case "response.reasoning_summary_text.delta", "response.reasoning_text.delta":
 			if ev.Delta != "" {
@@ -156,10 +251,17 @@ func readStream(ctx context.Context, body io.Reader, out sdk.StreamSender) (stri
 			if ev.SummaryIndex > 0 {
 				return out.Reasoning("\n\n")
 			}
+		case "response.refusal.delta":
+			refusal.WriteString(ev.Delta)
+		case "response.refusal.done":
+			if refusal.Len() == 0 {
+				refusal.WriteString(ev.Refusal)
+			}
+			refused = true
 		case "response.output_item.added":
-			var it item
-			if err := json.Unmarshal(ev.Item, &it); err != nil {
-				return &sdk.Error{Category: sdk.CategoryServer, Message: "malformed output item: " + err.Error()}
+			it, err := decodeItem(ev.Item)
+			if err != nil {
+				return err
 			}
 			if it.Type == "function_call" {
 				c := &call{index: len(calls)}
@@ -169,14 +271,14 @@ func readStream(ctx context.Context, body io.Reader, out sdk.StreamSender) (stri
 		case "response.function_call_arguments.delta":
 			c := calls[ev.OutputIndex]
 			if c == nil {
-				return &sdk.Error{Category: sdk.CategoryServer, Message: "arguments for an unknown function call"}
+				return &sdk.Error{Category: sdk.CategoryBadResponse, Message: fmt.Sprintf("arguments for an unknown function call (output index %d)", ev.OutputIndex)}
 			}
 			c.args = true
 			return out.ToolCall(sdk.ToolCallDelta{Index: c.index, Arguments: ev.Delta})
 		case "response.output_item.done":
-			var it item
-			if err := json.Unmarshal(ev.Item, &it); err != nil {
-				return &sdk.Error{Category: sdk.CategoryServer, Message: "malformed output item: " + err.Error()}
+			it, err := decodeItem(ev.Item)
+			if err != nil {
+				return err
 			}
 			switch it.Type {
 			case "reasoning":
@@ -194,6 +296,24 @@ func readStream(ctx context.Context, body io.Reader, out sdk.StreamSender) (stri
 					c.args = true
 					return out.ToolCall(sdk.ToolCallDelta{Index: c.index, Arguments: it.Arguments})
 				}
+			case "message":
+				for _, c := range it.Content {
+					if c.Type == "refusal" {
+						if refusal.Len() == 0 {
+							refusal.WriteString(c.Refusal)
+						}
+						refused = true
+					}
+				}
+			default:
+				if serverItems[it.Type] {
+					if !logged[it.Type] {
+						logged[it.Type] = true
+						log.Info("skipped an output item of a tool the service ran", "type", it.Type)
+					}
+					return nil
+				}
+				return &sdk.Error{Category: sdk.CategoryBadResponse, Message: "the model returned a " + it.Type + " output item, which Foya never asks for and cannot act on"}
 			}
 		case "response.completed", "response.incomplete":
 			final = ev.Response
@@ -201,17 +321,25 @@ func readStream(ctx context.Context, body io.Reader, out sdk.StreamSender) (stri
 				final = &response{Status: "completed"}
 			}
 		case "response.failed":
-			if ev.Response != nil && ev.Response.Error != nil {
-				return classifyObject(0, nil, ev.Response.Error)
+			failed = true
+			var e *apiError
+			if ev.Response != nil {
+				e = ev.Response.Error
 			}
-			return sdk.Errorf(sdk.CategoryServer, "the response failed")
+			if e = mergeErrors(pending, e); e != nil {
+				return classifyObject(0, nil, e)
+			}
+			return sdk.Errorf(sdk.CategoryServer, "the response failed without saying why")
 		case "error":
-			return classifyObject(0, nil, &apiError{Code: ev.Code, Message: ev.Message})
+			pending = ev.errorObject()
 		}
 		return nil
 	}
-	if err := httpwire.ReadEvents(ctx, body, func() bool { return final != nil }, handle); err != nil {
+	if err := httpwire.ReadEvents(ctx, body, func() bool { return final != nil || failed }, handle); err != nil {
 		return "", err
+	}
+	if pending != nil {
+		return "", classifyObject(0, nil, pending)
 	}
 	if final == nil {
 		return "", &sdk.Error{Category: sdk.CategoryNetwork, Message: "the stream ended before response.completed"}
@@ -225,7 +353,32 @@ func readStream(ctx context.Context, body io.Reader, out sdk.StreamSender) (stri
 		}
 	}
 	if len(calls) > 0 {
-		return "tool_calls", nil
+		return sdk.FinishToolCalls, nil
+	}
+	if refused || refusal.Len() > 0 {
+		if err := sdk.SendRefusal(out, refusal.String()); err != nil {
+			return "", err
+		}
+		return sdk.FinishRefusal, nil
 	}
 	return final.finishReason(), nil
+}
+
+// decodeItem decodes an output item: the fields of the types the provider
+// acts on, only the type of others (whose fields may differ, e.g. the
+// object arguments of a tool_search_call).
+func decodeItem(raw json.RawMessage) (item, error) {
+	var it item
+	if err := json.Unmarshal(raw, &struct {
+		Type *string `json:"type"`
+	}{&it.Type}); err != nil {
+		return it, httpwire.DecodeError("output item", raw, err)
+	}
+	switch it.Type {
+	case "message", "function_call", "reasoning":
+		if err := json.Unmarshal(raw, &it); err != nil {
+			return it, httpwire.DecodeError("output item", raw, err)
+		}
+	}
+	return it, nil
 }

@@ -3,6 +3,7 @@ package responses
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
 	"net/http"
 	"strings"
 	"testing"
@@ -27,7 +28,7 @@ func sse(evs ...string) string {
 // Some servers send a function call's arguments only in output_item.done.
 func TestArgumentsOnlyInItemDone(t *testing.T) {
 	r := &rec{}
-	reason, err := readStream(context.Background(), strings.NewReader(sse(
+	reason, err := readStream(context.Background(), slog.New(slog.DiscardHandler), strings.NewReader(sse(
 		`{"type":"response.output_item.done","output_index":0,"item":{"type":"function_call","id":"fc","call_id":"c1","name":"glob","arguments":"{\"pattern\":\"*\"}"}}`,
 		`{"type":"response.completed","response":{"model":"m","status":"completed","usage":{"input_tokens":10,"input_tokens_details":{"cached_tokens":4},"output_tokens":2,"total_tokens":12}}}`,
 	)), r)
@@ -41,7 +42,7 @@ func TestArgumentsOnlyInItemDone(t *testing.T) {
 
 func TestStreamCutBeforeCompletedKeepsNoState(t *testing.T) {
 	r := &rec{}
-	_, err := readStream(context.Background(), strings.NewReader(sse(
+	_, err := readStream(context.Background(), slog.New(slog.DiscardHandler), strings.NewReader(sse(
 		`{"type":"response.output_item.done","output_index":0,"item":{"type":"reasoning","id":"rs","summary":[],"encrypted_content":"x"}}`,
 	)), r)
 	if e, ok := err.(*sdk.Error); !ok || e.Category != sdk.CategoryNetwork || r.StateOut != nil {
@@ -51,7 +52,7 @@ func TestStreamCutBeforeCompletedKeepsNoState(t *testing.T) {
 
 func TestIncompleteIsLength(t *testing.T) {
 	r := &rec{}
-	reason, err := readStream(context.Background(), strings.NewReader(sse(
+	reason, err := readStream(context.Background(), slog.New(slog.DiscardHandler), strings.NewReader(sse(
 		`{"type":"response.output_text.delta","output_index":0,"delta":"par"}`,
 		`{"type":"response.incomplete","response":{"model":"m","status":"incomplete","incomplete_details":{"reason":"max_output_tokens"},"usage":{"input_tokens":1,"output_tokens":1}}}`,
 	)), r)

@@ -53,11 +53,28 @@ func DecodeState[S any](b []byte) S {
 	return s
 }
 
-// DecodeEvent decodes the JSON data of a stream event into v; malformed
-// data is a server error naming the event.
+// DecodeEvent decodes the JSON data of a stream event into v; see
+// DecodeError for how a failure is classified.
 func DecodeEvent(event string, data []byte, v any) error {
 	if err := json.Unmarshal(data, v); err != nil {
-		return &sdk.Error{Category: sdk.CategoryServer, Message: "malformed stream event " + event + ": " + err.Error()}
+		return DecodeError("stream event "+event, data, err)
 	}
 	return nil
+}
+
+// DecodeError classifies a failure to decode what a service streamed:
+// data that is not JSON (cut or corrupted on the way) is a server error,
+// which may be retried; well-formed JSON of an unexpected shape is a
+// bad_response, never retried, since the service would send the same
+// again. The message names what failed and quotes the start of the data.
+func DecodeError(what string, data []byte, err error) *sdk.Error {
+	quote := string(data)
+	if len(quote) > 200 {
+		quote = quote[:200] + "…"
+	}
+	quote = strings.ToValidUTF8(quote, "\ufffd")
+	if !json.Valid(data) {
+		return &sdk.Error{Category: sdk.CategoryServer, Message: "malformed " + what + " (not JSON): " + err.Error()}
+	}
+	return &sdk.Error{Category: sdk.CategoryBadResponse, Message: "unexpected " + what + ": " + err.Error() + ": " + quote}
 }

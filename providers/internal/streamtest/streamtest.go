@@ -14,6 +14,7 @@ type Recorder struct {
 	StateOut              []byte
 	Usages                []sdk.Usage
 	Calls                 []sdk.ToolCallDelta
+	RefusalOut            string
 }
 
 var _ sdk.StreamSender = (*Recorder)(nil)
@@ -23,3 +24,6 @@ func (r *Recorder) Reasoning(s string) error           { r.ReasoningOut.WriteStr
 func (r *Recorder) ToolCall(d sdk.ToolCallDelta) error { r.Calls = append(r.Calls, d); return nil }
 func (r *Recorder) Usage(u sdk.Usage) error            { r.Usages = append(r.Usages, u); return nil }
 func (r *Recorder) State(b []byte) error               { r.StateOut = b; return nil }
+
+// Refusal implements sdk.RefusalSender.
+func (r *Recorder) Refusal(s string) error { r.RefusalOut += s; return nil }

@@ -55,6 +55,10 @@ const (
 	ErrorCategory_ERROR_CATEGORY_BAD_REQUEST      ErrorCategory = 8
 	ErrorCategory_ERROR_CATEGORY_SERVER           ErrorCategory = 9
 	ErrorCategory_ERROR_CATEGORY_UNAVAILABLE      ErrorCategory = 10
+	// BAD_RESPONSE: the service sent a well-formed stream event the provider
+	// cannot understand (an unexpected shape). Deterministic: never retried.
+	// An older kernel reads it as an unknown category (server).
+	ErrorCategory_ERROR_CATEGORY_BAD_RESPONSE ErrorCategory = 11
 )
 
 // Enum value maps for ErrorCategory.
@@ -71,6 +75,7 @@ var (
 		8:  "ERROR_CATEGORY_BAD_REQUEST",
 		9:  "ERROR_CATEGORY_SERVER",
 		10: "ERROR_CATEGORY_UNAVAILABLE",
+		11: "ERROR_CATEGORY_BAD_RESPONSE",
 	}
 	ErrorCategory_value = map[string]int32{
 		"ERROR_CATEGORY_UNSPECIFIED":      0,
@@ -84,6 +89,7 @@ var (
 		"ERROR_CATEGORY_BAD_REQUEST":      8,
 		"ERROR_CATEGORY_SERVER":           9,
 		"ERROR_CATEGORY_UNAVAILABLE":      10,
+		"ERROR_CATEGORY_BAD_RESPONSE":     11,
 	}
 )
 
@@ -1114,9 +1120,15 @@ func (x *Usage) GetCacheWriteTokens() int64 {
 	return 0
 }
 
+// Done ends a stream. finish_reason is normalized by the provider: stop,
+// length, tool_calls, content_filter, refusal, or the service's own word.
+// refusal (protocol 2) is the service's explanation of a refusal when it
+// sends one apart from the reply text (e.g. Anthropic's stop_details,
+// OpenAI's refusal deltas); older kernels ignore it.
 type Done struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	FinishReason  string                 `protobuf:"bytes,1,opt,name=finish_reason,json=finishReason,proto3" json:"finish_reason,omitempty"`
+	Refusal       string                 `protobuf:"bytes,2,opt,name=refusal,proto3" json:"refusal,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1154,6 +1166,13 @@ func (*Done) Descriptor() ([]byte, []int) {
 func (x *Done) GetFinishReason() string {
 	if x != nil {
 		return x.FinishReason
+	}
+	return ""
+}
+
+func (x *Done) GetRefusal() string {
+	if x != nil {
+		return x.Refusal
 	}
 	return ""
 }
@@ -2831,9 +2850,10 @@ const file_foya_v1_plugin_proto_rawDesc = "" +
 	"\ftotal_tokens\x18\x03 \x01(\x03R\vtotalTokens\x12#\n" +
 	"\rcached_tokens\x18\x04 \x01(\x03R\fcachedTokens\x12\x14\n" +
 	"\x05model\x18\x05 \x01(\tR\x05model\x12,\n" +
-	"\x12cache_write_tokens\x18\x06 \x01(\x03R\x10cacheWriteTokens\"+\n" +
+	"\x12cache_write_tokens\x18\x06 \x01(\x03R\x10cacheWriteTokens\"E\n" +
 	"\x04Done\x12#\n" +
-	"\rfinish_reason\x18\x01 \x01(\tR\ffinishReason\"\xa4\x01\n" +
+	"\rfinish_reason\x18\x01 \x01(\tR\ffinishReason\x12\x18\n" +
+	"\arefusal\x18\x02 \x01(\tR\arefusal\"\xa4\x01\n" +
 	"\rProviderError\x122\n" +
 	"\bcategory\x18\x01 \x01(\x0e2\x16.foya.v1.ErrorCategoryR\bcategory\x12\x18\n" +
 	"\amessage\x18\x02 \x01(\tR\amessage\x12$\n" +
@@ -2970,7 +2990,7 @@ const file_foya_v1_plugin_proto_rawDesc = "" +
 	"\x04data\x18\x02 \x01(\fR\x04data\"n\n" +
 	"\x15GenerateVideoResponse\x12/\n" +
 	"\x06videos\x18\x01 \x03(\v2\x17.foya.v1.GeneratedVideoR\x06videos\x12$\n" +
-	"\x05usage\x18\x02 \x01(\v2\x0e.foya.v1.UsageR\x05usage*\xdd\x02\n" +
+	"\x05usage\x18\x02 \x01(\v2\x0e.foya.v1.UsageR\x05usage*\xfe\x02\n" +
 	"\rErrorCategory\x12\x1e\n" +
 	"\x1aERROR_CATEGORY_UNSPECIFIED\x10\x00\x12#\n" +
 	"\x1fERROR_CATEGORY_CONTEXT_OVERFLOW\x10\x01\x12\x1d\n" +
@@ -2983,7 +3003,8 @@ const file_foya_v1_plugin_proto_rawDesc = "" +
 	"\x1aERROR_CATEGORY_BAD_REQUEST\x10\b\x12\x19\n" +
 	"\x15ERROR_CATEGORY_SERVER\x10\t\x12\x1e\n" +
 	"\x1aERROR_CATEGORY_UNAVAILABLE\x10\n" +
-	"2\xd0\x05\n" +
+	"\x12\x1f\n" +
+	"\x1bERROR_CATEGORY_BAD_RESPONSE\x10\v2\xd0\x05\n" +
 	"\bProvider\x12;\n" +
 	"\bDescribe\x12\x18.foya.v1.DescribeRequest\x1a\x15.foya.v1.ProviderInfo\x128\n" +
 	"\x06Stream\x12\x16.foya.v1.StreamRequest\x1a\x14.foya.v1.StreamEvent0\x01\x12?\n" +

@@ -38,6 +38,8 @@ type SessionStore interface {
 	// Messages returns the projected messages in seq order; inactive ones
 	// (rewound) only when includeInactive is set.
 	Messages(ctx context.Context, sessionID string, includeInactive bool) ([]Message, error)
+	// MessagePager reads pages of them without reading the whole session.
+	MessagePager
 	// DeleteSession removes the session and its descendants with their events
 	// and projections in one transaction and records tombstones, so that late
 	// appends fail with ErrNotFound. It returns the ids deleted, children

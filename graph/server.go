@@ -105,6 +105,7 @@ func NewHandler(cfg ServerConfig) http.Handler {
 		api = cfg.Auth.middleware(api)
 	}
 	mux.Handle("/graphql", codedErrors(browserGuard(api, cfg.Auth, cfg.OriginPatterns, cfg.HostPatterns)))
+	mux.Handle(ExportRoute, exportRoute(cfg, log)) // the streamed session export, guarded like /graphql
 	if cfg.Service.Clustered() {
 		var state http.Handler = stateHandler(cfg.Engine)
 		if cfg.Auth != nil {

@@ -129,7 +129,9 @@ type pagedMessage struct {
 // page reads one page of messages with their texts.
 func (k tokenKernel) page(t *testing.T, sid, args string) []pagedMessage {
 	t.Helper()
-	var d struct{ Session struct{ Messages []pagedMessage } }
+	var d struct {
+		Session struct{ Messages []pagedMessage }
+	}
 	if err := k.query(t, `query($s: ID!) { session(id: $s) { messages(`+args+`) { seq textBytes text } } }`, map[string]any{"s": sid}, &d); err != nil {
 		t.Fatalf("messages(%s): %v", args, err)
 	}
@@ -211,7 +213,9 @@ func TestHugeSessionPagesExportsAndContinues(t *testing.T) {
 	long := fwd[hugeLong]
 	var text strings.Builder
 	for off := 0; off < long.TextBytes; off += 100_003 {
-		var d struct{ Session struct{ Messages []struct{ Text string } } }
+		var d struct {
+			Session struct{ Messages []struct{ Text string } }
+		}
 		if err := k.query(t, `query($s: ID!, $a: Int!, $o: Int!) { session(id: $s) { messages(first: 1, afterSeq: $a) { text(offset: $o, limit: 100003) } } }`,
 			map[string]any{"s": sid, "a": long.Seq - 1, "o": off}, &d); err != nil {
 			t.Fatal(err)

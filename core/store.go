@@ -29,6 +29,11 @@ type SessionFilter struct {
 	ConnectionID    string
 	// NotIdle selects only sessions whose phase is not idle.
 	NotIdle bool
+	// First, when > 0, returns at most that many sessions; After, when
+	// set, only the sessions listed after that one (keyset paging in list
+	// order, stable while sessions are created).
+	First int
+	After string
 }
 
 // SessionStore reads the session projections and removes sessions.

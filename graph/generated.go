@@ -320,7 +320,7 @@ type ComplexityRoot struct {
 		ProjectHooks  func(childComplexity int, id string) int
 		Projects      func(childComplexity int) int
 		Session       func(childComplexity int, id string) int
-		Sessions      func(childComplexity int, includeChildren *bool) int
+		Sessions      func(childComplexity int, includeChildren *bool, first *int64, after *string) int
 		UsageTotals   func(childComplexity int) int
 	}
 
@@ -564,7 +564,7 @@ type QueryResolver interface {
 	DefaultModels(ctx context.Context) (*core.DefaultModels, error)
 	Plugins(ctx context.Context) ([]core.PluginInfo, error)
 	Projects(ctx context.Context) ([]core.Project, error)
-	Sessions(ctx context.Context, includeChildren *bool) ([]core.Session, error)
+	Sessions(ctx context.Context, includeChildren *bool, first *int64, after *string) ([]core.Session, error)
 	Session(ctx context.Context, id string) (*core.Session, error)
 	UsageTotals(ctx context.Context) (*core.Usage, error)
 	Events(ctx context.Context, sessionID string, afterSeq *int64, limit *int64) ([]model.SessionEvent, error)
@@ -2050,7 +2050,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.Sessions(childComplexity, args["includeChildren"].(*bool)), true
+		return e.ComplexityRoot.Query.Sessions(childComplexity, args["includeChildren"].(*bool), args["first"].(*int64), args["after"].(*string)), true
 	case "Query.usageTotals":
 		if e.ComplexityRoot.Query.UsageTotals == nil {
 			break
@@ -3431,8 +3431,13 @@ type Query {
   "Loaded plugins with their health."
   plugins: [PluginInfo!]!
   projects: [Project!]!
-  "Top-level sessions, newest first; child sessions too when includeChildren."
-  sessions(includeChildren: Boolean = false): [Session!]!
+  """
+  Top-level sessions, newest first; child sessions too when includeChildren.
+  Paging: first (1–1000) returns at most that many; after (a session id of
+  the previous page, usually its last) continues the list after it. Without
+  first every session is returned. NOT_FOUND when after names no session.
+  """
+  sessions(includeChildren: Boolean = false, first: Int, after: ID): [Session!]!
   session(id: ID!): Session
   "Total tokens ever spent, from the usage ledger (survives session deletion)."
   usageTotals: Usage!
@@ -5421,6 +5426,22 @@ func (ec *executionContext) field_Query_sessions_args(ctx context.Context, rawAr
 		return nil, err
 	}
 	args["includeChildren"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int64, error) {
+			return ec.unmarshalOInt2ᚖint64(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOID2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg2
 	return args, nil
 }
 
@@ -11011,7 +11032,7 @@ func (ec *executionContext) _Query_sessions(ctx context.Context, field graphql.C
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().Sessions(ctx, fc.Args["includeChildren"].(*bool))
+			return ec.Resolvers.Query().Sessions(ctx, fc.Args["includeChildren"].(*bool), fc.Args["first"].(*int64), fc.Args["after"].(*string))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v []core.Session) graphql.Marshaler {

@@ -128,3 +128,21 @@ func messageText(m *core.Message, offset, limit *int64) (string, error) {
 	}
 	return core.TextPage(m.Text, int(off), int(lim)), nil
 }
+
+// sessionPage is the paging of Query.sessions (first, after).
+func sessionPage(first *int64, after *string) (core.SessionFilter, error) {
+	var f core.SessionFilter
+	if first != nil {
+		if *first < 1 || *first > core.MaxMessagePage {
+			return f, core.Errorf(core.CodeBadInput, "sessions: first must be between 1 and %d", core.MaxMessagePage)
+		}
+		f.First = int(*first)
+	}
+	if after != nil {
+		if *after == "" {
+			return f, core.Errorf(core.CodeBadInput, "sessions: after must be a session id")
+		}
+		f.After = *after
+	}
+	return f, nil
+}

@@ -32,3 +32,40 @@ func TestMessagesPagingArguments(t *testing.T) {
 		t.Fatalf("empty range: %+v", out)
 	}
 }
+
+// sessions(first:, after:) pages the session list, newest first, each
+// session exactly once; the default lists them all.
+func TestSessionsPaging(t *testing.T) {
+	k := newTestKernel(t)
+	for range 7 {
+		k.mustDo(t, `mutation { createSession(input: {title: "p"}) { id } }`, nil, nil)
+	}
+	var all struct{ Sessions []struct{ ID string } }
+	k.mustDo(t, `{ sessions { id } }`, nil, &all)
+	if len(all.Sessions) != 7 {
+		t.Fatalf("%d sessions", len(all.Sessions))
+	}
+	var got []string
+	var after any
+	for {
+		var page struct{ Sessions []struct{ ID string } }
+		k.mustDo(t, `query($a: ID) { sessions(first: 3, after: $a) { id } }`, map[string]any{"a": after}, &page)
+		if len(page.Sessions) == 0 {
+			break
+		}
+		for _, s := range page.Sessions {
+			got = append(got, s.ID)
+		}
+		after = page.Sessions[len(page.Sessions)-1].ID
+	}
+	for i, s := range all.Sessions {
+		if i >= len(got) || got[i] != s.ID {
+			t.Fatalf("paged %v, whole %v", got, all.Sessions)
+		}
+	}
+	if len(got) != 7 {
+		t.Fatalf("paged %d sessions", len(got))
+	}
+	k.mustFail(t, "BAD_INPUT", `{ sessions(first: 0) { id } }`, nil)
+	k.mustFail(t, "NOT_FOUND", `{ sessions(first: 2, after: "ses_gone") { id } }`, nil)
+}

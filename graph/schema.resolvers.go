@@ -632,8 +632,13 @@ func (r *queryResolver) Projects(ctx context.Context) ([]core.Project, error) {
 }
 
 // Sessions is the resolver for the sessions field.
-func (r *queryResolver) Sessions(ctx context.Context, includeChildren *bool) ([]core.Session, error) {
-	return r.Service.Sessions(ctx, core.SessionFilter{IncludeChildren: deref(includeChildren)})
+func (r *queryResolver) Sessions(ctx context.Context, includeChildren *bool, first *int64, after *string) ([]core.Session, error) {
+	f, err := sessionPage(first, after)
+	if err != nil {
+		return nil, err
+	}
+	f.IncludeChildren = deref(includeChildren)
+	return r.Service.Sessions(ctx, f)
 }
 
 // Session is the resolver for the session field.

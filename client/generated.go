@@ -1469,6 +1469,9 @@ func (v *ACPSessionWithMessagesSessionMessagesMessage) __premarshalJSON() (*__pr
 // ACPSessionsResponse is returned by ACPSessions on success.
 type ACPSessionsResponse struct {
 	// Top-level sessions, newest first; child sessions too when includeChildren.
+	// Paging: first (1–1000) returns at most that many; after (a session id of
+	// the previous page, usually its last) continues the list after it. Without
+	// first every session is returned. NOT_FOUND when after names no session.
 	Sessions []ACPSessionsSessionsSession `json:"sessions"`
 }
 
@@ -5404,6 +5407,9 @@ func (v *SessionsConnectionsConnection) GetName() string { return v.Name }
 // SessionsResponse is returned by Sessions on success.
 type SessionsResponse struct {
 	// Top-level sessions, newest first; child sessions too when includeChildren.
+	// Paging: first (1–1000) returns at most that many; after (a session id of
+	// the previous page, usually its last) continues the list after it. Without
+	// first every session is returned. NOT_FOUND when after names no session.
 	Sessions []SessionsSessionsSession `json:"sessions"`
 	// Connections in order.
 	Connections []SessionsConnectionsConnection `json:"connections"`

@@ -430,6 +430,9 @@ func (a *Agent) loadSession(ctx context.Context, params json.RawMessage, replay 
 	var msgs []gqlMessage
 	if replay {
 		r, err := client.ACPSessionWithMessages(ctx, a.k, p.SessionID)
+		if err != nil && client.ErrorCode(err) == "BAD_INPUT" {
+			r, err = a.sessionPaged(ctx, p.SessionID) // too large for one response
+		}
 		if err != nil {
 			return nil, kernelError(err)
 		}

@@ -352,6 +352,9 @@ func (s *session) start(after int) {
 						continue
 					}
 					ev := fromEvent(&w.SessionEvents)
+					if w.SessionEvents.MessageTruncated {
+						s.wholeMessage(&ev, w.SessionEvents.Message)
+					}
 					if ev.Seq != nil {
 						s.mu.Lock()
 						s.lastSeq = *ev.Seq

@@ -203,7 +203,7 @@ func prepareSession(ctx context.Context, c *client.Client, o execOptions) (clien
 	var existing *client.SessionFields
 	switch {
 	case o.session != "":
-		resp, err := client.Session(ctx, c, o.session)
+		resp, err := client.SessionInfo(ctx, c, o.session)
 		if err != nil {
 			return client.SessionFields{}, nil, err
 		}
@@ -400,6 +400,9 @@ func (t *turnWatch) handle(ctx context.Context, ev execEvent, raw json.RawMessag
 	}
 	if t.turnID == "" {
 		return 0, false, nil // another turn of the session
+	}
+	if ev.MessageTruncated {
+		t.wholeMessage(ctx, &ev) // a live event carries 1 MiB of a longer message
 	}
 	if t.json {
 		if _, err := fmt.Fprintf(t.pr.stdout, "%s\n", raw); err != nil {

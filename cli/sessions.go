@@ -92,6 +92,9 @@ func sessionsShow(r *runner) error {
 	}
 	return r.withKernel(func(ctx context.Context, c *client.Client) error {
 		resp, err := client.Session(ctx, c, rest[0])
+		if tooLargeForOneResponse(err) {
+			resp, err = sessionPaged(ctx, c, rest[0]) // a huge session: page it
+		}
 		if err != nil {
 			return err
 		}
@@ -113,7 +116,7 @@ func sessionsRm(r *runner) error {
 	return r.withKernel(func(ctx context.Context, c *client.Client) error {
 		// Every id must name a session before any is deleted.
 		for _, id := range ids {
-			resp, err := client.Session(ctx, c, id)
+			resp, err := client.SessionInfo(ctx, c, id)
 			if err != nil {
 				return err
 			}
@@ -147,20 +150,10 @@ func sessionsExport(r *runner) error {
 		return err
 	}
 	return r.withKernel(func(ctx context.Context, c *client.Client) error {
-		resp, err := client.ExportSession(ctx, c, rest[0])
-		if err != nil {
-			return err
-		}
-		if _, err := io.WriteString(r.stdout, resp.ExportSession); err != nil {
-			return fmt.Errorf("write the document: %w", err)
-		}
-		return nil
+		// The kernel's export route streams the document (no size bound).
+		return c.ExportSessionTo(ctx, rest[0], r.stdout)
 	})
 }
-
-// importInline is the largest document sent inline (importSession): the
-// kernel bounds a JSON request at 8 MiB; larger ones go as a file.
-const importInline = 6 << 20
 
 // importMax is importSessionFile's bound.
 const importMax = 64 << 20
@@ -180,13 +173,9 @@ func sessionsImport(r *runner) error {
 		}
 		defer f.Close()
 		src, name = f, filepath.Base(rest[0])
-	}
-	data, err := io.ReadAll(io.LimitReader(src, importMax+1))
-	if err != nil {
-		return fmt.Errorf("import: read %s: %w", rest[0], err)
-	}
-	if len(data) > importMax {
-		return cmdutil.UsageError{Err: fmt.Errorf("import: %s is over %d MiB, the kernel's bound", rest[0], importMax>>20)}
+		if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() && fi.Size() > importMax {
+			return cmdutil.UsageError{Err: fmt.Errorf("import: %s is over %d MiB, the kernel's bound", rest[0], importMax>>20)}
+		}
 	}
 	var dir string
 	if *project != "" {
@@ -206,20 +195,14 @@ func sessionsImport(r *runner) error {
 			}
 			projectID = &p.Id
 		}
-		var s client.SessionFields
-		if len(data) <= importInline {
-			resp, err := client.ImportSession(ctx, c, string(data), projectID)
-			if err != nil {
-				return err
-			}
-			s = resp.ImportSession.SessionFields
-		} else {
-			resp, err := client.ImportSessionFile(ctx, c, client.Upload{Name: name, MediaType: "application/jsonl", Data: data}, projectID)
-			if err != nil {
-				return err
-			}
-			s = resp.ImportSessionFile.SessionFields
+		// The document is streamed as a multipart upload (the kernel spools
+		// it to a temporary file and parses it line by line): it is never
+		// held whole here.
+		resp, err := client.ImportSessionFile(ctx, c, client.Upload{Name: name, MediaType: "application/jsonl", Reader: src}, projectID)
+		if err != nil {
+			return err
 		}
+		s := resp.ImportSessionFile.SessionFields
 		if r.cf.json {
 			return printJSON(r.stdout, s)
 		}

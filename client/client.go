@@ -218,6 +218,9 @@ func (c *Client) postMultipart(ctx context.Context, req *graphql.Request, name s
 	if err != nil {
 		return nil, "", fmt.Errorf("encode request: %w", err)
 	}
+	if file.Reader != nil {
+		return c.postMultipartStream(ctx, ops, name, file)
+	}
 	var body bytes.Buffer
 	mw := multipart.NewWriter(&body)
 	_ = mw.WriteField("operations", string(ops))
@@ -434,6 +437,9 @@ type Upload struct {
 	Name      string // file name
 	MediaType string // optional
 	Data      []byte
+	// Reader, when set, is streamed as the file instead of Data (the
+	// request is sent while it is read: nothing holds the whole file).
+	Reader io.Reader
 }
 
 // MarshalJSON is null: the file travels in its own multipart part.

@@ -322,8 +322,16 @@ func (v *ACPEventsResponse) GetEvents() []ACPEventsEventsSessionEvent { return v
 // A complete history message.
 type ACPMessageFields struct {
 	// The message's event_seq: stable id and rewind boundary.
-	Seq  int    `json:"seq"`
-	Role Role   `json:"role"`
+	Seq  int  `json:"seq"`
+	Role Role `json:"role"`
+	// The text, or a page of it: offset and limit count bytes of its UTF-8
+	// encoding (textBytes in all). Both ends of the page move back to the start
+	// of the character they fall in, so a page never splits a character and
+	// the pages at offsets 0, L, 2L, … concatenate to the whole text, each
+	// character in exactly one page (a limit under 4 can give an empty page).
+	// Without limit: from offset to the end. An offset at or past the end
+	// gives "". In a live sessionEvents event with messageTruncated, text holds
+	// only the first 1 MiB: read the rest from Session.messages.
 	Text string `json:"text"`
 	// Display-only reasoning of an assistant message.
 	Reasoning *string                             `json:"reasoning"`
@@ -448,6 +456,181 @@ func (v *ACPMessageFieldsToolCallsToolCall) GetName() string { return v.Name }
 // GetInput returns ACPMessageFieldsToolCallsToolCall.Input, and is useful for accessing the field via an interface.
 func (v *ACPMessageFieldsToolCallsToolCall) GetInput() json.RawMessage { return v.Input }
 
+// ACPMessagesPageResponse is returned by ACPMessagesPage on success.
+type ACPMessagesPageResponse struct {
+	Session *ACPMessagesPageSession `json:"session"`
+}
+
+// GetSession returns ACPMessagesPageResponse.Session, and is useful for accessing the field via an interface.
+func (v *ACPMessagesPageResponse) GetSession() *ACPMessagesPageSession { return v.Session }
+
+// ACPMessagesPageSession includes the requested fields of the GraphQL type Session.
+// The GraphQL type's documentation follows.
+//
+// A long-lived conversation identity: history, model choice, directory and permissions.
+type ACPMessagesPageSession struct {
+	// The history projection in seq order; inactive (rewound) messages only on
+	// request. Page a long history: first (1–1000) returns the oldest messages
+	// with seq > afterSeq, last (1–1000) the newest with seq < beforeSeq (still
+	// in seq order); afterSeq and beforeSeq (exclusive bounds) can be given
+	// with either or both. Forward: messages(first: 100, afterSeq: <the last
+	// seq seen>); backward: messages(last: 100, beforeSeq: <the first seq
+	// seen>). Without first and last every message in the range is returned,
+	// as long as they fit one response: a session whose messages are larger
+	// than the response limit (16 MiB) gets BAD_INPUT naming these arguments
+	// instead (docs/limits.md). A page is read through an index: the last 50
+	// messages of a 100,000-event session cost what 50 messages cost.
+	Messages []ACPMessagesPageSessionMessagesMessage `json:"messages"`
+}
+
+// GetMessages returns ACPMessagesPageSession.Messages, and is useful for accessing the field via an interface.
+func (v *ACPMessagesPageSession) GetMessages() []ACPMessagesPageSessionMessagesMessage {
+	return v.Messages
+}
+
+// ACPMessagesPageSessionMessagesMessage includes the requested fields of the GraphQL type Message.
+// The GraphQL type's documentation follows.
+//
+// A complete history message.
+type ACPMessagesPageSessionMessagesMessage struct {
+	ACPMessageFields `json:"-"`
+}
+
+// GetSeq returns ACPMessagesPageSessionMessagesMessage.Seq, and is useful for accessing the field via an interface.
+func (v *ACPMessagesPageSessionMessagesMessage) GetSeq() int { return v.ACPMessageFields.Seq }
+
+// GetRole returns ACPMessagesPageSessionMessagesMessage.Role, and is useful for accessing the field via an interface.
+func (v *ACPMessagesPageSessionMessagesMessage) GetRole() Role { return v.ACPMessageFields.Role }
+
+// GetText returns ACPMessagesPageSessionMessagesMessage.Text, and is useful for accessing the field via an interface.
+func (v *ACPMessagesPageSessionMessagesMessage) GetText() string { return v.ACPMessageFields.Text }
+
+// GetReasoning returns ACPMessagesPageSessionMessagesMessage.Reasoning, and is useful for accessing the field via an interface.
+func (v *ACPMessagesPageSessionMessagesMessage) GetReasoning() *string {
+	return v.ACPMessageFields.Reasoning
+}
+
+// GetToolCalls returns ACPMessagesPageSessionMessagesMessage.ToolCalls, and is useful for accessing the field via an interface.
+func (v *ACPMessagesPageSessionMessagesMessage) GetToolCalls() []ACPMessageFieldsToolCallsToolCall {
+	return v.ACPMessageFields.ToolCalls
+}
+
+// GetToolCallId returns ACPMessagesPageSessionMessagesMessage.ToolCallId, and is useful for accessing the field via an interface.
+func (v *ACPMessagesPageSessionMessagesMessage) GetToolCallId() *string {
+	return v.ACPMessageFields.ToolCallId
+}
+
+// GetToolName returns ACPMessagesPageSessionMessagesMessage.ToolName, and is useful for accessing the field via an interface.
+func (v *ACPMessagesPageSessionMessagesMessage) GetToolName() *string {
+	return v.ACPMessageFields.ToolName
+}
+
+// GetIsError returns ACPMessagesPageSessionMessagesMessage.IsError, and is useful for accessing the field via an interface.
+func (v *ACPMessagesPageSessionMessagesMessage) GetIsError() bool { return v.ACPMessageFields.IsError }
+
+// GetDiff returns ACPMessagesPageSessionMessagesMessage.Diff, and is useful for accessing the field via an interface.
+func (v *ACPMessagesPageSessionMessagesMessage) GetDiff() *string { return v.ACPMessageFields.Diff }
+
+// GetFileChanges returns ACPMessagesPageSessionMessagesMessage.FileChanges, and is useful for accessing the field via an interface.
+func (v *ACPMessagesPageSessionMessagesMessage) GetFileChanges() []ACPMessageFieldsFileChangesFileChange {
+	return v.ACPMessageFields.FileChanges
+}
+
+// GetAttachments returns ACPMessagesPageSessionMessagesMessage.Attachments, and is useful for accessing the field via an interface.
+func (v *ACPMessagesPageSessionMessagesMessage) GetAttachments() []ACPMessageFieldsAttachmentsAttachment {
+	return v.ACPMessageFields.Attachments
+}
+
+// GetTurnStatus returns ACPMessagesPageSessionMessagesMessage.TurnStatus, and is useful for accessing the field via an interface.
+func (v *ACPMessagesPageSessionMessagesMessage) GetTurnStatus() *TurnStatus {
+	return v.ACPMessageFields.TurnStatus
+}
+
+// GetTurnReason returns ACPMessagesPageSessionMessagesMessage.TurnReason, and is useful for accessing the field via an interface.
+func (v *ACPMessagesPageSessionMessagesMessage) GetTurnReason() *string {
+	return v.ACPMessageFields.TurnReason
+}
+
+func (v *ACPMessagesPageSessionMessagesMessage) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*ACPMessagesPageSessionMessagesMessage
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.ACPMessagesPageSessionMessagesMessage = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	err = json.Unmarshal(
+		b, &v.ACPMessageFields)
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+type __premarshalACPMessagesPageSessionMessagesMessage struct {
+	Seq int `json:"seq"`
+
+	Role Role `json:"role"`
+
+	Text string `json:"text"`
+
+	Reasoning *string `json:"reasoning"`
+
+	ToolCalls []ACPMessageFieldsToolCallsToolCall `json:"toolCalls"`
+
+	ToolCallId *string `json:"toolCallId"`
+
+	ToolName *string `json:"toolName"`
+
+	IsError bool `json:"isError"`
+
+	Diff *string `json:"diff"`
+
+	FileChanges []ACPMessageFieldsFileChangesFileChange `json:"fileChanges"`
+
+	Attachments []ACPMessageFieldsAttachmentsAttachment `json:"attachments"`
+
+	TurnStatus *TurnStatus `json:"turnStatus"`
+
+	TurnReason *string `json:"turnReason"`
+}
+
+func (v *ACPMessagesPageSessionMessagesMessage) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *ACPMessagesPageSessionMessagesMessage) __premarshalJSON() (*__premarshalACPMessagesPageSessionMessagesMessage, error) {
+	var retval __premarshalACPMessagesPageSessionMessagesMessage
+
+	retval.Seq = v.ACPMessageFields.Seq
+	retval.Role = v.ACPMessageFields.Role
+	retval.Text = v.ACPMessageFields.Text
+	retval.Reasoning = v.ACPMessageFields.Reasoning
+	retval.ToolCalls = v.ACPMessageFields.ToolCalls
+	retval.ToolCallId = v.ACPMessageFields.ToolCallId
+	retval.ToolName = v.ACPMessageFields.ToolName
+	retval.IsError = v.ACPMessageFields.IsError
+	retval.Diff = v.ACPMessageFields.Diff
+	retval.FileChanges = v.ACPMessageFields.FileChanges
+	retval.Attachments = v.ACPMessageFields.Attachments
+	retval.TurnStatus = v.ACPMessageFields.TurnStatus
+	retval.TurnReason = v.ACPMessageFields.TurnReason
+	return &retval, nil
+}
+
 // ACPSendMessageResponse is returned by ACPSendMessage on success.
 type ACPSendMessageResponse struct {
 	// Starts a turn when the session is idle, else queues the input. UNAVAILABLE when the session has no usable model.
@@ -528,6 +711,14 @@ type ACPSessionEventsSessionEventsSessionEvent struct {
 	Delta *string `json:"delta"`
 	// The full event payload.
 	Payload *json.RawMessage `json:"payload"`
+	// True when this live event's message (message_end, message_imported) is
+	// larger than a live event carries: its text (and reasoning) over 1 MiB is
+	// cut to the first 1 MiB on a character boundary, in message and in
+	// payload (which then has "messageTruncated": true and the full "textBytes").
+	// message.textBytes is the whole text's size; read the whole message with
+	// session { messages(first: 1, afterSeq: seq - 1) { text(offset:, limit:) } }.
+	// Always false in the events query, whose messages are whole.
+	MessageTruncated bool `json:"messageTruncated"`
 	// The message of message_end and message_imported.
 	Message *ACPSessionEventsSessionEventsSessionEventMessage `json:"message"`
 	// The request of approval_requested and approval_resolved.
@@ -548,6 +739,11 @@ func (v *ACPSessionEventsSessionEventsSessionEvent) GetDelta() *string { return 
 
 // GetPayload returns ACPSessionEventsSessionEventsSessionEvent.Payload, and is useful for accessing the field via an interface.
 func (v *ACPSessionEventsSessionEventsSessionEvent) GetPayload() *json.RawMessage { return v.Payload }
+
+// GetMessageTruncated returns ACPSessionEventsSessionEventsSessionEvent.MessageTruncated, and is useful for accessing the field via an interface.
+func (v *ACPSessionEventsSessionEventsSessionEvent) GetMessageTruncated() bool {
+	return v.MessageTruncated
+}
 
 // GetMessage returns ACPSessionEventsSessionEventsSessionEvent.Message, and is useful for accessing the field via an interface.
 func (v *ACPSessionEventsSessionEventsSessionEvent) GetMessage() *ACPSessionEventsSessionEventsSessionEventMessage {
@@ -602,7 +798,12 @@ func (v *ACPSessionEventsSessionEventsSessionEventApproval) GetInput() *json.Raw
 // A complete history message.
 type ACPSessionEventsSessionEventsSessionEventMessage struct {
 	ACPMessageFields `json:"-"`
+	// Size of the whole text in bytes (UTF-8), also when text is a page or a live event's cut text.
+	TextBytes int `json:"textBytes"`
 }
+
+// GetTextBytes returns ACPSessionEventsSessionEventsSessionEventMessage.TextBytes, and is useful for accessing the field via an interface.
+func (v *ACPSessionEventsSessionEventsSessionEventMessage) GetTextBytes() int { return v.TextBytes }
 
 // GetSeq returns ACPSessionEventsSessionEventsSessionEventMessage.Seq, and is useful for accessing the field via an interface.
 func (v *ACPSessionEventsSessionEventsSessionEventMessage) GetSeq() int {
@@ -705,6 +906,8 @@ func (v *ACPSessionEventsSessionEventsSessionEventMessage) UnmarshalJSON(b []byt
 }
 
 type __premarshalACPSessionEventsSessionEventsSessionEventMessage struct {
+	TextBytes int `json:"textBytes"`
+
 	Seq int `json:"seq"`
 
 	Role Role `json:"role"`
@@ -747,6 +950,7 @@ func (v *ACPSessionEventsSessionEventsSessionEventMessage) MarshalJSON() ([]byte
 func (v *ACPSessionEventsSessionEventsSessionEventMessage) __premarshalJSON() (*__premarshalACPSessionEventsSessionEventsSessionEventMessage, error) {
 	var retval __premarshalACPSessionEventsSessionEventsSessionEventMessage
 
+	retval.TextBytes = v.TextBytes
 	retval.Seq = v.ACPMessageFields.Seq
 	retval.Role = v.ACPMessageFields.Role
 	retval.Text = v.ACPMessageFields.Text
@@ -1020,7 +1224,17 @@ func (v *ACPSessionWithMessagesResponse) GetSession() *ACPSessionWithMessagesSes
 // A long-lived conversation identity: history, model choice, directory and permissions.
 type ACPSessionWithMessagesSession struct {
 	ACPSessionFields `json:"-"`
-	// The history projection in seq order; inactive (rewound) messages only on request.
+	// The history projection in seq order; inactive (rewound) messages only on
+	// request. Page a long history: first (1–1000) returns the oldest messages
+	// with seq > afterSeq, last (1–1000) the newest with seq < beforeSeq (still
+	// in seq order); afterSeq and beforeSeq (exclusive bounds) can be given
+	// with either or both. Forward: messages(first: 100, afterSeq: <the last
+	// seq seen>); backward: messages(last: 100, beforeSeq: <the first seq
+	// seen>). Without first and last every message in the range is returned,
+	// as long as they fit one response: a session whose messages are larger
+	// than the response limit (16 MiB) gets BAD_INPUT naming these arguments
+	// instead (docs/limits.md). A page is read through an index: the last 50
+	// messages of a 100,000-event session cost what 50 messages cost.
 	Messages []ACPSessionWithMessagesSessionMessagesMessage `json:"messages"`
 }
 
@@ -1301,6 +1515,9 @@ func (v *ACPSessionWithMessagesSessionMessagesMessage) __premarshalJSON() (*__pr
 // ACPSessionsResponse is returned by ACPSessions on success.
 type ACPSessionsResponse struct {
 	// Top-level sessions, newest first; child sessions too when includeChildren.
+	// Paging: first (1–1000) returns at most that many; after (a session id of
+	// the previous page, usually its last) continues the list after it. Without
+	// first every session is returned. NOT_FOUND when after names no session.
 	Sessions []ACPSessionsSessionsSession `json:"sessions"`
 }
 
@@ -3447,8 +3664,16 @@ var AllMcpTransport = []McpTransport{
 // A complete history message.
 type MessageFields struct {
 	// The message's event_seq: stable id and rewind boundary.
-	Seq       int                              `json:"seq"`
-	Role      Role                             `json:"role"`
+	Seq  int  `json:"seq"`
+	Role Role `json:"role"`
+	// The text, or a page of it: offset and limit count bytes of its UTF-8
+	// encoding (textBytes in all). Both ends of the page move back to the start
+	// of the character they fall in, so a page never splits a character and
+	// the pages at offsets 0, L, 2L, … concatenate to the whole text, each
+	// character in exactly one page (a limit under 4 can give an empty page).
+	// Without limit: from offset to the end. An offset at or past the end
+	// gives "". In a live sessionEvents event with messageTruncated, text holds
+	// only the first 1 MiB: read the rest from Session.messages.
 	Text      string                           `json:"text"`
 	ToolCalls []MessageFieldsToolCallsToolCall `json:"toolCalls"`
 	ToolName  *string                          `json:"toolName"`
@@ -3515,6 +3740,67 @@ func (v *MessageFieldsToolCallsToolCall) GetName() string { return v.Name }
 
 // GetInput returns MessageFieldsToolCallsToolCall.Input, and is useful for accessing the field via an interface.
 func (v *MessageFieldsToolCallsToolCall) GetInput() json.RawMessage { return v.Input }
+
+// MessageTextPageResponse is returned by MessageTextPage on success.
+type MessageTextPageResponse struct {
+	Session *MessageTextPageSession `json:"session"`
+}
+
+// GetSession returns MessageTextPageResponse.Session, and is useful for accessing the field via an interface.
+func (v *MessageTextPageResponse) GetSession() *MessageTextPageSession { return v.Session }
+
+// MessageTextPageSession includes the requested fields of the GraphQL type Session.
+// The GraphQL type's documentation follows.
+//
+// A long-lived conversation identity: history, model choice, directory and permissions.
+type MessageTextPageSession struct {
+	// The history projection in seq order; inactive (rewound) messages only on
+	// request. Page a long history: first (1–1000) returns the oldest messages
+	// with seq > afterSeq, last (1–1000) the newest with seq < beforeSeq (still
+	// in seq order); afterSeq and beforeSeq (exclusive bounds) can be given
+	// with either or both. Forward: messages(first: 100, afterSeq: <the last
+	// seq seen>); backward: messages(last: 100, beforeSeq: <the first seq
+	// seen>). Without first and last every message in the range is returned,
+	// as long as they fit one response: a session whose messages are larger
+	// than the response limit (16 MiB) gets BAD_INPUT naming these arguments
+	// instead (docs/limits.md). A page is read through an index: the last 50
+	// messages of a 100,000-event session cost what 50 messages cost.
+	Messages []MessageTextPageSessionMessagesMessage `json:"messages"`
+}
+
+// GetMessages returns MessageTextPageSession.Messages, and is useful for accessing the field via an interface.
+func (v *MessageTextPageSession) GetMessages() []MessageTextPageSessionMessagesMessage {
+	return v.Messages
+}
+
+// MessageTextPageSessionMessagesMessage includes the requested fields of the GraphQL type Message.
+// The GraphQL type's documentation follows.
+//
+// A complete history message.
+type MessageTextPageSessionMessagesMessage struct {
+	// The message's event_seq: stable id and rewind boundary.
+	Seq int `json:"seq"`
+	// Size of the whole text in bytes (UTF-8), also when text is a page or a live event's cut text.
+	TextBytes int `json:"textBytes"`
+	// The text, or a page of it: offset and limit count bytes of its UTF-8
+	// encoding (textBytes in all). Both ends of the page move back to the start
+	// of the character they fall in, so a page never splits a character and
+	// the pages at offsets 0, L, 2L, … concatenate to the whole text, each
+	// character in exactly one page (a limit under 4 can give an empty page).
+	// Without limit: from offset to the end. An offset at or past the end
+	// gives "". In a live sessionEvents event with messageTruncated, text holds
+	// only the first 1 MiB: read the rest from Session.messages.
+	Text string `json:"text"`
+}
+
+// GetSeq returns MessageTextPageSessionMessagesMessage.Seq, and is useful for accessing the field via an interface.
+func (v *MessageTextPageSessionMessagesMessage) GetSeq() int { return v.Seq }
+
+// GetTextBytes returns MessageTextPageSessionMessagesMessage.TextBytes, and is useful for accessing the field via an interface.
+func (v *MessageTextPageSessionMessagesMessage) GetTextBytes() int { return v.TextBytes }
+
+// GetText returns MessageTextPageSessionMessagesMessage.Text, and is useful for accessing the field via an interface.
+func (v *MessageTextPageSessionMessagesMessage) GetText() string { return v.Text }
 
 // ModelFields includes the GraphQL fields of Model requested by the fragment ModelFields.
 // The GraphQL type's documentation follows.
@@ -4204,6 +4490,14 @@ type SessionEventsSessionEventsSessionEvent struct {
 	Phase *Phase `json:"phase"`
 	// The full event payload.
 	Payload *json.RawMessage `json:"payload"`
+	// True when this live event's message (message_end, message_imported) is
+	// larger than a live event carries: its text (and reasoning) over 1 MiB is
+	// cut to the first 1 MiB on a character boundary, in message and in
+	// payload (which then has "messageTruncated": true and the full "textBytes").
+	// message.textBytes is the whole text's size; read the whole message with
+	// session { messages(first: 1, afterSeq: seq - 1) { text(offset:, limit:) } }.
+	// Always false in the events query, whose messages are whole.
+	MessageTruncated bool `json:"messageTruncated"`
 	// The message of message_end and message_imported.
 	Message *SessionEventsSessionEventsSessionEventMessage `json:"message"`
 	// The request of approval_requested and approval_resolved.
@@ -4235,6 +4529,11 @@ func (v *SessionEventsSessionEventsSessionEvent) GetPhase() *Phase { return v.Ph
 
 // GetPayload returns SessionEventsSessionEventsSessionEvent.Payload, and is useful for accessing the field via an interface.
 func (v *SessionEventsSessionEventsSessionEvent) GetPayload() *json.RawMessage { return v.Payload }
+
+// GetMessageTruncated returns SessionEventsSessionEventsSessionEvent.MessageTruncated, and is useful for accessing the field via an interface.
+func (v *SessionEventsSessionEventsSessionEvent) GetMessageTruncated() bool {
+	return v.MessageTruncated
+}
 
 // GetMessage returns SessionEventsSessionEventsSessionEvent.Message, and is useful for accessing the field via an interface.
 func (v *SessionEventsSessionEventsSessionEvent) GetMessage() *SessionEventsSessionEventsSessionEventMessage {
@@ -4303,11 +4602,16 @@ func (v *SessionEventsSessionEventsSessionEventApproval) GetChildSessionId() *st
 // A complete history message.
 type SessionEventsSessionEventsSessionEventMessage struct {
 	MessageFields `json:"-"`
+	// Size of the whole text in bytes (UTF-8), also when text is a page or a live event's cut text.
+	TextBytes int `json:"textBytes"`
 	// Display-only reasoning of an assistant message.
 	Reasoning *string `json:"reasoning"`
 	// For a tool message: the call it answers.
 	ToolCallId *string `json:"toolCallId"`
 }
+
+// GetTextBytes returns SessionEventsSessionEventsSessionEventMessage.TextBytes, and is useful for accessing the field via an interface.
+func (v *SessionEventsSessionEventsSessionEventMessage) GetTextBytes() int { return v.TextBytes }
 
 // GetReasoning returns SessionEventsSessionEventsSessionEventMessage.Reasoning, and is useful for accessing the field via an interface.
 func (v *SessionEventsSessionEventsSessionEventMessage) GetReasoning() *string { return v.Reasoning }
@@ -4385,6 +4689,8 @@ func (v *SessionEventsSessionEventsSessionEventMessage) UnmarshalJSON(b []byte) 
 }
 
 type __premarshalSessionEventsSessionEventsSessionEventMessage struct {
+	TextBytes int `json:"textBytes"`
+
 	Reasoning *string `json:"reasoning"`
 
 	ToolCallId *string `json:"toolCallId"`
@@ -4421,6 +4727,7 @@ func (v *SessionEventsSessionEventsSessionEventMessage) MarshalJSON() ([]byte, e
 func (v *SessionEventsSessionEventsSessionEventMessage) __premarshalJSON() (*__premarshalSessionEventsSessionEventsSessionEventMessage, error) {
 	var retval __premarshalSessionEventsSessionEventsSessionEventMessage
 
+	retval.TextBytes = v.TextBytes
 	retval.Reasoning = v.Reasoning
 	retval.ToolCallId = v.ToolCallId
 	retval.Seq = v.MessageFields.Seq
@@ -4638,6 +4945,270 @@ func (v *SessionFieldsUsage) GetCost() *float64 { return v.Cost }
 // GetUnpricedTokens returns SessionFieldsUsage.UnpricedTokens, and is useful for accessing the field via an interface.
 func (v *SessionFieldsUsage) GetUnpricedTokens() int { return v.UnpricedTokens }
 
+// SessionInfoConnectionsConnection includes the requested fields of the GraphQL type Connection.
+// The GraphQL type's documentation follows.
+//
+// A user-configured account or endpoint. The API key is never returned by any
+// field; apiKeyConfigured says whether one is set. Keys live in connections.json
+// in the kernel's private data directory, or with --database sealed (AES-GCM) in
+// PostgreSQL (docs/postgresql.md).
+type SessionInfoConnectionsConnection struct {
+	Id   string `json:"id"`
+	Name string `json:"name"`
+}
+
+// GetId returns SessionInfoConnectionsConnection.Id, and is useful for accessing the field via an interface.
+func (v *SessionInfoConnectionsConnection) GetId() string { return v.Id }
+
+// GetName returns SessionInfoConnectionsConnection.Name, and is useful for accessing the field via an interface.
+func (v *SessionInfoConnectionsConnection) GetName() string { return v.Name }
+
+// SessionInfoResponse is returned by SessionInfo on success.
+type SessionInfoResponse struct {
+	Session *SessionInfoSession `json:"session"`
+	// Connections in order.
+	Connections []SessionInfoConnectionsConnection `json:"connections"`
+}
+
+// GetSession returns SessionInfoResponse.Session, and is useful for accessing the field via an interface.
+func (v *SessionInfoResponse) GetSession() *SessionInfoSession { return v.Session }
+
+// GetConnections returns SessionInfoResponse.Connections, and is useful for accessing the field via an interface.
+func (v *SessionInfoResponse) GetConnections() []SessionInfoConnectionsConnection {
+	return v.Connections
+}
+
+// SessionInfoSession includes the requested fields of the GraphQL type Session.
+// The GraphQL type's documentation follows.
+//
+// A long-lived conversation identity: history, model choice, directory and permissions.
+type SessionInfoSession struct {
+	SessionFields `json:"-"`
+}
+
+// GetId returns SessionInfoSession.Id, and is useful for accessing the field via an interface.
+func (v *SessionInfoSession) GetId() string { return v.SessionFields.Id }
+
+// GetTitle returns SessionInfoSession.Title, and is useful for accessing the field via an interface.
+func (v *SessionInfoSession) GetTitle() *string { return v.SessionFields.Title }
+
+// GetPhase returns SessionInfoSession.Phase, and is useful for accessing the field via an interface.
+func (v *SessionInfoSession) GetPhase() Phase { return v.SessionFields.Phase }
+
+// GetApprovalMode returns SessionInfoSession.ApprovalMode, and is useful for accessing the field via an interface.
+func (v *SessionInfoSession) GetApprovalMode() ApprovalMode { return v.SessionFields.ApprovalMode }
+
+// GetConnectionId returns SessionInfoSession.ConnectionId, and is useful for accessing the field via an interface.
+func (v *SessionInfoSession) GetConnectionId() *string { return v.SessionFields.ConnectionId }
+
+// GetModel returns SessionInfoSession.Model, and is useful for accessing the field via an interface.
+func (v *SessionInfoSession) GetModel() *string { return v.SessionFields.Model }
+
+// GetParentId returns SessionInfoSession.ParentId, and is useful for accessing the field via an interface.
+func (v *SessionInfoSession) GetParentId() *string { return v.SessionFields.ParentId }
+
+// GetProject returns SessionInfoSession.Project, and is useful for accessing the field via an interface.
+func (v *SessionInfoSession) GetProject() *SessionFieldsProject { return v.SessionFields.Project }
+
+// GetCreatedAt returns SessionInfoSession.CreatedAt, and is useful for accessing the field via an interface.
+func (v *SessionInfoSession) GetCreatedAt() time.Time { return v.SessionFields.CreatedAt }
+
+// GetUpdatedAt returns SessionInfoSession.UpdatedAt, and is useful for accessing the field via an interface.
+func (v *SessionInfoSession) GetUpdatedAt() time.Time { return v.SessionFields.UpdatedAt }
+
+// GetHeadSeq returns SessionInfoSession.HeadSeq, and is useful for accessing the field via an interface.
+func (v *SessionInfoSession) GetHeadSeq() int { return v.SessionFields.HeadSeq }
+
+// GetUsage returns SessionInfoSession.Usage, and is useful for accessing the field via an interface.
+func (v *SessionInfoSession) GetUsage() SessionFieldsUsage { return v.SessionFields.Usage }
+
+func (v *SessionInfoSession) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*SessionInfoSession
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.SessionInfoSession = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	err = json.Unmarshal(
+		b, &v.SessionFields)
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+type __premarshalSessionInfoSession struct {
+	Id string `json:"id"`
+
+	Title *string `json:"title"`
+
+	Phase Phase `json:"phase"`
+
+	ApprovalMode ApprovalMode `json:"approvalMode"`
+
+	ConnectionId *string `json:"connectionId"`
+
+	Model *string `json:"model"`
+
+	ParentId *string `json:"parentId"`
+
+	Project *SessionFieldsProject `json:"project"`
+
+	CreatedAt time.Time `json:"createdAt"`
+
+	UpdatedAt time.Time `json:"updatedAt"`
+
+	HeadSeq int `json:"headSeq"`
+
+	Usage SessionFieldsUsage `json:"usage"`
+}
+
+func (v *SessionInfoSession) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *SessionInfoSession) __premarshalJSON() (*__premarshalSessionInfoSession, error) {
+	var retval __premarshalSessionInfoSession
+
+	retval.Id = v.SessionFields.Id
+	retval.Title = v.SessionFields.Title
+	retval.Phase = v.SessionFields.Phase
+	retval.ApprovalMode = v.SessionFields.ApprovalMode
+	retval.ConnectionId = v.SessionFields.ConnectionId
+	retval.Model = v.SessionFields.Model
+	retval.ParentId = v.SessionFields.ParentId
+	retval.Project = v.SessionFields.Project
+	retval.CreatedAt = v.SessionFields.CreatedAt
+	retval.UpdatedAt = v.SessionFields.UpdatedAt
+	retval.HeadSeq = v.SessionFields.HeadSeq
+	retval.Usage = v.SessionFields.Usage
+	return &retval, nil
+}
+
+// SessionMessagesPageResponse is returned by SessionMessagesPage on success.
+type SessionMessagesPageResponse struct {
+	Session *SessionMessagesPageSession `json:"session"`
+}
+
+// GetSession returns SessionMessagesPageResponse.Session, and is useful for accessing the field via an interface.
+func (v *SessionMessagesPageResponse) GetSession() *SessionMessagesPageSession { return v.Session }
+
+// SessionMessagesPageSession includes the requested fields of the GraphQL type Session.
+// The GraphQL type's documentation follows.
+//
+// A long-lived conversation identity: history, model choice, directory and permissions.
+type SessionMessagesPageSession struct {
+	// The history projection in seq order; inactive (rewound) messages only on
+	// request. Page a long history: first (1–1000) returns the oldest messages
+	// with seq > afterSeq, last (1–1000) the newest with seq < beforeSeq (still
+	// in seq order); afterSeq and beforeSeq (exclusive bounds) can be given
+	// with either or both. Forward: messages(first: 100, afterSeq: <the last
+	// seq seen>); backward: messages(last: 100, beforeSeq: <the first seq
+	// seen>). Without first and last every message in the range is returned,
+	// as long as they fit one response: a session whose messages are larger
+	// than the response limit (16 MiB) gets BAD_INPUT naming these arguments
+	// instead (docs/limits.md). A page is read through an index: the last 50
+	// messages of a 100,000-event session cost what 50 messages cost.
+	Messages []SessionMessagesPageSessionMessagesMessage `json:"messages"`
+}
+
+// GetMessages returns SessionMessagesPageSession.Messages, and is useful for accessing the field via an interface.
+func (v *SessionMessagesPageSession) GetMessages() []SessionMessagesPageSessionMessagesMessage {
+	return v.Messages
+}
+
+// SessionMessagesPageSessionMessagesMessage includes the requested fields of the GraphQL type Message.
+// The GraphQL type's documentation follows.
+//
+// A complete history message.
+type SessionMessagesPageSessionMessagesMessage struct {
+	// The message's event_seq: stable id and rewind boundary.
+	Seq  int  `json:"seq"`
+	Role Role `json:"role"`
+	// The text, or a page of it: offset and limit count bytes of its UTF-8
+	// encoding (textBytes in all). Both ends of the page move back to the start
+	// of the character they fall in, so a page never splits a character and
+	// the pages at offsets 0, L, 2L, … concatenate to the whole text, each
+	// character in exactly one page (a limit under 4 can give an empty page).
+	// Without limit: from offset to the end. An offset at or past the end
+	// gives "". In a live sessionEvents event with messageTruncated, text holds
+	// only the first 1 MiB: read the rest from Session.messages.
+	Text string `json:"text"`
+	// Size of the whole text in bytes (UTF-8), also when text is a page or a live event's cut text.
+	TextBytes int                                                          `json:"textBytes"`
+	ToolCalls []SessionMessagesPageSessionMessagesMessageToolCallsToolCall `json:"toolCalls"`
+	ToolName  *string                                                      `json:"toolName"`
+	// For a tool message: whether the tool failed.
+	IsError    bool        `json:"isError"`
+	TurnStatus *TurnStatus `json:"turnStatus"`
+	TurnReason *string     `json:"turnReason"`
+}
+
+// GetSeq returns SessionMessagesPageSessionMessagesMessage.Seq, and is useful for accessing the field via an interface.
+func (v *SessionMessagesPageSessionMessagesMessage) GetSeq() int { return v.Seq }
+
+// GetRole returns SessionMessagesPageSessionMessagesMessage.Role, and is useful for accessing the field via an interface.
+func (v *SessionMessagesPageSessionMessagesMessage) GetRole() Role { return v.Role }
+
+// GetText returns SessionMessagesPageSessionMessagesMessage.Text, and is useful for accessing the field via an interface.
+func (v *SessionMessagesPageSessionMessagesMessage) GetText() string { return v.Text }
+
+// GetTextBytes returns SessionMessagesPageSessionMessagesMessage.TextBytes, and is useful for accessing the field via an interface.
+func (v *SessionMessagesPageSessionMessagesMessage) GetTextBytes() int { return v.TextBytes }
+
+// GetToolCalls returns SessionMessagesPageSessionMessagesMessage.ToolCalls, and is useful for accessing the field via an interface.
+func (v *SessionMessagesPageSessionMessagesMessage) GetToolCalls() []SessionMessagesPageSessionMessagesMessageToolCallsToolCall {
+	return v.ToolCalls
+}
+
+// GetToolName returns SessionMessagesPageSessionMessagesMessage.ToolName, and is useful for accessing the field via an interface.
+func (v *SessionMessagesPageSessionMessagesMessage) GetToolName() *string { return v.ToolName }
+
+// GetIsError returns SessionMessagesPageSessionMessagesMessage.IsError, and is useful for accessing the field via an interface.
+func (v *SessionMessagesPageSessionMessagesMessage) GetIsError() bool { return v.IsError }
+
+// GetTurnStatus returns SessionMessagesPageSessionMessagesMessage.TurnStatus, and is useful for accessing the field via an interface.
+func (v *SessionMessagesPageSessionMessagesMessage) GetTurnStatus() *TurnStatus { return v.TurnStatus }
+
+// GetTurnReason returns SessionMessagesPageSessionMessagesMessage.TurnReason, and is useful for accessing the field via an interface.
+func (v *SessionMessagesPageSessionMessagesMessage) GetTurnReason() *string { return v.TurnReason }
+
+// SessionMessagesPageSessionMessagesMessageToolCallsToolCall includes the requested fields of the GraphQL type ToolCall.
+// The GraphQL type's documentation follows.
+//
+// A tool call the model asked for.
+type SessionMessagesPageSessionMessagesMessageToolCallsToolCall struct {
+	Id   string `json:"id"`
+	Name string `json:"name"`
+	// The complete JSON input.
+	Input json.RawMessage `json:"input"`
+}
+
+// GetId returns SessionMessagesPageSessionMessagesMessageToolCallsToolCall.Id, and is useful for accessing the field via an interface.
+func (v *SessionMessagesPageSessionMessagesMessageToolCallsToolCall) GetId() string { return v.Id }
+
+// GetName returns SessionMessagesPageSessionMessagesMessageToolCallsToolCall.Name, and is useful for accessing the field via an interface.
+func (v *SessionMessagesPageSessionMessagesMessageToolCallsToolCall) GetName() string { return v.Name }
+
+// GetInput returns SessionMessagesPageSessionMessagesMessageToolCallsToolCall.Input, and is useful for accessing the field via an interface.
+func (v *SessionMessagesPageSessionMessagesMessageToolCallsToolCall) GetInput() json.RawMessage {
+	return v.Input
+}
+
 // SessionResponse is returned by Session on success.
 type SessionResponse struct {
 	Session *SessionSession `json:"session"`
@@ -4657,7 +5228,17 @@ func (v *SessionResponse) GetConnections() []SessionConnectionsConnection { retu
 // A long-lived conversation identity: history, model choice, directory and permissions.
 type SessionSession struct {
 	SessionFields `json:"-"`
-	// The history projection in seq order; inactive (rewound) messages only on request.
+	// The history projection in seq order; inactive (rewound) messages only on
+	// request. Page a long history: first (1–1000) returns the oldest messages
+	// with seq > afterSeq, last (1–1000) the newest with seq < beforeSeq (still
+	// in seq order); afterSeq and beforeSeq (exclusive bounds) can be given
+	// with either or both. Forward: messages(first: 100, afterSeq: <the last
+	// seq seen>); backward: messages(last: 100, beforeSeq: <the first seq
+	// seen>). Without first and last every message in the range is returned,
+	// as long as they fit one response: a session whose messages are larger
+	// than the response limit (16 MiB) gets BAD_INPUT naming these arguments
+	// instead (docs/limits.md). A page is read through an index: the last 50
+	// messages of a 100,000-event session cost what 50 messages cost.
 	Messages []SessionSessionMessagesMessage `json:"messages"`
 }
 
@@ -4916,6 +5497,9 @@ func (v *SessionsConnectionsConnection) GetName() string { return v.Name }
 // SessionsResponse is returned by Sessions on success.
 type SessionsResponse struct {
 	// Top-level sessions, newest first; child sessions too when includeChildren.
+	// Paging: first (1–1000) returns at most that many; after (a session id of
+	// the previous page, usually its last) continues the list after it. Without
+	// first every session is returned. NOT_FOUND when after names no session.
 	Sessions []SessionsSessionsSession `json:"sessions"`
 	// Connections in order.
 	Connections []SessionsConnectionsConnection `json:"connections"`
@@ -5747,6 +6331,22 @@ func (v *__ACPEventsInput) GetAfterSeq() *int { return v.AfterSeq }
 // GetLimit returns __ACPEventsInput.Limit, and is useful for accessing the field via an interface.
 func (v *__ACPEventsInput) GetLimit() *int { return v.Limit }
 
+// __ACPMessagesPageInput is used internally by genqlient
+type __ACPMessagesPageInput struct {
+	Id       string `json:"id"`
+	AfterSeq *int   `json:"afterSeq"`
+	First    int    `json:"first"`
+}
+
+// GetId returns __ACPMessagesPageInput.Id, and is useful for accessing the field via an interface.
+func (v *__ACPMessagesPageInput) GetId() string { return v.Id }
+
+// GetAfterSeq returns __ACPMessagesPageInput.AfterSeq, and is useful for accessing the field via an interface.
+func (v *__ACPMessagesPageInput) GetAfterSeq() *int { return v.AfterSeq }
+
+// GetFirst returns __ACPMessagesPageInput.First, and is useful for accessing the field via an interface.
+func (v *__ACPMessagesPageInput) GetFirst() int { return v.First }
+
 // __ACPSendMessageInput is used internally by genqlient
 type __ACPSendMessageInput struct {
 	SessionId string    `json:"sessionId"`
@@ -5935,6 +6535,26 @@ func (v *__ImportSessionInput) GetData() string { return v.Data }
 // GetProjectId returns __ImportSessionInput.ProjectId, and is useful for accessing the field via an interface.
 func (v *__ImportSessionInput) GetProjectId() *string { return v.ProjectId }
 
+// __MessageTextPageInput is used internally by genqlient
+type __MessageTextPageInput struct {
+	Id       string `json:"id"`
+	AfterSeq int    `json:"afterSeq"`
+	Offset   int    `json:"offset"`
+	Limit    int    `json:"limit"`
+}
+
+// GetId returns __MessageTextPageInput.Id, and is useful for accessing the field via an interface.
+func (v *__MessageTextPageInput) GetId() string { return v.Id }
+
+// GetAfterSeq returns __MessageTextPageInput.AfterSeq, and is useful for accessing the field via an interface.
+func (v *__MessageTextPageInput) GetAfterSeq() int { return v.AfterSeq }
+
+// GetOffset returns __MessageTextPageInput.Offset, and is useful for accessing the field via an interface.
+func (v *__MessageTextPageInput) GetOffset() int { return v.Offset }
+
+// GetLimit returns __MessageTextPageInput.Limit, and is useful for accessing the field via an interface.
+func (v *__MessageTextPageInput) GetLimit() int { return v.Limit }
+
 // __RefreshModelsInput is used internally by genqlient
 type __RefreshModelsInput struct {
 	ConnectionId string `json:"connectionId"`
@@ -5991,6 +6611,14 @@ func (v *__SessionEventsInput) GetSessionId() string { return v.SessionId }
 // GetAfterSeq returns __SessionEventsInput.AfterSeq, and is useful for accessing the field via an interface.
 func (v *__SessionEventsInput) GetAfterSeq() *int { return v.AfterSeq }
 
+// __SessionInfoInput is used internally by genqlient
+type __SessionInfoInput struct {
+	Id string `json:"id"`
+}
+
+// GetId returns __SessionInfoInput.Id, and is useful for accessing the field via an interface.
+func (v *__SessionInfoInput) GetId() string { return v.Id }
+
 // __SessionInput is used internally by genqlient
 type __SessionInput struct {
 	Id string `json:"id"`
@@ -5998,6 +6626,26 @@ type __SessionInput struct {
 
 // GetId returns __SessionInput.Id, and is useful for accessing the field via an interface.
 func (v *__SessionInput) GetId() string { return v.Id }
+
+// __SessionMessagesPageInput is used internally by genqlient
+type __SessionMessagesPageInput struct {
+	Id        string `json:"id"`
+	AfterSeq  *int   `json:"afterSeq"`
+	First     int    `json:"first"`
+	TextLimit int    `json:"textLimit"`
+}
+
+// GetId returns __SessionMessagesPageInput.Id, and is useful for accessing the field via an interface.
+func (v *__SessionMessagesPageInput) GetId() string { return v.Id }
+
+// GetAfterSeq returns __SessionMessagesPageInput.AfterSeq, and is useful for accessing the field via an interface.
+func (v *__SessionMessagesPageInput) GetAfterSeq() *int { return v.AfterSeq }
+
+// GetFirst returns __SessionMessagesPageInput.First, and is useful for accessing the field via an interface.
+func (v *__SessionMessagesPageInput) GetFirst() int { return v.First }
+
+// GetTextLimit returns __SessionMessagesPageInput.TextLimit, and is useful for accessing the field via an interface.
+func (v *__SessionMessagesPageInput) GetTextLimit() int { return v.TextLimit }
 
 // __SessionsInput is used internally by genqlient
 type __SessionsInput struct {
@@ -6258,6 +6906,73 @@ func ACPEvents(
 	return data_, err_
 }
 
+// The query executed by ACPMessagesPage.
+const ACPMessagesPage_Operation = `
+query ACPMessagesPage ($id: ID!, $afterSeq: Int, $first: Int!) {
+	session(id: $id) {
+		messages(first: $first, afterSeq: $afterSeq) {
+			... ACPMessageFields
+		}
+	}
+}
+fragment ACPMessageFields on Message {
+	seq
+	role
+	text
+	reasoning
+	toolCalls {
+		id
+		name
+		input
+	}
+	toolCallId
+	toolName
+	isError
+	diff
+	fileChanges {
+		path
+		action
+	}
+	attachments {
+		name
+		mediaType
+	}
+	turnStatus
+	turnReason
+}
+`
+
+// ACPMessagesPage pages the messages of a session too large for
+// ACPSessionWithMessages.
+func ACPMessagesPage(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	id string,
+	afterSeq *int,
+	first int,
+) (data_ *ACPMessagesPageResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "ACPMessagesPage",
+		Query:  ACPMessagesPage_Operation,
+		Variables: &__ACPMessagesPageInput{
+			Id:       id,
+			AfterSeq: afterSeq,
+			First:    first,
+		},
+	}
+
+	data_ = &ACPMessagesPageResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
 // The mutation executed by ACPSendMessage.
 const ACPSendMessage_Operation = `
 mutation ACPSendMessage ($sessionId: ID!, $input: UserInput!) {
@@ -6358,8 +7073,10 @@ subscription ACPSessionEvents ($sessionId: ID!, $afterSeq: Int) {
 		sessionId
 		delta
 		payload
+		messageTruncated
 		message {
 			... ACPMessageFields
+			textBytes
 		}
 		approval {
 			requestId
@@ -7352,6 +8069,52 @@ func McpServers(
 	return data_, err_
 }
 
+// The query executed by MessageTextPage.
+const MessageTextPage_Operation = `
+query MessageTextPage ($id: ID!, $afterSeq: Int!, $offset: Int!, $limit: Int!) {
+	session(id: $id) {
+		messages(first: 1, afterSeq: $afterSeq, includeInactive: true) {
+			seq
+			textBytes
+			text(offset: $offset, limit: $limit)
+		}
+	}
+}
+`
+
+// MessageTextPage reads bytes [offset, offset+limit) of the text of the
+// message with seq afterSeq+1 (character boundaries: see Message.text).
+func MessageTextPage(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	id string,
+	afterSeq int,
+	offset int,
+	limit int,
+) (data_ *MessageTextPageResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "MessageTextPage",
+		Query:  MessageTextPage_Operation,
+		Variables: &__MessageTextPageInput{
+			Id:       id,
+			AfterSeq: afterSeq,
+			Offset:   offset,
+			Limit:    limit,
+		},
+	}
+
+	data_ = &MessageTextPageResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
 // The query executed by Probe.
 const Probe_Operation = `
 query Probe {
@@ -7702,8 +8465,10 @@ subscription SessionEvents ($sessionId: ID!, $afterSeq: Int) {
 		toolCallIndex
 		phase
 		payload
+		messageTruncated
 		message {
 			... MessageFields
+			textBytes
 			reasoning
 			toolCallId
 		}
@@ -7795,6 +8560,130 @@ func SessionEventsForwardData(interfaceChan interface{}, jsonRawMsg json.RawMess
 	}
 	dataChan_ <- wsResp
 	return nil
+}
+
+// The query executed by SessionInfo.
+const SessionInfo_Operation = `
+query SessionInfo ($id: ID!) {
+	session(id: $id) {
+		... SessionFields
+	}
+	connections {
+		id
+		name
+	}
+}
+fragment SessionFields on Session {
+	id
+	title
+	phase
+	approvalMode
+	connectionId
+	model
+	parentId
+	project {
+		... ProjectFields
+	}
+	createdAt
+	updatedAt
+	headSeq
+	usage {
+		inputTokens
+		outputTokens
+		cachedTokens
+		cost
+		unpricedTokens
+	}
+}
+fragment ProjectFields on Project {
+	id
+	name
+	path
+}
+`
+
+// SessionInfo is a session without its messages (a huge session's
+// messages do not fit one response: page them with SessionMessagesPage).
+func SessionInfo(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	id string,
+) (data_ *SessionInfoResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "SessionInfo",
+		Query:  SessionInfo_Operation,
+		Variables: &__SessionInfoInput{
+			Id: id,
+		},
+	}
+
+	data_ = &SessionInfoResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The query executed by SessionMessagesPage.
+const SessionMessagesPage_Operation = `
+query SessionMessagesPage ($id: ID!, $afterSeq: Int, $first: Int!, $textLimit: Int!) {
+	session(id: $id) {
+		messages(first: $first, afterSeq: $afterSeq) {
+			seq
+			role
+			text(limit: $textLimit)
+			textBytes
+			toolCalls {
+				id
+				name
+				input
+			}
+			toolName
+			isError
+			turnStatus
+			turnReason
+		}
+	}
+}
+`
+
+// SessionMessagesPage reads messages forward from afterSeq, each text cut
+// to its first textLimit bytes (textBytes tells whether there is more:
+// MessageTextPage reads it).
+func SessionMessagesPage(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	id string,
+	afterSeq *int,
+	first int,
+	textLimit int,
+) (data_ *SessionMessagesPageResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "SessionMessagesPage",
+		Query:  SessionMessagesPage_Operation,
+		Variables: &__SessionMessagesPageInput{
+			Id:        id,
+			AfterSeq:  afterSeq,
+			First:     first,
+			TextLimit: textLimit,
+		},
+	}
+
+	data_ = &SessionMessagesPageResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
 }
 
 // The query executed by Sessions.

@@ -170,6 +170,11 @@ type Message struct {
 	// StructuredContent is a tool's structured (JSON) result, kept for
 	// clients; the model reads the text.
 	StructuredContent json.RawMessage `json:"structuredContent,omitempty"`
+
+	// TextBytes is the size of the whole text when Text holds only its
+	// beginning (a live event's cut message, see LiveMessageTextBytes); 0
+	// when Text is whole. Never stored.
+	TextBytes int `json:"-"`
 }
 
 // Segment is one run of an assistant message's stream: a byte range of

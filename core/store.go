@@ -29,6 +29,11 @@ type SessionFilter struct {
 	ConnectionID    string
 	// NotIdle selects only sessions whose phase is not idle.
 	NotIdle bool
+	// First, when > 0, returns at most that many sessions; After, when
+	// set, only the sessions listed after that one (keyset paging in list
+	// order, stable while sessions are created).
+	First int
+	After string
 }
 
 // SessionStore reads the session projections and removes sessions.
@@ -38,6 +43,8 @@ type SessionStore interface {
 	// Messages returns the projected messages in seq order; inactive ones
 	// (rewound) only when includeInactive is set.
 	Messages(ctx context.Context, sessionID string, includeInactive bool) ([]Message, error)
+	// MessagePager reads pages of them without reading the whole session.
+	MessagePager
 	// DeleteSession removes the session and its descendants with their events
 	// and projections in one transaction and records tombstones, so that late
 	// appends fail with ErrNotFound. It returns the ids deleted, children

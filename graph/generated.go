@@ -199,7 +199,8 @@ type ComplexityRoot struct {
 		Source            func(childComplexity int) int
 		StartedAt         func(childComplexity int) int
 		StructuredContent func(childComplexity int) int
-		Text              func(childComplexity int) int
+		Text              func(childComplexity int, offset *int64, limit *int64) int
+		TextBytes         func(childComplexity int) int
 		ToolCallID        func(childComplexity int) int
 		ToolCalls         func(childComplexity int) int
 		ToolName          func(childComplexity int) int
@@ -322,7 +323,7 @@ type ComplexityRoot struct {
 		ProjectHooks  func(childComplexity int, id string) int
 		Projects      func(childComplexity int) int
 		Session       func(childComplexity int, id string) int
-		Sessions      func(childComplexity int, includeChildren *bool) int
+		Sessions      func(childComplexity int, includeChildren *bool, first *int64, after *string) int
 		UsageTotals   func(childComplexity int) int
 	}
 
@@ -387,7 +388,7 @@ type ComplexityRoot struct {
 		HeadSeq         func(childComplexity int) int
 		ID              func(childComplexity int) int
 		McpServers      func(childComplexity int) int
-		Messages        func(childComplexity int, includeInactive *bool) int
+		Messages        func(childComplexity int, includeInactive *bool, first *int64, afterSeq *int64, last *int64, beforeSeq *int64) int
 		Model           func(childComplexity int) int
 		ParentID        func(childComplexity int) int
 		Phase           func(childComplexity int) int
@@ -404,18 +405,19 @@ type ComplexityRoot struct {
 	}
 
 	SessionEvent struct {
-		Approval      func(childComplexity int) int
-		At            func(childComplexity int) int
-		Delta         func(childComplexity int) int
-		Message       func(childComplexity int) int
-		Payload       func(childComplexity int) int
-		Phase         func(childComplexity int) int
-		Queue         func(childComplexity int) int
-		Seq           func(childComplexity int) int
-		SessionID     func(childComplexity int) int
-		ToolCallIndex func(childComplexity int) int
-		Type          func(childComplexity int) int
-		Usage         func(childComplexity int) int
+		Approval         func(childComplexity int) int
+		At               func(childComplexity int) int
+		Delta            func(childComplexity int) int
+		Message          func(childComplexity int) int
+		MessageTruncated func(childComplexity int) int
+		Payload          func(childComplexity int) int
+		Phase            func(childComplexity int) int
+		Queue            func(childComplexity int) int
+		Seq              func(childComplexity int) int
+		SessionID        func(childComplexity int) int
+		ToolCallIndex    func(childComplexity int) int
+		Type             func(childComplexity int) int
+		Usage            func(childComplexity int) int
 	}
 
 	Subscription struct {
@@ -487,6 +489,9 @@ type McpToolResolver interface {
 	Description(ctx context.Context, obj *core.MCPToolState) (*string, error)
 }
 type MessageResolver interface {
+	Text(ctx context.Context, obj *core.Message, offset *int64, limit *int64) (string, error)
+	TextBytes(ctx context.Context, obj *core.Message) (int64, error)
+
 	Reasoning(ctx context.Context, obj *core.Message) (*string, error)
 
 	ToolCallID(ctx context.Context, obj *core.Message) (*string, error)
@@ -564,7 +569,7 @@ type QueryResolver interface {
 	DefaultModels(ctx context.Context) (*core.DefaultModels, error)
 	Plugins(ctx context.Context) ([]core.PluginInfo, error)
 	Projects(ctx context.Context) ([]core.Project, error)
-	Sessions(ctx context.Context, includeChildren *bool) ([]core.Session, error)
+	Sessions(ctx context.Context, includeChildren *bool, first *int64, after *string) ([]core.Session, error)
 	Session(ctx context.Context, id string) (*core.Session, error)
 	UsageTotals(ctx context.Context) (*core.Usage, error)
 	Events(ctx context.Context, sessionID string, afterSeq *int64, limit *int64) ([]model.SessionEvent, error)
@@ -595,7 +600,7 @@ type SessionResolver interface {
 	ParentID(ctx context.Context, obj *core.Session) (*string, error)
 	Source(ctx context.Context, obj *core.Session) (*string, error)
 
-	Messages(ctx context.Context, obj *core.Session, includeInactive *bool) ([]core.Message, error)
+	Messages(ctx context.Context, obj *core.Session, includeInactive *bool, first *int64, afterSeq *int64, last *int64, beforeSeq *int64) ([]core.Message, error)
 
 	Children(ctx context.Context, obj *core.Session) ([]core.Session, error)
 	Queue(ctx context.Context, obj *core.Session) ([]core.QueueItem, error)
@@ -1283,7 +1288,18 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			break
 		}
 
-		return e.ComplexityRoot.Message.Text(childComplexity), true
+		args, err := ec.field_Message_text_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Message.Text(childComplexity, args["offset"].(*int64), args["limit"].(*int64)), true
+	case "Message.textBytes":
+		if e.ComplexityRoot.Message.TextBytes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Message.TextBytes(childComplexity), true
 	case "Message.toolCallId":
 		if e.ComplexityRoot.Message.ToolCallID == nil {
 			break
@@ -2057,7 +2073,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.Sessions(childComplexity, args["includeChildren"].(*bool)), true
+		return e.ComplexityRoot.Query.Sessions(childComplexity, args["includeChildren"].(*bool), args["first"].(*int64), args["after"].(*string)), true
 	case "Query.usageTotals":
 		if e.ComplexityRoot.Query.UsageTotals == nil {
 			break
@@ -2333,7 +2349,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Session.Messages(childComplexity, args["includeInactive"].(*bool)), true
+		return e.ComplexityRoot.Session.Messages(childComplexity, args["includeInactive"].(*bool), args["first"].(*int64), args["afterSeq"].(*int64), args["last"].(*int64), args["beforeSeq"].(*int64)), true
 	case "Session.model":
 		if e.ComplexityRoot.Session.Model == nil {
 			break
@@ -2437,6 +2453,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.SessionEvent.Message(childComplexity), true
+	case "SessionEvent.messageTruncated":
+		if e.ComplexityRoot.SessionEvent.MessageTruncated == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SessionEvent.MessageTruncated(childComplexity), true
 	case "SessionEvent.payload":
 		if e.ComplexityRoot.SessionEvent.Payload == nil {
 			break
@@ -3146,8 +3168,20 @@ type Session {
   updatedAt: Time!
   "Seq of the last persisted event."
   headSeq: Int!
-  "The history projection in seq order; inactive (rewound) messages only on request."
-  messages(includeInactive: Boolean = false): [Message!]!
+  """
+  The history projection in seq order; inactive (rewound) messages only on
+  request. Page a long history: first (1–1000) returns the oldest messages
+  with seq > afterSeq, last (1–1000) the newest with seq < beforeSeq (still
+  in seq order); afterSeq and beforeSeq (exclusive bounds) can be given
+  with either or both. Forward: messages(first: 100, afterSeq: <the last
+  seq seen>); backward: messages(last: 100, beforeSeq: <the first seq
+  seen>). Without first and last every message in the range is returned,
+  as long as they fit one response: a session whose messages are larger
+  than the response limit (16 MiB) gets BAD_INPUT naming these arguments
+  instead (docs/limits.md). A page is read through an index: the last 50
+  messages of a 100,000-event session cost what 50 messages cost.
+  """
+  messages(includeInactive: Boolean = false, first: Int, afterSeq: Int, last: Int, beforeSeq: Int): [Message!]!
   tasks: [Task!]!
   "Child sessions, newest first."
   children: [Session!]!
@@ -3210,7 +3244,19 @@ type Message {
   "The message's event_seq: stable id and rewind boundary."
   seq: Int!
   role: Role!
-  text: String!
+  """
+  The text, or a page of it: offset and limit count bytes of its UTF-8
+  encoding (textBytes in all). Both ends of the page move back to the start
+  of the character they fall in, so a page never splits a character and
+  the pages at offsets 0, L, 2L, … concatenate to the whole text, each
+  character in exactly one page (a limit under 4 can give an empty page).
+  Without limit: from offset to the end. An offset at or past the end
+  gives "". In a live sessionEvents event with messageTruncated, text holds
+  only the first 1 MiB: read the rest from Session.messages.
+  """
+  text(offset: Int = 0, limit: Int): String!
+  "Size of the whole text in bytes (UTF-8), also when text is a page or a live event's cut text."
+  textBytes: Int!
   "What made a SYSTEM message, e.g. ` + "`" + `hook UserPromptSubmit: ./context.sh` + "`" + ` for hook context (docs/hooks.md)."
   source: String
   "Display-only reasoning of an assistant message."
@@ -3296,6 +3342,16 @@ type SessionEvent {
   usage: Usage
   "The full event payload."
   payload: JSON
+  """
+  True when this live event's message (message_end, message_imported) is
+  larger than a live event carries: its text (and reasoning) over 1 MiB is
+  cut to the first 1 MiB on a character boundary, in message and in
+  payload (which then has "messageTruncated": true and the full "textBytes").
+  message.textBytes is the whole text's size; read the whole message with
+  session { messages(first: 1, afterSeq: seq - 1) { text(offset:, limit:) } }.
+  Always false in the events query, whose messages are whole.
+  """
+  messageTruncated: Boolean!
 }
 
 "A session list or catalog change."
@@ -3410,8 +3466,13 @@ type Query {
   "Loaded plugins with their health."
   plugins: [PluginInfo!]!
   projects: [Project!]!
-  "Top-level sessions, newest first; child sessions too when includeChildren."
-  sessions(includeChildren: Boolean = false): [Session!]!
+  """
+  Top-level sessions, newest first; child sessions too when includeChildren.
+  Paging: first (1–1000) returns at most that many; after (a session id of
+  the previous page, usually its last) continues the list after it. Without
+  first every session is returned. NOT_FOUND when after names no session.
+  """
+  sessions(includeChildren: Boolean = false, first: Int, after: ID): [Session!]!
   session(id: ID!): Session
   "Total tokens ever spent, from the usage ledger (survives session deletion)."
   usageTotals: Usage!
@@ -4041,6 +4102,8 @@ func (ec *executionContext) childFields_Message(ctx context.Context, field graph
 		return ec.fieldContext_Message_role(ctx, field)
 	case "text":
 		return ec.fieldContext_Message_text(ctx, field)
+	case "textBytes":
+		return ec.fieldContext_Message_textBytes(ctx, field)
 	case "source":
 		return ec.fieldContext_Message_source(ctx, field)
 	case "reasoning":
@@ -4397,6 +4460,8 @@ func (ec *executionContext) childFields_SessionEvent(ctx context.Context, field 
 		return ec.fieldContext_SessionEvent_usage(ctx, field)
 	case "payload":
 		return ec.fieldContext_SessionEvent_payload(ctx, field)
+	case "messageTruncated":
+		return ec.fieldContext_SessionEvent_messageTruncated(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type SessionEvent", field.Name)
 }
@@ -4562,6 +4627,28 @@ func (ec *executionContext) childFields___Type(ctx context.Context, field graphq
 // endregion ************************** internal!.gotpl ***************************
 
 // region    ***************************** args.gotpl *****************************
+
+func (ec *executionContext) field_Message_text_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "offset",
+		func(ctx context.Context, v any) (*int64, error) {
+			return ec.unmarshalOInt2ᚖint64(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["offset"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "limit",
+		func(ctx context.Context, v any) (*int64, error) {
+			return ec.unmarshalOInt2ᚖint64(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["limit"] = arg1
+	return args, nil
+}
 
 func (ec *executionContext) field_Mutation_answerQuestion_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
@@ -5380,6 +5467,22 @@ func (ec *executionContext) field_Query_sessions_args(ctx context.Context, rawAr
 		return nil, err
 	}
 	args["includeChildren"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int64, error) {
+			return ec.unmarshalOInt2ᚖint64(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOID2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg2
 	return args, nil
 }
 
@@ -5394,6 +5497,38 @@ func (ec *executionContext) field_Session_messages_args(ctx context.Context, raw
 		return nil, err
 	}
 	args["includeInactive"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int64, error) {
+			return ec.unmarshalOInt2ᚖint64(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "afterSeq",
+		func(ctx context.Context, v any) (*int64, error) {
+			return ec.unmarshalOInt2ᚖint64(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["afterSeq"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int64, error) {
+			return ec.unmarshalOInt2ᚖint64(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "beforeSeq",
+		func(ctx context.Context, v any) (*int64, error) {
+			return ec.unmarshalOInt2ᚖint64(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["beforeSeq"] = arg4
 	return args, nil
 }
 
@@ -7639,7 +7774,8 @@ func (ec *executionContext) _Message_text(ctx context.Context, field graphql.Col
 			return ec.fieldContext_Message_text(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Text, nil
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Message().Text(ctx, obj, fc.Args["offset"].(*int64), fc.Args["limit"].(*int64))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
@@ -7649,8 +7785,51 @@ func (ec *executionContext) _Message_text(ctx context.Context, field graphql.Col
 		true,
 	)
 }
-func (ec *executionContext) fieldContext_Message_text(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Message", field, false, false, "String")
+func (ec *executionContext) fieldContext_Message_text(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Message",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type String does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Message_text_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Message_textBytes(ctx context.Context, field graphql.CollectedField, obj *core.Message) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Message_textBytes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Message().TextBytes(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Message_textBytes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Message", field, true, true, "Int")
 }
 
 func (ec *executionContext) _Message_source(ctx context.Context, field graphql.CollectedField, obj *core.Message) (ret graphql.Marshaler) {
@@ -10963,7 +11142,7 @@ func (ec *executionContext) _Query_sessions(ctx context.Context, field graphql.C
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().Sessions(ctx, fc.Args["includeChildren"].(*bool))
+			return ec.Resolvers.Query().Sessions(ctx, fc.Args["includeChildren"].(*bool), fc.Args["first"].(*int64), fc.Args["after"].(*string))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v []core.Session) graphql.Marshaler {
@@ -12514,7 +12693,7 @@ func (ec *executionContext) _Session_messages(ctx context.Context, field graphql
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Session().Messages(ctx, obj, fc.Args["includeInactive"].(*bool))
+			return ec.Resolvers.Session().Messages(ctx, obj, fc.Args["includeInactive"].(*bool), fc.Args["first"].(*int64), fc.Args["afterSeq"].(*int64), fc.Args["last"].(*int64), fc.Args["beforeSeq"].(*int64))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v []core.Message) graphql.Marshaler {
@@ -13050,6 +13229,29 @@ func (ec *executionContext) _SessionEvent_payload(ctx context.Context, field gra
 }
 func (ec *executionContext) fieldContext_SessionEvent_payload(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("SessionEvent", field, true, false, "JSON")
+}
+
+func (ec *executionContext) _SessionEvent_messageTruncated(ctx context.Context, field graphql.CollectedField, obj *model.SessionEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SessionEvent_messageTruncated(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.MessageTruncated()
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SessionEvent_messageTruncated(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SessionEvent", field, true, false, "Boolean")
 }
 
 func (ec *executionContext) _Subscription_sessionEvents(ctx context.Context, field graphql.CollectedField) (ret func(ctx context.Context) graphql.Marshaler) {
@@ -16461,10 +16663,17 @@ func (ec *executionContext) _Message(ctx context.Context, sel ast.SelectionSet, 
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "text":
-			out.Values[i] = ec._Message_text(ctx, field, obj)
-			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
-			}
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Message_text(ctx, field, obj)
+				})
+		case "textBytes":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Message_textBytes(ctx, field, obj)
+				})
 		case "source":
 			out.Values[i] = ec._Message_source(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -18015,6 +18224,11 @@ func (ec *executionContext) _SessionEvent(ctx context.Context, sel ast.Selection
 		case "payload":
 			out.Values[i] = ec._SessionEvent_payload(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "messageTruncated":
+			out.Values[i] = ec._SessionEvent_messageTruncated(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		default:

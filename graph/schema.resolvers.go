@@ -105,6 +105,19 @@ func (r *mcpToolResolver) Description(ctx context.Context, obj *core.MCPToolStat
 	return nonEmpty(obj.Description), nil
 }
 
+// Text is the resolver for the text field.
+func (r *messageResolver) Text(ctx context.Context, obj *core.Message, offset *int64, limit *int64) (string, error) {
+	return messageText(obj, offset, limit)
+}
+
+// TextBytes is the resolver for the textBytes field.
+func (r *messageResolver) TextBytes(ctx context.Context, obj *core.Message) (int64, error) {
+	if obj.TextBytes > 0 {
+		return int64(obj.TextBytes), nil
+	}
+	return int64(len(obj.Text)), nil
+}
+
 // Reasoning is the resolver for the reasoning field.
 func (r *messageResolver) Reasoning(ctx context.Context, obj *core.Message) (*string, error) {
 	return nonEmpty(obj.Reasoning), nil
@@ -629,8 +642,13 @@ func (r *queryResolver) Projects(ctx context.Context) ([]core.Project, error) {
 }
 
 // Sessions is the resolver for the sessions field.
-func (r *queryResolver) Sessions(ctx context.Context, includeChildren *bool) ([]core.Session, error) {
-	return r.Service.Sessions(ctx, core.SessionFilter{IncludeChildren: deref(includeChildren)})
+func (r *queryResolver) Sessions(ctx context.Context, includeChildren *bool, first *int64, after *string) ([]core.Session, error) {
+	f, err := sessionPage(first, after)
+	if err != nil {
+		return nil, err
+	}
+	f.IncludeChildren = deref(includeChildren)
+	return r.Service.Sessions(ctx, f)
 }
 
 // Session is the resolver for the session field.
@@ -770,8 +788,8 @@ func (r *sessionResolver) Source(ctx context.Context, obj *core.Session) (*strin
 }
 
 // Messages is the resolver for the messages field.
-func (r *sessionResolver) Messages(ctx context.Context, obj *core.Session, includeInactive *bool) ([]core.Message, error) {
-	msgs, err := r.Service.Messages(ctx, obj.ID, deref(includeInactive))
+func (r *sessionResolver) Messages(ctx context.Context, obj *core.Session, includeInactive *bool, first *int64, afterSeq *int64, last *int64, beforeSeq *int64) ([]core.Message, error) {
+	msgs, err := r.messages(ctx, obj.ID, deref(includeInactive), first, afterSeq, last, beforeSeq)
 	core.FillTurnTimes(msgs)
 	return msgs, err
 }

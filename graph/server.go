@@ -111,6 +111,7 @@ func NewHandler(cfg ServerConfig) http.Handler {
 		api = cfg.Auth.middleware(api)
 	}
 	mux.Handle("/graphql", codedErrors(browserGuard(api, cfg.Auth, cfg.OriginPatterns, cfg.HostPatterns)))
+	mux.Handle(ExportRoute, exportRoute(cfg, log)) // the streamed session export, guarded like /graphql
 	if cfg.Service.Clustered() {
 		var state http.Handler = checkForwarding(stateHandler(cfg.Engine), signer, lim.MaxBodyBytes, log)
 		if cfg.Auth != nil {

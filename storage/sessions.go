@@ -45,6 +45,20 @@ func (d *DB) Sessions(ctx context.Context, f core.SessionFilter) ([]core.Session
 	if f.NotIdle {
 		q = q.Where("phase <> ?", string(core.PhaseIdle))
 	}
+	if f.After != "" {
+		var after sessionRow
+		err := d.r.NewSelect().Model(&after).Column("id", "created_at").Where("id = ?", f.After).Scan(ctx)
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil, core.Errorf(core.CodeNotFound, "after: session %s not found (deleted since the previous page? list again from the start)", f.After)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("list sessions after %s: %w", f.After, err)
+		}
+		q = q.Where("(created_at < ? OR (created_at = ? AND id > ?))", after.CreatedAt, after.CreatedAt, after.ID)
+	}
+	if f.First > 0 {
+		q = q.Limit(int64(f.First))
+	}
 	if err := q.Scan(ctx); err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("list sessions: %w", err)
 	}

@@ -1,6 +1,7 @@
 package model
 
 import (
+	"encoding/json"
 	"time"
 
 	"github.com/foya-dev/foya/core"
@@ -13,10 +14,32 @@ import (
 // stream of deltas executes this selection thousands of times per reply.
 type SessionEvent struct {
 	Event core.Event
+	// Live marks an event of the sessionEvents subscription: a message
+	// larger than core.LiveMessageTextBytes is cut (MessageTruncated).
+	Live bool
 }
 
-// NewSessionEvent wraps ev.
-func NewSessionEvent(ev core.Event) *SessionEvent { return &SessionEvent{Event: ev} }
+// NewSessionEvent wraps ev as a live event (the sessionEvents subscription).
+func NewSessionEvent(ev core.Event) *SessionEvent { return &SessionEvent{Event: ev, Live: true} }
+
+// mayCut reports whether the event is a live message event large enough
+// that its message may be cut (a cheap test before decoding).
+func (e *SessionEvent) mayCut() bool {
+	return e.Live && (e.Event.Type == core.EventMessageEnd || e.Event.Type == core.EventMessageImported) &&
+		len(e.Event.Payload) > core.LiveMessageTextBytes
+}
+
+// MessageTruncated reports whether a live event's message was cut.
+func (e *SessionEvent) MessageTruncated() (bool, error) {
+	if !e.mayCut() {
+		return false, nil
+	}
+	m, err := e.Message()
+	if m == nil || err != nil {
+		return false, err
+	}
+	return m.TextBytes > 0, nil
+}
 
 // Seq is null for live-only events.
 func (e *SessionEvent) Seq() *int64 {
@@ -45,6 +68,9 @@ func (e *SessionEvent) Message() (*core.Message, error) {
 		return nil, err
 	}
 	p.Message.Seq, p.Message.Active = e.Event.Seq, true
+	if e.Live {
+		core.CutForLive(&p.Message)
+	}
 	return &p.Message, nil
 }
 
@@ -137,4 +163,22 @@ func (e *SessionEvent) Usage() (*core.Usage, error) {
 
 // Payload is the event payload as clients see it: provider-native state is
 // never shown (core.ClientPayload).
-func (e *SessionEvent) Payload() scalar.JSON { return scalar.JSON(core.ClientPayload(&e.Event)) }
+// A live event's cut message is cut in the payload too, which then says so
+// with "messageTruncated": true and the whole text's "textBytes".
+func (e *SessionEvent) Payload() scalar.JSON {
+	if e.mayCut() {
+		var p core.MessagePayload
+		if err := e.Event.Decode(&p); err == nil && core.CutForLive(&p.Message) {
+			p.Message.ProviderState = nil
+			out, err := json.Marshal(struct {
+				core.MessagePayload
+				MessageTruncated bool `json:"messageTruncated"`
+				TextBytes        int  `json:"textBytes"`
+			}{p, true, p.Message.TextBytes})
+			if err == nil {
+				return scalar.JSON(out)
+			}
+		}
+	}
+	return scalar.JSON(core.ClientPayload(&e.Event))
+}

@@ -162,7 +162,10 @@
 
   // ---- conversation rendering
   const S_FIELDS = 'id title pinned phase updatedAt parentId project { id name path }';
-  const MSG_FIELDS = 'seq role text source reasoning toolCalls { id name input } toolCallId toolName isError diff interrupted turnStatus turnReason finishReason refusal attachments { id name kind size }';
+  // A page of history carries at most TEXT_PAGE bytes of each text (textBytes
+  // says how long it is); the rest is read on request with text(offset:, limit:).
+  const TEXT_PAGE = 262144, HISTORY_PAGE = 50;
+  const MSG_FIELDS = 'seq role text(limit: ' + TEXT_PAGE + ') textBytes source reasoning toolCalls { id name input } toolCallId toolName isError diff interrupted turnStatus turnReason finishReason refusal attachments { id name kind size }';
   const ATT_FIELDS = 'id name kind mediaType size';
   function el(tag, cls, html) { const e = document.createElement(tag); if (cls) e.className = cls; if (html != null) e.innerHTML = html; return e; }
   function renderMessage(m) {
@@ -187,7 +190,19 @@
     if (m.finishReason === 'refusal') html += '<div class="refusal">Refused' + (m.refusal ? ': ' + esc(m.refusal) : ' (the model gave no explanation)') + '</div>';
     else if (m.finishReason === 'content_filter') html += '<div class="refusal">Stopped by the provider\'s content filter</div>';
     if (m.turnStatus && m.turnStatus !== 'COMPLETED' && m.turnReason) html += '<div class="interrupted">' + esc(m.turnStatus + ': ' + m.turnReason) + '</div>';
+    const shown = utf8Len(m.text || '');
+    if (m.seq && m.textBytes > shown) html += '<button type="button" class="moretext">Show the whole text (' + fmtBytes(m.textBytes) + '; ' + fmtBytes(shown) + ' shown)</button>';
     div.innerHTML = html;
+    const more = div.querySelector('button.moretext');
+    if (more) more.onclick = async () => {
+      more.disabled = true;
+      try {
+        const text = await wholeText(state.session, m.seq, m.textBytes);
+        const t = div.querySelector(role === 'tool' ? 'pre code' : '.text');
+        if (role === 'tool') t.textContent = text; else t.innerHTML = markdown(text);
+        more.remove();
+      } catch (e) { more.disabled = false; showError(e); }
+    };
     const rw = div.querySelector('button.rewind');
     if (rw) rw.onclick = () => rewind(m.seq).catch(showError);
     const fork = div.querySelector('button.fork');
@@ -199,6 +214,36 @@
       } catch (e) { showError(e); }
     };
     return div;
+  }
+  function utf8Len(s) { return new TextEncoder().encode(s).length; }
+  // wholeText reads a long message text page by page (pages end on character
+  // boundaries, so each starts where the previous one ended).
+  async function wholeText(sid, seq, total) {
+    const parts = []; let got = 0;
+    while (got < total) {
+      const d = await gql('query($s: ID!, $a: Int!, $o: Int!, $l: Int!) { session(id: $s) { messages(first: 1, afterSeq: $a, includeInactive: true) { text(offset: $o, limit: $l) } } }', { s: sid, a: seq - 1, o: got, l: 1048576 });
+      const page = d.session && d.session.messages[0] ? d.session.messages[0].text : '';
+      if (!page) break;
+      parts.push(page); got += utf8Len(page);
+    }
+    return parts.join('');
+  }
+  // earlierButton offers the page of history before the first message shown.
+  function earlierButton(id, beforeSeq) {
+    const b = el('button', 'earlier'); b.type = 'button'; b.textContent = 'Show earlier messages';
+    b.onclick = async () => {
+      b.disabled = true;
+      try {
+        const d = await gql('query($id: ID!, $b: Int!, $n: Int!) { session(id: $id) { messages(last: $n, beforeSeq: $b) { ' + MSG_FIELDS + ' } } }', { id, b: beforeSeq, n: HISTORY_PAGE });
+        if (state.session !== id) return;
+        const msgs = d.session ? d.session.messages : [];
+        const log = $('log'); let anchor = b.nextSibling;
+        b.remove();
+        for (const m of msgs) if (!log.querySelector('.msg[data-seq="' + m.seq + '"]')) log.insertBefore(renderMessage(m), anchor);
+        if (msgs.length === HISTORY_PAGE) log.insertBefore(earlierButton(id, msgs[0].seq), log.firstChild);
+      } catch (e) { b.disabled = false; showError(e); }
+    };
+    return b;
   }
   function fmtBytes(n) { return n < 1024 ? n + ' B' : n < 1048576 ? (n / 1024).toFixed(1) + ' KB' : (n / 1048576).toFixed(1) + ' MB'; }
   function fmtTokens(n) { return n < 1000 ? String(n) : n < 1e6 ? (n / 1000).toFixed(1) + 'k' : (n / 1e6).toFixed(2) + 'M'; }
@@ -427,16 +472,17 @@
     $('pin').setAttribute('aria-pressed', String(!!(on && state.sessions.get(id) && state.sessions.get(id).pinned)));
     if (!id) { $('title').textContent = 'No session'; setPhase('IDLE'); renderQueue([]); history.replaceState(null, '', '/'); return; }
     history.replaceState(null, '', '#' + id);
-    const d = await gql('query($id: ID!) { session(id: $id) { id title model phase headSeq queue { id text truncated attachments { id } } messages { ' + MSG_FIELDS + ' } ' +
+    const d = await gql('query($id: ID!) { session(id: $id) { id title model phase headSeq queue { id text truncated attachments { id } } messages(last: ' + HISTORY_PAGE + ') { ' + MSG_FIELDS + ' } ' +
       'usage { inputTokens outputTokens totalTokens cachedTokens estimated cost unpricedTokens } contextUsage { tokens limit estimated } } }', { id });
     if (state.session !== id) return;
     const s = d.session;
     $('title').textContent = s.title || s.id;
+    if (s.messages.length === HISTORY_PAGE) $('log').appendChild(earlierButton(id, s.messages[0].seq));
     for (const m of s.messages) appendMessage(m);
     state.lastSeq = s.headSeq;
     setPhase(s.phase); renderQueue(s.queue); renderUsage(s);
     if (s.phase !== 'IDLE') await showPending(id, s.headSeq);
-    const EV = 'subscription($s: ID!, $a: Int) { sessionEvents(sessionId: $s, afterSeq: $a) { seq type delta phase payload message { ' + MSG_FIELDS + ' } approval { requestId tool action summary decision } queue { id text truncated attachments { id } } } }';
+    const EV = 'subscription($s: ID!, $a: Int) { sessionEvents(sessionId: $s, afterSeq: $a) { seq type delta phase payload messageTruncated message { ' + MSG_FIELDS + ' } approval { requestId tool action summary decision } queue { id text truncated attachments { id } } } }';
     // variables are recomputed on every (re)subscribe: a reconnect resumes after the last seq shown.
     state.sub = ws.subscribe(EV, () => ({ s: id, a: state.lastSeq }), (data) => onSessionEvent(data.sessionEvents));
     $('input').focus();
@@ -717,9 +763,16 @@
   $('export').onclick = async () => {
     const id = state.session; if (!id) return;
     try {
-      const d = await gql('query($s: ID!) { exportSession(id: $s) }', { s: id });
+      // The export route streams the document, with no size bound.
+      const headers = {}; if (token()) headers.Authorization = 'Bearer ' + token();
+      const resp = await fetch('/sessions/' + encodeURIComponent(id) + '/export', { headers });
+      if (!resp.ok) {
+        let body = null; try { body = await resp.json(); } catch (e) { /* not JSON */ }
+        throw body && body.errors ? new GraphQLError(body.errors) : new Error('kernel answered HTTP ' + resp.status);
+      }
+      const doc = await resp.blob();
       const title = (state.sessions.get(id) && state.sessions.get(id).title) || id;
-      const a = el('a'); a.href = URL.createObjectURL(new Blob([d.exportSession], { type: 'application/jsonl' }));
+      const a = el('a'); a.href = URL.createObjectURL(new Blob([doc], { type: 'application/jsonl' }));
       a.download = title.replace(/[^\w.-]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 60) + '.foya.jsonl';
       document.body.appendChild(a); a.click(); a.remove();
       setTimeout(() => URL.revokeObjectURL(a.href), 60000);

@@ -1,0 +1,120 @@
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"mime/multipart"
+	"net/http"
+	"net/textproto"
+	"net/url"
+	"strings"
+)
+
+// postMultipartStream sends a GraphQL multipart request whose file part is
+// streamed from file.Reader through a pipe, so that neither side of the
+// client holds the whole file.
+func (c *Client) postMultipartStream(ctx context.Context, ops []byte, name string, file Upload) ([]byte, string, error) {
+	pr, pw := io.Pipe()
+	mw := multipart.NewWriter(pw)
+	go func() {
+		err := func() error {
+			if err := mw.WriteField("operations", string(ops)); err != nil {
+				return err
+			}
+			m, _ := json.Marshal(map[string][]string{"0": {"variables." + name}})
+			if err := mw.WriteField("map", string(m)); err != nil {
+				return err
+			}
+			h := make(textproto.MIMEHeader)
+			h.Set("Content-Disposition", multipart.FileContentDisposition("0", file.Name))
+			if file.MediaType != "" {
+				h.Set("Content-Type", file.MediaType)
+			}
+			part, err := mw.CreatePart(h)
+			if err != nil {
+				return err
+			}
+			if _, err := io.Copy(part, file.Reader); err != nil {
+				return fmt.Errorf("upload %s: %w", file.Name, err)
+			}
+			return mw.Close()
+		}()
+		pw.CloseWithError(err)
+	}()
+	raw, status, err := c.send(ctx, pr, mw.FormDataContentType())
+	pr.Close()
+	return raw, status, err
+}
+
+// ExportURL is the URL of the kernel's streamed export of a session
+// (GET /sessions/{id}/export, docs/export.md).
+func (c *Client) ExportURL(sessionID string) string {
+	scheme := "http"
+	if c.tls {
+		scheme = "https"
+	}
+	return scheme + "://" + c.addr + "/sessions/" + url.PathEscape(sessionID) + "/export"
+}
+
+// ExportSessionTo streams the foya.session document of a session to w from
+// the kernel's export route: no size bound, nothing held whole. A kernel
+// error before the document starts comes back as *Error; a transfer cut
+// short is an error (what was written to w is then incomplete).
+func (c *Client) ExportSessionTo(ctx context.Context, sessionID string, w io.Writer) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.ExportURL(sessionID), nil)
+	if err != nil {
+		return fmt.Errorf("build request: %w", err)
+	}
+	if c.token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.token)
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return fmt.Errorf("kernel at %s: %w", c.addr, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		raw, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+		var r struct {
+			Errors []wireError `json:"errors"`
+		}
+		if json.Unmarshal(raw, &r) == nil && len(r.Errors) > 0 {
+			return toError(r.Errors)
+		}
+		return fmt.Errorf("kernel at %s answered %s to the export: %.120q", c.addr, resp.Status, raw)
+	}
+	if _, err := io.Copy(w, resp.Body); err != nil {
+		return fmt.Errorf("export of session %s: %w", sessionID, err)
+	}
+	return nil
+}
+
+// TextPageBytes is how many bytes of a text MessageText reads per request.
+const TextPageBytes = 1 << 20
+
+// MessageText reads the whole text (textBytes long) of the message with
+// the given seq, TextPageBytes at a time with Message.text(offset:,
+// limit:): for a message too large for one response, or the rest of a live
+// event's cut message (SessionEvent.messageTruncated). Pages end on
+// character boundaries, so each starts where the previous one ended.
+func MessageText(ctx context.Context, c *Client, sessionID string, seq, textBytes int) (string, error) {
+	var b strings.Builder
+	b.Grow(textBytes)
+	for b.Len() < textBytes {
+		resp, err := MessageTextPage(ctx, c, sessionID, seq-1, b.Len(), TextPageBytes)
+		if err != nil {
+			return "", err
+		}
+		if resp.Session == nil || len(resp.Session.Messages) == 0 || resp.Session.Messages[0].Seq != seq {
+			return "", fmt.Errorf("message %d of session %s is gone", seq, sessionID)
+		}
+		page := resp.Session.Messages[0].Text
+		if page == "" {
+			break
+		}
+		b.WriteString(page)
+	}
+	return b.String(), nil
+}

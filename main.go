@@ -138,6 +138,7 @@ func serveCmd(args []string, stdout, stderr io.Writer) error {
 	advertise := fs.String("advertise-url", "", "with --database: the base URL other kernels on the database reach this one at, e.g. http://10.0.0.5:4777 (default: the listen address; docs/cluster.md)")
 	secretKeyFile := fs.String("secret-key-file", "", "with --database: key file sealing API keys and MCP secrets in the database, the same file on every kernel (default <data-dir>/secret-key; created 0600 when missing)")
 	artifactDir := fs.String("artifact-dir", "", "directory of artifact bytes (attachments, file snapshots); with --database one directory all kernels share (default <data-dir>/artifacts)")
+	requestLimits := requestLimitFlags(fs)
 	var origins, pluginDirs, hosts, toolWritable, keyEnvs listFlag
 	fs.Var(&hosts, "allow-host", "extra Host name a loopback kernel answers to without a token (repeatable; with a token any Host is served)")
 	fs.Var(&toolWritable, "tool-writable", "extra directory tool commands may write besides the session's directory, its TMPDIR and /tmp (repeatable)")
@@ -152,6 +153,10 @@ func serveCmd(args []string, stdout, stderr io.Writer) error {
 		return usageError{Err: errors.New("--tls-cert and --tls-key go together")}
 	}
 	if err := checkAdvertiseURL(*advertise); err != nil {
+		return err
+	}
+	limits, err := requestLimits()
+	if err != nil {
 		return err
 	}
 	log, err := newLogger(stderr, *logLevel)
@@ -253,6 +258,7 @@ func serveCmd(args []string, stdout, stderr io.Writer) error {
 		Handler: graph.NewHandler(graph.ServerConfig{
 			Service: k.sessions, Engine: k.engine, Usage: k.db, Catalog: k.catalog, Plugins: k.plugins, MCP: k.mcp,
 			Logger: log, OriginPatterns: origins, HostPatterns: hosts, Auth: auth, Nodes: k.nodes,
+			Limits: limits,
 		}),
 		TLSConfig:         tlsConfig,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),

@@ -159,8 +159,9 @@ func sessionsExport(r *runner) error {
 }
 
 // importInline is the largest document sent inline (importSession): the
-// kernel bounds a JSON request at 8 MiB; larger ones go as a file.
-const importInline = 6 << 20
+// kernel bounds a JSON request's variables at 1 MiB (docs/limits.md), and
+// JSON escaping may grow a document; larger ones go as a file.
+const importInline = 480 << 10
 
 // importMax is importSessionFile's bound.
 const importMax = 64 << 20

@@ -768,7 +768,7 @@ func startBenchKernel(b *testing.B) (*kernelProc, string) {
 		}
 	}
 	if *kernelCPUProfile == "" && *kernelHeapProfile == "" {
-		return startKernel(b, b.TempDir(), "--plugin-idle-stop", benchPluginIdleStop), ""
+		return startKernel(b, b.TempDir(), "--plugin-idle-stop", benchPluginIdleStop, "--max-in-flight-per-peer", "256"), ""
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -776,7 +776,7 @@ func startBenchKernel(b *testing.B) (*kernelProc, string) {
 	}
 	addr := ln.Addr().String()
 	ln.Close()
-	return startKernel(b, b.TempDir(), "--pprof", addr, "--plugin-idle-stop", benchPluginIdleStop), addr
+	return startKernel(b, b.TempDir(), "--pprof", addr, "--plugin-idle-stop", benchPluginIdleStop, "--max-in-flight-per-peer", "256"), addr
 }
 
 // fetchProfile writes the kernel's /debug/pprof/<name> to path.

@@ -102,3 +102,31 @@ func TestCostCountsVariableLists(t *testing.T) {
 		t.Fatalf("HTTP %d: %.300s", r.status, r.raw)
 	}
 }
+
+// The operations part of a multipart request has the variables budget of
+// a JSON request (the files are outside it); a normal upload passes.
+func TestMultipartOperationsBudget(t *testing.T) {
+	k := newTestKernel(t)
+	send := func(query string, vars map[string]any) httpReply {
+		var body bytes.Buffer
+		mw := multipart.NewWriter(&body)
+		ops, _ := json.Marshal(map[string]any{"query": query, "variables": vars})
+		mw.WriteField("operations", string(ops))
+		mw.WriteField("map", `{"0": ["variables.f"]}`)
+		fw, _ := mw.CreateFormFile("0", "a.txt")
+		fw.Write(bytes.Repeat([]byte("x"), 2<<20)) // files do not count
+		mw.Close()
+		req, _ := http.NewRequest(http.MethodPost, k.srv.URL+"/graphql", &body)
+		req.Header.Set("Content-Type", mw.FormDataContentType())
+		return sendHTTP(t, req)
+	}
+	pad := make([]int, 600_000) // "0," each: 1.2 MB
+	r := send(`mutation($f: Upload!, $pad: [Int!]) { uploadAttachment(file: $f) { id size } }`, map[string]any{"f": nil, "pad": pad})
+	if r.status != http.StatusRequestEntityTooLarge || r.requireCoded(t, "big operations").Extensions.Code != "BAD_INPUT" || !strings.Contains(r.Errors[0].Message, "1 MiB, the limit of variables") {
+		t.Fatalf("HTTP %d: %.300s", r.status, r.raw)
+	}
+	r = send(`mutation($f: Upload!) { uploadAttachment(file: $f) { id size } }`, map[string]any{"f": nil})
+	if r.status != http.StatusOK || len(r.Errors) > 0 || !bytes.Contains(r.raw, []byte(`"size":2097152`)) {
+		t.Fatalf("a normal upload: HTTP %d: %.300s", r.status, r.raw)
+	}
+}

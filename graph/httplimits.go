@@ -34,6 +34,9 @@ func requestLimits(next http.Handler, lim Limits, adm *admission) http.Handler {
 			if r.Method == http.MethodPost && r.Body != nil && r.Body != http.NoBody {
 				if isMultipart(r) {
 					setReadDeadline(w, UploadReadTimeout)
+					if !checkMultipart(w, r, lim) {
+						return
+					}
 				} else if !readBody(w, r, lim) {
 					return
 				} else {

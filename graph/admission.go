@@ -25,11 +25,11 @@ import (
 //   - perPeer: the requests one peer (an IP address, or a /64 for IPv6, as
 //     the authentication limiter counts) has in flight, from the first byte
 //     of the headers having arrived to the last byte of the answer.
-//     WebSocket connections and SSE streams are not counted here: they live
-//     as long as their subscriptions, which have their own bounds
-//     (subscriptionCap).
+//     WebSocket connections are not counted, and SSE requests only until
+//     their body is read: they live as long as their subscriptions, which
+//     have their own bounds (subscriptionCap).
 //   - expensive: the expensive requests of the whole kernel: multipart
-//     uploads, JSON bodies over ExpensiveBodyBytes, and operations that
+//     uploads, JSON bodies over ExpensiveBodyBytes (not SSE), and operations that
 //     export, import or upload, or whose estimated cost is at least
 //     ExpensiveCost (checked by expensiveOps once the operation is parsed).
 //
@@ -92,6 +92,8 @@ type admitState struct {
 	a       *admission
 	holds   atomic.Bool // the request already holds an expensive slot
 	limited atomic.Bool // an operation was refused: answer 429
+	// bodyRead, for an SSE request, ends its count once the body is read.
+	bodyRead func()
 }
 
 type admitKey struct{}
@@ -100,7 +102,7 @@ type admitKey struct{}
 // expensive slot for a multipart upload or a large JSON body (a body
 // without a Content-Length is classified once read, by readBody).
 func (a *admission) admit(w http.ResponseWriter, r *http.Request, next func(http.ResponseWriter, *http.Request)) {
-	if isUpgrade(r) || isSSE(r) {
+	if isUpgrade(r) {
 		next(w, r)
 		return
 	}
@@ -109,25 +111,41 @@ func (a *admission) admit(w http.ResponseWriter, r *http.Request, next func(http
 		a.refuse(w, fmt.Sprintf("%s already has %d requests in flight, the limit per peer; wait for one to finish", peer, a.perPeer))
 		return
 	}
-	defer a.leave(peer)
 	st := &admitState{a: a}
-	if r.Method == http.MethodPost && (isMultipart(r) || r.ContentLength > ExpensiveBodyBytes) {
-		release, ok := a.tryExpensive()
-		if !ok {
-			a.refuse(w, a.busy())
-			return
+	if isSSE(r) {
+		// An SSE request counts until its body is read (bodyRead); its
+		// stream then lives as long as its subscription, bounded by
+		// subscriptionCap.
+		var once sync.Once
+		st.bodyRead = func() { once.Do(func() { a.leave(peer) }) }
+		defer st.bodyRead()
+	} else {
+		defer a.leave(peer)
+		if r.Method == http.MethodPost && (isMultipart(r) || r.ContentLength > ExpensiveBodyBytes) {
+			release, ok := a.tryExpensive()
+			if !ok {
+				a.refuse(w, a.busy())
+				return
+			}
+			defer release()
+			st.holds.Store(true)
 		}
-		defer release()
-		st.holds.Store(true)
 	}
 	next(&limitedWriter{ResponseWriter: w, st: st}, r.WithContext(context.WithValue(r.Context(), admitKey{}, st)))
+}
+
+// bodyRead tells the admission that the body of r has been read.
+func bodyRead(r *http.Request) {
+	if st, _ := r.Context().Value(admitKey{}).(*admitState); st != nil && st.bodyRead != nil {
+		st.bodyRead()
+	}
 }
 
 // expensiveBody takes an expensive slot for a JSON body found to be large
 // once read; false when none is free (the request has been answered).
 func (a *admission) expensiveBody(w http.ResponseWriter, r *http.Request, size int) (func(), bool) {
 	st, _ := r.Context().Value(admitKey{}).(*admitState)
-	if st == nil || st.holds.Load() || size <= ExpensiveBodyBytes {
+	if st == nil || st.bodyRead != nil || st.holds.Load() || size <= ExpensiveBodyBytes {
 		return func() {}, true
 	}
 	release, ok := a.tryExpensive()

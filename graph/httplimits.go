@@ -37,9 +37,12 @@ func requestLimits(next http.Handler, lim Limits, adm *admission) http.Handler {
 					if !checkMultipart(w, r, lim) {
 						return
 					}
-				} else if !readBody(w, r, lim) {
-					return
 				} else {
+					ok := readBody(w, r, lim)
+					bodyRead(r)
+					if !ok {
+						return
+					}
 					release, ok := adm.expensiveBody(w, r, int(r.ContentLength))
 					if !ok {
 						return
@@ -47,6 +50,7 @@ func requestLimits(next http.Handler, lim Limits, adm *admission) http.Handler {
 					defer release()
 				}
 			}
+			bodyRead(r)
 			next.ServeHTTP(w, r)
 		})
 	})

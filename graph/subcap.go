@@ -44,9 +44,18 @@ var (
 type subSlot struct {
 	once    sync.Once
 	release func()
+	// stopConn unregisters the free on the connection's end, once freed.
+	stopConn atomic.Pointer[func() bool]
 }
 
-func (s *subSlot) free() { s.once.Do(s.release) }
+func (s *subSlot) free() {
+	s.once.Do(func() {
+		s.release()
+		if stop := s.stopConn.Load(); stop != nil {
+			(*stop)()
+		}
+	})
+}
 
 // connSubscriptions counts the subscriptions of one WebSocket connection
 // and maps the ids of its running subscriptions to their slots.
@@ -122,6 +131,8 @@ func (c subscriptionCap) MutateOperationContext(ctx context.Context, oc *graphql
 	conn.slots[id] = s
 	conn.mu.Unlock()
 	oc.Stats.SetExtension(c.ExtensionName(), s)
+	stop := context.AfterFunc(ctx, s.free) // the connection's end frees it in any case
+	s.stopConn.Store(&stop)
 	return nil
 }
 

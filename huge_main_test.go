@@ -27,7 +27,7 @@ const (
 	hugeLong  = 17 // index of the long message
 )
 
-func hugeText(i int) string {
+func hugeSessionText(i int) string {
 	if i == hugeLong {
 		// 1.5 MiB of 1-, 2- and 4-byte characters: pages cut inside them.
 		return fmt.Sprintf("long %d ", i) + strings.Repeat("é😀a", 1536<<10/7)
@@ -50,7 +50,7 @@ func writeHugeDoc(t *testing.T, path, connID string) {
 		if i%2 == 1 {
 			role = core.RoleAssistant
 		}
-		ev, err := core.NewEvent(meta.ID, core.EventMessageEnd, core.MessagePayload{Message: core.Message{Role: role, Text: hugeText(i)}})
+		ev, err := core.NewEvent(meta.ID, core.EventMessageEnd, core.MessagePayload{Message: core.Message{Role: role, Text: hugeSessionText(i)}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -146,7 +146,7 @@ func checkAll(t *testing.T, msgs []pagedMessage, what string) {
 		t.Fatalf("%s: %d messages, want %d", what, len(msgs), hugeCount)
 	}
 	for i, m := range msgs {
-		if want := hugeText(i); m.Text != want || m.TextBytes != len(want) {
+		if want := hugeSessionText(i); m.Text != want || m.TextBytes != len(want) {
 			t.Fatalf("%s: message %d (seq %d) is not message %d (%d bytes, want %d)", what, i, m.Seq, i, m.TextBytes, len(want))
 		}
 		if i > 0 && m.Seq <= msgs[i-1].Seq {
@@ -188,7 +188,7 @@ func TestHugeSessionPagesExportsAndContinues(t *testing.T) {
 	}
 	// The newest 20.
 	last := k.page(t, sid, "last: 20")
-	if len(last) != 20 || last[19].Text != hugeText(hugeCount-1) || last[0].Text != hugeText(hugeCount-20) {
+	if len(last) != 20 || last[19].Text != hugeSessionText(hugeCount-1) || last[0].Text != hugeSessionText(hugeCount-20) {
 		t.Fatalf("messages(last: 20): %d messages", len(last))
 	}
 	// Forward and backward, in pages of 7.
@@ -222,7 +222,7 @@ func TestHugeSessionPagesExportsAndContinues(t *testing.T) {
 		}
 		text.WriteString(d.Session.Messages[0].Text)
 	}
-	if text.String() != hugeText(hugeLong) {
+	if text.String() != hugeSessionText(hugeLong) {
 		t.Fatalf("the long text read in pages differs (%d bytes, want %d)", text.Len(), long.TextBytes)
 	}
 

@@ -142,6 +142,7 @@ func serveCmd(args []string, stdout, stderr io.Writer) error {
 	secretKeyFile := fs.String("secret-key-file", "", "with --database: key file sealing API keys and MCP secrets in the database, the same file on every kernel (default <data-dir>/secret-key; created 0600 when missing)")
 	artifactDir := fs.String("artifact-dir", "", "directory of artifact bytes (attachments, file snapshots); with --database one directory all kernels share (default <data-dir>/artifacts)")
 	outputCaps := addOutputCapFlags(fs)
+	requestLimits := requestLimitFlags(fs)
 	var origins, pluginDirs, hosts, toolWritable, keyEnvs listFlag
 	fs.Var(&hosts, "allow-host", "extra Host name served by --pprof, and by /graphql on an --insecure-no-token kernel (repeatable; /graphql serves any Host when it requires the token)")
 	fs.Var(&toolWritable, "tool-writable", "extra directory tool commands may write besides the session's directory, its TMPDIR and /tmp (repeatable)")
@@ -161,6 +162,10 @@ func serveCmd(args []string, stdout, stderr io.Writer) error {
 		return usageError{Err: errors.New("--tls-cert and --tls-key go together")}
 	}
 	if err := checkAdvertiseURL(*advertise); err != nil {
+		return err
+	}
+	reqLimits, err := requestLimits()
+	if err != nil {
 		return err
 	}
 	log, err := newLogger(stderr, *logLevel)
@@ -266,6 +271,7 @@ func serveCmd(args []string, stdout, stderr io.Writer) error {
 			Service: k.sessions, Engine: k.engine, Usage: k.db, Catalog: k.catalog, Plugins: k.plugins, MCP: k.mcp,
 			Logger: log, OriginPatterns: origins, HostPatterns: hosts, Auth: auth, Nodes: k.nodes,
 			ClusterKey: k.clusterKey,
+			Limits: reqLimits,
 		}),
 		TLSConfig:         tlsConfig,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),

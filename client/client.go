@@ -245,9 +245,15 @@ func (c *Client) postMultipart(ctx context.Context, req *graphql.Request, name s
 }
 
 func (c *Client) send(ctx context.Context, body io.Reader, contentType string) ([]byte, string, error) {
+	return sendRetrying(ctx, body, func(body io.Reader) ([]byte, string, http.Header, error) {
+		return c.sendOnce(ctx, body, contentType)
+	})
+}
+
+func (c *Client) sendOnce(ctx context.Context, body io.Reader, contentType string) ([]byte, string, http.Header, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.Endpoint(), body)
 	if err != nil {
-		return nil, "", fmt.Errorf("build request: %w", err)
+		return nil, "", nil, fmt.Errorf("build request: %w", err)
 	}
 	req.Header.Set("Content-Type", contentType)
 	req.Header.Set("Accept", "application/json")
@@ -256,14 +262,14 @@ func (c *Client) send(ctx context.Context, body io.Reader, contentType string) (
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {
-		return nil, "", fmt.Errorf("kernel at %s: %w", c.addr, err)
+		return nil, "", nil, fmt.Errorf("kernel at %s: %w", c.addr, err)
 	}
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
 	if err != nil {
-		return nil, "", fmt.Errorf("read response from %s: %w", c.addr, err)
+		return nil, "", nil, fmt.Errorf("read response from %s: %w", c.addr, err)
 	}
-	return raw, resp.Status, nil
+	return raw, resp.Status, resp.Header, nil
 }
 
 // Event is one "next" payload of a subscription: Data decoded, Raw as the

@@ -18,6 +18,10 @@ const (
 	CodeProviderError   Code = "PROVIDER_ERROR"
 	CodeUnauthenticated Code = "UNAUTHENTICATED"
 	CodeInternal        Code = "INTERNAL"
+	// CodeRateLimited: the kernel refused the request for now (too many in
+	// flight from this peer, or too many expensive ones); retry after the
+	// Retry-After the HTTP answer carries.
+	CodeRateLimited Code = "RATE_LIMITED"
 )
 
 // Error is a domain error with a code and a message a person can act on.

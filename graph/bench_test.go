@@ -13,6 +13,7 @@ import (
 
 	"github.com/foya-dev/foya/core"
 	"github.com/foya-dev/foya/core/coretest"
+	"github.com/foya-dev/foya/graph"
 	"github.com/foya-dev/foya/providers/openai/openaitest"
 )
 
@@ -69,7 +70,8 @@ func BenchmarkDeltasToWebSocket(b *testing.B) {
 // counts the terminal events the subscribers receive: none may be lost.
 func BenchmarkHundredSessions(b *testing.B) {
 	const sessions, parts = 100, 50
-	k := newTestKernel(b)
+	// 100 concurrent sends from one peer: over the default of 16 in flight.
+	k := newTestKernel(b, func(c *graph.ServerConfig) { c.Limits.MaxInFlightPerPeer = sessions })
 	conn := k.createConn(b, map[string]any{"name": "fake", "baseUrl": k.fake.BaseURL(), "models": []any{map[string]any{"id": testModel}}})
 	ids := make([]string, sessions)
 	for i := range ids {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"reflect"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/ast"
@@ -20,7 +21,9 @@ import (
 // are separate fields, so repeating a field under many aliases multiplies
 // its cost. A mutation field (it writes) costs mutationCost more.
 // Introspection has fixed costs: __schema 10,000 (the whole schema, a few
-// thousand values), __type 100.
+// thousand values), __type 100. Every element of a list in a field's
+// arguments, from variables or literals and however deeply nested, costs 1
+// more: a field handed 100,000 ids costs at least that.
 const (
 	defaultListSize     = 10
 	mutationCost        = 100
@@ -114,6 +117,11 @@ func fieldCost(f *ast.Field, vars map[string]any) int64 {
 	if f.ObjectDefinition != nil && f.ObjectDefinition.Name == "Mutation" {
 		children = satAdd(children, mutationCost)
 	}
+	if len(f.Arguments) > 0 {
+		for _, v := range f.ArgumentMap(vars) {
+			children = satAdd(children, listElements(reflect.ValueOf(v)))
+		}
+	}
 	return satAdd(1, children)
 }
 
@@ -144,6 +152,34 @@ func listSize(f *ast.Field, vars map[string]any) int64 {
 		}
 	}
 	return defaultListSize
+}
+
+// listElements counts the elements of the lists in an argument's value.
+func listElements(v reflect.Value) int64 {
+	switch v.Kind() {
+	case reflect.Interface, reflect.Pointer:
+		if v.IsNil() {
+			return 0
+		}
+		return listElements(v.Elem())
+	case reflect.Slice, reflect.Array:
+		if v.Type().Elem().Kind() == reflect.Uint8 {
+			return 0 // bytes, not a list
+		}
+		n := int64(v.Len())
+		for i := range v.Len() {
+			n = satAdd(n, listElements(v.Index(i)))
+		}
+		return n
+	case reflect.Map:
+		var n int64
+		it := v.MapRange()
+		for it.Next() {
+			n = satAdd(n, listElements(it.Value()))
+		}
+		return n
+	}
+	return 0
 }
 
 func satAdd(a, b int64) int64 {

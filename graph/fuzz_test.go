@@ -16,7 +16,7 @@ import (
 // knownCodes are the extensions.code values a client may see.
 var knownCodes = map[string]bool{
 	"BAD_INPUT": true, "NOT_FOUND": true, "CONFLICT": true, "UNAVAILABLE": true,
-	"PROVIDER_ERROR": true, "UNAUTHENTICATED": true, "INTERNAL": true,
+	"PROVIDER_ERROR": true, "UNAUTHENTICATED": true, "INTERNAL": true, "RATE_LIMITED": true,
 }
 
 // fuzzRequestTimeout bounds one request: a request that takes longer is a

@@ -21,20 +21,38 @@ import (
 // most lim.MaxBodyBytes (413 BAD_INPUT, before any of it is decoded); a
 // multipart body gets UploadReadTimeout and keeps the transport's own size
 // limit; a WebSocket connection gets its subscription counter.
-func requestLimits(next http.Handler, lim Limits) http.Handler {
+//
+// Before any of that, adm admits the request or refuses it with 429
+// RATE_LIMITED (admission.go).
+func requestLimits(next http.Handler, lim Limits, adm *admission) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if isUpgrade(r) {
-			next.ServeHTTP(w, r.WithContext(withConnSubscriptions(r.Context())))
-			return
-		}
-		if r.Method == http.MethodPost && r.Body != nil && r.Body != http.NoBody {
-			if isMultipart(r) {
-				setReadDeadline(w, UploadReadTimeout)
-			} else if !readBody(w, r, lim) {
+		adm.admit(w, r, func(w http.ResponseWriter, r *http.Request) {
+			if isUpgrade(r) {
+				next.ServeHTTP(w, r.WithContext(withConnSubscriptions(r.Context())))
 				return
 			}
-		}
-		next.ServeHTTP(w, r)
+			if r.Method == http.MethodPost && r.Body != nil && r.Body != http.NoBody {
+				if isMultipart(r) {
+					setReadDeadline(w, UploadReadTimeout)
+					if !checkMultipart(w, r, lim) {
+						return
+					}
+				} else {
+					ok := readBody(w, r, lim)
+					bodyRead(r)
+					if !ok {
+						return
+					}
+					release, ok := adm.expensiveBody(w, r, int(r.ContentLength))
+					if !ok {
+						return
+					}
+					defer release()
+				}
+			}
+			bodyRead(r)
+			next.ServeHTTP(w, r)
+		})
 	})
 }
 
@@ -65,23 +83,34 @@ func setReadDeadline(w http.ResponseWriter, d time.Duration) {
 	_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(d))
 }
 
-// readBody replaces r.Body by its bytes, or answers the request and returns
-// false. Once read, the deadline is cleared: an SSE response may then stream
-// for as long as the subscription lives.
+// readBody replaces r.Body by the request it carries, checked and rebuilt
+// by scanRequest (a JSON body: variables within lim.MaxVariablesBytes), or
+// answers the request and returns false. A body of another content type is
+// left unread for the transports to refuse. Once read, the deadline is
+// cleared: an SSE response may then stream for as long as the subscription
+// lives.
 func readBody(w http.ResponseWriter, r *http.Request, lim Limits) bool {
 	if r.ContentLength > lim.MaxBodyBytes {
 		writeCodedError(w, http.StatusRequestEntityTooLarge, core.CodeBadInput, tooLargeBody(lim.MaxBodyBytes, r.ContentLength))
 		return false
 	}
-	setReadDeadline(w, lim.BodyReadTimeout)
-	var buf bytes.Buffer
-	if r.ContentLength > 0 {
-		buf.Grow(int(r.ContentLength))
+	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
+		r.Body = http.MaxBytesReader(w, r.Body, lim.MaxBodyBytes)
+		return true
 	}
-	_, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, lim.MaxBodyBytes))
+	setReadDeadline(w, lim.BodyReadTimeout)
+	body, err := scanRequest(http.MaxBytesReader(w, r.Body, lim.MaxBodyBytes), lim.MaxVariablesBytes)
 	var tooLarge *http.MaxBytesError
 	var nerr net.Error
+	var overVars errVariablesTooLarge
+	var bad errBadJSON
 	switch {
+	case errors.As(err, &overVars):
+		writeCodedError(w, http.StatusRequestEntityTooLarge, core.CodeBadInput, overVars.Error())
+		return false
+	case errors.As(err, &bad):
+		writeCodedError(w, http.StatusBadRequest, core.CodeBadInput, clipMessage(bad.Error()))
+		return false
 	case errors.As(err, &tooLarge):
 		writeCodedError(w, http.StatusRequestEntityTooLarge, core.CodeBadInput, tooLargeBody(lim.MaxBodyBytes, -1))
 		return false
@@ -94,8 +123,8 @@ func readBody(w http.ResponseWriter, r *http.Request, lim Limits) bool {
 		return false
 	}
 	_ = http.NewResponseController(w).SetReadDeadline(time.Time{})
-	r.Body = io.NopCloser(&buf)
-	r.ContentLength = int64(buf.Len())
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	r.ContentLength = int64(len(body))
 	return true
 }
 
@@ -115,7 +144,7 @@ func writeCodedError(w http.ResponseWriter, status int, code core.Code, msg stri
 	h := w.Header()
 	h.Set("Content-Type", "application/json")
 	h.Del("Content-Length")
-	if status == http.StatusRequestEntityTooLarge {
+	if status == http.StatusRequestEntityTooLarge || status == http.StatusBadRequest {
 		h.Set("Connection", "close") // the rest of the body is not read
 	}
 	w.WriteHeader(status)
@@ -251,7 +280,7 @@ func codeErrorBody(r *http.Request, status int, body []byte) (int, []byte) {
 func knownCode(c string) bool {
 	switch core.Code(c) {
 	case core.CodeBadInput, core.CodeNotFound, core.CodeConflict, core.CodeUnavailable,
-		core.CodeProviderError, core.CodeUnauthenticated, core.CodeInternal:
+		core.CodeProviderError, core.CodeUnauthenticated, core.CodeInternal, core.CodeRateLimited:
 		return true
 	}
 	return false

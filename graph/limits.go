@@ -12,6 +12,26 @@ const (
 	// refused with 413 and BAD_INPUT before it is decoded. Multipart uploads
 	// keep their own limit (MaxUploadBytes).
 	MaxBodyBytes = 8 << 20
+	// MaxVariablesBytes caps the variables (with the extensions) of a JSON
+	// request and of a WebSocket subscribe message, counted as compact JSON
+	// while the body is read and before any of it is decoded (bodyscan.go).
+	// Multipart uploads carry their files outside it.
+	MaxVariablesBytes = 1 << 20
+	// MaxInFlightPerPeer caps the HTTP requests (WebSocket connections
+	// included) one peer has in flight: an IP address, or a /64 for IPv6.
+	MaxInFlightPerPeer = 16
+	// MaxExpensive caps the expensive requests the kernel runs at once:
+	// uploads, imports, exports, bodies over ExpensiveBodyBytes and
+	// operations whose estimated cost is at least ExpensiveCost.
+	MaxExpensive       = 4
+	ExpensiveBodyBytes = 256 << 10
+	ExpensiveCost      = 10_000
+	// RateLimitRetryAfter is the Retry-After of a request refused by one of
+	// the two limits above.
+	RateLimitRetryAfter = time.Second
+	// MaxQueryTokens caps the tokens of one GraphQL document, so that a
+	// body of list literals cannot become millions of syntax nodes.
+	MaxQueryTokens = 50_000
 	// MaxUploadBytes caps a multipart upload request.
 	MaxUploadBytes = 64 << 20
 	// MaxWebSocketMessageBytes caps one WebSocket message from a client.
@@ -55,6 +75,9 @@ type Limits struct {
 	MaxResponseBytes              int64
 	MaxSubscriptionsPerConnection int
 	MaxSubscriptions              int
+	MaxVariablesBytes             int64
+	MaxInFlightPerPeer            int
+	MaxExpensive                  int
 }
 
 func (l Limits) withDefaults() Limits {
@@ -72,6 +95,15 @@ func (l Limits) withDefaults() Limits {
 	}
 	if l.MaxSubscriptions <= 0 {
 		l.MaxSubscriptions = MaxSubscriptions
+	}
+	if l.MaxVariablesBytes <= 0 {
+		l.MaxVariablesBytes = MaxVariablesBytes
+	}
+	if l.MaxInFlightPerPeer <= 0 {
+		l.MaxInFlightPerPeer = MaxInFlightPerPeer
+	}
+	if l.MaxExpensive <= 0 {
+		l.MaxExpensive = MaxExpensive
 	}
 	return l
 }

@@ -36,7 +36,7 @@ func (r httpReply) requireCoded(t *testing.T, what string) gqlError {
 	}
 	for _, e := range r.Errors {
 		switch e.Extensions.Code {
-		case "BAD_INPUT", "NOT_FOUND", "CONFLICT", "UNAVAILABLE", "PROVIDER_ERROR", "UNAUTHENTICATED", "INTERNAL":
+		case "BAD_INPUT", "NOT_FOUND", "CONFLICT", "UNAVAILABLE", "PROVIDER_ERROR", "UNAUTHENTICATED", "INTERNAL", "RATE_LIMITED":
 		default:
 			t.Fatalf("%s: error without a known code: %s", what, r.raw)
 		}
@@ -95,10 +95,22 @@ func TestBodyOverLimitIs413(t *testing.T) {
 	if r := sendHTTP(t, req); r.status != http.StatusRequestEntityTooLarge {
 		t.Fatalf("SSE: status %d: %s", r.status, r.raw)
 	}
-	// Just under the limit is served.
-	ok := []byte(`{"query":"{ __typename }","variables":{"pad":"` + strings.Repeat("a", 8<<20-100) + `"}}`)
+	// Just under the limit is served (in the query: variables have a
+	// budget of their own, 1 MiB).
+	ok := []byte(`{"query":"{ __typename } #` + strings.Repeat("a", 8<<20-100) + `"}`)
 	if r := postRaw(t, k, "application/json", bytes.NewReader(ok)); r.status != http.StatusOK || len(r.Errors) > 0 {
 		t.Fatalf("8 MiB - 100: status %d: %.300s", r.status, r.raw)
+	}
+	// Variables over their budget are refused before they are decoded,
+	// naming the limit; just under it they are served.
+	over := []byte(`{"query":"{ __typename }","variables":{"pad":"` + strings.Repeat("a", 1<<20) + `"}}`)
+	if r := postRaw(t, k, "application/json", bytes.NewReader(over)); r.status != http.StatusRequestEntityTooLarge ||
+		r.requireCoded(t, "variables over 1 MiB").Extensions.Code != "BAD_INPUT" || !strings.Contains(r.Errors[0].Message, "1 MiB, the limit of variables") {
+		t.Fatalf("1 MiB of variables: status %d: %.300s", r.status, r.raw)
+	}
+	under := []byte(`{"query":"{ __typename }","variables":{"pad":"` + strings.Repeat("a", 1<<20-20) + `"}}`)
+	if r := postRaw(t, k, "application/json", bytes.NewReader(under)); r.status != http.StatusOK || len(r.Errors) > 0 {
+		t.Fatalf("1 MiB - 20 of variables: status %d: %.300s", r.status, r.raw)
 	}
 }
 
@@ -309,8 +321,8 @@ func TestSubscriptionCaps(t *testing.T) {
 	}
 	m := c1.read(ctx)
 	refusedOn1 := m.ID
-	if e := wsError(t, m); e.Extensions.Code != "BAD_INPUT" || !strings.Contains(e.Message, "3 subscriptions") {
-		t.Fatalf("4th subscription on one connection: %s %s", m.Type, m.Payload)
+	if e := wsError(t, m); refusedOn1 != "4" || e.Extensions.Code != "BAD_INPUT" || !strings.Contains(e.Message, "3 subscriptions") {
+		t.Fatalf("4th subscription on one connection: %s %s %s", m.ID, m.Type, m.Payload)
 	}
 	// The other three are live: an event reaches each of them.
 	k.mustDo(t, `mutation { createSession(input: {title: "poke"}) { id } }`, nil, nil)
@@ -332,7 +344,7 @@ func TestSubscriptionCaps(t *testing.T) {
 		c2.subscribe(ctx, id, sub, nil)
 	}
 	m = c2.read(ctx)
-	if e := wsError(t, m); e.Extensions.Code != "UNAVAILABLE" || !strings.Contains(e.Message, "5 subscriptions") {
+	if e := wsError(t, m); m.ID != "c" || e.Extensions.Code != "UNAVAILABLE" || !strings.Contains(e.Message, "5 subscriptions") {
 		t.Fatalf("6th subscription in the kernel: %s %s", m.Type, m.Payload)
 	}
 	// SSE subscriptions count against the same kernel-wide bound.

@@ -13,10 +13,8 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/handler"
 	"github.com/99designs/gqlgen/graphql/handler/extension"
-	"github.com/99designs/gqlgen/graphql/handler/lru"
 	"github.com/99designs/gqlgen/graphql/handler/transport"
 	"github.com/coder/websocket"
-	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/foya-dev/foya/core"
@@ -71,7 +69,7 @@ func NewHandler(cfg ServerConfig) http.Handler {
 	srv.AddTransport(resumableSSE{})
 	ws := transport.Websocket{
 		// browserGuard has already checked the Origin of every /graphql request.
-		Implementation:        rotationAwareWS{transport.CoderWebsocketImplementation{AcceptOptions: websocket.AcceptOptions{InsecureSkipVerify: true}}},
+		Implementation:        countingWS{rotationAwareWS{transport.CoderWebsocketImplementation{AcceptOptions: websocket.AcceptOptions{InsecureSkipVerify: true}}}},
 		KeepAlivePingInterval: keepAlive,
 		InitTimeout:           30 * time.Second,
 		PayloadReadLimit:      &wsReadLimit,
@@ -84,12 +82,12 @@ func NewHandler(cfg ServerConfig) http.Handler {
 	srv.AddTransport(nonStreaming{transport.GET{}})
 	srv.AddTransport(nonStreaming{transport.POST{}})
 	srv.AddTransport(nonStreaming{transport.MultipartForm{MaxUploadSize: MaxUploadBytes, MaxMemory: 8 << 20}})
-	srv.SetQueryCache(lru.New[*ast.QueryDocument](1000))
 	srv.Use(extension.Introspection{})
-	srv.Use(extension.AutomaticPersistedQuery{Cache: lru.New[string](100)})
+	useQueryBounds(srv) // the query cache, persisted queries, the token limit
 	srv.Use(costLimit{max: MaxCost})
 	srv.Use(depthLimit{max: MaxDepth})
 	srv.Use(subscriptionCap{perConn: int64(lim.MaxSubscriptionsPerConnection), total: int64(lim.MaxSubscriptions), running: new(atomic.Int64)})
+	adm := useAdmission(srv, lim)
 	srv.AroundOperations(conditionsAreBooleans)
 	// Operations about a session another node owns run on that node.
 	signer := newRequestSigner(cfg.ClusterKey)
@@ -105,7 +103,7 @@ func NewHandler(cfg ServerConfig) http.Handler {
 
 	mux := http.NewServeMux()
 	// The token is checked before the body is read (requestLimits).
-	var api http.Handler = requestLimits(srv, lim)
+	var api http.Handler = requestLimits(srv, lim, adm)
 	api = checkForwarding(api, signer, lim.MaxBodyBytes, log)
 	if cfg.Auth != nil {
 		api = cfg.Auth.middleware(api)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/foya-dev/foya/core"
+	"github.com/foya-dev/foya/graph"
 	"github.com/foya-dev/foya/providers/openai/openaitest"
 )
 
@@ -457,7 +458,8 @@ func TestDeleteRacingALiveTurn(t *testing.T) {
 // Edits and deletes race against dispatch: an edited item never runs in its
 // old form, a deleted item never runs, and every other item runs once.
 func TestQueueRacesAgainstDispatch(t *testing.T) {
-	k := newTestKernel(t)
+	// 24 concurrent requests from one peer: over the default of 16 in flight.
+	k := newTestKernel(t, func(c *graph.ServerConfig) { c.Limits.MaxInFlightPerPeer = 64 })
 	sid := k.chatSession(t, nil, "BYPASS")
 	w := k.watch(t, sid)
 	const n = 24

@@ -64,7 +64,8 @@ Usage:
   foya projects list|trust                   (trust runs PATH/.foya/hooks.json; see docs/hooks.md)
   (client commands reach the kernel at --addr, else $FOYA_ADDR, else 127.0.0.1:4777, and start one
    when none answers; they send $FOYA_TOKEN, --token-file PATH or <data-dir>/auth-token when it requires a token)
-  foya version
+  foya version [--json]
+  foya help [COMMAND]  (the same as foya COMMAND --help)
   foya plugin NAME     (internal: serves a built-in plugin to the kernel)
 
 Run 'foya COMMAND --help' for a command's flags.
@@ -97,13 +98,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 		err = host.RunBuiltin(args[1])
 	case "version", "--version", "-v":
-		if len(args) == 2 && cmdutil.IsHelp(args[1]) {
-			cmdutil.PrintUsage(stdout, cmdutil.Command{Name: "version", Doc: "Prints the version."}, nil)
-			return 0
-		}
-		fmt.Fprintln(stdout, "foya", versionString())
-		return 0
+		err = versionCmd(args[1:], stdout)
 	case "help", "--help", "-h":
+		if len(args) > 1 && args[0] == "help" {
+			// foya help CMD [SUB] is foya CMD [SUB] --help.
+			return run(append(append([]string{}, args[1:]...), "--help"), stdout, stderr)
+		}
 		fmt.Fprint(stdout, usage)
 		return 0
 	default:
@@ -129,6 +129,7 @@ func serveCmd(args []string, stdout, stderr io.Writer) error {
 	retryAttempts := fs.Int("retry-max-attempts", core.DefaultRetryMaxAttempts, "requests per model step when rate-limited, overloaded or cut off before any output (1 disables retries)")
 	retryWait := fs.Duration("retry-max-wait", core.DefaultRetryMaxTotalWait, "total backoff wait bound per model step")
 	pluginIdleStop := fs.Duration("plugin-idle-stop", defaultPluginIdleStop, "stop a built-in plugin process after this long without a call; the next call starts it again (0: never; docs/performance.md)")
+	wsPing := fs.Duration("ws-ping-interval", graph.DefaultWSPingInterval, "interval of the graphql-transport-ws ping messages the kernel sends on every WebSocket, at least 1s (a socket that leaves two of them without a pong is closed)")
 	pprofAddr := fs.String("pprof", "", "serve Go profiles (net/http/pprof) on this loopback address, e.g. 127.0.0.1:6060 (off by default)")
 	tokenFile := fs.String("auth-token-file", "", "file holding the bearer token clients must send, when one is required (default <data-dir>/auth-token; created when missing)")
 	requireToken := fs.Bool("require-token", false, "require the bearer token on loopback too (always required beyond loopback)")
@@ -147,6 +148,9 @@ func serveCmd(args []string, stdout, stderr io.Writer) error {
 	fs.Var(&origins, "allow-origin", "extra browser origin host[:port] pattern allowed besides the kernel's own and loopback pages (repeatable)")
 	if _, err := cmdutil.Parse(fs, args); err != nil {
 		return err
+	}
+	if *wsPing < time.Second {
+		return usageError{Err: fmt.Errorf("--ws-ping-interval %s: give 1s or more", *wsPing)}
 	}
 	if (*tlsCert == "") != (*tlsKey == "") {
 		return usageError{Err: errors.New("--tls-cert and --tls-key go together")}
@@ -253,6 +257,7 @@ func serveCmd(args []string, stdout, stderr io.Writer) error {
 		Handler: graph.NewHandler(graph.ServerConfig{
 			Service: k.sessions, Engine: k.engine, Usage: k.db, Catalog: k.catalog, Plugins: k.plugins, MCP: k.mcp,
 			Logger: log, OriginPatterns: origins, HostPatterns: hosts, Auth: auth, Nodes: k.nodes,
+			KeepAlive: *wsPing,
 		}),
 		TLSConfig:         tlsConfig,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),

@@ -3616,13 +3616,45 @@ var AllPhase = []Phase{
 	PhaseCompaction,
 }
 
+// ProbeFoyaType includes the requested fields of the GraphQL type __Type.
+// The GraphQL type's documentation follows.
+//
+// The fundamental unit of any GraphQL Schema is the type. There are many kinds of types in GraphQL as represented by the `__TypeKind` enum.
+//
+// Depending on the kind of a type, certain fields describe information about that type. Scalar types provide no information beyond a name, description and optional `specifiedByURL`, while Enum types provide their values. Object and Interface types provide the fields they describe. Abstract types, Union and Interface, provide the Object types possible at runtime. List and NonNull types compose other types.
+type ProbeFoyaType struct {
+	Name   *string                    `json:"name"`
+	Fields []ProbeFoyaTypeFieldsField `json:"fields"`
+}
+
+// GetName returns ProbeFoyaType.Name, and is useful for accessing the field via an interface.
+func (v *ProbeFoyaType) GetName() *string { return v.Name }
+
+// GetFields returns ProbeFoyaType.Fields, and is useful for accessing the field via an interface.
+func (v *ProbeFoyaType) GetFields() []ProbeFoyaTypeFieldsField { return v.Fields }
+
+// ProbeFoyaTypeFieldsField includes the requested fields of the GraphQL type __Field.
+// The GraphQL type's documentation follows.
+//
+// Object and Interface types are described by a list of Fields, each of which has a name, potentially a list of arguments, and a return type.
+type ProbeFoyaTypeFieldsField struct {
+	Name string `json:"name"`
+}
+
+// GetName returns ProbeFoyaTypeFieldsField.Name, and is useful for accessing the field via an interface.
+func (v *ProbeFoyaTypeFieldsField) GetName() string { return v.Name }
+
 // ProbeResponse is returned by Probe on success.
 type ProbeResponse struct {
-	Typename *string `json:"__typename"`
+	Typename *string        `json:"__typename"`
+	Foya     *ProbeFoyaType `json:"foya"`
 }
 
 // GetTypename returns ProbeResponse.Typename, and is useful for accessing the field via an interface.
 func (v *ProbeResponse) GetTypename() *string { return v.Typename }
+
+// GetFoya returns ProbeResponse.Foya, and is useful for accessing the field via an interface.
+func (v *ProbeResponse) GetFoya() *ProbeFoyaType { return v.Foya }
 
 // ProjectFields includes the GraphQL fields of Project requested by the fragment ProjectFields.
 // The GraphQL type's documentation follows.
@@ -6961,9 +6993,18 @@ func McpServers(
 const Probe_Operation = `
 query Probe {
 	__typename
+	foya: __type(name: "SessionEvent") {
+		name
+		fields {
+			name
+		}
+	}
 }
 `
 
+// Probe checks that the server is a Foya kernel: any GraphQL server answers
+// __typename, only Foya has the type SessionEvent with its field seq
+// (introspection: no resolver runs, nothing is read).
 func Probe(
 	ctx_ context.Context,
 	client_ graphql.Client,

@@ -3,6 +3,7 @@ package graph
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"io"
 	"mime"
 	"net/http"
@@ -208,8 +209,8 @@ func decodeJSON(s string, v any) error {
 	if err := dec.Decode(v); err != nil {
 		return err
 	}
-	if dec.More() {
-		return io.ErrUnexpectedEOF
+	if _, err := dec.Token(); err != io.EOF {
+		return errors.New("more than one JSON value")
 	}
 	return nil
 }

@@ -56,14 +56,14 @@ func (l *kernelLink) Close() {
 // connects to that. It says on stderr which happened. Requests carry the
 // token clientToken finds.
 func connectOrSpawn(ctx context.Context, addr, dataDir, tokenFile string, stderr io.Writer) (*kernelLink, error) {
+	if err := checkAddr(client.New(addr, "").Addr()); err != nil {
+		return nil, err
+	}
 	token, err := clientToken(tokenFile, dataDir, addr)
 	if err != nil {
 		return nil, err
 	}
 	c := client.New(addr, token)
-	if err := checkAddr(c.Addr()); err != nil {
-		return nil, err
-	}
 	probeCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	probe, err := client.Probe(probeCtx, c)
 	cancel()

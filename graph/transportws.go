@@ -89,7 +89,7 @@ func (t transportWS) Do(w http.ResponseWriter, r *http.Request, exec graphql.Gra
 	if t.initTimeout <= 0 {
 		t.initTimeout = DefaultWSInitTimeout
 	}
-	c := &wsConn{t: t, conn: conn, exec: exec, ctx: r.Context(), headers: r.Header, ops: map[string]context.CancelFunc{}, done: make(chan struct{})}
+	c := &wsConn{t: t, conn: conn, exec: exec, ctx: r.Context(), headers: r.Header, ops: map[string]*wsOp{}, done: make(chan struct{})}
 	c.run()
 }
 
@@ -105,7 +105,7 @@ type wsConn struct {
 	payload  transport.InitPayload
 
 	mu     sync.Mutex
-	ops    map[string]context.CancelFunc // running operations by id
+	ops    map[string]*wsOp // running operations by id
 	closed bool
 	wg     sync.WaitGroup
 
@@ -218,11 +218,11 @@ func (c *wsConn) run() {
 				}
 			case "complete":
 				c.mu.Lock()
-				cancel := c.ops[*m.ID]
+				op := c.ops[*m.ID]
 				delete(c.ops, *m.ID)
 				c.mu.Unlock()
-				if cancel != nil {
-					cancel()
+				if op != nil {
+					op.cancel()
 				}
 			}
 		}
@@ -304,7 +304,8 @@ func (c *wsConn) subscribe(id string, raw json.RawMessage) bool {
 		return false
 	}
 	ctx, cancel := context.WithCancel(c.ctx)
-	c.ops[id] = cancel
+	op := &wsOp{cancel: cancel}
+	c.ops[id] = op
 	c.mu.Unlock()
 
 	start := graphql.Now()
@@ -327,9 +328,7 @@ func (c *wsConn) subscribe(id string, raw json.RawMessage) bool {
 			// Refused before execution (parse, validation, variables,
 			// cost): one `error` message, no `complete`.
 			resp := c.exec.DispatchError(graphql.WithOperationContext(ctx, oc), errs)
-			if c.release(id) {
-				c.write(wsOutMessage{Type: "error", ID: id, Payload: resp.Errors})
-			}
+			c.send(op, true, wsOutMessage{Type: "error", ID: id, Payload: resp.Errors})
 			return
 		}
 		octx := graphql.WithOperationContext(ctx, oc)
@@ -340,9 +339,7 @@ func (c *wsConn) subscribe(id string, raw json.RawMessage) bool {
 				if !errors.As(e, &ge) {
 					ge = &gqlerror.Error{Message: "internal error; see the kernel log", Extensions: map[string]any{"code": "INTERNAL"}}
 				}
-				if c.release(id) {
-					c.write(wsOutMessage{Type: "error", ID: id, Payload: gqlerror.List{ge}})
-				}
+				c.send(op, true, wsOutMessage{Type: "error", ID: id, Payload: gqlerror.List{ge}})
 			}
 		}()
 		responses, rctx := c.exec.DispatchOperation(octx, oc)
@@ -351,45 +348,54 @@ func (c *wsConn) subscribe(id string, raw json.RawMessage) bool {
 			if resp == nil {
 				break
 			}
-			if !c.active(id) {
+			if !c.send(op, false, wsOutMessage{Type: "next", ID: id, Payload: resp}) {
 				return
 			}
-			c.write(wsOutMessage{Type: "next", ID: id, Payload: resp})
 		}
-		if c.release(id) && c.ctx.Err() == nil {
-			c.write(wsOutMessage{Type: "complete", ID: id})
+		if c.ctx.Err() == nil { // else the socket is closing (shutdown, rotated token): no normal end
+			c.send(op, true, wsOutMessage{Type: "complete", ID: id})
 		}
 	}()
 	return true
 }
 
-// active says whether id still runs (the client has not completed it).
-func (c *wsConn) active(id string) bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	_, ok := c.ops[id]
-	return ok && !c.closed
-}
+// wsOp is one running operation; its id may be taken again by a new one
+// once the client completed it, so messages are matched by identity.
+type wsOp struct{ cancel context.CancelFunc }
 
-// release frees id for a new subscribe; false when the client had already
-// completed it or the socket is closed (then nothing more is sent for it).
-func (c *wsConn) release(id string) bool {
+// send writes a message of op while op still runs under its id (the client
+// has not completed it, the socket is open), and with last frees the id;
+// false when nothing more may be sent for op.
+func (c *wsConn) send(op *wsOp, last bool, m wsOutMessage) bool {
+	b := marshalWS(m)
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if _, ok := c.ops[id]; !ok || c.closed {
+	if c.closed || c.ops[m.ID] != op {
 		return false
 	}
-	delete(c.ops, id)
-	return true
+	if last {
+		delete(c.ops, m.ID)
+	}
+	c.writeLocked(b)
+	return !c.closed
 }
 
-func (c *wsConn) write(m wsOutMessage) {
+func marshalWS(m wsOutMessage) []byte {
 	b, e := json.Marshal(m)
 	if e != nil {
 		b, _ = json.Marshal(wsOutMessage{Type: m.Type, ID: m.ID})
 	}
+	return b
+}
+
+func (c *wsConn) write(m wsOutMessage) {
+	b := marshalWS(m)
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.writeLocked(b)
+}
+
+func (c *wsConn) writeLocked(b []byte) {
 	if c.closed {
 		return
 	}
@@ -417,10 +423,10 @@ func (c *wsConn) close(code websocket.StatusCode, reason string) {
 func (c *wsConn) cancelAll() {
 	c.mu.Lock()
 	ops := c.ops
-	c.ops = map[string]context.CancelFunc{}
+	c.ops = map[string]*wsOp{}
 	c.mu.Unlock()
-	for _, cancel := range ops {
-		cancel()
+	for _, op := range ops {
+		op.cancel()
 	}
 }
 

@@ -53,7 +53,7 @@ Usage:
   foya serve [--addr 127.0.0.1:4777] [--data-dir DIR] [--plugin-dir DIR] [--allow-origin PATTERN]
              [--allow-host NAME] [--require-token] [--auth-token-file PATH] [--tls-cert FILE --tls-key FILE]
              [--pprof 127.0.0.1:6060] [--database postgres://…] [--plugin-idle-stop 1m]
-             [--tool-writable PATH] [--tool-network on|off] [--allow-key-env NAME]
+             [--tool-writable PATH] [--tool-network on|off] [--allow-key-env NAME] [--ws-ping-interval 15s]
   foya token rotate|show [--data-dir DIR] [--auth-token-file PATH]
   foya rebuild-projections [--data-dir DIR] [--database postgres://…]
   foya exec [-c | --session ID] [--project DIR | --no-project] [--model CONN/MODEL] [--approval-mode M] [--json] "prompt"

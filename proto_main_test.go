@@ -147,7 +147,7 @@ func TestCLIHelps(t *testing.T) {
 		t.Fatalf("--addr default shown %d times:\n%s", n, r.stdout)
 	}
 	// --json on every command that prints data.
-	for _, cmd := range [][]string{{"connections", "list"}, {"connections", "models", "x"}, {"connections", "default"}, {"sessions", "list"}, {"sessions", "show", "x"}, {"mcp", "list"}, {"projects", "list"}, {"exec", "x"}} {
+	for _, cmd := range [][]string{{"connections", "list"}, {"connections", "models", "x"}, {"connections", "default"}, {"sessions", "list"}, {"sessions", "show", "x"}, {"mcp", "list"}, {"projects", "list"}, {"exec", "x"}, {"schema"}, {"version"}} {
 		r := o.mustRun(t, "", append(cmd, "--help")...)
 		if !strings.Contains(r.stdout, "-json") {
 			t.Fatalf("foya %v has no --json:\n%s", cmd, r.stdout)

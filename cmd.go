@@ -2,7 +2,10 @@ package main
 
 import (
 	_ "embed"
+	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
 
 	"github.com/foya-dev/foya/internal/cmdutil"
 )
@@ -35,4 +38,24 @@ var serveCommand = cmdutil.Command{
 	Synopsis: "[flags]",
 	Doc: `Runs the kernel: the GraphQL API (HTTP, WebSocket, SSE), the web UI and
 the playground, on a loopback address by default. See docs/.`,
+}
+
+var versionCommand = cmdutil.Command{Name: "version", Synopsis: "[--json]", Doc: "Prints the version."}
+
+// versionCmd prints the version: `foya <version>`, or {"version": "…"} with --json.
+func versionCmd(args []string, stdout io.Writer) error {
+	fs := cmdutil.NewFlagSet(versionCommand, stdout)
+	asJSON := fs.Bool("json", false, "print JSON: {\"version\": \"…\"}")
+	rest, err := cmdutil.Parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(rest) > 0 {
+		return usageError{Err: errors.New("usage: foya version [--json]")}
+	}
+	if *asJSON {
+		return json.NewEncoder(stdout).Encode(map[string]string{"version": versionString()})
+	}
+	_, err = fmt.Fprintln(stdout, "foya", versionString())
+	return err
 }

@@ -25,7 +25,7 @@ func lockDataDir(dir string) (release func(), err error) {
 		pid, _ := os.ReadFile(path)
 		f.Close()
 		if errors.Is(err, syscall.EWOULDBLOCK) {
-			return nil, fmt.Errorf("data directory %s is in use by another foya kernel (pid %s); stop it or choose another --data-dir", dir, strings.TrimSpace(string(pid)))
+			return nil, fmt.Errorf("data directory %s is in use by another foya kernel (pid %s); stop it or choose another --data-dir; client commands reach that kernel with --addr HOST:PORT (its listen address, in its log) instead of starting one", dir, strings.TrimSpace(string(pid)))
 		}
 		return nil, fmt.Errorf("lock %s: %w", path, err)
 	}

@@ -54,7 +54,7 @@ Usage:
              [--allow-host NAME] [--auth-token-file PATH] [--insecure-no-token] [--tls-cert FILE --tls-key FILE]
              [--pprof 127.0.0.1:6060] [--database postgres://…] [--plugin-idle-stop 1m]
              [--tool-writable PATH] [--tool-network on|off] [--tool-max-procs N] [--tool-max-memory SIZE]
-             [--tool-max-file-size SIZE] [--tool-max-cpu DURATION] [--allow-key-env NAME]
+             [--tool-max-file-size SIZE] [--tool-max-cpu DURATION] [--allow-key-env NAME] [--ws-ping-interval 15s]
   foya token rotate|show [--data-dir DIR] [--auth-token-file PATH]
   foya web [--open] [--addr A] [--data-dir DIR] [--token-file PATH]   (prints the web link with the token)
   foya rebuild-projections [--data-dir DIR] [--database postgres://…]
@@ -65,8 +65,9 @@ Usage:
   foya mcp list|add|remove|restart           (MCP servers as tool sources; see docs/mcp.md)
   foya projects list|trust                   (trust runs PATH/.foya/hooks.json; see docs/hooks.md)
   (client commands reach the kernel at --addr, else $FOYA_ADDR, else 127.0.0.1:4777, and start one
-   when none answers; they send $FOYA_TOKEN, --token-file PATH or <data-dir>/auth-token)
-  foya version
+   when none answers; they send $FOYA_TOKEN, --token-file PATH or <data-dir>/auth-token when it requires a token)
+  foya version [--json]
+  foya help [COMMAND]  (the same as foya COMMAND --help)
   foya plugin NAME     (internal: serves a built-in plugin to the kernel)
 
 Run 'foya COMMAND --help' for a command's flags.
@@ -99,13 +100,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 		err = host.RunBuiltin(args[1])
 	case "version", "--version", "-v":
-		if len(args) == 2 && cmdutil.IsHelp(args[1]) {
-			cmdutil.PrintUsage(stdout, cmdutil.Command{Name: "version", Doc: "Prints the version."}, nil)
-			return 0
-		}
-		fmt.Fprintln(stdout, "foya", versionString())
-		return 0
+		err = versionCmd(args[1:], stdout)
 	case "help", "--help", "-h":
+		if len(args) > 1 && args[0] == "help" {
+			// foya help CMD [SUB] is foya CMD [SUB] --help.
+			return run(append(append([]string{}, args[1:]...), "--help"), stdout, stderr)
+		}
 		fmt.Fprint(stdout, usage)
 		return 0
 	default:
@@ -131,6 +131,7 @@ func serveCmd(args []string, stdout, stderr io.Writer) error {
 	retryAttempts := fs.Int("retry-max-attempts", core.DefaultRetryMaxAttempts, "requests per model step when rate-limited, overloaded or cut off before any output (1 disables retries)")
 	retryWait := fs.Duration("retry-max-wait", core.DefaultRetryMaxTotalWait, "total backoff wait bound per model step")
 	pluginIdleStop := fs.Duration("plugin-idle-stop", defaultPluginIdleStop, "stop a built-in plugin process after this long without a call; the next call starts it again (0: never; docs/performance.md)")
+	wsPing := fs.Duration("ws-ping-interval", graph.DefaultWSPingInterval, "interval of the graphql-transport-ws ping messages the kernel sends on every WebSocket, at least 1s (a socket that leaves two of them without a pong is closed)")
 	pprofAddr := fs.String("pprof", "", "serve Go profiles (net/http/pprof) on this loopback address, e.g. 127.0.0.1:6060 (off by default)")
 	tokenFile := fs.String("auth-token-file", "", "file holding the bearer token clients must send (default <data-dir>/auth-token; created when missing)")
 	fs.Bool("require-token", false, "accepted for compatibility, no effect: the token is required on every listener unless --insecure-no-token")
@@ -157,6 +158,9 @@ func serveCmd(args []string, stdout, stderr io.Writer) error {
 	limits, err := toolLimits()
 	if err != nil {
 		return err
+	}
+	if *wsPing < time.Second {
+		return usageError{Err: fmt.Errorf("--ws-ping-interval %s: give 1s or more", *wsPing)}
 	}
 	if (*tlsCert == "") != (*tlsKey == "") {
 		return usageError{Err: errors.New("--tls-cert and --tls-key go together")}
@@ -272,6 +276,7 @@ func serveCmd(args []string, stdout, stderr io.Writer) error {
 			Logger: log, OriginPatterns: origins, HostPatterns: hosts, Auth: auth, Nodes: k.nodes,
 			ClusterKey: k.clusterKey,
 			Limits: reqLimits,
+			KeepAlive: *wsPing,
 		}),
 		TLSConfig:         tlsConfig,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),

@@ -194,14 +194,18 @@ func table(w io.Writer, header string, rows [][]string) error {
 
 // schemaCmd prints the GraphQL schema (SDL) the binary was built with.
 func schemaCmd(cfg Config, args []string, stdout io.Writer) error {
-	c := cmdutil.Command{Name: "schema", Doc: "Prints the GraphQL schema (SDL) this binary was built with."}
+	c := cmdutil.Command{Name: "schema", Synopsis: "[--json]", Doc: "Prints the GraphQL schema (SDL) this binary was built with."}
 	fs := cmdutil.NewFlagSet(c, stdout)
+	asJSON := fs.Bool("json", false, `print JSON: {"schema": "<SDL>"}`)
 	rest, err := cmdutil.Parse(fs, args)
 	if err != nil {
 		return err
 	}
 	if len(rest) > 0 {
-		return cmdutil.UsageError{Err: errors.New("usage: foya schema")}
+		return cmdutil.UsageError{Err: errors.New("usage: foya schema [--json]")}
+	}
+	if *asJSON {
+		return printJSON(stdout, map[string]string{"schema": cfg.Schema})
 	}
 	_, err = io.WriteString(stdout, cfg.Schema)
 	return err

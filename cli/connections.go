@@ -234,7 +234,7 @@ func connectionsModels(r *runner) error {
 		}
 		resp, err := client.RefreshModels(ctx, c, cn.Id)
 		if err != nil {
-			return err
+			return modelsHint(err, cn.BaseUrl)
 		}
 		models := resp.RefreshModels.Models
 		if r.cf.json {
@@ -381,4 +381,20 @@ func resolveConnection(ctx context.Context, c *client.Client, idOrName string) (
 		}
 		return client.ConnectionFields{}, cmdutil.UsageError{Err: fmt.Errorf("%d connections are named %q: use the id (%s)", len(found), idOrName, strings.Join(ids, ", "))}
 	}
+}
+
+// modelsHint adds what to try to a model list the provider did not find:
+// OpenAI-compatible servers (Ollama, LM Studio, vLLM…) serve it under /v1,
+// which a base URL often lacks.
+func modelsHint(err error, baseURL string) error {
+	msg := strings.ToLower(err.Error())
+	if !strings.Contains(msg, "not found") && !strings.Contains(msg, "404") {
+		return err
+	}
+	u := strings.TrimRight(baseURL, "/")
+	if strings.HasSuffix(u, "/v1") {
+		return fmt.Errorf("%w (the provider has no model list at %s/models; check the base URL)", err, u)
+	}
+	return fmt.Errorf("%w (the provider has no model list at %s/models: OpenAI-compatible servers serve it under /v1, "+
+		"so try the base URL %s/v1, e.g. with a connection added with --base-url %s/v1)", err, u, u, u)
 }

@@ -35,7 +35,7 @@ func kernelAddr() string {
 }
 
 // addrUsage is the help text of --addr.
-const addrUsage = "address of a running kernel (default $FOYA_ADDR, else " + defaultKernelAddr + "); when none answers, one is started for this command"
+const addrUsage = "host:port of a running kernel, or http(s)://host:port ($FOYA_ADDR sets the default); when none answers, one is started for this command"
 
 // kernelLink is the CLI's connection to a kernel: a running one, or one it
 // started for the duration of the command.
@@ -56,20 +56,31 @@ func (l *kernelLink) Close() {
 // connects to that. It says on stderr which happened. Requests carry the
 // token clientToken finds.
 func connectOrSpawn(ctx context.Context, addr, dataDir, tokenFile string, stderr io.Writer) (*kernelLink, error) {
+	if err := checkAddr(client.New(addr, "").Addr()); err != nil {
+		return nil, err
+	}
 	token, err := clientToken(tokenFile, dataDir, addr)
 	if err != nil {
 		return nil, err
 	}
 	c := client.New(addr, token)
 	probeCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	_, err = client.Probe(probeCtx, c)
+	probe, err := client.Probe(probeCtx, c)
 	cancel()
 	if err == nil {
+		if !isFoya(probe) {
+			return nil, fmt.Errorf("the server at %s answered, but it is not a Foya kernel (its GraphQL schema has no Foya SessionEvent type); "+
+				"give a foya serve address with --addr or $FOYA_ADDR (default %s)", c.Endpoint(), defaultKernelAddr)
+		}
 		fmt.Fprintf(stderr, "connected to kernel at %s\n", addr)
 		return &kernelLink{Client: c}, nil
 	}
 	if !isConnRefused(err) {
-		return nil, err
+		var ke *client.Error
+		if errors.As(err, &ke) {
+			return nil, err // a kernel's coded error (UNAUTHENTICATED…)
+		}
+		return nil, fmt.Errorf("no Foya kernel answers at %s: %w", c.Endpoint(), err)
 	}
 	k, err := spawnKernel(ctx, dataDir)
 	if err != nil {
@@ -83,6 +94,30 @@ func connectOrSpawn(ctx context.Context, addr, dataDir, tokenFile string, stderr
 		return nil, err
 	}
 	return &kernelLink{Client: client.New(k.addr, token), spawned: k}, nil
+}
+
+// isFoya reports whether a Probe answer comes from a Foya kernel.
+func isFoya(p *client.ProbeResponse) bool {
+	if p == nil || p.Foya == nil || p.Foya.Name == nil || *p.Foya.Name != "SessionEvent" {
+		return false
+	}
+	for _, f := range p.Foya.Fields {
+		if f.Name == "seq" {
+			return true
+		}
+	}
+	return false
+}
+
+// checkAddr refuses a kernel address without a port: "127.0.0.1" alone
+// would otherwise fail to connect and start a kernel in the default data
+// directory instead of reaching the one meant.
+func checkAddr(addr string) error {
+	_, port, err := net.SplitHostPort(addr)
+	if err != nil || port == "" || strings.ContainsAny(addr, "/?#") {
+		return cmdutil.UsageError{Err: fmt.Errorf("--addr %q: give the kernel's host:port, e.g. %s (or http://host:port)", addr, defaultKernelAddr)}
+	}
+	return nil
 }
 
 // clientToken is the bearer token the CLI sends: $FOYA_TOKEN, else the

@@ -16,8 +16,11 @@ import (
 //
 // A configured MCP server. env and header values are never returned; only their names.
 type ACPAttachSessionMcpServerAttachSessionMcpServer struct {
-	Id     string    `json:"id"`
-	Name   string    `json:"name"`
+	// Stable id of the server (mcp_…).
+	Id string `json:"id"`
+	// Unique name; tools are offered as mcp__<name>__<tool>.
+	Name string `json:"name"`
+	// Connection state now.
 	Status McpStatus `json:"status"`
 }
 
@@ -173,7 +176,9 @@ func (v *ACPCreateSessionCreateSession) __premarshalJSON() (*__premarshalACPCrea
 //
 // A configured MCP server. env and header values are never returned; only their names.
 type ACPCreateSessionCreateSessionMcpServersMcpServer struct {
-	Id   string `json:"id"`
+	// Stable id of the server (mcp_…).
+	Id string `json:"id"`
+	// Unique name; tools are offered as mcp__<name>__<tool>.
 	Name string `json:"name"`
 }
 
@@ -185,6 +190,7 @@ func (v *ACPCreateSessionCreateSessionMcpServersMcpServer) GetName() string { re
 
 // ACPCreateSessionResponse is returned by ACPCreateSession on success.
 type ACPCreateSessionResponse struct {
+	// Creates an idle session (see CreateSessionInput for the bindings).
 	CreateSession ACPCreateSessionCreateSession `json:"createSession"`
 }
 
@@ -201,7 +207,9 @@ func (v *ACPCreateSessionResponse) GetCreateSession() ACPCreateSessionCreateSess
 // in the kernel's private data directory, or with --database sealed (AES-GCM) in
 // PostgreSQL (docs/postgresql.md).
 type ACPDefaultLanguageModelConnectionsConnection struct {
-	Id     string                                                    `json:"id"`
+	// Stable id of the connection (conn_…).
+	Id string `json:"id"`
+	// The models offered, in order (refreshModels or as configured); may be empty.
 	Models []ACPDefaultLanguageModelConnectionsConnectionModelsModel `json:"models"`
 }
 
@@ -218,7 +226,9 @@ func (v *ACPDefaultLanguageModelConnectionsConnection) GetModels() []ACPDefaultL
 //
 // One model offered by a connection.
 type ACPDefaultLanguageModelConnectionsConnectionModelsModel struct {
-	Id           string                                                              `json:"id"`
+	// The provider's model id, as sent in requests (e.g. gpt-4o); unique within its connection.
+	Id string `json:"id"`
+	// What the model can do, as declared or as the provider reported it.
 	Capabilities ACPDefaultLanguageModelConnectionsConnectionModelsModelCapabilities `json:"capabilities"`
 }
 
@@ -235,6 +245,7 @@ func (v *ACPDefaultLanguageModelConnectionsConnectionModelsModel) GetCapabilitie
 //
 // What a model can do. Every field may be null: null means unknown, never unsupported. Only an explicit imageInput: false rejects images before a request is sent.
 type ACPDefaultLanguageModelConnectionsConnectionModelsModelCapabilities struct {
+	// Accepts images in messages; only false rejects image attachments before a request is sent.
 	ImageInput *bool `json:"imageInput"`
 }
 
@@ -248,6 +259,7 @@ func (v *ACPDefaultLanguageModelConnectionsConnectionModelsModelCapabilities) Ge
 //
 // The default model per purpose; null = none.
 type ACPDefaultLanguageModelDefaultModels struct {
+	// Model of new sessions created without a connection and model; null = none (they take the first language connection's first model).
 	Language *ACPDefaultLanguageModelDefaultModelsLanguageModelRef `json:"language"`
 }
 
@@ -261,8 +273,10 @@ func (v *ACPDefaultLanguageModelDefaultModels) GetLanguage() *ACPDefaultLanguage
 //
 // A model of a connection.
 type ACPDefaultLanguageModelDefaultModelsLanguageModelRef struct {
+	// The connection's id.
 	ConnectionId string `json:"connectionId"`
-	Model        string `json:"model"`
+	// A model id of that connection.
+	Model string `json:"model"`
 }
 
 // GetConnectionId returns ACPDefaultLanguageModelDefaultModelsLanguageModelRef.ConnectionId, and is useful for accessing the field via an interface.
@@ -275,6 +289,7 @@ func (v *ACPDefaultLanguageModelDefaultModelsLanguageModelRef) GetModel() string
 
 // ACPDefaultLanguageModelResponse is returned by ACPDefaultLanguageModel on success.
 type ACPDefaultLanguageModelResponse struct {
+	// The default model of each purpose.
 	DefaultModels ACPDefaultLanguageModelDefaultModels `json:"defaultModels"`
 	// Connections in order.
 	Connections []ACPDefaultLanguageModelConnectionsConnection `json:"connections"`
@@ -322,7 +337,8 @@ func (v *ACPEventsResponse) GetEvents() []ACPEventsEventsSessionEvent { return v
 // A complete history message.
 type ACPMessageFields struct {
 	// The message's event_seq: stable id and rewind boundary.
-	Seq  int  `json:"seq"`
+	Seq int `json:"seq"`
+	// Who the message speaks for.
 	Role Role `json:"role"`
 	// The text, or a page of it: offset and limit count bytes of its UTF-8
 	// encoding (textBytes in all). Both ends of the page move back to the start
@@ -334,19 +350,25 @@ type ACPMessageFields struct {
 	// only the first 1 MiB: read the rest from Session.messages.
 	Text string `json:"text"`
 	// Display-only reasoning of an assistant message.
-	Reasoning *string                             `json:"reasoning"`
+	Reasoning *string `json:"reasoning"`
+	// The tool calls of an assistant message, in order; empty otherwise.
 	ToolCalls []ACPMessageFieldsToolCallsToolCall `json:"toolCalls"`
 	// For a tool message: the call it answers.
 	ToolCallId *string `json:"toolCallId"`
-	ToolName   *string `json:"toolName"`
+	// For a tool message: the tool's name; null otherwise.
+	ToolName *string `json:"toolName"`
 	// For a tool message: whether the tool failed.
 	IsError bool `json:"isError"`
 	// UI-only unified diff of a tool message; never sent to a model.
-	Diff        *string                                 `json:"diff"`
+	Diff *string `json:"diff"`
+	// For a tool message: every file the tool created, modified or deleted, in order.
 	FileChanges []ACPMessageFieldsFileChangesFileChange `json:"fileChanges"`
+	// Attachments of a user message (or images a tool produced), in order.
 	Attachments []ACPMessageFieldsAttachmentsAttachment `json:"attachments"`
-	TurnStatus  *TurnStatus                             `json:"turnStatus"`
-	TurnReason  *string                                 `json:"turnReason"`
+	// How the turn ended, on the message that ended it; null otherwise and while the turn runs.
+	TurnStatus *TurnStatus `json:"turnStatus"`
+	// Why the turn ended that way (e.g. the provider error of a FAILED turn); null when there is nothing to say.
+	TurnReason *string `json:"turnReason"`
 	// Why the model ended this assistant message, as its provider normalized it: `stop`, `length` (output token
 	// limit), `tool_calls`, `content_filter` (the service's filter stopped it), `refusal` (the model declined; see
 	// `refusal`), or the service's own word when none of these fits (e.g. `pause_turn`). A string rather than an enum,
@@ -411,7 +433,9 @@ func (v *ACPMessageFields) GetRefusal() *string { return v.Refusal }
 //
 // Stored bytes referenced by a message; the bytes live in the artifact store.
 type ACPMessageFieldsAttachmentsAttachment struct {
-	Name      string `json:"name"`
+	// File name as uploaded or generated.
+	Name string `json:"name"`
+	// MIME type, e.g. image/png or application/pdf.
 	MediaType string `json:"mediaType"`
 }
 
@@ -426,7 +450,9 @@ func (v *ACPMessageFieldsAttachmentsAttachment) GetMediaType() string { return v
 //
 // A file a tool created, modified or deleted, with content hashes of the stored before/after bytes.
 type ACPMessageFieldsFileChangesFileChange struct {
-	Path   string     `json:"path"`
+	// The file's path, relative to the session's working directory.
+	Path string `json:"path"`
+	// What the tool did to the file.
 	Action FileAction `json:"action"`
 }
 
@@ -441,7 +467,9 @@ func (v *ACPMessageFieldsFileChangesFileChange) GetAction() FileAction { return 
 //
 // A tool call the model asked for.
 type ACPMessageFieldsToolCallsToolCall struct {
-	Id   string `json:"id"`
+	// The call's id as the provider gave it; the tool message answering it has it as toolCallId.
+	Id string `json:"id"`
+	// The tool's name as models see it (e.g. bash, read, mcp__fs__read_file).
 	Name string `json:"name"`
 	// The complete JSON input.
 	Input json.RawMessage `json:"input"`
@@ -458,6 +486,7 @@ func (v *ACPMessageFieldsToolCallsToolCall) GetInput() json.RawMessage { return 
 
 // ACPMessagesPageResponse is returned by ACPMessagesPage on success.
 type ACPMessagesPageResponse struct {
+	// One session by id; null when there is none with that id.
 	Session *ACPMessagesPageSession `json:"session"`
 }
 
@@ -551,6 +580,16 @@ func (v *ACPMessagesPageSessionMessagesMessage) GetTurnReason() *string {
 	return v.ACPMessageFields.TurnReason
 }
 
+// GetFinishReason returns ACPMessagesPageSessionMessagesMessage.FinishReason, and is useful for accessing the field via an interface.
+func (v *ACPMessagesPageSessionMessagesMessage) GetFinishReason() *string {
+	return v.ACPMessageFields.FinishReason
+}
+
+// GetRefusal returns ACPMessagesPageSessionMessagesMessage.Refusal, and is useful for accessing the field via an interface.
+func (v *ACPMessagesPageSessionMessagesMessage) GetRefusal() *string {
+	return v.ACPMessageFields.Refusal
+}
+
 func (v *ACPMessagesPageSessionMessagesMessage) UnmarshalJSON(b []byte) error {
 
 	if string(b) == "null" {
@@ -602,6 +641,10 @@ type __premarshalACPMessagesPageSessionMessagesMessage struct {
 	TurnStatus *TurnStatus `json:"turnStatus"`
 
 	TurnReason *string `json:"turnReason"`
+
+	FinishReason *string `json:"finishReason"`
+
+	Refusal *string `json:"refusal"`
 }
 
 func (v *ACPMessagesPageSessionMessagesMessage) MarshalJSON() ([]byte, error) {
@@ -628,6 +671,8 @@ func (v *ACPMessagesPageSessionMessagesMessage) __premarshalJSON() (*__premarsha
 	retval.Attachments = v.ACPMessageFields.Attachments
 	retval.TurnStatus = v.ACPMessageFields.TurnStatus
 	retval.TurnReason = v.ACPMessageFields.TurnReason
+	retval.FinishReason = v.ACPMessageFields.FinishReason
+	retval.Refusal = v.ACPMessageFields.Refusal
 	return &retval, nil
 }
 
@@ -647,6 +692,7 @@ func (v *ACPSendMessageResponse) GetSendMessage() ACPSendMessageSendMessageSendR
 //
 // What sendMessage did: started a turn, or queued the input.
 type ACPSendMessageSendMessageSendResult struct {
+	// True when the session was idle and a turn started with this input; false when it was queued (queueItem).
 	TurnStarted bool `json:"turnStarted"`
 	// The queued item when the session was busy.
 	QueueItem *ACPSendMessageSendMessageSendResultQueueItem `json:"queueItem"`
@@ -667,6 +713,7 @@ func (v *ACPSendMessageSendMessageSendResult) GetQueueItem() *ACPSendMessageSend
 // across a restart). A session queues at most 100 items and 4 MiB of input
 // (text and browser elements).
 type ACPSendMessageSendMessageSendResultQueueItem struct {
+	// Stable id of the item (for editQueuedMessage, moveQueuedMessage, deleteQueuedMessage and stopTurn's dispatchItemId).
 	Id string `json:"id"`
 }
 
@@ -697,7 +744,8 @@ type ACPSessionEventsSessionEventsSessionEvent struct {
 	// Null for live-only events (deltas, queue snapshots, retry_scheduled, resync_required, session_deleted). retry_scheduled announces a wait before a model request is sent again after a transient failure; its payload has turnId, attempt, maxAttempts, delayMs, category, reason and retryAfterMs.
 	Seq *int `json:"seq"`
 	// The event type, e.g. message_end (snake_case, as in the seeds).
-	Type      string `json:"type"`
+	Type string `json:"type"`
+	// The session the event belongs to.
 	SessionId string `json:"sessionId"`
 	// Text of message_delta, reasoning_delta and tool_call_delta. Deltas are live
 	// only (never stored) and coalesce: while a subscriber is behind (its previous
@@ -760,14 +808,18 @@ func (v *ACPSessionEventsSessionEventsSessionEvent) GetApproval() *ACPSessionEve
 //
 // A tool call waiting for (or given) a person's decision.
 type ACPSessionEventsSessionEventsSessionEventApproval struct {
-	RequestId  string `json:"requestId"`
+	// Id of the approval request, for resolveApproval.
+	RequestId string `json:"requestId"`
+	// The tool call waiting for the decision (ToolCall.id).
 	ToolCallId string `json:"toolCallId"`
-	Tool       string `json:"tool"`
+	// The tool's name as models see it (e.g. bash, write, mcp__fs__write_file).
+	Tool string `json:"tool"`
 	// read, write or command.
 	Action string `json:"action"`
 	// Human-readable: the command text, or the path and a preview of the change.
-	Summary string           `json:"summary"`
-	Input   *json.RawMessage `json:"input"`
+	Summary string `json:"summary"`
+	// The tool call's complete JSON input.
+	Input *json.RawMessage `json:"input"`
 }
 
 // GetRequestId returns ACPSessionEventsSessionEventsSessionEventApproval.RequestId, and is useful for accessing the field via an interface.
@@ -974,19 +1026,24 @@ func (v *ACPSessionEventsSessionEventsSessionEventMessage) __premarshalJSON() (*
 //
 // A long-lived conversation identity: history, model choice, directory and permissions.
 type ACPSessionFields struct {
+	// Stable id of the session (ses_…).
 	Id string `json:"id"`
 	// Display name; never sent to a model.
 	Title *string `json:"title"`
 	// Seq of the last persisted event.
-	HeadSeq      int          `json:"headSeq"`
-	Phase        Phase        `json:"phase"`
+	HeadSeq int `json:"headSeq"`
+	// What the kernel is doing with the session now.
+	Phase Phase `json:"phase"`
+	// Which tool calls need a person's approval.
 	ApprovalMode ApprovalMode `json:"approvalMode"`
-	AgentMode    AgentMode    `json:"agentMode"`
+	// Whether the agent executes or plans (read-only).
+	AgentMode AgentMode `json:"agentMode"`
 	// Time of the last event.
 	UpdatedAt time.Time `json:"updatedAt"`
 	// The bound project; once set it can never change (SES-3).
-	Project *ACPSessionFieldsProject    `json:"project"`
-	Tasks   []ACPSessionFieldsTasksTask `json:"tasks"`
+	Project *ACPSessionFieldsProject `json:"project"`
+	// The task list the model keeps, in its order; empty when none.
+	Tasks []ACPSessionFieldsTasksTask `json:"tasks"`
 }
 
 // GetId returns ACPSessionFields.Id, and is useful for accessing the field via an interface.
@@ -1021,6 +1078,7 @@ func (v *ACPSessionFields) GetTasks() []ACPSessionFieldsTasksTask { return v.Tas
 //
 // A directory reference. Deleting a project deletes the sessions bound to it, never the directory.
 type ACPSessionFieldsProject struct {
+	// Stable id of the project (prj_…).
 	Id string `json:"id"`
 	// Absolute path of the directory.
 	Path string `json:"path"`
@@ -1037,8 +1095,11 @@ func (v *ACPSessionFieldsProject) GetPath() string { return v.Path }
 //
 // An item of a session's task list, kept by the model.
 type ACPSessionFieldsTasksTask struct {
-	Id     string     `json:"id"`
-	Text   string     `json:"text"`
+	// Stable id of the item within the session.
+	Id string `json:"id"`
+	// What the task is, as the model wrote it.
+	Text string `json:"text"`
+	// Where the task stands.
 	Status TaskStatus `json:"status"`
 }
 
@@ -1053,6 +1114,7 @@ func (v *ACPSessionFieldsTasksTask) GetStatus() TaskStatus { return v.Status }
 
 // ACPSessionMcpServersResponse is returned by ACPSessionMcpServers on success.
 type ACPSessionMcpServersResponse struct {
+	// One session by id; null when there is none with that id.
 	Session *ACPSessionMcpServersSession `json:"session"`
 }
 
@@ -1078,8 +1140,11 @@ func (v *ACPSessionMcpServersSession) GetMcpServers() []ACPSessionMcpServersSess
 //
 // A configured MCP server. env and header values are never returned; only their names.
 type ACPSessionMcpServersSessionMcpServersMcpServer struct {
-	Id     string    `json:"id"`
-	Name   string    `json:"name"`
+	// Stable id of the server (mcp_…).
+	Id string `json:"id"`
+	// Unique name; tools are offered as mcp__<name>__<tool>.
+	Name string `json:"name"`
+	// Connection state now.
 	Status McpStatus `json:"status"`
 	// Why the server FAILED, or why its last attempt failed while STARTING again.
 	Error *string `json:"error"`
@@ -1099,6 +1164,7 @@ func (v *ACPSessionMcpServersSessionMcpServersMcpServer) GetError() *string { re
 
 // ACPSessionResponse is returned by ACPSession on success.
 type ACPSessionResponse struct {
+	// One session by id; null when there is none with that id.
 	Session *ACPSessionSession `json:"session"`
 }
 
@@ -1210,6 +1276,7 @@ func (v *ACPSessionSession) __premarshalJSON() (*__premarshalACPSessionSession, 
 
 // ACPSessionWithMessagesResponse is returned by ACPSessionWithMessages on success.
 type ACPSessionWithMessagesResponse struct {
+	// One session by id; null when there is none with that id.
 	Session *ACPSessionWithMessagesSession `json:"session"`
 }
 
@@ -1529,6 +1596,7 @@ func (v *ACPSessionsResponse) GetSessions() []ACPSessionsSessionsSession { retur
 //
 // A long-lived conversation identity: history, model choice, directory and permissions.
 type ACPSessionsSessionsSession struct {
+	// Stable id of the session (ses_…).
 	Id string `json:"id"`
 	// Display name; never sent to a model.
 	Title *string `json:"title"`
@@ -1557,6 +1625,7 @@ func (v *ACPSessionsSessionsSession) GetProject() *ACPSessionsSessionsSessionPro
 //
 // A directory reference. Deleting a project deletes the sessions bound to it, never the directory.
 type ACPSessionsSessionsSessionProject struct {
+	// Stable id of the project (prj_…).
 	Id string `json:"id"`
 	// Absolute path of the directory.
 	Path string `json:"path"`
@@ -1570,6 +1639,7 @@ func (v *ACPSessionsSessionsSessionProject) GetPath() string { return v.Path }
 
 // ACPUpdateSessionResponse is returned by ACPUpdateSession on success.
 type ACPUpdateSessionResponse struct {
+	// Changes a session's settings; null fields stay unchanged.
 	UpdateSession ACPUpdateSessionUpdateSession `json:"updateSession"`
 }
 
@@ -1583,8 +1653,10 @@ func (v *ACPUpdateSessionResponse) GetUpdateSession() ACPUpdateSessionUpdateSess
 //
 // A long-lived conversation identity: history, model choice, directory and permissions.
 type ACPUpdateSessionUpdateSession struct {
+	// Which tool calls need a person's approval.
 	ApprovalMode ApprovalMode `json:"approvalMode"`
-	AgentMode    AgentMode    `json:"agentMode"`
+	// Whether the agent executes or plans (read-only).
+	AgentMode AgentMode `json:"agentMode"`
 }
 
 // GetApprovalMode returns ACPUpdateSessionUpdateSession.ApprovalMode, and is useful for accessing the field via an interface.
@@ -1602,6 +1674,7 @@ func (v *ACPUpdateSessionUpdateSession) GetAgentMode() AgentMode { return v.Agen
 type AgentMode string
 
 const (
+	// The default: the agent may use every tool the approval mode allows.
 	AgentModeExecute AgentMode = "EXECUTE"
 	// Read-only: tools that change files or run commands are refused.
 	AgentModePlan AgentMode = "PLAN"
@@ -1624,13 +1697,16 @@ type AnswerQuestionResponse struct {
 // GetAnswerQuestion returns AnswerQuestionResponse.AnswerQuestion, and is useful for accessing the field via an interface.
 func (v *AnswerQuestionResponse) GetAnswerQuestion() bool { return v.AnswerQuestion }
 
+// A person's decision on a tool call waiting for approval (resolveApproval).
 type ApprovalDecision string
 
 const (
+	// Run this call once.
 	ApprovalDecisionApproved ApprovalDecision = "APPROVED"
 	// Approve this tool and action class for the rest of the session (in memory; never copied by a fork).
 	ApprovalDecisionApprovedForSession ApprovalDecision = "APPROVED_FOR_SESSION"
-	ApprovalDecisionDenied             ApprovalDecision = "DENIED"
+	// Do not run it; the model gets a tool result saying it was denied.
+	ApprovalDecisionDenied ApprovalDecision = "DENIED"
 	// Only in approval_resolved: the turn stopped before anyone decided (resolveApproval refuses it with BAD_INPUT).
 	ApprovalDecisionCancelled ApprovalDecision = "CANCELLED"
 )
@@ -1647,9 +1723,12 @@ var AllApprovalDecision = []ApprovalDecision{
 type ApprovalMode string
 
 const (
+	// Read-only tools run; tools that write files or run commands are denied without asking.
 	ApprovalModeExplore ApprovalMode = "EXPLORE"
-	ApprovalModeAsk     ApprovalMode = "ASK"
-	ApprovalModeBypass  ApprovalMode = "BYPASS"
+	// Read-only tools run; writes and commands wait for resolveApproval (the default).
+	ApprovalModeAsk ApprovalMode = "ASK"
+	// Every tool runs without asking.
+	ApprovalModeBypass ApprovalMode = "BYPASS"
 )
 
 var AllApprovalMode = []ApprovalMode{
@@ -1662,6 +1741,7 @@ var AllApprovalMode = []ApprovalMode{
 type AuthKind string
 
 const (
+	// A bearer API key sent with every request: stored (sealed) or read from the kernel's environment (env:NAME); may be empty for local endpoints.
 	AuthKindApiKey AuthKind = "API_KEY"
 )
 
@@ -1673,12 +1753,18 @@ var AllAuthKind = []AuthKind{
 // bytes (http, https or file), title 512, tag 64, selector 1024, text 16 KiB,
 // html 32 KiB; 128 KiB in all.
 type BrowserElementInput struct {
-	Url      string  `json:"url"`
-	Title    *string `json:"title"`
-	Tag      *string `json:"tag"`
+	// URL of the page: http, https or file, at most 2048 bytes.
+	Url string `json:"url"`
+	// Title of the page, at most 512 bytes.
+	Title *string `json:"title"`
+	// The element's tag name, at most 64 bytes.
+	Tag *string `json:"tag"`
+	// A CSS selector of the element, at most 1024 bytes.
 	Selector *string `json:"selector"`
-	Text     *string `json:"text"`
-	Html     *string `json:"html"`
+	// The element's visible text, at most 16 KiB.
+	Text *string `json:"text"`
+	// The element's outer HTML, at most 32 KiB.
+	Html *string `json:"html"`
 }
 
 // GetUrl returns BrowserElementInput.Url, and is useful for accessing the field via an interface.
@@ -1702,14 +1788,22 @@ func (v *BrowserElementInput) GetHtml() *string { return v.Html }
 // Capability declarations; omitted fields are unknown. Limits must not be
 // negative, and max input/output must not exceed a declared context window.
 type CapabilitiesInput struct {
-	ContextWindow    *int             `json:"contextWindow"`
-	MaxInputTokens   *int             `json:"maxInputTokens"`
-	MaxOutputTokens  *int             `json:"maxOutputTokens"`
-	ImageInput       *bool            `json:"imageInput"`
-	ToolCalling      *bool            `json:"toolCalling"`
-	ReasoningEfforts []string         `json:"reasoningEfforts"`
-	WebSearch        *bool            `json:"webSearch"`
-	Generation       *GenerationInput `json:"generation"`
+	// Tokens of input and output together one request may take; at least 0.
+	ContextWindow *int `json:"contextWindow"`
+	// Tokens of input one request may take; at least 0, at most contextWindow.
+	MaxInputTokens *int `json:"maxInputTokens"`
+	// Tokens the model may produce in one request; at least 0, at most contextWindow.
+	MaxOutputTokens *int `json:"maxOutputTokens"`
+	// Accepts images; false rejects image attachments before a request is sent.
+	ImageInput *bool `json:"imageInput"`
+	// Can call tools.
+	ToolCalling *bool `json:"toolCalling"`
+	// Reasoning effort levels the model takes, e.g. ["low", "medium", "high"].
+	ReasoningEfforts []string `json:"reasoningEfforts"`
+	// Has native web search.
+	WebSearch *bool `json:"webSearch"`
+	// What the model generates besides text.
+	Generation *GenerationInput `json:"generation"`
 	// Prices for cost figures; null on update clears them (capabilities are replaced whole).
 	Prices *ModelPricesInput `json:"prices"`
 }
@@ -1749,17 +1843,23 @@ func (v *CapabilitiesInput) GetPrices() *ModelPricesInput { return v.Prices }
 // in the kernel's private data directory, or with --database sealed (AES-GCM) in
 // PostgreSQL (docs/postgresql.md).
 type ConnectionFields struct {
-	Id   string         `json:"id"`
-	Name string         `json:"name"`
+	// Stable id of the connection (conn_…).
+	Id string `json:"id"`
+	// Unique name (case-insensitively), at most 200 characters; the CLI takes it in place of the id.
+	Name string `json:"name"`
+	// What the connection is used for.
 	Type ConnectionType `json:"type"`
 	// Provider runtime kind; "openai" (OpenAI-compatible Chat Completions) is built in.
 	ProviderKind string `json:"providerKind"`
 	// Base URL of the API, conventionally ending in /v1 (e.g. https://api.openai.com/v1, http://127.0.0.1:11434/v1).
-	BaseUrl          string   `json:"baseUrl"`
-	AuthKind         AuthKind `json:"authKind"`
-	ApiKeyConfigured bool     `json:"apiKeyConfigured"`
+	BaseUrl string `json:"baseUrl"`
+	// How requests authenticate.
+	AuthKind AuthKind `json:"authKind"`
+	// Whether an API key (or env:NAME reference) is set; the key itself is never returned.
+	ApiKeyConfigured bool `json:"apiKeyConfigured"`
 	// Position in the list (0 first); decides which language connection new sessions prefer without a default.
-	Order  int                           `json:"order"`
+	Order int `json:"order"`
+	// The models offered, in order (refreshModels or as configured); may be empty.
 	Models []ConnectionFieldsModelsModel `json:"models"`
 }
 
@@ -1859,14 +1959,22 @@ func (v *ConnectionFieldsModelsModel) __premarshalJSON() (*__premarshalConnectio
 // "" clears it; models null keeps the list. apiKey may be "env:NAME" to read the
 // key from the kernel's environment at call time.
 type ConnectionInput struct {
-	Name         *string         `json:"name"`
-	Type         *ConnectionType `json:"type"`
-	ProviderKind *string         `json:"providerKind"`
-	BaseUrl      *string         `json:"baseUrl"`
-	AuthKind     *AuthKind       `json:"authKind"`
-	ApiKey       *string         `json:"apiKey"`
-	Models       []ModelInput    `json:"models"`
-	Order        *int            `json:"order"`
+	// Unique name (case-insensitively; CONFLICT otherwise), at most 200 characters.
+	Name *string `json:"name"`
+	// What the connection is for; LANGUAGE on create when omitted.
+	Type *ConnectionType `json:"type"`
+	// Provider runtime kind (openai, anthropic, openai-responses, or a plugin's); "openai" on create when omitted.
+	ProviderKind *string `json:"providerKind"`
+	// Base URL of the API (http or https), conventionally ending in /v1; required on create.
+	BaseUrl *string `json:"baseUrl"`
+	// How requests authenticate; API_KEY on create when omitted.
+	AuthKind *AuthKind `json:"authKind"`
+	// The API key (write-only, at most 4 KiB), or env:NAME to read it from the kernel's environment at call time; "" clears it, null keeps it on update.
+	ApiKey *string `json:"apiKey"`
+	// The models offered (at most 2000), replacing the list; null keeps it on update.
+	Models []ModelInput `json:"models"`
+	// Position in the list, 0 first; at least 0.
+	Order *int `json:"order"`
 	// Required for VIDEO connections: openai_video.
 	VideoProtocol *string `json:"videoProtocol"`
 	// Replaces the provider options (at most 32); null keeps them on update, [] clears them.
@@ -1907,9 +2015,12 @@ func (v *ConnectionInput) GetOptions() []ProviderOptionInput { return v.Options 
 type ConnectionType string
 
 const (
+	// Chat models: sessions, titles, compaction and sub-agents.
 	ConnectionTypeLanguage ConnectionType = "LANGUAGE"
-	ConnectionTypeImage    ConnectionType = "IMAGE"
-	ConnectionTypeVideo    ConnectionType = "VIDEO"
+	// Image generation (generateImage and the image_generation tool).
+	ConnectionTypeImage ConnectionType = "IMAGE"
+	// Video generation (generateVideo), with the connection's videoProtocol.
+	ConnectionTypeVideo ConnectionType = "VIDEO"
 )
 
 var AllConnectionType = []ConnectionType{
@@ -2114,8 +2225,9 @@ func (v *ConnectionsDefaultModels) __premarshalJSON() (*__premarshalConnectionsD
 // ConnectionsResponse is returned by Connections on success.
 type ConnectionsResponse struct {
 	// Connections in order.
-	Connections   []ConnectionsConnectionsConnection `json:"connections"`
-	DefaultModels ConnectionsDefaultModels           `json:"defaultModels"`
+	Connections []ConnectionsConnectionsConnection `json:"connections"`
+	// The default model of each purpose.
+	DefaultModels ConnectionsDefaultModels `json:"defaultModels"`
 }
 
 // GetConnections returns ConnectionsResponse.Connections, and is useful for accessing the field via an interface.
@@ -2240,6 +2352,7 @@ func (v *CreateConnectionCreateConnection) __premarshalJSON() (*__premarshalCrea
 
 // CreateConnectionResponse is returned by CreateConnection on success.
 type CreateConnectionResponse struct {
+	// Adds a connection (see ConnectionInput for the defaults); names are unique (CONFLICT).
 	CreateConnection CreateConnectionCreateConnection `json:"createConnection"`
 }
 
@@ -2471,6 +2584,7 @@ func (v *CreateProjectCreateProject) __premarshalJSON() (*__premarshalCreateProj
 
 // CreateProjectResponse is returned by CreateProject on success.
 type CreateProjectResponse struct {
+	// Registers an existing directory as a project (BAD_INPUT when the path is not a directory).
 	CreateProject CreateProjectCreateProject `json:"createProject"`
 }
 
@@ -2606,13 +2720,18 @@ func (v *CreateSessionCreateSession) __premarshalJSON() (*__premarshalCreateSess
 // default, else the first language connection by order and its first model;
 // with no language connection at all it is created unbound.
 type CreateSessionInput struct {
+	// A LANGUAGE connection to bind; with model, else the defaults apply.
 	ConnectionId *string `json:"connectionId"`
-	Model        *string `json:"model"`
-	ProjectId    *string `json:"projectId"`
+	// A model id of that connection (default: the LANGUAGE default's model, else the connection's first).
+	Model *string `json:"model"`
+	// The project to bind (its directory is where tools work); null: no project, a scratch directory of the session's own.
+	ProjectId *string `json:"projectId"`
 	// Defaults to ASK.
-	ApprovalMode    *ApprovalMode `json:"approvalMode"`
-	ReasoningEffort *string       `json:"reasoningEffort"`
-	Title           *string       `json:"title"`
+	ApprovalMode *ApprovalMode `json:"approvalMode"`
+	// Reasoning effort (one of the model's reasoningEfforts); null: the provider's default.
+	ReasoningEffort *string `json:"reasoningEffort"`
+	// Display name, at most 200 characters; null: the kernel names the session after its first completed turn.
+	Title *string `json:"title"`
 	// Defaults to EXECUTE.
 	AgentMode *AgentMode `json:"agentMode"`
 	// MCP servers attached to this session only, as with attachSessionMcpServer; all are validated before the session is created (BAD_INPUT names input.mcpServers[i].<field>).
@@ -2645,6 +2764,7 @@ func (v *CreateSessionInput) GetMcpServers() []McpServerInput { return v.McpServ
 
 // CreateSessionResponse is returned by CreateSession on success.
 type CreateSessionResponse struct {
+	// Creates an idle session (see CreateSessionInput for the bindings).
 	CreateSession CreateSessionCreateSession `json:"createSession"`
 }
 
@@ -2656,10 +2776,14 @@ func (v *CreateSessionResponse) GetCreateSession() CreateSessionCreateSession { 
 //
 // The default model per purpose; null = none.
 type DefaultModelsFields struct {
+	// Model of new sessions created without a connection and model; null = none (they take the first language connection's first model).
 	Language *DefaultModelsFieldsLanguageModelRef `json:"language"`
-	Fast     *DefaultModelsFieldsFastModelRef     `json:"fast"`
-	Image    *DefaultModelsFieldsImageModelRef    `json:"image"`
-	Video    *DefaultModelsFieldsVideoModelRef    `json:"video"`
+	// Model of titles and other short tasks; null = none set.
+	Fast *DefaultModelsFieldsFastModelRef `json:"fast"`
+	// Model of generateImage without a connection; null = none (image generation UNAVAILABLE).
+	Image *DefaultModelsFieldsImageModelRef `json:"image"`
+	// Model of generateVideo without a connection; null = none (video generation UNAVAILABLE).
+	Video *DefaultModelsFieldsVideoModelRef `json:"video"`
 }
 
 // GetLanguage returns DefaultModelsFields.Language, and is useful for accessing the field via an interface.
@@ -2951,6 +3075,7 @@ func (v *DeleteMcpServerResponse) GetDeleteMcpServer() bool { return v.DeleteMcp
 // across a restart). A session queues at most 100 items and 4 MiB of input
 // (text and browser elements).
 type DeleteQueuedMessageDeleteQueuedMessageQueueItem struct {
+	// Stable id of the item (for editQueuedMessage, moveQueuedMessage, deleteQueuedMessage and stopTurn's dispatchItemId).
 	Id string `json:"id"`
 }
 
@@ -2959,6 +3084,7 @@ func (v *DeleteQueuedMessageDeleteQueuedMessageQueueItem) GetId() string { retur
 
 // DeleteQueuedMessageResponse is returned by DeleteQueuedMessage on success.
 type DeleteQueuedMessageResponse struct {
+	// Removes a queued item; NOT_FOUND once it has started. Returns the queue after.
 	DeleteQueuedMessage []DeleteQueuedMessageDeleteQueuedMessageQueueItem `json:"deleteQueuedMessage"`
 }
 
@@ -3005,8 +3131,11 @@ func (v *ExportSessionResponse) GetExportSession() string { return v.ExportSessi
 type FileAction string
 
 const (
+	// The file did not exist before the tool call.
 	FileActionCreate FileAction = "CREATE"
+	// The file existed and its content changed.
 	FileActionModify FileAction = "MODIFY"
+	// The file existed and was removed.
 	FileActionDelete FileAction = "DELETE"
 )
 
@@ -3016,9 +3145,13 @@ var AllFileAction = []FileAction{
 	FileActionDelete,
 }
 
+// Generation flags of a model; omitted fields are unknown.
 type GenerationInput struct {
+	// Generates images.
 	Image *bool `json:"image"`
+	// Generates video.
 	Video *bool `json:"video"`
+	// Generates audio.
 	Audio *bool `json:"audio"`
 }
 
@@ -3322,7 +3455,9 @@ func (v *ImportSessionResponse) GetImportSession() ImportSessionImportSession { 
 
 // An environment variable or HTTP header. MCP values are secrets: write-only.
 type KeyValueInput struct {
-	Key   string `json:"key"`
+	// The environment variable or header name.
+	Key string `json:"key"`
+	// The value; write-only (never returned).
 	Value string `json:"value"`
 }
 
@@ -3337,18 +3472,26 @@ func (v *KeyValueInput) GetValue() string { return v.Value }
 //
 // A configured MCP server. env and header values are never returned; only their names.
 type McpServerFields struct {
-	Id        string       `json:"id"`
-	Name      string       `json:"name"`
+	// Stable id of the server (mcp_…).
+	Id string `json:"id"`
+	// Unique name; tools are offered as mcp__<name>__<tool>.
+	Name string `json:"name"`
+	// How the kernel reaches the server.
 	Transport McpTransport `json:"transport"`
-	Command   *string      `json:"command"`
-	Args      []string     `json:"args"`
-	Url       *string      `json:"url"`
+	// STDIO: the program run; null for HTTP.
+	Command *string `json:"command"`
+	// STDIO: its arguments, in order; empty for HTTP.
+	Args []string `json:"args"`
+	// HTTP: the Streamable HTTP endpoint; null for STDIO.
+	Url *string `json:"url"`
 	// Names of the configured environment variables.
 	EnvKeys []string `json:"envKeys"`
 	// Names of the configured headers.
-	HeaderKeys []string  `json:"headerKeys"`
-	Enabled    bool      `json:"enabled"`
-	Status     McpStatus `json:"status"`
+	HeaderKeys []string `json:"headerKeys"`
+	// Whether the kernel runs the server; false = DISABLED.
+	Enabled bool `json:"enabled"`
+	// Connection state now.
+	Status McpStatus `json:"status"`
 	// Why the server FAILED, or why its last attempt failed while STARTING again.
 	Error *string `json:"error"`
 	// The MCP protocol version negotiated with the server (2026-07-28, else 2025-11-25 or older).
@@ -3407,7 +3550,8 @@ func (v *McpServerFields) GetTools() []McpServerFieldsToolsMcpTool { return v.To
 // A tool of an MCP server.
 type McpServerFieldsToolsMcpTool struct {
 	// The server's name for the tool; models see it as mcp__<server>__<tool>.
-	Name        string  `json:"name"`
+	Name string `json:"name"`
+	// The tool's description as the server gives it (what models read); null when none.
 	Description *string `json:"description"`
 	// The tool's readOnlyHint: read-only tools run in EXPLORE and ASK without asking; the others are commands.
 	ReadOnly bool `json:"readOnly"`
@@ -3427,7 +3571,8 @@ func (v *McpServerFieldsToolsMcpTool) GetReadOnly() bool { return v.ReadOnly }
 // given; changing the transport drops the old transport's fields.
 type McpServerInput struct {
 	// Unique; tools are offered as mcp__<name>__<tool>.
-	Name      string       `json:"name"`
+	Name string `json:"name"`
+	// How the kernel reaches the server; STDIO needs command, HTTP needs url.
 	Transport McpTransport `json:"transport"`
 	// STDIO: the program to run (looked up in the kernel's PATH), e.g. npx.
 	Command *string `json:"command"`
@@ -3664,7 +3809,8 @@ var AllMcpTransport = []McpTransport{
 // A complete history message.
 type MessageFields struct {
 	// The message's event_seq: stable id and rewind boundary.
-	Seq  int  `json:"seq"`
+	Seq int `json:"seq"`
+	// Who the message speaks for.
 	Role Role `json:"role"`
 	// The text, or a page of it: offset and limit count bytes of its UTF-8
 	// encoding (textBytes in all). Both ends of the page move back to the start
@@ -3674,13 +3820,17 @@ type MessageFields struct {
 	// Without limit: from offset to the end. An offset at or past the end
 	// gives "". In a live sessionEvents event with messageTruncated, text holds
 	// only the first 1 MiB: read the rest from Session.messages.
-	Text      string                           `json:"text"`
+	Text string `json:"text"`
+	// The tool calls of an assistant message, in order; empty otherwise.
 	ToolCalls []MessageFieldsToolCallsToolCall `json:"toolCalls"`
-	ToolName  *string                          `json:"toolName"`
+	// For a tool message: the tool's name; null otherwise.
+	ToolName *string `json:"toolName"`
 	// For a tool message: whether the tool failed.
-	IsError    bool        `json:"isError"`
+	IsError bool `json:"isError"`
+	// How the turn ended, on the message that ended it; null otherwise and while the turn runs.
 	TurnStatus *TurnStatus `json:"turnStatus"`
-	TurnReason *string     `json:"turnReason"`
+	// Why the turn ended that way (e.g. the provider error of a FAILED turn); null when there is nothing to say.
+	TurnReason *string `json:"turnReason"`
 	// Why the model ended this assistant message, as its provider normalized it: `stop`, `length` (output token
 	// limit), `tool_calls`, `content_filter` (the service's filter stopped it), `refusal` (the model declined; see
 	// `refusal`), or the service's own word when none of these fits (e.g. `pause_turn`). A string rather than an enum,
@@ -3726,7 +3876,9 @@ func (v *MessageFields) GetRefusal() *string { return v.Refusal }
 //
 // A tool call the model asked for.
 type MessageFieldsToolCallsToolCall struct {
-	Id   string `json:"id"`
+	// The call's id as the provider gave it; the tool message answering it has it as toolCallId.
+	Id string `json:"id"`
+	// The tool's name as models see it (e.g. bash, read, mcp__fs__read_file).
 	Name string `json:"name"`
 	// The complete JSON input.
 	Input json.RawMessage `json:"input"`
@@ -3743,6 +3895,7 @@ func (v *MessageFieldsToolCallsToolCall) GetInput() json.RawMessage { return v.I
 
 // MessageTextPageResponse is returned by MessageTextPage on success.
 type MessageTextPageResponse struct {
+	// One session by id; null when there is none with that id.
 	Session *MessageTextPageSession `json:"session"`
 }
 
@@ -3807,7 +3960,9 @@ func (v *MessageTextPageSessionMessagesMessage) GetText() string { return v.Text
 //
 // One model offered by a connection.
 type ModelFields struct {
-	Id           string                  `json:"id"`
+	// The provider's model id, as sent in requests (e.g. gpt-4o); unique within its connection.
+	Id string `json:"id"`
+	// What the model can do, as declared or as the provider reported it.
 	Capabilities ModelFieldsCapabilities `json:"capabilities"`
 }
 
@@ -3822,10 +3977,15 @@ func (v *ModelFields) GetCapabilities() ModelFieldsCapabilities { return v.Capab
 //
 // What a model can do. Every field may be null: null means unknown, never unsupported. Only an explicit imageInput: false rejects images before a request is sent.
 type ModelFieldsCapabilities struct {
-	ContextWindow    *int     `json:"contextWindow"`
-	MaxOutputTokens  *int     `json:"maxOutputTokens"`
-	ToolCalling      *bool    `json:"toolCalling"`
-	ImageInput       *bool    `json:"imageInput"`
+	// Tokens of input and output together one request may take; null = unknown. At least 0.
+	ContextWindow *int `json:"contextWindow"`
+	// Tokens the model may produce in one request, reasoning included; null = unknown. At least 0, at most contextWindow.
+	MaxOutputTokens *int `json:"maxOutputTokens"`
+	// Can call tools; null = unknown (tools are offered).
+	ToolCalling *bool `json:"toolCalling"`
+	// Accepts images in messages; only false rejects image attachments before a request is sent.
+	ImageInput *bool `json:"imageInput"`
+	// Reasoning effort levels the model takes (e.g. low, medium, high), for Session.reasoningEffort; null = unknown.
 	ReasoningEfforts []string `json:"reasoningEfforts"`
 	// The model's prices as the user declared them; null = unknown (costs are then null).
 	Prices *ModelFieldsCapabilitiesPricesModelPrices `json:"prices"`
@@ -3881,8 +4041,11 @@ func (v *ModelFieldsCapabilitiesPricesModelPrices) GetOutputPerMillion() float64
 	return v.OutputPerMillion
 }
 
+// A model a connection offers, with its declared capabilities.
 type ModelInput struct {
-	Id           string             `json:"id"`
+	// The provider's model id, 1 to 256 characters; unique within the connection.
+	Id string `json:"id"`
+	// Declared capabilities; null = all unknown (on update, replaced whole).
 	Capabilities *CapabilitiesInput `json:"capabilities"`
 }
 
@@ -3895,10 +4058,14 @@ func (v *ModelInput) GetCapabilities() *CapabilitiesInput { return v.Capabilitie
 // Prices in US dollars per million tokens, each 0 to 100000. cachedInputPerMillion
 // and cacheWritePerMillion default to inputPerMillion.
 type ModelPricesInput struct {
-	InputPerMillion       float64  `json:"inputPerMillion"`
+	// US dollars per million input tokens that are neither cache reads nor writes; 0 to 100000.
+	InputPerMillion float64 `json:"inputPerMillion"`
+	// US dollars per million cache-read input tokens; 0 to 100000; null: inputPerMillion.
 	CachedInputPerMillion *float64 `json:"cachedInputPerMillion"`
-	CacheWritePerMillion  *float64 `json:"cacheWritePerMillion"`
-	OutputPerMillion      float64  `json:"outputPerMillion"`
+	// US dollars per million input tokens written to the prompt cache; 0 to 100000; null: inputPerMillion.
+	CacheWritePerMillion *float64 `json:"cacheWritePerMillion"`
+	// US dollars per million output tokens, reasoning included; 0 to 100000.
+	OutputPerMillion float64 `json:"outputPerMillion"`
 }
 
 // GetInputPerMillion returns ModelPricesInput.InputPerMillion, and is useful for accessing the field via an interface.
@@ -3920,8 +4087,10 @@ const (
 	// New sessions.
 	ModelPurposeLanguage ModelPurpose = "LANGUAGE"
 	// Titles and other short tasks.
-	ModelPurposeFast  ModelPurpose = "FAST"
+	ModelPurposeFast ModelPurpose = "FAST"
+	// generateImage without a connection, and the image_generation tool models get.
 	ModelPurposeImage ModelPurpose = "IMAGE"
+	// generateVideo without a connection.
 	ModelPurposeVideo ModelPurpose = "VIDEO"
 )
 
@@ -3937,8 +4106,10 @@ var AllModelPurpose = []ModelPurpose{
 //
 // A model of a connection.
 type ModelRefFields struct {
+	// The connection's id.
 	ConnectionId string `json:"connectionId"`
-	Model        string `json:"model"`
+	// A model id of that connection.
+	Model string `json:"model"`
 }
 
 // GetConnectionId returns ModelRefFields.ConnectionId, and is useful for accessing the field via an interface.
@@ -3951,8 +4122,11 @@ func (v *ModelRefFields) GetModel() string { return v.Model }
 type Phase string
 
 const (
-	PhaseIdle       Phase = "IDLE"
-	PhaseTurn       Phase = "TURN"
+	// Nothing runs: sendMessage starts a turn at once.
+	PhaseIdle Phase = "IDLE"
+	// A turn runs (model requests and tool calls); sendMessage queues its input.
+	PhaseTurn Phase = "TURN"
+	// compactSession (or an automatic compaction) is summarizing the history; input is queued.
 	PhaseCompaction Phase = "COMPACTION"
 )
 
@@ -3962,20 +4136,54 @@ var AllPhase = []Phase{
 	PhaseCompaction,
 }
 
+// ProbeFoyaType includes the requested fields of the GraphQL type __Type.
+// The GraphQL type's documentation follows.
+//
+// The fundamental unit of any GraphQL Schema is the type. There are many kinds of types in GraphQL as represented by the `__TypeKind` enum.
+//
+// Depending on the kind of a type, certain fields describe information about that type. Scalar types provide no information beyond a name, description and optional `specifiedByURL`, while Enum types provide their values. Object and Interface types provide the fields they describe. Abstract types, Union and Interface, provide the Object types possible at runtime. List and NonNull types compose other types.
+type ProbeFoyaType struct {
+	Name   *string                    `json:"name"`
+	Fields []ProbeFoyaTypeFieldsField `json:"fields"`
+}
+
+// GetName returns ProbeFoyaType.Name, and is useful for accessing the field via an interface.
+func (v *ProbeFoyaType) GetName() *string { return v.Name }
+
+// GetFields returns ProbeFoyaType.Fields, and is useful for accessing the field via an interface.
+func (v *ProbeFoyaType) GetFields() []ProbeFoyaTypeFieldsField { return v.Fields }
+
+// ProbeFoyaTypeFieldsField includes the requested fields of the GraphQL type __Field.
+// The GraphQL type's documentation follows.
+//
+// Object and Interface types are described by a list of Fields, each of which has a name, potentially a list of arguments, and a return type.
+type ProbeFoyaTypeFieldsField struct {
+	Name string `json:"name"`
+}
+
+// GetName returns ProbeFoyaTypeFieldsField.Name, and is useful for accessing the field via an interface.
+func (v *ProbeFoyaTypeFieldsField) GetName() string { return v.Name }
+
 // ProbeResponse is returned by Probe on success.
 type ProbeResponse struct {
-	Typename *string `json:"__typename"`
+	Typename *string        `json:"__typename"`
+	Foya     *ProbeFoyaType `json:"foya"`
 }
 
 // GetTypename returns ProbeResponse.Typename, and is useful for accessing the field via an interface.
 func (v *ProbeResponse) GetTypename() *string { return v.Typename }
+
+// GetFoya returns ProbeResponse.Foya, and is useful for accessing the field via an interface.
+func (v *ProbeResponse) GetFoya() *ProbeFoyaType { return v.Foya }
 
 // ProjectFields includes the GraphQL fields of Project requested by the fragment ProjectFields.
 // The GraphQL type's documentation follows.
 //
 // A directory reference. Deleting a project deletes the sessions bound to it, never the directory.
 type ProjectFields struct {
-	Id   string `json:"id"`
+	// Stable id of the project (prj_…).
+	Id string `json:"id"`
+	// Display name, at most 200 characters; defaults to the directory's base name.
 	Name string `json:"name"`
 	// Absolute path of the directory.
 	Path string `json:"path"`
@@ -4059,6 +4267,7 @@ func (v *ProjectsProjectsProject) __premarshalJSON() (*__premarshalProjectsProje
 
 // ProjectsResponse is returned by Projects on success.
 type ProjectsResponse struct {
+	// Every project.
 	Projects []ProjectsProjectsProject `json:"projects"`
 }
 
@@ -4375,9 +4584,12 @@ func (v *RestartMcpServerRestartMcpServer) __premarshalJSON() (*__premarshalRest
 type Role string
 
 const (
-	RoleUser      Role = "USER"
+	// A person's input (sendMessage), or a sub-agent's task handed to its child session.
+	RoleUser Role = "USER"
+	// The model's reply: text, reasoning and tool calls of one model request.
 	RoleAssistant Role = "ASSISTANT"
-	RoleTool      Role = "TOOL"
+	// The result of one tool call, answering the assistant message that asked for it (toolCallId).
+	RoleTool Role = "TOOL"
 	// Persistent kernel-made context (e.g. hook context); never the per-request system prompt.
 	RoleSystem Role = "SYSTEM"
 )
@@ -4403,6 +4615,7 @@ func (v *SendMessageResponse) GetSendMessage() SendMessageSendMessageSendResult 
 //
 // What sendMessage did: started a turn, or queued the input.
 type SendMessageSendMessageSendResult struct {
+	// True when the session was idle and a turn started with this input; false when it was queued (queueItem).
 	TurnStarted bool `json:"turnStarted"`
 	// The queued item when the session was busy.
 	QueueItem *SendMessageSendMessageSendResultQueueItem `json:"queueItem"`
@@ -4423,6 +4636,7 @@ func (v *SendMessageSendMessageSendResult) GetQueueItem() *SendMessageSendMessag
 // across a restart). A session queues at most 100 items and 4 MiB of input
 // (text and browser elements).
 type SendMessageSendMessageSendResultQueueItem struct {
+	// Stable id of the item (for editQueuedMessage, moveQueuedMessage, deleteQueuedMessage and stopTurn's dispatchItemId).
 	Id string `json:"id"`
 }
 
@@ -4437,7 +4651,9 @@ func (v *SendMessageSendMessageSendResultQueueItem) GetId() string { return v.Id
 // in the kernel's private data directory, or with --database sealed (AES-GCM) in
 // PostgreSQL (docs/postgresql.md).
 type SessionConnectionsConnection struct {
-	Id   string `json:"id"`
+	// Stable id of the connection (conn_…).
+	Id string `json:"id"`
+	// Unique name (case-insensitively), at most 200 characters; the CLI takes it in place of the id.
 	Name string `json:"name"`
 }
 
@@ -4471,9 +4687,11 @@ type SessionEventsSessionEventsSessionEvent struct {
 	// Null for live-only events (deltas, queue snapshots, retry_scheduled, resync_required, session_deleted). retry_scheduled announces a wait before a model request is sent again after a transient failure; its payload has turnId, attempt, maxAttempts, delayMs, category, reason and retryAfterMs.
 	Seq *int `json:"seq"`
 	// The event type, e.g. message_end (snake_case, as in the seeds).
-	Type      string    `json:"type"`
-	At        time.Time `json:"at"`
-	SessionId string    `json:"sessionId"`
+	Type string `json:"type"`
+	// When the event happened.
+	At time.Time `json:"at"`
+	// The session the event belongs to.
+	SessionId string `json:"sessionId"`
 	// Text of message_delta, reasoning_delta and tool_call_delta. Deltas are live
 	// only (never stored) and coalesce: while a subscriber is behind (its previous
 	// event is still being sent), consecutive deltas of the same type (and, for
@@ -4555,14 +4773,19 @@ func (v *SessionEventsSessionEventsSessionEvent) GetUsage() *SessionEventsSessio
 //
 // A tool call waiting for (or given) a person's decision.
 type SessionEventsSessionEventsSessionEventApproval struct {
-	RequestId  string `json:"requestId"`
+	// Id of the approval request, for resolveApproval.
+	RequestId string `json:"requestId"`
+	// The tool call waiting for the decision (ToolCall.id).
 	ToolCallId string `json:"toolCallId"`
-	Tool       string `json:"tool"`
+	// The tool's name as models see it (e.g. bash, write, mcp__fs__write_file).
+	Tool string `json:"tool"`
 	// read, write or command.
 	Action string `json:"action"`
 	// Human-readable: the command text, or the path and a preview of the change.
-	Summary  string            `json:"summary"`
-	Input    *json.RawMessage  `json:"input"`
+	Summary string `json:"summary"`
+	// The tool call's complete JSON input.
+	Input *json.RawMessage `json:"input"`
+	// The decision; null while pending.
 	Decision *ApprovalDecision `json:"decision"`
 	// Set when the request belongs to a sub-agent's child session and is shown on its parent's sessionEvents: answer it with resolveApproval on either session. Child questions carry the same childSessionId in the payload of question_requested and answerQuestion accepts the parent's id too.
 	ChildSessionId *string `json:"childSessionId"`
@@ -4748,9 +4971,13 @@ func (v *SessionEventsSessionEventsSessionEventMessage) __premarshalJSON() (*__p
 //
 // Token usage. cachedTokens is a subset of inputTokens.
 type SessionEventsSessionEventsSessionEventUsage struct {
-	InputTokens  int `json:"inputTokens"`
+	// Input (prompt) tokens, cache reads and writes included; at least 0.
+	InputTokens int `json:"inputTokens"`
+	// Output tokens, reasoning included; at least 0.
 	OutputTokens int `json:"outputTokens"`
-	TotalTokens  int `json:"totalTokens"`
+	// inputTokens plus outputTokens (as the provider reported it when it did).
+	TotalTokens int `json:"totalTokens"`
+	// Input tokens read from the provider's prompt cache (a subset of inputTokens; 0 where the provider does not say).
 	CachedTokens int `json:"cachedTokens"`
 	// Some of it is a local estimate (the provider reported no usage).
 	Estimated bool `json:"estimated"`
@@ -4790,19 +5017,24 @@ func (v *SessionEventsSessionEventsSessionEventUsage) GetUnpricedTokens() int {
 //
 // A long-lived conversation identity: history, model choice, directory and permissions.
 type SessionFields struct {
+	// Stable id of the session (ses_…).
 	Id string `json:"id"`
 	// Display name; never sent to a model.
-	Title        *string      `json:"title"`
-	Phase        Phase        `json:"phase"`
+	Title *string `json:"title"`
+	// What the kernel is doing with the session now.
+	Phase Phase `json:"phase"`
+	// Which tool calls need a person's approval.
 	ApprovalMode ApprovalMode `json:"approvalMode"`
 	// The bound language connection; null when unbound (e.g. its connection was deleted): turns then fail with UNAVAILABLE until one is chosen.
 	ConnectionId *string `json:"connectionId"`
-	Model        *string `json:"model"`
+	// The bound model id of connectionId; null when unbound.
+	Model *string `json:"model"`
 	// Parent of a child (sub-agent) session.
 	ParentId *string `json:"parentId"`
 	// The bound project; once set it can never change (SES-3).
-	Project   *SessionFieldsProject `json:"project"`
-	CreatedAt time.Time             `json:"createdAt"`
+	Project *SessionFieldsProject `json:"project"`
+	// When the session was created.
+	CreatedAt time.Time `json:"createdAt"`
 	// Time of the last event.
 	UpdatedAt time.Time `json:"updatedAt"`
 	// Seq of the last persisted event.
@@ -4919,8 +5151,11 @@ func (v *SessionFieldsProject) __premarshalJSON() (*__premarshalSessionFieldsPro
 //
 // Token usage. cachedTokens is a subset of inputTokens.
 type SessionFieldsUsage struct {
-	InputTokens  int `json:"inputTokens"`
+	// Input (prompt) tokens, cache reads and writes included; at least 0.
+	InputTokens int `json:"inputTokens"`
+	// Output tokens, reasoning included; at least 0.
 	OutputTokens int `json:"outputTokens"`
+	// Input tokens read from the provider's prompt cache (a subset of inputTokens; 0 where the provider does not say).
 	CachedTokens int `json:"cachedTokens"`
 	// What it cost in US dollars, from the prices its models declared when each
 	// request was made (ModelPrices); null when none of it had a price. A sum that
@@ -4953,7 +5188,9 @@ func (v *SessionFieldsUsage) GetUnpricedTokens() int { return v.UnpricedTokens }
 // in the kernel's private data directory, or with --database sealed (AES-GCM) in
 // PostgreSQL (docs/postgresql.md).
 type SessionInfoConnectionsConnection struct {
-	Id   string `json:"id"`
+	// Stable id of the connection (conn_…).
+	Id string `json:"id"`
+	// Unique name (case-insensitively), at most 200 characters; the CLI takes it in place of the id.
 	Name string `json:"name"`
 }
 
@@ -4965,6 +5202,7 @@ func (v *SessionInfoConnectionsConnection) GetName() string { return v.Name }
 
 // SessionInfoResponse is returned by SessionInfo on success.
 type SessionInfoResponse struct {
+	// One session by id; null when there is none with that id.
 	Session *SessionInfoSession `json:"session"`
 	// Connections in order.
 	Connections []SessionInfoConnectionsConnection `json:"connections"`
@@ -5101,6 +5339,7 @@ func (v *SessionInfoSession) __premarshalJSON() (*__premarshalSessionInfoSession
 
 // SessionMessagesPageResponse is returned by SessionMessagesPage on success.
 type SessionMessagesPageResponse struct {
+	// One session by id; null when there is none with that id.
 	Session *SessionMessagesPageSession `json:"session"`
 }
 
@@ -5137,7 +5376,8 @@ func (v *SessionMessagesPageSession) GetMessages() []SessionMessagesPageSessionM
 // A complete history message.
 type SessionMessagesPageSessionMessagesMessage struct {
 	// The message's event_seq: stable id and rewind boundary.
-	Seq  int  `json:"seq"`
+	Seq int `json:"seq"`
+	// Who the message speaks for.
 	Role Role `json:"role"`
 	// The text, or a page of it: offset and limit count bytes of its UTF-8
 	// encoding (textBytes in all). Both ends of the page move back to the start
@@ -5149,13 +5389,17 @@ type SessionMessagesPageSessionMessagesMessage struct {
 	// only the first 1 MiB: read the rest from Session.messages.
 	Text string `json:"text"`
 	// Size of the whole text in bytes (UTF-8), also when text is a page or a live event's cut text.
-	TextBytes int                                                          `json:"textBytes"`
+	TextBytes int `json:"textBytes"`
+	// The tool calls of an assistant message, in order; empty otherwise.
 	ToolCalls []SessionMessagesPageSessionMessagesMessageToolCallsToolCall `json:"toolCalls"`
-	ToolName  *string                                                      `json:"toolName"`
+	// For a tool message: the tool's name; null otherwise.
+	ToolName *string `json:"toolName"`
 	// For a tool message: whether the tool failed.
-	IsError    bool        `json:"isError"`
+	IsError bool `json:"isError"`
+	// How the turn ended, on the message that ended it; null otherwise and while the turn runs.
 	TurnStatus *TurnStatus `json:"turnStatus"`
-	TurnReason *string     `json:"turnReason"`
+	// Why the turn ended that way (e.g. the provider error of a FAILED turn); null when there is nothing to say.
+	TurnReason *string `json:"turnReason"`
 }
 
 // GetSeq returns SessionMessagesPageSessionMessagesMessage.Seq, and is useful for accessing the field via an interface.
@@ -5192,7 +5436,9 @@ func (v *SessionMessagesPageSessionMessagesMessage) GetTurnReason() *string { re
 //
 // A tool call the model asked for.
 type SessionMessagesPageSessionMessagesMessageToolCallsToolCall struct {
-	Id   string `json:"id"`
+	// The call's id as the provider gave it; the tool message answering it has it as toolCallId.
+	Id string `json:"id"`
+	// The tool's name as models see it (e.g. bash, read, mcp__fs__read_file).
 	Name string `json:"name"`
 	// The complete JSON input.
 	Input json.RawMessage `json:"input"`
@@ -5211,6 +5457,7 @@ func (v *SessionMessagesPageSessionMessagesMessageToolCallsToolCall) GetInput() 
 
 // SessionResponse is returned by Session on success.
 type SessionResponse struct {
+	// One session by id; null when there is none with that id.
 	Session *SessionSession `json:"session"`
 	// Connections in order.
 	Connections []SessionConnectionsConnection `json:"connections"`
@@ -5484,7 +5731,9 @@ func (v *SessionSessionMessagesMessage) __premarshalJSON() (*__premarshalSession
 // in the kernel's private data directory, or with --database sealed (AES-GCM) in
 // PostgreSQL (docs/postgresql.md).
 type SessionsConnectionsConnection struct {
-	Id   string `json:"id"`
+	// Stable id of the connection (conn_…).
+	Id string `json:"id"`
+	// Unique name (case-insensitively), at most 200 characters; the CLI takes it in place of the id.
 	Name string `json:"name"`
 }
 
@@ -5740,6 +5989,7 @@ func (v *StopTurnResponse) GetStopTurn() StopTurnStopTurnSession { return v.Stop
 //
 // A long-lived conversation identity: history, model choice, directory and permissions.
 type StopTurnStopTurnSession struct {
+	// Stable id of the session (ses_…).
 	Id string `json:"id"`
 }
 
@@ -5750,9 +6000,12 @@ func (v *StopTurnStopTurnSession) GetId() string { return v.Id }
 type TaskStatus string
 
 const (
-	TaskStatusPending    TaskStatus = "PENDING"
+	// Not started.
+	TaskStatusPending TaskStatus = "PENDING"
+	// Being worked on.
 	TaskStatusInProgress TaskStatus = "IN_PROGRESS"
-	TaskStatusDone       TaskStatus = "DONE"
+	// Finished.
+	TaskStatusDone TaskStatus = "DONE"
 )
 
 var AllTaskStatus = []TaskStatus{
@@ -5793,9 +6046,12 @@ func (v *TrustProjectTrustProjectProjectHooks) GetTrusted() bool { return v.Trus
 type TurnStatus string
 
 const (
+	// The model ended the turn with a final message.
 	TurnStatusCompleted TurnStatus = "COMPLETED"
+	// The turn was stopped (stopTurn, or the kernel stopping it) before the model finished.
 	TurnStatusCancelled TurnStatus = "CANCELLED"
-	TurnStatusFailed    TurnStatus = "FAILED"
+	// The turn ended on an error (turnReason says which), e.g. a provider error after the retries.
+	TurnStatusFailed TurnStatus = "FAILED"
 )
 
 var AllTurnStatus = []TurnStatus{
@@ -6083,13 +6339,20 @@ func (v *UpdateMcpServerUpdateMcpServer) __premarshalJSON() (*__premarshalUpdate
 
 // Null fields stay unchanged. There is no phase: only the kernel sets it.
 type UpdateSessionInput struct {
-	Title           *string       `json:"title"`
-	Pinned          *bool         `json:"pinned"`
-	ConnectionId    *string       `json:"connectionId"`
-	Model           *string       `json:"model"`
-	ReasoningEffort *string       `json:"reasoningEffort"`
-	ApprovalMode    *ApprovalMode `json:"approvalMode"`
-	AgentMode       *AgentMode    `json:"agentMode"`
+	// New display name, at most 200 characters.
+	Title *string `json:"title"`
+	// Pin or unpin the session.
+	Pinned *bool `json:"pinned"`
+	// A LANGUAGE connection to bind the session to.
+	ConnectionId *string `json:"connectionId"`
+	// A model id of the bound (or given) connection.
+	Model *string `json:"model"`
+	// Reasoning effort, one of the model's reasoningEfforts (BAD_INPUT otherwise).
+	ReasoningEffort *string `json:"reasoningEffort"`
+	// The new approval policy.
+	ApprovalMode *ApprovalMode `json:"approvalMode"`
+	// EXECUTE or PLAN (AWAITING_CONFIRMATION is refused with BAD_INPUT).
+	AgentMode *AgentMode `json:"agentMode"`
 	// Binds the session to a project; allowed only while it is unbound (CONFLICT otherwise).
 	ProjectId *string `json:"projectId"`
 }
@@ -6120,6 +6383,7 @@ func (v *UpdateSessionInput) GetProjectId() *string { return v.ProjectId }
 
 // UpdateSessionResponse is returned by UpdateSession on success.
 type UpdateSessionResponse struct {
+	// Changes a session's settings; null fields stay unchanged.
 	UpdateSession UpdateSessionUpdateSession `json:"updateSession"`
 }
 
@@ -6267,6 +6531,7 @@ func (v *UploadAttachmentResponse) GetUploadAttachment() UploadAttachmentUploadA
 //
 // Stored bytes referenced by a message; the bytes live in the artifact store.
 type UploadAttachmentUploadAttachment struct {
+	// Stable id (att_…), for UserInput.attachmentIds.
 	Id string `json:"id"`
 }
 
@@ -6276,10 +6541,13 @@ func (v *UploadAttachmentUploadAttachment) GetId() string { return v.Id }
 // A user message. Text may be empty only with an attachment or a browser element;
 // at most 256 KiB of text and 10 attachments (ids from uploadAttachment).
 type UserInput struct {
+	// The message's text, at most 256 KiB; may be empty only with an attachment or a browser element.
 	Text *string `json:"text"`
 	// A command id such as review (lowercase letters, digits, _ : -).
-	Command         *string               `json:"command"`
-	AttachmentIds   []string              `json:"attachmentIds"`
+	Command *string `json:"command"`
+	// Ids of stored attachments (uploadAttachment, generateImage), at most 10, in order.
+	AttachmentIds []string `json:"attachmentIds"`
+	// Page elements the user selected, at most 10 (see BrowserElementInput for the bounds).
 	BrowserElements []BrowserElementInput `json:"browserElements"`
 }
 
@@ -6939,6 +7207,8 @@ fragment ACPMessageFields on Message {
 	}
 	turnStatus
 	turnReason
+	finishReason
+	refusal
 }
 `
 
@@ -8119,9 +8389,18 @@ func MessageTextPage(
 const Probe_Operation = `
 query Probe {
 	__typename
+	foya: __type(name: "SessionEvent") {
+		name
+		fields {
+			name
+		}
+	}
 }
 `
 
+// Probe checks that the server is a Foya kernel: any GraphQL server answers
+// __typename, only Foya has the type SessionEvent with its field seq
+// (introspection: no resolver runs, nothing is read).
 func Probe(
 	ctx_ context.Context,
 	client_ graphql.Client,

@@ -229,6 +229,9 @@ func (e *Engine) recordUsage(ctx context.Context, sessionID string, b boundModel
 		if res.cancelled && res.text == "" && res.reasoning == "" {
 			return
 		}
+		if neverSent(res.err) {
+			return // the connection was refused: not a byte reached the provider
+		}
 		out := len(res.text) + len(res.reasoning)
 		for _, c := range res.calls {
 			out += len(c.Input)

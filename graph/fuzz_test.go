@@ -274,7 +274,7 @@ func TestTransportErrorsCoded(t *testing.T) {
 		{"unsupported content type", http.MethodPost, "text/plain", `{"query":"{ projects { id } }"}`, http.StatusUnsupportedMediaType, `needs Content-Type: application/json (multipart/form-data for uploads; add Accept: text/event-stream for SSE); got "text/plain"`},
 		{"no content type", http.MethodPost, "", `{}`, http.StatusUnsupportedMediaType, `got "none"`},
 		{"unserved method", http.MethodDelete, "", ``, http.StatusMethodNotAllowed, "got DELETE"},
-		{"mutation over GET", http.MethodGet, "", `query=mutation%7BdeleteProject(id:"x")%7D`, http.StatusNotAcceptable, "GET runs queries only"},
+		{"mutation over GET", http.MethodGet, "", `query=mutation%7BdeleteProject(id:"x")%7D`, http.StatusMethodNotAllowed, "GET runs queries only"},
 		{"bad GET query string", http.MethodGet, "", `query=%7Bprojects%7Bid%7D%7D;x`, http.StatusBadRequest, "semicolon"},
 		{"multipart without operations", http.MethodPost, "multipart/form-data; boundary=b", "--b\r\nContent-Disposition: form-data; name=\"map\"\r\n\r\n{}\r\n--b--\r\n", http.StatusUnprocessableEntity, "first part must be operations"},
 	}

@@ -2743,8 +2743,11 @@ scalar JSON
 
 "Who a message speaks for."
 enum Role {
+  "A person's input (sendMessage), or a sub-agent's task handed to its child session."
   USER
+  "The model's reply: text, reasoning and tool calls of one model request."
   ASSISTANT
+  "The result of one tool call, answering the assistant message that asked for it (toolCallId)."
   TOOL
   "Persistent kernel-made context (e.g. hook context); never the per-request system prompt."
   SYSTEM
@@ -2752,8 +2755,11 @@ enum Role {
 
 "What the kernel is doing with a session. Only the kernel sets it; every session is IDLE after a restart."
 enum Phase {
+  "Nothing runs: sendMessage starts a turn at once."
   IDLE
+  "A turn runs (model requests and tool calls); sendMessage queues its input."
   TURN
+  "compactSession (or an automatic compaction) is summarizing the history; input is queued."
   COMPACTION
 }
 
@@ -2766,6 +2772,7 @@ starts the execution turn; updateSession(agentMode: EXECUTE) leaves planning
 without starting one.
 """
 enum AgentMode {
+  "The default: the agent may use every tool the approval mode allows."
   EXECUTE
   "Read-only: tools that change files or run commands are refused."
   PLAN
@@ -2778,41 +2785,57 @@ Tool approval policy. EXPLORE: read-only tools run, others are denied. ASK: read
 run, writes and commands ask. BYPASS: nothing asks.
 """
 enum ApprovalMode {
+  "Read-only tools run; tools that write files or run commands are denied without asking."
   EXPLORE
+  "Read-only tools run; writes and commands wait for resolveApproval (the default)."
   ASK
+  "Every tool runs without asking."
   BYPASS
 }
 
 "How a turn ended."
 enum TurnStatus {
+  "The model ended the turn with a final message."
   COMPLETED
+  "The turn was stopped (stopTurn, or the kernel stopping it) before the model finished."
   CANCELLED
+  "The turn ended on an error (turnReason says which), e.g. a provider error after the retries."
   FAILED
 }
 
 "State of a task-list item."
 enum TaskStatus {
+  "Not started."
   PENDING
+  "Being worked on."
   IN_PROGRESS
+  "Finished."
   DONE
 }
 
 "What a tool did to a file."
 enum FileAction {
+  "The file did not exist before the tool call."
   CREATE
+  "The file existed and its content changed."
   MODIFY
+  "The file existed and was removed."
   DELETE
 }
 
 "What a connection is used for. Only LANGUAGE connections serve chat sessions."
 enum ConnectionType {
+  "Chat models: sessions, titles, compaction and sub-agents."
   LANGUAGE
+  "Image generation (generateImage and the image_generation tool)."
   IMAGE
+  "Video generation (generateVideo), with the connection's videoProtocol."
   VIDEO
 }
 
 "How a connection authenticates; only API keys today (an empty key is fine for local endpoints)."
 enum AuthKind {
+  "A bearer API key sent with every request: stored (sealed) or read from the kernel's environment (env:NAME); may be empty for local endpoints."
   API_KEY
 }
 
@@ -2822,26 +2845,39 @@ enum ModelPurpose {
   LANGUAGE
   "Titles and other short tasks."
   FAST
+  "generateImage without a connection, and the image_generation tool models get."
   IMAGE
+  "generateVideo without a connection."
   VIDEO
 }
 
 "Generation flags of a model; null = unknown."
 type Generation {
+  "Generates images; null = unknown."
   image: Boolean
+  "Generates video; null = unknown."
   video: Boolean
+  "Generates audio; null = unknown."
   audio: Boolean
 }
 
 "What a model can do. Every field may be null: null means unknown, never unsupported. Only an explicit imageInput: false rejects images before a request is sent."
 type Capabilities {
+  "Tokens of input and output together one request may take; null = unknown. At least 0."
   contextWindow: Int
+  "Tokens of input one request may take; null = unknown (the budget then derives from contextWindow, see ContextUsage). At least 0, at most contextWindow."
   maxInputTokens: Int
+  "Tokens the model may produce in one request, reasoning included; null = unknown. At least 0, at most contextWindow."
   maxOutputTokens: Int
+  "Accepts images in messages; only false rejects image attachments before a request is sent."
   imageInput: Boolean
+  "Can call tools; null = unknown (tools are offered)."
   toolCalling: Boolean
+  "Reasoning effort levels the model takes (e.g. low, medium, high), for Session.reasoningEffort; null = unknown."
   reasoningEfforts: [String!]
+  "Has native web search (the web_search tool then uses it); null = unknown."
   webSearch: Boolean
+  "What the model generates besides text; null = unknown."
   generation: Generation
   "The model's prices as the user declared them; null = unknown (costs are then null)."
   prices: ModelPrices
@@ -2865,7 +2901,9 @@ type ModelPrices {
 
 "One model offered by a connection."
 type Model {
+  "The provider's model id, as sent in requests (e.g. gpt-4o); unique within its connection."
   id: ID!
+  "What the model can do, as declared or as the provider reported it."
   capabilities: Capabilities!
 }
 
@@ -2876,17 +2914,23 @@ in the kernel's private data directory, or with --database sealed (AES-GCM) in
 PostgreSQL (docs/postgresql.md).
 """
 type Connection {
+  "Stable id of the connection (conn_…)."
   id: ID!
+  "Unique name (case-insensitively), at most 200 characters; the CLI takes it in place of the id."
   name: String!
+  "What the connection is used for."
   type: ConnectionType!
   "Provider runtime kind; \"openai\" (OpenAI-compatible Chat Completions) is built in."
   providerKind: String!
   "Base URL of the API, conventionally ending in /v1 (e.g. https://api.openai.com/v1, http://127.0.0.1:11434/v1)."
   baseUrl: String!
+  "How requests authenticate."
   authKind: AuthKind!
+  "Whether an API key (or env:NAME reference) is set; the key itself is never returned."
   apiKeyConfigured: Boolean!
   "Generation protocol of a VIDEO connection."
   videoProtocol: String
+  "The models offered, in order (refreshModels or as configured); may be empty."
   models: [Model!]!
   "Position in the list (0 first); decides which language connection new sessions prefer without a default."
   order: Int!
@@ -2896,13 +2940,17 @@ type Connection {
 
 "A model of a connection."
 type ModelRef {
+  "The connection's id."
   connectionId: ID!
+  "A model id of that connection."
   model: String!
 }
 
 "A provider-specific extension setting of a connection."
 type ProviderOption {
+  "Option name: lowercase letters, digits and _ (at most 64)."
   key: String!
+  "Option value (at most 1024 bytes)."
   value: String!
 }
 
@@ -2920,19 +2968,25 @@ input ProviderOptionInput {
 
 "The default model per purpose; null = none."
 type DefaultModels {
+  "Model of new sessions created without a connection and model; null = none (they take the first language connection's first model)."
   language: ModelRef
+  "Model of titles and other short tasks; null = none set."
   fast: ModelRef
+  "Model of generateImage without a connection; null = none (image generation UNAVAILABLE)."
   image: ModelRef
+  "Model of generateVideo without a connection; null = none (video generation UNAVAILABLE)."
   video: ModelRef
 }
 
 "A loaded plugin. Providers and tools run out of process (hashicorp/go-plugin over gRPC)."
 type PluginInfo {
+  "Plugin name, unique in the kernel (e.g. openai, tools)."
   name: String!
   "provider, tool or provider+tool."
   kind: String!
   "The provider kind a provider plugin serves (e.g. openai)."
   providerKind: String
+  "The version the plugin reports (semantic version, e.g. 0.1.0)."
   version: String!
   "Declared optional capabilities, e.g. model_lister, completer, web_search."
   capabilities: [String!]!
@@ -2949,6 +3003,7 @@ type PluginInfo {
   it is still healthy and its next call starts it again.
   """
   pid: Int
+  "The plugin started and answers (a built-in stopped while idle is still healthy); false with error set otherwise."
   healthy: Boolean!
   "Why the plugin could not be started or described."
   error: String
@@ -2977,7 +3032,9 @@ maxOutputTokens (or 4096) minus 5%, else 32000. Above it the kernel compacts
 before sending.
 """
 type ContextUsage {
+  "Estimated input tokens of the next request (at least 0)."
   tokens: Int!
+  "High-water mark in tokens: above it the kernel compacts before sending."
   limit: Int!
   "No real provider usage anchors the figure."
   estimated: Boolean!
@@ -2989,6 +3046,7 @@ type RewindFile {
   path: String!
   "restore (put back the earlier content), delete (the rewound part created it) or none (already as it was)."
   action: String!
+  "Whether confirmRewind can put the file back; reason says why not."
   restorable: Boolean!
   "Why the file cannot be restored, e.g. it was changed outside the session."
   reason: String
@@ -3014,7 +3072,9 @@ type RewindPreview {
   files: [RewindFile!]!
 }
 
+"Phase two of a rewind (confirmRewind): the session after it and what happened to each file."
 type RewindResult {
+  "The session after the rewind (the message and everything after it inactive)."
   session: Session!
   "The rewound message's text, back for the input box."
   text: String!
@@ -3024,14 +3084,19 @@ type RewindResult {
   attachments: [Attachment!]!
   "The rewound message's browser elements, back for the input box."
   browserElements: [BrowserElement!]!
+  "Each file of the preview, with restored set for those put back."
   files: [RewindFile!]!
 }
 
 "Token usage. cachedTokens is a subset of inputTokens."
 type Usage {
+  "Input (prompt) tokens, cache reads and writes included; at least 0."
   inputTokens: Int!
+  "Output tokens, reasoning included; at least 0."
   outputTokens: Int!
+  "inputTokens plus outputTokens (as the provider reported it when it did)."
   totalTokens: Int!
+  "Input tokens read from the provider's prompt cache (a subset of inputTokens; 0 where the provider does not say)."
   cachedTokens: Int!
   "Input tokens written to the provider's prompt cache (a subset of inputTokens; reported by Anthropic, 0 where the provider does not say)."
   cacheWriteTokens: Int!
@@ -3053,6 +3118,7 @@ across a restart). A session queues at most 100 items and 4 MiB of input
 (text and browser elements).
 """
 type QueueItem {
+  "Stable id of the item (for editQueuedMessage, moveQueuedMessage, deleteQueuedMessage and stopTurn's dispatchItemId)."
   id: ID!
   "The text; in a queue_snapshot event, only its first 2 KiB when truncated."
   text: String!
@@ -3064,9 +3130,13 @@ type QueueItem {
   their text and no browser elements. Session.queue has every item whole.
   """
   truncated: Boolean!
+  "Command id of the input (UserInput.command); null when none."
   command: String
+  "Attachments of the input, in order (at most 10)."
   attachments: [Attachment!]!
+  "Browser elements of the input (at most 10); empty in a truncated preview."
   browserElements: [BrowserElement!]!
+  "When the input was queued."
   createdAt: Time!
   "Counts edits of this item."
   revision: Int!
@@ -3074,15 +3144,19 @@ type QueueItem {
 
 "What sendMessage did: started a turn, or queued the input."
 type SendResult {
+  "True when the session was idle and a turn started with this input; false when it was queued (queueItem)."
   turnStarted: Boolean!
   "The queued item when the session was busy."
   queueItem: QueueItem
 }
 
+"A person's decision on a tool call waiting for approval (resolveApproval)."
 enum ApprovalDecision {
+  "Run this call once."
   APPROVED
   "Approve this tool and action class for the rest of the session (in memory; never copied by a fork)."
   APPROVED_FOR_SESSION
+  "Do not run it; the model gets a tool result saying it was denied."
   DENIED
   "Only in approval_resolved: the turn stopped before anyone decided (resolveApproval refuses it with BAD_INPUT)."
   CANCELLED
@@ -3090,14 +3164,19 @@ enum ApprovalDecision {
 
 "A tool call waiting for (or given) a person's decision."
 type Approval {
+  "Id of the approval request, for resolveApproval."
   requestId: ID!
+  "The tool call waiting for the decision (ToolCall.id)."
   toolCallId: ID!
+  "The tool's name as models see it (e.g. bash, write, mcp__fs__write_file)."
   tool: String!
   "read, write or command."
   action: String!
   "Human-readable: the command text, or the path and a preview of the change."
   summary: String!
+  "The tool call's complete JSON input."
   input: JSON
+  "The decision; null while pending."
   decision: ApprovalDecision
   "Set when the request belongs to a sub-agent's child session and is shown on its parent's sessionEvents: answer it with resolveApproval on either session. Child questions carry the same childSessionId in the payload of question_requested and answerQuestion accepts the parent's id too."
   childSessionId: ID
@@ -3107,26 +3186,35 @@ type Approval {
 type Segment {
   "reasoning, text or tool_call."
   kind: String!
+  "For reasoning and text: the piece's text; null for a tool call."
   text: String
+  "For tool_call: the ToolCall.id; null otherwise."
   toolCallId: ID
 }
 
 "A directory reference. Deleting a project deletes the sessions bound to it, never the directory."
 type Project {
+  "Stable id of the project (prj_…)."
   id: ID!
+  "Display name, at most 200 characters; defaults to the directory's base name."
   name: String!
   "Absolute path of the directory."
   path: String!
+  "When the project was created."
   createdAt: Time!
 }
 
 "An agent definition as a child session received it (SES-12)."
 type AgentSnapshot {
+  "The agent's name (e.g. explore)."
   name: String!
+  "What the agent is for, as its definition says; null when none."
   description: String
+  "The agent's system instructions; null when none."
   instructions: String
   "Allowed tools; empty = all but task."
   tools: [String!]!
+  "Bound on the child session's model requests (tool rounds) for its task."
   maxTurns: Int!
   "CONNECTION_ID/MODEL, or null for the parent's model."
   model: String
@@ -3134,13 +3222,17 @@ type AgentSnapshot {
 
 "An item of a session's task list, kept by the model."
 type Task {
+  "Stable id of the item within the session."
   id: ID!
+  "What the task is, as the model wrote it."
   text: String!
+  "Where the task stands."
   status: TaskStatus!
 }
 
 "A long-lived conversation identity: history, model choice, directory and permissions."
 type Session {
+  "Stable id of the session (ses_…)."
   id: ID!
   "Display name; never sent to a model."
   title: String
@@ -3148,14 +3240,19 @@ type Session {
   pinned: Boolean!
   "The bound language connection; null when unbound (e.g. its connection was deleted): turns then fail with UNAVAILABLE until one is chosen."
   connectionId: ID
+  "The bound model id of connectionId; null when unbound."
   model: String
+  "Reasoning effort sent with each request (one of the model's reasoningEfforts, e.g. high); null = none sent (the provider's default)."
   reasoningEffort: String
+  "Which tool calls need a person's approval."
   approvalMode: ApprovalMode!
   "Route key of the bound connection and model (PRV-10), for diagnostics; null when unbound."
   route: String
   "The bound project; once set it can never change (SES-3)."
   project: Project
+  "What the kernel is doing with the session now."
   phase: Phase!
+  "Whether the agent executes or plans (read-only)."
   agentMode: AgentMode!
   "Parent of a child (sub-agent) session."
   parentId: ID
@@ -3163,6 +3260,7 @@ type Session {
   source: String
   "The immutable agent definition a child session was created with."
   agent: AgentSnapshot
+  "When the session was created."
   createdAt: Time!
   "Time of the last event."
   updatedAt: Time!
@@ -3181,7 +3279,19 @@ type Session {
   instead (docs/limits.md). A page is read through an index: the last 50
   messages of a 100,000-event session cost what 50 messages cost.
   """
-  messages(includeInactive: Boolean = false, first: Int, afterSeq: Int, last: Int, beforeSeq: Int): [Message!]!
+  messages(
+    "Also return messages a rewind made inactive (active: false); default false."
+    includeInactive: Boolean = false
+    "Return at most this many of the oldest messages in the range (1–1000)."
+    first: Int
+    "Exclusive lower bound: only messages with a seq above it."
+    afterSeq: Int
+    "Return at most this many of the newest messages in the range (1–1000), still in seq order."
+    last: Int
+    "Exclusive upper bound: only messages with a seq below it."
+    beforeSeq: Int
+  ): [Message!]!
+  "The task list the model keeps, in its order; empty when none."
   tasks: [Task!]!
   "Child sessions, newest first."
   children: [Session!]!
@@ -3197,7 +3307,9 @@ type Session {
 
 "A tool call the model asked for."
 type ToolCall {
+  "The call's id as the provider gave it; the tool message answering it has it as toolCallId."
   id: ID!
+  "The tool's name as models see it (e.g. bash, read, mcp__fs__read_file)."
   name: String!
   "The complete JSON input."
   input: JSON!
@@ -3205,31 +3317,45 @@ type ToolCall {
 
 "Stored bytes referenced by a message; the bytes live in the artifact store."
 type Attachment {
+  "Stable id (att_…), for UserInput.attachmentIds."
   id: ID!
+  "File name as uploaded or generated."
   name: String!
   "image or file."
   kind: String!
+  "MIME type, e.g. image/png or application/pdf."
   mediaType: String!
+  "Size in bytes (at most 20 MiB for uploads)."
   size: Int!
+  "Width in pixels of an image; null for files and unknown sizes."
   width: Int
+  "Height in pixels of an image; null for files and unknown sizes."
   height: Int
+  "SHA-256 of the bytes in hex (64 characters): their address in the artifact store."
   sha256: String!
 }
 
 "A page element the user selected; models see it as untrusted page data."
 type BrowserElement {
+  "URL of the page (http, https or file; at most 2048 bytes)."
   url: String!
   "Empty when absent, like the other fields."
   title: String!
+  "The element's tag name, e.g. button (at most 64 bytes)."
   tag: String!
+  "A CSS selector of the element (at most 1024 bytes)."
   selector: String!
+  "The element's visible text (at most 16 KiB)."
   text: String!
+  "The element's outer HTML (at most 32 KiB)."
   html: String!
 }
 
 "A file a tool created, modified or deleted, with content hashes of the stored before/after bytes."
 type FileChange {
+  "The file's path, relative to the session's working directory."
   path: String!
+  "What the tool did to the file."
   action: FileAction!
   "SHA-256 of the content before; empty for a created file."
   beforeHash: String!
@@ -3243,6 +3369,7 @@ type FileChange {
 type Message {
   "The message's event_seq: stable id and rewind boundary."
   seq: Int!
+  "Who the message speaks for."
   role: Role!
   """
   The text, or a page of it: offset and limit count bytes of its UTF-8
@@ -3254,24 +3381,35 @@ type Message {
   gives "". In a live sessionEvents event with messageTruncated, text holds
   only the first 1 MiB: read the rest from Session.messages.
   """
-  text(offset: Int = 0, limit: Int): String!
+  text(
+    "Byte offset into the UTF-8 text where the page starts (moved back to a character start); default 0."
+    offset: Int = 0
+    "At most this many bytes from offset; without it, to the end."
+    limit: Int
+  ): String!
   "Size of the whole text in bytes (UTF-8), also when text is a page or a live event's cut text."
   textBytes: Int!
   "What made a SYSTEM message, e.g. ` + "`" + `hook UserPromptSubmit: ./context.sh` + "`" + ` for hook context (docs/hooks.md)."
   source: String
   "Display-only reasoning of an assistant message."
   reasoning: String
+  "The tool calls of an assistant message, in order; empty otherwise."
   toolCalls: [ToolCall!]!
   "For a tool message: the call it answers."
   toolCallId: ID
+  "For a tool message: the tool's name; null otherwise."
   toolName: String
   "For a tool message: whether the tool failed."
   isError: Boolean!
+  "Attachments of a user message (or images a tool produced), in order."
   attachments: [Attachment!]!
+  "Browser elements of a user message (at most 10)."
   browserElements: [BrowserElement!]!
   "Command id of a user message."
   command: String
+  "How the turn ended, on the message that ended it; null otherwise and while the turn runs."
   turnStatus: TurnStatus
+  "Why the turn ended that way (e.g. the provider error of a FAILED turn); null when there is nothing to say."
   turnReason: String
   "Start of this assistant message's model request (a turn makes one request per tool round)."
   startedAt: Time
@@ -3285,6 +3423,7 @@ type Message {
   active: Boolean!
   "First file change of a tool message (see fileChanges)."
   fileChange: FileChange
+  "For a tool message: every file the tool created, modified or deleted, in order."
   fileChanges: [FileChange!]!
   "UI-only unified diff of a tool message; never sent to a model."
   diff: String
@@ -3314,7 +3453,9 @@ type SessionEvent {
   seq: Int
   "The event type, e.g. message_end (snake_case, as in the seeds)."
   type: String!
+  "When the event happened."
   at: Time!
+  "The session the event belongs to."
   sessionId: ID!
   "The message of message_end and message_imported."
   message: Message
@@ -3358,12 +3499,15 @@ type SessionEvent {
 type KernelEvent {
   "session_created, session_updated, session_deleted or catalog_updated."
   type: String!
+  "The session of a session_* event; null for catalog_updated."
   sessionId: ID
   "The session after the change (null once deleted)."
   session: Session
+  "The connection a catalog_updated is about; null otherwise."
   connectionId: ID
   "The MCP server a catalog_updated is about (its configuration, status or tools changed)."
   mcpServerId: ID
+  "When the change happened."
   at: Time!
 }
 
@@ -3389,7 +3533,9 @@ enum McpStatus {
 
 "An environment variable or HTTP header. MCP values are secrets: write-only."
 input KeyValueInput {
+  "The environment variable or header name."
   key: String!
+  "The value; write-only (never returned)."
   value: String!
 }
 
@@ -3401,6 +3547,7 @@ given; changing the transport drops the old transport's fields.
 input McpServerInput {
   "Unique; tools are offered as mcp__<name>__<tool>."
   name: String!
+  "How the kernel reaches the server; STDIO needs command, HTTP needs url."
   transport: McpTransport!
   "STDIO: the program to run (looked up in the kernel's PATH), e.g. npx."
   command: String
@@ -3420,17 +3567,25 @@ input McpServerInput {
 
 "A configured MCP server. env and header values are never returned; only their names."
 type McpServer {
+  "Stable id of the server (mcp_…)."
   id: ID!
+  "Unique name; tools are offered as mcp__<name>__<tool>."
   name: String!
+  "How the kernel reaches the server."
   transport: McpTransport!
+  "STDIO: the program run; null for HTTP."
   command: String
+  "STDIO: its arguments, in order; empty for HTTP."
   args: [String!]!
+  "HTTP: the Streamable HTTP endpoint; null for STDIO."
   url: String
   "Names of the configured environment variables."
   envKeys: [String!]!
   "Names of the configured headers."
   headerKeys: [String!]!
+  "Whether the kernel runs the server; false = DISABLED."
   enabled: Boolean!
+  "Connection state now."
   status: McpStatus!
   "Why the server FAILED, or why its last attempt failed while STARTING again."
   error: String
@@ -3448,23 +3603,27 @@ type McpServer {
 type McpTool {
   "The server's name for the tool; models see it as mcp__<server>__<tool>."
   name: String!
+  "The tool's description as the server gives it (what models read); null when none."
   description: String
   "The tool's readOnlyHint: read-only tools run in EXPLORE and ASK without asking; the others are commands."
   readOnly: Boolean!
 }
 
+"Reads. None changes anything."
 type Query {
   "The state of a project's hooks file: present, trusted, or changed since it was trusted."
-  projectHooks(id: ID!): ProjectHooks!
+  projectHooks("The project's id." id: ID!): ProjectHooks!
   "The kernel-wide lifecycle hooks document (` + "`" + `<data-dir>/hooks.json` + "`" + `) in Claude Code's ` + "`" + `hooks` + "`" + ` format; ` + "`" + `{}` + "`" + ` when none (docs/hooks.md)."
   hooks: JSON!
   "The configured MCP servers with their status and tools, in creation order."
   mcpServers: [McpServer!]!
   "Connections in order."
   connections: [Connection!]!
+  "The default model of each purpose."
   defaultModels: DefaultModels!
   "Loaded plugins with their health."
   plugins: [PluginInfo!]!
+  "Every project."
   projects: [Project!]!
   """
   Top-level sessions, newest first; child sessions too when includeChildren.
@@ -3472,12 +3631,20 @@ type Query {
   the previous page, usually its last) continues the list after it. Without
   first every session is returned. NOT_FOUND when after names no session.
   """
-  sessions(includeChildren: Boolean = false, first: Int, after: ID): [Session!]!
-  session(id: ID!): Session
+  sessions(
+    "Also list child (sub-agent) sessions; default false."
+    includeChildren: Boolean = false
+    "Return at most this many sessions (1–1000); without it, all."
+    first: Int
+    "Continue after this session id (the last of the previous page)."
+    after: ID
+  ): [Session!]!
+  "One session by id; null when there is none with that id."
+  session("The session's id." id: ID!): Session
   "Total tokens ever spent, from the usage ledger (survives session deletion)."
   usageTotals: Usage!
   "The persisted event log in seq order; limit is 1..5000."
-  events(sessionId: ID!, afterSeq: Int = 0, limit: Int = 500): [SessionEvent!]!
+  events("The session's id (NOT_FOUND when unknown)." sessionId: ID!, "Return events with a larger seq only; 0 (the default) from the start." afterSeq: Int = 0, "How many events at most, 1 to 5000 (default 500); page with afterSeq = the last seq returned." limit: Int = 500): [SessionEvent!]!
   """
   The session as a foya.session JSON Lines document (docs/export.md): a header
   line, every persisted event in seq order, then the stored bytes its messages
@@ -3486,7 +3653,7 @@ type Query {
   so far). At most 12 MiB (BAD_INPUT beyond: the response limit is 16 MiB);
   child sessions are not included.
   """
-  exportSession(id: ID!): String!
+  exportSession("The session's id." id: ID!): String!
   """
   The kernel processes serving this database, oldest first: this kernel
   alone on SQLite; on PostgreSQL every node heard from in the last minute
@@ -3501,6 +3668,7 @@ type Node {
   id: ID!
   "The URL other nodes reach this node at (--advertise-url); the listen address when alone."
   advertiseUrl: String!
+  "When the kernel process started."
   startedAt: Time!
   "Sessions whose lease the node holds (alone: every session)."
   sessionsOwned: Int!
@@ -3514,11 +3682,17 @@ bytes (http, https or file), title 512, tag 64, selector 1024, text 16 KiB,
 html 32 KiB; 128 KiB in all.
 """
 input BrowserElementInput {
+  "URL of the page: http, https or file, at most 2048 bytes."
   url: String!
+  "Title of the page, at most 512 bytes."
   title: String
+  "The element's tag name, at most 64 bytes."
   tag: String
+  "A CSS selector of the element, at most 1024 bytes."
   selector: String
+  "The element's visible text, at most 16 KiB."
   text: String
+  "The element's outer HTML, at most 32 KiB."
   html: String
 }
 
@@ -3527,10 +3701,13 @@ A user message. Text may be empty only with an attachment or a browser element;
 at most 256 KiB of text and 10 attachments (ids from uploadAttachment).
 """
 input UserInput {
+  "The message's text, at most 256 KiB; may be empty only with an attachment or a browser element."
   text: String
   "A command id such as review (lowercase letters, digits, _ : -)."
   command: String
+  "Ids of stored attachments (uploadAttachment, generateImage), at most 10, in order."
   attachmentIds: [ID!]
+  "Page elements the user selected, at most 10 (see BrowserElementInput for the bounds)."
   browserElements: [BrowserElementInput!]
 }
 
@@ -3566,6 +3743,7 @@ input GenerateImageInput {
   sessionId: ID
 }
 
+"A project to create: a directory the sessions bound to it work in."
 input ProjectInput {
   "Display name; defaults to the directory's base name."
   name: String
@@ -3578,13 +3756,21 @@ Capability declarations; omitted fields are unknown. Limits must not be
 negative, and max input/output must not exceed a declared context window.
 """
 input CapabilitiesInput {
+  "Tokens of input and output together one request may take; at least 0."
   contextWindow: Int
+  "Tokens of input one request may take; at least 0, at most contextWindow."
   maxInputTokens: Int
+  "Tokens the model may produce in one request; at least 0, at most contextWindow."
   maxOutputTokens: Int
+  "Accepts images; false rejects image attachments before a request is sent."
   imageInput: Boolean
+  "Can call tools."
   toolCalling: Boolean
+  "Reasoning effort levels the model takes, e.g. [\"low\", \"medium\", \"high\"]."
   reasoningEfforts: [String!]
+  "Has native web search."
   webSearch: Boolean
+  "What the model generates besides text."
   generation: GenerationInput
   "Prices for cost figures; null on update clears them (capabilities are replaced whole)."
   prices: ModelPricesInput
@@ -3595,20 +3781,31 @@ Prices in US dollars per million tokens, each 0 to 100000. cachedInputPerMillion
 and cacheWritePerMillion default to inputPerMillion.
 """
 input ModelPricesInput {
+  "US dollars per million input tokens that are neither cache reads nor writes; 0 to 100000."
   inputPerMillion: Float!
+  "US dollars per million cache-read input tokens; 0 to 100000; null: inputPerMillion."
   cachedInputPerMillion: Float
+  "US dollars per million input tokens written to the prompt cache; 0 to 100000; null: inputPerMillion."
   cacheWritePerMillion: Float
+  "US dollars per million output tokens, reasoning included; 0 to 100000."
   outputPerMillion: Float!
 }
 
+"Generation flags of a model; omitted fields are unknown."
 input GenerationInput {
+  "Generates images."
   image: Boolean
+  "Generates video."
   video: Boolean
+  "Generates audio."
   audio: Boolean
 }
 
+"A model a connection offers, with its declared capabilities."
 input ModelInput {
+  "The provider's model id, 1 to 256 characters; unique within the connection."
   id: ID!
+  "Declared capabilities; null = all unknown (on update, replaced whole)."
   capabilities: CapabilitiesInput
 }
 
@@ -3620,13 +3817,21 @@ patch: omitted fields keep their values; apiKey null keeps the stored key and
 key from the kernel's environment at call time.
 """
 input ConnectionInput {
+  "Unique name (case-insensitively; CONFLICT otherwise), at most 200 characters."
   name: String
+  "What the connection is for; LANGUAGE on create when omitted."
   type: ConnectionType
+  "Provider runtime kind (openai, anthropic, openai-responses, or a plugin's); \"openai\" on create when omitted."
   providerKind: String
+  "Base URL of the API (http or https), conventionally ending in /v1; required on create."
   baseUrl: String
+  "How requests authenticate; API_KEY on create when omitted."
   authKind: AuthKind
+  "The API key (write-only, at most 4 KiB), or env:NAME to read it from the kernel's environment at call time; \"\" clears it, null keeps it on update."
   apiKey: String
+  "The models offered (at most 2000), replacing the list; null keeps it on update."
   models: [ModelInput!]
+  "Position in the list, 0 first; at least 0."
   order: Int
   "Required for VIDEO connections: openai_video."
   videoProtocol: String
@@ -3640,12 +3845,17 @@ default, else the first language connection by order and its first model;
 with no language connection at all it is created unbound.
 """
 input CreateSessionInput {
+  "A LANGUAGE connection to bind; with model, else the defaults apply."
   connectionId: ID
+  "A model id of that connection (default: the LANGUAGE default's model, else the connection's first)."
   model: String
+  "The project to bind (its directory is where tools work); null: no project, a scratch directory of the session's own."
   projectId: ID
   "Defaults to ASK."
   approvalMode: ApprovalMode
+  "Reasoning effort (one of the model's reasoningEfforts); null: the provider's default."
   reasoningEffort: String
+  "Display name, at most 200 characters; null: the kernel names the session after its first completed turn."
   title: String
   "Defaults to EXECUTE."
   agentMode: AgentMode
@@ -3655,30 +3865,38 @@ input CreateSessionInput {
 
 "Null fields stay unchanged. There is no phase: only the kernel sets it."
 input UpdateSessionInput {
+  "New display name, at most 200 characters."
   title: String
+  "Pin or unpin the session."
   pinned: Boolean
+  "A LANGUAGE connection to bind the session to."
   connectionId: ID
+  "A model id of the bound (or given) connection."
   model: String
+  "Reasoning effort, one of the model's reasoningEfforts (BAD_INPUT otherwise)."
   reasoningEffort: String
+  "The new approval policy."
   approvalMode: ApprovalMode
+  "EXECUTE or PLAN (AWAITING_CONFIRMATION is refused with BAD_INPUT)."
   agentMode: AgentMode
   "Binds the session to a project; allowed only while it is unbound (CONFLICT otherwise)."
   projectId: ID
 }
 
+"Changes. Each is applied whole or not at all; errors carry extensions.code."
 type Mutation {
   "Trusts the hooks file of a project (` + "`" + `<project>/.foya/hooks.json` + "`" + `) as it is now: its sha256 is recorded and its hooks run from then on; a changed file needs trust again. NOT_FOUND when the project has none, BAD_INPUT when it is not a valid hooks document."
-  trustProject(id: ID!): ProjectHooks!
+  trustProject("The project's id." id: ID!): ProjectHooks!
   "Replaces the kernel-wide hooks document after validating it (BAD_INPUT names the bad path, e.g. ` + "`" + `hooks.PreToolUse[0].hooks[0].command` + "`" + `); written atomically with mode 0600. Accepts the ` + "`" + `hooks` + "`" + ` object of Claude Code's settings, or a settings object holding only ` + "`" + `hooks` + "`" + `. Returns the stored document."
-  setHooks(config: JSON!): JSON!
+  setHooks("The hooks document (at most the 8 MiB request body)." config: JSON!): JSON!
   "Adds an MCP server and starts it (unless enabled is false). Names are unique (CONFLICT)."
-  createMcpServer(input: McpServerInput!): McpServer!
+  createMcpServer("The server's configuration." input: McpServerInput!): McpServer!
   "Changes an MCP server (see McpServerInput); a running server restarts with the new configuration."
-  updateMcpServer(id: ID!, input: McpServerInput!): McpServer!
+  updateMcpServer("The server's id." id: ID!, "The new configuration (a patch: see McpServerInput)." input: McpServerInput!): McpServer!
   "Stops and removes an MCP server."
-  deleteMcpServer(id: ID!): Boolean!
+  deleteMcpServer("The server's id." id: ID!): Boolean!
   "Stops and starts an MCP server again (kernel-wide or attached to a session), clearing FAILED; CONFLICT when it is disabled."
-  restartMcpServer(id: ID!): McpServer!
+  restartMcpServer("The server's id." id: ID!): McpServer!
   """
   Attaches an MCP server to one session only and starts it: its tools are
   offered in that session and its sub-agent sessions, nowhere else. Not
@@ -3690,27 +3908,31 @@ type Mutation {
   The name must differ from the kernel-wide servers' (CONFLICT); enabled:
   false is BAD_INPUT.
   """
-  attachSessionMcpServer(sessionId: ID!, input: McpServerInput!): McpServer!
+  attachSessionMcpServer("The session's id." sessionId: ID!, "The server's configuration (enabled must not be false)." input: McpServerInput!): McpServer!
   "Stops an MCP server attached to a session and removes it; NOT_FOUND when the session has no such server."
-  detachSessionMcpServer(sessionId: ID!, id: ID!): Boolean!
-  createConnection(input: ConnectionInput!): Connection!
+  detachSessionMcpServer("The session's id." sessionId: ID!, "The attached server's id." id: ID!): Boolean!
+  "Adds a connection (see ConnectionInput for the defaults); names are unique (CONFLICT)."
+  createConnection("The connection (see ConnectionInput for the defaults)." input: ConnectionInput!): Connection!
   "A patch; see ConnectionInput."
-  updateConnection(id: ID!, input: ConnectionInput!): Connection!
+  updateConnection("The connection's id." id: ID!, "The fields to change." input: ConnectionInput!): Connection!
   "Deletes the connection, clears defaults that point at it and unbinds the sessions that use it (their history stays)."
-  deleteConnection(id: ID!): Boolean!
+  deleteConnection("The connection's id." id: ID!): Boolean!
   "ids must list every connection exactly once, in the new order."
-  reorderConnections(ids: [ID!]!): [Connection!]!
+  reorderConnections("Every connection's id, once each, in the new order." ids: [ID!]!): [Connection!]!
   "Asks the provider's model lister (GET {baseUrl}/models); UNAVAILABLE when the provider cannot list models. Declared capabilities of models that still exist are kept."
-  refreshModels(connectionId: ID!): Connection!
+  refreshModels("The connection's id." connectionId: ID!): Connection!
   "Sets (or, with connectionId and model null, clears) a default model."
-  setDefaultModel(purpose: ModelPurpose!, connectionId: ID, model: String): DefaultModels!
-  createProject(input: ProjectInput!): Project!
+  setDefaultModel("Which default to set." purpose: ModelPurpose!, "The connection (of the purpose's type); null with model null clears the default." connectionId: ID, "A model id of that connection." model: String): DefaultModels!
+  "Registers an existing directory as a project (BAD_INPUT when the path is not a directory)."
+  createProject("The project's directory and name." input: ProjectInput!): Project!
   "Deletes the project and every session bound to it; the directory is untouched."
-  deleteProject(id: ID!): Boolean!
-  createSession(input: CreateSessionInput!): Session!
-  updateSession(id: ID!, input: UpdateSessionInput!): Session!
+  deleteProject("The project's id." id: ID!): Boolean!
+  "Creates an idle session (see CreateSessionInput for the bindings)."
+  createSession("The session's settings; {} for the defaults." input: CreateSessionInput!): Session!
+  "Changes a session's settings; null fields stay unchanged."
+  updateSession("The session's id." id: ID!, "The fields to change." input: UpdateSessionInput!): Session!
   "Irreversible: stops its turn, clears its queue and pending requests, removes the session, its children, events and projections. Usage stays in the ledger."
-  deleteSession(id: ID!): Boolean!
+  deleteSession("The session's id." id: ID!): Boolean!
   """
   Branches a session: a new top-level session that imports the active messages
   up to and including afterSeq (message_imported), with the same connection,
@@ -3719,7 +3941,7 @@ type Mutation {
   that completes its assistant message's calls (BAD_INPUT names the nearest
   valid ones). Queues, approvals, grants and compaction checkpoints are not copied.
   """
-  forkSession(sessionId: ID!, afterSeq: Int!): Session!
+  forkSession("The session to branch." sessionId: ID!, "Seq of the last message the branch keeps (see above for which seqs are valid)." afterSeq: Int!): Session!
   """
   Summarizes the active history before the newest user message into a portable
   text checkpoint (when one long turn is all there is, the cut moves inside it,
@@ -3728,23 +3950,23 @@ type Mutation {
   History is never deleted: later requests send the checkpoint plus the
   messages after it. CONFLICT while a turn runs or when there is nothing to compact.
   """
-  compactSession(sessionId: ID!): Session!
+  compactSession("The session's id." sessionId: ID!): Session!
   """
   Rewind, phase one: messageSeq must be an active user message (its text, command,
   attachments and browser elements come back for the input box). Lists the files
   changed after it, by the session and by its sub-agents, and whether each can be
   restored.
   """
-  previewRewind(sessionId: ID!, messageSeq: Int!): RewindPreview!
+  previewRewind("The session's id." sessionId: ID!, "Seq of an active user message: it and everything after it are rewound." messageSeq: Int!): RewindPreview!
   """
   Rewind, phase two: re-checks headSeq and fileStateToken (CONFLICT if either
   moved, or while a turn runs), restores the restorable files, then records
   history_rewound: the message and everything after it become inactive
   (payloads are never rewritten). Compaction checkpoints covering them stop applying.
   """
-  confirmRewind(sessionId: ID!, messageSeq: Int!, headSeq: Int!, fileStateToken: String!): RewindResult!
+  confirmRewind("The session's id." sessionId: ID!, "The messageSeq given to previewRewind." messageSeq: Int!, "RewindPreview.headSeq." headSeq: Int!, "RewindPreview.fileStateToken." fileStateToken: String!): RewindResult!
   "Starts a turn when the session is idle, else queues the input. UNAVAILABLE when the session has no usable model."
-  sendMessage(sessionId: ID!, input: UserInput!): SendResult!
+  sendMessage("The session's id." sessionId: ID!, "The message (see UserInput for its bounds)." input: UserInput!): SendResult!
   """
   Confirms the plan of a session in AWAITING_CONFIRMATION: moves it to EXECUTE and
   sends the execution turn's message (the plan is in the history before it), queued
@@ -3752,7 +3974,7 @@ type Mutation {
   the plan; they travel with that message and take precedence. CONFLICT when the
   session is not awaiting confirmation.
   """
-  confirmPlan(sessionId: ID!, edits: String): SendResult!
+  confirmPlan("The session's id." sessionId: ID!, "The person's changes to the plan, at most 256 KiB; null or empty for none." edits: String): SendResult!
   """
   Generates images through an IMAGE connection (PRV-2): its provider's image_generator
   capability (the built-in openai provider calls POST {baseUrl}/images/generations).
@@ -3762,7 +3984,7 @@ type Mutation {
   PROVIDER_ERROR when the service fails. When an IMAGE default exists, models also
   get an image_generation tool whose images are attached to its tool result.
   """
-  generateImage(input: GenerateImageInput!): [Attachment!]!
+  generateImage("What to generate and with which connection." input: GenerateImageInput!): [Attachment!]!
   """
   Generates a video through a VIDEO connection (PRV-2): its provider's video_generator
   capability (protocol 2), called with the connection's declared videoProtocol. The
@@ -3772,24 +3994,25 @@ type Mutation {
   built-in openai provider does not; install a provider plugin that declares
   video_generator), PROVIDER_ERROR when the service fails.
   """
-  generateVideo(input: GenerateVideoInput!): [Attachment!]!
+  generateVideo("What to generate and with which connection." input: GenerateVideoInput!): [Attachment!]!
   "Replaces a queued item's input; NOT_FOUND once it has started."
-  editQueuedMessage(sessionId: ID!, itemId: ID!, input: UserInput!): [QueueItem!]!
+  editQueuedMessage("The session's id." sessionId: ID!, "The queued item's id." itemId: ID!, "The new input, replacing the item's whole." input: UserInput!): [QueueItem!]!
   "Moves a queued item to index (0 = next)."
-  moveQueuedMessage(sessionId: ID!, itemId: ID!, index: Int!): [QueueItem!]!
-  deleteQueuedMessage(sessionId: ID!, itemId: ID!): [QueueItem!]!
+  moveQueuedMessage("The session's id." sessionId: ID!, "The queued item's id." itemId: ID!, "The new position, 0 (next) to the queue's length minus 1 (BAD_INPUT otherwise)." index: Int!): [QueueItem!]!
+  "Removes a queued item; NOT_FOUND once it has started. Returns the queue after."
+  deleteQueuedMessage("The session's id." sessionId: ID!, "The queued item's id." itemId: ID!): [QueueItem!]!
   """
   Stops the running turn, keeping what the model already produced. keepQueue
   leaves the queue waiting until the next sendMessage (or a dispatch); false
   clears it. dispatchItemId runs that queued item next.
   """
-  stopTurn(sessionId: ID!, keepQueue: Boolean = true, dispatchItemId: ID): Session!
+  stopTurn("The session's id." sessionId: ID!, "Keep the queued input (default true); false clears it." keepQueue: Boolean = true, "A queued item to run next, at once; null: none." dispatchItemId: ID): Session!
   "Decides a pending approval; the first decision wins, later ones get CONFLICT."
-  resolveApproval(sessionId: ID!, requestId: ID!, decision: ApprovalDecision!): Boolean!
+  resolveApproval("The session's id (or the parent's, for a sub-agent's request)." sessionId: ID!, "Approval.requestId." requestId: ID!, "APPROVED, APPROVED_FOR_SESSION or DENIED." decision: ApprovalDecision!): Boolean!
   "Answers a question the model asked; the answer becomes the tool result."
-  answerQuestion(sessionId: ID!, requestId: ID!, answer: String!): Boolean!
+  answerQuestion("The session's id (or the parent's, for a sub-agent's question)." sessionId: ID!, "The requestId of question_requested." requestId: ID!, "The answer text; it becomes the tool result the model reads." answer: String!): Boolean!
   "Stores a file (at most 20 MiB) in the artifact store, content-addressed by SHA-256."
-  uploadAttachment(file: Upload!): Attachment!
+  uploadAttachment("The file, at most 20 MiB, in a multipart request." file: Upload!): Attachment!
   """
   Creates a new top-level session from a foya.session document (exportSession,
   docs/export.md): the same events with the same seqs and content, under new
@@ -3802,11 +4025,12 @@ type Mutation {
   8 MiB JSON request body; larger documents (up to 64 MiB) go through
   importSessionFile.
   """
-  importSession(data: String!, projectId: ID): Session!
+  importSession("The foya.session document, at most 8 MiB (the JSON body limit)." data: String!, "The project to bind the session to; null: none." projectId: ID): Session!
   "importSession for a document sent as a file in a multipart request (at most 64 MiB)."
-  importSessionFile(file: Upload!, projectId: ID): Session!
+  importSessionFile("The foya.session document, at most 64 MiB, in a multipart request." file: Upload!, "The project to bind the session to; null: none." projectId: ID): Session!
 }
 
+"Streams, over WebSocket (graphql-transport-ws) or SSE (docs/protocols.md, docs/sse.md)."
 type Subscription {
   """
   Every persisted event with seq > afterSeq (when given), then live events, with
@@ -3816,7 +4040,7 @@ type Subscription {
   Last-Event-ID header (a non-negative integer) resumes after that seq as
   afterSeq would, in place of the afterSeq argument (docs/sse.md).
   """
-  sessionEvents(sessionId: ID!, afterSeq: Int): SessionEvent!
+  sessionEvents("The session's id (NOT_FOUND when unknown)." sessionId: ID!, "Replay persisted events with a larger seq first; null: live events only. At least 0." afterSeq: Int): SessionEvent!
   "Session list and catalog changes."
   kernelEvents: KernelEvent!
 }

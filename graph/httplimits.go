@@ -217,10 +217,12 @@ func (w *codedWriter) finish() {
 	}
 	status, body := codeErrorBody(w.r, w.status, w.held.Bytes())
 	h := w.Header()
-	h.Set("Content-Type", "application/json")
+	if h.Get("Content-Type") != mediaGraphQLResponse {
+		h.Set("Content-Type", "application/json")
+	}
 	h.Del("Content-Length")
 	h.Del("X-Content-Type-Options")
-	if status == http.StatusMethodNotAllowed {
+	if status == http.StatusMethodNotAllowed && h.Get("Allow") == "" {
 		h.Set("Allow", "GET, POST, OPTIONS")
 	}
 	w.ResponseWriter.WriteHeader(status)

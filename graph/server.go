@@ -40,8 +40,12 @@ type ServerConfig struct {
 	// Auth, when set, requires its bearer token on every /graphql request
 	// (see browserGuard and Auth); with it any Host is served.
 	Auth *Auth
-	// KeepAlive is the interval of WebSocket keep-alive pings (default 15s).
+	// KeepAlive is the interval of WebSocket keep-alive pings (default 15s):
+	// graphql-transport-ws `ping` messages, graphql-ws `ka` messages.
 	KeepAlive time.Duration
+	// WSInitTimeout is graphql-transport-ws's connectionInitWaitTimeout
+	// (default 10s).
+	WSInitTimeout time.Duration
 	// Limits overrides request bounds (zero fields: the defaults in limits.go).
 	Limits Limits
 	// Nodes lists the kernel processes serving the database (nil: none).
@@ -67,6 +71,9 @@ func NewHandler(cfg ServerConfig) http.Handler {
 	srv := handler.New(NewExecutableSchema(Config{Resolvers: &Resolver{Service: cfg.Service, Engine: cfg.Engine, Ledger: cfg.Usage, Catalog: cfg.Catalog, Registry: cfg.Plugins, MCP: cfg.MCP, NodeList: cfg.Nodes, Log: log}}))
 	// SSE must come before POST: both accept POST requests.
 	srv.AddTransport(resumableSSE{})
+	// graphql-transport-ws is served by transportWS; gqlgen's transport keeps
+	// the legacy graphql-ws subprotocol (and sockets that name none).
+	srv.AddTransport(transportWS{pingInterval: keepAlive, initTimeout: cfg.WSInitTimeout, readLimit: wsReadLimit, initFunc: cfg.Auth.wsInitFunc()})
 	ws := transport.Websocket{
 		// browserGuard has already checked the Origin of every /graphql request.
 		Implementation:        countingWS{rotationAwareWS{transport.CoderWebsocketImplementation{AcceptOptions: websocket.AcceptOptions{InsecureSkipVerify: true}}}},
@@ -79,8 +86,7 @@ func NewHandler(cfg ServerConfig) http.Handler {
 	}
 	srv.AddTransport(ws)
 	srv.AddTransport(transport.Options{})
-	srv.AddTransport(nonStreaming{transport.GET{}})
-	srv.AddTransport(nonStreaming{transport.POST{}})
+	srv.AddTransport(httpGraphQL{}) // GET and JSON POST, GraphQL over HTTP (transporthttp.go)
 	srv.AddTransport(nonStreaming{transport.MultipartForm{MaxUploadSize: MaxUploadBytes, MaxMemory: 8 << 20}})
 	srv.Use(extension.Introspection{})
 	useQueryBounds(srv) // the query cache, persisted queries, the token limit
@@ -120,6 +126,7 @@ func NewHandler(cfg ServerConfig) http.Handler {
 	playground := pageHeaders(PlaygroundHandler("Foya kernel", "/graphql"))
 	mux.Handle("/playground", playground)
 	mux.Handle("/playground/assets/", playground)
+	mux.Handle("/favicon.ico", pageHeaders(faviconHandler()))
 	mux.Handle("/", pageHeaders(WebHandler()))
 	return mux
 }

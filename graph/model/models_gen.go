@@ -12,14 +12,22 @@ import (
 // "" clears it; models null keeps the list. apiKey may be "env:NAME" to read the
 // key from the kernel's environment at call time.
 type ConnectionInput struct {
-	Name         *string              `json:"name,omitempty"`
-	Type         *core.ConnectionType `json:"type,omitempty"`
-	ProviderKind *string              `json:"providerKind,omitempty"`
-	BaseURL      *string              `json:"baseUrl,omitempty"`
-	AuthKind     *core.AuthKind       `json:"authKind,omitempty"`
-	APIKey       *string              `json:"apiKey,omitempty"`
-	Models       []ModelInput         `json:"models,omitempty"`
-	Order        *int64               `json:"order,omitempty"`
+	// Unique name (case-insensitively; CONFLICT otherwise), at most 200 characters.
+	Name *string `json:"name,omitempty"`
+	// What the connection is for; LANGUAGE on create when omitted.
+	Type *core.ConnectionType `json:"type,omitempty"`
+	// Provider runtime kind (openai, anthropic, openai-responses, or a plugin's); "openai" on create when omitted.
+	ProviderKind *string `json:"providerKind,omitempty"`
+	// Base URL of the API (http or https), conventionally ending in /v1; required on create.
+	BaseURL *string `json:"baseUrl,omitempty"`
+	// How requests authenticate; API_KEY on create when omitted.
+	AuthKind *core.AuthKind `json:"authKind,omitempty"`
+	// The API key (write-only, at most 4 KiB), or env:NAME to read it from the kernel's environment at call time; "" clears it, null keeps it on update.
+	APIKey *string `json:"apiKey,omitempty"`
+	// The models offered (at most 2000), replacing the list; null keeps it on update.
+	Models []ModelInput `json:"models,omitempty"`
+	// Position in the list, 0 first; at least 0.
+	Order *int64 `json:"order,omitempty"`
 	// Required for VIDEO connections: openai_video.
 	VideoProtocol *string `json:"videoProtocol,omitempty"`
 	// Replaces the provider options (at most 32); null keeps them on update, [] clears them.
@@ -30,13 +38,18 @@ type ConnectionInput struct {
 // default, else the first language connection by order and its first model;
 // with no language connection at all it is created unbound.
 type CreateSessionInput struct {
+	// A LANGUAGE connection to bind; with model, else the defaults apply.
 	ConnectionID *string `json:"connectionId,omitempty"`
-	Model        *string `json:"model,omitempty"`
-	ProjectID    *string `json:"projectId,omitempty"`
+	// A model id of that connection (default: the LANGUAGE default's model, else the connection's first).
+	Model *string `json:"model,omitempty"`
+	// The project to bind (its directory is where tools work); null: no project, a scratch directory of the session's own.
+	ProjectID *string `json:"projectId,omitempty"`
 	// Defaults to ASK.
-	ApprovalMode    *core.ApprovalMode `json:"approvalMode,omitempty"`
-	ReasoningEffort *string            `json:"reasoningEffort,omitempty"`
-	Title           *string            `json:"title,omitempty"`
+	ApprovalMode *core.ApprovalMode `json:"approvalMode,omitempty"`
+	// Reasoning effort (one of the model's reasoningEfforts); null: the provider's default.
+	ReasoningEffort *string `json:"reasoningEffort,omitempty"`
+	// Display name, at most 200 characters; null: the kernel names the session after its first completed turn.
+	Title *string `json:"title,omitempty"`
 	// Defaults to EXECUTE.
 	AgentMode *core.AgentMode `json:"agentMode,omitempty"`
 	// MCP servers attached to this session only, as with attachSessionMcpServer; all are validated before the session is created (BAD_INPUT names input.mcpServers[i].<field>).
@@ -80,7 +93,8 @@ type GenerateVideoInput struct {
 // given; changing the transport drops the old transport's fields.
 type McpServerInput struct {
 	// Unique; tools are offered as mcp__<name>__<tool>.
-	Name      string            `json:"name"`
+	Name string `json:"name"`
+	// How the kernel reaches the server; STDIO needs command, HTTP needs url.
 	Transport core.MCPTransport `json:"transport"`
 	// STDIO: the program to run (looked up in the kernel's PATH), e.g. npx.
 	Command *string `json:"command,omitempty"`
@@ -98,14 +112,19 @@ type McpServerInput struct {
 	TimeoutSeconds *int64 `json:"timeoutSeconds,omitempty"`
 }
 
+// A model a connection offers, with its declared capabilities.
 type ModelInput struct {
-	ID           string             `json:"id"`
+	// The provider's model id, 1 to 256 characters; unique within the connection.
+	ID string `json:"id"`
+	// Declared capabilities; null = all unknown (on update, replaced whole).
 	Capabilities *core.Capabilities `json:"capabilities,omitempty"`
 }
 
+// Changes. Each is applied whole or not at all; errors carry extensions.code.
 type Mutation struct {
 }
 
+// A project to create: a directory the sessions bound to it work in.
 type ProjectInput struct {
 	// Display name; defaults to the directory's base name.
 	Name *string `json:"name,omitempty"`
@@ -115,7 +134,9 @@ type ProjectInput struct {
 
 // A provider-specific extension setting of a connection.
 type ProviderOption struct {
-	Key   string `json:"key"`
+	// Option name: lowercase letters, digits and _ (at most 64).
+	Key string `json:"key"`
+	// Option value (at most 1024 bytes).
 	Value string `json:"value"`
 }
 
@@ -129,10 +150,13 @@ type ProviderOptionInput struct {
 	Value string `json:"value"`
 }
 
+// Reads. None changes anything.
 type Query struct {
 }
 
+// Phase two of a rewind (confirmRewind): the session after it and what happened to each file.
 type RewindResult struct {
+	// The session after the rewind (the message and everything after it inactive).
 	Session *core.Session `json:"session"`
 	// The rewound message's text, back for the input box.
 	Text string `json:"text"`
@@ -142,29 +166,40 @@ type RewindResult struct {
 	Attachments []core.Attachment `json:"attachments"`
 	// The rewound message's browser elements, back for the input box.
 	BrowserElements []core.BrowserElement `json:"browserElements"`
-	Files           []core.RewindFile     `json:"files"`
+	// Each file of the preview, with restored set for those put back.
+	Files []core.RewindFile `json:"files"`
 }
 
 // One piece of an assistant message in the order it streamed (reasoning, text, tool call, reasoning, text…), recorded with the message; a display projection, not canonical data. Messages recorded before segments were kept show reasoning, then text, then tool calls.
 type Segment struct {
 	// reasoning, text or tool_call.
-	Kind       string  `json:"kind"`
-	Text       *string `json:"text,omitempty"`
+	Kind string `json:"kind"`
+	// For reasoning and text: the piece's text; null for a tool call.
+	Text *string `json:"text,omitempty"`
+	// For tool_call: the ToolCall.id; null otherwise.
 	ToolCallID *string `json:"toolCallId,omitempty"`
 }
 
+// Streams, over WebSocket (graphql-transport-ws) or SSE (docs/protocols.md, docs/sse.md).
 type Subscription struct {
 }
 
 // Null fields stay unchanged. There is no phase: only the kernel sets it.
 type UpdateSessionInput struct {
-	Title           *string            `json:"title,omitempty"`
-	Pinned          *bool              `json:"pinned,omitempty"`
-	ConnectionID    *string            `json:"connectionId,omitempty"`
-	Model           *string            `json:"model,omitempty"`
-	ReasoningEffort *string            `json:"reasoningEffort,omitempty"`
-	ApprovalMode    *core.ApprovalMode `json:"approvalMode,omitempty"`
-	AgentMode       *core.AgentMode    `json:"agentMode,omitempty"`
+	// New display name, at most 200 characters.
+	Title *string `json:"title,omitempty"`
+	// Pin or unpin the session.
+	Pinned *bool `json:"pinned,omitempty"`
+	// A LANGUAGE connection to bind the session to.
+	ConnectionID *string `json:"connectionId,omitempty"`
+	// A model id of the bound (or given) connection.
+	Model *string `json:"model,omitempty"`
+	// Reasoning effort, one of the model's reasoningEfforts (BAD_INPUT otherwise).
+	ReasoningEffort *string `json:"reasoningEffort,omitempty"`
+	// The new approval policy.
+	ApprovalMode *core.ApprovalMode `json:"approvalMode,omitempty"`
+	// EXECUTE or PLAN (AWAITING_CONFIRMATION is refused with BAD_INPUT).
+	AgentMode *core.AgentMode `json:"agentMode,omitempty"`
 	// Binds the session to a project; allowed only while it is unbound (CONFLICT otherwise).
 	ProjectID *string `json:"projectId,omitempty"`
 }
@@ -172,9 +207,12 @@ type UpdateSessionInput struct {
 // A user message. Text may be empty only with an attachment or a browser element;
 // at most 256 KiB of text and 10 attachments (ids from uploadAttachment).
 type UserInput struct {
+	// The message's text, at most 256 KiB; may be empty only with an attachment or a browser element.
 	Text *string `json:"text,omitempty"`
 	// A command id such as review (lowercase letters, digits, _ : -).
-	Command         *string               `json:"command,omitempty"`
-	AttachmentIds   []string              `json:"attachmentIds,omitempty"`
+	Command *string `json:"command,omitempty"`
+	// Ids of stored attachments (uploadAttachment, generateImage), at most 10, in order.
+	AttachmentIds []string `json:"attachmentIds,omitempty"`
+	// Page elements the user selected, at most 10 (see BrowserElementInput for the bounds).
 	BrowserElements []core.BrowserElement `json:"browserElements,omitempty"`
 }

@@ -23,11 +23,9 @@ type sandboxState struct {
 func (s *Set) sandbox() sandboxState {
 	s.sandboxOnce.Do(func() {
 		s.sandboxState = s.probeSandbox()
-		lv := s.log.Info
-		if s.sandboxState.name != "landlock" {
-			lv = s.log.Warn
-		}
-		lv("tool sandbox", "sandbox", s.sandboxState.name, "detail", s.sandboxState.detail)
+		// The host logs the sandbox every tool plugin describes (plugins/host),
+		// once; this line is for debugging the plugin alone.
+		s.log.Debug("tool sandbox", "sandbox", s.sandboxState.name, "detail", s.sandboxState.detail)
 	})
 	return s.sandboxState
 }

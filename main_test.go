@@ -338,8 +338,9 @@ func TestNodeGraphQLWSClient(t *testing.T) {
 			t.Fatalf("npm ci: %v\n%s", err, out)
 		}
 	}
-	// A loopback kernel, and one beyond loopback that requires the token
-	// (sent as a Bearer header and in connection_init).
+	// A loopback kernel without a token (--insecure-no-token: this half is
+	// about a client that sends none), and one beyond loopback that requires
+	// the token (sent as a Bearer header and in connection_init).
 	for _, remote := range []bool{false, true} {
 		data := t.TempDir()
 		base, env := "", os.Environ()
@@ -352,7 +353,7 @@ func TestNodeGraphQLWSClient(t *testing.T) {
 			}
 			env = append(env, "FOYA_TOKEN="+strings.TrimSpace(string(tok)))
 		} else {
-			base = startKernel(t, data).url()
+			base = startKernel(t, data, "--insecure-no-token").url()
 		}
 		cmd := exec.CommandContext(ctx, node, "subscribe.mjs", base)
 		cmd.Dir = dir

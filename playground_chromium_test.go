@@ -238,7 +238,9 @@ func (b *browser) read(ctx context.Context) {
 			go p.fulfil(ctx, m.Params)
 		}
 		if p != nil && m.Method == "Log.entryAdded" {
-			var e struct{ Entry struct{ Source, Level, Text string } }
+			var e struct {
+				Entry struct{ Source, Level, Text string }
+			}
 			if json.Unmarshal(m.Params, &e) == nil {
 				p.mu.Lock()
 				p.logs = append(p.logs, e.Entry.Source+" "+e.Entry.Level+": "+e.Entry.Text)

@@ -26,6 +26,7 @@ try {
   const csp = [];
   page2.on('console', (m) => { if (/Content.Security.Policy/i.test(m.text())) csp.push(m.text()); });
   page2.on('dialog', (d) => { prompts++; d.dismiss(); });
+  await page2.addInitScript(() => { window.__csp = []; document.addEventListener('securitypolicyviolation', (e) => window.__csp.push(e.violatedDirective)); });
   await page2.goto(base + '/#token=' + encodeURIComponent(process.env.TOKEN));
   await page2.waitForFunction(() => window.foyaWeb.ws.acked === true);
   const seen = await page2.evaluate(() => [sessionStorage.getItem('foya-token'), location.href, history.length]);
@@ -34,6 +35,12 @@ try {
   }
   await page2.locator('#sessions button').filter({ hasText: 'made elsewhere' }).waitFor();
   if (csp.length) throw new Error('CSP violations: ' + csp.join('\n'));
+  const reported = await page2.evaluate(() => window.__csp.slice());
+  if (reported.length) throw new Error('CSP violations reported: ' + reported.join(', '));
+  // The policy is in force: an inline script does not run, and is reported.
+  await page2.evaluate(() => { const s = document.createElement('script'); s.textContent = 'window.__inlineRan = true'; document.body.appendChild(s); });
+  await page2.waitForFunction(() => window.__csp.some((d) => d.startsWith('script-src')));
+  if (await page2.evaluate(() => !!window.__inlineRan)) throw new Error('an inline script ran under the policy');
   console.log('ok: token asked once, kept in sessionStorage, used over POST and WebSocket; the web link needs no prompt and leaves no token in the address bar');
 } finally {
   await browser.close();

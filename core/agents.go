@@ -17,8 +17,10 @@ type AgentSnapshot struct {
 	Name         string `json:"name"`
 	Description  string `json:"description,omitempty"`
 	Instructions string `json:"instructions,omitempty"`
-	// Tools lists the tools the agent may use; empty means every tool but
-	// task (children do not start children).
+	// Tools lists the tools the agent may use. A definition without a
+	// tools: list is frozen at the child's creation to the tools that
+	// existed then (SES-12); empty (snapshots stored before that) means
+	// every tool but task (children do not start children).
 	Tools    []string `json:"tools,omitempty"`
 	MaxTurns int      `json:"maxTurns,omitempty"`
 	// Model is "CONNECTION_ID/MODEL", or empty for the parent's model.
@@ -140,4 +142,36 @@ func allowedTool(s Session, name string) bool {
 		return false
 	}
 	return len(s.Agent.Tools) == 0 || slices.Contains(s.Agent.Tools, name)
+}
+
+// currentToolNames lists, sorted, every tool a child of s could be offered
+// now: the kernel's tools but task, and the tools of the plugins and MCP
+// servers in s's scope. An agent definition without a tools: list is
+// frozen to it in the child's snapshot (SES-12). Kernel tools that depend
+// on the configuration (web_search, image_generation) are listed and still
+// offered only when available.
+func (e *Engine) currentToolNames(ctx context.Context, s Session) ([]string, error) {
+	seen := map[string]bool{}
+	for name := range kernelTools {
+		if name != ToolTask {
+			seen[name] = true
+		}
+	}
+	if e.cfg.Tools != nil {
+		infos, err := e.cfg.Tools.Tools(e.toolScope(ctx, s))
+		if err != nil {
+			return nil, fmt.Errorf("list tools: %w", err)
+		}
+		for _, t := range infos {
+			if t.Name != ToolTask {
+				seen[t.Name] = true
+			}
+		}
+	}
+	out := make([]string, 0, len(seen))
+	for n := range seen {
+		out = append(out, n)
+	}
+	slices.Sort(out)
+	return out, nil
 }

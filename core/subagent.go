@@ -45,6 +45,14 @@ func runTask(ctx context.Context, e *Engine, s Session, c ToolCall) (string, boo
 	}
 	snap := agents[i]
 	snap.Tools = slices.Clone(snap.Tools)
+	if len(snap.Tools) == 0 {
+		// SES-12: an agent without a tools: list gets the tools that
+		// exist now, frozen in its snapshot; a tool added later (a new
+		// MCP server) is not the child's.
+		if snap.Tools, err = e.currentToolNames(pctx, s); err != nil {
+			return "task: " + ErrorMessage(err), true
+		}
+	}
 	mode := s.AgentMode
 	if readOnlyMode(mode) {
 		mode = AgentPlan // a child of a planning session only reads

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -307,5 +308,50 @@ func TestSubAgentQuestionThroughParent(t *testing.T) {
 	}
 	if body := string(k.fake.Requests()[2].Body); !strings.Contains(body, `"content":"blue"`) {
 		t.Fatalf("the child's follow-up lacks the answer: %.300s", body)
+	}
+}
+
+// SES-12: an agent without a tools: list (the built-in general agent) gets
+// the tool set that existed when its child was created, frozen in the
+// child's snapshot (task left out), not "all tools" forever.
+func TestSubAgentWithoutToolsListFreezesItsToolSet(t *testing.T) {
+	k := newTestKernel(t)
+	sid := k.chatSession(t, nil, "BYPASS")
+	w := k.watch(t, sid)
+	k.fake.Enqueue(openaitest.Response{Events: []string{
+		chunk(toolCallDelta(0, "c_task", "task", `{"prompt":"say hi"}`), ""),
+		chunk(map[string]any{}, "tool_calls"),
+	}}, openaitest.TextStream(testModel, "hi"), openaitest.TextStream(testModel, "done"))
+	k.send(t, sid, "delegate")
+	if p := w.turnEnd(); p.Status != core.TurnCompleted {
+		t.Fatalf("parent turn %+v", p)
+	}
+	var out struct {
+		Session struct {
+			Children []struct {
+				Agent struct {
+					Name  string
+					Tools []string
+				}
+			}
+		}
+	}
+	k.mustDo(t, `query($s: ID!) { session(id: $s) { children { agent { name tools } } } }`, map[string]any{"s": sid}, &out)
+	if len(out.Session.Children) != 1 {
+		t.Fatalf("children %+v", out.Session.Children)
+	}
+	a := out.Session.Children[0].Agent
+	for _, want := range []string{"read", "write", "bash", "lookup", "tasks", "question"} {
+		if !slices.Contains(a.Tools, want) {
+			t.Fatalf("general agent snapshot tools %v lack %s", a.Tools, want)
+		}
+	}
+	if a.Name != "general" || slices.Contains(a.Tools, "task") || !slices.IsSorted(a.Tools) {
+		t.Fatalf("snapshot %+v", a)
+	}
+	// The child's request offered exactly the frozen tools it may use.
+	body := string(k.fake.Requests()[1].Body)
+	if !strings.Contains(body, `"name":"lookup"`) || strings.Contains(body, `"name":"task"`) {
+		t.Fatalf("child request tools: %.400s", body)
 	}
 }

@@ -199,10 +199,11 @@ func (a *providerAdapter) complete(ctx context.Context, ep core.Endpoint, req co
 		in := &foyav1.CompleteRequest{Endpoint: endpointToProto(ep), Request: requestToProto(req)}
 		var r *foyav1.CompleteResponse
 		var err error
+		limit := grpc.MaxCallRecvMsgSize(MaxStreamEventBytes) // a completion is one message
 		if detailed {
-			r, err = c.provider.CompleteDetailed(ctx, in)
+			r, err = c.provider.CompleteDetailed(ctx, in, limit)
 		} else {
-			r, err = c.provider.Complete(ctx, in)
+			r, err = c.provider.Complete(ctx, in, limit)
 		}
 		if err == nil {
 			out = completionFromProto(r)

@@ -3,6 +3,7 @@ package openai
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 
 	"github.com/foya-dev/foya/plugins/sdk"
@@ -23,7 +24,9 @@ func (p *Provider) CompleteDetailed(ctx context.Context, ep sdk.Endpoint, req sd
 	}
 	defer resp.Body.Close()
 	var body chatChunk
-	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
+	// Bounded like the other providers' completions: a hostile endpoint's
+	// endless body fails to decode instead of growing the plugin.
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 32<<20)).Decode(&body); err != nil {
 		if ctx.Err() != nil {
 			return sdk.Completion{}, ctx.Err()
 		}

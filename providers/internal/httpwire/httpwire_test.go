@@ -199,3 +199,25 @@ func TestReadEventsBoundsOneEvent(t *testing.T) {
 		}
 	}
 }
+
+// FuzzReadEvents: whatever a server sends, ReadEvents never panics, hands
+// out no event larger than MaxEventBytes, and fails only with a classified
+// error.
+func FuzzReadEvents(f *testing.F) {
+	f.Add([]byte("event: message_start\ndata: {\"type\":\"message_start\"}\n\n"))
+	f.Add([]byte("data: a\ndata: b\n\n: comment\n\ndata: [DONE]\n\n"))
+	f.Add([]byte("data: no end"))
+	f.Add([]byte("\r\n\r\ndata:\r\n\r\n"))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		err := ReadEvents(context.Background(), strings.NewReader(string(body)), func() bool { return false }, func(_ string, data []byte) error {
+			if len(data) > MaxEventBytes {
+				t.Fatalf("an event of %d bytes", len(data))
+			}
+			return nil
+		})
+		var se *sdk.Error
+		if err != nil && !errors.As(err, &se) {
+			t.Fatalf("unclassified error %v", err)
+		}
+	})
+}

@@ -76,7 +76,9 @@ func TestRefusalReachesClients(t *testing.T) {
 		if got := chunks(p.since(mk), "agent_message_chunk"); !strings.Contains(got, "Refused:** I can't help with that.") {
 			t.Fatalf("agent text %q", got)
 		}
-		// The next prompt, answered, ends normally again.
+		// The next prompt, answered, ends normally again (after the title
+		// request of the first turn took its answer).
+		waitTitles(t, fake, 1)
 		fake.Enqueue(openaitest.TextStream("gpt-t", "Fine."))
 		p.call("session/prompt", map[string]any{"sessionId": ns.SessionID, "prompt": []any{map[string]any{"type": "text", "text": "something else"}}}, &pr)
 		if pr.StopReason != "end_turn" {

@@ -415,3 +415,53 @@ func TestLiveMessageOverOneMiBIsTruncated(t *testing.T) {
 		}
 	}
 }
+
+// foya acp loads (replays) a session too large for one response by paging
+// it, and a live reply over 1 MiB reaches the client whole; the agent
+// does not stop on either.
+func TestACPHugeSessionAndLongReply(t *testing.T) {
+	fake := openaitest.New(t)
+	k := startKernel(t, t.TempDir())
+	var o outputs
+	conn := o.addFakeConnection(t, k.addr, fake.BaseURL())
+	doc := filepath.Join(t.TempDir(), "huge.jsonl")
+	writeHugeDoc(t, doc, conn)
+	proj := t.TempDir()
+	r := o.mustRun(t, "", "sessions", "import", doc, "--addr", k.addr, "--project", proj, "--json")
+	var imported struct{ Id string }
+	if err := json.Unmarshal([]byte(r.stdout), &imported); err != nil || imported.Id == "" {
+		t.Fatalf("import: %q %v", r.stdout, err)
+	}
+
+	p := startACP(t, "--addr", k.addr)
+	p.call("initialize", map[string]any{"protocolVersion": 1}, nil)
+	p.call("session/load", map[string]any{"sessionId": imported.Id, "cwd": proj, "mcpServers": []any{}}, nil)
+	us := p.since(0)
+	var replayed strings.Builder
+	for i := range hugeCount {
+		if i%2 == 0 {
+			replayed.WriteString(hugeText(i))
+		}
+	}
+	if got := chunks(us, "user_message_chunk"); got != replayed.String() {
+		t.Fatalf("replayed user chunks: %d bytes, want %d", len(got), replayed.Len())
+	}
+
+	var parts []string
+	for i := range 12 {
+		parts = append(parts, fmt.Sprintf("[%02d]", i)+strings.Repeat("ü", 50_000)+"\n")
+	}
+	want := strings.Join(parts, "")
+	fake.Enqueue(openaitest.Completion("gpt-t", "Summary: 36 long messages.", "stop", 10, 5), openaitest.TextStream("gpt-t", parts...))
+	mk := p.mark()
+	var pr struct{ StopReason string }
+	p.call("session/prompt", map[string]any{"sessionId": imported.Id, "prompt": []any{map[string]any{"type": "text", "text": "write a lot"}}}, &pr)
+	if pr.StopReason != "end_turn" {
+		t.Fatalf("stopReason %q; stderr %s", pr.StopReason, p.stderrText())
+	}
+	if got := chunks(p.since(mk), "agent_message_chunk"); got != want {
+		t.Fatalf("agent chunks: %d bytes, want %d", len(got), len(want))
+	}
+	// The agent is still there.
+	p.call("session/list", map[string]any{"cwd": proj}, nil)
+}

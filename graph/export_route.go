@@ -38,6 +38,10 @@ func (h exportHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeCodedError(w, http.StatusBadRequest, core.CodeBadInput, "the export route is a plain GET (no WebSocket)")
 		return
 	}
+	if r.Method == http.MethodHead {
+		writeCodedError(w, http.StatusMethodNotAllowed, core.CodeBadInput, "the export route answers GET only (the document is made while it is sent)")
+		return
+	}
 	id := r.PathValue("id")
 	if id == "" || len(id) > 128 || strings.ContainsAny(id, "/\x00") {
 		writeCodedError(w, http.StatusBadRequest, core.CodeBadInput, "the export route is /sessions/<session id>/export")
@@ -47,18 +51,14 @@ func (h exportHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// before it (an unknown session, a missing attachment) is a coded
 	// answer with its status; after it, the connection is cut short and
 	// the document's counts let an import refuse it.
-	sw := &startWriter{w: w, start: func() {
+	sw := &exportStartWriter{w: w, start: func() {
 		hd := w.Header()
 		hd.Set("Content-Type", "application/jsonl; charset=utf-8")
-		hd.Set("Content-Disposition", `attachment; filename="`+safeFileName(id)+`.jsonl"`)
+		hd.Set("Content-Disposition", `attachment; filename="`+exportFileName(id)+`.jsonl"`)
 		hd.Set("Cache-Control", "no-store")
 		hd.Set("X-Content-Type-Options", "nosniff")
 		w.WriteHeader(http.StatusOK)
 	}}
-	if r.Method == http.MethodHead {
-		writeCodedError(w, http.StatusMethodNotAllowed, core.CodeBadInput, "use GET")
-		return
-	}
 	err := h.engine.StreamExport(r.Context(), id, sw)
 	if err == nil {
 		return
@@ -70,7 +70,7 @@ func (h exportHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	var ce *core.Error
 	switch {
 	case errors.As(err, &ce):
-		writeCodedError(w, statusOf(ce.Code), ce.Code, clipKernelMessage(ce.Message))
+		writeCodedError(w, exportStatus(ce.Code), ce.Code, clipKernelMessage(ce.Message))
 	case r.Context().Err() != nil:
 	default:
 		h.log.Error("session export failed", "session_id", id, "err", err)
@@ -78,8 +78,8 @@ func (h exportHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// statusOf is the HTTP status of a coded error on a plain HTTP route.
-func statusOf(c core.Code) int {
+// exportStatus is the HTTP status of a coded error on a plain HTTP route.
+func exportStatus(c core.Code) int {
 	switch c {
 	case core.CodeNotFound:
 		return http.StatusNotFound
@@ -93,7 +93,7 @@ func statusOf(c core.Code) int {
 	return http.StatusInternalServerError
 }
 
-func safeFileName(s string) string {
+func exportFileName(s string) string {
 	return strings.Map(func(r rune) rune {
 		if r == '-' || r == '_' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' {
 			return r
@@ -102,14 +102,14 @@ func safeFileName(s string) string {
 	}, s)
 }
 
-// startWriter calls start before the first byte.
-type startWriter struct {
+// exportStartWriter calls start before the first byte.
+type exportStartWriter struct {
 	w       http.ResponseWriter
 	start   func()
 	started bool
 }
 
-func (s *startWriter) Write(p []byte) (int, error) {
+func (s *exportStartWriter) Write(p []byte) (int, error) {
 	if !s.started {
 		s.started = true
 		s.start()

@@ -440,7 +440,7 @@ func TestACPHugeSessionAndLongReply(t *testing.T) {
 	var replayed strings.Builder
 	for i := range hugeCount {
 		if i%2 == 0 {
-			replayed.WriteString(hugeText(i))
+			replayed.WriteString(hugeSessionText(i))
 		}
 	}
 	if got := chunks(us, "user_message_chunk"); got != replayed.String() {

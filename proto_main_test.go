@@ -44,12 +44,13 @@ func npmCheck(t *testing.T, dir, what, marker string) (node, abs string) {
 	return node, abs
 }
 
-func runNode(t *testing.T, node, dir string, args ...string) string {
+func runNode(t *testing.T, k *kernelProc, node, dir string, args ...string) string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, node, args...)
 	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "FOYA_TOKEN="+k.token) // the scripts send it as a Bearer token
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("node %s: %v\n%s", strings.Join(args, " "), err, out)
@@ -62,7 +63,7 @@ func runNode(t *testing.T, node, dir string, args ...string) string {
 func TestGraphQLHTTPAudit(t *testing.T) {
 	node, dir := npmCheck(t, "graphql-http", "graphql-http audit", "graphql-http")
 	k := startKernel(t, t.TempDir())
-	out := runNode(t, node, dir, "audit.mjs", k.url()+"/graphql")
+	out := runNode(t, k, node, dir, "audit.mjs", k.url()+"/graphql")
 	if !strings.Contains(out, "0 warnings, 0 errors") {
 		t.Fatalf("audit: %s", out)
 	}
@@ -74,7 +75,7 @@ func TestGraphQLHTTPAudit(t *testing.T) {
 func TestGraphQLWSClientProtocol(t *testing.T) {
 	node, dir := npmCheck(t, "node", "graphql-ws protocol", "graphql-ws")
 	k := startKernel(t, t.TempDir(), "--ws-ping-interval", "1s")
-	out := runNode(t, node, dir, "protocol.mjs", k.url())
+	out := runNode(t, k, node, dir, "protocol.mjs", k.url())
 	if !strings.Contains(out, "ok:") {
 		t.Fatalf("node client: %s", out)
 	}
@@ -141,13 +142,19 @@ func TestCLIHelps(t *testing.T) {
 	if err := json.Unmarshal([]byte(r.stdout), &v); err != nil || v.Version == "" {
 		t.Fatalf("version --json: %q %v", r.stdout, err)
 	}
+	// token show --json.
+	r = o.mustRun(t, "", "token", "show", "--json", "--data-dir", t.TempDir())
+	var tok struct{ Token, File string }
+	if err := json.Unmarshal([]byte(r.stdout), &tok); err != nil || len(tok.Token) < 32 || !strings.HasSuffix(tok.File, "auth-token") {
+		t.Fatalf("token show --json: %q %v", r.stdout, err)
+	}
 	// --addr's default appears once in a command's help.
 	r = o.mustRun(t, "", "sessions", "list", "--help")
 	if n := strings.Count(r.stdout, "127.0.0.1:4777"); n != 1 {
 		t.Fatalf("--addr default shown %d times:\n%s", n, r.stdout)
 	}
 	// --json on every command that prints data.
-	for _, cmd := range [][]string{{"connections", "list"}, {"connections", "models", "x"}, {"connections", "default"}, {"sessions", "list"}, {"sessions", "show", "x"}, {"mcp", "list"}, {"projects", "list"}, {"exec", "x"}, {"schema"}, {"version"}} {
+	for _, cmd := range [][]string{{"connections", "list"}, {"connections", "models", "x"}, {"connections", "default"}, {"sessions", "list"}, {"sessions", "show", "x"}, {"mcp", "list"}, {"projects", "list"}, {"exec", "x"}, {"schema"}, {"version"}, {"token", "show"}} {
 		r := o.mustRun(t, "", append(cmd, "--help")...)
 		if !strings.Contains(r.stdout, "-json") {
 			t.Fatalf("foya %v has no --json:\n%s", cmd, r.stdout)
@@ -214,7 +221,7 @@ func TestRefusedConnectionRecordsNoEstimate(t *testing.T) {
 func TestGraphQLSSEClient(t *testing.T) {
 	node, dir := npmCheck(t, "node", "graphql-sse client", "graphql-sse")
 	k := startKernel(t, t.TempDir())
-	out := runNode(t, node, dir, "sse.mjs", k.url())
+	out := runNode(t, k, node, dir, "sse.mjs", k.url())
 	if !strings.Contains(out, "ok:") {
 		t.Fatalf("graphql-sse client: %s", out)
 	}

@@ -30,6 +30,9 @@ func rawPost(t *testing.T, addr string, body io.Reader, contentLength int64) (*h
 	defer conn.Close()
 	req, _ := http.NewRequest(http.MethodPost, "http://"+addr+"/graphql", body)
 	req.Header.Set("Content-Type", "application/json")
+	if tok := kernelBearer(addr); tok != "" {
+		req.Header.Set("Authorization", "Bearer "+tok)
+	}
 	req.ContentLength = contentLength
 	if contentLength < 0 {
 		req.TransferEncoding = []string{"chunked"}
@@ -189,7 +192,7 @@ func slowPost(t *testing.T, addr string) net.Conn {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { conn.Close() })
-	fmt.Fprintf(conn, "POST /graphql HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"query\":", addr)
+	fmt.Fprintf(conn, "POST /graphql HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"query\":", addr, kernelBearer(addr))
 	return conn
 }
 
@@ -280,7 +283,8 @@ func TestSubscriptionBurstExact(t *testing.T) {
 			return wsMsg{}, false
 		}
 	}
-	send(wsMsg{Type: "connection_init", Payload: json.RawMessage(`{}`)})
+	initPayload, _ := json.Marshal(map[string]string{"authorization": "Bearer " + k.token})
+	send(wsMsg{Type: "connection_init", Payload: initPayload})
 	if m, _ := next(10 * time.Second); m.Type != "connection_ack" {
 		t.Fatalf("want connection_ack, got %+v", m)
 	}
@@ -308,6 +312,16 @@ func TestSubscriptionBurstExact(t *testing.T) {
 				t.Fatalf("subscription %s answered %s %s, want only the refusal of %s", m.ID, m.Type, m.Payload, id)
 			}
 			switch m.Type {
+			case "error": // graphql-transport-ws: refused before it ran, no complete follows
+				var errs []struct {
+					Message    string
+					Extensions struct{ Code string }
+				}
+				_ = json.Unmarshal(m.Payload, &errs)
+				if len(errs) != 1 || errs[0].Extensions.Code != "BAD_INPUT" || !strings.Contains(errs[0].Message, "already runs 100 subscriptions") {
+					t.Fatalf("refusal of %s: %s", id, m.Payload)
+				}
+				gotErr, gotComplete = true, true
 			case "next":
 				var p struct {
 					Errors []struct {
@@ -340,4 +354,12 @@ func TestSubscriptionBurstExact(t *testing.T) {
 	if m, ok := next(time.Second); ok && (m.Type != "complete" || m.ID != "7") {
 		t.Fatalf("after the second refusal: %+v", m)
 	}
+}
+
+// kernelBearer is the token of the kernel at addr that startKernel started
+// ("" when it needs none).
+func kernelBearer(addr string) string {
+	kernelTokens.mu.Lock()
+	defer kernelTokens.mu.Unlock()
+	return kernelTokens.tokens[addr]
 }

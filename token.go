@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -12,7 +13,7 @@ import (
 
 var tokenCommand = cmdutil.Command{
 	Name:     "token",
-	Synopsis: "rotate|show [--data-dir DIR] [--auth-token-file PATH]",
+	Synopsis: "rotate|show [--json] [--data-dir DIR] [--auth-token-file PATH]",
 	Doc: `The bearer token clients send to the kernel (required on every listener,
 loopback included, unless serve --insecure-no-token). It lives in
 <data-dir>/auth-token (mode 0600) unless --auth-token-file says otherwise.
@@ -30,6 +31,7 @@ func tokenCmd(args []string, stdout, stderr io.Writer) error {
 	fs := cmdutil.NewFlagSet(tokenCommand, stdout)
 	dataDir := fs.String("data-dir", defaultDataDir(), "data directory of the kernel")
 	tokenFile := fs.String("auth-token-file", "", "token file (default <data-dir>/auth-token)")
+	asJSON := fs.Bool("json", false, "show: print {\"token\": …, \"file\": …} as one JSON object")
 	if _, err := cmdutil.Parse(fs, args); err != nil {
 		return err
 	}
@@ -55,6 +57,12 @@ func tokenCmd(args []string, stdout, stderr io.Writer) error {
 		tok, _, err := graph.LoadOrCreateToken(path)
 		if err != nil {
 			return err
+		}
+		if *asJSON {
+			return json.NewEncoder(stdout).Encode(struct {
+				Token string `json:"token"`
+				File  string `json:"file"`
+			}{tok, path})
 		}
 		fmt.Fprintln(stdout, tok)
 		return nil

@@ -17,7 +17,8 @@ import (
 // The cost model, checked before an operation runs. A field costs 1 plus
 // the cost of its selections; a list field multiplies the cost of its
 // selections by its expected length: the limit argument when it has one
-// (events: 500 by default), else listSizes, else defaultListSize. Aliases
+// (events: 500 by default), else the page size first or last when given,
+// else listSizes, else defaultListSize. Aliases
 // are separate fields, so repeating a field under many aliases multiplies
 // its cost. A mutation field (it writes) costs mutationCost more.
 // Introspection has fixed costs: __schema 10,000 (the whole schema, a few
@@ -144,6 +145,23 @@ func listSize(f *ast.Field, vars map[string]any) int64 {
 				return max(n, 1)
 			}
 			return math.MaxInt64
+		}
+	}
+	// A page size (first or last, as on Session.messages and Query.sessions)
+	// is the length when given.
+	for _, name := range []string{"first", "last"} {
+		if f.Definition.Arguments.ForName(name) == nil {
+			continue
+		}
+		switch v := f.ArgumentMap(vars)[name].(type) {
+		case int64:
+			return max(v, 1)
+		case int:
+			return max(int64(v), 1)
+		case json.Number:
+			if n, err := v.Int64(); err == nil {
+				return max(n, 1)
+			}
 		}
 	}
 	if f.ObjectDefinition != nil {

@@ -29,6 +29,9 @@ func TestCostOfKnownOperations(t *testing.T) {
 	for src, want := range map[string]int64{
 		`query Q { session(id: "s") { messages { text } } }`:                        202,
 		`query Q { events(sessionId: "s", limit: 5000) { seq } }`:                   5001,
+		`query Q { session(id: "s") { messages(last: 20) { seq } } }`:               22,
+		`query Q { session(id: "s") { messages(first: 1000) { seq } } }`:            1002,
+		`query Q($n: Int) { sessions(first: $n) { id } }`:                           11,
 		`query Q { events(sessionId: "s") { seq type } }`:                           1001,
 		`query Q($n: Int) { events(sessionId: "s", limit: $n) { seq } }`:            11,
 		`query Q { __schema { types { name } } a: __type(name: "Query") { name } }`: 10100,

@@ -221,6 +221,9 @@ func (c *wsConn) run() {
 				op := c.ops[*m.ID]
 				delete(c.ops, *m.ID)
 				c.mu.Unlock()
+				if subs, _ := c.ctx.Value(connSubsKey{}).(*connSubscriptions); subs != nil {
+					subs.completed(*m.ID)
+				}
 				if op != nil {
 					op.cancel()
 				}
@@ -319,18 +322,25 @@ func (c *wsConn) subscribe(id string, raw json.RawMessage) bool {
 	params.ReadTime = graphql.TraceTiming{Start: start, End: graphql.Now()}
 	params.Headers = c.headers
 	ctx = graphql.StartOperationTrace(ctx)
+	// The operation context is made here, in the read loop, so that the
+	// subscription cap takes its slots in the order subscribes arrive
+	// (subcap.go); a client's complete frees them in the read loop too.
+	if subs, _ := ctx.Value(connSubsKey{}).(*connSubscriptions); subs != nil {
+		subs.subscribing(id)
+	}
+	oc, errs := c.exec.CreateOperationContext(ctx, params)
+	if errs != nil {
+		// Refused before execution (parse, validation, variables,
+		// cost): one `error` message, no `complete`.
+		resp := c.exec.DispatchError(graphql.WithOperationContext(ctx, oc), errs)
+		c.send(op, true, wsOutMessage{Type: "error", ID: id, Payload: resp.Errors})
+		cancel()
+		return true
+	}
 	c.wg.Add(1)
 	go func() {
 		defer c.wg.Done()
 		defer cancel()
-		oc, errs := c.exec.CreateOperationContext(ctx, params)
-		if errs != nil {
-			// Refused before execution (parse, validation, variables,
-			// cost): one `error` message, no `complete`.
-			resp := c.exec.DispatchError(graphql.WithOperationContext(ctx, oc), errs)
-			c.send(op, true, wsOutMessage{Type: "error", ID: id, Payload: resp.Errors})
-			return
-		}
 		octx := graphql.WithOperationContext(ctx, oc)
 		defer func() {
 			if r := recover(); r != nil {

@@ -8,7 +8,15 @@ if (!url) {
   console.error('usage: node audit.mjs http://127.0.0.1:PORT/graphql');
   process.exit(2);
 }
-const results = await auditServer({ url });
+// The kernel requires its bearer token (FOYA_TOKEN): every audit request
+// carries it, so the audit sees the GraphQL over HTTP behaviour behind it.
+const token = process.env.FOYA_TOKEN;
+const fetchFn = (input, init = {}) => {
+  const headers = new Headers(init.headers);
+  if (token) headers.set('authorization', `Bearer ${token}`);
+  return fetch(input, { ...init, headers });
+};
+const results = await auditServer({ url, fetchFn });
 let bad = 0;
 for (const r of results) {
   if (r.status === 'ok') continue;

@@ -20,9 +20,11 @@ const fail = (msg) => {
 
 let pings = 0;
 let closed = null;
+const token = process.env.FOYA_TOKEN; // the kernel's bearer token, sent in connection_init
 const client = createClient({
   url: `${base.replace(/^http/, 'ws')}/graphql`,
   webSocketImpl: WebSocket,
+  connectionParams: token ? { authorization: `Bearer ${token}` } : undefined,
   lazy: false,
   retryAttempts: 0,
   on: {

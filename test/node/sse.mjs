@@ -13,7 +13,9 @@ const fail = (msg) => {
   console.error(`FAIL: ${msg}`);
   process.exit(1);
 };
-const client = createClient({ url: `${base}/graphql`, singleConnection: false, retryAttempts: 0 });
+const token = process.env.FOYA_TOKEN; // the kernel's bearer token
+const auth = token ? { authorization: `Bearer ${token}` } : {};
+const client = createClient({ url: `${base}/graphql`, singleConnection: false, retryAttempts: 0, headers: auth });
 
 const q = [];
 for await (const r of client.iterate({ query: '{ __typename }' })) q.push(r);
@@ -21,7 +23,7 @@ if (q.length !== 1 || q[0].data?.__typename !== 'Query') fail(`query: ${JSON.str
 
 const res = await fetch(`${base}/graphql`, {
   method: 'POST',
-  headers: { 'content-type': 'application/json' },
+  headers: { 'content-type': 'application/json', ...auth },
   body: JSON.stringify({ query: 'mutation { createSession(input: {title: "sse"}) { id } }' }),
 });
 const id = (await res.json()).data.createSession.id;
@@ -39,7 +41,7 @@ for await (const r of sub) {
     updated = true;
     await fetch(`${base}/graphql`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json' },
+      headers: { 'content-type': 'application/json', ...auth },
       body: JSON.stringify({ query: 'mutation($id: ID!) { updateSession(id: $id, input: {title: "sse 2"}) { id } }', variables: { id } }),
     });
   }

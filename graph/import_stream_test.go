@@ -306,3 +306,45 @@ func TestImportSessionFileRefusedAfterBlobsLeavesNothing(t *testing.T) {
 		t.Fatalf("the refused import left sessions: %+v", s.Sessions)
 	}
 }
+
+// A multipart request without a Content-Length (chunked) is held in memory
+// by the transport, so it keeps the 64 MiB bound: a larger one is refused
+// (gqlgen's transport answers 422 BAD_INPUT "failed to read file for key 0").
+func TestImportSessionFileChunkedOverBoundRefused(t *testing.T) {
+	k := newTestKernel(t)
+	pr, pw := io.Pipe()
+	mw := multipart.NewWriter(pw)
+	go func() {
+		ops, _ := json.Marshal(map[string]any{"query": `mutation($f: Upload!) { importSessionFile(file: $f) { id } }`, "variables": map[string]any{"f": nil}})
+		mw.WriteField("operations", string(ops))
+		mw.WriteField("map", `{"0": ["variables.f"]}`)
+		fw, _ := mw.CreateFormFile("0", "big.jsonl")
+		chunk := bytes.Repeat([]byte("a"), 1<<20)
+		for i := 0; i < 65; i++ {
+			if _, err := fw.Write(chunk); err != nil {
+				pw.CloseWithError(err)
+				return
+			}
+		}
+		pw.CloseWithError(mw.Close())
+	}()
+	req, _ := http.NewRequest(http.MethodPost, k.srv.URL+"/graphql", pr)
+	req.Header.Set("Content-Type", mw.FormDataContentType())
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	var out gqlResponse
+	if json.Unmarshal(raw, &out) != nil || resp.StatusCode/100 != 4 || len(out.Errors) != 1 || out.Errors[0].Extensions.Code != "BAD_INPUT" {
+		t.Fatalf("a 65 MiB chunked upload: %d %.300s", resp.StatusCode, raw)
+	}
+	var ss struct {
+		Sessions []struct{ ID string } `json:"sessions"`
+	}
+	k.mustDo(t, `{ sessions(includeChildren: true) { id } }`, nil, &ss)
+	if len(ss.Sessions) != 0 {
+		t.Fatalf("the refused upload left sessions: %+v", ss.Sessions)
+	}
+}

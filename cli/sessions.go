@@ -156,7 +156,7 @@ func sessionsExport(r *runner) error {
 }
 
 // importMax is importSessionFile's bound.
-const importMax = 64 << 20
+const importMax = 1 << 30
 
 func sessionsImport(r *runner) error {
 	project := r.fs.String("project", "", "bind the imported session to the project of this directory (created when new)")

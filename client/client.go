@@ -255,6 +255,9 @@ func (c *Client) sendOnce(ctx context.Context, body io.Reader, contentType strin
 	if err != nil {
 		return nil, "", nil, fmt.Errorf("build request: %w", err)
 	}
+	if sr, ok := body.(*sizedReader); ok {
+		req.ContentLength = sr.n
+	}
 	req.Header.Set("Content-Type", contentType)
 	req.Header.Set("Accept", "application/json")
 	if c.token != "" {

@@ -24,12 +24,22 @@ const (
 // sendRetrying calls once with body, again with the same bytes while the
 // kernel answers 429.
 func sendRetrying(ctx context.Context, body io.Reader, once func(io.Reader) ([]byte, string, http.Header, error)) ([]byte, string, error) {
-	b, err := io.ReadAll(body)
-	if err != nil {
-		return nil, "", fmt.Errorf("read request body: %w", err)
+	// A file upload is read from the file again for each attempt; any
+	// other body is held to be sent again.
+	mf, isFile := body.(*multipartFile)
+	var b []byte
+	if !isFile {
+		var err error
+		if b, err = io.ReadAll(body); err != nil {
+			return nil, "", fmt.Errorf("read request body: %w", err)
+		}
 	}
 	for attempt := 1; ; attempt++ {
-		raw, status, h, err := once(bytes.NewReader(b))
+		var next io.Reader = bytes.NewReader(b)
+		if isFile {
+			next = mf.reopen()
+		}
+		raw, status, h, err := once(next)
 		if err != nil || !strings.HasPrefix(status, "429") || !bytes.Contains(raw, []byte(`"RATE_LIMITED"`)) || attempt == rateLimitAttempts {
 			return raw, status, err
 		}

@@ -1,14 +1,17 @@
 package client
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"mime/multipart"
 	"net/http"
 	"net/textproto"
 	"net/url"
+	"os"
 	"strings"
 )
 
@@ -16,6 +19,9 @@ import (
 // streamed from file.Reader through a pipe, so that neither side of the
 // client holds the whole file.
 func (c *Client) postMultipartStream(ctx context.Context, ops []byte, name string, file Upload) ([]byte, string, error) {
+	if body, ok := fileBody(ops, name, file); ok {
+		return c.send(ctx, body, body.contentType)
+	}
 	pr, pw := io.Pipe()
 	mw := multipart.NewWriter(pw)
 	go func() {
@@ -117,4 +123,67 @@ func MessageText(ctx context.Context, c *Client, sessionID string, seq, textByte
 		b.WriteString(page)
 	}
 	return b.String(), nil
+}
+
+// multipartFile is a multipart request whose file part is a regular file:
+// it is sent with its Content-Length (so the kernel spools it to disk
+// rather than reading it into memory) and read from the file again for
+// each attempt, never held whole.
+type multipartFile struct {
+	head, tail  []byte
+	f           *os.File
+	off, size   int64
+	contentType string
+}
+
+// fileBody frames file as the only file of a multipart request when it is
+// a regular file; false otherwise.
+func fileBody(ops []byte, name string, file Upload) (*multipartFile, bool) {
+	f, ok := file.Reader.(*os.File)
+	if !ok {
+		return nil, false
+	}
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() {
+		return nil, false
+	}
+	off, err := f.Seek(0, io.SeekCurrent)
+	if err != nil || off > fi.Size() {
+		return nil, false
+	}
+	var frame bytes.Buffer
+	mw := multipart.NewWriter(&frame)
+	_ = mw.WriteField("operations", string(ops))
+	m, _ := json.Marshal(map[string][]string{"0": {"variables." + name}})
+	_ = mw.WriteField("map", string(m))
+	h := make(textproto.MIMEHeader)
+	h.Set("Content-Disposition", multipart.FileContentDisposition("0", file.Name))
+	if file.MediaType != "" {
+		h.Set("Content-Type", file.MediaType)
+	}
+	if _, err := mw.CreatePart(h); err != nil {
+		return nil, false
+	}
+	head := bytes.Clone(frame.Bytes())
+	_ = mw.Close()
+	return &multipartFile{head: head, tail: frame.Bytes()[len(head):], f: f, off: off, size: fi.Size() - off, contentType: mw.FormDataContentType()}, true
+}
+
+// Read makes multipartFile an io.Reader for send; sendRetrying uses reopen.
+func (b *multipartFile) Read([]byte) (int, error) {
+	return 0, errors.New("multipartFile is read through reopen")
+}
+
+// reopen returns the whole body from its start, with its length.
+func (b *multipartFile) reopen() *sizedReader {
+	return &sizedReader{
+		Reader: io.MultiReader(bytes.NewReader(b.head), io.NewSectionReader(b.f, b.off, b.size), bytes.NewReader(b.tail)),
+		n:      int64(len(b.head)) + b.size + int64(len(b.tail)),
+	}
+}
+
+// sizedReader is a request body of known length.
+type sizedReader struct {
+	io.Reader
+	n int64
 }

@@ -28,8 +28,14 @@ const (
 // import is untrusted input: anything beyond them is refused with BAD_INPUT
 // naming the line.
 const (
-	// MaxArchiveBytes bounds a whole document.
+	// MaxArchiveBytes bounds a whole document read into memory
+	// (ParseSessionArchive), and the event lines of any document: an import
+	// holds the events to write them in one transaction.
 	MaxArchiveBytes = 64 << 20
+	// MaxImportBytes bounds a whole document an import streams
+	// (StreamSessionArchive): its blobs are handed on one at a time, so
+	// memory stays bounded by one blob line.
+	MaxImportBytes = 1 << 30
 	// MaxArchiveEventLine bounds one header or event line.
 	MaxArchiveEventLine = 8 << 20
 	// MaxArchiveBlobLine bounds one blob line: a blob of MaxAttachmentBytes
@@ -79,6 +85,9 @@ type SessionArchive struct {
 	Blobs map[string][]byte
 	// BlobOrder lists the blob hashes in document order.
 	BlobOrder []string
+	// BlobSizes are the blobs' sizes by hash (also when the bytes were
+	// handed to a sink instead of kept in Blobs).
+	BlobSizes map[string]int64
 	// FileChanges are the file changes the messages record, with the line
 	// that holds each, for the checks an import makes against the project
 	// it binds the session to (CheckArchiveFileChanges).
@@ -136,22 +145,45 @@ func archiveError(line int, format string, args ...any) error {
 }
 
 // ParseSessionArchive reads and validates a foya.session document from r,
-// reading at most MaxArchiveBytes. Every problem is a BAD_INPUT naming the
-// line (1 is the header). It checks the structure and every field the
-// kernel relies on: the header, consecutive seqs from 1 with
-// session_created first, known event types, payloads of the known shapes,
-// blobs whose bytes match their hash and size, every attachment's bytes
-// present and no blob that nothing refers to.
+// reading at most MaxArchiveBytes and keeping the blobs in Blobs. Every
+// problem is a BAD_INPUT naming the line (1 is the header). It checks the
+// structure and every field the kernel relies on: the header, consecutive
+// seqs from 1 with session_created first, known event types, payloads of
+// the known shapes, blobs whose bytes match their hash and size, every
+// attachment's bytes present and no blob that nothing refers to.
 func ParseSessionArchive(r io.Reader) (*SessionArchive, error) {
-	lr := &io.LimitedReader{R: r, N: MaxArchiveBytes + 1}
-	br := bufio.NewReaderSize(lr, 64<<10)
 	a := &SessionArchive{Blobs: map[string][]byte{}}
-	p := archiveParser{a: a, attachments: map[string]Attachment{}, attLine: map[string]int{}, attHashes: map[string]bool{}, fileHashes: map[string]bool{}}
+	return parseSessionArchive(r, MaxArchiveBytes, a, func(hash string, data []byte) error {
+		a.Blobs[hash] = data
+		return nil
+	})
+}
+
+// StreamSessionArchive is ParseSessionArchive for a document of at most
+// maxBytes (MaxImportBytes when 0) that it does not hold: each blob is
+// checked and handed to sink as soon as its line is read, and only its size
+// is kept (Blobs stays empty), so memory is bounded by one blob line and
+// the event lines (at most MaxArchiveBytes of them). sink runs only for
+// blobs that are well formed, match their hash and size and are referred to
+// by an event; a document refused later has had some blobs handed on, which
+// the caller undoes. An error from sink ends the parse with that error.
+func StreamSessionArchive(r io.Reader, maxBytes int64, sink func(hash string, data []byte) error) (*SessionArchive, error) {
+	if maxBytes <= 0 {
+		maxBytes = MaxImportBytes
+	}
+	return parseSessionArchive(r, maxBytes, &SessionArchive{}, sink)
+}
+
+func parseSessionArchive(r io.Reader, maxBytes int64, a *SessionArchive, sink func(hash string, data []byte) error) (*SessionArchive, error) {
+	a.BlobSizes = map[string]int64{}
+	lr := &io.LimitedReader{R: r, N: maxBytes + 1}
+	br := bufio.NewReaderSize(lr, 64<<10)
+	p := archiveParser{a: a, sink: sink, attachments: map[string]Attachment{}, attLine: map[string]int{}, attHashes: map[string]bool{}, fileHashes: map[string]bool{}}
 	n := 0
 	for {
 		raw, err := readArchiveLine(br, MaxArchiveBlobLine)
 		if lr.N <= 0 {
-			return nil, Errorf(CodeBadInput, "the document is larger than %d MiB, the import limit", MaxArchiveBytes>>20)
+			return nil, Errorf(CodeBadInput, "the document is larger than %d MiB, the import limit", maxBytes>>20)
 		}
 		if errors.Is(err, errLineTooLong) {
 			return nil, archiveError(n+1, "longer than %d bytes, the limit for a line", MaxArchiveBlobLine)
@@ -204,6 +236,9 @@ type archiveParser struct {
 	fileHashes map[string]bool
 	blobLines  bool
 	lastAt     time.Time
+	// sink receives each checked blob; eventBytes counts the event lines.
+	sink       func(hash string, data []byte) error
+	eventBytes int64
 }
 
 func (p *archiveParser) line(n int, raw []byte) error {
@@ -232,6 +267,9 @@ func (p *archiveParser) line(n int, raw []byte) error {
 		}
 		if p.blobLines {
 			return archiveError(n, "an event after the blobs: events come first, in seq order")
+		}
+		if p.eventBytes += int64(len(raw)) + 1; p.eventBytes > MaxArchiveBytes {
+			return archiveError(n, "the event lines are larger than %d MiB, the limit of a document's events (its blobs are not counted)", MaxArchiveBytes>>20)
 		}
 		return p.event(n, l)
 	case "blob":
@@ -509,7 +547,7 @@ func (p *archiveParser) blob(n int, l archiveLine) error {
 	case base64.StdEncoding.DecodedLen(len(l.Data)) > MaxAttachmentBytes+3:
 		return archiveError(n, "data: more than %d bytes", MaxAttachmentBytes)
 	}
-	if _, dup := p.a.Blobs[l.SHA256]; dup {
+	if _, dup := p.a.BlobSizes[l.SHA256]; dup {
 		return archiveError(n, "blob %s appears twice", l.SHA256)
 	}
 	data, err := base64.StdEncoding.DecodeString(l.Data)
@@ -526,8 +564,12 @@ func (p *archiveParser) blob(n int, l archiveLine) error {
 	if !p.attHashes[l.SHA256] && !p.fileHashes[l.SHA256] {
 		return archiveError(n, "blob %s is not referred to by any event", l.SHA256)
 	}
-	p.a.Blobs[l.SHA256] = data
+	l.Data = ""
+	p.a.BlobSizes[l.SHA256] = int64(len(data))
 	p.a.BlobOrder = append(p.a.BlobOrder, l.SHA256)
+	if p.sink != nil {
+		return p.sink(l.SHA256, data)
+	}
 	return nil
 }
 
@@ -544,12 +586,12 @@ func (p *archiveParser) finish(lines int) error {
 	}
 	for _, id := range p.attOrder {
 		a := p.attachments[id]
-		data, ok := p.a.Blobs[a.SHA256]
+		size, ok := p.a.BlobSizes[a.SHA256]
 		if !ok {
 			return archiveError(p.attLine[id], "attachment %s: its bytes (blob %s) are not in the document", id, a.SHA256)
 		}
-		if int64(len(data)) != a.Size {
-			return archiveError(p.attLine[id], "attachment %s: size %d, but its blob has %d bytes", id, a.Size, len(data))
+		if size != a.Size {
+			return archiveError(p.attLine[id], "attachment %s: size %d, but its blob has %d bytes", id, a.Size, size)
 		}
 	}
 	return nil

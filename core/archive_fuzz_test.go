@@ -32,6 +32,22 @@ func FuzzParseSessionArchive(f *testing.F) {
 		`{"kind":"event","seq":1,"type":"session_created","at":"2026-01-01T00:00:00Z","payload":{"session":{"id":"ses_x","approvalMode":"ask","agentMode":"execute","createdAt":"2026-01-01T00:00:00Z"}}}`))
 	f.Fuzz(func(t *testing.T, doc []byte) {
 		a, err := core.ParseSessionArchive(bytes.NewReader(doc))
+		// The streaming parse (an import's) takes exactly the same
+		// documents and hands on exactly the blobs that were checked.
+		var sunk []string
+		sa, serr := core.StreamSessionArchive(bytes.NewReader(doc), 0, func(hash string, data []byte) error {
+			if sum := sha256.Sum256(data); hex.EncodeToString(sum[:]) != hash {
+				t.Fatalf("sink got blob %s whose bytes do not match", hash)
+			}
+			sunk = append(sunk, hash)
+			return nil
+		})
+		if (err == nil) != (serr == nil) || err != nil && err.Error() != serr.Error() {
+			t.Fatalf("ParseSessionArchive: %v; StreamSessionArchive: %v", err, serr)
+		}
+		if err == nil && (len(sa.Blobs) != 0 || strings.Join(sunk, ",") != strings.Join(a.BlobOrder, ",")) {
+			t.Fatalf("the streaming parse kept %d blobs and handed on %v, want %v", len(sa.Blobs), sunk, a.BlobOrder)
+		}
 		if err != nil {
 			var ce *core.Error
 			if !errors.As(err, &ce) || ce.Code != core.CodeBadInput || !archiveErrRe.MatchString(ce.Message) {

@@ -133,10 +133,6 @@ func (e *Engine) ImportSession(ctx context.Context, r io.Reader, projectID strin
 	if !ok {
 		return Session{}, Errorf(CodeUnavailable, "this kernel's store cannot import sessions")
 	}
-	a, err := ParseSessionArchive(r)
-	if err != nil {
-		return Session{}, err
-	}
 	importDir := ""
 	if projectID != "" {
 		prj, err := e.svc.store.Project(ctx, projectID)
@@ -145,6 +141,26 @@ func (e *Engine) ImportSession(ctx context.Context, r io.Reader, projectID strin
 		}
 		importDir = prj.Path
 	}
+	// The blobs go to the artifact store as they are read (only one is in
+	// memory at a time); every failure from here on removes those this
+	// import stored (created), so a refused import leaves nothing.
+	var created []string
+	done := false
+	defer func() {
+		if !done {
+			e.deleteBlobs(created)
+		}
+	}()
+	a, err := StreamSessionArchive(r, MaxImportBytes, func(hash string, data []byte) error {
+		stored, err := e.storeImportBlob(ctx, hash, data)
+		if stored {
+			created = append(created, hash)
+		}
+		return err
+	})
+	if err != nil {
+		return Session{}, err
+	}
 	// The write tool's rules hold for file changes a rewind could write:
 	// the parser refused absolute, escaping and .git paths; here paths in
 	// the data directory or a secret path of this kernel, or through a
@@ -152,9 +168,6 @@ func (e *Engine) ImportSession(ctx context.Context, r io.Reader, projectID strin
 	// it writes).
 	if err := e.checkImportFileChanges(importDir, a); err != nil {
 		return Session{}, err
-	}
-	if len(a.Blobs) > 0 && e.cfg.Blobs == nil {
-		return Session{}, Errorf(CodeUnavailable, "this kernel has no artifact store for the document's blobs")
 	}
 	newID := NewID("ses")
 	attIDs := map[string]string{} // old id → new id
@@ -233,23 +246,18 @@ func (e *Engine) ImportSession(ctx context.Context, r io.Reader, projectID strin
 		events = append(events, ev)
 	}
 
-	created, err := e.storeImportBlobs(ctx, a)
-	if err != nil {
-		return Session{}, err
-	}
 	if err := e.svc.claimNew(ctx, newID); err != nil {
-		e.deleteBlobs(created)
 		return Session{}, err
 	}
 	unlock := e.svc.Lock(newID)
 	_, err = imp.ImportSession(ctx, newID, events, atts)
 	unlock()
 	if err != nil {
-		e.deleteBlobs(created)
 		return Session{}, fmt.Errorf("import session %s: %w", a.Header.SessionID, err)
 	}
+	done = true
 	e.svc.broker.PublishKernel(KernelEvent{Type: KernelSessionCreated, SessionID: newID, At: time.Now().UTC()})
-	e.log.Info("session imported", "session_id", newID, "source", a.Header.SessionID, "events", len(events), "blobs", len(a.Blobs))
+	e.log.Info("session imported", "session_id", newID, "source", a.Header.SessionID, "events", len(events), "blobs", len(a.BlobOrder), "blobs_stored", len(created))
 	return e.svc.store.Session(ctx, newID)
 }
 
@@ -319,29 +327,25 @@ func closingEvents(sessionID string, events []Event) ([]Event, error) {
 	return append(out, ev), nil
 }
 
-// storeImportBlobs puts the document's blobs in the artifact store and
-// returns the hashes it newly stored (to remove if the import fails).
-func (e *Engine) storeImportBlobs(ctx context.Context, a *SessionArchive) ([]string, error) {
-	var created []string
-	for _, hash := range a.BlobOrder {
-		if _, err := e.cfg.Blobs.Read(hash); err == nil {
-			continue
-		} else if !errors.Is(err, ErrNotFound) {
-			e.deleteBlobs(created)
-			return nil, fmt.Errorf("import: look up blob %s: %w", hash, err)
-		}
-		got, _, err := e.cfg.Blobs.Put(ctx, bytes.NewReader(a.Blobs[hash]), MaxAttachmentBytes)
-		if err == nil && got != hash {
-			err = fmt.Errorf("stored as %s", got)
-		}
-		if err != nil {
-			if got != "" && got != hash {
-				created = append(created, got)
-			}
-			e.deleteBlobs(created)
-			return nil, fmt.Errorf("import: store blob %s: %w", hash, err)
-		}
-		created = append(created, hash)
+// storeImportBlob puts one blob of a document in the artifact store unless
+// it is there already; stored says whether this call stored it (to remove
+// if the import fails).
+func (e *Engine) storeImportBlob(ctx context.Context, hash string, data []byte) (stored bool, err error) {
+	if e.cfg.Blobs == nil {
+		return false, Errorf(CodeUnavailable, "this kernel has no artifact store for the document's blobs")
 	}
-	return created, nil
+	if _, err := e.cfg.Blobs.Read(hash); err == nil {
+		return false, nil
+	} else if !errors.Is(err, ErrNotFound) {
+		return false, fmt.Errorf("import: look up blob %s: %w", hash, err)
+	}
+	got, _, err := e.cfg.Blobs.Put(ctx, bytes.NewReader(data), MaxAttachmentBytes)
+	if err == nil && got != hash {
+		e.deleteBlobs([]string{got})
+		err = fmt.Errorf("stored as %s", got)
+	}
+	if err != nil {
+		return false, fmt.Errorf("import: store blob %s: %w", hash, err)
+	}
+	return true, nil
 }

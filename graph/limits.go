@@ -3,6 +3,8 @@ package graph
 import (
 	"strconv"
 	"time"
+
+	"github.com/foya-dev/foya/core"
 )
 
 // Bounds of one request and of the streams a client may hold open; each is
@@ -32,8 +34,15 @@ const (
 	// MaxQueryTokens caps the tokens of one GraphQL document, so that a
 	// body of list literals cannot become millions of syntax nodes.
 	MaxQueryTokens = 50_000
-	// MaxUploadBytes caps a multipart upload request.
-	MaxUploadBytes = 64 << 20
+	// MaxUploadBytes caps a multipart upload request: a foya.session
+	// document of core.MaxImportBytes for importSessionFile, plus the
+	// operations. A file part over 8 MiB is spooled to a temporary file, so
+	// this bounds disk, not memory; uploadAttachment still refuses a file
+	// over core.MaxAttachmentBytes.
+	MaxUploadBytes = core.MaxImportBytes + 1<<20
+	// MaxChunkedUploadBytes caps a multipart request without a
+	// Content-Length (chunked): the transport holds its files in memory.
+	MaxChunkedUploadBytes = 64 << 20
 	// MaxWebSocketMessageBytes caps one WebSocket message from a client.
 	MaxWebSocketMessageBytes = 1 << 20
 	// BodyReadTimeout is how long a JSON body may take to arrive;

@@ -32,6 +32,12 @@ func checkMultipart(w http.ResponseWriter, r *http.Request, lim Limits) bool {
 	if err != nil || boundary == "" || r.ContentLength > MaxUploadBytes {
 		return true // the transport refuses it
 	}
+	if r.ContentLength < 0 {
+		// gqlgen's transport reads the files of a body of unknown length
+		// into memory (it spools only when the length is known to be over
+		// 8 MiB): such a body keeps the old bound.
+		r.Body = http.MaxBytesReader(w, r.Body, MaxChunkedUploadBytes)
+	}
 	br := bufio.NewReaderSize(r.Body, 32<<10)
 	head, err := readPartsHead(br, []byte("--"+boundary), 3, lim.MaxBodyBytes)
 	if err != nil {

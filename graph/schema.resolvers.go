@@ -540,8 +540,8 @@ func (r *mutationResolver) ImportSession(ctx context.Context, data string, proje
 
 // ImportSessionFile is the resolver for the importSessionFile field.
 func (r *mutationResolver) ImportSessionFile(ctx context.Context, file graphql.Upload, projectID *string) (*core.Session, error) {
-	if file.Size > core.MaxArchiveBytes {
-		return nil, core.Errorf(core.CodeBadInput, "the file is %d bytes; a foya.session document may have at most %d MiB", file.Size, core.MaxArchiveBytes>>20)
+	if file.Size > core.MaxImportBytes {
+		return nil, core.Errorf(core.CodeBadInput, "the file is %d bytes; a foya.session document may have at most %d MiB", file.Size, core.MaxImportBytes>>20)
 	}
 	return importSession(ctx, r.Engine, file.File, deref(projectID))
 }

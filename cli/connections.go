@@ -93,12 +93,8 @@ func connectionsTable(w io.Writer, conns []client.ConnectionFields, def *client.
 }
 
 func connectionsAdd(r *runner) error {
-	for _, a := range r.args {
-		name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
-		if strings.HasPrefix(a, "-") && (name == "api-key" || name == "key" || name == "apikey") {
-			// Never echo the value: it may be the key itself.
-			return cmdutil.UsageError{Err: errors.New("the API key is never accepted on the command line (it would land in shell history and ps): use --api-key-env NAME or --api-key-stdin")}
-		}
+	if err := refuseKeyOnCommandLine(r.args); err != nil {
+		return err
 	}
 	fs := r.fs
 	name := fs.String("name", "", "display name, unique (required)")
@@ -397,4 +393,17 @@ func modelsHint(err error, baseURL string) error {
 	}
 	return fmt.Errorf("%w (the provider has no model list at %s/models: OpenAI-compatible servers serve it under /v1, "+
 		"so try the base URL %s/v1, e.g. with a connection added with --base-url %s/v1)", err, u, u, u)
+}
+
+// refuseKeyOnCommandLine refuses an --api-key (or --key, --apikey) flag:
+// a key on the command line lands in shell history and ps. The value is
+// never echoed: it may be the key itself.
+func refuseKeyOnCommandLine(args []string) error {
+	for _, a := range args {
+		name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if strings.HasPrefix(a, "-") && (name == "api-key" || name == "key" || name == "apikey") {
+			return cmdutil.UsageError{Err: errors.New("the API key is never accepted on the command line (it would land in shell history and ps): use --api-key-env NAME or --api-key-stdin")}
+		}
+	}
+	return nil
 }

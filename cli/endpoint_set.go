@@ -17,11 +17,8 @@ import (
 // port needs --api-key-env or --api-key-stdin in the same command (the
 // kernel refuses it otherwise, and this command says which flag to add).
 func connectionsSet(r *runner) error {
-	for _, a := range r.args {
-		name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
-		if strings.HasPrefix(a, "-") && (name == "api-key" || name == "key" || name == "apikey") {
-			return cmdutil.UsageError{Err: errors.New("the API key is never accepted on the command line (it would land in shell history and ps): use --api-key-env NAME or --api-key-stdin")}
-		}
+	if err := refuseKeyOnCommandLine(r.args); err != nil {
+		return err
 	}
 	fs := r.fs
 	name := fs.String("name", "", "new display name")

@@ -131,13 +131,9 @@ func connectionsAdd(r *runner) error {
 	case *keyEnv != "":
 		in.ApiKey = ptr("env:" + *keyEnv)
 	case *keyStdin:
-		line, err := bufio.NewReader(r.stdin).ReadString('\n')
-		if err != nil && !errors.Is(err, io.EOF) {
-			return fmt.Errorf("read api key from stdin: %w", err)
-		}
-		key := strings.TrimSpace(line)
-		if key == "" {
-			return cmdutil.UsageError{Err: errors.New("--api-key-stdin: stdin had no key on its first line")}
+		key, err := keyFromStdin(r.stdin)
+		if err != nil {
+			return err
 		}
 		in.ApiKey = &key
 	}
@@ -406,4 +402,18 @@ func refuseKeyOnCommandLine(args []string) error {
 		}
 	}
 	return nil
+}
+
+// keyFromStdin reads an API key from the first line of stdin
+// (--api-key-stdin).
+func keyFromStdin(stdin io.Reader) (string, error) {
+	line, err := bufio.NewReader(stdin).ReadString('\n')
+	if err != nil && !errors.Is(err, io.EOF) {
+		return "", fmt.Errorf("read api key from stdin: %w", err)
+	}
+	key := strings.TrimSpace(line)
+	if key == "" {
+		return "", cmdutil.UsageError{Err: errors.New("--api-key-stdin: stdin had no key on its first line")}
+	}
+	return key, nil
 }

@@ -1,11 +1,9 @@
 package cli
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"strings"
 
 	"github.com/foya-dev/foya/client"
@@ -52,13 +50,9 @@ func connectionsSet(r *runner) error {
 	case *noKey:
 		in.ApiKey = ptr("")
 	case *keyStdin:
-		line, err := bufio.NewReader(r.stdin).ReadString('\n')
-		if err != nil && !errors.Is(err, io.EOF) {
-			return fmt.Errorf("read api key from stdin: %w", err)
-		}
-		key := strings.TrimSpace(line)
-		if key == "" {
-			return cmdutil.UsageError{Err: errors.New("--api-key-stdin: stdin had no key on its first line")}
+		key, err := keyFromStdin(r.stdin)
+		if err != nil {
+			return err
 		}
 		in.ApiKey = &key
 	}

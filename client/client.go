@@ -23,7 +23,6 @@ import (
 	"mime/multipart"
 	"net"
 	"net/http"
-	"net/textproto"
 	"reflect"
 	"strings"
 	"time"
@@ -223,15 +222,7 @@ func (c *Client) postMultipart(ctx context.Context, req *graphql.Request, name s
 	}
 	var body bytes.Buffer
 	mw := multipart.NewWriter(&body)
-	_ = mw.WriteField("operations", string(ops))
-	m, _ := json.Marshal(map[string][]string{"0": {"variables." + name}})
-	_ = mw.WriteField("map", string(m))
-	h := make(textproto.MIMEHeader)
-	h.Set("Content-Disposition", multipart.FileContentDisposition("0", file.Name))
-	if file.MediaType != "" {
-		h.Set("Content-Type", file.MediaType)
-	}
-	part, err := mw.CreatePart(h)
+	part, err := filePart(mw, ops, name, file)
 	if err != nil {
 		return nil, "", fmt.Errorf("upload %s: %w", file.Name, err)
 	}

@@ -26,19 +26,7 @@ func (c *Client) postMultipartStream(ctx context.Context, ops []byte, name strin
 	mw := multipart.NewWriter(pw)
 	go func() {
 		err := func() error {
-			if err := mw.WriteField("operations", string(ops)); err != nil {
-				return err
-			}
-			m, _ := json.Marshal(map[string][]string{"0": {"variables." + name}})
-			if err := mw.WriteField("map", string(m)); err != nil {
-				return err
-			}
-			h := make(textproto.MIMEHeader)
-			h.Set("Content-Disposition", multipart.FileContentDisposition("0", file.Name))
-			if file.MediaType != "" {
-				h.Set("Content-Type", file.MediaType)
-			}
-			part, err := mw.CreatePart(h)
+			part, err := filePart(mw, ops, name, file)
 			if err != nil {
 				return err
 			}
@@ -153,15 +141,7 @@ func fileBody(ops []byte, name string, file Upload) (*multipartFile, bool) {
 	}
 	var frame bytes.Buffer
 	mw := multipart.NewWriter(&frame)
-	_ = mw.WriteField("operations", string(ops))
-	m, _ := json.Marshal(map[string][]string{"0": {"variables." + name}})
-	_ = mw.WriteField("map", string(m))
-	h := make(textproto.MIMEHeader)
-	h.Set("Content-Disposition", multipart.FileContentDisposition("0", file.Name))
-	if file.MediaType != "" {
-		h.Set("Content-Type", file.MediaType)
-	}
-	if _, err := mw.CreatePart(h); err != nil {
+	if _, err := filePart(mw, ops, name, file); err != nil {
 		return nil, false
 	}
 	head := bytes.Clone(frame.Bytes())
@@ -186,4 +166,22 @@ func (b *multipartFile) reopen() *sizedReader {
 type sizedReader struct {
 	io.Reader
 	n int64
+}
+
+// filePart writes the operations and map fields of a GraphQL multipart
+// request whose one file is variable name, and starts the file's part.
+func filePart(mw *multipart.Writer, ops []byte, name string, file Upload) (io.Writer, error) {
+	if err := mw.WriteField("operations", string(ops)); err != nil {
+		return nil, err
+	}
+	m, _ := json.Marshal(map[string][]string{"0": {"variables." + name}})
+	if err := mw.WriteField("map", string(m)); err != nil {
+		return nil, err
+	}
+	h := make(textproto.MIMEHeader)
+	h.Set("Content-Disposition", multipart.FileContentDisposition("0", file.Name))
+	if file.MediaType != "" {
+		h.Set("Content-Type", file.MediaType)
+	}
+	return mw.CreatePart(h)
 }

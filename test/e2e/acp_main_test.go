@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/foya-dev/foya/client"
 	"github.com/foya-dev/foya/providers/openai/openaitest"
 )
 
@@ -500,7 +501,7 @@ func TestACPAgent(t *testing.T) {
 		t.Fatalf("set_mode yolo: %+v", m)
 	}
 	mk = p.mark()
-	k.gql(t, `mutation($id: ID!) { updateSession(id: $id, input: {approvalMode: EXPLORE, agentMode: EXECUTE}) { id } }`, map[string]any{"id": sid}, nil)
+	k.updateSession(t, sid, client.UpdateSessionInput{ApprovalMode: ptr(client.ApprovalModeExplore), AgentMode: ptr(client.AgentModeExecute)})
 	p.waitFor(mk, "current_mode_update explore", func(u map[string]any) bool {
 		return u["sessionUpdate"] == "current_mode_update" && u["currentModeId"] == "explore"
 	})
@@ -739,7 +740,9 @@ func TestACPAgentPlanQuestionImage(t *testing.T) {
 			qid = e.Payload.RequestID
 		}
 	}
-	k.gql(t, `mutation($s: ID!, $r: ID!) { answerQuestion(sessionId: $s, requestId: $r, answer: "large") }`, map[string]any{"s": sid, "r": qid}, nil)
+	if _, err := client.AnswerQuestion(context.Background(), k.client(), sid, qid, "large"); err != nil {
+		t.Fatalf("answerQuestion: %v", err)
+	}
 	if m := p.await(asked, "question answered elsewhere"); m.Error != nil || !strings.Contains(string(m.Result), "end_turn") {
 		t.Fatalf("prompt: %+v %s", m.Error, m.Result)
 	}

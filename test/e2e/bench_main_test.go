@@ -23,6 +23,8 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+
+	"github.com/foya-dev/foya/client"
 )
 
 var (
@@ -288,7 +290,7 @@ type eventSource interface {
 // subscription: time to the first delta and to the whole text.
 func viaKernel(ctx context.Context, k *kernelProc, tb testing.TB, sid string, sub eventSource, want string) (timing, error) {
 	start := time.Now()
-	k.gql(tb, `mutation($s: ID!) { sendMessage(sessionId: $s, input: {text: "go"}) { turnStarted } }`, map[string]any{"s": sid}, nil)
+	k.sendMessage(tb, sid, "go")
 	var t timing
 	var text strings.Builder
 	for {
@@ -466,9 +468,7 @@ func mapTimings(ts []timing, f func(timing) time.Duration) []time.Duration {
 // chatSession2 creates another session on the kernel's first connection.
 func (k *kernelProc) chatSession2(tb testing.TB) string {
 	tb.Helper()
-	var s struct{ CreateSession struct{ ID string } }
-	k.gql(tb, `mutation { createSession(input: {title: "t", approvalMode: BYPASS}) { id } }`, nil, &s)
-	return s.CreateSession.ID
+	return k.createSession(tb, client.CreateSessionInput{Title: ptr("t"), ApprovalMode: ptr(client.ApprovalModeBypass)})
 }
 
 // memUse is the memory of the kernel and its direct children (the plugin
@@ -589,7 +589,7 @@ func BenchmarkDeltaPathHundred(b *testing.B) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				k.gql(b, `mutation($s: ID!) { sendMessage(sessionId: $s, input: {text: "go"}) { turnStarted } }`, map[string]any{"s": sid}, nil)
+				k.sendMessage(b, sid, "go")
 				var mine []time.Duration
 				finished := false
 				for !finished {

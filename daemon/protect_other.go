@@ -1,6 +1,6 @@
 //go:build !linux
 
-package main
+package daemon
 
 // protectProcess does nothing off Linux.
 func protectProcess() error { return nil }

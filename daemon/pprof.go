@@ -1,4 +1,4 @@
-package main
+package daemon
 
 import (
 	"context"
@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/foya-dev/foya/graph"
+
+	"github.com/foya-dev/foya/internal/cmdutil"
 )
 
 // checkPprofAddr accepts loopback HOST:PORT addresses only: profiles and
@@ -18,10 +20,10 @@ import (
 func checkPprofAddr(addr string) error {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
-		return usageError{Err: fmt.Errorf("--pprof %q: want HOST:PORT on loopback, e.g. 127.0.0.1:6060", addr)}
+		return cmdutil.Usagef("--pprof %q: want HOST:PORT on loopback, e.g. 127.0.0.1:6060", addr)
 	}
 	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
-		return usageError{Err: fmt.Errorf("--pprof %q: profiles are served on loopback only (127.0.0.1, ::1 or localhost)", addr)}
+		return cmdutil.Usagef("--pprof %q: profiles are served on loopback only (127.0.0.1, ::1 or localhost)", addr)
 	}
 	return nil
 }

@@ -1,4 +1,4 @@
-package main
+package daemon
 
 import (
 	"encoding/json"
@@ -26,21 +26,22 @@ foya web prints the link that opens Foya web with it.
            remote client: FOYA_TOKEN=$(foya token show) foya sessions list`,
 }
 
-// tokenCmd is `foya token`.
-func tokenCmd(args []string, stdout, stderr io.Writer) error {
+// Token is `foya token`: it rotates or shows the bearer token of a data
+// directory.
+func Token(args []string, stdout, stderr io.Writer) error {
 	fs := cmdutil.NewFlagSet(tokenCommand, stdout)
-	dataDir := fs.String("data-dir", defaultDataDir(), "data directory of the kernel")
+	dataDir := fs.String("data-dir", cmdutil.DefaultDataDir(), "data directory of the kernel")
 	tokenFile := fs.String("auth-token-file", "", "token file (default <data-dir>/auth-token)")
 	asJSON := fs.Bool("json", false, "show: print {\"token\": …, \"file\": …} as one JSON object")
 	if _, err := cmdutil.Parse(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() != 1 {
-		return usageError{Err: errors.New("usage: foya token rotate|show [--data-dir DIR] [--auth-token-file PATH]")}
+		return cmdutil.UsageError{Err: errors.New("usage: foya token rotate|show [--data-dir DIR] [--auth-token-file PATH]")}
 	}
 	path := *tokenFile
 	if path == "" {
-		dir, err := prepareDataDir(*dataDir)
+		dir, err := cmdutil.PrepareDataDir(*dataDir)
 		if err != nil {
 			return err
 		}
@@ -67,6 +68,6 @@ func tokenCmd(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintln(stdout, tok)
 		return nil
 	default:
-		return usageError{Err: fmt.Errorf("unknown token command %q: use rotate or show", fs.Arg(0))}
+		return cmdutil.Usagef("unknown token command %q: use rotate or show", fs.Arg(0))
 	}
 }

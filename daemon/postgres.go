@@ -1,4 +1,4 @@
-package main
+package daemon
 
 import (
 	"context"
@@ -15,8 +15,8 @@ import (
 // openCatalogStores returns the catalog and MCP stores: the files in the
 // data directory, or with a PostgreSQL database the shared tables, secrets
 // sealed under the key of --secret-key-file (docs/postgresql.md).
-func openCatalogStores(ctx context.Context, db *storage.DB, opts kernelOptions, dataDir string) (core.CatalogStore, core.MCPStore, error) {
-	if opts.database == "" {
+func openCatalogStores(ctx context.Context, db *storage.DB, c Config, dataDir string) (core.CatalogStore, core.MCPStore, error) {
+	if c.Database == "" {
 		cat, err := catalogfile.New(dataDir)
 		if err != nil {
 			return nil, nil, err
@@ -27,7 +27,7 @@ func openCatalogStores(ctx context.Context, db *storage.DB, opts kernelOptions, 
 		}
 		return cat, mcp, nil
 	}
-	path := opts.secretKeyFile
+	path := c.SecretKeyFile
 	if path == "" {
 		path = filepath.Join(dataDir, storage.SecretKeyFileName)
 	}

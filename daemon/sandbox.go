@@ -1,4 +1,4 @@
-package main
+package daemon
 
 import (
 	"context"
@@ -14,6 +14,8 @@ import (
 	"github.com/foya-dev/foya/plugins/hooks"
 	"github.com/foya-dev/foya/plugins/mcphost"
 	"github.com/foya-dev/foya/plugins/sandbox"
+
+	"github.com/foya-dev/foya/internal/cmdutil"
 )
 
 // sandboxLimitFlags registers the --tool-max-* flags of `foya serve` and
@@ -28,20 +30,20 @@ func sandboxLimitFlags(fs *flag.FlagSet) func() (sandbox.Limits, error) {
 		var l sandbox.Limits
 		var err error
 		if *procs < 0 {
-			return l, usageError{Err: fmt.Errorf("--tool-max-procs %d: must not be negative", *procs)}
+			return l, cmdutil.Usagef("--tool-max-procs %d: must not be negative", *procs)
 		}
 		l.Procs = *procs
 		if l.AddressSpace, err = sandbox.ParseSize(*memory); err != nil {
-			return l, usageError{Err: fmt.Errorf("--tool-max-memory: %w", err)}
+			return l, cmdutil.Usagef("--tool-max-memory: %w", err)
 		}
 		if l.AddressSpace != 0 && l.AddressSpace < 64<<20 {
-			return l, usageError{Err: fmt.Errorf("--tool-max-memory %s: at least 64M (or off)", *memory)}
+			return l, cmdutil.Usagef("--tool-max-memory %s: at least 64M (or off)", *memory)
 		}
 		if l.FileSize, err = sandbox.ParseSize(*fileSize); err != nil {
-			return l, usageError{Err: fmt.Errorf("--tool-max-file-size: %w", err)}
+			return l, cmdutil.Usagef("--tool-max-file-size: %w", err)
 		}
 		if *cpu < 0 {
-			return l, usageError{Err: fmt.Errorf("--tool-max-cpu %s: must not be negative", *cpu)}
+			return l, cmdutil.Usagef("--tool-max-cpu %s: must not be negative", *cpu)
 		}
 		l.CPUSeconds = uint64((*cpu + time.Second - 1) / time.Second)
 		return l, nil
@@ -50,10 +52,10 @@ func sandboxLimitFlags(fs *flag.FlagSet) func() (sandbox.Limits, error) {
 
 // mcpSandbox is the confinement of STDIO MCP servers: the bash sandbox's
 // masks, writable roots and limits.
-func mcpSandbox(dir string, opts kernelOptions) *mcphost.SandboxConfig {
-	sc := &mcphost.SandboxConfig{DataDir: dir, Hidden: opts.tools.Hidden, Writable: opts.tools.Writable, Limits: sandbox.DefaultLimits()}
-	if opts.tools.Limits != nil {
-		sc.Limits = *opts.tools.Limits
+func mcpSandbox(dir string, c Config) *mcphost.SandboxConfig {
+	sc := &mcphost.SandboxConfig{DataDir: dir, Hidden: c.Tools.Hidden, Writable: c.Tools.Writable, Limits: sandbox.DefaultLimits()}
+	if c.Tools.Limits != nil {
+		sc.Limits = *c.Tools.Limits
 	}
 	return sc
 }
@@ -82,12 +84,12 @@ func sessionDir(svc *core.Service, scratch string) func(ctx context.Context, id 
 }
 
 // hookRunner runs hooks in the bash sandbox with the same masks and limits.
-func hookRunner(dir string, opts kernelOptions, log *slog.Logger) *hooks.Runner {
+func hookRunner(dir string, c Config, log *slog.Logger) *hooks.Runner {
 	r := hooks.NewRunner(dir, log)
-	r.Hidden = opts.tools.Hidden
+	r.Hidden = c.Tools.Hidden
 	r.Limits = sandbox.DefaultLimits()
-	if opts.tools.Limits != nil {
-		r.Limits = *opts.tools.Limits
+	if c.Tools.Limits != nil {
+		r.Limits = *c.Tools.Limits
 	}
 	return r
 }

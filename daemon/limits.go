@@ -1,4 +1,4 @@
-package main
+package daemon
 
 import (
 	"flag"
@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/foya-dev/foya/graph"
+
+	"github.com/foya-dev/foya/internal/cmdutil"
 )
 
 // requestLimitFlags adds the `foya serve` flags of the request bounds
@@ -24,11 +26,11 @@ func requestLimitFlags(fs *flag.FlagSet) func() (graph.Limits, error) {
 		for name, v := range map[string]int{"max-in-flight-per-peer": *perPeer, "max-expensive": *expensive,
 			"max-subscriptions-per-connection": *perConn, "max-subscriptions": *subs} {
 			if v < 1 {
-				return graph.Limits{}, usageError{Err: fmt.Errorf("--%s %d: must be at least 1", name, v)}
+				return graph.Limits{}, cmdutil.Usagef("--%s %d: must be at least 1", name, v)
 			}
 		}
 		if vars > body {
-			return graph.Limits{}, usageError{Err: fmt.Errorf("--max-variables %d is larger than --max-request-body %d", vars, body)}
+			return graph.Limits{}, cmdutil.Usagef("--max-variables %d is larger than --max-request-body %d", vars, body)
 		}
 		return graph.Limits{MaxBodyBytes: int64(body), MaxVariablesBytes: int64(vars), MaxInFlightPerPeer: *perPeer,
 			MaxExpensive: *expensive, MaxSubscriptionsPerConnection: *perConn, MaxSubscriptions: *subs}, nil

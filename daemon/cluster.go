@@ -1,8 +1,7 @@
-package main
+package daemon
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"net"
 	"net/url"
@@ -14,6 +13,8 @@ import (
 	"github.com/foya-dev/foya/cluster"
 	"github.com/foya-dev/foya/core"
 	"github.com/foya-dev/foya/storage"
+
+	"github.com/foya-dev/foya/internal/cmdutil"
 )
 
 // openCluster joins the kernels sharing a PostgreSQL database (nil on
@@ -32,7 +33,7 @@ func checkAdvertiseURL(v string) error {
 	}
 	u, err := url.Parse(v)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || (u.Path != "" && u.Path != "/") || u.RawQuery != "" {
-		return usageError{Err: fmt.Errorf("--advertise-url %q: give the base URL other kernels reach this one at, e.g. http://10.0.0.5:4777", v)}
+		return cmdutil.Usagef("--advertise-url %q: give the base URL other kernels reach this one at, e.g. http://10.0.0.5:4777", v)
 	}
 	return nil
 }
@@ -101,11 +102,11 @@ func (s soloNode) Nodes(ctx context.Context) ([]core.NodeInfo, error) {
 // <data-dir>/secret-key) on a PostgreSQL database, which signs the requests
 // between kernels (graph.SignatureHeader); nil on SQLite, where a kernel is
 // alone and honours no forwarding header.
-func loadClusterKey(opts kernelOptions, dataDir string) ([]byte, error) {
-	if opts.database == "" {
+func loadClusterKey(c Config, dataDir string) ([]byte, error) {
+	if c.Database == "" {
 		return nil, nil
 	}
-	path := opts.secretKeyFile
+	path := c.SecretKeyFile
 	if path == "" {
 		path = filepath.Join(dataDir, storage.SecretKeyFileName)
 	}

@@ -1,11 +1,12 @@
-package main
+package daemon
 
 import (
 	"flag"
-	"fmt"
 	"time"
 
 	"github.com/foya-dev/foya/core"
+
+	"github.com/foya-dev/foya/internal/cmdutil"
 )
 
 // outputCapFlags are the serve flags of the model output caps
@@ -33,11 +34,11 @@ func (f outputCapFlags) limits() (core.OutputLimits, error) {
 		TurnOutputTokens: *f.tokens, CallTimeout: *f.callTimeout, IdleTimeout: *f.idleTimeout}
 	switch {
 	case l.TextBytes <= 0 || l.ReasoningBytes <= 0 || l.ToolArgsBytes <= 0:
-		return l, usageError{Err: fmt.Errorf("--max-reply-text, --max-reply-reasoning and --max-tool-call-args must be positive byte counts")}
+		return l, cmdutil.Usagef("--max-reply-text, --max-reply-reasoning and --max-tool-call-args must be positive byte counts")
 	case l.TurnOutputTokens <= 0:
-		return l, usageError{Err: fmt.Errorf("--max-turn-output-tokens %d: must be positive", l.TurnOutputTokens)}
+		return l, cmdutil.Usagef("--max-turn-output-tokens %d: must be positive", l.TurnOutputTokens)
 	case l.CallTimeout <= 0 || l.IdleTimeout <= 0:
-		return l, usageError{Err: fmt.Errorf("--model-call-timeout and --model-idle-timeout must be positive durations")}
+		return l, cmdutil.Usagef("--model-call-timeout and --model-idle-timeout must be positive durations")
 	}
 	return l, nil
 }

@@ -1,13 +1,14 @@
-package main
+package daemon
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"net"
 	"path/filepath"
 
 	"github.com/foya-dev/foya/graph"
+
+	"github.com/foya-dev/foya/internal/cmdutil"
 )
 
 // tokenPolicy is what the serve flags say about the bearer token.
@@ -20,7 +21,7 @@ type tokenPolicy struct {
 // loopback-only: beyond loopback the token is always required.
 func checkInsecureNoToken(p tokenPolicy, loopback bool, addr string) error {
 	if p.insecure && !loopback {
-		return usageError{Err: fmt.Errorf("--insecure-no-token: refused on %s, which is reachable beyond loopback; the token is always required there (drop the flag, or listen on 127.0.0.1)", addr)}
+		return cmdutil.Usagef("--insecure-no-token: refused on %s, which is reachable beyond loopback; the token is always required there (drop the flag, or listen on 127.0.0.1)", addr)
 	}
 	return nil
 }

@@ -191,7 +191,7 @@ func (s *session) waitMCP(ctx context.Context) {
 		if !starting || time.Now().After(deadline) || ctx.Err() != nil {
 			for _, m := range r.Session.McpServers {
 				if m.Status != client.McpStatusReady {
-					s.a.log.Warn("acp: MCP server not ready; the session goes on without its tools until it is", "session_id", s.id, "mcp_server", m.Name, "status", m.Status, "error", deref(m.Error))
+					s.a.log.Warn("acp: MCP server not ready; the session goes on without its tools until it is", "session_id", s.id, "mcp_server", m.Name, "status", m.Status, "err", deref(m.Error))
 				}
 			}
 			return

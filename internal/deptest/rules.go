@@ -29,14 +29,6 @@ var (
 	anything  = []string{"*"}
 )
 
-func join(lists ...[]string) []string {
-	var out []string
-	for _, l := range lists {
-		out = append(out, l...)
-	}
-	return out
-}
-
 // Rules is the table of allowed import edges, for the shape of issue 30:
 // arrows point inward (graph → core ← storage, plugins/host → core,
 // providers → sdk), and only the composition package (daemon), the root

@@ -26,7 +26,7 @@ import (
 	"github.com/foya-dev/foya/cli"
 	"github.com/foya-dev/foya/cluster"
 	"github.com/foya-dev/foya/core"
-	"github.com/foya-dev/foya/graph"
+	"github.com/foya-dev/foya/edge"
 	"github.com/foya-dev/foya/internal/cmdutil"
 	"github.com/foya-dev/foya/internal/memtrim"
 	builtintools "github.com/foya-dev/foya/plugins/builtin/tools"
@@ -131,7 +131,7 @@ func serveCmd(args []string, stdout, stderr io.Writer) error {
 	retryAttempts := fs.Int("retry-max-attempts", core.DefaultRetryMaxAttempts, "requests per model step when rate-limited, overloaded or cut off before any output (1 disables retries)")
 	retryWait := fs.Duration("retry-max-wait", core.DefaultRetryMaxTotalWait, "total backoff wait bound per model step")
 	pluginIdleStop := fs.Duration("plugin-idle-stop", defaultPluginIdleStop, "stop a built-in plugin process after this long without a call; the next call starts it again (0: never; docs/performance.md)")
-	wsPing := fs.Duration("ws-ping-interval", graph.DefaultWSPingInterval, "interval of the graphql-transport-ws ping messages the kernel sends on every WebSocket, at least 1s (a socket that leaves two of them without a pong is closed)")
+	wsPing := fs.Duration("ws-ping-interval", edge.DefaultWSPingInterval, "interval of the graphql-transport-ws ping messages the kernel sends on every WebSocket, at least 1s (a socket that leaves two of them without a pong is closed)")
 	pprofAddr := fs.String("pprof", "", "serve Go profiles (net/http/pprof) on this loopback address, e.g. 127.0.0.1:6060 (off by default)")
 	tokenFile := fs.String("auth-token-file", "", "file holding the bearer token clients must send (default <data-dir>/auth-token; created when missing)")
 	fs.Bool("require-token", false, "accepted for compatibility, no effect: the token is required on every listener unless --insecure-no-token")
@@ -271,7 +271,7 @@ func serveCmd(args []string, stdout, stderr io.Writer) error {
 			"serve HTTPS with --tls-cert/--tls-key, or put a TLS-terminating reverse proxy in front")
 	}
 	srv := &http.Server{
-		Handler: graph.NewHandler(graph.ServerConfig{
+		Handler: edge.NewHandler(edge.Config{
 			Service: k.sessions, Engine: k.engine, Usage: k.db, Catalog: k.catalog, Plugins: k.plugins, MCP: k.mcp,
 			Logger: log, OriginPatterns: origins, HostPatterns: hosts, Auth: auth, Nodes: k.nodes,
 			ClusterKey: k.clusterKey,
@@ -280,8 +280,8 @@ func serveCmd(args []string, stdout, stderr io.Writer) error {
 		}),
 		TLSConfig:         tlsConfig,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
-		ReadHeaderTimeout: graph.HeaderReadTimeout,
-		IdleTimeout:       graph.IdleTimeout, // body deadlines are per request (graph.BodyReadTimeout)
+		ReadHeaderTimeout: edge.HeaderReadTimeout,
+		IdleTimeout:       edge.IdleTimeout, // body deadlines are per request (edge.BodyReadTimeout)
 		BaseContext:       func(net.Listener) context.Context { return ctx },
 	}
 	errc := make(chan error, 1)

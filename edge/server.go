@@ -60,46 +60,12 @@ func NewHandler(cfg Config) http.Handler {
 	if log == nil {
 		log = slog.Default()
 	}
-	keepAlive := cfg.KeepAlive
-	if keepAlive == 0 {
-		keepAlive = 15 * time.Second
+	if cfg.KeepAlive == 0 {
+		cfg.KeepAlive = 15 * time.Second
 	}
 	lim := cfg.Limits.withDefaults()
-	srv := handler.New(graph.NewExecutableSchema(graph.Config{Resolvers: &graph.Resolver{Service: cfg.Service, Engine: cfg.Engine, Ledger: cfg.Usage, Catalog: cfg.Catalog, Registry: cfg.Plugins, MCP: cfg.MCP, NodeList: cfg.Nodes, Log: log}}))
-	// SSE must come before POST: both accept POST requests.
-	srv.AddTransport(resumableSSE{})
-	// graphql-transport-ws is served by transportWS; gqlgen's transport keeps
-	// the legacy graphql-ws subprotocol (and sockets that name none).
-	srv.AddTransport(transportWS{pingInterval: keepAlive, initTimeout: cfg.WSInitTimeout, readLimit: wsReadLimit, initFunc: cfg.Auth.wsInitFunc()})
-	ws := transport.Websocket{
-		// browserGuard has already checked the Origin of every /graphql request.
-		Implementation:        countingWS{rotationAwareWS{transport.CoderWebsocketImplementation{AcceptOptions: websocket.AcceptOptions{InsecureSkipVerify: true}}}},
-		KeepAlivePingInterval: keepAlive,
-		InitTimeout:           30 * time.Second,
-		PayloadReadLimit:      &wsReadLimit,
-	}
-	if cfg.Auth != nil {
-		ws.InitFunc = cfg.Auth.wsInit
-	}
-	srv.AddTransport(ws)
-	srv.AddTransport(transport.Options{})
-	srv.AddTransport(httpGraphQL{}) // GET and JSON POST, GraphQL over HTTP (transporthttp.go)
-	srv.AddTransport(nonStreaming{transport.MultipartForm{MaxUploadSize: MaxUploadBytes, MaxMemory: 8 << 20}})
-	srv.Use(extension.Introspection{})
-	useQueryBounds(srv) // the query cache, persisted queries, the token limit
-	srv.Use(costLimit{max: MaxCost})
-	srv.Use(depthLimit{max: MaxDepth})
-	srv.Use(subscriptionCap{perConn: int64(lim.MaxSubscriptionsPerConnection), total: int64(lim.MaxSubscriptions), running: new(atomic.Int64)})
-	adm := useAdmission(srv, lim)
-	srv.AroundOperations(graph.ConditionsAreBooleans)
-	// Operations about a session another node owns run on that node.
 	signer := newRequestSigner(cfg.ClusterKey)
-	fwd := newForwarder(cfg.Service, cfg.Auth, signer, log)
-	srv.AroundOperations(fwd.around)
-	srv.AroundFields(graph.MarkInternal)
-	srv.Use(graph.ResponseCap{Max: lim.MaxResponseBytes})
-	srv.SetErrorPresenter(graph.PresentError(log))
-	srv.SetRecoverFunc(graph.Recover(log))
+	srv, adm := newGraphQLServer(cfg, lim, signer, log)
 
 	mux := http.NewServeMux()
 	// The token is checked before the body is read (requestLimits).
@@ -123,4 +89,51 @@ func NewHandler(cfg Config) http.Handler {
 	mux.Handle("/favicon.ico", web.PageHeaders(web.FaviconHandler()))
 	mux.Handle("/", web.PageHeaders(web.WebHandler()))
 	return mux
+}
+
+// newGraphQLServer serves graph's executable schema over the transports,
+// with the request bounds and cluster forwarding around its operations
+// (the order of the extensions is the order they run in). The admission it
+// returns is shared with requestLimits.
+func newGraphQLServer(cfg Config, lim Limits, signer *requestSigner, log *slog.Logger) (*handler.Server, *admission) {
+	srv := handler.New(graph.NewExecutableSchema(graph.Config{Resolvers: &graph.Resolver{Service: cfg.Service, Engine: cfg.Engine, Ledger: cfg.Usage, Catalog: cfg.Catalog, Registry: cfg.Plugins, MCP: cfg.MCP, NodeList: cfg.Nodes, Log: log}}))
+	addTransports(srv, cfg)
+	srv.Use(extension.Introspection{})
+	useQueryBounds(srv) // the query cache, persisted queries, the token limit
+	srv.Use(costLimit{max: MaxCost})
+	srv.Use(depthLimit{max: MaxDepth})
+	srv.Use(subscriptionCap{perConn: int64(lim.MaxSubscriptionsPerConnection), total: int64(lim.MaxSubscriptions), running: new(atomic.Int64)})
+	adm := useAdmission(srv, lim)
+	srv.AroundOperations(graph.ConditionsAreBooleans)
+	// Operations about a session another node owns run on that node.
+	fwd := newForwarder(cfg.Service, cfg.Auth, signer, log)
+	srv.AroundOperations(fwd.around)
+	srv.AroundFields(graph.MarkInternal)
+	srv.Use(graph.ResponseCap{Max: lim.MaxResponseBytes})
+	srv.SetErrorPresenter(graph.PresentError(log))
+	srv.SetRecoverFunc(graph.Recover(log))
+	return srv, adm
+}
+
+// addTransports adds the transports in the order they are tried.
+func addTransports(srv *handler.Server, cfg Config) {
+	// SSE must come before POST: both accept POST requests.
+	srv.AddTransport(resumableSSE{})
+	// graphql-transport-ws is served by transportWS; gqlgen's transport keeps
+	// the legacy graphql-ws subprotocol (and sockets that name none).
+	srv.AddTransport(transportWS{pingInterval: cfg.KeepAlive, initTimeout: cfg.WSInitTimeout, readLimit: wsReadLimit, initFunc: cfg.Auth.wsInitFunc()})
+	ws := transport.Websocket{
+		// browserGuard has already checked the Origin of every /graphql request.
+		Implementation:        countingWS{rotationAwareWS{transport.CoderWebsocketImplementation{AcceptOptions: websocket.AcceptOptions{InsecureSkipVerify: true}}}},
+		KeepAlivePingInterval: cfg.KeepAlive,
+		InitTimeout:           30 * time.Second,
+		PayloadReadLimit:      &wsReadLimit,
+	}
+	if cfg.Auth != nil {
+		ws.InitFunc = cfg.Auth.wsInit
+	}
+	srv.AddTransport(ws)
+	srv.AddTransport(transport.Options{})
+	srv.AddTransport(httpGraphQL{}) // GET and JSON POST, GraphQL over HTTP (transporthttp.go)
+	srv.AddTransport(nonStreaming{transport.MultipartForm{MaxUploadSize: MaxUploadBytes, MaxMemory: 8 << 20}})
 }

@@ -69,45 +69,14 @@ func scanRequest(r io.Reader, varBudget int64) ([]byte, error) {
 	seen := make([]bool, len(requestMembers))
 	left := varBudget
 	for first := true; ; first = false {
-		if err := s.skipSpace(); err != nil {
-			return nil, s.eofIsBad(err, "the body ends inside the object")
-		}
-		c, _ := s.r.ReadByte()
-		if c == '}' {
-			break
-		}
-		if !first {
-			if c != ',' {
-				return nil, errBadJSON{fmt.Sprintf("expected , or } after a member, got %q", c)}
-			}
-			if err := s.skipSpace(); err != nil {
-				return nil, s.eofIsBad(err, "the body ends inside the object")
-			}
-			c, _ = s.r.ReadByte()
-		}
-		if c != '"' {
-			return nil, errBadJSON{"expected a member name"}
-		}
-		name, err := s.readName()
+		name, end, err := s.nextMember(first)
 		if err != nil {
 			return nil, err
 		}
-		if err := s.skipSpace(); err != nil {
-			return nil, s.eofIsBad(err, "the body ends after a member name")
+		if end {
+			break
 		}
-		if c, _ := s.r.ReadByte(); c != ':' {
-			return nil, errBadJSON{"expected : after a member name"}
-		}
-		if err := s.skipSpace(); err != nil {
-			return nil, s.eofIsBad(err, "the body ends before a value")
-		}
-		idx := -1
-		for i, m := range requestMembers {
-			if strings.EqualFold(name, m.name) {
-				idx = i
-				break
-			}
-		}
+		idx := memberIndex(name)
 		if idx < 0 { // not read by gqlgen: skipped, not kept
 			if err := s.value(nil, -1); err != nil {
 				return nil, err
@@ -144,6 +113,54 @@ func scanRequest(r io.Reader, varBudget int64) ([]byte, error) {
 	}
 	out.WriteByte('}')
 	return out.Bytes(), nil
+}
+
+// nextMember reads the request object up to the value of its next member
+// and returns the member's name, or end when the object closes instead.
+func (s *jsonScanner) nextMember(first bool) (name string, end bool, err error) {
+	if err := s.skipSpace(); err != nil {
+		return "", false, s.eofIsBad(err, "the body ends inside the object")
+	}
+	c, _ := s.r.ReadByte()
+	if c == '}' {
+		return "", true, nil
+	}
+	if !first {
+		if c != ',' {
+			return "", false, errBadJSON{fmt.Sprintf("expected , or } after a member, got %q", c)}
+		}
+		if err := s.skipSpace(); err != nil {
+			return "", false, s.eofIsBad(err, "the body ends inside the object")
+		}
+		c, _ = s.r.ReadByte()
+	}
+	if c != '"' {
+		return "", false, errBadJSON{"expected a member name"}
+	}
+	name, err = s.readName()
+	if err != nil {
+		return "", false, err
+	}
+	if err := s.skipSpace(); err != nil {
+		return "", false, s.eofIsBad(err, "the body ends after a member name")
+	}
+	if c, _ := s.r.ReadByte(); c != ':' {
+		return "", false, errBadJSON{"expected : after a member name"}
+	}
+	if err := s.skipSpace(); err != nil {
+		return "", false, s.eofIsBad(err, "the body ends before a value")
+	}
+	return name, false, nil
+}
+
+// memberIndex is the index of name in requestMembers, or -1.
+func memberIndex(name string) int {
+	for i, m := range requestMembers {
+		if strings.EqualFold(name, m.name) {
+			return i
+		}
+	}
+	return -1
 }
 
 var errOverBudget = errors.New("over budget")
@@ -202,17 +219,7 @@ func (s *jsonScanner) readName() (string, error) {
 // gqlgen's decoder reads what passes, which is bounded by then.
 func (s *jsonScanner) value(dst *bytes.Buffer, budget int64) error {
 	var stack []byte // open brackets
-	n := int64(0)
-	put := func(c byte) error {
-		if dst == nil {
-			return nil
-		}
-		n++
-		if budget >= 0 && n > budget {
-			return errOverBudget
-		}
-		return dst.WriteByte(c)
-	}
+	w := &budgetWriter{dst: dst, budget: budget}
 	for {
 		c, err := s.r.ReadByte()
 		if err != nil {
@@ -229,7 +236,7 @@ func (s *jsonScanner) value(dst *bytes.Buffer, budget int64) error {
 				return errBadJSON{fmt.Sprintf("variables nest deeper than %d levels", maxJSONDepth)}
 			}
 			stack = append(stack, c)
-			if err := put(c); err != nil {
+			if err := w.put(c); err != nil {
 				return err
 			}
 			continue
@@ -238,59 +245,93 @@ func (s *jsonScanner) value(dst *bytes.Buffer, budget int64) error {
 				return errBadJSON{fmt.Sprintf("unexpected %q", c)}
 			}
 			stack = stack[:len(stack)-1]
-			if err := put(c); err != nil {
+			if err := w.put(c); err != nil {
 				return err
 			}
 		case '"':
-			if err := put(c); err != nil {
+			if err := w.put(c); err != nil {
 				return err
 			}
-			left := int64(-1)
-			if dst != nil && budget >= 0 {
-				left = budget - n
-			}
-			before := 0
-			if dst != nil {
-				before = dst.Len()
-			}
-			if err := s.str(dst, left); err != nil {
+			if err := s.strInto(w); err != nil {
 				return err
-			}
-			if dst != nil {
-				n += int64(dst.Len() - before)
 			}
 		case ',', ':':
 			if len(stack) == 0 {
 				return errBadJSON{fmt.Sprintf("unexpected %q", c)}
 			}
-			if err := put(c); err != nil {
+			if err := w.put(c); err != nil {
 				return err
 			}
 			continue
 		default:
-			if err := put(c); err != nil {
+			if err := w.put(c); err != nil {
 				return err
 			}
-			// A scalar (number, true, false, null) runs to a delimiter.
-			for {
-				c, err := s.r.ReadByte()
-				if err != nil {
-					if errors.Is(err, io.EOF) && len(stack) == 0 {
-						return nil
-					}
-					return s.eofIsBad(err, "the body ends inside a value")
-				}
-				if isDelimiter(c) {
-					_ = s.r.UnreadByte()
-					break
-				}
-				if err := put(c); err != nil {
-					return err
-				}
+			if err := s.scalar(w, len(stack) == 0); err != nil {
+				return err
 			}
 		}
 		if len(stack) == 0 {
 			return nil
+		}
+	}
+}
+
+// budgetWriter appends to dst, when it is not nil, at most budget bytes
+// (budget < 0: any number); n counts what it took.
+type budgetWriter struct {
+	dst       *bytes.Buffer
+	budget, n int64
+}
+
+func (w *budgetWriter) put(c byte) error {
+	if w.dst == nil {
+		return nil
+	}
+	w.n++
+	if w.budget >= 0 && w.n > w.budget {
+		return errOverBudget
+	}
+	return w.dst.WriteByte(c)
+}
+
+// strInto consumes the rest of a string (its opening quote taken) into w.
+func (s *jsonScanner) strInto(w *budgetWriter) error {
+	left := int64(-1)
+	if w.dst != nil && w.budget >= 0 {
+		left = w.budget - w.n
+	}
+	before := 0
+	if w.dst != nil {
+		before = w.dst.Len()
+	}
+	if err := s.str(w.dst, left); err != nil {
+		return err
+	}
+	if w.dst != nil {
+		w.n += int64(w.dst.Len() - before)
+	}
+	return nil
+}
+
+// scalar consumes the rest of a scalar (number, true, false, null), its
+// first byte taken, into w: it runs to a delimiter, or to the end of the
+// body when it is the whole value (top).
+func (s *jsonScanner) scalar(w *budgetWriter, top bool) error {
+	for {
+		c, err := s.r.ReadByte()
+		if err != nil {
+			if errors.Is(err, io.EOF) && top {
+				return nil
+			}
+			return s.eofIsBad(err, "the body ends inside a value")
+		}
+		if isDelimiter(c) {
+			_ = s.r.UnreadByte()
+			return nil
+		}
+		if err := w.put(c); err != nil {
+			return err
 		}
 	}
 }

@@ -87,7 +87,7 @@ func NewHandler(cfg Config) http.Handler {
 	mux.Handle("/playground", playground)
 	mux.Handle("/playground/assets/", playground)
 	mux.Handle("/favicon.ico", web.PageHeaders(web.FaviconHandler()))
-	mux.Handle("/", web.PageHeaders(web.WebHandler()))
+	mux.Handle("/", web.PageHeaders(web.ClientHandler()))
 	return mux
 }
 

@@ -136,25 +136,8 @@ type wsOutMessage struct {
 
 func (c *wsConn) run() {
 	reqCtx := c.ctx
-	// The reader goes on reading after the loop has stopped taking frames,
-	// so that a close handshake the kernel starts can read the peer's reply.
-	frames := make(chan wsFrame)
-	readErr := make(chan error, 1)
-	done := c.done
 	defer c.stopFrames()
-	go func() {
-		for {
-			typ, data, err := c.conn.Read(context.Background())
-			if err != nil {
-				readErr <- err
-				return
-			}
-			select {
-			case frames <- wsFrame{typ, data}:
-			case <-done:
-			}
-		}
-	}()
+	frames, readErr := c.readFrames()
 	initTimer := time.NewTimer(c.t.initTimeout)
 	defer initTimer.Stop()
 	ping := time.NewTicker(c.t.pingInterval)
@@ -186,50 +169,83 @@ func (c *wsConn) run() {
 			unanswered++
 			c.write(wsOutMessage{Type: "ping"})
 		case f := <-frames:
-			m, reason := parseWSMessage(f)
-			if reason != "" {
-				c.close(closeBadRequest, reason)
+			if !c.handle(f, &unanswered) {
 				return
 			}
-			switch m.Type {
-			case "ping":
-				out := wsOutMessage{Type: "pong"}
-				if len(m.Payload) > 0 && string(m.Payload) != "null" {
-					out.Payload = m.Payload
-				}
-				c.write(out)
-			case "pong":
-				unanswered = 0
-			case "connection_init":
-				if c.initSeen {
-					c.close(closeTooManyInitRequests, "Too many initialisation requests")
-					return
-				}
-				c.initSeen = true
-				if !c.init(m.Payload) {
-					return
-				}
-			case "subscribe":
-				if !c.acked {
-					c.close(closeUnauthorized, "Unauthorized")
-					return
-				}
-				if !c.subscribe(*m.ID, m.Payload) {
-					return
-				}
-			case "complete":
-				c.mu.Lock()
-				op := c.ops[*m.ID]
-				delete(c.ops, *m.ID)
-				c.mu.Unlock()
-				if subs, _ := c.ctx.Value(connSubsKey{}).(*connSubscriptions); subs != nil {
-					subs.completed(*m.ID)
-				}
-				if op != nil {
-					op.cancel()
-				}
+		}
+	}
+}
+
+// readFrames reads the socket until it fails. The reader goes on reading
+// after the loop has stopped taking frames, so that a close handshake the
+// kernel starts can read the peer's reply.
+func (c *wsConn) readFrames() (<-chan wsFrame, <-chan error) {
+	frames := make(chan wsFrame)
+	readErr := make(chan error, 1)
+	done := c.done
+	go func() {
+		for {
+			typ, data, err := c.conn.Read(context.Background())
+			if err != nil {
+				readErr <- err
+				return
+			}
+			select {
+			case frames <- wsFrame{typ, data}:
+			case <-done:
 			}
 		}
+	}()
+	return frames, readErr
+}
+
+// handle answers one client message; false when the connection is closed.
+// A pong resets unanswered, the count of pings without one.
+func (c *wsConn) handle(f wsFrame, unanswered *int) bool {
+	m, reason := parseWSMessage(f)
+	if reason != "" {
+		c.close(closeBadRequest, reason)
+		return false
+	}
+	switch m.Type {
+	case "ping":
+		out := wsOutMessage{Type: "pong"}
+		if len(m.Payload) > 0 && string(m.Payload) != "null" {
+			out.Payload = m.Payload
+		}
+		c.write(out)
+	case "pong":
+		*unanswered = 0
+	case "connection_init":
+		if c.initSeen {
+			c.close(closeTooManyInitRequests, "Too many initialisation requests")
+			return false
+		}
+		c.initSeen = true
+		return c.init(m.Payload)
+	case "subscribe":
+		if !c.acked {
+			c.close(closeUnauthorized, "Unauthorized")
+			return false
+		}
+		return c.subscribe(*m.ID, m.Payload)
+	case "complete":
+		c.complete(*m.ID)
+	}
+	return true
+}
+
+// complete ends the client's operation id, if it still runs.
+func (c *wsConn) complete(id string) {
+	c.mu.Lock()
+	op := c.ops[id]
+	delete(c.ops, id)
+	c.mu.Unlock()
+	if subs, _ := c.ctx.Value(connSubsKey{}).(*connSubscriptions); subs != nil {
+		subs.completed(id)
+	}
+	if op != nil {
+		op.cancel()
 	}
 }
 

@@ -18,9 +18,9 @@ import (
 //go:embed client/index.html client/app.js client/app.css
 var webFiles embed.FS
 
-// WebHandler serves the chat client: index.html at "/", its assets under
+// ClientHandler serves the chat client: index.html at "/", its assets under
 // /web/. Any other path is a 404.
-func WebHandler() http.Handler {
+func ClientHandler() http.Handler {
 	sub, err := fs.Sub(webFiles, "client")
 	if err != nil {
 		panic(err) // the embedded tree is fixed at build time

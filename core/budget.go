@@ -104,7 +104,7 @@ func (e *Engine) estimate(ctx context.Context, s Session, route string, msgs []M
 	if st, ok := e.cfg.Catalog.Routes().Get(routeStateKey(route, sessionID)); ok && st.LastInputTokens > 0 {
 		return ContextUsage{Tokens: max(0, st.LastInputTokens+local-st.PayloadBaselineTokens)}
 	}
-	if e.cfg.History != nil && !e.svc.history.noAnchor(sessionID, s.HeadSeq) {
+	if e.cfg.History != nil && !e.svc.Histories().noAnchor(sessionID, s.HeadSeq) {
 		a, err := e.cfg.History.RouteAnchor(ctx, sessionID, route)
 		if err == nil && a.Route == route && digestThrough(msgs, a.ThroughSeq) == a.Digest {
 			return ContextUsage{Tokens: max(0, a.InputTokens+local-a.EstimatedTokens)}
@@ -133,7 +133,7 @@ func (e *Engine) accept(ctx context.Context, sessionID, route string, msgs []Mes
 	}
 	through := msgs[len(msgs)-1].Seq
 	a := RouteAnchor{SessionID: sessionID, Route: route, ThroughSeq: through, Digest: digestMessages(msgs), InputTokens: u.InputTokens, EstimatedTokens: local}
-	e.svc.history.anchorSaved(sessionID)
+	e.svc.Histories().anchorSaved(sessionID)
 	if err := e.cfg.History.SaveRouteAnchor(ctx, a); err != nil {
 		e.log.Warn("save accepted boundary", "session_id", sessionID, "err", err)
 	}

@@ -67,18 +67,18 @@ func (e *Engine) validCheckpoint(ctx context.Context, s Session, route string, m
 		return nil
 	}
 	sessionID := s.ID
-	ev, known := e.svc.history.latestCheckpoint(sessionID, s.HeadSeq)
+	ev, known := e.svc.Histories().latestCheckpoint(sessionID, s.HeadSeq)
 	if !known {
 		read, err := e.cfg.History.LatestEvent(ctx, sessionID, EventCompactionCheckpoint)
 		switch {
 		case errors.Is(err, ErrNotFound):
-			e.svc.history.setCheckpoint(sessionID, s.HeadSeq, nil)
+			e.svc.Histories().setCheckpoint(sessionID, s.HeadSeq, nil)
 		case err != nil:
 			e.log.Warn("read checkpoint", "session_id", sessionID, "err", err)
 			return nil
 		default:
 			ev = &read
-			e.svc.history.setCheckpoint(sessionID, s.HeadSeq, ev)
+			e.svc.Histories().setCheckpoint(sessionID, s.HeadSeq, ev)
 		}
 	}
 	if ev == nil {

@@ -28,13 +28,13 @@ const exportPage = 1000
 // Provider-native state is left out. It reads what is persisted, so it
 // works while a turn runs.
 func (e *Engine) ExportSession(ctx context.Context, sessionID string, maxBytes int64) ([]byte, error) {
-	if _, err := e.svc.store.Session(ctx, sessionID); err != nil {
+	if _, err := e.svc.Store().Session(ctx, sessionID); err != nil {
 		return nil, err
 	}
 	var events []Event
 	var size int64
 	for after := int64(0); ; {
-		page, err := e.svc.store.Events(ctx, sessionID, after, exportPage)
+		page, err := e.svc.Store().Events(ctx, sessionID, after, exportPage)
 		if err != nil {
 			return nil, fmt.Errorf("export session %s: %w", sessionID, err)
 		}
@@ -129,13 +129,13 @@ func exportTooLarge(sessionID string, maxBytes int64) error {
 // records go in one transaction, and blobs stored for it are removed again
 // if it fails.
 func (e *Engine) ImportSession(ctx context.Context, r io.Reader, projectID string) (Session, error) {
-	imp, ok := e.svc.store.(SessionImporter)
+	imp, ok := e.svc.Store().(SessionImporter)
 	if !ok {
 		return Session{}, Errorf(CodeUnavailable, "this kernel's store cannot import sessions")
 	}
 	importDir := ""
 	if projectID != "" {
-		prj, err := e.svc.store.Project(ctx, projectID)
+		prj, err := e.svc.Store().Project(ctx, projectID)
 		if err != nil {
 			return Session{}, err
 		}
@@ -256,9 +256,9 @@ func (e *Engine) ImportSession(ctx context.Context, r io.Reader, projectID strin
 		return Session{}, fmt.Errorf("import session %s: %w", a.Header.SessionID, err)
 	}
 	done = true
-	e.svc.broker.PublishKernel(KernelEvent{Type: KernelSessionCreated, SessionID: newID, At: time.Now().UTC()})
+	e.svc.Broker().PublishKernel(KernelEvent{Type: KernelSessionCreated, SessionID: newID, At: time.Now().UTC()})
 	e.log.Info("session imported", "session_id", newID, "source", a.Header.SessionID, "events", len(events), "blobs", len(a.BlobOrder), "blobs_stored", len(created))
-	return e.svc.store.Session(ctx, newID)
+	return e.svc.Store().Session(ctx, newID)
 }
 
 // importBinding returns how an imported session's connection and model map

@@ -34,10 +34,10 @@ type exportBlob struct {
 // written an error can only end the document early, which an import
 // refuses (the header's counts).
 func (e *Engine) StreamExport(ctx context.Context, sessionID string, w io.Writer) error {
-	if _, err := e.svc.store.Session(ctx, sessionID); err != nil {
+	if _, err := e.svc.Store().Session(ctx, sessionID); err != nil {
 		return err
 	}
-	head, err := e.svc.store.HeadSeq(ctx, sessionID)
+	head, err := e.svc.Store().HeadSeq(ctx, sessionID)
 	if err != nil {
 		return fmt.Errorf("export session %s: %w", sessionID, err)
 	}
@@ -138,7 +138,7 @@ func (e *Engine) StreamExport(ctx context.Context, sessionID string, w io.Writer
 // head, reading exportPage events at a time.
 func (e *Engine) exportPages(ctx context.Context, sessionID string, head int64, fn func(*Event) error) error {
 	for after := int64(0); after < head; {
-		page, err := e.svc.store.Events(ctx, sessionID, after, int(min(int64(exportPage), head-after)))
+		page, err := e.svc.Store().Events(ctx, sessionID, after, int(min(int64(exportPage), head-after)))
 		if err != nil {
 			return fmt.Errorf("export session %s: %w", sessionID, err)
 		}

@@ -69,7 +69,7 @@ func (e *Engine) recordGenerationUsage(ctx context.Context, sessionID string, b 
 		c := p.Cost(usage)
 		usage.Cost = &c
 	}
-	rec, ok := e.svc.store.(KernelUsageRecorder)
+	rec, ok := e.svc.Store().(KernelUsageRecorder)
 	if !ok {
 		e.log.Warn("usage of a generation without a session not recorded: the store has no kernel ledger", "purpose", purpose, "model", usage.Model)
 		return

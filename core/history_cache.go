@@ -7,10 +7,10 @@ import (
 )
 
 // DefaultHistoryCacheBytes bounds the histories the session service keeps in
-// memory (an estimate of their text); see historyCache.
+// memory (an estimate of their text); see HistoryCache.
 const DefaultHistoryCacheBytes = 16 << 20
 
-// historyCache keeps the message projection of recently used sessions in
+// HistoryCache keeps the message projection of recently used sessions in
 // memory, so that a turn does not read and decode a session's whole
 // history from the store before every model request.
 //
@@ -28,7 +28,7 @@ const DefaultHistoryCacheBytes = 16 << 20
 //
 // Entries are evicted least recently used beyond the byte bound, when a
 // session is deleted, and all at once when the engine goes idle.
-type historyCache struct {
+type HistoryCache struct {
 	mu      sync.Mutex
 	max     int64
 	size    int64
@@ -55,14 +55,14 @@ type historyEntry struct {
 // entryOverhead is what an entry costs besides its messages.
 const entryOverhead = 512
 
-func newHistoryCache(max int64) *historyCache {
-	return &historyCache{max: max, entries: map[string]*historyEntry{}}
+func newHistoryCache(max int64) *HistoryCache {
+	return &HistoryCache{max: max, entries: map[string]*historyEntry{}}
 }
 
 // get returns the history of a session whose head is head, if cached. The
 // slice is the caller's (a copy of the entry's); the messages' own slices
 // are shared and must not be modified.
-func (c *historyCache) get(sessionID string, head int64, includeInactive bool) ([]Message, bool) {
+func (c *HistoryCache) get(sessionID string, head int64, includeInactive bool) ([]Message, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e := c.entryAtLocked(sessionID, head)
@@ -78,7 +78,7 @@ func (c *historyCache) get(sessionID string, head int64, includeInactive bool) (
 }
 
 // put records msgs (inactive included) as the history at head.
-func (c *historyCache) put(sessionID string, head int64, msgs []Message) {
+func (c *HistoryCache) put(sessionID string, head int64, msgs []Message) {
 	size := int64(entryOverhead)
 	for i := range msgs {
 		size += messageSize(&msgs[i])
@@ -98,7 +98,7 @@ func (c *historyCache) put(sessionID string, head int64, msgs []Message) {
 
 // appended updates the entry of a session after events were appended to it
 // (evs in seq order, all of that session).
-func (c *historyCache) appended(sessionID string, evs []Event) {
+func (c *HistoryCache) appended(sessionID string, evs []Event) {
 	if len(evs) == 0 {
 		return
 	}
@@ -183,7 +183,7 @@ func (c *historyCache) appended(sessionID string, evs []Event) {
 }
 
 // entryAtLocked is the session's entry when it is at head; c.mu is held.
-func (c *historyCache) entryAtLocked(sessionID string, head int64) *historyEntry {
+func (c *HistoryCache) entryAtLocked(sessionID string, head int64) *historyEntry {
 	if e := c.entries[sessionID]; e != nil && e.head == head {
 		return e
 	}
@@ -192,7 +192,7 @@ func (c *historyCache) entryAtLocked(sessionID string, head int64) *historyEntry
 
 // at reports whether the session's cached history is at head (nothing was
 // appended through this service since a read at head).
-func (c *historyCache) at(sessionID string, head int64) bool {
+func (c *HistoryCache) at(sessionID string, head int64) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.entryAtLocked(sessionID, head) != nil
@@ -200,7 +200,7 @@ func (c *historyCache) at(sessionID string, head int64) bool {
 
 // latestCheckpoint returns the cached latest checkpoint event of a session
 // at head (nil: none) and whether it is known.
-func (c *historyCache) latestCheckpoint(sessionID string, head int64) (*Event, bool) {
+func (c *HistoryCache) latestCheckpoint(sessionID string, head int64) (*Event, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e := c.entryAtLocked(sessionID, head)
@@ -212,7 +212,7 @@ func (c *historyCache) latestCheckpoint(sessionID string, head int64) (*Event, b
 
 // setCheckpoint records the latest checkpoint event read for a session at
 // head (nil: none).
-func (c *historyCache) setCheckpoint(sessionID string, head int64, ev *Event) {
+func (c *HistoryCache) setCheckpoint(sessionID string, head int64, ev *Event) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if e := c.entryAtLocked(sessionID, head); e != nil {
@@ -222,7 +222,7 @@ func (c *historyCache) setCheckpoint(sessionID string, head int64, ev *Event) {
 
 // noAnchor reports whether the session, at head, certainly has no route
 // anchor in the store (born here, none saved since).
-func (c *historyCache) noAnchor(sessionID string, head int64) bool {
+func (c *HistoryCache) noAnchor(sessionID string, head int64) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e := c.entryAtLocked(sessionID, head)
@@ -231,7 +231,7 @@ func (c *historyCache) noAnchor(sessionID string, head int64) bool {
 
 // anchorSaved records that a route anchor was saved for the session. It is
 // called before the save, so a reader never skips a saved anchor.
-func (c *historyCache) anchorSaved(sessionID string) {
+func (c *HistoryCache) anchorSaved(sessionID string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if e := c.entries[sessionID]; e != nil {
@@ -239,28 +239,28 @@ func (c *historyCache) anchorSaved(sessionID string) {
 	}
 }
 
-func (c *historyCache) drop(sessionID string) {
+func (c *HistoryCache) drop(sessionID string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.dropLocked(sessionID)
 }
 
 // clear empties the cache (the engine went idle).
-func (c *historyCache) clear() {
+func (c *HistoryCache) clear() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	clear(c.entries)
 	c.size = 0
 }
 
-func (c *historyCache) dropLocked(sessionID string) {
+func (c *HistoryCache) dropLocked(sessionID string) {
 	if e := c.entries[sessionID]; e != nil {
 		c.size -= e.size
 		delete(c.entries, sessionID)
 	}
 }
 
-func (c *historyCache) evictLocked() {
+func (c *HistoryCache) evictLocked() {
 	for c.size > c.max && len(c.entries) > 0 {
 		var oldest string
 		var at uint64
@@ -307,3 +307,7 @@ func (s *Service) History(ctx context.Context, sess Session, includeInactive boo
 
 // DropHistories empties the history cache (to hand memory back when idle).
 func (s *Service) DropHistories() { s.history.clear() }
+
+// Histories returns the service's cache of history projections, which the
+// engine consults for checkpoints and route anchors.
+func (s *Service) Histories() *HistoryCache { return s.history }

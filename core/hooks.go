@@ -37,12 +37,13 @@ const (
 	MaxHookTimeout     = 600 * time.Second
 	// HookOutputLimit caps what is kept of a hook's stdout and of its stderr.
 	HookOutputLimit = 64 << 10
-	// hookEventOutput caps the output copied into hook_finished events.
-	hookEventOutput = 2 << 10
 	// MaxStopContinuations bounds how often Stop hooks may send the model
 	// back to work within one turn.
 	MaxStopContinuations = 3
 )
+
+// hookEventOutput caps the output copied into hook_finished events.
+const hookEventOutput = 2 << 10
 
 // HookCommand is one configured command.
 type HookCommand struct {
@@ -407,7 +408,7 @@ type hookJSON struct {
 func (e *Engine) runHooks(ctx context.Context, s Session, turnID, event string, in HookInput) hookDecision {
 	var d hookDecision
 	h := e.cfg.Hooks
-	if h == nil || h.runner == nil {
+	if !h.Runs() {
 		return d
 	}
 	pctx := context.WithoutCancel(ctx)
@@ -441,7 +442,7 @@ func (e *Engine) runHooks(ctx context.Context, s Session, turnID, event string, 
 			}
 			_ = e.persist(pctx, s.ID, EventHookStarted, HookStartedPayload{TurnID: turnID, Event: event, Command: hc.Command, Tool: in.ToolName})
 			start := time.Now()
-			out := h.runner.RunHook(ctx, HookRun{Command: hc.Command, Timeout: timeout, Dir: dir, SessionID: s.ID, Input: input})
+			out := h.Run(ctx, HookRun{Command: hc.Command, Timeout: timeout, Dir: dir, SessionID: s.ID, Input: input})
 			fin := HookFinishedPayload{
 				TurnID: turnID, Event: event, Command: hc.Command, Tool: in.ToolName,
 				ExitCode: out.ExitCode, DurationMs: time.Since(start).Milliseconds(), TimedOut: out.TimedOut,
@@ -606,3 +607,9 @@ func (e *Engine) projectHooks(ctx context.Context, s Session, turnID, event stri
 	}
 	return cfg[event]
 }
+
+// Runs reports whether hooks run at all (a runner is configured).
+func (h *Hooks) Runs() bool { return h != nil && h.runner != nil }
+
+// Run runs one hook command through the configured runner.
+func (h *Hooks) Run(ctx context.Context, r HookRun) HookOutcome { return h.runner.RunHook(ctx, r) }

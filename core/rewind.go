@@ -24,9 +24,11 @@ type RewindFile struct {
 	// Restored is set by confirm: the file was put back.
 	Restored bool `json:"restored,omitempty"`
 
-	target   string // hash to restore ("" = absent)
-	expected string // hash the session last left ("" = absent)
-	mode     uint32 // recorded permission bits of the content to restore (0: not recorded)
+	// Target, Expected and Mode are the engine's restore plan; they are
+	// never serialised.
+	Target   string `json:"-"` // hash to restore ("" = absent)
+	Expected string `json:"-"` // hash the session last left ("" = absent)
+	Mode     uint32 `json:"-"` // recorded permission bits of the content to restore (0: not recorded)
 }
 
 // RewindPreview is the first phase of a rewind (SES-11).
@@ -125,14 +127,14 @@ func (e *Engine) rewindFiles(rr *restoreRoot, after []Message) []RewindFile {
 		for _, fc := range m.FileChanges {
 			f := byPath[fc.Path]
 			if f == nil {
-				f = &RewindFile{Path: fc.Path, target: fc.BeforeHash, mode: fc.BeforeMode}
+				f = &RewindFile{Path: fc.Path, Target: fc.BeforeHash, Mode: fc.BeforeMode}
 				byPath[fc.Path] = f
 				order = append(order, fc.Path)
 				if fc.BytesMissing && fc.BeforeHash != "" {
 					missing[fc.Path] = true
 				}
 			}
-			f.expected = fc.AfterHash
+			f.Expected = fc.AfterHash
 		}
 	}
 	out := make([]RewindFile, 0, len(order))
@@ -140,7 +142,7 @@ func (e *Engine) rewindFiles(rr *restoreRoot, after []Message) []RewindFile {
 		f := *byPath[p]
 		cur, err := rr.hash(f.Path)
 		switch {
-		case f.target == "":
+		case f.Target == "":
 			f.Action = RewindDelete
 		default:
 			f.Action = RewindRestore
@@ -148,14 +150,14 @@ func (e *Engine) rewindFiles(rr *restoreRoot, after []Message) []RewindFile {
 		switch {
 		case err != nil:
 			f.Reason = err.Error()
-		case cur == f.target:
+		case cur == f.Target:
 			f.Action, f.Restorable = RewindNone, true
-		case cur != f.expected:
+		case cur != f.Expected:
 			f.Reason = "changed outside the session since it last wrote the file"
-		case missing[f.Path] || (f.target != "" && e.cfg.Blobs == nil):
+		case missing[f.Path] || (f.Target != "" && e.cfg.Blobs == nil):
 			f.Reason = "the earlier content was too large to keep"
-		case f.target != "":
-			if _, err := e.cfg.Blobs.Read(f.target); err != nil {
+		case f.Target != "":
+			if _, err := e.cfg.Blobs.Read(f.Target); err != nil {
 				f.Reason = "the earlier content is no longer in the artifact store"
 			} else {
 				f.Restorable = true
@@ -254,9 +256,9 @@ func (e *Engine) restoreFile(rr *restoreRoot, f RewindFile) error {
 	if f.Action == RewindDelete {
 		return rr.remove(f.Path)
 	}
-	data, err := e.cfg.Blobs.Read(f.target)
+	data, err := e.cfg.Blobs.Read(f.Target)
 	if err != nil {
 		return err
 	}
-	return rr.write(f.Path, data, restoreMode(f.mode))
+	return rr.write(f.Path, data, restoreMode(f.Mode))
 }

@@ -46,7 +46,7 @@ type Service struct {
 	locks      sync.Map // session id → *sync.Mutex
 	own        Ownership
 	acquiring  sync.Map // session id → *sync.Mutex (see acquireLock)
-	history    *historyCache
+	history    *HistoryCache
 }
 
 // NewService builds the session service.

@@ -61,7 +61,7 @@ func (e *Engine) maybeTitle(ctx context.Context, sessionID string) {
 		return
 	}
 	defer e.svc.Lock(sessionID)()
-	cur, err := e.svc.store.Session(ctx, sessionID)
+	cur, err := e.svc.Store().Session(ctx, sessionID)
 	if err != nil || cur.Title != "" {
 		return // deleted, or named meanwhile: the person's title wins
 	}

@@ -185,7 +185,7 @@ func (e *Engine) loop(ctx context.Context, sessionID string, run *turnRun) (Turn
 			return TurnFailed, "the prompt was refused by a UserPromptSubmit hook: " + firstNonEmpty(d.reason, "no reason given")
 		}
 		e.persistHookContext(pctx, sessionID, turnID, d.contexts)
-		if e.svc.history.at(sessionID, s.HeadSeq) {
+		if e.svc.Histories().at(sessionID, s.HeadSeq) {
 			// Nothing was appended since (a hook's events, a settings
 			// change): every append goes through this service and moves
 			// the cached head.

@@ -26,6 +26,12 @@ import (
 	"github.com/foya-dev/foya/cli"
 	"github.com/foya-dev/foya/cluster"
 	"github.com/foya-dev/foya/core"
+	"github.com/foya-dev/foya/core/catalog"
+	"github.com/foya-dev/foya/core/engine"
+	corehooks "github.com/foya-dev/foya/core/hooks"
+	"github.com/foya-dev/foya/core/mcp"
+	"github.com/foya-dev/foya/core/pubsub"
+	"github.com/foya-dev/foya/core/session"
 	"github.com/foya-dev/foya/graph"
 	"github.com/foya-dev/foya/internal/cmdutil"
 	"github.com/foya-dev/foya/internal/memtrim"
@@ -128,8 +134,8 @@ func serveCmd(args []string, stdout, stderr io.Writer) error {
 	addr := fs.String("addr", "127.0.0.1:4777", "listen address (loopback by default; any other address requires the token)")
 	dataDir := fs.String("data-dir", defaultDataDir(), "data directory (database, catalog, artifacts, auth-token)")
 	logLevel := fs.String("log-level", "info", "log level: debug, info, warn, error")
-	retryAttempts := fs.Int("retry-max-attempts", core.DefaultRetryMaxAttempts, "requests per model step when rate-limited, overloaded or cut off before any output (1 disables retries)")
-	retryWait := fs.Duration("retry-max-wait", core.DefaultRetryMaxTotalWait, "total backoff wait bound per model step")
+	retryAttempts := fs.Int("retry-max-attempts", engine.DefaultRetryMaxAttempts, "requests per model step when rate-limited, overloaded or cut off before any output (1 disables retries)")
+	retryWait := fs.Duration("retry-max-wait", engine.DefaultRetryMaxTotalWait, "total backoff wait bound per model step")
 	pluginIdleStop := fs.Duration("plugin-idle-stop", defaultPluginIdleStop, "stop a built-in plugin process after this long without a call; the next call starts it again (0: never; docs/performance.md)")
 	wsPing := fs.Duration("ws-ping-interval", graph.DefaultWSPingInterval, "interval of the graphql-transport-ws ping messages the kernel sends on every WebSocket, at least 1s (a socket that leaves two of them without a pong is closed)")
 	pprofAddr := fs.String("pprof", "", "serve Go profiles (net/http/pprof) on this loopback address, e.g. 127.0.0.1:6060 (off by default)")
@@ -206,7 +212,7 @@ func serveCmd(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	opts := kernelOptions{output: output, pluginIdleStop: *pluginIdleStop, database: *database, secretKeyFile: *secretKeyFile, artifactDir: *artifactDir, pluginDirs: pluginDirs, allowKeyEnv: keyEnvs, retry: core.RetryPolicy{MaxAttempts: *retryAttempts, MaxTotalWait: *retryWait}}
+	opts := kernelOptions{output: output, pluginIdleStop: *pluginIdleStop, database: *database, secretKeyFile: *secretKeyFile, artifactDir: *artifactDir, pluginDirs: pluginDirs, allowKeyEnv: keyEnvs, retry: engine.RetryPolicy{MaxAttempts: *retryAttempts, MaxTotalWait: *retryWait}}
 	opts.tools.Limits = &limits
 	switch *toolNetwork {
 	case "on":
@@ -337,10 +343,10 @@ type kernel struct {
 	dataDir  string
 	db       *storage.DB
 	plugins  *host.Manager
-	catalog  *core.Catalog
-	sessions *core.Service
-	engine   *core.Engine
-	mcp      *core.MCPService
+	catalog  *catalog.Catalog
+	sessions *session.Service
+	engine   *engine.Engine
+	mcp      *mcp.MCPService
 	mcpHost  *mcphost.Manager
 	unlock   func()
 	// node is the membership of the kernels on a PostgreSQL database (nil
@@ -359,8 +365,8 @@ type kernelOptions struct {
 	pluginDirs    []string
 	allowKeyEnv   []string
 	tools         builtintools.PluginConfig
-	retry         core.RetryPolicy
-	output        core.OutputLimits
+	retry         engine.RetryPolicy
+	output        engine.OutputLimits
 	// pluginIdleStop stops an idle built-in plugin (0: never).
 	pluginIdleStop time.Duration
 }
@@ -410,22 +416,22 @@ func openKernel(ctx context.Context, dataDir string, opts kernelOptions, log *sl
 	if k.clusterKey, err = loadClusterKey(opts, dir); err != nil {
 		return nil, err
 	}
-	k.catalog, err = core.NewCatalog(ctx, core.CatalogConfig{
+	k.catalog, err = catalog.NewCatalog(ctx, catalog.CatalogConfig{
 		Store: catStore, Providers: k.plugins, Logger: log, AllowKeyEnv: opts.allowKeyEnv,
 		OnChange: func(ctx context.Context, ch core.CatalogChange) { k.sessions.ApplyCatalogChange(ctx, ch) },
 	})
 	if err != nil {
 		return nil, err
 	}
-	broker := core.NewBroker(log)
+	broker := pubsub.NewBroker(log)
 	if k.node, err = openCluster(ctx, opts.database, log); err != nil {
 		return nil, err
 	}
-	svcCfg := core.ServiceConfig{Store: k.db, Broker: broker, Logger: log, Models: k.catalog}
+	svcCfg := session.ServiceConfig{Store: k.db, Broker: broker, Logger: log, Models: k.catalog}
 	if k.node != nil {
 		svcCfg.Ownership = k.node
 	}
-	k.sessions, err = core.NewService(svcCfg)
+	k.sessions, err = session.NewService(svcCfg)
 	if err != nil {
 		return nil, err
 	}
@@ -443,7 +449,7 @@ func openKernel(ctx context.Context, dataDir string, opts kernelOptions, log *sl
 			broker.PublishKernel(core.KernelEvent{Type: core.KernelCatalogUpdated, McpServerID: id, At: time.Now().UTC()})
 		},
 	})
-	if k.mcp, err = core.NewMCPService(ctx, core.MCPServiceConfig{
+	if k.mcp, err = mcp.NewMCPService(ctx, mcp.MCPServiceConfig{
 		Store: mcpStore, Runtime: k.mcpHost, Broker: broker, Logger: log,
 		SessionExists: func(ctx context.Context, id string) error { _, err := k.sessions.Session(ctx, id); return err },
 	}); err != nil {
@@ -454,12 +460,12 @@ func openKernel(ctx context.Context, dataDir string, opts kernelOptions, log *sl
 		runners = map[string]core.ToolRunner{}
 	}
 	runners["mcp:servers"] = k.mcpHost // MCP tools are all named mcp__…
-	tools := core.NewToolHub(runners, log)
-	k.engine, err = core.NewEngine(core.EngineConfig{
+	tools := engine.NewToolHub(runners, log)
+	k.engine, err = engine.NewEngine(engine.EngineConfig{
 		Sessions: k.sessions, Catalog: k.catalog, Providers: k.plugins, Tools: tools,
 		Attachments: k.db, Blobs: blobs, Describe: artifacts.Describe, History: k.db,
 		ScratchDir: filepath.Join(dir, "scratch"), DataDir: dir, HiddenPaths: opts.tools.Hidden, Logger: log, Retry: opts.retry, Output: opts.output,
-		Hooks: core.NewHooks(hooks.Store{Dir: dir}, hookRunner(dir, opts, log)),
+		Hooks: corehooks.NewHooks(hooks.Store{Dir: dir}, hookRunner(dir, opts, log)),
 		// No turn for 5 s: hand memory back (docs/performance.md).
 		OnIdle: func() { _, _ = memtrim.Trim() },
 	})

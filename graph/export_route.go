@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/foya-dev/foya/core"
+	"github.com/foya-dev/foya/core/engine"
 )
 
 // ExportRoute is the pattern of the streamed session export
@@ -26,7 +27,7 @@ func exportRoute(cfg ServerConfig, log *slog.Logger) http.Handler {
 }
 
 type exportHandler struct {
-	engine *core.Engine
+	engine *engine.Engine
 	log    *slog.Logger
 }
 

@@ -4,7 +4,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/foya-dev/foya/core"
+	"github.com/foya-dev/foya/core/archive"
 )
 
 // Bounds of one request and of the streams a client may hold open; each is
@@ -39,7 +39,7 @@ const (
 	// operations. A file part over 8 MiB is spooled to a temporary file, so
 	// this bounds disk, not memory; uploadAttachment still refuses a file
 	// over core.MaxAttachmentBytes.
-	MaxUploadBytes = core.MaxImportBytes + 1<<20
+	MaxUploadBytes = archive.MaxImportBytes + 1<<20
 	// MaxChunkedUploadBytes caps a multipart request without a
 	// Content-Length (chunked): the transport holds its files in memory.
 	MaxChunkedUploadBytes = 64 << 20

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/foya-dev/foya/core"
+	"github.com/foya-dev/foya/core/engine"
 )
 
 // StatePath is where a node answers other nodes with the in-memory state
@@ -32,7 +33,7 @@ type sessionState struct {
 }
 
 // stateHandler answers StatePath: POST {"ids":[…]} → {"id": sessionState}.
-func stateHandler(engine *core.Engine) http.Handler {
+func stateHandler(engine *engine.Engine) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		// A custom header and a JSON body: a browser cannot send this
 		// without a preflight, which is never granted.

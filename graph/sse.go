@@ -12,6 +12,7 @@ import (
 	"github.com/99designs/gqlgen/graphql/handler/transport"
 
 	"github.com/foya-dev/foya/core"
+	"github.com/foya-dev/foya/core/session"
 	"github.com/foya-dev/foya/graph/model"
 )
 
@@ -78,16 +79,16 @@ func (s *sseState) resumeAfter(afterSeq *int64) (*int64, error) {
 
 // subscribeSessionEvents runs sessionEvents, resumable when it is carried
 // by SSE.
-func subscribeSessionEvents(ctx context.Context, svc *core.Service, sessionID string, afterSeq *int64) (<-chan *model.SessionEvent, error) {
+func subscribeSessionEvents(ctx context.Context, svc *session.Service, sessionID string, afterSeq *int64) (<-chan *model.SessionEvent, error) {
 	st, _ := ctx.Value(sseStateKey{}).(*sseState)
 	if st == nil {
-		return core.SubscribeAs(ctx, svc, sessionID, afterSeq, model.NewSessionEvent)
+		return session.SubscribeAs(ctx, svc, sessionID, afterSeq, model.NewSessionEvent)
 	}
 	after, err := st.resumeAfter(afterSeq)
 	if err != nil {
 		return nil, err
 	}
-	return core.SubscribeAs(ctx, svc, sessionID, after, func(ev core.Event) *model.SessionEvent {
+	return session.SubscribeAs(ctx, svc, sessionID, after, func(ev core.Event) *model.SessionEvent {
 		st.push(ev.Seq) // before the hand-off: the frame is written after it
 		return model.NewSessionEvent(ev)
 	})

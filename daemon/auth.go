@@ -6,8 +6,8 @@ import (
 	"net"
 	"path/filepath"
 
-	"github.com/foya-dev/foya/graph"
-
+	"github.com/foya-dev/foya/edge"
+	"github.com/foya-dev/foya/edge/access"
 	"github.com/foya-dev/foya/internal/cmdutil"
 )
 
@@ -30,7 +30,7 @@ func checkInsecureNoToken(p tokenPolicy, loopback bool, addr string) error {
 // listener, loopback included, unless --insecure-no-token (loopback only,
 // checked by checkInsecureNoToken) turns it off; then it is nil and a
 // warning is logged at every start.
-func serveAuth(ctx context.Context, p tokenPolicy, dataDir string, log *slog.Logger) (*graph.Auth, error) {
+func serveAuth(ctx context.Context, p tokenPolicy, dataDir string, log *slog.Logger) (*edge.Auth, error) {
 	if p.insecure {
 		log.Warn("--insecure-no-token: this kernel requires no token on loopback. Any local process can drive it, " +
 			"including the commands models run with the bash tool, which can then create MCP servers and change connections; " +
@@ -39,13 +39,13 @@ func serveAuth(ctx context.Context, p tokenPolicy, dataDir string, log *slog.Log
 	}
 	path := p.file
 	if path == "" {
-		path = filepath.Join(dataDir, graph.TokenFileName)
+		path = filepath.Join(dataDir, access.TokenFileName)
 	}
-	auth, err := graph.NewAuth(path, log)
+	auth, err := edge.NewAuth(path, log)
 	if err != nil {
 		return nil, err
 	}
-	go auth.Watch(ctx, graph.WatchInterval)
+	go auth.Watch(ctx, edge.WatchInterval)
 	return auth, nil
 }
 
@@ -54,7 +54,7 @@ func serveAuth(ctx context.Context, p tokenPolicy, dataDir string, log *slog.Log
 // a fragment to a server, so it reaches no access log, and the page moves it
 // to sessionStorage and off the address bar. Beyond loopback the token never
 // goes to the log: `foya web` on the kernel's machine prints the link.
-func logWebLink(log *slog.Logger, auth *graph.Auth, ln net.Listener, scheme string) {
+func logWebLink(log *slog.Logger, auth *edge.Auth, ln net.Listener, scheme string) {
 	if auth == nil {
 		return
 	}
@@ -62,10 +62,10 @@ func logWebLink(log *slog.Logger, auth *graph.Auth, ln net.Listener, scheme stri
 		log.Info("the token is not written to the log of a kernel reachable beyond loopback: run `foya web` (or `foya token show`) on this machine for the web link", "token_file", auth.Path())
 		return
 	}
-	tok, err := graph.ReadToken(auth.Path())
+	tok, err := access.ReadToken(auth.Path())
 	if err != nil {
 		log.Warn("cannot read the token for the web link; `foya web` prints it", "err", err)
 		return
 	}
-	log.Info("open Foya web (the link holds the token; keep it private)", "url", graph.WebLink(scheme, playgroundHost(ln), tok))
+	log.Info("open Foya web (the link holds the token; keep it private)", "url", access.WebLink(scheme, playgroundHost(ln), tok))
 }

@@ -100,7 +100,7 @@ func (s soloNode) Nodes(ctx context.Context) ([]core.NodeInfo, error) {
 
 // loadClusterKey returns the secret key of --secret-key-file (default
 // <data-dir>/secret-key) on a PostgreSQL database, which signs the requests
-// between kernels (graph.SignatureHeader); nil on SQLite, where a kernel is
+// between kernels (edge.SignatureHeader); nil on SQLite, where a kernel is
 // alone and honours no forwarding header.
 func loadClusterKey(c Config, dataDir string) ([]byte, error) {
 	if c.Database == "" {

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/foya-dev/foya/core"
-	"github.com/foya-dev/foya/graph"
+	"github.com/foya-dev/foya/edge"
 	"github.com/foya-dev/foya/internal/cmdutil"
 	builtintools "github.com/foya-dev/foya/plugins/builtin/tools"
 	"github.com/foya-dev/foya/storage"
@@ -32,7 +32,7 @@ type Config struct {
 	Pprof           string // loopback address of net/http/pprof; empty: off
 
 	Origins, Hosts []string // --allow-origin, --allow-host
-	Requests       graph.Limits
+	Requests       edge.Limits
 	WSPing         time.Duration
 
 	PluginDirs []string
@@ -73,7 +73,7 @@ func (m *Main) ParseFlags(args []string) error {
 	fs.IntVar(&c.Retry.MaxAttempts, "retry-max-attempts", core.DefaultRetryMaxAttempts, "requests per model step when rate-limited, overloaded or cut off before any output (1 disables retries)")
 	fs.DurationVar(&c.Retry.MaxTotalWait, "retry-max-wait", core.DefaultRetryMaxTotalWait, "total backoff wait bound per model step")
 	fs.DurationVar(&c.PluginIdleStop, "plugin-idle-stop", defaultPluginIdleStop, "stop a built-in plugin process after this long without a call; the next call starts it again (0: never; docs/performance.md)")
-	fs.DurationVar(&c.WSPing, "ws-ping-interval", graph.DefaultWSPingInterval, "interval of the graphql-transport-ws ping messages the kernel sends on every WebSocket, at least 1s (a socket that leaves two of them without a pong is closed)")
+	fs.DurationVar(&c.WSPing, "ws-ping-interval", edge.DefaultWSPingInterval, "interval of the graphql-transport-ws ping messages the kernel sends on every WebSocket, at least 1s (a socket that leaves two of them without a pong is closed)")
 	fs.StringVar(&c.Pprof, "pprof", "", "serve Go profiles (net/http/pprof) on this loopback address, e.g. 127.0.0.1:6060 (off by default)")
 	fs.StringVar(&c.TokenFile, "auth-token-file", "", "file holding the bearer token clients must send (default <data-dir>/auth-token; created when missing)")
 	fs.Bool("require-token", false, "accepted for compatibility, no effect: the token is required on every listener unless --insecure-no-token")

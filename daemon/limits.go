@@ -6,33 +6,32 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/foya-dev/foya/graph"
-
+	"github.com/foya-dev/foya/edge"
 	"github.com/foya-dev/foya/internal/cmdutil"
 )
 
 // requestLimitFlags adds the `foya serve` flags of the request bounds
 // (docs/limits.md) to fs; the returned func reads them once fs is parsed.
-func requestLimitFlags(fs *flag.FlagSet) func() (graph.Limits, error) {
-	body := byteFlag(graph.MaxBodyBytes)
-	vars := byteFlag(graph.MaxVariablesBytes)
+func requestLimitFlags(fs *flag.FlagSet) func() (edge.Limits, error) {
+	body := byteFlag(edge.MaxBodyBytes)
+	vars := byteFlag(edge.MaxVariablesBytes)
 	fs.Var(&body, "max-request-body", "largest JSON request body (POST, SSE), e.g. 8MiB (multipart uploads have their own limit)")
 	fs.Var(&vars, "max-variables", "largest variables (with extensions) of one JSON request, as compact JSON, e.g. 1MiB")
-	perPeer := fs.Int("max-in-flight-per-peer", graph.MaxInFlightPerPeer, "HTTP requests one peer (IP, /64 for IPv6) may have in flight; more get 429 RATE_LIMITED")
-	expensive := fs.Int("max-expensive", graph.MaxExpensive, "expensive requests (uploads, imports, exports, large bodies, costly operations) the kernel runs at once; more get 429 RATE_LIMITED")
-	perConn := fs.Int("max-subscriptions-per-connection", graph.MaxSubscriptionsPerConnection, "subscriptions one WebSocket connection may run at once")
-	subs := fs.Int("max-subscriptions", graph.MaxSubscriptions, "subscriptions the kernel runs at once (WebSocket and SSE)")
-	return func() (graph.Limits, error) {
+	perPeer := fs.Int("max-in-flight-per-peer", edge.MaxInFlightPerPeer, "HTTP requests one peer (IP, /64 for IPv6) may have in flight; more get 429 RATE_LIMITED")
+	expensive := fs.Int("max-expensive", edge.MaxExpensive, "expensive requests (uploads, imports, exports, large bodies, costly operations) the kernel runs at once; more get 429 RATE_LIMITED")
+	perConn := fs.Int("max-subscriptions-per-connection", edge.MaxSubscriptionsPerConnection, "subscriptions one WebSocket connection may run at once")
+	subs := fs.Int("max-subscriptions", edge.MaxSubscriptions, "subscriptions the kernel runs at once (WebSocket and SSE)")
+	return func() (edge.Limits, error) {
 		for name, v := range map[string]int{"max-in-flight-per-peer": *perPeer, "max-expensive": *expensive,
 			"max-subscriptions-per-connection": *perConn, "max-subscriptions": *subs} {
 			if v < 1 {
-				return graph.Limits{}, cmdutil.Usagef("--%s %d: must be at least 1", name, v)
+				return edge.Limits{}, cmdutil.Usagef("--%s %d: must be at least 1", name, v)
 			}
 		}
 		if vars > body {
-			return graph.Limits{}, cmdutil.Usagef("--max-variables %d is larger than --max-request-body %d", vars, body)
+			return edge.Limits{}, cmdutil.Usagef("--max-variables %d is larger than --max-request-body %d", vars, body)
 		}
-		return graph.Limits{MaxBodyBytes: int64(body), MaxVariablesBytes: int64(vars), MaxInFlightPerPeer: *perPeer,
+		return edge.Limits{MaxBodyBytes: int64(body), MaxVariablesBytes: int64(vars), MaxInFlightPerPeer: *perPeer,
 			MaxExpensive: *expensive, MaxSubscriptionsPerConnection: *perConn, MaxSubscriptions: *subs}, nil
 	}
 }

@@ -30,7 +30,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/foya-dev/foya/graph"
+	"github.com/foya-dev/foya/edge"
 )
 
 // Main is one run of `foya serve`.
@@ -109,10 +109,10 @@ func (m *Main) Run(ctx context.Context) error {
 }
 
 // serve starts the HTTP server on m.ln and logs where it listens.
-func (m *Main) serve(ctx context.Context, auth *graph.Auth, tlsConfig *tls.Config) {
+func (m *Main) serve(ctx context.Context, auth *edge.Auth, tlsConfig *tls.Config) {
 	c, k, log, ln := m.Config, m.kernel, m.log, m.ln
 	m.srv = &http.Server{
-		Handler: graph.NewHandler(graph.ServerConfig{
+		Handler: edge.NewHandler(edge.Config{
 			Service: k.sessions, Engine: k.engine, Usage: k.db, Catalog: k.catalog, Plugins: k.plugins, MCP: k.mcp,
 			Logger: log, OriginPatterns: c.Origins, HostPatterns: c.Hosts, Auth: auth, Nodes: k.nodes,
 			ClusterKey: k.clusterKey,
@@ -121,8 +121,8 @@ func (m *Main) serve(ctx context.Context, auth *graph.Auth, tlsConfig *tls.Confi
 		}),
 		TLSConfig:         tlsConfig,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
-		ReadHeaderTimeout: graph.HeaderReadTimeout,
-		IdleTimeout:       graph.IdleTimeout, // body deadlines are per request (graph.BodyReadTimeout)
+		ReadHeaderTimeout: edge.HeaderReadTimeout,
+		IdleTimeout:       edge.IdleTimeout, // body deadlines are per request (edge.BodyReadTimeout)
 		BaseContext:       func(net.Listener) context.Context { return ctx },
 	}
 	m.served = make(chan error, 1)

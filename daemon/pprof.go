@@ -10,8 +10,7 @@ import (
 	"net/http/pprof"
 	"time"
 
-	"github.com/foya-dev/foya/graph"
-
+	"github.com/foya-dev/foya/edge"
 	"github.com/foya-dev/foya/internal/cmdutil"
 )
 
@@ -29,11 +28,11 @@ func checkPprofAddr(addr string) error {
 }
 
 // startPprof serves net/http/pprof on addr (see checkPprofAddr), behind
-// graph.DebugGuard: loopback Host names (and --allow-host) only, the Origin
+// edge.DebugGuard: loopback Host names (and --allow-host) only, the Origin
 // rule of /graphql, and the token when the kernel requires one (auth is not
 // nil: always unless --insecure-no-token). It returns a function that stops
 // the server.
-func startPprof(addr string, auth *graph.Auth, origins, hosts []string, log *slog.Logger) (stop func(), err error) {
+func startPprof(addr string, auth *edge.Auth, origins, hosts []string, log *slog.Logger) (stop func(), err error) {
 	if err := checkPprofAddr(addr); err != nil {
 		return nil, err
 	}
@@ -47,7 +46,7 @@ func startPprof(addr string, auth *graph.Auth, origins, hosts []string, log *slo
 	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
 	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
 	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
-	srv := &http.Server{Handler: graph.DebugGuard(mux, auth, origins, hosts), ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: edge.DebugGuard(mux, auth, origins, hosts), ReadHeaderTimeout: 10 * time.Second}
 	go func() {
 		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			log.Warn("pprof server", "err", err)

@@ -7,7 +7,7 @@ import (
 	"io"
 	"path/filepath"
 
-	"github.com/foya-dev/foya/graph"
+	"github.com/foya-dev/foya/edge/access"
 	"github.com/foya-dev/foya/internal/cmdutil"
 )
 
@@ -45,17 +45,17 @@ func Token(args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
-		path = filepath.Join(dir, graph.TokenFileName)
+		path = filepath.Join(dir, access.TokenFileName)
 	}
 	switch fs.Arg(0) {
 	case "rotate":
-		if _, err := graph.RotateToken(path); err != nil {
+		if _, err := access.RotateToken(path); err != nil {
 			return err
 		}
 		fmt.Fprintf(stderr, "wrote a new token to %s; a running kernel uses it within a second and closes connections opened with the old one\n", path)
 		return nil
 	case "show":
-		tok, _, err := graph.LoadOrCreateToken(path)
+		tok, _, err := access.LoadOrCreateToken(path)
 		if err != nil {
 			return err
 		}

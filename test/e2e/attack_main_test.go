@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/foya-dev/foya/graph"
+	"github.com/foya-dev/foya/edge/access"
 	"github.com/foya-dev/foya/providers/openai/openaitest"
 )
 
@@ -25,7 +25,7 @@ func TestBashCannotDriveTheKernelAPI(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The kernel's own token, also in its environment.
-	tok, _, err := graph.LoadOrCreateToken(filepath.Join(data, graph.TokenFileName))
+	tok, _, err := access.LoadOrCreateToken(filepath.Join(data, access.TokenFileName))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,7 +10,7 @@
 //	serve, ok := builtins[name] // name → func(onIdle func()) error
 //	return host.ServeBuiltin(serve)
 //
-//	m, err := host.NewManager(host.Config{DataDir: dataDir, Builtins: names, Logger: log})
+//	m, err := host.NewManager(host.Config{DataDir: dataDir, Builtins: []host.Builtin{{Name: "openai"}}, Logger: log})
 //	if err := m.Start(ctx); err != nil { ... }
 //	defer m.Close()
 //	p, err := m.Provider(conn.ProviderKind)

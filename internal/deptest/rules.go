@@ -108,11 +108,6 @@ var Temporary = map[Edge]string{
 	{"cli", "graph"}: "graph's token and web-link helpers move to edge/access",
 	// cli names MCP tools with mcphost.SanitizeName, which pulls in core.
 	{"cli", "plugins/mcphost"}: "the tool-name helper moves to a leaf cli may import",
-	// The built-in plugin registry moves to daemon (h-root).
-	{"plugins/host", "plugins/builtin/tools"}: "the built-in registry moves to daemon",
-	{"plugins/host", "providers/anthropic"}:   "the built-in registry moves to daemon",
-	{"plugins/host", "providers/openai"}:      "the built-in registry moves to daemon",
-	{"plugins/host", "providers/responses"}:   "the built-in registry moves to daemon",
 	// graph's HTTP edge (WebSocket transport) moves to edge (h-edge).
 	{"graph", websocket}: "the HTTP edge moves to edge",
 	// hooks writes its files with catalogfile.WriteFileAtomic.

@@ -39,6 +39,7 @@ type kernel struct {
 	nodes core.NodeLister
 	// clusterKey signs requests between kernels (nil on SQLite).
 	clusterKey []byte
+	log        *slog.Logger
 }
 
 // openKernel opens the data directory (locked for the life of the kernel),
@@ -52,7 +53,7 @@ func openKernel(ctx context.Context, c Config, version string, log *slog.Logger)
 	if err != nil {
 		return nil, err
 	}
-	k := &kernel{dataDir: dir, unlock: release}
+	k := &kernel{dataDir: dir, unlock: release, log: log}
 	defer func() {
 		if err != nil {
 			k.Close()
@@ -61,17 +62,8 @@ func openKernel(ctx context.Context, c Config, version string, log *slog.Logger)
 	if k.db, err = openDatabase(ctx, c.Database, dir, log); err != nil {
 		return nil, err
 	}
-	toolCfg := c.Tools
-	toolCfg.DataDir, toolCfg.ScratchDir = dir, filepath.Join(dir, "scratch")
-	if toolCfg.TempRoot, err = prepareToolTempRoot(dir); err != nil {
+	if err = k.startPlugins(ctx, c, log); err != nil {
 		return nil, err
-	}
-	if k.plugins, err = host.NewManager(host.Config{DataDir: dir, PluginDirs: c.PluginDirs, Tools: toolCfg, ParkUnusedAfter: 5 * time.Second, IdleStopAfter: c.PluginIdleStop,
-		OnIdleStop: func() { _, _ = memtrim.Trim() }, Logger: log}); err != nil {
-		return nil, err
-	}
-	if err = k.plugins.Start(ctx); err != nil {
-		return nil, fmt.Errorf("start plugins: %w", err)
 	}
 	catStore, mcpStore, err := openCatalogStores(ctx, k.db, c, dir)
 	if err != nil {
@@ -80,6 +72,43 @@ func openKernel(ctx context.Context, c Config, version string, log *slog.Logger)
 	if k.clusterKey, err = loadClusterKey(c, dir); err != nil {
 		return nil, err
 	}
+	broker, err := k.openSessions(ctx, c, catStore, log)
+	if err != nil {
+		return nil, err
+	}
+	if err = k.openEngine(ctx, c, mcpStore, broker, version, log); err != nil {
+		return nil, err
+	}
+	if c.Database != "" {
+		go syncSharedCatalog(ctx, k.catalog, k.mcp, log)
+	}
+	return k, nil
+}
+
+// startPlugins starts the built-in plugins and those of the plugin
+// directories.
+func (k *kernel) startPlugins(ctx context.Context, c Config, log *slog.Logger) error {
+	dir := k.dataDir
+	toolCfg := c.Tools
+	toolCfg.DataDir, toolCfg.ScratchDir = dir, filepath.Join(dir, "scratch")
+	var err error
+	if toolCfg.TempRoot, err = prepareToolTempRoot(dir); err != nil {
+		return err
+	}
+	if k.plugins, err = host.NewManager(host.Config{DataDir: dir, Builtins: BuiltinPlugins(), PluginDirs: c.PluginDirs, Tools: toolCfg, ParkUnusedAfter: 5 * time.Second, IdleStopAfter: c.PluginIdleStop,
+		OnIdleStop: func() { _, _ = memtrim.Trim() }, Logger: log}); err != nil {
+		return err
+	}
+	if err = k.plugins.Start(ctx); err != nil {
+		return fmt.Errorf("start plugins: %w", err)
+	}
+	return nil
+}
+
+// openSessions wires the catalog, the cluster membership (on PostgreSQL)
+// and the session service; it returns the broker of their events.
+func (k *kernel) openSessions(ctx context.Context, c Config, catStore core.CatalogStore, log *slog.Logger) (*core.Broker, error) {
+	var err error
 	k.catalog, err = core.NewCatalog(ctx, core.CatalogConfig{
 		Store: catStore, Providers: k.plugins, Logger: log, AllowKeyEnv: c.AllowKeyEnv,
 		OnChange: func(ctx context.Context, ch core.CatalogChange) { k.sessions.ApplyCatalogChange(ctx, ch) },
@@ -102,9 +131,16 @@ func openKernel(ctx context.Context, c Config, version string, log *slog.Logger)
 	if _, err = k.sessions.ResetPhases(ctx); err != nil {
 		return nil, err
 	}
+	return broker, nil
+}
+
+// openEngine wires the MCP servers, the tools (plugins' and MCP servers')
+// and the turn engine.
+func (k *kernel) openEngine(ctx context.Context, c Config, mcpStore core.MCPStore, broker *core.Broker, version string, log *slog.Logger) error {
+	dir := k.dataDir
 	blobs, err := artifacts.New(cmp.Or(c.ArtifactDir, filepath.Join(dir, "artifacts")))
 	if err != nil {
-		return nil, err
+		return err
 	}
 	k.mcpHost = mcphost.New(mcphost.Config{
 		Logger: log, Version: version,
@@ -117,7 +153,7 @@ func openKernel(ctx context.Context, c Config, version string, log *slog.Logger)
 		Store: mcpStore, Runtime: k.mcpHost, Broker: broker, Logger: log,
 		SessionExists: func(ctx context.Context, id string) error { _, err := k.sessions.Session(ctx, id); return err },
 	}); err != nil {
-		return nil, err
+		return err
 	}
 	runners := k.plugins.ToolRunners()
 	if runners == nil {
@@ -133,16 +169,11 @@ func openKernel(ctx context.Context, c Config, version string, log *slog.Logger)
 		// No turn for 5 s: hand memory back (docs/performance.md).
 		OnIdle: func() { _, _ = memtrim.Trim() },
 	})
-	if err != nil {
-		return nil, err
-	}
-	if c.Database != "" {
-		go syncSharedCatalog(ctx, k.catalog, k.mcp, log)
-	}
-	return k, nil
+	return err
 }
 
-// Close stops the MCP servers and plugins and closes the database.
+// Close leaves the cluster, stops the MCP servers and plugins, closes the
+// database and releases the data directory; failures are logged.
 func (k *kernel) Close() {
 	if k.node != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -157,12 +188,12 @@ func (k *kernel) Close() {
 	}
 	if k.plugins != nil {
 		if err := k.plugins.Close(); err != nil {
-			slog.Error("stop plugins", "err", err)
+			k.log.Error("stop plugins", "err", err)
 		}
 	}
 	if k.db != nil {
 		if err := k.db.Close(); err != nil {
-			slog.Error("close database", "err", err)
+			k.log.Error("close database", "err", err)
 		}
 	}
 	if k.unlock != nil {

@@ -137,6 +137,9 @@ func (m *Main) serve(ctx context.Context, auth *edge.Auth, tlsConfig *tls.Config
 	log.Info("listening", "addr", ln.Addr().String(), "web", scheme+"://"+playgroundHost(ln)+"/", "playground", scheme+"://"+playgroundHost(ln)+"/playground", "token_required", auth != nil, "data_dir", k.dataDir, "version", m.Version)
 }
 
+// Addr is the address the kernel listens on (after Run).
+func (m *Main) Addr() string { return m.ln.Addr().String() }
+
 // Wait blocks until ctx ends (nil) or the server stops on its own.
 func (m *Main) Wait(ctx context.Context) error {
 	select {

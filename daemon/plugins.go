@@ -1,7 +1,56 @@
 package daemon
 
-import "github.com/foya-dev/foya/plugins/host"
+import (
+	"fmt"
+	"maps"
+	"slices"
+
+	builtintools "github.com/foya-dev/foya/plugins/builtin/tools"
+	"github.com/foya-dev/foya/plugins/host"
+	"github.com/foya-dev/foya/plugins/sdk"
+	"github.com/foya-dev/foya/providers/anthropic"
+	"github.com/foya-dev/foya/providers/openai"
+	"github.com/foya-dev/foya/providers/responses"
+)
+
+// builtinPlugins are the plugins compiled into the kernel binary, by name.
+// The plugin host runs each out of process (Config.Builtins of
+// plugins/host) by re-executing the binary as `foya plugin NAME`, which
+// calls RunPlugin. Each serves its plugin until the kernel goes away,
+// onIdle handing an idle plugin's memory back.
+var builtinPlugins = map[string]func(onIdle func()) error{
+	"openai": func(onIdle func()) error {
+		log := sdk.NewLogger() // before Serve, which redirects os.Stderr
+		return sdk.Serve(sdk.ServeConfig{Provider: openai.New(openai.Config{Logger: log}), Logger: log, OnIdle: onIdle})
+	},
+	"anthropic": func(onIdle func()) error {
+		log := sdk.NewLogger()
+		return sdk.Serve(sdk.ServeConfig{Provider: anthropic.New(anthropic.Config{Logger: log}), Logger: log, OnIdle: onIdle})
+	},
+	"openai-responses": func(onIdle func()) error {
+		log := sdk.NewLogger()
+		return sdk.Serve(sdk.ServeConfig{Provider: responses.New(responses.Config{Logger: log}), Logger: log, OnIdle: onIdle})
+	},
+	"tools": func(onIdle func()) error {
+		log := sdk.NewLogger()
+		cfg, err := builtintools.ConfigFromEnv(log)
+		if err != nil {
+			return err
+		}
+		return sdk.Serve(sdk.ServeConfig{Tools: builtintools.New(cfg), Logger: log, OnIdle: onIdle})
+	},
+}
+
+// BuiltinPlugins names the plugins compiled into the kernel binary, sorted:
+// the plugin host's Config.Builtins.
+func BuiltinPlugins() []string { return slices.Sorted(maps.Keys(builtinPlugins)) }
 
 // RunPlugin is `foya plugin NAME`: the kernel binary, re-executed by the
 // plugin host, serves the built-in plugin NAME until the kernel goes away.
-func RunPlugin(name string) error { return host.RunBuiltin(name) }
+func RunPlugin(name string) error {
+	serve, ok := builtinPlugins[name]
+	if !ok {
+		return fmt.Errorf("unknown built-in plugin %q (have %v)", name, BuiltinPlugins())
+	}
+	return host.ServeBuiltin(serve)
+}

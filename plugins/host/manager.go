@@ -2,12 +2,15 @@
 // over gRPC and adapts them to core interfaces: provider plugins become
 // core.Provider values, tool plugins core.ToolRunner values.
 //
-// Wiring in main.go:
+// The host knows no plugin: the kernel's composition root (package daemon)
+// names the built-in plugins compiled into the binary, and serves one when
+// the Manager re-executes the binary as `<exe> plugin <name>`:
 //
-//	// foya plugin <name>: the kernel re-executing itself as a built-in plugin
-//	if args[0] == "plugin" { return host.RunBuiltin(args[1]) }
+//	// `foya plugin <name>`: the kernel re-executed as a built-in plugin
+//	serve, ok := builtins[name] // name → func(onIdle func()) error
+//	return host.ServeBuiltin(serve)
 //
-//	m, err := host.NewManager(host.Config{DataDir: dataDir, Logger: log})
+//	m, err := host.NewManager(host.Config{DataDir: dataDir, Builtins: names, Logger: log})
 //	if err := m.Start(ctx); err != nil { ... }
 //	defer m.Close()
 //	p, err := m.Provider(conn.ProviderKind)
@@ -42,7 +45,8 @@ type Config struct {
 	DataDir string
 	// PluginDirs are extra directories searched for plugin executables.
 	PluginDirs []string
-	// Builtins names the built-in plugins to run; nil means all of Builtins.
+	// Builtins names the built-in plugins to run: Executable serves each
+	// as `<Executable> plugin <name>` (see ServeBuiltin). Empty: none.
 	Builtins []string
 	// Executable is the kernel binary that serves built-ins as
 	// `<Executable> plugin <name>`; empty means os.Executable().
@@ -102,9 +106,6 @@ func NewManager(cfg Config) (*Manager, error) {
 	if cfg.StartTimeout == 0 {
 		cfg.StartTimeout = 20 * time.Second
 	}
-	if cfg.Builtins == nil {
-		cfg.Builtins = builtinNames()
-	}
 	if cfg.Executable == "" && len(cfg.Builtins) > 0 {
 		exe, err := os.Executable()
 		if err != nil {
@@ -132,9 +133,6 @@ func (m *Manager) Start(ctx context.Context) error {
 	}
 	var procs []*managed
 	for _, name := range m.cfg.Builtins {
-		if _, ok := Builtins[name]; !ok {
-			return fmt.Errorf("unknown built-in plugin %q", name)
-		}
 		env := builtinEnv()
 		if name == "tools" {
 			tc := m.cfg.Tools

@@ -81,8 +81,12 @@ func startManager(t *testing.T, extra map[string]string) (*host.Manager, *syncBu
 	return newTestManager(t, host.Config{}, extra)
 }
 
+// allBuiltins are the built-in plugins of the kernel (daemon.BuiltinPlugins),
+// which the stand-in kernel serves.
+var allBuiltins = []string{"anthropic", "openai", "openai-responses", "tools"}
+
 // newTestManager starts a manager with cfg (its data directory, executable
-// and logger filled in) whose plugin directory holds the echo plugin and
+// and logger filled in; all built-ins unless cfg names some) whose plugin directory holds the echo plugin and
 // the extra executables (name → script).
 func newTestManager(t *testing.T, cfg host.Config, extra map[string]string) (*host.Manager, *syncBuffer) {
 	t.Helper()
@@ -100,6 +104,9 @@ func newTestManager(t *testing.T, cfg host.Config, extra map[string]string) (*ho
 		}
 	}
 	logs := &syncBuffer{}
+	if cfg.Builtins == nil {
+		cfg.Builtins = allBuiltins
+	}
 	cfg.DataDir, cfg.Executable, cfg.Logger = data, kernelBin, slog.New(slog.NewJSONHandler(logs, nil))
 	m, err := host.NewManager(cfg)
 	if err != nil {

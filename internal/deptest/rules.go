@@ -104,12 +104,8 @@ type Edge struct{ From, To string }
 // lead deletes this list (and its entries) after merging the redesign:
 // the table above is the target.
 var Temporary = map[Edge]string{
-	// cli reads tokens and web links through graph until they move to edge/access (h-edge).
-	{"cli", "graph"}: "graph's token and web-link helpers move to edge/access",
 	// cli names MCP tools with mcphost.SanitizeName, which pulls in core.
 	{"cli", "plugins/mcphost"}: "the tool-name helper moves to a leaf cli may import",
-	// graph's HTTP edge (WebSocket transport) moves to edge (h-edge).
-	{"graph", websocket}: "the HTTP edge moves to edge",
 	// hooks writes its files with catalogfile.WriteFileAtomic.
 	{"plugins/hooks", "storage/catalogfile"}: "an atomic file write helper in a leaf package",
 }

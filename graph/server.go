@@ -32,7 +32,7 @@ type ServerConfig struct {
 	Catalog *catalog.Catalog
 	Plugins core.PluginRegistry
 	// MCP is the MCP server catalog (optional).
-	MCP    *mcp.MCPService
+	MCP    *mcp.Service
 	Logger *slog.Logger
 	// OriginPatterns are browser origins allowed besides the kernel's own
 	// pages and loopback pages: host or host:port patterns (path.Match),

@@ -19,7 +19,7 @@ import (
 	"github.com/foya-dev/foya/core/engine"
 	"github.com/foya-dev/foya/core/pubsub"
 	"github.com/foya-dev/foya/core/session"
-	"github.com/foya-dev/foya/graph"
+	"github.com/foya-dev/foya/edge"
 	"github.com/foya-dev/foya/plugins/builtin/tools"
 	"github.com/foya-dev/foya/plugins/host/hosttest"
 	"github.com/foya-dev/foya/plugins/sdk"
@@ -71,7 +71,7 @@ func (l *sleepLog) all() []time.Duration {
 
 // newTestKernel wires a kernel behind the real handler; opts adjust its
 // engine configuration (func(*engine.Config)) or its server
-// configuration (func(*graph.ServerConfig)), e.g. smaller limits.
+// configuration (func(*edge.Config)), e.g. smaller limits.
 func newTestKernel(t testing.TB, opts ...any) *testKernel {
 	t.Helper()
 	logs := &lockedBuffer{}
@@ -122,17 +122,17 @@ func newTestKernel(t testing.TB, opts ...any) *testKernel {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := graph.ServerConfig{Service: svc, Engine: k.engine, Usage: db, Catalog: cat, Logger: log}
+	cfg := edge.Config{Service: svc, Engine: k.engine, Usage: db, Catalog: cat, Logger: log}
 	for _, o := range opts {
 		switch f := o.(type) {
-		case func(*graph.ServerConfig):
+		case func(*edge.Config):
 			f(&cfg)
 		case func(*engine.Config):
 		default:
 			t.Fatalf("newTestKernel: option of type %T", o)
 		}
 	}
-	srv := httptest.NewServer(graph.NewHandler(cfg))
+	srv := httptest.NewServer(edge.NewHandler(cfg))
 	k.srv = srv
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)

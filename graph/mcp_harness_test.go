@@ -16,7 +16,7 @@ import (
 	"github.com/foya-dev/foya/core/mcp"
 	"github.com/foya-dev/foya/core/pubsub"
 	"github.com/foya-dev/foya/core/session"
-	"github.com/foya-dev/foya/graph"
+	"github.com/foya-dev/foya/edge"
 	"github.com/foya-dev/foya/plugins/host/hosttest"
 	"github.com/foya-dev/foya/plugins/mcphost"
 	"github.com/foya-dev/foya/plugins/mcphost/mcptest"
@@ -100,7 +100,7 @@ func newMCPKernel(t testing.TB) *mcpKernel {
 	if err != nil {
 		t.Fatal(err)
 	}
-	k.srv = httptest.NewServer(graph.NewHandler(graph.ServerConfig{Service: svc, Engine: k.engine, Usage: db, Catalog: cat, MCP: mcpSvc, Logger: log}))
+	k.srv = httptest.NewServer(edge.NewHandler(edge.Config{Service: svc, Engine: k.engine, Usage: db, Catalog: cat, MCP: mcpSvc, Logger: log}))
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 		defer cancel()

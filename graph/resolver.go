@@ -1,5 +1,14 @@
-// Package graph is the GraphQL edge: gqlgen's generated code and thin
-// resolvers over the core services.
+// Package graph is the GraphQL layer: gqlgen's generated executable schema
+// (generated.go, from schema.graphqls), thin resolvers over the core
+// services, and what executing an operation needs whatever carries it: the
+// schema's directives (@skip/@include conditions, no @defer), the response
+// size cap, and the error presenter that gives every error a code and a
+// clipped message.
+//
+// It knows nothing of HTTP: package edge builds the http.Handler around
+// NewExecutableSchema and reaches the resolvers only through the context
+// hooks in context.go. graph imports core, graph/model, graph/scalar and
+// gqlgen's graphql package, never net/http or a transport.
 package graph
 
 import (

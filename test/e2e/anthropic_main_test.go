@@ -1,0 +1,345 @@
+package e2e
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+
+	at "github.com/foya-dev/foya/providers/anthropic/anthropictest"
+	"github.com/foya-dev/foya/providers/openai/openaitest"
+)
+
+// nativeKernel is a kernel with one session on a connection of kind.
+type nativeKernel struct {
+	*kernelProc
+	fake *openaitest.Server
+	conn string
+	sid  string
+}
+
+type eventJSON struct {
+	Seq     int
+	Type    string
+	Payload json.RawMessage
+}
+
+func (k *nativeKernel) events(t *testing.T) []eventJSON {
+	t.Helper()
+	var ev struct{ Events []eventJSON }
+	k.gql(t, `query($s: ID!) { events(sessionId: $s, limit: 5000) { seq type payload } }`, map[string]any{"s": k.sid}, &ev)
+	return ev.Events
+}
+
+// send runs one turn and returns its turn_finished payload.
+func (k *nativeKernel) send(t *testing.T, text string) (status, reason string) {
+	t.Helper()
+	n := 0
+	for _, e := range k.events(t) {
+		if e.Type == "turn_finished" {
+			n++
+		}
+	}
+	k.gql(t, `mutation($s: ID!, $t: String!) { sendMessage(sessionId: $s, input: {text: $t}) { turnStarted } }`, map[string]any{"s": k.sid, "t": text}, nil)
+	k.waitEvents(t, k.sid, "turn_finished", n+1)
+	var last struct{ Status, Reason string }
+	for _, e := range k.events(t) {
+		if e.Type == "turn_finished" {
+			_ = json.Unmarshal(e.Payload, &last)
+		}
+	}
+	return last.Status, last.Reason
+}
+
+func (k *nativeKernel) createConnection(t *testing.T, kind, name, baseURL string, model map[string]any) string {
+	t.Helper()
+	var c struct{ CreateConnection struct{ ID string } }
+	k.gql(t, `mutation($in: ConnectionInput!) { createConnection(input: $in) { id } }`, map[string]any{"in": map[string]any{
+		"name": name, "providerKind": kind, "baseUrl": baseURL, "apiKey": "sk-ant-test-SECRET", "models": []any{model},
+	}}, &c)
+	return c.CreateConnection.ID
+}
+
+func startNative(t *testing.T, kind, baseURL string, model map[string]any, effort string) *nativeKernel {
+	t.Helper()
+	fake := openaitest.New(t)
+	if baseURL == "" {
+		baseURL = fake.URL
+	}
+	// Retries off: these tests check how errors are classified (retries are
+	// tested in graph/retry_test.go).
+	k := &nativeKernel{kernelProc: startKernel(t, t.TempDir(), "--retry-max-attempts", "1"), fake: fake}
+	k.conn = k.createConnection(t, kind, kind, baseURL, model)
+	var s struct{ CreateSession struct{ ID string } }
+	k.gql(t, `mutation($c: ID, $e: String) { createSession(input: {connectionId: $c, reasoningEffort: $e, approvalMode: BYPASS, title: "native"}) { id } }`,
+		map[string]any{"c": k.conn, "e": effort}, &s)
+	k.sid = s.CreateSession.ID
+	return k
+}
+
+// body decodes the i-th request the fake received.
+func (k *nativeKernel) body(t *testing.T, i int) map[string]any {
+	t.Helper()
+	rs := k.fake.Requests()
+	if i < 0 {
+		i += len(rs)
+	}
+	if i < 0 || i >= len(rs) {
+		t.Fatalf("request %d of %d", i, len(rs))
+	}
+	return rs[i].JSON()
+}
+
+func blocksOf(msg any) []map[string]any {
+	var out []map[string]any
+	for _, b := range msg.(map[string]any)["content"].([]any) {
+		out = append(out, b.(map[string]any))
+	}
+	return out
+}
+
+func hasCacheControl(v any) bool {
+	m, ok := v.(map[string]any)
+	return ok && m["cache_control"] != nil
+}
+
+const claude = "claude-sonnet-4-5"
+
+// The Anthropic provider, out of process, driven end to end through
+// GraphQL against a fake speaking the Messages streaming format.
+func TestAnthropicEndToEnd(t *testing.T) {
+	model := map[string]any{"id": claude, "capabilities": map[string]any{"contextWindow": 200000, "maxOutputTokens": 32000, "reasoningEfforts": []any{"low", "medium", "high", "max"}}}
+	k := startNative(t, "anthropic", "", model, "high")
+
+	// 1. A plain reply. The first request writes the cache.
+	k.fake.Enqueue(at.Stream(at.Start(claude, at.Usage{Input: 12, CacheWrite: 1500}), at.Text(0, "Hello", " there"), at.End("end_turn", 5)))
+	if st, reason := k.send(t, "hi"); st != "completed" {
+		t.Fatalf("plain turn %s: %s", st, reason)
+	}
+	req := k.fake.Requests()[0]
+	if req.Path != "/v1/messages" || req.Header.Get("x-api-key") != "sk-ant-test-SECRET" || req.Header.Get("anthropic-version") != "2023-06-01" || req.Header.Get("Authorization") != "" {
+		t.Fatalf("request %s %s headers %v", req.Method, req.Path, req.Header)
+	}
+	b := req.JSON()
+	if b["model"] != claude || b["stream"] != true || b["max_tokens"].(float64) != 32000 {
+		t.Fatalf("body %v", b)
+	}
+	th, _ := b["thinking"].(map[string]any)
+	if th["type"] != "enabled" || th["budget_tokens"].(float64) != 24000 {
+		t.Fatalf("thinking %v", b["thinking"])
+	}
+	// Cache breakpoints: last tool, system, newest message.
+	sys := b["system"].([]any)
+	tools := b["tools"].([]any)
+	msgs := b["messages"].([]any)
+	if !hasCacheControl(sys[len(sys)-1]) || !hasCacheControl(tools[len(tools)-1]) || !hasCacheControl(blocksOf(msgs[len(msgs)-1])[0]) {
+		t.Fatalf("cache breakpoints missing: system %v / last tool %v / messages %v", sys, tools[len(tools)-1], msgs)
+	}
+	if strings.Contains(string(req.Body), `"role":"system"`) {
+		t.Fatal("system prompt sent as a message")
+	}
+
+	// 2. Thinking + tool use + tool result continuation: the signed
+	// thinking block and the redacted one go back unchanged.
+	const sig = "EqQBCkgIARABGAIiQL+signature/with+base64=="
+	k.fake.Enqueue(
+		at.Stream(at.Start(claude, at.Usage{Input: 20, CacheRead: 1500}),
+			at.Thinking(0, sig, "The user wants ", "a file listing."),
+			at.Redacted(1, "RedactedOpaqueData=="),
+			at.Text(2, "Let me look."),
+			at.ToolUse(3, "toolu_01", "glob", `{"pat`, `tern": "*`, `.go"}`),
+			at.End("tool_use", 40)),
+		at.Stream(at.Start(claude, at.Usage{Input: 30, CacheRead: 1700, CacheWrite: 60}), at.Text(0, "No Go files."), at.End("end_turn", 4)),
+	)
+	if st, reason := k.send(t, "list the go files"); st != "completed" {
+		t.Fatalf("tool turn %s: %s", st, reason)
+	}
+	cont := k.body(t, 2)
+	msgs = cont["messages"].([]any)
+	var assistant, results []map[string]any
+	for i, m := range msgs {
+		if m.(map[string]any)["role"] == "assistant" && i == len(msgs)-2 {
+			assistant = blocksOf(m)
+			results = blocksOf(msgs[i+1])
+		}
+	}
+	if len(assistant) != 4 {
+		t.Fatalf("assistant blocks %v in %s", assistant, k.fake.Requests()[2].Body)
+	}
+	wantThinking := map[string]any{"type": "thinking", "thinking": "The user wants a file listing.", "signature": sig}
+	if !jsonEqual(assistant[0], wantThinking) || !jsonEqual(assistant[1], map[string]any{"type": "redacted_thinking", "data": "RedactedOpaqueData=="}) {
+		t.Fatalf("thinking blocks not replayed verbatim: %v", assistant[:2])
+	}
+	if assistant[2]["text"] != "Let me look." || assistant[3]["type"] != "tool_use" || assistant[3]["id"] != "toolu_01" || !jsonEqual(assistant[3]["input"], map[string]any{"pattern": "*.go"}) {
+		t.Fatalf("assistant blocks %v", assistant)
+	}
+	if results[0]["type"] != "tool_result" || results[0]["tool_use_id"] != "toolu_01" || !hasCacheControl(results[len(results)-1]) {
+		t.Fatalf("tool results %v", results)
+	}
+	if cont["thinking"] == nil {
+		t.Fatal("thinking dropped while continuing a signed tool round")
+	}
+	// Reasoning reached clients; the signature never did.
+	var sess struct {
+		Session struct {
+			Messages []struct{ Role, Text, Reasoning string }
+			Usage    struct{ InputTokens, CachedTokens, CacheWriteTokens, OutputTokens int }
+		}
+	}
+	k.gql(t, `query($s: ID!) { session(id: $s) { messages { role text reasoning } usage { inputTokens cachedTokens cacheWriteTokens outputTokens } } }`, map[string]any{"s": k.sid}, &sess)
+	found := false
+	for _, m := range sess.Session.Messages {
+		found = found || m.Reasoning == "The user wants a file listing."
+	}
+	if !found {
+		t.Fatalf("reasoning not shown: %+v", sess.Session.Messages)
+	}
+	// Usage: input counts cache reads and writes; cached = reads.
+	if u := sess.Session.Usage; u.CachedTokens != 1500+1700 || u.CacheWriteTokens != 1500+60 || u.InputTokens != (12+1500)+(20+1500)+(30+1700+60) || u.OutputTokens != 5+40+4 {
+		t.Fatalf("usage %+v", u)
+	}
+	for _, e := range k.events(t) {
+		if strings.Contains(string(e.Payload), sig) || strings.Contains(string(e.Payload), "RedactedOpaqueData") || strings.Contains(string(e.Payload), "providerState") {
+			t.Fatalf("native state shown to clients in %s: %s", e.Type, e.Payload)
+		}
+	}
+
+	// 3. Overload (529) and rate limit (429 + retry-after) are classified
+	// and never compact.
+	k.fake.Enqueue(at.Error(529, "overloaded_error", "Overloaded", nil))
+	if st, reason := k.send(t, "again"); st != "failed" || !strings.HasPrefix(reason, "throttling: Overloaded") {
+		t.Fatalf("overload: %s %q", st, reason)
+	}
+	k.fake.Enqueue(at.Error(429, "rate_limit_error", "Number of request tokens has exceeded your per-minute rate limit", http.Header{"Retry-After": {"7"}}))
+	if st, reason := k.send(t, "again"); st != "failed" || !strings.HasPrefix(reason, "rate_limit: ") || !strings.Contains(reason, "retry after 7s") {
+		t.Fatalf("rate limit: %s %q", st, reason)
+	}
+	// An overload reported inside the stream is classified the same way.
+	k.fake.Enqueue(at.Stream(at.Start(claude, at.Usage{Input: 3}), at.ErrorEvent("overloaded_error", "Overloaded")))
+	if st, reason := k.send(t, "again"); st != "failed" || !strings.HasPrefix(reason, "throttling: ") {
+		t.Fatalf("stream overload: %s %q", st, reason)
+	}
+	for _, e := range k.events(t) {
+		if strings.HasPrefix(e.Type, "compaction") {
+			t.Fatalf("an error other than overflow compacted: %s", e.Type)
+		}
+	}
+
+	// 4. Context overflow: exactly one compaction, then the retry succeeds.
+	before := len(k.fake.Requests())
+	k.fake.Enqueue(
+		at.Error(400, "invalid_request_error", "prompt is too long: 215000 tokens > 200000 maximum", nil),
+		at.Message(claude, "## Goal\nlist files\n## Constraints and user preferences\nnone\n## Decisions\nnone\n## Work done\nlisted\n## Files touched\nnone\n## Open tasks\nnone\n## Next step\nnone", "end_turn", at.Usage{Input: 900, Output: 80}),
+		at.Stream(at.Start(claude, at.Usage{Input: 50}), at.Text(0, "Fits now."), at.End("end_turn", 3)),
+	)
+	if st, reason := k.send(t, "continue"); st != "completed" {
+		t.Fatalf("overflow turn %s: %s", st, reason)
+	}
+	checkpoints := 0
+	for _, e := range k.events(t) {
+		if e.Type == "compaction_checkpoint" {
+			checkpoints++
+		}
+	}
+	if checkpoints != 1 || len(k.fake.Requests()) != before+3 {
+		t.Fatalf("%d checkpoints, %d requests", checkpoints, len(k.fake.Requests())-before)
+	}
+	summ := k.body(t, before+1)
+	if summ["stream"] == true || summ["thinking"] != nil {
+		t.Fatalf("summary request %v", summ)
+	}
+
+	// 5. A route change drops the native state; going back brings it back.
+	other := k.createConnection(t, "anthropic", "second", k.fake.URL+"/v1", model)
+	k.gql(t, `mutation($s: ID!, $c: ID) { updateSession(id: $s, input: {connectionId: $c, model: "`+claude+`"}) { id } }`, map[string]any{"s": k.sid, "c": other}, nil)
+	k.fake.Enqueue(at.Stream(at.Start(claude, at.Usage{Input: 9}), at.Text(0, "ok"), at.End("end_turn", 1)))
+	if st, reason := k.send(t, "on another route"); st != "completed" {
+		t.Fatalf("route change turn %s: %s", st, reason)
+	}
+	last := k.fake.LastRequest()
+	if strings.Contains(string(last.Body), sig) || strings.Contains(string(last.Body), `"redacted_thinking"`) || strings.Contains(string(last.Body), `"type":"thinking"`) {
+		t.Fatalf("native state crossed routes: %s", last.Body)
+	}
+	if !strings.Contains(string(last.Body), "Let me look.") {
+		t.Fatal("the checkpoint of the first route was used on the second")
+	}
+
+	// 6. The model list: GET /v1/models, capabilities completed per family.
+	k.fake.Enqueue(openaitest.Response{Body: `{"data":[{"type":"model","id":"claude-opus-4-5-20251101","display_name":"Claude Opus 4.5","created_at":"2025-11-01T00:00:00Z"},{"type":"model","id":"claude-3-5-haiku-20241022","display_name":"Claude Haiku 3.5","created_at":"2024-10-22T00:00:00Z"}],"has_more":false,"first_id":"claude-opus-4-5-20251101","last_id":"claude-3-5-haiku-20241022"}`})
+	var rf struct {
+		RefreshModels struct {
+			Models []struct {
+				ID           string
+				Capabilities struct {
+					ContextWindow, MaxOutputTokens *int
+					ImageInput                     *bool
+					ReasoningEfforts               []string
+				}
+			}
+		}
+	}
+	k.gql(t, `mutation($id: ID!) { refreshModels(connectionId: $id) { models { id capabilities { contextWindow maxOutputTokens imageInput reasoningEfforts } } } }`, map[string]any{"id": other}, &rf)
+	ms := rf.RefreshModels.Models
+	if r := k.fake.LastRequest(); r.Path != "/v1/models" || r.Header.Get("x-api-key") == "" {
+		t.Fatalf("model list request %s", r.Path)
+	}
+	if len(ms) != 2 || ms[0].ID != "claude-opus-4-5-20251101" || *ms[0].Capabilities.ContextWindow != 200000 || *ms[0].Capabilities.MaxOutputTokens != 64000 ||
+		!*ms[0].Capabilities.ImageInput || len(ms[0].Capabilities.ReasoningEfforts) != 4 || len(ms[1].Capabilities.ReasoningEfforts) != 0 {
+		t.Fatalf("models %+v", ms)
+	}
+}
+
+func jsonEqual(a, b any) bool {
+	x, _ := json.Marshal(a)
+	y, _ := json.Marshal(b)
+	return string(x) == string(y)
+}
+
+// Thinking blocks go back on later user turns of the same route, and a
+// rewind past the reply that carried them leaves them behind.
+func TestAnthropicStateAcrossTurnsAndRewind(t *testing.T) {
+	model := map[string]any{"id": claude, "capabilities": map[string]any{"maxOutputTokens": 16000, "reasoningEfforts": []any{"low"}}}
+	k := startNative(t, "anthropic", "", model, "low")
+	const sig = "SigOfTurnOne=="
+	k.fake.Enqueue(
+		at.Stream(at.Start(claude, at.Usage{Input: 5}), at.Thinking(0, sig, "Greeting <back>."), at.Text(1, "Hi!"), at.End("end_turn", 3)),
+		at.Stream(at.Start(claude, at.Usage{Input: 9}), at.Text(0, "Sure."), at.End("end_turn", 2)),
+	)
+	if st, reason := k.send(t, "hello"); st != "completed" {
+		t.Fatalf("%s: %s", st, reason)
+	}
+	if st, reason := k.send(t, "second"); st != "completed" {
+		t.Fatalf("%s: %s", st, reason)
+	}
+	body := string(k.fake.Requests()[1].Body)
+	if !strings.Contains(body, `{"type":"thinking","thinking":"Greeting <back>.","signature":"`+sig+`"}`) {
+		t.Fatalf("thinking block not replayed byte for byte on the next turn: %s", body)
+	}
+	// Rewind to the first user message: the reply with the state is gone.
+	var ev struct{ Events []eventJSON }
+	k.gql(t, `query($s: ID!) { events(sessionId: $s, limit: 5000) { seq type payload } }`, map[string]any{"s": k.sid}, &ev)
+	first := 0
+	for _, e := range ev.Events {
+		if e.Type == "message_end" && strings.Contains(string(e.Payload), `"role":"user"`) {
+			first = e.Seq
+			break
+		}
+	}
+	var pv struct {
+		PreviewRewind struct {
+			HeadSeq        int
+			FileStateToken string
+		}
+	}
+	k.gql(t, `mutation($s: ID!, $m: Int!) { previewRewind(sessionId: $s, messageSeq: $m) { headSeq fileStateToken } }`, map[string]any{"s": k.sid, "m": first}, &pv)
+	k.gql(t, `mutation($s: ID!, $m: Int!, $h: Int!, $f: String!) { confirmRewind(sessionId: $s, messageSeq: $m, headSeq: $h, fileStateToken: $f) { session { id } } }`,
+		map[string]any{"s": k.sid, "m": first, "h": pv.PreviewRewind.HeadSeq, "f": pv.PreviewRewind.FileStateToken}, nil)
+	k.fake.Enqueue(at.Stream(at.Start(claude, at.Usage{Input: 4}), at.Text(0, "Again."), at.End("end_turn", 1)))
+	if st, reason := k.send(t, "fresh start"); st != "completed" {
+		t.Fatalf("%s: %s", st, reason)
+	}
+	last := string(k.fake.LastRequest().Body)
+	if strings.Contains(last, sig) || strings.Contains(last, "Hi!") {
+		t.Fatalf("rewound state replayed: %s", last)
+	}
+}

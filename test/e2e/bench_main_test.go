@@ -1,0 +1,885 @@
+package e2e
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+)
+
+var (
+	kernelCPUProfile  = flag.String("kernel-cpuprofile", "", "BenchmarkDeltaPath and BenchmarkDeltaPathHundred: write a 10 s CPU profile of the kernel process (taken through serve --pprof while replies stream) to this file")
+	coldBinary        = flag.Bool("cold-binary", false, "benchmarks of the foya binary: drop the freshly built binary from the page cache before starting the kernel, so that it is read from disk like an installed binary after a reboot (the linker's writes leave it cached in large folios, which every process maps whole)")
+	kernelHeapProfile = flag.String("kernel-heapprofile", "", "BenchmarkDeltaPathHundred: write a heap profile of the kernel process (through serve --pprof), taken while 100 sessions stream, to this file")
+)
+
+// The delta-path benchmarks run the real `foya serve` binary with its
+// out-of-process plugins against a fake OpenAI-compatible server, with real
+// clients (graphql-transport-ws, SSE, `foya exec`). See docs/performance.md.
+//
+//	go test -run '^$' -bench DeltaPath -benchtime 5x .
+
+// benchChunks is the length of the streamed reply, in chunks.
+const benchChunks = 2000
+
+// benchProvider is an OpenAI-compatible Chat Completions endpoint that
+// streams a fixed number of content chunks as fast as it can (one write and
+// flush per chunk, like a real server), and answers non-streamed requests
+// (titles) with a short completion. With stamp set, each chunk's text is
+// "<unix nanos> " of the moment it was written, so a subscriber can measure
+// the delay from chunk to screen.
+type benchProvider struct {
+	*httptest.Server
+	chunks   int
+	interval time.Duration
+	stamp    bool
+	requests atomic.Int64
+}
+
+func newBenchProvider(tb testing.TB, chunks int, interval time.Duration, stamp bool) *benchProvider {
+	p := &benchProvider{chunks: chunks, interval: interval, stamp: stamp}
+	p.Server = httptest.NewServer(http.HandlerFunc(p.serve))
+	tb.Cleanup(p.Close)
+	return p
+}
+
+func (p *benchProvider) baseURL() string { return p.URL + "/v1" }
+
+const benchChunkHead = `data: {"id":"chatcmpl-bench","object":"chat.completion.chunk","created":1700000000,"model":"bench","choices":[{"index":0,"delta":{"content":`
+
+func (p *benchProvider) serve(w http.ResponseWriter, r *http.Request) {
+	p.requests.Add(1)
+	var req struct {
+		Stream bool `json:"stream"`
+	}
+	_ = json.NewDecoder(r.Body).Decode(&req)
+	if !req.Stream {
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"id":"c","object":"chat.completion","created":1700000000,"model":"bench","choices":[{"index":0,"message":{"role":"assistant","content":"Bench"},"finish_reason":"stop"}],"usage":{"prompt_tokens":10,"completion_tokens":1,"total_tokens":11}}`)
+		return
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.WriteHeader(http.StatusOK)
+	fl := w.(http.Flusher)
+	io.WriteString(w, `data: {"id":"chatcmpl-bench","object":"chat.completion.chunk","created":1700000000,"model":"bench","choices":[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":null}]}`+"\n\n")
+	fl.Flush()
+	var buf []byte
+	for i := 0; i < p.chunks; i++ {
+		if p.interval > 0 {
+			time.Sleep(p.interval)
+		}
+		buf = append(buf[:0], benchChunkHead...)
+		if p.stamp {
+			buf = strconv.AppendQuote(buf, strconv.FormatInt(time.Now().UnixNano(), 10)+" ")
+		} else {
+			buf = append(buf, `"tok "`...)
+		}
+		buf = append(buf, "},\"finish_reason\":null}]}\n\n"...)
+		if _, err := w.Write(buf); err != nil {
+			return
+		}
+		fl.Flush()
+	}
+	io.WriteString(w, `data: {"id":"chatcmpl-bench","object":"chat.completion.chunk","created":1700000000,"model":"bench","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`+"\n\n")
+	io.WriteString(w, `data: {"id":"chatcmpl-bench","object":"chat.completion.chunk","created":1700000000,"model":"bench","choices":[],"usage":{"prompt_tokens":10,"completion_tokens":`+strconv.Itoa(p.chunks)+`,"total_tokens":`+strconv.Itoa(p.chunks+10)+`}}`+"\n\n")
+	io.WriteString(w, "data: [DONE]\n\n")
+}
+
+// timing is one measured reply: time to the first text and to the whole
+// text at the client, from the moment the request was sent.
+type timing struct{ first, whole time.Duration }
+
+// readDirect is the floor: the same kind of Go client reads the provider's
+// stream itself, decoding every chunk.
+func readDirect(ctx context.Context, baseURL string) (timing, string, error) {
+	body := `{"model":"bench","stream":true,"messages":[{"role":"user","content":"go"}]}`
+	start := time.Now()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, baseURL+"/chat/completions", strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return timing{}, "", err
+	}
+	defer resp.Body.Close()
+	var t timing
+	var text strings.Builder
+	br := bufio.NewReader(resp.Body)
+	for {
+		line, err := br.ReadSlice('\n')
+		if err != nil {
+			return t, text.String(), fmt.Errorf("stream ended without [DONE]: %w", err)
+		}
+		data, ok := bytes.CutPrefix(line, []byte("data: "))
+		if !ok {
+			continue
+		}
+		data = bytes.TrimSpace(data)
+		if string(data) == "[DONE]" {
+			t.whole = time.Since(start)
+			io.Copy(io.Discard, br) // the connection is reused, as the kernel's is
+			return t, text.String(), nil
+		}
+		var c struct {
+			Choices []struct {
+				Delta struct {
+					Content string `json:"content"`
+				} `json:"delta"`
+			} `json:"choices"`
+		}
+		if err := json.Unmarshal(data, &c); err != nil {
+			return t, text.String(), err
+		}
+		if len(c.Choices) > 0 && c.Choices[0].Delta.Content != "" {
+			if text.Len() == 0 {
+				t.first = time.Since(start)
+			}
+			text.WriteString(c.Choices[0].Delta.Content)
+		}
+	}
+}
+
+// benchEvent is the part of a sessionEvents event the benchmark clients read.
+type benchEvent struct {
+	Type    string
+	Delta   *string
+	Message *struct{ Role, Text string }
+	Payload json.RawMessage
+}
+
+const benchSubscription = `subscription($s: ID!) { sessionEvents(sessionId: $s) { seq type delta message { role text } } }`
+
+// streamClient carries the benchmarks' subscriptions (WebSocket and SSE),
+// which hold their connections for good. Made from http.DefaultClient's
+// pool, a subscription takes the connection the mutations left idle, and
+// the next mutation pays for a new one (a TCP handshake and a new server
+// goroutine, ~0.5 ms of every graphql-ws first delta here); a real client
+// keeps its mutation connection, as the direct read keeps its connection
+// to the provider.
+var streamClient = &http.Client{Transport: &tokenTransport{tokens: kernelTokens.tokens, mu: kernelTokens.mu, base: http.DefaultTransport.(*http.Transport).Clone()}}
+
+// wsSub is a minimal graphql-transport-ws client: one socket, one subscription.
+type wsSub struct{ conn *websocket.Conn }
+
+func dialSub(ctx context.Context, addr, query string, vars map[string]any) (*wsSub, error) {
+	conn, _, err := websocket.Dial(ctx, "ws://"+addr+"/graphql", &websocket.DialOptions{Subprotocols: []string{"graphql-transport-ws"}, HTTPClient: streamClient})
+	if err != nil {
+		return nil, err
+	}
+	conn.SetReadLimit(64 << 20)
+	s := &wsSub{conn: conn}
+	if err := s.write(ctx, map[string]any{"type": "connection_init", "payload": map[string]any{}}); err != nil {
+		return nil, err
+	}
+	for {
+		var m struct{ Type string }
+		_, raw, err := conn.Read(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if json.Unmarshal(raw, &m); m.Type == "connection_ack" {
+			break
+		}
+	}
+	if err := s.write(ctx, map[string]any{"id": "1", "type": "subscribe", "payload": map[string]any{"query": query, "variables": vars}}); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+func (s *wsSub) write(ctx context.Context, v any) error {
+	raw, _ := json.Marshal(v)
+	return s.conn.Write(ctx, websocket.MessageText, raw)
+}
+
+// next returns the next sessionEvents event.
+func (s *wsSub) next(ctx context.Context) (benchEvent, error) {
+	for {
+		_, raw, err := s.conn.Read(ctx)
+		if err != nil {
+			return benchEvent{}, err
+		}
+		var m struct {
+			Type    string
+			Payload struct {
+				Data struct{ SessionEvents benchEvent }
+			}
+		}
+		if err := json.Unmarshal(raw, &m); err != nil {
+			return benchEvent{}, err
+		}
+		switch m.Type {
+		case "next":
+			return m.Payload.Data.SessionEvents, nil
+		case "ping":
+			if err := s.write(ctx, map[string]any{"type": "pong"}); err != nil {
+				return benchEvent{}, err
+			}
+		case "error", "complete":
+			return benchEvent{}, fmt.Errorf("subscription ended: %s", raw)
+		}
+	}
+}
+
+func (s *wsSub) close() { s.conn.Close(websocket.StatusNormalClosure, "") }
+
+// sseSub is a minimal GraphQL-over-SSE client.
+type sseSub struct {
+	resp *http.Response
+	br   *bufio.Reader
+}
+
+func dialSSE(ctx context.Context, addr, query string, vars map[string]any) (*sseSub, error) {
+	body, _ := json.Marshal(map[string]any{"query": query, "variables": vars})
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+addr+"/graphql", bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "text/event-stream")
+	resp, err := streamClient.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	return &sseSub{resp: resp, br: bufio.NewReaderSize(resp.Body, 64<<10)}, nil
+}
+
+func (s *sseSub) next(context.Context) (benchEvent, error) {
+	for {
+		line, err := s.br.ReadSlice('\n')
+		if err != nil {
+			return benchEvent{}, err
+		}
+		data, ok := bytes.CutPrefix(line, []byte("data:"))
+		if !ok {
+			continue
+		}
+		var m struct {
+			Data struct{ SessionEvents benchEvent }
+		}
+		if err := json.Unmarshal(bytes.TrimSpace(data), &m); err != nil {
+			return benchEvent{}, err
+		}
+		return m.Data.SessionEvents, nil
+	}
+}
+
+func (s *sseSub) close() { s.resp.Body.Close() }
+
+type eventSource interface {
+	next(context.Context) (benchEvent, error)
+}
+
+// viaKernel sends a message and reads the reply from an already open
+// subscription: time to the first delta and to the whole text.
+func viaKernel(ctx context.Context, k *kernelProc, tb testing.TB, sid string, sub eventSource, want string) (timing, error) {
+	start := time.Now()
+	k.gql(tb, `mutation($s: ID!) { sendMessage(sessionId: $s, input: {text: "go"}) { turnStarted } }`, map[string]any{"s": sid}, nil)
+	var t timing
+	var text strings.Builder
+	for {
+		ev, err := sub.next(ctx)
+		if err != nil {
+			return t, err
+		}
+		switch ev.Type {
+		case "message_delta":
+			if ev.Delta == nil {
+				continue
+			}
+			if text.Len() == 0 {
+				t.first = time.Since(start)
+			}
+			text.WriteString(*ev.Delta)
+			if text.Len() == len(want) {
+				t.whole = time.Since(start)
+			}
+		case "message_end":
+			if ev.Message == nil || ev.Message.Role != "ASSISTANT" {
+				continue
+			}
+			if t.whole == 0 {
+				t.whole = time.Since(start)
+			}
+			if want == "" {
+				continue
+			}
+			if ev.Message.Text != want {
+				return t, fmt.Errorf("message_end text differs from the stream")
+			}
+			if text.String() != want {
+				return t, fmt.Errorf("deltas lost: %d of %d bytes arrived", text.Len(), len(want))
+			}
+		case "turn_finished":
+			return t, nil
+		}
+	}
+}
+
+func median(ds []time.Duration) time.Duration {
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// BenchmarkDeltaPath measures targets 1 and 2 of the delta path in one run:
+// a 2,000-chunk reply read from the provider directly (the floor), through
+// `foya serve` to a graphql-transport-ws subscriber, and to an SSE
+// subscriber. It reports medians of the whole reply and the first token,
+// and the ratios to the floor.
+func BenchmarkDeltaPath(b *testing.B) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	prov := newBenchProvider(b, benchChunks, 0, false)
+	want := strings.Repeat("tok ", benchChunks)
+	k, pprofAddr := startBenchKernel(b)
+	k.chatSession(b, prov.baseURL()) // the connection; its session is not used
+	// Every measured reply is the first turn of a new session, so each
+	// request to the provider is the same (system prompt, tool schemas,
+	// one message) whatever -benchtime is. Sessions and subscriptions are
+	// made before the clock starts.
+	type pair struct {
+		ws, sse string
+		wsSub   *wsSub
+		sseSub  *sseSub
+	}
+	fresh := func() pair {
+		var p pair
+		var err error
+		p.ws, p.sse = k.chatSession2(b), k.chatSession2(b)
+		if p.wsSub, err = dialSub(ctx, k.addr, benchSubscription, map[string]any{"s": p.ws}); err != nil {
+			b.Fatal(err)
+		}
+		if p.sseSub, err = dialSSE(ctx, k.addr, benchSubscription, map[string]any{"s": p.sse}); err != nil {
+			b.Fatal(err)
+		}
+		return p
+	}
+	// settle collects the clients' garbage (2,000 decoded chunks per
+	// reply) before the next measurement, so no path is measured while the
+	// test process collects the one before; FOYA_BENCH_SETTLE=20ms adds an
+	// idle pause too (every process starts the turn from sleep), "none"
+	// skips both.
+	settle := func() {
+		d := os.Getenv("FOYA_BENCH_SETTLE")
+		if d == "none" {
+			return
+		}
+		runtime.GC()
+		if d != "" {
+			dd, _ := time.ParseDuration(d)
+			time.Sleep(dd)
+		}
+	}
+	both := func(p pair) (timing, timing) {
+		defer p.wsSub.close()
+		defer p.sseSub.close()
+		settle()
+		w, err := viaKernel(ctx, k, b, p.ws, p.wsSub, want)
+		if err != nil {
+			b.Fatalf("graphql-ws: %v", err)
+		}
+		settle()
+		s, err := viaKernel(ctx, k, b, p.sse, p.sseSub, want)
+		if err != nil {
+			b.Fatalf("sse: %v", err)
+		}
+		return w, s
+	}
+	// Warm up every path once (plugin connections, query caches).
+	if _, _, err := readDirect(ctx, prov.baseURL()); err != nil {
+		b.Fatal(err)
+	}
+	both(fresh())
+	if pprofAddr != "" && *kernelCPUProfile != "" {
+		// A fresh pair of sessions per reply, as measured below (both
+		// closes the subscriptions it used).
+		profileKernel(ctx, b, pprofAddr, *kernelCPUProfile, func() { both(fresh()) })
+	}
+	var direct, viaWS, viaSSE []timing
+	b.ResetTimer()
+	for range b.N {
+		b.StopTimer()
+		p := fresh()
+		settle()
+		b.StartTimer()
+		d, text, err := readDirect(ctx, prov.baseURL())
+		if err != nil || text != want {
+			b.Fatalf("direct read: %v (%d bytes)", err, len(text))
+		}
+		direct = append(direct, d)
+		w, s := both(p)
+		viaWS = append(viaWS, w)
+		viaSSE = append(viaSSE, s)
+	}
+	b.StopTimer()
+	whole := func(ts []timing) time.Duration {
+		return median(mapTimings(ts, func(t timing) time.Duration { return t.whole }))
+	}
+	first := func(ts []timing) time.Duration {
+		return median(mapTimings(ts, func(t timing) time.Duration { return t.first }))
+	}
+	if os.Getenv("FOYA_TRACE") != "" {
+		for _, l := range strings.Split(k.Logs(), "\n") {
+			if strings.Contains(l, "TRACE") {
+				fmt.Println(l)
+			}
+		}
+	}
+	b.ReportMetric(ms(whole(direct)), "direct-ms")
+	b.ReportMetric(ms(whole(viaWS)), "ws-ms")
+	b.ReportMetric(ms(whole(viaSSE)), "sse-ms")
+	b.ReportMetric(float64(whole(viaWS))/float64(whole(direct)), "ws-ratio")
+	b.ReportMetric(float64(whole(viaSSE))/float64(whole(direct)), "sse-ratio")
+	b.ReportMetric(ms(first(direct)), "direct-first-ms")
+	b.ReportMetric(ms(first(viaWS)), "ws-first-ms")
+	b.ReportMetric(ms(first(viaSSE)), "sse-first-ms")
+	b.Logf("2,000-chunk reply, medians of %d: direct %.1f ms (first %.2f ms) | graphql-ws %.1f ms (first %.2f ms, %.2f× the floor) | SSE %.1f ms (first %.2f ms, %.2f× the floor)",
+		b.N, ms(whole(direct)), ms(first(direct)), ms(whole(viaWS)), ms(first(viaWS)), float64(whole(viaWS))/float64(whole(direct)),
+		ms(whole(viaSSE)), ms(first(viaSSE)), float64(whole(viaSSE))/float64(whole(direct)))
+}
+
+func mapTimings(ts []timing, f func(timing) time.Duration) []time.Duration {
+	out := make([]time.Duration, len(ts))
+	for i, t := range ts {
+		out[i] = f(t)
+	}
+	return out
+}
+
+// chatSession2 creates another session on the kernel's first connection.
+func (k *kernelProc) chatSession2(tb testing.TB) string {
+	tb.Helper()
+	var s struct{ CreateSession struct{ ID string } }
+	k.gql(tb, `mutation { createSession(input: {title: "t", approvalMode: BYPASS}) { id } }`, nil, &s)
+	return s.CreateSession.ID
+}
+
+// memUse is the memory of the kernel and its direct children (the plugin
+// processes): the sum of their resident sets (RSS, which counts the pages of
+// the shared foya executable once per process) and of their proportional
+// sets (PSS, which splits shared pages between the processes that map
+// them: what the processes cost the machine), in bytes, plus a per-process
+// breakdown for the log.
+type memUse struct {
+	rss, pss int64
+	detail   string
+}
+
+func processMem(pid int) memUse {
+	var m memUse
+	for _, p := range append([]int{pid}, childPIDs(pid)...) {
+		raw, err := os.ReadFile("/proc/" + strconv.Itoa(p) + "/smaps_rollup")
+		if err != nil {
+			continue
+		}
+		var rss, pss, anon int64
+		for _, line := range strings.Split(string(raw), "\n") {
+			f := strings.Fields(line)
+			if len(f) < 2 {
+				continue
+			}
+			kb, _ := strconv.ParseInt(f[1], 10, 64)
+			switch f[0] {
+			case "Rss:":
+				rss = kb << 10
+			case "Pss:":
+				pss = kb << 10
+			case "Anonymous:":
+				anon = kb << 10
+			}
+		}
+		m.rss += rss
+		m.pss += pss
+		cmd, _ := os.ReadFile("/proc/" + strconv.Itoa(p) + "/cmdline")
+		name := strings.Join(strings.Fields(strings.ReplaceAll(string(cmd), "\x00", " "))[1:min(3, len(strings.Fields(strings.ReplaceAll(string(cmd), "\x00", " "))))], " ")
+		m.detail += fmt.Sprintf(" [%s: RSS %.1f MB (anon %.1f), PSS %.1f MB]", name, float64(rss)/(1<<20), float64(anon)/(1<<20), float64(pss)/(1<<20))
+	}
+	return m
+}
+
+// BenchmarkDeltaPathHundred measures targets 3 and 5: resident memory of
+// the kernel and its plugin processes idle (after one turn) and while 100
+// sessions stream at once, each to its own graphql-ws subscriber; the delay
+// from the provider writing a chunk to the subscriber reading it (p50, p99),
+// and terminal events lost. Each stream is 200 chunks, one every 5 ms
+// (200 tokens/s per session, 20,000 chunks/s in all).
+func BenchmarkDeltaPathHundred(b *testing.B) {
+	const sessions, chunks = 100, 200
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	prov := newBenchProvider(b, chunks, 5*time.Millisecond, true)
+	k, pprofAddr := startBenchKernel(b)
+	ids := []string{k.chatSession(b, prov.baseURL())}
+	for len(ids) < sessions {
+		ids = append(ids, k.chatSession2(b))
+	}
+	subs := make([]*wsSub, sessions)
+	dial := func(i int) {
+		s, err := dialSub(ctx, k.addr, benchSubscription, map[string]any{"s": ids[i]})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(s.close)
+		subs[i] = s
+	}
+	// Idle: 7 s after one turn (everything that starts lazily has started;
+	// built-in plugins hand back memory after 5 s without a call, see
+	// sdk.DefaultIdleAfter), with one client connected.
+	dial(0)
+	if _, err := viaKernel(ctx, k, b, ids[0], subs[0], ""); err != nil {
+		b.Fatal(err)
+	}
+	time.Sleep(7 * time.Second)
+	idle := processMem(k.cmd.Process.Pid)
+	b.Logf("idle:%s", idle.detail)
+	// Idle after the built-in plugins' idle stop (--plugin-idle-stop,
+	// shortened for the benchmark): the kernel alone.
+	waitPluginsStopped(ctx, b, k)
+	stopped := processMem(k.cmd.Process.Pid)
+	b.Logf("idle, plugins stopped:%s", stopped.detail)
+	for i := 1; i < sessions; i++ {
+		dial(i)
+	}
+
+	var peak, peakPSS atomic.Int64
+	var peakDetail atomic.Value
+	stop := make(chan struct{})
+	sampled := make(chan struct{})
+	go func() {
+		defer close(sampled)
+		for {
+			m := processMem(k.cmd.Process.Pid)
+			if m.rss > peak.Load() {
+				peak.Store(m.rss)
+				peakDetail.Store(m.detail)
+			}
+			if m.pss > peakPSS.Load() {
+				peakPSS.Store(m.pss)
+			}
+			select {
+			case <-stop:
+				return
+			case <-time.After(20 * time.Millisecond):
+			}
+		}
+	}()
+	var mu sync.Mutex
+	var delays []time.Duration
+	lost := 0
+	round := func() {
+		var wg sync.WaitGroup
+		for i, sid := range ids {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				k.gql(b, `mutation($s: ID!) { sendMessage(sessionId: $s, input: {text: "go"}) { turnStarted } }`, map[string]any{"s": sid}, nil)
+				var mine []time.Duration
+				finished := false
+				for !finished {
+					ev, err := subs[i].next(ctx)
+					if err != nil {
+						break
+					}
+					switch ev.Type {
+					case "message_delta":
+						now := time.Now()
+						if ev.Delta == nil {
+							continue
+						}
+						for _, f := range strings.Fields(*ev.Delta) {
+							if n, err := strconv.ParseInt(f, 10, 64); err == nil {
+								mine = append(mine, now.Sub(time.Unix(0, n)))
+							}
+						}
+					case "turn_finished":
+						finished = true
+					}
+				}
+				mu.Lock()
+				defer mu.Unlock()
+				delays = append(delays, mine...)
+				if !finished {
+					lost++
+				}
+			}()
+		}
+		wg.Wait()
+	}
+	if pprofAddr != "" && *kernelCPUProfile != "" {
+		profileKernel(ctx, b, pprofAddr, *kernelCPUProfile, round)
+		delays, lost = nil, 0
+	}
+	if pprofAddr != "" && *kernelHeapProfile != "" {
+		// Halfway through the streams (200 chunks, 5 ms apart).
+		heapDone := make(chan struct{})
+		go func() {
+			defer close(heapDone)
+			time.Sleep(chunks * 5 * time.Millisecond / 2)
+			if err := fetchProfile(pprofAddr, "heap?debug=1", *kernelHeapProfile+".txt"); err != nil {
+				b.Errorf("kernel heap profile: %v", err)
+				return
+			}
+			if err := fetchProfile(pprofAddr, "heap", *kernelHeapProfile); err != nil {
+				b.Errorf("kernel heap profile: %v", err)
+				return
+			}
+			b.Logf("kernel heap profile written to %s (runtime.MemStats in %s.txt): go tool pprof -sample_index=inuse_space -top %s", *kernelHeapProfile, *kernelHeapProfile, *kernelHeapProfile)
+		}()
+		round()
+		<-heapDone
+		delays, lost = nil, 0
+	}
+	b.ResetTimer()
+	for range b.N {
+		round()
+	}
+	b.StopTimer()
+	close(stop)
+	<-sampled
+	slices.Sort(delays)
+	pct := func(p float64) time.Duration {
+		if len(delays) == 0 {
+			return 0
+		}
+		return delays[min(len(delays)-1, int(float64(len(delays))*p))]
+	}
+	b.ReportMetric(float64(idle.rss)/(1<<20), "idle-rss-MB")
+	b.ReportMetric(float64(peak.Load())/(1<<20), "peak-rss-MB")
+	b.ReportMetric(float64(idle.pss)/(1<<20), "idle-pss-MB")
+	b.ReportMetric(float64(stopped.rss)/(1<<20), "idle-stop-rss-MB")
+	b.ReportMetric(float64(stopped.pss)/(1<<20), "idle-stop-pss-MB")
+	b.ReportMetric(float64(peakPSS.Load())/(1<<20), "peak-pss-MB")
+	if d, ok := peakDetail.Load().(string); ok {
+		b.Logf("at peak RSS:%s", d)
+	}
+	b.ReportMetric(ms(pct(0.50)), "p50-ms")
+	b.ReportMetric(ms(pct(0.99)), "p99-ms")
+	b.ReportMetric(float64(len(delays))/float64(b.N*sessions*chunks), "chunks-seen")
+	b.ReportMetric(float64(lost), "terminal-lost")
+	b.Logf("kernel+plugins idle RSS %.1f MB (PSS %.1f MB), after the plugins' idle stop %.1f MB (PSS %.1f MB), peak with %d streaming sessions RSS %.1f MB (PSS %.1f MB); chunk→subscriber p50 %.2f ms p99 %.2f ms over %d chunks; terminal events lost %d",
+		float64(idle.rss)/(1<<20), float64(idle.pss)/(1<<20), float64(stopped.rss)/(1<<20), float64(stopped.pss)/(1<<20), sessions, float64(peak.Load())/(1<<20), float64(peakPSS.Load())/(1<<20), ms(pct(0.5)), ms(pct(0.99)), len(delays), lost)
+}
+
+// BenchmarkDeltaPathExec measures target 4: `foya exec` as a whole process
+// against a running kernel, streaming the 2,000-chunk reply to stdout: the
+// time to its first byte of text and to its exit.
+func BenchmarkDeltaPathExec(b *testing.B) {
+	prov := newBenchProvider(b, benchChunks, 0, false)
+	want := strings.Repeat("tok ", benchChunks)
+	k := startKernel(b, b.TempDir())
+	k.chatSession(b, prov.baseURL())
+	run := func() (timing, error) {
+		cmd := exec.Command(foyaBin, "exec", "--addr", k.addr, "--no-project", "--approval-mode", "bypass", "go")
+		cmd.Env = append(append(os.Environ(), "XDG_DATA_HOME="+b.TempDir()), tokenEnv(cmd.Args[1:], nil)...)
+		out, _ := cmd.StdoutPipe()
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		start := time.Now()
+		if err := cmd.Start(); err != nil {
+			return timing{}, err
+		}
+		var t timing
+		var got bytes.Buffer
+		buf := make([]byte, 64<<10)
+		for {
+			n, err := out.Read(buf)
+			if n > 0 && got.Len() == 0 {
+				t.first = time.Since(start)
+			}
+			got.Write(buf[:n])
+			if err != nil {
+				break
+			}
+		}
+		if err := cmd.Wait(); err != nil {
+			return t, fmt.Errorf("%v: %s", err, stderr.String())
+		}
+		t.whole = time.Since(start)
+		if strings.TrimSpace(got.String()) != strings.TrimSpace(want) {
+			return t, fmt.Errorf("stdout differs (%d bytes)", got.Len())
+		}
+		return t, nil
+	}
+	if _, err := run(); err != nil {
+		b.Fatal(err)
+	}
+	var ts []timing
+	b.ResetTimer()
+	for range b.N {
+		t, err := run()
+		if err != nil {
+			b.Fatal(err)
+		}
+		ts = append(ts, t)
+	}
+	b.StopTimer()
+	w := median(mapTimings(ts, func(t timing) time.Duration { return t.whole }))
+	f := median(mapTimings(ts, func(t timing) time.Duration { return t.first }))
+	b.ReportMetric(ms(w), "exec-ms")
+	b.ReportMetric(ms(f), "exec-first-ms")
+	b.Logf("foya exec, 2,000-chunk reply, medians of %d: whole process %.1f ms, first text on stdout %.1f ms", b.N, ms(w), ms(f))
+}
+
+// benchPluginIdleStop is the --plugin-idle-stop of the benchmark kernels:
+// shorter than the default (a minute) so that BenchmarkDeltaPathHundred
+// reaches the stopped state soon. What a stopped plugin uses does not
+// depend on when it stopped.
+const benchPluginIdleStop = "10s"
+
+// waitPluginsStopped waits until the kernel process k has no child process
+// (its built-in plugins stopped for idleness), watching /proc rather than
+// asking the kernel (a query is work for the kernel), and gives the kernel
+// a second to hand memory back after the stop.
+func waitPluginsStopped(ctx context.Context, tb testing.TB, k *kernelProc) {
+	tb.Helper()
+	for len(childPIDs(k.cmd.Process.Pid)) > 0 {
+		select {
+		case <-ctx.Done():
+			tb.Fatalf("plugins still running: %v", childPIDs(k.cmd.Process.Pid))
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	time.Sleep(time.Second)
+}
+
+// startBenchKernel starts `foya serve`, with --pprof on a free loopback
+// port when -kernel-cpuprofile or -kernel-heapprofile is given.
+func startBenchKernel(b *testing.B) (*kernelProc, string) {
+	if *coldBinary {
+		if err := evictFromPageCache(foyaBin); err != nil {
+			b.Fatalf("-cold-binary: %v", err)
+		}
+	}
+	if *kernelCPUProfile == "" && *kernelHeapProfile == "" {
+		return startKernel(b, b.TempDir(), "--plugin-idle-stop", benchPluginIdleStop, "--max-in-flight-per-peer", "256"), ""
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	k := startKernel(b, b.TempDir(), "--pprof", addr, "--plugin-idle-stop", benchPluginIdleStop, "--max-in-flight-per-peer", "256")
+	kernelTokens.add(addr, k.token) // the profile endpoint asks for the token too
+	b.Cleanup(func() { kernelTokens.remove(addr) })
+	return k, addr
+}
+
+// fetchProfile writes the kernel's /debug/pprof/<name> to path.
+func fetchProfile(addr, name, path string) error {
+	resp, err := http.Get("http://" + addr + "/debug/pprof/" + name)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(f, resp.Body); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// profileKernel takes a 10-second CPU profile of the kernel through its
+// --pprof server while work runs in a loop, and writes it to path.
+func profileKernel(ctx context.Context, tb testing.TB, addr, path string, work func()) {
+	done := make(chan error, 1)
+	go func() {
+		resp, err := http.Get("http://" + addr + "/debug/pprof/profile?seconds=10")
+		if err != nil {
+			done <- err
+			return
+		}
+		defer resp.Body.Close()
+		f, err := os.Create(path)
+		if err != nil {
+			done <- err
+			return
+		}
+		defer f.Close()
+		_, err = io.Copy(f, resp.Body)
+		done <- err
+	}()
+	for {
+		select {
+		case err := <-done:
+			if err != nil {
+				tb.Errorf("kernel profile: %v", err)
+				return
+			}
+			tb.Logf("kernel CPU profile written to %s: go tool pprof -top %s", path, path)
+			return
+		default:
+			work()
+		}
+	}
+}
+
+// BenchmarkDeltaPathAfterIdleStop measures what the plugins' idle stop
+// costs the next turn: the time from sendMessage to the first text at a
+// graphql-ws subscriber when the built-in plugins were stopped for
+// idleness (the turn starts them again), against the same turn with the
+// plugins running. Replies are 20 chunks.
+func BenchmarkDeltaPathAfterIdleStop(b *testing.B) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	const chunks = 20
+	prov := newBenchProvider(b, chunks, 0, false)
+	want := strings.Repeat("tok ", chunks)
+	k := startKernel(b, b.TempDir(), "--plugin-idle-stop", "1s")
+	sid := k.chatSession(b, prov.baseURL())
+	ws, err := dialSub(ctx, k.addr, benchSubscription, map[string]any{"s": sid})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer ws.close()
+	if _, err := viaKernel(ctx, k, b, sid, ws, want); err != nil {
+		b.Fatal(err)
+	}
+	var cold, warm []timing
+	b.ResetTimer()
+	for range b.N {
+		b.StopTimer()
+		for len(childPIDs(k.cmd.Process.Pid)) > 0 {
+			time.Sleep(20 * time.Millisecond)
+		}
+		b.StartTimer()
+		c, err := viaKernel(ctx, k, b, sid, ws, want)
+		if err != nil {
+			b.Fatal(err)
+		}
+		cold = append(cold, c)
+		w, err := viaKernel(ctx, k, b, sid, ws, want)
+		if err != nil {
+			b.Fatal(err)
+		}
+		warm = append(warm, w)
+	}
+	b.StopTimer()
+	first := func(ts []timing) time.Duration {
+		return median(mapTimings(ts, func(t timing) time.Duration { return t.first }))
+	}
+	b.ReportMetric(ms(first(cold)), "stopped-first-ms")
+	b.ReportMetric(ms(first(warm)), "running-first-ms")
+	b.Logf("sendMessage → first text, medians of %d: plugins stopped for idleness %.1f ms, plugins running %.1f ms", b.N, ms(first(cold)), ms(first(warm)))
+}

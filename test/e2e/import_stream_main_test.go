@@ -1,0 +1,109 @@
+package e2e
+
+import (
+	"bufio"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/foya-dev/foya/core"
+	"github.com/foya-dev/foya/core/archive"
+)
+
+// importBlob is blob i of the streamed-import document: incompressible
+// bytes, made again whenever needed rather than kept.
+func importBlob(i, size int) []byte {
+	var seed [32]byte
+	binary.LittleEndian.PutUint64(seed[:], uint64(i)+1)
+	b := make([]byte, size)
+	rand.NewChaCha8(seed).Read(b)
+	return b
+}
+
+// A foya.session document of 80 MiB of blobs (107 MiB, over the old 64 MiB
+// import limit) imports with `foya sessions import FILE` into a real
+// `foya serve`, whose peak RSS grows by a fraction of the document: the
+// CLI sends the file as it reads it, the kernel spools the upload to disk
+// and stores each blob as it parses it.
+func TestSessionsImportStreamsALargeDocument(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes and imports a 107 MiB document")
+	}
+	const blobs, blobSize = 80, 1 << 20
+	path := filepath.Join(t.TempDir(), "big.jsonl")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := bufio.NewWriterSize(f, 1<<20)
+	now := time.Now().UTC()
+	enc := json.NewEncoder(w)
+	enc.Encode(archive.ArchiveHeader{Format: archive.ArchiveFormat, Version: archive.ArchiveVersion, SessionID: "ses_big", ExportedAt: now, Events: blobs + 1, Blobs: blobs})
+	event := func(seq int, typ core.EventType, p any) {
+		raw, _ := json.Marshal(p)
+		enc.Encode(map[string]any{"kind": "event", "seq": seq, "type": typ, "at": now, "payload": json.RawMessage(raw)})
+	}
+	event(1, core.EventSessionCreated, core.SessionPayload{Session: core.SessionMeta{ID: "ses_big", ApprovalMode: core.ApprovalAsk, AgentMode: core.AgentExecute, CreatedAt: now}})
+	hashes := make([]string, blobs)
+	for i := range hashes {
+		sum := sha256.Sum256(importBlob(i, blobSize))
+		hashes[i] = hex.EncodeToString(sum[:])
+		event(i+2, core.EventMessageEnd, core.MessagePayload{Message: core.Message{Role: core.RoleUser, Text: fmt.Sprintf("part %d", i),
+			Attachments: []core.Attachment{{ID: fmt.Sprintf("att_%08d", i), Name: fmt.Sprintf("part%d.bin", i), Kind: "file", MediaType: "application/octet-stream", Size: blobSize, SHA256: hashes[i]}}}})
+	}
+	for i, h := range hashes {
+		fmt.Fprintf(w, `{"kind":"blob","sha256":"%s","size":%d,"data":"`, h, blobSize)
+		b64 := base64.NewEncoder(base64.StdEncoding, w)
+		b64.Write(importBlob(i, blobSize))
+		b64.Close()
+		w.WriteString("\"}\n")
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	fi, _ := os.Stat(path)
+
+	k := startKernel(t, t.TempDir())
+	var o outputs
+	_, hwm0 := procMemory(t, k.cmd.Process.Pid)
+	start := time.Now()
+	r := o.run(t, "", "sessions", "import", path, "--addr", k.addr, "--json")
+	took := time.Since(start)
+	rss1, hwm1 := procMemory(t, k.cmd.Process.Pid)
+	var imported struct{ ID string }
+	if err := json.Unmarshal([]byte(r.stdout), &imported); r.code != 0 || err != nil || imported.ID == "" {
+		t.Fatalf("import: exit %d %q %s", r.code, r.stdout, r.stderr)
+	}
+	t.Logf("imported %d MiB (%d MiB of blobs) in %s; kernel VmHWM %d → %d KiB (+%d KiB), VmRSS after %d KiB",
+		fi.Size()>>20, blobs*blobSize>>20, took.Round(time.Millisecond), hwm0, hwm1, hwm1-hwm0, rss1)
+	if hwm1-hwm0 > 64<<10 {
+		t.Fatalf("the kernel's peak RSS grew by %d MiB importing a %d MiB document", (hwm1-hwm0)>>10, fi.Size()>>20)
+	}
+	var s struct {
+		Session struct {
+			HeadSeq  int
+			Messages []struct {
+				Text        string
+				Attachments []struct{ SHA256 string }
+			}
+		}
+	}
+	k.gql(t, `query($id: ID!) { session(id: $id) { headSeq messages(last: 3) { text attachments { sha256 } } } }`, map[string]any{"id": imported.ID}, &s)
+	if s.Session.HeadSeq != blobs+1 || len(s.Session.Messages) != 3 || s.Session.Messages[2].Text != fmt.Sprintf("part %d", blobs-1) ||
+		len(s.Session.Messages[2].Attachments) != 1 || s.Session.Messages[2].Attachments[0].SHA256 != hashes[blobs-1] {
+		t.Fatalf("imported session: %+v", s.Session)
+	}
+	if strings.Contains(r.stderr, "error") {
+		t.Fatalf("import stderr: %s", r.stderr)
+	}
+}

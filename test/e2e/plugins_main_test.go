@@ -1,0 +1,193 @@
+package e2e
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/foya-dev/foya/providers/openai/openaitest"
+)
+
+type pluginJSON struct {
+	Name, Kind, ProviderKind string
+	Healthy, Builtin         bool
+	Capabilities             []string
+}
+
+// The kernel loads the built-in OpenAI-compatible provider out of process and
+// lists models from a real OpenAI-compatible HTTP endpoint.
+func TestRefreshModelsThroughBuiltinPlugin(t *testing.T) {
+	fake := openaitest.New(t)
+	fake.Enqueue(openaitest.Response{Body: `{"object":"list","data":[{"id":"gpt-x","object":"model","owned_by":"me"},{"id":"gpt-y","object":"model","owned_by":"me"}]}`})
+	data := t.TempDir()
+	k := startKernel(t, data)
+
+	var pl struct{ Plugins []pluginJSON }
+	k.gql(t, `{ plugins { name kind providerKind healthy builtin capabilities } }`, nil, &pl)
+	// A fresh kernel offers all three provider kinds with no plugin dir.
+	if len(pl.Plugins) != 4 {
+		t.Fatalf("plugins = %+v, want anthropic, openai, openai-responses and tools", pl.Plugins)
+	}
+	for _, p := range pl.Plugins {
+		if !p.Healthy || !p.Builtin || (p.Name == "tools") != (p.Kind == "tool") || (p.Kind == "provider" && p.Name != p.ProviderKind) {
+			t.Fatalf("plugins = %+v", pl.Plugins)
+		}
+	}
+	// Validation names the kinds the running plugins offer.
+	body, _ := json.Marshal(map[string]any{"query": `mutation { createConnection(input: {name: "x", providerKind: "acme", baseUrl: "http://127.0.0.1:1", models: [{id: "m"}]}) { id } }`})
+	resp, err := http.Post(k.url()+"/graphql", "application/json", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(raw), "BAD_INPUT") || !strings.Contains(string(raw), "the running plugins offer: anthropic, openai, openai-responses") {
+		t.Fatalf("unknown kind: %s", raw)
+	}
+
+	const key = "sk-live-TOPSECRET-91c3"
+	var c struct{ CreateConnection struct{ ID string } }
+	k.gql(t, `mutation($in: ConnectionInput!) { createConnection(input: $in) { id } }`, map[string]any{"in": map[string]any{
+		"name": "fake", "baseUrl": fake.BaseURL(), "apiKey": key,
+		"models": []any{map[string]any{"id": "gpt-x", "capabilities": map[string]any{"contextWindow": 8000}}},
+	}}, &c)
+	var rf struct {
+		RefreshModels struct {
+			Models []struct {
+				ID           string
+				Capabilities struct{ ContextWindow *int }
+			}
+		}
+	}
+	k.gql(t, `mutation($id: ID!) { refreshModels(connectionId: $id) { models { id capabilities { contextWindow } } } }`, map[string]any{"id": c.CreateConnection.ID}, &rf)
+	ms := rf.RefreshModels.Models
+	if len(ms) != 2 || ms[0].ID != "gpt-x" || ms[1].ID != "gpt-y" || ms[0].Capabilities.ContextWindow == nil || *ms[0].Capabilities.ContextWindow != 8000 {
+		t.Fatalf("models = %+v", ms)
+	}
+	req := fake.LastRequest()
+	if req.Path != "/v1/models" || req.Header.Get("Authorization") != "Bearer "+key {
+		t.Fatalf("endpoint saw %s %s auth set: %v", req.Method, req.Path, req.Header.Get("Authorization") != "")
+	}
+
+	// The key is stored only in connections.json (0600) and nowhere else.
+	fi, err := os.Stat(filepath.Join(data, "connections.json"))
+	if err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("connections.json: %v %v", fi, err)
+	}
+	k.stop(t)
+	if strings.Contains(k.Logs(), key) {
+		t.Fatal("the API key appears in the kernel log")
+	}
+	db, _ := os.ReadFile(filepath.Join(data, "foya.db"))
+	wal, _ := os.ReadFile(filepath.Join(data, "foya.db-wal"))
+	if strings.Contains(string(db)+string(wal), key) {
+		t.Fatal("the API key appears in the database")
+	}
+}
+
+// A third party adds a provider by dropping a binary into the plugins
+// directory.
+func TestThirdPartyProviderPlugin(t *testing.T) {
+	data := t.TempDir()
+	dir := filepath.Join(data, "plugins")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("go", "build", "-o", filepath.Join(dir, "foya-echo"), "github.com/foya-dev/foya/providers/echo").CombinedOutput(); err != nil {
+		t.Fatalf("build echo: %v\n%s", err, out)
+	}
+	k := startKernel(t, data)
+	var pl struct{ Plugins []pluginJSON }
+	k.gql(t, `{ plugins { name kind providerKind healthy builtin capabilities } }`, nil, &pl)
+	var echo *pluginJSON
+	for i, p := range pl.Plugins {
+		if p.ProviderKind == "echo" {
+			echo = &pl.Plugins[i]
+		}
+	}
+	if echo == nil || !echo.Healthy || echo.Builtin {
+		t.Fatalf("plugins = %+v", pl.Plugins)
+	}
+	var c struct {
+		CreateConnection struct{ ID, ProviderKind string }
+	}
+	k.gql(t, `mutation { createConnection(input: {name: "echo", providerKind: "echo", baseUrl: "http://127.0.0.1:1/v1", models: [{id: "echo-1"}]}) { id providerKind } }`, nil, &c)
+	if c.CreateConnection.ProviderKind != "echo" {
+		t.Fatalf("connection = %+v", c.CreateConnection)
+	}
+}
+
+// With --plugin-idle-stop, the built-in plugins stop once idle (listed
+// healthy without a pid, no child process left) and a turn with a tool
+// call afterwards starts both again transparently.
+func TestPluginIdleStopEndToEnd(t *testing.T) {
+	fake := openaitest.New(t)
+	k := startKernel(t, t.TempDir(), "--plugin-idle-stop", "1s")
+	sid := k.chatSession(t, fake.BaseURL())
+	fake.Enqueue(openaitest.TextStream("gpt-t", "first"))
+	k.gql(t, `mutation($s: ID!) { sendMessage(sessionId: $s, input: {text: "hi"}) { turnStarted } }`, map[string]any{"s": sid}, nil)
+	k.waitEvents(t, sid, "turn_finished", 1)
+
+	type plugin struct {
+		Name    string
+		PID     *int
+		Healthy bool
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for len(childPIDs(k.cmd.Process.Pid)) > 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("plugin processes still running: %v\n%s", childPIDs(k.cmd.Process.Pid), k.Logs())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	var out struct{ Plugins []plugin }
+	k.gql(t, `{ plugins { name pid healthy } }`, nil, &out)
+	for _, p := range out.Plugins {
+		if p.PID != nil || !p.Healthy {
+			t.Fatalf("stopped plugin listed as %+v", p)
+		}
+	}
+
+	args, _ := json.Marshal(map[string]any{"command": "printf again"})
+	fake.Enqueue(openaitest.Response{Events: []string{
+		openaitest.Chunk("gpt-t", map[string]any{"tool_calls": []any{map[string]any{"index": 0, "id": "c1", "type": "function", "function": map[string]any{"name": "bash", "arguments": string(args)}}}}, ""),
+		openaitest.Chunk("gpt-t", map[string]any{}, "tool_calls"),
+	}}, openaitest.TextStream("gpt-t", "second"))
+	k.gql(t, `mutation($s: ID!) { sendMessage(sessionId: $s, input: {text: "again"}) { turnStarted } }`, map[string]any{"s": sid}, nil)
+	k.waitEvents(t, sid, "turn_finished", 2)
+	var s struct {
+		Session struct {
+			Messages []struct {
+				Text    string
+				IsError bool
+			}
+		}
+	}
+	k.gql(t, `query($s: ID!) { session(id: $s) { messages { text isError } } }`, map[string]any{"s": sid}, &s)
+	ms := s.Session.Messages
+	if len(ms) != 6 || ms[4].IsError || !strings.Contains(ms[4].Text, "again") || ms[5].Text != "second" {
+		t.Fatalf("messages after the idle stop %+v\n%s", ms, k.Logs())
+	}
+}
+
+// --plugin-idle-stop takes a duration, 0 or more.
+func TestPluginIdleStopFlag(t *testing.T) {
+	for _, tc := range []struct{ value, want string }{
+		{"-1s", "must not be negative"},
+		{"soon", "invalid value"},
+	} {
+		t.Run(tc.value, func(t *testing.T) {
+			out, err := exec.Command(foyaBin, "serve", "--addr", "127.0.0.1:0", "--data-dir", t.TempDir(), "--plugin-idle-stop", tc.value).CombinedOutput()
+			if code := exitCode(err); code != 2 || !strings.Contains(string(out), tc.want) {
+				t.Fatalf("--plugin-idle-stop %s: exit %d, %s", tc.value, code, out)
+			}
+		})
+	}
+}

@@ -1,0 +1,185 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"image"
+	"image/png"
+	"io"
+	"mime/multipart"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/foya-dev/foya/providers/openai/openaitest"
+	"github.com/foya-dev/foya/storage"
+	"github.com/foya-dev/foya/storage/pgtest"
+)
+
+// Two kernels with their own data directories run at once on one
+// PostgreSQL database (the second reads it from FOYA_DATABASE) and the same
+// secret key file: projects, sessions and connections made on one are seen
+// by the other; the API key is nowhere in the database in plain text; a
+// kernel with another key file refuses to start.
+func TestServePostgresTwoKernelsShareOneDatabase(t *testing.T) {
+	url := pgtest.NewDatabase(t)
+	keyFile := filepath.Join(t.TempDir(), "shared-secret-key")
+	proj := t.TempDir()
+	// One bearer token for both, as docs/cluster.md asks (commands are forwarded).
+	tokFile := filepath.Join(t.TempDir(), "auth-token")
+	a := startKernel(t, t.TempDir(), "--database", url, "--secret-key-file", keyFile, "--auth-token-file", tokFile)
+	t.Setenv("FOYA_DATABASE", url)
+	b := startKernel(t, t.TempDir(), "--secret-key-file", keyFile, "--auth-token-file", tokFile)
+
+	var p struct{ CreateProject struct{ ID string } }
+	a.gql(t, `mutation($p: String!) { createProject(input: {path: $p}) { id } }`, map[string]any{"p": proj}, &p)
+	for i := range 2 {
+		a.gql(t, `mutation($t: String, $p: ID) { createSession(input: {title: $t, projectId: $p}) { id } }`,
+			map[string]any{"t": fmt.Sprint("s", i), "p": p.CreateProject.ID}, nil)
+	}
+	const apiKey = "sk-two-kernels-secret-value-42"
+	var c struct{ CreateConnection struct{ ID string } }
+	a.gql(t, `mutation($k: String) { createConnection(input: {name: "shared", baseUrl: "http://127.0.0.1:1/v1", apiKey: $k}) { id } }`,
+		map[string]any{"k": apiKey}, &c)
+
+	var got struct {
+		Sessions    []struct{ Title string }
+		Projects    []struct{ ID string }
+		Connections []struct {
+			ID               string
+			APIKeyConfigured bool `json:"apiKeyConfigured"`
+		}
+	}
+	b.gql(t, `{ sessions { title } projects { id } connections { id apiKeyConfigured } }`, nil, &got)
+	if len(got.Sessions) != 2 || len(got.Projects) != 1 || got.Projects[0].ID != p.CreateProject.ID {
+		t.Fatalf("second kernel sees %+v", got)
+	}
+	if len(got.Connections) != 1 || got.Connections[0].ID != c.CreateConnection.ID || !got.Connections[0].APIKeyConfigured {
+		t.Fatalf("second kernel's connections: %+v", got.Connections)
+	}
+	// A change on B is seen by A.
+	b.gql(t, `mutation($id: ID!) { deleteConnection(id: $id) }`, map[string]any{"id": c.CreateConnection.ID}, nil)
+	a.gql(t, `{ connections { id } }`, nil, &got)
+	if len(got.Connections) != 0 {
+		t.Fatalf("A still sees %+v after B deleted it", got.Connections)
+	}
+
+	db, err := storage.OpenPostgres(context.Background(), url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	text, err := db.AllText(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(text, apiKey) {
+		t.Fatal("the API key is in the database in plain text")
+	}
+
+	out, err := exec.Command(foyaBin, "serve", "--addr", "127.0.0.1:0", "--data-dir", t.TempDir()).CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "--secret-key-file") {
+		t.Fatalf("a kernel with another secret key started or said: %v\n%s", err, out)
+	}
+}
+
+func TestServeRefusesNonPostgresDatabaseURL(t *testing.T) {
+	raw, err := exec.Command(foyaBin, "serve", "--addr", "127.0.0.1:0", "--data-dir", t.TempDir(), "--database", "mysql://u:secret@h/db").CombinedOutput()
+	out := string(raw)
+	if err == nil {
+		t.Fatalf("serve accepted a mysql URL:\n%s", out)
+	}
+	if !strings.Contains(out, "postgres://") || strings.Contains(out, "secret") {
+		t.Fatalf("message: %s", out)
+	}
+}
+
+// Two kernels on one database and one --artifact-dir: a connection and
+// session made on A, an image uploaded to A, are used by a turn on B (the
+// bytes come from the shared directory to B's model request); deleting the
+// session on B removes it for A too and removes the unreferenced blob from
+// the shared directory.
+func TestServePostgresSharedArtifactsAndDelete(t *testing.T) {
+	url := pgtest.NewDatabase(t)
+	keyFile := filepath.Join(t.TempDir(), "key")
+	artifacts := t.TempDir()
+	// One bearer token for both, as docs/cluster.md asks (commands are forwarded).
+	tokFile := filepath.Join(t.TempDir(), "auth-token")
+	a := startKernel(t, t.TempDir(), "--database", url, "--secret-key-file", keyFile, "--artifact-dir", artifacts, "--auth-token-file", tokFile)
+	b := startKernel(t, t.TempDir(), "--database", url, "--secret-key-file", keyFile, "--artifact-dir", artifacts, "--auth-token-file", tokFile)
+	fake := openaitest.New(t)
+	sid := a.chatSession(t, fake.BaseURL())
+
+	img := image.NewRGBA(image.Rect(0, 0, 3, 2))
+	var pic bytes.Buffer
+	if err := png.Encode(&pic, img); err != nil {
+		t.Fatal(err)
+	}
+	att, hash := a.uploadFile(t, "dot.png", pic.Bytes())
+	blob := filepath.Join(artifacts, "sha256", hash[:2], hash[2:])
+	if _, err := os.Stat(blob); err != nil {
+		t.Fatalf("upload on A is not in the shared directory: %v", err)
+	}
+
+	fake.Enqueue(openaitest.TextStream("gpt-t", "A dot."))
+	b.gql(t, `mutation($s: ID!, $a: [ID!]) { sendMessage(sessionId: $s, input: {text: "what is this?", attachmentIds: $a}) { turnStarted } }`,
+		map[string]any{"s": sid, "a": []string{att}}, nil)
+	b.waitEvent(t, sid, "turn_finished")
+	if body := string(fake.LastRequest().Body); !strings.Contains(body, "data:image/png;base64,"+base64.StdEncoding.EncodeToString(pic.Bytes())) {
+		t.Fatalf("B's model request lacks the image uploaded to A: %.300s", body)
+	}
+	var s struct {
+		Session struct{ Messages []struct{ Role, Text string } }
+	}
+	a.gql(t, `query($s: ID!) { session(id: $s) { messages { role text } } }`, map[string]any{"s": sid}, &s)
+	if n := len(s.Session.Messages); n != 2 || s.Session.Messages[1].Text != "A dot." {
+		t.Fatalf("A reads the turn B ran as %+v", s.Session.Messages)
+	}
+
+	b.gql(t, `mutation($s: ID!) { deleteSession(id: $s) }`, map[string]any{"s": sid}, nil)
+	var list struct{ Sessions []struct{ ID string } }
+	a.gql(t, `{ sessions { id } }`, nil, &list)
+	if len(list.Sessions) != 0 {
+		t.Fatalf("A still lists %+v after B deleted the session", list.Sessions)
+	}
+	if _, err := os.Stat(blob); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the unreferenced blob is still in the shared directory: %v", err)
+	}
+}
+
+// uploadFile sends a file with the GraphQL multipart request spec and
+// returns the attachment id and hash.
+func (k *kernelProc) uploadFile(t *testing.T, name string, data []byte) (id, sha string) {
+	t.Helper()
+	var body bytes.Buffer
+	mw := multipart.NewWriter(&body)
+	ops, _ := json.Marshal(map[string]any{"query": `mutation($f: Upload!) { uploadAttachment(file: $f) { id sha256 } }`, "variables": map[string]any{"f": nil}})
+	mw.WriteField("operations", string(ops))
+	mw.WriteField("map", `{"0": ["variables.f"]}`)
+	fw, _ := mw.CreateFormFile("0", name)
+	fw.Write(data)
+	mw.Close()
+	resp, err := http.Post(k.url()+"/graphql", mw.FormDataContentType(), &body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	var out struct {
+		Data struct {
+			UploadAttachment struct{ ID, Sha256 string }
+		}
+		Errors []json.RawMessage
+	}
+	if err := json.Unmarshal(raw, &out); err != nil || len(out.Errors) > 0 {
+		t.Fatalf("upload: %s", raw)
+	}
+	return out.Data.UploadAttachment.ID, out.Data.UploadAttachment.Sha256
+}

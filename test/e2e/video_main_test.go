@@ -1,0 +1,87 @@
+package e2e
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+const generateVideoQ = `mutation($in: GenerateVideoInput!) { generateVideo(input: $in) { id name kind mediaType size sha256 } }`
+
+// Video generation goes through the VIDEO connection's provider plugin with
+// the connection's declared video protocol: the built-in openai provider
+// does not implement it (UNAVAILABLE); a third-party plugin built against
+// plugins/sdk that declares video_generator does, and its video is stored
+// and returned as an attachment (PRV-2).
+func TestGenerateVideoThroughPlugins(t *testing.T) {
+	data := t.TempDir()
+	dir := filepath.Join(data, "plugins")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("go", "build", "-o", filepath.Join(dir, "foya-videoecho"), "github.com/foya-dev/foya/providers/videoecho").CombinedOutput(); err != nil {
+		t.Fatalf("build videoecho: %v\n%s", err, out)
+	}
+	k := startKernel(t, data)
+	var pl struct{ Plugins []pluginJSON }
+	k.gql(t, `{ plugins { name kind providerKind healthy builtin capabilities } }`, nil, &pl)
+	var ve *pluginJSON
+	for i, p := range pl.Plugins {
+		if p.ProviderKind == "videoecho" {
+			ve = &pl.Plugins[i]
+		}
+	}
+	if ve == nil || !ve.Healthy || !strings.Contains(strings.Join(ve.Capabilities, ","), "video_generator") {
+		t.Fatalf("plugins = %+v", pl.Plugins)
+	}
+
+	// No VIDEO default and no connection: UNAVAILABLE.
+	if code, msg := k.gqlError(t, generateVideoQ, map[string]any{"in": map[string]any{"prompt": "a fox"}}); code != "UNAVAILABLE" || !strings.Contains(msg, "VIDEO") {
+		t.Fatalf("no default: %s %q", code, msg)
+	}
+	type conn struct{ CreateConnection struct{ ID string } }
+	var oa conn
+	k.gql(t, `mutation { createConnection(input: {name: "oa-video", providerKind: "openai", type: VIDEO, videoProtocol: "openai_video", baseUrl: "http://127.0.0.1:1/v1", apiKey: "sk-vid", models: [{id: "sora-2"}]}) { id } }`, nil, &oa)
+	// (a) The built-in openai provider does not implement video.
+	code, msg := k.gqlError(t, generateVideoQ, map[string]any{"in": map[string]any{"prompt": "a fox", "connectionId": oa.CreateConnection.ID}})
+	if code != "UNAVAILABLE" || !strings.Contains(msg, "video_generator") || strings.Contains(msg, "sk-vid") {
+		t.Fatalf("openai video: %s %q", code, msg)
+	}
+	// A non-VIDEO connection is BAD_INPUT.
+	var lang conn
+	k.gql(t, `mutation { createConnection(input: {name: "chat", providerKind: "openai", baseUrl: "http://127.0.0.1:1/v1", models: [{id: "m"}]}) { id } }`, nil, &lang)
+	if code, _ := k.gqlError(t, generateVideoQ, map[string]any{"in": map[string]any{"prompt": "a fox", "connectionId": lang.CreateConnection.ID}}); code != "BAD_INPUT" {
+		t.Fatalf("language connection: %s", code)
+	}
+
+	// (b) The third-party plugin generates the video with the declared protocol.
+	var vc conn
+	k.gql(t, `mutation { createConnection(input: {name: "ve", providerKind: "videoecho", type: VIDEO, videoProtocol: "openai_video", baseUrl: "http://127.0.0.1:1/v1", models: [{id: "clip-1"}]}) { id } }`, nil, &vc)
+	if code, _ := k.gqlError(t, generateVideoQ, map[string]any{"in": map[string]any{"prompt": "a fox", "connectionId": vc.CreateConnection.ID, "durationSeconds": 0}}); code != "BAD_INPUT" {
+		t.Fatalf("duration 0: %s", code)
+	}
+	var out struct {
+		GenerateVideo []struct {
+			ID, Name, Kind, MediaType, Sha256 string
+			Size                              int
+		}
+	}
+	k.gql(t, generateVideoQ, map[string]any{"in": map[string]any{"prompt": "a fox in the snow", "connectionId": vc.CreateConnection.ID, "durationSeconds": 8, "size": "1280x720"}}, &out)
+	want := "\x00\x00\x00\x18ftypmp42\x00\x00\x00\x00mp42isom" + "FAKEMP4 protocol=openai_video model=clip-1 size=1280x720 duration=8 prompt=a fox in the snow"
+	sum := sha256.Sum256([]byte(want))
+	if len(out.GenerateVideo) != 1 {
+		t.Fatalf("attachments %+v", out.GenerateVideo)
+	}
+	a := out.GenerateVideo[0]
+	if a.ID == "" || a.MediaType != "video/mp4" || !strings.HasSuffix(a.Name, ".mp4") || a.Size != len(want) || a.Sha256 != hex.EncodeToString(sum[:]) {
+		t.Fatalf("attachment %+v, want the plugin's %d bytes", a, len(want))
+	}
+	// The provider's own failure is a PROVIDER_ERROR.
+	if code, msg := k.gqlError(t, generateVideoQ, map[string]any{"in": map[string]any{"prompt": "please fail", "connectionId": vc.CreateConnection.ID}}); code != "PROVIDER_ERROR" || !strings.Contains(msg, "refused") {
+		t.Fatalf("provider failure: %s %q", code, msg)
+	}
+}

@@ -23,8 +23,8 @@ const (
 	CatalogModelsRefreshed core.CatalogChangeKind = "models_refreshed"
 )
 
-// CatalogConfig holds the dependencies of a Catalog.
-type CatalogConfig struct {
+// Config holds the dependencies of a Catalog.
+type Config struct {
 	// Store persists the catalog; required.
 	Store core.CatalogStore
 	// Providers validates provider kinds and serves model listing; required.
@@ -64,12 +64,12 @@ type Catalog struct {
 	data core.CatalogData // connections sorted by Order, orders 0..n-1
 }
 
-// NewCatalog loads the catalog from cfg.Store. Defaults that point at a
+// New loads the catalog from cfg.Store. Defaults that point at a
 // missing connection or model are dropped in memory (and logged); the file
 // is rewritten only by the next mutation. Connections that fail today's
 // validation are kept and logged, so that no user data is lost; they must be
 // fixed before they can be updated.
-func NewCatalog(ctx context.Context, cfg CatalogConfig) (*Catalog, error) {
+func New(ctx context.Context, cfg Config) (*Catalog, error) {
 	if cfg.Store == nil {
 		return nil, errors.New("new catalog: store is required")
 	}

@@ -8,7 +8,7 @@ import (
 // Sync reloads the MCP servers when their store is shared and another
 // kernel changed them, applies them to this kernel's runtime and announces
 // catalog_updated.
-func (s *MCPService) Sync(ctx context.Context) error {
+func (s *Service) Sync(ctx context.Context) error {
 	changed, err := core.ChangedElsewhere(ctx, s.store)
 	if err != nil || !changed {
 		return err
@@ -29,7 +29,7 @@ func (s *MCPService) Sync(ctx context.Context) error {
 	return nil
 }
 
-func (s *MCPService) reloadLocked(ctx context.Context) error {
+func (s *Service) reloadLocked(ctx context.Context) error {
 	servers, err := s.store.Load(ctx)
 	if err != nil {
 		return err
@@ -39,7 +39,7 @@ func (s *MCPService) reloadLocked(ctx context.Context) error {
 	return nil
 }
 
-func (s *MCPService) syncQuiet(ctx context.Context) {
+func (s *Service) syncQuiet(ctx context.Context) {
 	if err := s.Sync(ctx); err != nil {
 		s.log.WarnContext(ctx, "could not check the shared MCP servers for changes", "err", err)
 	}

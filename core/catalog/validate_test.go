@@ -156,7 +156,7 @@ func TestKeyEnvAllowList(t *testing.T) {
 		BaseURL: "https://evil.example/v1", APIKey: "env:GITHUB_TOKEN", Models: []core.Model{{ID: "m"}},
 	}}}}
 	lookup := fakeLookup{"openai": &fakeProvider{}}
-	strict, err := catalog.NewCatalog(ctx, catalog.CatalogConfig{Store: store, Providers: lookup})
+	strict, err := catalog.New(ctx, catalog.Config{Store: store, Providers: lookup})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -165,7 +165,7 @@ func TestKeyEnvAllowList(t *testing.T) {
 	if msg := core.ErrorMessage(err); !strings.Contains(msg, "--allow-key-env GITHUB_TOKEN") || strings.Contains(msg, "ghp-secret") {
 		t.Fatalf("message = %q", msg)
 	}
-	allowing, err := catalog.NewCatalog(ctx, catalog.CatalogConfig{Store: store, Providers: lookup, AllowKeyEnv: []string{"GITHUB_TOKEN"}})
+	allowing, err := catalog.New(ctx, catalog.Config{Store: store, Providers: lookup, AllowKeyEnv: []string{"GITHUB_TOKEN"}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -79,7 +79,7 @@ func (c *Catalog) ResolveSessionModel(ctx context.Context, connectionID, model s
 	return core.ModelRef{}, core.Errorf(core.CodeUnavailable, "no language connection configured; create one with createConnection")
 }
 
-// modelUsable reports whether sessions and defaults may use model on conn.
+// ModelUsable reports whether sessions and defaults may use model on conn.
 // A connection that lists no models accepts any non-empty name.
 func ModelUsable(conn core.Connection, model string) bool {
 	if model == "" {

@@ -2,10 +2,12 @@ package catalog
 
 import (
 	"fmt"
-	"github.com/foya-dev/foya/core"
 	"net/url"
 	"regexp"
 	"strings"
+	"unicode/utf8"
+
+	"github.com/foya-dev/foya/core"
 )
 
 // Video generation protocols a video connection may name (PRV-2, PRV-13).
@@ -34,6 +36,10 @@ func knownConnectionType(t core.ConnectionType) bool {
 	return false
 }
 
+// keyEnvNameRE is the rule every env: reference follows unless the operator
+// allows the name explicitly (`foya serve --allow-key-env NAME`): only
+// variables named like API keys, so that a connection cannot send PATH, HOME
+// or AWS_SECRET_ACCESS_KEY to a base URL of the caller's choice.
 var keyEnvNameRE = regexp.MustCompile(`^[A-Z][A-Z0-9_]*_API_KEY$`)
 
 // KeyEnvRule describes keyEnvNameRE for error messages and docs.
@@ -176,5 +182,29 @@ func validateCapabilities(p *core.Problems, field string, c core.Capabilities) {
 	}
 	if c.MaxOutputTokens != nil && *c.MaxOutputTokens > window {
 		p.Add(field+".maxOutputTokens", "%d is above the context window of %d", *c.MaxOutputTokens, window)
+	}
+}
+
+// validateConnectionText checks the bounded text of a connection: its name,
+// key and model ids, and the number of models.
+func validateConnectionText(p *core.Problems, c core.Connection) {
+	if n := utf8.RuneCountInString(c.Name); n > core.MaxConnectionNameChars {
+		p.Add("input.name", "%d characters is over the limit of %d", n, core.MaxConnectionNameChars)
+	} else if msg := core.DisplayTextProblem(c.Name); msg != "" {
+		p.Add("input.name", "%s", msg)
+	}
+	if len(c.APIKey) > core.MaxAPIKeyBytes {
+		p.Add("input.apiKey", "%d bytes is over the limit of %d bytes", len(c.APIKey), core.MaxAPIKeyBytes)
+	}
+	if len(c.Models) > core.MaxModelsPerConnection {
+		p.Add("input.models", "%d models is over the limit of %d per connection", len(c.Models), core.MaxModelsPerConnection)
+	}
+	for i, m := range c.Models {
+		field := fmt.Sprintf("input.models[%d].id", i)
+		if n := utf8.RuneCountInString(m.ID); n > core.MaxModelIDChars {
+			p.Add(field, "%d characters is over the limit of %d", n, core.MaxModelIDChars)
+		} else if msg := core.DisplayTextProblem(m.ID); msg != "" {
+			p.Add(field, "%s", msg)
+		}
 	}
 }

@@ -468,10 +468,10 @@ func TestNewCatalogLoadsAndPrunes(t *testing.T) {
 	}
 
 	dup := core.CatalogData{Connections: []core.Connection{{ID: "x"}, {ID: "x"}}}
-	if _, err := catalog.NewCatalog(context.Background(), catalog.CatalogConfig{Store: &memStore{data: dup}, Providers: fakeLookup{}}); err == nil {
+	if _, err := catalog.New(context.Background(), catalog.Config{Store: &memStore{data: dup}, Providers: fakeLookup{}}); err == nil {
 		t.Fatal("duplicate ids accepted")
 	}
-	if _, err := catalog.NewCatalog(context.Background(), catalog.CatalogConfig{Providers: fakeLookup{}}); err == nil {
+	if _, err := catalog.New(context.Background(), catalog.Config{Providers: fakeLookup{}}); err == nil {
 		t.Fatal("missing store accepted")
 	}
 }

@@ -56,7 +56,7 @@ func resolveAPIKey(conn core.Connection, envs keyEnvPolicy) (string, error) {
 	return strings.TrimSpace(v), nil
 }
 
-// providerFailure wraps a provider error for clients with the key scrubbed
+// ProviderFailure wraps a provider error for clients with the key scrubbed
 // from its message.
 func ProviderFailure(what string, err error, key string) error {
 	var de *core.Error

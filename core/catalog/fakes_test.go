@@ -122,7 +122,7 @@ func newHarness(t testing.TB, initial core.CatalogData) *harness {
 		},
 	}
 	h.lookup = fakeLookup{"openai": &fakeProvider{}, "lister": h.lister}
-	cat, err := catalog.NewCatalog(h.ctx, catalog.CatalogConfig{
+	cat, err := catalog.New(h.ctx, catalog.Config{
 		Store:     h.store,
 		Providers: h.lookup,
 		OnChange: func(_ context.Context, c core.CatalogChange) {

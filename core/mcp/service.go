@@ -16,8 +16,8 @@ import (
 	"unicode"
 )
 
-// MCPServiceConfig wires an MCPService.
-type MCPServiceConfig struct {
+// Config wires an Service.
+type Config struct {
 	Store   core.MCPStore
 	Runtime core.MCPRuntime
 	// Broker receives catalog_updated on every change; optional.
@@ -28,11 +28,11 @@ type MCPServiceConfig struct {
 	SessionExists func(ctx context.Context, id string) error
 }
 
-// MCPService is the catalog of MCP servers: kernel configuration kept in
+// Service is the catalog of MCP servers: kernel configuration kept in
 // the MCP store, applied to the MCP runtime. Every mutation validates,
 // saves, applies and then broadcasts catalog_updated; one that fails
 // changes nothing. It is safe for concurrent use.
-type MCPService struct {
+type Service struct {
 	store   core.MCPStore
 	runtime core.MCPRuntime
 	broker  *pubsub.Broker
@@ -48,8 +48,8 @@ type MCPService struct {
 	bySession map[string][]core.MCPServerConfig
 }
 
-// NewMCPService loads the stored servers and starts the enabled ones.
-func NewMCPService(ctx context.Context, cfg MCPServiceConfig) (*MCPService, error) {
+// New loads the stored servers and starts the enabled ones.
+func New(ctx context.Context, cfg Config) (*Service, error) {
 	if cfg.Store == nil || cfg.Runtime == nil {
 		return nil, errors.New("mcp service: store and runtime are required")
 	}
@@ -61,7 +61,7 @@ func NewMCPService(ctx context.Context, cfg MCPServiceConfig) (*MCPService, erro
 	if err != nil {
 		return nil, fmt.Errorf("load mcp servers: %w", err)
 	}
-	s := &MCPService{store: cfg.Store, runtime: cfg.Runtime, broker: cfg.Broker, log: log, servers: servers,
+	s := &Service{store: cfg.Store, runtime: cfg.Runtime, broker: cfg.Broker, log: log, servers: servers,
 		exists: cfg.SessionExists, bySession: map[string][]core.MCPServerConfig{}, stopSub: func() {}}
 	s.runtime.Apply(ctx, s.runtimeSet())
 	if cfg.Broker != nil {
@@ -90,9 +90,9 @@ func NewMCPService(ctx context.Context, cfg MCPServiceConfig) (*MCPService, erro
 
 // Close stops following session deletions. Stopping the servers is the
 // runtime's business (it stops them all when the kernel stops).
-func (s *MCPService) Close() { s.stopSub() }
+func (s *Service) Close() { s.stopSub() }
 
-func (s *MCPService) snapshot() []core.MCPServerConfig {
+func (s *Service) snapshot() []core.MCPServerConfig {
 	out := make([]core.MCPServerConfig, len(s.servers))
 	for i, c := range s.servers {
 		out[i] = c.Clone()
@@ -102,7 +102,7 @@ func (s *MCPService) snapshot() []core.MCPServerConfig {
 
 // runtimeSet is every server the runtime should run: the kernel-wide ones
 // and those attached to sessions. Callers hold s.mu or own s.
-func (s *MCPService) runtimeSet() []core.MCPServerConfig {
+func (s *Service) runtimeSet() []core.MCPServerConfig {
 	out := s.snapshot()
 	ids := make([]string, 0, len(s.bySession))
 	for id := range s.bySession {
@@ -118,7 +118,7 @@ func (s *MCPService) runtimeSet() []core.MCPServerConfig {
 }
 
 // find returns a server, kernel-wide or attached to a session.
-func (s *MCPService) find(id string) (core.MCPServerConfig, bool) {
+func (s *Service) find(id string) (core.MCPServerConfig, bool) {
 	if i := s.index(id); i >= 0 {
 		return s.servers[i].Clone(), true
 	}
@@ -133,7 +133,7 @@ func (s *MCPService) find(id string) (core.MCPServerConfig, bool) {
 }
 
 // List returns every server, in creation order.
-func (s *MCPService) List(ctx context.Context) []core.MCPServer {
+func (s *Service) List(ctx context.Context) []core.MCPServer {
 	s.syncQuiet(ctx)
 	s.mu.Lock()
 	servers := s.snapshot()
@@ -146,7 +146,7 @@ func (s *MCPService) List(ctx context.Context) []core.MCPServer {
 }
 
 // Server returns one server; NOT_FOUND when missing.
-func (s *MCPService) Server(ctx context.Context, id string) (core.MCPServer, error) {
+func (s *Service) Server(ctx context.Context, id string) (core.MCPServer, error) {
 	s.syncQuiet(ctx)
 	s.mu.Lock()
 	c, ok := s.find(id)
@@ -157,12 +157,12 @@ func (s *MCPService) Server(ctx context.Context, id string) (core.MCPServer, err
 	return redactMCP(c, s.runtime.State(c.ID)), nil
 }
 
-func (s *MCPService) index(id string) int {
+func (s *Service) index(id string) int {
 	return slices.IndexFunc(s.servers, func(c core.MCPServerConfig) bool { return c.ID == id })
 }
 
 // Create adds a server and starts it when enabled (the default).
-func (s *MCPService) Create(ctx context.Context, in core.MCPServerInput) (core.MCPServer, error) {
+func (s *Service) Create(ctx context.Context, in core.MCPServerInput) (core.MCPServer, error) {
 	c := core.MCPServerConfig{ID: core.NewID("mcp"), Enabled: true}
 	applyMCPInput(&c, in, true)
 	return s.commit(ctx, c.ID, func(list []core.MCPServerConfig) ([]core.MCPServerConfig, error) {
@@ -175,7 +175,7 @@ func (s *MCPService) Create(ctx context.Context, in core.MCPServerInput) (core.M
 
 // Update changes a server; a running server is restarted with the new
 // configuration.
-func (s *MCPService) Update(ctx context.Context, id string, in core.MCPServerInput) (core.MCPServer, error) {
+func (s *Service) Update(ctx context.Context, id string, in core.MCPServerInput) (core.MCPServer, error) {
 	return s.commit(ctx, id, func(list []core.MCPServerConfig) ([]core.MCPServerConfig, error) {
 		i := slices.IndexFunc(list, func(c core.MCPServerConfig) bool { return c.ID == id })
 		if i < 0 {
@@ -195,7 +195,7 @@ func (s *MCPService) Update(ctx context.Context, id string, in core.MCPServerInp
 }
 
 // Delete removes a server and stops it.
-func (s *MCPService) Delete(ctx context.Context, id string) error {
+func (s *Service) Delete(ctx context.Context, id string) error {
 	_, err := s.commit(ctx, "", func(list []core.MCPServerConfig) ([]core.MCPServerConfig, error) {
 		i := slices.IndexFunc(list, func(c core.MCPServerConfig) bool { return c.ID == id })
 		if i < 0 {
@@ -211,7 +211,7 @@ func (s *MCPService) Delete(ctx context.Context, id string) error {
 
 // Restart stops and starts a server again (clearing FAILED). A disabled
 // server is a CONFLICT: enable it with updateMcpServer instead.
-func (s *MCPService) Restart(ctx context.Context, id string) (core.MCPServer, error) {
+func (s *Service) Restart(ctx context.Context, id string) (core.MCPServer, error) {
 	srv, err := s.Server(ctx, id)
 	if err != nil {
 		return core.MCPServer{}, err
@@ -228,7 +228,7 @@ func (s *MCPService) Restart(ctx context.Context, id string) (core.MCPServer, er
 
 // commit runs a mutation on a copy of the list, saves it, applies it to the
 // runtime and broadcasts the change; returns server id (when not empty).
-func (s *MCPService) commit(ctx context.Context, id string, mutate func([]core.MCPServerConfig) ([]core.MCPServerConfig, error)) (core.MCPServer, error) {
+func (s *Service) commit(ctx context.Context, id string, mutate func([]core.MCPServerConfig) ([]core.MCPServerConfig, error)) (core.MCPServer, error) {
 	s.syncQuiet(ctx)
 	s.mu.Lock()
 	var next []core.MCPServerConfig
@@ -266,7 +266,7 @@ func (s *MCPService) commit(ctx context.Context, id string, mutate func([]core.M
 
 // Changed broadcasts catalog_updated for a server; the runtime calls it on
 // every status change.
-func (s *MCPService) Changed(id string) {
+func (s *Service) Changed(id string) {
 	if s.broker != nil {
 		s.broker.PublishKernel(core.KernelEvent{Type: core.KernelCatalogUpdated, McpServerID: id, At: time.Now().UTC()})
 	}
@@ -274,7 +274,7 @@ func (s *MCPService) Changed(id string) {
 
 // notKernelWide is the error for an id that is not a kernel-wide server;
 // callers hold s.mu.
-func (s *MCPService) notKernelWide(id string) error {
+func (s *Service) notKernelWide(id string) error {
 	for sid, list := range s.bySession {
 		for _, c := range list {
 			if c.ID == id {
@@ -286,7 +286,7 @@ func (s *MCPService) notKernelWide(id string) error {
 }
 
 // SessionServers lists the servers attached to a session, in attach order.
-func (s *MCPService) SessionServers(ctx context.Context, sessionID string) []core.MCPServer {
+func (s *Service) SessionServers(ctx context.Context, sessionID string) []core.MCPServer {
 	s.mu.Lock()
 	list := slices.Clone(s.bySession[sessionID])
 	s.mu.Unlock()
@@ -305,7 +305,7 @@ func (s *MCPService) SessionServers(ctx context.Context, sessionID string) []cor
 // server (CONFLICT). Session servers are kept in memory only, never
 // written to disk; they stop when the session is deleted, when they are
 // detached, or when the kernel stops.
-func (s *MCPService) AttachSession(ctx context.Context, sessionID string, in core.MCPServerInput) (core.MCPServer, error) {
+func (s *Service) AttachSession(ctx context.Context, sessionID string, in core.MCPServerInput) (core.MCPServer, error) {
 	if sessionID == "" {
 		return core.MCPServer{}, core.Errorf(core.CodeBadInput, "sessionId must not be empty")
 	}
@@ -355,7 +355,7 @@ func (s *MCPService) AttachSession(ctx context.Context, sessionID string, in cor
 // ValidateSessionServers checks servers to be attached to a new session,
 // against the kernel-wide servers and each other, before the session
 // exists; errors name input.mcpServers[i].<field>.
-func (s *MCPService) ValidateSessionServers(ins []core.MCPServerInput) error {
+func (s *Service) ValidateSessionServers(ins []core.MCPServerInput) error {
 	if len(ins) > core.MaxSessionMCPServers {
 		return core.Errorf(core.CodeBadInput, "input.mcpServers: %d servers, over the limit of %d per session (MaxSessionMCPServers)", len(ins), core.MaxSessionMCPServers)
 	}
@@ -387,7 +387,7 @@ func (s *MCPService) ValidateSessionServers(ins []core.MCPServerInput) error {
 
 // DetachSession stops a server attached to a session and removes it;
 // NOT_FOUND when the session has no such server.
-func (s *MCPService) DetachSession(ctx context.Context, sessionID, id string) error {
+func (s *Service) DetachSession(ctx context.Context, sessionID, id string) error {
 	s.mu.Lock()
 	list := s.bySession[sessionID]
 	i := slices.IndexFunc(list, func(c core.MCPServerConfig) bool { return c.ID == id })
@@ -410,7 +410,7 @@ func (s *MCPService) DetachSession(ctx context.Context, sessionID, id string) er
 }
 
 // DetachAll stops every server attached to a session (it was deleted).
-func (s *MCPService) DetachAll(ctx context.Context, sessionID string) {
+func (s *Service) DetachAll(ctx context.Context, sessionID string) {
 	s.mu.Lock()
 	list := s.bySession[sessionID]
 	if len(list) == 0 {

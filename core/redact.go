@@ -70,7 +70,7 @@ func keyState(key string) string {
 	}
 }
 
-// redactURL drops credentials embedded in a URL (validation rejects them, but
+// RedactURL drops credentials embedded in a URL (validation rejects them, but
 // a hand-edited file may still hold some).
 func RedactURL(raw string) string {
 	u, err := url.Parse(raw)
@@ -86,7 +86,7 @@ func RedactURL(raw string) string {
 	return u.String()
 }
 
-// scrubSecret removes secret from a text that came from elsewhere (a
+// ScrubSecret removes secret from a text that came from elsewhere (a
 // provider's error message may echo the key it was sent, sometimes upper- or
 // lower-cased), matching it case-insensitively.
 func ScrubSecret(text, secret string) string {

@@ -1,6 +1,13 @@
 package acp
 
-import "testing"
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"strings"
+	"testing"
+)
 
 func TestParseUnifiedDiff(t *testing.T) {
 	d := "--- /dev/null\n+++ b/new.txt\n@@ -0,0 +1,2 @@\n+one\n+two\n" +
@@ -38,6 +45,38 @@ func TestModesAndKinds(t *testing.T) {
 		"grep": "search", "glob": "search", "web_search": "fetch", "tasks": "think", "mcp__x__y": "other"} {
 		if got := toolKind(tool); got != kind {
 			t.Errorf("toolKind(%s) = %s, want %s", tool, got, kind)
+		}
+	}
+}
+
+// A request whose params do not fit its method is invalid params (-32602),
+// answered before the kernel is asked anything.
+func TestBadParamsAreInvalidParams(t *testing.T) {
+	a := &Agent{log: slog.New(slog.DiscardHandler), sessions: map[string]*session{}}
+	for method, params := range map[string]string{
+		"initialize":       `{"protocolVersion":"one"}`,
+		"session/new":      `{"cwd":7}`,
+		"session/load":     `{"sessionId":1,"cwd":"/w"}`,
+		"session/resume":   `[]`,
+		"session/list":     `{"cwd":false}`,
+		"session/prompt":   `{"sessionId":"s","prompt":"hello"}`,
+		"session/cancel":   `"s"`,
+		"session/set_mode": `{"modeId":{}}`,
+		"session/close":    `{"sessionId":[]}`,
+		"session/delete":   `{"sessionId":null,"x":`,
+	} {
+		_, err := a.handle(context.Background(), method, json.RawMessage(params))
+		var re *rpcError
+		if !errors.As(err, &re) || re.Code != codeInvalidParams {
+			t.Errorf("%s %s: %v, want invalid params", method, params, err)
+		}
+	}
+	s := &session{a: a}
+	for i, raw := range []string{`{"type":"text","text":1}`, `{"type":"resource"}`, `{"type":"image","data":"%%"}`, `{"type":"audio"}`, `{"type":"video"}`} {
+		_, _, err := s.input(context.Background(), []json.RawMessage{json.RawMessage(raw)})
+		var re *rpcError
+		if !errors.As(err, &re) || re.Code != codeInvalidParams || !strings.Contains(re.Message, "prompt[0]") {
+			t.Errorf("block %d %s: %v, want invalid params naming prompt[0]", i, raw, err)
 		}
 	}
 }

@@ -12,8 +12,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"path/filepath"
-	"strings"
 	"sync"
 	"time"
 
@@ -69,6 +67,8 @@ func Serve(ctx context.Context, k *client.Client, r io.Reader, w io.Writer, opts
 	return a.conn.serve(ctx, r)
 }
 
+// decode reads a request's params into v: absent params are {}, and params
+// that do not fit v are invalid params (-32602).
 func decode(params json.RawMessage, v any) error {
 	if len(params) == 0 {
 		params = json.RawMessage("{}")
@@ -79,114 +79,106 @@ func decode(params json.RawMessage, v any) error {
 	return nil
 }
 
+// typed adapts a handler of typed params P to the connection: the params
+// are decoded first (a bad one is invalid params, -32602).
+func typed[P, R any](ctx context.Context, params json.RawMessage, f func(context.Context, *P) (R, error)) (any, error) {
+	var p P
+	if err := decode(params, &p); err != nil {
+		return nil, err
+	}
+	r, err := f(ctx, &p)
+	if err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
 func (a *Agent) handle(ctx context.Context, method string, params json.RawMessage) (any, error) {
 	switch method {
 	case "initialize":
-		return a.initialize(ctx, params)
+		return typed(ctx, params, a.initialize)
 	case "authenticate":
-		return struct{}{}, nil
+		return empty{}, nil
 	case "session/new":
-		return a.newSession(ctx, params)
+		return typed(ctx, params, a.newSession)
 	case "session/load":
-		return a.loadSession(ctx, params, true)
+		return typed(ctx, params, func(ctx context.Context, p *loadSessionRequest) (loadSessionResponse, error) {
+			return a.loadSession(ctx, p, true)
+		})
 	case "session/resume":
-		return a.loadSession(ctx, params, false)
+		return typed(ctx, params, func(ctx context.Context, p *loadSessionRequest) (loadSessionResponse, error) {
+			return a.loadSession(ctx, p, false)
+		})
 	case "session/list":
-		return a.listSessions(ctx, params)
+		return typed(ctx, params, a.listSessions)
 	case "session/close":
-		return a.closeSession(ctx, params)
+		return typed(ctx, params, a.closeSession)
 	case "session/delete":
-		return a.deleteSession(ctx, params)
+		return typed(ctx, params, a.deleteSession)
 	case "session/prompt":
-		var p struct {
-			SessionID string            `json:"sessionId"`
-			Prompt    []json.RawMessage `json:"prompt"`
-		}
-		if err := decode(params, &p); err != nil {
-			return nil, err
-		}
-		s, err := a.session(p.SessionID)
-		if err != nil {
-			return nil, err
-		}
-		res, err := s.prompt(ctx, p.Prompt)
-		if errors.Is(context.Cause(ctx), errRequestCancelled) {
-			// $/cancel_request of a prompt: as session/cancel.
-			if cerr := s.cancelTurn(context.WithoutCancel(ctx)); cerr != nil {
-				a.log.Warn("acp: stop the turn of a cancelled prompt request", "session_id", s.id, "err", cerr)
-			}
-		}
-		return res, err
+		return typed(ctx, params, a.prompt)
 	case "session/cancel":
-		var p struct {
-			SessionID string `json:"sessionId"`
-		}
-		if err := decode(params, &p); err != nil {
-			return nil, err
-		}
-		s, err := a.session(p.SessionID)
-		if err != nil {
-			return nil, err
-		}
-		return nil, s.cancelTurn(ctx)
+		return typed(ctx, params, a.cancel)
 	case "session/set_mode":
-		var p struct {
-			SessionID string `json:"sessionId"`
-			ModeID    string `json:"modeId"`
-		}
-		if err := decode(params, &p); err != nil {
-			return nil, err
-		}
-		s, err := a.session(p.SessionID)
-		if err != nil {
-			return nil, err
-		}
-		return struct{}{}, s.setMode(ctx, p.ModeID)
+		return typed(ctx, params, a.setMode)
 	}
 	return nil, &rpcError{Code: codeMethodNotFound, Message: "method not found: " + method}
 }
 
-type implementation struct {
-	Name    string `json:"name"`
-	Title   string `json:"title,omitempty"`
-	Version string `json:"version"`
+func (a *Agent) prompt(ctx context.Context, p *promptRequest) (promptResponse, error) {
+	s, err := a.session(p.SessionID)
+	if err != nil {
+		return promptResponse{}, err
+	}
+	res, err := s.prompt(ctx, p.Prompt)
+	if errors.Is(context.Cause(ctx), errRequestCancelled) {
+		// $/cancel_request of a prompt: as session/cancel.
+		if cerr := s.cancelTurn(context.WithoutCancel(ctx)); cerr != nil {
+			a.log.Warn("acp: stop the turn of a cancelled prompt request", "session_id", s.id, "err", cerr)
+		}
+	}
+	return res, err
 }
 
-func (a *Agent) initialize(ctx context.Context, params json.RawMessage) (any, error) {
-	var p struct {
-		ProtocolVersion *int `json:"protocolVersion"`
-		ClientInfo      *implementation
+// cancel is session/cancel (a notification: its error is only logged).
+func (a *Agent) cancel(ctx context.Context, p *sessionRequest) (empty, error) {
+	s, err := a.session(p.SessionID)
+	if err != nil {
+		return empty{}, err
 	}
-	if err := decode(params, &p); err != nil {
-		return nil, err
+	return empty{}, s.cancelTurn(ctx)
+}
+
+func (a *Agent) setMode(ctx context.Context, p *setModeRequest) (empty, error) {
+	s, err := a.session(p.SessionID)
+	if err != nil {
+		return empty{}, err
 	}
+	return empty{}, s.setMode(ctx, p.ModeID)
+}
+
+func (a *Agent) initialize(ctx context.Context, p *initializeRequest) (initializeResponse, error) {
 	if p.ProtocolVersion == nil {
-		return nil, invalidParams("initialize: protocolVersion is required")
+		return initializeResponse{}, invalidParams("initialize: protocolVersion is required")
 	}
 	if p.ClientInfo != nil {
 		a.log.Info("acp client", "name", p.ClientInfo.Name, "version", p.ClientInfo.Version, "protocol_version", *p.ProtocolVersion)
 	}
 	// Version negotiation: we answer with the one version we speak; a client
 	// that cannot speak it closes the connection.
-	return map[string]any{
-		"protocolVersion": ProtocolVersion,
-		"agentCapabilities": map[string]any{
-			"loadSession": true,
-			"promptCapabilities": map[string]any{
-				"image":           a.imagesAccepted(ctx),
-				"audio":           false,
-				"embeddedContext": true,
+	return initializeResponse{
+		ProtocolVersion: ProtocolVersion,
+		AgentCapabilities: agentCapabilities{
+			LoadSession: true,
+			PromptCapabilities: promptCapabilities{
+				Image:           a.imagesAccepted(ctx),
+				Audio:           false,
+				EmbeddedContext: true,
 			},
-			"mcpCapabilities": map[string]any{"http": true, "sse": false},
-			"sessionCapabilities": map[string]any{
-				"list":   map[string]any{},
-				"resume": map[string]any{},
-				"close":  map[string]any{},
-				"delete": map[string]any{},
-			},
+			McpCapabilities: mcpCapabilities{HTTP: true, SSE: false},
 		},
-		"authMethods": []any{},
-		"agentInfo":   implementation{Name: "foya", Title: "Foya", Version: a.opts.Version},
+		AuthMethods: []authMethod{},
+		AgentInfo:   implementation{Name: "foya", Title: "Foya", Version: a.opts.Version},
 	}, nil
 }
 
@@ -221,339 +213,6 @@ func (a *Agent) session(id string) (*session, error) {
 	return s, nil
 }
 
-// mcpInputs turns the client's MCP servers into McpServerInputs for the
-// kernel (attached to the one session): stdio and Streamable HTTP; SSE is
-// refused (mcpCapabilities.sse is false).
-func mcpInputs(servers []json.RawMessage) ([]client.McpServerInput, error) {
-	out := make([]client.McpServerInput, 0, len(servers))
-	for i, raw := range servers {
-		var m struct {
-			Type    string   `json:"type"`
-			Name    string   `json:"name"`
-			Command string   `json:"command"`
-			Args    []string `json:"args"`
-			URL     string   `json:"url"`
-			Env     []struct {
-				Name  string `json:"name"`
-				Value string `json:"value"`
-			} `json:"env"`
-			Headers []struct {
-				Name  string `json:"name"`
-				Value string `json:"value"`
-			} `json:"headers"`
-		}
-		if err := json.Unmarshal(raw, &m); err != nil {
-			return nil, invalidParams("mcpServers[%d]: %v", i, err)
-		}
-		if strings.TrimSpace(m.Name) == "" {
-			return nil, invalidParams("mcpServers[%d]: name is required", i)
-		}
-		in := client.McpServerInput{Name: m.Name}
-		switch m.Type {
-		case "", "stdio":
-			if m.Command == "" {
-				return nil, invalidParams("mcpServers[%d] (%s): command is required for a stdio server", i, m.Name)
-			}
-			env := make([]client.KeyValueInput, 0, len(m.Env))
-			for _, kv := range m.Env {
-				env = append(env, client.KeyValueInput{Key: kv.Name, Value: kv.Value})
-			}
-			args := m.Args
-			if args == nil {
-				args = []string{}
-			}
-			in.Transport, in.Command, in.Args, in.Env = client.McpTransportStdio, &m.Command, args, env
-		case "http":
-			headers := make([]client.KeyValueInput, 0, len(m.Headers))
-			for _, kv := range m.Headers {
-				headers = append(headers, client.KeyValueInput{Key: kv.Name, Value: kv.Value})
-			}
-			in.Transport, in.Url, in.Headers = client.McpTransportHttp, &m.URL, headers
-		case "sse":
-			return nil, invalidParams("mcpServers[%d] (%s): SSE MCP servers are not supported (mcpCapabilities.sse is false); use the server's Streamable HTTP endpoint (type \"http\") or stdio", i, m.Name)
-		default:
-			return nil, invalidParams("mcpServers[%d] (%s): unsupported MCP server type %q (supported: stdio, http)", i, m.Name, m.Type)
-		}
-		out = append(out, in)
-	}
-	return out, nil
-}
-
-func checkCwd(cwd string) error {
-	if cwd == "" || !filepath.IsAbs(cwd) {
-		return invalidParams("cwd %q must be an absolute path", cwd)
-	}
-	return nil
-}
-
-// sessionPlace is what session/new and session/load share: the working
-// directory and the client's MCP servers.
-type sessionPlace struct {
-	Cwd        string            `json:"cwd"`
-	McpServers []json.RawMessage `json:"mcpServers"`
-}
-
-// decodeSession decodes params into p (a sessionPlace or a struct that
-// embeds one), checks the cwd and converts the MCP servers.
-func decodeSession(params json.RawMessage, p interface{ place() *sessionPlace }) ([]client.McpServerInput, error) {
-	if err := decode(params, p); err != nil {
-		return nil, err
-	}
-	if err := checkCwd(p.place().Cwd); err != nil {
-		return nil, err
-	}
-	return mcpInputs(p.place().McpServers)
-}
-
-func (s *sessionPlace) place() *sessionPlace { return s }
-
-type gqlSession struct {
-	ID           string
-	Title        *string
-	HeadSeq      int
-	Phase        string
-	ApprovalMode string
-	AgentMode    string
-	UpdatedAt    string
-	Project      *struct{ ID, Path string }
-	Tasks        []gqlTask
-}
-
-type gqlTask struct{ ID, Text, Status string }
-
-// fromSession is what the agent keeps of a session read with ACPSessionFields.
-func fromSession(f *client.ACPSessionFields) gqlSession {
-	gs := gqlSession{ID: f.Id, Title: f.Title, HeadSeq: f.HeadSeq, Phase: string(f.Phase),
-		ApprovalMode: string(f.ApprovalMode), AgentMode: string(f.AgentMode), UpdatedAt: timeString(f.UpdatedAt)}
-	if f.Project != nil {
-		gs.Project = &struct{ ID, Path string }{f.Project.Id, f.Project.Path}
-	}
-	for _, t := range f.Tasks {
-		gs.Tasks = append(gs.Tasks, gqlTask{ID: t.Id, Text: t.Text, Status: string(t.Status)})
-	}
-	return gs
-}
-
-// timeString formats a Time as the kernel sends it (RFC 3339).
-func timeString(t time.Time) string {
-	if t.IsZero() {
-		return ""
-	}
-	return t.Format(time.RFC3339Nano)
-}
-
-func (a *Agent) newSession(ctx context.Context, params json.RawMessage) (any, error) {
-	var p sessionPlace
-	servers, err := decodeSession(params, &p)
-	if err != nil {
-		return nil, err
-	}
-	projectID, err := a.findOrCreateProject(ctx, p.Cwd)
-	if err != nil {
-		return nil, err
-	}
-	in := client.CreateSessionInput{ProjectId: &projectID}
-	if len(servers) > 0 {
-		in.McpServers = servers
-	}
-	r, err := client.ACPCreateSession(ctx, a.k, in)
-	if err != nil {
-		return nil, mcpError(err)
-	}
-	s := a.open(fromSession(&r.CreateSession.ACPSessionFields), p.Cwd)
-	ids := make([]string, 0, len(r.CreateSession.McpServers))
-	for _, m := range r.CreateSession.McpServers {
-		ids = append(ids, m.Id)
-	}
-	s.setMCP(ids)
-	s.waitMCP(ctx)
-	return map[string]any{"sessionId": s.id, "modes": s.modeState()}, nil
-}
-
-// mcpError maps a kernel error about the client's MCP servers: refused
-// input (BAD_INPUT, or CONFLICT for a name the kernel already uses) is
-// invalid params.
-func mcpError(err error) error {
-	var ce codedError
-	if errors.As(err, &ce) && (ce.GraphQLCode() == "BAD_INPUT" || ce.GraphQLCode() == "CONFLICT") {
-		return invalidParams("mcpServers refused by the kernel: %s", err.Error())
-	}
-	return kernelError(err)
-}
-
-func (a *Agent) findOrCreateProject(ctx context.Context, cwd string) (string, error) {
-	cwd = filepath.Clean(cwd)
-	r, err := client.Projects(ctx, a.k)
-	if err != nil {
-		return "", kernelError(err)
-	}
-	for _, p := range r.Projects {
-		if filepath.Clean(p.Path) == cwd {
-			return p.Id, nil
-		}
-	}
-	cr, err := client.CreateProject(ctx, a.k, cwd)
-	if err != nil {
-		return "", kernelError(err)
-	}
-	return cr.CreateProject.Id, nil
-}
-
-// open registers the session on this connection and starts following its
-// events after its head.
-func (a *Agent) open(gs gqlSession, cwd string) *session {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if old := a.sessions[gs.ID]; old != nil {
-		old.updateMeta(gs)
-		return old
-	}
-	if gs.Project != nil && gs.Project.Path != "" {
-		cwd = gs.Project.Path
-	}
-	s := newSession(a, gs, cwd)
-	a.sessions[gs.ID] = s
-	s.start(gs.HeadSeq)
-	return s
-}
-
-func (a *Agent) loadSession(ctx context.Context, params json.RawMessage, replay bool) (any, error) {
-	var p struct {
-		SessionID string `json:"sessionId"`
-		sessionPlace
-	}
-	servers, err := decodeSession(params, &p)
-	if err != nil {
-		return nil, err
-	}
-	var gs gqlSession
-	var msgs []gqlMessage
-	if replay {
-		r, err := client.ACPSessionWithMessages(ctx, a.k, p.SessionID)
-		if err != nil && client.ErrorCode(err) == "BAD_INPUT" {
-			r, err = a.sessionPaged(ctx, p.SessionID) // too large for one response
-		}
-		if err != nil {
-			return nil, kernelError(err)
-		}
-		if r.Session == nil {
-			return nil, &rpcError{Code: codeNotFound, Message: fmt.Sprintf("session %s not found", p.SessionID)}
-		}
-		gs = fromSession(&r.Session.ACPSessionFields)
-		for i := range r.Session.Messages {
-			msgs = append(msgs, fromMessage(&r.Session.Messages[i].ACPMessageFields))
-		}
-	} else {
-		r, err := client.ACPSession(ctx, a.k, p.SessionID)
-		if err != nil {
-			return nil, kernelError(err)
-		}
-		if r.Session == nil {
-			return nil, &rpcError{Code: codeNotFound, Message: fmt.Sprintf("session %s not found", p.SessionID)}
-		}
-		gs = fromSession(&r.Session.ACPSessionFields)
-	}
-	s := a.open(gs, p.Cwd)
-	if err := s.attachMCP(ctx, servers); err != nil {
-		return nil, err
-	}
-	s.waitMCP(ctx)
-	if replay {
-		s.replay(msgs)
-	}
-	if len(gs.Tasks) > 0 {
-		s.sendPlan(gs.Tasks)
-	}
-	if gs.Phase == "TURN" {
-		s.reopenPending(ctx, gs.HeadSeq)
-	}
-	return map[string]any{"modes": s.modeState()}, nil
-}
-
-func (a *Agent) listSessions(ctx context.Context, params json.RawMessage) (any, error) {
-	var p struct {
-		Cwd    string `json:"cwd"`
-		Cursor string `json:"cursor"`
-	}
-	if err := decode(params, &p); err != nil {
-		return nil, err
-	}
-	r, err := client.ACPSessions(ctx, a.k)
-	if err != nil {
-		return nil, kernelError(err)
-	}
-	out := []map[string]any{}
-	for _, gs := range r.Sessions {
-		s := gqlSession{ID: gs.Id, Title: gs.Title, UpdatedAt: timeString(gs.UpdatedAt)}
-		if gs.Project != nil {
-			s.Project = &struct{ ID, Path string }{gs.Project.Id, gs.Project.Path}
-		}
-		if s.Project == nil {
-			continue // ACP sessions have a working directory
-		}
-		if p.Cwd != "" && filepath.Clean(s.Project.Path) != filepath.Clean(p.Cwd) {
-			continue
-		}
-		info := map[string]any{"sessionId": s.ID, "cwd": s.Project.Path}
-		if s.Title != nil && *s.Title != "" {
-			info["title"] = *s.Title
-		}
-		if s.UpdatedAt != "" {
-			info["updatedAt"] = s.UpdatedAt
-		}
-		out = append(out, info)
-	}
-	return map[string]any{"sessions": out}, nil
-}
-
-func (a *Agent) closeSession(ctx context.Context, params json.RawMessage) (any, error) {
-	var p struct {
-		SessionID string `json:"sessionId"`
-	}
-	if err := decode(params, &p); err != nil {
-		return nil, err
-	}
-	s, err := a.session(p.SessionID)
-	if err != nil {
-		return nil, err
-	}
-	if err := s.cancelTurn(ctx); err != nil {
-		return nil, err
-	}
-	a.mu.Lock()
-	delete(a.sessions, p.SessionID)
-	a.mu.Unlock()
-	s.stop()
-	s.detachMCP(ctx)
-	return struct{}{}, nil
-}
-
-// deleteSession deletes the Foya session irreversibly (deleteSession: its
-// children, history and attached MCP servers go with it).
-func (a *Agent) deleteSession(ctx context.Context, params json.RawMessage) (any, error) {
-	var p struct {
-		SessionID string `json:"sessionId"`
-	}
-	if err := decode(params, &p); err != nil {
-		return nil, err
-	}
-	if p.SessionID == "" {
-		return nil, invalidParams("sessionId is required")
-	}
-	if _, err := client.DeleteSession(ctx, a.k, p.SessionID); err != nil {
-		return nil, kernelError(err)
-	}
-	a.mu.Lock()
-	s := a.sessions[p.SessionID]
-	delete(a.sessions, p.SessionID)
-	a.mu.Unlock()
-	if s != nil {
-		s.setMCP(nil) // the kernel stopped them with the session
-		s.stop()
-	}
-	return struct{}{}, nil
-}
-
 // codedError is an error carrying a GraphQL extensions.code.
 type codedError interface{ GraphQLCode() string }
 
@@ -575,5 +234,3 @@ func kernelError(err error) error {
 	}
 	return &rpcError{Code: codeInternalError, Message: err.Error()}
 }
-
-func lower(s string) string { return strings.ToLower(s) }

@@ -133,18 +133,10 @@ func (c *conn) dispatch(ctx context.Context, line []byte, wg *sync.WaitGroup) {
 	hasID := len(m.ID) > 0 && string(m.ID) != "null"
 	switch {
 	case m.Method == cancelRequestMethod:
-		var p struct {
-			RequestID json.RawMessage `json:"requestId"`
-		}
-		if json.Unmarshal(m.Params, &p) == nil && len(p.RequestID) > 0 {
-			c.mu.Lock()
-			cancel := c.incoming[string(p.RequestID)]
-			c.mu.Unlock()
-			if cancel != nil {
-				cancel()
-			}
-		}
+		c.cancelIncoming(m.Params)
 	case m.Method != "" && hasID:
+		// Registered before the next line is read: a $/cancel_request
+		// right behind the request finds it.
 		rctx, cancel := context.WithCancelCause(ctx)
 		key := string(m.ID)
 		c.mu.Lock()
@@ -159,24 +151,7 @@ func (c *conn) dispatch(ctx context.Context, line []byte, wg *sync.WaitGroup) {
 				c.mu.Unlock()
 				cancel(nil)
 			}()
-			res, err := c.handle(rctx, m.Method, m.Params)
-			if errors.Is(context.Cause(rctx), errRequestCancelled) {
-				c.write(outError{JSONRPC: "2.0", ID: m.ID, Error: &rpcError{Code: codeCancelled, Message: "Request cancelled"}})
-				return
-			}
-			if err != nil {
-				var re *rpcError
-				if !errors.As(err, &re) {
-					re = &rpcError{Code: codeInternalError, Message: err.Error()}
-				}
-				c.log.Debug("acp request failed", "method", m.Method, "err", err)
-				c.write(outError{JSONRPC: "2.0", ID: m.ID, Error: re})
-				return
-			}
-			if res == nil {
-				res = struct{}{}
-			}
-			c.write(outResult{JSONRPC: "2.0", ID: m.ID, Result: res})
+			c.answer(rctx, m)
 		}()
 	case m.Method != "":
 		wg.Add(1)
@@ -187,19 +162,66 @@ func (c *conn) dispatch(ctx context.Context, line []byte, wg *sync.WaitGroup) {
 			}
 		}()
 	case hasID:
-		id, err := strconv.ParseInt(string(m.ID), 10, 64)
-		if err != nil {
-			return
-		}
-		c.mu.Lock()
-		ch := c.pending[id]
-		delete(c.pending, id)
-		c.mu.Unlock()
-		if ch != nil {
-			ch <- m
-		}
+		c.response(m)
 	default:
 		c.write(outError{JSONRPC: "2.0", ID: json.RawMessage("null"), Error: &rpcError{Code: codeInvalidRequest, Message: "invalid request: no method and no id"}})
+	}
+}
+
+// cancelIncoming handles the client's $/cancel_request: the handler of
+// the request it names ends (the request answers -32800). A notification
+// cannot be answered: a bad one is logged.
+func (c *conn) cancelIncoming(params json.RawMessage) {
+	var p cancelRequestParams
+	if err := json.Unmarshal(params, &p); err != nil || len(p.RequestID) == 0 {
+		c.log.Warn("acp: a $/cancel_request without a request id", "params", string(params), "err", err)
+		return
+	}
+	c.mu.Lock()
+	cancel := c.incoming[string(p.RequestID)]
+	c.mu.Unlock()
+	if cancel != nil {
+		cancel()
+	}
+}
+
+// answer handles the client's request m and writes its answer; rctx ends
+// with errRequestCancelled when the client cancels the request.
+func (c *conn) answer(rctx context.Context, m inbound) {
+	res, err := c.handle(rctx, m.Method, m.Params)
+	if errors.Is(context.Cause(rctx), errRequestCancelled) {
+		c.write(outError{JSONRPC: "2.0", ID: m.ID, Error: &rpcError{Code: codeCancelled, Message: "Request cancelled"}})
+		return
+	}
+	if err != nil {
+		var re *rpcError
+		if !errors.As(err, &re) {
+			re = &rpcError{Code: codeInternalError, Message: err.Error()}
+		}
+		c.log.Debug("acp request failed", "method", m.Method, "err", err)
+		c.write(outError{JSONRPC: "2.0", ID: m.ID, Error: re})
+		return
+	}
+	if res == nil {
+		res = struct{}{}
+	}
+	c.write(outResult{JSONRPC: "2.0", ID: m.ID, Result: res})
+}
+
+// response hands the client's answer m to the call waiting for it; an
+// answer to no call of ours (a withdrawn one, a foreign id) is dropped.
+func (c *conn) response(m inbound) {
+	id, err := strconv.ParseInt(string(m.ID), 10, 64)
+	if err != nil {
+		c.log.Debug("acp: an answer to an id the agent never used", "id", string(m.ID))
+		return
+	}
+	c.mu.Lock()
+	ch := c.pending[id]
+	delete(c.pending, id)
+	c.mu.Unlock()
+	if ch != nil {
+		ch <- m
 	}
 }
 
@@ -264,7 +286,7 @@ func (c *conn) call(ctx context.Context, method string, params, out any) error {
 		closed := c.closed
 		c.mu.Unlock()
 		if waiting && !closed {
-			c.notify(cancelRequestMethod, map[string]any{"requestId": id})
+			c.notify(cancelRequestMethod, cancelRequest{RequestID: id})
 		}
 		return ctx.Err()
 	}

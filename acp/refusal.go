@@ -1,10 +1,12 @@
 package acp
 
+import "strings"
+
 // noteRefusal records whether an assistant reply is a refusal, so that the
 // prompt's turn ends with stopReason "refusal", and shows the service's
 // explanation of it, when it gave one, as agent text.
 func (s *session) noteRefusal(m gqlMessage) {
-	if lower(m.Role) != "assistant" {
+	if strings.ToLower(m.Role) != "assistant" {
 		return
 	}
 	refused := m.FinishReason != nil && *m.FinishReason == "refusal"
@@ -12,6 +14,6 @@ func (s *session) noteRefusal(m gqlMessage) {
 	s.refused = refused
 	s.mu.Unlock()
 	if refused && m.Refusal != nil && *m.Refusal != "" {
-		s.update(map[string]any{"sessionUpdate": "agent_message_chunk", "content": textBlock("\n\n**Refused:** " + *m.Refusal + "\n")})
+		s.chunk("agent_message_chunk", textBlock("\n\n**Refused:** "+*m.Refusal+"\n"))
 	}
 }

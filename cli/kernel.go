@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/foya-dev/foya/client"
-	"github.com/foya-dev/foya/graph"
+	"github.com/foya-dev/foya/edge/access"
 
 	"github.com/foya-dev/foya/internal/cmdutil"
 )
@@ -129,12 +129,12 @@ func clientToken(tokenFile, dataDir, addr string) (string, error) {
 		return t, nil
 	}
 	if tokenFile != "" {
-		return graph.ReadToken(tokenFile)
+		return access.ReadToken(tokenFile)
 	}
-	if !graph.IsLoopbackName(client.New(addr, "").Host()) {
+	if !access.IsLoopbackName(client.New(addr, "").Host()) {
 		return "", nil
 	}
-	tok, err := graph.ReadToken(filepath.Join(dataDir, graph.TokenFileName))
+	tok, err := access.ReadToken(filepath.Join(dataDir, access.TokenFileName))
 	if errors.Is(err, fs.ErrNotExist) {
 		return "", nil
 	}
@@ -186,7 +186,7 @@ func spawnKernel(ctx context.Context, dataDir string) (*spawnedKernel, error) {
 		sc.Buffer(make([]byte, 64<<10), 1<<20)
 		for sc.Scan() {
 			line := sc.Text()
-			if strings.Contains(line, "#"+graph.WebLinkParam+"=") {
+			if strings.Contains(line, "#"+access.WebLinkParam+"=") {
 				continue // the web link holds the token: never repeated in an error
 			}
 			k.mu.Lock()

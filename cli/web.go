@@ -12,7 +12,7 @@ import (
 	"runtime"
 	"strings"
 
-	"github.com/foya-dev/foya/graph"
+	"github.com/foya-dev/foya/edge/access"
 	"github.com/foya-dev/foya/internal/cmdutil"
 )
 
@@ -51,7 +51,7 @@ func webCmd(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	link := graph.WebLink(scheme, hostport, tok)
+	link := access.WebLink(scheme, hostport, tok)
 	fmt.Fprintln(stdout, link)
 	if *open {
 		opener := "xdg-open"
@@ -102,9 +102,9 @@ func webToken(tokenFile, dataDir string) (string, error) {
 	}
 	path := tokenFile
 	if path == "" {
-		path = filepath.Join(dataDir, graph.TokenFileName)
+		path = filepath.Join(dataDir, access.TokenFileName)
 	}
-	tok, err := graph.ReadToken(path)
+	tok, err := access.ReadToken(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return "", fmt.Errorf("no token at %s: start the kernel once (foya serve creates it), or give --token-file", path)
 	}

@@ -20,6 +20,8 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/foya-dev/foya/core"
+	"github.com/foya-dev/foya/core/pubsub"
+	"github.com/foya-dev/foya/core/session"
 )
 
 // Defaults of Config.
@@ -54,6 +56,10 @@ type Node struct {
 	// url is the base URL other nodes reach this node's /graphql at.
 	url string
 
+	// relaying is set by Start: before it, RelaySession and RelayKernel
+	// (called by the broker the node was given to as its relay) drop events.
+	relaying atomic.Bool
+
 	mu sync.Mutex
 	// owned holds, per session whose lease this node holds, when the
 	// lease was last confirmed (monotonic clock): the start of the
@@ -65,8 +71,8 @@ type Node struct {
 	// there are none.
 	others atomic.Int32
 
-	svc      *core.Service
-	broker   *core.Broker
+	svc      *session.Service
+	broker   *pubsub.Broker
 	onKernel func(core.KernelEvent)
 
 	relay  relay
@@ -172,7 +178,7 @@ func (n *Node) StartedAt() time.Time { return n.started }
 // lease renewals and take-over of sessions whose owner died. onKernel
 // (optional) sees every kernel event another node published, e.g. to
 // reload the catalog.
-func (n *Node) Start(ctx context.Context, svc *core.Service, advertiseURL string, onKernel func(core.KernelEvent)) error {
+func (n *Node) Start(ctx context.Context, svc *session.Service, advertiseURL string, onKernel func(core.KernelEvent)) error {
 	n.svc, n.broker, n.onKernel, n.url = svc, svc.Broker(), onKernel, advertiseURL
 	if _, err := n.pool.Exec(ctx, `UPDATE nodes SET advertise_url = $2 WHERE id = $1`, n.id, advertiseURL); err != nil {
 		return fmt.Errorf("cluster: publish the advertise URL: %w", err)
@@ -183,7 +189,7 @@ func (n *Node) Start(ctx context.Context, svc *core.Service, advertiseURL string
 		n.cancel()
 		return err
 	}
-	n.broker.SetRelay(n)
+	n.relaying.Store(true) // the broker was built with this node as its relay
 	n.beat(ctx)
 	n.relay.push(wire{Node: n.id, Kind: "h"})
 	n.wg.Add(3)

@@ -34,8 +34,8 @@ func unsafeRune(r rune) bool {
 	return false
 }
 
-// displayTextProblem says why s cannot be a title, name or model id, or "".
-func displayTextProblem(s string) string {
+// DisplayTextProblem says why s cannot be a title, name or model id, or "".
+func DisplayTextProblem(s string) string {
 	if !utf8.ValidString(s) {
 		return "not valid UTF-8"
 	}
@@ -63,31 +63,24 @@ func StripUnsafe(s string) string {
 	}, s)
 }
 
-// validModelID reports whether a listed model id can be stored.
-func validModelID(id string) bool {
-	return id != "" && utf8.RuneCountInString(id) <= MaxModelIDChars && displayTextProblem(id) == ""
+// ValidModelID reports whether a listed model id can be stored.
+func ValidModelID(id string) bool {
+	return id != "" && utf8.RuneCountInString(id) <= MaxModelIDChars && DisplayTextProblem(id) == ""
 }
 
-// validateConnectionText checks the bounded text of a connection: its name,
-// key and model ids, and the number of models.
-func validateConnectionText(p *problems, c Connection) {
-	if n := utf8.RuneCountInString(c.Name); n > MaxConnectionNameChars {
-		p.add("input.name", "%d characters is over the limit of %d", n, MaxConnectionNameChars)
-	} else if msg := displayTextProblem(c.Name); msg != "" {
-		p.add("input.name", "%s", msg)
+func TruncateRunes(s string, n int) string {
+	if r := []rune(s); len(r) > n {
+		return string(r[:n])
 	}
-	if len(c.APIKey) > MaxAPIKeyBytes {
-		p.add("input.apiKey", "%d bytes is over the limit of %d bytes", len(c.APIKey), MaxAPIKeyBytes)
+	return s
+}
+
+func Clip(s string, n int) string {
+	if len(s) <= n {
+		return s
 	}
-	if len(c.Models) > MaxModelsPerConnection {
-		p.add("input.models", "%d models is over the limit of %d per connection", len(c.Models), MaxModelsPerConnection)
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
 	}
-	for i, m := range c.Models {
-		field := fmt.Sprintf("input.models[%d].id", i)
-		if n := utf8.RuneCountInString(m.ID); n > MaxModelIDChars {
-			p.add(field, "%d characters is over the limit of %d", n, MaxModelIDChars)
-		} else if msg := displayTextProblem(m.ID); msg != "" {
-			p.add(field, "%s", msg)
-		}
-	}
+	return s[:n] + "…"
 }

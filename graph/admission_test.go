@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/foya-dev/foya/graph"
+	"github.com/foya-dev/foya/edge"
 )
 
 // With the kernel's expensive requests at their limit (one here: a
@@ -20,7 +20,7 @@ import (
 // export are refused with 429 RATE_LIMITED and Retry-After; a cheap query
 // is served; once the upload ends, the export runs.
 func TestExpensiveRequestsAreLimited(t *testing.T) {
-	k := newTestKernel(t, func(c *graph.ServerConfig) { c.Limits.MaxExpensive = 1 })
+	k := newTestKernel(t, func(c *edge.Config) { c.Limits.MaxExpensive = 1 })
 	u, _ := url.Parse(k.srv.URL)
 	conn, err := net.Dial("tcp", u.Host)
 	if err != nil {

@@ -13,7 +13,7 @@ import (
 
 	"github.com/foya-dev/foya/core"
 	"github.com/foya-dev/foya/core/coretest"
-	"github.com/foya-dev/foya/graph"
+	"github.com/foya-dev/foya/edge"
 	"github.com/foya-dev/foya/providers/openai/openaitest"
 )
 
@@ -71,7 +71,7 @@ func BenchmarkDeltasToWebSocket(b *testing.B) {
 func BenchmarkHundredSessions(b *testing.B) {
 	const sessions, parts = 100, 50
 	// 100 concurrent sends from one peer: over the default of 16 in flight.
-	k := newTestKernel(b, func(c *graph.ServerConfig) { c.Limits.MaxInFlightPerPeer = sessions })
+	k := newTestKernel(b, func(c *edge.Config) { c.Limits.MaxInFlightPerPeer = sessions })
 	conn := k.createConn(b, map[string]any{"name": "fake", "baseUrl": k.fake.BaseURL(), "models": []any{map[string]any{"id": testModel}}})
 	ids := make([]string, sessions)
 	for i := range ids {

@@ -10,12 +10,12 @@ import (
 	"github.com/foya-dev/foya/core"
 )
 
-// conditionsAreBooleans refuses, with BAD_INPUT, an operation whose @skip
+// ConditionsAreBooleans (an operation middleware) refuses, with BAD_INPUT, an operation whose @skip
 // or @include condition is not a Boolean once its variables are applied.
 // Validation lets a nullable variable with a default stand in for the
 // condition's Boolean!, and an explicit null then reaches gqlgen's field
 // collection, which panics (found by FuzzGraphQLOperation).
-func conditionsAreBooleans(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
+func ConditionsAreBooleans(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
 	oc := graphql.GetOperationContext(ctx)
 	if oc == nil || oc.Operation == nil || oc.Doc == nil {
 		return next(ctx)

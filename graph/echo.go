@@ -14,8 +14,8 @@ const maxQuotedEcho = 64
 // values only through %q, which clipQuoted shortens.
 const maxKernelMessage = 2048
 
-// clipText cuts s to at most n bytes on a UTF-8 boundary, marking the cut.
-func clipText(s string, n int) string {
+// ClipText cuts s to at most n bytes on a UTF-8 boundary, marking the cut.
+func ClipText(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
@@ -26,10 +26,10 @@ func clipText(s string, n int) string {
 	return s[:cut] + "…"
 }
 
-// clipMessage shortens a message that may repeat the client's input
+// ClipMessage shortens a message that may repeat the client's input
 // (gqlgen's parse, validation and transport messages): quoted values keep
 // maxQuotedEcho bytes and the whole message MaxEchoBytes.
-func clipMessage(msg string) string {
+func ClipMessage(msg string) string {
 	if strings.HasPrefix(msg, "json request body could not be decoded: ") {
 		// gqlgen appends the whole body; the decoder's reason is enough.
 		msg = strings.TrimPrefix(msg, "json request body could not be decoded: ")
@@ -38,13 +38,13 @@ func clipMessage(msg string) string {
 		}
 		msg = "the request body is not a valid GraphQL JSON request: " + msg
 	}
-	return clipText(clipQuoted(msg), MaxEchoBytes)
+	return ClipText(clipQuoted(msg), MaxEchoBytes)
 }
 
-// clipKernelMessage bounds a kernel error message, whose input values are
+// ClipKernelMessage bounds a kernel error message, whose input values are
 // quoted: each keeps maxQuotedEcho bytes.
-func clipKernelMessage(msg string) string {
-	return clipText(clipQuoted(msg), maxKernelMessage)
+func ClipKernelMessage(msg string) string {
+	return ClipText(clipQuoted(msg), maxKernelMessage)
 }
 
 // clipQuoted shortens every double-quoted run of msg longer than
@@ -70,7 +70,7 @@ func clipQuoted(msg string) string {
 		inner := msg[open+1 : min(end, len(msg))]
 		b.WriteString(msg[:open+1])
 		if len(inner) > maxQuotedEcho {
-			inner = clipText(inner, maxQuotedEcho) + " (" + strconv.Itoa(len(inner)) + " bytes)"
+			inner = ClipText(inner, maxQuotedEcho) + " (" + strconv.Itoa(len(inner)) + " bytes)"
 		}
 		b.WriteString(inner)
 		if end >= len(msg) {

@@ -16,7 +16,7 @@ func TestClipMessage(t *testing.T) {
 		{"plain long", long},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			got := clipMessage(c.in)
+			got := ClipMessage(c.in)
 			if !utf8.ValidString(got) {
 				t.Fatalf("invalid UTF-8: %q", got)
 			}
@@ -28,10 +28,10 @@ func TestClipMessage(t *testing.T) {
 			}
 		})
 	}
-	if got := clipMessage(`Cannot query field "x" on type "Query".`); got != `Cannot query field "x" on type "Query".` {
+	if got := ClipMessage(`Cannot query field "x" on type "Query".`); got != `Cannot query field "x" on type "Query".` {
 		t.Fatalf("a short message changed: %q", got)
 	}
-	if got := clipMessage("json request body could not be decoded: unexpected EOF body:{\"query\":"); strings.Contains(got, "query") {
+	if got := ClipMessage("json request body could not be decoded: unexpected EOF body:{\"query\":"); strings.Contains(got, "query") {
 		t.Fatalf("the body was echoed: %q", got)
 	}
 }

@@ -15,7 +15,11 @@ import (
 	"time"
 
 	"github.com/foya-dev/foya/core"
-	"github.com/foya-dev/foya/graph"
+	"github.com/foya-dev/foya/core/catalog"
+	"github.com/foya-dev/foya/core/engine"
+	"github.com/foya-dev/foya/core/pubsub"
+	"github.com/foya-dev/foya/core/session"
+	"github.com/foya-dev/foya/edge"
 	"github.com/foya-dev/foya/plugins/builtin/tools"
 	"github.com/foya-dev/foya/plugins/host/hosttest"
 	"github.com/foya-dev/foya/plugins/sdk"
@@ -26,9 +30,9 @@ import (
 )
 
 type testKernel struct {
-	svc       *core.Service
-	catalog   *core.Catalog
-	engine    *core.Engine
+	svc       *session.Service
+	catalog   *catalog.Catalog
+	engine    *engine.Engine
 	providers *fakeProviders
 	lister    *fakeProvider
 	blobs     *artifacts.Store
@@ -66,8 +70,8 @@ func (l *sleepLog) all() []time.Duration {
 }
 
 // newTestKernel wires a kernel behind the real handler; opts adjust its
-// engine configuration (func(*core.EngineConfig)) or its server
-// configuration (func(*graph.ServerConfig)), e.g. smaller limits.
+// engine configuration (func(*engine.Config)) or its server
+// configuration (func(*edge.Config)), e.g. smaller limits.
 func newTestKernel(t testing.TB, opts ...any) *testKernel {
 	t.Helper()
 	logs := &lockedBuffer{}
@@ -85,15 +89,15 @@ func newTestKernel(t testing.TB, opts ...any) *testKernel {
 		"fakelist": k.lister,
 		"nolist":   &fakeProvider{kind: "nolist"},
 	}}
-	var svc *core.Service
-	cat, err := core.NewCatalog(context.Background(), core.CatalogConfig{
+	var svc *session.Service
+	cat, err := catalog.New(context.Background(), catalog.Config{
 		Store: catStore, Providers: k.providers, Logger: log,
 		OnChange: func(ctx context.Context, ch core.CatalogChange) { svc.ApplyCatalogChange(ctx, ch) },
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc, err = core.NewService(core.ServiceConfig{Store: db, Broker: core.NewBroker(log), Logger: log, Models: cat})
+	svc, err = session.New(session.Config{Store: db, Broker: pubsub.New(pubsub.Config{Logger: log}), Logger: log, Models: cat})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,32 +107,32 @@ func newTestKernel(t testing.TB, opts ...any) *testKernel {
 		t.Fatal(err)
 	}
 	k.blobs = blobs
-	ecfg := core.EngineConfig{
-		Sessions: svc, Catalog: cat, Providers: k.providers, Tools: core.NewToolHub(map[string]core.ToolRunner{"test": toolRunner, "tools": builtinTools}, log),
+	ecfg := engine.Config{
+		Sessions: svc, Catalog: cat, Providers: k.providers, Tools: engine.NewToolHub(map[string]core.ToolRunner{"test": toolRunner, "tools": builtinTools}, log),
 		Attachments: db, Blobs: blobs, Describe: artifacts.Describe, History: db, ScratchDir: t.TempDir(), Logger: log,
 		MaxSteps: 8, StopWait: 20 * time.Second,
-		Retry: core.RetryPolicy{Sleep: k.sleeps.sleep, Jitter: func() float64 { return 1 }},
+		Retry: engine.RetryPolicy{Sleep: k.sleeps.sleep, Jitter: func() float64 { return 1 }},
 	}
 	for _, o := range opts {
-		if f, ok := o.(func(*core.EngineConfig)); ok {
+		if f, ok := o.(func(*engine.Config)); ok {
 			f(&ecfg)
 		}
 	}
-	k.engine, err = core.NewEngine(ecfg)
+	k.engine, err = engine.New(ecfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := graph.ServerConfig{Service: svc, Engine: k.engine, Usage: db, Catalog: cat, Logger: log}
+	cfg := edge.Config{Service: svc, Engine: k.engine, Usage: db, Catalog: cat, Logger: log}
 	for _, o := range opts {
 		switch f := o.(type) {
-		case func(*graph.ServerConfig):
+		case func(*edge.Config):
 			f(&cfg)
-		case func(*core.EngineConfig):
+		case func(*engine.Config):
 		default:
 			t.Fatalf("newTestKernel: option of type %T", o)
 		}
 	}
-	srv := httptest.NewServer(graph.NewHandler(cfg))
+	srv := httptest.NewServer(edge.NewHandler(cfg))
 	k.srv = srv
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)

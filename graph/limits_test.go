@@ -16,6 +16,7 @@ import (
 
 	"github.com/coder/websocket"
 
+	"github.com/foya-dev/foya/edge"
 	"github.com/foya-dev/foya/graph"
 	"github.com/foya-dev/foya/providers/openai/openaitest"
 )
@@ -115,7 +116,7 @@ func TestBodyOverLimitIs413(t *testing.T) {
 }
 
 func TestSlowBodyTimesOut(t *testing.T) {
-	k := newTestKernel(t, func(c *graph.ServerConfig) { c.Limits.BodyReadTimeout = 300 * time.Millisecond })
+	k := newTestKernel(t, func(c *edge.Config) { c.Limits.BodyReadTimeout = 300 * time.Millisecond })
 	u, _ := url.Parse(k.srv.URL)
 	conn, err := net.Dial("tcp", u.Host)
 	if err != nil {
@@ -226,7 +227,7 @@ func TestCostCountsListsAndIntrospection(t *testing.T) {
 	refused := func(name, query string) {
 		t.Helper()
 		msg := k.mustFail(t, "BAD_INPUT", query, map[string]any{"s": sid, "n": 5000})
-		if !strings.Contains(msg, "cost") || !strings.Contains(msg, fmt.Sprint(graph.MaxCost)) {
+		if !strings.Contains(msg, "cost") || !strings.Contains(msg, fmt.Sprint(edge.MaxCost)) {
 			t.Fatalf("%s: %s", name, msg)
 		}
 	}
@@ -275,7 +276,7 @@ fragment TypeRef on __Type { kind name ofType { kind name ofType { kind name ofT
 
 func TestResponseCapEndsOversizedResponse(t *testing.T) {
 	const limit = 256 << 10
-	k := newTestKernel(t, func(c *graph.ServerConfig) { c.Limits.MaxResponseBytes = limit })
+	k := newTestKernel(t, func(c *edge.Config) { c.Limits.MaxResponseBytes = limit })
 	sid := k.chatSession(t, nil, "BYPASS")
 	w := k.watch(t, sid)
 	k.fake.Enqueue(openaitest.TextStream(testModel, "ok"))
@@ -305,7 +306,7 @@ func TestResponseCapEndsOversizedResponse(t *testing.T) {
 }
 
 func TestSubscriptionCaps(t *testing.T) {
-	k := newTestKernel(t, func(c *graph.ServerConfig) {
+	k := newTestKernel(t, func(c *edge.Config) {
 		c.Limits.MaxSubscriptionsPerConnection = 3
 		c.Limits.MaxSubscriptions = 5
 	})
@@ -421,7 +422,7 @@ func TestWebSocketMessageOverLimitClosesConnection(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	c := dialWS(t, ctx, k.srv.URL)
-	big := strings.Repeat("x", graph.MaxWebSocketMessageBytes+1)
+	big := strings.Repeat("x", edge.MaxWebSocketMessageBytes+1)
 	c.subscribe(ctx, "big", `subscription($p: String) { kernelEvents { type } }`, map[string]any{"p": big})
 	select {
 	case err := <-c.errc:

@@ -68,7 +68,7 @@ func (r *Resolver) messages(ctx context.Context, sessionID string, includeInacti
 				"the messages of session %s are larger than one response can carry (%s, the response size limit): page them with "+
 					"messages(last: 50) for the newest, then messages(last: 50, beforeSeq: <the first seq you have>) backward or "+
 					"messages(first: 50, afterSeq: <the last seq you have>) forward (first and last: 1 to %d); "+
-					"Message.text(offset:, limit:) pages one long text", sessionID, byteSize(MaxResponseBytes), core.MaxMessagePage)
+					"Message.text(offset:, limit:) pages one long text", sessionID, ByteSize(MaxResponseBytes), core.MaxMessagePage)
 		}
 		out = append(out, page...)
 		if len(page) < q.Limit {

@@ -1,23 +1,36 @@
-// Package graph is the GraphQL edge: gqlgen's generated code and thin
-// resolvers over the core services.
+// Package graph is the GraphQL layer: gqlgen's generated executable schema
+// (generated.go, from schema.graphqls), thin resolvers over the core
+// services, and what executing an operation needs whatever carries it: the
+// schema's directives (@skip/@include conditions, no @defer), the response
+// size cap, and the error presenter that gives every error a code and a
+// clipped message.
+//
+// It knows nothing of HTTP: package edge builds the http.Handler around
+// NewExecutableSchema and reaches the resolvers only through the context
+// hooks in context.go. graph imports core, graph/model, graph/scalar, gqlgen
+// and gqlparser, never net/http or a transport (internal/deptest).
 package graph
 
 import (
 	"log/slog"
 
 	"github.com/foya-dev/foya/core"
+	"github.com/foya-dev/foya/core/catalog"
+	"github.com/foya-dev/foya/core/engine"
+	"github.com/foya-dev/foya/core/mcp"
+	"github.com/foya-dev/foya/core/session"
 )
 
 // Resolver holds the core services the resolvers call.
 type Resolver struct {
-	Service  *core.Service
-	Engine   *core.Engine
+	Service  *session.Service
+	Engine   *engine.Engine
 	Ledger   core.UsageStore
-	Catalog  *core.Catalog
+	Catalog  *catalog.Catalog
 	Registry core.PluginRegistry
 	// MCP is the MCP server catalog; nil answers an empty list and
 	// UNAVAILABLE to its mutations.
-	MCP *core.MCPService
+	MCP *mcp.Service
 	// Nodes lists the kernel processes serving the database.
 	NodeList core.NodeLister
 	Log      *slog.Logger

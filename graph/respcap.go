@@ -13,18 +13,18 @@ import (
 	"github.com/foya-dev/foya/core"
 )
 
-// responseCap bounds one response while it is built: every resolved field
+// ResponseCap bounds one response while it is built: every resolved field
 // adds its approximate encoded size (name, punctuation, string and JSON
 // bytes) to a budget; once the budget is spent, no further resolver runs
 // and the response becomes a single BAD_INPUT error, so an oversized
 // response is never assembled. Each subscription event is a response of
 // its own.
-type responseCap struct{ max int64 }
+type ResponseCap struct{ Max int64 }
 
 var (
-	_ graphql.HandlerExtension    = responseCap{}
-	_ graphql.ResponseInterceptor = responseCap{}
-	_ graphql.FieldInterceptor    = responseCap{}
+	_ graphql.HandlerExtension    = ResponseCap{}
+	_ graphql.ResponseInterceptor = ResponseCap{}
+	_ graphql.FieldInterceptor    = ResponseCap{}
 )
 
 // errResponseTooLarge is what fields return once the budget is spent; the
@@ -53,17 +53,17 @@ const resolverSlots = 4
 
 type budgetKey struct{}
 
-func (c responseCap) ExtensionName() string                          { return "ResponseCap" }
-func (c responseCap) Validate(schema graphql.ExecutableSchema) error { return nil }
+func (c ResponseCap) ExtensionName() string                          { return "ResponseCap" }
+func (c ResponseCap) Validate(schema graphql.ExecutableSchema) error { return nil }
 
-func (c responseCap) InterceptResponse(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
+func (c ResponseCap) InterceptResponse(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
 	b := &responseBudget{resolvers: make(chan struct{}, resolverSlots)}
-	b.left.Store(c.max)
+	b.left.Store(c.Max)
 	resp := next(context.WithValue(ctx, budgetKey{}, b))
 	if resp == nil || !b.over.Load() {
 		return resp
 	}
-	msg := "the response would be larger than " + byteSize(c.max) + " (the response size limit) and was not built: " +
+	msg := "the response would be larger than " + ByteSize(c.Max) + " (the response size limit) and was not built: " +
 		"select fewer fields, lower limits (events: page with afterSeq; Session.messages: page with first/afterSeq or last/beforeSeq; Message.text: offset/limit) or split the operation"
 	if oc := graphql.GetOperationContext(ctx); oc != nil && oc.Operation != nil && oc.Operation.Operation == ast.Mutation {
 		msg += "; the mutation itself ran"
@@ -74,7 +74,7 @@ func (c responseCap) InterceptResponse(ctx context.Context, next graphql.Respons
 	}}}
 }
 
-func (c responseCap) InterceptField(ctx context.Context, next graphql.Resolver) (any, error) {
+func (c ResponseCap) InterceptField(ctx context.Context, next graphql.Resolver) (any, error) {
 	b, _ := ctx.Value(budgetKey{}).(*responseBudget)
 	if b == nil {
 		return next(ctx)

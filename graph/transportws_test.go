@@ -10,7 +10,7 @@ import (
 
 	"github.com/coder/websocket"
 
-	"github.com/foya-dev/foya/graph"
+	"github.com/foya-dev/foya/edge"
 )
 
 // rawWS is a graphql-transport-ws socket driven message by message.
@@ -98,7 +98,7 @@ func (w *rawWS) init(ctx context.Context) {
 // Every message type and close code of graphql-transport-ws
 // (enisdenjo/graphql-ws PROTOCOL.md), with a raw socket.
 func TestGraphQLTransportWSProtocol(t *testing.T) {
-	k := newTestKernel(t, func(c *graph.ServerConfig) {
+	k := newTestKernel(t, func(c *edge.Config) {
 		c.KeepAlive = 300 * time.Millisecond
 		c.WSInitTimeout = 700 * time.Millisecond
 	})

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/foya-dev/foya/core"
-	"github.com/foya-dev/foya/graph"
+	"github.com/foya-dev/foya/edge"
 	"github.com/foya-dev/foya/providers/openai/openaitest"
 )
 
@@ -459,7 +459,7 @@ func TestDeleteRacingALiveTurn(t *testing.T) {
 // old form, a deleted item never runs, and every other item runs once.
 func TestQueueRacesAgainstDispatch(t *testing.T) {
 	// 24 concurrent requests from one peer: over the default of 16 in flight.
-	k := newTestKernel(t, func(c *graph.ServerConfig) { c.Limits.MaxInFlightPerPeer = 64 })
+	k := newTestKernel(t, func(c *edge.Config) { c.Limits.MaxInFlightPerPeer = 64 })
 	sid := k.chatSession(t, nil, "BYPASS")
 	w := k.watch(t, sid)
 	const n = 24

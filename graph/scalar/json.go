@@ -1,4 +1,5 @@
-// Package scalar holds custom GraphQL scalars.
+// Package scalar holds the schema's custom GraphQL scalars (JSON) and
+// their marshalling; standard library and gqlgen only.
 package scalar
 
 import (

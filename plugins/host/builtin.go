@@ -1,55 +1,19 @@
 package host
 
 import (
-	"fmt"
 	"os"
 	"runtime/debug"
-	"slices"
 
 	"github.com/foya-dev/foya/internal/memtrim"
-	builtintools "github.com/foya-dev/foya/plugins/builtin/tools"
-	"github.com/foya-dev/foya/plugins/sdk"
-	"github.com/foya-dev/foya/providers/anthropic"
-	"github.com/foya-dev/foya/providers/openai"
-	"github.com/foya-dev/foya/providers/responses"
 )
 
-// Builtins are the plugins compiled into the kernel binary. The Manager runs
-// each one out of process by re-executing the kernel executable as
-// `<exe> plugin <name>`, so main.go must dispatch that command to RunBuiltin:
-//
-//	case "plugin": // foya plugin <name>
-//		if err := host.RunBuiltin(args[1]); err != nil { ... exit 1 }
-var Builtins = map[string]func() error{
-	"openai": func() error {
-		log := sdk.NewLogger() // before Serve, which redirects os.Stderr
-		return sdk.Serve(sdk.ServeConfig{Provider: openai.New(openai.Config{Logger: log}), Logger: log, OnIdle: trimIdle})
-	},
-	"anthropic": func() error {
-		log := sdk.NewLogger()
-		return sdk.Serve(sdk.ServeConfig{Provider: anthropic.New(anthropic.Config{Logger: log}), Logger: log, OnIdle: trimIdle})
-	},
-	"openai-responses": func() error {
-		log := sdk.NewLogger()
-		return sdk.Serve(sdk.ServeConfig{Provider: responses.New(responses.Config{Logger: log}), Logger: log, OnIdle: trimIdle})
-	},
-	"tools": func() error {
-		log := sdk.NewLogger()
-		cfg, err := builtintools.ConfigFromEnv(log)
-		if err != nil {
-			return err
-		}
-		return sdk.Serve(sdk.ServeConfig{Tools: builtintools.New(cfg), Logger: log, OnIdle: trimIdle})
-	},
-}
-
-// RunBuiltin serves the built-in plugin name until the kernel goes away. It
-// is the body of `foya plugin <name>`.
-func RunBuiltin(name string) error {
-	run, ok := Builtins[name]
-	if !ok {
-		return fmt.Errorf("unknown built-in plugin %q (have %v)", name, builtinNames())
-	}
+// ServeBuiltin is the body of a built-in plugin's process: the kernel
+// binary, re-executed by the Manager as `<Config.Executable> plugin <name>`
+// for each name of Config.Builtins, looks name up in its registry of
+// built-in plugins (package daemon) and calls ServeBuiltin with it. serve
+// serves the plugin (sdk.Serve) until the kernel goes away, with onIdle as
+// its sdk.ServeConfig.OnIdle: it hands an idle plugin's memory back.
+func ServeBuiltin(serve func(onIdle func()) error) error {
 	tuneBuiltinGC()
 	if os.Getenv(restartEnv) != "" {
 		// Package initialisation touched code and data all over the binary
@@ -61,7 +25,7 @@ func RunBuiltin(name string) error {
 		// a millisecond (pages faulted back in).
 		trimIdle()
 	}
-	return run()
+	return serve(trimIdle)
 }
 
 // Garbage collector settings of built-in plugin processes, unless GOGC or
@@ -96,13 +60,4 @@ func trimIdle() {
 		return
 	}
 	_, _ = memtrim.Trim()
-}
-
-func builtinNames() []string {
-	names := make([]string, 0, len(Builtins))
-	for n := range Builtins {
-		names = append(names, n)
-	}
-	slices.Sort(names)
-	return names
 }

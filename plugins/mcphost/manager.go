@@ -6,6 +6,7 @@
 package mcphost
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -93,9 +94,7 @@ func New(cfg Config) *Manager {
 	if cfg.StableAfter <= 0 {
 		cfg.StableAfter = 60 * time.Second
 	}
-	if cfg.Version == "" {
-		cfg.Version = "dev"
-	}
+	cfg.Version = cmp.Or(cfg.Version, "dev")
 	return &Manager{cfg: cfg, log: cfg.Logger, servers: map[string]*server{}, warned: map[string]bool{}}
 }
 

@@ -1,6 +1,7 @@
 package anthropic
 
 import (
+	"cmp"
 	"net/http"
 	"strings"
 
@@ -59,9 +60,7 @@ func classifyAPIError(status int, header http.Header, e *apiError) *sdk.Error {
 	if msg == "" {
 		msg = http.StatusText(status)
 	}
-	if msg == "" {
-		msg = "the service reported an error without a message"
-	}
+	msg = cmp.Or(msg, "the service reported an error without a message")
 	if status == 0 && typ != "" && !strings.Contains(msg, typ) {
 		msg += " [" + typ + "]" // the service's error type, kept for the reader
 	}

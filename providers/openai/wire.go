@@ -1,6 +1,7 @@
 package openai
 
 import (
+	"cmp"
 	"encoding/base64"
 	"encoding/json"
 	"net/url"
@@ -229,10 +230,7 @@ func buildMessage(m sdk.Message) chatMessage {
 			cm.Content = text
 		}
 		for _, tc := range m.ToolCalls {
-			args := string(tc.Input)
-			if args == "" {
-				args = "{}"
-			}
+			args := cmp.Or(string(tc.Input), "{}")
 			cm.ToolCalls = append(cm.ToolCalls, chatToolCall{ID: tc.ID, Type: "function", Function: callFunction{Name: tc.Name, Arguments: args}})
 		}
 		return cm

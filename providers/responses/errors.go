@@ -1,6 +1,7 @@
 package responses
 
 import (
+	"cmp"
 	"encoding/json"
 	"net/http"
 	"strings"
@@ -57,9 +58,7 @@ func classifyObject(status int, header http.Header, e *apiError) *sdk.Error {
 	if msg == "" {
 		msg = http.StatusText(status)
 	}
-	if msg == "" {
-		msg = "the service reported an error without a message"
-	}
+	msg = cmp.Or(msg, "the service reported an error without a message")
 	if status == 0 && code != "" && !strings.Contains(msg, code) {
 		msg += " [" + code + "]" // the service's code, kept for the reader
 	}

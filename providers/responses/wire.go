@@ -1,6 +1,7 @@
 package responses
 
 import (
+	"cmp"
 	"encoding/base64"
 	"encoding/json"
 	"strings"
@@ -128,10 +129,7 @@ func buildRequest(ep sdk.Endpoint, req sdk.Request, stream bool) (*responsesRequ
 				out.Input = append(out.Input, messageItem{Type: "message", Role: "assistant", Content: []contentPart{{Type: "output_text", Text: t}}})
 			}
 			for _, tc := range m.ToolCalls {
-				args := string(tc.Input)
-				if args == "" {
-					args = "{}"
-				}
+				args := cmp.Or(string(tc.Input), "{}")
 				out.Input = append(out.Input, functionCallItem{Type: "function_call", CallID: tc.ID, Name: tc.Name, Arguments: args})
 			}
 		case sdk.RoleTool:
@@ -171,10 +169,7 @@ func buildRequest(ep sdk.Endpoint, req sdk.Request, stream bool) (*responsesRequ
 			if out.Reasoning == nil {
 				out.Reasoning = &reasoning{}
 			}
-			if summary == "" {
-				summary = "auto"
-			}
-			out.Reasoning.Summary = summary
+			out.Reasoning.Summary = cmp.Or(summary, "auto")
 		}
 	}
 	return out, nil

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/foya-dev/foya/client"
-	"github.com/foya-dev/foya/graph"
+	"github.com/foya-dev/foya/edge/access"
 	"github.com/foya-dev/foya/providers/openai/openaitest"
 )
 
@@ -27,7 +27,7 @@ func TestBashCannotDriveTheKernelAPI(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The kernel's own token, also in its environment.
-	tok, _, err := graph.LoadOrCreateToken(filepath.Join(data, graph.TokenFileName))
+	tok, _, err := access.LoadOrCreateToken(filepath.Join(data, access.TokenFileName))
 	if err != nil {
 		t.Fatal(err)
 	}

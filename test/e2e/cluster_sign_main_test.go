@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/foya-dev/foya/graph"
+	"github.com/foya-dev/foya/edge"
 	"github.com/foya-dev/foya/providers/openai/openaitest"
 )
 
@@ -43,9 +43,9 @@ func TestClusterForgedForwardingHeaderIgnored(t *testing.T) {
 		return resp.StatusCode, raw, time.Since(start)
 	}
 	forged := []map[string]string{
-		{graph.ForwardedHeader: "node-that-does-not-exist", "X-Foya-Passed-On": "1"},
-		{graph.ForwardedHeader: "node-that-does-not-exist", "X-Foya-Passed-On": "1", graph.SignatureHeader: "v1," + time.Now().Format("20060102") + ",AAAA"},
-		{graph.ForwardedHeader: "x"},
+		{edge.ForwardedHeader: "node-that-does-not-exist", "X-Foya-Passed-On": "1"},
+		{edge.ForwardedHeader: "node-that-does-not-exist", "X-Foya-Passed-On": "1", edge.SignatureHeader: "v1," + time.Now().Format("20060102") + ",AAAA"},
+		{edge.ForwardedHeader: "x"},
 	}
 	for i, hdr := range forged {
 		title := "forged " + string(rune('A'+i))
@@ -67,7 +67,7 @@ func TestClusterForgedForwardingHeaderIgnored(t *testing.T) {
 		}
 	}
 	state, _ := json.Marshal(map[string]any{"sessions": []string{sid}})
-	if code, raw, _ := post(a, graph.StatePath, forged[0], state); code != http.StatusNotFound {
+	if code, raw, _ := post(a, edge.StatePath, forged[0], state); code != http.StatusNotFound {
 		t.Fatalf("state endpoint with a forged forwarding header: %d %s", code, raw)
 	}
 	if !strings.Contains(b.Logs(), "ignored the forwarding headers of a request without a valid cluster signature") {

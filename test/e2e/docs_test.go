@@ -13,7 +13,7 @@ import (
 	"github.com/vektah/gqlparser/v2"
 	"github.com/vektah/gqlparser/v2/ast"
 
-	"github.com/foya-dev/foya/graph"
+	"github.com/foya-dev/foya/edge/web"
 )
 
 // docFiles are the user documentation pages whose examples are checked,
@@ -62,7 +62,7 @@ func TestDocsGraphQLExamplesValidate(t *testing.T) {
 		t.Fatal(err)
 	}
 	type example struct{ where, query string }
-	examples := []example{{"playground default query", graph.PlaygroundQuery}}
+	examples := []example{{"playground default query", web.PlaygroundQuery}}
 	queryRe := regexp.MustCompile(`"query":("(?:[^"\\]|\\.)*")`)
 	for _, b := range codeBlocks(t) {
 		switch b.lang {

@@ -105,9 +105,9 @@ func TestPlaygroundInChromium(t *testing.T) {
 }
 
 // TestPlaygroundAssetsFresh rebuilds the playground's embedded files from the
-// npm packages locked in graph/playground (node build.mjs --check: npm ci in a
+// npm packages locked in edge/web/playground (node build.mjs --check: npm ci in a
 // temporary directory, then a byte comparison) and fails when
-// graph/playground/dist is stale. It needs node and the npm registry; without
+// edge/web/playground/dist is stale. It needs node and the npm registry; without
 // them it is skipped, except under CI=true.
 func TestPlaygroundAssetsFresh(t *testing.T) {
 	if testing.Short() {
@@ -127,7 +127,7 @@ func TestPlaygroundAssetsFresh(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, node, "build.mjs", "--check")
-	cmd.Dir = repoPath("graph", "playground")
+	cmd.Dir = repoPath("edge", "web", "playground")
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		if strings.Contains(string(out), "is stale") {

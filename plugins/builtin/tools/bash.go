@@ -96,7 +96,7 @@ func (s *Set) bash(ctx context.Context, c *call) (sdk.ToolResult, error) {
 			note = "file change detection skipped: " + lim.msg + " after the command"
 		case err != nil:
 			note = "file change detection failed: " + err.Error()
-			log.Warn("snapshot after bash", "error", err)
+			log.Warn("snapshot after bash", "err", err)
 		default:
 			compareSnapshots(cs, before, after)
 		}
@@ -205,7 +205,7 @@ func (s *Set) runCommand(ctx context.Context, c *call, command string, timeout t
 		}
 	}
 	if err := killGroup(cmd); err != nil {
-		s.log.Warn("kill bash process group", "pid", cmd.Process.Pid, "error", err)
+		s.log.Warn("kill bash process group", "pid", cmd.Process.Pid, "err", err)
 	}
 	if run.timedOut || run.cancelled {
 		werr = <-waited

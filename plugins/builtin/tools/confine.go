@@ -150,7 +150,7 @@ func (s *Set) policy(sc *scope, tmp string, env []string, command string, namesp
 func (s *Set) startConfined(st sandboxState, p sandbox.Policy, out *os.File) (*sandbox.Process, error) {
 	proc, err := sandbox.Start(st.exe, p, out)
 	if errors.Is(err, sandbox.ErrNoNamespaces) {
-		s.log.Warn("user namespaces refused; running bash with Landlock only", "error", err)
+		s.log.Warn("user namespaces refused; running bash with Landlock only", "err", err)
 		p.Namespaces = false
 		proc, err = sandbox.Start(st.exe, p, out)
 	}

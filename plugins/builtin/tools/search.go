@@ -2,6 +2,7 @@ package tools
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -65,6 +66,7 @@ func parseGlob(p string) (globPattern, error) {
 	var g globPattern
 	for _, seg := range strings.Split(p, "/") {
 		if seg == ".." {
+			//lint:ignore ST1005 the message ends with the ".." it refuses
 			return nil, fmt.Errorf("pattern %q must not contain ..", p)
 		}
 		if seg == "" || (seg == "**" && len(g) > 0 && g[len(g)-1] == "**") {
@@ -111,9 +113,7 @@ func baseRelOf(baseRel, rel string) string {
 
 // searchBase resolves the optional directory argument.
 func searchBase(c *call, p string) (abs, rel string, err error) {
-	if p == "" {
-		p = "."
-	}
+	p = cmp.Or(p, ".")
 	return c.scope.resolve(p)
 }
 

@@ -199,7 +199,7 @@ func (s *Set) Call(ctx context.Context, req sdk.ToolCallRequest) (sdk.ToolResult
 		err = sc.open()
 	}
 	if err != nil {
-		log.Warn("tool call without a usable scope", "error", err)
+		log.Warn("tool call without a usable scope", "err", err)
 		return errorResult(err), nil
 	}
 	defer sc.close()

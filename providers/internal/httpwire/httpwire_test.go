@@ -3,12 +3,8 @@ package httpwire
 import (
 	"context"
 	"errors"
-	"go/parser"
-	"go/token"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -143,35 +139,6 @@ func TestDo(t *testing.T) {
 	_, err = Do(context.Background(), Client(nil), r, classify)
 	if !errors.As(err, &e) || e.Category != sdk.CategoryNetwork || strings.Contains(e.Message, "sk-secret") {
 		t.Fatalf("err %v, want a scrubbed network error", err)
-	}
-}
-
-// The providers are written as a third party would: they import only the
-// standard library, plugins/sdk and this package.
-func TestProvidersImportOnlySDK(t *testing.T) {
-	root := filepath.Join("..", "..")
-	err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
-			return err
-		}
-		f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.ImportsOnly)
-		if err != nil {
-			return err
-		}
-		for _, imp := range f.Imports {
-			p, _ := strconv.Unquote(imp.Path.Value)
-			first, _, _ := strings.Cut(p, "/")
-			switch {
-			case !strings.Contains(first, "."), p == "github.com/foya-dev/foya/plugins/sdk",
-				strings.HasPrefix(p, "github.com/foya-dev/foya/providers/"):
-			default:
-				t.Errorf("%s imports %s", path, p)
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
 	}
 }
 

@@ -71,7 +71,6 @@ func Created(model string) []Event {
 // deltas; done carries encrypted_content.
 func Reasoning(index int, id, encrypted string, summary ...string) []Event {
 	evs := []Event{{"response.output_item.added", map[string]any{"output_index": index, "item": map[string]any{"type": "reasoning", "id": id, "summary": []any{}}}}}
-	var parts []any
 	for i, s := range summary {
 		evs = append(evs,
 			Event{"response.reasoning_summary_part.added", map[string]any{"item_id": id, "output_index": index, "summary_index": i, "part": map[string]any{"type": "summary_text", "text": ""}}},
@@ -79,7 +78,6 @@ func Reasoning(index int, id, encrypted string, summary ...string) []Event {
 			Event{"response.reasoning_summary_text.done", map[string]any{"item_id": id, "output_index": index, "summary_index": i, "text": s}},
 			Event{"response.reasoning_summary_part.done", map[string]any{"item_id": id, "output_index": index, "summary_index": i, "part": map[string]any{"type": "summary_text", "text": s}}},
 		)
-		parts = append(parts, map[string]any{"type": "summary_text", "text": s})
 	}
 	return append(evs, Event{"response.output_item.done", map[string]any{"output_index": index, "item": ReasoningItem(id, encrypted, summary...)}})
 }

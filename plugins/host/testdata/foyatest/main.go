@@ -1,6 +1,6 @@
 // Command foyatest stands in for the kernel binary in plugins/host tests:
 //
-//	foyatest plugin <name>              serve a built-in, like `foya plugin <name>`
+//	foyatest plugin <name>              serve a built-in of the kernel's registry, like `foya plugin <name>`
 //	foyatest plugin badversion          a provider speaking protocol version 99
 //	foyatest plugin v1openai            the openai built-in over protocol version 1 (an old plugin)
 //	foyatest host <data-dir> <exe>      run a Manager, print plugin pids, wait
@@ -13,6 +13,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/foya-dev/foya/daemon"
 	"github.com/foya-dev/foya/plugins/host"
 	"github.com/foya-dev/foya/plugins/sdk"
 	"github.com/foya-dev/foya/providers/openai"
@@ -48,10 +49,10 @@ func run(args []string) error {
 			plugin.Serve(&plugin.ServeConfig{HandshakeConfig: hs, Plugins: set, GRPCServer: plugin.DefaultGRPCServer})
 			return nil
 		}
-		return host.RunBuiltin(args[1])
+		return daemon.RunPlugin(args[1])
 	case "host":
 		log := slog.New(slog.NewJSONHandler(os.Stderr, nil))
-		m, err := host.NewManager(host.Config{DataDir: args[1], Executable: args[2], Logger: log})
+		m, err := host.NewManager(host.Config{DataDir: args[1], Builtins: builtins(), Executable: args[2], Logger: log})
 		if err != nil {
 			return err
 		}
@@ -66,4 +67,13 @@ func run(args []string) error {
 		select {} // until killed
 	}
 	return fmt.Errorf("unknown command %q", args[0])
+}
+
+// builtins are the kernel's built-in plugins, unconfigured.
+func builtins() []host.Builtin {
+	var out []host.Builtin
+	for _, name := range daemon.BuiltinPlugins() {
+		out = append(out, host.Builtin{Name: name})
+	}
+	return out
 }

@@ -1,0 +1,242 @@
+package daemon
+
+import (
+	"cmp"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/foya-dev/foya/cluster"
+	"github.com/foya-dev/foya/core"
+	"github.com/foya-dev/foya/core/catalog"
+	"github.com/foya-dev/foya/core/engine"
+	corehooks "github.com/foya-dev/foya/core/hooks"
+	"github.com/foya-dev/foya/core/mcp"
+	"github.com/foya-dev/foya/core/pubsub"
+	"github.com/foya-dev/foya/core/session"
+	"github.com/foya-dev/foya/internal/cmdutil"
+	"github.com/foya-dev/foya/internal/memtrim"
+	"github.com/foya-dev/foya/plugins/hooks"
+	"github.com/foya-dev/foya/plugins/host"
+	"github.com/foya-dev/foya/plugins/mcphost"
+	"github.com/foya-dev/foya/storage"
+	"github.com/foya-dev/foya/storage/artifacts"
+)
+
+// kernel is everything serve wires together.
+type kernel struct {
+	dataDir  string
+	db       *storage.DB
+	plugins  *host.Manager
+	catalog  *catalog.Catalog
+	sessions *session.Service
+	engine   *engine.Engine
+	mcp      *mcp.Service
+	mcpHost  *mcphost.Manager
+	unlock   func()
+	// node is the membership of the kernels on a PostgreSQL database (nil
+	// on SQLite); nodes answers the nodes query.
+	node  *cluster.Node
+	nodes core.NodeLister
+	// clusterKey signs requests between kernels (nil on SQLite).
+	clusterKey []byte
+	log        *slog.Logger
+}
+
+// openKernel opens the data directory (locked for the life of the kernel),
+// the database and stores, starts the plugins and wires the core services.
+func openKernel(ctx context.Context, c Config, version string, log *slog.Logger) (_ *kernel, err error) {
+	dir, err := cmdutil.PrepareDataDir(c.DataDir)
+	if err != nil {
+		return nil, err
+	}
+	release, err := lockDataDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	k := &kernel{dataDir: dir, unlock: release, log: log}
+	defer func() {
+		if err != nil {
+			k.Close()
+		}
+	}()
+	if k.db, err = openDatabase(ctx, c.Database, dir, log); err != nil {
+		return nil, err
+	}
+	if err = k.startPlugins(ctx, c, log); err != nil {
+		return nil, err
+	}
+	catStore, mcpStore, err := openCatalogStores(ctx, k.db, c, dir)
+	if err != nil {
+		return nil, err
+	}
+	if k.clusterKey, err = loadClusterKey(c, dir); err != nil {
+		return nil, err
+	}
+	broker, err := k.openSessions(ctx, c, catStore, log)
+	if err != nil {
+		return nil, err
+	}
+	if err = k.openEngine(ctx, c, mcpStore, broker, version, log); err != nil {
+		return nil, err
+	}
+	if c.Database != "" {
+		go syncSharedCatalog(ctx, k.catalog, k.mcp, log)
+	}
+	return k, nil
+}
+
+// startPlugins starts the built-in plugins and those of the plugin
+// directories.
+func (k *kernel) startPlugins(ctx context.Context, c Config, log *slog.Logger) error {
+	dir := k.dataDir
+	toolCfg := c.Tools
+	toolCfg.DataDir, toolCfg.ScratchDir = dir, filepath.Join(dir, "scratch")
+	var err error
+	if toolCfg.TempRoot, err = prepareToolTempRoot(dir); err != nil {
+		return err
+	}
+	builtins, err := hostBuiltins(toolCfg)
+	if err != nil {
+		return err
+	}
+	if k.plugins, err = host.NewManager(host.Config{DataDir: dir, Builtins: builtins, PluginDirs: c.PluginDirs, ParkUnusedAfter: 5 * time.Second, IdleStopAfter: c.PluginIdleStop,
+		OnIdleStop: func() { _, _ = memtrim.Trim() }, Logger: log}); err != nil {
+		return err
+	}
+	if err = k.plugins.Start(ctx); err != nil {
+		return fmt.Errorf("start plugins: %w", err)
+	}
+	return nil
+}
+
+// openSessions wires the catalog, the cluster membership (on PostgreSQL)
+// and the session service; it returns the broker of their events.
+func (k *kernel) openSessions(ctx context.Context, c Config, catStore core.CatalogStore, log *slog.Logger) (*pubsub.Broker, error) {
+	var err error
+	k.catalog, err = catalog.New(ctx, catalog.Config{
+		Store: catStore, Providers: k.plugins, Logger: log, AllowKeyEnv: c.AllowKeyEnv,
+		OnChange: func(ctx context.Context, ch core.CatalogChange) { k.sessions.ApplyCatalogChange(ctx, ch) },
+	})
+	if err != nil {
+		return nil, err
+	}
+	if k.node, err = openCluster(ctx, c.Database, log); err != nil {
+		return nil, err
+	}
+	brokerCfg := pubsub.Config{Logger: log}
+	if k.node != nil {
+		brokerCfg.Relay = k.node
+	}
+	broker := pubsub.New(brokerCfg)
+	svcCfg := session.Config{Store: k.db, Broker: broker, Logger: log, Models: k.catalog}
+	if k.node != nil {
+		svcCfg.Ownership = k.node
+	}
+	k.sessions, err = session.New(svcCfg)
+	if err != nil {
+		return nil, err
+	}
+	if _, err = k.sessions.ResetPhases(ctx); err != nil {
+		return nil, err
+	}
+	return broker, nil
+}
+
+// openEngine wires the MCP servers, the tools (plugins' and MCP servers')
+// and the turn engine.
+func (k *kernel) openEngine(ctx context.Context, c Config, mcpStore core.MCPStore, broker *pubsub.Broker, version string, log *slog.Logger) error {
+	dir := k.dataDir
+	blobs, err := artifacts.New(cmp.Or(c.ArtifactDir, filepath.Join(dir, "artifacts")))
+	if err != nil {
+		return err
+	}
+	k.mcpHost = mcphost.New(mcphost.Config{
+		Logger: log, Version: version,
+		Sandbox: mcpSandbox(dir, c), ScopeDir: sessionDir(k.sessions, filepath.Join(dir, "scratch")),
+		OnChange: func(id string) {
+			broker.PublishKernel(core.KernelEvent{Type: core.KernelCatalogUpdated, McpServerID: id, At: time.Now().UTC()})
+		},
+	})
+	if k.mcp, err = mcp.New(ctx, mcp.Config{
+		Store: mcpStore, Runtime: k.mcpHost, Broker: broker, Logger: log,
+		SessionExists: func(ctx context.Context, id string) error { _, err := k.sessions.Session(ctx, id); return err },
+	}); err != nil {
+		return err
+	}
+	runners := k.plugins.ToolRunners()
+	if runners == nil {
+		runners = map[string]core.ToolRunner{}
+	}
+	runners["mcp:servers"] = k.mcpHost // MCP tools are all named mcp__…
+	tools := engine.NewToolHub(runners, log)
+	k.engine, err = engine.New(engine.Config{
+		Sessions: k.sessions, Catalog: k.catalog, Providers: k.plugins, Tools: tools,
+		Attachments: k.db, Blobs: blobs, Describe: artifacts.Describe, History: k.db,
+		ScratchDir: filepath.Join(dir, "scratch"), DataDir: dir, HiddenPaths: c.Tools.Hidden, Logger: log, Retry: c.Retry, Output: c.Output,
+		Hooks: corehooks.New(hooks.Store{Dir: dir}, hookRunner(dir, c, log)),
+		// No turn for 5 s: hand memory back (docs/performance.md).
+		OnIdle: func() { _, _ = memtrim.Trim() },
+	})
+	return err
+}
+
+// Close leaves the cluster, stops the MCP servers and plugins, closes the
+// database and releases the data directory; failures are logged.
+func (k *kernel) Close() {
+	if k.node != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		k.node.Close(ctx)
+		cancel()
+	}
+	if k.mcp != nil {
+		k.mcp.Close()
+	}
+	if k.mcpHost != nil {
+		k.mcpHost.Close()
+	}
+	if k.plugins != nil {
+		if err := k.plugins.Close(); err != nil {
+			k.log.Error("stop plugins", "err", err)
+		}
+	}
+	if k.db != nil {
+		if err := k.db.Close(); err != nil {
+			k.log.Error("close database", "err", err)
+		}
+	}
+	if k.unlock != nil {
+		k.unlock()
+	}
+}
+
+// openDatabase opens the PostgreSQL database at url, or without one the
+// SQLite file in the data directory.
+func openDatabase(ctx context.Context, url, dataDir string, log *slog.Logger) (*storage.DB, error) {
+	if url != "" {
+		return storage.OpenPostgres(ctx, url, log)
+	}
+	return storage.Open(ctx, filepath.Join(dataDir, "foya.db"), log)
+}
+
+// prepareToolTempRoot empties and creates the directory that holds one
+// TMPDIR per session for tool commands: outside the data directory (tools
+// cannot see that), under the system temporary directory, named after the
+// user and the data directory so kernels on other data directories do not
+// share it. It is emptied at every start, like /tmp at boot.
+func prepareToolTempRoot(dataDir string) (string, error) {
+	sum := sha256.Sum256([]byte(dataDir))
+	dir := filepath.Join(os.TempDir(), fmt.Sprintf("foya-%d-%s", os.Getuid(), hex.EncodeToString(sum[:6])))
+	if err := os.RemoveAll(dir); err != nil {
+		return "", fmt.Errorf("clean tool temp dir %s: %w", dir, err)
+	}
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		return "", fmt.Errorf("create tool temp dir %s: %w", dir, err)
+	}
+	return dir, nil
+}

@@ -1,0 +1,95 @@
+package daemon
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/foya-dev/foya/core/session"
+	"github.com/foya-dev/foya/plugins/hooks"
+	"github.com/foya-dev/foya/plugins/mcphost"
+	"github.com/foya-dev/foya/plugins/sandbox"
+
+	"github.com/foya-dev/foya/internal/cmdutil"
+)
+
+// sandboxLimitFlags registers the --tool-max-* flags of `foya serve` and
+// returns a function reading them after parsing (docs/sandbox.md).
+func sandboxLimitFlags(fs *flag.FlagSet) func() (sandbox.Limits, error) {
+	d := sandbox.DefaultLimits()
+	procs := fs.Int("tool-max-procs", d.Procs, "most processes (threads) one tool command, hook or STDIO MCP server may run at once (pids cgroup where writable, else RLIMIT_NPROC; 0: no limit)")
+	memory := fs.String("tool-max-memory", "off", "address space per sandboxed process, e.g. 16G (RLIMIT_AS; off by default: Node.js and Go reserve far more than they use)")
+	fileSize := fs.String("tool-max-file-size", "4G", "largest file a sandboxed process may write (RLIMIT_FSIZE; off: no limit)")
+	cpu := fs.Duration("tool-max-cpu", time.Duration(d.CPUSeconds)*time.Second, "CPU time per process of a bash call or hook (RLIMIT_CPU; 0: no limit)")
+	return func() (sandbox.Limits, error) {
+		var l sandbox.Limits
+		var err error
+		if *procs < 0 {
+			return l, cmdutil.Usagef("--tool-max-procs %d: must not be negative", *procs)
+		}
+		l.Procs = *procs
+		if l.AddressSpace, err = sandbox.ParseSize(*memory); err != nil {
+			return l, cmdutil.Usagef("--tool-max-memory: %w", err)
+		}
+		if l.AddressSpace != 0 && l.AddressSpace < 64<<20 {
+			return l, cmdutil.Usagef("--tool-max-memory %s: at least 64M (or off)", *memory)
+		}
+		if l.FileSize, err = sandbox.ParseSize(*fileSize); err != nil {
+			return l, cmdutil.Usagef("--tool-max-file-size: %w", err)
+		}
+		if *cpu < 0 {
+			return l, cmdutil.Usagef("--tool-max-cpu %s: must not be negative", *cpu)
+		}
+		l.CPUSeconds = uint64((*cpu + time.Second - 1) / time.Second)
+		return l, nil
+	}
+}
+
+// mcpSandbox is the confinement of STDIO MCP servers: the bash sandbox's
+// masks, writable roots and limits.
+func mcpSandbox(dir string, c Config) *mcphost.SandboxConfig {
+	sc := &mcphost.SandboxConfig{DataDir: dir, Hidden: c.Tools.Hidden, Writable: c.Tools.Writable, Limits: sandbox.DefaultLimits()}
+	if c.Tools.Limits != nil {
+		sc.Limits = *c.Tools.Limits
+	}
+	return sc
+}
+
+// sessionDir is the directory a session's tools act in (its project's, or
+// its scratch directory, created), for MCP servers attached to it.
+func sessionDir(svc *session.Service, scratch string) func(ctx context.Context, id string) (string, error) {
+	return func(ctx context.Context, id string) (string, error) {
+		s, err := svc.Session(ctx, id)
+		if err != nil {
+			return "", err
+		}
+		if s.ProjectID != "" {
+			p, err := svc.Project(ctx, s.ProjectID)
+			if err != nil {
+				return "", err
+			}
+			return p.Path, nil
+		}
+		dir := filepath.Join(scratch, s.ID)
+		if s.ID == "" || s.ID != filepath.Base(s.ID) {
+			return "", fmt.Errorf("session id %s", strconv.Quote(s.ID))
+		}
+		return dir, os.MkdirAll(dir, 0o700)
+	}
+}
+
+// hookRunner runs hooks in the bash sandbox with the same masks and limits.
+func hookRunner(dir string, c Config, log *slog.Logger) *hooks.Runner {
+	r := hooks.NewRunner(dir, log)
+	r.Hidden = c.Tools.Hidden
+	r.Limits = sandbox.DefaultLimits()
+	if c.Tools.Limits != nil {
+		r.Limits = *c.Tools.Limits
+	}
+	return r
+}

@@ -19,58 +19,6 @@ import (
 // (docs/hooks.md) through the kernel binary and a fake OpenAI-compatible
 // server, and read what reached the model in its request bodies.
 
-// writeHook writes an executable script into dir and returns its path.
-func writeHook(t *testing.T, dir, name, body string) string {
-	t.Helper()
-	p := filepath.Join(dir, name)
-	if err := os.WriteFile(p, []byte("#!/bin/bash\n"+body), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
-func (k *kernelProc) setHooks(t *testing.T, doc string) {
-	t.Helper()
-	var cfg any
-	if err := json.Unmarshal([]byte(doc), &cfg); err != nil {
-		t.Fatal(err)
-	}
-	raw, err := json.Marshal(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := client.SetHooks(context.Background(), k.client(), raw); err != nil {
-		t.Fatalf("setHooks: %v", err)
-	}
-}
-
-type hookEvent struct {
-	Type    string
-	Payload map[string]any
-}
-
-func (k *kernelProc) hookEvents(t *testing.T, sid string) (started, finished []map[string]any, system []map[string]any) {
-	t.Helper()
-	r := k.eventLog(t, sid)
-	for _, e := range r.Events {
-		var p map[string]any
-		_ = json.Unmarshal(e.Payload, &p)
-		switch e.Type {
-		case "hook_started":
-			started = append(started, p)
-		case "hook_finished":
-			finished = append(finished, p)
-		case "message_end":
-			if m, _ := p["message"].(map[string]any); m != nil && m["role"] == "system" {
-				system = append(system, m)
-			}
-		}
-	}
-	return
-}
-
-func requestText(r openaitest.Request) string { return string(r.Body) }
-
 func TestHooksConfigValidation(t *testing.T) {
 	dir := t.TempDir()
 	k := startKernel(t, dir)
@@ -421,17 +369,6 @@ echo "Session primer: source=$src"
 	if n := strings.Count(lastTurnRequest(fake), "Session primer"); n != 1 {
 		t.Fatalf("second request carries the primer %d times: %s", n, lastTurnRequest(fake))
 	}
-}
-
-// lastTurnRequest is the body of the newest request that is not a title request.
-func lastTurnRequest(fake *openaitest.Server) string {
-	rs := fake.Requests()
-	for i := len(rs) - 1; i >= 0; i-- {
-		if b := requestText(rs[i]); !strings.Contains(b, "Write a title") {
-			return b
-		}
-	}
-	return ""
 }
 
 // permissionDecision "ask" puts the call to a person even in BYPASS mode:

@@ -5101,6 +5101,325 @@ func (v *SessionConnectionsConnection) GetId() string { return v.Id }
 // GetName returns SessionConnectionsConnection.Name, and is useful for accessing the field via an interface.
 func (v *SessionConnectionsConnection) GetName() string { return v.Name }
 
+// SessionDetailResponse is returned by SessionDetail on success.
+type SessionDetailResponse struct {
+	// One session by id; null when there is none with that id.
+	Session SessionDetailSession `json:"session"`
+}
+
+// GetSession returns SessionDetailResponse.Session, and is useful for accessing the field via an interface.
+func (v *SessionDetailResponse) GetSession() SessionDetailSession { return v.Session }
+
+// SessionDetailSession includes the requested fields of the GraphQL type Session.
+// The GraphQL type's documentation follows.
+//
+// A long-lived conversation identity: history, model choice, directory and permissions.
+type SessionDetailSession struct {
+	// Stable id of the session (ses_…).
+	Id string `json:"id"`
+	// Display name; never sent to a model.
+	Title string `json:"title"`
+	// What the kernel is doing with the session now.
+	Phase Phase `json:"phase"`
+	// Which tool calls need a person's approval.
+	ApprovalMode ApprovalMode `json:"approvalMode"`
+	// Whether the agent executes or plans (read-only).
+	AgentMode AgentMode `json:"agentMode"`
+	// Seq of the last persisted event.
+	HeadSeq int `json:"headSeq"`
+	// The bound project; once set it can never change (SES-3).
+	Project SessionDetailSessionProject `json:"project"`
+	// Queued input, next first.
+	Queue []SessionDetailSessionQueueQueueItem `json:"queue"`
+	// Estimated size of the next request against the model's budget, for a meter.
+	ContextUsage SessionDetailSessionContextUsage `json:"contextUsage"`
+	// Tokens spent by this session, from the usage ledger.
+	Usage SessionDetailSessionUsage `json:"usage"`
+	// MCP servers attached to this session only (attachSessionMcpServer), in attach order; their tools are offered in this session and its sub-agent sessions.
+	McpServers []SessionDetailSessionMcpServersMcpServer `json:"mcpServers"`
+	// The history projection in seq order; inactive (rewound) messages only on
+	// request. Page a long history: first (1–1000) returns the oldest messages
+	// with seq > afterSeq, last (1–1000) the newest with seq < beforeSeq (still
+	// in seq order); afterSeq and beforeSeq (exclusive bounds) can be given
+	// with either or both. Forward: messages(first: 100, afterSeq: <the last
+	// seq seen>); backward: messages(last: 100, beforeSeq: <the first seq
+	// seen>). Without first and last every message in the range is returned,
+	// as long as they fit one response: a session whose messages are larger
+	// than the response limit (16 MiB) gets BAD_INPUT naming these arguments
+	// instead (docs/limits.md). A page is read through an index: the last 50
+	// messages of a 100,000-event session cost what 50 messages cost.
+	Messages []SessionDetailSessionMessagesMessage `json:"messages"`
+}
+
+// GetId returns SessionDetailSession.Id, and is useful for accessing the field via an interface.
+func (v *SessionDetailSession) GetId() string { return v.Id }
+
+// GetTitle returns SessionDetailSession.Title, and is useful for accessing the field via an interface.
+func (v *SessionDetailSession) GetTitle() string { return v.Title }
+
+// GetPhase returns SessionDetailSession.Phase, and is useful for accessing the field via an interface.
+func (v *SessionDetailSession) GetPhase() Phase { return v.Phase }
+
+// GetApprovalMode returns SessionDetailSession.ApprovalMode, and is useful for accessing the field via an interface.
+func (v *SessionDetailSession) GetApprovalMode() ApprovalMode { return v.ApprovalMode }
+
+// GetAgentMode returns SessionDetailSession.AgentMode, and is useful for accessing the field via an interface.
+func (v *SessionDetailSession) GetAgentMode() AgentMode { return v.AgentMode }
+
+// GetHeadSeq returns SessionDetailSession.HeadSeq, and is useful for accessing the field via an interface.
+func (v *SessionDetailSession) GetHeadSeq() int { return v.HeadSeq }
+
+// GetProject returns SessionDetailSession.Project, and is useful for accessing the field via an interface.
+func (v *SessionDetailSession) GetProject() SessionDetailSessionProject { return v.Project }
+
+// GetQueue returns SessionDetailSession.Queue, and is useful for accessing the field via an interface.
+func (v *SessionDetailSession) GetQueue() []SessionDetailSessionQueueQueueItem { return v.Queue }
+
+// GetContextUsage returns SessionDetailSession.ContextUsage, and is useful for accessing the field via an interface.
+func (v *SessionDetailSession) GetContextUsage() SessionDetailSessionContextUsage {
+	return v.ContextUsage
+}
+
+// GetUsage returns SessionDetailSession.Usage, and is useful for accessing the field via an interface.
+func (v *SessionDetailSession) GetUsage() SessionDetailSessionUsage { return v.Usage }
+
+// GetMcpServers returns SessionDetailSession.McpServers, and is useful for accessing the field via an interface.
+func (v *SessionDetailSession) GetMcpServers() []SessionDetailSessionMcpServersMcpServer {
+	return v.McpServers
+}
+
+// GetMessages returns SessionDetailSession.Messages, and is useful for accessing the field via an interface.
+func (v *SessionDetailSession) GetMessages() []SessionDetailSessionMessagesMessage { return v.Messages }
+
+// SessionDetailSessionContextUsage includes the requested fields of the GraphQL type ContextUsage.
+// The GraphQL type's documentation follows.
+//
+// What the session's next model request is estimated to take. tokens anchors on
+// the last real input tokens its route reported plus a local estimate (about 4
+// bytes of text per token, 1000 per image) of what changed since; limit is the
+// high-water mark: the model's maxInputTokens, else contextWindow minus
+// maxOutputTokens (or 4096) minus 5%, else 32000. Above it the kernel compacts
+// before sending.
+type SessionDetailSessionContextUsage struct {
+	// Estimated input tokens of the next request (at least 0).
+	Tokens int `json:"tokens"`
+	// High-water mark in tokens: above it the kernel compacts before sending.
+	Limit int `json:"limit"`
+}
+
+// GetTokens returns SessionDetailSessionContextUsage.Tokens, and is useful for accessing the field via an interface.
+func (v *SessionDetailSessionContextUsage) GetTokens() int { return v.Tokens }
+
+// GetLimit returns SessionDetailSessionContextUsage.Limit, and is useful for accessing the field via an interface.
+func (v *SessionDetailSessionContextUsage) GetLimit() int { return v.Limit }
+
+// SessionDetailSessionMcpServersMcpServer includes the requested fields of the GraphQL type McpServer.
+// The GraphQL type's documentation follows.
+//
+// A configured MCP server. env and header values are never returned; only their names.
+type SessionDetailSessionMcpServersMcpServer struct {
+	// Unique name; tools are offered as mcp__<name>__<tool>.
+	Name string `json:"name"`
+	// Connection state now.
+	Status McpStatus `json:"status"`
+}
+
+// GetName returns SessionDetailSessionMcpServersMcpServer.Name, and is useful for accessing the field via an interface.
+func (v *SessionDetailSessionMcpServersMcpServer) GetName() string { return v.Name }
+
+// GetStatus returns SessionDetailSessionMcpServersMcpServer.Status, and is useful for accessing the field via an interface.
+func (v *SessionDetailSessionMcpServersMcpServer) GetStatus() McpStatus { return v.Status }
+
+// SessionDetailSessionMessagesMessage includes the requested fields of the GraphQL type Message.
+// The GraphQL type's documentation follows.
+//
+// A complete history message.
+type SessionDetailSessionMessagesMessage struct {
+	// The message's event_seq: stable id and rewind boundary.
+	Seq int `json:"seq"`
+	// Who the message speaks for.
+	Role Role `json:"role"`
+	// The text, or a page of it: offset and limit count bytes of its UTF-8
+	// encoding (textBytes in all). Both ends of the page move back to the start
+	// of the character they fall in, so a page never splits a character and
+	// the pages at offsets 0, L, 2L, … concatenate to the whole text, each
+	// character in exactly one page (a limit under 4 can give an empty page).
+	// Without limit: from offset to the end. An offset at or past the end
+	// gives "". In a live sessionEvents event with messageTruncated, text holds
+	// only the first 1 MiB: read the rest from Session.messages.
+	Text string `json:"text"`
+	// Display-only reasoning of an assistant message.
+	Reasoning string `json:"reasoning"`
+	// What made a SYSTEM message, e.g. `hook UserPromptSubmit: ./context.sh` for hook context (docs/hooks.md).
+	Source string `json:"source"`
+	// For a tool message: the tool's name; null otherwise.
+	ToolName string `json:"toolName"`
+	// For a tool message: whether the tool failed.
+	IsError bool `json:"isError"`
+	// The kernel cut this assistant message at an output cap (docs/limits.md, "Model output"): its text, reasoning or a tool call's arguments stop at the cap. A call cut so is never run (its input is the first bytes as a JSON string, and its tool message says why); a cap other than a call's arguments also ended the turn, whose turn_finished payload has code OUTPUT_LIMIT.
+	Truncated bool `json:"truncated"`
+	// Why the model ended this assistant message, as its provider normalized it: `stop`, `length` (output token
+	// limit), `tool_calls`, `content_filter` (the service's filter stopped it), `refusal` (the model declined; see
+	// `refusal`), or the service's own word when none of these fits (e.g. `pause_turn`). A string rather than an enum,
+	// so that a reason a provider adds later never breaks a client. Null on other roles, on a reply that failed or was
+	// stopped, and on messages recorded before Foya kept it (docs/providers.md#finish-reasons).
+	FinishReason string `json:"finishReason"`
+	// The service's explanation of a refusal (finishReason `refusal`) when it sent one apart from the message text, e.g. Anthropic's `stop_details.explanation` or OpenAI's `refusal` deltas.
+	Refusal string `json:"refusal"`
+	// The tool calls of an assistant message, in order; empty otherwise.
+	ToolCalls []SessionDetailSessionMessagesMessageToolCallsToolCall `json:"toolCalls"`
+	// Attachments of a user message (or images a tool produced), in order.
+	Attachments []SessionDetailSessionMessagesMessageAttachmentsAttachment `json:"attachments"`
+}
+
+// GetSeq returns SessionDetailSessionMessagesMessage.Seq, and is useful for accessing the field via an interface.
+func (v *SessionDetailSessionMessagesMessage) GetSeq() int { return v.Seq }
+
+// GetRole returns SessionDetailSessionMessagesMessage.Role, and is useful for accessing the field via an interface.
+func (v *SessionDetailSessionMessagesMessage) GetRole() Role { return v.Role }
+
+// GetText returns SessionDetailSessionMessagesMessage.Text, and is useful for accessing the field via an interface.
+func (v *SessionDetailSessionMessagesMessage) GetText() string { return v.Text }
+
+// GetReasoning returns SessionDetailSessionMessagesMessage.Reasoning, and is useful for accessing the field via an interface.
+func (v *SessionDetailSessionMessagesMessage) GetReasoning() string { return v.Reasoning }
+
+// GetSource returns SessionDetailSessionMessagesMessage.Source, and is useful for accessing the field via an interface.
+func (v *SessionDetailSessionMessagesMessage) GetSource() string { return v.Source }
+
+// GetToolName returns SessionDetailSessionMessagesMessage.ToolName, and is useful for accessing the field via an interface.
+func (v *SessionDetailSessionMessagesMessage) GetToolName() string { return v.ToolName }
+
+// GetIsError returns SessionDetailSessionMessagesMessage.IsError, and is useful for accessing the field via an interface.
+func (v *SessionDetailSessionMessagesMessage) GetIsError() bool { return v.IsError }
+
+// GetTruncated returns SessionDetailSessionMessagesMessage.Truncated, and is useful for accessing the field via an interface.
+func (v *SessionDetailSessionMessagesMessage) GetTruncated() bool { return v.Truncated }
+
+// GetFinishReason returns SessionDetailSessionMessagesMessage.FinishReason, and is useful for accessing the field via an interface.
+func (v *SessionDetailSessionMessagesMessage) GetFinishReason() string { return v.FinishReason }
+
+// GetRefusal returns SessionDetailSessionMessagesMessage.Refusal, and is useful for accessing the field via an interface.
+func (v *SessionDetailSessionMessagesMessage) GetRefusal() string { return v.Refusal }
+
+// GetToolCalls returns SessionDetailSessionMessagesMessage.ToolCalls, and is useful for accessing the field via an interface.
+func (v *SessionDetailSessionMessagesMessage) GetToolCalls() []SessionDetailSessionMessagesMessageToolCallsToolCall {
+	return v.ToolCalls
+}
+
+// GetAttachments returns SessionDetailSessionMessagesMessage.Attachments, and is useful for accessing the field via an interface.
+func (v *SessionDetailSessionMessagesMessage) GetAttachments() []SessionDetailSessionMessagesMessageAttachmentsAttachment {
+	return v.Attachments
+}
+
+// SessionDetailSessionMessagesMessageAttachmentsAttachment includes the requested fields of the GraphQL type Attachment.
+// The GraphQL type's documentation follows.
+//
+// Stored bytes referenced by a message; the bytes live in the artifact store.
+type SessionDetailSessionMessagesMessageAttachmentsAttachment struct {
+	// File name as uploaded or generated.
+	Name string `json:"name"`
+	// MIME type, e.g. image/png or application/pdf.
+	MediaType string `json:"mediaType"`
+	// SHA-256 of the bytes in hex (64 characters): their address in the artifact store.
+	Sha256 string `json:"sha256"`
+}
+
+// GetName returns SessionDetailSessionMessagesMessageAttachmentsAttachment.Name, and is useful for accessing the field via an interface.
+func (v *SessionDetailSessionMessagesMessageAttachmentsAttachment) GetName() string { return v.Name }
+
+// GetMediaType returns SessionDetailSessionMessagesMessageAttachmentsAttachment.MediaType, and is useful for accessing the field via an interface.
+func (v *SessionDetailSessionMessagesMessageAttachmentsAttachment) GetMediaType() string {
+	return v.MediaType
+}
+
+// GetSha256 returns SessionDetailSessionMessagesMessageAttachmentsAttachment.Sha256, and is useful for accessing the field via an interface.
+func (v *SessionDetailSessionMessagesMessageAttachmentsAttachment) GetSha256() string {
+	return v.Sha256
+}
+
+// SessionDetailSessionMessagesMessageToolCallsToolCall includes the requested fields of the GraphQL type ToolCall.
+// The GraphQL type's documentation follows.
+//
+// A tool call the model asked for.
+type SessionDetailSessionMessagesMessageToolCallsToolCall struct {
+	// The call's id as the provider gave it; the tool message answering it has it as toolCallId.
+	Id string `json:"id"`
+	// The tool's name as models see it (e.g. bash, read, mcp__fs__read_file).
+	Name string `json:"name"`
+	// The complete JSON input.
+	Input json.RawMessage `json:"input"`
+}
+
+// GetId returns SessionDetailSessionMessagesMessageToolCallsToolCall.Id, and is useful for accessing the field via an interface.
+func (v *SessionDetailSessionMessagesMessageToolCallsToolCall) GetId() string { return v.Id }
+
+// GetName returns SessionDetailSessionMessagesMessageToolCallsToolCall.Name, and is useful for accessing the field via an interface.
+func (v *SessionDetailSessionMessagesMessageToolCallsToolCall) GetName() string { return v.Name }
+
+// GetInput returns SessionDetailSessionMessagesMessageToolCallsToolCall.Input, and is useful for accessing the field via an interface.
+func (v *SessionDetailSessionMessagesMessageToolCallsToolCall) GetInput() json.RawMessage {
+	return v.Input
+}
+
+// SessionDetailSessionProject includes the requested fields of the GraphQL type Project.
+// The GraphQL type's documentation follows.
+//
+// A directory reference. Deleting a project deletes the sessions bound to it, never the directory.
+type SessionDetailSessionProject struct {
+	// Stable id of the project (prj_…).
+	Id string `json:"id"`
+	// Absolute path of the directory.
+	Path string `json:"path"`
+}
+
+// GetId returns SessionDetailSessionProject.Id, and is useful for accessing the field via an interface.
+func (v *SessionDetailSessionProject) GetId() string { return v.Id }
+
+// GetPath returns SessionDetailSessionProject.Path, and is useful for accessing the field via an interface.
+func (v *SessionDetailSessionProject) GetPath() string { return v.Path }
+
+// SessionDetailSessionQueueQueueItem includes the requested fields of the GraphQL type QueueItem.
+// The GraphQL type's documentation follows.
+//
+// User input waiting for the running turn to end (in memory only: not kept
+// across a restart). A session queues at most 100 items and 4 MiB of input
+// (text and browser elements).
+type SessionDetailSessionQueueQueueItem struct {
+	// Stable id of the item (for editQueuedMessage, moveQueuedMessage, deleteQueuedMessage and stopTurn's dispatchItemId).
+	Id string `json:"id"`
+}
+
+// GetId returns SessionDetailSessionQueueQueueItem.Id, and is useful for accessing the field via an interface.
+func (v *SessionDetailSessionQueueQueueItem) GetId() string { return v.Id }
+
+// SessionDetailSessionUsage includes the requested fields of the GraphQL type Usage.
+// The GraphQL type's documentation follows.
+//
+// Token usage. cachedTokens is a subset of inputTokens.
+type SessionDetailSessionUsage struct {
+	// Input (prompt) tokens, cache reads and writes included; at least 0.
+	InputTokens int `json:"inputTokens"`
+	// Output tokens, reasoning included; at least 0.
+	OutputTokens int `json:"outputTokens"`
+	// Input tokens read from the provider's prompt cache (a subset of inputTokens; 0 where the provider does not say).
+	CachedTokens int `json:"cachedTokens"`
+	// Input tokens written to the provider's prompt cache (a subset of inputTokens; reported by Anthropic, 0 where the provider does not say).
+	CacheWriteTokens int `json:"cacheWriteTokens"`
+}
+
+// GetInputTokens returns SessionDetailSessionUsage.InputTokens, and is useful for accessing the field via an interface.
+func (v *SessionDetailSessionUsage) GetInputTokens() int { return v.InputTokens }
+
+// GetOutputTokens returns SessionDetailSessionUsage.OutputTokens, and is useful for accessing the field via an interface.
+func (v *SessionDetailSessionUsage) GetOutputTokens() int { return v.OutputTokens }
+
+// GetCachedTokens returns SessionDetailSessionUsage.CachedTokens, and is useful for accessing the field via an interface.
+func (v *SessionDetailSessionUsage) GetCachedTokens() int { return v.CachedTokens }
+
+// GetCacheWriteTokens returns SessionDetailSessionUsage.CacheWriteTokens, and is useful for accessing the field via an interface.
+func (v *SessionDetailSessionUsage) GetCacheWriteTokens() int { return v.CacheWriteTokens }
+
 // SessionEventsResponse is returned by SessionEvents on success.
 type SessionEventsResponse struct {
 	// Every persisted event with seq > afterSeq (when given), then live events, with
@@ -7444,6 +7763,14 @@ func (v *__SendMessageInput) GetSessionId() string { return v.SessionId }
 // GetText returns __SendMessageInput.Text, and is useful for accessing the field via an interface.
 func (v *__SendMessageInput) GetText() *string { return v.Text }
 
+// __SessionDetailInput is used internally by genqlient
+type __SessionDetailInput struct {
+	Id string `json:"id"`
+}
+
+// GetId returns __SessionDetailInput.Id, and is useful for accessing the field via an interface.
+func (v *__SessionDetailInput) GetId() string { return v.Id }
+
 // __SessionEventsInput is used internally by genqlient
 type __SessionEventsInput struct {
 	SessionId string `json:"sessionId"`
@@ -9668,6 +9995,91 @@ func Session(
 	}
 
 	data_ = &SessionResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The query executed by SessionDetail.
+const SessionDetail_Operation = `
+query SessionDetail ($id: ID!) {
+	session(id: $id) {
+		id
+		title
+		phase
+		approvalMode
+		agentMode
+		headSeq
+		project {
+			id
+			path
+		}
+		queue {
+			id
+		}
+		contextUsage {
+			tokens
+			limit
+		}
+		usage {
+			inputTokens
+			outputTokens
+			cachedTokens
+			cacheWriteTokens
+		}
+		mcpServers {
+			name
+			status
+		}
+		messages {
+			seq
+			role
+			text
+			reasoning
+			source
+			toolName
+			isError
+			truncated
+			finishReason
+			refusal
+			toolCalls {
+				id
+				name
+				input
+			}
+			attachments {
+				name
+				mediaType
+				sha256
+			}
+		}
+	}
+}
+`
+
+// SessionDetail is a session with more than SessionFields: its modes, queue,
+// context usage and MCP servers, and each message's reasoning, source, tool
+// calls, attachments and truncation (a null reads as the zero value).
+func SessionDetail(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	id string,
+) (data_ *SessionDetailResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "SessionDetail",
+		Query:  SessionDetail_Operation,
+		Variables: &__SessionDetailInput{
+			Id: id,
+		},
+	}
+
+	data_ = &SessionDetailResponse{}
 	resp_ := &graphql.Response{Data: data_}
 
 	err_ = client_.MakeRequest(

@@ -72,13 +72,7 @@ func TestACPAgent(t *testing.T) {
 		t.Fatalf("session/new: %+v", ns)
 	}
 	sid := ns.SessionID
-	var ks struct {
-		Session struct {
-			ApprovalMode, AgentMode string
-			Project                 struct{ Path string }
-		}
-	}
-	k.gql(t, `query($id: ID!) { session(id: $id) { approvalMode agentMode project { path } } }`, map[string]any{"id": sid}, &ks)
+	ks := k.sessionDetail(t, sid)
 	if ks.Session.Project.Path != proj {
 		t.Fatalf("session's project %+v, want %s", ks.Session, proj)
 	}
@@ -173,12 +167,12 @@ func TestACPAgent(t *testing.T) {
 
 	// set_mode, and a mode changed by another client arrives as current_mode_update.
 	p.call("session/set_mode", map[string]any{"sessionId": sid, "modeId": "bypass"}, nil)
-	k.gql(t, `query($id: ID!) { session(id: $id) { approvalMode agentMode project { path } } }`, map[string]any{"id": sid}, &ks)
+	ks = k.sessionDetail(t, sid)
 	if ks.Session.ApprovalMode != "BYPASS" || ks.Session.AgentMode != "EXECUTE" {
 		t.Fatalf("after set_mode bypass: %+v", ks.Session)
 	}
 	p.call("session/set_mode", map[string]any{"sessionId": sid, "modeId": "plan"}, nil)
-	k.gql(t, `query($id: ID!) { session(id: $id) { approvalMode agentMode project { path } } }`, map[string]any{"id": sid}, &ks)
+	ks = k.sessionDetail(t, sid)
 	if ks.Session.AgentMode != "PLAN" {
 		t.Fatalf("after set_mode plan: %+v", ks.Session)
 	}
@@ -448,15 +442,7 @@ func TestACPAgentPlanQuestionImage(t *testing.T) {
 		map[string]any{"type": "text", "text": "what is this?"},
 		map[string]any{"type": "image", "mimeType": "image/png", "data": base64.StdEncoding.EncodeToString(buf.Bytes()), "uri": "file:///tmp/dot.png"},
 	}}, &pr)
-	var ks struct {
-		Session struct {
-			Messages []struct {
-				Role        string
-				Attachments []struct{ Name, MediaType string }
-			}
-		}
-	}
-	k.gql(t, `query($id: ID!) { session(id: $id) { messages { role attachments { name mediaType } } } }`, map[string]any{"id": sid}, &ks)
+	ks := k.sessionDetail(t, sid)
 	last := ks.Session.Messages[len(ks.Session.Messages)-2]
 	if pr.StopReason != "end_turn" || last.Role != "USER" || len(last.Attachments) != 1 || last.Attachments[0].Name != "dot.png" || last.Attachments[0].MediaType != "image/png" {
 		t.Fatalf("image prompt: %s %+v", pr.StopReason, ks.Session.Messages)

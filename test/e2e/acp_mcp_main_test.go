@@ -16,15 +16,10 @@ import (
 // sessionMCPNames reads the names and states of a session's attached MCP servers.
 func sessionMCPNames(t *testing.T, k *kernelProc, sid string) []string {
 	t.Helper()
-	var r struct {
-		Session struct {
-			McpServers []struct{ Name, Status string }
-		}
-	}
-	k.gql(t, `query($s: ID!) { session(id: $s) { mcpServers { name status } } }`, map[string]any{"s": sid}, &r)
+	r := k.sessionDetail(t, sid)
 	var out []string
 	for _, m := range r.Session.McpServers {
-		out = append(out, m.Name+":"+m.Status)
+		out = append(out, m.Name+":"+string(m.Status))
 	}
 	return out
 }

@@ -173,13 +173,7 @@ func TestAnthropicEndToEnd(t *testing.T) {
 		t.Fatal("thinking dropped while continuing a signed tool round")
 	}
 	// Reasoning reached clients; the signature never did.
-	var sess struct {
-		Session struct {
-			Messages []struct{ Role, Text, Reasoning string }
-			Usage    struct{ InputTokens, CachedTokens, CacheWriteTokens, OutputTokens int }
-		}
-	}
-	k.gql(t, `query($s: ID!) { session(id: $s) { messages { role text reasoning } usage { inputTokens cachedTokens cacheWriteTokens outputTokens } } }`, map[string]any{"s": k.sid}, &sess)
+	sess := k.sessionDetail(t, k.sid)
 	found := false
 	for _, m := range sess.Session.Messages {
 		found = found || m.Reasoning == "The user wants a file listing."

@@ -212,3 +212,14 @@ func (k *kernelProc) rewindTo(t testing.TB, sid string, seq int) {
 		t.Fatalf("confirmRewind %s at %d: %v", sid, seq, err)
 	}
 }
+
+// sessionDetail is the session with its modes, queue, context usage, MCP
+// servers and messages in detail.
+func (k *kernelProc) sessionDetail(t testing.TB, sid string) *client.SessionDetailResponse {
+	t.Helper()
+	r, err := client.SessionDetail(context.Background(), k.client(), sid)
+	if err != nil {
+		t.Fatalf("session %s: %v", sid, err)
+	}
+	return r
+}

@@ -85,8 +85,7 @@ func TestClusterForwardingAndFanOut(t *testing.T) {
 		t.Fatalf("sessions owned by advertise URL: %v (A is %s)", owners, a.url())
 	}
 	// Queue and session state asked of B come from A, the owner.
-	var s struct{ Session struct{ Phase string } }
-	b.gql(t, `query($s: ID!) { session(id: $s) { phase queue { id } } }`, map[string]any{"s": sid}, &s)
+	s := b.sessionDetail(t, sid)
 	if s.Session.Phase != "IDLE" {
 		t.Fatalf("phase seen on B: %s", s.Session.Phase)
 	}

@@ -124,18 +124,7 @@ func replayFixture(t *testing.T, kp *kernelProc, kind string, want wantFixture, 
 		t.Fatalf("second turn %s: %s", st, reason)
 	}
 
-	var sess struct {
-		Session struct {
-			Messages []struct {
-				Role, Text, Reasoning, FinishReason, Refusal string
-				ToolCalls                                    []struct {
-					ID, Name string
-					Input    json.RawMessage
-				}
-			}
-		}
-	}
-	k.gql(t, `query($s: ID!) { session(id: $s) { messages { role text reasoning finishReason refusal toolCalls { id name input } } } }`, map[string]any{"s": k.sid}, &sess)
+	sess := k.sessionDetail(t, k.sid)
 	var got []int
 	for i, m := range sess.Session.Messages {
 		if m.Role == "ASSISTANT" {
@@ -177,8 +166,8 @@ func replayFixture(t *testing.T, kp *kernelProc, kind string, want wantFixture, 
 		}
 		for j, c := range w.calls {
 			g := m.ToolCalls[j]
-			if (c.id != "" && g.ID != c.id) || g.Name != c.name || !jsonSame(string(g.Input), c.args) {
-				t.Errorf("reply %d call %d = %s %s %s, want %s %s %s", i, j, g.ID, g.Name, g.Input, c.id, c.name, c.args)
+			if (c.id != "" && g.Id != c.id) || g.Name != c.name || !jsonSame(string(g.Input), c.args) {
+				t.Errorf("reply %d call %d = %s %s %s, want %s %s %s", i, j, g.Id, g.Name, g.Input, c.id, c.name, c.args)
 			}
 		}
 		if i >= len(usages) {

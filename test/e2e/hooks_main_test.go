@@ -152,12 +152,7 @@ echo "Sprint context: the prompt was <$prompt>; cwd=$PWD"
 	if !found {
 		t.Fatalf("hook context not in the request: %s", fake.LastRequest().Body)
 	}
-	var s struct {
-		Session struct {
-			Messages []struct{ Role, Source, Text string }
-		}
-	}
-	k.gql(t, `query($s: ID!) { session(id: $s) { messages { role source text } } }`, map[string]any{"s": sid}, &s)
+	s := k.sessionDetail(t, sid)
 	if len(s.Session.Messages) < 2 || s.Session.Messages[1].Role != "SYSTEM" || s.Session.Messages[1].Source == "" {
 		t.Fatalf("messages: %+v", s.Session.Messages)
 	}

@@ -83,13 +83,7 @@ func TestResponsesEndToEnd(t *testing.T) {
 	if err := json.Unmarshal([]byte(in[4]["arguments"].(string)), &args); err != nil || args["pattern"] != "**/*.go" {
 		t.Fatalf("arguments %v", in[4]["arguments"])
 	}
-	var sess struct {
-		Session struct {
-			Messages []struct{ Role, Text, Reasoning string }
-			Usage    struct{ InputTokens, CachedTokens int }
-		}
-	}
-	k.gql(t, `query($s: ID!) { session(id: $s) { messages { role text reasoning } usage { inputTokens cachedTokens } } }`, map[string]any{"s": k.sid}, &sess)
+	sess := k.sessionDetail(t, k.sid)
 	if u := sess.Session.Usage; u.CachedTokens != 350 || u.InputTokens != 600 {
 		t.Fatalf("usage %+v", u)
 	}

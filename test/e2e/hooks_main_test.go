@@ -528,19 +528,12 @@ echo "hook-ctx-$n"
 	sid := k.session(t, fake.BaseURL(), proj, "BYPASS")
 	k.runTools(t, fake, sid)
 	k.runTools(t, fake, sid)
-	type msg struct {
-		Seq                int64
-		Role, Source, Text string
-	}
-	messages := func(id string) []msg {
-		var s struct{ Session struct{ Messages []msg } }
-		k.gql(t, `query($s: ID!) { session(id: $s) { messages { seq role source text } } }`, map[string]any{"s": id}, &s)
-		return s.Session.Messages
-	}
+	type msg = client.SessionDetailSessionMessagesMessage
+	messages := func(id string) []msg { return k.sessionDetail(t, id).Session.Messages }
 	texts := func(ms []msg) string {
 		var b strings.Builder
 		for _, m := range ms {
-			b.WriteString(m.Role + ":" + m.Text + "|")
+			b.WriteString(string(m.Role) + ":" + m.Text + "|")
 		}
 		return b.String()
 	}
@@ -549,7 +542,7 @@ echo "hook-ctx-$n"
 		t.Fatalf("messages: %s", got)
 	}
 	// Fork after the first answer: the fork has the first hook context.
-	f, err := client.ForkSession(context.Background(), k.client(), sid, int(ms[2].Seq))
+	f, err := client.ForkSession(context.Background(), k.client(), sid, ms[2].Seq)
 	if err != nil {
 		t.Fatalf("forkSession: %v", err)
 	}
@@ -558,7 +551,7 @@ echo "hook-ctx-$n"
 		t.Fatalf("fork messages: %s %+v", got, fm)
 	}
 	// Rewind the original to its second prompt: the second context goes.
-	k.rewindTo(t, sid, int(ms[3].Seq))
+	k.rewindTo(t, sid, ms[3].Seq)
 	if got := texts(messages(sid)); got != "USER:go|SYSTEM:hook-ctx-1|ASSISTANT:done|" {
 		t.Fatalf("messages after rewind: %s", got)
 	}

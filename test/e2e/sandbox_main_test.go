@@ -95,10 +95,8 @@ func toolCall(id, name string, input any) openaitest.Response {
 	}}
 }
 
-type toolMsg struct {
-	Role, Text, ToolName string
-	IsError              bool
-}
+// toolMsg is one message of a session, as runTools returns the tool results.
+type toolMsg = client.SessionDetailSessionMessagesMessage
 
 // session creates a session on a fake connection, bound to the project of
 // dir when dir is not empty.
@@ -142,10 +140,7 @@ func (k *kernelProc) runTools(t *testing.T, fake *openaitest.Server, sid string,
 	}
 	k.sendMessage(t, sid, "go")
 	k.waitEvents(t, sid, "turn_finished", n+1)
-	var s struct {
-		Session struct{ Messages []toolMsg }
-	}
-	k.gql(t, `query($s: ID!) { session(id: $s) { messages { role text toolName isError } } }`, map[string]any{"s": sid}, &s)
+	s := k.sessionDetail(t, sid)
 	var out []toolMsg
 	for _, m := range s.Session.Messages {
 		if m.Role == "TOOL" {

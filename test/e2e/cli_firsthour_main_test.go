@@ -148,20 +148,8 @@ func TestConnectionsDefaultNamesAndFoyaAddr(t *testing.T) {
 	if r.code != 0 || strings.Contains(r.stderr, "started a kernel") {
 		t.Fatalf("connections add via FOYA_ADDR: exit %d %s", r.code, r.stderr)
 	}
-	var caps struct {
-		Connections []struct {
-			Models []struct {
-				ID           string
-				Capabilities struct {
-					ContextWindow, MaxOutputTokens *int
-					ToolCalling, ImageInput        *bool
-					ReasoningEfforts               []string
-				}
-			}
-		}
-	}
-	k.gql(t, `{ connections { models { id capabilities { contextWindow maxOutputTokens toolCalling imageInput reasoningEfforts } } } }`, nil, &caps)
-	c := caps.Connections[0].Models[1].Capabilities
+	caps := k.listConnections(t)
+	c := caps[0].Models[1].Capabilities
 	if c.ContextWindow == nil || *c.ContextWindow != 128000 || *c.MaxOutputTokens != 4096 || !*c.ToolCalling || *c.ImageInput || strings.Join(c.ReasoningEfforts, ",") != "low,high" {
 		t.Fatalf("capabilities %+v", caps)
 	}

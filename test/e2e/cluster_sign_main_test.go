@@ -60,8 +60,7 @@ func TestClusterForgedForwardingHeaderIgnored(t *testing.T) {
 		if took > 10*time.Second {
 			t.Fatalf("forged headers %v: B held the request %s", hdr, took)
 		}
-		var s struct{ Session struct{ Title string } }
-		a.gql(t, `query($s: ID!) { session(id: $s) { title } }`, map[string]any{"s": sid}, &s)
+		s := a.sessionDetail(t, sid)
 		if s.Session.Title != title {
 			t.Fatalf("A, the owner, did not run the command: title %q", s.Session.Title)
 		}

@@ -20,6 +20,8 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/foya-dev/foya/core"
+	"github.com/foya-dev/foya/core/pubsub"
+	"github.com/foya-dev/foya/core/session"
 )
 
 // Defaults of Config.
@@ -65,8 +67,8 @@ type Node struct {
 	// there are none.
 	others atomic.Int32
 
-	svc      *core.Service
-	broker   *core.Broker
+	svc      *session.Service
+	broker   *pubsub.Broker
 	onKernel func(core.KernelEvent)
 
 	relay  relay
@@ -172,7 +174,7 @@ func (n *Node) StartedAt() time.Time { return n.started }
 // lease renewals and take-over of sessions whose owner died. onKernel
 // (optional) sees every kernel event another node published, e.g. to
 // reload the catalog.
-func (n *Node) Start(ctx context.Context, svc *core.Service, advertiseURL string, onKernel func(core.KernelEvent)) error {
+func (n *Node) Start(ctx context.Context, svc *session.Service, advertiseURL string, onKernel func(core.KernelEvent)) error {
 	n.svc, n.broker, n.onKernel, n.url = svc, svc.Broker(), onKernel, advertiseURL
 	if _, err := n.pool.Exec(ctx, `UPDATE nodes SET advertise_url = $2 WHERE id = $1`, n.id, advertiseURL); err != nil {
 		return fmt.Errorf("cluster: publish the advertise URL: %w", err)

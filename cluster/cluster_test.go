@@ -10,13 +10,15 @@ import (
 	"time"
 
 	"github.com/foya-dev/foya/core"
+	"github.com/foya-dev/foya/core/pubsub"
+	"github.com/foya-dev/foya/core/session"
 	"github.com/foya-dev/foya/storage"
 	"github.com/foya-dev/foya/storage/pgtest"
 )
 
 type testNode struct {
 	node *Node
-	svc  *core.Service
+	svc  *session.Service
 	db   *storage.DB
 }
 
@@ -33,7 +35,7 @@ func startNode(t *testing.T, pg, dbPath, url string) *testNode {
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc, err := core.NewService(core.ServiceConfig{Store: db, Broker: core.NewBroker(nil), Ownership: n})
+	svc, err := session.NewService(session.ServiceConfig{Store: db, Broker: pubsub.NewBroker(nil), Ownership: n})
 	if err != nil {
 		t.Fatal(err)
 	}

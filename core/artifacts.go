@@ -1,6 +1,8 @@
 package core
 
-import "context"
+import (
+	"context"
+)
 
 // AttachmentStore keeps attachment metadata (MSG-3). The bytes live in the
 // artifact store under Attachment.SHA256; this store holds only the record

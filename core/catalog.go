@@ -1,5 +1,7 @@
 package core
 
+import ()
+
 // ConnectionType says what a connection is used for (PRV-2).
 type ConnectionType string
 

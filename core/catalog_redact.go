@@ -12,7 +12,7 @@ import (
 // it, also for connections nested in slices and structs.
 func (c Connection) String() string {
 	return fmt.Sprintf("connection(id=%s name=%q type=%s provider=%s baseUrl=%s auth=%s apiKey=%s models=%d order=%d)",
-		c.ID, c.Name, c.Type, c.ProviderKind, redactURL(c.BaseURL), c.AuthKind,
+		c.ID, c.Name, c.Type, c.ProviderKind, RedactURL(c.BaseURL), c.AuthKind,
 		keyState(c.APIKey), len(c.Models), c.Order)
 }
 
@@ -26,7 +26,7 @@ func (c Connection) LogValue() slog.Value {
 		slog.String("name", c.Name),
 		slog.String("type", string(c.Type)),
 		slog.String("provider_kind", c.ProviderKind),
-		slog.String("base_url", redactURL(c.BaseURL)),
+		slog.String("base_url", RedactURL(c.BaseURL)),
 		slog.String("auth_kind", string(c.AuthKind)),
 		slog.String("api_key", keyState(c.APIKey)),
 		slog.Int("models", len(c.Models)),
@@ -41,7 +41,7 @@ func (in ConnectionInput) String() string {
 		key = keyState(*in.APIKey)
 	}
 	return fmt.Sprintf("connectionInput(name=%q type=%s provider=%s baseUrl=%s auth=%s apiKey=%s models=%d)",
-		in.Name, in.Type, in.ProviderKind, redactURL(in.BaseURL), in.AuthKind, key, len(in.Models))
+		in.Name, in.Type, in.ProviderKind, RedactURL(in.BaseURL), in.AuthKind, key, len(in.Models))
 }
 
 // GoString keeps %#v from printing the key.
@@ -63,8 +63,8 @@ func keyState(key string) string {
 	switch {
 	case key == "":
 		return "none"
-	case strings.HasPrefix(key, envKeyPrefix):
-		return "env:" + strings.TrimPrefix(key, envKeyPrefix) // a variable name is not secret
+	case strings.HasPrefix(key, EnvKeyPrefix):
+		return "env:" + strings.TrimPrefix(key, EnvKeyPrefix) // a variable name is not secret
 	default:
 		return "[redacted]"
 	}
@@ -72,7 +72,7 @@ func keyState(key string) string {
 
 // redactURL drops credentials embedded in a URL (validation rejects them, but
 // a hand-edited file may still hold some).
-func redactURL(raw string) string {
+func RedactURL(raw string) string {
 	u, err := url.Parse(raw)
 	if err != nil {
 		if strings.Contains(raw, "@") {
@@ -89,7 +89,7 @@ func redactURL(raw string) string {
 // scrubSecret removes secret from a text that came from elsewhere (a
 // provider's error message may echo the key it was sent, sometimes upper- or
 // lower-cased), matching it case-insensitively.
-func scrubSecret(text, secret string) string {
+func ScrubSecret(text, secret string) string {
 	if secret == "" {
 		return text
 	}

@@ -2,9 +2,7 @@ package core
 
 import (
 	"context"
-	"net/url"
 	"slices"
-	"strings"
 )
 
 // MCPTransport is how the kernel reaches an MCP server.
@@ -77,7 +75,7 @@ func (c MCPServerConfig) CallTimeoutSeconds() int {
 	return c.TimeoutSeconds
 }
 
-func (c MCPServerConfig) clone() MCPServerConfig {
+func (c MCPServerConfig) Clone() MCPServerConfig {
 	c.Args = slices.Clone(c.Args)
 	c.Env = slices.Clone(c.Env)
 	c.Headers = slices.Clone(c.Headers)
@@ -171,45 +169,4 @@ func WithToolScope(ctx context.Context, sessionIDs []string) context.Context {
 func ToolScope(ctx context.Context) []string {
 	ids, _ := ctx.Value(toolScopeKey{}).([]string)
 	return ids
-}
-
-func keysOf(kvs []KeyValue) []string {
-	out := make([]string, 0, len(kvs))
-	for _, kv := range kvs {
-		out = append(out, kv.Key)
-	}
-	return out
-}
-
-// redactMCP is the public view of a configured server.
-func redactMCP(c MCPServerConfig, st MCPServerState) MCPServer {
-	s := MCPServer{
-		ID: c.ID, Name: c.Name, Transport: c.Transport, Command: c.Command, Args: slices.Clone(c.Args),
-		URL: redactMCPURL(c.URL), EnvKeys: keysOf(c.Env), HeaderKeys: keysOf(c.Headers), Enabled: c.Enabled,
-		TimeoutSeconds: c.CallTimeoutSeconds(), SessionID: c.SessionID, MCPServerState: st,
-	}
-	if s.Args == nil {
-		s.Args = []string{}
-	}
-	if !c.Enabled {
-		s.MCPServerState = MCPServerState{Status: MCPDisabled}
-	}
-	s.Tools = slices.Clone(s.Tools)
-	slices.SortFunc(s.Tools, func(a, b MCPToolState) int { return strings.Compare(a.Name, b.Name) })
-	return s
-}
-
-// redactMCPURL hides credentials and query values of a server URL (some
-// hosted servers take their key as a query parameter); names stay.
-func redactMCPURL(raw string) string {
-	u, err := url.Parse(redactURL(raw))
-	if err != nil || u.RawQuery == "" {
-		return redactURL(raw)
-	}
-	q := u.Query()
-	for k := range q {
-		q[k] = []string{"redacted"}
-	}
-	u.RawQuery = q.Encode()
-	return u.String()
 }

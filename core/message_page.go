@@ -34,20 +34,6 @@ type MessagePager interface {
 	MessagePage(ctx context.Context, sessionID string, q MessageQuery) ([]Message, error)
 }
 
-// MessagePage returns a page of a session's messages (see MessageQuery).
-func (s *Service) MessagePage(ctx context.Context, id string, q MessageQuery) ([]Message, error) {
-	if q.AfterSeq < 0 || q.BeforeSeq < 0 {
-		return nil, Errorf(CodeBadInput, "afterSeq and beforeSeq must be 0 or more")
-	}
-	if q.Limit < 0 {
-		return nil, Errorf(CodeBadInput, "first and last must be 1 or more")
-	}
-	if _, err := s.store.Session(ctx, id); err != nil {
-		return nil, err
-	}
-	return s.store.MessagePage(ctx, id, q)
-}
-
 // TextBoundary moves byte offset i of s back to the start of the character
 // it falls in (a UTF-8 continuation byte is never a start), clamped to
 // [0, len(s)].

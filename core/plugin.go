@@ -1,5 +1,7 @@
 package core
 
+import ()
+
 // PluginInfo describes a loaded plugin for clients.
 type PluginInfo struct {
 	Name string

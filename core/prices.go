@@ -1,9 +1,6 @@
 package core
 
-import (
-	"fmt"
-	"math"
-)
+import ()
 
 // ModelPrices are a model's prices in US dollars per million tokens, as the
 // user declares them (PRV-11 cost figures). Input and output are required;
@@ -43,36 +40,4 @@ func (p ModelPrices) Cost(u Usage) float64 {
 	micro := float64(plain)*p.InputPerMillion + float64(cached)*cachedPrice +
 		float64(writes)*writePrice + float64(max(u.OutputTokens, 0))*p.OutputPerMillion
 	return micro / 1e6
-}
-
-func clonePrices(p *ModelPrices) *ModelPrices {
-	if p == nil {
-		return nil
-	}
-	out := *p
-	out.CachedInputPerMillion = clonePtr(p.CachedInputPerMillion)
-	out.CacheWritePerMillion = clonePtr(p.CacheWritePerMillion)
-	return &out
-}
-
-func validatePrices(p *problems, field string, prices *ModelPrices) {
-	if prices == nil {
-		return
-	}
-	for _, v := range []struct {
-		name string
-		v    *float64
-	}{
-		{"inputPerMillion", &prices.InputPerMillion},
-		{"cachedInputPerMillion", prices.CachedInputPerMillion},
-		{"cacheWritePerMillion", prices.CacheWritePerMillion},
-		{"outputPerMillion", &prices.OutputPerMillion},
-	} {
-		if v.v == nil {
-			continue
-		}
-		if math.IsNaN(*v.v) || math.IsInf(*v.v, 0) || *v.v < 0 || *v.v > MaxPricePerMillion {
-			p.add(field+".prices."+v.name, "must be a price in US dollars per million tokens from 0 to %d (got %s)", MaxPricePerMillion, fmt.Sprint(*v.v))
-		}
-	}
 }

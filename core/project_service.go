@@ -1,71 +1,9 @@
 package core
 
-import (
-	"context"
-	"errors"
-	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
-	"strings"
-	"time"
-)
+import ()
 
 // ProjectInput creates a project.
 type ProjectInput struct {
 	Name string
 	Path string
-}
-
-// CreateProject records a directory reference. The path must be absolute
-// and name an existing directory; the name defaults to its base name.
-func (s *Service) CreateProject(ctx context.Context, in ProjectInput) (Project, error) {
-	path := strings.TrimSpace(in.Path)
-	if path == "" {
-		return Project{}, Errorf(CodeBadInput, "path: give the absolute path of the project directory")
-	}
-	if !filepath.IsAbs(path) {
-		return Project{}, Errorf(CodeBadInput, "path %q is relative; give an absolute path (the kernel's working directory is not yours)", path)
-	}
-	path = filepath.Clean(path)
-	fi, err := os.Stat(path)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return Project{}, Errorf(CodeBadInput, "path %q does not exist; create the directory first", path)
-	case err != nil:
-		return Project{}, Errorf(CodeBadInput, "path %q cannot be read: %v", path, err)
-	case !fi.IsDir():
-		return Project{}, Errorf(CodeBadInput, "path %q is not a directory", path)
-	}
-	name := strings.TrimSpace(in.Name)
-	if name == "" {
-		name = StripUnsafe(filepath.Base(path))
-	}
-	if len([]rune(name)) > MaxProjectNameChars {
-		return Project{}, Errorf(CodeBadInput, "name: at most %d characters", MaxProjectNameChars)
-	}
-	if msg := displayTextProblem(name); msg != "" {
-		return Project{}, Errorf(CodeBadInput, "name: %s", msg)
-	}
-	p := Project{ID: NewID("prj"), Name: name, Path: path, CreatedAt: time.Now().UTC()}
-	if err := s.store.CreateProject(ctx, p); err != nil {
-		return Project{}, fmt.Errorf("create project: %w", err)
-	}
-	s.log.Info("project created", "project_id", p.ID, "path", p.Path)
-	return p, nil
-}
-
-// Project returns one project.
-func (s *Service) Project(ctx context.Context, id string) (Project, error) {
-	return s.store.Project(ctx, id)
-}
-
-// Projects lists projects.
-func (s *Service) Projects(ctx context.Context) ([]Project, error) {
-	return s.store.Projects(ctx)
-}
-
-// removeProject deletes a project row whose sessions are gone.
-func (s *Service) removeProject(ctx context.Context, id string) error {
-	return s.store.DeleteProject(ctx, id)
 }

@@ -16,26 +16,8 @@ type ProviderState struct {
 	Data  []byte `json:"data"`
 }
 
-// MaxProviderState bounds the native state kept with one reply or
-// checkpoint; larger state (a misbehaving plugin) is dropped with a warning
-// and the history goes back as plain messages.
-const MaxProviderState = 8 << 20
-
-// newProviderState returns the state to persist for route, or nil when
-// there is none or it is too large.
-func (e *Engine) newProviderState(sessionID, route string, data []byte) *ProviderState {
-	if len(data) == 0 {
-		return nil
-	}
-	if len(data) > MaxProviderState {
-		e.log.Warn("provider-native state too large; not kept", "session_id", sessionID, "bytes", len(data), "max", MaxProviderState)
-		return nil
-	}
-	return &ProviderState{Route: route, Data: data}
-}
-
 // stateFor returns a copy of the state's bytes when it belongs to route.
-func (s *ProviderState) stateFor(route string) []byte {
+func (s *ProviderState) StateFor(route string) []byte {
 	if s == nil || route == "" || s.Route != route || len(s.Data) == 0 {
 		return nil
 	}

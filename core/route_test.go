@@ -80,3 +80,11 @@ func TestRouteStates(t *testing.T) {
 		t.Fatal("zero RouteStates is not usable")
 	}
 }
+
+func catModels(ids ...string) []core.Model {
+	out := make([]core.Model, len(ids))
+	for i, id := range ids {
+		out[i] = core.Model{ID: id}
+	}
+	return out
+}

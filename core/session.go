@@ -1,6 +1,8 @@
 package core
 
-import "time"
+import (
+	"time"
+)
 
 // Phase is what the kernel is doing with a session (SES-4). Only the kernel
 // sets it.

@@ -1,6 +1,8 @@
 package core
 
-import "context"
+import (
+	"context"
+)
 
 // AnyHead disables the optimistic head check of EventStore.Append.
 const AnyHead int64 = -1

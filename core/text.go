@@ -35,7 +35,7 @@ func unsafeRune(r rune) bool {
 }
 
 // displayTextProblem says why s cannot be a title, name or model id, or "".
-func displayTextProblem(s string) string {
+func DisplayTextProblem(s string) string {
 	if !utf8.ValidString(s) {
 		return "not valid UTF-8"
 	}
@@ -64,30 +64,6 @@ func StripUnsafe(s string) string {
 }
 
 // validModelID reports whether a listed model id can be stored.
-func validModelID(id string) bool {
-	return id != "" && utf8.RuneCountInString(id) <= MaxModelIDChars && displayTextProblem(id) == ""
-}
-
-// validateConnectionText checks the bounded text of a connection: its name,
-// key and model ids, and the number of models.
-func validateConnectionText(p *problems, c Connection) {
-	if n := utf8.RuneCountInString(c.Name); n > MaxConnectionNameChars {
-		p.add("input.name", "%d characters is over the limit of %d", n, MaxConnectionNameChars)
-	} else if msg := displayTextProblem(c.Name); msg != "" {
-		p.add("input.name", "%s", msg)
-	}
-	if len(c.APIKey) > MaxAPIKeyBytes {
-		p.add("input.apiKey", "%d bytes is over the limit of %d bytes", len(c.APIKey), MaxAPIKeyBytes)
-	}
-	if len(c.Models) > MaxModelsPerConnection {
-		p.add("input.models", "%d models is over the limit of %d per connection", len(c.Models), MaxModelsPerConnection)
-	}
-	for i, m := range c.Models {
-		field := fmt.Sprintf("input.models[%d].id", i)
-		if n := utf8.RuneCountInString(m.ID); n > MaxModelIDChars {
-			p.add(field, "%d characters is over the limit of %d", n, MaxModelIDChars)
-		} else if msg := displayTextProblem(m.ID); msg != "" {
-			p.add(field, "%s", msg)
-		}
-	}
+func ValidModelID(id string) bool {
+	return id != "" && utf8.RuneCountInString(id) <= MaxModelIDChars && DisplayTextProblem(id) == ""
 }

@@ -4,8 +4,7 @@ import (
 	"flag"
 	"time"
 
-	"github.com/foya-dev/foya/core"
-
+	"github.com/foya-dev/foya/core/engine"
 	"github.com/foya-dev/foya/internal/cmdutil"
 )
 
@@ -19,18 +18,18 @@ type outputCapFlags struct {
 
 func addOutputCapFlags(fs *flag.FlagSet) outputCapFlags {
 	return outputCapFlags{
-		text:        fs.Int("max-reply-text", core.DefaultMaxReplyTextBytes, "bytes of text one model reply may stream; at the cap the stream is closed and the turn ends with OUTPUT_LIMIT"),
-		reasoning:   fs.Int("max-reply-reasoning", core.DefaultMaxReplyReasoningBytes, "bytes of reasoning one model reply may stream; at the cap the stream is closed and the turn ends with OUTPUT_LIMIT"),
-		toolArgs:    fs.Int("max-tool-call-args", core.DefaultMaxToolArgsBytes, "bytes of one tool call's arguments; a larger call is not run and the model gets a tool error"),
-		tokens:      fs.Int64("max-turn-output-tokens", core.DefaultMaxTurnOutputTokens, "output tokens of one turn, all its model requests together (sent to the provider as its max output where the model declares a limit)"),
-		callTimeout: fs.Duration("model-call-timeout", core.DefaultModelCallTimeout, "total time of one model request; at the cap the stream is closed and the turn ends with OUTPUT_LIMIT"),
-		idleTimeout: fs.Duration("model-idle-timeout", core.DefaultModelIdleTimeout, "time without data from a model request before it is a network error (retried when nothing arrived)"),
+		text:        fs.Int("max-reply-text", engine.DefaultMaxReplyTextBytes, "bytes of text one model reply may stream; at the cap the stream is closed and the turn ends with OUTPUT_LIMIT"),
+		reasoning:   fs.Int("max-reply-reasoning", engine.DefaultMaxReplyReasoningBytes, "bytes of reasoning one model reply may stream; at the cap the stream is closed and the turn ends with OUTPUT_LIMIT"),
+		toolArgs:    fs.Int("max-tool-call-args", engine.DefaultMaxToolArgsBytes, "bytes of one tool call's arguments; a larger call is not run and the model gets a tool error"),
+		tokens:      fs.Int64("max-turn-output-tokens", engine.DefaultMaxTurnOutputTokens, "output tokens of one turn, all its model requests together (sent to the provider as its max output where the model declares a limit)"),
+		callTimeout: fs.Duration("model-call-timeout", engine.DefaultModelCallTimeout, "total time of one model request; at the cap the stream is closed and the turn ends with OUTPUT_LIMIT"),
+		idleTimeout: fs.Duration("model-idle-timeout", engine.DefaultModelIdleTimeout, "time without data from a model request before it is a network error (retried when nothing arrived)"),
 	}
 }
 
 // limits checks the flags' values.
-func (f outputCapFlags) limits() (core.OutputLimits, error) {
-	l := core.OutputLimits{TextBytes: *f.text, ReasoningBytes: *f.reasoning, ToolArgsBytes: *f.toolArgs,
+func (f outputCapFlags) limits() (engine.OutputLimits, error) {
+	l := engine.OutputLimits{TextBytes: *f.text, ReasoningBytes: *f.reasoning, ToolArgsBytes: *f.toolArgs,
 		TurnOutputTokens: *f.tokens, CallTimeout: *f.callTimeout, IdleTimeout: *f.idleTimeout}
 	switch {
 	case l.TextBytes <= 0 || l.ReasoningBytes <= 0 || l.ToolArgsBytes <= 0:

@@ -12,6 +12,7 @@ import (
 
 	"github.com/foya-dev/foya/cluster"
 	"github.com/foya-dev/foya/core"
+	"github.com/foya-dev/foya/core/session"
 	"github.com/foya-dev/foya/storage"
 
 	"github.com/foya-dev/foya/internal/cmdutil"
@@ -87,7 +88,7 @@ func (k *kernel) startCluster(ctx context.Context, url string, log *slog.Logger)
 type soloNode struct {
 	url     string
 	started time.Time
-	svc     *core.Service
+	svc     *session.Service
 }
 
 func (s soloNode) Nodes(ctx context.Context) ([]core.NodeInfo, error) {

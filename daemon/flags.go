@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/foya-dev/foya/core"
+	"github.com/foya-dev/foya/core/engine"
 	"github.com/foya-dev/foya/edge"
 	"github.com/foya-dev/foya/internal/cmdutil"
 	builtintools "github.com/foya-dev/foya/plugins/builtin/tools"
@@ -42,8 +42,8 @@ type Config struct {
 	// hidden paths); the kernel fills in its directories.
 	Tools       builtintools.PluginConfig
 	AllowKeyEnv []string
-	Retry       core.RetryPolicy
-	Output      core.OutputLimits
+	Retry       engine.RetryPolicy
+	Output      engine.OutputLimits
 }
 
 var serveCommand = cmdutil.Command{
@@ -70,8 +70,8 @@ func (m *Main) ParseFlags(args []string) error {
 	fs.StringVar(&c.Addr, "addr", "127.0.0.1:4777", "listen address (loopback by default; any other address requires the token)")
 	fs.StringVar(&c.DataDir, "data-dir", cmdutil.DefaultDataDir(), "data directory (database, catalog, artifacts, auth-token)")
 	logLevel := fs.String("log-level", "info", "log level: debug, info, warn, error")
-	fs.IntVar(&c.Retry.MaxAttempts, "retry-max-attempts", core.DefaultRetryMaxAttempts, "requests per model step when rate-limited, overloaded or cut off before any output (1 disables retries)")
-	fs.DurationVar(&c.Retry.MaxTotalWait, "retry-max-wait", core.DefaultRetryMaxTotalWait, "total backoff wait bound per model step")
+	fs.IntVar(&c.Retry.MaxAttempts, "retry-max-attempts", engine.DefaultRetryMaxAttempts, "requests per model step when rate-limited, overloaded or cut off before any output (1 disables retries)")
+	fs.DurationVar(&c.Retry.MaxTotalWait, "retry-max-wait", engine.DefaultRetryMaxTotalWait, "total backoff wait bound per model step")
 	fs.DurationVar(&c.PluginIdleStop, "plugin-idle-stop", defaultPluginIdleStop, "stop a built-in plugin process after this long without a call; the next call starts it again (0: never; docs/performance.md)")
 	fs.DurationVar(&c.WSPing, "ws-ping-interval", edge.DefaultWSPingInterval, "interval of the graphql-transport-ws ping messages the kernel sends on every WebSocket, at least 1s (a socket that leaves two of them without a pong is closed)")
 	fs.StringVar(&c.Pprof, "pprof", "", "serve Go profiles (net/http/pprof) on this loopback address, e.g. 127.0.0.1:6060 (off by default)")

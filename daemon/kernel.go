@@ -13,6 +13,12 @@ import (
 
 	"github.com/foya-dev/foya/cluster"
 	"github.com/foya-dev/foya/core"
+	"github.com/foya-dev/foya/core/catalog"
+	"github.com/foya-dev/foya/core/engine"
+	corehooks "github.com/foya-dev/foya/core/hooks"
+	"github.com/foya-dev/foya/core/mcp"
+	"github.com/foya-dev/foya/core/pubsub"
+	"github.com/foya-dev/foya/core/session"
 	"github.com/foya-dev/foya/internal/cmdutil"
 	"github.com/foya-dev/foya/internal/memtrim"
 	"github.com/foya-dev/foya/plugins/hooks"
@@ -27,10 +33,10 @@ type kernel struct {
 	dataDir  string
 	db       *storage.DB
 	plugins  *host.Manager
-	catalog  *core.Catalog
-	sessions *core.Service
-	engine   *core.Engine
-	mcp      *core.MCPService
+	catalog  *catalog.Catalog
+	sessions *session.Service
+	engine   *engine.Engine
+	mcp      *mcp.MCPService
 	mcpHost  *mcphost.Manager
 	unlock   func()
 	// node is the membership of the kernels on a PostgreSQL database (nil
@@ -107,24 +113,24 @@ func (k *kernel) startPlugins(ctx context.Context, c Config, log *slog.Logger) e
 
 // openSessions wires the catalog, the cluster membership (on PostgreSQL)
 // and the session service; it returns the broker of their events.
-func (k *kernel) openSessions(ctx context.Context, c Config, catStore core.CatalogStore, log *slog.Logger) (*core.Broker, error) {
+func (k *kernel) openSessions(ctx context.Context, c Config, catStore core.CatalogStore, log *slog.Logger) (*pubsub.Broker, error) {
 	var err error
-	k.catalog, err = core.NewCatalog(ctx, core.CatalogConfig{
+	k.catalog, err = catalog.NewCatalog(ctx, catalog.CatalogConfig{
 		Store: catStore, Providers: k.plugins, Logger: log, AllowKeyEnv: c.AllowKeyEnv,
 		OnChange: func(ctx context.Context, ch core.CatalogChange) { k.sessions.ApplyCatalogChange(ctx, ch) },
 	})
 	if err != nil {
 		return nil, err
 	}
-	broker := core.NewBroker(log)
+	broker := pubsub.NewBroker(log)
 	if k.node, err = openCluster(ctx, c.Database, log); err != nil {
 		return nil, err
 	}
-	svcCfg := core.ServiceConfig{Store: k.db, Broker: broker, Logger: log, Models: k.catalog}
+	svcCfg := session.ServiceConfig{Store: k.db, Broker: broker, Logger: log, Models: k.catalog}
 	if k.node != nil {
 		svcCfg.Ownership = k.node
 	}
-	k.sessions, err = core.NewService(svcCfg)
+	k.sessions, err = session.NewService(svcCfg)
 	if err != nil {
 		return nil, err
 	}
@@ -136,7 +142,7 @@ func (k *kernel) openSessions(ctx context.Context, c Config, catStore core.Catal
 
 // openEngine wires the MCP servers, the tools (plugins' and MCP servers')
 // and the turn engine.
-func (k *kernel) openEngine(ctx context.Context, c Config, mcpStore core.MCPStore, broker *core.Broker, version string, log *slog.Logger) error {
+func (k *kernel) openEngine(ctx context.Context, c Config, mcpStore core.MCPStore, broker *pubsub.Broker, version string, log *slog.Logger) error {
 	dir := k.dataDir
 	blobs, err := artifacts.New(cmp.Or(c.ArtifactDir, filepath.Join(dir, "artifacts")))
 	if err != nil {
@@ -149,7 +155,7 @@ func (k *kernel) openEngine(ctx context.Context, c Config, mcpStore core.MCPStor
 			broker.PublishKernel(core.KernelEvent{Type: core.KernelCatalogUpdated, McpServerID: id, At: time.Now().UTC()})
 		},
 	})
-	if k.mcp, err = core.NewMCPService(ctx, core.MCPServiceConfig{
+	if k.mcp, err = mcp.NewMCPService(ctx, mcp.MCPServiceConfig{
 		Store: mcpStore, Runtime: k.mcpHost, Broker: broker, Logger: log,
 		SessionExists: func(ctx context.Context, id string) error { _, err := k.sessions.Session(ctx, id); return err },
 	}); err != nil {
@@ -160,12 +166,12 @@ func (k *kernel) openEngine(ctx context.Context, c Config, mcpStore core.MCPStor
 		runners = map[string]core.ToolRunner{}
 	}
 	runners["mcp:servers"] = k.mcpHost // MCP tools are all named mcp__…
-	tools := core.NewToolHub(runners, log)
-	k.engine, err = core.NewEngine(core.EngineConfig{
+	tools := engine.NewToolHub(runners, log)
+	k.engine, err = engine.NewEngine(engine.EngineConfig{
 		Sessions: k.sessions, Catalog: k.catalog, Providers: k.plugins, Tools: tools,
 		Attachments: k.db, Blobs: blobs, Describe: artifacts.Describe, History: k.db,
 		ScratchDir: filepath.Join(dir, "scratch"), DataDir: dir, HiddenPaths: c.Tools.Hidden, Logger: log, Retry: c.Retry, Output: c.Output,
-		Hooks: core.NewHooks(hooks.Store{Dir: dir}, hookRunner(dir, c, log)),
+		Hooks: corehooks.NewHooks(hooks.Store{Dir: dir}, hookRunner(dir, c, log)),
 		// No turn for 5 s: hand memory back (docs/performance.md).
 		OnIdle: func() { _, _ = memtrim.Trim() },
 	})

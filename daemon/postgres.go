@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/foya-dev/foya/core"
+	"github.com/foya-dev/foya/core/catalog"
+	"github.com/foya-dev/foya/core/mcp"
 	"github.com/foya-dev/foya/storage"
 	"github.com/foya-dev/foya/storage/catalogfile"
 )
@@ -51,7 +53,7 @@ func openCatalogStores(ctx context.Context, db *storage.DB, c Config, dataDir st
 // within it.
 const catalogSyncInterval = 2 * time.Second
 
-func syncSharedCatalog(ctx context.Context, cat *core.Catalog, mcp *core.MCPService, log *slog.Logger) {
+func syncSharedCatalog(ctx context.Context, cat *catalog.Catalog, mcp *mcp.MCPService, log *slog.Logger) {
 	t := time.NewTicker(catalogSyncInterval)
 	defer t.Stop()
 	for {

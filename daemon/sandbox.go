@@ -10,7 +10,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/foya-dev/foya/core"
+	"github.com/foya-dev/foya/core/session"
 	"github.com/foya-dev/foya/plugins/hooks"
 	"github.com/foya-dev/foya/plugins/mcphost"
 	"github.com/foya-dev/foya/plugins/sandbox"
@@ -62,7 +62,7 @@ func mcpSandbox(dir string, c Config) *mcphost.SandboxConfig {
 
 // sessionDir is the directory a session's tools act in (its project's, or
 // its scratch directory, created), for MCP servers attached to it.
-func sessionDir(svc *core.Service, scratch string) func(ctx context.Context, id string) (string, error) {
+func sessionDir(svc *session.Service, scratch string) func(ctx context.Context, id string) (string, error) {
 	return func(ctx context.Context, id string) (string, error) {
 		s, err := svc.Session(ctx, id)
 		if err != nil {

@@ -6,9 +6,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/foya-dev/foya/graph"
 	"io"
 	"strings"
+
+	"github.com/foya-dev/foya/graph"
 )
 
 // The bounded request decoder. A JSON request body (POST, SSE) is read as a

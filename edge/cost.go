@@ -12,6 +12,7 @@ import (
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/foya-dev/foya/core"
+	"github.com/foya-dev/foya/core/engine"
 )
 
 // The cost model, checked before an operation runs. A field costs 1 plus
@@ -40,16 +41,16 @@ var listSizes = map[string]int64{
 	"Query.connections":            20,
 	"Query.projects":               50,
 	"Connection.models":            50,
-	"Session.queue":                core.MaxQueueItems,
-	"SessionEvent.queue":           core.MaxQueueItems,
+	"Session.queue":                engine.MaxQueueItems,
+	"SessionEvent.queue":           engine.MaxQueueItems,
 	"Message.toolCalls":            defaultListSize,
 	"Message.fileChanges":          defaultListSize,
 	"Session.children":             defaultListSize,
 	"Message.segments":             defaultListSize,
 	"Mutation.reorderConnections":  20,
-	"Mutation.editQueuedMessage":   core.MaxQueueItems,
-	"Mutation.moveQueuedMessage":   core.MaxQueueItems,
-	"Mutation.deleteQueuedMessage": core.MaxQueueItems,
+	"Mutation.editQueuedMessage":   engine.MaxQueueItems,
+	"Mutation.moveQueuedMessage":   engine.MaxQueueItems,
+	"Mutation.deleteQueuedMessage": engine.MaxQueueItems,
 }
 
 // costLimit refuses operations whose estimated cost is over max.

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/foya-dev/foya/core"
+	"github.com/foya-dev/foya/core/engine"
 	"github.com/foya-dev/foya/graph"
 )
 
@@ -27,7 +28,7 @@ func exportRoute(cfg Config, log *slog.Logger) http.Handler {
 }
 
 type exportHandler struct {
-	engine *core.Engine
+	engine *engine.Engine
 	log    *slog.Logger
 }
 

@@ -18,6 +18,7 @@ import (
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/foya-dev/foya/core"
+	"github.com/foya-dev/foya/core/session"
 	"github.com/foya-dev/foya/edge/access"
 )
 
@@ -53,14 +54,14 @@ var sessionArgs = map[string]string{
 // forwarder sends an operation about a session another node owns to that
 // node and answers with its response verbatim (the client never notices).
 type forwarder struct {
-	svc    *core.Service
+	svc    *session.Service
 	auth   *Auth
 	signer *requestSigner // signs every request to another node (nil: no cluster key)
 	client *http.Client
 	log    *slog.Logger
 }
 
-func newForwarder(svc *core.Service, auth *Auth, signer *requestSigner, log *slog.Logger) *forwarder {
+func newForwarder(svc *session.Service, auth *Auth, signer *requestSigner, log *slog.Logger) *forwarder {
 	return &forwarder{svc: svc, auth: auth, signer: signer, log: log, client: &http.Client{
 		Transport: &http.Transport{Proxy: nil, MaxIdleConnsPerHost: 16, IdleConnTimeout: 90 * time.Second,
 			DialContext: (&net.Dialer{Timeout: 3 * time.Second}).DialContext},

@@ -3,7 +3,7 @@ package edge
 import (
 	"time"
 
-	"github.com/foya-dev/foya/core"
+	"github.com/foya-dev/foya/core/archive"
 	"github.com/foya-dev/foya/graph"
 )
 
@@ -36,11 +36,11 @@ const (
 	// body of list literals cannot become millions of syntax nodes.
 	MaxQueryTokens = 50_000
 	// MaxUploadBytes caps a multipart upload request: a foya.session
-	// document of core.MaxImportBytes for importSessionFile, plus the
+	// document of archive.MaxImportBytes for importSessionFile, plus the
 	// operations. A file part over 8 MiB is spooled to a temporary file, so
 	// this bounds disk, not memory; uploadAttachment still refuses a file
 	// over core.MaxAttachmentBytes.
-	MaxUploadBytes = core.MaxImportBytes + 1<<20
+	MaxUploadBytes = archive.MaxImportBytes + 1<<20
 	// MaxChunkedUploadBytes caps a multipart request without a
 	// Content-Length (chunked): the transport holds its files in memory.
 	MaxChunkedUploadBytes = 64 << 20

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/foya-dev/foya/core"
+	"github.com/foya-dev/foya/core/engine"
 	"github.com/foya-dev/foya/graph"
 )
 
@@ -25,7 +26,7 @@ const StatePath = "/cluster/state"
 const remoteBatchWindow = 3 * time.Millisecond
 
 // stateHandler answers StatePath: POST {"ids":[…]} → {"id": graph.SessionState}.
-func stateHandler(engine *core.Engine) http.Handler {
+func stateHandler(engine *engine.Engine) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		// A custom header and a JSON body: a browser cannot send this
 		// without a preflight, which is never granted.

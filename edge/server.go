@@ -12,19 +12,23 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/foya-dev/foya/core"
+	"github.com/foya-dev/foya/core/catalog"
+	"github.com/foya-dev/foya/core/engine"
+	"github.com/foya-dev/foya/core/mcp"
+	"github.com/foya-dev/foya/core/session"
 	"github.com/foya-dev/foya/edge/web"
 	"github.com/foya-dev/foya/graph"
 )
 
 // Config wires the HTTP edge.
 type Config struct {
-	Service *core.Service
-	Engine  *core.Engine
+	Service *session.Service
+	Engine  *engine.Engine
 	Usage   core.UsageStore
-	Catalog *core.Catalog
+	Catalog *catalog.Catalog
 	Plugins core.PluginRegistry
 	// MCP is the MCP server catalog (optional).
-	MCP    *core.MCPService
+	MCP    *mcp.MCPService
 	Logger *slog.Logger
 	// OriginPatterns are browser origins allowed besides the kernel's own
 	// pages and loopback pages: host or host:port patterns (path.Match),

@@ -11,6 +11,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/foya-dev/foya/core"
+	"github.com/foya-dev/foya/core/engine"
 )
 
 // busySession returns a session whose turn hangs, so that input queues.
@@ -29,7 +30,7 @@ func (k *testKernel) busySession(t *testing.T) string {
 func TestQueueHoldsAtMost100Items(t *testing.T) {
 	k := newTestKernel(t)
 	sid := k.busySession(t)
-	for i := range core.MaxQueueItems {
+	for i := range engine.MaxQueueItems {
 		if r := k.send(t, sid, fmt.Sprintf("q%d", i)); r.SendMessage.QueueItem == nil {
 			t.Fatalf("item %d was not queued: %+v", i, r)
 		}
@@ -38,7 +39,7 @@ func TestQueueHoldsAtMost100Items(t *testing.T) {
 	if !strings.Contains(msg, "100 queued messages") {
 		t.Fatalf("message %q does not name the limit", msg)
 	}
-	if q := k.queue(t, sid); len(q) != core.MaxQueueItems {
+	if q := k.queue(t, sid); len(q) != engine.MaxQueueItems {
 		t.Fatalf("queue holds %d", len(q))
 	}
 	// Deleting one makes room again.
@@ -61,7 +62,7 @@ func TestQueueHoldsAtMost4MiB(t *testing.T) {
 			break
 		}
 	}
-	if want := core.MaxQueueInputBytes / 250_000; n != want {
+	if want := engine.MaxQueueInputBytes / 250_000; n != want {
 		t.Fatalf("%d items of 250,000 bytes were queued, want %d", n, want)
 	}
 	// 16 × 250,000 bytes are queued; 190,000 more fit (4,190,000 of
@@ -117,7 +118,7 @@ func TestQueueSnapshotCarriesPreviews(t *testing.T) {
 		m = c.read(ctx)
 	}
 	got := snap[len(snap)-1]
-	if !got.Truncated || len(got.Text) > core.QueuePreviewBytes || !strings.HasPrefix(long, got.Text) || got.Text == "" {
+	if !got.Truncated || len(got.Text) > engine.QueuePreviewBytes || !strings.HasPrefix(long, got.Text) || got.Text == "" {
 		t.Fatalf("snapshot item: truncated=%v, %d bytes of text", got.Truncated, len(got.Text))
 	}
 	if first := snap[0]; first.Truncated || first.Text != "short" || first.TextBytes != 5 {

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/foya-dev/foya/core"
+	"github.com/foya-dev/foya/core/session"
 	"github.com/foya-dev/foya/graph/model"
 )
 
@@ -33,16 +34,16 @@ func WithEventStream(ctx context.Context, s EventStream) context.Context {
 
 // subscribeSessionEvents runs sessionEvents, resumable when its transport
 // is (WithEventStream).
-func subscribeSessionEvents(ctx context.Context, svc *core.Service, sessionID string, afterSeq *int64) (<-chan *model.SessionEvent, error) {
+func subscribeSessionEvents(ctx context.Context, svc *session.Service, sessionID string, afterSeq *int64) (<-chan *model.SessionEvent, error) {
 	st, _ := ctx.Value(eventStreamKey{}).(EventStream)
 	if st == nil {
-		return core.SubscribeAs(ctx, svc, sessionID, afterSeq, model.NewSessionEvent)
+		return session.SubscribeAs(ctx, svc, sessionID, afterSeq, model.NewSessionEvent)
 	}
 	after, err := st.ResumeAfter(afterSeq)
 	if err != nil {
 		return nil, err
 	}
-	return core.SubscribeAs(ctx, svc, sessionID, after, func(ev core.Event) *model.SessionEvent {
+	return session.SubscribeAs(ctx, svc, sessionID, after, func(ev core.Event) *model.SessionEvent {
 		st.Sent(ev.Seq) // before the hand-off: the frame is written after it
 		return model.NewSessionEvent(ev)
 	})

@@ -15,6 +15,8 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/introspection"
 	"github.com/foya-dev/foya/core"
+	"github.com/foya-dev/foya/core/engine"
+	"github.com/foya-dev/foya/core/hooks"
 	"github.com/foya-dev/foya/graph/model"
 	"github.com/foya-dev/foya/graph/scalar"
 	gqlparser "github.com/vektah/gqlparser/v2"
@@ -511,7 +513,7 @@ type MessageResolver interface {
 	Refusal(ctx context.Context, obj *core.Message) (*string, error)
 }
 type MutationResolver interface {
-	TrustProject(ctx context.Context, id string) (*core.ProjectHooks, error)
+	TrustProject(ctx context.Context, id string) (*hooks.ProjectHooks, error)
 	SetHooks(ctx context.Context, config scalar.JSON) (scalar.JSON, error)
 	CreateMcpServer(ctx context.Context, input model.McpServerInput) (*core.MCPServer, error)
 	UpdateMcpServer(ctx context.Context, id string, input model.McpServerInput) (*core.MCPServer, error)
@@ -532,7 +534,7 @@ type MutationResolver interface {
 	DeleteSession(ctx context.Context, id string) (bool, error)
 	ForkSession(ctx context.Context, sessionID string, afterSeq int64) (*core.Session, error)
 	CompactSession(ctx context.Context, sessionID string) (*core.Session, error)
-	PreviewRewind(ctx context.Context, sessionID string, messageSeq int64) (*core.RewindPreview, error)
+	PreviewRewind(ctx context.Context, sessionID string, messageSeq int64) (*engine.RewindPreview, error)
 	ConfirmRewind(ctx context.Context, sessionID string, messageSeq int64, headSeq int64, fileStateToken string) (*model.RewindResult, error)
 	SendMessage(ctx context.Context, sessionID string, input model.UserInput) (*core.SendResult, error)
 	ConfirmPlan(ctx context.Context, sessionID string, edits *string) (*core.SendResult, error)
@@ -559,10 +561,10 @@ type PluginInfoResolver interface {
 	SandboxDetail(ctx context.Context, obj *core.PluginInfo) (*string, error)
 }
 type ProjectHooksResolver interface {
-	Document(ctx context.Context, obj *core.ProjectHooks) (scalar.JSON, error)
+	Document(ctx context.Context, obj *hooks.ProjectHooks) (scalar.JSON, error)
 }
 type QueryResolver interface {
-	ProjectHooks(ctx context.Context, id string) (*core.ProjectHooks, error)
+	ProjectHooks(ctx context.Context, id string) (*hooks.ProjectHooks, error)
 	Hooks(ctx context.Context) (scalar.JSON, error)
 	McpServers(ctx context.Context) ([]core.MCPServer, error)
 	Connections(ctx context.Context) ([]core.Connection, error)
@@ -8891,8 +8893,8 @@ func (ec *executionContext) _Mutation_trustProject(ctx context.Context, field gr
 			return ec.Resolvers.Mutation().TrustProject(ctx, fc.Args["id"].(string))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *core.ProjectHooks) graphql.Marshaler {
-			return ec.marshalNProjectHooks2ᚖgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐProjectHooks(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *hooks.ProjectHooks) graphql.Marshaler {
+			return ec.marshalNProjectHooks2ᚖgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚋhooksᚐProjectHooks(ctx, selections, v)
 		},
 		true,
 		true,
@@ -9815,8 +9817,8 @@ func (ec *executionContext) _Mutation_previewRewind(ctx context.Context, field g
 			return ec.Resolvers.Mutation().PreviewRewind(ctx, fc.Args["sessionId"].(string), fc.Args["messageSeq"].(int64))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *core.RewindPreview) graphql.Marshaler {
-			return ec.marshalNRewindPreview2ᚖgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐRewindPreview(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *engine.RewindPreview) graphql.Marshaler {
+			return ec.marshalNRewindPreview2ᚖgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚋengineᚐRewindPreview(ctx, selections, v)
 		},
 		true,
 		true,
@@ -10968,7 +10970,7 @@ func (ec *executionContext) fieldContext_Project_createdAt(_ context.Context, fi
 	return graphql.NewScalarFieldContext("Project", field, false, false, "Time")
 }
 
-func (ec *executionContext) _ProjectHooks_path(ctx context.Context, field graphql.CollectedField, obj *core.ProjectHooks) (ret graphql.Marshaler) {
+func (ec *executionContext) _ProjectHooks_path(ctx context.Context, field graphql.CollectedField, obj *hooks.ProjectHooks) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -10991,7 +10993,7 @@ func (ec *executionContext) fieldContext_ProjectHooks_path(_ context.Context, fi
 	return graphql.NewScalarFieldContext("ProjectHooks", field, false, false, "String")
 }
 
-func (ec *executionContext) _ProjectHooks_present(ctx context.Context, field graphql.CollectedField, obj *core.ProjectHooks) (ret graphql.Marshaler) {
+func (ec *executionContext) _ProjectHooks_present(ctx context.Context, field graphql.CollectedField, obj *hooks.ProjectHooks) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -11014,7 +11016,7 @@ func (ec *executionContext) fieldContext_ProjectHooks_present(_ context.Context,
 	return graphql.NewScalarFieldContext("ProjectHooks", field, false, false, "Boolean")
 }
 
-func (ec *executionContext) _ProjectHooks_trusted(ctx context.Context, field graphql.CollectedField, obj *core.ProjectHooks) (ret graphql.Marshaler) {
+func (ec *executionContext) _ProjectHooks_trusted(ctx context.Context, field graphql.CollectedField, obj *hooks.ProjectHooks) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -11037,7 +11039,7 @@ func (ec *executionContext) fieldContext_ProjectHooks_trusted(_ context.Context,
 	return graphql.NewScalarFieldContext("ProjectHooks", field, false, false, "Boolean")
 }
 
-func (ec *executionContext) _ProjectHooks_changed(ctx context.Context, field graphql.CollectedField, obj *core.ProjectHooks) (ret graphql.Marshaler) {
+func (ec *executionContext) _ProjectHooks_changed(ctx context.Context, field graphql.CollectedField, obj *hooks.ProjectHooks) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -11060,7 +11062,7 @@ func (ec *executionContext) fieldContext_ProjectHooks_changed(_ context.Context,
 	return graphql.NewScalarFieldContext("ProjectHooks", field, false, false, "Boolean")
 }
 
-func (ec *executionContext) _ProjectHooks_document(ctx context.Context, field graphql.CollectedField, obj *core.ProjectHooks) (ret graphql.Marshaler) {
+func (ec *executionContext) _ProjectHooks_document(ctx context.Context, field graphql.CollectedField, obj *hooks.ProjectHooks) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -11142,8 +11144,8 @@ func (ec *executionContext) _Query_projectHooks(ctx context.Context, field graph
 			return ec.Resolvers.Query().ProjectHooks(ctx, fc.Args["id"].(string))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *core.ProjectHooks) graphql.Marshaler {
-			return ec.marshalNProjectHooks2ᚖgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐProjectHooks(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *hooks.ProjectHooks) graphql.Marshaler {
+			return ec.marshalNProjectHooks2ᚖgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚋhooksᚐProjectHooks(ctx, selections, v)
 		},
 		true,
 		true,
@@ -12012,7 +12014,7 @@ func (ec *executionContext) fieldContext_RewindFile_restored(_ context.Context, 
 	return graphql.NewScalarFieldContext("RewindFile", field, false, false, "Boolean")
 }
 
-func (ec *executionContext) _RewindPreview_headSeq(ctx context.Context, field graphql.CollectedField, obj *core.RewindPreview) (ret graphql.Marshaler) {
+func (ec *executionContext) _RewindPreview_headSeq(ctx context.Context, field graphql.CollectedField, obj *engine.RewindPreview) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12035,7 +12037,7 @@ func (ec *executionContext) fieldContext_RewindPreview_headSeq(_ context.Context
 	return graphql.NewScalarFieldContext("RewindPreview", field, false, false, "Int")
 }
 
-func (ec *executionContext) _RewindPreview_fileStateToken(ctx context.Context, field graphql.CollectedField, obj *core.RewindPreview) (ret graphql.Marshaler) {
+func (ec *executionContext) _RewindPreview_fileStateToken(ctx context.Context, field graphql.CollectedField, obj *engine.RewindPreview) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12058,7 +12060,7 @@ func (ec *executionContext) fieldContext_RewindPreview_fileStateToken(_ context.
 	return graphql.NewScalarFieldContext("RewindPreview", field, false, false, "String")
 }
 
-func (ec *executionContext) _RewindPreview_text(ctx context.Context, field graphql.CollectedField, obj *core.RewindPreview) (ret graphql.Marshaler) {
+func (ec *executionContext) _RewindPreview_text(ctx context.Context, field graphql.CollectedField, obj *engine.RewindPreview) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12081,7 +12083,7 @@ func (ec *executionContext) fieldContext_RewindPreview_text(_ context.Context, f
 	return graphql.NewScalarFieldContext("RewindPreview", field, false, false, "String")
 }
 
-func (ec *executionContext) _RewindPreview_command(ctx context.Context, field graphql.CollectedField, obj *core.RewindPreview) (ret graphql.Marshaler) {
+func (ec *executionContext) _RewindPreview_command(ctx context.Context, field graphql.CollectedField, obj *engine.RewindPreview) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12104,7 +12106,7 @@ func (ec *executionContext) fieldContext_RewindPreview_command(_ context.Context
 	return graphql.NewScalarFieldContext("RewindPreview", field, false, false, "String")
 }
 
-func (ec *executionContext) _RewindPreview_attachments(ctx context.Context, field graphql.CollectedField, obj *core.RewindPreview) (ret graphql.Marshaler) {
+func (ec *executionContext) _RewindPreview_attachments(ctx context.Context, field graphql.CollectedField, obj *engine.RewindPreview) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12136,7 +12138,7 @@ func (ec *executionContext) fieldContext_RewindPreview_attachments(_ context.Con
 	return fc, nil
 }
 
-func (ec *executionContext) _RewindPreview_browserElements(ctx context.Context, field graphql.CollectedField, obj *core.RewindPreview) (ret graphql.Marshaler) {
+func (ec *executionContext) _RewindPreview_browserElements(ctx context.Context, field graphql.CollectedField, obj *engine.RewindPreview) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12168,7 +12170,7 @@ func (ec *executionContext) fieldContext_RewindPreview_browserElements(_ context
 	return fc, nil
 }
 
-func (ec *executionContext) _RewindPreview_files(ctx context.Context, field graphql.CollectedField, obj *core.RewindPreview) (ret graphql.Marshaler) {
+func (ec *executionContext) _RewindPreview_files(ctx context.Context, field graphql.CollectedField, obj *engine.RewindPreview) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -17666,7 +17668,7 @@ func (ec *executionContext) _Project(ctx context.Context, sel ast.SelectionSet, 
 
 var projectHooksImplementors = []string{"ProjectHooks"}
 
-func (ec *executionContext) _ProjectHooks(ctx context.Context, sel ast.SelectionSet, obj *core.ProjectHooks) graphql.Marshaler {
+func (ec *executionContext) _ProjectHooks(ctx context.Context, sel ast.SelectionSet, obj *hooks.ProjectHooks) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, projectHooksImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -18017,7 +18019,7 @@ func (ec *executionContext) _RewindFile(ctx context.Context, sel ast.SelectionSe
 
 var rewindPreviewImplementors = []string{"RewindPreview"}
 
-func (ec *executionContext) _RewindPreview(ctx context.Context, sel ast.SelectionSet, obj *core.RewindPreview) graphql.Marshaler {
+func (ec *executionContext) _RewindPreview(ctx context.Context, sel ast.SelectionSet, obj *engine.RewindPreview) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, rewindPreviewImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -19724,7 +19726,7 @@ func (ec *executionContext) marshalNProject2ᚖgithubᚗcomᚋfoyaᚑdevᚋfoya�
 	return ec._Project(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNProjectHooks2ᚖgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐProjectHooks(ctx context.Context, sel ast.SelectionSet, v *core.ProjectHooks) graphql.Marshaler {
+func (ec *executionContext) marshalNProjectHooks2ᚖgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚋhooksᚐProjectHooks(ctx context.Context, sel ast.SelectionSet, v *hooks.ProjectHooks) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "ProjectHooks!")
 		return graphql.Null
@@ -19802,7 +19804,7 @@ func (ec *executionContext) marshalNRewindFile2ᚕgithubᚗcomᚋfoyaᚑdevᚋfo
 	return ret
 }
 
-func (ec *executionContext) marshalNRewindPreview2ᚖgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐRewindPreview(ctx context.Context, sel ast.SelectionSet, v *core.RewindPreview) graphql.Marshaler {
+func (ec *executionContext) marshalNRewindPreview2ᚖgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚋengineᚐRewindPreview(ctx context.Context, sel ast.SelectionSet, v *engine.RewindPreview) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "RewindPreview!")
 		return graphql.Null

@@ -15,6 +15,10 @@ import (
 	"time"
 
 	"github.com/foya-dev/foya/core"
+	"github.com/foya-dev/foya/core/catalog"
+	"github.com/foya-dev/foya/core/engine"
+	"github.com/foya-dev/foya/core/pubsub"
+	"github.com/foya-dev/foya/core/session"
 	"github.com/foya-dev/foya/edge"
 	"github.com/foya-dev/foya/plugins/builtin/tools"
 	"github.com/foya-dev/foya/plugins/host/hosttest"
@@ -26,9 +30,9 @@ import (
 )
 
 type testKernel struct {
-	svc       *core.Service
-	catalog   *core.Catalog
-	engine    *core.Engine
+	svc       *session.Service
+	catalog   *catalog.Catalog
+	engine    *engine.Engine
 	providers *fakeProviders
 	lister    *fakeProvider
 	blobs     *artifacts.Store
@@ -66,7 +70,7 @@ func (l *sleepLog) all() []time.Duration {
 }
 
 // newTestKernel wires a kernel behind the real handler; opts adjust its
-// engine configuration (func(*core.EngineConfig)) or its server
+// engine configuration (func(*engine.EngineConfig)) or its server
 // configuration (func(*edge.Config)), e.g. smaller limits.
 func newTestKernel(t testing.TB, opts ...any) *testKernel {
 	t.Helper()
@@ -85,15 +89,15 @@ func newTestKernel(t testing.TB, opts ...any) *testKernel {
 		"fakelist": k.lister,
 		"nolist":   &fakeProvider{kind: "nolist"},
 	}}
-	var svc *core.Service
-	cat, err := core.NewCatalog(context.Background(), core.CatalogConfig{
+	var svc *session.Service
+	cat, err := catalog.NewCatalog(context.Background(), catalog.CatalogConfig{
 		Store: catStore, Providers: k.providers, Logger: log,
 		OnChange: func(ctx context.Context, ch core.CatalogChange) { svc.ApplyCatalogChange(ctx, ch) },
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc, err = core.NewService(core.ServiceConfig{Store: db, Broker: core.NewBroker(log), Logger: log, Models: cat})
+	svc, err = session.NewService(session.ServiceConfig{Store: db, Broker: pubsub.NewBroker(log), Logger: log, Models: cat})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,18 +107,18 @@ func newTestKernel(t testing.TB, opts ...any) *testKernel {
 		t.Fatal(err)
 	}
 	k.blobs = blobs
-	ecfg := core.EngineConfig{
-		Sessions: svc, Catalog: cat, Providers: k.providers, Tools: core.NewToolHub(map[string]core.ToolRunner{"test": toolRunner, "tools": builtinTools}, log),
+	ecfg := engine.EngineConfig{
+		Sessions: svc, Catalog: cat, Providers: k.providers, Tools: engine.NewToolHub(map[string]core.ToolRunner{"test": toolRunner, "tools": builtinTools}, log),
 		Attachments: db, Blobs: blobs, Describe: artifacts.Describe, History: db, ScratchDir: t.TempDir(), Logger: log,
 		MaxSteps: 8, StopWait: 20 * time.Second,
-		Retry: core.RetryPolicy{Sleep: k.sleeps.sleep, Jitter: func() float64 { return 1 }},
+		Retry: engine.RetryPolicy{Sleep: k.sleeps.sleep, Jitter: func() float64 { return 1 }},
 	}
 	for _, o := range opts {
-		if f, ok := o.(func(*core.EngineConfig)); ok {
+		if f, ok := o.(func(*engine.EngineConfig)); ok {
 			f(&ecfg)
 		}
 	}
-	k.engine, err = core.NewEngine(ecfg)
+	k.engine, err = engine.NewEngine(ecfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,7 +127,7 @@ func newTestKernel(t testing.TB, opts ...any) *testKernel {
 		switch f := o.(type) {
 		case func(*edge.Config):
 			f(&cfg)
-		case func(*core.EngineConfig):
+		case func(*engine.EngineConfig):
 		default:
 			t.Fatalf("newTestKernel: option of type %T", o)
 		}

@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/foya-dev/foya/core"
+	"github.com/foya-dev/foya/core/mcp"
 	"github.com/foya-dev/foya/graph/model"
 )
 
@@ -181,7 +182,7 @@ func mcpServerInput(in model.McpServerInput) core.MCPServerInput {
 }
 
 // mcp returns the MCP catalog, or UNAVAILABLE when the kernel runs without one.
-func (r *Resolver) mcp() (*core.MCPService, error) {
+func (r *Resolver) mcp() (*mcp.MCPService, error) {
 	if r.MCP == nil {
 		return nil, core.Errorf(core.CodeUnavailable, "this kernel has no MCP support configured")
 	}

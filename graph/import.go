@@ -5,10 +5,11 @@ import (
 	"io"
 
 	"github.com/foya-dev/foya/core"
+	"github.com/foya-dev/foya/core/engine"
 )
 
 // importSession runs an import for importSession and importSessionFile.
-func importSession(ctx context.Context, e *core.Engine, r io.Reader, projectID string) (*core.Session, error) {
+func importSession(ctx context.Context, e *engine.Engine, r io.Reader, projectID string) (*core.Session, error) {
 	s, err := e.ImportSession(ctx, r, projectID)
 	if err != nil {
 		return nil, err

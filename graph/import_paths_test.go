@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/foya-dev/foya/core"
+	"github.com/foya-dev/foya/core/archive"
+	"github.com/foya-dev/foya/core/engine"
 )
 
 // fileChangeArchive is a foya.session document whose fourth line is a tool
@@ -41,7 +43,7 @@ func fileChangeArchive(t testing.TB, path, content string) (string, string) {
 	if content == "fine" {
 		order = order[:1]
 	}
-	if err := core.WriteSessionArchive(&doc, core.ArchiveHeader{SessionID: "ses_src", ExportedAt: now}, events, order, blobs); err != nil {
+	if err := archive.WriteSessionArchive(&doc, archive.ArchiveHeader{SessionID: "ses_src", ExportedAt: now}, events, order, blobs); err != nil {
 		t.Fatal(err)
 	}
 	return doc.String(), hash
@@ -62,7 +64,7 @@ func TestImportRefusesFileChangesOutsideTheProject(t *testing.T) {
 	if err := os.Symlink(outside, filepath.Join(home, "link")); err != nil {
 		t.Fatal(err)
 	}
-	k := newTestKernel(t, func(c *core.EngineConfig) { c.DataDir = data })
+	k := newTestKernel(t, func(c *engine.EngineConfig) { c.DataDir = data })
 	var p struct{ CreateProject struct{ ID string } }
 	k.mustDo(t, `mutation($p: String!) { createProject(input: {path: $p}) { id } }`, map[string]any{"p": home}, &p)
 	prj := p.CreateProject.ID

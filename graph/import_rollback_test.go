@@ -8,6 +8,10 @@ import (
 	"time"
 
 	"github.com/foya-dev/foya/core"
+	"github.com/foya-dev/foya/core/archive"
+	"github.com/foya-dev/foya/core/engine"
+	"github.com/foya-dev/foya/core/pubsub"
+	"github.com/foya-dev/foya/core/session"
 	"github.com/foya-dev/foya/storage"
 )
 
@@ -22,9 +26,9 @@ func (failingImport) ImportSession(context.Context, string, []core.Event, []core
 // removed again and a blob that was already stored stays: nothing of the
 // import is left.
 func TestImportRollbackRemovesItsBlobs(t *testing.T) {
-	k := newTestKernel(t, func(c *core.EngineConfig) {
+	k := newTestKernel(t, func(c *engine.EngineConfig) {
 		db := c.Attachments.(*storage.DB)
-		svc, err := core.NewService(core.ServiceConfig{Store: failingImport{db}, Broker: core.NewBroker(nil)})
+		svc, err := session.NewService(session.ServiceConfig{Store: failingImport{db}, Broker: pubsub.NewBroker(nil)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -56,7 +60,7 @@ func TestImportRollbackRemovesItsBlobs(t *testing.T) {
 	}
 	var doc bytes.Buffer
 	blobs := map[string][]byte{pngHash: png, beforeHash: before, afterHash: after}
-	if err := core.WriteSessionArchive(&doc, core.ArchiveHeader{SessionID: "ses_src", ExportedAt: now}, events, []string{pngHash, beforeHash, afterHash}, blobs); err != nil {
+	if err := archive.WriteSessionArchive(&doc, archive.ArchiveHeader{SessionID: "ses_src", ExportedAt: now}, events, []string{pngHash, beforeHash, afterHash}, blobs); err != nil {
 		t.Fatal(err)
 	}
 

@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/foya-dev/foya/core"
+	"github.com/foya-dev/foya/core/archive"
 )
 
 // streamBlob is blob i of a streamed-import document: size pseudo-random
@@ -54,7 +55,7 @@ func writeStreamDoc(t *testing.T, path string, blobs, blobSize, goodBlobs int, b
 		hashes[i] = hex.EncodeToString(sum[:])
 	}
 	enc := json.NewEncoder(w)
-	enc.Encode(core.ArchiveHeader{Format: core.ArchiveFormat, Version: core.ArchiveVersion, SessionID: "ses_big", ExportedAt: now, Events: blobs + 1, Blobs: blobs})
+	enc.Encode(archive.ArchiveHeader{Format: archive.ArchiveFormat, Version: archive.ArchiveVersion, SessionID: "ses_big", ExportedAt: now, Events: blobs + 1, Blobs: blobs})
 	line := func(seq int, typ core.EventType, p any) {
 		raw, err := json.Marshal(p)
 		if err != nil {

@@ -11,6 +11,11 @@ import (
 	"time"
 
 	"github.com/foya-dev/foya/core"
+	"github.com/foya-dev/foya/core/catalog"
+	"github.com/foya-dev/foya/core/engine"
+	"github.com/foya-dev/foya/core/mcp"
+	"github.com/foya-dev/foya/core/pubsub"
+	"github.com/foya-dev/foya/core/session"
 	"github.com/foya-dev/foya/edge"
 	"github.com/foya-dev/foya/plugins/host/hosttest"
 	"github.com/foya-dev/foya/plugins/mcphost"
@@ -40,7 +45,7 @@ func TestMain(m *testing.M) {
 // mcpKernel is a test kernel whose tool hub holds an MCP manager.
 type mcpKernel struct {
 	*testKernel
-	mcp     *core.MCPService
+	mcp     *mcp.MCPService
 	host    *mcphost.Manager
 	dataDir string
 }
@@ -55,16 +60,16 @@ func newMCPKernel(t testing.TB) *mcpKernel {
 	k := &testKernel{db: db, dbPath: st.dbPath, pgURL: st.pgURL, logs: logs, fake: openaitest.New(t)}
 	openaiProvider, _ := hosttest.NewInProcess(t, sdk.ServeConfig{Provider: openai.New(openai.Config{Logger: log})})
 	k.providers = &fakeProviders{kinds: map[string]core.Provider{"openai": openaiProvider}}
-	var svc *core.Service
-	cat, err := core.NewCatalog(context.Background(), core.CatalogConfig{
+	var svc *session.Service
+	cat, err := catalog.NewCatalog(context.Background(), catalog.CatalogConfig{
 		Store: catStore, Providers: k.providers, Logger: log,
 		OnChange: func(ctx context.Context, ch core.CatalogChange) { svc.ApplyCatalogChange(ctx, ch) },
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	broker := core.NewBroker(log)
-	svc, err = core.NewService(core.ServiceConfig{Store: db, Broker: broker, Logger: log, Models: cat})
+	broker := pubsub.NewBroker(log)
+	svc, err = session.NewService(session.ServiceConfig{Store: db, Broker: broker, Logger: log, Models: cat})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,15 +85,15 @@ func newMCPKernel(t testing.TB) *mcpKernel {
 		},
 	})
 	mcpStore := st.mcp
-	mcpSvc, err := core.NewMCPService(context.Background(), core.MCPServiceConfig{
+	mcpSvc, err := mcp.NewMCPService(context.Background(), mcp.MCPServiceConfig{
 		Store: mcpStore, Runtime: host, Broker: broker, Logger: log,
 		SessionExists: func(ctx context.Context, id string) error { _, err := svc.Session(ctx, id); return err },
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	k.engine, err = core.NewEngine(core.EngineConfig{
-		Sessions: svc, Catalog: cat, Providers: k.providers, Tools: core.NewToolHub(map[string]core.ToolRunner{"mcp:servers": host}, log),
+	k.engine, err = engine.NewEngine(engine.EngineConfig{
+		Sessions: svc, Catalog: cat, Providers: k.providers, Tools: engine.NewToolHub(map[string]core.ToolRunner{"mcp:servers": host}, log),
 		Attachments: db, Blobs: k.blobs, Describe: artifacts.Describe, History: db, ScratchDir: t.TempDir(), Logger: log,
 		MaxSteps: 8, StopWait: 20 * time.Second,
 	})

@@ -8,12 +8,13 @@ import (
 	"time"
 
 	"github.com/foya-dev/foya/core"
+	"github.com/foya-dev/foya/core/engine"
 	"github.com/foya-dev/foya/providers/openai/openaitest"
 )
 
 // capsKernel is a test kernel with output caps set by set.
-func capsKernel(t *testing.T, set func(*core.OutputLimits)) *testKernel {
-	return newTestKernel(t, func(c *core.EngineConfig) { set(&c.Output) })
+func capsKernel(t *testing.T, set func(*engine.OutputLimits)) *testKernel {
+	return newTestKernel(t, func(c *engine.EngineConfig) { set(&c.Output) })
 }
 
 type cappedMsg struct {
@@ -65,7 +66,7 @@ func (k *testKernel) requestMaxTokens(t *testing.T, i int) float64 {
 }
 
 func TestOutputCapTextAndReasoning(t *testing.T) {
-	k := capsKernel(t, func(l *core.OutputLimits) { l.TextBytes, l.ReasoningBytes = 1000, 500 })
+	k := capsKernel(t, func(l *engine.OutputLimits) { l.TextBytes, l.ReasoningBytes = 1000, 500 })
 	sid := k.chatSession(t, nil, "BYPASS")
 	for _, tc := range []struct {
 		name, field, flag, delta string
@@ -83,7 +84,7 @@ func TestOutputCapTextAndReasoning(t *testing.T) {
 			k.fake.Enqueue(openaitest.Response{Events: events})
 			evs := k.followTurn(t, sid, func() { k.send(t, sid, "talk") })
 			p := turnOutcome(t, evs)
-			if p.Status != core.TurnFailed || p.Code != core.CodeOutputLimit || !strings.HasPrefix(p.Reason, "output_limit:") || !strings.Contains(p.Reason, tc.flag) {
+			if p.Status != core.TurnFailed || p.Code != engine.CodeOutputLimit || !strings.HasPrefix(p.Reason, "output_limit:") || !strings.Contains(p.Reason, tc.flag) {
 				t.Fatalf("turn %+v", p)
 			}
 			msgs := k.cappedMessages(t, sid)
@@ -114,7 +115,7 @@ func TestOutputCapTextAndReasoning(t *testing.T) {
 // A call whose arguments pass the cap is not run: the model gets a tool
 // error saying so and the turn goes on.
 func TestOutputCapToolArgsRefusedTurnContinues(t *testing.T) {
-	k := capsKernel(t, func(l *core.OutputLimits) { l.ToolArgsBytes = 1000 })
+	k := capsKernel(t, func(l *engine.OutputLimits) { l.ToolArgsBytes = 1000 })
 	sid := k.chatSession(t, nil, "BYPASS")
 	events := []string{chunk(map[string]any{"role": "assistant", "content": "Writing."}, ""),
 		chunk(toolCallDelta(0, "call_big", "write", `{"path":"big.txt","content":"`), "")}
@@ -161,7 +162,7 @@ func TestOutputCapToolArgsRefusedTurnContinues(t *testing.T) {
 }
 
 func TestOutputCapTurnTokens(t *testing.T) {
-	k := capsKernel(t, func(l *core.OutputLimits) { l.TurnOutputTokens = 100 })
+	k := capsKernel(t, func(l *engine.OutputLimits) { l.TurnOutputTokens = 100 })
 	declared := k.chatSession(t, map[string]any{"contextWindow": 100000, "maxOutputTokens": 5000}, "BYPASS")
 	// The provider is asked for at most what the turn may still spend.
 	k.fake.Enqueue(openaitest.TextStream(testModel, "short"))
@@ -174,7 +175,7 @@ func TestOutputCapTurnTokens(t *testing.T) {
 	// A reply over the budget (600 bytes, ~150 tokens) is cut by the kernel.
 	k.fake.Enqueue(openaitest.TextStream(testModel, strings.Repeat("word ", 60), strings.Repeat("word ", 60)))
 	p := turnOutcome(t, k.followTurn(t, declared, func() { k.send(t, declared, "more") }))
-	if p.Status != core.TurnFailed || p.Code != core.CodeOutputLimit || !strings.Contains(p.Reason, "--max-turn-output-tokens") {
+	if p.Status != core.TurnFailed || p.Code != engine.CodeOutputLimit || !strings.Contains(p.Reason, "--max-turn-output-tokens") {
 		t.Fatalf("turn %+v", p)
 	}
 	msgs := k.cappedMessages(t, declared)
@@ -184,7 +185,7 @@ func TestOutputCapTurnTokens(t *testing.T) {
 	// The provider's own stop at the sent max output is OUTPUT_LIMIT too.
 	k.fake.Enqueue(openaitest.Response{Events: []string{chunk(map[string]any{"role": "assistant", "content": "cut"}, "length"), openaitest.UsageChunk(testModel, 10, 100, 0)}})
 	p = turnOutcome(t, k.followTurn(t, declared, func() { k.send(t, declared, "again") }))
-	if p.Status != core.TurnFailed || p.Code != core.CodeOutputLimit {
+	if p.Status != core.TurnFailed || p.Code != engine.CodeOutputLimit {
 		t.Fatalf("turn %+v", p)
 	}
 }
@@ -197,7 +198,7 @@ func TestOutputCapTurnTokensUndeclaredModel(t *testing.T) {
 		{100, 100}, // small: sent even to a model that declares no limit
 		{0, 0},     // the default (1,000,000): not sent to such a model
 	} {
-		k := capsKernel(t, func(l *core.OutputLimits) { l.TurnOutputTokens = tc.limit })
+		k := capsKernel(t, func(l *engine.OutputLimits) { l.TurnOutputTokens = tc.limit })
 		sid := k.chatSession(t, nil, "BYPASS")
 		k.fake.Enqueue(openaitest.TextStream(testModel, "ok"))
 		if p := turnOutcome(t, k.followTurn(t, sid, func() { k.send(t, sid, "hi") })); p.Status != core.TurnCompleted {
@@ -211,7 +212,7 @@ func TestOutputCapTurnTokensUndeclaredModel(t *testing.T) {
 
 // A stall is a network error: retried when nothing arrived yet.
 func TestModelIdleTimeoutRetried(t *testing.T) {
-	k := capsKernel(t, func(l *core.OutputLimits) { l.IdleTimeout = 300 * time.Millisecond })
+	k := capsKernel(t, func(l *engine.OutputLimits) { l.IdleTimeout = 300 * time.Millisecond })
 	sid := k.chatSession(t, nil, "BYPASS")
 	k.fake.Enqueue(openaitest.Response{Hang: true, Events: []string{chunk(map[string]any{"role": "assistant"}, "")}}, openaitest.TextStream(testModel, "ok"))
 	evs := k.followTurn(t, sid, func() { k.send(t, sid, "hi") })
@@ -243,7 +244,7 @@ func TestModelIdleTimeoutRetried(t *testing.T) {
 }
 
 func TestModelCallTimeout(t *testing.T) {
-	k := capsKernel(t, func(l *core.OutputLimits) { l.CallTimeout, l.IdleTimeout = 600*time.Millisecond, 5*time.Second })
+	k := capsKernel(t, func(l *engine.OutputLimits) { l.CallTimeout, l.IdleTimeout = 600*time.Millisecond, 5*time.Second })
 	sid := k.chatSession(t, nil, "BYPASS")
 	events := []string{chunk(map[string]any{"role": "assistant"}, "")}
 	for range 100 {
@@ -253,7 +254,7 @@ func TestModelCallTimeout(t *testing.T) {
 	start := time.Now()
 	evs := k.followTurn(t, sid, func() { k.send(t, sid, "hi") })
 	p := turnOutcome(t, evs)
-	if p.Status != core.TurnFailed || p.Code != core.CodeOutputLimit || !strings.Contains(p.Reason, "--model-call-timeout") {
+	if p.Status != core.TurnFailed || p.Code != engine.CodeOutputLimit || !strings.Contains(p.Reason, "--model-call-timeout") {
 		t.Fatalf("turn %+v", p)
 	}
 	if took := time.Since(start); took > 4*time.Second {

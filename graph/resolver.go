@@ -15,18 +15,22 @@ import (
 	"log/slog"
 
 	"github.com/foya-dev/foya/core"
+	"github.com/foya-dev/foya/core/catalog"
+	"github.com/foya-dev/foya/core/engine"
+	"github.com/foya-dev/foya/core/mcp"
+	"github.com/foya-dev/foya/core/session"
 )
 
 // Resolver holds the core services the resolvers call.
 type Resolver struct {
-	Service  *core.Service
-	Engine   *core.Engine
+	Service  *session.Service
+	Engine   *engine.Engine
 	Ledger   core.UsageStore
-	Catalog  *core.Catalog
+	Catalog  *catalog.Catalog
 	Registry core.PluginRegistry
 	// MCP is the MCP server catalog; nil answers an empty list and
 	// UNAVAILABLE to its mutations.
-	MCP *core.MCPService
+	MCP *mcp.MCPService
 	// Nodes lists the kernel processes serving the database.
 	NodeList core.NodeLister
 	Log      *slog.Logger

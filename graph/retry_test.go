@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/foya-dev/foya/core"
+	"github.com/foya-dev/foya/core/engine"
 	"github.com/foya-dev/foya/providers/openai/openaitest"
 )
 
@@ -75,7 +76,7 @@ func turnOutcome(t *testing.T, evs []liveEvent) core.TurnPayload {
 }
 
 func TestRetryAfterRateLimit(t *testing.T) {
-	k := newTestKernel(t, func(c *core.EngineConfig) { c.Retry.BaseDelay = 10 * time.Millisecond })
+	k := newTestKernel(t, func(c *engine.EngineConfig) { c.Retry.BaseDelay = 10 * time.Millisecond })
 	sid := k.chatSession(t, nil, "BYPASS")
 	limited := openaitest.Error(429, "rate_limit_error", "rate_limit_exceeded", "Rate limit reached for requests")
 	limited.Header = http.Header{"Retry-After": {"1"}}
@@ -91,7 +92,7 @@ func TestRetryAfterRateLimit(t *testing.T) {
 	var r1, r2 core.RetryPayload
 	json.Unmarshal(retries[0].Payload, &r1)
 	json.Unmarshal(retries[1].Payload, &r2)
-	if retries[0].Seq != nil || r1.Attempt != 2 || r1.MaxAttempts != core.DefaultRetryMaxAttempts || r1.DelayMs != 1000 || r1.RetryAfterMs != 1000 ||
+	if retries[0].Seq != nil || r1.Attempt != 2 || r1.MaxAttempts != engine.DefaultRetryMaxAttempts || r1.DelayMs != 1000 || r1.RetryAfterMs != 1000 ||
 		r1.Category != core.ProviderRateLimit || !strings.Contains(r1.Reason, "Rate limit reached") {
 		t.Fatalf("first retry %+v (seq %v)", r1, retries[0].Seq)
 	}
@@ -154,7 +155,7 @@ func TestNoRetryOnQuotaAuthBadRequest(t *testing.T) {
 }
 
 func TestRetryBounds(t *testing.T) {
-	k := newTestKernel(t, func(c *core.EngineConfig) {
+	k := newTestKernel(t, func(c *engine.EngineConfig) {
 		c.Retry.MaxAttempts, c.Retry.BaseDelay, c.Retry.MaxTotalWait = 3, 10*time.Millisecond, 30*time.Second
 	})
 	sid := k.chatSession(t, nil, "BYPASS")

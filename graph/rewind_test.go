@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/foya-dev/foya/core"
+	"github.com/foya-dev/foya/core/engine"
 	"github.com/foya-dev/foya/providers/openai/openaitest"
 )
 
@@ -337,7 +338,7 @@ func TestRewindRestoreIgnoresPlantedSymlinkAndKeepsMode(t *testing.T) {
 	if err := os.MkdirAll(data, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	k := newTestKernel(t, func(c *core.EngineConfig) { c.DataDir = data })
+	k := newTestKernel(t, func(c *engine.EngineConfig) { c.DataDir = data })
 	if err := os.MkdirAll(filepath.Join(home, "sub"), 0o755); err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,11 @@ import (
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/foya-dev/foya/core"
+	"github.com/foya-dev/foya/core/archive"
+	"github.com/foya-dev/foya/core/catalog"
+	"github.com/foya-dev/foya/core/engine"
+	"github.com/foya-dev/foya/core/hooks"
+	"github.com/foya-dev/foya/core/session"
 	"github.com/foya-dev/foya/graph/model"
 	"github.com/foya-dev/foya/graph/scalar"
 )
@@ -49,7 +54,7 @@ func (r *approvalResolver) ChildSessionID(ctx context.Context, obj *core.Approva
 
 // APIKeyConfigured is the resolver for the apiKeyConfigured field.
 func (r *connectionResolver) APIKeyConfigured(ctx context.Context, obj *core.Connection) (bool, error) {
-	return core.APIKeyConfigured(*obj), nil
+	return catalog.APIKeyConfigured(*obj), nil
 }
 
 // VideoProtocol is the resolver for the videoProtocol field.
@@ -185,7 +190,7 @@ func (r *messageResolver) Refusal(ctx context.Context, obj *core.Message) (*stri
 }
 
 // TrustProject is the resolver for the trustProject field.
-func (r *mutationResolver) TrustProject(ctx context.Context, id string) (*core.ProjectHooks, error) {
+func (r *mutationResolver) TrustProject(ctx context.Context, id string) (*hooks.ProjectHooks, error) {
 	p, err := r.Service.Project(ctx, id)
 	if err != nil {
 		return nil, err
@@ -415,7 +420,7 @@ func (r *mutationResolver) CompactSession(ctx context.Context, sessionID string)
 }
 
 // PreviewRewind is the resolver for the previewRewind field.
-func (r *mutationResolver) PreviewRewind(ctx context.Context, sessionID string, messageSeq int64) (*core.RewindPreview, error) {
+func (r *mutationResolver) PreviewRewind(ctx context.Context, sessionID string, messageSeq int64) (*engine.RewindPreview, error) {
 	p, err := r.Engine.PreviewRewind(ctx, sessionID, messageSeq)
 	if err != nil {
 		return nil, err
@@ -465,7 +470,7 @@ func (r *mutationResolver) GenerateImage(ctx context.Context, input model.Genera
 	if input.Count != nil {
 		in.Count = int(*input.Count)
 		if in.Count == 0 {
-			return nil, core.Errorf(core.CodeBadInput, "count: 1 to %d", core.MaxImageCount)
+			return nil, core.Errorf(core.CodeBadInput, "count: 1 to %d", engine.MaxImageCount)
 		}
 	}
 	return r.Engine.GenerateImage(ctx, in)
@@ -477,7 +482,7 @@ func (r *mutationResolver) GenerateVideo(ctx context.Context, input model.Genera
 	if input.DurationSeconds != nil {
 		in.DurationSeconds = int(*input.DurationSeconds)
 		if in.DurationSeconds <= 0 {
-			return nil, core.Errorf(core.CodeBadInput, "durationSeconds: 1 to %d (or omit for the service's default)", core.MaxVideoDurationSeconds)
+			return nil, core.Errorf(core.CodeBadInput, "durationSeconds: 1 to %d (or omit for the service's default)", engine.MaxVideoDurationSeconds)
 		}
 	}
 	return r.Engine.GenerateVideo(ctx, in)
@@ -540,8 +545,8 @@ func (r *mutationResolver) ImportSession(ctx context.Context, data string, proje
 
 // ImportSessionFile is the resolver for the importSessionFile field.
 func (r *mutationResolver) ImportSessionFile(ctx context.Context, file graphql.Upload, projectID *string) (*core.Session, error) {
-	if file.Size > core.MaxImportBytes {
-		return nil, core.Errorf(core.CodeBadInput, "the file is %d bytes; a foya.session document may have at most %d MiB", file.Size, core.MaxImportBytes>>20)
+	if file.Size > archive.MaxImportBytes {
+		return nil, core.Errorf(core.CodeBadInput, "the file is %d bytes; a foya.session document may have at most %d MiB", file.Size, archive.MaxImportBytes>>20)
 	}
 	return importSession(ctx, r.Engine, file.File, deref(projectID))
 }
@@ -577,7 +582,7 @@ func (r *pluginInfoResolver) SandboxDetail(ctx context.Context, obj *core.Plugin
 }
 
 // Document is the resolver for the document field.
-func (r *projectHooksResolver) Document(ctx context.Context, obj *core.ProjectHooks) (scalar.JSON, error) {
+func (r *projectHooksResolver) Document(ctx context.Context, obj *hooks.ProjectHooks) (scalar.JSON, error) {
 	if !json.Valid(obj.Document) {
 		return nil, nil
 	}
@@ -585,7 +590,7 @@ func (r *projectHooksResolver) Document(ctx context.Context, obj *core.ProjectHo
 }
 
 // ProjectHooks is the resolver for the projectHooks field.
-func (r *queryResolver) ProjectHooks(ctx context.Context, id string) (*core.ProjectHooks, error) {
+func (r *queryResolver) ProjectHooks(ctx context.Context, id string) (*hooks.ProjectHooks, error) {
 	p, err := r.Service.Project(ctx, id)
 	if err != nil {
 		return nil, err
@@ -674,8 +679,8 @@ func (r *queryResolver) Events(ctx context.Context, sessionID string, afterSeq *
 	if limit != nil {
 		n = *limit
 	}
-	if n > core.MaxEventPage {
-		n = core.MaxEventPage + 1 // let the service reject it with its message
+	if n > session.MaxEventPage {
+		n = session.MaxEventPage + 1 // let the service reject it with its message
 	}
 	evs, err := r.Service.Events(ctx, sessionID, after, int(n))
 	if err != nil {

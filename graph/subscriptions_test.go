@@ -16,6 +16,7 @@ import (
 
 	"github.com/foya-dev/foya/core"
 	"github.com/foya-dev/foya/core/coretest"
+	"github.com/foya-dev/foya/core/session"
 )
 
 type eventJSON struct {
@@ -158,7 +159,7 @@ func (c *wsClient) nextEvent(ctx context.Context) eventJSON {
 
 // appendConcurrently writes n messages (and a delta after each) while a
 // subscriber is switching from replay to live.
-func appendConcurrently(t *testing.T, svc *core.Service, sid string, n int) <-chan struct{} {
+func appendConcurrently(t *testing.T, svc *session.Service, sid string, n int) <-chan struct{} {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)

@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/foya-dev/foya/core"
+	"github.com/foya-dev/foya/core/engine"
+	"github.com/foya-dev/foya/core/session"
 	"github.com/foya-dev/foya/storage"
 	"github.com/foya-dev/foya/storage/artifacts"
 )
@@ -84,20 +86,20 @@ func TestAttachmentToProviderView(t *testing.T) {
 
 	lookup := func(id string) (core.Attachment, error) { return db.Attachment(ctx, id) }
 	in := core.UserInput{AttachmentIDs: []string{att.ID}}
-	atts, err := core.ValidateUserInput(in, lookup, core.Capabilities{})
+	atts, err := engine.ValidateUserInput(in, lookup, core.Capabilities{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	no := false
-	if _, err := core.ValidateUserInput(in, lookup, core.Capabilities{ImageInput: &no}); core.ErrorCode(err) != core.CodeBadInput {
+	if _, err := engine.ValidateUserInput(in, lookup, core.Capabilities{ImageInput: &no}); core.ErrorCode(err) != core.CodeBadInput {
 		t.Errorf("image for a model without image input: %v, want BAD_INPUT", err)
 	}
-	if _, err := core.ValidateUserInput(core.UserInput{AttachmentIDs: []string{"att_nope"}}, lookup, core.Capabilities{}); core.ErrorCode(err) != core.CodeBadInput {
+	if _, err := engine.ValidateUserInput(core.UserInput{AttachmentIDs: []string{"att_nope"}}, lookup, core.Capabilities{}); core.ErrorCode(err) != core.CodeBadInput {
 		t.Errorf("unknown attachment: %v, want BAD_INPUT", err)
 	}
 
 	msgs := []core.Message{{Seq: 1, Role: core.RoleUser, Attachments: atts}}
-	view, err := core.ProviderView(msgs, core.ViewOptions{LoadImage: func(a core.Attachment) ([]byte, error) { return store.Read(a.SHA256) }})
+	view, err := session.ProviderView(msgs, session.ViewOptions{LoadImage: func(a core.Attachment) ([]byte, error) { return store.Read(a.SHA256) }})
 	if err != nil {
 		t.Fatal(err)
 	}

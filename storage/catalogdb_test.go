@@ -12,6 +12,8 @@ import (
 	"testing"
 
 	"github.com/foya-dev/foya/core"
+	"github.com/foya-dev/foya/core/catalog"
+	"github.com/foya-dev/foya/core/mcp"
 	"github.com/foya-dev/foya/storage"
 	"github.com/foya-dev/foya/storage/pgtest"
 )
@@ -41,7 +43,7 @@ func TestSharedCatalogTwoKernels(t *testing.T) {
 	url := pgtest.NewDatabase(t)
 	ctx := context.Background()
 	sealer := newSealer(t)
-	open := func() (*storage.DB, *core.Catalog, *core.MCPService) {
+	open := func() (*storage.DB, *catalog.Catalog, *mcp.MCPService) {
 		db, err := storage.OpenPostgres(ctx, url, nil)
 		if err != nil {
 			t.Fatal(err)
@@ -50,11 +52,11 @@ func TestSharedCatalogTwoKernels(t *testing.T) {
 		if err := db.CheckSecretKey(ctx, sealer); err != nil {
 			t.Fatal(err)
 		}
-		cat, err := core.NewCatalog(ctx, core.CatalogConfig{Store: db.CatalogStore(sealer), Providers: anyProvider{}})
+		cat, err := catalog.NewCatalog(ctx, catalog.CatalogConfig{Store: db.CatalogStore(sealer), Providers: anyProvider{}})
 		if err != nil {
 			t.Fatal(err)
 		}
-		mcp, err := core.NewMCPService(ctx, core.MCPServiceConfig{Store: db.MCPStore(sealer), Runtime: nopRuntime{}})
+		mcp, err := mcp.NewMCPService(ctx, mcp.MCPServiceConfig{Store: db.MCPStore(sealer), Runtime: nopRuntime{}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -84,7 +86,7 @@ func TestSharedCatalogTwoKernels(t *testing.T) {
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	created := map[string]bool{conn.ID: true}
-	for k, cat := range []*core.Catalog{catA, catB} {
+	for k, cat := range []*catalog.Catalog{catA, catB} {
 		wg.Go(func() {
 			for i := range 5 {
 				c, err := cat.CreateConnection(ctx, core.ConnectionInput{Name: fmt.Sprintf("c-%d-%d", k, i), BaseURL: "http://127.0.0.1:1/v1"})
@@ -101,7 +103,7 @@ func TestSharedCatalogTwoKernels(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	for name, cat := range map[string]*core.Catalog{"A": catA, "B": catB} {
+	for name, cat := range map[string]*catalog.Catalog{"A": catA, "B": catB} {
 		conns, err := cat.Connections(ctx)
 		if err != nil {
 			t.Fatal(err)

@@ -127,7 +127,7 @@ func (a *providerAdapter) Stream(ctx context.Context, ep core.Endpoint, req core
 
 // MaxStreamEventBytes bounds one event of a provider stream as the kernel
 // receives it (a larger one fails the stream): a reply's deltas are capped
-// far below (core.OutputLimits) and its native state at 8 MiB, so what one
+// far below (engine.OutputLimits) and its native state at 8 MiB, so what one
 // running stream holds stays bounded whatever a plugin sends.
 const MaxStreamEventBytes = 32 << 20
 

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/foya-dev/foya/core"
+	"github.com/foya-dev/foya/core/catalog"
 	"github.com/foya-dev/foya/storage/catalogfile"
 )
 
@@ -25,13 +26,13 @@ func (lookup) Provider(kind string) (core.Provider, error) {
 func TestCatalogSurvivesRestart(t *testing.T) {
 	ctx := context.Background()
 	dir := filepath.Join(t.TempDir(), "foya")
-	open := func() *core.Catalog {
+	open := func() *catalog.Catalog {
 		t.Helper()
 		store, err := catalogfile.New(dir)
 		if err != nil {
 			t.Fatal(err)
 		}
-		cat, err := core.NewCatalog(ctx, core.CatalogConfig{Store: store, Providers: lookup{}})
+		cat, err := catalog.NewCatalog(ctx, catalog.CatalogConfig{Store: store, Providers: lookup{}})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/foya-dev/foya/client"
 	"github.com/foya-dev/foya/core"
+	"github.com/foya-dev/foya/core/archive"
 	"github.com/foya-dev/foya/providers/openai/openaitest"
 )
 
@@ -64,7 +65,7 @@ func writeHugeDoc(t *testing.T, path, connID string) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	if err := core.WriteSessionArchive(f, core.ArchiveHeader{SessionID: meta.ID, ExportedAt: at}, events, nil, nil); err != nil {
+	if err := archive.WriteSessionArchive(f, archive.ArchiveHeader{SessionID: meta.ID, ExportedAt: at}, events, nil, nil); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -279,7 +280,7 @@ func TestHugeSessionPagesExportsAndContinues(t *testing.T) {
 		}
 	}
 	// session_created, the messages and the import's session_updated (bypass → ask).
-	if a, err := core.ParseSessionArchive(bytes.NewReader(body)); err != nil || len(a.Events) != hugeCount+2 {
+	if a, err := archive.ParseSessionArchive(bytes.NewReader(body)); err != nil || len(a.Events) != hugeCount+2 {
 		t.Fatalf("exported document: %d bytes, %v", len(body), err)
 	}
 	// foya sessions export streams the same document (exportedAt aside).

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/foya-dev/foya/core"
+	"github.com/foya-dev/foya/core/archive"
 )
 
 // importBlob is blob i of the streamed-import document: incompressible
@@ -46,7 +47,7 @@ func TestSessionsImportStreamsALargeDocument(t *testing.T) {
 	w := bufio.NewWriterSize(f, 1<<20)
 	now := time.Now().UTC()
 	enc := json.NewEncoder(w)
-	enc.Encode(core.ArchiveHeader{Format: core.ArchiveFormat, Version: core.ArchiveVersion, SessionID: "ses_big", ExportedAt: now, Events: blobs + 1, Blobs: blobs})
+	enc.Encode(archive.ArchiveHeader{Format: archive.ArchiveFormat, Version: archive.ArchiveVersion, SessionID: "ses_big", ExportedAt: now, Events: blobs + 1, Blobs: blobs})
 	event := func(seq int, typ core.EventType, p any) {
 		raw, _ := json.Marshal(p)
 		enc.Encode(map[string]any{"kind": "event", "seq": seq, "type": typ, "at": now, "payload": json.RawMessage(raw)})

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/foya-dev/foya/core"
+	"github.com/foya-dev/foya/core/archive"
 )
 
 // foya sessions import refuses a document whose file change points into
@@ -42,7 +43,7 @@ func TestSessionsImportRefusesAFileChangeIntoTheDataDirectory(t *testing.T) {
 			FileChanges: []core.FileChange{{Path: ".local/share/foya/mcp.json", Action: core.FileCreate, AfterHash: hash}}}}),
 	}
 	var doc bytes.Buffer
-	if err := core.WriteSessionArchive(&doc, core.ArchiveHeader{SessionID: "ses_src", ExportedAt: now}, events, []string{hash}, map[string][]byte{hash: content}); err != nil {
+	if err := archive.WriteSessionArchive(&doc, archive.ArchiveHeader{SessionID: "ses_src", ExportedAt: now}, events, []string{hash}, map[string][]byte{hash: content}); err != nil {
 		t.Fatal(err)
 	}
 	file := filepath.Join(t.TempDir(), "evil.jsonl")

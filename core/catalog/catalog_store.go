@@ -1,0 +1,36 @@
+package catalog
+
+import (
+	"github.com/foya-dev/foya/core"
+	"maps"
+)
+
+func cloneConnection(c core.Connection) core.Connection {
+	out := c
+	out.Options = maps.Clone(c.Options)
+	if c.Models != nil {
+		out.Models = make([]core.Model, len(c.Models))
+		for i, m := range c.Models {
+			out.Models[i] = core.Model{ID: m.ID, Capabilities: cloneCapabilities(m.Capabilities)}
+		}
+	}
+	return out
+}
+
+func cloneDefaults(d core.DefaultModels) core.DefaultModels {
+	return core.DefaultModels{
+		Language: clonePtr(d.Language),
+		Fast:     clonePtr(d.Fast),
+		Image:    clonePtr(d.Image),
+		Video:    clonePtr(d.Video),
+	}
+}
+
+func cloneCatalogData(d core.CatalogData) core.CatalogData {
+	out := core.CatalogData{Defaults: cloneDefaults(d.Defaults)}
+	out.Connections = make([]core.Connection, len(d.Connections))
+	for i, c := range d.Connections {
+		out.Connections[i] = cloneConnection(c)
+	}
+	return out
+}

@@ -1,0 +1,314 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"github.com/foya-dev/foya/core"
+	"strings"
+)
+
+// pendingRequest is an approval or a question waiting for a person.
+type pendingRequest struct {
+	kind      string // "approval request" or "question"
+	sessionID string
+	// parentID is the parent of a sub-agent child session: the request is
+	// mirrored in its log and may be answered through it (SES-12).
+	parentID string
+	payload  any // ApprovalPayload or QuestionPayload
+	ch       chan string
+	// taken is set (under the engine lock) once an answer or a cancellation
+	// claimed the request, so exactly one end is recorded.
+	taken bool
+}
+
+// mirrored returns the copy of a request payload recorded in the parent's
+// log, marked with the child session it belongs to.
+func mirrored(payload any, childID string) any {
+	switch p := payload.(type) {
+	case core.ApprovalPayload:
+		p.ChildSessionID = childID
+		return p
+	case core.QuestionPayload:
+		p.ChildSessionID = childID
+		return p
+	}
+	return payload
+}
+
+// actionOf names the class of action a tool performs, for grants and
+// summaries: "read", "write" or "command".
+func actionOf(info core.ToolInfo) string {
+	switch {
+	case info.ReadOnly:
+		return "read"
+	case info.Action != "":
+		return info.Action
+	case info.Name == "bash":
+		return "command"
+	default:
+		return "write"
+	}
+}
+
+// summarize is a human-readable line about a call: the command text, or the
+// path and a preview of the change.
+func summarize(c core.ToolCall) string {
+	var in map[string]any
+	_ = json.Unmarshal(c.Input, &in)
+	str := func(k string) string { v, _ := in[k].(string); return v }
+	switch {
+	case str("command") != "":
+		return "run: " + str("command")
+	case str("path") != "" && str("new_string") != "":
+		return fmt.Sprintf("edit %s: replace %q with %q", str("path"), preview(str("old_string")), preview(str("new_string")))
+	case str("path") != "" && str("content") != "":
+		return fmt.Sprintf("write %s (%d bytes): %q", str("path"), len(str("content")), preview(str("content")))
+	case str("path") != "":
+		return c.Name + " " + str("path")
+	}
+	return fmt.Sprintf("%s %.200s", c.Name, c.Input)
+}
+
+func preview(s string) string {
+	if r := []rune(s); len(r) > 120 {
+		return string(r[:120]) + "…"
+	}
+	return s
+}
+
+// authorize applies the session's agent mode and approval mode to one call,
+// asking the person when needed. It reads the session at call time, so a
+// mode change applies to the next tool call.
+func (e *Engine) authorize(ctx context.Context, s core.Session, c core.ToolCall, info core.ToolInfo) (bool, string) {
+	if info.ReadOnly {
+		return true, ""
+	}
+	if readOnlyMode(s.AgentMode) {
+		return false, fmt.Sprintf("refused: the session is planning (agent mode %s), so %s, which changes files or runs commands, is not allowed; propose the change in the plan instead", strings.ToUpper(string(s.AgentMode)), c.Name)
+	}
+	switch s.ApprovalMode {
+	case core.ApprovalBypass:
+		return true, ""
+	case core.ApprovalExplore:
+		return false, fmt.Sprintf("refused: approval mode EXPLORE runs only read-only tools, and %s is not read-only", c.Name)
+	}
+	action := actionOf(info)
+	e.mu.Lock()
+	granted := e.grants[s.ID][c.Name+"/"+action]
+	e.mu.Unlock()
+	if granted {
+		return true, ""
+	}
+	switch d := e.requestApproval(ctx, s.ID, c, action); d {
+	case core.ApprovalApproved, core.ApprovalApprovedForSession:
+		return true, ""
+	case core.ApprovalDenied:
+		return false, fmt.Sprintf("denied: the user did not allow %s (%s)", c.Name, summarize(c))
+	default:
+		return false, "not run: the turn was stopped while waiting for approval"
+	}
+}
+
+// authorizeAsk asks a person about c whatever the approval mode, because a
+// PreToolUse hook answered permissionDecision "ask".
+func (e *Engine) authorizeAsk(ctx context.Context, s core.Session, c core.ToolCall, info core.ToolInfo) (bool, string) {
+	switch d := e.requestApproval(ctx, s.ID, c, actionOf(info)); d {
+	case core.ApprovalApproved, core.ApprovalApprovedForSession:
+		return true, ""
+	case core.ApprovalDenied:
+		return false, fmt.Sprintf("denied: a PreToolUse hook asked for approval and the user did not allow %s (%s)", c.Name, summarize(c))
+	default:
+		return false, "not run: the turn was stopped while waiting for approval"
+	}
+}
+
+// requestApproval records approval_requested and blocks until a decision or
+// the end of ctx ("" then).
+func (e *Engine) requestApproval(ctx context.Context, sessionID string, c core.ToolCall, action string) core.ApprovalDecision {
+	p := core.ApprovalPayload{RequestID: core.NewID("apr"), ToolCallID: c.ID, Tool: c.Name, Action: action, Summary: summarize(c), Input: c.Input}
+	d, _ := e.await(ctx, sessionID, "approval request", p.RequestID, core.EventApprovalRequested, p)
+	return core.ApprovalDecision(d)
+}
+
+// await registers a pending request, records its event and blocks until a
+// person answers (ok) or ctx ends. A sub-agent's request is also recorded in
+// its parent's log (with the child's id), so a client following the parent
+// sees it and can answer it there (SES-12). A request still open when ctx
+// ends gets its end event (approval_resolved with decision cancelled, or
+// question_answered with cancelled set), so every request in the log ends.
+func (e *Engine) await(ctx context.Context, sessionID, kind, id string, t core.EventType, payload any) (string, bool) {
+	pctx := context.WithoutCancel(ctx)
+	p := &pendingRequest{kind: kind, sessionID: sessionID, payload: payload, ch: make(chan string, 1)}
+	if s, err := e.svc.Session(pctx, sessionID); err == nil {
+		p.parentID = s.ParentID
+	}
+	e.mu.Lock()
+	e.pending[id] = p
+	e.mu.Unlock()
+	defer func() {
+		e.mu.Lock()
+		delete(e.pending, id)
+		e.mu.Unlock()
+	}()
+	if err := e.persist(ctx, sessionID, t, payload); err != nil {
+		e.log.Error("record "+kind, "session_id", sessionID, "err", err)
+		return "", false
+	}
+	if p.parentID != "" {
+		if err := e.persist(ctx, p.parentID, t, mirrored(payload, sessionID)); err != nil && !errors.Is(err, core.ErrNotFound) {
+			e.log.Error("mirror "+kind+" to the parent session", "session_id", p.parentID, "err", err)
+		}
+	}
+	select {
+	case a := <-p.ch:
+		return a, true
+	case <-ctx.Done():
+	}
+	e.mu.Lock()
+	taken := p.taken
+	if !taken {
+		p.taken = true
+		delete(e.pending, id)
+		if !e.decided[id] {
+			e.markDecided(id)
+		}
+	}
+	e.mu.Unlock()
+	if taken {
+		return "", false // answered meanwhile; that answer recorded the end
+	}
+	end, endType := payload, t
+	switch v := payload.(type) {
+	case core.ApprovalPayload:
+		v.Decision, v.Input = core.ApprovalCancelled, nil
+		end, endType = v, core.EventApprovalResolved
+	case core.QuestionPayload:
+		v.Cancelled = true
+		end, endType = v, core.EventQuestionAnswered
+	}
+	e.recordEnd(pctx, p, endType, end)
+	return "", false
+}
+
+// recordEnd records the end of a request in its session's log and, for a
+// sub-agent's request, in its parent's log.
+func (e *Engine) recordEnd(ctx context.Context, p *pendingRequest, t core.EventType, payload any) {
+	if err := e.persist(ctx, p.sessionID, t, payload); err != nil && !errors.Is(err, core.ErrNotFound) {
+		e.log.Error("record "+p.kind+" end", "session_id", p.sessionID, "err", err)
+	}
+	if p.parentID != "" {
+		if err := e.persist(ctx, p.parentID, t, mirrored(payload, p.sessionID)); err != nil && !errors.Is(err, core.ErrNotFound) {
+			e.log.Error("mirror "+p.kind+" end to the parent session", "session_id", p.parentID, "err", err)
+		}
+	}
+}
+
+// take claims a pending request for an answer: the first answer wins, later
+// ones (from any client) get CONFLICT. A sub-agent's request may be answered
+// through its own session or its parent. onTake runs under the engine lock.
+func (e *Engine) take(sessionID, id, kind string, onTake func(p *pendingRequest)) (*pendingRequest, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	p, ok := e.pending[id]
+	if !ok || (p.sessionID != sessionID && p.parentID != sessionID) || p.kind != kind || p.taken {
+		if e.decided[id] {
+			return nil, core.Errorf(core.CodeConflict, "%s %s was already answered or cancelled", kind, id)
+		}
+		return nil, core.Errorf(core.CodeNotFound, "no pending %s %s in session %s", kind, id, sessionID)
+	}
+	p.taken = true
+	delete(e.pending, id)
+	e.markDecided(id)
+	if onTake != nil {
+		onTake(p)
+	}
+	return p, nil
+}
+
+// ResolveApproval decides a pending approval request. The first decision
+// wins; later ones (from any client) get CONFLICT.
+func (e *Engine) ResolveApproval(ctx context.Context, sessionID, requestID string, d core.ApprovalDecision) error {
+	switch d {
+	case core.ApprovalApproved, core.ApprovalApprovedForSession, core.ApprovalDenied:
+	default:
+		return core.Errorf(core.CodeBadInput, "decision %q: use approved, approved_for_session or denied", d)
+	}
+	p, err := e.take(sessionID, requestID, "approval request", func(p *pendingRequest) {
+		if d == core.ApprovalApprovedForSession {
+			// The grant belongs to the session that asked (a child's
+			// grant does not widen its parent's).
+			a := p.payload.(core.ApprovalPayload)
+			if e.grants[p.sessionID] == nil {
+				e.grants[p.sessionID] = map[string]bool{}
+			}
+			e.grants[p.sessionID][a.Tool+"/"+a.Action] = true
+		}
+	})
+	if err != nil {
+		return err
+	}
+	payload := p.payload.(core.ApprovalPayload)
+	payload.Decision, payload.Input = d, nil
+	e.recordEnd(context.WithoutCancel(ctx), p, core.EventApprovalResolved, payload)
+	p.ch <- string(d)
+	return nil
+}
+
+// cancelPending stops a session's pending approvals and questions from
+// being answered; their waiters end with the turn's context and record the
+// cancellation.
+func (e *Engine) cancelPending(sessionID string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for id, p := range e.pending {
+		if p.sessionID == sessionID {
+			delete(e.pending, id)
+			e.markDecided(id)
+		}
+	}
+}
+
+// AnswerQuestion answers a question the model asked with the question tool.
+func (e *Engine) AnswerQuestion(ctx context.Context, sessionID, requestID, answer string) error {
+	if strings.TrimSpace(answer) == "" {
+		return core.Errorf(core.CodeBadInput, "answer: write an answer")
+	}
+	p, err := e.take(sessionID, requestID, "question", nil)
+	if err != nil {
+		return err
+	}
+	payload := p.payload.(core.QuestionPayload)
+	payload.Answer = answer
+	e.recordEnd(context.WithoutCancel(ctx), p, core.EventQuestionAnswered, payload)
+	p.ch <- answer
+	return nil
+}
+
+// ask records question_requested and waits for AnswerQuestion or ctx.
+func (e *Engine) ask(ctx context.Context, sessionID string, c core.ToolCall, question string) (string, bool) {
+	q := core.QuestionPayload{RequestID: core.NewID("qst"), ToolCallID: c.ID, Question: question}
+	return e.await(ctx, sessionID, "question", q.RequestID, core.EventQuestionRequested, q)
+}
+
+// ForgetGrants drops the session's temporary grants (APPROVED_FOR_SESSION).
+func (e *Engine) ForgetGrants(sessionID string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	delete(e.grants, sessionID)
+}
+
+// maxDecided bounds how many answered request ids are remembered for CONFLICT
+// replies; older ones then answer NOT_FOUND.
+const maxDecided = 10000
+
+// markDecided remembers an answered request id; e.mu is held.
+func (e *Engine) markDecided(id string) {
+	e.decided[id] = true
+	e.decidedOrder = append(e.decidedOrder, id)
+	if len(e.decidedOrder) > maxDecided {
+		delete(e.decided, e.decidedOrder[0])
+		e.decidedOrder = e.decidedOrder[1:]
+	}
+}

@@ -1,0 +1,290 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"github.com/foya-dev/foya/core"
+	"github.com/foya-dev/foya/core/catalog"
+	"github.com/foya-dev/foya/core/hooks"
+	"github.com/foya-dev/foya/core/session"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// EngineConfig wires the turn engine.
+type EngineConfig struct {
+	// OnIdle, when set, is called (on its own goroutine) each time no turn
+	// has been running for IdleAfter (default DefaultIdleAfter): once after
+	// start-up and after every busy period. The kernel hands memory back
+	// to the operating system there.
+	OnIdle    func()
+	IdleAfter time.Duration
+	Sessions  *session.Service
+	Catalog   *catalog.Catalog
+	Providers core.ProviderLookup
+	// Tools runs tool calls; nil means the model gets no tools.
+	Tools       core.ToolRunner
+	Attachments core.AttachmentStore
+	Blobs       core.BlobStore
+	Describe    core.DescribeFunc
+	Logger      *slog.Logger
+	// MaxSteps bounds the model requests of one turn (default 50).
+	MaxSteps int
+	// ScratchDir holds a working directory per session without a project.
+	ScratchDir string
+	// DataDir is the kernel's data directory: file tool calls naming a
+	// path inside it, or inside one of HiddenPaths (secrets kept elsewhere:
+	// a token file, a TLS key), are refused before any approval is asked.
+	DataDir     string
+	HiddenPaths []string
+	// History reads checkpoints and keeps accepted boundaries; nil disables
+	// compaction and budget anchoring across restarts.
+	History core.HistoryStore
+	// StopWait bounds how long stopTurn and deleteSession wait for a turn to
+	// wind down (default 30s).
+	StopWait time.Duration
+	// Hooks runs lifecycle hooks; nil runs none.
+	Hooks *hooks.Hooks
+	// Retry bounds the retries of transient model request failures; zero
+	// fields take the defaults (see RetryPolicy).
+	Retry RetryPolicy
+	// Output bounds one model reply (text, reasoning, tool arguments,
+	// tokens per turn, time); zero fields take the defaults.
+	Output OutputLimits
+}
+
+// Engine runs turns: one at a time per session, with a FIFO queue of the
+// input that arrives meanwhile (SES-6, SES-7). Queues, running turns,
+// pending approvals and session grants live in memory only (SES-14).
+type Engine struct {
+	idle  *idleWatch
+	cfg   EngineConfig
+	svc   *session.Service
+	log   *slog.Logger
+	retry RetryPolicy
+	out   OutputLimits
+
+	mu           sync.Mutex
+	runtimes     map[string]*sessionRuntime
+	pending      map[string]*pendingRequest // approvals and questions by request id
+	decided      map[string]bool            // answered request ids, so late answers get CONFLICT
+	decidedOrder []string
+	// untrustedReported dedups hook_untrusted events (session/turn/event).
+	untrustedReported map[string]bool
+	grants            map[string]map[string]bool
+	// failedCompactions remembers, per route and history digest, why a
+	// compaction failed, so it is not retried in a loop.
+	failedCompactions map[string]string
+	// titled remembers sessions whose title was already asked of a model
+	// (successfully or not), so a failing title request is not repeated
+	// after every turn; a kernel restart allows one more attempt.
+	titled map[string]bool
+	// resolved caches what provider capability resolvers reported, by route.
+	resolved map[string]resolvedCaps
+	// closed is atomic so that it can be read under a runtime lock. Lock
+	// order: a runtime lock may be held while taking e.mu, never the reverse.
+	closed atomic.Bool
+	wg     sync.WaitGroup
+}
+
+// sessionRuntime is the in-memory scheduling state of one session.
+type sessionRuntime struct {
+	mu    sync.Mutex
+	queue []*core.QueueItem
+	rev   int64
+	turn  *turnRun
+	// held keeps the queue waiting after stopTurn(keepQueue: true) until the
+	// next sendMessage or an explicit dispatch.
+	held bool
+	// busy is set while something other than a turn (compaction) owns the
+	// session.
+	busy string
+}
+
+type turnRun struct {
+	id     string
+	prompt string
+	cancel context.CancelCauseFunc
+	done   chan struct{}
+	// started is the turn's start; finished is set by the loop to the end
+	// time it recorded on the turn's last message (zero: none recorded).
+	started, finished time.Time
+	// session is the session as it stands after the turn's first events,
+	// when the kernel knows it without reading it back (nil: read it).
+	session *core.Session
+	// code is the code of the turn's end reason (CodeOutputLimit), if any.
+	code string
+}
+
+// ErrTurnStopped is the cancel cause of a turn stopped by a client.
+var ErrTurnStopped = errors.New("stopped by the user")
+
+// errSessionDeleted is the cancel cause of a turn whose session is deleted.
+var errSessionDeleted = errors.New("the session was deleted")
+
+// errKernelStopping is the cancel cause of turns at shutdown.
+var errKernelStopping = errors.New("the kernel is shutting down")
+
+// NewEngine builds the turn engine.
+func NewEngine(cfg EngineConfig) (*Engine, error) {
+	if cfg.Sessions == nil || cfg.Catalog == nil || cfg.Providers == nil {
+		return nil, errors.New("turn engine: sessions, catalog and providers are required")
+	}
+	if cfg.MaxSteps <= 0 {
+		cfg.MaxSteps = 50
+	}
+	if cfg.StopWait <= 0 {
+		cfg.StopWait = 30 * time.Second
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	e := &Engine{
+		cfg: cfg, svc: cfg.Sessions, log: log, retry: cfg.Retry.withDefaults(), out: cfg.Output.withDefaults(),
+		runtimes: map[string]*sessionRuntime{}, pending: map[string]*pendingRequest{}, decided: map[string]bool{}, grants: map[string]map[string]bool{},
+		failedCompactions: map[string]string{}, titled: map[string]bool{}, resolved: map[string]resolvedCaps{},
+	}
+	// Idle: the histories cached for turns go, then whatever the kernel
+	// configured (e.g. handing memory back).
+	e.idle = newIdleWatch(cfg.IdleAfter, func() {
+		e.svc.DropHistories()
+		if cfg.OnIdle != nil {
+			cfg.OnIdle()
+		}
+	})
+	return e, nil
+}
+
+func (e *Engine) runtime(sessionID string) *sessionRuntime {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	rt := e.runtimes[sessionID]
+	if rt == nil {
+		rt = &sessionRuntime{}
+		e.runtimes[sessionID] = rt
+	}
+	return rt
+}
+
+// boundModel is what a session's next model step uses.
+type boundModel struct {
+	conn     core.Connection
+	model    core.Model
+	endpoint core.Endpoint
+	provider core.Provider
+	route    string
+	// imageDefault: an IMAGE default model exists (image_generation is offered).
+	imageDefault bool
+	// searchFallback: a fallback search connection is configured.
+	searchFallback bool
+}
+
+// resolveModel finds the session's connection, model, endpoint and provider,
+// or explains with UNAVAILABLE why the session cannot call a model now.
+func (e *Engine) resolveModel(ctx context.Context, s core.Session) (boundModel, error) {
+	if s.ConnectionID == "" || s.Model == "" {
+		return boundModel{}, core.Errorf(core.CodeUnavailable, "session %s has no language model; choose a connection and model with updateSession", s.ID)
+	}
+	conn, err := e.cfg.Catalog.Connection(ctx, s.ConnectionID)
+	if errors.Is(err, core.ErrNotFound) {
+		return boundModel{}, core.Errorf(core.CodeUnavailable, "the connection of session %s no longer exists; choose another with updateSession", s.ID)
+	}
+	if err != nil {
+		return boundModel{}, err
+	}
+	if conn.Type != core.ConnLanguage {
+		return boundModel{}, core.Errorf(core.CodeUnavailable, "connection %q is not a language connection; choose another with updateSession", conn.Name)
+	}
+	b := boundModel{conn: conn, model: core.Model{ID: s.Model}, route: core.RouteKey(conn, s.Model)}
+	found := len(conn.Models) == 0
+	for _, m := range conn.Models {
+		if m.ID == s.Model {
+			b.model, found = m, true
+		}
+	}
+	if !found {
+		return boundModel{}, core.Errorf(core.CodeUnavailable, "connection %q no longer offers model %q; choose another with updateSession", conn.Name, s.Model)
+	}
+	if b.endpoint, err = e.cfg.Catalog.Endpoint(ctx, conn.ID); err != nil {
+		return boundModel{}, err
+	}
+	p, err := e.cfg.Providers.Provider(conn.ProviderKind)
+	if err != nil {
+		return boundModel{}, &core.Error{Code: core.CodeUnavailable, Message: fmt.Sprintf("provider %q of connection %q is not available", conn.ProviderKind, conn.Name), Err: err}
+	}
+	b.provider = p
+	e.withResolvedCapabilities(ctx, &b)
+	return b, nil
+}
+
+// workDir is where a session's tools act: the bound project's directory, or
+// a private scratch directory under the data directory.
+func (e *Engine) workDir(ctx context.Context, s core.Session) (string, error) {
+	dir, err := e.workDirPath(ctx, s)
+	if err != nil || s.ProjectID != "" {
+		return dir, err
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", fmt.Errorf("create scratch dir: %w", err)
+	}
+	return dir, nil
+}
+
+// workDirPath is workDir without creating a scratch directory: what a model
+// request needs (the system prompt names the directory; every tool call and
+// hook goes through workDir, which creates it first).
+func (e *Engine) workDirPath(ctx context.Context, s core.Session) (string, error) {
+	if s.ProjectID != "" {
+		p, err := e.svc.Project(ctx, s.ProjectID)
+		if err != nil {
+			return "", err
+		}
+		return p.Path, nil
+	}
+	if e.cfg.ScratchDir == "" {
+		return "", core.Errorf(core.CodeUnavailable, "session %s has no project and the kernel has no scratch directory", s.ID)
+	}
+	return filepath.Join(e.cfg.ScratchDir, s.ID), nil
+}
+
+// Close stops every running turn (keeping their partial output) and waits
+// for them to wind down.
+func (e *Engine) Close(ctx context.Context) error {
+	e.closed.Store(true)
+	e.idle.stop()
+	e.mu.Lock()
+	rts := make([]*sessionRuntime, 0, len(e.runtimes))
+	for _, rt := range e.runtimes {
+		rts = append(rts, rt)
+	}
+	e.mu.Unlock()
+	var runs []*turnRun
+	for _, rt := range rts {
+		rt.mu.Lock()
+		rt.queue, rt.held = nil, false
+		if rt.turn != nil {
+			runs = append(runs, rt.turn)
+		}
+		rt.mu.Unlock()
+	}
+	for _, r := range runs {
+		r.cancel(errKernelStopping)
+	}
+	done := make(chan struct{})
+	go func() { e.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("wait for turns to stop: %w", ctx.Err())
+	}
+}
+
+// Hooks is the lifecycle hooks service (nil when not configured).
+func (e *Engine) Hooks() *hooks.Hooks { return e.cfg.Hooks }

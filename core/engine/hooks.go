@@ -1,0 +1,234 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"github.com/foya-dev/foya/core"
+	"github.com/foya-dev/foya/core/hooks"
+	"slices"
+	"strings"
+	"time"
+)
+
+// hookEventOutput caps the output copied into hook_finished events.
+const hookEventOutput = 2 << 10
+
+// hookDecision is the combined effect of the hooks of one event.
+type hookDecision struct {
+	block    bool   // exit 2 or decision "block"/permissionDecision "deny"
+	reason   string // stderr or reason
+	ask      bool   // permissionDecision "ask"
+	allow    bool   // permissionDecision "allow"
+	contexts []hookContext
+}
+
+type hookContext struct{ source, text string }
+
+// hookJSON is the JSON a hook may print on stdout.
+type hookJSON struct {
+	Continue           *bool  `json:"continue"`
+	StopReason         string `json:"stopReason"`
+	Decision           string `json:"decision"`
+	Reason             string `json:"reason"`
+	HookSpecificOutput *struct {
+		PermissionDecision       string `json:"permissionDecision"`
+		PermissionDecisionReason string `json:"permissionDecisionReason"`
+		AdditionalContext        string `json:"additionalContext"`
+	} `json:"hookSpecificOutput"`
+}
+
+// runHooks runs every hook of event that matches tool, in order, and
+// records hook_started/hook_finished. Hooks never fail the turn: errors
+// and unknown exit codes are logged and recorded, non-blocking.
+func (e *Engine) runHooks(ctx context.Context, s core.Session, turnID, event string, in core.HookInput) hookDecision {
+	var d hookDecision
+	h := e.cfg.Hooks
+	if !h.Runs() {
+		return d
+	}
+	pctx := context.WithoutCancel(ctx)
+	cfg, err := h.Config(pctx)
+	if err != nil {
+		e.log.Warn("hooks document unusable; no hooks run", "err", err)
+		return d
+	}
+	ms := cfg[event]
+	if s.ProjectID != "" {
+		ms = append(slices.Clip(ms), e.projectHooks(pctx, s, turnID, event)...)
+	}
+	if len(ms) == 0 {
+		return d
+	}
+	dir, err := e.workDir(pctx, s)
+	if err != nil {
+		e.log.Warn("hooks: no working directory", "session_id", s.ID, "err", err)
+		return d
+	}
+	in.SessionID, in.Cwd, in.HookEventName, in.TurnID, in.ProjectID = s.ID, dir, event, turnID, s.ProjectID
+	input, _ := json.Marshal(in)
+	for _, m := range ms {
+		if !m.Matches(in.ToolName) {
+			continue
+		}
+		for _, hc := range m.Hooks {
+			timeout := core.DefaultHookTimeout
+			if hc.Timeout > 0 {
+				timeout = time.Duration(hc.Timeout * float64(time.Second))
+			}
+			_ = e.persist(pctx, s.ID, core.EventHookStarted, core.HookStartedPayload{TurnID: turnID, Event: event, Command: hc.Command, Tool: in.ToolName})
+			start := time.Now()
+			out := h.Run(ctx, core.HookRun{Command: hc.Command, Timeout: timeout, Dir: dir, SessionID: s.ID, Input: input})
+			fin := core.HookFinishedPayload{
+				TurnID: turnID, Event: event, Command: hc.Command, Tool: in.ToolName,
+				ExitCode: out.ExitCode, DurationMs: time.Since(start).Milliseconds(), TimedOut: out.TimedOut,
+				Stdout: truncateText(out.Stdout, hookEventOutput), Stderr: truncateText(out.Stderr, hookEventOutput),
+			}
+			if out.Err != nil {
+				fin.Error = out.Err.Error()
+			}
+			_ = e.persist(pctx, s.ID, core.EventHookFinished, fin)
+			e.applyHook(&d, event, hc.Command, out)
+		}
+	}
+	return d
+}
+
+func (e *Engine) applyHook(d *hookDecision, event, command string, out core.HookOutcome) {
+	source := "hook " + event + ": " + command
+	switch {
+	case out.Err != nil || out.TimedOut:
+		e.log.Warn("hook failed (non-blocking)", "event", event, "command", command, "timed_out", out.TimedOut, "err", out.Err)
+		return
+	case out.ExitCode == 2:
+		d.block = true
+		d.reason = joinReason(d.reason, strings.TrimSpace(out.Stderr))
+		return
+	case out.ExitCode != 0:
+		e.log.Warn("hook exited non-zero (non-blocking)", "event", event, "command", command, "exit_code", out.ExitCode, "stderr", truncateText(out.Stderr, 500))
+		return
+	}
+	stdout := strings.TrimSpace(out.Stdout)
+	var j hookJSON
+	if strings.HasPrefix(stdout, "{") && json.Unmarshal([]byte(stdout), &j) == nil {
+		if j.Continue != nil && !*j.Continue {
+			d.block = true
+			d.reason = joinReason(d.reason, j.StopReason)
+		}
+		switch j.Decision {
+		case "block", "deny":
+			d.block = true
+			d.reason = joinReason(d.reason, j.Reason)
+		case "approve", "allow":
+			d.allow = true
+		}
+		if hs := j.HookSpecificOutput; hs != nil {
+			switch hs.PermissionDecision {
+			case "deny":
+				d.block = true
+				d.reason = joinReason(d.reason, firstNonEmpty(hs.PermissionDecisionReason, j.Reason))
+			case "ask":
+				d.ask = true
+			case "allow":
+				d.allow = true
+			}
+			if c := strings.TrimSpace(hs.AdditionalContext); c != "" {
+				d.contexts = append(d.contexts, hookContext{source, c})
+			}
+		}
+		return
+	}
+	if stdout != "" && (event == hooks.HookUserPromptSubmit || event == hooks.HookSessionStart) {
+		d.contexts = append(d.contexts, hookContext{source, stdout})
+	}
+}
+
+func joinReason(a, b string) string {
+	switch {
+	case b == "":
+		return a
+	case a == "":
+		return b
+	}
+	return a + "\n" + b
+}
+
+func firstNonEmpty(s ...string) string {
+	for _, v := range s {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+// truncateText is s cut to at most n bytes on a UTF-8 boundary, marked.
+func truncateText(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return previewText(s, n) + "…[truncated]"
+}
+
+// persistHookContext records additional context as system messages with
+// the hook as source (MSG-1).
+func (e *Engine) persistHookContext(ctx context.Context, sessionID, turnID string, cs []hookContext) {
+	for _, c := range cs {
+		m := core.Message{Role: core.RoleSystem, Text: c.text, Source: c.source, TurnID: turnID}
+		if err := e.persist(ctx, sessionID, core.EventMessageEnd, core.MessagePayload{Message: m}); err != nil {
+			e.log.Warn("record hook context", "session_id", sessionID, "err", err)
+		}
+	}
+}
+
+// isFirstTurn reports whether msgs, a session's history, holds no message
+// of a turn other than turnID.
+func isFirstTurn(msgs []core.Message, turnID string) bool {
+	for _, m := range msgs {
+		if m.TurnID != "" && m.TurnID != turnID {
+			return false
+		}
+	}
+	return true
+}
+
+// forgetUntrusted drops the once-per-turn hook_untrusted marker of a turn
+// that ended, so the dedup map does not grow with every turn.
+func (e *Engine) forgetUntrusted(sessionID, turnID string) {
+	e.mu.Lock()
+	delete(e.untrustedReported, sessionID+"/"+turnID)
+	e.mu.Unlock()
+}
+
+// projectHooks returns the matchers of event in the session's project
+// hooks file when it is trusted; otherwise it reports the file (once per
+// turn) and returns none.
+func (e *Engine) projectHooks(ctx context.Context, s core.Session, turnID, event string) []hooks.HookMatcher {
+	p, err := e.svc.Project(ctx, s.ProjectID)
+	if err != nil {
+		return nil
+	}
+	ph, err := e.cfg.Hooks.ProjectState(ctx, p.Path)
+	if err != nil || !ph.Present {
+		return nil
+	}
+	if !ph.Trusted {
+		key := s.ID + "/" + turnID
+		e.mu.Lock()
+		if e.untrustedReported == nil {
+			e.untrustedReported = map[string]bool{}
+		}
+		seen := e.untrustedReported[key]
+		e.untrustedReported[key] = true
+		e.mu.Unlock()
+		if !seen {
+			e.log.Warn("project hooks not run: the project is not trusted", "path", ph.Path, "changed", ph.Changed)
+			_ = e.persist(ctx, s.ID, core.EventHookUntrusted, core.HookUntrustedPayload{TurnID: turnID, Event: event, Path: ph.Path, Changed: ph.Changed})
+		}
+		return nil
+	}
+	cfg, err := hooks.ParseHookConfig(ph.Document)
+	if err != nil {
+		return nil
+	}
+	return cfg[event]
+}

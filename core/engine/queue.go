@@ -1,0 +1,333 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"github.com/foya-dev/foya/core"
+	"slices"
+	"time"
+)
+
+// validateInput checks input for a session before anything is created
+// (MSG-2, MSG-4, PRV-4): the session must have a usable model.
+func (e *Engine) validateInput(ctx context.Context, s core.Session, in core.UserInput) ([]core.Attachment, error) {
+	b, err := e.resolveModel(ctx, s)
+	if err != nil {
+		return nil, err
+	}
+	lookup := func(id string) (core.Attachment, error) {
+		if e.cfg.Attachments == nil {
+			return core.Attachment{}, core.Errorf(core.CodeNotFound, "attachment %s not found", id)
+		}
+		return e.cfg.Attachments.Attachment(ctx, id)
+	}
+	return ValidateUserInput(in, lookup, b.model.Capabilities)
+}
+
+// SendMessage starts a turn with in when the session is idle, else queues it
+// (SES-6). A held queue (after stopTurn with keepQueue) resumes: its first
+// item runs and in is queued behind the others.
+func (e *Engine) SendMessage(ctx context.Context, sessionID string, in core.UserInput) (core.SendResult, error) {
+	s, err := e.svc.Session(ctx, sessionID)
+	if err != nil {
+		return core.SendResult{}, err
+	}
+	atts, err := e.validateInput(ctx, s, in)
+	if err != nil {
+		return core.SendResult{}, err
+	}
+	item := &core.QueueItem{ID: core.NewID("q"), Input: in, Attachments: atts, CreatedAt: time.Now().UTC()}
+	rt := e.runtime(sessionID)
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	if e.isClosed() {
+		return core.SendResult{}, core.Errorf(core.CodeUnavailable, "the kernel is shutting down")
+	}
+	if rt.turn == nil && rt.busy == "" && len(rt.queue) == 0 {
+		if err := e.startLocked(ctx, sessionID, rt, item, &s); err != nil {
+			return core.SendResult{}, err
+		}
+		return core.SendResult{TurnStarted: true}, nil
+	}
+	if err := checkQueueRoom(sessionID, rt.queue, inputBytes(in), nil); err != nil {
+		return core.SendResult{}, err
+	}
+	rt.queue = append(rt.queue, item)
+	rt.rev++
+	if rt.turn == nil && rt.busy == "" {
+		rt.held = false
+		e.dispatchLocked(ctx, sessionID, rt)
+	}
+	e.snapshotLocked(sessionID, rt)
+	cp := *item
+	return core.SendResult{QueueItem: &cp}, nil
+}
+
+func (e *Engine) isClosed() bool { return e.closed.Load() }
+
+// dispatchLocked starts the first queued item, if any; rt.mu is held.
+func (e *Engine) dispatchLocked(ctx context.Context, sessionID string, rt *sessionRuntime) bool {
+	for len(rt.queue) > 0 {
+		item := rt.queue[0]
+		rt.queue = rt.queue[1:]
+		rt.rev++
+		if err := e.startLocked(context.WithoutCancel(ctx), sessionID, rt, item, nil); err != nil {
+			e.log.Error("start queued turn", "session_id", sessionID, "queue_item", item.ID, "err", err)
+			if errors.Is(err, core.ErrNotFound) {
+				rt.queue = nil
+				return false
+			}
+			continue
+		}
+		return true
+	}
+	return false
+}
+
+// snapshotLocked publishes the queue; rt.mu is held.
+func (e *Engine) snapshotLocked(sessionID string, rt *sessionRuntime) {
+	items := make([]core.QueueItem, len(rt.queue))
+	for i, it := range rt.queue {
+		items[i] = snapshotItem(*it)
+	}
+	e.svc.Emit(sessionID, core.EventQueueSnapshot, core.QueuePayload{Revision: rt.rev, Items: items})
+}
+
+func copyQueue(q []*core.QueueItem) []core.QueueItem {
+	out := make([]core.QueueItem, len(q))
+	for i, it := range q {
+		out[i] = *it
+	}
+	return out
+}
+
+// Queue returns the session's queued input in order.
+func (e *Engine) Queue(sessionID string) []core.QueueItem {
+	rt := e.runtime(sessionID)
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	return copyQueue(rt.queue)
+}
+
+func findItem(q []*core.QueueItem, id string) int {
+	return slices.IndexFunc(q, func(it *core.QueueItem) bool { return it.ID == id })
+}
+
+func queuedNotFound(id string) error {
+	return core.Errorf(core.CodeNotFound, "queued message %s not found: it has started already or was deleted", id)
+}
+
+// changeQueue applies fn to queued item itemID under the runtime lock, then
+// publishes the queue. Dispatch takes items under the same lock, so a change
+// either lands before an item starts or fails with NOT_FOUND.
+func (e *Engine) changeQueue(ctx context.Context, sessionID, itemID string, fn func(rt *sessionRuntime, i int) error) ([]core.QueueItem, error) {
+	if _, err := e.svc.Session(ctx, sessionID); err != nil {
+		return nil, err
+	}
+	rt := e.runtime(sessionID)
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	i := findItem(rt.queue, itemID)
+	if i < 0 {
+		return nil, queuedNotFound(itemID)
+	}
+	if err := fn(rt, i); err != nil {
+		return nil, err
+	}
+	rt.rev++
+	e.snapshotLocked(sessionID, rt)
+	return copyQueue(rt.queue), nil
+}
+
+// EditQueuedMessage replaces the input of a queued item; an item is never
+// dispatched in its old form.
+func (e *Engine) EditQueuedMessage(ctx context.Context, sessionID, itemID string, in core.UserInput) ([]core.QueueItem, error) {
+	s, err := e.svc.Session(ctx, sessionID)
+	if err != nil {
+		return nil, err
+	}
+	atts, err := e.validateInput(ctx, s, in)
+	if err != nil {
+		return nil, err
+	}
+	return e.changeQueue(ctx, sessionID, itemID, func(rt *sessionRuntime, i int) error {
+		if err := checkQueueRoom(sessionID, rt.queue, inputBytes(in), rt.queue[i]); err != nil {
+			return err
+		}
+		edited := *rt.queue[i]
+		edited.Input, edited.Attachments, edited.Revision = in, atts, edited.Revision+1
+		rt.queue[i] = &edited
+		return nil
+	})
+}
+
+// MoveQueuedMessage moves a queued item to index (0 = next to run).
+func (e *Engine) MoveQueuedMessage(ctx context.Context, sessionID, itemID string, index int) ([]core.QueueItem, error) {
+	return e.changeQueue(ctx, sessionID, itemID, func(rt *sessionRuntime, i int) error {
+		if index < 0 || index >= len(rt.queue) {
+			return core.Errorf(core.CodeBadInput, "index %d: must be between 0 and %d", index, len(rt.queue)-1)
+		}
+		it := rt.queue[i]
+		rt.queue = slices.Insert(slices.Delete(rt.queue, i, i+1), index, it)
+		return nil
+	})
+}
+
+// DeleteQueuedMessage removes a queued item; it will never run.
+func (e *Engine) DeleteQueuedMessage(ctx context.Context, sessionID, itemID string) ([]core.QueueItem, error) {
+	return e.changeQueue(ctx, sessionID, itemID, func(rt *sessionRuntime, i int) error {
+		rt.queue = slices.Delete(rt.queue, i, i+1)
+		return nil
+	})
+}
+
+// StopTurn stops the running turn, keeping what the model already produced
+// (MSG-9). keepQueue leaves the queue waiting until the next sendMessage or
+// an explicit dispatch; otherwise the queue is cleared. dispatchItemID
+// interrupts and runs that queued item next. It waits (bounded) for the turn
+// to wind down and returns the session.
+func (e *Engine) StopTurn(ctx context.Context, sessionID string, keepQueue bool, dispatchItemID string) (core.Session, error) {
+	if _, err := e.svc.Session(ctx, sessionID); err != nil {
+		return core.Session{}, err
+	}
+	rt := e.runtime(sessionID)
+	rt.mu.Lock()
+	if dispatchItemID != "" {
+		i := findItem(rt.queue, dispatchItemID)
+		if i < 0 {
+			rt.mu.Unlock()
+			return core.Session{}, queuedNotFound(dispatchItemID)
+		}
+		it := rt.queue[i]
+		rt.queue = slices.Insert(slices.Delete(rt.queue, i, i+1), 0, it)
+	}
+	if !keepQueue {
+		if dispatchItemID != "" {
+			rt.queue = rt.queue[:1]
+		} else {
+			rt.queue = nil
+		}
+	}
+	rt.rev++
+	run := rt.turn
+	rt.held = run != nil && dispatchItemID == "" && len(rt.queue) > 0
+	if run == nil && dispatchItemID != "" && rt.busy == "" {
+		e.dispatchLocked(ctx, sessionID, rt)
+	}
+	e.snapshotLocked(sessionID, rt)
+	rt.mu.Unlock()
+
+	e.cancelPending(sessionID)
+	if run != nil {
+		run.cancel(ErrTurnStopped)
+		if err := e.waitTurn(ctx, run); err != nil {
+			return core.Session{}, err
+		}
+	}
+	return e.svc.Session(ctx, sessionID)
+}
+
+func (e *Engine) waitTurn(ctx context.Context, run *turnRun) error {
+	t := time.NewTimer(e.cfg.StopWait)
+	defer t.Stop()
+	select {
+	case <-run.done:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("wait for the turn to stop: %w", ctx.Err())
+	case <-t.C:
+		return core.Errorf(core.CodeUnavailable, "the turn did not stop within %s; it will finish in the background", e.cfg.StopWait)
+	}
+}
+
+// DeleteSession stops the session's turn and those of its descendants
+// (bounded wait), clears queues, approvals and questions, then deletes the
+// session and its descendants (SES-13).
+func (e *Engine) DeleteSession(ctx context.Context, sessionID string) error {
+	if _, err := e.svc.Session(ctx, sessionID); err != nil {
+		return err
+	}
+	ids := []string{sessionID}
+	for i := 0; i < len(ids); i++ {
+		kids, err := e.svc.Sessions(ctx, core.SessionFilter{ParentID: ids[i]})
+		if err != nil {
+			return err
+		}
+		for _, k := range kids {
+			ids = append(ids, k.ID)
+		}
+	}
+	var runs []*turnRun
+	for _, id := range ids {
+		rt := e.runtime(id)
+		rt.mu.Lock()
+		rt.queue, rt.held = nil, false
+		rt.busy = "deleting"
+		if rt.turn != nil {
+			runs = append(runs, rt.turn)
+			rt.turn.cancel(errSessionDeleted)
+		}
+		rt.mu.Unlock()
+		e.cancelPending(id)
+	}
+	for _, r := range runs {
+		if err := e.waitTurn(ctx, r); err != nil {
+			e.log.Warn("deleting a session whose turn is still winding down", "session_id", sessionID, "err", err)
+		}
+	}
+	orphans, err := e.svc.DeleteSession(ctx, sessionID)
+	if err != nil {
+		for _, id := range ids {
+			rt := e.runtime(id)
+			rt.mu.Lock()
+			rt.busy = ""
+			rt.mu.Unlock()
+		}
+		return err
+	}
+	e.mu.Lock()
+	for _, id := range ids {
+		delete(e.runtimes, id)
+		delete(e.grants, id)
+		delete(e.titled, id)
+	}
+	e.mu.Unlock()
+	e.deleteBlobs(orphans)
+	return nil
+}
+
+// deleteBlobs removes artifact bytes nothing refers to any more; failures
+// only leave garbage behind, so they are logged.
+func (e *Engine) deleteBlobs(hashes []string) {
+	if e.cfg.Blobs == nil {
+		return
+	}
+	for _, h := range hashes {
+		if err := e.cfg.Blobs.Delete(h); err != nil && !errors.Is(err, core.ErrNotFound) {
+			e.log.Warn("delete unreferenced artifact", "sha256", h, "err", err)
+		}
+	}
+}
+
+// DeleteProject deletes every session bound to the project (stopping their
+// turns), then the project (SES-3). The directory is never touched.
+func (e *Engine) DeleteProject(ctx context.Context, id string) error {
+	if _, err := e.svc.Project(ctx, id); err != nil {
+		return err
+	}
+	bound, err := e.svc.Sessions(ctx, core.SessionFilter{ProjectID: id, IncludeChildren: true})
+	if err != nil {
+		return fmt.Errorf("delete project %s: %w", id, err)
+	}
+	for _, sess := range bound {
+		if err := e.DeleteSession(ctx, sess.ID); err != nil && !errors.Is(err, core.ErrNotFound) {
+			return fmt.Errorf("delete project %s: %w", id, err)
+		}
+	}
+	if err := e.svc.RemoveProject(ctx, id); err != nil {
+		return err
+	}
+	e.log.Info("project deleted", "project_id", id, "sessions_deleted", len(bound))
+	return nil
+}

@@ -1,0 +1,255 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"github.com/foya-dev/foya/core"
+	"io"
+	"math"
+	"sort"
+	"time"
+)
+
+// streamResult is what one model request produced.
+type streamResult struct {
+	text, reasoning string
+	calls           []core.ToolCall
+	segments        []core.Segment
+	usage           *core.Usage
+	finish, refusal string
+	state           []byte
+	err             error
+	cancelled       bool
+	// limit is the output cap that closed the stream (nil: none); the turn
+	// ends with OUTPUT_LIMIT. truncated marks a reply cut at a cap, also a
+	// tool call's arguments (that call is refused, the turn goes on).
+	limit     *outputCap
+	truncated bool
+}
+
+type callAcc struct {
+	id, name string
+	args     []byte
+	over     bool // the arguments passed the cap: cut there, never run
+}
+
+// stream runs one provider request, publishing live deltas (no seq) and
+// assembling tool calls by index (MSG-6). It holds at most the output caps
+// of one reply (OutputLimits): at a cap the stream is closed and what
+// arrived is kept up to it. left is what the turn may still spend of its
+// output token budget, counted here at four bytes per token.
+func (e *Engine) stream(ctx context.Context, sessionID string, b boundModel, req core.ProviderRequest, left int64) streamResult {
+	var res streamResult
+	lim := e.out
+	callCtx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	total := time.AfterFunc(lim.CallTimeout, func() { cancel(errModelCallTime) })
+	defer total.Stop()
+	idle := time.AfterFunc(lim.IdleTimeout, func() { cancel(errModelIdle) })
+	defer idle.Stop()
+	// ended classifies a stream that ended with err: a cap of time, a
+	// stall (a network error, retried as such), a stopped turn or err.
+	ended := func(err error) {
+		switch cause := context.Cause(callCtx); {
+		case ctx.Err() != nil:
+			res.cancelled = true
+		case errors.Is(cause, errModelCallTime):
+			c := lim.timeCap()
+			res.limit, res.truncated = &c, true
+		case errors.Is(cause, errModelIdle):
+			res.err = lim.idleError()
+		default:
+			res.err = err
+		}
+	}
+	st, err := b.provider.Stream(callCtx, b.endpoint, req)
+	if err != nil {
+		ended(err)
+		return res
+	}
+	defer st.Close()
+	var text, reasoning []byte
+	var out int // bytes of output kept (text, reasoning, arguments)
+	calls := map[int]*callAcc{}
+	// segs records the streamed order (MSG-11); a tool call segment holds
+	// the call's index until the calls are assembled.
+	var segs []core.Segment
+	grow := func(kind string, before, after int) {
+		if n := len(segs); n > 0 && segs[n-1].Kind == kind {
+			segs[n-1].End = after
+			return
+		}
+		segs = append(segs, core.Segment{Kind: kind, Start: before, End: after})
+	}
+	// fit cuts s, to be added to have bytes, to the room left under
+	// limit and under the turn's token budget (on a character boundary);
+	// it returns the cap it reached, if any.
+	budget := math.MaxInt // bytes of output the token budget allows
+	if left > 0 && left < math.MaxInt/4 {
+		budget = int(left) * 4
+	}
+	fit := func(have int, s string, limit int, reached func() outputCap) (string, *outputCap) {
+		if room := have + budget - out; room < limit {
+			limit, reached = room, lim.tokensCap
+		}
+		if have+len(s) <= limit {
+			return s, nil
+		}
+		c := reached()
+		return string(trimCutRune([]byte(s[:max(limit-have, 0)]))), &c
+	}
+loop:
+	for {
+		ev, err := st.Recv()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			ended(err)
+			break
+		}
+		idle.Reset(lim.IdleTimeout)
+		var capped *outputCap
+		switch ev.Kind {
+		case core.StreamText:
+			var s string
+			s, capped = fit(len(text), ev.Text, lim.TextBytes, lim.textCap)
+			if s != "" {
+				grow(core.SegmentText, len(text), len(text)+len(s))
+				text = append(text, s...)
+				out += len(s)
+				e.svc.Emit(sessionID, core.EventMessageDelta, core.DeltaPayload{Text: s})
+			}
+		case core.StreamReasoning:
+			var s string
+			s, capped = fit(len(reasoning), ev.Text, lim.ReasoningBytes, lim.reasoningCap)
+			if s != "" {
+				grow(core.SegmentReasoning, len(reasoning), len(reasoning)+len(s))
+				reasoning = append(reasoning, s...)
+				out += len(s)
+				e.svc.Emit(sessionID, core.EventReasoningDelta, core.DeltaPayload{Text: s})
+			}
+		case core.StreamToolCall:
+			d := ev.ToolCall
+			if d == nil {
+				continue
+			}
+			acc := calls[d.Index]
+			if acc == nil {
+				acc = &callAcc{}
+				calls[d.Index] = acc
+				segs = append(segs, core.Segment{Kind: core.SegmentToolCall, Start: d.Index})
+			}
+			if d.ID != "" {
+				acc.id = d.ID
+			}
+			if d.Name != "" {
+				acc.name = d.Name
+			}
+			s, reached := fit(len(acc.args), d.Arguments, lim.ToolArgsBytes, func() outputCap { return outputCap{what: "args"} })
+			acc.args = append(acc.args, s...)
+			out += len(s)
+			idx := d.Index
+			if s != "" || d.Arguments == "" {
+				e.svc.Emit(sessionID, core.EventToolCallDelta, core.DeltaPayload{Text: s, ToolCallIndex: &idx, ToolCallID: acc.id, ToolName: acc.name})
+			}
+			if reached != nil && reached.what == "args" {
+				// The call is refused; nothing after it is read (the
+				// rest of its arguments is what the cap is for).
+				acc.over, res.truncated = true, true
+				break loop
+			}
+			capped = reached
+		case core.StreamUsage:
+			if ev.Usage != nil {
+				u := *ev.Usage
+				res.usage = &u
+			}
+		case core.StreamState:
+			res.state = append([]byte(nil), ev.State...)
+		case core.StreamDone:
+			res.finish, res.refusal = ev.FinishReason, ev.Refusal
+		case core.StreamError:
+			if ev.Err != nil {
+				res.err = ev.Err
+			} else {
+				res.err = &core.ProviderError{Category: core.ProviderServer, Message: "the provider reported an unknown error"}
+			}
+			break loop
+		}
+		if capped != nil {
+			res.limit, res.truncated = capped, true
+			break
+		}
+	}
+	res.text, res.reasoning = string(text), string(reasoning)
+	idxs := make([]int, 0, len(calls))
+	for i := range calls {
+		idxs = append(idxs, i)
+	}
+	sort.Ints(idxs)
+	for _, i := range idxs {
+		c := calls[i]
+		input := json.RawMessage(c.args)
+		switch {
+		case len(c.args) == 0:
+			input = json.RawMessage("{}")
+		case c.over || !json.Valid(c.args):
+			// Keep what the model sent, as a JSON string, so the history
+			// stays valid JSON and the model can read its mistake.
+			input, _ = json.Marshal(string(c.args))
+		}
+		id := c.id
+		if id == "" {
+			id = core.NewID("call")
+		}
+		res.calls = append(res.calls, core.ToolCall{ID: id, Name: c.name, Input: input, Truncated: c.over})
+		c.id = id
+	}
+	for _, sg := range segs {
+		if sg.Kind == core.SegmentToolCall {
+			sg = core.Segment{Kind: core.SegmentToolCall, ToolCallID: calls[sg.Start].id}
+		}
+		if sg.Kind == core.SegmentToolCall || sg.End > sg.Start {
+			res.segments = append(res.segments, sg)
+		}
+	}
+	return res
+}
+
+// estimateTokens is the local estimate used when a provider reports no
+// usage: about four bytes of text per token.
+func estimateTokens(n int) int64 { return int64((n + 3) / 4) }
+
+// recordUsage writes a usage event (and so a ledger row) for one request:
+// the provider's report, or a local estimate marked as such (PRV-11).
+func (e *Engine) recordUsage(ctx context.Context, sessionID string, b boundModel, req core.ProviderRequest, res streamResult, purpose string) {
+	u := res.usage
+	if u == nil {
+		if res.cancelled && res.text == "" && res.reasoning == "" {
+			return
+		}
+		if neverSent(res.err) {
+			return // the connection was refused: not a byte reached the provider
+		}
+		out := len(res.text) + len(res.reasoning)
+		for _, c := range res.calls {
+			out += len(c.Input)
+		}
+		u = &core.Usage{InputTokens: localTokens(req), OutputTokens: estimateTokens(out), Estimated: true}
+	}
+	if u.Model == "" {
+		u.Model = req.Model
+	}
+	if u.TotalTokens == 0 {
+		u.TotalTokens = u.InputTokens + u.OutputTokens
+	}
+	if p := b.model.Capabilities.Prices; p != nil {
+		c := p.Cost(*u)
+		u.Cost = &c
+	}
+	if err := e.persist(ctx, sessionID, core.EventUsage, core.UsagePayload{Usage: *u, Route: b.route, ConnectionID: b.conn.ID, Purpose: purpose}); err != nil && !errors.Is(err, core.ErrNotFound) {
+		e.log.Error("record usage", "session_id", sessionID, "err", err)
+	}
+}

@@ -1,0 +1,117 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"github.com/foya-dev/foya/core"
+	"slices"
+	"strings"
+)
+
+// ToolTask starts a sub-agent in a child session.
+const ToolTask = "task"
+
+var taskToolInfo = core.ToolInfo{Name: ToolTask, ReadOnly: true,
+	Description: "Delegate a self-contained task to a sub-agent that works in its own child session with its own history, then returns its final answer. " +
+		"agent is the agent's name (default \"general\"); prompt must say everything the sub-agent needs to know.",
+	Schema: json.RawMessage(`{"type":"object","properties":{"agent":{"type":"string"},"prompt":{"type":"string"}},"required":["prompt"],"additionalProperties":false}`)}
+
+// runTask creates a child session with an immutable snapshot of the agent
+// definition, runs one turn in it and returns its final answer. Stopping the
+// parent's turn stops the child.
+func runTask(ctx context.Context, e *Engine, s core.Session, c core.ToolCall) (string, bool) {
+	var in struct {
+		Agent  string `json:"agent"`
+		Prompt string `json:"prompt"`
+	}
+	if err := json.Unmarshal(c.Input, &in); err != nil || strings.TrimSpace(in.Prompt) == "" {
+		return "task: give a non-empty \"prompt\"", true
+	}
+	if in.Agent == "" {
+		in.Agent = GeneralAgent.Name
+	}
+	pctx := context.WithoutCancel(ctx)
+	agents, err := e.Agents(pctx, s)
+	if err != nil {
+		return core.ErrorMessage(err), true
+	}
+	i := slices.IndexFunc(agents, func(a core.AgentSnapshot) bool { return a.Name == in.Agent })
+	if i < 0 {
+		names := make([]string, len(agents))
+		for j, a := range agents {
+			names[j] = a.Name
+		}
+		return fmt.Sprintf("task: no agent %q; available: %s", in.Agent, strings.Join(names, ", ")), true
+	}
+	snap := agents[i]
+	snap.Tools = slices.Clone(snap.Tools)
+	if len(snap.Tools) == 0 {
+		// SES-12: an agent without a tools: list gets the tools that
+		// exist now, frozen in its snapshot; a tool added later (a new
+		// MCP server) is not the child's.
+		if snap.Tools, err = e.currentToolNames(pctx, s); err != nil {
+			return "task: " + core.ErrorMessage(err), true
+		}
+	}
+	mode := s.AgentMode
+	if readOnlyMode(mode) {
+		mode = core.AgentPlan // a child of a planning session only reads
+	}
+	conn, model := s.ConnectionID, s.Model
+	if snap.Model != "" {
+		conn, model, _ = strings.Cut(snap.Model, "/")
+	}
+	child, err := e.svc.CreateSession(pctx, core.CreateSessionInput{
+		ParentID: s.ID, Source: "task:" + c.ID, Agent: &snap, ProjectID: s.ProjectID,
+		ConnectionID: conn, Model: model, ReasoningEffort: s.ReasoningEffort,
+		ApprovalMode: s.ApprovalMode, AgentMode: mode,
+		Title: core.TruncateRunes(snap.Name+": "+strings.TrimSpace(in.Prompt), 80),
+	})
+	if err != nil {
+		return "task: " + core.ErrorMessage(err), true
+	}
+	subCtx, cancel := context.WithCancel(pctx)
+	defer cancel()
+	events, err := e.svc.Subscribe(subCtx, child.ID, nil)
+	if err != nil {
+		return "task: " + core.ErrorMessage(err), true
+	}
+	if _, err := e.SendMessage(pctx, child.ID, core.UserInput{Text: in.Prompt}); err != nil {
+		return "task: " + core.ErrorMessage(err), true
+	}
+	var end core.TurnPayload
+wait:
+	for {
+		select {
+		case ev, ok := <-events:
+			if !ok {
+				return "task: the child session ended unexpectedly", true
+			}
+			if ev.Type == core.EventTurnFinished {
+				_ = ev.Decode(&end)
+				break wait
+			}
+		case <-ctx.Done():
+			if _, err := e.StopTurn(pctx, child.ID, false, ""); err != nil {
+				e.log.Warn("stop child session", "session_id", child.ID, "err", err)
+			}
+			return fmt.Sprintf("task cancelled: the parent turn was stopped (child session %s keeps what it did)", child.ID), true
+		}
+	}
+	msgs, err := e.svc.Messages(pctx, child.ID, false)
+	if err != nil {
+		return core.ErrorMessage(err), true
+	}
+	answer := ""
+	for j := len(msgs) - 1; j >= 0; j-- {
+		if msgs[j].Role == core.RoleAssistant && msgs[j].Text != "" {
+			answer = msgs[j].Text
+			break
+		}
+	}
+	if end.Status != core.TurnCompleted {
+		return fmt.Sprintf("the sub-agent (child session %s) %s: %s\n%s", child.ID, end.Status, end.Reason, answer), true
+	}
+	return answer, false
+}

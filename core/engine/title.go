@@ -1,0 +1,100 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"github.com/foya-dev/foya/core"
+	"slices"
+	"strings"
+)
+
+// titlePrompt asks for a short title; the answer is used as is after trimming.
+const titlePrompt = "Write a title of at most six words for a conversation that starts with the user message below. " +
+	"Reply with the title only: no quotes, no trailing punctuation."
+
+// maybeTitle names an untitled session after its first completed turn, with
+// the fast default model, else the session's own model; it skips quietly
+// when no completer is available.
+func (e *Engine) maybeTitle(ctx context.Context, sessionID string) {
+	s, err := e.svc.Session(ctx, sessionID)
+	if err != nil || s.Title != "" {
+		return
+	}
+	msgs, err := e.svc.Messages(ctx, sessionID, false)
+	if err != nil {
+		return
+	}
+	first := slices.IndexFunc(msgs, func(m core.Message) bool { return m.Role == core.RoleUser && strings.TrimSpace(m.Text) != "" })
+	if first < 0 {
+		return
+	}
+	text := []rune(msgs[first].Text)
+	if len(text) > 2000 {
+		text = text[:2000]
+	}
+	b, err := e.titleModel(ctx, s)
+	if err != nil {
+		e.log.Debug("no model for a title", "session_id", sessionID, "err", err)
+		return
+	}
+	e.mu.Lock()
+	tried := e.titled[sessionID]
+	e.titled[sessionID] = true
+	e.mu.Unlock()
+	if tried {
+		return
+	}
+	req := core.ProviderRequest{Model: b.model.ID, MaxOutputTokens: 32, Messages: []core.ProviderMessage{
+		{Role: core.RoleSystem, Content: []core.ContentPart{{Type: "text", Text: titlePrompt}}},
+		{Role: core.RoleUser, Content: []core.ContentPart{{Type: "text", Text: string(text)}}},
+	}}
+	c, err := b.provider.Complete(ctx, b.endpoint, req)
+	if err != nil {
+		e.log.Warn("generate title", "session_id", sessionID, "err", err)
+		return
+	}
+	e.recordUsage(ctx, sessionID, b, req, streamResult{text: c.Text, usage: c.Usage}, "title")
+	title := strings.Trim(strings.TrimSpace(core.StripUnsafe(strings.SplitN(c.Text, "\n", 2)[0])), "\"'`*#. ")
+	if r := []rune(title); len(r) > 80 {
+		title = string(r[:80])
+	}
+	if title == "" {
+		return
+	}
+	defer e.svc.Lock(sessionID)()
+	cur, err := e.svc.Store().Session(ctx, sessionID)
+	if err != nil || cur.Title != "" {
+		return // deleted, or named meanwhile: the person's title wins
+	}
+	meta := cur.SessionMeta
+	meta.Title = title
+	if err := e.svc.CommitMeta(ctx, meta, []string{"title"}); err != nil && !errors.Is(err, core.ErrNotFound) {
+		e.log.Error("record title", "session_id", sessionID, "err", err)
+	}
+}
+
+// titleModel picks the fast default when its provider can complete, else the
+// session's own model.
+func (e *Engine) titleModel(ctx context.Context, s core.Session) (boundModel, error) {
+	var candidates []core.Session
+	if d, err := e.cfg.Catalog.Defaults(ctx); err == nil && d.Fast != nil {
+		fs := s
+		fs.ConnectionID, fs.Model = d.Fast.ConnectionID, d.Fast.Model
+		candidates = append(candidates, fs)
+	}
+	candidates = append(candidates, s)
+	var lastErr error = core.Errorf(core.CodeUnavailable, "no model can complete")
+	for _, c := range candidates {
+		b, err := e.resolveModel(ctx, c)
+		if err != nil {
+			lastErr = err
+			continue
+		}
+		if !core.HasCapability(b.provider, core.CapCompleter) {
+			lastErr = core.Errorf(core.CodeUnavailable, "provider %s cannot complete", b.conn.ProviderKind)
+			continue
+		}
+		return b, nil
+	}
+	return boundModel{}, lastErr
+}

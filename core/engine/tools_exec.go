@@ -1,0 +1,250 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"github.com/foya-dev/foya/core"
+	"github.com/foya-dev/foya/core/hooks"
+	"slices"
+	"strings"
+	"sync"
+)
+
+// runTools executes the tool calls of one assistant message and persists one
+// tool message per call, in call order (MSG-7). Calls that are all
+// read-only (or Parallel) run concurrently; otherwise they run one after
+// another. It reports whether the turn was stopped (remaining calls are not
+// run).
+func (e *Engine) runTools(ctx context.Context, sessionID, turnID string, calls []core.ToolCall, tools map[string]core.ToolInfo) bool {
+	pctx := context.WithoutCancel(ctx)
+	allReadOnly := len(calls) > 1
+	for _, c := range calls {
+		if info, ok := e.lookupTool(c.Name, tools); !ok || !(info.ReadOnly || info.Parallel) {
+			allReadOnly = false
+		}
+	}
+	results := make([]core.Message, len(calls))
+	if allReadOnly {
+		var wg sync.WaitGroup
+		for i, c := range calls {
+			if err := e.persist(pctx, sessionID, core.EventToolStarted, core.ToolStartedPayload{TurnID: turnID, ToolCallID: c.ID, ToolName: c.Name}); err != nil {
+				return true
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				results[i] = e.runTool(ctx, sessionID, turnID, c, tools)
+			}()
+		}
+		wg.Wait()
+		for _, m := range results {
+			if err := e.persist(pctx, sessionID, core.EventMessageEnd, core.MessagePayload{Message: m}); err != nil {
+				return true
+			}
+		}
+		return ctx.Err() != nil
+	}
+	for _, c := range calls {
+		if ctx.Err() != nil {
+			return true
+		}
+		if err := e.persist(pctx, sessionID, core.EventToolStarted, core.ToolStartedPayload{TurnID: turnID, ToolCallID: c.ID, ToolName: c.Name}); err != nil {
+			return true
+		}
+		m := e.runTool(ctx, sessionID, turnID, c, tools)
+		if err := e.persist(pctx, sessionID, core.EventMessageEnd, core.MessagePayload{Message: m}); err != nil {
+			return true
+		}
+	}
+	return ctx.Err() != nil
+}
+
+func (e *Engine) lookupTool(name string, tools map[string]core.ToolInfo) (core.ToolInfo, bool) {
+	if t, ok := kernelToolInfo(name); ok {
+		return t, true
+	}
+	t, ok := tools[name]
+	return t, ok
+}
+
+// runTool runs one call and returns its tool message; failures become tool
+// messages the model can read (MSG-7).
+func (e *Engine) runTool(ctx context.Context, sessionID, turnID string, c core.ToolCall, tools map[string]core.ToolInfo) core.Message {
+	var post func(*core.Message)
+	m := e.callTool(ctx, sessionID, turnID, c, tools, &post)
+	if post != nil {
+		post(&m)
+	}
+	return m
+}
+
+// callTool is runTool before the PostToolUse hooks; it sets *post once
+// the call passed the PreToolUse hooks.
+func (e *Engine) callTool(ctx context.Context, sessionID, turnID string, c core.ToolCall, tools map[string]core.ToolInfo, post *func(*core.Message)) core.Message {
+	m := core.Message{Role: core.RoleTool, ToolCallID: c.ID, ToolName: c.Name, TurnID: turnID}
+	fail := func(format string, args ...any) core.Message {
+		m.Text, m.IsError = fmt.Sprintf(format, args...), true
+		return m
+	}
+	if c.Truncated {
+		// Its arguments passed the cap and were cut: never run.
+		return fail("%s", e.out.toolArgsRefusal())
+	}
+	// The session is read at call time: a mode change applies to the next
+	// tool call.
+	pctx := context.WithoutCancel(ctx)
+	s, err := e.svc.Session(pctx, sessionID)
+	if err != nil {
+		return fail("%s", core.ErrorMessage(err))
+	}
+	info, ok := e.lookupTool(c.Name, tools)
+	if !ok || !allowedTool(s, c.Name) {
+		names := make([]string, 0, len(tools))
+		for n := range tools {
+			names = append(names, n)
+		}
+		slices.Sort(names)
+		return fail("unknown tool %q; available tools: %s", c.Name, strings.Join(names, ", "))
+	}
+	if !isJSONObject(c.Input) {
+		raw := string(c.Input)
+		var s string
+		if json.Unmarshal(c.Input, &s) == nil {
+			raw = s
+		}
+		return fail("the arguments of %s are not valid JSON (a JSON object is required): %.200s", c.Name, raw)
+	}
+	kt, isKernelTool := kernelTools[c.Name]
+	var dir string
+	if !isKernelTool && c.Name != ToolImageGeneration {
+		// The scope check comes before the approval: nobody is asked to
+		// approve a call that would be refused anyway.
+		if dir, err = e.workDir(pctx, s); err != nil {
+			return fail("%s", core.ErrorMessage(err))
+		}
+		if why := e.scopeRefusal(dir, c); why != "" {
+			return fail("%s", why)
+		}
+	}
+	if ok, why := e.authorize(ctx, s, c, info); !ok {
+		return fail("%s", why)
+	}
+	if ctx.Err() != nil {
+		return fail("not run: the turn was stopped")
+	}
+	// PreToolUse runs after the approval policy, before the call.
+	if d := e.runHooks(ctx, s, turnID, hooks.HookPreToolUse, core.HookInput{ToolName: c.Name, ToolInput: c.Input}); d.block {
+		return fail("blocked by a PreToolUse hook: %s", firstNonEmpty(d.reason, "no reason given"))
+	} else if d.ask && !d.allow {
+		if ok, why := e.authorizeAsk(ctx, s, c, info); !ok {
+			return fail("%s", why)
+		}
+	}
+	*post = func(m *core.Message) {
+		// PostToolUse: exit 2 or decision "block" feeds the reason back to
+		// the model with the result; additionalContext is appended too.
+		resp, _ := json.Marshal(map[string]any{"text": m.Text, "is_error": m.IsError})
+		d := e.runHooks(ctx, s, turnID, hooks.HookPostToolUse, core.HookInput{ToolName: c.Name, ToolInput: c.Input, ToolResponse: resp})
+		if d.block {
+			m.Text += "\n[PostToolUse hook: " + firstNonEmpty(d.reason, "no reason given") + "]"
+		}
+		for _, hc := range d.contexts {
+			m.Text += "\n[" + hc.source + ": " + hc.text + "]"
+		}
+	}
+	if c.Name == ToolImageGeneration {
+		text, atts, isErr := e.runImageGeneration(ctx, s, c)
+		m.Text, m.Attachments, m.IsError = text, atts, isErr
+		return m
+	}
+	if isKernelTool {
+		text, isErr := kt.run(ctx, e, s, c)
+		m.Text, m.IsError = text, isErr
+		return m
+	}
+	res, err := e.cfg.Tools.Call(e.toolScope(ctx, s), core.ToolCallRequest{SessionID: sessionID, WorkDir: dir, ScopeDir: dir, ToolCallID: c.ID, Name: c.Name, Input: c.Input})
+	if err != nil {
+		if ctx.Err() != nil {
+			return fail("cancelled: the turn was stopped while %s ran", c.Name)
+		}
+		return fail("tool %s could not run: %s", c.Name, core.ErrorMessage(err))
+	}
+	m.Text, m.IsError, m.Diff = res.Text, res.IsError, res.Diff
+	if res.Note != "" {
+		m.Text += "\n[note: " + res.Note + "]"
+	}
+	m.FileChanges = e.keepFileChanges(pctx, sessionID, res.FileChanges)
+	if len(res.Structured) > 0 && json.Valid(res.Structured) {
+		m.StructuredContent = res.Structured
+	}
+	atts := res.Attachments
+	if res.Attachment != nil {
+		atts = append([]core.ToolAttachment{*res.Attachment}, atts...)
+	}
+	for i := range atts {
+		a, err := e.keepAttachment(pctx, &atts[i])
+		if err != nil {
+			e.log.Warn("keep tool attachment", "session_id", sessionID, "tool", c.Name, "err", err)
+			m.Text += fmt.Sprintf("\n[note: attachment %q could not be kept: %s]", atts[i].Name, core.ErrorMessage(err))
+			continue
+		}
+		m.Attachments = append(m.Attachments, a)
+	}
+	return m
+}
+
+// keepFileChanges stores the before and after bytes of each change in the
+// artifact store (content-addressed; rewind restores from them) and keeps
+// only the hashes on the message (MSG-7).
+func (e *Engine) keepFileChanges(ctx context.Context, sessionID string, changes []core.ToolFileChange) []core.FileChange {
+	out := make([]core.FileChange, 0, len(changes))
+	for _, fc := range changes {
+		c := core.FileChange{Path: fc.Path, Action: fc.Action, BeforeHash: fc.BeforeSHA256, AfterHash: fc.AfterSHA256, BytesMissing: fc.TooLarge}
+		if fc.BeforeSHA256 != "" {
+			c.BeforeMode = fc.BeforeMode & 0o777
+		}
+		for _, side := range []struct {
+			hash string
+			data []byte
+		}{{fc.BeforeSHA256, fc.Before}, {fc.AfterSHA256, fc.After}} {
+			if side.hash == "" {
+				continue
+			}
+			if e.cfg.Blobs == nil || (len(side.data) == 0 && side.hash != emptySHA256) {
+				c.BytesMissing = true
+				continue
+			}
+			got, _, err := e.cfg.Blobs.Put(ctx, bytes.NewReader(side.data), 0)
+			if err != nil || got != side.hash {
+				e.log.Warn("keep file change bytes", "session_id", sessionID, "path", fc.Path, "err", err)
+				c.BytesMissing = true
+			}
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// emptySHA256 is the SHA-256 of no bytes (an empty file crosses gRPC as nil).
+const emptySHA256 = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+
+func (e *Engine) keepAttachment(ctx context.Context, ta *core.ToolAttachment) (core.Attachment, error) {
+	if e.cfg.Blobs == nil || e.cfg.Attachments == nil || e.cfg.Describe == nil {
+		return core.Attachment{}, core.Errorf(core.CodeUnavailable, "no artifact store")
+	}
+	hash, size, err := e.cfg.Blobs.Put(ctx, bytes.NewReader(ta.Data), core.MaxAttachmentBytes)
+	if err != nil {
+		return core.Attachment{}, err
+	}
+	kind, mediaType, w, h, err := e.cfg.Describe(ta.Name, bytes.NewReader(ta.Data))
+	if err != nil {
+		return core.Attachment{}, err
+	}
+	if mediaType == "" {
+		mediaType = ta.MediaType
+	}
+	a := core.Attachment{ID: core.NewID("att"), Name: ta.Name, Kind: kind, MediaType: mediaType, Size: size, Width: w, Height: h, SHA256: hash}
+	return a, e.cfg.Attachments.CreateAttachment(ctx, a)
+}

@@ -1,0 +1,40 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"github.com/foya-dev/foya/core"
+	"io"
+	"path/filepath"
+	"strings"
+)
+
+// UploadAttachment stores a file in the artifact store, content-addressed by
+// SHA-256, and records an attachment that user input can refer to (MSG-3).
+func (e *Engine) UploadAttachment(ctx context.Context, name string, r io.Reader) (core.Attachment, error) {
+	if e.cfg.Blobs == nil || e.cfg.Attachments == nil || e.cfg.Describe == nil {
+		return core.Attachment{}, core.Errorf(core.CodeUnavailable, "this kernel has no artifact store")
+	}
+	name = filepath.Base(strings.TrimSpace(name))
+	if name == "" || name == "." || name == "/" {
+		name = "attachment"
+	}
+	hash, size, err := e.cfg.Blobs.Put(ctx, r, core.MaxAttachmentBytes)
+	if err != nil {
+		return core.Attachment{}, fmt.Errorf("store attachment: %w", err)
+	}
+	data, err := e.cfg.Blobs.Read(hash)
+	if err != nil {
+		return core.Attachment{}, fmt.Errorf("read stored attachment: %w", err)
+	}
+	kind, mediaType, w, h, err := e.cfg.Describe(name, bytes.NewReader(data))
+	if err != nil {
+		return core.Attachment{}, fmt.Errorf("describe attachment: %w", err)
+	}
+	a := core.Attachment{ID: core.NewID("att"), Name: name, Kind: kind, MediaType: mediaType, Size: size, Width: w, Height: h, SHA256: hash}
+	if err := e.cfg.Attachments.CreateAttachment(ctx, a); err != nil {
+		return core.Attachment{}, err
+	}
+	return a, nil
+}

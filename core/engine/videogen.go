@@ -1,0 +1,118 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"github.com/foya-dev/foya/core"
+	"github.com/foya-dev/foya/core/catalog"
+	"strings"
+)
+
+// Video generation limits.
+const (
+	MaxVideoPromptBytes     = 32 << 10
+	MaxVideoDurationSeconds = 600
+)
+
+// GenerateVideo generates a video through a VIDEO connection's provider
+// (the video_generator capability), passing the connection's declared
+// video protocol; the videos are kept in the artifact store and returned as
+// attachments. A provider without video generation is UNAVAILABLE.
+func (e *Engine) GenerateVideo(ctx context.Context, in core.GenerateVideoInput) ([]core.Attachment, error) {
+	in.Prompt = strings.TrimSpace(in.Prompt)
+	switch {
+	case in.Prompt == "":
+		return nil, core.Errorf(core.CodeBadInput, "prompt: describe the video")
+	case len(in.Prompt) > MaxVideoPromptBytes:
+		return nil, core.Errorf(core.CodeBadInput, "prompt: at most %d bytes", MaxVideoPromptBytes)
+	case in.DurationSeconds < 0 || in.DurationSeconds > MaxVideoDurationSeconds:
+		return nil, core.Errorf(core.CodeBadInput, "durationSeconds: 1 to %d (or omit for the service's default)", MaxVideoDurationSeconds)
+	case in.Size != "" && !imageSizeRE.MatchString(in.Size):
+		return nil, core.Errorf(core.CodeBadInput, "size %q: use WIDTHxHEIGHT such as 1280x720, or auto", in.Size)
+	}
+	if in.SessionID != "" {
+		if _, err := e.svc.Session(ctx, in.SessionID); err != nil {
+			return nil, err
+		}
+	}
+	connectionID, model := in.ConnectionID, in.Model
+	if connectionID == "" {
+		d, err := e.cfg.Catalog.Defaults(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if d.Video == nil {
+			return nil, core.Errorf(core.CodeUnavailable, "no default video model: pass connectionId, or set one with setDefaultModel(purpose: VIDEO)")
+		}
+		connectionID = d.Video.ConnectionID
+		if model == "" {
+			model = d.Video.Model
+		}
+	}
+	conn, err := e.cfg.Catalog.Connection(ctx, connectionID)
+	if errors.Is(err, core.ErrNotFound) {
+		return nil, core.Errorf(core.CodeBadInput, "connectionId: no connection with id %q", connectionID)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if conn.Type != core.ConnVideo {
+		return nil, core.Errorf(core.CodeBadInput, "connectionId: %q is a %s connection; video generation needs a VIDEO connection", conn.Name, conn.Type)
+	}
+	if model == "" {
+		if len(conn.Models) == 0 {
+			return nil, core.Errorf(core.CodeBadInput, "model: connection %q lists no models; name one", conn.Name)
+		}
+		model = conn.Models[0].ID
+	}
+	if !catalog.ModelUsable(conn, model) {
+		return nil, core.Errorf(core.CodeBadInput, "model: connection %q has no model %q", conn.Name, model)
+	}
+	m := generationModel(conn, model)
+	if err := generationFlagError(conn, m, "video", "generateVideo"); err != nil {
+		return nil, err
+	}
+	p, err := e.cfg.Providers.Provider(conn.ProviderKind)
+	if err != nil {
+		return nil, &core.Error{Code: core.CodeUnavailable, Message: fmt.Sprintf("provider %q of connection %q is not available", conn.ProviderKind, conn.Name), Err: err}
+	}
+	gen, ok := p.(core.VideoGenerator)
+	if !ok || !core.HasCapability(p, core.CapVideoGenerator) {
+		return nil, core.Errorf(core.CodeUnavailable, "provider %q of connection %q cannot generate video: install a provider plugin that declares the video_generator capability and point the connection at it", conn.ProviderKind, conn.Name)
+	}
+	ep, err := e.cfg.Catalog.Endpoint(ctx, conn.ID)
+	if err != nil {
+		return nil, err
+	}
+	b := boundModel{conn: conn, model: m, endpoint: ep, provider: p, route: core.RouteKey(conn, model)}
+	res, err := gen.GenerateVideo(ctx, ep, core.VideoRequest{Model: model, Prompt: in.Prompt, Protocol: conn.VideoProtocol, DurationSeconds: in.DurationSeconds, Size: in.Size})
+	if err != nil {
+		return nil, catalog.ProviderFailure("generate video", err, ep.APIKey)
+	}
+	pctx := context.WithoutCancel(ctx)
+	e.recordGenerationUsage(pctx, in.SessionID, b, res.Usage, "video_generation")
+	out := make([]core.Attachment, 0, len(res.Videos))
+	for i, v := range res.Videos {
+		name := fmt.Sprintf("generated-%d%s", i+1, videoExt(v.MediaType))
+		a, err := e.keepAttachment(pctx, &core.ToolAttachment{Name: name, MediaType: v.MediaType, Data: v.Data})
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, a)
+	}
+	e.log.Info("videos generated", "connection_id", conn.ID, "model", model, "protocol", conn.VideoProtocol, "count", len(out), "session_id", in.SessionID)
+	return out, nil
+}
+
+func videoExt(mediaType string) string {
+	switch mediaType {
+	case "video/mp4":
+		return ".mp4"
+	case "video/webm":
+		return ".webm"
+	case "video/quicktime":
+		return ".mov"
+	}
+	return ""
+}

@@ -1,0 +1,104 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"github.com/foya-dev/foya/core"
+	"strings"
+)
+
+// ToolWebSearch searches the web with the provider's native search (PRV-7,
+// PRV-8). It is offered when the bound model declares webSearch: true and its
+// provider declares the web_search capability, or else when the user
+// configured a fallback search connection (OptionWebSearchFallback); without
+// either the model does not see it.
+const ToolWebSearch = "web_search"
+
+// OptionWebSearchFallback = "true" on a language connection makes it the
+// search service of sessions whose own model cannot search: its provider
+// must declare web_search (the built-in openai provider with option
+// web_search=responses, or a search plugin), and its first model that
+// declares webSearch: true (else its first model) answers the query. The
+// first such connection by order is used.
+const OptionWebSearchFallback = "web_search_fallback"
+
+var webSearchToolInfo = core.ToolInfo{Name: ToolWebSearch, ReadOnly: true,
+	Description: "Search the web and get a short answer with its sources. Use it for facts newer than your training or outside the project.",
+	Schema:      json.RawMessage(`{"type":"object","properties":{"query":{"type":"string"}},"required":["query"],"additionalProperties":false}`)}
+
+// webSearchAvailable reports whether the session's model can search natively.
+func webSearchAvailable(b boundModel) bool {
+	_, ok := b.provider.(core.WebSearcher)
+	return ok && b.model.Capabilities.WebSearch != nil && *b.model.Capabilities.WebSearch && core.HasCapability(b.provider, core.CapWebSearch)
+}
+
+func runWebSearch(ctx context.Context, e *Engine, s core.Session, c core.ToolCall) (string, bool) {
+	var in struct {
+		Query string `json:"query"`
+	}
+	if err := json.Unmarshal(c.Input, &in); err != nil || strings.TrimSpace(in.Query) == "" {
+		return "web_search: give a non-empty \"query\"", true
+	}
+	pctx := context.WithoutCancel(ctx)
+	b, err := e.resolveModel(pctx, s)
+	if err != nil {
+		return core.ErrorMessage(err), true
+	}
+	if !webSearchAvailable(b) {
+		fb, ok := e.searchFallback(pctx)
+		if !ok {
+			return "web_search is not available: the model does not declare webSearch, its provider cannot search, and no fallback search connection is configured", true
+		}
+		b = fb
+	}
+	res, err := b.provider.(core.WebSearcher).WebSearch(ctx, b.endpoint, core.WebSearchRequest{Model: b.model.ID, Query: in.Query})
+	if err != nil {
+		return "web_search failed: " + core.ScrubSecret(core.ErrorMessage(err), b.endpoint.APIKey), true
+	}
+	if res.Usage != nil {
+		e.recordUsage(pctx, s.ID, b, core.ProviderRequest{Model: b.model.ID}, streamResult{text: res.Text, usage: res.Usage}, "web_search")
+	}
+	var out strings.Builder
+	out.WriteString(res.Text)
+	if len(res.Sources) > 0 {
+		out.WriteString("\n\nSources:")
+		for _, src := range res.Sources {
+			fmt.Fprintf(&out, "\n- %s: %s", src.Title, src.URL)
+		}
+	}
+	return out.String(), false
+}
+
+// searchFallback finds the configured fallback search connection and model.
+func (e *Engine) searchFallback(ctx context.Context) (boundModel, bool) {
+	conns, err := e.cfg.Catalog.Connections(ctx)
+	if err != nil {
+		return boundModel{}, false
+	}
+	for _, c := range conns {
+		if c.Type != core.ConnLanguage || c.Options[OptionWebSearchFallback] != "true" || len(c.Models) == 0 {
+			continue
+		}
+		model := c.Models[0]
+		for _, m := range c.Models {
+			if m.Capabilities.WebSearch != nil && *m.Capabilities.WebSearch {
+				model = m
+				break
+			}
+		}
+		p, err := e.cfg.Providers.Provider(c.ProviderKind)
+		if err != nil {
+			continue
+		}
+		if _, ok := p.(core.WebSearcher); !ok || !core.HasCapability(p, core.CapWebSearch) {
+			continue
+		}
+		ep, err := e.cfg.Catalog.Endpoint(ctx, c.ID)
+		if err != nil {
+			continue
+		}
+		return boundModel{conn: c, model: model, endpoint: ep, provider: p, route: core.RouteKey(c, model.ID)}, true
+	}
+	return boundModel{}, false
+}

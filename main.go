@@ -2,19 +2,23 @@
 // sessions and serves them over GraphQL, and the client commands that
 // drive it. This file only reads the command line and dispatches:
 //
-//	foya serve            daemon: the composition root (storage, plugins,
-//	                      core services, the HTTP edge); daemon.Main
-//	foya plugin NAME      daemon.RunPlugin: the binary re-executed by the
-//	                      plugin host as a built-in plugin (providers, tools)
-//	foya token, rebuild-projections
-//	                      daemon: commands on a stopped kernel's data directory
-//	foya exec, sessions, connections, mcp, acp, web, …
-//	                      cli: clients of the GraphQL API (package client)
+//	foya serve              daemon.Main: the composition root (opens storage,
+//	                        starts plugins, wires core, serves the HTTP edge)
+//	foya plugin NAME        daemon.RunPlugin: the binary re-executed by the
+//	                        plugin host as a built-in plugin (providers, tools)
+//	foya token …            daemon: commands on a kernel's data directory
+//	foya rebuild-projections
+//	foya exec, sessions, connections, mcp, acp, web, schema, …
+//	                        cli: clients of the GraphQL API (package client)
 //
-// Inside the kernel the arrows point inward: core holds the domain types,
-// errors and interfaces; storage, plugins/host and graph implement or use
-// them; providers are plugins served through plugins/sdk. docs/ describes
-// the package map.
+// The kernel, arrows pointing inward (internal/deptest checks them):
+//
+//	edge → graph → core ← storage          HTTP edge, GraphQL layer, domain, SQLite/PostgreSQL
+//	plugins/host → core, plugins/sdk       provider and tool plugins, out of process
+//	providers → plugins/sdk                OpenAI, Anthropic, Responses, served as plugins
+//	cli → acp, client                      no server package
+//
+// docs/architecture.md is the package map.
 package main
 
 //go:generate go tool gqlgen generate

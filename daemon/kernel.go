@@ -101,7 +101,11 @@ func (k *kernel) startPlugins(ctx context.Context, c Config, log *slog.Logger) e
 	if toolCfg.TempRoot, err = prepareToolTempRoot(dir); err != nil {
 		return err
 	}
-	if k.plugins, err = host.NewManager(host.Config{DataDir: dir, Builtins: BuiltinPlugins(), PluginDirs: c.PluginDirs, Tools: toolCfg, ParkUnusedAfter: 5 * time.Second, IdleStopAfter: c.PluginIdleStop,
+	builtins, err := hostBuiltins(toolCfg)
+	if err != nil {
+		return err
+	}
+	if k.plugins, err = host.NewManager(host.Config{DataDir: dir, Builtins: builtins, PluginDirs: c.PluginDirs, ParkUnusedAfter: 5 * time.Second, IdleStopAfter: c.PluginIdleStop,
 		OnIdleStop: func() { _, _ = memtrim.Trim() }, Logger: log}); err != nil {
 		return err
 	}

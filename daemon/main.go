@@ -39,7 +39,7 @@ type Main struct {
 	Version string
 	// Stdout receives --help; Stderr the log.
 	Stdout, Stderr io.Writer
-	// Config is set by ParseFlags (or by hand before Run).
+	// Config is set by ParseFlags; a test may adjust it before Run.
 	Config Config
 
 	log       *slog.Logger

@@ -41,9 +41,31 @@ var builtinPlugins = map[string]func(onIdle func()) error{
 	},
 }
 
-// BuiltinPlugins names the plugins compiled into the kernel binary, sorted:
-// the plugin host's Config.Builtins.
+// BuiltinPlugins names the plugins compiled into the kernel binary, sorted.
 func BuiltinPlugins() []string { return slices.Sorted(maps.Keys(builtinPlugins)) }
+
+// hostBuiltins are the built-in plugins as the plugin host runs them: the
+// tool plugin gets its configuration in its environment and, unless it runs
+// unconfined, starts with the data directory and the hidden paths masked
+// (its scratch directory bound back).
+func hostBuiltins(tools builtintools.PluginConfig) ([]host.Builtin, error) {
+	var out []host.Builtin
+	for _, name := range BuiltinPlugins() {
+		b := host.Builtin{Name: name}
+		if name == "tools" {
+			env, err := tools.Env()
+			if err != nil {
+				return nil, err
+			}
+			b.Env = []string{env}
+			if !tools.NoSandbox {
+				b.Mask = &host.Mask{Hidden: append([]string{tools.DataDir}, tools.Hidden...), Expose: []string{tools.ScratchDir}}
+			}
+		}
+		out = append(out, b)
+	}
+	return out, nil
+}
 
 // RunPlugin is `foya plugin NAME`: the kernel binary, re-executed by the
 // plugin host, serves the built-in plugin NAME until the kernel goes away.

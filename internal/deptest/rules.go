@@ -106,11 +106,6 @@ type Edge struct{ From, To string }
 var Temporary = map[Edge]string{
 	// cli names MCP tools with mcphost.SanitizeName, which pulls in core.
 	{"cli", "plugins/mcphost"}: "the tool-name helper moves to a leaf cli may import",
-	// The built-in plugin registry moves to daemon (h-root).
-	{"plugins/host", "plugins/builtin/tools"}: "the built-in registry moves to daemon",
-	{"plugins/host", "providers/anthropic"}:   "the built-in registry moves to daemon",
-	{"plugins/host", "providers/openai"}:      "the built-in registry moves to daemon",
-	{"plugins/host", "providers/responses"}:   "the built-in registry moves to daemon",
 	// hooks writes its files with catalogfile.WriteFileAtomic.
 	{"plugins/hooks", "storage/catalogfile"}: "an atomic file write helper in a leaf package",
 }

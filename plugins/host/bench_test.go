@@ -105,7 +105,7 @@ func echoManager(b *testing.B) *host.Manager {
 	if err := os.Symlink(echoBin, filepath.Join(pdir, "echo")); err != nil {
 		b.Fatal(err)
 	}
-	m, err := host.NewManager(host.Config{DataDir: data, Builtins: []string{}})
+	m, err := host.NewManager(host.Config{DataDir: data})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -14,7 +14,7 @@ import (
 // the third-party echo plugin.
 func idleManager(t *testing.T, idle time.Duration) (*host.Manager, *syncBuffer) {
 	t.Helper()
-	return newTestManager(t, host.Config{IdleStopAfter: idle, Builtins: []string{"openai", "tools"}}, nil)
+	return newTestManager(t, host.Config{IdleStopAfter: idle, Builtins: []host.Builtin{{Name: "openai"}, {Name: "tools"}}}, nil)
 }
 
 // waitPID polls the plugins listing until cond holds for the plugin's pid;

@@ -10,7 +10,7 @@
 //	serve, ok := builtins[name] // name → func(onIdle func()) error
 //	return host.ServeBuiltin(serve)
 //
-//	m, err := host.NewManager(host.Config{DataDir: dataDir, Builtins: names, Logger: log})
+//	m, err := host.NewManager(host.Config{DataDir: dataDir, Builtins: []host.Builtin{{Name: "openai"}}, Logger: log})
 //	if err := m.Start(ctx); err != nil { ... }
 //	defer m.Close()
 //	p, err := m.Provider(conn.ProviderKind)
@@ -31,7 +31,6 @@ import (
 	"time"
 
 	"github.com/foya-dev/foya/core"
-	builtintools "github.com/foya-dev/foya/plugins/builtin/tools"
 	foyav1 "github.com/foya-dev/foya/plugins/proto/foya/v1"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -45,16 +44,12 @@ type Config struct {
 	DataDir string
 	// PluginDirs are extra directories searched for plugin executables.
 	PluginDirs []string
-	// Builtins names the built-in plugins to run: Executable serves each
-	// as `<Executable> plugin <name>` (see ServeBuiltin). Empty: none.
-	Builtins []string
+	// Builtins are the built-in plugins to run: Executable serves each as
+	// `<Executable> plugin <name>` (see ServeBuiltin). Empty: none.
+	Builtins []Builtin
 	// Executable is the kernel binary that serves built-ins as
 	// `<Executable> plugin <name>`; empty means os.Executable().
 	Executable string
-	// Tools configures the built-in tool plugin (data directory hidden from
-	// tools, scratch and temporary directories, sandbox); the manager fills
-	// in DataDir and ScratchDir when empty.
-	Tools builtintools.PluginConfig
 	// StartTimeout bounds one plugin launch; default 20s.
 	StartTimeout time.Duration
 	// ParkUnusedAfter, when positive, stops each built-in provider plugin
@@ -73,6 +68,27 @@ type Config struct {
 	// process ran code in the kernel).
 	OnIdleStop func()
 	Logger     *slog.Logger
+}
+
+// Builtin is a plugin compiled into the kernel binary. The host knows none
+// by itself: the kernel's composition root names them.
+type Builtin struct {
+	Name string
+	// Env is added to the environment of its process (the configuration of
+	// the tool plugin, for instance).
+	Env []string
+	// Mask, when not nil, confines its process (see Mask).
+	Mask *Mask
+}
+
+// Mask starts a built-in plugin in its own user and mount namespaces with
+// Hidden masked and Expose (and the plugin's run directory) bound back, so
+// that none of its path tools can reach the hidden paths whatever a race
+// makes them open. Where user namespaces or the masks do not work here, the
+// plugin runs unmasked (logged) and relies on its own checks.
+type Mask struct {
+	Hidden []string // the kernel's data directory, secret files
+	Expose []string // directories inside Hidden it works in; created when missing
 }
 
 // PluginInfo describes a plugin for the `plugins` query.
@@ -132,30 +148,16 @@ func (m *Manager) Start(ctx context.Context) error {
 		return fmt.Errorf("create plugin run dir: %w", err)
 	}
 	var procs []*managed
-	for _, name := range m.cfg.Builtins {
-		env := builtinEnv()
-		if name == "tools" {
-			tc := m.cfg.Tools
-			if tc.DataDir == "" {
-				tc.DataDir = m.cfg.DataDir
-			}
-			if tc.ScratchDir == "" {
-				tc.ScratchDir = filepath.Join(m.cfg.DataDir, "scratch")
-			}
-			kv, err := tc.Env()
-			if err != nil {
-				return err
-			}
-			env = append(env, kv)
-		}
-		proc := m.newProcess(name, m.cfg.Executable, []string{"plugin", name}, env)
-		if name == "tools" {
-			proc.wrap = m.toolsMask()
+	for _, b := range m.cfg.Builtins {
+		env := append(builtinEnv(), b.Env...)
+		proc := m.newProcess(b.Name, m.cfg.Executable, []string{"plugin", b.Name}, env)
+		if b.Mask != nil {
+			proc.wrap = m.mask(b.Name, *b.Mask)
 		}
 		proc.idleStop, proc.onIdleStop = m.cfg.IdleStopAfter, m.cfg.OnIdleStop
 		procs = append(procs, &managed{
 			proc: proc,
-			info: PluginInfo{Name: name, Builtin: true, Path: m.cfg.Executable},
+			info: PluginInfo{Name: b.Name, Builtin: true, Path: m.cfg.Executable},
 		})
 	}
 	dirs := append([]string{filepath.Join(m.cfg.DataDir, "plugins")}, m.cfg.PluginDirs...)

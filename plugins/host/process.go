@@ -39,7 +39,7 @@ type process struct {
 	onIdleStop   func()        // after an idle stop; may be nil
 	log          *slog.Logger
 	// wrap, when set, replaces the command before it starts (the tools
-	// plugin in a masked mount namespace, toolsmask.go).
+	// plugin in a masked mount namespace, mask.go).
 	wrap func(*exec.Cmd) (*exec.Cmd, error)
 
 	mu        sync.Mutex

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -20,6 +21,7 @@ import (
 	"time"
 
 	"github.com/foya-dev/foya/core"
+	builtintools "github.com/foya-dev/foya/plugins/builtin/tools"
 	"github.com/foya-dev/foya/plugins/host"
 	foyav1 "github.com/foya-dev/foya/plugins/proto/foya/v1"
 	"github.com/foya-dev/foya/plugins/sdk"
@@ -83,10 +85,24 @@ func startManager(t *testing.T, extra map[string]string) (*host.Manager, *syncBu
 
 // allBuiltins are the built-in plugins of the kernel (daemon.BuiltinPlugins),
 // which the stand-in kernel serves.
-var allBuiltins = []string{"anthropic", "openai", "openai-responses", "tools"}
+var allBuiltins = []host.Builtin{{Name: "anthropic"}, {Name: "openai"}, {Name: "openai-responses"}, {Name: "tools"}}
+
+// kernelTools is the built-in tool plugin configured as the kernel
+// configures it (daemon): its configuration in its environment, the data
+// directory masked and the scratch directory bound back.
+func kernelTools(t testing.TB, data string) host.Builtin {
+	t.Helper()
+	pc := builtintools.PluginConfig{DataDir: data, ScratchDir: filepath.Join(data, "scratch")}
+	env, err := pc.Env()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return host.Builtin{Name: "tools", Env: []string{env}, Mask: &host.Mask{Hidden: []string{data}, Expose: []string{pc.ScratchDir}}}
+}
 
 // newTestManager starts a manager with cfg (its data directory, executable
-// and logger filled in; all built-ins unless cfg names some) whose plugin directory holds the echo plugin and
+// and logger filled in; all built-ins unless cfg names some, the tool
+// plugin configured as the kernel configures it) whose plugin directory holds the echo plugin and
 // the extra executables (name → script).
 func newTestManager(t *testing.T, cfg host.Config, extra map[string]string) (*host.Manager, *syncBuffer) {
 	t.Helper()
@@ -105,7 +121,12 @@ func newTestManager(t *testing.T, cfg host.Config, extra map[string]string) (*ho
 	}
 	logs := &syncBuffer{}
 	if cfg.Builtins == nil {
-		cfg.Builtins = allBuiltins
+		cfg.Builtins = slices.Clone(allBuiltins)
+	}
+	for i, b := range cfg.Builtins {
+		if b.Name == "tools" {
+			cfg.Builtins[i] = kernelTools(t, data)
+		}
 	}
 	cfg.DataDir, cfg.Executable, cfg.Logger = data, kernelBin, slog.New(slog.NewJSONHandler(logs, nil))
 	m, err := host.NewManager(cfg)
@@ -280,7 +301,7 @@ func TestHandshakeErrorMessage(t *testing.T) {
 		t.Fatal(err)
 	}
 	logs := &syncBuffer{}
-	m, err := host.NewManager(host.Config{DataDir: data, Builtins: []string{}, Logger: slog.New(slog.NewJSONHandler(logs, nil))})
+	m, err := host.NewManager(host.Config{DataDir: data, Logger: slog.New(slog.NewJSONHandler(logs, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -370,7 +391,7 @@ func TestProtocolV1PluginStillWorks(t *testing.T) {
 		t.Fatal(err)
 	}
 	logs := &syncBuffer{}
-	m, err := host.NewManager(host.Config{DataDir: data, Builtins: []string{"anthropic"}, Executable: kernelBin, Logger: slog.New(slog.NewJSONHandler(logs, nil))})
+	m, err := host.NewManager(host.Config{DataDir: data, Builtins: []host.Builtin{{Name: "anthropic"}}, Executable: kernelBin, Logger: slog.New(slog.NewJSONHandler(logs, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -518,8 +539,9 @@ func TestIdleBuiltinTrimsAndKeepsWorking(t *testing.T) {
 // starts again on its first call.
 func TestUnusedBuiltinProvidersPark(t *testing.T) {
 	logs := &syncBuffer{}
-	m, err := host.NewManager(host.Config{DataDir: t.TempDir(), Executable: kernelBin, ParkUnusedAfter: 2 * time.Second,
-		Builtins: []string{"openai", "openai-responses", "tools"}, Logger: slog.New(slog.NewJSONHandler(logs, nil))})
+	data := t.TempDir()
+	m, err := host.NewManager(host.Config{DataDir: data, Executable: kernelBin, ParkUnusedAfter: 2 * time.Second,
+		Builtins: []host.Builtin{{Name: "openai"}, {Name: "openai-responses"}, kernelTools(t, data)}, Logger: slog.New(slog.NewJSONHandler(logs, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}

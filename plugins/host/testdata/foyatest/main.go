@@ -52,7 +52,7 @@ func run(args []string) error {
 		return daemon.RunPlugin(args[1])
 	case "host":
 		log := slog.New(slog.NewJSONHandler(os.Stderr, nil))
-		m, err := host.NewManager(host.Config{DataDir: args[1], Builtins: daemon.BuiltinPlugins(), Executable: args[2], Logger: log})
+		m, err := host.NewManager(host.Config{DataDir: args[1], Builtins: builtins(), Executable: args[2], Logger: log})
 		if err != nil {
 			return err
 		}
@@ -67,4 +67,13 @@ func run(args []string) error {
 		select {} // until killed
 	}
 	return fmt.Errorf("unknown command %q", args[0])
+}
+
+// builtins are the kernel's built-in plugins, unconfigured.
+func builtins() []host.Builtin {
+	var out []host.Builtin
+	for _, name := range daemon.BuiltinPlugins() {
+		out = append(out, host.Builtin{Name: name})
+	}
+	return out
 }

@@ -56,6 +56,10 @@ type Node struct {
 	// url is the base URL other nodes reach this node's /graphql at.
 	url string
 
+	// relaying is set by Start: before it, RelaySession and RelayKernel
+	// (called by the broker the node was given to as its relay) drop events.
+	relaying atomic.Bool
+
 	mu sync.Mutex
 	// owned holds, per session whose lease this node holds, when the
 	// lease was last confirmed (monotonic clock): the start of the
@@ -185,7 +189,7 @@ func (n *Node) Start(ctx context.Context, svc *session.Service, advertiseURL str
 		n.cancel()
 		return err
 	}
-	n.broker.SetRelay(n)
+	n.relaying.Store(true) // the broker was built with this node as its relay
 	n.beat(ctx)
 	n.relay.push(wire{Node: n.id, Kind: "h"})
 	n.wg.Add(3)

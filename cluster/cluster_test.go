@@ -35,7 +35,7 @@ func startNode(t *testing.T, pg, dbPath, url string) *testNode {
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc, err := session.NewService(session.ServiceConfig{Store: db, Broker: pubsub.NewBroker(nil), Ownership: n})
+	svc, err := session.New(session.Config{Store: db, Broker: pubsub.New(pubsub.Config{Relay: n}), Ownership: n})
 	if err != nil {
 		t.Fatal(err)
 	}

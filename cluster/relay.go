@@ -69,6 +69,9 @@ func (r *relay) init(n *Node) {
 
 // RelaySession implements core.EventRelay.
 func (n *Node) RelaySession(ev core.Event) {
+	if !n.relaying.Load() {
+		return // not started: nothing is relayed yet
+	}
 	if ev.Seq == 0 && n.others.Load() == 0 {
 		return // live-only events are for subscribers that exist now
 	}
@@ -83,6 +86,9 @@ func (n *Node) RelaySession(ev core.Event) {
 
 // RelayKernel implements core.EventRelay.
 func (n *Node) RelayKernel(ev core.KernelEvent) {
+	if !n.relaying.Load() {
+		return
+	}
 	n.relay.push(wire{Node: n.id, Kind: "k", K: &ev})
 }
 

@@ -1,7 +1,5 @@
 package core
 
-import ()
-
 // AgentSnapshot is the agent definition a child session was created with
 // (SES-12). It is stored in the child's metadata at creation and never
 // changes, whatever happens to the definition later.

@@ -145,7 +145,7 @@ type MCPStore interface {
 // MCPRuntime connects to MCP servers and reports their state. Apply makes
 // the running set match servers (starting new and enabled ones, stopping
 // removed and disabled ones, restarting changed ones); it must not block on
-// a server coming up. It must not call back into the MCPService
+// a server coming up. It must not call back into the mcp.Service
 // synchronously.
 type MCPRuntime interface {
 	Apply(ctx context.Context, servers []MCPServerConfig)

@@ -241,3 +241,6 @@ func FillTurnTimes(msgs []Message) {
 		}
 	}
 }
+
+// MaxFileChangePath bounds the path of one recorded file change (PATH_MAX).
+const MaxFileChangePath = 4096

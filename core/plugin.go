@@ -1,7 +1,5 @@
 package core
 
-import ()
-
 // PluginInfo describes a loaded plugin for clients.
 type PluginInfo struct {
 	Name string

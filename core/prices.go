@@ -1,7 +1,5 @@
 package core
 
-import ()
-
 // ModelPrices are a model's prices in US dollars per million tokens, as the
 // user declares them (PRV-11 cost figures). Input and output are required;
 // cached input and cache writes fall back to the input price when unset.

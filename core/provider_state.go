@@ -16,7 +16,7 @@ type ProviderState struct {
 	Data  []byte `json:"data"`
 }
 
-// stateFor returns a copy of the state's bytes when it belongs to route.
+// StateFor returns a copy of the state's bytes when it belongs to route.
 func (s *ProviderState) StateFor(route string) []byte {
 	if s == nil || route == "" || s.Route != route || len(s.Data) == 0 {
 		return nil

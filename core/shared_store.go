@@ -19,12 +19,12 @@ type VersionedStore interface {
 }
 
 // ErrStale matches a save refused because another kernel saved first; the
-// Catalog and the MCPService then reload and apply the change once more.
+// catalog.Catalog and mcp.Service then reload and apply the change once more.
 var ErrStale = &Error{Code: CodeConflict, Message: "the catalog was changed by another kernel meanwhile; try again"}
 
 func IsStale(err error) bool { return errors.Is(err, ErrStale) }
 
-// changedElsewhere reports whether store is shared and holds a newer
+// ChangedElsewhere reports whether store is shared and holds a newer
 // version than the one last loaded or saved through it.
 func ChangedElsewhere(ctx context.Context, store any) (bool, error) {
 	vs, ok := store.(VersionedStore)

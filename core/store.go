@@ -2,6 +2,7 @@ package core
 
 import (
 	"context"
+	"time"
 )
 
 // AnyHead disables the optimistic head check of EventStore.Append.
@@ -106,4 +107,19 @@ type HistoryStore interface {
 	LatestEvent(ctx context.Context, sessionID string, t EventType) (Event, error)
 	RouteAnchor(ctx context.Context, sessionID, route string) (RouteAnchor, error)
 	SaveRouteAnchor(ctx context.Context, a RouteAnchor) error
+}
+
+// SessionImporter writes an imported session: its events (seqs from 1),
+// their projections and the attachment records they refer to, in one
+// transaction; usage events go to the ledger marked as imported (they count
+// in the session's usage, not in the kernel's totals).
+type SessionImporter interface {
+	ImportSession(ctx context.Context, sessionID string, events []Event, attachments []Attachment) ([]Event, error)
+}
+
+// KernelUsageRecorder writes a usage ledger row that belongs to no session:
+// spending of the kernel itself, such as generateImage or generateVideo
+// called without a sessionId. It counts in usageTotals.
+type KernelUsageRecorder interface {
+	RecordKernelUsage(ctx context.Context, p UsagePayload, at time.Time) error
 }

@@ -34,7 +34,7 @@ func unsafeRune(r rune) bool {
 	return false
 }
 
-// displayTextProblem says why s cannot be a title, name or model id, or "".
+// DisplayTextProblem says why s cannot be a title, name or model id, or "".
 func DisplayTextProblem(s string) string {
 	if !utf8.ValidString(s) {
 		return "not valid UTF-8"
@@ -63,7 +63,24 @@ func StripUnsafe(s string) string {
 	}, s)
 }
 
-// validModelID reports whether a listed model id can be stored.
+// ValidModelID reports whether a listed model id can be stored.
 func ValidModelID(id string) bool {
 	return id != "" && utf8.RuneCountInString(id) <= MaxModelIDChars && DisplayTextProblem(id) == ""
+}
+
+func TruncateRunes(s string, n int) string {
+	if r := []rune(s); len(r) > n {
+		return string(r[:n])
+	}
+	return s
+}
+
+func Clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
 }

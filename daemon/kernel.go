@@ -36,7 +36,7 @@ type kernel struct {
 	catalog  *catalog.Catalog
 	sessions *session.Service
 	engine   *engine.Engine
-	mcp      *mcp.MCPService
+	mcp      *mcp.Service
 	mcpHost  *mcphost.Manager
 	unlock   func()
 	// node is the membership of the kernels on a PostgreSQL database (nil
@@ -119,22 +119,26 @@ func (k *kernel) startPlugins(ctx context.Context, c Config, log *slog.Logger) e
 // and the session service; it returns the broker of their events.
 func (k *kernel) openSessions(ctx context.Context, c Config, catStore core.CatalogStore, log *slog.Logger) (*pubsub.Broker, error) {
 	var err error
-	k.catalog, err = catalog.NewCatalog(ctx, catalog.CatalogConfig{
+	k.catalog, err = catalog.New(ctx, catalog.Config{
 		Store: catStore, Providers: k.plugins, Logger: log, AllowKeyEnv: c.AllowKeyEnv,
 		OnChange: func(ctx context.Context, ch core.CatalogChange) { k.sessions.ApplyCatalogChange(ctx, ch) },
 	})
 	if err != nil {
 		return nil, err
 	}
-	broker := pubsub.NewBroker(log)
 	if k.node, err = openCluster(ctx, c.Database, log); err != nil {
 		return nil, err
 	}
-	svcCfg := session.ServiceConfig{Store: k.db, Broker: broker, Logger: log, Models: k.catalog}
+	brokerCfg := pubsub.Config{Logger: log}
+	if k.node != nil {
+		brokerCfg.Relay = k.node
+	}
+	broker := pubsub.New(brokerCfg)
+	svcCfg := session.Config{Store: k.db, Broker: broker, Logger: log, Models: k.catalog}
 	if k.node != nil {
 		svcCfg.Ownership = k.node
 	}
-	k.sessions, err = session.NewService(svcCfg)
+	k.sessions, err = session.New(svcCfg)
 	if err != nil {
 		return nil, err
 	}
@@ -159,7 +163,7 @@ func (k *kernel) openEngine(ctx context.Context, c Config, mcpStore core.MCPStor
 			broker.PublishKernel(core.KernelEvent{Type: core.KernelCatalogUpdated, McpServerID: id, At: time.Now().UTC()})
 		},
 	})
-	if k.mcp, err = mcp.NewMCPService(ctx, mcp.MCPServiceConfig{
+	if k.mcp, err = mcp.New(ctx, mcp.Config{
 		Store: mcpStore, Runtime: k.mcpHost, Broker: broker, Logger: log,
 		SessionExists: func(ctx context.Context, id string) error { _, err := k.sessions.Session(ctx, id); return err },
 	}); err != nil {
@@ -171,11 +175,11 @@ func (k *kernel) openEngine(ctx context.Context, c Config, mcpStore core.MCPStor
 	}
 	runners["mcp:servers"] = k.mcpHost // MCP tools are all named mcp__…
 	tools := engine.NewToolHub(runners, log)
-	k.engine, err = engine.NewEngine(engine.EngineConfig{
+	k.engine, err = engine.New(engine.Config{
 		Sessions: k.sessions, Catalog: k.catalog, Providers: k.plugins, Tools: tools,
 		Attachments: k.db, Blobs: blobs, Describe: artifacts.Describe, History: k.db,
 		ScratchDir: filepath.Join(dir, "scratch"), DataDir: dir, HiddenPaths: c.Tools.Hidden, Logger: log, Retry: c.Retry, Output: c.Output,
-		Hooks: corehooks.NewHooks(hooks.Store{Dir: dir}, hookRunner(dir, c, log)),
+		Hooks: corehooks.New(hooks.Store{Dir: dir}, hookRunner(dir, c, log)),
 		// No turn for 5 s: hand memory back (docs/performance.md).
 		OnIdle: func() { _, _ = memtrim.Trim() },
 	})

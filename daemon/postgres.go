@@ -53,7 +53,7 @@ func openCatalogStores(ctx context.Context, db *storage.DB, c Config, dataDir st
 // within it.
 const catalogSyncInterval = 2 * time.Second
 
-func syncSharedCatalog(ctx context.Context, cat *catalog.Catalog, mcp *mcp.MCPService, log *slog.Logger) {
+func syncSharedCatalog(ctx context.Context, cat *catalog.Catalog, mcp *mcp.Service, log *slog.Logger) {
 	t := time.NewTicker(catalogSyncInterval)
 	defer t.Stop()
 	for {

@@ -28,7 +28,7 @@ type Config struct {
 	Catalog *catalog.Catalog
 	Plugins core.PluginRegistry
 	// MCP is the MCP server catalog (optional).
-	MCP    *mcp.MCPService
+	MCP    *mcp.Service
 	Logger *slog.Logger
 	// OriginPatterns are browser origins allowed besides the kernel's own
 	// pages and loopback pages: host or host:port patterns (path.Match),

@@ -70,7 +70,7 @@ func (l *sleepLog) all() []time.Duration {
 }
 
 // newTestKernel wires a kernel behind the real handler; opts adjust its
-// engine configuration (func(*engine.EngineConfig)) or its server
+// engine configuration (func(*engine.Config)) or its server
 // configuration (func(*edge.Config)), e.g. smaller limits.
 func newTestKernel(t testing.TB, opts ...any) *testKernel {
 	t.Helper()
@@ -90,14 +90,14 @@ func newTestKernel(t testing.TB, opts ...any) *testKernel {
 		"nolist":   &fakeProvider{kind: "nolist"},
 	}}
 	var svc *session.Service
-	cat, err := catalog.NewCatalog(context.Background(), catalog.CatalogConfig{
+	cat, err := catalog.New(context.Background(), catalog.Config{
 		Store: catStore, Providers: k.providers, Logger: log,
 		OnChange: func(ctx context.Context, ch core.CatalogChange) { svc.ApplyCatalogChange(ctx, ch) },
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc, err = session.NewService(session.ServiceConfig{Store: db, Broker: pubsub.NewBroker(log), Logger: log, Models: cat})
+	svc, err = session.New(session.Config{Store: db, Broker: pubsub.New(pubsub.Config{Logger: log}), Logger: log, Models: cat})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,18 +107,18 @@ func newTestKernel(t testing.TB, opts ...any) *testKernel {
 		t.Fatal(err)
 	}
 	k.blobs = blobs
-	ecfg := engine.EngineConfig{
+	ecfg := engine.Config{
 		Sessions: svc, Catalog: cat, Providers: k.providers, Tools: engine.NewToolHub(map[string]core.ToolRunner{"test": toolRunner, "tools": builtinTools}, log),
 		Attachments: db, Blobs: blobs, Describe: artifacts.Describe, History: db, ScratchDir: t.TempDir(), Logger: log,
 		MaxSteps: 8, StopWait: 20 * time.Second,
 		Retry: engine.RetryPolicy{Sleep: k.sleeps.sleep, Jitter: func() float64 { return 1 }},
 	}
 	for _, o := range opts {
-		if f, ok := o.(func(*engine.EngineConfig)); ok {
+		if f, ok := o.(func(*engine.Config)); ok {
 			f(&ecfg)
 		}
 	}
-	k.engine, err = engine.NewEngine(ecfg)
+	k.engine, err = engine.New(ecfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,7 +127,7 @@ func newTestKernel(t testing.TB, opts ...any) *testKernel {
 		switch f := o.(type) {
 		case func(*edge.Config):
 			f(&cfg)
-		case func(*engine.EngineConfig):
+		case func(*engine.Config):
 		default:
 			t.Fatalf("newTestKernel: option of type %T", o)
 		}

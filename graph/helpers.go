@@ -182,7 +182,7 @@ func mcpServerInput(in model.McpServerInput) core.MCPServerInput {
 }
 
 // mcp returns the MCP catalog, or UNAVAILABLE when the kernel runs without one.
-func (r *Resolver) mcp() (*mcp.MCPService, error) {
+func (r *Resolver) mcp() (*mcp.Service, error) {
 	if r.MCP == nil {
 		return nil, core.Errorf(core.CodeUnavailable, "this kernel has no MCP support configured")
 	}

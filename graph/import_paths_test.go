@@ -64,7 +64,7 @@ func TestImportRefusesFileChangesOutsideTheProject(t *testing.T) {
 	if err := os.Symlink(outside, filepath.Join(home, "link")); err != nil {
 		t.Fatal(err)
 	}
-	k := newTestKernel(t, func(c *engine.EngineConfig) { c.DataDir = data })
+	k := newTestKernel(t, func(c *engine.Config) { c.DataDir = data })
 	var p struct{ CreateProject struct{ ID string } }
 	k.mustDo(t, `mutation($p: String!) { createProject(input: {path: $p}) { id } }`, map[string]any{"p": home}, &p)
 	prj := p.CreateProject.ID

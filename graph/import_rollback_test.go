@@ -26,9 +26,9 @@ func (failingImport) ImportSession(context.Context, string, []core.Event, []core
 // removed again and a blob that was already stored stays: nothing of the
 // import is left.
 func TestImportRollbackRemovesItsBlobs(t *testing.T) {
-	k := newTestKernel(t, func(c *engine.EngineConfig) {
+	k := newTestKernel(t, func(c *engine.Config) {
 		db := c.Attachments.(*storage.DB)
-		svc, err := session.NewService(session.ServiceConfig{Store: failingImport{db}, Broker: pubsub.NewBroker(nil)})
+		svc, err := session.New(session.Config{Store: failingImport{db}, Broker: pubsub.New(pubsub.Config{})})
 		if err != nil {
 			t.Fatal(err)
 		}

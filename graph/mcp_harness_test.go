@@ -45,7 +45,7 @@ func TestMain(m *testing.M) {
 // mcpKernel is a test kernel whose tool hub holds an MCP manager.
 type mcpKernel struct {
 	*testKernel
-	mcp     *mcp.MCPService
+	mcp     *mcp.Service
 	host    *mcphost.Manager
 	dataDir string
 }
@@ -61,15 +61,15 @@ func newMCPKernel(t testing.TB) *mcpKernel {
 	openaiProvider, _ := hosttest.NewInProcess(t, sdk.ServeConfig{Provider: openai.New(openai.Config{Logger: log})})
 	k.providers = &fakeProviders{kinds: map[string]core.Provider{"openai": openaiProvider}}
 	var svc *session.Service
-	cat, err := catalog.NewCatalog(context.Background(), catalog.CatalogConfig{
+	cat, err := catalog.New(context.Background(), catalog.Config{
 		Store: catStore, Providers: k.providers, Logger: log,
 		OnChange: func(ctx context.Context, ch core.CatalogChange) { svc.ApplyCatalogChange(ctx, ch) },
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	broker := pubsub.NewBroker(log)
-	svc, err = session.NewService(session.ServiceConfig{Store: db, Broker: broker, Logger: log, Models: cat})
+	broker := pubsub.New(pubsub.Config{Logger: log})
+	svc, err = session.New(session.Config{Store: db, Broker: broker, Logger: log, Models: cat})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,14 +85,14 @@ func newMCPKernel(t testing.TB) *mcpKernel {
 		},
 	})
 	mcpStore := st.mcp
-	mcpSvc, err := mcp.NewMCPService(context.Background(), mcp.MCPServiceConfig{
+	mcpSvc, err := mcp.New(context.Background(), mcp.Config{
 		Store: mcpStore, Runtime: host, Broker: broker, Logger: log,
 		SessionExists: func(ctx context.Context, id string) error { _, err := svc.Session(ctx, id); return err },
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	k.engine, err = engine.NewEngine(engine.EngineConfig{
+	k.engine, err = engine.New(engine.Config{
 		Sessions: svc, Catalog: cat, Providers: k.providers, Tools: engine.NewToolHub(map[string]core.ToolRunner{"mcp:servers": host}, log),
 		Attachments: db, Blobs: k.blobs, Describe: artifacts.Describe, History: db, ScratchDir: t.TempDir(), Logger: log,
 		MaxSteps: 8, StopWait: 20 * time.Second,

@@ -14,7 +14,7 @@ import (
 
 // capsKernel is a test kernel with output caps set by set.
 func capsKernel(t *testing.T, set func(*engine.OutputLimits)) *testKernel {
-	return newTestKernel(t, func(c *engine.EngineConfig) { set(&c.Output) })
+	return newTestKernel(t, func(c *engine.Config) { set(&c.Output) })
 }
 
 type cappedMsg struct {

@@ -30,7 +30,7 @@ type Resolver struct {
 	Registry core.PluginRegistry
 	// MCP is the MCP server catalog; nil answers an empty list and
 	// UNAVAILABLE to its mutations.
-	MCP *mcp.MCPService
+	MCP *mcp.Service
 	// Nodes lists the kernel processes serving the database.
 	NodeList core.NodeLister
 	Log      *slog.Logger

@@ -76,7 +76,7 @@ func turnOutcome(t *testing.T, evs []liveEvent) core.TurnPayload {
 }
 
 func TestRetryAfterRateLimit(t *testing.T) {
-	k := newTestKernel(t, func(c *engine.EngineConfig) { c.Retry.BaseDelay = 10 * time.Millisecond })
+	k := newTestKernel(t, func(c *engine.Config) { c.Retry.BaseDelay = 10 * time.Millisecond })
 	sid := k.chatSession(t, nil, "BYPASS")
 	limited := openaitest.Error(429, "rate_limit_error", "rate_limit_exceeded", "Rate limit reached for requests")
 	limited.Header = http.Header{"Retry-After": {"1"}}
@@ -155,7 +155,7 @@ func TestNoRetryOnQuotaAuthBadRequest(t *testing.T) {
 }
 
 func TestRetryBounds(t *testing.T) {
-	k := newTestKernel(t, func(c *engine.EngineConfig) {
+	k := newTestKernel(t, func(c *engine.Config) {
 		c.Retry.MaxAttempts, c.Retry.BaseDelay, c.Retry.MaxTotalWait = 3, 10*time.Millisecond, 30*time.Second
 	})
 	sid := k.chatSession(t, nil, "BYPASS")

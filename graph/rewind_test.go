@@ -338,7 +338,7 @@ func TestRewindRestoreIgnoresPlantedSymlinkAndKeepsMode(t *testing.T) {
 	if err := os.MkdirAll(data, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	k := newTestKernel(t, func(c *engine.EngineConfig) { c.DataDir = data })
+	k := newTestKernel(t, func(c *engine.Config) { c.DataDir = data })
 	if err := os.MkdirAll(filepath.Join(home, "sub"), 0o755); err != nil {
 		t.Fatal(err)
 	}

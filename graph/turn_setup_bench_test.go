@@ -25,8 +25,8 @@ import (
 //	go test -run '^$' -bench TurnOnLongHistory -benchmem -benchtime 50x ./graph/
 func BenchmarkTurnOnLongHistory(b *testing.B) {
 	hookDir := b.TempDir()
-	k := newTestKernel(b, func(c *engine.EngineConfig) {
-		c.Hooks = corehooks.NewHooks(hooks.Store{Dir: hookDir}, hooks.NewRunner(hookDir, c.Logger))
+	k := newTestKernel(b, func(c *engine.Config) {
+		c.Hooks = corehooks.New(hooks.Store{Dir: hookDir}, hooks.NewRunner(hookDir, c.Logger))
 	})
 	sid := k.chatSession(b, nil, "BYPASS")
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)

@@ -43,7 +43,7 @@ func TestSharedCatalogTwoKernels(t *testing.T) {
 	url := pgtest.NewDatabase(t)
 	ctx := context.Background()
 	sealer := newSealer(t)
-	open := func() (*storage.DB, *catalog.Catalog, *mcp.MCPService) {
+	open := func() (*storage.DB, *catalog.Catalog, *mcp.Service) {
 		db, err := storage.OpenPostgres(ctx, url, nil)
 		if err != nil {
 			t.Fatal(err)
@@ -52,11 +52,11 @@ func TestSharedCatalogTwoKernels(t *testing.T) {
 		if err := db.CheckSecretKey(ctx, sealer); err != nil {
 			t.Fatal(err)
 		}
-		cat, err := catalog.NewCatalog(ctx, catalog.CatalogConfig{Store: db.CatalogStore(sealer), Providers: anyProvider{}})
+		cat, err := catalog.New(ctx, catalog.Config{Store: db.CatalogStore(sealer), Providers: anyProvider{}})
 		if err != nil {
 			t.Fatal(err)
 		}
-		mcp, err := mcp.NewMCPService(ctx, mcp.MCPServiceConfig{Store: db.MCPStore(sealer), Runtime: nopRuntime{}})
+		mcp, err := mcp.New(ctx, mcp.Config{Store: db.MCPStore(sealer), Runtime: nopRuntime{}})
 		if err != nil {
 			t.Fatal(err)
 		}

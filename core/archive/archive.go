@@ -62,7 +62,7 @@ type ArchiveHeader struct {
 	Blobs  int `json:"blobs"`
 }
 
-// archiveLine is an event or blob line.
+// ArchiveLine is an event or blob line.
 type ArchiveLine struct {
 	Kind string `json:"kind"` // "event" or "blob"
 	// Event lines.
@@ -140,7 +140,7 @@ func WriteSessionArchive(w io.Writer, h ArchiveHeader, events []core.Event, blob
 	return bw.Flush()
 }
 
-// archiveError is a BAD_INPUT naming the line.
+// ArchiveError is a BAD_INPUT naming the line.
 func ArchiveError(line int, format string, args ...any) error {
 	return core.Errorf(core.CodeBadInput, "line %d: %s", line, fmt.Sprintf(format, args...))
 }

@@ -30,7 +30,7 @@ func cloneCapabilities(c core.Capabilities) core.Capabilities {
 	return out
 }
 
-// mergeCapabilities fills the unknown fields of stored with the values of
+// MergeCapabilities fills the unknown fields of stored with the values of
 // reported; a value already stored (declared by the user or kept from an
 // earlier refresh) always wins.
 func MergeCapabilities(stored, reported core.Capabilities) core.Capabilities {
@@ -85,7 +85,7 @@ func clonePtr[T any](p *T) *T {
 	return &v
 }
 
-// effortAllowed reports whether a model with capabilities c accepts effort:
+// EffortAllowed reports whether a model with capabilities c accepts effort:
 // any effort when the model declares none (unknown), else one it declares.
 func EffortAllowed(c core.Capabilities, effort string) bool {
 	return effort == "" || len(c.ReasoningEfforts) == 0 || slices.Contains(c.ReasoningEfforts, effort)

@@ -16,8 +16,8 @@ import (
 	"time"
 )
 
-// EngineConfig wires the turn engine.
-type EngineConfig struct {
+// Config wires the turn engine.
+type Config struct {
 	// OnIdle, when set, is called (on its own goroutine) each time no turn
 	// has been running for IdleAfter (default DefaultIdleAfter): once after
 	// start-up and after every busy period. The kernel hands memory back
@@ -63,7 +63,7 @@ type EngineConfig struct {
 // pending approvals and session grants live in memory only (SES-14).
 type Engine struct {
 	idle  *idleWatch
-	cfg   EngineConfig
+	cfg   Config
 	svc   *session.Service
 	log   *slog.Logger
 	retry RetryPolicy
@@ -130,8 +130,8 @@ var errSessionDeleted = errors.New("the session was deleted")
 // errKernelStopping is the cancel cause of turns at shutdown.
 var errKernelStopping = errors.New("the kernel is shutting down")
 
-// NewEngine builds the turn engine.
-func NewEngine(cfg EngineConfig) (*Engine, error) {
+// New builds the turn engine.
+func New(cfg Config) (*Engine, error) {
 	if cfg.Sessions == nil || cfg.Catalog == nil || cfg.Providers == nil {
 		return nil, errors.New("turn engine: sessions, catalog and providers are required")
 	}

@@ -29,7 +29,7 @@ func TestRestoreRootRefusesPlantedSymlinks(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	e := &Engine{cfg: EngineConfig{DataDir: data}}
+	e := &Engine{cfg: Config{DataDir: data}}
 	rr := e.openRestoreRoot(home)
 	defer rr.Close()
 

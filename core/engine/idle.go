@@ -6,7 +6,7 @@ import (
 )
 
 // DefaultIdleAfter is how long no turn must have run before
-// EngineConfig.OnIdle is called.
+// Config.OnIdle is called.
 const DefaultIdleAfter = 5 * time.Second
 
 // idleWatch calls fn once no turn has been running for after. All methods

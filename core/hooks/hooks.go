@@ -126,7 +126,7 @@ func compileMatcher(m string) (*regexp.Regexp, error) {
 	return regexp.Compile("^(?:" + m + ")$")
 }
 
-// matches reports whether the matcher applies to tool (always for events
+// Matches reports whether the matcher applies to tool (always for events
 // without a tool).
 func (m HookMatcher) Matches(tool string) bool {
 	if tool == "" {
@@ -226,9 +226,9 @@ type Hooks struct {
 	parsed    HookConfig
 }
 
-// NewHooks returns the hooks service; a nil runner means hooks are
+// New returns the hooks service; a nil runner means hooks are
 // configured but never run.
-func NewHooks(store core.HookStore, runner core.HookRunner) *Hooks {
+func New(store core.HookStore, runner core.HookRunner) *Hooks {
 	return &Hooks{store: store, runner: runner}
 }
 

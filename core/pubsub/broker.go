@@ -22,16 +22,16 @@ type Broker struct {
 	sessions map[string]map[*Subscription]struct{}
 	kernel   map[*KernelSubscription]struct{}
 	// relay carries published events to the other nodes of a cluster
-	// (nil: a single kernel). Set before events flow.
+	// (nil: a single kernel).
 	relay core.EventRelay
 }
 
-// SetRelay makes the broker hand every event published on this node to r
-// as well (for the other kernels on the database). Call it before serving.
-func (b *Broker) SetRelay(r core.EventRelay) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.relay = r
+// Config configures a Broker.
+type Config struct {
+	Logger *slog.Logger
+	// Relay, when set, is handed every event published on this node as
+	// well (for the other kernels on the database).
+	Relay core.EventRelay
 }
 
 // HasSubscribers reports whether the session has subscribers on this node.
@@ -41,12 +41,13 @@ func (b *Broker) HasSubscribers(sessionID string) bool {
 	return len(b.sessions[sessionID]) > 0
 }
 
-// NewBroker returns an empty broker.
-func NewBroker(log *slog.Logger) *Broker {
+// New returns an empty broker.
+func New(cfg Config) *Broker {
+	log := cfg.Logger
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Broker{log: log, sessions: map[string]map[*Subscription]struct{}{}, kernel: map[*KernelSubscription]struct{}{}}
+	return &Broker{log: log, relay: cfg.Relay, sessions: map[string]map[*Subscription]struct{}{}, kernel: map[*KernelSubscription]struct{}{}}
 }
 
 // Subscription receives the events of one session. Events wait in a queue
@@ -228,11 +229,8 @@ func (b *Broker) SubscribeKernel() *KernelSubscription {
 // is full misses it (the event is a hint to refetch, and the log says so).
 func (b *Broker) PublishKernel(ev core.KernelEvent) {
 	b.DeliverKernel(ev)
-	b.mu.RLock()
-	r := b.relay
-	b.mu.RUnlock()
-	if r != nil {
-		r.RelayKernel(ev)
+	if b.relay != nil {
+		b.relay.RelayKernel(ev)
 	}
 }
 

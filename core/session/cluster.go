@@ -70,7 +70,7 @@ func (s *Service) AcquireSession(ctx context.Context, sessionID string) (core.Ow
 	return o, nil
 }
 
-// claimNew makes this node the owner of a session it is about to create.
+// ClaimNew makes this node the owner of a session it is about to create.
 func (s *Service) ClaimNew(ctx context.Context, sessionID string) error {
 	if s.own == nil {
 		return nil

@@ -191,7 +191,7 @@ func (c *HistoryCache) entryAtLocked(sessionID string, head int64) *historyEntry
 	return nil
 }
 
-// at reports whether the session's cached history is at head (nothing was
+// At reports whether the session's cached history is at head (nothing was
 // appended through this service since a read at head).
 func (c *HistoryCache) At(sessionID string, head int64) bool {
 	c.mu.Lock()
@@ -199,7 +199,7 @@ func (c *HistoryCache) At(sessionID string, head int64) bool {
 	return c.entryAtLocked(sessionID, head) != nil
 }
 
-// latestCheckpoint returns the cached latest checkpoint event of a session
+// LatestCheckpoint returns the cached latest checkpoint event of a session
 // at head (nil: none) and whether it is known.
 func (c *HistoryCache) LatestCheckpoint(sessionID string, head int64) (*core.Event, bool) {
 	c.mu.Lock()
@@ -211,7 +211,7 @@ func (c *HistoryCache) LatestCheckpoint(sessionID string, head int64) (*core.Eve
 	return e.checkpoint, true
 }
 
-// setCheckpoint records the latest checkpoint event read for a session at
+// SetCheckpoint records the latest checkpoint event read for a session at
 // head (nil: none).
 func (c *HistoryCache) SetCheckpoint(sessionID string, head int64, ev *core.Event) {
 	c.mu.Lock()
@@ -221,7 +221,7 @@ func (c *HistoryCache) SetCheckpoint(sessionID string, head int64, ev *core.Even
 	}
 }
 
-// noAnchor reports whether the session, at head, certainly has no route
+// NoAnchor reports whether the session, at head, certainly has no route
 // anchor in the store (born here, none saved since).
 func (c *HistoryCache) NoAnchor(sessionID string, head int64) bool {
 	c.mu.Lock()
@@ -230,7 +230,7 @@ func (c *HistoryCache) NoAnchor(sessionID string, head int64) bool {
 	return e != nil && e.born && !e.anchored
 }
 
-// anchorSaved records that a route anchor was saved for the session. It is
+// AnchorSaved records that a route anchor was saved for the session. It is
 // called before the save, so a reader never skips a saved anchor.
 func (c *HistoryCache) AnchorSaved(sessionID string) {
 	c.mu.Lock()

@@ -60,7 +60,7 @@ func (s *Service) Projects(ctx context.Context) ([]core.Project, error) {
 	return s.store.Projects(ctx)
 }
 
-// removeProject deletes a project row whose sessions are gone.
+// RemoveProject deletes a project row whose sessions are gone.
 func (s *Service) RemoveProject(ctx context.Context, id string) error {
 	return s.store.DeleteProject(ctx, id)
 }

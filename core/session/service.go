@@ -4,18 +4,19 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/foya-dev/foya/core"
-	"github.com/foya-dev/foya/core/catalog"
-	"github.com/foya-dev/foya/core/pubsub"
 	"log/slog"
 	"slices"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/foya-dev/foya/core"
+	"github.com/foya-dev/foya/core/catalog"
+	"github.com/foya-dev/foya/core/pubsub"
 )
 
-// ServiceConfig wires the session service.
-type ServiceConfig struct {
+// Config wires the session service.
+type Config struct {
 	Store  core.Store
 	Broker *pubsub.Broker
 	Logger *slog.Logger
@@ -52,8 +53,8 @@ type Service struct {
 	history    *HistoryCache
 }
 
-// NewService builds the session service.
-func NewService(cfg ServiceConfig) (*Service, error) {
+// New builds the session service.
+func New(cfg Config) (*Service, error) {
 	if cfg.Store == nil || cfg.Broker == nil {
 		return nil, fmt.Errorf("session service: store and broker are required")
 	}
@@ -323,7 +324,7 @@ func (s *Service) UpdateSession(ctx context.Context, id string, in core.UpdateSe
 	return s.store.Session(ctx, id)
 }
 
-// commitMeta appends a session_updated event; the caller holds the lock.
+// CommitMeta appends a session_updated event; the caller holds the lock.
 func (s *Service) CommitMeta(ctx context.Context, meta core.SessionMeta, changed []string) error {
 	ev, err := core.NewEvent(meta.ID, core.EventSessionUpdated, core.SessionPayload{Session: meta, Changed: changed})
 	if err != nil {
@@ -536,4 +537,23 @@ func (s *Service) SetTasks(ctx context.Context, id string, tasks []core.Task) er
 	meta := cur.SessionMeta
 	meta.Tasks = tasks
 	return s.CommitMeta(ctx, meta, []string{"tasks"})
+}
+
+// SwapAgentMode sets a session's agent mode to to when it is one of from,
+// atomically; ok is false (and nothing is written) otherwise.
+func (s *Service) SwapAgentMode(ctx context.Context, id string, from []core.AgentMode, to core.AgentMode) (cur core.AgentMode, ok bool, err error) {
+	defer s.Lock(id)()
+	sess, err := s.store.Session(ctx, id)
+	if err != nil {
+		return "", false, err
+	}
+	if !slices.Contains(from, sess.AgentMode) {
+		return sess.AgentMode, false, nil
+	}
+	meta := sess.SessionMeta
+	meta.AgentMode = to
+	if err := s.CommitMeta(ctx, meta, []string{"agentMode"}); err != nil {
+		return sess.AgentMode, false, err
+	}
+	return to, true, nil
 }

@@ -21,7 +21,7 @@ const replayPage = 500
 // (the concatenated text is identical; persisted events are never merged);
 // one that falls behind further loses deltas but never a persisted event:
 // those are re-read from the store; one that falls more than
-// ServiceConfig.MaxCatchUp events behind receives resync_required with the
+// Config.MaxCatchUp events behind receives resync_required with the
 // last seq delivered and the stream ends. The channel closes when ctx ends
 // or the session is deleted.
 func (s *Service) Subscribe(ctx context.Context, sessionID string, afterSeq *int64) (<-chan core.Event, error) {

@@ -23,7 +23,7 @@ func newService(t testing.TB, maxCatchUp int) *session.Service {
 	}
 	t.Cleanup(func() { db.Close() })
 	log := slog.New(slog.DiscardHandler)
-	svc, err := session.NewService(session.ServiceConfig{Store: db, Broker: pubsub.NewBroker(log), Logger: log, MaxCatchUp: maxCatchUp})
+	svc, err := session.New(session.Config{Store: db, Broker: pubsub.New(pubsub.Config{Logger: log}), Logger: log, MaxCatchUp: maxCatchUp})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,10 +4,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/foya-dev/foya/core"
 	"html"
 	"regexp"
 	"strings"
+
+	"github.com/foya-dev/foya/core"
 )
 
 // InterruptionMarker is appended to the text of an interrupted assistant
@@ -353,4 +354,16 @@ func truncateToolResult(text string, seq int64, limit int) string {
 		marker = fmt.Sprintf("\n\n[tool result truncated: characters %d to %d of %d are not shown]\n\n", head, head+omitted, total)
 	}
 	return string(runes[:head]) + marker + string(runes[total-tail:])
+}
+
+// ActiveMessages is msgs without the inactive (rewound) ones: what
+// SessionStore.Messages returns without includeInactive.
+func ActiveMessages(msgs []core.Message) []core.Message {
+	out := make([]core.Message, 0, len(msgs))
+	for _, m := range msgs {
+		if m.Active {
+			out = append(out, m)
+		}
+	}
+	return out
 }

@@ -32,7 +32,7 @@ func TestCatalogSurvivesRestart(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		cat, err := catalog.NewCatalog(ctx, catalog.CatalogConfig{Store: store, Providers: lookup{}})
+		cat, err := catalog.New(ctx, catalog.Config{Store: store, Providers: lookup{}})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,0 +1,138 @@
+package core
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+)
+
+// ApprovalDecision is a person's answer to an approval request.
+type ApprovalDecision string
+
+// Approval decisions.
+const (
+	ApprovalApproved           ApprovalDecision = "approved"
+	ApprovalApprovedForSession ApprovalDecision = "approved_for_session"
+	ApprovalDenied             ApprovalDecision = "denied"
+	// ApprovalCancelled ends a request nobody decided before its turn
+	// stopped; it appears only in approval_resolved and is never accepted
+	// from a client.
+	ApprovalCancelled ApprovalDecision = "cancelled"
+)
+
+// ApprovalPayload is the payload of approval_requested and approval_resolved.
+type ApprovalPayload struct {
+	RequestID  string           `json:"requestId"`
+	ToolCallID string           `json:"toolCallId"`
+	Tool       string           `json:"tool"`
+	Action     string           `json:"action"`
+	Summary    string           `json:"summary"`
+	Input      json.RawMessage  `json:"input,omitempty"`
+	Decision   ApprovalDecision `json:"decision,omitempty"`
+	// ChildSessionID is set on the copy recorded in a parent session's log:
+	// the request belongs to that sub-agent child session (SES-12).
+	ChildSessionID string `json:"childSessionId,omitempty"`
+}
+
+// QuestionPayload is the payload of question_requested and question_answered.
+type QuestionPayload struct {
+	RequestID  string `json:"requestId"`
+	ToolCallID string `json:"toolCallId"`
+	Question   string `json:"question"`
+	Answer     string `json:"answer,omitempty"`
+	// Cancelled is set on the question_answered that ends a question nobody
+	// answered before its turn stopped.
+	Cancelled bool `json:"cancelled,omitempty"`
+	// ChildSessionID: as on ApprovalPayload.
+	ChildSessionID string `json:"childSessionId,omitempty"`
+}
+
+// CheckpointPayload is the payload of compaction_checkpoint: a portable
+// text summary of the active history through ThroughSeq (PRV-8). It is used
+// only while Digest matches the active messages it covers and Route matches
+// the session's route; rewinds and route changes invalidate it.
+type CheckpointPayload struct {
+	ThroughSeq   int64  `json:"throughSeq"`
+	Digest       string `json:"digest"`
+	Route        string `json:"route"`
+	Summary      string `json:"summary"`
+	TokensBefore int64  `json:"tokensBefore"`
+	TokensAfter  int64  `json:"tokensAfter"`
+	Native       bool   `json:"native,omitempty"`
+	// ProviderState is a native compactor's state (PRV-7): on the same
+	// route it replaces the covered history in requests (ProviderRequest.State).
+	// Never shown to clients.
+	ProviderState *ProviderState `json:"providerState,omitempty"`
+}
+
+// CompactionStartedPayload is the payload of compaction_started.
+type CompactionStartedPayload struct {
+	// Reason is manual, auto (the budget's high-water mark) or overflow.
+	Reason     string `json:"reason"`
+	ThroughSeq int64  `json:"throughSeq"`
+}
+
+// NativeCompactor is the optional provider capability of compacting context
+// natively (PRV-7). The runtime uses it when a provider declares
+// CapNativeCompactor and falls back to the portable text checkpoint.
+type NativeCompactor interface {
+	CompactContext(ctx context.Context, ep Endpoint, req ProviderRequest) (Completion, error)
+}
+
+// QueueItem is user input waiting for the session's running turn to end.
+type QueueItem struct {
+	ID          string       `json:"id"`
+	Input       UserInput    `json:"input"`
+	Attachments []Attachment `json:"attachments,omitempty"`
+	CreatedAt   time.Time    `json:"createdAt"`
+	// Revision counts edits of this item.
+	Revision int64 `json:"revision"`
+	// TextBytes is the size of the whole text; set in queue_snapshot events.
+	TextBytes int `json:"textBytes,omitempty"`
+	// Truncated marks a queue_snapshot item that carries a preview (see
+	// snapshotItem).
+	Truncated bool `json:"truncated,omitempty"`
+}
+
+// QueuePayload is the payload of the live-only queue_snapshot event.
+type QueuePayload struct {
+	// Revision counts every change of the session's queue.
+	Revision int64       `json:"revision"`
+	Items    []QueueItem `json:"items"`
+}
+
+// SendResult says what sendMessage did with the input.
+type SendResult struct {
+	TurnStarted bool
+	QueueItem   *QueueItem
+}
+
+// RetryPayload is the payload of the live-only retry_scheduled event.
+type RetryPayload struct {
+	TurnID string `json:"turnId"`
+	// Attempt is the number of the request that will be sent after the wait
+	// (2 for the first retry); MaxAttempts bounds it.
+	Attempt     int                   `json:"attempt"`
+	MaxAttempts int                   `json:"maxAttempts"`
+	DelayMs     int64                 `json:"delayMs"`
+	Category    ProviderErrorCategory `json:"category"`
+	Reason      string                `json:"reason"`
+	// RetryAfterMs is the provider's Retry-After, when it sent one.
+	RetryAfterMs int64 `json:"retryAfterMs,omitempty"`
+}
+
+// RewindFile is what a rewind does to one file.
+type RewindFile struct {
+	Path       string `json:"path"`
+	Action     string `json:"action"`
+	Restorable bool   `json:"restorable"`
+	Reason     string `json:"reason,omitempty"`
+	// Restored is set by confirm: the file was put back.
+	Restored bool `json:"restored,omitempty"`
+
+	// Target, Expected and Mode are the engine's restore plan; they are
+	// never serialised.
+	Target   string `json:"-"` // hash to restore ("" = absent)
+	Expected string `json:"-"` // hash the session last left ("" = absent)
+	Mode     uint32 `json:"-"` // recorded permission bits of the content to restore (0: not recorded)
+}

@@ -1,9 +1,0 @@
-package core
-
-import ()
-
-// ProjectInput creates a project.
-type ProjectInput struct {
-	Name string
-	Path string
-}

@@ -11,7 +11,7 @@ import (
 
 	"github.com/foya-dev/foya/client"
 	"github.com/foya-dev/foya/internal/cmdutil"
-	"github.com/foya-dev/foya/plugins/mcphost"
+	"github.com/foya-dev/foya/internal/mcpname"
 )
 
 var mcpGroup = group{
@@ -207,7 +207,7 @@ func mcpShow(ctx context.Context, c *client.Client, cf clientFlags, s client.Mcp
 			// The kernel's tool naming; long or colliding names are
 			// shortened or suffixed by the kernel, which this listing does
 			// not repeat.
-			rows[i] = []string{"mcp__" + mcphost.SanitizeName(s.Name) + "__" + mcphost.SanitizeName(t.Name), kind, short(deref(t.Description), 70)}
+			rows[i] = []string{"mcp__" + mcpname.Sanitize(s.Name) + "__" + mcpname.Sanitize(t.Name), kind, short(deref(t.Description), 70)}
 		}
 		return table(stdout, "TOOL\tKIND\tDESCRIPTION", rows)
 	}

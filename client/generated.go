@@ -1835,6 +1835,84 @@ func (v *CapabilitiesInput) GetGeneration() *GenerationInput { return v.Generati
 // GetPrices returns CapabilitiesInput.Prices, and is useful for accessing the field via an interface.
 func (v *CapabilitiesInput) GetPrices() *ModelPricesInput { return v.Prices }
 
+// CompactSessionCompactSession includes the requested fields of the GraphQL type Session.
+// The GraphQL type's documentation follows.
+//
+// A long-lived conversation identity: history, model choice, directory and permissions.
+type CompactSessionCompactSession struct {
+	// Stable id of the session (ses_…).
+	Id string `json:"id"`
+	// What the kernel is doing with the session now.
+	Phase Phase `json:"phase"`
+}
+
+// GetId returns CompactSessionCompactSession.Id, and is useful for accessing the field via an interface.
+func (v *CompactSessionCompactSession) GetId() string { return v.Id }
+
+// GetPhase returns CompactSessionCompactSession.Phase, and is useful for accessing the field via an interface.
+func (v *CompactSessionCompactSession) GetPhase() Phase { return v.Phase }
+
+// CompactSessionResponse is returned by CompactSession on success.
+type CompactSessionResponse struct {
+	// Summarizes the active history before the newest user message into a portable
+	// text checkpoint (when one long turn is all there is, the cut moves inside it,
+	// before its last tool round, carrying the user's request verbatim). Phase
+	// COMPACTION; input arriving meanwhile is queued.
+	// History is never deleted: later requests send the checkpoint plus the
+	// messages after it. CONFLICT while a turn runs or when there is nothing to compact.
+	CompactSession CompactSessionCompactSession `json:"compactSession"`
+}
+
+// GetCompactSession returns CompactSessionResponse.CompactSession, and is useful for accessing the field via an interface.
+func (v *CompactSessionResponse) GetCompactSession() CompactSessionCompactSession {
+	return v.CompactSession
+}
+
+// ConfirmRewindConfirmRewindRewindResult includes the requested fields of the GraphQL type RewindResult.
+// The GraphQL type's documentation follows.
+//
+// Phase two of a rewind (confirmRewind): the session after it and what happened to each file.
+type ConfirmRewindConfirmRewindRewindResult struct {
+	// The session after the rewind (the message and everything after it inactive).
+	Session ConfirmRewindConfirmRewindRewindResultSession `json:"session"`
+	// The rewound message's text, back for the input box.
+	Text string `json:"text"`
+}
+
+// GetSession returns ConfirmRewindConfirmRewindRewindResult.Session, and is useful for accessing the field via an interface.
+func (v *ConfirmRewindConfirmRewindRewindResult) GetSession() ConfirmRewindConfirmRewindRewindResultSession {
+	return v.Session
+}
+
+// GetText returns ConfirmRewindConfirmRewindRewindResult.Text, and is useful for accessing the field via an interface.
+func (v *ConfirmRewindConfirmRewindRewindResult) GetText() string { return v.Text }
+
+// ConfirmRewindConfirmRewindRewindResultSession includes the requested fields of the GraphQL type Session.
+// The GraphQL type's documentation follows.
+//
+// A long-lived conversation identity: history, model choice, directory and permissions.
+type ConfirmRewindConfirmRewindRewindResultSession struct {
+	// Stable id of the session (ses_…).
+	Id string `json:"id"`
+}
+
+// GetId returns ConfirmRewindConfirmRewindRewindResultSession.Id, and is useful for accessing the field via an interface.
+func (v *ConfirmRewindConfirmRewindRewindResultSession) GetId() string { return v.Id }
+
+// ConfirmRewindResponse is returned by ConfirmRewind on success.
+type ConfirmRewindResponse struct {
+	// Rewind, phase two: re-checks headSeq and fileStateToken (CONFLICT if either
+	// moved, or while a turn runs), restores the restorable files, then records
+	// history_rewound: the message and everything after it become inactive
+	// (payloads are never rewritten). Compaction checkpoints covering them stop applying.
+	ConfirmRewind ConfirmRewindConfirmRewindRewindResult `json:"confirmRewind"`
+}
+
+// GetConfirmRewind returns ConfirmRewindResponse.ConfirmRewind, and is useful for accessing the field via an interface.
+func (v *ConfirmRewindResponse) GetConfirmRewind() ConfirmRewindConfirmRewindRewindResult {
+	return v.ConfirmRewind
+}
+
 // ConnectionFields includes the GraphQL fields of Connection requested by the fragment ConnectionFields.
 // The GraphQL type's documentation follows.
 //
@@ -3113,6 +3191,37 @@ func (v *DetachSessionMcpServerResponse) GetDetachSessionMcpServer() bool {
 	return v.DetachSessionMcpServer
 }
 
+// EventsEventsSessionEvent includes the requested fields of the GraphQL type SessionEvent.
+// The GraphQL type's documentation follows.
+//
+// One event of a session: persisted (with seq) or live-only (seq null).
+type EventsEventsSessionEvent struct {
+	// Null for live-only events (deltas, queue snapshots, retry_scheduled, resync_required, session_deleted). retry_scheduled announces a wait before a model request is sent again after a transient failure; its payload has turnId, attempt, maxAttempts, delayMs, category, reason and retryAfterMs.
+	Seq int `json:"seq"`
+	// The event type, e.g. message_end (snake_case, as in the seeds).
+	Type string `json:"type"`
+	// The full event payload.
+	Payload json.RawMessage `json:"payload"`
+}
+
+// GetSeq returns EventsEventsSessionEvent.Seq, and is useful for accessing the field via an interface.
+func (v *EventsEventsSessionEvent) GetSeq() int { return v.Seq }
+
+// GetType returns EventsEventsSessionEvent.Type, and is useful for accessing the field via an interface.
+func (v *EventsEventsSessionEvent) GetType() string { return v.Type }
+
+// GetPayload returns EventsEventsSessionEvent.Payload, and is useful for accessing the field via an interface.
+func (v *EventsEventsSessionEvent) GetPayload() json.RawMessage { return v.Payload }
+
+// EventsResponse is returned by Events on success.
+type EventsResponse struct {
+	// The persisted event log in seq order; limit is 1..5000.
+	Events []EventsEventsSessionEvent `json:"events"`
+}
+
+// GetEvents returns EventsResponse.Events, and is useful for accessing the field via an interface.
+func (v *EventsResponse) GetEvents() []EventsEventsSessionEvent { return v.Events }
+
 // ExportSessionResponse is returned by ExportSession on success.
 type ExportSessionResponse struct {
 	// The session as a foya.session JSON Lines document (docs/export.md): a header
@@ -3145,6 +3254,141 @@ var AllFileAction = []FileAction{
 	FileActionDelete,
 }
 
+// ForkSessionForkSession includes the requested fields of the GraphQL type Session.
+// The GraphQL type's documentation follows.
+//
+// A long-lived conversation identity: history, model choice, directory and permissions.
+type ForkSessionForkSession struct {
+	SessionFields `json:"-"`
+}
+
+// GetId returns ForkSessionForkSession.Id, and is useful for accessing the field via an interface.
+func (v *ForkSessionForkSession) GetId() string { return v.SessionFields.Id }
+
+// GetTitle returns ForkSessionForkSession.Title, and is useful for accessing the field via an interface.
+func (v *ForkSessionForkSession) GetTitle() *string { return v.SessionFields.Title }
+
+// GetPhase returns ForkSessionForkSession.Phase, and is useful for accessing the field via an interface.
+func (v *ForkSessionForkSession) GetPhase() Phase { return v.SessionFields.Phase }
+
+// GetApprovalMode returns ForkSessionForkSession.ApprovalMode, and is useful for accessing the field via an interface.
+func (v *ForkSessionForkSession) GetApprovalMode() ApprovalMode { return v.SessionFields.ApprovalMode }
+
+// GetConnectionId returns ForkSessionForkSession.ConnectionId, and is useful for accessing the field via an interface.
+func (v *ForkSessionForkSession) GetConnectionId() *string { return v.SessionFields.ConnectionId }
+
+// GetModel returns ForkSessionForkSession.Model, and is useful for accessing the field via an interface.
+func (v *ForkSessionForkSession) GetModel() *string { return v.SessionFields.Model }
+
+// GetParentId returns ForkSessionForkSession.ParentId, and is useful for accessing the field via an interface.
+func (v *ForkSessionForkSession) GetParentId() *string { return v.SessionFields.ParentId }
+
+// GetProject returns ForkSessionForkSession.Project, and is useful for accessing the field via an interface.
+func (v *ForkSessionForkSession) GetProject() *SessionFieldsProject { return v.SessionFields.Project }
+
+// GetCreatedAt returns ForkSessionForkSession.CreatedAt, and is useful for accessing the field via an interface.
+func (v *ForkSessionForkSession) GetCreatedAt() time.Time { return v.SessionFields.CreatedAt }
+
+// GetUpdatedAt returns ForkSessionForkSession.UpdatedAt, and is useful for accessing the field via an interface.
+func (v *ForkSessionForkSession) GetUpdatedAt() time.Time { return v.SessionFields.UpdatedAt }
+
+// GetHeadSeq returns ForkSessionForkSession.HeadSeq, and is useful for accessing the field via an interface.
+func (v *ForkSessionForkSession) GetHeadSeq() int { return v.SessionFields.HeadSeq }
+
+// GetUsage returns ForkSessionForkSession.Usage, and is useful for accessing the field via an interface.
+func (v *ForkSessionForkSession) GetUsage() SessionFieldsUsage { return v.SessionFields.Usage }
+
+func (v *ForkSessionForkSession) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*ForkSessionForkSession
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.ForkSessionForkSession = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	err = json.Unmarshal(
+		b, &v.SessionFields)
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+type __premarshalForkSessionForkSession struct {
+	Id string `json:"id"`
+
+	Title *string `json:"title"`
+
+	Phase Phase `json:"phase"`
+
+	ApprovalMode ApprovalMode `json:"approvalMode"`
+
+	ConnectionId *string `json:"connectionId"`
+
+	Model *string `json:"model"`
+
+	ParentId *string `json:"parentId"`
+
+	Project *SessionFieldsProject `json:"project"`
+
+	CreatedAt time.Time `json:"createdAt"`
+
+	UpdatedAt time.Time `json:"updatedAt"`
+
+	HeadSeq int `json:"headSeq"`
+
+	Usage SessionFieldsUsage `json:"usage"`
+}
+
+func (v *ForkSessionForkSession) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *ForkSessionForkSession) __premarshalJSON() (*__premarshalForkSessionForkSession, error) {
+	var retval __premarshalForkSessionForkSession
+
+	retval.Id = v.SessionFields.Id
+	retval.Title = v.SessionFields.Title
+	retval.Phase = v.SessionFields.Phase
+	retval.ApprovalMode = v.SessionFields.ApprovalMode
+	retval.ConnectionId = v.SessionFields.ConnectionId
+	retval.Model = v.SessionFields.Model
+	retval.ParentId = v.SessionFields.ParentId
+	retval.Project = v.SessionFields.Project
+	retval.CreatedAt = v.SessionFields.CreatedAt
+	retval.UpdatedAt = v.SessionFields.UpdatedAt
+	retval.HeadSeq = v.SessionFields.HeadSeq
+	retval.Usage = v.SessionFields.Usage
+	return &retval, nil
+}
+
+// ForkSessionResponse is returned by ForkSession on success.
+type ForkSessionResponse struct {
+	// Branches a session: a new top-level session that imports the active messages
+	// up to and including afterSeq (message_imported), with the same connection,
+	// model, project, approval mode and reasoning effort. afterSeq must be the seq
+	// of a complete assistant message without tool calls, or of the tool result
+	// that completes its assistant message's calls (BAD_INPUT names the nearest
+	// valid ones). Queues, approvals, grants and compaction checkpoints are not copied.
+	ForkSession ForkSessionForkSession `json:"forkSession"`
+}
+
+// GetForkSession returns ForkSessionResponse.ForkSession, and is useful for accessing the field via an interface.
+func (v *ForkSessionResponse) GetForkSession() ForkSessionForkSession { return v.ForkSession }
+
 // Generation flags of a model; omitted fields are unknown.
 type GenerationInput struct {
 	// Generates images.
@@ -3163,6 +3407,15 @@ func (v *GenerationInput) GetVideo() *bool { return v.Video }
 
 // GetAudio returns GenerationInput.Audio, and is useful for accessing the field via an interface.
 func (v *GenerationInput) GetAudio() *bool { return v.Audio }
+
+// HooksResponse is returned by Hooks on success.
+type HooksResponse struct {
+	// The kernel-wide lifecycle hooks document (`<data-dir>/hooks.json`) in Claude Code's `hooks` format; `{}` when none (docs/hooks.md).
+	Hooks json.RawMessage `json:"hooks"`
+}
+
+// GetHooks returns HooksResponse.Hooks, and is useful for accessing the field via an interface.
+func (v *HooksResponse) GetHooks() json.RawMessage { return v.Hooks }
 
 // ImportSessionFileImportSessionFileSession includes the requested fields of the GraphQL type Session.
 // The GraphQL type's documentation follows.
@@ -4118,6 +4371,49 @@ func (v *ModelRefFields) GetConnectionId() string { return v.ConnectionId }
 // GetModel returns ModelRefFields.Model, and is useful for accessing the field via an interface.
 func (v *ModelRefFields) GetModel() string { return v.Model }
 
+// NodesNodesNode includes the requested fields of the GraphQL type Node.
+// The GraphQL type's documentation follows.
+//
+// A kernel process serving the database (docs/cluster.md).
+type NodesNodesNode struct {
+	// New at every start of the process.
+	Id string `json:"id"`
+	// The URL other nodes reach this node at (--advertise-url); the listen address when alone.
+	AdvertiseUrl string `json:"advertiseUrl"`
+	// When the kernel process started.
+	StartedAt time.Time `json:"startedAt"`
+	// Sessions whose lease the node holds (alone: every session).
+	SessionsOwned int `json:"sessionsOwned"`
+	// Renewed about every second; a node silent longer than the lease TTL (5 s) has lost its sessions.
+	LastHeartbeat time.Time `json:"lastHeartbeat"`
+}
+
+// GetId returns NodesNodesNode.Id, and is useful for accessing the field via an interface.
+func (v *NodesNodesNode) GetId() string { return v.Id }
+
+// GetAdvertiseUrl returns NodesNodesNode.AdvertiseUrl, and is useful for accessing the field via an interface.
+func (v *NodesNodesNode) GetAdvertiseUrl() string { return v.AdvertiseUrl }
+
+// GetStartedAt returns NodesNodesNode.StartedAt, and is useful for accessing the field via an interface.
+func (v *NodesNodesNode) GetStartedAt() time.Time { return v.StartedAt }
+
+// GetSessionsOwned returns NodesNodesNode.SessionsOwned, and is useful for accessing the field via an interface.
+func (v *NodesNodesNode) GetSessionsOwned() int { return v.SessionsOwned }
+
+// GetLastHeartbeat returns NodesNodesNode.LastHeartbeat, and is useful for accessing the field via an interface.
+func (v *NodesNodesNode) GetLastHeartbeat() time.Time { return v.LastHeartbeat }
+
+// NodesResponse is returned by Nodes on success.
+type NodesResponse struct {
+	// The kernel processes serving this database, oldest first: this kernel
+	// alone on SQLite; on PostgreSQL every node heard from in the last minute
+	// (docs/cluster.md).
+	Nodes []NodesNodesNode `json:"nodes"`
+}
+
+// GetNodes returns NodesResponse.Nodes, and is useful for accessing the field via an interface.
+func (v *NodesResponse) GetNodes() []NodesNodesNode { return v.Nodes }
+
 // What the kernel is doing with a session. Only the kernel sets it; every session is IDLE after a restart.
 type Phase string
 
@@ -4134,6 +4430,112 @@ var AllPhase = []Phase{
 	PhaseIdle,
 	PhaseTurn,
 	PhaseCompaction,
+}
+
+// PluginsPluginsPluginInfo includes the requested fields of the GraphQL type PluginInfo.
+// The GraphQL type's documentation follows.
+//
+// A loaded plugin. Providers and tools run out of process (hashicorp/go-plugin over gRPC).
+type PluginsPluginsPluginInfo struct {
+	// Plugin name, unique in the kernel (e.g. openai, tools).
+	Name string `json:"name"`
+	// provider, tool or provider+tool.
+	Kind string `json:"kind"`
+	// The provider kind a provider plugin serves (e.g. openai).
+	ProviderKind string `json:"providerKind"`
+	// Declared optional capabilities, e.g. model_lister, completer, web_search.
+	Capabilities []string `json:"capabilities"`
+	// Shipped inside the foya binary.
+	Builtin bool `json:"builtin"`
+	// Process id of the running plugin process. Null while a built-in plugin is
+	// stopped because nothing used it (unused providers 5 s after start; any
+	// built-in after `foya serve --plugin-idle-stop`, default 1m, without a call):
+	// it is still healthy and its next call starts it again.
+	Pid *int `json:"pid"`
+	// The plugin started and answers (a built-in stopped while idle is still healthy); false with error set otherwise.
+	Healthy bool `json:"healthy"`
+	// How the processes this plugin's tools start are confined: "landlock" (the
+	// built-in tools on Linux with Landlock: writes only in the session's project
+	// or scratch directory, its TMPDIR, /tmp and --tool-writable roots; see
+	// docs/sandbox.md) or "none". Third-party tool plugins report their own
+	// state; one that says nothing shows "none". Null for plugins without tools.
+	Sandbox *string `json:"sandbox"`
+	// What the sandbox achieves on this system, for people: Landlock ABI, whether
+	// the data directory is masked and processes are tracked in a PID namespace,
+	// network policy. Null for plugins without tools.
+	SandboxDetail *string `json:"sandboxDetail"`
+}
+
+// GetName returns PluginsPluginsPluginInfo.Name, and is useful for accessing the field via an interface.
+func (v *PluginsPluginsPluginInfo) GetName() string { return v.Name }
+
+// GetKind returns PluginsPluginsPluginInfo.Kind, and is useful for accessing the field via an interface.
+func (v *PluginsPluginsPluginInfo) GetKind() string { return v.Kind }
+
+// GetProviderKind returns PluginsPluginsPluginInfo.ProviderKind, and is useful for accessing the field via an interface.
+func (v *PluginsPluginsPluginInfo) GetProviderKind() string { return v.ProviderKind }
+
+// GetCapabilities returns PluginsPluginsPluginInfo.Capabilities, and is useful for accessing the field via an interface.
+func (v *PluginsPluginsPluginInfo) GetCapabilities() []string { return v.Capabilities }
+
+// GetBuiltin returns PluginsPluginsPluginInfo.Builtin, and is useful for accessing the field via an interface.
+func (v *PluginsPluginsPluginInfo) GetBuiltin() bool { return v.Builtin }
+
+// GetPid returns PluginsPluginsPluginInfo.Pid, and is useful for accessing the field via an interface.
+func (v *PluginsPluginsPluginInfo) GetPid() *int { return v.Pid }
+
+// GetHealthy returns PluginsPluginsPluginInfo.Healthy, and is useful for accessing the field via an interface.
+func (v *PluginsPluginsPluginInfo) GetHealthy() bool { return v.Healthy }
+
+// GetSandbox returns PluginsPluginsPluginInfo.Sandbox, and is useful for accessing the field via an interface.
+func (v *PluginsPluginsPluginInfo) GetSandbox() *string { return v.Sandbox }
+
+// GetSandboxDetail returns PluginsPluginsPluginInfo.SandboxDetail, and is useful for accessing the field via an interface.
+func (v *PluginsPluginsPluginInfo) GetSandboxDetail() *string { return v.SandboxDetail }
+
+// PluginsResponse is returned by Plugins on success.
+type PluginsResponse struct {
+	// Loaded plugins with their health.
+	Plugins []PluginsPluginsPluginInfo `json:"plugins"`
+}
+
+// GetPlugins returns PluginsResponse.Plugins, and is useful for accessing the field via an interface.
+func (v *PluginsResponse) GetPlugins() []PluginsPluginsPluginInfo { return v.Plugins }
+
+// PreviewRewindPreviewRewindRewindPreview includes the requested fields of the GraphQL type RewindPreview.
+// The GraphQL type's documentation follows.
+//
+// Phase one of a rewind: pass headSeq and fileStateToken to confirmRewind.
+type PreviewRewindPreviewRewindRewindPreview struct {
+	// The session's head seq now; confirmRewind refuses if it moved.
+	HeadSeq int `json:"headSeq"`
+	// Digest of the current on-disk state of every file listed; confirmRewind refuses if it changed.
+	FileStateToken string `json:"fileStateToken"`
+	// The user message's text, for the input box.
+	Text string `json:"text"`
+}
+
+// GetHeadSeq returns PreviewRewindPreviewRewindRewindPreview.HeadSeq, and is useful for accessing the field via an interface.
+func (v *PreviewRewindPreviewRewindRewindPreview) GetHeadSeq() int { return v.HeadSeq }
+
+// GetFileStateToken returns PreviewRewindPreviewRewindRewindPreview.FileStateToken, and is useful for accessing the field via an interface.
+func (v *PreviewRewindPreviewRewindRewindPreview) GetFileStateToken() string { return v.FileStateToken }
+
+// GetText returns PreviewRewindPreviewRewindRewindPreview.Text, and is useful for accessing the field via an interface.
+func (v *PreviewRewindPreviewRewindRewindPreview) GetText() string { return v.Text }
+
+// PreviewRewindResponse is returned by PreviewRewind on success.
+type PreviewRewindResponse struct {
+	// Rewind, phase one: messageSeq must be an active user message (its text, command,
+	// attachments and browser elements come back for the input box). Lists the files
+	// changed after it, by the session and by its sub-agents, and whether each can be
+	// restored.
+	PreviewRewind PreviewRewindPreviewRewindRewindPreview `json:"previewRewind"`
+}
+
+// GetPreviewRewind returns PreviewRewindResponse.PreviewRewind, and is useful for accessing the field via an interface.
+func (v *PreviewRewindResponse) GetPreviewRewind() PreviewRewindPreviewRewindRewindPreview {
+	return v.PreviewRewind
 }
 
 // ProbeFoyaType includes the requested fields of the GraphQL type __Type.
@@ -4197,6 +4599,42 @@ func (v *ProjectFields) GetName() string { return v.Name }
 
 // GetPath returns ProjectFields.Path, and is useful for accessing the field via an interface.
 func (v *ProjectFields) GetPath() string { return v.Path }
+
+// ProjectHooksProjectHooks includes the requested fields of the GraphQL type ProjectHooks.
+// The GraphQL type's documentation follows.
+//
+// A project's hooks file (`<project>/.foya/hooks.json`) and whether it is trusted (docs/hooks.md).
+type ProjectHooksProjectHooks struct {
+	// The file's path.
+	Path string `json:"path"`
+	// Whether the file exists.
+	Present bool `json:"present"`
+	// Whether its current content was trusted; only then do its hooks run.
+	Trusted bool `json:"trusted"`
+	// Whether an earlier content was trusted and the file changed since (trust again to run it).
+	Changed bool `json:"changed"`
+}
+
+// GetPath returns ProjectHooksProjectHooks.Path, and is useful for accessing the field via an interface.
+func (v *ProjectHooksProjectHooks) GetPath() string { return v.Path }
+
+// GetPresent returns ProjectHooksProjectHooks.Present, and is useful for accessing the field via an interface.
+func (v *ProjectHooksProjectHooks) GetPresent() bool { return v.Present }
+
+// GetTrusted returns ProjectHooksProjectHooks.Trusted, and is useful for accessing the field via an interface.
+func (v *ProjectHooksProjectHooks) GetTrusted() bool { return v.Trusted }
+
+// GetChanged returns ProjectHooksProjectHooks.Changed, and is useful for accessing the field via an interface.
+func (v *ProjectHooksProjectHooks) GetChanged() bool { return v.Changed }
+
+// ProjectHooksResponse is returned by ProjectHooks on success.
+type ProjectHooksResponse struct {
+	// The state of a project's hooks file: present, trusted, or changed since it was trusted.
+	ProjectHooks ProjectHooksProjectHooks `json:"projectHooks"`
+}
+
+// GetProjectHooks returns ProjectHooksResponse.ProjectHooks, and is useful for accessing the field via an interface.
+func (v *ProjectHooksResponse) GetProjectHooks() ProjectHooksProjectHooks { return v.ProjectHooks }
 
 // ProjectsProjectsProject includes the requested fields of the GraphQL type Project.
 // The GraphQL type's documentation follows.
@@ -5973,6 +6411,15 @@ func (v *SetDefaultModelSetDefaultModelDefaultModels) __premarshalJSON() (*__pre
 	return &retval, nil
 }
 
+// SetHooksResponse is returned by SetHooks on success.
+type SetHooksResponse struct {
+	// Replaces the kernel-wide hooks document after validating it (BAD_INPUT names the bad path, e.g. `hooks.PreToolUse[0].hooks[0].command`); written atomically with mode 0600. Accepts the `hooks` object of Claude Code's settings, or a settings object holding only `hooks`. Returns the stored document.
+	SetHooks json.RawMessage `json:"setHooks"`
+}
+
+// GetSetHooks returns SetHooksResponse.SetHooks, and is useful for accessing the field via an interface.
+func (v *SetHooksResponse) GetSetHooks() json.RawMessage { return v.SetHooks }
+
 // StopTurnResponse is returned by StopTurn on success.
 type StopTurnResponse struct {
 	// Stops the running turn, keeping what the model already produced. keepQueue
@@ -6538,6 +6985,64 @@ type UploadAttachmentUploadAttachment struct {
 // GetId returns UploadAttachmentUploadAttachment.Id, and is useful for accessing the field via an interface.
 func (v *UploadAttachmentUploadAttachment) GetId() string { return v.Id }
 
+// UsageTotalsResponse is returned by UsageTotals on success.
+type UsageTotalsResponse struct {
+	// Total tokens ever spent, from the usage ledger (survives session deletion).
+	UsageTotals UsageTotalsUsageTotalsUsage `json:"usageTotals"`
+}
+
+// GetUsageTotals returns UsageTotalsResponse.UsageTotals, and is useful for accessing the field via an interface.
+func (v *UsageTotalsResponse) GetUsageTotals() UsageTotalsUsageTotalsUsage { return v.UsageTotals }
+
+// UsageTotalsUsageTotalsUsage includes the requested fields of the GraphQL type Usage.
+// The GraphQL type's documentation follows.
+//
+// Token usage. cachedTokens is a subset of inputTokens.
+type UsageTotalsUsageTotalsUsage struct {
+	// Input (prompt) tokens, cache reads and writes included; at least 0.
+	InputTokens int `json:"inputTokens"`
+	// Output tokens, reasoning included; at least 0.
+	OutputTokens int `json:"outputTokens"`
+	// inputTokens plus outputTokens (as the provider reported it when it did).
+	TotalTokens int `json:"totalTokens"`
+	// Input tokens read from the provider's prompt cache (a subset of inputTokens; 0 where the provider does not say).
+	CachedTokens int `json:"cachedTokens"`
+	// Input tokens written to the provider's prompt cache (a subset of inputTokens; reported by Anthropic, 0 where the provider does not say).
+	CacheWriteTokens int `json:"cacheWriteTokens"`
+	// Some of it is a local estimate (the provider reported no usage).
+	Estimated bool `json:"estimated"`
+	// What it cost in US dollars, from the prices its models declared when each
+	// request was made (ModelPrices); null when none of it had a price. A sum that
+	// is only partly priced counts the priced part: see unpricedTokens.
+	Cost *float64 `json:"cost"`
+	// Tokens (totalTokens) of usage that had no price and so are not in cost; 0 when cost covers everything.
+	UnpricedTokens int `json:"unpricedTokens"`
+}
+
+// GetInputTokens returns UsageTotalsUsageTotalsUsage.InputTokens, and is useful for accessing the field via an interface.
+func (v *UsageTotalsUsageTotalsUsage) GetInputTokens() int { return v.InputTokens }
+
+// GetOutputTokens returns UsageTotalsUsageTotalsUsage.OutputTokens, and is useful for accessing the field via an interface.
+func (v *UsageTotalsUsageTotalsUsage) GetOutputTokens() int { return v.OutputTokens }
+
+// GetTotalTokens returns UsageTotalsUsageTotalsUsage.TotalTokens, and is useful for accessing the field via an interface.
+func (v *UsageTotalsUsageTotalsUsage) GetTotalTokens() int { return v.TotalTokens }
+
+// GetCachedTokens returns UsageTotalsUsageTotalsUsage.CachedTokens, and is useful for accessing the field via an interface.
+func (v *UsageTotalsUsageTotalsUsage) GetCachedTokens() int { return v.CachedTokens }
+
+// GetCacheWriteTokens returns UsageTotalsUsageTotalsUsage.CacheWriteTokens, and is useful for accessing the field via an interface.
+func (v *UsageTotalsUsageTotalsUsage) GetCacheWriteTokens() int { return v.CacheWriteTokens }
+
+// GetEstimated returns UsageTotalsUsageTotalsUsage.Estimated, and is useful for accessing the field via an interface.
+func (v *UsageTotalsUsageTotalsUsage) GetEstimated() bool { return v.Estimated }
+
+// GetCost returns UsageTotalsUsageTotalsUsage.Cost, and is useful for accessing the field via an interface.
+func (v *UsageTotalsUsageTotalsUsage) GetCost() *float64 { return v.Cost }
+
+// GetUnpricedTokens returns UsageTotalsUsageTotalsUsage.UnpricedTokens, and is useful for accessing the field via an interface.
+func (v *UsageTotalsUsageTotalsUsage) GetUnpricedTokens() int { return v.UnpricedTokens }
+
 // A user message. Text may be empty only with an attachment or a browser element;
 // at most 256 KiB of text and 10 attachments (ids from uploadAttachment).
 type UserInput struct {
@@ -6691,6 +7196,34 @@ func (v *__AnswerQuestionInput) GetRequestId() string { return v.RequestId }
 // GetAnswer returns __AnswerQuestionInput.Answer, and is useful for accessing the field via an interface.
 func (v *__AnswerQuestionInput) GetAnswer() string { return v.Answer }
 
+// __CompactSessionInput is used internally by genqlient
+type __CompactSessionInput struct {
+	SessionId string `json:"sessionId"`
+}
+
+// GetSessionId returns __CompactSessionInput.SessionId, and is useful for accessing the field via an interface.
+func (v *__CompactSessionInput) GetSessionId() string { return v.SessionId }
+
+// __ConfirmRewindInput is used internally by genqlient
+type __ConfirmRewindInput struct {
+	SessionId      string `json:"sessionId"`
+	MessageSeq     int    `json:"messageSeq"`
+	HeadSeq        int    `json:"headSeq"`
+	FileStateToken string `json:"fileStateToken"`
+}
+
+// GetSessionId returns __ConfirmRewindInput.SessionId, and is useful for accessing the field via an interface.
+func (v *__ConfirmRewindInput) GetSessionId() string { return v.SessionId }
+
+// GetMessageSeq returns __ConfirmRewindInput.MessageSeq, and is useful for accessing the field via an interface.
+func (v *__ConfirmRewindInput) GetMessageSeq() int { return v.MessageSeq }
+
+// GetHeadSeq returns __ConfirmRewindInput.HeadSeq, and is useful for accessing the field via an interface.
+func (v *__ConfirmRewindInput) GetHeadSeq() int { return v.HeadSeq }
+
+// GetFileStateToken returns __ConfirmRewindInput.FileStateToken, and is useful for accessing the field via an interface.
+func (v *__ConfirmRewindInput) GetFileStateToken() string { return v.FileStateToken }
+
 // __CreateConnectionInput is used internally by genqlient
 type __CreateConnectionInput struct {
 	Input ConnectionInput `json:"input"`
@@ -6771,6 +7304,18 @@ func (v *__DetachSessionMcpServerInput) GetSessionId() string { return v.Session
 // GetId returns __DetachSessionMcpServerInput.Id, and is useful for accessing the field via an interface.
 func (v *__DetachSessionMcpServerInput) GetId() string { return v.Id }
 
+// __EventsInput is used internally by genqlient
+type __EventsInput struct {
+	SessionId string `json:"sessionId"`
+	Limit     int    `json:"limit"`
+}
+
+// GetSessionId returns __EventsInput.SessionId, and is useful for accessing the field via an interface.
+func (v *__EventsInput) GetSessionId() string { return v.SessionId }
+
+// GetLimit returns __EventsInput.Limit, and is useful for accessing the field via an interface.
+func (v *__EventsInput) GetLimit() int { return v.Limit }
+
 // __ExportSessionInput is used internally by genqlient
 type __ExportSessionInput struct {
 	Id string `json:"id"`
@@ -6778,6 +7323,18 @@ type __ExportSessionInput struct {
 
 // GetId returns __ExportSessionInput.Id, and is useful for accessing the field via an interface.
 func (v *__ExportSessionInput) GetId() string { return v.Id }
+
+// __ForkSessionInput is used internally by genqlient
+type __ForkSessionInput struct {
+	SessionId string `json:"sessionId"`
+	AfterSeq  int    `json:"afterSeq"`
+}
+
+// GetSessionId returns __ForkSessionInput.SessionId, and is useful for accessing the field via an interface.
+func (v *__ForkSessionInput) GetSessionId() string { return v.SessionId }
+
+// GetAfterSeq returns __ForkSessionInput.AfterSeq, and is useful for accessing the field via an interface.
+func (v *__ForkSessionInput) GetAfterSeq() int { return v.AfterSeq }
 
 // __ImportSessionFileInput is used internally by genqlient
 type __ImportSessionFileInput struct {
@@ -6822,6 +7379,26 @@ func (v *__MessageTextPageInput) GetOffset() int { return v.Offset }
 
 // GetLimit returns __MessageTextPageInput.Limit, and is useful for accessing the field via an interface.
 func (v *__MessageTextPageInput) GetLimit() int { return v.Limit }
+
+// __PreviewRewindInput is used internally by genqlient
+type __PreviewRewindInput struct {
+	SessionId  string `json:"sessionId"`
+	MessageSeq int    `json:"messageSeq"`
+}
+
+// GetSessionId returns __PreviewRewindInput.SessionId, and is useful for accessing the field via an interface.
+func (v *__PreviewRewindInput) GetSessionId() string { return v.SessionId }
+
+// GetMessageSeq returns __PreviewRewindInput.MessageSeq, and is useful for accessing the field via an interface.
+func (v *__PreviewRewindInput) GetMessageSeq() int { return v.MessageSeq }
+
+// __ProjectHooksInput is used internally by genqlient
+type __ProjectHooksInput struct {
+	Id string `json:"id"`
+}
+
+// GetId returns __ProjectHooksInput.Id, and is useful for accessing the field via an interface.
+func (v *__ProjectHooksInput) GetId() string { return v.Id }
 
 // __RefreshModelsInput is used internally by genqlient
 type __RefreshModelsInput struct {
@@ -6938,6 +7515,14 @@ func (v *__SetDefaultModelInput) GetConnectionId() *string { return v.Connection
 
 // GetModel returns __SetDefaultModelInput.Model, and is useful for accessing the field via an interface.
 func (v *__SetDefaultModelInput) GetModel() *string { return v.Model }
+
+// __SetHooksInput is used internally by genqlient
+type __SetHooksInput struct {
+	Config json.RawMessage `json:"config"`
+}
+
+// GetConfig returns __SetHooksInput.Config, and is useful for accessing the field via an interface.
+func (v *__SetHooksInput) GetConfig() json.RawMessage { return v.Config }
 
 // __StopTurnInput is used internally by genqlient
 type __StopTurnInput struct {
@@ -7666,6 +8251,84 @@ func AnswerQuestion(
 	return data_, err_
 }
 
+// The mutation executed by CompactSession.
+const CompactSession_Operation = `
+mutation CompactSession ($sessionId: ID!) {
+	compactSession(sessionId: $sessionId) {
+		id
+		phase
+	}
+}
+`
+
+func CompactSession(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	sessionId string,
+) (data_ *CompactSessionResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "CompactSession",
+		Query:  CompactSession_Operation,
+		Variables: &__CompactSessionInput{
+			SessionId: sessionId,
+		},
+	}
+
+	data_ = &CompactSessionResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The mutation executed by ConfirmRewind.
+const ConfirmRewind_Operation = `
+mutation ConfirmRewind ($sessionId: ID!, $messageSeq: Int!, $headSeq: Int!, $fileStateToken: String!) {
+	confirmRewind(sessionId: $sessionId, messageSeq: $messageSeq, headSeq: $headSeq, fileStateToken: $fileStateToken) {
+		session {
+			id
+		}
+		text
+	}
+}
+`
+
+func ConfirmRewind(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	sessionId string,
+	messageSeq int,
+	headSeq int,
+	fileStateToken string,
+) (data_ *ConfirmRewindResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "ConfirmRewind",
+		Query:  ConfirmRewind_Operation,
+		Variables: &__ConfirmRewindInput{
+			SessionId:      sessionId,
+			MessageSeq:     messageSeq,
+			HeadSeq:        headSeq,
+			FileStateToken: fileStateToken,
+		},
+	}
+
+	data_ = &ConfirmRewindResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
 // The query executed by Connections.
 const Connections_Operation = `
 query Connections {
@@ -8127,6 +8790,45 @@ func DetachSessionMcpServer(
 	return data_, err_
 }
 
+// The query executed by Events.
+const Events_Operation = `
+query Events ($sessionId: ID!, $limit: Int!) {
+	events(sessionId: $sessionId, limit: $limit) {
+		seq
+		type
+		payload
+	}
+}
+`
+
+// Events is a session's stored log (at most limit events from the start).
+func Events(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	sessionId string,
+	limit int,
+) (data_ *EventsResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "Events",
+		Query:  Events_Operation,
+		Variables: &__EventsInput{
+			SessionId: sessionId,
+			Limit:     limit,
+		},
+	}
+
+	data_ = &EventsResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
 // The query executed by ExportSession.
 const ExportSession_Operation = `
 query ExportSession ($id: ID!) {
@@ -8150,6 +8852,98 @@ func ExportSession(
 	}
 
 	data_ = &ExportSessionResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The mutation executed by ForkSession.
+const ForkSession_Operation = `
+mutation ForkSession ($sessionId: ID!, $afterSeq: Int!) {
+	forkSession(sessionId: $sessionId, afterSeq: $afterSeq) {
+		... SessionFields
+	}
+}
+fragment SessionFields on Session {
+	id
+	title
+	phase
+	approvalMode
+	connectionId
+	model
+	parentId
+	project {
+		... ProjectFields
+	}
+	createdAt
+	updatedAt
+	headSeq
+	usage {
+		inputTokens
+		outputTokens
+		cachedTokens
+		cost
+		unpricedTokens
+	}
+}
+fragment ProjectFields on Project {
+	id
+	name
+	path
+}
+`
+
+func ForkSession(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	sessionId string,
+	afterSeq int,
+) (data_ *ForkSessionResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "ForkSession",
+		Query:  ForkSession_Operation,
+		Variables: &__ForkSessionInput{
+			SessionId: sessionId,
+			AfterSeq:  afterSeq,
+		},
+	}
+
+	data_ = &ForkSessionResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The query executed by Hooks.
+const Hooks_Operation = `
+query Hooks {
+	hooks
+}
+`
+
+// Hooks is the kernel's hook configuration (hooks.json; {} without one).
+func Hooks(
+	ctx_ context.Context,
+	client_ graphql.Client,
+) (data_ *HooksResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "Hooks",
+		Query:  Hooks_Operation,
+	}
+
+	data_ = &HooksResponse{}
 	resp_ := &graphql.Response{Data: data_}
 
 	err_ = client_.MakeRequest(
@@ -8385,6 +9179,121 @@ func MessageTextPage(
 	return data_, err_
 }
 
+// The query executed by Nodes.
+const Nodes_Operation = `
+query Nodes {
+	nodes {
+		id
+		advertiseUrl
+		startedAt
+		sessionsOwned
+		lastHeartbeat
+	}
+}
+`
+
+// Nodes lists the kernels of the cluster (one, "local", without a cluster).
+func Nodes(
+	ctx_ context.Context,
+	client_ graphql.Client,
+) (data_ *NodesResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "Nodes",
+		Query:  Nodes_Operation,
+	}
+
+	data_ = &NodesResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The query executed by Plugins.
+const Plugins_Operation = `
+query Plugins {
+	plugins {
+		name
+		kind
+		providerKind
+		capabilities
+		builtin
+		pid
+		healthy
+		sandbox
+		sandboxDetail
+	}
+}
+`
+
+// Plugins lists the kernel's plugins and their state (pid null while a
+// built-in plugin is stopped; sandbox null for plugins without tools).
+func Plugins(
+	ctx_ context.Context,
+	client_ graphql.Client,
+) (data_ *PluginsResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "Plugins",
+		Query:  Plugins_Operation,
+	}
+
+	data_ = &PluginsResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The mutation executed by PreviewRewind.
+const PreviewRewind_Operation = `
+mutation PreviewRewind ($sessionId: ID!, $messageSeq: Int!) {
+	previewRewind(sessionId: $sessionId, messageSeq: $messageSeq) {
+		headSeq
+		fileStateToken
+		text
+	}
+}
+`
+
+// PreviewRewind is what rewinding to a message would remove; its headSeq and
+// fileStateToken confirm it (ConfirmRewind).
+func PreviewRewind(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	sessionId string,
+	messageSeq int,
+) (data_ *PreviewRewindResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "PreviewRewind",
+		Query:  PreviewRewind_Operation,
+		Variables: &__PreviewRewindInput{
+			SessionId:  sessionId,
+			MessageSeq: messageSeq,
+		},
+	}
+
+	data_ = &PreviewRewindResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
 // The query executed by Probe.
 const Probe_Operation = `
 query Probe {
@@ -8411,6 +9320,44 @@ func Probe(
 	}
 
 	data_ = &ProbeResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The query executed by ProjectHooks.
+const ProjectHooks_Operation = `
+query ProjectHooks ($id: ID!) {
+	projectHooks(id: $id) {
+		path
+		present
+		trusted
+		changed
+	}
+}
+`
+
+// ProjectHooks is the state of a project's .foya hooks document.
+func ProjectHooks(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	id string,
+) (data_ *ProjectHooksResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "ProjectHooks",
+		Query:  ProjectHooks_Operation,
+		Variables: &__ProjectHooksInput{
+			Id: id,
+		},
+	}
+
+	data_ = &ProjectHooksResponse{}
 	resp_ := &graphql.Response{Data: data_}
 
 	err_ = client_.MakeRequest(
@@ -9088,6 +10035,40 @@ func SetDefaultModel(
 	return data_, err_
 }
 
+// The mutation executed by SetHooks.
+const SetHooks_Operation = `
+mutation SetHooks ($config: JSON!) {
+	setHooks(config: $config)
+}
+`
+
+// SetHooks replaces the hook configuration (a Claude Code settings object or
+// its "hooks" member).
+func SetHooks(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	config json.RawMessage,
+) (data_ *SetHooksResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "SetHooks",
+		Query:  SetHooks_Operation,
+		Variables: &__SetHooksInput{
+			Config: config,
+		},
+	}
+
+	data_ = &SetHooksResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
 // The mutation executed by StopTurn.
 const StopTurn_Operation = `
 mutation StopTurn ($sessionId: ID!) {
@@ -9363,6 +10344,44 @@ func UploadAttachment(
 	}
 
 	data_ = &UploadAttachmentResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The query executed by UsageTotals.
+const UsageTotals_Operation = `
+query UsageTotals {
+	usageTotals {
+		inputTokens
+		outputTokens
+		totalTokens
+		cachedTokens
+		cacheWriteTokens
+		estimated
+		cost
+		unpricedTokens
+	}
+}
+`
+
+// UsageTotals is the usage of every session together.
+func UsageTotals(
+	ctx_ context.Context,
+	client_ graphql.Client,
+) (data_ *UsageTotalsResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "UsageTotals",
+		Query:  UsageTotals_Operation,
+	}
+
+	data_ = &UsageTotalsResponse{}
 	resp_ := &graphql.Response{Data: data_}
 
 	err_ = client_.MakeRequest(

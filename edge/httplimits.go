@@ -59,8 +59,8 @@ func requestLimits(next http.Handler, lim Limits, adm *admission) http.Handler {
 
 // codedErrors makes every error response (status 400 and above) of next a
 // GraphQL error list whose errors all carry extensions.code and repeat at
-// most graph.MaxEchoBytes of the input, whoever wrote it: gqlgen's transports, the
-// WebSocket library, the browser guard.
+// most graph.MaxEchoBytes of the input, whoever wrote it: gqlgen's
+// transports, the WebSocket library, the browser guard.
 func codedErrors(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		cw := &codedWriter{ResponseWriter: w, r: r}

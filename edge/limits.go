@@ -7,8 +7,9 @@ import (
 	"github.com/foya-dev/foya/graph"
 )
 
-// Bounds of one request and of the streams a client may hold open; each is
-// listed with the error a client gets in docs/limits.md.
+// Bounds of one request and of the streams a client may hold open (the
+// GraphQL layer's own, such as graph.MaxResponseBytes, are in graph); each
+// is listed with the error a client gets in docs/limits.md.
 const (
 	// MaxBodyBytes caps a JSON request body (POST, SSE); a larger body is
 	// refused with 413 and BAD_INPUT before it is decoded. Multipart uploads

@@ -30,8 +30,8 @@ func (v Violation) String() string {
 
 // Check checks the imports of the module's packages in pkgs (the output of
 // `go list -deps -json` over the module: the module's packages and every
-// package they import) against rules, allowing the temporary edges.
-func Check(pkgs []Package, rules []Rule, temporary map[Edge]string) []Violation {
+// package they import) against rules.
+func Check(pkgs []Package, rules []Rule) []Violation {
 	byPath := map[string]Package{}
 	for _, p := range pkgs {
 		byPath[p.ImportPath] = p
@@ -54,9 +54,7 @@ func Check(pkgs []Package, rules []Rule, temporary map[Edge]string) []Violation 
 			}
 			to, allowed := allowed(q, r)
 			if !allowed {
-				if _, tmp := temporary[Edge{from, to}]; !tmp {
-					out = append(out, Violation{Pkg: from, Import: to, Rule: r})
-				}
+				out = append(out, Violation{Pkg: from, Import: to, Rule: r})
 			}
 		}
 	}

@@ -49,8 +49,8 @@ var Rules = []Rule{
 		Imports: []string{"core/...", "graph/...", "edge/...", "internal/..."}, Modules: append([]string{websocket}, gqlgen...)},
 	{Pkg: "edge/access", Rule: "edge/access (tokens, loopback, web links) is shared with the CLI: the standard library and internal/... only",
 		Imports: []string{"internal/..."}},
-	{Pkg: "storage/...", Rule: "storage implements core's interfaces: core/..., storage/... and bun/pgx/sqlite",
-		Imports: []string{"core/...", "storage/..."}, Modules: database},
+	{Pkg: "storage/...", Rule: "storage implements core's interfaces: core/..., storage/..., internal/... and bun/pgx/sqlite",
+		Imports: []string{"core/...", "storage/...", "internal/..."}, Modules: database},
 	{Pkg: "cluster", Rule: "cluster (nodes sharing one PostgreSQL) imports core/... and pgx",
 		Imports: []string{"core/..."}, Modules: database},
 
@@ -65,9 +65,9 @@ var Rules = []Rule{
 		Modules: confine},
 	{Pkg: "plugins/internal/...", Rule: "plugins/internal holds helpers of the plugin packages: the standard library only"},
 	{Pkg: "plugins/mcphost/...", Rule: "plugins/mcphost imports core/..., plugins/sandbox, plugins/internal and the MCP SDK",
-		Imports: []string{"core/...", "plugins/mcphost/...", "plugins/sandbox", "plugins/internal/..."}, Modules: []string{mcpSDK}},
-	{Pkg: "plugins/hooks", Rule: "plugins/hooks imports core/... and plugins/sandbox",
-		Imports: []string{"core/...", "plugins/sandbox", "plugins/internal/..."}},
+		Imports: []string{"core/...", "plugins/mcphost/...", "plugins/sandbox", "plugins/internal/...", "internal/..."}, Modules: []string{mcpSDK}},
+	{Pkg: "plugins/hooks", Rule: "plugins/hooks imports core/..., plugins/sandbox and internal/...",
+		Imports: []string{"core/...", "plugins/sandbox", "plugins/internal/...", "internal/..."}},
 	{Pkg: "plugins/builtin/...", Rule: "the built-in plugins are plugins: plugins/sdk, plugins/sandbox and plugins/internal, never core",
 		Imports: []string{"plugins/sdk/...", "plugins/sandbox", "plugins/internal/...", "plugins/builtin/..."}, Modules: confine},
 	{Pkg: "providers/...", Rule: "providers import only plugins/sdk and providers/internal/... (never core, graph or storage)",
@@ -94,22 +94,4 @@ var Rules = []Rule{
 		Imports: []string{"..."}, Modules: anything},
 	{Pkg: "test/...", Rule: "the end-to-end tests import everything",
 		Imports: []string{"..."}, Modules: anything},
-}
-
-// An Edge is an import from one module package to another package.
-type Edge struct{ From, To string }
-
-// Temporary lists the edges that still break the rules on the way to
-// issue 30's shape; each goes when the move that removes it merges. The
-// lead deletes this list (and its entries) after merging the redesign:
-// the table above is the target.
-var Temporary = map[Edge]string{
-	// cli reads tokens and web links through graph until they move to edge/access (h-edge).
-	{"cli", "graph"}: "graph's token and web-link helpers move to edge/access",
-	// cli names MCP tools with mcphost.SanitizeName, which pulls in core.
-	{"cli", "plugins/mcphost"}: "the tool-name helper moves to a leaf cli may import",
-	// graph's HTTP edge (WebSocket transport) moves to edge (h-edge).
-	{"graph", websocket}: "the HTTP edge moves to edge",
-	// hooks writes its files with catalogfile.WriteFileAtomic.
-	{"plugins/hooks", "storage/catalogfile"}: "an atomic file write helper in a leaf package",
 }

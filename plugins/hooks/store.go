@@ -10,7 +10,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/foya-dev/foya/storage/catalogfile"
+	"github.com/foya-dev/foya/internal/atomicfile"
 )
 
 // FileName is the kernel-wide hooks document in the data directory.
@@ -33,7 +33,7 @@ func (s Store) LoadHooks(context.Context) ([]byte, error) {
 
 // SaveHooks implements core.HookStore: an atomic 0600 write.
 func (s Store) SaveHooks(_ context.Context, data []byte) error {
-	return catalogfile.WriteFileAtomic(s.Dir, FileName, data)
+	return atomicfile.Write(s.Dir, FileName, data, nil)
 }
 
 // TrustFileName records the trusted project hooks files.
@@ -61,5 +61,5 @@ func (s Store) SaveTrust(_ context.Context, m map[string]string) error {
 	if err != nil {
 		return err
 	}
-	return catalogfile.WriteFileAtomic(s.Dir, TrustFileName, b)
+	return atomicfile.Write(s.Dir, TrustFileName, b, nil)
 }

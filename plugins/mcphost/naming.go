@@ -1,18 +1,17 @@
 package mcphost
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"slices"
 	"strings"
 
+	"github.com/foya-dev/foya/internal/mcpname"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // MaxToolName is the longest tool name offered to a model (the OpenAI
 // function name limit).
-const MaxToolName = 64
+const MaxToolName = mcpname.Max
 
 type toolTarget struct {
 	serverID string
@@ -32,28 +31,11 @@ type exposedTool struct {
 
 // SanitizeName replaces every character outside [A-Za-z0-9_-] with '_',
 // as the kernel does with the server and tool parts of an exposed tool
-// name.
-func SanitizeName(s string) string {
-	return strings.Map(func(r rune) rune {
-		switch {
-		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '_', r == '-':
-			return r
-		}
-		return '_'
-	}, s)
-}
+// name (mcpname.Sanitize).
+func SanitizeName(s string) string { return mcpname.Sanitize(s) }
 
-// exposedName is mcp__<server>__<tool>, sanitized; a name over
-// MaxToolName keeps its start and ends with a short hash of the original
-// server and tool names, so that long names stay distinct.
-func exposedName(server, tool string) string {
-	n := "mcp__" + SanitizeName(server) + "__" + SanitizeName(tool)
-	if len(n) <= MaxToolName {
-		return n
-	}
-	sum := sha256.Sum256([]byte(server + "\x00" + tool))
-	return n[:MaxToolName-9] + "_" + hex.EncodeToString(sum[:4])
-}
+// exposedName is mcp__<server>__<tool> (mcpname.Exposed).
+func exposedName(server, tool string) string { return mcpname.Exposed(server, tool) }
 
 // exposeNames names every tool of lists (servers in a deterministic order,
 // tools sorted by name within a server). A name already taken gets the

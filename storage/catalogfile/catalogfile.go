@@ -24,9 +24,9 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
-	"syscall"
 
 	"github.com/foya-dev/foya/core"
+	"github.com/foya-dev/foya/internal/atomicfile"
 )
 
 // File names inside the data directory.
@@ -39,7 +39,6 @@ const (
 	fileMode      fs.FileMode = 0o600
 	dirMode       fs.FileMode = 0o700
 	formatVersion             = 1
-	tempPattern               = ".tmp-*"
 )
 
 // Store implements core.CatalogStore on connections.json. It is safe for
@@ -99,7 +98,7 @@ func (s *Store) Load(ctx context.Context) (core.CatalogData, error) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	removeStaleTemps(s.dir, FileName, BackupName)
+	atomicfile.RemoveStale(s.dir, FileName, BackupName)
 	raw, found, err := readStoreFile(s.Path())
 	if !found || err != nil {
 		return core.CatalogData{}, err
@@ -248,11 +247,11 @@ func replaceFile(dir, name, backupName string, next []byte, rename func(oldpath,
 		if err != nil {
 			return err
 		}
-		if err := writeFileAtomic(dir, backupName, bak, rename); err != nil {
+		if err := atomicfile.Write(dir, backupName, bak, rename); err != nil {
 			return fmt.Errorf("back up %s: %w", path, err)
 		}
 	}
-	if err := writeFileAtomic(dir, name, next, rename); err != nil {
+	if err := atomicfile.Write(dir, name, next, rename); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return nil
@@ -261,53 +260,7 @@ func replaceFile(dir, name, backupName string, next []byte, rename func(oldpath,
 // writeAtomic writes data to name in the store's directory through a temp
 // file: write, fsync, rename, fsync the directory.
 func (s *Store) writeAtomic(name string, data []byte) error {
-	return writeFileAtomic(s.dir, name, data, s.rename)
-}
-
-// writeFileAtomic writes data to name in dir (mode 0600) through a temp
-// file: write, fsync, rename, fsync the directory. A crash leaves either
-// the old or the new file, plus at most a temp file matching
-// name+tempPattern.
-func writeFileAtomic(dir, name string, data []byte, rename func(oldpath, newpath string) error) (err error) {
-	tmp, err := os.CreateTemp(dir, name+tempPattern)
-	if err != nil {
-		return fmt.Errorf("create temp file: %w", err)
-	}
-	defer func() {
-		if err != nil {
-			_ = tmp.Close()
-			_ = os.Remove(tmp.Name())
-		}
-	}()
-	if err = tmp.Chmod(fileMode); err != nil {
-		return fmt.Errorf("chmod temp file: %w", err)
-	}
-	if _, err = tmp.Write(data); err != nil {
-		return fmt.Errorf("write temp file: %w", err)
-	}
-	if err = tmp.Sync(); err != nil {
-		return fmt.Errorf("sync temp file: %w", err)
-	}
-	if err = tmp.Close(); err != nil {
-		return fmt.Errorf("close temp file: %w", err)
-	}
-	if err = rename(tmp.Name(), filepath.Join(dir, name)); err != nil {
-		return fmt.Errorf("rename temp file: %w", err)
-	}
-	return syncDir(dir)
-}
-
-// removeStaleTemps deletes the temp files of names that a crashed save
-// left behind in dir; they may hold secrets. Errors are ignored: a
-// leftover temp file is harmless to correctness and is retried at the
-// next Load.
-func removeStaleTemps(dir string, names ...string) {
-	for _, name := range names {
-		matches, _ := filepath.Glob(filepath.Join(dir, name+tempPattern))
-		for _, m := range matches {
-			_ = os.Remove(m)
-		}
-	}
+	return atomicfile.Write(s.dir, name, data, s.rename)
 }
 
 func ensurePrivateDir(dir string) error {
@@ -340,28 +293,4 @@ func tightenFile(path string) error {
 		}
 	}
 	return nil
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return fmt.Errorf("open directory for sync: %w", err)
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil && !isSyncUnsupported(err) {
-		return fmt.Errorf("sync directory: %w", err)
-	}
-	return nil
-}
-
-// isSyncUnsupported tolerates file systems that cannot fsync a directory.
-func isSyncUnsupported(err error) bool {
-	return errors.Is(err, errors.ErrUnsupported) || errors.Is(err, syscall.EINVAL)
-}
-
-// WriteFileAtomic writes data to dir/name (mode 0600) through a temp file:
-// write, fsync, rename, fsync the directory. Other kernel-wide files (the
-// hooks document) reuse it.
-func WriteFileAtomic(dir, name string, data []byte) error {
-	return writeFileAtomic(dir, name, data, os.Rename)
 }

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 
 	"github.com/foya-dev/foya/core"
+	"github.com/foya-dev/foya/internal/atomicfile"
 )
 
 // MCP file names inside the data directory.
@@ -83,7 +84,7 @@ func (s *MCPStore) Load(ctx context.Context) ([]core.MCPServerConfig, error) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	removeStaleTemps(s.dir, MCPFileName, MCPBackupName)
+	atomicfile.RemoveStale(s.dir, MCPFileName, MCPBackupName)
 	raw, found, err := readStoreFile(s.Path())
 	if !found || err != nil {
 		return nil, err

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"slices"
@@ -8,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/foya-dev/foya/client"
 	"github.com/foya-dev/foya/providers/openai/openaitest"
 )
 
@@ -33,13 +35,7 @@ func pendingApproval(t *testing.T, k *kernelProc, sid, tool string) string {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		var r struct {
-			Events []struct {
-				Type    string
-				Payload json.RawMessage
-			}
-		}
-		k.gql(t, `query($s: ID!) { events(sessionId: $s, limit: 5000) { type payload } }`, map[string]any{"s": sid}, &r)
+		r := k.eventLog(t, sid)
 		open := map[string]bool{}
 		var last string
 		for _, e := range r.Events {
@@ -170,20 +166,12 @@ func TestACPSessionMCPAndWithdrawnPermissions(t *testing.T) {
 	fake.Enqueue(toolCallResponse("call_note", "mcp__editor__note", `{"text":"x"}`), openaitest.TextStream("gpt-t", "Noted."))
 	ch := p.start("session/prompt", map[string]any{"sessionId": sid, "prompt": []any{map[string]any{"type": "text", "text": "note"}}})
 	rid := pendingApproval(t, k, sid, "mcp__editor__note")
-	k.gql(t, `mutation($s: ID!, $r: ID!) { resolveApproval(sessionId: $s, requestId: $r, decision: DENIED) }`, map[string]any{"s": sid, "r": rid}, nil)
+	k.resolveApproval(t, sid, rid, client.ApprovalDecisionDenied)
 	p.waitCancelRequest(0)
 	if m := p.await(ch, "prompt with a withdrawn permission"); m.Error != nil || !strings.Contains(string(m.Result), "end_turn") {
 		t.Fatalf("prompt: %+v %s", m.Error, m.Result)
 	}
-	var hist struct {
-		Session struct {
-			Messages []struct {
-				Role, Text string
-				IsError    bool
-			}
-		}
-	}
-	k.gql(t, `query($s: ID!) { session(id: $s) { messages { role text isError } } }`, map[string]any{"s": sid}, &hist)
+	hist := k.getSession(t, sid)
 	if last := hist.Session.Messages[len(hist.Session.Messages)-2]; last.Role != "TOOL" || !last.IsError || !strings.Contains(last.Text, "denied") {
 		t.Fatalf("the other client's DENIED did not win (the late allow must be ignored): %+v", last)
 	}
@@ -199,7 +187,9 @@ func TestACPSessionMCPAndWithdrawnPermissions(t *testing.T) {
 	fake.Enqueue(toolCallResponse("call_note2", "mcp__editor__note", `{"text":"y"}`))
 	ch = p.start("session/prompt", map[string]any{"sessionId": sid, "prompt": []any{map[string]any{"type": "text", "text": "note again"}}})
 	pendingApproval(t, k, sid, "mcp__editor__note")
-	k.gql(t, `mutation($s: ID!) { stopTurn(sessionId: $s) { id } }`, map[string]any{"s": sid}, nil)
+	if _, err := client.StopTurn(context.Background(), k.client(), sid); err != nil {
+		t.Fatalf("stopTurn: %v", err)
+	}
 	p.waitCancelRequest(1)
 	if m := p.await(ch, "stopped prompt"); m.Error != nil || !strings.Contains(string(m.Result), `"cancelled"`) {
 		t.Fatalf("stopped prompt: %+v %s", m.Error, m.Result)
@@ -225,7 +215,7 @@ func TestACPSessionMCPAndWithdrawnPermissions(t *testing.T) {
 	if m := p.await(ch, "prompt answered by the second editor"); m.Error != nil || !strings.Contains(string(m.Result), "end_turn") {
 		t.Fatalf("prompt: %+v %s", m.Error, m.Result)
 	}
-	k.gql(t, `query($s: ID!) { session(id: $s) { messages { role text isError } } }`, map[string]any{"s": sid}, &hist)
+	hist = k.getSession(t, sid)
 	if last := hist.Session.Messages[len(hist.Session.Messages)-2]; last.Role != "TOOL" || last.IsError {
 		t.Fatalf("the second editor's allow did not win: %+v", last)
 	}

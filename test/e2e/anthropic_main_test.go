@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/foya-dev/foya/client"
 	at "github.com/foya-dev/foya/providers/anthropic/anthropictest"
 	"github.com/foya-dev/foya/providers/openai/openaitest"
 )
@@ -18,17 +19,12 @@ type nativeKernel struct {
 	sid  string
 }
 
-type eventJSON struct {
-	Seq     int
-	Type    string
-	Payload json.RawMessage
-}
+// eventJSON is one stored event of the session.
+type eventJSON = client.EventsEventsSessionEvent
 
 func (k *nativeKernel) events(t *testing.T) []eventJSON {
 	t.Helper()
-	var ev struct{ Events []eventJSON }
-	k.gql(t, `query($s: ID!) { events(sessionId: $s, limit: 5000) { seq type payload } }`, map[string]any{"s": k.sid}, &ev)
-	return ev.Events
+	return k.eventLog(t, k.sid).Events
 }
 
 // send runs one turn and returns its turn_finished payload.
@@ -40,7 +36,7 @@ func (k *nativeKernel) send(t *testing.T, text string) (status, reason string) {
 			n++
 		}
 	}
-	k.gql(t, `mutation($s: ID!, $t: String!) { sendMessage(sessionId: $s, input: {text: $t}) { turnStarted } }`, map[string]any{"s": k.sid, "t": text}, nil)
+	k.sendMessage(t, k.sid, text)
 	k.waitEvents(t, k.sid, "turn_finished", n+1)
 	var last struct{ Status, Reason string }
 	for _, e := range k.events(t) {
@@ -70,10 +66,7 @@ func startNative(t *testing.T, kind, baseURL string, model map[string]any, effor
 	// tested in graph/retry_test.go).
 	k := &nativeKernel{kernelProc: startKernel(t, t.TempDir(), "--retry-max-attempts", "1"), fake: fake}
 	k.conn = k.createConnection(t, kind, kind, baseURL, model)
-	var s struct{ CreateSession struct{ ID string } }
-	k.gql(t, `mutation($c: ID, $e: String) { createSession(input: {connectionId: $c, reasoningEffort: $e, approvalMode: BYPASS, title: "native"}) { id } }`,
-		map[string]any{"c": k.conn, "e": effort}, &s)
-	k.sid = s.CreateSession.ID
+	k.sid = k.createSession(t, client.CreateSessionInput{ConnectionId: ptr(k.conn), ReasoningEffort: ptr(effort), ApprovalMode: ptr(client.ApprovalModeBypass), Title: ptr("native")})
 	return k
 }
 
@@ -251,7 +244,7 @@ func TestAnthropicEndToEnd(t *testing.T) {
 
 	// 5. A route change drops the native state; going back brings it back.
 	other := k.createConnection(t, "anthropic", "second", k.fake.URL+"/v1", model)
-	k.gql(t, `mutation($s: ID!, $c: ID) { updateSession(id: $s, input: {connectionId: $c, model: "`+claude+`"}) { id } }`, map[string]any{"s": k.sid, "c": other}, nil)
+	k.updateSession(t, k.sid, client.UpdateSessionInput{ConnectionId: ptr(other), Model: ptr(claude)})
 	k.fake.Enqueue(at.Stream(at.Start(claude, at.Usage{Input: 9}), at.Text(0, "ok"), at.End("end_turn", 1)))
 	if st, reason := k.send(t, "on another route"); st != "completed" {
 		t.Fatalf("route change turn %s: %s", st, reason)
@@ -266,24 +259,12 @@ func TestAnthropicEndToEnd(t *testing.T) {
 
 	// 6. The model list: GET /v1/models, capabilities completed per family.
 	k.fake.Enqueue(openaitest.Response{Body: `{"data":[{"type":"model","id":"claude-opus-4-5-20251101","display_name":"Claude Opus 4.5","created_at":"2025-11-01T00:00:00Z"},{"type":"model","id":"claude-3-5-haiku-20241022","display_name":"Claude Haiku 3.5","created_at":"2024-10-22T00:00:00Z"}],"has_more":false,"first_id":"claude-opus-4-5-20251101","last_id":"claude-3-5-haiku-20241022"}`})
-	var rf struct {
-		RefreshModels struct {
-			Models []struct {
-				ID           string
-				Capabilities struct {
-					ContextWindow, MaxOutputTokens *int
-					ImageInput                     *bool
-					ReasoningEfforts               []string
-				}
-			}
-		}
-	}
-	k.gql(t, `mutation($id: ID!) { refreshModels(connectionId: $id) { models { id capabilities { contextWindow maxOutputTokens imageInput reasoningEfforts } } } }`, map[string]any{"id": other}, &rf)
+	rf := k.refreshModels(t, other)
 	ms := rf.RefreshModels.Models
 	if r := k.fake.LastRequest(); r.Path != "/v1/models" || r.Header.Get("x-api-key") == "" {
 		t.Fatalf("model list request %s", r.Path)
 	}
-	if len(ms) != 2 || ms[0].ID != "claude-opus-4-5-20251101" || *ms[0].Capabilities.ContextWindow != 200000 || *ms[0].Capabilities.MaxOutputTokens != 64000 ||
+	if len(ms) != 2 || ms[0].Id != "claude-opus-4-5-20251101" || *ms[0].Capabilities.ContextWindow != 200000 || *ms[0].Capabilities.MaxOutputTokens != 64000 ||
 		!*ms[0].Capabilities.ImageInput || len(ms[0].Capabilities.ReasoningEfforts) != 4 || len(ms[1].Capabilities.ReasoningEfforts) != 0 {
 		t.Fatalf("models %+v", ms)
 	}
@@ -316,8 +297,7 @@ func TestAnthropicStateAcrossTurnsAndRewind(t *testing.T) {
 		t.Fatalf("thinking block not replayed byte for byte on the next turn: %s", body)
 	}
 	// Rewind to the first user message: the reply with the state is gone.
-	var ev struct{ Events []eventJSON }
-	k.gql(t, `query($s: ID!) { events(sessionId: $s, limit: 5000) { seq type payload } }`, map[string]any{"s": k.sid}, &ev)
+	ev := k.eventLog(t, k.sid)
 	first := 0
 	for _, e := range ev.Events {
 		if e.Type == "message_end" && strings.Contains(string(e.Payload), `"role":"user"`) {
@@ -325,15 +305,7 @@ func TestAnthropicStateAcrossTurnsAndRewind(t *testing.T) {
 			break
 		}
 	}
-	var pv struct {
-		PreviewRewind struct {
-			HeadSeq        int
-			FileStateToken string
-		}
-	}
-	k.gql(t, `mutation($s: ID!, $m: Int!) { previewRewind(sessionId: $s, messageSeq: $m) { headSeq fileStateToken } }`, map[string]any{"s": k.sid, "m": first}, &pv)
-	k.gql(t, `mutation($s: ID!, $m: Int!, $h: Int!, $f: String!) { confirmRewind(sessionId: $s, messageSeq: $m, headSeq: $h, fileStateToken: $f) { session { id } } }`,
-		map[string]any{"s": k.sid, "m": first, "h": pv.PreviewRewind.HeadSeq, "f": pv.PreviewRewind.FileStateToken}, nil)
+	k.rewindTo(t, k.sid, first)
 	k.fake.Enqueue(at.Stream(at.Start(claude, at.Usage{Input: 4}), at.Text(0, "Again."), at.End("end_turn", 1)))
 	if st, reason := k.send(t, "fresh start"); st != "completed" {
 		t.Fatalf("%s: %s", st, reason)

@@ -1,12 +1,14 @@
 package e2e
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/foya-dev/foya/client"
 	"github.com/foya-dev/foya/edge/access"
 	"github.com/foya-dev/foya/providers/openai/openaitest"
 )
@@ -69,8 +71,10 @@ func TestBashCannotDriveTheKernelAPI(t *testing.T) {
 	if namespaces && strings.Contains(out, "foya.db") {
 		t.Errorf("bash listed the data directory:\n%s", out)
 	}
-	var servers struct{ McpServers []struct{ ID, Name string } }
-	k.gql(t, `{ mcpServers { id name } }`, nil, &servers)
+	servers, err := client.McpServers(context.Background(), k.client())
+	if err != nil {
+		t.Fatalf("mcpServers: %v", err)
+	}
 	if len(servers.McpServers) != 0 {
 		t.Fatalf("an MCP server was created: %+v", servers.McpServers)
 	}

@@ -1,14 +1,12 @@
 package e2e
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -21,8 +19,6 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
-
-	"github.com/coder/websocket"
 )
 
 var (
@@ -35,7 +31,7 @@ var (
 // out-of-process plugins against a fake OpenAI-compatible server, with real
 // clients (graphql-transport-ws, SSE, `foya exec`). See docs/performance.md.
 //
-//	go test -run '^$' -bench DeltaPath -benchtime 5x .
+//	go test -run '^$' -bench DeltaPath -benchtime 5x ./test/e2e
 
 // benchChunks is the length of the streamed reply, in chunks.
 const benchChunks = 2000
@@ -102,241 +98,6 @@ func (p *benchProvider) serve(w http.ResponseWriter, r *http.Request) {
 	io.WriteString(w, `data: {"id":"chatcmpl-bench","object":"chat.completion.chunk","created":1700000000,"model":"bench","choices":[],"usage":{"prompt_tokens":10,"completion_tokens":`+strconv.Itoa(p.chunks)+`,"total_tokens":`+strconv.Itoa(p.chunks+10)+`}}`+"\n\n")
 	io.WriteString(w, "data: [DONE]\n\n")
 }
-
-// timing is one measured reply: time to the first text and to the whole
-// text at the client, from the moment the request was sent.
-type timing struct{ first, whole time.Duration }
-
-// readDirect is the floor: the same kind of Go client reads the provider's
-// stream itself, decoding every chunk.
-func readDirect(ctx context.Context, baseURL string) (timing, string, error) {
-	body := `{"model":"bench","stream":true,"messages":[{"role":"user","content":"go"}]}`
-	start := time.Now()
-	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, baseURL+"/chat/completions", strings.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return timing{}, "", err
-	}
-	defer resp.Body.Close()
-	var t timing
-	var text strings.Builder
-	br := bufio.NewReader(resp.Body)
-	for {
-		line, err := br.ReadSlice('\n')
-		if err != nil {
-			return t, text.String(), fmt.Errorf("stream ended without [DONE]: %w", err)
-		}
-		data, ok := bytes.CutPrefix(line, []byte("data: "))
-		if !ok {
-			continue
-		}
-		data = bytes.TrimSpace(data)
-		if string(data) == "[DONE]" {
-			t.whole = time.Since(start)
-			io.Copy(io.Discard, br) // the connection is reused, as the kernel's is
-			return t, text.String(), nil
-		}
-		var c struct {
-			Choices []struct {
-				Delta struct {
-					Content string `json:"content"`
-				} `json:"delta"`
-			} `json:"choices"`
-		}
-		if err := json.Unmarshal(data, &c); err != nil {
-			return t, text.String(), err
-		}
-		if len(c.Choices) > 0 && c.Choices[0].Delta.Content != "" {
-			if text.Len() == 0 {
-				t.first = time.Since(start)
-			}
-			text.WriteString(c.Choices[0].Delta.Content)
-		}
-	}
-}
-
-// benchEvent is the part of a sessionEvents event the benchmark clients read.
-type benchEvent struct {
-	Type    string
-	Delta   *string
-	Message *struct{ Role, Text string }
-	Payload json.RawMessage
-}
-
-const benchSubscription = `subscription($s: ID!) { sessionEvents(sessionId: $s) { seq type delta message { role text } } }`
-
-// streamClient carries the benchmarks' subscriptions (WebSocket and SSE),
-// which hold their connections for good. Made from http.DefaultClient's
-// pool, a subscription takes the connection the mutations left idle, and
-// the next mutation pays for a new one (a TCP handshake and a new server
-// goroutine, ~0.5 ms of every graphql-ws first delta here); a real client
-// keeps its mutation connection, as the direct read keeps its connection
-// to the provider.
-var streamClient = &http.Client{Transport: &tokenTransport{tokens: kernelTokens.tokens, mu: kernelTokens.mu, base: http.DefaultTransport.(*http.Transport).Clone()}}
-
-// wsSub is a minimal graphql-transport-ws client: one socket, one subscription.
-type wsSub struct{ conn *websocket.Conn }
-
-func dialSub(ctx context.Context, addr, query string, vars map[string]any) (*wsSub, error) {
-	conn, _, err := websocket.Dial(ctx, "ws://"+addr+"/graphql", &websocket.DialOptions{Subprotocols: []string{"graphql-transport-ws"}, HTTPClient: streamClient})
-	if err != nil {
-		return nil, err
-	}
-	conn.SetReadLimit(64 << 20)
-	s := &wsSub{conn: conn}
-	if err := s.write(ctx, map[string]any{"type": "connection_init", "payload": map[string]any{}}); err != nil {
-		return nil, err
-	}
-	for {
-		var m struct{ Type string }
-		_, raw, err := conn.Read(ctx)
-		if err != nil {
-			return nil, err
-		}
-		if json.Unmarshal(raw, &m); m.Type == "connection_ack" {
-			break
-		}
-	}
-	if err := s.write(ctx, map[string]any{"id": "1", "type": "subscribe", "payload": map[string]any{"query": query, "variables": vars}}); err != nil {
-		return nil, err
-	}
-	return s, nil
-}
-
-func (s *wsSub) write(ctx context.Context, v any) error {
-	raw, _ := json.Marshal(v)
-	return s.conn.Write(ctx, websocket.MessageText, raw)
-}
-
-// next returns the next sessionEvents event.
-func (s *wsSub) next(ctx context.Context) (benchEvent, error) {
-	for {
-		_, raw, err := s.conn.Read(ctx)
-		if err != nil {
-			return benchEvent{}, err
-		}
-		var m struct {
-			Type    string
-			Payload struct {
-				Data struct{ SessionEvents benchEvent }
-			}
-		}
-		if err := json.Unmarshal(raw, &m); err != nil {
-			return benchEvent{}, err
-		}
-		switch m.Type {
-		case "next":
-			return m.Payload.Data.SessionEvents, nil
-		case "ping":
-			if err := s.write(ctx, map[string]any{"type": "pong"}); err != nil {
-				return benchEvent{}, err
-			}
-		case "error", "complete":
-			return benchEvent{}, fmt.Errorf("subscription ended: %s", raw)
-		}
-	}
-}
-
-func (s *wsSub) close() { s.conn.Close(websocket.StatusNormalClosure, "") }
-
-// sseSub is a minimal GraphQL-over-SSE client.
-type sseSub struct {
-	resp *http.Response
-	br   *bufio.Reader
-}
-
-func dialSSE(ctx context.Context, addr, query string, vars map[string]any) (*sseSub, error) {
-	body, _ := json.Marshal(map[string]any{"query": query, "variables": vars})
-	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+addr+"/graphql", bytes.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "text/event-stream")
-	resp, err := streamClient.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	return &sseSub{resp: resp, br: bufio.NewReaderSize(resp.Body, 64<<10)}, nil
-}
-
-func (s *sseSub) next(context.Context) (benchEvent, error) {
-	for {
-		line, err := s.br.ReadSlice('\n')
-		if err != nil {
-			return benchEvent{}, err
-		}
-		data, ok := bytes.CutPrefix(line, []byte("data:"))
-		if !ok {
-			continue
-		}
-		var m struct {
-			Data struct{ SessionEvents benchEvent }
-		}
-		if err := json.Unmarshal(bytes.TrimSpace(data), &m); err != nil {
-			return benchEvent{}, err
-		}
-		return m.Data.SessionEvents, nil
-	}
-}
-
-func (s *sseSub) close() { s.resp.Body.Close() }
-
-type eventSource interface {
-	next(context.Context) (benchEvent, error)
-}
-
-// viaKernel sends a message and reads the reply from an already open
-// subscription: time to the first delta and to the whole text.
-func viaKernel(ctx context.Context, k *kernelProc, tb testing.TB, sid string, sub eventSource, want string) (timing, error) {
-	start := time.Now()
-	k.gql(tb, `mutation($s: ID!) { sendMessage(sessionId: $s, input: {text: "go"}) { turnStarted } }`, map[string]any{"s": sid}, nil)
-	var t timing
-	var text strings.Builder
-	for {
-		ev, err := sub.next(ctx)
-		if err != nil {
-			return t, err
-		}
-		switch ev.Type {
-		case "message_delta":
-			if ev.Delta == nil {
-				continue
-			}
-			if text.Len() == 0 {
-				t.first = time.Since(start)
-			}
-			text.WriteString(*ev.Delta)
-			if text.Len() == len(want) {
-				t.whole = time.Since(start)
-			}
-		case "message_end":
-			if ev.Message == nil || ev.Message.Role != "ASSISTANT" {
-				continue
-			}
-			if t.whole == 0 {
-				t.whole = time.Since(start)
-			}
-			if want == "" {
-				continue
-			}
-			if ev.Message.Text != want {
-				return t, fmt.Errorf("message_end text differs from the stream")
-			}
-			if text.String() != want {
-				return t, fmt.Errorf("deltas lost: %d of %d bytes arrived", text.Len(), len(want))
-			}
-		case "turn_finished":
-			return t, nil
-		}
-	}
-}
-
-func median(ds []time.Duration) time.Duration {
-	s := slices.Clone(ds)
-	slices.Sort(s)
-	return s[len(s)/2]
-}
-
-func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
 // BenchmarkDeltaPath measures targets 1 and 2 of the delta path in one run:
 // a 2,000-chunk reply read from the provider directly (the floor), through
@@ -455,65 +216,6 @@ func BenchmarkDeltaPath(b *testing.B) {
 		ms(whole(viaSSE)), ms(first(viaSSE)), float64(whole(viaSSE))/float64(whole(direct)))
 }
 
-func mapTimings(ts []timing, f func(timing) time.Duration) []time.Duration {
-	out := make([]time.Duration, len(ts))
-	for i, t := range ts {
-		out[i] = f(t)
-	}
-	return out
-}
-
-// chatSession2 creates another session on the kernel's first connection.
-func (k *kernelProc) chatSession2(tb testing.TB) string {
-	tb.Helper()
-	var s struct{ CreateSession struct{ ID string } }
-	k.gql(tb, `mutation { createSession(input: {title: "t", approvalMode: BYPASS}) { id } }`, nil, &s)
-	return s.CreateSession.ID
-}
-
-// memUse is the memory of the kernel and its direct children (the plugin
-// processes): the sum of their resident sets (RSS, which counts the pages of
-// the shared foya executable once per process) and of their proportional
-// sets (PSS, which splits shared pages between the processes that map
-// them: what the processes cost the machine), in bytes, plus a per-process
-// breakdown for the log.
-type memUse struct {
-	rss, pss int64
-	detail   string
-}
-
-func processMem(pid int) memUse {
-	var m memUse
-	for _, p := range append([]int{pid}, childPIDs(pid)...) {
-		raw, err := os.ReadFile("/proc/" + strconv.Itoa(p) + "/smaps_rollup")
-		if err != nil {
-			continue
-		}
-		var rss, pss, anon int64
-		for _, line := range strings.Split(string(raw), "\n") {
-			f := strings.Fields(line)
-			if len(f) < 2 {
-				continue
-			}
-			kb, _ := strconv.ParseInt(f[1], 10, 64)
-			switch f[0] {
-			case "Rss:":
-				rss = kb << 10
-			case "Pss:":
-				pss = kb << 10
-			case "Anonymous:":
-				anon = kb << 10
-			}
-		}
-		m.rss += rss
-		m.pss += pss
-		cmd, _ := os.ReadFile("/proc/" + strconv.Itoa(p) + "/cmdline")
-		name := strings.Join(strings.Fields(strings.ReplaceAll(string(cmd), "\x00", " "))[1:min(3, len(strings.Fields(strings.ReplaceAll(string(cmd), "\x00", " "))))], " ")
-		m.detail += fmt.Sprintf(" [%s: RSS %.1f MB (anon %.1f), PSS %.1f MB]", name, float64(rss)/(1<<20), float64(anon)/(1<<20), float64(pss)/(1<<20))
-	}
-	return m
-}
-
 // BenchmarkDeltaPathHundred measures targets 3 and 5: resident memory of
 // the kernel and its plugin processes idle (after one turn) and while 100
 // sessions stream at once, each to its own graphql-ws subscriber; the delay
@@ -589,7 +291,7 @@ func BenchmarkDeltaPathHundred(b *testing.B) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				k.gql(b, `mutation($s: ID!) { sendMessage(sessionId: $s, input: {text: "go"}) { turnStarted } }`, map[string]any{"s": sid}, nil)
+				k.sendMessage(b, sid, "go")
 				var mine []time.Duration
 				finished := false
 				for !finished {
@@ -735,104 +437,6 @@ func BenchmarkDeltaPathExec(b *testing.B) {
 	b.ReportMetric(ms(w), "exec-ms")
 	b.ReportMetric(ms(f), "exec-first-ms")
 	b.Logf("foya exec, 2,000-chunk reply, medians of %d: whole process %.1f ms, first text on stdout %.1f ms", b.N, ms(w), ms(f))
-}
-
-// benchPluginIdleStop is the --plugin-idle-stop of the benchmark kernels:
-// shorter than the default (a minute) so that BenchmarkDeltaPathHundred
-// reaches the stopped state soon. What a stopped plugin uses does not
-// depend on when it stopped.
-const benchPluginIdleStop = "10s"
-
-// waitPluginsStopped waits until the kernel process k has no child process
-// (its built-in plugins stopped for idleness), watching /proc rather than
-// asking the kernel (a query is work for the kernel), and gives the kernel
-// a second to hand memory back after the stop.
-func waitPluginsStopped(ctx context.Context, tb testing.TB, k *kernelProc) {
-	tb.Helper()
-	for len(childPIDs(k.cmd.Process.Pid)) > 0 {
-		select {
-		case <-ctx.Done():
-			tb.Fatalf("plugins still running: %v", childPIDs(k.cmd.Process.Pid))
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
-	time.Sleep(time.Second)
-}
-
-// startBenchKernel starts `foya serve`, with --pprof on a free loopback
-// port when -kernel-cpuprofile or -kernel-heapprofile is given.
-func startBenchKernel(b *testing.B) (*kernelProc, string) {
-	if *coldBinary {
-		if err := evictFromPageCache(foyaBin); err != nil {
-			b.Fatalf("-cold-binary: %v", err)
-		}
-	}
-	if *kernelCPUProfile == "" && *kernelHeapProfile == "" {
-		return startKernel(b, b.TempDir(), "--plugin-idle-stop", benchPluginIdleStop, "--max-in-flight-per-peer", "256"), ""
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	k := startKernel(b, b.TempDir(), "--pprof", addr, "--plugin-idle-stop", benchPluginIdleStop, "--max-in-flight-per-peer", "256")
-	kernelTokens.add(addr, k.token) // the profile endpoint asks for the token too
-	b.Cleanup(func() { kernelTokens.remove(addr) })
-	return k, addr
-}
-
-// fetchProfile writes the kernel's /debug/pprof/<name> to path.
-func fetchProfile(addr, name, path string) error {
-	resp, err := http.Get("http://" + addr + "/debug/pprof/" + name)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(f, resp.Body); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
-}
-
-// profileKernel takes a 10-second CPU profile of the kernel through its
-// --pprof server while work runs in a loop, and writes it to path.
-func profileKernel(ctx context.Context, tb testing.TB, addr, path string, work func()) {
-	done := make(chan error, 1)
-	go func() {
-		resp, err := http.Get("http://" + addr + "/debug/pprof/profile?seconds=10")
-		if err != nil {
-			done <- err
-			return
-		}
-		defer resp.Body.Close()
-		f, err := os.Create(path)
-		if err != nil {
-			done <- err
-			return
-		}
-		defer f.Close()
-		_, err = io.Copy(f, resp.Body)
-		done <- err
-	}()
-	for {
-		select {
-		case err := <-done:
-			if err != nil {
-				tb.Errorf("kernel profile: %v", err)
-				return
-			}
-			tb.Logf("kernel CPU profile written to %s: go tool pprof -top %s", path, path)
-			return
-		default:
-			work()
-		}
-	}
 }
 
 // BenchmarkDeltaPathAfterIdleStop measures what the plugins' idle stop

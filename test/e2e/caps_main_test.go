@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -14,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/foya-dev/foya/client"
 	"github.com/foya-dev/foya/providers/openai/openaitest"
 )
 
@@ -281,13 +283,7 @@ func TestHostileRepliesBounded(t *testing.T) {
 				t.Errorf("the model server wrote %d bytes: the kernel did not close the stream", res.sent)
 			}
 			// The turn's end, with its code.
-			var evs struct {
-				Events []struct {
-					Type    string
-					Payload json.RawMessage
-				}
-			}
-			k.gql(t, `query($s: ID!) { events(sessionId: $s, limit: 5000) { type payload } }`, map[string]any{"s": res.sid}, &evs)
+			evs := k.eventLog(t, res.sid)
 			var end struct{ Status, Reason, Code string }
 			for _, e := range evs.Events {
 				if e.Type == "turn_finished" {
@@ -333,8 +329,10 @@ func TestHostileRepliesBounded(t *testing.T) {
 				}
 			}
 			// exportSession works.
-			var ex struct{ ExportSession string }
-			k.gql(t, `query($s: ID!) { exportSession(id: $s) }`, map[string]any{"s": res.sid}, &ex)
+			ex, err := client.ExportSession(context.Background(), k.client(), res.sid)
+			if err != nil {
+				t.Fatalf("exportSession: %v", err)
+			}
 			if !strings.Contains(ex.ExportSession, "foya.session") {
 				t.Fatalf("export %.200s", ex.ExportSession)
 			}
@@ -343,8 +341,7 @@ func TestHostileRepliesBounded(t *testing.T) {
 			if !strings.Contains(r.stdout, "ok") {
 				t.Fatalf("exec -c: %q %q", r.stdout, r.stderr)
 			}
-			var after struct{ Sessions []struct{ ID string } }
-			k.gql(t, `{ sessions { id } }`, nil, &after)
+			after := k.listSessions(t, false)
 			if len(after.Sessions) != 1 {
 				t.Fatalf("exec -c made a new session: %+v", after)
 			}

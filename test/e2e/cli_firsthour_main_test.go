@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -10,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/foya-dev/foya/client"
 	"github.com/foya-dev/foya/providers/openai/openaitest"
 )
 
@@ -100,10 +102,9 @@ func TestExecProjectIsCurrentDirectoryAndContinue(t *testing.T) {
 	if h = headerRe.FindStringSubmatch(r.stderr); r.code != 0 || h == nil || h[3] == first || !strings.HasPrefix(h[2], "none") {
 		t.Fatalf("--no-project: exit %d %s", r.code, r.stderr)
 	}
-	var ps struct{ Projects []struct{ Path string } }
-	k.gql(t, `{ projects { path } }`, nil, &ps)
-	if len(ps.Projects) != 1 || ps.Projects[0].Path != proj {
-		t.Fatalf("projects %+v", ps.Projects)
+	ps := k.listProjects(t)
+	if len(ps) != 1 || ps[0].Path != proj {
+		t.Fatalf("projects %+v", ps)
 	}
 	o.checkNoKey(t)
 }
@@ -117,24 +118,21 @@ func TestExecWithoutConnectionCreatesNothing(t *testing.T) {
 	if r.code != 1 || !strings.Contains(r.stderr, "foya connections add --name") {
 		t.Fatalf("exec without connection: exit %d\n%s", r.code, r.stderr)
 	}
-	var st struct {
-		Sessions []struct{ ID string }
-		Projects []struct{ ID string }
+	leftBehind := func() {
+		t.Helper()
+		ss, ps := k.listSessions(t, false).Sessions, k.listProjects(t)
+		if len(ss) != 0 || len(ps) != 0 {
+			t.Fatalf("left behind: sessions %+v, projects %+v", ss, ps)
+		}
 	}
-	k.gql(t, `{ sessions { id } projects { id } }`, nil, &st)
-	if len(st.Sessions) != 0 || len(st.Projects) != 0 {
-		t.Fatalf("left behind: %+v", st)
-	}
+	leftBehind()
 	// A connection without models: the hint names connections models.
 	o.mustRun(t, "", "connections", "add", "--addr", k.addr, "--name", "bare", "--base-url", "http://127.0.0.1:9/v1")
 	r = o.runIn(t, t.TempDir(), nil, "exec", "--addr", k.addr, "hello")
 	if r.code != 1 || !strings.Contains(r.stderr, "foya connections models bare") {
 		t.Fatalf("exec with a model-less connection: exit %d\n%s", r.code, r.stderr)
 	}
-	k.gql(t, `{ sessions { id } projects { id } }`, nil, &st)
-	if len(st.Sessions) != 0 || len(st.Projects) != 0 {
-		t.Fatalf("left behind: %+v", st)
-	}
+	leftBehind()
 }
 
 // connections default sets the model new sessions get; names are unique;
@@ -182,11 +180,11 @@ func TestConnectionsDefaultNamesAndFoyaAddr(t *testing.T) {
 	if r.code != 0 || !regexp.MustCompile(`fast\s+fake/gpt-t`).MatchString(r.stdout) {
 		t.Fatalf("connections default --purpose fast: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
-	var d struct {
-		DefaultModels struct{ Language, Fast struct{ Model string } }
+	d, err := client.Connections(context.Background(), k.client())
+	if err != nil {
+		t.Fatalf("defaultModels: %v", err)
 	}
-	k.gql(t, `{ defaultModels { language { model } fast { model } } }`, nil, &d)
-	if d.DefaultModels.Language.Model != "gpt-u" || d.DefaultModels.Fast.Model != "gpt-t" {
+	if d.DefaultModels.Language == nil || d.DefaultModels.Language.Model != "gpt-u" || d.DefaultModels.Fast == nil || d.DefaultModels.Fast.Model != "gpt-t" {
 		t.Fatalf("defaults %+v", d)
 	}
 	fake.Enqueue(openaitest.TextStream("gpt-u", "Default."))
@@ -210,23 +208,22 @@ func TestConnectionsDefaultNamesAndFoyaAddr(t *testing.T) {
 
 	// sessions rm ID...: an unknown id deletes nothing; then both go.
 	for range 2 {
-		k.gql(t, `mutation { createSession(input: {title: "x"}) { id } }`, nil, nil)
+		k.createSession(t, client.CreateSessionInput{Title: ptr("x")})
 	}
-	var ss struct{ Sessions []struct{ ID string } }
-	k.gql(t, `{ sessions { id } }`, nil, &ss)
+	ss := k.listSessions(t, false)
 	if len(ss.Sessions) != 3 {
 		t.Fatalf("sessions %+v", ss)
 	}
-	r = o.runIn(t, t.TempDir(), env, "sessions", "rm", ss.Sessions[0].ID, "ses_nope")
+	r = o.runIn(t, t.TempDir(), env, "sessions", "rm", ss.Sessions[0].Id, "ses_nope")
 	if r.code != 1 || !strings.Contains(r.stderr, "nothing was deleted") {
 		t.Fatalf("rm with an unknown id: exit %d %s", r.code, r.stderr)
 	}
-	r = o.runIn(t, t.TempDir(), env, "sessions", "rm", ss.Sessions[0].ID, ss.Sessions[1].ID, "--json")
+	r = o.runIn(t, t.TempDir(), env, "sessions", "rm", ss.Sessions[0].Id, ss.Sessions[1].Id, "--json")
 	var del struct{ Deleted []string }
 	if err := json.Unmarshal([]byte(r.stdout), &del); r.code != 0 || err != nil || len(del.Deleted) != 2 {
 		t.Fatalf("rm two: exit %d %q %s", r.code, r.stdout, r.stderr)
 	}
-	k.gql(t, `{ sessions { id } }`, nil, &ss)
+	ss = k.listSessions(t, false)
 	if len(ss.Sessions) != 1 {
 		t.Fatalf("after rm: %+v", ss)
 	}
@@ -330,10 +327,7 @@ func TestSessionsExportImportRoundTrip(t *testing.T) {
 		t.Fatalf("imported project %+v", imported.Project)
 	}
 	messages := func(id string) string {
-		var s struct {
-			Session struct{ Messages []struct{ Role, Text string } }
-		}
-		k.gql(t, `query($id: ID!) { session(id: $id) { messages { role text } } }`, map[string]any{"id": id}, &s)
+		s := k.getSession(t, id)
 		b, _ := json.Marshal(s.Session.Messages)
 		return string(b)
 	}
@@ -352,8 +346,7 @@ func TestSessionsExportImportRoundTrip(t *testing.T) {
 	}
 	// A damaged document is refused and creates nothing.
 	count := func() int {
-		var ss struct{ Sessions []struct{ ID string } }
-		k.gql(t, `{ sessions { id } }`, nil, &ss)
+		ss := k.listSessions(t, false)
 		return len(ss.Sessions)
 	}
 	before := count()

@@ -178,10 +178,9 @@ func TestExecAgainstRunningKernel(t *testing.T) {
 		t.Fatalf("stdin exec stdout %q", r.stdout)
 	}
 	waitTitles(t, fake, 2)
-	var projects struct{ Projects []struct{ Path string } }
-	k.gql(t, `{ projects { path } }`, nil, &projects)
+	projects := k.listProjects(t)
 	found := false
-	for _, p := range projects.Projects {
+	for _, p := range projects {
 		found = found || p.Path == proj
 	}
 	if !found {
@@ -296,8 +295,7 @@ func TestExecInterrupt(t *testing.T) {
 	if err := fake.WaitCancelled(ctx); err != nil {
 		t.Fatal(err)
 	}
-	var s struct{ Sessions []struct{ Phase string } }
-	k.gql(t, `{ sessions { phase } }`, nil, &s)
+	s := k.listSessions(t, false)
 	if len(s.Sessions) != 1 || s.Sessions[0].Phase != "IDLE" {
 		t.Fatalf("sessions after interrupt %+v", s)
 	}

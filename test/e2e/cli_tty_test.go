@@ -14,6 +14,7 @@ import (
 
 	"github.com/foya-dev/foya/providers/openai/openaitest"
 
+	"github.com/foya-dev/foya/client"
 	"github.com/foya-dev/foya/internal/testenv"
 )
 
@@ -52,7 +53,7 @@ func terminalApproval(t *testing.T, prompt, want string, responses ...openaitest
 	}
 	fake := openaitest.New(t)
 	k := startKernel(t, t.TempDir())
-	k.gql(t, `mutation($u: String) { createConnection(input: {name: "fake", baseUrl: $u, models: [{id: "gpt-t"}]}) { id } }`, map[string]any{"u": fake.BaseURL()}, nil)
+	k.createConnection(t, client.ConnectionInput{Name: ptr("fake"), BaseUrl: ptr(fake.BaseURL()), Models: []client.ModelInput{{Id: "gpt-t"}}})
 	proj := t.TempDir()
 	fake.Enqueue(responses...)
 

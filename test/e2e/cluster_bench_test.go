@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/foya-dev/foya/client"
 	"github.com/foya-dev/foya/storage/pgtest"
 )
 
@@ -118,7 +119,7 @@ func BenchmarkClusterEventLatency(b *testing.B) {
 	local := subscribeLatency(ctx, b, owner.kernelProc, sid)
 	seq := int64(1)
 	step := func(i int) {
-		owner.gql(b, `mutation($s: ID!, $t: String) { updateSession(id: $s, input: {title: $t}) { id } }`, map[string]any{"s": sid, "t": fmt.Sprint("t", i)}, nil)
+		owner.updateSession(b, sid, client.UpdateSessionInput{Title: ptr(fmt.Sprint("t", i))})
 		seq++
 		deadline := time.Now().Add(10 * time.Second)
 		for !remote.has(seq) || !local.has(seq) {
@@ -183,7 +184,7 @@ func BenchmarkClusterDeltaReply(b *testing.B) {
 			lt = t
 			lc <- err
 		}()
-		other.gql(b, `mutation($s: ID!) { sendMessage(sessionId: $s, input: {text: "go"}) { turnStarted } }`, map[string]any{"s": sid}, nil)
+		other.sendMessage(b, sid, "go")
 		rt, err := readReply(ctx, remote, want, start)
 		if lerr := <-lc; err == nil {
 			err = lerr

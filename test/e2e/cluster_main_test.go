@@ -7,186 +7,17 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/foya-dev/foya/client"
 	"github.com/foya-dev/foya/providers/openai/openaitest"
-	"github.com/foya-dev/foya/storage/catalogfile"
 	"github.com/foya-dev/foya/storage/pgtest"
 )
-
-// clusterEvent is what the cluster tests read of sessionEvents.
-type clusterEvent struct {
-	Seq     *int64
-	Type    string
-	Delta   *string
-	Message *struct{ Role, Text string }
-	Payload json.RawMessage
-}
-
-// watcher is an SSE sessionEvents subscriber that records what it sees.
-type watcher struct {
-	mu     sync.Mutex
-	events []clusterEvent
-	err    error
-	resp   *http.Response
-	change chan struct{}
-}
-
-func watch(t *testing.T, k *kernelProc, sid string) *watcher {
-	t.Helper()
-	return watchFields(t, k, sid, "seq type delta message { role text }")
-}
-
-// watchFields subscribes with the given selection of SessionEvent.
-func watchFields(t *testing.T, k *kernelProc, sid, fields string) *watcher {
-	t.Helper()
-	body, _ := json.Marshal(map[string]any{
-		"query":     `subscription($s: ID!) { sessionEvents(sessionId: $s, afterSeq: 0) { ` + fields + ` } }`,
-		"variables": map[string]any{"s": sid},
-	})
-	req, _ := http.NewRequest(http.MethodPost, k.url()+"/graphql", bytes.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "text/event-stream")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w := &watcher{resp: resp, change: make(chan struct{}, 1)}
-	t.Cleanup(func() { resp.Body.Close() })
-	go func() {
-		br := bufio.NewReaderSize(resp.Body, 64<<10)
-		for {
-			line, err := br.ReadBytes('\n')
-			if err != nil {
-				w.mu.Lock()
-				w.err = err
-				w.mu.Unlock()
-				w.notify()
-				return
-			}
-			data, ok := bytes.CutPrefix(line, []byte("data:"))
-			if !ok {
-				continue
-			}
-			var m struct {
-				Data   struct{ SessionEvents clusterEvent }
-				Errors []json.RawMessage
-			}
-			if err := json.Unmarshal(bytes.TrimSpace(data), &m); err != nil || len(m.Errors) > 0 {
-				w.mu.Lock()
-				w.err = fmt.Errorf("bad event %s: %v", data, err)
-				w.mu.Unlock()
-				w.notify()
-				return
-			}
-			w.mu.Lock()
-			w.events = append(w.events, m.Data.SessionEvents)
-			w.mu.Unlock()
-			w.notify()
-		}
-	}()
-	return w
-}
-
-func (w *watcher) notify() {
-	select {
-	case w.change <- struct{}{}:
-	default:
-	}
-}
-
-// waitCount waits until the watcher saw n events of type typ.
-func (w *watcher) waitCount(t *testing.T, typ string, n int) {
-	t.Helper()
-	deadline := time.After(30 * time.Second)
-	for {
-		w.mu.Lock()
-		got := 0
-		for _, e := range w.events {
-			if e.Type == typ {
-				got++
-			}
-		}
-		err := w.err
-		w.mu.Unlock()
-		if got >= n {
-			return
-		}
-		if err != nil {
-			t.Fatalf("subscription ended before %d %s: %v", n, typ, err)
-		}
-		select {
-		case <-w.change:
-		case <-deadline:
-			t.Fatalf("fewer than %d %s events after 30s", n, typ)
-		}
-	}
-}
-
-// seqs returns the persisted seqs seen, and the text of the deltas.
-func (w *watcher) seqs() (seqs []int64, text string) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	var b strings.Builder
-	for _, e := range w.events {
-		if e.Seq != nil {
-			seqs = append(seqs, *e.Seq)
-		} else if e.Type == "message_delta" && e.Delta != nil {
-			b.WriteString(*e.Delta)
-		}
-	}
-	return seqs, b.String()
-}
-
-// gqlErr posts a GraphQL request and returns the first error's code.
-func (k *kernelProc) gqlErr(t testing.TB, query string, vars map[string]any) (json.RawMessage, string) {
-	t.Helper()
-	body, _ := json.Marshal(map[string]any{"query": query, "variables": vars})
-	resp, err := http.Post(k.url()+"/graphql", "application/json", bytes.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var r struct {
-		Data   json.RawMessage
-		Errors []struct {
-			Message    string
-			Extensions struct{ Code string }
-		}
-	}
-	if err := json.NewDecoder(resp.Body).Decode(&r); err != nil {
-		t.Fatal(err)
-	}
-	if len(r.Errors) > 0 {
-		return r.Data, r.Errors[0].Extensions.Code + ": " + r.Errors[0].Message
-	}
-	return r.Data, ""
-}
-
-type clusterNode struct {
-	*kernelProc
-	data string
-}
-
-// startCluster starts n kernels on one fresh PostgreSQL database. The
-// connections file of the first is copied to the others when the catalog
-// is still per data directory (harmless once it is in the database).
-func startCluster(t *testing.T, n int) (string, []*clusterNode) {
-	t.Helper()
-	url := pgtest.NewDatabase(t)
-	var nodes []*clusterNode
-	for range n {
-		nodes = append(nodes, addNode(t, url))
-	}
-	return url, nodes
-}
 
 // Three kernels on one database: a session created on A, watched on A, B
 // and C, written to on C (the command is forwarded to A, its owner): all
@@ -202,8 +33,7 @@ func TestClusterForwardingAndFanOut(t *testing.T) {
 	}
 	parts := []string{"Many ", "kernels, ", "one ", "session: ", "every ", "node ", "sees ", "it."}
 	fake.Enqueue(openaitest.TextStream("gpt-t", parts...))
-	var r struct{ SendMessage struct{ TurnStarted bool } }
-	c.gql(t, `mutation($s: ID!) { sendMessage(sessionId: $s, input: {text: "hi"}) { turnStarted } }`, map[string]any{"s": sid}, &r)
+	r := c.sendMessage(t, sid, "hi")
 	if !r.SendMessage.TurnStarted {
 		t.Fatal("sendMessage on C did not start a turn")
 	}
@@ -212,9 +42,8 @@ func TestClusterForwardingAndFanOut(t *testing.T) {
 	}
 	// The phase goes idle after turn_finished: wait for the head on A.
 	a.waitEvent(t, sid, "turn_finished")
-	var head struct{ Events []struct{ Seq int64 } }
-	a.gql(t, `query($s: ID!) { events(sessionId: $s, limit: 5000) { seq } }`, map[string]any{"s": sid}, &head)
-	last := head.Events[len(head.Events)-1].Seq
+	head := a.eventLog(t, sid)
+	last := int64(head.Events[len(head.Events)-1].Seq)
 	for _, w := range ws {
 		w.waitCount(t, "phase_changed", 2)
 	}
@@ -244,19 +73,13 @@ func TestClusterForwardingAndFanOut(t *testing.T) {
 		t.Fatalf("%d model requests", n)
 	}
 	// nodes on B: three nodes, A owns the session.
-	var nodes struct {
-		Nodes []struct {
-			ID, AdvertiseURL string
-			SessionsOwned    int
-		}
-	}
-	b.gql(t, `{ nodes { id advertiseUrl sessionsOwned startedAt lastHeartbeat } }`, nil, &nodes)
+	nodes := b.listNodes(t)
 	if len(nodes.Nodes) != 3 {
 		t.Fatalf("nodes: %+v", nodes.Nodes)
 	}
 	owners := map[string]int{}
 	for _, n := range nodes.Nodes {
-		owners[n.AdvertiseURL] = n.SessionsOwned
+		owners[n.AdvertiseUrl] = n.SessionsOwned
 	}
 	if owners[a.url()] != 1 || owners[b.url()] != 0 || owners[c.url()] != 0 {
 		t.Fatalf("sessions owned by advertise URL: %v (A is %s)", owners, a.url())
@@ -270,8 +93,7 @@ func TestClusterForwardingAndFanOut(t *testing.T) {
 
 	// Delete on B: forwarded to A; every subscriber ends with
 	// session_deleted and every node forgets the session.
-	var d struct{ DeleteSession bool }
-	b.gql(t, `mutation($s: ID!) { deleteSession(id: $s) }`, map[string]any{"s": sid}, &d)
+	b.deleteSession(t, sid)
 	for i, w := range ws {
 		w.waitCount(t, "session_deleted", 1)
 		_ = i
@@ -283,38 +105,6 @@ func TestClusterForwardingAndFanOut(t *testing.T) {
 			t.Fatalf("session still visible on %s", k.url())
 		}
 	}
-}
-
-// addNode starts a kernel on the database; seed (optional) gives it the
-// connections file of that node first (while the catalog is per data
-// directory; harmless once it is in the database).
-func addNode(t testing.TB, url string, seed ...*clusterNode) *clusterNode {
-	t.Helper()
-	dir := t.TempDir()
-	for _, from := range seed {
-		if raw, err := os.ReadFile(filepath.Join(from.data, catalogfile.FileName)); err == nil {
-			if err := os.WriteFile(filepath.Join(dir, catalogfile.FileName), raw, 0o600); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	key := clusterKey(t, url)
-	// Every node shares the bearer token (docs/cluster.md): a forwarded
-	// command carries the client's Authorization header.
-	return &clusterNode{kernelProc: startKernel(t, dir, "--database", url, "--secret-key-file", key,
-		"--auth-token-file", filepath.Join(filepath.Dir(key), "auth-token")), data: dir}
-}
-
-var clusterKeys sync.Map // database URL → secret key file
-
-// clusterKey is the secret key file every node of a test's cluster shares.
-func clusterKey(t testing.TB, url string) string {
-	if v, ok := clusterKeys.Load(url); ok {
-		return v.(string)
-	}
-	path := filepath.Join(t.TempDir(), "secret-key")
-	v, _ := clusterKeys.LoadOrStore(url, path)
-	return v.(string)
 }
 
 // kill -9 of the owner mid-turn: the next message, sent to another node,
@@ -329,13 +119,13 @@ func TestClusterOwnerKilledMidTurn(t *testing.T) {
 	b, c := addNode(t, url, a), addNode(t, url, a)
 	w := watch(t, b.kernelProc, sid)
 	fake.Enqueue(openaitest.TextStream("gpt-t", "First answer."))
-	b.gql(t, `mutation($s: ID!) { sendMessage(sessionId: $s, input: {text: "one"}) { turnStarted } }`, map[string]any{"s": sid}, nil)
+	b.sendMessage(t, sid, "one")
 	w.waitCount(t, "turn_finished", 1)
 
 	fake.Enqueue(openaitest.Response{Hang: true, Events: []string{
 		openaitest.Chunk("gpt-t", map[string]any{"role": "assistant", "content": "half a sent"}, ""),
 	}})
-	c.gql(t, `mutation($s: ID!) { sendMessage(sessionId: $s, input: {text: "two"}) { turnStarted } }`, map[string]any{"s": sid}, nil)
+	c.sendMessage(t, sid, "two")
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	for len(fake.Requests()) < 2 && ctx.Err() == nil {
@@ -346,20 +136,12 @@ func TestClusterOwnerKilledMidTurn(t *testing.T) {
 	<-a.done
 
 	fake.Enqueue(openaitest.TextStream("gpt-t", "Back."))
-	var r struct{ SendMessage struct{ TurnStarted bool } }
-	b.gql(t, `mutation($s: ID!) { sendMessage(sessionId: $s, input: {text: "three"}) { turnStarted } }`, map[string]any{"s": sid}, &r)
+	r := b.sendMessage(t, sid, "three")
 	if !r.SendMessage.TurnStarted {
 		t.Fatalf("the message after the owner died did not start a turn:\n%s", b.Logs())
 	}
 	b.waitEvents(t, sid, "turn_finished", 3)
-	var evs struct {
-		Events []struct {
-			Seq     int64
-			Type    string
-			Payload json.RawMessage
-		}
-	}
-	c.gql(t, `query($s: ID!) { events(sessionId: $s, limit: 5000) { seq type payload } }`, map[string]any{"s": sid}, &evs)
+	evs := c.eventLog(t, sid)
 	started, finished, cancelled := 0, 0, 0
 	for _, e := range evs.Events {
 		switch e.Type {
@@ -377,16 +159,10 @@ func TestClusterOwnerKilledMidTurn(t *testing.T) {
 	if started != 3 || finished != 3 || cancelled != 1 {
 		t.Fatalf("turns started %d, finished %d, cancelled %d", started, finished, cancelled)
 	}
-	var s struct {
-		Session struct {
-			Phase    string
-			Messages []struct{ Role, Text string }
-		}
-	}
-	c.gql(t, `query($s: ID!) { session(id: $s) { phase messages { role text } } }`, map[string]any{"s": sid}, &s)
+	s := c.getSession(t, sid)
 	var texts []string
 	for _, m := range s.Session.Messages {
-		texts = append(texts, m.Role+":"+m.Text)
+		texts = append(texts, string(m.Role)+":"+m.Text)
 	}
 	if got := strings.Join(texts, "|"); got != "USER:one|ASSISTANT:First answer.|USER:two|USER:three|ASSISTANT:Back." {
 		t.Fatalf("history: %s", got)
@@ -400,15 +176,9 @@ func TestClusterOwnerKilledMidTurn(t *testing.T) {
 		}
 	}
 	// The session now belongs to B (the node that ran the command).
-	var nodes struct {
-		Nodes []struct {
-			AdvertiseURL  string
-			SessionsOwned int
-		}
-	}
-	c.gql(t, `{ nodes { advertiseUrl sessionsOwned } }`, nil, &nodes)
+	nodes := c.listNodes(t)
 	for _, n := range nodes.Nodes {
-		if n.AdvertiseURL == b.url() && n.SessionsOwned != 1 {
+		if n.AdvertiseUrl == b.url() && n.SessionsOwned != 1 {
 			t.Fatalf("nodes: %+v", nodes.Nodes)
 		}
 	}
@@ -417,16 +187,9 @@ func TestClusterOwnerKilledMidTurn(t *testing.T) {
 // Alone on SQLite the nodes query lists this kernel, owning every session.
 func TestNodesQueryAlone(t *testing.T) {
 	k := startKernel(t, t.TempDir())
-	k.gql(t, `mutation { createSession(input: {title: "x"}) { id } }`, nil, nil)
-	var got struct {
-		Nodes []struct {
-			ID, AdvertiseURL string
-			SessionsOwned    int
-			StartedAt        time.Time
-		}
-	}
-	k.gql(t, `{ nodes { id advertiseUrl sessionsOwned startedAt lastHeartbeat } }`, nil, &got)
-	if len(got.Nodes) != 1 || got.Nodes[0].ID != "local" || got.Nodes[0].AdvertiseURL != k.url() || got.Nodes[0].SessionsOwned != 1 || got.Nodes[0].StartedAt.IsZero() {
+	k.createSession(t, client.CreateSessionInput{Title: ptr("x")})
+	got := k.listNodes(t)
+	if len(got.Nodes) != 1 || got.Nodes[0].Id != "local" || got.Nodes[0].AdvertiseUrl != k.url() || got.Nodes[0].SessionsOwned != 1 || got.Nodes[0].StartedAt.IsZero() {
 		t.Fatalf("nodes: %+v", got.Nodes)
 	}
 }
@@ -447,22 +210,19 @@ func TestClusterCatalogChangeOnAUsedByB(t *testing.T) {
 	first, second := openaitest.New(t), openaitest.New(t)
 	url := pgtest.NewDatabase(t)
 	a, b := addNode(t, url), addNode(t, url)
-	var c struct{ CreateConnection struct{ ID string } }
-	a.gql(t, `mutation($u: String) { createConnection(input: {name: "fake", baseUrl: $u, apiKey: "sk-cluster-secret", models: [{id: "gpt-t"}]}) { id } }`, map[string]any{"u": first.BaseURL()}, &c)
-	var s struct{ CreateSession struct{ ID string } }
-	b.gql(t, `mutation($c: ID) { createSession(input: {connectionId: $c, title: "t", approvalMode: BYPASS}) { id } }`, map[string]any{"c": c.CreateConnection.ID}, &s)
-	sid := s.CreateSession.ID
+	c := a.createConnection(t, client.ConnectionInput{Name: ptr("fake"), BaseUrl: ptr(first.BaseURL()), ApiKey: ptr("sk-cluster-secret"), Models: []client.ModelInput{{Id: "gpt-t"}}})
+	sid := b.createSession(t, client.CreateSessionInput{ConnectionId: ptr(c), Title: ptr("t"), ApprovalMode: ptr(client.ApprovalModeBypass)})
 	first.Enqueue(openaitest.TextStream("gpt-t", "from the first"))
-	b.gql(t, `mutation($s: ID!) { sendMessage(sessionId: $s, input: {text: "one"}) { turnStarted } }`, map[string]any{"s": sid}, nil)
+	b.sendMessage(t, sid, "one")
 	b.waitEvent(t, sid, "turn_finished")
 	if len(first.Requests()) != 1 {
 		t.Fatalf("first provider got %d requests", len(first.Requests()))
 	}
 
 	// Another origin needs the key again in the same update (issue 28).
-	a.gql(t, `mutation($id: ID!, $u: String) { updateConnection(id: $id, input: {baseUrl: $u, apiKey: "sk-cluster-secret"}) { id } }`, map[string]any{"id": c.CreateConnection.ID, "u": second.BaseURL()}, nil)
+	a.updateConnection(t, c, client.ConnectionInput{BaseUrl: ptr(second.BaseURL()), ApiKey: ptr("sk-cluster-secret")})
 	second.Enqueue(openaitest.TextStream("gpt-t", "from the second"))
-	b.gql(t, `mutation($s: ID!) { sendMessage(sessionId: $s, input: {text: "two"}) { turnStarted } }`, map[string]any{"s": sid}, nil)
+	b.sendMessage(t, sid, "two")
 	b.waitEvents(t, sid, "turn_finished", 2)
 	if len(second.Requests()) != 1 || len(first.Requests()) != 1 {
 		t.Fatalf("requests: first %d, second %d", len(first.Requests()), len(second.Requests()))
@@ -470,10 +230,7 @@ func TestClusterCatalogChangeOnAUsedByB(t *testing.T) {
 	if got := second.LastRequest().Header.Get("Authorization"); got != "Bearer sk-cluster-secret" {
 		t.Fatalf("B sent Authorization %q", got)
 	}
-	var msgs struct {
-		Session struct{ Messages []struct{ Text string } }
-	}
-	a.gql(t, `query($s: ID!) { session(id: $s) { messages { text } } }`, map[string]any{"s": sid}, &msgs)
+	msgs := a.getSession(t, sid)
 	if n := len(msgs.Session.Messages); n != 4 || msgs.Session.Messages[3].Text != "from the second" {
 		t.Fatalf("messages: %+v", msgs.Session.Messages)
 	}
@@ -517,10 +274,9 @@ func TestClusterKernelEvents(t *testing.T) {
 		}
 	}()
 	time.Sleep(300 * time.Millisecond) // the subscription is registered
-	var s struct{ CreateSession struct{ ID string } }
-	a.gql(t, `mutation { createSession(input: {title: "k"}) { id } }`, nil, &s)
-	a.gql(t, `mutation($s: ID!) { deleteSession(id: $s) }`, map[string]any{"s": s.CreateSession.ID}, nil)
-	want := []string{"session_created " + s.CreateSession.ID, "session_deleted " + s.CreateSession.ID}
+	s := a.createSession(t, client.CreateSessionInput{Title: ptr("k")})
+	a.deleteSession(t, s)
+	want := []string{"session_created " + s, "session_deleted " + s}
 	timeout := time.After(20 * time.Second)
 	for len(want) > 0 {
 		select {
@@ -550,7 +306,7 @@ func TestClusterOwnerRestartedAtSameAddress(t *testing.T) {
 	fake.Enqueue(openaitest.Response{Hang: true, Events: []string{
 		openaitest.Chunk("gpt-t", map[string]any{"role": "assistant", "content": "half"}, ""),
 	}})
-	b.gql(t, `mutation($s: ID!) { sendMessage(sessionId: $s, input: {text: "one"}) { turnStarted } }`, map[string]any{"s": sid}, nil)
+	b.sendMessage(t, sid, "one")
 	for deadline := time.Now().Add(20 * time.Second); len(fake.Requests()) < 1 && time.Now().Before(deadline); {
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -562,26 +318,19 @@ func TestClusterOwnerRestartedAtSameAddress(t *testing.T) {
 		t.Fatalf("restarted at %s, not %s", a2.addr, a.addr)
 	}
 	fake.Enqueue(openaitest.TextStream("gpt-t", "Again."))
-	var r struct{ SendMessage struct{ TurnStarted bool } }
-	b.gql(t, `mutation($s: ID!) { sendMessage(sessionId: $s, input: {text: "two"}) { turnStarted } }`, map[string]any{"s": sid}, &r)
+	r := b.sendMessage(t, sid, "two")
 	if !r.SendMessage.TurnStarted {
 		t.Fatal("no turn started")
 	}
 	b.waitEvents(t, sid, "turn_finished", 2)
-	var nodes struct {
-		Nodes []struct {
-			AdvertiseURL  string
-			SessionsOwned int
-		}
-	}
 	// Whichever live node took the session over first (the new process at
 	// a's address once the dead one's lease expired, or b's sweep, in
 	// which case a2 passed the forwarded request on to b) owns it now.
-	b.gql(t, `{ nodes { advertiseUrl sessionsOwned } }`, nil, &nodes)
+	nodes := b.listNodes(t)
 	owned, total := 0, 0
 	for _, n := range nodes.Nodes {
 		total += n.SessionsOwned
-		if n.AdvertiseURL == a2.url() || n.AdvertiseURL == b.url() {
+		if n.AdvertiseUrl == a2.url() || n.AdvertiseUrl == b.url() {
 			owned += n.SessionsOwned
 		}
 	}
@@ -617,15 +366,9 @@ func TestClusterMutationOverWebSocketForwarded(t *testing.T) {
 	if len(fake.Requests()) != 1 {
 		t.Fatalf("model requests: %d", len(fake.Requests()))
 	}
-	var nodes struct {
-		Nodes []struct {
-			AdvertiseURL  string
-			SessionsOwned int
-		}
-	}
-	b.gql(t, `{ nodes { advertiseUrl sessionsOwned } }`, nil, &nodes)
+	nodes := b.listNodes(t)
 	for _, n := range nodes.Nodes {
-		if (n.AdvertiseURL == a.url()) != (n.SessionsOwned == 1) {
+		if (n.AdvertiseUrl == a.url()) != (n.SessionsOwned == 1) {
 			t.Fatalf("the turn did not stay on A: %+v", nodes.Nodes)
 		}
 	}
@@ -644,12 +387,12 @@ func TestClusterLargeQueueSnapshotAndRemoteState(t *testing.T) {
 	fake.Enqueue(openaitest.Response{Hang: true, Events: []string{
 		openaitest.Chunk("gpt-t", map[string]any{"role": "assistant", "content": "busy"}, ""),
 	}})
-	b.gql(t, `mutation($s: ID!) { sendMessage(sessionId: $s, input: {text: "start"}) { turnStarted } }`, map[string]any{"s": sid}, nil)
+	b.sendMessage(t, sid, "start")
 	w.waitCount(t, "message_delta", 1)
 	const items = 30
 	for i := range items {
 		text := fmt.Sprintf("%02d:", i) + strings.Repeat("q", 3500)
-		b.gql(t, `mutation($s: ID!, $t: String!) { sendMessage(sessionId: $s, input: {text: $t}) { turnStarted } }`, map[string]any{"s": sid, "t": text}, nil)
+		b.sendMessage(t, sid, text)
 	}
 	w.waitCount(t, "queue_snapshot", items)
 	w.mu.Lock()

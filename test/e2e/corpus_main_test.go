@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/foya-dev/foya/client"
 	at "github.com/foya-dev/foya/providers/anthropic/anthropictest"
 	"github.com/foya-dev/foya/providers/openai/openaitest"
 	rt "github.com/foya-dev/foya/providers/responses/responsestest"
@@ -91,10 +92,7 @@ func replayFixture(t *testing.T, kp *kernelProc, kind string, want wantFixture, 
 	}
 	model := map[string]any{"id": "recorded-model", "capabilities": map[string]any{"contextWindow": 400000, "maxOutputTokens": 32000, "reasoningEfforts": []any{"low", "high"}}}
 	k.conn = k.createConnection(t, kind, "rec-"+kind+"-"+fmt.Sprint(len(want.streams))+"-"+newSuffix(), base, model)
-	var s struct{ CreateSession struct{ ID string } }
-	k.gql(t, `mutation($c: ID) { createSession(input: {connectionId: $c, reasoningEffort: "high", approvalMode: BYPASS, title: "recorded"}) { id } }`,
-		map[string]any{"c": k.conn}, &s)
-	k.sid = s.CreateSession.ID
+	k.sid = k.createSession(t, client.CreateSessionInput{ConnectionId: ptr(k.conn), ReasoningEffort: ptr("high"), ApprovalMode: ptr(client.ApprovalModeBypass), Title: ptr("recorded")})
 	nCalls, nState := 0, 0
 	for _, r := range want.replies {
 		nCalls, nState = nCalls+len(r.calls), nState+len(r.state)

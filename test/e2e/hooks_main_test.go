@@ -3,6 +3,7 @@
 package e2e
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/foya-dev/foya/client"
 	"github.com/foya-dev/foya/providers/openai/openaitest"
 )
 
@@ -17,63 +19,10 @@ import (
 // (docs/hooks.md) through the kernel binary and a fake OpenAI-compatible
 // server, and read what reached the model in its request bodies.
 
-// writeHook writes an executable script into dir and returns its path.
-func writeHook(t *testing.T, dir, name, body string) string {
-	t.Helper()
-	p := filepath.Join(dir, name)
-	if err := os.WriteFile(p, []byte("#!/bin/bash\n"+body), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
-func (k *kernelProc) setHooks(t *testing.T, doc string) {
-	t.Helper()
-	var cfg any
-	if err := json.Unmarshal([]byte(doc), &cfg); err != nil {
-		t.Fatal(err)
-	}
-	k.gql(t, `mutation($c: JSON!) { setHooks(config: $c) }`, map[string]any{"c": cfg}, nil)
-}
-
-type hookEvent struct {
-	Type    string
-	Payload map[string]any
-}
-
-func (k *kernelProc) hookEvents(t *testing.T, sid string) (started, finished []map[string]any, system []map[string]any) {
-	t.Helper()
-	var r struct {
-		Events []struct {
-			Type    string
-			Payload json.RawMessage
-		}
-	}
-	k.gql(t, `query($s: ID!) { events(sessionId: $s, limit: 5000) { type payload } }`, map[string]any{"s": sid}, &r)
-	for _, e := range r.Events {
-		var p map[string]any
-		_ = json.Unmarshal(e.Payload, &p)
-		switch e.Type {
-		case "hook_started":
-			started = append(started, p)
-		case "hook_finished":
-			finished = append(finished, p)
-		case "message_end":
-			if m, _ := p["message"].(map[string]any); m != nil && m["role"] == "system" {
-				system = append(system, m)
-			}
-		}
-	}
-	return
-}
-
-func requestText(r openaitest.Request) string { return string(r.Body) }
-
 func TestHooksConfigValidation(t *testing.T) {
 	dir := t.TempDir()
 	k := startKernel(t, dir)
-	var r struct{ Hooks json.RawMessage }
-	k.gql(t, `{ hooks }`, nil, &r)
+	r := k.hooksDoc(t)
 	if strings.TrimSpace(string(r.Hooks)) != "{}" {
 		t.Fatalf("hooks without a file: %s", r.Hooks)
 	}
@@ -98,7 +47,7 @@ func TestHooksConfigValidation(t *testing.T) {
 	}
 	// A whole Claude Code settings object is accepted.
 	k.setHooks(t, `{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "true", "timeout": 5}]}]}}`)
-	k.gql(t, `{ hooks }`, nil, &r)
+	r = k.hooksDoc(t)
 	if !strings.Contains(string(r.Hooks), `"Stop"`) {
 		t.Fatalf("stored hooks: %s", r.Hooks)
 	}
@@ -220,15 +169,9 @@ func TestHooksUserPromptSubmitRefuses(t *testing.T) {
 	k.setHooks(t, `{"UserPromptSubmit": [{"hooks": [{"type": "command", "command": "`+refuse+`"}]}]}`)
 	fake := openaitest.New(t)
 	sid := k.session(t, fake.BaseURL(), outsideTmp(t), "BYPASS")
-	k.gql(t, `mutation($s: ID!) { sendMessage(sessionId: $s, input: {text: "go"}) { turnStarted } }`, map[string]any{"s": sid}, nil)
+	k.sendMessage(t, sid, "go")
 	k.waitEvents(t, sid, "turn_finished", 1)
-	var r struct {
-		Events []struct {
-			Type    string
-			Payload json.RawMessage
-		}
-	}
-	k.gql(t, `query($s: ID!) { events(sessionId: $s, limit: 5000) { type payload } }`, map[string]any{"s": sid}, &r)
+	r := k.eventLog(t, sid)
 	last := r.Events[len(r.Events)-1]
 	for _, e := range r.Events {
 		if e.Type == "turn_finished" {
@@ -249,7 +192,7 @@ func TestHooksStopContinuationBounded(t *testing.T) {
 	for range 4 {
 		fake.Enqueue(openaitest.TextStream("gpt-t", "done"))
 	}
-	k.gql(t, `mutation($s: ID!) { sendMessage(sessionId: $s, input: {text: "go"}) { turnStarted } }`, map[string]any{"s": sid}, nil)
+	k.sendMessage(t, sid, "go")
 	k.waitEvents(t, sid, "turn_finished", 1)
 	reqs := fake.Requests()
 	if len(reqs) != 4 { // the first answer plus three continuations
@@ -334,8 +277,7 @@ func TestHooksProjectTrust(t *testing.T) {
 		return string(fake.LastRequest().Body)
 	}
 	untrusted := func() int {
-		var r struct{ Events []struct{ Type string } }
-		k.gql(t, `query($s: ID!) { events(sessionId: $s, limit: 5000) { type } }`, map[string]any{"s": sid}, &r)
+		r := k.eventLog(t, sid)
 		n := 0
 		for _, e := range r.Events {
 			if e.Type == "hook_untrusted" {
@@ -348,13 +290,8 @@ func TestHooksProjectTrust(t *testing.T) {
 	if body := turn(); strings.Contains(body, "project-context") || untrusted() != 1 {
 		t.Fatalf("an untrusted project hook ran (or was not reported): %s", body)
 	}
-	var ps struct{ Projects []struct{ ID, Path string } }
-	k.gql(t, `{ projects { id path } }`, nil, &ps)
-	pid := ps.Projects[0].ID
-	var st struct {
-		ProjectHooks struct{ Present, Trusted, Changed bool }
-	}
-	k.gql(t, `query($id: ID!) { projectHooks(id: $id) { present trusted changed } }`, map[string]any{"id": pid}, &st)
+	pid := k.listProjects(t)[0].Id
+	st := k.projectHooks(t, pid)
 	if !st.ProjectHooks.Present || st.ProjectHooks.Trusted {
 		t.Fatalf("state before trust: %+v", st)
 	}
@@ -372,11 +309,13 @@ func TestHooksProjectTrust(t *testing.T) {
 	if body := turn(); strings.Contains(body, "project-context-two") || untrusted() != 2 {
 		t.Fatalf("a changed project hook ran: %s", body)
 	}
-	k.gql(t, `query($id: ID!) { projectHooks(id: $id) { present trusted changed } }`, map[string]any{"id": pid}, &st)
+	st = k.projectHooks(t, pid)
 	if st.ProjectHooks.Trusted || !st.ProjectHooks.Changed {
 		t.Fatalf("state after change: %+v", st)
 	}
-	k.gql(t, `mutation($id: ID!) { trustProject(id: $id) { trusted } }`, map[string]any{"id": pid}, nil)
+	if _, err := client.TrustProject(context.Background(), k.client(), pid); err != nil {
+		t.Fatalf("trustProject: %v", err)
+	}
 	if body := turn(); !strings.Contains(body, "project-context-two") {
 		t.Fatalf("a re-trusted project hook did not run: %s", body)
 	}
@@ -432,17 +371,6 @@ echo "Session primer: source=$src"
 	}
 }
 
-// lastTurnRequest is the body of the newest request that is not a title request.
-func lastTurnRequest(fake *openaitest.Server) string {
-	rs := fake.Requests()
-	for i := len(rs) - 1; i >= 0; i-- {
-		if b := requestText(rs[i]); !strings.Contains(b, "Write a title") {
-			return b
-		}
-	}
-	return ""
-}
-
 // permissionDecision "ask" puts the call to a person even in BYPASS mode:
 // the first call waits for approval and runs once approved; the second is
 // denied and does not run.
@@ -458,16 +386,10 @@ echo '{"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision
 	fake.Enqueue(toolCall("c1", "bash", map[string]any{"command": "touch approved.txt"}),
 		toolCall("c2", "bash", map[string]any{"command": "touch denied.txt"}),
 		openaitest.TextStream("gpt-t", "done"))
-	k.gql(t, `mutation($s: ID!) { sendMessage(sessionId: $s, input: {text: "go"}) { turnStarted } }`, map[string]any{"s": sid}, nil)
+	k.sendMessage(t, sid, "go")
 	for i, decision := range []string{"APPROVED", "DENIED"} {
 		k.waitEvents(t, sid, "approval_requested", i+1)
-		var ev struct {
-			Events []struct {
-				Type    string
-				Payload json.RawMessage
-			}
-		}
-		k.gql(t, `query($s: ID!) { events(sessionId: $s, limit: 5000) { type payload } }`, map[string]any{"s": sid}, &ev)
+		ev := k.eventLog(t, sid)
 		var reqs []struct{ RequestID string }
 		for _, e := range ev.Events {
 			if e.Type == "approval_requested" {
@@ -481,8 +403,7 @@ echo '{"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision
 		if exists(filepath.Join(proj, "approved.txt")) != (i == 1) {
 			t.Fatalf("approved.txt exists=%v before decision %d", exists(filepath.Join(proj, "approved.txt")), i)
 		}
-		k.gql(t, `mutation($s: ID!, $r: ID!, $d: ApprovalDecision!) { resolveApproval(sessionId: $s, requestId: $r, decision: $d) }`,
-			map[string]any{"s": sid, "r": reqs[i].RequestID, "d": decision}, nil)
+		k.resolveApproval(t, sid, reqs[i].RequestID, client.ApprovalDecision(decision))
 	}
 	k.waitEvents(t, sid, "turn_finished", 1)
 	if !exists(filepath.Join(proj, "approved.txt")) || exists(filepath.Join(proj, "denied.txt")) {
@@ -510,7 +431,9 @@ func TestHooksPreCompact(t *testing.T) {
 		t.Fatal("PreCompact ran without a compaction")
 	}
 	fake.Enqueue(openaitest.Completion("gpt-t", "## Goal\nsummary", "stop", 700, 60))
-	k.gql(t, `mutation($s: ID!) { compactSession(sessionId: $s) { phase } }`, map[string]any{"s": sid}, nil)
+	if _, err := client.CompactSession(context.Background(), k.client(), sid); err != nil {
+		t.Fatalf("compactSession: %v", err)
+	}
 	raw, err := os.ReadFile(seen)
 	if err != nil {
 		t.Fatalf("PreCompact did not run: %v", err)
@@ -542,7 +465,7 @@ func TestHooksSubagentStop(t *testing.T) {
 	sid := k.session(t, fake.BaseURL(), proj, "BYPASS")
 	fake.Enqueue(toolCall("c1", "task", map[string]any{"prompt": "say hi"}),
 		openaitest.TextStream("gpt-t", "child says hi"), openaitest.TextStream("gpt-t", "done"))
-	k.gql(t, `mutation($s: ID!) { sendMessage(sessionId: $s, input: {text: "go"}) { turnStarted } }`, map[string]any{"s": sid}, nil)
+	k.sendMessage(t, sid, "go")
 	k.waitEvents(t, sid, "turn_finished", 1)
 	if !strings.Contains(requestText(fake.LastRequest()), "child says hi") {
 		t.Fatalf("task result not in the last request: %s", fake.LastRequest().Body)
@@ -631,22 +554,16 @@ echo "hook-ctx-$n"
 		t.Fatalf("messages: %s", got)
 	}
 	// Fork after the first answer: the fork has the first hook context.
-	var f struct{ ForkSession struct{ ID string } }
-	k.gql(t, `mutation($s: ID!, $a: Int!) { forkSession(sessionId: $s, afterSeq: $a) { id } }`, map[string]any{"s": sid, "a": ms[2].Seq}, &f)
-	fm := messages(f.ForkSession.ID)
+	f, err := client.ForkSession(context.Background(), k.client(), sid, int(ms[2].Seq))
+	if err != nil {
+		t.Fatalf("forkSession: %v", err)
+	}
+	fm := messages(f.ForkSession.Id)
 	if got := texts(fm); got != "USER:go|SYSTEM:hook-ctx-1|ASSISTANT:done|" || !strings.HasPrefix(fm[1].Source, "hook UserPromptSubmit: ") {
 		t.Fatalf("fork messages: %s %+v", got, fm)
 	}
 	// Rewind the original to its second prompt: the second context goes.
-	var p struct {
-		PreviewRewind struct {
-			HeadSeq        int64
-			FileStateToken string
-		}
-	}
-	k.gql(t, `mutation($s: ID!, $m: Int!) { previewRewind(sessionId: $s, messageSeq: $m) { headSeq fileStateToken } }`, map[string]any{"s": sid, "m": ms[3].Seq}, &p)
-	k.gql(t, `mutation($s: ID!, $m: Int!, $h: Int!, $t: String!) { confirmRewind(sessionId: $s, messageSeq: $m, headSeq: $h, fileStateToken: $t) { text } }`,
-		map[string]any{"s": sid, "m": ms[3].Seq, "h": p.PreviewRewind.HeadSeq, "t": p.PreviewRewind.FileStateToken}, nil)
+	k.rewindTo(t, sid, int(ms[3].Seq))
 	if got := texts(messages(sid)); got != "USER:go|SYSTEM:hook-ctx-1|ASSISTANT:done|" {
 		t.Fatalf("messages after rewind: %s", got)
 	}

@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/foya-dev/foya/client"
 	"github.com/foya-dev/foya/core"
 	"github.com/foya-dev/foya/internal/testenv"
 	"github.com/foya-dev/foya/storage"
@@ -290,14 +291,10 @@ func TestRestartKeepsDataAndResetsPhases(t *testing.T) {
 	data := t.TempDir()
 	proj := t.TempDir()
 	k := startKernel(t, data)
-	var p struct{ CreateProject struct{ ID string } }
-	k.gql(t, `mutation($p: String!) { createProject(input: {path: $p}) { id } }`, map[string]any{"p": proj}, &p)
+	p := k.createProject(t, proj)
 	var ids []string
 	for i := range 3 {
-		var s struct{ CreateSession struct{ ID string } }
-		k.gql(t, `mutation($t: String, $p: ID) { createSession(input: {title: $t, projectId: $p}) { id } }`,
-			map[string]any{"t": fmt.Sprint("s", i), "p": p.CreateProject.ID}, &s)
-		ids = append(ids, s.CreateSession.ID)
+		ids = append(ids, k.createSession(t, client.CreateSessionInput{Title: ptr(fmt.Sprint("s", i)), ProjectId: ptr(p.Id)}))
 	}
 	k.stop(t)
 
@@ -329,7 +326,7 @@ func TestRestartKeepsDataAndResetsPhases(t *testing.T) {
 		t.Fatalf("after restart: %+v", got)
 	}
 	for _, s := range got.Sessions {
-		if s.Phase != "IDLE" || s.Project.ID != p.CreateProject.ID {
+		if s.Phase != "IDLE" || s.Project.ID != p.Id {
 			t.Fatalf("session after restart: %+v", s)
 		}
 	}

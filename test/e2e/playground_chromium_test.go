@@ -68,7 +68,7 @@ func TestPlaygroundInChromium(t *testing.T) {
 	page.runOperation(ctx, t, fmt.Sprintf(`subscription { sessionEvents(sessionId: %q) { seq type delta } }`, sid))
 	time.Sleep(500 * time.Millisecond) // let the subscription register (live only: no afterSeq)
 	fake.Enqueue(openaitest.TextStream("gpt-t", "Hi from ", "the browser"))
-	k.gql(t, `mutation($s: ID!) { sendMessage(sessionId: $s, input: {text: "hi"}) { turnStarted } }`, map[string]any{"s": sid}, nil)
+	k.sendMessage(t, sid, "hi")
 	page.waitJS(ctx, t, responseJS+`.includes('"type"')`, "a subscription event in the response pane")
 	got := page.evalString(ctx, t, responseJS)
 	if !strings.Contains(got, "sessionEvents") {

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -12,14 +13,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/foya-dev/foya/client"
 	"github.com/foya-dev/foya/providers/openai/openaitest"
 )
 
-type pluginJSON struct {
-	Name, Kind, ProviderKind string
-	Healthy, Builtin         bool
-	Capabilities             []string
-}
+// pluginJSON is one plugin as the kernel lists it.
+type pluginJSON = client.PluginsPluginsPluginInfo
 
 // The kernel loads the built-in OpenAI-compatible provider out of process and
 // lists models from a real OpenAI-compatible HTTP endpoint.
@@ -29,8 +28,7 @@ func TestRefreshModelsThroughBuiltinPlugin(t *testing.T) {
 	data := t.TempDir()
 	k := startKernel(t, data)
 
-	var pl struct{ Plugins []pluginJSON }
-	k.gql(t, `{ plugins { name kind providerKind healthy builtin capabilities } }`, nil, &pl)
+	pl := k.listPlugins(t)
 	// A fresh kernel offers all three provider kinds with no plugin dir.
 	if len(pl.Plugins) != 4 {
 		t.Fatalf("plugins = %+v, want anthropic, openai, openai-responses and tools", pl.Plugins)
@@ -53,22 +51,13 @@ func TestRefreshModelsThroughBuiltinPlugin(t *testing.T) {
 	}
 
 	const key = "sk-live-TOPSECRET-91c3"
-	var c struct{ CreateConnection struct{ ID string } }
-	k.gql(t, `mutation($in: ConnectionInput!) { createConnection(input: $in) { id } }`, map[string]any{"in": map[string]any{
-		"name": "fake", "baseUrl": fake.BaseURL(), "apiKey": key,
-		"models": []any{map[string]any{"id": "gpt-x", "capabilities": map[string]any{"contextWindow": 8000}}},
-	}}, &c)
-	var rf struct {
-		RefreshModels struct {
-			Models []struct {
-				ID           string
-				Capabilities struct{ ContextWindow *int }
-			}
-		}
-	}
-	k.gql(t, `mutation($id: ID!) { refreshModels(connectionId: $id) { models { id capabilities { contextWindow } } } }`, map[string]any{"id": c.CreateConnection.ID}, &rf)
+	c := k.createConnection(t, client.ConnectionInput{
+		Name: ptr("fake"), BaseUrl: ptr(fake.BaseURL()), ApiKey: ptr(key),
+		Models: []client.ModelInput{{Id: "gpt-x", Capabilities: &client.CapabilitiesInput{ContextWindow: ptr(8000)}}},
+	})
+	rf := k.refreshModels(t, c)
 	ms := rf.RefreshModels.Models
-	if len(ms) != 2 || ms[0].ID != "gpt-x" || ms[1].ID != "gpt-y" || ms[0].Capabilities.ContextWindow == nil || *ms[0].Capabilities.ContextWindow != 8000 {
+	if len(ms) != 2 || ms[0].Id != "gpt-x" || ms[1].Id != "gpt-y" || ms[0].Capabilities.ContextWindow == nil || *ms[0].Capabilities.ContextWindow != 8000 {
 		t.Fatalf("models = %+v", ms)
 	}
 	req := fake.LastRequest()
@@ -104,8 +93,7 @@ func TestThirdPartyProviderPlugin(t *testing.T) {
 		t.Fatalf("build echo: %v\n%s", err, out)
 	}
 	k := startKernel(t, data)
-	var pl struct{ Plugins []pluginJSON }
-	k.gql(t, `{ plugins { name kind providerKind healthy builtin capabilities } }`, nil, &pl)
+	pl := k.listPlugins(t)
 	var echo *pluginJSON
 	for i, p := range pl.Plugins {
 		if p.ProviderKind == "echo" {
@@ -115,10 +103,10 @@ func TestThirdPartyProviderPlugin(t *testing.T) {
 	if echo == nil || !echo.Healthy || echo.Builtin {
 		t.Fatalf("plugins = %+v", pl.Plugins)
 	}
-	var c struct {
-		CreateConnection struct{ ID, ProviderKind string }
+	c, err := client.CreateConnection(context.Background(), k.client(), client.ConnectionInput{Name: ptr("echo"), ProviderKind: ptr("echo"), BaseUrl: ptr("http://127.0.0.1:1/v1"), Models: []client.ModelInput{{Id: "echo-1"}}})
+	if err != nil {
+		t.Fatalf("createConnection: %v", err)
 	}
-	k.gql(t, `mutation { createConnection(input: {name: "echo", providerKind: "echo", baseUrl: "http://127.0.0.1:1/v1", models: [{id: "echo-1"}]}) { id providerKind } }`, nil, &c)
 	if c.CreateConnection.ProviderKind != "echo" {
 		t.Fatalf("connection = %+v", c.CreateConnection)
 	}
@@ -132,14 +120,9 @@ func TestPluginIdleStopEndToEnd(t *testing.T) {
 	k := startKernel(t, t.TempDir(), "--plugin-idle-stop", "1s")
 	sid := k.chatSession(t, fake.BaseURL())
 	fake.Enqueue(openaitest.TextStream("gpt-t", "first"))
-	k.gql(t, `mutation($s: ID!) { sendMessage(sessionId: $s, input: {text: "hi"}) { turnStarted } }`, map[string]any{"s": sid}, nil)
+	k.sendMessage(t, sid, "hi")
 	k.waitEvents(t, sid, "turn_finished", 1)
 
-	type plugin struct {
-		Name    string
-		PID     *int
-		Healthy bool
-	}
 	deadline := time.Now().Add(60 * time.Second)
 	for len(childPIDs(k.cmd.Process.Pid)) > 0 {
 		if time.Now().After(deadline) {
@@ -147,10 +130,9 @@ func TestPluginIdleStopEndToEnd(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	var out struct{ Plugins []plugin }
-	k.gql(t, `{ plugins { name pid healthy } }`, nil, &out)
+	out := k.listPlugins(t)
 	for _, p := range out.Plugins {
-		if p.PID != nil || !p.Healthy {
+		if p.Pid != nil || !p.Healthy {
 			t.Fatalf("stopped plugin listed as %+v", p)
 		}
 	}
@@ -160,17 +142,9 @@ func TestPluginIdleStopEndToEnd(t *testing.T) {
 		openaitest.Chunk("gpt-t", map[string]any{"tool_calls": []any{map[string]any{"index": 0, "id": "c1", "type": "function", "function": map[string]any{"name": "bash", "arguments": string(args)}}}}, ""),
 		openaitest.Chunk("gpt-t", map[string]any{}, "tool_calls"),
 	}}, openaitest.TextStream("gpt-t", "second"))
-	k.gql(t, `mutation($s: ID!) { sendMessage(sessionId: $s, input: {text: "again"}) { turnStarted } }`, map[string]any{"s": sid}, nil)
+	k.sendMessage(t, sid, "again")
 	k.waitEvents(t, sid, "turn_finished", 2)
-	var s struct {
-		Session struct {
-			Messages []struct {
-				Text    string
-				IsError bool
-			}
-		}
-	}
-	k.gql(t, `query($s: ID!) { session(id: $s) { messages { text isError } } }`, map[string]any{"s": sid}, &s)
+	s := k.getSession(t, sid)
 	ms := s.Session.Messages
 	if len(ms) != 6 || ms[4].IsError || !strings.Contains(ms[4].Text, "again") || ms[5].Text != "second" {
 		t.Fatalf("messages after the idle stop %+v\n%s", ms, k.Logs())

@@ -18,6 +18,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/foya-dev/foya/client"
 	"github.com/foya-dev/foya/providers/openai/openaitest"
 	"github.com/foya-dev/foya/storage"
 	"github.com/foya-dev/foya/storage/pgtest"
@@ -38,16 +39,12 @@ func TestServePostgresTwoKernelsShareOneDatabase(t *testing.T) {
 	t.Setenv("FOYA_DATABASE", url)
 	b := startKernel(t, t.TempDir(), "--secret-key-file", keyFile, "--auth-token-file", tokFile)
 
-	var p struct{ CreateProject struct{ ID string } }
-	a.gql(t, `mutation($p: String!) { createProject(input: {path: $p}) { id } }`, map[string]any{"p": proj}, &p)
+	p := a.createProject(t, proj)
 	for i := range 2 {
-		a.gql(t, `mutation($t: String, $p: ID) { createSession(input: {title: $t, projectId: $p}) { id } }`,
-			map[string]any{"t": fmt.Sprint("s", i), "p": p.CreateProject.ID}, nil)
+		a.createSession(t, client.CreateSessionInput{Title: ptr(fmt.Sprint("s", i)), ProjectId: ptr(p.Id)})
 	}
 	const apiKey = "sk-two-kernels-secret-value-42"
-	var c struct{ CreateConnection struct{ ID string } }
-	a.gql(t, `mutation($k: String) { createConnection(input: {name: "shared", baseUrl: "http://127.0.0.1:1/v1", apiKey: $k}) { id } }`,
-		map[string]any{"k": apiKey}, &c)
+	c := a.createConnection(t, client.ConnectionInput{Name: ptr("shared"), BaseUrl: ptr("http://127.0.0.1:1/v1"), ApiKey: ptr(apiKey)})
 
 	var got struct {
 		Sessions    []struct{ Title string }
@@ -58,14 +55,14 @@ func TestServePostgresTwoKernelsShareOneDatabase(t *testing.T) {
 		}
 	}
 	b.gql(t, `{ sessions { title } projects { id } connections { id apiKeyConfigured } }`, nil, &got)
-	if len(got.Sessions) != 2 || len(got.Projects) != 1 || got.Projects[0].ID != p.CreateProject.ID {
+	if len(got.Sessions) != 2 || len(got.Projects) != 1 || got.Projects[0].ID != p.Id {
 		t.Fatalf("second kernel sees %+v", got)
 	}
-	if len(got.Connections) != 1 || got.Connections[0].ID != c.CreateConnection.ID || !got.Connections[0].APIKeyConfigured {
+	if len(got.Connections) != 1 || got.Connections[0].ID != c || !got.Connections[0].APIKeyConfigured {
 		t.Fatalf("second kernel's connections: %+v", got.Connections)
 	}
 	// A change on B is seen by A.
-	b.gql(t, `mutation($id: ID!) { deleteConnection(id: $id) }`, map[string]any{"id": c.CreateConnection.ID}, nil)
+	b.deleteConnection(t, c)
 	a.gql(t, `{ connections { id } }`, nil, &got)
 	if len(got.Connections) != 0 {
 		t.Fatalf("A still sees %+v after B deleted it", got.Connections)
@@ -135,17 +132,13 @@ func TestServePostgresSharedArtifactsAndDelete(t *testing.T) {
 	if body := string(fake.LastRequest().Body); !strings.Contains(body, "data:image/png;base64,"+base64.StdEncoding.EncodeToString(pic.Bytes())) {
 		t.Fatalf("B's model request lacks the image uploaded to A: %.300s", body)
 	}
-	var s struct {
-		Session struct{ Messages []struct{ Role, Text string } }
-	}
-	a.gql(t, `query($s: ID!) { session(id: $s) { messages { role text } } }`, map[string]any{"s": sid}, &s)
+	s := a.getSession(t, sid)
 	if n := len(s.Session.Messages); n != 2 || s.Session.Messages[1].Text != "A dot." {
 		t.Fatalf("A reads the turn B ran as %+v", s.Session.Messages)
 	}
 
-	b.gql(t, `mutation($s: ID!) { deleteSession(id: $s) }`, map[string]any{"s": sid}, nil)
-	var list struct{ Sessions []struct{ ID string } }
-	a.gql(t, `{ sessions { id } }`, nil, &list)
+	b.deleteSession(t, sid)
+	list := a.listSessions(t, false)
 	if len(list.Sessions) != 0 {
 		t.Fatalf("A still lists %+v after B deleted the session", list.Sessions)
 	}

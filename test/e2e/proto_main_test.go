@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/foya-dev/foya/client"
 	"github.com/foya-dev/foya/internal/testenv"
 )
 
@@ -204,13 +205,10 @@ func TestRefusedConnectionRecordsNoEstimate(t *testing.T) {
 	if r.code == 0 {
 		t.Fatalf("exec against a refused connection succeeded: %s", r.stdout)
 	}
-	var got struct {
-		UsageTotals struct {
-			TotalTokens int
-			Estimated   bool
-		}
+	got, err := client.UsageTotals(context.Background(), k.client())
+	if err != nil {
+		t.Fatalf("usageTotals: %v", err)
 	}
-	k.gql(t, `{ usageTotals { totalTokens estimated } }`, nil, &got)
 	if got.UsageTotals.TotalTokens != 0 {
 		t.Fatalf("usage recorded for a request never sent: %+v\nexec stderr: %s", got.UsageTotals, r.stderr)
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/foya-dev/foya/client"
 	"github.com/foya-dev/foya/providers/openai/openaitest"
 	rt "github.com/foya-dev/foya/providers/responses/responsestest"
 )
@@ -30,8 +31,8 @@ func TestResponsesEndToEnd(t *testing.T) {
 	model := map[string]any{"id": codex, "capabilities": map[string]any{"contextWindow": 400000, "maxOutputTokens": 64000, "reasoningEfforts": []any{"low", "medium", "high"}}}
 	k := startNative(t, "openai-responses", "", model, "high")
 	// startNative used the server root; the Responses base URL ends in /v1.
-	k.gql(t, `mutation($id: ID!, $u: String) { updateConnection(id: $id, input: {baseUrl: $u}) { id } }`, map[string]any{"id": k.conn, "u": k.fake.URL + "/v1"}, nil)
-	k.gql(t, `mutation($s: ID!, $c: ID) { updateSession(id: $s, input: {connectionId: $c, model: "`+codex+`"}) { id } }`, map[string]any{"s": k.sid, "c": k.conn}, nil)
+	k.updateConnection(t, k.conn, client.ConnectionInput{BaseUrl: ptr(k.fake.URL + "/v1")})
+	k.updateSession(t, k.sid, client.UpdateSessionInput{ConnectionId: ptr(k.conn), Model: ptr(codex)})
 
 	// 1. A plain reply, stateless.
 	k.fake.Enqueue(rt.Stream(rt.Created(codex), rt.Message(0, "msg_1", "Hel", "lo"), rt.Completed(codex, rt.Usage{Input: 100, Output: 5})))
@@ -170,7 +171,7 @@ func TestResponsesEndToEnd(t *testing.T) {
 	// 5. A route change drops every native state: no reasoning item, no
 	// compaction item; the history goes in full.
 	other := k.createConnection(t, "openai-responses", "second", k.fake.URL+"/v1/", model)
-	k.gql(t, `mutation($s: ID!, $c: ID) { updateSession(id: $s, input: {connectionId: $c, model: "`+codex+`"}) { id } }`, map[string]any{"s": k.sid, "c": other}, nil)
+	k.updateSession(t, k.sid, client.UpdateSessionInput{ConnectionId: ptr(other), Model: ptr(codex)})
 	k.fake.Enqueue(rt.Stream(rt.Created(codex), rt.Message(0, "msg_5", "ok"), rt.Completed(codex, rt.Usage{Input: 900, Output: 1})))
 	if st, reason := k.send(t, "on another route"); st != "completed" {
 		t.Fatalf("route change turn %s: %s", st, reason)
@@ -185,8 +186,8 @@ func TestResponsesEndToEnd(t *testing.T) {
 func TestResponsesCompactionFallsBackToPortable(t *testing.T) {
 	model := map[string]any{"id": "gpt-4.1", "capabilities": map[string]any{"contextWindow": 100000}}
 	k := startNative(t, "openai-responses", "", model, "")
-	k.gql(t, `mutation($id: ID!, $u: String) { updateConnection(id: $id, input: {baseUrl: $u}) { id } }`, map[string]any{"id": k.conn, "u": k.fake.URL + "/v1"}, nil)
-	k.gql(t, `mutation($s: ID!, $c: ID) { updateSession(id: $s, input: {connectionId: $c, model: "gpt-4.1"}) { id } }`, map[string]any{"s": k.sid, "c": k.conn}, nil)
+	k.updateConnection(t, k.conn, client.ConnectionInput{BaseUrl: ptr(k.fake.URL + "/v1")})
+	k.updateSession(t, k.sid, client.UpdateSessionInput{ConnectionId: ptr(k.conn), Model: ptr("gpt-4.1")})
 	k.fake.Enqueue(rt.Stream(rt.Created("gpt-4.1"), rt.Message(0, "msg_1", "Hello"), rt.Completed("gpt-4.1", rt.Usage{Input: 10, Output: 1})))
 	if st, reason := k.send(t, "hi "+strings.Repeat("lots of context ", 200)); st != "completed" {
 		t.Fatalf("%s: %s", st, reason)

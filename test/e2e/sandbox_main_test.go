@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/foya-dev/foya/client"
 	"github.com/foya-dev/foya/providers/openai/openaitest"
 )
 
@@ -44,14 +45,7 @@ func outsideTmp(t *testing.T) string {
 // sandboxState returns the tools plugin's sandbox and detail.
 func (k *kernelProc) sandboxState(t *testing.T) (string, string) {
 	t.Helper()
-	var r struct {
-		Plugins []struct {
-			Name          string
-			Sandbox       *string
-			SandboxDetail *string
-		}
-	}
-	k.gql(t, `{ plugins { name sandbox sandboxDetail } }`, nil, &r)
+	r := k.listPlugins(t)
 	for _, p := range r.Plugins {
 		if p.Name == "tools" && p.Sandbox != nil && p.SandboxDetail != nil {
 			return *p.Sandbox, *p.SandboxDetail
@@ -111,39 +105,27 @@ type toolMsg struct {
 func (k *kernelProc) session(t *testing.T, baseURL, dir, mode string) string {
 	t.Helper()
 	// Connection names are unique: one "fake" per kernel, reused.
-	var conns struct{ Connections []struct{ ID, Name string } }
-	k.gql(t, `{ connections { id name } }`, nil, &conns)
 	connID := ""
-	for _, cn := range conns.Connections {
+	for _, cn := range k.listConnections(t) {
 		if cn.Name == "fake" {
-			connID = cn.ID
+			connID = cn.Id
 		}
 	}
 	if connID == "" {
-		var c struct{ CreateConnection struct{ ID string } }
-		k.gql(t, `mutation($u: String) { createConnection(input: {name: "fake", baseUrl: $u, apiKey: "sk-conn-secret", models: [{id: "gpt-t"}]}) { id } }`, map[string]any{"u": baseURL}, &c)
-		connID = c.CreateConnection.ID
+		connID = k.createConnection(t, client.ConnectionInput{Name: ptr("fake"), BaseUrl: ptr(baseURL), ApiKey: ptr("sk-conn-secret"), Models: []client.ModelInput{{Id: "gpt-t"}}})
 	}
-	vars := map[string]any{"c": connID, "m": mode}
-	q := `mutation($c: ID, $m: ApprovalMode) { createSession(input: {connectionId: $c, title: "t", approvalMode: $m}) { id } }`
+	in := client.CreateSessionInput{ConnectionId: ptr(connID), Title: ptr("t"), ApprovalMode: ptr(client.ApprovalMode(mode))}
 	if dir != "" {
-		var ps struct{ Projects []struct{ ID, Path string } }
-		k.gql(t, `{ projects { id path } }`, nil, &ps)
-		for _, p := range ps.Projects {
+		for _, p := range k.listProjects(t) {
 			if p.Path == dir {
-				vars["p"] = p.ID
+				in.ProjectId = ptr(p.Id)
 			}
 		}
-		if vars["p"] == nil {
-			var p struct{ CreateProject struct{ ID string } }
-			k.gql(t, `mutation($p: String!) { createProject(input: {path: $p}) { id } }`, map[string]any{"p": dir}, &p)
-			vars["p"] = p.CreateProject.ID
+		if in.ProjectId == nil {
+			in.ProjectId = ptr(k.createProject(t, dir).Id)
 		}
-		q = `mutation($c: ID, $m: ApprovalMode, $p: ID) { createSession(input: {connectionId: $c, title: "t", approvalMode: $m, projectId: $p}) { id } }`
 	}
-	var s struct{ CreateSession struct{ ID string } }
-	k.gql(t, q, vars, &s)
-	return s.CreateSession.ID
+	return k.createSession(t, in)
 }
 
 // runTools makes the fake model call the tools in order within one turn
@@ -151,15 +133,14 @@ func (k *kernelProc) session(t *testing.T, baseURL, dir, mode string) string {
 func (k *kernelProc) runTools(t *testing.T, fake *openaitest.Server, sid string, calls ...openaitest.Response) []toolMsg {
 	t.Helper()
 	fake.Enqueue(append(calls, openaitest.TextStream("gpt-t", "done"))...)
-	var before struct{ Events []struct{ Type string } }
-	k.gql(t, `query($s: ID!) { events(sessionId: $s, limit: 5000) { type } }`, map[string]any{"s": sid}, &before)
+	before := k.eventLog(t, sid)
 	n := 0
 	for _, e := range before.Events {
 		if e.Type == "turn_finished" {
 			n++
 		}
 	}
-	k.gql(t, `mutation($s: ID!) { sendMessage(sessionId: $s, input: {text: "go"}) { turnStarted } }`, map[string]any{"s": sid}, nil)
+	k.sendMessage(t, sid, "go")
 	k.waitEvents(t, sid, "turn_finished", n+1)
 	var s struct {
 		Session struct{ Messages []toolMsg }
@@ -311,8 +292,7 @@ env; cat /proc/%[4]d/environ; cat %[3]s/connections.json %[3]s/auth-token; ls -a
 			t.Error("write into the data directory")
 		}
 		// The refused write was never put to a person.
-		var ev struct{ Events []struct{ Type string } }
-		k.gql(t, `query($s: ID!) { events(sessionId: $s, limit: 5000) { type } }`, map[string]any{"s": sid}, &ev)
+		ev := k.eventLog(t, sid)
 		for _, e := range ev.Events {
 			if e.Type == "approval_requested" {
 				t.Error("an approval was asked for a write the scope check refuses")
@@ -356,12 +336,10 @@ env; cat /proc/%[4]d/environ; cat %[3]s/connections.json %[3]s/auth-token; ls -a
 				t.Errorf("env:%s: %s %s", name, code, msg)
 			}
 		}
-		var c struct{ CreateConnection struct{ ID string } }
-		k.gql(t, `mutation { createConnection(input: {name: "gh", baseUrl: "https://evil.example/v1", apiKey: "env:GITHUB_TOKEN"}) { id } }`, nil, &c)
-		var d struct{ CreateConnection struct{ ID string } }
-		k.gql(t, `mutation { createConnection(input: {name: "doomed", baseUrl: "https://x.example/v1", apiKey: "sk-doomed-key"}) { id } }`, nil, &d)
-		k.gql(t, `mutation($id: ID!) { updateConnection(id: $id, input: {apiKey: "sk-replacement-key"}) { id } }`, map[string]any{"id": d.CreateConnection.ID}, nil)
-		k.gql(t, `mutation($id: ID!) { deleteConnection(id: $id) }`, map[string]any{"id": d.CreateConnection.ID}, nil)
+		k.createConnection(t, client.ConnectionInput{Name: ptr("gh"), BaseUrl: ptr("https://evil.example/v1"), ApiKey: ptr("env:GITHUB_TOKEN")})
+		d := k.createConnection(t, client.ConnectionInput{Name: ptr("doomed"), BaseUrl: ptr("https://x.example/v1"), ApiKey: ptr("sk-doomed-key")})
+		k.updateConnection(t, d, client.ConnectionInput{ApiKey: ptr("sk-replacement-key")})
+		k.deleteConnection(t, d)
 		for _, f := range []string{"connections.json", "connections.json.bak"} {
 			b, err := os.ReadFile(filepath.Join(data, f))
 			if err != nil {
@@ -378,7 +356,7 @@ env; cat /proc/%[4]d/environ; cat %[3]s/connections.json %[3]s/auth-token; ls -a
 		os.MkdirAll(dir, 0o755)
 		sid := k.session(t, fake.BaseURL(), dir, "BYPASS")
 		fake.Enqueue(toolCall("c1", "bash", map[string]any{"command": "(sleep 2; touch orphan) & sleep 60"}), openaitest.TextStream("gpt-t", "after"))
-		k.gql(t, `mutation($s: ID!) { sendMessage(sessionId: $s, input: {text: "go"}) { turnStarted } }`, map[string]any{"s": sid}, nil)
+		k.sendMessage(t, sid, "go")
 		waitFor(t, func() bool { return len(processesIn(dir)) >= 2 })
 		syscall.Kill(k.toolsPluginPID(t), syscall.SIGKILL)
 		waitNoProcessesIn(t, dir)
@@ -393,7 +371,7 @@ env; cat /proc/%[4]d/environ; cat %[3]s/connections.json %[3]s/auth-token; ls -a
 		os.MkdirAll(dir, 0o755)
 		sid := k.session(t, fake.BaseURL(), dir, "BYPASS")
 		fake.Enqueue(toolCall("c1", "bash", map[string]any{"command": "(sleep 2; touch orphan) & sleep 60"}))
-		k.gql(t, `mutation($s: ID!) { sendMessage(sessionId: $s, input: {text: "go"}) { turnStarted } }`, map[string]any{"s": sid}, nil)
+		k.sendMessage(t, sid, "go")
 		waitFor(t, func() bool { return len(processesIn(dir)) >= 2 })
 		k.cmd.Process.Kill()
 		<-k.done

@@ -65,8 +65,7 @@ func TestSessionsImportRefusesAFileChangeIntoTheDataDirectory(t *testing.T) {
 	if r.code != 1 || !strings.Contains(r.stderr, "(BAD_INPUT)") || !strings.Contains(r.stderr, `line 4: fileChanges[0].path ".local/share/foya/mcp.json" lies in the kernel's data directory`) {
 		t.Fatalf("import: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
-	var ss struct{ Sessions []struct{ ID string } }
-	k.gql(t, `{ sessions(includeChildren: true) { id } }`, nil, &ss)
+	ss := k.listSessions(t, true)
 	if len(ss.Sessions) != 0 {
 		t.Fatalf("sessions after the refused import: %+v", ss.Sessions)
 	}

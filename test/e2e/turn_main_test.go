@@ -11,16 +11,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/foya-dev/foya/client"
 	"github.com/foya-dev/foya/providers/openai/openaitest"
 )
 
 func (k *kernelProc) chatSession(t testing.TB, baseURL string) string {
 	t.Helper()
-	var c struct{ CreateConnection struct{ ID string } }
-	k.gql(t, `mutation($u: String) { createConnection(input: {name: "fake", baseUrl: $u, apiKey: "sk-x", models: [{id: "gpt-t"}]}) { id } }`, map[string]any{"u": baseURL}, &c)
-	var s struct{ CreateSession struct{ ID string } }
-	k.gql(t, `mutation($c: ID) { createSession(input: {connectionId: $c, title: "t", approvalMode: BYPASS}) { id } }`, map[string]any{"c": c.CreateConnection.ID}, &s)
-	return s.CreateSession.ID
+	c := k.createConnection(t, client.ConnectionInput{Name: ptr("fake"), BaseUrl: ptr(baseURL), ApiKey: ptr("sk-x"), Models: []client.ModelInput{{Id: "gpt-t"}}})
+	return k.createSession(t, client.CreateSessionInput{ConnectionId: ptr(c), Title: ptr("t"), ApprovalMode: ptr(client.ApprovalModeBypass)})
 }
 
 func (k *kernelProc) waitEvent(t *testing.T, sid, typ string) { k.waitEvents(t, sid, typ, 1) }
@@ -30,8 +28,7 @@ func (k *kernelProc) waitEvents(t *testing.T, sid, typ string, n int) {
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for time.Now().Before(deadline) {
-		var ev struct{ Events []struct{ Type string } }
-		k.gql(t, `query($s: ID!) { events(sessionId: $s, limit: 5000) { type } }`, map[string]any{"s": sid}, &ev)
+		ev := k.eventLog(t, sid)
 		got := 0
 		for _, e := range ev.Events {
 			if e.Type == typ {
@@ -53,16 +50,9 @@ func TestTurnThroughRealPlugin(t *testing.T) {
 	k := startKernel(t, t.TempDir())
 	sid := k.chatSession(t, fake.BaseURL())
 	fake.Enqueue(openaitest.TextStream("gpt-t", "Hello ", "from ", "the plugin"))
-	var r struct{ SendMessage struct{ TurnStarted bool } }
-	k.gql(t, `mutation($s: ID!) { sendMessage(sessionId: $s, input: {text: "hi"}) { turnStarted } }`, map[string]any{"s": sid}, &r)
+	k.sendMessage(t, sid, "hi")
 	k.waitEvent(t, sid, "turn_finished")
-	var s struct {
-		Session struct {
-			Phase    string
-			Messages []struct{ Role, Text string }
-		}
-	}
-	k.gql(t, `query($s: ID!) { session(id: $s) { phase messages { role text } } }`, map[string]any{"s": sid}, &s)
+	s := k.getSession(t, sid)
 	if len(s.Session.Messages) != 2 || s.Session.Messages[1].Text != "Hello from the plugin" {
 		t.Fatalf("session %+v", s.Session)
 	}
@@ -76,12 +66,12 @@ func TestKillMidTurnAndRestart(t *testing.T) {
 	k := startKernel(t, data)
 	sid := k.chatSession(t, fake.BaseURL())
 	fake.Enqueue(openaitest.TextStream("gpt-t", "First answer."))
-	k.gql(t, `mutation($s: ID!) { sendMessage(sessionId: $s, input: {text: "one"}) { turnStarted } }`, map[string]any{"s": sid}, nil)
+	k.sendMessage(t, sid, "one")
 	k.waitEvent(t, sid, "turn_finished")
 	fake.Enqueue(openaitest.Response{Hang: true, Events: []string{
 		openaitest.Chunk("gpt-t", map[string]any{"role": "assistant", "content": "half a sent"}, ""),
 	}})
-	k.gql(t, `mutation($s: ID!) { sendMessage(sessionId: $s, input: {text: "two"}) { turnStarted } }`, map[string]any{"s": sid}, nil)
+	k.sendMessage(t, sid, "two")
 	// Wait until the provider is streaming, then kill -9.
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
@@ -107,29 +97,22 @@ func TestKillMidTurnAndRestart(t *testing.T) {
 	}
 
 	k2 := startKernel(t, data)
-	var s struct {
-		Session struct {
-			Phase    string
-			Messages []struct{ Role, Text string }
-		}
-	}
-	k2.gql(t, `query($s: ID!) { session(id: $s) { phase messages { role text } } }`, map[string]any{"s": sid}, &s)
+	s := k2.getSession(t, sid)
 	if s.Session.Phase != "IDLE" {
 		t.Fatalf("phase after restart %s", s.Session.Phase)
 	}
 	var texts []string
 	for _, m := range s.Session.Messages {
-		texts = append(texts, m.Role+":"+m.Text)
+		texts = append(texts, string(m.Role)+":"+m.Text)
 	}
 	if got := strings.Join(texts, "|"); got != "USER:one|ASSISTANT:First answer.|USER:two" {
 		t.Fatalf("history after restart: %s", got)
 	}
 	// The session works again.
 	fake.Enqueue(openaitest.TextStream("gpt-t", "Back."))
-	k2.gql(t, `mutation($s: ID!) { sendMessage(sessionId: $s, input: {text: "three"}) { turnStarted } }`, map[string]any{"s": sid}, nil)
+	k2.sendMessage(t, sid, "three")
 	k2.waitEvents(t, sid, "turn_finished", 3)
-	var evs struct{ Events []struct{ Type string } }
-	k2.gql(t, `query($s: ID!) { events(sessionId: $s, limit: 5000) { type } }`, map[string]any{"s": sid}, &evs)
+	evs := k2.eventLog(t, sid)
 	raw, _ := json.Marshal(evs)
 	// The interrupted turn got its end at restart: every turn_started has a turn_finished.
 	if strings.Count(string(raw), "turn_started") != strings.Count(string(raw), "turn_finished") {
@@ -178,10 +161,9 @@ func TestToolPluginKilledMidCall(t *testing.T) {
 	fake := openaitest.New(t)
 	k := startKernel(t, t.TempDir())
 	proj := t.TempDir()
-	var p struct{ CreateProject struct{ ID string } }
-	k.gql(t, `mutation($p: String!) { createProject(input: {path: $p}) { id } }`, map[string]any{"p": proj}, &p)
+	p := k.createProject(t, proj)
 	sid := k.chatSession(t, fake.BaseURL())
-	k.gql(t, `mutation($s: ID!, $p: ID) { updateSession(id: $s, input: {projectId: $p}) { id } }`, map[string]any{"s": sid, "p": p.CreateProject.ID}, nil)
+	k.updateSession(t, sid, client.UpdateSessionInput{ProjectId: ptr(p.Id)})
 	bash := func(id, cmd string) openaitest.Response {
 		args, _ := json.Marshal(map[string]any{"command": cmd})
 		return openaitest.Response{Events: []string{
@@ -190,7 +172,7 @@ func TestToolPluginKilledMidCall(t *testing.T) {
 		}}
 	}
 	fake.Enqueue(bash("c1", "sleep 30"), bash("c2", "echo back > back.txt"), openaitest.TextStream("gpt-t", "recovered"))
-	k.gql(t, `mutation($s: ID!) { sendMessage(sessionId: $s, input: {text: "run it"}) { turnStarted } }`, map[string]any{"s": sid}, nil)
+	k.sendMessage(t, sid, "run it")
 	k.waitEvent(t, sid, "tool_started")
 	var tools int
 	deadline := time.Now().Add(10 * time.Second)
@@ -209,15 +191,7 @@ func TestToolPluginKilledMidCall(t *testing.T) {
 	time.Sleep(200 * time.Millisecond) // let bash start
 	syscall.Kill(tools, syscall.SIGKILL)
 	k.waitEvent(t, sid, "turn_finished")
-	var s struct {
-		Session struct {
-			Messages []struct {
-				Role, Text string
-				IsError    bool
-			}
-		}
-	}
-	k.gql(t, `query($s: ID!) { session(id: $s) { messages { role text isError } } }`, map[string]any{"s": sid}, &s)
+	s := k.getSession(t, sid)
 	ms := s.Session.Messages
 	if len(ms) != 6 || !ms[2].IsError || ms[4].IsError || ms[5].Text != "recovered" {
 		t.Fatalf("messages %+v", ms)
@@ -231,7 +205,7 @@ func TestRebuildProjectionsCommand(t *testing.T) {
 	data := t.TempDir()
 	k := startKernel(t, data)
 	for range 3 {
-		k.gql(t, `mutation { createSession(input: {title: "x"}) { id } }`, nil, nil)
+		k.createSession(t, client.CreateSessionInput{Title: ptr("x")})
 	}
 	k.stop(t)
 	out, err := exec.Command(foyaBin, "rebuild-projections", "--data-dir", data).CombinedOutput()

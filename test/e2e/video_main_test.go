@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/foya-dev/foya/client"
 )
 
 const generateVideoQ = `mutation($in: GenerateVideoInput!) { generateVideo(input: $in) { id name kind mediaType size sha256 } }`
@@ -27,8 +29,7 @@ func TestGenerateVideoThroughPlugins(t *testing.T) {
 		t.Fatalf("build videoecho: %v\n%s", err, out)
 	}
 	k := startKernel(t, data)
-	var pl struct{ Plugins []pluginJSON }
-	k.gql(t, `{ plugins { name kind providerKind healthy builtin capabilities } }`, nil, &pl)
+	pl := k.listPlugins(t)
 	var ve *pluginJSON
 	for i, p := range pl.Plugins {
 		if p.ProviderKind == "videoecho" {
@@ -43,25 +44,21 @@ func TestGenerateVideoThroughPlugins(t *testing.T) {
 	if code, msg := k.gqlError(t, generateVideoQ, map[string]any{"in": map[string]any{"prompt": "a fox"}}); code != "UNAVAILABLE" || !strings.Contains(msg, "VIDEO") {
 		t.Fatalf("no default: %s %q", code, msg)
 	}
-	type conn struct{ CreateConnection struct{ ID string } }
-	var oa conn
-	k.gql(t, `mutation { createConnection(input: {name: "oa-video", providerKind: "openai", type: VIDEO, videoProtocol: "openai_video", baseUrl: "http://127.0.0.1:1/v1", apiKey: "sk-vid", models: [{id: "sora-2"}]}) { id } }`, nil, &oa)
+	oa := k.createConnection(t, client.ConnectionInput{Name: ptr("oa-video"), ProviderKind: ptr("openai"), Type: ptr(client.ConnectionTypeVideo), VideoProtocol: ptr("openai_video"), BaseUrl: ptr("http://127.0.0.1:1/v1"), ApiKey: ptr("sk-vid"), Models: []client.ModelInput{{Id: "sora-2"}}})
 	// (a) The built-in openai provider does not implement video.
-	code, msg := k.gqlError(t, generateVideoQ, map[string]any{"in": map[string]any{"prompt": "a fox", "connectionId": oa.CreateConnection.ID}})
+	code, msg := k.gqlError(t, generateVideoQ, map[string]any{"in": map[string]any{"prompt": "a fox", "connectionId": oa}})
 	if code != "UNAVAILABLE" || !strings.Contains(msg, "video_generator") || strings.Contains(msg, "sk-vid") {
 		t.Fatalf("openai video: %s %q", code, msg)
 	}
 	// A non-VIDEO connection is BAD_INPUT.
-	var lang conn
-	k.gql(t, `mutation { createConnection(input: {name: "chat", providerKind: "openai", baseUrl: "http://127.0.0.1:1/v1", models: [{id: "m"}]}) { id } }`, nil, &lang)
-	if code, _ := k.gqlError(t, generateVideoQ, map[string]any{"in": map[string]any{"prompt": "a fox", "connectionId": lang.CreateConnection.ID}}); code != "BAD_INPUT" {
+	lang := k.createConnection(t, client.ConnectionInput{Name: ptr("chat"), ProviderKind: ptr("openai"), BaseUrl: ptr("http://127.0.0.1:1/v1"), Models: []client.ModelInput{{Id: "m"}}})
+	if code, _ := k.gqlError(t, generateVideoQ, map[string]any{"in": map[string]any{"prompt": "a fox", "connectionId": lang}}); code != "BAD_INPUT" {
 		t.Fatalf("language connection: %s", code)
 	}
 
 	// (b) The third-party plugin generates the video with the declared protocol.
-	var vc conn
-	k.gql(t, `mutation { createConnection(input: {name: "ve", providerKind: "videoecho", type: VIDEO, videoProtocol: "openai_video", baseUrl: "http://127.0.0.1:1/v1", models: [{id: "clip-1"}]}) { id } }`, nil, &vc)
-	if code, _ := k.gqlError(t, generateVideoQ, map[string]any{"in": map[string]any{"prompt": "a fox", "connectionId": vc.CreateConnection.ID, "durationSeconds": 0}}); code != "BAD_INPUT" {
+	vc := k.createConnection(t, client.ConnectionInput{Name: ptr("ve"), ProviderKind: ptr("videoecho"), Type: ptr(client.ConnectionTypeVideo), VideoProtocol: ptr("openai_video"), BaseUrl: ptr("http://127.0.0.1:1/v1"), Models: []client.ModelInput{{Id: "clip-1"}}})
+	if code, _ := k.gqlError(t, generateVideoQ, map[string]any{"in": map[string]any{"prompt": "a fox", "connectionId": vc, "durationSeconds": 0}}); code != "BAD_INPUT" {
 		t.Fatalf("duration 0: %s", code)
 	}
 	var out struct {
@@ -70,7 +67,7 @@ func TestGenerateVideoThroughPlugins(t *testing.T) {
 			Size                              int
 		}
 	}
-	k.gql(t, generateVideoQ, map[string]any{"in": map[string]any{"prompt": "a fox in the snow", "connectionId": vc.CreateConnection.ID, "durationSeconds": 8, "size": "1280x720"}}, &out)
+	k.gql(t, generateVideoQ, map[string]any{"in": map[string]any{"prompt": "a fox in the snow", "connectionId": vc, "durationSeconds": 8, "size": "1280x720"}}, &out)
 	want := "\x00\x00\x00\x18ftypmp42\x00\x00\x00\x00mp42isom" + "FAKEMP4 protocol=openai_video model=clip-1 size=1280x720 duration=8 prompt=a fox in the snow"
 	sum := sha256.Sum256([]byte(want))
 	if len(out.GenerateVideo) != 1 {
@@ -81,7 +78,7 @@ func TestGenerateVideoThroughPlugins(t *testing.T) {
 		t.Fatalf("attachment %+v, want the plugin's %d bytes", a, len(want))
 	}
 	// The provider's own failure is a PROVIDER_ERROR.
-	if code, msg := k.gqlError(t, generateVideoQ, map[string]any{"in": map[string]any{"prompt": "please fail", "connectionId": vc.CreateConnection.ID}}); code != "PROVIDER_ERROR" || !strings.Contains(msg, "refused") {
+	if code, msg := k.gqlError(t, generateVideoQ, map[string]any{"in": map[string]any{"prompt": "please fail", "connectionId": vc}}); code != "PROVIDER_ERROR" || !strings.Contains(msg, "refused") {
 		t.Fatalf("provider failure: %s %q", code, msg)
 	}
 }

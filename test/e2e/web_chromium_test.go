@@ -14,6 +14,7 @@ import (
 
 	"github.com/foya-dev/foya/providers/openai/openaitest"
 
+	"github.com/foya-dev/foya/client"
 	"github.com/foya-dev/foya/internal/testenv"
 )
 
@@ -35,9 +36,8 @@ func TestWebClientInChromium(t *testing.T) {
 	fake := openaitest.New(t)
 	k := startKernel(t, t.TempDir())
 	proj := t.TempDir()
-	k.gql(t, `mutation($u: String) { createConnection(input: {name: "fake", baseUrl: $u, apiKey: "sk-x", models: [{id: "gpt-t"}]}) { id } }`, map[string]any{"u": fake.BaseURL()}, nil)
-	var p struct{ CreateProject struct{ Name string } }
-	k.gql(t, `mutation($p: String!) { createProject(input: {path: $p}) { name } }`, map[string]any{"p": proj}, &p)
+	k.createConnection(t, client.ConnectionInput{Name: ptr("fake"), BaseUrl: ptr(fake.BaseURL()), ApiKey: ptr("sk-x"), Models: []client.ModelInput{{Id: "gpt-t"}}})
+	p := k.createProject(t, proj)
 
 	// The turns of the script, in order.
 	stream := openaitest.TextStream("gpt-t", "Hello ", "from ", "the web")
@@ -55,7 +55,7 @@ func TestWebClientInChromium(t *testing.T) {
 
 	cmd := exec.CommandContext(ctx, node, "web.mjs")
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "BASE="+k.url(), "TOKEN="+k.token, "PROJECT="+p.CreateProject.Name)
+	cmd.Env = append(os.Environ(), "BASE="+k.url(), "TOKEN="+k.token, "PROJECT="+p.Name)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("web client check: %v\n%s\nkernel log:\n%s", err, out, k.Logs())
@@ -169,7 +169,7 @@ func TestWebClientSurvivesKernelRestart(t *testing.T) {
 	k := startKernel(t, data)
 	sid := k.chatSession(t, fake.BaseURL())
 	fake.Enqueue(openaitest.TextStream("gpt-t", "before restart"))
-	k.gql(t, `mutation($s: ID!) { sendMessage(sessionId: $s, input: {text: "one"}) { turnStarted } }`, map[string]any{"s": sid}, nil)
+	k.sendMessage(t, sid, "one")
 	k.waitEvent(t, sid, "turn_finished")
 
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -202,7 +202,7 @@ func TestWebClientSurvivesKernelRestart(t *testing.T) {
 		case "offline":
 			k = startKernel(t, data, "--addr", k.addr)
 			fake.Enqueue(openaitest.TextStream("gpt-t", "after restart"))
-			k.gql(t, `mutation($s: ID!) { sendMessage(sessionId: $s, input: {text: "two"}) { turnStarted } }`, map[string]any{"s": sid}, nil)
+			k.sendMessage(t, sid, "two")
 			io.WriteString(stdin, "sent\n")
 		}
 	}
@@ -237,8 +237,7 @@ func TestWebClientFeatures(t *testing.T) {
 	fake := openaitest.New(t)
 	k := startKernel(t, t.TempDir())
 	proj := t.TempDir()
-	var p struct{ CreateProject struct{ Name string } }
-	k.gql(t, `mutation($p: String!) { createProject(input: {path: $p}) { name } }`, map[string]any{"p": proj}, &p)
+	p := k.createProject(t, proj)
 
 	slow := func() openaitest.Response {
 		r := openaitest.TextStream("gpt-t", "Slowly ", "now")
@@ -261,7 +260,7 @@ func TestWebClientFeatures(t *testing.T) {
 
 	cmd := exec.CommandContext(ctx, node, "features.mjs")
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "BASE="+k.url(), "TOKEN="+k.token, "FAKE="+fake.BaseURL(), "PROJECT="+p.CreateProject.Name, "SCREENSHOTS="+os.Getenv("SCREENSHOTS"))
+	cmd.Env = append(os.Environ(), "BASE="+k.url(), "TOKEN="+k.token, "FAKE="+fake.BaseURL(), "PROJECT="+p.Name, "SCREENSHOTS="+os.Getenv("SCREENSHOTS"))
 	out, err := cmd.CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "ok:") {
 		t.Fatalf("web client features: %v\n%s\nkernel log:\n%s", err, out, k.Logs())

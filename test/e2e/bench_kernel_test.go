@@ -1,0 +1,163 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/foya-dev/foya/client"
+)
+
+// chatSession2 creates another session on the kernel's first connection.
+func (k *kernelProc) chatSession2(tb testing.TB) string {
+	tb.Helper()
+	return k.createSession(tb, client.CreateSessionInput{Title: ptr("t"), ApprovalMode: ptr(client.ApprovalModeBypass)})
+}
+
+// memUse is the memory of the kernel and its direct children (the plugin
+// processes): the sum of their resident sets (RSS, which counts the pages of
+// the shared foya executable once per process) and of their proportional
+// sets (PSS, which splits shared pages between the processes that map
+// them: what the processes cost the machine), in bytes, plus a per-process
+// breakdown for the log.
+type memUse struct {
+	rss, pss int64
+	detail   string
+}
+
+func processMem(pid int) memUse {
+	var m memUse
+	for _, p := range append([]int{pid}, childPIDs(pid)...) {
+		raw, err := os.ReadFile("/proc/" + strconv.Itoa(p) + "/smaps_rollup")
+		if err != nil {
+			continue
+		}
+		var rss, pss, anon int64
+		for _, line := range strings.Split(string(raw), "\n") {
+			f := strings.Fields(line)
+			if len(f) < 2 {
+				continue
+			}
+			kb, _ := strconv.ParseInt(f[1], 10, 64)
+			switch f[0] {
+			case "Rss:":
+				rss = kb << 10
+			case "Pss:":
+				pss = kb << 10
+			case "Anonymous:":
+				anon = kb << 10
+			}
+		}
+		m.rss += rss
+		m.pss += pss
+		cmd, _ := os.ReadFile("/proc/" + strconv.Itoa(p) + "/cmdline")
+		name := strings.Join(strings.Fields(strings.ReplaceAll(string(cmd), "\x00", " "))[1:min(3, len(strings.Fields(strings.ReplaceAll(string(cmd), "\x00", " "))))], " ")
+		m.detail += fmt.Sprintf(" [%s: RSS %.1f MB (anon %.1f), PSS %.1f MB]", name, float64(rss)/(1<<20), float64(anon)/(1<<20), float64(pss)/(1<<20))
+	}
+	return m
+}
+
+// benchPluginIdleStop is the --plugin-idle-stop of the benchmark kernels:
+// shorter than the default (a minute) so that BenchmarkDeltaPathHundred
+// reaches the stopped state soon. What a stopped plugin uses does not
+// depend on when it stopped.
+const benchPluginIdleStop = "10s"
+
+// waitPluginsStopped waits until the kernel process k has no child process
+// (its built-in plugins stopped for idleness), watching /proc rather than
+// asking the kernel (a query is work for the kernel), and gives the kernel
+// a second to hand memory back after the stop.
+func waitPluginsStopped(ctx context.Context, tb testing.TB, k *kernelProc) {
+	tb.Helper()
+	for len(childPIDs(k.cmd.Process.Pid)) > 0 {
+		select {
+		case <-ctx.Done():
+			tb.Fatalf("plugins still running: %v", childPIDs(k.cmd.Process.Pid))
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	time.Sleep(time.Second)
+}
+
+// startBenchKernel starts `foya serve`, with --pprof on a free loopback
+// port when -kernel-cpuprofile or -kernel-heapprofile is given.
+func startBenchKernel(b *testing.B) (*kernelProc, string) {
+	if *coldBinary {
+		if err := evictFromPageCache(foyaBin); err != nil {
+			b.Fatalf("-cold-binary: %v", err)
+		}
+	}
+	if *kernelCPUProfile == "" && *kernelHeapProfile == "" {
+		return startKernel(b, b.TempDir(), "--plugin-idle-stop", benchPluginIdleStop, "--max-in-flight-per-peer", "256"), ""
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	k := startKernel(b, b.TempDir(), "--pprof", addr, "--plugin-idle-stop", benchPluginIdleStop, "--max-in-flight-per-peer", "256")
+	kernelTokens.add(addr, k.token) // the profile endpoint asks for the token too
+	b.Cleanup(func() { kernelTokens.remove(addr) })
+	return k, addr
+}
+
+// fetchProfile writes the kernel's /debug/pprof/<name> to path.
+func fetchProfile(addr, name, path string) error {
+	resp, err := http.Get("http://" + addr + "/debug/pprof/" + name)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(f, resp.Body); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// profileKernel takes a 10-second CPU profile of the kernel through its
+// --pprof server while work runs in a loop, and writes it to path.
+func profileKernel(ctx context.Context, tb testing.TB, addr, path string, work func()) {
+	done := make(chan error, 1)
+	go func() {
+		resp, err := http.Get("http://" + addr + "/debug/pprof/profile?seconds=10")
+		if err != nil {
+			done <- err
+			return
+		}
+		defer resp.Body.Close()
+		f, err := os.Create(path)
+		if err != nil {
+			done <- err
+			return
+		}
+		defer f.Close()
+		_, err = io.Copy(f, resp.Body)
+		done <- err
+	}()
+	for {
+		select {
+		case err := <-done:
+			if err != nil {
+				tb.Errorf("kernel profile: %v", err)
+				return
+			}
+			tb.Logf("kernel CPU profile written to %s: go tool pprof -top %s", path, path)
+			return
+		default:
+			work()
+		}
+	}
+}

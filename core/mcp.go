@@ -75,6 +75,7 @@ func (c MCPServerConfig) CallTimeoutSeconds() int {
 	return c.TimeoutSeconds
 }
 
+// Clone returns a copy of c that shares no slice with it.
 func (c MCPServerConfig) Clone() MCPServerConfig {
 	c.Args = slices.Clone(c.Args)
 	c.Env = slices.Clone(c.Env)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -240,12 +241,7 @@ type WebSearcher interface {
 
 // HasCapability reports whether p declares capability c.
 func HasCapability(p Provider, c ProviderCapability) bool {
-	for _, have := range p.Capabilities() {
-		if have == c {
-			return true
-		}
-	}
-	return false
+	return slices.Contains(p.Capabilities(), c)
 }
 
 // ContextUsage is what a session's next request is estimated to take.

@@ -143,8 +143,10 @@ type UpdateSessionInput struct {
 	ProjectID       *string
 }
 
+// MaxTitleLen bounds a session title, in characters.
 const MaxTitleLen = 200
 
+// ValidReasoningEffort checks a reasoning effort setting.
 func ValidReasoningEffort(v string) error {
 	if len(v) > 32 {
 		return Errorf(CodeBadInput, "reasoningEffort: at most 32 characters (e.g. low, medium, high)")
@@ -157,6 +159,7 @@ func ValidReasoningEffort(v string) error {
 	return nil
 }
 
+// ValidTitle checks a session title.
 func ValidTitle(v string) error {
 	if len([]rune(v)) > MaxTitleLen {
 		return Errorf(CodeBadInput, "title: at most %d characters", MaxTitleLen)

@@ -22,6 +22,8 @@ type VersionedStore interface {
 // catalog.Catalog and mcp.Service then reload and apply the change once more.
 var ErrStale = &Error{Code: CodeConflict, Message: "the catalog was changed by another kernel meanwhile; try again"}
 
+// IsStale reports whether err is a save refused because another kernel
+// saved first (ErrStale).
 func IsStale(err error) bool { return errors.Is(err, ErrStale) }
 
 // ChangedElsewhere reports whether store is shared and holds a newer

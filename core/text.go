@@ -68,19 +68,28 @@ func ValidModelID(id string) bool {
 	return id != "" && utf8.RuneCountInString(id) <= MaxModelIDChars && DisplayTextProblem(id) == ""
 }
 
-func TruncateRunes(s string, n int) string {
-	if r := []rune(s); len(r) > n {
-		return string(r[:n])
-	}
-	return s
-}
-
-func Clip(s string, n int) string {
+// Truncate is s cut to at most n bytes on a UTF-8 boundary, with mark
+// appended when it was cut. It is the kernel's one byte-bounded truncation
+// (previews, hook output, error quotes); TruncateRunes bounds characters.
+func Truncate(s string, n int, mark string) string {
 	if len(s) <= n {
 		return s
 	}
 	for n > 0 && !utf8.RuneStart(s[n]) {
 		n--
 	}
-	return s[:n] + "…"
+	return s[:n] + mark
 }
+
+// TruncateRunes is s cut to at most n characters (runes), with mark
+// appended when it was cut (titles, summaries).
+func TruncateRunes(s string, n int, mark string) string {
+	if r := []rune(s); len(r) > n {
+		return string(r[:n]) + mark
+	}
+	return s
+}
+
+// Clip is s cut to at most n bytes, marked with "…" when cut: a quote of
+// untrusted input in an error message.
+func Clip(s string, n int) string { return Truncate(s, n, "…") }

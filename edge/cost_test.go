@@ -14,7 +14,7 @@ import (
 func TestCostOfKnownOperations(t *testing.T) {
 	schema := graph.NewExecutableSchema(graph.Config{}).Schema()
 	cost := func(src string, vars map[string]any) map[string]int64 {
-		doc, errs := gqlparser.LoadQuery(schema, src)
+		doc, errs := gqlparser.LoadQueryWithRules(schema, src, nil)
 		if errs != nil {
 			t.Fatalf("%v", errs)
 		}

@@ -14,6 +14,6 @@
 //   - the streamed session export route;
 //   - Foya web and the GraphiQL playground (package edge/web).
 //
-// edge imports graph, core, edge/access and edge/web; graph never imports
+// edge imports graph, core/..., edge/access and edge/web; graph never imports
 // edge.
 package edge

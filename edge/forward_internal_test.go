@@ -31,7 +31,7 @@ func TestSessionsOfOperation(t *testing.T) {
 		{`query { events(sessionId: "ses_g") { seq } }`, nil, nil},
 	}
 	for _, c := range cases {
-		doc, errs := gqlparser.LoadQuery(schema, c.query)
+		doc, errs := gqlparser.LoadQueryWithRules(schema, c.query, nil)
 		if errs != nil {
 			t.Fatalf("%s: %v", c.query, errs)
 		}

@@ -198,7 +198,7 @@ func FuzzGraphQLOperation(f *testing.F) {
 		{`query($s: ID!, $n: Int) { events(sessionId: $s, afterSeq: $n, limit: $n) { seq } }`, vars(map[string]any{"s": sid, "n": -2147483648})},
 		{`{ connections { id name models { id } } defaultModels { language { connectionId model } } plugins { name } usageTotals { inputTokens } projects { id path } }`, ``},
 		{`mutation($s: ID!) { updateSession(id: $s, input: {title: "", approvalMode: BYPASS}) { id } }`, s},
-		{`mutation($s: ID!, $t: String) { updateSession(id: $s, input: {title: $t}) { id title } }`, vars(map[string]any{"s": sid, "t": "a\u0000‮b"})},
+		{`mutation($s: ID!, $t: String) { updateSession(id: $s, input: {title: $t}) { id title } }`, vars(map[string]any{"s": sid, "t": "a\u0000\u202e\u0085b"})},
 		{`mutation($s: ID!, $i: UserInput!) { sendMessage(sessionId: $s, input: $i) { __typename } }`, vars(map[string]any{"s": sid, "i": map[string]any{"text": "hi", "command": "x", "browserElements": []any{map[string]any{"url": "file:"}}}})},
 		{`mutation($s: ID!) { editQueuedMessage(sessionId: $s, itemId: "q", input: {text: "x"}) { id } moveQueuedMessage(sessionId: $s, itemId: "q", index: -1) { id } deleteQueuedMessage(sessionId: $s, itemId: "q") { id } }`, s},
 		{`mutation($s: ID!) { forkSession(sessionId: $s, afterSeq: 0) { id } compactSession(sessionId: $s) { id } }`, s},

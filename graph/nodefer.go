@@ -7,7 +7,8 @@ package graph
 // null and hasNext: true and then ended. The directive is taken out of the
 // schema, so introspection does not advertise it and a document that uses it
 // fails validation ("Unknown directive"), the same on every transport. See
-// docs/sse.md, "Incremental delivery".
+// docs/sse.md, "Incremental delivery". The refusal is the schema's (it edits
+// gqlgen's parsed schema), so it lives here, not with the transports in edge.
 func init() {
 	delete(parsedSchema.Directives, "defer")
 }

@@ -7,7 +7,7 @@
 //
 // It knows nothing of HTTP: package edge builds the http.Handler around
 // NewExecutableSchema and reaches the resolvers only through the context
-// hooks in context.go. graph imports core, graph/model, graph/scalar, gqlgen
+// hooks in context.go. graph imports core/..., graph/model, graph/scalar, gqlgen
 // and gqlparser, never net/http or a transport (internal/deptest).
 package graph
 

@@ -3,11 +3,12 @@ package archive
 import (
 	"errors"
 	"fmt"
-	"github.com/foya-dev/foya/core"
 	"path"
 	"path/filepath"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/foya-dev/foya/core"
 )
 
 // ValidFileChangePath checks the path of a recorded file change as the

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -20,12 +21,7 @@ const VideoProtocolOpenAI = "openai_video"
 func VideoProtocols() []string { return []string{VideoProtocolOpenAI} }
 
 func knownVideoProtocol(p string) bool {
-	for _, k := range VideoProtocols() {
-		if p == k {
-			return true
-		}
-	}
-	return false
+	return slices.Contains(VideoProtocols(), p)
 }
 
 func knownConnectionType(t core.ConnectionType) bool {

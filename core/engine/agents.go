@@ -3,12 +3,13 @@ package engine
 import (
 	"context"
 	"fmt"
-	"github.com/foya-dev/foya/core"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/foya-dev/foya/core"
 )
 
 // GeneralAgent is the built-in general-purpose agent.

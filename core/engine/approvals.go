@@ -5,8 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/foya-dev/foya/core"
 	"strings"
+
+	"github.com/foya-dev/foya/core"
 )
 
 // pendingRequest is an approval or a question waiting for a person.
@@ -18,7 +19,7 @@ type pendingRequest struct {
 	parentID string
 	payload  any // ApprovalPayload or QuestionPayload
 	ch       chan string
-	// taken is set (under the engine lock) once an answer or a cancellation
+	// taken is set (under the requests lock) once an answer or a cancellation
 	// claimed the request, so exactly one end is recorded.
 	taken bool
 }
@@ -62,20 +63,13 @@ func summarize(c core.ToolCall) string {
 	case str("command") != "":
 		return "run: " + str("command")
 	case str("path") != "" && str("new_string") != "":
-		return fmt.Sprintf("edit %s: replace %q with %q", str("path"), preview(str("old_string")), preview(str("new_string")))
+		return fmt.Sprintf("edit %s: replace %q with %q", str("path"), core.TruncateRunes(str("old_string"), 120, "…"), core.TruncateRunes(str("new_string"), 120, "…"))
 	case str("path") != "" && str("content") != "":
-		return fmt.Sprintf("write %s (%d bytes): %q", str("path"), len(str("content")), preview(str("content")))
+		return fmt.Sprintf("write %s (%d bytes): %q", str("path"), len(str("content")), core.TruncateRunes(str("content"), 120, "…"))
 	case str("path") != "":
 		return c.Name + " " + str("path")
 	}
 	return fmt.Sprintf("%s %.200s", c.Name, c.Input)
-}
-
-func preview(s string) string {
-	if r := []rune(s); len(r) > 120 {
-		return string(r[:120]) + "…"
-	}
-	return s
 }
 
 // authorize applies the session's agent mode and approval mode to one call,
@@ -95,10 +89,7 @@ func (e *Engine) authorize(ctx context.Context, s core.Session, c core.ToolCall,
 		return false, fmt.Sprintf("refused: approval mode EXPLORE runs only read-only tools, and %s is not read-only", c.Name)
 	}
 	action := actionOf(info)
-	e.mu.Lock()
-	granted := e.grants[s.ID][c.Name+"/"+action]
-	e.mu.Unlock()
-	if granted {
+	if e.requests.granted(s.ID, c.Name+"/"+action) {
 		return true, ""
 	}
 	switch d := e.requestApproval(ctx, s.ID, c, action); d {
@@ -144,14 +135,8 @@ func (e *Engine) await(ctx context.Context, sessionID, kind, id string, t core.E
 	if s, err := e.svc.Session(pctx, sessionID); err == nil {
 		p.parentID = s.ParentID
 	}
-	e.mu.Lock()
-	e.pending[id] = p
-	e.mu.Unlock()
-	defer func() {
-		e.mu.Lock()
-		delete(e.pending, id)
-		e.mu.Unlock()
-	}()
+	e.requests.add(id, p)
+	defer e.requests.remove(id)
 	if err := e.persist(ctx, sessionID, t, payload); err != nil {
 		e.log.Error("record "+kind, "session_id", sessionID, "err", err)
 		return "", false
@@ -166,17 +151,7 @@ func (e *Engine) await(ctx context.Context, sessionID, kind, id string, t core.E
 		return a, true
 	case <-ctx.Done():
 	}
-	e.mu.Lock()
-	taken := p.taken
-	if !taken {
-		p.taken = true
-		delete(e.pending, id)
-		if !e.decided[id] {
-			e.markDecided(id)
-		}
-	}
-	e.mu.Unlock()
-	if taken {
+	if e.requests.abandon(id, p) {
 		return "", false // answered meanwhile; that answer recorded the end
 	}
 	end, endType := payload, t
@@ -205,28 +180,6 @@ func (e *Engine) recordEnd(ctx context.Context, p *pendingRequest, t core.EventT
 	}
 }
 
-// take claims a pending request for an answer: the first answer wins, later
-// ones (from any client) get CONFLICT. A sub-agent's request may be answered
-// through its own session or its parent. onTake runs under the engine lock.
-func (e *Engine) take(sessionID, id, kind string, onTake func(p *pendingRequest)) (*pendingRequest, error) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	p, ok := e.pending[id]
-	if !ok || (p.sessionID != sessionID && p.parentID != sessionID) || p.kind != kind || p.taken {
-		if e.decided[id] {
-			return nil, core.Errorf(core.CodeConflict, "%s %s was already answered or cancelled", kind, id)
-		}
-		return nil, core.Errorf(core.CodeNotFound, "no pending %s %s in session %s", kind, id, sessionID)
-	}
-	p.taken = true
-	delete(e.pending, id)
-	e.markDecided(id)
-	if onTake != nil {
-		onTake(p)
-	}
-	return p, nil
-}
-
 // ResolveApproval decides a pending approval request. The first decision
 // wins; later ones (from any client) get CONFLICT.
 func (e *Engine) ResolveApproval(ctx context.Context, sessionID, requestID string, d core.ApprovalDecision) error {
@@ -235,17 +188,7 @@ func (e *Engine) ResolveApproval(ctx context.Context, sessionID, requestID strin
 	default:
 		return core.Errorf(core.CodeBadInput, "decision %q: use approved, approved_for_session or denied", d)
 	}
-	p, err := e.take(sessionID, requestID, "approval request", func(p *pendingRequest) {
-		if d == core.ApprovalApprovedForSession {
-			// The grant belongs to the session that asked (a child's
-			// grant does not widen its parent's).
-			a := p.payload.(core.ApprovalPayload)
-			if e.grants[p.sessionID] == nil {
-				e.grants[p.sessionID] = map[string]bool{}
-			}
-			e.grants[p.sessionID][a.Tool+"/"+a.Action] = true
-		}
-	})
+	p, err := e.requests.take(sessionID, requestID, "approval request", d == core.ApprovalApprovedForSession)
 	if err != nil {
 		return err
 	}
@@ -256,26 +199,12 @@ func (e *Engine) ResolveApproval(ctx context.Context, sessionID, requestID strin
 	return nil
 }
 
-// cancelPending stops a session's pending approvals and questions from
-// being answered; their waiters end with the turn's context and record the
-// cancellation.
-func (e *Engine) cancelPending(sessionID string) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	for id, p := range e.pending {
-		if p.sessionID == sessionID {
-			delete(e.pending, id)
-			e.markDecided(id)
-		}
-	}
-}
-
 // AnswerQuestion answers a question the model asked with the question tool.
 func (e *Engine) AnswerQuestion(ctx context.Context, sessionID, requestID, answer string) error {
 	if strings.TrimSpace(answer) == "" {
 		return core.Errorf(core.CodeBadInput, "answer: write an answer")
 	}
-	p, err := e.take(sessionID, requestID, "question", nil)
+	p, err := e.requests.take(sessionID, requestID, "question", false)
 	if err != nil {
 		return err
 	}
@@ -293,22 +222,4 @@ func (e *Engine) ask(ctx context.Context, sessionID string, c core.ToolCall, que
 }
 
 // ForgetGrants drops the session's temporary grants (APPROVED_FOR_SESSION).
-func (e *Engine) ForgetGrants(sessionID string) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	delete(e.grants, sessionID)
-}
-
-// maxDecided bounds how many answered request ids are remembered for CONFLICT
-// replies; older ones then answer NOT_FOUND.
-const maxDecided = 10000
-
-// markDecided remembers an answered request id; e.mu is held.
-func (e *Engine) markDecided(id string) {
-	e.decided[id] = true
-	e.decidedOrder = append(e.decidedOrder, id)
-	if len(e.decidedOrder) > maxDecided {
-		delete(e.decided, e.decidedOrder[0])
-		e.decidedOrder = e.decidedOrder[1:]
-	}
-}
+func (e *Engine) ForgetGrants(sessionID string) { e.requests.forgetGrants(sessionID) }

@@ -2,11 +2,12 @@ package engine
 
 import (
 	"context"
-	"github.com/foya-dev/foya/core"
-	"github.com/foya-dev/foya/core/catalog"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/foya-dev/foya/core"
+	"github.com/foya-dev/foya/core/catalog"
 )
 
 // ImageInputAllowed reports whether image input may be sent to a model with
@@ -50,9 +51,7 @@ func (e *Engine) withResolvedCapabilities(ctx context.Context, b *boundModel) {
 	}
 	slices.Sort(keys)
 	key := b.route + "|" + strings.Join(keys, "&")
-	e.mu.Lock()
-	c, have := e.resolved[key]
-	e.mu.Unlock()
+	c, have := e.resolved.get(key)
 	fresh := have && ((!c.err && now.Sub(c.at) < resolvedCapsTTL) || (c.err && now.Sub(c.at) < resolveRetry))
 	if !fresh {
 		rctx, cancel := context.WithTimeout(ctx, resolveTimeout)
@@ -62,9 +61,7 @@ func (e *Engine) withResolvedCapabilities(ctx context.Context, b *boundModel) {
 		if err != nil {
 			e.log.Warn("resolve model capabilities", "connection_id", b.conn.ID, "model", b.model.ID, "err", core.ScrubSecret(err.Error(), b.endpoint.APIKey))
 		}
-		e.mu.Lock()
-		e.resolved[key] = c
-		e.mu.Unlock()
+		e.resolved.set(key, c)
 	}
 	if !c.err {
 		b.model.Capabilities = catalog.MergeCapabilities(b.model.Capabilities, c.caps)

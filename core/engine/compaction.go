@@ -4,12 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
+
 	"github.com/foya-dev/foya/core"
 	"github.com/foya-dev/foya/core/catalog"
 	"github.com/foya-dev/foya/core/hooks"
 	"github.com/foya-dev/foya/core/session"
-	"slices"
-	"strings"
 )
 
 // CompactionPrompt asks for the fixed summary structure, so that compaction
@@ -101,16 +102,12 @@ func (e *Engine) compact(ctx context.Context, s core.Session, b boundModel, reas
 	through := msgs[cut-1].Seq
 	digest := digestMessages(msgs[:cut])
 	key := b.route + "/" + digest
-	e.mu.Lock()
-	failed := e.failedCompactions[key]
-	e.mu.Unlock()
+	failed, _ := e.failedCompactions.get(key)
 	if failed != "" {
 		return core.Errorf(core.CodeUnavailable, "compaction of this history already failed (%s); not retrying", failed)
 	}
 	fail := func(err error) error {
-		e.mu.Lock()
-		e.failedCompactions[key] = core.ErrorMessage(err)
-		e.mu.Unlock()
+		e.failedCompactions.set(key, core.ErrorMessage(err))
 		return err
 	}
 	if err := e.persist(ctx, s.ID, core.EventCompactionStarted, core.CompactionStartedPayload{Reason: reason, ThroughSeq: through}); err != nil {
@@ -272,14 +269,14 @@ func renderTranscript(prev *core.CheckpointPayload, msgs []core.Message) string 
 				b.WriteString("[the user interrupted this reply]\n")
 			}
 			for _, c := range m.ToolCalls {
-				fmt.Fprintf(&b, "[assistant called %s with %s]\n", c.Name, core.TruncateRunes(string(c.Input), 2000))
+				fmt.Fprintf(&b, "[assistant called %s with %s]\n", c.Name, core.TruncateRunes(string(c.Input), 2000, ""))
 			}
 		case core.RoleTool:
 			status := "result"
 			if m.IsError {
 				status = "error"
 			}
-			fmt.Fprintf(&b, "[%s %s] %s\n", m.ToolName, status, core.TruncateRunes(m.Text, 2000))
+			fmt.Fprintf(&b, "[%s %s] %s\n", m.ToolName, status, core.TruncateRunes(m.Text, 2000, ""))
 		case core.RoleSystem:
 			fmt.Fprintf(&b, "[kernel context] %s\n", m.Text)
 		}
@@ -298,7 +295,7 @@ func (e *Engine) CompactSession(ctx context.Context, sessionID string) (core.Ses
 	if err != nil {
 		return core.Session{}, err
 	}
-	rt := e.runtime(sessionID)
+	rt := e.runtimes.get(sessionID)
 	rt.mu.Lock()
 	switch {
 	case rt.turn != nil:

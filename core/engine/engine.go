@@ -4,16 +4,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/foya-dev/foya/core"
-	"github.com/foya-dev/foya/core/catalog"
-	"github.com/foya-dev/foya/core/hooks"
-	"github.com/foya-dev/foya/core/session"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/foya-dev/foya/core"
+	"github.com/foya-dev/foya/core/catalog"
+	"github.com/foya-dev/foya/core/hooks"
+	"github.com/foya-dev/foya/core/session"
 )
 
 // Config wires the turn engine.
@@ -69,56 +70,26 @@ type Engine struct {
 	retry RetryPolicy
 	out   OutputLimits
 
-	mu           sync.Mutex
-	runtimes     map[string]*sessionRuntime
-	pending      map[string]*pendingRequest // approvals and questions by request id
-	decided      map[string]bool            // answered request ids, so late answers get CONFLICT
-	decidedOrder []string
-	// untrustedReported dedups hook_untrusted events (session/turn/event).
-	untrustedReported map[string]bool
-	grants            map[string]map[string]bool
+	// Each of these owns its state and its lock.
+	runtimes *runtimes
+	// requests are the approvals and questions waiting for a person.
+	requests *requests
+	// untrustedReported dedups hook_untrusted events (session/turn).
+	untrustedReported memo[bool]
 	// failedCompactions remembers, per route and history digest, why a
 	// compaction failed, so it is not retried in a loop.
-	failedCompactions map[string]string
+	failedCompactions memo[string]
 	// titled remembers sessions whose title was already asked of a model
 	// (successfully or not), so a failing title request is not repeated
 	// after every turn; a kernel restart allows one more attempt.
-	titled map[string]bool
+	titled memo[bool]
 	// resolved caches what provider capability resolvers reported, by route.
-	resolved map[string]resolvedCaps
+	resolved memo[resolvedCaps]
 	// closed is atomic so that it can be read under a runtime lock. Lock
-	// order: a runtime lock may be held while taking e.mu, never the reverse.
+	// order: a runtime lock may be held while taking the runtimes' lock,
+	// never the reverse.
 	closed atomic.Bool
 	wg     sync.WaitGroup
-}
-
-// sessionRuntime is the in-memory scheduling state of one session.
-type sessionRuntime struct {
-	mu    sync.Mutex
-	queue []*core.QueueItem
-	rev   int64
-	turn  *turnRun
-	// held keeps the queue waiting after stopTurn(keepQueue: true) until the
-	// next sendMessage or an explicit dispatch.
-	held bool
-	// busy is set while something other than a turn (compaction) owns the
-	// session.
-	busy string
-}
-
-type turnRun struct {
-	id     string
-	prompt string
-	cancel context.CancelCauseFunc
-	done   chan struct{}
-	// started is the turn's start; finished is set by the loop to the end
-	// time it recorded on the turn's last message (zero: none recorded).
-	started, finished time.Time
-	// session is the session as it stands after the turn's first events,
-	// when the kernel knows it without reading it back (nil: read it).
-	session *core.Session
-	// code is the code of the turn's end reason (CodeOutputLimit), if any.
-	code string
 }
 
 // ErrTurnStopped is the cancel cause of a turn stopped by a client.
@@ -147,8 +118,7 @@ func New(cfg Config) (*Engine, error) {
 	}
 	e := &Engine{
 		cfg: cfg, svc: cfg.Sessions, log: log, retry: cfg.Retry.withDefaults(), out: cfg.Output.withDefaults(),
-		runtimes: map[string]*sessionRuntime{}, pending: map[string]*pendingRequest{}, decided: map[string]bool{}, grants: map[string]map[string]bool{},
-		failedCompactions: map[string]string{}, titled: map[string]bool{}, resolved: map[string]resolvedCaps{},
+		runtimes: newRuntimes(), requests: newRequests(),
 	}
 	// Idle: the histories cached for turns go, then whatever the kernel
 	// configured (e.g. handing memory back).
@@ -159,17 +129,6 @@ func New(cfg Config) (*Engine, error) {
 		}
 	})
 	return e, nil
-}
-
-func (e *Engine) runtime(sessionID string) *sessionRuntime {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	rt := e.runtimes[sessionID]
-	if rt == nil {
-		rt = &sessionRuntime{}
-		e.runtimes[sessionID] = rt
-	}
-	return rt
 }
 
 // boundModel is what a session's next model step uses.
@@ -258,12 +217,7 @@ func (e *Engine) workDirPath(ctx context.Context, s core.Session) (string, error
 func (e *Engine) Close(ctx context.Context) error {
 	e.closed.Store(true)
 	e.idle.stop()
-	e.mu.Lock()
-	rts := make([]*sessionRuntime, 0, len(e.runtimes))
-	for _, rt := range e.runtimes {
-		rts = append(rts, rt)
-	}
-	e.mu.Unlock()
+	rts := e.runtimes.all()
 	var runs []*turnRun
 	for _, rt := range rts {
 		rt.mu.Lock()

@@ -6,10 +6,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/foya-dev/foya/core"
-	"github.com/foya-dev/foya/core/archive"
 	"io"
 	"time"
+
+	"github.com/foya-dev/foya/core"
+	"github.com/foya-dev/foya/core/archive"
 )
 
 // exportPage is how many events an export reads from the store at a time.
@@ -164,80 +165,9 @@ func (e *Engine) ImportSession(ctx context.Context, r io.Reader, projectID strin
 		return core.Session{}, err
 	}
 	newID := core.NewID("ses")
-	attIDs := map[string]string{} // old id → new id
-	var atts []core.Attachment
-	for _, at := range a.Attachments() {
-		old := at.ID
-		at.ID = core.NewID("att")
-		attIDs[old] = at.ID
-		atts = append(atts, at)
-	}
-	binding := e.importBinding(ctx)
-	// projectID takes the place of the document's project wherever it has
-	// one; a session that never had one is bound from its creation.
-	hadProject := false
-	for _, ev := range a.Events {
-		if ev.Type == core.EventSessionCreated || ev.Type == core.EventSessionUpdated {
-			var p core.SessionPayload
-			if ev.Decode(&p) == nil && p.Session.ProjectID != "" {
-				hadProject = true
-				break
-			}
-		}
-	}
-	events := make([]core.Event, 0, len(a.Events)+3)
-	var last *core.SessionMeta // the session's metadata after the last session event
-	for _, ev := range a.Events {
-		ev.SessionID = newID
-		switch ev.Type {
-		case core.EventSessionCreated, core.EventSessionUpdated:
-			var p core.SessionPayload
-			if err := ev.Decode(&p); err != nil {
-				return core.Session{}, err
-			}
-			m := &p.Session
-			m.ID, m.ParentID = newID, ""
-			if m.ProjectID != "" || !hadProject {
-				m.ProjectID = projectID
-			}
-			m.Source = "import:" + a.Header.SessionID
-			m.ConnectionID, m.Model = binding(m.ConnectionID, m.Model)
-			if ev.Payload, err = json.Marshal(p); err != nil {
-				return core.Session{}, fmt.Errorf("encode imported %s: %w", ev.Type, err)
-			}
-			last = &p.Session
-		case core.EventMessageEnd, core.EventMessageImported:
-			var p core.MessagePayload
-			if err := ev.Decode(&p); err != nil {
-				return core.Session{}, err
-			}
-			if len(p.Message.Attachments) > 0 {
-				for i := range p.Message.Attachments {
-					p.Message.Attachments[i].ID = attIDs[p.Message.Attachments[i].ID]
-				}
-				if ev.Payload, err = json.Marshal(p); err != nil {
-					return core.Session{}, fmt.Errorf("encode imported message: %w", err)
-				}
-			}
-		}
-		events = append(events, ev)
-	}
-	closing, err := closingEvents(newID, events)
+	events, atts, err := rewriteImport(a, newID, projectID, e.importBinding(ctx))
 	if err != nil {
 		return core.Session{}, err
-	}
-	events = append(events, closing...)
-	// A document cannot grant permissions: a session that ends in BYPASS
-	// is imported in ASK (one session_updated more); set BYPASS again
-	// explicitly if wanted.
-	if last != nil && last.ApprovalMode == core.ApprovalBypass {
-		meta := *last
-		meta.ApprovalMode = core.ApprovalAsk
-		ev, err := core.NewEvent(newID, core.EventSessionUpdated, core.SessionPayload{Session: meta, Changed: []string{"approvalMode"}})
-		if err != nil {
-			return core.Session{}, err
-		}
-		events = append(events, ev)
 	}
 
 	if err := e.svc.ClaimNew(ctx, newID); err != nil {
@@ -253,6 +183,115 @@ func (e *Engine) ImportSession(ctx context.Context, r io.Reader, projectID strin
 	e.svc.Broker().PublishKernel(core.KernelEvent{Type: core.KernelSessionCreated, SessionID: newID, At: time.Now().UTC()})
 	e.log.Info("session imported", "session_id", newID, "source", a.Header.SessionID, "events", len(events), "blobs", len(a.BlobOrder), "blobs_stored", len(created))
 	return e.svc.Store().Session(ctx, newID)
+}
+
+// importRewrite maps the events of a parsed archive onto a new session.
+type importRewrite struct {
+	newID, projectID string
+	source           string // import:<the document's session id>
+	// hadProject says the document's session had a project: projectID
+	// takes its place wherever it has one; a session that never had one is
+	// bound from its creation.
+	hadProject bool
+	attIDs     map[string]string // old attachment id → new id
+	binding    func(connID, model string) (string, string)
+}
+
+// rewriteImport returns the events and attachment records of the imported
+// session newID: new session and attachment ids, projectID, the binding of
+// connection and model, the closing events of a session exported while
+// busy, and approval mode BYPASS turned into ASK (a document cannot grant
+// permissions: one session_updated more; set BYPASS again explicitly if
+// wanted).
+func rewriteImport(a *archive.SessionArchive, newID, projectID string, binding func(connID, model string) (string, string)) ([]core.Event, []core.Attachment, error) {
+	w := importRewrite{newID: newID, projectID: projectID, source: "import:" + a.Header.SessionID, attIDs: map[string]string{}, binding: binding}
+	var atts []core.Attachment
+	for _, at := range a.Attachments() {
+		old := at.ID
+		at.ID = core.NewID("att")
+		w.attIDs[old] = at.ID
+		atts = append(atts, at)
+	}
+	w.hadProject = hadProject(a.Events)
+	events := make([]core.Event, 0, len(a.Events)+3)
+	var last *core.SessionMeta // the session's metadata after the last session event
+	for _, ev := range a.Events {
+		ev, meta, err := w.event(ev)
+		if err != nil {
+			return nil, nil, err
+		}
+		if meta != nil {
+			last = meta
+		}
+		events = append(events, ev)
+	}
+	closing, err := closingEvents(newID, events)
+	if err != nil {
+		return nil, nil, err
+	}
+	events = append(events, closing...)
+	if last != nil && last.ApprovalMode == core.ApprovalBypass {
+		meta := *last
+		meta.ApprovalMode = core.ApprovalAsk
+		ev, err := core.NewEvent(newID, core.EventSessionUpdated, core.SessionPayload{Session: meta, Changed: []string{"approvalMode"}})
+		if err != nil {
+			return nil, nil, err
+		}
+		events = append(events, ev)
+	}
+	return events, atts, nil
+}
+
+// hadProject reports whether any session event of the document names a
+// project.
+func hadProject(events []core.Event) bool {
+	for _, ev := range events {
+		if ev.Type == core.EventSessionCreated || ev.Type == core.EventSessionUpdated {
+			var p core.SessionPayload
+			if ev.Decode(&p) == nil && p.Session.ProjectID != "" {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// event rewrites one event for the new session; meta is the session's
+// metadata when ev is a session event.
+func (w *importRewrite) event(ev core.Event) (_ core.Event, meta *core.SessionMeta, err error) {
+	ev.SessionID = w.newID
+	switch ev.Type {
+	case core.EventSessionCreated, core.EventSessionUpdated:
+		var p core.SessionPayload
+		if err := ev.Decode(&p); err != nil {
+			return ev, nil, err
+		}
+		m := &p.Session
+		m.ID, m.ParentID = w.newID, ""
+		if m.ProjectID != "" || !w.hadProject {
+			m.ProjectID = w.projectID
+		}
+		m.Source = w.source
+		m.ConnectionID, m.Model = w.binding(m.ConnectionID, m.Model)
+		if ev.Payload, err = json.Marshal(p); err != nil {
+			return ev, nil, fmt.Errorf("encode imported %s: %w", ev.Type, err)
+		}
+		return ev, &p.Session, nil
+	case core.EventMessageEnd, core.EventMessageImported:
+		var p core.MessagePayload
+		if err := ev.Decode(&p); err != nil {
+			return ev, nil, err
+		}
+		if len(p.Message.Attachments) > 0 {
+			for i := range p.Message.Attachments {
+				p.Message.Attachments[i].ID = w.attIDs[p.Message.Attachments[i].ID]
+			}
+			if ev.Payload, err = json.Marshal(p); err != nil {
+				return ev, nil, fmt.Errorf("encode imported message: %w", err)
+			}
+		}
+	}
+	return ev, nil, nil
 }
 
 // importBinding returns how an imported session's connection and model map

@@ -7,12 +7,13 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"github.com/foya-dev/foya/core"
-	"github.com/foya-dev/foya/core/archive"
 	"io"
 	"io/fs"
 	"strconv"
 	"time"
+
+	"github.com/foya-dev/foya/core"
+	"github.com/foya-dev/foya/core/archive"
 )
 
 // exportBlob is a blob a streamed export will write.

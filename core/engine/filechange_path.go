@@ -6,13 +6,14 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"github.com/foya-dev/foya/core"
-	"github.com/foya-dev/foya/core/archive"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/foya-dev/foya/core"
+	"github.com/foya-dev/foya/core/archive"
 )
 
 // fileChangeRefusal checks a valid file change path against the directory

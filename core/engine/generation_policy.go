@@ -2,8 +2,9 @@ package engine
 
 import (
 	"context"
-	"github.com/foya-dev/foya/core"
 	"time"
+
+	"github.com/foya-dev/foya/core"
 )
 
 // generationModel is the model entry of conn named model, with its declared

@@ -1,17 +1,22 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
-	"github.com/foya-dev/foya/core"
-	"github.com/foya-dev/foya/core/hooks"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/foya-dev/foya/core"
+	"github.com/foya-dev/foya/core/hooks"
 )
 
 // hookEventOutput caps the output copied into hook_finished events.
 const hookEventOutput = 2 << 10
+
+// truncatedMark ends hook output that was cut.
+const truncatedMark = "…[truncated]"
 
 // hookDecision is the combined effect of the hooks of one event.
 type hookDecision struct {
@@ -81,7 +86,7 @@ func (e *Engine) runHooks(ctx context.Context, s core.Session, turnID, event str
 			fin := core.HookFinishedPayload{
 				TurnID: turnID, Event: event, Command: hc.Command, Tool: in.ToolName,
 				ExitCode: out.ExitCode, DurationMs: time.Since(start).Milliseconds(), TimedOut: out.TimedOut,
-				Stdout: truncateText(out.Stdout, hookEventOutput), Stderr: truncateText(out.Stderr, hookEventOutput),
+				Stdout: core.Truncate(out.Stdout, hookEventOutput, truncatedMark), Stderr: core.Truncate(out.Stderr, hookEventOutput, truncatedMark),
 			}
 			if out.Err != nil {
 				fin.Error = out.Err.Error()
@@ -104,7 +109,7 @@ func (e *Engine) applyHook(d *hookDecision, event, command string, out core.Hook
 		d.reason = joinReason(d.reason, strings.TrimSpace(out.Stderr))
 		return
 	case out.ExitCode != 0:
-		e.log.Warn("hook exited non-zero (non-blocking)", "event", event, "command", command, "exit_code", out.ExitCode, "stderr", truncateText(out.Stderr, 500))
+		e.log.Warn("hook exited non-zero (non-blocking)", "event", event, "command", command, "exit_code", out.ExitCode, "stderr", core.Truncate(out.Stderr, 500, truncatedMark))
 		return
 	}
 	stdout := strings.TrimSpace(out.Stdout)
@@ -125,7 +130,7 @@ func (e *Engine) applyHook(d *hookDecision, event, command string, out core.Hook
 			switch hs.PermissionDecision {
 			case "deny":
 				d.block = true
-				d.reason = joinReason(d.reason, firstNonEmpty(hs.PermissionDecisionReason, j.Reason))
+				d.reason = joinReason(d.reason, cmp.Or(hs.PermissionDecisionReason, j.Reason))
 			case "ask":
 				d.ask = true
 			case "allow":
@@ -150,23 +155,6 @@ func joinReason(a, b string) string {
 		return b
 	}
 	return a + "\n" + b
-}
-
-func firstNonEmpty(s ...string) string {
-	for _, v := range s {
-		if v != "" {
-			return v
-		}
-	}
-	return ""
-}
-
-// truncateText is s cut to at most n bytes on a UTF-8 boundary, marked.
-func truncateText(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return previewText(s, n) + "…[truncated]"
 }
 
 // persistHookContext records additional context as system messages with
@@ -194,9 +182,7 @@ func isFirstTurn(msgs []core.Message, turnID string) bool {
 // forgetUntrusted drops the once-per-turn hook_untrusted marker of a turn
 // that ended, so the dedup map does not grow with every turn.
 func (e *Engine) forgetUntrusted(sessionID, turnID string) {
-	e.mu.Lock()
-	delete(e.untrustedReported, sessionID+"/"+turnID)
-	e.mu.Unlock()
+	e.untrustedReported.delete(sessionID + "/" + turnID)
 }
 
 // projectHooks returns the matchers of event in the session's project
@@ -213,13 +199,7 @@ func (e *Engine) projectHooks(ctx context.Context, s core.Session, turnID, event
 	}
 	if !ph.Trusted {
 		key := s.ID + "/" + turnID
-		e.mu.Lock()
-		if e.untrustedReported == nil {
-			e.untrustedReported = map[string]bool{}
-		}
-		seen := e.untrustedReported[key]
-		e.untrustedReported[key] = true
-		e.mu.Unlock()
+		seen, _ := e.untrustedReported.swap(key, true)
 		if !seen {
 			e.log.Warn("project hooks not run: the project is not trusted", "path", ph.Path, "changed", ph.Changed)
 			_ = e.persist(ctx, s.ID, core.EventHookUntrusted, core.HookUntrustedPayload{TurnID: turnID, Event: event, Path: ph.Path, Changed: ph.Changed})

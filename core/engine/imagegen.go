@@ -5,10 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/foya-dev/foya/core"
-	"github.com/foya-dev/foya/core/catalog"
 	"regexp"
 	"strings"
+
+	"github.com/foya-dev/foya/core"
+	"github.com/foya-dev/foya/core/catalog"
 )
 
 // Image generation limits.

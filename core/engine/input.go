@@ -3,11 +3,12 @@ package engine
 import (
 	"errors"
 	"fmt"
-	"github.com/foya-dev/foya/core"
 	"net/url"
 	"regexp"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/foya-dev/foya/core"
 )
 
 // Limits of one user input (MSG-2, MSG-4, MSG-15). Sizes are in bytes of

@@ -4,10 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/foya-dev/foya/core"
-	"github.com/foya-dev/foya/core/session"
 	"slices"
 	"strings"
+
+	"github.com/foya-dev/foya/core"
+	"github.com/foya-dev/foya/core/session"
 )
 
 // kernelTool is a tool the kernel itself implements, because it acts on the

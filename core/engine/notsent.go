@@ -2,8 +2,9 @@ package engine
 
 import (
 	"errors"
-	"github.com/foya-dev/foya/core"
 	"strings"
+
+	"github.com/foya-dev/foya/core"
 )
 
 // neverSent reports whether a failed request never reached the provider: its

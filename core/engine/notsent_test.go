@@ -3,8 +3,9 @@ package engine
 import (
 	"errors"
 	"fmt"
-	"github.com/foya-dev/foya/core"
 	"testing"
+
+	"github.com/foya-dev/foya/core"
 )
 
 func TestNeverSent(t *testing.T) {

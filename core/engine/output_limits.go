@@ -3,8 +3,9 @@ package engine
 import (
 	"errors"
 	"fmt"
-	"github.com/foya-dev/foya/core"
 	"time"
+
+	"github.com/foya-dev/foya/core"
 )
 
 // OutputLimits bounds what one model reply can make the kernel hold and

@@ -3,8 +3,9 @@ package engine
 import (
 	"context"
 	"errors"
-	"github.com/foya-dev/foya/core"
 	"strings"
+
+	"github.com/foya-dev/foya/core"
 )
 
 // Plan mode (SES-5): a session in PLAN may only read; when a PLAN turn

@@ -1,8 +1,9 @@
 package engine
 
 import (
-	"github.com/foya-dev/foya/core"
 	"testing"
+
+	"github.com/foya-dev/foya/core"
 )
 
 // BenchmarkClientPayload is the cost of hiding native state from clients

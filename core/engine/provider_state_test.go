@@ -2,10 +2,11 @@ package engine
 
 import (
 	"encoding/json"
-	"github.com/foya-dev/foya/core"
-	"github.com/foya-dev/foya/core/session"
 	"strings"
 	"testing"
+
+	"github.com/foya-dev/foya/core"
+	"github.com/foya-dev/foya/core/session"
 )
 
 func TestProviderViewHandsStateBackOnItsRouteOnly(t *testing.T) {

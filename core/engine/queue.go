@@ -4,9 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/foya-dev/foya/core"
 	"slices"
 	"time"
+
+	"github.com/foya-dev/foya/core"
 )
 
 // validateInput checks input for a session before anything is created
@@ -38,7 +39,7 @@ func (e *Engine) SendMessage(ctx context.Context, sessionID string, in core.User
 		return core.SendResult{}, err
 	}
 	item := &core.QueueItem{ID: core.NewID("q"), Input: in, Attachments: atts, CreatedAt: time.Now().UTC()}
-	rt := e.runtime(sessionID)
+	rt := e.runtimes.get(sessionID)
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
 	if e.isClosed() {
@@ -104,7 +105,7 @@ func copyQueue(q []*core.QueueItem) []core.QueueItem {
 
 // Queue returns the session's queued input in order.
 func (e *Engine) Queue(sessionID string) []core.QueueItem {
-	rt := e.runtime(sessionID)
+	rt := e.runtimes.get(sessionID)
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
 	return copyQueue(rt.queue)
@@ -125,7 +126,7 @@ func (e *Engine) changeQueue(ctx context.Context, sessionID, itemID string, fn f
 	if _, err := e.svc.Session(ctx, sessionID); err != nil {
 		return nil, err
 	}
-	rt := e.runtime(sessionID)
+	rt := e.runtimes.get(sessionID)
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
 	i := findItem(rt.queue, itemID)
@@ -191,7 +192,7 @@ func (e *Engine) StopTurn(ctx context.Context, sessionID string, keepQueue bool,
 	if _, err := e.svc.Session(ctx, sessionID); err != nil {
 		return core.Session{}, err
 	}
-	rt := e.runtime(sessionID)
+	rt := e.runtimes.get(sessionID)
 	rt.mu.Lock()
 	if dispatchItemID != "" {
 		i := findItem(rt.queue, dispatchItemID)
@@ -218,7 +219,7 @@ func (e *Engine) StopTurn(ctx context.Context, sessionID string, keepQueue bool,
 	e.snapshotLocked(sessionID, rt)
 	rt.mu.Unlock()
 
-	e.cancelPending(sessionID)
+	e.requests.cancelSession(sessionID)
 	if run != nil {
 		run.cancel(ErrTurnStopped)
 		if err := e.waitTurn(ctx, run); err != nil {
@@ -260,7 +261,7 @@ func (e *Engine) DeleteSession(ctx context.Context, sessionID string) error {
 	}
 	var runs []*turnRun
 	for _, id := range ids {
-		rt := e.runtime(id)
+		rt := e.runtimes.get(id)
 		rt.mu.Lock()
 		rt.queue, rt.held = nil, false
 		rt.busy = "deleting"
@@ -269,7 +270,7 @@ func (e *Engine) DeleteSession(ctx context.Context, sessionID string) error {
 			rt.turn.cancel(errSessionDeleted)
 		}
 		rt.mu.Unlock()
-		e.cancelPending(id)
+		e.requests.cancelSession(id)
 	}
 	for _, r := range runs {
 		if err := e.waitTurn(ctx, r); err != nil {
@@ -279,20 +280,16 @@ func (e *Engine) DeleteSession(ctx context.Context, sessionID string) error {
 	orphans, err := e.svc.DeleteSession(ctx, sessionID)
 	if err != nil {
 		for _, id := range ids {
-			rt := e.runtime(id)
+			rt := e.runtimes.get(id)
 			rt.mu.Lock()
 			rt.busy = ""
 			rt.mu.Unlock()
 		}
 		return err
 	}
-	e.mu.Lock()
-	for _, id := range ids {
-		delete(e.runtimes, id)
-		delete(e.grants, id)
-		delete(e.titled, id)
-	}
-	e.mu.Unlock()
+	e.runtimes.delete(ids...)
+	e.requests.forgetGrants(ids...)
+	e.titled.delete(ids...)
 	e.deleteBlobs(orphans)
 	return nil
 }

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"github.com/foya-dev/foya/core"
-	"unicode/utf8"
 )
 
 // Bounds of a session's queue (in memory until the running turn ends).
@@ -64,18 +63,7 @@ func snapshotItem(it core.QueueItem) core.QueueItem {
 		return it
 	}
 	it.Truncated = true
-	it.Input.Text = previewText(it.Input.Text, QueuePreviewBytes)
+	it.Input.Text = core.Truncate(it.Input.Text, QueuePreviewBytes, "")
 	it.Input.BrowserElements = nil
 	return it
-}
-
-// previewText is the first n bytes of s, cut on a UTF-8 boundary.
-func previewText(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
 }

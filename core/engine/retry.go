@@ -3,10 +3,11 @@ package engine
 import (
 	"context"
 	"errors"
-	"github.com/foya-dev/foya/core"
 	"math/rand/v2"
 	"strconv"
 	"time"
+
+	"github.com/foya-dev/foya/core"
 )
 
 // RetryPolicy bounds how a turn retries a model request that failed before

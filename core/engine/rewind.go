@@ -5,8 +5,9 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"github.com/foya-dev/foya/core"
 	"slices"
+
+	"github.com/foya-dev/foya/core"
 )
 
 // Rewind actions on a file.
@@ -175,7 +176,7 @@ func fileStateToken(rr *restoreRoot, files []core.RewindFile) string {
 // messageSeq and everything after it inactive without touching payloads
 // (MSG-13). It returns the outcome per file and the text for the input box.
 func (e *Engine) ConfirmRewind(ctx context.Context, sessionID string, messageSeq, headSeq int64, token string) (RewindPreview, error) {
-	rt := e.runtime(sessionID)
+	rt := e.runtimes.get(sessionID)
 	rt.mu.Lock()
 	if rt.turn != nil || rt.busy != "" {
 		rt.mu.Unlock()

@@ -4,11 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"github.com/foya-dev/foya/core"
 	"io"
 	"math"
 	"sort"
 	"time"
+
+	"github.com/foya-dev/foya/core"
 )
 
 // streamResult is what one model request produced.
@@ -69,36 +70,7 @@ func (e *Engine) stream(ctx context.Context, sessionID string, b boundModel, req
 		return res
 	}
 	defer st.Close()
-	var text, reasoning []byte
-	var out int // bytes of output kept (text, reasoning, arguments)
-	calls := map[int]*callAcc{}
-	// segs records the streamed order (MSG-11); a tool call segment holds
-	// the call's index until the calls are assembled.
-	var segs []core.Segment
-	grow := func(kind string, before, after int) {
-		if n := len(segs); n > 0 && segs[n-1].Kind == kind {
-			segs[n-1].End = after
-			return
-		}
-		segs = append(segs, core.Segment{Kind: kind, Start: before, End: after})
-	}
-	// fit cuts s, to be added to have bytes, to the room left under
-	// limit and under the turn's token budget (on a character boundary);
-	// it returns the cap it reached, if any.
-	budget := math.MaxInt // bytes of output the token budget allows
-	if left > 0 && left < math.MaxInt/4 {
-		budget = int(left) * 4
-	}
-	fit := func(have int, s string, limit int, reached func() outputCap) (string, *outputCap) {
-		if room := have + budget - out; room < limit {
-			limit, reached = room, lim.tokensCap
-		}
-		if have+len(s) <= limit {
-			return s, nil
-		}
-		c := reached()
-		return string(trimCutRune([]byte(s[:max(limit-have, 0)]))), &c
-	}
+	rp := newReply(lim, left)
 loop:
 	for {
 		ev, err := st.Recv()
@@ -114,20 +86,14 @@ loop:
 		switch ev.Kind {
 		case core.StreamText:
 			var s string
-			s, capped = fit(len(text), ev.Text, lim.TextBytes, lim.textCap)
+			s, capped = rp.add(core.SegmentText, &rp.text, ev.Text, lim.TextBytes, lim.textCap)
 			if s != "" {
-				grow(core.SegmentText, len(text), len(text)+len(s))
-				text = append(text, s...)
-				out += len(s)
 				e.svc.Emit(sessionID, core.EventMessageDelta, core.DeltaPayload{Text: s})
 			}
 		case core.StreamReasoning:
 			var s string
-			s, capped = fit(len(reasoning), ev.Text, lim.ReasoningBytes, lim.reasoningCap)
+			s, capped = rp.add(core.SegmentReasoning, &rp.reasoning, ev.Text, lim.ReasoningBytes, lim.reasoningCap)
 			if s != "" {
-				grow(core.SegmentReasoning, len(reasoning), len(reasoning)+len(s))
-				reasoning = append(reasoning, s...)
-				out += len(s)
 				e.svc.Emit(sessionID, core.EventReasoningDelta, core.DeltaPayload{Text: s})
 			}
 		case core.StreamToolCall:
@@ -135,21 +101,7 @@ loop:
 			if d == nil {
 				continue
 			}
-			acc := calls[d.Index]
-			if acc == nil {
-				acc = &callAcc{}
-				calls[d.Index] = acc
-				segs = append(segs, core.Segment{Kind: core.SegmentToolCall, Start: d.Index})
-			}
-			if d.ID != "" {
-				acc.id = d.ID
-			}
-			if d.Name != "" {
-				acc.name = d.Name
-			}
-			s, reached := fit(len(acc.args), d.Arguments, lim.ToolArgsBytes, func() outputCap { return outputCap{what: "args"} })
-			acc.args = append(acc.args, s...)
-			out += len(s)
+			acc, s, reached := rp.addCall(d)
 			idx := d.Index
 			if s != "" || d.Arguments == "" {
 				e.svc.Emit(sessionID, core.EventToolCallDelta, core.DeltaPayload{Text: s, ToolCallIndex: &idx, ToolCallID: acc.id, ToolName: acc.name})
@@ -183,14 +135,100 @@ loop:
 			break
 		}
 	}
-	res.text, res.reasoning = string(text), string(reasoning)
-	idxs := make([]int, 0, len(calls))
-	for i := range calls {
+	rp.finish(&res)
+	return res
+}
+
+// reply accumulates one streamed reply under the output caps.
+type reply struct {
+	lim    OutputLimits
+	budget int // bytes of output the turn's token budget allows
+	text   []byte
+	// reasoning is the reply's reasoning text.
+	reasoning []byte
+	out       int // bytes of output kept (text, reasoning, arguments)
+	calls     map[int]*callAcc
+	// segs records the streamed order (MSG-11); a tool call segment holds
+	// the call's index until the calls are assembled.
+	segs []core.Segment
+}
+
+// newReply starts a reply; left is what the turn may still spend of its
+// output token budget, counted at four bytes per token.
+func newReply(lim OutputLimits, left int64) *reply {
+	r := &reply{lim: lim, budget: math.MaxInt, calls: map[int]*callAcc{}}
+	if left > 0 && left < math.MaxInt/4 {
+		r.budget = int(left) * 4
+	}
+	return r
+}
+
+func (r *reply) grow(kind string, before, after int) {
+	if n := len(r.segs); n > 0 && r.segs[n-1].Kind == kind {
+		r.segs[n-1].End = after
+		return
+	}
+	r.segs = append(r.segs, core.Segment{Kind: kind, Start: before, End: after})
+}
+
+// fit cuts s, to be added to have bytes, to the room left under limit and
+// under the turn's token budget (on a character boundary); it returns the
+// cap it reached, if any.
+func (r *reply) fit(have int, s string, limit int, reached func() outputCap) (string, *outputCap) {
+	if room := have + r.budget - r.out; room < limit {
+		limit, reached = room, r.lim.tokensCap
+	}
+	if have+len(s) <= limit {
+		return s, nil
+	}
+	c := reached()
+	return string(trimCutRune([]byte(s[:max(limit-have, 0)]))), &c
+}
+
+// add appends what fits of a text or reasoning delta s to buf; it returns
+// what was kept and the cap reached, if any.
+func (r *reply) add(kind string, buf *[]byte, s string, limit int, reached func() outputCap) (string, *outputCap) {
+	kept, capped := r.fit(len(*buf), s, limit, reached)
+	if kept != "" {
+		r.grow(kind, len(*buf), len(*buf)+len(kept))
+		*buf = append(*buf, kept...)
+		r.out += len(kept)
+	}
+	return kept, capped
+}
+
+// addCall adds a tool call delta to the call of its index; it returns the
+// call, the part of the arguments kept and the cap reached, if any.
+func (r *reply) addCall(d *core.ToolCallDelta) (*callAcc, string, *outputCap) {
+	acc := r.calls[d.Index]
+	if acc == nil {
+		acc = &callAcc{}
+		r.calls[d.Index] = acc
+		r.segs = append(r.segs, core.Segment{Kind: core.SegmentToolCall, Start: d.Index})
+	}
+	if d.ID != "" {
+		acc.id = d.ID
+	}
+	if d.Name != "" {
+		acc.name = d.Name
+	}
+	s, reached := r.fit(len(acc.args), d.Arguments, r.lim.ToolArgsBytes, func() outputCap { return outputCap{what: "args"} })
+	acc.args = append(acc.args, s...)
+	r.out += len(s)
+	return acc, s, reached
+}
+
+// finish sets res's text, reasoning, tool calls (assembled in index order)
+// and segments.
+func (r *reply) finish(res *streamResult) {
+	res.text, res.reasoning = string(r.text), string(r.reasoning)
+	idxs := make([]int, 0, len(r.calls))
+	for i := range r.calls {
 		idxs = append(idxs, i)
 	}
 	sort.Ints(idxs)
 	for _, i := range idxs {
-		c := calls[i]
+		c := r.calls[i]
 		input := json.RawMessage(c.args)
 		switch {
 		case len(c.args) == 0:
@@ -207,15 +245,14 @@ loop:
 		res.calls = append(res.calls, core.ToolCall{ID: id, Name: c.name, Input: input, Truncated: c.over})
 		c.id = id
 	}
-	for _, sg := range segs {
+	for _, sg := range r.segs {
 		if sg.Kind == core.SegmentToolCall {
-			sg = core.Segment{Kind: core.SegmentToolCall, ToolCallID: calls[sg.Start].id}
+			sg = core.Segment{Kind: core.SegmentToolCall, ToolCallID: r.calls[sg.Start].id}
 		}
 		if sg.Kind == core.SegmentToolCall || sg.End > sg.Start {
 			res.segments = append(res.segments, sg)
 		}
 	}
-	return res
 }
 
 // estimateTokens is the local estimate used when a provider reports no

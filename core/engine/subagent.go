@@ -4,9 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/foya-dev/foya/core"
 	"slices"
 	"strings"
+
+	"github.com/foya-dev/foya/core"
 )
 
 // ToolTask starts a sub-agent in a child session.
@@ -66,7 +67,7 @@ func runTask(ctx context.Context, e *Engine, s core.Session, c core.ToolCall) (s
 		ParentID: s.ID, Source: "task:" + c.ID, Agent: &snap, ProjectID: s.ProjectID,
 		ConnectionID: conn, Model: model, ReasoningEffort: s.ReasoningEffort,
 		ApprovalMode: s.ApprovalMode, AgentMode: mode,
-		Title: core.TruncateRunes(snap.Name+": "+strings.TrimSpace(in.Prompt), 80),
+		Title: core.TruncateRunes(snap.Name+": "+strings.TrimSpace(in.Prompt), 80, ""),
 	})
 	if err != nil {
 		return "task: " + core.ErrorMessage(err), true

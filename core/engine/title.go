@@ -3,9 +3,10 @@ package engine
 import (
 	"context"
 	"errors"
-	"github.com/foya-dev/foya/core"
 	"slices"
 	"strings"
+
+	"github.com/foya-dev/foya/core"
 )
 
 // titlePrompt asks for a short title; the answer is used as is after trimming.
@@ -37,10 +38,7 @@ func (e *Engine) maybeTitle(ctx context.Context, sessionID string) {
 		e.log.Debug("no model for a title", "session_id", sessionID, "err", err)
 		return
 	}
-	e.mu.Lock()
-	tried := e.titled[sessionID]
-	e.titled[sessionID] = true
-	e.mu.Unlock()
+	tried, _ := e.titled.swap(sessionID, true)
 	if tried {
 		return
 	}

@@ -4,10 +4,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/foya-dev/foya/core"
 	"io/fs"
 	"path/filepath"
 	"strings"
+
+	"github.com/foya-dev/foya/core"
 )
 
 // scopeRefusal checks the path argument of a file tool call against the

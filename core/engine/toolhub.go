@@ -2,10 +2,11 @@ package engine
 
 import (
 	"context"
-	"github.com/foya-dev/foya/core"
 	"log/slog"
 	"slices"
 	"sync"
+
+	"github.com/foya-dev/foya/core"
 )
 
 // ToolHub merges the tool runners of several plugins into one. A tool name

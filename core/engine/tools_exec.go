@@ -2,14 +2,16 @@ package engine
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/foya-dev/foya/core"
-	"github.com/foya-dev/foya/core/hooks"
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/foya-dev/foya/core"
+	"github.com/foya-dev/foya/core/hooks"
 )
 
 // runTools executes the tool calls of one assistant message and persists one
@@ -99,22 +101,9 @@ func (e *Engine) callTool(ctx context.Context, sessionID, turnID string, c core.
 	if err != nil {
 		return fail("%s", core.ErrorMessage(err))
 	}
-	info, ok := e.lookupTool(c.Name, tools)
-	if !ok || !allowedTool(s, c.Name) {
-		names := make([]string, 0, len(tools))
-		for n := range tools {
-			names = append(names, n)
-		}
-		slices.Sort(names)
-		return fail("unknown tool %q; available tools: %s", c.Name, strings.Join(names, ", "))
-	}
-	if !isJSONObject(c.Input) {
-		raw := string(c.Input)
-		var s string
-		if json.Unmarshal(c.Input, &s) == nil {
-			raw = s
-		}
-		return fail("the arguments of %s are not valid JSON (a JSON object is required): %.200s", c.Name, raw)
+	info, why := e.refuseCall(s, c, tools)
+	if why != "" {
+		return fail("%s", why)
 	}
 	kt, isKernelTool := kernelTools[c.Name]
 	var dir string
@@ -136,24 +125,13 @@ func (e *Engine) callTool(ctx context.Context, sessionID, turnID string, c core.
 	}
 	// PreToolUse runs after the approval policy, before the call.
 	if d := e.runHooks(ctx, s, turnID, hooks.HookPreToolUse, core.HookInput{ToolName: c.Name, ToolInput: c.Input}); d.block {
-		return fail("blocked by a PreToolUse hook: %s", firstNonEmpty(d.reason, "no reason given"))
+		return fail("blocked by a PreToolUse hook: %s", cmp.Or(d.reason, "no reason given"))
 	} else if d.ask && !d.allow {
 		if ok, why := e.authorizeAsk(ctx, s, c, info); !ok {
 			return fail("%s", why)
 		}
 	}
-	*post = func(m *core.Message) {
-		// PostToolUse: exit 2 or decision "block" feeds the reason back to
-		// the model with the result; additionalContext is appended too.
-		resp, _ := json.Marshal(map[string]any{"text": m.Text, "is_error": m.IsError})
-		d := e.runHooks(ctx, s, turnID, hooks.HookPostToolUse, core.HookInput{ToolName: c.Name, ToolInput: c.Input, ToolResponse: resp})
-		if d.block {
-			m.Text += "\n[PostToolUse hook: " + firstNonEmpty(d.reason, "no reason given") + "]"
-		}
-		for _, hc := range d.contexts {
-			m.Text += "\n[" + hc.source + ": " + hc.text + "]"
-		}
-	}
+	*post = e.postToolHooks(ctx, s, turnID, c)
 	if c.Name == ToolImageGeneration {
 		text, atts, isErr := e.runImageGeneration(ctx, s, c)
 		m.Text, m.Attachments, m.IsError = text, atts, isErr
@@ -164,12 +142,64 @@ func (e *Engine) callTool(ctx context.Context, sessionID, turnID string, c core.
 		m.Text, m.IsError = text, isErr
 		return m
 	}
+	e.callPlugin(ctx, s, c, dir, &m)
+	return m
+}
+
+// refuseCall returns the tool c calls, or why it cannot run in s: it is
+// unknown or not allowed, or its arguments are not a JSON object.
+func (e *Engine) refuseCall(s core.Session, c core.ToolCall, tools map[string]core.ToolInfo) (core.ToolInfo, string) {
+	info, ok := e.lookupTool(c.Name, tools)
+	if !ok || !allowedTool(s, c.Name) {
+		names := make([]string, 0, len(tools))
+		for n := range tools {
+			names = append(names, n)
+		}
+		slices.Sort(names)
+		return info, fmt.Sprintf("unknown tool %q; available tools: %s", c.Name, strings.Join(names, ", "))
+	}
+	if !isJSONObject(c.Input) {
+		raw := string(c.Input)
+		var s string
+		if json.Unmarshal(c.Input, &s) == nil {
+			raw = s
+		}
+		return info, fmt.Sprintf("the arguments of %s are not valid JSON (a JSON object is required): %.200s", c.Name, raw)
+	}
+	return info, ""
+}
+
+// postToolHooks returns the PostToolUse step of a call that passed the
+// PreToolUse hooks: exit 2 or decision "block" feeds the reason back to the
+// model with the result; additionalContext is appended too.
+func (e *Engine) postToolHooks(ctx context.Context, s core.Session, turnID string, c core.ToolCall) func(*core.Message) {
+	return func(m *core.Message) {
+		resp, _ := json.Marshal(map[string]any{"text": m.Text, "is_error": m.IsError})
+		d := e.runHooks(ctx, s, turnID, hooks.HookPostToolUse, core.HookInput{ToolName: c.Name, ToolInput: c.Input, ToolResponse: resp})
+		if d.block {
+			m.Text += "\n[PostToolUse hook: " + cmp.Or(d.reason, "no reason given") + "]"
+		}
+		for _, hc := range d.contexts {
+			m.Text += "\n[" + hc.source + ": " + hc.text + "]"
+		}
+	}
+}
+
+// callPlugin runs c on the tool runners in dir and sets m from the result,
+// keeping its file changes and attachments.
+func (e *Engine) callPlugin(ctx context.Context, s core.Session, c core.ToolCall, dir string, m *core.Message) {
+	pctx, sessionID := context.WithoutCancel(ctx), s.ID
+	fail := func(format string, args ...any) {
+		m.Text, m.IsError = fmt.Sprintf(format, args...), true
+	}
 	res, err := e.cfg.Tools.Call(e.toolScope(ctx, s), core.ToolCallRequest{SessionID: sessionID, WorkDir: dir, ScopeDir: dir, ToolCallID: c.ID, Name: c.Name, Input: c.Input})
 	if err != nil {
 		if ctx.Err() != nil {
-			return fail("cancelled: the turn was stopped while %s ran", c.Name)
+			fail("cancelled: the turn was stopped while %s ran", c.Name)
+			return
 		}
-		return fail("tool %s could not run: %s", c.Name, core.ErrorMessage(err))
+		fail("tool %s could not run: %s", c.Name, core.ErrorMessage(err))
+		return
 	}
 	m.Text, m.IsError, m.Diff = res.Text, res.IsError, res.Diff
 	if res.Note != "" {
@@ -192,7 +222,6 @@ func (e *Engine) callTool(ctx context.Context, sessionID, turnID string, c core.
 		}
 		m.Attachments = append(m.Attachments, a)
 	}
-	return m
 }
 
 // keepFileChanges stores the before and after bytes of each change in the

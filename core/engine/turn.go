@@ -5,10 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/foya-dev/foya/core"
-	"github.com/foya-dev/foya/core/catalog"
-	"github.com/foya-dev/foya/core/hooks"
-	"github.com/foya-dev/foya/core/session"
 	"io"
 	"os"
 	"runtime"
@@ -16,6 +12,10 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/foya-dev/foya/core"
+	"github.com/foya-dev/foya/core/catalog"
+	"github.com/foya-dev/foya/core/session"
 )
 
 // startLocked records the user message and starts a turn; rt.mu is held.
@@ -141,216 +141,6 @@ func cancelReason(ctx context.Context) string {
 		return cause.Error()
 	}
 	return ErrTurnStopped.Error()
-}
-
-// loop runs model steps until the model answers without tool calls.
-func (e *Engine) loop(ctx context.Context, sessionID string, run *turnRun) (core.TurnStatus, string) {
-	pctx := context.WithoutCancel(ctx)
-	turnID := run.id
-	turnStart := run.started
-	// ends marks msg as the turn's last message: the turn ends now.
-	ends := func(msg *core.Message) {
-		run.finished = time.Now().UTC()
-		msg.TurnFinishedAt = &run.finished
-	}
-	overflowRetried := false
-	stopContinues := 0
-	var spent int64 // output tokens of the turn so far (OutputLimits.TurnOutputTokens)
-	// The history read before the hooks (to tell whether this is the
-	// session's first turn) serves the first model request too, unless
-	// something was appended to the session in between (its head moved).
-	var early *historyRead
-	var readFirst *core.Session // the session as read here, while nothing was appended
-	read := func() (core.Session, error) {
-		if run.session != nil {
-			s := *run.session
-			run.session = nil
-			return s, nil
-		}
-		return e.svc.Session(pctx, sessionID)
-	}
-	if s, err := read(); err == nil {
-		first := false
-		if e.cfg.Hooks != nil {
-			// Inactive (rewound) messages count for the first-turn test.
-			if all, err := e.svc.History(pctx, s, true); err == nil {
-				early = &historyRead{head: s.HeadSeq, msgs: session.ActiveMessages(all)}
-				first = isFirstTurn(all, turnID)
-			}
-		}
-		if first {
-			// SessionStart runs before the session's first model request.
-			d := e.runHooks(ctx, s, turnID, hooks.HookSessionStart, core.HookInput{Source: "startup"})
-			e.persistHookContext(pctx, sessionID, turnID, d.contexts)
-		}
-		// UserPromptSubmit runs before the turn's first model request.
-		d := e.runHooks(ctx, s, turnID, hooks.HookUserPromptSubmit, core.HookInput{Prompt: run.prompt})
-		if d.block {
-			return core.TurnFailed, "the prompt was refused by a UserPromptSubmit hook: " + firstNonEmpty(d.reason, "no reason given")
-		}
-		e.persistHookContext(pctx, sessionID, turnID, d.contexts)
-		if e.svc.Histories().At(sessionID, s.HeadSeq) {
-			// Nothing was appended since (a hook's events, a settings
-			// change): every append goes through this service and moves
-			// the cached head.
-			readFirst = &s
-		}
-	}
-	for step := 1; ; step++ {
-		if ctx.Err() != nil {
-			return core.TurnCancelled, cancelReason(ctx)
-		}
-		// Settings apply at each step (SES-8): reload the session (the
-		// first step uses the read just made if nothing came since).
-		var s core.Session
-		var err error
-		if readFirst != nil {
-			s, readFirst = *readFirst, nil
-		} else if s, err = e.svc.Session(pctx, sessionID); err != nil {
-			return core.TurnFailed, core.ErrorMessage(err)
-		}
-		maxSteps := e.cfg.MaxSteps
-		if s.Agent != nil && s.Agent.MaxTurns > 0 {
-			maxSteps = min(maxSteps, s.Agent.MaxTurns)
-		}
-		if step > maxSteps {
-			return core.TurnFailed, fmt.Sprintf("stopped after %d model requests without a final answer (the max-steps guard)", maxSteps)
-		}
-		b, err := e.resolveModel(pctx, s)
-		if err != nil {
-			return core.TurnFailed, core.ErrorMessage(err)
-		}
-		var msgs []core.Message
-		if early != nil && early.head == s.HeadSeq {
-			msgs = early.msgs
-		}
-		early = nil
-		c, err := e.compileFrom(pctx, s, b, true, msgs)
-		if err != nil {
-			return core.TurnFailed, core.ErrorMessage(err)
-		}
-		if c.usage.Tokens > c.usage.Limit {
-			// Over the high-water mark: compact first (PRV-12 never applies
-			// here: this is the budget, not an error).
-			if err := e.compact(ctx, s, b, "auto"); err != nil {
-				e.log.Warn("automatic compaction", "session_id", sessionID, "err", err)
-			} else if c, err = e.compile(pctx, s, b, true); err != nil {
-				return core.TurnFailed, core.ErrorMessage(err)
-			}
-		}
-		req, tools := c.req, c.tools
-		left := e.out.TurnOutputTokens - spent
-		if left <= 0 {
-			run.code = CodeOutputLimit
-			return core.TurnFailed, e.out.tokensCap().reason
-		}
-		req.MaxOutputTokens = maxOutputFor(req.MaxOutputTokens, left)
-		started := time.Now().UTC()
-		res := e.streamWithRetry(ctx, sessionID, turnID, b, req, left)
-		finished := time.Now().UTC()
-		spent += outputTokens(res)
-		e.recordUsage(pctx, sessionID, b, req, res, "turn")
-		if res.err == nil && !res.cancelled && res.usage != nil {
-			e.accept(pctx, sessionID, b.route, c.active, req, *res.usage)
-		}
-
-		msg := core.Message{
-			Role: core.RoleAssistant, Text: res.text, Reasoning: res.reasoning, ToolCalls: res.calls, Segments: res.segments,
-			TurnID: turnID, StartedAt: &started, FinishedAt: &finished, Model: s.Model,
-			TurnStartedAt: &turnStart, Truncated: res.truncated,
-		}
-		if res.err == nil && !res.cancelled && res.limit == nil {
-			// Native state of a complete reply only: a cut-off one (an
-			// unsigned thinking block) would be rejected on replay.
-			msg.ProviderState = e.newProviderState(sessionID, b.route, res.state)
-			msg.FinishReason, msg.Refusal = res.finish, res.refusal
-		}
-		switch {
-		case res.cancelled:
-			reason := cancelReason(ctx)
-			msg.Interrupted, msg.TurnStatus, msg.TurnReason = true, core.TurnCancelled, reason
-			msg.ToolCalls = completeCalls(res.calls)
-			ends(&msg)
-			if !e.keepPartial(pctx, sessionID, msg) {
-				run.finished = time.Time{}
-			}
-			return core.TurnCancelled, reason
-		case res.limit != nil:
-			// An output cap closed the stream: what arrived is kept (up to
-			// the cap), no call of the cut reply runs, and the turn ends.
-			reason := res.limit.reason
-			run.code = CodeOutputLimit
-			msg.TurnStatus, msg.TurnReason = core.TurnFailed, reason
-			msg.ToolCalls = nil
-			ends(&msg)
-			if !e.keepPartial(pctx, sessionID, msg) {
-				run.finished = time.Time{}
-			}
-			return core.TurnFailed, reason
-		case res.err != nil:
-			// An endpoint may echo the key in an error body; it never
-			// reaches the log of events.
-			reason := core.ScrubSecret(failureReason(res.err), b.endpoint.APIKey)
-			var perr *core.ProviderError
-			if errors.As(res.err, &perr) && perr.Category == core.ProviderOutputLimit {
-				// The provider stopped at the max output it was sent.
-				run.code, msg.Truncated = CodeOutputLimit, true
-			}
-			if errors.As(res.err, &perr) && perr.Category == core.ProviderContextOverflow {
-				// Exactly one compaction and retry per turn; nothing else
-				// (rate limits, quota, auth, network…) ever compacts.
-				if !overflowRetried {
-					overflowRetried = true
-					herr := e.compact(ctx, s, b, "overflow")
-					if herr == nil {
-						step--
-						continue
-					}
-					reason += "; compaction could not make room: " + core.ErrorMessage(herr)
-				} else {
-					reason += "; the request still overflows after compaction"
-				}
-			}
-			msg.TurnStatus, msg.TurnReason = core.TurnFailed, reason
-			msg.ToolCalls = nil // incomplete calls are never run or replayed
-			ends(&msg)
-			if !e.keepPartial(pctx, sessionID, msg) {
-				run.finished = time.Time{}
-			}
-			return core.TurnFailed, reason
-		}
-		if len(res.calls) == 0 {
-			// Stop hooks may send the model back to work, a bounded number
-			// of times per turn, with their stderr as feedback.
-			active := stopContinues > 0
-			event := hooks.HookStop
-			if s.ParentID != "" {
-				event = hooks.HookSubagentStop
-			}
-			d := e.runHooks(ctx, s, turnID, event, core.HookInput{StopHookActive: &active})
-			if d.block && stopContinues < core.MaxStopContinuations && ctx.Err() == nil {
-				stopContinues++
-				if err := e.persist(pctx, sessionID, core.EventMessageEnd, core.MessagePayload{Message: msg}); err != nil {
-					return core.TurnFailed, core.ErrorMessage(err)
-				}
-				e.persistHookContext(pctx, sessionID, turnID, []hookContext{{source: "hook " + event, text: "A " + event + " hook asked you to continue: " + firstNonEmpty(d.reason, "no reason given")}})
-				continue
-			}
-			msg.TurnStatus = core.TurnCompleted
-			ends(&msg)
-			if err := e.persist(pctx, sessionID, core.EventMessageEnd, core.MessagePayload{Message: msg}); err != nil {
-				return core.TurnFailed, core.ErrorMessage(err)
-			}
-			e.planDone(pctx, s) // a completed PLAN turn awaits confirmation (SES-5)
-			return core.TurnCompleted, ""
-		}
-		if err := e.persist(pctx, sessionID, core.EventMessageEnd, core.MessagePayload{Message: msg}); err != nil {
-			return core.TurnFailed, core.ErrorMessage(err)
-		}
-		if stop := e.runTools(ctx, sessionID, turnID, res.calls, tools); stop {
-			return core.TurnCancelled, cancelReason(ctx)
-		}
-	}
 }
 
 // outputTokens is what a request spent of the turn's output budget: the

@@ -4,10 +4,11 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"github.com/foya-dev/foya/core"
 	"io"
 	"path/filepath"
 	"strings"
+
+	"github.com/foya-dev/foya/core"
 )
 
 // UploadAttachment stores a file in the artifact store, content-addressed by

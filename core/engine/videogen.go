@@ -4,9 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
+
 	"github.com/foya-dev/foya/core"
 	"github.com/foya-dev/foya/core/catalog"
-	"strings"
 )
 
 // Video generation limits.

@@ -4,8 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/foya-dev/foya/core"
 	"strings"
+
+	"github.com/foya-dev/foya/core"
 )
 
 // ToolWebSearch searches the web with the provider's native search (PRV-7,

@@ -271,6 +271,8 @@ func (h *Hooks) SetDocument(ctx context.Context, raw []byte) (json.RawMessage, e
 	return data, nil
 }
 
+// Config returns the kernel-wide hooks document parsed, reusing the last
+// parse while the bytes match.
 func (h *Hooks) Config(ctx context.Context) (HookConfig, error) {
 	data, err := h.Document(ctx)
 	if err != nil {

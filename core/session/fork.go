@@ -35,7 +35,7 @@ func (s *Service) ForkSession(ctx context.Context, sourceID string, afterSeq int
 		Source: "fork:" + sourceID, CreatedAt: time.Now().UTC(),
 	}
 	if src.Title != "" {
-		meta.Title = core.TruncateRunes(src.Title+" (branch)", core.MaxTitleLen)
+		meta.Title = core.TruncateRunes(src.Title+" (branch)", core.MaxTitleLen, "")
 	}
 	created, err := core.NewEvent(meta.ID, core.EventSessionCreated, core.SessionPayload{Session: meta})
 	if err != nil {

@@ -258,7 +258,7 @@ func (m *Manager) describe(ctx context.Context, mp *managed) {
 	// idleness must not go away between its start and its description.
 	c, release, err := mp.proc.acquire(ctx)
 	if err != nil {
-		log.Error("plugin did not start", "path", mp.info.Path, "error", err)
+		log.Error("plugin did not start", "path", mp.info.Path, "err", err)
 		mp.info.Error = err.Error()
 		m.add(mp, nil, nil)
 		return
@@ -274,7 +274,7 @@ func (m *Manager) describe(ctx context.Context, mp *managed) {
 		kinds = append(kinds, "provider")
 		mp.info.ProviderKind, mp.info.Version, mp.info.Capabilities = pi.GetKind(), pi.GetVersion(), pi.GetCapabilities()
 	case status.Code(err) != codes.Unimplemented:
-		log.Error("describe provider", "error", err)
+		log.Error("describe provider", "err", err)
 		mp.info.Error = err.Error()
 	}
 	ti, err := c.tools.Describe(ctx, &foyav1.DescribeRequest{})
@@ -299,7 +299,7 @@ func (m *Manager) describe(ctx context.Context, mp *managed) {
 			log.Info("tool sandbox", "sandbox", mp.info.Sandbox, "detail", mp.info.SandboxDetail)
 		}
 	case status.Code(err) != codes.Unimplemented:
-		log.Error("describe tools", "error", err)
+		log.Error("describe tools", "err", err)
 		mp.info.Error = err.Error()
 	}
 	mp.info.Kind = strings.Join(kinds, "+")

@@ -133,7 +133,7 @@ func (p *process) warm() {
 		ctx, cancel := context.WithTimeout(context.Background(), p.startTimeout)
 		defer cancel()
 		if _, err := p.clients(ctx); err != nil {
-			p.log.Warn("plugin warm start", "plugin", p.name, "error", err)
+			p.log.Warn("plugin warm start", "plugin", p.name, "err", err)
 		}
 	}()
 }
@@ -200,7 +200,7 @@ func (p *process) died(cause error) {
 	p.lastErr = cause
 	client := p.client
 	p.cl, p.client = nil, nil
-	p.log.Warn("plugin died; it restarts on next use", "plugin", p.name, "error", cause, "failures", p.failures)
+	p.log.Warn("plugin died; it restarts on next use", "plugin", p.name, "err", cause, "failures", p.failures)
 	go client.Kill() // reaps the process and removes its socket directory
 }
 

@@ -310,6 +310,7 @@ func (m *Manager) Call(ctx context.Context, req core.ToolCallRequest) (core.Tool
 		}
 		// Not an answer of the server: the connection broke (the process
 		// exited or crashed, the HTTP server went away).
+		s.dropSession(cs)
 		return toolError("MCP server %q stopped during the call (%s); it is being restarted", s.cfg.Name, s.scrub(err.Error())), nil
 	}
 	return convertResult(res), nil

@@ -166,6 +166,18 @@ func (s *server) ready(ctx context.Context) (*mcp.ClientSession, error) {
 	}
 }
 
+// dropSession forgets cs as the server's live session when a call found
+// its connection broken, so that the next call waits for the supervisor's
+// reconnect instead of using the dead connection before the supervisor
+// has noticed.
+func (s *server) dropSession(cs *mcp.ClientSession) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.session == cs {
+		s.session = nil
+	}
+}
+
 // sessionGone reports whether cs is no longer the server's live session.
 func (s *server) sessionGone(cs *mcp.ClientSession) bool {
 	s.mu.Lock()

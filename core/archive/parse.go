@@ -1,0 +1,389 @@
+package archive
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/foya-dev/foya/core"
+)
+
+type archiveParser struct {
+	a *SessionArchive
+	// attachments are those the messages refer to, by id, and where first seen.
+	attachments map[string]core.Attachment
+	attLine     map[string]int
+	attOrder    []string
+	// attHashes and fileHashes are the hashes attachments and file changes refer to.
+	attHashes  map[string]bool
+	fileHashes map[string]bool
+	blobLines  bool
+	lastAt     time.Time
+	// sink receives each checked blob; eventBytes counts the event lines.
+	sink       func(hash string, data []byte) error
+	eventBytes int64
+}
+
+func (p *archiveParser) line(n int, raw []byte) error {
+	if len(bytes.TrimSpace(raw)) == 0 {
+		return ArchiveError(n, "empty line (a foya.session document has one JSON value per line)")
+	}
+	if !utf8.Valid(raw) {
+		return ArchiveError(n, "not valid UTF-8")
+	}
+	if n == 1 {
+		return p.header(raw)
+	}
+	var l ArchiveLine
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&l); err != nil {
+		return ArchiveError(n, "not a foya.session line: %s", clipError(err))
+	}
+	if dec.More() {
+		return ArchiveError(n, "more than one JSON value")
+	}
+	switch l.Kind {
+	case "event":
+		if len(raw) > MaxArchiveEventLine {
+			return ArchiveError(n, "longer than %d bytes, the limit for an event line", MaxArchiveEventLine)
+		}
+		if p.blobLines {
+			return ArchiveError(n, "an event after the blobs: events come first, in seq order")
+		}
+		if p.eventBytes += int64(len(raw)) + 1; p.eventBytes > MaxArchiveBytes {
+			return ArchiveError(n, "the event lines are larger than %d MiB, the limit of a document's events (its blobs are not counted)", MaxArchiveBytes>>20)
+		}
+		return p.event(n, l)
+	case "blob":
+		p.blobLines = true
+		return p.blob(n, l)
+	}
+	return ArchiveError(n, "kind %q: expected event or blob", core.Clip(l.Kind, 32))
+}
+
+func (p *archiveParser) header(raw []byte) error {
+	if len(raw) > 64<<10 {
+		return ArchiveError(1, "the header is longer than 64 KiB")
+	}
+	var h ArchiveHeader
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&h); err != nil || dec.More() {
+		if err == nil {
+			err = errors.New("more than one JSON value")
+		}
+		return ArchiveError(1, "not a foya.session header (is this an exportSession document?): %s", clipError(err))
+	}
+	switch {
+	case h.Format != ArchiveFormat:
+		return ArchiveError(1, "format %q: expected %q", core.Clip(h.Format, 40), ArchiveFormat)
+	case h.Version != ArchiveVersion:
+		return ArchiveError(1, "version %d: this kernel reads version %d", h.Version, ArchiveVersion)
+	case !validArchiveID(h.SessionID):
+		return ArchiveError(1, "sessionId %q: expected an id such as ses_0123abcd (letters, digits, _ and -, at most 64)", core.Clip(h.SessionID, 40))
+	case h.Events < 1 || h.Events > MaxArchiveEvents:
+		return ArchiveError(1, "events %d: expected 1 to %d", h.Events, MaxArchiveEvents)
+	case h.Blobs < 0 || h.Blobs > MaxArchiveBlobs:
+		return ArchiveError(1, "blobs %d: expected 0 to %d", h.Blobs, MaxArchiveBlobs)
+	}
+	p.a.Header = h
+	return nil
+}
+
+func validArchiveID(id string) bool {
+	if id == "" || len(id) > 64 {
+		return false
+	}
+	for _, r := range id {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+func (p *archiveParser) event(n int, l ArchiveLine) error {
+	want := int64(len(p.a.Events)) + 1
+	switch {
+	case len(p.a.Events) >= p.a.Header.Events:
+		return ArchiveError(n, "more events than the %d the header announces", p.a.Header.Events)
+	case l.Seq != want:
+		return ArchiveError(n, "seq %d: expected %d (events come in seq order from 1, without gaps)", l.Seq, want)
+	case !archiveEventTypes[l.Type]:
+		if l.Type.LiveOnly() {
+			return ArchiveError(n, "type %q is live-only and never stored", l.Type)
+		}
+		return ArchiveError(n, "unknown event type %q (this kernel reads foya.session version %d)", core.Clip(string(l.Type), 40), ArchiveVersion)
+	case (l.Seq == 1) != (l.Type == core.EventSessionCreated):
+		return ArchiveError(n, "session_created must be the first event, and only the first")
+	case l.At == nil || l.At.IsZero() || l.At.Year() < 2000 || l.At.Year() > 9999:
+		return ArchiveError(n, "at: expected the event's RFC 3339 time")
+	case len(l.Payload) == 0 || l.Payload[0] != '{':
+		return ArchiveError(n, "payload: expected a JSON object")
+	case l.Size != nil || l.SHA256 != "" || l.Data != "":
+		return ArchiveError(n, "an event line has no sha256, size or data")
+	}
+	payload, err := p.payload(n, l)
+	if err != nil {
+		return err
+	}
+	p.a.Events = append(p.a.Events, core.Event{Seq: l.Seq, Type: l.Type, At: l.At.UTC(), Payload: payload})
+	return nil
+}
+
+// payload validates an event payload and re-encodes it from its typed form
+// when the kernel has one (provider-native state is dropped: it is never
+// exported, and imported state would be sent to a provider).
+func (p *archiveParser) payload(n int, l ArchiveLine) (json.RawMessage, error) {
+	decode := func(v any) error {
+		if err := json.Unmarshal(l.Payload, v); err != nil {
+			return ArchiveError(n, "%s payload: %s", l.Type, clipError(err))
+		}
+		return nil
+	}
+	var typed any
+	switch l.Type {
+	case core.EventSessionCreated, core.EventSessionUpdated:
+		var sp core.SessionPayload
+		if err := decode(&sp); err != nil {
+			return nil, err
+		}
+		if err := validArchiveMeta(sp.Session); err != nil {
+			return nil, ArchiveError(n, "%s payload: %s", l.Type, err)
+		}
+		typed = sp
+	case core.EventPhaseChanged:
+		var pp core.PhasePayload
+		if err := decode(&pp); err != nil {
+			return nil, err
+		}
+		if pp.Phase != core.PhaseIdle && pp.Phase != core.PhaseTurn && pp.Phase != core.PhaseCompaction {
+			return nil, ArchiveError(n, "phase %q: expected idle, turn or compaction", core.Clip(string(pp.Phase), 32))
+		}
+		typed = pp
+	case core.EventMessageEnd, core.EventMessageImported:
+		var mp core.MessagePayload
+		if err := decode(&mp); err != nil {
+			return nil, err
+		}
+		if err := p.message(n, &mp.Message); err != nil {
+			return nil, err
+		}
+		typed = mp
+	case core.EventHistoryRewound:
+		var rp core.RewindPayload
+		if err := decode(&rp); err != nil {
+			return nil, err
+		}
+		if rp.FromSeq < 1 || rp.FromSeq >= l.Seq {
+			return nil, ArchiveError(n, "history_rewound fromSeq %d: expected an earlier seq", rp.FromSeq)
+		}
+		typed = rp
+	case core.EventCompactionCheckpoint:
+		var cp core.CheckpointPayload
+		if err := decode(&cp); err != nil {
+			return nil, err
+		}
+		if cp.ThroughSeq < 0 || cp.ThroughSeq >= l.Seq {
+			return nil, ArchiveError(n, "compaction_checkpoint throughSeq %d: expected an earlier seq", cp.ThroughSeq)
+		}
+		cp.ProviderState = nil
+		typed = cp
+	case core.EventUsage:
+		var up core.UsagePayload
+		if err := decode(&up); err != nil {
+			return nil, err
+		}
+		u := up.Usage
+		if u.InputTokens < 0 || u.OutputTokens < 0 || u.TotalTokens < 0 || u.CachedTokens < 0 || u.CacheWriteTokens < 0 {
+			return nil, ArchiveError(n, "usage: token counts must not be negative")
+		}
+		if u.Cost != nil && (math.IsNaN(*u.Cost) || math.IsInf(*u.Cost, 0) || *u.Cost < 0) {
+			return nil, ArchiveError(n, "usage: cost must be a non-negative number")
+		}
+		typed = up
+	case core.EventTurnStarted, core.EventTurnFinished:
+		var tp core.TurnPayload
+		if err := decode(&tp); err != nil {
+			return nil, err
+		}
+		typed = tp
+	default:
+		var obj map[string]json.RawMessage
+		if err := decode(&obj); err != nil {
+			return nil, err
+		}
+		var buf bytes.Buffer
+		if err := json.Compact(&buf, l.Payload); err != nil {
+			return nil, ArchiveError(n, "%s payload: %s", l.Type, clipError(err))
+		}
+		return buf.Bytes(), nil
+	}
+	out, err := json.Marshal(typed)
+	if err != nil {
+		return nil, ArchiveError(n, "%s payload: %s", l.Type, clipError(err))
+	}
+	return out, nil
+}
+
+func validArchiveMeta(m core.SessionMeta) error {
+	switch {
+	case !m.ApprovalMode.Valid():
+		return fmt.Errorf("approvalMode %q: expected explore, ask or bypass", core.Clip(string(m.ApprovalMode), 32))
+	case !m.AgentMode.Valid():
+		return fmt.Errorf("agentMode %q: expected execute, plan or awaiting_confirmation", core.Clip(string(m.AgentMode), 32))
+	case m.CreatedAt.IsZero():
+		return errors.New("createdAt: missing")
+	}
+	if err := core.ValidTitle(m.Title); err != nil {
+		return err
+	}
+	if m.ReasoningEffort != "" {
+		if err := core.ValidReasoningEffort(m.ReasoningEffort); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (p *archiveParser) message(n int, m *core.Message) error {
+	if !m.Role.Valid() {
+		return ArchiveError(n, "message role %q: expected user, assistant, tool or system", core.Clip(string(m.Role), 32))
+	}
+	m.ProviderState = nil
+	for i, a := range m.Attachments {
+		switch {
+		case !validArchiveID(a.ID):
+			return ArchiveError(n, "attachments[%d].id %q: expected an id such as att_0123abcd", i, core.Clip(a.ID, 40))
+		case !validSHA256(a.SHA256):
+			return ArchiveError(n, "attachments[%d].sha256: expected 64 lowercase hex digits", i)
+		case a.Kind != "image" && a.Kind != "file":
+			return ArchiveError(n, "attachments[%d].kind %q: expected image or file", i, core.Clip(a.Kind, 32))
+		case a.Size < 0 || a.Size > core.MaxAttachmentBytes:
+			return ArchiveError(n, "attachments[%d].size %d: expected 0 to %d", i, a.Size, core.MaxAttachmentBytes)
+		case a.Name == "" || len(a.Name) > 255 || strings.ContainsAny(a.Name, "/\\\x00"):
+			return ArchiveError(n, "attachments[%d].name: expected a file name of 1 to 255 bytes without / or \\", i)
+		case a.MediaType == "" || len(a.MediaType) > 255:
+			return ArchiveError(n, "attachments[%d].mediaType: expected a media type such as image/png", i)
+		case a.Width < 0 || a.Height < 0:
+			return ArchiveError(n, "attachments[%d]: width and height must not be negative", i)
+		}
+		if prev, ok := p.attachments[a.ID]; ok && prev != a {
+			return ArchiveError(n, "attachments[%d]: attachment %s differs from its earlier mention on line %d", i, a.ID, p.attLine[a.ID])
+		} else if !ok {
+			p.attachments[a.ID], p.attLine[a.ID] = a, n
+			p.attOrder = append(p.attOrder, a.ID)
+			p.attHashes[a.SHA256] = true
+		}
+	}
+	for i, fc := range m.FileChanges {
+		if err := ValidFileChangePath(fc.Path); err != nil {
+			return ArchiveError(n, "fileChanges[%d].path %q: %s", i, core.Clip(fc.Path, 80), err)
+		}
+		switch fc.Action {
+		case core.FileCreate, core.FileModify, core.FileDelete:
+		default:
+			return ArchiveError(n, "fileChanges[%d].action %q: expected create, modify or delete", i, core.Clip(string(fc.Action), 32))
+		}
+		if fc.BeforeMode&^0o777 != 0 {
+			return ArchiveError(n, "fileChanges[%d].beforeMode %o: expected permission bits only (0 to 0777)", i, fc.BeforeMode)
+		}
+		p.a.FileChanges = append(p.a.FileChanges, ArchiveFileChange{Line: n, Index: i, Path: fc.Path})
+		for _, h := range []string{fc.BeforeHash, fc.AfterHash} {
+			if h == "" {
+				continue
+			}
+			if !validSHA256(h) {
+				return ArchiveError(n, "fileChanges[%d]: hashes are 64 lowercase hex digits", i)
+			}
+			p.fileHashes[h] = true
+		}
+	}
+	return nil
+}
+
+func validSHA256(h string) bool {
+	if len(h) != 64 {
+		return false
+	}
+	for _, r := range h {
+		if !(r >= '0' && r <= '9' || r >= 'a' && r <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+func (p *archiveParser) blob(n int, l ArchiveLine) error {
+	switch {
+	case len(p.a.Events) < p.a.Header.Events:
+		return ArchiveError(n, "a blob after %d events: the header announces %d events, which come first", len(p.a.Events), p.a.Header.Events)
+	case len(p.a.BlobOrder) >= p.a.Header.Blobs:
+		return ArchiveError(n, "more blobs than the %d the header announces", p.a.Header.Blobs)
+	case l.Seq != 0 || l.Type != "" || l.At != nil || len(l.Payload) > 0:
+		return ArchiveError(n, "a blob line has no seq, type, at or payload")
+	case !validSHA256(l.SHA256):
+		return ArchiveError(n, "sha256: expected 64 lowercase hex digits")
+	case l.Size == nil || *l.Size < 0 || *l.Size > core.MaxAttachmentBytes:
+		return ArchiveError(n, "size: expected 0 to %d", core.MaxAttachmentBytes)
+	case base64.StdEncoding.DecodedLen(len(l.Data)) > core.MaxAttachmentBytes+3:
+		return ArchiveError(n, "data: more than %d bytes", core.MaxAttachmentBytes)
+	}
+	if _, dup := p.a.BlobSizes[l.SHA256]; dup {
+		return ArchiveError(n, "blob %s appears twice", l.SHA256)
+	}
+	data, err := base64.StdEncoding.DecodeString(l.Data)
+	if err != nil {
+		return ArchiveError(n, "data: not standard base64: %s", clipError(err))
+	}
+	if int64(len(data)) != *l.Size {
+		return ArchiveError(n, "data is %d bytes, size says %d", len(data), *l.Size)
+	}
+	sum := sha256.Sum256(data)
+	if hex.EncodeToString(sum[:]) != l.SHA256 {
+		return ArchiveError(n, "data does not match its sha256")
+	}
+	if !p.attHashes[l.SHA256] && !p.fileHashes[l.SHA256] {
+		return ArchiveError(n, "blob %s is not referred to by any event", l.SHA256)
+	}
+	l.Data = ""
+	p.a.BlobSizes[l.SHA256] = int64(len(data))
+	p.a.BlobOrder = append(p.a.BlobOrder, l.SHA256)
+	if p.sink != nil {
+		return p.sink(l.SHA256, data)
+	}
+	return nil
+}
+
+// finish checks what only the whole document shows.
+func (p *archiveParser) finish(lines int) error {
+	if lines == 0 {
+		return ArchiveError(1, "the document is empty")
+	}
+	if len(p.a.Events) < p.a.Header.Events {
+		return ArchiveError(lines, "the document ends after %d of the %d events the header announces (truncated?)", len(p.a.Events), p.a.Header.Events)
+	}
+	if len(p.a.BlobOrder) < p.a.Header.Blobs {
+		return ArchiveError(lines, "the document ends after %d of the %d blobs the header announces (truncated?)", len(p.a.BlobOrder), p.a.Header.Blobs)
+	}
+	for _, id := range p.attOrder {
+		a := p.attachments[id]
+		size, ok := p.a.BlobSizes[a.SHA256]
+		if !ok {
+			return ArchiveError(p.attLine[id], "attachment %s: its bytes (blob %s) are not in the document", id, a.SHA256)
+		}
+		if size != a.Size {
+			return ArchiveError(p.attLine[id], "attachment %s: size %d, but its blob has %d bytes", id, a.Size, size)
+		}
+	}
+	return nil
+}

@@ -34,9 +34,18 @@ var (
 // providers → sdk), and only the composition package (daemon), the root
 // and the end-to-end tests import everything.
 var Rules = []Rule{
-	// The domain.
-	{Pkg: "core/...", Rule: "core and core/* import only the standard library and core/...",
-		Imports: []string{"core/..."}},
+	// The domain: core and the packages under it import only the standard
+	// library and each other, arrows pointing down (engine → session →
+	// catalog → core, never up; docs/architecture.md).
+	{Pkg: "core", Rule: "core is the domain root: the standard library only"},
+	{Pkg: "core/...", Rule: "a package under core imports only the standard library and core",
+		Imports: []string{"core"}},
+	{Pkg: "core/mcp", Rule: "core/mcp imports core and core/pubsub",
+		Imports: []string{"core", "core/pubsub"}},
+	{Pkg: "core/session", Rule: "core/session imports core, core/catalog and core/pubsub",
+		Imports: []string{"core", "core/catalog", "core/pubsub"}},
+	{Pkg: "core/engine", Rule: "core/engine imports core and the services below it (archive, catalog, hooks, pubsub, session), never core/mcp",
+		Imports: []string{"core", "core/archive", "core/catalog", "core/hooks", "core/pubsub", "core/session"}},
 
 	// The API: GraphQL, its HTTP edge, the storage behind it.
 	{Pkg: "graph", Rule: "graph is the GraphQL layer: core/..., graph/model, graph/scalar and gqlgen (not storage, plugins or the HTTP edge)",

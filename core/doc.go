@@ -9,7 +9,7 @@
 // core holds no services. They live in the packages under it, each named
 // after what it owns: pubsub, catalog, mcp, hooks, archive, session and
 // engine (see docs/architecture.md). core and every package under it import
-// only the standard library, core and packages under core; imports_test.go
-// enforces it. Adapters (storage, plugins, graph) implement or call these
+// only the standard library, core and packages under core, arrows pointing
+// down (internal/deptest's table enforces it). Adapters (storage, plugins, graph) implement or call these
 // names from outside.
 package core

@@ -61,7 +61,7 @@ func Serve(ctx context.Context, k *client.Client, r io.Reader, w io.Writer, opts
 		dctx, dcancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer dcancel()
 		for _, s := range ss {
-			s.detachMCP(dctx)
+			s.mcp.detachAll(dctx)
 		}
 	}()
 	return a.conn.serve(ctx, r)

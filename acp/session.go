@@ -4,12 +4,8 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
-	"errors"
-	"fmt"
-	"slices"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/foya-dev/foya/client"
 )
@@ -36,8 +32,8 @@ type session struct {
 	// asking holds the permission dialogs open on the client, by approval
 	// request id: cancelling one withdraws it ($/cancel_request).
 	asking     map[string]context.CancelFunc
-	mcp        []string // ids of the MCP servers this connection attached
-	textSent   bool     // deltas streamed for the current assistant message
+	mcp        *attachedMCP
+	textSent   bool // deltas streamed for the current assistant message
 	thoughtSet bool
 	refused    bool // the turn's last reply so far is a refusal (stopReason "refusal")
 }
@@ -72,7 +68,8 @@ type toolInfo struct {
 func newSession(a *Agent, gs gqlSession, cwd string) *session {
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &session{a: a, id: gs.ID, cwd: cwd, ctx: ctx, cancel: cancel, done: make(chan struct{}),
-		turns: map[string]*turnInfo{}, tools: map[string]toolInfo{}, asking: map[string]context.CancelFunc{}}
+		turns: map[string]*turnInfo{}, tools: map[string]toolInfo{}, asking: map[string]context.CancelFunc{},
+		mcp: &attachedMCP{a: a, sessionID: gs.ID}}
 	s.mode = modeOf(gs.ApprovalMode, gs.AgentMode)
 	return s
 }
@@ -104,104 +101,6 @@ func (s *session) update(u any) {
 // agent_message_chunk or agent_thought_chunk).
 func (s *session) chunk(kind string, c contentBlock) {
 	s.update(contentChunk{SessionUpdate: kind, Content: c})
-}
-
-// The client's MCP servers.
-
-func (s *session) setMCP(ids []string) {
-	s.mu.Lock()
-	s.mcp = ids
-	s.mu.Unlock()
-}
-
-// attachMCP makes the client's servers the ones this connection attached
-// to the session: each is attached (the kernel replaces a server of the
-// same name), and those attached before but no longer listed are detached.
-func (s *session) attachMCP(ctx context.Context, servers []client.McpServerInput) error {
-	var ids []string
-	for i, in := range servers {
-		r, err := client.ACPAttachSessionMcpServer(ctx, s.a.k, s.id, in)
-		if err != nil {
-			err = mcpError(err)
-			var re *rpcError
-			if errors.As(err, &re) {
-				re.Message = fmt.Sprintf("mcpServers[%d] (%v): %s", i, in.Name, re.Message)
-			}
-			return err
-		}
-		ids = append(ids, r.AttachSessionMcpServer.Id)
-	}
-	s.mu.Lock()
-	old := s.mcp
-	s.mcp = ids
-	s.mu.Unlock()
-	for _, id := range old {
-		if !slices.Contains(ids, id) {
-			s.detachOne(ctx, id)
-		}
-	}
-	return nil
-}
-
-func (s *session) detachOne(ctx context.Context, id string) {
-	_, err := client.DetachSessionMcpServer(ctx, s.a.k, s.id, id)
-	var ce codedError
-	if err != nil && !(errors.As(err, &ce) && ce.GraphQLCode() == "NOT_FOUND") {
-		s.a.log.Warn("acp: detach an MCP server", "session_id", s.id, "mcp_server_id", id, "err", err)
-	}
-}
-
-// detachMCP detaches the servers this connection attached (session/close,
-// end of the connection).
-func (s *session) detachMCP(ctx context.Context) {
-	s.mu.Lock()
-	ids := s.mcp
-	s.mcp = nil
-	s.mu.Unlock()
-	for _, id := range ids {
-		s.detachOne(ctx, id)
-	}
-}
-
-// mcpWait bounds how long session/new and session/load wait for the
-// client's MCP servers to come up before answering.
-const mcpWait = 30 * time.Second
-
-// waitMCP waits until none of this connection's servers is STARTING (or
-// mcpWait passes), so that the first prompt sees their tools; a server
-// that failed is logged and the session goes on without it.
-func (s *session) waitMCP(ctx context.Context) {
-	s.mu.Lock()
-	n := len(s.mcp)
-	s.mu.Unlock()
-	if n == 0 {
-		return
-	}
-	deadline := time.Now().Add(mcpWait)
-	for {
-		r, err := client.ACPSessionMcpServers(ctx, s.a.k, s.id)
-		if err != nil || r.Session == nil {
-			s.a.log.Warn("acp: read the session's MCP servers", "session_id", s.id, "err", err)
-			return
-		}
-		starting := false
-		for _, m := range r.Session.McpServers {
-			starting = starting || m.Status == client.McpStatusStarting
-		}
-		if !starting || time.Now().After(deadline) || ctx.Err() != nil {
-			for _, m := range r.Session.McpServers {
-				if m.Status != client.McpStatusReady {
-					s.a.log.Warn("acp: MCP server not ready; the session goes on without its tools until it is", "session_id", s.id, "mcp_server", m.Name, "status", m.Status, "err", deref(m.Error))
-				}
-			}
-			return
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
 }
 
 func deref(p *string) string {

@@ -157,8 +157,8 @@ func (a *Agent) newSession(ctx context.Context, p *newSessionRequest) (newSessio
 	for _, m := range r.CreateSession.McpServers {
 		ids = append(ids, m.Id)
 	}
-	s.setMCP(ids)
-	s.waitMCP(ctx)
+	s.mcp.set(ids)
+	s.mcp.wait(ctx)
 	return newSessionResponse{SessionID: s.id, Modes: s.modeState()}, nil
 }
 
@@ -210,10 +210,10 @@ func (a *Agent) loadSession(ctx context.Context, p *loadSessionRequest, replay b
 		return loadSessionResponse{}, err
 	}
 	s := a.open(gs, p.Cwd)
-	if err := s.attachMCP(ctx, servers); err != nil {
+	if err := s.mcp.attach(ctx, servers); err != nil {
 		return loadSessionResponse{}, err
 	}
-	s.waitMCP(ctx)
+	s.mcp.wait(ctx)
 	if replay {
 		s.replay(msgs)
 	}
@@ -290,7 +290,7 @@ func (a *Agent) closeSession(ctx context.Context, p *sessionRequest) (empty, err
 	delete(a.sessions, p.SessionID)
 	a.mu.Unlock()
 	s.stop()
-	s.detachMCP(ctx)
+	s.mcp.detachAll(ctx)
 	return empty{}, nil
 }
 
@@ -308,7 +308,7 @@ func (a *Agent) deleteSession(ctx context.Context, p *sessionRequest) (empty, er
 	delete(a.sessions, p.SessionID)
 	a.mu.Unlock()
 	if s != nil {
-		s.setMCP(nil) // the kernel stopped them with the session
+		s.mcp.set(nil) // the kernel stopped them with the session
 		s.stop()
 	}
 	return empty{}, nil

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"strings"
@@ -96,47 +97,99 @@ func connectionsAdd(r *runner) error {
 	if err := refuseKeyOnCommandLine(r.args); err != nil {
 		return err
 	}
-	fs := r.fs
-	name := fs.String("name", "", "display name, unique (required)")
-	baseURL := fs.String("base-url", "", "base URL of the API, e.g. https://api.openai.com/v1 or https://api.anthropic.com (required)")
-	keyEnv := fs.String("api-key-env", "", "read the key from this environment variable OF THE KERNEL at call time (stored as env:NAME)")
-	keyStdin := fs.Bool("api-key-stdin", false, "read the key from the first line of stdin")
-	kind := fs.String("provider-kind", "openai", "provider kind: openai (Chat Completions), openai-responses, anthropic, or a plugin's kind")
-	typ := fs.String("type", "", "language, image or video (default language)")
-	var models, reasoning cmdutil.ListFlag
-	fs.Var(&models, "model", "a model id (repeatable, or comma separated)")
-	contextWindow := fs.Int("context", 0, "context window of the models, in tokens")
-	maxOutput := fs.Int("max-output", 0, "output limit of the models, in tokens")
-	tools := fs.Bool("tools", false, "the models can call tools (--tools=false: they cannot)")
-	images := fs.Bool("images", false, "the models take image input (--images=false: they do not)")
-	fs.Var(&reasoning, "reasoning", "reasoning efforts the models accept, e.g. low,medium,high")
-	inPrice := fs.Float64("input-price", 0, "price of the models' input in US dollars per million tokens (with --output-price: exec then prints costs)")
-	cachedPrice := fs.Float64("cached-input-price", 0, "price of cached input in US dollars per million tokens")
-	outPrice := fs.Float64("output-price", 0, "price of the models' output in US dollars per million tokens")
+	f := newConnectionFlags(r.fs)
 	if _, err := r.parse(); err != nil {
 		return err
 	}
-	if *name == "" || *baseURL == "" {
-		return cmdutil.UsageError{Err: errors.New("connections add needs --name and --base-url (see foya connections add --help)")}
+	in, err := f.input(r)
+	if err != nil {
+		return err
 	}
-	if *keyEnv != "" && *keyStdin {
-		return cmdutil.UsageError{Err: errors.New("use either --api-key-env or --api-key-stdin")}
-	}
-	in := client.ConnectionInput{Name: name, BaseUrl: baseURL, ProviderKind: kind}
-	if *typ != "" {
-		t := client.ConnectionType(strings.ToUpper(*typ))
-		in.Type = &t
-	}
-	switch {
-	case *keyEnv != "":
-		in.ApiKey = ptr("env:" + *keyEnv)
-	case *keyStdin:
-		key, err := keyFromStdin(r.stdin)
+	return r.withKernel(func(ctx context.Context, c *client.Client) error {
+		resp, err := client.CreateConnection(ctx, c, in)
 		if err != nil {
 			return err
 		}
+		cn := resp.CreateConnection.ConnectionFields
+		if r.cf.json {
+			return printJSON(r.stdout, cn)
+		}
+		if *f.keyEnv != "" {
+			fmt.Fprintf(r.stderr, "note: the kernel reads $%s from ITS OWN environment at call time\n", *f.keyEnv)
+		}
+		return connectionsTable(r.stdout, []client.ConnectionFields{cn}, nil)
+	})
+}
+
+// connectionFlags are the flags of connections add.
+type connectionFlags struct {
+	name, baseURL, keyEnv, kind, typ *string
+	keyStdin, tools, images          *bool
+	models, reasoning                cmdutil.ListFlag
+	contextWindow, maxOutput         *int
+	inPrice, cachedPrice, outPrice   *float64
+}
+
+func newConnectionFlags(fs *flag.FlagSet) *connectionFlags {
+	f := &connectionFlags{}
+	f.name = fs.String("name", "", "display name, unique (required)")
+	f.baseURL = fs.String("base-url", "", "base URL of the API, e.g. https://api.openai.com/v1 or https://api.anthropic.com (required)")
+	f.keyEnv = fs.String("api-key-env", "", "read the key from this environment variable OF THE KERNEL at call time (stored as env:NAME)")
+	f.keyStdin = fs.Bool("api-key-stdin", false, "read the key from the first line of stdin")
+	f.kind = fs.String("provider-kind", "openai", "provider kind: openai (Chat Completions), openai-responses, anthropic, or a plugin's kind")
+	f.typ = fs.String("type", "", "language, image or video (default language)")
+	fs.Var(&f.models, "model", "a model id (repeatable, or comma separated)")
+	f.contextWindow = fs.Int("context", 0, "context window of the models, in tokens")
+	f.maxOutput = fs.Int("max-output", 0, "output limit of the models, in tokens")
+	f.tools = fs.Bool("tools", false, "the models can call tools (--tools=false: they cannot)")
+	f.images = fs.Bool("images", false, "the models take image input (--images=false: they do not)")
+	fs.Var(&f.reasoning, "reasoning", "reasoning efforts the models accept, e.g. low,medium,high")
+	f.inPrice = fs.Float64("input-price", 0, "price of the models' input in US dollars per million tokens (with --output-price: exec then prints costs)")
+	f.cachedPrice = fs.Float64("cached-input-price", 0, "price of cached input in US dollars per million tokens")
+	f.outPrice = fs.Float64("output-price", 0, "price of the models' output in US dollars per million tokens")
+	return f
+}
+
+// input is the new connection the parsed flags describe; --api-key-stdin
+// reads the key here.
+func (f *connectionFlags) input(r *runner) (client.ConnectionInput, error) {
+	if *f.name == "" || *f.baseURL == "" {
+		return client.ConnectionInput{}, cmdutil.UsageError{Err: errors.New("connections add needs --name and --base-url (see foya connections add --help)")}
+	}
+	if *f.keyEnv != "" && *f.keyStdin {
+		return client.ConnectionInput{}, cmdutil.UsageError{Err: errors.New("use either --api-key-env or --api-key-stdin")}
+	}
+	in := client.ConnectionInput{Name: f.name, BaseUrl: f.baseURL, ProviderKind: f.kind}
+	if *f.typ != "" {
+		t := client.ConnectionType(strings.ToUpper(*f.typ))
+		in.Type = &t
+	}
+	switch {
+	case *f.keyEnv != "":
+		in.ApiKey = ptr("env:" + *f.keyEnv)
+	case *f.keyStdin:
+		key, err := keyFromStdin(r.stdin)
+		if err != nil {
+			return client.ConnectionInput{}, err
+		}
 		in.ApiKey = &key
 	}
+	caps, err := f.capabilities(r)
+	if err != nil {
+		return client.ConnectionInput{}, err
+	}
+	if caps != nil && len(f.models) == 0 {
+		return client.ConnectionInput{}, cmdutil.UsageError{Err: errors.New("capability flags describe models: give them with --model ID")}
+	}
+	for _, m := range f.models {
+		in.Models = append(in.Models, client.ModelInput{Id: m, Capabilities: caps})
+	}
+	return in, nil
+}
+
+// capabilities are the models' capabilities the command line sets; nil
+// when it sets none.
+func (f *connectionFlags) capabilities(r *runner) (*client.CapabilitiesInput, error) {
 	var caps *client.CapabilitiesInput
 	capFlag := func(name string) bool {
 		if !r.isSet(name) {
@@ -148,49 +201,30 @@ func connectionsAdd(r *runner) error {
 		return true
 	}
 	if capFlag("context") {
-		caps.ContextWindow = contextWindow
+		caps.ContextWindow = f.contextWindow
 	}
 	if capFlag("max-output") {
-		caps.MaxOutputTokens = maxOutput
+		caps.MaxOutputTokens = f.maxOutput
 	}
 	if capFlag("tools") {
-		caps.ToolCalling = tools
+		caps.ToolCalling = f.tools
 	}
 	if capFlag("images") {
-		caps.ImageInput = images
+		caps.ImageInput = f.images
 	}
 	if capFlag("reasoning") {
-		caps.ReasoningEfforts = reasoning
+		caps.ReasoningEfforts = f.reasoning
 	}
 	if r.isSet("input-price") != r.isSet("output-price") || (r.isSet("cached-input-price") && !r.isSet("input-price")) {
-		return cmdutil.UsageError{Err: errors.New("prices go together: --input-price and --output-price (and optionally --cached-input-price)")}
+		return nil, cmdutil.UsageError{Err: errors.New("prices go together: --input-price and --output-price (and optionally --cached-input-price)")}
 	}
 	if capFlag("input-price") {
-		caps.Prices = &client.ModelPricesInput{InputPerMillion: *inPrice, OutputPerMillion: *outPrice}
+		caps.Prices = &client.ModelPricesInput{InputPerMillion: *f.inPrice, OutputPerMillion: *f.outPrice}
 		if r.isSet("cached-input-price") {
-			caps.Prices.CachedInputPerMillion = cachedPrice
+			caps.Prices.CachedInputPerMillion = f.cachedPrice
 		}
 	}
-	if caps != nil && len(models) == 0 {
-		return cmdutil.UsageError{Err: errors.New("capability flags describe models: give them with --model ID")}
-	}
-	for _, m := range models {
-		in.Models = append(in.Models, client.ModelInput{Id: m, Capabilities: caps})
-	}
-	return r.withKernel(func(ctx context.Context, c *client.Client) error {
-		resp, err := client.CreateConnection(ctx, c, in)
-		if err != nil {
-			return err
-		}
-		cn := resp.CreateConnection.ConnectionFields
-		if r.cf.json {
-			return printJSON(r.stdout, cn)
-		}
-		if *keyEnv != "" {
-			fmt.Fprintf(r.stderr, "note: the kernel reads $%s from ITS OWN environment at call time\n", *keyEnv)
-		}
-		return connectionsTable(r.stdout, []client.ConnectionFields{cn}, nil)
-	})
+	return caps, nil
 }
 
 func connectionsRemove(r *runner) error {
@@ -298,28 +332,32 @@ func connectionsDefault(r *runner) error {
 		if r.cf.json {
 			return printJSON(r.stdout, defs)
 		}
-		names := connectionNames(resp)
-		ref := func(m interface {
-			GetConnectionId() string
-			GetModel() string
-		}) string {
-			return names.model(m.GetConnectionId(), m.GetModel())
-		}
-		rows := [][]string{{"language", "-"}, {"fast", "-"}, {"image", "-"}, {"video", "-"}}
-		if defs.Language != nil {
-			rows[0][1] = ref(defs.Language)
-		}
-		if defs.Fast != nil {
-			rows[1][1] = ref(defs.Fast)
-		}
-		if defs.Image != nil {
-			rows[2][1] = ref(defs.Image)
-		}
-		if defs.Video != nil {
-			rows[3][1] = ref(defs.Video)
-		}
-		return table(r.stdout, "PURPOSE\tMODEL", rows)
+		return defaultsTable(r.stdout, connectionNames(resp), defs)
 	})
+}
+
+// defaultsTable prints the default model of each purpose ("-" for none).
+func defaultsTable(w io.Writer, names nameMap, defs client.DefaultModelsFields) error {
+	ref := func(m interface {
+		GetConnectionId() string
+		GetModel() string
+	}) string {
+		return names.model(m.GetConnectionId(), m.GetModel())
+	}
+	rows := [][]string{{"language", "-"}, {"fast", "-"}, {"image", "-"}, {"video", "-"}}
+	if defs.Language != nil {
+		rows[0][1] = ref(defs.Language)
+	}
+	if defs.Fast != nil {
+		rows[1][1] = ref(defs.Fast)
+	}
+	if defs.Image != nil {
+		rows[2][1] = ref(defs.Image)
+	}
+	if defs.Video != nil {
+		rows[3][1] = ref(defs.Video)
+	}
+	return table(w, "PURPOSE\tMODEL", rows)
 }
 
 // nameMap maps connection ids to names, for tables.

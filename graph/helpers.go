@@ -3,41 +3,12 @@ package graph
 import (
 	"context"
 	"errors"
-	"maps"
-	"slices"
 
 	"github.com/foya-dev/foya/core"
-	"github.com/foya-dev/foya/core/mcp"
-	"github.com/foya-dev/foya/graph/model"
 )
 
-func connectionInput(in model.ConnectionInput) core.ConnectionInput {
-	out := core.ConnectionInput{
-		Name: deref(in.Name), Type: deref(in.Type), ProviderKind: deref(in.ProviderKind),
-		BaseURL: deref(in.BaseURL), AuthKind: deref(in.AuthKind), APIKey: in.APIKey,
-		VideoProtocol: deref(in.VideoProtocol),
-	}
-	if in.Order != nil {
-		o := int(*in.Order)
-		out.Order = &o
-	}
-	if in.Options != nil {
-		out.Options = make(map[string]string, len(in.Options))
-		for _, o := range in.Options {
-			out.Options[o.Key] = o.Value
-		}
-	}
-	if in.Models != nil {
-		out.Models = make([]core.Model, len(in.Models))
-		for i, m := range in.Models {
-			out.Models[i] = core.Model{ID: m.ID}
-			if m.Capabilities != nil {
-				out.Models[i].Capabilities = *m.Capabilities
-			}
-		}
-	}
-	return out
-}
+// The small adapters between the core services' results and the shapes
+// gqlgen's resolver signatures want.
 
 func deref[T any](p *T) T {
 	var zero T
@@ -45,6 +16,22 @@ func deref[T any](p *T) T {
 		return zero
 	}
 	return *p
+}
+
+// ptr returns a pointer to v, or the error.
+func ptr[T any](v T, err error) (*T, error) {
+	if err != nil {
+		return nil, err
+	}
+	return &v, nil
+}
+
+// done answers a mutation's Boolean result: true, or the error.
+func done(err error) (bool, error) {
+	if err != nil {
+		return false, err
+	}
+	return true, nil
 }
 
 // optional turns a not-found lookup into a null result.
@@ -90,110 +77,6 @@ func nonEmpty[T comparable](v T) *T {
 		return nil
 	}
 	return &v
-}
-
-func userInput(in model.UserInput) core.UserInput {
-	return core.UserInput{Text: deref(in.Text), Command: deref(in.Command), AttachmentIDs: in.AttachmentIds, BrowserElements: in.BrowserElements}
-}
-
-// segments is the display order of an assistant message (MSG-11): the order
-// recorded while it streamed, restricted to the tool calls the message kept.
-// A message recorded without segments (or whose segments do not cover its
-// text) gets the derived order: reasoning, then text, then its tool calls.
-func segments(m *core.Message) []model.Segment {
-	if m.Role != core.RoleAssistant {
-		return []model.Segment{}
-	}
-	if out, ok := recordedSegments(m); ok {
-		return out
-	}
-	out := []model.Segment{}
-	if m.Reasoning != "" {
-		out = append(out, model.Segment{Kind: "reasoning", Text: &m.Reasoning})
-	}
-	if m.Text != "" {
-		out = append(out, model.Segment{Kind: "text", Text: &m.Text})
-	}
-	for i := range m.ToolCalls {
-		out = append(out, model.Segment{Kind: "tool_call", ToolCallID: &m.ToolCalls[i].ID})
-	}
-	return out
-}
-
-func recordedSegments(m *core.Message) ([]model.Segment, bool) {
-	if len(m.Segments) == 0 {
-		return nil, false
-	}
-	kept := map[string]bool{}
-	for _, c := range m.ToolCalls {
-		kept[c.ID] = true
-	}
-	out := []model.Segment{}
-	covered := map[string]int{}
-	for _, sg := range m.Segments {
-		var src string
-		switch sg.Kind {
-		case core.SegmentToolCall:
-			if kept[sg.ToolCallID] {
-				id := sg.ToolCallID
-				out = append(out, model.Segment{Kind: sg.Kind, ToolCallID: &id})
-				covered[sg.Kind]++
-			}
-			continue
-		case core.SegmentText:
-			src = m.Text
-		case core.SegmentReasoning:
-			src = m.Reasoning
-		default:
-			return nil, false
-		}
-		if sg.Start < 0 || sg.End > len(src) || sg.Start >= sg.End {
-			return nil, false
-		}
-		text := src[sg.Start:sg.End]
-		out = append(out, model.Segment{Kind: sg.Kind, Text: &text})
-		covered[sg.Kind] += sg.End - sg.Start
-	}
-	if covered[core.SegmentText] != len(m.Text) || covered[core.SegmentReasoning] != len(m.Reasoning) || covered[core.SegmentToolCall] != len(m.ToolCalls) {
-		return nil, false
-	}
-	return out, true
-}
-
-func providerOptions(opts map[string]string) []model.ProviderOption {
-	keys := slices.Sorted(maps.Keys(opts))
-	out := make([]model.ProviderOption, len(keys))
-	for i, k := range keys {
-		out[i] = model.ProviderOption{Key: k, Value: opts[k]}
-	}
-	return out
-}
-
-func mcpServerInput(in model.McpServerInput) core.MCPServerInput {
-	out := core.MCPServerInput{
-		Name: in.Name, Transport: in.Transport, Command: in.Command, Args: in.Args, Env: in.Env,
-		URL: in.URL, Headers: in.Headers, Enabled: in.Enabled,
-	}
-	if in.TimeoutSeconds != nil {
-		t := int(min(max(*in.TimeoutSeconds, -1), core.MaxMCPTimeout+1))
-		out.TimeoutSeconds = &t
-	}
-	return out
-}
-
-// mcp returns the MCP catalog, or UNAVAILABLE when the kernel runs without one.
-func (r *Resolver) mcp() (*mcp.Service, error) {
-	if r.MCP == nil {
-		return nil, core.Errorf(core.CodeUnavailable, "this kernel has no MCP support configured")
-	}
-	return r.MCP, nil
-}
-
-func mcpResult(s core.MCPServer, err error) (*core.MCPServer, error) {
-	if err != nil {
-		return nil, err
-	}
-	return &s, nil
 }
 
 // nonNil turns a nil slice into an empty one for a non-null list field.

@@ -2,17 +2,18 @@ package graph
 
 import (
 	"context"
-	"io"
 
+	"github.com/99designs/gqlgen/graphql"
 	"github.com/foya-dev/foya/core"
+	"github.com/foya-dev/foya/core/archive"
 	"github.com/foya-dev/foya/core/engine"
 )
 
-// importSession runs an import for importSession and importSessionFile.
-func importSession(ctx context.Context, e *engine.Engine, r io.Reader, projectID string) (*core.Session, error) {
-	s, err := e.ImportSession(ctx, r, projectID)
-	if err != nil {
-		return nil, err
+// importSessionFile serves importSessionFile: an upload over the size of
+// a foya.session document is refused before it is read.
+func importSessionFile(ctx context.Context, e *engine.Engine, file graphql.Upload, projectID string) (*core.Session, error) {
+	if file.Size > archive.MaxImportBytes {
+		return nil, core.Errorf(core.CodeBadInput, "the file is %d bytes; a foya.session document may have at most %d MiB", file.Size, archive.MaxImportBytes>>20)
 	}
-	return &s, nil
+	return ptr(e.ImportSession(ctx, file.File, projectID))
 }

@@ -7,914 +7,484 @@ package graph
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"strings"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/foya-dev/foya/core"
-	"github.com/foya-dev/foya/core/archive"
 	"github.com/foya-dev/foya/core/catalog"
 	"github.com/foya-dev/foya/core/engine"
 	"github.com/foya-dev/foya/core/hooks"
-	"github.com/foya-dev/foya/core/session"
 	"github.com/foya-dev/foya/graph/model"
 	"github.com/foya-dev/foya/graph/scalar"
 )
 
-// Description is the resolver for the description field.
 func (r *agentSnapshotResolver) Description(ctx context.Context, obj *core.AgentSnapshot) (*string, error) {
 	return nonEmpty(obj.Description), nil
 }
 
-// Instructions is the resolver for the instructions field.
 func (r *agentSnapshotResolver) Instructions(ctx context.Context, obj *core.AgentSnapshot) (*string, error) {
 	return nonEmpty(obj.Instructions), nil
 }
 
-// Model is the resolver for the model field.
 func (r *agentSnapshotResolver) Model(ctx context.Context, obj *core.AgentSnapshot) (*string, error) {
 	return nonEmpty(obj.Model), nil
 }
 
-// Input is the resolver for the input field.
 func (r *approvalResolver) Input(ctx context.Context, obj *core.ApprovalPayload) (scalar.JSON, error) {
 	return scalar.JSON(obj.Input), nil
 }
 
-// Decision is the resolver for the decision field.
 func (r *approvalResolver) Decision(ctx context.Context, obj *core.ApprovalPayload) (*core.ApprovalDecision, error) {
 	return nonEmpty(obj.Decision), nil
 }
 
-// ChildSessionID is the resolver for the childSessionId field.
 func (r *approvalResolver) ChildSessionID(ctx context.Context, obj *core.ApprovalPayload) (*string, error) {
 	return nonEmpty(obj.ChildSessionID), nil
 }
 
-// APIKeyConfigured is the resolver for the apiKeyConfigured field.
 func (r *connectionResolver) APIKeyConfigured(ctx context.Context, obj *core.Connection) (bool, error) {
 	return catalog.APIKeyConfigured(*obj), nil
 }
 
-// VideoProtocol is the resolver for the videoProtocol field.
 func (r *connectionResolver) VideoProtocol(ctx context.Context, obj *core.Connection) (*string, error) {
 	return nonEmpty(obj.VideoProtocol), nil
 }
 
-// Options is the resolver for the options field.
 func (r *connectionResolver) Options(ctx context.Context, obj *core.Connection) ([]model.ProviderOption, error) {
 	return providerOptions(obj.Options), nil
 }
 
-// Type is the resolver for the type field.
 func (r *kernelEventResolver) Type(ctx context.Context, obj *core.KernelEvent) (string, error) {
 	return string(obj.Type), nil
 }
 
-// Session is the resolver for the session field.
 func (r *kernelEventResolver) Session(ctx context.Context, obj *core.KernelEvent) (*core.Session, error) {
-	if obj.SessionID == "" || obj.Type == core.KernelSessionDeleted {
-		return nil, nil
-	}
-	return optional(r.Service.Session(ctx, obj.SessionID))
+	return kernelEventSession(ctx, r.Service, obj)
 }
 
-// Command is the resolver for the command field.
 func (r *mcpServerResolver) Command(ctx context.Context, obj *core.MCPServer) (*string, error) {
 	return nonEmpty(obj.Command), nil
 }
 
-// URL is the resolver for the url field.
 func (r *mcpServerResolver) URL(ctx context.Context, obj *core.MCPServer) (*string, error) {
 	return nonEmpty(obj.URL), nil
 }
 
-// Error is the resolver for the error field.
 func (r *mcpServerResolver) Error(ctx context.Context, obj *core.MCPServer) (*string, error) {
 	return nonEmpty(obj.Error), nil
 }
 
-// ProtocolVersion is the resolver for the protocolVersion field.
 func (r *mcpServerResolver) ProtocolVersion(ctx context.Context, obj *core.MCPServer) (*string, error) {
 	return nonEmpty(obj.ProtocolVersion), nil
 }
 
-// SessionID is the resolver for the sessionId field.
 func (r *mcpServerResolver) SessionID(ctx context.Context, obj *core.MCPServer) (*string, error) {
 	return nonEmpty(obj.SessionID), nil
 }
 
-// Description is the resolver for the description field.
 func (r *mcpToolResolver) Description(ctx context.Context, obj *core.MCPToolState) (*string, error) {
 	return nonEmpty(obj.Description), nil
 }
 
-// Text is the resolver for the text field.
 func (r *messageResolver) Text(ctx context.Context, obj *core.Message, offset *int64, limit *int64) (string, error) {
 	return messageText(obj, offset, limit)
 }
 
-// TextBytes is the resolver for the textBytes field.
 func (r *messageResolver) TextBytes(ctx context.Context, obj *core.Message) (int64, error) {
-	if obj.TextBytes > 0 {
-		return int64(obj.TextBytes), nil
-	}
-	return int64(len(obj.Text)), nil
+	return messageTextBytes(obj), nil
 }
 
-// Reasoning is the resolver for the reasoning field.
 func (r *messageResolver) Reasoning(ctx context.Context, obj *core.Message) (*string, error) {
 	return nonEmpty(obj.Reasoning), nil
 }
 
-// ToolCallID is the resolver for the toolCallId field.
 func (r *messageResolver) ToolCallID(ctx context.Context, obj *core.Message) (*string, error) {
 	return nonEmpty(obj.ToolCallID), nil
 }
 
-// ToolName is the resolver for the toolName field.
 func (r *messageResolver) ToolName(ctx context.Context, obj *core.Message) (*string, error) {
 	return nonEmpty(obj.ToolName), nil
 }
 
-// Command is the resolver for the command field.
 func (r *messageResolver) Command(ctx context.Context, obj *core.Message) (*string, error) {
 	return nonEmpty(obj.Command), nil
 }
 
-// TurnStatus is the resolver for the turnStatus field.
 func (r *messageResolver) TurnStatus(ctx context.Context, obj *core.Message) (*core.TurnStatus, error) {
 	return nonEmpty(obj.TurnStatus), nil
 }
 
-// TurnReason is the resolver for the turnReason field.
 func (r *messageResolver) TurnReason(ctx context.Context, obj *core.Message) (*string, error) {
 	return nonEmpty(obj.TurnReason), nil
 }
 
-// FileChange is the resolver for the fileChange field.
 func (r *messageResolver) FileChange(ctx context.Context, obj *core.Message) (*core.FileChange, error) {
-	if len(obj.FileChanges) == 0 {
-		return nil, nil
-	}
-	return &obj.FileChanges[0], nil
+	return firstFileChange(obj), nil
 }
 
-// Diff is the resolver for the diff field.
 func (r *messageResolver) Diff(ctx context.Context, obj *core.Message) (*string, error) {
 	return nonEmpty(obj.Diff), nil
 }
 
-// Segments is the resolver for the segments field.
 func (r *messageResolver) Segments(ctx context.Context, obj *core.Message) ([]model.Segment, error) {
 	return segments(obj), nil
 }
 
-// StructuredContent is the resolver for the structuredContent field.
 func (r *messageResolver) StructuredContent(ctx context.Context, obj *core.Message) (scalar.JSON, error) {
-	if len(obj.StructuredContent) == 0 {
-		return nil, nil
-	}
-	return scalar.JSON(obj.StructuredContent), nil
+	return jsonOrNull(obj.StructuredContent), nil
 }
 
-// FinishReason is the resolver for the finishReason field.
 func (r *messageResolver) FinishReason(ctx context.Context, obj *core.Message) (*string, error) {
 	return nonEmpty(obj.FinishReason), nil
 }
 
-// Refusal is the resolver for the refusal field.
 func (r *messageResolver) Refusal(ctx context.Context, obj *core.Message) (*string, error) {
 	return nonEmpty(obj.Refusal), nil
 }
 
-// TrustProject is the resolver for the trustProject field.
 func (r *mutationResolver) TrustProject(ctx context.Context, id string) (*hooks.ProjectHooks, error) {
-	p, err := r.Service.Project(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	ph, err := r.Engine.Hooks().Trust(ctx, p.Path)
-	if err != nil {
-		return nil, err
-	}
-	return &ph, nil
+	return projectHooks(ctx, r.Service, id, r.Engine.Hooks().Trust)
 }
 
-// SetHooks is the resolver for the setHooks field.
 func (r *mutationResolver) SetHooks(ctx context.Context, config scalar.JSON) (scalar.JSON, error) {
-	doc, err := r.Engine.Hooks().SetDocument(ctx, config)
-	if err != nil {
-		return nil, err
-	}
-	return scalar.JSON(doc), nil
+	return hooksDocument(r.Engine.Hooks().SetDocument(ctx, config))
 }
 
-// CreateMcpServer is the resolver for the createMcpServer field.
 func (r *mutationResolver) CreateMcpServer(ctx context.Context, input model.McpServerInput) (*core.MCPServer, error) {
-	mcp, err := r.mcp()
-	if err != nil {
-		return nil, err
-	}
-	return mcpResult(mcp.Create(ctx, mcpServerInput(input)))
+	return createMCPServer(ctx, r.MCP, input)
 }
 
-// UpdateMcpServer is the resolver for the updateMcpServer field.
 func (r *mutationResolver) UpdateMcpServer(ctx context.Context, id string, input model.McpServerInput) (*core.MCPServer, error) {
-	mcp, err := r.mcp()
-	if err != nil {
-		return nil, err
-	}
-	return mcpResult(mcp.Update(ctx, id, mcpServerInput(input)))
+	return updateMCPServer(ctx, r.MCP, id, input)
 }
 
-// DeleteMcpServer is the resolver for the deleteMcpServer field.
 func (r *mutationResolver) DeleteMcpServer(ctx context.Context, id string) (bool, error) {
-	mcp, err := r.mcp()
-	if err != nil {
-		return false, err
-	}
-	if err := mcp.Delete(ctx, id); err != nil {
-		return false, err
-	}
-	return true, nil
+	return deleteMCPServer(ctx, r.MCP, id)
 }
 
-// RestartMcpServer is the resolver for the restartMcpServer field.
 func (r *mutationResolver) RestartMcpServer(ctx context.Context, id string) (*core.MCPServer, error) {
-	mcp, err := r.mcp()
-	if err != nil {
-		return nil, err
-	}
-	return mcpResult(mcp.Restart(ctx, id))
+	return restartMCPServer(ctx, r.MCP, id)
 }
 
-// AttachSessionMcpServer is the resolver for the attachSessionMcpServer field.
 func (r *mutationResolver) AttachSessionMcpServer(ctx context.Context, sessionID string, input model.McpServerInput) (*core.MCPServer, error) {
-	mcp, err := r.mcp()
-	if err != nil {
-		return nil, err
-	}
-	return mcpResult(mcp.AttachSession(ctx, sessionID, mcpServerInput(input)))
+	return attachSessionMCPServer(ctx, r.MCP, sessionID, input)
 }
 
-// DetachSessionMcpServer is the resolver for the detachSessionMcpServer field.
 func (r *mutationResolver) DetachSessionMcpServer(ctx context.Context, sessionID string, id string) (bool, error) {
-	mcp, err := r.mcp()
-	if err != nil {
-		return false, err
-	}
-	if err := mcp.DetachSession(ctx, sessionID, id); err != nil {
-		return false, err
-	}
-	return true, nil
+	return detachSessionMCPServer(ctx, r.MCP, sessionID, id)
 }
 
-// CreateConnection is the resolver for the createConnection field.
 func (r *mutationResolver) CreateConnection(ctx context.Context, input model.ConnectionInput) (*core.Connection, error) {
-	c, err := r.Catalog.CreateConnection(ctx, connectionInput(input))
-	if err != nil {
-		return nil, err
-	}
-	return &c, nil
+	return ptr(r.Catalog.CreateConnection(ctx, connectionInput(input)))
 }
 
-// UpdateConnection is the resolver for the updateConnection field.
 func (r *mutationResolver) UpdateConnection(ctx context.Context, id string, input model.ConnectionInput) (*core.Connection, error) {
-	c, err := r.Catalog.UpdateConnection(ctx, id, connectionInput(input))
-	if err != nil {
-		return nil, err
-	}
-	return &c, nil
+	return ptr(r.Catalog.UpdateConnection(ctx, id, connectionInput(input)))
 }
 
-// DeleteConnection is the resolver for the deleteConnection field.
 func (r *mutationResolver) DeleteConnection(ctx context.Context, id string) (bool, error) {
-	if err := r.Catalog.DeleteConnection(ctx, id); err != nil {
-		return false, err
-	}
-	return true, nil
+	return done(r.Catalog.DeleteConnection(ctx, id))
 }
 
-// ReorderConnections is the resolver for the reorderConnections field.
 func (r *mutationResolver) ReorderConnections(ctx context.Context, ids []string) ([]core.Connection, error) {
 	return r.Catalog.ReorderConnections(ctx, ids)
 }
 
-// RefreshModels is the resolver for the refreshModels field.
 func (r *mutationResolver) RefreshModels(ctx context.Context, connectionID string) (*core.Connection, error) {
-	c, err := r.Catalog.RefreshModels(ctx, connectionID)
-	if err != nil {
-		return nil, err
-	}
-	return &c, nil
+	return ptr(r.Catalog.RefreshModels(ctx, connectionID))
 }
 
-// SetDefaultModel is the resolver for the setDefaultModel field.
 func (r *mutationResolver) SetDefaultModel(ctx context.Context, purpose core.ModelPurpose, connectionID *string, model *string) (*core.DefaultModels, error) {
-	var ref *core.ModelRef
-	if connectionID != nil || model != nil {
-		if connectionID == nil || model == nil {
-			return nil, core.Errorf(core.CodeBadInput, "give both connectionId and model to set a default, or neither to clear it")
-		}
-		ref = &core.ModelRef{ConnectionID: *connectionID, Model: *model}
-	}
-	d, err := r.Catalog.SetDefaultModel(ctx, purpose, ref)
-	if err != nil {
-		return nil, err
-	}
-	return &d, nil
+	return setDefaultModel(ctx, r.Catalog, purpose, connectionID, model)
 }
 
-// CreateProject is the resolver for the createProject field.
 func (r *mutationResolver) CreateProject(ctx context.Context, input model.ProjectInput) (*core.Project, error) {
-	p, err := r.Service.CreateProject(ctx, core.ProjectInput{Name: deref(input.Name), Path: input.Path})
-	if err != nil {
-		return nil, err
-	}
-	return &p, nil
+	return ptr(r.Service.CreateProject(ctx, core.ProjectInput{Name: deref(input.Name), Path: input.Path}))
 }
 
-// DeleteProject is the resolver for the deleteProject field.
 func (r *mutationResolver) DeleteProject(ctx context.Context, id string) (bool, error) {
-	if err := r.Engine.DeleteProject(ctx, id); err != nil {
-		return false, err
-	}
-	return true, nil
+	return done(r.Engine.DeleteProject(ctx, id))
 }
 
-// CreateSession is the resolver for the createSession field.
 func (r *mutationResolver) CreateSession(ctx context.Context, input model.CreateSessionInput) (*core.Session, error) {
-	servers := make([]core.MCPServerInput, len(input.McpServers))
-	for i, in := range input.McpServers {
-		servers[i] = mcpServerInput(in)
-	}
-	if len(servers) > 0 {
-		mcp, err := r.mcp()
-		if err != nil {
-			return nil, err
-		}
-		if err := mcp.ValidateSessionServers(servers); err != nil {
-			return nil, err
-		}
-	}
-	s, err := r.Service.CreateSession(ctx, core.CreateSessionInput{
-		ConnectionID: deref(input.ConnectionID), Model: deref(input.Model), ProjectID: deref(input.ProjectID),
-		ApprovalMode: deref(input.ApprovalMode), ReasoningEffort: deref(input.ReasoningEffort),
-		Title: deref(input.Title), AgentMode: deref(input.AgentMode),
-	})
-	if err != nil {
-		return nil, err
-	}
-	for _, in := range servers {
-		if _, err := r.MCP.AttachSession(ctx, s.ID, in); err != nil {
-			// Validated above: only a concurrent change gets here. Nothing
-			// is left half-created.
-			if derr := r.Engine.DeleteSession(context.WithoutCancel(ctx), s.ID); derr != nil {
-				r.Log.Error("delete a session whose MCP servers could not be attached", "session_id", s.ID, "err", derr)
-			}
-			return nil, err
-		}
-	}
-	return &s, nil
+	return r.createSession(ctx, input)
 }
 
-// UpdateSession is the resolver for the updateSession field.
 func (r *mutationResolver) UpdateSession(ctx context.Context, id string, input model.UpdateSessionInput) (*core.Session, error) {
-	s, err := r.Service.UpdateSession(ctx, id, core.UpdateSessionInput{
-		Title: input.Title, Pinned: input.Pinned, ConnectionID: input.ConnectionID, Model: input.Model,
-		ReasoningEffort: input.ReasoningEffort, ApprovalMode: input.ApprovalMode, AgentMode: input.AgentMode,
-		ProjectID: input.ProjectID,
-	})
-	if err != nil {
-		return nil, err
-	}
-	return &s, nil
+	return ptr(r.Service.UpdateSession(ctx, id, updateSessionInput(input)))
 }
 
-// DeleteSession is the resolver for the deleteSession field.
 func (r *mutationResolver) DeleteSession(ctx context.Context, id string) (bool, error) {
-	if err := r.Engine.DeleteSession(ctx, id); err != nil {
-		return false, err
-	}
-	return true, nil
+	return done(r.Engine.DeleteSession(ctx, id))
 }
 
-// ForkSession is the resolver for the forkSession field.
 func (r *mutationResolver) ForkSession(ctx context.Context, sessionID string, afterSeq int64) (*core.Session, error) {
-	sess, err := r.Service.ForkSession(ctx, sessionID, afterSeq)
-	if err != nil {
-		return nil, err
-	}
-	return &sess, nil
+	return ptr(r.Service.ForkSession(ctx, sessionID, afterSeq))
 }
 
-// CompactSession is the resolver for the compactSession field.
 func (r *mutationResolver) CompactSession(ctx context.Context, sessionID string) (*core.Session, error) {
-	sess, err := r.Engine.CompactSession(ctx, sessionID)
-	if err != nil {
-		return nil, err
-	}
-	return &sess, nil
+	return ptr(r.Engine.CompactSession(ctx, sessionID))
 }
 
-// PreviewRewind is the resolver for the previewRewind field.
 func (r *mutationResolver) PreviewRewind(ctx context.Context, sessionID string, messageSeq int64) (*engine.RewindPreview, error) {
-	p, err := r.Engine.PreviewRewind(ctx, sessionID, messageSeq)
-	if err != nil {
-		return nil, err
-	}
-	p.Attachments, p.BrowserElements = nonNil(p.Attachments), nonNil(p.BrowserElements)
-	return &p, nil
+	return rewindPreview(r.Engine.PreviewRewind(ctx, sessionID, messageSeq))
 }
 
-// ConfirmRewind is the resolver for the confirmRewind field.
 func (r *mutationResolver) ConfirmRewind(ctx context.Context, sessionID string, messageSeq int64, headSeq int64, fileStateToken string) (*model.RewindResult, error) {
-	p, err := r.Engine.ConfirmRewind(ctx, sessionID, messageSeq, headSeq, fileStateToken)
-	if err != nil {
-		return nil, err
-	}
-	sess, err := r.Service.Session(ctx, sessionID)
-	if err != nil {
-		return nil, err
-	}
-	return &model.RewindResult{Session: &sess, Text: p.Text, Command: p.Command, Attachments: nonNil(p.Attachments), BrowserElements: nonNil(p.BrowserElements), Files: p.Files}, nil
+	return r.confirmRewind(ctx, sessionID, messageSeq, headSeq, fileStateToken)
 }
 
-// SendMessage is the resolver for the sendMessage field.
 func (r *mutationResolver) SendMessage(ctx context.Context, sessionID string, input model.UserInput) (*core.SendResult, error) {
-	res, err := r.Engine.SendMessage(ctx, sessionID, userInput(input))
-	if err != nil {
-		return nil, err
-	}
-	return &res, nil
+	return ptr(r.Engine.SendMessage(ctx, sessionID, userInput(input)))
 }
 
-// ConfirmPlan is the resolver for the confirmPlan field.
 func (r *mutationResolver) ConfirmPlan(ctx context.Context, sessionID string, edits *string) (*core.SendResult, error) {
-	var e string
-	if edits != nil {
-		e = *edits
-	}
-	res, err := r.Engine.ConfirmPlan(ctx, sessionID, e)
-	if err != nil {
-		return nil, err
-	}
-	return &res, nil
+	return ptr(r.Engine.ConfirmPlan(ctx, sessionID, deref(edits)))
 }
 
-// GenerateImage is the resolver for the generateImage field.
 func (r *mutationResolver) GenerateImage(ctx context.Context, input model.GenerateImageInput) ([]core.Attachment, error) {
-	in := core.GenerateImageInput{Prompt: input.Prompt, ConnectionID: deref(input.ConnectionID), Model: deref(input.Model), Size: deref(input.Size), SessionID: deref(input.SessionID)}
-	if input.Count != nil {
-		in.Count = int(*input.Count)
-		if in.Count == 0 {
-			return nil, core.Errorf(core.CodeBadInput, "count: 1 to %d", engine.MaxImageCount)
-		}
-	}
-	return r.Engine.GenerateImage(ctx, in)
+	return generateImage(ctx, r.Engine, input)
 }
 
-// GenerateVideo is the resolver for the generateVideo field.
 func (r *mutationResolver) GenerateVideo(ctx context.Context, input model.GenerateVideoInput) ([]core.Attachment, error) {
-	in := core.GenerateVideoInput{Prompt: input.Prompt, ConnectionID: deref(input.ConnectionID), Model: deref(input.Model), Size: deref(input.Size), SessionID: deref(input.SessionID)}
-	if input.DurationSeconds != nil {
-		in.DurationSeconds = int(*input.DurationSeconds)
-		if in.DurationSeconds <= 0 {
-			return nil, core.Errorf(core.CodeBadInput, "durationSeconds: 1 to %d (or omit for the service's default)", engine.MaxVideoDurationSeconds)
-		}
-	}
-	return r.Engine.GenerateVideo(ctx, in)
+	return generateVideo(ctx, r.Engine, input)
 }
 
-// EditQueuedMessage is the resolver for the editQueuedMessage field.
 func (r *mutationResolver) EditQueuedMessage(ctx context.Context, sessionID string, itemID string, input model.UserInput) ([]core.QueueItem, error) {
 	return r.Engine.EditQueuedMessage(ctx, sessionID, itemID, userInput(input))
 }
 
-// MoveQueuedMessage is the resolver for the moveQueuedMessage field.
 func (r *mutationResolver) MoveQueuedMessage(ctx context.Context, sessionID string, itemID string, index int64) ([]core.QueueItem, error) {
 	return r.Engine.MoveQueuedMessage(ctx, sessionID, itemID, int(index))
 }
 
-// DeleteQueuedMessage is the resolver for the deleteQueuedMessage field.
 func (r *mutationResolver) DeleteQueuedMessage(ctx context.Context, sessionID string, itemID string) ([]core.QueueItem, error) {
 	return r.Engine.DeleteQueuedMessage(ctx, sessionID, itemID)
 }
 
-// StopTurn is the resolver for the stopTurn field.
 func (r *mutationResolver) StopTurn(ctx context.Context, sessionID string, keepQueue *bool, dispatchItemID *string) (*core.Session, error) {
 	keep := keepQueue == nil || *keepQueue
-	s, err := r.Engine.StopTurn(ctx, sessionID, keep, deref(dispatchItemID))
-	if err != nil {
-		return nil, err
-	}
-	return &s, nil
+	return ptr(r.Engine.StopTurn(ctx, sessionID, keep, deref(dispatchItemID)))
 }
 
-// ResolveApproval is the resolver for the resolveApproval field.
 func (r *mutationResolver) ResolveApproval(ctx context.Context, sessionID string, requestID string, decision core.ApprovalDecision) (bool, error) {
-	if err := r.Engine.ResolveApproval(ctx, sessionID, requestID, decision); err != nil {
-		return false, err
-	}
-	return true, nil
+	return done(r.Engine.ResolveApproval(ctx, sessionID, requestID, decision))
 }
 
-// AnswerQuestion is the resolver for the answerQuestion field.
 func (r *mutationResolver) AnswerQuestion(ctx context.Context, sessionID string, requestID string, answer string) (bool, error) {
-	if err := r.Engine.AnswerQuestion(ctx, sessionID, requestID, answer); err != nil {
-		return false, err
-	}
-	return true, nil
+	return done(r.Engine.AnswerQuestion(ctx, sessionID, requestID, answer))
 }
 
-// UploadAttachment is the resolver for the uploadAttachment field.
 func (r *mutationResolver) UploadAttachment(ctx context.Context, file graphql.Upload) (*core.Attachment, error) {
-	a, err := r.Engine.UploadAttachment(ctx, file.Filename, file.File)
-	if err != nil {
-		return nil, err
-	}
-	return &a, nil
+	return ptr(r.Engine.UploadAttachment(ctx, file.Filename, file.File))
 }
 
-// ImportSession is the resolver for the importSession field.
 func (r *mutationResolver) ImportSession(ctx context.Context, data string, projectID *string) (*core.Session, error) {
-	return importSession(ctx, r.Engine, strings.NewReader(data), deref(projectID))
+	return ptr(r.Engine.ImportSession(ctx, strings.NewReader(data), deref(projectID)))
 }
 
-// ImportSessionFile is the resolver for the importSessionFile field.
 func (r *mutationResolver) ImportSessionFile(ctx context.Context, file graphql.Upload, projectID *string) (*core.Session, error) {
-	if file.Size > archive.MaxImportBytes {
-		return nil, core.Errorf(core.CodeBadInput, "the file is %d bytes; a foya.session document may have at most %d MiB", file.Size, archive.MaxImportBytes>>20)
-	}
-	return importSession(ctx, r.Engine, file.File, deref(projectID))
+	return importSessionFile(ctx, r.Engine, file, deref(projectID))
 }
 
-// ProviderKind is the resolver for the providerKind field.
 func (r *pluginInfoResolver) ProviderKind(ctx context.Context, obj *core.PluginInfo) (*string, error) {
 	return nonEmpty(obj.ProviderKind), nil
 }
 
-// Path is the resolver for the path field.
 func (r *pluginInfoResolver) Path(ctx context.Context, obj *core.PluginInfo) (*string, error) {
 	return nonEmpty(obj.Path), nil
 }
 
-// Pid is the resolver for the pid field.
 func (r *pluginInfoResolver) Pid(ctx context.Context, obj *core.PluginInfo) (*int64, error) {
 	return nonEmpty(int64(obj.PID)), nil
 }
 
-// Error is the resolver for the error field.
 func (r *pluginInfoResolver) Error(ctx context.Context, obj *core.PluginInfo) (*string, error) {
 	return nonEmpty(obj.Error), nil
 }
 
-// Sandbox is the resolver for the sandbox field.
 func (r *pluginInfoResolver) Sandbox(ctx context.Context, obj *core.PluginInfo) (*string, error) {
 	return nonEmpty(obj.Sandbox), nil
 }
 
-// SandboxDetail is the resolver for the sandboxDetail field.
 func (r *pluginInfoResolver) SandboxDetail(ctx context.Context, obj *core.PluginInfo) (*string, error) {
 	return nonEmpty(obj.SandboxDetail), nil
 }
 
-// Document is the resolver for the document field.
 func (r *projectHooksResolver) Document(ctx context.Context, obj *hooks.ProjectHooks) (scalar.JSON, error) {
-	if !json.Valid(obj.Document) {
-		return nil, nil
-	}
-	return scalar.JSON(obj.Document), nil
+	return validJSON(obj.Document), nil
 }
 
-// ProjectHooks is the resolver for the projectHooks field.
 func (r *queryResolver) ProjectHooks(ctx context.Context, id string) (*hooks.ProjectHooks, error) {
-	p, err := r.Service.Project(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	ph, err := r.Engine.Hooks().ProjectState(ctx, p.Path)
-	if err != nil {
-		return nil, err
-	}
-	return &ph, nil
+	return projectHooks(ctx, r.Service, id, r.Engine.Hooks().ProjectState)
 }
 
-// Hooks is the resolver for the hooks field.
 func (r *queryResolver) Hooks(ctx context.Context) (scalar.JSON, error) {
-	doc, err := r.Engine.Hooks().Document(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return scalar.JSON(doc), nil
+	return hooksDocument(r.Engine.Hooks().Document(ctx))
 }
 
-// McpServers is the resolver for the mcpServers field.
 func (r *queryResolver) McpServers(ctx context.Context) ([]core.MCPServer, error) {
-	if r.MCP == nil {
-		return []core.MCPServer{}, nil
-	}
-	return r.MCP.List(ctx), nil
+	return mcpServers(ctx, r.MCP), nil
 }
 
-// Connections is the resolver for the connections field.
 func (r *queryResolver) Connections(ctx context.Context) ([]core.Connection, error) {
 	return r.Catalog.Connections(ctx)
 }
 
-// DefaultModels is the resolver for the defaultModels field.
 func (r *queryResolver) DefaultModels(ctx context.Context) (*core.DefaultModels, error) {
-	d, err := r.Catalog.Defaults(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return &d, nil
+	return ptr(r.Catalog.Defaults(ctx))
 }
 
-// Plugins is the resolver for the plugins field.
 func (r *queryResolver) Plugins(ctx context.Context) ([]core.PluginInfo, error) {
-	if r.Registry == nil {
-		return []core.PluginInfo{}, nil
-	}
-	return r.Registry.Plugins(), nil
+	return plugins(r.Registry), nil
 }
 
-// Projects is the resolver for the projects field.
 func (r *queryResolver) Projects(ctx context.Context) ([]core.Project, error) {
 	return r.Service.Projects(ctx)
 }
 
-// Sessions is the resolver for the sessions field.
 func (r *queryResolver) Sessions(ctx context.Context, includeChildren *bool, first *int64, after *string) ([]core.Session, error) {
-	f, err := sessionPage(first, after)
-	if err != nil {
-		return nil, err
-	}
-	f.IncludeChildren = deref(includeChildren)
-	return r.Service.Sessions(ctx, f)
+	return sessions(ctx, r.Service, includeChildren, first, after)
 }
 
-// Session is the resolver for the session field.
 func (r *queryResolver) Session(ctx context.Context, id string) (*core.Session, error) {
 	return optional(r.Service.Session(ctx, id))
 }
 
-// UsageTotals is the resolver for the usageTotals field.
 func (r *queryResolver) UsageTotals(ctx context.Context) (*core.Usage, error) {
-	u, err := r.Ledger.UsageTotals(ctx, "")
-	if err != nil {
-		return nil, err
-	}
-	return &u, nil
+	return ptr(r.Ledger.UsageTotals(ctx, ""))
 }
 
-// Events is the resolver for the events field.
 func (r *queryResolver) Events(ctx context.Context, sessionID string, afterSeq *int64, limit *int64) ([]model.SessionEvent, error) {
-	after, n := int64(0), int64(500)
-	if afterSeq != nil {
-		after = *afterSeq
-	}
-	if limit != nil {
-		n = *limit
-	}
-	if n > session.MaxEventPage {
-		n = session.MaxEventPage + 1 // let the service reject it with its message
-	}
-	evs, err := r.Service.Events(ctx, sessionID, after, int(n))
-	if err != nil {
-		return nil, err
-	}
-	out := make([]model.SessionEvent, len(evs))
-	for i, ev := range evs {
-		out[i] = model.SessionEvent{Event: ev}
-	}
-	return out, nil
+	return events(ctx, r.Service, sessionID, afterSeq, limit)
 }
 
-// ExportSession is the resolver for the exportSession field.
 func (r *queryResolver) ExportSession(ctx context.Context, id string) (string, error) {
-	data, err := r.Engine.ExportSession(ctx, id, MaxExportBytes)
-	if err != nil {
-		return "", err
-	}
-	return string(data), nil
+	return exportSession(ctx, r.Engine, id)
 }
 
-// Nodes is the resolver for the nodes field.
 func (r *queryResolver) Nodes(ctx context.Context) ([]core.NodeInfo, error) {
-	if r.NodeList == nil {
-		return []core.NodeInfo{}, nil
-	}
-	return r.NodeList.Nodes(ctx)
+	return nodes(ctx, r.NodeList)
 }
 
-// Text is the resolver for the text field.
 func (r *queueItemResolver) Text(ctx context.Context, obj *core.QueueItem) (string, error) {
 	return obj.Input.Text, nil
 }
 
-// TextBytes is the resolver for the textBytes field.
 func (r *queueItemResolver) TextBytes(ctx context.Context, obj *core.QueueItem) (int64, error) {
-	if obj.Truncated {
-		return int64(obj.TextBytes), nil
-	}
-	return int64(len(obj.Input.Text)), nil
+	return queueItemTextBytes(obj), nil
 }
 
-// Command is the resolver for the command field.
 func (r *queueItemResolver) Command(ctx context.Context, obj *core.QueueItem) (*string, error) {
 	return nonEmpty(obj.Input.Command), nil
 }
 
-// BrowserElements is the resolver for the browserElements field.
 func (r *queueItemResolver) BrowserElements(ctx context.Context, obj *core.QueueItem) ([]core.BrowserElement, error) {
 	return obj.Input.BrowserElements, nil
 }
 
-// Reason is the resolver for the reason field.
 func (r *rewindFileResolver) Reason(ctx context.Context, obj *core.RewindFile) (*string, error) {
 	return nonEmpty(obj.Reason), nil
 }
 
-// Title is the resolver for the title field.
 func (r *sessionResolver) Title(ctx context.Context, obj *core.Session) (*string, error) {
 	return nonEmpty(obj.Title), nil
 }
 
-// ConnectionID is the resolver for the connectionId field.
 func (r *sessionResolver) ConnectionID(ctx context.Context, obj *core.Session) (*string, error) {
 	return nonEmpty(obj.ConnectionID), nil
 }
 
-// Model is the resolver for the model field.
 func (r *sessionResolver) Model(ctx context.Context, obj *core.Session) (*string, error) {
 	return nonEmpty(obj.Model), nil
 }
 
-// ReasoningEffort is the resolver for the reasoningEffort field.
 func (r *sessionResolver) ReasoningEffort(ctx context.Context, obj *core.Session) (*string, error) {
 	return nonEmpty(obj.ReasoningEffort), nil
 }
 
-// Route is the resolver for the route field.
 func (r *sessionResolver) Route(ctx context.Context, obj *core.Session) (*string, error) {
-	if obj.ConnectionID == "" || obj.Model == "" {
-		return nil, nil
-	}
-	conn, err := r.Catalog.Connection(ctx, obj.ConnectionID)
-	if errors.Is(err, core.ErrNotFound) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	key := core.RouteKey(conn, obj.Model)
-	return &key, nil
+	return sessionRoute(ctx, r.Catalog, obj)
 }
 
-// Project is the resolver for the project field.
 func (r *sessionResolver) Project(ctx context.Context, obj *core.Session) (*core.Project, error) {
-	if obj.ProjectID == "" {
-		return nil, nil
-	}
-	return optional(r.Service.Project(ctx, obj.ProjectID))
+	return sessionProject(ctx, r.Service, obj)
 }
 
-// ParentID is the resolver for the parentId field.
 func (r *sessionResolver) ParentID(ctx context.Context, obj *core.Session) (*string, error) {
 	return nonEmpty(obj.ParentID), nil
 }
 
-// Source is the resolver for the source field.
 func (r *sessionResolver) Source(ctx context.Context, obj *core.Session) (*string, error) {
 	return nonEmpty(obj.Source), nil
 }
 
-// Messages is the resolver for the messages field.
 func (r *sessionResolver) Messages(ctx context.Context, obj *core.Session, includeInactive *bool, first *int64, afterSeq *int64, last *int64, beforeSeq *int64) ([]core.Message, error) {
-	msgs, err := r.messages(ctx, obj.ID, deref(includeInactive), first, afterSeq, last, beforeSeq)
-	core.FillTurnTimes(msgs)
-	return msgs, err
+	return withTurnTimes(r.messages(ctx, obj.ID, deref(includeInactive), first, afterSeq, last, beforeSeq))
 }
 
-// Children is the resolver for the children field.
 func (r *sessionResolver) Children(ctx context.Context, obj *core.Session) ([]core.Session, error) {
 	return r.Service.Sessions(ctx, core.SessionFilter{ParentID: obj.ID})
 }
 
-// Queue is the resolver for the queue field.
 func (r *sessionResolver) Queue(ctx context.Context, obj *core.Session) ([]core.QueueItem, error) {
-	if st, remote, err := remoteSessionState(ctx, obj.ID); remote || err != nil {
-		if st.Queue == nil {
-			st.Queue = []core.QueueItem{}
-		}
-		return st.Queue, err
-	}
-	return r.Engine.Queue(obj.ID), nil
+	return sessionQueue(ctx, r.Engine, obj.ID)
 }
 
-// Usage is the resolver for the usage field.
 func (r *sessionResolver) Usage(ctx context.Context, obj *core.Session) (*core.Usage, error) {
-	u, err := r.Ledger.UsageTotals(ctx, obj.ID)
-	if err != nil {
-		return nil, err
-	}
-	return &u, nil
+	return ptr(r.Ledger.UsageTotals(ctx, obj.ID))
 }
 
-// ContextUsage is the resolver for the contextUsage field.
 func (r *sessionResolver) ContextUsage(ctx context.Context, obj *core.Session) (*core.ContextUsage, error) {
-	if st, remote, err := remoteSessionState(ctx, obj.ID); err != nil {
-		return nil, err
-	} else if remote {
-		if st.Error != "" {
-			return nil, &core.Error{Code: core.Code(st.Code), Message: st.Error}
-		}
-		return st.ContextUsage, nil
-	}
-	u, err := r.Engine.ContextUsage(ctx, obj.ID)
-	if err != nil {
-		return nil, err
-	}
-	return &u, nil
+	return sessionContextUsage(ctx, r.Engine, obj.ID)
 }
 
-// McpServers is the resolver for the mcpServers field.
 func (r *sessionResolver) McpServers(ctx context.Context, obj *core.Session) ([]core.MCPServer, error) {
-	if r.MCP == nil {
-		return []core.MCPServer{}, nil
-	}
-	return r.MCP.SessionServers(ctx, obj.ID), nil
+	return sessionMCPServers(ctx, r.MCP, obj.ID), nil
 }
 
-// SessionEvents is the resolver for the sessionEvents field.
 func (r *subscriptionResolver) SessionEvents(ctx context.Context, sessionID string, afterSeq *int64) (<-chan *model.SessionEvent, error) {
 	return subscribeSessionEvents(ctx, r.Service, sessionID, afterSeq)
 }
 
-// KernelEvents is the resolver for the kernelEvents field.
 func (r *subscriptionResolver) KernelEvents(ctx context.Context) (<-chan *core.KernelEvent, error) {
-	sub := r.Service.Broker().SubscribeKernel()
-	go func() {
-		<-ctx.Done()
-		sub.Close()
-	}()
-	return forward(ctx, sub.C), nil
+	return subscribeKernelEvents(ctx, r.Service), nil
 }
 
-// Input is the resolver for the input field.
 func (r *toolCallResolver) Input(ctx context.Context, obj *core.ToolCall) (scalar.JSON, error) {
 	return scalar.JSON(obj.Input), nil
 }
 
-// AgentSnapshot returns AgentSnapshotResolver implementation.
 func (r *Resolver) AgentSnapshot() AgentSnapshotResolver { return &agentSnapshotResolver{r} }
 
-// Approval returns ApprovalResolver implementation.
 func (r *Resolver) Approval() ApprovalResolver { return &approvalResolver{r} }
 
-// Connection returns ConnectionResolver implementation.
 func (r *Resolver) Connection() ConnectionResolver { return &connectionResolver{r} }
 
-// KernelEvent returns KernelEventResolver implementation.
 func (r *Resolver) KernelEvent() KernelEventResolver { return &kernelEventResolver{r} }
 
-// McpServer returns McpServerResolver implementation.
 func (r *Resolver) McpServer() McpServerResolver { return &mcpServerResolver{r} }
 
-// McpTool returns McpToolResolver implementation.
 func (r *Resolver) McpTool() McpToolResolver { return &mcpToolResolver{r} }
 
-// Message returns MessageResolver implementation.
 func (r *Resolver) Message() MessageResolver { return &messageResolver{r} }
 
-// Mutation returns MutationResolver implementation.
 func (r *Resolver) Mutation() MutationResolver { return &mutationResolver{r} }
 
-// PluginInfo returns PluginInfoResolver implementation.
 func (r *Resolver) PluginInfo() PluginInfoResolver { return &pluginInfoResolver{r} }
 
-// ProjectHooks returns ProjectHooksResolver implementation.
 func (r *Resolver) ProjectHooks() ProjectHooksResolver { return &projectHooksResolver{r} }
 
-// Query returns QueryResolver implementation.
 func (r *Resolver) Query() QueryResolver { return &queryResolver{r} }
 
-// QueueItem returns QueueItemResolver implementation.
 func (r *Resolver) QueueItem() QueueItemResolver { return &queueItemResolver{r} }
 
-// RewindFile returns RewindFileResolver implementation.
 func (r *Resolver) RewindFile() RewindFileResolver { return &rewindFileResolver{r} }
 
-// Session returns SessionResolver implementation.
 func (r *Resolver) Session() SessionResolver { return &sessionResolver{r} }
 
-// Subscription returns SubscriptionResolver implementation.
 func (r *Resolver) Subscription() SubscriptionResolver { return &subscriptionResolver{r} }
 
-// ToolCall returns ToolCallResolver implementation.
 func (r *Resolver) ToolCall() ToolCallResolver { return &toolCallResolver{r} }
 
 type (

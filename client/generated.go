@@ -1688,9 +1688,18 @@ var AllAgentMode = []AgentMode{
 	AgentModeAwaitingConfirmation,
 }
 
+// AnswerElicitationResponse is returned by AnswerElicitation on success.
+type AnswerElicitationResponse struct {
+	// Answers a question: one the model asked (the answer becomes the tool result), or one an MCP server asked during a tool call (question_requested with payload.elicitation: its fields or URL; the server receives the action and the checked fields).
+	AnswerQuestion bool `json:"answerQuestion"`
+}
+
+// GetAnswerQuestion returns AnswerElicitationResponse.AnswerQuestion, and is useful for accessing the field via an interface.
+func (v *AnswerElicitationResponse) GetAnswerQuestion() bool { return v.AnswerQuestion }
+
 // AnswerQuestionResponse is returned by AnswerQuestion on success.
 type AnswerQuestionResponse struct {
-	// Answers a question the model asked; the answer becomes the tool result.
+	// Answers a question: one the model asked (the answer becomes the tool result), or one an MCP server asked during a tool call (question_requested with payload.elicitation: its fields or URL; the server receives the action and the checked fields).
 	AnswerQuestion bool `json:"answerQuestion"`
 }
 
@@ -4290,6 +4299,24 @@ func (v *ProviderOptionInput) GetKey() string { return v.Key }
 // GetValue returns ProviderOptionInput.Value, and is useful for accessing the field via an interface.
 func (v *ProviderOptionInput) GetValue() string { return v.Value }
 
+// How answerQuestion answers. For a question an MCP server asked (elicitation/create, payload.elicitation on question_requested) these are the MCP actions the server receives.
+type QuestionAction string
+
+const (
+	// Answer: the text for the model's question; for a server's form a JSON object of its fields (or the value alone when it has one field), checked against them; for a server's URL the user opened it.
+	QuestionActionAccept QuestionAction = "ACCEPT"
+	// Refuse explicitly: the server is told the user declined (also what a question nobody answers in time gets).
+	QuestionActionDecline QuestionAction = "DECLINE"
+	// Dismiss without choosing: the server is told the user cancelled.
+	QuestionActionCancel QuestionAction = "CANCEL"
+)
+
+var AllQuestionAction = []QuestionAction{
+	QuestionActionAccept,
+	QuestionActionDecline,
+	QuestionActionCancel,
+}
+
 // RefreshModelsRefreshModelsConnection includes the requested fields of the GraphQL type Connection.
 // The GraphQL type's documentation follows.
 //
@@ -6675,6 +6702,26 @@ func (v *__ACPUpdateSessionInput) GetId() string { return v.Id }
 // GetInput returns __ACPUpdateSessionInput.Input, and is useful for accessing the field via an interface.
 func (v *__ACPUpdateSessionInput) GetInput() UpdateSessionInput { return v.Input }
 
+// __AnswerElicitationInput is used internally by genqlient
+type __AnswerElicitationInput struct {
+	SessionId string         `json:"sessionId"`
+	RequestId string         `json:"requestId"`
+	Answer    string         `json:"answer"`
+	Action    QuestionAction `json:"action"`
+}
+
+// GetSessionId returns __AnswerElicitationInput.SessionId, and is useful for accessing the field via an interface.
+func (v *__AnswerElicitationInput) GetSessionId() string { return v.SessionId }
+
+// GetRequestId returns __AnswerElicitationInput.RequestId, and is useful for accessing the field via an interface.
+func (v *__AnswerElicitationInput) GetRequestId() string { return v.RequestId }
+
+// GetAnswer returns __AnswerElicitationInput.Answer, and is useful for accessing the field via an interface.
+func (v *__AnswerElicitationInput) GetAnswer() string { return v.Answer }
+
+// GetAction returns __AnswerElicitationInput.Action, and is useful for accessing the field via an interface.
+func (v *__AnswerElicitationInput) GetAction() QuestionAction { return v.Action }
+
 // __AnswerQuestionInput is used internally by genqlient
 type __AnswerQuestionInput struct {
 	SessionId string `json:"sessionId"`
@@ -7619,6 +7666,45 @@ func ACPUpdateSession(
 	}
 
 	data_ = &ACPUpdateSessionResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The mutation executed by AnswerElicitation.
+const AnswerElicitation_Operation = `
+mutation AnswerElicitation ($sessionId: ID!, $requestId: ID!, $answer: String!, $action: QuestionAction!) {
+	answerQuestion(sessionId: $sessionId, requestId: $requestId, answer: $answer, action: $action)
+}
+`
+
+// Answers an MCP server's question (payload.elicitation): accept, decline or cancel.
+func AnswerElicitation(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	sessionId string,
+	requestId string,
+	answer string,
+	action QuestionAction,
+) (data_ *AnswerElicitationResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "AnswerElicitation",
+		Query:  AnswerElicitation_Operation,
+		Variables: &__AnswerElicitationInput{
+			SessionId: sessionId,
+			RequestId: requestId,
+			Answer:    answer,
+			Action:    action,
+		},
+	}
+
+	data_ = &AnswerElicitationResponse{}
 	resp_ := &graphql.Response{Data: data_}
 
 	err_ = client_.MakeRequest(

@@ -231,7 +231,7 @@ type ComplexityRoot struct {
 	}
 
 	Mutation struct {
-		AnswerQuestion         func(childComplexity int, sessionID string, requestID string, answer string) int
+		AnswerQuestion         func(childComplexity int, sessionID string, requestID string, answer string, action *model.QuestionAction) int
 		AttachSessionMcpServer func(childComplexity int, sessionID string, input model.McpServerInput) int
 		CompactSession         func(childComplexity int, sessionID string) int
 		ConfirmPlan            func(childComplexity int, sessionID string, edits *string) int
@@ -545,7 +545,7 @@ type MutationResolver interface {
 	DeleteQueuedMessage(ctx context.Context, sessionID string, itemID string) ([]core.QueueItem, error)
 	StopTurn(ctx context.Context, sessionID string, keepQueue *bool, dispatchItemID *string) (*core.Session, error)
 	ResolveApproval(ctx context.Context, sessionID string, requestID string, decision core.ApprovalDecision) (bool, error)
-	AnswerQuestion(ctx context.Context, sessionID string, requestID string, answer string) (bool, error)
+	AnswerQuestion(ctx context.Context, sessionID string, requestID string, answer string, action *model.QuestionAction) (bool, error)
 	UploadAttachment(ctx context.Context, file graphql.Upload) (*core.Attachment, error)
 	ImportSession(ctx context.Context, data string, projectID *string) (*core.Session, error)
 	ImportSessionFile(ctx context.Context, file graphql.Upload, projectID *string) (*core.Session, error)
@@ -1412,7 +1412,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Mutation.AnswerQuestion(childComplexity, args["sessionId"].(string), args["requestId"].(string), args["answer"].(string)), true
+		return e.ComplexityRoot.Mutation.AnswerQuestion(childComplexity, args["sessionId"].(string), args["requestId"].(string), args["answer"].(string), args["action"].(*model.QuestionAction)), true
 	case "Mutation.attachSessionMcpServer":
 		if e.ComplexityRoot.Mutation.AttachSessionMcpServer == nil {
 			break
@@ -3152,6 +3152,16 @@ type SendResult {
   queueItem: QueueItem
 }
 
+"How answerQuestion answers. For a question an MCP server asked (elicitation/create, payload.elicitation on question_requested) these are the MCP actions the server receives."
+enum QuestionAction {
+  "Answer: the text for the model's question; for a server's form a JSON object of its fields (or the value alone when it has one field), checked against them; for a server's URL the user opened it."
+  ACCEPT
+  "Refuse explicitly: the server is told the user declined (also what a question nobody answers in time gets)."
+  DECLINE
+  "Dismiss without choosing: the server is told the user cancelled."
+  CANCEL
+}
+
 "A person's decision on a tool call waiting for approval (resolveApproval)."
 enum ApprovalDecision {
   "Run this call once."
@@ -4011,8 +4021,8 @@ type Mutation {
   stopTurn("The session's id." sessionId: ID!, "Keep the queued input (default true); false clears it." keepQueue: Boolean = true, "A queued item to run next, at once; null: none." dispatchItemId: ID): Session!
   "Decides a pending approval; the first decision wins, later ones get CONFLICT."
   resolveApproval("The session's id (or the parent's, for a sub-agent's request)." sessionId: ID!, "Approval.requestId." requestId: ID!, "APPROVED, APPROVED_FOR_SESSION or DENIED." decision: ApprovalDecision!): Boolean!
-  "Answers a question the model asked; the answer becomes the tool result."
-  answerQuestion("The session's id (or the parent's, for a sub-agent's question)." sessionId: ID!, "The requestId of question_requested." requestId: ID!, "The answer text; it becomes the tool result the model reads." answer: String!): Boolean!
+  "Answers a question: one the model asked (the answer becomes the tool result), or one an MCP server asked during a tool call (question_requested with payload.elicitation: its fields or URL; the server receives the action and the checked fields)."
+  answerQuestion("The session's id (or the parent's, for a sub-agent's question)." sessionId: ID!, "The requestId of question_requested." requestId: ID!, "The answer text; it becomes the tool result the model reads." answer: String!, "ACCEPT (the default) answers; DECLINE and CANCEL refuse a question an MCP server asked (payload.elicitation set): the server gets that action and answer is ignored. A question of the model can only be accepted." action: QuestionAction = ACCEPT): Boolean!
   "Stores a file (at most 20 MiB) in the artifact store, content-addressed by SHA-256."
   uploadAttachment("The file, at most 20 MiB, in a multipart request." file: Upload!): Attachment!
   """
@@ -4903,6 +4913,14 @@ func (ec *executionContext) field_Mutation_answerQuestion_args(ctx context.Conte
 		return nil, err
 	}
 	args["answer"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "action",
+		func(ctx context.Context, v any) (*model.QuestionAction, error) {
+			return ec.unmarshalOQuestionAction2ᚖgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋgraphᚋmodelᚐQuestionAction(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["action"] = arg3
 	return args, nil
 }
 
@@ -10298,7 +10316,7 @@ func (ec *executionContext) _Mutation_answerQuestion(ctx context.Context, field 
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Mutation().AnswerQuestion(ctx, fc.Args["sessionId"].(string), fc.Args["requestId"].(string), fc.Args["answer"].(string))
+			return ec.Resolvers.Mutation().AnswerQuestion(ctx, fc.Args["sessionId"].(string), fc.Args["requestId"].(string), fc.Args["answer"].(string), fc.Args["action"].(*model.QuestionAction))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
@@ -20744,6 +20762,22 @@ func (ec *executionContext) unmarshalOProviderOptionInput2ᚕgithubᚗcomᚋfoya
 		}
 	}
 	return res, nil
+}
+
+func (ec *executionContext) unmarshalOQuestionAction2ᚖgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋgraphᚋmodelᚐQuestionAction(ctx context.Context, v any) (*model.QuestionAction, error) {
+	if v == nil {
+		return nil, nil
+	}
+	var res = new(model.QuestionAction)
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOQuestionAction2ᚖgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋgraphᚋmodelᚐQuestionAction(ctx context.Context, sel ast.SelectionSet, v *model.QuestionAction) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return v
 }
 
 func (ec *executionContext) marshalOQueueItem2ᚕgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐQueueItemᚄ(ctx context.Context, sel ast.SelectionSet, v []core.QueueItem) graphql.Marshaler {

@@ -522,7 +522,11 @@ func (r *mutationResolver) ResolveApproval(ctx context.Context, sessionID string
 }
 
 // AnswerQuestion is the resolver for the answerQuestion field.
-func (r *mutationResolver) AnswerQuestion(ctx context.Context, sessionID string, requestID string, answer string) (bool, error) {
+func (r *mutationResolver) AnswerQuestion(ctx context.Context, sessionID string, requestID string, answer string, action *model.QuestionAction) (bool, error) {
+	if action != nil && *action != model.QuestionActionAccept {
+		err := r.Engine.AnswerElicitation(ctx, sessionID, requestID, strings.ToLower(string(*action)), answer)
+		return err == nil, err
+	}
 	if err := r.Engine.AnswerQuestion(ctx, sessionID, requestID, answer); err != nil {
 		return false, err
 	}

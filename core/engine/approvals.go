@@ -186,6 +186,9 @@ func (e *Engine) await(ctx context.Context, sessionID, kind, id string, t core.E
 		end, endType = v, core.EventApprovalResolved
 	case core.QuestionPayload:
 		v.Cancelled = true
+		if v.Elicitation != nil {
+			v.Action = elicitEnd(ctx)
+		}
 		end, endType = v, core.EventQuestionAnswered
 	}
 	e.recordEnd(pctx, p, endType, end)
@@ -272,6 +275,9 @@ func (e *Engine) cancelPending(sessionID string) {
 
 // AnswerQuestion answers a question the model asked with the question tool.
 func (e *Engine) AnswerQuestion(ctx context.Context, sessionID, requestID, answer string) error {
+	if el, _ := e.pendingElicitation(requestID); el != nil {
+		return e.AnswerElicitation(ctx, sessionID, requestID, core.ElicitAccept, answer)
+	}
 	if strings.TrimSpace(answer) == "" {
 		return core.Errorf(core.CodeBadInput, "answer: write an answer")
 	}

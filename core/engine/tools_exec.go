@@ -164,7 +164,7 @@ func (e *Engine) callTool(ctx context.Context, sessionID, turnID string, c core.
 		m.Text, m.IsError = text, isErr
 		return m
 	}
-	res, err := e.cfg.Tools.Call(e.toolScope(ctx, s), core.ToolCallRequest{SessionID: sessionID, WorkDir: dir, ScopeDir: dir, ToolCallID: c.ID, Name: c.Name, Input: c.Input})
+	res, err := e.cfg.Tools.Call(core.WithAsker(e.toolScope(ctx, s), sessionAsker{e, sessionID, c}), core.ToolCallRequest{SessionID: sessionID, WorkDir: dir, ScopeDir: dir, ToolCallID: c.ID, Name: c.Name, Input: c.Input})
 	if err != nil {
 		if ctx.Err() != nil {
 			return fail("cancelled: the turn was stopped while %s ran", c.Name)

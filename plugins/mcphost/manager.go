@@ -50,6 +50,11 @@ type Config struct {
 	// StateDir holds each STDIO server's state directory (its HOME and
 	// XDG_* directories); "" means DefaultStateRoot().
 	StateDir string
+	// ElicitationTimeout bounds how long a server's question
+	// (elicitation/create) waits for an answer before it is declined
+	// (default DefaultElicitationTimeout). The call's own timeout is
+	// paused meanwhile.
+	ElicitationTimeout time.Duration
 	// ScopeDir returns a session's directory (its project's, or its
 	// scratch directory), which a server attached to that session may
 	// write and starts in.
@@ -93,6 +98,9 @@ func New(cfg Config) *Manager {
 	}
 	if cfg.StableAfter <= 0 {
 		cfg.StableAfter = 60 * time.Second
+	}
+	if cfg.ElicitationTimeout <= 0 {
+		cfg.ElicitationTimeout = DefaultElicitationTimeout
 	}
 	cfg.Version = cmp.Or(cfg.Version, "dev")
 	return &Manager{cfg: cfg, log: cfg.Logger, servers: map[string]*server{}, warned: map[string]bool{}}
@@ -280,8 +288,8 @@ func (m *Manager) Call(ctx context.Context, req core.ToolCallRequest) (core.Tool
 	if req.Timeout > 0 {
 		timeout = min(timeout, req.Timeout)
 	}
-	cctx, cancel := context.WithTimeoutCause(ctx, timeout, errCallTimeout)
-	defer cancel()
+	cctx, timer := startCallTimer(ctx, timeout)
+	defer timer.stop()
 	cs, err := s.ready(cctx)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -296,7 +304,10 @@ func (m *Manager) Call(ctx context.Context, req core.ToolCallRequest) (core.Tool
 	if len(args) == 0 {
 		args = json.RawMessage(`{}`)
 	}
-	res, err := cs.CallTool(cctx, &mcp.CallToolParams{Name: t.tool, Arguments: args})
+	call := &inflight{ctx: ctx, asker: core.AskerOf(ctx), sessionID: req.SessionID, timer: timer}
+	untrack := s.track(call)
+	res, err := cs.CallTool(context.WithValue(cctx, inflightKey{}, call), &mcp.CallToolParams{Name: t.tool, Arguments: args})
+	untrack()
 	if err != nil {
 		switch {
 		case ctx.Err() != nil:

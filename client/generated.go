@@ -6000,6 +6000,178 @@ func (v *SetDefaultModelSetDefaultModelDefaultModels) __premarshalJSON() (*__pre
 	return &retval, nil
 }
 
+// SetSessionMcpServerEnabledResponse is returned by SetSessionMcpServerEnabled on success.
+type SetSessionMcpServerEnabledResponse struct {
+	// Turns an MCP server (kernel-wide, or attached to this session) off or on for one session and the sub-agent sessions it spawns: off, its tools are not offered there from the next model request; the server keeps running for other sessions. Kept in the kernel's memory (a restarted kernel offers every server again). NOT_FOUND for an unknown session or server; BAD_INPUT for a server attached to another session.
+	SetSessionMcpServerEnabled SetSessionMcpServerEnabledSetSessionMcpServerEnabledMcpServer `json:"setSessionMcpServerEnabled"`
+}
+
+// GetSetSessionMcpServerEnabled returns SetSessionMcpServerEnabledResponse.SetSessionMcpServerEnabled, and is useful for accessing the field via an interface.
+func (v *SetSessionMcpServerEnabledResponse) GetSetSessionMcpServerEnabled() SetSessionMcpServerEnabledSetSessionMcpServerEnabledMcpServer {
+	return v.SetSessionMcpServerEnabled
+}
+
+// SetSessionMcpServerEnabledSetSessionMcpServerEnabledMcpServer includes the requested fields of the GraphQL type McpServer.
+// The GraphQL type's documentation follows.
+//
+// A configured MCP server. env and header values are never returned; only their names.
+type SetSessionMcpServerEnabledSetSessionMcpServerEnabledMcpServer struct {
+	McpServerFields `json:"-"`
+}
+
+// GetId returns SetSessionMcpServerEnabledSetSessionMcpServerEnabledMcpServer.Id, and is useful for accessing the field via an interface.
+func (v *SetSessionMcpServerEnabledSetSessionMcpServerEnabledMcpServer) GetId() string {
+	return v.McpServerFields.Id
+}
+
+// GetName returns SetSessionMcpServerEnabledSetSessionMcpServerEnabledMcpServer.Name, and is useful for accessing the field via an interface.
+func (v *SetSessionMcpServerEnabledSetSessionMcpServerEnabledMcpServer) GetName() string {
+	return v.McpServerFields.Name
+}
+
+// GetTransport returns SetSessionMcpServerEnabledSetSessionMcpServerEnabledMcpServer.Transport, and is useful for accessing the field via an interface.
+func (v *SetSessionMcpServerEnabledSetSessionMcpServerEnabledMcpServer) GetTransport() McpTransport {
+	return v.McpServerFields.Transport
+}
+
+// GetCommand returns SetSessionMcpServerEnabledSetSessionMcpServerEnabledMcpServer.Command, and is useful for accessing the field via an interface.
+func (v *SetSessionMcpServerEnabledSetSessionMcpServerEnabledMcpServer) GetCommand() *string {
+	return v.McpServerFields.Command
+}
+
+// GetArgs returns SetSessionMcpServerEnabledSetSessionMcpServerEnabledMcpServer.Args, and is useful for accessing the field via an interface.
+func (v *SetSessionMcpServerEnabledSetSessionMcpServerEnabledMcpServer) GetArgs() []string {
+	return v.McpServerFields.Args
+}
+
+// GetUrl returns SetSessionMcpServerEnabledSetSessionMcpServerEnabledMcpServer.Url, and is useful for accessing the field via an interface.
+func (v *SetSessionMcpServerEnabledSetSessionMcpServerEnabledMcpServer) GetUrl() *string {
+	return v.McpServerFields.Url
+}
+
+// GetEnvKeys returns SetSessionMcpServerEnabledSetSessionMcpServerEnabledMcpServer.EnvKeys, and is useful for accessing the field via an interface.
+func (v *SetSessionMcpServerEnabledSetSessionMcpServerEnabledMcpServer) GetEnvKeys() []string {
+	return v.McpServerFields.EnvKeys
+}
+
+// GetHeaderKeys returns SetSessionMcpServerEnabledSetSessionMcpServerEnabledMcpServer.HeaderKeys, and is useful for accessing the field via an interface.
+func (v *SetSessionMcpServerEnabledSetSessionMcpServerEnabledMcpServer) GetHeaderKeys() []string {
+	return v.McpServerFields.HeaderKeys
+}
+
+// GetEnabled returns SetSessionMcpServerEnabledSetSessionMcpServerEnabledMcpServer.Enabled, and is useful for accessing the field via an interface.
+func (v *SetSessionMcpServerEnabledSetSessionMcpServerEnabledMcpServer) GetEnabled() bool {
+	return v.McpServerFields.Enabled
+}
+
+// GetStatus returns SetSessionMcpServerEnabledSetSessionMcpServerEnabledMcpServer.Status, and is useful for accessing the field via an interface.
+func (v *SetSessionMcpServerEnabledSetSessionMcpServerEnabledMcpServer) GetStatus() McpStatus {
+	return v.McpServerFields.Status
+}
+
+// GetError returns SetSessionMcpServerEnabledSetSessionMcpServerEnabledMcpServer.Error, and is useful for accessing the field via an interface.
+func (v *SetSessionMcpServerEnabledSetSessionMcpServerEnabledMcpServer) GetError() *string {
+	return v.McpServerFields.Error
+}
+
+// GetProtocolVersion returns SetSessionMcpServerEnabledSetSessionMcpServerEnabledMcpServer.ProtocolVersion, and is useful for accessing the field via an interface.
+func (v *SetSessionMcpServerEnabledSetSessionMcpServerEnabledMcpServer) GetProtocolVersion() *string {
+	return v.McpServerFields.ProtocolVersion
+}
+
+// GetTimeoutSeconds returns SetSessionMcpServerEnabledSetSessionMcpServerEnabledMcpServer.TimeoutSeconds, and is useful for accessing the field via an interface.
+func (v *SetSessionMcpServerEnabledSetSessionMcpServerEnabledMcpServer) GetTimeoutSeconds() int {
+	return v.McpServerFields.TimeoutSeconds
+}
+
+// GetTools returns SetSessionMcpServerEnabledSetSessionMcpServerEnabledMcpServer.Tools, and is useful for accessing the field via an interface.
+func (v *SetSessionMcpServerEnabledSetSessionMcpServerEnabledMcpServer) GetTools() []McpServerFieldsToolsMcpTool {
+	return v.McpServerFields.Tools
+}
+
+func (v *SetSessionMcpServerEnabledSetSessionMcpServerEnabledMcpServer) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*SetSessionMcpServerEnabledSetSessionMcpServerEnabledMcpServer
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.SetSessionMcpServerEnabledSetSessionMcpServerEnabledMcpServer = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	err = json.Unmarshal(
+		b, &v.McpServerFields)
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+type __premarshalSetSessionMcpServerEnabledSetSessionMcpServerEnabledMcpServer struct {
+	Id string `json:"id"`
+
+	Name string `json:"name"`
+
+	Transport McpTransport `json:"transport"`
+
+	Command *string `json:"command"`
+
+	Args []string `json:"args"`
+
+	Url *string `json:"url"`
+
+	EnvKeys []string `json:"envKeys"`
+
+	HeaderKeys []string `json:"headerKeys"`
+
+	Enabled bool `json:"enabled"`
+
+	Status McpStatus `json:"status"`
+
+	Error *string `json:"error"`
+
+	ProtocolVersion *string `json:"protocolVersion"`
+
+	TimeoutSeconds int `json:"timeoutSeconds"`
+
+	Tools []McpServerFieldsToolsMcpTool `json:"tools"`
+}
+
+func (v *SetSessionMcpServerEnabledSetSessionMcpServerEnabledMcpServer) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *SetSessionMcpServerEnabledSetSessionMcpServerEnabledMcpServer) __premarshalJSON() (*__premarshalSetSessionMcpServerEnabledSetSessionMcpServerEnabledMcpServer, error) {
+	var retval __premarshalSetSessionMcpServerEnabledSetSessionMcpServerEnabledMcpServer
+
+	retval.Id = v.McpServerFields.Id
+	retval.Name = v.McpServerFields.Name
+	retval.Transport = v.McpServerFields.Transport
+	retval.Command = v.McpServerFields.Command
+	retval.Args = v.McpServerFields.Args
+	retval.Url = v.McpServerFields.Url
+	retval.EnvKeys = v.McpServerFields.EnvKeys
+	retval.HeaderKeys = v.McpServerFields.HeaderKeys
+	retval.Enabled = v.McpServerFields.Enabled
+	retval.Status = v.McpServerFields.Status
+	retval.Error = v.McpServerFields.Error
+	retval.ProtocolVersion = v.McpServerFields.ProtocolVersion
+	retval.TimeoutSeconds = v.McpServerFields.TimeoutSeconds
+	retval.Tools = v.McpServerFields.Tools
+	return &retval, nil
+}
+
 // StopTurnResponse is returned by StopTurn on success.
 type StopTurnResponse struct {
 	// Stops the running turn, keeping what the model already produced. keepQueue
@@ -6985,6 +7157,22 @@ func (v *__SetDefaultModelInput) GetConnectionId() *string { return v.Connection
 
 // GetModel returns __SetDefaultModelInput.Model, and is useful for accessing the field via an interface.
 func (v *__SetDefaultModelInput) GetModel() *string { return v.Model }
+
+// __SetSessionMcpServerEnabledInput is used internally by genqlient
+type __SetSessionMcpServerEnabledInput struct {
+	SessionId string `json:"sessionId"`
+	ServerId  string `json:"serverId"`
+	Enabled   bool   `json:"enabled"`
+}
+
+// GetSessionId returns __SetSessionMcpServerEnabledInput.SessionId, and is useful for accessing the field via an interface.
+func (v *__SetSessionMcpServerEnabledInput) GetSessionId() string { return v.SessionId }
+
+// GetServerId returns __SetSessionMcpServerEnabledInput.ServerId, and is useful for accessing the field via an interface.
+func (v *__SetSessionMcpServerEnabledInput) GetServerId() string { return v.ServerId }
+
+// GetEnabled returns __SetSessionMcpServerEnabledInput.Enabled, and is useful for accessing the field via an interface.
+func (v *__SetSessionMcpServerEnabledInput) GetEnabled() bool { return v.Enabled }
 
 // __StopTurnInput is used internally by genqlient
 type __StopTurnInput struct {
@@ -9163,6 +9351,64 @@ func SetDefaultModel(
 	}
 
 	data_ = &SetDefaultModelResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The mutation executed by SetSessionMcpServerEnabled.
+const SetSessionMcpServerEnabled_Operation = `
+mutation SetSessionMcpServerEnabled ($sessionId: ID!, $serverId: ID!, $enabled: Boolean!) {
+	setSessionMcpServerEnabled(sessionId: $sessionId, serverId: $serverId, enabled: $enabled) {
+		... McpServerFields
+	}
+}
+fragment McpServerFields on McpServer {
+	id
+	name
+	transport
+	command
+	args
+	url
+	envKeys
+	headerKeys
+	enabled
+	status
+	error
+	protocolVersion
+	timeoutSeconds
+	tools {
+		name
+		description
+		readOnly
+	}
+}
+`
+
+func SetSessionMcpServerEnabled(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	sessionId string,
+	serverId string,
+	enabled bool,
+) (data_ *SetSessionMcpServerEnabledResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "SetSessionMcpServerEnabled",
+		Query:  SetSessionMcpServerEnabled_Operation,
+		Variables: &__SetSessionMcpServerEnabledInput{
+			SessionId: sessionId,
+			ServerId:  serverId,
+			Enabled:   enabled,
+		},
+	}
+
+	data_ = &SetSessionMcpServerEnabledResponse{}
 	resp_ := &graphql.Response{Data: data_}
 
 	err_ = client_.MakeRequest(

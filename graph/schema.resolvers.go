@@ -271,6 +271,19 @@ func (r *mutationResolver) DetachSessionMcpServer(ctx context.Context, sessionID
 	return true, nil
 }
 
+// SetSessionMcpServerEnabled is the resolver for the setSessionMcpServerEnabled field.
+func (r *mutationResolver) SetSessionMcpServerEnabled(ctx context.Context, sessionID string, serverID string, enabled bool) (*core.MCPServer, error) {
+	mcp, err := r.mcp()
+	if err != nil {
+		return nil, err
+	}
+	srv, err := mcp.SetSessionEnabled(ctx, sessionID, serverID, enabled)
+	if err != nil {
+		return nil, err
+	}
+	return &srv, nil
+}
+
 // CreateConnection is the resolver for the createConnection field.
 func (r *mutationResolver) CreateConnection(ctx context.Context, input model.ConnectionInput) (*core.Connection, error) {
 	c, err := r.Catalog.CreateConnection(ctx, connectionInput(input))
@@ -851,6 +864,14 @@ func (r *sessionResolver) McpServers(ctx context.Context, obj *core.Session) ([]
 		return []core.MCPServer{}, nil
 	}
 	return r.MCP.SessionServers(ctx, obj.ID), nil
+}
+
+// DisabledMcpServerIds is the resolver for the disabledMcpServerIds field.
+func (r *sessionResolver) DisabledMcpServerIds(ctx context.Context, obj *core.Session) ([]string, error) {
+	if r.MCP == nil {
+		return []string{}, nil
+	}
+	return append([]string{}, r.MCP.SessionDisabled(obj.ID)...), nil
 }
 
 // SessionEvents is the resolver for the sessionEvents field.

@@ -46,6 +46,7 @@ type MCPService struct {
 	// bySession holds the servers attached to one session, in attach
 	// order. They live in memory only: their secrets are never written.
 	bySession map[string][]core.MCPServerConfig
+	toggles   sessionToggles
 }
 
 // NewMCPService loads the stored servers and starts the enabled ones.
@@ -78,6 +79,7 @@ func NewMCPService(ctx context.Context, cfg MCPServiceConfig) (*MCPService, erro
 				case ev := <-sub.C:
 					if ev.Type == core.KernelSessionDeleted && ev.SessionID != "" {
 						s.DetachAll(context.Background(), ev.SessionID)
+						s.forgetToggles(ev.SessionID)
 					}
 				}
 			}
@@ -166,6 +168,9 @@ func (s *MCPService) Create(ctx context.Context, in core.MCPServerInput) (core.M
 	c := core.MCPServerConfig{ID: core.NewID("mcp"), Enabled: true}
 	applyMCPInput(&c, in, true)
 	return s.commit(ctx, c.ID, func(list []core.MCPServerConfig) ([]core.MCPServerConfig, error) {
+		if len(list) >= core.MaxMCPServers {
+			return nil, core.Errorf(core.CodeBadInput, "the kernel already has %d MCP servers, the limit (MaxMCPServers); remove one with deleteMcpServer (`foya mcp remove NAME`) first", len(list))
+		}
 		if err := validateMCP(c, list); err != nil {
 			return nil, err
 		}

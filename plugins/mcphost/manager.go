@@ -70,6 +70,8 @@ type Manager struct {
 	servers map[string]*server // by server id
 	warned  map[string]bool
 	closed  bool
+	// off holds the servers turned off per session (SetSessionDisabled).
+	off map[string][]string
 
 	conf confinement
 }
@@ -168,6 +170,21 @@ func (m *Manager) State(id string) core.MCPServerState {
 	return s.snapshot()
 }
 
+// SetSessionDisabled sets the servers not offered in a session and its
+// sub-agent sessions.
+func (m *Manager) SetSessionDisabled(sessionID string, serverIDs []string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.off == nil {
+		m.off = map[string][]string{}
+	}
+	if len(serverIDs) == 0 {
+		delete(m.off, sessionID)
+		return
+	}
+	m.off[sessionID] = slices.Clone(serverIDs)
+}
+
 // Close stops every server.
 func (m *Manager) Close() {
 	m.mu.Lock()
@@ -239,9 +256,15 @@ func (m *Manager) visible(scope []string) ([]exposedTool, []string) {
 		}
 	}
 	m.mu.Lock()
+	off := map[string]bool{}
+	for _, id := range scope {
+		for _, sid := range m.off[id] {
+			off[sid] = true
+		}
+	}
 	servers := make([]*server, 0, len(m.servers))
 	for _, s := range m.servers {
-		if _, ok := rank[s.cfg.SessionID]; ok {
+		if _, ok := rank[s.cfg.SessionID]; ok && !off[s.cfg.ID] {
 			servers = append(servers, s)
 		}
 	}

@@ -263,8 +263,14 @@ func (t *turnWatch) approve(ctx context.Context, a client.SessionEventsSessionEv
 
 // answer asks the model's question at the terminal; without one it says so.
 func (t *turnWatch) answer(ctx context.Context, payload json.RawMessage) error {
-	var q struct{ RequestID, Question string }
+	var q struct {
+		RequestID, Question string
+		Elicitation         *json.RawMessage
+	}
 	_ = json.Unmarshal(payload, &q)
+	if q.Elicitation != nil {
+		return t.answerServer(ctx, q.RequestID, q.Question)
+	}
 	answer := "(the user ran a headless command without a terminal and cannot answer; continue without an answer)"
 	if isTerminal(t.stdin) {
 		a, err := t.ask(fmt.Sprintf("%s\n> ", q.Question))
@@ -279,6 +285,36 @@ func (t *turnWatch) answer(ctx context.Context, payload json.RawMessage) error {
 		return nil
 	}
 	return err
+}
+
+// answerServer answers an MCP server's question (elicitation) at the
+// terminal: the fields as JSON (or the one field's value), an empty line
+// declines; without a terminal it declines.
+func (t *turnWatch) answerServer(ctx context.Context, requestID, question string) error {
+	action, answer := client.QuestionActionDecline, ""
+	prompt := question + "\n(empty line declines)\n> "
+	for {
+		if isTerminal(t.stdin) {
+			a, err := t.ask(prompt)
+			if err == nil && strings.TrimSpace(a) != "" {
+				action, answer = client.QuestionActionAccept, strings.TrimSpace(a)
+			}
+		} else {
+			t.pr.info("question: %s (no terminal to answer: declined)", question)
+		}
+		_, err := client.AnswerElicitation(ctx, t.c, t.sessionID, requestID, answer, action)
+		switch client.ErrorCode(err) {
+		case "CONFLICT":
+			return nil
+		case "BAD_INPUT":
+			if action == client.QuestionActionAccept {
+				prompt = err.Error() + "\n> "
+				action, answer = client.QuestionActionDecline, ""
+				continue
+			}
+		}
+		return err
+	}
 }
 
 func (t *turnWatch) ask(prompt string) (string, error) {

@@ -33,6 +33,10 @@ are bound to the URL's origin: a --url of another scheme, host or port needs
 			aliases: []string{"rm"}, min: 1, max: 1, run: mcpRemove},
 		{Command: cmdutil.Command{Name: "mcp restart", Synopsis: "ID|NAME [--wait 30s]", Doc: "Restarts an MCP server and waits until it is ready."},
 			min: 1, max: 1, run: mcpRestart},
+		{Command: cmdutil.Command{Name: "mcp disable", Synopsis: "ID|NAME --session ID", Doc: "Turns a server off for one session (and its sub-agents); other sessions keep it."},
+			min: 1, max: 1, run: func(r *runner) error { return mcpSessionToggle(r, false) }},
+		{Command: cmdutil.Command{Name: "mcp enable", Synopsis: "ID|NAME --session ID", Doc: "Turns a server turned off with mcp disable on again for that session."},
+			min: 1, max: 1, run: func(r *runner) error { return mcpSessionToggle(r, true) }},
 	},
 }
 

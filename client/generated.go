@@ -1688,9 +1688,18 @@ var AllAgentMode = []AgentMode{
 	AgentModeAwaitingConfirmation,
 }
 
+// AnswerElicitationResponse is returned by AnswerElicitation on success.
+type AnswerElicitationResponse struct {
+	// Answers a question: one the model asked (the answer becomes the tool result), or one an MCP server asked during a tool call (question_requested with payload.elicitation: its fields or URL; the server receives the action and the checked fields).
+	AnswerQuestion bool `json:"answerQuestion"`
+}
+
+// GetAnswerQuestion returns AnswerElicitationResponse.AnswerQuestion, and is useful for accessing the field via an interface.
+func (v *AnswerElicitationResponse) GetAnswerQuestion() bool { return v.AnswerQuestion }
+
 // AnswerQuestionResponse is returned by AnswerQuestion on success.
 type AnswerQuestionResponse struct {
-	// Answers a question the model asked; the answer becomes the tool result.
+	// Answers a question: one the model asked (the answer becomes the tool result), or one an MCP server asked during a tool call (question_requested with payload.elicitation: its fields or URL; the server receives the action and the checked fields).
 	AnswerQuestion bool `json:"answerQuestion"`
 }
 
@@ -4728,6 +4737,24 @@ func (v *ProviderOptionInput) GetKey() string { return v.Key }
 // GetValue returns ProviderOptionInput.Value, and is useful for accessing the field via an interface.
 func (v *ProviderOptionInput) GetValue() string { return v.Value }
 
+// How answerQuestion answers. For a question an MCP server asked (elicitation/create, payload.elicitation on question_requested) these are the MCP actions the server receives.
+type QuestionAction string
+
+const (
+	// Answer: the text for the model's question; for a server's form a JSON object of its fields (or the value alone when it has one field), checked against them; for a server's URL the user opened it.
+	QuestionActionAccept QuestionAction = "ACCEPT"
+	// Refuse explicitly: the server is told the user declined (also what a question nobody answers in time gets).
+	QuestionActionDecline QuestionAction = "DECLINE"
+	// Dismiss without choosing: the server is told the user cancelled.
+	QuestionActionCancel QuestionAction = "CANCEL"
+)
+
+var AllQuestionAction = []QuestionAction{
+	QuestionActionAccept,
+	QuestionActionDecline,
+	QuestionActionCancel,
+}
+
 // RefreshModelsRefreshModelsConnection includes the requested fields of the GraphQL type Connection.
 // The GraphQL type's documentation follows.
 //
@@ -6739,6 +6766,178 @@ type SetHooksResponse struct {
 // GetSetHooks returns SetHooksResponse.SetHooks, and is useful for accessing the field via an interface.
 func (v *SetHooksResponse) GetSetHooks() json.RawMessage { return v.SetHooks }
 
+// SetSessionMcpServerEnabledResponse is returned by SetSessionMcpServerEnabled on success.
+type SetSessionMcpServerEnabledResponse struct {
+	// Turns an MCP server (kernel-wide, or attached to this session) off or on for one session and the sub-agent sessions it spawns: off, its tools are not offered there from the next model request; the server keeps running for other sessions. Kept in the kernel's memory (a restarted kernel offers every server again). NOT_FOUND for an unknown session or server; BAD_INPUT for a server attached to another session.
+	SetSessionMcpServerEnabled SetSessionMcpServerEnabledSetSessionMcpServerEnabledMcpServer `json:"setSessionMcpServerEnabled"`
+}
+
+// GetSetSessionMcpServerEnabled returns SetSessionMcpServerEnabledResponse.SetSessionMcpServerEnabled, and is useful for accessing the field via an interface.
+func (v *SetSessionMcpServerEnabledResponse) GetSetSessionMcpServerEnabled() SetSessionMcpServerEnabledSetSessionMcpServerEnabledMcpServer {
+	return v.SetSessionMcpServerEnabled
+}
+
+// SetSessionMcpServerEnabledSetSessionMcpServerEnabledMcpServer includes the requested fields of the GraphQL type McpServer.
+// The GraphQL type's documentation follows.
+//
+// A configured MCP server. env and header values are never returned; only their names.
+type SetSessionMcpServerEnabledSetSessionMcpServerEnabledMcpServer struct {
+	McpServerFields `json:"-"`
+}
+
+// GetId returns SetSessionMcpServerEnabledSetSessionMcpServerEnabledMcpServer.Id, and is useful for accessing the field via an interface.
+func (v *SetSessionMcpServerEnabledSetSessionMcpServerEnabledMcpServer) GetId() string {
+	return v.McpServerFields.Id
+}
+
+// GetName returns SetSessionMcpServerEnabledSetSessionMcpServerEnabledMcpServer.Name, and is useful for accessing the field via an interface.
+func (v *SetSessionMcpServerEnabledSetSessionMcpServerEnabledMcpServer) GetName() string {
+	return v.McpServerFields.Name
+}
+
+// GetTransport returns SetSessionMcpServerEnabledSetSessionMcpServerEnabledMcpServer.Transport, and is useful for accessing the field via an interface.
+func (v *SetSessionMcpServerEnabledSetSessionMcpServerEnabledMcpServer) GetTransport() McpTransport {
+	return v.McpServerFields.Transport
+}
+
+// GetCommand returns SetSessionMcpServerEnabledSetSessionMcpServerEnabledMcpServer.Command, and is useful for accessing the field via an interface.
+func (v *SetSessionMcpServerEnabledSetSessionMcpServerEnabledMcpServer) GetCommand() *string {
+	return v.McpServerFields.Command
+}
+
+// GetArgs returns SetSessionMcpServerEnabledSetSessionMcpServerEnabledMcpServer.Args, and is useful for accessing the field via an interface.
+func (v *SetSessionMcpServerEnabledSetSessionMcpServerEnabledMcpServer) GetArgs() []string {
+	return v.McpServerFields.Args
+}
+
+// GetUrl returns SetSessionMcpServerEnabledSetSessionMcpServerEnabledMcpServer.Url, and is useful for accessing the field via an interface.
+func (v *SetSessionMcpServerEnabledSetSessionMcpServerEnabledMcpServer) GetUrl() *string {
+	return v.McpServerFields.Url
+}
+
+// GetEnvKeys returns SetSessionMcpServerEnabledSetSessionMcpServerEnabledMcpServer.EnvKeys, and is useful for accessing the field via an interface.
+func (v *SetSessionMcpServerEnabledSetSessionMcpServerEnabledMcpServer) GetEnvKeys() []string {
+	return v.McpServerFields.EnvKeys
+}
+
+// GetHeaderKeys returns SetSessionMcpServerEnabledSetSessionMcpServerEnabledMcpServer.HeaderKeys, and is useful for accessing the field via an interface.
+func (v *SetSessionMcpServerEnabledSetSessionMcpServerEnabledMcpServer) GetHeaderKeys() []string {
+	return v.McpServerFields.HeaderKeys
+}
+
+// GetEnabled returns SetSessionMcpServerEnabledSetSessionMcpServerEnabledMcpServer.Enabled, and is useful for accessing the field via an interface.
+func (v *SetSessionMcpServerEnabledSetSessionMcpServerEnabledMcpServer) GetEnabled() bool {
+	return v.McpServerFields.Enabled
+}
+
+// GetStatus returns SetSessionMcpServerEnabledSetSessionMcpServerEnabledMcpServer.Status, and is useful for accessing the field via an interface.
+func (v *SetSessionMcpServerEnabledSetSessionMcpServerEnabledMcpServer) GetStatus() McpStatus {
+	return v.McpServerFields.Status
+}
+
+// GetError returns SetSessionMcpServerEnabledSetSessionMcpServerEnabledMcpServer.Error, and is useful for accessing the field via an interface.
+func (v *SetSessionMcpServerEnabledSetSessionMcpServerEnabledMcpServer) GetError() *string {
+	return v.McpServerFields.Error
+}
+
+// GetProtocolVersion returns SetSessionMcpServerEnabledSetSessionMcpServerEnabledMcpServer.ProtocolVersion, and is useful for accessing the field via an interface.
+func (v *SetSessionMcpServerEnabledSetSessionMcpServerEnabledMcpServer) GetProtocolVersion() *string {
+	return v.McpServerFields.ProtocolVersion
+}
+
+// GetTimeoutSeconds returns SetSessionMcpServerEnabledSetSessionMcpServerEnabledMcpServer.TimeoutSeconds, and is useful for accessing the field via an interface.
+func (v *SetSessionMcpServerEnabledSetSessionMcpServerEnabledMcpServer) GetTimeoutSeconds() int {
+	return v.McpServerFields.TimeoutSeconds
+}
+
+// GetTools returns SetSessionMcpServerEnabledSetSessionMcpServerEnabledMcpServer.Tools, and is useful for accessing the field via an interface.
+func (v *SetSessionMcpServerEnabledSetSessionMcpServerEnabledMcpServer) GetTools() []McpServerFieldsToolsMcpTool {
+	return v.McpServerFields.Tools
+}
+
+func (v *SetSessionMcpServerEnabledSetSessionMcpServerEnabledMcpServer) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*SetSessionMcpServerEnabledSetSessionMcpServerEnabledMcpServer
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.SetSessionMcpServerEnabledSetSessionMcpServerEnabledMcpServer = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	err = json.Unmarshal(
+		b, &v.McpServerFields)
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+type __premarshalSetSessionMcpServerEnabledSetSessionMcpServerEnabledMcpServer struct {
+	Id string `json:"id"`
+
+	Name string `json:"name"`
+
+	Transport McpTransport `json:"transport"`
+
+	Command *string `json:"command"`
+
+	Args []string `json:"args"`
+
+	Url *string `json:"url"`
+
+	EnvKeys []string `json:"envKeys"`
+
+	HeaderKeys []string `json:"headerKeys"`
+
+	Enabled bool `json:"enabled"`
+
+	Status McpStatus `json:"status"`
+
+	Error *string `json:"error"`
+
+	ProtocolVersion *string `json:"protocolVersion"`
+
+	TimeoutSeconds int `json:"timeoutSeconds"`
+
+	Tools []McpServerFieldsToolsMcpTool `json:"tools"`
+}
+
+func (v *SetSessionMcpServerEnabledSetSessionMcpServerEnabledMcpServer) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *SetSessionMcpServerEnabledSetSessionMcpServerEnabledMcpServer) __premarshalJSON() (*__premarshalSetSessionMcpServerEnabledSetSessionMcpServerEnabledMcpServer, error) {
+	var retval __premarshalSetSessionMcpServerEnabledSetSessionMcpServerEnabledMcpServer
+
+	retval.Id = v.McpServerFields.Id
+	retval.Name = v.McpServerFields.Name
+	retval.Transport = v.McpServerFields.Transport
+	retval.Command = v.McpServerFields.Command
+	retval.Args = v.McpServerFields.Args
+	retval.Url = v.McpServerFields.Url
+	retval.EnvKeys = v.McpServerFields.EnvKeys
+	retval.HeaderKeys = v.McpServerFields.HeaderKeys
+	retval.Enabled = v.McpServerFields.Enabled
+	retval.Status = v.McpServerFields.Status
+	retval.Error = v.McpServerFields.Error
+	retval.ProtocolVersion = v.McpServerFields.ProtocolVersion
+	retval.TimeoutSeconds = v.McpServerFields.TimeoutSeconds
+	retval.Tools = v.McpServerFields.Tools
+	return &retval, nil
+}
+
 // StopTurnResponse is returned by StopTurn on success.
 type StopTurnResponse struct {
 	// Stops the running turn, keeping what the model already produced. keepQueue
@@ -7499,6 +7698,26 @@ func (v *__ACPUpdateSessionInput) GetId() string { return v.Id }
 // GetInput returns __ACPUpdateSessionInput.Input, and is useful for accessing the field via an interface.
 func (v *__ACPUpdateSessionInput) GetInput() UpdateSessionInput { return v.Input }
 
+// __AnswerElicitationInput is used internally by genqlient
+type __AnswerElicitationInput struct {
+	SessionId string         `json:"sessionId"`
+	RequestId string         `json:"requestId"`
+	Answer    string         `json:"answer"`
+	Action    QuestionAction `json:"action"`
+}
+
+// GetSessionId returns __AnswerElicitationInput.SessionId, and is useful for accessing the field via an interface.
+func (v *__AnswerElicitationInput) GetSessionId() string { return v.SessionId }
+
+// GetRequestId returns __AnswerElicitationInput.RequestId, and is useful for accessing the field via an interface.
+func (v *__AnswerElicitationInput) GetRequestId() string { return v.RequestId }
+
+// GetAnswer returns __AnswerElicitationInput.Answer, and is useful for accessing the field via an interface.
+func (v *__AnswerElicitationInput) GetAnswer() string { return v.Answer }
+
+// GetAction returns __AnswerElicitationInput.Action, and is useful for accessing the field via an interface.
+func (v *__AnswerElicitationInput) GetAction() QuestionAction { return v.Action }
+
 // __AnswerQuestionInput is used internally by genqlient
 type __AnswerQuestionInput struct {
 	SessionId string `json:"sessionId"`
@@ -7850,6 +8069,22 @@ type __SetHooksInput struct {
 
 // GetConfig returns __SetHooksInput.Config, and is useful for accessing the field via an interface.
 func (v *__SetHooksInput) GetConfig() json.RawMessage { return v.Config }
+
+// __SetSessionMcpServerEnabledInput is used internally by genqlient
+type __SetSessionMcpServerEnabledInput struct {
+	SessionId string `json:"sessionId"`
+	ServerId  string `json:"serverId"`
+	Enabled   bool   `json:"enabled"`
+}
+
+// GetSessionId returns __SetSessionMcpServerEnabledInput.SessionId, and is useful for accessing the field via an interface.
+func (v *__SetSessionMcpServerEnabledInput) GetSessionId() string { return v.SessionId }
+
+// GetServerId returns __SetSessionMcpServerEnabledInput.ServerId, and is useful for accessing the field via an interface.
+func (v *__SetSessionMcpServerEnabledInput) GetServerId() string { return v.ServerId }
+
+// GetEnabled returns __SetSessionMcpServerEnabledInput.Enabled, and is useful for accessing the field via an interface.
+func (v *__SetSessionMcpServerEnabledInput) GetEnabled() bool { return v.Enabled }
 
 // __StopTurnInput is used internally by genqlient
 type __StopTurnInput struct {
@@ -8531,6 +8766,45 @@ func ACPUpdateSession(
 	}
 
 	data_ = &ACPUpdateSessionResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The mutation executed by AnswerElicitation.
+const AnswerElicitation_Operation = `
+mutation AnswerElicitation ($sessionId: ID!, $requestId: ID!, $answer: String!, $action: QuestionAction!) {
+	answerQuestion(sessionId: $sessionId, requestId: $requestId, answer: $answer, action: $action)
+}
+`
+
+// Answers an MCP server's question (payload.elicitation): accept, decline or cancel.
+func AnswerElicitation(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	sessionId string,
+	requestId string,
+	answer string,
+	action QuestionAction,
+) (data_ *AnswerElicitationResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "AnswerElicitation",
+		Query:  AnswerElicitation_Operation,
+		Variables: &__AnswerElicitationInput{
+			SessionId: sessionId,
+			RequestId: requestId,
+			Answer:    answer,
+			Action:    action,
+		},
+	}
+
+	data_ = &AnswerElicitationResponse{}
 	resp_ := &graphql.Response{Data: data_}
 
 	err_ = client_.MakeRequest(
@@ -10470,6 +10744,64 @@ func SetHooks(
 	}
 
 	data_ = &SetHooksResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The mutation executed by SetSessionMcpServerEnabled.
+const SetSessionMcpServerEnabled_Operation = `
+mutation SetSessionMcpServerEnabled ($sessionId: ID!, $serverId: ID!, $enabled: Boolean!) {
+	setSessionMcpServerEnabled(sessionId: $sessionId, serverId: $serverId, enabled: $enabled) {
+		... McpServerFields
+	}
+}
+fragment McpServerFields on McpServer {
+	id
+	name
+	transport
+	command
+	args
+	url
+	envKeys
+	headerKeys
+	enabled
+	status
+	error
+	protocolVersion
+	timeoutSeconds
+	tools {
+		name
+		description
+		readOnly
+	}
+}
+`
+
+func SetSessionMcpServerEnabled(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	sessionId string,
+	serverId string,
+	enabled bool,
+) (data_ *SetSessionMcpServerEnabledResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "SetSessionMcpServerEnabled",
+		Query:  SetSessionMcpServerEnabled_Operation,
+		Variables: &__SetSessionMcpServerEnabledInput{
+			SessionId: sessionId,
+			ServerId:  serverId,
+			Enabled:   enabled,
+		},
+	}
+
+	data_ = &SetSessionMcpServerEnabledResponse{}
 	resp_ := &graphql.Response{Data: data_}
 
 	err_ = client_.MakeRequest(

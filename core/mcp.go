@@ -39,6 +39,10 @@ const MaxMCPTimeout = 3600
 // a process or connection the kernel keeps while the session lives.
 const MaxSessionMCPServers = 16
 
+// MaxMCPServers bounds the kernel-wide MCP servers (stored, enabled or
+// not): each enabled one is a process or connection the kernel keeps.
+const MaxMCPServers = 64
+
 // KeyValue is one environment variable or HTTP header. Values of MCP
 // servers are secrets: they are stored, never shown.
 type KeyValue struct {
@@ -154,6 +158,9 @@ type MCPRuntime interface {
 	Restart(ctx context.Context, id string) error
 	// State returns the server's state; an unknown id is STARTING.
 	State(id string) MCPServerState
+	// SetSessionDisabled sets the servers whose tools are not offered in a
+	// session and the sub-agent sessions below it (nil: none).
+	SetSessionDisabled(sessionID string, serverIDs []string)
 }
 
 type toolScopeKey struct{}

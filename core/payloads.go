@@ -45,6 +45,12 @@ type QuestionPayload struct {
 	Cancelled bool `json:"cancelled,omitempty"`
 	// ChildSessionID: as on ApprovalPayload.
 	ChildSessionID string `json:"childSessionId,omitempty"`
+	// Elicitation is set when an MCP server asks (elicitation/create): its
+	// fields or URL. Action (accept, decline or cancel) and Content (the
+	// accepted fields) are set on its question_answered.
+	Elicitation *Elicitation   `json:"elicitation,omitempty"`
+	Action      string         `json:"action,omitempty"`
+	Content     map[string]any `json:"content,omitempty"`
 }
 
 // CheckpointPayload is the payload of compaction_checkpoint: a portable

@@ -231,42 +231,43 @@ type ComplexityRoot struct {
 	}
 
 	Mutation struct {
-		AnswerQuestion         func(childComplexity int, sessionID string, requestID string, answer string) int
-		AttachSessionMcpServer func(childComplexity int, sessionID string, input model.McpServerInput) int
-		CompactSession         func(childComplexity int, sessionID string) int
-		ConfirmPlan            func(childComplexity int, sessionID string, edits *string) int
-		ConfirmRewind          func(childComplexity int, sessionID string, messageSeq int64, headSeq int64, fileStateToken string) int
-		CreateConnection       func(childComplexity int, input model.ConnectionInput) int
-		CreateMcpServer        func(childComplexity int, input model.McpServerInput) int
-		CreateProject          func(childComplexity int, input model.ProjectInput) int
-		CreateSession          func(childComplexity int, input model.CreateSessionInput) int
-		DeleteConnection       func(childComplexity int, id string) int
-		DeleteMcpServer        func(childComplexity int, id string) int
-		DeleteProject          func(childComplexity int, id string) int
-		DeleteQueuedMessage    func(childComplexity int, sessionID string, itemID string) int
-		DeleteSession          func(childComplexity int, id string) int
-		DetachSessionMcpServer func(childComplexity int, sessionID string, id string) int
-		EditQueuedMessage      func(childComplexity int, sessionID string, itemID string, input model.UserInput) int
-		ForkSession            func(childComplexity int, sessionID string, afterSeq int64) int
-		GenerateImage          func(childComplexity int, input model.GenerateImageInput) int
-		GenerateVideo          func(childComplexity int, input model.GenerateVideoInput) int
-		ImportSession          func(childComplexity int, data string, projectID *string) int
-		ImportSessionFile      func(childComplexity int, file graphql.Upload, projectID *string) int
-		MoveQueuedMessage      func(childComplexity int, sessionID string, itemID string, index int64) int
-		PreviewRewind          func(childComplexity int, sessionID string, messageSeq int64) int
-		RefreshModels          func(childComplexity int, connectionID string) int
-		ReorderConnections     func(childComplexity int, ids []string) int
-		ResolveApproval        func(childComplexity int, sessionID string, requestID string, decision core.ApprovalDecision) int
-		RestartMcpServer       func(childComplexity int, id string) int
-		SendMessage            func(childComplexity int, sessionID string, input model.UserInput) int
-		SetDefaultModel        func(childComplexity int, purpose core.ModelPurpose, connectionID *string, model *string) int
-		SetHooks               func(childComplexity int, config scalar.JSON) int
-		StopTurn               func(childComplexity int, sessionID string, keepQueue *bool, dispatchItemID *string) int
-		TrustProject           func(childComplexity int, id string) int
-		UpdateConnection       func(childComplexity int, id string, input model.ConnectionInput) int
-		UpdateMcpServer        func(childComplexity int, id string, input model.McpServerInput) int
-		UpdateSession          func(childComplexity int, id string, input model.UpdateSessionInput) int
-		UploadAttachment       func(childComplexity int, file graphql.Upload) int
+		AnswerQuestion             func(childComplexity int, sessionID string, requestID string, answer string, action *model.QuestionAction) int
+		AttachSessionMcpServer     func(childComplexity int, sessionID string, input model.McpServerInput) int
+		CompactSession             func(childComplexity int, sessionID string) int
+		ConfirmPlan                func(childComplexity int, sessionID string, edits *string) int
+		ConfirmRewind              func(childComplexity int, sessionID string, messageSeq int64, headSeq int64, fileStateToken string) int
+		CreateConnection           func(childComplexity int, input model.ConnectionInput) int
+		CreateMcpServer            func(childComplexity int, input model.McpServerInput) int
+		CreateProject              func(childComplexity int, input model.ProjectInput) int
+		CreateSession              func(childComplexity int, input model.CreateSessionInput) int
+		DeleteConnection           func(childComplexity int, id string) int
+		DeleteMcpServer            func(childComplexity int, id string) int
+		DeleteProject              func(childComplexity int, id string) int
+		DeleteQueuedMessage        func(childComplexity int, sessionID string, itemID string) int
+		DeleteSession              func(childComplexity int, id string) int
+		DetachSessionMcpServer     func(childComplexity int, sessionID string, id string) int
+		EditQueuedMessage          func(childComplexity int, sessionID string, itemID string, input model.UserInput) int
+		ForkSession                func(childComplexity int, sessionID string, afterSeq int64) int
+		GenerateImage              func(childComplexity int, input model.GenerateImageInput) int
+		GenerateVideo              func(childComplexity int, input model.GenerateVideoInput) int
+		ImportSession              func(childComplexity int, data string, projectID *string) int
+		ImportSessionFile          func(childComplexity int, file graphql.Upload, projectID *string) int
+		MoveQueuedMessage          func(childComplexity int, sessionID string, itemID string, index int64) int
+		PreviewRewind              func(childComplexity int, sessionID string, messageSeq int64) int
+		RefreshModels              func(childComplexity int, connectionID string) int
+		ReorderConnections         func(childComplexity int, ids []string) int
+		ResolveApproval            func(childComplexity int, sessionID string, requestID string, decision core.ApprovalDecision) int
+		RestartMcpServer           func(childComplexity int, id string) int
+		SendMessage                func(childComplexity int, sessionID string, input model.UserInput) int
+		SetDefaultModel            func(childComplexity int, purpose core.ModelPurpose, connectionID *string, model *string) int
+		SetHooks                   func(childComplexity int, config scalar.JSON) int
+		SetSessionMcpServerEnabled func(childComplexity int, sessionID string, serverID string, enabled bool) int
+		StopTurn                   func(childComplexity int, sessionID string, keepQueue *bool, dispatchItemID *string) int
+		TrustProject               func(childComplexity int, id string) int
+		UpdateConnection           func(childComplexity int, id string, input model.ConnectionInput) int
+		UpdateMcpServer            func(childComplexity int, id string, input model.McpServerInput) int
+		UpdateSession              func(childComplexity int, id string, input model.UpdateSessionInput) int
+		UploadAttachment           func(childComplexity int, file graphql.Upload) int
 	}
 
 	Node struct {
@@ -380,30 +381,31 @@ type ComplexityRoot struct {
 	}
 
 	Session struct {
-		Agent           func(childComplexity int) int
-		AgentMode       func(childComplexity int) int
-		ApprovalMode    func(childComplexity int) int
-		Children        func(childComplexity int) int
-		ConnectionID    func(childComplexity int) int
-		ContextUsage    func(childComplexity int) int
-		CreatedAt       func(childComplexity int) int
-		HeadSeq         func(childComplexity int) int
-		ID              func(childComplexity int) int
-		McpServers      func(childComplexity int) int
-		Messages        func(childComplexity int, includeInactive *bool, first *int64, afterSeq *int64, last *int64, beforeSeq *int64) int
-		Model           func(childComplexity int) int
-		ParentID        func(childComplexity int) int
-		Phase           func(childComplexity int) int
-		Pinned          func(childComplexity int) int
-		Project         func(childComplexity int) int
-		Queue           func(childComplexity int) int
-		ReasoningEffort func(childComplexity int) int
-		Route           func(childComplexity int) int
-		Source          func(childComplexity int) int
-		Tasks           func(childComplexity int) int
-		Title           func(childComplexity int) int
-		UpdatedAt       func(childComplexity int) int
-		Usage           func(childComplexity int) int
+		Agent                func(childComplexity int) int
+		AgentMode            func(childComplexity int) int
+		ApprovalMode         func(childComplexity int) int
+		Children             func(childComplexity int) int
+		ConnectionID         func(childComplexity int) int
+		ContextUsage         func(childComplexity int) int
+		CreatedAt            func(childComplexity int) int
+		DisabledMcpServerIds func(childComplexity int) int
+		HeadSeq              func(childComplexity int) int
+		ID                   func(childComplexity int) int
+		McpServers           func(childComplexity int) int
+		Messages             func(childComplexity int, includeInactive *bool, first *int64, afterSeq *int64, last *int64, beforeSeq *int64) int
+		Model                func(childComplexity int) int
+		ParentID             func(childComplexity int) int
+		Phase                func(childComplexity int) int
+		Pinned               func(childComplexity int) int
+		Project              func(childComplexity int) int
+		Queue                func(childComplexity int) int
+		ReasoningEffort      func(childComplexity int) int
+		Route                func(childComplexity int) int
+		Source               func(childComplexity int) int
+		Tasks                func(childComplexity int) int
+		Title                func(childComplexity int) int
+		UpdatedAt            func(childComplexity int) int
+		Usage                func(childComplexity int) int
 	}
 
 	SessionEvent struct {
@@ -521,6 +523,7 @@ type MutationResolver interface {
 	RestartMcpServer(ctx context.Context, id string) (*core.MCPServer, error)
 	AttachSessionMcpServer(ctx context.Context, sessionID string, input model.McpServerInput) (*core.MCPServer, error)
 	DetachSessionMcpServer(ctx context.Context, sessionID string, id string) (bool, error)
+	SetSessionMcpServerEnabled(ctx context.Context, sessionID string, serverID string, enabled bool) (*core.MCPServer, error)
 	CreateConnection(ctx context.Context, input model.ConnectionInput) (*core.Connection, error)
 	UpdateConnection(ctx context.Context, id string, input model.ConnectionInput) (*core.Connection, error)
 	DeleteConnection(ctx context.Context, id string) (bool, error)
@@ -545,7 +548,7 @@ type MutationResolver interface {
 	DeleteQueuedMessage(ctx context.Context, sessionID string, itemID string) ([]core.QueueItem, error)
 	StopTurn(ctx context.Context, sessionID string, keepQueue *bool, dispatchItemID *string) (*core.Session, error)
 	ResolveApproval(ctx context.Context, sessionID string, requestID string, decision core.ApprovalDecision) (bool, error)
-	AnswerQuestion(ctx context.Context, sessionID string, requestID string, answer string) (bool, error)
+	AnswerQuestion(ctx context.Context, sessionID string, requestID string, answer string, action *model.QuestionAction) (bool, error)
 	UploadAttachment(ctx context.Context, file graphql.Upload) (*core.Attachment, error)
 	ImportSession(ctx context.Context, data string, projectID *string) (*core.Session, error)
 	ImportSessionFile(ctx context.Context, file graphql.Upload, projectID *string) (*core.Session, error)
@@ -609,6 +612,7 @@ type SessionResolver interface {
 	Usage(ctx context.Context, obj *core.Session) (*core.Usage, error)
 	ContextUsage(ctx context.Context, obj *core.Session) (*core.ContextUsage, error)
 	McpServers(ctx context.Context, obj *core.Session) ([]core.MCPServer, error)
+	DisabledMcpServerIds(ctx context.Context, obj *core.Session) ([]string, error)
 }
 type SubscriptionResolver interface {
 	SessionEvents(ctx context.Context, sessionID string, afterSeq *int64) (<-chan *model.SessionEvent, error)
@@ -1412,7 +1416,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Mutation.AnswerQuestion(childComplexity, args["sessionId"].(string), args["requestId"].(string), args["answer"].(string)), true
+		return e.ComplexityRoot.Mutation.AnswerQuestion(childComplexity, args["sessionId"].(string), args["requestId"].(string), args["answer"].(string), args["action"].(*model.QuestionAction)), true
 	case "Mutation.attachSessionMcpServer":
 		if e.ComplexityRoot.Mutation.AttachSessionMcpServer == nil {
 			break
@@ -1732,6 +1736,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.SetHooks(childComplexity, args["config"].(scalar.JSON)), true
+	case "Mutation.setSessionMcpServerEnabled":
+		if e.ComplexityRoot.Mutation.SetSessionMcpServerEnabled == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_setSessionMcpServerEnabled_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.SetSessionMcpServerEnabled(childComplexity, args["sessionId"].(string), args["serverId"].(string), args["enabled"].(bool)), true
 	case "Mutation.stopTurn":
 		if e.ComplexityRoot.Mutation.StopTurn == nil {
 			break
@@ -2323,6 +2338,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Session.CreatedAt(childComplexity), true
+	case "Session.disabledMcpServerIds":
+		if e.ComplexityRoot.Session.DisabledMcpServerIds == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Session.DisabledMcpServerIds(childComplexity), true
 	case "Session.headSeq":
 		if e.ComplexityRoot.Session.HeadSeq == nil {
 			break
@@ -3152,6 +3173,16 @@ type SendResult {
   queueItem: QueueItem
 }
 
+"How answerQuestion answers. For a question an MCP server asked (elicitation/create, payload.elicitation on question_requested) these are the MCP actions the server receives."
+enum QuestionAction {
+  "Answer: the text for the model's question; for a server's form a JSON object of its fields (or the value alone when it has one field), checked against them; for a server's URL the user opened it."
+  ACCEPT
+  "Refuse explicitly: the server is told the user declined (also what a question nobody answers in time gets)."
+  DECLINE
+  "Dismiss without choosing: the server is told the user cancelled."
+  CANCEL
+}
+
 "A person's decision on a tool call waiting for approval (resolveApproval)."
 enum ApprovalDecision {
   "Run this call once."
@@ -3305,6 +3336,8 @@ type Session {
   contextUsage: ContextUsage!
   "MCP servers attached to this session only (attachSessionMcpServer), in attach order; their tools are offered in this session and its sub-agent sessions."
   mcpServers: [McpServer!]!
+  "Ids of the MCP servers turned off for this session with setSessionMcpServerEnabled, in the order they were turned off."
+  disabledMcpServerIds: [ID!]!
 }
 
 "A tool call the model asked for."
@@ -3913,6 +3946,8 @@ type Mutation {
   attachSessionMcpServer("The session's id." sessionId: ID!, "The server's configuration (enabled must not be false)." input: McpServerInput!): McpServer!
   "Stops an MCP server attached to a session and removes it; NOT_FOUND when the session has no such server."
   detachSessionMcpServer("The session's id." sessionId: ID!, "The attached server's id." id: ID!): Boolean!
+  "Turns an MCP server (kernel-wide, or attached to this session) off or on for one session and the sub-agent sessions it spawns: off, its tools are not offered there from the next model request; the server keeps running for other sessions. Kept in the kernel's memory (a restarted kernel offers every server again). NOT_FOUND for an unknown session or server; BAD_INPUT for a server attached to another session."
+  setSessionMcpServerEnabled("The session's id." sessionId: ID!, "The server's id (McpServer.id)." serverId: ID!, "false turns the server off for the session, true on again." enabled: Boolean!): McpServer!
   "Adds a connection (see ConnectionInput for the defaults); names are unique (CONFLICT)."
   createConnection("The connection (see ConnectionInput for the defaults)." input: ConnectionInput!): Connection!
   "A patch; see ConnectionInput."
@@ -4011,8 +4046,8 @@ type Mutation {
   stopTurn("The session's id." sessionId: ID!, "Keep the queued input (default true); false clears it." keepQueue: Boolean = true, "A queued item to run next, at once; null: none." dispatchItemId: ID): Session!
   "Decides a pending approval; the first decision wins, later ones get CONFLICT."
   resolveApproval("The session's id (or the parent's, for a sub-agent's request)." sessionId: ID!, "Approval.requestId." requestId: ID!, "APPROVED, APPROVED_FOR_SESSION or DENIED." decision: ApprovalDecision!): Boolean!
-  "Answers a question the model asked; the answer becomes the tool result."
-  answerQuestion("The session's id (or the parent's, for a sub-agent's question)." sessionId: ID!, "The requestId of question_requested." requestId: ID!, "The answer text; it becomes the tool result the model reads." answer: String!): Boolean!
+  "Answers a question: one the model asked (the answer becomes the tool result), or one an MCP server asked during a tool call (question_requested with payload.elicitation: its fields or URL; the server receives the action and the checked fields)."
+  answerQuestion("The session's id (or the parent's, for a sub-agent's question)." sessionId: ID!, "The requestId of question_requested." requestId: ID!, "The answer text; it becomes the tool result the model reads." answer: String!, "ACCEPT (the default) answers; DECLINE and CANCEL refuse a question an MCP server asked (payload.elicitation set): the server gets that action and answer is ignored. A question of the model can only be accepted." action: QuestionAction = ACCEPT): Boolean!
   "Stores a file (at most 20 MiB) in the artifact store, content-addressed by SHA-256."
   uploadAttachment("The file, at most 20 MiB, in a multipart request." file: Upload!): Attachment!
   """
@@ -4656,6 +4691,8 @@ func (ec *executionContext) childFields_Session(ctx context.Context, field graph
 		return ec.fieldContext_Session_contextUsage(ctx, field)
 	case "mcpServers":
 		return ec.fieldContext_Session_mcpServers(ctx, field)
+	case "disabledMcpServerIds":
+		return ec.fieldContext_Session_disabledMcpServerIds(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Session", field.Name)
 }
@@ -4903,6 +4940,14 @@ func (ec *executionContext) field_Mutation_answerQuestion_args(ctx context.Conte
 		return nil, err
 	}
 	args["answer"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "action",
+		func(ctx context.Context, v any) (*model.QuestionAction, error) {
+			return ec.unmarshalOQuestionAction2ᚖgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋgraphᚋmodelᚐQuestionAction(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["action"] = arg3
 	return args, nil
 }
 
@@ -5469,6 +5514,36 @@ func (ec *executionContext) field_Mutation_setHooks_args(ctx context.Context, ra
 		return nil, err
 	}
 	args["config"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_setSessionMcpServerEnabled_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "sessionId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["sessionId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "serverId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["serverId"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "enabled",
+		func(ctx context.Context, v any) (bool, error) {
+			return ec.unmarshalNBoolean2bool(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["enabled"] = arg2
 	return args, nil
 }
 
@@ -9232,6 +9307,50 @@ func (ec *executionContext) fieldContext_Mutation_detachSessionMcpServer(ctx con
 	return fc, nil
 }
 
+func (ec *executionContext) _Mutation_setSessionMcpServerEnabled(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_setSessionMcpServerEnabled(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().SetSessionMcpServerEnabled(ctx, fc.Args["sessionId"].(string), fc.Args["serverId"].(string), fc.Args["enabled"].(bool))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *core.MCPServer) graphql.Marshaler {
+			return ec.marshalNMcpServer2ᚖgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐMCPServer(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_setSessionMcpServerEnabled(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_McpServer(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_setSessionMcpServerEnabled_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Mutation_createConnection(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -10298,7 +10417,7 @@ func (ec *executionContext) _Mutation_answerQuestion(ctx context.Context, field 
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Mutation().AnswerQuestion(ctx, fc.Args["sessionId"].(string), fc.Args["requestId"].(string), fc.Args["answer"].(string))
+			return ec.Resolvers.Mutation().AnswerQuestion(ctx, fc.Args["sessionId"].(string), fc.Args["requestId"].(string), fc.Args["answer"].(string), fc.Args["action"].(*model.QuestionAction))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
@@ -13143,6 +13262,29 @@ func (ec *executionContext) fieldContext_Session_mcpServers(_ context.Context, f
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _Session_disabledMcpServerIds(ctx context.Context, field graphql.CollectedField, obj *core.Session) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Session_disabledMcpServerIds(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Session().DisabledMcpServerIds(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNID2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Session_disabledMcpServerIds(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Session", field, true, true, "ID")
 }
 
 func (ec *executionContext) _SessionEvent_seq(ctx context.Context, field graphql.CollectedField, obj *model.SessionEvent) (ret graphql.Marshaler) {
@@ -17253,6 +17395,13 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "setSessionMcpServerEnabled":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_setSessionMcpServerEnabled(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		case "createConnection":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_createConnection(ctx, field)
@@ -18363,6 +18512,12 @@ func (ec *executionContext) _Session(ctx context.Context, sel ast.SelectionSet, 
 				true, true,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Session_mcpServers(ctx, field, obj)
+				})
+		case "disabledMcpServerIds":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Session_disabledMcpServerIds(ctx, field, obj)
 				})
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -20744,6 +20899,22 @@ func (ec *executionContext) unmarshalOProviderOptionInput2ᚕgithubᚗcomᚋfoya
 		}
 	}
 	return res, nil
+}
+
+func (ec *executionContext) unmarshalOQuestionAction2ᚖgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋgraphᚋmodelᚐQuestionAction(ctx context.Context, v any) (*model.QuestionAction, error) {
+	if v == nil {
+		return nil, nil
+	}
+	var res = new(model.QuestionAction)
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOQuestionAction2ᚖgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋgraphᚋmodelᚐQuestionAction(ctx context.Context, sel ast.SelectionSet, v *model.QuestionAction) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return v
 }
 
 func (ec *executionContext) marshalOQueueItem2ᚕgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐQueueItemᚄ(ctx context.Context, sel ast.SelectionSet, v []core.QueueItem) graphql.Marshaler {

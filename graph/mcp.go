@@ -86,3 +86,17 @@ func sessionMCPServers(ctx context.Context, svc *mcp.Service, sessionID string) 
 	}
 	return svc.SessionServers(ctx, sessionID)
 }
+
+func setSessionMCPServerEnabled(ctx context.Context, svc *mcp.Service, sessionID, serverID string, enabled bool) (*core.MCPServer, error) {
+	if svc == nil {
+		return nil, errNoMCP()
+	}
+	return ptr(svc.SetSessionEnabled(ctx, sessionID, serverID, enabled))
+}
+
+func sessionDisabledMCPServers(svc *mcp.Service, sessionID string) []string {
+	if svc == nil {
+		return []string{}
+	}
+	return append([]string{}, svc.SessionDisabled(sessionID)...)
+}

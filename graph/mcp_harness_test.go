@@ -52,6 +52,12 @@ type mcpKernel struct {
 
 func newMCPKernel(t testing.TB) *mcpKernel {
 	t.Helper()
+	return newMCPKernelWith(t, nil)
+}
+
+// newMCPKernelWith is newMCPKernel with the MCP manager's config adjusted.
+func newMCPKernelWith(t testing.TB, adjust func(*mcphost.Config)) *mcpKernel {
+	t.Helper()
 	logs := &lockedBuffer{}
 	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	dataDir := t.TempDir()
@@ -77,13 +83,17 @@ func newMCPKernel(t testing.TB) *mcpKernel {
 	if k.blobs, err = artifacts.New(filepath.Join(dataDir, "artifacts")); err != nil {
 		t.Fatal(err)
 	}
-	host := mcphost.New(mcphost.Config{
+	hostCfg := mcphost.Config{
 		Logger: log, Version: "test", Backoff: 20 * time.Millisecond, MaxBackoff: 100 * time.Millisecond, MaxFailures: 3,
 		Sandbox: &mcphost.SandboxConfig{DataDir: dataDir}, StateDir: t.TempDir(),
 		OnChange: func(id string) {
 			broker.PublishKernel(core.KernelEvent{Type: core.KernelCatalogUpdated, McpServerID: id, At: time.Now().UTC()})
 		},
-	})
+	}
+	if adjust != nil {
+		adjust(&hostCfg)
+	}
+	host := mcphost.New(hostCfg)
 	mcpStore := st.mcp
 	mcpSvc, err := mcp.New(context.Background(), mcp.Config{
 		Store: mcpStore, Runtime: host, Broker: broker, Logger: log,

@@ -174,6 +174,10 @@ func (r *mutationResolver) DetachSessionMcpServer(ctx context.Context, sessionID
 	return detachSessionMCPServer(ctx, r.MCP, sessionID, id)
 }
 
+func (r *mutationResolver) SetSessionMcpServerEnabled(ctx context.Context, sessionID string, serverID string, enabled bool) (*core.MCPServer, error) {
+	return setSessionMCPServerEnabled(ctx, r.MCP, sessionID, serverID, enabled)
+}
+
 func (r *mutationResolver) CreateConnection(ctx context.Context, input model.ConnectionInput) (*core.Connection, error) {
 	return ptr(r.Catalog.CreateConnection(ctx, connectionInput(input)))
 }
@@ -271,8 +275,8 @@ func (r *mutationResolver) ResolveApproval(ctx context.Context, sessionID string
 	return done(r.Engine.ResolveApproval(ctx, sessionID, requestID, decision))
 }
 
-func (r *mutationResolver) AnswerQuestion(ctx context.Context, sessionID string, requestID string, answer string) (bool, error) {
-	return done(r.Engine.AnswerQuestion(ctx, sessionID, requestID, answer))
+func (r *mutationResolver) AnswerQuestion(ctx context.Context, sessionID string, requestID string, answer string, action *model.QuestionAction) (bool, error) {
+	return done(answerQuestion(ctx, r.Engine, sessionID, requestID, answer, action))
 }
 
 func (r *mutationResolver) UploadAttachment(ctx context.Context, file graphql.Upload) (*core.Attachment, error) {
@@ -441,6 +445,10 @@ func (r *sessionResolver) ContextUsage(ctx context.Context, obj *core.Session) (
 
 func (r *sessionResolver) McpServers(ctx context.Context, obj *core.Session) ([]core.MCPServer, error) {
 	return sessionMCPServers(ctx, r.MCP, obj.ID), nil
+}
+
+func (r *sessionResolver) DisabledMcpServerIds(ctx context.Context, obj *core.Session) ([]string, error) {
+	return sessionDisabledMCPServers(r.MCP, obj.ID), nil
 }
 
 func (r *subscriptionResolver) SessionEvents(ctx context.Context, sessionID string, afterSeq *int64) (<-chan *model.SessionEvent, error) {

@@ -2,6 +2,7 @@ package graph
 
 import (
 	"context"
+	"strings"
 
 	"github.com/foya-dev/foya/core"
 	"github.com/foya-dev/foya/core/engine"
@@ -35,4 +36,13 @@ func (r *Resolver) confirmRewind(ctx context.Context, sessionID string, messageS
 		return nil, err
 	}
 	return &model.RewindResult{Session: &sess, Text: p.Text, Command: p.Command, Attachments: nonNil(p.Attachments), BrowserElements: nonNil(p.BrowserElements), Files: p.Files}, nil
+}
+
+// answerQuestion answers a question of the model (ACCEPT, the default) or
+// an MCP server's elicitation (ACCEPT, DECLINE or CANCEL).
+func answerQuestion(ctx context.Context, e *engine.Engine, sessionID, requestID, answer string, action *model.QuestionAction) error {
+	if action != nil && *action != model.QuestionActionAccept {
+		return e.AnswerElicitation(ctx, sessionID, requestID, strings.ToLower(string(*action)), answer)
+	}
+	return e.AnswerQuestion(ctx, sessionID, requestID, answer)
 }

@@ -174,6 +174,7 @@ type nopRuntime struct{}
 func (nopRuntime) Apply(context.Context, []core.MCPServerConfig) {}
 func (nopRuntime) State(string) core.MCPServerState              { return core.MCPServerState{} }
 func (nopRuntime) Restart(context.Context, string) error         { return nil }
+func (nopRuntime) SetSessionDisabled(string, []string)           {}
 
 func TestSecretKeyFile(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "keys", storage.SecretKeyFileName)

@@ -161,6 +161,9 @@ func (e *Engine) await(ctx context.Context, sessionID, kind, id string, t core.E
 		end, endType = v, core.EventApprovalResolved
 	case core.QuestionPayload:
 		v.Cancelled = true
+		if v.Elicitation != nil {
+			v.Action = elicitEnd(ctx)
+		}
 		end, endType = v, core.EventQuestionAnswered
 	}
 	e.recordEnd(pctx, p, endType, end)
@@ -201,6 +204,9 @@ func (e *Engine) ResolveApproval(ctx context.Context, sessionID, requestID strin
 
 // AnswerQuestion answers a question the model asked with the question tool.
 func (e *Engine) AnswerQuestion(ctx context.Context, sessionID, requestID, answer string) error {
+	if el, _ := e.pendingElicitation(requestID); el != nil {
+		return e.AnswerElicitation(ctx, sessionID, requestID, core.ElicitAccept, answer)
+	}
 	if strings.TrimSpace(answer) == "" {
 		return core.Errorf(core.CodeBadInput, "answer: write an answer")
 	}

@@ -192,7 +192,7 @@ func (e *Engine) callPlugin(ctx context.Context, s core.Session, c core.ToolCall
 	fail := func(format string, args ...any) {
 		m.Text, m.IsError = fmt.Sprintf(format, args...), true
 	}
-	res, err := e.cfg.Tools.Call(e.toolScope(ctx, s), core.ToolCallRequest{SessionID: sessionID, WorkDir: dir, ScopeDir: dir, ToolCallID: c.ID, Name: c.Name, Input: c.Input})
+	res, err := e.cfg.Tools.Call(core.WithAsker(e.toolScope(ctx, s), sessionAsker{e, sessionID, c}), core.ToolCallRequest{SessionID: sessionID, WorkDir: dir, ScopeDir: dir, ToolCallID: c.ID, Name: c.Name, Input: c.Input})
 	if err != nil {
 		if ctx.Err() != nil {
 			fail("cancelled: the turn was stopped while %s ran", c.Name)

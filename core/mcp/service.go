@@ -46,6 +46,7 @@ type Service struct {
 	// bySession holds the servers attached to one session, in attach
 	// order. They live in memory only: their secrets are never written.
 	bySession map[string][]core.MCPServerConfig
+	toggles   sessionToggles
 }
 
 // New loads the stored servers and starts the enabled ones.
@@ -78,6 +79,7 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 				case ev := <-sub.C:
 					if ev.Type == core.KernelSessionDeleted && ev.SessionID != "" {
 						s.DetachAll(context.Background(), ev.SessionID)
+						s.forgetToggles(ev.SessionID)
 					}
 				}
 			}
@@ -166,6 +168,9 @@ func (s *Service) Create(ctx context.Context, in core.MCPServerInput) (core.MCPS
 	c := core.MCPServerConfig{ID: core.NewID("mcp"), Enabled: true}
 	applyMCPInput(&c, in, true)
 	return s.commit(ctx, c.ID, func(list []core.MCPServerConfig) ([]core.MCPServerConfig, error) {
+		if len(list) >= core.MaxMCPServers {
+			return nil, core.Errorf(core.CodeBadInput, "the kernel already has %d MCP servers, the limit (MaxMCPServers); remove one with deleteMcpServer (`foya mcp remove NAME`) first", len(list))
+		}
 		if err := validateMCP(c, list); err != nil {
 			return nil, err
 		}

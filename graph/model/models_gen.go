@@ -3,6 +3,11 @@
 package model
 
 import (
+	"bytes"
+	"fmt"
+	"io"
+	"strconv"
+
 	"github.com/foya-dev/foya/core"
 )
 
@@ -215,4 +220,65 @@ type UserInput struct {
 	AttachmentIds []string `json:"attachmentIds,omitempty"`
 	// Page elements the user selected, at most 10 (see BrowserElementInput for the bounds).
 	BrowserElements []core.BrowserElement `json:"browserElements,omitempty"`
+}
+
+// How answerQuestion answers. For a question an MCP server asked (elicitation/create, payload.elicitation on question_requested) these are the MCP actions the server receives.
+type QuestionAction string
+
+const (
+	// Answer: the text for the model's question; for a server's form a JSON object of its fields (or the value alone when it has one field), checked against them; for a server's URL the user opened it.
+	QuestionActionAccept QuestionAction = "ACCEPT"
+	// Refuse explicitly: the server is told the user declined (also what a question nobody answers in time gets).
+	QuestionActionDecline QuestionAction = "DECLINE"
+	// Dismiss without choosing: the server is told the user cancelled.
+	QuestionActionCancel QuestionAction = "CANCEL"
+)
+
+var AllQuestionAction = []QuestionAction{
+	QuestionActionAccept,
+	QuestionActionDecline,
+	QuestionActionCancel,
+}
+
+func (e QuestionAction) IsValid() bool {
+	switch e {
+	case QuestionActionAccept, QuestionActionDecline, QuestionActionCancel:
+		return true
+	}
+	return false
+}
+
+func (e QuestionAction) String() string {
+	return string(e)
+}
+
+func (e *QuestionAction) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = QuestionAction(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid QuestionAction", str)
+	}
+	return nil
+}
+
+func (e QuestionAction) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *QuestionAction) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e QuestionAction) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
 }

@@ -50,6 +50,11 @@ type Config struct {
 	// StateDir holds each STDIO server's state directory (its HOME and
 	// XDG_* directories); "" means DefaultStateRoot().
 	StateDir string
+	// ElicitationTimeout bounds how long a server's question
+	// (elicitation/create) waits for an answer before it is declined
+	// (default DefaultElicitationTimeout). The call's own timeout is
+	// paused meanwhile.
+	ElicitationTimeout time.Duration
 	// ScopeDir returns a session's directory (its project's, or its
 	// scratch directory), which a server attached to that session may
 	// write and starts in.
@@ -65,6 +70,8 @@ type Manager struct {
 	servers map[string]*server // by server id
 	warned  map[string]bool
 	closed  bool
+	// off holds the servers turned off per session (SetSessionDisabled).
+	off map[string][]string
 
 	conf confinement
 }
@@ -93,6 +100,9 @@ func New(cfg Config) *Manager {
 	}
 	if cfg.StableAfter <= 0 {
 		cfg.StableAfter = 60 * time.Second
+	}
+	if cfg.ElicitationTimeout <= 0 {
+		cfg.ElicitationTimeout = DefaultElicitationTimeout
 	}
 	cfg.Version = cmp.Or(cfg.Version, "dev")
 	return &Manager{cfg: cfg, log: cfg.Logger, servers: map[string]*server{}, warned: map[string]bool{}}
@@ -158,6 +168,21 @@ func (m *Manager) State(id string) core.MCPServerState {
 		return core.MCPServerState{Status: core.MCPStarting}
 	}
 	return s.snapshot()
+}
+
+// SetSessionDisabled sets the servers not offered in a session and its
+// sub-agent sessions.
+func (m *Manager) SetSessionDisabled(sessionID string, serverIDs []string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.off == nil {
+		m.off = map[string][]string{}
+	}
+	if len(serverIDs) == 0 {
+		delete(m.off, sessionID)
+		return
+	}
+	m.off[sessionID] = slices.Clone(serverIDs)
 }
 
 // Close stops every server.
@@ -231,9 +256,15 @@ func (m *Manager) visible(scope []string) ([]exposedTool, []string) {
 		}
 	}
 	m.mu.Lock()
+	off := map[string]bool{}
+	for _, id := range scope {
+		for _, sid := range m.off[id] {
+			off[sid] = true
+		}
+	}
 	servers := make([]*server, 0, len(m.servers))
 	for _, s := range m.servers {
-		if _, ok := rank[s.cfg.SessionID]; ok {
+		if _, ok := rank[s.cfg.SessionID]; ok && !off[s.cfg.ID] {
 			servers = append(servers, s)
 		}
 	}
@@ -280,8 +311,8 @@ func (m *Manager) Call(ctx context.Context, req core.ToolCallRequest) (core.Tool
 	if req.Timeout > 0 {
 		timeout = min(timeout, req.Timeout)
 	}
-	cctx, cancel := context.WithTimeoutCause(ctx, timeout, errCallTimeout)
-	defer cancel()
+	cctx, timer := startCallTimer(ctx, timeout)
+	defer timer.stop()
 	cs, err := s.ready(cctx)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -296,7 +327,10 @@ func (m *Manager) Call(ctx context.Context, req core.ToolCallRequest) (core.Tool
 	if len(args) == 0 {
 		args = json.RawMessage(`{}`)
 	}
-	res, err := cs.CallTool(cctx, &mcp.CallToolParams{Name: t.tool, Arguments: args})
+	call := &inflight{ctx: ctx, asker: core.AskerOf(ctx), sessionID: req.SessionID, timer: timer}
+	untrack := s.track(call)
+	res, err := cs.CallTool(context.WithValue(cctx, inflightKey{}, call), &mcp.CallToolParams{Name: t.tool, Arguments: args})
+	untrack()
 	if err != nil {
 		switch {
 		case ctx.Err() != nil:

@@ -37,6 +37,7 @@ type server struct {
 	session *mcp.ClientSession
 	wasUp   bool          // ready at least once since the last FAILED
 	changed chan struct{} // closed and replaced on every state change
+	calls   []*inflight   // running tool calls, oldest first
 
 	secrets []string // env and header values, URL query values: never shown
 }
@@ -287,6 +288,11 @@ func (s *server) connect() (*mcp.ClientSession, *exec.Cmd, error) {
 	defer cancel()
 	client := mcp.NewClient(&mcp.Implementation{Name: "foya", Version: s.m.cfg.Version}, &mcp.ClientOptions{
 		Logger: s.log,
+		Capabilities: &mcp.ClientCapabilities{
+			RootsV2:     &mcp.RootCapabilities{ListChanged: true},
+			Elicitation: &mcp.ElicitationCapabilities{Form: &mcp.FormElicitationCapabilities{}, URL: &mcp.URLElicitationCapabilities{}},
+		},
+		ElicitationHandler: s.elicit,
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
 			select {
 			case s.listed <- struct{}{}:

@@ -6,7 +6,8 @@
 // (isError), structured (structuredContent), env (the names of its
 // environment variables and whether MCPTEST_TOKEN is set), slow (blocks
 // until cancelled, then records the cancellation), crash (the process exits
-// mid-call) and grow (adds the tool late, which sends list_changed).
+// mid-call), grow (adds the tool late, which sends list_changed) and ask
+// (asks the user for a name: elicitation/create).
 package mcptest
 
 import (
@@ -138,6 +139,22 @@ func NewServer(obs *Observer, markFile string) *mcp.Server {
 				pairMu.Unlock()
 			}
 			return text("paired " + in.Text), nil, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "ask", Description: "Asks the user for a name (elicitation) and returns the answer."},
+		func(ctx context.Context, req *mcp.CallToolRequest, in noIn) (*mcp.CallToolResult, any, error) {
+			// A multi round-trip request (protocol 2026-07-28); the SDK
+			// sends it as elicitation/create to older clients.
+			resp, ok := req.Params.InputResponses["name"]
+			if !ok {
+				return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{"name": &mcp.ElicitParams{Message: "Your name?", RequestedSchema: map[string]any{
+					"type": "object", "properties": map[string]any{"name": map[string]any{"type": "string"}}, "required": []string{"name"},
+				}}}}, nil, nil
+			}
+			res, _ := resp.(*mcp.ElicitResult)
+			if res == nil {
+				return nil, nil, fmt.Errorf("no elicitation result")
+			}
+			return text(fmt.Sprintf("action=%s name=%v", res.Action, res.Content["name"])), nil, nil
 		})
 	mcp.AddTool(s, &mcp.Tool{Name: "crash", Description: "The server process exits mid-call.", Annotations: readOnly},
 		func(ctx context.Context, req *mcp.CallToolRequest, in noIn) (*mcp.CallToolResult, any, error) {

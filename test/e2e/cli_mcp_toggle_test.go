@@ -1,0 +1,43 @@
+package e2e
+
+import (
+	"os"
+	"strings"
+	"testing"
+)
+
+// `foya mcp disable NAME --session ID` turns a server off for one session
+// (Session.disabledMcpServerIds), `foya mcp enable` on again.
+func TestMCPSessionToggleCommands(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := startKernel(t, t.TempDir())
+	var o outputs
+	o.mustRun(t, "", "mcp", "add", "files", "--addr", k.addr, "--env", "FOYA_MCPTEST_STDIO=1", "--", exe, "-test.run=^$")
+	var s struct{ CreateSession struct{ ID string } }
+	k.gql(t, `mutation { createSession(input: {title: "t"}) { id } }`, nil, &s)
+	sid := s.CreateSession.ID
+	disabled := func() []string {
+		var out struct {
+			Session struct{ DisabledMcpServerIds []string }
+		}
+		k.gql(t, `query($s: ID!) { session(id: $s) { disabledMcpServerIds } }`, map[string]any{"s": sid}, &out)
+		return out.Session.DisabledMcpServerIds
+	}
+	r := o.mustRun(t, "", "mcp", "disable", "files", "--session", sid, "--addr", k.addr)
+	if !strings.Contains(r.stdout, "is off for session "+sid) || len(disabled()) != 1 {
+		t.Fatalf("disable: %s %v", r.stdout, disabled())
+	}
+	r = o.mustRun(t, "", "mcp", "enable", "files", "--session", sid, "--addr", k.addr)
+	if !strings.Contains(r.stdout, "is on for session "+sid) || len(disabled()) != 0 {
+		t.Fatalf("enable: %s %v", r.stdout, disabled())
+	}
+	if r = o.run(t, "", "mcp", "disable", "files", "--addr", k.addr); r.code != 2 || !strings.Contains(r.stderr, "--session is required") {
+		t.Fatalf("without --session: exit %d %s", r.code, r.stderr)
+	}
+	if r = o.run(t, "", "mcp", "disable", "files", "--session", "ses_missing", "--addr", k.addr); r.code != 1 || !strings.Contains(r.stderr, "NOT_FOUND") {
+		t.Fatalf("unknown session: exit %d %s", r.code, r.stderr)
+	}
+}

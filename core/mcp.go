@@ -103,6 +103,12 @@ type MCPServerState struct {
 	Error           string
 	ProtocolVersion string
 	Tools           []MCPToolState
+	// Prompts, Resources and ResourceTemplates are what the server lists
+	// (refreshed on its list_changed notifications); empty when it offers
+	// none.
+	Prompts           []MCPPromptState
+	Resources         []MCPResourceState
+	ResourceTemplates []MCPResourceTemplateState
 }
 
 // MCPServer is the public view of a server: its configuration without

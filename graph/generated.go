@@ -157,22 +157,54 @@ type ComplexityRoot struct {
 		Type         func(childComplexity int) int
 	}
 
+	McpPrompt struct {
+		Arguments   func(childComplexity int) int
+		Description func(childComplexity int) int
+		Name        func(childComplexity int) int
+		Title       func(childComplexity int) int
+	}
+
+	McpPromptArgument struct {
+		Description func(childComplexity int) int
+		Name        func(childComplexity int) int
+		Required    func(childComplexity int) int
+	}
+
+	McpResource struct {
+		Description func(childComplexity int) int
+		MIMEType    func(childComplexity int) int
+		Name        func(childComplexity int) int
+		Title       func(childComplexity int) int
+		URI         func(childComplexity int) int
+	}
+
+	McpResourceTemplate struct {
+		Description func(childComplexity int) int
+		MIMEType    func(childComplexity int) int
+		Name        func(childComplexity int) int
+		Title       func(childComplexity int) int
+		URITemplate func(childComplexity int) int
+	}
+
 	McpServer struct {
-		Args            func(childComplexity int) int
-		Command         func(childComplexity int) int
-		Enabled         func(childComplexity int) int
-		EnvKeys         func(childComplexity int) int
-		Error           func(childComplexity int) int
-		HeaderKeys      func(childComplexity int) int
-		ID              func(childComplexity int) int
-		Name            func(childComplexity int) int
-		ProtocolVersion func(childComplexity int) int
-		SessionID       func(childComplexity int) int
-		Status          func(childComplexity int) int
-		TimeoutSeconds  func(childComplexity int) int
-		Tools           func(childComplexity int) int
-		Transport       func(childComplexity int) int
-		URL             func(childComplexity int) int
+		Args              func(childComplexity int) int
+		Command           func(childComplexity int) int
+		Enabled           func(childComplexity int) int
+		EnvKeys           func(childComplexity int) int
+		Error             func(childComplexity int) int
+		HeaderKeys        func(childComplexity int) int
+		ID                func(childComplexity int) int
+		Name              func(childComplexity int) int
+		Prompts           func(childComplexity int) int
+		ProtocolVersion   func(childComplexity int) int
+		ResourceTemplates func(childComplexity int) int
+		Resources         func(childComplexity int) int
+		SessionID         func(childComplexity int) int
+		Status            func(childComplexity int) int
+		TimeoutSeconds    func(childComplexity int) int
+		Tools             func(childComplexity int) int
+		Transport         func(childComplexity int) int
+		URL               func(childComplexity int) int
 	}
 
 	McpTool struct {
@@ -1065,6 +1097,112 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.KernelEvent.Type(childComplexity), true
 
+	case "McpPrompt.arguments":
+		if e.ComplexityRoot.McpPrompt.Arguments == nil {
+			break
+		}
+
+		return e.ComplexityRoot.McpPrompt.Arguments(childComplexity), true
+	case "McpPrompt.description":
+		if e.ComplexityRoot.McpPrompt.Description == nil {
+			break
+		}
+
+		return e.ComplexityRoot.McpPrompt.Description(childComplexity), true
+	case "McpPrompt.name":
+		if e.ComplexityRoot.McpPrompt.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.McpPrompt.Name(childComplexity), true
+	case "McpPrompt.title":
+		if e.ComplexityRoot.McpPrompt.Title == nil {
+			break
+		}
+
+		return e.ComplexityRoot.McpPrompt.Title(childComplexity), true
+
+	case "McpPromptArgument.description":
+		if e.ComplexityRoot.McpPromptArgument.Description == nil {
+			break
+		}
+
+		return e.ComplexityRoot.McpPromptArgument.Description(childComplexity), true
+	case "McpPromptArgument.name":
+		if e.ComplexityRoot.McpPromptArgument.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.McpPromptArgument.Name(childComplexity), true
+	case "McpPromptArgument.required":
+		if e.ComplexityRoot.McpPromptArgument.Required == nil {
+			break
+		}
+
+		return e.ComplexityRoot.McpPromptArgument.Required(childComplexity), true
+
+	case "McpResource.description":
+		if e.ComplexityRoot.McpResource.Description == nil {
+			break
+		}
+
+		return e.ComplexityRoot.McpResource.Description(childComplexity), true
+	case "McpResource.mimeType":
+		if e.ComplexityRoot.McpResource.MIMEType == nil {
+			break
+		}
+
+		return e.ComplexityRoot.McpResource.MIMEType(childComplexity), true
+	case "McpResource.name":
+		if e.ComplexityRoot.McpResource.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.McpResource.Name(childComplexity), true
+	case "McpResource.title":
+		if e.ComplexityRoot.McpResource.Title == nil {
+			break
+		}
+
+		return e.ComplexityRoot.McpResource.Title(childComplexity), true
+	case "McpResource.uri":
+		if e.ComplexityRoot.McpResource.URI == nil {
+			break
+		}
+
+		return e.ComplexityRoot.McpResource.URI(childComplexity), true
+
+	case "McpResourceTemplate.description":
+		if e.ComplexityRoot.McpResourceTemplate.Description == nil {
+			break
+		}
+
+		return e.ComplexityRoot.McpResourceTemplate.Description(childComplexity), true
+	case "McpResourceTemplate.mimeType":
+		if e.ComplexityRoot.McpResourceTemplate.MIMEType == nil {
+			break
+		}
+
+		return e.ComplexityRoot.McpResourceTemplate.MIMEType(childComplexity), true
+	case "McpResourceTemplate.name":
+		if e.ComplexityRoot.McpResourceTemplate.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.McpResourceTemplate.Name(childComplexity), true
+	case "McpResourceTemplate.title":
+		if e.ComplexityRoot.McpResourceTemplate.Title == nil {
+			break
+		}
+
+		return e.ComplexityRoot.McpResourceTemplate.Title(childComplexity), true
+	case "McpResourceTemplate.uriTemplate":
+		if e.ComplexityRoot.McpResourceTemplate.URITemplate == nil {
+			break
+		}
+
+		return e.ComplexityRoot.McpResourceTemplate.URITemplate(childComplexity), true
+
 	case "McpServer.args":
 		if e.ComplexityRoot.McpServer.Args == nil {
 			break
@@ -1113,12 +1251,30 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.McpServer.Name(childComplexity), true
+	case "McpServer.prompts":
+		if e.ComplexityRoot.McpServer.Prompts == nil {
+			break
+		}
+
+		return e.ComplexityRoot.McpServer.Prompts(childComplexity), true
 	case "McpServer.protocolVersion":
 		if e.ComplexityRoot.McpServer.ProtocolVersion == nil {
 			break
 		}
 
 		return e.ComplexityRoot.McpServer.ProtocolVersion(childComplexity), true
+	case "McpServer.resourceTemplates":
+		if e.ComplexityRoot.McpServer.ResourceTemplates == nil {
+			break
+		}
+
+		return e.ComplexityRoot.McpServer.ResourceTemplates(childComplexity), true
+	case "McpServer.resources":
+		if e.ComplexityRoot.McpServer.Resources == nil {
+			break
+		}
+
+		return e.ComplexityRoot.McpServer.Resources(childComplexity), true
 	case "McpServer.sessionId":
 		if e.ComplexityRoot.McpServer.SessionID == nil {
 			break
@@ -3628,10 +3784,66 @@ type McpServer {
   protocolVersion: String
   "The server's tools (as the server names them) while it is READY."
   tools: [McpTool!]!
+  "The prompts the server lists (prompts/list), refreshed on notifications/prompts/list_changed; empty when it offers none or is not ready."
+  prompts: [McpPrompt!]!
+  "The resources the server lists (resources/list), refreshed on notifications/resources/list_changed."
+  resources: [McpResource!]!
+  "The resource templates the server lists (resources/templates/list)."
+  resourceTemplates: [McpResourceTemplate!]!
   "The effective timeout of one tool call, in seconds."
   timeoutSeconds: Int!
   "The session a session-scoped server is attached to (attachSessionMcpServer); null for a kernel-wide server."
   sessionId: ID
+}
+
+"A prompt of an MCP server."
+type McpPrompt {
+  "The server's name for the prompt."
+  name: String!
+  "A human-readable title; empty when none."
+  title: String!
+  "What the prompt is for; empty when none."
+  description: String!
+  "Its arguments, in the server's order."
+  arguments: [McpPromptArgument!]!
+}
+
+"An argument of an MCP prompt."
+type McpPromptArgument {
+  "The argument's name."
+  name: String!
+  "What to give; empty when none."
+  description: String!
+  "Whether the prompt needs it."
+  required: Boolean!
+}
+
+"A resource of an MCP server."
+type McpResource {
+  "The resource's URI."
+  uri: String!
+  "The server's name for it."
+  name: String!
+  "A human-readable title; empty when none."
+  title: String!
+  "What it holds; empty when none."
+  description: String!
+  "Its MIME type; empty when the server gives none."
+  mimeType: String!
+}
+
+"A resource template of an MCP server (RFC 6570 URI template)."
+type McpResourceTemplate {
+  "The URI template."
+  uriTemplate: String!
+  "The server's name for it."
+  name: String!
+  "A human-readable title; empty when none."
+  title: String!
+  "What its resources hold; empty when none."
+  description: String!
+  "The MIME type of its resources; empty when unknown."
+  mimeType: String!
 }
 
 "A tool of an MCP server."
@@ -4307,6 +4519,64 @@ func (ec *executionContext) childFields_KernelEvent(ctx context.Context, field g
 	return nil, fmt.Errorf("no field named %q was found under type KernelEvent", field.Name)
 }
 
+func (ec *executionContext) childFields_McpPrompt(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "name":
+		return ec.fieldContext_McpPrompt_name(ctx, field)
+	case "title":
+		return ec.fieldContext_McpPrompt_title(ctx, field)
+	case "description":
+		return ec.fieldContext_McpPrompt_description(ctx, field)
+	case "arguments":
+		return ec.fieldContext_McpPrompt_arguments(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type McpPrompt", field.Name)
+}
+
+func (ec *executionContext) childFields_McpPromptArgument(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "name":
+		return ec.fieldContext_McpPromptArgument_name(ctx, field)
+	case "description":
+		return ec.fieldContext_McpPromptArgument_description(ctx, field)
+	case "required":
+		return ec.fieldContext_McpPromptArgument_required(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type McpPromptArgument", field.Name)
+}
+
+func (ec *executionContext) childFields_McpResource(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "uri":
+		return ec.fieldContext_McpResource_uri(ctx, field)
+	case "name":
+		return ec.fieldContext_McpResource_name(ctx, field)
+	case "title":
+		return ec.fieldContext_McpResource_title(ctx, field)
+	case "description":
+		return ec.fieldContext_McpResource_description(ctx, field)
+	case "mimeType":
+		return ec.fieldContext_McpResource_mimeType(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type McpResource", field.Name)
+}
+
+func (ec *executionContext) childFields_McpResourceTemplate(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "uriTemplate":
+		return ec.fieldContext_McpResourceTemplate_uriTemplate(ctx, field)
+	case "name":
+		return ec.fieldContext_McpResourceTemplate_name(ctx, field)
+	case "title":
+		return ec.fieldContext_McpResourceTemplate_title(ctx, field)
+	case "description":
+		return ec.fieldContext_McpResourceTemplate_description(ctx, field)
+	case "mimeType":
+		return ec.fieldContext_McpResourceTemplate_mimeType(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type McpResourceTemplate", field.Name)
+}
+
 func (ec *executionContext) childFields_McpServer(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "id":
@@ -4335,6 +4605,12 @@ func (ec *executionContext) childFields_McpServer(ctx context.Context, field gra
 		return ec.fieldContext_McpServer_protocolVersion(ctx, field)
 	case "tools":
 		return ec.fieldContext_McpServer_tools(ctx, field)
+	case "prompts":
+		return ec.fieldContext_McpServer_prompts(ctx, field)
+	case "resources":
+		return ec.fieldContext_McpServer_resources(ctx, field)
+	case "resourceTemplates":
+		return ec.fieldContext_McpServer_resourceTemplates(ctx, field)
 	case "timeoutSeconds":
 		return ec.fieldContext_McpServer_timeoutSeconds(ctx, field)
 	case "sessionId":
@@ -7597,6 +7873,406 @@ func (ec *executionContext) fieldContext_KernelEvent_at(_ context.Context, field
 	return graphql.NewScalarFieldContext("KernelEvent", field, false, false, "Time")
 }
 
+func (ec *executionContext) _McpPrompt_name(ctx context.Context, field graphql.CollectedField, obj *core.MCPPromptState) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_McpPrompt_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_McpPrompt_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("McpPrompt", field, false, false, "String")
+}
+
+func (ec *executionContext) _McpPrompt_title(ctx context.Context, field graphql.CollectedField, obj *core.MCPPromptState) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_McpPrompt_title(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Title, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_McpPrompt_title(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("McpPrompt", field, false, false, "String")
+}
+
+func (ec *executionContext) _McpPrompt_description(ctx context.Context, field graphql.CollectedField, obj *core.MCPPromptState) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_McpPrompt_description(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Description, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_McpPrompt_description(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("McpPrompt", field, false, false, "String")
+}
+
+func (ec *executionContext) _McpPrompt_arguments(ctx context.Context, field graphql.CollectedField, obj *core.MCPPromptState) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_McpPrompt_arguments(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Arguments, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []core.MCPPromptArgument) graphql.Marshaler {
+			return ec.marshalNMcpPromptArgument2ᚕgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐMCPPromptArgumentᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_McpPrompt_arguments(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "McpPrompt",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_McpPromptArgument(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _McpPromptArgument_name(ctx context.Context, field graphql.CollectedField, obj *core.MCPPromptArgument) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_McpPromptArgument_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_McpPromptArgument_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("McpPromptArgument", field, false, false, "String")
+}
+
+func (ec *executionContext) _McpPromptArgument_description(ctx context.Context, field graphql.CollectedField, obj *core.MCPPromptArgument) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_McpPromptArgument_description(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Description, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_McpPromptArgument_description(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("McpPromptArgument", field, false, false, "String")
+}
+
+func (ec *executionContext) _McpPromptArgument_required(ctx context.Context, field graphql.CollectedField, obj *core.MCPPromptArgument) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_McpPromptArgument_required(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Required, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_McpPromptArgument_required(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("McpPromptArgument", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _McpResource_uri(ctx context.Context, field graphql.CollectedField, obj *core.MCPResourceState) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_McpResource_uri(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.URI, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_McpResource_uri(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("McpResource", field, false, false, "String")
+}
+
+func (ec *executionContext) _McpResource_name(ctx context.Context, field graphql.CollectedField, obj *core.MCPResourceState) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_McpResource_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_McpResource_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("McpResource", field, false, false, "String")
+}
+
+func (ec *executionContext) _McpResource_title(ctx context.Context, field graphql.CollectedField, obj *core.MCPResourceState) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_McpResource_title(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Title, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_McpResource_title(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("McpResource", field, false, false, "String")
+}
+
+func (ec *executionContext) _McpResource_description(ctx context.Context, field graphql.CollectedField, obj *core.MCPResourceState) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_McpResource_description(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Description, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_McpResource_description(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("McpResource", field, false, false, "String")
+}
+
+func (ec *executionContext) _McpResource_mimeType(ctx context.Context, field graphql.CollectedField, obj *core.MCPResourceState) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_McpResource_mimeType(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.MIMEType, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_McpResource_mimeType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("McpResource", field, false, false, "String")
+}
+
+func (ec *executionContext) _McpResourceTemplate_uriTemplate(ctx context.Context, field graphql.CollectedField, obj *core.MCPResourceTemplateState) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_McpResourceTemplate_uriTemplate(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.URITemplate, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_McpResourceTemplate_uriTemplate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("McpResourceTemplate", field, false, false, "String")
+}
+
+func (ec *executionContext) _McpResourceTemplate_name(ctx context.Context, field graphql.CollectedField, obj *core.MCPResourceTemplateState) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_McpResourceTemplate_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_McpResourceTemplate_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("McpResourceTemplate", field, false, false, "String")
+}
+
+func (ec *executionContext) _McpResourceTemplate_title(ctx context.Context, field graphql.CollectedField, obj *core.MCPResourceTemplateState) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_McpResourceTemplate_title(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Title, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_McpResourceTemplate_title(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("McpResourceTemplate", field, false, false, "String")
+}
+
+func (ec *executionContext) _McpResourceTemplate_description(ctx context.Context, field graphql.CollectedField, obj *core.MCPResourceTemplateState) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_McpResourceTemplate_description(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Description, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_McpResourceTemplate_description(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("McpResourceTemplate", field, false, false, "String")
+}
+
+func (ec *executionContext) _McpResourceTemplate_mimeType(ctx context.Context, field graphql.CollectedField, obj *core.MCPResourceTemplateState) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_McpResourceTemplate_mimeType(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.MIMEType, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_McpResourceTemplate_mimeType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("McpResourceTemplate", field, false, false, "String")
+}
+
 func (ec *executionContext) _McpServer_id(ctx context.Context, field graphql.CollectedField, obj *core.MCPServer) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -7900,6 +8576,102 @@ func (ec *executionContext) fieldContext_McpServer_tools(_ context.Context, fiel
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_McpTool(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _McpServer_prompts(ctx context.Context, field graphql.CollectedField, obj *core.MCPServer) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_McpServer_prompts(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Prompts, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []core.MCPPromptState) graphql.Marshaler {
+			return ec.marshalNMcpPrompt2ᚕgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐMCPPromptStateᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_McpServer_prompts(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "McpServer",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_McpPrompt(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _McpServer_resources(ctx context.Context, field graphql.CollectedField, obj *core.MCPServer) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_McpServer_resources(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Resources, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []core.MCPResourceState) graphql.Marshaler {
+			return ec.marshalNMcpResource2ᚕgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐMCPResourceStateᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_McpServer_resources(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "McpServer",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_McpResource(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _McpServer_resourceTemplates(ctx context.Context, field graphql.CollectedField, obj *core.MCPServer) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_McpServer_resourceTemplates(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ResourceTemplates, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []core.MCPResourceTemplateState) graphql.Marshaler {
+			return ec.marshalNMcpResourceTemplate2ᚕgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐMCPResourceTemplateStateᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_McpServer_resourceTemplates(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "McpServer",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_McpResourceTemplate(ctx, field)
 		},
 	}
 	return fc, nil
@@ -16857,6 +17629,203 @@ func (ec *executionContext) _KernelEvent(ctx context.Context, sel ast.SelectionS
 	return out
 }
 
+var mcpPromptImplementors = []string{"McpPrompt"}
+
+func (ec *executionContext) _McpPrompt(ctx context.Context, sel ast.SelectionSet, obj *core.MCPPromptState) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, mcpPromptImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("McpPrompt")
+		case "name":
+			out.Values[i] = ec._McpPrompt_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "title":
+			out.Values[i] = ec._McpPrompt_title(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "description":
+			out.Values[i] = ec._McpPrompt_description(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "arguments":
+			out.Values[i] = ec._McpPrompt_arguments(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var mcpPromptArgumentImplementors = []string{"McpPromptArgument"}
+
+func (ec *executionContext) _McpPromptArgument(ctx context.Context, sel ast.SelectionSet, obj *core.MCPPromptArgument) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, mcpPromptArgumentImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("McpPromptArgument")
+		case "name":
+			out.Values[i] = ec._McpPromptArgument_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "description":
+			out.Values[i] = ec._McpPromptArgument_description(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "required":
+			out.Values[i] = ec._McpPromptArgument_required(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var mcpResourceImplementors = []string{"McpResource"}
+
+func (ec *executionContext) _McpResource(ctx context.Context, sel ast.SelectionSet, obj *core.MCPResourceState) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, mcpResourceImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("McpResource")
+		case "uri":
+			out.Values[i] = ec._McpResource_uri(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "name":
+			out.Values[i] = ec._McpResource_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "title":
+			out.Values[i] = ec._McpResource_title(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "description":
+			out.Values[i] = ec._McpResource_description(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "mimeType":
+			out.Values[i] = ec._McpResource_mimeType(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var mcpResourceTemplateImplementors = []string{"McpResourceTemplate"}
+
+func (ec *executionContext) _McpResourceTemplate(ctx context.Context, sel ast.SelectionSet, obj *core.MCPResourceTemplateState) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, mcpResourceTemplateImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("McpResourceTemplate")
+		case "uriTemplate":
+			out.Values[i] = ec._McpResourceTemplate_uriTemplate(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "name":
+			out.Values[i] = ec._McpResourceTemplate_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "title":
+			out.Values[i] = ec._McpResourceTemplate_title(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "description":
+			out.Values[i] = ec._McpResourceTemplate_description(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "mimeType":
+			out.Values[i] = ec._McpResourceTemplate_mimeType(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var mcpServerImplementors = []string{"McpServer"}
 
 func (ec *executionContext) _McpServer(ctx context.Context, sel ast.SelectionSet, obj *core.MCPServer) graphql.Marshaler {
@@ -16934,6 +17903,21 @@ func (ec *executionContext) _McpServer(ctx context.Context, sel ast.SelectionSet
 				})
 		case "tools":
 			out.Values[i] = ec._McpServer_tools(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "prompts":
+			out.Values[i] = ec._McpServer_prompts(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "resources":
+			out.Values[i] = ec._McpServer_resources(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "resourceTemplates":
+			out.Values[i] = ec._McpServer_resourceTemplates(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
@@ -19599,6 +20583,86 @@ func (ec *executionContext) marshalNKernelEvent2ᚖgithubᚗcomᚋfoyaᚑdevᚋf
 func (ec *executionContext) unmarshalNKeyValueInput2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐKeyValue(ctx context.Context, v any) (core.KeyValue, error) {
 	res, err := ec.unmarshalInputKeyValueInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNMcpPrompt2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐMCPPromptState(ctx context.Context, sel ast.SelectionSet, v core.MCPPromptState) graphql.Marshaler {
+	return ec._McpPrompt(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNMcpPrompt2ᚕgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐMCPPromptStateᚄ(ctx context.Context, sel ast.SelectionSet, v []core.MCPPromptState) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNMcpPrompt2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐMCPPromptState(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNMcpPromptArgument2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐMCPPromptArgument(ctx context.Context, sel ast.SelectionSet, v core.MCPPromptArgument) graphql.Marshaler {
+	return ec._McpPromptArgument(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNMcpPromptArgument2ᚕgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐMCPPromptArgumentᚄ(ctx context.Context, sel ast.SelectionSet, v []core.MCPPromptArgument) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNMcpPromptArgument2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐMCPPromptArgument(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNMcpResource2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐMCPResourceState(ctx context.Context, sel ast.SelectionSet, v core.MCPResourceState) graphql.Marshaler {
+	return ec._McpResource(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNMcpResource2ᚕgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐMCPResourceStateᚄ(ctx context.Context, sel ast.SelectionSet, v []core.MCPResourceState) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNMcpResource2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐMCPResourceState(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNMcpResourceTemplate2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐMCPResourceTemplateState(ctx context.Context, sel ast.SelectionSet, v core.MCPResourceTemplateState) graphql.Marshaler {
+	return ec._McpResourceTemplate(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNMcpResourceTemplate2ᚕgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐMCPResourceTemplateStateᚄ(ctx context.Context, sel ast.SelectionSet, v []core.MCPResourceTemplateState) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNMcpResourceTemplate2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐMCPResourceTemplateState(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
 }
 
 func (ec *executionContext) marshalNMcpServer2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐMCPServer(ctx context.Context, sel ast.SelectionSet, v core.MCPServer) graphql.Marshaler {

@@ -292,13 +292,10 @@ func (s *server) connect() (*mcp.ClientSession, *exec.Cmd, error) {
 			RootsV2:     &mcp.RootCapabilities{ListChanged: true},
 			Elicitation: &mcp.ElicitationCapabilities{Form: &mcp.FormElicitationCapabilities{}, URL: &mcp.URLElicitationCapabilities{}},
 		},
-		ElicitationHandler: s.elicit,
-		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
-			select {
-			case s.listed <- struct{}{}:
-			default:
-			}
-		},
+		ElicitationHandler:         s.elicit,
+		ToolListChangedHandler:     func(context.Context, *mcp.ToolListChangedRequest) { s.relist() },
+		PromptListChangedHandler:   func(context.Context, *mcp.PromptListChangedRequest) { s.relist() },
+		ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) { s.relist() },
 	})
 	var (
 		t   mcp.Transport
@@ -332,6 +329,11 @@ func (s *server) connect() (*mcp.ClientSession, *exec.Cmd, error) {
 		}
 		return nil, nil, err
 	}
+	cat, err := listCatalog(ctx, cs)
+	if err != nil {
+		// Prompts and resources are extras: the tools still work.
+		s.log.Warn("list mcp prompts and resources", "err", s.scrubErr(err))
+	}
 	version := ""
 	if r := cs.InitializeResult(); r != nil {
 		version = r.ProtocolVersion
@@ -341,6 +343,7 @@ func (s *server) connect() (*mcp.ClientSession, *exec.Cmd, error) {
 	s.mu.Unlock()
 	s.set(func(st *core.MCPServerState) {
 		*st = core.MCPServerState{Status: core.MCPReady, ProtocolVersion: version, Tools: toolStates(tools)}
+		cat.apply(st)
 	})
 	s.log.Info("mcp server ready", "protocol_version", version, "tools", len(tools))
 	return cs, cmd, nil
@@ -365,17 +368,38 @@ func (s *server) serve(cs *mcp.ClientSession) endReason {
 		case <-s.listed:
 			ctx, cancel := context.WithTimeout(s.ctx, s.m.cfg.ConnectTimeout)
 			tools, err := listTools(ctx, cs)
+			var cat serverCatalog
+			var catErr error
+			if err == nil {
+				cat, catErr = listCatalog(ctx, cs)
+			}
 			cancel()
 			if err != nil {
 				s.log.Warn("refresh mcp tool list", "err", s.scrubErr(err))
 				continue
 			}
+			if catErr != nil {
+				s.log.Warn("refresh mcp prompts and resources", "err", s.scrubErr(catErr))
+			}
 			s.mu.Lock()
 			s.tools = tools
 			s.mu.Unlock()
-			s.set(func(st *core.MCPServerState) { st.Tools = toolStates(tools) })
-			s.log.Info("mcp tool list changed", "tools", len(tools))
+			s.set(func(st *core.MCPServerState) {
+				st.Tools = toolStates(tools)
+				if catErr == nil {
+					cat.apply(st)
+				}
+			})
+			s.log.Info("mcp lists changed", "tools", len(tools), "prompts", len(cat.prompts), "resources", len(cat.resources))
 		}
+	}
+}
+
+// relist asks serve to fetch the lists again (a list_changed notification).
+func (s *server) relist() {
+	select {
+	case s.listed <- struct{}{}:
+	default:
 	}
 }
 

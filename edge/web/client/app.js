@@ -43,6 +43,7 @@
       const unauth = body.errors && body.errors.some((e) => e.extensions && e.extensions.code === 'UNAUTHENTICATED');
       if (unauth && attempt < 3 && askToken(t !== '')) continue;
       if (body.errors && body.errors.length) throw new GraphQLError(body.errors);
+      if (/^\s*mutation\b/.test(query)) clearError();
       return body.data;
     }
   }
@@ -97,7 +98,14 @@
   };
 
   function setOnline(on) { $('status').textContent = on ? '' : 'Offline: reconnecting to the kernel…'; document.body.dataset.online = on ? 'yes' : 'no'; }
-  function showError(e) { $('status').textContent = String(e && e.message || e); }
+  // Errors go to a dismissable alert above the conversation; the next change
+  // that succeeds (any mutation) clears it, so a stale error never lingers.
+  function showError(e) {
+    $('errortext').textContent = String(e && e.message || e);
+    $('error').hidden = false;
+  }
+  function clearError() { $('error').hidden = true; $('errortext').textContent = ''; }
+  $('errorclose').onclick = () => { clearError(); $('input').focus(); };
 
   // ---- safe Markdown: escape everything, then add code blocks, inline code, bold, italics, links.
   const esc = (s) => String(s == null ? '' : s).replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' }[c]));
@@ -161,7 +169,7 @@
   }
 
   // ---- conversation rendering
-  const S_FIELDS = 'id title pinned phase updatedAt parentId project { id name path }';
+  const S_FIELDS = 'id title pinned phase updatedAt parentId connectionId model approvalMode project { id name path }';
   // A page of history carries at most TEXT_PAGE bytes of each text (textBytes
   // says how long it is); the rest is read on request with text(offset:, limit:).
   const TEXT_PAGE = 262144, HISTORY_PAGE = 50;
@@ -470,13 +478,14 @@
     for (const x of ['input', 'send', 'pin', 'rename', 'delete', 'compact', 'export', 'file']) $(x).disabled = !on;
     $('usage').hidden = true;
     $('pin').setAttribute('aria-pressed', String(!!(on && state.sessions.get(id) && state.sessions.get(id).pinned)));
-    if (!id) { $('title').textContent = 'No session'; setPhase('IDLE'); renderQueue([]); history.replaceState(null, '', '/'); return; }
+    if (!id) { $('title').textContent = 'No session'; renderModelPicker(); setPhase('IDLE'); renderQueue([]); history.replaceState(null, '', '/'); return; }
     history.replaceState(null, '', '#' + id);
-    const d = await gql('query($id: ID!) { session(id: $id) { id title model phase headSeq queue { id text truncated attachments { id } } messages(last: ' + HISTORY_PAGE + ') { ' + MSG_FIELDS + ' } ' +
+    const d = await gql('query($id: ID!) { session(id: $id) { id title connectionId model approvalMode phase headSeq queue { id text truncated attachments { id } } messages(last: ' + HISTORY_PAGE + ') { ' + MSG_FIELDS + ' } ' +
       'usage { inputTokens outputTokens totalTokens cachedTokens estimated cost unpricedTokens } contextUsage { tokens limit estimated } } }', { id });
     if (state.session !== id) return;
     const s = d.session;
-    $('title').textContent = s.title || s.id;
+    $('title').textContent = titleOf(s);
+    state.sessions.set(id, Object.assign({}, state.sessions.get(id), { title: s.title, connectionId: s.connectionId, model: s.model, approvalMode: s.approvalMode, phase: s.phase })); renderModelPicker();
     if (s.messages.length === HISTORY_PAGE) $('log').appendChild(earlierButton(id, s.messages[0].seq));
     for (const m of s.messages) appendMessage(m);
     state.lastSeq = s.headSeq;
@@ -569,13 +578,84 @@
       for (const s of g.items) {
         const li = el('li'); const b = el('button', 's'); b.type = 'button'; b.dataset.id = s.id;
         b.setAttribute('aria-current', String(s.id === state.session));
-        b.innerHTML = '<span>' + esc(s.title || s.id) + '</span><span class="ph">' + esc(String(s.phase).toLowerCase()) + '</span>';
+        b.innerHTML = '<span>' + esc(titleOf(s)) + '</span><span class="ph">' + esc(String(s.phase).toLowerCase()) + '</span>';
         b.onclick = () => openSession(s.id).catch(showError);
         li.appendChild(b); ul.appendChild(li);
       }
       det.appendChild(ul); root.appendChild(det);
     }
   }
+  // ---- titles, models and approval modes
+  // A session without a title is "New session" until the kernel names it
+  // (after its first turn): never its raw id.
+  function titleOf(s) { return (s && s.title) || 'New session'; }
+  // The approval modes are exactly the schema's ApprovalMode enum.
+  const MODES = {
+    EXPLORE: ['Explore', 'Read-only tools run; writes and commands are denied without asking.'],
+    ASK: ['Ask', 'Read-only tools run; writes and commands wait for your approval.'],
+    BYPASS: ['Bypass', 'Every tool runs without asking.'],
+  };
+  for (const o of $('mode').options) o.title = MODES[o.value][1];
+  const modeHelp = () => { $('modehelp').textContent = MODES[$('mode').value][1]; };
+  $('mode').addEventListener('change', modeHelp); modeHelp();
+  // languageModels: every model of the language connections, in order.
+  function languageModels() {
+    const out = [];
+    for (const c of state.connections || []) {
+      if ((c.type || 'LANGUAGE') !== 'LANGUAGE') continue;
+      for (const m of c.models) out.push({ value: c.id + '|' + m.id, label: c.name + '/' + m.id, conn: c, model: m.id });
+    }
+    return out;
+  }
+  // effectiveDefault: what a session created without a model binds (the
+  // LANGUAGE default, else the first language connection's first model).
+  function effectiveDefault() {
+    const ms = languageModels();
+    const d = state.defaults && state.defaults.language;
+    if (d) { const hit = ms.find((m) => m.value === d.connectionId + '|' + d.model); if (hit) return hit; }
+    return ms[0] || null;
+  }
+  // renderModelPicker fills the composer's Model select: with a session open
+  // it shows (and changes, with updateSession) that session's model; with none
+  // it is the model of the next new session ("" = the default, named).
+  function renderModelPicker() {
+    const ms = $('model'); ms.length = 0;
+    const models = languageModels(); const def = effectiveDefault();
+    const s = state.session ? state.sessions.get(state.session) : null;
+    const add = (value, label) => { const o = el('option'); o.value = value; o.textContent = label; ms.appendChild(o); };
+    if (s) {
+      const cur = s.connectionId && s.model ? s.connectionId + '|' + s.model : '';
+      if (!cur) add('', '(no model: choose one)');
+      else if (!models.some((m) => m.value === cur)) add(cur, s.model);
+      for (const m of models) add(m.value, m.label);
+      ms.value = cur;
+      $('modelhelp').textContent = cur ? '' : 'This session has no model: choose one to send.';
+    } else {
+      add('', def ? 'Default (' + def.label + ')' : '(no model yet)');
+      for (const m of models) add(m.value, m.label);
+      if (state.newModel && !models.some((m) => m.value === state.newModel)) state.newModel = '';
+      ms.value = state.newModel || '';
+      $('modelhelp').textContent = '';
+    }
+    ms.disabled = !models.length;
+    const usable = models.length > 0;
+    $('new').disabled = false; // always clickable: without a model it opens the setup panel
+    $('new').setAttribute('aria-disabled', String(!usable));
+    $('newhelp').textContent = usable ? '' : 'Connect a model first: a session needs one.';
+    showSetup(!usable && state.connections !== undefined);
+  }
+  $('model').addEventListener('change', async (e) => {
+    const v = e.target.value;
+    if (!state.session) { state.newModel = v; return; }
+    if (!v) return;
+    const [c, m] = v.split('|');
+    try {
+      const d = await gql('mutation($s: ID!, $c: ID, $m: String) { updateSession(id: $s, input: {connectionId: $c, model: $m}) { ' + S_FIELDS + ' } }', { s: state.session, c, m });
+      state.sessions.set(d.updateSession.id, d.updateSession); renderModelPicker();
+      $('status').textContent = 'Model: ' + m + '.';
+    } catch (err) { showError(err); renderModelPicker(); }
+  });
+
   const CAPS = 'contextWindow maxInputTokens maxOutputTokens imageInput toolCalling reasoningEfforts webSearch generation { image video audio } ' +
     'prices { inputPerMillion cachedInputPerMillion cacheWritePerMillion outputPerMillion }';
   const DEFAULTS = [['deflang', 'LANGUAGE', 'language'], ['deffast', 'FAST', 'fast'], ['defimage', 'IMAGE', 'image'], ['defvideo', 'VIDEO', 'video']];
@@ -587,12 +667,8 @@
     const ps = $('project'); const keepP = ps.value; ps.length = 1;
     for (const p of d.projects) { const o = el('option'); o.value = p.id; o.textContent = p.name || p.path; ps.appendChild(o); }
     ps.value = keepP;
-    const ms = $('model'); const keep = ms.value; ms.length = 1;
-    for (const c of d.connections) {
-      if (c.type && c.type !== 'LANGUAGE') continue;
-      for (const m of c.models) { const o = el('option'); o.value = c.id + '|' + m.id; o.textContent = c.name + '/' + m.id; ms.appendChild(o); }
-    }
-    ms.value = keep;
+    state.connections = d.connections; state.defaults = d.defaultModels;
+    renderModelPicker();
     const cl = $('connlist'); cl.innerHTML = '';
     for (const c of d.connections) {
       const li = el('li'); li.dataset.id = c.id;
@@ -682,7 +758,8 @@
       else if (e.session) {
         state.sessions.set(e.session.id, e.session);
         if (e.session.id === state.session) {
-          if (e.session.title) $('title').textContent = e.session.title;
+          $('title').textContent = titleOf(e.session);
+          renderModelPicker();
           $('pin').setAttribute('aria-pressed', String(!!e.session.pinned));
         }
       }
@@ -723,12 +800,13 @@
     gql('mutation($s: ID!, $k: Boolean) { stopTurn(sessionId: $s, keepQueue: $k) { id } }', { s: sid, k: keep }).catch(showError);
   };
   $('new').onclick = async () => {
+    if (!languageModels().length) { showSetup(true); return; }
     try {
       const input = { approvalMode: $('mode').value };
       if ($('newtitle').value.trim()) input.title = $('newtitle').value.trim();
       $('newtitle').value = '';
       if ($('project').value) input.projectId = $('project').value;
-      if ($('model').value) { const [c, m] = $('model').value.split('|'); input.connectionId = c; input.model = m; }
+      if (state.newModel) { const [c, m] = state.newModel.split('|'); input.connectionId = c; input.model = m; }
       const d = await gql('mutation($i: CreateSessionInput!) { createSession(input: $i) { ' + S_FIELDS + ' } }', { i: input });
       state.sessions.set(d.createSession.id, d.createSession); renderSessions();
       await openSession(d.createSession.id);
@@ -737,7 +815,7 @@
   $('pin').onclick = () => gql('mutation($s: ID!, $p: Boolean) { updateSession(id: $s, input: {pinned: $p}) { id } }',
     { s: state.session, p: $('pin').getAttribute('aria-pressed') !== 'true' }).catch(showError);
   $('rename').onclick = async () => {
-    const t = window.prompt('New title', $('title').textContent);
+    const t = window.prompt('New title', (state.sessions.get(state.session) || {}).title || '');
     if (t != null) gql('mutation($s: ID!, $t: String) { updateSession(id: $s, input: {title: $t}) { id } }', { s: state.session, t }).catch(showError);
   };
   $('delete').onclick = () => {
@@ -759,6 +837,87 @@
     catch (err) { showError(err); }
   });
 
+  // ---- first-run setup: presets, and a check (the provider lists its
+  // models) before the connection is kept. The API has no dry run: the
+  // connection is created, refreshModels checks it, and a failed check
+  // deletes it again unless the person chooses to save without checking.
+  const PRESETS = [
+    { id: 'openai', label: 'OpenAI', name: 'openai', baseUrl: 'https://api.openai.com/v1', kind: 'openai', key: 'env:OPENAI_API_KEY', help: 'Chat Completions; a key from platform.openai.com (or env:OPENAI_API_KEY, read by the kernel).' },
+    { id: 'anthropic', label: 'Anthropic', name: 'claude', baseUrl: 'https://api.anthropic.com', kind: 'anthropic', key: 'env:ANTHROPIC_API_KEY', help: 'Anthropic Messages; a key from console.anthropic.com (or env:ANTHROPIC_API_KEY).' },
+    { id: 'openrouter', label: 'OpenRouter', name: 'openrouter', baseUrl: 'https://openrouter.ai/api/v1', kind: 'openai', key: 'env:OPENROUTER_API_KEY', help: 'Many models through one OpenAI-compatible endpoint; a key from openrouter.ai.' },
+    { id: 'ollama', label: 'Ollama (this machine)', name: 'ollama', baseUrl: 'http://127.0.0.1:11434/v1', kind: 'openai', key: '', help: 'A local Ollama server: no key; its pulled models are listed.' },
+    { id: 'lmstudio', label: 'LM Studio (this machine)', name: 'lmstudio', baseUrl: 'http://127.0.0.1:1234/v1', kind: 'openai', key: '', help: 'LM Studio\'s local server: no key.' },
+    { id: 'custom', label: 'Other OpenAI-compatible', name: 'custom', baseUrl: '', kind: 'openai', key: '', help: 'Any endpoint speaking Chat Completions; its base URL usually ends in /v1.' },
+  ];
+  for (const p of PRESETS) { const o = el('option'); o.value = p.id; o.textContent = p.label; $('preset').appendChild(o); }
+  function applyPreset() {
+    const p = PRESETS.find((x) => x.id === $('preset').value) || PRESETS[0];
+    const f = $('setupform');
+    f.elements.name.value = p.name; f.elements.baseUrl.value = p.baseUrl; f.elements.apiKey.value = '';
+    f.elements.apiKey.placeholder = p.key ? 'sk-… or ' + p.key : '(none needed)';
+    $('presethelp').textContent = p.help;
+    $('setupresult').textContent = ''; $('setupforce').hidden = true;
+  }
+  $('preset').addEventListener('change', applyPreset); applyPreset();
+  function showSetup(on) {
+    const was = !$('setup').hidden;
+    $('setup').hidden = !on;
+    if (on && !was && !state.session) $('preset').focus({ preventScroll: true });
+  }
+  function setupInput() {
+    const f = $('setupform'); const p = PRESETS.find((x) => x.id === $('preset').value) || PRESETS[0];
+    const input = { name: f.elements.name.value.trim(), baseUrl: f.elements.baseUrl.value.trim(), providerKind: p.kind, type: 'LANGUAGE' };
+    if (f.elements.apiKey.value.trim()) input.apiKey = f.elements.apiKey.value.trim();
+    const models = f.elements.models.value.split(',').map((m) => m.trim()).filter(Boolean);
+    if (models.length) input.models = models.map((id) => ({ id }));
+    return input;
+  }
+  // afterSetup makes the first language model the default when none is set,
+  // so the default shows at once, then reloads the sidebar.
+  async function afterSetup(conn, note) {
+    const first = conn.models[0];
+    if (first && !(state.defaults && state.defaults.language)) {
+      await gql('mutation($c: ID, $m: String) { setDefaultModel(purpose: LANGUAGE, connectionId: $c, model: $m) { language { model } } }', { c: conn.id, m: first.id });
+    }
+    $('setupform').reset(); applyPreset();
+    await loadSidebar();
+    $('status').textContent = note;
+  }
+  $('setupform').addEventListener('submit', async (e) => {
+    e.preventDefault();
+    const input = setupInput(); const res = $('setupresult');
+    $('setupsave').disabled = true; $('setupforce').hidden = true;
+    res.textContent = 'Checking ' + input.baseUrl + '…';
+    let conn = null;
+    try {
+      conn = (await gql('mutation($i: ConnectionInput!) { createConnection(input: $i) { id name models { id } } }', { i: input })).createConnection;
+      let listed;
+      try {
+        listed = (await gql('mutation($c: ID!) { refreshModels(connectionId: $c) { id name models { id } } }', { c: conn.id })).refreshModels;
+      } catch (err) {
+        await gql('mutation($c: ID!) { deleteConnection(id: $c) }', { c: conn.id }).catch(() => {});
+        res.textContent = 'Check failed, nothing saved: ' + err.message;
+        $('setupforce').hidden = !input.models; // without listed models there is nothing to use
+        return;
+      }
+      if (!listed.models.length) {
+        await gql('mutation($c: ID!) { deleteConnection(id: $c) }', { c: conn.id }).catch(() => {});
+        res.textContent = 'The provider answered but listed no models: name one under Models.';
+        return;
+      }
+      res.textContent = '';
+      await afterSetup(listed, 'Connected ' + listed.name + ': ' + listed.models.length + ' model(s).');
+    } catch (err) { res.textContent = err.message; }
+    finally { $('setupsave').disabled = false; }
+  });
+  $('setupforce').onclick = async () => {
+    try {
+      const conn = (await gql('mutation($i: ConnectionInput!) { createConnection(input: $i) { id name models { id } } }', { i: setupInput() })).createConnection;
+      $('setupresult').textContent = '';
+      await afterSetup(conn, 'Saved ' + conn.name + ' without checking it.');
+    } catch (err) { $('setupresult').textContent = err.message; }
+  };
+
   // ---- export and import (foya.session JSON Lines, docs/export.md)
   $('export').onclick = async () => {
     const id = state.session; if (!id) return;
@@ -771,9 +930,9 @@
         throw body && body.errors ? new GraphQLError(body.errors) : new Error('kernel answered HTTP ' + resp.status);
       }
       const doc = await resp.blob();
-      const title = (state.sessions.get(id) && state.sessions.get(id).title) || id;
+      const title = titleOf(state.sessions.get(id));
       const a = el('a'); a.href = URL.createObjectURL(new Blob([doc], { type: 'application/jsonl' }));
-      a.download = title.replace(/[^\w.-]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 60) + '.foya.jsonl';
+      a.download = (title.replace(/[^\w.-]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 60) || 'session') + '.foya.jsonl';
       document.body.appendChild(a); a.click(); a.remove();
       setTimeout(() => URL.revokeObjectURL(a.href), 60000);
       $('status').textContent = 'Exported.';

@@ -597,7 +597,20 @@
   };
   for (const o of $('mode').options) o.title = MODES[o.value][1];
   const modeHelp = () => { $('modehelp').textContent = MODES[$('mode').value][1]; };
-  $('mode').addEventListener('change', modeHelp); modeHelp();
+  // The Approval mode select, like Model, belongs to the open session
+  // (changed with updateSession) or, with none open, to the next new one.
+  state.newMode = 'ASK';
+  $('mode').addEventListener('change', async () => {
+    modeHelp();
+    const v = $('mode').value;
+    if (!state.session) { state.newMode = v; return; }
+    try {
+      const d = await gql('mutation($s: ID!, $m: ApprovalMode) { updateSession(id: $s, input: {approvalMode: $m}) { ' + S_FIELDS + ' } }', { s: state.session, m: v });
+      state.sessions.set(d.updateSession.id, d.updateSession);
+      $('status').textContent = 'Approval mode: ' + MODES[v][0] + '.';
+    } catch (err) { showError(err); renderModelPicker(); }
+  });
+  modeHelp();
   // languageModels: every model of the language connections, in order.
   function languageModels() {
     const out = [];
@@ -630,17 +643,21 @@
       for (const m of models) add(m.value, m.label);
       ms.value = cur;
       $('modelhelp').textContent = cur ? '' : 'This session has no model: choose one to send.';
+      if (s.approvalMode && MODES[s.approvalMode]) $('mode').value = s.approvalMode;
     } else {
       add('', def ? 'Default (' + def.label + ')' : '(no model yet)');
       for (const m of models) add(m.value, m.label);
       if (state.newModel && !models.some((m) => m.value === state.newModel)) state.newModel = '';
       ms.value = state.newModel || '';
       $('modelhelp').textContent = '';
+      $('mode').value = state.newMode;
     }
     ms.disabled = !models.length;
+    modeHelp();
     const usable = models.length > 0;
-    $('new').disabled = false; // always clickable: without a model it opens the setup panel
-    $('new').setAttribute('aria-disabled', String(!usable));
+    // New session stays clickable: without a model it shows the setup panel
+    // (and says why) instead of creating a session that cannot answer.
+    $('new').dataset.usable = String(usable);
     $('newhelp').textContent = usable ? '' : 'Connect a model first: a session needs one.';
     showSetup(!usable && state.connections !== undefined);
   }
@@ -800,9 +817,9 @@
     gql('mutation($s: ID!, $k: Boolean) { stopTurn(sessionId: $s, keepQueue: $k) { id } }', { s: sid, k: keep }).catch(showError);
   };
   $('new').onclick = async () => {
-    if (!languageModels().length) { showSetup(true); return; }
+    if (!languageModels().length) { showSetup(true); setDrawer(false); $('preset').focus(); return; }
     try {
-      const input = { approvalMode: $('mode').value };
+      const input = { approvalMode: state.newMode };
       if ($('newtitle').value.trim()) input.title = $('newtitle').value.trim();
       $('newtitle').value = '';
       if ($('project').value) input.projectId = $('project').value;
@@ -844,9 +861,11 @@
   const PRESETS = [
     { id: 'openai', label: 'OpenAI', name: 'openai', baseUrl: 'https://api.openai.com/v1', kind: 'openai', key: 'env:OPENAI_API_KEY', help: 'Chat Completions; a key from platform.openai.com (or env:OPENAI_API_KEY, read by the kernel).' },
     { id: 'anthropic', label: 'Anthropic', name: 'claude', baseUrl: 'https://api.anthropic.com', kind: 'anthropic', key: 'env:ANTHROPIC_API_KEY', help: 'Anthropic Messages; a key from console.anthropic.com (or env:ANTHROPIC_API_KEY).' },
+    { id: 'responses', label: 'OpenAI (Responses API)', name: 'openai-responses', baseUrl: 'https://api.openai.com/v1', kind: 'openai-responses', key: 'env:OPENAI_API_KEY', help: 'The OpenAI Responses API (e.g. codex models); the same key as OpenAI.' },
     { id: 'openrouter', label: 'OpenRouter', name: 'openrouter', baseUrl: 'https://openrouter.ai/api/v1', kind: 'openai', key: 'env:OPENROUTER_API_KEY', help: 'Many models through one OpenAI-compatible endpoint; a key from openrouter.ai.' },
     { id: 'ollama', label: 'Ollama (this machine)', name: 'ollama', baseUrl: 'http://127.0.0.1:11434/v1', kind: 'openai', key: '', help: 'A local Ollama server: no key; its pulled models are listed.' },
     { id: 'lmstudio', label: 'LM Studio (this machine)', name: 'lmstudio', baseUrl: 'http://127.0.0.1:1234/v1', kind: 'openai', key: '', help: 'LM Studio\'s local server: no key.' },
+    { id: 'vllm', label: 'vLLM (this machine)', name: 'vllm', baseUrl: 'http://127.0.0.1:8000/v1', kind: 'openai', key: '', help: 'vLLM\'s OpenAI-compatible server: a key only if it was started with --api-key.' },
     { id: 'custom', label: 'Other OpenAI-compatible', name: 'custom', baseUrl: '', kind: 'openai', key: '', help: 'Any endpoint speaking Chat Completions; its base URL usually ends in /v1.' },
   ];
   for (const p of PRESETS) { const o = el('option'); o.value = p.id; o.textContent = p.label; $('preset').appendChild(o); }
@@ -951,6 +970,64 @@
       $('status').textContent = 'Imported ' + f.name + '.';
       await openSession(s.id);
     } catch (err) { showError(err); }
+  });
+
+  // ---- layout: the sessions drawer (narrow screens), the theme, shortcuts
+  const narrow = window.matchMedia('(max-width: 760px)');
+  function setDrawer(open) {
+    open = open && narrow.matches;
+    document.body.classList.toggle('drawer', open);
+    $('menu').setAttribute('aria-expanded', String(open));
+    $('scrim').hidden = !open;
+    if (open) { const cur = document.querySelector('#sessions button[aria-current=true]') || $('newtitle'); cur.focus(); }
+  }
+  $('menu').onclick = () => setDrawer(!document.body.classList.contains('drawer'));
+  $('scrim').onclick = () => { setDrawer(false); $('menu').focus(); };
+  narrow.addEventListener('change', () => setDrawer(false));
+  $('sidebar').addEventListener('keydown', (e) => { if (e.key === 'Escape' && document.body.classList.contains('drawer')) { setDrawer(false); $('menu').focus(); } });
+  $('sessions').addEventListener('click', (e) => { if (e.target.closest('button.s')) setDrawer(false); });
+  // Theme: "system" follows prefers-color-scheme; light and dark force it.
+  // Only an explicit choice is stored (localStorage, this origin).
+  const THEMES = ['system', 'light', 'dark'];
+  function applyTheme(t) {
+    if (t === 'light' || t === 'dark') document.documentElement.dataset.theme = t; else delete document.documentElement.dataset.theme;
+    const dark = t === 'dark' || (t !== 'light' && window.matchMedia('(prefers-color-scheme: dark)').matches);
+    $('theme').setAttribute('aria-label', 'Theme: ' + t + (t === 'system' ? ' (' + (dark ? 'dark' : 'light') + ')' : ''));
+    $('theme').title = 'Switch the theme (t)';
+    $('theme').textContent = dark ? '☾' : '☀';
+  }
+  let theme = 'system';
+  try { theme = localStorage.getItem('foya-theme') || 'system'; } catch (e) { /* storage off */ }
+  applyTheme(theme);
+  window.matchMedia('(prefers-color-scheme: dark)').addEventListener('change', () => applyTheme(theme));
+  function nextTheme() {
+    theme = THEMES[(THEMES.indexOf(theme) + 1) % THEMES.length];
+    try { if (theme === 'system') localStorage.removeItem('foya-theme'); else localStorage.setItem('foya-theme', theme); } catch (e) { /* storage off */ }
+    applyTheme(theme);
+    $('status').textContent = 'Theme: ' + theme + '.';
+  }
+  $('theme').onclick = nextTheme;
+  const keysDialog = () => { const d = $('keysdlg'); if (!d.open) d.showModal(); };
+  $('keys').onclick = keysDialog;
+  document.addEventListener('keydown', (e) => {
+    if (e.ctrlKey || e.metaKey || e.altKey || e.isComposing || e.defaultPrevented) return;
+    const t = e.target;
+    if (e.key === 'Escape' && t === $('input') && state.session && state.phase !== 'IDLE') { e.preventDefault(); $('stop').click(); return; }
+    if (t.closest && (t.closest('input, textarea, select, [contenteditable=true]') || t.closest('dialog'))) return;
+    const card = t.closest && t.closest('.approval:not(.question):not(.resolved)');
+    if (card && ['a', 's', 'd'].includes(e.key)) {
+      const label = { a: 'Approve', s: 'Approve for session', d: 'Deny' }[e.key];
+      const b = [...card.querySelectorAll('button')].find((x) => x.textContent === label);
+      if (b && !b.disabled) { e.preventDefault(); b.click(); }
+      return;
+    }
+    switch (e.key) {
+      case '?': e.preventDefault(); keysDialog(); break;
+      case '/': e.preventDefault(); setDrawer(false); $('input').focus(); break;
+      case 'n': e.preventDefault(); setDrawer(false); $('new').click(); break;
+      case 'm': e.preventDefault(); setDrawer(!document.body.classList.contains('drawer')); break;
+      case 't': e.preventDefault(); nextTheme(); break;
+    }
   });
 
   window.foyaWeb = { gql, ws, state };

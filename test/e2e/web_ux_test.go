@@ -1,0 +1,64 @@
+package e2e
+
+import (
+	"context"
+	"net/http"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/foya-dev/foya/providers/openai/openaitest"
+)
+
+// runWebScript runs one test/web script with node against kernel k and
+// returns its output; it fails the test unless the script ends with "ok:".
+func runWebScript(t *testing.T, timeout time.Duration, script string, k *kernelProc, env ...string) string {
+	t.Helper()
+	node, dir := webCheckSetup(t)
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, script)
+	cmd.Dir = dir
+	cmd.Env = append(append(os.Environ(), "BASE="+k.url(), "TOKEN="+k.token), env...)
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "ok:") {
+		t.Fatalf("%s: %v\n%s\nkernel log:\n%s", script, err, out, k.Logs())
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// TestWebClientFirstRun opens Foya web on a kernel with no connection
+// (test/web/ux.mjs): the setup panel offers presets; New session creates
+// nothing without a model; the approval modes are the schema's ApprovalMode,
+// each explained; a check that the provider refuses saves nothing, one that
+// lists models saves the connection and makes its first model the default,
+// which the composer's model picker names; an untitled session is "New
+// session" (its id is never shown) until the kernel titles it; the picker
+// changes the session's model; an error is dismissed, and cleared by the next
+// successful change.
+func TestWebClientFirstRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: skipping the headless Chromium web client check")
+	}
+	webCheckSetup(t)
+	fake := openaitest.New(t)
+	k := startKernel(t, t.TempDir())
+	fake.Enqueue(
+		openaitest.Error(http.StatusUnauthorized, "invalid_request_error", "invalid_api_key", "Incorrect API key provided"),
+		openaitest.Response{Body: `{"object":"list","data":[{"id":"gpt-t","object":"model"},{"id":"gpt-u","object":"model"}]}`},
+		openaitest.TextStream("gpt-t", "Hi there."),
+		openaitest.Completion("gpt-t", "Greetings", "stop", 20, 2),
+	)
+	out := runWebScript(t, 3*time.Minute, "ux.mjs", k, "FAKE="+fake.BaseURL())
+	var sawBad, sawGood bool
+	for _, r := range fake.Requests() {
+		sawBad = sawBad || r.Header.Get("Authorization") == "Bearer sk-bad"
+		sawGood = sawGood || r.Header.Get("Authorization") == "Bearer sk-good"
+	}
+	if !sawBad || !sawGood {
+		t.Errorf("model list requests: with the refused key %v, with the good key %v", sawBad, sawGood)
+	}
+	t.Log(out)
+}

@@ -62,3 +62,35 @@ func TestWebClientFirstRun(t *testing.T) {
 	}
 	t.Log(out)
 }
+
+// TestWebClientViews checks every view of Foya web in light and dark
+// (test/web/views.mjs): axe-core finds no serious or critical WCAG 2.2 A/AA
+// violation on the setup, conversation, approval, connections, shortcuts and
+// drawer views; at 390 and 360 px nothing scrolls sideways and the composer
+// is in view; a Markdown table is a <table>, task items say their state,
+// links are http(s) only, the code copy button copies, message actions
+// appear on hover, a tool call is a card; the theme follows
+// prefers-color-scheme and the toggle overrides it; focus is visible.
+// SHOTS=dir writes the screenshots of docs/web.md (1280, 768, 390 px, both
+// themes): SHOTS=$PWD/docs go test ./test/e2e -run TestWebClientViews.
+func TestWebClientViews(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: skipping the headless Chromium web client check")
+	}
+	webCheckSetup(t)
+	fake := openaitest.New(t)
+	k := startKernel(t, t.TempDir())
+	fake.Enqueue(
+		openaitest.TextStream("gpt-t", "#### Release plan\n\n| Step | Owner | Status |\n|---|:---:|---:|\n| Tag | Ana | done |\n| Notes | Bo | todo |\n\n",
+			"- [x] Freeze the branch\n- [ ] Publish the notes\n\nSee [the changelog](https://example.com/changelog) and [this](javascript:alert(1)).\n\n",
+			"```sh\ngit tag v1.2.0\ngit push --tags\n```\n"),
+		toolCall("w1", "write", map[string]any{"path": "NOTES.md", "content": "# v1.2.0\n"}),
+		openaitest.TextStream("gpt-t", "Wrote **NOTES.md**."),
+		toolCall("w2", "write", map[string]any{"path": "a.txt", "content": "a\n"}),
+	)
+	env := []string{"FAKE=" + fake.BaseURL()}
+	if dir := os.Getenv("SHOTS"); dir != "" {
+		env = append(env, "SHOTS="+dir)
+	}
+	t.Log(runWebScript(t, 4*time.Minute, "views.mjs", k, env...))
+}

@@ -123,17 +123,37 @@
         const nl = p.indexOf('\n');
         const lang = nl > 0 ? p.slice(0, nl).trim() : '';
         const code = nl >= 0 ? p.slice(nl + 1) : p;
-        html += '<pre><code class="hl"' + (lang ? ' data-lang="' + esc(lang) + '"' : '') + '>' + highlight(code.replace(/\n$/, ''), lang) + '</code></pre>';
+        html += '<div class="codeblock"><button type="button" class="copy" aria-label="Copy code">Copy</button><pre><code class="hl"' + (lang ? ' data-lang="' + esc(lang) + '"' : '') + '>' + highlight(code.replace(/\n$/, ''), lang) + '</code></pre></div>';
       } else {
         html += esc(p).split(/\n{2,}/).filter((b) => b.trim()).map((b) => {
           const h = b.match(/^(#{1,6}) (.*)$/);
           if (h) return '<h' + (h[1].length + 2 > 6 ? 6 : h[1].length + 2) + '>' + inline(h[2]) + '</h' + Math.min(6, h[1].length + 2) + '>';
-          if (/^\s*[-*] /.test(b)) return '<ul>' + b.split('\n').map((l) => '<li>' + inline(l.replace(/^\s*[-*] /, '')) + '</li>').join('') + '</ul>';
+          if (isTable(b)) return table(b);
+          if (/^\s*[-*] /.test(b)) return '<ul>' + b.split('\n').map((l) => listItem(l.replace(/^\s*[-*] /, ''))).join('') + '</ul>';
+          if (/^\s*\d+[.)] /.test(b)) return '<ol>' + b.split('\n').map((l) => listItem(l.replace(/^\s*\d+[.)] /, ''))).join('') + '</ol>';
           return '<p>' + inline(b).replace(/\n/g, '<br>') + '</p>';
         }).join('');
       }
     });
     return html;
+  }
+  // Task list items ("[ ] " / "[x] ") get a mark that says their state.
+  function listItem(l) {
+    const m = l.match(/^\[([ xX])\] (.*)$/);
+    if (!m) return '<li>' + inline(l) + '</li>';
+    const done = m[1] !== ' ';
+    return '<li class="task"><span class="check" role="img" aria-label="' + (done ? 'Done' : 'To do') + '">' + (done ? '☑' : '☐') + '</span> ' + inline(m[2]) + '</li>';
+  }
+  // GitHub-style tables: a header row, a |---|:--:| row, then the body rows.
+  const tableSep = /^\s*\|?\s*:?-{1,}:?\s*(\|\s*:?-{1,}:?\s*)*\|?\s*$/;
+  function isTable(b) { const ls = b.split('\n'); return ls.length >= 2 && ls[0].includes('|') && tableSep.test(ls[1]); }
+  function cells(l) { return l.trim().replace(/^\|/, '').replace(/\|$/, '').split('|').map((c) => c.trim()); }
+  function table(b) {
+    const ls = b.split('\n');
+    const align = cells(ls[1]).map((c) => c.startsWith(':') && c.endsWith(':') ? 'center' : c.endsWith(':') ? 'right' : '');
+    const cell = (tag, c, i) => '<' + tag + (align[i] ? ' class="a-' + align[i] + '"' : '') + '>' + inline(c) + '</' + tag + '>';
+    return '<div class="tablewrap"><table><thead><tr>' + cells(ls[0]).map((c, i) => cell('th', c, i)).join('') + '</tr></thead><tbody>' +
+      ls.slice(2).filter((l) => l.trim()).map((l) => '<tr>' + cells(l).map((c, i) => cell('td', c, i)).join('') + '</tr>').join('') + '</tbody></table></div>';
   }
   // ---- a tiny syntax highlighter: comments, strings, numbers and keywords of
   // common languages. Works on raw text and escapes every piece it emits.
@@ -189,11 +209,15 @@
       html += '<div class="text">' + markdown(m.text) + '</div>';
     }
     for (const tc of m.toolCalls || []) {
-      html += '<div class="toolcall"><strong>' + esc(tc.name) + '</strong><pre><code>' + esc(JSON.stringify(tc.input, null, 2)) + '</code></pre></div>';
+      html += '<details class="toolcall"><summary><strong>' + esc(tc.name) + '</strong> <span class="args">' + esc(argSummary(tc.input)) + '</span></summary><pre><code>' + esc(JSON.stringify(tc.input, null, 2)) + '</code></pre></details>';
     }
     if ((m.attachments || []).length) html += '<ul class="atts">' + m.attachments.map((a) => '<li>' + esc(a.name) + ' <small>(' + esc(a.kind) + ', ' + fmtBytes(a.size) + ')</small></li>').join('') + '</ul>';
-    if (role === 'assistant' && m.seq && !m.interrupted && !(m.toolCalls || []).length) html += '<button type="button" class="fork">Fork from here</button>';
-    if (role === 'user' && m.seq) html += '<button type="button" class="rewind">Rewind to here</button>';
+    // Actions show on hover and keyboard focus (CSS), not as permanent buttons.
+    let acts = '';
+    if (m.seq && m.text && role !== 'tool') acts += '<button type="button" class="copymsg" aria-label="Copy message">Copy</button>';
+    if (role === 'assistant' && m.seq && !m.interrupted && !(m.toolCalls || []).length) acts += '<button type="button" class="fork">Fork from here</button>';
+    if (role === 'user' && m.seq) acts += '<button type="button" class="rewind">Rewind to here</button>';
+    if (acts) html += '<div class="actions">' + acts + '</div>';
     if (m.interrupted) html += '<div class="interrupted">Interrupted</div>';
     if (m.finishReason === 'refusal') html += '<div class="refusal">Refused' + (m.refusal ? ': ' + esc(m.refusal) : ' (the model gave no explanation)') + '</div>';
     else if (m.finishReason === 'content_filter') html += '<div class="refusal">Stopped by the provider\'s content filter</div>';
@@ -211,6 +235,8 @@
         more.remove();
       } catch (e) { more.disabled = false; showError(e); }
     };
+    const cp = div.querySelector('button.copymsg');
+    if (cp) cp.onclick = () => copyText(m.text, cp);
     const rw = div.querySelector('button.rewind');
     if (rw) rw.onclick = () => rewind(m.seq).catch(showError);
     const fork = div.querySelector('button.fork');
@@ -223,6 +249,34 @@
     };
     return div;
   }
+  // argSummary: the first string arguments of a tool call, short.
+  function argSummary(input) {
+    if (!input || typeof input !== 'object') return String(input == null ? '' : input).slice(0, 80);
+    const parts = [];
+    for (const [k, v] of Object.entries(input)) {
+      if (typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean') parts.push(k + ': ' + String(v).split('\n')[0].slice(0, 60));
+      if (parts.length === 2) break;
+    }
+    return parts.join(', ');
+  }
+  // copyText copies with the Clipboard API (a secure context: loopback or
+  // https), else through a selected textarea; the button says it worked.
+  async function copyText(text, btn) {
+    let ok = false;
+    try { await navigator.clipboard.writeText(text); ok = true; } catch (e) {
+      const ta = el('textarea'); ta.value = text; ta.setAttribute('aria-hidden', 'true'); ta.className = 'offscreen';
+      document.body.appendChild(ta); ta.select();
+      try { ok = document.execCommand('copy'); } catch (e2) { ok = false; }
+      ta.remove();
+    }
+    const was = btn.textContent;
+    btn.textContent = ok ? 'Copied' : 'Copy failed';
+    setTimeout(() => { btn.textContent = was; }, 1500);
+  }
+  $('log').addEventListener('click', (e) => {
+    const b = e.target.closest('button.copy');
+    if (b) copyText(b.parentElement.querySelector('code').textContent, b);
+  });
   function utf8Len(s) { return new TextEncoder().encode(s).length; }
   // wholeText reads a long message text page by page (pages end on character
   // boundaries, so each starts where the previous one ended).
@@ -984,7 +1038,6 @@
   $('menu').onclick = () => setDrawer(!document.body.classList.contains('drawer'));
   $('scrim').onclick = () => { setDrawer(false); $('menu').focus(); };
   narrow.addEventListener('change', () => setDrawer(false));
-  $('sidebar').addEventListener('keydown', (e) => { if (e.key === 'Escape' && document.body.classList.contains('drawer')) { setDrawer(false); $('menu').focus(); } });
   $('sessions').addEventListener('click', (e) => { if (e.target.closest('button.s')) setDrawer(false); });
   // Theme: "system" follows prefers-color-scheme; light and dark force it.
   // Only an explicit choice is stored (localStorage, this origin).
@@ -1012,6 +1065,7 @@
   document.addEventListener('keydown', (e) => {
     if (e.ctrlKey || e.metaKey || e.altKey || e.isComposing || e.defaultPrevented) return;
     const t = e.target;
+    if (e.key === 'Escape' && document.body.classList.contains('drawer')) { e.preventDefault(); setDrawer(false); $('menu').focus(); return; }
     if (e.key === 'Escape' && t === $('input') && state.session && state.phase !== 'IDLE') { e.preventDefault(); $('stop').click(); return; }
     if (t.closest && (t.closest('input, textarea, select, [contenteditable=true]') || t.closest('dialog'))) return;
     const card = t.closest && t.closest('.approval:not(.question):not(.resolved)');

@@ -1,7 +1,11 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"fmt"
+	"mime/multipart"
 	"net/http"
 	"os"
 	"os/exec"
@@ -9,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/foya-dev/foya/core"
+	"github.com/foya-dev/foya/core/archive"
 	"github.com/foya-dev/foya/providers/openai/openaitest"
 )
 
@@ -93,4 +99,77 @@ func TestWebClientViews(t *testing.T) {
 		env = append(env, "SHOTS="+dir)
 	}
 	t.Log(runWebScript(t, 4*time.Minute, "views.mjs", k, env...))
+}
+
+// importLongSession imports a session of n short messages (user and
+// assistant in turn, with some Markdown) with importSessionFile and returns
+// its id.
+func importLongSession(t *testing.T, k *kernelProc, n int) string {
+	t.Helper()
+	at := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	meta := core.SessionMeta{ID: fmt.Sprintf("ses_long%d", n), Title: fmt.Sprintf("%d messages", n), ApprovalMode: core.ApprovalAsk,
+		AgentMode: core.AgentExecute, CreatedAt: at}
+	created, err := core.NewEvent(meta.ID, core.EventSessionCreated, core.SessionPayload{Session: meta})
+	if err != nil {
+		t.Fatal(err)
+	}
+	events := []core.Event{created}
+	for i := range n {
+		role, text := core.RoleUser, fmt.Sprintf("Question %d: what about **item %d**?", i, i)
+		if i%2 == 1 {
+			role, text = core.RoleAssistant, fmt.Sprintf("Answer %d: item `%d` is fine.\n\n- first point\n- second point", i, i)
+		}
+		ev, err := core.NewEvent(meta.ID, core.EventMessageEnd, core.MessagePayload{Message: core.Message{Role: role, Text: text}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		events = append(events, ev)
+	}
+	for i := range events {
+		events[i].Seq, events[i].At = int64(i+1), at.Add(time.Duration(i)*time.Second)
+	}
+	var doc bytes.Buffer
+	if err := archive.WriteSessionArchive(&doc, archive.ArchiveHeader{SessionID: meta.ID, ExportedAt: at}, events, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	var body bytes.Buffer
+	mw := multipart.NewWriter(&body)
+	mw.WriteField("operations", `{"query":"mutation($f: Upload!) { importSessionFile(file: $f) { id } }","variables":{"f":null}}`)
+	mw.WriteField("map", `{"0":["variables.f"]}`)
+	fw, _ := mw.CreateFormFile("0", "long.foya.jsonl")
+	fw.Write(doc.Bytes())
+	mw.Close()
+	req, _ := http.NewRequest("POST", k.url()+"/graphql", &body)
+	req.Header.Set("Content-Type", mw.FormDataContentType())
+	req.Header.Set("Authorization", "Bearer "+k.token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var out struct {
+		Data   struct{ ImportSessionFile struct{ ID string } }
+		Errors []struct{ Message string }
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil || len(out.Errors) > 0 || out.Data.ImportSessionFile.ID == "" {
+		t.Fatalf("import %d messages: %v %+v", n, err, out.Errors)
+	}
+	return out.Data.ImportSessionFile.ID
+}
+
+// TestWebClientLongSession (test/web/long.mjs): a 5,000-message session
+// opens on its last messages without reading the rest, and scrolling to the
+// top pages back with Session.messages(last:, beforeSeq:), keeping the
+// messages on screen in place, with no gap or duplicate; the first paint of
+// a 1,000-message session is measured (the median of five loads, logged
+// and recorded in BENCHMARKS.md).
+func TestWebClientLongSession(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: skipping the headless Chromium web client check")
+	}
+	webCheckSetup(t)
+	k := startKernel(t, t.TempDir())
+	long := importLongSession(t, k, 5000)
+	thousand := importLongSession(t, k, 1000)
+	t.Log(runWebScript(t, 3*time.Minute, "long.mjs", k, "LONG="+long, "THOUSAND="+thousand))
 }

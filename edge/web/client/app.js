@@ -299,12 +299,23 @@
         const d = await gql('query($id: ID!, $b: Int!, $n: Int!) { session(id: $id) { messages(last: $n, beforeSeq: $b) { ' + MSG_FIELDS + ' } } }', { id, b: beforeSeq, n: HISTORY_PAGE });
         if (state.session !== id) return;
         const msgs = d.session ? d.session.messages : [];
-        const log = $('log'); let anchor = b.nextSibling;
+        const log = $('log'); const anchor = b.nextSibling;
+        // Keep what is on screen where it is: the page goes in above it.
+        const fromBottom = log.scrollHeight - log.scrollTop;
         b.remove();
-        for (const m of msgs) if (!log.querySelector('.msg[data-seq="' + m.seq + '"]')) log.insertBefore(renderMessage(m), anchor);
+        const frag = document.createDocumentFragment();
+        for (const m of msgs) if (!log.querySelector('.msg[data-seq="' + m.seq + '"]')) frag.appendChild(renderMessage(m));
+        log.insertBefore(frag, anchor);
         if (msgs.length === HISTORY_PAGE) log.insertBefore(earlierButton(id, msgs[0].seq), log.firstChild);
+        log.scrollTop = log.scrollHeight - fromBottom;
       } catch (e) { b.disabled = false; showError(e); }
     };
+    // Scrolling back to the top loads the page before it by itself.
+    if ('IntersectionObserver' in window) {
+      const io = new IntersectionObserver((es) => { if (es.some((x) => x.isIntersecting) && !b.disabled && b.isConnected) b.click(); }, { root: $('log'), rootMargin: '200px 0px 0px 0px' });
+      io.observe(b);
+      b.addEventListener('click', () => io.disconnect(), { once: true });
+    }
     return b;
   }
   function fmtBytes(n) { return n < 1024 ? n + ' B' : n < 1048576 ? (n / 1024).toFixed(1) + ' KB' : (n / 1048576).toFixed(1) + ' MB'; }
@@ -397,6 +408,11 @@
   function fmtCost(c) { return c == null ? '—' : '$' + (c >= 1 ? c.toFixed(2) : c >= 0.01 ? c.toFixed(3) : c === 0 ? '0' : c.toPrecision(2)); }
 
   function scroll() { const log = $('log'); log.scrollTop = log.scrollHeight; }
+  // A log read at its end stays at its end when its box changes size (the
+  // composer or the usage bar growing, a narrower window).
+  let atEnd = true;
+  $('log').addEventListener('scroll', () => { const l = $('log'); atEnd = l.scrollHeight - l.scrollTop - l.clientHeight < 40; }, { passive: true });
+  if ('ResizeObserver' in window) new ResizeObserver(() => { if (atEnd) scroll(); }).observe($('log'));
   function appendMessage(m) {
     const log = $('log');
     if (log.querySelector('.msg[data-seq="' + m.seq + '"]')) return;
@@ -538,12 +554,17 @@
       'usage { inputTokens outputTokens totalTokens cachedTokens estimated cost unpricedTokens } contextUsage { tokens limit estimated } } }', { id });
     if (state.session !== id) return;
     const s = d.session;
+    if (!s) { openSession(null); return; }
     $('title').textContent = titleOf(s);
     state.sessions.set(id, Object.assign({}, state.sessions.get(id), { title: s.title, connectionId: s.connectionId, model: s.model, approvalMode: s.approvalMode, phase: s.phase })); renderModelPicker();
-    if (s.messages.length === HISTORY_PAGE) $('log').appendChild(earlierButton(id, s.messages[0].seq));
-    for (const m of s.messages) appendMessage(m);
+    const frag = document.createDocumentFragment();
+    for (const m of s.messages) frag.appendChild(renderMessage(m));
+    $('log').appendChild(frag);
     state.lastSeq = s.headSeq;
     setPhase(s.phase); renderQueue(s.queue); renderUsage(s);
+    scroll();
+    // The button goes in once the log is at its end, so it is not in view at once.
+    if (s.messages.length === HISTORY_PAGE) $('log').insertBefore(earlierButton(id, s.messages[0].seq), $('log').firstChild);
     if (s.phase !== 'IDLE') await showPending(id, s.headSeq);
     const EV = 'subscription($s: ID!, $a: Int) { sessionEvents(sessionId: $s, afterSeq: $a) { seq type delta phase payload messageTruncated message { ' + MSG_FIELDS + ' } approval { requestId tool action summary decision } queue { id text truncated attachments { id } } } }';
     // variables are recomputed on every (re)subscribe: a reconnect resumes after the last seq shown.
@@ -1085,9 +1106,12 @@
   });
 
   window.foyaWeb = { gql, ws, state };
+  // A session named in the address opens at once, beside the sidebar's
+  // query rather than after it (the first paint of a long session).
+  const first = location.hash.slice(1);
+  if (/^ses_[\w-]+$/.test(first)) openSession(first).catch(() => openSession(null));
   loadSidebar().then(() => {
     watchKernel();
-    const id = location.hash.slice(1);
-    if (id && state.sessions.has(id)) return openSession(id);
+    renderSessions(); renderModelPicker();
   }).catch(showError);
 })();

@@ -100,7 +100,7 @@ try {
   await reply.getByRole('button', { name: 'Copy code' }).filter({ hasText: 'Copied' }).waitFor();
   const copied = await page.evaluate(() => navigator.clipboard.readText());
   must(copied === 'git tag v1.2.0\ngit push --tags', 'copied: ' + JSON.stringify(copied));
-  const card = log.locator('details.toolcall').filter({ hasText: 'write' });
+  const card = log.locator('details.toolcall').filter({ hasText: 'NOTES.md' });
   must((await card.locator('summary').textContent()).includes('path: NOTES.md'), 'tool card summary: ' + await card.locator('summary').textContent());
   await card.locator('summary').click();
   await card.locator('pre').waitFor();

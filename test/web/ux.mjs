@@ -21,6 +21,14 @@ try {
   page.on('console', (m) => { if (/Content.Security.Policy/i.test(m.text())) errors.push('CSP: ' + m.text()); });
   page.on('request', (r) => { if (!r.url().startsWith(base)) errors.push('request outside the kernel: ' + r.url()); });
   const gql = (query, variables) => page.evaluate(([q, v]) => window.foyaWeb.gql(q, v), [query, variables || {}]);
+  // sessionIs polls the session from node until field has the value wanted.
+  const sessionIs = async (s, field, want) => {
+    for (let i = 0; i < 200; i++) {
+      if ((await gql('query($s: ID!) { session(id: $s) { ' + field + ' } }', { s })).session[field] === want) return;
+      await page.waitForTimeout(100);
+    }
+    throw new Error('session ' + field + ' is not ' + want);
+  };
   await page.goto(base + '/#token=' + encodeURIComponent(process.env.TOKEN));
   const setup = page.getByRole('region', { name: 'Connect a model to start' });
 
@@ -95,16 +103,16 @@ try {
   const conn = (await gql('{ connections { id } }')).connections[0].id;
   must(await picker.inputValue() === conn + '|gpt-t', 'picker value: ' + await picker.inputValue());
   await picker.selectOption({ label: 'local/gpt-u' });
-  await page.waitForFunction(async (s) => (await window.foyaWeb.gql('query($s: ID!) { session(id: $s) { model } }', { s })).session.model === 'gpt-u', sid);
+  await sessionIs(sid, 'model', 'gpt-u');
   await picker.selectOption({ label: 'local/gpt-t' });
-  await page.waitForFunction(async (s) => (await window.foyaWeb.gql('query($s: ID!) { session(id: $s) { model } }', { s })).session.model === 'gpt-t', sid);
+  await sessionIs(sid, 'model', 'gpt-t');
 
   step('the composer\'s approval mode shows and changes the session\'s');
   must(await mode.inputValue() === 'ASK', 'the new session is not in Ask mode');
   await mode.selectOption('EXPLORE');
-  await page.waitForFunction(async (s) => (await window.foyaWeb.gql('query($s: ID!) { session(id: $s) { approvalMode } }', { s })).session.approvalMode === 'EXPLORE', sid);
+  await sessionIs(sid, 'approvalMode', 'EXPLORE');
   await mode.selectOption('ASK');
-  await page.waitForFunction(async (s) => (await window.foyaWeb.gql('query($s: ID!) { session(id: $s) { approvalMode } }', { s })).session.approvalMode === 'ASK', sid);
+  await sessionIs(sid, 'approvalMode', 'ASK');
 
   step('errors: shown in an alert, dismissable, cleared by the next success');
   const alert = page.getByRole('alert');

@@ -68,11 +68,16 @@ try {
   const conn = (await gql('mutation($u: String) { createConnection(input: {name: "fake", baseUrl: $u, apiKey: "sk-x", models: [{id: "gpt-t"}]}) { id } }', { u: fakeURL })).createConnection.id;
   await setup.waitFor({ state: 'hidden' });
   const mk = async (title, mode) => (await gql('mutation($c: ID, $t: String, $m: ApprovalMode) { createSession(input: {connectionId: $c, model: "gpt-t", title: $t, approvalMode: $m}) { id } }', { c: conn, t: title, m: mode })).createSession.id;
-  // replied: the session is idle and its last message is the reply wanted.
-  const replied = (s, text) => page.waitForFunction(async ([s, text]) => {
-    const d = (await window.foyaWeb.gql('query($s: ID!) { session(id: $s) { phase messages(last: 1) { role text } } }', { s })).session;
-    return d.phase === 'IDLE' && d.messages.length && d.messages[0].role === 'ASSISTANT' && d.messages[0].text.includes(text);
-  }, [s, text]);
+  // replied: the session is idle and its last message is the reply wanted
+  // (polled from node: each check is a query).
+  const replied = async (s, text) => {
+    for (let i = 0; i < 200; i++) {
+      const d = (await gql('query($s: ID!) { session(id: $s) { phase messages(last: 1) { role text } } }', { s })).session;
+      if (d.phase === 'IDLE' && d.messages.length && d.messages[0].role === 'ASSISTANT' && d.messages[0].text.includes(text)) return;
+      await page.waitForTimeout(100);
+    }
+    throw new Error('no reply "' + text + '" in ' + s);
+  };
   const ask = await mk('Approval card', 'ASK');
   const views = await mk('Release notes', 'BYPASS');
   await gql('mutation($s: ID!) { sendMessage(sessionId: $s, input: {text: "Plan the release as a table, a checklist and a shell snippet."}) { turnStarted } }', { s: views });
@@ -80,7 +85,11 @@ try {
   await gql('mutation($s: ID!) { sendMessage(sessionId: $s, input: {text: "Write NOTES.md."}) { turnStarted } }', { s: views });
   await replied(views, 'Wrote');
   await gql('mutation($s: ID!) { sendMessage(sessionId: $s, input: {text: "Write a.txt."}) { turnStarted } }', { s: ask });
-  await page.waitForFunction(async (s) => (await window.foyaWeb.gql('query($s: ID!) { events(sessionId: $s, limit: 500) { type } }', { s })).events.some((e) => e.type === 'approval_requested'), ask);
+  for (let i = 0; ; i++) {
+    if ((await gql('query($s: ID!) { events(sessionId: $s, limit: 500) { type } }', { s: ask })).events.some((e) => e.type === 'approval_requested')) break;
+    must(i < 200, 'no approval requested');
+    await page.waitForTimeout(100);
+  }
 
   step('the conversation: table, task list, code with a copy button, tool card, actions on hover');
   await page.locator('#sessions button.s').filter({ hasText: 'Release notes' }).click();
@@ -100,7 +109,8 @@ try {
   await reply.getByRole('button', { name: 'Copy code' }).filter({ hasText: 'Copied' }).waitFor();
   const copied = await page.evaluate(() => navigator.clipboard.readText());
   must(copied === 'git tag v1.2.0\ngit push --tags', 'copied: ' + JSON.stringify(copied));
-  const card = log.locator('details.toolcall').filter({ hasText: 'NOTES.md' });
+  const card = log.locator('details.toolcall');
+  must(await card.count() === 1, 'tool cards: ' + await card.count());
   must((await card.locator('summary').textContent()).includes('path: NOTES.md'), 'tool card summary: ' + await card.locator('summary').textContent());
   await card.locator('summary').click();
   await card.locator('pre').waitFor();

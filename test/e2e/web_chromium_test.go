@@ -124,7 +124,8 @@ func TestWebClientAsksForToken(t *testing.T) {
 	t.Log(out[len(out)-1])
 }
 
-// webCheckSetup finds node and Chromium and installs test/web (npm ci). It
+// webCheckSetup finds node and Chromium and installs test/web (npm ci:
+// playwright-core and axe-core) when a package is missing. It
 // skips without them, except under CI=true where that is a failure.
 func webCheckSetup(t *testing.T) (node, dir string) {
 	t.Helper()
@@ -144,7 +145,9 @@ func webCheckSetup(t *testing.T) (node, dir string) {
 		skip("node is not installed: skipping the web client check")
 	}
 	dir = repoPath("test", "web")
-	if _, err := os.Stat(filepath.Join(dir, "node_modules", "playwright-core")); err != nil {
+	_, errPW := os.Stat(filepath.Join(dir, "node_modules", "playwright-core", "package.json"))
+	_, errAxe := os.Stat(filepath.Join(dir, "node_modules", "axe-core", "package.json"))
+	if errPW != nil || errAxe != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 		defer cancel()
 		install := exec.CommandContext(ctx, npm, "ci", "--no-audit", "--no-fund", "--loglevel=error")

@@ -79,7 +79,7 @@ try {
 
   step('a session to delete, then one to work in');
   await page.getByLabel('Title', { exact: true }).fill('to delete');
-  await page.getByRole('button', { name: 'New session' }).click();
+  await page.getByRole('button', { name: 'New session', exact: true }).click();
   await page.locator('#sessions button[aria-current=true]').filter({ hasText: 'to delete' }).waitFor();
   await page.locator('#cost').filter({ hasText: 'Cost: —' }).waitFor(); // nothing spent, nothing priced: no $0
   page.once('dialog', (d) => d.accept());
@@ -90,7 +90,7 @@ try {
   await page.getByLabel('Title', { exact: true }).fill('features');
   await page.getByLabel('Project', { exact: true }).selectOption({ label: project });
   await page.getByLabel('Approval mode', { exact: true }).selectOption('BYPASS');
-  await page.getByRole('button', { name: 'New session' }).click();
+  await page.getByRole('button', { name: 'New session', exact: true }).click();
   await page.locator('#sessions button[aria-current=true]').filter({ hasText: 'features' }).waitFor();
   const sid = await page.evaluate(() => window.foyaWeb.state.session);
 

@@ -26,7 +26,7 @@ try {
   await page.getByLabel('Project', { exact: true }).selectOption({ label: project });
   await page.getByLabel('Model', { exact: true }).selectOption({ label: 'fake/gpt-t' });
   await page.getByLabel('Approval mode', { exact: true }).selectOption('ASK');
-  await page.getByRole('button', { name: 'New session' }).click();
+  await page.getByRole('button', { name: 'New session', exact: true }).click();
   await page.waitForFunction(() => !!(window.foyaWeb.state.session));
   const sid = await page.evaluate(() => window.foyaWeb.state.session);
   await page.locator('#sessions button[aria-current=true]').filter({ hasText: 'web check' }).waitFor();

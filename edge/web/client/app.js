@@ -43,6 +43,7 @@
       const unauth = body.errors && body.errors.some((e) => e.extensions && e.extensions.code === 'UNAUTHENTICATED');
       if (unauth && attempt < 3 && askToken(t !== '')) continue;
       if (body.errors && body.errors.length) throw new GraphQLError(body.errors);
+      if (/^\s*mutation\b/.test(query)) clearError();
       return body.data;
     }
   }
@@ -97,7 +98,14 @@
   };
 
   function setOnline(on) { $('status').textContent = on ? '' : 'Offline: reconnecting to the kernel…'; document.body.dataset.online = on ? 'yes' : 'no'; }
-  function showError(e) { $('status').textContent = String(e && e.message || e); }
+  // Errors go to a dismissable alert above the conversation; the next change
+  // that succeeds (any mutation) clears it, so a stale error never lingers.
+  function showError(e) {
+    $('errortext').textContent = String(e && e.message || e);
+    $('error').hidden = false;
+  }
+  function clearError() { $('error').hidden = true; $('errortext').textContent = ''; }
+  $('errorclose').onclick = () => { clearError(); $('input').focus(); };
 
   // ---- safe Markdown: escape everything, then add code blocks, inline code, bold, italics, links.
   const esc = (s) => String(s == null ? '' : s).replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' }[c]));
@@ -115,17 +123,37 @@
         const nl = p.indexOf('\n');
         const lang = nl > 0 ? p.slice(0, nl).trim() : '';
         const code = nl >= 0 ? p.slice(nl + 1) : p;
-        html += '<pre><code class="hl"' + (lang ? ' data-lang="' + esc(lang) + '"' : '') + '>' + highlight(code.replace(/\n$/, ''), lang) + '</code></pre>';
+        html += '<div class="codeblock"><button type="button" class="copy" aria-label="Copy code">Copy</button><pre><code class="hl"' + (lang ? ' data-lang="' + esc(lang) + '"' : '') + '>' + highlight(code.replace(/\n$/, ''), lang) + '</code></pre></div>';
       } else {
         html += esc(p).split(/\n{2,}/).filter((b) => b.trim()).map((b) => {
           const h = b.match(/^(#{1,6}) (.*)$/);
           if (h) return '<h' + (h[1].length + 2 > 6 ? 6 : h[1].length + 2) + '>' + inline(h[2]) + '</h' + Math.min(6, h[1].length + 2) + '>';
-          if (/^\s*[-*] /.test(b)) return '<ul>' + b.split('\n').map((l) => '<li>' + inline(l.replace(/^\s*[-*] /, '')) + '</li>').join('') + '</ul>';
+          if (isTable(b)) return table(b);
+          if (/^\s*[-*] /.test(b)) return '<ul>' + b.split('\n').map((l) => listItem(l.replace(/^\s*[-*] /, ''))).join('') + '</ul>';
+          if (/^\s*\d+[.)] /.test(b)) return '<ol>' + b.split('\n').map((l) => listItem(l.replace(/^\s*\d+[.)] /, ''))).join('') + '</ol>';
           return '<p>' + inline(b).replace(/\n/g, '<br>') + '</p>';
         }).join('');
       }
     });
     return html;
+  }
+  // Task list items ("[ ] " / "[x] ") get a mark that says their state.
+  function listItem(l) {
+    const m = l.match(/^\[([ xX])\] (.*)$/);
+    if (!m) return '<li>' + inline(l) + '</li>';
+    const done = m[1] !== ' ';
+    return '<li class="task"><span class="check" role="img" aria-label="' + (done ? 'Done' : 'To do') + '">' + (done ? '☑' : '☐') + '</span> ' + inline(m[2]) + '</li>';
+  }
+  // GitHub-style tables: a header row, a |---|:--:| row, then the body rows.
+  const tableSep = /^\s*\|?\s*:?-{1,}:?\s*(\|\s*:?-{1,}:?\s*)*\|?\s*$/;
+  function isTable(b) { const ls = b.split('\n'); return ls.length >= 2 && ls[0].includes('|') && tableSep.test(ls[1]); }
+  function cells(l) { return l.trim().replace(/^\|/, '').replace(/\|$/, '').split('|').map((c) => c.trim()); }
+  function table(b) {
+    const ls = b.split('\n');
+    const align = cells(ls[1]).map((c) => c.startsWith(':') && c.endsWith(':') ? 'center' : c.endsWith(':') ? 'right' : '');
+    const cell = (tag, c, i) => '<' + tag + (align[i] ? ' class="a-' + align[i] + '"' : '') + '>' + inline(c) + '</' + tag + '>';
+    return '<div class="tablewrap"><table><thead><tr>' + cells(ls[0]).map((c, i) => cell('th', c, i)).join('') + '</tr></thead><tbody>' +
+      ls.slice(2).filter((l) => l.trim()).map((l) => '<tr>' + cells(l).map((c, i) => cell('td', c, i)).join('') + '</tr>').join('') + '</tbody></table></div>';
   }
   // ---- a tiny syntax highlighter: comments, strings, numbers and keywords of
   // common languages. Works on raw text and escapes every piece it emits.
@@ -161,7 +189,7 @@
   }
 
   // ---- conversation rendering
-  const S_FIELDS = 'id title pinned phase updatedAt parentId project { id name path }';
+  const S_FIELDS = 'id title pinned phase updatedAt parentId connectionId model approvalMode project { id name path }';
   // A page of history carries at most TEXT_PAGE bytes of each text (textBytes
   // says how long it is); the rest is read on request with text(offset:, limit:).
   const TEXT_PAGE = 262144, HISTORY_PAGE = 50;
@@ -181,11 +209,15 @@
       html += '<div class="text">' + markdown(m.text) + '</div>';
     }
     for (const tc of m.toolCalls || []) {
-      html += '<div class="toolcall"><strong>' + esc(tc.name) + '</strong><pre><code>' + esc(JSON.stringify(tc.input, null, 2)) + '</code></pre></div>';
+      html += '<details class="toolcall"><summary><strong>' + esc(tc.name) + '</strong> <span class="args">' + esc(argSummary(tc.input)) + '</span></summary><pre><code>' + esc(JSON.stringify(tc.input, null, 2)) + '</code></pre></details>';
     }
     if ((m.attachments || []).length) html += '<ul class="atts">' + m.attachments.map((a) => '<li>' + esc(a.name) + ' <small>(' + esc(a.kind) + ', ' + fmtBytes(a.size) + ')</small></li>').join('') + '</ul>';
-    if (role === 'assistant' && m.seq && !m.interrupted && !(m.toolCalls || []).length) html += '<button type="button" class="fork">Fork from here</button>';
-    if (role === 'user' && m.seq) html += '<button type="button" class="rewind">Rewind to here</button>';
+    // Actions show on hover and keyboard focus (CSS), not as permanent buttons.
+    let acts = '';
+    if (m.seq && m.text && role !== 'tool') acts += '<button type="button" class="copymsg" aria-label="Copy message">Copy</button>';
+    if (role === 'assistant' && m.seq && !m.interrupted && !(m.toolCalls || []).length) acts += '<button type="button" class="fork">Fork from here</button>';
+    if (role === 'user' && m.seq) acts += '<button type="button" class="rewind">Rewind to here</button>';
+    if (acts) html += '<div class="actions">' + acts + '</div>';
     if (m.interrupted) html += '<div class="interrupted">Interrupted</div>';
     if (m.finishReason === 'refusal') html += '<div class="refusal">Refused' + (m.refusal ? ': ' + esc(m.refusal) : ' (the model gave no explanation)') + '</div>';
     else if (m.finishReason === 'content_filter') html += '<div class="refusal">Stopped by the provider\'s content filter</div>';
@@ -203,6 +235,8 @@
         more.remove();
       } catch (e) { more.disabled = false; showError(e); }
     };
+    const cp = div.querySelector('button.copymsg');
+    if (cp) cp.onclick = () => copyText(m.text, cp);
     const rw = div.querySelector('button.rewind');
     if (rw) rw.onclick = () => rewind(m.seq).catch(showError);
     const fork = div.querySelector('button.fork');
@@ -215,6 +249,34 @@
     };
     return div;
   }
+  // argSummary: the first string arguments of a tool call, short.
+  function argSummary(input) {
+    if (!input || typeof input !== 'object') return String(input == null ? '' : input).slice(0, 80);
+    const parts = [];
+    for (const [k, v] of Object.entries(input)) {
+      if (typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean') parts.push(k + ': ' + String(v).split('\n')[0].slice(0, 60));
+      if (parts.length === 2) break;
+    }
+    return parts.join(', ');
+  }
+  // copyText copies with the Clipboard API (a secure context: loopback or
+  // https), else through a selected textarea; the button says it worked.
+  async function copyText(text, btn) {
+    let ok = false;
+    try { await navigator.clipboard.writeText(text); ok = true; } catch (e) {
+      const ta = el('textarea'); ta.value = text; ta.setAttribute('aria-hidden', 'true'); ta.className = 'offscreen';
+      document.body.appendChild(ta); ta.select();
+      try { ok = document.execCommand('copy'); } catch (e2) { ok = false; }
+      ta.remove();
+    }
+    const was = btn.textContent;
+    btn.textContent = ok ? 'Copied' : 'Copy failed';
+    setTimeout(() => { btn.textContent = was; }, 1500);
+  }
+  $('log').addEventListener('click', (e) => {
+    const b = e.target.closest('button.copy');
+    if (b) copyText(b.parentElement.querySelector('code').textContent, b);
+  });
   function utf8Len(s) { return new TextEncoder().encode(s).length; }
   // wholeText reads a long message text page by page (pages end on character
   // boundaries, so each starts where the previous one ended).
@@ -237,12 +299,23 @@
         const d = await gql('query($id: ID!, $b: Int!, $n: Int!) { session(id: $id) { messages(last: $n, beforeSeq: $b) { ' + MSG_FIELDS + ' } } }', { id, b: beforeSeq, n: HISTORY_PAGE });
         if (state.session !== id) return;
         const msgs = d.session ? d.session.messages : [];
-        const log = $('log'); let anchor = b.nextSibling;
+        const log = $('log'); const anchor = b.nextSibling;
+        // Keep what is on screen where it is: the page goes in above it.
+        const fromBottom = log.scrollHeight - log.scrollTop;
         b.remove();
-        for (const m of msgs) if (!log.querySelector('.msg[data-seq="' + m.seq + '"]')) log.insertBefore(renderMessage(m), anchor);
+        const frag = document.createDocumentFragment();
+        for (const m of msgs) if (!log.querySelector('.msg[data-seq="' + m.seq + '"]')) frag.appendChild(renderMessage(m));
+        log.insertBefore(frag, anchor);
         if (msgs.length === HISTORY_PAGE) log.insertBefore(earlierButton(id, msgs[0].seq), log.firstChild);
+        log.scrollTop = log.scrollHeight - fromBottom;
       } catch (e) { b.disabled = false; showError(e); }
     };
+    // Scrolling back to the top loads the page before it by itself.
+    if ('IntersectionObserver' in window) {
+      const io = new IntersectionObserver((es) => { if (es.some((x) => x.isIntersecting) && !b.disabled && b.isConnected) b.click(); }, { root: $('log'), rootMargin: '200px 0px 0px 0px' });
+      io.observe(b);
+      b.addEventListener('click', () => io.disconnect(), { once: true });
+    }
     return b;
   }
   function fmtBytes(n) { return n < 1024 ? n + ' B' : n < 1048576 ? (n / 1024).toFixed(1) + ' KB' : (n / 1048576).toFixed(1) + ' MB'; }
@@ -335,6 +408,11 @@
   function fmtCost(c) { return c == null ? '—' : '$' + (c >= 1 ? c.toFixed(2) : c >= 0.01 ? c.toFixed(3) : c === 0 ? '0' : c.toPrecision(2)); }
 
   function scroll() { const log = $('log'); log.scrollTop = log.scrollHeight; }
+  // A log read at its end stays at its end when its box changes size (the
+  // composer or the usage bar growing, a narrower window).
+  let atEnd = true;
+  $('log').addEventListener('scroll', () => { const l = $('log'); atEnd = l.scrollHeight - l.scrollTop - l.clientHeight < 40; }, { passive: true });
+  if ('ResizeObserver' in window) new ResizeObserver(() => { if (atEnd) scroll(); }).observe($('log'));
   function appendMessage(m) {
     const log = $('log');
     if (log.querySelector('.msg[data-seq="' + m.seq + '"]')) return;
@@ -470,17 +548,23 @@
     for (const x of ['input', 'send', 'pin', 'rename', 'delete', 'compact', 'export', 'file']) $(x).disabled = !on;
     $('usage').hidden = true;
     $('pin').setAttribute('aria-pressed', String(!!(on && state.sessions.get(id) && state.sessions.get(id).pinned)));
-    if (!id) { $('title').textContent = 'No session'; setPhase('IDLE'); renderQueue([]); history.replaceState(null, '', '/'); return; }
+    if (!id) { $('title').textContent = 'No session'; renderModelPicker(); setPhase('IDLE'); renderQueue([]); history.replaceState(null, '', '/'); return; }
     history.replaceState(null, '', '#' + id);
-    const d = await gql('query($id: ID!) { session(id: $id) { id title model phase headSeq queue { id text truncated attachments { id } } messages(last: ' + HISTORY_PAGE + ') { ' + MSG_FIELDS + ' } ' +
+    const d = await gql('query($id: ID!) { session(id: $id) { id title connectionId model approvalMode phase headSeq queue { id text truncated attachments { id } } messages(last: ' + HISTORY_PAGE + ') { ' + MSG_FIELDS + ' } ' +
       'usage { inputTokens outputTokens totalTokens cachedTokens estimated cost unpricedTokens } contextUsage { tokens limit estimated } } }', { id });
     if (state.session !== id) return;
     const s = d.session;
-    $('title').textContent = s.title || s.id;
-    if (s.messages.length === HISTORY_PAGE) $('log').appendChild(earlierButton(id, s.messages[0].seq));
-    for (const m of s.messages) appendMessage(m);
+    if (!s) { openSession(null); return; }
+    $('title').textContent = titleOf(s);
+    state.sessions.set(id, Object.assign({}, state.sessions.get(id), { title: s.title, connectionId: s.connectionId, model: s.model, approvalMode: s.approvalMode, phase: s.phase })); renderModelPicker();
+    const frag = document.createDocumentFragment();
+    for (const m of s.messages) frag.appendChild(renderMessage(m));
+    $('log').appendChild(frag);
     state.lastSeq = s.headSeq;
     setPhase(s.phase); renderQueue(s.queue); renderUsage(s);
+    scroll();
+    // The button goes in once the log is at its end, so it is not in view at once.
+    if (s.messages.length === HISTORY_PAGE) $('log').insertBefore(earlierButton(id, s.messages[0].seq), $('log').firstChild);
     if (s.phase !== 'IDLE') await showPending(id, s.headSeq);
     const EV = 'subscription($s: ID!, $a: Int) { sessionEvents(sessionId: $s, afterSeq: $a) { seq type delta phase payload messageTruncated message { ' + MSG_FIELDS + ' } approval { requestId tool action summary decision } queue { id text truncated attachments { id } } } }';
     // variables are recomputed on every (re)subscribe: a reconnect resumes after the last seq shown.
@@ -569,13 +653,101 @@
       for (const s of g.items) {
         const li = el('li'); const b = el('button', 's'); b.type = 'button'; b.dataset.id = s.id;
         b.setAttribute('aria-current', String(s.id === state.session));
-        b.innerHTML = '<span>' + esc(s.title || s.id) + '</span><span class="ph">' + esc(String(s.phase).toLowerCase()) + '</span>';
+        b.innerHTML = '<span>' + esc(titleOf(s)) + '</span><span class="ph">' + esc(String(s.phase).toLowerCase()) + '</span>';
         b.onclick = () => openSession(s.id).catch(showError);
         li.appendChild(b); ul.appendChild(li);
       }
       det.appendChild(ul); root.appendChild(det);
     }
   }
+  // ---- titles, models and approval modes
+  // A session without a title is "New session" until the kernel names it
+  // (after its first turn): never its raw id.
+  function titleOf(s) { return (s && s.title) || 'New session'; }
+  // The approval modes are exactly the schema's ApprovalMode enum.
+  const MODES = {
+    EXPLORE: ['Explore', 'Read-only tools run; writes and commands are denied without asking.'],
+    ASK: ['Ask', 'Read-only tools run; writes and commands wait for your approval.'],
+    BYPASS: ['Bypass', 'Every tool runs without asking.'],
+  };
+  for (const o of $('mode').options) o.title = MODES[o.value][1];
+  const modeHelp = () => { $('modehelp').textContent = MODES[$('mode').value][1]; };
+  // The Approval mode select, like Model, belongs to the open session
+  // (changed with updateSession) or, with none open, to the next new one.
+  state.newMode = 'ASK';
+  $('mode').addEventListener('change', async () => {
+    modeHelp();
+    const v = $('mode').value;
+    if (!state.session) { state.newMode = v; return; }
+    try {
+      const d = await gql('mutation($s: ID!, $m: ApprovalMode) { updateSession(id: $s, input: {approvalMode: $m}) { ' + S_FIELDS + ' } }', { s: state.session, m: v });
+      state.sessions.set(d.updateSession.id, d.updateSession);
+      $('status').textContent = 'Approval mode: ' + MODES[v][0] + '.';
+    } catch (err) { showError(err); renderModelPicker(); }
+  });
+  modeHelp();
+  // languageModels: every model of the language connections, in order.
+  function languageModels() {
+    const out = [];
+    for (const c of state.connections || []) {
+      if ((c.type || 'LANGUAGE') !== 'LANGUAGE') continue;
+      for (const m of c.models) out.push({ value: c.id + '|' + m.id, label: c.name + '/' + m.id, conn: c, model: m.id });
+    }
+    return out;
+  }
+  // effectiveDefault: what a session created without a model binds (the
+  // LANGUAGE default, else the first language connection's first model).
+  function effectiveDefault() {
+    const ms = languageModels();
+    const d = state.defaults && state.defaults.language;
+    if (d) { const hit = ms.find((m) => m.value === d.connectionId + '|' + d.model); if (hit) return hit; }
+    return ms[0] || null;
+  }
+  // renderModelPicker fills the composer's Model select: with a session open
+  // it shows (and changes, with updateSession) that session's model; with none
+  // it is the model of the next new session ("" = the default, named).
+  function renderModelPicker() {
+    const ms = $('model'); ms.length = 0;
+    const models = languageModels(); const def = effectiveDefault();
+    const s = state.session ? state.sessions.get(state.session) : null;
+    const add = (value, label) => { const o = el('option'); o.value = value; o.textContent = label; ms.appendChild(o); };
+    if (s) {
+      const cur = s.connectionId && s.model ? s.connectionId + '|' + s.model : '';
+      if (!cur) add('', '(no model: choose one)');
+      else if (!models.some((m) => m.value === cur)) add(cur, s.model);
+      for (const m of models) add(m.value, m.label);
+      ms.value = cur;
+      $('modelhelp').textContent = cur ? '' : 'This session has no model: choose one to send.';
+      if (s.approvalMode && MODES[s.approvalMode]) $('mode').value = s.approvalMode;
+    } else {
+      add('', def ? 'Default (' + def.label + ')' : '(no model yet)');
+      for (const m of models) add(m.value, m.label);
+      if (state.newModel && !models.some((m) => m.value === state.newModel)) state.newModel = '';
+      ms.value = state.newModel || '';
+      $('modelhelp').textContent = '';
+      $('mode').value = state.newMode;
+    }
+    ms.disabled = !models.length;
+    modeHelp();
+    const usable = models.length > 0;
+    // New session stays clickable: without a model it shows the setup panel
+    // (and says why) instead of creating a session that cannot answer.
+    $('new').dataset.usable = String(usable);
+    $('newhelp').textContent = usable ? '' : 'Connect a model first: a session needs one.';
+    showSetup(!usable && state.connections !== undefined);
+  }
+  $('model').addEventListener('change', async (e) => {
+    const v = e.target.value;
+    if (!state.session) { state.newModel = v; return; }
+    if (!v) return;
+    const [c, m] = v.split('|');
+    try {
+      const d = await gql('mutation($s: ID!, $c: ID, $m: String) { updateSession(id: $s, input: {connectionId: $c, model: $m}) { ' + S_FIELDS + ' } }', { s: state.session, c, m });
+      state.sessions.set(d.updateSession.id, d.updateSession); renderModelPicker();
+      $('status').textContent = 'Model: ' + m + '.';
+    } catch (err) { showError(err); renderModelPicker(); }
+  });
+
   const CAPS = 'contextWindow maxInputTokens maxOutputTokens imageInput toolCalling reasoningEfforts webSearch generation { image video audio } ' +
     'prices { inputPerMillion cachedInputPerMillion cacheWritePerMillion outputPerMillion }';
   const DEFAULTS = [['deflang', 'LANGUAGE', 'language'], ['deffast', 'FAST', 'fast'], ['defimage', 'IMAGE', 'image'], ['defvideo', 'VIDEO', 'video']];
@@ -587,12 +759,8 @@
     const ps = $('project'); const keepP = ps.value; ps.length = 1;
     for (const p of d.projects) { const o = el('option'); o.value = p.id; o.textContent = p.name || p.path; ps.appendChild(o); }
     ps.value = keepP;
-    const ms = $('model'); const keep = ms.value; ms.length = 1;
-    for (const c of d.connections) {
-      if (c.type && c.type !== 'LANGUAGE') continue;
-      for (const m of c.models) { const o = el('option'); o.value = c.id + '|' + m.id; o.textContent = c.name + '/' + m.id; ms.appendChild(o); }
-    }
-    ms.value = keep;
+    state.connections = d.connections; state.defaults = d.defaultModels;
+    renderModelPicker();
     const cl = $('connlist'); cl.innerHTML = '';
     for (const c of d.connections) {
       const li = el('li'); li.dataset.id = c.id;
@@ -682,7 +850,8 @@
       else if (e.session) {
         state.sessions.set(e.session.id, e.session);
         if (e.session.id === state.session) {
-          if (e.session.title) $('title').textContent = e.session.title;
+          $('title').textContent = titleOf(e.session);
+          renderModelPicker();
           $('pin').setAttribute('aria-pressed', String(!!e.session.pinned));
         }
       }
@@ -723,12 +892,13 @@
     gql('mutation($s: ID!, $k: Boolean) { stopTurn(sessionId: $s, keepQueue: $k) { id } }', { s: sid, k: keep }).catch(showError);
   };
   $('new').onclick = async () => {
+    if (!languageModels().length) { showSetup(true); setDrawer(false); $('preset').focus(); return; }
     try {
-      const input = { approvalMode: $('mode').value };
+      const input = { approvalMode: state.newMode };
       if ($('newtitle').value.trim()) input.title = $('newtitle').value.trim();
       $('newtitle').value = '';
       if ($('project').value) input.projectId = $('project').value;
-      if ($('model').value) { const [c, m] = $('model').value.split('|'); input.connectionId = c; input.model = m; }
+      if (state.newModel) { const [c, m] = state.newModel.split('|'); input.connectionId = c; input.model = m; }
       const d = await gql('mutation($i: CreateSessionInput!) { createSession(input: $i) { ' + S_FIELDS + ' } }', { i: input });
       state.sessions.set(d.createSession.id, d.createSession); renderSessions();
       await openSession(d.createSession.id);
@@ -737,7 +907,7 @@
   $('pin').onclick = () => gql('mutation($s: ID!, $p: Boolean) { updateSession(id: $s, input: {pinned: $p}) { id } }',
     { s: state.session, p: $('pin').getAttribute('aria-pressed') !== 'true' }).catch(showError);
   $('rename').onclick = async () => {
-    const t = window.prompt('New title', $('title').textContent);
+    const t = window.prompt('New title', (state.sessions.get(state.session) || {}).title || '');
     if (t != null) gql('mutation($s: ID!, $t: String) { updateSession(id: $s, input: {title: $t}) { id } }', { s: state.session, t }).catch(showError);
   };
   $('delete').onclick = () => {
@@ -759,6 +929,89 @@
     catch (err) { showError(err); }
   });
 
+  // ---- first-run setup: presets, and a check (the provider lists its
+  // models) before the connection is kept. The API has no dry run: the
+  // connection is created, refreshModels checks it, and a failed check
+  // deletes it again unless the person chooses to save without checking.
+  const PRESETS = [
+    { id: 'openai', label: 'OpenAI', name: 'openai', baseUrl: 'https://api.openai.com/v1', kind: 'openai', key: 'env:OPENAI_API_KEY', help: 'Chat Completions; a key from platform.openai.com (or env:OPENAI_API_KEY, read by the kernel).' },
+    { id: 'anthropic', label: 'Anthropic', name: 'claude', baseUrl: 'https://api.anthropic.com', kind: 'anthropic', key: 'env:ANTHROPIC_API_KEY', help: 'Anthropic Messages; a key from console.anthropic.com (or env:ANTHROPIC_API_KEY).' },
+    { id: 'responses', label: 'OpenAI (Responses API)', name: 'openai-responses', baseUrl: 'https://api.openai.com/v1', kind: 'openai-responses', key: 'env:OPENAI_API_KEY', help: 'The OpenAI Responses API (e.g. codex models); the same key as OpenAI.' },
+    { id: 'openrouter', label: 'OpenRouter', name: 'openrouter', baseUrl: 'https://openrouter.ai/api/v1', kind: 'openai', key: 'env:OPENROUTER_API_KEY', help: 'Many models through one OpenAI-compatible endpoint; a key from openrouter.ai.' },
+    { id: 'ollama', label: 'Ollama (this machine)', name: 'ollama', baseUrl: 'http://127.0.0.1:11434/v1', kind: 'openai', key: '', help: 'A local Ollama server: no key; its pulled models are listed.' },
+    { id: 'lmstudio', label: 'LM Studio (this machine)', name: 'lmstudio', baseUrl: 'http://127.0.0.1:1234/v1', kind: 'openai', key: '', help: 'LM Studio\'s local server: no key.' },
+    { id: 'vllm', label: 'vLLM (this machine)', name: 'vllm', baseUrl: 'http://127.0.0.1:8000/v1', kind: 'openai', key: '', help: 'vLLM\'s OpenAI-compatible server: a key only if it was started with --api-key.' },
+    { id: 'custom', label: 'Other OpenAI-compatible', name: 'custom', baseUrl: '', kind: 'openai', key: '', help: 'Any endpoint speaking Chat Completions; its base URL usually ends in /v1.' },
+  ];
+  for (const p of PRESETS) { const o = el('option'); o.value = p.id; o.textContent = p.label; $('preset').appendChild(o); }
+  function applyPreset() {
+    const p = PRESETS.find((x) => x.id === $('preset').value) || PRESETS[0];
+    const f = $('setupform');
+    f.elements.name.value = p.name; f.elements.baseUrl.value = p.baseUrl; f.elements.apiKey.value = '';
+    f.elements.apiKey.placeholder = p.key ? 'sk-… or ' + p.key : '(none needed)';
+    $('presethelp').textContent = p.help;
+    $('setupresult').textContent = ''; $('setupforce').hidden = true;
+  }
+  $('preset').addEventListener('change', applyPreset); applyPreset();
+  function showSetup(on) {
+    const was = !$('setup').hidden;
+    $('setup').hidden = !on;
+    if (on && !was && !state.session) $('preset').focus({ preventScroll: true });
+  }
+  function setupInput() {
+    const f = $('setupform'); const p = PRESETS.find((x) => x.id === $('preset').value) || PRESETS[0];
+    const input = { name: f.elements.name.value.trim(), baseUrl: f.elements.baseUrl.value.trim(), providerKind: p.kind, type: 'LANGUAGE' };
+    if (f.elements.apiKey.value.trim()) input.apiKey = f.elements.apiKey.value.trim();
+    const models = f.elements.models.value.split(',').map((m) => m.trim()).filter(Boolean);
+    if (models.length) input.models = models.map((id) => ({ id }));
+    return input;
+  }
+  // afterSetup makes the first language model the default when none is set,
+  // so the default shows at once, then reloads the sidebar.
+  async function afterSetup(conn, note) {
+    const first = conn.models[0];
+    if (first && !(state.defaults && state.defaults.language)) {
+      await gql('mutation($c: ID, $m: String) { setDefaultModel(purpose: LANGUAGE, connectionId: $c, model: $m) { language { model } } }', { c: conn.id, m: first.id });
+    }
+    $('setupform').reset(); applyPreset();
+    await loadSidebar();
+    $('status').textContent = note;
+  }
+  $('setupform').addEventListener('submit', async (e) => {
+    e.preventDefault();
+    const input = setupInput(); const res = $('setupresult');
+    $('setupsave').disabled = true; $('setupforce').hidden = true;
+    res.textContent = 'Checking ' + input.baseUrl + '…';
+    let conn = null;
+    try {
+      conn = (await gql('mutation($i: ConnectionInput!) { createConnection(input: $i) { id name models { id } } }', { i: input })).createConnection;
+      let listed;
+      try {
+        listed = (await gql('mutation($c: ID!) { refreshModels(connectionId: $c) { id name models { id } } }', { c: conn.id })).refreshModels;
+      } catch (err) {
+        await gql('mutation($c: ID!) { deleteConnection(id: $c) }', { c: conn.id }).catch(() => {});
+        res.textContent = 'Check failed, nothing saved: ' + err.message;
+        $('setupforce').hidden = !input.models; // without listed models there is nothing to use
+        return;
+      }
+      if (!listed.models.length) {
+        await gql('mutation($c: ID!) { deleteConnection(id: $c) }', { c: conn.id }).catch(() => {});
+        res.textContent = 'The provider answered but listed no models: name one under Models.';
+        return;
+      }
+      res.textContent = '';
+      await afterSetup(listed, 'Connected ' + listed.name + ': ' + listed.models.length + ' model(s).');
+    } catch (err) { res.textContent = err.message; }
+    finally { $('setupsave').disabled = false; }
+  });
+  $('setupforce').onclick = async () => {
+    try {
+      const conn = (await gql('mutation($i: ConnectionInput!) { createConnection(input: $i) { id name models { id } } }', { i: setupInput() })).createConnection;
+      $('setupresult').textContent = '';
+      await afterSetup(conn, 'Saved ' + conn.name + ' without checking it.');
+    } catch (err) { $('setupresult').textContent = err.message; }
+  };
+
   // ---- export and import (foya.session JSON Lines, docs/export.md)
   $('export').onclick = async () => {
     const id = state.session; if (!id) return;
@@ -771,9 +1024,9 @@
         throw body && body.errors ? new GraphQLError(body.errors) : new Error('kernel answered HTTP ' + resp.status);
       }
       const doc = await resp.blob();
-      const title = (state.sessions.get(id) && state.sessions.get(id).title) || id;
+      const title = titleOf(state.sessions.get(id));
       const a = el('a'); a.href = URL.createObjectURL(new Blob([doc], { type: 'application/jsonl' }));
-      a.download = title.replace(/[^\w.-]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 60) + '.foya.jsonl';
+      a.download = (title.replace(/[^\w.-]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 60) || 'session') + '.foya.jsonl';
       document.body.appendChild(a); a.click(); a.remove();
       setTimeout(() => URL.revokeObjectURL(a.href), 60000);
       $('status').textContent = 'Exported.';
@@ -794,10 +1047,71 @@
     } catch (err) { showError(err); }
   });
 
+  // ---- layout: the sessions drawer (narrow screens), the theme, shortcuts
+  const narrow = window.matchMedia('(max-width: 760px)');
+  function setDrawer(open) {
+    open = open && narrow.matches;
+    document.body.classList.toggle('drawer', open);
+    $('menu').setAttribute('aria-expanded', String(open));
+    $('scrim').hidden = !open;
+    if (open) { const cur = document.querySelector('#sessions button[aria-current=true]') || $('newtitle'); cur.focus(); }
+  }
+  $('menu').onclick = () => setDrawer(!document.body.classList.contains('drawer'));
+  $('scrim').onclick = () => { setDrawer(false); $('menu').focus(); };
+  narrow.addEventListener('change', () => setDrawer(false));
+  $('sessions').addEventListener('click', (e) => { if (e.target.closest('button.s')) setDrawer(false); });
+  // Theme: "system" follows prefers-color-scheme; light and dark force it.
+  // Only an explicit choice is stored (localStorage, this origin).
+  const THEMES = ['system', 'light', 'dark'];
+  function applyTheme(t) {
+    if (t === 'light' || t === 'dark') document.documentElement.dataset.theme = t; else delete document.documentElement.dataset.theme;
+    const dark = t === 'dark' || (t !== 'light' && window.matchMedia('(prefers-color-scheme: dark)').matches);
+    $('theme').setAttribute('aria-label', 'Theme: ' + t + (t === 'system' ? ' (' + (dark ? 'dark' : 'light') + ')' : ''));
+    $('theme').title = 'Switch the theme (t)';
+    $('theme').textContent = dark ? '☾' : '☀';
+  }
+  let theme = 'system';
+  try { theme = localStorage.getItem('foya-theme') || 'system'; } catch (e) { /* storage off */ }
+  applyTheme(theme);
+  window.matchMedia('(prefers-color-scheme: dark)').addEventListener('change', () => applyTheme(theme));
+  function nextTheme() {
+    theme = THEMES[(THEMES.indexOf(theme) + 1) % THEMES.length];
+    try { if (theme === 'system') localStorage.removeItem('foya-theme'); else localStorage.setItem('foya-theme', theme); } catch (e) { /* storage off */ }
+    applyTheme(theme);
+    $('status').textContent = 'Theme: ' + theme + '.';
+  }
+  $('theme').onclick = nextTheme;
+  const keysDialog = () => { const d = $('keysdlg'); if (!d.open) d.showModal(); };
+  $('keys').onclick = keysDialog;
+  document.addEventListener('keydown', (e) => {
+    if (e.ctrlKey || e.metaKey || e.altKey || e.isComposing || e.defaultPrevented) return;
+    const t = e.target;
+    if (e.key === 'Escape' && document.body.classList.contains('drawer')) { e.preventDefault(); setDrawer(false); $('menu').focus(); return; }
+    if (e.key === 'Escape' && t === $('input') && state.session && state.phase !== 'IDLE') { e.preventDefault(); $('stop').click(); return; }
+    if (t.closest && (t.closest('input, textarea, select, [contenteditable=true]') || t.closest('dialog'))) return;
+    const card = t.closest && t.closest('.approval:not(.question):not(.resolved)');
+    if (card && ['a', 's', 'd'].includes(e.key)) {
+      const label = { a: 'Approve', s: 'Approve for session', d: 'Deny' }[e.key];
+      const b = [...card.querySelectorAll('button')].find((x) => x.textContent === label);
+      if (b && !b.disabled) { e.preventDefault(); b.click(); }
+      return;
+    }
+    switch (e.key) {
+      case '?': e.preventDefault(); keysDialog(); break;
+      case '/': e.preventDefault(); setDrawer(false); $('input').focus(); break;
+      case 'n': e.preventDefault(); setDrawer(false); $('new').click(); break;
+      case 'm': e.preventDefault(); setDrawer(!document.body.classList.contains('drawer')); break;
+      case 't': e.preventDefault(); nextTheme(); break;
+    }
+  });
+
   window.foyaWeb = { gql, ws, state };
+  // A session named in the address opens at once, beside the sidebar's
+  // query rather than after it (the first paint of a long session).
+  const first = location.hash.slice(1);
+  if (/^ses_[\w-]+$/.test(first)) openSession(first).catch(() => openSession(null));
   loadSidebar().then(() => {
     watchKernel();
-    const id = location.hash.slice(1);
-    if (id && state.sessions.has(id)) return openSession(id);
+    renderSessions(); renderModelPicker();
   }).catch(showError);
 })();

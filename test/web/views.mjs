@@ -1,0 +1,175 @@
+// Every view of Foya web in both themes and at three widths (see
+// TestWebClientViews): the first-run setup, a conversation (Markdown table,
+// task list, code with a copy button, a tool-call card, actions on hover),
+// an approval card, the connections, the shortcuts list and the sessions
+// drawer. Each view must pass axe-core with no serious or critical WCAG
+// violation in light and dark; at 390 and 360 px nothing scrolls sideways
+// and the composer stays in view. SHOTS=dir saves docs/web.md's screenshots.
+import { chromium } from 'playwright-core';
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+
+const base = process.env.BASE;
+const fakeURL = process.env.FAKE;
+const shots = process.env.SHOTS;
+const step = (s) => console.log('step: ' + s);
+const must = (ok, what) => { if (!ok) throw new Error(what); };
+const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--no-sandbox'] });
+const checked = [];
+try {
+  const ctx = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+  await ctx.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: base });
+  await ctx.addInitScript((t) => { if (!sessionStorage.getItem('foya-token')) sessionStorage.setItem('foya-token', t); }, process.env.TOKEN);
+  const page = await ctx.newPage();
+  page.setDefaultTimeout(20000);
+  const errors = [];
+  page.on('pageerror', (e) => errors.push(String(e)));
+  page.on('console', (m) => { if (/Content.Security.Policy/i.test(m.text())) errors.push('CSP: ' + m.text()); });
+  page.on('request', (r) => { if (!r.url().startsWith(base)) errors.push('request outside the kernel: ' + r.url()); });
+  const gql = (query, variables) => page.evaluate(([q, v]) => window.foyaWeb.gql(q, v), [query, variables || {}]);
+
+  // axe: no serious or critical violation of the WCAG 2.x A/AA rules.
+  const axe = async (view) => {
+    if (!(await page.evaluate(() => !!window.axe))) await page.evaluate(axeSource);
+    const res = await page.evaluate(() => window.axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'wcag22aa'] }, resultTypes: ['violations'] }));
+    const bad = res.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
+    must(!bad.length, 'axe, ' + view + ': ' + bad.map((v) => v.id + ' (' + v.impact + '): ' + v.nodes.slice(0, 3).map((n) => n.target.join(' ') + ' ' + (n.failureSummary || '').split('\n').slice(1, 2).join('')).join(' | ')).join('\n'));
+    checked.push(view);
+  };
+  const theme = async (scheme) => { await page.emulateMedia({ colorScheme: scheme }); };
+  // noSideScroll: the page is as wide as the window and the composer is in view.
+  const fits = async (what) => {
+    const m = await page.evaluate(() => {
+      const r = document.getElementById('input').getBoundingClientRect();
+      return { sw: document.documentElement.scrollWidth, bw: document.body.scrollWidth, w: window.innerWidth, h: window.innerHeight, top: r.top, bottom: r.bottom, width: r.width };
+    });
+    must(m.sw <= m.w && m.bw <= m.w, what + ': scrolls sideways (' + m.sw + '/' + m.bw + ' > ' + m.w + ')');
+    must(m.top >= 0 && m.bottom <= m.h && m.width >= 150, what + ': the composer is not in view: ' + JSON.stringify(m));
+  };
+  const shot = async (name) => { if (shots) await page.screenshot({ path: shots + '/' + name }); };
+
+  await page.goto(base + '/#token=' + encodeURIComponent(process.env.TOKEN));
+  const setup = page.getByRole('region', { name: 'Connect a model to start' });
+  await setup.waitFor();
+
+  step('the setup view in both themes');
+  for (const scheme of ['light', 'dark']) {
+    await theme(scheme);
+    await axe('setup, ' + scheme);
+    for (const w of [390, 360]) {
+      await page.setViewportSize({ width: w, height: 780 });
+      await fits('setup at ' + w + ' px, ' + scheme);
+    }
+    await page.setViewportSize({ width: 1280, height: 800 });
+  }
+
+  step('a connection and two sessions through the API');
+  const conn = (await gql('mutation($u: String) { createConnection(input: {name: "fake", baseUrl: $u, apiKey: "sk-x", models: [{id: "gpt-t"}]}) { id } }', { u: fakeURL })).createConnection.id;
+  await setup.waitFor({ state: 'hidden' });
+  const mk = async (title, mode) => (await gql('mutation($c: ID, $t: String, $m: ApprovalMode) { createSession(input: {connectionId: $c, model: "gpt-t", title: $t, approvalMode: $m}) { id } }', { c: conn, t: title, m: mode })).createSession.id;
+  // replied: the session is idle and its last message is the reply wanted
+  // (polled from node: each check is a query).
+  const replied = async (s, text) => {
+    for (let i = 0; i < 200; i++) {
+      const d = (await gql('query($s: ID!) { session(id: $s) { phase messages(last: 1) { role text } } }', { s })).session;
+      if (d.phase === 'IDLE' && d.messages.length && d.messages[0].role === 'ASSISTANT' && d.messages[0].text.includes(text)) return;
+      await page.waitForTimeout(100);
+    }
+    throw new Error('no reply "' + text + '" in ' + s);
+  };
+  const ask = await mk('Approval card', 'ASK');
+  const views = await mk('Release notes', 'BYPASS');
+  await gql('mutation($s: ID!) { sendMessage(sessionId: $s, input: {text: "Plan the release as a table, a checklist and a shell snippet."}) { turnStarted } }', { s: views });
+  await replied(views, 'git push');
+  await gql('mutation($s: ID!) { sendMessage(sessionId: $s, input: {text: "Write NOTES.md."}) { turnStarted } }', { s: views });
+  await replied(views, 'Wrote');
+  await gql('mutation($s: ID!) { sendMessage(sessionId: $s, input: {text: "Write a.txt."}) { turnStarted } }', { s: ask });
+  for (let i = 0; ; i++) {
+    if ((await gql('query($s: ID!) { events(sessionId: $s, limit: 500) { type } }', { s: ask })).events.some((e) => e.type === 'approval_requested')) break;
+    must(i < 200, 'no approval requested');
+    await page.waitForTimeout(100);
+  }
+
+  step('the conversation: table, task list, code with a copy button, tool card, actions on hover');
+  await page.locator('#sessions button.s').filter({ hasText: 'Release notes' }).click();
+  const log = page.getByRole('log');
+  const reply = log.locator('.msg.assistant[data-seq]').filter({ hasText: 'Release plan' });
+  await reply.waitFor();
+  must(await reply.locator('table th').count() === 3 && await reply.locator('table tbody tr').count() === 2, 'the Markdown table is not a <table>');
+  must(await reply.locator('li.task [aria-label=Done]').count() === 1 && await reply.locator('li.task [aria-label="To do"]').count() === 1, 'task list');
+  must(await reply.locator('a[href="https://example.com/changelog"][rel~=noopener]').count() === 1, 'safe link');
+  must(await reply.locator('a[href^="javascript"]').count() === 0, 'a javascript: link was rendered');
+  const actions = reply.locator('.actions');
+  await page.mouse.move(0, 0);
+  must(await actions.evaluate((e) => getComputedStyle(e).opacity) === '0', 'message actions are shown without hover or focus');
+  await reply.hover();
+  await page.waitForFunction(() => [...document.querySelectorAll('.msg.assistant .actions')].some((e) => getComputedStyle(e).opacity === '1'));
+  await reply.getByRole('button', { name: 'Copy code' }).click();
+  await reply.getByRole('button', { name: 'Copy code' }).filter({ hasText: 'Copied' }).waitFor();
+  const copied = await page.evaluate(() => navigator.clipboard.readText());
+  must(copied === 'git tag v1.2.0\ngit push --tags', 'copied: ' + JSON.stringify(copied));
+  const card = log.locator('details.toolcall');
+  must(await card.count() === 1, 'tool cards: ' + await card.count());
+  must((await card.locator('summary').textContent()).includes('path: NOTES.md'), 'tool card summary: ' + await card.locator('summary').textContent());
+  await card.locator('summary').click();
+  await card.locator('pre').waitFor();
+  await log.locator('.msg.tool').filter({ hasText: 'NOTES.md' }).first().waitFor();
+
+  step('the conversation, approval, connections and shortcuts in both themes');
+  for (const scheme of ['light', 'dark']) {
+    await theme(scheme);
+    const bg = await page.evaluate(() => getComputedStyle(document.body).backgroundColor);
+    must(scheme === 'dark' ? bg === 'rgb(22, 23, 26)' : bg === 'rgb(250, 250, 250)', scheme + ' background: ' + bg);
+    await page.locator('#sessions button.s').filter({ hasText: 'Release notes' }).click();
+    await reply.waitFor();
+    await axe('conversation, ' + scheme);
+    for (const w of [1280, 768, 390]) {
+      await page.setViewportSize({ width: w, height: w === 390 ? 844 : 800 });
+      await log.evaluate((l) => { l.scrollTop = 0; });
+      await shot('web-' + w + '-' + scheme + '.png');
+      if (w === 390) await fits('conversation at 390 px, ' + scheme);
+    }
+    await page.setViewportSize({ width: 360, height: 740 });
+    await fits('conversation at 360 px, ' + scheme);
+    step('the sessions drawer at 360 px, ' + scheme);
+    await page.getByRole('button', { name: 'Sessions menu' }).click();
+    await page.locator('#sessions button.s').filter({ hasText: 'Approval card' }).waitFor();
+    await axe('drawer, ' + scheme);
+    await page.keyboard.press('Escape');
+    await page.locator('#sessions button.s').filter({ hasText: 'Approval card' }).waitFor({ state: 'hidden' });
+    await page.setViewportSize({ width: 1280, height: 800 });
+
+    await page.locator('#sessions button.s').filter({ hasText: 'Approval card' }).click();
+    await page.getByRole('button', { name: 'Approve', exact: true }).waitFor();
+    await axe('approval, ' + scheme);
+    await page.getByText('Connections', { exact: true }).click();
+    await page.getByRole('button', { name: 'Refresh models of fake' }).waitFor();
+    await axe('connections, ' + scheme);
+    await page.getByText('Connections', { exact: true }).click();
+    await page.locator('#log').focus();
+    await page.keyboard.press('?');
+    await page.getByRole('dialog', { name: 'Keyboard shortcuts' }).waitFor();
+    await axe('shortcuts, ' + scheme);
+    await page.keyboard.press('Escape');
+    await page.getByRole('dialog', { name: 'Keyboard shortcuts' }).waitFor({ state: 'hidden' });
+  }
+
+  step('the theme toggle overrides the system theme; focus is visible');
+  await theme('dark');
+  await page.getByRole('button', { name: /^Theme: system/ }).click();
+  await page.getByRole('button', { name: 'Theme: light' }).waitFor();
+  must(await page.evaluate(() => getComputedStyle(document.body).backgroundColor) === 'rgb(250, 250, 250)', 'the light theme was not applied');
+  await page.getByRole('button', { name: 'Theme: light' }).click();
+  await page.getByRole('button', { name: 'Theme: dark' }).click();
+  await page.getByRole('button', { name: /^Theme: system/ }).waitFor();
+  await page.getByRole('textbox', { name: 'Message' }).focus();
+  await page.keyboard.press('Tab');
+  const outline = await page.evaluate(() => { const s = getComputedStyle(document.activeElement.closest('label') || document.activeElement); return s.outlineStyle + ' ' + s.outlineWidth; });
+  must(/solid [23]px/.test(outline), 'focus is not visible: ' + outline);
+
+  if (errors.length) throw new Error('page errors: ' + errors.join('\n'));
+  console.log('ok: axe clean on ' + checked.length + ' views (' + checked.join('; ') + ')');
+} finally {
+  await browser.close();
+}

@@ -10,7 +10,7 @@ import (
 
 // importSession runs an import for importSession and importSessionFile.
 func importSession(ctx context.Context, e *engine.Engine, r io.Reader, projectID string) (*core.Session, error) {
-	s, err := e.ImportSession(ctx, r, projectID)
+	s, err := e.Archive().Import(ctx, r, projectID)
 	if err != nil {
 		return nil, err
 	}

@@ -695,7 +695,7 @@ func (r *queryResolver) Events(ctx context.Context, sessionID string, afterSeq *
 
 // ExportSession is the resolver for the exportSession field.
 func (r *queryResolver) ExportSession(ctx context.Context, id string) (string, error) {
-	data, err := r.Engine.ExportSession(ctx, id, MaxExportBytes)
+	data, err := r.Engine.Archive().Export(ctx, id, MaxExportBytes)
 	if err != nil {
 		return "", err
 	}

@@ -71,6 +71,7 @@ type Engine struct {
 	out   OutputLimits
 
 	// Each of these owns its state and its lock.
+	archive  *Archiver
 	runtimes *runtimes
 	// requests are the approvals and questions waiting for a person.
 	requests *requests
@@ -120,6 +121,7 @@ func New(cfg Config) (*Engine, error) {
 		cfg: cfg, svc: cfg.Sessions, log: log, retry: cfg.Retry.withDefaults(), out: cfg.Output.withDefaults(),
 		runtimes: newRuntimes(), requests: newRequests(),
 	}
+	e.archive = &Archiver{svc: e.svc, cfg: &e.cfg, log: log}
 	// Idle: the histories cached for turns go, then whatever the kernel
 	// configured (e.g. handing memory back).
 	e.idle = newIdleWatch(cfg.IdleAfter, func() {
@@ -242,3 +244,6 @@ func (e *Engine) Close(ctx context.Context) error {
 
 // Hooks is the lifecycle hooks service (nil when not configured).
 func (e *Engine) Hooks() *hooks.Hooks { return e.cfg.Hooks }
+
+// Archive exports and imports sessions (the foya.session format).
+func (e *Engine) Archive() *Archiver { return e.archive }

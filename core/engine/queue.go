@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"time"
 
@@ -290,19 +291,19 @@ func (e *Engine) DeleteSession(ctx context.Context, sessionID string) error {
 	e.runtimes.delete(ids...)
 	e.requests.forgetGrants(ids...)
 	e.titled.delete(ids...)
-	e.deleteBlobs(orphans)
+	deleteBlobs(e.cfg.Blobs, e.log, orphans)
 	return nil
 }
 
 // deleteBlobs removes artifact bytes nothing refers to any more; failures
 // only leave garbage behind, so they are logged.
-func (e *Engine) deleteBlobs(hashes []string) {
-	if e.cfg.Blobs == nil {
+func deleteBlobs(blobs core.BlobStore, log *slog.Logger, hashes []string) {
+	if blobs == nil {
 		return
 	}
 	for _, h := range hashes {
-		if err := e.cfg.Blobs.Delete(h); err != nil && !errors.Is(err, core.ErrNotFound) {
-			e.log.Warn("delete unreferenced artifact", "sha256", h, "err", err)
+		if err := blobs.Delete(h); err != nil && !errors.Is(err, core.ErrNotFound) {
+			log.Warn("delete unreferenced artifact", "sha256", h, "err", err)
 		}
 	}
 }

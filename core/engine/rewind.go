@@ -59,7 +59,7 @@ func (e *Engine) PreviewRewind(ctx context.Context, sessionID string, messageSeq
 	if err != nil {
 		return RewindPreview{}, err
 	}
-	rr := e.openRestoreRoot(dir)
+	rr := e.cfg.openRestoreRoot(dir)
 	defer rr.Close()
 	files := e.rewindFiles(rr, after)
 	return RewindPreview{
@@ -207,7 +207,7 @@ func (e *Engine) ConfirmRewind(ctx context.Context, sessionID string, messageSeq
 	if err != nil {
 		return RewindPreview{}, err
 	}
-	rr := e.openRestoreRoot(dir)
+	rr := e.cfg.openRestoreRoot(dir)
 	defer rr.Close()
 	for i := len(p.Files) - 1; i >= 0; i-- {
 		f := &p.Files[i]

@@ -515,7 +515,7 @@ func (r *mutationResolver) StopTurn(ctx context.Context, sessionID string, keepQ
 
 // ResolveApproval is the resolver for the resolveApproval field.
 func (r *mutationResolver) ResolveApproval(ctx context.Context, sessionID string, requestID string, decision core.ApprovalDecision) (bool, error) {
-	if err := r.Engine.ResolveApproval(ctx, sessionID, requestID, decision); err != nil {
+	if err := r.Engine.Requests().ResolveApproval(ctx, sessionID, requestID, decision); err != nil {
 		return false, err
 	}
 	return true, nil
@@ -523,7 +523,7 @@ func (r *mutationResolver) ResolveApproval(ctx context.Context, sessionID string
 
 // AnswerQuestion is the resolver for the answerQuestion field.
 func (r *mutationResolver) AnswerQuestion(ctx context.Context, sessionID string, requestID string, answer string) (bool, error) {
-	if err := r.Engine.AnswerQuestion(ctx, sessionID, requestID, answer); err != nil {
+	if err := r.Engine.Requests().AnswerQuestion(ctx, sessionID, requestID, answer); err != nil {
 		return false, err
 	}
 	return true, nil

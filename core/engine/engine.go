@@ -74,7 +74,7 @@ type Engine struct {
 	archive  *Archiver
 	runtimes *runtimes
 	// requests are the approvals and questions waiting for a person.
-	requests *requests
+	requests *Requests
 	// untrustedReported dedups hook_untrusted events (session/turn).
 	untrustedReported memo[bool]
 	// failedCompactions remembers, per route and history digest, why a
@@ -119,7 +119,7 @@ func New(cfg Config) (*Engine, error) {
 	}
 	e := &Engine{
 		cfg: cfg, svc: cfg.Sessions, log: log, retry: cfg.Retry.withDefaults(), out: cfg.Output.withDefaults(),
-		runtimes: newRuntimes(), requests: newRequests(),
+		runtimes: newRuntimes(), requests: newRequests(cfg.Sessions, log),
 	}
 	e.archive = &Archiver{svc: e.svc, cfg: &e.cfg, log: log}
 	// Idle: the histories cached for turns go, then whatever the kernel
@@ -244,6 +244,10 @@ func (e *Engine) Close(ctx context.Context) error {
 
 // Hooks is the lifecycle hooks service (nil when not configured).
 func (e *Engine) Hooks() *hooks.Hooks { return e.cfg.Hooks }
+
+// Requests are the approvals and questions waiting for a person, and the
+// grants of APPROVED_FOR_SESSION.
+func (e *Engine) Requests() *Requests { return e.requests }
 
 // Archive exports and imports sessions (the foya.session format).
 func (e *Engine) Archive() *Archiver { return e.archive }

@@ -117,7 +117,7 @@ func (e *Engine) callTool(ctx context.Context, sessionID, turnID string, c core.
 			return fail("%s", why)
 		}
 	}
-	if ok, why := e.authorize(ctx, s, c, info); !ok {
+	if ok, why := e.requests.authorize(ctx, s, c, info); !ok {
 		return fail("%s", why)
 	}
 	if ctx.Err() != nil {
@@ -127,7 +127,7 @@ func (e *Engine) callTool(ctx context.Context, sessionID, turnID string, c core.
 	if d := e.runHooks(ctx, s, turnID, hooks.HookPreToolUse, core.HookInput{ToolName: c.Name, ToolInput: c.Input}); d.block {
 		return fail("blocked by a PreToolUse hook: %s", cmp.Or(d.reason, "no reason given"))
 	} else if d.ask && !d.allow {
-		if ok, why := e.authorizeAsk(ctx, s, c, info); !ok {
+		if ok, why := e.requests.authorizeAsk(ctx, s, c, info); !ok {
 			return fail("%s", why)
 		}
 	}

@@ -78,11 +78,16 @@ func buildEvents(sessionID string, specs ...eventSpec) ([]core.Event, error) {
 // persist appends one event, ignoring cancellation of the turn's context so
 // that partial work is always recorded.
 func (e *Engine) persist(ctx context.Context, sessionID string, t core.EventType, payload any) error {
+	return appendEvent(ctx, e.svc, sessionID, t, payload)
+}
+
+// appendEvent appends one event through svc, ignoring cancellation of ctx.
+func appendEvent(ctx context.Context, svc *session.Service, sessionID string, t core.EventType, payload any) error {
 	ev, err := core.NewEvent(sessionID, t, payload)
 	if err != nil {
 		return err
 	}
-	_, err = e.svc.Append(context.WithoutCancel(ctx), sessionID, ev)
+	_, err = svc.Append(context.WithoutCancel(ctx), sessionID, ev)
 	return err
 }
 

@@ -421,7 +421,7 @@ func (r *mutationResolver) CompactSession(ctx context.Context, sessionID string)
 
 // PreviewRewind is the resolver for the previewRewind field.
 func (r *mutationResolver) PreviewRewind(ctx context.Context, sessionID string, messageSeq int64) (*engine.RewindPreview, error) {
-	p, err := r.Engine.PreviewRewind(ctx, sessionID, messageSeq)
+	p, err := r.Engine.Rewind().Preview(ctx, sessionID, messageSeq)
 	if err != nil {
 		return nil, err
 	}
@@ -431,7 +431,7 @@ func (r *mutationResolver) PreviewRewind(ctx context.Context, sessionID string, 
 
 // ConfirmRewind is the resolver for the confirmRewind field.
 func (r *mutationResolver) ConfirmRewind(ctx context.Context, sessionID string, messageSeq int64, headSeq int64, fileStateToken string) (*model.RewindResult, error) {
-	p, err := r.Engine.ConfirmRewind(ctx, sessionID, messageSeq, headSeq, fileStateToken)
+	p, err := r.Engine.Rewind().Confirm(ctx, sessionID, messageSeq, headSeq, fileStateToken)
 	if err != nil {
 		return nil, err
 	}

@@ -64,7 +64,7 @@ func (e *Engine) runHooks(ctx context.Context, s core.Session, turnID, event str
 	if len(ms) == 0 {
 		return d
 	}
-	dir, err := e.workDir(pctx, s)
+	dir, err := e.dirs.workDir(pctx, s)
 	if err != nil {
 		e.log.Warn("hooks: no working directory", "session_id", s.ID, "err", err)
 		return d

@@ -110,7 +110,7 @@ func (e *Engine) callTool(ctx context.Context, sessionID, turnID string, c core.
 	if !isKernelTool && c.Name != ToolImageGeneration {
 		// The scope check comes before the approval: nobody is asked to
 		// approve a call that would be refused anyway.
-		if dir, err = e.workDir(pctx, s); err != nil {
+		if dir, err = e.dirs.workDir(pctx, s); err != nil {
 			return fail("%s", core.ErrorMessage(err))
 		}
 		if why := e.scopeRefusal(dir, c); why != "" {

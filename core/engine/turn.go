@@ -244,7 +244,7 @@ func (e *Engine) compileFrom(ctx context.Context, s core.Session, b boundModel, 
 	if err != nil {
 		return compiled{}, err
 	}
-	dir, err := e.workDirPath(ctx, s)
+	dir, err := e.dirs.workDirPath(ctx, s)
 	if err != nil {
 		return compiled{}, err
 	}

@@ -490,17 +490,17 @@ func (r *mutationResolver) GenerateVideo(ctx context.Context, input model.Genera
 
 // EditQueuedMessage is the resolver for the editQueuedMessage field.
 func (r *mutationResolver) EditQueuedMessage(ctx context.Context, sessionID string, itemID string, input model.UserInput) ([]core.QueueItem, error) {
-	return r.Engine.EditQueuedMessage(ctx, sessionID, itemID, userInput(input))
+	return r.Engine.Queues().Edit(ctx, sessionID, itemID, userInput(input))
 }
 
 // MoveQueuedMessage is the resolver for the moveQueuedMessage field.
 func (r *mutationResolver) MoveQueuedMessage(ctx context.Context, sessionID string, itemID string, index int64) ([]core.QueueItem, error) {
-	return r.Engine.MoveQueuedMessage(ctx, sessionID, itemID, int(index))
+	return r.Engine.Queues().Move(ctx, sessionID, itemID, int(index))
 }
 
 // DeleteQueuedMessage is the resolver for the deleteQueuedMessage field.
 func (r *mutationResolver) DeleteQueuedMessage(ctx context.Context, sessionID string, itemID string) ([]core.QueueItem, error) {
-	return r.Engine.DeleteQueuedMessage(ctx, sessionID, itemID)
+	return r.Engine.Queues().Delete(ctx, sessionID, itemID)
 }
 
 // StopTurn is the resolver for the stopTurn field.
@@ -812,7 +812,7 @@ func (r *sessionResolver) Queue(ctx context.Context, obj *core.Session) ([]core.
 		}
 		return st.Queue, err
 	}
-	return r.Engine.Queue(obj.ID), nil
+	return r.Engine.Queues().List(obj.ID), nil
 }
 
 // Usage is the resolver for the usage field.

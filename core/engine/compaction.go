@@ -319,7 +319,7 @@ func (e *Engine) CompactSession(ctx context.Context, sessionID string) (core.Ses
 	rt.mu.Lock()
 	rt.busy = ""
 	if !rt.held && rt.turn == nil && e.dispatchLocked(pctx, sessionID, rt) {
-		e.snapshotLocked(sessionID, rt)
+		publishQueue(e.svc, sessionID, rt)
 	}
 	rt.mu.Unlock()
 	if cerr != nil {

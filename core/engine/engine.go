@@ -72,6 +72,7 @@ type Engine struct {
 
 	// Each of these owns its state and its lock.
 	archive  *Archiver
+	queues   *Queues
 	rewind   *Rewinder
 	dirs     workDirs
 	runtimes *runtimes
@@ -125,6 +126,7 @@ func New(cfg Config) (*Engine, error) {
 	}
 	e.dirs = workDirs{svc: e.svc, scratch: cfg.ScratchDir}
 	e.archive = &Archiver{svc: e.svc, cfg: &e.cfg, log: log}
+	e.queues = &Queues{svc: e.svc, runtimes: e.runtimes, validate: e.validateInput}
 	e.rewind = &Rewinder{svc: e.svc, cfg: &e.cfg, log: log, runtimes: e.runtimes, dirs: e.dirs}
 	// Idle: the histories cached for turns go, then whatever the kernel
 	// configured (e.g. handing memory back).
@@ -261,6 +263,9 @@ func (e *Engine) Requests() *Requests { return e.requests }
 
 // Rewind previews and confirms rewinds (SES-11).
 func (e *Engine) Rewind() *Rewinder { return e.rewind }
+
+// Queues lists and edits the sessions' queued input.
+func (e *Engine) Queues() *Queues { return e.queues }
 
 // Archive exports and imports sessions (the foya.session format).
 func (e *Engine) Archive() *Archiver { return e.archive }

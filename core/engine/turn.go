@@ -132,7 +132,7 @@ func (e *Engine) runTurn(ctx context.Context, sessionID string, rt *sessionRunti
 		return
 	}
 	if e.dispatchLocked(pctx, sessionID, rt) {
-		e.snapshotLocked(sessionID, rt)
+		publishQueue(e.svc, sessionID, rt)
 		return
 	}
 	if err := e.persist(pctx, sessionID, core.EventPhaseChanged, core.PhasePayload{Phase: core.PhaseIdle}); err != nil && !errors.Is(err, core.ErrNotFound) {

@@ -88,7 +88,7 @@ func (e *Engine) compact(ctx context.Context, s core.Session, b boundModel, reas
 		trigger = "manual"
 	}
 	// PreCompact hooks are informational: their exit codes never block.
-	e.runHooks(ctx, s, "", hooks.HookPreCompact, core.HookInput{Trigger: trigger})
+	e.hooks.runHooks(ctx, s, "", hooks.HookPreCompact, core.HookInput{Trigger: trigger})
 	msgs, err := e.svc.Messages(ctx, s.ID, false)
 	if err != nil {
 		return err

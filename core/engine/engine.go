@@ -78,8 +78,7 @@ type Engine struct {
 	runtimes *runtimes
 	// requests are the approvals and questions waiting for a person.
 	requests *Requests
-	// untrustedReported dedups hook_untrusted events (session/turn).
-	untrustedReported memo[bool]
+	hooks    *hookRunner
 	// failedCompactions remembers, per route and history digest, why a
 	// compaction failed, so it is not retried in a loop.
 	failedCompactions memo[string]
@@ -127,6 +126,7 @@ func New(cfg Config) (*Engine, error) {
 	e.dirs = workDirs{svc: e.svc, scratch: cfg.ScratchDir}
 	e.archive = &Archiver{svc: e.svc, cfg: &e.cfg, log: log}
 	e.queues = &Queues{svc: e.svc, runtimes: e.runtimes, validate: e.validateInput}
+	e.hooks = &hookRunner{hooks: cfg.Hooks, svc: e.svc, log: log, dirs: e.dirs}
 	e.rewind = &Rewinder{svc: e.svc, cfg: &e.cfg, log: log, runtimes: e.runtimes, dirs: e.dirs}
 	// Idle: the histories cached for turns go, then whatever the kernel
 	// configured (e.g. handing memory back).

@@ -124,7 +124,7 @@ func (e *Engine) callTool(ctx context.Context, sessionID, turnID string, c core.
 		return fail("not run: the turn was stopped")
 	}
 	// PreToolUse runs after the approval policy, before the call.
-	if d := e.runHooks(ctx, s, turnID, hooks.HookPreToolUse, core.HookInput{ToolName: c.Name, ToolInput: c.Input}); d.block {
+	if d := e.hooks.runHooks(ctx, s, turnID, hooks.HookPreToolUse, core.HookInput{ToolName: c.Name, ToolInput: c.Input}); d.block {
 		return fail("blocked by a PreToolUse hook: %s", cmp.Or(d.reason, "no reason given"))
 	} else if d.ask && !d.allow {
 		if ok, why := e.requests.authorizeAsk(ctx, s, c, info); !ok {
@@ -175,7 +175,7 @@ func (e *Engine) refuseCall(s core.Session, c core.ToolCall, tools map[string]co
 func (e *Engine) postToolHooks(ctx context.Context, s core.Session, turnID string, c core.ToolCall) func(*core.Message) {
 	return func(m *core.Message) {
 		resp, _ := json.Marshal(map[string]any{"text": m.Text, "is_error": m.IsError})
-		d := e.runHooks(ctx, s, turnID, hooks.HookPostToolUse, core.HookInput{ToolName: c.Name, ToolInput: c.Input, ToolResponse: resp})
+		d := e.hooks.runHooks(ctx, s, turnID, hooks.HookPostToolUse, core.HookInput{ToolName: c.Name, ToolInput: c.Input, ToolResponse: resp})
 		if d.block {
 			m.Text += "\n[PostToolUse hook: " + cmp.Or(d.reason, "no reason given") + "]"
 		}

@@ -104,7 +104,7 @@ func (e *Engine) runTurn(ctx context.Context, sessionID string, rt *sessionRunti
 	// turn_finished, the end of the turn in memory and the next dispatch (or
 	// idle) happen under the session's runtime lock, so that a client that
 	// sees turn_finished can act on an idle session at once.
-	e.forgetUntrusted(sessionID, run.id)
+	e.hooks.forgetUntrusted(sessionID, run.id)
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
 	rt.turn = nil

@@ -473,7 +473,7 @@ func (r *mutationResolver) GenerateImage(ctx context.Context, input model.Genera
 			return nil, core.Errorf(core.CodeBadInput, "count: 1 to %d", engine.MaxImageCount)
 		}
 	}
-	return r.Engine.GenerateImage(ctx, in)
+	return r.Engine.Generation().Image(ctx, in)
 }
 
 // GenerateVideo is the resolver for the generateVideo field.
@@ -485,7 +485,7 @@ func (r *mutationResolver) GenerateVideo(ctx context.Context, input model.Genera
 			return nil, core.Errorf(core.CodeBadInput, "durationSeconds: 1 to %d (or omit for the service's default)", engine.MaxVideoDurationSeconds)
 		}
 	}
-	return r.Engine.GenerateVideo(ctx, in)
+	return r.Engine.Generation().Video(ctx, in)
 }
 
 // EditQueuedMessage is the resolver for the editQueuedMessage field.

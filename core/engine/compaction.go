@@ -153,7 +153,7 @@ func (e *Engine) compact(ctx context.Context, s core.Session, b boundModel, reas
 	if err != nil {
 		return fail(catalog.ProviderFailure("summarize for compaction", err, b.endpoint.APIKey))
 	}
-	e.recordUsage(ctx, s.ID, b, req, streamResult{text: c.Text, usage: c.Usage}, "compaction")
+	e.rec.recordUsage(ctx, s.ID, b, req, streamResult{text: c.Text, usage: c.Usage}, "compaction")
 	summary := strings.TrimSpace(c.Text)
 	if request != nil {
 		// The cut is inside the current turn: the request it works on is

@@ -72,6 +72,8 @@ type Engine struct {
 
 	// Each of these owns its state and its lock.
 	archive  *Archiver
+	gen      *Generator
+	rec      usageRecorder
 	queues   *Queues
 	rewind   *Rewinder
 	dirs     workDirs
@@ -127,6 +129,8 @@ func New(cfg Config) (*Engine, error) {
 	e.archive = &Archiver{svc: e.svc, cfg: &e.cfg, log: log}
 	e.queues = &Queues{svc: e.svc, runtimes: e.runtimes, validate: e.validateInput}
 	e.hooks = &hookRunner{hooks: cfg.Hooks, svc: e.svc, log: log, dirs: e.dirs}
+	e.rec = usageRecorder{svc: e.svc, log: log}
+	e.gen = &Generator{svc: e.svc, cfg: &e.cfg, log: log, rec: e.rec}
 	e.rewind = &Rewinder{svc: e.svc, cfg: &e.cfg, log: log, runtimes: e.runtimes, dirs: e.dirs}
 	// Idle: the histories cached for turns go, then whatever the kernel
 	// configured (e.g. handing memory back).
@@ -266,6 +270,9 @@ func (e *Engine) Rewind() *Rewinder { return e.rewind }
 
 // Queues lists and edits the sessions' queued input.
 func (e *Engine) Queues() *Queues { return e.queues }
+
+// Generation generates images and videos.
+func (e *Engine) Generation() *Generator { return e.gen }
 
 // Archive exports and imports sessions (the foya.session format).
 func (e *Engine) Archive() *Archiver { return e.archive }

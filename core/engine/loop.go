@@ -172,7 +172,7 @@ func (t *turnLoop) step(n int) (stepOutcome, core.TurnStatus, string) {
 	res := e.streamWithRetry(ctx, sessionID, run.id, b, req, left)
 	finished := time.Now().UTC()
 	t.spent += outputTokens(res)
-	e.recordUsage(pctx, sessionID, b, req, res, "turn")
+	e.rec.recordUsage(pctx, sessionID, b, req, res, "turn")
 	if res.err == nil && !res.cancelled && res.usage != nil {
 		e.accept(pctx, sessionID, b.route, c.active, req, *res.usage)
 	}

@@ -133,7 +133,7 @@ func (e *Engine) callTool(ctx context.Context, sessionID, turnID string, c core.
 	}
 	*post = e.postToolHooks(ctx, s, turnID, c)
 	if c.Name == ToolImageGeneration {
-		text, atts, isErr := e.runImageGeneration(ctx, s, c)
+		text, atts, isErr := e.gen.runImageGeneration(ctx, s, c)
 		m.Text, m.Attachments, m.IsError = text, atts, isErr
 		return m
 	}
@@ -214,7 +214,7 @@ func (e *Engine) callPlugin(ctx context.Context, s core.Session, c core.ToolCall
 		atts = append([]core.ToolAttachment{*res.Attachment}, atts...)
 	}
 	for i := range atts {
-		a, err := e.keepAttachment(pctx, &atts[i])
+		a, err := e.cfg.keepAttachment(pctx, &atts[i])
 		if err != nil {
 			e.log.Warn("keep tool attachment", "session_id", sessionID, "tool", c.Name, "err", err)
 			m.Text += fmt.Sprintf("\n[note: attachment %q could not be kept: %s]", atts[i].Name, core.ErrorMessage(err))
@@ -259,15 +259,15 @@ func (e *Engine) keepFileChanges(ctx context.Context, sessionID string, changes 
 // emptySHA256 is the SHA-256 of no bytes (an empty file crosses gRPC as nil).
 const emptySHA256 = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
 
-func (e *Engine) keepAttachment(ctx context.Context, ta *core.ToolAttachment) (core.Attachment, error) {
-	if e.cfg.Blobs == nil || e.cfg.Attachments == nil || e.cfg.Describe == nil {
+func (c *Config) keepAttachment(ctx context.Context, ta *core.ToolAttachment) (core.Attachment, error) {
+	if c.Blobs == nil || c.Attachments == nil || c.Describe == nil {
 		return core.Attachment{}, core.Errorf(core.CodeUnavailable, "no artifact store")
 	}
-	hash, size, err := e.cfg.Blobs.Put(ctx, bytes.NewReader(ta.Data), core.MaxAttachmentBytes)
+	hash, size, err := c.Blobs.Put(ctx, bytes.NewReader(ta.Data), core.MaxAttachmentBytes)
 	if err != nil {
 		return core.Attachment{}, err
 	}
-	kind, mediaType, w, h, err := e.cfg.Describe(ta.Name, bytes.NewReader(ta.Data))
+	kind, mediaType, w, h, err := c.Describe(ta.Name, bytes.NewReader(ta.Data))
 	if err != nil {
 		return core.Attachment{}, err
 	}
@@ -275,5 +275,5 @@ func (e *Engine) keepAttachment(ctx context.Context, ta *core.ToolAttachment) (c
 		mediaType = ta.MediaType
 	}
 	a := core.Attachment{ID: core.NewID("att"), Name: ta.Name, Kind: kind, MediaType: mediaType, Size: size, Width: w, Height: h, SHA256: hash}
-	return a, e.cfg.Attachments.CreateAttachment(ctx, a)
+	return a, c.Attachments.CreateAttachment(ctx, a)
 }

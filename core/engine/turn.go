@@ -307,7 +307,7 @@ func (e *Engine) toolSet(ctx context.Context, s core.Session, b boundModel) (map
 		}
 	}
 	byName := make(map[string]core.ToolInfo, len(infos))
-	b.imageDefault = e.imageDefaultSet(ctx)
+	b.imageDefault = e.gen.imageDefaultSet(ctx)
 	if !webSearchAvailable(b) {
 		_, b.searchFallback = e.searchFallback(ctx)
 	}

@@ -23,7 +23,7 @@ func (e *Engine) runTools(ctx context.Context, sessionID, turnID string, calls [
 	pctx := context.WithoutCancel(ctx)
 	allReadOnly := len(calls) > 1
 	for _, c := range calls {
-		if info, ok := e.lookupTool(c.Name, tools); !ok || !(info.ReadOnly || info.Parallel) {
+		if info, ok := lookupTool(c.Name, tools); !ok || !(info.ReadOnly || info.Parallel) {
 			allReadOnly = false
 		}
 	}
@@ -63,7 +63,7 @@ func (e *Engine) runTools(ctx context.Context, sessionID, turnID string, calls [
 	return ctx.Err() != nil
 }
 
-func (e *Engine) lookupTool(name string, tools map[string]core.ToolInfo) (core.ToolInfo, bool) {
+func lookupTool(name string, tools map[string]core.ToolInfo) (core.ToolInfo, bool) {
 	if t, ok := kernelToolInfo(name); ok {
 		return t, true
 	}
@@ -113,7 +113,7 @@ func (e *Engine) callTool(ctx context.Context, sessionID, turnID string, c core.
 		if dir, err = e.dirs.workDir(pctx, s); err != nil {
 			return fail("%s", core.ErrorMessage(err))
 		}
-		if why := e.scopeRefusal(dir, c); why != "" {
+		if why := e.cfg.scopeRefusal(dir, c); why != "" {
 			return fail("%s", why)
 		}
 	}
@@ -149,7 +149,7 @@ func (e *Engine) callTool(ctx context.Context, sessionID, turnID string, c core.
 // refuseCall returns the tool c calls, or why it cannot run in s: it is
 // unknown or not allowed, or its arguments are not a JSON object.
 func (e *Engine) refuseCall(s core.Session, c core.ToolCall, tools map[string]core.ToolInfo) (core.ToolInfo, string) {
-	info, ok := e.lookupTool(c.Name, tools)
+	info, ok := lookupTool(c.Name, tools)
 	if !ok || !allowedTool(s, c.Name) {
 		names := make([]string, 0, len(tools))
 		for n := range tools {

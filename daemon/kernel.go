@@ -121,7 +121,6 @@ func (k *kernel) openSessions(ctx context.Context, c Config, catStore core.Catal
 	var err error
 	k.catalog, err = catalog.New(ctx, catalog.Config{
 		Store: catStore, Providers: k.plugins, Logger: log, AllowKeyEnv: c.AllowKeyEnv,
-		OnChange: func(ctx context.Context, ch core.CatalogChange) { k.sessions.ApplyCatalogChange(ctx, ch) },
 	})
 	if err != nil {
 		return nil, err
@@ -134,7 +133,7 @@ func (k *kernel) openSessions(ctx context.Context, c Config, catStore core.Catal
 		brokerCfg.Relay = k.node
 	}
 	broker := pubsub.New(brokerCfg)
-	svcCfg := session.Config{Store: k.db, Broker: broker, Logger: log, Models: k.catalog}
+	svcCfg := session.Config{Store: k.db, Broker: broker, Logger: log, Models: k.catalog, Changes: k.catalog}
 	if k.node != nil {
 		svcCfg.Ownership = k.node
 	}

@@ -61,7 +61,7 @@ func (h exportHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		hd.Set("X-Content-Type-Options", "nosniff")
 		w.WriteHeader(http.StatusOK)
 	}}
-	err := h.engine.StreamExport(r.Context(), id, sw)
+	err := h.engine.Archive().Stream(r.Context(), id, sw)
 	if err == nil {
 		return
 	}

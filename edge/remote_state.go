@@ -43,7 +43,7 @@ func stateHandler(engine *engine.Engine) http.Handler {
 		}
 		out := make(map[string]graph.SessionState, len(req.IDs))
 		for _, id := range req.IDs {
-			st := graph.SessionState{Queue: engine.Queue(id)}
+			st := graph.SessionState{Queue: engine.Queues().List(id)}
 			if u, err := engine.ContextUsage(r.Context(), id); err != nil {
 				st.Error, st.Code = err.Error(), string(core.CodeInternal)
 				var ce *core.Error

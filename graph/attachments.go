@@ -20,7 +20,7 @@ func generateImage(ctx context.Context, e *engine.Engine, input model.GenerateIm
 			return nil, core.Errorf(core.CodeBadInput, "count: 1 to %d", engine.MaxImageCount)
 		}
 	}
-	return e.GenerateImage(ctx, in)
+	return e.Generation().Image(ctx, in)
 }
 
 // generateVideo serves generateVideo; a duration of 0 or less is refused
@@ -34,5 +34,5 @@ func generateVideo(ctx context.Context, e *engine.Engine, input model.GenerateVi
 			return nil, core.Errorf(core.CodeBadInput, "durationSeconds: 1 to %d (or omit for the service's default)", engine.MaxVideoDurationSeconds)
 		}
 	}
-	return e.GenerateVideo(ctx, in)
+	return e.Generation().Video(ctx, in)
 }

@@ -154,14 +154,14 @@ func BenchmarkExportImport(b *testing.B) {
 	b.ResetTimer()
 	for range b.N {
 		start := time.Now()
-		doc, err := k.engine.ExportSession(context.Background(), s.ID, 64<<20)
+		doc, err := k.engine.Archive().Export(context.Background(), s.ID, 64<<20)
 		if err != nil {
 			b.Fatal(err)
 		}
 		exportT += time.Since(start)
 		size = len(doc)
 		start = time.Now()
-		imp, err := k.engine.ImportSession(context.Background(), bytes.NewReader(doc), "")
+		imp, err := k.engine.Archive().Import(context.Background(), bytes.NewReader(doc), "")
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -84,7 +84,7 @@ func BenchmarkPreviewRewind200(b *testing.B) {
 	}
 	b.ResetTimer()
 	for b.Loop() {
-		pv, err := k.engine.PreviewRewind(ctx, s.ID, out[0].Seq)
+		pv, err := k.engine.Rewind().Preview(ctx, s.ID, out[0].Seq)
 		if err != nil || len(pv.Files) != 200 || !pv.Files[199].Restorable {
 			b.Fatalf("preview: %v %d", err, len(pv.Files))
 		}

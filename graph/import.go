@@ -15,5 +15,5 @@ func importSessionFile(ctx context.Context, e *engine.Engine, file graphql.Uploa
 	if file.Size > archive.MaxImportBytes {
 		return nil, core.Errorf(core.CodeBadInput, "the file is %d bytes; a foya.session document may have at most %d MiB", file.Size, archive.MaxImportBytes>>20)
 	}
-	return ptr(e.ImportSession(ctx, file.File, projectID))
+	return ptr(e.Archive().Import(ctx, file.File, projectID))
 }

@@ -231,7 +231,7 @@ func (r *mutationResolver) CompactSession(ctx context.Context, sessionID string)
 }
 
 func (r *mutationResolver) PreviewRewind(ctx context.Context, sessionID string, messageSeq int64) (*engine.RewindPreview, error) {
-	return rewindPreview(r.Engine.PreviewRewind(ctx, sessionID, messageSeq))
+	return rewindPreview(r.Engine.Rewind().Preview(ctx, sessionID, messageSeq))
 }
 
 func (r *mutationResolver) ConfirmRewind(ctx context.Context, sessionID string, messageSeq int64, headSeq int64, fileStateToken string) (*model.RewindResult, error) {
@@ -255,15 +255,15 @@ func (r *mutationResolver) GenerateVideo(ctx context.Context, input model.Genera
 }
 
 func (r *mutationResolver) EditQueuedMessage(ctx context.Context, sessionID string, itemID string, input model.UserInput) ([]core.QueueItem, error) {
-	return r.Engine.EditQueuedMessage(ctx, sessionID, itemID, userInput(input))
+	return r.Engine.Queues().Edit(ctx, sessionID, itemID, userInput(input))
 }
 
 func (r *mutationResolver) MoveQueuedMessage(ctx context.Context, sessionID string, itemID string, index int64) ([]core.QueueItem, error) {
-	return r.Engine.MoveQueuedMessage(ctx, sessionID, itemID, int(index))
+	return r.Engine.Queues().Move(ctx, sessionID, itemID, int(index))
 }
 
 func (r *mutationResolver) DeleteQueuedMessage(ctx context.Context, sessionID string, itemID string) ([]core.QueueItem, error) {
-	return r.Engine.DeleteQueuedMessage(ctx, sessionID, itemID)
+	return r.Engine.Queues().Delete(ctx, sessionID, itemID)
 }
 
 func (r *mutationResolver) StopTurn(ctx context.Context, sessionID string, keepQueue *bool, dispatchItemID *string) (*core.Session, error) {
@@ -272,7 +272,7 @@ func (r *mutationResolver) StopTurn(ctx context.Context, sessionID string, keepQ
 }
 
 func (r *mutationResolver) ResolveApproval(ctx context.Context, sessionID string, requestID string, decision core.ApprovalDecision) (bool, error) {
-	return done(r.Engine.ResolveApproval(ctx, sessionID, requestID, decision))
+	return done(r.Engine.Requests().ResolveApproval(ctx, sessionID, requestID, decision))
 }
 
 func (r *mutationResolver) AnswerQuestion(ctx context.Context, sessionID string, requestID string, answer string, action *model.QuestionAction) (bool, error) {
@@ -284,7 +284,7 @@ func (r *mutationResolver) UploadAttachment(ctx context.Context, file graphql.Up
 }
 
 func (r *mutationResolver) ImportSession(ctx context.Context, data string, projectID *string) (*core.Session, error) {
-	return ptr(r.Engine.ImportSession(ctx, strings.NewReader(data), deref(projectID)))
+	return ptr(r.Engine.Archive().Import(ctx, strings.NewReader(data), deref(projectID)))
 }
 
 func (r *mutationResolver) ImportSessionFile(ctx context.Context, file graphql.Upload, projectID *string) (*core.Session, error) {

@@ -95,7 +95,7 @@ func events(ctx context.Context, svc *session.Service, sessionID string, afterSe
 // exportSession serves exportSession: the session as a foya.session
 // document.
 func exportSession(ctx context.Context, e *engine.Engine, id string) (string, error) {
-	data, err := e.ExportSession(ctx, id, MaxExportBytes)
+	data, err := e.Archive().Export(ctx, id, MaxExportBytes)
 	if err != nil {
 		return "", err
 	}
@@ -145,7 +145,7 @@ func sessionQueue(ctx context.Context, e *engine.Engine, sessionID string) ([]co
 		}
 		return st.Queue, err
 	}
-	return e.Queue(sessionID), nil
+	return e.Queues().List(sessionID), nil
 }
 
 // sessionContextUsage is Session.contextUsage, answered by the node that

@@ -337,7 +337,7 @@ func TestApprovalsAcrossClients(t *testing.T) {
 	k.fake.Enqueue(openaitest.Response{Events: []string{chunk(toolCallDelta(0, "call_4", "note", `{"q":"x"}`), ""), chunk(map[string]any{}, "tool_calls")}})
 	k.mustDo(t, `mutation($s: ID!) { updateSession(id: $s, input: {approvalMode: BYPASS}) { id } }`, map[string]any{"s": sid}, nil)
 	k.mustDo(t, `mutation($s: ID!) { updateSession(id: $s, input: {approvalMode: ASK}) { id } }`, map[string]any{"s": sid}, nil)
-	k.engine.ForgetGrants(sid)
+	k.engine.Requests().ForgetGrants(sid)
 	k.send(t, sid, "one more")
 	w.next(core.EventApprovalRequested).Decode(&req)
 	k.mustDo(t, `mutation($s: ID!) { stopTurn(sessionId: $s) { id } }`, map[string]any{"s": sid}, nil)

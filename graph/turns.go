@@ -27,7 +27,7 @@ func rewindPreview(p engine.RewindPreview, err error) (*engine.RewindPreview, er
 // confirmRewind serves confirmRewind: the rewound session and the user
 // message it dropped, for the input box.
 func (r *Resolver) confirmRewind(ctx context.Context, sessionID string, messageSeq, headSeq int64, fileStateToken string) (*model.RewindResult, error) {
-	p, err := r.Engine.ConfirmRewind(ctx, sessionID, messageSeq, headSeq, fileStateToken)
+	p, err := r.Engine.Rewind().Confirm(ctx, sessionID, messageSeq, headSeq, fileStateToken)
 	if err != nil {
 		return nil, err
 	}
@@ -42,7 +42,7 @@ func (r *Resolver) confirmRewind(ctx context.Context, sessionID string, messageS
 // an MCP server's elicitation (ACCEPT, DECLINE or CANCEL).
 func answerQuestion(ctx context.Context, e *engine.Engine, sessionID, requestID, answer string, action *model.QuestionAction) error {
 	if action != nil && *action != model.QuestionActionAccept {
-		return e.AnswerElicitation(ctx, sessionID, requestID, strings.ToLower(string(*action)), answer)
+		return e.Requests().AnswerElicitation(ctx, sessionID, requestID, strings.ToLower(string(*action)), answer)
 	}
-	return e.AnswerQuestion(ctx, sessionID, requestID, answer)
+	return e.Requests().AnswerQuestion(ctx, sessionID, requestID, answer)
 }

@@ -58,7 +58,10 @@ type Catalog struct {
 	keyEnvs   keyEnvPolicy
 	log       *slog.Logger
 	onChange  func(context.Context, core.CatalogChange)
-	routes    *core.RouteStates
+	// watchers are called after onChange (see Watch); guarded by watchMu.
+	watchMu  sync.Mutex
+	watchers []func(context.Context, core.CatalogChange)
+	routes   *core.RouteStates
 
 	mu   sync.Mutex
 	data core.CatalogData // connections sorted by Order, orders 0..n-1
@@ -293,6 +296,12 @@ func (c *Catalog) mutate(ctx context.Context, kind core.CatalogChangeKind, connI
 			"deleted", len(change.DeletedConnectionIDs), "removed_models", len(change.RemovedModels),
 			"cleared_defaults", len(change.ClearedDefaults))
 		c.onChange(ctx, change)
+		c.watchMu.Lock()
+		ws := c.watchers
+		c.watchMu.Unlock()
+		for _, fn := range ws {
+			fn(ctx, change)
+		}
 		return out, nil
 	}
 }
@@ -408,4 +417,14 @@ func diffConnections(before, after core.CatalogData) (deleted []string, removed 
 	}
 	sort.Strings(deleted)
 	return deleted, removed
+}
+
+// Watch registers fn to be called, like Config.OnChange and after it, after
+// every committed mutation, outside the Catalog's lock. A service built on
+// the catalog registers itself in its constructor (the session service
+// unbinds sessions from removed models), so nothing is wired late.
+func (c *Catalog) Watch(fn func(ctx context.Context, change core.CatalogChange)) {
+	c.watchMu.Lock()
+	defer c.watchMu.Unlock()
+	c.watchers = append(slices.Clip(c.watchers), fn)
 }

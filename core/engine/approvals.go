@@ -75,7 +75,7 @@ func summarize(c core.ToolCall) string {
 // authorize applies the session's agent mode and approval mode to one call,
 // asking the person when needed. It reads the session at call time, so a
 // mode change applies to the next tool call.
-func (e *Engine) authorize(ctx context.Context, s core.Session, c core.ToolCall, info core.ToolInfo) (bool, string) {
+func (r *Requests) authorize(ctx context.Context, s core.Session, c core.ToolCall, info core.ToolInfo) (bool, string) {
 	if info.ReadOnly {
 		return true, ""
 	}
@@ -89,10 +89,10 @@ func (e *Engine) authorize(ctx context.Context, s core.Session, c core.ToolCall,
 		return false, fmt.Sprintf("refused: approval mode EXPLORE runs only read-only tools, and %s is not read-only", c.Name)
 	}
 	action := actionOf(info)
-	if e.requests.granted(s.ID, c.Name+"/"+action) {
+	if r.granted(s.ID, c.Name+"/"+action) {
 		return true, ""
 	}
-	switch d := e.requestApproval(ctx, s.ID, c, action); d {
+	switch d := r.requestApproval(ctx, s.ID, c, action); d {
 	case core.ApprovalApproved, core.ApprovalApprovedForSession:
 		return true, ""
 	case core.ApprovalDenied:
@@ -104,8 +104,8 @@ func (e *Engine) authorize(ctx context.Context, s core.Session, c core.ToolCall,
 
 // authorizeAsk asks a person about c whatever the approval mode, because a
 // PreToolUse hook answered permissionDecision "ask".
-func (e *Engine) authorizeAsk(ctx context.Context, s core.Session, c core.ToolCall, info core.ToolInfo) (bool, string) {
-	switch d := e.requestApproval(ctx, s.ID, c, actionOf(info)); d {
+func (r *Requests) authorizeAsk(ctx context.Context, s core.Session, c core.ToolCall, info core.ToolInfo) (bool, string) {
+	switch d := r.requestApproval(ctx, s.ID, c, actionOf(info)); d {
 	case core.ApprovalApproved, core.ApprovalApprovedForSession:
 		return true, ""
 	case core.ApprovalDenied:
@@ -117,9 +117,9 @@ func (e *Engine) authorizeAsk(ctx context.Context, s core.Session, c core.ToolCa
 
 // requestApproval records approval_requested and blocks until a decision or
 // the end of ctx ("" then).
-func (e *Engine) requestApproval(ctx context.Context, sessionID string, c core.ToolCall, action string) core.ApprovalDecision {
+func (r *Requests) requestApproval(ctx context.Context, sessionID string, c core.ToolCall, action string) core.ApprovalDecision {
 	p := core.ApprovalPayload{RequestID: core.NewID("apr"), ToolCallID: c.ID, Tool: c.Name, Action: action, Summary: summarize(c), Input: c.Input}
-	d, _ := e.await(ctx, sessionID, "approval request", p.RequestID, core.EventApprovalRequested, p)
+	d, _ := r.await(ctx, sessionID, "approval request", p.RequestID, core.EventApprovalRequested, p)
 	return core.ApprovalDecision(d)
 }
 
@@ -129,21 +129,21 @@ func (e *Engine) requestApproval(ctx context.Context, sessionID string, c core.T
 // sees it and can answer it there (SES-12). A request still open when ctx
 // ends gets its end event (approval_resolved with decision cancelled, or
 // question_answered with cancelled set), so every request in the log ends.
-func (e *Engine) await(ctx context.Context, sessionID, kind, id string, t core.EventType, payload any) (string, bool) {
+func (r *Requests) await(ctx context.Context, sessionID, kind, id string, t core.EventType, payload any) (string, bool) {
 	pctx := context.WithoutCancel(ctx)
 	p := &pendingRequest{kind: kind, sessionID: sessionID, payload: payload, ch: make(chan string, 1)}
-	if s, err := e.svc.Session(pctx, sessionID); err == nil {
+	if s, err := r.svc.Session(pctx, sessionID); err == nil {
 		p.parentID = s.ParentID
 	}
-	e.requests.add(id, p)
-	defer e.requests.remove(id)
-	if err := e.persist(ctx, sessionID, t, payload); err != nil {
-		e.log.Error("record "+kind, "session_id", sessionID, "err", err)
+	r.add(id, p)
+	defer r.remove(id)
+	if err := appendEvent(ctx, r.svc, sessionID, t, payload); err != nil {
+		r.log.Error("record "+kind, "session_id", sessionID, "err", err)
 		return "", false
 	}
 	if p.parentID != "" {
-		if err := e.persist(ctx, p.parentID, t, mirrored(payload, sessionID)); err != nil && !errors.Is(err, core.ErrNotFound) {
-			e.log.Error("mirror "+kind+" to the parent session", "session_id", p.parentID, "err", err)
+		if err := appendEvent(ctx, r.svc, p.parentID, t, mirrored(payload, sessionID)); err != nil && !errors.Is(err, core.ErrNotFound) {
+			r.log.Error("mirror "+kind+" to the parent session", "session_id", p.parentID, "err", err)
 		}
 	}
 	select {
@@ -151,7 +151,7 @@ func (e *Engine) await(ctx context.Context, sessionID, kind, id string, t core.E
 		return a, true
 	case <-ctx.Done():
 	}
-	if e.requests.abandon(id, p) {
+	if r.abandon(id, p) {
 		return "", false // answered meanwhile; that answer recorded the end
 	}
 	end, endType := payload, t
@@ -166,66 +166,66 @@ func (e *Engine) await(ctx context.Context, sessionID, kind, id string, t core.E
 		}
 		end, endType = v, core.EventQuestionAnswered
 	}
-	e.recordEnd(pctx, p, endType, end)
+	r.recordEnd(pctx, p, endType, end)
 	return "", false
 }
 
 // recordEnd records the end of a request in its session's log and, for a
 // sub-agent's request, in its parent's log.
-func (e *Engine) recordEnd(ctx context.Context, p *pendingRequest, t core.EventType, payload any) {
-	if err := e.persist(ctx, p.sessionID, t, payload); err != nil && !errors.Is(err, core.ErrNotFound) {
-		e.log.Error("record "+p.kind+" end", "session_id", p.sessionID, "err", err)
+func (r *Requests) recordEnd(ctx context.Context, p *pendingRequest, t core.EventType, payload any) {
+	if err := appendEvent(ctx, r.svc, p.sessionID, t, payload); err != nil && !errors.Is(err, core.ErrNotFound) {
+		r.log.Error("record "+p.kind+" end", "session_id", p.sessionID, "err", err)
 	}
 	if p.parentID != "" {
-		if err := e.persist(ctx, p.parentID, t, mirrored(payload, p.sessionID)); err != nil && !errors.Is(err, core.ErrNotFound) {
-			e.log.Error("mirror "+p.kind+" end to the parent session", "session_id", p.parentID, "err", err)
+		if err := appendEvent(ctx, r.svc, p.parentID, t, mirrored(payload, p.sessionID)); err != nil && !errors.Is(err, core.ErrNotFound) {
+			r.log.Error("mirror "+p.kind+" end to the parent session", "session_id", p.parentID, "err", err)
 		}
 	}
 }
 
 // ResolveApproval decides a pending approval request. The first decision
 // wins; later ones (from any client) get CONFLICT.
-func (e *Engine) ResolveApproval(ctx context.Context, sessionID, requestID string, d core.ApprovalDecision) error {
+func (r *Requests) ResolveApproval(ctx context.Context, sessionID, requestID string, d core.ApprovalDecision) error {
 	switch d {
 	case core.ApprovalApproved, core.ApprovalApprovedForSession, core.ApprovalDenied:
 	default:
 		return core.Errorf(core.CodeBadInput, "decision %q: use approved, approved_for_session or denied", d)
 	}
-	p, err := e.requests.take(sessionID, requestID, "approval request", d == core.ApprovalApprovedForSession)
+	p, err := r.take(sessionID, requestID, "approval request", d == core.ApprovalApprovedForSession)
 	if err != nil {
 		return err
 	}
 	payload := p.payload.(core.ApprovalPayload)
 	payload.Decision, payload.Input = d, nil
-	e.recordEnd(context.WithoutCancel(ctx), p, core.EventApprovalResolved, payload)
+	r.recordEnd(context.WithoutCancel(ctx), p, core.EventApprovalResolved, payload)
 	p.ch <- string(d)
 	return nil
 }
 
 // AnswerQuestion answers a question the model asked with the question tool.
-func (e *Engine) AnswerQuestion(ctx context.Context, sessionID, requestID, answer string) error {
-	if el, _ := e.pendingElicitation(requestID); el != nil {
-		return e.AnswerElicitation(ctx, sessionID, requestID, core.ElicitAccept, answer)
+func (r *Requests) AnswerQuestion(ctx context.Context, sessionID, requestID, answer string) error {
+	if el, _ := r.elicitation(requestID); el != nil {
+		return r.AnswerElicitation(ctx, sessionID, requestID, core.ElicitAccept, answer)
 	}
 	if strings.TrimSpace(answer) == "" {
 		return core.Errorf(core.CodeBadInput, "answer: write an answer")
 	}
-	p, err := e.requests.take(sessionID, requestID, "question", false)
+	p, err := r.take(sessionID, requestID, "question", false)
 	if err != nil {
 		return err
 	}
 	payload := p.payload.(core.QuestionPayload)
 	payload.Answer = answer
-	e.recordEnd(context.WithoutCancel(ctx), p, core.EventQuestionAnswered, payload)
+	r.recordEnd(context.WithoutCancel(ctx), p, core.EventQuestionAnswered, payload)
 	p.ch <- answer
 	return nil
 }
 
 // ask records question_requested and waits for AnswerQuestion or ctx.
-func (e *Engine) ask(ctx context.Context, sessionID string, c core.ToolCall, question string) (string, bool) {
+func (r *Requests) ask(ctx context.Context, sessionID string, c core.ToolCall, question string) (string, bool) {
 	q := core.QuestionPayload{RequestID: core.NewID("qst"), ToolCallID: c.ID, Question: question}
-	return e.await(ctx, sessionID, "question", q.RequestID, core.EventQuestionRequested, q)
+	return r.await(ctx, sessionID, "question", q.RequestID, core.EventQuestionRequested, q)
 }
 
 // ForgetGrants drops the session's temporary grants (APPROVED_FOR_SESSION).
-func (e *Engine) ForgetGrants(sessionID string) { e.requests.forgetGrants(sessionID) }
+func (r *Requests) ForgetGrants(sessionID string) { r.forgetGrants(sessionID) }

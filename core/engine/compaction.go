@@ -88,7 +88,7 @@ func (e *Engine) compact(ctx context.Context, s core.Session, b boundModel, reas
 		trigger = "manual"
 	}
 	// PreCompact hooks are informational: their exit codes never block.
-	e.runHooks(ctx, s, "", hooks.HookPreCompact, core.HookInput{Trigger: trigger})
+	e.hooks.runHooks(ctx, s, "", hooks.HookPreCompact, core.HookInput{Trigger: trigger})
 	msgs, err := e.svc.Messages(ctx, s.ID, false)
 	if err != nil {
 		return err
@@ -153,7 +153,7 @@ func (e *Engine) compact(ctx context.Context, s core.Session, b boundModel, reas
 	if err != nil {
 		return fail(catalog.ProviderFailure("summarize for compaction", err, b.endpoint.APIKey))
 	}
-	e.recordUsage(ctx, s.ID, b, req, streamResult{text: c.Text, usage: c.Usage}, "compaction")
+	e.rec.recordUsage(ctx, s.ID, b, req, streamResult{text: c.Text, usage: c.Usage}, "compaction")
 	summary := strings.TrimSpace(c.Text)
 	if request != nil {
 		// The cut is inside the current turn: the request it works on is
@@ -319,7 +319,7 @@ func (e *Engine) CompactSession(ctx context.Context, sessionID string) (core.Ses
 	rt.mu.Lock()
 	rt.busy = ""
 	if !rt.held && rt.turn == nil && e.dispatchLocked(pctx, sessionID, rt) {
-		e.snapshotLocked(sessionID, rt)
+		publishQueue(e.svc, sessionID, rt)
 	}
 	rt.mu.Unlock()
 	if cerr != nil {

@@ -27,7 +27,7 @@ type elicitAnswer struct {
 // an answer; a ctx past its deadline declines, a cancelled one cancels.
 func (a sessionAsker) Elicit(ctx context.Context, q core.Elicitation) (core.ElicitationResult, error) {
 	p := core.QuestionPayload{RequestID: core.NewID("qst"), ToolCallID: a.call.ID, Question: q.Question(), Elicitation: &q}
-	raw, ok := a.e.await(ctx, a.sessionID, "question", p.RequestID, core.EventQuestionRequested, p)
+	raw, ok := a.e.requests.await(ctx, a.sessionID, "question", p.RequestID, core.EventQuestionRequested, p)
 	if !ok {
 		return core.ElicitationResult{Action: elicitEnd(ctx)}, nil
 	}
@@ -47,14 +47,9 @@ func elicitEnd(ctx context.Context) string {
 	return core.ElicitCancel
 }
 
-// pendingElicitation returns the elicitation of a pending question, or nil.
-func (e *Engine) pendingElicitation(requestID string) (*core.Elicitation, bool) {
-	return e.requests.elicitation(requestID)
-}
-
 // elicitation returns the elicitation of a pending question, or nil; ok
 // reports whether the question is pending.
-func (r *requests) elicitation(requestID string) (*core.Elicitation, bool) {
+func (r *Requests) elicitation(requestID string) (*core.Elicitation, bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	p, ok := r.pending[requestID]
@@ -68,16 +63,16 @@ func (r *requests) elicitation(requestID string) (*core.Elicitation, bool) {
 // AnswerElicitation answers a question an MCP server asked: accept (with
 // the answer checked against its fields), decline or cancel. A question of
 // the model can only be accepted (AnswerQuestion).
-func (e *Engine) AnswerElicitation(ctx context.Context, sessionID, requestID, action, answer string) error {
+func (r *Requests) AnswerElicitation(ctx context.Context, sessionID, requestID, action, answer string) error {
 	switch action {
 	case core.ElicitAccept, core.ElicitDecline, core.ElicitCancel:
 	default:
 		return core.Errorf(core.CodeBadInput, "action %q: use accept, decline or cancel", action)
 	}
-	el, pending := e.pendingElicitation(requestID)
+	el, pending := r.elicitation(requestID)
 	if pending && el == nil {
 		if action == core.ElicitAccept {
-			return e.AnswerQuestion(ctx, sessionID, requestID, answer)
+			return r.AnswerQuestion(ctx, sessionID, requestID, answer)
 		}
 		return core.Errorf(core.CodeBadInput, "action: question %s was asked by the model, not by an MCP server; answer it (action ACCEPT)", requestID)
 	}
@@ -88,13 +83,13 @@ func (e *Engine) AnswerElicitation(ctx context.Context, sessionID, requestID, ac
 			return core.Errorf(core.CodeBadInput, "%s", err.Error())
 		}
 	}
-	p, err := e.requests.take(sessionID, requestID, "question", false)
+	p, err := r.take(sessionID, requestID, "question", false)
 	if err != nil {
 		return err
 	}
 	payload := p.payload.(core.QuestionPayload)
 	payload.Action, payload.Content = action, content
-	e.recordEnd(context.WithoutCancel(ctx), p, core.EventQuestionAnswered, payload)
+	r.recordEnd(context.WithoutCancel(ctx), p, core.EventQuestionAnswered, payload)
 	raw, _ := json.Marshal(elicitAnswer{Action: action, Content: content})
 	p.ch <- string(raw)
 	return nil

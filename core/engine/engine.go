@@ -71,11 +71,16 @@ type Engine struct {
 	out   OutputLimits
 
 	// Each of these owns its state and its lock.
+	archive  *Archiver
+	gen      *Generator
+	rec      usageRecorder
+	queues   *Queues
+	rewind   *Rewinder
+	dirs     workDirs
 	runtimes *runtimes
 	// requests are the approvals and questions waiting for a person.
-	requests *requests
-	// untrustedReported dedups hook_untrusted events (session/turn).
-	untrustedReported memo[bool]
+	requests *Requests
+	hooks    *hookRunner
 	// failedCompactions remembers, per route and history digest, why a
 	// compaction failed, so it is not retried in a loop.
 	failedCompactions memo[string]
@@ -118,8 +123,15 @@ func New(cfg Config) (*Engine, error) {
 	}
 	e := &Engine{
 		cfg: cfg, svc: cfg.Sessions, log: log, retry: cfg.Retry.withDefaults(), out: cfg.Output.withDefaults(),
-		runtimes: newRuntimes(), requests: newRequests(),
+		runtimes: newRuntimes(), requests: newRequests(cfg.Sessions, log),
 	}
+	e.dirs = workDirs{svc: e.svc, scratch: cfg.ScratchDir}
+	e.archive = &Archiver{svc: e.svc, cfg: &e.cfg, log: log}
+	e.queues = &Queues{svc: e.svc, runtimes: e.runtimes, validate: e.validateInput}
+	e.hooks = &hookRunner{hooks: cfg.Hooks, svc: e.svc, log: log, dirs: e.dirs}
+	e.rec = usageRecorder{svc: e.svc, log: log}
+	e.gen = &Generator{svc: e.svc, cfg: &e.cfg, log: log, rec: e.rec}
+	e.rewind = &Rewinder{svc: e.svc, cfg: &e.cfg, log: log, runtimes: e.runtimes, dirs: e.dirs}
 	// Idle: the histories cached for turns go, then whatever the kernel
 	// configured (e.g. handing memory back).
 	e.idle = newIdleWatch(cfg.IdleAfter, func() {
@@ -182,10 +194,16 @@ func (e *Engine) resolveModel(ctx context.Context, s core.Session) (boundModel, 
 	return b, nil
 }
 
+// workDirs finds the directory a session works in.
+type workDirs struct {
+	svc     *session.Service
+	scratch string
+}
+
 // workDir is where a session's tools act: the bound project's directory, or
 // a private scratch directory under the data directory.
-func (e *Engine) workDir(ctx context.Context, s core.Session) (string, error) {
-	dir, err := e.workDirPath(ctx, s)
+func (w workDirs) workDir(ctx context.Context, s core.Session) (string, error) {
+	dir, err := w.workDirPath(ctx, s)
 	if err != nil || s.ProjectID != "" {
 		return dir, err
 	}
@@ -198,18 +216,18 @@ func (e *Engine) workDir(ctx context.Context, s core.Session) (string, error) {
 // workDirPath is workDir without creating a scratch directory: what a model
 // request needs (the system prompt names the directory; every tool call and
 // hook goes through workDir, which creates it first).
-func (e *Engine) workDirPath(ctx context.Context, s core.Session) (string, error) {
+func (w workDirs) workDirPath(ctx context.Context, s core.Session) (string, error) {
 	if s.ProjectID != "" {
-		p, err := e.svc.Project(ctx, s.ProjectID)
+		p, err := w.svc.Project(ctx, s.ProjectID)
 		if err != nil {
 			return "", err
 		}
 		return p.Path, nil
 	}
-	if e.cfg.ScratchDir == "" {
+	if w.scratch == "" {
 		return "", core.Errorf(core.CodeUnavailable, "session %s has no project and the kernel has no scratch directory", s.ID)
 	}
-	return filepath.Join(e.cfg.ScratchDir, s.ID), nil
+	return filepath.Join(w.scratch, s.ID), nil
 }
 
 // Close stops every running turn (keeping their partial output) and waits
@@ -242,3 +260,19 @@ func (e *Engine) Close(ctx context.Context) error {
 
 // Hooks is the lifecycle hooks service (nil when not configured).
 func (e *Engine) Hooks() *hooks.Hooks { return e.cfg.Hooks }
+
+// Requests are the approvals and questions waiting for a person, and the
+// grants of APPROVED_FOR_SESSION.
+func (e *Engine) Requests() *Requests { return e.requests }
+
+// Rewind previews and confirms rewinds (SES-11).
+func (e *Engine) Rewind() *Rewinder { return e.rewind }
+
+// Queues lists and edits the sessions' queued input.
+func (e *Engine) Queues() *Queues { return e.queues }
+
+// Generation generates images and videos.
+func (e *Engine) Generation() *Generator { return e.gen }
+
+// Archive exports and imports sessions (the foya.session format).
+func (e *Engine) Archive() *Archiver { return e.archive }

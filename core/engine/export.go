@@ -7,29 +7,40 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"time"
 
 	"github.com/foya-dev/foya/core"
 	"github.com/foya-dev/foya/core/archive"
+	"github.com/foya-dev/foya/core/session"
 )
+
+// Archiver exports sessions as foya.session documents and imports them
+// (docs/export.md). It reads and writes through the session service and the
+// artifact store only; it never touches a running turn.
+type Archiver struct {
+	svc *session.Service
+	cfg *Config
+	log *slog.Logger
+}
 
 // exportPage is how many events an export reads from the store at a time.
 const exportPage = 1000
 
-// ExportSession writes the session as a foya.session document (docs/export.md)
+// Export writes the session as a foya.session document (docs/export.md)
 // of at most maxBytes: every persisted event in seq order, then the stored
 // bytes its messages refer to (attachments, and file contents that rewind
 // restores, when they are still stored and at most MaxAttachmentBytes).
 // Provider-native state is left out. It reads what is persisted, so it
 // works while a turn runs.
-func (e *Engine) ExportSession(ctx context.Context, sessionID string, maxBytes int64) ([]byte, error) {
-	if _, err := e.svc.Store().Session(ctx, sessionID); err != nil {
+func (ar *Archiver) Export(ctx context.Context, sessionID string, maxBytes int64) ([]byte, error) {
+	if _, err := ar.svc.Store().Session(ctx, sessionID); err != nil {
 		return nil, err
 	}
 	var events []core.Event
 	var size int64
 	for after := int64(0); ; {
-		page, err := e.svc.Store().Events(ctx, sessionID, after, exportPage)
+		page, err := ar.svc.Store().Events(ctx, sessionID, after, exportPage)
 		if err != nil {
 			return nil, fmt.Errorf("export session %s: %w", sessionID, err)
 		}
@@ -54,13 +65,13 @@ func (e *Engine) ExportSession(ctx context.Context, sessionID string, maxBytes i
 		if _, ok := blobs[hash]; ok || hash == "" {
 			return nil
 		}
-		if e.cfg.Blobs == nil {
+		if ar.cfg.Blobs == nil {
 			if required {
 				return core.Errorf(core.CodeUnavailable, "this kernel has no artifact store: cannot export %s", what)
 			}
 			return nil
 		}
-		data, err := e.cfg.Blobs.Read(hash)
+		data, err := ar.cfg.Blobs.Read(hash)
 		if err != nil || len(data) > core.MaxAttachmentBytes {
 			if required {
 				return fmt.Errorf("export session %s: read the bytes of %s: %w", sessionID, what, err)
@@ -111,7 +122,7 @@ func exportTooLarge(sessionID string, maxBytes int64) error {
 	return core.Errorf(core.CodeBadInput, "the export of session %s is larger than %d MiB, the limit of one export", sessionID, maxBytes>>20)
 }
 
-// ImportSession creates a new top-level session from a foya.session
+// Import creates a new top-level session from a foya.session
 // document read from r (untrusted: see ParseSessionArchive). The events keep
 // their seqs and content; the session and its attachments get new ids; the
 // session is bound to projectID (empty: none) and to the document's
@@ -123,14 +134,14 @@ func exportTooLarge(sessionID string, maxBytes int64) error {
 // is written unless everything is: the events, projections and attachment
 // records go in one transaction, and blobs stored for it are removed again
 // if it fails.
-func (e *Engine) ImportSession(ctx context.Context, r io.Reader, projectID string) (core.Session, error) {
-	imp, ok := e.svc.Store().(core.SessionImporter)
+func (ar *Archiver) Import(ctx context.Context, r io.Reader, projectID string) (core.Session, error) {
+	imp, ok := ar.svc.Store().(core.SessionImporter)
 	if !ok {
 		return core.Session{}, core.Errorf(core.CodeUnavailable, "this kernel's store cannot import sessions")
 	}
 	importDir := ""
 	if projectID != "" {
-		prj, err := e.svc.Store().Project(ctx, projectID)
+		prj, err := ar.svc.Store().Project(ctx, projectID)
 		if err != nil {
 			return core.Session{}, err
 		}
@@ -143,11 +154,11 @@ func (e *Engine) ImportSession(ctx context.Context, r io.Reader, projectID strin
 	done := false
 	defer func() {
 		if !done {
-			e.deleteBlobs(created)
+			deleteBlobs(ar.cfg.Blobs, ar.log, created)
 		}
 	}()
 	a, err := archive.StreamSessionArchive(r, archive.MaxImportBytes, func(hash string, data []byte) error {
-		stored, err := e.storeImportBlob(ctx, hash, data)
+		stored, err := ar.storeImportBlob(ctx, hash, data)
 		if stored {
 			created = append(created, hash)
 		}
@@ -161,28 +172,28 @@ func (e *Engine) ImportSession(ctx context.Context, r io.Reader, projectID strin
 	// the data directory or a secret path of this kernel, or through a
 	// symlink out of the project, are refused (a rewind checks again when
 	// it writes).
-	if err := e.checkImportFileChanges(importDir, a); err != nil {
+	if err := ar.checkImportFileChanges(importDir, a); err != nil {
 		return core.Session{}, err
 	}
 	newID := core.NewID("ses")
-	events, atts, err := rewriteImport(a, newID, projectID, e.importBinding(ctx))
+	events, atts, err := rewriteImport(a, newID, projectID, ar.importBinding(ctx))
 	if err != nil {
 		return core.Session{}, err
 	}
 
-	if err := e.svc.ClaimNew(ctx, newID); err != nil {
+	if err := ar.svc.ClaimNew(ctx, newID); err != nil {
 		return core.Session{}, err
 	}
-	unlock := e.svc.Lock(newID)
+	unlock := ar.svc.Lock(newID)
 	_, err = imp.ImportSession(ctx, newID, events, atts)
 	unlock()
 	if err != nil {
 		return core.Session{}, fmt.Errorf("import session %s: %w", a.Header.SessionID, err)
 	}
 	done = true
-	e.svc.Broker().PublishKernel(core.KernelEvent{Type: core.KernelSessionCreated, SessionID: newID, At: time.Now().UTC()})
-	e.log.Info("session imported", "session_id", newID, "source", a.Header.SessionID, "events", len(events), "blobs", len(a.BlobOrder), "blobs_stored", len(created))
-	return e.svc.Store().Session(ctx, newID)
+	ar.svc.Broker().PublishKernel(core.KernelEvent{Type: core.KernelSessionCreated, SessionID: newID, At: time.Now().UTC()})
+	ar.log.Info("session imported", "session_id", newID, "source", a.Header.SessionID, "events", len(events), "blobs", len(a.BlobOrder), "blobs_stored", len(created))
+	return ar.svc.Store().Session(ctx, newID)
 }
 
 // importRewrite maps the events of a parsed archive onto a new session.
@@ -297,7 +308,7 @@ func (w *importRewrite) event(ev core.Event) (_ core.Event, meta *core.SessionMe
 // importBinding returns how an imported session's connection and model map
 // onto this kernel's catalog: kept when the connection exists and accepts
 // the model, else unbound (cached per pair).
-func (e *Engine) importBinding(ctx context.Context) func(connID, model string) (string, string) {
+func (ar *Archiver) importBinding(ctx context.Context) func(connID, model string) (string, string) {
 	type ref struct{ conn, model string }
 	seen := map[ref]ref{}
 	return func(connID, model string) (string, string) {
@@ -309,7 +320,7 @@ func (e *Engine) importBinding(ctx context.Context) func(connID, model string) (
 			return v.conn, v.model
 		}
 		var out ref
-		if got, err := e.cfg.Catalog.ResolveSessionModel(ctx, connID, model); err == nil && got.ConnectionID == connID && got.Model == model {
+		if got, err := ar.cfg.Catalog.ResolveSessionModel(ctx, connID, model); err == nil && got.ConnectionID == connID && got.Model == model {
 			out = k
 		}
 		seen[k] = out
@@ -363,18 +374,18 @@ func closingEvents(sessionID string, events []core.Event) ([]core.Event, error) 
 // storeImportBlob puts one blob of a document in the artifact store unless
 // it is there already; stored says whether this call stored it (to remove
 // if the import fails).
-func (e *Engine) storeImportBlob(ctx context.Context, hash string, data []byte) (stored bool, err error) {
-	if e.cfg.Blobs == nil {
+func (ar *Archiver) storeImportBlob(ctx context.Context, hash string, data []byte) (stored bool, err error) {
+	if ar.cfg.Blobs == nil {
 		return false, core.Errorf(core.CodeUnavailable, "this kernel has no artifact store for the document's blobs")
 	}
-	if _, err := e.cfg.Blobs.Read(hash); err == nil {
+	if _, err := ar.cfg.Blobs.Read(hash); err == nil {
 		return false, nil
 	} else if !errors.Is(err, core.ErrNotFound) {
 		return false, fmt.Errorf("import: look up blob %s: %w", hash, err)
 	}
-	got, _, err := e.cfg.Blobs.Put(ctx, bytes.NewReader(data), core.MaxAttachmentBytes)
+	got, _, err := ar.cfg.Blobs.Put(ctx, bytes.NewReader(data), core.MaxAttachmentBytes)
 	if err == nil && got != hash {
-		e.deleteBlobs([]string{got})
+		deleteBlobs(ar.cfg.Blobs, ar.log, []string{got})
 		err = fmt.Errorf("stored as %s", got)
 	}
 	if err != nil {

@@ -22,7 +22,7 @@ type exportBlob struct {
 	size int64
 }
 
-// StreamExport writes the session as a foya.session document
+// Stream writes the session as a foya.session document
 // (docs/export.md) to w with no size bound, holding one page of events
 // (exportPage) and one blob's stream at a time: a first pass over the log
 // finds the blobs the messages refer to (so that the header can count
@@ -31,11 +31,11 @@ type exportBlob struct {
 // the export started (it works while a turn runs). Once the first byte is
 // written an error can only end the document early, which an import
 // refuses (the header's counts).
-func (e *Engine) StreamExport(ctx context.Context, sessionID string, w io.Writer) error {
-	if _, err := e.svc.Store().Session(ctx, sessionID); err != nil {
+func (ar *Archiver) Stream(ctx context.Context, sessionID string, w io.Writer) error {
+	if _, err := ar.svc.Store().Session(ctx, sessionID); err != nil {
 		return err
 	}
-	head, err := e.svc.Store().HeadSeq(ctx, sessionID)
+	head, err := ar.svc.Store().HeadSeq(ctx, sessionID)
 	if err != nil {
 		return fmt.Errorf("export session %s: %w", sessionID, err)
 	}
@@ -46,7 +46,7 @@ func (e *Engine) StreamExport(ctx context.Context, sessionID string, w io.Writer
 			return nil
 		}
 		seen[hash] = true
-		size, err := e.blobSize(hash)
+		size, err := ar.blobSize(hash)
 		if err != nil || size > core.MaxAttachmentBytes {
 			if required {
 				if err == nil {
@@ -59,7 +59,7 @@ func (e *Engine) StreamExport(ctx context.Context, sessionID string, w io.Writer
 		blobs = append(blobs, exportBlob{hash, size})
 		return nil
 	}
-	if e.cfg.Blobs == nil {
+	if ar.cfg.Blobs == nil {
 		addBlob = func(hash string, required bool, what string) error {
 			if hash != "" && required {
 				return core.Errorf(core.CodeUnavailable, "this kernel has no artifact store: cannot export %s", what)
@@ -68,7 +68,7 @@ func (e *Engine) StreamExport(ctx context.Context, sessionID string, w io.Writer
 		}
 	}
 	events := 0
-	err = e.exportPages(ctx, sessionID, head, func(ev *core.Event) error {
+	err = ar.exportPages(ctx, sessionID, head, func(ev *core.Event) error {
 		events++
 		if ev.Seq != int64(events) {
 			return fmt.Errorf("export session %s: event %d is missing from the log", sessionID, events)
@@ -107,7 +107,7 @@ func (e *Engine) StreamExport(ctx context.Context, sessionID string, w io.Writer
 		return fmt.Errorf("export session %s: write header: %w", sessionID, err)
 	}
 	written := 0
-	err = e.exportPages(ctx, sessionID, head, func(ev *core.Event) error {
+	err = ar.exportPages(ctx, sessionID, head, func(ev *core.Event) error {
 		written++
 		at := ev.At
 		if err := enc.Encode(archive.ArchiveLine{Kind: "event", Seq: ev.Seq, Type: ev.Type, At: &at, Payload: core.ClientPayload(ev)}); err != nil {
@@ -125,7 +125,7 @@ func (e *Engine) StreamExport(ctx context.Context, sessionID string, w io.Writer
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if err := e.writeBlobLine(bw, b); err != nil {
+		if err := ar.writeBlobLine(bw, b); err != nil {
 			return fmt.Errorf("export session %s: write blob %s: %w", sessionID, b.hash, err)
 		}
 	}
@@ -134,9 +134,9 @@ func (e *Engine) StreamExport(ctx context.Context, sessionID string, w io.Writer
 
 // exportPages calls fn for every persisted event of the session up to
 // head, reading exportPage events at a time.
-func (e *Engine) exportPages(ctx context.Context, sessionID string, head int64, fn func(*core.Event) error) error {
+func (ar *Archiver) exportPages(ctx context.Context, sessionID string, head int64, fn func(*core.Event) error) error {
 	for after := int64(0); after < head; {
-		page, err := e.svc.Store().Events(ctx, sessionID, after, int(min(int64(exportPage), head-after)))
+		page, err := ar.svc.Store().Events(ctx, sessionID, after, int(min(int64(exportPage), head-after)))
 		if err != nil {
 			return fmt.Errorf("export session %s: %w", sessionID, err)
 		}
@@ -158,8 +158,8 @@ func (e *Engine) exportPages(ctx context.Context, sessionID string, head int64, 
 
 // blobSize is the size of a stored blob (ErrNotFound-like errors when it is
 // not stored).
-func (e *Engine) blobSize(hash string) (int64, error) {
-	if o, ok := e.cfg.Blobs.(core.BlobOpener); ok {
+func (ar *Archiver) blobSize(hash string) (int64, error) {
+	if o, ok := ar.cfg.Blobs.(core.BlobOpener); ok {
 		rc, err := o.Open(hash)
 		if err != nil {
 			return 0, err
@@ -172,15 +172,15 @@ func (e *Engine) blobSize(hash string) (int64, error) {
 		}
 		return io.Copy(io.Discard, io.LimitReader(rc, core.MaxAttachmentBytes+1))
 	}
-	data, err := e.cfg.Blobs.Read(hash)
+	data, err := ar.cfg.Blobs.Read(hash)
 	return int64(len(data)), err
 }
 
 // writeBlobLine writes one blob line, base64-encoding the blob as it is
 // read from the store.
-func (e *Engine) writeBlobLine(w *bufio.Writer, b exportBlob) error {
+func (ar *Archiver) writeBlobLine(w *bufio.Writer, b exportBlob) error {
 	var src io.Reader
-	if o, ok := e.cfg.Blobs.(core.BlobOpener); ok {
+	if o, ok := ar.cfg.Blobs.(core.BlobOpener); ok {
 		rc, err := o.Open(b.hash)
 		if err != nil {
 			return err
@@ -188,7 +188,7 @@ func (e *Engine) writeBlobLine(w *bufio.Writer, b exportBlob) error {
 		defer rc.Close()
 		src = rc
 	} else {
-		data, err := e.cfg.Blobs.Read(b.hash)
+		data, err := ar.cfg.Blobs.Read(b.hash)
 		if err != nil {
 			return err
 		}

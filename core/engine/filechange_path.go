@@ -21,14 +21,14 @@ import (
 // resolve outside dir (through a symlink) nor lie in the kernel's data
 // directory or one of its secret paths. It returns "" when the path is
 // acceptable.
-func (e *Engine) fileChangeRefusal(dir, rel string) string {
+func (c *Config) fileChangeRefusal(dir, rel string) string {
 	root := realPath(filepath.Clean(dir))
 	lex := filepath.Join(root, filepath.FromSlash(rel))
 	real := realPath(lex)
 	if !pathWithin(root, real) {
 		return "resolves outside the project through a symlink"
 	}
-	for i, d := range append([]string{e.cfg.DataDir}, e.cfg.HiddenPaths...) {
+	for i, d := range append([]string{c.DataDir}, c.HiddenPaths...) {
 		if d == "" {
 			continue
 		}
@@ -52,12 +52,12 @@ func (e *Engine) fileChangeRefusal(dir, rel string) string {
 // resolve outside dir, the directory the imported session works in ("" for
 // a session without a project: its new scratch directory is empty, so the
 // lexical checks of the parser suffice).
-func (e *Engine) checkImportFileChanges(dir string, a *archive.SessionArchive) error {
+func (ar *Archiver) checkImportFileChanges(dir string, a *archive.SessionArchive) error {
 	if dir == "" {
 		return nil
 	}
 	for _, fc := range a.FileChanges {
-		if why := e.fileChangeRefusal(dir, fc.Path); why != "" {
+		if why := ar.cfg.fileChangeRefusal(dir, fc.Path); why != "" {
 			return archive.ArchiveError(fc.Line, "fileChanges[%d].path %q %s", fc.Index, core.Clip(fc.Path, 80), why)
 		}
 	}
@@ -78,10 +78,10 @@ type restoreRoot struct {
 	refused []fs.FileInfo
 }
 
-func (e *Engine) openRestoreRoot(dir string) *restoreRoot {
+func (c *Config) openRestoreRoot(dir string) *restoreRoot {
 	rr := &restoreRoot{}
 	rr.root, rr.err = os.OpenRoot(dir)
-	for _, d := range append([]string{e.cfg.DataDir}, e.cfg.HiddenPaths...) {
+	for _, d := range append([]string{c.DataDir}, c.HiddenPaths...) {
 		if d == "" {
 			continue
 		}

@@ -30,7 +30,7 @@ func TestRestoreRootRefusesPlantedSymlinks(t *testing.T) {
 		}
 	}
 	e := &Engine{cfg: Config{DataDir: data}}
-	rr := e.openRestoreRoot(home)
+	rr := e.cfg.openRestoreRoot(home)
 	defer rr.Close()
 
 	for rel, want := range map[string]string{

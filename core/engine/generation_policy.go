@@ -2,9 +2,11 @@ package engine
 
 import (
 	"context"
+	"log/slog"
 	"time"
 
 	"github.com/foya-dev/foya/core"
+	"github.com/foya-dev/foya/core/session"
 )
 
 // generationModel is the model entry of conn named model, with its declared
@@ -42,15 +44,25 @@ func generationFlagError(conn core.Connection, m core.Model, flag, what string) 
 	return core.Errorf(core.CodeBadInput, "model: %q of connection %q declares capabilities.generation.%s false, so it cannot back %s; choose another model, or set generation.%s to true (or null: unknown, which is allowed) with updateConnection", m.ID, conn.Name, flag, what, flag)
 }
 
+// Generator generates images and videos, standalone (generateImage,
+// generateVideo) or as the image_generation tool of a turn, and records
+// what they cost.
+type Generator struct {
+	svc *session.Service
+	cfg *Config
+	log *slog.Logger
+	rec usageRecorder
+}
+
 // recordGenerationUsage records the usage of a generation: on the session
 // when there is one (a usage event and its ledger row), else kernel-wide in
 // the ledger, so that standalone generation is never spent unseen.
-func (e *Engine) recordGenerationUsage(ctx context.Context, sessionID string, b boundModel, u *core.Usage, purpose string) {
+func (g *Generator) recordGenerationUsage(ctx context.Context, sessionID string, b boundModel, u *core.Usage, purpose string) {
 	if u == nil {
 		return
 	}
 	if sessionID != "" {
-		e.recordUsage(ctx, sessionID, b, core.ProviderRequest{Model: b.model.ID}, streamResult{usage: u}, purpose)
+		g.rec.recordUsage(ctx, sessionID, b, core.ProviderRequest{Model: b.model.ID}, streamResult{usage: u}, purpose)
 		return
 	}
 	usage := *u
@@ -64,12 +76,12 @@ func (e *Engine) recordGenerationUsage(ctx context.Context, sessionID string, b 
 		c := p.Cost(usage)
 		usage.Cost = &c
 	}
-	rec, ok := e.svc.Store().(core.KernelUsageRecorder)
+	rec, ok := g.svc.Store().(core.KernelUsageRecorder)
 	if !ok {
-		e.log.Warn("usage of a generation without a session not recorded: the store has no kernel ledger", "purpose", purpose, "model", usage.Model)
+		g.log.Warn("usage of a generation without a session not recorded: the store has no kernel ledger", "purpose", purpose, "model", usage.Model)
 		return
 	}
 	if err := rec.RecordKernelUsage(ctx, core.UsagePayload{Usage: usage, Route: b.route, ConnectionID: b.conn.ID, Purpose: purpose}, time.Now().UTC()); err != nil {
-		e.log.Error("record kernel usage", "purpose", purpose, "err", err)
+		g.log.Error("record kernel usage", "purpose", purpose, "err", err)
 	}
 }

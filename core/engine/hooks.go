@@ -4,12 +4,14 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"log/slog"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/foya-dev/foya/core"
 	"github.com/foya-dev/foya/core/hooks"
+	"github.com/foya-dev/foya/core/session"
 )
 
 // hookEventOutput caps the output copied into hook_finished events.
@@ -42,31 +44,47 @@ type hookJSON struct {
 	} `json:"hookSpecificOutput"`
 }
 
+// hookRunner runs the lifecycle hooks at a turn's events and records
+// them; it owns the once-per-turn marker of an untrusted project hooks file.
+type hookRunner struct {
+	hooks *hooks.Hooks
+	svc   *session.Service
+	log   *slog.Logger
+	dirs  workDirs
+	// untrustedReported dedups hook_untrusted events (session/turn).
+	untrustedReported memo[bool]
+}
+
+// persist appends one event (see Engine.persist).
+func (hr *hookRunner) persist(ctx context.Context, sessionID string, t core.EventType, payload any) error {
+	return appendEvent(ctx, hr.svc, sessionID, t, payload)
+}
+
 // runHooks runs every hook of event that matches tool, in order, and
 // records hook_started/hook_finished. Hooks never fail the turn: errors
 // and unknown exit codes are logged and recorded, non-blocking.
-func (e *Engine) runHooks(ctx context.Context, s core.Session, turnID, event string, in core.HookInput) hookDecision {
+func (hr *hookRunner) runHooks(ctx context.Context, s core.Session, turnID, event string, in core.HookInput) hookDecision {
 	var d hookDecision
-	h := e.cfg.Hooks
+	h := hr.hooks
 	if !h.Runs() {
 		return d
 	}
 	pctx := context.WithoutCancel(ctx)
 	cfg, err := h.Config(pctx)
 	if err != nil {
-		e.log.Warn("hooks document unusable; no hooks run", "err", err)
+		hr.log.Warn("hooks document unusable; no hooks run", "err", err)
 		return d
 	}
 	ms := cfg[event]
 	if s.ProjectID != "" {
-		ms = append(slices.Clip(ms), e.projectHooks(pctx, s, turnID, event)...)
+		ms = append(slices.Clip(ms), hr.projectHooks(pctx, s, turnID, event)...)
 	}
 	if len(ms) == 0 {
 		return d
 	}
-	dir, err := e.workDir(pctx, s)
+	dir, err := hr.dirs.workDir(pctx, s)
 	if err != nil {
-		e.log.Warn("hooks: no working directory", "session_id", s.ID, "err", err)
+		hr.log.Warn("hooks: no working directory", "session_id", s.ID, "err", err)
 		return d
 	}
 	in.SessionID, in.Cwd, in.HookEventName, in.TurnID, in.ProjectID = s.ID, dir, event, turnID, s.ProjectID
@@ -80,7 +98,7 @@ func (e *Engine) runHooks(ctx context.Context, s core.Session, turnID, event str
 			if hc.Timeout > 0 {
 				timeout = time.Duration(hc.Timeout * float64(time.Second))
 			}
-			_ = e.persist(pctx, s.ID, core.EventHookStarted, core.HookStartedPayload{TurnID: turnID, Event: event, Command: hc.Command, Tool: in.ToolName})
+			_ = hr.persist(pctx, s.ID, core.EventHookStarted, core.HookStartedPayload{TurnID: turnID, Event: event, Command: hc.Command, Tool: in.ToolName})
 			start := time.Now()
 			out := h.Run(ctx, core.HookRun{Command: hc.Command, Timeout: timeout, Dir: dir, SessionID: s.ID, Input: input})
 			fin := core.HookFinishedPayload{
@@ -91,25 +109,25 @@ func (e *Engine) runHooks(ctx context.Context, s core.Session, turnID, event str
 			if out.Err != nil {
 				fin.Error = out.Err.Error()
 			}
-			_ = e.persist(pctx, s.ID, core.EventHookFinished, fin)
-			e.applyHook(&d, event, hc.Command, out)
+			_ = hr.persist(pctx, s.ID, core.EventHookFinished, fin)
+			hr.applyHook(&d, event, hc.Command, out)
 		}
 	}
 	return d
 }
 
-func (e *Engine) applyHook(d *hookDecision, event, command string, out core.HookOutcome) {
+func (hr *hookRunner) applyHook(d *hookDecision, event, command string, out core.HookOutcome) {
 	source := "hook " + event + ": " + command
 	switch {
 	case out.Err != nil || out.TimedOut:
-		e.log.Warn("hook failed (non-blocking)", "event", event, "command", command, "timed_out", out.TimedOut, "err", out.Err)
+		hr.log.Warn("hook failed (non-blocking)", "event", event, "command", command, "timed_out", out.TimedOut, "err", out.Err)
 		return
 	case out.ExitCode == 2:
 		d.block = true
 		d.reason = joinReason(d.reason, strings.TrimSpace(out.Stderr))
 		return
 	case out.ExitCode != 0:
-		e.log.Warn("hook exited non-zero (non-blocking)", "event", event, "command", command, "exit_code", out.ExitCode, "stderr", core.Truncate(out.Stderr, 500, truncatedMark))
+		hr.log.Warn("hook exited non-zero (non-blocking)", "event", event, "command", command, "exit_code", out.ExitCode, "stderr", core.Truncate(out.Stderr, 500, truncatedMark))
 		return
 	}
 	stdout := strings.TrimSpace(out.Stdout)
@@ -159,11 +177,11 @@ func joinReason(a, b string) string {
 
 // persistHookContext records additional context as system messages with
 // the hook as source (MSG-1).
-func (e *Engine) persistHookContext(ctx context.Context, sessionID, turnID string, cs []hookContext) {
+func (hr *hookRunner) persistHookContext(ctx context.Context, sessionID, turnID string, cs []hookContext) {
 	for _, c := range cs {
 		m := core.Message{Role: core.RoleSystem, Text: c.text, Source: c.source, TurnID: turnID}
-		if err := e.persist(ctx, sessionID, core.EventMessageEnd, core.MessagePayload{Message: m}); err != nil {
-			e.log.Warn("record hook context", "session_id", sessionID, "err", err)
+		if err := hr.persist(ctx, sessionID, core.EventMessageEnd, core.MessagePayload{Message: m}); err != nil {
+			hr.log.Warn("record hook context", "session_id", sessionID, "err", err)
 		}
 	}
 }
@@ -181,28 +199,28 @@ func isFirstTurn(msgs []core.Message, turnID string) bool {
 
 // forgetUntrusted drops the once-per-turn hook_untrusted marker of a turn
 // that ended, so the dedup map does not grow with every turn.
-func (e *Engine) forgetUntrusted(sessionID, turnID string) {
-	e.untrustedReported.delete(sessionID + "/" + turnID)
+func (hr *hookRunner) forgetUntrusted(sessionID, turnID string) {
+	hr.untrustedReported.delete(sessionID + "/" + turnID)
 }
 
 // projectHooks returns the matchers of event in the session's project
 // hooks file when it is trusted; otherwise it reports the file (once per
 // turn) and returns none.
-func (e *Engine) projectHooks(ctx context.Context, s core.Session, turnID, event string) []hooks.HookMatcher {
-	p, err := e.svc.Project(ctx, s.ProjectID)
+func (hr *hookRunner) projectHooks(ctx context.Context, s core.Session, turnID, event string) []hooks.HookMatcher {
+	p, err := hr.svc.Project(ctx, s.ProjectID)
 	if err != nil {
 		return nil
 	}
-	ph, err := e.cfg.Hooks.ProjectState(ctx, p.Path)
+	ph, err := hr.hooks.ProjectState(ctx, p.Path)
 	if err != nil || !ph.Present {
 		return nil
 	}
 	if !ph.Trusted {
 		key := s.ID + "/" + turnID
-		seen, _ := e.untrustedReported.swap(key, true)
+		seen, _ := hr.untrustedReported.swap(key, true)
 		if !seen {
-			e.log.Warn("project hooks not run: the project is not trusted", "path", ph.Path, "changed", ph.Changed)
-			_ = e.persist(ctx, s.ID, core.EventHookUntrusted, core.HookUntrustedPayload{TurnID: turnID, Event: event, Path: ph.Path, Changed: ph.Changed})
+			hr.log.Warn("project hooks not run: the project is not trusted", "path", ph.Path, "changed", ph.Changed)
+			_ = hr.persist(ctx, s.ID, core.EventHookUntrusted, core.HookUntrustedPayload{TurnID: turnID, Event: event, Path: ph.Path, Changed: ph.Changed})
 		}
 		return nil
 	}

@@ -30,9 +30,9 @@ type imageRoute struct {
 // given connection (an IMAGE connection) and model, else the IMAGE default.
 // Image connections are never chat models, and chat connections never
 // generate images here (PRV-2).
-func (e *Engine) imageModel(ctx context.Context, connectionID, model string) (imageRoute, error) {
+func (g *Generator) imageModel(ctx context.Context, connectionID, model string) (imageRoute, error) {
 	if connectionID == "" {
-		d, err := e.cfg.Catalog.Defaults(ctx)
+		d, err := g.cfg.Catalog.Defaults(ctx)
 		if err != nil {
 			return imageRoute{}, err
 		}
@@ -44,7 +44,7 @@ func (e *Engine) imageModel(ctx context.Context, connectionID, model string) (im
 			model = d.Image.Model
 		}
 	}
-	conn, err := e.cfg.Catalog.Connection(ctx, connectionID)
+	conn, err := g.cfg.Catalog.Connection(ctx, connectionID)
 	if errors.Is(err, core.ErrNotFound) {
 		return imageRoute{}, core.Errorf(core.CodeBadInput, "connectionId: no connection with id %q", connectionID)
 	}
@@ -67,11 +67,11 @@ func (e *Engine) imageModel(ctx context.Context, connectionID, model string) (im
 	if err := generationFlagError(conn, m, "image", "generateImage"); err != nil {
 		return imageRoute{}, err
 	}
-	ep, err := e.cfg.Catalog.Endpoint(ctx, conn.ID)
+	ep, err := g.cfg.Catalog.Endpoint(ctx, conn.ID)
 	if err != nil {
 		return imageRoute{}, err
 	}
-	p, err := e.cfg.Providers.Provider(conn.ProviderKind)
+	p, err := g.cfg.Providers.Provider(conn.ProviderKind)
 	if err != nil {
 		return imageRoute{}, &core.Error{Code: core.CodeUnavailable, Message: fmt.Sprintf("provider %q of connection %q is not available", conn.ProviderKind, conn.Name), Err: err}
 	}
@@ -82,11 +82,11 @@ func (e *Engine) imageModel(ctx context.Context, connectionID, model string) (im
 	return imageRoute{b: boundModel{conn: conn, model: m, endpoint: ep, provider: p, route: core.RouteKey(conn, model)}, gen: gen}, nil
 }
 
-// GenerateImage generates images through an image connection's provider
+// Image generates images through an image connection's provider
 // (the image_generator capability; the OpenAI provider uses the
 // images/generations endpoint), stores them in the artifact store and
 // returns them as attachments.
-func (e *Engine) GenerateImage(ctx context.Context, in core.GenerateImageInput) ([]core.Attachment, error) {
+func (g *Generator) Image(ctx context.Context, in core.GenerateImageInput) ([]core.Attachment, error) {
 	in.Prompt = strings.TrimSpace(in.Prompt)
 	switch {
 	case in.Prompt == "":
@@ -102,11 +102,11 @@ func (e *Engine) GenerateImage(ctx context.Context, in core.GenerateImageInput) 
 		in.Count = 1
 	}
 	if in.SessionID != "" {
-		if _, err := e.svc.Session(ctx, in.SessionID); err != nil {
+		if _, err := g.svc.Session(ctx, in.SessionID); err != nil {
 			return nil, err
 		}
 	}
-	r, err := e.imageModel(ctx, in.ConnectionID, in.Model)
+	r, err := g.imageModel(ctx, in.ConnectionID, in.Model)
 	if err != nil {
 		return nil, err
 	}
@@ -115,17 +115,17 @@ func (e *Engine) GenerateImage(ctx context.Context, in core.GenerateImageInput) 
 		return nil, catalog.ProviderFailure("generate image", err, r.b.endpoint.APIKey)
 	}
 	pctx := context.WithoutCancel(ctx)
-	e.recordGenerationUsage(pctx, in.SessionID, r.b, res.Usage, "image_generation")
+	g.recordGenerationUsage(pctx, in.SessionID, r.b, res.Usage, "image_generation")
 	out := make([]core.Attachment, 0, len(res.Images))
 	for i, im := range res.Images {
 		name := fmt.Sprintf("generated-%d%s", i+1, imageExt(im.MediaType))
-		a, err := e.keepAttachment(pctx, &core.ToolAttachment{Name: name, MediaType: im.MediaType, Data: im.Data})
+		a, err := g.cfg.keepAttachment(pctx, &core.ToolAttachment{Name: name, MediaType: im.MediaType, Data: im.Data})
 		if err != nil {
 			return nil, err
 		}
 		out = append(out, a)
 	}
-	e.log.Info("images generated", "connection_id", r.b.conn.ID, "model", r.b.model.ID, "count", len(out), "session_id", in.SessionID)
+	g.log.Info("images generated", "connection_id", r.b.conn.ID, "model", r.b.model.ID, "count", len(out), "session_id", in.SessionID)
 	return out, nil
 }
 
@@ -155,14 +155,14 @@ var imageGenerationToolInfo = core.ToolInfo{Name: ToolImageGeneration, ReadOnly:
 	Schema:      json.RawMessage(`{"type":"object","properties":{"prompt":{"type":"string","description":"What the image shows, in detail."},"size":{"type":"string","description":"WIDTHxHEIGHT such as 1024x1024 (optional)"},"count":{"type":"integer","minimum":1,"maximum":4}},"required":["prompt"],"additionalProperties":false}`)}
 
 // imageDefaultSet reports whether an IMAGE default model exists.
-func (e *Engine) imageDefaultSet(ctx context.Context) bool {
-	d, err := e.cfg.Catalog.Defaults(ctx)
+func (g *Generator) imageDefaultSet(ctx context.Context) bool {
+	d, err := g.cfg.Catalog.Defaults(ctx)
 	return err == nil && d.Image != nil
 }
 
 // runImageGeneration runs the image_generation tool: the images become the
 // tool message's attachments, which reach a vision model like any tool image.
-func (e *Engine) runImageGeneration(ctx context.Context, s core.Session, c core.ToolCall) (string, []core.Attachment, bool) {
+func (g *Generator) runImageGeneration(ctx context.Context, s core.Session, c core.ToolCall) (string, []core.Attachment, bool) {
 	var in struct {
 		Prompt string `json:"prompt"`
 		Size   string `json:"size"`
@@ -174,7 +174,7 @@ func (e *Engine) runImageGeneration(ctx context.Context, s core.Session, c core.
 	if in.Count > 4 {
 		in.Count = 4
 	}
-	atts, err := e.GenerateImage(ctx, core.GenerateImageInput{Prompt: in.Prompt, Size: in.Size, Count: in.Count, SessionID: s.ID})
+	atts, err := g.Image(ctx, core.GenerateImageInput{Prompt: in.Prompt, Size: in.Size, Count: in.Count, SessionID: s.ID})
 	if err != nil {
 		return "image_generation failed: " + core.ErrorMessage(err), nil, true
 	}

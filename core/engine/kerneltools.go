@@ -87,7 +87,7 @@ func runQuestion(ctx context.Context, e *Engine, s core.Session, c core.ToolCall
 	if err := json.Unmarshal(c.Input, &in); err != nil || strings.TrimSpace(in.Question) == "" {
 		return "question: give a non-empty \"question\" string", true
 	}
-	answer, ok := e.ask(ctx, s.ID, c, in.Question)
+	answer, ok := e.requests.ask(ctx, s.ID, c, in.Question)
 	if !ok {
 		return "no answer: the turn was stopped before the user answered", true
 	}

@@ -81,15 +81,15 @@ func (t *turnLoop) begin() (status core.TurnStatus, reason string, done bool) {
 	}
 	if first {
 		// SessionStart runs before the session's first model request.
-		d := e.runHooks(t.ctx, s, run.id, hooks.HookSessionStart, core.HookInput{Source: "startup"})
-		e.persistHookContext(t.pctx, t.sessionID, run.id, d.contexts)
+		d := e.hooks.runHooks(t.ctx, s, run.id, hooks.HookSessionStart, core.HookInput{Source: "startup"})
+		e.hooks.persistHookContext(t.pctx, t.sessionID, run.id, d.contexts)
 	}
 	// UserPromptSubmit runs before the turn's first model request.
-	d := e.runHooks(t.ctx, s, run.id, hooks.HookUserPromptSubmit, core.HookInput{Prompt: run.prompt})
+	d := e.hooks.runHooks(t.ctx, s, run.id, hooks.HookUserPromptSubmit, core.HookInput{Prompt: run.prompt})
 	if d.block {
 		return core.TurnFailed, "the prompt was refused by a UserPromptSubmit hook: " + cmp.Or(d.reason, "no reason given"), true
 	}
-	e.persistHookContext(t.pctx, t.sessionID, run.id, d.contexts)
+	e.hooks.persistHookContext(t.pctx, t.sessionID, run.id, d.contexts)
 	if e.svc.Histories().At(t.sessionID, s.HeadSeq) {
 		// Nothing was appended since (a hook's events, a settings
 		// change): every append goes through this service and moves
@@ -172,7 +172,7 @@ func (t *turnLoop) step(n int) (stepOutcome, core.TurnStatus, string) {
 	res := e.streamWithRetry(ctx, sessionID, run.id, b, req, left)
 	finished := time.Now().UTC()
 	t.spent += outputTokens(res)
-	e.recordUsage(pctx, sessionID, b, req, res, "turn")
+	e.rec.recordUsage(pctx, sessionID, b, req, res, "turn")
 	if res.err == nil && !res.cancelled && res.usage != nil {
 		e.accept(pctx, sessionID, b.route, c.active, req, *res.usage)
 	}
@@ -278,13 +278,13 @@ func (t *turnLoop) answered(s core.Session, msg core.Message) (stepOutcome, core
 	if s.ParentID != "" {
 		event = hooks.HookSubagentStop
 	}
-	d := e.runHooks(ctx, s, t.run.id, event, core.HookInput{StopHookActive: &active})
+	d := e.hooks.runHooks(ctx, s, t.run.id, event, core.HookInput{StopHookActive: &active})
 	if d.block && t.stopContinues < core.MaxStopContinuations && ctx.Err() == nil {
 		t.stopContinues++
 		if err := e.persist(pctx, sessionID, core.EventMessageEnd, core.MessagePayload{Message: msg}); err != nil {
 			return stepEnd, core.TurnFailed, core.ErrorMessage(err)
 		}
-		e.persistHookContext(pctx, sessionID, t.run.id, []hookContext{{source: "hook " + event, text: "A " + event + " hook asked you to continue: " + cmp.Or(d.reason, "no reason given")}})
+		e.hooks.persistHookContext(pctx, sessionID, t.run.id, []hookContext{{source: "hook " + event, text: "A " + event + " hook asked you to continue: " + cmp.Or(d.reason, "no reason given")}})
 		return stepNext, "", ""
 	}
 	msg.TurnStatus = core.TurnCompleted

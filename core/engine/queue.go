@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"time"
 
@@ -60,7 +61,7 @@ func (e *Engine) SendMessage(ctx context.Context, sessionID string, in core.User
 		rt.held = false
 		e.dispatchLocked(ctx, sessionID, rt)
 	}
-	e.snapshotLocked(sessionID, rt)
+	publishQueue(e.svc, sessionID, rt)
 	cp := *item
 	return core.SendResult{QueueItem: &cp}, nil
 }
@@ -86,15 +87,6 @@ func (e *Engine) dispatchLocked(ctx context.Context, sessionID string, rt *sessi
 	return false
 }
 
-// snapshotLocked publishes the queue; rt.mu is held.
-func (e *Engine) snapshotLocked(sessionID string, rt *sessionRuntime) {
-	items := make([]core.QueueItem, len(rt.queue))
-	for i, it := range rt.queue {
-		items[i] = snapshotItem(*it)
-	}
-	e.svc.Emit(sessionID, core.EventQueueSnapshot, core.QueuePayload{Revision: rt.rev, Items: items})
-}
-
 func copyQueue(q []*core.QueueItem) []core.QueueItem {
 	out := make([]core.QueueItem, len(q))
 	for i, it := range q {
@@ -103,84 +95,12 @@ func copyQueue(q []*core.QueueItem) []core.QueueItem {
 	return out
 }
 
-// Queue returns the session's queued input in order.
-func (e *Engine) Queue(sessionID string) []core.QueueItem {
-	rt := e.runtimes.get(sessionID)
-	rt.mu.Lock()
-	defer rt.mu.Unlock()
-	return copyQueue(rt.queue)
-}
-
 func findItem(q []*core.QueueItem, id string) int {
 	return slices.IndexFunc(q, func(it *core.QueueItem) bool { return it.ID == id })
 }
 
 func queuedNotFound(id string) error {
 	return core.Errorf(core.CodeNotFound, "queued message %s not found: it has started already or was deleted", id)
-}
-
-// changeQueue applies fn to queued item itemID under the runtime lock, then
-// publishes the queue. Dispatch takes items under the same lock, so a change
-// either lands before an item starts or fails with NOT_FOUND.
-func (e *Engine) changeQueue(ctx context.Context, sessionID, itemID string, fn func(rt *sessionRuntime, i int) error) ([]core.QueueItem, error) {
-	if _, err := e.svc.Session(ctx, sessionID); err != nil {
-		return nil, err
-	}
-	rt := e.runtimes.get(sessionID)
-	rt.mu.Lock()
-	defer rt.mu.Unlock()
-	i := findItem(rt.queue, itemID)
-	if i < 0 {
-		return nil, queuedNotFound(itemID)
-	}
-	if err := fn(rt, i); err != nil {
-		return nil, err
-	}
-	rt.rev++
-	e.snapshotLocked(sessionID, rt)
-	return copyQueue(rt.queue), nil
-}
-
-// EditQueuedMessage replaces the input of a queued item; an item is never
-// dispatched in its old form.
-func (e *Engine) EditQueuedMessage(ctx context.Context, sessionID, itemID string, in core.UserInput) ([]core.QueueItem, error) {
-	s, err := e.svc.Session(ctx, sessionID)
-	if err != nil {
-		return nil, err
-	}
-	atts, err := e.validateInput(ctx, s, in)
-	if err != nil {
-		return nil, err
-	}
-	return e.changeQueue(ctx, sessionID, itemID, func(rt *sessionRuntime, i int) error {
-		if err := checkQueueRoom(sessionID, rt.queue, inputBytes(in), rt.queue[i]); err != nil {
-			return err
-		}
-		edited := *rt.queue[i]
-		edited.Input, edited.Attachments, edited.Revision = in, atts, edited.Revision+1
-		rt.queue[i] = &edited
-		return nil
-	})
-}
-
-// MoveQueuedMessage moves a queued item to index (0 = next to run).
-func (e *Engine) MoveQueuedMessage(ctx context.Context, sessionID, itemID string, index int) ([]core.QueueItem, error) {
-	return e.changeQueue(ctx, sessionID, itemID, func(rt *sessionRuntime, i int) error {
-		if index < 0 || index >= len(rt.queue) {
-			return core.Errorf(core.CodeBadInput, "index %d: must be between 0 and %d", index, len(rt.queue)-1)
-		}
-		it := rt.queue[i]
-		rt.queue = slices.Insert(slices.Delete(rt.queue, i, i+1), index, it)
-		return nil
-	})
-}
-
-// DeleteQueuedMessage removes a queued item; it will never run.
-func (e *Engine) DeleteQueuedMessage(ctx context.Context, sessionID, itemID string) ([]core.QueueItem, error) {
-	return e.changeQueue(ctx, sessionID, itemID, func(rt *sessionRuntime, i int) error {
-		rt.queue = slices.Delete(rt.queue, i, i+1)
-		return nil
-	})
 }
 
 // StopTurn stops the running turn, keeping what the model already produced
@@ -216,7 +136,7 @@ func (e *Engine) StopTurn(ctx context.Context, sessionID string, keepQueue bool,
 	if run == nil && dispatchItemID != "" && rt.busy == "" {
 		e.dispatchLocked(ctx, sessionID, rt)
 	}
-	e.snapshotLocked(sessionID, rt)
+	publishQueue(e.svc, sessionID, rt)
 	rt.mu.Unlock()
 
 	e.requests.cancelSession(sessionID)
@@ -290,19 +210,19 @@ func (e *Engine) DeleteSession(ctx context.Context, sessionID string) error {
 	e.runtimes.delete(ids...)
 	e.requests.forgetGrants(ids...)
 	e.titled.delete(ids...)
-	e.deleteBlobs(orphans)
+	deleteBlobs(e.cfg.Blobs, e.log, orphans)
 	return nil
 }
 
 // deleteBlobs removes artifact bytes nothing refers to any more; failures
 // only leave garbage behind, so they are logged.
-func (e *Engine) deleteBlobs(hashes []string) {
-	if e.cfg.Blobs == nil {
+func deleteBlobs(blobs core.BlobStore, log *slog.Logger, hashes []string) {
+	if blobs == nil {
 		return
 	}
 	for _, h := range hashes {
-		if err := e.cfg.Blobs.Delete(h); err != nil && !errors.Is(err, core.ErrNotFound) {
-			e.log.Warn("delete unreferenced artifact", "sha256", h, "err", err)
+		if err := blobs.Delete(h); err != nil && !errors.Is(err, core.ErrNotFound) {
+			log.Warn("delete unreferenced artifact", "sha256", h, "err", err)
 		}
 	}
 }

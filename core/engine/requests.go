@@ -1,19 +1,24 @@
 package engine
 
 import (
+	"log/slog"
 	"sync"
 
 	"github.com/foya-dev/foya/core"
+	"github.com/foya-dev/foya/core/session"
 )
 
 // maxDecided bounds how many answered request ids are remembered for CONFLICT
 // replies; older ones then answer NOT_FOUND.
 const maxDecided = 10000
 
-// requests holds the approvals and questions waiting for a person, the ids
+// Requests holds the approvals and questions waiting for a person, the ids
 // already answered or cancelled (so a late answer gets CONFLICT), and the
 // per-session grants of APPROVED_FOR_SESSION. It has its own lock.
-type requests struct {
+type Requests struct {
+	svc *session.Service
+	log *slog.Logger
+
 	mu           sync.Mutex
 	pending      map[string]*pendingRequest // by request id
 	decided      map[string]bool
@@ -21,26 +26,26 @@ type requests struct {
 	grants       map[string]map[string]bool // session id → tool/action
 }
 
-func newRequests() *requests {
-	return &requests{pending: map[string]*pendingRequest{}, decided: map[string]bool{}, grants: map[string]map[string]bool{}}
+func newRequests(svc *session.Service, log *slog.Logger) *Requests {
+	return &Requests{svc: svc, log: log, pending: map[string]*pendingRequest{}, decided: map[string]bool{}, grants: map[string]map[string]bool{}}
 }
 
 // granted reports whether the session holds a grant for key (tool/action).
-func (r *requests) granted(sessionID, key string) bool {
+func (r *Requests) granted(sessionID, key string) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.grants[sessionID][key]
 }
 
 // add registers a pending request.
-func (r *requests) add(id string, p *pendingRequest) {
+func (r *Requests) add(id string, p *pendingRequest) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.pending[id] = p
 }
 
 // remove forgets a pending request (its waiter returned).
-func (r *requests) remove(id string) {
+func (r *Requests) remove(id string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	delete(r.pending, id)
@@ -48,7 +53,7 @@ func (r *requests) remove(id string) {
 
 // abandon claims a request whose waiter gave up (its context ended); it
 // reports whether an answer had claimed it first.
-func (r *requests) abandon(id string, p *pendingRequest) (taken bool) {
+func (r *Requests) abandon(id string, p *pendingRequest) (taken bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if p.taken {
@@ -67,7 +72,7 @@ func (r *requests) abandon(id string, p *pendingRequest) (taken bool) {
 // through its own session or its parent. grant records, in the same step, an
 // APPROVED_FOR_SESSION grant for the session that asked (a child's grant
 // does not widen its parent's).
-func (r *requests) take(sessionID, id, kind string, grant bool) (*pendingRequest, error) {
+func (r *Requests) take(sessionID, id, kind string, grant bool) (*pendingRequest, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	p, ok := r.pending[id]
@@ -92,7 +97,7 @@ func (r *requests) take(sessionID, id, kind string, grant bool) (*pendingRequest
 
 // cancelSession stops a session's pending requests from being answered;
 // their waiters end with the turn's context and record the cancellation.
-func (r *requests) cancelSession(sessionID string) {
+func (r *Requests) cancelSession(sessionID string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for id, p := range r.pending {
@@ -104,7 +109,7 @@ func (r *requests) cancelSession(sessionID string) {
 }
 
 // forgetGrants drops the grants of the given sessions.
-func (r *requests) forgetGrants(sessionIDs ...string) {
+func (r *Requests) forgetGrants(sessionIDs ...string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, id := range sessionIDs {
@@ -113,7 +118,7 @@ func (r *requests) forgetGrants(sessionIDs ...string) {
 }
 
 // markDecidedLocked remembers an answered request id; r.mu is held.
-func (r *requests) markDecidedLocked(id string) {
+func (r *Requests) markDecidedLocked(id string) {
 	r.decided[id] = true
 	r.decidedOrder = append(r.decidedOrder, id)
 	if len(r.decidedOrder) > maxDecided {

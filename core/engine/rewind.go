@@ -5,10 +5,23 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"log/slog"
 	"slices"
 
 	"github.com/foya-dev/foya/core"
+	"github.com/foya-dev/foya/core/session"
 )
+
+// Rewinder rewinds a session to one of its user messages (SES-11): the
+// history after it leaves the active context and the files the session and
+// its sub-agents changed since are restored. It refuses while a turn runs.
+type Rewinder struct {
+	svc      *session.Service
+	cfg      *Config
+	log      *slog.Logger
+	runtimes *runtimes
+	dirs     workDirs
+}
 
 // Rewind actions on a file.
 const (
@@ -31,15 +44,15 @@ type RewindPreview struct {
 	Files           []core.RewindFile
 }
 
-// PreviewRewind checks that messageSeq is an active user message and
+// Preview checks that messageSeq is an active user message and
 // reports what a rewind to it would restore: the files changed afterwards by
 // the session's tools and by the sub-agents its task calls started.
-func (e *Engine) PreviewRewind(ctx context.Context, sessionID string, messageSeq int64) (RewindPreview, error) {
-	s, err := e.svc.Session(ctx, sessionID)
+func (rw *Rewinder) Preview(ctx context.Context, sessionID string, messageSeq int64) (RewindPreview, error) {
+	s, err := rw.svc.Session(ctx, sessionID)
 	if err != nil {
 		return RewindPreview{}, err
 	}
-	msgs, err := e.svc.Messages(ctx, sessionID, false)
+	msgs, err := rw.svc.Messages(ctx, sessionID, false)
 	if err != nil {
 		return RewindPreview{}, err
 	}
@@ -51,17 +64,17 @@ func (e *Engine) PreviewRewind(ctx context.Context, sessionID string, messageSeq
 	if target.Role != core.RoleUser {
 		return RewindPreview{}, core.Errorf(core.CodeBadInput, "messageSeq %d is a %s message; rewind to a user message", messageSeq, target.Role)
 	}
-	dir, err := e.workDir(ctx, s)
+	dir, err := rw.dirs.workDir(ctx, s)
 	if err != nil {
 		return RewindPreview{}, err
 	}
-	after, err := e.withChildChanges(ctx, s, msgs[i+1:])
+	after, err := rw.withChildChanges(ctx, s, msgs[i+1:])
 	if err != nil {
 		return RewindPreview{}, err
 	}
-	rr := e.openRestoreRoot(dir)
+	rr := rw.cfg.openRestoreRoot(dir)
 	defer rr.Close()
-	files := e.rewindFiles(rr, after)
+	files := rw.rewindFiles(rr, after)
 	return RewindPreview{
 		HeadSeq: s.HeadSeq, FileStateToken: fileStateToken(rr, files), Text: target.Text,
 		Command: target.Command, Attachments: target.Attachments, BrowserElements: target.BrowserElements, Files: files,
@@ -73,11 +86,11 @@ func (e *Engine) PreviewRewind(ctx context.Context, sessionID string, messageSeq
 // sub-agent changed are rewound with its parent's turn, in the order they
 // changed. A child working in another directory (a scratch directory of a
 // session without a project) is left out: its files are not the parent's.
-func (e *Engine) withChildChanges(ctx context.Context, s core.Session, after []core.Message) ([]core.Message, error) {
+func (rw *Rewinder) withChildChanges(ctx context.Context, s core.Session, after []core.Message) ([]core.Message, error) {
 	if !slices.ContainsFunc(after, func(m core.Message) bool { return m.Role == core.RoleTool && m.ToolName == ToolTask }) {
 		return after, nil
 	}
-	kids, err := e.svc.Sessions(ctx, core.SessionFilter{ParentID: s.ID, IncludeChildren: true})
+	kids, err := rw.svc.Sessions(ctx, core.SessionFilter{ParentID: s.ID, IncludeChildren: true})
 	if err != nil {
 		return nil, err
 	}
@@ -90,7 +103,7 @@ func (e *Engine) withChildChanges(ctx context.Context, s core.Session, after []c
 		if m.Role == core.RoleTool && m.ToolName == ToolTask {
 			if kid, ok := bySource["task:"+m.ToolCallID]; ok {
 				if kid.ProjectID != "" && kid.ProjectID == s.ProjectID {
-					kmsgs, err := e.svc.Messages(ctx, kid.ID, false)
+					kmsgs, err := rw.svc.Messages(ctx, kid.ID, false)
 					if err != nil {
 						return nil, err
 					}
@@ -105,7 +118,7 @@ func (e *Engine) withChildChanges(ctx context.Context, s core.Session, after []c
 
 // rewindFiles folds the file changes after the target into one action per
 // path, in order of first change.
-func (e *Engine) rewindFiles(rr *restoreRoot, after []core.Message) []core.RewindFile {
+func (rw *Rewinder) rewindFiles(rr *restoreRoot, after []core.Message) []core.RewindFile {
 	byPath := map[string]*core.RewindFile{}
 	var order []string
 	missing := map[string]bool{}
@@ -140,10 +153,10 @@ func (e *Engine) rewindFiles(rr *restoreRoot, after []core.Message) []core.Rewin
 			f.Action, f.Restorable = RewindNone, true
 		case cur != f.Expected:
 			f.Reason = "changed outside the session since it last wrote the file"
-		case missing[f.Path] || (f.Target != "" && e.cfg.Blobs == nil):
+		case missing[f.Path] || (f.Target != "" && rw.cfg.Blobs == nil):
 			f.Reason = "the earlier content was too large to keep"
 		case f.Target != "":
-			if _, err := e.cfg.Blobs.Read(f.Target); err != nil {
+			if _, err := rw.cfg.Blobs.Read(f.Target); err != nil {
 				f.Reason = "the earlier content is no longer in the artifact store"
 			} else {
 				f.Restorable = true
@@ -170,13 +183,13 @@ func fileStateToken(rr *restoreRoot, files []core.RewindFile) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-// ConfirmRewind re-checks the preview (CONFLICT when history or files moved,
+// Confirm re-checks the preview (CONFLICT when history or files moved,
 // or while a turn runs), restores the restorable files in reverse order of
 // change (temp file + rename), then appends history_rewound, which marks
 // messageSeq and everything after it inactive without touching payloads
 // (MSG-13). It returns the outcome per file and the text for the input box.
-func (e *Engine) ConfirmRewind(ctx context.Context, sessionID string, messageSeq, headSeq int64, token string) (RewindPreview, error) {
-	rt := e.runtimes.get(sessionID)
+func (rw *Rewinder) Confirm(ctx context.Context, sessionID string, messageSeq, headSeq int64, token string) (RewindPreview, error) {
+	rt := rw.runtimes.get(sessionID)
 	rt.mu.Lock()
 	if rt.turn != nil || rt.busy != "" {
 		rt.mu.Unlock()
@@ -189,7 +202,7 @@ func (e *Engine) ConfirmRewind(ctx context.Context, sessionID string, messageSeq
 		rt.busy = ""
 		rt.mu.Unlock()
 	}()
-	p, err := e.PreviewRewind(ctx, sessionID, messageSeq)
+	p, err := rw.Preview(ctx, sessionID, messageSeq)
 	if err != nil {
 		return RewindPreview{}, err
 	}
@@ -199,22 +212,22 @@ func (e *Engine) ConfirmRewind(ctx context.Context, sessionID string, messageSeq
 	if p.FileStateToken != token {
 		return RewindPreview{}, core.Errorf(core.CodeConflict, "files changed since the preview; preview again")
 	}
-	s, err := e.svc.Session(ctx, sessionID)
+	s, err := rw.svc.Session(ctx, sessionID)
 	if err != nil {
 		return RewindPreview{}, err
 	}
-	dir, err := e.workDir(ctx, s)
+	dir, err := rw.dirs.workDir(ctx, s)
 	if err != nil {
 		return RewindPreview{}, err
 	}
-	rr := e.openRestoreRoot(dir)
+	rr := rw.cfg.openRestoreRoot(dir)
 	defer rr.Close()
 	for i := len(p.Files) - 1; i >= 0; i-- {
 		f := &p.Files[i]
 		if !f.Restorable || f.Action == RewindNone {
 			continue
 		}
-		if err := e.restoreFile(rr, *f); err != nil {
+		if err := rw.restoreFile(rr, *f); err != nil {
 			f.Restorable, f.Reason = false, "restore failed: "+err.Error()
 			continue
 		}
@@ -224,13 +237,13 @@ func (e *Engine) ConfirmRewind(ctx context.Context, sessionID string, messageSeq
 	if err != nil {
 		return RewindPreview{}, err
 	}
-	unlock := e.svc.Lock(sessionID)
-	_, err = e.svc.Commit(ctx, sessionID, headSeq, ev)
+	unlock := rw.svc.Lock(sessionID)
+	_, err = rw.svc.Commit(ctx, sessionID, headSeq, ev)
 	unlock()
 	if err != nil {
 		return RewindPreview{}, fmt.Errorf("record rewind: %w", err)
 	}
-	e.log.Info("history rewound", "session_id", sessionID, "from_seq", messageSeq, "files", len(p.Files))
+	rw.log.Info("history rewound", "session_id", sessionID, "from_seq", messageSeq, "files", len(p.Files))
 	return p, nil
 }
 
@@ -238,11 +251,11 @@ func (e *Engine) ConfirmRewind(ctx context.Context, sessionID string, messageSeq
 // the data directory and .git refused at this moment, not at the preview):
 // deleted when the rewound part created it, else the recorded content with
 // its recorded mode.
-func (e *Engine) restoreFile(rr *restoreRoot, f core.RewindFile) error {
+func (rw *Rewinder) restoreFile(rr *restoreRoot, f core.RewindFile) error {
 	if f.Action == RewindDelete {
 		return rr.remove(f.Path)
 	}
-	data, err := e.cfg.Blobs.Read(f.Target)
+	data, err := rw.cfg.Blobs.Read(f.Target)
 	if err != nil {
 		return err
 	}

@@ -5,11 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"log/slog"
 	"math"
 	"sort"
 	"time"
 
 	"github.com/foya-dev/foya/core"
+	"github.com/foya-dev/foya/core/session"
 )
 
 // streamResult is what one model request produced.
@@ -259,9 +261,15 @@ func (r *reply) finish(res *streamResult) {
 // usage: about four bytes of text per token.
 func estimateTokens(n int) int64 { return int64((n + 3) / 4) }
 
+// usageRecorder records the usage of model requests on their sessions.
+type usageRecorder struct {
+	svc *session.Service
+	log *slog.Logger
+}
+
 // recordUsage writes a usage event (and so a ledger row) for one request:
 // the provider's report, or a local estimate marked as such (PRV-11).
-func (e *Engine) recordUsage(ctx context.Context, sessionID string, b boundModel, req core.ProviderRequest, res streamResult, purpose string) {
+func (rec usageRecorder) recordUsage(ctx context.Context, sessionID string, b boundModel, req core.ProviderRequest, res streamResult, purpose string) {
 	u := res.usage
 	if u == nil {
 		if res.cancelled && res.text == "" && res.reasoning == "" {
@@ -286,7 +294,7 @@ func (e *Engine) recordUsage(ctx context.Context, sessionID string, b boundModel
 		c := p.Cost(*u)
 		u.Cost = &c
 	}
-	if err := e.persist(ctx, sessionID, core.EventUsage, core.UsagePayload{Usage: *u, Route: b.route, ConnectionID: b.conn.ID, Purpose: purpose}); err != nil && !errors.Is(err, core.ErrNotFound) {
-		e.log.Error("record usage", "session_id", sessionID, "err", err)
+	if err := appendEvent(ctx, rec.svc, sessionID, core.EventUsage, core.UsagePayload{Usage: *u, Route: b.route, ConnectionID: b.conn.ID, Purpose: purpose}); err != nil && !errors.Is(err, core.ErrNotFound) {
+		rec.log.Error("record usage", "session_id", sessionID, "err", err)
 	}
 }

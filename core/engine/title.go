@@ -51,7 +51,7 @@ func (e *Engine) maybeTitle(ctx context.Context, sessionID string) {
 		e.log.Warn("generate title", "session_id", sessionID, "err", err)
 		return
 	}
-	e.recordUsage(ctx, sessionID, b, req, streamResult{text: c.Text, usage: c.Usage}, "title")
+	e.rec.recordUsage(ctx, sessionID, b, req, streamResult{text: c.Text, usage: c.Usage}, "title")
 	title := strings.Trim(strings.TrimSpace(core.StripUnsafe(strings.SplitN(c.Text, "\n", 2)[0])), "\"'`*#. ")
 	if r := []rune(title); len(r) > 80 {
 		title = string(r[:80])

@@ -17,7 +17,7 @@ import (
 // the kernel's data directory is refused here, so nobody approves a call
 // the tool would refuse anyway. The tool plugin checks again when it runs.
 // It returns "" when the call may go on.
-func (e *Engine) scopeRefusal(scope string, c core.ToolCall) string {
+func (cfg *Config) scopeRefusal(scope string, c core.ToolCall) string {
 	if !fileTools[c.Name] {
 		return ""
 	}
@@ -36,13 +36,13 @@ func (e *Engine) scopeRefusal(scope string, c core.ToolCall) string {
 	if !pathWithin(root, real) {
 		return fmt.Sprintf("refused: path %s is outside the session's directory %s", *in.Path, scope)
 	}
-	if data := e.cfg.DataDir; data != "" {
+	if data := cfg.DataDir; data != "" {
 		data = realPath(data)
 		if pathWithin(data, real) && !pathWithin(data, root) {
 			return fmt.Sprintf("refused: path %s is inside the kernel's data directory, which tools cannot access", *in.Path)
 		}
 	}
-	for _, h := range e.cfg.HiddenPaths {
+	for _, h := range cfg.HiddenPaths {
 		if pathWithin(realPath(h), real) {
 			return fmt.Sprintf("refused: path %s is one of the kernel's secrets, which tools cannot access", *in.Path)
 		}

@@ -23,7 +23,7 @@ func (e *Engine) runTools(ctx context.Context, sessionID, turnID string, calls [
 	pctx := context.WithoutCancel(ctx)
 	allReadOnly := len(calls) > 1
 	for _, c := range calls {
-		if info, ok := e.lookupTool(c.Name, tools); !ok || !(info.ReadOnly || info.Parallel) {
+		if info, ok := lookupTool(c.Name, tools); !ok || !(info.ReadOnly || info.Parallel) {
 			allReadOnly = false
 		}
 	}
@@ -63,7 +63,7 @@ func (e *Engine) runTools(ctx context.Context, sessionID, turnID string, calls [
 	return ctx.Err() != nil
 }
 
-func (e *Engine) lookupTool(name string, tools map[string]core.ToolInfo) (core.ToolInfo, bool) {
+func lookupTool(name string, tools map[string]core.ToolInfo) (core.ToolInfo, bool) {
 	if t, ok := kernelToolInfo(name); ok {
 		return t, true
 	}
@@ -110,30 +110,30 @@ func (e *Engine) callTool(ctx context.Context, sessionID, turnID string, c core.
 	if !isKernelTool && c.Name != ToolImageGeneration {
 		// The scope check comes before the approval: nobody is asked to
 		// approve a call that would be refused anyway.
-		if dir, err = e.workDir(pctx, s); err != nil {
+		if dir, err = e.dirs.workDir(pctx, s); err != nil {
 			return fail("%s", core.ErrorMessage(err))
 		}
-		if why := e.scopeRefusal(dir, c); why != "" {
+		if why := e.cfg.scopeRefusal(dir, c); why != "" {
 			return fail("%s", why)
 		}
 	}
-	if ok, why := e.authorize(ctx, s, c, info); !ok {
+	if ok, why := e.requests.authorize(ctx, s, c, info); !ok {
 		return fail("%s", why)
 	}
 	if ctx.Err() != nil {
 		return fail("not run: the turn was stopped")
 	}
 	// PreToolUse runs after the approval policy, before the call.
-	if d := e.runHooks(ctx, s, turnID, hooks.HookPreToolUse, core.HookInput{ToolName: c.Name, ToolInput: c.Input}); d.block {
+	if d := e.hooks.runHooks(ctx, s, turnID, hooks.HookPreToolUse, core.HookInput{ToolName: c.Name, ToolInput: c.Input}); d.block {
 		return fail("blocked by a PreToolUse hook: %s", cmp.Or(d.reason, "no reason given"))
 	} else if d.ask && !d.allow {
-		if ok, why := e.authorizeAsk(ctx, s, c, info); !ok {
+		if ok, why := e.requests.authorizeAsk(ctx, s, c, info); !ok {
 			return fail("%s", why)
 		}
 	}
 	*post = e.postToolHooks(ctx, s, turnID, c)
 	if c.Name == ToolImageGeneration {
-		text, atts, isErr := e.runImageGeneration(ctx, s, c)
+		text, atts, isErr := e.gen.runImageGeneration(ctx, s, c)
 		m.Text, m.Attachments, m.IsError = text, atts, isErr
 		return m
 	}
@@ -149,7 +149,7 @@ func (e *Engine) callTool(ctx context.Context, sessionID, turnID string, c core.
 // refuseCall returns the tool c calls, or why it cannot run in s: it is
 // unknown or not allowed, or its arguments are not a JSON object.
 func (e *Engine) refuseCall(s core.Session, c core.ToolCall, tools map[string]core.ToolInfo) (core.ToolInfo, string) {
-	info, ok := e.lookupTool(c.Name, tools)
+	info, ok := lookupTool(c.Name, tools)
 	if !ok || !allowedTool(s, c.Name) {
 		names := make([]string, 0, len(tools))
 		for n := range tools {
@@ -175,7 +175,7 @@ func (e *Engine) refuseCall(s core.Session, c core.ToolCall, tools map[string]co
 func (e *Engine) postToolHooks(ctx context.Context, s core.Session, turnID string, c core.ToolCall) func(*core.Message) {
 	return func(m *core.Message) {
 		resp, _ := json.Marshal(map[string]any{"text": m.Text, "is_error": m.IsError})
-		d := e.runHooks(ctx, s, turnID, hooks.HookPostToolUse, core.HookInput{ToolName: c.Name, ToolInput: c.Input, ToolResponse: resp})
+		d := e.hooks.runHooks(ctx, s, turnID, hooks.HookPostToolUse, core.HookInput{ToolName: c.Name, ToolInput: c.Input, ToolResponse: resp})
 		if d.block {
 			m.Text += "\n[PostToolUse hook: " + cmp.Or(d.reason, "no reason given") + "]"
 		}
@@ -214,7 +214,7 @@ func (e *Engine) callPlugin(ctx context.Context, s core.Session, c core.ToolCall
 		atts = append([]core.ToolAttachment{*res.Attachment}, atts...)
 	}
 	for i := range atts {
-		a, err := e.keepAttachment(pctx, &atts[i])
+		a, err := e.cfg.keepAttachment(pctx, &atts[i])
 		if err != nil {
 			e.log.Warn("keep tool attachment", "session_id", sessionID, "tool", c.Name, "err", err)
 			m.Text += fmt.Sprintf("\n[note: attachment %q could not be kept: %s]", atts[i].Name, core.ErrorMessage(err))
@@ -259,15 +259,15 @@ func (e *Engine) keepFileChanges(ctx context.Context, sessionID string, changes 
 // emptySHA256 is the SHA-256 of no bytes (an empty file crosses gRPC as nil).
 const emptySHA256 = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
 
-func (e *Engine) keepAttachment(ctx context.Context, ta *core.ToolAttachment) (core.Attachment, error) {
-	if e.cfg.Blobs == nil || e.cfg.Attachments == nil || e.cfg.Describe == nil {
+func (c *Config) keepAttachment(ctx context.Context, ta *core.ToolAttachment) (core.Attachment, error) {
+	if c.Blobs == nil || c.Attachments == nil || c.Describe == nil {
 		return core.Attachment{}, core.Errorf(core.CodeUnavailable, "no artifact store")
 	}
-	hash, size, err := e.cfg.Blobs.Put(ctx, bytes.NewReader(ta.Data), core.MaxAttachmentBytes)
+	hash, size, err := c.Blobs.Put(ctx, bytes.NewReader(ta.Data), core.MaxAttachmentBytes)
 	if err != nil {
 		return core.Attachment{}, err
 	}
-	kind, mediaType, w, h, err := e.cfg.Describe(ta.Name, bytes.NewReader(ta.Data))
+	kind, mediaType, w, h, err := c.Describe(ta.Name, bytes.NewReader(ta.Data))
 	if err != nil {
 		return core.Attachment{}, err
 	}
@@ -275,5 +275,5 @@ func (e *Engine) keepAttachment(ctx context.Context, ta *core.ToolAttachment) (c
 		mediaType = ta.MediaType
 	}
 	a := core.Attachment{ID: core.NewID("att"), Name: ta.Name, Kind: kind, MediaType: mediaType, Size: size, Width: w, Height: h, SHA256: hash}
-	return a, e.cfg.Attachments.CreateAttachment(ctx, a)
+	return a, c.Attachments.CreateAttachment(ctx, a)
 }

@@ -78,11 +78,16 @@ func buildEvents(sessionID string, specs ...eventSpec) ([]core.Event, error) {
 // persist appends one event, ignoring cancellation of the turn's context so
 // that partial work is always recorded.
 func (e *Engine) persist(ctx context.Context, sessionID string, t core.EventType, payload any) error {
+	return appendEvent(ctx, e.svc, sessionID, t, payload)
+}
+
+// appendEvent appends one event through svc, ignoring cancellation of ctx.
+func appendEvent(ctx context.Context, svc *session.Service, sessionID string, t core.EventType, payload any) error {
 	ev, err := core.NewEvent(sessionID, t, payload)
 	if err != nil {
 		return err
 	}
-	_, err = e.svc.Append(context.WithoutCancel(ctx), sessionID, ev)
+	_, err = svc.Append(context.WithoutCancel(ctx), sessionID, ev)
 	return err
 }
 
@@ -99,7 +104,7 @@ func (e *Engine) runTurn(ctx context.Context, sessionID string, rt *sessionRunti
 	// turn_finished, the end of the turn in memory and the next dispatch (or
 	// idle) happen under the session's runtime lock, so that a client that
 	// sees turn_finished can act on an idle session at once.
-	e.forgetUntrusted(sessionID, run.id)
+	e.hooks.forgetUntrusted(sessionID, run.id)
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
 	rt.turn = nil
@@ -127,7 +132,7 @@ func (e *Engine) runTurn(ctx context.Context, sessionID string, rt *sessionRunti
 		return
 	}
 	if e.dispatchLocked(pctx, sessionID, rt) {
-		e.snapshotLocked(sessionID, rt)
+		publishQueue(e.svc, sessionID, rt)
 		return
 	}
 	if err := e.persist(pctx, sessionID, core.EventPhaseChanged, core.PhasePayload{Phase: core.PhaseIdle}); err != nil && !errors.Is(err, core.ErrNotFound) {
@@ -239,7 +244,7 @@ func (e *Engine) compileFrom(ctx context.Context, s core.Session, b boundModel, 
 	if err != nil {
 		return compiled{}, err
 	}
-	dir, err := e.workDirPath(ctx, s)
+	dir, err := e.dirs.workDirPath(ctx, s)
 	if err != nil {
 		return compiled{}, err
 	}
@@ -302,7 +307,7 @@ func (e *Engine) toolSet(ctx context.Context, s core.Session, b boundModel) (map
 		}
 	}
 	byName := make(map[string]core.ToolInfo, len(infos))
-	b.imageDefault = e.imageDefaultSet(ctx)
+	b.imageDefault = e.gen.imageDefaultSet(ctx)
 	if !webSearchAvailable(b) {
 		_, b.searchFallback = e.searchFallback(ctx)
 	}

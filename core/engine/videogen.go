@@ -16,11 +16,11 @@ const (
 	MaxVideoDurationSeconds = 600
 )
 
-// GenerateVideo generates a video through a VIDEO connection's provider
+// Video generates a video through a VIDEO connection's provider
 // (the video_generator capability), passing the connection's declared
 // video protocol; the videos are kept in the artifact store and returned as
 // attachments. A provider without video generation is UNAVAILABLE.
-func (e *Engine) GenerateVideo(ctx context.Context, in core.GenerateVideoInput) ([]core.Attachment, error) {
+func (g *Generator) Video(ctx context.Context, in core.GenerateVideoInput) ([]core.Attachment, error) {
 	in.Prompt = strings.TrimSpace(in.Prompt)
 	switch {
 	case in.Prompt == "":
@@ -33,13 +33,13 @@ func (e *Engine) GenerateVideo(ctx context.Context, in core.GenerateVideoInput) 
 		return nil, core.Errorf(core.CodeBadInput, "size %q: use WIDTHxHEIGHT such as 1280x720, or auto", in.Size)
 	}
 	if in.SessionID != "" {
-		if _, err := e.svc.Session(ctx, in.SessionID); err != nil {
+		if _, err := g.svc.Session(ctx, in.SessionID); err != nil {
 			return nil, err
 		}
 	}
 	connectionID, model := in.ConnectionID, in.Model
 	if connectionID == "" {
-		d, err := e.cfg.Catalog.Defaults(ctx)
+		d, err := g.cfg.Catalog.Defaults(ctx)
 		if err != nil {
 			return nil, err
 		}
@@ -51,7 +51,7 @@ func (e *Engine) GenerateVideo(ctx context.Context, in core.GenerateVideoInput) 
 			model = d.Video.Model
 		}
 	}
-	conn, err := e.cfg.Catalog.Connection(ctx, connectionID)
+	conn, err := g.cfg.Catalog.Connection(ctx, connectionID)
 	if errors.Is(err, core.ErrNotFound) {
 		return nil, core.Errorf(core.CodeBadInput, "connectionId: no connection with id %q", connectionID)
 	}
@@ -74,7 +74,7 @@ func (e *Engine) GenerateVideo(ctx context.Context, in core.GenerateVideoInput) 
 	if err := generationFlagError(conn, m, "video", "generateVideo"); err != nil {
 		return nil, err
 	}
-	p, err := e.cfg.Providers.Provider(conn.ProviderKind)
+	p, err := g.cfg.Providers.Provider(conn.ProviderKind)
 	if err != nil {
 		return nil, &core.Error{Code: core.CodeUnavailable, Message: fmt.Sprintf("provider %q of connection %q is not available", conn.ProviderKind, conn.Name), Err: err}
 	}
@@ -82,7 +82,7 @@ func (e *Engine) GenerateVideo(ctx context.Context, in core.GenerateVideoInput) 
 	if !ok || !core.HasCapability(p, core.CapVideoGenerator) {
 		return nil, core.Errorf(core.CodeUnavailable, "provider %q of connection %q cannot generate video: install a provider plugin that declares the video_generator capability and point the connection at it", conn.ProviderKind, conn.Name)
 	}
-	ep, err := e.cfg.Catalog.Endpoint(ctx, conn.ID)
+	ep, err := g.cfg.Catalog.Endpoint(ctx, conn.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -92,17 +92,17 @@ func (e *Engine) GenerateVideo(ctx context.Context, in core.GenerateVideoInput) 
 		return nil, catalog.ProviderFailure("generate video", err, ep.APIKey)
 	}
 	pctx := context.WithoutCancel(ctx)
-	e.recordGenerationUsage(pctx, in.SessionID, b, res.Usage, "video_generation")
+	g.recordGenerationUsage(pctx, in.SessionID, b, res.Usage, "video_generation")
 	out := make([]core.Attachment, 0, len(res.Videos))
 	for i, v := range res.Videos {
 		name := fmt.Sprintf("generated-%d%s", i+1, videoExt(v.MediaType))
-		a, err := e.keepAttachment(pctx, &core.ToolAttachment{Name: name, MediaType: v.MediaType, Data: v.Data})
+		a, err := g.cfg.keepAttachment(pctx, &core.ToolAttachment{Name: name, MediaType: v.MediaType, Data: v.Data})
 		if err != nil {
 			return nil, err
 		}
 		out = append(out, a)
 	}
-	e.log.Info("videos generated", "connection_id", conn.ID, "model", model, "protocol", conn.VideoProtocol, "count", len(out), "session_id", in.SessionID)
+	g.log.Info("videos generated", "connection_id", conn.ID, "model", model, "protocol", conn.VideoProtocol, "count", len(out), "session_id", in.SessionID)
 	return out, nil
 }
 

@@ -58,7 +58,7 @@ func runWebSearch(ctx context.Context, e *Engine, s core.Session, c core.ToolCal
 		return "web_search failed: " + core.ScrubSecret(core.ErrorMessage(err), b.endpoint.APIKey), true
 	}
 	if res.Usage != nil {
-		e.recordUsage(pctx, s.ID, b, core.ProviderRequest{Model: b.model.ID}, streamResult{text: res.Text, usage: res.Usage}, "web_search")
+		e.rec.recordUsage(pctx, s.ID, b, core.ProviderRequest{Model: b.model.ID}, streamResult{text: res.Text, usage: res.Usage}, "web_search")
 	}
 	var out strings.Builder
 	out.WriteString(res.Text)

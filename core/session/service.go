@@ -29,6 +29,15 @@ type Config struct {
 	// Ownership decides which kernel runs a session when several share the
 	// database; nil: this kernel owns every session.
 	Ownership core.Ownership
+	// Changes, when set, is the catalog the service watches: after each
+	// change it broadcasts catalog_updated and unbinds the sessions left
+	// without a usable model (ApplyCatalogChange).
+	Changes CatalogChanges
+}
+
+// CatalogChanges reports the catalog's committed changes (catalog.Catalog).
+type CatalogChanges interface {
+	Watch(fn func(ctx context.Context, change core.CatalogChange))
 }
 
 // SessionModels is the part of the model catalog that sessions need.
@@ -66,7 +75,11 @@ func New(cfg Config) (*Service, error) {
 	if catchUp <= 0 {
 		catchUp = defaultMaxCatchUp
 	}
-	return &Service{store: cfg.Store, broker: cfg.Broker, log: log, models: cfg.Models, maxCatchUp: catchUp, own: cfg.Ownership, history: newHistoryCache(DefaultHistoryCacheBytes)}, nil
+	s := &Service{store: cfg.Store, broker: cfg.Broker, log: log, models: cfg.Models, maxCatchUp: catchUp, own: cfg.Ownership, history: newHistoryCache(DefaultHistoryCacheBytes)}
+	if cfg.Changes != nil {
+		cfg.Changes.Watch(s.ApplyCatalogChange)
+	}
+	return s, nil
 }
 
 // Broker returns the service's broker.
@@ -461,7 +474,8 @@ func (s *Service) DeleteSession(ctx context.Context, id string) ([]string, error
 	return del.OrphanBlobs, nil
 }
 
-// ApplyCatalogChange is the catalog's OnChange hook: it broadcasts
+// ApplyCatalogChange is what the service does after a catalog change (it
+// watches Config.Changes): it broadcasts
 // catalog_updated and unbinds the sessions that the change left without a
 // usable model (PRV-13): sessions of a deleted connection lose connection
 // and model; sessions whose model was removed lose the model. Their history

@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"math"
 	"strings"
-	"time"
 	"unicode/utf8"
 
 	"github.com/foya-dev/foya/core"
@@ -26,7 +25,6 @@ type archiveParser struct {
 	attHashes  map[string]bool
 	fileHashes map[string]bool
 	blobLines  bool
-	lastAt     time.Time
 	// sink receives each checked blob; eventBytes counts the event lines.
 	sink       func(hash string, data []byte) error
 	eventBytes int64

@@ -34,7 +34,7 @@ func TestConnectionNeverShowsKey(t *testing.T) {
 		"%v":          fmt.Sprintf("%v", conn),
 		"%+v":         fmt.Sprintf("%+v", conn),
 		"%#v":         fmt.Sprintf("%#v", conn),
-		"%s":          fmt.Sprintf("%s", conn),
+		"%s":          fmt.Sprintf("%s", conn), //lint:ignore S1025 the %s verb itself is under test
 		"pointer %+v": fmt.Sprintf("%+v", &conn),
 		"nested %+v":  fmt.Sprintf("%+v", wrapper{Conn: conn, Conns: []core.Connection{conn}}),
 		"input %+v":   fmt.Sprintf("%+v", in),

@@ -289,6 +289,7 @@ func (s *server) connect() (*mcp.ClientSession, *exec.Cmd, error) {
 	client := mcp.NewClient(&mcp.Implementation{Name: "foya", Version: s.m.cfg.Version}, &mcp.ClientOptions{
 		Logger: s.log,
 		Capabilities: &mcp.ClientCapabilities{
+			//lint:ignore SA1019 roots stay offered to servers of older protocol versions during the deprecation window
 			RootsV2:     &mcp.RootCapabilities{ListChanged: true},
 			Elicitation: &mcp.ElicitationCapabilities{Form: &mcp.FormElicitationCapabilities{}, URL: &mcp.URLElicitationCapabilities{}},
 		},

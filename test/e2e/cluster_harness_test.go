@@ -141,31 +141,6 @@ func (w *watcher) seqs() (seqs []int64, text string) {
 	return seqs, b.String()
 }
 
-// gqlErr posts a GraphQL request and returns the first error's code.
-func (k *kernelProc) gqlErr(t testing.TB, query string, vars map[string]any) (json.RawMessage, string) {
-	t.Helper()
-	body, _ := json.Marshal(map[string]any{"query": query, "variables": vars})
-	resp, err := http.Post(k.url()+"/graphql", "application/json", bytes.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var r struct {
-		Data   json.RawMessage
-		Errors []struct {
-			Message    string
-			Extensions struct{ Code string }
-		}
-	}
-	if err := json.NewDecoder(resp.Body).Decode(&r); err != nil {
-		t.Fatal(err)
-	}
-	if len(r.Errors) > 0 {
-		return r.Data, r.Errors[0].Extensions.Code + ": " + r.Errors[0].Message
-	}
-	return r.Data, ""
-}
-
 type clusterNode struct {
 	*kernelProc
 	data string

@@ -39,11 +39,6 @@ func (k *kernelProc) setHooks(t *testing.T, doc string) {
 	}
 }
 
-type hookEvent struct {
-	Type    string
-	Payload map[string]any
-}
-
 func (k *kernelProc) hookEvents(t *testing.T, sid string) (started, finished []map[string]any, system []map[string]any) {
 	t.Helper()
 	r := k.eventLog(t, sid)

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/foya-dev/foya/client"
 	"github.com/foya-dev/foya/core"
 	"github.com/foya-dev/foya/core/archive"
 	"github.com/foya-dev/foya/providers/openai/openaitest"
@@ -169,6 +170,9 @@ func TestWebClientLongSession(t *testing.T) {
 	}
 	webCheckSetup(t)
 	k := startKernel(t, t.TempDir())
+	// A usable connection, so that the page opens on the session rather
+	// than on the first-run setup panel (which would take the log's room).
+	k.createConnection(t, client.ConnectionInput{Name: ptr("local"), BaseUrl: ptr("http://127.0.0.1:9/v1"), Models: []client.ModelInput{{Id: "gpt-t"}}})
 	long := importLongSession(t, k, 5000)
 	thousand := importLongSession(t, k, 1000)
 	t.Log(runWebScript(t, 3*time.Minute, "long.mjs", k, "LONG="+long, "THOUSAND="+thousand))

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/url"
 	"slices"
 	"sync"
 	"time"
@@ -104,12 +105,35 @@ func (s *server) elicit(ctx context.Context, req *mcp.ElicitRequest) (*mcp.Elici
 	return out, nil
 }
 
+// Bounds of what an MCP server may ask a person (elicitationOf).
+const (
+	MaxElicitationMessage = 16 << 10
+	MaxElicitationURL     = 4 << 10
+	MaxElicitationSchema  = 64 << 10
+	MaxElicitationFields  = 64
+)
+
 // elicitationOf turns the request into the question shown to the person:
 // the message and the schema's fields in the schema's order.
+//
+// What a server asks is stored in the session's question_requested event,
+// so it is bounded: a message over MaxElicitationMessage bytes, a URL that
+// is not http(s) or over MaxElicitationURL bytes, a schema over
+// MaxElicitationSchema bytes or with more than MaxElicitationFields fields
+// is refused (invalid params), and nothing reaches the session.
 func elicitationOf(server string, p *mcp.ElicitParams) (core.Elicitation, error) {
 	q := core.Elicitation{Server: server, Mode: p.Mode, Message: p.Message, URL: p.URL, ElicitationID: p.ElicitationID}
 	if q.Mode == "" {
 		q.Mode = core.ElicitForm
+	}
+	if len(q.Message) > MaxElicitationMessage {
+		return q, fmt.Errorf("message: %d bytes, over the limit of %d", len(q.Message), MaxElicitationMessage)
+	}
+	if q.URL != "" {
+		u, err := url.Parse(q.URL)
+		if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || len(q.URL) > MaxElicitationURL {
+			return q, fmt.Errorf("url: an http(s) URL of at most %d bytes is required", MaxElicitationURL)
+		}
 	}
 	if q.Mode != core.ElicitForm || p.RequestedSchema == nil {
 		return q, nil
@@ -118,12 +142,18 @@ func elicitationOf(server string, p *mcp.ElicitParams) (core.Elicitation, error)
 	if err != nil {
 		return q, fmt.Errorf("requestedSchema: %w", err)
 	}
+	if len(raw) > MaxElicitationSchema {
+		return q, fmt.Errorf("requestedSchema: %d bytes, over the limit of %d", len(raw), MaxElicitationSchema)
+	}
 	var schema struct {
 		Properties map[string]wireProperty `json:"properties"`
 		Required   []string                `json:"required"`
 	}
 	if err := json.Unmarshal(raw, &schema); err != nil {
 		return q, fmt.Errorf("requestedSchema: %w", err)
+	}
+	if len(schema.Properties) > MaxElicitationFields {
+		return q, fmt.Errorf("requestedSchema: %d fields, over the limit of %d", len(schema.Properties), MaxElicitationFields)
 	}
 	for _, name := range propertyOrder(raw) {
 		w, ok := schema.Properties[name]

@@ -81,7 +81,13 @@ try {
   await setup.getByLabel('Key').fill('sk-good');
   await setup.getByRole('button', { name: 'Check and save' }).click();
   await setup.waitFor({ state: 'hidden' });
-  const cs = (await gql('{ connections { name models { id } } defaultModels { language { model } } }'));
+  // The panel closes as the default model is being set: poll the kernel.
+  let cs;
+  for (let i = 0; i < 100; i++) {
+    cs = await gql('{ connections { name models { id } } defaultModels { language { model } } }');
+    if (cs.defaultModels.language) break;
+    await new Promise((r) => setTimeout(r, 100));
+  }
   must(cs.connections.length === 1 && cs.connections[0].models.map((m) => m.id).join(',') === 'gpt-t,gpt-u', 'connections: ' + JSON.stringify(cs.connections));
   must(cs.defaultModels.language && cs.defaultModels.language.model === 'gpt-t', 'default: ' + JSON.stringify(cs.defaultModels));
   const picker = page.getByLabel('Model', { exact: true });

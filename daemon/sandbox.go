@@ -53,7 +53,7 @@ func sandboxLimitFlags(fs *flag.FlagSet) func() (sandbox.Limits, error) {
 // mcpSandbox is the confinement of STDIO MCP servers: the bash sandbox's
 // masks, writable roots and limits.
 func mcpSandbox(dir string, c Config) *mcphost.SandboxConfig {
-	sc := &mcphost.SandboxConfig{DataDir: dir, Hidden: c.Tools.Hidden, Writable: c.Tools.Writable, Limits: sandbox.DefaultLimits()}
+	sc := &mcphost.SandboxConfig{DataDir: dir, Hidden: c.Tools.Hidden, Writable: c.Tools.Writable, Readable: c.Tools.Readable, Limits: sandbox.DefaultLimits()}
 	if c.Tools.Limits != nil {
 		sc.Limits = *c.Tools.Limits
 	}
@@ -87,6 +87,7 @@ func sessionDir(svc *session.Service, scratch string) func(ctx context.Context, 
 func hookRunner(dir string, c Config, log *slog.Logger) *hooks.Runner {
 	r := hooks.NewRunner(dir, log)
 	r.Hidden = c.Tools.Hidden
+	r.Readable = c.Tools.Readable
 	r.Limits = sandbox.DefaultLimits()
 	if c.Tools.Limits != nil {
 		r.Limits = *c.Tools.Limits

@@ -31,6 +31,10 @@ const writeRights = ll.AccessFSWriteFile | ll.AccessFSRemoveDir | ll.AccessFSRem
 	ll.AccessFSMakeChar | ll.AccessFSMakeDir | ll.AccessFSMakeReg | ll.AccessFSMakeSock |
 	ll.AccessFSMakeFifo | ll.AccessFSMakeBlock | ll.AccessFSMakeSym | ll.AccessFSRefer | ll.AccessFSTruncate
 
+// readRights are the rights handled besides writeRights when reads are
+// confined.
+const readRights = ll.AccessFSExecute | ll.AccessFSReadFile | ll.AccessFSReadDir
+
 // helperMain is `<exe> __sandbox POLICY`. Its exit code is the command's.
 func helperMain(args []string) int {
 	// Every descriptor beyond 0-2 the helper inherited (the kernel's or a
@@ -445,13 +449,29 @@ func restrict(p Policy, rep *Report) error {
 	if len(p.Writable) > 0 {
 		rules = append(rules, landlock.RWDirs(p.Writable...).WithRefer().IgnoreIfMissing())
 	}
+	devRights := landlock.AccessFSSet(ll.AccessFSWriteFile | ll.AccessFSTruncate)
+	if p.ConfineReads {
+		cfg.HandledAccessFS |= readRights
+		devRights |= ll.AccessFSReadFile
+		dirs, files := splitReadable(append(SystemReadable(), p.Readable...))
+		if self, err := os.Executable(); err == nil {
+			files = append(files, self) // the limits stage
+		}
+		if len(dirs) > 0 {
+			rules = append(rules, landlock.RODirs(dirs...).IgnoreIfMissing())
+		}
+		if len(files) > 0 {
+			rules = append(rules, landlock.ROFiles(files...).IgnoreIfMissing())
+		}
+	}
 	if len(p.Devices) > 0 {
-		rules = append(rules, landlock.PathAccess(ll.AccessFSWriteFile|ll.AccessFSTruncate, p.Devices...).IgnoreIfMissing())
+		rules = append(rules, landlock.PathAccess(devRights, p.Devices...).IgnoreIfMissing())
 	}
 	if err := cfg.BestEffort().Restrict(rules...); err != nil {
 		return err
 	}
 	rep.Landlock = true
+	rep.ReadsConfined = p.ConfineReads
 	if !p.Network && rep.ABI < 4 {
 		rep.Notes = append(rep.Notes, fmt.Sprintf("Landlock ABI %d cannot deny TCP", rep.ABI))
 	}
@@ -476,4 +496,20 @@ func dropSysAdmin() error {
 		return e
 	}
 	return nil
+}
+
+// splitReadable sorts read roots into directories and other files (a
+// directory right on a file is refused by Landlock); missing ones go.
+func splitReadable(paths []string) (dirs, files []string) {
+	for _, p := range paths {
+		fi, err := os.Stat(p)
+		switch {
+		case err != nil:
+		case fi.IsDir():
+			dirs = appendPath(dirs, p)
+		default:
+			files = appendPath(files, p)
+		}
+	}
+	return dirs, files
 }

@@ -4,11 +4,11 @@ import (
 	"bytes"
 	"errors"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
-	"os/signal"
 	"syscall"
 	"time"
 

@@ -14,7 +14,7 @@ const server = new OAuth2Server(undefined, undefined, { endpoints: { revoke: "/r
 await server.issuer.keys.generate("RS256");
 
 const valid = new Set(); // refresh tokens that may be used (once)
-const stats = { registrations: 0, codeExchanges: 0, refreshes: 0, refusedRefreshes: 0, revocations: 0, resources: [] };
+const stats = { registrations: 0, codeExchanges: 0, refreshes: 0, refusedRefreshes: 0, revocations: 0, resources: [], issued: [] };
 
 server.service.on("beforeWellKnownOpenIdConfiguration", (res) => {
   res.body.registration_endpoint = server.issuer.url + "/register";
@@ -41,6 +41,8 @@ server.service.on("beforeResponse", (res, req) => {
   }
   if (res.statusCode === 200) res.body.expires_in = ttl;
   if (res.body.refresh_token) valid.add(res.body.refresh_token);
+  // Every token handed out, for the check that none shows in clear.
+  for (const k of ["access_token", "refresh_token", "id_token"]) if (res.body[k]) stats.issued.push(res.body[k]);
 });
 server.service.addRoute("POST", "/register", (req, res) => {
   stats.registrations++;

@@ -209,6 +209,11 @@ func (s *Service) CreateSession(ctx context.Context, in core.CreateSessionInput)
 			return core.Session{}, fmt.Errorf("create session: %w", err)
 		}
 	}
+	fallbacks, err := s.fallbackModels(ctx, in.FallbackModels)
+	if err != nil {
+		return core.Session{}, err
+	}
+	meta.FallbackModels = fallbacks
 	if efforts := s.efforts(meta.ConnectionID, meta.Model); !effortAllowedList(efforts, meta.ReasoningEffort) {
 		if in.ParentID == "" {
 			return core.Session{}, effortError(meta.ReasoningEffort, meta.Model, efforts)
@@ -289,6 +294,16 @@ func (s *Service) UpdateSession(ctx context.Context, id string, in core.UpdateSe
 		}
 		meta.ProjectID = *in.ProjectID
 		changed = append(changed, "projectId")
+	}
+	if in.FallbackModels != nil {
+		refs, err := s.fallbackModels(ctx, *in.FallbackModels)
+		if err != nil {
+			return core.Session{}, err
+		}
+		if !slices.Equal(refs, meta.FallbackModels) {
+			meta.FallbackModels = refs
+			changed = append(changed, "fallbackModels")
+		}
 	}
 	if in.ConnectionID != nil || in.Model != nil {
 		conn, model := meta.ConnectionID, meta.Model

@@ -94,9 +94,9 @@ type fallbackCall struct {
 // the failed model's own retries). Each switch is a persisted
 // route_fallback event; the request is compiled again for the new route,
 // so provider-native state of another route is dropped exactly as after a
-// manual model switch. The usage of each failed call is recorded under its
-// own model; the caller records the last one's. The session keeps its
-// model: the next call tries it again.
+// manual model switch. As with retries, only the usage of the last call
+// (the one that answered) is recorded, by the caller, under its model. The
+// session keeps its model: the next call tries it again.
 func (t *turnLoop) fallBack(s core.Session, call fallbackCall, left int64) fallbackCall {
 	e, pctx := t.e, t.pctx
 	if !noOutput(call.res) {
@@ -131,7 +131,6 @@ func (t *turnLoop) fallBack(s core.Session, call fallbackCall, left int64) fallb
 		attempt++
 		var perr *core.ProviderError
 		errors.As(call.res.err, &perr)
-		e.rec.recordUsage(pctx, s.ID, call.b, call.req, call.res, "turn")
 		from := core.ModelRef{ConnectionID: call.b.conn.ID, Model: call.b.model.ID}
 		e.log.Info("model call falls back", "session_id", s.ID, "turn_id", t.run.id, "from", from.Model, "to", ref.Model, "reason", reason, "attempt", attempt)
 		if err := e.persist(pctx, s.ID, core.EventRouteFallback, core.RouteFallbackPayload{

@@ -190,7 +190,9 @@ func TestSessionFallbackModels(t *testing.T) {
 	k, sid, primary, backup := fallbackKernel(t)
 	third := k.createConn(t, map[string]any{"name": "third", "baseUrl": k.fake.BaseURL(), "models": []any{map[string]any{"id": "gpt-third"}}}).ID
 	const upd = `mutation($s: ID!, $m: [ModelRefInput!]) { updateSession(id: $s, input: {fallbackModels: $m}) { fallbackModels { connectionId model } } }`
-	var u struct{ UpdateSession struct{ FallbackModels []core.ModelRef } }
+	var u struct {
+		UpdateSession struct{ FallbackModels []core.ModelRef }
+	}
 	k.mustDo(t, upd, map[string]any{"s": sid, "m": []any{
 		map[string]any{"connectionId": third, "model": "gpt-third"}, map[string]any{"connectionId": backup, "model": backupModel},
 	}}, &u)
@@ -208,7 +210,7 @@ func TestSessionFallbackModels(t *testing.T) {
 		}
 	}
 	k.fake.Enqueue(
-		openaitest.Error(402, "insufficient_quota", "insufficient_quota", "quota"),           // primary
+		openaitest.Error(402, "insufficient_quota", "insufficient_quota", "quota"),         // primary
 		openaitest.Error(404, "invalid_request_error", "model_not_found", "no such model"), // third
 		openaitest.Error(401, "invalid_request_error", "invalid_api_key", "bad key"),       // backup
 	)
@@ -240,7 +242,9 @@ func TestSessionFallbackModels(t *testing.T) {
 	}
 	// Deleting the connection drops it from the chain.
 	k.mustDo(t, `mutation($id: ID!) { deleteConnection(id: $id) }`, map[string]any{"id": backup}, nil)
-	var d struct{ DefaultModels struct{ Fallbacks []struct{ Purpose string } } }
+	var d struct {
+		DefaultModels struct{ Fallbacks []struct{ Purpose string } }
+	}
 	k.mustDo(t, `{ defaultModels { fallbacks { purpose } } }`, nil, &d)
 	if len(d.DefaultModels.Fallbacks) != 0 {
 		t.Fatalf("fallbacks after delete %+v", d.DefaultModels.Fallbacks)

@@ -116,26 +116,7 @@ func (ar *Archiver) countBlobs(ctx context.Context, sessionID string, head int64
 		if ev.Seq != int64(events) {
 			return fmt.Errorf("export session %s: event %d is missing from the log", sessionID, events)
 		}
-		if ev.Type != core.EventMessageEnd && ev.Type != core.EventMessageImported {
-			return nil
-		}
-		var p core.MessagePayload
-		if err := ev.Decode(&p); err != nil {
-			return err
-		}
-		for _, a := range p.Message.Attachments {
-			if err := addBlob(a.SHA256, true, "attachment "+a.ID); err != nil {
-				return err
-			}
-		}
-		for _, fc := range p.Message.FileChanges {
-			for _, h := range []string{fc.BeforeHash, fc.AfterHash} {
-				if err := addBlob(h, false, ""); err != nil {
-					return err
-				}
-			}
-		}
-		return nil
+		return messageBlobs(ev, addBlob)
 	})
 	return events, blobs, err
 }

@@ -21,9 +21,13 @@ import (
 // TestWebClientInChromium drives Foya web (served at /) in headless Chromium
 // with playwright-core (test/web, locked, installed with npm ci) against a
 // real kernel and the fake OpenAI-compatible server: a new session in ASK
-// mode, a streamed reply, an approved and a denied write, a stopped slow turn
-// that keeps its partial text, a second tab following live, and a reload
-// without duplicates. The page must make no request outside the kernel.
+// mode, a streamed reply, an approved and a denied write, a failing read, a
+// stopped slow turn that keeps its partial text, a second tab following live,
+// and a reload without duplicates. Tool cards say running while the approval
+// waits, then ok (with a duration, a coloured diff and the output), denied or
+// error, live and after the reload. The last user message is edited and
+// resent: the exchange it started leaves the history and the edited text gets
+// its own reply. The page must make no request outside the kernel.
 // Under CI=true a missing Chromium, node or npm is a failure, not a skip.
 func TestWebClientInChromium(t *testing.T) {
 	if testing.Short() {
@@ -47,11 +51,13 @@ func TestWebClientInChromium(t *testing.T) {
 		openaitest.TextStream("gpt-t", "Wrote it."),
 		toolCall("w2", "write", map[string]any{"path": "nope.txt", "content": "no\n"}),
 		openaitest.TextStream("gpt-t", "OK, not written."),
+		toolCall("r1", "read", map[string]any{"path": "missing.txt"}),
+		openaitest.TextStream("gpt-t", "No such file."),
 	)
 	slow := openaitest.TextStream("gpt-t", "Once upon ", "a time")
 	slow.NoDone, slow.Hang = true, true
 	slow.Events = slow.Events[:len(slow.Events)-2] // keep it open: no stop or usage chunk
-	fake.Enqueue(slow)
+	fake.Enqueue(slow, openaitest.TextStream("gpt-t", "A short story."))
 
 	cmd := exec.CommandContext(ctx, node, "web.mjs")
 	cmd.Dir = dir
@@ -127,7 +133,7 @@ func TestWebClientAsksForToken(t *testing.T) {
 // webCheckSetup finds node and Chromium and installs test/web (npm ci:
 // playwright-core and axe-core) when a package is missing. It
 // skips without them, except under CI=true where that is a failure.
-func webCheckSetup(t *testing.T) (node, dir string) {
+func webCheckSetup(t testing.TB) (node, dir string) {
 	t.Helper()
 	skip := func(format string, args ...any) {
 		t.Helper()

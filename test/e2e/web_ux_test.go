@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -21,7 +22,7 @@ import (
 
 // runWebScript runs one test/web script with node against kernel k and
 // returns its output; it fails the test unless the script ends with "ok:".
-func runWebScript(t *testing.T, timeout time.Duration, script string, k *kernelProc, env ...string) string {
+func runWebScript(t testing.TB, timeout time.Duration, script string, k *kernelProc, env ...string) string {
 	t.Helper()
 	node, dir := webCheckSetup(t)
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
@@ -105,7 +106,7 @@ func TestWebClientViews(t *testing.T) {
 // importLongSession imports a session of n short messages (user and
 // assistant in turn, with some Markdown) with importSessionFile and returns
 // its id.
-func importLongSession(t *testing.T, k *kernelProc, n int) string {
+func importLongSession(t testing.TB, k *kernelProc, n int) string {
 	t.Helper()
 	at := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
 	meta := core.SessionMeta{ID: fmt.Sprintf("ses_long%d", n), Title: fmt.Sprintf("%d messages", n), ApprovalMode: core.ApprovalAsk,
@@ -161,9 +162,8 @@ func importLongSession(t *testing.T, k *kernelProc, n int) string {
 // TestWebClientLongSession (test/web/long.mjs): a 5,000-message session
 // opens on its last messages without reading the rest, and scrolling to the
 // top pages back with Session.messages(last:, beforeSeq:), keeping the
-// messages on screen in place, with no gap or duplicate; the first paint of
-// a 1,000-message session is measured (the median of five loads, logged
-// and recorded in BENCHMARKS.md).
+// messages on screen in place, with no gap or duplicate. The first paint of
+// a 1,000-message session is BenchmarkWebFirstPaint's.
 func TestWebClientLongSession(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: skipping the headless Chromium web client check")
@@ -174,6 +174,36 @@ func TestWebClientLongSession(t *testing.T) {
 	// than on the first-run setup panel (which would take the log's room).
 	k.createConnection(t, client.ConnectionInput{Name: ptr("local"), BaseUrl: ptr("http://127.0.0.1:9/v1"), Models: []client.ModelInput{{Id: "gpt-t"}}})
 	long := importLongSession(t, k, 5000)
-	thousand := importLongSession(t, k, 1000)
-	t.Log(runWebScript(t, 3*time.Minute, "long.mjs", k, "LONG="+long, "THOUSAND="+thousand))
+	t.Log(runWebScript(t, 3*time.Minute, "long.mjs", k, "LONG="+long))
+}
+
+// BenchmarkWebFirstPaint opens a 1,000-message session in headless Chromium
+// (test/web/paint.mjs) seven times per iteration and reports the median time
+// from navigation start to the paint of its last message (ms/paint):
+//
+//	go test -run '^$' -bench WebFirstPaint -benchtime 3x ./test/e2e
+func BenchmarkWebFirstPaint(b *testing.B) {
+	webCheckSetup(b)
+	k := startKernel(b, b.TempDir())
+	k.createConnection(b, client.ConnectionInput{Name: ptr("local"), BaseUrl: ptr("http://127.0.0.1:9/v1"), Models: []client.ModelInput{{Id: "gpt-t"}}})
+	thousand := importLongSession(b, k, 1000)
+	var medians []float64
+	b.ResetTimer()
+	for range b.N {
+		out := runWebScript(b, 3*time.Minute, "paint.mjs", k, "THOUSAND="+thousand, "DETAIL="+os.Getenv("DETAIL"))
+		var ms float64
+		if i := strings.Index(out, "paint-ms: "); i < 0 {
+			b.Fatalf("no paint-ms in %s", out)
+		} else if _, err := fmt.Sscanf(out[i:], "paint-ms: %g", &ms); err != nil {
+			b.Fatalf("paint-ms: %v in %s", err, out)
+		}
+		if os.Getenv("DETAIL") != "" {
+			b.Log(out)
+		} else {
+			b.Log(out[strings.Index(out, "paint-ms: "):])
+		}
+		medians = append(medians, ms)
+	}
+	slices.Sort(medians)
+	b.ReportMetric(medians[len(medians)/2], "ms/paint")
 }

@@ -7,6 +7,7 @@
 // rename and delete, a second tab following live (title, queue, stream,
 // rewind), and keyboard reachability of the composer.
 import { chromium } from 'playwright-core';
+import { until, untilEq } from './poll.mjs';
 
 const base = process.env.BASE;
 const fakeURL = process.env.FAKE;
@@ -54,8 +55,8 @@ try {
   await page.getByLabel('Default model', { exact: true }).selectOption({ label: 'fake/gpt-t' });
   await page.waitForFunction(() => document.getElementById('status').textContent === 'Default saved.');
   await page.getByLabel('Fast model', { exact: true }).selectOption({ label: 'fake/gpt-u' });
-  await page.waitForFunction(async () => {
-    const d = await window.foyaWeb.gql('{ defaultModels { language { model } fast { model } } }');
+  await until('the default gpt-t and the fast gpt-u', async () => {
+    const d = await gql('{ defaultModels { language { model } fast { model } } }');
     return d.defaultModels.language && d.defaultModels.language.model === 'gpt-t' && d.defaultModels.fast && d.defaultModels.fast.model === 'gpt-u';
   });
 
@@ -85,7 +86,7 @@ try {
   page.once('dialog', (d) => d.accept());
   await page.getByRole('button', { name: 'Delete', exact: true }).click();
   await page.waitForFunction(() => ![...document.querySelectorAll('#sessions button.s')].some((b) => b.textContent.includes('to delete')));
-  must((await page.locator('#title').textContent()) === 'No session', 'the deleted session is still open');
+  await untilEq('the header once the open session is deleted', () => page.locator('#title').textContent(), 'No session');
 
   await page.getByLabel('Title', { exact: true }).fill('features');
   await page.getByLabel('Project', { exact: true }).selectOption({ label: project });
@@ -125,9 +126,9 @@ try {
   step('keyboard: Message, then Attach files, then Send by Tab');
   await box.focus();
   await page.keyboard.press('Tab');
-  must(await page.evaluate(() => document.activeElement.getAttribute('aria-label') === 'Attach files'), 'Tab from Message does not reach Attach files');
+  await untilEq('the focus after Tab from Message', () => page.evaluate(() => document.activeElement.getAttribute('aria-label')), 'Attach files');
   await page.keyboard.press('Tab');
-  must(await page.evaluate(() => document.activeElement.textContent === 'Send'), 'Tab does not reach Send');
+  await untilEq('the focus after a second Tab', () => page.evaluate(() => document.activeElement.textContent), 'Send');
 
   step('upload an attachment and send it');
   await page.getByLabel('Attach files').setInputFiles({ name: 'notes.txt', mimeType: 'text/plain', buffer: Buffer.from('attached notes: the answer is 42\n') });
@@ -135,7 +136,7 @@ try {
   await box.fill('read the notes');
   await box.press('Enter');
   await log.locator('.msg.user').filter({ hasText: 'read the notes' }).filter({ hasText: 'notes.txt' }).waitFor();
-  must(await page.locator('#attachments li').count() === 0, 'the attachment stayed in the composer after sending');
+  await untilEq('attachments left in the composer after sending', () => page.locator('#attachments li').count(), 0);
 
   step('a highlighted code block and the usage meters');
   await log.locator('.msg.assistant[data-seq]').filter({ hasText: 'Here is Go' }).waitFor();
@@ -179,10 +180,10 @@ try {
 
   step('compact now');
   await page.getByRole('button', { name: 'Compact', exact: true }).click();
-  await page.waitForFunction(async (s) => {
-    const d = await window.foyaWeb.gql('query($s: ID!) { events(sessionId: $s, limit: 5000) { type } }', { s });
+  await until('a compaction checkpoint', async () => {
+    const d = await gql('query($s: ID!) { events(sessionId: $s, limit: 5000) { type } }', { s: sid });
     return d.events.some((e) => e.type === 'compaction_checkpoint');
-  }, sid);
+  });
   await idle();
 
   const queued = () => page.locator('#queuelist li .qtext').allTextContents();
@@ -199,7 +200,7 @@ try {
   await page.getByRole('dialog', { name: 'Stop the turn' }).getByRole('button', { name: 'Clear the queue' }).click();
   await idle();
   await page.locator('#queue').waitFor({ state: 'hidden' });
-  must((await kernelQueue()).length === 0, 'the kernel kept the queue');
+  await untilEq('the kernel queue after Stop and clear', async () => (await kernelQueue()).length, 0);
 
   step('queue: edit, reorder, delete while a turn runs');
   await box.fill('slow two');
@@ -221,8 +222,8 @@ try {
   await page.waitForFunction(() => [...document.querySelectorAll('#queuelist .qtext')].map((e) => e.textContent).join('|') === 'first edited|third queued|second queued');
   await item('second queued').getByRole('button', { name: 'Remove queued message' }).click();
   await page.waitForFunction(() => document.querySelectorAll('#queuelist li').length === 2);
-  must((await queued()).join('|') === 'first edited|third queued', 'queue shown: ' + (await queued()).join('|'));
-  must((await kernelQueue()).join('|') === 'first edited|third queued', 'kernel queue: ' + (await kernelQueue()).join('|'));
+  await untilEq('the queue shown', async () => (await queued()).join('|'), 'first edited|third queued');
+  await untilEq('the kernel queue', async () => (await kernelQueue()).join('|'), 'first edited|third queued');
   await page2.waitForFunction(() => [...document.querySelectorAll('#queuelist .qtext')].map((e) => e.textContent).join('|') === 'first edited|third queued');
   await page2.getByRole('log').locator('.msg.streaming').filter({ hasText: 'Slowly' }).waitFor();
 
@@ -231,8 +232,8 @@ try {
   await page.getByRole('dialog', { name: 'Stop the turn' }).getByRole('button', { name: 'Keep the queue' }).click();
   await idle();
   await log.locator('.msg.assistant[data-seq]').filter({ hasText: 'Slowly' }).filter({ hasText: 'Interrupted' }).last().waitFor();
-  must((await kernelQueue()).join('|') === 'first edited|third queued', 'kept queue: ' + (await kernelQueue()).join('|'));
-  must((await queued()).join('|') === 'first edited|third queued', 'kept queue shown: ' + (await queued()).join('|'));
+  await untilEq('the kept kernel queue', async () => (await kernelQueue()).join('|'), 'first edited|third queued');
+  await untilEq('the kept queue shown', async () => (await queued()).join('|'), 'first edited|third queued');
   for (const t of ['first edited', 'third queued']) await item(t).getByRole('button', { name: 'Remove queued message' }).click();
   await page.locator('#queue').waitFor({ state: 'hidden' });
 
@@ -261,7 +262,7 @@ try {
   const imported = await page.evaluate(() => window.foyaWeb.state.session);
   await log.locator('.msg.assistant[data-seq]').filter({ hasText: 'You said blue.' }).waitFor();
   await group.locator('button.s[aria-current=true]').waitFor(); // bound to the chosen project
-  must(await group.locator('button.s').count() === 2, 'the project group does not list the original and the import');
+  await untilEq('sessions in the project group (the original and the import)', () => group.locator('button.s').count(), 2);
   const back = (await gql('query($s: ID!) { session(id: $s) { project { name } messages { text } } }', { s: imported })).session;
   must(back.project && back.project.name === project && back.messages.some((m) => m.text === 'You said blue.'), 'imported: ' + JSON.stringify(back).slice(0, 300));
 
@@ -274,8 +275,8 @@ try {
   await page.locator('#connlist li').filter({ hasText: 'img [image] (gpt-image-1)' }).waitFor();
   must(await page.getByLabel('Default model', { exact: true }).locator('option', { hasText: 'img/' }).count() === 0, 'an image model is offered as the language default');
   await page.getByLabel('Image model', { exact: true }).selectOption({ label: 'img/gpt-image-1' });
-  await page.waitForFunction(async () => {
-    const d = await window.foyaWeb.gql('{ defaultModels { image { model } } }');
+  await until('the image default gpt-image-1', async () => {
+    const d = await gql('{ defaultModels { image { model } } }');
     return d.defaultModels.image && d.defaultModels.image.model === 'gpt-image-1';
   });
   await page.getByRole('button', { name: 'Edit connection fake' }).click();
@@ -285,7 +286,7 @@ try {
   await edlg.getByRole('button', { name: 'Save' }).click();
   await page.locator('#connlist li').filter({ hasText: 'fake2 (gpt-t, gpt-u)' }).waitFor();
   must(!(await page.content()).includes('sk-web-replaced'), 'the replaced key is shown on the page');
-  must(await page.getByLabel('Default model', { exact: true }).inputValue() !== '', 'the default was lost by a rename');
+  await until('the default kept through a rename', async () => await page.getByLabel('Default model', { exact: true }).inputValue() !== '');
   // The replaced key goes out with the next request (TestWebClientFeatures checks the header).
   await page.getByRole('button', { name: 'Refresh models of fake2' }).click();
   await page.waitForFunction(() => document.getElementById('status').textContent === 'Models of fake2 refreshed.');
@@ -294,7 +295,7 @@ try {
   await kdlg.getByLabel('Remove the stored key').check();
   await kdlg.getByRole('button', { name: 'Save' }).click();
   await page.waitForFunction(() => document.getElementById('status').textContent === 'Connection fake2 saved.');
-  must(!(await conns()).find((c) => c.name === 'fake2').apiKeyConfigured, 'Remove the stored key kept it');
+  await until('the stored key removed', async () => !(await conns()).find((c) => c.name === 'fake2').apiKeyConfigured);
 
   step('delete a connection, with confirmation');
   page.once('dialog', (d) => d.dismiss());
@@ -303,8 +304,8 @@ try {
   page.once('dialog', (d) => d.accept());
   await page.getByRole('button', { name: 'Delete connection img' }).click();
   await page.locator('#connlist li').filter({ hasText: 'img' }).waitFor({ state: 'detached' });
-  must(!(await conns()).some((c) => c.name === 'img'), 'the connection is still there');
-  must((await gql('{ defaultModels { image { model } } }')).defaultModels.image === null, 'the image default outlived its connection');
+  await until('the connection img gone', async () => !(await conns()).some((c) => c.name === 'img'));
+  await until('the image default gone with its connection', async () => (await gql('{ defaultModels { image { model } } }')).defaultModels.image === null);
 
   if (errors.length) throw new Error('page errors: ' + errors.join('\n'));
   console.log('ok: session ' + sid);

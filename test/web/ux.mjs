@@ -6,6 +6,7 @@
 // id) until the kernel titles it; errors that can be dismissed and that the
 // next successful change clears.
 import { chromium } from 'playwright-core';
+import { until, untilEq } from './poll.mjs';
 
 const base = process.env.BASE;
 const fakeURL = process.env.FAKE;
@@ -22,25 +23,20 @@ try {
   page.on('request', (r) => { if (!r.url().startsWith(base)) errors.push('request outside the kernel: ' + r.url()); });
   const gql = (query, variables) => page.evaluate(([q, v]) => window.foyaWeb.gql(q, v), [query, variables || {}]);
   // sessionIs polls the session from node until field has the value wanted.
-  const sessionIs = async (s, field, want) => {
-    for (let i = 0; i < 200; i++) {
-      if ((await gql('query($s: ID!) { session(id: $s) { ' + field + ' } }', { s })).session[field] === want) return;
-      await page.waitForTimeout(100);
-    }
-    throw new Error('session ' + field + ' is not ' + want);
-  };
+  const sessionIs = (s, field, want) => untilEq('session ' + field, async () => (await gql('query($s: ID!) { session(id: $s) { ' + field + ' } }', { s })).session[field], want);
+  const text = (sel) => () => page.locator(sel).textContent();
   await page.goto(base + '/#token=' + encodeURIComponent(process.env.TOKEN));
   const setup = page.getByRole('region', { name: 'Connect a model to start' });
 
   step('first run: the setup panel, and no session without a model');
   await setup.waitFor();
   const newBtn = page.getByRole('button', { name: 'New session', exact: true });
-  must(await newBtn.getAttribute('data-usable') === 'false', 'New session is not marked unusable without a model');
+  await untilEq('New session data-usable', () => newBtn.getAttribute('data-usable'), 'false');
   await page.locator('#newhelp').filter({ hasText: 'Connect a model first' }).waitFor();
   await newBtn.click();
   await page.waitForFunction(() => document.activeElement && document.activeElement.id === 'preset'); // it leads to the setup
   must((await gql('{ sessions { id } }')).sessions.length === 0, 'a session was created without a usable model');
-  must(await page.getByLabel('Model', { exact: true }).isDisabled(), 'the model picker is enabled with no model');
+  await until('the model picker disabled with no model', () => page.getByLabel('Model', { exact: true }).isDisabled());
 
   step('approval modes are exactly the schema\'s ApprovalMode, each explained');
   const enumValues = (await gql('{ __type(name: "ApprovalMode") { enumValues { name } } }')).__type.enumValues.map((v) => v.name);
@@ -51,21 +47,20 @@ try {
   must(await mode.inputValue() === 'ASK', 'the default approval mode is not Ask');
   for (const v of enumValues) {
     await mode.selectOption(v);
-    const help = await page.locator('#modehelp').textContent();
-    must(help === options.find((o) => o[0] === v)[1], 'help of ' + v + ': ' + help);
+    await untilEq('help of ' + v, text('#modehelp'), options.find((o) => o[0] === v)[1]);
   }
   await mode.selectOption('ASK');
 
   step('presets fill the form');
   const preset = setup.getByLabel('Provider');
   await preset.selectOption({ label: 'Ollama (this machine)' });
-  must(await setup.getByLabel('Endpoint').inputValue() === 'http://127.0.0.1:11434/v1', 'Ollama preset endpoint');
+  await untilEq('Ollama preset endpoint', () => setup.getByLabel('Endpoint').inputValue(), 'http://127.0.0.1:11434/v1');
   await preset.selectOption({ label: 'Anthropic' });
-  must(await setup.getByLabel('Endpoint').inputValue() === 'https://api.anthropic.com', 'Anthropic preset endpoint');
+  await untilEq('Anthropic preset endpoint', () => setup.getByLabel('Endpoint').inputValue(), 'https://api.anthropic.com');
   await preset.selectOption({ label: 'vLLM (this machine)' });
-  must(await setup.getByLabel('Endpoint').inputValue() === 'http://127.0.0.1:8000/v1', 'vLLM preset endpoint');
+  await untilEq('vLLM preset endpoint', () => setup.getByLabel('Endpoint').inputValue(), 'http://127.0.0.1:8000/v1');
   await preset.selectOption({ label: 'OpenAI (Responses API)' });
-  must(await setup.getByLabel('Endpoint').inputValue() === 'https://api.openai.com/v1', 'Responses preset endpoint');
+  await untilEq('Responses preset endpoint', () => setup.getByLabel('Endpoint').inputValue(), 'https://api.openai.com/v1');
   await preset.selectOption({ label: 'Other OpenAI-compatible' });
   await setup.getByLabel('Connection name for setup').fill('local');
   await setup.getByLabel('Endpoint').fill(fakeURL);
@@ -74,7 +69,7 @@ try {
   step('a failed check saves nothing');
   await setup.getByRole('button', { name: 'Check and save' }).click();
   await setup.locator('#setupresult').filter({ hasText: 'Check failed, nothing saved' }).waitFor();
-  must((await gql('{ connections { id } }')).connections.length === 0, 'a connection that failed its check was kept');
+  await untilEq('connections after a failed check', async () => (await gql('{ connections { id } }')).connections.length, 0);
   must(!(await page.content()).includes('sk-bad'), 'the key is shown on the page');
 
   step('a passing check saves the connection and makes its first model the default');
@@ -82,19 +77,14 @@ try {
   await setup.getByRole('button', { name: 'Check and save' }).click();
   await setup.waitFor({ state: 'hidden' });
   // The panel closes as the default model is being set: poll the kernel.
-  let cs;
-  for (let i = 0; i < 100; i++) {
-    cs = await gql('{ connections { name models { id } } defaultModels { language { model } } }');
-    if (cs.defaultModels.language) break;
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  const cs = await until('a default model', () => gql('{ connections { name models { id } } defaultModels { language { model } } }'), (d) => !!d.defaultModels.language);
   must(cs.connections.length === 1 && cs.connections[0].models.map((m) => m.id).join(',') === 'gpt-t,gpt-u', 'connections: ' + JSON.stringify(cs.connections));
   must(cs.defaultModels.language && cs.defaultModels.language.model === 'gpt-t', 'default: ' + JSON.stringify(cs.defaultModels));
   const picker = page.getByLabel('Model', { exact: true });
   await picker.locator('option', { hasText: 'Default (local/gpt-t)' }).waitFor({ state: 'attached' });
-  must(await picker.evaluate((s) => s.options[s.selectedIndex].textContent) === 'Default (local/gpt-t)', 'the picker does not name the default');
-  must(await page.getByLabel('Default model', { exact: true }).inputValue() !== '', 'the Default model select is empty');
-  must(await newBtn.getAttribute('data-usable') === 'true', 'New session still marked unusable');
+  await untilEq('the picker names the default', () => picker.evaluate((s) => s.options[s.selectedIndex].textContent), 'Default (local/gpt-t)');
+  await until('the Default model select set', async () => await page.getByLabel('Default model', { exact: true }).inputValue() !== '');
+  await untilEq('New session data-usable', () => newBtn.getAttribute('data-usable'), 'true');
   await page.locator('#newhelp').filter({ hasText: /^$/ }).waitFor({ state: 'attached' });
 
   step('an untitled session is "New session", never its id');
@@ -102,19 +92,19 @@ try {
   await page.waitForFunction(() => !!window.foyaWeb.state.session);
   const sid = await page.evaluate(() => window.foyaWeb.state.session);
   await page.locator('#sessions button[aria-current=true]').filter({ hasText: 'New session' }).waitFor();
-  must(await page.locator('#title').textContent() === 'New session', 'header: ' + await page.locator('#title').textContent());
+  await untilEq('header', text('#title'), 'New session');
   must(!(await page.evaluate(() => document.body.innerText + document.title)).includes(sid), 'the session id is shown');
 
   step('the composer\'s model picker shows and changes the session\'s model');
   const conn = (await gql('{ connections { id } }')).connections[0].id;
-  must(await picker.inputValue() === conn + '|gpt-t', 'picker value: ' + await picker.inputValue());
+  await untilEq('picker value', () => picker.inputValue(), conn + '|gpt-t');
   await picker.selectOption({ label: 'local/gpt-u' });
   await sessionIs(sid, 'model', 'gpt-u');
   await picker.selectOption({ label: 'local/gpt-t' });
   await sessionIs(sid, 'model', 'gpt-t');
 
   step('the composer\'s approval mode shows and changes the session\'s');
-  must(await mode.inputValue() === 'ASK', 'the new session is not in Ask mode');
+  await untilEq('the new session\'s approval mode', () => mode.inputValue(), 'ASK');
   await mode.selectOption('EXPLORE');
   await sessionIs(sid, 'approvalMode', 'EXPLORE');
   await mode.selectOption('ASK');
@@ -125,7 +115,7 @@ try {
   page.once('dialog', (d) => d.accept('x'.repeat(201))); // beyond the 200-character limit
   await page.getByRole('button', { name: 'Rename', exact: true }).click();
   await alert.waitFor();
-  must((await alert.textContent()).length > 5, 'empty error');
+  await until('an error text', async () => (await alert.textContent()).length > 5);
   await page.getByRole('button', { name: 'Dismiss error' }).click();
   await alert.waitFor({ state: 'hidden' });
   page.once('dialog', (d) => d.accept('y'.repeat(201)));

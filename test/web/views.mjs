@@ -8,6 +8,7 @@
 import { chromium } from 'playwright-core';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { until, untilEq } from './poll.mjs';
 
 const base = process.env.BASE;
 const fakeURL = process.env.FAKE;
@@ -39,14 +40,11 @@ try {
   };
   const theme = async (scheme) => { await page.emulateMedia({ colorScheme: scheme }); };
   // noSideScroll: the page is as wide as the window and the composer is in view.
-  const fits = async (what) => {
-    const m = await page.evaluate(() => {
-      const r = document.getElementById('input').getBoundingClientRect();
-      return { sw: document.documentElement.scrollWidth, bw: document.body.scrollWidth, w: window.innerWidth, h: window.innerHeight, top: r.top, bottom: r.bottom, width: r.width };
-    });
-    must(m.sw <= m.w && m.bw <= m.w, what + ': scrolls sideways (' + m.sw + '/' + m.bw + ' > ' + m.w + ')');
-    must(m.top >= 0 && m.bottom <= m.h && m.width >= 150, what + ': the composer is not in view: ' + JSON.stringify(m));
-  };
+  // (polled: the layout settles a frame after a resize)
+  const fits = (what) => until(what + ': no sideways scroll and the composer in view (at least 150 px wide)', () => page.evaluate(() => {
+    const r = document.getElementById('input').getBoundingClientRect();
+    return { sw: document.documentElement.scrollWidth, bw: document.body.scrollWidth, w: window.innerWidth, h: window.innerHeight, top: r.top, bottom: r.bottom, width: r.width };
+  }), (m) => m.sw <= m.w && m.bw <= m.w && m.top >= 0 && m.bottom <= m.h && m.width >= 150, 5000);
   const shot = async (name) => { if (shots) await page.screenshot({ path: shots + '/' + name }); };
 
   await page.goto(base + '/#token=' + encodeURIComponent(process.env.TOKEN));
@@ -70,14 +68,10 @@ try {
   const mk = async (title, mode) => (await gql('mutation($c: ID, $t: String, $m: ApprovalMode) { createSession(input: {connectionId: $c, model: "gpt-t", title: $t, approvalMode: $m}) { id } }', { c: conn, t: title, m: mode })).createSession.id;
   // replied: the session is idle and its last message is the reply wanted
   // (polled from node: each check is a query).
-  const replied = async (s, text) => {
-    for (let i = 0; i < 200; i++) {
-      const d = (await gql('query($s: ID!) { session(id: $s) { phase messages(last: 1) { role text } } }', { s })).session;
-      if (d.phase === 'IDLE' && d.messages.length && d.messages[0].role === 'ASSISTANT' && d.messages[0].text.includes(text)) return;
-      await page.waitForTimeout(100);
-    }
-    throw new Error('no reply "' + text + '" in ' + s);
-  };
+  const replied = (s, text) => until('the reply "' + text + '" in ' + s, async () => {
+    const d = (await gql('query($s: ID!) { session(id: $s) { phase messages(last: 1) { role text } } }', { s })).session;
+    return d.phase === 'IDLE' && d.messages.length && d.messages[0].role === 'ASSISTANT' && d.messages[0].text.includes(text);
+  });
   const ask = await mk('Approval card', 'ASK');
   const views = await mk('Release notes', 'BYPASS');
   await gql('mutation($s: ID!) { sendMessage(sessionId: $s, input: {text: "Plan the release as a table, a checklist and a shell snippet."}) { turnStarted } }', { s: views });
@@ -85,11 +79,7 @@ try {
   await gql('mutation($s: ID!) { sendMessage(sessionId: $s, input: {text: "Write NOTES.md."}) { turnStarted } }', { s: views });
   await replied(views, 'Wrote');
   await gql('mutation($s: ID!) { sendMessage(sessionId: $s, input: {text: "Write a.txt."}) { turnStarted } }', { s: ask });
-  for (let i = 0; ; i++) {
-    if ((await gql('query($s: ID!) { events(sessionId: $s, limit: 500) { type } }', { s: ask })).events.some((e) => e.type === 'approval_requested')) break;
-    must(i < 200, 'no approval requested');
-    await page.waitForTimeout(100);
-  }
+  await until('an approval request', async () => (await gql('query($s: ID!) { events(sessionId: $s, limit: 500) { type } }', { s: ask })).events.some((e) => e.type === 'approval_requested'));
 
   step('the conversation: table, task list, code with a copy button, tool card, actions on hover');
   await page.locator('#sessions button.s').filter({ hasText: 'Release notes' }).click();
@@ -102,28 +92,39 @@ try {
   must(await reply.locator('a[href^="javascript"]').count() === 0, 'a javascript: link was rendered');
   const actions = reply.locator('.actions');
   await page.mouse.move(0, 0);
-  must(await actions.evaluate((e) => getComputedStyle(e).opacity) === '0', 'message actions are shown without hover or focus');
+  await untilEq('the opacity of message actions without hover or focus', () => actions.evaluate((e) => getComputedStyle(e).opacity), '0');
   await reply.hover();
   await page.waitForFunction(() => [...document.querySelectorAll('.msg.assistant .actions')].some((e) => getComputedStyle(e).opacity === '1'));
   await reply.getByRole('button', { name: 'Copy code' }).click();
   await reply.getByRole('button', { name: 'Copy code' }).filter({ hasText: 'Copied' }).waitFor();
-  const copied = await page.evaluate(() => navigator.clipboard.readText());
-  must(copied === 'git tag v1.2.0\ngit push --tags', 'copied: ' + JSON.stringify(copied));
+  await untilEq('the clipboard', () => page.evaluate(() => navigator.clipboard.readText()), 'git tag v1.2.0\ngit push --tags');
   const card = log.locator('details.toolcall');
-  must(await card.count() === 1, 'tool cards: ' + await card.count());
+  await untilEq('tool cards', () => card.count(), 1);
   must((await card.locator('summary').textContent()).includes('path: NOTES.md'), 'tool card summary: ' + await card.locator('summary').textContent());
+  await untilEq('the tool card\'s status', () => card.getAttribute('data-status'), 'ok');
+  await until('a duration on the tool card', () => card.locator('summary .tdur').textContent(), (t) => /^(\d+ ms|\d+\.\d s|\d+ min \d+ s)$/.test(t));
   await card.locator('summary').click();
-  await card.locator('pre').waitFor();
-  await log.locator('.msg.tool').filter({ hasText: 'NOTES.md' }).first().waitFor();
+  await card.locator('.diff .add').filter({ hasText: '+# v1.2.0' }).waitFor();
+  await card.locator('pre.out').waitFor();
+  must(await log.locator('.msg.tool:visible').count() === 0, 'a tool result is shown outside its card');
 
   step('the conversation, approval, connections and shortcuts in both themes');
   for (const scheme of ['light', 'dark']) {
     await theme(scheme);
-    const bg = await page.evaluate(() => getComputedStyle(document.body).backgroundColor);
-    must(scheme === 'dark' ? bg === 'rgb(22, 23, 26)' : bg === 'rgb(250, 250, 250)', scheme + ' background: ' + bg);
+    await untilEq(scheme + ' background', () => page.evaluate(() => getComputedStyle(document.body).backgroundColor), scheme === 'dark' ? 'rgb(22, 23, 26)' : 'rgb(250, 250, 250)');
     await page.locator('#sessions button.s').filter({ hasText: 'Release notes' }).click();
     await reply.waitFor();
     await axe('conversation, ' + scheme);
+    step('the edit-and-resend editor, ' + scheme);
+    const asked = log.locator('.msg.user').filter({ hasText: 'Plan the release' });
+    await asked.hover();
+    await asked.getByRole('button', { name: 'Edit this message' }).click();
+    const editor = asked.getByRole('textbox', { name: 'Edit message' });
+    await untilEq('the text in the editor', () => editor.inputValue(), 'Plan the release as a table, a checklist and a shell snippet.');
+    await axe('editor, ' + scheme);
+    await editor.press('Escape');
+    await editor.waitFor({ state: 'detached' });
+    await asked.locator('.text').filter({ hasText: 'Plan the release' }).waitFor();
     for (const w of [1280, 768, 390]) {
       await page.setViewportSize({ width: w, height: w === 390 ? 844 : 800 });
       await log.evaluate((l) => { l.scrollTop = 0; });
@@ -159,14 +160,13 @@ try {
   await theme('dark');
   await page.getByRole('button', { name: /^Theme: system/ }).click();
   await page.getByRole('button', { name: 'Theme: light' }).waitFor();
-  must(await page.evaluate(() => getComputedStyle(document.body).backgroundColor) === 'rgb(250, 250, 250)', 'the light theme was not applied');
+  await untilEq('the background under the light theme', () => page.evaluate(() => getComputedStyle(document.body).backgroundColor), 'rgb(250, 250, 250)');
   await page.getByRole('button', { name: 'Theme: light' }).click();
   await page.getByRole('button', { name: 'Theme: dark' }).click();
   await page.getByRole('button', { name: /^Theme: system/ }).waitFor();
   await page.getByRole('textbox', { name: 'Message' }).focus();
   await page.keyboard.press('Tab');
-  const outline = await page.evaluate(() => { const s = getComputedStyle(document.activeElement.closest('label') || document.activeElement); return s.outlineStyle + ' ' + s.outlineWidth; });
-  must(/solid [23]px/.test(outline), 'focus is not visible: ' + outline);
+  await until('a visible focus outline (solid, 2 or 3 px)', () => page.evaluate(() => { const s = getComputedStyle(document.activeElement.closest('label') || document.activeElement); return s.outlineStyle + ' ' + s.outlineWidth; }), (o) => /solid [23]px/.test(o));
 
   if (errors.length) throw new Error('page errors: ' + errors.join('\n'));
   console.log('ok: axe clean on ' + checked.length + ' views (' + checked.join('; ') + ')');

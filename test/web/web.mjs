@@ -1,6 +1,7 @@
 // Drives Foya web in headless Chromium against a running kernel (BASE) whose
 // fake OpenAI-compatible server has the turns of this script queued in order.
 import { chromium } from 'playwright-core';
+import { until, untilEq } from './poll.mjs';
 
 const base = process.env.BASE;
 const project = process.env.PROJECT;
@@ -60,10 +61,22 @@ try {
   await box.fill('write hello.txt');
   await page.getByRole('button', { name: 'Send' }).click();
   await page.getByRole('button', { name: 'Approve', exact: true }).waitFor();
+  // The call's card says it is running while it waits.
+  const card = (st, text) => log.locator('details.toolcall[data-status=' + st + ']').filter({ hasText: text });
+  await card('running', 'path: hello.txt').locator('.tstate').filter({ hasText: /^running$/ }).waitFor();
   if (process.env.SCREENSHOT) await page.screenshot({ path: process.env.SCREENSHOT.replace(/\.png$/, '-approval.png') });
   await page.getByRole('button', { name: 'Approve', exact: true }).click();
-  await log.locator('.msg.tool').filter({ hasText: 'hello.txt' }).first().waitFor();
   await log.locator('.msg.assistant[data-seq]').filter({ hasText: 'Wrote it.' }).waitFor();
+  step('the tool card: ok, a duration, the diff and the output');
+  const ok = card('ok', 'path: hello.txt');
+  await ok.locator('.tstate').filter({ hasText: /^ok$/ }).waitFor();
+  await until('a duration on the write card', () => ok.locator('.tdur').textContent(), (t) => /^(\d+ ms|\d+\.\d s|\d+ min \d+ s)$/.test(t));
+  await ok.locator('summary').click();
+  await ok.locator('.diff .add').filter({ hasText: '+hi from the browser' }).waitFor();
+  const addColor = await ok.locator('.diff .add').first().evaluate((e) => getComputedStyle(e).color);
+  const plainColor = await ok.locator('.diff').evaluate((e) => getComputedStyle(e).color);
+  if (addColor === plainColor) throw new Error('diff additions are not coloured: ' + addColor);
+  await ok.locator('pre.out').waitFor();
   await page.waitForFunction(() => window.foyaWeb.state.phase === 'IDLE');
 
   step('deny a write');
@@ -71,8 +84,17 @@ try {
   await box.press('Enter');
   await page.getByRole('button', { name: 'Deny' }).click();
   await log.locator('.msg.assistant[data-seq]').filter({ hasText: 'OK, not written.' }).waitFor();
+  await card('denied', 'path: nope.txt').locator('.tstate').filter({ hasText: /^denied$/ }).waitFor();
   await page.waitForFunction(() => window.foyaWeb.state.phase === 'IDLE');
   await page2.getByRole('log').locator('.msg.assistant').filter({ hasText: 'OK, not written.' }).waitFor();
+  await page2.getByRole('log').locator('details.toolcall[data-status=denied]').filter({ hasText: 'path: nope.txt' }).waitFor();
+
+  step('a tool that fails: its card says error');
+  await box.fill('read missing.txt');
+  await box.press('Enter');
+  await log.locator('.msg.assistant[data-seq]').filter({ hasText: 'No such file.' }).waitFor();
+  await card('error', 'path: missing.txt').locator('.tstate').filter({ hasText: /^error$/ }).waitFor();
+  await page.waitForFunction(() => window.foyaWeb.state.phase === 'IDLE');
 
   step('stop a slow turn');
   await box.fill('tell me a long story');
@@ -88,10 +110,34 @@ try {
   const before = await log.locator('.msg[data-seq]').count();
   await page.reload();
   await page.getByRole('log').locator('.msg.assistant').filter({ hasText: 'Once upon' }).waitFor();
-  const seqs = await page.locator('#log .msg[data-seq]').evaluateAll((els) => els.map((e) => e.dataset.seq));
-  if (new Set(seqs).size !== seqs.length || seqs.length !== before) throw new Error('after reload: ' + seqs.join(',') + ' want ' + before);
+  // (the last messages are painted first, the rest of the page just after)
+  const seqs = await until('the ' + before + ' messages back after the reload, once each', () => page.locator('#log .msg[data-seq]').evaluateAll((els) => els.map((e) => e.dataset.seq)),
+    (ss) => new Set(ss).size === ss.length && ss.length === before);
   // The fake's models have no prices: tokens spent, no dollar figure (never $0).
   await page.locator('#cost').filter({ hasText: 'Cost: — (unpriced' }).waitFor();
+  // After the reload the cards are read from the history, durations from the events.
+  await until('a duration on the write card after a reload', () => card('ok', 'path: hello.txt').locator('.tdur').textContent(), (t) => /\d/.test(t));
+  await card('denied', 'path: nope.txt').waitFor();
+  await card('error', 'path: missing.txt').waitFor();
+
+  step('edit and resend the last user message');
+  const asked = log.locator('.msg.user').filter({ hasText: 'tell me a long story' });
+  await asked.hover();
+  await asked.getByRole('button', { name: 'Edit this message' }).click();
+  const editor = asked.getByRole('textbox', { name: 'Edit message' });
+  await untilEq('the text in the editor', () => editor.inputValue(), 'tell me a long story');
+  await editor.fill('tell me a short story');
+  await asked.getByRole('button', { name: 'Send', exact: true }).click();
+  // No file changed since that message: no preview to confirm.
+  await log.locator('.msg.assistant[data-seq]').filter({ hasText: 'A short story.' }).waitFor();
+  await log.locator('.msg.user[data-seq]').filter({ hasText: 'tell me a short story' }).waitFor();
+  await untilEq('messages of the edited exchange left in the log', () => log.locator('.msg').filter({ hasText: /long story|Once upon/ }).count(), 0);
+  await until('the kernel\'s active history ends with the edited exchange', async () => {
+    const ms = (await page.evaluate((s) => window.foyaWeb.gql('query($s: ID!) { session(id: $s) { messages(last: 2) { role text } } }', { s }), sid)).session.messages;
+    return ms.length === 2 && ms[0].text === 'tell me a short story' && ms[1].text === 'A short story.';
+  });
+  await page.waitForFunction(() => window.foyaWeb.state.phase === 'IDLE');
+  await page2.getByRole('log').locator('.msg.assistant[data-seq]').filter({ hasText: 'A short story.' }).waitFor();
 
   step('pin, then fork after the first reply');
   await page.getByRole('button', { name: 'Pin' }).click();
@@ -100,7 +146,7 @@ try {
   await page.waitForFunction((old) => window.foyaWeb.state.session && window.foyaWeb.state.session !== old, sid);
   await page.getByRole('log').locator('.msg.assistant[data-seq]').filter({ hasText: 'Hello from the web' }).waitFor();
   if (await page.getByRole('log').getByText('Wrote it.').count() !== 0) throw new Error('the fork holds messages after its point');
-  if (await page.locator('#sessions button.s').count() !== 2) throw new Error('sidebar: want 2 sessions');
+  await untilEq('sessions in the sidebar', () => page.locator('#sessions button.s').count(), 2);
 
   if (errors.length) throw new Error('page errors: ' + errors.join('\n'));
   console.log('ok: session ' + sid + ', ' + seqs.length + ' messages');

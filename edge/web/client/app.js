@@ -16,7 +16,25 @@
     if (t && t.trim()) sessionStorage.setItem(tokenKey, t.trim());
     history.replaceState(null, '', location.pathname + location.search);
   }
-  const state = { session: null, lastSeq: 0, sessions: new Map(), live: null, sub: null, phase: 'IDLE', queue: [], attachments: [], editing: null };
+  const state = { session: null, lastSeq: 0, sessions: new Map(), live: null, sub: null, phase: 'IDLE', queue: [], attachments: [], editing: null, gen: 0 };
+  const S_FIELDS = 'id title pinned phase updatedAt parentId connectionId model approvalMode project { id name path }';
+  // A page of history carries at most TEXT_PAGE bytes of each text (textBytes
+  // says how long it is); the rest is read on request with text(offset:, limit:).
+  const TEXT_PAGE = 262144, HISTORY_PAGE = 50;
+  const MSG_FIELDS = 'seq role text(limit: ' + TEXT_PAGE + ') textBytes source reasoning toolCalls { id name input } toolCallId toolName isError diff interrupted turnStatus turnReason finishReason refusal attachments { id name kind size }';
+  const ATT_FIELDS = 'id name kind mediaType size';
+  // The usage meters come in a query of their own (refreshUsage), after the
+  // messages are on screen: counting the context of a long session is the
+  // slow part of reading it.
+  const SESSION_Q = 'query($id: ID!) { session(id: $id) { id title connectionId model approvalMode phase headSeq queue { id text truncated attachments { id } } messages(last: ' + HISTORY_PAGE + ') { ' + MSG_FIELDS + ' } } }';
+  // A session named in the address is asked for before the rest of the
+  // script runs (the first paint of a long session); openSession takes it.
+  let prefetched = null;
+  if (/^#ses_[\w-]+$/.test(location.hash)) {
+    const id = location.hash.slice(1);
+    prefetched = { id, data: gql(SESSION_Q, { id }) };
+    prefetched.data.catch(() => { /* openSession asks again */ });
+  }
 
   // ---- token flow: ask when the kernel answers UNAUTHENTICATED; sessionStorage only.
   function askToken(refused) {
@@ -181,20 +199,16 @@
     }
     return out + esc(code.slice(last));
   }
+  // diffHTML: a unified diff, one block per line, additions, deletions and
+  // hunk headers coloured (and marked for screen readers by their +, -, @@).
   function diffHTML(d) {
-    return '<pre class="diff">' + String(d).split('\n').map((l) => {
-      const c = l.startsWith('+') && !l.startsWith('+++') ? 'add' : l.startsWith('-') && !l.startsWith('---') ? 'del' : '';
-      return c ? '<span class="' + c + '">' + esc(l) + '</span>' : esc(l);
-    }).join('\n') + '</pre>';
+    return '<div class="tlabel">Diff</div><pre class="diff" aria-label="Diff">' + String(d).replace(/\n$/, '').split('\n').map((l) => {
+      const c = l.startsWith('+') && !l.startsWith('+++') ? 'add' : l.startsWith('-') && !l.startsWith('---') ? 'del' : l.startsWith('@@') ? 'hunk' : 'ctx';
+      return '<span class="' + c + '">' + (esc(l) || ' ') + '</span>';
+    }).join('') + '</pre>';
   }
 
   // ---- conversation rendering
-  const S_FIELDS = 'id title pinned phase updatedAt parentId connectionId model approvalMode project { id name path }';
-  // A page of history carries at most TEXT_PAGE bytes of each text (textBytes
-  // says how long it is); the rest is read on request with text(offset:, limit:).
-  const TEXT_PAGE = 262144, HISTORY_PAGE = 50;
-  const MSG_FIELDS = 'seq role text(limit: ' + TEXT_PAGE + ') textBytes source reasoning toolCalls { id name input } toolCallId toolName isError diff interrupted turnStatus turnReason finishReason refusal attachments { id name kind size }';
-  const ATT_FIELDS = 'id name kind mediaType size';
   function el(tag, cls, html) { const e = document.createElement(tag); if (cls) e.className = cls; if (html != null) e.innerHTML = html; return e; }
   function renderMessage(m) {
     const role = String(m.role).toLowerCase();
@@ -202,43 +216,50 @@
     div.dataset.seq = m.seq;
     let html = '<div class="role">' + esc(role === 'tool' ? 'tool result' + (m.toolName ? ': ' + m.toolName : '') : role === 'system' ? 'system context' : role) + '</div>';
     if (m.reasoning) html += '<details class="reasoning"><summary>Reasoning</summary>' + markdown(m.reasoning) + '</details>';
+    const shown = utf8Len(m.text || '');
+    const more = m.seq && m.textBytes > shown ? '<button type="button" class="moretext">Show the whole text (' + fmtBytes(m.textBytes) + '; ' + fmtBytes(shown) + ' shown)</button>' : '';
     if (role === 'tool') {
-      html += m.diff ? diffHTML(m.diff) : '';
-      html += '<pre><code>' + esc(m.text) + '</code></pre>';
+      // A tool result goes into its call's card in the assistant message
+      // (linkTools); until that message is shown it is a card of its own.
+      const st = toolStatus(m);
+      div.dataset.call = m.toolCallId || '';
+      const result = '<div class="result" data-status="' + st + '">' + (m.diff ? diffHTML(m.diff) : '') + '<div class="tlabel">Output</div><pre class="out"><code>' + esc(m.text) + '</code></pre>' + more + '</div>';
+      html += '<details class="toolcall orphan" data-status="' + st + '"><summary>' + toolSummary(m.toolName || 'tool', '', st) + '</summary><div class="tbody">' + result + '</div></details>';
     } else {
-      html += '<div class="text">' + markdown(m.text) + '</div>';
+      html += '<div class="text">' + markdown(m.text) + '</div>' + more;
     }
     for (const tc of m.toolCalls || []) {
-      html += '<details class="toolcall"><summary><strong>' + esc(tc.name) + '</strong> <span class="args">' + esc(argSummary(tc.input)) + '</span></summary><pre><code>' + esc(JSON.stringify(tc.input, null, 2)) + '</code></pre></details>';
+      html += '<details class="toolcall" data-call="' + esc(tc.id) + '" data-status="running"><summary>' + toolSummary(tc.name, argSummary(tc.input), 'running') + '</summary>' +
+        '<div class="tbody"><div class="tin"><div class="tlabel">Input</div><pre><code>' + esc(JSON.stringify(tc.input, null, 2)) + '</code></pre></div></div></details>';
     }
     if ((m.attachments || []).length) html += '<ul class="atts">' + m.attachments.map((a) => '<li>' + esc(a.name) + ' <small>(' + esc(a.kind) + ', ' + fmtBytes(a.size) + ')</small></li>').join('') + '</ul>';
     // Actions show on hover and keyboard focus (CSS), not as permanent buttons.
     let acts = '';
     if (m.seq && m.text && role !== 'tool') acts += '<button type="button" class="copymsg" aria-label="Copy message">Copy</button>';
     if (role === 'assistant' && m.seq && !m.interrupted && !(m.toolCalls || []).length) acts += '<button type="button" class="fork">Fork from here</button>';
-    if (role === 'user' && m.seq) acts += '<button type="button" class="rewind">Rewind to here</button>';
+    if (role === 'user' && m.seq) acts += '<button type="button" class="edit" aria-label="Edit this message" title="Edit and resend">Edit</button><button type="button" class="rewind">Rewind to here</button>';
     if (acts) html += '<div class="actions">' + acts + '</div>';
     if (m.interrupted) html += '<div class="interrupted">Interrupted</div>';
     if (m.finishReason === 'refusal') html += '<div class="refusal">Refused' + (m.refusal ? ': ' + esc(m.refusal) : ' (the model gave no explanation)') + '</div>';
     else if (m.finishReason === 'content_filter') html += '<div class="refusal">Stopped by the provider\'s content filter</div>';
     if (m.turnStatus && m.turnStatus !== 'COMPLETED' && m.turnReason) html += '<div class="interrupted">' + esc(m.turnStatus + ': ' + m.turnReason) + '</div>';
-    const shown = utf8Len(m.text || '');
-    if (m.seq && m.textBytes > shown) html += '<button type="button" class="moretext">Show the whole text (' + fmtBytes(m.textBytes) + '; ' + fmtBytes(shown) + ' shown)</button>';
     div.innerHTML = html;
-    const more = div.querySelector('button.moretext');
-    if (more) more.onclick = async () => {
-      more.disabled = true;
+    const moreBtn = div.querySelector('button.moretext');
+    if (moreBtn) moreBtn.onclick = async () => {
+      moreBtn.disabled = true;
       try {
         const text = await wholeText(state.session, m.seq, m.textBytes);
-        const t = div.querySelector(role === 'tool' ? 'pre code' : '.text');
+        const t = role === 'tool' ? moreBtn.parentElement.querySelector('pre.out code') : div.querySelector('.text');
         if (role === 'tool') t.textContent = text; else t.innerHTML = markdown(text);
-        more.remove();
-      } catch (e) { more.disabled = false; showError(e); }
+        moreBtn.remove();
+      } catch (e) { moreBtn.disabled = false; showError(e); }
     };
     const cp = div.querySelector('button.copymsg');
     if (cp) cp.onclick = () => copyText(m.text, cp);
     const rw = div.querySelector('button.rewind');
     if (rw) rw.onclick = () => rewind(m.seq).catch(showError);
+    const ed = div.querySelector('button.edit');
+    if (ed) ed.onclick = () => editMessage(div, m).catch(showError);
     const fork = div.querySelector('button.fork');
     if (fork) fork.onclick = async () => {
       try {
@@ -259,6 +280,95 @@
     }
     return parts.join(', ');
   }
+  // ---- tool cards: name, argument summary, status and duration; the body
+  // holds the input, the diff (unified, coloured) and the output.
+  const STATUS_LABEL = { running: 'running', ok: 'ok', error: 'error', denied: 'denied', stopped: 'stopped', none: 'no result' };
+  // toolStatus reads a tool message: a refusal by the person or the
+  // approval mode is "denied", a call the stop cut short "stopped".
+  function toolStatus(m) {
+    if (!m.isError) return 'ok';
+    const t = String(m.text || '');
+    if (/^(denied|refused|blocked by)\b/.test(t)) return 'denied';
+    if (/^not run\b/.test(t)) return 'stopped';
+    return 'error';
+  }
+  function toolSummary(name, args, st) {
+    return '<span class="tname">' + esc(name) + '</span>' + (args ? ' <span class="args">' + esc(args) + '</span>' : '') +
+      ' <span class="tstate">' + STATUS_LABEL[st] + '</span> <span class="tdur"></span>';
+  }
+  function setCardStatus(card, st) {
+    card.dataset.status = st;
+    card.querySelector('.tstate').textContent = STATUS_LABEL[st];
+  }
+  // fmtDuration: 850 ms, 1.2 s, 2 min 5 s.
+  function fmtDuration(ms) {
+    if (!(ms >= 0)) return '';
+    if (ms < 1000) return Math.round(ms) + ' ms';
+    if (ms < 60000) return (ms / 1000).toFixed(1) + ' s';
+    return Math.floor(ms / 60000) + ' min ' + Math.round((ms % 60000) / 1000) + ' s';
+  }
+  // toolTimes: call id → {start, end} in ms since the epoch, from the
+  // tool_started event and the event of the call's tool message.
+  const toolTimes = new Map();
+  function showDuration(card) {
+    const owner = card.closest('.msg.tool');
+    const t = toolTimes.get(card.dataset.call || (owner ? owner.dataset.call : ''));
+    const d = card.querySelector('.tdur');
+    if (!t || t.start == null || t.end == null || !d) return;
+    d.textContent = fmtDuration(t.end - t.start);
+    d.title = 'From the start of the call to its result (waiting for an approval included)';
+  }
+  // linkTools moves each tool result shown on its own into its call's card,
+  // once the assistant message with the call is in the log. With the
+  // session idle, a call still without a result says so.
+  function linkTools() {
+    const log = $('log');
+    for (const tm of log.querySelectorAll('.msg.tool:not(.linked)')) {
+      const card = tm.dataset.call && log.querySelector('.msg.assistant details.toolcall[data-call="' + CSS.escape(tm.dataset.call) + '"]');
+      if (!card) continue;
+      const result = tm.querySelector('.result');
+      card.querySelector('.tbody').appendChild(result);
+      tm.querySelector('details.toolcall').remove(); // the card of its own, now empty
+      setCardStatus(card, result.dataset.status);
+      card.dataset.seq = tm.dataset.seq;
+      tm.classList.add('linked');
+      showDuration(card);
+    }
+    if (state.phase === 'IDLE') for (const c of log.querySelectorAll('.msg.assistant details.toolcall[data-status=running]')) setCardStatus(c, 'none');
+  }
+  // toolDurations reads, for the tool rounds in msgs (history), the times of
+  // their tool_started events and of their tool messages: one query, after
+  // the messages are on screen.
+  async function toolDurations(sid, msgs) {
+    const rounds = [];
+    for (let i = 0; i < msgs.length; i++) {
+      const a = msgs[i];
+      if (!(a.toolCalls || []).length) continue;
+      const ids = new Set(a.toolCalls.map((c) => c.id));
+      let last = a.seq;
+      for (let j = i + 1; j < msgs.length && ids.size; j++) if (ids.has(msgs[j].toolCallId)) { last = msgs[j].seq; ids.delete(msgs[j].toolCallId); }
+      if (last > a.seq && !a.toolCalls.every((c) => toolTimes.has(c.id) && toolTimes.get(c.id).end != null)) rounds.push({ a, limit: Math.min(5000, last - a.seq) });
+    }
+    if (!rounds.length) return;
+    const q = 'query($s: ID!) { ' + rounds.map((r, i) => 'r' + i + ': events(sessionId: $s, afterSeq: ' + r.a.seq + ', limit: ' + r.limit + ') { seq type at }').join(' ') + ' }';
+    const d = await gql(q, { s: sid });
+    const bySeq = new Map(msgs.map((m) => [m.seq, m]));
+    rounds.forEach((r, i) => {
+      let k = 0;
+      for (const e of d['r' + i] || []) {
+        if (e.type === 'tool_started' && k < r.a.toolCalls.length) {
+          const id = r.a.toolCalls[k++].id;
+          toolTimes.set(id, Object.assign(toolTimes.get(id) || {}, { start: Date.parse(e.at) }));
+        } else if (e.type === 'message_end' && bySeq.has(e.seq) && bySeq.get(e.seq).toolCallId) {
+          const id = bySeq.get(e.seq).toolCallId;
+          toolTimes.set(id, Object.assign(toolTimes.get(id) || {}, { end: Date.parse(e.at) }));
+        }
+      }
+    });
+    if (state.session !== sid) return;
+    for (const c of $('log').querySelectorAll('details.toolcall')) showDuration(c);
+  }
+
   // copyText copies with the Clipboard API (a secure context: loopback or
   // https), else through a selected textarea; the button says it worked.
   async function copyText(text, btn) {
@@ -306,8 +416,10 @@
         const frag = document.createDocumentFragment();
         for (const m of msgs) if (!log.querySelector('.msg[data-seq="' + m.seq + '"]')) frag.appendChild(renderMessage(m));
         log.insertBefore(frag, anchor);
+        linkTools();
         if (msgs.length === HISTORY_PAGE) log.insertBefore(earlierButton(id, msgs[0].seq), log.firstChild);
         log.scrollTop = log.scrollHeight - fromBottom;
+        toolDurations(id, msgs).catch(() => { /* durations are optional */ });
       } catch (e) { b.disabled = false; showError(e); }
     };
     // Scrolling back to the top loads the page before it by itself.
@@ -321,8 +433,44 @@
   function fmtBytes(n) { return n < 1024 ? n + ' B' : n < 1048576 ? (n / 1024).toFixed(1) + ' KB' : (n / 1048576).toFixed(1) + ' MB'; }
   function fmtTokens(n) { return n < 1000 ? String(n) : n < 1e6 ? (n / 1000).toFixed(1) + 'k' : (n / 1e6).toFixed(2) + 'M'; }
 
-  // ---- rewind: preview (files that will be restored or not), confirm, input back in the box.
-  async function rewind(seq) {
+  // ---- edit and resend: the user message becomes an inline editor; Send
+  // rewinds to before it (the rewind preview is shown when files changed
+  // since) and sends the edited text, with the message's attachments, as a
+  // new message.
+  async function editMessage(div, m) {
+    if (div.querySelector('.editor')) { div.querySelector('.editor textarea').focus(); return; }
+    const sid = state.session;
+    let text = m.text || '';
+    if (m.textBytes > utf8Len(text)) text = await wholeText(sid, m.seq, m.textBytes);
+    const box = div.querySelector('.text');
+    const ed = el('div', 'editor');
+    ed.innerHTML = '<textarea aria-label="Edit message" rows="3"></textarea><div class="buttons"><button type="button" class="resend">Send</button> <button type="button" class="cancel">Cancel</button></div>' +
+      '<p class="help">Send rewinds the conversation to before this message and sends the edited text instead.</p>';
+    const ta = ed.querySelector('textarea'); ta.value = text;
+    ta.rows = Math.min(12, Math.max(3, text.split('\n').length + 1));
+    box.hidden = true; div.classList.add('editing'); box.after(ed);
+    const close = () => { ed.remove(); box.hidden = false; div.classList.remove('editing'); };
+    const go = async () => {
+      if (!ta.value.trim() && !(m.attachments || []).length) { ta.focus(); return; }
+      ed.querySelectorAll('button, textarea').forEach((x) => { x.disabled = true; });
+      try {
+        if (await rewind(m.seq, { text: ta.value })) return;
+      } catch (e) { showError(e); }
+      ed.querySelectorAll('button, textarea').forEach((x) => { x.disabled = false; });
+    };
+    ed.querySelector('.resend').onclick = go;
+    ed.querySelector('.cancel').onclick = () => { close(); div.querySelector('button.edit').focus(); };
+    ta.addEventListener('keydown', (e) => {
+      if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) { e.preventDefault(); go(); }
+      if (e.key === 'Escape') { e.preventDefault(); e.stopPropagation(); close(); div.querySelector('button.edit').focus(); }
+    });
+    ta.focus(); ta.setSelectionRange(ta.value.length, ta.value.length);
+  }
+
+  // ---- rewind: preview (files that will be restored or not), confirm, input
+  // back in the box; with resend ({text}), the edited text is sent instead
+  // and the preview is asked only when files changed. Returns whether it rewound.
+  async function rewind(seq, resend) {
     const sid = state.session;
     const d = await gql('mutation($s: ID!, $q: Int!) { previewRewind(sessionId: $s, messageSeq: $q) { headSeq fileStateToken text files { path action restorable reason } } }', { s: sid, q: seq });
     const p = d.previewRewind;
@@ -333,21 +481,37 @@
         (f.restorable ? '' : ' <strong class="warn">not restorable' + (f.reason ? ': ' + esc(f.reason) : '') + '</strong>') + '</li>').join('') + '</ul>'
       : '<p>No files were changed since then.</p>';
     const dlg = $('rewinddlg');
-    const answer = await new Promise((resolve) => {
+    $('rewindtitle').textContent = resend ? 'Edit and resend: rewind to before this message?' : 'Rewind to before this message?';
+    $('rewindok').textContent = resend ? 'Rewind and send' : 'Rewind';
+    const answer = resend && !p.files.length ? 'rewind' : await new Promise((resolve) => {
       dlg.returnValue = '';
       dlg.onclose = () => resolve(dlg.returnValue);
       dlg.showModal();
       $('rewindcancel').focus();
     });
-    if (answer !== 'rewind' || state.session !== sid) return;
+    if (answer !== 'rewind' || state.session !== sid) return false;
     const r = await gql('mutation($s: ID!, $q: Int!, $h: Int!, $t: String!) { confirmRewind(sessionId: $s, messageSeq: $q, headSeq: $h, fileStateToken: $t) { text attachments { ' + ATT_FIELDS + ' } files { path restored } } }',
       { s: sid, q: seq, h: p.headSeq, t: p.fileStateToken });
+    const restored = r.confirmRewind.files.filter((f) => f.restored).length;
+    const note = 'Rewound' + (restored ? '; ' + restored + ' file(s) put back' : '');
+    if (resend) {
+      try {
+        await gql('mutation($s: ID!, $t: String, $a: [ID!]) { sendMessage(sessionId: $s, input: {text: $t, attachmentIds: $a}) { turnStarted } }',
+          { s: sid, t: resend.text, a: r.confirmRewind.attachments.map((a) => a.id) });
+      } catch (e) {
+        // Rewound but not sent: the edited text waits in the message box.
+        $('input').value = resend.text; state.attachments = r.confirmRewind.attachments.slice(); renderAttachments();
+        throw e;
+      }
+      $('status').textContent = note + ', and sent the edited message.';
+      return true;
+    }
     $('input').value = r.confirmRewind.text;
     state.attachments = r.confirmRewind.attachments.slice();
     renderAttachments();
-    const restored = r.confirmRewind.files.filter((f) => f.restored).length;
-    $('status').textContent = 'Rewound' + (restored ? '; ' + restored + ' file(s) put back' : '') + '.';
+    $('status').textContent = note + '.';
     $('input').focus();
+    return true;
   }
 
   // ---- questions from the model's question tool
@@ -407,6 +571,9 @@
   // fmtCost: null (no price known) is "—", never $0.
   function fmtCost(c) { return c == null ? '—' : '$' + (c >= 1 ? c.toFixed(2) : c >= 0.01 ? c.toFixed(3) : c === 0 ? '0' : c.toPrecision(2)); }
 
+  // afterPaint runs fn once the frame being prepared has been painted.
+  function afterPaint(fn) { requestAnimationFrame(() => setTimeout(fn, 0)); }
+  const FIRST_SHOWN = 12;
   function scroll() { const log = $('log'); log.scrollTop = log.scrollHeight; }
   // A log read at its end stays at its end when its box changes size (the
   // composer or the usage bar growing, a narrower window).
@@ -418,6 +585,7 @@
     if (log.querySelector('.msg[data-seq="' + m.seq + '"]')) return;
     if (state.live) { state.live.remove(); state.live = null; }
     log.appendChild(renderMessage(m));
+    linkTools();
     scroll();
   }
   function liveBubble() {
@@ -454,6 +622,7 @@
     state.phase = p || 'IDLE';
     $('phase').textContent = state.phase.toLowerCase().replace(/_/g, ' ');
     $('stop').disabled = !state.session || state.phase === 'IDLE';
+    if (state.phase === 'IDLE') linkTools();
   }
   function renderQueue(q) {
     state.queue = q || [];
@@ -518,7 +687,15 @@
         const d = b.querySelector('details'); d.hidden = false; d.querySelector('.r').innerHTML = markdown(b.dataset.reasoning); break;
       }
       case 'message_end': case 'message_imported':
+        if (ev.message && ev.message.toolCallId && ev.at) {
+          const t = toolTimes.get(ev.message.toolCallId) || {}; t.end = Date.parse(ev.at); toolTimes.set(ev.message.toolCallId, t);
+        }
         if (ev.message) appendMessage(ev.message); break;
+      case 'tool_started': {
+        const id = ev.payload && ev.payload.toolCallId;
+        if (id && ev.at) toolTimes.set(id, { start: Date.parse(ev.at) });
+        break;
+      }
       case 'approval_requested':
         if (ev.approval) approvalCard(ev.approval); break;
       case 'question_requested': questionCard(ev.payload); break;
@@ -550,23 +727,50 @@
     $('pin').setAttribute('aria-pressed', String(!!(on && state.sessions.get(id) && state.sessions.get(id).pinned)));
     if (!id) { $('title').textContent = 'No session'; renderModelPicker(); setPhase('IDLE'); renderQueue([]); history.replaceState(null, '', '/'); return; }
     history.replaceState(null, '', '#' + id);
-    const d = await gql('query($id: ID!) { session(id: $id) { id title connectionId model approvalMode phase headSeq queue { id text truncated attachments { id } } messages(last: ' + HISTORY_PAGE + ') { ' + MSG_FIELDS + ' } ' +
-      'usage { inputTokens outputTokens totalTokens cachedTokens estimated cost unpricedTokens } contextUsage { tokens limit estimated } } }', { id });
-    if (state.session !== id) return;
+    const gen = ++state.gen;
+    let d;
+    if (prefetched && prefetched.id === id) {
+      const p = prefetched.data; prefetched = null;
+      d = await p.catch(() => gql(SESSION_Q, { id }));
+    } else {
+      prefetched = null;
+      d = await gql(SESSION_Q, { id });
+    }
+    if (state.session !== id || state.gen !== gen) return;
+    performance.mark('foya:session-data');
+    toolTimes.clear();
     const s = d.session;
     if (!s) { openSession(null); return; }
     $('title').textContent = titleOf(s);
     state.sessions.set(id, Object.assign({}, state.sessions.get(id), { title: s.title, connectionId: s.connectionId, model: s.model, approvalMode: s.approvalMode, phase: s.phase })); renderModelPicker();
+    // The last FIRST_SHOWN messages (a screenful and more) are rendered at
+    // once; the rest of the page goes in above them after that first paint.
+    const msgs = s.messages, cut = Math.max(0, msgs.length - FIRST_SHOWN);
     const frag = document.createDocumentFragment();
-    for (const m of s.messages) frag.appendChild(renderMessage(m));
+    for (const m of msgs.slice(cut)) frag.appendChild(renderMessage(m));
     $('log').appendChild(frag);
     state.lastSeq = s.headSeq;
-    setPhase(s.phase); renderQueue(s.queue); renderUsage(s);
+    setPhase(s.phase); linkTools(); renderQueue(s.queue);
     scroll();
-    // The button goes in once the log is at its end, so it is not in view at once.
-    if (s.messages.length === HISTORY_PAGE) $('log').insertBefore(earlierButton(id, s.messages[0].seq), $('log').firstChild);
+    performance.mark('foya:session-rendered');
+    afterPaint(() => {
+      if (state.session !== id || state.gen !== gen) return;
+      const log = $('log');
+      if (cut) {
+        const fromBottom = log.scrollHeight - log.scrollTop;
+        const rest = document.createDocumentFragment();
+        for (const m of msgs.slice(0, cut)) rest.appendChild(renderMessage(m));
+        log.insertBefore(rest, log.querySelector('.msg'));
+        linkTools();
+        log.scrollTop = log.scrollHeight - fromBottom;
+      }
+      // The button goes in once the log is at its end, so it is not in view at once.
+      if (msgs.length === HISTORY_PAGE) log.insertBefore(earlierButton(id, msgs[0].seq), log.firstChild);
+      refreshUsage();
+      toolDurations(id, msgs).catch(() => { /* durations are optional */ });
+    });
     if (s.phase !== 'IDLE') await showPending(id, s.headSeq);
-    const EV = 'subscription($s: ID!, $a: Int) { sessionEvents(sessionId: $s, afterSeq: $a) { seq type delta phase payload messageTruncated message { ' + MSG_FIELDS + ' } approval { requestId tool action summary decision } queue { id text truncated attachments { id } } } }';
+    const EV = 'subscription($s: ID!, $a: Int) { sessionEvents(sessionId: $s, afterSeq: $a) { seq type at delta phase payload messageTruncated message { ' + MSG_FIELDS + ' } approval { requestId tool action summary decision } queue { id text truncated attachments { id } } } }';
     // variables are recomputed on every (re)subscribe: a reconnect resumes after the last seq shown.
     state.sub = ws.subscribe(EV, () => ({ s: id, a: state.lastSeq }), (data) => onSessionEvent(data.sessionEvents));
     $('input').focus();
@@ -1109,8 +1313,10 @@
   // A session named in the address opens at once, beside the sidebar's
   // query rather than after it (the first paint of a long session).
   const first = location.hash.slice(1);
-  if (/^ses_[\w-]+$/.test(first)) openSession(first).catch(() => openSession(null));
-  loadSidebar().then(() => {
+  // The sidebar is read once the session is on screen: both at once would
+  // share the kernel's time and delay the conversation.
+  const opened = /^ses_[\w-]+$/.test(first) ? openSession(first).catch(() => openSession(null)) : Promise.resolve();
+  opened.then(loadSidebar).then(() => {
     watchKernel();
     renderSessions(); renderModelPicker();
   }).catch(showError);

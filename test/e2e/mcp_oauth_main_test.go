@@ -34,10 +34,22 @@ func TestMCPOAuthSignInRefreshRestartLogout(t *testing.T) {
 	var o outputs
 	var answers []string // every GraphQL answer read, for the token check
 	o.addFakeConnection(t, k.addr, fake.BaseURL())
+	events, eventText := kernelEventStream(t, k)
 
 	r := o.mustRun(t, "", "mcp", "add", "docs", "--addr", k.addr, "--url", srv.url, "--wait", "0")
 	st, raw := waitMCPStatus(t, k, "docs", "NEEDS_AUTH")
 	answers = append(answers, raw)
+	for timeout := time.After(20 * time.Second); ; {
+		var ev string
+		select {
+		case ev = <-events:
+		case <-timeout:
+			t.Fatal("no mcp_needs_auth on kernelEvents")
+		}
+		if ev == "mcp_needs_auth "+st.ID {
+			break
+		}
+	}
 	if st.AuthURL == nil || !strings.HasPrefix(*st.AuthURL, as.issuer+"/authorize?") || len(st.Tools) != 0 {
 		t.Fatalf("NEEDS_AUTH server: %+v", st)
 	}
@@ -114,6 +126,7 @@ func TestMCPOAuthSignInRefreshRestartLogout(t *testing.T) {
 		t.Fatalf("the model never saw the echo of %s:\n%s", word, k.Logs())
 	}
 	callEcho("first")
+	answers = append(answers, eventText())
 
 	// The access token expires (4s); the next call refreshes it first.
 	time.Sleep(4 * time.Second)

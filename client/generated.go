@@ -2511,9 +2511,9 @@ func (v *CreateMcpServerCreateMcpServer) GetOauthClientId() *string {
 	return v.McpServerFields.OauthClientId
 }
 
-// GetOauthClientSecretConfigured returns CreateMcpServerCreateMcpServer.OauthClientSecretConfigured, and is useful for accessing the field via an interface.
-func (v *CreateMcpServerCreateMcpServer) GetOauthClientSecretConfigured() bool {
-	return v.McpServerFields.OauthClientSecretConfigured
+// GetOauthClientConfidential returns CreateMcpServerCreateMcpServer.OauthClientConfidential, and is useful for accessing the field via an interface.
+func (v *CreateMcpServerCreateMcpServer) GetOauthClientConfidential() bool {
+	return v.McpServerFields.OauthClientConfidential
 }
 
 // GetTools returns CreateMcpServerCreateMcpServer.Tools, and is useful for accessing the field via an interface.
@@ -2577,7 +2577,7 @@ type __premarshalCreateMcpServerCreateMcpServer struct {
 
 	OauthClientId *string `json:"oauthClientId"`
 
-	OauthClientSecretConfigured bool `json:"oauthClientSecretConfigured"`
+	OauthClientConfidential bool `json:"oauthClientConfidential"`
 
 	Tools []McpServerFieldsToolsMcpTool `json:"tools"`
 }
@@ -2608,7 +2608,7 @@ func (v *CreateMcpServerCreateMcpServer) __premarshalJSON() (*__premarshalCreate
 	retval.TimeoutSeconds = v.McpServerFields.TimeoutSeconds
 	retval.AuthUrl = v.McpServerFields.AuthUrl
 	retval.OauthClientId = v.McpServerFields.OauthClientId
-	retval.OauthClientSecretConfigured = v.McpServerFields.OauthClientSecretConfigured
+	retval.OauthClientConfidential = v.McpServerFields.OauthClientConfidential
 	retval.Tools = v.McpServerFields.Tools
 	return &retval, nil
 }
@@ -3823,9 +3823,9 @@ func (v *LogoutMcpServerLogoutMcpServer) GetOauthClientId() *string {
 	return v.McpServerFields.OauthClientId
 }
 
-// GetOauthClientSecretConfigured returns LogoutMcpServerLogoutMcpServer.OauthClientSecretConfigured, and is useful for accessing the field via an interface.
-func (v *LogoutMcpServerLogoutMcpServer) GetOauthClientSecretConfigured() bool {
-	return v.McpServerFields.OauthClientSecretConfigured
+// GetOauthClientConfidential returns LogoutMcpServerLogoutMcpServer.OauthClientConfidential, and is useful for accessing the field via an interface.
+func (v *LogoutMcpServerLogoutMcpServer) GetOauthClientConfidential() bool {
+	return v.McpServerFields.OauthClientConfidential
 }
 
 // GetTools returns LogoutMcpServerLogoutMcpServer.Tools, and is useful for accessing the field via an interface.
@@ -3889,7 +3889,7 @@ type __premarshalLogoutMcpServerLogoutMcpServer struct {
 
 	OauthClientId *string `json:"oauthClientId"`
 
-	OauthClientSecretConfigured bool `json:"oauthClientSecretConfigured"`
+	OauthClientConfidential bool `json:"oauthClientConfidential"`
 
 	Tools []McpServerFieldsToolsMcpTool `json:"tools"`
 }
@@ -3920,7 +3920,7 @@ func (v *LogoutMcpServerLogoutMcpServer) __premarshalJSON() (*__premarshalLogout
 	retval.TimeoutSeconds = v.McpServerFields.TimeoutSeconds
 	retval.AuthUrl = v.McpServerFields.AuthUrl
 	retval.OauthClientId = v.McpServerFields.OauthClientId
-	retval.OauthClientSecretConfigured = v.McpServerFields.OauthClientSecretConfigured
+	retval.OauthClientConfidential = v.McpServerFields.OauthClientConfidential
 	retval.Tools = v.McpServerFields.Tools
 	return &retval, nil
 }
@@ -3971,8 +3971,8 @@ type McpServerFields struct {
 	AuthUrl *string `json:"authUrl"`
 	// The configured OAuth client id; null when the kernel registers itself dynamically.
 	OauthClientId *string `json:"oauthClientId"`
-	// Whether an OAuth client secret is configured (the secret itself is never returned).
-	OauthClientSecretConfigured bool `json:"oauthClientSecretConfigured"`
+	// Whether the configured OAuth client is confidential: oauthClientSecret is set (its value is never returned).
+	OauthClientConfidential bool `json:"oauthClientConfidential"`
 	// The server's tools (as the server names them) while it is READY.
 	Tools []McpServerFieldsToolsMcpTool `json:"tools"`
 }
@@ -4022,8 +4022,8 @@ func (v *McpServerFields) GetAuthUrl() *string { return v.AuthUrl }
 // GetOauthClientId returns McpServerFields.OauthClientId, and is useful for accessing the field via an interface.
 func (v *McpServerFields) GetOauthClientId() *string { return v.OauthClientId }
 
-// GetOauthClientSecretConfigured returns McpServerFields.OauthClientSecretConfigured, and is useful for accessing the field via an interface.
-func (v *McpServerFields) GetOauthClientSecretConfigured() bool { return v.OauthClientSecretConfigured }
+// GetOauthClientConfidential returns McpServerFields.OauthClientConfidential, and is useful for accessing the field via an interface.
+func (v *McpServerFields) GetOauthClientConfidential() bool { return v.OauthClientConfidential }
 
 // GetTools returns McpServerFields.Tools, and is useful for accessing the field via an interface.
 func (v *McpServerFields) GetTools() []McpServerFieldsToolsMcpTool { return v.Tools }
@@ -4172,9 +4172,9 @@ func (v *McpServersMcpServersMcpServer) GetOauthClientId() *string {
 	return v.McpServerFields.OauthClientId
 }
 
-// GetOauthClientSecretConfigured returns McpServersMcpServersMcpServer.OauthClientSecretConfigured, and is useful for accessing the field via an interface.
-func (v *McpServersMcpServersMcpServer) GetOauthClientSecretConfigured() bool {
-	return v.McpServerFields.OauthClientSecretConfigured
+// GetOauthClientConfidential returns McpServersMcpServersMcpServer.OauthClientConfidential, and is useful for accessing the field via an interface.
+func (v *McpServersMcpServersMcpServer) GetOauthClientConfidential() bool {
+	return v.McpServerFields.OauthClientConfidential
 }
 
 // GetTools returns McpServersMcpServersMcpServer.Tools, and is useful for accessing the field via an interface.
@@ -4238,7 +4238,7 @@ type __premarshalMcpServersMcpServersMcpServer struct {
 
 	OauthClientId *string `json:"oauthClientId"`
 
-	OauthClientSecretConfigured bool `json:"oauthClientSecretConfigured"`
+	OauthClientConfidential bool `json:"oauthClientConfidential"`
 
 	Tools []McpServerFieldsToolsMcpTool `json:"tools"`
 }
@@ -4269,7 +4269,7 @@ func (v *McpServersMcpServersMcpServer) __premarshalJSON() (*__premarshalMcpServ
 	retval.TimeoutSeconds = v.McpServerFields.TimeoutSeconds
 	retval.AuthUrl = v.McpServerFields.AuthUrl
 	retval.OauthClientId = v.McpServerFields.OauthClientId
-	retval.OauthClientSecretConfigured = v.McpServerFields.OauthClientSecretConfigured
+	retval.OauthClientConfidential = v.McpServerFields.OauthClientConfidential
 	retval.Tools = v.McpServerFields.Tools
 	return &retval, nil
 }
@@ -5222,9 +5222,9 @@ func (v *RestartMcpServerRestartMcpServer) GetOauthClientId() *string {
 	return v.McpServerFields.OauthClientId
 }
 
-// GetOauthClientSecretConfigured returns RestartMcpServerRestartMcpServer.OauthClientSecretConfigured, and is useful for accessing the field via an interface.
-func (v *RestartMcpServerRestartMcpServer) GetOauthClientSecretConfigured() bool {
-	return v.McpServerFields.OauthClientSecretConfigured
+// GetOauthClientConfidential returns RestartMcpServerRestartMcpServer.OauthClientConfidential, and is useful for accessing the field via an interface.
+func (v *RestartMcpServerRestartMcpServer) GetOauthClientConfidential() bool {
+	return v.McpServerFields.OauthClientConfidential
 }
 
 // GetTools returns RestartMcpServerRestartMcpServer.Tools, and is useful for accessing the field via an interface.
@@ -5288,7 +5288,7 @@ type __premarshalRestartMcpServerRestartMcpServer struct {
 
 	OauthClientId *string `json:"oauthClientId"`
 
-	OauthClientSecretConfigured bool `json:"oauthClientSecretConfigured"`
+	OauthClientConfidential bool `json:"oauthClientConfidential"`
 
 	Tools []McpServerFieldsToolsMcpTool `json:"tools"`
 }
@@ -5319,7 +5319,7 @@ func (v *RestartMcpServerRestartMcpServer) __premarshalJSON() (*__premarshalRest
 	retval.TimeoutSeconds = v.McpServerFields.TimeoutSeconds
 	retval.AuthUrl = v.McpServerFields.AuthUrl
 	retval.OauthClientId = v.McpServerFields.OauthClientId
-	retval.OauthClientSecretConfigured = v.McpServerFields.OauthClientSecretConfigured
+	retval.OauthClientConfidential = v.McpServerFields.OauthClientConfidential
 	retval.Tools = v.McpServerFields.Tools
 	return &retval, nil
 }
@@ -7139,9 +7139,9 @@ func (v *SetSessionMcpServerEnabledSetSessionMcpServerEnabledMcpServer) GetOauth
 	return v.McpServerFields.OauthClientId
 }
 
-// GetOauthClientSecretConfigured returns SetSessionMcpServerEnabledSetSessionMcpServerEnabledMcpServer.OauthClientSecretConfigured, and is useful for accessing the field via an interface.
-func (v *SetSessionMcpServerEnabledSetSessionMcpServerEnabledMcpServer) GetOauthClientSecretConfigured() bool {
-	return v.McpServerFields.OauthClientSecretConfigured
+// GetOauthClientConfidential returns SetSessionMcpServerEnabledSetSessionMcpServerEnabledMcpServer.OauthClientConfidential, and is useful for accessing the field via an interface.
+func (v *SetSessionMcpServerEnabledSetSessionMcpServerEnabledMcpServer) GetOauthClientConfidential() bool {
+	return v.McpServerFields.OauthClientConfidential
 }
 
 // GetTools returns SetSessionMcpServerEnabledSetSessionMcpServerEnabledMcpServer.Tools, and is useful for accessing the field via an interface.
@@ -7205,7 +7205,7 @@ type __premarshalSetSessionMcpServerEnabledSetSessionMcpServerEnabledMcpServer s
 
 	OauthClientId *string `json:"oauthClientId"`
 
-	OauthClientSecretConfigured bool `json:"oauthClientSecretConfigured"`
+	OauthClientConfidential bool `json:"oauthClientConfidential"`
 
 	Tools []McpServerFieldsToolsMcpTool `json:"tools"`
 }
@@ -7236,7 +7236,7 @@ func (v *SetSessionMcpServerEnabledSetSessionMcpServerEnabledMcpServer) __premar
 	retval.TimeoutSeconds = v.McpServerFields.TimeoutSeconds
 	retval.AuthUrl = v.McpServerFields.AuthUrl
 	retval.OauthClientId = v.McpServerFields.OauthClientId
-	retval.OauthClientSecretConfigured = v.McpServerFields.OauthClientSecretConfigured
+	retval.OauthClientConfidential = v.McpServerFields.OauthClientConfidential
 	retval.Tools = v.McpServerFields.Tools
 	return &retval, nil
 }
@@ -7525,9 +7525,9 @@ func (v *UpdateMcpServerUpdateMcpServer) GetOauthClientId() *string {
 	return v.McpServerFields.OauthClientId
 }
 
-// GetOauthClientSecretConfigured returns UpdateMcpServerUpdateMcpServer.OauthClientSecretConfigured, and is useful for accessing the field via an interface.
-func (v *UpdateMcpServerUpdateMcpServer) GetOauthClientSecretConfigured() bool {
-	return v.McpServerFields.OauthClientSecretConfigured
+// GetOauthClientConfidential returns UpdateMcpServerUpdateMcpServer.OauthClientConfidential, and is useful for accessing the field via an interface.
+func (v *UpdateMcpServerUpdateMcpServer) GetOauthClientConfidential() bool {
+	return v.McpServerFields.OauthClientConfidential
 }
 
 // GetTools returns UpdateMcpServerUpdateMcpServer.Tools, and is useful for accessing the field via an interface.
@@ -7591,7 +7591,7 @@ type __premarshalUpdateMcpServerUpdateMcpServer struct {
 
 	OauthClientId *string `json:"oauthClientId"`
 
-	OauthClientSecretConfigured bool `json:"oauthClientSecretConfigured"`
+	OauthClientConfidential bool `json:"oauthClientConfidential"`
 
 	Tools []McpServerFieldsToolsMcpTool `json:"tools"`
 }
@@ -7622,7 +7622,7 @@ func (v *UpdateMcpServerUpdateMcpServer) __premarshalJSON() (*__premarshalUpdate
 	retval.TimeoutSeconds = v.McpServerFields.TimeoutSeconds
 	retval.AuthUrl = v.McpServerFields.AuthUrl
 	retval.OauthClientId = v.McpServerFields.OauthClientId
-	retval.OauthClientSecretConfigured = v.McpServerFields.OauthClientSecretConfigured
+	retval.OauthClientConfidential = v.McpServerFields.OauthClientConfidential
 	retval.Tools = v.McpServerFields.Tools
 	return &retval, nil
 }
@@ -9435,7 +9435,7 @@ fragment McpServerFields on McpServer {
 	timeoutSeconds
 	authUrl
 	oauthClientId
-	oauthClientSecretConfigured
+	oauthClientConfidential
 	tools {
 		name
 		description
@@ -10083,7 +10083,7 @@ fragment McpServerFields on McpServer {
 	timeoutSeconds
 	authUrl
 	oauthClientId
-	oauthClientSecretConfigured
+	oauthClientConfidential
 	tools {
 		name
 		description
@@ -10140,7 +10140,7 @@ fragment McpServerFields on McpServer {
 	timeoutSeconds
 	authUrl
 	oauthClientId
-	oauthClientSecretConfigured
+	oauthClientConfidential
 	tools {
 		name
 		description
@@ -10562,7 +10562,7 @@ fragment McpServerFields on McpServer {
 	timeoutSeconds
 	authUrl
 	oauthClientId
-	oauthClientSecretConfigured
+	oauthClientConfidential
 	tools {
 		name
 		description
@@ -11217,7 +11217,7 @@ fragment McpServerFields on McpServer {
 	timeoutSeconds
 	authUrl
 	oauthClientId
-	oauthClientSecretConfigured
+	oauthClientConfidential
 	tools {
 		name
 		description
@@ -11411,7 +11411,7 @@ fragment McpServerFields on McpServer {
 	timeoutSeconds
 	authUrl
 	oauthClientId
-	oauthClientSecretConfigured
+	oauthClientConfidential
 	tools {
 		name
 		description

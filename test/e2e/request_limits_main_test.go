@@ -123,7 +123,9 @@ func eightBodies(t *testing.T, addr string) []string {
 // decoded: the kernel's peak RSS grows by less than 100 MB (it was 2.2 GB).
 func TestVariablesBodiesRefusedWithoutMemoryGrowth(t *testing.T) {
 	k := startKernel(t, t.TempDir())
-	// Warm up: the first requests allocate the kernel's working set.
+	// Warm up: the first requests allocate the kernel's working set. The
+	// document is raw, and the same as the baseline's below, whose older
+	// kernel may lack fields the typed client selects.
 	for range 3 {
 		k.gql(t, `{ sessions { id } connections { id } }`, nil, nil)
 	}
@@ -154,7 +156,7 @@ func TestVariablesBodiesRefusedWithoutMemoryGrowth(t *testing.T) {
 		t.Errorf("peak RSS grew by %d bytes, want < 100 MB", grew)
 	}
 	// The kernel still answers.
-	k.gql(t, `{ sessions { id } }`, nil, nil)
+	k.listSessions(t, false)
 }
 
 // TestVariablesBodiesBaseline runs the same eight bodies against another
@@ -169,6 +171,7 @@ func TestVariablesBodiesBaseline(t *testing.T) {
 	foyaBin = bin
 	k := startKernel(t, t.TempDir())
 	foyaBin = old
+	// Raw: an older kernel answers this document (see above).
 	for range 3 {
 		k.gql(t, `{ sessions { id } connections { id } }`, nil, nil)
 	}

@@ -49,7 +49,8 @@ func rawPost(t *testing.T, addr string, body io.Reader, contentLength int64) (*h
 	return resp, raw
 }
 
-// listBody is a GraphQL request whose variables are a list of size bytes.
+// listBody is a GraphQL request whose variables are a list of size bytes
+// (raw: a body built to test the kernel's limits).
 type listBody struct {
 	head, tail string
 	size, n    int64
@@ -291,6 +292,7 @@ func TestSubscriptionBurstExact(t *testing.T) {
 	if m, _ := next(10 * time.Second); m.Type != "connection_ack" {
 		t.Fatalf("want connection_ack, got %+v", m)
 	}
+	// Raw: subscribe messages written by hand, to count them past the cap.
 	sub := json.RawMessage(`{"query":"subscription { kernelEvents { type } }"}`)
 	// The burst: written back to back, nothing read in between.
 	for i := 1; i <= 101; i++ {

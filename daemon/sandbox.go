@@ -25,7 +25,7 @@ func sandboxLimitFlags(fs *flag.FlagSet) func() (sandbox.Limits, error) {
 	procs := fs.Int("tool-max-procs", d.Procs, "most processes (threads) one tool command, hook or STDIO MCP server may run at once (pids cgroup where writable, else RLIMIT_NPROC; 0: no limit)")
 	memory := fs.String("tool-max-memory", "off", "address space per sandboxed process, e.g. 16G (RLIMIT_AS; off by default: Node.js and Go reserve far more than they use)")
 	fileSize := fs.String("tool-max-file-size", "4G", "largest file a sandboxed process may write (RLIMIT_FSIZE; off: no limit)")
-	cpu := fs.Duration("tool-max-cpu", time.Duration(d.CPUSeconds)*time.Second, "CPU time per process of a bash call or hook (RLIMIT_CPU; 0: no limit)")
+	cpu := fs.Duration("tool-max-cpu", time.Duration(d.CPUSeconds)*time.Second, "CPU time of one bash call or hook, every process it starts included (measured by a cgroup or /proc, the call killed when used up; 0: no limit)")
 	return func() (sandbox.Limits, error) {
 		var l sandbox.Limits
 		var err error

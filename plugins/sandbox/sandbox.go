@@ -111,6 +111,11 @@ type Report struct {
 	// ProcLimit says what enforces Limits.Procs: "pids cgroup" or
 	// "RLIMIT_NPROC" (empty: no process limit asked for).
 	ProcLimit string `json:"procLimit,omitempty"`
+	// CPUMeter says what measured the call's CPU time for
+	// Limits.CPUSeconds: "cgroup" or "/proc" (empty: no CPU budget).
+	CPUMeter string `json:"cpuMeter,omitempty"`
+	// CPUExceeded says the call used its CPU budget and was killed.
+	CPUExceeded bool `json:"cpuExceeded,omitempty"`
 	// Notes are remarks on degraded setup steps.
 	Notes []string `json:"notes,omitempty"`
 }

@@ -88,3 +88,31 @@ echo mine > mine.txt && cat mine.txt`
 		t.Errorf("session B's TMPDIR is not masked:\n%s", out)
 	}
 }
+
+// --tool-max-cpu bounds the CPU time of a whole bash call: 40 children
+// that each stay under it pass it together and the call is killed with a
+// clear error; a normal call is unaffected.
+func TestBashCPUBudgetPerCall(t *testing.T) {
+	base := outsideTmp(t)
+	proj := filepath.Join(base, "proj")
+	if err := os.MkdirAll(proj, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	fake := openaitest.New(t)
+	k := startKernel(t, filepath.Join(base, "data"), "--tool-max-cpu", "2s")
+	k.requireLandlock(t)
+	if _, detail := k.sandboxState(t); !strings.Contains(detail, "2 s of CPU per call") {
+		t.Errorf("sandboxDetail: %s", detail)
+	}
+	sid := k.session(t, fake.BaseURL(), proj, "BYPASS")
+	ms := k.runTools(t, fake, sid,
+		toolCall("c1", "bash", map[string]any{"command": `for i in $(seq 40); do timeout 20 sh -c 'while :; do :; done' & done; wait; echo all-done`}),
+		toolCall("c2", "bash", map[string]any{"command": `echo fine`}))
+	t.Logf("burn: %s", ms[0].Text)
+	if !ms[0].IsError || !strings.Contains(ms[0].Text, "CPU time limit of 2s for this call exceeded") || strings.Contains(ms[0].Text, "all-done") {
+		t.Errorf("the CPU burn was not stopped: %+v", ms[0])
+	}
+	if ms[1].IsError || !strings.Contains(ms[1].Text, "fine") {
+		t.Errorf("a normal call: %+v", ms[1])
+	}
+}

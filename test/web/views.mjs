@@ -115,6 +115,16 @@ try {
     await page.locator('#sessions button.s').filter({ hasText: 'Release notes' }).click();
     await reply.waitFor();
     await axe('conversation, ' + scheme);
+    step('the edit-and-resend editor, ' + scheme);
+    const asked = log.locator('.msg.user').filter({ hasText: 'Plan the release' });
+    await asked.hover();
+    await asked.getByRole('button', { name: 'Edit this message' }).click();
+    const editor = asked.getByRole('textbox', { name: 'Edit message' });
+    await untilEq('the text in the editor', () => editor.inputValue(), 'Plan the release as a table, a checklist and a shell snippet.');
+    await axe('editor, ' + scheme);
+    await editor.press('Escape');
+    await editor.waitFor({ state: 'detached' });
+    await asked.locator('.text').filter({ hasText: 'Plan the release' }).waitFor();
     for (const w of [1280, 768, 390]) {
       await page.setViewportSize({ width: w, height: w === 390 ? 844 : 800 });
       await log.evaluate((l) => { l.scrollTop = 0; });

@@ -110,8 +110,9 @@ try {
   const before = await log.locator('.msg[data-seq]').count();
   await page.reload();
   await page.getByRole('log').locator('.msg.assistant').filter({ hasText: 'Once upon' }).waitFor();
-  const seqs = await page.locator('#log .msg[data-seq]').evaluateAll((els) => els.map((e) => e.dataset.seq));
-  if (new Set(seqs).size !== seqs.length || seqs.length !== before) throw new Error('after reload: ' + seqs.join(',') + ' want ' + before);
+  // (the last messages are painted first, the rest of the page just after)
+  const seqs = await until('the ' + before + ' messages back after the reload, once each', () => page.locator('#log .msg[data-seq]').evaluateAll((els) => els.map((e) => e.dataset.seq)),
+    (ss) => new Set(ss).size === ss.length && ss.length === before);
   // The fake's models have no prices: tokens spent, no dollar figure (never $0).
   await page.locator('#cost').filter({ hasText: 'Cost: — (unpriced' }).waitFor();
   // After the reload the cards are read from the history, durations from the events.
@@ -122,7 +123,7 @@ try {
   step('edit and resend the last user message');
   const asked = log.locator('.msg.user').filter({ hasText: 'tell me a long story' });
   await asked.hover();
-  await asked.getByRole('button', { name: 'Edit and resend' }).click();
+  await asked.getByRole('button', { name: 'Edit this message' }).click();
   const editor = asked.getByRole('textbox', { name: 'Edit message' });
   await untilEq('the text in the editor', () => editor.inputValue(), 'tell me a long story');
   await editor.fill('tell me a short story');

@@ -3,6 +3,7 @@
 // No framework, no build step, no network beyond the kernel.
 (function () {
   'use strict';
+  performance.mark('foya:script-start');
   const $ = (id) => document.getElementById(id);
   const endpoint = '/graphql';
   const tokenKey = 'foya-token';
@@ -237,7 +238,7 @@
     let acts = '';
     if (m.seq && m.text && role !== 'tool') acts += '<button type="button" class="copymsg" aria-label="Copy message">Copy</button>';
     if (role === 'assistant' && m.seq && !m.interrupted && !(m.toolCalls || []).length) acts += '<button type="button" class="fork">Fork from here</button>';
-    if (role === 'user' && m.seq) acts += '<button type="button" class="edit" aria-label="Edit and resend">Edit</button><button type="button" class="rewind">Rewind to here</button>';
+    if (role === 'user' && m.seq) acts += '<button type="button" class="edit" aria-label="Edit this message" title="Edit and resend">Edit</button><button type="button" class="rewind">Rewind to here</button>';
     if (acts) html += '<div class="actions">' + acts + '</div>';
     if (m.interrupted) html += '<div class="interrupted">Interrupted</div>';
     if (m.finishReason === 'refusal') html += '<div class="refusal">Refused' + (m.refusal ? ': ' + esc(m.refusal) : ' (the model gave no explanation)') + '</div>';
@@ -328,6 +329,7 @@
       if (!card) continue;
       const result = tm.querySelector('.result');
       card.querySelector('.tbody').appendChild(result);
+      tm.querySelector('details.toolcall').remove(); // the card of its own, now empty
       setCardStatus(card, result.dataset.status);
       card.dataset.seq = tm.dataset.seq;
       tm.classList.add('linked');
@@ -1309,6 +1311,7 @@
   });
 
   window.foyaWeb = { gql, ws, state };
+  performance.mark('foya:script-end');
   // A session named in the address opens at once, beside the sidebar's
   // query rather than after it (the first paint of a long session).
   const first = location.hash.slice(1);

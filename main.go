@@ -60,7 +60,7 @@ Usage:
   foya serve [--addr 127.0.0.1:4777] [--data-dir DIR] [--plugin-dir DIR] [--allow-origin PATTERN]
              [--allow-host NAME] [--auth-token-file PATH] [--insecure-no-token] [--tls-cert FILE --tls-key FILE]
              [--pprof 127.0.0.1:6060] [--database postgres://…] [--plugin-idle-stop 1m]
-             [--tool-writable PATH] [--tool-network on|off] [--tool-max-procs N] [--tool-max-memory SIZE]
+             [--tool-writable PATH] [--tool-readable PATH] [--tool-network on|off] [--tool-max-procs N] [--tool-max-memory SIZE]
              [--tool-max-file-size SIZE] [--tool-max-cpu DURATION] [--allow-key-env NAME] [--ws-ping-interval 15s]
   foya token rotate|show [--data-dir DIR] [--auth-token-file PATH]
   foya web [--open] [--addr A] [--data-dir DIR] [--token-file PATH]   (prints the web link with the token)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"strings"
 	"time"
@@ -33,6 +34,16 @@ are bound to the URL's origin: a --url of another scheme, host or port needs
 			aliases: []string{"rm"}, min: 1, max: 1, run: mcpRemove},
 		{Command: cmdutil.Command{Name: "mcp restart", Synopsis: "ID|NAME [--wait 30s]", Doc: "Restarts an MCP server and waits until it is ready."},
 			min: 1, max: 1, run: mcpRestart},
+		{Command: cmdutil.Command{Name: "mcp login", Synopsis: "ID|NAME [--open] [--wait 10m]",
+			Doc: `Signs in to an HTTP server that needs OAuth (status NEEDS_AUTH): prints the
+authorization server's URL to open in a browser (--open gives it to xdg-open,
+or open on macOS, as its only argument), then waits until the server is READY.
+The browser comes back to the kernel's /mcp/oauth/callback; tokens stay in the
+kernel, sealed.`},
+			min: 1, max: 1, run: mcpLogin},
+		{Command: cmdutil.Command{Name: "mcp logout", Synopsis: "ID|NAME",
+			Doc: "Signs out of an HTTP server: revokes its tokens where the authorization server offers it (RFC 7009) and forgets them."},
+			min: 1, max: 1, run: mcpLogout},
 		{Command: cmdutil.Command{Name: "mcp disable", Synopsis: "ID|NAME --session ID", Doc: "Turns a server off for one session (and its sub-agents); other sessions keep it."},
 			min: 1, max: 1, run: func(r *runner) error { return mcpSessionToggle(r, false) }},
 		{Command: cmdutil.Command{Name: "mcp enable", Synopsis: "ID|NAME --session ID", Doc: "Turns a server turned off with mcp disable on again for that session."},
@@ -130,6 +141,8 @@ func mcpAdd(r *runner) error {
 	fs.Var(env, "env", "K=V environment variable of a STDIO server (repeatable; the value is stored, never printed)")
 	fs.Var(headers, "header", "K=V header of an HTTP server (repeatable; the value is stored, never printed)")
 	url := fs.String("url", "", "Streamable HTTP endpoint of an HTTP server")
+	clientID := fs.String("oauth-client-id", "", "OAuth client id registered by hand with an HTTP server's authorization server (default: the kernel registers itself)")
+	secretEnv := fs.String("oauth-client-secret-env", "", "name of an environment variable holding the secret of --oauth-client-id (never on the command line)")
 	timeout := fs.Int("timeout", 0, "timeout of one tool call in seconds (default 60)")
 	disabled := fs.Bool("disabled", false, "store the server without starting it")
 	wait := fs.Duration("wait", 30*time.Second, "how long to wait for the server to leave STARTING (0: do not wait)")
@@ -161,6 +174,16 @@ func mcpAdd(r *runner) error {
 	}
 	if *timeout != 0 {
 		in.TimeoutSeconds = timeout
+	}
+	if *clientID != "" {
+		in.OauthClientId = clientID
+	}
+	if *secretEnv != "" {
+		v, ok := os.LookupEnv(*secretEnv)
+		if !ok || v == "" {
+			return cmdutil.UsageError{Err: fmt.Errorf("--oauth-client-secret-env: $%s is not set", *secretEnv)}
+		}
+		in.OauthClientSecret = &v
 	}
 	if *disabled {
 		in.Enabled = ptr(false)
@@ -255,6 +278,9 @@ func mcpTable(w io.Writer, servers []client.McpServerFields) error {
 		}
 		secrets := append(prefixAll("env:", s.EnvKeys), prefixAll("header:", s.HeaderKeys)...)
 		status := string(s.Status)
+		if s.Status == client.McpStatusNeedsAuth {
+			status += " (foya mcp login " + s.Name + ")"
+		}
 		if s.Error != nil {
 			status += ": " + *s.Error
 		}

@@ -2503,6 +2503,19 @@ func (v *CreateMcpServerCreateMcpServer) GetTimeoutSeconds() int {
 	return v.McpServerFields.TimeoutSeconds
 }
 
+// GetAuthUrl returns CreateMcpServerCreateMcpServer.AuthUrl, and is useful for accessing the field via an interface.
+func (v *CreateMcpServerCreateMcpServer) GetAuthUrl() *string { return v.McpServerFields.AuthUrl }
+
+// GetOauthClientId returns CreateMcpServerCreateMcpServer.OauthClientId, and is useful for accessing the field via an interface.
+func (v *CreateMcpServerCreateMcpServer) GetOauthClientId() *string {
+	return v.McpServerFields.OauthClientId
+}
+
+// GetOauthClientConfidential returns CreateMcpServerCreateMcpServer.OauthClientConfidential, and is useful for accessing the field via an interface.
+func (v *CreateMcpServerCreateMcpServer) GetOauthClientConfidential() bool {
+	return v.McpServerFields.OauthClientConfidential
+}
+
 // GetTools returns CreateMcpServerCreateMcpServer.Tools, and is useful for accessing the field via an interface.
 func (v *CreateMcpServerCreateMcpServer) GetTools() []McpServerFieldsToolsMcpTool {
 	return v.McpServerFields.Tools
@@ -2560,6 +2573,12 @@ type __premarshalCreateMcpServerCreateMcpServer struct {
 
 	TimeoutSeconds int `json:"timeoutSeconds"`
 
+	AuthUrl *string `json:"authUrl"`
+
+	OauthClientId *string `json:"oauthClientId"`
+
+	OauthClientConfidential bool `json:"oauthClientConfidential"`
+
 	Tools []McpServerFieldsToolsMcpTool `json:"tools"`
 }
 
@@ -2587,6 +2606,9 @@ func (v *CreateMcpServerCreateMcpServer) __premarshalJSON() (*__premarshalCreate
 	retval.Error = v.McpServerFields.Error
 	retval.ProtocolVersion = v.McpServerFields.ProtocolVersion
 	retval.TimeoutSeconds = v.McpServerFields.TimeoutSeconds
+	retval.AuthUrl = v.McpServerFields.AuthUrl
+	retval.OauthClientId = v.McpServerFields.OauthClientId
+	retval.OauthClientConfidential = v.McpServerFields.OauthClientConfidential
 	retval.Tools = v.McpServerFields.Tools
 	return &retval, nil
 }
@@ -3729,6 +3751,191 @@ func (v *KeyValueInput) GetKey() string { return v.Key }
 // GetValue returns KeyValueInput.Value, and is useful for accessing the field via an interface.
 func (v *KeyValueInput) GetValue() string { return v.Value }
 
+// LoginMcpServerResponse is returned by LoginMcpServer on success.
+type LoginMcpServerResponse struct {
+	// Returns the URL a person opens to sign in to an HTTP MCP server in NEEDS_AUTH (OAuth authorization code with PKCE; the browser comes back to the kernel's /mcp/oauth/callback and the server connects). CONFLICT when the server needs no sign-in.
+	LoginMcpServer string `json:"loginMcpServer"`
+}
+
+// GetLoginMcpServer returns LoginMcpServerResponse.LoginMcpServer, and is useful for accessing the field via an interface.
+func (v *LoginMcpServerResponse) GetLoginMcpServer() string { return v.LoginMcpServer }
+
+// LogoutMcpServerLogoutMcpServer includes the requested fields of the GraphQL type McpServer.
+// The GraphQL type's documentation follows.
+//
+// A configured MCP server. env and header values are never returned; only their names.
+type LogoutMcpServerLogoutMcpServer struct {
+	McpServerFields `json:"-"`
+}
+
+// GetId returns LogoutMcpServerLogoutMcpServer.Id, and is useful for accessing the field via an interface.
+func (v *LogoutMcpServerLogoutMcpServer) GetId() string { return v.McpServerFields.Id }
+
+// GetName returns LogoutMcpServerLogoutMcpServer.Name, and is useful for accessing the field via an interface.
+func (v *LogoutMcpServerLogoutMcpServer) GetName() string { return v.McpServerFields.Name }
+
+// GetTransport returns LogoutMcpServerLogoutMcpServer.Transport, and is useful for accessing the field via an interface.
+func (v *LogoutMcpServerLogoutMcpServer) GetTransport() McpTransport {
+	return v.McpServerFields.Transport
+}
+
+// GetCommand returns LogoutMcpServerLogoutMcpServer.Command, and is useful for accessing the field via an interface.
+func (v *LogoutMcpServerLogoutMcpServer) GetCommand() *string { return v.McpServerFields.Command }
+
+// GetArgs returns LogoutMcpServerLogoutMcpServer.Args, and is useful for accessing the field via an interface.
+func (v *LogoutMcpServerLogoutMcpServer) GetArgs() []string { return v.McpServerFields.Args }
+
+// GetUrl returns LogoutMcpServerLogoutMcpServer.Url, and is useful for accessing the field via an interface.
+func (v *LogoutMcpServerLogoutMcpServer) GetUrl() *string { return v.McpServerFields.Url }
+
+// GetEnvKeys returns LogoutMcpServerLogoutMcpServer.EnvKeys, and is useful for accessing the field via an interface.
+func (v *LogoutMcpServerLogoutMcpServer) GetEnvKeys() []string { return v.McpServerFields.EnvKeys }
+
+// GetHeaderKeys returns LogoutMcpServerLogoutMcpServer.HeaderKeys, and is useful for accessing the field via an interface.
+func (v *LogoutMcpServerLogoutMcpServer) GetHeaderKeys() []string {
+	return v.McpServerFields.HeaderKeys
+}
+
+// GetEnabled returns LogoutMcpServerLogoutMcpServer.Enabled, and is useful for accessing the field via an interface.
+func (v *LogoutMcpServerLogoutMcpServer) GetEnabled() bool { return v.McpServerFields.Enabled }
+
+// GetStatus returns LogoutMcpServerLogoutMcpServer.Status, and is useful for accessing the field via an interface.
+func (v *LogoutMcpServerLogoutMcpServer) GetStatus() McpStatus { return v.McpServerFields.Status }
+
+// GetError returns LogoutMcpServerLogoutMcpServer.Error, and is useful for accessing the field via an interface.
+func (v *LogoutMcpServerLogoutMcpServer) GetError() *string { return v.McpServerFields.Error }
+
+// GetProtocolVersion returns LogoutMcpServerLogoutMcpServer.ProtocolVersion, and is useful for accessing the field via an interface.
+func (v *LogoutMcpServerLogoutMcpServer) GetProtocolVersion() *string {
+	return v.McpServerFields.ProtocolVersion
+}
+
+// GetTimeoutSeconds returns LogoutMcpServerLogoutMcpServer.TimeoutSeconds, and is useful for accessing the field via an interface.
+func (v *LogoutMcpServerLogoutMcpServer) GetTimeoutSeconds() int {
+	return v.McpServerFields.TimeoutSeconds
+}
+
+// GetAuthUrl returns LogoutMcpServerLogoutMcpServer.AuthUrl, and is useful for accessing the field via an interface.
+func (v *LogoutMcpServerLogoutMcpServer) GetAuthUrl() *string { return v.McpServerFields.AuthUrl }
+
+// GetOauthClientId returns LogoutMcpServerLogoutMcpServer.OauthClientId, and is useful for accessing the field via an interface.
+func (v *LogoutMcpServerLogoutMcpServer) GetOauthClientId() *string {
+	return v.McpServerFields.OauthClientId
+}
+
+// GetOauthClientConfidential returns LogoutMcpServerLogoutMcpServer.OauthClientConfidential, and is useful for accessing the field via an interface.
+func (v *LogoutMcpServerLogoutMcpServer) GetOauthClientConfidential() bool {
+	return v.McpServerFields.OauthClientConfidential
+}
+
+// GetTools returns LogoutMcpServerLogoutMcpServer.Tools, and is useful for accessing the field via an interface.
+func (v *LogoutMcpServerLogoutMcpServer) GetTools() []McpServerFieldsToolsMcpTool {
+	return v.McpServerFields.Tools
+}
+
+func (v *LogoutMcpServerLogoutMcpServer) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*LogoutMcpServerLogoutMcpServer
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.LogoutMcpServerLogoutMcpServer = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	err = json.Unmarshal(
+		b, &v.McpServerFields)
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+type __premarshalLogoutMcpServerLogoutMcpServer struct {
+	Id string `json:"id"`
+
+	Name string `json:"name"`
+
+	Transport McpTransport `json:"transport"`
+
+	Command *string `json:"command"`
+
+	Args []string `json:"args"`
+
+	Url *string `json:"url"`
+
+	EnvKeys []string `json:"envKeys"`
+
+	HeaderKeys []string `json:"headerKeys"`
+
+	Enabled bool `json:"enabled"`
+
+	Status McpStatus `json:"status"`
+
+	Error *string `json:"error"`
+
+	ProtocolVersion *string `json:"protocolVersion"`
+
+	TimeoutSeconds int `json:"timeoutSeconds"`
+
+	AuthUrl *string `json:"authUrl"`
+
+	OauthClientId *string `json:"oauthClientId"`
+
+	OauthClientConfidential bool `json:"oauthClientConfidential"`
+
+	Tools []McpServerFieldsToolsMcpTool `json:"tools"`
+}
+
+func (v *LogoutMcpServerLogoutMcpServer) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *LogoutMcpServerLogoutMcpServer) __premarshalJSON() (*__premarshalLogoutMcpServerLogoutMcpServer, error) {
+	var retval __premarshalLogoutMcpServerLogoutMcpServer
+
+	retval.Id = v.McpServerFields.Id
+	retval.Name = v.McpServerFields.Name
+	retval.Transport = v.McpServerFields.Transport
+	retval.Command = v.McpServerFields.Command
+	retval.Args = v.McpServerFields.Args
+	retval.Url = v.McpServerFields.Url
+	retval.EnvKeys = v.McpServerFields.EnvKeys
+	retval.HeaderKeys = v.McpServerFields.HeaderKeys
+	retval.Enabled = v.McpServerFields.Enabled
+	retval.Status = v.McpServerFields.Status
+	retval.Error = v.McpServerFields.Error
+	retval.ProtocolVersion = v.McpServerFields.ProtocolVersion
+	retval.TimeoutSeconds = v.McpServerFields.TimeoutSeconds
+	retval.AuthUrl = v.McpServerFields.AuthUrl
+	retval.OauthClientId = v.McpServerFields.OauthClientId
+	retval.OauthClientConfidential = v.McpServerFields.OauthClientConfidential
+	retval.Tools = v.McpServerFields.Tools
+	return &retval, nil
+}
+
+// LogoutMcpServerResponse is returned by LogoutMcpServer on success.
+type LogoutMcpServerResponse struct {
+	// Signs out of an HTTP MCP server: revokes its tokens where the authorization server offers revocation (RFC 7009), forgets them, and reconnects it (it then needs a sign-in: NEEDS_AUTH).
+	LogoutMcpServer LogoutMcpServerLogoutMcpServer `json:"logoutMcpServer"`
+}
+
+// GetLogoutMcpServer returns LogoutMcpServerResponse.LogoutMcpServer, and is useful for accessing the field via an interface.
+func (v *LogoutMcpServerResponse) GetLogoutMcpServer() LogoutMcpServerLogoutMcpServer {
+	return v.LogoutMcpServer
+}
+
 // McpServerFields includes the GraphQL fields of McpServer requested by the fragment McpServerFields.
 // The GraphQL type's documentation follows.
 //
@@ -3760,6 +3967,12 @@ type McpServerFields struct {
 	ProtocolVersion *string `json:"protocolVersion"`
 	// The effective timeout of one tool call, in seconds.
 	TimeoutSeconds int `json:"timeoutSeconds"`
+	// While NEEDS_AUTH: the authorization server's page a person opens to sign in (it carries no secret of the kernel; the redirect comes back to the kernel's /mcp/oauth/callback). Null otherwise.
+	AuthUrl *string `json:"authUrl"`
+	// The configured OAuth client id; null when the kernel registers itself dynamically.
+	OauthClientId *string `json:"oauthClientId"`
+	// Whether the configured OAuth client is confidential: oauthClientSecret is set (its value is never returned).
+	OauthClientConfidential bool `json:"oauthClientConfidential"`
 	// The server's tools (as the server names them) while it is READY.
 	Tools []McpServerFieldsToolsMcpTool `json:"tools"`
 }
@@ -3802,6 +4015,15 @@ func (v *McpServerFields) GetProtocolVersion() *string { return v.ProtocolVersio
 
 // GetTimeoutSeconds returns McpServerFields.TimeoutSeconds, and is useful for accessing the field via an interface.
 func (v *McpServerFields) GetTimeoutSeconds() int { return v.TimeoutSeconds }
+
+// GetAuthUrl returns McpServerFields.AuthUrl, and is useful for accessing the field via an interface.
+func (v *McpServerFields) GetAuthUrl() *string { return v.AuthUrl }
+
+// GetOauthClientId returns McpServerFields.OauthClientId, and is useful for accessing the field via an interface.
+func (v *McpServerFields) GetOauthClientId() *string { return v.OauthClientId }
+
+// GetOauthClientConfidential returns McpServerFields.OauthClientConfidential, and is useful for accessing the field via an interface.
+func (v *McpServerFields) GetOauthClientConfidential() bool { return v.OauthClientConfidential }
 
 // GetTools returns McpServerFields.Tools, and is useful for accessing the field via an interface.
 func (v *McpServerFields) GetTools() []McpServerFieldsToolsMcpTool { return v.Tools }
@@ -3850,6 +4072,10 @@ type McpServerInput struct {
 	Enabled *bool `json:"enabled"`
 	// Bound on one tool call, 1 to 3600 seconds; null or 0 on create: 60.
 	TimeoutSeconds *int `json:"timeoutSeconds"`
+	// HTTP: the OAuth client id registered by hand with the server's authorization server; without it the kernel registers itself dynamically (RFC 7591). On update null keeps it, "" clears it.
+	OauthClientId *string `json:"oauthClientId"`
+	// HTTP: the secret of oauthClientId, for a confidential client. Secret: write-only, never returned. On update null keeps it, "" clears it.
+	OauthClientSecret *string `json:"oauthClientSecret"`
 }
 
 // GetName returns McpServerInput.Name, and is useful for accessing the field via an interface.
@@ -3878,6 +4104,12 @@ func (v *McpServerInput) GetEnabled() *bool { return v.Enabled }
 
 // GetTimeoutSeconds returns McpServerInput.TimeoutSeconds, and is useful for accessing the field via an interface.
 func (v *McpServerInput) GetTimeoutSeconds() *int { return v.TimeoutSeconds }
+
+// GetOauthClientId returns McpServerInput.OauthClientId, and is useful for accessing the field via an interface.
+func (v *McpServerInput) GetOauthClientId() *string { return v.OauthClientId }
+
+// GetOauthClientSecret returns McpServerInput.OauthClientSecret, and is useful for accessing the field via an interface.
+func (v *McpServerInput) GetOauthClientSecret() *string { return v.OauthClientSecret }
 
 // McpServersMcpServersMcpServer includes the requested fields of the GraphQL type McpServer.
 // The GraphQL type's documentation follows.
@@ -3930,6 +4162,19 @@ func (v *McpServersMcpServersMcpServer) GetProtocolVersion() *string {
 // GetTimeoutSeconds returns McpServersMcpServersMcpServer.TimeoutSeconds, and is useful for accessing the field via an interface.
 func (v *McpServersMcpServersMcpServer) GetTimeoutSeconds() int {
 	return v.McpServerFields.TimeoutSeconds
+}
+
+// GetAuthUrl returns McpServersMcpServersMcpServer.AuthUrl, and is useful for accessing the field via an interface.
+func (v *McpServersMcpServersMcpServer) GetAuthUrl() *string { return v.McpServerFields.AuthUrl }
+
+// GetOauthClientId returns McpServersMcpServersMcpServer.OauthClientId, and is useful for accessing the field via an interface.
+func (v *McpServersMcpServersMcpServer) GetOauthClientId() *string {
+	return v.McpServerFields.OauthClientId
+}
+
+// GetOauthClientConfidential returns McpServersMcpServersMcpServer.OauthClientConfidential, and is useful for accessing the field via an interface.
+func (v *McpServersMcpServersMcpServer) GetOauthClientConfidential() bool {
+	return v.McpServerFields.OauthClientConfidential
 }
 
 // GetTools returns McpServersMcpServersMcpServer.Tools, and is useful for accessing the field via an interface.
@@ -3989,6 +4234,12 @@ type __premarshalMcpServersMcpServersMcpServer struct {
 
 	TimeoutSeconds int `json:"timeoutSeconds"`
 
+	AuthUrl *string `json:"authUrl"`
+
+	OauthClientId *string `json:"oauthClientId"`
+
+	OauthClientConfidential bool `json:"oauthClientConfidential"`
+
 	Tools []McpServerFieldsToolsMcpTool `json:"tools"`
 }
 
@@ -4016,6 +4267,9 @@ func (v *McpServersMcpServersMcpServer) __premarshalJSON() (*__premarshalMcpServ
 	retval.Error = v.McpServerFields.Error
 	retval.ProtocolVersion = v.McpServerFields.ProtocolVersion
 	retval.TimeoutSeconds = v.McpServerFields.TimeoutSeconds
+	retval.AuthUrl = v.McpServerFields.AuthUrl
+	retval.OauthClientId = v.McpServerFields.OauthClientId
+	retval.OauthClientConfidential = v.McpServerFields.OauthClientConfidential
 	retval.Tools = v.McpServerFields.Tools
 	return &retval, nil
 }
@@ -4041,6 +4295,8 @@ const (
 	McpStatusFailed McpStatus = "FAILED"
 	// Configured with enabled: false; not running.
 	McpStatusDisabled McpStatus = "DISABLED"
+	// An HTTP server that answered 401: a person must sign in (OAuth) by opening authUrl (loginMcpServer, `foya mcp login NAME`); error says why when a refresh failed. Its tools are not offered meanwhile.
+	McpStatusNeedsAuth McpStatus = "NEEDS_AUTH"
 )
 
 var AllMcpStatus = []McpStatus{
@@ -4048,6 +4304,7 @@ var AllMcpStatus = []McpStatus{
 	McpStatusReady,
 	McpStatusFailed,
 	McpStatusDisabled,
+	McpStatusNeedsAuth,
 }
 
 // How the kernel reaches an MCP server.
@@ -4957,6 +5214,19 @@ func (v *RestartMcpServerRestartMcpServer) GetTimeoutSeconds() int {
 	return v.McpServerFields.TimeoutSeconds
 }
 
+// GetAuthUrl returns RestartMcpServerRestartMcpServer.AuthUrl, and is useful for accessing the field via an interface.
+func (v *RestartMcpServerRestartMcpServer) GetAuthUrl() *string { return v.McpServerFields.AuthUrl }
+
+// GetOauthClientId returns RestartMcpServerRestartMcpServer.OauthClientId, and is useful for accessing the field via an interface.
+func (v *RestartMcpServerRestartMcpServer) GetOauthClientId() *string {
+	return v.McpServerFields.OauthClientId
+}
+
+// GetOauthClientConfidential returns RestartMcpServerRestartMcpServer.OauthClientConfidential, and is useful for accessing the field via an interface.
+func (v *RestartMcpServerRestartMcpServer) GetOauthClientConfidential() bool {
+	return v.McpServerFields.OauthClientConfidential
+}
+
 // GetTools returns RestartMcpServerRestartMcpServer.Tools, and is useful for accessing the field via an interface.
 func (v *RestartMcpServerRestartMcpServer) GetTools() []McpServerFieldsToolsMcpTool {
 	return v.McpServerFields.Tools
@@ -5014,6 +5284,12 @@ type __premarshalRestartMcpServerRestartMcpServer struct {
 
 	TimeoutSeconds int `json:"timeoutSeconds"`
 
+	AuthUrl *string `json:"authUrl"`
+
+	OauthClientId *string `json:"oauthClientId"`
+
+	OauthClientConfidential bool `json:"oauthClientConfidential"`
+
 	Tools []McpServerFieldsToolsMcpTool `json:"tools"`
 }
 
@@ -5041,6 +5317,9 @@ func (v *RestartMcpServerRestartMcpServer) __premarshalJSON() (*__premarshalRest
 	retval.Error = v.McpServerFields.Error
 	retval.ProtocolVersion = v.McpServerFields.ProtocolVersion
 	retval.TimeoutSeconds = v.McpServerFields.TimeoutSeconds
+	retval.AuthUrl = v.McpServerFields.AuthUrl
+	retval.OauthClientId = v.McpServerFields.OauthClientId
+	retval.OauthClientConfidential = v.McpServerFields.OauthClientConfidential
 	retval.Tools = v.McpServerFields.Tools
 	return &retval, nil
 }
@@ -6850,6 +7129,21 @@ func (v *SetSessionMcpServerEnabledSetSessionMcpServerEnabledMcpServer) GetTimeo
 	return v.McpServerFields.TimeoutSeconds
 }
 
+// GetAuthUrl returns SetSessionMcpServerEnabledSetSessionMcpServerEnabledMcpServer.AuthUrl, and is useful for accessing the field via an interface.
+func (v *SetSessionMcpServerEnabledSetSessionMcpServerEnabledMcpServer) GetAuthUrl() *string {
+	return v.McpServerFields.AuthUrl
+}
+
+// GetOauthClientId returns SetSessionMcpServerEnabledSetSessionMcpServerEnabledMcpServer.OauthClientId, and is useful for accessing the field via an interface.
+func (v *SetSessionMcpServerEnabledSetSessionMcpServerEnabledMcpServer) GetOauthClientId() *string {
+	return v.McpServerFields.OauthClientId
+}
+
+// GetOauthClientConfidential returns SetSessionMcpServerEnabledSetSessionMcpServerEnabledMcpServer.OauthClientConfidential, and is useful for accessing the field via an interface.
+func (v *SetSessionMcpServerEnabledSetSessionMcpServerEnabledMcpServer) GetOauthClientConfidential() bool {
+	return v.McpServerFields.OauthClientConfidential
+}
+
 // GetTools returns SetSessionMcpServerEnabledSetSessionMcpServerEnabledMcpServer.Tools, and is useful for accessing the field via an interface.
 func (v *SetSessionMcpServerEnabledSetSessionMcpServerEnabledMcpServer) GetTools() []McpServerFieldsToolsMcpTool {
 	return v.McpServerFields.Tools
@@ -6907,6 +7201,12 @@ type __premarshalSetSessionMcpServerEnabledSetSessionMcpServerEnabledMcpServer s
 
 	TimeoutSeconds int `json:"timeoutSeconds"`
 
+	AuthUrl *string `json:"authUrl"`
+
+	OauthClientId *string `json:"oauthClientId"`
+
+	OauthClientConfidential bool `json:"oauthClientConfidential"`
+
 	Tools []McpServerFieldsToolsMcpTool `json:"tools"`
 }
 
@@ -6934,6 +7234,9 @@ func (v *SetSessionMcpServerEnabledSetSessionMcpServerEnabledMcpServer) __premar
 	retval.Error = v.McpServerFields.Error
 	retval.ProtocolVersion = v.McpServerFields.ProtocolVersion
 	retval.TimeoutSeconds = v.McpServerFields.TimeoutSeconds
+	retval.AuthUrl = v.McpServerFields.AuthUrl
+	retval.OauthClientId = v.McpServerFields.OauthClientId
+	retval.OauthClientConfidential = v.McpServerFields.OauthClientConfidential
 	retval.Tools = v.McpServerFields.Tools
 	return &retval, nil
 }
@@ -7214,6 +7517,19 @@ func (v *UpdateMcpServerUpdateMcpServer) GetTimeoutSeconds() int {
 	return v.McpServerFields.TimeoutSeconds
 }
 
+// GetAuthUrl returns UpdateMcpServerUpdateMcpServer.AuthUrl, and is useful for accessing the field via an interface.
+func (v *UpdateMcpServerUpdateMcpServer) GetAuthUrl() *string { return v.McpServerFields.AuthUrl }
+
+// GetOauthClientId returns UpdateMcpServerUpdateMcpServer.OauthClientId, and is useful for accessing the field via an interface.
+func (v *UpdateMcpServerUpdateMcpServer) GetOauthClientId() *string {
+	return v.McpServerFields.OauthClientId
+}
+
+// GetOauthClientConfidential returns UpdateMcpServerUpdateMcpServer.OauthClientConfidential, and is useful for accessing the field via an interface.
+func (v *UpdateMcpServerUpdateMcpServer) GetOauthClientConfidential() bool {
+	return v.McpServerFields.OauthClientConfidential
+}
+
 // GetTools returns UpdateMcpServerUpdateMcpServer.Tools, and is useful for accessing the field via an interface.
 func (v *UpdateMcpServerUpdateMcpServer) GetTools() []McpServerFieldsToolsMcpTool {
 	return v.McpServerFields.Tools
@@ -7271,6 +7587,12 @@ type __premarshalUpdateMcpServerUpdateMcpServer struct {
 
 	TimeoutSeconds int `json:"timeoutSeconds"`
 
+	AuthUrl *string `json:"authUrl"`
+
+	OauthClientId *string `json:"oauthClientId"`
+
+	OauthClientConfidential bool `json:"oauthClientConfidential"`
+
 	Tools []McpServerFieldsToolsMcpTool `json:"tools"`
 }
 
@@ -7298,6 +7620,9 @@ func (v *UpdateMcpServerUpdateMcpServer) __premarshalJSON() (*__premarshalUpdate
 	retval.Error = v.McpServerFields.Error
 	retval.ProtocolVersion = v.McpServerFields.ProtocolVersion
 	retval.TimeoutSeconds = v.McpServerFields.TimeoutSeconds
+	retval.AuthUrl = v.McpServerFields.AuthUrl
+	retval.OauthClientId = v.McpServerFields.OauthClientId
+	retval.OauthClientConfidential = v.McpServerFields.OauthClientConfidential
 	retval.Tools = v.McpServerFields.Tools
 	return &retval, nil
 }
@@ -7897,6 +8222,22 @@ func (v *__ImportSessionInput) GetData() string { return v.Data }
 
 // GetProjectId returns __ImportSessionInput.ProjectId, and is useful for accessing the field via an interface.
 func (v *__ImportSessionInput) GetProjectId() *string { return v.ProjectId }
+
+// __LoginMcpServerInput is used internally by genqlient
+type __LoginMcpServerInput struct {
+	Id string `json:"id"`
+}
+
+// GetId returns __LoginMcpServerInput.Id, and is useful for accessing the field via an interface.
+func (v *__LoginMcpServerInput) GetId() string { return v.Id }
+
+// __LogoutMcpServerInput is used internally by genqlient
+type __LogoutMcpServerInput struct {
+	Id string `json:"id"`
+}
+
+// GetId returns __LogoutMcpServerInput.Id, and is useful for accessing the field via an interface.
+func (v *__LogoutMcpServerInput) GetId() string { return v.Id }
 
 // __MessageTextPageInput is used internally by genqlient
 type __MessageTextPageInput struct {
@@ -9092,6 +9433,9 @@ fragment McpServerFields on McpServer {
 	error
 	protocolVersion
 	timeoutSeconds
+	authUrl
+	oauthClientId
+	oauthClientConfidential
 	tools {
 		name
 		description
@@ -9684,6 +10028,95 @@ func ImportSessionFile(
 	return data_, err_
 }
 
+// The mutation executed by LoginMcpServer.
+const LoginMcpServer_Operation = `
+mutation LoginMcpServer ($id: ID!) {
+	loginMcpServer(id: $id)
+}
+`
+
+func LoginMcpServer(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	id string,
+) (data_ *LoginMcpServerResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "LoginMcpServer",
+		Query:  LoginMcpServer_Operation,
+		Variables: &__LoginMcpServerInput{
+			Id: id,
+		},
+	}
+
+	data_ = &LoginMcpServerResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The mutation executed by LogoutMcpServer.
+const LogoutMcpServer_Operation = `
+mutation LogoutMcpServer ($id: ID!) {
+	logoutMcpServer(id: $id) {
+		... McpServerFields
+	}
+}
+fragment McpServerFields on McpServer {
+	id
+	name
+	transport
+	command
+	args
+	url
+	envKeys
+	headerKeys
+	enabled
+	status
+	error
+	protocolVersion
+	timeoutSeconds
+	authUrl
+	oauthClientId
+	oauthClientConfidential
+	tools {
+		name
+		description
+		readOnly
+	}
+}
+`
+
+func LogoutMcpServer(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	id string,
+) (data_ *LogoutMcpServerResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "LogoutMcpServer",
+		Query:  LogoutMcpServer_Operation,
+		Variables: &__LogoutMcpServerInput{
+			Id: id,
+		},
+	}
+
+	data_ = &LogoutMcpServerResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
 // The query executed by McpServers.
 const McpServers_Operation = `
 query McpServers {
@@ -9705,6 +10138,9 @@ fragment McpServerFields on McpServer {
 	error
 	protocolVersion
 	timeoutSeconds
+	authUrl
+	oauthClientId
+	oauthClientConfidential
 	tools {
 		name
 		description
@@ -10124,6 +10560,9 @@ fragment McpServerFields on McpServer {
 	error
 	protocolVersion
 	timeoutSeconds
+	authUrl
+	oauthClientId
+	oauthClientConfidential
 	tools {
 		name
 		description
@@ -10776,6 +11215,9 @@ fragment McpServerFields on McpServer {
 	error
 	protocolVersion
 	timeoutSeconds
+	authUrl
+	oauthClientId
+	oauthClientConfidential
 	tools {
 		name
 		description
@@ -10967,6 +11409,9 @@ fragment McpServerFields on McpServer {
 	error
 	protocolVersion
 	timeoutSeconds
+	authUrl
+	oauthClientId
+	oauthClientConfidential
 	tools {
 		name
 		description

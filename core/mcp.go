@@ -69,6 +69,12 @@ type MCPServerConfig struct {
 	// (AttachSession): its tools are offered in that session and its
 	// sub-agent sessions, and it is never stored.
 	SessionID string `json:"sessionId,omitempty"`
+	// OAuthClientID and OAuthClientSecret are a client registered by hand
+	// with the server's authorization server (HTTP only); without them
+	// the kernel registers itself dynamically (RFC 7591). The secret is
+	// write-only.
+	OAuthClientID     string `json:"oauthClientId,omitempty"`
+	OAuthClientSecret string `json:"oauthClientSecret,omitempty"`
 }
 
 // CallTimeoutSeconds is the effective per-call timeout.
@@ -100,7 +106,10 @@ type MCPServerState struct {
 	Status MCPStatus
 	// Error says why the server failed, or why the last attempt did while
 	// it is starting again.
-	Error           string
+	Error string
+	// AuthURL is set while the server is MCPNeedsAuth and a sign-in is
+	// pending: the authorization server's page a person opens.
+	AuthURL         string
 	ProtocolVersion string
 	Tools           []MCPToolState
 	// Prompts, Resources and ResourceTemplates are what the server lists
@@ -127,6 +136,11 @@ type MCPServer struct {
 	TimeoutSeconds int
 	// SessionID is the session a session-scoped server is attached to.
 	SessionID string
+	// OAuthClientID is the configured OAuth client id ("" when the kernel
+	// registers itself); OAuthClientSecretSet says whether a secret is
+	// configured (it is never shown).
+	OAuthClientID        string
+	OAuthClientSecretSet bool
 	MCPServerState
 }
 
@@ -144,6 +158,10 @@ type MCPServerInput struct {
 	Headers        []KeyValue
 	Enabled        *bool
 	TimeoutSeconds *int
+	// OAuthClientID and OAuthClientSecret configure an OAuth client (HTTP
+	// only); on update nil keeps the stored value and "" clears it.
+	OAuthClientID     *string
+	OAuthClientSecret *string
 }
 
 // MCPStore persists the MCP servers, secrets included. Load of an empty

@@ -86,9 +86,10 @@ func (m *Main) ParseFlags(args []string) error {
 	fs.StringVar(&c.ArtifactDir, "artifact-dir", "", "directory of artifact bytes (attachments, file snapshots); with --database one directory all kernels share (default <data-dir>/artifacts)")
 	outputCaps := addOutputCapFlags(fs)
 	requestLimits := requestLimitFlags(fs)
-	var origins, pluginDirs, hosts, toolWritable, keyEnvs cmdutil.ListFlag
+	var origins, pluginDirs, hosts, toolWritable, toolReadable, keyEnvs cmdutil.ListFlag
 	fs.Var(&hosts, "allow-host", "extra Host name served by --pprof, and by /graphql on an --insecure-no-token kernel (repeatable; /graphql serves any Host when it requires the token)")
 	fs.Var(&toolWritable, "tool-writable", "extra directory tool commands may write besides the session's directory, its TMPDIR and /tmp (repeatable)")
+	fs.Var(&toolReadable, "tool-readable", "extra directory or file tool commands, hooks and STDIO MCP servers may read besides the system directories, their toolchains and their own directories (repeatable; / lets them read all the kernel's user can, as before)")
 	toolNetwork := fs.String("tool-network", "on", "network for tool commands: on, or off (TCP connect/bind denied, empty network namespace)")
 	fs.Var(&keyEnvs, "allow-key-env", "environment variable an env:NAME API key may read besides *_API_KEY names (repeatable)")
 	fs.Var(&pluginDirs, "plugin-dir", "extra directory of third-party plugin executables (repeatable; <data-dir>/plugins is always searched)")
@@ -123,7 +124,17 @@ func (m *Main) ParseFlags(args []string) error {
 	if c.Output, err = outputCaps.limits(); err != nil {
 		return err
 	}
-	return c.toolPaths(*toolNetwork, toolWritable)
+	if err := c.toolPaths(*toolNetwork, toolWritable); err != nil {
+		return err
+	}
+	for _, r := range toolReadable {
+		abs, err := filepath.Abs(r)
+		if err != nil {
+			return cmdutil.Usagef("--tool-readable %s: %w", r, err)
+		}
+		c.Tools.Readable = append(c.Tools.Readable, abs)
+	}
+	return nil
 }
 
 // checkServing checks the flags of the listener.

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"time"
 
 	"github.com/foya-dev/foya/cluster"
@@ -46,7 +47,22 @@ type kernel struct {
 	// clusterKey signs requests between kernels (nil on SQLite).
 	clusterKey []byte
 	log        *slog.Logger
+	// callbackURL is the MCP OAuth redirect URL, known once the kernel
+	// listens.
+	callbackURL stringValue
 }
+
+// stringValue is a string set once another goroutine may read.
+type stringValue struct{ v atomic.Pointer[string] }
+
+func (s *stringValue) get() string {
+	if p := s.v.Load(); p != nil {
+		return *p
+	}
+	return ""
+}
+
+func (s *stringValue) set(v string) { s.v.Store(&v) }
 
 // openKernel opens the data directory (locked for the life of the kernel),
 // the database and stores, starts the plugins and wires the core services.
@@ -71,7 +87,7 @@ func openKernel(ctx context.Context, c Config, version string, log *slog.Logger)
 	if err = k.startPlugins(ctx, c, log); err != nil {
 		return nil, err
 	}
-	catStore, mcpStore, err := openCatalogStores(ctx, k.db, c, dir)
+	catStore, mcpStore, authStore, err := openCatalogStores(ctx, k.db, c, dir)
 	if err != nil {
 		return nil, err
 	}
@@ -82,7 +98,7 @@ func openKernel(ctx context.Context, c Config, version string, log *slog.Logger)
 	if err != nil {
 		return nil, err
 	}
-	if err = k.openEngine(ctx, c, mcpStore, broker, version, log); err != nil {
+	if err = k.openEngine(ctx, c, mcpStore, authStore, broker, version, log); err != nil {
 		return nil, err
 	}
 	if c.Database != "" {
@@ -149,7 +165,7 @@ func (k *kernel) openSessions(ctx context.Context, c Config, catStore core.Catal
 
 // openEngine wires the MCP servers, the tools (plugins' and MCP servers')
 // and the turn engine.
-func (k *kernel) openEngine(ctx context.Context, c Config, mcpStore core.MCPStore, broker *pubsub.Broker, version string, log *slog.Logger) error {
+func (k *kernel) openEngine(ctx context.Context, c Config, mcpStore core.MCPStore, authStore core.MCPAuthStore, broker *pubsub.Broker, version string, log *slog.Logger) error {
 	dir := k.dataDir
 	blobs, err := artifacts.New(cmp.Or(c.ArtifactDir, filepath.Join(dir, "artifacts")))
 	if err != nil {
@@ -161,9 +177,14 @@ func (k *kernel) openEngine(ctx context.Context, c Config, mcpStore core.MCPStor
 		OnChange: func(id string) {
 			broker.PublishKernel(core.KernelEvent{Type: core.KernelCatalogUpdated, McpServerID: id, At: time.Now().UTC()})
 		},
+		Auth:        authStore,
+		CallbackURL: k.callbackURL.get,
+		OnNeedsAuth: func(id string) {
+			broker.PublishKernel(core.KernelEvent{Type: core.KernelMCPNeedsAuth, McpServerID: id, At: time.Now().UTC()})
+		},
 	})
 	if k.mcp, err = mcp.New(ctx, mcp.Config{
-		Store: mcpStore, Runtime: k.mcpHost, Broker: broker, Logger: log,
+		Store: mcpStore, Runtime: k.mcpHost, Auth: k.mcpHost, Broker: broker, Logger: log,
 		SessionExists: func(ctx context.Context, id string) error { _, err := k.sessions.Session(ctx, id); return err },
 	}); err != nil {
 		return err

@@ -28,6 +28,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/foya-dev/foya/edge"
@@ -133,6 +134,11 @@ func (m *Main) serve(ctx context.Context, auth *edge.Auth, tlsConfig *tls.Config
 	} else {
 		go func() { m.served <- m.srv.Serve(ln) }()
 	}
+	base := strings.TrimRight(c.AdvertiseURL, "/")
+	if base == "" {
+		base = scheme + "://" + playgroundHost(ln)
+	}
+	k.callbackURL.set(base + edge.MCPOAuthCallbackPath)
 	logWebLink(log, auth, ln, scheme) // before "listening": whoever waits for that line finds the link
 	log.Info("listening", "addr", ln.Addr().String(), "web", scheme+"://"+playgroundHost(ln)+"/", "playground", scheme+"://"+playgroundHost(ln)+"/playground", "token_required", auth != nil, "data_dir", k.dataDir, "version", m.Version)
 }

@@ -16,35 +16,37 @@ import (
 
 // openCatalogStores returns the catalog and MCP stores: the files in the
 // data directory, or with a PostgreSQL database the shared tables, secrets
-// sealed under the key of --secret-key-file (docs/postgresql.md).
-func openCatalogStores(ctx context.Context, db *storage.DB, c Config, dataDir string) (core.CatalogStore, core.MCPStore, error) {
-	if c.Database == "" {
-		cat, err := catalogfile.New(dataDir)
-		if err != nil {
-			return nil, nil, err
-		}
-		mcp, err := catalogfile.NewMCP(dataDir)
-		if err != nil {
-			return nil, nil, err
-		}
-		return cat, mcp, nil
-	}
+// sealed under the key of --secret-key-file (docs/postgresql.md). The MCP
+// OAuth grants are always in the database, sealed under that key (on
+// SQLite too: <data-dir>/secret-key by default).
+func openCatalogStores(ctx context.Context, db *storage.DB, c Config, dataDir string) (core.CatalogStore, core.MCPStore, core.MCPAuthStore, error) {
 	path := c.SecretKeyFile
 	if path == "" {
 		path = filepath.Join(dataDir, storage.SecretKeyFileName)
 	}
 	key, err := storage.LoadOrCreateSecretKey(path)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	sealer, err := storage.NewSealer(key)
 	if err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", path, err)
+		return nil, nil, nil, fmt.Errorf("%s: %w", path, err)
 	}
 	if err := db.CheckSecretKey(ctx, sealer); err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", path, err)
+		return nil, nil, nil, fmt.Errorf("%s: %w", path, err)
 	}
-	return db.CatalogStore(sealer), db.MCPStore(sealer), nil
+	if c.Database == "" {
+		cat, err := catalogfile.New(dataDir)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		mcp, err := catalogfile.NewMCP(dataDir)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		return cat, mcp, db.MCPAuthStore(sealer), nil
+	}
+	return db.CatalogStore(sealer), db.MCPStore(sealer), db.MCPAuthStore(sealer), nil
 }
 
 // catalogSyncInterval is how often a kernel on a shared database looks for

@@ -25,7 +25,7 @@ func sandboxLimitFlags(fs *flag.FlagSet) func() (sandbox.Limits, error) {
 	procs := fs.Int("tool-max-procs", d.Procs, "most processes (threads) one tool command, hook or STDIO MCP server may run at once (pids cgroup where writable, else RLIMIT_NPROC; 0: no limit)")
 	memory := fs.String("tool-max-memory", "off", "address space per sandboxed process, e.g. 16G (RLIMIT_AS; off by default: Node.js and Go reserve far more than they use)")
 	fileSize := fs.String("tool-max-file-size", "4G", "largest file a sandboxed process may write (RLIMIT_FSIZE; off: no limit)")
-	cpu := fs.Duration("tool-max-cpu", time.Duration(d.CPUSeconds)*time.Second, "CPU time per process of a bash call or hook (RLIMIT_CPU; 0: no limit)")
+	cpu := fs.Duration("tool-max-cpu", time.Duration(d.CPUSeconds)*time.Second, "CPU time of one bash call or hook, every process it starts included (measured by a cgroup or /proc, the call killed when used up; 0: no limit)")
 	return func() (sandbox.Limits, error) {
 		var l sandbox.Limits
 		var err error
@@ -53,7 +53,7 @@ func sandboxLimitFlags(fs *flag.FlagSet) func() (sandbox.Limits, error) {
 // mcpSandbox is the confinement of STDIO MCP servers: the bash sandbox's
 // masks, writable roots and limits.
 func mcpSandbox(dir string, c Config) *mcphost.SandboxConfig {
-	sc := &mcphost.SandboxConfig{DataDir: dir, Hidden: c.Tools.Hidden, Writable: c.Tools.Writable, Limits: sandbox.DefaultLimits()}
+	sc := &mcphost.SandboxConfig{DataDir: dir, Hidden: c.Tools.Hidden, Writable: c.Tools.Writable, Readable: c.Tools.Readable, Limits: sandbox.DefaultLimits()}
 	if c.Tools.Limits != nil {
 		sc.Limits = *c.Tools.Limits
 	}
@@ -87,6 +87,7 @@ func sessionDir(svc *session.Service, scratch string) func(ctx context.Context, 
 func hookRunner(dir string, c Config, log *slog.Logger) *hooks.Runner {
 	r := hooks.NewRunner(dir, log)
 	r.Hidden = c.Tools.Hidden
+	r.Readable = c.Tools.Readable
 	r.Limits = sandbox.DefaultLimits()
 	if c.Tools.Limits != nil {
 		r.Limits = *c.Tools.Limits

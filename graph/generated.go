@@ -187,24 +187,27 @@ type ComplexityRoot struct {
 	}
 
 	McpServer struct {
-		Args              func(childComplexity int) int
-		Command           func(childComplexity int) int
-		Enabled           func(childComplexity int) int
-		EnvKeys           func(childComplexity int) int
-		Error             func(childComplexity int) int
-		HeaderKeys        func(childComplexity int) int
-		ID                func(childComplexity int) int
-		Name              func(childComplexity int) int
-		Prompts           func(childComplexity int) int
-		ProtocolVersion   func(childComplexity int) int
-		ResourceTemplates func(childComplexity int) int
-		Resources         func(childComplexity int) int
-		SessionID         func(childComplexity int) int
-		Status            func(childComplexity int) int
-		TimeoutSeconds    func(childComplexity int) int
-		Tools             func(childComplexity int) int
-		Transport         func(childComplexity int) int
-		URL               func(childComplexity int) int
+		Args                 func(childComplexity int) int
+		AuthURL              func(childComplexity int) int
+		Command              func(childComplexity int) int
+		Enabled              func(childComplexity int) int
+		EnvKeys              func(childComplexity int) int
+		Error                func(childComplexity int) int
+		HeaderKeys           func(childComplexity int) int
+		ID                   func(childComplexity int) int
+		Name                 func(childComplexity int) int
+		OAuthClientSecretSet func(childComplexity int) int
+		OauthClientID        func(childComplexity int) int
+		Prompts              func(childComplexity int) int
+		ProtocolVersion      func(childComplexity int) int
+		ResourceTemplates    func(childComplexity int) int
+		Resources            func(childComplexity int) int
+		SessionID            func(childComplexity int) int
+		Status               func(childComplexity int) int
+		TimeoutSeconds       func(childComplexity int) int
+		Tools                func(childComplexity int) int
+		Transport            func(childComplexity int) int
+		URL                  func(childComplexity int) int
 	}
 
 	McpTool struct {
@@ -284,6 +287,8 @@ type ComplexityRoot struct {
 		GenerateVideo              func(childComplexity int, input model.GenerateVideoInput) int
 		ImportSession              func(childComplexity int, data string, projectID *string) int
 		ImportSessionFile          func(childComplexity int, file graphql.Upload, projectID *string) int
+		LoginMcpServer             func(childComplexity int, id string) int
+		LogoutMcpServer            func(childComplexity int, id string) int
 		MoveQueuedMessage          func(childComplexity int, sessionID string, itemID string, index int64) int
 		PreviewRewind              func(childComplexity int, sessionID string, messageSeq int64) int
 		RefreshModels              func(childComplexity int, connectionID string) int
@@ -520,6 +525,8 @@ type McpServerResolver interface {
 	ProtocolVersion(ctx context.Context, obj *core.MCPServer) (*string, error)
 
 	SessionID(ctx context.Context, obj *core.MCPServer) (*string, error)
+	AuthURL(ctx context.Context, obj *core.MCPServer) (*string, error)
+	OauthClientID(ctx context.Context, obj *core.MCPServer) (*string, error)
 }
 type McpToolResolver interface {
 	Description(ctx context.Context, obj *core.MCPToolState) (*string, error)
@@ -553,6 +560,8 @@ type MutationResolver interface {
 	UpdateMcpServer(ctx context.Context, id string, input model.McpServerInput) (*core.MCPServer, error)
 	DeleteMcpServer(ctx context.Context, id string) (bool, error)
 	RestartMcpServer(ctx context.Context, id string) (*core.MCPServer, error)
+	LoginMcpServer(ctx context.Context, id string) (string, error)
+	LogoutMcpServer(ctx context.Context, id string) (*core.MCPServer, error)
 	AttachSessionMcpServer(ctx context.Context, sessionID string, input model.McpServerInput) (*core.MCPServer, error)
 	DetachSessionMcpServer(ctx context.Context, sessionID string, id string) (bool, error)
 	SetSessionMcpServerEnabled(ctx context.Context, sessionID string, serverID string, enabled bool) (*core.MCPServer, error)
@@ -1209,6 +1218,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.McpServer.Args(childComplexity), true
+	case "McpServer.authUrl":
+		if e.ComplexityRoot.McpServer.AuthURL == nil {
+			break
+		}
+
+		return e.ComplexityRoot.McpServer.AuthURL(childComplexity), true
 	case "McpServer.command":
 		if e.ComplexityRoot.McpServer.Command == nil {
 			break
@@ -1251,6 +1266,18 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.McpServer.Name(childComplexity), true
+	case "McpServer.oauthClientConfidential":
+		if e.ComplexityRoot.McpServer.OAuthClientSecretSet == nil {
+			break
+		}
+
+		return e.ComplexityRoot.McpServer.OAuthClientSecretSet(childComplexity), true
+	case "McpServer.oauthClientId":
+		if e.ComplexityRoot.McpServer.OauthClientID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.McpServer.OauthClientID(childComplexity), true
 	case "McpServer.prompts":
 		if e.ComplexityRoot.McpServer.Prompts == nil {
 			break
@@ -1793,6 +1820,28 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.ImportSessionFile(childComplexity, args["file"].(graphql.Upload), args["projectId"].(*string)), true
+	case "Mutation.loginMcpServer":
+		if e.ComplexityRoot.Mutation.LoginMcpServer == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_loginMcpServer_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.LoginMcpServer(childComplexity, args["id"].(string)), true
+	case "Mutation.logoutMcpServer":
+		if e.ComplexityRoot.Mutation.LogoutMcpServer == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_logoutMcpServer_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.LogoutMcpServer(childComplexity, args["id"].(string)), true
 	case "Mutation.moveQueuedMessage":
 		if e.ComplexityRoot.Mutation.MoveQueuedMessage == nil {
 			break
@@ -3720,6 +3769,8 @@ enum McpStatus {
   FAILED
   "Configured with enabled: false; not running."
   DISABLED
+  "An HTTP server that answered 401: a person must sign in (OAuth) by opening authUrl (loginMcpServer, ` + "`" + `foya mcp login NAME` + "`" + `); error says why when a refresh failed. Its tools are not offered meanwhile."
+  NEEDS_AUTH
 }
 
 "An environment variable or HTTP header. MCP values are secrets: write-only."
@@ -3754,6 +3805,10 @@ input McpServerInput {
   enabled: Boolean
   "Bound on one tool call, 1 to 3600 seconds; null or 0 on create: 60."
   timeoutSeconds: Int
+  "HTTP: the OAuth client id registered by hand with the server's authorization server; without it the kernel registers itself dynamically (RFC 7591). On update null keeps it, \"\" clears it."
+  oauthClientId: String
+  "HTTP: the secret of oauthClientId, for a confidential client. Secret: write-only, never returned. On update null keeps it, \"\" clears it."
+  oauthClientSecret: String
 }
 
 "A configured MCP server. env and header values are never returned; only their names."
@@ -3794,6 +3849,12 @@ type McpServer {
   timeoutSeconds: Int!
   "The session a session-scoped server is attached to (attachSessionMcpServer); null for a kernel-wide server."
   sessionId: ID
+  "While NEEDS_AUTH: the authorization server's page a person opens to sign in (it carries no secret of the kernel; the redirect comes back to the kernel's /mcp/oauth/callback). Null otherwise."
+  authUrl: String
+  "The configured OAuth client id; null when the kernel registers itself dynamically."
+  oauthClientId: String
+  "Whether the configured OAuth client is confidential: oauthClientSecret is set (its value is never returned)."
+  oauthClientConfidential: Boolean!
 }
 
 "A prompt of an MCP server."
@@ -4144,6 +4205,10 @@ type Mutation {
   deleteMcpServer("The server's id." id: ID!): Boolean!
   "Stops and starts an MCP server again (kernel-wide or attached to a session), clearing FAILED; CONFLICT when it is disabled."
   restartMcpServer("The server's id." id: ID!): McpServer!
+  "Returns the URL a person opens to sign in to an HTTP MCP server in NEEDS_AUTH (OAuth authorization code with PKCE; the browser comes back to the kernel's /mcp/oauth/callback and the server connects). CONFLICT when the server needs no sign-in."
+  loginMcpServer("The server's id." id: ID!): String!
+  "Signs out of an HTTP MCP server: revokes its tokens where the authorization server offers revocation (RFC 7009), forgets them, and reconnects it (it then needs a sign-in: NEEDS_AUTH)."
+  logoutMcpServer("The server's id." id: ID!): McpServer!
   """
   Attaches an MCP server to one session only and starts it: its tools are
   offered in that session and its sub-agent sessions, nowhere else. Not
@@ -4615,6 +4680,12 @@ func (ec *executionContext) childFields_McpServer(ctx context.Context, field gra
 		return ec.fieldContext_McpServer_timeoutSeconds(ctx, field)
 	case "sessionId":
 		return ec.fieldContext_McpServer_sessionId(ctx, field)
+	case "authUrl":
+		return ec.fieldContext_McpServer_authUrl(ctx, field)
+	case "oauthClientId":
+		return ec.fieldContext_McpServer_oauthClientId(ctx, field)
+	case "oauthClientConfidential":
+		return ec.fieldContext_McpServer_oauthClientConfidential(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type McpServer", field.Name)
 }
@@ -5600,6 +5671,34 @@ func (ec *executionContext) field_Mutation_importSession_args(ctx context.Contex
 		return nil, err
 	}
 	args["projectId"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_loginMcpServer_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_logoutMcpServer_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
 	return args, nil
 }
 
@@ -8723,6 +8822,75 @@ func (ec *executionContext) fieldContext_McpServer_sessionId(_ context.Context, 
 	return graphql.NewScalarFieldContext("McpServer", field, true, true, "ID")
 }
 
+func (ec *executionContext) _McpServer_authUrl(ctx context.Context, field graphql.CollectedField, obj *core.MCPServer) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_McpServer_authUrl(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.McpServer().AuthURL(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_McpServer_authUrl(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("McpServer", field, true, true, "String")
+}
+
+func (ec *executionContext) _McpServer_oauthClientId(ctx context.Context, field graphql.CollectedField, obj *core.MCPServer) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_McpServer_oauthClientId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.McpServer().OauthClientID(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_McpServer_oauthClientId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("McpServer", field, true, true, "String")
+}
+
+func (ec *executionContext) _McpServer_oauthClientConfidential(ctx context.Context, field graphql.CollectedField, obj *core.MCPServer) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_McpServer_oauthClientConfidential(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.OAuthClientSecretSet, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_McpServer_oauthClientConfidential(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("McpServer", field, false, false, "Boolean")
+}
+
 func (ec *executionContext) _McpTool_name(ctx context.Context, field graphql.CollectedField, obj *core.MCPToolState) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -9985,6 +10153,94 @@ func (ec *executionContext) fieldContext_Mutation_restartMcpServer(ctx context.C
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Mutation_restartMcpServer_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_loginMcpServer(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_loginMcpServer(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().LoginMcpServer(ctx, fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_loginMcpServer(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type String does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_loginMcpServer_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_logoutMcpServer(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_logoutMcpServer(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().LogoutMcpServer(ctx, fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *core.MCPServer) graphql.Marshaler {
+			return ec.marshalNMcpServer2ᚖgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐMCPServer(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_logoutMcpServer(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_McpServer(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_logoutMcpServer_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -16506,7 +16762,7 @@ func (ec *executionContext) unmarshalInputMcpServerInput(ctx context.Context, ob
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"name", "transport", "command", "args", "env", "url", "headers", "enabled", "timeoutSeconds"}
+	fieldsInOrder := [...]string{"name", "transport", "command", "args", "env", "url", "headers", "enabled", "timeoutSeconds", "oauthClientId", "oauthClientSecret"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -16576,6 +16832,20 @@ func (ec *executionContext) unmarshalInputMcpServerInput(ctx context.Context, ob
 				return it, err
 			}
 			it.TimeoutSeconds = data
+		case "oauthClientId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("oauthClientId"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.OauthClientID = data
+		case "oauthClientSecret":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("oauthClientSecret"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.OauthClientSecret = data
 		}
 	}
 	return it, nil
@@ -17932,6 +18202,23 @@ func (ec *executionContext) _McpServer(ctx context.Context, sel ast.SelectionSet
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._McpServer_sessionId(ctx, field, obj)
 				})
+		case "authUrl":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._McpServer_authUrl(ctx, field, obj)
+				})
+		case "oauthClientId":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._McpServer_oauthClientId(ctx, field, obj)
+				})
+		case "oauthClientConfidential":
+			out.Values[i] = ec._McpServer_oauthClientConfidential(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -18361,6 +18648,20 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		case "restartMcpServer":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_restartMcpServer(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "loginMcpServer":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_loginMcpServer(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "logoutMcpServer":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_logoutMcpServer(ctx, field)
 			})
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -20715,16 +21016,18 @@ func (ec *executionContext) marshalNMcpStatus2githubᚗcomᚋfoyaᚑdevᚋfoya�
 
 var (
 	unmarshalNMcpStatus2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐMCPStatus = map[string]core.MCPStatus{
-		"STARTING": core.MCPStarting,
-		"READY":    core.MCPReady,
-		"FAILED":   core.MCPFailed,
-		"DISABLED": core.MCPDisabled,
+		"STARTING":   core.MCPStarting,
+		"READY":      core.MCPReady,
+		"FAILED":     core.MCPFailed,
+		"DISABLED":   core.MCPDisabled,
+		"NEEDS_AUTH": core.MCPNeedsAuth,
 	}
 	marshalNMcpStatus2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐMCPStatus = map[core.MCPStatus]string{
-		core.MCPStarting: "STARTING",
-		core.MCPReady:    "READY",
-		core.MCPFailed:   "FAILED",
-		core.MCPDisabled: "DISABLED",
+		core.MCPStarting:  "STARTING",
+		core.MCPReady:     "READY",
+		core.MCPFailed:    "FAILED",
+		core.MCPDisabled:  "DISABLED",
+		core.MCPNeedsAuth: "NEEDS_AUTH",
 	}
 )
 

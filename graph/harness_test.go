@@ -89,15 +89,13 @@ func newTestKernel(t testing.TB, opts ...any) *testKernel {
 		"fakelist": k.lister,
 		"nolist":   &fakeProvider{kind: "nolist"},
 	}}
-	var svc *session.Service
 	cat, err := catalog.New(context.Background(), catalog.Config{
 		Store: catStore, Providers: k.providers, Logger: log,
-		OnChange: func(ctx context.Context, ch core.CatalogChange) { svc.ApplyCatalogChange(ctx, ch) },
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc, err = session.New(session.Config{Store: db, Broker: pubsub.New(pubsub.Config{Logger: log}), Logger: log, Models: cat})
+	svc, err := session.New(session.Config{Store: db, Broker: pubsub.New(pubsub.Config{Logger: log}), Logger: log, Models: cat, Changes: cat})
 	if err != nil {
 		t.Fatal(err)
 	}

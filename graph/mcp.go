@@ -20,6 +20,7 @@ func mcpServerInput(in model.McpServerInput) core.MCPServerInput {
 	out := core.MCPServerInput{
 		Name: in.Name, Transport: in.Transport, Command: in.Command, Args: in.Args, Env: in.Env,
 		URL: in.URL, Headers: in.Headers, Enabled: in.Enabled,
+		OAuthClientID: in.OauthClientID, OAuthClientSecret: in.OauthClientSecret,
 	}
 	if in.TimeoutSeconds != nil {
 		t := int(min(max(*in.TimeoutSeconds, -1), core.MaxMCPTimeout+1))
@@ -99,4 +100,18 @@ func sessionDisabledMCPServers(svc *mcp.Service, sessionID string) []string {
 		return []string{}
 	}
 	return append([]string{}, svc.SessionDisabled(sessionID)...)
+}
+
+func loginMCPServer(ctx context.Context, svc *mcp.Service, id string) (string, error) {
+	if svc == nil {
+		return "", errNoMCP()
+	}
+	return svc.Login(ctx, id)
+}
+
+func logoutMCPServer(ctx context.Context, svc *mcp.Service, id string) (*core.MCPServer, error) {
+	if svc == nil {
+		return nil, errNoMCP()
+	}
+	return ptr(svc.Logout(ctx, id))
 }

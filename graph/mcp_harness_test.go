@@ -66,16 +66,14 @@ func newMCPKernelWith(t testing.TB, adjust func(*mcphost.Config)) *mcpKernel {
 	k := &testKernel{db: db, dbPath: st.dbPath, pgURL: st.pgURL, logs: logs, fake: openaitest.New(t)}
 	openaiProvider, _ := hosttest.NewInProcess(t, sdk.ServeConfig{Provider: openai.New(openai.Config{Logger: log})})
 	k.providers = &fakeProviders{kinds: map[string]core.Provider{"openai": openaiProvider}}
-	var svc *session.Service
 	cat, err := catalog.New(context.Background(), catalog.Config{
 		Store: catStore, Providers: k.providers, Logger: log,
-		OnChange: func(ctx context.Context, ch core.CatalogChange) { svc.ApplyCatalogChange(ctx, ch) },
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	broker := pubsub.New(pubsub.Config{Logger: log})
-	svc, err = session.New(session.Config{Store: db, Broker: broker, Logger: log, Models: cat})
+	svc, err := session.New(session.Config{Store: db, Broker: broker, Logger: log, Models: cat, Changes: cat})
 	if err != nil {
 		t.Fatal(err)
 	}

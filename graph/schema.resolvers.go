@@ -82,6 +82,14 @@ func (r *mcpServerResolver) SessionID(ctx context.Context, obj *core.MCPServer) 
 	return nonEmpty(obj.SessionID), nil
 }
 
+func (r *mcpServerResolver) AuthURL(ctx context.Context, obj *core.MCPServer) (*string, error) {
+	return nonEmpty(obj.AuthURL), nil
+}
+
+func (r *mcpServerResolver) OauthClientID(ctx context.Context, obj *core.MCPServer) (*string, error) {
+	return nonEmpty(obj.OAuthClientID), nil
+}
+
 func (r *mcpToolResolver) Description(ctx context.Context, obj *core.MCPToolState) (*string, error) {
 	return nonEmpty(obj.Description), nil
 }
@@ -164,6 +172,14 @@ func (r *mutationResolver) DeleteMcpServer(ctx context.Context, id string) (bool
 
 func (r *mutationResolver) RestartMcpServer(ctx context.Context, id string) (*core.MCPServer, error) {
 	return restartMCPServer(ctx, r.MCP, id)
+}
+
+func (r *mutationResolver) LoginMcpServer(ctx context.Context, id string) (string, error) {
+	return loginMCPServer(ctx, r.MCP, id)
+}
+
+func (r *mutationResolver) LogoutMcpServer(ctx context.Context, id string) (*core.MCPServer, error) {
+	return logoutMCPServer(ctx, r.MCP, id)
 }
 
 func (r *mutationResolver) AttachSessionMcpServer(ctx context.Context, sessionID string, input model.McpServerInput) (*core.MCPServer, error) {

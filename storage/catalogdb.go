@@ -311,6 +311,11 @@ func (m *MCPStore) Load(ctx context.Context) ([]core.MCPServerConfig, error) {
 			if c.Headers, err = m.sealKVs(c.Headers, c.ID, "header", false); err != nil {
 				return err
 			}
+			if c.OAuthClientSecret != "" {
+				if c.OAuthClientSecret, err = m.seal.Open(c.OAuthClientSecret, mcpAAD(c.ID, "oauth", "clientSecret")); err != nil {
+					return fmt.Errorf("OAuth client secret of MCP server %s: %w", c.ID, err)
+				}
+			}
 			out = append(out, c)
 		}
 		return nil
@@ -331,6 +336,11 @@ func (m *MCPStore) Save(ctx context.Context, servers []core.MCPServerConfig) err
 		}
 		if c.Headers, err = m.sealKVs(c.Headers, c.ID, "header", true); err != nil {
 			return err
+		}
+		if c.OAuthClientSecret != "" {
+			if c.OAuthClientSecret, err = m.seal.Seal(c.OAuthClientSecret, mcpAAD(c.ID, "oauth", "clientSecret")); err != nil {
+				return fmt.Errorf("OAuth client secret of MCP server %s: %w", c.ID, err)
+			}
 		}
 		body, err := json.Marshal(c)
 		if err != nil {

@@ -31,10 +31,6 @@ type Config struct {
 	Providers core.ProviderLookup
 	// Logger defaults to a logger that discards everything.
 	Logger *slog.Logger
-	// OnChange, when set, is called after every committed mutation, outside
-	// the Catalog's lock (it may call back into the Catalog). Calls of
-	// concurrent mutations may arrive in any order.
-	OnChange func(ctx context.Context, change core.CatalogChange)
 	// AllowKeyEnv names environment variables that env: API key references
 	// may read besides those matching ^[A-Z][A-Z0-9_]*_API_KEY$.
 	AllowKeyEnv []string
@@ -57,8 +53,8 @@ type Catalog struct {
 	providers core.ProviderLookup
 	keyEnvs   keyEnvPolicy
 	log       *slog.Logger
-	onChange  func(context.Context, core.CatalogChange)
-	// watchers are called after onChange (see Watch); guarded by watchMu.
+	// watchers are called after every committed mutation (see Watch);
+	// guarded by watchMu.
 	watchMu  sync.Mutex
 	watchers []func(context.Context, core.CatalogChange)
 	routes   *core.RouteStates
@@ -83,10 +79,6 @@ func New(ctx context.Context, cfg Config) (*Catalog, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	onChange := cfg.OnChange
-	if onChange == nil {
-		onChange = func(context.Context, core.CatalogChange) {}
-	}
 	data, err := cfg.Store.Load(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("load catalog: %w", err)
@@ -109,7 +101,6 @@ func New(ctx context.Context, cfg Config) (*Catalog, error) {
 		providers: cfg.Providers,
 		keyEnvs:   newKeyEnvPolicy(cfg.AllowKeyEnv),
 		log:       logger,
-		onChange:  onChange,
 		routes:    core.NewRouteStates(),
 		data:      normalizeLoaded(ctx, data, logger),
 	}, nil
@@ -295,7 +286,6 @@ func (c *Catalog) mutate(ctx context.Context, kind core.CatalogChangeKind, connI
 		c.log.InfoContext(ctx, "catalog changed", "change", string(kind), "connection_id", connID,
 			"deleted", len(change.DeletedConnectionIDs), "removed_models", len(change.RemovedModels),
 			"cleared_defaults", len(change.ClearedDefaults))
-		c.onChange(ctx, change)
 		c.watchMu.Lock()
 		ws := c.watchers
 		c.watchMu.Unlock()
@@ -419,10 +409,11 @@ func diffConnections(before, after core.CatalogData) (deleted []string, removed 
 	return deleted, removed
 }
 
-// Watch registers fn to be called, like Config.OnChange and after it, after
-// every committed mutation, outside the Catalog's lock. A service built on
-// the catalog registers itself in its constructor (the session service
-// unbinds sessions from removed models), so nothing is wired late.
+// Watch registers fn to be called after every committed mutation, outside
+// the Catalog's lock (fn may call back into the Catalog), in registration
+// order; calls of concurrent mutations may arrive in any order. A service
+// built on the catalog registers itself in its constructor (the session
+// service unbinds sessions from removed models), so nothing is wired late.
 func (c *Catalog) Watch(fn func(ctx context.Context, change core.CatalogChange)) {
 	c.watchMu.Lock()
 	defer c.watchMu.Unlock()

@@ -125,15 +125,15 @@ func newHarness(t testing.TB, initial core.CatalogData) *harness {
 	cat, err := catalog.New(h.ctx, catalog.Config{
 		Store:     h.store,
 		Providers: h.lookup,
-		OnChange: func(_ context.Context, c core.CatalogChange) {
-			h.mu.Lock()
-			defer h.mu.Unlock()
-			h.changes = append(h.changes, c)
-		},
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
+	cat.Watch(func(_ context.Context, c core.CatalogChange) {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		h.changes = append(h.changes, c)
+	})
 	h.cat = cat
 	return h
 }

@@ -143,7 +143,7 @@ func (e *Engine) currentToolNames(ctx context.Context, s core.Session) ([]string
 		}
 	}
 	if e.cfg.Tools != nil {
-		infos, err := e.cfg.Tools.Tools(e.toolScope(ctx, s))
+		infos, err := e.cfg.Tools.Tools(toolScope(ctx, e.svc, s))
 		if err != nil {
 			return nil, fmt.Errorf("list tools: %w", err)
 		}

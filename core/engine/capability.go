@@ -37,7 +37,7 @@ type resolvedCaps struct {
 // stored) win; a field still unknown stays unknown, never "no". Results are
 // cached per route and connection options; a failure is logged and leaves
 // the stored capabilities.
-func (e *Engine) withResolvedCapabilities(ctx context.Context, b *boundModel) {
+func (m *models) withResolvedCapabilities(ctx context.Context, b *boundModel) {
 	r, ok := b.provider.(core.CapabilityResolver)
 	if !ok || !core.HasCapability(b.provider, core.CapCapabilityResolver) {
 		return
@@ -51,7 +51,7 @@ func (e *Engine) withResolvedCapabilities(ctx context.Context, b *boundModel) {
 	}
 	slices.Sort(keys)
 	key := b.route + "|" + strings.Join(keys, "&")
-	c, have := e.resolved.get(key)
+	c, have := m.resolved.get(key)
 	fresh := have && ((!c.err && now.Sub(c.at) < resolvedCapsTTL) || (c.err && now.Sub(c.at) < resolveRetry))
 	if !fresh {
 		rctx, cancel := context.WithTimeout(ctx, resolveTimeout)
@@ -59,9 +59,9 @@ func (e *Engine) withResolvedCapabilities(ctx context.Context, b *boundModel) {
 		cancel()
 		c = resolvedCaps{caps: caps, at: now, err: err != nil}
 		if err != nil {
-			e.log.Warn("resolve model capabilities", "connection_id", b.conn.ID, "model", b.model.ID, "err", core.ScrubSecret(err.Error(), b.endpoint.APIKey))
+			m.log.Warn("resolve model capabilities", "connection_id", b.conn.ID, "model", b.model.ID, "err", core.ScrubSecret(err.Error(), b.endpoint.APIKey))
 		}
-		e.resolved.set(key, c)
+		m.resolved.set(key, c)
 	}
 	if !c.err {
 		b.model.Capabilities = catalog.MergeCapabilities(b.model.Capabilities, c.caps)

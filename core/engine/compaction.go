@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strings"
 
@@ -33,25 +34,39 @@ const checkpointIntro = "Context checkpoint, made by the kernel (not a user mess
 // errNothingToCompact says compaction would save nothing.
 var errNothingToCompact = core.Errorf(core.CodeConflict, "nothing to compact: everything before the newest user message is already summarized or there is nothing before it")
 
-// validCheckpoint returns the session's newest checkpoint when it still
+// compactor summarizes a session's history into checkpoints (portable or
+// provider-native) and finds the checkpoint that still applies to a
+// history.
+type compactor struct {
+	svc     *session.Service
+	history core.HistoryStore // nil disables compaction across restarts
+	log     *slog.Logger
+	hooks   *hookRunner
+	rec     usageRecorder
+	// failed remembers, per route and history digest, why a compaction
+	// failed, so it is not retried in a loop.
+	failed memo[string]
+}
+
+// checkpoint returns the session's newest checkpoint when it still
 // applies to msgs and route.
-func (e *Engine) validCheckpoint(ctx context.Context, s core.Session, route string, msgs []core.Message) *core.CheckpointPayload {
-	if e.cfg.History == nil {
+func (cm *compactor) checkpoint(ctx context.Context, s core.Session, route string, msgs []core.Message) *core.CheckpointPayload {
+	if cm.history == nil {
 		return nil
 	}
 	sessionID := s.ID
-	ev, known := e.svc.Histories().LatestCheckpoint(sessionID, s.HeadSeq)
+	ev, known := cm.svc.Histories().LatestCheckpoint(sessionID, s.HeadSeq)
 	if !known {
-		read, err := e.cfg.History.LatestEvent(ctx, sessionID, core.EventCompactionCheckpoint)
+		read, err := cm.history.LatestEvent(ctx, sessionID, core.EventCompactionCheckpoint)
 		switch {
 		case errors.Is(err, core.ErrNotFound):
-			e.svc.Histories().SetCheckpoint(sessionID, s.HeadSeq, nil)
+			cm.svc.Histories().SetCheckpoint(sessionID, s.HeadSeq, nil)
 		case err != nil:
-			e.log.Warn("read checkpoint", "session_id", sessionID, "err", err)
+			cm.log.Warn("read checkpoint", "session_id", sessionID, "err", err)
 			return nil
 		default:
 			ev = &read
-			e.svc.Histories().SetCheckpoint(sessionID, s.HeadSeq, ev)
+			cm.svc.Histories().SetCheckpoint(sessionID, s.HeadSeq, ev)
 		}
 	}
 	if ev == nil {
@@ -82,18 +97,18 @@ func afterCheckpoint(msgs []core.Message, cp *core.CheckpointPayload) []core.Mes
 // compact summarizes the active history before the newest user message into
 // a checkpoint. A failure is remembered for that coverage, so the same
 // history is never retried in a loop.
-func (e *Engine) compact(ctx context.Context, s core.Session, b boundModel, reason string) error {
+func (cm *compactor) compact(ctx context.Context, s core.Session, b boundModel, reason string) error {
 	trigger := "auto"
 	if reason == "manual" {
 		trigger = "manual"
 	}
 	// PreCompact hooks are informational: their exit codes never block.
-	e.hooks.runHooks(ctx, s, "", hooks.HookPreCompact, core.HookInput{Trigger: trigger})
-	msgs, err := e.svc.Messages(ctx, s.ID, false)
+	cm.hooks.runHooks(ctx, s, "", hooks.HookPreCompact, core.HookInput{Trigger: trigger})
+	msgs, err := cm.svc.Messages(ctx, s.ID, false)
 	if err != nil {
 		return err
 	}
-	prev := e.validCheckpoint(ctx, s, b.route, msgs)
+	prev := cm.checkpoint(ctx, s, b.route, msgs)
 	cut, request := compactionCut(msgs, prev)
 	if cut <= 0 {
 		return errNothingToCompact
@@ -102,15 +117,15 @@ func (e *Engine) compact(ctx context.Context, s core.Session, b boundModel, reas
 	through := msgs[cut-1].Seq
 	digest := digestMessages(msgs[:cut])
 	key := b.route + "/" + digest
-	failed, _ := e.failedCompactions.get(key)
+	failed, _ := cm.failed.get(key)
 	if failed != "" {
 		return core.Errorf(core.CodeUnavailable, "compaction of this history already failed (%s); not retrying", failed)
 	}
 	fail := func(err error) error {
-		e.failedCompactions.set(key, core.ErrorMessage(err))
+		cm.failed.set(key, core.ErrorMessage(err))
 		return err
 	}
-	if err := e.persist(ctx, s.ID, core.EventCompactionStarted, core.CompactionStartedPayload{Reason: reason, ThroughSeq: through}); err != nil {
+	if err := appendEvent(ctx, cm.svc, s.ID, core.EventCompactionStarted, core.CompactionStartedPayload{Reason: reason, ThroughSeq: through}); err != nil {
 		return err
 	}
 	transcript := renderTranscript(prev, covered)
@@ -122,38 +137,11 @@ func (e *Engine) compact(ctx context.Context, s core.Session, b boundModel, reas
 	if prev != nil {
 		before = prev.TokensAfter + estimateTokens(len(transcript)-len(prev.Summary))
 	}
-	var c core.Completion
-	native := false
-	if nc, ok := b.provider.(core.NativeCompactor); ok && core.HasCapability(b.provider, core.CapNativeCompactor) {
-		var nreq core.ProviderRequest
-		if nreq, err = e.nativeCompactionRequest(b, prev, covered, req); err != nil {
-			return fail(err)
-		}
-		c, err = nc.CompactContext(ctx, b.endpoint, nreq)
-		native = true
-		var perr *core.ProviderError
-		if err != nil && errors.As(err, &perr) && perr.Category == core.ProviderUnavailable {
-			// The endpoint offers no native compaction (or it is off for
-			// the connection): the portable summary instead.
-			e.log.Info("native compaction unavailable; using the portable checkpoint", "session_id", s.ID, "reason", perr.Message)
-			native, err = false, nil
-		} else if err == nil && len(c.State) > 0 && strings.TrimSpace(c.Text) == "" {
-			c.Text = nativeCheckpointText
-		}
-	}
-	if !native {
-		if dc, ok := b.provider.(core.DetailedCompleter); ok && core.HasCapability(b.provider, core.CapDetailedCompleter) {
-			c, err = dc.CompleteDetailed(ctx, b.endpoint, req)
-		} else if core.HasCapability(b.provider, core.CapCompleter) {
-			c, err = b.provider.Complete(ctx, b.endpoint, req)
-		} else {
-			return fail(core.Errorf(core.CodeUnavailable, "provider %s can neither compact natively nor complete, so the context cannot be compacted", b.conn.ProviderKind))
-		}
-	}
+	c, native, err := cm.summarize(ctx, s, b, prev, covered, req)
 	if err != nil {
-		return fail(catalog.ProviderFailure("summarize for compaction", err, b.endpoint.APIKey))
+		return fail(err)
 	}
-	e.rec.recordUsage(ctx, s.ID, b, req, streamResult{text: c.Text, usage: c.Usage}, "compaction")
+	cm.rec.recordUsage(ctx, s.ID, b, req, streamResult{text: c.Text, usage: c.Usage}, "compaction")
 	summary := strings.TrimSpace(c.Text)
 	if request != nil {
 		// The cut is inside the current turn: the request it works on is
@@ -175,25 +163,62 @@ func (e *Engine) compact(ctx context.Context, s core.Session, b boundModel, reas
 	}
 	cp := core.CheckpointPayload{ThroughSeq: through, Digest: digest, Route: b.route, Summary: summary, TokensBefore: before, TokensAfter: after, Native: native}
 	if nativeState {
-		if cp.ProviderState = e.newProviderState(s.ID, b.route, c.State); cp.ProviderState == nil {
+		if cp.ProviderState = newProviderState(cm.log, s.ID, b.route, c.State); cp.ProviderState == nil {
 			return fail(core.Errorf(core.CodeProviderError, "the native checkpoint is larger than %d bytes", MaxProviderState))
 		}
 	}
-	if err := e.persist(ctx, s.ID, core.EventCompactionCheckpoint, cp); err != nil {
+	if err := appendEvent(ctx, cm.svc, s.ID, core.EventCompactionCheckpoint, cp); err != nil {
 		return err
 	}
-	e.log.Info("context compacted", "session_id", s.ID, "reason", reason, "through_seq", through, "tokens_before", before, "tokens_after", after)
+	cm.log.Info("context compacted", "session_id", s.ID, "reason", reason, "through_seq", through, "tokens_before", before, "tokens_after", after)
 	return nil
+}
+
+// summarize asks b's provider for the checkpoint: natively when it can
+// compact (falling back to the portable summary when the endpoint offers
+// no native compaction), else the portable summary of req. native reports
+// which one c is.
+func (cm *compactor) summarize(ctx context.Context, s core.Session, b boundModel, prev *core.CheckpointPayload, covered []core.Message, req core.ProviderRequest) (c core.Completion, native bool, err error) {
+	if nc, ok := b.provider.(core.NativeCompactor); ok && core.HasCapability(b.provider, core.CapNativeCompactor) {
+		var nreq core.ProviderRequest
+		if nreq, err = cm.nativeRequest(b, prev, covered, req); err != nil {
+			return c, false, err
+		}
+		c, err = nc.CompactContext(ctx, b.endpoint, nreq)
+		native = true
+		var perr *core.ProviderError
+		if err != nil && errors.As(err, &perr) && perr.Category == core.ProviderUnavailable {
+			// The endpoint offers no native compaction (or it is off for
+			// the connection): the portable summary instead.
+			cm.log.Info("native compaction unavailable; using the portable checkpoint", "session_id", s.ID, "reason", perr.Message)
+			native, err = false, nil
+		} else if err == nil && len(c.State) > 0 && strings.TrimSpace(c.Text) == "" {
+			c.Text = nativeCheckpointText
+		}
+	}
+	if !native {
+		if dc, ok := b.provider.(core.DetailedCompleter); ok && core.HasCapability(b.provider, core.CapDetailedCompleter) {
+			c, err = dc.CompleteDetailed(ctx, b.endpoint, req)
+		} else if core.HasCapability(b.provider, core.CapCompleter) {
+			c, err = b.provider.Complete(ctx, b.endpoint, req)
+		} else {
+			return c, false, core.Errorf(core.CodeUnavailable, "provider %s can neither compact natively nor complete, so the context cannot be compacted", b.conn.ProviderKind)
+		}
+	}
+	if err != nil {
+		return c, native, catalog.ProviderFailure("summarize for compaction", err, b.endpoint.APIKey)
+	}
+	return c, native, nil
 }
 
 // nativeCheckpointText is the checkpoint summary when a native compactor
 // returned only opaque state.
 const nativeCheckpointText = "[native checkpoint: the provider keeps this part of the conversation in its own compacted form]"
 
-// nativeCompactionRequest is what a native compactor compacts: the real
+// nativeRequest is what a native compactor compacts: the real
 // provider view of the covered messages (with their native state on this
 // route) after the previous checkpoint, whose own state or summary leads.
-func (e *Engine) nativeCompactionRequest(b boundModel, prev *core.CheckpointPayload, covered []core.Message, portable core.ProviderRequest) (core.ProviderRequest, error) {
+func (cm *compactor) nativeRequest(b boundModel, prev *core.CheckpointPayload, covered []core.Message, portable core.ProviderRequest) (core.ProviderRequest, error) {
 	view, err := session.ProviderView(covered, session.ViewOptions{DropImages: true, Route: b.route})
 	if err != nil {
 		return core.ProviderRequest{}, err
@@ -291,7 +316,7 @@ func (e *Engine) CompactSession(ctx context.Context, sessionID string) (core.Ses
 	if err != nil {
 		return core.Session{}, err
 	}
-	b, err := e.resolveModel(ctx, s)
+	b, err := e.models.resolve(ctx, s)
 	if err != nil {
 		return core.Session{}, err
 	}
@@ -311,7 +336,7 @@ func (e *Engine) CompactSession(ctx context.Context, sessionID string) (core.Ses
 	pctx := context.WithoutCancel(ctx)
 	cerr := e.svc.SetPhase(pctx, sessionID, core.PhaseCompaction, "compactSession")
 	if cerr == nil {
-		cerr = e.compact(ctx, s, b, "manual")
+		cerr = e.compactor.compact(ctx, s, b, "manual")
 		if err := e.svc.SetPhase(pctx, sessionID, core.PhaseIdle, ""); err != nil && cerr == nil {
 			cerr = err
 		}
@@ -334,7 +359,7 @@ func (e *Engine) ContextUsage(ctx context.Context, sessionID string) (core.Conte
 	if err != nil {
 		return core.ContextUsage{}, err
 	}
-	b, err := e.resolveModel(ctx, s)
+	b, err := e.models.resolve(ctx, s)
 	if err != nil {
 		return core.ContextUsage{Limit: DefaultInputBudget, Estimated: true}, nil
 	}

@@ -12,7 +12,7 @@ import (
 // server during one tool call (core.Asker): the elicitation becomes a
 // question_requested of that call, answered with answerQuestion.
 type sessionAsker struct {
-	e         *Engine
+	r         *Requests
 	sessionID string
 	call      core.ToolCall
 }
@@ -27,7 +27,7 @@ type elicitAnswer struct {
 // an answer; a ctx past its deadline declines, a cancelled one cancels.
 func (a sessionAsker) Elicit(ctx context.Context, q core.Elicitation) (core.ElicitationResult, error) {
 	p := core.QuestionPayload{RequestID: core.NewID("qst"), ToolCallID: a.call.ID, Question: q.Question(), Elicitation: &q}
-	raw, ok := a.e.requests.await(ctx, a.sessionID, "question", p.RequestID, core.EventQuestionRequested, p)
+	raw, ok := a.r.await(ctx, a.sessionID, "question", p.RequestID, core.EventQuestionRequested, p)
 	if !ok {
 		return core.ElicitationResult{Action: elicitEnd(ctx)}, nil
 	}

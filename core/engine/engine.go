@@ -81,15 +81,15 @@ type Engine struct {
 	// requests are the approvals and questions waiting for a person.
 	requests *Requests
 	hooks    *hookRunner
-	// failedCompactions remembers, per route and history digest, why a
-	// compaction failed, so it is not retried in a loop.
-	failedCompactions memo[string]
+	tools    *toolRunner
+	// compactor makes and finds context checkpoints.
+	compactor *compactor
+	// models binds sessions to models (and caches resolved capabilities).
+	models *models
 	// titled remembers sessions whose title was already asked of a model
 	// (successfully or not), so a failing title request is not repeated
 	// after every turn; a kernel restart allows one more attempt.
 	titled memo[bool]
-	// resolved caches what provider capability resolvers reported, by route.
-	resolved memo[resolvedCaps]
 	// closed is atomic so that it can be read under a runtime lock. Lock
 	// order: a runtime lock may be held while taking the runtimes' lock,
 	// never the reverse.
@@ -132,6 +132,12 @@ func New(cfg Config) (*Engine, error) {
 	e.rec = usageRecorder{svc: e.svc, log: log}
 	e.gen = &Generator{svc: e.svc, cfg: &e.cfg, log: log, rec: e.rec}
 	e.rewind = &Rewinder{svc: e.svc, cfg: &e.cfg, log: log, runtimes: e.runtimes, dirs: e.dirs}
+	e.models = &models{catalog: cfg.Catalog, providers: cfg.Providers, log: log}
+	e.compactor = &compactor{svc: e.svc, history: cfg.History, log: log, hooks: e.hooks, rec: e.rec}
+	e.tools = &toolRunner{svc: e.svc, cfg: &e.cfg, log: log, out: e.out, dirs: e.dirs, requests: e.requests, hooks: e.hooks, gen: e.gen,
+		kernel: func(ctx context.Context, kt kernelTool, s core.Session, c core.ToolCall) (string, bool) {
+			return kt.run(ctx, e, s, c)
+		}}
 	// Idle: the histories cached for turns go, then whatever the kernel
 	// configured (e.g. handing memory back).
 	e.idle = newIdleWatch(cfg.IdleAfter, func() {
@@ -141,57 +147,6 @@ func New(cfg Config) (*Engine, error) {
 		}
 	})
 	return e, nil
-}
-
-// boundModel is what a session's next model step uses.
-type boundModel struct {
-	conn     core.Connection
-	model    core.Model
-	endpoint core.Endpoint
-	provider core.Provider
-	route    string
-	// imageDefault: an IMAGE default model exists (image_generation is offered).
-	imageDefault bool
-	// searchFallback: a fallback search connection is configured.
-	searchFallback bool
-}
-
-// resolveModel finds the session's connection, model, endpoint and provider,
-// or explains with UNAVAILABLE why the session cannot call a model now.
-func (e *Engine) resolveModel(ctx context.Context, s core.Session) (boundModel, error) {
-	if s.ConnectionID == "" || s.Model == "" {
-		return boundModel{}, core.Errorf(core.CodeUnavailable, "session %s has no language model; choose a connection and model with updateSession", s.ID)
-	}
-	conn, err := e.cfg.Catalog.Connection(ctx, s.ConnectionID)
-	if errors.Is(err, core.ErrNotFound) {
-		return boundModel{}, core.Errorf(core.CodeUnavailable, "the connection of session %s no longer exists; choose another with updateSession", s.ID)
-	}
-	if err != nil {
-		return boundModel{}, err
-	}
-	if conn.Type != core.ConnLanguage {
-		return boundModel{}, core.Errorf(core.CodeUnavailable, "connection %q is not a language connection; choose another with updateSession", conn.Name)
-	}
-	b := boundModel{conn: conn, model: core.Model{ID: s.Model}, route: core.RouteKey(conn, s.Model)}
-	found := len(conn.Models) == 0
-	for _, m := range conn.Models {
-		if m.ID == s.Model {
-			b.model, found = m, true
-		}
-	}
-	if !found {
-		return boundModel{}, core.Errorf(core.CodeUnavailable, "connection %q no longer offers model %q; choose another with updateSession", conn.Name, s.Model)
-	}
-	if b.endpoint, err = e.cfg.Catalog.Endpoint(ctx, conn.ID); err != nil {
-		return boundModel{}, err
-	}
-	p, err := e.cfg.Providers.Provider(conn.ProviderKind)
-	if err != nil {
-		return boundModel{}, &core.Error{Code: core.CodeUnavailable, Message: fmt.Sprintf("provider %q of connection %q is not available", conn.ProviderKind, conn.Name), Err: err}
-	}
-	b.provider = p
-	e.withResolvedCapabilities(ctx, &b)
-	return b, nil
 }
 
 // workDirs finds the directory a session works in.

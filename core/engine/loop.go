@@ -126,7 +126,7 @@ func (t *turnLoop) request(s core.Session, b boundModel) (compiled, error) {
 	if c.usage.Tokens > c.usage.Limit {
 		// Over the high-water mark: compact first (PRV-12 never applies
 		// here: this is the budget, not an error).
-		if err := e.compact(t.ctx, s, b, "auto"); err != nil {
+		if err := e.compactor.compact(t.ctx, s, b, "auto"); err != nil {
 			e.log.Warn("automatic compaction", "session_id", t.sessionID, "err", err)
 		} else if c, err = e.compile(t.pctx, s, b, true); err != nil {
 			return c, err
@@ -153,7 +153,7 @@ func (t *turnLoop) step(n int) (stepOutcome, core.TurnStatus, string) {
 	if n > maxSteps {
 		return stepEnd, core.TurnFailed, fmt.Sprintf("stopped after %d model requests without a final answer (the max-steps guard)", maxSteps)
 	}
-	b, err := e.resolveModel(pctx, s)
+	b, err := e.models.resolve(pctx, s)
 	if err != nil {
 		return stepEnd, core.TurnFailed, core.ErrorMessage(err)
 	}
@@ -186,7 +186,7 @@ func (t *turnLoop) step(n int) (stepOutcome, core.TurnStatus, string) {
 	if res.err == nil && !res.cancelled && res.limit == nil {
 		// Native state of a complete reply only: a cut-off one (an
 		// unsigned thinking block) would be rejected on replay.
-		msg.ProviderState = e.newProviderState(sessionID, b.route, res.state)
+		msg.ProviderState = newProviderState(e.log, sessionID, b.route, res.state)
 		msg.FinishReason, msg.Refusal = res.finish, res.refusal
 	}
 	if res.cancelled || res.limit != nil || res.err != nil {
@@ -198,7 +198,7 @@ func (t *turnLoop) step(n int) (stepOutcome, core.TurnStatus, string) {
 	if err := e.persist(pctx, sessionID, core.EventMessageEnd, core.MessagePayload{Message: msg}); err != nil {
 		return stepEnd, core.TurnFailed, core.ErrorMessage(err)
 	}
-	if stop := e.runTools(ctx, sessionID, run.id, res.calls, tools); stop {
+	if stop := e.tools.run(ctx, sessionID, run.id, res.calls, tools); stop {
 		return stepEnd, core.TurnCancelled, cancelReason(ctx)
 	}
 	return stepNext, "", ""
@@ -253,7 +253,7 @@ func (t *turnLoop) cut(s core.Session, b boundModel, res streamResult, msg core.
 		// (rate limits, quota, auth, network…) ever compacts.
 		if !t.overflowRetried {
 			t.overflowRetried = true
-			herr := t.e.compact(t.ctx, s, b, "overflow")
+			herr := t.e.compactor.compact(t.ctx, s, b, "overflow")
 			if herr == nil {
 				return stepRepeat, "", ""
 			}

@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"log/slog"
+
 	"github.com/foya-dev/foya/core"
 )
 
@@ -11,12 +13,12 @@ const MaxProviderState = 8 << 20
 
 // newProviderState returns the state to persist for route, or nil when
 // there is none or it is too large.
-func (e *Engine) newProviderState(sessionID, route string, data []byte) *core.ProviderState {
+func newProviderState(log *slog.Logger, sessionID, route string, data []byte) *core.ProviderState {
 	if len(data) == 0 {
 		return nil
 	}
 	if len(data) > MaxProviderState {
-		e.log.Warn("provider-native state too large; not kept", "session_id", sessionID, "bytes", len(data), "max", MaxProviderState)
+		log.Warn("provider-native state too large; not kept", "session_id", sessionID, "bytes", len(data), "max", MaxProviderState)
 		return nil
 	}
 	return &core.ProviderState{Route: route, Data: data}

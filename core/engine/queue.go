@@ -14,7 +14,7 @@ import (
 // validateInput checks input for a session before anything is created
 // (MSG-2, MSG-4, PRV-4): the session must have a usable model.
 func (e *Engine) validateInput(ctx context.Context, s core.Session, in core.UserInput) ([]core.Attachment, error) {
-	b, err := e.resolveModel(ctx, s)
+	b, err := e.models.resolve(ctx, s)
 	if err != nil {
 		return nil, err
 	}

@@ -33,7 +33,7 @@ func (e *Engine) maybeTitle(ctx context.Context, sessionID string) {
 	if len(text) > 2000 {
 		text = text[:2000]
 	}
-	b, err := e.titleModel(ctx, s)
+	b, err := e.models.titleModel(ctx, s)
 	if err != nil {
 		e.log.Debug("no model for a title", "session_id", sessionID, "err", err)
 		return
@@ -73,9 +73,9 @@ func (e *Engine) maybeTitle(ctx context.Context, sessionID string) {
 
 // titleModel picks the fast default when its provider can complete, else the
 // session's own model.
-func (e *Engine) titleModel(ctx context.Context, s core.Session) (boundModel, error) {
+func (m *models) titleModel(ctx context.Context, s core.Session) (boundModel, error) {
 	var candidates []core.Session
-	if d, err := e.cfg.Catalog.Defaults(ctx); err == nil && d.Fast != nil {
+	if d, err := m.catalog.Defaults(ctx); err == nil && d.Fast != nil {
 		fs := s
 		fs.ConnectionID, fs.Model = d.Fast.ConnectionID, d.Fast.Model
 		candidates = append(candidates, fs)
@@ -83,7 +83,7 @@ func (e *Engine) titleModel(ctx context.Context, s core.Session) (boundModel, er
 	candidates = append(candidates, s)
 	var lastErr error = core.Errorf(core.CodeUnavailable, "no model can complete")
 	for _, c := range candidates {
-		b, err := e.resolveModel(ctx, c)
+		b, err := m.resolve(ctx, c)
 		if err != nil {
 			lastErr = err
 			continue

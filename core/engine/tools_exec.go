@@ -6,20 +6,40 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strings"
 	"sync"
 
 	"github.com/foya-dev/foya/core"
 	"github.com/foya-dev/foya/core/hooks"
+	"github.com/foya-dev/foya/core/session"
 )
 
-// runTools executes the tool calls of one assistant message and persists one
+// toolRunner executes a turn's tool calls: the scope and approval checks,
+// the PreToolUse and PostToolUse hooks, kernel tools, image generation and
+// the tool plugins, and what a call leaves behind (file changes kept in the
+// artifact store, attachments).
+type toolRunner struct {
+	svc      *session.Service
+	cfg      *Config
+	log      *slog.Logger
+	out      OutputLimits
+	dirs     workDirs
+	requests *Requests
+	hooks    *hookRunner
+	gen      *Generator
+	// kernel runs a kernel tool (they act on the session through the
+	// engine: questions, tasks, sub-agents, web search).
+	kernel func(ctx context.Context, kt kernelTool, s core.Session, c core.ToolCall) (string, bool)
+}
+
+// run executes the tool calls of one assistant message and persists one
 // tool message per call, in call order (MSG-7). Calls that are all
 // read-only (or Parallel) run concurrently; otherwise they run one after
 // another. It reports whether the turn was stopped (remaining calls are not
 // run).
-func (e *Engine) runTools(ctx context.Context, sessionID, turnID string, calls []core.ToolCall, tools map[string]core.ToolInfo) bool {
+func (t *toolRunner) run(ctx context.Context, sessionID, turnID string, calls []core.ToolCall, tools map[string]core.ToolInfo) bool {
 	pctx := context.WithoutCancel(ctx)
 	allReadOnly := len(calls) > 1
 	for _, c := range calls {
@@ -31,18 +51,18 @@ func (e *Engine) runTools(ctx context.Context, sessionID, turnID string, calls [
 	if allReadOnly {
 		var wg sync.WaitGroup
 		for i, c := range calls {
-			if err := e.persist(pctx, sessionID, core.EventToolStarted, core.ToolStartedPayload{TurnID: turnID, ToolCallID: c.ID, ToolName: c.Name}); err != nil {
+			if err := appendEvent(pctx, t.svc, sessionID, core.EventToolStarted, core.ToolStartedPayload{TurnID: turnID, ToolCallID: c.ID, ToolName: c.Name}); err != nil {
 				return true
 			}
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				results[i] = e.runTool(ctx, sessionID, turnID, c, tools)
+				results[i] = t.runOne(ctx, sessionID, turnID, c, tools)
 			}()
 		}
 		wg.Wait()
 		for _, m := range results {
-			if err := e.persist(pctx, sessionID, core.EventMessageEnd, core.MessagePayload{Message: m}); err != nil {
+			if err := appendEvent(pctx, t.svc, sessionID, core.EventMessageEnd, core.MessagePayload{Message: m}); err != nil {
 				return true
 			}
 		}
@@ -52,11 +72,11 @@ func (e *Engine) runTools(ctx context.Context, sessionID, turnID string, calls [
 		if ctx.Err() != nil {
 			return true
 		}
-		if err := e.persist(pctx, sessionID, core.EventToolStarted, core.ToolStartedPayload{TurnID: turnID, ToolCallID: c.ID, ToolName: c.Name}); err != nil {
+		if err := appendEvent(pctx, t.svc, sessionID, core.EventToolStarted, core.ToolStartedPayload{TurnID: turnID, ToolCallID: c.ID, ToolName: c.Name}); err != nil {
 			return true
 		}
-		m := e.runTool(ctx, sessionID, turnID, c, tools)
-		if err := e.persist(pctx, sessionID, core.EventMessageEnd, core.MessagePayload{Message: m}); err != nil {
+		m := t.runOne(ctx, sessionID, turnID, c, tools)
+		if err := appendEvent(pctx, t.svc, sessionID, core.EventMessageEnd, core.MessagePayload{Message: m}); err != nil {
 			return true
 		}
 	}
@@ -71,20 +91,20 @@ func lookupTool(name string, tools map[string]core.ToolInfo) (core.ToolInfo, boo
 	return t, ok
 }
 
-// runTool runs one call and returns its tool message; failures become tool
+// runOne runs one call and returns its tool message; failures become tool
 // messages the model can read (MSG-7).
-func (e *Engine) runTool(ctx context.Context, sessionID, turnID string, c core.ToolCall, tools map[string]core.ToolInfo) core.Message {
+func (t *toolRunner) runOne(ctx context.Context, sessionID, turnID string, c core.ToolCall, tools map[string]core.ToolInfo) core.Message {
 	var post func(*core.Message)
-	m := e.callTool(ctx, sessionID, turnID, c, tools, &post)
+	m := t.call(ctx, sessionID, turnID, c, tools, &post)
 	if post != nil {
 		post(&m)
 	}
 	return m
 }
 
-// callTool is runTool before the PostToolUse hooks; it sets *post once
+// call is runOne before the PostToolUse hooks; it sets *post once
 // the call passed the PreToolUse hooks.
-func (e *Engine) callTool(ctx context.Context, sessionID, turnID string, c core.ToolCall, tools map[string]core.ToolInfo, post *func(*core.Message)) core.Message {
+func (t *toolRunner) call(ctx context.Context, sessionID, turnID string, c core.ToolCall, tools map[string]core.ToolInfo, post *func(*core.Message)) core.Message {
 	m := core.Message{Role: core.RoleTool, ToolCallID: c.ID, ToolName: c.Name, TurnID: turnID}
 	fail := func(format string, args ...any) core.Message {
 		m.Text, m.IsError = fmt.Sprintf(format, args...), true
@@ -92,16 +112,16 @@ func (e *Engine) callTool(ctx context.Context, sessionID, turnID string, c core.
 	}
 	if c.Truncated {
 		// Its arguments passed the cap and were cut: never run.
-		return fail("%s", e.out.toolArgsRefusal())
+		return fail("%s", t.out.toolArgsRefusal())
 	}
 	// The session is read at call time: a mode change applies to the next
 	// tool call.
 	pctx := context.WithoutCancel(ctx)
-	s, err := e.svc.Session(pctx, sessionID)
+	s, err := t.svc.Session(pctx, sessionID)
 	if err != nil {
 		return fail("%s", core.ErrorMessage(err))
 	}
-	info, why := e.refuseCall(s, c, tools)
+	info, why := t.refuse(s, c, tools)
 	if why != "" {
 		return fail("%s", why)
 	}
@@ -110,45 +130,45 @@ func (e *Engine) callTool(ctx context.Context, sessionID, turnID string, c core.
 	if !isKernelTool && c.Name != ToolImageGeneration {
 		// The scope check comes before the approval: nobody is asked to
 		// approve a call that would be refused anyway.
-		if dir, err = e.dirs.workDir(pctx, s); err != nil {
+		if dir, err = t.dirs.workDir(pctx, s); err != nil {
 			return fail("%s", core.ErrorMessage(err))
 		}
-		if why := e.cfg.scopeRefusal(dir, c); why != "" {
+		if why := t.cfg.scopeRefusal(dir, c); why != "" {
 			return fail("%s", why)
 		}
 	}
-	if ok, why := e.requests.authorize(ctx, s, c, info); !ok {
+	if ok, why := t.requests.authorize(ctx, s, c, info); !ok {
 		return fail("%s", why)
 	}
 	if ctx.Err() != nil {
 		return fail("not run: the turn was stopped")
 	}
 	// PreToolUse runs after the approval policy, before the call.
-	if d := e.hooks.runHooks(ctx, s, turnID, hooks.HookPreToolUse, core.HookInput{ToolName: c.Name, ToolInput: c.Input}); d.block {
+	if d := t.hooks.runHooks(ctx, s, turnID, hooks.HookPreToolUse, core.HookInput{ToolName: c.Name, ToolInput: c.Input}); d.block {
 		return fail("blocked by a PreToolUse hook: %s", cmp.Or(d.reason, "no reason given"))
 	} else if d.ask && !d.allow {
-		if ok, why := e.requests.authorizeAsk(ctx, s, c, info); !ok {
+		if ok, why := t.requests.authorizeAsk(ctx, s, c, info); !ok {
 			return fail("%s", why)
 		}
 	}
-	*post = e.postToolHooks(ctx, s, turnID, c)
+	*post = t.postHooks(ctx, s, turnID, c)
 	if c.Name == ToolImageGeneration {
-		text, atts, isErr := e.gen.runImageGeneration(ctx, s, c)
+		text, atts, isErr := t.gen.runImageGeneration(ctx, s, c)
 		m.Text, m.Attachments, m.IsError = text, atts, isErr
 		return m
 	}
 	if isKernelTool {
-		text, isErr := kt.run(ctx, e, s, c)
+		text, isErr := t.kernel(ctx, kt, s, c)
 		m.Text, m.IsError = text, isErr
 		return m
 	}
-	e.callPlugin(ctx, s, c, dir, &m)
+	t.callPlugin(ctx, s, c, dir, &m)
 	return m
 }
 
-// refuseCall returns the tool c calls, or why it cannot run in s: it is
+// refuse returns the tool c calls, or why it cannot run in s: it is
 // unknown or not allowed, or its arguments are not a JSON object.
-func (e *Engine) refuseCall(s core.Session, c core.ToolCall, tools map[string]core.ToolInfo) (core.ToolInfo, string) {
+func (t *toolRunner) refuse(s core.Session, c core.ToolCall, tools map[string]core.ToolInfo) (core.ToolInfo, string) {
 	info, ok := lookupTool(c.Name, tools)
 	if !ok || !allowedTool(s, c.Name) {
 		names := make([]string, 0, len(tools))
@@ -169,13 +189,13 @@ func (e *Engine) refuseCall(s core.Session, c core.ToolCall, tools map[string]co
 	return info, ""
 }
 
-// postToolHooks returns the PostToolUse step of a call that passed the
+// postHooks returns the PostToolUse step of a call that passed the
 // PreToolUse hooks: exit 2 or decision "block" feeds the reason back to the
 // model with the result; additionalContext is appended too.
-func (e *Engine) postToolHooks(ctx context.Context, s core.Session, turnID string, c core.ToolCall) func(*core.Message) {
+func (t *toolRunner) postHooks(ctx context.Context, s core.Session, turnID string, c core.ToolCall) func(*core.Message) {
 	return func(m *core.Message) {
 		resp, _ := json.Marshal(map[string]any{"text": m.Text, "is_error": m.IsError})
-		d := e.hooks.runHooks(ctx, s, turnID, hooks.HookPostToolUse, core.HookInput{ToolName: c.Name, ToolInput: c.Input, ToolResponse: resp})
+		d := t.hooks.runHooks(ctx, s, turnID, hooks.HookPostToolUse, core.HookInput{ToolName: c.Name, ToolInput: c.Input, ToolResponse: resp})
 		if d.block {
 			m.Text += "\n[PostToolUse hook: " + cmp.Or(d.reason, "no reason given") + "]"
 		}
@@ -187,12 +207,12 @@ func (e *Engine) postToolHooks(ctx context.Context, s core.Session, turnID strin
 
 // callPlugin runs c on the tool runners in dir and sets m from the result,
 // keeping its file changes and attachments.
-func (e *Engine) callPlugin(ctx context.Context, s core.Session, c core.ToolCall, dir string, m *core.Message) {
+func (t *toolRunner) callPlugin(ctx context.Context, s core.Session, c core.ToolCall, dir string, m *core.Message) {
 	pctx, sessionID := context.WithoutCancel(ctx), s.ID
 	fail := func(format string, args ...any) {
 		m.Text, m.IsError = fmt.Sprintf(format, args...), true
 	}
-	res, err := e.cfg.Tools.Call(core.WithAsker(e.toolScope(ctx, s), sessionAsker{e, sessionID, c}), core.ToolCallRequest{SessionID: sessionID, WorkDir: dir, ScopeDir: dir, ToolCallID: c.ID, Name: c.Name, Input: c.Input})
+	res, err := t.cfg.Tools.Call(core.WithAsker(toolScope(ctx, t.svc, s), sessionAsker{t.requests, sessionID, c}), core.ToolCallRequest{SessionID: sessionID, WorkDir: dir, ScopeDir: dir, ToolCallID: c.ID, Name: c.Name, Input: c.Input})
 	if err != nil {
 		if ctx.Err() != nil {
 			fail("cancelled: the turn was stopped while %s ran", c.Name)
@@ -205,7 +225,7 @@ func (e *Engine) callPlugin(ctx context.Context, s core.Session, c core.ToolCall
 	if res.Note != "" {
 		m.Text += "\n[note: " + res.Note + "]"
 	}
-	m.FileChanges = e.keepFileChanges(pctx, sessionID, res.FileChanges)
+	m.FileChanges = t.keepFileChanges(pctx, sessionID, res.FileChanges)
 	if len(res.Structured) > 0 && json.Valid(res.Structured) {
 		m.StructuredContent = res.Structured
 	}
@@ -214,9 +234,9 @@ func (e *Engine) callPlugin(ctx context.Context, s core.Session, c core.ToolCall
 		atts = append([]core.ToolAttachment{*res.Attachment}, atts...)
 	}
 	for i := range atts {
-		a, err := e.cfg.keepAttachment(pctx, &atts[i])
+		a, err := t.cfg.keepAttachment(pctx, &atts[i])
 		if err != nil {
-			e.log.Warn("keep tool attachment", "session_id", sessionID, "tool", c.Name, "err", err)
+			t.log.Warn("keep tool attachment", "session_id", sessionID, "tool", c.Name, "err", err)
 			m.Text += fmt.Sprintf("\n[note: attachment %q could not be kept: %s]", atts[i].Name, core.ErrorMessage(err))
 			continue
 		}
@@ -227,7 +247,7 @@ func (e *Engine) callPlugin(ctx context.Context, s core.Session, c core.ToolCall
 // keepFileChanges stores the before and after bytes of each change in the
 // artifact store (content-addressed; rewind restores from them) and keeps
 // only the hashes on the message (MSG-7).
-func (e *Engine) keepFileChanges(ctx context.Context, sessionID string, changes []core.ToolFileChange) []core.FileChange {
+func (t *toolRunner) keepFileChanges(ctx context.Context, sessionID string, changes []core.ToolFileChange) []core.FileChange {
 	out := make([]core.FileChange, 0, len(changes))
 	for _, fc := range changes {
 		c := core.FileChange{Path: fc.Path, Action: fc.Action, BeforeHash: fc.BeforeSHA256, AfterHash: fc.AfterSHA256, BytesMissing: fc.TooLarge}
@@ -241,13 +261,13 @@ func (e *Engine) keepFileChanges(ctx context.Context, sessionID string, changes 
 			if side.hash == "" {
 				continue
 			}
-			if e.cfg.Blobs == nil || (len(side.data) == 0 && side.hash != emptySHA256) {
+			if t.cfg.Blobs == nil || (len(side.data) == 0 && side.hash != emptySHA256) {
 				c.BytesMissing = true
 				continue
 			}
-			got, _, err := e.cfg.Blobs.Put(ctx, bytes.NewReader(side.data), 0)
+			got, _, err := t.cfg.Blobs.Put(ctx, bytes.NewReader(side.data), 0)
 			if err != nil || got != side.hash {
-				e.log.Warn("keep file change bytes", "session_id", sessionID, "path", fc.Path, "err", err)
+				t.log.Warn("keep file change bytes", "session_id", sessionID, "path", fc.Path, "err", err)
 				c.BytesMissing = true
 			}
 		}

@@ -230,7 +230,7 @@ func (e *Engine) compileFrom(ctx context.Context, s core.Session, b boundModel, 
 		}
 	}
 	budget := InputBudget(b.model.Capabilities)
-	cp := e.validCheckpoint(ctx, s, b.route, msgs)
+	cp := e.compactor.checkpoint(ctx, s, b.route, msgs)
 	visible := afterCheckpoint(msgs, cp)
 	opts := session.ViewOptions{
 		DropImages:      !ImageInputAllowed(b.model.Capabilities),
@@ -281,11 +281,11 @@ func (e *Engine) compileFrom(ctx context.Context, s core.Session, b boundModel, 
 
 // toolScope marks ctx with the session and its ancestors, whose attached
 // MCP servers the session's tools include (a sub-agent sees its parents').
-func (e *Engine) toolScope(ctx context.Context, s core.Session) context.Context {
+func toolScope(ctx context.Context, svc *session.Service, s core.Session) context.Context {
 	ids := []string{s.ID}
 	for p := s.ParentID; p != "" && len(ids) < 32; {
 		ids = append(ids, p)
-		ps, err := e.svc.Session(context.WithoutCancel(ctx), p)
+		ps, err := svc.Session(context.WithoutCancel(ctx), p)
 		if err != nil {
 			break
 		}
@@ -302,14 +302,14 @@ func (e *Engine) toolSet(ctx context.Context, s core.Session, b boundModel) (map
 	var infos []core.ToolInfo
 	if e.cfg.Tools != nil {
 		var err error
-		if infos, err = e.cfg.Tools.Tools(e.toolScope(ctx, s)); err != nil {
+		if infos, err = e.cfg.Tools.Tools(toolScope(ctx, e.svc, s)); err != nil {
 			return nil, nil, fmt.Errorf("list tools: %w", err)
 		}
 	}
 	byName := make(map[string]core.ToolInfo, len(infos))
 	b.imageDefault = e.gen.imageDefaultSet(ctx)
 	if !webSearchAvailable(b) {
-		_, b.searchFallback = e.searchFallback(ctx)
+		_, b.searchFallback = e.models.searchFallback(ctx)
 	}
 	schemas := kernelToolSchemas(s, b)
 	for _, t := range infos {

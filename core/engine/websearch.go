@@ -42,12 +42,12 @@ func runWebSearch(ctx context.Context, e *Engine, s core.Session, c core.ToolCal
 		return "web_search: give a non-empty \"query\"", true
 	}
 	pctx := context.WithoutCancel(ctx)
-	b, err := e.resolveModel(pctx, s)
+	b, err := e.models.resolve(pctx, s)
 	if err != nil {
 		return core.ErrorMessage(err), true
 	}
 	if !webSearchAvailable(b) {
-		fb, ok := e.searchFallback(pctx)
+		fb, ok := e.models.searchFallback(pctx)
 		if !ok {
 			return "web_search is not available: the model does not declare webSearch, its provider cannot search, and no fallback search connection is configured", true
 		}
@@ -72,8 +72,8 @@ func runWebSearch(ctx context.Context, e *Engine, s core.Session, c core.ToolCal
 }
 
 // searchFallback finds the configured fallback search connection and model.
-func (e *Engine) searchFallback(ctx context.Context) (boundModel, bool) {
-	conns, err := e.cfg.Catalog.Connections(ctx)
+func (m *models) searchFallback(ctx context.Context) (boundModel, bool) {
+	conns, err := m.catalog.Connections(ctx)
 	if err != nil {
 		return boundModel{}, false
 	}
@@ -82,20 +82,20 @@ func (e *Engine) searchFallback(ctx context.Context) (boundModel, bool) {
 			continue
 		}
 		model := c.Models[0]
-		for _, m := range c.Models {
-			if m.Capabilities.WebSearch != nil && *m.Capabilities.WebSearch {
-				model = m
+		for _, cm := range c.Models {
+			if cm.Capabilities.WebSearch != nil && *cm.Capabilities.WebSearch {
+				model = cm
 				break
 			}
 		}
-		p, err := e.cfg.Providers.Provider(c.ProviderKind)
+		p, err := m.providers.Provider(c.ProviderKind)
 		if err != nil {
 			continue
 		}
 		if _, ok := p.(core.WebSearcher); !ok || !core.HasCapability(p, core.CapWebSearch) {
 			continue
 		}
-		ep, err := e.cfg.Catalog.Endpoint(ctx, c.ID)
+		ep, err := m.catalog.Endpoint(ctx, c.ID)
 		if err != nil {
 			continue
 		}

@@ -22,6 +22,7 @@ func redactMCP(c core.MCPServerConfig, st core.MCPServerState) core.MCPServer {
 		ID: c.ID, Name: c.Name, Transport: c.Transport, Command: c.Command, Args: slices.Clone(c.Args),
 		URL: redactMCPURL(c.URL), EnvKeys: keysOf(c.Env), HeaderKeys: keysOf(c.Headers), Enabled: c.Enabled,
 		TimeoutSeconds: c.CallTimeoutSeconds(), SessionID: c.SessionID, MCPServerState: st,
+		OAuthClientID: c.OAuthClientID, OAuthClientSecretSet: c.OAuthClientSecret != "",
 	}
 	if s.Args == nil {
 		s.Args = []string{}

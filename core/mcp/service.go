@@ -20,6 +20,9 @@ import (
 type Config struct {
 	Store   core.MCPStore
 	Runtime core.MCPRuntime
+	// Auth signs HTTP servers in with OAuth (loginMcpServer,
+	// logoutMcpServer, the callback); optional.
+	Auth core.MCPAuthRuntime
 	// Broker receives catalog_updated on every change; optional.
 	Broker *pubsub.Broker
 	Logger *slog.Logger
@@ -35,6 +38,7 @@ type Config struct {
 type Service struct {
 	store   core.MCPStore
 	runtime core.MCPRuntime
+	auth    core.MCPAuthRuntime
 	broker  *pubsub.Broker
 	log     *slog.Logger
 
@@ -62,7 +66,7 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 	if err != nil {
 		return nil, fmt.Errorf("load mcp servers: %w", err)
 	}
-	s := &Service{store: cfg.Store, runtime: cfg.Runtime, broker: cfg.Broker, log: log, servers: servers,
+	s := &Service{store: cfg.Store, runtime: cfg.Runtime, auth: cfg.Auth, broker: cfg.Broker, log: log, servers: servers,
 		exists: cfg.SessionExists, bySession: map[string][]core.MCPServerConfig{}, stopSub: func() {}}
 	s.runtime.Apply(ctx, s.runtimeSet())
 	if cfg.Broker != nil {
@@ -210,6 +214,12 @@ func (s *Service) Delete(ctx context.Context, id string) error {
 	})
 	if err == nil {
 		s.Changed(id)
+		if s.auth != nil {
+			// Its tokens go with it (revoked where offered).
+			if lerr := s.auth.Logout(ctx, id); lerr != nil {
+				s.log.Warn("forget the OAuth tokens of a deleted MCP server", "mcp_server_id", id, "err", lerr)
+			}
+		}
 	}
 	return err
 }
@@ -437,6 +447,7 @@ func applyMCPInput(c *core.MCPServerConfig, in core.MCPServerInput, create bool)
 	if c.Transport != in.Transport && !create {
 		// A transport change drops what only the old transport used.
 		c.Command, c.Args, c.Env, c.URL, c.Headers = "", nil, nil, "", nil
+		c.OAuthClientID, c.OAuthClientSecret = "", ""
 	}
 	c.Transport = in.Transport
 	if in.Command != nil {
@@ -459,6 +470,12 @@ func applyMCPInput(c *core.MCPServerConfig, in core.MCPServerInput, create bool)
 	}
 	if in.TimeoutSeconds != nil {
 		c.TimeoutSeconds = *in.TimeoutSeconds
+	}
+	if in.OAuthClientID != nil {
+		c.OAuthClientID = strings.TrimSpace(*in.OAuthClientID)
+	}
+	if in.OAuthClientSecret != nil {
+		c.OAuthClientSecret = *in.OAuthClientSecret
 	}
 }
 
@@ -537,6 +554,15 @@ func validateMCP(c core.MCPServerConfig, others []core.MCPServerConfig) error {
 			p.Add("input.headers", "value of %q must not contain line breaks or NUL bytes", kv.Key)
 		}
 		seen[k] = true
+	}
+	if c.Transport != core.MCPHTTP && (c.OAuthClientID != "" || c.OAuthClientSecret != "") {
+		p.Add("input.oauthClientId", "only HTTP servers sign in with OAuth")
+	}
+	if strings.ContainsFunc(c.OAuthClientID+c.OAuthClientSecret, func(r rune) bool { return !unicode.IsPrint(r) }) || len(c.OAuthClientID) > 512 || len(c.OAuthClientSecret) > 4096 {
+		p.Add("input.oauthClientId", "oauthClientId (at most 512 bytes) and oauthClientSecret (at most 4096) must be printable text")
+	}
+	if c.OAuthClientSecret != "" && c.OAuthClientID == "" {
+		p.Add("input.oauthClientSecret", "needs oauthClientId: a secret belongs to a client registered by hand")
 	}
 	if c.TimeoutSeconds < 0 || c.TimeoutSeconds > core.MaxMCPTimeout {
 		p.Add("input.timeoutSeconds", "between 1 and %d (0 or null: the default of %d)", core.MaxMCPTimeout, core.DefaultMCPTimeout)

@@ -115,6 +115,10 @@ type McpServerInput struct {
 	Enabled *bool `json:"enabled,omitempty"`
 	// Bound on one tool call, 1 to 3600 seconds; null or 0 on create: 60.
 	TimeoutSeconds *int64 `json:"timeoutSeconds,omitempty"`
+	// HTTP: the OAuth client id registered by hand with the server's authorization server; without it the kernel registers itself dynamically (RFC 7591). On update null keeps it, "" clears it.
+	OauthClientID *string `json:"oauthClientId,omitempty"`
+	// HTTP: the secret of oauthClientId, for a confidential client. Secret: write-only, never returned. On update null keeps it, "" clears it.
+	OauthClientSecret *string `json:"oauthClientSecret,omitempty"`
 }
 
 // A model a connection offers, with its declared capabilities.

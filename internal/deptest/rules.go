@@ -26,6 +26,7 @@ var (
 	database  = []string{"github.com/uptrace/bun", "github.com/jackc/pgx/v5", "modernc.org/sqlite"}
 	confine   = []string{"github.com/landlock-lsm/go-landlock", "golang.org/x/sys", "kernel.org/pub/linux/libs/security/libcap/psx"}
 	mcpSDK    = "github.com/modelcontextprotocol/go-sdk"
+	oauth2    = "golang.org/x/oauth2" // the MCP SDK's auth speaks it; OAuth for HTTP MCP servers
 	anything  = []string{"*"}
 )
 
@@ -73,8 +74,8 @@ var Rules = []Rule{
 	{Pkg: "plugins/sandbox", Rule: "plugins/sandbox confines processes: the standard library, landlock and x/sys only",
 		Modules: confine},
 	{Pkg: "plugins/internal/...", Rule: "plugins/internal holds helpers of the plugin packages: the standard library only"},
-	{Pkg: "plugins/mcphost/...", Rule: "plugins/mcphost imports core/..., plugins/sandbox, plugins/internal and the MCP SDK",
-		Imports: []string{"core/...", "plugins/mcphost/...", "plugins/sandbox", "plugins/internal/...", "internal/..."}, Modules: []string{mcpSDK}},
+	{Pkg: "plugins/mcphost/...", Rule: "plugins/mcphost imports core/..., plugins/sandbox, plugins/internal, the MCP SDK and x/oauth2",
+		Imports: []string{"core/...", "plugins/mcphost/...", "plugins/sandbox", "plugins/internal/...", "internal/..."}, Modules: []string{mcpSDK, oauth2}},
 	{Pkg: "plugins/hooks", Rule: "plugins/hooks imports core/..., plugins/sandbox and internal/...",
 		Imports: []string{"core/...", "plugins/sandbox", "plugins/internal/...", "internal/..."}},
 	{Pkg: "plugins/builtin/...", Rule: "the built-in plugins are plugins: plugins/sdk, plugins/sandbox and plugins/internal, never core",

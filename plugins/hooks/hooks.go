@@ -35,6 +35,10 @@ type Runner struct {
 	Hidden []string
 	// Limits bound each hook's processes (docs/sandbox.md).
 	Limits sandbox.Limits
+	// Readable are extra read roots (`foya serve --tool-readable`): a hook
+	// reads only the system directories, its PATH's toolchains, git's
+	// global configuration, its session's directory, /tmp and these.
+	Readable []string
 
 	namespaces bool
 }
@@ -114,6 +118,10 @@ func (r *Runner) RunHook(ctx context.Context, h core.HookRun) core.HookOutcome {
 		for _, h := range r.Hidden {
 			p.Hidden = append(p.Hidden, realPath(h))
 		}
+		home, _ := os.UserHomeDir()
+		p.ConfineReads = true
+		p.Readable = append(sandbox.ToolchainReadable(os.Getenv("PATH"), home, p.Hidden), sandbox.HomeReadable(home)...)
+		p.Readable = append(p.Readable, r.Readable...)
 		proc, err = sandbox.Start(r.Exe, p, out)
 		if errors.Is(err, sandbox.ErrNoNamespaces) {
 			p.Namespaces = false

@@ -30,6 +30,12 @@ type SandboxConfig struct {
 	Hidden  []string
 	// Writable are extra writable roots (`foya serve --tool-writable`).
 	Writable []string
+	// Readable are extra read roots (`foya serve --tool-readable`). A
+	// server reads only the system directories, its PATH's toolchains,
+	// its program's directories (sandbox.ProgramReadable), its state
+	// directory, its session's directory, /tmp, the writable roots and
+	// these.
+	Readable []string
 	// Limits bound the server's processes, file size and address space
 	// (CPUSeconds does not apply: a server runs for long).
 	Limits sandbox.Limits
@@ -95,7 +101,7 @@ func (m *Manager) confinement() *confinement {
 					break
 				}
 			}
-			base := sandbox.Policy{Network: true, Devices: sandbox.DefaultDevices, UID: os.Getuid(), GID: os.Getgid(), Hidden: masked(sc)}
+			base := sandbox.Policy{Network: true, ConfineReads: true, Devices: sandbox.DefaultDevices, UID: os.Getuid(), GID: os.Getgid(), Hidden: masked(sc)}
 			rep, err := sandbox.Probe(exe, base)
 			if err != nil {
 				c.detail = "STDIO MCP servers run unconfined: the sandbox helper failed: " + err.Error()
@@ -106,7 +112,7 @@ func (m *Manager) confinement() *confinement {
 				break
 			}
 			c.exe, c.usable, c.namespaces = exe, true, rep.Namespaces
-			c.detail = fmt.Sprintf("STDIO MCP servers are confined: Landlock %t (ABI %d), user namespaces %t", rep.Landlock, rep.ABI, rep.Namespaces)
+			c.detail = fmt.Sprintf("STDIO MCP servers are confined: Landlock %t (ABI %d; reads confined %t), user namespaces %t", rep.Landlock, rep.ABI, rep.ReadsConfined, rep.Namespaces)
 		}
 		if c.usable {
 			m.log.Info("mcp sandbox", "detail", c.detail)
@@ -237,6 +243,10 @@ func (m *Manager) stdioCommand(ctx context.Context, c core.MCPServerConfig) (*ex
 		Limits:     sc.Limits,
 	}
 	p.Limits.CPUSeconds = 0
+	home, _ := os.UserHomeDir()
+	p.ConfineReads = true
+	p.Readable = append(sandbox.ToolchainReadable(envPath(env), home, p.Hidden), sandbox.ProgramReadable(p.Argv, envPath(env), home, p.Hidden)...)
+	p.Readable = append(p.Readable, sc.Readable...)
 	if c.SessionID != "" && m.cfg.ScopeDir != nil {
 		dir, err := m.cfg.ScopeDir(ctx, c.SessionID)
 		if err != nil {

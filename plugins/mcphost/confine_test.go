@@ -23,6 +23,7 @@ type probeResult struct {
 	ReadSecret   string   `json:"readSecret"`   // connections.json's bytes, or the error
 	PlantData    string   `json:"plantData"`    // "planted" or the error
 	PlantSibling string   `json:"plantSibling"` // a write outside its roots
+	ReadSibling  string   `json:"readSibling"`  // a read outside its roots (another project)
 	KernelEnv    string   `json:"kernelEnv"`    // the kernel's /proc/PID/environ, or the error
 	WriteHome    string   `json:"writeHome"`    // its own state directory
 	WriteScope   string   `json:"writeScope"`   // the session's directory (when attached)
@@ -48,6 +49,8 @@ func serveProbe() {
 	r.ReadSecret = attempt(err, string(b))
 	r.PlantData = attempt(os.WriteFile(filepath.Join(data, "planted"), []byte("x"), 0o644), "planted")
 	r.PlantSibling = attempt(os.WriteFile(filepath.Join(os.Getenv("PROBE_SIBLING"), "planted"), []byte("x"), 0o644), "planted")
+	b, err = os.ReadFile(filepath.Join(os.Getenv("PROBE_SIBLING"), "notes.txt"))
+	r.ReadSibling = attempt(err, string(b))
 	b, err = os.ReadFile("/proc/" + os.Getenv("PROBE_KERNEL_PID") + "/environ")
 	r.KernelEnv = attempt(err, string(b))
 	r.WriteHome = attempt(os.WriteFile(filepath.Join(os.Getenv("HOME"), "home.txt"), []byte("h"), 0o644), "ok")
@@ -109,6 +112,9 @@ func TestConfinedStdioServer(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(data, "connections.json"), []byte(`{"apiKey":"sk-live-secret"}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	if err := os.WriteFile(filepath.Join(sibling, "notes.txt"), []byte("other-project-secret"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	exe, _ := os.Executable()
 	m := mcphost.New(mcphost.Config{
 		StateDir: state,
@@ -139,6 +145,9 @@ func TestConfinedStdioServer(t *testing.T) {
 		home := mcphost.StateDirFor(state, c)
 		if rep.Namespaces && (strings.Contains(r.ReadSecret, "sk-live") || !strings.HasPrefix(r.ReadSecret, "error:")) {
 			t.Errorf("%s read connections.json: %q", c.Name, r.ReadSecret)
+		}
+		if !strings.Contains(r.ReadSibling, "permission denied") {
+			t.Errorf("%s read another project: %q", c.Name, r.ReadSibling)
 		}
 		if strings.Contains(r.KernelEnv, "kernel-secret") {
 			t.Errorf("%s read the kernel's environment", c.Name)

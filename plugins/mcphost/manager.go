@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"reflect"
 	"slices"
 	"strings"
@@ -59,6 +60,21 @@ type Config struct {
 	// scratch directory), which a server attached to that session may
 	// write and starts in.
 	ScopeDir func(ctx context.Context, sessionID string) (string, error)
+	// Auth keeps the OAuth grants of HTTP servers (sealed); nil turns
+	// OAuth off (a 401 is then an ordinary connection failure).
+	Auth core.MCPAuthStore
+	// CallbackURL returns the kernel's OAuth redirect URL (its HTTP edge's
+	// CallbackPath); "" until the kernel listens.
+	CallbackURL func() string
+	// OAuthHTTPClient makes the requests to authorization servers
+	// (default: a client with a 30s timeout).
+	OAuthHTTPClient *http.Client
+	// OnNeedsAuth is called when a server enters NEEDS_AUTH (the kernel
+	// event mcp_needs_auth).
+	OnNeedsAuth func(serverID string)
+	// AuthPoll is how often a server in NEEDS_AUTH looks for a grant
+	// stored by another kernel on the same database (default 2s).
+	AuthPoll time.Duration
 }
 
 // Manager runs the configured MCP servers. It is safe for concurrent use.
@@ -74,11 +90,14 @@ type Manager struct {
 	off map[string][]string
 
 	conf confinement
+	// pending holds the sign-ins waiting for their callback, by state.
+	pending map[string]*pendingLogin
 }
 
 var (
-	_ core.MCPRuntime = (*Manager)(nil)
-	_ core.ToolRunner = (*Manager)(nil)
+	_ core.MCPRuntime     = (*Manager)(nil)
+	_ core.ToolRunner     = (*Manager)(nil)
+	_ core.MCPAuthRuntime = (*Manager)(nil)
 )
 
 // New returns a Manager that runs nothing until Apply.
@@ -104,8 +123,11 @@ func New(cfg Config) *Manager {
 	if cfg.ElicitationTimeout <= 0 {
 		cfg.ElicitationTimeout = DefaultElicitationTimeout
 	}
+	if cfg.AuthPoll <= 0 {
+		cfg.AuthPoll = 2 * time.Second
+	}
 	cfg.Version = cmp.Or(cfg.Version, "dev")
-	return &Manager{cfg: cfg, log: cfg.Logger, servers: map[string]*server{}, warned: map[string]bool{}}
+	return &Manager{cfg: cfg, log: cfg.Logger, servers: map[string]*server{}, warned: map[string]bool{}, pending: map[string]*pendingLogin{}}
 }
 
 // Apply starts, stops and restarts servers to match the configuration.

@@ -40,6 +40,11 @@ type server struct {
 	calls   []*inflight   // running tool calls, oldest first
 
 	secrets []string // env and header values, URL query values: never shown
+
+	oauth    *oauthHandler // HTTP servers when OAuth is on; nil otherwise
+	authed   chan struct{} // a sign-in completed on this kernel
+	authLost chan struct{} // the server went to NEEDS_AUTH while connected
+	authWait bool          // the last attempt ended in NEEDS_AUTH
 }
 
 // secretsOf lists the values an error message must never show.
@@ -89,14 +94,19 @@ func (s *server) scrubErr(err error) error {
 
 func newServer(m *Manager, c core.MCPServerConfig) *server {
 	ctx, cancel := context.WithCancel(context.Background())
-	return &server{
+	s := &server{
 		m: m, cfg: c, log: m.log.With("mcp_server", c.Name),
 		ctx: ctx, cancel: cancel, done: make(chan struct{}),
 		restart: make(chan struct{}, 1), listed: make(chan struct{}, 1),
 		state:   core.MCPServerState{Status: core.MCPStarting},
 		changed: make(chan struct{}),
 		secrets: secretsOf(c),
+		authed:  make(chan struct{}, 1), authLost: make(chan struct{}, 1),
 	}
+	if c.Transport == core.MCPHTTP && m.cfg.Auth != nil {
+		s.oauth = &oauthHandler{s: s}
+	}
+	return s
 }
 
 func (s *server) start() { go s.run() }
@@ -156,6 +166,8 @@ func (s *server) ready(ctx context.Context) (*mcp.ClientSession, error) {
 			}
 		case core.MCPFailed:
 			return nil, fmt.Errorf("it failed: %s (restart it with restartMcpServer or `foya mcp restart`)", st.Error)
+		case core.MCPNeedsAuth:
+			return nil, fmt.Errorf("it needs a sign-in (`foya mcp login %s` or loginMcpServer)", s.cfg.Name)
 		}
 		select {
 		case <-ch:
@@ -204,6 +216,14 @@ func (s *server) run() {
 			if s.ctx.Err() != nil {
 				return
 			}
+			if s.takeAuthWait() {
+				if !s.waitAuth() {
+					return
+				}
+				failures = 0
+				s.set(func(st *core.MCPServerState) { *st = core.MCPServerState{Status: core.MCPStarting} })
+				continue
+			}
 			failures++
 			s.log.Warn("mcp server did not start", "attempt", failures, "err", err)
 			if failures = s.failed(failures, err); failures < 0 {
@@ -226,6 +246,14 @@ func (s *server) run() {
 		case endRestart:
 			failures = 0
 			s.log.Info("mcp server restarting on request")
+			continue
+		case endAuthLost:
+			s.takeAuthWait()
+			if !s.waitAuth() {
+				return
+			}
+			failures = 0
+			s.set(func(st *core.MCPServerState) { *st = core.MCPServerState{Status: core.MCPStarting} })
 			continue
 		}
 		if time.Since(up) >= s.m.cfg.StableAfter {
@@ -280,6 +308,7 @@ const (
 	endDied endReason = iota
 	endStopped
 	endRestart
+	endAuthLost
 )
 
 // connect starts the transport, runs the handshake and lists the tools.
@@ -308,7 +337,10 @@ func (s *server) connect() (*mcp.ClientSession, *exec.Cmd, error) {
 			return nil, nil, fmt.Errorf("start: %w", s.scrubErr(err))
 		}
 	} else {
-		t = httpTransport(s.cfg)
+		if s.oauth != nil {
+			s.oauth.load(ctx)
+		}
+		t = httpTransport(s.cfg, s.oauth)
 	}
 	cs, err := client.Connect(ctx, t, nil)
 	err = s.scrubErr(err)
@@ -366,6 +398,8 @@ func (s *server) serve(cs *mcp.ClientSession) endReason {
 			return endRestart
 		case <-died:
 			return endDied
+		case <-s.authLost:
+			return endAuthLost
 		case <-s.listed:
 			ctx, cancel := context.WithTimeout(s.ctx, s.m.cfg.ConnectTimeout)
 			tools, err := listTools(ctx, cs)

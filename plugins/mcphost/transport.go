@@ -28,15 +28,21 @@ func (m *Manager) stdioTransport(ctx context.Context, c core.MCPServerConfig, lo
 }
 
 // httpTransport speaks Streamable HTTP to the server's URL with its headers.
-func httpTransport(c core.MCPServerConfig) *mcp.StreamableClientTransport {
+// With oauth (nil: none), the access token goes in Authorization and a
+// 401 starts the OAuth flow (oauth.go).
+func httpTransport(c core.MCPServerConfig, oauth *oauthHandler) *mcp.StreamableClientTransport {
 	h := http.Header{}
 	for _, kv := range c.Headers {
 		h.Set(kv.Key, kv.Value)
 	}
-	return &mcp.StreamableClientTransport{
+	t := &mcp.StreamableClientTransport{
 		Endpoint:   c.URL,
 		HTTPClient: &http.Client{Transport: &headerTransport{base: http.DefaultTransport, headers: h}},
 	}
+	if oauth != nil {
+		t.OAuthHandler = oauth
+	}
+	return t
 }
 
 // headerTransport adds the configured headers to every request.

@@ -31,8 +31,16 @@ const writeRights = ll.AccessFSWriteFile | ll.AccessFSRemoveDir | ll.AccessFSRem
 	ll.AccessFSMakeChar | ll.AccessFSMakeDir | ll.AccessFSMakeReg | ll.AccessFSMakeSock |
 	ll.AccessFSMakeFifo | ll.AccessFSMakeBlock | ll.AccessFSMakeSym | ll.AccessFSRefer | ll.AccessFSTruncate
 
+// readRights are the rights handled besides writeRights when reads are
+// confined.
+const readRights = ll.AccessFSExecute | ll.AccessFSReadFile | ll.AccessFSReadDir
+
 // helperMain is `<exe> __sandbox POLICY`. Its exit code is the command's.
 func helperMain(args []string) int {
+	// One thread starts, watches and kills the command's processes: each
+	// thread gets a Landlock domain of its own, and a domain may signal
+	// only the processes it contains (signal scoping).
+	runtime.LockOSThread()
 	// Every descriptor beyond 0-2 the helper inherited (the kernel's or a
 	// plugin's strays, the report pipe) is closed when the command starts.
 	closeStrayFDs()
@@ -86,6 +94,14 @@ func helperMain(args []string) int {
 			rep.Notes = append(rep.Notes, "no pids cgroup: "+err.Error())
 		}
 	}
+	var meter *cpuMeter
+	if p.Limits.CPUSeconds > 0 && !p.Exec {
+		// The CPU time of the whole call, every process it starts
+		// included (RLIMIT_CPU counts per process).
+		meter = newCPUMeter(cgroup)
+		defer meter.close()
+		rep.CPUMeter = meter.how
+	}
 	if p.Namespaces {
 		rep.Namespaces = true
 		if err := setupMounts(p, &rep); err != nil {
@@ -131,7 +147,15 @@ func helperMain(args []string) int {
 	cmd := &exec.Cmd{Path: path, Args: p.Argv}
 	if !p.Limits.IsZero() {
 		// A short stage applies the limits and then executes the command.
-		enc, err := json.Marshal(stage{Limits: p.Limits, Cgroup: cgroup})
+		st := stage{Limits: p.Limits, PidsCgroup: cgroupProcs != nil}
+		var files []*os.File
+		if cgroupProcs != nil {
+			st.Cgroups, files = append(st.Cgroups, cgroup), append(files, cgroupProcs)
+		}
+		if meter != nil && meter.procs != nil {
+			st.Cgroups, files = append(st.Cgroups, meter.cgroup), append(files, meter.procs)
+		}
+		enc, err := json.Marshal(st)
 		if err != nil {
 			return fail("encode limits: %v", err)
 		}
@@ -140,9 +164,7 @@ func helperMain(args []string) int {
 			return fail("find the sandbox helper for the limits: %v", err)
 		}
 		cmd = &exec.Cmd{Path: self, Args: append([]string{self, limitsCommand, string(enc), path}, p.Argv...)}
-		if cgroupProcs != nil {
-			cmd.ExtraFiles = []*os.File{cgroupProcs} // fd 3 of the stage
-		}
+		cmd.ExtraFiles = files // fds 3, 4 of the stage
 	}
 	cmd.Dir, cmd.Env = p.Dir, env
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = nil, os.Stdout, os.Stderr
@@ -154,7 +176,16 @@ func helperMain(args []string) int {
 		return fail("start %s: %v", p.Argv[0], err)
 	}
 	rep.Started = true
-	status := reapUntil(cmd.Process.Pid)
+	var status syscall.WaitStatus
+	if meter != nil {
+		budget := time.Duration(p.Limits.CPUSeconds) * time.Second
+		status = reapWatching(cmd.Process.Pid, meter, budget, p.Namespaces, &rep.CPUExceeded)
+		if meter.used(p.Namespaces) >= budget {
+			rep.CPUExceeded = true
+		}
+	} else {
+		status = reapUntil(cmd.Process.Pid)
+	}
 	switch {
 	case status.Signaled():
 		rep.Signal = status.Signal().String()
@@ -162,6 +193,9 @@ func helperMain(args []string) int {
 		rep.ExitCode = status.ExitStatus()
 	}
 	rep.Leftover = endLeftovers(p.Namespaces, rep.Proc)
+	if rep.CPUExceeded {
+		rep.Leftover = nil // killed for the budget, not left behind
+	}
 	if rep.ExitCode < 0 {
 		return 128 + int(status.Signal())
 	}
@@ -445,13 +479,29 @@ func restrict(p Policy, rep *Report) error {
 	if len(p.Writable) > 0 {
 		rules = append(rules, landlock.RWDirs(p.Writable...).WithRefer().IgnoreIfMissing())
 	}
+	devRights := landlock.AccessFSSet(ll.AccessFSWriteFile | ll.AccessFSTruncate)
+	if p.ConfineReads {
+		cfg.HandledAccessFS |= readRights
+		devRights |= ll.AccessFSReadFile
+		dirs, files := splitReadable(append(SystemReadable(), p.Readable...))
+		if self, err := os.Executable(); err == nil {
+			files = append(files, self) // the limits stage
+		}
+		if len(dirs) > 0 {
+			rules = append(rules, landlock.RODirs(dirs...).IgnoreIfMissing())
+		}
+		if len(files) > 0 {
+			rules = append(rules, landlock.ROFiles(files...).IgnoreIfMissing())
+		}
+	}
 	if len(p.Devices) > 0 {
-		rules = append(rules, landlock.PathAccess(ll.AccessFSWriteFile|ll.AccessFSTruncate, p.Devices...).IgnoreIfMissing())
+		rules = append(rules, landlock.PathAccess(devRights, p.Devices...).IgnoreIfMissing())
 	}
 	if err := cfg.BestEffort().Restrict(rules...); err != nil {
 		return err
 	}
 	rep.Landlock = true
+	rep.ReadsConfined = p.ConfineReads
 	if !p.Network && rep.ABI < 4 {
 		rep.Notes = append(rep.Notes, fmt.Sprintf("Landlock ABI %d cannot deny TCP", rep.ABI))
 	}
@@ -476,4 +526,20 @@ func dropSysAdmin() error {
 		return e
 	}
 	return nil
+}
+
+// splitReadable sorts read roots into directories and other files (a
+// directory right on a file is refused by Landlock); missing ones go.
+func splitReadable(paths []string) (dirs, files []string) {
+	for _, p := range paths {
+		fi, err := os.Stat(p)
+		switch {
+		case err != nil:
+		case fi.IsDir():
+			dirs = appendPath(dirs, p)
+		default:
+			files = appendPath(files, p)
+		}
+	}
+	return dirs, files
 }

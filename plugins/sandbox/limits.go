@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // limitsCommand is the first argument of the stage that applies Limits and
@@ -15,7 +16,7 @@ const limitsCommand = "__sandbox_limits"
 
 // Limits bound what a confined command and everything it starts may use.
 // Zero fields are no limit. They are POSIX resource limits (setrlimit), so
-// each holds per process except Procs; see docs/sandbox.md.
+// each holds per process except Procs and CPUSeconds; see docs/sandbox.md.
 type Limits struct {
 	// Procs is the most processes (Linux counts threads) the command and
 	// its descendants may have at once (RLIMIT_NPROC). With user
@@ -30,8 +31,10 @@ type Limits struct {
 	// (RLIMIT_FSIZE): a write beyond it fails with EFBIG (the process gets
 	// SIGXFSZ, which kills it unless ignored).
 	FileSize uint64 `json:"fileSize,omitempty"`
-	// CPUSeconds is the CPU time one process may use (RLIMIT_CPU); it is
-	// then killed.
+	// CPUSeconds is the CPU time the whole call may use, every process it
+	// starts included: the helper measures it (a cgroup's usage, else
+	// /proc) and kills them all when it is used up (Report.CPUExceeded).
+	// Each process also gets it as RLIMIT_CPU.
 	CPUSeconds uint64 `json:"cpuSeconds,omitempty"`
 }
 
@@ -106,7 +109,7 @@ func (l Limits) Describe(how string) string {
 		parts = append(parts, "files up to "+sizeText(l.FileSize))
 	}
 	if l.CPUSeconds > 0 {
-		parts = append(parts, fmt.Sprintf("%d s of CPU per process", l.CPUSeconds))
+		parts = append(parts, fmt.Sprintf("%d s of CPU per call", l.CPUSeconds))
 	}
 	if l.AddressSpace > 0 {
 		parts = append(parts, sizeText(l.AddressSpace)+" of address space per process")
@@ -115,6 +118,12 @@ func (l Limits) Describe(how string) string {
 		return "no resource limits"
 	}
 	return "limits: " + strings.Join(parts, ", ")
+}
+
+// CPUExceededText is how a tool reports a call stopped by its CPU budget
+// (Report.CPUExceeded).
+func CPUExceededText(seconds uint64) string {
+	return fmt.Sprintf("CPU time limit of %s for this call exceeded; the command and every process it started were killed", time.Duration(seconds)*time.Second)
 }
 
 func sizeText(n uint64) string {

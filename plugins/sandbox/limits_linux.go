@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"bufio"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -30,15 +31,17 @@ func limitsMain(args []string) int {
 	if err := json.Unmarshal([]byte(args[0]), &st); err != nil {
 		return fail("decode limits: %v", err)
 	}
-	if st.Cgroup != "" {
-		// Join the pids cgroup the helper made, through the cgroup.procs
-		// it opened as fd 3 before Landlock applied ("0" is the writer).
-		f := os.NewFile(3, "cgroup.procs")
+	// Join the cgroups the helper made, through the cgroup.procs files it
+	// opened as fds 3, 4, … before Landlock applied ("0" is the writer).
+	for i, cg := range st.Cgroups {
+		f := os.NewFile(uintptr(3+i), "cgroup.procs")
 		_, err := f.Write([]byte("0"))
 		f.Close()
 		if err != nil {
-			return fail("join the pids cgroup %s: %v", st.Cgroup, err)
+			return fail("join the cgroup %s: %v", cg, err)
 		}
+	}
+	if st.PidsCgroup {
 		st.Limits.Procs = 0
 	}
 	if err := applyLimits(st.Limits); err != nil {
@@ -51,9 +54,10 @@ func limitsMain(args []string) int {
 // stage is what the limits stage gets from the helper.
 type stage struct {
 	Limits Limits `json:"limits"`
-	// Cgroup is a pids cgroup directory to join (then Procs is enforced
-	// by it, not by RLIMIT_NPROC).
-	Cgroup string `json:"cgroup,omitempty"`
+	// Cgroups are the cgroup directories to join, through fds 3, 4, ….
+	Cgroups []string `json:"cgroups,omitempty"`
+	// PidsCgroup says the first of them enforces Procs (not RLIMIT_NPROC).
+	PidsCgroup bool `json:"pidsCgroup,omitempty"`
 }
 
 // cgroupPrefix names the pids cgroups the helper makes.
@@ -62,8 +66,18 @@ const cgroupPrefix = "foya-sandbox-"
 // newPidsCgroup makes a pids cgroup beside this process's own with
 // pids.max = max and returns its directory, or an error when the system
 // offers none this user may make (no pids controller, cgroup v2 without
-// delegation). Empty leftovers of killed helpers are removed on the way.
+// delegation).
 func newPidsCgroup(max int) (string, error) {
+	return newCgroup("pids", true, func(dir string) error {
+		return os.WriteFile(filepath.Join(dir, "pids.max"), []byte(strconv.Itoa(max)), 0)
+	})
+}
+
+// newCgroup makes a cgroup beside this process's own in the hierarchy of
+// controller (cgroup v1), or in the unified hierarchy when v2 is set
+// (controller "" takes only that one), runs setup in it and returns its
+// directory. Empty leftovers of killed helpers are removed on the way.
+func newCgroup(controller string, v2 bool, setup func(dir string) error) (string, error) {
 	b, err := os.ReadFile("/proc/self/cgroup")
 	if err != nil {
 		return "", err
@@ -75,13 +89,13 @@ func newPidsCgroup(max int) (string, error) {
 			continue
 		}
 		switch {
-		case slices.Contains(strings.Split(f[1], ","), "pids"):
+		case controller != "" && slices.Contains(strings.Split(f[1], ","), controller):
 			bases = append(bases, filepath.Join("/sys/fs/cgroup", f[1], f[2]))
-		case f[0] == "0" && f[1] == "":
+		case v2 && f[0] == "0" && f[1] == "":
 			bases = append(bases, filepath.Join("/sys/fs/cgroup", f[2]), filepath.Join("/sys/fs/cgroup/unified", f[2]))
 		}
 	}
-	var last error = errors.New("no pids cgroup controller")
+	var last error = fmt.Errorf("no %s cgroup controller", cmp.Or(controller, "cgroup v2"))
 	for _, base := range bases {
 		if olds, err := filepath.Glob(filepath.Join(base, cgroupPrefix+"*")); err == nil {
 			for _, o := range olds {
@@ -93,10 +107,12 @@ func newPidsCgroup(max int) (string, error) {
 			last = err
 			continue
 		}
-		if err := os.WriteFile(filepath.Join(dir, "pids.max"), []byte(strconv.Itoa(max)), 0); err != nil {
-			_ = os.Remove(dir)
-			last = err
-			continue
+		if setup != nil {
+			if err := setup(dir); err != nil {
+				_ = os.Remove(dir)
+				last = err
+				continue
+			}
 		}
 		return dir, nil
 	}

@@ -34,6 +34,14 @@ type Policy struct {
 	// Writable roots: the command may create, change and delete files only
 	// beneath them (and write to Devices).
 	Writable []string `json:"writable"`
+	// ConfineReads makes Landlock handle reading and executing files and
+	// listing directories too: the command may read only beneath
+	// SystemReadable(), Readable, Writable and Devices, and execute the
+	// helper's own executable (docs/sandbox.md).
+	ConfineReads bool `json:"confineReads,omitempty"`
+	// Readable are more read-and-execute roots (directories or files) when
+	// ConfineReads is set.
+	Readable []string `json:"readable,omitempty"`
 	// Devices are files the command may write but not create or delete
 	// (/dev/null and the like).
 	Devices []string `json:"devices"`
@@ -93,6 +101,9 @@ type Report struct {
 	ABI int `json:"abi"`
 	// Landlock says whether the Landlock ruleset was enforced.
 	Landlock bool `json:"landlock"`
+	// ReadsConfined says the ruleset also confined reads (ConfineReads
+	// with Landlock enforced).
+	ReadsConfined bool `json:"readsConfined,omitempty"`
 	// Namespaces, Masked and Proc say what the namespace setup achieved.
 	Namespaces bool `json:"namespaces"`
 	Masked     bool `json:"masked"`
@@ -100,6 +111,11 @@ type Report struct {
 	// ProcLimit says what enforces Limits.Procs: "pids cgroup" or
 	// "RLIMIT_NPROC" (empty: no process limit asked for).
 	ProcLimit string `json:"procLimit,omitempty"`
+	// CPUMeter says what measured the call's CPU time for
+	// Limits.CPUSeconds: "cgroup" or "/proc" (empty: no CPU budget).
+	CPUMeter string `json:"cpuMeter,omitempty"`
+	// CPUExceeded says the call used its CPU budget and was killed.
+	CPUExceeded bool `json:"cpuExceeded,omitempty"`
 	// Notes are remarks on degraded setup steps.
 	Notes []string `json:"notes,omitempty"`
 }

@@ -59,6 +59,10 @@ type mcpServerRow struct {
 	Headers        []mcpKV  `json:"headers,omitempty"`
 	Enabled        bool     `json:"enabled"`
 	TimeoutSeconds int      `json:"timeoutSeconds,omitempty"`
+	// OAuthClientID and OAuthClientSecret: a client registered by hand
+	// (the secret is a secret like header values).
+	OAuthClientID     string `json:"oauthClientId,omitempty"`
+	OAuthClientSecret string `json:"oauthClientSecret,omitempty"`
 }
 
 func kvsToRows(kvs []core.KeyValue) []mcpKV {
@@ -98,6 +102,7 @@ func (s *MCPStore) Load(ctx context.Context) ([]core.MCPServerConfig, error) {
 		out = append(out, core.MCPServerConfig{
 			ID: r.ID, Name: r.Name, Transport: core.MCPTransport(r.Transport), Command: r.Command, Args: r.Args,
 			Env: rowsToKVs(r.Env), URL: r.URL, Headers: rowsToKVs(r.Headers), Enabled: r.Enabled, TimeoutSeconds: r.TimeoutSeconds,
+			OAuthClientID: r.OAuthClientID, OAuthClientSecret: r.OAuthClientSecret,
 		})
 	}
 	return out, nil
@@ -119,6 +124,7 @@ func (s *MCPStore) Save(ctx context.Context, servers []core.MCPServerConfig) err
 		f.Servers = append(f.Servers, mcpServerRow{
 			ID: c.ID, Name: c.Name, Transport: string(c.Transport), Command: c.Command, Args: c.Args,
 			Env: kvsToRows(c.Env), URL: c.URL, Headers: kvsToRows(c.Headers), Enabled: c.Enabled, TimeoutSeconds: c.TimeoutSeconds,
+			OAuthClientID: c.OAuthClientID, OAuthClientSecret: c.OAuthClientSecret,
 		})
 	}
 	next, err := json.MarshalIndent(f, "", "  ")

@@ -77,14 +77,14 @@ func (s *Set) bash(ctx context.Context, c *call) (sdk.ToolResult, error) {
 	}
 
 	run := s.runCommand(ctx, c, in.Command, timeout)
-	log.Info("bash finished", "exit_code", run.exitCode, "timed_out", run.timedOut, "cancelled", run.cancelled, "output_bytes", run.total, "duration", run.duration)
+	log.Info("bash finished", "exit_code", run.exitCode, "timed_out", run.timedOut, "cpu_exceeded", run.cpuExceeded, "cancelled", run.cancelled, "output_bytes", run.total, "duration", run.duration)
 	if run.err != nil {
 		return sdk.ToolResult{}, run.err
 	}
 	if run.cancelled && c.outer.Err() != nil {
 		return sdk.ToolResult{}, c.outer.Err()
 	}
-	res := sdk.ToolResult{Text: run.text(timeout), IsError: run.exitCode != 0 || run.timedOut || run.cancelled}
+	res := sdk.ToolResult{Text: run.text(timeout), IsError: run.exitCode != 0 || run.timedOut || run.cancelled || run.cpuExceeded}
 
 	cs := newChangeSet(s.cfg)
 	if before != nil {
@@ -117,7 +117,11 @@ type cmdRun struct {
 	// leftover names the processes the command left running when it
 	// ended; they were killed.
 	leftover []string
-	err      error // could not run at all
+	// cpuExceeded says the call used its CPU budget (cpuSeconds) and
+	// was killed.
+	cpuExceeded bool
+	cpuSeconds  uint64
+	err         error // could not run at all
 }
 
 func (r cmdRun) text(timeout time.Duration) string {
@@ -134,6 +138,8 @@ func (r cmdRun) text(timeout time.Duration) string {
 		fmt.Fprintf(&b, "[command timed out after %s; it and every process it started were killed]", timeout)
 	case r.cancelled:
 		b.WriteString("[command cancelled; it and every process it started were killed]")
+	case r.cpuExceeded:
+		b.WriteString("[" + sandbox.CPUExceededText(r.cpuSeconds) + "]")
 	default:
 		fmt.Fprintf(&b, "[exit code: %d]", r.exitCode)
 	}
@@ -218,6 +224,7 @@ func (s *Set) runCommand(ctx context.Context, c *call, command string, timeout t
 	if confined != nil && !run.timedOut && !run.cancelled {
 		if rep, err := confined.Report(); err == nil {
 			run.leftover = rep.Leftover
+			run.cpuExceeded, run.cpuSeconds = rep.CPUExceeded, s.cfg.Sandbox.Limits.CPUSeconds
 		}
 	}
 	var exitErr *exec.ExitError

@@ -45,7 +45,7 @@ func (s *Set) probeSandbox() sandboxState {
 			return sandboxState{name: "none", detail: "bash runs unconfined: cannot find the sandbox helper: " + err.Error()}
 		}
 	}
-	base := sandbox.Policy{Network: !sc.NetworkOff, Devices: sandbox.DefaultDevices, UID: os.Getuid(), GID: os.Getgid(), Limits: sc.Limits}
+	base := sandbox.Policy{Network: !sc.NetworkOff, ConfineReads: true, Devices: sandbox.DefaultDevices, UID: os.Getuid(), GID: os.Getgid(), Limits: sc.Limits}
 	if s.cfg.DataDir != "" {
 		base.Hidden = []string{s.cfg.DataDir}
 	}
@@ -62,9 +62,14 @@ func (s *Set) probeSandbox() sandboxState {
 			roots += ", " + strings.Join(sc.Writable, ", ")
 		}
 		parts = append(parts, fmt.Sprintf("Landlock ABI %d: writes only in %s and /dev/null-like devices", rep.ABI, roots))
+		reads := "reads only in those, the system directories, the PATH's toolchains and git's global configuration"
+		if len(sc.Readable) > 0 {
+			reads += ", " + strings.Join(sc.Readable, ", ")
+		}
+		parts = append(parts, reads)
 	} else {
 		st.name = "none"
-		parts = append(parts, "Landlock is not available: writes are not confined")
+		parts = append(parts, "Landlock is not available: reads and writes are not confined")
 	}
 	if rep.Namespaces {
 		p := "user namespaces: the data directory is masked and every process runs in a PID namespace that ends with the call"
@@ -142,7 +147,31 @@ func (s *Set) policy(sc *scope, tmp string, env []string, command string, namesp
 			p.Expose = []string{sc.real}
 		}
 	}
+	if s.cfg.TempRoot != "" && tmp != "" {
+		// Other sessions' TMPDIRs are masked; this one is bound back.
+		p.Hidden = append(p.Hidden, realOrClean(s.cfg.TempRoot))
+		p.Expose = append(p.Expose, realOrClean(tmp))
+	}
+	p.ConfineReads = true
+	p.Readable = readRoots(env, p.Hidden, s.cfg.Sandbox.Readable)
 	return p
+}
+
+// readRoots are the read roots of a command with environment env besides
+// the system's and its writable roots: its PATH's toolchains, git's
+// global configuration and the configured extra roots.
+func readRoots(env, hidden, extra []string) []string {
+	var path, home string
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
+			path = v
+		} else if v, ok := strings.CutPrefix(kv, "HOME="); ok {
+			home = v
+		}
+	}
+	roots := sandbox.ToolchainReadable(path, home, hidden)
+	roots = append(roots, sandbox.HomeReadable(home)...)
+	return append(roots, extra...)
 }
 
 // startConfined starts command under the sandbox helper, without

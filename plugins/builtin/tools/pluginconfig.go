@@ -20,8 +20,10 @@ type PluginConfig struct {
 	TempRoot   string `json:"tempRoot,omitempty"`
 	// Hidden are more secret files or directories outside DataDir (the
 	// kernel's token file, TLS key) that no tool may touch.
-	Hidden     []string `json:"hidden,omitempty"`
-	Writable   []string `json:"writable,omitempty"`
+	Hidden   []string `json:"hidden,omitempty"`
+	Writable []string `json:"writable,omitempty"`
+	// Readable are extra read roots of bash calls (`--tool-readable`).
+	Readable   []string `json:"readable,omitempty"`
 	NetworkOff bool     `json:"networkOff,omitempty"`
 	// NoSandbox runs bash unconfined.
 	NoSandbox bool `json:"noSandbox,omitempty"`
@@ -49,7 +51,7 @@ func ConfigFromEnv(log *slog.Logger) (Config, error) {
 	}
 	cfg := Config{Logger: log, DataDir: pc.DataDir, ScratchDir: pc.ScratchDir, TempRoot: pc.TempRoot, Hidden: pc.Hidden}
 	if !pc.NoSandbox {
-		cfg.Sandbox = &SandboxConfig{Writable: pc.Writable, NetworkOff: pc.NetworkOff, Limits: sandbox.DefaultLimits()}
+		cfg.Sandbox = &SandboxConfig{Writable: pc.Writable, Readable: pc.Readable, NetworkOff: pc.NetworkOff, Limits: sandbox.DefaultLimits()}
 		if pc.Limits != nil {
 			cfg.Sandbox.Limits = *pc.Limits
 		}

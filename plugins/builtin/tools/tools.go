@@ -91,6 +91,10 @@ type SandboxConfig struct {
 	// Writable are extra writable roots besides the session's directory,
 	// its TMPDIR and /tmp (`foya serve --tool-writable`).
 	Writable []string
+	// Readable are extra roots bash calls may read besides the system
+	// directories, their toolchains, the session's directory, its TMPDIR,
+	// /tmp and the writable roots (`foya serve --tool-readable`).
+	Readable []string
 	// NetworkOff denies TCP connect and bind and gives commands an empty
 	// network namespace (`foya serve --tool-network=off`).
 	NetworkOff bool

@@ -1,0 +1,147 @@
+package mcphost
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/foya-dev/foya/core"
+)
+
+// memAuth is an in-memory core.MCPAuthStore.
+type memAuth struct {
+	mu     sync.Mutex
+	grants map[string]core.MCPOAuthGrant
+}
+
+func (m *memAuth) LoadMCPAuth(_ context.Context, id string) (core.MCPOAuthGrant, bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	g, ok := m.grants[id]
+	return g, ok, nil
+}
+
+func (m *memAuth) SaveMCPAuth(_ context.Context, id string, g core.MCPOAuthGrant) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.grants[id] = g
+	return nil
+}
+
+func (m *memAuth) UpdateMCPAuth(_ context.Context, id string, fn func(core.MCPOAuthGrant, bool) (core.MCPOAuthGrant, error)) (core.MCPOAuthGrant, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	cur, ok := m.grants[id]
+	next, err := fn(cur, ok)
+	if err == nil {
+		m.grants[id] = next
+	}
+	return next, err
+}
+
+func (m *memAuth) DeleteMCPAuth(_ context.Context, id string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.grants, id)
+	return nil
+}
+
+func TestExpiresSoon(t *testing.T) {
+	now := time.Now()
+	for _, c := range []struct {
+		name string
+		g    core.MCPOAuthGrant
+		want bool
+	}{
+		{"no expiry", core.MCPOAuthGrant{}, false},
+		{"hour left", core.MCPOAuthGrant{Obtained: now, Expiry: now.Add(time.Hour)}, false},
+		{"30s of an hour left", core.MCPOAuthGrant{Obtained: now.Add(-time.Hour), Expiry: now.Add(30 * time.Second)}, true},
+		{"short token, fresh", core.MCPOAuthGrant{Obtained: now, Expiry: now.Add(6 * time.Second)}, false},
+		{"short token, last third", core.MCPOAuthGrant{Obtained: now.Add(-5 * time.Second), Expiry: now.Add(time.Second)}, true},
+		{"expired", core.MCPOAuthGrant{Obtained: now.Add(-time.Hour), Expiry: now.Add(-time.Second)}, true},
+	} {
+		if got := expiresSoon(c.g, now); got != c.want {
+			t.Errorf("%s: expiresSoon = %v, want %v", c.name, got, c.want)
+		}
+	}
+}
+
+// The callback's state: unknown, expired (10 minutes), reused, or back from
+// another issuer (RFC 9207) is refused with BAD_INPUT and nothing stored.
+func TestCompleteLoginRefusals(t *testing.T) {
+	store := &memAuth{grants: map[string]core.MCPOAuthGrant{}}
+	m := New(Config{Auth: store})
+	pending := func(state string, expires time.Time) {
+		m.mu.Lock()
+		m.pending[state] = &pendingLogin{serverID: "mcp_1", name: "docs", verifier: "v", redirect: "http://127.0.0.1:1/cb",
+			grant: core.MCPOAuthGrant{Issuer: "https://as.example", TokenEndpoint: "https://as.example/token"}, expires: expires}
+		m.mu.Unlock()
+	}
+	ctx := context.Background()
+	for _, c := range []struct {
+		name, state, iss, want string
+		setup              func()
+	}{
+		{"unknown", "nope", "", "unknown or already used", func() {}},
+		{"empty", "", "", "unknown or already used", func() {}},
+		{"expired", "old", "", "expired", func() { pending("old", time.Now().Add(-time.Second)) }},
+		{"other issuer", "iss", "https://evil.example", "RFC 9207", func() { pending("iss", time.Now().Add(LoginTTL)) }},
+	} {
+		c.setup()
+		_, err := m.CompleteLogin(ctx, c.state, "code", c.iss)
+		var ce *core.Error
+		if !errors.As(err, &ce) || ce.Code != core.CodeBadInput || !strings.Contains(ce.Message, c.want) {
+			t.Errorf("%s: %v", c.name, err)
+		}
+		// Single use: the state is gone after the attempt.
+		if _, err := m.CompleteLogin(ctx, c.state, "code", ""); err == nil || !strings.Contains(err.Error(), "unknown or already used") {
+			t.Errorf("%s: second use: %v", c.name, err)
+		}
+	}
+	if len(store.grants) != 0 {
+		t.Fatalf("a refused callback stored a grant: %d", len(store.grants))
+	}
+}
+
+// Logout of a server that is not running (deleted) still forgets its grant.
+func TestLogoutForgetsWithoutServer(t *testing.T) {
+	store := &memAuth{grants: map[string]core.MCPOAuthGrant{"mcp_gone": {AccessToken: "a", RefreshToken: "r"}}}
+	m := New(Config{Auth: store})
+	if err := m.Logout(context.Background(), "mcp_gone"); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, _ := store.LoadMCPAuth(context.Background(), "mcp_gone"); ok {
+		t.Fatal("the grant is still stored")
+	}
+}
+
+func TestCheckOAuthURL(t *testing.T) {
+	for raw, ok := range map[string]bool{
+		"https://as.example/token": true, "http://127.0.0.1:9/token": true, "http://localhost/token": true,
+		"http://as.example/token": false, "ftp://as.example/": false, "http://[::1]:8/t": true,
+	} {
+		if err := checkOAuthURL(raw); (err == nil) != ok {
+			t.Errorf("%s: %v", raw, err)
+		}
+	}
+}
+
+// A grant made for another origin (the server's url moved) is not sent.
+func TestGrantOfAnotherOriginIsNotUsed(t *testing.T) {
+	store := &memAuth{grants: map[string]core.MCPOAuthGrant{
+		"mcp_1": {Resource: "https://old.example/mcp", AccessToken: "tok"},
+		"mcp_2": {Resource: "https://new.example/mcp", AccessToken: "tok"},
+	}}
+	m := New(Config{Auth: store})
+	for id, want := range map[string]bool{"mcp_1": false, "mcp_2": true} {
+		s := newServer(m, core.MCPServerConfig{ID: id, Name: id, Transport: core.MCPHTTP, URL: "https://new.example/mcp", Enabled: true})
+		s.oauth.load(context.Background())
+		ts, _ := s.oauth.TokenSource(context.Background())
+		if (ts != nil) != want {
+			t.Errorf("%s: token source %v, want one: %v", id, ts, want)
+		}
+	}
+}

@@ -1,0 +1,80 @@
+package e2e
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/foya-dev/foya/storage"
+	"github.com/foya-dev/foya/storage/pgtest"
+)
+
+// Two kernels on one PostgreSQL database share an OAuth MCP server: a
+// sign-in through one reaches the other (it picks the sealed grant up from
+// the database); when the access token has expired and both reconnect at
+// the same moment, one refreshes under the row lock and the other uses
+// its result, so the rotating refresh token (spent once; the
+// authorization server refuses a reuse) is never burnt. No token is in the
+// database in plain text.
+func TestMCPOAuthTwoKernelsRefreshOnce(t *testing.T) {
+	as := startOAuthAS(t, 4)
+	srv := startProtectedMCP(t, as)
+	url := pgtest.NewDatabase(t)
+	a := addNode(t, url)
+	b := addNode(t, url)
+
+	var created struct {
+		CreateMcpServer struct{ ID string } `json:"createMcpServer"`
+	}
+	a.gql(t, `mutation($u: String!) { createMcpServer(input: {name: "docs", transport: HTTP, url: $u}) { id } }`, map[string]any{"u": srv.url}, &created)
+	id := created.CreateMcpServer.ID
+	waitMCPStatus(t, a.kernelProc, "docs", "NEEDS_AUTH")
+	waitMCPStatus(t, b.kernelProc, "docs", "NEEDS_AUTH")
+
+	var login struct {
+		LoginMcpServer string `json:"loginMcpServer"`
+	}
+	a.gql(t, `mutation($id: ID!) { loginMcpServer(id: $id) }`, map[string]any{"id": id}, &login)
+	if code, page := followAuthURL(t, login.LoginMcpServer); code != 200 || !strings.Contains(page, "Signed in") {
+		t.Fatalf("callback page %d: %s", code, page)
+	}
+	waitMCPStatus(t, a.kernelProc, "docs", "READY")
+	waitMCPStatus(t, b.kernelProc, "docs", "READY") // the grant, from the database
+
+	time.Sleep(4 * time.Second) // the access token expires
+	before := as.stats(t)
+	var wg sync.WaitGroup
+	for _, k := range []*clusterNode{a, b} {
+		wg.Go(func() { k.gql(t, `mutation($id: ID!) { restartMcpServer(id: $id) { id } }`, map[string]any{"id": id}, nil) })
+	}
+	wg.Wait()
+	waitMCPStatus(t, a.kernelProc, "docs", "READY")
+	waitMCPStatus(t, b.kernelProc, "docs", "READY")
+	after := as.stats(t)
+	if after.RefusedRefreshes != 0 {
+		t.Fatalf("a rotated refresh token was used twice: %d refused, %d refreshes", after.RefusedRefreshes, after.Refreshes)
+	}
+	if n := after.Refreshes - before.Refreshes; n != 1 {
+		t.Fatalf("%d refreshes for one expiry on two kernels, want 1 (%d refused)", n, after.RefusedRefreshes)
+	}
+
+	db, err := storage.OpenPostgres(context.Background(), url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	text, err := db.AllText(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(text, "mcp_oauth") {
+		t.Fatal("no mcp_oauth row in the database")
+	}
+	for _, tok := range append(after.Issued, srv.tokens()...) {
+		if strings.Contains(text, tok) || strings.Contains(a.Logs()+b.Logs(), tok) {
+			t.Fatalf("a token shows in clear (…%s)", tok[len(tok)-8:])
+		}
+	}
+}

@@ -1,0 +1,68 @@
+// The authorization server of the MCP OAuth check: the npm oauth2-mock-server
+// (issues RS256 JWTs, checks PKCE) with what a hosted MCP server's
+// authorization server does on top, added through its documented hooks:
+// dynamic client registration (RFC 7591) at /register, access tokens bound
+// to the `resource` indicator (aud) with a lifetime of TOKEN_TTL seconds,
+// rotating refresh tokens (a refresh token works once; reuse is refused
+// with invalid_grant and counted), revocation (RFC 7009) recorded.
+// It prints one JSON line {"issuer": …} once it listens; GET /stats reports
+// the counters.
+import { OAuth2Server } from "oauth2-mock-server";
+
+const ttl = Number(process.env.TOKEN_TTL || "3600");
+const server = new OAuth2Server(undefined, undefined, { endpoints: { revoke: "/revoke-unused" } });
+await server.issuer.keys.generate("RS256");
+
+const valid = new Set(); // refresh tokens that may be used (once)
+const stats = { registrations: 0, codeExchanges: 0, refreshes: 0, refusedRefreshes: 0, revocations: 0, resources: [], issued: [] };
+
+server.service.on("beforeWellKnownOpenIdConfiguration", (res) => {
+  res.body.registration_endpoint = server.issuer.url + "/register";
+  res.body.revocation_endpoint = server.issuer.url + "/revoke";
+});
+server.service.on("beforeTokenSigning", (token, req) => {
+  token.payload.exp = Math.floor(Date.now() / 1000) + ttl;
+  const resource = req.body && req.body.resource;
+  if (resource) token.payload.aud = resource;
+});
+server.service.on("beforeResponse", (res, req) => {
+  const body = req.body || {};
+  if (body.resource) stats.resources.push(body.resource);
+  if (body.grant_type === "refresh_token") {
+    if (!valid.delete(body.refresh_token)) {
+      stats.refusedRefreshes++;
+      res.statusCode = 400;
+      res.body = { error: "invalid_grant", error_description: "refresh token unknown, revoked or already used" };
+      return;
+    }
+    stats.refreshes++;
+  } else if (body.grant_type === "authorization_code") {
+    stats.codeExchanges++;
+  }
+  if (res.statusCode === 200) res.body.expires_in = ttl;
+  if (res.body.refresh_token) valid.add(res.body.refresh_token);
+  // Every token handed out, for the check that none shows in clear.
+  for (const k of ["access_token", "refresh_token", "id_token"]) if (res.body[k]) stats.issued.push(res.body[k]);
+});
+server.service.addRoute("POST", "/register", (req, res) => {
+  stats.registrations++;
+  const meta = req.body || {};
+  res.setHeader("Content-Type", "application/json");
+  res.statusCode = 201;
+  res.end(JSON.stringify({ ...meta, client_id: "dcr-" + stats.registrations + "-" + Date.now(), client_id_issued_at: Math.floor(Date.now() / 1000), token_endpoint_auth_method: "none" }));
+});
+server.service.addRoute("POST", "/revoke", (req, res) => {
+  const token = req.body && req.body.token;
+  if (token && valid.delete(token)) stats.revocations++;
+  res.statusCode = 200;
+  res.end();
+});
+server.service.addRoute("GET", "/stats", (_req, res) => {
+  res.setHeader("Content-Type", "application/json");
+  res.end(JSON.stringify(stats));
+});
+
+await server.start(Number(process.env.PORT || "0"), "127.0.0.1");
+server.issuer.url = "http://127.0.0.1:" + server.address().port;
+process.stdout.write(JSON.stringify({ issuer: server.issuer.url }) + "\n");
+process.on("SIGTERM", async () => { await server.stop(); process.exit(0); });

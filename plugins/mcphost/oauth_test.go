@@ -83,7 +83,7 @@ func TestCompleteLoginRefusals(t *testing.T) {
 	ctx := context.Background()
 	for _, c := range []struct {
 		name, state, iss, want string
-		setup              func()
+		setup                  func()
 	}{
 		{"unknown", "nope", "", "unknown or already used", func() {}},
 		{"empty", "", "", "unknown or already used", func() {}},

@@ -1266,7 +1266,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.McpServer.Name(childComplexity), true
-	case "McpServer.oauthClientSecretConfigured":
+	case "McpServer.oauthClientConfidential":
 		if e.ComplexityRoot.McpServer.OAuthClientSecretSet == nil {
 			break
 		}
@@ -2858,6 +2858,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 			graphql.NewInputUnmarshaler("GenerateVideoInput", ec.unmarshalInputGenerateVideoInput),
 			graphql.NewInputUnmarshaler("GenerationInput", ec.unmarshalInputGenerationInput),
 			graphql.NewInputUnmarshaler("KeyValueInput", ec.unmarshalInputKeyValueInput),
+			graphql.NewInputUnmarshaler("McpResourceRefInput", ec.unmarshalInputMcpResourceRefInput),
 			graphql.NewInputUnmarshaler("McpServerInput", ec.unmarshalInputMcpServerInput),
 			graphql.NewInputUnmarshaler("ModelInput", ec.unmarshalInputModelInput),
 			graphql.NewInputUnmarshaler("ModelPricesInput", ec.unmarshalInputModelPricesInput),
@@ -3853,8 +3854,8 @@ type McpServer {
   authUrl: String
   "The configured OAuth client id; null when the kernel registers itself dynamically."
   oauthClientId: String
-  "Whether an OAuth client secret is configured (the secret itself is never returned)."
-  oauthClientSecretConfigured: Boolean!
+  "Whether the configured OAuth client is confidential: oauthClientSecret is set (its value is never returned)."
+  oauthClientConfidential: Boolean!
 }
 
 "A prompt of an MCP server."
@@ -4017,6 +4018,16 @@ input UserInput {
   attachmentIds: [ID!]
   "Page elements the user selected, at most 10 (see BrowserElementInput for the bounds)."
   browserElements: [BrowserElementInput!]
+  "Resources of MCP servers to give the model with this message, at most 10 (sendMessage only): each is read from its server when the message is sent and added to the text as an <mcp-resource server uri mimeType> block (binary contents base64)."
+  resources: [McpResourceRefInput!]
+}
+
+"A resource of an MCP server, as McpServer.resources lists it."
+input McpResourceRefInput {
+  "The server's id (McpServer.id)."
+  serverId: ID!
+  "The resource's URI."
+  uri: String!
 }
 
 "What to generate with generateVideo."
@@ -4684,8 +4695,8 @@ func (ec *executionContext) childFields_McpServer(ctx context.Context, field gra
 		return ec.fieldContext_McpServer_authUrl(ctx, field)
 	case "oauthClientId":
 		return ec.fieldContext_McpServer_oauthClientId(ctx, field)
-	case "oauthClientSecretConfigured":
-		return ec.fieldContext_McpServer_oauthClientSecretConfigured(ctx, field)
+	case "oauthClientConfidential":
+		return ec.fieldContext_McpServer_oauthClientConfidential(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type McpServer", field.Name)
 }
@@ -8868,13 +8879,13 @@ func (ec *executionContext) fieldContext_McpServer_oauthClientId(_ context.Conte
 	return graphql.NewScalarFieldContext("McpServer", field, true, true, "String")
 }
 
-func (ec *executionContext) _McpServer_oauthClientSecretConfigured(ctx context.Context, field graphql.CollectedField, obj *core.MCPServer) (ret graphql.Marshaler) {
+func (ec *executionContext) _McpServer_oauthClientConfidential(ctx context.Context, field graphql.CollectedField, obj *core.MCPServer) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
 		field,
 		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_McpServer_oauthClientSecretConfigured(ctx, field)
+			return ec.fieldContext_McpServer_oauthClientConfidential(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
 			return obj.OAuthClientSecretSet, nil
@@ -8887,7 +8898,7 @@ func (ec *executionContext) _McpServer_oauthClientSecretConfigured(ctx context.C
 		true,
 	)
 }
-func (ec *executionContext) fieldContext_McpServer_oauthClientSecretConfigured(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+func (ec *executionContext) fieldContext_McpServer_oauthClientConfidential(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("McpServer", field, false, false, "Boolean")
 }
 
@@ -16751,6 +16762,55 @@ func UnmarshalKeyValueInput(ctx context.Context, raw any) (core.KeyValue, error)
 	return out, err
 }
 
+func (ec *executionContext) unmarshalInputMcpResourceRefInput(ctx context.Context, obj any) (core.MCPResourceRef, error) {
+	var it core.MCPResourceRef
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"serverId", "uri"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "serverId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("serverId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ServerID = data
+		case "uri":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("uri"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.URI = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalMcpResourceRefInput unmarshals raw into the McpResourceRefInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalMcpResourceRefInput(ctx context.Context, raw any) (core.MCPResourceRef, error) {
+	var out core.MCPResourceRef
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "McpResourceRefInput", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputMcpServerInput(ctx context.Context, obj any) (model.McpServerInput, error) {
 	var it model.McpServerInput
 	if obj == nil {
@@ -17175,7 +17235,7 @@ func (ec *executionContext) unmarshalInputUserInput(ctx context.Context, obj any
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"text", "command", "attachmentIds", "browserElements"}
+	fieldsInOrder := [...]string{"text", "command", "attachmentIds", "browserElements", "resources"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -17210,6 +17270,13 @@ func (ec *executionContext) unmarshalInputUserInput(ctx context.Context, obj any
 				return it, err
 			}
 			it.BrowserElements = data
+		case "resources":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("resources"))
+			data, err := ec.unmarshalOMcpResourceRefInput2ᚕgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐMCPResourceRefᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Resources = data
 		}
 	}
 	return it, nil
@@ -18214,8 +18281,8 @@ func (ec *executionContext) _McpServer(ctx context.Context, sel ast.SelectionSet
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._McpServer_oauthClientId(ctx, field, obj)
 				})
-		case "oauthClientSecretConfigured":
-			out.Values[i] = ec._McpServer_oauthClientSecretConfigured(ctx, field, obj)
+		case "oauthClientConfidential":
+			out.Values[i] = ec._McpServer_oauthClientConfidential(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
@@ -20946,6 +21013,11 @@ func (ec *executionContext) marshalNMcpResource2ᚕgithubᚗcomᚋfoyaᚑdevᚋf
 	return ret
 }
 
+func (ec *executionContext) unmarshalNMcpResourceRefInput2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐMCPResourceRef(ctx context.Context, v any) (core.MCPResourceRef, error) {
+	res, err := ec.unmarshalInputMcpResourceRefInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) marshalNMcpResourceTemplate2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐMCPResourceTemplateState(ctx context.Context, sel ast.SelectionSet, v core.MCPResourceTemplateState) graphql.Marshaler {
 	return ec._McpResourceTemplate(ctx, sel, &v)
 }
@@ -22142,6 +22214,23 @@ func (ec *executionContext) unmarshalOKeyValueInput2ᚕgithubᚗcomᚋfoyaᚑdev
 	for i := range vSlice {
 		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
 		res[i], err = ec.unmarshalNKeyValueInput2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐKeyValue(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) unmarshalOMcpResourceRefInput2ᚕgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐMCPResourceRefᚄ(ctx context.Context, v any) ([]core.MCPResourceRef, error) {
+	if v == nil {
+		return nil, nil
+	}
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]core.MCPResourceRef, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNMcpResourceRefInput2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐMCPResourceRef(ctx, vSlice[i])
 		if err != nil {
 			return nil, err
 		}

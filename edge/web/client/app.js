@@ -518,6 +518,16 @@
   }
 
   // ---- questions from the model's question tool
+  // fallbackNotice shows, in the transcript, that a model call went to a
+  // fallback model (a route_fallback event): which model failed, why, and
+  // which model answers instead (docs/fallback.md).
+  function fallbackNotice(p) {
+    if (!p || !p.to) return;
+    const n = el('div', 'msg system fallback');
+    n.textContent = 'Model ' + ((p.from && p.from.model) || '?') + ' failed (' + String(p.reason || '').replace(/_/g, ' ') + '); answering with fallback ' + p.to.model + '.';
+    $('log').appendChild(n); scroll();
+  }
+
   function questionCard(q) {
     if (!q || !q.requestId || document.querySelector('.question[data-request="' + q.requestId + '"]')) return;
     const card = el('div', 'approval question');
@@ -702,6 +712,7 @@
       case 'approval_requested':
         if (ev.approval) approvalCard(ev.approval); break;
       case 'question_requested': questionCard(ev.payload); break;
+      case 'route_fallback': fallbackNotice(ev.payload); break;
       case 'question_answered': questionAnswered(ev.payload); break;
       case 'usage': refreshUsage(); break;
       case 'approval_resolved': {

@@ -2915,6 +2915,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 			graphql.NewInputUnmarshaler("GenerateVideoInput", ec.unmarshalInputGenerateVideoInput),
 			graphql.NewInputUnmarshaler("GenerationInput", ec.unmarshalInputGenerationInput),
 			graphql.NewInputUnmarshaler("KeyValueInput", ec.unmarshalInputKeyValueInput),
+			graphql.NewInputUnmarshaler("McpResourceRefInput", ec.unmarshalInputMcpResourceRefInput),
 			graphql.NewInputUnmarshaler("McpServerInput", ec.unmarshalInputMcpServerInput),
 			graphql.NewInputUnmarshaler("ModelInput", ec.unmarshalInputModelInput),
 			graphql.NewInputUnmarshaler("ModelPricesInput", ec.unmarshalInputModelPricesInput),
@@ -4075,6 +4076,16 @@ input UserInput {
   attachmentIds: [ID!]
   "Page elements the user selected, at most 10 (see BrowserElementInput for the bounds)."
   browserElements: [BrowserElementInput!]
+  "Resources of MCP servers to give the model with this message, at most 10 (sendMessage only): each is read from its server when the message is sent and added to the text as an <mcp-resource server uri mimeType> block (binary contents base64)."
+  resources: [McpResourceRefInput!]
+}
+
+"A resource of an MCP server, as McpServer.resources lists it."
+input McpResourceRefInput {
+  "The server's id (McpServer.id)."
+  serverId: ID!
+  "The resource's URI."
+  uri: String!
 }
 
 "What to generate with generateVideo."
@@ -17091,6 +17102,55 @@ func UnmarshalKeyValueInput(ctx context.Context, raw any) (core.KeyValue, error)
 	return out, err
 }
 
+func (ec *executionContext) unmarshalInputMcpResourceRefInput(ctx context.Context, obj any) (core.MCPResourceRef, error) {
+	var it core.MCPResourceRef
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"serverId", "uri"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "serverId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("serverId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ServerID = data
+		case "uri":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("uri"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.URI = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalMcpResourceRefInput unmarshals raw into the McpResourceRefInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalMcpResourceRefInput(ctx context.Context, raw any) (core.MCPResourceRef, error) {
+	var out core.MCPResourceRef
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "McpResourceRefInput", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputMcpServerInput(ctx context.Context, obj any) (model.McpServerInput, error) {
 	var it model.McpServerInput
 	if obj == nil {
@@ -17571,7 +17631,7 @@ func (ec *executionContext) unmarshalInputUserInput(ctx context.Context, obj any
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"text", "command", "attachmentIds", "browserElements"}
+	fieldsInOrder := [...]string{"text", "command", "attachmentIds", "browserElements", "resources"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -17606,6 +17666,13 @@ func (ec *executionContext) unmarshalInputUserInput(ctx context.Context, obj any
 				return it, err
 			}
 			it.BrowserElements = data
+		case "resources":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("resources"))
+			data, err := ec.unmarshalOMcpResourceRefInput2ᚕgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐMCPResourceRefᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Resources = data
 		}
 	}
 	return it, nil
@@ -21424,6 +21491,11 @@ func (ec *executionContext) marshalNMcpResource2ᚕgithubᚗcomᚋfoyaᚑdevᚋf
 	return ret
 }
 
+func (ec *executionContext) unmarshalNMcpResourceRefInput2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐMCPResourceRef(ctx context.Context, v any) (core.MCPResourceRef, error) {
+	res, err := ec.unmarshalInputMcpResourceRefInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) marshalNMcpResourceTemplate2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐMCPResourceTemplateState(ctx context.Context, sel ast.SelectionSet, v core.MCPResourceTemplateState) graphql.Marshaler {
 	return ec._McpResourceTemplate(ctx, sel, &v)
 }
@@ -22659,6 +22731,23 @@ func (ec *executionContext) unmarshalOKeyValueInput2ᚕgithubᚗcomᚋfoyaᚑdev
 	for i := range vSlice {
 		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
 		res[i], err = ec.unmarshalNKeyValueInput2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐKeyValue(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) unmarshalOMcpResourceRefInput2ᚕgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐMCPResourceRefᚄ(ctx context.Context, v any) ([]core.MCPResourceRef, error) {
+	if v == nil {
+		return nil, nil
+	}
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]core.MCPResourceRef, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNMcpResourceRefInput2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐMCPResourceRef(ctx, vSlice[i])
 		if err != nil {
 			return nil, err
 		}

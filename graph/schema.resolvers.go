@@ -263,7 +263,11 @@ func (r *mutationResolver) ConfirmRewind(ctx context.Context, sessionID string, 
 }
 
 func (r *mutationResolver) SendMessage(ctx context.Context, sessionID string, input model.UserInput) (*core.SendResult, error) {
-	return ptr(r.Engine.SendMessage(ctx, sessionID, userInput(input)))
+	in, err := sendInput(ctx, r.Service, r.MCP, sessionID, input)
+	if err != nil {
+		return nil, err
+	}
+	return ptr(r.Engine.SendMessage(ctx, sessionID, in))
 }
 
 func (r *mutationResolver) ConfirmPlan(ctx context.Context, sessionID string, edits *string) (*core.SendResult, error) {

@@ -236,6 +236,8 @@ type UserInput struct {
 	AttachmentIds []string `json:"attachmentIds,omitempty"`
 	// Page elements the user selected, at most 10 (see BrowserElementInput for the bounds).
 	BrowserElements []core.BrowserElement `json:"browserElements,omitempty"`
+	// Resources of MCP servers to give the model with this message, at most 10 (sendMessage only): each is read from its server when the message is sent and added to the text as an <mcp-resource server uri mimeType> block (binary contents base64).
+	Resources []core.MCPResourceRef `json:"resources,omitempty"`
 }
 
 // How answerQuestion answers. For a question an MCP server asked (elicitation/create, payload.elicitation on question_requested) these are the MCP actions the server receives.

@@ -32,6 +32,7 @@ func TestServeRequiresTokenOnLoopbackByDefault(t *testing.T) {
 		t.Fatalf("want exactly one log line with the web link %s:\n%s", link, logs)
 	}
 	hc := &http.Client{} // not the default client: no token added
+	// Raw documents (authClient.post): the edge's answer to each token.
 	none, wrong, right := authClient{k.url(), hc, ""}, authClient{k.url(), hc, strings.Repeat("x", 43)}, authClient{k.url(), hc, k.token}
 	mustRefuse(t, none.post(t, `{ sessions { id } }`, false), "loopback POST without token")
 	mustRefuse(t, wrong.post(t, `{ sessions { id } }`, false), "loopback POST with a wrong token")
@@ -111,6 +112,7 @@ func TestServeInsecureNoToken(t *testing.T) {
 	}
 	hc := &http.Client{}
 	mustData(t, authClient{k.url(), hc, ""}.post(t, `{ sessions { id } }`, false), "POST without token on an --insecure-no-token kernel")
+	// Raw: the same request with a foreign Host header.
 	req, _ := http.NewRequest(http.MethodPost, k.url()+"/graphql", strings.NewReader(`{"query":"{ sessions { id } }"}`))
 	req.Header.Set("Content-Type", "application/json")
 	req.Host = "evil.test"

@@ -39,6 +39,9 @@ const (
 	// EventRetryScheduled announces the wait before a model request is sent
 	// again (live only; payload RetryPayload).
 	EventRetryScheduled EventType = "retry_scheduled"
+	// EventGuardianVerdict records the guardian model's verdict on a tool
+	// call of a GUARDED session (payload GuardianVerdictPayload).
+	EventGuardianVerdict EventType = "guardian_verdict"
 )
 
 // LiveOnly reports whether events of type t are never persisted (MSG-12):

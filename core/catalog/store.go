@@ -23,6 +23,7 @@ func cloneDefaults(d core.DefaultModels) core.DefaultModels {
 		Fast:     clonePtr(d.Fast),
 		Image:    clonePtr(d.Image),
 		Video:    clonePtr(d.Video),
+		Guardian: clonePtr(d.Guardian),
 	}
 }
 

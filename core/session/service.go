@@ -167,7 +167,7 @@ func (s *Service) CreateSession(ctx context.Context, in core.CreateSessionInput)
 		meta.ApprovalMode = core.ApprovalAsk
 	}
 	if !meta.ApprovalMode.Valid() {
-		return core.Session{}, core.Errorf(core.CodeBadInput, "approvalMode %q: use explore, ask or bypass", in.ApprovalMode)
+		return core.Session{}, core.Errorf(core.CodeBadInput, "approvalMode %q: use explore, ask, guarded or bypass", in.ApprovalMode)
 	}
 	if meta.AgentMode == "" {
 		meta.AgentMode = core.AgentExecute
@@ -265,7 +265,7 @@ func (s *Service) UpdateSession(ctx context.Context, id string, in core.UpdateSe
 	}
 	if in.ApprovalMode != nil && *in.ApprovalMode != meta.ApprovalMode {
 		if !in.ApprovalMode.Valid() {
-			return core.Session{}, core.Errorf(core.CodeBadInput, "approvalMode %q: use explore, ask or bypass", *in.ApprovalMode)
+			return core.Session{}, core.Errorf(core.CodeBadInput, "approvalMode %q: use explore, ask, guarded or bypass", *in.ApprovalMode)
 		}
 		meta.ApprovalMode = *in.ApprovalMode
 		changed = append(changed, "approvalMode")

@@ -35,6 +35,7 @@ type defaultsRow struct {
 	Fast     *refRow `json:"fast,omitempty"`
 	Image    *refRow `json:"image,omitempty"`
 	Video    *refRow `json:"video,omitempty"`
+	Guardian *refRow `json:"guardian,omitempty"`
 }
 
 func fromCore(d core.CatalogData) fileV1 {
@@ -55,6 +56,7 @@ func fromCore(d core.CatalogData) fileV1 {
 		Fast:     refFromCore(d.Defaults.Fast),
 		Image:    refFromCore(d.Defaults.Image),
 		Video:    refFromCore(d.Defaults.Video),
+		Guardian: refFromCore(d.Defaults.Guardian),
 	}
 	return f
 }
@@ -77,6 +79,7 @@ func (f fileV1) toCore() core.CatalogData {
 		Fast:     refToCore(f.Defaults.Fast),
 		Image:    refToCore(f.Defaults.Image),
 		Video:    refToCore(f.Defaults.Video),
+		Guardian: refToCore(f.Defaults.Guardian),
 	}
 	return d
 }

@@ -45,7 +45,7 @@ type Config struct {
 	Retry       engine.RetryPolicy
 	// Guardian bounds the guardian of GUARDED sessions (docs/guardian.md).
 	Guardian engine.GuardianPolicy
-	Output      engine.OutputLimits
+	Output   engine.OutputLimits
 }
 
 var serveCommand = cmdutil.Command{

@@ -2625,9 +2625,9 @@ func (v *CreateMcpServerCreateMcpServer) GetOauthClientId() *string {
 	return v.McpServerFields.OauthClientId
 }
 
-// GetOauthClientSecretConfigured returns CreateMcpServerCreateMcpServer.OauthClientSecretConfigured, and is useful for accessing the field via an interface.
-func (v *CreateMcpServerCreateMcpServer) GetOauthClientSecretConfigured() bool {
-	return v.McpServerFields.OauthClientSecretConfigured
+// GetOauthClientConfidential returns CreateMcpServerCreateMcpServer.OauthClientConfidential, and is useful for accessing the field via an interface.
+func (v *CreateMcpServerCreateMcpServer) GetOauthClientConfidential() bool {
+	return v.McpServerFields.OauthClientConfidential
 }
 
 // GetTools returns CreateMcpServerCreateMcpServer.Tools, and is useful for accessing the field via an interface.
@@ -2691,7 +2691,7 @@ type __premarshalCreateMcpServerCreateMcpServer struct {
 
 	OauthClientId *string `json:"oauthClientId"`
 
-	OauthClientSecretConfigured bool `json:"oauthClientSecretConfigured"`
+	OauthClientConfidential bool `json:"oauthClientConfidential"`
 
 	Tools []McpServerFieldsToolsMcpTool `json:"tools"`
 }
@@ -2722,7 +2722,7 @@ func (v *CreateMcpServerCreateMcpServer) __premarshalJSON() (*__premarshalCreate
 	retval.TimeoutSeconds = v.McpServerFields.TimeoutSeconds
 	retval.AuthUrl = v.McpServerFields.AuthUrl
 	retval.OauthClientId = v.McpServerFields.OauthClientId
-	retval.OauthClientSecretConfigured = v.McpServerFields.OauthClientSecretConfigured
+	retval.OauthClientConfidential = v.McpServerFields.OauthClientConfidential
 	retval.Tools = v.McpServerFields.Tools
 	return &retval, nil
 }
@@ -3971,9 +3971,9 @@ func (v *LogoutMcpServerLogoutMcpServer) GetOauthClientId() *string {
 	return v.McpServerFields.OauthClientId
 }
 
-// GetOauthClientSecretConfigured returns LogoutMcpServerLogoutMcpServer.OauthClientSecretConfigured, and is useful for accessing the field via an interface.
-func (v *LogoutMcpServerLogoutMcpServer) GetOauthClientSecretConfigured() bool {
-	return v.McpServerFields.OauthClientSecretConfigured
+// GetOauthClientConfidential returns LogoutMcpServerLogoutMcpServer.OauthClientConfidential, and is useful for accessing the field via an interface.
+func (v *LogoutMcpServerLogoutMcpServer) GetOauthClientConfidential() bool {
+	return v.McpServerFields.OauthClientConfidential
 }
 
 // GetTools returns LogoutMcpServerLogoutMcpServer.Tools, and is useful for accessing the field via an interface.
@@ -4037,7 +4037,7 @@ type __premarshalLogoutMcpServerLogoutMcpServer struct {
 
 	OauthClientId *string `json:"oauthClientId"`
 
-	OauthClientSecretConfigured bool `json:"oauthClientSecretConfigured"`
+	OauthClientConfidential bool `json:"oauthClientConfidential"`
 
 	Tools []McpServerFieldsToolsMcpTool `json:"tools"`
 }
@@ -4068,7 +4068,7 @@ func (v *LogoutMcpServerLogoutMcpServer) __premarshalJSON() (*__premarshalLogout
 	retval.TimeoutSeconds = v.McpServerFields.TimeoutSeconds
 	retval.AuthUrl = v.McpServerFields.AuthUrl
 	retval.OauthClientId = v.McpServerFields.OauthClientId
-	retval.OauthClientSecretConfigured = v.McpServerFields.OauthClientSecretConfigured
+	retval.OauthClientConfidential = v.McpServerFields.OauthClientConfidential
 	retval.Tools = v.McpServerFields.Tools
 	return &retval, nil
 }
@@ -4119,8 +4119,8 @@ type McpServerFields struct {
 	AuthUrl *string `json:"authUrl"`
 	// The configured OAuth client id; null when the kernel registers itself dynamically.
 	OauthClientId *string `json:"oauthClientId"`
-	// Whether an OAuth client secret is configured (the secret itself is never returned).
-	OauthClientSecretConfigured bool `json:"oauthClientSecretConfigured"`
+	// Whether the configured OAuth client is confidential: oauthClientSecret is set (its value is never returned).
+	OauthClientConfidential bool `json:"oauthClientConfidential"`
 	// The server's tools (as the server names them) while it is READY.
 	Tools []McpServerFieldsToolsMcpTool `json:"tools"`
 }
@@ -4170,8 +4170,8 @@ func (v *McpServerFields) GetAuthUrl() *string { return v.AuthUrl }
 // GetOauthClientId returns McpServerFields.OauthClientId, and is useful for accessing the field via an interface.
 func (v *McpServerFields) GetOauthClientId() *string { return v.OauthClientId }
 
-// GetOauthClientSecretConfigured returns McpServerFields.OauthClientSecretConfigured, and is useful for accessing the field via an interface.
-func (v *McpServerFields) GetOauthClientSecretConfigured() bool { return v.OauthClientSecretConfigured }
+// GetOauthClientConfidential returns McpServerFields.OauthClientConfidential, and is useful for accessing the field via an interface.
+func (v *McpServerFields) GetOauthClientConfidential() bool { return v.OauthClientConfidential }
 
 // GetTools returns McpServerFields.Tools, and is useful for accessing the field via an interface.
 func (v *McpServerFields) GetTools() []McpServerFieldsToolsMcpTool { return v.Tools }
@@ -4320,9 +4320,9 @@ func (v *McpServersMcpServersMcpServer) GetOauthClientId() *string {
 	return v.McpServerFields.OauthClientId
 }
 
-// GetOauthClientSecretConfigured returns McpServersMcpServersMcpServer.OauthClientSecretConfigured, and is useful for accessing the field via an interface.
-func (v *McpServersMcpServersMcpServer) GetOauthClientSecretConfigured() bool {
-	return v.McpServerFields.OauthClientSecretConfigured
+// GetOauthClientConfidential returns McpServersMcpServersMcpServer.OauthClientConfidential, and is useful for accessing the field via an interface.
+func (v *McpServersMcpServersMcpServer) GetOauthClientConfidential() bool {
+	return v.McpServerFields.OauthClientConfidential
 }
 
 // GetTools returns McpServersMcpServersMcpServer.Tools, and is useful for accessing the field via an interface.
@@ -4386,7 +4386,7 @@ type __premarshalMcpServersMcpServersMcpServer struct {
 
 	OauthClientId *string `json:"oauthClientId"`
 
-	OauthClientSecretConfigured bool `json:"oauthClientSecretConfigured"`
+	OauthClientConfidential bool `json:"oauthClientConfidential"`
 
 	Tools []McpServerFieldsToolsMcpTool `json:"tools"`
 }
@@ -4417,7 +4417,7 @@ func (v *McpServersMcpServersMcpServer) __premarshalJSON() (*__premarshalMcpServ
 	retval.TimeoutSeconds = v.McpServerFields.TimeoutSeconds
 	retval.AuthUrl = v.McpServerFields.AuthUrl
 	retval.OauthClientId = v.McpServerFields.OauthClientId
-	retval.OauthClientSecretConfigured = v.McpServerFields.OauthClientSecretConfigured
+	retval.OauthClientConfidential = v.McpServerFields.OauthClientConfidential
 	retval.Tools = v.McpServerFields.Tools
 	return &retval, nil
 }
@@ -5373,9 +5373,9 @@ func (v *RestartMcpServerRestartMcpServer) GetOauthClientId() *string {
 	return v.McpServerFields.OauthClientId
 }
 
-// GetOauthClientSecretConfigured returns RestartMcpServerRestartMcpServer.OauthClientSecretConfigured, and is useful for accessing the field via an interface.
-func (v *RestartMcpServerRestartMcpServer) GetOauthClientSecretConfigured() bool {
-	return v.McpServerFields.OauthClientSecretConfigured
+// GetOauthClientConfidential returns RestartMcpServerRestartMcpServer.OauthClientConfidential, and is useful for accessing the field via an interface.
+func (v *RestartMcpServerRestartMcpServer) GetOauthClientConfidential() bool {
+	return v.McpServerFields.OauthClientConfidential
 }
 
 // GetTools returns RestartMcpServerRestartMcpServer.Tools, and is useful for accessing the field via an interface.
@@ -5439,7 +5439,7 @@ type __premarshalRestartMcpServerRestartMcpServer struct {
 
 	OauthClientId *string `json:"oauthClientId"`
 
-	OauthClientSecretConfigured bool `json:"oauthClientSecretConfigured"`
+	OauthClientConfidential bool `json:"oauthClientConfidential"`
 
 	Tools []McpServerFieldsToolsMcpTool `json:"tools"`
 }
@@ -5470,7 +5470,7 @@ func (v *RestartMcpServerRestartMcpServer) __premarshalJSON() (*__premarshalRest
 	retval.TimeoutSeconds = v.McpServerFields.TimeoutSeconds
 	retval.AuthUrl = v.McpServerFields.AuthUrl
 	retval.OauthClientId = v.McpServerFields.OauthClientId
-	retval.OauthClientSecretConfigured = v.McpServerFields.OauthClientSecretConfigured
+	retval.OauthClientConfidential = v.McpServerFields.OauthClientConfidential
 	retval.Tools = v.McpServerFields.Tools
 	return &retval, nil
 }
@@ -7394,9 +7394,9 @@ func (v *SetSessionMcpServerEnabledSetSessionMcpServerEnabledMcpServer) GetOauth
 	return v.McpServerFields.OauthClientId
 }
 
-// GetOauthClientSecretConfigured returns SetSessionMcpServerEnabledSetSessionMcpServerEnabledMcpServer.OauthClientSecretConfigured, and is useful for accessing the field via an interface.
-func (v *SetSessionMcpServerEnabledSetSessionMcpServerEnabledMcpServer) GetOauthClientSecretConfigured() bool {
-	return v.McpServerFields.OauthClientSecretConfigured
+// GetOauthClientConfidential returns SetSessionMcpServerEnabledSetSessionMcpServerEnabledMcpServer.OauthClientConfidential, and is useful for accessing the field via an interface.
+func (v *SetSessionMcpServerEnabledSetSessionMcpServerEnabledMcpServer) GetOauthClientConfidential() bool {
+	return v.McpServerFields.OauthClientConfidential
 }
 
 // GetTools returns SetSessionMcpServerEnabledSetSessionMcpServerEnabledMcpServer.Tools, and is useful for accessing the field via an interface.
@@ -7460,7 +7460,7 @@ type __premarshalSetSessionMcpServerEnabledSetSessionMcpServerEnabledMcpServer s
 
 	OauthClientId *string `json:"oauthClientId"`
 
-	OauthClientSecretConfigured bool `json:"oauthClientSecretConfigured"`
+	OauthClientConfidential bool `json:"oauthClientConfidential"`
 
 	Tools []McpServerFieldsToolsMcpTool `json:"tools"`
 }
@@ -7491,7 +7491,7 @@ func (v *SetSessionMcpServerEnabledSetSessionMcpServerEnabledMcpServer) __premar
 	retval.TimeoutSeconds = v.McpServerFields.TimeoutSeconds
 	retval.AuthUrl = v.McpServerFields.AuthUrl
 	retval.OauthClientId = v.McpServerFields.OauthClientId
-	retval.OauthClientSecretConfigured = v.McpServerFields.OauthClientSecretConfigured
+	retval.OauthClientConfidential = v.McpServerFields.OauthClientConfidential
 	retval.Tools = v.McpServerFields.Tools
 	return &retval, nil
 }
@@ -7780,9 +7780,9 @@ func (v *UpdateMcpServerUpdateMcpServer) GetOauthClientId() *string {
 	return v.McpServerFields.OauthClientId
 }
 
-// GetOauthClientSecretConfigured returns UpdateMcpServerUpdateMcpServer.OauthClientSecretConfigured, and is useful for accessing the field via an interface.
-func (v *UpdateMcpServerUpdateMcpServer) GetOauthClientSecretConfigured() bool {
-	return v.McpServerFields.OauthClientSecretConfigured
+// GetOauthClientConfidential returns UpdateMcpServerUpdateMcpServer.OauthClientConfidential, and is useful for accessing the field via an interface.
+func (v *UpdateMcpServerUpdateMcpServer) GetOauthClientConfidential() bool {
+	return v.McpServerFields.OauthClientConfidential
 }
 
 // GetTools returns UpdateMcpServerUpdateMcpServer.Tools, and is useful for accessing the field via an interface.
@@ -7846,7 +7846,7 @@ type __premarshalUpdateMcpServerUpdateMcpServer struct {
 
 	OauthClientId *string `json:"oauthClientId"`
 
-	OauthClientSecretConfigured bool `json:"oauthClientSecretConfigured"`
+	OauthClientConfidential bool `json:"oauthClientConfidential"`
 
 	Tools []McpServerFieldsToolsMcpTool `json:"tools"`
 }
@@ -7877,7 +7877,7 @@ func (v *UpdateMcpServerUpdateMcpServer) __premarshalJSON() (*__premarshalUpdate
 	retval.TimeoutSeconds = v.McpServerFields.TimeoutSeconds
 	retval.AuthUrl = v.McpServerFields.AuthUrl
 	retval.OauthClientId = v.McpServerFields.OauthClientId
-	retval.OauthClientSecretConfigured = v.McpServerFields.OauthClientSecretConfigured
+	retval.OauthClientConfidential = v.McpServerFields.OauthClientConfidential
 	retval.Tools = v.McpServerFields.Tools
 	return &retval, nil
 }
@@ -9701,7 +9701,7 @@ fragment McpServerFields on McpServer {
 	timeoutSeconds
 	authUrl
 	oauthClientId
-	oauthClientSecretConfigured
+	oauthClientConfidential
 	tools {
 		name
 		description
@@ -10349,7 +10349,7 @@ fragment McpServerFields on McpServer {
 	timeoutSeconds
 	authUrl
 	oauthClientId
-	oauthClientSecretConfigured
+	oauthClientConfidential
 	tools {
 		name
 		description
@@ -10406,7 +10406,7 @@ fragment McpServerFields on McpServer {
 	timeoutSeconds
 	authUrl
 	oauthClientId
-	oauthClientSecretConfigured
+	oauthClientConfidential
 	tools {
 		name
 		description
@@ -10828,7 +10828,7 @@ fragment McpServerFields on McpServer {
 	timeoutSeconds
 	authUrl
 	oauthClientId
-	oauthClientSecretConfigured
+	oauthClientConfidential
 	tools {
 		name
 		description
@@ -11494,7 +11494,7 @@ fragment McpServerFields on McpServer {
 	timeoutSeconds
 	authUrl
 	oauthClientId
-	oauthClientSecretConfigured
+	oauthClientConfidential
 	tools {
 		name
 		description
@@ -11688,7 +11688,7 @@ fragment McpServerFields on McpServer {
 	timeoutSeconds
 	authUrl
 	oauthClientId
-	oauthClientSecretConfigured
+	oauthClientConfidential
 	tools {
 		name
 		description

@@ -1327,7 +1327,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.McpServer.Name(childComplexity), true
-	case "McpServer.oauthClientSecretConfigured":
+	case "McpServer.oauthClientConfidential":
 		if e.ComplexityRoot.McpServer.OAuthClientSecretSet == nil {
 			break
 		}
@@ -3955,8 +3955,8 @@ type McpServer {
   authUrl: String
   "The configured OAuth client id; null when the kernel registers itself dynamically."
   oauthClientId: String
-  "Whether an OAuth client secret is configured (the secret itself is never returned)."
-  oauthClientSecretConfigured: Boolean!
+  "Whether the configured OAuth client is confidential: oauthClientSecret is set (its value is never returned)."
+  oauthClientConfidential: Boolean!
 }
 
 "A prompt of an MCP server."
@@ -4808,8 +4808,8 @@ func (ec *executionContext) childFields_McpServer(ctx context.Context, field gra
 		return ec.fieldContext_McpServer_authUrl(ctx, field)
 	case "oauthClientId":
 		return ec.fieldContext_McpServer_oauthClientId(ctx, field)
-	case "oauthClientSecretConfigured":
-		return ec.fieldContext_McpServer_oauthClientSecretConfigured(ctx, field)
+	case "oauthClientConfidential":
+		return ec.fieldContext_McpServer_oauthClientConfidential(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type McpServer", field.Name)
 }
@@ -9187,13 +9187,13 @@ func (ec *executionContext) fieldContext_McpServer_oauthClientId(_ context.Conte
 	return graphql.NewScalarFieldContext("McpServer", field, true, true, "String")
 }
 
-func (ec *executionContext) _McpServer_oauthClientSecretConfigured(ctx context.Context, field graphql.CollectedField, obj *core.MCPServer) (ret graphql.Marshaler) {
+func (ec *executionContext) _McpServer_oauthClientConfidential(ctx context.Context, field graphql.CollectedField, obj *core.MCPServer) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
 		field,
 		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_McpServer_oauthClientSecretConfigured(ctx, field)
+			return ec.fieldContext_McpServer_oauthClientConfidential(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
 			return obj.OAuthClientSecretSet, nil
@@ -9206,7 +9206,7 @@ func (ec *executionContext) _McpServer_oauthClientSecretConfigured(ctx context.C
 		true,
 	)
 }
-func (ec *executionContext) fieldContext_McpServer_oauthClientSecretConfigured(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+func (ec *executionContext) fieldContext_McpServer_oauthClientConfidential(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("McpServer", field, false, false, "Boolean")
 }
 
@@ -18633,8 +18633,8 @@ func (ec *executionContext) _McpServer(ctx context.Context, sel ast.SelectionSet
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._McpServer_oauthClientId(ctx, field, obj)
 				})
-		case "oauthClientSecretConfigured":
-			out.Values[i] = ec._McpServer_oauthClientSecretConfigured(ctx, field, obj)
+		case "oauthClientConfidential":
+			out.Values[i] = ec._McpServer_oauthClientConfidential(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}

@@ -287,3 +287,56 @@ func waitMCPStatus(t *testing.T, k *kernelProc, name, status string) (mcpServerS
 		time.Sleep(200 * time.Millisecond)
 	}
 }
+
+// kernelEventStream subscribes to kernelEvents over SSE and sends each
+// event as "type mcpServerId"; the func returns every data line so far.
+func kernelEventStream(t *testing.T, k *kernelProc) (<-chan string, func() string) {
+	t.Helper()
+	body, _ := json.Marshal(map[string]any{"query": `subscription { kernelEvents { type mcpServerId } }`})
+	req, _ := http.NewRequest(http.MethodPost, k.url()+"/graphql", strings.NewReader(string(body)))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { resp.Body.Close() })
+	got := make(chan string, 256)
+	raw := &strings.Builder{}
+	var mu sync.Mutex
+	go func() {
+		br := bufio.NewReader(resp.Body)
+		for {
+			line, err := br.ReadString('\n')
+			if err != nil {
+				close(got)
+				return
+			}
+			if data, ok := strings.CutPrefix(line, "data:"); ok {
+				mu.Lock()
+				raw.WriteString(data)
+				mu.Unlock()
+				var m struct {
+					Data struct {
+						KernelEvents struct {
+							Type        string
+							McpServerID string `json:"mcpServerId"`
+						}
+					}
+				}
+				if json.Unmarshal([]byte(strings.TrimSpace(data)), &m) == nil {
+					select {
+					case got <- m.Data.KernelEvents.Type + " " + m.Data.KernelEvents.McpServerID:
+					default:
+					}
+				}
+			}
+		}
+	}()
+	time.Sleep(300 * time.Millisecond) // the subscription is registered
+	return got, func() string {
+		mu.Lock()
+		defer mu.Unlock()
+		return raw.String()
+	}
+}

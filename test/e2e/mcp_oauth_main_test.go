@@ -34,10 +34,22 @@ func TestMCPOAuthSignInRefreshRestartLogout(t *testing.T) {
 	var o outputs
 	var answers []string // every GraphQL answer read, for the token check
 	o.addFakeConnection(t, k.addr, fake.BaseURL())
+	events, eventText := kernelEventStream(t, k)
 
 	r := o.mustRun(t, "", "mcp", "add", "docs", "--addr", k.addr, "--url", srv.url, "--wait", "0")
 	st, raw := waitMCPStatus(t, k, "docs", "NEEDS_AUTH")
 	answers = append(answers, raw)
+	for timeout := time.After(20 * time.Second); ; {
+		var ev string
+		select {
+		case ev = <-events:
+		case <-timeout:
+			t.Fatal("no mcp_needs_auth on kernelEvents")
+		}
+		if ev == "mcp_needs_auth "+st.ID {
+			break
+		}
+	}
 	if st.AuthURL == nil || !strings.HasPrefix(*st.AuthURL, as.issuer+"/authorize?") || len(st.Tools) != 0 {
 		t.Fatalf("NEEDS_AUTH server: %+v", st)
 	}
@@ -114,6 +126,7 @@ func TestMCPOAuthSignInRefreshRestartLogout(t *testing.T) {
 		t.Fatalf("the model never saw the echo of %s:\n%s", word, k.Logs())
 	}
 	callEcho("first")
+	answers = append(answers, eventText())
 
 	// The access token expires (4s); the next call refreshes it first.
 	time.Sleep(4 * time.Second)
@@ -146,6 +159,43 @@ func TestMCPOAuthSignInRefreshRestartLogout(t *testing.T) {
 	answers = append(answers, raw)
 	r = o.mustRun(t, "", "mcp", "list", "--addr", k.addr, "--json")
 
+	// Sign in again (GraphQL this time), then the authorization server
+	// revokes everything: the next refresh fails, the server is NEEDS_AUTH
+	// with the reason, and its tools leave the model's requests.
+	var again struct {
+		LoginMcpServer string `json:"loginMcpServer"`
+	}
+	k.gql(t, `mutation($id: ID!) { loginMcpServer(id: $id) }`, map[string]any{"id": st.ID}, &again)
+	if code, page := followAuthURL(t, again.LoginMcpServer); code != 200 || !strings.Contains(page, "Signed in") {
+		t.Fatalf("second sign-in: %d %s", code, page)
+	}
+	waitMCPStatus(t, k, "docs", "READY")
+	for _, tok := range as.stats(t).Issued {
+		resp, err := plainHTTP().PostForm(as.issuer+"/revoke", map[string][]string{"token": {tok}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+	}
+	time.Sleep(4 * time.Second)
+	fake.Enqueue(toolCallResponse("call_late", "mcp__docs__echo", `{"text":"late"}`), openaitest.TextStream("gpt-t", "Done."))
+	o.mustRun(t, "", "exec", "--addr", k.addr, "--no-project", "--approval-mode", "bypass", "echo late")
+	st, raw = waitMCPStatus(t, k, "docs", "NEEDS_AUTH")
+	answers = append(answers, raw)
+	if st.Error == nil || !strings.Contains(*st.Error, "token refresh failed") || st.AuthURL == nil {
+		t.Fatalf("after a failed refresh: %+v", st)
+	}
+	fake.Enqueue(openaitest.TextStream("gpt-t", "No tools."))
+	o.mustRun(t, "", "exec", "--addr", k.addr, "--no-project", "--approval-mode", "bypass", "anything")
+	reqs := fake.Requests()
+	last := reqs[len(reqs)-1].Body
+	for i := len(reqs) - 1; i >= 0 && bytes.Contains(last, []byte("Write a title")); i-- {
+		last = reqs[i].Body
+	}
+	if bytes.Contains(last, []byte("mcp__docs__echo")) || !bytes.Contains(last, []byte("anything")) {
+		t.Fatalf("the model still gets the tools of a server that needs a sign-in:\n%.400s", last)
+	}
+
 	// No token in clear anywhere.
 	k.stop(t)
 	var files []string
@@ -175,7 +225,7 @@ func TestMCPOAuthSignInRefreshRestartLogout(t *testing.T) {
 	}
 	var servers []map[string]any
 	_ = json.Unmarshal([]byte(r.stdout), &servers)
-	if len(servers) != 1 || servers[0]["status"] != "NEEDS_AUTH" {
+	if len(servers) != 1 || servers[0]["status"] != "NEEDS_AUTH" || servers[0]["authUrl"] == nil {
 		t.Fatalf("mcp list after logout: %s", r.stdout)
 	}
 }

@@ -3,6 +3,7 @@
 // No framework, no build step, no network beyond the kernel.
 (function () {
   'use strict';
+  performance.mark('foya:script-start');
   const $ = (id) => document.getElementById(id);
   const endpoint = '/graphql';
   const tokenKey = 'foya-token';
@@ -1321,6 +1322,7 @@
   });
 
   window.foyaWeb = { gql, ws, state };
+  performance.mark('foya:script-end');
   // A session named in the address opens at once, beside the sidebar's
   // query rather than after it (the first paint of a long session).
   const first = location.hash.slice(1);

@@ -243,13 +243,22 @@ var secretShapes = regexp.MustCompile(`(?i)(sk-[a-z0-9_\-]{8,}|gh[pousr]_[a-z0-9
 // scrub removes the configured API keys, key-shaped tokens and the paths of
 // the data directory and hidden files from text.
 func (g *guardian) scrub(ctx context.Context, text string) string {
-	var olds []string
+	var keys []string
 	if conns, err := g.models.catalog.Connections(ctx); err == nil {
 		for _, conn := range conns {
 			if ep, err := g.models.catalog.Endpoint(ctx, conn.ID); err == nil && len(ep.APIKey) >= 4 {
-				olds = append(olds, ep.APIKey, "[secret]")
+				keys = append(keys, ep.APIKey)
 			}
 		}
+	}
+	return g.scrubText(text, keys)
+}
+
+// scrubText is scrub with the configured keys given.
+func (g *guardian) scrubText(text string, keys []string) string {
+	var olds []string
+	for _, k := range keys {
+		olds = append(olds, k, "[secret]")
 	}
 	for _, p := range append([]string{g.dataDir}, g.hidden...) {
 		if p != "" {

@@ -283,15 +283,7 @@ func (r *streamReader) handle(event string, data []byte) error {
 		}
 		r.refused = true
 	case "response.output_item.added":
-		it, err := decodeItem(ev.Item)
-		if err != nil {
-			return err
-		}
-		if it.Type == "function_call" {
-			c := &call{index: len(r.calls)}
-			r.calls[ev.OutputIndex] = c
-			return r.out.ToolCall(sdk.ToolCallDelta{Index: c.index, ID: it.CallID, Name: it.Name})
-		}
+		return r.itemAdded(ev)
 	case "response.function_call_arguments.delta":
 		c := r.calls[ev.OutputIndex]
 		if c == nil {
@@ -318,6 +310,20 @@ func (r *streamReader) handle(event string, data []byte) error {
 		return sdk.Errorf(sdk.CategoryServer, "the response failed without saying why")
 	case "error":
 		r.pending = ev.errorObject()
+	}
+	return nil
+}
+
+// itemAdded takes a new output item: a function call starts a tool call.
+func (r *streamReader) itemAdded(ev streamEvent) error {
+	it, err := decodeItem(ev.Item)
+	if err != nil {
+		return err
+	}
+	if it.Type == "function_call" {
+		c := &call{index: len(r.calls)}
+		r.calls[ev.OutputIndex] = c
+		return r.out.ToolCall(sdk.ToolCallDelta{Index: c.index, ID: it.CallID, Name: it.Name})
 	}
 	return nil
 }

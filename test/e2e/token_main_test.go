@@ -61,7 +61,9 @@ func TestServeRequiresTokenOnLoopbackByDefault(t *testing.T) {
 	}
 	bin := t.TempDir()
 	opened := filepath.Join(t.TempDir(), "opened")
-	if err := os.WriteFile(filepath.Join(bin, "xdg-open"), []byte("#!/bin/sh\nprintf '%s' \"$1\" > "+opened+"\n"), 0o755); err != nil {
+	// The opener gets a private file that forwards to the link, not the
+	// link itself (TestWebOpenKeepsTokenOffArgv in cli checks the rest).
+	if err := os.WriteFile(filepath.Join(bin, "xdg-open"), []byte("#!/bin/sh\nprintf '%s' \"$1\" > "+opened+".arg\ncat \"$1\" > "+opened+".tmp && mv "+opened+".tmp "+opened+"\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	cmd := foyaCmd(t, "", "web", "--open", "--addr", "0.0.0.0:"+portOf(t, k.addr), "--data-dir", data)
@@ -69,7 +71,10 @@ func TestServeRequiresTokenOnLoopbackByDefault(t *testing.T) {
 	if out, err := cmd.Output(); err != nil || strings.TrimSpace(string(out)) != link {
 		t.Fatalf("foya web --open: %v %q", err, out)
 	}
-	waitFor(t, func() bool { b, _ := os.ReadFile(opened); return string(b) == link })
+	waitFor(t, func() bool { b, _ := os.ReadFile(opened); return strings.Contains(string(b), `url=`+link+`"`) })
+	if arg, _ := os.ReadFile(opened + ".arg"); strings.Contains(string(arg), "token") || !strings.HasSuffix(string(arg), ".html") {
+		t.Errorf("xdg-open got %q", arg)
+	}
 	if r := o.run(t, "", "web", "--data-dir", t.TempDir()); r.code != 1 || !strings.Contains(r.stderr, "no token at") {
 		t.Fatalf("foya web without a token file: %d %q", r.code, r.stderr)
 	}

@@ -127,6 +127,23 @@ type RetryPayload struct {
 	RetryAfterMs int64 `json:"retryAfterMs,omitempty"`
 }
 
+// RouteFallbackPayload is the payload of route_fallback: the call on From
+// failed with a class retries cannot fix (or still failed after its
+// retries), and the same call went on To, the Attempt-th entry of the
+// fallback chain. The session keeps its model: the next call tries it again.
+type RouteFallbackPayload struct {
+	TurnID string   `json:"turnId"`
+	From   ModelRef `json:"from"`
+	To     ModelRef `json:"to"`
+	// Reason is the failure class: overloaded, rate_limited, quota,
+	// server_error, network, model_not_found, auth or unavailable.
+	Reason   string                `json:"reason"`
+	Category ProviderErrorCategory `json:"category"`
+	// Message is the provider's error, secrets scrubbed.
+	Message string `json:"message"`
+	Attempt int    `json:"attempt"`
+}
+
 // RewindFile is what a rewind does to one file.
 type RewindFile struct {
 	Path       string `json:"path"`
@@ -141,4 +158,27 @@ type RewindFile struct {
 	Target   string `json:"-"` // hash to restore ("" = absent)
 	Expected string `json:"-"` // hash the session last left ("" = absent)
 	Mode     uint32 `json:"-"` // recorded permission bits of the content to restore (0: not recorded)
+}
+
+// Guardian verdicts (the verdict field of guardian_verdict).
+const (
+	GuardianApprove  = "approve"
+	GuardianDeny     = "deny"
+	GuardianEscalate = "escalate"
+)
+
+// GuardianVerdictPayload is the payload of guardian_verdict: what the
+// guardian model decided about one tool call of a GUARDED session, and why.
+// Cause is "verdict" when the model answered with a verdict; otherwise the
+// call escalated without one: "timeout", "error", "malformed" (the answer
+// was not a verdict), "no_model" or "cap" (the per-turn limit of guardian
+// calls was reached).
+type GuardianVerdictPayload struct {
+	ToolCallID   string `json:"toolCallId"`
+	Tool         string `json:"tool"`
+	Verdict      string `json:"verdict"`
+	Reason       string `json:"reason"`
+	Cause        string `json:"cause"`
+	Model        string `json:"model,omitempty"`
+	ConnectionID string `json:"connectionId,omitempty"`
 }

@@ -38,17 +38,20 @@ func (m AgentMode) Valid() bool {
 type ApprovalMode string
 
 // Approval modes: explore runs read-only tools and denies the rest; ask runs
-// reads and asks for writes and commands; bypass never asks.
+// reads and asks for writes and commands; bypass never asks; guarded puts
+// what ask would put to a person to the guardian model first, and asks a
+// person only when it escalates or fails.
 const (
 	ApprovalExplore ApprovalMode = "explore"
 	ApprovalAsk     ApprovalMode = "ask"
 	ApprovalBypass  ApprovalMode = "bypass"
+	ApprovalGuarded ApprovalMode = "guarded"
 )
 
 // Valid reports whether m is a known approval mode.
 func (m ApprovalMode) Valid() bool {
 	switch m {
-	case ApprovalExplore, ApprovalAsk, ApprovalBypass:
+	case ApprovalExplore, ApprovalAsk, ApprovalBypass, ApprovalGuarded:
 		return true
 	}
 	return false
@@ -90,6 +93,9 @@ type SessionMeta struct {
 	// Agent is the immutable agent snapshot of a child session (SES-12).
 	Agent     *AgentSnapshot `json:"agent,omitempty"`
 	CreatedAt time.Time      `json:"createdAt"`
+	// FallbackModels is the session's own fallback chain; empty: the
+	// LANGUAGE purpose's chain (docs/fallback.md).
+	FallbackModels []ModelRef `json:"fallbackModels,omitempty"`
 }
 
 // Session is the projected state of a session.
@@ -124,6 +130,8 @@ type CreateSessionInput struct {
 	ReasoningEffort string
 	Title           string
 	AgentMode       AgentMode
+	// FallbackModels is the session's own fallback chain (language models).
+	FallbackModels []ModelRef
 	// ParentID, Source and Agent are set by the kernel for child sessions.
 	ParentID string
 	Source   string
@@ -141,6 +149,9 @@ type UpdateSessionInput struct {
 	ApprovalMode    *ApprovalMode
 	AgentMode       *AgentMode
 	ProjectID       *string
+	// FallbackModels replaces the session's fallback chain; an empty list
+	// clears it (the LANGUAGE chain applies again).
+	FallbackModels *[]ModelRef
 }
 
 // MaxTitleLen bounds a session title, in characters.

@@ -36,6 +36,7 @@ type ResolverRoot interface {
 	AgentSnapshot() AgentSnapshotResolver
 	Approval() ApprovalResolver
 	Connection() ConnectionResolver
+	DefaultModels() DefaultModelsResolver
 	KernelEvent() KernelEventResolver
 	McpServer() McpServerResolver
 	McpTool() McpToolResolver
@@ -128,10 +129,17 @@ type ComplexityRoot struct {
 	}
 
 	DefaultModels struct {
-		Fast     func(childComplexity int) int
-		Image    func(childComplexity int) int
-		Language func(childComplexity int) int
-		Video    func(childComplexity int) int
+		Fallbacks func(childComplexity int) int
+		Fast      func(childComplexity int) int
+		Guardian  func(childComplexity int) int
+		Image     func(childComplexity int) int
+		Language  func(childComplexity int) int
+		Video     func(childComplexity int) int
+	}
+
+	FallbackChain struct {
+		Models  func(childComplexity int) int
+		Purpose func(childComplexity int) int
 	}
 
 	FileChange struct {
@@ -146,6 +154,16 @@ type ComplexityRoot struct {
 		Audio func(childComplexity int) int
 		Image func(childComplexity int) int
 		Video func(childComplexity int) int
+	}
+
+	GuardianVerdict struct {
+		Cause        func(childComplexity int) int
+		ConnectionID func(childComplexity int) int
+		Model        func(childComplexity int) int
+		Reason       func(childComplexity int) int
+		Tool         func(childComplexity int) int
+		ToolCallID   func(childComplexity int) int
+		Verdict      func(childComplexity int) int
 	}
 
 	KernelEvent struct {
@@ -228,6 +246,7 @@ type ComplexityRoot struct {
 		FinishedAt        func(childComplexity int) int
 		Interrupted       func(childComplexity int) int
 		IsError           func(childComplexity int) int
+		Model             func(childComplexity int) int
 		Reasoning         func(childComplexity int) int
 		Refusal           func(childComplexity int) int
 		Role              func(childComplexity int) int
@@ -297,6 +316,7 @@ type ComplexityRoot struct {
 		RestartMcpServer           func(childComplexity int, id string) int
 		SendMessage                func(childComplexity int, sessionID string, input model.UserInput) int
 		SetDefaultModel            func(childComplexity int, purpose core.ModelPurpose, connectionID *string, model *string) int
+		SetFallbackModels          func(childComplexity int, purpose core.ModelPurpose, models []core.ModelRef) int
 		SetHooks                   func(childComplexity int, config scalar.JSON) int
 		SetSessionMcpServerEnabled func(childComplexity int, sessionID string, serverID string, enabled bool) int
 		StopTurn                   func(childComplexity int, sessionID string, keepQueue *bool, dispatchItemID *string) int
@@ -426,6 +446,7 @@ type ComplexityRoot struct {
 		ContextUsage         func(childComplexity int) int
 		CreatedAt            func(childComplexity int) int
 		DisabledMcpServerIds func(childComplexity int) int
+		FallbackModels       func(childComplexity int) int
 		HeadSeq              func(childComplexity int) int
 		ID                   func(childComplexity int) int
 		McpServers           func(childComplexity int) int
@@ -449,6 +470,7 @@ type ComplexityRoot struct {
 		Approval         func(childComplexity int) int
 		At               func(childComplexity int) int
 		Delta            func(childComplexity int) int
+		GuardianVerdict  func(childComplexity int) int
 		Message          func(childComplexity int) int
 		MessageTruncated func(childComplexity int) int
 		Payload          func(childComplexity int) int
@@ -511,6 +533,9 @@ type ConnectionResolver interface {
 
 	Options(ctx context.Context, obj *core.Connection) ([]model.ProviderOption, error)
 }
+type DefaultModelsResolver interface {
+	Fallbacks(ctx context.Context, obj *core.DefaultModels) ([]model.FallbackChain, error)
+}
 type KernelEventResolver interface {
 	Type(ctx context.Context, obj *core.KernelEvent) (string, error)
 
@@ -552,6 +577,7 @@ type MessageResolver interface {
 	StructuredContent(ctx context.Context, obj *core.Message) (scalar.JSON, error)
 	FinishReason(ctx context.Context, obj *core.Message) (*string, error)
 	Refusal(ctx context.Context, obj *core.Message) (*string, error)
+	Model(ctx context.Context, obj *core.Message) (*string, error)
 }
 type MutationResolver interface {
 	TrustProject(ctx context.Context, id string) (*hooks.ProjectHooks, error)
@@ -593,6 +619,7 @@ type MutationResolver interface {
 	UploadAttachment(ctx context.Context, file graphql.Upload) (*core.Attachment, error)
 	ImportSession(ctx context.Context, data string, projectID *string) (*core.Session, error)
 	ImportSessionFile(ctx context.Context, file graphql.Upload, projectID *string) (*core.Session, error)
+	SetFallbackModels(ctx context.Context, purpose core.ModelPurpose, models []core.ModelRef) (*core.DefaultModels, error)
 }
 type PluginInfoResolver interface {
 	ProviderKind(ctx context.Context, obj *core.PluginInfo) (*string, error)
@@ -994,12 +1021,24 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.ContextUsage.Tokens(childComplexity), true
 
+	case "DefaultModels.fallbacks":
+		if e.ComplexityRoot.DefaultModels.Fallbacks == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DefaultModels.Fallbacks(childComplexity), true
 	case "DefaultModels.fast":
 		if e.ComplexityRoot.DefaultModels.Fast == nil {
 			break
 		}
 
 		return e.ComplexityRoot.DefaultModels.Fast(childComplexity), true
+	case "DefaultModels.guardian":
+		if e.ComplexityRoot.DefaultModels.Guardian == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DefaultModels.Guardian(childComplexity), true
 	case "DefaultModels.image":
 		if e.ComplexityRoot.DefaultModels.Image == nil {
 			break
@@ -1018,6 +1057,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.DefaultModels.Video(childComplexity), true
+
+	case "FallbackChain.models":
+		if e.ComplexityRoot.FallbackChain.Models == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FallbackChain.Models(childComplexity), true
+	case "FallbackChain.purpose":
+		if e.ComplexityRoot.FallbackChain.Purpose == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FallbackChain.Purpose(childComplexity), true
 
 	case "FileChange.action":
 		if e.ComplexityRoot.FileChange.Action == nil {
@@ -1068,6 +1120,49 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Generation.Video(childComplexity), true
+
+	case "GuardianVerdict.cause":
+		if e.ComplexityRoot.GuardianVerdict.Cause == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GuardianVerdict.Cause(childComplexity), true
+	case "GuardianVerdict.connectionId":
+		if e.ComplexityRoot.GuardianVerdict.ConnectionID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GuardianVerdict.ConnectionID(childComplexity), true
+	case "GuardianVerdict.model":
+		if e.ComplexityRoot.GuardianVerdict.Model == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GuardianVerdict.Model(childComplexity), true
+	case "GuardianVerdict.reason":
+		if e.ComplexityRoot.GuardianVerdict.Reason == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GuardianVerdict.Reason(childComplexity), true
+	case "GuardianVerdict.tool":
+		if e.ComplexityRoot.GuardianVerdict.Tool == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GuardianVerdict.Tool(childComplexity), true
+	case "GuardianVerdict.toolCallId":
+		if e.ComplexityRoot.GuardianVerdict.ToolCallID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GuardianVerdict.ToolCallID(childComplexity), true
+	case "GuardianVerdict.verdict":
+		if e.ComplexityRoot.GuardianVerdict.Verdict == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GuardianVerdict.Verdict(childComplexity), true
 
 	case "KernelEvent.at":
 		if e.ComplexityRoot.KernelEvent.At == nil {
@@ -1424,6 +1519,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Message.IsError(childComplexity), true
+	case "Message.model":
+		if e.ComplexityRoot.Message.Model == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Message.Model(childComplexity), true
 	case "Message.reasoning":
 		if e.ComplexityRoot.Message.Reasoning == nil {
 			break
@@ -1930,6 +2031,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.SetDefaultModel(childComplexity, args["purpose"].(core.ModelPurpose), args["connectionId"].(*string), args["model"].(*string)), true
+	case "Mutation.setFallbackModels":
+		if e.ComplexityRoot.Mutation.SetFallbackModels == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_setFallbackModels_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.SetFallbackModels(childComplexity, args["purpose"].(core.ModelPurpose), args["models"].([]core.ModelRef)), true
 	case "Mutation.setHooks":
 		if e.ComplexityRoot.Mutation.SetHooks == nil {
 			break
@@ -2549,6 +2661,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Session.DisabledMcpServerIds(childComplexity), true
+	case "Session.fallbackModels":
+		if e.ComplexityRoot.Session.FallbackModels == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Session.FallbackModels(childComplexity), true
 	case "Session.headSeq":
 		if e.ComplexityRoot.Session.HeadSeq == nil {
 			break
@@ -2675,6 +2793,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.SessionEvent.Delta(childComplexity), true
+	case "SessionEvent.guardianVerdict":
+		if e.ComplexityRoot.SessionEvent.GuardianVerdict == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SessionEvent.GuardianVerdict(childComplexity), true
 	case "SessionEvent.message":
 		if e.ComplexityRoot.SessionEvent.Message == nil {
 			break
@@ -2858,9 +2982,11 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 			graphql.NewInputUnmarshaler("GenerateVideoInput", ec.unmarshalInputGenerateVideoInput),
 			graphql.NewInputUnmarshaler("GenerationInput", ec.unmarshalInputGenerationInput),
 			graphql.NewInputUnmarshaler("KeyValueInput", ec.unmarshalInputKeyValueInput),
+			graphql.NewInputUnmarshaler("McpResourceRefInput", ec.unmarshalInputMcpResourceRefInput),
 			graphql.NewInputUnmarshaler("McpServerInput", ec.unmarshalInputMcpServerInput),
 			graphql.NewInputUnmarshaler("ModelInput", ec.unmarshalInputModelInput),
 			graphql.NewInputUnmarshaler("ModelPricesInput", ec.unmarshalInputModelPricesInput),
+			graphql.NewInputUnmarshaler("ModelRefInput", ec.unmarshalInputModelRefInput),
 			graphql.NewInputUnmarshaler("ProjectInput", ec.unmarshalInputProjectInput),
 			graphql.NewInputUnmarshaler("ProviderOptionInput", ec.unmarshalInputProviderOptionInput),
 			graphql.NewInputUnmarshaler("UpdateSessionInput", ec.unmarshalInputUpdateSessionInput),
@@ -3019,6 +3145,17 @@ enum ApprovalMode {
   ASK
   "Every tool runs without asking."
   BYPASS
+  """
+  Like ASK, but every request ASK would put to a person goes first to the
+  guardian model (default purpose GUARDIAN, else FAST, else the session's
+  model) with the tool call, the project rules, the last user request and a
+  bounded slice of recent context: approve runs the tool, deny returns a tool
+  error with the guardian's reason to the model, and escalate — or any
+  guardian failure, timeout, malformed answer, or the per-turn limit of
+  reviews — asks a person (approval_requested, as in ASK). Each verdict is a
+  guardian_verdict event (docs/guardian.md).
+  """
+  GUARDED
 }
 
 "How a turn ended."
@@ -3077,6 +3214,8 @@ enum ModelPurpose {
   IMAGE
   "generateVideo without a connection."
   VIDEO
+  "The guardian that reviews tool calls of GUARDED sessions; without it the FAST default reviews, else the session's own model. Its usage is in the ledger under purpose guardian."
+  GUARDIAN
 }
 
 "Generation flags of a model; null = unknown."
@@ -3204,6 +3343,8 @@ type DefaultModels {
   image: ModelRef
   "Model of generateVideo without a connection; null = none (video generation UNAVAILABLE)."
   video: ModelRef
+  "Model that reviews the tool calls of GUARDED sessions; null = none set (the fast default reviews, else the session's own model)."
+  guardian: ModelRef
 }
 
 "A loaded plugin. Providers and tools run out of process (hashicorp/go-plugin over gRPC)."
@@ -3418,6 +3559,24 @@ type Approval {
   decision: ApprovalDecision
   "Set when the request belongs to a sub-agent's child session and is shown on its parent's sessionEvents: answer it with resolveApproval on either session. Child questions carry the same childSessionId in the payload of question_requested and answerQuestion accepts the parent's id too."
   childSessionId: ID
+}
+
+"The guardian model's verdict on one tool call of a GUARDED session (the guardian_verdict event)."
+type GuardianVerdict {
+  "The tool call reviewed (ToolCall.id)."
+  toolCallId: ID!
+  "The tool's name as models see it."
+  tool: String!
+  "approve (the tool runs), deny (the model gets a tool error with the reason) or escalate (a person decides: approval_requested follows)."
+  verdict: String!
+  "The guardian's rationale, or why the call escalated without a verdict."
+  reason: String!
+  "verdict when the guardian answered; otherwise why the call escalated: timeout, error, malformed (the answer was not a verdict), no_model or cap (the turn reached its limit of reviews)."
+  cause: String!
+  "The model that reviewed; empty when none was asked (no_model, cap)."
+  model: String!
+  "The connection of that model; empty when none was asked."
+  connectionId: String!
 }
 
 "One piece of an assistant message in the order it streamed (reasoning, text, tool call, reasoning, text…), recorded with the message; a display projection, not canonical data. Messages recorded before segments were kept show reasoning, then text, then tool calls."
@@ -3719,6 +3878,8 @@ type SessionEvent {
   queue: [QueueItem!]
   "The request of approval_requested and approval_resolved."
   approval: Approval
+  "The verdict of guardian_verdict (GUARDED sessions)."
+  guardianVerdict: GuardianVerdict
   "The usage of a usage event."
   usage: Usage
   "The full event payload."
@@ -4017,6 +4178,16 @@ input UserInput {
   attachmentIds: [ID!]
   "Page elements the user selected, at most 10 (see BrowserElementInput for the bounds)."
   browserElements: [BrowserElementInput!]
+  "Resources of MCP servers to give the model with this message, at most 10 (sendMessage only): each is read from its server when the message is sent and added to the text as an <mcp-resource server uri mimeType> block (binary contents base64)."
+  resources: [McpResourceRefInput!]
+}
+
+"A resource of an MCP server, as McpServer.resources lists it."
+input McpResourceRefInput {
+  "The server's id (McpServer.id)."
+  serverId: ID!
+  "The resource's URI."
+  uri: String!
 }
 
 "What to generate with generateVideo."
@@ -4372,6 +4543,54 @@ type ProjectHooks {
   "The file's content when it is valid JSON."
   document: JSON
 }
+
+# ---- Fallback chains (docs/fallback.md) ----
+
+"A model of a connection, as input."
+input ModelRefInput {
+  "The connection's id."
+  connectionId: ID!
+  "A model id of that connection."
+  model: String!
+}
+
+"The fallback chain of one purpose: the models a failed call of that purpose continues on, in order."
+type FallbackChain {
+  "The purpose the chain serves (LANGUAGE: turns of sessions without their own fallbackModels)."
+  purpose: ModelPurpose!
+  "The models, tried in order; each a connection of the purpose's type and one of its models."
+  models: [ModelRef!]!
+}
+
+extend type DefaultModels {
+  "The fallback chains set with setFallbackModels, sorted by purpose; purposes without a chain are absent."
+  fallbacks: [FallbackChain!]!
+}
+
+extend input CreateSessionInput {
+  "The session's own fallback chain (language connections and their models, at most 8, no duplicate); null or empty: the LANGUAGE purpose's chain."
+  fallbackModels: [ModelRefInput!]
+}
+
+extend input UpdateSessionInput {
+  "Replaces the session's own fallback chain; an empty list clears it (the LANGUAGE purpose's chain applies again); null keeps it."
+  fallbackModels: [ModelRefInput!]
+}
+
+extend type Session {
+  "The session's own fallback chain; empty: the LANGUAGE purpose's chain applies. A fallback is per call: the session keeps connectionId and model, and each call tries them first."
+  fallbackModels: [ModelRef!]!
+}
+
+extend type Message {
+  "The model that produced this assistant message: the session's model, or a fallback model after a route_fallback event of its turn; null for other roles."
+  model: String
+}
+
+extend type Mutation {
+  "Sets (replaces) the fallback chain of a purpose; an empty list clears it. Each entry must name a connection of the purpose's type and one of its models, at most once, at most 8 entries (BAD_INPUT otherwise). When a call fails with a class retries cannot fix, or still fails after its retries (overloaded, rate limited, quota, server error, network, model not found, auth), it continues on the next entry and a route_fallback event records it (docs/fallback.md)."
+  setFallbackModels("The purpose whose chain to set." purpose: ModelPurpose!, "The chain, in order." models: [ModelRefInput!]!): DefaultModels!
+}
 `, BuiltIn: false},
 }
 var parsedSchema = gqlparser.MustLoadSchema(sources...)
@@ -4534,8 +4753,22 @@ func (ec *executionContext) childFields_DefaultModels(ctx context.Context, field
 		return ec.fieldContext_DefaultModels_image(ctx, field)
 	case "video":
 		return ec.fieldContext_DefaultModels_video(ctx, field)
+	case "guardian":
+		return ec.fieldContext_DefaultModels_guardian(ctx, field)
+	case "fallbacks":
+		return ec.fieldContext_DefaultModels_fallbacks(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type DefaultModels", field.Name)
+}
+
+func (ec *executionContext) childFields_FallbackChain(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "purpose":
+		return ec.fieldContext_FallbackChain_purpose(ctx, field)
+	case "models":
+		return ec.fieldContext_FallbackChain_models(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type FallbackChain", field.Name)
 }
 
 func (ec *executionContext) childFields_FileChange(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -4564,6 +4797,26 @@ func (ec *executionContext) childFields_Generation(ctx context.Context, field gr
 		return ec.fieldContext_Generation_audio(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Generation", field.Name)
+}
+
+func (ec *executionContext) childFields_GuardianVerdict(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "toolCallId":
+		return ec.fieldContext_GuardianVerdict_toolCallId(ctx, field)
+	case "tool":
+		return ec.fieldContext_GuardianVerdict_tool(ctx, field)
+	case "verdict":
+		return ec.fieldContext_GuardianVerdict_verdict(ctx, field)
+	case "reason":
+		return ec.fieldContext_GuardianVerdict_reason(ctx, field)
+	case "cause":
+		return ec.fieldContext_GuardianVerdict_cause(ctx, field)
+	case "model":
+		return ec.fieldContext_GuardianVerdict_model(ctx, field)
+	case "connectionId":
+		return ec.fieldContext_GuardianVerdict_connectionId(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type GuardianVerdict", field.Name)
 }
 
 func (ec *executionContext) childFields_KernelEvent(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -4762,6 +5015,8 @@ func (ec *executionContext) childFields_Message(ctx context.Context, field graph
 		return ec.fieldContext_Message_finishReason(ctx, field)
 	case "refusal":
 		return ec.fieldContext_Message_refusal(ctx, field)
+	case "model":
+		return ec.fieldContext_Message_model(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Message", field.Name)
 }
@@ -5040,6 +5295,8 @@ func (ec *executionContext) childFields_Session(ctx context.Context, field graph
 		return ec.fieldContext_Session_mcpServers(ctx, field)
 	case "disabledMcpServerIds":
 		return ec.fieldContext_Session_disabledMcpServerIds(ctx, field)
+	case "fallbackModels":
+		return ec.fieldContext_Session_fallbackModels(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Session", field.Name)
 }
@@ -5066,6 +5323,8 @@ func (ec *executionContext) childFields_SessionEvent(ctx context.Context, field 
 		return ec.fieldContext_SessionEvent_queue(ctx, field)
 	case "approval":
 		return ec.fieldContext_SessionEvent_approval(ctx, field)
+	case "guardianVerdict":
+		return ec.fieldContext_SessionEvent_guardianVerdict(ctx, field)
 	case "usage":
 		return ec.fieldContext_SessionEvent_usage(ctx, field)
 	case "payload":
@@ -5875,6 +6134,28 @@ func (ec *executionContext) field_Mutation_setDefaultModel_args(ctx context.Cont
 		return nil, err
 	}
 	args["model"] = arg2
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_setFallbackModels_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "purpose",
+		func(ctx context.Context, v any) (core.ModelPurpose, error) {
+			return ec.unmarshalNModelPurpose2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐModelPurpose(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["purpose"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "models",
+		func(ctx context.Context, v any) ([]core.ModelRef, error) {
+			return ec.unmarshalNModelRefInput2ᚕgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐModelRefᚄ(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["models"] = arg1
 	return args, nil
 }
 
@@ -7641,6 +7922,125 @@ func (ec *executionContext) fieldContext_DefaultModels_video(_ context.Context, 
 	return fc, nil
 }
 
+func (ec *executionContext) _DefaultModels_guardian(ctx context.Context, field graphql.CollectedField, obj *core.DefaultModels) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DefaultModels_guardian(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Guardian, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *core.ModelRef) graphql.Marshaler {
+			return ec.marshalOModelRef2ᚖgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐModelRef(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_DefaultModels_guardian(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "DefaultModels",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ModelRef(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _DefaultModels_fallbacks(ctx context.Context, field graphql.CollectedField, obj *core.DefaultModels) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DefaultModels_fallbacks(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.DefaultModels().Fallbacks(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.FallbackChain) graphql.Marshaler {
+			return ec.marshalNFallbackChain2ᚕgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋgraphᚋmodelᚐFallbackChainᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DefaultModels_fallbacks(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "DefaultModels",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_FallbackChain(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _FallbackChain_purpose(ctx context.Context, field graphql.CollectedField, obj *model.FallbackChain) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_FallbackChain_purpose(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Purpose, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v core.ModelPurpose) graphql.Marshaler {
+			return ec.marshalNModelPurpose2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐModelPurpose(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_FallbackChain_purpose(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("FallbackChain", field, false, false, "ModelPurpose")
+}
+
+func (ec *executionContext) _FallbackChain_models(ctx context.Context, field graphql.CollectedField, obj *model.FallbackChain) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_FallbackChain_models(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Models, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []core.ModelRef) graphql.Marshaler {
+			return ec.marshalNModelRef2ᚕgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐModelRefᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_FallbackChain_models(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "FallbackChain",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ModelRef(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _FileChange_path(ctx context.Context, field graphql.CollectedField, obj *core.FileChange) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -7823,6 +8223,167 @@ func (ec *executionContext) _Generation_audio(ctx context.Context, field graphql
 }
 func (ec *executionContext) fieldContext_Generation_audio(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Generation", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _GuardianVerdict_toolCallId(ctx context.Context, field graphql.CollectedField, obj *core.GuardianVerdictPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GuardianVerdict_toolCallId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ToolCallID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GuardianVerdict_toolCallId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GuardianVerdict", field, false, false, "ID")
+}
+
+func (ec *executionContext) _GuardianVerdict_tool(ctx context.Context, field graphql.CollectedField, obj *core.GuardianVerdictPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GuardianVerdict_tool(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Tool, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GuardianVerdict_tool(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GuardianVerdict", field, false, false, "String")
+}
+
+func (ec *executionContext) _GuardianVerdict_verdict(ctx context.Context, field graphql.CollectedField, obj *core.GuardianVerdictPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GuardianVerdict_verdict(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Verdict, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GuardianVerdict_verdict(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GuardianVerdict", field, false, false, "String")
+}
+
+func (ec *executionContext) _GuardianVerdict_reason(ctx context.Context, field graphql.CollectedField, obj *core.GuardianVerdictPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GuardianVerdict_reason(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Reason, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GuardianVerdict_reason(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GuardianVerdict", field, false, false, "String")
+}
+
+func (ec *executionContext) _GuardianVerdict_cause(ctx context.Context, field graphql.CollectedField, obj *core.GuardianVerdictPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GuardianVerdict_cause(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cause, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GuardianVerdict_cause(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GuardianVerdict", field, false, false, "String")
+}
+
+func (ec *executionContext) _GuardianVerdict_model(ctx context.Context, field graphql.CollectedField, obj *core.GuardianVerdictPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GuardianVerdict_model(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Model, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GuardianVerdict_model(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GuardianVerdict", field, false, false, "String")
+}
+
+func (ec *executionContext) _GuardianVerdict_connectionId(ctx context.Context, field graphql.CollectedField, obj *core.GuardianVerdictPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GuardianVerdict_connectionId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ConnectionID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GuardianVerdict_connectionId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GuardianVerdict", field, false, false, "String")
 }
 
 func (ec *executionContext) _KernelEvent_type(ctx context.Context, field graphql.CollectedField, obj *core.KernelEvent) (ret graphql.Marshaler) {
@@ -9699,6 +10260,29 @@ func (ec *executionContext) _Message_refusal(ctx context.Context, field graphql.
 	)
 }
 func (ec *executionContext) fieldContext_Message_refusal(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Message", field, true, true, "String")
+}
+
+func (ec *executionContext) _Message_model(ctx context.Context, field graphql.CollectedField, obj *core.Message) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Message_model(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Message().Model(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Message_model(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Message", field, true, true, "String")
 }
 
@@ -11605,6 +12189,50 @@ func (ec *executionContext) fieldContext_Mutation_importSessionFile(ctx context.
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Mutation_importSessionFile_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_setFallbackModels(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_setFallbackModels(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().SetFallbackModels(ctx, fc.Args["purpose"].(core.ModelPurpose), fc.Args["models"].([]core.ModelRef))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *core.DefaultModels) graphql.Marshaler {
+			return ec.marshalNDefaultModels2ᚖgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐDefaultModels(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_setFallbackModels(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_DefaultModels(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_setFallbackModels_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -14315,6 +14943,38 @@ func (ec *executionContext) fieldContext_Session_disabledMcpServerIds(_ context.
 	return graphql.NewScalarFieldContext("Session", field, true, true, "ID")
 }
 
+func (ec *executionContext) _Session_fallbackModels(ctx context.Context, field graphql.CollectedField, obj *core.Session) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Session_fallbackModels(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.FallbackModels, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []core.ModelRef) graphql.Marshaler {
+			return ec.marshalNModelRef2ᚕgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐModelRefᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Session_fallbackModels(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Session",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ModelRef(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _SessionEvent_seq(ctx context.Context, field graphql.CollectedField, obj *model.SessionEvent) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -14567,6 +15227,38 @@ func (ec *executionContext) fieldContext_SessionEvent_approval(_ context.Context
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Approval(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SessionEvent_guardianVerdict(ctx context.Context, field graphql.CollectedField, obj *model.SessionEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SessionEvent_guardianVerdict(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.GuardianVerdict()
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *core.GuardianVerdictPayload) graphql.Marshaler {
+			return ec.marshalOGuardianVerdict2ᚖgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐGuardianVerdictPayload(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SessionEvent_guardianVerdict(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SessionEvent",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_GuardianVerdict(ctx, field)
 		},
 	}
 	return fc, nil
@@ -16412,7 +17104,7 @@ func (ec *executionContext) unmarshalInputCreateSessionInput(ctx context.Context
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"connectionId", "model", "projectId", "approvalMode", "reasoningEffort", "title", "agentMode", "mcpServers"}
+	fieldsInOrder := [...]string{"connectionId", "model", "projectId", "approvalMode", "reasoningEffort", "title", "agentMode", "mcpServers", "fallbackModels"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -16475,6 +17167,13 @@ func (ec *executionContext) unmarshalInputCreateSessionInput(ctx context.Context
 				return it, err
 			}
 			it.McpServers = data
+		case "fallbackModels":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("fallbackModels"))
+			data, err := ec.unmarshalOModelRefInput2ᚕgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐModelRefᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.FallbackModels = data
 		}
 	}
 	return it, nil
@@ -16751,6 +17450,55 @@ func UnmarshalKeyValueInput(ctx context.Context, raw any) (core.KeyValue, error)
 	return out, err
 }
 
+func (ec *executionContext) unmarshalInputMcpResourceRefInput(ctx context.Context, obj any) (core.MCPResourceRef, error) {
+	var it core.MCPResourceRef
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"serverId", "uri"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "serverId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("serverId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ServerID = data
+		case "uri":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("uri"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.URI = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalMcpResourceRefInput unmarshals raw into the McpResourceRefInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalMcpResourceRefInput(ctx context.Context, raw any) (core.MCPResourceRef, error) {
+	var out core.MCPResourceRef
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "McpResourceRefInput", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputMcpServerInput(ctx context.Context, obj any) (model.McpServerInput, error) {
 	var it model.McpServerInput
 	if obj == nil {
@@ -16975,6 +17723,55 @@ func UnmarshalModelPricesInput(ctx context.Context, raw any) (core.ModelPrices, 
 	return out, err
 }
 
+func (ec *executionContext) unmarshalInputModelRefInput(ctx context.Context, obj any) (core.ModelRef, error) {
+	var it core.ModelRef
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"connectionId", "model"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "connectionId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("connectionId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ConnectionID = data
+		case "model":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("model"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Model = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalModelRefInput unmarshals raw into the ModelRefInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalModelRefInput(ctx context.Context, raw any) (core.ModelRef, error) {
+	var out core.ModelRef
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "ModelRefInput", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputProjectInput(ctx context.Context, obj any) (model.ProjectInput, error) {
 	var it model.ProjectInput
 	if obj == nil {
@@ -17084,7 +17881,7 @@ func (ec *executionContext) unmarshalInputUpdateSessionInput(ctx context.Context
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"title", "pinned", "connectionId", "model", "reasoningEffort", "approvalMode", "agentMode", "projectId"}
+	fieldsInOrder := [...]string{"title", "pinned", "connectionId", "model", "reasoningEffort", "approvalMode", "agentMode", "projectId", "fallbackModels"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -17147,6 +17944,13 @@ func (ec *executionContext) unmarshalInputUpdateSessionInput(ctx context.Context
 				return it, err
 			}
 			it.ProjectID = data
+		case "fallbackModels":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("fallbackModels"))
+			data, err := ec.unmarshalOModelRefInput2ᚕgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐModelRefᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.FallbackModels = data
 		}
 	}
 	return it, nil
@@ -17175,7 +17979,7 @@ func (ec *executionContext) unmarshalInputUserInput(ctx context.Context, obj any
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"text", "command", "attachmentIds", "browserElements"}
+	fieldsInOrder := [...]string{"text", "command", "attachmentIds", "browserElements", "resources"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -17210,6 +18014,13 @@ func (ec *executionContext) unmarshalInputUserInput(ctx context.Context, obj any
 				return it, err
 			}
 			it.BrowserElements = data
+		case "resources":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("resources"))
+			data, err := ec.unmarshalOMcpResourceRefInput2ᚕgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐMCPResourceRefᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Resources = data
 		}
 	}
 	return it, nil
@@ -17709,21 +18520,70 @@ func (ec *executionContext) _DefaultModels(ctx context.Context, sel ast.Selectio
 		case "language":
 			out.Values[i] = ec._DefaultModels_language(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "fast":
 			out.Values[i] = ec._DefaultModels_fast(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "image":
 			out.Values[i] = ec._DefaultModels_image(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "video":
 			out.Values[i] = ec._DefaultModels_video(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "guardian":
+			out.Values[i] = ec._DefaultModels_guardian(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "fallbacks":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._DefaultModels_fallbacks(ctx, field, obj)
+				})
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var fallbackChainImplementors = []string{"FallbackChain"}
+
+func (ec *executionContext) _FallbackChain(ctx context.Context, sel ast.SelectionSet, obj *model.FallbackChain) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, fallbackChainImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("FallbackChain")
+		case "purpose":
+			out.Values[i] = ec._FallbackChain_purpose(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "models":
+			out.Values[i] = ec._FallbackChain_models(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		default:
@@ -17820,6 +18680,69 @@ func (ec *executionContext) _Generation(ctx context.Context, sel ast.SelectionSe
 		case "audio":
 			out.Values[i] = ec._Generation_audio(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var guardianVerdictImplementors = []string{"GuardianVerdict"}
+
+func (ec *executionContext) _GuardianVerdict(ctx context.Context, sel ast.SelectionSet, obj *core.GuardianVerdictPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, guardianVerdictImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("GuardianVerdict")
+		case "toolCallId":
+			out.Values[i] = ec._GuardianVerdict_toolCallId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "tool":
+			out.Values[i] = ec._GuardianVerdict_tool(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "verdict":
+			out.Values[i] = ec._GuardianVerdict_verdict(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "reason":
+			out.Values[i] = ec._GuardianVerdict_reason(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "cause":
+			out.Values[i] = ec._GuardianVerdict_cause(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "model":
+			out.Values[i] = ec._GuardianVerdict_model(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "connectionId":
+			out.Values[i] = ec._GuardianVerdict_connectionId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		default:
@@ -18450,6 +19373,12 @@ func (ec *executionContext) _Message(ctx context.Context, sel ast.SelectionSet, 
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Message_refusal(ctx, field, obj)
 				})
+		case "model":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Message_model(ctx, field, obj)
+				})
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -18879,6 +19808,13 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		case "importSessionFile":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_importSessionFile(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "setFallbackModels":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_setFallbackModels(ctx, field)
 			})
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -19804,6 +20740,11 @@ func (ec *executionContext) _Session(ctx context.Context, sel ast.SelectionSet, 
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Session_disabledMcpServerIds(ctx, field, obj)
 				})
+		case "fallbackModels":
+			out.Values[i] = ec._Session_fallbackModels(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -19879,6 +20820,11 @@ func (ec *executionContext) _SessionEvent(ctx context.Context, sel ast.Selection
 			}
 		case "approval":
 			out.Values[i] = ec._SessionEvent_approval(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "guardianVerdict":
+			out.Values[i] = ec._SessionEvent_guardianVerdict(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
@@ -20531,11 +21477,13 @@ var (
 		"EXPLORE": core.ApprovalExplore,
 		"ASK":     core.ApprovalAsk,
 		"BYPASS":  core.ApprovalBypass,
+		"GUARDED": core.ApprovalGuarded,
 	}
 	marshalNApprovalMode2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐApprovalMode = map[core.ApprovalMode]string{
 		core.ApprovalExplore: "EXPLORE",
 		core.ApprovalAsk:     "ASK",
 		core.ApprovalBypass:  "BYPASS",
+		core.ApprovalGuarded: "GUARDED",
 	}
 )
 
@@ -20714,6 +21662,26 @@ func (ec *executionContext) marshalNDefaultModels2ᚖgithubᚗcomᚋfoyaᚑdev�
 		return graphql.Null
 	}
 	return ec._DefaultModels(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNFallbackChain2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋgraphᚋmodelᚐFallbackChain(ctx context.Context, sel ast.SelectionSet, v model.FallbackChain) graphql.Marshaler {
+	return ec._FallbackChain(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNFallbackChain2ᚕgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋgraphᚋmodelᚐFallbackChainᚄ(ctx context.Context, sel ast.SelectionSet, v []model.FallbackChain) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNFallbackChain2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋgraphᚋmodelᚐFallbackChain(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
 }
 
 func (ec *executionContext) unmarshalNFileAction2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐFileAction(ctx context.Context, v any) (core.FileAction, error) {
@@ -20946,6 +21914,11 @@ func (ec *executionContext) marshalNMcpResource2ᚕgithubᚗcomᚋfoyaᚑdevᚋf
 	return ret
 }
 
+func (ec *executionContext) unmarshalNMcpResourceRefInput2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐMCPResourceRef(ctx context.Context, v any) (core.MCPResourceRef, error) {
+	res, err := ec.unmarshalInputMcpResourceRefInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) marshalNMcpResourceTemplate2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐMCPResourceTemplateState(ctx context.Context, sel ast.SelectionSet, v core.MCPResourceTemplateState) graphql.Marshaler {
 	return ec._McpResourceTemplate(ctx, sel, &v)
 }
@@ -21143,14 +22116,55 @@ var (
 		"FAST":     core.PurposeFast,
 		"IMAGE":    core.PurposeImage,
 		"VIDEO":    core.PurposeVideo,
+		"GUARDIAN": core.PurposeGuardian,
 	}
 	marshalNModelPurpose2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐModelPurpose = map[core.ModelPurpose]string{
 		core.PurposeLanguage: "LANGUAGE",
 		core.PurposeFast:     "FAST",
 		core.PurposeImage:    "IMAGE",
 		core.PurposeVideo:    "VIDEO",
+		core.PurposeGuardian: "GUARDIAN",
 	}
 )
+
+func (ec *executionContext) marshalNModelRef2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐModelRef(ctx context.Context, sel ast.SelectionSet, v core.ModelRef) graphql.Marshaler {
+	return ec._ModelRef(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNModelRef2ᚕgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐModelRefᚄ(ctx context.Context, sel ast.SelectionSet, v []core.ModelRef) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNModelRef2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐModelRef(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) unmarshalNModelRefInput2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐModelRef(ctx context.Context, v any) (core.ModelRef, error) {
+	res, err := ec.unmarshalInputModelRefInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalNModelRefInput2ᚕgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐModelRefᚄ(ctx context.Context, v any) ([]core.ModelRef, error) {
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]core.ModelRef, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNModelRefInput2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐModelRef(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
 
 func (ec *executionContext) marshalNNode2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐNodeInfo(ctx context.Context, sel ast.SelectionSet, v core.NodeInfo) graphql.Marshaler {
 	return ec._Node(ctx, sel, &v)
@@ -21859,11 +22873,13 @@ var (
 		"EXPLORE": core.ApprovalExplore,
 		"ASK":     core.ApprovalAsk,
 		"BYPASS":  core.ApprovalBypass,
+		"GUARDED": core.ApprovalGuarded,
 	}
 	marshalOApprovalMode2ᚖgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐApprovalMode = map[core.ApprovalMode]string{
 		core.ApprovalExplore: "EXPLORE",
 		core.ApprovalAsk:     "ASK",
 		core.ApprovalBypass:  "BYPASS",
+		core.ApprovalGuarded: "GUARDED",
 	}
 )
 
@@ -22021,6 +23037,13 @@ func (ec *executionContext) unmarshalOGenerationInput2ᚖgithubᚗcomᚋfoyaᚑd
 	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
+func (ec *executionContext) marshalOGuardianVerdict2ᚖgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐGuardianVerdictPayload(ctx context.Context, sel ast.SelectionSet, v *core.GuardianVerdictPayload) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._GuardianVerdict(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalOID2string(ctx context.Context, v any) (string, error) {
 	res, err := graphql.UnmarshalID(v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -22149,6 +23172,23 @@ func (ec *executionContext) unmarshalOKeyValueInput2ᚕgithubᚗcomᚋfoyaᚑdev
 	return res, nil
 }
 
+func (ec *executionContext) unmarshalOMcpResourceRefInput2ᚕgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐMCPResourceRefᚄ(ctx context.Context, v any) ([]core.MCPResourceRef, error) {
+	if v == nil {
+		return nil, nil
+	}
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]core.MCPResourceRef, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNMcpResourceRefInput2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐMCPResourceRef(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
 func (ec *executionContext) unmarshalOMcpServerInput2ᚕgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋgraphᚋmodelᚐMcpServerInputᚄ(ctx context.Context, v any) ([]model.McpServerInput, error) {
 	if v == nil {
 		return nil, nil
@@ -22210,6 +23250,23 @@ func (ec *executionContext) marshalOModelRef2ᚖgithubᚗcomᚋfoyaᚑdevᚋfoya
 		return graphql.Null
 	}
 	return ec._ModelRef(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOModelRefInput2ᚕgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐModelRefᚄ(ctx context.Context, v any) ([]core.ModelRef, error) {
+	if v == nil {
+		return nil, nil
+	}
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]core.ModelRef, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNModelRefInput2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐModelRef(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
 }
 
 func (ec *executionContext) unmarshalOPhase2ᚖgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐPhase(ctx context.Context, v any) (*core.Phase, error) {

@@ -39,6 +39,10 @@ const (
 	// EventRetryScheduled announces the wait before a model request is sent
 	// again (live only; payload RetryPayload).
 	EventRetryScheduled EventType = "retry_scheduled"
+	// EventRouteFallback records that a model call failed and the turn
+	// continued on the next model of the fallback chain (payload
+	// RouteFallbackPayload).
+	EventRouteFallback EventType = "route_fallback"
 )
 
 // LiveOnly reports whether events of type t are never persisted (MSG-12):

@@ -142,82 +142,46 @@ func (p *archiveParser) event(n int, l ArchiveLine) error {
 // when the kernel has one (provider-native state is dropped: it is never
 // exported, and imported state would be sent to a provider).
 func (p *archiveParser) payload(n int, l ArchiveLine) (json.RawMessage, error) {
-	decode := func(v any) error {
-		if err := json.Unmarshal(l.Payload, v); err != nil {
-			return ArchiveError(n, "%s payload: %s", l.Type, clipError(err))
-		}
-		return nil
-	}
 	var typed any
+	var err error
 	switch l.Type {
 	case core.EventSessionCreated, core.EventSessionUpdated:
-		var sp core.SessionPayload
-		if err := decode(&sp); err != nil {
-			return nil, err
-		}
-		if err := validArchiveMeta(sp.Session); err != nil {
-			return nil, ArchiveError(n, "%s payload: %s", l.Type, err)
-		}
-		typed = sp
+		typed, err = decodeAs(n, l, func(sp *core.SessionPayload) error {
+			if err := validArchiveMeta(sp.Session); err != nil {
+				return ArchiveError(n, "%s payload: %s", l.Type, err)
+			}
+			return nil
+		})
 	case core.EventPhaseChanged:
-		var pp core.PhasePayload
-		if err := decode(&pp); err != nil {
-			return nil, err
-		}
-		if pp.Phase != core.PhaseIdle && pp.Phase != core.PhaseTurn && pp.Phase != core.PhaseCompaction {
-			return nil, ArchiveError(n, "phase %q: expected idle, turn or compaction", core.Clip(string(pp.Phase), 32))
-		}
-		typed = pp
+		typed, err = decodeAs(n, l, func(pp *core.PhasePayload) error {
+			if pp.Phase != core.PhaseIdle && pp.Phase != core.PhaseTurn && pp.Phase != core.PhaseCompaction {
+				return ArchiveError(n, "phase %q: expected idle, turn or compaction", core.Clip(string(pp.Phase), 32))
+			}
+			return nil
+		})
 	case core.EventMessageEnd, core.EventMessageImported:
-		var mp core.MessagePayload
-		if err := decode(&mp); err != nil {
-			return nil, err
-		}
-		if err := p.message(n, &mp.Message); err != nil {
-			return nil, err
-		}
-		typed = mp
+		typed, err = decodeAs(n, l, func(mp *core.MessagePayload) error { return p.message(n, &mp.Message) })
 	case core.EventHistoryRewound:
-		var rp core.RewindPayload
-		if err := decode(&rp); err != nil {
-			return nil, err
-		}
-		if rp.FromSeq < 1 || rp.FromSeq >= l.Seq {
-			return nil, ArchiveError(n, "history_rewound fromSeq %d: expected an earlier seq", rp.FromSeq)
-		}
-		typed = rp
+		typed, err = decodeAs(n, l, func(rp *core.RewindPayload) error {
+			if rp.FromSeq < 1 || rp.FromSeq >= l.Seq {
+				return ArchiveError(n, "history_rewound fromSeq %d: expected an earlier seq", rp.FromSeq)
+			}
+			return nil
+		})
 	case core.EventCompactionCheckpoint:
-		var cp core.CheckpointPayload
-		if err := decode(&cp); err != nil {
-			return nil, err
-		}
-		if cp.ThroughSeq < 0 || cp.ThroughSeq >= l.Seq {
-			return nil, ArchiveError(n, "compaction_checkpoint throughSeq %d: expected an earlier seq", cp.ThroughSeq)
-		}
-		cp.ProviderState = nil
-		typed = cp
+		typed, err = decodeAs(n, l, func(cp *core.CheckpointPayload) error {
+			if cp.ThroughSeq < 0 || cp.ThroughSeq >= l.Seq {
+				return ArchiveError(n, "compaction_checkpoint throughSeq %d: expected an earlier seq", cp.ThroughSeq)
+			}
+			cp.ProviderState = nil
+			return nil
+		})
 	case core.EventUsage:
-		var up core.UsagePayload
-		if err := decode(&up); err != nil {
-			return nil, err
-		}
-		u := up.Usage
-		if u.InputTokens < 0 || u.OutputTokens < 0 || u.TotalTokens < 0 || u.CachedTokens < 0 || u.CacheWriteTokens < 0 {
-			return nil, ArchiveError(n, "usage: token counts must not be negative")
-		}
-		if u.Cost != nil && (math.IsNaN(*u.Cost) || math.IsInf(*u.Cost, 0) || *u.Cost < 0) {
-			return nil, ArchiveError(n, "usage: cost must be a non-negative number")
-		}
-		typed = up
+		typed, err = decodeAs(n, l, func(up *core.UsagePayload) error { return validArchiveUsage(n, up.Usage) })
 	case core.EventTurnStarted, core.EventTurnFinished:
-		var tp core.TurnPayload
-		if err := decode(&tp); err != nil {
-			return nil, err
-		}
-		typed = tp
+		typed, err = decodeAs[core.TurnPayload](n, l, nil)
 	default:
-		var obj map[string]json.RawMessage
-		if err := decode(&obj); err != nil {
+		if _, err := decodeAs[map[string]json.RawMessage](n, l, nil); err != nil {
 			return nil, err
 		}
 		var buf bytes.Buffer
@@ -226,11 +190,41 @@ func (p *archiveParser) payload(n int, l ArchiveLine) (json.RawMessage, error) {
 		}
 		return buf.Bytes(), nil
 	}
+	if err != nil {
+		return nil, err
+	}
 	out, err := json.Marshal(typed)
 	if err != nil {
 		return nil, ArchiveError(n, "%s payload: %s", l.Type, clipError(err))
 	}
 	return out, nil
+}
+
+// decodeAs decodes line n's payload as a T and checks it with check (nil:
+// no check).
+func decodeAs[T any](n int, l ArchiveLine, check func(*T) error) (any, error) {
+	var v T
+	if err := json.Unmarshal(l.Payload, &v); err != nil {
+		return nil, ArchiveError(n, "%s payload: %s", l.Type, clipError(err))
+	}
+	if check != nil {
+		if err := check(&v); err != nil {
+			return nil, err
+		}
+	}
+	return v, nil
+}
+
+// validArchiveUsage refuses negative token counts and a cost that is not a
+// non-negative number.
+func validArchiveUsage(n int, u core.Usage) error {
+	if u.InputTokens < 0 || u.OutputTokens < 0 || u.TotalTokens < 0 || u.CachedTokens < 0 || u.CacheWriteTokens < 0 {
+		return ArchiveError(n, "usage: token counts must not be negative")
+	}
+	if u.Cost != nil && (math.IsNaN(*u.Cost) || math.IsInf(*u.Cost, 0) || *u.Cost < 0) {
+		return ArchiveError(n, "usage: cost must be a non-negative number")
+	}
+	return nil
 }
 
 func validArchiveMeta(m core.SessionMeta) error {

@@ -137,36 +137,9 @@ func (cm *compactor) compact(ctx context.Context, s core.Session, b boundModel, 
 	if prev != nil {
 		before = prev.TokensAfter + estimateTokens(len(transcript)-len(prev.Summary))
 	}
-	var c core.Completion
-	native := false
-	if nc, ok := b.provider.(core.NativeCompactor); ok && core.HasCapability(b.provider, core.CapNativeCompactor) {
-		var nreq core.ProviderRequest
-		if nreq, err = cm.nativeRequest(b, prev, covered, req); err != nil {
-			return fail(err)
-		}
-		c, err = nc.CompactContext(ctx, b.endpoint, nreq)
-		native = true
-		var perr *core.ProviderError
-		if err != nil && errors.As(err, &perr) && perr.Category == core.ProviderUnavailable {
-			// The endpoint offers no native compaction (or it is off for
-			// the connection): the portable summary instead.
-			cm.log.Info("native compaction unavailable; using the portable checkpoint", "session_id", s.ID, "reason", perr.Message)
-			native, err = false, nil
-		} else if err == nil && len(c.State) > 0 && strings.TrimSpace(c.Text) == "" {
-			c.Text = nativeCheckpointText
-		}
-	}
-	if !native {
-		if dc, ok := b.provider.(core.DetailedCompleter); ok && core.HasCapability(b.provider, core.CapDetailedCompleter) {
-			c, err = dc.CompleteDetailed(ctx, b.endpoint, req)
-		} else if core.HasCapability(b.provider, core.CapCompleter) {
-			c, err = b.provider.Complete(ctx, b.endpoint, req)
-		} else {
-			return fail(core.Errorf(core.CodeUnavailable, "provider %s can neither compact natively nor complete, so the context cannot be compacted", b.conn.ProviderKind))
-		}
-	}
+	c, native, err := cm.summarize(ctx, s, b, prev, covered, req)
 	if err != nil {
-		return fail(catalog.ProviderFailure("summarize for compaction", err, b.endpoint.APIKey))
+		return fail(err)
 	}
 	cm.rec.recordUsage(ctx, s.ID, b, req, streamResult{text: c.Text, usage: c.Usage}, "compaction")
 	summary := strings.TrimSpace(c.Text)
@@ -199,6 +172,43 @@ func (cm *compactor) compact(ctx context.Context, s core.Session, b boundModel, 
 	}
 	cm.log.Info("context compacted", "session_id", s.ID, "reason", reason, "through_seq", through, "tokens_before", before, "tokens_after", after)
 	return nil
+}
+
+// summarize asks b's provider for the checkpoint: natively when it can
+// compact (falling back to the portable summary when the endpoint offers
+// no native compaction), else the portable summary of req. native reports
+// which one c is.
+func (cm *compactor) summarize(ctx context.Context, s core.Session, b boundModel, prev *core.CheckpointPayload, covered []core.Message, req core.ProviderRequest) (c core.Completion, native bool, err error) {
+	if nc, ok := b.provider.(core.NativeCompactor); ok && core.HasCapability(b.provider, core.CapNativeCompactor) {
+		var nreq core.ProviderRequest
+		if nreq, err = cm.nativeRequest(b, prev, covered, req); err != nil {
+			return c, false, err
+		}
+		c, err = nc.CompactContext(ctx, b.endpoint, nreq)
+		native = true
+		var perr *core.ProviderError
+		if err != nil && errors.As(err, &perr) && perr.Category == core.ProviderUnavailable {
+			// The endpoint offers no native compaction (or it is off for
+			// the connection): the portable summary instead.
+			cm.log.Info("native compaction unavailable; using the portable checkpoint", "session_id", s.ID, "reason", perr.Message)
+			native, err = false, nil
+		} else if err == nil && len(c.State) > 0 && strings.TrimSpace(c.Text) == "" {
+			c.Text = nativeCheckpointText
+		}
+	}
+	if !native {
+		if dc, ok := b.provider.(core.DetailedCompleter); ok && core.HasCapability(b.provider, core.CapDetailedCompleter) {
+			c, err = dc.CompleteDetailed(ctx, b.endpoint, req)
+		} else if core.HasCapability(b.provider, core.CapCompleter) {
+			c, err = b.provider.Complete(ctx, b.endpoint, req)
+		} else {
+			return c, false, core.Errorf(core.CodeUnavailable, "provider %s can neither compact natively nor complete, so the context cannot be compacted", b.conn.ProviderKind)
+		}
+	}
+	if err != nil {
+		return c, native, catalog.ProviderFailure("summarize for compaction", err, b.endpoint.APIKey)
+	}
+	return c, native, nil
 }
 
 // nativeCheckpointText is the checkpoint summary when a native compactor

@@ -37,24 +37,9 @@ func (ar *Archiver) Export(ctx context.Context, sessionID string, maxBytes int64
 	if _, err := ar.svc.Store().Session(ctx, sessionID); err != nil {
 		return nil, err
 	}
-	var events []core.Event
-	var size int64
-	for after := int64(0); ; {
-		page, err := ar.svc.Store().Events(ctx, sessionID, after, exportPage)
-		if err != nil {
-			return nil, fmt.Errorf("export session %s: %w", sessionID, err)
-		}
-		if len(page) == 0 {
-			break
-		}
-		for _, ev := range page {
-			size += int64(len(ev.Payload)) + 100
-		}
-		if size > maxBytes {
-			return nil, exportTooLarge(sessionID, maxBytes)
-		}
-		events = append(events, page...)
-		after = page[len(page)-1].Seq
+	events, size, err := ar.readEvents(ctx, sessionID, maxBytes)
+	if err != nil {
+		return nil, err
 	}
 	if len(events) > archive.MaxArchiveEvents {
 		return nil, core.Errorf(core.CodeBadInput, "session %s has %d events; a foya.session document holds at most %d", sessionID, len(events), archive.MaxArchiveEvents)
@@ -86,25 +71,9 @@ func (ar *Archiver) Export(ctx context.Context, sessionID string, maxBytes int64
 		order = append(order, hash)
 		return nil
 	}
-	for _, ev := range events {
-		if ev.Type != core.EventMessageEnd && ev.Type != core.EventMessageImported {
-			continue
-		}
-		var p core.MessagePayload
-		if err := ev.Decode(&p); err != nil {
+	for i := range events {
+		if err := messageBlobs(&events[i], addBlob); err != nil {
 			return nil, err
-		}
-		for _, a := range p.Message.Attachments {
-			if err := addBlob(a.SHA256, true, "attachment "+a.ID); err != nil {
-				return nil, err
-			}
-		}
-		for _, fc := range p.Message.FileChanges {
-			for _, h := range []string{fc.BeforeHash, fc.AfterHash} {
-				if err := addBlob(h, false, ""); err != nil {
-					return nil, err
-				}
-			}
 		}
 	}
 	var buf bytes.Buffer
@@ -116,6 +85,57 @@ func (ar *Archiver) Export(ctx context.Context, sessionID string, maxBytes int64
 		return nil, exportTooLarge(sessionID, maxBytes)
 	}
 	return buf.Bytes(), nil
+}
+
+// readEvents reads every persisted event of the session, refusing a log
+// whose payloads pass maxBytes; size is the document size they take.
+func (ar *Archiver) readEvents(ctx context.Context, sessionID string, maxBytes int64) ([]core.Event, int64, error) {
+	var events []core.Event
+	var size int64
+	for after := int64(0); ; {
+		page, err := ar.svc.Store().Events(ctx, sessionID, after, exportPage)
+		if err != nil {
+			return nil, 0, fmt.Errorf("export session %s: %w", sessionID, err)
+		}
+		if len(page) == 0 {
+			break
+		}
+		for _, ev := range page {
+			size += int64(len(ev.Payload)) + 100
+		}
+		if size > maxBytes {
+			return nil, 0, exportTooLarge(sessionID, maxBytes)
+		}
+		events = append(events, page...)
+		after = page[len(page)-1].Seq
+	}
+	return events, size, nil
+}
+
+// messageBlobs calls add for every blob the message of ev refers to (when
+// ev records a message): its attachments (required) and the bytes of its
+// file changes (not required: rewind can do without them).
+func messageBlobs(ev *core.Event, add func(hash string, required bool, what string) error) error {
+	if ev.Type != core.EventMessageEnd && ev.Type != core.EventMessageImported {
+		return nil
+	}
+	var p core.MessagePayload
+	if err := ev.Decode(&p); err != nil {
+		return err
+	}
+	for _, a := range p.Message.Attachments {
+		if err := add(a.SHA256, true, "attachment "+a.ID); err != nil {
+			return err
+		}
+	}
+	for _, fc := range p.Message.FileChanges {
+		for _, h := range []string{fc.BeforeHash, fc.AfterHash} {
+			if err := add(h, false, ""); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 func exportTooLarge(sessionID string, maxBytes int64) error {

@@ -39,61 +39,7 @@ func (ar *Archiver) Stream(ctx context.Context, sessionID string, w io.Writer) e
 	if err != nil {
 		return fmt.Errorf("export session %s: %w", sessionID, err)
 	}
-	var blobs []exportBlob
-	seen := map[string]bool{}
-	addBlob := func(hash string, required bool, what string) error {
-		if hash == "" || seen[hash] {
-			return nil
-		}
-		seen[hash] = true
-		size, err := ar.blobSize(hash)
-		if err != nil || size > core.MaxAttachmentBytes {
-			if required {
-				if err == nil {
-					err = fmt.Errorf("%d bytes, over the attachment limit", size)
-				}
-				return fmt.Errorf("export session %s: read the bytes of %s: %w", sessionID, what, err)
-			}
-			return nil // a file change whose bytes are gone: rewind could not restore it here either
-		}
-		blobs = append(blobs, exportBlob{hash, size})
-		return nil
-	}
-	if ar.cfg.Blobs == nil {
-		addBlob = func(hash string, required bool, what string) error {
-			if hash != "" && required {
-				return core.Errorf(core.CodeUnavailable, "this kernel has no artifact store: cannot export %s", what)
-			}
-			return nil
-		}
-	}
-	events := 0
-	err = ar.exportPages(ctx, sessionID, head, func(ev *core.Event) error {
-		events++
-		if ev.Seq != int64(events) {
-			return fmt.Errorf("export session %s: event %d is missing from the log", sessionID, events)
-		}
-		if ev.Type != core.EventMessageEnd && ev.Type != core.EventMessageImported {
-			return nil
-		}
-		var p core.MessagePayload
-		if err := ev.Decode(&p); err != nil {
-			return err
-		}
-		for _, a := range p.Message.Attachments {
-			if err := addBlob(a.SHA256, true, "attachment "+a.ID); err != nil {
-				return err
-			}
-		}
-		for _, fc := range p.Message.FileChanges {
-			for _, h := range []string{fc.BeforeHash, fc.AfterHash} {
-				if err := addBlob(h, false, ""); err != nil {
-					return err
-				}
-			}
-		}
-		return nil
-	})
+	events, blobs, err := ar.countBlobs(ctx, sessionID, head)
 	if err != nil {
 		return err
 	}
@@ -130,6 +76,49 @@ func (ar *Archiver) Stream(ctx context.Context, sessionID string, w io.Writer) e
 		}
 	}
 	return bw.Flush()
+}
+
+// countBlobs is Stream's first pass: it counts the events up to head and
+// lists the blobs their messages refer to (attachments are required; a
+// file change whose bytes are gone is left out).
+func (ar *Archiver) countBlobs(ctx context.Context, sessionID string, head int64) (int, []exportBlob, error) {
+	var blobs []exportBlob
+	seen := map[string]bool{}
+	addBlob := func(hash string, required bool, what string) error {
+		if hash == "" || seen[hash] {
+			return nil
+		}
+		seen[hash] = true
+		size, err := ar.blobSize(hash)
+		if err != nil || size > core.MaxAttachmentBytes {
+			if required {
+				if err == nil {
+					err = fmt.Errorf("%d bytes, over the attachment limit", size)
+				}
+				return fmt.Errorf("export session %s: read the bytes of %s: %w", sessionID, what, err)
+			}
+			return nil // a file change whose bytes are gone: rewind could not restore it here either
+		}
+		blobs = append(blobs, exportBlob{hash, size})
+		return nil
+	}
+	if ar.cfg.Blobs == nil {
+		addBlob = func(hash string, required bool, what string) error {
+			if hash != "" && required {
+				return core.Errorf(core.CodeUnavailable, "this kernel has no artifact store: cannot export %s", what)
+			}
+			return nil
+		}
+	}
+	events := 0
+	err := ar.exportPages(ctx, sessionID, head, func(ev *core.Event) error {
+		events++
+		if ev.Seq != int64(events) {
+			return fmt.Errorf("export session %s: event %d is missing from the log", sessionID, events)
+		}
+		return messageBlobs(ev, addBlob)
+	})
+	return events, blobs, err
 }
 
 // exportPages calls fn for every persisted event of the session up to

@@ -73,7 +73,7 @@ func (e *Engine) stream(ctx context.Context, sessionID string, b boundModel, req
 	}
 	defer st.Close()
 	rp := newReply(lim, left)
-loop:
+	emit := func(t core.EventType, d core.DeltaPayload) { e.svc.Emit(sessionID, t, d) }
 	for {
 		ev, err := st.Recv()
 		if errors.Is(err, io.EOF) {
@@ -84,53 +84,9 @@ loop:
 			break
 		}
 		idle.Reset(lim.IdleTimeout)
-		var capped *outputCap
-		switch ev.Kind {
-		case core.StreamText:
-			var s string
-			s, capped = rp.add(core.SegmentText, &rp.text, ev.Text, lim.TextBytes, lim.textCap)
-			if s != "" {
-				e.svc.Emit(sessionID, core.EventMessageDelta, core.DeltaPayload{Text: s})
-			}
-		case core.StreamReasoning:
-			var s string
-			s, capped = rp.add(core.SegmentReasoning, &rp.reasoning, ev.Text, lim.ReasoningBytes, lim.reasoningCap)
-			if s != "" {
-				e.svc.Emit(sessionID, core.EventReasoningDelta, core.DeltaPayload{Text: s})
-			}
-		case core.StreamToolCall:
-			d := ev.ToolCall
-			if d == nil {
-				continue
-			}
-			acc, s, reached := rp.addCall(d)
-			idx := d.Index
-			if s != "" || d.Arguments == "" {
-				e.svc.Emit(sessionID, core.EventToolCallDelta, core.DeltaPayload{Text: s, ToolCallIndex: &idx, ToolCallID: acc.id, ToolName: acc.name})
-			}
-			if reached != nil && reached.what == "args" {
-				// The call is refused; nothing after it is read (the
-				// rest of its arguments is what the cap is for).
-				acc.over, res.truncated = true, true
-				break loop
-			}
-			capped = reached
-		case core.StreamUsage:
-			if ev.Usage != nil {
-				u := *ev.Usage
-				res.usage = &u
-			}
-		case core.StreamState:
-			res.state = append([]byte(nil), ev.State...)
-		case core.StreamDone:
-			res.finish, res.refusal = ev.FinishReason, ev.Refusal
-		case core.StreamError:
-			if ev.Err != nil {
-				res.err = ev.Err
-			} else {
-				res.err = &core.ProviderError{Category: core.ProviderServer, Message: "the provider reported an unknown error"}
-			}
-			break loop
+		capped, stop := rp.take(ev, &res, emit)
+		if stop {
+			break
 		}
 		if capped != nil {
 			res.limit, res.truncated = capped, true
@@ -153,6 +109,60 @@ type reply struct {
 	// segs records the streamed order (MSG-11); a tool call segment holds
 	// the call's index until the calls are assembled.
 	segs []core.Segment
+}
+
+// take adds one stream event to the reply and to res, emitting the live
+// deltas; capped is the output cap it reached, stop says the stream is
+// over (a refused tool call, an error event).
+func (r *reply) take(ev core.StreamEvent, res *streamResult, emit func(core.EventType, core.DeltaPayload)) (capped *outputCap, stop bool) {
+	switch ev.Kind {
+	case core.StreamText:
+		var s string
+		s, capped = r.add(core.SegmentText, &r.text, ev.Text, r.lim.TextBytes, r.lim.textCap)
+		if s != "" {
+			emit(core.EventMessageDelta, core.DeltaPayload{Text: s})
+		}
+	case core.StreamReasoning:
+		var s string
+		s, capped = r.add(core.SegmentReasoning, &r.reasoning, ev.Text, r.lim.ReasoningBytes, r.lim.reasoningCap)
+		if s != "" {
+			emit(core.EventReasoningDelta, core.DeltaPayload{Text: s})
+		}
+	case core.StreamToolCall:
+		d := ev.ToolCall
+		if d == nil {
+			return nil, false
+		}
+		acc, s, reached := r.addCall(d)
+		idx := d.Index
+		if s != "" || d.Arguments == "" {
+			emit(core.EventToolCallDelta, core.DeltaPayload{Text: s, ToolCallIndex: &idx, ToolCallID: acc.id, ToolName: acc.name})
+		}
+		if reached != nil && reached.what == "args" {
+			// The call is refused; nothing after it is read (the
+			// rest of its arguments is what the cap is for).
+			acc.over, res.truncated = true, true
+			return nil, true
+		}
+		capped = reached
+	case core.StreamUsage:
+		if ev.Usage != nil {
+			u := *ev.Usage
+			res.usage = &u
+		}
+	case core.StreamState:
+		res.state = append([]byte(nil), ev.State...)
+	case core.StreamDone:
+		res.finish, res.refusal = ev.FinishReason, ev.Refusal
+	case core.StreamError:
+		if ev.Err != nil {
+			res.err = ev.Err
+		} else {
+			res.err = &core.ProviderError{Category: core.ProviderServer, Message: "the provider reported an unknown error"}
+		}
+		return nil, true
+	}
+	return capped, false
 }
 
 // newReply starts a reply; left is what the turn may still spend of its

@@ -33,27 +33,9 @@ func runTask(ctx context.Context, e *Engine, s core.Session, c core.ToolCall) (s
 		in.Agent = GeneralAgent.Name
 	}
 	pctx := context.WithoutCancel(ctx)
-	agents, err := e.Agents(pctx, s)
-	if err != nil {
-		return core.ErrorMessage(err), true
-	}
-	i := slices.IndexFunc(agents, func(a core.AgentSnapshot) bool { return a.Name == in.Agent })
-	if i < 0 {
-		names := make([]string, len(agents))
-		for j, a := range agents {
-			names[j] = a.Name
-		}
-		return fmt.Sprintf("task: no agent %q; available: %s", in.Agent, strings.Join(names, ", ")), true
-	}
-	snap := agents[i]
-	snap.Tools = slices.Clone(snap.Tools)
-	if len(snap.Tools) == 0 {
-		// SES-12: an agent without a tools: list gets the tools that
-		// exist now, frozen in its snapshot; a tool added later (a new
-		// MCP server) is not the child's.
-		if snap.Tools, err = e.currentToolNames(pctx, s); err != nil {
-			return "task: " + core.ErrorMessage(err), true
-		}
+	snap, why := taskSnapshot(pctx, e, s, in.Agent)
+	if why != "" {
+		return why, true
 	}
 	mode := s.AgentMode
 	if readOnlyMode(mode) {
@@ -72,13 +54,48 @@ func runTask(ctx context.Context, e *Engine, s core.Session, c core.ToolCall) (s
 	if err != nil {
 		return "task: " + core.ErrorMessage(err), true
 	}
+	return awaitTask(ctx, e, child.ID, in.Prompt)
+}
+
+// taskSnapshot is the snapshot of the agent a task call names, its tools
+// frozen; why says what is wrong otherwise.
+func taskSnapshot(ctx context.Context, e *Engine, s core.Session, name string) (snap core.AgentSnapshot, why string) {
+	agents, err := e.Agents(ctx, s)
+	if err != nil {
+		return snap, core.ErrorMessage(err)
+	}
+	i := slices.IndexFunc(agents, func(a core.AgentSnapshot) bool { return a.Name == name })
+	if i < 0 {
+		names := make([]string, len(agents))
+		for j, a := range agents {
+			names[j] = a.Name
+		}
+		return snap, fmt.Sprintf("task: no agent %q; available: %s", name, strings.Join(names, ", "))
+	}
+	snap = agents[i]
+	snap.Tools = slices.Clone(snap.Tools)
+	if len(snap.Tools) == 0 {
+		// SES-12: an agent without a tools: list gets the tools that
+		// exist now, frozen in its snapshot; a tool added later (a new
+		// MCP server) is not the child's.
+		if snap.Tools, err = e.currentToolNames(ctx, s); err != nil {
+			return snap, "task: " + core.ErrorMessage(err)
+		}
+	}
+	return snap, ""
+}
+
+// awaitTask sends prompt to the child session, waits for its turn to end
+// (stopping it when ctx ends) and returns its final answer.
+func awaitTask(ctx context.Context, e *Engine, childID, prompt string) (string, bool) {
+	pctx := context.WithoutCancel(ctx)
 	subCtx, cancel := context.WithCancel(pctx)
 	defer cancel()
-	events, err := e.svc.Subscribe(subCtx, child.ID, nil)
+	events, err := e.svc.Subscribe(subCtx, childID, nil)
 	if err != nil {
 		return "task: " + core.ErrorMessage(err), true
 	}
-	if _, err := e.SendMessage(pctx, child.ID, core.UserInput{Text: in.Prompt}); err != nil {
+	if _, err := e.SendMessage(pctx, childID, core.UserInput{Text: prompt}); err != nil {
 		return "task: " + core.ErrorMessage(err), true
 	}
 	var end core.TurnPayload
@@ -94,13 +111,13 @@ wait:
 				break wait
 			}
 		case <-ctx.Done():
-			if _, err := e.StopTurn(pctx, child.ID, false, ""); err != nil {
-				e.log.Warn("stop child session", "session_id", child.ID, "err", err)
+			if _, err := e.StopTurn(pctx, childID, false, ""); err != nil {
+				e.log.Warn("stop child session", "session_id", childID, "err", err)
 			}
-			return fmt.Sprintf("task cancelled: the parent turn was stopped (child session %s keeps what it did)", child.ID), true
+			return fmt.Sprintf("task cancelled: the parent turn was stopped (child session %s keeps what it did)", childID), true
 		}
 	}
-	msgs, err := e.svc.Messages(pctx, child.ID, false)
+	msgs, err := e.svc.Messages(pctx, childID, false)
 	if err != nil {
 		return core.ErrorMessage(err), true
 	}
@@ -112,7 +129,7 @@ wait:
 		}
 	}
 	if end.Status != core.TurnCompleted {
-		return fmt.Sprintf("the sub-agent (child session %s) %s: %s\n%s", child.ID, end.Status, end.Reason, answer), true
+		return fmt.Sprintf("the sub-agent (child session %s) %s: %s\n%s", childID, end.Status, end.Reason, answer), true
 	}
 	return answer, false
 }

@@ -37,38 +37,9 @@ func (g *Generator) Video(ctx context.Context, in core.GenerateVideoInput) ([]co
 			return nil, err
 		}
 	}
-	connectionID, model := in.ConnectionID, in.Model
-	if connectionID == "" {
-		d, err := g.cfg.Catalog.Defaults(ctx)
-		if err != nil {
-			return nil, err
-		}
-		if d.Video == nil {
-			return nil, core.Errorf(core.CodeUnavailable, "no default video model: pass connectionId, or set one with setDefaultModel(purpose: VIDEO)")
-		}
-		connectionID = d.Video.ConnectionID
-		if model == "" {
-			model = d.Video.Model
-		}
-	}
-	conn, err := g.cfg.Catalog.Connection(ctx, connectionID)
-	if errors.Is(err, core.ErrNotFound) {
-		return nil, core.Errorf(core.CodeBadInput, "connectionId: no connection with id %q", connectionID)
-	}
+	conn, model, err := g.videoConnection(ctx, in.ConnectionID, in.Model)
 	if err != nil {
 		return nil, err
-	}
-	if conn.Type != core.ConnVideo {
-		return nil, core.Errorf(core.CodeBadInput, "connectionId: %q is a %s connection; video generation needs a VIDEO connection", conn.Name, conn.Type)
-	}
-	if model == "" {
-		if len(conn.Models) == 0 {
-			return nil, core.Errorf(core.CodeBadInput, "model: connection %q lists no models; name one", conn.Name)
-		}
-		model = conn.Models[0].ID
-	}
-	if !catalog.ModelUsable(conn, model) {
-		return nil, core.Errorf(core.CodeBadInput, "model: connection %q has no model %q", conn.Name, model)
 	}
 	m := generationModel(conn, model)
 	if err := generationFlagError(conn, m, "video", "generateVideo"); err != nil {
@@ -104,6 +75,44 @@ func (g *Generator) Video(ctx context.Context, in core.GenerateVideoInput) ([]co
 	}
 	g.log.Info("videos generated", "connection_id", conn.ID, "model", model, "protocol", conn.VideoProtocol, "count", len(out), "session_id", in.SessionID)
 	return out, nil
+}
+
+// videoConnection finds the VIDEO connection and model a generateVideo
+// names, or the default video model when it names no connection.
+func (g *Generator) videoConnection(ctx context.Context, connectionID, model string) (core.Connection, string, error) {
+	if connectionID == "" {
+		d, err := g.cfg.Catalog.Defaults(ctx)
+		if err != nil {
+			return core.Connection{}, "", err
+		}
+		if d.Video == nil {
+			return core.Connection{}, "", core.Errorf(core.CodeUnavailable, "no default video model: pass connectionId, or set one with setDefaultModel(purpose: VIDEO)")
+		}
+		connectionID = d.Video.ConnectionID
+		if model == "" {
+			model = d.Video.Model
+		}
+	}
+	conn, err := g.cfg.Catalog.Connection(ctx, connectionID)
+	if errors.Is(err, core.ErrNotFound) {
+		return core.Connection{}, "", core.Errorf(core.CodeBadInput, "connectionId: no connection with id %q", connectionID)
+	}
+	if err != nil {
+		return core.Connection{}, "", err
+	}
+	if conn.Type != core.ConnVideo {
+		return core.Connection{}, "", core.Errorf(core.CodeBadInput, "connectionId: %q is a %s connection; video generation needs a VIDEO connection", conn.Name, conn.Type)
+	}
+	if model == "" {
+		if len(conn.Models) == 0 {
+			return core.Connection{}, "", core.Errorf(core.CodeBadInput, "model: connection %q lists no models; name one", conn.Name)
+		}
+		model = conn.Models[0].ID
+	}
+	if !catalog.ModelUsable(conn, model) {
+		return core.Connection{}, "", core.Errorf(core.CodeBadInput, "model: connection %q has no model %q", conn.Name, model)
+	}
+	return conn, model, nil
 }
 
 func videoExt(mediaType string) string {

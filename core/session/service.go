@@ -141,8 +141,9 @@ type effortLister interface {
 	ReasoningEfforts(connectionID, model string) []string
 }
 
-func (s *Service) efforts(connectionID, model string) []string {
-	if l, ok := s.models.(effortLister); ok && model != "" {
+// modelEfforts lists the reasoning efforts model declares, when models knows.
+func modelEfforts(models SessionModels, connectionID, model string) []string {
+	if l, ok := models.(effortLister); ok && model != "" {
 		return l.ReasoningEfforts(connectionID, model)
 	}
 	return nil
@@ -209,7 +210,12 @@ func (s *Service) CreateSession(ctx context.Context, in core.CreateSessionInput)
 			return core.Session{}, fmt.Errorf("create session: %w", err)
 		}
 	}
-	if efforts := s.efforts(meta.ConnectionID, meta.Model); !effortAllowedList(efforts, meta.ReasoningEffort) {
+	fallbacks, err := s.fallbackModels(ctx, in.FallbackModels)
+	if err != nil {
+		return core.Session{}, err
+	}
+	meta.FallbackModels = fallbacks
+	if efforts := modelEfforts(s.models, meta.ConnectionID, meta.Model); !effortAllowedList(efforts, meta.ReasoningEffort) {
 		if in.ParentID == "" {
 			return core.Session{}, effortError(meta.ReasoningEffort, meta.Model, efforts)
 		}
@@ -244,41 +250,9 @@ func (s *Service) UpdateSession(ctx context.Context, id string, in core.UpdateSe
 		return core.Session{}, err
 	}
 	meta := cur.SessionMeta
-	var changed []string
-	if in.Title != nil && *in.Title != meta.Title {
-		if err := core.ValidTitle(*in.Title); err != nil {
-			return core.Session{}, err
-		}
-		meta.Title = *in.Title
-		changed = append(changed, "title")
-	}
-	if in.Pinned != nil && *in.Pinned != meta.Pinned {
-		meta.Pinned = *in.Pinned
-		changed = append(changed, "pinned")
-	}
-	if in.ReasoningEffort != nil && *in.ReasoningEffort != meta.ReasoningEffort {
-		if err := core.ValidReasoningEffort(*in.ReasoningEffort); err != nil {
-			return core.Session{}, err
-		}
-		meta.ReasoningEffort = *in.ReasoningEffort
-		changed = append(changed, "reasoningEffort")
-	}
-	if in.ApprovalMode != nil && *in.ApprovalMode != meta.ApprovalMode {
-		if !in.ApprovalMode.Valid() {
-			return core.Session{}, core.Errorf(core.CodeBadInput, "approvalMode %q: use explore, ask or bypass", *in.ApprovalMode)
-		}
-		meta.ApprovalMode = *in.ApprovalMode
-		changed = append(changed, "approvalMode")
-	}
-	if in.AgentMode != nil && *in.AgentMode != meta.AgentMode {
-		if !in.AgentMode.Valid() {
-			return core.Session{}, core.Errorf(core.CodeBadInput, "agentMode %q: use execute, plan or awaiting_confirmation", *in.AgentMode)
-		}
-		if *in.AgentMode == core.AgentAwaitingConfirmation {
-			return core.Session{}, core.Errorf(core.CodeBadInput, "agentMode AWAITING_CONFIRMATION is set by the kernel when a PLAN turn completes; set PLAN or EXECUTE")
-		}
-		meta.AgentMode = *in.AgentMode
-		changed = append(changed, "agentMode")
+	changed, err := applySettings(in, &meta)
+	if err != nil {
+		return core.Session{}, err
 	}
 	if in.ProjectID != nil && *in.ProjectID != meta.ProjectID {
 		if meta.ProjectID != "" {
@@ -290,34 +264,22 @@ func (s *Service) UpdateSession(ctx context.Context, id string, in core.UpdateSe
 		meta.ProjectID = *in.ProjectID
 		changed = append(changed, "projectId")
 	}
-	if in.ConnectionID != nil || in.Model != nil {
-		conn, model := meta.ConnectionID, meta.Model
-		if in.ConnectionID != nil {
-			conn = *in.ConnectionID
-			if in.Model == nil && conn != meta.ConnectionID {
-				model = "" // a new connection without a model: its default
-			}
+	if in.FallbackModels != nil {
+		refs, err := s.fallbackModels(ctx, *in.FallbackModels)
+		if err != nil {
+			return core.Session{}, err
 		}
-		if in.Model != nil {
-			model = *in.Model
-		}
-		if s.models != nil && (conn != "" || model != "") {
-			ref, err := s.models.ResolveSessionModel(ctx, conn, model)
-			if err != nil {
-				return core.Session{}, err
-			}
-			conn, model = ref.ConnectionID, ref.Model
-		}
-		if conn != meta.ConnectionID {
-			meta.ConnectionID = conn
-			changed = append(changed, "connectionId")
-		}
-		if model != meta.Model {
-			meta.Model = model
-			changed = append(changed, "model")
+		if !slices.Equal(refs, meta.FallbackModels) {
+			meta.FallbackModels = refs
+			changed = append(changed, "fallbackModels")
 		}
 	}
-	if efforts := s.efforts(meta.ConnectionID, meta.Model); !effortAllowedList(efforts, meta.ReasoningEffort) {
+	more, err := bindModel(ctx, s.models, in, &meta)
+	if err != nil {
+		return core.Session{}, err
+	}
+	changed = append(changed, more...)
+	if efforts := modelEfforts(s.models, meta.ConnectionID, meta.Model); !effortAllowedList(efforts, meta.ReasoningEffort) {
 		if in.ReasoningEffort != nil {
 			return core.Session{}, effortError(meta.ReasoningEffort, meta.Model, efforts)
 		}
@@ -335,6 +297,84 @@ func (s *Service) UpdateSession(ctx context.Context, id string, in core.UpdateSe
 		return core.Session{}, err
 	}
 	return s.store.Session(ctx, id)
+}
+
+// applySettings applies in's title, pin, reasoning effort, approval mode
+// and agent mode to meta and names the fields that changed.
+func applySettings(in core.UpdateSessionInput, meta *core.SessionMeta) ([]string, error) {
+	var changed []string
+	if in.Title != nil && *in.Title != meta.Title {
+		if err := core.ValidTitle(*in.Title); err != nil {
+			return nil, err
+		}
+		meta.Title = *in.Title
+		changed = append(changed, "title")
+	}
+	if in.Pinned != nil && *in.Pinned != meta.Pinned {
+		meta.Pinned = *in.Pinned
+		changed = append(changed, "pinned")
+	}
+	if in.ReasoningEffort != nil && *in.ReasoningEffort != meta.ReasoningEffort {
+		if err := core.ValidReasoningEffort(*in.ReasoningEffort); err != nil {
+			return nil, err
+		}
+		meta.ReasoningEffort = *in.ReasoningEffort
+		changed = append(changed, "reasoningEffort")
+	}
+	if in.ApprovalMode != nil && *in.ApprovalMode != meta.ApprovalMode {
+		if !in.ApprovalMode.Valid() {
+			return nil, core.Errorf(core.CodeBadInput, "approvalMode %q: use explore, ask or bypass", *in.ApprovalMode)
+		}
+		meta.ApprovalMode = *in.ApprovalMode
+		changed = append(changed, "approvalMode")
+	}
+	if in.AgentMode != nil && *in.AgentMode != meta.AgentMode {
+		if !in.AgentMode.Valid() {
+			return nil, core.Errorf(core.CodeBadInput, "agentMode %q: use execute, plan or awaiting_confirmation", *in.AgentMode)
+		}
+		if *in.AgentMode == core.AgentAwaitingConfirmation {
+			return nil, core.Errorf(core.CodeBadInput, "agentMode AWAITING_CONFIRMATION is set by the kernel when a PLAN turn completes; set PLAN or EXECUTE")
+		}
+		meta.AgentMode = *in.AgentMode
+		changed = append(changed, "agentMode")
+	}
+	return changed, nil
+}
+
+// bindModel applies in's connection and model to meta, resolved through
+// models (nil accepts whatever the client names), and names the fields
+// that changed.
+func bindModel(ctx context.Context, models SessionModels, in core.UpdateSessionInput, meta *core.SessionMeta) ([]string, error) {
+	if in.ConnectionID == nil && in.Model == nil {
+		return nil, nil
+	}
+	var changed []string
+	conn, model := meta.ConnectionID, meta.Model
+	if in.ConnectionID != nil {
+		conn = *in.ConnectionID
+		if in.Model == nil && conn != meta.ConnectionID {
+			model = "" // a new connection without a model: its default
+		}
+	}
+	if in.Model != nil {
+		model = *in.Model
+	}
+	if models != nil && (conn != "" || model != "") {
+		ref, err := models.ResolveSessionModel(ctx, conn, model)
+		if err != nil {
+			return nil, err
+		}
+		conn, model = ref.ConnectionID, ref.Model
+	}
+	if conn != meta.ConnectionID {
+		meta.ConnectionID = conn
+		changed = append(changed, "connectionId")
+	}
+	if model != meta.Model {
+		meta.Model = model
+		changed = append(changed, "model")
+	}
+	return changed, nil
 }
 
 // CommitMeta appends a session_updated event; the caller holds the lock.

@@ -3,8 +3,11 @@
 package sandbox
 
 import (
+	"fmt"
 	"os"
+	"path/filepath"
 	"testing"
+	"time"
 )
 
 // BenchmarkHelper runs `true` under the helper: namespaces, masks and
@@ -34,5 +37,58 @@ func BenchmarkHelper(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// BenchmarkReadConfinement runs `true` and `ls -lR` of a 2,000-file tree
+// under the helper with Landlock handling writes only and writes and
+// reads (ConfineReads: the system roots, the tree and /tmp readable).
+func BenchmarkReadConfinement(b *testing.B) {
+	exe, _ := os.Executable()
+	probe, err := Probe(exe, Policy{Network: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	tree := b.TempDir()
+	for d := range 20 {
+		dir := filepath.Join(tree, fmt.Sprintf("d%02d", d))
+		if err := os.Mkdir(dir, 0o755); err != nil {
+			b.Fatal(err)
+		}
+		for f := range 100 {
+			if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("f%03d", f)), []byte("x"), 0o644); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	devnull, _ := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	defer devnull.Close()
+	for _, cmd := range []struct{ name, script string }{{"true", "true"}, {"ls2000", "ls -lR " + tree + " >/dev/null"}} {
+		for _, reads := range []bool{false, true} {
+			name := cmd.name + "/writes-only"
+			if reads {
+				name = cmd.name + "/reads-confined"
+			}
+			b.Run(name, func(b *testing.B) {
+				p := Policy{Namespaces: probe.Namespaces, Writable: []string{"/tmp"}, Readable: []string{tree}, ConfineReads: reads,
+					Devices: DefaultDevices, Network: true, Dir: "/tmp", Argv: []string{"bash", "-c", cmd.script},
+					Env: []string{"PATH=/usr/bin:/bin"}, UID: os.Getuid(), GID: os.Getgid()}
+				var cpu time.Duration
+				for b.Loop() {
+					pr, err := Start(exe, p, devnull)
+					if err != nil {
+						b.Fatal(err)
+					}
+					_ = pr.Cmd.Wait()
+					if rep, err := pr.Report(); err != nil || rep.ExitCode != 0 {
+						b.Fatalf("%+v %v", rep, err)
+					}
+					cpu += pr.Cmd.ProcessState.UserTime() + pr.Cmd.ProcessState.SystemTime()
+				}
+				// CPU time of the helper and the command (less sensitive
+				// to the machine's load than wall time).
+				b.ReportMetric(float64(cpu.Microseconds())/1000/float64(b.N), "cpu-ms/op")
+			})
+		}
 	}
 }

@@ -35,6 +35,8 @@ type defaultsRow struct {
 	Fast     *refRow `json:"fast,omitempty"`
 	Image    *refRow `json:"image,omitempty"`
 	Video    *refRow `json:"video,omitempty"`
+	// Fallbacks is the fallback chain per purpose (language, fast, …).
+	Fallbacks map[string][]refRow `json:"fallbacks,omitempty"`
 }
 
 func fromCore(d core.CatalogData) fileV1 {
@@ -56,6 +58,7 @@ func fromCore(d core.CatalogData) fileV1 {
 		Image:    refFromCore(d.Defaults.Image),
 		Video:    refFromCore(d.Defaults.Video),
 	}
+	f.Defaults.Fallbacks = fallbacksFromCore(d.Defaults.Fallbacks)
 	return f
 }
 
@@ -78,6 +81,7 @@ func (f fileV1) toCore() core.CatalogData {
 		Image:    refToCore(f.Defaults.Image),
 		Video:    refToCore(f.Defaults.Video),
 	}
+	d.Defaults.Fallbacks = fallbacksToCore(f.Defaults.Fallbacks)
 	return d
 }
 
@@ -93,4 +97,30 @@ func refToCore(r *refRow) *core.ModelRef {
 		return nil
 	}
 	return &core.ModelRef{ConnectionID: r.ConnectionID, Model: r.Model}
+}
+
+func fallbacksFromCore(m map[core.ModelPurpose][]core.ModelRef) map[string][]refRow {
+	if len(m) == 0 {
+		return nil
+	}
+	out := make(map[string][]refRow, len(m))
+	for p, refs := range m {
+		for _, r := range refs {
+			out[string(p)] = append(out[string(p)], refRow{ConnectionID: r.ConnectionID, Model: r.Model})
+		}
+	}
+	return out
+}
+
+func fallbacksToCore(m map[string][]refRow) map[core.ModelPurpose][]core.ModelRef {
+	if len(m) == 0 {
+		return nil
+	}
+	out := make(map[core.ModelPurpose][]core.ModelRef, len(m))
+	for p, refs := range m {
+		for _, r := range refs {
+			out[core.ModelPurpose(p)] = append(out[core.ModelPurpose(p)], core.ModelRef{ConnectionID: r.ConnectionID, Model: r.Model})
+		}
+	}
+	return out
 }

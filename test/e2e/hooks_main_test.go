@@ -26,19 +26,19 @@ func TestHooksConfigValidation(t *testing.T) {
 	if strings.TrimSpace(string(r.Hooks)) != "{}" {
 		t.Fatalf("hooks without a file: %s", r.Hooks)
 	}
-	code, msg := k.gqlError(t, `mutation($c: JSON!) { setHooks(config: $c) }`, map[string]any{"c": map[string]any{
+	code, msg := k.setHooksError(t, map[string]any{
 		"PreToolUse": []any{map[string]any{"matcher": "Bash", "hooks": []any{map[string]any{"type": "command", "command": ""}}}},
-	}})
+	})
 	if code != "BAD_INPUT" || !strings.Contains(msg, "hooks.PreToolUse[0].hooks[0].command") {
 		t.Fatalf("empty command: %s %s", code, msg)
 	}
-	code, msg = k.gqlError(t, `mutation($c: JSON!) { setHooks(config: $c) }`, map[string]any{"c": map[string]any{"OnLunch": []any{}}})
+	code, msg = k.setHooksError(t, map[string]any{"OnLunch": []any{}})
 	if code != "BAD_INPUT" || !strings.Contains(msg, "hooks.OnLunch") {
 		t.Fatalf("unknown event: %s %s", code, msg)
 	}
-	code, msg = k.gqlError(t, `mutation($c: JSON!) { setHooks(config: $c) }`, map[string]any{"c": map[string]any{
+	code, msg = k.setHooksError(t, map[string]any{
 		"PreToolUse": []any{map[string]any{"matcher": "(", "hooks": []any{map[string]any{"type": "command", "command": "true"}}}},
-	}})
+	})
 	if code != "BAD_INPUT" || !strings.Contains(msg, "hooks.PreToolUse[0].matcher") {
 		t.Fatalf("bad regex: %s %s", code, msg)
 	}
@@ -228,7 +228,11 @@ func TestHooksRunConfined(t *testing.T) {
 	if err := os.Mkdir(proj, 0o755); err != nil {
 		t.Fatal(err)
 	}
+	if err := os.WriteFile(filepath.Join(outside, "other.txt"), []byte("other-project-secret"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	probe := writeHook(t, t.TempDir(), "probe.sh", `cat >/dev/null
+cat ../other.txt 2>/dev/null || echo read-refused
 touch inside.txt && echo inside-ok
 touch ../escape.txt 2>/dev/null && echo escaped
 ls "`+dataDir+`" 2>/dev/null | grep -q hooks.json && echo saw-data
@@ -243,7 +247,8 @@ exit 0
 		t.Fatalf("system messages: %v", system)
 	}
 	text := system[0]["text"].(string)
-	if !strings.Contains(text, "inside-ok") || strings.Contains(text, "escaped") || exists(filepath.Join(outside, "escape.txt")) {
+	if !strings.Contains(text, "inside-ok") || strings.Contains(text, "escaped") || exists(filepath.Join(outside, "escape.txt")) ||
+		!strings.Contains(text, "read-refused") || strings.Contains(text, "other-project-secret") {
 		t.Fatalf("confinement: %q", text)
 	}
 	if namespaces && strings.Contains(text, "saw-data") {

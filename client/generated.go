@@ -2959,6 +2959,8 @@ type CreateSessionInput struct {
 	AgentMode *AgentMode `json:"agentMode"`
 	// MCP servers attached to this session only, as with attachSessionMcpServer; all are validated before the session is created (BAD_INPUT names input.mcpServers[i].<field>).
 	McpServers []McpServerInput `json:"mcpServers"`
+	// The session's own fallback chain (language connections and their models, at most 8, no duplicate); null or empty: the LANGUAGE purpose's chain.
+	FallbackModels []ModelRefInput `json:"fallbackModels"`
 }
 
 // GetConnectionId returns CreateSessionInput.ConnectionId, and is useful for accessing the field via an interface.
@@ -2984,6 +2986,9 @@ func (v *CreateSessionInput) GetAgentMode() *AgentMode { return v.AgentMode }
 
 // GetMcpServers returns CreateSessionInput.McpServers, and is useful for accessing the field via an interface.
 func (v *CreateSessionInput) GetMcpServers() []McpServerInput { return v.McpServers }
+
+// GetFallbackModels returns CreateSessionInput.FallbackModels, and is useful for accessing the field via an interface.
+func (v *CreateSessionInput) GetFallbackModels() []ModelRefInput { return v.FallbackModels }
 
 // CreateSessionResponse is returned by CreateSession on success.
 type CreateSessionResponse struct {
@@ -4246,6 +4251,20 @@ func (v *LogoutMcpServerResponse) GetLogoutMcpServer() LogoutMcpServerLogoutMcpS
 	return v.LogoutMcpServer
 }
 
+// A resource of an MCP server, as McpServer.resources lists it.
+type McpResourceRefInput struct {
+	// The server's id (McpServer.id).
+	ServerId string `json:"serverId"`
+	// The resource's URI.
+	Uri string `json:"uri"`
+}
+
+// GetServerId returns McpResourceRefInput.ServerId, and is useful for accessing the field via an interface.
+func (v *McpResourceRefInput) GetServerId() string { return v.ServerId }
+
+// GetUri returns McpResourceRefInput.Uri, and is useful for accessing the field via an interface.
+func (v *McpResourceRefInput) GetUri() string { return v.Uri }
+
 // McpServerFields includes the GraphQL fields of McpServer requested by the fragment McpServerFields.
 // The GraphQL type's documentation follows.
 //
@@ -4949,6 +4968,20 @@ func (v *ModelRefFields) GetConnectionId() string { return v.ConnectionId }
 
 // GetModel returns ModelRefFields.Model, and is useful for accessing the field via an interface.
 func (v *ModelRefFields) GetModel() string { return v.Model }
+
+// A model of a connection, as input.
+type ModelRefInput struct {
+	// The connection's id.
+	ConnectionId string `json:"connectionId"`
+	// A model id of that connection.
+	Model string `json:"model"`
+}
+
+// GetConnectionId returns ModelRefInput.ConnectionId, and is useful for accessing the field via an interface.
+func (v *ModelRefInput) GetConnectionId() string { return v.ConnectionId }
+
+// GetModel returns ModelRefInput.Model, and is useful for accessing the field via an interface.
+func (v *ModelRefInput) GetModel() string { return v.Model }
 
 // NodesNodesNode includes the requested fields of the GraphQL type Node.
 // The GraphQL type's documentation follows.
@@ -8087,6 +8120,8 @@ type UpdateSessionInput struct {
 	AgentMode *AgentMode `json:"agentMode"`
 	// Binds the session to a project; allowed only while it is unbound (CONFLICT otherwise).
 	ProjectId *string `json:"projectId"`
+	// Replaces the session's own fallback chain; an empty list clears it (the LANGUAGE purpose's chain applies again); null keeps it.
+	FallbackModels []ModelRefInput `json:"fallbackModels"`
 }
 
 // GetTitle returns UpdateSessionInput.Title, and is useful for accessing the field via an interface.
@@ -8112,6 +8147,9 @@ func (v *UpdateSessionInput) GetAgentMode() *AgentMode { return v.AgentMode }
 
 // GetProjectId returns UpdateSessionInput.ProjectId, and is useful for accessing the field via an interface.
 func (v *UpdateSessionInput) GetProjectId() *string { return v.ProjectId }
+
+// GetFallbackModels returns UpdateSessionInput.FallbackModels, and is useful for accessing the field via an interface.
+func (v *UpdateSessionInput) GetFallbackModels() []ModelRefInput { return v.FallbackModels }
 
 // UpdateSessionResponse is returned by UpdateSession on success.
 type UpdateSessionResponse struct {
@@ -8344,6 +8382,8 @@ type UserInput struct {
 	AttachmentIds []string `json:"attachmentIds"`
 	// Page elements the user selected, at most 10 (see BrowserElementInput for the bounds).
 	BrowserElements []BrowserElementInput `json:"browserElements"`
+	// Resources of MCP servers to give the model with this message, at most 10 (sendMessage only): each is read from its server when the message is sent and added to the text as an <mcp-resource server uri mimeType> block (binary contents base64).
+	Resources []McpResourceRefInput `json:"resources"`
 }
 
 // GetText returns UserInput.Text, and is useful for accessing the field via an interface.
@@ -8357,6 +8397,9 @@ func (v *UserInput) GetAttachmentIds() []string { return v.AttachmentIds }
 
 // GetBrowserElements returns UserInput.BrowserElements, and is useful for accessing the field via an interface.
 func (v *UserInput) GetBrowserElements() []BrowserElementInput { return v.BrowserElements }
+
+// GetResources returns UserInput.Resources, and is useful for accessing the field via an interface.
+func (v *UserInput) GetResources() []McpResourceRefInput { return v.Resources }
 
 // __ACPAttachSessionMcpServerInput is used internally by genqlient
 type __ACPAttachSessionMcpServerInput struct {

@@ -3898,7 +3898,7 @@ type SessionEvent {
 
 "A session list or catalog change."
 type KernelEvent {
-  "session_created, session_updated, session_deleted or catalog_updated."
+  "session_created, session_updated, session_deleted, catalog_updated, or mcp_needs_auth (an MCP server needs a sign-in: mcpServerId, then McpServer.authUrl)."
   type: String!
   "The session of a session_* event; null for catalog_updated."
   sessionId: ID
@@ -3906,7 +3906,7 @@ type KernelEvent {
   session: Session
   "The connection a catalog_updated is about; null otherwise."
   connectionId: ID
-  "The MCP server a catalog_updated is about (its configuration, status or tools changed)."
+  "The MCP server a catalog_updated (its configuration, status or tools changed) or mcp_needs_auth is about."
   mcpServerId: ID
   "When the change happened."
   at: Time!

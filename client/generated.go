@@ -3615,7 +3615,8 @@ type GenerateVideoResponse struct {
 	// Generates a video through a VIDEO connection (PRV-2): its provider's video_generator
 	// capability (protocol 2), called with the connection's declared videoProtocol. The
 	// videos are stored like uploads and returned as attachments. BAD_INPUT for a
-	// non-VIDEO connection or bad size/duration, UNAVAILABLE when there is no VIDEO
+	// non-VIDEO connection, bad size/duration, or a model that declares
+	// capabilities.generation.video false (null, unknown, is allowed), UNAVAILABLE when there is no VIDEO
 	// default or the connection's provider does not implement video generation (the
 	// built-in openai provider does not; install a provider plugin that declares
 	// video_generator), PROVIDER_ERROR when the service fails.
@@ -4687,6 +4688,8 @@ type MessageFields struct {
 	FinishReason *string `json:"finishReason"`
 	// The service's explanation of a refusal (finishReason `refusal`) when it sent one apart from the message text, e.g. Anthropic's `stop_details.explanation` or OpenAI's `refusal` deltas.
 	Refusal *string `json:"refusal"`
+	// The model that produced this assistant message: the session's model, or a fallback model after a route_fallback event of its turn; null for other roles.
+	Model *string `json:"model"`
 }
 
 // GetSeq returns MessageFields.Seq, and is useful for accessing the field via an interface.
@@ -4718,6 +4721,9 @@ func (v *MessageFields) GetFinishReason() *string { return v.FinishReason }
 
 // GetRefusal returns MessageFields.Refusal, and is useful for accessing the field via an interface.
 func (v *MessageFields) GetRefusal() *string { return v.Refusal }
+
+// GetModel returns MessageFields.Model, and is useful for accessing the field via an interface.
+func (v *MessageFields) GetModel() *string { return v.Model }
 
 // MessageFieldsToolCallsToolCall includes the requested fields of the GraphQL type ToolCall.
 // The GraphQL type's documentation follows.
@@ -6424,6 +6430,11 @@ func (v *SessionEventsSessionEventsSessionEventMessage) GetRefusal() *string {
 	return v.MessageFields.Refusal
 }
 
+// GetModel returns SessionEventsSessionEventsSessionEventMessage.Model, and is useful for accessing the field via an interface.
+func (v *SessionEventsSessionEventsSessionEventMessage) GetModel() *string {
+	return v.MessageFields.Model
+}
+
 func (v *SessionEventsSessionEventsSessionEventMessage) UnmarshalJSON(b []byte) error {
 
 	if string(b) == "null" {
@@ -6475,6 +6486,8 @@ type __premarshalSessionEventsSessionEventsSessionEventMessage struct {
 	FinishReason *string `json:"finishReason"`
 
 	Refusal *string `json:"refusal"`
+
+	Model *string `json:"model"`
 }
 
 func (v *SessionEventsSessionEventsSessionEventMessage) MarshalJSON() ([]byte, error) {
@@ -6501,6 +6514,7 @@ func (v *SessionEventsSessionEventsSessionEventMessage) __premarshalJSON() (*__p
 	retval.TurnReason = v.MessageFields.TurnReason
 	retval.FinishReason = v.MessageFields.FinishReason
 	retval.Refusal = v.MessageFields.Refusal
+	retval.Model = v.MessageFields.Model
 	return &retval, nil
 }
 
@@ -7190,6 +7204,9 @@ func (v *SessionSessionMessagesMessage) GetFinishReason() *string {
 // GetRefusal returns SessionSessionMessagesMessage.Refusal, and is useful for accessing the field via an interface.
 func (v *SessionSessionMessagesMessage) GetRefusal() *string { return v.MessageFields.Refusal }
 
+// GetModel returns SessionSessionMessagesMessage.Model, and is useful for accessing the field via an interface.
+func (v *SessionSessionMessagesMessage) GetModel() *string { return v.MessageFields.Model }
+
 func (v *SessionSessionMessagesMessage) UnmarshalJSON(b []byte) error {
 
 	if string(b) == "null" {
@@ -7235,6 +7252,8 @@ type __premarshalSessionSessionMessagesMessage struct {
 	FinishReason *string `json:"finishReason"`
 
 	Refusal *string `json:"refusal"`
+
+	Model *string `json:"model"`
 }
 
 func (v *SessionSessionMessagesMessage) MarshalJSON() ([]byte, error) {
@@ -7258,6 +7277,7 @@ func (v *SessionSessionMessagesMessage) __premarshalJSON() (*__premarshalSession
 	retval.TurnReason = v.MessageFields.TurnReason
 	retval.FinishReason = v.MessageFields.FinishReason
 	retval.Refusal = v.MessageFields.Refusal
+	retval.Model = v.MessageFields.Model
 	return &retval, nil
 }
 
@@ -11300,6 +11320,7 @@ fragment MessageFields on Message {
 	turnReason
 	finishReason
 	refusal
+	model
 }
 fragment ProjectFields on Project {
 	id
@@ -11512,6 +11533,7 @@ fragment MessageFields on Message {
 	turnReason
 	finishReason
 	refusal
+	model
 }
 fragment GuardianVerdictFields on GuardianVerdict {
 	toolCallId

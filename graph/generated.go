@@ -4464,7 +4464,9 @@ type Mutation {
   Generates images through an IMAGE connection (PRV-2): its provider's image_generator
   capability (the built-in openai provider calls POST {baseUrl}/images/generations).
   The images are stored like uploads and returned as attachments, usable in
-  sendMessage. BAD_INPUT for a non-IMAGE connection or bad size/count, UNAVAILABLE
+  sendMessage. BAD_INPUT for a non-IMAGE connection, bad size/count, or a model that
+  declares capabilities.generation.image false (the message names the flag; null,
+  unknown, is allowed and logged as such), UNAVAILABLE
   when there is no image default or the provider cannot generate images,
   PROVIDER_ERROR when the service fails. When an IMAGE default exists, models also
   get an image_generation tool whose images are attached to its tool result.
@@ -4474,7 +4476,8 @@ type Mutation {
   Generates a video through a VIDEO connection (PRV-2): its provider's video_generator
   capability (protocol 2), called with the connection's declared videoProtocol. The
   videos are stored like uploads and returned as attachments. BAD_INPUT for a
-  non-VIDEO connection or bad size/duration, UNAVAILABLE when there is no VIDEO
+  non-VIDEO connection, bad size/duration, or a model that declares
+  capabilities.generation.video false (null, unknown, is allowed), UNAVAILABLE when there is no VIDEO
   default or the connection's provider does not implement video generation (the
   built-in openai provider does not; install a provider plugin that declares
   video_generator), PROVIDER_ERROR when the service fails.

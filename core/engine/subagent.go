@@ -16,7 +16,7 @@ const ToolTask = "task"
 var taskToolInfo = core.ToolInfo{Name: ToolTask, ReadOnly: true,
 	Description: "Delegate a self-contained task to a sub-agent that works in its own child session with its own history, then returns its final answer. " +
 		"agent is the agent's name (default \"general\"); prompt must say everything the sub-agent needs to know. " +
-		"context hands the sub-agent messages of this conversation by their seq (as given in the conversation), before the prompt: " +
+		"context hands the sub-agent messages of this conversation by their seq (the session's event seq of each message, e.g. as the user names them), before the prompt: " +
 		"seqs lists single messages, fromSeq..toSeq a range (both inclusive, either may be left out); a tool result needs its call's message too.",
 	Schema: json.RawMessage(`{"type":"object","properties":{"agent":{"type":"string"},"prompt":{"type":"string"},` +
 		`"context":{"type":"object","properties":{"seqs":{"type":"array","items":{"type":"integer","minimum":1}},"fromSeq":{"type":"integer","minimum":1},"toSeq":{"type":"integer","minimum":1}},"additionalProperties":false}},` +

@@ -253,6 +253,10 @@ func (s *session) event(ev gqlEvent) bool {
 		var p turnFinishedPayload
 		s.payload(ev, &p)
 		s.turnFinished(p.TurnID, p.Status, p.Reason)
+	case "route_fallback":
+		if note := fallbackNotice(ev.Payload); note != "" {
+			s.chunk("agent_message_chunk", textBlock(note))
+		}
 	case "session_updated":
 		s.sessionUpdated(ev)
 	case "session_deleted":

@@ -44,6 +44,8 @@ func (t *turnWatch) print(ev execEvent) {
 		t.printHook(ev)
 	case "retry_scheduled":
 		t.printRetry(ev)
+	case "route_fallback":
+		t.printFallback(ev)
 	case "guardian_verdict":
 		if g := ev.GuardianVerdict; g != nil {
 			line := fmt.Sprintf("guardian %s %s", g.Verdict, g.Tool)
@@ -109,6 +111,19 @@ func (t *turnWatch) printRetry(ev execEvent) {
 	}
 	_ = json.Unmarshal(payloadOf(ev), &r)
 	t.pr.info("retrying in %s (attempt %d of %d): %s", (time.Duration(r.DelayMs) * time.Millisecond).String(), r.Attempt, r.MaxAttempts, short(r.Reason, 160))
+}
+
+// printFallback prints that the model call continues on a fallback model:
+// which model failed, why, and which model answers instead.
+func (t *turnWatch) printFallback(ev execEvent) {
+	var r struct {
+		From, To struct{ Model string }
+		Reason   string
+		Message  string
+		Attempt  int
+	}
+	_ = json.Unmarshal(payloadOf(ev), &r)
+	t.pr.info("model %s failed (%s: %s); answering with fallback %s (fallback %d)", r.From.Model, strings.ReplaceAll(r.Reason, "_", " "), short(r.Message, 120), r.To.Model, r.Attempt)
 }
 
 // costSuffix is ", $0.0123" for a priced usage ("" without prices), noting

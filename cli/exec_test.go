@@ -93,3 +93,25 @@ func TestExecFollowsQueuedTurn(t *testing.T) {
 		t.Fatalf("stdout %q", stdout.String())
 	}
 }
+
+// A route_fallback event prints which model failed, why, and which model
+// answers instead.
+func TestExecPrintsRouteFallback(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	w := &turnWatch{started: true, pr: newPrinter(&stdout, &stderr)}
+	for _, s := range []string{
+		`{"type":"turn_started","payload":{"turnId":"trn_1"}}`,
+		`{"type":"route_fallback","payload":{"turnId":"trn_1","from":{"connectionId":"conn_a","model":"gpt-t"},"to":{"connectionId":"conn_b","model":"gpt-backup"},"reason":"overloaded","category":"throttling","message":"throttling: Overloaded","attempt":1}}`,
+	} {
+		var e execEvent
+		if err := json.Unmarshal([]byte(s), &e); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := w.handle(context.Background(), e, json.RawMessage(s)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := stderr.String(); !strings.Contains(got, "model gpt-t failed (overloaded: throttling: Overloaded); answering with fallback gpt-backup") {
+		t.Fatalf("stderr %q", got)
+	}
+}

@@ -60,7 +60,7 @@ func webCmd(args []string, stdout, stderr io.Writer) error {
 	link := access.WebLink(scheme, hostport, tok)
 	fmt.Fprintln(stdout, link)
 	if *open {
-		return openWebLink(link, stdout, stderr)
+		return openWebLink(link, stderr)
 	}
 	return nil
 }
@@ -79,7 +79,7 @@ var webLinkMaxWait = 15 * time.Second
 // cache directory) that sends the browser on to it, the opener gets the
 // file's path, and the file is removed a few seconds later. The opener is
 // $BROWSER (its first entry) when set, else xdg-open (open on macOS).
-func openWebLink(link string, stdout, stderr io.Writer) error {
+func openWebLink(link string, stderr io.Writer) error {
 	opener := "xdg-open"
 	if runtime.GOOS == "darwin" {
 		opener = "open"
@@ -103,7 +103,7 @@ func openWebLink(link string, stdout, stderr io.Writer) error {
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("open the browser with %s: %w", opener, err)
 	}
-	fmt.Fprintf(stdout, "opening it with %s (the link file is removed in a few seconds)\n", filepath.Base(path))
+	fmt.Fprintf(stderr, "opening it with %s (the link file is removed in a few seconds)\n", filepath.Base(path))
 	exited := make(chan struct{})
 	go func() { _ = cmd.Wait(); close(exited) }()
 	select {

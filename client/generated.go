@@ -3534,6 +3534,94 @@ type ForkSessionResponse struct {
 // GetForkSession returns ForkSessionResponse.ForkSession, and is useful for accessing the field via an interface.
 func (v *ForkSessionResponse) GetForkSession() ForkSessionForkSession { return v.ForkSession }
 
+// GenerateVideoGenerateVideoAttachment includes the requested fields of the GraphQL type Attachment.
+// The GraphQL type's documentation follows.
+//
+// Stored bytes referenced by a message; the bytes live in the artifact store.
+type GenerateVideoGenerateVideoAttachment struct {
+	// Stable id (att_…), for UserInput.attachmentIds.
+	Id string `json:"id"`
+	// File name as uploaded or generated.
+	Name string `json:"name"`
+	// image or file.
+	Kind string `json:"kind"`
+	// MIME type, e.g. image/png or application/pdf.
+	MediaType string `json:"mediaType"`
+	// Size in bytes (at most 20 MiB for uploads).
+	Size int `json:"size"`
+	// SHA-256 of the bytes in hex (64 characters): their address in the artifact store.
+	Sha256 string `json:"sha256"`
+}
+
+// GetId returns GenerateVideoGenerateVideoAttachment.Id, and is useful for accessing the field via an interface.
+func (v *GenerateVideoGenerateVideoAttachment) GetId() string { return v.Id }
+
+// GetName returns GenerateVideoGenerateVideoAttachment.Name, and is useful for accessing the field via an interface.
+func (v *GenerateVideoGenerateVideoAttachment) GetName() string { return v.Name }
+
+// GetKind returns GenerateVideoGenerateVideoAttachment.Kind, and is useful for accessing the field via an interface.
+func (v *GenerateVideoGenerateVideoAttachment) GetKind() string { return v.Kind }
+
+// GetMediaType returns GenerateVideoGenerateVideoAttachment.MediaType, and is useful for accessing the field via an interface.
+func (v *GenerateVideoGenerateVideoAttachment) GetMediaType() string { return v.MediaType }
+
+// GetSize returns GenerateVideoGenerateVideoAttachment.Size, and is useful for accessing the field via an interface.
+func (v *GenerateVideoGenerateVideoAttachment) GetSize() int { return v.Size }
+
+// GetSha256 returns GenerateVideoGenerateVideoAttachment.Sha256, and is useful for accessing the field via an interface.
+func (v *GenerateVideoGenerateVideoAttachment) GetSha256() string { return v.Sha256 }
+
+// What to generate with generateVideo.
+type GenerateVideoInput struct {
+	// What the video shows (up to 32 KiB).
+	Prompt string `json:"prompt"`
+	// A VIDEO connection; default: the VIDEO default model's connection.
+	ConnectionId *string `json:"connectionId"`
+	// A model of that connection; default: the VIDEO default's model, else the connection's first model.
+	Model *string `json:"model"`
+	// Wanted length in seconds, 1 to 600; default: the service's default.
+	DurationSeconds *int `json:"durationSeconds"`
+	// WIDTHxHEIGHT such as 1280x720, or auto; default: the service's default.
+	Size *string `json:"size"`
+	// The session the video is for: its usage is recorded there.
+	SessionId *string `json:"sessionId"`
+}
+
+// GetPrompt returns GenerateVideoInput.Prompt, and is useful for accessing the field via an interface.
+func (v *GenerateVideoInput) GetPrompt() string { return v.Prompt }
+
+// GetConnectionId returns GenerateVideoInput.ConnectionId, and is useful for accessing the field via an interface.
+func (v *GenerateVideoInput) GetConnectionId() *string { return v.ConnectionId }
+
+// GetModel returns GenerateVideoInput.Model, and is useful for accessing the field via an interface.
+func (v *GenerateVideoInput) GetModel() *string { return v.Model }
+
+// GetDurationSeconds returns GenerateVideoInput.DurationSeconds, and is useful for accessing the field via an interface.
+func (v *GenerateVideoInput) GetDurationSeconds() *int { return v.DurationSeconds }
+
+// GetSize returns GenerateVideoInput.Size, and is useful for accessing the field via an interface.
+func (v *GenerateVideoInput) GetSize() *string { return v.Size }
+
+// GetSessionId returns GenerateVideoInput.SessionId, and is useful for accessing the field via an interface.
+func (v *GenerateVideoInput) GetSessionId() *string { return v.SessionId }
+
+// GenerateVideoResponse is returned by GenerateVideo on success.
+type GenerateVideoResponse struct {
+	// Generates a video through a VIDEO connection (PRV-2): its provider's video_generator
+	// capability (protocol 2), called with the connection's declared videoProtocol. The
+	// videos are stored like uploads and returned as attachments. BAD_INPUT for a
+	// non-VIDEO connection or bad size/duration, UNAVAILABLE when there is no VIDEO
+	// default or the connection's provider does not implement video generation (the
+	// built-in openai provider does not; install a provider plugin that declares
+	// video_generator), PROVIDER_ERROR when the service fails.
+	GenerateVideo []GenerateVideoGenerateVideoAttachment `json:"generateVideo"`
+}
+
+// GetGenerateVideo returns GenerateVideoResponse.GenerateVideo, and is useful for accessing the field via an interface.
+func (v *GenerateVideoResponse) GetGenerateVideo() []GenerateVideoGenerateVideoAttachment {
+	return v.GenerateVideo
+}
+
 // Generation flags of a model; omitted fields are unknown.
 type GenerationInput struct {
 	// Generates images.
@@ -3898,6 +3986,80 @@ func (v *KeyValueInput) GetKey() string { return v.Key }
 
 // GetValue returns KeyValueInput.Value, and is useful for accessing the field via an interface.
 func (v *KeyValueInput) GetValue() string { return v.Value }
+
+// LastMessagesResponse is returned by LastMessages on success.
+type LastMessagesResponse struct {
+	// One session by id; null when there is none with that id.
+	Session *LastMessagesSession `json:"session"`
+}
+
+// GetSession returns LastMessagesResponse.Session, and is useful for accessing the field via an interface.
+func (v *LastMessagesResponse) GetSession() *LastMessagesSession { return v.Session }
+
+// LastMessagesSession includes the requested fields of the GraphQL type Session.
+// The GraphQL type's documentation follows.
+//
+// A long-lived conversation identity: history, model choice, directory and permissions.
+type LastMessagesSession struct {
+	// Seq of the last persisted event.
+	HeadSeq int `json:"headSeq"`
+	// The history projection in seq order; inactive (rewound) messages only on
+	// request. Page a long history: first (1–1000) returns the oldest messages
+	// with seq > afterSeq, last (1–1000) the newest with seq < beforeSeq (still
+	// in seq order); afterSeq and beforeSeq (exclusive bounds) can be given
+	// with either or both. Forward: messages(first: 100, afterSeq: <the last
+	// seq seen>); backward: messages(last: 100, beforeSeq: <the first seq
+	// seen>). Without first and last every message in the range is returned,
+	// as long as they fit one response: a session whose messages are larger
+	// than the response limit (16 MiB) gets BAD_INPUT naming these arguments
+	// instead (docs/limits.md). A page is read through an index: the last 50
+	// messages of a 100,000-event session cost what 50 messages cost.
+	Messages []LastMessagesSessionMessagesMessage `json:"messages"`
+}
+
+// GetHeadSeq returns LastMessagesSession.HeadSeq, and is useful for accessing the field via an interface.
+func (v *LastMessagesSession) GetHeadSeq() int { return v.HeadSeq }
+
+// GetMessages returns LastMessagesSession.Messages, and is useful for accessing the field via an interface.
+func (v *LastMessagesSession) GetMessages() []LastMessagesSessionMessagesMessage { return v.Messages }
+
+// LastMessagesSessionMessagesMessage includes the requested fields of the GraphQL type Message.
+// The GraphQL type's documentation follows.
+//
+// A complete history message.
+type LastMessagesSessionMessagesMessage struct {
+	// The text, or a page of it: offset and limit count bytes of its UTF-8
+	// encoding (textBytes in all). Both ends of the page move back to the start
+	// of the character they fall in, so a page never splits a character and
+	// the pages at offsets 0, L, 2L, … concatenate to the whole text, each
+	// character in exactly one page (a limit under 4 can give an empty page).
+	// Without limit: from offset to the end. An offset at or past the end
+	// gives "". In a live sessionEvents event with messageTruncated, text holds
+	// only the first 1 MiB: read the rest from Session.messages.
+	Text string `json:"text"`
+	// Attachments of a user message (or images a tool produced), in order.
+	Attachments []LastMessagesSessionMessagesMessageAttachmentsAttachment `json:"attachments"`
+}
+
+// GetText returns LastMessagesSessionMessagesMessage.Text, and is useful for accessing the field via an interface.
+func (v *LastMessagesSessionMessagesMessage) GetText() string { return v.Text }
+
+// GetAttachments returns LastMessagesSessionMessagesMessage.Attachments, and is useful for accessing the field via an interface.
+func (v *LastMessagesSessionMessagesMessage) GetAttachments() []LastMessagesSessionMessagesMessageAttachmentsAttachment {
+	return v.Attachments
+}
+
+// LastMessagesSessionMessagesMessageAttachmentsAttachment includes the requested fields of the GraphQL type Attachment.
+// The GraphQL type's documentation follows.
+//
+// Stored bytes referenced by a message; the bytes live in the artifact store.
+type LastMessagesSessionMessagesMessageAttachmentsAttachment struct {
+	// SHA-256 of the bytes in hex (64 characters): their address in the artifact store.
+	Sha256 string `json:"sha256"`
+}
+
+// GetSha256 returns LastMessagesSessionMessagesMessageAttachmentsAttachment.Sha256, and is useful for accessing the field via an interface.
+func (v *LastMessagesSessionMessagesMessageAttachmentsAttachment) GetSha256() string { return v.Sha256 }
 
 // LoginMcpServerResponse is returned by LoginMcpServer on success.
 type LoginMcpServerResponse struct {
@@ -5876,6 +6038,31 @@ func (v *SessionDetailSessionUsage) GetCachedTokens() int { return v.CachedToken
 
 // GetCacheWriteTokens returns SessionDetailSessionUsage.CacheWriteTokens, and is useful for accessing the field via an interface.
 func (v *SessionDetailSessionUsage) GetCacheWriteTokens() int { return v.CacheWriteTokens }
+
+// SessionDisabledMcpServersResponse is returned by SessionDisabledMcpServers on success.
+type SessionDisabledMcpServersResponse struct {
+	// One session by id; null when there is none with that id.
+	Session *SessionDisabledMcpServersSession `json:"session"`
+}
+
+// GetSession returns SessionDisabledMcpServersResponse.Session, and is useful for accessing the field via an interface.
+func (v *SessionDisabledMcpServersResponse) GetSession() *SessionDisabledMcpServersSession {
+	return v.Session
+}
+
+// SessionDisabledMcpServersSession includes the requested fields of the GraphQL type Session.
+// The GraphQL type's documentation follows.
+//
+// A long-lived conversation identity: history, model choice, directory and permissions.
+type SessionDisabledMcpServersSession struct {
+	// Ids of the MCP servers turned off for this session with setSessionMcpServerEnabled, in the order they were turned off.
+	DisabledMcpServerIds []string `json:"disabledMcpServerIds"`
+}
+
+// GetDisabledMcpServerIds returns SessionDisabledMcpServersSession.DisabledMcpServerIds, and is useful for accessing the field via an interface.
+func (v *SessionDisabledMcpServersSession) GetDisabledMcpServerIds() []string {
+	return v.DisabledMcpServerIds
+}
 
 // SessionEventsResponse is returned by SessionEvents on success.
 type SessionEventsResponse struct {
@@ -8078,10 +8265,15 @@ func (v *UploadAttachmentResponse) GetUploadAttachment() UploadAttachmentUploadA
 type UploadAttachmentUploadAttachment struct {
 	// Stable id (att_…), for UserInput.attachmentIds.
 	Id string `json:"id"`
+	// SHA-256 of the bytes in hex (64 characters): their address in the artifact store.
+	Sha256 string `json:"sha256"`
 }
 
 // GetId returns UploadAttachmentUploadAttachment.Id, and is useful for accessing the field via an interface.
 func (v *UploadAttachmentUploadAttachment) GetId() string { return v.Id }
+
+// GetSha256 returns UploadAttachmentUploadAttachment.Sha256, and is useful for accessing the field via an interface.
+func (v *UploadAttachmentUploadAttachment) GetSha256() string { return v.Sha256 }
 
 // UsageTotalsResponse is returned by UsageTotals on success.
 type UsageTotalsResponse struct {
@@ -8454,6 +8646,14 @@ func (v *__ForkSessionInput) GetSessionId() string { return v.SessionId }
 // GetAfterSeq returns __ForkSessionInput.AfterSeq, and is useful for accessing the field via an interface.
 func (v *__ForkSessionInput) GetAfterSeq() int { return v.AfterSeq }
 
+// __GenerateVideoInput is used internally by genqlient
+type __GenerateVideoInput struct {
+	Input GenerateVideoInput `json:"input"`
+}
+
+// GetInput returns __GenerateVideoInput.Input, and is useful for accessing the field via an interface.
+func (v *__GenerateVideoInput) GetInput() GenerateVideoInput { return v.Input }
+
 // __ImportSessionFileInput is used internally by genqlient
 type __ImportSessionFileInput struct {
 	File      Upload  `json:"file"`
@@ -8477,6 +8677,18 @@ func (v *__ImportSessionInput) GetData() string { return v.Data }
 
 // GetProjectId returns __ImportSessionInput.ProjectId, and is useful for accessing the field via an interface.
 func (v *__ImportSessionInput) GetProjectId() *string { return v.ProjectId }
+
+// __LastMessagesInput is used internally by genqlient
+type __LastMessagesInput struct {
+	Id   string `json:"id"`
+	Last int    `json:"last"`
+}
+
+// GetId returns __LastMessagesInput.Id, and is useful for accessing the field via an interface.
+func (v *__LastMessagesInput) GetId() string { return v.Id }
+
+// GetLast returns __LastMessagesInput.Last, and is useful for accessing the field via an interface.
+func (v *__LastMessagesInput) GetLast() int { return v.Last }
 
 // __LoginMcpServerInput is used internally by genqlient
 type __LoginMcpServerInput struct {
@@ -8585,6 +8797,14 @@ type __SessionDetailInput struct {
 
 // GetId returns __SessionDetailInput.Id, and is useful for accessing the field via an interface.
 func (v *__SessionDetailInput) GetId() string { return v.Id }
+
+// __SessionDisabledMcpServersInput is used internally by genqlient
+type __SessionDisabledMcpServersInput struct {
+	Id string `json:"id"`
+}
+
+// GetId returns __SessionDisabledMcpServersInput.Id, and is useful for accessing the field via an interface.
+func (v *__SessionDisabledMcpServersInput) GetId() string { return v.Id }
 
 // __SessionEventsInput is used internally by genqlient
 type __SessionEventsInput struct {
@@ -10137,6 +10357,47 @@ func ForkSession(
 	return data_, err_
 }
 
+// The mutation executed by GenerateVideo.
+const GenerateVideo_Operation = `
+mutation GenerateVideo ($input: GenerateVideoInput!) {
+	generateVideo(input: $input) {
+		id
+		name
+		kind
+		mediaType
+		size
+		sha256
+	}
+}
+`
+
+// GenerateVideo generates videos through a VIDEO connection (the default
+// video model without connectionId) and returns them as attachments.
+func GenerateVideo(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	input GenerateVideoInput,
+) (data_ *GenerateVideoResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "GenerateVideo",
+		Query:  GenerateVideo_Operation,
+		Variables: &__GenerateVideoInput{
+			Input: input,
+		},
+	}
+
+	data_ = &GenerateVideoResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
 // The query executed by Hooks.
 const Hooks_Operation = `
 query Hooks {
@@ -10283,6 +10544,50 @@ func ImportSessionFile(
 	}
 
 	data_ = &ImportSessionFileResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The query executed by LastMessages.
+const LastMessages_Operation = `
+query LastMessages ($id: ID!, $last: Int!) {
+	session(id: $id) {
+		headSeq
+		messages(last: $last) {
+			text
+			attachments {
+				sha256
+			}
+		}
+	}
+}
+`
+
+// LastMessages is a session's head seq and its last messages, with the
+// hashes of their attachments.
+func LastMessages(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	id string,
+	last int,
+) (data_ *LastMessagesResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "LastMessages",
+		Query:  LastMessages_Operation,
+		Variables: &__LastMessagesInput{
+			Id:   id,
+			Last: last,
+		},
+	}
+
+	data_ = &LastMessagesResponse{}
 	resp_ := &graphql.Response{Data: data_}
 
 	err_ = client_.MakeRequest(
@@ -11070,6 +11375,42 @@ func SessionDetail(
 	return data_, err_
 }
 
+// The query executed by SessionDisabledMcpServers.
+const SessionDisabledMcpServers_Operation = `
+query SessionDisabledMcpServers ($id: ID!) {
+	session(id: $id) {
+		disabledMcpServerIds
+	}
+}
+`
+
+// SessionDisabledMcpServers lists the MCP servers turned off for one
+// session (setSessionMcpServerEnabled).
+func SessionDisabledMcpServers(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	id string,
+) (data_ *SessionDisabledMcpServersResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "SessionDisabledMcpServers",
+		Query:  SessionDisabledMcpServers_Operation,
+		Variables: &__SessionDisabledMcpServersInput{
+			Id: id,
+		},
+	}
+
+	data_ = &SessionDisabledMcpServersResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
 // The subscription executed by SessionEvents.
 const SessionEvents_Operation = `
 subscription SessionEvents ($sessionId: ID!, $afterSeq: Int) {
@@ -11792,6 +12133,7 @@ const UploadAttachment_Operation = `
 mutation UploadAttachment ($file: Upload!) {
 	uploadAttachment(file: $file) {
 		id
+		sha256
 	}
 }
 `

@@ -101,7 +101,10 @@ type DefaultModels struct {
 	Fast     *ModelRef `json:"fast,omitempty"`
 	Image    *ModelRef `json:"image,omitempty"`
 	Video    *ModelRef `json:"video,omitempty"`
-	Guardian *ModelRef `json:"guardian,omitempty"`
+	// Fallbacks is the fallback chain per purpose (setFallbackModels): the
+	// models a failed call continues on, in order (docs/fallback.md).
+	Fallbacks map[ModelPurpose][]ModelRef `json:"fallbacks,omitempty"`
+	Guardian  *ModelRef                   `json:"guardian,omitempty"`
 }
 
 // CatalogData is everything the model catalog persists: the connections

@@ -39,6 +39,10 @@ const (
 	// EventRetryScheduled announces the wait before a model request is sent
 	// again (live only; payload RetryPayload).
 	EventRetryScheduled EventType = "retry_scheduled"
+	// EventRouteFallback records that a model call failed and the turn
+	// continued on the next model of the fallback chain (payload
+	// RouteFallbackPayload).
+	EventRouteFallback EventType = "route_fallback"
 	// EventGuardianVerdict records the guardian model's verdict on a tool
 	// call of a GUARDED session (payload GuardianVerdictPayload).
 	EventGuardianVerdict EventType = "guardian_verdict"

@@ -127,6 +127,23 @@ type RetryPayload struct {
 	RetryAfterMs int64 `json:"retryAfterMs,omitempty"`
 }
 
+// RouteFallbackPayload is the payload of route_fallback: the call on From
+// failed with a class retries cannot fix (or still failed after its
+// retries), and the same call went on To, the Attempt-th entry of the
+// fallback chain. The session keeps its model: the next call tries it again.
+type RouteFallbackPayload struct {
+	TurnID string   `json:"turnId"`
+	From   ModelRef `json:"from"`
+	To     ModelRef `json:"to"`
+	// Reason is the failure class: overloaded, rate_limited, quota,
+	// server_error, network, model_not_found, auth or unavailable.
+	Reason   string                `json:"reason"`
+	Category ProviderErrorCategory `json:"category"`
+	// Message is the provider's error, secrets scrubbed.
+	Message string `json:"message"`
+	Attempt int    `json:"attempt"`
+}
+
 // RewindFile is what a rewind does to one file.
 type RewindFile struct {
 	Path       string `json:"path"`

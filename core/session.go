@@ -93,6 +93,9 @@ type SessionMeta struct {
 	// Agent is the immutable agent snapshot of a child session (SES-12).
 	Agent     *AgentSnapshot `json:"agent,omitempty"`
 	CreatedAt time.Time      `json:"createdAt"`
+	// FallbackModels is the session's own fallback chain; empty: the
+	// LANGUAGE purpose's chain (docs/fallback.md).
+	FallbackModels []ModelRef `json:"fallbackModels,omitempty"`
 }
 
 // Session is the projected state of a session.
@@ -127,6 +130,8 @@ type CreateSessionInput struct {
 	ReasoningEffort string
 	Title           string
 	AgentMode       AgentMode
+	// FallbackModels is the session's own fallback chain (language models).
+	FallbackModels []ModelRef
 	// ParentID, Source and Agent are set by the kernel for child sessions.
 	ParentID string
 	Source   string
@@ -144,6 +149,9 @@ type UpdateSessionInput struct {
 	ApprovalMode    *ApprovalMode
 	AgentMode       *AgentMode
 	ProjectID       *string
+	// FallbackModels replaces the session's fallback chain; an empty list
+	// clears it (the LANGUAGE chain applies again).
+	FallbackModels *[]ModelRef
 }
 
 // MaxTitleLen bounds a session title, in characters.

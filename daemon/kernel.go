@@ -184,7 +184,7 @@ func (k *kernel) openEngine(ctx context.Context, c Config, mcpStore core.MCPStor
 		},
 	})
 	if k.mcp, err = mcp.New(ctx, mcp.Config{
-		Store: mcpStore, Runtime: k.mcpHost, Auth: k.mcpHost, Broker: broker, Logger: log,
+		Store: mcpStore, Runtime: k.mcpHost, Auth: k.mcpHost, Content: k.mcpHost, Broker: broker, Logger: log,
 		SessionExists: func(ctx context.Context, id string) error { _, err := k.sessions.Session(ctx, id); return err },
 	}); err != nil {
 		return err

@@ -36,6 +36,7 @@ type ResolverRoot interface {
 	AgentSnapshot() AgentSnapshotResolver
 	Approval() ApprovalResolver
 	Connection() ConnectionResolver
+	DefaultModels() DefaultModelsResolver
 	KernelEvent() KernelEventResolver
 	McpServer() McpServerResolver
 	McpTool() McpToolResolver
@@ -129,11 +130,17 @@ type ComplexityRoot struct {
 	}
 
 	DefaultModels struct {
-		Fast     func(childComplexity int) int
-		Guardian func(childComplexity int) int
-		Image    func(childComplexity int) int
-		Language func(childComplexity int) int
-		Video    func(childComplexity int) int
+		Fallbacks func(childComplexity int) int
+		Fast      func(childComplexity int) int
+		Guardian  func(childComplexity int) int
+		Image     func(childComplexity int) int
+		Language  func(childComplexity int) int
+		Video     func(childComplexity int) int
+	}
+
+	FallbackChain struct {
+		Models  func(childComplexity int) int
+		Purpose func(childComplexity int) int
 	}
 
 	FileChange struct {
@@ -240,6 +247,7 @@ type ComplexityRoot struct {
 		FinishedAt        func(childComplexity int) int
 		Interrupted       func(childComplexity int) int
 		IsError           func(childComplexity int) int
+		Model             func(childComplexity int) int
 		Reasoning         func(childComplexity int) int
 		Refusal           func(childComplexity int) int
 		Role              func(childComplexity int) int
@@ -309,6 +317,7 @@ type ComplexityRoot struct {
 		RestartMcpServer           func(childComplexity int, id string) int
 		SendMessage                func(childComplexity int, sessionID string, input model.UserInput) int
 		SetDefaultModel            func(childComplexity int, purpose core.ModelPurpose, connectionID *string, model *string) int
+		SetFallbackModels          func(childComplexity int, purpose core.ModelPurpose, models []core.ModelRef) int
 		SetHooks                   func(childComplexity int, config scalar.JSON) int
 		SetSessionMcpServerEnabled func(childComplexity int, sessionID string, serverID string, enabled bool) int
 		StopTurn                   func(childComplexity int, sessionID string, keepQueue *bool, dispatchItemID *string) int
@@ -438,6 +447,7 @@ type ComplexityRoot struct {
 		ContextUsage         func(childComplexity int) int
 		CreatedAt            func(childComplexity int) int
 		DisabledMcpServerIds func(childComplexity int) int
+		FallbackModels       func(childComplexity int) int
 		HeadSeq              func(childComplexity int) int
 		ID                   func(childComplexity int) int
 		McpServers           func(childComplexity int) int
@@ -524,6 +534,9 @@ type ConnectionResolver interface {
 
 	Options(ctx context.Context, obj *core.Connection) ([]model.ProviderOption, error)
 }
+type DefaultModelsResolver interface {
+	Fallbacks(ctx context.Context, obj *core.DefaultModels) ([]model.FallbackChain, error)
+}
 type KernelEventResolver interface {
 	Type(ctx context.Context, obj *core.KernelEvent) (string, error)
 
@@ -565,6 +578,7 @@ type MessageResolver interface {
 	StructuredContent(ctx context.Context, obj *core.Message) (scalar.JSON, error)
 	FinishReason(ctx context.Context, obj *core.Message) (*string, error)
 	Refusal(ctx context.Context, obj *core.Message) (*string, error)
+	Model(ctx context.Context, obj *core.Message) (*string, error)
 }
 type MutationResolver interface {
 	TrustProject(ctx context.Context, id string) (*hooks.ProjectHooks, error)
@@ -606,6 +620,7 @@ type MutationResolver interface {
 	UploadAttachment(ctx context.Context, file graphql.Upload) (*core.Attachment, error)
 	ImportSession(ctx context.Context, data string, projectID *string) (*core.Session, error)
 	ImportSessionFile(ctx context.Context, file graphql.Upload, projectID *string) (*core.Session, error)
+	SetFallbackModels(ctx context.Context, purpose core.ModelPurpose, models []core.ModelRef) (*core.DefaultModels, error)
 }
 type PluginInfoResolver interface {
 	ProviderKind(ctx context.Context, obj *core.PluginInfo) (*string, error)
@@ -1013,6 +1028,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.ContextUsage.Tokens(childComplexity), true
 
+	case "DefaultModels.fallbacks":
+		if e.ComplexityRoot.DefaultModels.Fallbacks == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DefaultModels.Fallbacks(childComplexity), true
 	case "DefaultModels.fast":
 		if e.ComplexityRoot.DefaultModels.Fast == nil {
 			break
@@ -1043,6 +1064,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.DefaultModels.Video(childComplexity), true
+
+	case "FallbackChain.models":
+		if e.ComplexityRoot.FallbackChain.Models == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FallbackChain.Models(childComplexity), true
+	case "FallbackChain.purpose":
+		if e.ComplexityRoot.FallbackChain.Purpose == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FallbackChain.Purpose(childComplexity), true
 
 	case "FileChange.action":
 		if e.ComplexityRoot.FileChange.Action == nil {
@@ -1492,6 +1526,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Message.IsError(childComplexity), true
+	case "Message.model":
+		if e.ComplexityRoot.Message.Model == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Message.Model(childComplexity), true
 	case "Message.reasoning":
 		if e.ComplexityRoot.Message.Reasoning == nil {
 			break
@@ -1998,6 +2038,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.SetDefaultModel(childComplexity, args["purpose"].(core.ModelPurpose), args["connectionId"].(*string), args["model"].(*string)), true
+	case "Mutation.setFallbackModels":
+		if e.ComplexityRoot.Mutation.SetFallbackModels == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_setFallbackModels_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.SetFallbackModels(childComplexity, args["purpose"].(core.ModelPurpose), args["models"].([]core.ModelRef)), true
 	case "Mutation.setHooks":
 		if e.ComplexityRoot.Mutation.SetHooks == nil {
 			break
@@ -2617,6 +2668,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Session.DisabledMcpServerIds(childComplexity), true
+	case "Session.fallbackModels":
+		if e.ComplexityRoot.Session.FallbackModels == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Session.FallbackModels(childComplexity), true
 	case "Session.headSeq":
 		if e.ComplexityRoot.Session.HeadSeq == nil {
 			break
@@ -2932,9 +2989,11 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 			graphql.NewInputUnmarshaler("GenerateVideoInput", ec.unmarshalInputGenerateVideoInput),
 			graphql.NewInputUnmarshaler("GenerationInput", ec.unmarshalInputGenerationInput),
 			graphql.NewInputUnmarshaler("KeyValueInput", ec.unmarshalInputKeyValueInput),
+			graphql.NewInputUnmarshaler("McpResourceRefInput", ec.unmarshalInputMcpResourceRefInput),
 			graphql.NewInputUnmarshaler("McpServerInput", ec.unmarshalInputMcpServerInput),
 			graphql.NewInputUnmarshaler("ModelInput", ec.unmarshalInputModelInput),
 			graphql.NewInputUnmarshaler("ModelPricesInput", ec.unmarshalInputModelPricesInput),
+			graphql.NewInputUnmarshaler("ModelRefInput", ec.unmarshalInputModelRefInput),
 			graphql.NewInputUnmarshaler("ProjectInput", ec.unmarshalInputProjectInput),
 			graphql.NewInputUnmarshaler("ProviderOptionInput", ec.unmarshalInputProviderOptionInput),
 			graphql.NewInputUnmarshaler("UpdateSessionInput", ec.unmarshalInputUpdateSessionInput),
@@ -4128,6 +4187,16 @@ input UserInput {
   attachmentIds: [ID!]
   "Page elements the user selected, at most 10 (see BrowserElementInput for the bounds)."
   browserElements: [BrowserElementInput!]
+  "Resources of MCP servers to give the model with this message, at most 10 (sendMessage only): each is read from its server when the message is sent and added to the text as an <mcp-resource server uri mimeType> block (binary contents base64)."
+  resources: [McpResourceRefInput!]
+}
+
+"A resource of an MCP server, as McpServer.resources lists it."
+input McpResourceRefInput {
+  "The server's id (McpServer.id)."
+  serverId: ID!
+  "The resource's URI."
+  uri: String!
 }
 
 "What to generate with generateVideo."
@@ -4483,6 +4552,54 @@ type ProjectHooks {
   "The file's content when it is valid JSON."
   document: JSON
 }
+
+# ---- Fallback chains (docs/fallback.md) ----
+
+"A model of a connection, as input."
+input ModelRefInput {
+  "The connection's id."
+  connectionId: ID!
+  "A model id of that connection."
+  model: String!
+}
+
+"The fallback chain of one purpose: the models a failed call of that purpose continues on, in order."
+type FallbackChain {
+  "The purpose the chain serves (LANGUAGE: turns of sessions without their own fallbackModels)."
+  purpose: ModelPurpose!
+  "The models, tried in order; each a connection of the purpose's type and one of its models."
+  models: [ModelRef!]!
+}
+
+extend type DefaultModels {
+  "The fallback chains set with setFallbackModels, sorted by purpose; purposes without a chain are absent."
+  fallbacks: [FallbackChain!]!
+}
+
+extend input CreateSessionInput {
+  "The session's own fallback chain (language connections and their models, at most 8, no duplicate); null or empty: the LANGUAGE purpose's chain."
+  fallbackModels: [ModelRefInput!]
+}
+
+extend input UpdateSessionInput {
+  "Replaces the session's own fallback chain; an empty list clears it (the LANGUAGE purpose's chain applies again); null keeps it."
+  fallbackModels: [ModelRefInput!]
+}
+
+extend type Session {
+  "The session's own fallback chain; empty: the LANGUAGE purpose's chain applies. A fallback is per call: the session keeps connectionId and model, and each call tries them first."
+  fallbackModels: [ModelRef!]!
+}
+
+extend type Message {
+  "The model that produced this assistant message: the session's model, or a fallback model after a route_fallback event of its turn; null for other roles."
+  model: String
+}
+
+extend type Mutation {
+  "Sets (replaces) the fallback chain of a purpose; an empty list clears it. Each entry must name a connection of the purpose's type and one of its models, at most once, at most 8 entries (BAD_INPUT otherwise). When a call fails with a class retries cannot fix, or still fails after its retries (overloaded, rate limited, quota, server error, network, model not found, auth), it continues on the next entry and a route_fallback event records it (docs/fallback.md)."
+  setFallbackModels("The purpose whose chain to set." purpose: ModelPurpose!, "The chain, in order." models: [ModelRefInput!]!): DefaultModels!
+}
 `, BuiltIn: false},
 }
 var parsedSchema = gqlparser.MustLoadSchema(sources...)
@@ -4649,8 +4766,20 @@ func (ec *executionContext) childFields_DefaultModels(ctx context.Context, field
 		return ec.fieldContext_DefaultModels_video(ctx, field)
 	case "guardian":
 		return ec.fieldContext_DefaultModels_guardian(ctx, field)
+	case "fallbacks":
+		return ec.fieldContext_DefaultModels_fallbacks(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type DefaultModels", field.Name)
+}
+
+func (ec *executionContext) childFields_FallbackChain(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "purpose":
+		return ec.fieldContext_FallbackChain_purpose(ctx, field)
+	case "models":
+		return ec.fieldContext_FallbackChain_models(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type FallbackChain", field.Name)
 }
 
 func (ec *executionContext) childFields_FileChange(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -4897,6 +5026,8 @@ func (ec *executionContext) childFields_Message(ctx context.Context, field graph
 		return ec.fieldContext_Message_finishReason(ctx, field)
 	case "refusal":
 		return ec.fieldContext_Message_refusal(ctx, field)
+	case "model":
+		return ec.fieldContext_Message_model(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Message", field.Name)
 }
@@ -5175,6 +5306,8 @@ func (ec *executionContext) childFields_Session(ctx context.Context, field graph
 		return ec.fieldContext_Session_mcpServers(ctx, field)
 	case "disabledMcpServerIds":
 		return ec.fieldContext_Session_disabledMcpServerIds(ctx, field)
+	case "fallbackModels":
+		return ec.fieldContext_Session_fallbackModels(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Session", field.Name)
 }
@@ -6012,6 +6145,28 @@ func (ec *executionContext) field_Mutation_setDefaultModel_args(ctx context.Cont
 		return nil, err
 	}
 	args["model"] = arg2
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_setFallbackModels_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "purpose",
+		func(ctx context.Context, v any) (core.ModelPurpose, error) {
+			return ec.unmarshalNModelPurpose2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐModelPurpose(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["purpose"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "models",
+		func(ctx context.Context, v any) ([]core.ModelRef, error) {
+			return ec.unmarshalNModelRefInput2ᚕgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐModelRefᚄ(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["models"] = arg1
 	return args, nil
 }
 
@@ -7823,6 +7978,93 @@ func (ec *executionContext) _DefaultModels_guardian(ctx context.Context, field g
 func (ec *executionContext) fieldContext_DefaultModels_guardian(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
 		Object:     "DefaultModels",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ModelRef(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _DefaultModels_fallbacks(ctx context.Context, field graphql.CollectedField, obj *core.DefaultModels) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DefaultModels_fallbacks(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.DefaultModels().Fallbacks(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.FallbackChain) graphql.Marshaler {
+			return ec.marshalNFallbackChain2ᚕgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋgraphᚋmodelᚐFallbackChainᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DefaultModels_fallbacks(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "DefaultModels",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_FallbackChain(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _FallbackChain_purpose(ctx context.Context, field graphql.CollectedField, obj *model.FallbackChain) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_FallbackChain_purpose(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Purpose, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v core.ModelPurpose) graphql.Marshaler {
+			return ec.marshalNModelPurpose2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐModelPurpose(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_FallbackChain_purpose(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("FallbackChain", field, false, false, "ModelPurpose")
+}
+
+func (ec *executionContext) _FallbackChain_models(ctx context.Context, field graphql.CollectedField, obj *model.FallbackChain) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_FallbackChain_models(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Models, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []core.ModelRef) graphql.Marshaler {
+			return ec.marshalNModelRef2ᚕgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐModelRefᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_FallbackChain_models(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "FallbackChain",
 		Field:      field,
 		IsMethod:   false,
 		IsResolver: false,
@@ -10055,6 +10297,29 @@ func (ec *executionContext) fieldContext_Message_refusal(_ context.Context, fiel
 	return graphql.NewScalarFieldContext("Message", field, true, true, "String")
 }
 
+func (ec *executionContext) _Message_model(ctx context.Context, field graphql.CollectedField, obj *core.Message) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Message_model(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Message().Model(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Message_model(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Message", field, true, true, "String")
+}
+
 func (ec *executionContext) _Model_id(ctx context.Context, field graphql.CollectedField, obj *core.Model) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -11958,6 +12223,50 @@ func (ec *executionContext) fieldContext_Mutation_importSessionFile(ctx context.
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Mutation_importSessionFile_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_setFallbackModels(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_setFallbackModels(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().SetFallbackModels(ctx, fc.Args["purpose"].(core.ModelPurpose), fc.Args["models"].([]core.ModelRef))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *core.DefaultModels) graphql.Marshaler {
+			return ec.marshalNDefaultModels2ᚖgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐDefaultModels(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_setFallbackModels(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_DefaultModels(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_setFallbackModels_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -14668,6 +14977,38 @@ func (ec *executionContext) fieldContext_Session_disabledMcpServerIds(_ context.
 	return graphql.NewScalarFieldContext("Session", field, true, true, "ID")
 }
 
+func (ec *executionContext) _Session_fallbackModels(ctx context.Context, field graphql.CollectedField, obj *core.Session) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Session_fallbackModels(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.FallbackModels, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []core.ModelRef) graphql.Marshaler {
+			return ec.marshalNModelRef2ᚕgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐModelRefᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Session_fallbackModels(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Session",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ModelRef(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _SessionEvent_seq(ctx context.Context, field graphql.CollectedField, obj *model.SessionEvent) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -16797,7 +17138,7 @@ func (ec *executionContext) unmarshalInputCreateSessionInput(ctx context.Context
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"connectionId", "model", "projectId", "approvalMode", "reasoningEffort", "title", "agentMode", "mcpServers"}
+	fieldsInOrder := [...]string{"connectionId", "model", "projectId", "approvalMode", "reasoningEffort", "title", "agentMode", "mcpServers", "fallbackModels"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -16860,6 +17201,13 @@ func (ec *executionContext) unmarshalInputCreateSessionInput(ctx context.Context
 				return it, err
 			}
 			it.McpServers = data
+		case "fallbackModels":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("fallbackModels"))
+			data, err := ec.unmarshalOModelRefInput2ᚕgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐModelRefᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.FallbackModels = data
 		}
 	}
 	return it, nil
@@ -17136,6 +17484,55 @@ func UnmarshalKeyValueInput(ctx context.Context, raw any) (core.KeyValue, error)
 	return out, err
 }
 
+func (ec *executionContext) unmarshalInputMcpResourceRefInput(ctx context.Context, obj any) (core.MCPResourceRef, error) {
+	var it core.MCPResourceRef
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"serverId", "uri"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "serverId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("serverId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ServerID = data
+		case "uri":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("uri"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.URI = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalMcpResourceRefInput unmarshals raw into the McpResourceRefInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalMcpResourceRefInput(ctx context.Context, raw any) (core.MCPResourceRef, error) {
+	var out core.MCPResourceRef
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "McpResourceRefInput", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputMcpServerInput(ctx context.Context, obj any) (model.McpServerInput, error) {
 	var it model.McpServerInput
 	if obj == nil {
@@ -17360,6 +17757,55 @@ func UnmarshalModelPricesInput(ctx context.Context, raw any) (core.ModelPrices, 
 	return out, err
 }
 
+func (ec *executionContext) unmarshalInputModelRefInput(ctx context.Context, obj any) (core.ModelRef, error) {
+	var it core.ModelRef
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"connectionId", "model"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "connectionId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("connectionId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ConnectionID = data
+		case "model":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("model"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Model = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalModelRefInput unmarshals raw into the ModelRefInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalModelRefInput(ctx context.Context, raw any) (core.ModelRef, error) {
+	var out core.ModelRef
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "ModelRefInput", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputProjectInput(ctx context.Context, obj any) (model.ProjectInput, error) {
 	var it model.ProjectInput
 	if obj == nil {
@@ -17469,7 +17915,7 @@ func (ec *executionContext) unmarshalInputUpdateSessionInput(ctx context.Context
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"title", "pinned", "connectionId", "model", "reasoningEffort", "approvalMode", "agentMode", "projectId"}
+	fieldsInOrder := [...]string{"title", "pinned", "connectionId", "model", "reasoningEffort", "approvalMode", "agentMode", "projectId", "fallbackModels"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -17532,6 +17978,13 @@ func (ec *executionContext) unmarshalInputUpdateSessionInput(ctx context.Context
 				return it, err
 			}
 			it.ProjectID = data
+		case "fallbackModels":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("fallbackModels"))
+			data, err := ec.unmarshalOModelRefInput2ᚕgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐModelRefᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.FallbackModels = data
 		}
 	}
 	return it, nil
@@ -17560,7 +18013,7 @@ func (ec *executionContext) unmarshalInputUserInput(ctx context.Context, obj any
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"text", "command", "attachmentIds", "browserElements"}
+	fieldsInOrder := [...]string{"text", "command", "attachmentIds", "browserElements", "resources"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -17595,6 +18048,13 @@ func (ec *executionContext) unmarshalInputUserInput(ctx context.Context, obj any
 				return it, err
 			}
 			it.BrowserElements = data
+		case "resources":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("resources"))
+			data, err := ec.unmarshalOMcpResourceRefInput2ᚕgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐMCPResourceRefᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Resources = data
 		}
 	}
 	return it, nil
@@ -18099,26 +18559,70 @@ func (ec *executionContext) _DefaultModels(ctx context.Context, sel ast.Selectio
 		case "language":
 			out.Values[i] = ec._DefaultModels_language(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "fast":
 			out.Values[i] = ec._DefaultModels_fast(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "image":
 			out.Values[i] = ec._DefaultModels_image(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "video":
 			out.Values[i] = ec._DefaultModels_video(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "guardian":
 			out.Values[i] = ec._DefaultModels_guardian(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "fallbacks":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._DefaultModels_fallbacks(ctx, field, obj)
+				})
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var fallbackChainImplementors = []string{"FallbackChain"}
+
+func (ec *executionContext) _FallbackChain(ctx context.Context, sel ast.SelectionSet, obj *model.FallbackChain) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, fallbackChainImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("FallbackChain")
+		case "purpose":
+			out.Values[i] = ec._FallbackChain_purpose(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "models":
+			out.Values[i] = ec._FallbackChain_models(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		default:
@@ -18908,6 +19412,12 @@ func (ec *executionContext) _Message(ctx context.Context, sel ast.SelectionSet, 
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Message_refusal(ctx, field, obj)
 				})
+		case "model":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Message_model(ctx, field, obj)
+				})
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -19337,6 +19847,13 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		case "importSessionFile":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_importSessionFile(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "setFallbackModels":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_setFallbackModels(ctx, field)
 			})
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -20262,6 +20779,11 @@ func (ec *executionContext) _Session(ctx context.Context, sel ast.SelectionSet, 
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Session_disabledMcpServerIds(ctx, field, obj)
 				})
+		case "fallbackModels":
+			out.Values[i] = ec._Session_fallbackModels(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -21181,6 +21703,26 @@ func (ec *executionContext) marshalNDefaultModels2ᚖgithubᚗcomᚋfoyaᚑdev�
 	return ec._DefaultModels(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNFallbackChain2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋgraphᚋmodelᚐFallbackChain(ctx context.Context, sel ast.SelectionSet, v model.FallbackChain) graphql.Marshaler {
+	return ec._FallbackChain(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNFallbackChain2ᚕgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋgraphᚋmodelᚐFallbackChainᚄ(ctx context.Context, sel ast.SelectionSet, v []model.FallbackChain) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNFallbackChain2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋgraphᚋmodelᚐFallbackChain(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
 func (ec *executionContext) unmarshalNFileAction2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐFileAction(ctx context.Context, v any) (core.FileAction, error) {
 	tmp, err := graphql.UnmarshalString(v)
 	res := unmarshalNFileAction2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐFileAction[tmp]
@@ -21411,6 +21953,11 @@ func (ec *executionContext) marshalNMcpResource2ᚕgithubᚗcomᚋfoyaᚑdevᚋf
 	return ret
 }
 
+func (ec *executionContext) unmarshalNMcpResourceRefInput2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐMCPResourceRef(ctx context.Context, v any) (core.MCPResourceRef, error) {
+	res, err := ec.unmarshalInputMcpResourceRefInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) marshalNMcpResourceTemplate2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐMCPResourceTemplateState(ctx context.Context, sel ast.SelectionSet, v core.MCPResourceTemplateState) graphql.Marshaler {
 	return ec._McpResourceTemplate(ctx, sel, &v)
 }
@@ -21618,6 +22165,45 @@ var (
 		core.PurposeGuardian: "GUARDIAN",
 	}
 )
+
+func (ec *executionContext) marshalNModelRef2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐModelRef(ctx context.Context, sel ast.SelectionSet, v core.ModelRef) graphql.Marshaler {
+	return ec._ModelRef(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNModelRef2ᚕgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐModelRefᚄ(ctx context.Context, sel ast.SelectionSet, v []core.ModelRef) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNModelRef2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐModelRef(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) unmarshalNModelRefInput2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐModelRef(ctx context.Context, v any) (core.ModelRef, error) {
+	res, err := ec.unmarshalInputModelRefInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalNModelRefInput2ᚕgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐModelRefᚄ(ctx context.Context, v any) ([]core.ModelRef, error) {
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]core.ModelRef, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNModelRefInput2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐModelRef(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
 
 func (ec *executionContext) marshalNNode2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐNodeInfo(ctx context.Context, sel ast.SelectionSet, v core.NodeInfo) graphql.Marshaler {
 	return ec._Node(ctx, sel, &v)
@@ -22660,6 +23246,23 @@ func (ec *executionContext) unmarshalOKeyValueInput2ᚕgithubᚗcomᚋfoyaᚑdev
 	return res, nil
 }
 
+func (ec *executionContext) unmarshalOMcpResourceRefInput2ᚕgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐMCPResourceRefᚄ(ctx context.Context, v any) ([]core.MCPResourceRef, error) {
+	if v == nil {
+		return nil, nil
+	}
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]core.MCPResourceRef, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNMcpResourceRefInput2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐMCPResourceRef(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
 func (ec *executionContext) unmarshalOMcpServerInput2ᚕgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋgraphᚋmodelᚐMcpServerInputᚄ(ctx context.Context, v any) ([]model.McpServerInput, error) {
 	if v == nil {
 		return nil, nil
@@ -22721,6 +23324,23 @@ func (ec *executionContext) marshalOModelRef2ᚖgithubᚗcomᚋfoyaᚑdevᚋfoya
 		return graphql.Null
 	}
 	return ec._ModelRef(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOModelRefInput2ᚕgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐModelRefᚄ(ctx context.Context, v any) ([]core.ModelRef, error) {
+	if v == nil {
+		return nil, nil
+	}
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]core.ModelRef, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNModelRefInput2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐModelRef(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
 }
 
 func (ec *executionContext) unmarshalOPhase2ᚖgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐPhase(ctx context.Context, v any) (*core.Phase, error) {

@@ -94,7 +94,7 @@ func newMCPKernelWith(t testing.TB, adjust func(*mcphost.Config)) *mcpKernel {
 	host := mcphost.New(hostCfg)
 	mcpStore := st.mcp
 	mcpSvc, err := mcp.New(context.Background(), mcp.Config{
-		Store: mcpStore, Runtime: host, Broker: broker, Logger: log,
+		Store: mcpStore, Runtime: host, Content: host, Broker: broker, Logger: log,
 		SessionExists: func(ctx context.Context, id string) error { _, err := svc.Session(ctx, id); return err },
 	})
 	if err != nil {

@@ -54,6 +54,10 @@ func (r *connectionResolver) Options(ctx context.Context, obj *core.Connection) 
 	return providerOptions(obj.Options), nil
 }
 
+func (r *defaultModelsResolver) Fallbacks(ctx context.Context, obj *core.DefaultModels) ([]model.FallbackChain, error) {
+	return fallbackChains(obj), nil
+}
+
 func (r *kernelEventResolver) Type(ctx context.Context, obj *core.KernelEvent) (string, error) {
 	return string(obj.Type), nil
 }
@@ -148,6 +152,10 @@ func (r *messageResolver) FinishReason(ctx context.Context, obj *core.Message) (
 
 func (r *messageResolver) Refusal(ctx context.Context, obj *core.Message) (*string, error) {
 	return nonEmpty(obj.Refusal), nil
+}
+
+func (r *messageResolver) Model(ctx context.Context, obj *core.Message) (*string, error) {
+	return messageModel(obj), nil
 }
 
 func (r *mutationResolver) TrustProject(ctx context.Context, id string) (*hooks.ProjectHooks, error) {
@@ -255,7 +263,11 @@ func (r *mutationResolver) ConfirmRewind(ctx context.Context, sessionID string, 
 }
 
 func (r *mutationResolver) SendMessage(ctx context.Context, sessionID string, input model.UserInput) (*core.SendResult, error) {
-	return ptr(r.Engine.SendMessage(ctx, sessionID, userInput(input)))
+	in, err := sendInput(ctx, r.Service, r.MCP, sessionID, input)
+	if err != nil {
+		return nil, err
+	}
+	return ptr(r.Engine.SendMessage(ctx, sessionID, in))
 }
 
 func (r *mutationResolver) ConfirmPlan(ctx context.Context, sessionID string, edits *string) (*core.SendResult, error) {
@@ -305,6 +317,10 @@ func (r *mutationResolver) ImportSession(ctx context.Context, data string, proje
 
 func (r *mutationResolver) ImportSessionFile(ctx context.Context, file graphql.Upload, projectID *string) (*core.Session, error) {
 	return importSessionFile(ctx, r.Engine, file, deref(projectID))
+}
+
+func (r *mutationResolver) SetFallbackModels(ctx context.Context, purpose core.ModelPurpose, models []core.ModelRef) (*core.DefaultModels, error) {
+	return ptr(r.Catalog.SetFallbackModels(ctx, purpose, models))
 }
 
 func (r *pluginInfoResolver) ProviderKind(ctx context.Context, obj *core.PluginInfo) (*string, error) {
@@ -485,6 +501,8 @@ func (r *Resolver) Approval() ApprovalResolver { return &approvalResolver{r} }
 
 func (r *Resolver) Connection() ConnectionResolver { return &connectionResolver{r} }
 
+func (r *Resolver) DefaultModels() DefaultModelsResolver { return &defaultModelsResolver{r} }
+
 func (r *Resolver) KernelEvent() KernelEventResolver { return &kernelEventResolver{r} }
 
 func (r *Resolver) McpServer() McpServerResolver { return &mcpServerResolver{r} }
@@ -515,6 +533,7 @@ type (
 	agentSnapshotResolver struct{ *Resolver }
 	approvalResolver      struct{ *Resolver }
 	connectionResolver    struct{ *Resolver }
+	defaultModelsResolver struct{ *Resolver }
 	kernelEventResolver   struct{ *Resolver }
 	mcpServerResolver     struct{ *Resolver }
 	mcpToolResolver       struct{ *Resolver }

@@ -35,6 +35,7 @@ func (r *Resolver) createSession(ctx context.Context, input model.CreateSessionI
 		ConnectionID: deref(input.ConnectionID), Model: deref(input.Model), ProjectID: deref(input.ProjectID),
 		ApprovalMode: deref(input.ApprovalMode), ReasoningEffort: deref(input.ReasoningEffort),
 		Title: deref(input.Title), AgentMode: deref(input.AgentMode),
+		FallbackModels: input.FallbackModels,
 	})
 	if err != nil {
 		return nil, err
@@ -54,7 +55,7 @@ func updateSessionInput(in model.UpdateSessionInput) core.UpdateSessionInput {
 	return core.UpdateSessionInput{
 		Title: in.Title, Pinned: in.Pinned, ConnectionID: in.ConnectionID, Model: in.Model,
 		ReasoningEffort: in.ReasoningEffort, ApprovalMode: in.ApprovalMode, AgentMode: in.AgentMode,
-		ProjectID: in.ProjectID,
+		ProjectID: in.ProjectID, FallbackModels: fallbackModelsInput(in.FallbackModels),
 	}
 }
 

@@ -116,6 +116,7 @@ func normalizeLoaded(ctx context.Context, data core.CatalogData, logger *slog.Lo
 	for _, p := range pruneDefaults(&data) {
 		logger.WarnContext(ctx, "dropped default model whose target is gone", "purpose", string(p))
 	}
+	pruneFallbacks(&data)
 	return data
 }
 
@@ -307,6 +308,7 @@ func (c *Catalog) mutateLocked(ctx context.Context, kind core.CatalogChangeKind,
 	change := core.CatalogChange{Kind: kind, ConnectionID: connID}
 	change.ClearedDefaults = clearedDefaults(c.data.Defaults, next.Defaults)
 	change.ClearedDefaults = append(change.ClearedDefaults, pruneDefaults(&next)...)
+	pruneFallbacks(&next)
 	change.DeletedConnectionIDs, change.RemovedModels = diffConnections(c.data, next)
 	if err := c.store.Save(ctx, cloneCatalogData(next)); err != nil {
 		return core.CatalogData{}, core.CatalogChange{}, true, fmt.Errorf("save catalog: %w", err)

@@ -19,12 +19,24 @@ func cloneConnection(c core.Connection) core.Connection {
 
 func cloneDefaults(d core.DefaultModels) core.DefaultModels {
 	return core.DefaultModels{
-		Language: clonePtr(d.Language),
-		Fast:     clonePtr(d.Fast),
-		Image:    clonePtr(d.Image),
-		Video:    clonePtr(d.Video),
-		Guardian: clonePtr(d.Guardian),
+		Language:  clonePtr(d.Language),
+		Fast:      clonePtr(d.Fast),
+		Image:     clonePtr(d.Image),
+		Video:     clonePtr(d.Video),
+		Fallbacks: cloneFallbacks(d.Fallbacks),
+		Guardian:  clonePtr(d.Guardian),
 	}
+}
+
+func cloneFallbacks(f map[core.ModelPurpose][]core.ModelRef) map[core.ModelPurpose][]core.ModelRef {
+	if len(f) == 0 {
+		return nil
+	}
+	out := make(map[core.ModelPurpose][]core.ModelRef, len(f))
+	for p, refs := range f {
+		out[p] = append([]core.ModelRef(nil), refs...)
+	}
+	return out
 }
 
 func cloneCatalogData(d core.CatalogData) core.CatalogData {

@@ -169,7 +169,11 @@ func (t *turnLoop) step(n int) (stepOutcome, core.TurnStatus, string) {
 	}
 	req.MaxOutputTokens = maxOutputFor(req.MaxOutputTokens, left)
 	started := time.Now().UTC()
-	res := e.streamWithRetry(ctx, sessionID, run.id, b, req, left)
+	// A call that fails in a way another model may fix continues on the
+	// fallback chain (the session keeps its model).
+	call := t.fallBack(s, fallbackCall{b: b, c: c, req: req, res: e.streamWithRetry(ctx, sessionID, run.id, b, req, left)}, left)
+	b, c, req, tools = call.b, call.c, call.req, call.c.tools
+	res := call.res
 	finished := time.Now().UTC()
 	t.spent += outputTokens(res)
 	e.rec.recordUsage(pctx, sessionID, b, req, res, "turn")
@@ -180,7 +184,7 @@ func (t *turnLoop) step(n int) (stepOutcome, core.TurnStatus, string) {
 	turnStart := run.started
 	msg := core.Message{
 		Role: core.RoleAssistant, Text: res.text, Reasoning: res.reasoning, ToolCalls: res.calls, Segments: res.segments,
-		TurnID: run.id, StartedAt: &started, FinishedAt: &finished, Model: s.Model,
+		TurnID: run.id, StartedAt: &started, FinishedAt: &finished, Model: b.model.ID,
 		TurnStartedAt: &turnStart, Truncated: res.truncated,
 	}
 	if res.err == nil && !res.cancelled && res.limit == nil {

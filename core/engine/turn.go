@@ -262,13 +262,13 @@ func (e *Engine) compileFrom(ctx context.Context, s core.Session, b boundModel, 
 		}
 	}
 	req := core.ProviderRequest{
-		Model: s.Model, ReasoningEffort: s.ReasoningEffort,
+		Model: b.model.ID, ReasoningEffort: s.ReasoningEffort,
 		Messages: append(head, view...), Tools: schemas, State: state,
 	}
 	if !catalog.EffortAllowed(b.model.Capabilities, req.ReasoningEffort) {
 		// Declared after the session chose it (a refresh or the resolver):
 		// the model's default rather than a request it would reject.
-		e.log.Warn("reasoning effort not offered by the model; sending none", "session_id", s.ID, "model", s.Model, "effort", req.ReasoningEffort)
+		e.log.Warn("reasoning effort not offered by the model; sending none", "session_id", s.ID, "model", b.model.ID, "effort", req.ReasoningEffort)
 		req.ReasoningEffort = ""
 	}
 	if mo := b.model.Capabilities.MaxOutputTokens; mo != nil {

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -46,14 +47,33 @@ func runWebSearch(ctx context.Context, e *Engine, s core.Session, c core.ToolCal
 	if err != nil {
 		return core.ErrorMessage(err), true
 	}
-	if !webSearchAvailable(b) {
+	native := webSearchAvailable(b)
+	if !native {
+		// No native search on this route: the fallback search directly.
 		fb, ok := e.models.searchFallback(pctx)
 		if !ok {
 			return "web_search is not available: the model does not declare webSearch, its provider cannot search, and no fallback search connection is configured", true
 		}
 		b = fb
 	}
-	res, err := b.provider.(core.WebSearcher).WebSearch(ctx, b.endpoint, core.WebSearchRequest{Model: b.model.ID, Query: in.Query})
+	search := func(b boundModel) (core.WebSearchResult, error) {
+		return b.provider.(core.WebSearcher).WebSearch(ctx, b.endpoint, core.WebSearchRequest{Model: b.model.ID, Query: in.Query})
+	}
+	res, err := search(b)
+	if err != nil && native && searchUnavailable(err) {
+		// The model declares native search but its route answers, at run
+		// time, that it has none: the configured fallback, in the same call.
+		nativeErr := core.ScrubSecret(core.ErrorMessage(err), b.endpoint.APIKey)
+		fb, ok := e.models.searchFallback(pctx)
+		if !ok || fb.route == b.route {
+			return "web_search failed: the native search is unavailable (" + nativeErr + ") and no fallback search connection is configured", true
+		}
+		e.log.Info("native web search unavailable; using the fallback search", "session_id", s.ID, "model", b.model.ID, "fallback", fb.model.ID, "err", nativeErr)
+		b = fb
+		if res, err = search(b); err != nil {
+			return "web_search failed: the native search is unavailable (" + nativeErr + "), and the fallback search failed: " + core.ScrubSecret(core.ErrorMessage(err), b.endpoint.APIKey), true
+		}
+	}
 	if err != nil {
 		return "web_search failed: " + core.ScrubSecret(core.ErrorMessage(err), b.endpoint.APIKey), true
 	}
@@ -69,6 +89,20 @@ func runWebSearch(ctx context.Context, e *Engine, s core.Session, c core.ToolCal
 		}
 	}
 	return out.String(), false
+}
+
+// searchUnavailable reports whether a native search failed because the
+// route has no search (the provider says unavailable, or the endpoint has
+// no such route: 404, 405, 501), as opposed to a failed search.
+func searchUnavailable(err error) bool {
+	if errors.Is(err, core.ErrUnavailable) {
+		return true
+	}
+	var perr *core.ProviderError
+	if !errors.As(err, &perr) {
+		return false
+	}
+	return perr.Category == core.ProviderUnavailable || perr.StatusCode == 404 || perr.StatusCode == 405 || perr.StatusCode == 501
 }
 
 // searchFallback finds the configured fallback search connection and model.

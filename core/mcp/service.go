@@ -23,6 +23,9 @@ type Config struct {
 	// Auth signs HTTP servers in with OAuth (loginMcpServer,
 	// logoutMcpServer, the callback); optional.
 	Auth core.MCPAuthRuntime
+	// Content gives the servers' prompts and resources (prompt expansion,
+	// resources attached to messages); optional.
+	Content core.MCPContentRuntime
 	// Broker receives catalog_updated on every change; optional.
 	Broker *pubsub.Broker
 	Logger *slog.Logger
@@ -39,6 +42,7 @@ type Service struct {
 	store   core.MCPStore
 	runtime core.MCPRuntime
 	auth    core.MCPAuthRuntime
+	content core.MCPContentRuntime
 	broker  *pubsub.Broker
 	log     *slog.Logger
 
@@ -66,7 +70,7 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 	if err != nil {
 		return nil, fmt.Errorf("load mcp servers: %w", err)
 	}
-	s := &Service{store: cfg.Store, runtime: cfg.Runtime, auth: cfg.Auth, broker: cfg.Broker, log: log, servers: servers,
+	s := &Service{store: cfg.Store, runtime: cfg.Runtime, auth: cfg.Auth, content: cfg.Content, broker: cfg.Broker, log: log, servers: servers,
 		exists: cfg.SessionExists, bySession: map[string][]core.MCPServerConfig{}, stopSub: func() {}}
 	s.runtime.Apply(ctx, s.runtimeSet())
 	if cfg.Broker != nil {

@@ -33,6 +33,7 @@ func (s *Service) ForkSession(ctx context.Context, sourceID string, afterSeq int
 		ID: core.NewID("ses"), ProjectID: src.ProjectID, ConnectionID: src.ConnectionID, Model: src.Model,
 		ReasoningEffort: src.ReasoningEffort, ApprovalMode: src.ApprovalMode, AgentMode: core.AgentExecute,
 		Source: "fork:" + sourceID, CreatedAt: time.Now().UTC(),
+		FallbackModels: append([]core.ModelRef(nil), src.FallbackModels...),
 	}
 	if src.Title != "" {
 		meta.Title = core.TruncateRunes(src.Title+" (branch)", core.MaxTitleLen, "")

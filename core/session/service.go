@@ -210,6 +210,11 @@ func (s *Service) CreateSession(ctx context.Context, in core.CreateSessionInput)
 			return core.Session{}, fmt.Errorf("create session: %w", err)
 		}
 	}
+	fallbacks, err := s.fallbackModels(ctx, in.FallbackModels)
+	if err != nil {
+		return core.Session{}, err
+	}
+	meta.FallbackModels = fallbacks
 	if efforts := modelEfforts(s.models, meta.ConnectionID, meta.Model); !effortAllowedList(efforts, meta.ReasoningEffort) {
 		if in.ParentID == "" {
 			return core.Session{}, effortError(meta.ReasoningEffort, meta.Model, efforts)
@@ -258,6 +263,16 @@ func (s *Service) UpdateSession(ctx context.Context, id string, in core.UpdateSe
 		}
 		meta.ProjectID = *in.ProjectID
 		changed = append(changed, "projectId")
+	}
+	if in.FallbackModels != nil {
+		refs, err := s.fallbackModels(ctx, *in.FallbackModels)
+		if err != nil {
+			return core.Session{}, err
+		}
+		if !slices.Equal(refs, meta.FallbackModels) {
+			meta.FallbackModels = refs
+			changed = append(changed, "fallbackModels")
+		}
 	}
 	more, err := bindModel(ctx, s.models, in, &meta)
 	if err != nil {

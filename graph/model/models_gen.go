@@ -59,6 +59,16 @@ type CreateSessionInput struct {
 	AgentMode *core.AgentMode `json:"agentMode,omitempty"`
 	// MCP servers attached to this session only, as with attachSessionMcpServer; all are validated before the session is created (BAD_INPUT names input.mcpServers[i].<field>).
 	McpServers []McpServerInput `json:"mcpServers,omitempty"`
+	// The session's own fallback chain (language connections and their models, at most 8, no duplicate); null or empty: the LANGUAGE purpose's chain.
+	FallbackModels []core.ModelRef `json:"fallbackModels,omitempty"`
+}
+
+// The fallback chain of one purpose: the models a failed call of that purpose continues on, in order.
+type FallbackChain struct {
+	// The purpose the chain serves (LANGUAGE: turns of sessions without their own fallbackModels).
+	Purpose core.ModelPurpose `json:"purpose"`
+	// The models, tried in order; each a connection of the purpose's type and one of its models.
+	Models []core.ModelRef `json:"models"`
 }
 
 // What to generate with generateImage.
@@ -211,6 +221,8 @@ type UpdateSessionInput struct {
 	AgentMode *core.AgentMode `json:"agentMode,omitempty"`
 	// Binds the session to a project; allowed only while it is unbound (CONFLICT otherwise).
 	ProjectID *string `json:"projectId,omitempty"`
+	// Replaces the session's own fallback chain; an empty list clears it (the LANGUAGE purpose's chain applies again); null keeps it.
+	FallbackModels []core.ModelRef `json:"fallbackModels,omitempty"`
 }
 
 // A user message. Text may be empty only with an attachment or a browser element;
@@ -224,6 +236,8 @@ type UserInput struct {
 	AttachmentIds []string `json:"attachmentIds,omitempty"`
 	// Page elements the user selected, at most 10 (see BrowserElementInput for the bounds).
 	BrowserElements []core.BrowserElement `json:"browserElements,omitempty"`
+	// Resources of MCP servers to give the model with this message, at most 10 (sendMessage only): each is read from its server when the message is sent and added to the text as an <mcp-resource server uri mimeType> block (binary contents base64).
+	Resources []core.MCPResourceRef `json:"resources,omitempty"`
 }
 
 // How answerQuestion answers. For a question an MCP server asked (elicitation/create, payload.elicitation on question_requested) these are the MCP actions the server receives.

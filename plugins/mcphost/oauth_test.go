@@ -83,7 +83,7 @@ func TestCompleteLoginRefusals(t *testing.T) {
 	ctx := context.Background()
 	for _, c := range []struct {
 		name, state, iss, want string
-		setup              func()
+		setup                  func()
 	}{
 		{"unknown", "nope", "", "unknown or already used", func() {}},
 		{"empty", "", "", "unknown or already used", func() {}},
@@ -144,4 +144,27 @@ func TestGrantOfAnotherOriginIsNotUsed(t *testing.T) {
 			t.Errorf("%s: token source %v, want one: %v", id, ts, want)
 		}
 	}
+}
+
+// promptArgs takes any text a user types after a prompt name: it never
+// panics, and what it returns names only the prompt's arguments.
+func FuzzPromptArgs(f *testing.F) {
+	for _, s := range []string{"", "Paris", "Paris state=Texas", "city= state=", "a b c d", "state=Texas Paris rest of line", "=x =", "\x00 \u00a0city=é"} {
+		f.Add(s)
+	}
+	p := core.MCPPromptState{Name: "args-prompt", Arguments: []core.MCPPromptArgument{{Name: "city", Required: true}, {Name: "state"}}}
+	f.Fuzz(func(t *testing.T, rest string) {
+		args, err := promptArgs(p, rest)
+		if err != nil {
+			return
+		}
+		for k := range args {
+			if k != "city" && k != "state" {
+				t.Fatalf("argument %q from %q", k, rest)
+			}
+		}
+		if _, ok := args["city"]; !ok {
+			t.Fatalf("required city missing without an error: %q", rest)
+		}
+	})
 }

@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"time"
 	"testing"
+	"time"
 )
 
 // BenchmarkHelper runs `true` under the helper: namespaces, masks and

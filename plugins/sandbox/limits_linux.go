@@ -97,11 +97,7 @@ func newCgroup(controller string, v2 bool, setup func(dir string) error) (string
 	}
 	var last error = fmt.Errorf("no %s cgroup controller", cmp.Or(controller, "cgroup v2"))
 	for _, base := range bases {
-		if olds, err := filepath.Glob(filepath.Join(base, cgroupPrefix+"*")); err == nil {
-			for _, o := range olds {
-				_ = os.Remove(o) // fails while processes are in it
-			}
-		}
+		sweepCgroups(base)
 		dir := filepath.Join(base, fmt.Sprintf("%s%d-%d", cgroupPrefix, os.Getpid(), time.Now().UnixNano()))
 		if err := os.Mkdir(dir, 0o755); err != nil {
 			last = err
@@ -117,6 +113,29 @@ func newCgroup(controller string, v2 bool, setup func(dir string) error) (string
 		return dir, nil
 	}
 	return "", last
+}
+
+// sweepCgroups removes the empty cgroups killed helpers left in base. A
+// cgroup younger than a minute is spared: another helper may have just
+// made it and not yet moved its command in (removing it then makes the
+// join fail with ENODEV). Removing one with processes in it fails.
+func sweepCgroups(base string) {
+	olds, err := filepath.Glob(filepath.Join(base, cgroupPrefix+"*"))
+	if err != nil {
+		return
+	}
+	for _, o := range olds {
+		name := strings.TrimPrefix(filepath.Base(o), cgroupPrefix)
+		i := strings.LastIndexByte(name, '-')
+		if i < 0 {
+			continue
+		}
+		made, err := strconv.ParseInt(name[i+1:], 10, 64)
+		if err != nil || time.Since(time.Unix(0, made)) < time.Minute {
+			continue
+		}
+		_ = os.Remove(o)
+	}
 }
 
 // removeCgroup removes the helper's cgroup once its processes are gone;

@@ -35,7 +35,9 @@ type defaultsRow struct {
 	Fast     *refRow `json:"fast,omitempty"`
 	Image    *refRow `json:"image,omitempty"`
 	Video    *refRow `json:"video,omitempty"`
-	Guardian *refRow `json:"guardian,omitempty"`
+	// Fallbacks is the fallback chain per purpose (language, fast, …).
+	Fallbacks map[string][]refRow `json:"fallbacks,omitempty"`
+	Guardian  *refRow             `json:"guardian,omitempty"`
 }
 
 func fromCore(d core.CatalogData) fileV1 {
@@ -58,6 +60,7 @@ func fromCore(d core.CatalogData) fileV1 {
 		Video:    refFromCore(d.Defaults.Video),
 		Guardian: refFromCore(d.Defaults.Guardian),
 	}
+	f.Defaults.Fallbacks = fallbacksFromCore(d.Defaults.Fallbacks)
 	return f
 }
 
@@ -81,6 +84,7 @@ func (f fileV1) toCore() core.CatalogData {
 		Video:    refToCore(f.Defaults.Video),
 		Guardian: refToCore(f.Defaults.Guardian),
 	}
+	d.Defaults.Fallbacks = fallbacksToCore(f.Defaults.Fallbacks)
 	return d
 }
 
@@ -96,4 +100,30 @@ func refToCore(r *refRow) *core.ModelRef {
 		return nil
 	}
 	return &core.ModelRef{ConnectionID: r.ConnectionID, Model: r.Model}
+}
+
+func fallbacksFromCore(m map[core.ModelPurpose][]core.ModelRef) map[string][]refRow {
+	if len(m) == 0 {
+		return nil
+	}
+	out := make(map[string][]refRow, len(m))
+	for p, refs := range m {
+		for _, r := range refs {
+			out[string(p)] = append(out[string(p)], refRow{ConnectionID: r.ConnectionID, Model: r.Model})
+		}
+	}
+	return out
+}
+
+func fallbacksToCore(m map[string][]refRow) map[core.ModelPurpose][]core.ModelRef {
+	if len(m) == 0 {
+		return nil
+	}
+	out := make(map[core.ModelPurpose][]core.ModelRef, len(m))
+	for p, refs := range m {
+		for _, r := range refs {
+			out[core.ModelPurpose(p)] = append(out[core.ModelPurpose(p)], core.ModelRef{ConnectionID: r.ConnectionID, Model: r.Model})
+		}
+	}
+	return out
 }

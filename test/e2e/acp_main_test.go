@@ -412,7 +412,7 @@ func TestACPAgentPlanQuestionImage(t *testing.T) {
 			Payload struct{ RequestID string }
 		}
 	}
-	k.gql(t, `query($s: ID!) { events(sessionId: $s, limit: 5000) { type payload } }`, map[string]any{"s": sid}, &evs)
+	decodeAs(t, k.eventLog(t, sid), &evs)
 	var qid string
 	for _, e := range evs.Events {
 		if e.Type == "question_requested" {

@@ -49,11 +49,11 @@ func (k *nativeKernel) send(t *testing.T, text string) (status, reason string) {
 
 func (k *nativeKernel) createConnection(t *testing.T, kind, name, baseURL string, model map[string]any) string {
 	t.Helper()
-	var c struct{ CreateConnection struct{ ID string } }
-	k.gql(t, `mutation($in: ConnectionInput!) { createConnection(input: $in) { id } }`, map[string]any{"in": map[string]any{
-		"name": name, "providerKind": kind, "baseUrl": baseURL, "apiKey": "sk-ant-test-SECRET", "models": []any{model},
-	}}, &c)
-	return c.CreateConnection.ID
+	var m client.ModelInput
+	decodeAs(t, model, &m)
+	return k.kernelProc.createConnection(t, client.ConnectionInput{
+		Name: &name, ProviderKind: &kind, BaseUrl: &baseURL, ApiKey: ptr("sk-ant-test-SECRET"), Models: []client.ModelInput{m},
+	})
 }
 
 func startNative(t *testing.T, kind, baseURL string, model map[string]any, effort string) *nativeKernel {

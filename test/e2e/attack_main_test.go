@@ -40,6 +40,7 @@ func TestBashCannotDriveTheKernelAPI(t *testing.T) {
 	namespaces := k.requireLandlock(t)
 	sid := k.session(t, fake.BaseURL(), proj, "BYPASS")
 
+	// Raw: the body the model's bash call sends to the kernel with curl.
 	body := `{"query":"mutation { createMcpServer(input: {name: \"evil\", transport: STDIO, command: \"sh\", args: [\"-c\", \"id\"]}) { id } }"}`
 	post := func(label, auth string) string {
 		return fmt.Sprintf(`echo %s=$(curl -s -o /dev/null -w '%%{http_code}' -H 'Content-Type: application/json' %s --data '%s' http://%s/graphql)`,

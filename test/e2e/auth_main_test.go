@@ -35,7 +35,9 @@ type authClient struct {
 }
 
 // post sends a query (SSE when sse) and returns the status and body (for
-// SSE: the response, still open).
+// SSE: the response, still open). The auth tests send raw documents
+// through it: what is checked is the refusal or the answer of the HTTP
+// edge to a request with a given token, not the operation.
 func (c authClient) post(t *testing.T, query string, sse bool) *http.Response {
 	t.Helper()
 	body, _ := json.Marshal(map[string]any{"query": query})
@@ -119,6 +121,8 @@ func (e *httpStatusError) Error() string { return e.resp.Status }
 // subscription-free ping: the socket answers pings until it closes.
 func wsSubscribe(ctx context.Context, t *testing.T, conn *websocket.Conn) {
 	t.Helper()
+	// Raw: the protocol messages are written by hand on a socket whose
+	// handshake the test controls.
 	if err := wsjson.Write(ctx, conn, map[string]any{"id": "1", "type": "subscribe", "payload": map[string]any{"query": `subscription { kernelEvents { type } }`}}); err != nil {
 		t.Fatal(err)
 	}
@@ -189,6 +193,8 @@ func TestServeRequiresTokenBeyondLoopback(t *testing.T) {
 
 	hc := &http.Client{Timeout: time.Minute} // bounds the SSE read below
 	none, wrong, right := authClient{base, hc, ""}, authClient{base, hc, strings.Repeat("x", 43)}, authClient{base, hc, token}
+	// Raw documents: the auth checks send them with and without tokens
+	// over POST, SSE and WebSocket and read the refusals as they are.
 	const q = `{ sessions { id } }`
 	const sub = `subscription { kernelEvents { type } }`
 	// POST.
@@ -328,7 +334,7 @@ func TestServeLoopbackAliasAndCORS(t *testing.T) {
 	if strings.Contains(k.Logs(), "without TLS") || !strings.Contains(k.Logs(), "http://"+k.addr+"/#token="+k.token) {
 		t.Fatalf("127.0.0.2 was not treated as loopback:\n%s", k.Logs())
 	}
-	body := `{"query":"{ sessions { id } }"}`
+	body := `{"query":"{ sessions { id } }"}` // raw: a browser-like request with an Origin
 	req, _ := http.NewRequest(http.MethodPost, k.url()+"/graphql", strings.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Origin", "http://127.0.0.5:5173")

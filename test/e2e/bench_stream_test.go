@@ -77,6 +77,8 @@ type benchEvent struct {
 	Payload json.RawMessage
 }
 
+// benchSubscription is raw: the benchmark clients read events off the
+// wire themselves (WebSocket and SSE) to time them.
 const benchSubscription = `subscription($s: ID!) { sessionEvents(sessionId: $s) { seq type delta message { role text } } }`
 
 // streamClient carries the benchmarks' subscriptions (WebSocket and SSE),

@@ -216,7 +216,7 @@ func runHostile(t *testing.T, o *outputs, reply func(*sseWriter), extra ...strin
 	}
 	// The turn ends (an old kernel's goes on after exec gave up).
 	for deadline := time.Now().Add(5 * time.Minute); ; time.Sleep(100 * time.Millisecond) {
-		k.gql(t, `{ sessions { id phase } }`, nil, &sessions)
+		decodeAs(t, k.listSessions(t, false), &sessions)
 		if len(sessions.Sessions) != 1 {
 			t.Fatalf("sessions %+v", sessions)
 		}
@@ -301,7 +301,7 @@ func TestHostileRepliesBounded(t *testing.T) {
 			var s struct {
 				Session struct{ Messages []hostileMsg }
 			}
-			k.gql(t, `query($s: ID!) { session(id: $s) { messages { role text reasoning isError truncated toolCalls { name } } } }`, map[string]any{"s": res.sid}, &s)
+			decodeAs(t, k.sessionDetail(t, res.sid), &s)
 			msgs := s.Session.Messages
 			var cut *hostileMsg
 			for i := range msgs {

@@ -1,9 +1,12 @@
 package e2e
 
 import (
+	"context"
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/foya-dev/foya/client"
 )
 
 // `foya mcp disable NAME --session ID` turns a server off for one session
@@ -16,14 +19,16 @@ func TestMCPSessionToggleCommands(t *testing.T) {
 	k := startKernel(t, t.TempDir())
 	var o outputs
 	o.mustRun(t, "", "mcp", "add", "files", "--addr", k.addr, "--env", "FOYA_MCPTEST_STDIO=1", "--", exe, "-test.run=^$")
-	var s struct{ CreateSession struct{ ID string } }
-	k.gql(t, `mutation { createSession(input: {title: "t"}) { id } }`, nil, &s)
-	sid := s.CreateSession.ID
+	sid := k.createSession(t, client.CreateSessionInput{Title: ptr("t")})
 	disabled := func() []string {
 		var out struct {
 			Session struct{ DisabledMcpServerIds []string }
 		}
-		k.gql(t, `query($s: ID!) { session(id: $s) { disabledMcpServerIds } }`, map[string]any{"s": sid}, &out)
+		r, err := client.SessionDisabledMcpServers(context.Background(), k.client(), sid)
+		if err != nil {
+			t.Fatalf("disabledMcpServerIds: %v", err)
+		}
+		decodeAs(t, r, &out)
 		return out.Session.DisabledMcpServerIds
 	}
 	r := o.mustRun(t, "", "mcp", "disable", "files", "--session", sid, "--addr", k.addr)

@@ -2,6 +2,8 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"testing"
 
 	"github.com/foya-dev/foya/client"
@@ -222,4 +224,73 @@ func (k *kernelProc) sessionDetail(t testing.TB, sid string) *client.SessionDeta
 		t.Fatalf("session %s: %v", sid, err)
 	}
 	return r
+}
+
+// sessionInfo is the session without its messages (nil Session: none).
+func (k *kernelProc) sessionInfo(t testing.TB, sid string) *client.SessionInfoResponse {
+	t.Helper()
+	r, err := client.SessionInfo(context.Background(), k.client(), sid)
+	if err != nil {
+		t.Fatalf("session %s: %v", sid, err)
+	}
+	return r
+}
+
+// setHooksError sends a hook configuration that must be refused and
+// returns the error's code and message.
+func (k *kernelProc) setHooksError(t testing.TB, config map[string]any) (code, msg string) {
+	t.Helper()
+	raw, _ := json.Marshal(config)
+	_, err := client.SetHooks(context.Background(), k.client(), raw)
+	return wantError(t, err)
+}
+
+// wantError is the code and message of a GraphQL error the kernel must
+// have returned.
+func wantError(t testing.TB, err error) (code, msg string) {
+	t.Helper()
+	var e *client.Error
+	if !errors.As(err, &e) {
+		t.Fatalf("expected a GraphQL error, got %v", err)
+	}
+	return e.Code, e.Message
+}
+
+// decodeAs copies a typed client response (or a map of them) into the
+// test's own view of it, matched by JSON field names, so that a test keeps
+// its plain structs while the operation comes from the client.
+func decodeAs(t testing.TB, v, out any) {
+	t.Helper()
+	raw, err := json.Marshal(v)
+	if err == nil {
+		err = json.Unmarshal(raw, out)
+	}
+	if err != nil {
+		t.Fatalf("decode %T into %T: %v", v, out, err)
+	}
+}
+
+// generateVideo generates videos; in is a GenerateVideoInput as JSON.
+func (k *kernelProc) generateVideo(t testing.TB, in map[string]any) *client.GenerateVideoResponse {
+	t.Helper()
+	r, err := k.tryGenerateVideo(t, in)
+	if err != nil {
+		t.Fatalf("generateVideo: %v", err)
+	}
+	return r
+}
+
+// generateVideoError sends a generateVideo that must fail and returns the
+// error's code and message.
+func (k *kernelProc) generateVideoError(t testing.TB, in map[string]any) (code, msg string) {
+	t.Helper()
+	_, err := k.tryGenerateVideo(t, in)
+	return wantError(t, err)
+}
+
+func (k *kernelProc) tryGenerateVideo(t testing.TB, in map[string]any) (*client.GenerateVideoResponse, error) {
+	t.Helper()
+	var input client.GenerateVideoInput
+	decodeAs(t, in, &input)
+	return client.GenerateVideo(context.Background(), k.client(), input)
 }

@@ -33,6 +33,7 @@ type latencySub struct {
 }
 
 func subscribeLatency(ctx context.Context, tb testing.TB, k *kernelProc, sid string) *latencySub {
+	// Raw: the events are read off the SSE stream to time each one.
 	body, _ := json.Marshal(map[string]any{
 		"query":     `subscription($s: ID!) { sessionEvents(sessionId: $s) { seq type at } }`,
 		"variables": map[string]any{"s": sid},

@@ -40,7 +40,8 @@ func watch(t *testing.T, k *kernelProc, sid string) *watcher {
 	return watchFields(t, k, sid, "seq type delta message { role text }")
 }
 
-// watchFields subscribes with the given selection of SessionEvent.
+// watchFields subscribes with the given selection of SessionEvent (a raw
+// document: each test picks the fields, read off the SSE stream).
 func watchFields(t *testing.T, k *kernelProc, sid, fields string) *watcher {
 	t.Helper()
 	body, _ := json.Marshal(map[string]any{

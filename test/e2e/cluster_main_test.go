@@ -99,7 +99,7 @@ func TestClusterForwardingAndFanOut(t *testing.T) {
 	}
 	for _, k := range ns {
 		var got struct{ Session *struct{ ID string } }
-		k.gql(t, `query($s: ID!) { session(id: $s) { id } }`, map[string]any{"s": sid}, &got)
+		decodeAs(t, k.sessionInfo(t, sid), &got)
 		if got.Session != nil {
 			t.Fatalf("session still visible on %s", k.url())
 		}
@@ -242,6 +242,7 @@ func TestClusterCatalogChangeOnAUsedByB(t *testing.T) {
 func TestClusterKernelEvents(t *testing.T) {
 	url := pgtest.NewDatabase(t)
 	a, b := addNode(t, url), addNode(t, url)
+	// Raw: a subscription over SSE, read line by line.
 	body, _ := json.Marshal(map[string]any{"query": `subscription { kernelEvents { type sessionId } }`})
 	req, _ := http.NewRequest(http.MethodPost, b.url()+"/graphql", bytes.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
@@ -349,6 +350,7 @@ func TestClusterMutationOverWebSocketForwarded(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	fake.Enqueue(openaitest.TextStream("gpt-t", "over ws"))
+	// Raw: a mutation sent as a graphql-transport-ws subscribe message.
 	ws, err := dialSub(ctx, b.addr, `mutation($s: ID!) { sendMessage(sessionId: $s, input: {text: "hi"}) { turnStarted } }`, map[string]any{"s": sid})
 	if err != nil {
 		t.Fatal(err)
@@ -418,6 +420,7 @@ func TestClusterLargeQueueSnapshotAndRemoteState(t *testing.T) {
 	}
 
 	// The sessions list on B (not forwarded) answers from A, the owner.
+	// Raw documents: the same selection on both nodes, compared as is.
 	var list struct {
 		Sessions []struct {
 			ID           string

@@ -49,6 +49,7 @@ func TestClusterForgedForwardingHeaderIgnored(t *testing.T) {
 	}
 	for i, hdr := range forged {
 		title := "forged " + string(rune('A'+i))
+		// Raw: the request carries forged forwarding headers.
 		body, _ := json.Marshal(map[string]any{
 			"query":     `mutation($s: ID!, $t: String) { updateSession(id: $s, input: {title: $t}) { id title } }`,
 			"variables": map[string]any{"s": sid, "t": title},

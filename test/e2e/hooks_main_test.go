@@ -26,19 +26,19 @@ func TestHooksConfigValidation(t *testing.T) {
 	if strings.TrimSpace(string(r.Hooks)) != "{}" {
 		t.Fatalf("hooks without a file: %s", r.Hooks)
 	}
-	code, msg := k.gqlError(t, `mutation($c: JSON!) { setHooks(config: $c) }`, map[string]any{"c": map[string]any{
+	code, msg := k.setHooksError(t, map[string]any{
 		"PreToolUse": []any{map[string]any{"matcher": "Bash", "hooks": []any{map[string]any{"type": "command", "command": ""}}}},
-	}})
+	})
 	if code != "BAD_INPUT" || !strings.Contains(msg, "hooks.PreToolUse[0].hooks[0].command") {
 		t.Fatalf("empty command: %s %s", code, msg)
 	}
-	code, msg = k.gqlError(t, `mutation($c: JSON!) { setHooks(config: $c) }`, map[string]any{"c": map[string]any{"OnLunch": []any{}}})
+	code, msg = k.setHooksError(t, map[string]any{"OnLunch": []any{}})
 	if code != "BAD_INPUT" || !strings.Contains(msg, "hooks.OnLunch") {
 		t.Fatalf("unknown event: %s %s", code, msg)
 	}
-	code, msg = k.gqlError(t, `mutation($c: JSON!) { setHooks(config: $c) }`, map[string]any{"c": map[string]any{
+	code, msg = k.setHooksError(t, map[string]any{
 		"PreToolUse": []any{map[string]any{"matcher": "(", "hooks": []any{map[string]any{"type": "command", "command": "true"}}}},
-	}})
+	})
 	if code != "BAD_INPUT" || !strings.Contains(msg, "hooks.PreToolUse[0].matcher") {
 		t.Fatalf("bad regex: %s %s", code, msg)
 	}

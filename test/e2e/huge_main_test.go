@@ -88,6 +88,10 @@ func startTokenKernel(t *testing.T) tokenKernel {
 }
 
 // query runs a GraphQL query with the token; errors are returned coded.
+// The huge-session tests send raw documents on purpose: paging arguments
+// built per call, an unpaged read the kernel must refuse, text windows of
+// an odd size and the events' truncation marks (selections the typed
+// client does not make).
 func (k tokenKernel) query(t *testing.T, q string, vars map[string]any, out any) *client.Error {
 	t.Helper()
 	body, _ := json.Marshal(map[string]any{"query": q, "variables": vars})
@@ -182,7 +186,8 @@ func TestHugeSessionPagesExportsAndContinues(t *testing.T) {
 	}
 	sid := imported.Id
 
-	// Whole: refused, naming the paging arguments.
+	// Whole: refused, naming the paging arguments (raw: the typed client
+	// never sends an unpaged read of a huge session).
 	err := k.query(t, `query($s: ID!) { session(id: $s) { messages { seq text } } }`, map[string]any{"s": sid}, nil)
 	if err == nil || err.Code != "BAD_INPUT" || !strings.Contains(err.Message, "messages(last: 50)") || !strings.Contains(err.Message, "afterSeq") || !strings.Contains(err.Message, "beforeSeq") {
 		t.Fatalf("unpaged messages of a huge session: %v", err)

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bufio"
+	"context"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/binary"
@@ -15,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/foya-dev/foya/client"
 	"github.com/foya-dev/foya/core"
 	"github.com/foya-dev/foya/core/archive"
 )
@@ -98,7 +100,11 @@ func TestSessionsImportStreamsALargeDocument(t *testing.T) {
 			}
 		}
 	}
-	k.gql(t, `query($id: ID!) { session(id: $id) { headSeq messages(last: 3) { text attachments { sha256 } } } }`, map[string]any{"id": imported.ID}, &s)
+	last, err := client.LastMessages(context.Background(), k.client(), imported.ID, 3)
+	if err != nil {
+		t.Fatalf("last messages: %v", err)
+	}
+	decodeAs(t, last, &s)
 	if s.Session.HeadSeq != blobs+1 || len(s.Session.Messages) != 3 || s.Session.Messages[2].Text != fmt.Sprintf("part %d", blobs-1) ||
 		len(s.Session.Messages[2].Attachments) != 1 || s.Session.Messages[2].Attachments[0].SHA256 != hashes[blobs-1] {
 		t.Fatalf("imported session: %+v", s.Session)

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -13,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/foya-dev/foya/client"
 	"github.com/foya-dev/foya/providers/openai/openaitest"
 )
 
@@ -124,21 +126,29 @@ type bombResult struct {
 func runBombs(t *testing.T, k *kernelProc, tg target) bombResult {
 	t.Helper()
 	fake := openaitest.New(t)
-	var conn struct{ CreateConnection struct{ ID string } }
-	tg.gql(t, `mutation($u: String!) { createConnection(input: {name: "fake", baseUrl: $u, apiKey: "", models: [{id: "gpt-t"}]}) { id } }`,
-		map[string]any{"u": fake.BaseURL()}, &conn)
-	var sess struct{ CreateSession struct{ ID string } }
-	tg.gql(t, `mutation($c: ID) { createSession(input: {connectionId: $c, title: "bomb target"}) { id } }`,
-		map[string]any{"c": conn.CreateConnection.ID}, &sess)
-	sid := sess.CreateSession.ID
+	ctx, c := context.Background(), client.New(tg.base, tg.token)
+	conn, err := client.CreateConnection(ctx, c, client.ConnectionInput{Name: ptr("fake"), BaseUrl: ptr(fake.BaseURL()), ApiKey: ptr(""), Models: []client.ModelInput{{Id: "gpt-t"}}})
+	if err != nil {
+		t.Fatalf("createConnection: %v", err)
+	}
+	sess, err := client.CreateSession(ctx, c, client.CreateSessionInput{ConnectionId: &conn.CreateConnection.Id, Title: ptr("bomb target")})
+	if err != nil {
+		t.Fatalf("createSession: %v", err)
+	}
+	sid := sess.CreateSession.Id
 	big := strings.Repeat("payload ", 30_000) // 240,000 bytes
 	for i := range 4 {
 		fake.Enqueue(openaitest.TextStream("gpt-t", fmt.Sprintf("reply %d", i)))
-		tg.gql(t, `mutation($s: ID!, $t: String) { sendMessage(sessionId: $s, input: {text: $t}) { turnStarted } }`,
-			map[string]any{"s": sid, "t": big}, nil)
+		if _, err := client.SendMessage(ctx, c, sid, &big); err != nil {
+			t.Fatalf("sendMessage: %v", err)
+		}
 		for {
 			var s struct{ Session struct{ Phase string } }
-			tg.gql(t, `query($s: ID!) { session(id: $s) { phase } }`, map[string]any{"s": sid}, &s)
+			info, err := client.SessionInfo(ctx, c, sid)
+			if err != nil {
+				t.Fatalf("session: %v", err)
+			}
+			decodeAs(t, info, &s)
 			if s.Session.Phase == "IDLE" {
 				break
 			}

@@ -38,7 +38,8 @@ func TestRefreshModelsThroughBuiltinPlugin(t *testing.T) {
 			t.Fatalf("plugins = %+v", pl.Plugins)
 		}
 	}
-	// Validation names the kinds the running plugins offer.
+	// Validation names the kinds the running plugins offer. Raw: the check
+	// reads the whole response body.
 	body, _ := json.Marshal(map[string]any{"query": `mutation { createConnection(input: {name: "x", providerKind: "acme", baseUrl: "http://127.0.0.1:1", models: [{id: "m"}]}) { id } }`})
 	resp, err := http.Post(k.url()+"/graphql", "application/json", bytes.NewReader(body))
 	if err != nil {

@@ -4,14 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"image"
 	"image/png"
-	"io"
-	"mime/multipart"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -54,7 +50,7 @@ func TestServePostgresTwoKernelsShareOneDatabase(t *testing.T) {
 			APIKeyConfigured bool `json:"apiKeyConfigured"`
 		}
 	}
-	b.gql(t, `{ sessions { title } projects { id } connections { id apiKeyConfigured } }`, nil, &got)
+	decodeAs(t, map[string]any{"sessions": b.listSessions(t, false).Sessions, "projects": b.listProjects(t), "connections": b.listConnections(t)}, &got)
 	if len(got.Sessions) != 2 || len(got.Projects) != 1 || got.Projects[0].ID != p.Id {
 		t.Fatalf("second kernel sees %+v", got)
 	}
@@ -63,7 +59,7 @@ func TestServePostgresTwoKernelsShareOneDatabase(t *testing.T) {
 	}
 	// A change on B is seen by A.
 	b.deleteConnection(t, c)
-	a.gql(t, `{ connections { id } }`, nil, &got)
+	decodeAs(t, map[string]any{"connections": a.listConnections(t)}, &got)
 	if len(got.Connections) != 0 {
 		t.Fatalf("A still sees %+v after B deleted it", got.Connections)
 	}
@@ -126,8 +122,9 @@ func TestServePostgresSharedArtifactsAndDelete(t *testing.T) {
 	}
 
 	fake.Enqueue(openaitest.TextStream("gpt-t", "A dot."))
-	b.gql(t, `mutation($s: ID!, $a: [ID!]) { sendMessage(sessionId: $s, input: {text: "what is this?", attachmentIds: $a}) { turnStarted } }`,
-		map[string]any{"s": sid, "a": []string{att}}, nil)
+	if _, err := client.ACPSendMessage(context.Background(), b.client(), sid, client.UserInput{Text: ptr("what is this?"), AttachmentIds: []string{att}}); err != nil {
+		t.Fatalf("sendMessage with an attachment: %v", err)
+	}
 	b.waitEvent(t, sid, "turn_finished")
 	if body := string(fake.LastRequest().Body); !strings.Contains(body, "data:image/png;base64,"+base64.StdEncoding.EncodeToString(pic.Bytes())) {
 		t.Fatalf("B's model request lacks the image uploaded to A: %.300s", body)
@@ -151,28 +148,9 @@ func TestServePostgresSharedArtifactsAndDelete(t *testing.T) {
 // returns the attachment id and hash.
 func (k *kernelProc) uploadFile(t *testing.T, name string, data []byte) (id, sha string) {
 	t.Helper()
-	var body bytes.Buffer
-	mw := multipart.NewWriter(&body)
-	ops, _ := json.Marshal(map[string]any{"query": `mutation($f: Upload!) { uploadAttachment(file: $f) { id sha256 } }`, "variables": map[string]any{"f": nil}})
-	mw.WriteField("operations", string(ops))
-	mw.WriteField("map", `{"0": ["variables.f"]}`)
-	fw, _ := mw.CreateFormFile("0", name)
-	fw.Write(data)
-	mw.Close()
-	resp, err := http.Post(k.url()+"/graphql", mw.FormDataContentType(), &body)
+	r, err := client.UploadAttachment(context.Background(), k.client(), client.Upload{Name: name, Data: data})
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("upload: %v", err)
 	}
-	defer resp.Body.Close()
-	raw, _ := io.ReadAll(resp.Body)
-	var out struct {
-		Data struct {
-			UploadAttachment struct{ ID, Sha256 string }
-		}
-		Errors []json.RawMessage
-	}
-	if err := json.Unmarshal(raw, &out); err != nil || len(out.Errors) > 0 {
-		t.Fatalf("upload: %s", raw)
-	}
-	return out.Data.UploadAttachment.ID, out.Data.UploadAttachment.Sha256
+	return r.UploadAttachment.Id, r.UploadAttachment.Sha256
 }

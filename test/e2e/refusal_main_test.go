@@ -40,7 +40,11 @@ func TestRefusalReachesClients(t *testing.T) {
 				Messages []struct{ Role, Text, FinishReason, Refusal string }
 			}
 		}
-		k.gql(t, `{ sessions { messages { role text finishReason refusal } } }`, nil, &ss)
+		var views []any
+		for _, s := range k.listSessions(t, false).Sessions {
+			views = append(views, k.getSession(t, s.Id).Session)
+		}
+		decodeAs(t, map[string]any{"sessions": views}, &ss)
 		if len(ss.Sessions) != 1 {
 			t.Fatalf("sessions %+v", ss)
 		}

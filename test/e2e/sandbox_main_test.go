@@ -4,11 +4,10 @@ package e2e
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -63,28 +62,6 @@ func (k *kernelProc) requireLandlock(t *testing.T) (namespaces bool) {
 		t.Skipf("Landlock is not available on this machine, so the sandbox cannot be tested: %s", detail)
 	}
 	return strings.Contains(detail, "user namespaces:")
-}
-
-// gqlError runs an operation that must fail and returns its code and message.
-func (k *kernelProc) gqlError(t *testing.T, query string, vars map[string]any) (string, string) {
-	t.Helper()
-	body, _ := json.Marshal(map[string]any{"query": query, "variables": vars})
-	resp, err := http.Post(k.url()+"/graphql", "application/json", bytes.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	raw, _ := io.ReadAll(resp.Body)
-	var r struct {
-		Errors []struct {
-			Message    string
-			Extensions struct{ Code string }
-		}
-	}
-	if err := json.Unmarshal(raw, &r); err != nil || len(r.Errors) == 0 {
-		t.Fatalf("%s: expected an error, got %s", query, raw)
-	}
-	return r.Errors[0].Extensions.Code, r.Errors[0].Message
 }
 
 func toolCall(id, name string, input any) openaitest.Response {
@@ -326,7 +303,8 @@ env; cat /proc/%[4]d/environ; cat %[3]s/connections.json %[3]s/auth-token; ls -a
 
 	t.Run("env references and the backup file", func(t *testing.T) {
 		for _, name := range []string{"PATH", "HOME", "AWS_SECRET_ACCESS_KEY"} {
-			code, msg := k.gqlError(t, `mutation($k: String) { createConnection(input: {name: "x", baseUrl: "https://evil.example/v1", apiKey: $k}) { id } }`, map[string]any{"k": "env:" + name})
+			_, err := client.CreateConnection(context.Background(), k.client(), client.ConnectionInput{Name: ptr("x"), BaseUrl: ptr("https://evil.example/v1"), ApiKey: ptr("env:" + name)})
+			code, msg := wantError(t, err)
 			if code != "BAD_INPUT" || !strings.Contains(msg, "_API_KEY$") || !strings.Contains(msg, "--allow-key-env") {
 				t.Errorf("env:%s: %s %s", name, code, msg)
 			}

@@ -32,6 +32,7 @@ func TestServeRequiresTokenOnLoopbackByDefault(t *testing.T) {
 		t.Fatalf("want exactly one log line with the web link %s:\n%s", link, logs)
 	}
 	hc := &http.Client{} // not the default client: no token added
+	// Raw documents (authClient.post): the edge's answer to each token.
 	none, wrong, right := authClient{k.url(), hc, ""}, authClient{k.url(), hc, strings.Repeat("x", 43)}, authClient{k.url(), hc, k.token}
 	mustRefuse(t, none.post(t, `{ sessions { id } }`, false), "loopback POST without token")
 	mustRefuse(t, wrong.post(t, `{ sessions { id } }`, false), "loopback POST with a wrong token")
@@ -60,7 +61,9 @@ func TestServeRequiresTokenOnLoopbackByDefault(t *testing.T) {
 	}
 	bin := t.TempDir()
 	opened := filepath.Join(t.TempDir(), "opened")
-	if err := os.WriteFile(filepath.Join(bin, "xdg-open"), []byte("#!/bin/sh\nprintf '%s' \"$1\" > "+opened+"\n"), 0o755); err != nil {
+	// The opener gets a private file that forwards to the link, not the
+	// link itself (TestWebOpenKeepsTokenOffArgv in cli checks the rest).
+	if err := os.WriteFile(filepath.Join(bin, "xdg-open"), []byte("#!/bin/sh\nprintf '%s' \"$1\" > "+opened+".arg\ncat \"$1\" > "+opened+".tmp && mv "+opened+".tmp "+opened+"\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	cmd := foyaCmd(t, "", "web", "--open", "--addr", "0.0.0.0:"+portOf(t, k.addr), "--data-dir", data)
@@ -68,7 +71,10 @@ func TestServeRequiresTokenOnLoopbackByDefault(t *testing.T) {
 	if out, err := cmd.Output(); err != nil || strings.TrimSpace(string(out)) != link {
 		t.Fatalf("foya web --open: %v %q", err, out)
 	}
-	waitFor(t, func() bool { b, _ := os.ReadFile(opened); return string(b) == link })
+	waitFor(t, func() bool { b, _ := os.ReadFile(opened); return strings.Contains(string(b), `url=`+link+`"`) })
+	if arg, _ := os.ReadFile(opened + ".arg"); strings.Contains(string(arg), "token") || !strings.HasSuffix(string(arg), ".html") {
+		t.Errorf("xdg-open got %q", arg)
+	}
 	if r := o.run(t, "", "web", "--data-dir", t.TempDir()); r.code != 1 || !strings.Contains(r.stderr, "no token at") {
 		t.Fatalf("foya web without a token file: %d %q", r.code, r.stderr)
 	}
@@ -106,6 +112,7 @@ func TestServeInsecureNoToken(t *testing.T) {
 	}
 	hc := &http.Client{}
 	mustData(t, authClient{k.url(), hc, ""}.post(t, `{ sessions { id } }`, false), "POST without token on an --insecure-no-token kernel")
+	// Raw: the same request with a foreign Host header.
 	req, _ := http.NewRequest(http.MethodPost, k.url()+"/graphql", strings.NewReader(`{"query":"{ sessions { id } }"}`))
 	req.Header.Set("Content-Type", "application/json")
 	req.Host = "evil.test"

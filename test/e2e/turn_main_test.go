@@ -214,7 +214,7 @@ func TestRebuildProjectionsCommand(t *testing.T) {
 	}
 	k2 := startKernel(t, data)
 	var s struct{ Sessions []struct{ Title string } }
-	k2.gql(t, `{ sessions { title } }`, nil, &s)
+	decodeAs(t, k2.listSessions(t, false), &s)
 	if len(s.Sessions) != 3 || s.Sessions[0].Title != "x" {
 		t.Fatalf("sessions after rebuild %+v", s.Sessions)
 	}

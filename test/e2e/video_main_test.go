@@ -12,8 +12,6 @@ import (
 	"github.com/foya-dev/foya/client"
 )
 
-const generateVideoQ = `mutation($in: GenerateVideoInput!) { generateVideo(input: $in) { id name kind mediaType size sha256 } }`
-
 // Video generation goes through the VIDEO connection's provider plugin with
 // the connection's declared video protocol: the built-in openai provider
 // does not implement it (UNAVAILABLE); a third-party plugin built against
@@ -41,24 +39,24 @@ func TestGenerateVideoThroughPlugins(t *testing.T) {
 	}
 
 	// No VIDEO default and no connection: UNAVAILABLE.
-	if code, msg := k.gqlError(t, generateVideoQ, map[string]any{"in": map[string]any{"prompt": "a fox"}}); code != "UNAVAILABLE" || !strings.Contains(msg, "VIDEO") {
+	if code, msg := k.generateVideoError(t, map[string]any{"prompt": "a fox"}); code != "UNAVAILABLE" || !strings.Contains(msg, "VIDEO") {
 		t.Fatalf("no default: %s %q", code, msg)
 	}
 	oa := k.createConnection(t, client.ConnectionInput{Name: ptr("oa-video"), ProviderKind: ptr("openai"), Type: ptr(client.ConnectionTypeVideo), VideoProtocol: ptr("openai_video"), BaseUrl: ptr("http://127.0.0.1:1/v1"), ApiKey: ptr("sk-vid"), Models: []client.ModelInput{{Id: "sora-2"}}})
 	// (a) The built-in openai provider does not implement video.
-	code, msg := k.gqlError(t, generateVideoQ, map[string]any{"in": map[string]any{"prompt": "a fox", "connectionId": oa}})
+	code, msg := k.generateVideoError(t, map[string]any{"prompt": "a fox", "connectionId": oa})
 	if code != "UNAVAILABLE" || !strings.Contains(msg, "video_generator") || strings.Contains(msg, "sk-vid") {
 		t.Fatalf("openai video: %s %q", code, msg)
 	}
 	// A non-VIDEO connection is BAD_INPUT.
 	lang := k.createConnection(t, client.ConnectionInput{Name: ptr("chat"), ProviderKind: ptr("openai"), BaseUrl: ptr("http://127.0.0.1:1/v1"), Models: []client.ModelInput{{Id: "m"}}})
-	if code, _ := k.gqlError(t, generateVideoQ, map[string]any{"in": map[string]any{"prompt": "a fox", "connectionId": lang}}); code != "BAD_INPUT" {
+	if code, _ := k.generateVideoError(t, map[string]any{"prompt": "a fox", "connectionId": lang}); code != "BAD_INPUT" {
 		t.Fatalf("language connection: %s", code)
 	}
 
 	// (b) The third-party plugin generates the video with the declared protocol.
 	vc := k.createConnection(t, client.ConnectionInput{Name: ptr("ve"), ProviderKind: ptr("videoecho"), Type: ptr(client.ConnectionTypeVideo), VideoProtocol: ptr("openai_video"), BaseUrl: ptr("http://127.0.0.1:1/v1"), Models: []client.ModelInput{{Id: "clip-1"}}})
-	if code, _ := k.gqlError(t, generateVideoQ, map[string]any{"in": map[string]any{"prompt": "a fox", "connectionId": vc, "durationSeconds": 0}}); code != "BAD_INPUT" {
+	if code, _ := k.generateVideoError(t, map[string]any{"prompt": "a fox", "connectionId": vc, "durationSeconds": 0}); code != "BAD_INPUT" {
 		t.Fatalf("duration 0: %s", code)
 	}
 	var out struct {
@@ -67,7 +65,7 @@ func TestGenerateVideoThroughPlugins(t *testing.T) {
 			Size                              int
 		}
 	}
-	k.gql(t, generateVideoQ, map[string]any{"in": map[string]any{"prompt": "a fox in the snow", "connectionId": vc, "durationSeconds": 8, "size": "1280x720"}}, &out)
+	decodeAs(t, k.generateVideo(t, map[string]any{"prompt": "a fox in the snow", "connectionId": vc, "durationSeconds": 8, "size": "1280x720"}), &out)
 	want := "\x00\x00\x00\x18ftypmp42\x00\x00\x00\x00mp42isom" + "FAKEMP4 protocol=openai_video model=clip-1 size=1280x720 duration=8 prompt=a fox in the snow"
 	sum := sha256.Sum256([]byte(want))
 	if len(out.GenerateVideo) != 1 {
@@ -78,7 +76,7 @@ func TestGenerateVideoThroughPlugins(t *testing.T) {
 		t.Fatalf("attachment %+v, want the plugin's %d bytes", a, len(want))
 	}
 	// The provider's own failure is a PROVIDER_ERROR.
-	if code, msg := k.gqlError(t, generateVideoQ, map[string]any{"in": map[string]any{"prompt": "please fail", "connectionId": vc}}); code != "PROVIDER_ERROR" || !strings.Contains(msg, "refused") {
+	if code, msg := k.generateVideoError(t, map[string]any{"prompt": "please fail", "connectionId": vc}); code != "PROVIDER_ERROR" || !strings.Contains(msg, "refused") {
 		t.Fatalf("provider failure: %s %q", code, msg)
 	}
 }

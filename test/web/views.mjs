@@ -45,7 +45,13 @@ try {
     const r = document.getElementById('input').getBoundingClientRect();
     return { sw: document.documentElement.scrollWidth, bw: document.body.scrollWidth, w: window.innerWidth, h: window.innerHeight, top: r.top, bottom: r.bottom, width: r.width };
   }), (m) => m.sw <= m.w && m.bw <= m.w && m.top >= 0 && m.bottom <= m.h && m.width >= 150, 5000);
-  const shot = async (name) => { if (shots) await page.screenshot({ path: shots + '/' + name }); };
+  // A screenshot waits for the transitions under way (the drawer sliding
+  // away after a resize) to end.
+  const shot = async (name) => {
+    if (!shots) return;
+    await page.waitForFunction(() => document.getAnimations().every((a) => a.playState !== 'running' || a.effect.getComputedTiming().endTime === Infinity));
+    await page.screenshot({ path: shots + '/' + name });
+  };
 
   await page.goto(base + '/#token=' + encodeURIComponent(process.env.TOKEN));
   const setup = page.getByRole('region', { name: 'Connect a model to start' });

@@ -213,7 +213,9 @@
   function el(tag, cls, html) { const e = document.createElement(tag); if (cls) e.className = cls; if (html != null) e.innerHTML = html; return e; }
   function renderMessage(m) {
     const role = String(m.role).toLowerCase();
-    const div = el('div', 'msg ' + role + (m.isError ? ' error' : ''));
+    // An assistant message that only calls tools is its cards, without a bubble.
+    const callsOnly = role === 'assistant' && !m.text && !m.reasoning && (m.toolCalls || []).length;
+    const div = el('div', 'msg ' + role + (m.isError ? ' error' : '') + (callsOnly ? ' calls' : ''));
     div.dataset.seq = m.seq;
     let html = '<div class="role">' + esc(role === 'tool' ? 'tool result' + (m.toolName ? ': ' + m.toolName : '') : role === 'system' ? 'system context' : role) + '</div>';
     if (m.reasoning) html += '<details class="reasoning"><summary>Reasoning</summary>' + markdown(m.reasoning) + '</details>';
@@ -227,7 +229,7 @@
       const result = '<div class="result" data-status="' + st + '">' + (m.diff ? diffHTML(m.diff) : '') + '<div class="tlabel">Output</div><pre class="out"><code>' + esc(m.text) + '</code></pre>' + more + '</div>';
       html += '<details class="toolcall orphan" data-status="' + st + '"><summary>' + toolSummary(m.toolName || 'tool', '', st) + '</summary><div class="tbody">' + result + '</div></details>';
     } else {
-      html += '<div class="text">' + markdown(m.text) + '</div>' + more;
+      if (!callsOnly) html += '<div class="text">' + markdown(m.text) + '</div>' + more;
     }
     for (const tc of m.toolCalls || []) {
       html += '<details class="toolcall" data-call="' + esc(tc.id) + '" data-status="running"><summary>' + toolSummary(tc.name, argSummary(tc.input), 'running') + '</summary>' +
@@ -516,6 +518,16 @@
   }
 
   // ---- questions from the model's question tool
+  // fallbackNotice shows, in the transcript, that a model call went to a
+  // fallback model (a route_fallback event): which model failed, why, and
+  // which model answers instead (docs/fallback.md).
+  function fallbackNotice(p) {
+    if (!p || !p.to) return;
+    const n = el('div', 'msg system fallback');
+    n.textContent = 'Model ' + ((p.from && p.from.model) || '?') + ' failed (' + String(p.reason || '').replace(/_/g, ' ') + '); answering with fallback ' + p.to.model + '.';
+    $('log').appendChild(n); scroll();
+  }
+
   function questionCard(q) {
     if (!q || !q.requestId || document.querySelector('.question[data-request="' + q.requestId + '"]')) return;
     const card = el('div', 'approval question');
@@ -701,6 +713,7 @@
         if (ev.approval) approvalCard(ev.approval); break;
       case 'guardian_verdict': guardianLine(ev.guardianVerdict); break;
       case 'question_requested': questionCard(ev.payload); break;
+      case 'route_fallback': fallbackNotice(ev.payload); break;
       case 'question_answered': questionAnswered(ev.payload); break;
       case 'usage': refreshUsage(); break;
       case 'approval_resolved': {

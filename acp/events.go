@@ -21,6 +21,8 @@ type gqlEvent struct {
 	Payload  json.RawMessage
 	Message  *gqlMessage
 	Approval *gqlApproval
+	// Guardian is the verdict of guardian_verdict (GUARDED sessions).
+	Guardian *client.GuardianVerdictFields
 }
 
 // gqlApproval is an approval_requested event's request.
@@ -123,6 +125,9 @@ func fromEvent(e *client.ACPSessionEventsSessionEventsSessionEvent) gqlEvent {
 			ev.Approval.Input = *ap.Input
 		}
 	}
+	if g := e.GuardianVerdict; g != nil {
+		ev.Guardian = &g.GuardianVerdictFields
+	}
 	return ev
 }
 
@@ -220,6 +225,13 @@ func (s *session) event(ev gqlEvent) bool {
 		s.payload(ev, &p)
 		if p.ToolCallID != "" {
 			s.update(toolCallUpdate{SessionUpdate: "tool_call_update", ToolCallID: p.ToolCallID, Status: "in_progress"})
+		}
+	case "guardian_verdict":
+		// The guardian's verdict is shown on the tool call (GUARDED): its
+		// content until the result replaces it.
+		if g := ev.Guardian; g != nil && g.ToolCallId != "" {
+			s.update(toolCallUpdate{SessionUpdate: "tool_call_update", ToolCallID: g.ToolCallId, Status: "in_progress",
+				Content: []toolCallContent{wrappedContent{Type: "content", Content: textBlock(guardianLine(*g))}}})
 		}
 	case "approval_requested":
 		s.approvalRequested(ev.Approval)
@@ -323,4 +335,19 @@ func (s *session) sessionUpdated(ev gqlEvent) {
 	if slices.Contains(p.Changed, "tasks") {
 		s.sendPlan(p.Session.Tasks)
 	}
+}
+
+// guardianLine is a guardian verdict as one line of text.
+func guardianLine(g client.GuardianVerdictFields) string {
+	line := "guardian: " + g.Verdict
+	if g.Cause != "" && g.Cause != "verdict" {
+		line += " (" + g.Cause + ")"
+	}
+	if g.Model != "" {
+		line += " by " + g.Model
+	}
+	if g.Reason != "" {
+		line += ": " + g.Reason
+	}
+	return line
 }

@@ -117,6 +117,7 @@ var modes = []sessionMode{
 	{ID: "ask", Name: "Ask", Description: "Reads run; file writes and commands ask for permission."},
 	{ID: "explore", Name: "Explore", Description: "Read-only: tools that change anything are denied."},
 	{ID: "bypass", Name: "Bypass", Description: "Every tool runs without asking."},
+	{ID: "guarded", Name: "Guarded", Description: "Like ask, but a guardian model reviews each write and command first; only what it escalates asks for permission."},
 	{ID: "plan", Name: "Plan", Description: "The agent plans without changing files, then asks to execute the plan."},
 }
 
@@ -137,14 +138,14 @@ func (s *session) modeState() modeState {
 func (s *session) setMode(ctx context.Context, id string) error {
 	var in client.UpdateSessionInput
 	switch id {
-	case "ask", "explore", "bypass":
+	case "ask", "explore", "bypass", "guarded":
 		am, ag := client.ApprovalMode(strings.ToUpper(id)), client.AgentModeExecute
 		in.ApprovalMode, in.AgentMode = &am, &ag
 	case "plan":
 		ag := client.AgentModePlan
 		in.AgentMode = &ag
 	default:
-		return invalidParams("unknown mode %q: use ask, explore, bypass or plan", id)
+		return invalidParams("unknown mode %q: use ask, explore, bypass, guarded or plan", id)
 	}
 	r, err := client.ACPUpdateSession(ctx, s.a.k, s.id, in)
 	if err != nil {

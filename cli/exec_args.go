@@ -47,7 +47,7 @@ func (o *execOptions) define(fs *flag.FlagSet) {
 	fs.StringVar(&o.project, "project", "", "the project directory (default: the current directory; created as a project when new)")
 	fs.BoolVar(&o.noProject, "no-project", false, "no project: the session works in a scratch directory of its own")
 	fs.StringVar(&o.model, "model", "", "CONNECTION/MODEL: connection name or id, a slash, and the model id (default: the default model, see foya connections default)")
-	fs.StringVar(&o.approval, "approval-mode", "", "explore, ask or bypass (default: the kernel's, ask)")
+	fs.StringVar(&o.approval, "approval-mode", "", "explore, ask, guarded (a guardian model reviews what ask would ask; docs/guardian.md) or bypass (default: the kernel's, ask)")
 	fs.BoolVar(&o.json, "json", false, "print the session's events as JSON, one object per line")
 }
 
@@ -81,10 +81,10 @@ func readPrompt(rest []string, stdin io.Reader) (string, error) {
 func (o *execOptions) check() error {
 	if o.approval != "" {
 		switch strings.ToLower(o.approval) {
-		case "explore", "ask", "bypass":
+		case "explore", "ask", "guarded", "bypass":
 			o.approval = strings.ToUpper(o.approval)
 		default:
-			return cmdutil.UsageError{Err: fmt.Errorf("--approval-mode %q: use explore, ask or bypass", o.approval)}
+			return cmdutil.UsageError{Err: fmt.Errorf("--approval-mode %q: use explore, ask, guarded or bypass", o.approval)}
 		}
 	}
 	if o.model != "" {

@@ -46,6 +46,24 @@ func (t *turnWatch) print(ev execEvent) {
 		t.printRetry(ev)
 	case "route_fallback":
 		t.printFallback(ev)
+	case "guardian_verdict":
+		if g := ev.GuardianVerdict; g != nil {
+			line := fmt.Sprintf("guardian %s %s", g.Verdict, g.Tool)
+			if g.Cause != "" && g.Cause != "verdict" {
+				line += " (" + g.Cause + ")"
+			}
+			if g.Model != "" {
+				line += " by " + g.Model
+			}
+			if g.Reason != "" {
+				line += ": " + short(g.Reason, 200)
+			}
+			if g.Verdict == "deny" {
+				t.pr.errorf("%s", line)
+			} else {
+				t.pr.info("%s", line)
+			}
+		}
 	case "usage":
 		if u := ev.Usage; u != nil {
 			est := ""

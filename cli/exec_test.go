@@ -115,3 +115,12 @@ func TestExecPrintsRouteFallback(t *testing.T) {
 		t.Fatalf("stderr %q", got)
 	}
 }
+
+// The message header of `foya sessions show` names the model that answered
+// when it is a fallback, not the session's own.
+func TestAnsweredBy(t *testing.T) {
+	fb, own := "gpt-backup", "gpt-t"
+	if answeredBy(&fb, "gpt-t") != "gpt-backup" || answeredBy(&own, "gpt-t") != "" || answeredBy(nil, "gpt-t") != "" {
+		t.Fatal("answeredBy")
+	}
+}

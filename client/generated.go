@@ -771,6 +771,8 @@ type ACPSessionEventsSessionEventsSessionEvent struct {
 	Message *ACPSessionEventsSessionEventsSessionEventMessage `json:"message"`
 	// The request of approval_requested and approval_resolved.
 	Approval *ACPSessionEventsSessionEventsSessionEventApproval `json:"approval"`
+	// The verdict of guardian_verdict (GUARDED sessions).
+	GuardianVerdict *ACPSessionEventsSessionEventsSessionEventGuardianVerdict `json:"guardianVerdict"`
 }
 
 // GetSeq returns ACPSessionEventsSessionEventsSessionEvent.Seq, and is useful for accessing the field via an interface.
@@ -801,6 +803,11 @@ func (v *ACPSessionEventsSessionEventsSessionEvent) GetMessage() *ACPSessionEven
 // GetApproval returns ACPSessionEventsSessionEventsSessionEvent.Approval, and is useful for accessing the field via an interface.
 func (v *ACPSessionEventsSessionEventsSessionEvent) GetApproval() *ACPSessionEventsSessionEventsSessionEventApproval {
 	return v.Approval
+}
+
+// GetGuardianVerdict returns ACPSessionEventsSessionEventsSessionEvent.GuardianVerdict, and is useful for accessing the field via an interface.
+func (v *ACPSessionEventsSessionEventsSessionEvent) GetGuardianVerdict() *ACPSessionEventsSessionEventsSessionEventGuardianVerdict {
+	return v.GuardianVerdict
 }
 
 // ACPSessionEventsSessionEventsSessionEventApproval includes the requested fields of the GraphQL type Approval.
@@ -842,6 +849,103 @@ func (v *ACPSessionEventsSessionEventsSessionEventApproval) GetSummary() string 
 // GetInput returns ACPSessionEventsSessionEventsSessionEventApproval.Input, and is useful for accessing the field via an interface.
 func (v *ACPSessionEventsSessionEventsSessionEventApproval) GetInput() *json.RawMessage {
 	return v.Input
+}
+
+// ACPSessionEventsSessionEventsSessionEventGuardianVerdict includes the requested fields of the GraphQL type GuardianVerdict.
+// The GraphQL type's documentation follows.
+//
+// The guardian model's verdict on one tool call of a GUARDED session (the guardian_verdict event).
+type ACPSessionEventsSessionEventsSessionEventGuardianVerdict struct {
+	GuardianVerdictFields `json:"-"`
+}
+
+// GetToolCallId returns ACPSessionEventsSessionEventsSessionEventGuardianVerdict.ToolCallId, and is useful for accessing the field via an interface.
+func (v *ACPSessionEventsSessionEventsSessionEventGuardianVerdict) GetToolCallId() string {
+	return v.GuardianVerdictFields.ToolCallId
+}
+
+// GetTool returns ACPSessionEventsSessionEventsSessionEventGuardianVerdict.Tool, and is useful for accessing the field via an interface.
+func (v *ACPSessionEventsSessionEventsSessionEventGuardianVerdict) GetTool() string {
+	return v.GuardianVerdictFields.Tool
+}
+
+// GetVerdict returns ACPSessionEventsSessionEventsSessionEventGuardianVerdict.Verdict, and is useful for accessing the field via an interface.
+func (v *ACPSessionEventsSessionEventsSessionEventGuardianVerdict) GetVerdict() string {
+	return v.GuardianVerdictFields.Verdict
+}
+
+// GetReason returns ACPSessionEventsSessionEventsSessionEventGuardianVerdict.Reason, and is useful for accessing the field via an interface.
+func (v *ACPSessionEventsSessionEventsSessionEventGuardianVerdict) GetReason() string {
+	return v.GuardianVerdictFields.Reason
+}
+
+// GetCause returns ACPSessionEventsSessionEventsSessionEventGuardianVerdict.Cause, and is useful for accessing the field via an interface.
+func (v *ACPSessionEventsSessionEventsSessionEventGuardianVerdict) GetCause() string {
+	return v.GuardianVerdictFields.Cause
+}
+
+// GetModel returns ACPSessionEventsSessionEventsSessionEventGuardianVerdict.Model, and is useful for accessing the field via an interface.
+func (v *ACPSessionEventsSessionEventsSessionEventGuardianVerdict) GetModel() string {
+	return v.GuardianVerdictFields.Model
+}
+
+func (v *ACPSessionEventsSessionEventsSessionEventGuardianVerdict) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*ACPSessionEventsSessionEventsSessionEventGuardianVerdict
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.ACPSessionEventsSessionEventsSessionEventGuardianVerdict = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	err = json.Unmarshal(
+		b, &v.GuardianVerdictFields)
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+type __premarshalACPSessionEventsSessionEventsSessionEventGuardianVerdict struct {
+	ToolCallId string `json:"toolCallId"`
+
+	Tool string `json:"tool"`
+
+	Verdict string `json:"verdict"`
+
+	Reason string `json:"reason"`
+
+	Cause string `json:"cause"`
+
+	Model string `json:"model"`
+}
+
+func (v *ACPSessionEventsSessionEventsSessionEventGuardianVerdict) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *ACPSessionEventsSessionEventsSessionEventGuardianVerdict) __premarshalJSON() (*__premarshalACPSessionEventsSessionEventsSessionEventGuardianVerdict, error) {
+	var retval __premarshalACPSessionEventsSessionEventsSessionEventGuardianVerdict
+
+	retval.ToolCallId = v.GuardianVerdictFields.ToolCallId
+	retval.Tool = v.GuardianVerdictFields.Tool
+	retval.Verdict = v.GuardianVerdictFields.Verdict
+	retval.Reason = v.GuardianVerdictFields.Reason
+	retval.Cause = v.GuardianVerdictFields.Cause
+	retval.Model = v.GuardianVerdictFields.Model
+	return &retval, nil
 }
 
 // ACPSessionEventsSessionEventsSessionEventMessage includes the requested fields of the GraphQL type Message.
@@ -1738,12 +1842,22 @@ const (
 	ApprovalModeAsk ApprovalMode = "ASK"
 	// Every tool runs without asking.
 	ApprovalModeBypass ApprovalMode = "BYPASS"
+	// Like ASK, but every request ASK would put to a person goes first to the
+	// guardian model (default purpose GUARDIAN, else FAST, else the session's
+	// model) with the tool call, the project rules, the last user request and a
+	// bounded slice of recent context: approve runs the tool, deny returns a tool
+	// error with the guardian's reason to the model, and escalate — or any
+	// guardian failure, timeout, malformed answer, or the per-turn limit of
+	// reviews — asks a person (approval_requested, as in ASK). Each verdict is a
+	// guardian_verdict event (docs/guardian.md).
+	ApprovalModeGuarded ApprovalMode = "GUARDED"
 )
 
 var AllApprovalMode = []ApprovalMode{
 	ApprovalModeExplore,
 	ApprovalModeAsk,
 	ApprovalModeBypass,
+	ApprovalModeGuarded,
 }
 
 // How a connection authenticates; only API keys today (an empty key is fine for local endpoints).
@@ -3501,7 +3615,8 @@ type GenerateVideoResponse struct {
 	// Generates a video through a VIDEO connection (PRV-2): its provider's video_generator
 	// capability (protocol 2), called with the connection's declared videoProtocol. The
 	// videos are stored like uploads and returned as attachments. BAD_INPUT for a
-	// non-VIDEO connection or bad size/duration, UNAVAILABLE when there is no VIDEO
+	// non-VIDEO connection, bad size/duration, or a model that declares
+	// capabilities.generation.video false (null, unknown, is allowed), UNAVAILABLE when there is no VIDEO
 	// default or the connection's provider does not implement video generation (the
 	// built-in openai provider does not; install a provider plugin that declares
 	// video_generator), PROVIDER_ERROR when the service fails.
@@ -3531,6 +3646,40 @@ func (v *GenerationInput) GetVideo() *bool { return v.Video }
 
 // GetAudio returns GenerationInput.Audio, and is useful for accessing the field via an interface.
 func (v *GenerationInput) GetAudio() *bool { return v.Audio }
+
+// GuardianVerdictFields is the guardian's verdict on a tool call (GUARDED).
+type GuardianVerdictFields struct {
+	// The tool call reviewed (ToolCall.id).
+	ToolCallId string `json:"toolCallId"`
+	// The tool's name as models see it.
+	Tool string `json:"tool"`
+	// approve (the tool runs), deny (the model gets a tool error with the reason) or escalate (a person decides: approval_requested follows).
+	Verdict string `json:"verdict"`
+	// The guardian's rationale, or why the call escalated without a verdict.
+	Reason string `json:"reason"`
+	// verdict when the guardian answered; otherwise why the call escalated: timeout, error, malformed (the answer was not a verdict), no_model or cap (the turn reached its limit of reviews).
+	Cause string `json:"cause"`
+	// The model that reviewed; empty when none was asked (no_model, cap).
+	Model string `json:"model"`
+}
+
+// GetToolCallId returns GuardianVerdictFields.ToolCallId, and is useful for accessing the field via an interface.
+func (v *GuardianVerdictFields) GetToolCallId() string { return v.ToolCallId }
+
+// GetTool returns GuardianVerdictFields.Tool, and is useful for accessing the field via an interface.
+func (v *GuardianVerdictFields) GetTool() string { return v.Tool }
+
+// GetVerdict returns GuardianVerdictFields.Verdict, and is useful for accessing the field via an interface.
+func (v *GuardianVerdictFields) GetVerdict() string { return v.Verdict }
+
+// GetReason returns GuardianVerdictFields.Reason, and is useful for accessing the field via an interface.
+func (v *GuardianVerdictFields) GetReason() string { return v.Reason }
+
+// GetCause returns GuardianVerdictFields.Cause, and is useful for accessing the field via an interface.
+func (v *GuardianVerdictFields) GetCause() string { return v.Cause }
+
+// GetModel returns GuardianVerdictFields.Model, and is useful for accessing the field via an interface.
+func (v *GuardianVerdictFields) GetModel() string { return v.Model }
 
 // HooksResponse is returned by Hooks on success.
 type HooksResponse struct {
@@ -4539,6 +4688,8 @@ type MessageFields struct {
 	FinishReason *string `json:"finishReason"`
 	// The service's explanation of a refusal (finishReason `refusal`) when it sent one apart from the message text, e.g. Anthropic's `stop_details.explanation` or OpenAI's `refusal` deltas.
 	Refusal *string `json:"refusal"`
+	// The model that produced this assistant message: the session's model, or a fallback model after a route_fallback event of its turn; null for other roles.
+	Model *string `json:"model"`
 }
 
 // GetSeq returns MessageFields.Seq, and is useful for accessing the field via an interface.
@@ -4570,6 +4721,9 @@ func (v *MessageFields) GetFinishReason() *string { return v.FinishReason }
 
 // GetRefusal returns MessageFields.Refusal, and is useful for accessing the field via an interface.
 func (v *MessageFields) GetRefusal() *string { return v.Refusal }
+
+// GetModel returns MessageFields.Model, and is useful for accessing the field via an interface.
+func (v *MessageFields) GetModel() *string { return v.Model }
 
 // MessageFieldsToolCallsToolCall includes the requested fields of the GraphQL type ToolCall.
 // The GraphQL type's documentation follows.
@@ -4792,6 +4946,8 @@ const (
 	ModelPurposeImage ModelPurpose = "IMAGE"
 	// generateVideo without a connection.
 	ModelPurposeVideo ModelPurpose = "VIDEO"
+	// The guardian that reviews tool calls of GUARDED sessions; without it the FAST default reviews, else the session's own model. Its usage is in the ledger under purpose guardian.
+	ModelPurposeGuardian ModelPurpose = "GUARDIAN"
 )
 
 var AllModelPurpose = []ModelPurpose{
@@ -4799,6 +4955,7 @@ var AllModelPurpose = []ModelPurpose{
 	ModelPurposeFast,
 	ModelPurposeImage,
 	ModelPurposeVideo,
+	ModelPurposeGuardian,
 }
 
 // ModelRefFields includes the GraphQL fields of ModelRef requested by the fragment ModelRefFields.
@@ -6003,6 +6160,8 @@ type SessionEventsSessionEventsSessionEvent struct {
 	Message *SessionEventsSessionEventsSessionEventMessage `json:"message"`
 	// The request of approval_requested and approval_resolved.
 	Approval *SessionEventsSessionEventsSessionEventApproval `json:"approval"`
+	// The verdict of guardian_verdict (GUARDED sessions).
+	GuardianVerdict *SessionEventsSessionEventsSessionEventGuardianVerdict `json:"guardianVerdict"`
 	// The usage of a usage event.
 	Usage *SessionEventsSessionEventsSessionEventUsage `json:"usage"`
 }
@@ -6044,6 +6203,11 @@ func (v *SessionEventsSessionEventsSessionEvent) GetMessage() *SessionEventsSess
 // GetApproval returns SessionEventsSessionEventsSessionEvent.Approval, and is useful for accessing the field via an interface.
 func (v *SessionEventsSessionEventsSessionEvent) GetApproval() *SessionEventsSessionEventsSessionEventApproval {
 	return v.Approval
+}
+
+// GetGuardianVerdict returns SessionEventsSessionEventsSessionEvent.GuardianVerdict, and is useful for accessing the field via an interface.
+func (v *SessionEventsSessionEventsSessionEvent) GetGuardianVerdict() *SessionEventsSessionEventsSessionEventGuardianVerdict {
+	return v.GuardianVerdict
 }
 
 // GetUsage returns SessionEventsSessionEventsSessionEvent.Usage, and is useful for accessing the field via an interface.
@@ -6100,6 +6264,103 @@ func (v *SessionEventsSessionEventsSessionEventApproval) GetDecision() *Approval
 // GetChildSessionId returns SessionEventsSessionEventsSessionEventApproval.ChildSessionId, and is useful for accessing the field via an interface.
 func (v *SessionEventsSessionEventsSessionEventApproval) GetChildSessionId() *string {
 	return v.ChildSessionId
+}
+
+// SessionEventsSessionEventsSessionEventGuardianVerdict includes the requested fields of the GraphQL type GuardianVerdict.
+// The GraphQL type's documentation follows.
+//
+// The guardian model's verdict on one tool call of a GUARDED session (the guardian_verdict event).
+type SessionEventsSessionEventsSessionEventGuardianVerdict struct {
+	GuardianVerdictFields `json:"-"`
+}
+
+// GetToolCallId returns SessionEventsSessionEventsSessionEventGuardianVerdict.ToolCallId, and is useful for accessing the field via an interface.
+func (v *SessionEventsSessionEventsSessionEventGuardianVerdict) GetToolCallId() string {
+	return v.GuardianVerdictFields.ToolCallId
+}
+
+// GetTool returns SessionEventsSessionEventsSessionEventGuardianVerdict.Tool, and is useful for accessing the field via an interface.
+func (v *SessionEventsSessionEventsSessionEventGuardianVerdict) GetTool() string {
+	return v.GuardianVerdictFields.Tool
+}
+
+// GetVerdict returns SessionEventsSessionEventsSessionEventGuardianVerdict.Verdict, and is useful for accessing the field via an interface.
+func (v *SessionEventsSessionEventsSessionEventGuardianVerdict) GetVerdict() string {
+	return v.GuardianVerdictFields.Verdict
+}
+
+// GetReason returns SessionEventsSessionEventsSessionEventGuardianVerdict.Reason, and is useful for accessing the field via an interface.
+func (v *SessionEventsSessionEventsSessionEventGuardianVerdict) GetReason() string {
+	return v.GuardianVerdictFields.Reason
+}
+
+// GetCause returns SessionEventsSessionEventsSessionEventGuardianVerdict.Cause, and is useful for accessing the field via an interface.
+func (v *SessionEventsSessionEventsSessionEventGuardianVerdict) GetCause() string {
+	return v.GuardianVerdictFields.Cause
+}
+
+// GetModel returns SessionEventsSessionEventsSessionEventGuardianVerdict.Model, and is useful for accessing the field via an interface.
+func (v *SessionEventsSessionEventsSessionEventGuardianVerdict) GetModel() string {
+	return v.GuardianVerdictFields.Model
+}
+
+func (v *SessionEventsSessionEventsSessionEventGuardianVerdict) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*SessionEventsSessionEventsSessionEventGuardianVerdict
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.SessionEventsSessionEventsSessionEventGuardianVerdict = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	err = json.Unmarshal(
+		b, &v.GuardianVerdictFields)
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+type __premarshalSessionEventsSessionEventsSessionEventGuardianVerdict struct {
+	ToolCallId string `json:"toolCallId"`
+
+	Tool string `json:"tool"`
+
+	Verdict string `json:"verdict"`
+
+	Reason string `json:"reason"`
+
+	Cause string `json:"cause"`
+
+	Model string `json:"model"`
+}
+
+func (v *SessionEventsSessionEventsSessionEventGuardianVerdict) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *SessionEventsSessionEventsSessionEventGuardianVerdict) __premarshalJSON() (*__premarshalSessionEventsSessionEventsSessionEventGuardianVerdict, error) {
+	var retval __premarshalSessionEventsSessionEventsSessionEventGuardianVerdict
+
+	retval.ToolCallId = v.GuardianVerdictFields.ToolCallId
+	retval.Tool = v.GuardianVerdictFields.Tool
+	retval.Verdict = v.GuardianVerdictFields.Verdict
+	retval.Reason = v.GuardianVerdictFields.Reason
+	retval.Cause = v.GuardianVerdictFields.Cause
+	retval.Model = v.GuardianVerdictFields.Model
+	return &retval, nil
 }
 
 // SessionEventsSessionEventsSessionEventMessage includes the requested fields of the GraphQL type Message.
@@ -6169,6 +6430,11 @@ func (v *SessionEventsSessionEventsSessionEventMessage) GetRefusal() *string {
 	return v.MessageFields.Refusal
 }
 
+// GetModel returns SessionEventsSessionEventsSessionEventMessage.Model, and is useful for accessing the field via an interface.
+func (v *SessionEventsSessionEventsSessionEventMessage) GetModel() *string {
+	return v.MessageFields.Model
+}
+
 func (v *SessionEventsSessionEventsSessionEventMessage) UnmarshalJSON(b []byte) error {
 
 	if string(b) == "null" {
@@ -6220,6 +6486,8 @@ type __premarshalSessionEventsSessionEventsSessionEventMessage struct {
 	FinishReason *string `json:"finishReason"`
 
 	Refusal *string `json:"refusal"`
+
+	Model *string `json:"model"`
 }
 
 func (v *SessionEventsSessionEventsSessionEventMessage) MarshalJSON() ([]byte, error) {
@@ -6246,6 +6514,7 @@ func (v *SessionEventsSessionEventsSessionEventMessage) __premarshalJSON() (*__p
 	retval.TurnReason = v.MessageFields.TurnReason
 	retval.FinishReason = v.MessageFields.FinishReason
 	retval.Refusal = v.MessageFields.Refusal
+	retval.Model = v.MessageFields.Model
 	return &retval, nil
 }
 
@@ -6935,6 +7204,9 @@ func (v *SessionSessionMessagesMessage) GetFinishReason() *string {
 // GetRefusal returns SessionSessionMessagesMessage.Refusal, and is useful for accessing the field via an interface.
 func (v *SessionSessionMessagesMessage) GetRefusal() *string { return v.MessageFields.Refusal }
 
+// GetModel returns SessionSessionMessagesMessage.Model, and is useful for accessing the field via an interface.
+func (v *SessionSessionMessagesMessage) GetModel() *string { return v.MessageFields.Model }
+
 func (v *SessionSessionMessagesMessage) UnmarshalJSON(b []byte) error {
 
 	if string(b) == "null" {
@@ -6980,6 +7252,8 @@ type __premarshalSessionSessionMessagesMessage struct {
 	FinishReason *string `json:"finishReason"`
 
 	Refusal *string `json:"refusal"`
+
+	Model *string `json:"model"`
 }
 
 func (v *SessionSessionMessagesMessage) MarshalJSON() ([]byte, error) {
@@ -7003,6 +7277,7 @@ func (v *SessionSessionMessagesMessage) __premarshalJSON() (*__premarshalSession
 	retval.TurnReason = v.MessageFields.TurnReason
 	retval.FinishReason = v.MessageFields.FinishReason
 	retval.Refusal = v.MessageFields.Refusal
+	retval.Model = v.MessageFields.Model
 	return &retval, nil
 }
 
@@ -9107,6 +9382,9 @@ subscription ACPSessionEvents ($sessionId: ID!, $afterSeq: Int) {
 			summary
 			input
 		}
+		guardianVerdict {
+			... GuardianVerdictFields
+		}
 	}
 }
 fragment ACPMessageFields on Message {
@@ -9135,6 +9413,14 @@ fragment ACPMessageFields on Message {
 	turnReason
 	finishReason
 	refusal
+}
+fragment GuardianVerdictFields on GuardianVerdict {
+	toolCallId
+	tool
+	verdict
+	reason
+	cause
+	model
 }
 `
 
@@ -11034,6 +11320,7 @@ fragment MessageFields on Message {
 	turnReason
 	finishReason
 	refusal
+	model
 }
 fragment ProjectFields on Project {
 	id
@@ -11217,6 +11504,9 @@ subscription SessionEvents ($sessionId: ID!, $afterSeq: Int) {
 			decision
 			childSessionId
 		}
+		guardianVerdict {
+			... GuardianVerdictFields
+		}
 		usage {
 			inputTokens
 			outputTokens
@@ -11243,6 +11533,15 @@ fragment MessageFields on Message {
 	turnReason
 	finishReason
 	refusal
+	model
+}
+fragment GuardianVerdictFields on GuardianVerdict {
+	toolCallId
+	tool
+	verdict
+	reason
+	cause
+	model
 }
 `
 

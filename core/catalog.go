@@ -84,6 +84,9 @@ const (
 	PurposeFast     ModelPurpose = "fast"
 	PurposeImage    ModelPurpose = "image"
 	PurposeVideo    ModelPurpose = "video"
+	// PurposeGuardian reviews the approval requests of GUARDED sessions; it
+	// falls back to the fast default, then to the session's own model.
+	PurposeGuardian ModelPurpose = "guardian"
 )
 
 // ModelRef points at one model of one connection.
@@ -101,6 +104,7 @@ type DefaultModels struct {
 	// Fallbacks is the fallback chain per purpose (setFallbackModels): the
 	// models a failed call continues on, in order (docs/fallback.md).
 	Fallbacks map[ModelPurpose][]ModelRef `json:"fallbacks,omitempty"`
+	Guardian  *ModelRef                   `json:"guardian,omitempty"`
 }
 
 // CatalogData is everything the model catalog persists: the connections

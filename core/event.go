@@ -43,6 +43,9 @@ const (
 	// continued on the next model of the fallback chain (payload
 	// RouteFallbackPayload).
 	EventRouteFallback EventType = "route_fallback"
+	// EventGuardianVerdict records the guardian model's verdict on a tool
+	// call of a GUARDED session (payload GuardianVerdictPayload).
+	EventGuardianVerdict EventType = "guardian_verdict"
 )
 
 // LiveOnly reports whether events of type t are never persisted (MSG-12):

@@ -159,3 +159,26 @@ type RewindFile struct {
 	Expected string `json:"-"` // hash the session last left ("" = absent)
 	Mode     uint32 `json:"-"` // recorded permission bits of the content to restore (0: not recorded)
 }
+
+// Guardian verdicts (the verdict field of guardian_verdict).
+const (
+	GuardianApprove  = "approve"
+	GuardianDeny     = "deny"
+	GuardianEscalate = "escalate"
+)
+
+// GuardianVerdictPayload is the payload of guardian_verdict: what the
+// guardian model decided about one tool call of a GUARDED session, and why.
+// Cause is "verdict" when the model answered with a verdict; otherwise the
+// call escalated without one: "timeout", "error", "malformed" (the answer
+// was not a verdict), "no_model" or "cap" (the per-turn limit of guardian
+// calls was reached).
+type GuardianVerdictPayload struct {
+	ToolCallID   string `json:"toolCallId"`
+	Tool         string `json:"tool"`
+	Verdict      string `json:"verdict"`
+	Reason       string `json:"reason"`
+	Cause        string `json:"cause"`
+	Model        string `json:"model,omitempty"`
+	ConnectionID string `json:"connectionId,omitempty"`
+}

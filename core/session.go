@@ -38,17 +38,20 @@ func (m AgentMode) Valid() bool {
 type ApprovalMode string
 
 // Approval modes: explore runs read-only tools and denies the rest; ask runs
-// reads and asks for writes and commands; bypass never asks.
+// reads and asks for writes and commands; bypass never asks; guarded puts
+// what ask would put to a person to the guardian model first, and asks a
+// person only when it escalates or fails.
 const (
 	ApprovalExplore ApprovalMode = "explore"
 	ApprovalAsk     ApprovalMode = "ask"
 	ApprovalBypass  ApprovalMode = "bypass"
+	ApprovalGuarded ApprovalMode = "guarded"
 )
 
 // Valid reports whether m is a known approval mode.
 func (m ApprovalMode) Valid() bool {
 	switch m {
-	case ApprovalExplore, ApprovalAsk, ApprovalBypass:
+	case ApprovalExplore, ApprovalAsk, ApprovalBypass, ApprovalGuarded:
 		return true
 	}
 	return false

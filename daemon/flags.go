@@ -43,7 +43,9 @@ type Config struct {
 	Tools       builtintools.PluginConfig
 	AllowKeyEnv []string
 	Retry       engine.RetryPolicy
-	Output      engine.OutputLimits
+	// Guardian bounds the guardian of GUARDED sessions (docs/guardian.md).
+	Guardian engine.GuardianPolicy
+	Output   engine.OutputLimits
 }
 
 var serveCommand = cmdutil.Command{
@@ -72,6 +74,8 @@ func (m *Main) ParseFlags(args []string) error {
 	logLevel := fs.String("log-level", "info", "log level: debug, info, warn, error")
 	fs.IntVar(&c.Retry.MaxAttempts, "retry-max-attempts", engine.DefaultRetryMaxAttempts, "requests per model step when rate-limited, overloaded or cut off before any output (1 disables retries)")
 	fs.DurationVar(&c.Retry.MaxTotalWait, "retry-max-wait", engine.DefaultRetryMaxTotalWait, "total backoff wait bound per model step")
+	fs.DurationVar(&c.Guardian.Timeout, "guardian-timeout", engine.DefaultGuardianTimeout, "bound of one guardian review in GUARDED sessions; past it the call asks a person (docs/guardian.md)")
+	fs.IntVar(&c.Guardian.MaxCallsPerTurn, "guardian-max-calls", engine.DefaultGuardianMaxCallsPerTurn, "guardian reviews per turn in GUARDED sessions; later calls of the turn ask a person")
 	fs.DurationVar(&c.PluginIdleStop, "plugin-idle-stop", defaultPluginIdleStop, "stop a built-in plugin process after this long without a call; the next call starts it again (0: never; docs/performance.md)")
 	fs.DurationVar(&c.WSPing, "ws-ping-interval", edge.DefaultWSPingInterval, "interval of the graphql-transport-ws ping messages the kernel sends on every WebSocket, at least 1s (a socket that leaves two of them without a pong is closed)")
 	fs.StringVar(&c.Pprof, "pprof", "", "serve Go profiles (net/http/pprof) on this loopback address, e.g. 127.0.0.1:6060 (off by default)")
@@ -155,6 +159,9 @@ func (c *Config) checkKernel() error {
 	}
 	if c.Retry.MaxAttempts < 1 || c.Retry.MaxTotalWait <= 0 {
 		return cmdutil.Usagef("--retry-max-attempts must be at least 1 and --retry-max-wait positive")
+	}
+	if c.Guardian.Timeout <= 0 || c.Guardian.MaxCallsPerTurn < 1 {
+		return cmdutil.Usagef("--guardian-timeout must be positive and --guardian-max-calls at least 1")
 	}
 	if c.Database != "" && !storage.IsPostgresURL(c.Database) {
 		return cmdutil.Usagef("--database %s: use a postgres:// or postgresql:// URL", storage.RedactURL(c.Database))

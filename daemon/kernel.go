@@ -198,7 +198,7 @@ func (k *kernel) openEngine(ctx context.Context, c Config, mcpStore core.MCPStor
 	k.engine, err = engine.New(engine.Config{
 		Sessions: k.sessions, Catalog: k.catalog, Providers: k.plugins, Tools: tools,
 		Attachments: k.db, Blobs: blobs, Describe: artifacts.Describe, History: k.db,
-		ScratchDir: filepath.Join(dir, "scratch"), DataDir: dir, HiddenPaths: c.Tools.Hidden, Logger: log, Retry: c.Retry, Output: c.Output,
+		ScratchDir: filepath.Join(dir, "scratch"), DataDir: dir, HiddenPaths: c.Tools.Hidden, Logger: log, Retry: c.Retry, Output: c.Output, Guardian: c.Guardian,
 		Hooks: corehooks.New(hooks.Store{Dir: dir}, hookRunner(dir, c, log)),
 		// No turn for 5 s: hand memory back (docs/performance.md).
 		OnIdle: func() { _, _ = memtrim.Trim() },

@@ -57,6 +57,7 @@ type DirectiveRoot struct {
 
 type ComplexityRoot struct {
 	AgentSnapshot struct {
+		ContextSeqs  func(childComplexity int) int
 		Description  func(childComplexity int) int
 		Instructions func(childComplexity int) int
 		MaxTurns     func(childComplexity int) int
@@ -131,6 +132,7 @@ type ComplexityRoot struct {
 	DefaultModels struct {
 		Fallbacks func(childComplexity int) int
 		Fast      func(childComplexity int) int
+		Guardian  func(childComplexity int) int
 		Image     func(childComplexity int) int
 		Language  func(childComplexity int) int
 		Video     func(childComplexity int) int
@@ -153,6 +155,16 @@ type ComplexityRoot struct {
 		Audio func(childComplexity int) int
 		Image func(childComplexity int) int
 		Video func(childComplexity int) int
+	}
+
+	GuardianVerdict struct {
+		Cause        func(childComplexity int) int
+		ConnectionID func(childComplexity int) int
+		Model        func(childComplexity int) int
+		Reason       func(childComplexity int) int
+		Tool         func(childComplexity int) int
+		ToolCallID   func(childComplexity int) int
+		Verdict      func(childComplexity int) int
 	}
 
 	KernelEvent struct {
@@ -459,6 +471,7 @@ type ComplexityRoot struct {
 		Approval         func(childComplexity int) int
 		At               func(childComplexity int) int
 		Delta            func(childComplexity int) int
+		GuardianVerdict  func(childComplexity int) int
 		Message          func(childComplexity int) int
 		MessageTruncated func(childComplexity int) int
 		Payload          func(childComplexity int) int
@@ -696,6 +709,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 	_ = ec
 	switch typeName + "." + field {
 
+	case "AgentSnapshot.contextSeqs":
+		if e.ComplexityRoot.AgentSnapshot.ContextSeqs == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AgentSnapshot.ContextSeqs(childComplexity), true
 	case "AgentSnapshot.description":
 		if e.ComplexityRoot.AgentSnapshot.Description == nil {
 			break
@@ -1021,6 +1040,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.DefaultModels.Fast(childComplexity), true
+	case "DefaultModels.guardian":
+		if e.ComplexityRoot.DefaultModels.Guardian == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DefaultModels.Guardian(childComplexity), true
 	case "DefaultModels.image":
 		if e.ComplexityRoot.DefaultModels.Image == nil {
 			break
@@ -1102,6 +1127,49 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Generation.Video(childComplexity), true
+
+	case "GuardianVerdict.cause":
+		if e.ComplexityRoot.GuardianVerdict.Cause == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GuardianVerdict.Cause(childComplexity), true
+	case "GuardianVerdict.connectionId":
+		if e.ComplexityRoot.GuardianVerdict.ConnectionID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GuardianVerdict.ConnectionID(childComplexity), true
+	case "GuardianVerdict.model":
+		if e.ComplexityRoot.GuardianVerdict.Model == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GuardianVerdict.Model(childComplexity), true
+	case "GuardianVerdict.reason":
+		if e.ComplexityRoot.GuardianVerdict.Reason == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GuardianVerdict.Reason(childComplexity), true
+	case "GuardianVerdict.tool":
+		if e.ComplexityRoot.GuardianVerdict.Tool == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GuardianVerdict.Tool(childComplexity), true
+	case "GuardianVerdict.toolCallId":
+		if e.ComplexityRoot.GuardianVerdict.ToolCallID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GuardianVerdict.ToolCallID(childComplexity), true
+	case "GuardianVerdict.verdict":
+		if e.ComplexityRoot.GuardianVerdict.Verdict == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GuardianVerdict.Verdict(childComplexity), true
 
 	case "KernelEvent.at":
 		if e.ComplexityRoot.KernelEvent.At == nil {
@@ -2732,6 +2800,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.SessionEvent.Delta(childComplexity), true
+	case "SessionEvent.guardianVerdict":
+		if e.ComplexityRoot.SessionEvent.GuardianVerdict == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SessionEvent.GuardianVerdict(childComplexity), true
 	case "SessionEvent.message":
 		if e.ComplexityRoot.SessionEvent.Message == nil {
 			break
@@ -3078,6 +3152,17 @@ enum ApprovalMode {
   ASK
   "Every tool runs without asking."
   BYPASS
+  """
+  Like ASK, but every request ASK would put to a person goes first to the
+  guardian model (default purpose GUARDIAN, else FAST, else the session's
+  model) with the tool call, the project rules, the last user request and a
+  bounded slice of recent context: approve runs the tool, deny returns a tool
+  error with the guardian's reason to the model, and escalate — or any
+  guardian failure, timeout, malformed answer, or the per-turn limit of
+  reviews — asks a person (approval_requested, as in ASK). Each verdict is a
+  guardian_verdict event (docs/guardian.md).
+  """
+  GUARDED
 }
 
 "How a turn ended."
@@ -3136,6 +3221,8 @@ enum ModelPurpose {
   IMAGE
   "generateVideo without a connection."
   VIDEO
+  "The guardian that reviews tool calls of GUARDED sessions; without it the FAST default reviews, else the session's own model. Its usage is in the ledger under purpose guardian."
+  GUARDIAN
 }
 
 "Generation flags of a model; null = unknown."
@@ -3263,6 +3350,8 @@ type DefaultModels {
   image: ModelRef
   "Model of generateVideo without a connection; null = none (video generation UNAVAILABLE)."
   video: ModelRef
+  "Model that reviews the tool calls of GUARDED sessions; null = none set (the fast default reviews, else the session's own model)."
+  guardian: ModelRef
 }
 
 "A loaded plugin. Providers and tools run out of process (hashicorp/go-plugin over gRPC)."
@@ -3479,6 +3568,24 @@ type Approval {
   childSessionId: ID
 }
 
+"The guardian model's verdict on one tool call of a GUARDED session (the guardian_verdict event)."
+type GuardianVerdict {
+  "The tool call reviewed (ToolCall.id)."
+  toolCallId: ID!
+  "The tool's name as models see it."
+  tool: String!
+  "approve (the tool runs), deny (the model gets a tool error with the reason) or escalate (a person decides: approval_requested follows)."
+  verdict: String!
+  "The guardian's rationale, or why the call escalated without a verdict."
+  reason: String!
+  "verdict when the guardian answered; otherwise why the call escalated: timeout, error, malformed (the answer was not a verdict), no_model or cap (the turn reached its limit of reviews)."
+  cause: String!
+  "The model that reviewed; empty when none was asked (no_model, cap)."
+  model: String!
+  "The connection of that model; empty when none was asked."
+  connectionId: String!
+}
+
 "One piece of an assistant message in the order it streamed (reasoning, text, tool call, reasoning, text…), recorded with the message; a display projection, not canonical data. Messages recorded before segments were kept show reasoning, then text, then tool calls."
 type Segment {
   "reasoning, text or tool_call."
@@ -3515,6 +3622,8 @@ type AgentSnapshot {
   maxTurns: Int!
   "CONNECTION_ID/MODEL, or null for the parent's model."
   model: String
+  "The seqs of the parent's messages the task call handed the child before its prompt (the task tool's context argument), in order; null when none."
+  contextSeqs: [Int!]
 }
 
 "An item of a session's task list, kept by the model."
@@ -3778,6 +3887,8 @@ type SessionEvent {
   queue: [QueueItem!]
   "The request of approval_requested and approval_resolved."
   approval: Approval
+  "The verdict of guardian_verdict (GUARDED sessions)."
+  guardianVerdict: GuardianVerdict
   "The usage of a usage event."
   usage: Usage
   "The full event payload."
@@ -4362,7 +4473,9 @@ type Mutation {
   Generates images through an IMAGE connection (PRV-2): its provider's image_generator
   capability (the built-in openai provider calls POST {baseUrl}/images/generations).
   The images are stored like uploads and returned as attachments, usable in
-  sendMessage. BAD_INPUT for a non-IMAGE connection or bad size/count, UNAVAILABLE
+  sendMessage. BAD_INPUT for a non-IMAGE connection, bad size/count, or a model that
+  declares capabilities.generation.image false (the message names the flag; null,
+  unknown, is allowed and logged as such), UNAVAILABLE
   when there is no image default or the provider cannot generate images,
   PROVIDER_ERROR when the service fails. When an IMAGE default exists, models also
   get an image_generation tool whose images are attached to its tool result.
@@ -4372,7 +4485,8 @@ type Mutation {
   Generates a video through a VIDEO connection (PRV-2): its provider's video_generator
   capability (protocol 2), called with the connection's declared videoProtocol. The
   videos are stored like uploads and returned as attachments. BAD_INPUT for a
-  non-VIDEO connection or bad size/duration, UNAVAILABLE when there is no VIDEO
+  non-VIDEO connection, bad size/duration, or a model that declares
+  capabilities.generation.video false (null, unknown, is allowed), UNAVAILABLE when there is no VIDEO
   default or the connection's provider does not implement video generation (the
   built-in openai provider does not; install a provider plugin that declares
   video_generator), PROVIDER_ERROR when the service fails.
@@ -4511,6 +4625,8 @@ func (ec *executionContext) childFields_AgentSnapshot(ctx context.Context, field
 		return ec.fieldContext_AgentSnapshot_maxTurns(ctx, field)
 	case "model":
 		return ec.fieldContext_AgentSnapshot_model(ctx, field)
+	case "contextSeqs":
+		return ec.fieldContext_AgentSnapshot_contextSeqs(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type AgentSnapshot", field.Name)
 }
@@ -4651,6 +4767,8 @@ func (ec *executionContext) childFields_DefaultModels(ctx context.Context, field
 		return ec.fieldContext_DefaultModels_image(ctx, field)
 	case "video":
 		return ec.fieldContext_DefaultModels_video(ctx, field)
+	case "guardian":
+		return ec.fieldContext_DefaultModels_guardian(ctx, field)
 	case "fallbacks":
 		return ec.fieldContext_DefaultModels_fallbacks(ctx, field)
 	}
@@ -4693,6 +4811,26 @@ func (ec *executionContext) childFields_Generation(ctx context.Context, field gr
 		return ec.fieldContext_Generation_audio(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Generation", field.Name)
+}
+
+func (ec *executionContext) childFields_GuardianVerdict(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "toolCallId":
+		return ec.fieldContext_GuardianVerdict_toolCallId(ctx, field)
+	case "tool":
+		return ec.fieldContext_GuardianVerdict_tool(ctx, field)
+	case "verdict":
+		return ec.fieldContext_GuardianVerdict_verdict(ctx, field)
+	case "reason":
+		return ec.fieldContext_GuardianVerdict_reason(ctx, field)
+	case "cause":
+		return ec.fieldContext_GuardianVerdict_cause(ctx, field)
+	case "model":
+		return ec.fieldContext_GuardianVerdict_model(ctx, field)
+	case "connectionId":
+		return ec.fieldContext_GuardianVerdict_connectionId(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type GuardianVerdict", field.Name)
 }
 
 func (ec *executionContext) childFields_KernelEvent(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -5199,6 +5337,8 @@ func (ec *executionContext) childFields_SessionEvent(ctx context.Context, field 
 		return ec.fieldContext_SessionEvent_queue(ctx, field)
 	case "approval":
 		return ec.fieldContext_SessionEvent_approval(ctx, field)
+	case "guardianVerdict":
+		return ec.fieldContext_SessionEvent_guardianVerdict(ctx, field)
 	case "usage":
 		return ec.fieldContext_SessionEvent_usage(ctx, field)
 	case "payload":
@@ -6597,6 +6737,29 @@ func (ec *executionContext) fieldContext_AgentSnapshot_model(_ context.Context, 
 	return graphql.NewScalarFieldContext("AgentSnapshot", field, true, true, "String")
 }
 
+func (ec *executionContext) _AgentSnapshot_contextSeqs(ctx context.Context, field graphql.CollectedField, obj *core.AgentSnapshot) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AgentSnapshot_contextSeqs(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ContextSeqs, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []int64) graphql.Marshaler {
+			return ec.marshalOInt2ᚕint64ᚄ(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_AgentSnapshot_contextSeqs(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AgentSnapshot", field, false, false, "Int")
+}
+
 func (ec *executionContext) _Approval_requestId(ctx context.Context, field graphql.CollectedField, obj *core.ApprovalPayload) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -7796,6 +7959,38 @@ func (ec *executionContext) fieldContext_DefaultModels_video(_ context.Context, 
 	return fc, nil
 }
 
+func (ec *executionContext) _DefaultModels_guardian(ctx context.Context, field graphql.CollectedField, obj *core.DefaultModels) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DefaultModels_guardian(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Guardian, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *core.ModelRef) graphql.Marshaler {
+			return ec.marshalOModelRef2ᚖgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐModelRef(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_DefaultModels_guardian(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "DefaultModels",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ModelRef(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _DefaultModels_fallbacks(ctx context.Context, field graphql.CollectedField, obj *core.DefaultModels) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -8065,6 +8260,167 @@ func (ec *executionContext) _Generation_audio(ctx context.Context, field graphql
 }
 func (ec *executionContext) fieldContext_Generation_audio(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Generation", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _GuardianVerdict_toolCallId(ctx context.Context, field graphql.CollectedField, obj *core.GuardianVerdictPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GuardianVerdict_toolCallId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ToolCallID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GuardianVerdict_toolCallId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GuardianVerdict", field, false, false, "ID")
+}
+
+func (ec *executionContext) _GuardianVerdict_tool(ctx context.Context, field graphql.CollectedField, obj *core.GuardianVerdictPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GuardianVerdict_tool(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Tool, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GuardianVerdict_tool(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GuardianVerdict", field, false, false, "String")
+}
+
+func (ec *executionContext) _GuardianVerdict_verdict(ctx context.Context, field graphql.CollectedField, obj *core.GuardianVerdictPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GuardianVerdict_verdict(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Verdict, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GuardianVerdict_verdict(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GuardianVerdict", field, false, false, "String")
+}
+
+func (ec *executionContext) _GuardianVerdict_reason(ctx context.Context, field graphql.CollectedField, obj *core.GuardianVerdictPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GuardianVerdict_reason(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Reason, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GuardianVerdict_reason(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GuardianVerdict", field, false, false, "String")
+}
+
+func (ec *executionContext) _GuardianVerdict_cause(ctx context.Context, field graphql.CollectedField, obj *core.GuardianVerdictPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GuardianVerdict_cause(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cause, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GuardianVerdict_cause(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GuardianVerdict", field, false, false, "String")
+}
+
+func (ec *executionContext) _GuardianVerdict_model(ctx context.Context, field graphql.CollectedField, obj *core.GuardianVerdictPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GuardianVerdict_model(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Model, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GuardianVerdict_model(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GuardianVerdict", field, false, false, "String")
+}
+
+func (ec *executionContext) _GuardianVerdict_connectionId(ctx context.Context, field graphql.CollectedField, obj *core.GuardianVerdictPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GuardianVerdict_connectionId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ConnectionID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GuardianVerdict_connectionId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GuardianVerdict", field, false, false, "String")
 }
 
 func (ec *executionContext) _KernelEvent_type(ctx context.Context, field graphql.CollectedField, obj *core.KernelEvent) (ret graphql.Marshaler) {
@@ -14913,6 +15269,38 @@ func (ec *executionContext) fieldContext_SessionEvent_approval(_ context.Context
 	return fc, nil
 }
 
+func (ec *executionContext) _SessionEvent_guardianVerdict(ctx context.Context, field graphql.CollectedField, obj *model.SessionEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SessionEvent_guardianVerdict(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.GuardianVerdict()
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *core.GuardianVerdictPayload) graphql.Marshaler {
+			return ec.marshalOGuardianVerdict2ᚖgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐGuardianVerdictPayload(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SessionEvent_guardianVerdict(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SessionEvent",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_GuardianVerdict(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _SessionEvent_usage(ctx context.Context, field graphql.CollectedField, obj *model.SessionEvent) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -17739,6 +18127,11 @@ func (ec *executionContext) _AgentSnapshot(ctx context.Context, sel ast.Selectio
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._AgentSnapshot_model(ctx, field, obj)
 				})
+		case "contextSeqs":
+			out.Values[i] = ec._AgentSnapshot_contextSeqs(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -18186,6 +18579,11 @@ func (ec *executionContext) _DefaultModels(ctx context.Context, sel ast.Selectio
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "guardian":
+			out.Values[i] = ec._DefaultModels_guardian(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		case "fallbacks":
 			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
 				true, true,
@@ -18324,6 +18722,69 @@ func (ec *executionContext) _Generation(ctx context.Context, sel ast.SelectionSe
 		case "audio":
 			out.Values[i] = ec._Generation_audio(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var guardianVerdictImplementors = []string{"GuardianVerdict"}
+
+func (ec *executionContext) _GuardianVerdict(ctx context.Context, sel ast.SelectionSet, obj *core.GuardianVerdictPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, guardianVerdictImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("GuardianVerdict")
+		case "toolCallId":
+			out.Values[i] = ec._GuardianVerdict_toolCallId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "tool":
+			out.Values[i] = ec._GuardianVerdict_tool(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "verdict":
+			out.Values[i] = ec._GuardianVerdict_verdict(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "reason":
+			out.Values[i] = ec._GuardianVerdict_reason(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "cause":
+			out.Values[i] = ec._GuardianVerdict_cause(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "model":
+			out.Values[i] = ec._GuardianVerdict_model(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "connectionId":
+			out.Values[i] = ec._GuardianVerdict_connectionId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		default:
@@ -20404,6 +20865,11 @@ func (ec *executionContext) _SessionEvent(ctx context.Context, sel ast.Selection
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
+		case "guardianVerdict":
+			out.Values[i] = ec._SessionEvent_guardianVerdict(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
 		case "usage":
 			out.Values[i] = ec._SessionEvent_usage(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -21053,11 +21519,13 @@ var (
 		"EXPLORE": core.ApprovalExplore,
 		"ASK":     core.ApprovalAsk,
 		"BYPASS":  core.ApprovalBypass,
+		"GUARDED": core.ApprovalGuarded,
 	}
 	marshalNApprovalMode2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐApprovalMode = map[core.ApprovalMode]string{
 		core.ApprovalExplore: "EXPLORE",
 		core.ApprovalAsk:     "ASK",
 		core.ApprovalBypass:  "BYPASS",
+		core.ApprovalGuarded: "GUARDED",
 	}
 )
 
@@ -21690,12 +22158,14 @@ var (
 		"FAST":     core.PurposeFast,
 		"IMAGE":    core.PurposeImage,
 		"VIDEO":    core.PurposeVideo,
+		"GUARDIAN": core.PurposeGuardian,
 	}
 	marshalNModelPurpose2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐModelPurpose = map[core.ModelPurpose]string{
 		core.PurposeLanguage: "LANGUAGE",
 		core.PurposeFast:     "FAST",
 		core.PurposeImage:    "IMAGE",
 		core.PurposeVideo:    "VIDEO",
+		core.PurposeGuardian: "GUARDIAN",
 	}
 )
 
@@ -22445,11 +22915,13 @@ var (
 		"EXPLORE": core.ApprovalExplore,
 		"ASK":     core.ApprovalAsk,
 		"BYPASS":  core.ApprovalBypass,
+		"GUARDED": core.ApprovalGuarded,
 	}
 	marshalOApprovalMode2ᚖgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐApprovalMode = map[core.ApprovalMode]string{
 		core.ApprovalExplore: "EXPLORE",
 		core.ApprovalAsk:     "ASK",
 		core.ApprovalBypass:  "BYPASS",
+		core.ApprovalGuarded: "GUARDED",
 	}
 )
 
@@ -22607,6 +23079,13 @@ func (ec *executionContext) unmarshalOGenerationInput2ᚖgithubᚗcomᚋfoyaᚑd
 	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
+func (ec *executionContext) marshalOGuardianVerdict2ᚖgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐGuardianVerdictPayload(ctx context.Context, sel ast.SelectionSet, v *core.GuardianVerdictPayload) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._GuardianVerdict(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalOID2string(ctx context.Context, v any) (string, error) {
 	res, err := graphql.UnmarshalID(v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -22682,6 +23161,41 @@ func (ec *executionContext) marshalOInt2int(ctx context.Context, sel ast.Selecti
 	_ = ctx
 	res := graphql.MarshalInt(v)
 	return res
+}
+
+func (ec *executionContext) unmarshalOInt2ᚕint64ᚄ(ctx context.Context, v any) ([]int64, error) {
+	if v == nil {
+		return nil, nil
+	}
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]int64, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNInt2int64(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalOInt2ᚕint64ᚄ(ctx context.Context, sel ast.SelectionSet, v []int64) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := make(graphql.Array, len(v))
+	for i := range v {
+		ret[i] = ec.marshalNInt2int64(ctx, sel, v[i])
+	}
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
 }
 
 func (ec *executionContext) unmarshalOInt2ᚖint64(ctx context.Context, v any) (*int64, error) {

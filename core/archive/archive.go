@@ -107,6 +107,7 @@ var archiveEventTypes = map[core.EventType]bool{
 	core.EventTurnFinished: true, core.EventHistoryRewound: true, core.EventCompactionStarted: true,
 	core.EventCompactionCheckpoint: true, core.EventHookStarted: true, core.EventHookFinished: true, core.EventHookUntrusted: true,
 	core.EventRouteFallback: true,
+	core.EventGuardianVerdict: true,
 }
 
 // WriteSessionArchive writes a foya.session document: the header, events

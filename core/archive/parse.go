@@ -230,7 +230,7 @@ func validArchiveUsage(n int, u core.Usage) error {
 func validArchiveMeta(m core.SessionMeta) error {
 	switch {
 	case !m.ApprovalMode.Valid():
-		return fmt.Errorf("approvalMode %q: expected explore, ask or bypass", core.Clip(string(m.ApprovalMode), 32))
+		return fmt.Errorf("approvalMode %q: expected explore, ask, guarded or bypass", core.Clip(string(m.ApprovalMode), 32))
 	case !m.AgentMode.Valid():
 		return fmt.Errorf("agentMode %q: expected execute, plan or awaiting_confirmation", core.Clip(string(m.AgentMode), 32))
 	case m.CreatedAt.IsZero():

@@ -20,7 +20,7 @@ func (c *Catalog) Defaults(ctx context.Context) (core.DefaultModels, error) {
 func (c *Catalog) SetDefaultModel(ctx context.Context, purpose core.ModelPurpose, ref *core.ModelRef) (core.DefaultModels, error) {
 	want, ok := purposeType(purpose)
 	if !ok {
-		return core.DefaultModels{}, core.Errorf(core.CodeBadInput, "purpose: unknown model purpose %q (known: language, fast, image, video)", purpose)
+		return core.DefaultModels{}, core.Errorf(core.CodeBadInput, "purpose: unknown model purpose %q (known: language, fast, guardian, image, video)", purpose)
 	}
 	data, err := c.mutate(ctx, CatalogDefaults, "", func(d *core.CatalogData) error {
 		if ref == nil {
@@ -49,7 +49,7 @@ func (c *Catalog) SetDefaultModel(ctx context.Context, purpose core.ModelPurpose
 
 func purposeType(p core.ModelPurpose) (core.ConnectionType, bool) {
 	switch p {
-	case core.PurposeLanguage, core.PurposeFast:
+	case core.PurposeLanguage, core.PurposeFast, core.PurposeGuardian:
 		return core.ConnLanguage, true
 	case core.PurposeImage:
 		return core.ConnImage, true
@@ -59,7 +59,7 @@ func purposeType(p core.ModelPurpose) (core.ConnectionType, bool) {
 	return "", false
 }
 
-var allPurposes = []core.ModelPurpose{core.PurposeLanguage, core.PurposeFast, core.PurposeImage, core.PurposeVideo}
+var allPurposes = []core.ModelPurpose{core.PurposeLanguage, core.PurposeFast, core.PurposeImage, core.PurposeVideo, core.PurposeGuardian}
 
 func defaultSlot(d *core.DefaultModels, p core.ModelPurpose) **core.ModelRef {
 	switch p {
@@ -69,6 +69,8 @@ func defaultSlot(d *core.DefaultModels, p core.ModelPurpose) **core.ModelRef {
 		return &d.Fast
 	case core.PurposeImage:
 		return &d.Image
+	case core.PurposeGuardian:
+		return &d.Guardian
 	default:
 		return &d.Video
 	}

@@ -24,6 +24,7 @@ func cloneDefaults(d core.DefaultModels) core.DefaultModels {
 		Image:     clonePtr(d.Image),
 		Video:     clonePtr(d.Video),
 		Fallbacks: cloneFallbacks(d.Fallbacks),
+		Guardian:  clonePtr(d.Guardian),
 	}
 }
 

@@ -102,6 +102,20 @@ func (r *Requests) authorize(ctx context.Context, s core.Session, c core.ToolCal
 	}
 }
 
+// wouldAsk reports whether authorize would put c to a person: a write or
+// command, in an executing session whose approval mode asks (ASK or
+// GUARDED), without a session grant for it.
+func (r *Requests) wouldAsk(s core.Session, c core.ToolCall, info core.ToolInfo) bool {
+	if info.ReadOnly || readOnlyMode(s.AgentMode) {
+		return false
+	}
+	switch s.ApprovalMode {
+	case core.ApprovalBypass, core.ApprovalExplore:
+		return false
+	}
+	return !r.granted(s.ID, c.Name+"/"+actionOf(info))
+}
+
 // authorizeAsk asks a person about c whatever the approval mode, because a
 // PreToolUse hook answered permissionDecision "ask".
 func (r *Requests) authorizeAsk(ctx context.Context, s core.Session, c core.ToolCall, info core.ToolInfo) (bool, string) {

@@ -57,6 +57,9 @@ type Config struct {
 	// Output bounds one model reply (text, reasoning, tool arguments,
 	// tokens per turn, time); zero fields take the defaults.
 	Output OutputLimits
+	// Guardian bounds the guardian model of GUARDED sessions; zero fields
+	// take the defaults.
+	Guardian GuardianPolicy
 }
 
 // Engine runs turns: one at a time per session, with a FIFO queue of the
@@ -134,7 +137,8 @@ func New(cfg Config) (*Engine, error) {
 	e.rewind = &Rewinder{svc: e.svc, cfg: &e.cfg, log: log, runtimes: e.runtimes, dirs: e.dirs}
 	e.models = &models{catalog: cfg.Catalog, providers: cfg.Providers, log: log}
 	e.compactor = &compactor{svc: e.svc, history: cfg.History, log: log, hooks: e.hooks, rec: e.rec}
-	e.tools = &toolRunner{svc: e.svc, cfg: &e.cfg, log: log, out: e.out, dirs: e.dirs, requests: e.requests, hooks: e.hooks, gen: e.gen,
+	guard := &guardian{svc: e.svc, models: e.models, rec: e.rec, log: log, dirs: e.dirs, policy: cfg.Guardian.withDefaults(), dataDir: cfg.DataDir, hidden: cfg.HiddenPaths}
+	e.tools = &toolRunner{svc: e.svc, cfg: &e.cfg, log: log, out: e.out, dirs: e.dirs, requests: e.requests, hooks: e.hooks, gen: e.gen, guardian: guard,
 		kernel: func(ctx context.Context, kt kernelTool, s core.Session, c core.ToolCall) (string, bool) {
 			return kt.run(ctx, e, s, c)
 		}}

@@ -29,6 +29,8 @@ type toolRunner struct {
 	requests *Requests
 	hooks    *hookRunner
 	gen      *Generator
+	// guardian reviews, in GUARDED sessions, what would ask a person.
+	guardian *guardian
 	// kernel runs a kernel tool (they act on the session through the
 	// engine: questions, tasks, sub-agents, web search).
 	kernel func(ctx context.Context, kt kernelTool, s core.Session, c core.ToolCall) (string, bool)
@@ -137,7 +139,7 @@ func (t *toolRunner) call(ctx context.Context, sessionID, turnID string, c core.
 			return fail("%s", why)
 		}
 	}
-	if ok, why := t.requests.authorize(ctx, s, c, info); !ok {
+	if ok, why := t.authorize(ctx, s, turnID, c, info, false); !ok {
 		return fail("%s", why)
 	}
 	if ctx.Err() != nil {
@@ -147,7 +149,7 @@ func (t *toolRunner) call(ctx context.Context, sessionID, turnID string, c core.
 	if d := t.hooks.runHooks(ctx, s, turnID, hooks.HookPreToolUse, core.HookInput{ToolName: c.Name, ToolInput: c.Input}); d.block {
 		return fail("blocked by a PreToolUse hook: %s", cmp.Or(d.reason, "no reason given"))
 	} else if d.ask && !d.allow {
-		if ok, why := t.requests.authorizeAsk(ctx, s, c, info); !ok {
+		if ok, why := t.authorize(ctx, s, turnID, c, info, true); !ok {
 			return fail("%s", why)
 		}
 	}

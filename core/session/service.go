@@ -168,7 +168,7 @@ func (s *Service) CreateSession(ctx context.Context, in core.CreateSessionInput)
 		meta.ApprovalMode = core.ApprovalAsk
 	}
 	if !meta.ApprovalMode.Valid() {
-		return core.Session{}, core.Errorf(core.CodeBadInput, "approvalMode %q: use explore, ask or bypass", in.ApprovalMode)
+		return core.Session{}, core.Errorf(core.CodeBadInput, "approvalMode %q: use explore, ask, guarded or bypass", in.ApprovalMode)
 	}
 	if meta.AgentMode == "" {
 		meta.AgentMode = core.AgentExecute
@@ -323,7 +323,7 @@ func applySettings(in core.UpdateSessionInput, meta *core.SessionMeta) ([]string
 	}
 	if in.ApprovalMode != nil && *in.ApprovalMode != meta.ApprovalMode {
 		if !in.ApprovalMode.Valid() {
-			return nil, core.Errorf(core.CodeBadInput, "approvalMode %q: use explore, ask or bypass", *in.ApprovalMode)
+			return nil, core.Errorf(core.CodeBadInput, "approvalMode %q: use explore, ask, guarded or bypass", *in.ApprovalMode)
 		}
 		meta.ApprovalMode = *in.ApprovalMode
 		changed = append(changed, "approvalMode")

@@ -182,3 +182,15 @@ func (e *SessionEvent) Payload() scalar.JSON {
 	}
 	return scalar.JSON(core.ClientPayload(&e.Event))
 }
+
+// GuardianVerdict is the verdict of guardian_verdict.
+func (e *SessionEvent) GuardianVerdict() (*core.GuardianVerdictPayload, error) {
+	if e.Event.Type != core.EventGuardianVerdict {
+		return nil, nil
+	}
+	var p core.GuardianVerdictPayload
+	if err := e.Event.Decode(&p); err != nil {
+		return nil, err
+	}
+	return &p, nil
+}

@@ -37,6 +37,7 @@ type defaultsRow struct {
 	Video    *refRow `json:"video,omitempty"`
 	// Fallbacks is the fallback chain per purpose (language, fast, …).
 	Fallbacks map[string][]refRow `json:"fallbacks,omitempty"`
+	Guardian  *refRow             `json:"guardian,omitempty"`
 }
 
 func fromCore(d core.CatalogData) fileV1 {
@@ -57,6 +58,7 @@ func fromCore(d core.CatalogData) fileV1 {
 		Fast:     refFromCore(d.Defaults.Fast),
 		Image:    refFromCore(d.Defaults.Image),
 		Video:    refFromCore(d.Defaults.Video),
+		Guardian: refFromCore(d.Defaults.Guardian),
 	}
 	f.Defaults.Fallbacks = fallbacksFromCore(d.Defaults.Fallbacks)
 	return f
@@ -80,6 +82,7 @@ func (f fileV1) toCore() core.CatalogData {
 		Fast:     refToCore(f.Defaults.Fast),
 		Image:    refToCore(f.Defaults.Image),
 		Video:    refToCore(f.Defaults.Video),
+		Guardian: refToCore(f.Defaults.Guardian),
 	}
 	d.Defaults.Fallbacks = fallbacksToCore(f.Defaults.Fallbacks)
 	return d

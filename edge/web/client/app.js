@@ -711,6 +711,7 @@
       }
       case 'approval_requested':
         if (ev.approval) approvalCard(ev.approval); break;
+      case 'guardian_verdict': guardianLine(ev.guardianVerdict); break;
       case 'question_requested': questionCard(ev.payload); break;
       case 'route_fallback': fallbackNotice(ev.payload); break;
       case 'question_answered': questionAnswered(ev.payload); break;
@@ -726,6 +727,15 @@
       case 'session_deleted': openSession(null); break;
       case 'history_rewound': case 'compaction_checkpoint': case 'resync_required': openSession(state.session, true); break;
     }
+  }
+
+  // guardianLine puts the guardian's verdict (GUARDED) on its tool card.
+  function guardianLine(g) {
+    const card = g && $('log').querySelector('details.toolcall[data-call="' + CSS.escape(g.toolCallId) + '"]');
+    if (!card) return;
+    const p = el('p', 'guardian verdict-' + g.verdict);
+    p.textContent = 'Guardian ' + g.verdict + (g.cause && g.cause !== 'verdict' ? ' (' + g.cause + ')' : '') + (g.model ? ' by ' + g.model : '') + (g.reason ? ': ' + g.reason : '');
+    card.appendChild(p);
   }
 
   async function openSession(id, keepInput) {
@@ -784,7 +794,7 @@
       toolDurations(id, msgs).catch(() => { /* durations are optional */ });
     });
     if (s.phase !== 'IDLE') await showPending(id, s.headSeq);
-    const EV = 'subscription($s: ID!, $a: Int) { sessionEvents(sessionId: $s, afterSeq: $a) { seq type at delta phase payload messageTruncated message { ' + MSG_FIELDS + ' } approval { requestId tool action summary decision } queue { id text truncated attachments { id } } } }';
+    const EV = 'subscription($s: ID!, $a: Int) { sessionEvents(sessionId: $s, afterSeq: $a) { seq type at delta phase payload messageTruncated message { ' + MSG_FIELDS + ' } approval { requestId tool action summary decision } guardianVerdict { toolCallId verdict reason cause model } queue { id text truncated attachments { id } } } }';
     // variables are recomputed on every (re)subscribe: a reconnect resumes after the last seq shown.
     state.sub = ws.subscribe(EV, () => ({ s: id, a: state.lastSeq }), (data) => onSessionEvent(data.sessionEvents));
     $('input').focus();
@@ -887,6 +897,7 @@
     EXPLORE: ['Explore', 'Read-only tools run; writes and commands are denied without asking.'],
     ASK: ['Ask', 'Read-only tools run; writes and commands wait for your approval.'],
     BYPASS: ['Bypass', 'Every tool runs without asking.'],
+    GUARDED: ['Guarded', 'A guardian model reviews each write and command first; only what it escalates waits for your approval.'],
   };
   for (const o of $('mode').options) o.title = MODES[o.value][1];
   const modeHelp = () => { $('modehelp').textContent = MODES[$('mode').value][1]; };

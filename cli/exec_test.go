@@ -142,3 +142,12 @@ func TestExecPrintsGuardianVerdict(t *testing.T) {
 		}
 	}
 }
+
+// The message header of `foya sessions show` names the model that answered
+// when it is a fallback, not the session's own.
+func TestAnsweredBy(t *testing.T) {
+	fb, own := "gpt-backup", "gpt-t"
+	if answeredBy(&fb, "gpt-t") != "gpt-backup" || answeredBy(&own, "gpt-t") != "" || answeredBy(nil, "gpt-t") != "" {
+		t.Fatal("answeredBy")
+	}
+}

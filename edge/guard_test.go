@@ -2,10 +2,15 @@ package edge_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"mime/multipart"
 	"net/http"
+	"strings"
 	"testing"
+	"time"
+
+	"github.com/coder/websocket"
 )
 
 // A web page must not drive the local kernel: a cross-site multipart POST (a
@@ -71,4 +76,29 @@ func TestBrowserGuard(t *testing.T) {
 			t.Fatalf("Host %q: %d", host, code)
 		}
 	}
+}
+
+// A WebSocket from a foreign browser origin is refused; a loopback dev
+// server's is accepted.
+func TestWebSocketOriginCheck(t *testing.T) {
+	k := newTestKernel(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	h := http.Header{}
+	h.Set("Origin", "https://evil.example")
+	_, resp, err := websocket.Dial(ctx, strings.Replace(k.srv.URL, "http", "ws", 1)+"/graphql",
+		&websocket.DialOptions{Subprotocols: []string{"graphql-transport-ws"}, HTTPHeader: h})
+	if err == nil {
+		t.Fatal("a foreign browser origin opened a WebSocket")
+	}
+	if resp != nil && resp.StatusCode != http.StatusForbidden {
+		t.Fatalf("status %d, want 403", resp.StatusCode)
+	}
+	h.Set("Origin", "http://localhost:5173")
+	conn, _, err := websocket.Dial(ctx, strings.Replace(k.srv.URL, "http", "ws", 1)+"/graphql",
+		&websocket.DialOptions{Subprotocols: []string{"graphql-transport-ws"}, HTTPHeader: h})
+	if err != nil {
+		t.Fatalf("loopback origin refused: %v", err)
+	}
+	conn.Close(websocket.StatusNormalClosure, "")
 }

@@ -3907,7 +3907,7 @@ type SessionEvent {
 
 "A session list or catalog change."
 type KernelEvent {
-  "session_created, session_updated, session_deleted or catalog_updated."
+  "session_created, session_updated, session_deleted, catalog_updated, or mcp_needs_auth (an MCP server needs a sign-in: mcpServerId, then McpServer.authUrl)."
   type: String!
   "The session of a session_* event; null for catalog_updated."
   sessionId: ID
@@ -3915,7 +3915,7 @@ type KernelEvent {
   session: Session
   "The connection a catalog_updated is about; null otherwise."
   connectionId: ID
-  "The MCP server a catalog_updated is about (its configuration, status or tools changed)."
+  "The MCP server a catalog_updated (its configuration, status or tools changed) or mcp_needs_auth is about."
   mcpServerId: ID
   "When the change happened."
   at: Time!
@@ -4473,7 +4473,9 @@ type Mutation {
   Generates images through an IMAGE connection (PRV-2): its provider's image_generator
   capability (the built-in openai provider calls POST {baseUrl}/images/generations).
   The images are stored like uploads and returned as attachments, usable in
-  sendMessage. BAD_INPUT for a non-IMAGE connection or bad size/count, UNAVAILABLE
+  sendMessage. BAD_INPUT for a non-IMAGE connection, bad size/count, or a model that
+  declares capabilities.generation.image false (the message names the flag; null,
+  unknown, is allowed and logged as such), UNAVAILABLE
   when there is no image default or the provider cannot generate images,
   PROVIDER_ERROR when the service fails. When an IMAGE default exists, models also
   get an image_generation tool whose images are attached to its tool result.
@@ -4483,7 +4485,8 @@ type Mutation {
   Generates a video through a VIDEO connection (PRV-2): its provider's video_generator
   capability (protocol 2), called with the connection's declared videoProtocol. The
   videos are stored like uploads and returned as attachments. BAD_INPUT for a
-  non-VIDEO connection or bad size/duration, UNAVAILABLE when there is no VIDEO
+  non-VIDEO connection, bad size/duration, or a model that declares
+  capabilities.generation.video false (null, unknown, is allowed), UNAVAILABLE when there is no VIDEO
   default or the connection's provider does not implement video generation (the
   built-in openai provider does not; install a provider plugin that declares
   video_generator), PROVIDER_ERROR when the service fails.

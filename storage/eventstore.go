@@ -48,25 +48,9 @@ const appendBatch = 500
 // events as imported.
 func appendTx(ctx context.Context, tx bun.Tx, sessionID string, expectedHead int64, events []core.Event, imported bool) ([]core.Event, error) {
 	out := make([]core.Event, len(events))
-	if err := lockSession(ctx, tx, sessionID); err != nil {
+	head, err := lockedHead(ctx, tx, sessionID, expectedHead, events)
+	if err != nil {
 		return nil, err
-	}
-	// The head and the tombstone in one round trip.
-	var head sql.NullInt64
-	var dead bool
-	if err := tx.NewRaw("SELECT (SELECT MAX(seq) FROM events WHERE session_id = ?), EXISTS (SELECT 1 FROM tombstones WHERE session_id = ?)",
-		sessionID, sessionID).Scan(ctx, &head, &dead); err != nil {
-		return nil, fmt.Errorf("read head of session %s: %w", sessionID, err)
-	}
-	if dead {
-		return nil, core.Errorf(core.CodeNotFound, "session %s was deleted", sessionID)
-	}
-	if expectedHead != core.AnyHead && head.Int64 != expectedHead {
-		return nil, &core.Error{Code: core.CodeConflict,
-			Message: fmt.Sprintf("session %s moved on: head is %d, expected %d; reload and try again", sessionID, head.Int64, expectedHead)}
-	}
-	if head.Int64 == 0 && events[0].Type != core.EventSessionCreated {
-		return nil, core.Errorf(core.CodeNotFound, "session %s not found", sessionID)
 	}
 	rows := make([]eventRow, len(events))
 	for i, ev := range events {
@@ -74,7 +58,7 @@ func appendTx(ctx context.Context, tx bun.Tx, sessionID string, expectedHead int
 			return nil, fmt.Errorf("append %s: live-only events are never persisted", ev.Type)
 		}
 		ev.SessionID = sessionID
-		ev.Seq = head.Int64 + int64(i) + 1
+		ev.Seq = head + int64(i) + 1
 		if ev.At.IsZero() {
 			ev.At = time.Now().UTC()
 		}
@@ -87,6 +71,44 @@ func appendTx(ctx context.Context, tx bun.Tx, sessionID string, expectedHead int
 			return nil, fmt.Errorf("insert events: %w", err)
 		}
 	}
+	phase, err := project(ctx, tx, sessionID, out, imported)
+	if err != nil {
+		return nil, err
+	}
+	return out, touch(ctx, tx, out[len(out)-1], phase)
+}
+
+// lockedHead locks the session's row of tx and returns its head: a
+// deleted session is NOT_FOUND, a head other than expectedHead (unless
+// core.AnyHead) a CONFLICT, and the events of a new session must start
+// with session_created.
+func lockedHead(ctx context.Context, tx bun.Tx, sessionID string, expectedHead int64, events []core.Event) (int64, error) {
+	if err := lockSession(ctx, tx, sessionID); err != nil {
+		return 0, err
+	}
+	// The head and the tombstone in one round trip.
+	var head sql.NullInt64
+	var dead bool
+	if err := tx.NewRaw("SELECT (SELECT MAX(seq) FROM events WHERE session_id = ?), EXISTS (SELECT 1 FROM tombstones WHERE session_id = ?)",
+		sessionID, sessionID).Scan(ctx, &head, &dead); err != nil {
+		return 0, fmt.Errorf("read head of session %s: %w", sessionID, err)
+	}
+	if dead {
+		return 0, core.Errorf(core.CodeNotFound, "session %s was deleted", sessionID)
+	}
+	if expectedHead != core.AnyHead && head.Int64 != expectedHead {
+		return 0, &core.Error{Code: core.CodeConflict,
+			Message: fmt.Sprintf("session %s moved on: head is %d, expected %d; reload and try again", sessionID, head.Int64, expectedHead)}
+	}
+	if head.Int64 == 0 && events[0].Type != core.EventSessionCreated {
+		return 0, core.Errorf(core.CodeNotFound, "session %s not found", sessionID)
+	}
+	return head.Int64, nil
+}
+
+// project updates the projections of the appended events out in tx (runs
+// of messages in one statement each) and returns the last phase they set.
+func project(ctx context.Context, tx bun.Tx, sessionID string, out []core.Event, imported bool) (string, error) {
 	// Runs of message events go into the messages projection in one
 	// statement (one round trip to PostgreSQL instead of one each).
 	var msgs []messageRow
@@ -105,11 +127,11 @@ func appendTx(ctx context.Context, tx bun.Tx, sessionID string, expectedHead int
 		if isMessage(ev) {
 			row, err := messageRowOf(ev)
 			if err != nil {
-				return nil, err
+				return "", err
 			}
 			if msgs = append(msgs, row); len(msgs) >= appendBatch {
 				if err := flush(); err != nil {
-					return nil, err
+					return "", err
 				}
 			}
 			continue
@@ -118,27 +140,27 @@ func appendTx(ctx context.Context, tx bun.Tx, sessionID string, expectedHead int
 			// The session row is updated once, with the head (touch).
 			var p core.PhasePayload
 			if err := ev.Decode(&p); err != nil {
-				return nil, err
+				return "", err
 			}
 			phase = string(p.Phase)
 			continue
 		}
 		if err := flush(); err != nil {
-			return nil, err
+			return "", err
 		}
 		if err := apply(ctx, tx, ev); err != nil {
-			return nil, err
+			return "", err
 		}
 		if ev.Type == core.EventUsage {
 			if err := recordUsage(ctx, tx, ev, imported); err != nil {
-				return nil, err
+				return "", err
 			}
 		}
 	}
 	if err := flush(); err != nil {
-		return nil, err
+		return "", err
 	}
-	return out, touch(ctx, tx, out[len(out)-1], phase)
+	return phase, nil
 }
 
 func headSeq(ctx context.Context, db bun.IDB, sessionID string) (int64, error) {

@@ -111,30 +111,10 @@ func (c *HistoryCache) appended(sessionID string, evs []core.Event) {
 	}
 	// Payloads are decoded outside the lock, which every session's
 	// appends share.
-	type change struct {
-		msg    *core.Message // a message event's message
-		rewind int64         // a rewind's FromSeq
-	}
-	changes := make([]change, len(evs))
-	for i, ev := range evs {
-		switch ev.Type {
-		case core.EventMessageEnd, core.EventMessageImported:
-			var p core.MessagePayload
-			if ev.Decode(&p) != nil {
-				c.drop(sessionID)
-				return
-			}
-			m := p.Message
-			m.Seq, m.Active = ev.Seq, true
-			changes[i].msg = &m
-		case core.EventHistoryRewound:
-			var p core.RewindPayload
-			if ev.Decode(&p) != nil {
-				c.drop(sessionID)
-				return
-			}
-			changes[i].rewind = p.FromSeq
-		}
+	changes, ok := decodeChanges(evs)
+	if !ok {
+		c.drop(sessionID)
+		return
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -181,6 +161,37 @@ func (c *HistoryCache) appended(sessionID string, evs []core.Event) {
 		c.dropLocked(sessionID)
 	}
 	c.evictLocked()
+}
+
+// historyChange is what one appended event changes in a cached history.
+type historyChange struct {
+	msg    *core.Message // a message event's message
+	rewind int64         // a rewind's FromSeq
+}
+
+// decodeChanges decodes the payloads of evs that change a history; ok is
+// false when one does not decode.
+func decodeChanges(evs []core.Event) (changes []historyChange, ok bool) {
+	changes = make([]historyChange, len(evs))
+	for i, ev := range evs {
+		switch ev.Type {
+		case core.EventMessageEnd, core.EventMessageImported:
+			var p core.MessagePayload
+			if ev.Decode(&p) != nil {
+				return nil, false
+			}
+			m := p.Message
+			m.Seq, m.Active = ev.Seq, true
+			changes[i].msg = &m
+		case core.EventHistoryRewound:
+			var p core.RewindPayload
+			if ev.Decode(&p) != nil {
+				return nil, false
+			}
+			changes[i].rewind = p.FromSeq
+		}
+	}
+	return changes, true
 }
 
 // entryAtLocked is the session's entry when it is at head; c.mu is held.

@@ -95,125 +95,158 @@ const maxStateBytes = 8 << 20
 // thinking blocks of the reply are sent as native state once the message
 // is complete; a stream cut off before message_stop never sends state.
 func readStream(ctx context.Context, body io.Reader, out sdk.StreamSender) (string, error) {
-	var (
-		model, stop string
-		explanation string // stop_details of a refusal
-		usage       wireUsage
-		blocks      = map[int]*block{}
-		order       []int
-		tools       int
-		stopped     bool
-	)
-	kept := 0 // bytes of thinking and signatures kept for the state
-	keep := func(dst *string, s string) {
-		if kept += len(s); kept <= maxStateBytes {
-			*dst += s
-		}
-	}
-	handle := func(event string, data []byte) error {
-		var ev streamEvent
-		if err := httpwire.DecodeEvent(event, data, &ev); err != nil {
-			return err
-		}
-		if ev.Type == "" {
-			ev.Type = event
-		}
-		if ev.Type == "message_start" && len(ev.Message) > 0 {
-			if err := httpwire.DecodeEvent(event, ev.Message, &ev.Start); err != nil {
-				return err
-			}
-		}
-		switch ev.Type {
-		case "message_start":
-			if len(order) > 0 {
-				// A proxy that retried upstream and spliced a second
-				// message into the stream: what was forwarded of the first
-				// cannot be taken back.
-				return &sdk.Error{Category: sdk.CategoryServer, Message: "the stream started a second message before the first ended"}
-			}
-			if ev.Start != nil {
-				model = ev.Start.Model
-				usage = ev.Start.Usage
-			}
-		case "content_block_start":
-			b := &block{}
-			if err := json.Unmarshal(ev.ContentBlock, b); err != nil {
-				return httpwire.DecodeError("content block", ev.ContentBlock, err)
-			}
-			blocks[ev.Index] = b
-			order = append(order, ev.Index)
-			switch b.Type {
-			case "text":
-				var t struct{ Text string }
-				if err := json.Unmarshal(ev.ContentBlock, &t); err != nil {
-					return httpwire.DecodeError("content block", ev.ContentBlock, err)
-				}
-				if t.Text != "" {
-					return out.Text(t.Text)
-				}
-			case "thinking":
-				if b.Thinking != "" {
-					return out.Reasoning(b.Thinking)
-				}
-			case "tool_use":
-				b.toolIndex = tools
-				tools++
-				return out.ToolCall(sdk.ToolCallDelta{Index: b.toolIndex, ID: b.ID, Name: b.Name})
-			}
-		case "content_block_delta":
-			b := blocks[ev.Index]
-			if b == nil || ev.Delta == nil {
-				return &sdk.Error{Category: sdk.CategoryBadResponse, Message: fmt.Sprintf("content_block_delta for an unknown block (index %d)", ev.Index)}
-			}
-			switch ev.Delta.Type {
-			case "text_delta":
-				return out.Text(ev.Delta.Text)
-			case "thinking_delta":
-				keep(&b.Thinking, ev.Delta.Thinking)
-				return out.Reasoning(ev.Delta.Thinking)
-			case "signature_delta":
-				keep(&b.Signature, ev.Delta.Signature)
-			case "input_json_delta":
-				// Only the kernel's tools: the input of a tool the service
-				// runs itself (server_tool_use) is not a tool call.
-				if b.Type == "tool_use" && ev.Delta.PartialJSON != "" {
-					return out.ToolCall(sdk.ToolCallDelta{Index: b.toolIndex, Arguments: ev.Delta.PartialJSON})
-				}
-			}
-		case "message_delta":
-			if ev.Delta != nil && ev.Delta.StopReason != "" {
-				stop = ev.Delta.StopReason
-				if d := ev.Delta.StopDetails; d != nil && d.Explanation != "" {
-					explanation = d.Explanation
-				}
-			}
-			if ev.Usage != nil {
-				usage.merge(*ev.Usage)
-			}
-		case "message_stop":
-			stopped = true
-		case "error":
-			e := ev.Error
-			if e == nil {
-				e = &apiError{}
-				_ = json.Unmarshal(ev.Message, &e.Message) // a string, or left empty
-			}
-			return classifyAPIError(0, nil, e)
-		}
-		return nil
-	}
-	if err := httpwire.ReadEvents(ctx, body, func() bool { return stopped }, handle); err != nil {
+	r := &streamReader{out: out, blocks: map[int]*block{}}
+	if err := httpwire.ReadEvents(ctx, body, func() bool { return r.stopped }, r.handle); err != nil {
 		return "", err
 	}
-	if !stopped {
+	if !r.stopped {
 		return "", &sdk.Error{Category: sdk.CategoryNetwork, Message: "the stream ended before message_stop"}
 	}
-	if err := out.Usage(usage.sdk(model)); err != nil {
+	if err := out.Usage(r.usage.sdk(r.model)); err != nil {
 		return "", err
 	}
+	if err := r.sendState(); err != nil {
+		return "", err
+	}
+	if r.stop == "refusal" {
+		if err := sdk.SendRefusal(out, r.explanation); err != nil {
+			return "", err
+		}
+	}
+	return finishReason(r.stop), nil
+}
+
+// streamReader is the state of one readStream.
+type streamReader struct {
+	out         sdk.StreamSender
+	model, stop string
+	explanation string // stop_details of a refusal
+	usage       wireUsage
+	blocks      map[int]*block
+	order       []int
+	tools       int
+	stopped     bool
+	kept        int // bytes of thinking and signatures kept for the state
+}
+
+func (r *streamReader) keep(dst *string, s string) {
+	if r.kept += len(s); r.kept <= maxStateBytes {
+		*dst += s
+	}
+}
+
+// handle takes one server-sent event.
+func (r *streamReader) handle(event string, data []byte) error {
+	var ev streamEvent
+	if err := httpwire.DecodeEvent(event, data, &ev); err != nil {
+		return err
+	}
+	if ev.Type == "" {
+		ev.Type = event
+	}
+	if ev.Type == "message_start" && len(ev.Message) > 0 {
+		if err := httpwire.DecodeEvent(event, ev.Message, &ev.Start); err != nil {
+			return err
+		}
+	}
+	switch ev.Type {
+	case "message_start":
+		if len(r.order) > 0 {
+			// A proxy that retried upstream and spliced a second
+			// message into the stream: what was forwarded of the first
+			// cannot be taken back.
+			return &sdk.Error{Category: sdk.CategoryServer, Message: "the stream started a second message before the first ended"}
+		}
+		if ev.Start != nil {
+			r.model = ev.Start.Model
+			r.usage = ev.Start.Usage
+		}
+	case "content_block_start":
+		return r.blockStart(ev)
+	case "content_block_delta":
+		return r.blockDelta(ev)
+	case "message_delta":
+		if ev.Delta != nil && ev.Delta.StopReason != "" {
+			r.stop = ev.Delta.StopReason
+			if d := ev.Delta.StopDetails; d != nil && d.Explanation != "" {
+				r.explanation = d.Explanation
+			}
+		}
+		if ev.Usage != nil {
+			r.usage.merge(*ev.Usage)
+		}
+	case "message_stop":
+		r.stopped = true
+	case "error":
+		e := ev.Error
+		if e == nil {
+			e = &apiError{}
+			_ = json.Unmarshal(ev.Message, &e.Message) // a string, or left empty
+		}
+		return classifyAPIError(0, nil, e)
+	}
+	return nil
+}
+
+// blockStart opens a content block, sending what it starts with.
+func (r *streamReader) blockStart(ev streamEvent) error {
+	b := &block{}
+	if err := json.Unmarshal(ev.ContentBlock, b); err != nil {
+		return httpwire.DecodeError("content block", ev.ContentBlock, err)
+	}
+	r.blocks[ev.Index] = b
+	r.order = append(r.order, ev.Index)
+	switch b.Type {
+	case "text":
+		var t struct{ Text string }
+		if err := json.Unmarshal(ev.ContentBlock, &t); err != nil {
+			return httpwire.DecodeError("content block", ev.ContentBlock, err)
+		}
+		if t.Text != "" {
+			return r.out.Text(t.Text)
+		}
+	case "thinking":
+		if b.Thinking != "" {
+			return r.out.Reasoning(b.Thinking)
+		}
+	case "tool_use":
+		b.toolIndex = r.tools
+		r.tools++
+		return r.out.ToolCall(sdk.ToolCallDelta{Index: b.toolIndex, ID: b.ID, Name: b.Name})
+	}
+	return nil
+}
+
+// blockDelta adds to an open content block.
+func (r *streamReader) blockDelta(ev streamEvent) error {
+	b := r.blocks[ev.Index]
+	if b == nil || ev.Delta == nil {
+		return &sdk.Error{Category: sdk.CategoryBadResponse, Message: fmt.Sprintf("content_block_delta for an unknown block (index %d)", ev.Index)}
+	}
+	switch ev.Delta.Type {
+	case "text_delta":
+		return r.out.Text(ev.Delta.Text)
+	case "thinking_delta":
+		r.keep(&b.Thinking, ev.Delta.Thinking)
+		return r.out.Reasoning(ev.Delta.Thinking)
+	case "signature_delta":
+		r.keep(&b.Signature, ev.Delta.Signature)
+	case "input_json_delta":
+		// Only the kernel's tools: the input of a tool the service
+		// runs itself (server_tool_use) is not a tool call.
+		if b.Type == "tool_use" && ev.Delta.PartialJSON != "" {
+			return r.out.ToolCall(sdk.ToolCallDelta{Index: b.toolIndex, Arguments: ev.Delta.PartialJSON})
+		}
+	}
+	return nil
+}
+
+// sendState sends the reply's thinking blocks as native state, unless
+// they passed maxStateBytes.
+func (r *streamReader) sendState() error {
 	var st nativeState
-	for _, i := range order {
-		b := blocks[i]
+	for _, i := range r.order {
+		b := r.blocks[i]
 		var raw []byte
 		switch b.Type {
 		case "thinking":
@@ -232,15 +265,8 @@ func readStream(ctx context.Context, body io.Reader, out sdk.StreamSender) (stri
 		}
 		st.Blocks = append(st.Blocks, raw)
 	}
-	if len(st.Blocks) > 0 && kept <= maxStateBytes {
-		if err := out.State(httpwire.Marshal(st)); err != nil {
-			return "", err
-		}
+	if len(st.Blocks) > 0 && r.kept <= maxStateBytes {
+		return r.out.State(httpwire.Marshal(st))
 	}
-	if stop == "refusal" {
-		if err := sdk.SendRefusal(out, explanation); err != nil {
-			return "", err
-		}
-	}
-	return finishReason(stop), nil
+	return nil
 }

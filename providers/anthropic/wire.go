@@ -141,28 +141,11 @@ func buildRequest(ep sdk.Endpoint, req sdk.Request, stream bool) (*messagesReque
 		case sdk.RoleUser:
 			out.appendBlocks("user", userBlocks(m)...)
 		case sdk.RoleAssistant:
-			var blocks []any
-			thinking := decodeState(m.State)
-			for _, b := range thinking {
-				blocks = append(blocks, b)
-			}
-			// An interrupted reply's thinking, unsigned, cannot go back as
-			// a thinking block: it travels as text.
-			t := httpwire.AssistantText(m)
-			if strings.TrimSpace(t) != "" {
-				blocks = append(blocks, textBlock{Type: "text", Text: t})
-			}
-			for _, tc := range m.ToolCalls {
-				input := tc.Input
-				if len(input) == 0 || !isObject(input) {
-					input = json.RawMessage(`{}`)
-				}
-				blocks = append(blocks, toolUseBlock{Type: "tool_use", ID: tc.ID, Name: tc.Name, Input: input})
-			}
+			blocks, hasThinking := assistantBlocks(m)
 			if len(blocks) == 0 {
 				continue
 			}
-			lastAssistantHasThinking, lastAssistantHasCalls = len(thinking) > 0, len(m.ToolCalls) > 0
+			lastAssistantHasThinking, lastAssistantHasCalls = hasThinking, len(m.ToolCalls) > 0
 			out.appendBlocks("assistant", blocks...)
 		case sdk.RoleTool:
 			content := userBlocks(m) // text and images
@@ -206,6 +189,29 @@ func buildRequest(ep sdk.Endpoint, req sdk.Request, stream bool) (*messagesReque
 		out.markCache()
 	}
 	return out, nil
+}
+
+// assistantBlocks is an assistant message as content blocks: its thinking
+// (from native state), its text and its tool calls.
+func assistantBlocks(m sdk.Message) (blocks []any, hasThinking bool) {
+	thinking := decodeState(m.State)
+	for _, b := range thinking {
+		blocks = append(blocks, b)
+	}
+	// An interrupted reply's thinking, unsigned, cannot go back as a
+	// thinking block: it travels as text.
+	t := httpwire.AssistantText(m)
+	if strings.TrimSpace(t) != "" {
+		blocks = append(blocks, textBlock{Type: "text", Text: t})
+	}
+	for _, tc := range m.ToolCalls {
+		input := tc.Input
+		if len(input) == 0 || !isObject(input) {
+			input = json.RawMessage(`{}`)
+		}
+		blocks = append(blocks, toolUseBlock{Type: "tool_use", ID: tc.ID, Name: tc.Name, Input: input})
+	}
+	return blocks, len(thinking) > 0
 }
 
 // appendBlocks adds blocks to the last message when it has the same role

@@ -189,179 +189,206 @@ type call struct {
 // offers, e.g. custom_tool_call or local_shell_call) is a bad_response,
 // so that it is neither lost nor retried.
 func readStream(ctx context.Context, log *slog.Logger, body io.Reader, out sdk.StreamSender) (string, error) {
-	var (
-		calls     = map[int]*call{}
-		reasoning []json.RawMessage
-		final     *response
-		pending   *apiError // an error event waiting for response.failed
-		failed    bool
-		refusal   strings.Builder
-		refused   bool // a refusal.done or refusal content part arrived
-		logged    = map[string]bool{}
-		// streamed holds the text deltas of each output text part, so
-		// that output_text.done can complete a stream that skipped some.
-		streamed = map[[2]int]*strings.Builder{}
-	)
-	handle := func(event string, data []byte) error {
-		if strings.TrimSpace(string(data)) == "[DONE]" {
-			return nil
-		}
-		var ev streamEvent
-		if err := httpwire.DecodeEvent(event, data, &ev); err != nil {
-			if pending != nil {
-				return classifyObject(0, nil, pending)
-			}
-			return err
-		}
-		if ev.Type == "" {
-			ev.Type = event
-		}
-		if pending != nil && ev.Type != "response.failed" {
-			return classifyObject(0, nil, pending)
-		}
-		switch ev.Type {
-		case "response.output_text.delta":
-			if ev.Delta != "" {
-				key := [2]int{ev.OutputIndex, ev.ContentIndex}
-				if streamed[key] == nil {
-					streamed[key] = &strings.Builder{}
-				}
-				streamed[key].WriteString(ev.Delta)
-				return out.Text(ev.Delta)
-			}
-		case "response.output_text.done":
-			// The final text of the part: what the deltas left out (a
-			// proxy that drops some) still reaches the reply.
-			var got string
-			if b := streamed[[2]int{ev.OutputIndex, ev.ContentIndex}]; b != nil {
-				got = b.String()
-			}
-			delete(streamed, [2]int{ev.OutputIndex, ev.ContentIndex})
-			switch {
-			case len(ev.Text) > len(got) && strings.HasPrefix(ev.Text, got):
-				return out.Text(ev.Text[len(got):])
-			case ev.Text != got && ev.Text != "":
-				log.Warn("output_text.done differs from its deltas; the deltas are kept", "streamed_bytes", len(got), "done_bytes", len(ev.Text))
-			}
-		case "response.reasoning_summary_text.delta", "response.reasoning_text.delta":
-			if ev.Delta != "" {
-				return out.Reasoning(ev.Delta)
-			}
-		case "response.reasoning_summary_part.added":
-			if ev.SummaryIndex > 0 {
-				return out.Reasoning("\n\n")
-			}
-		case "response.refusal.delta":
-			refusal.WriteString(ev.Delta)
-		case "response.refusal.done":
-			if refusal.Len() == 0 {
-				refusal.WriteString(ev.Refusal)
-			}
-			refused = true
-		case "response.output_item.added":
-			it, err := decodeItem(ev.Item)
-			if err != nil {
-				return err
-			}
-			if it.Type == "function_call" {
-				c := &call{index: len(calls)}
-				calls[ev.OutputIndex] = c
-				return out.ToolCall(sdk.ToolCallDelta{Index: c.index, ID: it.CallID, Name: it.Name})
-			}
-		case "response.function_call_arguments.delta":
-			c := calls[ev.OutputIndex]
-			if c == nil {
-				return &sdk.Error{Category: sdk.CategoryBadResponse, Message: fmt.Sprintf("arguments for an unknown function call (output index %d)", ev.OutputIndex)}
-			}
-			c.args = true
-			return out.ToolCall(sdk.ToolCallDelta{Index: c.index, Arguments: ev.Delta})
-		case "response.output_item.done":
-			it, err := decodeItem(ev.Item)
-			if err != nil {
-				return err
-			}
-			switch it.Type {
-			case "reasoning":
-				reasoning = append(reasoning, append(json.RawMessage(nil), ev.Item...))
-			case "function_call":
-				c := calls[ev.OutputIndex]
-				if c == nil {
-					c = &call{index: len(calls)}
-					calls[ev.OutputIndex] = c
-					if err := out.ToolCall(sdk.ToolCallDelta{Index: c.index, ID: it.CallID, Name: it.Name}); err != nil {
-						return err
-					}
-				}
-				if !c.args && it.Arguments != "" {
-					c.args = true
-					return out.ToolCall(sdk.ToolCallDelta{Index: c.index, Arguments: it.Arguments})
-				}
-			case "message":
-				for _, c := range it.Content {
-					if c.Type == "refusal" {
-						if refusal.Len() == 0 {
-							refusal.WriteString(c.Refusal)
-						}
-						refused = true
-					}
-				}
-			default:
-				if serverItems[it.Type] {
-					if !logged[it.Type] {
-						logged[it.Type] = true
-						log.Info("skipped an output item of a tool the service ran", "type", it.Type)
-					}
-					return nil
-				}
-				return &sdk.Error{Category: sdk.CategoryBadResponse, Message: "the model returned a " + it.Type + " output item, which Foya never asks for and cannot act on"}
-			}
-		case "response.completed", "response.incomplete":
-			final = ev.Response
-			if final == nil {
-				final = &response{Status: "completed"}
-			}
-		case "response.failed":
-			failed = true
-			var e *apiError
-			if ev.Response != nil {
-				e = ev.Response.Error
-			}
-			if e = mergeErrors(pending, e); e != nil {
-				return classifyObject(0, nil, e)
-			}
-			return sdk.Errorf(sdk.CategoryServer, "the response failed without saying why")
-		case "error":
-			pending = ev.errorObject()
-		}
-		return nil
-	}
-	if err := httpwire.ReadEvents(ctx, body, func() bool { return final != nil || failed }, handle); err != nil {
+	r := &streamReader{log: log, out: out, calls: map[int]*call{}, logged: map[string]bool{}, streamed: map[[2]int]*strings.Builder{}}
+	if err := httpwire.ReadEvents(ctx, body, func() bool { return r.final != nil || r.failed }, r.handle); err != nil {
 		return "", err
 	}
-	if pending != nil {
-		return "", classifyObject(0, nil, pending)
+	if r.pending != nil {
+		return "", classifyObject(0, nil, r.pending)
 	}
+	final := r.final
 	if final == nil {
 		return "", &sdk.Error{Category: sdk.CategoryNetwork, Message: "the stream ended before response.completed"}
 	}
 	if err := out.Usage(final.Usage.sdk(final.Model)); err != nil {
 		return "", err
 	}
-	if len(reasoning) > 0 {
-		if err := out.State(httpwire.Marshal(nativeState{Items: reasoning})); err != nil {
+	if len(r.reasoning) > 0 {
+		if err := out.State(httpwire.Marshal(nativeState{Items: r.reasoning})); err != nil {
 			return "", err
 		}
 	}
-	if len(calls) > 0 {
+	if len(r.calls) > 0 {
 		return sdk.FinishToolCalls, nil
 	}
-	if refused || refusal.Len() > 0 {
-		if err := sdk.SendRefusal(out, refusal.String()); err != nil {
+	if r.refused || r.refusal.Len() > 0 {
+		if err := sdk.SendRefusal(out, r.refusal.String()); err != nil {
 			return "", err
 		}
 		return sdk.FinishRefusal, nil
 	}
 	return final.finishReason(), nil
+}
+
+// streamReader is the state of one readStream.
+type streamReader struct {
+	log       *slog.Logger
+	out       sdk.StreamSender
+	calls     map[int]*call
+	reasoning []json.RawMessage
+	final     *response
+	pending   *apiError // an error event waiting for response.failed
+	failed    bool
+	refusal   strings.Builder
+	refused   bool // a refusal.done or refusal content part arrived
+	logged    map[string]bool
+	// streamed holds the text deltas of each output text part, so that
+	// output_text.done can complete a stream that skipped some.
+	streamed map[[2]int]*strings.Builder
+}
+
+// handle takes one server-sent event.
+func (r *streamReader) handle(event string, data []byte) error {
+	if strings.TrimSpace(string(data)) == "[DONE]" {
+		return nil
+	}
+	var ev streamEvent
+	if err := httpwire.DecodeEvent(event, data, &ev); err != nil {
+		if r.pending != nil {
+			return classifyObject(0, nil, r.pending)
+		}
+		return err
+	}
+	if ev.Type == "" {
+		ev.Type = event
+	}
+	if r.pending != nil && ev.Type != "response.failed" {
+		return classifyObject(0, nil, r.pending)
+	}
+	switch ev.Type {
+	case "response.output_text.delta":
+		if ev.Delta != "" {
+			key := [2]int{ev.OutputIndex, ev.ContentIndex}
+			if r.streamed[key] == nil {
+				r.streamed[key] = &strings.Builder{}
+			}
+			r.streamed[key].WriteString(ev.Delta)
+			return r.out.Text(ev.Delta)
+		}
+	case "response.output_text.done":
+		return r.textDone(ev)
+	case "response.reasoning_summary_text.delta", "response.reasoning_text.delta":
+		if ev.Delta != "" {
+			return r.out.Reasoning(ev.Delta)
+		}
+	case "response.reasoning_summary_part.added":
+		if ev.SummaryIndex > 0 {
+			return r.out.Reasoning("\n\n")
+		}
+	case "response.refusal.delta":
+		r.refusal.WriteString(ev.Delta)
+	case "response.refusal.done":
+		if r.refusal.Len() == 0 {
+			r.refusal.WriteString(ev.Refusal)
+		}
+		r.refused = true
+	case "response.output_item.added":
+		return r.itemAdded(ev)
+	case "response.function_call_arguments.delta":
+		c := r.calls[ev.OutputIndex]
+		if c == nil {
+			return &sdk.Error{Category: sdk.CategoryBadResponse, Message: fmt.Sprintf("arguments for an unknown function call (output index %d)", ev.OutputIndex)}
+		}
+		c.args = true
+		return r.out.ToolCall(sdk.ToolCallDelta{Index: c.index, Arguments: ev.Delta})
+	case "response.output_item.done":
+		return r.itemDone(ev)
+	case "response.completed", "response.incomplete":
+		r.final = ev.Response
+		if r.final == nil {
+			r.final = &response{Status: "completed"}
+		}
+	case "response.failed":
+		r.failed = true
+		var e *apiError
+		if ev.Response != nil {
+			e = ev.Response.Error
+		}
+		if e = mergeErrors(r.pending, e); e != nil {
+			return classifyObject(0, nil, e)
+		}
+		return sdk.Errorf(sdk.CategoryServer, "the response failed without saying why")
+	case "error":
+		r.pending = ev.errorObject()
+	}
+	return nil
+}
+
+// itemAdded takes a new output item: a function call starts a tool call.
+func (r *streamReader) itemAdded(ev streamEvent) error {
+	it, err := decodeItem(ev.Item)
+	if err != nil {
+		return err
+	}
+	if it.Type == "function_call" {
+		c := &call{index: len(r.calls)}
+		r.calls[ev.OutputIndex] = c
+		return r.out.ToolCall(sdk.ToolCallDelta{Index: c.index, ID: it.CallID, Name: it.Name})
+	}
+	return nil
+}
+
+// textDone takes the final text of an output text part: what the deltas
+// left out (a proxy that drops some) still reaches the reply.
+func (r *streamReader) textDone(ev streamEvent) error {
+	var got string
+	if b := r.streamed[[2]int{ev.OutputIndex, ev.ContentIndex}]; b != nil {
+		got = b.String()
+	}
+	delete(r.streamed, [2]int{ev.OutputIndex, ev.ContentIndex})
+	switch {
+	case len(ev.Text) > len(got) && strings.HasPrefix(ev.Text, got):
+		return r.out.Text(ev.Text[len(got):])
+	case ev.Text != got && ev.Text != "":
+		r.log.Warn("output_text.done differs from its deltas; the deltas are kept", "streamed_bytes", len(got), "done_bytes", len(ev.Text))
+	}
+	return nil
+}
+
+// itemDone takes a finished output item: reasoning kept for the state, a
+// function call completed, a refusal noted; an item of a tool the service
+// ran is skipped, any other is a bad_response.
+func (r *streamReader) itemDone(ev streamEvent) error {
+	it, err := decodeItem(ev.Item)
+	if err != nil {
+		return err
+	}
+	switch it.Type {
+	case "reasoning":
+		r.reasoning = append(r.reasoning, append(json.RawMessage(nil), ev.Item...))
+	case "function_call":
+		c := r.calls[ev.OutputIndex]
+		if c == nil {
+			c = &call{index: len(r.calls)}
+			r.calls[ev.OutputIndex] = c
+			if err := r.out.ToolCall(sdk.ToolCallDelta{Index: c.index, ID: it.CallID, Name: it.Name}); err != nil {
+				return err
+			}
+		}
+		if !c.args && it.Arguments != "" {
+			c.args = true
+			return r.out.ToolCall(sdk.ToolCallDelta{Index: c.index, Arguments: it.Arguments})
+		}
+	case "message":
+		for _, c := range it.Content {
+			if c.Type == "refusal" {
+				if r.refusal.Len() == 0 {
+					r.refusal.WriteString(c.Refusal)
+				}
+				r.refused = true
+			}
+		}
+	default:
+		if serverItems[it.Type] {
+			if !r.logged[it.Type] {
+				r.logged[it.Type] = true
+				r.log.Info("skipped an output item of a tool the service ran", "type", it.Type)
+			}
+			return nil
+		}
+		return &sdk.Error{Category: sdk.CategoryBadResponse, Message: "the model returned a " + it.Type + " output item, which Foya never asks for and cannot act on"}
+	}
+	return nil
 }
 
 // decodeItem decodes an output item: the fields of the types the provider

@@ -25,6 +25,10 @@ const ProtocolVersion = 1
 type Options struct {
 	Version string       // agentInfo.version
 	Log     *slog.Logger // stderr only: stdout is the protocol
+	// OpenURL opens a sign-in URL in the person's browser (authenticate
+	// with an MCP server's method); nil: authenticate answers with the URL
+	// to open instead.
+	OpenURL func(url string) error
 }
 
 // Agent is one ACP connection's agent.
@@ -98,7 +102,7 @@ func (a *Agent) handle(ctx context.Context, method string, params json.RawMessag
 	case "initialize":
 		return typed(ctx, params, a.initialize)
 	case "authenticate":
-		return empty{}, nil
+		return typed(ctx, params, a.authenticate)
 	case "session/new":
 		return typed(ctx, params, a.newSession)
 	case "session/load":
@@ -177,7 +181,7 @@ func (a *Agent) initialize(ctx context.Context, p *initializeRequest) (initializ
 			},
 			McpCapabilities: mcpCapabilities{HTTP: true, SSE: false},
 		},
-		AuthMethods: []authMethod{},
+		AuthMethods: a.authMethods(ctx),
 		AgentInfo:   implementation{Name: "foya", Title: "Foya", Version: a.opts.Version},
 	}, nil
 }

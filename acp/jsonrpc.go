@@ -20,6 +20,7 @@ const (
 	codeMethodNotFound = -32601
 	codeInvalidParams  = -32602
 	codeInternalError  = -32603
+	codeAuthRequired   = -32000 // ACP: authentication required
 	codeNotFound       = -32002 // ACP: resource not found
 	codeCancelled      = -32800 // ACP: request cancelled ($/cancel_request)
 )

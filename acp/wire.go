@@ -146,10 +146,12 @@ type sessionCapabilities struct {
 	Resume struct{} `json:"resume"`
 }
 
-// authMethod is an authentication method; the agent offers none.
+// authMethod is an authentication method: Foya needs none itself; each MCP
+// server that needs an OAuth sign-in is one (auth.go).
 type authMethod struct {
-	ID   string `json:"id"`
-	Name string `json:"name"`
+	ID          string `json:"id"`
+	Name        string `json:"name"`
+	Description string `json:"description,omitempty"`
 }
 
 // newSessionResponse is session/new's result.

@@ -50,5 +50,6 @@ func acpCmd(cfg Config, args []string, stdin io.Reader, stdout, stderr io.Writer
 		return err
 	}
 	defer link.Close()
-	return acp.Serve(ctx, link.Client, stdin, stdout, acp.Options{Version: cfg.Version, Log: log})
+	return acp.Serve(ctx, link.Client, stdin, stdout, acp.Options{Version: cfg.Version, Log: log,
+		OpenURL: func(url string) error { return startBrowser(url, stderr) }})
 }

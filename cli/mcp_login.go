@@ -78,16 +78,24 @@ func mcpLogin(r *runner) error {
 }
 
 // openBrowser gives url to xdg-open (open on macOS) as its only argument,
-// with an environment that holds none of the kernel's credentials.
+// with an environment that holds none of the kernel's credentials; what
+// goes wrong is said on stderr.
 func openBrowser(url string, stderr io.Writer) {
+	if err := startBrowser(url, stderr); err != nil {
+		fmt.Fprintf(stderr, "%v: open the URL above in a browser\n", err)
+	}
+}
+
+// startBrowser starts the opener on url (see openBrowser); the opener's own
+// errors go to stderr.
+func startBrowser(url string, stderr io.Writer) error {
 	opener := "xdg-open"
 	if runtime.GOOS == "darwin" {
 		opener = "open"
 	}
 	path, err := exec.LookPath(opener)
 	if err != nil {
-		fmt.Fprintf(stderr, "%s is not installed: open the URL above in a browser\n", opener)
-		return
+		return fmt.Errorf("%s is not installed", opener)
 	}
 	cmd := exec.Command(path, url)
 	for _, kv := range os.Environ() {
@@ -97,10 +105,10 @@ func openBrowser(url string, stderr io.Writer) {
 	}
 	cmd.Stdout, cmd.Stderr = io.Discard, stderr
 	if err := cmd.Start(); err != nil {
-		fmt.Fprintf(stderr, "could not open the browser with %s: %v\n", opener, err)
-		return
+		return fmt.Errorf("could not open the browser with %s: %w", opener, err)
 	}
 	go func() { _ = cmd.Wait() }()
+	return nil
 }
 
 // mcpLogout is `foya mcp logout`.

@@ -68,7 +68,8 @@ func TestACPAgent(t *testing.T) {
 		}
 	}
 	p.call("session/new", map[string]any{"cwd": proj, "mcpServers": []any{}}, &ns)
-	if ns.SessionID == "" || ns.Modes.CurrentModeID != "ask" || len(ns.Modes.AvailableModes) != 4 {
+	// ask, explore, bypass, guarded (the guardian reviews what ask would put to a person) and plan.
+	if ns.SessionID == "" || ns.Modes.CurrentModeID != "ask" || len(ns.Modes.AvailableModes) != 5 {
 		t.Fatalf("session/new: %+v", ns)
 	}
 	sid := ns.SessionID

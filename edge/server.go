@@ -79,7 +79,7 @@ func NewHandler(cfg Config) http.Handler {
 		api = cfg.Auth.middleware(api)
 	}
 	mux.Handle("/graphql", codedErrors(browserGuard(api, cfg.Auth, cfg.OriginPatterns, cfg.HostPatterns)))
-	mux.Handle(ExportRoute, exportRoute(cfg, log)) // the streamed session export, guarded like /graphql
+	mux.Handle(ExportRoute, exportRoute(cfg, log))                   // the streamed session export, guarded like /graphql
 	mux.Handle(MCPOAuthCallbackPath, mcpOAuthCallback(cfg.MCP, log)) // no token: the state is the credential
 	if cfg.Service.Clustered() {
 		var state http.Handler = checkForwarding(stateHandler(cfg.Engine), signer, lim.MaxBodyBytes, log)

@@ -106,7 +106,7 @@ var archiveEventTypes = map[core.EventType]bool{
 	core.EventApprovalResolved: true, core.EventQuestionRequested: true, core.EventQuestionAnswered: true, core.EventUsage: true,
 	core.EventTurnFinished: true, core.EventHistoryRewound: true, core.EventCompactionStarted: true,
 	core.EventCompactionCheckpoint: true, core.EventHookStarted: true, core.EventHookFinished: true, core.EventHookUntrusted: true,
-	core.EventRouteFallback: true,
+	core.EventRouteFallback:   true,
 	core.EventGuardianVerdict: true,
 }
 

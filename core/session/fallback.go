@@ -12,7 +12,7 @@ const MaxFallbackModels = 8
 // fallbackModels validates a session's fallback chain: each entry a
 // language connection and one of its models, at most once, at most
 // MaxFallbackModels entries. nil for an empty list.
-func (s *Service) fallbackModels(ctx context.Context, refs []core.ModelRef) ([]core.ModelRef, error) {
+func fallbackModels(ctx context.Context, models SessionModels, refs []core.ModelRef) ([]core.ModelRef, error) {
 	if len(refs) == 0 {
 		return nil, nil
 	}
@@ -25,8 +25,8 @@ func (s *Service) fallbackModels(ctx context.Context, refs []core.ModelRef) ([]c
 		if ref.ConnectionID == "" || ref.Model == "" {
 			return nil, core.Errorf(core.CodeBadInput, "fallbackModels[%d]: give both connectionId and model", i)
 		}
-		if s.models != nil {
-			r, err := s.models.ResolveSessionModel(ctx, ref.ConnectionID, ref.Model)
+		if models != nil {
+			r, err := models.ResolveSessionModel(ctx, ref.ConnectionID, ref.Model)
 			if err != nil {
 				return nil, core.Errorf(core.CodeBadInput, "fallbackModels[%d]: %s", i, core.ErrorMessage(err))
 			}

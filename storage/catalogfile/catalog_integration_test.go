@@ -50,8 +50,14 @@ func TestCatalogSurvivesRestart(t *testing.T) {
 	if _, err := cat.SetDefaultModel(ctx, core.PurposeLanguage, &core.ModelRef{ConnectionID: conn.ID, Model: "gpt"}); err != nil {
 		t.Fatal(err)
 	}
+	if _, err := cat.SetDefaultModel(ctx, core.PurposeGuardian, &core.ModelRef{ConnectionID: conn.ID, Model: "gpt"}); err != nil {
+		t.Fatal(err)
+	}
 
 	again := open()
+	if d, _ := again.Defaults(ctx); d.Guardian == nil || d.Guardian.Model != "gpt" {
+		t.Fatalf("guardian default after restart: %+v", d.Guardian)
+	}
 	got, err := again.Connection(ctx, conn.ID)
 	if err != nil {
 		t.Fatal(err)

@@ -92,7 +92,7 @@ func (k *kernelProc) turnsFinished(t *testing.T, sid string) int {
 }
 
 func TestGuardianReviewsApprovals(t *testing.T) {
-	k := startKernel(t, t.TempDir(), "--guardian-timeout", "1s", "--guardian-max-calls", "2")
+	k := startKernel(t, t.TempDir(), "--guardian-timeout", "5s", "--guardian-max-calls", "2")
 	proj := outsideTmp(t)
 	if err := os.WriteFile(filepath.Join(proj, "AGENTS.md"), []byte("Rule: never delete anything outside build/.\n"), 0o644); err != nil {
 		t.Fatal(err)

@@ -17,7 +17,7 @@ const MaxFallbackModels = 8
 func (c *Catalog) SetFallbackModels(ctx context.Context, purpose core.ModelPurpose, refs []core.ModelRef) (core.DefaultModels, error) {
 	want, ok := purposeType(purpose)
 	if !ok {
-		return core.DefaultModels{}, core.Errorf(core.CodeBadInput, "purpose: unknown model purpose %q (known: language, fast, image, video)", purpose)
+		return core.DefaultModels{}, core.Errorf(core.CodeBadInput, "purpose: unknown model purpose %q (known: language, fast, image, video, guardian)", purpose)
 	}
 	if len(refs) > MaxFallbackModels {
 		return core.DefaultModels{}, core.Errorf(core.CodeBadInput, "models: at most %d fallback models per purpose (got %d)", MaxFallbackModels, len(refs))

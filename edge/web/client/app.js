@@ -530,6 +530,7 @@
 
   function questionCard(q) {
     if (!q || !q.requestId || document.querySelector('.question[data-request="' + q.requestId + '"]')) return;
+    if (q.elicitation) { elicitationCard(q); return; }
     const card = el('div', 'approval question');
     card.dataset.request = q.requestId;
     card.setAttribute('role', 'group');
@@ -550,6 +551,75 @@
     ta.focus({ preventScroll: true });
     scroll();
   }
+  // elicitationCard is a question an MCP server asked during a tool call
+  // (elicitation/create): a form of its fields, or a link to open (URL
+  // mode), with Submit, Decline and Cancel; the kernel checks the fields
+  // and the server receives the action.
+  function elicitationCard(q) {
+    const el0 = q.elicitation;
+    const card = el('div', 'approval question elicitation');
+    card.dataset.request = q.requestId;
+    card.setAttribute('role', 'group');
+    card.setAttribute('aria-label', 'Question from MCP server ' + el0.server);
+    const head = el('div'); const strong = el('strong'); strong.textContent = 'MCP server ' + el0.server + ' asks'; head.append(strong);
+    const text = el('div', 'text', markdown(el0.message || q.question || ''));
+    const form = el('form', 'fields');
+    const inputs = [];
+    if (el0.mode === 'url' && el0.url) {
+      const a = el('a'); a.href = el0.url; a.target = '_blank'; a.rel = 'noopener noreferrer'; a.textContent = 'Open ' + el0.url;
+      form.append(a);
+    }
+    for (const f of el0.fields || []) {
+      const lab = el('label'); lab.append((f.title || f.name) + (f.required ? ' *' : '') + ' ');
+      let inp;
+      if (f.type === 'boolean') { inp = el('input'); inp.type = 'checkbox'; inp.checked = f.default === true; }
+      else if (f.type === 'array') {
+        inp = el('select'); inp.multiple = true;
+        for (const o of f.options || []) { const op = el('option'); op.value = o.value; op.textContent = o.title || o.value; op.selected = Array.isArray(f.default) && f.default.includes(o.value); inp.append(op); }
+      } else if (f.options && f.options.length) {
+        inp = el('select');
+        if (!f.required) { const none = el('option'); none.value = ''; none.textContent = '—'; inp.append(none); }
+        for (const o of f.options) { const op = el('option'); op.value = o.value; op.textContent = o.title || o.value; inp.append(op); }
+        if (f.default != null) inp.value = String(f.default);
+      } else {
+        inp = el('input');
+        inp.type = f.type === 'number' || f.type === 'integer' ? 'number' : ({ email: 'email', uri: 'url', date: 'date', 'date-time': 'datetime-local' }[f.format] || 'text');
+        if (f.type === 'integer') inp.step = '1';
+        if (f.minimum != null) inp.min = String(f.minimum);
+        if (f.maximum != null) inp.max = String(f.maximum);
+        if (f.default != null) inp.value = String(f.default);
+      }
+      inp.name = f.name; inp.required = !!f.required && f.type !== 'boolean';
+      lab.append(inp);
+      if (f.description) { const d = el('small'); d.textContent = ' ' + f.description; lab.append(d); }
+      form.append(lab); inputs.push([f, inp]);
+    }
+    const value = (f, inp) => {
+      if (f.type === 'boolean') return inp.checked;
+      if (f.type === 'array') return [...inp.selectedOptions].map((o) => o.value);
+      if (inp.value === '') return undefined;
+      return f.type === 'number' || f.type === 'integer' ? Number(inp.value) : inp.value;
+    };
+    const buttons = el('div', 'buttons');
+    const mk = (label, action) => { const b = el('button'); b.type = 'button'; b.textContent = label; b.dataset.action = action; buttons.append(b); return b; };
+    const submit = mk(el0.mode === 'url' ? 'Done' : 'Submit', 'ACCEPT'); mk('Decline', 'DECLINE'); mk('Cancel', 'CANCEL');
+    const sid = state.session;
+    const send = async (action) => {
+      if (action === 'ACCEPT' && !form.reportValidity()) return;
+      const content = {};
+      for (const [f, inp] of inputs) { const v = value(f, inp); if (v !== undefined) content[f.name] = v; }
+      const all = card.querySelectorAll('button, input, select'); all.forEach((x) => { x.disabled = true; });
+      try { await gql('mutation($s: ID!, $r: ID!, $a: String!, $x: QuestionAction) { answerQuestion(sessionId: $s, requestId: $r, answer: $a, action: $x) }', { s: sid, r: q.requestId, a: action === 'ACCEPT' ? JSON.stringify(content) : '', x: action }); }
+      catch (e) { showError(e); all.forEach((x) => { x.disabled = false; }); }
+    };
+    buttons.querySelectorAll('button').forEach((b) => { b.onclick = () => send(b.dataset.action); });
+    form.addEventListener('submit', (e) => { e.preventDefault(); send('ACCEPT'); });
+    card.append(head, text, form, buttons);
+    $('log').appendChild(card);
+    (inputs.length ? inputs[0][1] : submit).focus({ preventScroll: true });
+    scroll();
+  }
+
   function questionAnswered(q) {
     const c = q && document.querySelector('.question[data-request="' + q.requestId + '"]');
     if (!c) return;

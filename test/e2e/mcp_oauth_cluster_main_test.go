@@ -47,7 +47,9 @@ func TestMCPOAuthTwoKernelsRefreshOnce(t *testing.T) {
 	before := as.stats(t)
 	var wg sync.WaitGroup
 	for _, k := range []*clusterNode{a, b} {
-		wg.Go(func() { k.gql(t, `mutation($id: ID!) { restartMcpServer(id: $id) { id } }`, map[string]any{"id": id}, nil) })
+		wg.Go(func() {
+			k.gql(t, `mutation($id: ID!) { restartMcpServer(id: $id) { id } }`, map[string]any{"id": id}, nil)
+		})
 	}
 	wg.Wait()
 	waitMCPStatus(t, a.kernelProc, "docs", "READY")

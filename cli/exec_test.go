@@ -115,3 +115,39 @@ func TestExecPrintsRouteFallback(t *testing.T) {
 		t.Fatalf("stderr %q", got)
 	}
 }
+
+// A guardian_verdict event prints the verdict, the tool, the model and the
+// reason: a deny on stderr as an error line, the others as info.
+func TestExecPrintsGuardianVerdict(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	w := &turnWatch{started: true, pr: newPrinter(&stdout, &stderr)}
+	for _, s := range []string{
+		`{"type":"turn_started","payload":{"turnId":"trn_1"}}`,
+		`{"type":"guardian_verdict","guardianVerdict":{"toolCallId":"c1","tool":"bash","verdict":"deny","reason":"deletes the root filesystem","cause":"verdict","model":"gpt-mini"}}`,
+		`{"type":"guardian_verdict","guardianVerdict":{"toolCallId":"c2","tool":"write","verdict":"escalate","reason":"no answer","cause":"timeout","model":"gpt-mini"}}`,
+	} {
+		var e execEvent
+		if err := json.Unmarshal([]byte(s), &e); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := w.handle(context.Background(), e, json.RawMessage(s)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w.pr.flush()
+	out := stderr.String()
+	for _, want := range []string{"guardian deny bash by gpt-mini: deletes the root filesystem", "guardian escalate write (timeout) by gpt-mini: no answer"} {
+		if !strings.Contains(out, want) {
+			t.Fatalf("stderr lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+// The message header of `foya sessions show` names the model that answered
+// when it is a fallback, not the session's own.
+func TestAnsweredBy(t *testing.T) {
+	fb, own := "gpt-backup", "gpt-t"
+	if answeredBy(&fb, "gpt-t") != "gpt-backup" || answeredBy(&own, "gpt-t") != "" || answeredBy(nil, "gpt-t") != "" {
+		t.Fatal("answeredBy")
+	}
+}

@@ -229,6 +229,9 @@ func showSession(w io.Writer, s *client.SessionSession, names nameMap) error {
 	}
 	for _, m := range s.Messages {
 		fmt.Fprintf(w, "\n[%d] %s", m.Seq, strings.ToLower(string(m.Role)))
+		if by := answeredBy(m.Model, deref(s.Model)); by != "" {
+			fmt.Fprintf(w, " (answered by %s)", by)
+		}
 		if m.ToolName != nil {
 			fmt.Fprintf(w, " %s", cmdutil.Neutralize(*m.ToolName))
 			if m.IsError {
@@ -251,4 +254,13 @@ func showSession(w io.Writer, s *client.SessionSession, names nameMap) error {
 		}
 	}
 	return nil
+}
+
+// answeredBy is the model that produced an assistant message when it is
+// not the session's own (a fallback model answered that call); "" else.
+func answeredBy(model *string, sessionModel string) string {
+	if model == nil || *model == "" || *model == sessionModel {
+		return ""
+	}
+	return cmdutil.Neutralize(*model)
 }

@@ -98,7 +98,12 @@ func openWebLink(link string, stderr io.Writer) error {
 	}
 	defer os.RemoveAll(dir)
 	cmd := exec.Command(path, file)
-	cmd.Stdout, cmd.Stderr = io.Discard, stderr
+	// The opener's own output goes to the terminal when there is one; it
+	// never shares a writer with this command (a buffer in tests).
+	cmd.Stdout, cmd.Stderr = io.Discard, io.Discard
+	if f, ok := stderr.(*os.File); ok {
+		cmd.Stderr = f
+	}
 	cmd.Env = withoutEnv(os.Environ(), "FOYA_TOKEN")
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("open the browser with %s: %w", opener, err)

@@ -2959,6 +2959,8 @@ type CreateSessionInput struct {
 	AgentMode *AgentMode `json:"agentMode"`
 	// MCP servers attached to this session only, as with attachSessionMcpServer; all are validated before the session is created (BAD_INPUT names input.mcpServers[i].<field>).
 	McpServers []McpServerInput `json:"mcpServers"`
+	// The session's own fallback chain (language connections and their models, at most 8, no duplicate); null or empty: the LANGUAGE purpose's chain.
+	FallbackModels []ModelRefInput `json:"fallbackModels"`
 }
 
 // GetConnectionId returns CreateSessionInput.ConnectionId, and is useful for accessing the field via an interface.
@@ -2984,6 +2986,9 @@ func (v *CreateSessionInput) GetAgentMode() *AgentMode { return v.AgentMode }
 
 // GetMcpServers returns CreateSessionInput.McpServers, and is useful for accessing the field via an interface.
 func (v *CreateSessionInput) GetMcpServers() []McpServerInput { return v.McpServers }
+
+// GetFallbackModels returns CreateSessionInput.FallbackModels, and is useful for accessing the field via an interface.
+func (v *CreateSessionInput) GetFallbackModels() []ModelRefInput { return v.FallbackModels }
 
 // CreateSessionResponse is returned by CreateSession on success.
 type CreateSessionResponse struct {
@@ -3610,7 +3615,8 @@ type GenerateVideoResponse struct {
 	// Generates a video through a VIDEO connection (PRV-2): its provider's video_generator
 	// capability (protocol 2), called with the connection's declared videoProtocol. The
 	// videos are stored like uploads and returned as attachments. BAD_INPUT for a
-	// non-VIDEO connection or bad size/duration, UNAVAILABLE when there is no VIDEO
+	// non-VIDEO connection, bad size/duration, or a model that declares
+	// capabilities.generation.video false (null, unknown, is allowed), UNAVAILABLE when there is no VIDEO
 	// default or the connection's provider does not implement video generation (the
 	// built-in openai provider does not; install a provider plugin that declares
 	// video_generator), PROVIDER_ERROR when the service fails.
@@ -4246,6 +4252,20 @@ func (v *LogoutMcpServerResponse) GetLogoutMcpServer() LogoutMcpServerLogoutMcpS
 	return v.LogoutMcpServer
 }
 
+// A resource of an MCP server, as McpServer.resources lists it.
+type McpResourceRefInput struct {
+	// The server's id (McpServer.id).
+	ServerId string `json:"serverId"`
+	// The resource's URI.
+	Uri string `json:"uri"`
+}
+
+// GetServerId returns McpResourceRefInput.ServerId, and is useful for accessing the field via an interface.
+func (v *McpResourceRefInput) GetServerId() string { return v.ServerId }
+
+// GetUri returns McpResourceRefInput.Uri, and is useful for accessing the field via an interface.
+func (v *McpResourceRefInput) GetUri() string { return v.Uri }
+
 // McpServerFields includes the GraphQL fields of McpServer requested by the fragment McpServerFields.
 // The GraphQL type's documentation follows.
 //
@@ -4668,6 +4688,8 @@ type MessageFields struct {
 	FinishReason *string `json:"finishReason"`
 	// The service's explanation of a refusal (finishReason `refusal`) when it sent one apart from the message text, e.g. Anthropic's `stop_details.explanation` or OpenAI's `refusal` deltas.
 	Refusal *string `json:"refusal"`
+	// The model that produced this assistant message: the session's model, or a fallback model after a route_fallback event of its turn; null for other roles.
+	Model *string `json:"model"`
 }
 
 // GetSeq returns MessageFields.Seq, and is useful for accessing the field via an interface.
@@ -4699,6 +4721,9 @@ func (v *MessageFields) GetFinishReason() *string { return v.FinishReason }
 
 // GetRefusal returns MessageFields.Refusal, and is useful for accessing the field via an interface.
 func (v *MessageFields) GetRefusal() *string { return v.Refusal }
+
+// GetModel returns MessageFields.Model, and is useful for accessing the field via an interface.
+func (v *MessageFields) GetModel() *string { return v.Model }
 
 // MessageFieldsToolCallsToolCall includes the requested fields of the GraphQL type ToolCall.
 // The GraphQL type's documentation follows.
@@ -4949,6 +4974,20 @@ func (v *ModelRefFields) GetConnectionId() string { return v.ConnectionId }
 
 // GetModel returns ModelRefFields.Model, and is useful for accessing the field via an interface.
 func (v *ModelRefFields) GetModel() string { return v.Model }
+
+// A model of a connection, as input.
+type ModelRefInput struct {
+	// The connection's id.
+	ConnectionId string `json:"connectionId"`
+	// A model id of that connection.
+	Model string `json:"model"`
+}
+
+// GetConnectionId returns ModelRefInput.ConnectionId, and is useful for accessing the field via an interface.
+func (v *ModelRefInput) GetConnectionId() string { return v.ConnectionId }
+
+// GetModel returns ModelRefInput.Model, and is useful for accessing the field via an interface.
+func (v *ModelRefInput) GetModel() string { return v.Model }
 
 // NodesNodesNode includes the requested fields of the GraphQL type Node.
 // The GraphQL type's documentation follows.
@@ -6391,6 +6430,11 @@ func (v *SessionEventsSessionEventsSessionEventMessage) GetRefusal() *string {
 	return v.MessageFields.Refusal
 }
 
+// GetModel returns SessionEventsSessionEventsSessionEventMessage.Model, and is useful for accessing the field via an interface.
+func (v *SessionEventsSessionEventsSessionEventMessage) GetModel() *string {
+	return v.MessageFields.Model
+}
+
 func (v *SessionEventsSessionEventsSessionEventMessage) UnmarshalJSON(b []byte) error {
 
 	if string(b) == "null" {
@@ -6442,6 +6486,8 @@ type __premarshalSessionEventsSessionEventsSessionEventMessage struct {
 	FinishReason *string `json:"finishReason"`
 
 	Refusal *string `json:"refusal"`
+
+	Model *string `json:"model"`
 }
 
 func (v *SessionEventsSessionEventsSessionEventMessage) MarshalJSON() ([]byte, error) {
@@ -6468,6 +6514,7 @@ func (v *SessionEventsSessionEventsSessionEventMessage) __premarshalJSON() (*__p
 	retval.TurnReason = v.MessageFields.TurnReason
 	retval.FinishReason = v.MessageFields.FinishReason
 	retval.Refusal = v.MessageFields.Refusal
+	retval.Model = v.MessageFields.Model
 	return &retval, nil
 }
 
@@ -7157,6 +7204,9 @@ func (v *SessionSessionMessagesMessage) GetFinishReason() *string {
 // GetRefusal returns SessionSessionMessagesMessage.Refusal, and is useful for accessing the field via an interface.
 func (v *SessionSessionMessagesMessage) GetRefusal() *string { return v.MessageFields.Refusal }
 
+// GetModel returns SessionSessionMessagesMessage.Model, and is useful for accessing the field via an interface.
+func (v *SessionSessionMessagesMessage) GetModel() *string { return v.MessageFields.Model }
+
 func (v *SessionSessionMessagesMessage) UnmarshalJSON(b []byte) error {
 
 	if string(b) == "null" {
@@ -7202,6 +7252,8 @@ type __premarshalSessionSessionMessagesMessage struct {
 	FinishReason *string `json:"finishReason"`
 
 	Refusal *string `json:"refusal"`
+
+	Model *string `json:"model"`
 }
 
 func (v *SessionSessionMessagesMessage) MarshalJSON() ([]byte, error) {
@@ -7225,6 +7277,7 @@ func (v *SessionSessionMessagesMessage) __premarshalJSON() (*__premarshalSession
 	retval.TurnReason = v.MessageFields.TurnReason
 	retval.FinishReason = v.MessageFields.FinishReason
 	retval.Refusal = v.MessageFields.Refusal
+	retval.Model = v.MessageFields.Model
 	return &retval, nil
 }
 
@@ -8087,6 +8140,8 @@ type UpdateSessionInput struct {
 	AgentMode *AgentMode `json:"agentMode"`
 	// Binds the session to a project; allowed only while it is unbound (CONFLICT otherwise).
 	ProjectId *string `json:"projectId"`
+	// Replaces the session's own fallback chain; an empty list clears it (the LANGUAGE purpose's chain applies again); null keeps it.
+	FallbackModels []ModelRefInput `json:"fallbackModels"`
 }
 
 // GetTitle returns UpdateSessionInput.Title, and is useful for accessing the field via an interface.
@@ -8112,6 +8167,9 @@ func (v *UpdateSessionInput) GetAgentMode() *AgentMode { return v.AgentMode }
 
 // GetProjectId returns UpdateSessionInput.ProjectId, and is useful for accessing the field via an interface.
 func (v *UpdateSessionInput) GetProjectId() *string { return v.ProjectId }
+
+// GetFallbackModels returns UpdateSessionInput.FallbackModels, and is useful for accessing the field via an interface.
+func (v *UpdateSessionInput) GetFallbackModels() []ModelRefInput { return v.FallbackModels }
 
 // UpdateSessionResponse is returned by UpdateSession on success.
 type UpdateSessionResponse struct {
@@ -8344,6 +8402,8 @@ type UserInput struct {
 	AttachmentIds []string `json:"attachmentIds"`
 	// Page elements the user selected, at most 10 (see BrowserElementInput for the bounds).
 	BrowserElements []BrowserElementInput `json:"browserElements"`
+	// Resources of MCP servers to give the model with this message, at most 10 (sendMessage only): each is read from its server when the message is sent and added to the text as an <mcp-resource server uri mimeType> block (binary contents base64).
+	Resources []McpResourceRefInput `json:"resources"`
 }
 
 // GetText returns UserInput.Text, and is useful for accessing the field via an interface.
@@ -8357,6 +8417,9 @@ func (v *UserInput) GetAttachmentIds() []string { return v.AttachmentIds }
 
 // GetBrowserElements returns UserInput.BrowserElements, and is useful for accessing the field via an interface.
 func (v *UserInput) GetBrowserElements() []BrowserElementInput { return v.BrowserElements }
+
+// GetResources returns UserInput.Resources, and is useful for accessing the field via an interface.
+func (v *UserInput) GetResources() []McpResourceRefInput { return v.Resources }
 
 // __ACPAttachSessionMcpServerInput is used internally by genqlient
 type __ACPAttachSessionMcpServerInput struct {
@@ -11257,6 +11320,7 @@ fragment MessageFields on Message {
 	turnReason
 	finishReason
 	refusal
+	model
 }
 fragment ProjectFields on Project {
 	id
@@ -11469,6 +11533,7 @@ fragment MessageFields on Message {
 	turnReason
 	finishReason
 	refusal
+	model
 }
 fragment GuardianVerdictFields on GuardianVerdict {
 	toolCallId

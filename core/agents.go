@@ -15,4 +15,7 @@ type AgentSnapshot struct {
 	MaxTurns int      `json:"maxTurns,omitempty"`
 	// Model is "CONNECTION_ID/MODEL", or empty for the parent's model.
 	Model string `json:"model,omitempty"`
+	// ContextSeqs are the seqs of the parent's messages the task call handed
+	// the child before its prompt (MSG-10), in order.
+	ContextSeqs []int64 `json:"contextSeqs,omitempty"`
 }

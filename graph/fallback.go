@@ -20,7 +20,7 @@ func fallbackChains(d *core.DefaultModels) []model.FallbackChain {
 }
 
 func purposeRank(p core.ModelPurpose) int {
-	for i, q := range []core.ModelPurpose{core.PurposeLanguage, core.PurposeFast, core.PurposeImage, core.PurposeVideo} {
+	for i, q := range []core.ModelPurpose{core.PurposeLanguage, core.PurposeFast, core.PurposeImage, core.PurposeVideo, core.PurposeGuardian} {
 		if p == q {
 			return i
 		}

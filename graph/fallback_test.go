@@ -250,3 +250,35 @@ func TestSessionFallbackModels(t *testing.T) {
 		t.Fatalf("fallbacks after delete %+v", d.DefaultModels.Fallbacks)
 	}
 }
+
+// The FAST chain serves titles: a fast default that fails (auth) hands the
+// title to the next model of the FAST fallback chain.
+func TestTitleUsesFastFallbackChain(t *testing.T) {
+	k := newTestKernel(t)
+	conn := k.createConn(t, map[string]any{"name": "fake", "baseUrl": k.fake.BaseURL(), "models": []any{map[string]any{"id": testModel}, map[string]any{"id": "gpt-fast"}}}).ID
+	spare := k.createConn(t, map[string]any{"name": "spare", "baseUrl": k.fake.BaseURL(), "apiKey": "sk-spare", "models": []any{map[string]any{"id": "gpt-spare"}}}).ID
+	k.mustDo(t, `mutation($c: ID) { setDefaultModel(purpose: FAST, connectionId: $c, model: "gpt-fast") { fast { model } } }`, map[string]any{"c": conn}, nil)
+	k.mustDo(t, `mutation($m: [ModelRefInput!]!) { setFallbackModels(purpose: FAST, models: $m) { fallbacks { purpose } } }`,
+		map[string]any{"m": []any{map[string]any{"connectionId": spare, "model": "gpt-spare"}}}, nil)
+	var s struct{ CreateSession struct{ ID string } }
+	k.mustDo(t, `mutation($c: ID) { createSession(input: {connectionId: $c, model: "gpt-t", approvalMode: BYPASS}) { id } }`, map[string]any{"c": conn}, &s)
+	sid := s.CreateSession.ID
+	w := k.watch(t, sid)
+	k.fake.Enqueue(openaitest.TextStream(testModel, "Paris."),
+		openaitest.Error(401, "invalid_request_error", "invalid_api_key", "Incorrect API key provided"),
+		openaitest.Completion("gpt-spare", "Capital of France", "stop", 12, 4))
+	k.send(t, sid, "What is the capital of France?")
+	w.turnEnd()
+	var p core.SessionPayload
+	_ = w.next(core.EventSessionUpdated).Decode(&p)
+	if p.Session.Title != "Capital of France" {
+		t.Fatalf("title %q", p.Session.Title)
+	}
+	reqs := k.fake.Requests()
+	var b1, b2 struct{ Model string }
+	_ = json.Unmarshal(reqs[1].Body, &b1)
+	_ = json.Unmarshal(reqs[2].Body, &b2)
+	if len(reqs) != 3 || b1.Model != "gpt-fast" || b2.Model != "gpt-spare" || reqs[2].Header.Get("Authorization") != "Bearer sk-spare" {
+		t.Fatalf("%d requests: title on %q then %q", len(reqs), b1.Model, b2.Model)
+	}
+}

@@ -57,6 +57,7 @@ type DirectiveRoot struct {
 
 type ComplexityRoot struct {
 	AgentSnapshot struct {
+		ContextSeqs  func(childComplexity int) int
 		Description  func(childComplexity int) int
 		Instructions func(childComplexity int) int
 		MaxTurns     func(childComplexity int) int
@@ -708,6 +709,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 	_ = ec
 	switch typeName + "." + field {
 
+	case "AgentSnapshot.contextSeqs":
+		if e.ComplexityRoot.AgentSnapshot.ContextSeqs == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AgentSnapshot.ContextSeqs(childComplexity), true
 	case "AgentSnapshot.description":
 		if e.ComplexityRoot.AgentSnapshot.Description == nil {
 			break
@@ -3615,6 +3622,8 @@ type AgentSnapshot {
   maxTurns: Int!
   "CONNECTION_ID/MODEL, or null for the parent's model."
   model: String
+  "The seqs of the parent's messages the task call handed the child before its prompt (the task tool's context argument), in order; null when none."
+  contextSeqs: [Int!]
 }
 
 "An item of a session's task list, kept by the model."
@@ -3898,7 +3907,7 @@ type SessionEvent {
 
 "A session list or catalog change."
 type KernelEvent {
-  "session_created, session_updated, session_deleted or catalog_updated."
+  "session_created, session_updated, session_deleted, catalog_updated, or mcp_needs_auth (an MCP server needs a sign-in: mcpServerId, then McpServer.authUrl)."
   type: String!
   "The session of a session_* event; null for catalog_updated."
   sessionId: ID
@@ -3906,7 +3915,7 @@ type KernelEvent {
   session: Session
   "The connection a catalog_updated is about; null otherwise."
   connectionId: ID
-  "The MCP server a catalog_updated is about (its configuration, status or tools changed)."
+  "The MCP server a catalog_updated (its configuration, status or tools changed) or mcp_needs_auth is about."
   mcpServerId: ID
   "When the change happened."
   at: Time!
@@ -4464,7 +4473,9 @@ type Mutation {
   Generates images through an IMAGE connection (PRV-2): its provider's image_generator
   capability (the built-in openai provider calls POST {baseUrl}/images/generations).
   The images are stored like uploads and returned as attachments, usable in
-  sendMessage. BAD_INPUT for a non-IMAGE connection or bad size/count, UNAVAILABLE
+  sendMessage. BAD_INPUT for a non-IMAGE connection, bad size/count, or a model that
+  declares capabilities.generation.image false (the message names the flag; null,
+  unknown, is allowed and logged as such), UNAVAILABLE
   when there is no image default or the provider cannot generate images,
   PROVIDER_ERROR when the service fails. When an IMAGE default exists, models also
   get an image_generation tool whose images are attached to its tool result.
@@ -4474,7 +4485,8 @@ type Mutation {
   Generates a video through a VIDEO connection (PRV-2): its provider's video_generator
   capability (protocol 2), called with the connection's declared videoProtocol. The
   videos are stored like uploads and returned as attachments. BAD_INPUT for a
-  non-VIDEO connection or bad size/duration, UNAVAILABLE when there is no VIDEO
+  non-VIDEO connection, bad size/duration, or a model that declares
+  capabilities.generation.video false (null, unknown, is allowed), UNAVAILABLE when there is no VIDEO
   default or the connection's provider does not implement video generation (the
   built-in openai provider does not; install a provider plugin that declares
   video_generator), PROVIDER_ERROR when the service fails.
@@ -4556,7 +4568,7 @@ input ModelRefInput {
 
 "The fallback chain of one purpose: the models a failed call of that purpose continues on, in order."
 type FallbackChain {
-  "The purpose the chain serves (LANGUAGE: turns of sessions without their own fallbackModels)."
+  "The purpose the chain serves: LANGUAGE, turns of sessions without their own fallbackModels; FAST, titles after the fast default; IMAGE and VIDEO are stored but not used yet."
   purpose: ModelPurpose!
   "The models, tried in order; each a connection of the purpose's type and one of its models."
   models: [ModelRef!]!
@@ -4613,6 +4625,8 @@ func (ec *executionContext) childFields_AgentSnapshot(ctx context.Context, field
 		return ec.fieldContext_AgentSnapshot_maxTurns(ctx, field)
 	case "model":
 		return ec.fieldContext_AgentSnapshot_model(ctx, field)
+	case "contextSeqs":
+		return ec.fieldContext_AgentSnapshot_contextSeqs(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type AgentSnapshot", field.Name)
 }
@@ -6721,6 +6735,29 @@ func (ec *executionContext) _AgentSnapshot_model(ctx context.Context, field grap
 }
 func (ec *executionContext) fieldContext_AgentSnapshot_model(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AgentSnapshot", field, true, true, "String")
+}
+
+func (ec *executionContext) _AgentSnapshot_contextSeqs(ctx context.Context, field graphql.CollectedField, obj *core.AgentSnapshot) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AgentSnapshot_contextSeqs(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ContextSeqs, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []int64) graphql.Marshaler {
+			return ec.marshalOInt2ᚕint64ᚄ(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_AgentSnapshot_contextSeqs(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AgentSnapshot", field, false, false, "Int")
 }
 
 func (ec *executionContext) _Approval_requestId(ctx context.Context, field graphql.CollectedField, obj *core.ApprovalPayload) (ret graphql.Marshaler) {
@@ -18090,6 +18127,11 @@ func (ec *executionContext) _AgentSnapshot(ctx context.Context, sel ast.Selectio
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._AgentSnapshot_model(ctx, field, obj)
 				})
+		case "contextSeqs":
+			out.Values[i] = ec._AgentSnapshot_contextSeqs(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -23119,6 +23161,41 @@ func (ec *executionContext) marshalOInt2int(ctx context.Context, sel ast.Selecti
 	_ = ctx
 	res := graphql.MarshalInt(v)
 	return res
+}
+
+func (ec *executionContext) unmarshalOInt2ᚕint64ᚄ(ctx context.Context, v any) ([]int64, error) {
+	if v == nil {
+		return nil, nil
+	}
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]int64, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNInt2int64(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalOInt2ᚕint64ᚄ(ctx context.Context, sel ast.SelectionSet, v []int64) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := make(graphql.Array, len(v))
+	for i := range v {
+		ret[i] = ec.marshalNInt2int64(ctx, sel, v[i])
+	}
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
 }
 
 func (ec *executionContext) unmarshalOInt2ᚖint64(ctx context.Context, v any) (*int64, error) {

@@ -58,6 +58,17 @@ func TestGenerationFlagsLedgerAndApproval(t *testing.T) {
 	if m := msgs[len(msgs)-2]; m.Role != "TOOL" || !strings.Contains(m.Text, "EXPLORE runs only read-only tools") {
 		t.Fatalf("EXPLORE tool message %+v", m)
 	}
+	// PLAN refuses it even under BYPASS, like any write.
+	sid = k.chatSession(t, nil, "BYPASS")
+	k.mustDo(t, `mutation($s: ID!) { updateSession(id: $s, input: {agentMode: PLAN}) { id } }`, map[string]any{"s": sid}, nil)
+	w = k.watch(t, sid)
+	k.fake.Enqueue(call, openaitest.TextStream(testModel, "ok"))
+	k.send(t, sid, "draw")
+	w.turnEnd()
+	msgs = k.messages(t, sid)
+	if m := msgs[len(msgs)-2]; m.Role != "TOOL" || !strings.Contains(m.Text, "the session is planning") || !strings.Contains(m.Text, "image_generation") {
+		t.Fatalf("PLAN tool message %+v", m)
+	}
 	sid = k.chatSession(t, nil, "ASK")
 	w = k.watch(t, sid)
 	k.fake.Enqueue(call, openaitest.TextStream(testModel, "ok"))

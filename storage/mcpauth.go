@@ -102,19 +102,32 @@ func (a *MCPAuthStore) SaveMCPAuth(ctx context.Context, serverID string, g core.
 	return a.put(ctx, a.db.w, serverID, g)
 }
 
-// UpdateMCPAuth implements core.MCPAuthStore: one transaction that reads
-// the row with FOR UPDATE on PostgreSQL (SQLite has one writer: the
-// process lock is enough, one kernel owns a SQLite data directory).
+// UpdateMCPAuth implements core.MCPAuthStore: on PostgreSQL one
+// transaction that reads the row with FOR UPDATE, so kernels sharing the
+// database take turns; on SQLite one kernel owns the data directory and
+// the process lock is enough (no write transaction is held while fn waits
+// for the network: it would stall every other write of the kernel).
 func (a *MCPAuthStore) UpdateMCPAuth(ctx context.Context, serverID string, fn func(core.MCPOAuthGrant, bool) (core.MCPOAuthGrant, error)) (core.MCPOAuthGrant, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	if !a.db.pg {
+		cur, ok, err := a.LoadMCPAuth(ctx, serverID)
+		if err != nil {
+			return core.MCPOAuthGrant{}, err
+		}
+		next, err := fn(cur, ok)
+		if err != nil {
+			return next, err
+		}
+		if ok && next == cur {
+			return next, nil
+		}
+		return next, a.put(ctx, a.db.w, serverID, next)
+	}
 	var out core.MCPOAuthGrant
 	err := a.db.w.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 		var r mcpOAuthRow
-		q := tx.NewSelect().Model(&r).Where("server_id = ?", serverID)
-		if a.db.pg {
-			q = q.For("UPDATE")
-		}
+		q := tx.NewSelect().Model(&r).Where("server_id = ?", serverID).For("UPDATE")
 		var cur core.MCPOAuthGrant
 		err := q.Scan(ctx)
 		ok := err == nil

@@ -10,17 +10,32 @@ import (
 
 	"github.com/foya-dev/foya/core"
 	"github.com/foya-dev/foya/storage"
+	"github.com/foya-dev/foya/storage/pgtest"
 )
 
 // MCP OAuth grants are sealed whole: no token in any column in clear; an
 // update that fails writes nothing; delete forgets.
 func TestMCPAuthStoreSealsAndUpdates(t *testing.T) {
+	t.Run("sqlite", func(t *testing.T) {
+		db, err := storage.Open(context.Background(), filepath.Join(t.TempDir(), "foya.db"), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		checkMCPAuthStore(t, db)
+	})
+	t.Run("postgres", func(t *testing.T) {
+		db, err := storage.OpenPostgres(context.Background(), pgtest.NewDatabase(t), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		checkMCPAuthStore(t, db)
+	})
+}
+
+func checkMCPAuthStore(t *testing.T, db *storage.DB) {
 	ctx := context.Background()
-	db, err := storage.Open(ctx, filepath.Join(t.TempDir(), "foya.db"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
 	key := make([]byte, 32)
 	key[0] = 7
 	sealer, err := storage.NewSealer(key)

@@ -178,7 +178,7 @@ func (g *guardian) brief(ctx context.Context, s core.Session, c core.ToolCall, i
 			b.WriteString("\n## Project rules\n(none)\n")
 		}
 	}
-	msgs, err := g.svc.Messages(ctx, s.ID, false)
+	msgs, err := g.svc.History(ctx, s, false)
 	if err != nil {
 		g.log.Warn("guardian: read messages", "session_id", s.ID, "err", err)
 	}

@@ -67,6 +67,9 @@ func (g *Generator) imageModel(ctx context.Context, connectionID, model string) 
 	if err := generationFlagError(conn, m, "image", "generateImage"); err != nil {
 		return imageRoute{}, err
 	}
+	if f := m.Capabilities.Generation; f == nil || f.Image == nil {
+		g.log.Info("the model's generation.image flag is unknown (null): allowed", "connection_id", conn.ID, "model", m.ID)
+	}
 	ep, err := g.cfg.Catalog.Endpoint(ctx, conn.ID)
 	if err != nil {
 		return imageRoute{}, err

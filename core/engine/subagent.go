@@ -15,16 +15,21 @@ const ToolTask = "task"
 
 var taskToolInfo = core.ToolInfo{Name: ToolTask, ReadOnly: true,
 	Description: "Delegate a self-contained task to a sub-agent that works in its own child session with its own history, then returns its final answer. " +
-		"agent is the agent's name (default \"general\"); prompt must say everything the sub-agent needs to know.",
-	Schema: json.RawMessage(`{"type":"object","properties":{"agent":{"type":"string"},"prompt":{"type":"string"}},"required":["prompt"],"additionalProperties":false}`)}
+		"agent is the agent's name (default \"general\"); prompt must say everything the sub-agent needs to know. " +
+		"context hands the sub-agent messages of this conversation by their seq (the session's event seq of each message, e.g. as the user names them), before the prompt: " +
+		"seqs lists single messages, fromSeq..toSeq a range (both inclusive, either may be left out); a tool result needs its call's message too.",
+	Schema: json.RawMessage(`{"type":"object","properties":{"agent":{"type":"string"},"prompt":{"type":"string"},` +
+		`"context":{"type":"object","properties":{"seqs":{"type":"array","items":{"type":"integer","minimum":1}},"fromSeq":{"type":"integer","minimum":1},"toSeq":{"type":"integer","minimum":1}},"additionalProperties":false}},` +
+		`"required":["prompt"],"additionalProperties":false}`)}
 
 // runTask creates a child session with an immutable snapshot of the agent
 // definition, runs one turn in it and returns its final answer. Stopping the
 // parent's turn stops the child.
 func runTask(ctx context.Context, e *Engine, s core.Session, c core.ToolCall) (string, bool) {
 	var in struct {
-		Agent  string `json:"agent"`
-		Prompt string `json:"prompt"`
+		Agent   string       `json:"agent"`
+		Prompt  string       `json:"prompt"`
+		Context *taskContext `json:"context"`
 	}
 	if err := json.Unmarshal(c.Input, &in); err != nil || strings.TrimSpace(in.Prompt) == "" {
 		return "task: give a non-empty \"prompt\"", true
@@ -45,6 +50,15 @@ func runTask(ctx context.Context, e *Engine, s core.Session, c core.ToolCall) (s
 	if snap.Model != "" {
 		conn, model, _ = strings.Cut(snap.Model, "/")
 	}
+	var passed []core.Message
+	if in.Context != nil {
+		if passed, why = parentContext(pctx, e, s, conn, model, *in.Context); why != "" {
+			return why, true
+		}
+		for _, m := range passed {
+			snap.ContextSeqs = append(snap.ContextSeqs, m.Seq)
+		}
+	}
 	child, err := e.svc.CreateSession(pctx, core.CreateSessionInput{
 		ParentID: s.ID, Source: "task:" + c.ID, Agent: &snap, ProjectID: s.ProjectID,
 		ConnectionID: conn, Model: model, ReasoningEffort: s.ReasoningEffort,
@@ -53,6 +67,12 @@ func runTask(ctx context.Context, e *Engine, s core.Session, c core.ToolCall) (s
 	})
 	if err != nil {
 		return "task: " + core.ErrorMessage(err), true
+	}
+	for _, m := range passed {
+		m.Seq, m.Active, m.ProviderState = 0, false, nil
+		if err := appendEvent(pctx, e.svc, child.ID, core.EventMessageImported, core.MessagePayload{Message: m}); err != nil {
+			return "task: hand the context to the child session: " + core.ErrorMessage(err), true
+		}
 	}
 	return awaitTask(ctx, e, child.ID, in.Prompt)
 }

@@ -33,7 +33,7 @@ func (e *Engine) maybeTitle(ctx context.Context, sessionID string) {
 	if len(text) > 2000 {
 		text = text[:2000]
 	}
-	b, err := e.models.titleModel(ctx, s)
+	bs, err := e.models.titleModels(ctx, s)
 	if err != nil {
 		e.log.Debug("no model for a title", "session_id", sessionID, "err", err)
 		return
@@ -42,14 +42,28 @@ func (e *Engine) maybeTitle(ctx context.Context, sessionID string) {
 	if tried {
 		return
 	}
-	req := core.ProviderRequest{Model: b.model.ID, MaxOutputTokens: 32, Messages: []core.ProviderMessage{
-		{Role: core.RoleSystem, Content: []core.ContentPart{{Type: "text", Text: titlePrompt}}},
-		{Role: core.RoleUser, Content: []core.ContentPart{{Type: "text", Text: string(text)}}},
-	}}
-	c, err := b.provider.Complete(ctx, b.endpoint, req)
-	if err != nil {
-		e.log.Warn("generate title", "session_id", sessionID, "err", err)
-		return
+	var (
+		b   boundModel
+		req core.ProviderRequest
+		c   core.Completion
+	)
+	for i := range bs {
+		b = bs[i]
+		req = core.ProviderRequest{Model: b.model.ID, MaxOutputTokens: 32, Messages: []core.ProviderMessage{
+			{Role: core.RoleSystem, Content: []core.ContentPart{{Type: "text", Text: titlePrompt}}},
+			{Role: core.RoleUser, Content: []core.ContentPart{{Type: "text", Text: string(text)}}},
+		}}
+		c, err = b.provider.Complete(ctx, b.endpoint, req)
+		if err == nil {
+			break
+		}
+		reason, ok := fallbackReason(err)
+		if !ok || i == len(bs)-1 {
+			e.log.Warn("generate title", "session_id", sessionID, "err", err)
+			return
+		}
+		// The FAST fallback chain (docs/fallback.md): the next model.
+		e.log.Info("title model failed; trying the next", "session_id", sessionID, "model", b.model.ID, "next", bs[i+1].model.ID, "reason", reason)
 	}
 	e.rec.recordUsage(ctx, sessionID, b, req, streamResult{text: c.Text, usage: c.Usage}, "title")
 	title := strings.Trim(strings.TrimSpace(core.StripUnsafe(strings.SplitN(c.Text, "\n", 2)[0])), "\"'`*#. ")
@@ -71,16 +85,27 @@ func (e *Engine) maybeTitle(ctx context.Context, sessionID string) {
 	}
 }
 
-// titleModel picks the fast default when its provider can complete, else the
-// session's own model.
-func (m *models) titleModel(ctx context.Context, s core.Session) (boundModel, error) {
+// titleModels lists the models a title may use, in order: the fast
+// default, the FAST fallback chain, then the session's own model; only
+// those whose provider can complete.
+func (m *models) titleModels(ctx context.Context, s core.Session) ([]boundModel, error) {
 	var candidates []core.Session
-	if d, err := m.catalog.Defaults(ctx); err == nil && d.Fast != nil {
+	with := func(ref core.ModelRef) {
 		fs := s
-		fs.ConnectionID, fs.Model = d.Fast.ConnectionID, d.Fast.Model
+		fs.ConnectionID, fs.Model = ref.ConnectionID, ref.Model
 		candidates = append(candidates, fs)
 	}
+	if d, err := m.catalog.Defaults(ctx); err == nil {
+		if d.Fast != nil {
+			with(*d.Fast)
+		}
+		for _, ref := range d.Fallbacks[core.PurposeFast] {
+			with(ref)
+		}
+	}
 	candidates = append(candidates, s)
+	var out []boundModel
+	seen := map[string]bool{}
 	var lastErr error = core.Errorf(core.CodeUnavailable, "no model can complete")
 	for _, c := range candidates {
 		b, err := m.resolve(ctx, c)
@@ -92,7 +117,13 @@ func (m *models) titleModel(ctx context.Context, s core.Session) (boundModel, er
 			lastErr = core.Errorf(core.CodeUnavailable, "provider %s cannot complete", b.conn.ProviderKind)
 			continue
 		}
-		return b, nil
+		if !seen[b.route] {
+			seen[b.route] = true
+			out = append(out, b)
+		}
 	}
-	return boundModel{}, lastErr
+	if len(out) == 0 {
+		return nil, lastErr
+	}
+	return out, nil
 }

@@ -65,7 +65,7 @@ type CreateSessionInput struct {
 
 // The fallback chain of one purpose: the models a failed call of that purpose continues on, in order.
 type FallbackChain struct {
-	// The purpose the chain serves (LANGUAGE: turns of sessions without their own fallbackModels).
+	// The purpose the chain serves: LANGUAGE, turns of sessions without their own fallbackModels; FAST, titles after the fast default; IMAGE and VIDEO are stored but not used yet.
 	Purpose core.ModelPurpose `json:"purpose"`
 	// The models, tried in order; each a connection of the purpose's type and one of its models.
 	Models []core.ModelRef `json:"models"`

@@ -237,9 +237,15 @@ func minimalEnv() []string {
 
 // builtinEnv adds the proxy settings built-in providers need to reach their
 // endpoints, and the kernel's garbage collector and memory-trim settings;
-// built-ins are the kernel's own code.
+// built-ins are the kernel's own code. They also get the kernel's PATH, so
+// that bash finds the user's toolchains (go, cargo, node under their own
+// directories); the sandbox lets a command read what its PATH names, never
+// $HOME itself (docs/sandbox.md).
 func builtinEnv() []string {
 	env := minimalEnv()
+	if p := os.Getenv("PATH"); p != "" {
+		env[0] = "PATH=" + p
+	}
 	for _, k := range []string{"HTTPS_PROXY", "HTTP_PROXY", "NO_PROXY", "https_proxy", "http_proxy", "no_proxy",
 		"GOGC", "GOMEMLIMIT", "FOYA_PLUGIN_NO_TRIM"} { // memory settings: see builtin.go
 		if v, ok := os.LookupEnv(k); ok {

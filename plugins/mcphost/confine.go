@@ -112,7 +112,7 @@ func (m *Manager) confinement() *confinement {
 				break
 			}
 			c.exe, c.usable, c.namespaces = exe, true, rep.Namespaces
-			c.detail = fmt.Sprintf("STDIO MCP servers are confined: Landlock %t (ABI %d; reads confined %t), user namespaces %t", rep.Landlock, rep.ABI, rep.ReadsConfined, rep.Namespaces)
+			c.detail = fmt.Sprintf("STDIO MCP servers are confined: Landlock %t (ABI %d; writes and reads confined to their roots when true), user namespaces %t", rep.Landlock, rep.ABI, rep.Namespaces)
 		}
 		if c.usable {
 			m.log.Info("mcp sandbox", "detail", c.detail)

@@ -36,6 +36,9 @@ type oauthHandler struct {
 	grant   core.MCPOAuthGrant
 	has     bool
 	refused string // why the last refresh failed ("" when it did not)
+	// transient: the last refresh failed for a reason that may pass (the
+	// authorization server unreachable, 5xx): NEEDS_AUTH retries.
+	transient bool
 }
 
 // load reads the stored grant before a connection attempt. A grant made
@@ -128,13 +131,15 @@ func (h *oauthHandler) refresh(ctx context.Context, rejected string) (core.MCPOA
 	defer h.mu.Unlock()
 	if err != nil {
 		h.refused = "token refresh failed: " + h.s.scrub(err.Error())
+		var te transientError
+		h.transient = errors.As(err, &te)
 		h.s.log.Warn("mcp oauth token refresh failed", "err", h.s.scrub(err.Error()))
 		return core.MCPOAuthGrant{}, err
 	}
 	if did {
 		h.s.log.Info("mcp oauth token refreshed", "expires", g.Expiry.UTC().Format(time.RFC3339))
 	}
-	h.grant, h.has, h.refused = g, true, ""
+	h.grant, h.has, h.refused, h.transient = g, true, "", false
 	return g, nil
 }
 
@@ -211,10 +216,24 @@ func (s *server) waitAuth() bool {
 	before, _, _ := s.m.cfg.Auth.LoadMCPAuth(s.ctx, s.cfg.ID)
 	t := time.NewTicker(s.m.cfg.AuthPoll)
 	defer t.Stop()
+	// A refresh that failed for a passing reason is tried again.
+	var retry <-chan time.Time
+	if s.oauth != nil {
+		s.oauth.mu.Lock()
+		if s.oauth.transient {
+			rt := time.NewTimer(s.m.cfg.MaxBackoff)
+			defer rt.Stop()
+			retry = rt.C
+		}
+		s.oauth.mu.Unlock()
+	}
 	for {
 		select {
 		case <-s.ctx.Done():
 			return false
+		case <-retry:
+			s.log.Info("mcp oauth: trying the refresh again")
+			return true
 		case <-s.restart:
 			return true
 		case <-s.authed:

@@ -218,6 +218,12 @@ func checkOAuthURL(raw string) error {
 	return fmt.Errorf("%s: https required (http only to loopback)", core.RedactURL(raw))
 }
 
+// transientError is a token endpoint failure worth trying again (the
+// network, a 5xx or 429), unlike an OAuth error such as invalid_grant.
+type transientError struct{ error }
+
+func (e transientError) Unwrap() error { return e.error }
+
 // tokenResponse is an RFC 6749 token endpoint answer.
 type tokenResponse struct {
 	AccessToken  string `json:"access_token"`
@@ -277,7 +283,7 @@ func (m *Manager) tokenRequest(ctx context.Context, g core.MCPOAuthGrant, params
 	req.Header.Set("Accept", "application/json")
 	resp, err := m.oauthClient().Do(req)
 	if err != nil {
-		return tokenResponse{}, fmt.Errorf("token endpoint: %w", err)
+		return tokenResponse{}, transientError{fmt.Errorf("token endpoint: %w", err)}
 	}
 	defer resp.Body.Close()
 	var tr tokenResponse
@@ -292,6 +298,9 @@ func (m *Manager) tokenRequest(ctx context.Context, g core.MCPOAuthGrant, params
 		msg := fmt.Sprintf("token endpoint answered %s", resp.Status)
 		if tr.Error != "" {
 			msg += ": " + core.Clip(tr.Error+" "+tr.ErrorDesc, 200)
+		}
+		if resp.StatusCode >= 500 || resp.StatusCode == http.StatusTooManyRequests {
+			return tokenResponse{}, transientError{errors.New(msg)}
 		}
 		return tokenResponse{}, errors.New(msg)
 	}

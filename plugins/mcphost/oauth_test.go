@@ -3,6 +3,8 @@ package mcphost
 import (
 	"context"
 	"errors"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -167,4 +169,37 @@ func FuzzPromptArgs(f *testing.F) {
 			t.Fatalf("required city missing without an error: %q", rest)
 		}
 	})
+}
+
+// A token endpoint that is down or overloaded is a passing failure (the
+// server in NEEDS_AUTH tries again); an OAuth error such as invalid_grant
+// is not; an answer never puts a token in the error.
+func TestTokenRequestErrors(t *testing.T) {
+	for _, c := range []struct {
+		status    int
+		body      string
+		transient bool
+	}{
+		{503, `oops`, true},
+		{429, `{"error":"slow_down"}`, true},
+		{400, `{"error":"invalid_grant","error_description":"used"}`, false},
+		{200, `{"access_token":"","token_type":"Bearer"}`, false},
+		{200, `{"access_token":"tok-123","token_type":"mac"}`, false},
+	} {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.WriteHeader(c.status)
+			_, _ = w.Write([]byte(c.body))
+		}))
+		m := New(Config{})
+		_, err := m.tokenRequest(context.Background(), core.MCPOAuthGrant{TokenEndpoint: srv.URL + "/token", ClientID: "c"}, map[string]string{"grant_type": "refresh_token", "refresh_token": "rt-secret"})
+		srv.Close()
+		var te transientError
+		if err == nil || errors.As(err, &te) != c.transient || strings.Contains(err.Error(), "rt-secret") || strings.Contains(err.Error(), "tok-123") {
+			t.Errorf("%d %s: %v (transient %v)", c.status, c.body, err, errors.As(err, &te))
+		}
+	}
+	m := New(Config{})
+	if _, err := m.tokenRequest(context.Background(), core.MCPOAuthGrant{TokenEndpoint: "http://127.0.0.1:1/token"}, nil); !errors.As(err, new(transientError)) {
+		t.Errorf("unreachable endpoint: %v", err)
+	}
 }

@@ -92,3 +92,46 @@ func BenchmarkReadConfinement(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkCPUMeter runs `sleep 1` under the helper with and without a
+// CPU budget (the helper then measures the call every 100 ms), with and
+// without namespaces, and reports the CPU time of the helper and the
+// command: the cost of watching.
+func BenchmarkCPUMeter(b *testing.B) {
+	exe, _ := os.Executable()
+	probe, err := Probe(exe, Policy{Network: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	devnull, _ := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	defer devnull.Close()
+	for _, ns := range []bool{probe.Namespaces, false} {
+		for _, budget := range []uint64{0, 600} {
+			name := fmt.Sprintf("namespaces=%v/budget=%d", ns, budget)
+			b.Run(name, func(b *testing.B) {
+				p := Policy{Namespaces: ns, Writable: []string{"/tmp"}, Devices: DefaultDevices, Network: true, Dir: "/tmp",
+					Argv: []string{"sleep", "1"}, Env: []string{"PATH=/usr/bin:/bin"}, UID: os.Getuid(), GID: os.Getgid(),
+					Limits: Limits{FileSize: 1 << 30, CPUSeconds: budget}}
+				var cpu time.Duration
+				var meter string
+				for b.Loop() {
+					pr, err := Start(exe, p, devnull)
+					if err != nil {
+						b.Fatal(err)
+					}
+					_ = pr.Cmd.Wait()
+					rep, err := pr.Report()
+					if err != nil || rep.ExitCode != 0 {
+						b.Fatalf("%+v %v", rep, err)
+					}
+					meter = rep.CPUMeter
+					cpu += pr.Cmd.ProcessState.UserTime() + pr.Cmd.ProcessState.SystemTime()
+				}
+				b.ReportMetric(float64(cpu.Microseconds())/1000/float64(b.N), "cpu-ms/op")
+				if meter != "" {
+					b.Logf("meter: %s", meter)
+				}
+			})
+		}
+	}
+}

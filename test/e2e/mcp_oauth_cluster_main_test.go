@@ -19,7 +19,9 @@ import (
 // authorization server refuses a reuse) is never burnt. No token is in the
 // database in plain text.
 func TestMCPOAuthTwoKernelsRefreshOnce(t *testing.T) {
-	as := startOAuthAS(t, 4)
+	// 8 s tokens: both restarts land well inside one token's life even on
+	// a loaded machine (a token in its last third is refreshed).
+	as := startOAuthAS(t, 8)
 	srv := startProtectedMCP(t, as)
 	url := pgtest.NewDatabase(t)
 	a := addNode(t, url)
@@ -43,7 +45,7 @@ func TestMCPOAuthTwoKernelsRefreshOnce(t *testing.T) {
 	waitMCPStatus(t, a.kernelProc, "docs", "READY")
 	waitMCPStatus(t, b.kernelProc, "docs", "READY") // the grant, from the database
 
-	time.Sleep(4 * time.Second) // the access token expires
+	time.Sleep(8 * time.Second) // the access token expires
 	before := as.stats(t)
 	var wg sync.WaitGroup
 	for _, k := range []*clusterNode{a, b} {

@@ -65,8 +65,17 @@ func TestMCPOAuthSignInRefreshRestartLogout(t *testing.T) {
 		t.Fatalf("no log line for NEEDS_AUTH:\n%s", k.Logs())
 	}
 
-	// foya mcp login prints the URL and waits; the "browser" follows it.
-	login := foyaCmd(t, "", "mcp", "login", "docs", "--addr", k.addr, "--wait", "60s")
+	// foya mcp login prints the URL, gives it to xdg-open (here a script
+	// that records its arguments and environment) and waits; the "browser"
+	// follows it.
+	bin := t.TempDir()
+	opened := filepath.Join(bin, "opened")
+	script := "#!/bin/sh\nfor a in \"$@\"; do printf 'arg:%s\\n' \"$a\" >> " + opened + "; done\nenv >> " + opened + "\n"
+	if err := os.WriteFile(filepath.Join(bin, "xdg-open"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	login := foyaCmd(t, "", "mcp", "login", "docs", "--addr", k.addr, "--wait", "60s", "--open")
+	login.Env = append(login.Env, "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"))
 	stdout, err := login.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -87,6 +96,15 @@ func TestMCPOAuthSignInRefreshRestartLogout(t *testing.T) {
 	}
 	if authURL == "" {
 		t.Fatalf("mcp login printed no URL:\n%s\n%s", printed, stderr.String())
+	}
+	var rec []byte
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		if rec, _ = os.ReadFile(opened); bytes.Contains(rec, []byte("PATH=")) {
+			break
+		}
+	}
+	if strings.Count(string(rec), "arg:") != 1 || !strings.Contains(string(rec), "arg:"+authURL+"\n") || strings.Contains(string(rec), "FOYA_") {
+		t.Fatalf("xdg-open got (want the URL as its only argument, no FOYA_ variable):\n%s", rec)
 	}
 	code, page := followAuthURL(t, authURL)
 	if code != 200 || !strings.Contains(page, "Signed in") || !strings.Contains(page, "docs") {

@@ -5,6 +5,7 @@
 // message sent), then checks the reply arrives without duplicates.
 import { chromium } from 'playwright-core';
 import readline from 'node:readline';
+import { until } from './poll.mjs';
 
 const base = process.env.BASE;
 const rl = readline.createInterface({ input: process.stdin });
@@ -25,8 +26,8 @@ try {
   await lines.next();
   await log.locator('.msg.assistant[data-seq]').filter({ hasText: 'after restart' }).waitFor();
   await page.waitForFunction(() => document.getElementById('status').textContent === '');
-  const seqs = await page.locator('#log .msg[data-seq]').evaluateAll((els) => els.map((e) => e.dataset.seq));
-  if (new Set(seqs).size !== seqs.length || seqs.length !== 4) throw new Error('messages: ' + seqs.join(','));
+  const seqs = await until('4 messages, each once', () => page.locator('#log .msg[data-seq]').evaluateAll((els) => els.map((e) => e.dataset.seq)),
+    (ss) => new Set(ss).size === ss.length && ss.length === 4);
   console.log('ok: offline shown, resumed after seq, ' + seqs.length + ' messages');
 } finally {
   await browser.close();

@@ -1023,6 +1023,36 @@
     }
   }
 
+  // ---- MCP servers: status, and a sign-in link for one that needs OAuth
+  // (NEEDS_AUTH). The link is the server's authUrl, opened in a new tab;
+  // the authorization server sends that tab back to the kernel's
+  // /mcp/oauth/callback, and the list follows the server's status through
+  // kernelEvents (catalog_updated, mcp_needs_auth).
+  async function loadMcp() {
+    const d = await gql('{ mcpServers { id name status error authUrl } }');
+    const ul = $('mcplist'); ul.innerHTML = '';
+    $('mcpnone').hidden = d.mcpServers.length > 0;
+    for (const m of d.mcpServers) {
+      const li = el('li'); li.dataset.id = m.id; li.dataset.status = m.status;
+      li.append(m.name + ': ');
+      const st = el('span', 'mcpstatus'); st.textContent = m.status === 'NEEDS_AUTH' ? 'needs a sign-in' : m.status.toLowerCase().replace('_', ' ');
+      li.append(st);
+      if (m.error) { const er = el('div', 'mcperror'); er.textContent = m.error; li.append(er); }
+      if (m.status === 'NEEDS_AUTH') {
+        if (m.authUrl) {
+          const a = el('a', 'signin'); a.href = m.authUrl; a.target = '_blank'; a.rel = 'noopener noreferrer';
+          a.textContent = 'Sign in'; a.setAttribute('aria-label', 'Sign in to ' + m.name);
+          li.append(' ', a);
+        } else {
+          const b = el('button'); b.type = 'button'; b.textContent = 'Get a sign-in link'; b.setAttribute('aria-label', 'Get a sign-in link for ' + m.name);
+          b.onclick = async () => { b.disabled = true; try { await gql('mutation($id: ID!) { loginMcpServer(id: $id) }', { id: m.id }); await loadMcp(); } catch (e) { showError(e); b.disabled = false; } };
+          li.append(' ', b);
+        }
+      }
+      ul.appendChild(li);
+    }
+  }
+
   // ---- connection editor: name, base URL, the key (write-only: replaced or
   // removed, never read) and per-model prices. Capabilities are replaced
   // whole by the API, so the other declared capabilities are sent back as read.
@@ -1084,7 +1114,9 @@
           $('pin').setAttribute('aria-pressed', String(!!e.session.pinned));
         }
       }
-      if (e.type === 'catalog_updated') loadSidebar().catch(showError); else renderSessions();
+      if (e.type === 'catalog_updated') { loadSidebar().catch(showError); loadMcp().catch(showError); }
+      else if (e.type === 'mcp_needs_auth') loadMcp().catch(showError);
+      else renderSessions();
     });
   }
 
@@ -1345,5 +1377,6 @@
   opened.then(loadSidebar).then(() => {
     watchKernel();
     renderSessions(); renderModelPicker();
+    return loadMcp();
   }).catch(showError);
 })();

@@ -66,11 +66,6 @@ func postRaw(t *testing.T, k *testKernel, contentType string, body io.Reader) ht
 	return sendHTTP(t, req)
 }
 
-// nineMiB is a syntactically valid request body of 9 MiB.
-func nineMiB() []byte {
-	return []byte(`{"query":"{ __typename }","variables":{"pad":"` + strings.Repeat("a", 9<<20) + `"}}`)
-}
-
 func TestErrorsNeverEchoMoreThan200BytesOfInput(t *testing.T) {
 	k := newTestKernel(t)
 	long := strings.Repeat("Z", 100_000)

@@ -161,7 +161,7 @@ func (t *turnLoop) step(n int) (stepOutcome, core.TurnStatus, string) {
 	if err != nil {
 		return stepEnd, core.TurnFailed, core.ErrorMessage(err)
 	}
-	req, tools := c.req, c.tools
+	req := c.req
 	left := e.out.TurnOutputTokens - t.spent
 	if left <= 0 {
 		run.code = CodeOutputLimit
@@ -172,7 +172,8 @@ func (t *turnLoop) step(n int) (stepOutcome, core.TurnStatus, string) {
 	// A call that fails in a way another model may fix continues on the
 	// fallback chain (the session keeps its model).
 	call := t.fallBack(s, fallbackCall{b: b, c: c, req: req, res: e.streamWithRetry(ctx, sessionID, run.id, b, req, left)}, left)
-	b, c, req, tools = call.b, call.c, call.req, call.c.tools
+	b, c, req = call.b, call.c, call.req
+	tools := c.tools
 	res := call.res
 	finished := time.Now().UTC()
 	t.spent += outputTokens(res)

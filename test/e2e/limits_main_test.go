@@ -87,20 +87,6 @@ func (tg target) postQuery(t *testing.T, query string, vars map[string]any) rawR
 	return tg.postBody(t, body)
 }
 
-// gql runs an operation that must succeed and decodes its data into out.
-func (tg target) gql(t *testing.T, query string, vars map[string]any, out any) {
-	t.Helper()
-	r := tg.postQuery(t, query, vars)
-	if len(r.errors) > 0 || r.status != http.StatusOK {
-		t.Fatalf("%.80s: HTTP %d %.300s", query, r.status, r.body)
-	}
-	if out != nil {
-		if err := json.Unmarshal(r.data, out); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
-
 func aliasQuery(n int, field string) string {
 	var b strings.Builder
 	b.WriteString("query($s: ID!) {")

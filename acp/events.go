@@ -72,6 +72,12 @@ type (
 		Summary    string          `json:"summary"`
 		Question   string          `json:"question"`
 		Input      json.RawMessage `json:"input"`
+		// Elicitation is set when an MCP server asks (question_requested).
+		Elicitation *struct {
+			Server string `json:"server"`
+			Mode   string `json:"mode"`
+			URL    string `json:"url"`
+		} `json:"elicitation"`
 	}
 	turnStartedPayload struct {
 		TurnID      string `json:"turnId"`
@@ -298,7 +304,16 @@ func (s *session) questionRequested(q requestPayload) {
 	s.mu.Lock()
 	s.question = q.RequestID
 	s.mu.Unlock()
-	s.chunk("agent_message_chunk", textBlock("\n\n**Question:** "+q.Question+"\n\n_(Your next message answers it.)_\n"))
+	hint := "_(Your next message answers it.)_"
+	if e := q.Elicitation; e != nil {
+		// A server's question can be refused: /decline or /cancel.
+		hint = "_(Your next message answers it: a JSON object of the fields, or the value for one field; " +
+			"/decline or /cancel refuse.)_"
+		if e.Mode == "url" && e.URL != "" {
+			hint = "[Open the page](" + e.URL + ")\n\n_(Reply anything once done there; /decline or /cancel refuse.)_"
+		}
+	}
+	s.chunk("agent_message_chunk", textBlock("\n\n**Question:** "+q.Question+"\n\n"+hint+"\n"))
 }
 
 // approvalResolved: decided elsewhere (another client, a stopped turn,

@@ -25,11 +25,21 @@ func (s *session) prompt(ctx context.Context, blocks []json.RawMessage) (promptR
 	if question != "" && len(attachments) == 0 {
 		// A pending question: this prompt is its answer. It answers when
 		// the running turn ends.
-		_, err := client.AnswerQuestion(ctx, s.a.k, s.id, question, text)
+		var err error
+		switch strings.TrimSpace(text) {
+		case "/decline": // refuse a server's question (the kernel refuses it for a model's)
+			_, err = client.AnswerQuestionWithAction(ctx, s.a.k, s.id, question, "", client.QuestionActionDecline)
+		case "/cancel":
+			_, err = client.AnswerQuestionWithAction(ctx, s.a.k, s.id, question, "", client.QuestionActionCancel)
+		default:
+			_, err = client.AnswerQuestion(ctx, s.a.k, s.id, question, text)
+		}
 		var ce codedError
 		if err == nil {
 			s.mu.Lock()
-			s.question = ""
+			if s.question == question { // the next question may have come in already
+				s.question = ""
+			}
 			s.mu.Unlock()
 			return s.waitRunning(ctx)
 		}

@@ -1810,6 +1810,15 @@ type AnswerQuestionResponse struct {
 // GetAnswerQuestion returns AnswerQuestionResponse.AnswerQuestion, and is useful for accessing the field via an interface.
 func (v *AnswerQuestionResponse) GetAnswerQuestion() bool { return v.AnswerQuestion }
 
+// AnswerQuestionWithActionResponse is returned by AnswerQuestionWithAction on success.
+type AnswerQuestionWithActionResponse struct {
+	// Answers a question: one the model asked (the answer becomes the tool result), or one an MCP server asked during a tool call (question_requested with payload.elicitation: its fields or URL; the server receives the action and the checked fields).
+	AnswerQuestion bool `json:"answerQuestion"`
+}
+
+// GetAnswerQuestion returns AnswerQuestionWithActionResponse.AnswerQuestion, and is useful for accessing the field via an interface.
+func (v *AnswerQuestionWithActionResponse) GetAnswerQuestion() bool { return v.AnswerQuestion }
+
 // A person's decision on a tool call waiting for approval (resolveApproval).
 type ApprovalDecision string
 
@@ -8569,6 +8578,26 @@ func (v *__AnswerQuestionInput) GetRequestId() string { return v.RequestId }
 // GetAnswer returns __AnswerQuestionInput.Answer, and is useful for accessing the field via an interface.
 func (v *__AnswerQuestionInput) GetAnswer() string { return v.Answer }
 
+// __AnswerQuestionWithActionInput is used internally by genqlient
+type __AnswerQuestionWithActionInput struct {
+	SessionId string         `json:"sessionId"`
+	RequestId string         `json:"requestId"`
+	Answer    string         `json:"answer"`
+	Action    QuestionAction `json:"action"`
+}
+
+// GetSessionId returns __AnswerQuestionWithActionInput.SessionId, and is useful for accessing the field via an interface.
+func (v *__AnswerQuestionWithActionInput) GetSessionId() string { return v.SessionId }
+
+// GetRequestId returns __AnswerQuestionWithActionInput.RequestId, and is useful for accessing the field via an interface.
+func (v *__AnswerQuestionWithActionInput) GetRequestId() string { return v.RequestId }
+
+// GetAnswer returns __AnswerQuestionWithActionInput.Answer, and is useful for accessing the field via an interface.
+func (v *__AnswerQuestionWithActionInput) GetAnswer() string { return v.Answer }
+
+// GetAction returns __AnswerQuestionWithActionInput.Action, and is useful for accessing the field via an interface.
+func (v *__AnswerQuestionWithActionInput) GetAction() QuestionAction { return v.Action }
+
 // __CompactSessionInput is used internally by genqlient
 type __CompactSessionInput struct {
 	SessionId string `json:"sessionId"`
@@ -9731,6 +9760,44 @@ func AnswerQuestion(
 	}
 
 	data_ = &AnswerQuestionResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The mutation executed by AnswerQuestionWithAction.
+const AnswerQuestionWithAction_Operation = `
+mutation AnswerQuestionWithAction ($sessionId: ID!, $requestId: ID!, $answer: String!, $action: QuestionAction!) {
+	answerQuestion(sessionId: $sessionId, requestId: $requestId, answer: $answer, action: $action)
+}
+`
+
+func AnswerQuestionWithAction(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	sessionId string,
+	requestId string,
+	answer string,
+	action QuestionAction,
+) (data_ *AnswerQuestionWithActionResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "AnswerQuestionWithAction",
+		Query:  AnswerQuestionWithAction_Operation,
+		Variables: &__AnswerQuestionWithActionInput{
+			SessionId: sessionId,
+			RequestId: requestId,
+			Answer:    answer,
+			Action:    action,
+		},
+	}
+
+	data_ = &AnswerQuestionWithActionResponse{}
 	resp_ := &graphql.Response{Data: data_}
 
 	err_ = client_.MakeRequest(

@@ -46,78 +46,22 @@ func helperMain(args []string) int {
 	closeStrayFDs()
 	rep := Report{ExitCode: -1}
 	var p Policy
-	defer func() {
-		if p.NoReport || p.Exec {
-			return
-		}
-		f := os.NewFile(reportFD, "report")
-		if f != nil {
-			_ = json.NewEncoder(f).Encode(rep)
-			_ = f.Close()
-		}
-	}()
+	defer func() { writeReport(p, rep) }()
 	fail := func(format string, a ...any) int {
 		rep.Error = fmt.Sprintf(format, a...)
 		fmt.Fprintf(os.Stderr, "foya sandbox: %s\n", rep.Error)
 		return 126
 	}
-	if len(args) != 1 {
-		return fail("usage: %s POLICY", HelperCommand)
-	}
-	if err := json.Unmarshal([]byte(args[0]), &p); err != nil {
-		return fail("decode policy: %v", err)
-	}
-	if len(p.Argv) == 0 {
-		return fail("empty command")
+	if err := decodePolicy(args, &p); err != nil {
+		return fail("%v", err)
 	}
 	if v, err := ll.LandlockGetABIVersion(); err == nil {
 		rep.ABI = v
 	}
-	var cgroup string
-	var cgroupProcs *os.File
-	if p.Limits.Procs > 0 && !p.Exec {
-		// A pids cgroup bounds the command's processes for every user
-		// (RLIMIT_NPROC does not bind root); without one, the stage sets
-		// RLIMIT_NPROC.
-		var err error
-		if cgroup, err = newPidsCgroup(p.Limits.Procs); err == nil {
-			defer removeCgroup(cgroup)
-			// Opened now: Landlock will refuse it later.
-			cgroupProcs, err = os.OpenFile(filepath.Join(cgroup, "cgroup.procs"), os.O_WRONLY, 0)
-		}
-		if err == nil {
-			defer cgroupProcs.Close()
-			rep.ProcLimit = "pids cgroup"
-		} else {
-			cgroup = ""
-			rep.ProcLimit = "RLIMIT_NPROC"
-			rep.Notes = append(rep.Notes, "no pids cgroup: "+err.Error())
-		}
-	}
-	var meter *cpuMeter
-	if p.Limits.CPUSeconds > 0 && !p.Exec {
-		// The CPU time of the whole call, every process it starts
-		// included (RLIMIT_CPU counts per process).
-		meter = newCPUMeter(cgroup)
-		defer meter.close()
-		rep.CPUMeter = meter.how
-	}
-	if p.Namespaces {
-		rep.Namespaces = true
-		if err := setupMounts(p, &rep); err != nil {
-			return fail("%v", err)
-		}
-		// Drop the ambient CAP_SYS_ADMIN on every thread, so the command
-		// (not root) starts without capabilities. Landlock forbids
-		// mount and umount to it in any case.
-		if _, _, e := psx.Syscall6(unix.SYS_PRCTL, unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0, 0); e != 0 {
-			return fail("drop ambient capabilities: %v", e)
-		}
-	} else if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
-		rep.Notes = append(rep.Notes, "no child subreaper: "+err.Error())
-	}
-	if err := restrict(p, &rep); err != nil {
-		return fail("landlock: %v", err)
+	lim := openCallLimits(p, &rep)
+	defer lim.close()
+	if err := confineHelper(p, &rep); err != nil {
+		return fail("%v", err)
 	}
 	env := p.Env
 	if p.InheritEnv {
@@ -128,40 +72,165 @@ func helperMain(args []string) int {
 		return fail("%s: %v", p.Argv[0], err)
 	}
 	if p.Exec {
-		// Root in the user namespace keeps its capabilities in it across
-		// exec: without CAP_SYS_ADMIN in the bounding set it cannot unmount
-		// the masks. (Dropping all of root's capabilities with
-		// SECBIT_NOROOT would also stop the plugin from mapping its id into
-		// the user namespaces of its bash calls.)
-		if err := dropSysAdmin(); err != nil && p.Namespaces {
-			return fail("drop CAP_SYS_ADMIN: %v", err)
-		}
-		if p.Dir != "" {
-			if err := os.Chdir(p.Dir); err != nil {
-				return fail("%v", err)
-			}
-		}
-		err := syscall.Exec(path, p.Argv, env)
-		return fail("exec %s: %v", path, err)
+		return fail("%v", execCommand(p, path, env))
 	}
+	cmd, err := helperCommand(p, path, env, lim)
+	if err != nil {
+		return fail("%v", err)
+	}
+	if err := cmd.Start(); err != nil {
+		return fail("start %s: %v", p.Argv[0], err)
+	}
+	rep.Started = true
+	status := waitCommand(cmd, p, lim.meter, &rep)
+	return finishReport(p, status, &rep)
+}
+
+// writeReport writes the helper's Report to its report descriptor,
+// unless the policy asks for none or the helper became the command.
+func writeReport(p Policy, rep Report) {
+	if p.NoReport || p.Exec {
+		return
+	}
+	f := os.NewFile(reportFD, "report")
+	if f != nil {
+		_ = json.NewEncoder(f).Encode(rep)
+		_ = f.Close()
+	}
+}
+
+// decodePolicy reads the helper's single argument into p.
+func decodePolicy(args []string, p *Policy) error {
+	if len(args) != 1 {
+		return fmt.Errorf("usage: %s POLICY", HelperCommand)
+	}
+	if err := json.Unmarshal([]byte(args[0]), p); err != nil {
+		return fmt.Errorf("decode policy: %v", err)
+	}
+	if len(p.Argv) == 0 {
+		return errors.New("empty command")
+	}
+	return nil
+}
+
+// callLimits are the cgroups bounding one call: a pids cgroup (with its
+// cgroup.procs opened before Landlock would refuse it) and a CPU meter.
+type callLimits struct {
+	cgroup      string   // the pids cgroup the command joins; "" without one
+	remove      string   // the pids cgroup to remove at the end, if created
+	cgroupProcs *os.File // cgroup's cgroup.procs, opened for the stage
+	meter       *cpuMeter
+}
+
+// openCallLimits sets up the pids cgroup and the CPU meter the policy's
+// limits ask for, noting in rep how each limit is enforced.
+func openCallLimits(p Policy, rep *Report) *callLimits {
+	lim := &callLimits{}
+	if p.Limits.Procs > 0 && !p.Exec {
+		// A pids cgroup bounds the command's processes for every user
+		// (RLIMIT_NPROC does not bind root); without one, the stage sets
+		// RLIMIT_NPROC.
+		cgroup, err := newPidsCgroup(p.Limits.Procs)
+		if err == nil {
+			lim.remove = cgroup
+			// Opened now: Landlock will refuse it later.
+			lim.cgroupProcs, err = os.OpenFile(filepath.Join(cgroup, "cgroup.procs"), os.O_WRONLY, 0)
+		}
+		if err == nil {
+			lim.cgroup = cgroup
+			rep.ProcLimit = "pids cgroup"
+		} else {
+			lim.cgroupProcs = nil
+			rep.ProcLimit = "RLIMIT_NPROC"
+			rep.Notes = append(rep.Notes, "no pids cgroup: "+err.Error())
+		}
+	}
+	if p.Limits.CPUSeconds > 0 && !p.Exec {
+		// The CPU time of the whole call, every process it starts
+		// included (RLIMIT_CPU counts per process).
+		lim.meter = newCPUMeter(lim.cgroup)
+		rep.CPUMeter = lim.meter.how
+	}
+	return lim
+}
+
+// close releases the meter, the opened cgroup.procs and the pids cgroup.
+func (l *callLimits) close() {
+	if l.meter != nil {
+		l.meter.close()
+	}
+	if l.cgroupProcs != nil {
+		l.cgroupProcs.Close()
+	}
+	if l.remove != "" {
+		removeCgroup(l.remove)
+	}
+}
+
+// confineHelper sets up the mount namespace (or makes the helper a
+// child subreaper without one) and applies Landlock to the helper.
+func confineHelper(p Policy, rep *Report) error {
+	if p.Namespaces {
+		rep.Namespaces = true
+		if err := setupMounts(p, rep); err != nil {
+			return err
+		}
+		// Drop the ambient CAP_SYS_ADMIN on every thread, so the command
+		// (not root) starts without capabilities. Landlock forbids
+		// mount and umount to it in any case.
+		if _, _, e := psx.Syscall6(unix.SYS_PRCTL, unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0, 0); e != 0 {
+			return fmt.Errorf("drop ambient capabilities: %v", e)
+		}
+	} else if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
+		rep.Notes = append(rep.Notes, "no child subreaper: "+err.Error())
+	}
+	if err := restrict(p, rep); err != nil {
+		return fmt.Errorf("landlock: %v", err)
+	}
+	return nil
+}
+
+// execCommand replaces the helper with the command (Policy.Exec). It
+// returns only on failure.
+func execCommand(p Policy, path string, env []string) error {
+	// Root in the user namespace keeps its capabilities in it across
+	// exec: without CAP_SYS_ADMIN in the bounding set it cannot unmount
+	// the masks. (Dropping all of root's capabilities with
+	// SECBIT_NOROOT would also stop the plugin from mapping its id into
+	// the user namespaces of its bash calls.)
+	if err := dropSysAdmin(); err != nil && p.Namespaces {
+		return fmt.Errorf("drop CAP_SYS_ADMIN: %v", err)
+	}
+	if p.Dir != "" {
+		if err := os.Chdir(p.Dir); err != nil {
+			return err
+		}
+	}
+	err := syscall.Exec(path, p.Argv, env)
+	return fmt.Errorf("exec %s: %v", path, err)
+}
+
+// helperCommand builds the command to start: the command itself, or a
+// short stage that applies the limits and then executes it.
+func helperCommand(p Policy, path string, env []string, lim *callLimits) (*exec.Cmd, error) {
 	cmd := &exec.Cmd{Path: path, Args: p.Argv}
 	if !p.Limits.IsZero() {
 		// A short stage applies the limits and then executes the command.
-		st := stage{Limits: p.Limits, PidsCgroup: cgroupProcs != nil}
+		st := stage{Limits: p.Limits, PidsCgroup: lim.cgroupProcs != nil}
 		var files []*os.File
-		if cgroupProcs != nil {
-			st.Cgroups, files = append(st.Cgroups, cgroup), append(files, cgroupProcs)
+		if lim.cgroupProcs != nil {
+			st.Cgroups, files = append(st.Cgroups, lim.cgroup), append(files, lim.cgroupProcs)
 		}
-		if meter != nil && meter.procs != nil {
-			st.Cgroups, files = append(st.Cgroups, meter.cgroup), append(files, meter.procs)
+		if lim.meter != nil && lim.meter.procs != nil {
+			st.Cgroups, files = append(st.Cgroups, lim.meter.cgroup), append(files, lim.meter.procs)
 		}
 		enc, err := json.Marshal(st)
 		if err != nil {
-			return fail("encode limits: %v", err)
+			return nil, fmt.Errorf("encode limits: %v", err)
 		}
 		self, err := os.Executable()
 		if err != nil {
-			return fail("find the sandbox helper for the limits: %v", err)
+			return nil, fmt.Errorf("find the sandbox helper for the limits: %v", err)
 		}
 		cmd = &exec.Cmd{Path: self, Args: append([]string{self, limitsCommand, string(enc), path}, p.Argv...)}
 		cmd.ExtraFiles = files // fds 3, 4 of the stage
@@ -172,20 +241,26 @@ func helperMain(args []string) int {
 		cmd.Stdin = os.Stdin
 	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		return fail("start %s: %v", p.Argv[0], err)
+	return cmd, nil
+}
+
+// waitCommand reaps the started command, watching its CPU budget when
+// there is a meter.
+func waitCommand(cmd *exec.Cmd, p Policy, meter *cpuMeter, rep *Report) syscall.WaitStatus {
+	if meter == nil {
+		return reapUntil(cmd.Process.Pid)
 	}
-	rep.Started = true
-	var status syscall.WaitStatus
-	if meter != nil {
-		budget := time.Duration(p.Limits.CPUSeconds) * time.Second
-		status = reapWatching(cmd.Process.Pid, meter, budget, p.Namespaces, &rep.CPUExceeded)
-		if meter.used(p.Namespaces) >= budget {
-			rep.CPUExceeded = true
-		}
-	} else {
-		status = reapUntil(cmd.Process.Pid)
+	budget := time.Duration(p.Limits.CPUSeconds) * time.Second
+	status := reapWatching(cmd.Process.Pid, meter, budget, p.Namespaces, &rep.CPUExceeded)
+	if meter.used(p.Namespaces) >= budget {
+		rep.CPUExceeded = true
 	}
+	return status
+}
+
+// finishReport records how the command ended and ends its leftovers; it
+// returns the helper's exit code.
+func finishReport(p Policy, status syscall.WaitStatus, rep *Report) int {
 	switch {
 	case status.Signaled():
 		rep.Signal = status.Signal().String()

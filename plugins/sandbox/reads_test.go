@@ -6,7 +6,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 )
@@ -44,7 +43,11 @@ func TestConfinedReads(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(proj, "main.txt"), []byte("own-file"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	goBin := filepath.Join(runtime.GOROOT(), "bin")
+	out, err := exec.Command("go", "env", "GOROOT").Output()
+	if err != nil {
+		t.Fatalf("go env GOROOT: %v", err)
+	}
+	goBin := filepath.Join(strings.TrimSpace(string(out)), "bin")
 	path := goBin + ":/usr/local/bin:/usr/bin:/bin"
 	for _, ns := range []bool{probe.Namespaces, false} {
 		p := Policy{

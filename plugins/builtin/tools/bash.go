@@ -158,33 +158,16 @@ func (s *Set) runCommand(ctx context.Context, c *call, command string, timeout t
 	if err != nil {
 		return cmdRun{err: err}
 	}
-	env := bashEnv(tmp)
 	pr, pw, err := os.Pipe()
 	if err != nil {
 		return cmdRun{err: fmt.Errorf("create output pipe: %w", err)}
 	}
 	defer pr.Close()
-	var cmd *exec.Cmd
-	var confined *sandbox.Process
-	if st := s.sandbox(); st.usable {
-		confined, err = s.startConfined(st, s.policy(c.scope, tmp, env, command, st.namespaces), pw)
-		if err != nil {
-			pw.Close()
-			return cmdRun{err: fmt.Errorf("start confined bash: %w", err)}
-		}
-		cmd = confined.Cmd
-	} else {
-		cmd = exec.Command("bash", "-c", command)
-		cmd.Dir = c.scope.real
-		cmd.Env = env
-		cmd.Stdout, cmd.Stderr = pw, pw // an *os.File: Wait does not wait for the pipe
-		setProcAttr(cmd)
-		if err := cmd.Start(); err != nil {
-			pw.Close()
-			return cmdRun{err: fmt.Errorf("start bash: %w", err)}
-		}
-	}
+	cmd, confined, err := s.startBash(c, command, tmp, pw)
 	pw.Close()
+	if err != nil {
+		return cmdRun{err: err}
+	}
 
 	out := newCapBuffer(s.cfg.MaxOutputBytes)
 	drained := make(chan struct{})
@@ -192,6 +175,55 @@ func (s *Set) runCommand(ctx context.Context, c *call, command string, timeout t
 		defer close(drained)
 		_, _ = io.Copy(out, pr)
 	}()
+	run, werr := s.awaitBash(ctx, cmd, timeout)
+	_ = pr.SetReadDeadline(time.Now().Add(drainWait))
+	<-drained
+
+	run.duration = time.Since(start)
+	run.output, run.total = out.String()
+	if confined != nil && !run.timedOut && !run.cancelled {
+		if rep, err := confined.Report(); err == nil {
+			run.leftover = rep.Leftover
+			run.cpuExceeded, run.cpuSeconds = rep.CPUExceeded, s.cfg.Sandbox.Limits.CPUSeconds
+		}
+	}
+	var exitErr *exec.ExitError
+	switch {
+	case werr == nil:
+	case errors.As(werr, &exitErr):
+		run.exitCode = exitErr.ExitCode()
+	default:
+		run.err = fmt.Errorf("wait for bash: %w", werr)
+	}
+	return run
+}
+
+// startBash starts `bash -c command` writing to pw, confined when the
+// sandbox is usable (confined is then its sandbox process).
+func (s *Set) startBash(c *call, command, tmp string, pw *os.File) (cmd *exec.Cmd, confined *sandbox.Process, err error) {
+	env := bashEnv(tmp)
+	if st := s.sandbox(); st.usable {
+		confined, err = s.startConfined(st, s.policy(c.scope, tmp, env, command, st.namespaces), pw)
+		if err != nil {
+			return nil, nil, fmt.Errorf("start confined bash: %w", err)
+		}
+		return confined.Cmd, confined, nil
+	}
+	cmd = exec.Command("bash", "-c", command)
+	cmd.Dir = c.scope.real
+	cmd.Env = env
+	cmd.Stdout, cmd.Stderr = pw, pw // an *os.File: Wait does not wait for the pipe
+	setProcAttr(cmd)
+	if err := cmd.Start(); err != nil {
+		return nil, nil, fmt.Errorf("start bash: %w", err)
+	}
+	return cmd, nil, nil
+}
+
+// awaitBash waits for the started command until it exits, the timeout
+// passes or ctx ends, then kills its process group. It returns the run
+// (timedOut, cancelled) and the command's wait error.
+func (s *Set) awaitBash(ctx context.Context, cmd *exec.Cmd, timeout time.Duration) (cmdRun, error) {
 	waited := make(chan error, 1)
 	go func() { waited <- cmd.Wait() }()
 
@@ -216,26 +248,7 @@ func (s *Set) runCommand(ctx context.Context, c *call, command string, timeout t
 	if run.timedOut || run.cancelled {
 		werr = <-waited
 	}
-	_ = pr.SetReadDeadline(time.Now().Add(drainWait))
-	<-drained
-
-	run.duration = time.Since(start)
-	run.output, run.total = out.String()
-	if confined != nil && !run.timedOut && !run.cancelled {
-		if rep, err := confined.Report(); err == nil {
-			run.leftover = rep.Leftover
-			run.cpuExceeded, run.cpuSeconds = rep.CPUExceeded, s.cfg.Sandbox.Limits.CPUSeconds
-		}
-	}
-	var exitErr *exec.ExitError
-	switch {
-	case werr == nil:
-	case errors.As(werr, &exitErr):
-		run.exitCode = exitErr.ExitCode()
-	default:
-		run.err = fmt.Errorf("wait for bash: %w", werr)
-	}
-	return run
+	return run, werr
 }
 
 // bashEnv is the whole environment a command gets: nothing of the kernel's

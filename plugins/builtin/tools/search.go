@@ -194,28 +194,9 @@ func (s *Set) grep(ctx context.Context, c *call) (sdk.ToolResult, error) {
 	if err := decode(c, &in); err != nil {
 		return sdk.ToolResult{}, err
 	}
-	if in.Pattern == "" {
-		return sdk.ToolResult{}, errors.New("pattern is empty")
-	}
-	expr := in.Pattern
-	if in.CaseInsensitive {
-		expr = "(?i)" + expr
-	}
-	re, err := regexp.Compile(expr)
+	re, filter, err := compileGrep(in)
 	if err != nil {
-		return sdk.ToolResult{}, fmt.Errorf("invalid pattern: %w", err)
-	}
-	var filter func(rel string) bool
-	if in.Glob != "" {
-		g, err := parseGlob(in.Glob)
-		if err != nil {
-			return sdk.ToolResult{}, err
-		}
-		if len(g) == 1 && g[0] != "**" {
-			filter = func(rel string) bool { ok, _ := path.Match(g[0], path.Base(rel)); return ok }
-		} else {
-			filter = g.match
-		}
+		return sdk.ToolResult{}, err
 	}
 	_, baseRel, err := searchBase(c, in.Path)
 	if err != nil {
@@ -230,63 +211,17 @@ func (s *Set) grep(ctx context.Context, c *call) (sdk.ToolResult, error) {
 	if err != nil {
 		return sdk.ToolResult{}, fmt.Errorf("%s: %w", baseRel, err)
 	}
-	var out strings.Builder
-	matches, skippedLarge := 0, 0
-	full := false
-	search := func(rel string) {
-		if full {
-			return
-		}
-		f, err := c.scope.openRead(rel)
-		if err != nil {
-			return
-		}
-		defer f.Close()
-		if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() || fi.Size() > s.cfg.MaxFileBytes {
-			if err == nil && fi.Mode().IsRegular() {
-				skippedLarge++
-			}
-			return
-		}
-		data, err := io.ReadAll(io.LimitReader(f, s.cfg.MaxFileBytes))
-		if err != nil || bytes.IndexByte(data[:min(len(data), 8192)], 0) >= 0 {
-			return
-		}
-		line := 0
-		for len(data) > 0 {
-			line++
-			i := bytes.IndexByte(data, '\n')
-			var l []byte
-			if i < 0 {
-				l, data = data, nil
-			} else {
-				l, data = data[:i], data[i+1:]
-			}
-			if !re.Match(l) {
-				continue
-			}
-			if matches == s.cfg.MaxGrepMatches {
-				full = true
-				return
-			}
-			matches++
-			l = bytes.TrimRight(l, "\r")
-			if len(l) > maxGrepLine {
-				l = append(l[:maxGrepLine:maxGrepLine], "…"...)
-			}
-			fmt.Fprintf(&out, "%s:%d: %s\n", rel, line, l)
-		}
-	}
+	g := &grepSearch{scope: c.scope, re: re, maxFileBytes: s.cfg.MaxFileBytes, maxMatches: s.cfg.MaxGrepMatches}
 	var stopped bool
 	if fi.Mode().IsRegular() {
-		search(baseRel)
+		g.file(baseRel)
 	} else {
 		stopped, err = c.scope.walk(ctx, baseRel, DefaultMaxWalkEntries, func(e walkEntry) error {
 			if filter != nil && !filter(baseRelOf(baseRel, e.rel)) {
 				return nil
 			}
-			search(e.rel)
-			if full {
+			g.file(e.rel)
+			if g.full {
 				return fs.SkipAll
 			}
 			return nil
@@ -295,19 +230,112 @@ func (s *Set) grep(ctx context.Context, c *call) (sdk.ToolResult, error) {
 			return sdk.ToolResult{}, err
 		}
 	}
-	if matches == 0 {
-		fmt.Fprintf(&out, "no matches for %q\n", in.Pattern)
+	return sdk.ToolResult{Text: g.result(in.Pattern, stopped)}, nil
+}
+
+// compileGrep compiles grep's pattern and its optional file-name glob
+// (nil filter: every file).
+func compileGrep(in grepInput) (*regexp.Regexp, func(rel string) bool, error) {
+	if in.Pattern == "" {
+		return nil, nil, errors.New("pattern is empty")
 	}
-	if full {
-		fmt.Fprintf(&out, "[stopped after %d matches; narrow the pattern, path or glob]\n", matches)
+	expr := in.Pattern
+	if in.CaseInsensitive {
+		expr = "(?i)" + expr
 	}
-	if skippedLarge > 0 {
-		fmt.Fprintf(&out, "[skipped %d files over %s]\n", skippedLarge, sizeText(s.cfg.MaxFileBytes))
+	re, err := regexp.Compile(expr)
+	if err != nil {
+		return nil, nil, fmt.Errorf("invalid pattern: %w", err)
+	}
+	if in.Glob == "" {
+		return re, nil, nil
+	}
+	g, err := parseGlob(in.Glob)
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(g) == 1 && g[0] != "**" {
+		return re, func(rel string) bool { ok, _ := path.Match(g[0], path.Base(rel)); return ok }, nil
+	}
+	return re, g.match, nil
+}
+
+// grepSearch collects one grep call's matching lines across files.
+type grepSearch struct {
+	scope        *scope
+	re           *regexp.Regexp
+	maxFileBytes int64
+	maxMatches   int
+
+	out          strings.Builder
+	matches      int
+	skippedLarge int
+	full         bool // maxMatches reached; no more files are searched
+}
+
+// file searches one file, skipping non-regular, binary and too large
+// files.
+func (g *grepSearch) file(rel string) {
+	if g.full {
+		return
+	}
+	f, err := g.scope.openRead(rel)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() || fi.Size() > g.maxFileBytes {
+		if err == nil && fi.Mode().IsRegular() {
+			g.skippedLarge++
+		}
+		return
+	}
+	data, err := io.ReadAll(io.LimitReader(f, g.maxFileBytes))
+	if err != nil || bytes.IndexByte(data[:min(len(data), 8192)], 0) >= 0 {
+		return
+	}
+	line := 0
+	for len(data) > 0 {
+		line++
+		i := bytes.IndexByte(data, '\n')
+		var l []byte
+		if i < 0 {
+			l, data = data, nil
+		} else {
+			l, data = data[:i], data[i+1:]
+		}
+		if !g.re.Match(l) {
+			continue
+		}
+		if g.matches == g.maxMatches {
+			g.full = true
+			return
+		}
+		g.matches++
+		l = bytes.TrimRight(l, "\r")
+		if len(l) > maxGrepLine {
+			l = append(l[:maxGrepLine:maxGrepLine], "…"...)
+		}
+		fmt.Fprintf(&g.out, "%s:%d: %s\n", rel, line, l)
+	}
+}
+
+// result is the tool's text: the matches and notes on what stopped or
+// skipped the search.
+func (g *grepSearch) result(pattern string, stopped bool) string {
+	if g.matches == 0 {
+		fmt.Fprintf(&g.out, "no matches for %q\n", pattern)
+	}
+	if g.full {
+		fmt.Fprintf(&g.out, "[stopped after %d matches; narrow the pattern, path or glob]\n", g.matches)
+	}
+	if g.skippedLarge > 0 {
+		fmt.Fprintf(&g.out, "[skipped %d files over %s]\n", g.skippedLarge, sizeText(g.maxFileBytes))
 	}
 	if stopped {
-		fmt.Fprintf(&out, "[search stopped after %d entries; pick a narrower path]\n", DefaultMaxWalkEntries)
+		fmt.Fprintf(&g.out, "[search stopped after %d entries; pick a narrower path]\n", DefaultMaxWalkEntries)
 	}
-	return sdk.ToolResult{Text: out.String()}, nil
+	return g.out.String()
 }
 
 // sizeText writes n bytes as MiB when it is a whole number of them.

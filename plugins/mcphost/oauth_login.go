@@ -87,38 +87,7 @@ func (m *Manager) beginLogin(ctx context.Context, s *server, resp *http.Response
 		return "", errors.New("the kernel's callback URL is not known")
 	}
 	hc := m.oauthClient()
-	var metaURL, scope string
-	if chs, err := oauthex.ParseWWWAuthenticate(resp.Header.Values("WWW-Authenticate")); err == nil {
-		for _, ch := range chs {
-			if ch.Scheme == "bearer" {
-				metaURL, scope = ch.Params["resource_metadata"], ch.Params["scope"]
-			}
-		}
-	}
-	resource := s.cfg.URL
-	var prm *oauthex.ProtectedResourceMetadata
-	var perr error
-	for _, u := range protectedResourceURLs(metaURL, s.cfg.URL) {
-		if prm, perr = oauthex.GetProtectedResourceMetadata(ctx, u, s.cfg.URL, hc); prm != nil {
-			break
-		}
-	}
-	issuer := ""
-	if prm != nil {
-		resource = prm.Resource
-		if len(prm.AuthorizationServers) > 0 {
-			issuer = prm.AuthorizationServers[0]
-		}
-		if scope == "" && len(prm.ScopesSupported) > 0 {
-			scope = strings.Join(prm.ScopesSupported, " ")
-		}
-	}
-	if issuer == "" {
-		if perr != nil {
-			s.log.Info("no protected-resource metadata; trying the server's origin as authorization server", "err", s.scrub(perr.Error()))
-		}
-		issuer = core.URLOrigin(s.cfg.URL) // the 2025-03-26 fallback
-	}
+	issuer, resource, scope := discoverIssuer(ctx, s, resp, hc)
 	asm, err := auth.GetAuthServerMetadata(ctx, issuer, hc)
 	if err != nil {
 		return "", fmt.Errorf("authorization server metadata of %s: %w", issuer, err)
@@ -130,35 +99,8 @@ func (m *Manager) beginLogin(ctx context.Context, s *server, resp *http.Response
 		Issuer: asm.Issuer, TokenEndpoint: asm.TokenEndpoint, RevocationEndpoint: asm.RevocationEndpoint,
 		Resource: resource, Scope: scope,
 	}
-	switch {
-	case s.cfg.OAuthClientID != "":
-		g.ClientID, g.ClientSecret = s.cfg.OAuthClientID, s.cfg.OAuthClientSecret
-		g.ClientAuth = "none"
-		if g.ClientSecret != "" {
-			g.ClientAuth = "client_secret_basic"
-			if slices.Contains(asm.TokenEndpointAuthMethodsSupported, "client_secret_post") && !slices.Contains(asm.TokenEndpointAuthMethodsSupported, "client_secret_basic") {
-				g.ClientAuth = "client_secret_post"
-			}
-		}
-	case asm.RegistrationEndpoint != "":
-		reg, err := oauthex.RegisterClient(ctx, asm.RegistrationEndpoint, &oauthex.ClientRegistrationMetadata{
-			RedirectURIs: []string{redirect}, TokenEndpointAuthMethod: "none",
-			GrantTypes: []string{"authorization_code", "refresh_token"}, ResponseTypes: []string{"code"},
-			ClientName: "Foya", SoftwareID: "foya", SoftwareVersion: m.cfg.Version, Scope: scope,
-		}, hc)
-		if err != nil {
-			return "", fmt.Errorf("register a client with %s (RFC 7591): %w", asm.Issuer, err)
-		}
-		g.ClientID, g.ClientSecret = reg.ClientID, reg.ClientSecret
-		g.ClientAuth = "none"
-		if g.ClientSecret != "" {
-			g.ClientAuth = "client_secret_basic"
-			if reg.TokenEndpointAuthMethod == "client_secret_post" {
-				g.ClientAuth = "client_secret_post"
-			}
-		}
-	default:
-		return "", fmt.Errorf("authorization server %s offers no dynamic client registration: register a client there and set oauthClientId (and oauthClientSecret) on the server", asm.Issuer)
+	if err := oauthClientFor(ctx, &g, asm, s.cfg, redirect, m.cfg.Version, hc); err != nil {
+		return "", err
 	}
 	if err := checkOAuthURL(g.TokenEndpoint); err != nil {
 		return "", fmt.Errorf("token endpoint: %w", err)
@@ -182,6 +124,81 @@ func (m *Manager) beginLogin(ctx context.Context, s *server, resp *http.Response
 	m.mu.Unlock()
 	s.log.Info("mcp oauth sign-in needed", "issuer", asm.Issuer)
 	return authURL, nil
+}
+
+// discoverIssuer finds the authorization server for a server that
+// answered 401 (resp): from its WWW-Authenticate challenge and its
+// protected-resource metadata (RFC 9728), else the server's origin. It
+// returns the issuer, the resource to ask a token for and the scope.
+func discoverIssuer(ctx context.Context, s *server, resp *http.Response, hc *http.Client) (issuer, resource, scope string) {
+	var metaURL string
+	if chs, err := oauthex.ParseWWWAuthenticate(resp.Header.Values("WWW-Authenticate")); err == nil {
+		for _, ch := range chs {
+			if ch.Scheme == "bearer" {
+				metaURL, scope = ch.Params["resource_metadata"], ch.Params["scope"]
+			}
+		}
+	}
+	resource = s.cfg.URL
+	var prm *oauthex.ProtectedResourceMetadata
+	var perr error
+	for _, u := range protectedResourceURLs(metaURL, s.cfg.URL) {
+		if prm, perr = oauthex.GetProtectedResourceMetadata(ctx, u, s.cfg.URL, hc); prm != nil {
+			break
+		}
+	}
+	if prm != nil {
+		resource = prm.Resource
+		if len(prm.AuthorizationServers) > 0 {
+			issuer = prm.AuthorizationServers[0]
+		}
+		if scope == "" && len(prm.ScopesSupported) > 0 {
+			scope = strings.Join(prm.ScopesSupported, " ")
+		}
+	}
+	if issuer == "" {
+		if perr != nil {
+			s.log.Info("no protected-resource metadata; trying the server's origin as authorization server", "err", s.scrub(perr.Error()))
+		}
+		issuer = core.URLOrigin(s.cfg.URL) // the 2025-03-26 fallback
+	}
+	return issuer, resource, scope
+}
+
+// oauthClientFor fills g's client: the one configured on the server, or
+// one registered with the authorization server (RFC 7591).
+func oauthClientFor(ctx context.Context, g *core.MCPOAuthGrant, asm *oauthex.AuthServerMeta, cfg core.MCPServerConfig, redirect, version string, hc *http.Client) error {
+	switch {
+	case cfg.OAuthClientID != "":
+		g.ClientID, g.ClientSecret = cfg.OAuthClientID, cfg.OAuthClientSecret
+		g.ClientAuth = "none"
+		if g.ClientSecret != "" {
+			g.ClientAuth = "client_secret_basic"
+			if slices.Contains(asm.TokenEndpointAuthMethodsSupported, "client_secret_post") && !slices.Contains(asm.TokenEndpointAuthMethodsSupported, "client_secret_basic") {
+				g.ClientAuth = "client_secret_post"
+			}
+		}
+	case asm.RegistrationEndpoint != "":
+		reg, err := oauthex.RegisterClient(ctx, asm.RegistrationEndpoint, &oauthex.ClientRegistrationMetadata{
+			RedirectURIs: []string{redirect}, TokenEndpointAuthMethod: "none",
+			GrantTypes: []string{"authorization_code", "refresh_token"}, ResponseTypes: []string{"code"},
+			ClientName: "Foya", SoftwareID: "foya", SoftwareVersion: version, Scope: g.Scope,
+		}, hc)
+		if err != nil {
+			return fmt.Errorf("register a client with %s (RFC 7591): %w", asm.Issuer, err)
+		}
+		g.ClientID, g.ClientSecret = reg.ClientID, reg.ClientSecret
+		g.ClientAuth = "none"
+		if g.ClientSecret != "" {
+			g.ClientAuth = "client_secret_basic"
+			if reg.TokenEndpointAuthMethod == "client_secret_post" {
+				g.ClientAuth = "client_secret_post"
+			}
+		}
+	default:
+		return fmt.Errorf("authorization server %s offers no dynamic client registration: register a client there and set oauthClientId (and oauthClientSecret) on the server", asm.Issuer)
+	}
+	return nil
 }
 
 // protectedResourceURLs are the places of the protected-resource metadata:

@@ -66,6 +66,15 @@ var readOnly = &mcp.ToolAnnotations{ReadOnlyHint: true}
 // cannot see otherwise).
 func NewServer(obs *Observer, markFile string) *mcp.Server {
 	s := mcp.NewServer(&mcp.Implementation{Name: "mcptest", Version: "1"}, nil)
+	addResultTools(s, obs)
+	addCallTools(s, obs, markFile)
+	addLifecycleTools(s)
+	return s
+}
+
+// addResultTools adds the tools that return each kind of result: text,
+// a picture, an error, structured content, the environment.
+func addResultTools(s *mcp.Server, obs *Observer) {
 	mcp.AddTool(s, &mcp.Tool{Name: "echo", Description: "Echo the text back.", Annotations: readOnly},
 		func(ctx context.Context, req *mcp.CallToolRequest, in textIn) (*mcp.CallToolResult, any, error) {
 			if obs != nil && req.Extra != nil && req.Extra.Header != nil {
@@ -104,6 +113,11 @@ func NewServer(obs *Observer, markFile string) *mcp.Server {
 			slices.Sort(keys)
 			return text(fmt.Sprintf("keys=%s token_set=%t", strings.Join(keys, ","), os.Getenv("MCPTEST_TOKEN") == "s3cret-token")), nil, nil
 		})
+}
+
+// addCallTools adds the tools that exercise how calls run: cancelled
+// (slow), concurrent (pair) and asking the user (ask).
+func addCallTools(s *mcp.Server, obs *Observer, markFile string) {
 	mcp.AddTool(s, &mcp.Tool{Name: "slow", Description: "Runs until cancelled.", Annotations: readOnly},
 		func(ctx context.Context, req *mcp.CallToolRequest, in noIn) (*mcp.CallToolResult, any, error) {
 			mark(markFile, "started slow")
@@ -156,6 +170,11 @@ func NewServer(obs *Observer, markFile string) *mcp.Server {
 			}
 			return text(fmt.Sprintf("action=%s name=%v", res.Action, res.Content["name"])), nil, nil
 		})
+}
+
+// addLifecycleTools adds the tools that change the server itself: crash
+// exits the process, grow adds a tool.
+func addLifecycleTools(s *mcp.Server) {
 	mcp.AddTool(s, &mcp.Tool{Name: "crash", Description: "The server process exits mid-call.", Annotations: readOnly},
 		func(ctx context.Context, req *mcp.CallToolRequest, in noIn) (*mcp.CallToolResult, any, error) {
 			os.Exit(3)
@@ -169,7 +188,6 @@ func NewServer(obs *Observer, markFile string) *mcp.Server {
 				})
 			return text("grew"), nil, nil
 		})
-	return s
 }
 
 // ServeStdio runs the server on stdin/stdout until the client goes away.

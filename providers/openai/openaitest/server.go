@@ -100,17 +100,7 @@ func (s *Server) Cancelled() <-chan struct{} { return s.cancelled }
 
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
-	s.mu.Lock()
-	s.requests = append(s.requests, Request{Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone(), Body: body})
-	var resp Response
-	ok := len(s.queue) > 0
-	if ok {
-		resp, s.queue = s.queue[0], s.queue[1:]
-	}
-	s.mu.Unlock()
-	if !ok {
-		resp = Error(http.StatusInternalServerError, "server_error", "", "openaitest: no scripted response")
-	}
+	resp := s.next(Request{Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone(), Body: body})
 	for k, vs := range resp.Header {
 		for _, v := range vs {
 			w.Header().Add(k, v)
@@ -120,6 +110,39 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	if status == 0 {
 		status = http.StatusOK
 	}
+	events := streamFrames(resp)
+	if len(events) == 0 && !resp.Hang {
+		if w.Header().Get("Content-Type") == "" {
+			w.Header().Set("Content-Type", "application/json")
+		}
+		w.WriteHeader(status)
+		_, _ = io.WriteString(w, resp.Body)
+		return
+	}
+	s.stream(w, r, resp, status, events)
+}
+
+// next records req and takes the next scripted response (an error reply
+// when none is left).
+func (s *Server) next(req Request) Response {
+	s.mu.Lock()
+	s.requests = append(s.requests, req)
+	var resp Response
+	ok := len(s.queue) > 0
+	if ok {
+		resp, s.queue = s.queue[0], s.queue[1:]
+	}
+	s.mu.Unlock()
+	if !ok {
+		resp = Error(http.StatusInternalServerError, "server_error", "", "openaitest: no scripted response")
+	}
+	return resp
+}
+
+// streamFrames are the server-sent event frames of resp: its raw SSE
+// body split into events, or its Events as data lines (with the final
+// [DONE] unless the response is cut or hangs). None: a plain reply.
+func streamFrames(resp Response) []string {
 	events := resp.Events
 	if resp.SSE && resp.Body != "" {
 		for _, ev := range strings.Split(resp.Body, "\n\n") {
@@ -137,14 +160,12 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		}
 		events = raw
 	}
-	if len(events) == 0 && !resp.Hang {
-		if w.Header().Get("Content-Type") == "" {
-			w.Header().Set("Content-Type", "application/json")
-		}
-		w.WriteHeader(status)
-		_, _ = io.WriteString(w, resp.Body)
-		return
-	}
+	return events
+}
+
+// stream writes events as a server-sent event stream, with resp's delay,
+// drop and hang behaviour.
+func (s *Server) stream(w http.ResponseWriter, r *http.Request, resp Response, status int, events []string) {
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-cache")
 	w.WriteHeader(status)

@@ -97,48 +97,82 @@ func (r *Runner) RunHook(ctx context.Context, h core.HookRun) core.HookOutcome {
 	if timeout <= 0 {
 		timeout = core.DefaultHookTimeout
 	}
-	var cmd *exec.Cmd
-	var proc *sandbox.Process
-	if r.Exe != "" {
-		p := sandbox.Policy{
-			Namespaces: r.namespaces,
-			Writable:   []string{h.Dir, tmp, "/tmp"}, Devices: sandbox.DefaultDevices, Network: true,
-			UID: os.Getuid(), GID: os.Getgid(), Dir: h.Dir, Env: env, Argv: argv, Limits: r.Limits,
-		}
-		if r.DataDir != "" {
-			p.Hidden = []string{r.DataDir}
-			// A scratch session's directory lies under the data directory:
-			// it stays visible (and writable) at its path, the rest is hidden.
-			data, dir := realPath(r.DataDir), realPath(h.Dir)
-			if rel, err := filepath.Rel(data, dir); err == nil && rel != "." && rel != ".." && !strings.HasPrefix(rel, "../") {
-				p.Hidden, p.Expose, p.Dir = []string{data}, []string{dir}, dir
-				p.Writable[0] = dir
+	cmd, proc, err := r.startHook(h, tmp, env, argv, out)
+	if err != nil {
+		return core.HookOutcome{Err: err}
+	}
+	res := waitHook(ctx, cmd, timeout)
+	if proc != nil && !res.TimedOut && res.Err == nil {
+		if rep, rerr := proc.Report(); rerr == nil {
+			if !rep.Started {
+				res.Err = fmt.Errorf("hook did not start: %s", rep.Error)
 			}
+			res.ExitCode = rep.ExitCode
 		}
-		for _, h := range r.Hidden {
-			p.Hidden = append(p.Hidden, realPath(h))
-		}
-		home, _ := os.UserHomeDir()
-		p.ConfineReads = true
-		p.Readable = append(sandbox.ToolchainReadable(os.Getenv("PATH"), home, p.Hidden), sandbox.HomeReadable(home)...)
-		p.Readable = append(p.Readable, r.Readable...)
-		proc, err = sandbox.Start(r.Exe, p, out)
-		if errors.Is(err, sandbox.ErrNoNamespaces) {
-			p.Namespaces = false
-			proc, err = sandbox.Start(r.Exe, p, out)
-		}
-		if err != nil {
-			return core.HookOutcome{Err: err}
-		}
-		cmd = proc.Cmd
-	} else {
-		cmd = exec.Command("bash", argv[1:]...)
+	}
+	res.Stdout = readCapped(outPath)
+	res.Stderr = readCapped(errPath)
+	return res
+}
+
+// startHook starts the hook's bash writing to out: in the sandbox when
+// the runner has a helper (proc is then its sandbox process), else as a
+// plain process group.
+func (r *Runner) startHook(h core.HookRun, tmp string, env, argv []string, out *os.File) (*exec.Cmd, *sandbox.Process, error) {
+	if r.Exe == "" {
+		cmd := exec.Command("bash", argv[1:]...)
 		cmd.Dir, cmd.Env, cmd.Stdout = h.Dir, env, out
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 		if err := cmd.Start(); err != nil {
-			return core.HookOutcome{Err: fmt.Errorf("start hook: %w", err)}
+			return nil, nil, fmt.Errorf("start hook: %w", err)
+		}
+		return cmd, nil, nil
+	}
+	p := r.hookPolicy(h, tmp, env, argv)
+	proc, err := sandbox.Start(r.Exe, p, out)
+	if errors.Is(err, sandbox.ErrNoNamespaces) {
+		p.Namespaces = false
+		proc, err = sandbox.Start(r.Exe, p, out)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	return proc.Cmd, proc, nil
+}
+
+// hookPolicy is the sandbox policy of one hook run: its project and
+// temporary directories writable, the data directory and the runner's
+// hidden paths hidden, reads confined to the toolchains and the home's
+// readable parts.
+func (r *Runner) hookPolicy(h core.HookRun, tmp string, env, argv []string) sandbox.Policy {
+	p := sandbox.Policy{
+		Namespaces: r.namespaces,
+		Writable:   []string{h.Dir, tmp, "/tmp"}, Devices: sandbox.DefaultDevices, Network: true,
+		UID: os.Getuid(), GID: os.Getgid(), Dir: h.Dir, Env: env, Argv: argv, Limits: r.Limits,
+	}
+	if r.DataDir != "" {
+		p.Hidden = []string{r.DataDir}
+		// A scratch session's directory lies under the data directory:
+		// it stays visible (and writable) at its path, the rest is hidden.
+		data, dir := realPath(r.DataDir), realPath(h.Dir)
+		if rel, err := filepath.Rel(data, dir); err == nil && rel != "." && rel != ".." && !strings.HasPrefix(rel, "../") {
+			p.Hidden, p.Expose, p.Dir = []string{data}, []string{dir}, dir
+			p.Writable[0] = dir
 		}
 	}
+	for _, h := range r.Hidden {
+		p.Hidden = append(p.Hidden, realPath(h))
+	}
+	home, _ := os.UserHomeDir()
+	p.ConfineReads = true
+	p.Readable = append(sandbox.ToolchainReadable(os.Getenv("PATH"), home, p.Hidden), sandbox.HomeReadable(home)...)
+	p.Readable = append(p.Readable, r.Readable...)
+	return p
+}
+
+// waitHook waits for the started hook until it exits, the timeout passes
+// (its process group is killed) or ctx ends.
+func waitHook(ctx context.Context, cmd *exec.Cmd, timeout time.Duration) core.HookOutcome {
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
 	timer := time.NewTimer(timeout)
@@ -159,16 +193,6 @@ func (r *Runner) RunHook(ctx context.Context, h core.HookRun) core.HookOutcome {
 		res.ExitCode = -1
 		res.Err = fmt.Errorf("cancelled: %w", ctx.Err())
 	}
-	if proc != nil && !res.TimedOut && res.Err == nil {
-		if rep, rerr := proc.Report(); rerr == nil {
-			if !rep.Started {
-				res.Err = fmt.Errorf("hook did not start: %s", rep.Error)
-			}
-			res.ExitCode = rep.ExitCode
-		}
-	}
-	res.Stdout = readCapped(outPath)
-	res.Stderr = readCapped(errPath)
 	return res
 }
 

@@ -498,6 +498,26 @@ func validateMCP(c core.MCPServerConfig, others []core.MCPServerConfig) error {
 	case strings.ContainsFunc(c.Name, func(r rune) bool { return !unicode.IsPrint(r) }):
 		p.Add("input.name", "must not contain control characters")
 	}
+	checkMCPTransport(&p, c)
+	checkMCPArgsEnvHeaders(&p, c)
+	checkMCPOAuth(&p, c)
+	if c.TimeoutSeconds < 0 || c.TimeoutSeconds > core.MaxMCPTimeout {
+		p.Add("input.timeoutSeconds", "between 1 and %d (0 or null: the default of %d)", core.MaxMCPTimeout, core.DefaultMCPTimeout)
+	}
+	if err := p.Err(); err != nil {
+		return err
+	}
+	for _, o := range others {
+		if o.Name == c.Name {
+			return core.Errorf(core.CodeConflict, "an MCP server named %q already exists (%s); choose another name", c.Name, o.ID)
+		}
+	}
+	return nil
+}
+
+// checkMCPTransport checks the fields of c's transport: a command for
+// STDIO, a URL for HTTP, and none of the other transport's fields.
+func checkMCPTransport(p *core.Problems, c core.MCPServerConfig) {
 	switch c.Transport {
 	case core.MCPStdio:
 		if c.Command == "" {
@@ -528,6 +548,11 @@ func validateMCP(c core.MCPServerConfig, others []core.MCPServerConfig) error {
 	default:
 		p.Add("input.transport", "unknown transport %q (known: STDIO, HTTP)", c.Transport)
 	}
+}
+
+// checkMCPArgsEnvHeaders checks c's arguments, environment and headers:
+// no NUL bytes, valid and unique keys, no line breaks in header values.
+func checkMCPArgsEnvHeaders(p *core.Problems, c core.MCPServerConfig) {
 	for _, a := range c.Args {
 		if strings.ContainsRune(a, 0) {
 			p.Add("input.args", "must not contain NUL bytes")
@@ -559,6 +584,10 @@ func validateMCP(c core.MCPServerConfig, others []core.MCPServerConfig) error {
 		}
 		seen[k] = true
 	}
+}
+
+// checkMCPOAuth checks c's hand-registered OAuth client.
+func checkMCPOAuth(p *core.Problems, c core.MCPServerConfig) {
 	if c.Transport != core.MCPHTTP && (c.OAuthClientID != "" || c.OAuthClientSecret != "") {
 		p.Add("input.oauthClientId", "only HTTP servers sign in with OAuth")
 	}
@@ -568,16 +597,4 @@ func validateMCP(c core.MCPServerConfig, others []core.MCPServerConfig) error {
 	if c.OAuthClientSecret != "" && c.OAuthClientID == "" {
 		p.Add("input.oauthClientSecret", "needs oauthClientId: a secret belongs to a client registered by hand")
 	}
-	if c.TimeoutSeconds < 0 || c.TimeoutSeconds > core.MaxMCPTimeout {
-		p.Add("input.timeoutSeconds", "between 1 and %d (0 or null: the default of %d)", core.MaxMCPTimeout, core.DefaultMCPTimeout)
-	}
-	if err := p.Err(); err != nil {
-		return err
-	}
-	for _, o := range others {
-		if o.Name == c.Name {
-			return core.Errorf(core.CodeConflict, "an MCP server named %q already exists (%s); choose another name", c.Name, o.ID)
-		}
-	}
-	return nil
 }

@@ -201,91 +201,113 @@ func (f ElicitationField) allowed(s string) error {
 func (f ElicitationField) coerce(v any) (any, error) {
 	switch f.Type {
 	case "boolean":
-		switch x := v.(type) {
-		case bool:
-			return x, nil
-		case string:
-			if b, err := strconv.ParseBool(strings.ToLower(x)); err == nil {
-				return b, nil
-			}
-		}
-		return nil, fmt.Errorf("want true or false")
+		return coerceBool(v)
 	case "number", "integer":
-		var n float64
-		switch x := v.(type) {
-		case json.Number:
-			n, _ = x.Float64()
-		case string:
-			p, err := strconv.ParseFloat(strings.TrimSpace(x), 64)
-			if err != nil {
-				return nil, fmt.Errorf("want a %s", f.Type)
-			}
-			n = p
-		case float64:
-			n = x
-		default:
+		return f.coerceNumber(v)
+	case "array":
+		return f.coerceList(v)
+	default:
+		return f.coerceString(v)
+	}
+}
+
+// coerceBool converts a boolean or its text.
+func coerceBool(v any) (any, error) {
+	switch x := v.(type) {
+	case bool:
+		return x, nil
+	case string:
+		if b, err := strconv.ParseBool(strings.ToLower(x)); err == nil {
+			return b, nil
+		}
+	}
+	return nil, fmt.Errorf("want true or false")
+}
+
+// coerceNumber converts a number or its text, checking the field's
+// bounds; an integer field's value is an int64.
+func (f ElicitationField) coerceNumber(v any) (any, error) {
+	var n float64
+	switch x := v.(type) {
+	case json.Number:
+		n, _ = x.Float64()
+	case string:
+		p, err := strconv.ParseFloat(strings.TrimSpace(x), 64)
+		if err != nil {
 			return nil, fmt.Errorf("want a %s", f.Type)
 		}
-		if f.Type == "integer" && n != math.Trunc(n) {
-			return nil, fmt.Errorf("want an integer")
+		n = p
+	case float64:
+		n = x
+	default:
+		return nil, fmt.Errorf("want a %s", f.Type)
+	}
+	if f.Type == "integer" && n != math.Trunc(n) {
+		return nil, fmt.Errorf("want an integer")
+	}
+	if f.Minimum != nil && n < *f.Minimum {
+		return nil, fmt.Errorf("at least %v", *f.Minimum)
+	}
+	if f.Maximum != nil && n > *f.Maximum {
+		return nil, fmt.Errorf("at most %v", *f.Maximum)
+	}
+	if f.Type == "integer" {
+		return int64(n), nil
+	}
+	return n, nil
+}
+
+// coerceList converts a list of strings or comma-separated text,
+// checking each item's choice and the field's item counts.
+func (f ElicitationField) coerceList(v any) (any, error) {
+	var items []string
+	switch x := v.(type) {
+	case []any:
+		for _, it := range x {
+			s, ok := it.(string)
+			if !ok {
+				return nil, fmt.Errorf("want a list of strings")
+			}
+			items = append(items, s)
 		}
-		if f.Minimum != nil && n < *f.Minimum {
-			return nil, fmt.Errorf("at least %v", *f.Minimum)
-		}
-		if f.Maximum != nil && n > *f.Maximum {
-			return nil, fmt.Errorf("at most %v", *f.Maximum)
-		}
-		if f.Type == "integer" {
-			return int64(n), nil
-		}
-		return n, nil
-	case "array":
-		var items []string
-		switch x := v.(type) {
-		case []any:
-			for _, it := range x {
-				s, ok := it.(string)
-				if !ok {
-					return nil, fmt.Errorf("want a list of strings")
-				}
+	case string:
+		for s := range strings.SplitSeq(x, ",") {
+			if s = strings.TrimSpace(s); s != "" {
 				items = append(items, s)
 			}
-		case string:
-			for s := range strings.SplitSeq(x, ",") {
-				if s = strings.TrimSpace(s); s != "" {
-					items = append(items, s)
-				}
-			}
-		default:
-			return nil, fmt.Errorf("want a list of strings")
 		}
-		for _, s := range items {
-			if err := f.allowed(s); err != nil {
-				return nil, err
-			}
-		}
-		if f.MinItems != nil && len(items) < *f.MinItems {
-			return nil, fmt.Errorf("choose at least %d", *f.MinItems)
-		}
-		if f.MaxItems != nil && len(items) > *f.MaxItems {
-			return nil, fmt.Errorf("choose at most %d", *f.MaxItems)
-		}
-		return items, nil
 	default:
-		s, ok := v.(string)
-		if !ok {
-			return nil, fmt.Errorf("want a string")
-		}
+		return nil, fmt.Errorf("want a list of strings")
+	}
+	for _, s := range items {
 		if err := f.allowed(s); err != nil {
 			return nil, err
 		}
-		n := len([]rune(s))
-		if f.MinLength != nil && n < *f.MinLength {
-			return nil, fmt.Errorf("at least %d characters", *f.MinLength)
-		}
-		if f.MaxLength != nil && n > *f.MaxLength {
-			return nil, fmt.Errorf("at most %d characters", *f.MaxLength)
-		}
-		return s, nil
 	}
+	if f.MinItems != nil && len(items) < *f.MinItems {
+		return nil, fmt.Errorf("choose at least %d", *f.MinItems)
+	}
+	if f.MaxItems != nil && len(items) > *f.MaxItems {
+		return nil, fmt.Errorf("choose at most %d", *f.MaxItems)
+	}
+	return items, nil
+}
+
+// coerceString checks a string's choice and length.
+func (f ElicitationField) coerceString(v any) (any, error) {
+	s, ok := v.(string)
+	if !ok {
+		return nil, fmt.Errorf("want a string")
+	}
+	if err := f.allowed(s); err != nil {
+		return nil, err
+	}
+	n := len([]rune(s))
+	if f.MinLength != nil && n < *f.MinLength {
+		return nil, fmt.Errorf("at least %d characters", *f.MinLength)
+	}
+	if f.MaxLength != nil && n > *f.MaxLength {
+		return nil, fmt.Errorf("at most %d characters", *f.MaxLength)
+	}
+	return s, nil
 }

@@ -42,6 +42,31 @@ func parentContext(ctx context.Context, e *Engine, s core.Session, childConn, ch
 		return nil, "task: " + core.ErrorMessage(err)
 	}
 	visible := afterCheckpoint(all, e.compactor.checkpoint(ctx, s, b.route, all))
+	idx, why := pickContext(visible, c)
+	if why != "" {
+		return nil, why
+	}
+	msgs, chars, why := contextMessages(visible, idx)
+	if why != "" {
+		return nil, why
+	}
+	limit := int64(maxTaskContextTokens)
+	cs := s
+	cs.ConnectionID, cs.Model = childConn, childModel
+	if cb, err := e.models.resolve(ctx, cs); err == nil {
+		limit = min(limit, InputBudget(cb.model.Capabilities)/2)
+	} else {
+		limit = min(limit, InputBudget(b.model.Capabilities)/2)
+	}
+	if tokens := estimateTokens(chars); tokens > limit {
+		return nil, fmt.Sprintf("task: context: the %d messages chosen are about %d tokens, over the limit of %d (half the sub-agent model's input budget, at most %d); pass fewer messages, or restate what matters in the prompt", len(msgs), tokens, limit, maxTaskContextTokens)
+	}
+	return msgs, ""
+}
+
+// pickContext returns the sorted indexes in visible of the messages c
+// names by seq or by range, or why it names none or an unknown one.
+func pickContext(visible []core.Message, c taskContext) (idx []int, why string) {
 	// The assistant message whose task call runs now may be passed too: its
 	// unanswered calls are marked so in the child's view.
 	bySeq := make(map[int64]int, len(visible))
@@ -81,13 +106,18 @@ func parentContext(ctx context.Context, e *Engine, s core.Session, childConn, ch
 			return nil, fmt.Sprintf("task: context: no message between fromSeq and toSeq (%s)", span())
 		}
 	}
-	idx := make([]int, 0, len(pick))
+	idx = make([]int, 0, len(pick))
 	for i := range pick {
 		idx = append(idx, i)
 	}
 	slices.Sort(idx)
+	return idx, ""
+}
+
+// contextMessages are the picked messages with their size in characters,
+// or why they cannot be passed: a tool result without the call's message.
+func contextMessages(visible []core.Message, idx []int) (msgs []core.Message, chars int, why string) {
 	calls := map[string]bool{}
-	chars := 0
 	for _, i := range idx {
 		m := visible[i]
 		switch m.Role {
@@ -98,22 +128,11 @@ func parentContext(ctx context.Context, e *Engine, s core.Session, childConn, ch
 			}
 		case core.RoleTool:
 			if !calls[m.ToolCallID] {
-				return nil, fmt.Sprintf("task: context: seq %d is the result of a tool call whose message is not passed; pass the seq of the assistant message that made the call too", m.Seq)
+				return nil, 0, fmt.Sprintf("task: context: seq %d is the result of a tool call whose message is not passed; pass the seq of the assistant message that made the call too", m.Seq)
 			}
 		}
 		chars += len(m.Text)
 		msgs = append(msgs, m)
 	}
-	limit := int64(maxTaskContextTokens)
-	cs := s
-	cs.ConnectionID, cs.Model = childConn, childModel
-	if cb, err := e.models.resolve(ctx, cs); err == nil {
-		limit = min(limit, InputBudget(cb.model.Capabilities)/2)
-	} else {
-		limit = min(limit, InputBudget(b.model.Capabilities)/2)
-	}
-	if tokens := estimateTokens(chars); tokens > limit {
-		return nil, fmt.Sprintf("task: context: the %d messages chosen are about %d tokens, over the limit of %d (half the sub-agent model's input budget, at most %d); pass fewer messages, or restate what matters in the prompt", len(msgs), tokens, limit, maxTaskContextTokens)
-	}
-	return msgs, ""
+	return msgs, chars, ""
 }

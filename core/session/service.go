@@ -135,30 +135,8 @@ func (s *Service) Emit(sessionID string, t core.EventType, payload any) {
 
 // CreateSession creates a top-level (or, for the kernel, child) session.
 func (s *Service) CreateSession(ctx context.Context, in core.CreateSessionInput) (core.Session, error) {
-	meta := core.SessionMeta{
-		ID: core.NewID("ses"), ParentID: in.ParentID, Source: in.Source, Title: in.Title,
-		ReasoningEffort: in.ReasoningEffort, ApprovalMode: in.ApprovalMode, AgentMode: in.AgentMode,
-		Agent: in.Agent, CreatedAt: time.Now().UTC(),
-	}
-	if meta.ApprovalMode == "" {
-		meta.ApprovalMode = core.ApprovalAsk
-	}
-	if !meta.ApprovalMode.Valid() {
-		return core.Session{}, core.Errorf(core.CodeBadInput, "approvalMode %q: use explore, ask, guarded or bypass", in.ApprovalMode)
-	}
-	if meta.AgentMode == "" {
-		meta.AgentMode = core.AgentExecute
-	}
-	if !meta.AgentMode.Valid() {
-		return core.Session{}, core.Errorf(core.CodeBadInput, "agentMode %q: use execute, plan or awaiting_confirmation", in.AgentMode)
-	}
-	if meta.AgentMode == core.AgentAwaitingConfirmation {
-		meta.AgentMode = core.AgentPlan // only a completed PLAN turn awaits confirmation
-	}
-	if err := core.ValidReasoningEffort(in.ReasoningEffort); err != nil {
-		return core.Session{}, err
-	}
-	if err := core.ValidTitle(in.Title); err != nil {
+	meta, err := newSessionMeta(in)
+	if err != nil {
 		return core.Session{}, err
 	}
 	if in.ProjectID != "" {
@@ -172,30 +150,8 @@ func (s *Service) CreateSession(ctx context.Context, in core.CreateSessionInput)
 			return core.Session{}, fmt.Errorf("create child session: %w", err)
 		}
 	}
-	meta.ConnectionID, meta.Model = in.ConnectionID, in.Model
-	if s.models != nil {
-		ref, err := s.models.ResolveSessionModel(ctx, in.ConnectionID, in.Model)
-		switch {
-		case err == nil:
-			meta.ConnectionID, meta.Model = ref.ConnectionID, ref.Model
-		case in.ConnectionID == "" && in.Model == "" && errors.Is(err, core.ErrUnavailable):
-			// No language connection yet: the session starts unbound and
-			// turns fail with UNAVAILABLE until one is chosen.
-			meta.ConnectionID, meta.Model = "", ""
-		default:
-			return core.Session{}, fmt.Errorf("create session: %w", err)
-		}
-	}
-	fallbacks, err := fallbackModels(ctx, s.models, in.FallbackModels)
-	if err != nil {
+	if err := bindSessionModel(ctx, s.models, &meta, in); err != nil {
 		return core.Session{}, err
-	}
-	meta.FallbackModels = fallbacks
-	if efforts := modelEfforts(s.models, meta.ConnectionID, meta.Model); !effortAllowedList(efforts, meta.ReasoningEffort) {
-		if in.ParentID == "" {
-			return core.Session{}, effortError(meta.ReasoningEffort, meta.Model, efforts)
-		}
-		meta.ReasoningEffort = "" // a sub-agent on another model: its default effort
 	}
 	ev, err := core.NewEvent(meta.ID, core.EventSessionCreated, core.SessionPayload{Session: meta})
 	if err != nil {
@@ -214,6 +170,70 @@ func (s *Service) CreateSession(ctx context.Context, in core.CreateSessionInput)
 	s.broker.PublishKernel(core.KernelEvent{Type: core.KernelSessionCreated, SessionID: meta.ID, At: ev.At})
 	s.log.Info("session created", "session_id", meta.ID, "project_id", meta.ProjectID)
 	return s.store.Session(ctx, meta.ID)
+}
+
+// newSessionMeta is a new session's metadata from in, with the default
+// approval and agent modes, once its modes, effort and title are valid.
+func newSessionMeta(in core.CreateSessionInput) (core.SessionMeta, error) {
+	meta := core.SessionMeta{
+		ID: core.NewID("ses"), ParentID: in.ParentID, Source: in.Source, Title: in.Title,
+		ReasoningEffort: in.ReasoningEffort, ApprovalMode: in.ApprovalMode, AgentMode: in.AgentMode,
+		Agent: in.Agent, CreatedAt: time.Now().UTC(),
+	}
+	if meta.ApprovalMode == "" {
+		meta.ApprovalMode = core.ApprovalAsk
+	}
+	if !meta.ApprovalMode.Valid() {
+		return core.SessionMeta{}, core.Errorf(core.CodeBadInput, "approvalMode %q: use explore, ask, guarded or bypass", in.ApprovalMode)
+	}
+	if meta.AgentMode == "" {
+		meta.AgentMode = core.AgentExecute
+	}
+	if !meta.AgentMode.Valid() {
+		return core.SessionMeta{}, core.Errorf(core.CodeBadInput, "agentMode %q: use execute, plan or awaiting_confirmation", in.AgentMode)
+	}
+	if meta.AgentMode == core.AgentAwaitingConfirmation {
+		meta.AgentMode = core.AgentPlan // only a completed PLAN turn awaits confirmation
+	}
+	if err := core.ValidReasoningEffort(in.ReasoningEffort); err != nil {
+		return core.SessionMeta{}, err
+	}
+	if err := core.ValidTitle(in.Title); err != nil {
+		return core.SessionMeta{}, err
+	}
+	return meta, nil
+}
+
+// bindSessionModel sets meta's model (resolved by models, when there
+// are any), its fallback models, and checks its reasoning effort against
+// the model (a sub-agent's falls back to the model's default).
+func bindSessionModel(ctx context.Context, models SessionModels, meta *core.SessionMeta, in core.CreateSessionInput) error {
+	meta.ConnectionID, meta.Model = in.ConnectionID, in.Model
+	if models != nil {
+		ref, err := models.ResolveSessionModel(ctx, in.ConnectionID, in.Model)
+		switch {
+		case err == nil:
+			meta.ConnectionID, meta.Model = ref.ConnectionID, ref.Model
+		case in.ConnectionID == "" && in.Model == "" && errors.Is(err, core.ErrUnavailable):
+			// No language connection yet: the session starts unbound and
+			// turns fail with UNAVAILABLE until one is chosen.
+			meta.ConnectionID, meta.Model = "", ""
+		default:
+			return fmt.Errorf("create session: %w", err)
+		}
+	}
+	fallbacks, err := fallbackModels(ctx, models, in.FallbackModels)
+	if err != nil {
+		return err
+	}
+	meta.FallbackModels = fallbacks
+	if efforts := modelEfforts(models, meta.ConnectionID, meta.Model); !effortAllowedList(efforts, meta.ReasoningEffort) {
+		if in.ParentID == "" {
+			return effortError(meta.ReasoningEffort, meta.Model, efforts)
+		}
+		meta.ReasoningEffort = "" // a sub-agent on another model: its default effort
+	}
+	return nil
 }
 
 // UpdateSession changes settings. A change of connection, model, effort or

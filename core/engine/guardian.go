@@ -274,31 +274,19 @@ func (g *guardian) scrubText(text string, keys []string) string {
 // guardianModel picks the GUARDIAN default, else the FAST default, else the
 // session's own model: the first whose provider can complete.
 func (m *models) guardianModel(ctx context.Context, s core.Session) (boundModel, error) {
-	var candidates []core.Session
+	var refs []core.ModelRef
 	if d, err := m.catalog.Defaults(ctx); err == nil {
 		for _, ref := range []*core.ModelRef{d.Guardian, d.Fast} {
 			if ref != nil {
-				gs := s
-				gs.ConnectionID, gs.Model = ref.ConnectionID, ref.Model
-				candidates = append(candidates, gs)
+				refs = append(refs, *ref)
 			}
 		}
 	}
-	candidates = append(candidates, s)
-	var lastErr error = core.Errorf(core.CodeUnavailable, "no model can complete")
-	for _, c := range candidates {
-		b, err := m.resolve(ctx, c)
-		if err != nil {
-			lastErr = err
-			continue
-		}
-		if !core.HasCapability(b.provider, core.CapCompleter) {
-			lastErr = core.Errorf(core.CodeUnavailable, "provider %s cannot complete", b.conn.ProviderKind)
-			continue
-		}
-		return b, nil
+	bs, err := m.completers(ctx, s, refs)
+	if err != nil {
+		return boundModel{}, err
 	}
-	return boundModel{}, lastErr
+	return bs[0], nil
 }
 
 // authorize applies the approval policy to c (hookAsk: a PreToolUse hook

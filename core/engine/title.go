@@ -89,19 +89,25 @@ func (e *Engine) maybeTitle(ctx context.Context, sessionID string) {
 // default, the FAST fallback chain, then the session's own model; only
 // those whose provider can complete.
 func (m *models) titleModels(ctx context.Context, s core.Session) ([]boundModel, error) {
-	var candidates []core.Session
-	with := func(ref core.ModelRef) {
-		fs := s
-		fs.ConnectionID, fs.Model = ref.ConnectionID, ref.Model
-		candidates = append(candidates, fs)
-	}
+	var refs []core.ModelRef
 	if d, err := m.catalog.Defaults(ctx); err == nil {
 		if d.Fast != nil {
-			with(*d.Fast)
+			refs = append(refs, *d.Fast)
 		}
-		for _, ref := range d.Fallbacks[core.PurposeFast] {
-			with(ref)
-		}
+		refs = append(refs, d.Fallbacks[core.PurposeFast]...)
+	}
+	return m.completers(ctx, s, refs)
+}
+
+// completers binds s to each of refs in order, then to its own model, and
+// keeps those whose provider can complete, each route once; the error says
+// why the last one could not when none can.
+func (m *models) completers(ctx context.Context, s core.Session, refs []core.ModelRef) ([]boundModel, error) {
+	candidates := make([]core.Session, 0, len(refs)+1)
+	for _, ref := range refs {
+		c := s
+		c.ConnectionID, c.Model = ref.ConnectionID, ref.Model
+		candidates = append(candidates, c)
 	}
 	candidates = append(candidates, s)
 	var out []boundModel

@@ -39,6 +39,11 @@ try {
   step('the list follows the server to ready, without a reload');
   await until('the server to be ready', () => item.getAttribute('data-status'), (v) => v === 'READY');
   if (await item.getByRole('link', { name: 'Sign in to ' + name }).count()) throw new Error('a ready server still offers a sign-in');
+
+  step('a ready server can be restarted from the list and comes back ready');
+  await item.getByRole('button', { name: 'Restart MCP server ' + name }).click();
+  await until('the restarted server to be ready', () => item.getAttribute('data-status'), (v) => v === 'READY');
+  if (await page.locator('#error').isVisible()) throw new Error('restart showed an error: ' + (await page.locator('#errortext').textContent()));
   if (errors.length) throw new Error('page errors: ' + errors.join('; '));
   console.log('ok: signed in from the web client');
 } finally {

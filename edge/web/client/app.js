@@ -1119,6 +1119,11 @@
           li.append(' ', b);
         }
       }
+      if (m.status === 'FAILED' || m.status === 'READY') {
+        const b = el('button'); b.type = 'button'; b.textContent = 'Restart'; b.setAttribute('aria-label', 'Restart MCP server ' + m.name);
+        b.onclick = async () => { b.disabled = true; try { await gql('mutation($id: ID!) { restartMcpServer(id: $id) { id } }', { id: m.id }); await loadMcp(); } catch (e) { showError(e); b.disabled = false; } };
+        li.append(' ', b);
+      }
       ul.appendChild(li);
     }
   }

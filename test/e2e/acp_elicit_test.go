@@ -16,15 +16,11 @@ import (
 // "/decline" declines the first, a plain value accepts the second, and the
 // model reads both of the server's answers in one turn.
 func TestACPServerQuestions(t *testing.T) {
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
 	fake := openaitest.New(t)
 	k := startKernel(t, t.TempDir())
 	var o outputs
 	o.addFakeConnection(t, k.addr, fake.BaseURL())
-	o.mustRun(t, "", "mcp", "add", "files", "--addr", k.addr, "--env", "FOYA_MCPTEST_STDIO=1", "--", exe, "-test.run=^$")
+	o.addTestMCPServer(t, k)
 	fake.Enqueue(toolCallResponse("call_a", "mcp__files__ask", `{}`), toolCallResponse("call_b", "mcp__files__ask", `{}`),
 		openaitest.TextStream("gpt-t", "Thanks, Ada."))
 	proj := filepath.Join(t.TempDir(), "proj")

@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"context"
-	"os"
 	"strings"
 	"testing"
 
@@ -12,13 +11,9 @@ import (
 // `foya mcp disable NAME --session ID` turns a server off for one session
 // (Session.disabledMcpServerIds), `foya mcp enable` on again.
 func TestMCPSessionToggleCommands(t *testing.T) {
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
 	k := startKernel(t, t.TempDir())
 	var o outputs
-	o.mustRun(t, "", "mcp", "add", "files", "--addr", k.addr, "--env", "FOYA_MCPTEST_STDIO=1", "--", exe, "-test.run=^$")
+	o.addTestMCPServer(t, k)
 	sid := k.createSession(t, client.CreateSessionInput{Title: ptr("t")})
 	disabled := func() []string {
 		var out struct {

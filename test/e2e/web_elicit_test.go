@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"bytes"
-	"os"
 	"testing"
 	"time"
 
@@ -16,15 +15,11 @@ import (
 // the typed value reaches the server, and the model reads the server's
 // answer ("action=accept name=Ada").
 func TestWebClientElicitation(t *testing.T) {
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
 	fake := openaitest.New(t)
 	k := startKernel(t, t.TempDir())
 	var o outputs
 	o.addFakeConnection(t, k.addr, fake.BaseURL())
-	o.mustRun(t, "", "mcp", "add", "files", "--addr", k.addr, "--env", "FOYA_MCPTEST_STDIO=1", "--", exe, "-test.run=^$")
+	o.addTestMCPServer(t, k)
 	fake.Enqueue(toolCallResponse("call_ask", "mcp__files__ask", `{}`), openaitest.TextStream("gpt-t", "Nice to meet you."))
 	bypass := client.ApprovalModeBypass
 	sid := k.createSession(t, client.CreateSessionInput{ApprovalMode: &bypass})

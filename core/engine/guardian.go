@@ -133,7 +133,10 @@ func (g *guardian) decide(ctx context.Context, s core.Session, turnID string, c 
 	defer cancel()
 	res, err := b.provider.Complete(cctx, b.endpoint, req)
 	if err != nil {
-		if ctx.Err() == nil && errors.Is(context.Cause(cctx), errGuardianTimeout) {
+		// The plugin's own deadline (derived from cctx's) can fire a moment
+		// before cctx's timer: a deadline that has passed is a timeout too.
+		dl, _ := cctx.Deadline()
+		if ctx.Err() == nil && (errors.Is(context.Cause(cctx), errGuardianTimeout) || !time.Now().Before(dl)) {
 			base.Verdict, base.Cause, base.Reason = core.GuardianEscalate, "timeout", fmt.Sprintf("the guardian did not answer within %s; a person decides", g.policy.Timeout)
 			return base
 		}

@@ -33,5 +33,8 @@ type Resolver struct {
 	MCP *mcp.Service
 	// Nodes lists the kernel processes serving the database.
 	NodeList core.NodeLister
-	Log      *slog.Logger
+	// Terminals runs the sessions' background terminals; nil answers
+	// UNAVAILABLE to their operations and lists none.
+	Terminals core.Terminals
+	Log       *slog.Logger
 }

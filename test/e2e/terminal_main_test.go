@@ -247,3 +247,26 @@ func TestTerminalsDieWithKilledKernel(t *testing.T) {
 	<-k.done
 	waitNoProcessesIn(t, proj)
 }
+
+// foya exec prints a line when a terminal starts and when it ends.
+func TestExecPrintsTerminals(t *testing.T) {
+	fake := openaitest.New(t)
+	k := startKernel(t, t.TempDir())
+	var o outputs
+	o.addFakeConnection(t, k.addr, fake.BaseURL())
+	fake.Enqueue(toolCall("x1", "terminal_start", map[string]any{"command": "sh -c 'echo ready; sleep 30'"}),
+		openaitest.TextStream("gpt-t", "started"), openaitest.TextStream("gpt-t", "Server"))
+	r := o.run(t, "", "exec", "--addr", k.addr, "--model", "fake/gpt-t", "--approval-mode", "bypass", "start a server")
+	sid := regexp.MustCompile(`session (ses_\S+)`).FindStringSubmatch(r.stderr)
+	tid := regexp.MustCompile(`terminal (term_\S+) started: sh -c 'echo ready; sleep 30' \(in /`).FindStringSubmatch(r.stderr)
+	if r.code != 0 || sid == nil || tid == nil {
+		t.Fatalf("exec: exit %d\nstderr: %s", r.code, r.stderr)
+	}
+	waitTitles(t, fake, 1)
+	fake.Enqueue(toolCall("x2", "terminal_kill", map[string]any{"id": tid[1]}), openaitest.TextStream("gpt-t", "stopped"))
+	r = o.mustRun(t, "", "exec", "--addr", k.addr, "--session", sid[1], "stop it")
+	if !strings.Contains(r.stderr, "terminal "+tid[1]+" killed: sh -c 'echo ready; sleep 30', 6 bytes of output") {
+		t.Fatalf("exec stderr: %s", r.stderr)
+	}
+	o.checkNoKey(t)
+}

@@ -4,6 +4,7 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -269,4 +270,37 @@ func TestExecPrintsTerminals(t *testing.T) {
 		t.Fatalf("exec stderr: %s", r.stderr)
 	}
 	o.checkNoKey(t)
+}
+
+// ACP shows a kernel terminal as a tool call of kind execute whose content
+// is the output while it runs, completed when it ends.
+func TestACPTerminalToolCall(t *testing.T) {
+	fake := openaitest.New(t)
+	k := startKernel(t, t.TempDir())
+	var o outputs
+	o.addFakeConnection(t, k.addr, fake.BaseURL())
+	proj := filepath.Join(t.TempDir(), "proj")
+	mkdirs(t, proj)
+	p := startACP(t, "--addr", k.addr)
+	p.call("initialize", map[string]any{"protocolVersion": 1, "clientCapabilities": map[string]any{"terminal": false}, "clientInfo": map[string]any{"name": "go-test", "version": "1"}}, nil)
+	var ns struct{ SessionID string }
+	p.call("session/new", map[string]any{"cwd": proj, "mcpServers": []any{}}, &ns)
+	k.updateSession(t, ns.SessionID, client.UpdateSessionInput{ApprovalMode: ptr(client.ApprovalModeBypass)})
+	fake.Enqueue(toolCall("a1", "terminal_start", map[string]any{"command": "echo one; sleep 0.5; echo two"}),
+		openaitest.TextStream("gpt-t", "started"), openaitest.Completion("gpt-t", "Terminal", "stop", 5, 2))
+	mk := p.mark()
+	var pr struct{ StopReason string }
+	p.call("session/prompt", map[string]any{"sessionId": ns.SessionID, "prompt": []any{map[string]any{"type": "text", "text": "run it"}}}, &pr)
+	started := p.waitFor(mk, "the terminal's tool call", func(u map[string]any) bool {
+		id, _ := u["toolCallId"].(string)
+		return u["sessionUpdate"] == "tool_call" && strings.HasPrefix(id, "terminal:term_") && u["kind"] == "execute"
+	})
+	id := started["toolCallId"].(string)
+	done := p.waitFor(mk, "the terminal's end", func(u map[string]any) bool {
+		return u["sessionUpdate"] == "tool_call_update" && u["toolCallId"] == id && u["status"] == "completed"
+	})
+	raw, _ := json.Marshal(done["content"])
+	if !strings.Contains(string(raw), `one\ntwo\n`) || !strings.Contains(string(raw), "exited with code 0") {
+		t.Fatalf("the terminal's final content: %s", raw)
+	}
 }

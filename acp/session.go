@@ -38,6 +38,10 @@ type session struct {
 	refused    bool // the turn's last reply so far is a refusal (stopReason "refusal")
 	// terms are the session's background terminals shown as tool calls.
 	terms terminalViews
+	// commandsSent is the last available_commands_update sent (JSON);
+	// mcpSeen each MCP server's status as last seen (nil before the first look).
+	commandsSent string
+	mcpSeen      map[string]string
 }
 
 type turnInfo struct {

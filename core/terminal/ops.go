@@ -1,10 +1,12 @@
 package terminal
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -137,6 +139,9 @@ func (s *Service) Write(ctx context.Context, sessionID, id, input string) error 
 	}
 }
 
+// signals are the signals a terminal may be sent: each ends it.
+var signals = []string{"KILL", "TERM", "INT", "HUP", "QUIT"}
+
 // Kill sends signal (default KILL) to the terminal; for KILL it waits for
 // the terminal to end. Killing an ended terminal returns it unchanged.
 func (s *Service) Kill(ctx context.Context, sessionID, id, signal string) (core.Terminal, error) {
@@ -144,8 +149,9 @@ func (s *Service) Kill(ctx context.Context, sessionID, id, signal string) (core.
 	if err != nil {
 		return core.Terminal{}, err
 	}
-	if signal == "" {
-		signal = "KILL"
+	signal = strings.TrimPrefix(strings.ToUpper(cmp.Or(signal, "KILL")), "SIG")
+	if !slices.Contains(signals, signal) {
+		return core.Terminal{}, core.Errorf(core.CodeBadInput, "signal %q: use KILL, TERM, INT, HUP or QUIT", signal)
 	}
 	if !t.isRunning() {
 		return t.snapshot(), nil
@@ -156,11 +162,27 @@ func (s *Service) Kill(ctx context.Context, sessionID, id, signal string) (core.
 	if err := t.proc.Signal(signal); err != nil {
 		return core.Terminal{}, err
 	}
-	if signal == "KILL" || signal == "SIGKILL" {
+	if signal == "KILL" {
 		if err := waitEnd(ctx, t); err != nil {
 			return core.Terminal{}, err
 		}
+		return t.snapshot(), nil
 	}
+	// A signal the terminal survives (one sent before its processes could
+	// take it, or one it handles and ignores) is followed by KILL.
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		tm := time.NewTimer(killGrace)
+		defer tm.Stop()
+		select {
+		case <-t.done:
+		case <-tm.C:
+			if err := t.proc.Signal("KILL"); err != nil {
+				s.log.Warn("kill terminal after "+signal, "session_id", sessionID, "terminal_id", id, "err", err)
+			}
+		}
+	}()
 	return t.snapshot(), nil
 }
 

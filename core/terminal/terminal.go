@@ -42,6 +42,9 @@ const (
 	keepEnded = 32
 	// killWait bounds how long a kill waits for the terminal to end.
 	killWait = 10 * time.Second
+	// killGrace is how long a terminal has to end after a signal other
+	// than KILL before it gets KILL.
+	killGrace = 5 * time.Second
 )
 
 // Config is what the service needs.
@@ -219,7 +222,9 @@ func (s *Service) await(t *term, pumped <-chan struct{}) {
 	t.info.ExitCode = &code
 	t.info.Status = core.TerminalExited
 	if t.killed {
-		t.info.Status = core.TerminalKilled
+		// Its own code, if any, is the sandbox helper's answer to the
+		// signal: say it was a signal.
+		t.info.Status, t.info.ExitCode = core.TerminalKilled, ptr(-1)
 	}
 	forgotten := t.forgotten
 	var last []byte
@@ -290,3 +295,5 @@ func (s *Service) prune(sessionID string) {
 	}
 	s.bySession[sessionID] = ts
 }
+
+func ptr[T any](v T) *T { return &v }

@@ -255,8 +255,12 @@ func (p *process) Wait() (int, error) {
 	if p.confined != nil {
 		// The helper's report tells an exit code from a signal; there is
 		// none when the helper itself was killed.
-		if rep, err := p.confined.Report(); err == nil && rep.Started {
+		rep, err := p.confined.Report()
+		if err == nil && rep.Started {
 			return rep.ExitCode, nil
+		}
+		if err != nil && werr != nil {
+			return -1, nil // the helper itself was ended by a signal
 		}
 	}
 	var ee *exec.ExitError

@@ -304,3 +304,21 @@ func TestACPTerminalToolCall(t *testing.T) {
 		t.Fatalf("the terminal's final content: %s", raw)
 	}
 }
+
+// Foya web lists a session's terminals with live output and a kill button
+// (test/web/terminals.mjs); the kill leaves no process.
+func TestWebTerminals(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: skipping the headless Chromium web client check")
+	}
+	webCheckSetup(t)
+	base := outsideTmp(t)
+	proj := filepath.Join(base, "proj")
+	mkdirs(t, proj)
+	fake := openaitest.New(t)
+	k := startKernel(t, filepath.Join(base, "data"))
+	sid := k.session(t, fake.BaseURL(), proj, "BYPASS")
+	id := k.startTerminal(t, fake, sid, `echo ready; while read -r l; do echo "got $l"; done`)
+	runWebScript(t, 2*time.Minute, "terminals.mjs", k, "SESSION="+sid, "TERMINAL="+id)
+	waitNoProcessesIn(t, proj)
+}

@@ -194,6 +194,36 @@ func TestTerminals(t *testing.T) {
 		}
 	})
 
+	t.Run("terminal_start is a command for the approval policy", func(t *testing.T) {
+		proj := filepath.Join(base, "proj-ask")
+		mkdirs(t, proj)
+		sid := k.session(t, fake.BaseURL(), proj, "ASK")
+		fake.Enqueue(toolCall("ask1", "terminal_start", map[string]any{"command": "sleep 30"}), openaitest.TextStream("gpt-t", "ok"))
+		k.sendMessage(t, sid, "start it")
+		rid := pendingApproval(t, k, sid, "terminal_start")
+		var action string
+		for _, e := range k.eventLog(t, sid).Events {
+			var p struct{ RequestID, Action, Summary string }
+			json.Unmarshal(e.Payload, &p)
+			if e.Type == "approval_requested" && p.RequestID == rid {
+				action = p.Action + " / " + p.Summary
+			}
+		}
+		if action != "command / run: sleep 30" {
+			t.Errorf("approval of terminal_start: %q", action)
+		}
+		k.resolveApproval(t, sid, rid, client.ApprovalDecisionDenied)
+		k.waitEvents(t, sid, "turn_finished", 1)
+		if ts := k.terminals(t, sid); len(ts) != 0 || len(processesIn(proj)) != 0 {
+			t.Fatalf("a denied terminal_start started %+v %v", ts, processesIn(proj))
+		}
+		explore := k.session(t, fake.BaseURL(), proj, "EXPLORE")
+		ms := k.runTools(t, fake, explore, toolCall("ex1", "terminal_start", map[string]any{"command": "sleep 30"}))
+		if !ms[0].IsError || len(k.terminals(t, explore)) != 0 {
+			t.Fatalf("terminal_start in EXPLORE: %+v", ms[0])
+		}
+	})
+
 	t.Run("at most 8 running per session", func(t *testing.T) {
 		proj := filepath.Join(base, "proj-limit")
 		mkdirs(t, proj)

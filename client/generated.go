@@ -331,6 +331,362 @@ type ACPEventsResponse struct {
 // GetEvents returns ACPEventsResponse.Events, and is useful for accessing the field via an interface.
 func (v *ACPEventsResponse) GetEvents() []ACPEventsEventsSessionEvent { return v.Events }
 
+// ACPKernelEventsKernelEventsKernelEvent includes the requested fields of the GraphQL type KernelEvent.
+// The GraphQL type's documentation follows.
+//
+// A session list or catalog change.
+type ACPKernelEventsKernelEventsKernelEvent struct {
+	// session_created, session_updated, session_deleted, catalog_updated, or mcp_needs_auth (an MCP server needs a sign-in: mcpServerId, then McpServer.authUrl).
+	Type string `json:"type"`
+	// The MCP server a catalog_updated (its configuration, status or tools changed) or mcp_needs_auth is about.
+	McpServerId *string `json:"mcpServerId"`
+}
+
+// GetType returns ACPKernelEventsKernelEventsKernelEvent.Type, and is useful for accessing the field via an interface.
+func (v *ACPKernelEventsKernelEventsKernelEvent) GetType() string { return v.Type }
+
+// GetMcpServerId returns ACPKernelEventsKernelEventsKernelEvent.McpServerId, and is useful for accessing the field via an interface.
+func (v *ACPKernelEventsKernelEventsKernelEvent) GetMcpServerId() *string { return v.McpServerId }
+
+// ACPKernelEventsResponse is returned by ACPKernelEvents on success.
+type ACPKernelEventsResponse struct {
+	// Session list and catalog changes.
+	KernelEvents ACPKernelEventsKernelEventsKernelEvent `json:"kernelEvents"`
+}
+
+// GetKernelEvents returns ACPKernelEventsResponse.KernelEvents, and is useful for accessing the field via an interface.
+func (v *ACPKernelEventsResponse) GetKernelEvents() ACPKernelEventsKernelEventsKernelEvent {
+	return v.KernelEvents
+}
+
+// ACPMcpServerFields includes the GraphQL fields of McpServer requested by the fragment ACPMcpServerFields.
+// The GraphQL type's documentation follows.
+//
+// A configured MCP server. env and header values are never returned; only their names.
+type ACPMcpServerFields struct {
+	// Stable id of the server (mcp_…).
+	Id string `json:"id"`
+	// Unique name; tools are offered as mcp__<name>__<tool>.
+	Name string `json:"name"`
+	// Connection state now.
+	Status McpStatus `json:"status"`
+	// Why the server FAILED, or why its last attempt failed while STARTING again.
+	Error *string `json:"error"`
+	// While NEEDS_AUTH: the authorization server's page a person opens to sign in (it carries no secret of the kernel; the redirect comes back to the kernel's /mcp/oauth/callback). Null otherwise.
+	AuthUrl *string `json:"authUrl"`
+	// The server's tools (as the server names them) while it is READY.
+	Tools []ACPMcpServerFieldsToolsMcpTool `json:"tools"`
+	// The prompts the server lists (prompts/list), refreshed on notifications/prompts/list_changed; empty when it offers none or is not ready.
+	Prompts []ACPMcpServerFieldsPromptsMcpPrompt `json:"prompts"`
+}
+
+// GetId returns ACPMcpServerFields.Id, and is useful for accessing the field via an interface.
+func (v *ACPMcpServerFields) GetId() string { return v.Id }
+
+// GetName returns ACPMcpServerFields.Name, and is useful for accessing the field via an interface.
+func (v *ACPMcpServerFields) GetName() string { return v.Name }
+
+// GetStatus returns ACPMcpServerFields.Status, and is useful for accessing the field via an interface.
+func (v *ACPMcpServerFields) GetStatus() McpStatus { return v.Status }
+
+// GetError returns ACPMcpServerFields.Error, and is useful for accessing the field via an interface.
+func (v *ACPMcpServerFields) GetError() *string { return v.Error }
+
+// GetAuthUrl returns ACPMcpServerFields.AuthUrl, and is useful for accessing the field via an interface.
+func (v *ACPMcpServerFields) GetAuthUrl() *string { return v.AuthUrl }
+
+// GetTools returns ACPMcpServerFields.Tools, and is useful for accessing the field via an interface.
+func (v *ACPMcpServerFields) GetTools() []ACPMcpServerFieldsToolsMcpTool { return v.Tools }
+
+// GetPrompts returns ACPMcpServerFields.Prompts, and is useful for accessing the field via an interface.
+func (v *ACPMcpServerFields) GetPrompts() []ACPMcpServerFieldsPromptsMcpPrompt { return v.Prompts }
+
+// ACPMcpServerFieldsPromptsMcpPrompt includes the requested fields of the GraphQL type McpPrompt.
+// The GraphQL type's documentation follows.
+//
+// A prompt of an MCP server.
+type ACPMcpServerFieldsPromptsMcpPrompt struct {
+	// The server's name for the prompt.
+	Name string `json:"name"`
+	// What the prompt is for; empty when none.
+	Description string `json:"description"`
+	// Its arguments, in the server's order.
+	Arguments []ACPMcpServerFieldsPromptsMcpPromptArgumentsMcpPromptArgument `json:"arguments"`
+}
+
+// GetName returns ACPMcpServerFieldsPromptsMcpPrompt.Name, and is useful for accessing the field via an interface.
+func (v *ACPMcpServerFieldsPromptsMcpPrompt) GetName() string { return v.Name }
+
+// GetDescription returns ACPMcpServerFieldsPromptsMcpPrompt.Description, and is useful for accessing the field via an interface.
+func (v *ACPMcpServerFieldsPromptsMcpPrompt) GetDescription() string { return v.Description }
+
+// GetArguments returns ACPMcpServerFieldsPromptsMcpPrompt.Arguments, and is useful for accessing the field via an interface.
+func (v *ACPMcpServerFieldsPromptsMcpPrompt) GetArguments() []ACPMcpServerFieldsPromptsMcpPromptArgumentsMcpPromptArgument {
+	return v.Arguments
+}
+
+// ACPMcpServerFieldsPromptsMcpPromptArgumentsMcpPromptArgument includes the requested fields of the GraphQL type McpPromptArgument.
+// The GraphQL type's documentation follows.
+//
+// An argument of an MCP prompt.
+type ACPMcpServerFieldsPromptsMcpPromptArgumentsMcpPromptArgument struct {
+	// The argument's name.
+	Name string `json:"name"`
+	// Whether the prompt needs it.
+	Required bool `json:"required"`
+}
+
+// GetName returns ACPMcpServerFieldsPromptsMcpPromptArgumentsMcpPromptArgument.Name, and is useful for accessing the field via an interface.
+func (v *ACPMcpServerFieldsPromptsMcpPromptArgumentsMcpPromptArgument) GetName() string {
+	return v.Name
+}
+
+// GetRequired returns ACPMcpServerFieldsPromptsMcpPromptArgumentsMcpPromptArgument.Required, and is useful for accessing the field via an interface.
+func (v *ACPMcpServerFieldsPromptsMcpPromptArgumentsMcpPromptArgument) GetRequired() bool {
+	return v.Required
+}
+
+// ACPMcpServerFieldsToolsMcpTool includes the requested fields of the GraphQL type McpTool.
+// The GraphQL type's documentation follows.
+//
+// A tool of an MCP server.
+type ACPMcpServerFieldsToolsMcpTool struct {
+	// The server's name for the tool; models see it as mcp__<server>__<tool>.
+	Name string `json:"name"`
+}
+
+// GetName returns ACPMcpServerFieldsToolsMcpTool.Name, and is useful for accessing the field via an interface.
+func (v *ACPMcpServerFieldsToolsMcpTool) GetName() string { return v.Name }
+
+// ACPMcpStatusMcpServersMcpServer includes the requested fields of the GraphQL type McpServer.
+// The GraphQL type's documentation follows.
+//
+// A configured MCP server. env and header values are never returned; only their names.
+type ACPMcpStatusMcpServersMcpServer struct {
+	ACPMcpServerFields `json:"-"`
+}
+
+// GetId returns ACPMcpStatusMcpServersMcpServer.Id, and is useful for accessing the field via an interface.
+func (v *ACPMcpStatusMcpServersMcpServer) GetId() string { return v.ACPMcpServerFields.Id }
+
+// GetName returns ACPMcpStatusMcpServersMcpServer.Name, and is useful for accessing the field via an interface.
+func (v *ACPMcpStatusMcpServersMcpServer) GetName() string { return v.ACPMcpServerFields.Name }
+
+// GetStatus returns ACPMcpStatusMcpServersMcpServer.Status, and is useful for accessing the field via an interface.
+func (v *ACPMcpStatusMcpServersMcpServer) GetStatus() McpStatus { return v.ACPMcpServerFields.Status }
+
+// GetError returns ACPMcpStatusMcpServersMcpServer.Error, and is useful for accessing the field via an interface.
+func (v *ACPMcpStatusMcpServersMcpServer) GetError() *string { return v.ACPMcpServerFields.Error }
+
+// GetAuthUrl returns ACPMcpStatusMcpServersMcpServer.AuthUrl, and is useful for accessing the field via an interface.
+func (v *ACPMcpStatusMcpServersMcpServer) GetAuthUrl() *string { return v.ACPMcpServerFields.AuthUrl }
+
+// GetTools returns ACPMcpStatusMcpServersMcpServer.Tools, and is useful for accessing the field via an interface.
+func (v *ACPMcpStatusMcpServersMcpServer) GetTools() []ACPMcpServerFieldsToolsMcpTool {
+	return v.ACPMcpServerFields.Tools
+}
+
+// GetPrompts returns ACPMcpStatusMcpServersMcpServer.Prompts, and is useful for accessing the field via an interface.
+func (v *ACPMcpStatusMcpServersMcpServer) GetPrompts() []ACPMcpServerFieldsPromptsMcpPrompt {
+	return v.ACPMcpServerFields.Prompts
+}
+
+func (v *ACPMcpStatusMcpServersMcpServer) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*ACPMcpStatusMcpServersMcpServer
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.ACPMcpStatusMcpServersMcpServer = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	err = json.Unmarshal(
+		b, &v.ACPMcpServerFields)
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+type __premarshalACPMcpStatusMcpServersMcpServer struct {
+	Id string `json:"id"`
+
+	Name string `json:"name"`
+
+	Status McpStatus `json:"status"`
+
+	Error *string `json:"error"`
+
+	AuthUrl *string `json:"authUrl"`
+
+	Tools []ACPMcpServerFieldsToolsMcpTool `json:"tools"`
+
+	Prompts []ACPMcpServerFieldsPromptsMcpPrompt `json:"prompts"`
+}
+
+func (v *ACPMcpStatusMcpServersMcpServer) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *ACPMcpStatusMcpServersMcpServer) __premarshalJSON() (*__premarshalACPMcpStatusMcpServersMcpServer, error) {
+	var retval __premarshalACPMcpStatusMcpServersMcpServer
+
+	retval.Id = v.ACPMcpServerFields.Id
+	retval.Name = v.ACPMcpServerFields.Name
+	retval.Status = v.ACPMcpServerFields.Status
+	retval.Error = v.ACPMcpServerFields.Error
+	retval.AuthUrl = v.ACPMcpServerFields.AuthUrl
+	retval.Tools = v.ACPMcpServerFields.Tools
+	retval.Prompts = v.ACPMcpServerFields.Prompts
+	return &retval, nil
+}
+
+// ACPMcpStatusResponse is returned by ACPMcpStatus on success.
+type ACPMcpStatusResponse struct {
+	// The configured MCP servers with their status and tools, in creation order.
+	McpServers []ACPMcpStatusMcpServersMcpServer `json:"mcpServers"`
+	// One session by id; null when there is none with that id.
+	Session *ACPMcpStatusSession `json:"session"`
+}
+
+// GetMcpServers returns ACPMcpStatusResponse.McpServers, and is useful for accessing the field via an interface.
+func (v *ACPMcpStatusResponse) GetMcpServers() []ACPMcpStatusMcpServersMcpServer { return v.McpServers }
+
+// GetSession returns ACPMcpStatusResponse.Session, and is useful for accessing the field via an interface.
+func (v *ACPMcpStatusResponse) GetSession() *ACPMcpStatusSession { return v.Session }
+
+// ACPMcpStatusSession includes the requested fields of the GraphQL type Session.
+// The GraphQL type's documentation follows.
+//
+// A long-lived conversation identity: history, model choice, directory and permissions.
+type ACPMcpStatusSession struct {
+	// Ids of the MCP servers turned off for this session with setSessionMcpServerEnabled, in the order they were turned off.
+	DisabledMcpServerIds []string `json:"disabledMcpServerIds"`
+	// MCP servers attached to this session only (attachSessionMcpServer), in attach order; their tools are offered in this session and its sub-agent sessions.
+	McpServers []ACPMcpStatusSessionMcpServersMcpServer `json:"mcpServers"`
+}
+
+// GetDisabledMcpServerIds returns ACPMcpStatusSession.DisabledMcpServerIds, and is useful for accessing the field via an interface.
+func (v *ACPMcpStatusSession) GetDisabledMcpServerIds() []string { return v.DisabledMcpServerIds }
+
+// GetMcpServers returns ACPMcpStatusSession.McpServers, and is useful for accessing the field via an interface.
+func (v *ACPMcpStatusSession) GetMcpServers() []ACPMcpStatusSessionMcpServersMcpServer {
+	return v.McpServers
+}
+
+// ACPMcpStatusSessionMcpServersMcpServer includes the requested fields of the GraphQL type McpServer.
+// The GraphQL type's documentation follows.
+//
+// A configured MCP server. env and header values are never returned; only their names.
+type ACPMcpStatusSessionMcpServersMcpServer struct {
+	ACPMcpServerFields `json:"-"`
+}
+
+// GetId returns ACPMcpStatusSessionMcpServersMcpServer.Id, and is useful for accessing the field via an interface.
+func (v *ACPMcpStatusSessionMcpServersMcpServer) GetId() string { return v.ACPMcpServerFields.Id }
+
+// GetName returns ACPMcpStatusSessionMcpServersMcpServer.Name, and is useful for accessing the field via an interface.
+func (v *ACPMcpStatusSessionMcpServersMcpServer) GetName() string { return v.ACPMcpServerFields.Name }
+
+// GetStatus returns ACPMcpStatusSessionMcpServersMcpServer.Status, and is useful for accessing the field via an interface.
+func (v *ACPMcpStatusSessionMcpServersMcpServer) GetStatus() McpStatus {
+	return v.ACPMcpServerFields.Status
+}
+
+// GetError returns ACPMcpStatusSessionMcpServersMcpServer.Error, and is useful for accessing the field via an interface.
+func (v *ACPMcpStatusSessionMcpServersMcpServer) GetError() *string {
+	return v.ACPMcpServerFields.Error
+}
+
+// GetAuthUrl returns ACPMcpStatusSessionMcpServersMcpServer.AuthUrl, and is useful for accessing the field via an interface.
+func (v *ACPMcpStatusSessionMcpServersMcpServer) GetAuthUrl() *string {
+	return v.ACPMcpServerFields.AuthUrl
+}
+
+// GetTools returns ACPMcpStatusSessionMcpServersMcpServer.Tools, and is useful for accessing the field via an interface.
+func (v *ACPMcpStatusSessionMcpServersMcpServer) GetTools() []ACPMcpServerFieldsToolsMcpTool {
+	return v.ACPMcpServerFields.Tools
+}
+
+// GetPrompts returns ACPMcpStatusSessionMcpServersMcpServer.Prompts, and is useful for accessing the field via an interface.
+func (v *ACPMcpStatusSessionMcpServersMcpServer) GetPrompts() []ACPMcpServerFieldsPromptsMcpPrompt {
+	return v.ACPMcpServerFields.Prompts
+}
+
+func (v *ACPMcpStatusSessionMcpServersMcpServer) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*ACPMcpStatusSessionMcpServersMcpServer
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.ACPMcpStatusSessionMcpServersMcpServer = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	err = json.Unmarshal(
+		b, &v.ACPMcpServerFields)
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+type __premarshalACPMcpStatusSessionMcpServersMcpServer struct {
+	Id string `json:"id"`
+
+	Name string `json:"name"`
+
+	Status McpStatus `json:"status"`
+
+	Error *string `json:"error"`
+
+	AuthUrl *string `json:"authUrl"`
+
+	Tools []ACPMcpServerFieldsToolsMcpTool `json:"tools"`
+
+	Prompts []ACPMcpServerFieldsPromptsMcpPrompt `json:"prompts"`
+}
+
+func (v *ACPMcpStatusSessionMcpServersMcpServer) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *ACPMcpStatusSessionMcpServersMcpServer) __premarshalJSON() (*__premarshalACPMcpStatusSessionMcpServersMcpServer, error) {
+	var retval __premarshalACPMcpStatusSessionMcpServersMcpServer
+
+	retval.Id = v.ACPMcpServerFields.Id
+	retval.Name = v.ACPMcpServerFields.Name
+	retval.Status = v.ACPMcpServerFields.Status
+	retval.Error = v.ACPMcpServerFields.Error
+	retval.AuthUrl = v.ACPMcpServerFields.AuthUrl
+	retval.Tools = v.ACPMcpServerFields.Tools
+	retval.Prompts = v.ACPMcpServerFields.Prompts
+	return &retval, nil
+}
+
 // ACPMessageFields includes the GraphQL fields of Message requested by the fragment ACPMessageFields.
 // The GraphQL type's documentation follows.
 //
@@ -8788,6 +9144,14 @@ func (v *__ACPEventsInput) GetAfterSeq() *int { return v.AfterSeq }
 // GetLimit returns __ACPEventsInput.Limit, and is useful for accessing the field via an interface.
 func (v *__ACPEventsInput) GetLimit() *int { return v.Limit }
 
+// __ACPMcpStatusInput is used internally by genqlient
+type __ACPMcpStatusInput struct {
+	SessionId string `json:"sessionId"`
+}
+
+// GetSessionId returns __ACPMcpStatusInput.SessionId, and is useful for accessing the field via an interface.
+func (v *__ACPMcpStatusInput) GetSessionId() string { return v.SessionId }
+
 // __ACPMessagesPageInput is used internally by genqlient
 type __ACPMessagesPageInput struct {
 	Id       string `json:"id"`
@@ -9580,6 +9944,119 @@ func ACPEvents(
 	}
 
 	data_ = &ACPEventsResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The subscription executed by ACPKernelEvents.
+const ACPKernelEvents_Operation = `
+subscription ACPKernelEvents {
+	kernelEvents {
+		type
+		mcpServerId
+	}
+}
+`
+
+// ACPKernelEvents follows MCP status changes for the ACP agent's notices
+// and its available commands.
+// To unsubscribe, use [graphql.WebSocketClient.Unsubscribe]
+func ACPKernelEvents(
+	ctx_ context.Context,
+	client_ graphql.WebSocketClient,
+) (dataChan_ chan ACPKernelEventsWsResponse, subscriptionID_ string, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "ACPKernelEvents",
+		Query:  ACPKernelEvents_Operation,
+	}
+
+	dataChan_ = make(chan ACPKernelEventsWsResponse)
+	subscriptionID_, err_ = client_.Subscribe(req_, dataChan_, ACPKernelEventsForwardData)
+
+	return dataChan_, subscriptionID_, err_
+}
+
+type ACPKernelEventsWsResponse graphql.BaseResponse[*ACPKernelEventsResponse]
+
+func ACPKernelEventsForwardData(interfaceChan interface{}, jsonRawMsg json.RawMessage) error {
+	var gqlResp graphql.Response
+	var wsResp ACPKernelEventsWsResponse
+	err := json.Unmarshal(jsonRawMsg, &gqlResp)
+	if err != nil {
+		return err
+	}
+	if len(gqlResp.Errors) == 0 {
+		err = json.Unmarshal(jsonRawMsg, &wsResp)
+		if err != nil {
+			return err
+		}
+	} else {
+		wsResp.Errors = gqlResp.Errors
+	}
+	dataChan_, ok := interfaceChan.(chan ACPKernelEventsWsResponse)
+	if !ok {
+		return errors.New("failed to cast interface into 'chan ACPKernelEventsWsResponse'")
+	}
+	dataChan_ <- wsResp
+	return nil
+}
+
+// The query executed by ACPMcpStatus.
+const ACPMcpStatus_Operation = `
+query ACPMcpStatus ($sessionId: ID!) {
+	mcpServers {
+		... ACPMcpServerFields
+	}
+	session(id: $sessionId) {
+		disabledMcpServerIds
+		mcpServers {
+			... ACPMcpServerFields
+		}
+	}
+}
+fragment ACPMcpServerFields on McpServer {
+	id
+	name
+	status
+	error
+	authUrl
+	tools {
+		name
+	}
+	prompts {
+		name
+		description
+		arguments {
+			name
+			required
+		}
+	}
+}
+`
+
+// ACPMcpStatus is what `/mcp` in an ACP prompt shows: the kernel-wide
+// servers and the session's own, with the ones disabled for the session.
+func ACPMcpStatus(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	sessionId string,
+) (data_ *ACPMcpStatusResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "ACPMcpStatus",
+		Query:  ACPMcpStatus_Operation,
+		Variables: &__ACPMcpStatusInput{
+			SessionId: sessionId,
+		},
+	}
+
+	data_ = &ACPMcpStatusResponse{}
 	resp_ := &graphql.Response{Data: data_}
 
 	err_ = client_.MakeRequest(

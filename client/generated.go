@@ -3708,15 +3708,6 @@ type DeleteSessionResponse struct {
 // GetDeleteSession returns DeleteSessionResponse.DeleteSession, and is useful for accessing the field via an interface.
 func (v *DeleteSessionResponse) GetDeleteSession() bool { return v.DeleteSession }
 
-// DeleteSessionWorktreeResponse is returned by DeleteSessionWorktree on success.
-type DeleteSessionWorktreeResponse struct {
-	// Irreversible: stops its turn, clears its queue and pending requests, removes the session, its children, events and projections. Usage stays in the ledger. A session with its own git worktree (docs/worktrees.md) has it removed too; a worktree with uncommitted changes or untracked files needs force (else BAD_INPUT and nothing is deleted).
-	DeleteSession bool `json:"deleteSession"`
-}
-
-// GetDeleteSession returns DeleteSessionWorktreeResponse.DeleteSession, and is useful for accessing the field via an interface.
-func (v *DeleteSessionWorktreeResponse) GetDeleteSession() bool { return v.DeleteSession }
-
 // DetachSessionMcpServerResponse is returned by DetachSessionMcpServer on success.
 type DetachSessionMcpServerResponse struct {
 	// Stops an MCP server attached to a session and removes it; NOT_FOUND when the session has no such server.
@@ -9374,27 +9365,19 @@ func (v *__DeleteQueuedMessageInput) GetItemId() string { return v.ItemId }
 
 // __DeleteSessionInput is used internally by genqlient
 type __DeleteSessionInput struct {
-	Id string `json:"id"`
-}
-
-// GetId returns __DeleteSessionInput.Id, and is useful for accessing the field via an interface.
-func (v *__DeleteSessionInput) GetId() string { return v.Id }
-
-// __DeleteSessionWorktreeInput is used internally by genqlient
-type __DeleteSessionWorktreeInput struct {
 	Id           string `json:"id"`
 	DeleteBranch *bool  `json:"deleteBranch"`
 	Force        *bool  `json:"force"`
 }
 
-// GetId returns __DeleteSessionWorktreeInput.Id, and is useful for accessing the field via an interface.
-func (v *__DeleteSessionWorktreeInput) GetId() string { return v.Id }
+// GetId returns __DeleteSessionInput.Id, and is useful for accessing the field via an interface.
+func (v *__DeleteSessionInput) GetId() string { return v.Id }
 
-// GetDeleteBranch returns __DeleteSessionWorktreeInput.DeleteBranch, and is useful for accessing the field via an interface.
-func (v *__DeleteSessionWorktreeInput) GetDeleteBranch() *bool { return v.DeleteBranch }
+// GetDeleteBranch returns __DeleteSessionInput.DeleteBranch, and is useful for accessing the field via an interface.
+func (v *__DeleteSessionInput) GetDeleteBranch() *bool { return v.DeleteBranch }
 
-// GetForce returns __DeleteSessionWorktreeInput.Force, and is useful for accessing the field via an interface.
-func (v *__DeleteSessionWorktreeInput) GetForce() *bool { return v.Force }
+// GetForce returns __DeleteSessionInput.Force, and is useful for accessing the field via an interface.
+func (v *__DeleteSessionInput) GetForce() *bool { return v.Force }
 
 // __DetachSessionMcpServerInput is used internally by genqlient
 type __DetachSessionMcpServerInput struct {
@@ -11131,63 +11114,31 @@ func DeleteQueuedMessage(
 
 // The mutation executed by DeleteSession.
 const DeleteSession_Operation = `
-mutation DeleteSession ($id: ID!) {
-	deleteSession(id: $id)
-}
-`
-
-func DeleteSession(
-	ctx_ context.Context,
-	client_ graphql.Client,
-	id string,
-) (data_ *DeleteSessionResponse, err_ error) {
-	req_ := &graphql.Request{
-		OpName: "DeleteSession",
-		Query:  DeleteSession_Operation,
-		Variables: &__DeleteSessionInput{
-			Id: id,
-		},
-	}
-
-	data_ = &DeleteSessionResponse{}
-	resp_ := &graphql.Response{Data: data_}
-
-	err_ = client_.MakeRequest(
-		ctx_,
-		req_,
-		resp_,
-	)
-
-	return data_, err_
-}
-
-// The mutation executed by DeleteSessionWorktree.
-const DeleteSessionWorktree_Operation = `
-mutation DeleteSessionWorktree ($id: ID!, $deleteBranch: Boolean, $force: Boolean) {
+mutation DeleteSession ($id: ID!, $deleteBranch: Boolean, $force: Boolean) {
 	deleteSession(id: $id, deleteBranch: $deleteBranch, force: $force)
 }
 `
 
-// DeleteSessionWorktree deletes a session and its worktree, optionally its
-// branch, forcing the removal of a dirty worktree when asked.
-func DeleteSessionWorktree(
+// DeleteSession deletes a session; one with its own git worktree has it
+// removed (its branch too with deleteBranch; a dirty one needs force).
+func DeleteSession(
 	ctx_ context.Context,
 	client_ graphql.Client,
 	id string,
 	deleteBranch *bool,
 	force *bool,
-) (data_ *DeleteSessionWorktreeResponse, err_ error) {
+) (data_ *DeleteSessionResponse, err_ error) {
 	req_ := &graphql.Request{
-		OpName: "DeleteSessionWorktree",
-		Query:  DeleteSessionWorktree_Operation,
-		Variables: &__DeleteSessionWorktreeInput{
+		OpName: "DeleteSession",
+		Query:  DeleteSession_Operation,
+		Variables: &__DeleteSessionInput{
 			Id:           id,
 			DeleteBranch: deleteBranch,
 			Force:        force,
 		},
 	}
 
-	data_ = &DeleteSessionWorktreeResponse{}
+	data_ = &DeleteSessionResponse{}
 	resp_ := &graphql.Response{Data: data_}
 
 	err_ = client_.MakeRequest(

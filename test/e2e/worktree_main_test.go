@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -160,14 +161,14 @@ func TestWorktreeSessions(t *testing.T) {
 
 	// A dirty worktree is not removed without force, and nothing is deleted.
 	ctx := context.Background()
-	_, err := client.DeleteSessionWorktree(ctx, k.client(), s2, nil, nil)
+	_, err := client.DeleteSession(ctx, k.client(), s2, nil, nil)
 	if code, msg := wantError(t, err); code != "BAD_INPUT" || !strings.Contains(msg, "uncommitted changes") || !strings.Contains(msg, "force") {
 		t.Fatalf("delete a dirty worktree's session: %s %s", code, msg)
 	}
 	if k.sessionInfo(t, s2).Session == nil || !exists(wt2.Path) {
 		t.Fatal("a refused delete deleted something")
 	}
-	if _, err := client.DeleteSessionWorktree(ctx, k.client(), s2, nil, ptr(true)); err != nil {
+	if _, err := client.DeleteSession(ctx, k.client(), s2, nil, ptr(true)); err != nil {
 		t.Fatalf("delete with force: %v", err)
 	}
 	if exists(wt2.Path) || !gitOK(repo, "rev-parse", "--verify", "--quiet", "refs/heads/feature/two") {
@@ -177,7 +178,7 @@ func TestWorktreeSessions(t *testing.T) {
 		t.Fatal("git still lists s2's worktree")
 	}
 	// deleteBranch removes the branch too.
-	if _, err := client.DeleteSessionWorktree(ctx, k.client(), s1, ptr(true), nil); err != nil {
+	if _, err := client.DeleteSession(ctx, k.client(), s1, ptr(true), nil); err != nil {
 		t.Fatalf("delete with deleteBranch: %v", err)
 	}
 	if exists(wt1.Path) || gitOK(repo, "rev-parse", "--verify", "--quiet", "refs/heads/foya/"+s1) {
@@ -246,4 +247,37 @@ func TestWorktreeFork(t *testing.T) {
 	if readFile(t, filepath.Join(fwt.Path, "a.txt")) != "fork" || readFile(t, filepath.Join(wt.Path, "a.txt")) != "v2" {
 		t.Fatal("the branch's write did not stay in its worktree")
 	}
+}
+
+// foya exec --worktree runs the turn in a new worktree and says where;
+// foya sessions rm --force --delete-branch removes it and its branch.
+func TestExecWorktree(t *testing.T) {
+	fake := openaitest.New(t)
+	k := startKernel(t, t.TempDir())
+	var o outputs
+	o.addFakeConnection(t, k.addr, fake.BaseURL())
+	repo := gitRepo(t)
+	fake.Enqueue(toolCallResponse("w1", "write", `{"path":"shared.txt","content":"from exec"}`), openaitest.TextStream("gpt-t", "Written."))
+	r := o.mustRun(t, "", "exec", "--addr", k.addr, "--model", "fake/gpt-t", "--approval-mode", "bypass", "--project", repo,
+		"--worktree", "--worktree-branch", "cli/one", "--base-ref", "main", "write it")
+	m := regexp.MustCompile(`(?m)^worktree (\S+) · branch cli/one \(from main\)$`).FindStringSubmatch(r.stderr)
+	sid := regexp.MustCompile(`session (ses_\S+)`).FindStringSubmatch(r.stderr)
+	if m == nil || sid == nil || m[1] != filepath.Join(repo, ".foya", "worktrees", sid[1]) {
+		t.Fatalf("exec --worktree stderr: %s", r.stderr)
+	}
+	if readFile(t, filepath.Join(m[1], "shared.txt")) != "from exec" || readFile(t, filepath.Join(repo, "shared.txt")) != "main\n" {
+		t.Fatal("the turn did not write in the worktree only")
+	}
+	waitTitles(t, fake, 1)
+	if r := o.run(t, "", "sessions", "rm", "--addr", k.addr, sid[1]); r.code == 0 || !strings.Contains(r.stderr, "force") || !exists(m[1]) {
+		t.Fatalf("sessions rm of a dirty worktree: exit %d %s", r.code, r.stderr)
+	}
+	o.mustRun(t, "", "sessions", "rm", "--addr", k.addr, "--force", "--delete-branch", sid[1])
+	if exists(m[1]) || gitOK(repo, "rev-parse", "--verify", "--quiet", "refs/heads/cli/one") {
+		t.Fatal("sessions rm --force --delete-branch left the worktree or its branch")
+	}
+	if r := o.run(t, "", "exec", "--addr", k.addr, "--worktree", "--no-project", "hi"); r.code != 2 || !strings.Contains(r.stderr, "--worktree") {
+		t.Fatalf("exec --worktree --no-project: exit %d %s", r.code, r.stderr)
+	}
+	o.checkNoKey(t)
 }

@@ -20,8 +20,10 @@ import (
 	"github.com/foya-dev/foya/core/mcp"
 	"github.com/foya-dev/foya/core/pubsub"
 	"github.com/foya-dev/foya/core/session"
+	"github.com/foya-dev/foya/core/worktree"
 	"github.com/foya-dev/foya/internal/cmdutil"
 	"github.com/foya-dev/foya/internal/memtrim"
+	"github.com/foya-dev/foya/plugins/gitworktree"
 	"github.com/foya-dev/foya/plugins/hooks"
 	"github.com/foya-dev/foya/plugins/host"
 	"github.com/foya-dev/foya/plugins/mcphost"
@@ -39,7 +41,9 @@ type kernel struct {
 	engine   *engine.Engine
 	mcp      *mcp.Service
 	mcpHost  *mcphost.Manager
-	unlock   func()
+	// worktrees makes the sessions' git worktrees (docs/worktrees.md).
+	worktrees *worktree.Service
+	unlock    func()
 	// node is the membership of the kernels on a PostgreSQL database (nil
 	// on SQLite); nodes answers the nodes query.
 	node  *cluster.Node
@@ -203,6 +207,10 @@ func (k *kernel) openEngine(ctx context.Context, c Config, mcpStore core.MCPStor
 		// No turn for 5 s: hand memory back (docs/performance.md).
 		OnIdle: func() { _, _ = memtrim.Trim() },
 	})
+	if err != nil {
+		return err
+	}
+	k.worktrees, err = worktree.New(worktree.Config{Sessions: k.sessions, Git: &gitworktree.Git{}, Blobs: blobs, Logger: log})
 	return err
 }
 

@@ -45,6 +45,8 @@ var Rules = []Rule{
 		Imports: []string{"core", "core/pubsub"}},
 	{Pkg: "core/session", Rule: "core/session imports core, core/catalog and core/pubsub",
 		Imports: []string{"core", "core/catalog", "core/pubsub"}},
+	{Pkg: "core/worktree", Rule: "core/worktree (session worktrees) imports core and core/session",
+		Imports: []string{"core", "core/session"}},
 	{Pkg: "core/engine", Rule: "core/engine imports core and the services below it (archive, catalog, hooks, pubsub, session), never core/mcp",
 		Imports: []string{"core", "core/archive", "core/catalog", "core/hooks", "core/pubsub", "core/session"}},
 
@@ -78,6 +80,8 @@ var Rules = []Rule{
 		Imports: []string{"core/...", "plugins/mcphost/...", "plugins/sandbox", "plugins/internal/...", "internal/..."}, Modules: []string{mcpSDK, oauth2}},
 	{Pkg: "plugins/hooks", Rule: "plugins/hooks imports core/..., plugins/sandbox and internal/...",
 		Imports: []string{"core/...", "plugins/sandbox", "plugins/internal/...", "internal/..."}},
+	{Pkg: "plugins/gitworktree", Rule: "plugins/gitworktree runs git for session worktrees: core only",
+		Imports: []string{"core"}},
 	{Pkg: "plugins/builtin/...", Rule: "the built-in plugins are plugins: plugins/sdk, plugins/sandbox and plugins/internal, never core",
 		Imports: []string{"plugins/sdk/...", "plugins/sandbox", "plugins/internal/...", "plugins/builtin/..."}, Modules: confine},
 	{Pkg: "providers/...", Rule: "providers import only plugins/sdk and providers/internal/... (never core, graph or storage)",

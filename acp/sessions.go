@@ -303,7 +303,7 @@ func (a *Agent) deleteSession(ctx context.Context, p *sessionRequest) (empty, er
 	if p.SessionID == "" {
 		return empty{}, invalidParams("sessionId is required")
 	}
-	if _, err := client.DeleteSession(ctx, a.k, p.SessionID); err != nil {
+	if _, err := client.DeleteSession(ctx, a.k, p.SessionID, nil, nil); err != nil {
 		return empty{}, kernelError(err)
 	}
 	a.mu.Lock()

@@ -3400,6 +3400,11 @@ func (v *CreateSessionCreateSession) GetUpdatedAt() time.Time { return v.Session
 // GetHeadSeq returns CreateSessionCreateSession.HeadSeq, and is useful for accessing the field via an interface.
 func (v *CreateSessionCreateSession) GetHeadSeq() int { return v.SessionFields.HeadSeq }
 
+// GetWorktree returns CreateSessionCreateSession.Worktree, and is useful for accessing the field via an interface.
+func (v *CreateSessionCreateSession) GetWorktree() *SessionFieldsWorktreeSessionWorktree {
+	return v.SessionFields.Worktree
+}
+
 // GetUsage returns CreateSessionCreateSession.Usage, and is useful for accessing the field via an interface.
 func (v *CreateSessionCreateSession) GetUsage() SessionFieldsUsage { return v.SessionFields.Usage }
 
@@ -3451,6 +3456,8 @@ type __premarshalCreateSessionCreateSession struct {
 
 	HeadSeq int `json:"headSeq"`
 
+	Worktree *SessionFieldsWorktreeSessionWorktree `json:"worktree"`
+
 	Usage SessionFieldsUsage `json:"usage"`
 }
 
@@ -3476,6 +3483,7 @@ func (v *CreateSessionCreateSession) __premarshalJSON() (*__premarshalCreateSess
 	retval.CreatedAt = v.SessionFields.CreatedAt
 	retval.UpdatedAt = v.SessionFields.UpdatedAt
 	retval.HeadSeq = v.SessionFields.HeadSeq
+	retval.Worktree = v.SessionFields.Worktree
 	retval.Usage = v.SessionFields.Usage
 	return &retval, nil
 }
@@ -3502,6 +3510,8 @@ type CreateSessionInput struct {
 	McpServers []McpServerInput `json:"mcpServers"`
 	// The session's own fallback chain (language connections and their models, at most 8, no duplicate); null or empty: the LANGUAGE purpose's chain.
 	FallbackModels []ModelRefInput `json:"fallbackModels"`
+	// Create the session in a git worktree of its own (needs projectId, a git repository); null: it works in the project's directory.
+	Worktree *WorktreeInput `json:"worktree"`
 }
 
 // GetConnectionId returns CreateSessionInput.ConnectionId, and is useful for accessing the field via an interface.
@@ -3530,6 +3540,9 @@ func (v *CreateSessionInput) GetMcpServers() []McpServerInput { return v.McpServ
 
 // GetFallbackModels returns CreateSessionInput.FallbackModels, and is useful for accessing the field via an interface.
 func (v *CreateSessionInput) GetFallbackModels() []ModelRefInput { return v.FallbackModels }
+
+// GetWorktree returns CreateSessionInput.Worktree, and is useful for accessing the field via an interface.
+func (v *CreateSessionInput) GetWorktree() *WorktreeInput { return v.Worktree }
 
 // CreateSessionResponse is returned by CreateSession on success.
 type CreateSessionResponse struct {
@@ -3864,7 +3877,7 @@ func (v *DeleteQueuedMessageResponse) GetDeleteQueuedMessage() []DeleteQueuedMes
 
 // DeleteSessionResponse is returned by DeleteSession on success.
 type DeleteSessionResponse struct {
-	// Irreversible: stops its turn, clears its queue and pending requests, removes the session, its children, events and projections. Usage stays in the ledger.
+	// Irreversible: stops its turn, clears its queue and pending requests, removes the session, its children, events and projections. Usage stays in the ledger. A session with its own git worktree (docs/worktrees.md) has it removed too; a worktree with uncommitted changes or untracked files needs force (else BAD_INPUT and nothing is deleted).
 	DeleteSession bool `json:"deleteSession"`
 }
 
@@ -3986,6 +3999,11 @@ func (v *ForkSessionForkSession) GetUpdatedAt() time.Time { return v.SessionFiel
 // GetHeadSeq returns ForkSessionForkSession.HeadSeq, and is useful for accessing the field via an interface.
 func (v *ForkSessionForkSession) GetHeadSeq() int { return v.SessionFields.HeadSeq }
 
+// GetWorktree returns ForkSessionForkSession.Worktree, and is useful for accessing the field via an interface.
+func (v *ForkSessionForkSession) GetWorktree() *SessionFieldsWorktreeSessionWorktree {
+	return v.SessionFields.Worktree
+}
+
 // GetUsage returns ForkSessionForkSession.Usage, and is useful for accessing the field via an interface.
 func (v *ForkSessionForkSession) GetUsage() SessionFieldsUsage { return v.SessionFields.Usage }
 
@@ -4037,6 +4055,8 @@ type __premarshalForkSessionForkSession struct {
 
 	HeadSeq int `json:"headSeq"`
 
+	Worktree *SessionFieldsWorktreeSessionWorktree `json:"worktree"`
+
 	Usage SessionFieldsUsage `json:"usage"`
 }
 
@@ -4062,6 +4082,7 @@ func (v *ForkSessionForkSession) __premarshalJSON() (*__premarshalForkSessionFor
 	retval.CreatedAt = v.SessionFields.CreatedAt
 	retval.UpdatedAt = v.SessionFields.UpdatedAt
 	retval.HeadSeq = v.SessionFields.HeadSeq
+	retval.Worktree = v.SessionFields.Worktree
 	retval.Usage = v.SessionFields.Usage
 	return &retval, nil
 }
@@ -4079,6 +4100,157 @@ type ForkSessionResponse struct {
 
 // GetForkSession returns ForkSessionResponse.ForkSession, and is useful for accessing the field via an interface.
 func (v *ForkSessionResponse) GetForkSession() ForkSessionForkSession { return v.ForkSession }
+
+// ForkSessionWorktreeForkSession includes the requested fields of the GraphQL type Session.
+// The GraphQL type's documentation follows.
+//
+// A long-lived conversation identity: history, model choice, directory and permissions.
+type ForkSessionWorktreeForkSession struct {
+	SessionFields `json:"-"`
+}
+
+// GetId returns ForkSessionWorktreeForkSession.Id, and is useful for accessing the field via an interface.
+func (v *ForkSessionWorktreeForkSession) GetId() string { return v.SessionFields.Id }
+
+// GetTitle returns ForkSessionWorktreeForkSession.Title, and is useful for accessing the field via an interface.
+func (v *ForkSessionWorktreeForkSession) GetTitle() *string { return v.SessionFields.Title }
+
+// GetPhase returns ForkSessionWorktreeForkSession.Phase, and is useful for accessing the field via an interface.
+func (v *ForkSessionWorktreeForkSession) GetPhase() Phase { return v.SessionFields.Phase }
+
+// GetApprovalMode returns ForkSessionWorktreeForkSession.ApprovalMode, and is useful for accessing the field via an interface.
+func (v *ForkSessionWorktreeForkSession) GetApprovalMode() ApprovalMode {
+	return v.SessionFields.ApprovalMode
+}
+
+// GetConnectionId returns ForkSessionWorktreeForkSession.ConnectionId, and is useful for accessing the field via an interface.
+func (v *ForkSessionWorktreeForkSession) GetConnectionId() *string {
+	return v.SessionFields.ConnectionId
+}
+
+// GetModel returns ForkSessionWorktreeForkSession.Model, and is useful for accessing the field via an interface.
+func (v *ForkSessionWorktreeForkSession) GetModel() *string { return v.SessionFields.Model }
+
+// GetParentId returns ForkSessionWorktreeForkSession.ParentId, and is useful for accessing the field via an interface.
+func (v *ForkSessionWorktreeForkSession) GetParentId() *string { return v.SessionFields.ParentId }
+
+// GetProject returns ForkSessionWorktreeForkSession.Project, and is useful for accessing the field via an interface.
+func (v *ForkSessionWorktreeForkSession) GetProject() *SessionFieldsProject {
+	return v.SessionFields.Project
+}
+
+// GetCreatedAt returns ForkSessionWorktreeForkSession.CreatedAt, and is useful for accessing the field via an interface.
+func (v *ForkSessionWorktreeForkSession) GetCreatedAt() time.Time { return v.SessionFields.CreatedAt }
+
+// GetUpdatedAt returns ForkSessionWorktreeForkSession.UpdatedAt, and is useful for accessing the field via an interface.
+func (v *ForkSessionWorktreeForkSession) GetUpdatedAt() time.Time { return v.SessionFields.UpdatedAt }
+
+// GetHeadSeq returns ForkSessionWorktreeForkSession.HeadSeq, and is useful for accessing the field via an interface.
+func (v *ForkSessionWorktreeForkSession) GetHeadSeq() int { return v.SessionFields.HeadSeq }
+
+// GetWorktree returns ForkSessionWorktreeForkSession.Worktree, and is useful for accessing the field via an interface.
+func (v *ForkSessionWorktreeForkSession) GetWorktree() *SessionFieldsWorktreeSessionWorktree {
+	return v.SessionFields.Worktree
+}
+
+// GetUsage returns ForkSessionWorktreeForkSession.Usage, and is useful for accessing the field via an interface.
+func (v *ForkSessionWorktreeForkSession) GetUsage() SessionFieldsUsage { return v.SessionFields.Usage }
+
+func (v *ForkSessionWorktreeForkSession) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*ForkSessionWorktreeForkSession
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.ForkSessionWorktreeForkSession = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	err = json.Unmarshal(
+		b, &v.SessionFields)
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+type __premarshalForkSessionWorktreeForkSession struct {
+	Id string `json:"id"`
+
+	Title *string `json:"title"`
+
+	Phase Phase `json:"phase"`
+
+	ApprovalMode ApprovalMode `json:"approvalMode"`
+
+	ConnectionId *string `json:"connectionId"`
+
+	Model *string `json:"model"`
+
+	ParentId *string `json:"parentId"`
+
+	Project *SessionFieldsProject `json:"project"`
+
+	CreatedAt time.Time `json:"createdAt"`
+
+	UpdatedAt time.Time `json:"updatedAt"`
+
+	HeadSeq int `json:"headSeq"`
+
+	Worktree *SessionFieldsWorktreeSessionWorktree `json:"worktree"`
+
+	Usage SessionFieldsUsage `json:"usage"`
+}
+
+func (v *ForkSessionWorktreeForkSession) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *ForkSessionWorktreeForkSession) __premarshalJSON() (*__premarshalForkSessionWorktreeForkSession, error) {
+	var retval __premarshalForkSessionWorktreeForkSession
+
+	retval.Id = v.SessionFields.Id
+	retval.Title = v.SessionFields.Title
+	retval.Phase = v.SessionFields.Phase
+	retval.ApprovalMode = v.SessionFields.ApprovalMode
+	retval.ConnectionId = v.SessionFields.ConnectionId
+	retval.Model = v.SessionFields.Model
+	retval.ParentId = v.SessionFields.ParentId
+	retval.Project = v.SessionFields.Project
+	retval.CreatedAt = v.SessionFields.CreatedAt
+	retval.UpdatedAt = v.SessionFields.UpdatedAt
+	retval.HeadSeq = v.SessionFields.HeadSeq
+	retval.Worktree = v.SessionFields.Worktree
+	retval.Usage = v.SessionFields.Usage
+	return &retval, nil
+}
+
+// ForkSessionWorktreeResponse is returned by ForkSessionWorktree on success.
+type ForkSessionWorktreeResponse struct {
+	// Branches a session: a new top-level session that imports the active messages
+	// up to and including afterSeq (message_imported), with the same connection,
+	// model, project, approval mode and reasoning effort. afterSeq must be the seq
+	// of a complete assistant message without tool calls, or of the tool result
+	// that completes its assistant message's calls (BAD_INPUT names the nearest
+	// valid ones). Queues, approvals, grants and compaction checkpoints are not copied.
+	ForkSession ForkSessionWorktreeForkSession `json:"forkSession"`
+}
+
+// GetForkSession returns ForkSessionWorktreeResponse.ForkSession, and is useful for accessing the field via an interface.
+func (v *ForkSessionWorktreeResponse) GetForkSession() ForkSessionWorktreeForkSession {
+	return v.ForkSession
+}
 
 // GenerateVideoGenerateVideoAttachment includes the requested fields of the GraphQL type Attachment.
 // The GraphQL type's documentation follows.
@@ -4284,6 +4456,11 @@ func (v *ImportSessionFileImportSessionFileSession) GetUpdatedAt() time.Time {
 // GetHeadSeq returns ImportSessionFileImportSessionFileSession.HeadSeq, and is useful for accessing the field via an interface.
 func (v *ImportSessionFileImportSessionFileSession) GetHeadSeq() int { return v.SessionFields.HeadSeq }
 
+// GetWorktree returns ImportSessionFileImportSessionFileSession.Worktree, and is useful for accessing the field via an interface.
+func (v *ImportSessionFileImportSessionFileSession) GetWorktree() *SessionFieldsWorktreeSessionWorktree {
+	return v.SessionFields.Worktree
+}
+
 // GetUsage returns ImportSessionFileImportSessionFileSession.Usage, and is useful for accessing the field via an interface.
 func (v *ImportSessionFileImportSessionFileSession) GetUsage() SessionFieldsUsage {
 	return v.SessionFields.Usage
@@ -4337,6 +4514,8 @@ type __premarshalImportSessionFileImportSessionFileSession struct {
 
 	HeadSeq int `json:"headSeq"`
 
+	Worktree *SessionFieldsWorktreeSessionWorktree `json:"worktree"`
+
 	Usage SessionFieldsUsage `json:"usage"`
 }
 
@@ -4362,6 +4541,7 @@ func (v *ImportSessionFileImportSessionFileSession) __premarshalJSON() (*__prema
 	retval.CreatedAt = v.SessionFields.CreatedAt
 	retval.UpdatedAt = v.SessionFields.UpdatedAt
 	retval.HeadSeq = v.SessionFields.HeadSeq
+	retval.Worktree = v.SessionFields.Worktree
 	retval.Usage = v.SessionFields.Usage
 	return &retval, nil
 }
@@ -4422,6 +4602,11 @@ func (v *ImportSessionImportSession) GetUpdatedAt() time.Time { return v.Session
 // GetHeadSeq returns ImportSessionImportSession.HeadSeq, and is useful for accessing the field via an interface.
 func (v *ImportSessionImportSession) GetHeadSeq() int { return v.SessionFields.HeadSeq }
 
+// GetWorktree returns ImportSessionImportSession.Worktree, and is useful for accessing the field via an interface.
+func (v *ImportSessionImportSession) GetWorktree() *SessionFieldsWorktreeSessionWorktree {
+	return v.SessionFields.Worktree
+}
+
 // GetUsage returns ImportSessionImportSession.Usage, and is useful for accessing the field via an interface.
 func (v *ImportSessionImportSession) GetUsage() SessionFieldsUsage { return v.SessionFields.Usage }
 
@@ -4473,6 +4658,8 @@ type __premarshalImportSessionImportSession struct {
 
 	HeadSeq int `json:"headSeq"`
 
+	Worktree *SessionFieldsWorktreeSessionWorktree `json:"worktree"`
+
 	Usage SessionFieldsUsage `json:"usage"`
 }
 
@@ -4498,6 +4685,7 @@ func (v *ImportSessionImportSession) __premarshalJSON() (*__premarshalImportSess
 	retval.CreatedAt = v.SessionFields.CreatedAt
 	retval.UpdatedAt = v.SessionFields.UpdatedAt
 	retval.HeadSeq = v.SessionFields.HeadSeq
+	retval.Worktree = v.SessionFields.Worktree
 	retval.Usage = v.SessionFields.Usage
 	return &retval, nil
 }
@@ -7427,6 +7615,8 @@ type SessionFields struct {
 	UpdatedAt time.Time `json:"updatedAt"`
 	// Seq of the last persisted event.
 	HeadSeq int `json:"headSeq"`
+	// The git worktree the session works in; null: the project's directory (or its scratch directory).
+	Worktree *SessionFieldsWorktreeSessionWorktree `json:"worktree"`
 	// Tokens spent by this session, from the usage ledger.
 	Usage SessionFieldsUsage `json:"usage"`
 }
@@ -7463,6 +7653,9 @@ func (v *SessionFields) GetUpdatedAt() time.Time { return v.UpdatedAt }
 
 // GetHeadSeq returns SessionFields.HeadSeq, and is useful for accessing the field via an interface.
 func (v *SessionFields) GetHeadSeq() int { return v.HeadSeq }
+
+// GetWorktree returns SessionFields.Worktree, and is useful for accessing the field via an interface.
+func (v *SessionFields) GetWorktree() *SessionFieldsWorktreeSessionWorktree { return v.Worktree }
 
 // GetUsage returns SessionFields.Usage, and is useful for accessing the field via an interface.
 func (v *SessionFields) GetUsage() SessionFieldsUsage { return v.Usage }
@@ -7568,6 +7761,28 @@ func (v *SessionFieldsUsage) GetCost() *float64 { return v.Cost }
 // GetUnpricedTokens returns SessionFieldsUsage.UnpricedTokens, and is useful for accessing the field via an interface.
 func (v *SessionFieldsUsage) GetUnpricedTokens() int { return v.UnpricedTokens }
 
+// SessionFieldsWorktreeSessionWorktree includes the requested fields of the GraphQL type SessionWorktree.
+// The GraphQL type's documentation follows.
+//
+// The git worktree a session works in: its tools, hooks and rewind act in path, never in the project's main checkout.
+type SessionFieldsWorktreeSessionWorktree struct {
+	// The worktree's directory, <project>/.foya/worktrees/<session id> (a sub-agent session works in its parent's).
+	Path string `json:"path"`
+	// The branch checked out there.
+	Branch string `json:"branch"`
+	// The commit-ish the branch started from, as given (HEAD by default).
+	BaseRef string `json:"baseRef"`
+}
+
+// GetPath returns SessionFieldsWorktreeSessionWorktree.Path, and is useful for accessing the field via an interface.
+func (v *SessionFieldsWorktreeSessionWorktree) GetPath() string { return v.Path }
+
+// GetBranch returns SessionFieldsWorktreeSessionWorktree.Branch, and is useful for accessing the field via an interface.
+func (v *SessionFieldsWorktreeSessionWorktree) GetBranch() string { return v.Branch }
+
+// GetBaseRef returns SessionFieldsWorktreeSessionWorktree.BaseRef, and is useful for accessing the field via an interface.
+func (v *SessionFieldsWorktreeSessionWorktree) GetBaseRef() string { return v.BaseRef }
+
 // SessionInfoConnectionsConnection includes the requested fields of the GraphQL type Connection.
 // The GraphQL type's documentation follows.
 //
@@ -7645,6 +7860,11 @@ func (v *SessionInfoSession) GetUpdatedAt() time.Time { return v.SessionFields.U
 // GetHeadSeq returns SessionInfoSession.HeadSeq, and is useful for accessing the field via an interface.
 func (v *SessionInfoSession) GetHeadSeq() int { return v.SessionFields.HeadSeq }
 
+// GetWorktree returns SessionInfoSession.Worktree, and is useful for accessing the field via an interface.
+func (v *SessionInfoSession) GetWorktree() *SessionFieldsWorktreeSessionWorktree {
+	return v.SessionFields.Worktree
+}
+
 // GetUsage returns SessionInfoSession.Usage, and is useful for accessing the field via an interface.
 func (v *SessionInfoSession) GetUsage() SessionFieldsUsage { return v.SessionFields.Usage }
 
@@ -7696,6 +7916,8 @@ type __premarshalSessionInfoSession struct {
 
 	HeadSeq int `json:"headSeq"`
 
+	Worktree *SessionFieldsWorktreeSessionWorktree `json:"worktree"`
+
 	Usage SessionFieldsUsage `json:"usage"`
 }
 
@@ -7721,6 +7943,7 @@ func (v *SessionInfoSession) __premarshalJSON() (*__premarshalSessionInfoSession
 	retval.CreatedAt = v.SessionFields.CreatedAt
 	retval.UpdatedAt = v.SessionFields.UpdatedAt
 	retval.HeadSeq = v.SessionFields.HeadSeq
+	retval.Worktree = v.SessionFields.Worktree
 	retval.Usage = v.SessionFields.Usage
 	return &retval, nil
 }
@@ -7913,6 +8136,11 @@ func (v *SessionSession) GetUpdatedAt() time.Time { return v.SessionFields.Updat
 // GetHeadSeq returns SessionSession.HeadSeq, and is useful for accessing the field via an interface.
 func (v *SessionSession) GetHeadSeq() int { return v.SessionFields.HeadSeq }
 
+// GetWorktree returns SessionSession.Worktree, and is useful for accessing the field via an interface.
+func (v *SessionSession) GetWorktree() *SessionFieldsWorktreeSessionWorktree {
+	return v.SessionFields.Worktree
+}
+
 // GetUsage returns SessionSession.Usage, and is useful for accessing the field via an interface.
 func (v *SessionSession) GetUsage() SessionFieldsUsage { return v.SessionFields.Usage }
 
@@ -7966,6 +8194,8 @@ type __premarshalSessionSession struct {
 
 	HeadSeq int `json:"headSeq"`
 
+	Worktree *SessionFieldsWorktreeSessionWorktree `json:"worktree"`
+
 	Usage SessionFieldsUsage `json:"usage"`
 }
 
@@ -7992,6 +8222,7 @@ func (v *SessionSession) __premarshalJSON() (*__premarshalSessionSession, error)
 	retval.CreatedAt = v.SessionFields.CreatedAt
 	retval.UpdatedAt = v.SessionFields.UpdatedAt
 	retval.HeadSeq = v.SessionFields.HeadSeq
+	retval.Worktree = v.SessionFields.Worktree
 	retval.Usage = v.SessionFields.Usage
 	return &retval, nil
 }
@@ -8275,6 +8506,54 @@ func (v *SessionTerminalsSessionTerminalsTerminal) __premarshalJSON() (*__premar
 	return &retval, nil
 }
 
+// SessionWorktreeResponse is returned by SessionWorktree on success.
+type SessionWorktreeResponse struct {
+	// One session by id; null when there is none with that id.
+	Session *SessionWorktreeSession `json:"session"`
+}
+
+// GetSession returns SessionWorktreeResponse.Session, and is useful for accessing the field via an interface.
+func (v *SessionWorktreeResponse) GetSession() *SessionWorktreeSession { return v.Session }
+
+// SessionWorktreeSession includes the requested fields of the GraphQL type Session.
+// The GraphQL type's documentation follows.
+//
+// A long-lived conversation identity: history, model choice, directory and permissions.
+type SessionWorktreeSession struct {
+	// The git worktree the session works in; null: the project's directory (or its scratch directory).
+	Worktree *SessionWorktreeSessionWorktree `json:"worktree"`
+}
+
+// GetWorktree returns SessionWorktreeSession.Worktree, and is useful for accessing the field via an interface.
+func (v *SessionWorktreeSession) GetWorktree() *SessionWorktreeSessionWorktree { return v.Worktree }
+
+// SessionWorktreeSessionWorktree includes the requested fields of the GraphQL type SessionWorktree.
+// The GraphQL type's documentation follows.
+//
+// The git worktree a session works in: its tools, hooks and rewind act in path, never in the project's main checkout.
+type SessionWorktreeSessionWorktree struct {
+	// The worktree's directory, <project>/.foya/worktrees/<session id> (a sub-agent session works in its parent's).
+	Path string `json:"path"`
+	// The branch checked out there.
+	Branch string `json:"branch"`
+	// The commit-ish the branch started from, as given (HEAD by default).
+	BaseRef string `json:"baseRef"`
+	// Whether git status --porcelain lists anything (uncommitted changes or untracked files), read when asked; null when git cannot tell (e.g. the directory was removed).
+	Dirty *bool `json:"dirty"`
+}
+
+// GetPath returns SessionWorktreeSessionWorktree.Path, and is useful for accessing the field via an interface.
+func (v *SessionWorktreeSessionWorktree) GetPath() string { return v.Path }
+
+// GetBranch returns SessionWorktreeSessionWorktree.Branch, and is useful for accessing the field via an interface.
+func (v *SessionWorktreeSessionWorktree) GetBranch() string { return v.Branch }
+
+// GetBaseRef returns SessionWorktreeSessionWorktree.BaseRef, and is useful for accessing the field via an interface.
+func (v *SessionWorktreeSessionWorktree) GetBaseRef() string { return v.BaseRef }
+
+// GetDirty returns SessionWorktreeSessionWorktree.Dirty, and is useful for accessing the field via an interface.
+func (v *SessionWorktreeSessionWorktree) GetDirty() *bool { return v.Dirty }
+
 // SessionsConnectionsConnection includes the requested fields of the GraphQL type Connection.
 // The GraphQL type's documentation follows.
 //
@@ -8353,6 +8632,11 @@ func (v *SessionsSessionsSession) GetUpdatedAt() time.Time { return v.SessionFie
 // GetHeadSeq returns SessionsSessionsSession.HeadSeq, and is useful for accessing the field via an interface.
 func (v *SessionsSessionsSession) GetHeadSeq() int { return v.SessionFields.HeadSeq }
 
+// GetWorktree returns SessionsSessionsSession.Worktree, and is useful for accessing the field via an interface.
+func (v *SessionsSessionsSession) GetWorktree() *SessionFieldsWorktreeSessionWorktree {
+	return v.SessionFields.Worktree
+}
+
 // GetUsage returns SessionsSessionsSession.Usage, and is useful for accessing the field via an interface.
 func (v *SessionsSessionsSession) GetUsage() SessionFieldsUsage { return v.SessionFields.Usage }
 
@@ -8404,6 +8688,8 @@ type __premarshalSessionsSessionsSession struct {
 
 	HeadSeq int `json:"headSeq"`
 
+	Worktree *SessionFieldsWorktreeSessionWorktree `json:"worktree"`
+
 	Usage SessionFieldsUsage `json:"usage"`
 }
 
@@ -8429,6 +8715,7 @@ func (v *SessionsSessionsSession) __premarshalJSON() (*__premarshalSessionsSessi
 	retval.CreatedAt = v.SessionFields.CreatedAt
 	retval.UpdatedAt = v.SessionFields.UpdatedAt
 	retval.HeadSeq = v.SessionFields.HeadSeq
+	retval.Worktree = v.SessionFields.Worktree
 	retval.Usage = v.SessionFields.Usage
 	return &retval, nil
 }
@@ -9492,6 +9779,11 @@ func (v *UpdateSessionUpdateSession) GetUpdatedAt() time.Time { return v.Session
 // GetHeadSeq returns UpdateSessionUpdateSession.HeadSeq, and is useful for accessing the field via an interface.
 func (v *UpdateSessionUpdateSession) GetHeadSeq() int { return v.SessionFields.HeadSeq }
 
+// GetWorktree returns UpdateSessionUpdateSession.Worktree, and is useful for accessing the field via an interface.
+func (v *UpdateSessionUpdateSession) GetWorktree() *SessionFieldsWorktreeSessionWorktree {
+	return v.SessionFields.Worktree
+}
+
 // GetUsage returns UpdateSessionUpdateSession.Usage, and is useful for accessing the field via an interface.
 func (v *UpdateSessionUpdateSession) GetUsage() SessionFieldsUsage { return v.SessionFields.Usage }
 
@@ -9543,6 +9835,8 @@ type __premarshalUpdateSessionUpdateSession struct {
 
 	HeadSeq int `json:"headSeq"`
 
+	Worktree *SessionFieldsWorktreeSessionWorktree `json:"worktree"`
+
 	Usage SessionFieldsUsage `json:"usage"`
 }
 
@@ -9568,6 +9862,7 @@ func (v *UpdateSessionUpdateSession) __premarshalJSON() (*__premarshalUpdateSess
 	retval.CreatedAt = v.SessionFields.CreatedAt
 	retval.UpdatedAt = v.SessionFields.UpdatedAt
 	retval.HeadSeq = v.SessionFields.HeadSeq
+	retval.Worktree = v.SessionFields.Worktree
 	retval.Usage = v.SessionFields.Usage
 	return &retval, nil
 }
@@ -9687,6 +9982,24 @@ func (v *UserInput) GetBrowserElements() []BrowserElementInput { return v.Browse
 
 // GetResources returns UserInput.Resources, and is useful for accessing the field via an interface.
 func (v *UserInput) GetResources() []McpResourceRefInput { return v.Resources }
+
+// A git worktree of its own for a session. The project must be the top level of
+// a git repository; the worktree is made with git worktree add -b <branch>
+// <project>/.foya/worktrees/<session id> <baseRef>, and /.foya/worktrees/ is
+// added to the repository's .git/info/exclude. Not a git repository, git not
+// installed, a bad baseRef or a branch that exists: BAD_INPUT saying which.
+type WorktreeInput struct {
+	// The new branch's name; null: foya/<session id>. It must not exist yet.
+	Branch *string `json:"branch"`
+	// The commit-ish the branch starts from (a branch, tag or commit); null: HEAD (for forkSession: the source worktree's branch, else HEAD).
+	BaseRef *string `json:"baseRef"`
+}
+
+// GetBranch returns WorktreeInput.Branch, and is useful for accessing the field via an interface.
+func (v *WorktreeInput) GetBranch() *string { return v.Branch }
+
+// GetBaseRef returns WorktreeInput.BaseRef, and is useful for accessing the field via an interface.
+func (v *WorktreeInput) GetBaseRef() *string { return v.BaseRef }
 
 // WriteTerminalResponse is returned by WriteTerminal on success.
 type WriteTerminalResponse struct {
@@ -9963,11 +10276,19 @@ func (v *__DeleteQueuedMessageInput) GetItemId() string { return v.ItemId }
 
 // __DeleteSessionInput is used internally by genqlient
 type __DeleteSessionInput struct {
-	Id string `json:"id"`
+	Id           string `json:"id"`
+	DeleteBranch *bool  `json:"deleteBranch"`
+	Force        *bool  `json:"force"`
 }
 
 // GetId returns __DeleteSessionInput.Id, and is useful for accessing the field via an interface.
 func (v *__DeleteSessionInput) GetId() string { return v.Id }
+
+// GetDeleteBranch returns __DeleteSessionInput.DeleteBranch, and is useful for accessing the field via an interface.
+func (v *__DeleteSessionInput) GetDeleteBranch() *bool { return v.DeleteBranch }
+
+// GetForce returns __DeleteSessionInput.Force, and is useful for accessing the field via an interface.
+func (v *__DeleteSessionInput) GetForce() *bool { return v.Force }
 
 // __DetachSessionMcpServerInput is used internally by genqlient
 type __DetachSessionMcpServerInput struct {
@@ -10012,6 +10333,22 @@ func (v *__ForkSessionInput) GetSessionId() string { return v.SessionId }
 
 // GetAfterSeq returns __ForkSessionInput.AfterSeq, and is useful for accessing the field via an interface.
 func (v *__ForkSessionInput) GetAfterSeq() int { return v.AfterSeq }
+
+// __ForkSessionWorktreeInput is used internally by genqlient
+type __ForkSessionWorktreeInput struct {
+	SessionId string         `json:"sessionId"`
+	AfterSeq  int            `json:"afterSeq"`
+	Worktree  *WorktreeInput `json:"worktree"`
+}
+
+// GetSessionId returns __ForkSessionWorktreeInput.SessionId, and is useful for accessing the field via an interface.
+func (v *__ForkSessionWorktreeInput) GetSessionId() string { return v.SessionId }
+
+// GetAfterSeq returns __ForkSessionWorktreeInput.AfterSeq, and is useful for accessing the field via an interface.
+func (v *__ForkSessionWorktreeInput) GetAfterSeq() int { return v.AfterSeq }
+
+// GetWorktree returns __ForkSessionWorktreeInput.Worktree, and is useful for accessing the field via an interface.
+func (v *__ForkSessionWorktreeInput) GetWorktree() *WorktreeInput { return v.Worktree }
 
 // __GenerateVideoInput is used internally by genqlient
 type __GenerateVideoInput struct {
@@ -10240,6 +10577,14 @@ type __SessionTerminalsInput struct {
 
 // GetId returns __SessionTerminalsInput.Id, and is useful for accessing the field via an interface.
 func (v *__SessionTerminalsInput) GetId() string { return v.Id }
+
+// __SessionWorktreeInput is used internally by genqlient
+type __SessionWorktreeInput struct {
+	Id string `json:"id"`
+}
+
+// GetId returns __SessionWorktreeInput.Id, and is useful for accessing the field via an interface.
+func (v *__SessionWorktreeInput) GetId() string { return v.Id }
 
 // __SessionsInput is used internally by genqlient
 type __SessionsInput struct {
@@ -11613,6 +11958,11 @@ fragment SessionFields on Session {
 	createdAt
 	updatedAt
 	headSeq
+	worktree {
+		path
+		branch
+		baseRef
+	}
 	usage {
 		inputTokens
 		outputTokens
@@ -11755,21 +12105,27 @@ func DeleteQueuedMessage(
 
 // The mutation executed by DeleteSession.
 const DeleteSession_Operation = `
-mutation DeleteSession ($id: ID!) {
-	deleteSession(id: $id)
+mutation DeleteSession ($id: ID!, $deleteBranch: Boolean, $force: Boolean) {
+	deleteSession(id: $id, deleteBranch: $deleteBranch, force: $force)
 }
 `
 
+// DeleteSession deletes a session; one with its own git worktree has it
+// removed (its branch too with deleteBranch; a dirty one needs force).
 func DeleteSession(
 	ctx_ context.Context,
 	client_ graphql.Client,
 	id string,
+	deleteBranch *bool,
+	force *bool,
 ) (data_ *DeleteSessionResponse, err_ error) {
 	req_ := &graphql.Request{
 		OpName: "DeleteSession",
 		Query:  DeleteSession_Operation,
 		Variables: &__DeleteSessionInput{
-			Id: id,
+			Id:           id,
+			DeleteBranch: deleteBranch,
+			Force:        force,
 		},
 	}
 
@@ -11913,6 +12269,11 @@ fragment SessionFields on Session {
 	createdAt
 	updatedAt
 	headSeq
+	worktree {
+		path
+		branch
+		baseRef
+	}
 	usage {
 		inputTokens
 		outputTokens
@@ -11944,6 +12305,77 @@ func ForkSession(
 	}
 
 	data_ = &ForkSessionResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The mutation executed by ForkSessionWorktree.
+const ForkSessionWorktree_Operation = `
+mutation ForkSessionWorktree ($sessionId: ID!, $afterSeq: Int!, $worktree: WorktreeInput) {
+	forkSession(sessionId: $sessionId, afterSeq: $afterSeq, worktree: $worktree) {
+		... SessionFields
+	}
+}
+fragment SessionFields on Session {
+	id
+	title
+	phase
+	approvalMode
+	connectionId
+	model
+	parentId
+	project {
+		... ProjectFields
+	}
+	createdAt
+	updatedAt
+	headSeq
+	worktree {
+		path
+		branch
+		baseRef
+	}
+	usage {
+		inputTokens
+		outputTokens
+		cachedTokens
+		cost
+		unpricedTokens
+	}
+}
+fragment ProjectFields on Project {
+	id
+	name
+	path
+}
+`
+
+// ForkSessionWorktree branches a session into a worktree of its own.
+func ForkSessionWorktree(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	sessionId string,
+	afterSeq int,
+	worktree *WorktreeInput,
+) (data_ *ForkSessionWorktreeResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "ForkSessionWorktree",
+		Query:  ForkSessionWorktree_Operation,
+		Variables: &__ForkSessionWorktreeInput{
+			SessionId: sessionId,
+			AfterSeq:  afterSeq,
+			Worktree:  worktree,
+		},
+	}
+
+	data_ = &ForkSessionWorktreeResponse{}
 	resp_ := &graphql.Response{Data: data_}
 
 	err_ = client_.MakeRequest(
@@ -12046,6 +12478,11 @@ fragment SessionFields on Session {
 	createdAt
 	updatedAt
 	headSeq
+	worktree {
+		path
+		branch
+		baseRef
+	}
 	usage {
 		inputTokens
 		outputTokens
@@ -12109,6 +12546,11 @@ fragment SessionFields on Session {
 	createdAt
 	updatedAt
 	headSeq
+	worktree {
+		path
+		branch
+		baseRef
+	}
 	usage {
 		inputTokens
 		outputTokens
@@ -12881,6 +13323,11 @@ fragment SessionFields on Session {
 	createdAt
 	updatedAt
 	headSeq
+	worktree {
+		path
+		branch
+		baseRef
+	}
 	usage {
 		inputTokens
 		outputTokens
@@ -13225,6 +13672,11 @@ fragment SessionFields on Session {
 	createdAt
 	updatedAt
 	headSeq
+	worktree {
+		path
+		branch
+		baseRef
+	}
 	usage {
 		inputTokens
 		outputTokens
@@ -13374,6 +13826,47 @@ func SessionTerminals(
 	return data_, err_
 }
 
+// The query executed by SessionWorktree.
+const SessionWorktree_Operation = `
+query SessionWorktree ($id: ID!) {
+	session(id: $id) {
+		worktree {
+			path
+			branch
+			baseRef
+			dirty
+		}
+	}
+}
+`
+
+// SessionWorktree is the git worktree a session works in, with whether it
+// has uncommitted changes (docs/worktrees.md).
+func SessionWorktree(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	id string,
+) (data_ *SessionWorktreeResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "SessionWorktree",
+		Query:  SessionWorktree_Operation,
+		Variables: &__SessionWorktreeInput{
+			Id: id,
+		},
+	}
+
+	data_ = &SessionWorktreeResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
 // The query executed by Sessions.
 const Sessions_Operation = `
 query Sessions ($includeChildren: Boolean) {
@@ -13399,6 +13892,11 @@ fragment SessionFields on Session {
 	createdAt
 	updatedAt
 	headSeq
+	worktree {
+		path
+		branch
+		baseRef
+	}
 	usage {
 		inputTokens
 		outputTokens
@@ -13898,6 +14396,11 @@ fragment SessionFields on Session {
 	createdAt
 	updatedAt
 	headSeq
+	worktree {
+		path
+		branch
+		baseRef
+	}
 	usage {
 		inputTokens
 		outputTokens

@@ -20,9 +20,11 @@ import (
 	"github.com/foya-dev/foya/core/mcp"
 	"github.com/foya-dev/foya/core/pubsub"
 	"github.com/foya-dev/foya/core/session"
+	"github.com/foya-dev/foya/core/worktree"
 	"github.com/foya-dev/foya/core/terminal"
 	"github.com/foya-dev/foya/internal/cmdutil"
 	"github.com/foya-dev/foya/internal/memtrim"
+	"github.com/foya-dev/foya/plugins/gitworktree"
 	"github.com/foya-dev/foya/plugins/hooks"
 	"github.com/foya-dev/foya/plugins/host"
 	"github.com/foya-dev/foya/plugins/mcphost"
@@ -40,6 +42,8 @@ type kernel struct {
 	engine   *engine.Engine
 	mcp      *mcp.Service
 	mcpHost  *mcphost.Manager
+	// worktrees makes the sessions' git worktrees (docs/worktrees.md).
+	worktrees *worktree.Service
 	// terminals runs the background terminals (docs/terminals.md);
 	// toolTemp is the root of the sessions' TMPDIRs they share with bash.
 	terminals *terminal.Service
@@ -211,6 +215,10 @@ func (k *kernel) openEngine(ctx context.Context, c Config, mcpStore core.MCPStor
 		// No turn for 5 s: hand memory back (docs/performance.md).
 		OnIdle: func() { _, _ = memtrim.Trim() },
 	})
+	if err != nil {
+		return err
+	}
+	k.worktrees, err = worktree.New(worktree.Config{Sessions: k.sessions, Git: &gitworktree.Git{}, Blobs: blobs, Logger: log})
 	return err
 }
 

@@ -114,7 +114,7 @@ func (m *Main) serve(ctx context.Context, auth *edge.Auth, tlsConfig *tls.Config
 	c, k, log, ln := m.Config, m.kernel, m.log, m.ln
 	m.srv = &http.Server{
 		Handler: edge.NewHandler(edge.Config{
-			Service: k.sessions, Engine: k.engine, Usage: k.db, Catalog: k.catalog, Plugins: k.plugins, MCP: k.mcp,
+			Service: k.sessions, Engine: k.engine, Usage: k.db, Catalog: k.catalog, Plugins: k.plugins, MCP: k.mcp, Worktrees: k.worktrees,
 			Logger: log, OriginPatterns: c.Origins, HostPatterns: c.Hosts, Auth: auth, Nodes: k.nodes,
 			Terminals:  k.terminalsOrNil(),
 			ClusterKey: k.clusterKey,

@@ -48,6 +48,7 @@ type ResolverRoot interface {
 	QueueItem() QueueItemResolver
 	RewindFile() RewindFileResolver
 	Session() SessionResolver
+	SessionWorktree() SessionWorktreeResolver
 	Subscription() SubscriptionResolver
 	ToolCall() ToolCallResolver
 }
@@ -299,10 +300,10 @@ type ComplexityRoot struct {
 		DeleteMcpServer            func(childComplexity int, id string) int
 		DeleteProject              func(childComplexity int, id string) int
 		DeleteQueuedMessage        func(childComplexity int, sessionID string, itemID string) int
-		DeleteSession              func(childComplexity int, id string) int
+		DeleteSession              func(childComplexity int, id string, deleteBranch *bool, force *bool) int
 		DetachSessionMcpServer     func(childComplexity int, sessionID string, id string) int
 		EditQueuedMessage          func(childComplexity int, sessionID string, itemID string, input model.UserInput) int
-		ForkSession                func(childComplexity int, sessionID string, afterSeq int64) int
+		ForkSession                func(childComplexity int, sessionID string, afterSeq int64, worktree *model.WorktreeInput) int
 		GenerateImage              func(childComplexity int, input model.GenerateImageInput) int
 		GenerateVideo              func(childComplexity int, input model.GenerateVideoInput) int
 		ImportSession              func(childComplexity int, data string, projectID *string) int
@@ -469,6 +470,7 @@ type ComplexityRoot struct {
 		Title                func(childComplexity int) int
 		UpdatedAt            func(childComplexity int) int
 		Usage                func(childComplexity int) int
+		Worktree             func(childComplexity int) int
 	}
 
 	SessionEvent struct {
@@ -488,6 +490,13 @@ type ComplexityRoot struct {
 		ToolCallIndex    func(childComplexity int) int
 		Type             func(childComplexity int) int
 		Usage            func(childComplexity int) int
+	}
+
+	SessionWorktree struct {
+		BaseRef func(childComplexity int) int
+		Branch  func(childComplexity int) int
+		Dirty   func(childComplexity int) int
+		Path    func(childComplexity int) int
 	}
 
 	Subscription struct {
@@ -636,8 +645,8 @@ type MutationResolver interface {
 	DeleteProject(ctx context.Context, id string) (bool, error)
 	CreateSession(ctx context.Context, input model.CreateSessionInput) (*core.Session, error)
 	UpdateSession(ctx context.Context, id string, input model.UpdateSessionInput) (*core.Session, error)
-	DeleteSession(ctx context.Context, id string) (bool, error)
-	ForkSession(ctx context.Context, sessionID string, afterSeq int64) (*core.Session, error)
+	DeleteSession(ctx context.Context, id string, deleteBranch *bool, force *bool) (bool, error)
+	ForkSession(ctx context.Context, sessionID string, afterSeq int64, worktree *model.WorktreeInput) (*core.Session, error)
 	CompactSession(ctx context.Context, sessionID string) (*core.Session, error)
 	PreviewRewind(ctx context.Context, sessionID string, messageSeq int64) (*engine.RewindPreview, error)
 	ConfirmRewind(ctx context.Context, sessionID string, messageSeq int64, headSeq int64, fileStateToken string) (*model.RewindResult, error)
@@ -721,6 +730,9 @@ type SessionResolver interface {
 	DisabledMcpServerIds(ctx context.Context, obj *core.Session) ([]string, error)
 
 	Terminals(ctx context.Context, obj *core.Session) ([]core.Terminal, error)
+}
+type SessionWorktreeResolver interface {
+	Dirty(ctx context.Context, obj *core.Worktree) (*bool, error)
 }
 type SubscriptionResolver interface {
 	SessionEvents(ctx context.Context, sessionID string, afterSeq *int64) (<-chan *model.SessionEvent, error)
@@ -1889,7 +1901,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Mutation.DeleteSession(childComplexity, args["id"].(string)), true
+		return e.ComplexityRoot.Mutation.DeleteSession(childComplexity, args["id"].(string), args["deleteBranch"].(*bool), args["force"].(*bool)), true
 	case "Mutation.detachSessionMcpServer":
 		if e.ComplexityRoot.Mutation.DetachSessionMcpServer == nil {
 			break
@@ -1922,7 +1934,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Mutation.ForkSession(childComplexity, args["sessionId"].(string), args["afterSeq"].(int64)), true
+		return e.ComplexityRoot.Mutation.ForkSession(childComplexity, args["sessionId"].(string), args["afterSeq"].(int64), args["worktree"].(*model.WorktreeInput)), true
 	case "Mutation.generateImage":
 		if e.ComplexityRoot.Mutation.GenerateImage == nil {
 			break
@@ -2859,6 +2871,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Session.Usage(childComplexity), true
+	case "Session.worktree":
+		if e.ComplexityRoot.Session.Worktree == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Session.Worktree(childComplexity), true
 
 	case "SessionEvent.approval":
 		if e.ComplexityRoot.SessionEvent.Approval == nil {
@@ -2956,6 +2974,31 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.SessionEvent.Usage(childComplexity), true
+
+	case "SessionWorktree.baseRef":
+		if e.ComplexityRoot.SessionWorktree.BaseRef == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SessionWorktree.BaseRef(childComplexity), true
+	case "SessionWorktree.branch":
+		if e.ComplexityRoot.SessionWorktree.Branch == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SessionWorktree.Branch(childComplexity), true
+	case "SessionWorktree.dirty":
+		if e.ComplexityRoot.SessionWorktree.Dirty == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SessionWorktree.Dirty(childComplexity), true
+	case "SessionWorktree.path":
+		if e.ComplexityRoot.SessionWorktree.Path == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SessionWorktree.Path(childComplexity), true
 
 	case "Subscription.kernelEvents":
 		if e.ComplexityRoot.Subscription.KernelEvents == nil {
@@ -3205,6 +3248,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 			graphql.NewInputUnmarshaler("ProviderOptionInput", ec.unmarshalInputProviderOptionInput),
 			graphql.NewInputUnmarshaler("UpdateSessionInput", ec.unmarshalInputUpdateSessionInput),
 			graphql.NewInputUnmarshaler("UserInput", ec.unmarshalInputUserInput),
+			graphql.NewInputUnmarshaler("WorktreeInput", ec.unmarshalInputWorktreeInput),
 		)
 	}
 	first := true
@@ -4632,8 +4676,8 @@ type Mutation {
   createSession("The session's settings; {} for the defaults." input: CreateSessionInput!): Session!
   "Changes a session's settings; null fields stay unchanged."
   updateSession("The session's id." id: ID!, "The fields to change." input: UpdateSessionInput!): Session!
-  "Irreversible: stops its turn, clears its queue and pending requests, removes the session, its children, events and projections. Usage stays in the ledger."
-  deleteSession("The session's id." id: ID!): Boolean!
+  "Irreversible: stops its turn, clears its queue and pending requests, removes the session, its children, events and projections. Usage stays in the ledger. A session with its own git worktree (docs/worktrees.md) has it removed too; a worktree with uncommitted changes or untracked files needs force (else BAD_INPUT and nothing is deleted)."
+  deleteSession("The session's id." id: ID!, "Also delete the worktree's branch (git branch -D); default false: the branch stays." deleteBranch: Boolean = false, "Remove a worktree with uncommitted changes or untracked files, discarding them." force: Boolean = false): Boolean!
   """
   Branches a session: a new top-level session that imports the active messages
   up to and including afterSeq (message_imported), with the same connection,
@@ -4642,7 +4686,7 @@ type Mutation {
   that completes its assistant message's calls (BAD_INPUT names the nearest
   valid ones). Queues, approvals, grants and compaction checkpoints are not copied.
   """
-  forkSession("The session to branch." sessionId: ID!, "Seq of the last message the branch keeps (see above for which seqs are valid)." afterSeq: Int!): Session!
+  forkSession("The session to branch." sessionId: ID!, "Seq of the last message the branch keeps (see above for which seqs are valid)." afterSeq: Int!, "A git worktree of the branch's own, with the files of the branch point (docs/worktrees.md); a branch of a session that has a worktree always gets one. Null: the branch works in the project's directory." worktree: WorktreeInput): Session!
   """
   Summarizes the active history before the newest user message into a portable
   text checkpoint (when one long turn is all there is, the cut moves inside it,
@@ -4809,6 +4853,44 @@ extend type Message {
 extend type Mutation {
   "Sets (replaces) the fallback chain of a purpose; an empty list clears it. Each entry must name a connection of the purpose's type and one of its models, at most once, at most 8 entries (BAD_INPUT otherwise). When a call fails with a class retries cannot fix, or still fails after its retries (overloaded, rate limited, quota, server error, network, model not found, auth), it continues on the next entry and a route_fallback event records it (docs/fallback.md)."
   setFallbackModels("The purpose whose chain to set." purpose: ModelPurpose!, "The chain, in order." models: [ModelRefInput!]!): DefaultModels!
+}
+
+# ---- Worktrees (docs/worktrees.md) ----
+
+"""
+A git worktree of its own for a session. The project must be the top level of
+a git repository; the worktree is made with git worktree add -b <branch>
+<project>/.foya/worktrees/<session id> <baseRef>, and /.foya/worktrees/ is
+added to the repository's .git/info/exclude. Not a git repository, git not
+installed, a bad baseRef or a branch that exists: BAD_INPUT saying which.
+"""
+input WorktreeInput {
+  "The new branch's name; null: foya/<session id>. It must not exist yet."
+  branch: String
+  "The commit-ish the branch starts from (a branch, tag or commit); null: HEAD (for forkSession: the source worktree's branch, else HEAD)."
+  baseRef: String
+}
+
+"The git worktree a session works in: its tools, hooks and rewind act in path, never in the project's main checkout."
+type SessionWorktree {
+  "The worktree's directory, <project>/.foya/worktrees/<session id> (a sub-agent session works in its parent's)."
+  path: String!
+  "The branch checked out there."
+  branch: String!
+  "The commit-ish the branch started from, as given (HEAD by default)."
+  baseRef: String!
+  "Whether git status --porcelain lists anything (uncommitted changes or untracked files), read when asked; null when git cannot tell (e.g. the directory was removed)."
+  dirty: Boolean
+}
+
+extend input CreateSessionInput {
+  "Create the session in a git worktree of its own (needs projectId, a git repository); null: it works in the project's directory."
+  worktree: WorktreeInput
+}
+
+extend type Session {
+  "The git worktree the session works in; null: the project's directory (or its scratch directory)."
+  worktree: SessionWorktree
 }
 
 # ── Terminals (docs/terminals.md) ────────────────────────────────────────
@@ -5611,6 +5693,8 @@ func (ec *executionContext) childFields_Session(ctx context.Context, field graph
 		return ec.fieldContext_Session_disabledMcpServerIds(ctx, field)
 	case "fallbackModels":
 		return ec.fieldContext_Session_fallbackModels(ctx, field)
+	case "worktree":
+		return ec.fieldContext_Session_worktree(ctx, field)
 	case "terminals":
 		return ec.fieldContext_Session_terminals(ctx, field)
 	}
@@ -5653,6 +5737,20 @@ func (ec *executionContext) childFields_SessionEvent(ctx context.Context, field 
 		return ec.fieldContext_SessionEvent_terminalOutput(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type SessionEvent", field.Name)
+}
+
+func (ec *executionContext) childFields_SessionWorktree(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "path":
+		return ec.fieldContext_SessionWorktree_path(ctx, field)
+	case "branch":
+		return ec.fieldContext_SessionWorktree_branch(ctx, field)
+	case "baseRef":
+		return ec.fieldContext_SessionWorktree_baseRef(ctx, field)
+	case "dirty":
+		return ec.fieldContext_SessionWorktree_dirty(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SessionWorktree", field.Name)
 }
 
 func (ec *executionContext) childFields_Task(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -6160,6 +6258,22 @@ func (ec *executionContext) field_Mutation_deleteSession_args(ctx context.Contex
 		return nil, err
 	}
 	args["id"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "deleteBranch",
+		func(ctx context.Context, v any) (*bool, error) {
+			return ec.unmarshalOBoolean2ᚖbool(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["deleteBranch"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "force",
+		func(ctx context.Context, v any) (*bool, error) {
+			return ec.unmarshalOBoolean2ᚖbool(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["force"] = arg2
 	return args, nil
 }
 
@@ -6234,6 +6348,14 @@ func (ec *executionContext) field_Mutation_forkSession_args(ctx context.Context,
 		return nil, err
 	}
 	args["afterSeq"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "worktree",
+		func(ctx context.Context, v any) (*model.WorktreeInput, error) {
+			return ec.unmarshalOWorktreeInput2ᚖgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋgraphᚋmodelᚐWorktreeInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["worktree"] = arg2
 	return args, nil
 }
 
@@ -11902,7 +12024,7 @@ func (ec *executionContext) _Mutation_deleteSession(ctx context.Context, field g
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Mutation().DeleteSession(ctx, fc.Args["id"].(string))
+			return ec.Resolvers.Mutation().DeleteSession(ctx, fc.Args["id"].(string), fc.Args["deleteBranch"].(*bool), fc.Args["force"].(*bool))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
@@ -11946,7 +12068,7 @@ func (ec *executionContext) _Mutation_forkSession(ctx context.Context, field gra
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Mutation().ForkSession(ctx, fc.Args["sessionId"].(string), fc.Args["afterSeq"].(int64))
+			return ec.Resolvers.Mutation().ForkSession(ctx, fc.Args["sessionId"].(string), fc.Args["afterSeq"].(int64), fc.Args["worktree"].(*model.WorktreeInput))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *core.Session) graphql.Marshaler {
@@ -15596,6 +15718,38 @@ func (ec *executionContext) fieldContext_Session_fallbackModels(_ context.Contex
 	return fc, nil
 }
 
+func (ec *executionContext) _Session_worktree(ctx context.Context, field graphql.CollectedField, obj *core.Session) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Session_worktree(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Worktree, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *core.Worktree) graphql.Marshaler {
+			return ec.marshalOSessionWorktree2ᚖgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐWorktree(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Session_worktree(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Session",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SessionWorktree(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Session_terminals(ctx context.Context, field graphql.CollectedField, obj *core.Session) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -16057,6 +16211,98 @@ func (ec *executionContext) fieldContext_SessionEvent_terminalOutput(_ context.C
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _SessionWorktree_path(ctx context.Context, field graphql.CollectedField, obj *core.Worktree) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SessionWorktree_path(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Path, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SessionWorktree_path(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SessionWorktree", field, false, false, "String")
+}
+
+func (ec *executionContext) _SessionWorktree_branch(ctx context.Context, field graphql.CollectedField, obj *core.Worktree) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SessionWorktree_branch(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Branch, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SessionWorktree_branch(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SessionWorktree", field, false, false, "String")
+}
+
+func (ec *executionContext) _SessionWorktree_baseRef(ctx context.Context, field graphql.CollectedField, obj *core.Worktree) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SessionWorktree_baseRef(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.BaseRef, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SessionWorktree_baseRef(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SessionWorktree", field, false, false, "String")
+}
+
+func (ec *executionContext) _SessionWorktree_dirty(ctx context.Context, field graphql.CollectedField, obj *core.Worktree) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SessionWorktree_dirty(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.SessionWorktree().Dirty(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *bool) graphql.Marshaler {
+			return ec.marshalOBoolean2ᚖbool(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SessionWorktree_dirty(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SessionWorktree", field, true, true, "Boolean")
 }
 
 func (ec *executionContext) _Subscription_sessionEvents(ctx context.Context, field graphql.CollectedField) (ret func(ctx context.Context) graphql.Marshaler) {
@@ -18267,7 +18513,7 @@ func (ec *executionContext) unmarshalInputCreateSessionInput(ctx context.Context
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"connectionId", "model", "projectId", "approvalMode", "reasoningEffort", "title", "agentMode", "mcpServers", "fallbackModels"}
+	fieldsInOrder := [...]string{"connectionId", "model", "projectId", "approvalMode", "reasoningEffort", "title", "agentMode", "mcpServers", "fallbackModels", "worktree"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -18337,6 +18583,13 @@ func (ec *executionContext) unmarshalInputCreateSessionInput(ctx context.Context
 				return it, err
 			}
 			it.FallbackModels = data
+		case "worktree":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("worktree"))
+			data, err := ec.unmarshalOWorktreeInput2ᚖgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋgraphᚋmodelᚐWorktreeInput(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Worktree = data
 		}
 	}
 	return it, nil
@@ -19198,6 +19451,55 @@ func (ec *executionContext) unmarshalInputUserInput(ctx context.Context, obj any
 func UnmarshalUserInput(ctx context.Context, raw any) (model.UserInput, error) {
 	var out model.UserInput
 	err := graphql.UnmarshalNamedInputFromContext(ctx, "UserInput", raw, &out)
+	return out, err
+}
+
+func (ec *executionContext) unmarshalInputWorktreeInput(ctx context.Context, obj any) (model.WorktreeInput, error) {
+	var it model.WorktreeInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"branch", "baseRef"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "branch":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("branch"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Branch = data
+		case "baseRef":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("baseRef"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.BaseRef = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalWorktreeInput unmarshals raw into the WorktreeInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalWorktreeInput(ctx context.Context, raw any) (model.WorktreeInput, error) {
+	var out model.WorktreeInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "WorktreeInput", raw, &out)
 	return out, err
 }
 
@@ -21933,6 +22235,11 @@ func (ec *executionContext) _Session(ctx context.Context, sel ast.SelectionSet, 
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "worktree":
+			out.Values[i] = ec._Session_worktree(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		case "terminals":
 			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
 				true, true,
@@ -22047,6 +22354,55 @@ func (ec *executionContext) _SessionEvent(ctx context.Context, sel ast.Selection
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var sessionWorktreeImplementors = []string{"SessionWorktree"}
+
+func (ec *executionContext) _SessionWorktree(ctx context.Context, sel ast.SelectionSet, obj *core.Worktree) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, sessionWorktreeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SessionWorktree")
+		case "path":
+			out.Values[i] = ec._SessionWorktree_path(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "branch":
+			out.Values[i] = ec._SessionWorktree_branch(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "baseRef":
+			out.Values[i] = ec._SessionWorktree_baseRef(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "dirty":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._SessionWorktree_dirty(ctx, field, obj)
+				})
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -24874,6 +25230,13 @@ func (ec *executionContext) marshalOSession2ᚖgithubᚗcomᚋfoyaᚑdevᚋfoya�
 	return ec._Session(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalOSessionWorktree2ᚖgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐWorktree(ctx context.Context, sel ast.SelectionSet, v *core.Worktree) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._SessionWorktree(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalOString2string(ctx context.Context, v any) (string, error) {
 	res, err := graphql.UnmarshalString(v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -25008,6 +25371,14 @@ func (ec *executionContext) marshalOUsage2ᚖgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋ
 		return graphql.Null
 	}
 	return ec._Usage(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOWorktreeInput2ᚖgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋgraphᚋmodelᚐWorktreeInput(ctx context.Context, v any) (*model.WorktreeInput, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputWorktreeInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) marshalO__EnumValue2ᚕgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐEnumValueᚄ(ctx context.Context, sel ast.SelectionSet, v []introspection.EnumValue) graphql.Marshaler {

@@ -242,12 +242,12 @@ func (r *mutationResolver) UpdateSession(ctx context.Context, id string, input m
 	return ptr(r.Service.UpdateSession(ctx, id, updateSessionInput(input)))
 }
 
-func (r *mutationResolver) DeleteSession(ctx context.Context, id string) (bool, error) {
-	return done(r.Engine.DeleteSession(ctx, id))
+func (r *mutationResolver) DeleteSession(ctx context.Context, id string, deleteBranch *bool, force *bool) (bool, error) {
+	return r.deleteSession(ctx, id, deleteBranch, force)
 }
 
-func (r *mutationResolver) ForkSession(ctx context.Context, sessionID string, afterSeq int64) (*core.Session, error) {
-	return ptr(r.Service.ForkSession(ctx, sessionID, afterSeq))
+func (r *mutationResolver) ForkSession(ctx context.Context, sessionID string, afterSeq int64, worktree *model.WorktreeInput) (*core.Session, error) {
+	return r.forkSession(ctx, sessionID, afterSeq, worktree)
 }
 
 func (r *mutationResolver) CompactSession(ctx context.Context, sessionID string) (*core.Session, error) {
@@ -505,6 +505,10 @@ func (r *sessionResolver) Terminals(ctx context.Context, obj *core.Session) ([]c
 	return r.sessionTerminals(obj), nil
 }
 
+func (r *sessionWorktreeResolver) Dirty(ctx context.Context, obj *core.Worktree) (*bool, error) {
+	return r.worktreeDirty(ctx, obj), nil
+}
+
 func (r *subscriptionResolver) SessionEvents(ctx context.Context, sessionID string, afterSeq *int64) (<-chan *model.SessionEvent, error) {
 	return subscribeSessionEvents(ctx, r.Service, sessionID, afterSeq)
 }
@@ -547,26 +551,29 @@ func (r *Resolver) RewindFile() RewindFileResolver { return &rewindFileResolver{
 
 func (r *Resolver) Session() SessionResolver { return &sessionResolver{r} }
 
+func (r *Resolver) SessionWorktree() SessionWorktreeResolver { return &sessionWorktreeResolver{r} }
+
 func (r *Resolver) Subscription() SubscriptionResolver { return &subscriptionResolver{r} }
 
 func (r *Resolver) ToolCall() ToolCallResolver { return &toolCallResolver{r} }
 
 type (
-	agentSnapshotResolver struct{ *Resolver }
-	approvalResolver      struct{ *Resolver }
-	connectionResolver    struct{ *Resolver }
-	defaultModelsResolver struct{ *Resolver }
-	kernelEventResolver   struct{ *Resolver }
-	mcpServerResolver     struct{ *Resolver }
-	mcpToolResolver       struct{ *Resolver }
-	messageResolver       struct{ *Resolver }
-	mutationResolver      struct{ *Resolver }
-	pluginInfoResolver    struct{ *Resolver }
-	projectHooksResolver  struct{ *Resolver }
-	queryResolver         struct{ *Resolver }
-	queueItemResolver     struct{ *Resolver }
-	rewindFileResolver    struct{ *Resolver }
-	sessionResolver       struct{ *Resolver }
-	subscriptionResolver  struct{ *Resolver }
-	toolCallResolver      struct{ *Resolver }
+	agentSnapshotResolver   struct{ *Resolver }
+	approvalResolver        struct{ *Resolver }
+	connectionResolver      struct{ *Resolver }
+	defaultModelsResolver   struct{ *Resolver }
+	kernelEventResolver     struct{ *Resolver }
+	mcpServerResolver       struct{ *Resolver }
+	mcpToolResolver         struct{ *Resolver }
+	messageResolver         struct{ *Resolver }
+	mutationResolver        struct{ *Resolver }
+	pluginInfoResolver      struct{ *Resolver }
+	projectHooksResolver    struct{ *Resolver }
+	queryResolver           struct{ *Resolver }
+	queueItemResolver       struct{ *Resolver }
+	rewindFileResolver      struct{ *Resolver }
+	sessionResolver         struct{ *Resolver }
+	sessionWorktreeResolver struct{ *Resolver }
+	subscriptionResolver    struct{ *Resolver }
+	toolCallResolver        struct{ *Resolver }
 )

@@ -165,8 +165,9 @@ type workDirs struct {
 	scratch string
 }
 
-// workDir is where a session's tools act: the bound project's directory, or
-// a private scratch directory under the data directory.
+// workDir is where a session's tools act: its git worktree, the bound
+// project's directory, or a private scratch directory under the data
+// directory.
 func (w workDirs) workDir(ctx context.Context, s core.Session) (string, error) {
 	dir, err := w.workDirPath(ctx, s)
 	if err != nil || s.ProjectID != "" {
@@ -182,6 +183,9 @@ func (w workDirs) workDir(ctx context.Context, s core.Session) (string, error) {
 // request needs (the system prompt names the directory; every tool call and
 // hook goes through workDir, which creates it first).
 func (w workDirs) workDirPath(ctx context.Context, s core.Session) (string, error) {
+	if s.Worktree != nil {
+		return s.Worktree.Path, nil
+	}
 	if s.ProjectID != "" {
 		p, err := w.svc.Project(ctx, s.ProjectID)
 		if err != nil {
@@ -193,6 +197,18 @@ func (w workDirs) workDirPath(ctx context.Context, s core.Session) (string, erro
 		return "", core.Errorf(core.CodeUnavailable, "session %s has no project and the kernel has no scratch directory", s.ID)
 	}
 	return filepath.Join(w.scratch, s.ID), nil
+}
+
+// inheritedWorktree is a sub-agent's copy of its parent's worktree (nil
+// without one): the child works there too, and deleting the child leaves
+// it alone.
+func inheritedWorktree(wt *core.Worktree) *core.Worktree {
+	if wt == nil {
+		return nil
+	}
+	c := *wt
+	c.Inherited = true
+	return &c
 }
 
 // Close stops every running turn (keeping their partial output) and waits

@@ -294,6 +294,15 @@ func TestExecPrintsTerminals(t *testing.T) {
 		t.Fatalf("exec: exit %d\nstderr: %s", r.code, r.stderr)
 	}
 	waitTitles(t, fake, 1)
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		tms := k.terminals(t, sid[1]) // "ready\n" is out before the kill
+		if len(tms) == 1 && tms[0].OutputBytes == 6 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no output from the terminal: %+v", tms)
+		}
+	}
 	fake.Enqueue(toolCall("x2", "terminal_kill", map[string]any{"id": tid[1]}), openaitest.TextStream("gpt-t", "stopped"))
 	r = o.mustRun(t, "", "exec", "--addr", k.addr, "--session", sid[1], "stop it")
 	if !strings.Contains(r.stderr, "terminal "+tid[1]+" killed: sh -c 'echo ready; sleep 30', 6 bytes of output") {

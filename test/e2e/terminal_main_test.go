@@ -361,3 +361,29 @@ func TestWebTerminals(t *testing.T) {
 	runWebScript(t, 2*time.Minute, "terminals.mjs", k, "SESSION="+sid, "TERMINAL="+id)
 	waitNoProcessesIn(t, proj)
 }
+
+// A terminal of a session with a git worktree runs in the worktree, and
+// deleting the session ends it before the worktree is removed.
+func TestTerminalInWorktree(t *testing.T) {
+	fake := openaitest.New(t)
+	k := startKernel(t, t.TempDir())
+	repo := gitRepo(t)
+	proj := k.createProject(t, repo).Id
+	conn := k.createConnection(t, client.ConnectionInput{Name: ptr("fake"), BaseUrl: ptr(fake.BaseURL()), ApiKey: ptr("sk-x"), Models: []client.ModelInput{{Id: "gpt-t"}}})
+	sid, wt := k.worktreeSession(t, conn, proj, client.WorktreeInput{})
+	id := k.startTerminal(t, fake, sid, `echo "pwd=$PWD"; sleep 30`)
+	tm := k.waitTerminal(t, sid, id, client.TerminalStatusRunning)
+	if tm.Cwd != wt.Path {
+		t.Fatalf("terminal cwd %s, want the worktree %s", tm.Cwd, wt.Path)
+	}
+	ms := k.runTools(t, fake, sid, toolCall("wr", "terminal_read", map[string]any{"id": id, "waitMs": 10000}))
+	if !strings.Contains(ms[0].Text, "pwd="+wt.Path) {
+		t.Fatalf("terminal_read: %s", ms[0].Text)
+	}
+	waitProcessesIn(t, wt.Path)
+	k.deleteSession(t, sid)
+	waitNoProcessesIn(t, wt.Path)
+	if exists(wt.Path) {
+		t.Errorf("the worktree %s is still there", wt.Path)
+	}
+}

@@ -4,6 +4,8 @@ package e2e
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -115,6 +117,18 @@ func TestTerminals(t *testing.T) {
 		for _, e := range ev.Events {
 			if strings.HasPrefix(e.Type, "terminal_") {
 				types = append(types, e.Type)
+			}
+			if e.Type == "terminal_exited" {
+				// The output kept at the end is an artifact.
+				var p struct{ OutputSha256 string }
+				json.Unmarshal(e.Payload, &p)
+				sum := sha256.Sum256([]byte("ready\n"))
+				if p.OutputSha256 != hex.EncodeToString(sum[:]) {
+					t.Errorf("terminal_exited outputSha256 %q", p.OutputSha256)
+				}
+				if len(p.OutputSha256) == 64 && !exists(filepath.Join(data, "artifacts", "sha256", p.OutputSha256[:2], p.OutputSha256[2:])) {
+					t.Errorf("no artifact %s in the store", p.OutputSha256)
+				}
 			}
 		}
 		if strings.Join(types, ",") != "terminal_started,terminal_exited" {

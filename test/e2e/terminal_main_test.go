@@ -401,3 +401,39 @@ func TestTerminalInWorktree(t *testing.T) {
 		t.Errorf("the worktree %s is still there", wt.Path)
 	}
 }
+
+// PreToolUse hooks see terminal_start like bash: one that exits 2 blocks
+// the terminal, and the model reads why.
+func TestTerminalHooks(t *testing.T) {
+	k := startKernel(t, t.TempDir())
+	proj := outsideTmp(t)
+	guard := writeHook(t, t.TempDir(), "guard.sh", `
+input=$(cat)
+case "$input" in
+  *'"tool_name":"terminal_start"'*'rm -rf'*) echo "refusing rm -rf in a terminal" >&2; exit 2;;
+esac
+exit 0
+`)
+	k.setHooks(t, `{"PreToolUse": [{"matcher": "bash|terminal_.*", "hooks": [{"type": "command", "command": "`+guard+`"}]}]}`)
+	fake := openaitest.New(t)
+	sid := k.session(t, fake.BaseURL(), proj, "BYPASS")
+	if err := os.WriteFile(filepath.Join(proj, "keep.txt"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ms := k.runTools(t, fake, sid,
+		toolCall("h1", "terminal_start", map[string]any{"command": "rm -rf keep.txt; sleep 30"}),
+		toolCall("h2", "terminal_start", map[string]any{"command": "echo fine"}))
+	if !ms[0].IsError || !strings.Contains(ms[0].Text, "refusing rm -rf in a terminal") {
+		t.Fatalf("blocked terminal_start: %+v", ms[0])
+	}
+	if ms[1].IsError || !exists(filepath.Join(proj, "keep.txt")) {
+		t.Fatalf("allowed terminal_start %+v, keep.txt there: %v", ms[1], exists(filepath.Join(proj, "keep.txt")))
+	}
+	if ts := k.terminals(t, sid); len(ts) != 1 || ts[0].Command != "echo fine" {
+		t.Fatalf("terminals: %+v", ts)
+	}
+	started, _, _ := k.hookEvents(t, sid)
+	if len(started) != 2 {
+		t.Fatalf("hooks started: %v", started)
+	}
+}

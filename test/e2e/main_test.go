@@ -46,7 +46,9 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	foyaBin = filepath.Join(dir, "foya")
-	build := exec.Command("go", "build", "-o", foyaBin, ".")
+	// As installed: the built-in plugins' own executables beside foya
+	// (FOYA_PLUGIN_REEXEC=1 makes a kernel re-execute foya instead).
+	build := exec.Command("go", "build", "-o", dir+string(filepath.Separator), ".", "./cmd/...")
 	build.Dir = moduleRoot
 	if out, err := build.CombinedOutput(); err != nil {
 		fmt.Fprintf(os.Stderr, "build foya: %v\n%s", err, out)

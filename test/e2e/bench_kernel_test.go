@@ -96,8 +96,11 @@ func waitPluginsStopped(ctx context.Context, tb testing.TB, k *kernelProc) {
 // port when -kernel-cpuprofile or -kernel-heapprofile is given.
 func startBenchKernel(b *testing.B) (*kernelProc, string) {
 	if *coldBinary {
-		if err := evictFromPageCache(foyaBin); err != nil {
-			b.Fatalf("-cold-binary: %v", err)
+		bins, _ := filepath.Glob(filepath.Join(filepath.Dir(foyaBin), "foya*")) // foya and foya-plugin-*
+		for _, bin := range bins {
+			if err := evictFromPageCache(bin); err != nil {
+				b.Fatalf("-cold-binary: %v", err)
+			}
 		}
 	}
 	if *kernelCPUProfile == "" && *kernelHeapProfile == "" {

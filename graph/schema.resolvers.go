@@ -386,7 +386,7 @@ func (r *queryResolver) DefaultModels(ctx context.Context) (*core.DefaultModels,
 }
 
 func (r *queryResolver) Plugins(ctx context.Context) ([]core.PluginInfo, error) {
-	return plugins(r.Registry), nil
+	return plugins(ctx, r.Registry), nil
 }
 
 func (r *queryResolver) Projects(ctx context.Context) ([]core.Project, error) {

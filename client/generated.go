@@ -1129,6 +1129,10 @@ type ACPSessionEventsSessionEventsSessionEvent struct {
 	Approval *ACPSessionEventsSessionEventsSessionEventApproval `json:"approval"`
 	// The verdict of guardian_verdict (GUARDED sessions).
 	GuardianVerdict *ACPSessionEventsSessionEventsSessionEventGuardianVerdict `json:"guardianVerdict"`
+	// The terminal of terminal_started and terminal_exited (persisted; terminal_exited's payload also has outputSha256, the artifact holding the last part of its output).
+	Terminal *ACPSessionEventsSessionEventsSessionEventTerminal `json:"terminal"`
+	// The new output of a live terminal_output event (never stored; coalesced never, dropped for a subscriber that falls behind).
+	TerminalOutput *ACPSessionEventsSessionEventsSessionEventTerminalOutputTerminalChunk `json:"terminalOutput"`
 }
 
 // GetSeq returns ACPSessionEventsSessionEventsSessionEvent.Seq, and is useful for accessing the field via an interface.
@@ -1164,6 +1168,16 @@ func (v *ACPSessionEventsSessionEventsSessionEvent) GetApproval() *ACPSessionEve
 // GetGuardianVerdict returns ACPSessionEventsSessionEventsSessionEvent.GuardianVerdict, and is useful for accessing the field via an interface.
 func (v *ACPSessionEventsSessionEventsSessionEvent) GetGuardianVerdict() *ACPSessionEventsSessionEventsSessionEventGuardianVerdict {
 	return v.GuardianVerdict
+}
+
+// GetTerminal returns ACPSessionEventsSessionEventsSessionEvent.Terminal, and is useful for accessing the field via an interface.
+func (v *ACPSessionEventsSessionEventsSessionEvent) GetTerminal() *ACPSessionEventsSessionEventsSessionEventTerminal {
+	return v.Terminal
+}
+
+// GetTerminalOutput returns ACPSessionEventsSessionEventsSessionEvent.TerminalOutput, and is useful for accessing the field via an interface.
+func (v *ACPSessionEventsSessionEventsSessionEvent) GetTerminalOutput() *ACPSessionEventsSessionEventsSessionEventTerminalOutputTerminalChunk {
+	return v.TerminalOutput
 }
 
 // ACPSessionEventsSessionEventsSessionEventApproval includes the requested fields of the GraphQL type Approval.
@@ -1479,6 +1493,168 @@ func (v *ACPSessionEventsSessionEventsSessionEventMessage) __premarshalJSON() (*
 	retval.FinishReason = v.ACPMessageFields.FinishReason
 	retval.Refusal = v.ACPMessageFields.Refusal
 	return &retval, nil
+}
+
+// ACPSessionEventsSessionEventsSessionEventTerminal includes the requested fields of the GraphQL type Terminal.
+// The GraphQL type's documentation follows.
+//
+// A background terminal: a long-running command (a dev server, a watcher, a
+// long build) that the model started with terminal_start, under the same
+// sandbox, approval class (command) and hooks as bash. It outlives the call and
+// the turn that started it and ends when it exits, is killed, its session is
+// deleted, or the kernel stops. Its output (stdout and stderr together) is kept
+// in a buffer of the last 1 MiB; older output is dropped and counted.
+type ACPSessionEventsSessionEventsSessionEventTerminal struct {
+	TerminalFields `json:"-"`
+}
+
+// GetId returns ACPSessionEventsSessionEventsSessionEventTerminal.Id, and is useful for accessing the field via an interface.
+func (v *ACPSessionEventsSessionEventsSessionEventTerminal) GetId() string {
+	return v.TerminalFields.Id
+}
+
+// GetCommand returns ACPSessionEventsSessionEventsSessionEventTerminal.Command, and is useful for accessing the field via an interface.
+func (v *ACPSessionEventsSessionEventsSessionEventTerminal) GetCommand() string {
+	return v.TerminalFields.Command
+}
+
+// GetCwd returns ACPSessionEventsSessionEventsSessionEventTerminal.Cwd, and is useful for accessing the field via an interface.
+func (v *ACPSessionEventsSessionEventsSessionEventTerminal) GetCwd() string {
+	return v.TerminalFields.Cwd
+}
+
+// GetStatus returns ACPSessionEventsSessionEventsSessionEventTerminal.Status, and is useful for accessing the field via an interface.
+func (v *ACPSessionEventsSessionEventsSessionEventTerminal) GetStatus() TerminalStatus {
+	return v.TerminalFields.Status
+}
+
+// GetExitCode returns ACPSessionEventsSessionEventsSessionEventTerminal.ExitCode, and is useful for accessing the field via an interface.
+func (v *ACPSessionEventsSessionEventsSessionEventTerminal) GetExitCode() *int {
+	return v.TerminalFields.ExitCode
+}
+
+// GetStartedAt returns ACPSessionEventsSessionEventsSessionEventTerminal.StartedAt, and is useful for accessing the field via an interface.
+func (v *ACPSessionEventsSessionEventsSessionEventTerminal) GetStartedAt() time.Time {
+	return v.TerminalFields.StartedAt
+}
+
+// GetEndedAt returns ACPSessionEventsSessionEventsSessionEventTerminal.EndedAt, and is useful for accessing the field via an interface.
+func (v *ACPSessionEventsSessionEventsSessionEventTerminal) GetEndedAt() *time.Time {
+	return v.TerminalFields.EndedAt
+}
+
+// GetOutputBytes returns ACPSessionEventsSessionEventsSessionEventTerminal.OutputBytes, and is useful for accessing the field via an interface.
+func (v *ACPSessionEventsSessionEventsSessionEventTerminal) GetOutputBytes() int {
+	return v.TerminalFields.OutputBytes
+}
+
+// GetDroppedBytes returns ACPSessionEventsSessionEventsSessionEventTerminal.DroppedBytes, and is useful for accessing the field via an interface.
+func (v *ACPSessionEventsSessionEventsSessionEventTerminal) GetDroppedBytes() int {
+	return v.TerminalFields.DroppedBytes
+}
+
+// GetToolCallId returns ACPSessionEventsSessionEventsSessionEventTerminal.ToolCallId, and is useful for accessing the field via an interface.
+func (v *ACPSessionEventsSessionEventsSessionEventTerminal) GetToolCallId() *string {
+	return v.TerminalFields.ToolCallId
+}
+
+func (v *ACPSessionEventsSessionEventsSessionEventTerminal) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*ACPSessionEventsSessionEventsSessionEventTerminal
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.ACPSessionEventsSessionEventsSessionEventTerminal = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	err = json.Unmarshal(
+		b, &v.TerminalFields)
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+type __premarshalACPSessionEventsSessionEventsSessionEventTerminal struct {
+	Id string `json:"id"`
+
+	Command string `json:"command"`
+
+	Cwd string `json:"cwd"`
+
+	Status TerminalStatus `json:"status"`
+
+	ExitCode *int `json:"exitCode"`
+
+	StartedAt time.Time `json:"startedAt"`
+
+	EndedAt *time.Time `json:"endedAt"`
+
+	OutputBytes int `json:"outputBytes"`
+
+	DroppedBytes int `json:"droppedBytes"`
+
+	ToolCallId *string `json:"toolCallId"`
+}
+
+func (v *ACPSessionEventsSessionEventsSessionEventTerminal) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *ACPSessionEventsSessionEventsSessionEventTerminal) __premarshalJSON() (*__premarshalACPSessionEventsSessionEventsSessionEventTerminal, error) {
+	var retval __premarshalACPSessionEventsSessionEventsSessionEventTerminal
+
+	retval.Id = v.TerminalFields.Id
+	retval.Command = v.TerminalFields.Command
+	retval.Cwd = v.TerminalFields.Cwd
+	retval.Status = v.TerminalFields.Status
+	retval.ExitCode = v.TerminalFields.ExitCode
+	retval.StartedAt = v.TerminalFields.StartedAt
+	retval.EndedAt = v.TerminalFields.EndedAt
+	retval.OutputBytes = v.TerminalFields.OutputBytes
+	retval.DroppedBytes = v.TerminalFields.DroppedBytes
+	retval.ToolCallId = v.TerminalFields.ToolCallId
+	return &retval, nil
+}
+
+// ACPSessionEventsSessionEventsSessionEventTerminalOutputTerminalChunk includes the requested fields of the GraphQL type TerminalChunk.
+// The GraphQL type's documentation follows.
+//
+// New output of a terminal, in a live terminal_output event.
+type ACPSessionEventsSessionEventsSessionEventTerminalOutputTerminalChunk struct {
+	// The terminal.
+	TerminalId string `json:"terminalId"`
+	// The byte offset of text in the terminal's output; a gap from the last chunk seen means chunks were missed (read them with terminalOutput).
+	Offset int `json:"offset"`
+	// The new output.
+	Text string `json:"text"`
+}
+
+// GetTerminalId returns ACPSessionEventsSessionEventsSessionEventTerminalOutputTerminalChunk.TerminalId, and is useful for accessing the field via an interface.
+func (v *ACPSessionEventsSessionEventsSessionEventTerminalOutputTerminalChunk) GetTerminalId() string {
+	return v.TerminalId
+}
+
+// GetOffset returns ACPSessionEventsSessionEventsSessionEventTerminalOutputTerminalChunk.Offset, and is useful for accessing the field via an interface.
+func (v *ACPSessionEventsSessionEventsSessionEventTerminalOutputTerminalChunk) GetOffset() int {
+	return v.Offset
+}
+
+// GetText returns ACPSessionEventsSessionEventsSessionEventTerminalOutputTerminalChunk.Text, and is useful for accessing the field via an interface.
+func (v *ACPSessionEventsSessionEventsSessionEventTerminalOutputTerminalChunk) GetText() string {
+	return v.Text
 }
 
 // ACPSessionFields includes the GraphQL fields of Session requested by the fragment ACPSessionFields.
@@ -4546,6 +4722,129 @@ func (v *KeyValueInput) GetKey() string { return v.Key }
 // GetValue returns KeyValueInput.Value, and is useful for accessing the field via an interface.
 func (v *KeyValueInput) GetValue() string { return v.Value }
 
+// KillTerminalKillTerminal includes the requested fields of the GraphQL type Terminal.
+// The GraphQL type's documentation follows.
+//
+// A background terminal: a long-running command (a dev server, a watcher, a
+// long build) that the model started with terminal_start, under the same
+// sandbox, approval class (command) and hooks as bash. It outlives the call and
+// the turn that started it and ends when it exits, is killed, its session is
+// deleted, or the kernel stops. Its output (stdout and stderr together) is kept
+// in a buffer of the last 1 MiB; older output is dropped and counted.
+type KillTerminalKillTerminal struct {
+	TerminalFields `json:"-"`
+}
+
+// GetId returns KillTerminalKillTerminal.Id, and is useful for accessing the field via an interface.
+func (v *KillTerminalKillTerminal) GetId() string { return v.TerminalFields.Id }
+
+// GetCommand returns KillTerminalKillTerminal.Command, and is useful for accessing the field via an interface.
+func (v *KillTerminalKillTerminal) GetCommand() string { return v.TerminalFields.Command }
+
+// GetCwd returns KillTerminalKillTerminal.Cwd, and is useful for accessing the field via an interface.
+func (v *KillTerminalKillTerminal) GetCwd() string { return v.TerminalFields.Cwd }
+
+// GetStatus returns KillTerminalKillTerminal.Status, and is useful for accessing the field via an interface.
+func (v *KillTerminalKillTerminal) GetStatus() TerminalStatus { return v.TerminalFields.Status }
+
+// GetExitCode returns KillTerminalKillTerminal.ExitCode, and is useful for accessing the field via an interface.
+func (v *KillTerminalKillTerminal) GetExitCode() *int { return v.TerminalFields.ExitCode }
+
+// GetStartedAt returns KillTerminalKillTerminal.StartedAt, and is useful for accessing the field via an interface.
+func (v *KillTerminalKillTerminal) GetStartedAt() time.Time { return v.TerminalFields.StartedAt }
+
+// GetEndedAt returns KillTerminalKillTerminal.EndedAt, and is useful for accessing the field via an interface.
+func (v *KillTerminalKillTerminal) GetEndedAt() *time.Time { return v.TerminalFields.EndedAt }
+
+// GetOutputBytes returns KillTerminalKillTerminal.OutputBytes, and is useful for accessing the field via an interface.
+func (v *KillTerminalKillTerminal) GetOutputBytes() int { return v.TerminalFields.OutputBytes }
+
+// GetDroppedBytes returns KillTerminalKillTerminal.DroppedBytes, and is useful for accessing the field via an interface.
+func (v *KillTerminalKillTerminal) GetDroppedBytes() int { return v.TerminalFields.DroppedBytes }
+
+// GetToolCallId returns KillTerminalKillTerminal.ToolCallId, and is useful for accessing the field via an interface.
+func (v *KillTerminalKillTerminal) GetToolCallId() *string { return v.TerminalFields.ToolCallId }
+
+func (v *KillTerminalKillTerminal) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*KillTerminalKillTerminal
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.KillTerminalKillTerminal = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	err = json.Unmarshal(
+		b, &v.TerminalFields)
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+type __premarshalKillTerminalKillTerminal struct {
+	Id string `json:"id"`
+
+	Command string `json:"command"`
+
+	Cwd string `json:"cwd"`
+
+	Status TerminalStatus `json:"status"`
+
+	ExitCode *int `json:"exitCode"`
+
+	StartedAt time.Time `json:"startedAt"`
+
+	EndedAt *time.Time `json:"endedAt"`
+
+	OutputBytes int `json:"outputBytes"`
+
+	DroppedBytes int `json:"droppedBytes"`
+
+	ToolCallId *string `json:"toolCallId"`
+}
+
+func (v *KillTerminalKillTerminal) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *KillTerminalKillTerminal) __premarshalJSON() (*__premarshalKillTerminalKillTerminal, error) {
+	var retval __premarshalKillTerminalKillTerminal
+
+	retval.Id = v.TerminalFields.Id
+	retval.Command = v.TerminalFields.Command
+	retval.Cwd = v.TerminalFields.Cwd
+	retval.Status = v.TerminalFields.Status
+	retval.ExitCode = v.TerminalFields.ExitCode
+	retval.StartedAt = v.TerminalFields.StartedAt
+	retval.EndedAt = v.TerminalFields.EndedAt
+	retval.OutputBytes = v.TerminalFields.OutputBytes
+	retval.DroppedBytes = v.TerminalFields.DroppedBytes
+	retval.ToolCallId = v.TerminalFields.ToolCallId
+	return &retval, nil
+}
+
+// KillTerminalResponse is returned by KillTerminal on success.
+type KillTerminalResponse struct {
+	// Kills a terminal and every process it started (SIGKILL), waits for it to end and returns it (KILLED). Killing a terminal that already ended returns it unchanged.
+	KillTerminal KillTerminalKillTerminal `json:"killTerminal"`
+}
+
+// GetKillTerminal returns KillTerminalResponse.KillTerminal, and is useful for accessing the field via an interface.
+func (v *KillTerminalResponse) GetKillTerminal() KillTerminalKillTerminal { return v.KillTerminal }
+
 // LastMessagesResponse is returned by LastMessages on success.
 type LastMessagesResponse struct {
 	// One session by id; null when there is none with that id.
@@ -6715,6 +7014,10 @@ type SessionEventsSessionEventsSessionEvent struct {
 	Approval *SessionEventsSessionEventsSessionEventApproval `json:"approval"`
 	// The verdict of guardian_verdict (GUARDED sessions).
 	GuardianVerdict *SessionEventsSessionEventsSessionEventGuardianVerdict `json:"guardianVerdict"`
+	// The terminal of terminal_started and terminal_exited (persisted; terminal_exited's payload also has outputSha256, the artifact holding the last part of its output).
+	Terminal *SessionEventsSessionEventsSessionEventTerminal `json:"terminal"`
+	// The new output of a live terminal_output event (never stored; coalesced never, dropped for a subscriber that falls behind).
+	TerminalOutput *SessionEventsSessionEventsSessionEventTerminalOutputTerminalChunk `json:"terminalOutput"`
 	// The usage of a usage event.
 	Usage *SessionEventsSessionEventsSessionEventUsage `json:"usage"`
 }
@@ -6761,6 +7064,16 @@ func (v *SessionEventsSessionEventsSessionEvent) GetApproval() *SessionEventsSes
 // GetGuardianVerdict returns SessionEventsSessionEventsSessionEvent.GuardianVerdict, and is useful for accessing the field via an interface.
 func (v *SessionEventsSessionEventsSessionEvent) GetGuardianVerdict() *SessionEventsSessionEventsSessionEventGuardianVerdict {
 	return v.GuardianVerdict
+}
+
+// GetTerminal returns SessionEventsSessionEventsSessionEvent.Terminal, and is useful for accessing the field via an interface.
+func (v *SessionEventsSessionEventsSessionEvent) GetTerminal() *SessionEventsSessionEventsSessionEventTerminal {
+	return v.Terminal
+}
+
+// GetTerminalOutput returns SessionEventsSessionEventsSessionEvent.TerminalOutput, and is useful for accessing the field via an interface.
+func (v *SessionEventsSessionEventsSessionEvent) GetTerminalOutput() *SessionEventsSessionEventsSessionEventTerminalOutputTerminalChunk {
+	return v.TerminalOutput
 }
 
 // GetUsage returns SessionEventsSessionEventsSessionEvent.Usage, and is useful for accessing the field via an interface.
@@ -7069,6 +7382,164 @@ func (v *SessionEventsSessionEventsSessionEventMessage) __premarshalJSON() (*__p
 	retval.Refusal = v.MessageFields.Refusal
 	retval.Model = v.MessageFields.Model
 	return &retval, nil
+}
+
+// SessionEventsSessionEventsSessionEventTerminal includes the requested fields of the GraphQL type Terminal.
+// The GraphQL type's documentation follows.
+//
+// A background terminal: a long-running command (a dev server, a watcher, a
+// long build) that the model started with terminal_start, under the same
+// sandbox, approval class (command) and hooks as bash. It outlives the call and
+// the turn that started it and ends when it exits, is killed, its session is
+// deleted, or the kernel stops. Its output (stdout and stderr together) is kept
+// in a buffer of the last 1 MiB; older output is dropped and counted.
+type SessionEventsSessionEventsSessionEventTerminal struct {
+	TerminalFields `json:"-"`
+}
+
+// GetId returns SessionEventsSessionEventsSessionEventTerminal.Id, and is useful for accessing the field via an interface.
+func (v *SessionEventsSessionEventsSessionEventTerminal) GetId() string { return v.TerminalFields.Id }
+
+// GetCommand returns SessionEventsSessionEventsSessionEventTerminal.Command, and is useful for accessing the field via an interface.
+func (v *SessionEventsSessionEventsSessionEventTerminal) GetCommand() string {
+	return v.TerminalFields.Command
+}
+
+// GetCwd returns SessionEventsSessionEventsSessionEventTerminal.Cwd, and is useful for accessing the field via an interface.
+func (v *SessionEventsSessionEventsSessionEventTerminal) GetCwd() string { return v.TerminalFields.Cwd }
+
+// GetStatus returns SessionEventsSessionEventsSessionEventTerminal.Status, and is useful for accessing the field via an interface.
+func (v *SessionEventsSessionEventsSessionEventTerminal) GetStatus() TerminalStatus {
+	return v.TerminalFields.Status
+}
+
+// GetExitCode returns SessionEventsSessionEventsSessionEventTerminal.ExitCode, and is useful for accessing the field via an interface.
+func (v *SessionEventsSessionEventsSessionEventTerminal) GetExitCode() *int {
+	return v.TerminalFields.ExitCode
+}
+
+// GetStartedAt returns SessionEventsSessionEventsSessionEventTerminal.StartedAt, and is useful for accessing the field via an interface.
+func (v *SessionEventsSessionEventsSessionEventTerminal) GetStartedAt() time.Time {
+	return v.TerminalFields.StartedAt
+}
+
+// GetEndedAt returns SessionEventsSessionEventsSessionEventTerminal.EndedAt, and is useful for accessing the field via an interface.
+func (v *SessionEventsSessionEventsSessionEventTerminal) GetEndedAt() *time.Time {
+	return v.TerminalFields.EndedAt
+}
+
+// GetOutputBytes returns SessionEventsSessionEventsSessionEventTerminal.OutputBytes, and is useful for accessing the field via an interface.
+func (v *SessionEventsSessionEventsSessionEventTerminal) GetOutputBytes() int {
+	return v.TerminalFields.OutputBytes
+}
+
+// GetDroppedBytes returns SessionEventsSessionEventsSessionEventTerminal.DroppedBytes, and is useful for accessing the field via an interface.
+func (v *SessionEventsSessionEventsSessionEventTerminal) GetDroppedBytes() int {
+	return v.TerminalFields.DroppedBytes
+}
+
+// GetToolCallId returns SessionEventsSessionEventsSessionEventTerminal.ToolCallId, and is useful for accessing the field via an interface.
+func (v *SessionEventsSessionEventsSessionEventTerminal) GetToolCallId() *string {
+	return v.TerminalFields.ToolCallId
+}
+
+func (v *SessionEventsSessionEventsSessionEventTerminal) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*SessionEventsSessionEventsSessionEventTerminal
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.SessionEventsSessionEventsSessionEventTerminal = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	err = json.Unmarshal(
+		b, &v.TerminalFields)
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+type __premarshalSessionEventsSessionEventsSessionEventTerminal struct {
+	Id string `json:"id"`
+
+	Command string `json:"command"`
+
+	Cwd string `json:"cwd"`
+
+	Status TerminalStatus `json:"status"`
+
+	ExitCode *int `json:"exitCode"`
+
+	StartedAt time.Time `json:"startedAt"`
+
+	EndedAt *time.Time `json:"endedAt"`
+
+	OutputBytes int `json:"outputBytes"`
+
+	DroppedBytes int `json:"droppedBytes"`
+
+	ToolCallId *string `json:"toolCallId"`
+}
+
+func (v *SessionEventsSessionEventsSessionEventTerminal) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *SessionEventsSessionEventsSessionEventTerminal) __premarshalJSON() (*__premarshalSessionEventsSessionEventsSessionEventTerminal, error) {
+	var retval __premarshalSessionEventsSessionEventsSessionEventTerminal
+
+	retval.Id = v.TerminalFields.Id
+	retval.Command = v.TerminalFields.Command
+	retval.Cwd = v.TerminalFields.Cwd
+	retval.Status = v.TerminalFields.Status
+	retval.ExitCode = v.TerminalFields.ExitCode
+	retval.StartedAt = v.TerminalFields.StartedAt
+	retval.EndedAt = v.TerminalFields.EndedAt
+	retval.OutputBytes = v.TerminalFields.OutputBytes
+	retval.DroppedBytes = v.TerminalFields.DroppedBytes
+	retval.ToolCallId = v.TerminalFields.ToolCallId
+	return &retval, nil
+}
+
+// SessionEventsSessionEventsSessionEventTerminalOutputTerminalChunk includes the requested fields of the GraphQL type TerminalChunk.
+// The GraphQL type's documentation follows.
+//
+// New output of a terminal, in a live terminal_output event.
+type SessionEventsSessionEventsSessionEventTerminalOutputTerminalChunk struct {
+	// The terminal.
+	TerminalId string `json:"terminalId"`
+	// The byte offset of text in the terminal's output; a gap from the last chunk seen means chunks were missed (read them with terminalOutput).
+	Offset int `json:"offset"`
+	// The new output.
+	Text string `json:"text"`
+}
+
+// GetTerminalId returns SessionEventsSessionEventsSessionEventTerminalOutputTerminalChunk.TerminalId, and is useful for accessing the field via an interface.
+func (v *SessionEventsSessionEventsSessionEventTerminalOutputTerminalChunk) GetTerminalId() string {
+	return v.TerminalId
+}
+
+// GetOffset returns SessionEventsSessionEventsSessionEventTerminalOutputTerminalChunk.Offset, and is useful for accessing the field via an interface.
+func (v *SessionEventsSessionEventsSessionEventTerminalOutputTerminalChunk) GetOffset() int {
+	return v.Offset
+}
+
+// GetText returns SessionEventsSessionEventsSessionEventTerminalOutputTerminalChunk.Text, and is useful for accessing the field via an interface.
+func (v *SessionEventsSessionEventsSessionEventTerminalOutputTerminalChunk) GetText() string {
+	return v.Text
 }
 
 // SessionEventsSessionEventsSessionEventUsage includes the requested fields of the GraphQL type Usage.
@@ -7877,6 +8348,164 @@ func (v *SessionSessionMessagesMessage) __premarshalJSON() (*__premarshalSession
 	return &retval, nil
 }
 
+// SessionTerminalsResponse is returned by SessionTerminals on success.
+type SessionTerminalsResponse struct {
+	// One session by id; null when there is none with that id.
+	Session *SessionTerminalsSession `json:"session"`
+}
+
+// GetSession returns SessionTerminalsResponse.Session, and is useful for accessing the field via an interface.
+func (v *SessionTerminalsResponse) GetSession() *SessionTerminalsSession { return v.Session }
+
+// SessionTerminalsSession includes the requested fields of the GraphQL type Session.
+// The GraphQL type's documentation follows.
+//
+// A long-lived conversation identity: history, model choice, directory and permissions.
+type SessionTerminalsSession struct {
+	// Stable id of the session (ses_…).
+	Id string `json:"id"`
+	// The session's background terminals on this kernel, oldest first: the running ones and the last 32 that ended. Terminals do not survive a kernel restart (their terminal_started and terminal_exited events do).
+	Terminals []SessionTerminalsSessionTerminalsTerminal `json:"terminals"`
+}
+
+// GetId returns SessionTerminalsSession.Id, and is useful for accessing the field via an interface.
+func (v *SessionTerminalsSession) GetId() string { return v.Id }
+
+// GetTerminals returns SessionTerminalsSession.Terminals, and is useful for accessing the field via an interface.
+func (v *SessionTerminalsSession) GetTerminals() []SessionTerminalsSessionTerminalsTerminal {
+	return v.Terminals
+}
+
+// SessionTerminalsSessionTerminalsTerminal includes the requested fields of the GraphQL type Terminal.
+// The GraphQL type's documentation follows.
+//
+// A background terminal: a long-running command (a dev server, a watcher, a
+// long build) that the model started with terminal_start, under the same
+// sandbox, approval class (command) and hooks as bash. It outlives the call and
+// the turn that started it and ends when it exits, is killed, its session is
+// deleted, or the kernel stops. Its output (stdout and stderr together) is kept
+// in a buffer of the last 1 MiB; older output is dropped and counted.
+type SessionTerminalsSessionTerminalsTerminal struct {
+	TerminalFields `json:"-"`
+}
+
+// GetId returns SessionTerminalsSessionTerminalsTerminal.Id, and is useful for accessing the field via an interface.
+func (v *SessionTerminalsSessionTerminalsTerminal) GetId() string { return v.TerminalFields.Id }
+
+// GetCommand returns SessionTerminalsSessionTerminalsTerminal.Command, and is useful for accessing the field via an interface.
+func (v *SessionTerminalsSessionTerminalsTerminal) GetCommand() string {
+	return v.TerminalFields.Command
+}
+
+// GetCwd returns SessionTerminalsSessionTerminalsTerminal.Cwd, and is useful for accessing the field via an interface.
+func (v *SessionTerminalsSessionTerminalsTerminal) GetCwd() string { return v.TerminalFields.Cwd }
+
+// GetStatus returns SessionTerminalsSessionTerminalsTerminal.Status, and is useful for accessing the field via an interface.
+func (v *SessionTerminalsSessionTerminalsTerminal) GetStatus() TerminalStatus {
+	return v.TerminalFields.Status
+}
+
+// GetExitCode returns SessionTerminalsSessionTerminalsTerminal.ExitCode, and is useful for accessing the field via an interface.
+func (v *SessionTerminalsSessionTerminalsTerminal) GetExitCode() *int {
+	return v.TerminalFields.ExitCode
+}
+
+// GetStartedAt returns SessionTerminalsSessionTerminalsTerminal.StartedAt, and is useful for accessing the field via an interface.
+func (v *SessionTerminalsSessionTerminalsTerminal) GetStartedAt() time.Time {
+	return v.TerminalFields.StartedAt
+}
+
+// GetEndedAt returns SessionTerminalsSessionTerminalsTerminal.EndedAt, and is useful for accessing the field via an interface.
+func (v *SessionTerminalsSessionTerminalsTerminal) GetEndedAt() *time.Time {
+	return v.TerminalFields.EndedAt
+}
+
+// GetOutputBytes returns SessionTerminalsSessionTerminalsTerminal.OutputBytes, and is useful for accessing the field via an interface.
+func (v *SessionTerminalsSessionTerminalsTerminal) GetOutputBytes() int {
+	return v.TerminalFields.OutputBytes
+}
+
+// GetDroppedBytes returns SessionTerminalsSessionTerminalsTerminal.DroppedBytes, and is useful for accessing the field via an interface.
+func (v *SessionTerminalsSessionTerminalsTerminal) GetDroppedBytes() int {
+	return v.TerminalFields.DroppedBytes
+}
+
+// GetToolCallId returns SessionTerminalsSessionTerminalsTerminal.ToolCallId, and is useful for accessing the field via an interface.
+func (v *SessionTerminalsSessionTerminalsTerminal) GetToolCallId() *string {
+	return v.TerminalFields.ToolCallId
+}
+
+func (v *SessionTerminalsSessionTerminalsTerminal) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*SessionTerminalsSessionTerminalsTerminal
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.SessionTerminalsSessionTerminalsTerminal = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	err = json.Unmarshal(
+		b, &v.TerminalFields)
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+type __premarshalSessionTerminalsSessionTerminalsTerminal struct {
+	Id string `json:"id"`
+
+	Command string `json:"command"`
+
+	Cwd string `json:"cwd"`
+
+	Status TerminalStatus `json:"status"`
+
+	ExitCode *int `json:"exitCode"`
+
+	StartedAt time.Time `json:"startedAt"`
+
+	EndedAt *time.Time `json:"endedAt"`
+
+	OutputBytes int `json:"outputBytes"`
+
+	DroppedBytes int `json:"droppedBytes"`
+
+	ToolCallId *string `json:"toolCallId"`
+}
+
+func (v *SessionTerminalsSessionTerminalsTerminal) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *SessionTerminalsSessionTerminalsTerminal) __premarshalJSON() (*__premarshalSessionTerminalsSessionTerminalsTerminal, error) {
+	var retval __premarshalSessionTerminalsSessionTerminalsTerminal
+
+	retval.Id = v.TerminalFields.Id
+	retval.Command = v.TerminalFields.Command
+	retval.Cwd = v.TerminalFields.Cwd
+	retval.Status = v.TerminalFields.Status
+	retval.ExitCode = v.TerminalFields.ExitCode
+	retval.StartedAt = v.TerminalFields.StartedAt
+	retval.EndedAt = v.TerminalFields.EndedAt
+	retval.OutputBytes = v.TerminalFields.OutputBytes
+	retval.DroppedBytes = v.TerminalFields.DroppedBytes
+	retval.ToolCallId = v.TerminalFields.ToolCallId
+	return &retval, nil
+}
+
 // SessionWorktreeResponse is returned by SessionWorktree on success.
 type SessionWorktreeResponse struct {
 	// One session by id; null when there is none with that id.
@@ -8388,6 +9017,31 @@ func (v *SetSessionMcpServerEnabledSetSessionMcpServerEnabledMcpServer) __premar
 	return &retval, nil
 }
 
+// StopTurnKillTerminalsResponse is returned by StopTurnKillTerminals on success.
+type StopTurnKillTerminalsResponse struct {
+	// Stops the running turn, keeping what the model already produced. keepQueue
+	// leaves the queue waiting until the next sendMessage (or a dispatch); false
+	// clears it. dispatchItemId runs that queued item next.
+	StopTurn StopTurnKillTerminalsStopTurnSession `json:"stopTurn"`
+}
+
+// GetStopTurn returns StopTurnKillTerminalsResponse.StopTurn, and is useful for accessing the field via an interface.
+func (v *StopTurnKillTerminalsResponse) GetStopTurn() StopTurnKillTerminalsStopTurnSession {
+	return v.StopTurn
+}
+
+// StopTurnKillTerminalsStopTurnSession includes the requested fields of the GraphQL type Session.
+// The GraphQL type's documentation follows.
+//
+// A long-lived conversation identity: history, model choice, directory and permissions.
+type StopTurnKillTerminalsStopTurnSession struct {
+	// Stable id of the session (ses_…).
+	Id string `json:"id"`
+}
+
+// GetId returns StopTurnKillTerminalsStopTurnSession.Id, and is useful for accessing the field via an interface.
+func (v *StopTurnKillTerminalsStopTurnSession) GetId() string { return v.Id }
+
 // StopTurnResponse is returned by StopTurn on success.
 type StopTurnResponse struct {
 	// Stops the running turn, keeping what the model already produced. keepQueue
@@ -8427,6 +9081,254 @@ var AllTaskStatus = []TaskStatus{
 	TaskStatusPending,
 	TaskStatusInProgress,
 	TaskStatusDone,
+}
+
+// TerminalFields is a background terminal (docs/terminals.md).
+type TerminalFields struct {
+	// Stable id of the terminal (term_…).
+	Id string `json:"id"`
+	// The command line, run with bash -c.
+	Command string `json:"command"`
+	// The absolute working directory (inside the session's directory).
+	Cwd string `json:"cwd"`
+	// RUNNING, EXITED or KILLED.
+	Status TerminalStatus `json:"status"`
+	// The exit code once it ended (-1 when a signal ended it); null while it runs.
+	ExitCode *int `json:"exitCode"`
+	// When it started.
+	StartedAt time.Time `json:"startedAt"`
+	// When it ended; null while it runs.
+	EndedAt *time.Time `json:"endedAt"`
+	// Bytes of output so far, dropped ones included.
+	OutputBytes int `json:"outputBytes"`
+	// Bytes of output no longer kept (the buffer holds the last 1 MiB).
+	DroppedBytes int `json:"droppedBytes"`
+	// The tool call that started it; null when none.
+	ToolCallId *string `json:"toolCallId"`
+}
+
+// GetId returns TerminalFields.Id, and is useful for accessing the field via an interface.
+func (v *TerminalFields) GetId() string { return v.Id }
+
+// GetCommand returns TerminalFields.Command, and is useful for accessing the field via an interface.
+func (v *TerminalFields) GetCommand() string { return v.Command }
+
+// GetCwd returns TerminalFields.Cwd, and is useful for accessing the field via an interface.
+func (v *TerminalFields) GetCwd() string { return v.Cwd }
+
+// GetStatus returns TerminalFields.Status, and is useful for accessing the field via an interface.
+func (v *TerminalFields) GetStatus() TerminalStatus { return v.Status }
+
+// GetExitCode returns TerminalFields.ExitCode, and is useful for accessing the field via an interface.
+func (v *TerminalFields) GetExitCode() *int { return v.ExitCode }
+
+// GetStartedAt returns TerminalFields.StartedAt, and is useful for accessing the field via an interface.
+func (v *TerminalFields) GetStartedAt() time.Time { return v.StartedAt }
+
+// GetEndedAt returns TerminalFields.EndedAt, and is useful for accessing the field via an interface.
+func (v *TerminalFields) GetEndedAt() *time.Time { return v.EndedAt }
+
+// GetOutputBytes returns TerminalFields.OutputBytes, and is useful for accessing the field via an interface.
+func (v *TerminalFields) GetOutputBytes() int { return v.OutputBytes }
+
+// GetDroppedBytes returns TerminalFields.DroppedBytes, and is useful for accessing the field via an interface.
+func (v *TerminalFields) GetDroppedBytes() int { return v.DroppedBytes }
+
+// GetToolCallId returns TerminalFields.ToolCallId, and is useful for accessing the field via an interface.
+func (v *TerminalFields) GetToolCallId() *string { return v.ToolCallId }
+
+// TerminalOutputResponse is returned by TerminalOutput on success.
+type TerminalOutputResponse struct {
+	// Output of a session's terminal after afterOffset (default 0: from the oldest byte kept), at most 1 MiB per call. NOT_FOUND for an unknown terminal; BAD_INPUT for an offset past the end.
+	TerminalOutput TerminalOutputTerminalOutput `json:"terminalOutput"`
+}
+
+// GetTerminalOutput returns TerminalOutputResponse.TerminalOutput, and is useful for accessing the field via an interface.
+func (v *TerminalOutputResponse) GetTerminalOutput() TerminalOutputTerminalOutput {
+	return v.TerminalOutput
+}
+
+// TerminalOutputTerminalOutput includes the requested fields of the GraphQL type TerminalOutput.
+// The GraphQL type's documentation follows.
+//
+// A slice of a terminal's output.
+type TerminalOutputTerminalOutput struct {
+	// The output from offset to nextOffset (UTF-8; a character split at either end is left for the next read).
+	Text string `json:"text"`
+	// The byte offset of text: afterOffset, or later when the bytes after afterOffset were dropped.
+	Offset int `json:"offset"`
+	// The offset to pass as afterOffset next time.
+	NextOffset int `json:"nextOffset"`
+	// Bytes between afterOffset and offset that are no longer kept.
+	DroppedBytes int `json:"droppedBytes"`
+	// True when more output is already kept past nextOffset (read again).
+	More bool `json:"more"`
+	// The terminal as of this read.
+	Terminal TerminalOutputTerminalOutputTerminal `json:"terminal"`
+}
+
+// GetText returns TerminalOutputTerminalOutput.Text, and is useful for accessing the field via an interface.
+func (v *TerminalOutputTerminalOutput) GetText() string { return v.Text }
+
+// GetOffset returns TerminalOutputTerminalOutput.Offset, and is useful for accessing the field via an interface.
+func (v *TerminalOutputTerminalOutput) GetOffset() int { return v.Offset }
+
+// GetNextOffset returns TerminalOutputTerminalOutput.NextOffset, and is useful for accessing the field via an interface.
+func (v *TerminalOutputTerminalOutput) GetNextOffset() int { return v.NextOffset }
+
+// GetDroppedBytes returns TerminalOutputTerminalOutput.DroppedBytes, and is useful for accessing the field via an interface.
+func (v *TerminalOutputTerminalOutput) GetDroppedBytes() int { return v.DroppedBytes }
+
+// GetMore returns TerminalOutputTerminalOutput.More, and is useful for accessing the field via an interface.
+func (v *TerminalOutputTerminalOutput) GetMore() bool { return v.More }
+
+// GetTerminal returns TerminalOutputTerminalOutput.Terminal, and is useful for accessing the field via an interface.
+func (v *TerminalOutputTerminalOutput) GetTerminal() TerminalOutputTerminalOutputTerminal {
+	return v.Terminal
+}
+
+// TerminalOutputTerminalOutputTerminal includes the requested fields of the GraphQL type Terminal.
+// The GraphQL type's documentation follows.
+//
+// A background terminal: a long-running command (a dev server, a watcher, a
+// long build) that the model started with terminal_start, under the same
+// sandbox, approval class (command) and hooks as bash. It outlives the call and
+// the turn that started it and ends when it exits, is killed, its session is
+// deleted, or the kernel stops. Its output (stdout and stderr together) is kept
+// in a buffer of the last 1 MiB; older output is dropped and counted.
+type TerminalOutputTerminalOutputTerminal struct {
+	TerminalFields `json:"-"`
+}
+
+// GetId returns TerminalOutputTerminalOutputTerminal.Id, and is useful for accessing the field via an interface.
+func (v *TerminalOutputTerminalOutputTerminal) GetId() string { return v.TerminalFields.Id }
+
+// GetCommand returns TerminalOutputTerminalOutputTerminal.Command, and is useful for accessing the field via an interface.
+func (v *TerminalOutputTerminalOutputTerminal) GetCommand() string { return v.TerminalFields.Command }
+
+// GetCwd returns TerminalOutputTerminalOutputTerminal.Cwd, and is useful for accessing the field via an interface.
+func (v *TerminalOutputTerminalOutputTerminal) GetCwd() string { return v.TerminalFields.Cwd }
+
+// GetStatus returns TerminalOutputTerminalOutputTerminal.Status, and is useful for accessing the field via an interface.
+func (v *TerminalOutputTerminalOutputTerminal) GetStatus() TerminalStatus {
+	return v.TerminalFields.Status
+}
+
+// GetExitCode returns TerminalOutputTerminalOutputTerminal.ExitCode, and is useful for accessing the field via an interface.
+func (v *TerminalOutputTerminalOutputTerminal) GetExitCode() *int { return v.TerminalFields.ExitCode }
+
+// GetStartedAt returns TerminalOutputTerminalOutputTerminal.StartedAt, and is useful for accessing the field via an interface.
+func (v *TerminalOutputTerminalOutputTerminal) GetStartedAt() time.Time {
+	return v.TerminalFields.StartedAt
+}
+
+// GetEndedAt returns TerminalOutputTerminalOutputTerminal.EndedAt, and is useful for accessing the field via an interface.
+func (v *TerminalOutputTerminalOutputTerminal) GetEndedAt() *time.Time {
+	return v.TerminalFields.EndedAt
+}
+
+// GetOutputBytes returns TerminalOutputTerminalOutputTerminal.OutputBytes, and is useful for accessing the field via an interface.
+func (v *TerminalOutputTerminalOutputTerminal) GetOutputBytes() int {
+	return v.TerminalFields.OutputBytes
+}
+
+// GetDroppedBytes returns TerminalOutputTerminalOutputTerminal.DroppedBytes, and is useful for accessing the field via an interface.
+func (v *TerminalOutputTerminalOutputTerminal) GetDroppedBytes() int {
+	return v.TerminalFields.DroppedBytes
+}
+
+// GetToolCallId returns TerminalOutputTerminalOutputTerminal.ToolCallId, and is useful for accessing the field via an interface.
+func (v *TerminalOutputTerminalOutputTerminal) GetToolCallId() *string {
+	return v.TerminalFields.ToolCallId
+}
+
+func (v *TerminalOutputTerminalOutputTerminal) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*TerminalOutputTerminalOutputTerminal
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.TerminalOutputTerminalOutputTerminal = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	err = json.Unmarshal(
+		b, &v.TerminalFields)
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+type __premarshalTerminalOutputTerminalOutputTerminal struct {
+	Id string `json:"id"`
+
+	Command string `json:"command"`
+
+	Cwd string `json:"cwd"`
+
+	Status TerminalStatus `json:"status"`
+
+	ExitCode *int `json:"exitCode"`
+
+	StartedAt time.Time `json:"startedAt"`
+
+	EndedAt *time.Time `json:"endedAt"`
+
+	OutputBytes int `json:"outputBytes"`
+
+	DroppedBytes int `json:"droppedBytes"`
+
+	ToolCallId *string `json:"toolCallId"`
+}
+
+func (v *TerminalOutputTerminalOutputTerminal) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *TerminalOutputTerminalOutputTerminal) __premarshalJSON() (*__premarshalTerminalOutputTerminalOutputTerminal, error) {
+	var retval __premarshalTerminalOutputTerminalOutputTerminal
+
+	retval.Id = v.TerminalFields.Id
+	retval.Command = v.TerminalFields.Command
+	retval.Cwd = v.TerminalFields.Cwd
+	retval.Status = v.TerminalFields.Status
+	retval.ExitCode = v.TerminalFields.ExitCode
+	retval.StartedAt = v.TerminalFields.StartedAt
+	retval.EndedAt = v.TerminalFields.EndedAt
+	retval.OutputBytes = v.TerminalFields.OutputBytes
+	retval.DroppedBytes = v.TerminalFields.DroppedBytes
+	retval.ToolCallId = v.TerminalFields.ToolCallId
+	return &retval, nil
+}
+
+// Where a background terminal stands.
+type TerminalStatus string
+
+const (
+	// The command runs.
+	TerminalStatusRunning TerminalStatus = "RUNNING"
+	// The command ended on its own (exitCode says how).
+	TerminalStatusExited TerminalStatus = "EXITED"
+	// The command was ended by killTerminal, terminal_kill, stopTurn(killTerminals: true) or the kernel stopping.
+	TerminalStatusKilled TerminalStatus = "KILLED"
+)
+
+var AllTerminalStatus = []TerminalStatus{
+	TerminalStatusRunning,
+	TerminalStatusExited,
+	TerminalStatusKilled,
 }
 
 // TrustProjectResponse is returned by TrustProject on success.
@@ -9099,6 +10001,15 @@ func (v *WorktreeInput) GetBranch() *string { return v.Branch }
 // GetBaseRef returns WorktreeInput.BaseRef, and is useful for accessing the field via an interface.
 func (v *WorktreeInput) GetBaseRef() *string { return v.BaseRef }
 
+// WriteTerminalResponse is returned by WriteTerminal on success.
+type WriteTerminalResponse struct {
+	// Writes input to a running terminal's standard input (at most 64 KiB; include "\n" to end a line). CONFLICT when the terminal has ended.
+	WriteTerminal bool `json:"writeTerminal"`
+}
+
+// GetWriteTerminal returns WriteTerminalResponse.WriteTerminal, and is useful for accessing the field via an interface.
+func (v *WriteTerminalResponse) GetWriteTerminal() bool { return v.WriteTerminal }
+
 // __ACPAttachSessionMcpServerInput is used internally by genqlient
 type __ACPAttachSessionMcpServerInput struct {
 	SessionId string         `json:"sessionId"`
@@ -9471,6 +10382,18 @@ func (v *__ImportSessionInput) GetData() string { return v.Data }
 // GetProjectId returns __ImportSessionInput.ProjectId, and is useful for accessing the field via an interface.
 func (v *__ImportSessionInput) GetProjectId() *string { return v.ProjectId }
 
+// __KillTerminalInput is used internally by genqlient
+type __KillTerminalInput struct {
+	SessionId  string `json:"sessionId"`
+	TerminalId string `json:"terminalId"`
+}
+
+// GetSessionId returns __KillTerminalInput.SessionId, and is useful for accessing the field via an interface.
+func (v *__KillTerminalInput) GetSessionId() string { return v.SessionId }
+
+// GetTerminalId returns __KillTerminalInput.TerminalId, and is useful for accessing the field via an interface.
+func (v *__KillTerminalInput) GetTerminalId() string { return v.TerminalId }
+
 // __LastMessagesInput is used internally by genqlient
 type __LastMessagesInput struct {
 	Id   string `json:"id"`
@@ -9647,6 +10570,14 @@ func (v *__SessionMessagesPageInput) GetFirst() int { return v.First }
 // GetTextLimit returns __SessionMessagesPageInput.TextLimit, and is useful for accessing the field via an interface.
 func (v *__SessionMessagesPageInput) GetTextLimit() int { return v.TextLimit }
 
+// __SessionTerminalsInput is used internally by genqlient
+type __SessionTerminalsInput struct {
+	Id string `json:"id"`
+}
+
+// GetId returns __SessionTerminalsInput.Id, and is useful for accessing the field via an interface.
+func (v *__SessionTerminalsInput) GetId() string { return v.Id }
+
 // __SessionWorktreeInput is used internally by genqlient
 type __SessionWorktreeInput struct {
 	Id string `json:"id"`
@@ -9711,6 +10642,30 @@ type __StopTurnInput struct {
 // GetSessionId returns __StopTurnInput.SessionId, and is useful for accessing the field via an interface.
 func (v *__StopTurnInput) GetSessionId() string { return v.SessionId }
 
+// __StopTurnKillTerminalsInput is used internally by genqlient
+type __StopTurnKillTerminalsInput struct {
+	SessionId string `json:"sessionId"`
+}
+
+// GetSessionId returns __StopTurnKillTerminalsInput.SessionId, and is useful for accessing the field via an interface.
+func (v *__StopTurnKillTerminalsInput) GetSessionId() string { return v.SessionId }
+
+// __TerminalOutputInput is used internally by genqlient
+type __TerminalOutputInput struct {
+	SessionId   string `json:"sessionId"`
+	TerminalId  string `json:"terminalId"`
+	AfterOffset *int   `json:"afterOffset"`
+}
+
+// GetSessionId returns __TerminalOutputInput.SessionId, and is useful for accessing the field via an interface.
+func (v *__TerminalOutputInput) GetSessionId() string { return v.SessionId }
+
+// GetTerminalId returns __TerminalOutputInput.TerminalId, and is useful for accessing the field via an interface.
+func (v *__TerminalOutputInput) GetTerminalId() string { return v.TerminalId }
+
+// GetAfterOffset returns __TerminalOutputInput.AfterOffset, and is useful for accessing the field via an interface.
+func (v *__TerminalOutputInput) GetAfterOffset() *int { return v.AfterOffset }
+
 // __TrustProjectInput is used internally by genqlient
 type __TrustProjectInput struct {
 	Id string `json:"id"`
@@ -9762,6 +10717,22 @@ type __UploadAttachmentInput struct {
 
 // GetFile returns __UploadAttachmentInput.File, and is useful for accessing the field via an interface.
 func (v *__UploadAttachmentInput) GetFile() Upload { return v.File }
+
+// __WriteTerminalInput is used internally by genqlient
+type __WriteTerminalInput struct {
+	SessionId  string `json:"sessionId"`
+	TerminalId string `json:"terminalId"`
+	Input      string `json:"input"`
+}
+
+// GetSessionId returns __WriteTerminalInput.SessionId, and is useful for accessing the field via an interface.
+func (v *__WriteTerminalInput) GetSessionId() string { return v.SessionId }
+
+// GetTerminalId returns __WriteTerminalInput.TerminalId, and is useful for accessing the field via an interface.
+func (v *__WriteTerminalInput) GetTerminalId() string { return v.TerminalId }
+
+// GetInput returns __WriteTerminalInput.Input, and is useful for accessing the field via an interface.
+func (v *__WriteTerminalInput) GetInput() string { return v.Input }
 
 // The mutation executed by ACPAttachSessionMcpServer.
 const ACPAttachSessionMcpServer_Operation = `
@@ -10236,6 +11207,14 @@ subscription ACPSessionEvents ($sessionId: ID!, $afterSeq: Int) {
 		guardianVerdict {
 			... GuardianVerdictFields
 		}
+		terminal {
+			... TerminalFields
+		}
+		terminalOutput {
+			terminalId
+			offset
+			text
+		}
 	}
 }
 fragment ACPMessageFields on Message {
@@ -10272,6 +11251,18 @@ fragment GuardianVerdictFields on GuardianVerdict {
 	reason
 	cause
 	model
+}
+fragment TerminalFields on Terminal {
+	id
+	command
+	cwd
+	status
+	exitCode
+	startedAt
+	endedAt
+	outputBytes
+	droppedBytes
+	toolCallId
 }
 `
 
@@ -11604,6 +12595,55 @@ func ImportSessionFile(
 	return data_, err_
 }
 
+// The mutation executed by KillTerminal.
+const KillTerminal_Operation = `
+mutation KillTerminal ($sessionId: ID!, $terminalId: ID!) {
+	killTerminal(sessionId: $sessionId, terminalId: $terminalId) {
+		... TerminalFields
+	}
+}
+fragment TerminalFields on Terminal {
+	id
+	command
+	cwd
+	status
+	exitCode
+	startedAt
+	endedAt
+	outputBytes
+	droppedBytes
+	toolCallId
+}
+`
+
+// KillTerminal kills a terminal and returns it.
+func KillTerminal(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	sessionId string,
+	terminalId string,
+) (data_ *KillTerminalResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "KillTerminal",
+		Query:  KillTerminal_Operation,
+		Variables: &__KillTerminalInput{
+			SessionId:  sessionId,
+			TerminalId: terminalId,
+		},
+	}
+
+	data_ = &KillTerminalResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
 // The query executed by LastMessages.
 const LastMessages_Operation = `
 query LastMessages ($id: ID!, $last: Int!) {
@@ -12498,6 +13538,14 @@ subscription SessionEvents ($sessionId: ID!, $afterSeq: Int) {
 		guardianVerdict {
 			... GuardianVerdictFields
 		}
+		terminal {
+			... TerminalFields
+		}
+		terminalOutput {
+			terminalId
+			offset
+			text
+		}
 		usage {
 			inputTokens
 			outputTokens
@@ -12533,6 +13581,18 @@ fragment GuardianVerdictFields on GuardianVerdict {
 	reason
 	cause
 	model
+}
+fragment TerminalFields on Terminal {
+	id
+	command
+	cwd
+	status
+	exitCode
+	startedAt
+	endedAt
+	outputBytes
+	droppedBytes
+	toolCallId
 }
 `
 
@@ -12705,6 +13765,56 @@ func SessionMessagesPage(
 	}
 
 	data_ = &SessionMessagesPageResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The query executed by SessionTerminals.
+const SessionTerminals_Operation = `
+query SessionTerminals ($id: ID!) {
+	session(id: $id) {
+		id
+		terminals {
+			... TerminalFields
+		}
+	}
+}
+fragment TerminalFields on Terminal {
+	id
+	command
+	cwd
+	status
+	exitCode
+	startedAt
+	endedAt
+	outputBytes
+	droppedBytes
+	toolCallId
+}
+`
+
+// SessionTerminals lists a session's background terminals.
+func SessionTerminals(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	id string,
+) (data_ *SessionTerminalsResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "SessionTerminals",
+		Query:  SessionTerminals_Operation,
+		Variables: &__SessionTerminalsInput{
+			Id: id,
+		},
+	}
+
+	data_ = &SessionTerminalsResponse{}
 	resp_ := &graphql.Response{Data: data_}
 
 	err_ = client_.MakeRequest(
@@ -13014,6 +14124,99 @@ func StopTurn(
 	return data_, err_
 }
 
+// The mutation executed by StopTurnKillTerminals.
+const StopTurnKillTerminals_Operation = `
+mutation StopTurnKillTerminals ($sessionId: ID!) {
+	stopTurn(sessionId: $sessionId, killTerminals: true) {
+		id
+	}
+}
+`
+
+// StopTurnKillTerminals stops the turn and kills the session's terminals.
+func StopTurnKillTerminals(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	sessionId string,
+) (data_ *StopTurnKillTerminalsResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "StopTurnKillTerminals",
+		Query:  StopTurnKillTerminals_Operation,
+		Variables: &__StopTurnKillTerminalsInput{
+			SessionId: sessionId,
+		},
+	}
+
+	data_ = &StopTurnKillTerminalsResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The query executed by TerminalOutput.
+const TerminalOutput_Operation = `
+query TerminalOutput ($sessionId: ID!, $terminalId: ID!, $afterOffset: Int) {
+	terminalOutput(sessionId: $sessionId, terminalId: $terminalId, afterOffset: $afterOffset) {
+		text
+		offset
+		nextOffset
+		droppedBytes
+		more
+		terminal {
+			... TerminalFields
+		}
+	}
+}
+fragment TerminalFields on Terminal {
+	id
+	command
+	cwd
+	status
+	exitCode
+	startedAt
+	endedAt
+	outputBytes
+	droppedBytes
+	toolCallId
+}
+`
+
+// TerminalOutput reads a terminal's output after an offset.
+func TerminalOutput(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	sessionId string,
+	terminalId string,
+	afterOffset *int,
+) (data_ *TerminalOutputResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "TerminalOutput",
+		Query:  TerminalOutput_Operation,
+		Variables: &__TerminalOutputInput{
+			SessionId:   sessionId,
+			TerminalId:  terminalId,
+			AfterOffset: afterOffset,
+		},
+	}
+
+	data_ = &TerminalOutputResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
 // The mutation executed by TrustProject.
 const TrustProject_Operation = `
 mutation TrustProject ($id: ID!) {
@@ -13302,6 +14505,43 @@ func UsageTotals(
 	}
 
 	data_ = &UsageTotalsResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The mutation executed by WriteTerminal.
+const WriteTerminal_Operation = `
+mutation WriteTerminal ($sessionId: ID!, $terminalId: ID!, $input: String!) {
+	writeTerminal(sessionId: $sessionId, terminalId: $terminalId, input: $input)
+}
+`
+
+// WriteTerminal writes to a terminal's input.
+func WriteTerminal(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	sessionId string,
+	terminalId string,
+	input string,
+) (data_ *WriteTerminalResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "WriteTerminal",
+		Query:  WriteTerminal_Operation,
+		Variables: &__WriteTerminalInput{
+			SessionId:  sessionId,
+			TerminalId: terminalId,
+			Input:      input,
+		},
+	}
+
+	data_ = &WriteTerminalResponse{}
 	resp_ := &graphql.Response{Data: data_}
 
 	err_ = client_.MakeRequest(

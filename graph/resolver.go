@@ -37,5 +37,8 @@ type Resolver struct {
 	// Worktrees makes and removes session git worktrees; nil: createSession
 	// and forkSession with a worktree answer UNAVAILABLE.
 	Worktrees *worktree.Service
+	// Terminals runs the sessions' background terminals; nil answers
+	// UNAVAILABLE to their operations and lists none.
+	Terminals core.Terminals
 	Log       *slog.Logger
 }

@@ -294,9 +294,13 @@ func (r *mutationResolver) DeleteQueuedMessage(ctx context.Context, sessionID st
 	return r.Engine.Queues().Delete(ctx, sessionID, itemID)
 }
 
-func (r *mutationResolver) StopTurn(ctx context.Context, sessionID string, keepQueue *bool, dispatchItemID *string) (*core.Session, error) {
+func (r *mutationResolver) StopTurn(ctx context.Context, sessionID string, keepQueue *bool, dispatchItemID *string, killTerminals *bool) (*core.Session, error) {
 	keep := keepQueue == nil || *keepQueue
-	return ptr(r.Engine.StopTurn(ctx, sessionID, keep, deref(dispatchItemID)))
+	s, err := r.Engine.StopTurn(ctx, sessionID, keep, deref(dispatchItemID))
+	if err == nil {
+		r.stopTurnTerminals(ctx, sessionID, killTerminals)
+	}
+	return ptr(s, err)
 }
 
 func (r *mutationResolver) ResolveApproval(ctx context.Context, sessionID string, requestID string, decision core.ApprovalDecision) (bool, error) {
@@ -321,6 +325,14 @@ func (r *mutationResolver) ImportSessionFile(ctx context.Context, file graphql.U
 
 func (r *mutationResolver) SetFallbackModels(ctx context.Context, purpose core.ModelPurpose, models []core.ModelRef) (*core.DefaultModels, error) {
 	return ptr(r.Catalog.SetFallbackModels(ctx, purpose, models))
+}
+
+func (r *mutationResolver) KillTerminal(ctx context.Context, sessionID string, terminalID string) (*core.Terminal, error) {
+	return r.killTerminal(ctx, sessionID, terminalID)
+}
+
+func (r *mutationResolver) WriteTerminal(ctx context.Context, sessionID string, terminalID string, input string) (bool, error) {
+	return r.writeTerminal(ctx, sessionID, terminalID, input)
 }
 
 func (r *pluginInfoResolver) ProviderKind(ctx context.Context, obj *core.PluginInfo) (*string, error) {
@@ -403,6 +415,10 @@ func (r *queryResolver) Nodes(ctx context.Context) ([]core.NodeInfo, error) {
 	return nodes(ctx, r.NodeList)
 }
 
+func (r *queryResolver) TerminalOutput(ctx context.Context, sessionID string, terminalID string, afterOffset *int64) (*core.TerminalOutput, error) {
+	return r.terminalOutput(ctx, sessionID, terminalID, afterOffset)
+}
+
 func (r *queueItemResolver) Text(ctx context.Context, obj *core.QueueItem) (string, error) {
 	return obj.Input.Text, nil
 }
@@ -481,6 +497,10 @@ func (r *sessionResolver) McpServers(ctx context.Context, obj *core.Session) ([]
 
 func (r *sessionResolver) DisabledMcpServerIds(ctx context.Context, obj *core.Session) ([]string, error) {
 	return sessionDisabledMCPServers(r.MCP, obj.ID), nil
+}
+
+func (r *sessionResolver) Terminals(ctx context.Context, obj *core.Session) ([]core.Terminal, error) {
+	return r.sessionTerminals(obj), nil
 }
 
 func (r *sessionWorktreeResolver) Dirty(ctx context.Context, obj *core.Worktree) (*bool, error) {

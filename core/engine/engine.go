@@ -60,6 +60,9 @@ type Config struct {
 	// Guardian bounds the guardian model of GUARDED sessions; zero fields
 	// take the defaults.
 	Guardian GuardianPolicy
+	// Terminals runs the background terminals of the terminal_* tools
+	// (core/terminal); nil offers no terminal tools.
+	Terminals core.Terminals
 }
 
 // Engine runs turns: one at a time per session, with a FIFO queue of the
@@ -140,6 +143,9 @@ func New(cfg Config) (*Engine, error) {
 	guard := &guardian{svc: e.svc, models: e.models, rec: e.rec, log: log, dirs: e.dirs, policy: cfg.Guardian.withDefaults(), dataDir: cfg.DataDir, hidden: cfg.HiddenPaths}
 	e.tools = &toolRunner{svc: e.svc, cfg: &e.cfg, log: log, out: e.out, dirs: e.dirs, requests: e.requests, hooks: e.hooks, gen: e.gen, guardian: guard,
 		kernel: func(ctx context.Context, kt kernelTool, s core.Session, c core.ToolCall) (string, bool) {
+			if isTerminalTool(kt.info.Name) && e.cfg.Terminals == nil {
+				return "terminals are not available in this kernel", true
+			}
 			return kt.run(ctx, e, s, c)
 		}}
 	// Idle: the histories cached for turns go, then whatever the kernel

@@ -311,6 +311,7 @@ func (e *Engine) toolSet(ctx context.Context, s core.Session, b boundModel) (map
 	if !webSearchAvailable(b) {
 		_, b.searchFallback = e.models.searchFallback(ctx)
 	}
+	b.terminals = e.cfg.Terminals != nil
 	schemas := kernelToolSchemas(s, b)
 	for _, t := range infos {
 		if _, clash := kernelToolInfo(t.Name); clash || !allowedTool(s, t.Name) {

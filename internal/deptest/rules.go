@@ -47,6 +47,8 @@ var Rules = []Rule{
 		Imports: []string{"core", "core/catalog", "core/pubsub"}},
 	{Pkg: "core/worktree", Rule: "core/worktree (session worktrees) imports core and core/session",
 		Imports: []string{"core", "core/session"}},
+	{Pkg: "core/terminal", Rule: "core/terminal imports core and core/session",
+		Imports: []string{"core", "core/session"}},
 	{Pkg: "core/engine", Rule: "core/engine imports core and the services below it (archive, catalog, hooks, pubsub, session), never core/mcp",
 		Imports: []string{"core", "core/archive", "core/catalog", "core/hooks", "core/pubsub", "core/session"}},
 
@@ -82,6 +84,8 @@ var Rules = []Rule{
 		Imports: []string{"core/...", "plugins/sandbox", "plugins/internal/...", "internal/..."}},
 	{Pkg: "plugins/gitworktree", Rule: "plugins/gitworktree runs git for session worktrees: core only",
 		Imports: []string{"core"}},
+	{Pkg: "plugins/terminal", Rule: "plugins/terminal starts terminals for core: core/..., plugins/sandbox and internal/...",
+		Imports: []string{"core/...", "plugins/sandbox", "internal/..."}},
 	{Pkg: "plugins/builtin/...", Rule: "the built-in plugins are plugins: plugins/sdk, plugins/sandbox and plugins/internal, never core",
 		Imports: []string{"plugins/sdk/...", "plugins/sandbox", "plugins/internal/...", "plugins/builtin/..."}, Modules: confine},
 	{Pkg: "providers/...", Rule: "providers import only plugins/sdk and providers/internal/... (never core, graph or storage)",

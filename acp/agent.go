@@ -13,6 +13,7 @@ import (
 	"io"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/foya-dev/foya/client"
@@ -29,6 +30,11 @@ type Options struct {
 	// with an MCP server's method); nil: authenticate answers with the URL
 	// to open instead.
 	OpenURL func(url string) error
+	// TerminalCommand is the command that mirrors a kernel terminal on the
+	// client's machine (foya terminals follow …), given to the client's
+	// terminal/create when it offers terminals; nil: never (the terminal's
+	// output is shown as text). It must not carry the kernel's token.
+	TerminalCommand func(sessionID, terminalID string) (command string, args []string)
 }
 
 // Agent is one ACP connection's agent.
@@ -38,9 +44,12 @@ type Agent struct {
 	opts Options
 	log  *slog.Logger
 
-	ctx       context.Context // the connection's
-	notices   bool            // the client presents notice updates (session.notices)
-	watchOnce sync.Once       // watchMCP, started with the first session
+	ctx     context.Context // the connection's
+	notices bool            // the client presents notice updates (session.notices)
+	// clientTerminals: the client offers terminal/* and TerminalCommand is
+	// set (client_terminals.go).
+	clientTerminals atomic.Bool
+	watchOnce       sync.Once // watchMCP, started with the first session
 
 	mu       sync.Mutex
 	sessions map[string]*session
@@ -171,6 +180,7 @@ func (a *Agent) initialize(ctx context.Context, p *initializeRequest) (initializ
 		return initializeResponse{}, invalidParams("initialize: protocolVersion is required")
 	}
 	a.notices = p.ClientCapabilities.notices()
+	a.clientTerminals.Store(p.ClientCapabilities.terminals() && a.opts.TerminalCommand != nil)
 	if p.ClientInfo != nil {
 		a.log.Info("acp client", "name", p.ClientInfo.Name, "version", p.ClientInfo.Version, "protocol_version", *p.ProtocolVersion)
 	}

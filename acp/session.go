@@ -89,6 +89,9 @@ func (s *session) updateMeta(gs gqlSession) {
 func (s *session) stop() {
 	s.cancel()
 	<-s.done
+	for _, cid := range s.terms.unmirror() {
+		s.releaseClientTerminal(cid) // its follower would wait for the end of a terminal nobody shows
+	}
 	s.mu.Lock()
 	for _, p := range s.prompts {
 		p.result <- turnResult{status: "cancelled"} // session/close cancels its prompts

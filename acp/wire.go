@@ -22,11 +22,19 @@ type initializeRequest struct {
 }
 
 // clientCapabilities is the part of the client's capabilities the agent
-// reads: whether it presents live notices (session.notices).
+// reads: whether it presents live notices (session.notices) and whether it
+// offers the terminal/* methods (terminal).
 type clientCapabilities struct {
 	Session *struct {
 		Notices json.RawMessage `json:"notices"`
 	} `json:"session"`
+	Terminal json.RawMessage `json:"terminal"`
+}
+
+// terminals reports whether the client advertised terminal: true (any
+// other value is no).
+func (c *clientCapabilities) terminals() bool {
+	return c != nil && strings.TrimSpace(string(c.Terminal)) == "true"
 }
 
 // notices reports whether the client advertised session.notices ({} or any

@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"path/filepath"
+	"strings"
 	"syscall"
 
 	"github.com/foya-dev/foya/acp"
@@ -51,5 +53,33 @@ func acpCmd(cfg Config, args []string, stdin io.Reader, stdout, stderr io.Writer
 	}
 	defer link.Close()
 	return acp.Serve(ctx, link.Client, stdin, stdout, acp.Options{Version: cfg.Version, Log: log,
-		OpenURL: func(url string) error { return startBrowser(url, stderr) }})
+		OpenURL:         func(url string) error { return startBrowser(url, stderr) },
+		TerminalCommand: followCommand(link, *dataDir, *tokenFile, log)})
+}
+
+// followCommand is acp.Options.TerminalCommand: `foya terminals follow`
+// with this executable, the kernel's address and where its token is (the
+// data directory, --token-file), never the token itself. nil when the
+// executable cannot be found.
+func followCommand(link *kernelLink, dataDir, tokenFile string, log *slog.Logger) func(sid, tid string) (string, []string) {
+	exe, err := os.Executable()
+	if err != nil {
+		log.Warn("acp: find the foya executable; client terminals will not mirror kernel terminals", "err", err)
+		return nil
+	}
+	base := []string{"--addr", strings.TrimSuffix(link.Endpoint(), "/graphql")}
+	if link.spawned != nil {
+		dataDir = link.spawned.dataDir
+	}
+	if abs, err := filepath.Abs(dataDir); err == nil && dataDir != "" {
+		base = append(base, "--data-dir", abs)
+	}
+	if tokenFile != "" {
+		if abs, err := filepath.Abs(tokenFile); err == nil {
+			base = append(base, "--token-file", abs)
+		}
+	}
+	return func(sid, tid string) (string, []string) {
+		return exe, append([]string{"terminals", "follow", sid, tid}, base...)
+	}
 }

@@ -1,5 +1,5 @@
 // Package cli is foya's client commands: exec, connections, sessions, mcp,
-// projects, acp and schema. They talk to a kernel over its GraphQL API only
+// projects, terminals, acp and schema. They talk to a kernel over its GraphQL API only
 // (see package client for the typed client they use), starting one for the
 // duration of the command when none answers. The composition root (package
 // main) dispatches to Run; this package never imports it.
@@ -18,7 +18,7 @@ type Config struct {
 }
 
 // Names lists the client commands, in the order of the top-level usage.
-var Names = []string{"exec", "connections", "sessions", "mcp", "projects", "acp", "schema", "web"}
+var Names = []string{"exec", "connections", "sessions", "mcp", "projects", "acp", "schema", "web", "terminals"}
 
 // Run runs the client command args[0] and returns the process exit code;
 // ok is false when args[0] is not a client command.
@@ -30,6 +30,8 @@ func Run(cfg Config, args []string, stdin io.Reader, stdout, stderr io.Writer) (
 	switch args[0] {
 	case "exec":
 		return execCmd(args[1:], stdin, stdout, stderr), true
+	case "terminals":
+		return terminalsCmd(args[1:], stdin, stdout, stderr), true
 	case "acp":
 		err = acpCmd(cfg, args[1:], stdin, stdout, stderr)
 	case "connections":

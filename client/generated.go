@@ -9083,6 +9083,213 @@ var AllTaskStatus = []TaskStatus{
 	TaskStatusDone,
 }
 
+// TerminalEventsResponse is returned by TerminalEvents on success.
+type TerminalEventsResponse struct {
+	// Every persisted event with seq > afterSeq (when given), then live events, with
+	// no gap and no duplicate. A subscriber that falls too far behind receives
+	// resync_required and should resubscribe with afterSeq = payload.lastSeq.
+	// Over SSE every persisted event carries `id: <seq>`, and a request with a
+	// Last-Event-ID header (a non-negative integer) resumes after that seq as
+	// afterSeq would, in place of the afterSeq argument (docs/sse.md).
+	SessionEvents TerminalEventsSessionEventsSessionEvent `json:"sessionEvents"`
+}
+
+// GetSessionEvents returns TerminalEventsResponse.SessionEvents, and is useful for accessing the field via an interface.
+func (v *TerminalEventsResponse) GetSessionEvents() TerminalEventsSessionEventsSessionEvent {
+	return v.SessionEvents
+}
+
+// TerminalEventsSessionEventsSessionEvent includes the requested fields of the GraphQL type SessionEvent.
+// The GraphQL type's documentation follows.
+//
+// One event of a session: persisted (with seq) or live-only (seq null).
+type TerminalEventsSessionEventsSessionEvent struct {
+	// Null for live-only events (deltas, queue snapshots, retry_scheduled, resync_required, session_deleted). retry_scheduled announces a wait before a model request is sent again after a transient failure; its payload has turnId, attempt, maxAttempts, delayMs, category, reason and retryAfterMs.
+	Seq *int `json:"seq"`
+	// The event type, e.g. message_end (snake_case, as in the seeds).
+	Type string `json:"type"`
+	// The terminal of terminal_started and terminal_exited (persisted; terminal_exited's payload also has outputSha256, the artifact holding the last part of its output).
+	Terminal *TerminalEventsSessionEventsSessionEventTerminal `json:"terminal"`
+	// The new output of a live terminal_output event (never stored; coalesced never, dropped for a subscriber that falls behind).
+	TerminalOutput *TerminalEventsSessionEventsSessionEventTerminalOutputTerminalChunk `json:"terminalOutput"`
+}
+
+// GetSeq returns TerminalEventsSessionEventsSessionEvent.Seq, and is useful for accessing the field via an interface.
+func (v *TerminalEventsSessionEventsSessionEvent) GetSeq() *int { return v.Seq }
+
+// GetType returns TerminalEventsSessionEventsSessionEvent.Type, and is useful for accessing the field via an interface.
+func (v *TerminalEventsSessionEventsSessionEvent) GetType() string { return v.Type }
+
+// GetTerminal returns TerminalEventsSessionEventsSessionEvent.Terminal, and is useful for accessing the field via an interface.
+func (v *TerminalEventsSessionEventsSessionEvent) GetTerminal() *TerminalEventsSessionEventsSessionEventTerminal {
+	return v.Terminal
+}
+
+// GetTerminalOutput returns TerminalEventsSessionEventsSessionEvent.TerminalOutput, and is useful for accessing the field via an interface.
+func (v *TerminalEventsSessionEventsSessionEvent) GetTerminalOutput() *TerminalEventsSessionEventsSessionEventTerminalOutputTerminalChunk {
+	return v.TerminalOutput
+}
+
+// TerminalEventsSessionEventsSessionEventTerminal includes the requested fields of the GraphQL type Terminal.
+// The GraphQL type's documentation follows.
+//
+// A background terminal: a long-running command (a dev server, a watcher, a
+// long build) that the model started with terminal_start, under the same
+// sandbox, approval class (command) and hooks as bash. It outlives the call and
+// the turn that started it and ends when it exits, is killed, its session is
+// deleted, or the kernel stops. Its output (stdout and stderr together) is kept
+// in a buffer of the last 1 MiB; older output is dropped and counted.
+type TerminalEventsSessionEventsSessionEventTerminal struct {
+	TerminalFields `json:"-"`
+}
+
+// GetId returns TerminalEventsSessionEventsSessionEventTerminal.Id, and is useful for accessing the field via an interface.
+func (v *TerminalEventsSessionEventsSessionEventTerminal) GetId() string { return v.TerminalFields.Id }
+
+// GetCommand returns TerminalEventsSessionEventsSessionEventTerminal.Command, and is useful for accessing the field via an interface.
+func (v *TerminalEventsSessionEventsSessionEventTerminal) GetCommand() string {
+	return v.TerminalFields.Command
+}
+
+// GetCwd returns TerminalEventsSessionEventsSessionEventTerminal.Cwd, and is useful for accessing the field via an interface.
+func (v *TerminalEventsSessionEventsSessionEventTerminal) GetCwd() string {
+	return v.TerminalFields.Cwd
+}
+
+// GetStatus returns TerminalEventsSessionEventsSessionEventTerminal.Status, and is useful for accessing the field via an interface.
+func (v *TerminalEventsSessionEventsSessionEventTerminal) GetStatus() TerminalStatus {
+	return v.TerminalFields.Status
+}
+
+// GetExitCode returns TerminalEventsSessionEventsSessionEventTerminal.ExitCode, and is useful for accessing the field via an interface.
+func (v *TerminalEventsSessionEventsSessionEventTerminal) GetExitCode() *int {
+	return v.TerminalFields.ExitCode
+}
+
+// GetStartedAt returns TerminalEventsSessionEventsSessionEventTerminal.StartedAt, and is useful for accessing the field via an interface.
+func (v *TerminalEventsSessionEventsSessionEventTerminal) GetStartedAt() time.Time {
+	return v.TerminalFields.StartedAt
+}
+
+// GetEndedAt returns TerminalEventsSessionEventsSessionEventTerminal.EndedAt, and is useful for accessing the field via an interface.
+func (v *TerminalEventsSessionEventsSessionEventTerminal) GetEndedAt() *time.Time {
+	return v.TerminalFields.EndedAt
+}
+
+// GetOutputBytes returns TerminalEventsSessionEventsSessionEventTerminal.OutputBytes, and is useful for accessing the field via an interface.
+func (v *TerminalEventsSessionEventsSessionEventTerminal) GetOutputBytes() int {
+	return v.TerminalFields.OutputBytes
+}
+
+// GetDroppedBytes returns TerminalEventsSessionEventsSessionEventTerminal.DroppedBytes, and is useful for accessing the field via an interface.
+func (v *TerminalEventsSessionEventsSessionEventTerminal) GetDroppedBytes() int {
+	return v.TerminalFields.DroppedBytes
+}
+
+// GetToolCallId returns TerminalEventsSessionEventsSessionEventTerminal.ToolCallId, and is useful for accessing the field via an interface.
+func (v *TerminalEventsSessionEventsSessionEventTerminal) GetToolCallId() *string {
+	return v.TerminalFields.ToolCallId
+}
+
+func (v *TerminalEventsSessionEventsSessionEventTerminal) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*TerminalEventsSessionEventsSessionEventTerminal
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.TerminalEventsSessionEventsSessionEventTerminal = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	err = json.Unmarshal(
+		b, &v.TerminalFields)
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+type __premarshalTerminalEventsSessionEventsSessionEventTerminal struct {
+	Id string `json:"id"`
+
+	Command string `json:"command"`
+
+	Cwd string `json:"cwd"`
+
+	Status TerminalStatus `json:"status"`
+
+	ExitCode *int `json:"exitCode"`
+
+	StartedAt time.Time `json:"startedAt"`
+
+	EndedAt *time.Time `json:"endedAt"`
+
+	OutputBytes int `json:"outputBytes"`
+
+	DroppedBytes int `json:"droppedBytes"`
+
+	ToolCallId *string `json:"toolCallId"`
+}
+
+func (v *TerminalEventsSessionEventsSessionEventTerminal) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *TerminalEventsSessionEventsSessionEventTerminal) __premarshalJSON() (*__premarshalTerminalEventsSessionEventsSessionEventTerminal, error) {
+	var retval __premarshalTerminalEventsSessionEventsSessionEventTerminal
+
+	retval.Id = v.TerminalFields.Id
+	retval.Command = v.TerminalFields.Command
+	retval.Cwd = v.TerminalFields.Cwd
+	retval.Status = v.TerminalFields.Status
+	retval.ExitCode = v.TerminalFields.ExitCode
+	retval.StartedAt = v.TerminalFields.StartedAt
+	retval.EndedAt = v.TerminalFields.EndedAt
+	retval.OutputBytes = v.TerminalFields.OutputBytes
+	retval.DroppedBytes = v.TerminalFields.DroppedBytes
+	retval.ToolCallId = v.TerminalFields.ToolCallId
+	return &retval, nil
+}
+
+// TerminalEventsSessionEventsSessionEventTerminalOutputTerminalChunk includes the requested fields of the GraphQL type TerminalChunk.
+// The GraphQL type's documentation follows.
+//
+// New output of a terminal, in a live terminal_output event.
+type TerminalEventsSessionEventsSessionEventTerminalOutputTerminalChunk struct {
+	// The terminal.
+	TerminalId string `json:"terminalId"`
+	// The byte offset of text in the terminal's output; a gap from the last chunk seen means chunks were missed (read them with terminalOutput).
+	Offset int `json:"offset"`
+	// The new output.
+	Text string `json:"text"`
+}
+
+// GetTerminalId returns TerminalEventsSessionEventsSessionEventTerminalOutputTerminalChunk.TerminalId, and is useful for accessing the field via an interface.
+func (v *TerminalEventsSessionEventsSessionEventTerminalOutputTerminalChunk) GetTerminalId() string {
+	return v.TerminalId
+}
+
+// GetOffset returns TerminalEventsSessionEventsSessionEventTerminalOutputTerminalChunk.Offset, and is useful for accessing the field via an interface.
+func (v *TerminalEventsSessionEventsSessionEventTerminalOutputTerminalChunk) GetOffset() int {
+	return v.Offset
+}
+
+// GetText returns TerminalEventsSessionEventsSessionEventTerminalOutputTerminalChunk.Text, and is useful for accessing the field via an interface.
+func (v *TerminalEventsSessionEventsSessionEventTerminalOutputTerminalChunk) GetText() string {
+	return v.Text
+}
+
 // TerminalFields is a background terminal (docs/terminals.md).
 type TerminalFields struct {
 	// Stable id of the terminal (term_…).
@@ -10649,6 +10856,14 @@ type __StopTurnKillTerminalsInput struct {
 
 // GetSessionId returns __StopTurnKillTerminalsInput.SessionId, and is useful for accessing the field via an interface.
 func (v *__StopTurnKillTerminalsInput) GetSessionId() string { return v.SessionId }
+
+// __TerminalEventsInput is used internally by genqlient
+type __TerminalEventsInput struct {
+	SessionId string `json:"sessionId"`
+}
+
+// GetSessionId returns __TerminalEventsInput.SessionId, and is useful for accessing the field via an interface.
+func (v *__TerminalEventsInput) GetSessionId() string { return v.SessionId }
 
 // __TerminalOutputInput is used internally by genqlient
 type __TerminalOutputInput struct {
@@ -14157,6 +14372,84 @@ func StopTurnKillTerminals(
 	)
 
 	return data_, err_
+}
+
+// The subscription executed by TerminalEvents.
+const TerminalEvents_Operation = `
+subscription TerminalEvents ($sessionId: ID!) {
+	sessionEvents(sessionId: $sessionId) {
+		seq
+		type
+		terminal {
+			... TerminalFields
+		}
+		terminalOutput {
+			terminalId
+			offset
+			text
+		}
+	}
+}
+fragment TerminalFields on Terminal {
+	id
+	command
+	cwd
+	status
+	exitCode
+	startedAt
+	endedAt
+	outputBytes
+	droppedBytes
+	toolCallId
+}
+`
+
+// TerminalEvents follows a session's terminal events live (foya terminals
+// follow): terminal_started, terminal_output and terminal_exited; the other
+// events come with both fields null.
+// To unsubscribe, use [graphql.WebSocketClient.Unsubscribe]
+func TerminalEvents(
+	ctx_ context.Context,
+	client_ graphql.WebSocketClient,
+	sessionId string,
+) (dataChan_ chan TerminalEventsWsResponse, subscriptionID_ string, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "TerminalEvents",
+		Query:  TerminalEvents_Operation,
+		Variables: &__TerminalEventsInput{
+			SessionId: sessionId,
+		},
+	}
+
+	dataChan_ = make(chan TerminalEventsWsResponse)
+	subscriptionID_, err_ = client_.Subscribe(req_, dataChan_, TerminalEventsForwardData)
+
+	return dataChan_, subscriptionID_, err_
+}
+
+type TerminalEventsWsResponse graphql.BaseResponse[*TerminalEventsResponse]
+
+func TerminalEventsForwardData(interfaceChan interface{}, jsonRawMsg json.RawMessage) error {
+	var gqlResp graphql.Response
+	var wsResp TerminalEventsWsResponse
+	err := json.Unmarshal(jsonRawMsg, &gqlResp)
+	if err != nil {
+		return err
+	}
+	if len(gqlResp.Errors) == 0 {
+		err = json.Unmarshal(jsonRawMsg, &wsResp)
+		if err != nil {
+			return err
+		}
+	} else {
+		wsResp.Errors = gqlResp.Errors
+	}
+	dataChan_, ok := interfaceChan.(chan TerminalEventsWsResponse)
+	if !ok {
+		return errors.New("failed to cast interface into 'chan TerminalEventsWsResponse'")
+	}
+	dataChan_ <- wsResp
+	return nil
 }
 
 // The query executed by TerminalOutput.

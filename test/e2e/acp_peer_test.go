@@ -23,14 +23,17 @@ type acpPeer struct {
 	stdin  io.WriteCloser
 	stderr *bytes.Buffer
 
-	mu       sync.Mutex
-	nextID   int
-	waiting  map[int]chan acpMsg
-	updates  []map[string]any // session/update params.update, in order
-	perms    []map[string]any // session/request_permission params
-	permIDs  []string         // their JSON-RPC ids
-	cancels  []string         // requestIds of the agent's $/cancel_request
-	permit   func(params map[string]any) any
+	mu      sync.Mutex
+	nextID  int
+	waiting map[int]chan acpMsg
+	updates []map[string]any // session/update params.update, in order
+	perms   []map[string]any // session/request_permission params
+	permIDs []string         // their JSON-RPC ids
+	cancels []string         // requestIds of the agent's $/cancel_request
+	permit  func(params map[string]any) any
+	// serve answers the agent's other requests (terminal/*…): a result, or
+	// an error sent as a JSON-RPC error; nil: they are protocol errors.
+	serve    func(method string, params json.RawMessage) (any, error)
 	changed  chan struct{}
 	exited   chan struct{}
 	protoErr string
@@ -153,6 +156,7 @@ func (p *acpPeer) handle(line []byte) {
 		p.cancels = append(p.cancels, string(prm.RequestID))
 		p.mu.Unlock()
 		p.signal()
+	case m.Method != "" && m.ID != nil && p.served(m):
 	case m.Method != "":
 		p.mu.Lock()
 		p.protoErr = "unexpected message from the agent: " + string(line)
@@ -171,6 +175,25 @@ func (p *acpPeer) handle(line []byte) {
 			ch <- m
 		}
 	}
+}
+
+// served answers request m with p.serve, if set.
+func (p *acpPeer) served(m acpMsg) bool {
+	p.mu.Lock()
+	serve := p.serve
+	p.mu.Unlock()
+	if serve == nil {
+		return false
+	}
+	go func() {
+		res, err := serve(m.Method, m.Params)
+		if err != nil {
+			p.send(map[string]any{"jsonrpc": "2.0", "id": m.ID, "error": map[string]any{"code": -32603, "message": err.Error()}})
+			return
+		}
+		p.send(map[string]any{"jsonrpc": "2.0", "id": m.ID, "result": res})
+	}()
+	return true
 }
 
 func (p *acpPeer) signal() {

@@ -41,6 +41,9 @@ export function setPhase(p) {
   if (state.phase === 'IDLE') linkTools();
 }
 export function renderQueue(q) {
+  // Empty before and after (a session opening, mostly): nothing to redraw,
+  // and no layout to force by measuring the log.
+  if (!state.queue.length && !(q && q.length)) { state.queue = []; state.editing = null; return; }
   state.queue = q || [];
   const log = $('log');
   const atBottom = log.scrollHeight - log.scrollTop - log.clientHeight < 40;
@@ -149,7 +152,7 @@ export async function openSession(id, keepInput) {
   const gen = ++state.gen;
   let d;
   const pre = takePrefetched(id);
-  if (pre) d = await pre.catch(() => gql(SESSION_Q, { id }));
+  if (pre) d = await pre.then((b) => b.data && !(b.errors && b.errors.length) ? b.data : gql(SESSION_Q, { id }), () => gql(SESSION_Q, { id }));
   else d = await gql(SESSION_Q, { id });
   if (state.session !== id || state.gen !== gen) return;
   performance.mark('foya:session-data');

@@ -6,7 +6,7 @@ import { approvalCard, fallbackNotice, guardianLine, questionAnswered, questionC
 import { renderAttachments, renderModelPicker } from './composer.js';
 import { $, afterPaint, el, esc, fmtCost, fmtTokens, titleOf } from './dom.js';
 import { markdown } from './markdown.js';
-import { FIRST_SHOWN, appendMessage, earlierButton, linkTools, liveBubble, renderMessage, scrollLog, toolDurations, toolTimes } from './messages.js';
+import { FIRST_SHOWN, appendMessage, earlierButton, linkTools, liveBubble, renderMessage, scrollLog, timeTool, toolDurations, toolTimes } from './messages.js';
 import { HISTORY_PAGE, MSG_FIELDS, SESSION_Q, state, takePrefetched } from './state.js';
 
 // ---- context and token usage
@@ -106,9 +106,7 @@ function onSessionEvent(ev) {
       const d = b.querySelector('details'); d.hidden = false; d.querySelector('.r').innerHTML = markdown(b.dataset.reasoning); break;
     }
     case 'message_end': case 'message_imported':
-      if (ev.message && ev.message.toolCallId && ev.at) {
-        const t = toolTimes.get(ev.message.toolCallId) || {}; t.end = Date.parse(ev.at); toolTimes.set(ev.message.toolCallId, t);
-      }
+      if (ev.message) timeTool(ev.message.toolCallId, 'end', ev.at);
       if (ev.message) appendMessage(ev.message); break;
     case 'tool_started': {
       const id = ev.payload && ev.payload.toolCallId;
@@ -117,12 +115,13 @@ function onSessionEvent(ev) {
     }
     case 'approval_requested':
       if (ev.approval) approvalCard(ev.approval); break;
-    case 'guardian_verdict': guardianLine(ev.guardianVerdict); break;
+    case 'guardian_verdict': if (ev.guardianVerdict) timeTool(ev.guardianVerdict.toolCallId, 'run', ev.at); guardianLine(ev.guardianVerdict); break;
     case 'question_requested': questionCard(ev.payload); break;
     case 'route_fallback': fallbackNotice(ev.payload); break;
     case 'question_answered': questionAnswered(ev.payload); break;
     case 'usage': refreshUsage(); break;
     case 'approval_resolved': {
+      if (ev.approval) timeTool(ev.approval.toolCallId, 'run', ev.at);
       const c = ev.approval && document.querySelector('.approval[data-request="' + ev.approval.requestId + '"]');
       if (c) { c.querySelector('.buttons').textContent = 'Decision: ' + String(ev.approval.decision || '').toLowerCase().replace(/_/g, ' '); c.classList.add('resolved'); }
       break;
@@ -188,7 +187,7 @@ export async function openSession(id, keepInput) {
     toolDurations(id, msgs).catch(() => { /* durations are optional */ });
   });
   if (s.phase !== 'IDLE') await showPending(id, s.headSeq);
-  const EV = 'subscription($s: ID!, $a: Int) { sessionEvents(sessionId: $s, afterSeq: $a) { seq type at delta phase payload messageTruncated message { ' + MSG_FIELDS + ' } approval { requestId tool action summary decision } guardianVerdict { toolCallId verdict reason cause model } queue { id text truncated attachments { id } } } }';
+  const EV = 'subscription($s: ID!, $a: Int) { sessionEvents(sessionId: $s, afterSeq: $a) { seq type at delta phase payload messageTruncated message { ' + MSG_FIELDS + ' } approval { requestId toolCallId tool action summary decision } guardianVerdict { toolCallId verdict reason cause model } queue { id text truncated attachments { id } } } }';
   // variables are recomputed on every (re)subscribe: a reconnect resumes after the last seq shown.
   state.sub = ws.subscribe(EV, () => ({ s: id, a: state.lastSeq }), (data) => onSessionEvent(data.sessionEvents));
   $('input').focus();

@@ -11,7 +11,6 @@ package terminal
 import (
 	"cmp"
 	"context"
-	"fmt"
 	"log/slog"
 	"regexp"
 	"slices"
@@ -104,7 +103,8 @@ func (s *Service) Start(ctx context.Context, spec core.TerminalStart) (core.Term
 	proc, err := s.cfg.Launcher.StartTerminal(ctx, spec)
 	if err != nil {
 		s.release()
-		return core.Terminal{}, fmt.Errorf("start terminal: %w", err)
+		s.log.Warn("start terminal", "session_id", spec.SessionID, "err", err)
+		return core.Terminal{}, &core.Error{Code: core.CodeUnavailable, Message: "the terminal could not start: " + err.Error(), Err: err}
 	}
 	t := &term{
 		info: core.Terminal{ID: core.NewID("term"), SessionID: spec.SessionID, Command: spec.Command, Cwd: spec.Dir,

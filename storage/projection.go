@@ -76,20 +76,30 @@ func isMessage(ev core.Event) bool {
 	return ev.Type == core.EventMessageEnd || ev.Type == core.EventMessageImported
 }
 
-// messageRowOf is the messages projection row of a message event.
+// messageRowOf is the messages projection row of a message event: the
+// payload's message as it is in the event (a message payload holds nothing
+// else; Seq and Active are not part of it), with its role checked. Only the
+// role is decoded: decoding the whole message and encoding it again was a
+// sixth of a batched append's CPU.
 func messageRowOf(ev core.Event) (messageRow, error) {
-	var p core.MessagePayload
+	var p struct {
+		Message json.RawMessage `json:"message"`
+	}
 	if err := ev.Decode(&p); err != nil {
 		return messageRow{}, err
 	}
-	if !p.Message.Role.Valid() {
-		return messageRow{}, core.Errorf(core.CodeBadInput, "message event has unknown role %q", p.Message.Role)
+	var m struct {
+		Role core.Role `json:"role"`
 	}
-	raw, err := json.Marshal(p.Message)
-	if err != nil {
-		return messageRow{}, fmt.Errorf("encode message: %w", err)
+	if len(p.Message) > 0 {
+		if err := json.Unmarshal(p.Message, &m); err != nil {
+			return messageRow{}, fmt.Errorf("decode message of %s event %d: %w", ev.Type, ev.Seq, err)
+		}
 	}
-	return messageRow{SessionID: ev.SessionID, Seq: ev.Seq, Role: string(p.Message.Role), Payload: string(raw), Active: true}, nil
+	if !m.Role.Valid() {
+		return messageRow{}, core.Errorf(core.CodeBadInput, "message event has unknown role %q", m.Role)
+	}
+	return messageRow{SessionID: ev.SessionID, Seq: ev.Seq, Role: string(m.Role), Payload: string(p.Message), Active: true}, nil
 }
 
 // sessionMeta decodes a session event and re-encodes its metadata for the

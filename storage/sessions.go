@@ -54,7 +54,9 @@ func (d *DB) Sessions(ctx context.Context, f core.SessionFilter) ([]core.Session
 		if err != nil {
 			return nil, fmt.Errorf("list sessions after %s: %w", f.After, err)
 		}
-		q = q.Where("(created_at < ? OR (created_at = ? AND id > ?))", after.CreatedAt, after.CreatedAt, after.ID)
+		// created_at <= bounds the walk of the (created_at DESC, id)
+		// index; the OR alone would make it start from the newest.
+		q = q.Where("created_at <= ? AND (created_at < ? OR id > ?)", after.CreatedAt, after.CreatedAt, after.ID)
 	}
 	if f.First > 0 {
 		q = q.Limit(int64(f.First))

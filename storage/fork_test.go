@@ -179,3 +179,38 @@ func BenchmarkForkHistory10k(b *testing.B) {
 		cpu.report(b)
 	})
 }
+
+// TestMessageRowPayloads checks the projection row of message payloads
+// written otherwise than by core.NewEvent: with spaces, with another key,
+// with the role later, with an escaped role, and invalid ones.
+func TestMessageRowPayloads(t *testing.T) {
+	db := openTestDB(t)
+	ctx := context.Background()
+	coretest.CreateSession(t, db, "s")
+	for _, c := range []struct {
+		payload, text string
+		ok            bool
+	}{
+		{`{"message":{"role":"user","text":"plain"}}`, "plain", true},
+		{`{ "message" : { "role" : "user", "text" : "spaced" } }`, "spaced", true},
+		{`{"message":{"role":"user","text":"a"},"other":{"text":"b"}}`, "a", true},
+		{`{"message":{"text":"late role","role":"assistant"}}`, "late role", true},
+		{`{"message":{"role":"us\u0065r","text":"escaped"}}`, "escaped", true},
+		{`{"message":{"role":"nobody","text":"x"}}`, "", false},
+		{`{"message":{"role":"user","text":"cut"}`, "", false},
+		{`{"message":{"role":"user","text":"two"}}}`, "", false},
+	} {
+		ev := core.Event{SessionID: "s", Type: core.EventMessageEnd, Payload: json.RawMessage(c.payload)}
+		_, err := db.Append(ctx, "s", core.AnyHead, []core.Event{ev})
+		if (err == nil) != c.ok {
+			t.Fatalf("%s: err %v, want ok %v", c.payload, err, c.ok)
+		}
+		if !c.ok {
+			continue
+		}
+		last, err := db.MessagePage(ctx, "s", core.MessageQuery{Last: true, Limit: 1})
+		if err != nil || len(last) != 1 || last[0].Text != c.text {
+			t.Fatalf("%s: projection %+v, %v; want text %q", c.payload, last, err, c.text)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -82,24 +83,45 @@ func isMessage(ev core.Event) bool {
 // role is decoded: decoding the whole message and encoding it again was a
 // sixth of a batched append's CPU.
 func messageRowOf(ev core.Event) (messageRow, error) {
-	var p struct {
+	raw, role, err := messageJSON(ev)
+	if err != nil {
+		return messageRow{}, err
+	}
+	if !role.Valid() {
+		return messageRow{}, core.Errorf(core.CodeBadInput, "message event has unknown role %q", role)
+	}
+	return messageRow{SessionID: ev.SessionID, Seq: ev.Seq, Role: string(role), Payload: string(raw), Active: true}, nil
+}
+
+// messageJSON returns the message of a message event's payload and its
+// role. A payload as core.NewEvent writes it ({"message":{"role":"…",…}})
+// is cut and checked in one pass: when what lies between {"message": and
+// the last } is one valid JSON value, it is the message (any other key of
+// the payload would make it invalid). Any other payload is decoded.
+func messageJSON(ev core.Event) (json.RawMessage, core.Role, error) {
+	const prefix, rolePrefix = `{"message":`, `{"message":{"role":"`
+	p := ev.PayloadJSON()
+	if rest, ok := bytes.CutPrefix(p, []byte(rolePrefix)); ok && p[len(p)-1] == '}' {
+		msg := p[len(prefix) : len(p)-1]
+		if end := bytes.IndexByte(rest, '"'); end > 0 && bytes.IndexByte(rest[:end], '\\') < 0 && json.Valid(msg) {
+			return json.RawMessage(msg), core.Role(rest[:end]), nil
+		}
+	}
+	var outer struct {
 		Message json.RawMessage `json:"message"`
 	}
-	if err := ev.Decode(&p); err != nil {
-		return messageRow{}, err
+	if err := ev.Decode(&outer); err != nil {
+		return nil, "", err
 	}
 	var m struct {
 		Role core.Role `json:"role"`
 	}
-	if len(p.Message) > 0 {
-		if err := json.Unmarshal(p.Message, &m); err != nil {
-			return messageRow{}, fmt.Errorf("decode message of %s event %d: %w", ev.Type, ev.Seq, err)
+	if len(outer.Message) > 0 {
+		if err := json.Unmarshal(outer.Message, &m); err != nil {
+			return nil, "", fmt.Errorf("decode message of %s event %d: %w", ev.Type, ev.Seq, err)
 		}
 	}
-	if !m.Role.Valid() {
-		return messageRow{}, core.Errorf(core.CodeBadInput, "message event has unknown role %q", m.Role)
-	}
-	return messageRow{SessionID: ev.SessionID, Seq: ev.Seq, Role: string(m.Role), Payload: string(p.Message), Active: true}, nil
+	return outer.Message, m.Role, nil
 }
 
 // sessionMeta decodes a session event and re-encodes its metadata for the

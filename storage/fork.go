@@ -31,22 +31,25 @@ func (d *DB) ForkHistory(ctx context.Context, created core.Event, sourceID strin
 			return err
 		}
 		at := fmtTime(time.Now())
-		res, err := tx.ExecContext(ctx, `INSERT INTO events (session_id, seq, type, payload, at)
-			SELECT ?, ? + ROW_NUMBER() OVER (ORDER BY seq), ?, '{"message":' || payload || '}', ?
+		// The projection rows first (the new seqs are numbered there),
+		// then the events from them: the second statement reads the
+		// fork's own rows, in seq order, and numbers nothing.
+		res, err := tx.ExecContext(ctx, `INSERT INTO messages (session_id, seq, role, payload, active)
+			SELECT ?, ? + ROW_NUMBER() OVER (ORDER BY seq), role, payload, ?
 			FROM messages WHERE session_id = ? AND active = ? AND seq <= ? ORDER BY seq`,
-			id, out[0].Seq, string(core.EventMessageImported), at, sourceID, true, throughSeq)
+			id, out[0].Seq, true, sourceID, true, throughSeq)
 		if err != nil {
-			return fmt.Errorf("copy the history of %s: %w", sourceID, err)
+			return fmt.Errorf("copy the messages of %s: %w", sourceID, err)
 		}
 		n, err := res.RowsAffected()
 		if err != nil {
-			return fmt.Errorf("copy the history of %s: %w", sourceID, err)
-		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO messages (session_id, seq, role, payload, active)
-			SELECT ?, ? + ROW_NUMBER() OVER (ORDER BY seq), role, payload, ?
-			FROM messages WHERE session_id = ? AND active = ? AND seq <= ? ORDER BY seq`,
-			id, out[0].Seq, true, sourceID, true, throughSeq); err != nil {
 			return fmt.Errorf("copy the messages of %s: %w", sourceID, err)
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO events (session_id, seq, type, payload, at)
+			SELECT session_id, seq, ?, '{"message":' || payload || '}', ?
+			FROM messages WHERE session_id = ? ORDER BY seq`,
+			string(core.EventMessageImported), at, id); err != nil {
+			return fmt.Errorf("copy the history of %s: %w", sourceID, err)
 		}
 		head = out[0].Seq + n
 		if n == 0 {

@@ -114,7 +114,14 @@ func testPagingVisitsEachOnce(t *testing.T, db *storage.DB) {
 			t.Fatalf("pages of %d: %d sessions, want %d; first difference at %d", size, len(got), len(want), i)
 		}
 	}
-	whole, err := db.Sessions(context.Background(), core.SessionFilter{IncludeChildren: true})
+	ctx := context.Background()
+	if end, err := db.Sessions(ctx, core.SessionFilter{First: 10, After: want[len(want)-1]}); err != nil || len(end) != 0 {
+		t.Fatalf("after the last session: %d sessions, %v; want an empty page", len(end), err)
+	}
+	if _, err := db.Sessions(ctx, core.SessionFilter{First: 10, After: "ses_gone"}); core.ErrorCode(err) != core.CodeNotFound {
+		t.Fatalf("after an unknown session: %v, want NOT_FOUND", err)
+	}
+	whole, err := db.Sessions(ctx, core.SessionFilter{IncludeChildren: true})
 	if err != nil {
 		t.Fatal(err)
 	}

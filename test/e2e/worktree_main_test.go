@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/foya-dev/foya/client"
 	"github.com/foya-dev/foya/providers/openai/openaitest"
@@ -280,4 +281,29 @@ func TestExecWorktree(t *testing.T) {
 		t.Fatalf("exec --worktree --no-project: exit %d %s", r.code, r.stderr)
 	}
 	o.checkNoKey(t)
+}
+
+// Foya web's New session form creates a session in a worktree, and its
+// Delete removes the worktree after asking (test/web/worktree.mjs).
+func TestWebClientWorktree(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: skipping the headless Chromium web client check")
+	}
+	webCheckSetup(t)
+	fake := openaitest.New(t)
+	k := startKernel(t, t.TempDir())
+	repo := gitRepo(t)
+	proj := k.createProject(t, repo).Id
+	k.createConnection(t, client.ConnectionInput{Name: ptr("fake"), BaseUrl: ptr(fake.BaseURL()), ApiKey: ptr("sk-x"), Models: []client.ModelInput{{Id: "gpt-t"}}})
+	out := runWebScript(t, 2*time.Minute, "worktree.mjs", k, "REPO="+repo, "PROJECT="+proj)
+	m := regexp.MustCompile(`(?m)^session: (ses_\S+)$`).FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("no session in the script's output:\n%s", out)
+	}
+	if exists(filepath.Join(repo, ".foya", "worktrees", m[1])) || !gitOK(repo, "rev-parse", "--verify", "--quiet", "refs/heads/web/one") {
+		t.Fatal("after the web client's delete: the worktree should be gone and the branch kept")
+	}
+	if k.sessionInfo(t, m[1]).Session != nil {
+		t.Fatal("the session was not deleted")
+	}
 }

@@ -3,7 +3,7 @@
 import { gql } from './api.js';
 
 export const state = { session: null, lastSeq: 0, sessions: new Map(), live: null, sub: null, phase: 'IDLE', queue: [], attachments: [], editing: null, gen: 0 };
-export const S_FIELDS = 'id title pinned phase updatedAt parentId connectionId model approvalMode project { id name path }';
+export const S_FIELDS = 'id title pinned phase updatedAt parentId connectionId model approvalMode project { id name path } worktree { path branch baseRef }';
 // A page of history carries at most TEXT_PAGE bytes of each text (textBytes
 // says how long it is); the rest is read on request with text(offset:, limit:).
 export const TEXT_PAGE = 262144, HISTORY_PAGE = 50;

@@ -307,3 +307,42 @@ func TestWebClientWorktree(t *testing.T) {
 		t.Fatal("the session was not deleted")
 	}
 }
+
+// git works inside a worktree session's bash under the sandbox: the
+// repository's .git directory is a writable root of the session's
+// commands (with Landlock, nothing else of the repository is). The
+// repository lies outside /tmp, which commands may always write.
+func TestWorktreeGitInSandbox(t *testing.T) {
+	fake := openaitest.New(t)
+	k := startKernel(t, t.TempDir())
+	repo, err := os.MkdirTemp("/var/tmp", "foya-wt-")
+	if err != nil {
+		t.Skipf("no /var/tmp: %v", err)
+	}
+	t.Cleanup(func() { os.RemoveAll(repo) })
+	if out, err := exec.Command("cp", "-a", gitRepo(t)+"/.", repo).CombinedOutput(); err != nil {
+		t.Fatalf("copy the repository: %v %s", err, out)
+	}
+	proj := k.createProject(t, repo).Id
+	conn := k.createConnection(t, client.ConnectionInput{Name: ptr("fake"), BaseUrl: ptr(fake.BaseURL()), ApiKey: ptr("sk-x"), Models: []client.ModelInput{{Id: "gpt-t"}}})
+	sid, wt := k.worktreeSession(t, conn, proj, client.WorktreeInput{})
+	cmd := `echo x > y.txt && git status --short && git add y.txt && git -c user.name=a -c user.email=a@example.com commit -qm from-session && echo committed`
+	fake.Enqueue(toolCallResponse("b1", "bash", `{"command":"`+cmd+`"}`), openaitest.TextStream("gpt-t", "done"))
+	k.sendMessage(t, sid, "commit")
+	k.waitEvents(t, sid, "turn_finished", 1)
+	var out string
+	for _, m := range k.getSession(t, sid).Session.Messages {
+		if m.Role == "TOOL" {
+			out = m.Text
+		}
+	}
+	if !strings.Contains(out, "?? y.txt") || !strings.Contains(out, "committed") {
+		t.Fatalf("git in the session's bash: %s", out)
+	}
+	if got := git(t, repo, "log", "-1", "--format=%s", wt.Branch); got != "from-session" {
+		t.Fatalf("last commit of %s: %q", wt.Branch, got)
+	}
+	if got := git(t, repo, "log", "-1", "--format=%s", "main"); got != "first" {
+		t.Fatalf("main moved: %q", got)
+	}
+}

@@ -199,6 +199,8 @@ func TestWorktreeSessions(t *testing.T) {
 		{client.CreateSessionInput{Worktree: &client.WorktreeInput{}}, "needs a project"},
 		{client.CreateSessionInput{ProjectId: ptr(proj), Worktree: &client.WorktreeInput{BaseRef: ptr("no-such-ref")}}, `baseRef "no-such-ref" is not a commit`},
 		{client.CreateSessionInput{ProjectId: ptr(proj), Worktree: &client.WorktreeInput{Branch: ptr("feature/two")}}, "already exists"},
+		// Refused after the worktree was made: it goes again, with its branch.
+		{client.CreateSessionInput{ProjectId: ptr(proj), Title: ptr(strings.Repeat("x", 201)), Worktree: &client.WorktreeInput{Branch: ptr("undone")}}, "title"},
 	} {
 		_, err := client.CreateSession(ctx, k.client(), c.in)
 		if code, msg := wantError(t, err); code != "BAD_INPUT" || !strings.Contains(msg, c.want) {
@@ -207,6 +209,9 @@ func TestWorktreeSessions(t *testing.T) {
 	}
 	if entries, _ := os.ReadDir(filepath.Join(repo, ".foya", "worktrees")); len(entries) != 0 {
 		t.Fatalf("worktrees left behind: %v", entries)
+	}
+	if gitOK(repo, "rev-parse", "--verify", "--quiet", "refs/heads/undone") {
+		t.Fatal("the branch of a session that was not created is left")
 	}
 }
 

@@ -127,11 +127,17 @@ func (k *kernel) startPlugins(ctx context.Context, c Config, log *slog.Logger) e
 		return err
 	}
 	k.toolTemp = toolCfg.TempRoot
-	builtins, err := hostBuiltins(toolCfg)
+	exe, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("find own executable: %w", err)
+	}
+	builtins, err := hostBuiltins(exe, toolCfg)
 	if err != nil {
 		return err
 	}
-	if k.plugins, err = host.NewManager(host.Config{DataDir: dir, Builtins: builtins, PluginDirs: c.PluginDirs, ParkUnusedAfter: 5 * time.Second, IdleStopAfter: c.PluginIdleStop,
+	// Built-ins are registered from what they serve and start at their
+	// first call (ParkUnusedAfter stops only what Start had to start).
+	if k.plugins, err = host.NewManager(host.Config{DataDir: dir, Builtins: builtins, Executable: exe, PluginDirs: c.PluginDirs, ParkUnusedAfter: 5 * time.Second, IdleStopAfter: c.PluginIdleStop,
 		OnIdleStop: func() { _, _ = memtrim.Trim() }, Logger: log}); err != nil {
 		return err
 	}

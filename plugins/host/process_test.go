@@ -35,6 +35,9 @@ import (
 var (
 	kernelBin string
 	echoBin   string
+	// openaiBin is the openai built-in's own executable
+	// (cmd/foya-plugin-openai).
+	openaiBin string
 )
 
 func TestMain(m *testing.M) {
@@ -45,7 +48,8 @@ func TestMain(m *testing.M) {
 	}
 	kernelBin = filepath.Join(dir, "foyatest")
 	echoBin = filepath.Join(dir, "echo")
-	for bin, pkg := range map[string]string{kernelBin: "./testdata/foyatest", echoBin: "../../providers/echo"} {
+	openaiBin = filepath.Join(dir, "foya-plugin-openai")
+	for bin, pkg := range map[string]string{kernelBin: "./testdata/foyatest", echoBin: "../../providers/echo", openaiBin: "../../cmd/foya-plugin-openai"} {
 		out, err := exec.Command("go", "build", "-o", bin, pkg).CombinedOutput()
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "build %s: %v\n%s", pkg, err, out)

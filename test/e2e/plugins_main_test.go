@@ -123,6 +123,9 @@ func TestPluginIdleStopEndToEnd(t *testing.T) {
 	fake.Enqueue(openaitest.TextStream("gpt-t", "first"))
 	k.sendMessage(t, sid, "hi")
 	k.waitEvents(t, sid, "turn_finished", 1)
+	// The turn started the openai plugin; this listing asks for the tool
+	// plugin's sandbox, which starts it (once: the answer is kept).
+	k.listPlugins(t)
 
 	deadline := time.Now().Add(60 * time.Second)
 	for len(childPIDs(k.cmd.Process.Pid)) > 0 {

@@ -8,6 +8,7 @@ import { $, afterPaint, el, esc, fmtCost, fmtTokens, titleOf } from './dom.js';
 import { markdown } from './markdown.js';
 import { FIRST_SHOWN, appendMessage, earlierButton, linkTools, liveBubble, renderMessage, scrollLog, toolDurations, toolTimes } from './messages.js';
 import { HISTORY_PAGE, MSG_FIELDS, SESSION_Q, state, takePrefetched } from './state.js';
+import { loadTerminals, onTerminalEvent } from './terminals.js';
 
 // ---- context and token usage
 let usageTimer = null;
@@ -117,6 +118,7 @@ function onSessionEvent(ev) {
     case 'guardian_verdict': guardianLine(ev.guardianVerdict); break;
     case 'question_requested': questionCard(ev.payload); break;
     case 'route_fallback': fallbackNotice(ev.payload); break;
+    case 'terminal_started': case 'terminal_output': case 'terminal_exited': onTerminalEvent(ev); break;
     case 'question_answered': questionAnswered(ev.payload); break;
     case 'usage': refreshUsage(); break;
     case 'approval_resolved': {
@@ -144,7 +146,7 @@ export async function openSession(id, keepInput) {
   for (const x of ['input', 'send', 'pin', 'rename', 'delete', 'compact', 'export', 'file']) $(x).disabled = !on;
   $('usage').hidden = true;
   $('pin').setAttribute('aria-pressed', String(!!(on && state.sessions.get(id) && state.sessions.get(id).pinned)));
-  if (!id) { $('title').textContent = 'No session'; renderModelPicker(); setPhase('IDLE'); renderQueue([]); history.replaceState(null, '', '/'); return; }
+  if (!id) { $('title').textContent = 'No session'; renderModelPicker(); setPhase('IDLE'); renderQueue([]); loadTerminals(null); history.replaceState(null, '', '/'); return; }
   history.replaceState(null, '', '#' + id);
   const gen = ++state.gen;
   let d;
@@ -182,10 +184,11 @@ export async function openSession(id, keepInput) {
     // The button goes in once the log is at its end, so it is not in view at once.
     if (msgs.length === HISTORY_PAGE) log.insertBefore(earlierButton(id, msgs[0].seq), log.firstChild);
     refreshUsage();
+    loadTerminals(id);
     toolDurations(id, msgs).catch(() => { /* durations are optional */ });
   });
   if (s.phase !== 'IDLE') await showPending(id, s.headSeq);
-  const EV = 'subscription($s: ID!, $a: Int) { sessionEvents(sessionId: $s, afterSeq: $a) { seq type at delta phase payload messageTruncated message { ' + MSG_FIELDS + ' } approval { requestId tool action summary decision } guardianVerdict { toolCallId verdict reason cause model } queue { id text truncated attachments { id } } } }';
+  const EV = 'subscription($s: ID!, $a: Int) { sessionEvents(sessionId: $s, afterSeq: $a) { seq type at delta phase payload messageTruncated message { ' + MSG_FIELDS + ' } approval { requestId tool action summary decision } guardianVerdict { toolCallId verdict reason cause model } terminal { id command cwd status exitCode outputBytes droppedBytes } terminalOutput { terminalId offset text } queue { id text truncated attachments { id } } } }';
   // variables are recomputed on every (re)subscribe: a reconnect resumes after the last seq shown.
   state.sub = ws.subscribe(EV, () => ({ s: id, a: state.lastSeq }), (data) => onSessionEvent(data.sessionEvents));
   $('input').focus();

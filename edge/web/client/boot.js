@@ -33,7 +33,7 @@ window.foyaBoot = (() => {
     try { return await resp.json(); } catch (e) { throw new Error('kernel answered HTTP ' + resp.status); }
   }
 
-  const S_FIELDS = 'id title pinned phase updatedAt parentId connectionId model approvalMode project { id name path }';
+  const S_FIELDS = 'id title pinned phase updatedAt parentId connectionId model approvalMode project { id name path } worktree { path branch baseRef }';
   // A page of history carries at most TEXT_PAGE bytes of each text (textBytes
   // says how long it is); the rest is read on request with text(offset:, limit:).
   const TEXT_PAGE = 262144, HISTORY_PAGE = 50;

@@ -437,3 +437,33 @@ exit 0
 		t.Fatalf("hooks started: %v", started)
 	}
 }
+
+// A clean stop of the kernel kills its terminals and records their end.
+func TestTerminalsEndWithKernelStop(t *testing.T) {
+	base := outsideTmp(t)
+	data, proj := filepath.Join(base, "data"), filepath.Join(base, "proj")
+	mkdirs(t, proj)
+	fake := openaitest.New(t)
+	k := startKernel(t, data)
+	sid := k.session(t, fake.BaseURL(), proj, "BYPASS")
+	id := k.startTerminal(t, fake, sid, "sleep 30")
+	k.waitTerminal(t, sid, id, client.TerminalStatusRunning)
+	waitProcessesIn(t, proj)
+	k.stop(t)
+	waitNoProcessesIn(t, proj)
+	k = startKernel(t, data)
+	var status string
+	for _, e := range k.eventLog(t, sid).Events {
+		if e.Type == "terminal_exited" {
+			var p struct{ Terminal struct{ ID, Status string } }
+			json.Unmarshal(e.Payload, &p)
+			status = p.Terminal.ID + " " + p.Terminal.Status
+		}
+	}
+	if status != id+" killed" {
+		t.Fatalf("terminal_exited after the stop: %q", status)
+	}
+	if ts := k.terminals(t, sid); len(ts) != 0 {
+		t.Fatalf("terminals after a restart: %+v", ts)
+	}
+}

@@ -25,7 +25,11 @@ export async function loadTerminals(id) {
 
 // onTerminalEvent handles terminal_started, terminal_output and terminal_exited.
 export function onTerminalEvent(ev) {
-  if (ev.terminal) upsert(ev.terminal);
+  if (ev.terminal) {
+    // Its output events all come before terminal_exited: a gap then is output missed.
+    const v = upsert(ev.terminal);
+    if (ev.terminal.status !== 'RUNNING' && v.next < ev.terminal.outputBytes) catchUp(state.session, ev.terminal.id);
+  }
   const o = ev.terminalOutput;
   if (!o) return;
   const v = terms.get(o.terminalId);

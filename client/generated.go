@@ -5918,9 +5918,10 @@ type PluginsPluginsPluginInfo struct {
 	// Shipped inside the foya binary.
 	Builtin bool `json:"builtin"`
 	// Process id of the running plugin process. Null while a built-in plugin is
-	// stopped because nothing used it (unused providers 5 s after start; any
-	// built-in after `foya serve --plugin-idle-stop`, default 1m, without a call):
-	// it is still healthy and its next call starts it again.
+	// not running because nothing used it (built-ins start at their first call,
+	// not with the kernel; any built-in stops again after `foya serve
+	// --plugin-idle-stop`, default 1m, without a call): it is still healthy and
+	// its next call starts it again.
 	Pid *int `json:"pid"`
 	// The plugin started and answers (a built-in stopped while idle is still healthy); false with error set otherwise.
 	Healthy bool `json:"healthy"`
@@ -5929,6 +5930,8 @@ type PluginsPluginsPluginInfo struct {
 	// or scratch directory, its TMPDIR, /tmp and --tool-writable roots; see
 	// docs/sandbox.md) or "none". Third-party tool plugins report their own
 	// state; one that says nothing shows "none". Null for plugins without tools.
+	// Only the running plugin knows it: asking for it starts a built-in tool
+	// plugin that has not run yet (once; the answer is kept).
 	Sandbox *string `json:"sandbox"`
 	// What the sandbox achieves on this system, for people: Landlock ABI, whether
 	// the data directory is masked and processes are tracked in a PID namespace,

@@ -1,7 +1,8 @@
 // Package cli is foya's client commands: exec, connections, sessions, mcp,
-// projects, terminals, acp and schema. They talk to a kernel over its GraphQL API only
-// (see package client for the typed client they use), starting one for the
-// duration of the command when none answers. The composition root (package
+// projects, terminals, acp and schema. They talk to a kernel over its
+// GraphQL API only (see package client for the typed client they use),
+// starting one for the duration of the command when none answers
+// (terminals follow never does). The composition root (package
 // main) dispatches to Run; this package never imports it.
 package cli
 

@@ -27,7 +27,7 @@ var terminalsGroup = group{
 		{Command: cmdutil.Command{Name: "terminals list", Synopsis: "SESSION_ID [--json]",
 			Doc: "Lists a session's terminals: the running ones and the last ended ones."},
 			aliases: []string{"ls"}, min: 1, max: 1, run: terminalsList},
-		{Command: cmdutil.Command{Name: "terminals follow", Synopsis: "SESSION_ID TERMINAL_ID [--addr A]",
+		{Command: cmdutil.Command{Name: "terminals follow", Synopsis: "SESSION_ID TERMINAL_ID [--addr A] [--data-dir DIR] [--token-file PATH]",
 			Doc: `Prints a terminal's output from its oldest byte kept, then its new output as
 it comes, and exits when the terminal ends with the terminal's exit code:
 its own when it exited, 137 when it was killed, 129 when a signal ended it
@@ -112,9 +112,17 @@ func terminalExitCode(tm client.TerminalFields) int {
 }
 
 func terminalsFollow(r *runner) error {
-	rest, err := r.parse()
+	// Its own flags: it never starts a kernel, so --data-dir only says
+	// where the token is.
+	r.fs.StringVar(&r.cf.addr, "addr", kernelAddr(), "host:port of the running kernel, or http(s)://host:port ($FOYA_ADDR sets the default)")
+	r.fs.StringVar(&r.cf.dataDir, "data-dir", cmdutil.DefaultDataDir(), "the kernel's data directory, where its auth-token is (loopback --addr)")
+	r.fs.StringVar(&r.cf.tokenFile, "token-file", "", "file holding the kernel's bearer token (default: $FOYA_TOKEN, else <data-dir>/auth-token for a loopback --addr)")
+	rest, err := cmdutil.Parse(r.fs, r.args)
 	if err != nil {
 		return err
+	}
+	if len(rest) != 2 {
+		return cmdutil.UsageError{Err: fmt.Errorf("usage: foya %s %s (see foya %s --help)", r.sub.Name, r.sub.Synopsis, r.sub.Name)}
 	}
 	if err := checkAddr(client.New(r.cf.addr, "").Addr()); err != nil {
 		return err

@@ -12,6 +12,8 @@ import (
 	"syscall"
 
 	"github.com/foya-dev/foya/acp"
+	"github.com/foya-dev/foya/client"
+	"github.com/foya-dev/foya/edge/access"
 
 	"github.com/foya-dev/foya/internal/cmdutil"
 )
@@ -67,9 +69,14 @@ func followCommand(link *kernelLink, dataDir, tokenFile string, log *slog.Logger
 		log.Warn("acp: find the foya executable; client terminals will not mirror kernel terminals", "err", err)
 		return nil
 	}
-	base := []string{"--addr", strings.TrimSuffix(link.Endpoint(), "/graphql")}
+	addr := strings.TrimSuffix(link.Endpoint(), "/graphql")
+	base := []string{"--addr", addr}
 	if link.spawned != nil {
 		dataDir = link.spawned.dataDir
+	}
+	if !tokenFindable(addr, dataDir, tokenFile) {
+		log.Info("acp: the kernel's token is only in $FOYA_TOKEN, which a client terminal may not have; kernel terminals are shown as text")
+		return nil
 	}
 	if abs, err := filepath.Abs(dataDir); err == nil && dataDir != "" {
 		base = append(base, "--data-dir", abs)
@@ -82,4 +89,20 @@ func followCommand(link *kernelLink, dataDir, tokenFile string, log *slog.Logger
 	return func(sid, tid string) (string, []string) {
 		return exe, append([]string{"terminals", "follow", sid, tid}, base...)
 	}
+}
+
+// tokenFindable reports whether foya terminals follow, run by the client
+// without this process's environment, finds the token this process uses:
+// none is needed, or it is in a file (--token-file, or the data
+// directory's for a loopback address). A token given only as $FOYA_TOKEN
+// is not passed on.
+func tokenFindable(addr, dataDir, tokenFile string) bool {
+	if strings.TrimSpace(os.Getenv("FOYA_TOKEN")) == "" || tokenFile != "" {
+		return true
+	}
+	if !access.IsLoopbackName(client.New(addr, "").Host()) {
+		return false
+	}
+	_, err := access.ReadToken(filepath.Join(dataDir, access.TokenFileName))
+	return err == nil
 }

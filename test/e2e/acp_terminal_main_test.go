@@ -281,31 +281,45 @@ func TestACPClientTerminalMirrorsKernelTerminal(t *testing.T) {
 	}
 }
 
-// A client that refuses terminal/create sees the output as text content.
+// A client that refuses terminal/create sees the output as text content;
+// so does one whose foya acp has the kernel's token only in $FOYA_TOKEN
+// (which the client's terminal may not have): no terminal/create then.
 func TestACPClientTerminalRefusedFallsBackToText(t *testing.T) {
 	fake := openaitest.New(t)
-	k := startKernel(t, t.TempDir())
+	data := t.TempDir()
+	k := startKernel(t, data)
 	var o outputs
 	o.addFakeConnection(t, k.addr, fake.BaseURL())
-	proj := filepath.Join(t.TempDir(), "proj")
-	mkdirs(t, proj)
-	ct := &clientTerms{refuse: true}
-	p := startACP(t, "--addr", k.addr)
-	p.mu.Lock()
-	p.serve = ct.serve
-	p.mu.Unlock()
-	_, callID, mk := acpTerminalSession(t, p, k, fake, proj, "echo one; sleep 0.5; echo two")
-	done := p.waitFor(mk, "the terminal's end", func(u map[string]any) bool {
-		return u["sessionUpdate"] == "tool_call_update" && u["toolCallId"] == callID && u["status"] == "completed"
-	})
-	raw, _ := json.Marshal(done["content"])
-	if !strings.Contains(string(raw), `one\ntwo\n`) || terminalContentID(done) != "" {
-		t.Fatalf("the terminal's final content: %s", raw)
-	}
-	ct.mu.Lock()
-	defer ct.mu.Unlock()
-	if len(ct.creates) != 1 {
-		t.Fatalf("terminal/create requests: %d", len(ct.creates))
+	for _, tc := range []struct {
+		name    string
+		args    []string
+		creates int
+	}{
+		{"refused", []string{"--addr", k.addr, "--data-dir", data}, 1},
+		{"token only in FOYA_TOKEN", []string{"--addr", k.addr}, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			proj := filepath.Join(t.TempDir(), "proj")
+			mkdirs(t, proj)
+			ct := &clientTerms{refuse: true}
+			p := startACP(t, tc.args...)
+			p.mu.Lock()
+			p.serve = ct.serve
+			p.mu.Unlock()
+			_, callID, mk := acpTerminalSession(t, p, k, fake, proj, "echo one; sleep 0.5; echo two")
+			done := p.waitFor(mk, "the terminal's end", func(u map[string]any) bool {
+				return u["sessionUpdate"] == "tool_call_update" && u["toolCallId"] == callID && u["status"] == "completed"
+			})
+			raw, _ := json.Marshal(done["content"])
+			if !strings.Contains(string(raw), `one\ntwo\n`) || terminalContentID(done) != "" {
+				t.Fatalf("the terminal's final content: %s", raw)
+			}
+			ct.mu.Lock()
+			defer ct.mu.Unlock()
+			if len(ct.creates) != tc.creates {
+				t.Fatalf("terminal/create requests: %d, want %d", len(ct.creates), tc.creates)
+			}
+		})
 	}
 }
 

@@ -40,7 +40,7 @@ type Config struct {
 	PluginIdleStop time.Duration
 	// Tools configures the built-in tool plugin (sandbox, writable and
 	// hidden paths); the kernel fills in its directories.
-	Tools       builtintools.PluginConfig
+	Tools builtintools.PluginConfig
 	// TerminalCPU is the CPU time one background terminal may use over its
 	// whole life (0: no limit); the other tool limits apply as to bash.
 	TerminalCPU time.Duration

@@ -146,10 +146,16 @@ func TestSSEResumesWithLastEventID(t *testing.T) {
 	if _, err := k.svc.Append(context.Background(), sid, coretest.MessageEvent(t, sid, core.RoleUser, "live")); err != nil {
 		t.Fatal(err)
 	}
-	if _, ev := again.nextEvent(); ev.Type != "message_delta" || ev.Seq != nil {
-		t.Fatalf("live delta %+v", ev)
+	// (When the stream's replay was still reading the store, it reads the
+	// new event there and the delta, older than it, is dropped: never after it.)
+	f, ev := again.nextEvent()
+	if ev.Type == "message_delta" {
+		if ev.Seq != nil {
+			t.Fatalf("live delta %+v", ev)
+		}
+		f, ev = again.nextEvent()
 	}
-	if f, ev := again.nextEvent(); ev.Seq == nil || *ev.Seq != head+1 || f.id != strconv.FormatInt(head+1, 10) {
+	if ev.Seq == nil || *ev.Seq != head+1 || f.id != strconv.FormatInt(head+1, 10) {
 		t.Fatalf("live event %+v in %+v", ev, f)
 	}
 
@@ -164,7 +170,7 @@ func TestSSEResumesWithLastEventID(t *testing.T) {
 
 	// A Last-Event-ID that is not a seq is refused with BAD_INPUT.
 	bad := openSSE(t, k.srv.URL, subscribeEvents, vars, "abc")
-	f := bad.next()
+	f = bad.next()
 	if !strings.Contains(f.data, "BAD_INPUT") || !strings.Contains(f.data, "Last-Event-ID") {
 		t.Fatalf("bad Last-Event-ID: %+v", f)
 	}

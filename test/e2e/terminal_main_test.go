@@ -474,8 +474,8 @@ func TestTerminalsEndWithKernelStop(t *testing.T) {
 // wall time: the loop counts.)
 func TestTerminalOutlivesTheCallCPUBudget(t *testing.T) {
 	for _, tc := range []struct {
-		name  string
-		extra []string
+		name   string
+		extra  []string
 		output int // bytes: "survived\n", or none when the budget ended it
 	}{
 		{"no terminal budget", []string{"--tool-max-cpu", "1s"}, 9},

@@ -136,8 +136,9 @@ func (k *kernel) startPlugins(ctx context.Context, c Config, log *slog.Logger) e
 		return err
 	}
 	// Built-ins are registered from what they serve and start at their
-	// first call (ParkUnusedAfter stops only what Start had to start).
-	if k.plugins, err = host.NewManager(host.Config{DataDir: dir, Builtins: builtins, Executable: exe, PluginDirs: c.PluginDirs, ParkUnusedAfter: 5 * time.Second, IdleStopAfter: c.PluginIdleStop,
+	// first call: none has to be parked after Start (no ParkUnusedAfter,
+	// whose timer would wake the idle kernel 5 s after start).
+	if k.plugins, err = host.NewManager(host.Config{DataDir: dir, Builtins: builtins, Executable: exe, PluginDirs: c.PluginDirs, IdleStopAfter: c.PluginIdleStop,
 		OnIdleStop: func() { _, _ = memtrim.Trim() }, Logger: log}); err != nil {
 		return err
 	}

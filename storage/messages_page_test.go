@@ -140,12 +140,14 @@ func BenchmarkMessagePageLast50(b *testing.B) {
 		fillMessages(b, db, "s", 99_999)
 		ctx := context.Background()
 		b.ResetTimer()
+		cpu := startCPU()
 		for b.Loop() {
 			msgs, err := db.MessagePage(ctx, "s", core.MessageQuery{Limit: 50, Last: true})
 			if err != nil || len(msgs) != 50 {
 				b.Fatal(len(msgs), err)
 			}
 		}
+		cpu.report(b)
 	})
 }
 

@@ -371,7 +371,7 @@ func (m *Manager) Provider(kind string) (core.Provider, error) {
 		if len(kinds) > 0 {
 			offer = strings.Join(kinds, ", ")
 		}
-		return nil, core.Errorf(core.CodeUnavailable, "no provider plugin serves kind %q (the running plugins offer: %s)", kind, offer)
+		return nil, core.Errorf(core.CodeUnavailable, "no provider plugin serves kind %q (the plugins offer: %s)", kind, offer)
 	}
 	return p, nil
 }

@@ -424,7 +424,7 @@ func TestProtocolV1PluginStillWorks(t *testing.T) {
 	if got := streamText(t, p, ep, req); got != "still works" {
 		t.Fatalf("stream %q", got)
 	}
-	if _, err := m.Provider("acme"); err == nil || !strings.Contains(err.Error(), "the running plugins offer: anthropic, openai") {
+	if _, err := m.Provider("acme"); err == nil || !strings.Contains(err.Error(), "the plugins offer: anthropic, openai") {
 		t.Fatalf("unknown kind error %v", err)
 	}
 }

@@ -38,7 +38,7 @@ func TestRefreshModelsThroughBuiltinPlugin(t *testing.T) {
 			t.Fatalf("plugins = %+v", pl.Plugins)
 		}
 	}
-	// Validation names the kinds the running plugins offer. Raw: the check
+	// Validation names the kinds the plugins offer (running or not). Raw: the check
 	// reads the whole response body.
 	body, _ := json.Marshal(map[string]any{"query": `mutation { createConnection(input: {name: "x", providerKind: "acme", baseUrl: "http://127.0.0.1:1", models: [{id: "m"}]}) { id } }`})
 	resp, err := http.Post(k.url()+"/graphql", "application/json", bytes.NewReader(body))
@@ -47,7 +47,7 @@ func TestRefreshModelsThroughBuiltinPlugin(t *testing.T) {
 	}
 	raw, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	if !strings.Contains(string(raw), "BAD_INPUT") || !strings.Contains(string(raw), "the running plugins offer: anthropic, openai, openai-responses") {
+	if !strings.Contains(string(raw), "BAD_INPUT") || !strings.Contains(string(raw), "the plugins offer: anthropic, openai, openai-responses") {
 		t.Fatalf("unknown kind: %s", raw)
 	}
 

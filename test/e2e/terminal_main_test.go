@@ -467,3 +467,41 @@ func TestTerminalsEndWithKernelStop(t *testing.T) {
 		t.Fatalf("terminals after a restart: %+v", ts)
 	}
 }
+
+// A terminal is not held to bash's per-call CPU budget: with
+// --tool-max-cpu 1s a terminal burns 3 s of CPU and goes on (a dev server
+// runs all day); --terminal-max-cpu is its own budget. (CPU time, not
+// wall time: the loop counts.)
+func TestTerminalOutlivesTheCallCPUBudget(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		extra []string
+		output int // bytes: "survived\n", or none when the budget ended it
+	}{
+		{"no terminal budget", []string{"--tool-max-cpu", "1s"}, 9},
+		{"terminal budget", []string{"--tool-max-cpu", "1s", "--terminal-max-cpu", "1s"}, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			proj := t.TempDir()
+			fake := openaitest.New(t)
+			k := startKernel(t, t.TempDir(), tc.extra...)
+			sid := k.session(t, fake.BaseURL(), proj, "BYPASS")
+			// Seconds of CPU (bash counts to a million in about 4), then a word.
+			id := k.startTerminal(t, fake, sid, `i=0; while [ $i -lt 1000000 ]; do i=$((i+1)); done; echo survived`)
+			var last client.TerminalFields
+			for deadline := time.Now().Add(3 * time.Minute); ; time.Sleep(50 * time.Millisecond) {
+				for _, tm := range k.terminals(t, sid) {
+					if tm.Id == id {
+						last = tm
+					}
+				}
+				if last.Status != client.TerminalStatusRunning || time.Now().After(deadline) {
+					break
+				}
+			}
+			if last.Status != client.TerminalStatusExited || last.OutputBytes != tc.output || (tc.output == 0) != (last.ExitCode != nil && *last.ExitCode != 0) {
+				t.Fatalf("terminal ended %s with %d bytes of output (want %d), exit code %v", last.Status, last.OutputBytes, tc.output, last.ExitCode)
+			}
+		})
+	}
+}

@@ -13,13 +13,17 @@ import (
 	"github.com/foya-dev/foya/core"
 )
 
+// terminalExitedCond selects terminal_exited events; a literal, so that
+// the planner may use the partial index events_terminal_exited.
+const terminalExitedCond = "type = '" + string(core.EventTerminalExited) + "'"
+
 // terminalOutputHashes lists the artifacts (outputSha256) that the
 // terminal_exited events of sessions name: the last part of a terminal's
 // output, stored when it ended.
 func terminalOutputHashes(ctx context.Context, tx bun.Tx, sessions []string) ([]string, error) {
 	var payloads []string
 	err := tx.NewSelect().Table("events").Column("payload").
-		Where("session_id IN (?)", bun.List(sessions)).Where("type = ?", string(core.EventTerminalExited)).
+		Where("session_id IN (?)", bun.List(sessions)).Where(terminalExitedCond).
 		Scan(ctx, &payloads)
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("read terminal_exited events of deleted sessions: %w", err)
@@ -70,15 +74,14 @@ func keepTerminalOutputs(ctx context.Context, tx bun.Tx, orphans []string) ([]st
 	for start := 0; start < len(orphans); start += terminalOutputChunk {
 		chunk := orphans[start:min(start+terminalOutputChunk, len(orphans))]
 		conds := make([]string, len(chunk))
-		args := make([]any, 0, len(chunk)+1)
-		args = append(args, string(core.EventTerminalExited))
+		args := make([]any, 0, len(chunk))
 		for i, h := range chunk {
 			conds[i] = containsExpr(tx, "payload")
 			args = append(args, h)
 		}
 		var payloads []string
 		err := tx.NewSelect().Table("events").Column("payload").
-			Where("type = ? AND ("+strings.Join(conds, " OR ")+")", args...).
+			Where(terminalExitedCond+" AND ("+strings.Join(conds, " OR ")+")", args...).
 			Scan(ctx, &payloads)
 		if err != nil && !errors.Is(err, sql.ErrNoRows) {
 			return nil, fmt.Errorf("check terminal outputs: %w", err)

@@ -2,8 +2,10 @@ package storage_test
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -80,4 +82,48 @@ func TestDeleteSessionTerminalOutputs(t *testing.T) {
 			t.Fatalf("orphans of b = %v, want %s", del.OrphanBlobs, sharedTerm)
 		}
 	})
+}
+
+// BenchmarkDeleteSessionOrphans deletes a session with one file change
+// whose bytes nothing else names, from a SQLite file holding 200 other
+// sessions of 100 events each (the cost of looking for other references,
+// terminal_exited events included).
+func BenchmarkDeleteSessionOrphans(b *testing.B) {
+	ctx := context.Background()
+	db := openTestDB(b)
+	for s := range 200 {
+		sid := "bg" + strconv.Itoa(s)
+		coretest.CreateSession(b, db, sid)
+		evs := make([]core.Event, 0, 100)
+		for i := range 100 {
+			ev, err := core.NewEvent(sid, core.EventMessageEnd, core.MessagePayload{Message: core.Message{Role: core.RoleAssistant, Text: strings.Repeat("x", 200) + strconv.Itoa(i)}})
+			if err != nil {
+				b.Fatal(err)
+			}
+			evs = append(evs, ev)
+		}
+		if _, err := db.Append(ctx, sid, core.AnyHead, evs); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ResetTimer()
+	for i := range b.N {
+		b.StopTimer()
+		sid := "del" + strconv.Itoa(i)
+		coretest.CreateSession(b, db, sid)
+		h := fmt.Sprintf("%064x", i+1)
+		ev, err := core.NewEvent(sid, core.EventMessageEnd, core.MessagePayload{Message: core.Message{Role: core.RoleAssistant, Text: "edit",
+			FileChanges: []core.FileChange{{Path: "f", Action: core.FileModify, AfterHash: h}}}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := db.Append(ctx, sid, core.AnyHead, []core.Event{ev}); err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+		del, err := db.DeleteSession(ctx, sid)
+		if err != nil || len(del.OrphanBlobs) != 1 {
+			b.Fatalf("delete: %+v %v", del, err)
+		}
+	}
 }

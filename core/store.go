@@ -59,8 +59,9 @@ type SessionStore interface {
 type DeletedSessions struct {
 	// IDs are the deleted sessions, descendants first.
 	IDs []string
-	// OrphanBlobs are artifact hashes no remaining message or attachment
-	// record refers to; the caller deletes their bytes.
+	// OrphanBlobs are artifact hashes no remaining message, attachment
+	// record or terminal_exited event (outputSha256) refers to; the caller
+	// deletes their bytes.
 	OrphanBlobs []string
 }
 

@@ -89,7 +89,8 @@ func (d *DB) Messages(ctx context.Context, sessionID string, includeInactive boo
 // DeleteSession implements core.SessionStore. In the same transaction it
 // drops the attachment records that only the deleted messages referred to,
 // and it reports the blob hashes nothing refers to any more (messages of
-// other sessions — e.g. a fork — and attachment records keep theirs).
+// other sessions — e.g. a fork — attachment records and the terminal_exited
+// events of other sessions keep theirs).
 func (d *DB) DeleteSession(ctx context.Context, id string) (core.DeletedSessions, error) {
 	var out core.DeletedSessions
 	err := d.w.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
@@ -125,6 +126,11 @@ func (d *DB) DeleteSession(ctx context.Context, id string) (core.DeletedSessions
 		if err != nil {
 			return err
 		}
+		termHashes, err := terminalOutputHashes(ctx, tx, out.IDs)
+		if err != nil {
+			return err
+		}
+		hashes = mergeHashes(hashes, termHashes)
 		now := fmtTime(time.Now())
 		for _, sid := range out.IDs {
 			for _, table := range []string{"events", "messages", "route_anchors"} {
@@ -140,7 +146,11 @@ func (d *DB) DeleteSession(ctx context.Context, id string) (core.DeletedSessions
 				return fmt.Errorf("record tombstone of %s: %w", sid, err)
 			}
 		}
-		out.OrphanBlobs, err = dropUnreferenced(ctx, tx, attIDs, hashes)
+		orphans, err := dropUnreferenced(ctx, tx, attIDs, hashes)
+		if err != nil {
+			return err
+		}
+		out.OrphanBlobs, err = keepTerminalOutputs(ctx, tx, orphans)
 		return err
 	})
 	if err != nil {

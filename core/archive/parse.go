@@ -24,6 +24,8 @@ type archiveParser struct {
 	// attHashes and fileHashes are the hashes attachments and file changes refer to.
 	attHashes  map[string]bool
 	fileHashes map[string]bool
+	// termHashes are the outputSha256 of terminal_exited events.
+	termHashes map[string]bool
 	blobLines  bool
 	// sink receives each checked blob; eventBytes counts the event lines.
 	sink       func(hash string, data []byte) error
@@ -133,6 +135,11 @@ func (p *archiveParser) event(n int, l ArchiveLine) error {
 	payload, err := p.payload(n, l)
 	if err != nil {
 		return err
+	}
+	if l.Type == core.EventTerminalExited {
+		if err := p.terminalOutput(n, payload); err != nil {
+			return err
+		}
 	}
 	p.a.Events = append(p.a.Events, core.Event{Seq: l.Seq, Type: l.Type, At: l.At.UTC(), Payload: payload})
 	return nil
@@ -344,7 +351,7 @@ func (p *archiveParser) blob(n int, l ArchiveLine) error {
 	if hex.EncodeToString(sum[:]) != l.SHA256 {
 		return ArchiveError(n, "data does not match its sha256")
 	}
-	if !p.attHashes[l.SHA256] && !p.fileHashes[l.SHA256] {
+	if !p.attHashes[l.SHA256] && !p.fileHashes[l.SHA256] && !p.termHashes[l.SHA256] {
 		return ArchiveError(n, "blob %s is not referred to by any event", l.SHA256)
 	}
 	l.Data = ""

@@ -29,8 +29,9 @@ const exportPage = 1000
 
 // Export writes the session as a foya.session document (docs/export.md)
 // of at most maxBytes: every persisted event in seq order, then the stored
-// bytes its messages refer to (attachments, and file contents that rewind
-// restores, when they are still stored and at most MaxAttachmentBytes).
+// bytes its events refer to (attachments, file contents that rewind
+// restores and the output terminals left, the last two when they are still
+// stored and at most MaxAttachmentBytes).
 // Provider-native state is left out. It reads what is persisted, so it
 // works while a turn runs.
 func (ar *Archiver) Export(ctx context.Context, sessionID string, maxBytes int64) ([]byte, error) {
@@ -73,6 +74,9 @@ func (ar *Archiver) Export(ctx context.Context, sessionID string, maxBytes int64
 	}
 	for i := range events {
 		if err := messageBlobs(&events[i], addBlob); err != nil {
+			return nil, err
+		}
+		if err := terminalBlobs(&events[i], addBlob); err != nil {
 			return nil, err
 		}
 	}
@@ -226,6 +230,7 @@ type importRewrite struct {
 	hadProject bool
 	attIDs     map[string]string // old attachment id → new id
 	binding    func(connID, model string) (string, string)
+	blobs      map[string]int64 // the document's blobs (sizes by hash)
 }
 
 // rewriteImport returns the events and attachment records of the imported
@@ -235,7 +240,7 @@ type importRewrite struct {
 // permissions: one session_updated more; set BYPASS again explicitly if
 // wanted).
 func rewriteImport(a *archive.SessionArchive, newID, projectID string, binding func(connID, model string) (string, string)) ([]core.Event, []core.Attachment, error) {
-	w := importRewrite{newID: newID, projectID: projectID, source: "import:" + a.Header.SessionID, attIDs: map[string]string{}, binding: binding}
+	w := importRewrite{newID: newID, projectID: projectID, source: "import:" + a.Header.SessionID, attIDs: map[string]string{}, binding: binding, blobs: a.BlobSizes}
 	var atts []core.Attachment
 	for _, at := range a.Attachments() {
 		old := at.ID
@@ -322,6 +327,9 @@ func (w *importRewrite) event(ev core.Event) (_ core.Event, meta *core.SessionMe
 				return ev, nil, fmt.Errorf("encode imported message: %w", err)
 			}
 		}
+	case core.EventTerminalExited:
+		ev, err = w.terminalExited(ev)
+		return ev, nil, err
 	}
 	return ev, nil, nil
 }

@@ -197,6 +197,16 @@ func (e *Engine) DeleteSession(ctx context.Context, sessionID string) error {
 			e.log.Warn("deleting a session whose turn is still winding down", "session_id", sessionID, "err", err)
 		}
 	}
+	// Terminals end before the sessions go (SES-13): one that ended
+	// between the two would store its output as an artifact whose
+	// terminal_exited event the deleted session can no longer take, and
+	// nothing would delete those bytes. Forgotten first, none records
+	// anything more, and what one recorded before goes with the session.
+	if e.cfg.Terminals != nil {
+		for _, id := range ids {
+			e.cfg.Terminals.Forget(id)
+		}
+	}
 	orphans, err := e.svc.DeleteSession(ctx, sessionID)
 	if err != nil {
 		for _, id := range ids {
@@ -206,11 +216,6 @@ func (e *Engine) DeleteSession(ctx context.Context, sessionID string) error {
 			rt.mu.Unlock()
 		}
 		return err
-	}
-	if e.cfg.Terminals != nil {
-		for _, id := range ids {
-			e.cfg.Terminals.Forget(id) // their processes end with the session (SES-13)
-		}
 	}
 	e.runtimes.delete(ids...)
 	e.requests.forgetGrants(ids...)

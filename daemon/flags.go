@@ -12,6 +12,7 @@ import (
 	"github.com/foya-dev/foya/internal/cmdutil"
 	builtintools "github.com/foya-dev/foya/plugins/builtin/tools"
 	"github.com/foya-dev/foya/storage"
+	"github.com/foya-dev/foya/telemetry"
 )
 
 // Config is what the command line of `foya serve` says, checked.
@@ -46,6 +47,13 @@ type Config struct {
 	// Guardian bounds the guardian of GUARDED sessions (docs/guardian.md).
 	Guardian engine.GuardianPolicy
 	Output   engine.OutputLimits
+	// Telemetry: OTLP export of spans and metrics (off unless an endpoint
+	// is given here or by OTEL_EXPORTER_OTLP_*), content capture, and
+	// /metrics (docs/telemetry.md).
+	OTLPEndpoint   string
+	OTLPProtocol   string
+	CaptureContent bool
+	NoMetrics      bool
 }
 
 var serveCommand = cmdutil.Command{
@@ -88,6 +96,10 @@ func (m *Main) ParseFlags(args []string) error {
 	fs.StringVar(&c.AdvertiseURL, "advertise-url", "", "with --database: the base URL other kernels on the database reach this one at, e.g. http://10.0.0.5:4777 (default: the listen address; docs/cluster.md)")
 	fs.StringVar(&c.SecretKeyFile, "secret-key-file", "", "with --database: key file sealing API keys and MCP secrets in the database, the same file on every kernel (default <data-dir>/secret-key; created 0600 when missing)")
 	fs.StringVar(&c.ArtifactDir, "artifact-dir", "", "directory of artifact bytes (attachments, file snapshots); with --database one directory all kernels share (default <data-dir>/artifacts)")
+	fs.StringVar(&c.OTLPEndpoint, "otlp-endpoint", "", "export traces and metrics over OTLP to this URL, e.g. http://127.0.0.1:4318 (default $OTEL_EXPORTER_OTLP_ENDPOINT; empty: no export; docs/telemetry.md)")
+	fs.StringVar(&c.OTLPProtocol, "otlp-protocol", "", "OTLP protocol: http/protobuf or grpc (default $OTEL_EXPORTER_OTLP_PROTOCOL, else http/protobuf)")
+	fs.BoolVar(&c.CaptureContent, "otel-capture-content", false, "put prompts, replies, tool arguments and outputs on exported spans (never secrets; off by default)")
+	fs.BoolVar(&c.NoMetrics, "no-metrics", false, "record no metrics and serve no /metrics (exported spans are unaffected)")
 	outputCaps := addOutputCapFlags(fs)
 	requestLimits := requestLimitFlags(fs)
 	var origins, pluginDirs, hosts, toolWritable, toolReadable, keyEnvs cmdutil.ListFlag
@@ -113,6 +125,9 @@ func (m *Main) ParseFlags(args []string) error {
 	}
 	if c.Requests, err = requestLimits(); err != nil {
 		return err
+	}
+	if err := telemetry.CheckProtocol(c.OTLPProtocol); err != nil {
+		return cmdutil.Usagef("--otlp-protocol: %w", err)
 	}
 	if err := c.LogLevel.UnmarshalText([]byte(*logLevel)); err != nil {
 		return cmdutil.Usagef("--log-level %q: use debug, info, warn or error", *logLevel)

@@ -54,6 +54,9 @@ type Config struct {
 	// between kernels are signed with a key derived from it, and forwarding
 	// headers without a valid signature are ignored (nil: always ignored).
 	ClusterKey []byte
+	// Metrics serves GET /metrics (the Prometheus text format; nil: no
+	// route).
+	Metrics http.Handler
 }
 
 // NewHandler serves GraphQL on /graphql (POST, GET, SSE and WebSocket with
@@ -81,6 +84,9 @@ func NewHandler(cfg Config) http.Handler {
 	mux.Handle("/graphql", codedErrors(browserGuard(api, cfg.Auth, cfg.OriginPatterns, cfg.HostPatterns)))
 	mux.Handle(ExportRoute, exportRoute(cfg, log))                   // the streamed session export, guarded like /graphql
 	mux.Handle(MCPOAuthCallbackPath, mcpOAuthCallback(cfg.MCP, log)) // no token: the state is the credential
+	if cfg.Metrics != nil {
+		mux.Handle(MetricsPath, metricsRoute(cfg))
+	}
 	if cfg.Service.Clustered() {
 		var state http.Handler = checkForwarding(stateHandler(cfg.Engine), signer, lim.MaxBodyBytes, log)
 		if cfg.Auth != nil {

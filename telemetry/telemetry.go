@@ -105,6 +105,15 @@ func Setup(ctx context.Context, cfg Config) (*Telemetry, error) {
 	return t, nil
 }
 
+// Exporting reports whether cfg (with the environment) exports spans.
+func Exporting(cfg Config) bool {
+	env := cfg.Env
+	if env == nil {
+		env = os.Getenv
+	}
+	return exporting(cfg.Endpoint, env)
+}
+
 // exporting reports whether spans are exported: an endpoint is set and the
 // SDK is not disabled.
 func exporting(endpoint string, env func(string) string) bool {

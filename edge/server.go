@@ -16,6 +16,7 @@ import (
 	"github.com/foya-dev/foya/core/engine"
 	"github.com/foya-dev/foya/core/mcp"
 	"github.com/foya-dev/foya/core/session"
+	"github.com/foya-dev/foya/core/telemetry"
 	"github.com/foya-dev/foya/edge/web"
 	"github.com/foya-dev/foya/graph"
 )
@@ -113,7 +114,9 @@ func newGraphQLServer(cfg Config, lim Limits, signer *requestSigner, log *slog.L
 	useQueryBounds(srv) // the query cache, persisted queries, the token limit
 	srv.Use(costLimit{max: MaxCost})
 	srv.Use(depthLimit{max: MaxDepth})
-	srv.Use(subscriptionCap{perConn: int64(lim.MaxSubscriptionsPerConnection), total: int64(lim.MaxSubscriptions), running: new(atomic.Int64)})
+	running := new(atomic.Int64)
+	telemetry.Observe(telemetry.Subscriptions, func() float64 { return float64(running.Load()) })
+	srv.Use(subscriptionCap{perConn: int64(lim.MaxSubscriptionsPerConnection), total: int64(lim.MaxSubscriptions), running: running})
 	adm := useAdmission(srv, lim)
 	srv.AroundOperations(graph.ConditionsAreBooleans)
 	// Operations about a session another node owns run on that node.

@@ -231,6 +231,15 @@ func (t *Telemetry) instruments() error {
 				opts = append(opts, metric.WithExplicitBucketBoundaries(0.005, 0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92))
 			}
 			t.hists[i], err = m.Float64Histogram(in.Name, opts...)
+		case in.Gauge:
+			mt := core.Metric(i)
+			_, err = m.Float64ObservableGauge(in.Name, metric.WithUnit(in.Unit), metric.WithDescription(in.Desc),
+				metric.WithFloat64Callback(func(_ context.Context, o metric.Float64Observer) error {
+					if v, ok := core.Gauge(mt); ok {
+						o.Observe(v)
+					}
+					return nil
+				}))
 		case in.UpDown:
 			t.updowns[i], err = m.Float64UpDownCounter(in.Name, metric.WithUnit(in.Unit), metric.WithDescription(in.Desc))
 		default:

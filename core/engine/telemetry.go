@@ -273,3 +273,34 @@ func approvalDecided(ctx context.Context, by string, decision string, wait time.
 	}
 	sp.Event("foya.approval", telemetry.String("foya.approval.decided_by", by), telemetry.String("foya.approval.decision", decision))
 }
+
+// observeLoad makes r the source of the active-session and queue gauges.
+func observeLoad(r *runtimes) {
+	telemetry.Observe(telemetry.ActiveSessions, func() float64 { a, _ := r.load(); return float64(a) })
+	telemetry.Observe(telemetry.QueueDepth, func() float64 { _, q := r.load(); return float64(q) })
+}
+
+// hookRan ends a hook command's span and counts it (the command itself is
+// not exported: it may hold what its author put inline).
+func hookRan(sp telemetry.Span, event string, out core.HookOutcome) {
+	if !telemetry.On() {
+		return
+	}
+	outcome := "ok"
+	switch {
+	case out.TimedOut:
+		outcome = "timeout"
+	case out.Err != nil:
+		outcome = "error"
+	case out.ExitCode == 2:
+		outcome = "blocked"
+	case out.ExitCode != 0:
+		outcome = "error"
+	}
+	telemetry.Add(telemetry.HookRuns, 1, telemetry.String("foya.hook.event", event), telemetry.String("foya.hook.outcome", outcome))
+	sp.Set(telemetry.Int("process.exit.code", int64(out.ExitCode)), telemetry.String("foya.hook.outcome", outcome))
+	if outcome == "error" || outcome == "timeout" {
+		sp.Fail("the hook " + outcome)
+	}
+	sp.End()
+}

@@ -24,9 +24,9 @@ const (
 	// ActiveTurns is foya.turns.active (up-down counter).
 	ActiveTurns
 	// ActiveSessions is foya.sessions.active: sessions with a running turn
-	// or queued input (up-down counter).
+	// or queued input (gauge).
 	ActiveSessions
-	// QueueDepth is foya.queue.depth: queued inputs (up-down counter).
+	// QueueDepth is foya.queue.depth: queued inputs (gauge).
 	QueueDepth
 	// ToolCalls counts tool calls (counter): gen_ai.tool.name,
 	// foya.tool.class, foya.tool.outcome.
@@ -36,9 +36,9 @@ const (
 	// Restarts counts plugin and MCP server (re)starts (counter):
 	// foya.component (plugin, mcp), foya.component.name.
 	Restarts
-	// Subscriptions is foya.subscriptions.active (up-down counter).
+	// Subscriptions is foya.subscriptions.active (gauge).
 	Subscriptions
-	// WSConnections is foya.websocket.connections (up-down counter).
+	// WSConnections is foya.websocket.connections (gauge).
 	WSConnections
 	// EventAppend is foya.event.append.duration (histogram, s).
 	EventAppend
@@ -57,6 +57,7 @@ type Info struct {
 	Name, Unit, Desc string
 	Histogram        bool // else a counter
 	UpDown           bool // a counter that goes down too
+	Gauge            bool // observed when collected (Observe)
 }
 
 // Instruments describes every Metric, indexed by it.
@@ -67,13 +68,13 @@ var Instruments = [NumMetrics]Info{
 	TimeToFirstToken:  {Name: "gen_ai.client.time_to_first_token", Unit: "s", Desc: "Time from a model request to its first streamed output.", Histogram: true},
 	TurnDuration:      {Name: "foya.turn.duration", Unit: "s", Desc: "Duration of turns.", Histogram: true},
 	ActiveTurns:       {Name: "foya.turns.active", Unit: "{turn}", Desc: "Turns running now.", UpDown: true},
-	ActiveSessions:    {Name: "foya.sessions.active", Unit: "{session}", Desc: "Sessions with a running turn.", UpDown: true},
-	QueueDepth:        {Name: "foya.queue.depth", Unit: "{input}", Desc: "Inputs waiting in session queues.", UpDown: true},
+	ActiveSessions:    {Name: "foya.sessions.active", Unit: "{session}", Desc: "Sessions with a running turn or queued input.", Gauge: true},
+	QueueDepth:        {Name: "foya.queue.depth", Unit: "{input}", Desc: "Inputs waiting in session queues.", Gauge: true},
 	ToolCalls:         {Name: "foya.tool.calls", Unit: "{call}", Desc: "Tool calls by outcome."},
 	ToolDuration:      {Name: "foya.tool.duration", Unit: "s", Desc: "Duration of tool calls, approval wait included.", Histogram: true},
 	Restarts:          {Name: "foya.restarts", Unit: "{start}", Desc: "Plugin processes and MCP servers started again."},
-	Subscriptions:     {Name: "foya.subscriptions.active", Unit: "{subscription}", Desc: "GraphQL subscriptions open now.", UpDown: true},
-	WSConnections:     {Name: "foya.websocket.connections", Unit: "{connection}", Desc: "WebSocket connections open now.", UpDown: true},
+	Subscriptions:     {Name: "foya.subscriptions.active", Unit: "{subscription}", Desc: "GraphQL subscriptions open now.", Gauge: true},
+	WSConnections:     {Name: "foya.websocket.connections", Unit: "{connection}", Desc: "WebSocket connections open now.", Gauge: true},
 	EventAppend:       {Name: "foya.event.append.duration", Unit: "s", Desc: "Latency of appending events to the log.", Histogram: true},
 	MCPCalls:          {Name: "foya.mcp.calls", Unit: "{call}", Desc: "MCP tool calls by server and outcome."},
 	HookRuns:          {Name: "foya.hook.runs", Unit: "{run}", Desc: "Hook commands run, by event and outcome."},

@@ -227,3 +227,25 @@ func Since(m Metric, start time.Time, attrs ...Attr) {
 		p.Record(m, time.Since(start).Seconds(), attrs)
 	}
 }
+
+var gauges [NumMetrics]atomic.Pointer[func() float64]
+
+// Observe makes f the source of gauge m, read when metrics are collected
+// (the last call wins).
+func Observe(m Metric, f func() float64) {
+	if m < NumMetrics {
+		gauges[m].Store(&f)
+	}
+}
+
+// Gauge reads gauge m (false: no source).
+func Gauge(m Metric) (float64, bool) {
+	if m >= NumMetrics {
+		return 0, false
+	}
+	f := gauges[m].Load()
+	if f == nil {
+		return 0, false
+	}
+	return (*f)(), true
+}

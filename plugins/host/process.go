@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/foya-dev/foya/core"
+	"github.com/foya-dev/foya/core/telemetry"
 	foyav1 "github.com/foya-dev/foya/plugins/proto/foya/v1"
 	"github.com/foya-dev/foya/plugins/sdk"
 	"github.com/hashicorp/go-hclog"
@@ -265,6 +266,9 @@ func (p *process) start() error {
 		return fmt.Errorf("dispense tools: %w", err)
 	}
 	p.starts++
+	if p.starts > 1 {
+		telemetry.Add(telemetry.Restarts, 1, telemetry.String("foya.component", "plugin"), telemetry.String("foya.component.name", p.name))
+	}
 	p.client = client
 	p.cl = &clients{provider: prov.(foyav1.ProviderClient), tools: tools.(foyav1.ToolsClient), protocol: client.NegotiatedVersion()}
 	p.startedAt = time.Now()

@@ -247,8 +247,9 @@ func (p *process) start() error {
 		StartTimeout:     p.startTimeout,
 		// go-plugin's own logger is off: plugin stderr goes through
 		// logWriter, and lifecycle events are logged here.
-		Logger: hclog.New(&hclog.LoggerOptions{Level: hclog.Off}),
-		Stderr: newLogWriter(p.log, p.name),
+		Logger:          hclog.New(&hclog.LoggerOptions{Level: hclog.Off}),
+		Stderr:          newLogWriter(p.log, p.name),
+		GRPCDialOptions: traceDialOptions(),
 	})
 	rpc, err := client.Client()
 	if err != nil {

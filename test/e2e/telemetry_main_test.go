@@ -29,7 +29,21 @@ func TestTelemetryTurnTrace(t *testing.T) {
 			break
 		}
 	}
-	checkTurnTrace(t, spans)
+	turn := checkTurnTrace(t, spans)
+	// The trace crossed the plugin protocol: the provider plugin sent each
+	// model request with the traceparent of its model call span.
+	chatIDs := map[string]bool{}
+	for _, s := range spans {
+		if strings.HasPrefix(s.Name, "chat ") {
+			chatIDs[s.SpanID] = true
+		}
+	}
+	for i, r := range fake.Requests() {
+		tp := strings.Split(r.Header.Get("traceparent"), "-")
+		if len(tp) != 4 || tp[1] != turn.TraceID || !chatIDs[tp[2]] {
+			t.Fatalf("model request %d: traceparent %q (turn trace %s)", i, r.Header.Get("traceparent"), turn.TraceID)
+		}
+	}
 	noContent(t, "the OTLP export", sink.Raw())
 	if !strings.Contains(k.Logs(), "trace_id=") {
 		t.Fatalf("no log record carries a trace id:\n%s", k.Logs())
@@ -46,7 +60,7 @@ func hasSpan(spans []sinkSpan, name string) bool {
 }
 
 // checkTurnTrace checks the span tree of telemetryTurn's turn.
-func checkTurnTrace(t *testing.T, spans []sinkSpan) {
+func checkTurnTrace(t *testing.T, spans []sinkSpan) sinkSpan {
 	t.Helper()
 	var turn *sinkSpan
 	for i := range spans {
@@ -98,6 +112,7 @@ func checkTurnTrace(t *testing.T, spans []sinkSpan) {
 		tool.Attrs["foya.approval.wait"] == "" || tool.Attrs["foya.tool.outcome"] != "ok" || tool.Attrs["foya.tool.class"] != "write" {
 		t.Fatalf("tool call span %+v", tool)
 	}
+	return *turn
 }
 
 // /metrics requires the kernel's token like every route.

@@ -38,6 +38,10 @@ type Agent struct {
 	opts Options
 	log  *slog.Logger
 
+	ctx       context.Context // the connection's
+	notices   bool            // the client presents notice updates (session.notices)
+	watchOnce sync.Once       // watchMCP, started with the first session
+
 	mu       sync.Mutex
 	sessions map[string]*session
 }
@@ -50,6 +54,7 @@ func Serve(ctx context.Context, k *client.Client, r io.Reader, w io.Writer, opts
 	a := &Agent{k: k, opts: opts, log: opts.Log, sessions: map[string]*session{}}
 	a.conn = newConn(w, opts.Log, a.handle)
 	ctx, cancel := context.WithCancel(ctx)
+	a.ctx = ctx
 	defer func() {
 		cancel()
 		a.mu.Lock()
@@ -165,6 +170,7 @@ func (a *Agent) initialize(ctx context.Context, p *initializeRequest) (initializ
 	if p.ProtocolVersion == nil {
 		return initializeResponse{}, invalidParams("initialize: protocolVersion is required")
 	}
+	a.notices = p.ClientCapabilities.notices()
 	if p.ClientInfo != nil {
 		a.log.Info("acp client", "name", p.ClientInfo.Name, "version", p.ClientInfo.Version, "protocol_version", *p.ProtocolVersion)
 	}

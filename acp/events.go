@@ -23,6 +23,9 @@ type gqlEvent struct {
 	Approval *gqlApproval
 	// Guardian is the verdict of guardian_verdict (GUARDED sessions).
 	Guardian *client.GuardianVerdictFields
+	// Terminal and TerminalOutput are those of the terminal_* events.
+	Terminal       *client.TerminalFields
+	TerminalOutput *client.ACPSessionEventsSessionEventsSessionEventTerminalOutputTerminalChunk
 }
 
 // gqlApproval is an approval_requested event's request.
@@ -134,6 +137,10 @@ func fromEvent(e *client.ACPSessionEventsSessionEventsSessionEvent) gqlEvent {
 	if g := e.GuardianVerdict; g != nil {
 		ev.Guardian = &g.GuardianVerdictFields
 	}
+	if tm := e.Terminal; tm != nil {
+		ev.Terminal = &tm.TerminalFields
+	}
+	ev.TerminalOutput = e.TerminalOutput
 	return ev
 }
 
@@ -259,6 +266,8 @@ func (s *session) event(ev gqlEvent) bool {
 		var p turnFinishedPayload
 		s.payload(ev, &p)
 		s.turnFinished(p.TurnID, p.Status, p.Reason)
+	case "terminal_started", "terminal_output", "terminal_exited":
+		s.terminalEvent(ev)
 	case "route_fallback":
 		if note := fallbackNotice(ev.Payload); note != "" {
 			s.chunk("agent_message_chunk", textBlock(note))

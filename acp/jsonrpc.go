@@ -189,7 +189,13 @@ func (c *conn) cancelIncoming(params json.RawMessage) {
 // answer handles the client's request m and writes its answer; rctx ends
 // with errRequestCancelled when the client cancels the request.
 func (c *conn) answer(rctx context.Context, m inbound) {
-	res, err := c.handle(rctx, m.Method, m.Params)
+	var after []func()
+	defer func() {
+		for _, f := range after {
+			f()
+		}
+	}()
+	res, err := c.handle(context.WithValue(rctx, afterAnswerKey{}, &after), m.Method, m.Params)
 	if errors.Is(context.Cause(rctx), errRequestCancelled) {
 		c.write(outError{JSONRPC: "2.0", ID: m.ID, Error: &rpcError{Code: codeCancelled, Message: "Request cancelled"}})
 		return
@@ -207,6 +213,19 @@ func (c *conn) answer(rctx context.Context, m inbound) {
 		res = struct{}{}
 	}
 	c.write(outResult{JSONRPC: "2.0", ID: m.ID, Result: res})
+}
+
+type afterAnswerKey struct{}
+
+// afterAnswer runs f once the answer to the request ctx belongs to is
+// written (session updates about a new session must follow the answer that
+// tells the client its id); at once when ctx belongs to no request.
+func afterAnswer(ctx context.Context, f func()) {
+	if q, ok := ctx.Value(afterAnswerKey{}).(*[]func()); ok {
+		*q = append(*q, f)
+		return
+	}
+	f()
 }
 
 // response hands the client's answer m to the call waiting for it; an

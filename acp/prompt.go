@@ -19,6 +19,9 @@ func (s *session) prompt(ctx context.Context, blocks []json.RawMessage) (promptR
 	if err != nil {
 		return promptResponse{}, err
 	}
+	if isMCPCommand(text) && len(attachments) == 0 {
+		return s.mcpCommand(ctx, text)
+	}
 	s.mu.Lock()
 	question := s.question
 	s.mu.Unlock()

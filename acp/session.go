@@ -36,6 +36,12 @@ type session struct {
 	textSent   bool // deltas streamed for the current assistant message
 	thoughtSet bool
 	refused    bool // the turn's last reply so far is a refusal (stopReason "refusal")
+	// terms are the session's background terminals shown as tool calls.
+	terms terminalViews
+	// commandsSent is the last available_commands_update sent (JSON);
+	// mcpSeen each MCP server's status as last seen (nil before the first look).
+	commandsSent string
+	mcpSeen      map[string]string
 }
 
 type turnInfo struct {

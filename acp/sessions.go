@@ -159,6 +159,7 @@ func (a *Agent) newSession(ctx context.Context, p *newSessionRequest) (newSessio
 	}
 	s.mcp.set(ids)
 	s.mcp.wait(ctx)
+	afterAnswer(ctx, func() { s.sendCommands(s.ctx) })
 	return newSessionResponse{SessionID: s.id, Modes: s.modeState()}, nil
 }
 
@@ -195,6 +196,7 @@ func (a *Agent) open(gs gqlSession, cwd string) *session {
 	s := newSession(a, gs, cwd)
 	a.sessions[gs.ID] = s
 	s.start(gs.HeadSeq)
+	a.watchOnce.Do(func() { go a.watchMCP(a.ctx) })
 	return s
 }
 
@@ -223,6 +225,7 @@ func (a *Agent) loadSession(ctx context.Context, p *loadSessionRequest, replay b
 	if gs.Phase == "TURN" {
 		s.reopenPending(ctx, gs.HeadSeq)
 	}
+	afterAnswer(ctx, func() { s.sendCommands(s.ctx) })
 	return loadSessionResponse{Modes: s.modeState()}, nil
 }
 
@@ -300,7 +303,7 @@ func (a *Agent) deleteSession(ctx context.Context, p *sessionRequest) (empty, er
 	if p.SessionID == "" {
 		return empty{}, invalidParams("sessionId is required")
 	}
-	if _, err := client.DeleteSession(ctx, a.k, p.SessionID); err != nil {
+	if _, err := client.DeleteSession(ctx, a.k, p.SessionID, nil, nil); err != nil {
 		return empty{}, kernelError(err)
 	}
 	a.mu.Lock()

@@ -1,6 +1,9 @@
 package acp
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"strings"
+)
 
 // The ACP wire messages this agent reads and writes (protocol version 1),
 // with the protocol's JSON field names.
@@ -13,8 +16,27 @@ import "encoding/json"
 
 // initializeRequest is initialize's params.
 type initializeRequest struct {
-	ClientInfo      *implementation `json:"clientInfo"`
-	ProtocolVersion *int            `json:"protocolVersion"`
+	ClientCapabilities *clientCapabilities `json:"clientCapabilities"`
+	ClientInfo         *implementation     `json:"clientInfo"`
+	ProtocolVersion    *int                `json:"protocolVersion"`
+}
+
+// clientCapabilities is the part of the client's capabilities the agent
+// reads: whether it presents live notices (session.notices).
+type clientCapabilities struct {
+	Session *struct {
+		Notices json.RawMessage `json:"notices"`
+	} `json:"session"`
+}
+
+// notices reports whether the client advertised session.notices ({} or any
+// object; omitted and null mean unsupported).
+func (c *clientCapabilities) notices() bool {
+	if c == nil || c.Session == nil {
+		return false
+	}
+	n := strings.TrimSpace(string(c.Session.Notices))
+	return n != "" && n != "null"
 }
 
 // implementation names a client or an agent (clientInfo, agentInfo).
@@ -295,6 +317,33 @@ type planEntry struct {
 	Content  string `json:"content"`
 	Priority string `json:"priority"`
 	Status   string `json:"status"`
+}
+
+// availableCommandsUpdate is an available_commands_update update: the
+// slash commands a prompt may start with.
+type availableCommandsUpdate struct {
+	AvailableCommands []availableCommand `json:"availableCommands"`
+	SessionUpdate     string             `json:"sessionUpdate"` // "available_commands_update"
+}
+
+type availableCommand struct {
+	Description string        `json:"description"`
+	Input       *commandInput `json:"input,omitempty"`
+	Name        string        `json:"name"`
+}
+
+// commandInput is an unstructured command input: the text after the name.
+type commandInput struct {
+	Hint string `json:"hint"`
+}
+
+// noticeUpdate is a notice update: live information for the person, sent
+// only to a client that advertised session.notices.
+type noticeUpdate struct {
+	Description   string `json:"description,omitempty"`
+	SessionUpdate string `json:"sessionUpdate"` // "notice"
+	Severity      string `json:"severity"`      // info, warning or error
+	Title         string `json:"title"`
 }
 
 // currentModeUpdate is a current_mode_update update.

@@ -80,6 +80,9 @@ func runExec(ctx context.Context, c *client.Client, o execOptions, stdin io.Read
 		project = sess.Project.Path
 	}
 	pr.note("model %s · project %s · session %s", names.model(deref(sess.ConnectionId), deref(sess.Model)), project, sess.Id)
+	if wt := sess.Worktree; wt != nil {
+		pr.note("worktree %s · branch %s (from %s)", wt.Path, wt.Branch, wt.BaseRef)
+	}
 
 	subCtx, cancelSub := context.WithCancel(ctx)
 	defer cancelSub()

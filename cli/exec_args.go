@@ -18,6 +18,10 @@ type execOptions struct {
 	addr, dataDir, tokenFile, session, project, model, approval string
 	json, continueLast, noProject                               bool
 	prompt                                                      string
+	// worktree: a new session in a git worktree of its own
+	// (docs/worktrees.md), on worktreeBranch from baseRef when given.
+	worktree                bool
+	worktreeBranch, baseRef string
 }
 
 func parseExecArgs(args []string, stdin io.Reader, stdout io.Writer) (execOptions, error) {
@@ -49,6 +53,9 @@ func (o *execOptions) define(fs *flag.FlagSet) {
 	fs.StringVar(&o.model, "model", "", "CONNECTION/MODEL: connection name or id, a slash, and the model id (default: the default model, see foya connections default)")
 	fs.StringVar(&o.approval, "approval-mode", "", "explore, ask, guarded (a guardian model reviews what ask would ask; docs/guardian.md) or bypass (default: the kernel's, ask)")
 	fs.BoolVar(&o.json, "json", false, "print the session's events as JSON, one object per line")
+	fs.BoolVar(&o.worktree, "worktree", false, "create the session in a git worktree of its own, <project>/.foya/worktrees/<session id> (the project must be a git repository; docs/worktrees.md)")
+	fs.StringVar(&o.worktreeBranch, "worktree-branch", "", "with --worktree: the new branch's name (default foya/<session id>)")
+	fs.StringVar(&o.baseRef, "base-ref", "", "with --worktree: the commit-ish the branch starts from (default HEAD)")
 }
 
 // readPrompt is the one prompt argument, or stdin when it is "-" or
@@ -97,6 +104,10 @@ func (o *execOptions) check() error {
 		return cmdutil.UsageError{Err: errors.New("--project and --no-project exclude each other")}
 	case o.continueLast && o.session != "":
 		return cmdutil.UsageError{Err: errors.New("--continue and --session exclude each other")}
+	case (o.worktreeBranch != "" || o.baseRef != "") && !o.worktree:
+		return cmdutil.UsageError{Err: errors.New("--worktree-branch and --base-ref need --worktree")}
+	case o.worktree && (o.noProject || o.session != "" || o.continueLast):
+		return cmdutil.UsageError{Err: errors.New("--worktree creates a new session in the project's git repository: it excludes --no-project, --session and --continue")}
 	}
 	return nil
 }

@@ -46,6 +46,10 @@ func (t *turnWatch) print(ev execEvent) {
 		t.printRetry(ev)
 	case "route_fallback":
 		t.printFallback(ev)
+	case "terminal_started", "terminal_exited":
+		if tm := ev.Terminal; tm != nil {
+			t.pr.info("%s", terminalLine(ev.Type, tm.TerminalFields))
+		}
 	case "guardian_verdict":
 		if g := ev.GuardianVerdict; g != nil {
 			line := fmt.Sprintf("guardian %s %s", g.Verdict, g.Tool)

@@ -68,7 +68,7 @@ func prepareSession(ctx context.Context, c *client.Client, o execOptions) (clien
 	if o.model == "" && !usable(conns) {
 		return client.SessionFields{}, nil, errNoConnection(conns.Connections)
 	}
-	s, err := createExecSession(ctx, c, o.project, upd)
+	s, err := createExecSession(ctx, c, o.project, upd, execWorktree(o))
 	return s, names, err
 }
 
@@ -113,10 +113,26 @@ func existingSession(ctx context.Context, c *client.Client, o execOptions) (*cli
 	return nil, nil
 }
 
+// execWorktree is the worktree --worktree asks for; nil without it.
+func execWorktree(o execOptions) *client.WorktreeInput {
+	if !o.worktree {
+		return nil
+	}
+	wt := &client.WorktreeInput{}
+	if o.worktreeBranch != "" {
+		wt.Branch = &o.worktreeBranch
+	}
+	if o.baseRef != "" {
+		wt.BaseRef = &o.baseRef
+	}
+	return wt
+}
+
 // createExecSession creates the session in the project directory (found
-// or created; none for "") with the model and approval mode of upd.
-func createExecSession(ctx context.Context, c *client.Client, project string, upd client.UpdateSessionInput) (client.SessionFields, error) {
-	in := client.CreateSessionInput{ConnectionId: upd.ConnectionId, Model: upd.Model, ApprovalMode: upd.ApprovalMode}
+// or created; none for "") with the model and approval mode of upd, in a
+// git worktree of its own when wt is set.
+func createExecSession(ctx context.Context, c *client.Client, project string, upd client.UpdateSessionInput, wt *client.WorktreeInput) (client.SessionFields, error) {
+	in := client.CreateSessionInput{ConnectionId: upd.ConnectionId, Model: upd.Model, ApprovalMode: upd.ApprovalMode, Worktree: wt}
 	if project != "" {
 		p, err := findOrCreateProject(ctx, c, project)
 		if err != nil {

@@ -28,7 +28,7 @@ var sessionsGroup = group{
 			Doc: `Creates a new session from a foya.session document (its history, under new
 ids), bound to --project DIR (else to no project). "-" reads stdin.`},
 			min: 1, max: 1, run: sessionsImport},
-		{Command: cmdutil.Command{Name: "sessions rm", Synopsis: "ID...", Doc: "Deletes sessions (irreversible; their token usage stays counted). All ids are checked first: nothing is deleted when one is unknown."},
+		{Command: cmdutil.Command{Name: "sessions rm", Synopsis: "ID... [--delete-branch] [--force]", Doc: "Deletes sessions (irreversible; their token usage stays counted). All ids are checked first: nothing is deleted when one is unknown. A session's own git worktree is removed with it (docs/worktrees.md)."},
 			aliases: []string{"remove", "delete"}, min: 1, max: -1, run: sessionsRm},
 	},
 }
@@ -109,6 +109,8 @@ func sessionsShow(r *runner) error {
 }
 
 func sessionsRm(r *runner) error {
+	deleteBranch := r.fs.Bool("delete-branch", false, "also delete the branch of a session's git worktree (default: the branch stays)")
+	force := r.fs.Bool("force", false, "remove a git worktree with uncommitted changes or untracked files, discarding them")
 	ids, err := r.parse()
 	if err != nil {
 		return err
@@ -126,7 +128,7 @@ func sessionsRm(r *runner) error {
 		}
 		var deleted []string
 		for _, id := range ids {
-			if _, err := client.DeleteSession(ctx, c, id); err != nil {
+			if _, err := client.DeleteSession(ctx, c, id, deleteBranch, force); err != nil {
 				if client.ErrorCode(err) == "NOT_FOUND" {
 					continue // deleted meanwhile, e.g. as a child of an earlier id
 				}

@@ -331,6 +331,362 @@ type ACPEventsResponse struct {
 // GetEvents returns ACPEventsResponse.Events, and is useful for accessing the field via an interface.
 func (v *ACPEventsResponse) GetEvents() []ACPEventsEventsSessionEvent { return v.Events }
 
+// ACPKernelEventsKernelEventsKernelEvent includes the requested fields of the GraphQL type KernelEvent.
+// The GraphQL type's documentation follows.
+//
+// A session list or catalog change.
+type ACPKernelEventsKernelEventsKernelEvent struct {
+	// session_created, session_updated, session_deleted, catalog_updated, or mcp_needs_auth (an MCP server needs a sign-in: mcpServerId, then McpServer.authUrl).
+	Type string `json:"type"`
+	// The MCP server a catalog_updated (its configuration, status or tools changed) or mcp_needs_auth is about.
+	McpServerId *string `json:"mcpServerId"`
+}
+
+// GetType returns ACPKernelEventsKernelEventsKernelEvent.Type, and is useful for accessing the field via an interface.
+func (v *ACPKernelEventsKernelEventsKernelEvent) GetType() string { return v.Type }
+
+// GetMcpServerId returns ACPKernelEventsKernelEventsKernelEvent.McpServerId, and is useful for accessing the field via an interface.
+func (v *ACPKernelEventsKernelEventsKernelEvent) GetMcpServerId() *string { return v.McpServerId }
+
+// ACPKernelEventsResponse is returned by ACPKernelEvents on success.
+type ACPKernelEventsResponse struct {
+	// Session list and catalog changes.
+	KernelEvents ACPKernelEventsKernelEventsKernelEvent `json:"kernelEvents"`
+}
+
+// GetKernelEvents returns ACPKernelEventsResponse.KernelEvents, and is useful for accessing the field via an interface.
+func (v *ACPKernelEventsResponse) GetKernelEvents() ACPKernelEventsKernelEventsKernelEvent {
+	return v.KernelEvents
+}
+
+// ACPMcpServerFields includes the GraphQL fields of McpServer requested by the fragment ACPMcpServerFields.
+// The GraphQL type's documentation follows.
+//
+// A configured MCP server. env and header values are never returned; only their names.
+type ACPMcpServerFields struct {
+	// Stable id of the server (mcp_…).
+	Id string `json:"id"`
+	// Unique name; tools are offered as mcp__<name>__<tool>.
+	Name string `json:"name"`
+	// Connection state now.
+	Status McpStatus `json:"status"`
+	// Why the server FAILED, or why its last attempt failed while STARTING again.
+	Error *string `json:"error"`
+	// While NEEDS_AUTH: the authorization server's page a person opens to sign in (it carries no secret of the kernel; the redirect comes back to the kernel's /mcp/oauth/callback). Null otherwise.
+	AuthUrl *string `json:"authUrl"`
+	// The server's tools (as the server names them) while it is READY.
+	Tools []ACPMcpServerFieldsToolsMcpTool `json:"tools"`
+	// The prompts the server lists (prompts/list), refreshed on notifications/prompts/list_changed; empty when it offers none or is not ready.
+	Prompts []ACPMcpServerFieldsPromptsMcpPrompt `json:"prompts"`
+}
+
+// GetId returns ACPMcpServerFields.Id, and is useful for accessing the field via an interface.
+func (v *ACPMcpServerFields) GetId() string { return v.Id }
+
+// GetName returns ACPMcpServerFields.Name, and is useful for accessing the field via an interface.
+func (v *ACPMcpServerFields) GetName() string { return v.Name }
+
+// GetStatus returns ACPMcpServerFields.Status, and is useful for accessing the field via an interface.
+func (v *ACPMcpServerFields) GetStatus() McpStatus { return v.Status }
+
+// GetError returns ACPMcpServerFields.Error, and is useful for accessing the field via an interface.
+func (v *ACPMcpServerFields) GetError() *string { return v.Error }
+
+// GetAuthUrl returns ACPMcpServerFields.AuthUrl, and is useful for accessing the field via an interface.
+func (v *ACPMcpServerFields) GetAuthUrl() *string { return v.AuthUrl }
+
+// GetTools returns ACPMcpServerFields.Tools, and is useful for accessing the field via an interface.
+func (v *ACPMcpServerFields) GetTools() []ACPMcpServerFieldsToolsMcpTool { return v.Tools }
+
+// GetPrompts returns ACPMcpServerFields.Prompts, and is useful for accessing the field via an interface.
+func (v *ACPMcpServerFields) GetPrompts() []ACPMcpServerFieldsPromptsMcpPrompt { return v.Prompts }
+
+// ACPMcpServerFieldsPromptsMcpPrompt includes the requested fields of the GraphQL type McpPrompt.
+// The GraphQL type's documentation follows.
+//
+// A prompt of an MCP server.
+type ACPMcpServerFieldsPromptsMcpPrompt struct {
+	// The server's name for the prompt.
+	Name string `json:"name"`
+	// What the prompt is for; empty when none.
+	Description string `json:"description"`
+	// Its arguments, in the server's order.
+	Arguments []ACPMcpServerFieldsPromptsMcpPromptArgumentsMcpPromptArgument `json:"arguments"`
+}
+
+// GetName returns ACPMcpServerFieldsPromptsMcpPrompt.Name, and is useful for accessing the field via an interface.
+func (v *ACPMcpServerFieldsPromptsMcpPrompt) GetName() string { return v.Name }
+
+// GetDescription returns ACPMcpServerFieldsPromptsMcpPrompt.Description, and is useful for accessing the field via an interface.
+func (v *ACPMcpServerFieldsPromptsMcpPrompt) GetDescription() string { return v.Description }
+
+// GetArguments returns ACPMcpServerFieldsPromptsMcpPrompt.Arguments, and is useful for accessing the field via an interface.
+func (v *ACPMcpServerFieldsPromptsMcpPrompt) GetArguments() []ACPMcpServerFieldsPromptsMcpPromptArgumentsMcpPromptArgument {
+	return v.Arguments
+}
+
+// ACPMcpServerFieldsPromptsMcpPromptArgumentsMcpPromptArgument includes the requested fields of the GraphQL type McpPromptArgument.
+// The GraphQL type's documentation follows.
+//
+// An argument of an MCP prompt.
+type ACPMcpServerFieldsPromptsMcpPromptArgumentsMcpPromptArgument struct {
+	// The argument's name.
+	Name string `json:"name"`
+	// Whether the prompt needs it.
+	Required bool `json:"required"`
+}
+
+// GetName returns ACPMcpServerFieldsPromptsMcpPromptArgumentsMcpPromptArgument.Name, and is useful for accessing the field via an interface.
+func (v *ACPMcpServerFieldsPromptsMcpPromptArgumentsMcpPromptArgument) GetName() string {
+	return v.Name
+}
+
+// GetRequired returns ACPMcpServerFieldsPromptsMcpPromptArgumentsMcpPromptArgument.Required, and is useful for accessing the field via an interface.
+func (v *ACPMcpServerFieldsPromptsMcpPromptArgumentsMcpPromptArgument) GetRequired() bool {
+	return v.Required
+}
+
+// ACPMcpServerFieldsToolsMcpTool includes the requested fields of the GraphQL type McpTool.
+// The GraphQL type's documentation follows.
+//
+// A tool of an MCP server.
+type ACPMcpServerFieldsToolsMcpTool struct {
+	// The server's name for the tool; models see it as mcp__<server>__<tool>.
+	Name string `json:"name"`
+}
+
+// GetName returns ACPMcpServerFieldsToolsMcpTool.Name, and is useful for accessing the field via an interface.
+func (v *ACPMcpServerFieldsToolsMcpTool) GetName() string { return v.Name }
+
+// ACPMcpStatusMcpServersMcpServer includes the requested fields of the GraphQL type McpServer.
+// The GraphQL type's documentation follows.
+//
+// A configured MCP server. env and header values are never returned; only their names.
+type ACPMcpStatusMcpServersMcpServer struct {
+	ACPMcpServerFields `json:"-"`
+}
+
+// GetId returns ACPMcpStatusMcpServersMcpServer.Id, and is useful for accessing the field via an interface.
+func (v *ACPMcpStatusMcpServersMcpServer) GetId() string { return v.ACPMcpServerFields.Id }
+
+// GetName returns ACPMcpStatusMcpServersMcpServer.Name, and is useful for accessing the field via an interface.
+func (v *ACPMcpStatusMcpServersMcpServer) GetName() string { return v.ACPMcpServerFields.Name }
+
+// GetStatus returns ACPMcpStatusMcpServersMcpServer.Status, and is useful for accessing the field via an interface.
+func (v *ACPMcpStatusMcpServersMcpServer) GetStatus() McpStatus { return v.ACPMcpServerFields.Status }
+
+// GetError returns ACPMcpStatusMcpServersMcpServer.Error, and is useful for accessing the field via an interface.
+func (v *ACPMcpStatusMcpServersMcpServer) GetError() *string { return v.ACPMcpServerFields.Error }
+
+// GetAuthUrl returns ACPMcpStatusMcpServersMcpServer.AuthUrl, and is useful for accessing the field via an interface.
+func (v *ACPMcpStatusMcpServersMcpServer) GetAuthUrl() *string { return v.ACPMcpServerFields.AuthUrl }
+
+// GetTools returns ACPMcpStatusMcpServersMcpServer.Tools, and is useful for accessing the field via an interface.
+func (v *ACPMcpStatusMcpServersMcpServer) GetTools() []ACPMcpServerFieldsToolsMcpTool {
+	return v.ACPMcpServerFields.Tools
+}
+
+// GetPrompts returns ACPMcpStatusMcpServersMcpServer.Prompts, and is useful for accessing the field via an interface.
+func (v *ACPMcpStatusMcpServersMcpServer) GetPrompts() []ACPMcpServerFieldsPromptsMcpPrompt {
+	return v.ACPMcpServerFields.Prompts
+}
+
+func (v *ACPMcpStatusMcpServersMcpServer) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*ACPMcpStatusMcpServersMcpServer
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.ACPMcpStatusMcpServersMcpServer = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	err = json.Unmarshal(
+		b, &v.ACPMcpServerFields)
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+type __premarshalACPMcpStatusMcpServersMcpServer struct {
+	Id string `json:"id"`
+
+	Name string `json:"name"`
+
+	Status McpStatus `json:"status"`
+
+	Error *string `json:"error"`
+
+	AuthUrl *string `json:"authUrl"`
+
+	Tools []ACPMcpServerFieldsToolsMcpTool `json:"tools"`
+
+	Prompts []ACPMcpServerFieldsPromptsMcpPrompt `json:"prompts"`
+}
+
+func (v *ACPMcpStatusMcpServersMcpServer) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *ACPMcpStatusMcpServersMcpServer) __premarshalJSON() (*__premarshalACPMcpStatusMcpServersMcpServer, error) {
+	var retval __premarshalACPMcpStatusMcpServersMcpServer
+
+	retval.Id = v.ACPMcpServerFields.Id
+	retval.Name = v.ACPMcpServerFields.Name
+	retval.Status = v.ACPMcpServerFields.Status
+	retval.Error = v.ACPMcpServerFields.Error
+	retval.AuthUrl = v.ACPMcpServerFields.AuthUrl
+	retval.Tools = v.ACPMcpServerFields.Tools
+	retval.Prompts = v.ACPMcpServerFields.Prompts
+	return &retval, nil
+}
+
+// ACPMcpStatusResponse is returned by ACPMcpStatus on success.
+type ACPMcpStatusResponse struct {
+	// The configured MCP servers with their status and tools, in creation order.
+	McpServers []ACPMcpStatusMcpServersMcpServer `json:"mcpServers"`
+	// One session by id; null when there is none with that id.
+	Session *ACPMcpStatusSession `json:"session"`
+}
+
+// GetMcpServers returns ACPMcpStatusResponse.McpServers, and is useful for accessing the field via an interface.
+func (v *ACPMcpStatusResponse) GetMcpServers() []ACPMcpStatusMcpServersMcpServer { return v.McpServers }
+
+// GetSession returns ACPMcpStatusResponse.Session, and is useful for accessing the field via an interface.
+func (v *ACPMcpStatusResponse) GetSession() *ACPMcpStatusSession { return v.Session }
+
+// ACPMcpStatusSession includes the requested fields of the GraphQL type Session.
+// The GraphQL type's documentation follows.
+//
+// A long-lived conversation identity: history, model choice, directory and permissions.
+type ACPMcpStatusSession struct {
+	// Ids of the MCP servers turned off for this session with setSessionMcpServerEnabled, in the order they were turned off.
+	DisabledMcpServerIds []string `json:"disabledMcpServerIds"`
+	// MCP servers attached to this session only (attachSessionMcpServer), in attach order; their tools are offered in this session and its sub-agent sessions.
+	McpServers []ACPMcpStatusSessionMcpServersMcpServer `json:"mcpServers"`
+}
+
+// GetDisabledMcpServerIds returns ACPMcpStatusSession.DisabledMcpServerIds, and is useful for accessing the field via an interface.
+func (v *ACPMcpStatusSession) GetDisabledMcpServerIds() []string { return v.DisabledMcpServerIds }
+
+// GetMcpServers returns ACPMcpStatusSession.McpServers, and is useful for accessing the field via an interface.
+func (v *ACPMcpStatusSession) GetMcpServers() []ACPMcpStatusSessionMcpServersMcpServer {
+	return v.McpServers
+}
+
+// ACPMcpStatusSessionMcpServersMcpServer includes the requested fields of the GraphQL type McpServer.
+// The GraphQL type's documentation follows.
+//
+// A configured MCP server. env and header values are never returned; only their names.
+type ACPMcpStatusSessionMcpServersMcpServer struct {
+	ACPMcpServerFields `json:"-"`
+}
+
+// GetId returns ACPMcpStatusSessionMcpServersMcpServer.Id, and is useful for accessing the field via an interface.
+func (v *ACPMcpStatusSessionMcpServersMcpServer) GetId() string { return v.ACPMcpServerFields.Id }
+
+// GetName returns ACPMcpStatusSessionMcpServersMcpServer.Name, and is useful for accessing the field via an interface.
+func (v *ACPMcpStatusSessionMcpServersMcpServer) GetName() string { return v.ACPMcpServerFields.Name }
+
+// GetStatus returns ACPMcpStatusSessionMcpServersMcpServer.Status, and is useful for accessing the field via an interface.
+func (v *ACPMcpStatusSessionMcpServersMcpServer) GetStatus() McpStatus {
+	return v.ACPMcpServerFields.Status
+}
+
+// GetError returns ACPMcpStatusSessionMcpServersMcpServer.Error, and is useful for accessing the field via an interface.
+func (v *ACPMcpStatusSessionMcpServersMcpServer) GetError() *string {
+	return v.ACPMcpServerFields.Error
+}
+
+// GetAuthUrl returns ACPMcpStatusSessionMcpServersMcpServer.AuthUrl, and is useful for accessing the field via an interface.
+func (v *ACPMcpStatusSessionMcpServersMcpServer) GetAuthUrl() *string {
+	return v.ACPMcpServerFields.AuthUrl
+}
+
+// GetTools returns ACPMcpStatusSessionMcpServersMcpServer.Tools, and is useful for accessing the field via an interface.
+func (v *ACPMcpStatusSessionMcpServersMcpServer) GetTools() []ACPMcpServerFieldsToolsMcpTool {
+	return v.ACPMcpServerFields.Tools
+}
+
+// GetPrompts returns ACPMcpStatusSessionMcpServersMcpServer.Prompts, and is useful for accessing the field via an interface.
+func (v *ACPMcpStatusSessionMcpServersMcpServer) GetPrompts() []ACPMcpServerFieldsPromptsMcpPrompt {
+	return v.ACPMcpServerFields.Prompts
+}
+
+func (v *ACPMcpStatusSessionMcpServersMcpServer) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*ACPMcpStatusSessionMcpServersMcpServer
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.ACPMcpStatusSessionMcpServersMcpServer = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	err = json.Unmarshal(
+		b, &v.ACPMcpServerFields)
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+type __premarshalACPMcpStatusSessionMcpServersMcpServer struct {
+	Id string `json:"id"`
+
+	Name string `json:"name"`
+
+	Status McpStatus `json:"status"`
+
+	Error *string `json:"error"`
+
+	AuthUrl *string `json:"authUrl"`
+
+	Tools []ACPMcpServerFieldsToolsMcpTool `json:"tools"`
+
+	Prompts []ACPMcpServerFieldsPromptsMcpPrompt `json:"prompts"`
+}
+
+func (v *ACPMcpStatusSessionMcpServersMcpServer) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *ACPMcpStatusSessionMcpServersMcpServer) __premarshalJSON() (*__premarshalACPMcpStatusSessionMcpServersMcpServer, error) {
+	var retval __premarshalACPMcpStatusSessionMcpServersMcpServer
+
+	retval.Id = v.ACPMcpServerFields.Id
+	retval.Name = v.ACPMcpServerFields.Name
+	retval.Status = v.ACPMcpServerFields.Status
+	retval.Error = v.ACPMcpServerFields.Error
+	retval.AuthUrl = v.ACPMcpServerFields.AuthUrl
+	retval.Tools = v.ACPMcpServerFields.Tools
+	retval.Prompts = v.ACPMcpServerFields.Prompts
+	return &retval, nil
+}
+
 // ACPMessageFields includes the GraphQL fields of Message requested by the fragment ACPMessageFields.
 // The GraphQL type's documentation follows.
 //
@@ -773,6 +1129,10 @@ type ACPSessionEventsSessionEventsSessionEvent struct {
 	Approval *ACPSessionEventsSessionEventsSessionEventApproval `json:"approval"`
 	// The verdict of guardian_verdict (GUARDED sessions).
 	GuardianVerdict *ACPSessionEventsSessionEventsSessionEventGuardianVerdict `json:"guardianVerdict"`
+	// The terminal of terminal_started and terminal_exited (persisted; terminal_exited's payload also has outputSha256, the artifact holding the last part of its output).
+	Terminal *ACPSessionEventsSessionEventsSessionEventTerminal `json:"terminal"`
+	// The new output of a live terminal_output event (never stored; coalesced never, dropped for a subscriber that falls behind).
+	TerminalOutput *ACPSessionEventsSessionEventsSessionEventTerminalOutputTerminalChunk `json:"terminalOutput"`
 }
 
 // GetSeq returns ACPSessionEventsSessionEventsSessionEvent.Seq, and is useful for accessing the field via an interface.
@@ -808,6 +1168,16 @@ func (v *ACPSessionEventsSessionEventsSessionEvent) GetApproval() *ACPSessionEve
 // GetGuardianVerdict returns ACPSessionEventsSessionEventsSessionEvent.GuardianVerdict, and is useful for accessing the field via an interface.
 func (v *ACPSessionEventsSessionEventsSessionEvent) GetGuardianVerdict() *ACPSessionEventsSessionEventsSessionEventGuardianVerdict {
 	return v.GuardianVerdict
+}
+
+// GetTerminal returns ACPSessionEventsSessionEventsSessionEvent.Terminal, and is useful for accessing the field via an interface.
+func (v *ACPSessionEventsSessionEventsSessionEvent) GetTerminal() *ACPSessionEventsSessionEventsSessionEventTerminal {
+	return v.Terminal
+}
+
+// GetTerminalOutput returns ACPSessionEventsSessionEventsSessionEvent.TerminalOutput, and is useful for accessing the field via an interface.
+func (v *ACPSessionEventsSessionEventsSessionEvent) GetTerminalOutput() *ACPSessionEventsSessionEventsSessionEventTerminalOutputTerminalChunk {
+	return v.TerminalOutput
 }
 
 // ACPSessionEventsSessionEventsSessionEventApproval includes the requested fields of the GraphQL type Approval.
@@ -1123,6 +1493,168 @@ func (v *ACPSessionEventsSessionEventsSessionEventMessage) __premarshalJSON() (*
 	retval.FinishReason = v.ACPMessageFields.FinishReason
 	retval.Refusal = v.ACPMessageFields.Refusal
 	return &retval, nil
+}
+
+// ACPSessionEventsSessionEventsSessionEventTerminal includes the requested fields of the GraphQL type Terminal.
+// The GraphQL type's documentation follows.
+//
+// A background terminal: a long-running command (a dev server, a watcher, a
+// long build) that the model started with terminal_start, under the same
+// sandbox, approval class (command) and hooks as bash. It outlives the call and
+// the turn that started it and ends when it exits, is killed, its session is
+// deleted, or the kernel stops. Its output (stdout and stderr together) is kept
+// in a buffer of the last 1 MiB; older output is dropped and counted.
+type ACPSessionEventsSessionEventsSessionEventTerminal struct {
+	TerminalFields `json:"-"`
+}
+
+// GetId returns ACPSessionEventsSessionEventsSessionEventTerminal.Id, and is useful for accessing the field via an interface.
+func (v *ACPSessionEventsSessionEventsSessionEventTerminal) GetId() string {
+	return v.TerminalFields.Id
+}
+
+// GetCommand returns ACPSessionEventsSessionEventsSessionEventTerminal.Command, and is useful for accessing the field via an interface.
+func (v *ACPSessionEventsSessionEventsSessionEventTerminal) GetCommand() string {
+	return v.TerminalFields.Command
+}
+
+// GetCwd returns ACPSessionEventsSessionEventsSessionEventTerminal.Cwd, and is useful for accessing the field via an interface.
+func (v *ACPSessionEventsSessionEventsSessionEventTerminal) GetCwd() string {
+	return v.TerminalFields.Cwd
+}
+
+// GetStatus returns ACPSessionEventsSessionEventsSessionEventTerminal.Status, and is useful for accessing the field via an interface.
+func (v *ACPSessionEventsSessionEventsSessionEventTerminal) GetStatus() TerminalStatus {
+	return v.TerminalFields.Status
+}
+
+// GetExitCode returns ACPSessionEventsSessionEventsSessionEventTerminal.ExitCode, and is useful for accessing the field via an interface.
+func (v *ACPSessionEventsSessionEventsSessionEventTerminal) GetExitCode() *int {
+	return v.TerminalFields.ExitCode
+}
+
+// GetStartedAt returns ACPSessionEventsSessionEventsSessionEventTerminal.StartedAt, and is useful for accessing the field via an interface.
+func (v *ACPSessionEventsSessionEventsSessionEventTerminal) GetStartedAt() time.Time {
+	return v.TerminalFields.StartedAt
+}
+
+// GetEndedAt returns ACPSessionEventsSessionEventsSessionEventTerminal.EndedAt, and is useful for accessing the field via an interface.
+func (v *ACPSessionEventsSessionEventsSessionEventTerminal) GetEndedAt() *time.Time {
+	return v.TerminalFields.EndedAt
+}
+
+// GetOutputBytes returns ACPSessionEventsSessionEventsSessionEventTerminal.OutputBytes, and is useful for accessing the field via an interface.
+func (v *ACPSessionEventsSessionEventsSessionEventTerminal) GetOutputBytes() int {
+	return v.TerminalFields.OutputBytes
+}
+
+// GetDroppedBytes returns ACPSessionEventsSessionEventsSessionEventTerminal.DroppedBytes, and is useful for accessing the field via an interface.
+func (v *ACPSessionEventsSessionEventsSessionEventTerminal) GetDroppedBytes() int {
+	return v.TerminalFields.DroppedBytes
+}
+
+// GetToolCallId returns ACPSessionEventsSessionEventsSessionEventTerminal.ToolCallId, and is useful for accessing the field via an interface.
+func (v *ACPSessionEventsSessionEventsSessionEventTerminal) GetToolCallId() *string {
+	return v.TerminalFields.ToolCallId
+}
+
+func (v *ACPSessionEventsSessionEventsSessionEventTerminal) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*ACPSessionEventsSessionEventsSessionEventTerminal
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.ACPSessionEventsSessionEventsSessionEventTerminal = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	err = json.Unmarshal(
+		b, &v.TerminalFields)
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+type __premarshalACPSessionEventsSessionEventsSessionEventTerminal struct {
+	Id string `json:"id"`
+
+	Command string `json:"command"`
+
+	Cwd string `json:"cwd"`
+
+	Status TerminalStatus `json:"status"`
+
+	ExitCode *int `json:"exitCode"`
+
+	StartedAt time.Time `json:"startedAt"`
+
+	EndedAt *time.Time `json:"endedAt"`
+
+	OutputBytes int `json:"outputBytes"`
+
+	DroppedBytes int `json:"droppedBytes"`
+
+	ToolCallId *string `json:"toolCallId"`
+}
+
+func (v *ACPSessionEventsSessionEventsSessionEventTerminal) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *ACPSessionEventsSessionEventsSessionEventTerminal) __premarshalJSON() (*__premarshalACPSessionEventsSessionEventsSessionEventTerminal, error) {
+	var retval __premarshalACPSessionEventsSessionEventsSessionEventTerminal
+
+	retval.Id = v.TerminalFields.Id
+	retval.Command = v.TerminalFields.Command
+	retval.Cwd = v.TerminalFields.Cwd
+	retval.Status = v.TerminalFields.Status
+	retval.ExitCode = v.TerminalFields.ExitCode
+	retval.StartedAt = v.TerminalFields.StartedAt
+	retval.EndedAt = v.TerminalFields.EndedAt
+	retval.OutputBytes = v.TerminalFields.OutputBytes
+	retval.DroppedBytes = v.TerminalFields.DroppedBytes
+	retval.ToolCallId = v.TerminalFields.ToolCallId
+	return &retval, nil
+}
+
+// ACPSessionEventsSessionEventsSessionEventTerminalOutputTerminalChunk includes the requested fields of the GraphQL type TerminalChunk.
+// The GraphQL type's documentation follows.
+//
+// New output of a terminal, in a live terminal_output event.
+type ACPSessionEventsSessionEventsSessionEventTerminalOutputTerminalChunk struct {
+	// The terminal.
+	TerminalId string `json:"terminalId"`
+	// The byte offset of text in the terminal's output; a gap from the last chunk seen means chunks were missed (read them with terminalOutput).
+	Offset int `json:"offset"`
+	// The new output.
+	Text string `json:"text"`
+}
+
+// GetTerminalId returns ACPSessionEventsSessionEventsSessionEventTerminalOutputTerminalChunk.TerminalId, and is useful for accessing the field via an interface.
+func (v *ACPSessionEventsSessionEventsSessionEventTerminalOutputTerminalChunk) GetTerminalId() string {
+	return v.TerminalId
+}
+
+// GetOffset returns ACPSessionEventsSessionEventsSessionEventTerminalOutputTerminalChunk.Offset, and is useful for accessing the field via an interface.
+func (v *ACPSessionEventsSessionEventsSessionEventTerminalOutputTerminalChunk) GetOffset() int {
+	return v.Offset
+}
+
+// GetText returns ACPSessionEventsSessionEventsSessionEventTerminalOutputTerminalChunk.Text, and is useful for accessing the field via an interface.
+func (v *ACPSessionEventsSessionEventsSessionEventTerminalOutputTerminalChunk) GetText() string {
+	return v.Text
 }
 
 // ACPSessionFields includes the GraphQL fields of Session requested by the fragment ACPSessionFields.
@@ -2868,6 +3400,11 @@ func (v *CreateSessionCreateSession) GetUpdatedAt() time.Time { return v.Session
 // GetHeadSeq returns CreateSessionCreateSession.HeadSeq, and is useful for accessing the field via an interface.
 func (v *CreateSessionCreateSession) GetHeadSeq() int { return v.SessionFields.HeadSeq }
 
+// GetWorktree returns CreateSessionCreateSession.Worktree, and is useful for accessing the field via an interface.
+func (v *CreateSessionCreateSession) GetWorktree() *SessionFieldsWorktreeSessionWorktree {
+	return v.SessionFields.Worktree
+}
+
 // GetUsage returns CreateSessionCreateSession.Usage, and is useful for accessing the field via an interface.
 func (v *CreateSessionCreateSession) GetUsage() SessionFieldsUsage { return v.SessionFields.Usage }
 
@@ -2919,6 +3456,8 @@ type __premarshalCreateSessionCreateSession struct {
 
 	HeadSeq int `json:"headSeq"`
 
+	Worktree *SessionFieldsWorktreeSessionWorktree `json:"worktree"`
+
 	Usage SessionFieldsUsage `json:"usage"`
 }
 
@@ -2944,6 +3483,7 @@ func (v *CreateSessionCreateSession) __premarshalJSON() (*__premarshalCreateSess
 	retval.CreatedAt = v.SessionFields.CreatedAt
 	retval.UpdatedAt = v.SessionFields.UpdatedAt
 	retval.HeadSeq = v.SessionFields.HeadSeq
+	retval.Worktree = v.SessionFields.Worktree
 	retval.Usage = v.SessionFields.Usage
 	return &retval, nil
 }
@@ -2970,6 +3510,8 @@ type CreateSessionInput struct {
 	McpServers []McpServerInput `json:"mcpServers"`
 	// The session's own fallback chain (language connections and their models, at most 8, no duplicate); null or empty: the LANGUAGE purpose's chain.
 	FallbackModels []ModelRefInput `json:"fallbackModels"`
+	// Create the session in a git worktree of its own (needs projectId, a git repository); null: it works in the project's directory.
+	Worktree *WorktreeInput `json:"worktree"`
 }
 
 // GetConnectionId returns CreateSessionInput.ConnectionId, and is useful for accessing the field via an interface.
@@ -2998,6 +3540,9 @@ func (v *CreateSessionInput) GetMcpServers() []McpServerInput { return v.McpServ
 
 // GetFallbackModels returns CreateSessionInput.FallbackModels, and is useful for accessing the field via an interface.
 func (v *CreateSessionInput) GetFallbackModels() []ModelRefInput { return v.FallbackModels }
+
+// GetWorktree returns CreateSessionInput.Worktree, and is useful for accessing the field via an interface.
+func (v *CreateSessionInput) GetWorktree() *WorktreeInput { return v.Worktree }
 
 // CreateSessionResponse is returned by CreateSession on success.
 type CreateSessionResponse struct {
@@ -3332,7 +3877,7 @@ func (v *DeleteQueuedMessageResponse) GetDeleteQueuedMessage() []DeleteQueuedMes
 
 // DeleteSessionResponse is returned by DeleteSession on success.
 type DeleteSessionResponse struct {
-	// Irreversible: stops its turn, clears its queue and pending requests, removes the session, its children, events and projections. Usage stays in the ledger.
+	// Irreversible: stops its turn, clears its queue and pending requests, removes the session, its children, events and projections. Usage stays in the ledger. A session with its own git worktree (docs/worktrees.md) has it removed too; a worktree with uncommitted changes or untracked files needs force (else BAD_INPUT and nothing is deleted).
 	DeleteSession bool `json:"deleteSession"`
 }
 
@@ -3454,6 +3999,11 @@ func (v *ForkSessionForkSession) GetUpdatedAt() time.Time { return v.SessionFiel
 // GetHeadSeq returns ForkSessionForkSession.HeadSeq, and is useful for accessing the field via an interface.
 func (v *ForkSessionForkSession) GetHeadSeq() int { return v.SessionFields.HeadSeq }
 
+// GetWorktree returns ForkSessionForkSession.Worktree, and is useful for accessing the field via an interface.
+func (v *ForkSessionForkSession) GetWorktree() *SessionFieldsWorktreeSessionWorktree {
+	return v.SessionFields.Worktree
+}
+
 // GetUsage returns ForkSessionForkSession.Usage, and is useful for accessing the field via an interface.
 func (v *ForkSessionForkSession) GetUsage() SessionFieldsUsage { return v.SessionFields.Usage }
 
@@ -3505,6 +4055,8 @@ type __premarshalForkSessionForkSession struct {
 
 	HeadSeq int `json:"headSeq"`
 
+	Worktree *SessionFieldsWorktreeSessionWorktree `json:"worktree"`
+
 	Usage SessionFieldsUsage `json:"usage"`
 }
 
@@ -3530,6 +4082,7 @@ func (v *ForkSessionForkSession) __premarshalJSON() (*__premarshalForkSessionFor
 	retval.CreatedAt = v.SessionFields.CreatedAt
 	retval.UpdatedAt = v.SessionFields.UpdatedAt
 	retval.HeadSeq = v.SessionFields.HeadSeq
+	retval.Worktree = v.SessionFields.Worktree
 	retval.Usage = v.SessionFields.Usage
 	return &retval, nil
 }
@@ -3547,6 +4100,157 @@ type ForkSessionResponse struct {
 
 // GetForkSession returns ForkSessionResponse.ForkSession, and is useful for accessing the field via an interface.
 func (v *ForkSessionResponse) GetForkSession() ForkSessionForkSession { return v.ForkSession }
+
+// ForkSessionWorktreeForkSession includes the requested fields of the GraphQL type Session.
+// The GraphQL type's documentation follows.
+//
+// A long-lived conversation identity: history, model choice, directory and permissions.
+type ForkSessionWorktreeForkSession struct {
+	SessionFields `json:"-"`
+}
+
+// GetId returns ForkSessionWorktreeForkSession.Id, and is useful for accessing the field via an interface.
+func (v *ForkSessionWorktreeForkSession) GetId() string { return v.SessionFields.Id }
+
+// GetTitle returns ForkSessionWorktreeForkSession.Title, and is useful for accessing the field via an interface.
+func (v *ForkSessionWorktreeForkSession) GetTitle() *string { return v.SessionFields.Title }
+
+// GetPhase returns ForkSessionWorktreeForkSession.Phase, and is useful for accessing the field via an interface.
+func (v *ForkSessionWorktreeForkSession) GetPhase() Phase { return v.SessionFields.Phase }
+
+// GetApprovalMode returns ForkSessionWorktreeForkSession.ApprovalMode, and is useful for accessing the field via an interface.
+func (v *ForkSessionWorktreeForkSession) GetApprovalMode() ApprovalMode {
+	return v.SessionFields.ApprovalMode
+}
+
+// GetConnectionId returns ForkSessionWorktreeForkSession.ConnectionId, and is useful for accessing the field via an interface.
+func (v *ForkSessionWorktreeForkSession) GetConnectionId() *string {
+	return v.SessionFields.ConnectionId
+}
+
+// GetModel returns ForkSessionWorktreeForkSession.Model, and is useful for accessing the field via an interface.
+func (v *ForkSessionWorktreeForkSession) GetModel() *string { return v.SessionFields.Model }
+
+// GetParentId returns ForkSessionWorktreeForkSession.ParentId, and is useful for accessing the field via an interface.
+func (v *ForkSessionWorktreeForkSession) GetParentId() *string { return v.SessionFields.ParentId }
+
+// GetProject returns ForkSessionWorktreeForkSession.Project, and is useful for accessing the field via an interface.
+func (v *ForkSessionWorktreeForkSession) GetProject() *SessionFieldsProject {
+	return v.SessionFields.Project
+}
+
+// GetCreatedAt returns ForkSessionWorktreeForkSession.CreatedAt, and is useful for accessing the field via an interface.
+func (v *ForkSessionWorktreeForkSession) GetCreatedAt() time.Time { return v.SessionFields.CreatedAt }
+
+// GetUpdatedAt returns ForkSessionWorktreeForkSession.UpdatedAt, and is useful for accessing the field via an interface.
+func (v *ForkSessionWorktreeForkSession) GetUpdatedAt() time.Time { return v.SessionFields.UpdatedAt }
+
+// GetHeadSeq returns ForkSessionWorktreeForkSession.HeadSeq, and is useful for accessing the field via an interface.
+func (v *ForkSessionWorktreeForkSession) GetHeadSeq() int { return v.SessionFields.HeadSeq }
+
+// GetWorktree returns ForkSessionWorktreeForkSession.Worktree, and is useful for accessing the field via an interface.
+func (v *ForkSessionWorktreeForkSession) GetWorktree() *SessionFieldsWorktreeSessionWorktree {
+	return v.SessionFields.Worktree
+}
+
+// GetUsage returns ForkSessionWorktreeForkSession.Usage, and is useful for accessing the field via an interface.
+func (v *ForkSessionWorktreeForkSession) GetUsage() SessionFieldsUsage { return v.SessionFields.Usage }
+
+func (v *ForkSessionWorktreeForkSession) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*ForkSessionWorktreeForkSession
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.ForkSessionWorktreeForkSession = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	err = json.Unmarshal(
+		b, &v.SessionFields)
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+type __premarshalForkSessionWorktreeForkSession struct {
+	Id string `json:"id"`
+
+	Title *string `json:"title"`
+
+	Phase Phase `json:"phase"`
+
+	ApprovalMode ApprovalMode `json:"approvalMode"`
+
+	ConnectionId *string `json:"connectionId"`
+
+	Model *string `json:"model"`
+
+	ParentId *string `json:"parentId"`
+
+	Project *SessionFieldsProject `json:"project"`
+
+	CreatedAt time.Time `json:"createdAt"`
+
+	UpdatedAt time.Time `json:"updatedAt"`
+
+	HeadSeq int `json:"headSeq"`
+
+	Worktree *SessionFieldsWorktreeSessionWorktree `json:"worktree"`
+
+	Usage SessionFieldsUsage `json:"usage"`
+}
+
+func (v *ForkSessionWorktreeForkSession) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *ForkSessionWorktreeForkSession) __premarshalJSON() (*__premarshalForkSessionWorktreeForkSession, error) {
+	var retval __premarshalForkSessionWorktreeForkSession
+
+	retval.Id = v.SessionFields.Id
+	retval.Title = v.SessionFields.Title
+	retval.Phase = v.SessionFields.Phase
+	retval.ApprovalMode = v.SessionFields.ApprovalMode
+	retval.ConnectionId = v.SessionFields.ConnectionId
+	retval.Model = v.SessionFields.Model
+	retval.ParentId = v.SessionFields.ParentId
+	retval.Project = v.SessionFields.Project
+	retval.CreatedAt = v.SessionFields.CreatedAt
+	retval.UpdatedAt = v.SessionFields.UpdatedAt
+	retval.HeadSeq = v.SessionFields.HeadSeq
+	retval.Worktree = v.SessionFields.Worktree
+	retval.Usage = v.SessionFields.Usage
+	return &retval, nil
+}
+
+// ForkSessionWorktreeResponse is returned by ForkSessionWorktree on success.
+type ForkSessionWorktreeResponse struct {
+	// Branches a session: a new top-level session that imports the active messages
+	// up to and including afterSeq (message_imported), with the same connection,
+	// model, project, approval mode and reasoning effort. afterSeq must be the seq
+	// of a complete assistant message without tool calls, or of the tool result
+	// that completes its assistant message's calls (BAD_INPUT names the nearest
+	// valid ones). Queues, approvals, grants and compaction checkpoints are not copied.
+	ForkSession ForkSessionWorktreeForkSession `json:"forkSession"`
+}
+
+// GetForkSession returns ForkSessionWorktreeResponse.ForkSession, and is useful for accessing the field via an interface.
+func (v *ForkSessionWorktreeResponse) GetForkSession() ForkSessionWorktreeForkSession {
+	return v.ForkSession
+}
 
 // GenerateVideoGenerateVideoAttachment includes the requested fields of the GraphQL type Attachment.
 // The GraphQL type's documentation follows.
@@ -3752,6 +4456,11 @@ func (v *ImportSessionFileImportSessionFileSession) GetUpdatedAt() time.Time {
 // GetHeadSeq returns ImportSessionFileImportSessionFileSession.HeadSeq, and is useful for accessing the field via an interface.
 func (v *ImportSessionFileImportSessionFileSession) GetHeadSeq() int { return v.SessionFields.HeadSeq }
 
+// GetWorktree returns ImportSessionFileImportSessionFileSession.Worktree, and is useful for accessing the field via an interface.
+func (v *ImportSessionFileImportSessionFileSession) GetWorktree() *SessionFieldsWorktreeSessionWorktree {
+	return v.SessionFields.Worktree
+}
+
 // GetUsage returns ImportSessionFileImportSessionFileSession.Usage, and is useful for accessing the field via an interface.
 func (v *ImportSessionFileImportSessionFileSession) GetUsage() SessionFieldsUsage {
 	return v.SessionFields.Usage
@@ -3805,6 +4514,8 @@ type __premarshalImportSessionFileImportSessionFileSession struct {
 
 	HeadSeq int `json:"headSeq"`
 
+	Worktree *SessionFieldsWorktreeSessionWorktree `json:"worktree"`
+
 	Usage SessionFieldsUsage `json:"usage"`
 }
 
@@ -3830,6 +4541,7 @@ func (v *ImportSessionFileImportSessionFileSession) __premarshalJSON() (*__prema
 	retval.CreatedAt = v.SessionFields.CreatedAt
 	retval.UpdatedAt = v.SessionFields.UpdatedAt
 	retval.HeadSeq = v.SessionFields.HeadSeq
+	retval.Worktree = v.SessionFields.Worktree
 	retval.Usage = v.SessionFields.Usage
 	return &retval, nil
 }
@@ -3890,6 +4602,11 @@ func (v *ImportSessionImportSession) GetUpdatedAt() time.Time { return v.Session
 // GetHeadSeq returns ImportSessionImportSession.HeadSeq, and is useful for accessing the field via an interface.
 func (v *ImportSessionImportSession) GetHeadSeq() int { return v.SessionFields.HeadSeq }
 
+// GetWorktree returns ImportSessionImportSession.Worktree, and is useful for accessing the field via an interface.
+func (v *ImportSessionImportSession) GetWorktree() *SessionFieldsWorktreeSessionWorktree {
+	return v.SessionFields.Worktree
+}
+
 // GetUsage returns ImportSessionImportSession.Usage, and is useful for accessing the field via an interface.
 func (v *ImportSessionImportSession) GetUsage() SessionFieldsUsage { return v.SessionFields.Usage }
 
@@ -3941,6 +4658,8 @@ type __premarshalImportSessionImportSession struct {
 
 	HeadSeq int `json:"headSeq"`
 
+	Worktree *SessionFieldsWorktreeSessionWorktree `json:"worktree"`
+
 	Usage SessionFieldsUsage `json:"usage"`
 }
 
@@ -3966,6 +4685,7 @@ func (v *ImportSessionImportSession) __premarshalJSON() (*__premarshalImportSess
 	retval.CreatedAt = v.SessionFields.CreatedAt
 	retval.UpdatedAt = v.SessionFields.UpdatedAt
 	retval.HeadSeq = v.SessionFields.HeadSeq
+	retval.Worktree = v.SessionFields.Worktree
 	retval.Usage = v.SessionFields.Usage
 	return &retval, nil
 }
@@ -4001,6 +4721,129 @@ func (v *KeyValueInput) GetKey() string { return v.Key }
 
 // GetValue returns KeyValueInput.Value, and is useful for accessing the field via an interface.
 func (v *KeyValueInput) GetValue() string { return v.Value }
+
+// KillTerminalKillTerminal includes the requested fields of the GraphQL type Terminal.
+// The GraphQL type's documentation follows.
+//
+// A background terminal: a long-running command (a dev server, a watcher, a
+// long build) that the model started with terminal_start, under the same
+// sandbox, approval class (command) and hooks as bash. It outlives the call and
+// the turn that started it and ends when it exits, is killed, its session is
+// deleted, or the kernel stops. Its output (stdout and stderr together) is kept
+// in a buffer of the last 1 MiB; older output is dropped and counted.
+type KillTerminalKillTerminal struct {
+	TerminalFields `json:"-"`
+}
+
+// GetId returns KillTerminalKillTerminal.Id, and is useful for accessing the field via an interface.
+func (v *KillTerminalKillTerminal) GetId() string { return v.TerminalFields.Id }
+
+// GetCommand returns KillTerminalKillTerminal.Command, and is useful for accessing the field via an interface.
+func (v *KillTerminalKillTerminal) GetCommand() string { return v.TerminalFields.Command }
+
+// GetCwd returns KillTerminalKillTerminal.Cwd, and is useful for accessing the field via an interface.
+func (v *KillTerminalKillTerminal) GetCwd() string { return v.TerminalFields.Cwd }
+
+// GetStatus returns KillTerminalKillTerminal.Status, and is useful for accessing the field via an interface.
+func (v *KillTerminalKillTerminal) GetStatus() TerminalStatus { return v.TerminalFields.Status }
+
+// GetExitCode returns KillTerminalKillTerminal.ExitCode, and is useful for accessing the field via an interface.
+func (v *KillTerminalKillTerminal) GetExitCode() *int { return v.TerminalFields.ExitCode }
+
+// GetStartedAt returns KillTerminalKillTerminal.StartedAt, and is useful for accessing the field via an interface.
+func (v *KillTerminalKillTerminal) GetStartedAt() time.Time { return v.TerminalFields.StartedAt }
+
+// GetEndedAt returns KillTerminalKillTerminal.EndedAt, and is useful for accessing the field via an interface.
+func (v *KillTerminalKillTerminal) GetEndedAt() *time.Time { return v.TerminalFields.EndedAt }
+
+// GetOutputBytes returns KillTerminalKillTerminal.OutputBytes, and is useful for accessing the field via an interface.
+func (v *KillTerminalKillTerminal) GetOutputBytes() int { return v.TerminalFields.OutputBytes }
+
+// GetDroppedBytes returns KillTerminalKillTerminal.DroppedBytes, and is useful for accessing the field via an interface.
+func (v *KillTerminalKillTerminal) GetDroppedBytes() int { return v.TerminalFields.DroppedBytes }
+
+// GetToolCallId returns KillTerminalKillTerminal.ToolCallId, and is useful for accessing the field via an interface.
+func (v *KillTerminalKillTerminal) GetToolCallId() *string { return v.TerminalFields.ToolCallId }
+
+func (v *KillTerminalKillTerminal) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*KillTerminalKillTerminal
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.KillTerminalKillTerminal = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	err = json.Unmarshal(
+		b, &v.TerminalFields)
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+type __premarshalKillTerminalKillTerminal struct {
+	Id string `json:"id"`
+
+	Command string `json:"command"`
+
+	Cwd string `json:"cwd"`
+
+	Status TerminalStatus `json:"status"`
+
+	ExitCode *int `json:"exitCode"`
+
+	StartedAt time.Time `json:"startedAt"`
+
+	EndedAt *time.Time `json:"endedAt"`
+
+	OutputBytes int `json:"outputBytes"`
+
+	DroppedBytes int `json:"droppedBytes"`
+
+	ToolCallId *string `json:"toolCallId"`
+}
+
+func (v *KillTerminalKillTerminal) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *KillTerminalKillTerminal) __premarshalJSON() (*__premarshalKillTerminalKillTerminal, error) {
+	var retval __premarshalKillTerminalKillTerminal
+
+	retval.Id = v.TerminalFields.Id
+	retval.Command = v.TerminalFields.Command
+	retval.Cwd = v.TerminalFields.Cwd
+	retval.Status = v.TerminalFields.Status
+	retval.ExitCode = v.TerminalFields.ExitCode
+	retval.StartedAt = v.TerminalFields.StartedAt
+	retval.EndedAt = v.TerminalFields.EndedAt
+	retval.OutputBytes = v.TerminalFields.OutputBytes
+	retval.DroppedBytes = v.TerminalFields.DroppedBytes
+	retval.ToolCallId = v.TerminalFields.ToolCallId
+	return &retval, nil
+}
+
+// KillTerminalResponse is returned by KillTerminal on success.
+type KillTerminalResponse struct {
+	// Kills a terminal and every process it started (SIGKILL), waits for it to end and returns it (KILLED). Killing a terminal that already ended returns it unchanged.
+	KillTerminal KillTerminalKillTerminal `json:"killTerminal"`
+}
+
+// GetKillTerminal returns KillTerminalResponse.KillTerminal, and is useful for accessing the field via an interface.
+func (v *KillTerminalResponse) GetKillTerminal() KillTerminalKillTerminal { return v.KillTerminal }
 
 // LastMessagesResponse is returned by LastMessages on success.
 type LastMessagesResponse struct {
@@ -6171,6 +7014,10 @@ type SessionEventsSessionEventsSessionEvent struct {
 	Approval *SessionEventsSessionEventsSessionEventApproval `json:"approval"`
 	// The verdict of guardian_verdict (GUARDED sessions).
 	GuardianVerdict *SessionEventsSessionEventsSessionEventGuardianVerdict `json:"guardianVerdict"`
+	// The terminal of terminal_started and terminal_exited (persisted; terminal_exited's payload also has outputSha256, the artifact holding the last part of its output).
+	Terminal *SessionEventsSessionEventsSessionEventTerminal `json:"terminal"`
+	// The new output of a live terminal_output event (never stored; coalesced never, dropped for a subscriber that falls behind).
+	TerminalOutput *SessionEventsSessionEventsSessionEventTerminalOutputTerminalChunk `json:"terminalOutput"`
 	// The usage of a usage event.
 	Usage *SessionEventsSessionEventsSessionEventUsage `json:"usage"`
 }
@@ -6217,6 +7064,16 @@ func (v *SessionEventsSessionEventsSessionEvent) GetApproval() *SessionEventsSes
 // GetGuardianVerdict returns SessionEventsSessionEventsSessionEvent.GuardianVerdict, and is useful for accessing the field via an interface.
 func (v *SessionEventsSessionEventsSessionEvent) GetGuardianVerdict() *SessionEventsSessionEventsSessionEventGuardianVerdict {
 	return v.GuardianVerdict
+}
+
+// GetTerminal returns SessionEventsSessionEventsSessionEvent.Terminal, and is useful for accessing the field via an interface.
+func (v *SessionEventsSessionEventsSessionEvent) GetTerminal() *SessionEventsSessionEventsSessionEventTerminal {
+	return v.Terminal
+}
+
+// GetTerminalOutput returns SessionEventsSessionEventsSessionEvent.TerminalOutput, and is useful for accessing the field via an interface.
+func (v *SessionEventsSessionEventsSessionEvent) GetTerminalOutput() *SessionEventsSessionEventsSessionEventTerminalOutputTerminalChunk {
+	return v.TerminalOutput
 }
 
 // GetUsage returns SessionEventsSessionEventsSessionEvent.Usage, and is useful for accessing the field via an interface.
@@ -6527,6 +7384,164 @@ func (v *SessionEventsSessionEventsSessionEventMessage) __premarshalJSON() (*__p
 	return &retval, nil
 }
 
+// SessionEventsSessionEventsSessionEventTerminal includes the requested fields of the GraphQL type Terminal.
+// The GraphQL type's documentation follows.
+//
+// A background terminal: a long-running command (a dev server, a watcher, a
+// long build) that the model started with terminal_start, under the same
+// sandbox, approval class (command) and hooks as bash. It outlives the call and
+// the turn that started it and ends when it exits, is killed, its session is
+// deleted, or the kernel stops. Its output (stdout and stderr together) is kept
+// in a buffer of the last 1 MiB; older output is dropped and counted.
+type SessionEventsSessionEventsSessionEventTerminal struct {
+	TerminalFields `json:"-"`
+}
+
+// GetId returns SessionEventsSessionEventsSessionEventTerminal.Id, and is useful for accessing the field via an interface.
+func (v *SessionEventsSessionEventsSessionEventTerminal) GetId() string { return v.TerminalFields.Id }
+
+// GetCommand returns SessionEventsSessionEventsSessionEventTerminal.Command, and is useful for accessing the field via an interface.
+func (v *SessionEventsSessionEventsSessionEventTerminal) GetCommand() string {
+	return v.TerminalFields.Command
+}
+
+// GetCwd returns SessionEventsSessionEventsSessionEventTerminal.Cwd, and is useful for accessing the field via an interface.
+func (v *SessionEventsSessionEventsSessionEventTerminal) GetCwd() string { return v.TerminalFields.Cwd }
+
+// GetStatus returns SessionEventsSessionEventsSessionEventTerminal.Status, and is useful for accessing the field via an interface.
+func (v *SessionEventsSessionEventsSessionEventTerminal) GetStatus() TerminalStatus {
+	return v.TerminalFields.Status
+}
+
+// GetExitCode returns SessionEventsSessionEventsSessionEventTerminal.ExitCode, and is useful for accessing the field via an interface.
+func (v *SessionEventsSessionEventsSessionEventTerminal) GetExitCode() *int {
+	return v.TerminalFields.ExitCode
+}
+
+// GetStartedAt returns SessionEventsSessionEventsSessionEventTerminal.StartedAt, and is useful for accessing the field via an interface.
+func (v *SessionEventsSessionEventsSessionEventTerminal) GetStartedAt() time.Time {
+	return v.TerminalFields.StartedAt
+}
+
+// GetEndedAt returns SessionEventsSessionEventsSessionEventTerminal.EndedAt, and is useful for accessing the field via an interface.
+func (v *SessionEventsSessionEventsSessionEventTerminal) GetEndedAt() *time.Time {
+	return v.TerminalFields.EndedAt
+}
+
+// GetOutputBytes returns SessionEventsSessionEventsSessionEventTerminal.OutputBytes, and is useful for accessing the field via an interface.
+func (v *SessionEventsSessionEventsSessionEventTerminal) GetOutputBytes() int {
+	return v.TerminalFields.OutputBytes
+}
+
+// GetDroppedBytes returns SessionEventsSessionEventsSessionEventTerminal.DroppedBytes, and is useful for accessing the field via an interface.
+func (v *SessionEventsSessionEventsSessionEventTerminal) GetDroppedBytes() int {
+	return v.TerminalFields.DroppedBytes
+}
+
+// GetToolCallId returns SessionEventsSessionEventsSessionEventTerminal.ToolCallId, and is useful for accessing the field via an interface.
+func (v *SessionEventsSessionEventsSessionEventTerminal) GetToolCallId() *string {
+	return v.TerminalFields.ToolCallId
+}
+
+func (v *SessionEventsSessionEventsSessionEventTerminal) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*SessionEventsSessionEventsSessionEventTerminal
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.SessionEventsSessionEventsSessionEventTerminal = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	err = json.Unmarshal(
+		b, &v.TerminalFields)
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+type __premarshalSessionEventsSessionEventsSessionEventTerminal struct {
+	Id string `json:"id"`
+
+	Command string `json:"command"`
+
+	Cwd string `json:"cwd"`
+
+	Status TerminalStatus `json:"status"`
+
+	ExitCode *int `json:"exitCode"`
+
+	StartedAt time.Time `json:"startedAt"`
+
+	EndedAt *time.Time `json:"endedAt"`
+
+	OutputBytes int `json:"outputBytes"`
+
+	DroppedBytes int `json:"droppedBytes"`
+
+	ToolCallId *string `json:"toolCallId"`
+}
+
+func (v *SessionEventsSessionEventsSessionEventTerminal) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *SessionEventsSessionEventsSessionEventTerminal) __premarshalJSON() (*__premarshalSessionEventsSessionEventsSessionEventTerminal, error) {
+	var retval __premarshalSessionEventsSessionEventsSessionEventTerminal
+
+	retval.Id = v.TerminalFields.Id
+	retval.Command = v.TerminalFields.Command
+	retval.Cwd = v.TerminalFields.Cwd
+	retval.Status = v.TerminalFields.Status
+	retval.ExitCode = v.TerminalFields.ExitCode
+	retval.StartedAt = v.TerminalFields.StartedAt
+	retval.EndedAt = v.TerminalFields.EndedAt
+	retval.OutputBytes = v.TerminalFields.OutputBytes
+	retval.DroppedBytes = v.TerminalFields.DroppedBytes
+	retval.ToolCallId = v.TerminalFields.ToolCallId
+	return &retval, nil
+}
+
+// SessionEventsSessionEventsSessionEventTerminalOutputTerminalChunk includes the requested fields of the GraphQL type TerminalChunk.
+// The GraphQL type's documentation follows.
+//
+// New output of a terminal, in a live terminal_output event.
+type SessionEventsSessionEventsSessionEventTerminalOutputTerminalChunk struct {
+	// The terminal.
+	TerminalId string `json:"terminalId"`
+	// The byte offset of text in the terminal's output; a gap from the last chunk seen means chunks were missed (read them with terminalOutput).
+	Offset int `json:"offset"`
+	// The new output.
+	Text string `json:"text"`
+}
+
+// GetTerminalId returns SessionEventsSessionEventsSessionEventTerminalOutputTerminalChunk.TerminalId, and is useful for accessing the field via an interface.
+func (v *SessionEventsSessionEventsSessionEventTerminalOutputTerminalChunk) GetTerminalId() string {
+	return v.TerminalId
+}
+
+// GetOffset returns SessionEventsSessionEventsSessionEventTerminalOutputTerminalChunk.Offset, and is useful for accessing the field via an interface.
+func (v *SessionEventsSessionEventsSessionEventTerminalOutputTerminalChunk) GetOffset() int {
+	return v.Offset
+}
+
+// GetText returns SessionEventsSessionEventsSessionEventTerminalOutputTerminalChunk.Text, and is useful for accessing the field via an interface.
+func (v *SessionEventsSessionEventsSessionEventTerminalOutputTerminalChunk) GetText() string {
+	return v.Text
+}
+
 // SessionEventsSessionEventsSessionEventUsage includes the requested fields of the GraphQL type Usage.
 // The GraphQL type's documentation follows.
 //
@@ -6600,6 +7615,8 @@ type SessionFields struct {
 	UpdatedAt time.Time `json:"updatedAt"`
 	// Seq of the last persisted event.
 	HeadSeq int `json:"headSeq"`
+	// The git worktree the session works in; null: the project's directory (or its scratch directory).
+	Worktree *SessionFieldsWorktreeSessionWorktree `json:"worktree"`
 	// Tokens spent by this session, from the usage ledger.
 	Usage SessionFieldsUsage `json:"usage"`
 }
@@ -6636,6 +7653,9 @@ func (v *SessionFields) GetUpdatedAt() time.Time { return v.UpdatedAt }
 
 // GetHeadSeq returns SessionFields.HeadSeq, and is useful for accessing the field via an interface.
 func (v *SessionFields) GetHeadSeq() int { return v.HeadSeq }
+
+// GetWorktree returns SessionFields.Worktree, and is useful for accessing the field via an interface.
+func (v *SessionFields) GetWorktree() *SessionFieldsWorktreeSessionWorktree { return v.Worktree }
 
 // GetUsage returns SessionFields.Usage, and is useful for accessing the field via an interface.
 func (v *SessionFields) GetUsage() SessionFieldsUsage { return v.Usage }
@@ -6741,6 +7761,28 @@ func (v *SessionFieldsUsage) GetCost() *float64 { return v.Cost }
 // GetUnpricedTokens returns SessionFieldsUsage.UnpricedTokens, and is useful for accessing the field via an interface.
 func (v *SessionFieldsUsage) GetUnpricedTokens() int { return v.UnpricedTokens }
 
+// SessionFieldsWorktreeSessionWorktree includes the requested fields of the GraphQL type SessionWorktree.
+// The GraphQL type's documentation follows.
+//
+// The git worktree a session works in: its tools, hooks and rewind act in path, never in the project's main checkout.
+type SessionFieldsWorktreeSessionWorktree struct {
+	// The worktree's directory, <project>/.foya/worktrees/<session id> (a sub-agent session works in its parent's).
+	Path string `json:"path"`
+	// The branch checked out there.
+	Branch string `json:"branch"`
+	// The commit-ish the branch started from, as given (HEAD by default).
+	BaseRef string `json:"baseRef"`
+}
+
+// GetPath returns SessionFieldsWorktreeSessionWorktree.Path, and is useful for accessing the field via an interface.
+func (v *SessionFieldsWorktreeSessionWorktree) GetPath() string { return v.Path }
+
+// GetBranch returns SessionFieldsWorktreeSessionWorktree.Branch, and is useful for accessing the field via an interface.
+func (v *SessionFieldsWorktreeSessionWorktree) GetBranch() string { return v.Branch }
+
+// GetBaseRef returns SessionFieldsWorktreeSessionWorktree.BaseRef, and is useful for accessing the field via an interface.
+func (v *SessionFieldsWorktreeSessionWorktree) GetBaseRef() string { return v.BaseRef }
+
 // SessionInfoConnectionsConnection includes the requested fields of the GraphQL type Connection.
 // The GraphQL type's documentation follows.
 //
@@ -6818,6 +7860,11 @@ func (v *SessionInfoSession) GetUpdatedAt() time.Time { return v.SessionFields.U
 // GetHeadSeq returns SessionInfoSession.HeadSeq, and is useful for accessing the field via an interface.
 func (v *SessionInfoSession) GetHeadSeq() int { return v.SessionFields.HeadSeq }
 
+// GetWorktree returns SessionInfoSession.Worktree, and is useful for accessing the field via an interface.
+func (v *SessionInfoSession) GetWorktree() *SessionFieldsWorktreeSessionWorktree {
+	return v.SessionFields.Worktree
+}
+
 // GetUsage returns SessionInfoSession.Usage, and is useful for accessing the field via an interface.
 func (v *SessionInfoSession) GetUsage() SessionFieldsUsage { return v.SessionFields.Usage }
 
@@ -6869,6 +7916,8 @@ type __premarshalSessionInfoSession struct {
 
 	HeadSeq int `json:"headSeq"`
 
+	Worktree *SessionFieldsWorktreeSessionWorktree `json:"worktree"`
+
 	Usage SessionFieldsUsage `json:"usage"`
 }
 
@@ -6894,6 +7943,7 @@ func (v *SessionInfoSession) __premarshalJSON() (*__premarshalSessionInfoSession
 	retval.CreatedAt = v.SessionFields.CreatedAt
 	retval.UpdatedAt = v.SessionFields.UpdatedAt
 	retval.HeadSeq = v.SessionFields.HeadSeq
+	retval.Worktree = v.SessionFields.Worktree
 	retval.Usage = v.SessionFields.Usage
 	return &retval, nil
 }
@@ -7086,6 +8136,11 @@ func (v *SessionSession) GetUpdatedAt() time.Time { return v.SessionFields.Updat
 // GetHeadSeq returns SessionSession.HeadSeq, and is useful for accessing the field via an interface.
 func (v *SessionSession) GetHeadSeq() int { return v.SessionFields.HeadSeq }
 
+// GetWorktree returns SessionSession.Worktree, and is useful for accessing the field via an interface.
+func (v *SessionSession) GetWorktree() *SessionFieldsWorktreeSessionWorktree {
+	return v.SessionFields.Worktree
+}
+
 // GetUsage returns SessionSession.Usage, and is useful for accessing the field via an interface.
 func (v *SessionSession) GetUsage() SessionFieldsUsage { return v.SessionFields.Usage }
 
@@ -7139,6 +8194,8 @@ type __premarshalSessionSession struct {
 
 	HeadSeq int `json:"headSeq"`
 
+	Worktree *SessionFieldsWorktreeSessionWorktree `json:"worktree"`
+
 	Usage SessionFieldsUsage `json:"usage"`
 }
 
@@ -7165,6 +8222,7 @@ func (v *SessionSession) __premarshalJSON() (*__premarshalSessionSession, error)
 	retval.CreatedAt = v.SessionFields.CreatedAt
 	retval.UpdatedAt = v.SessionFields.UpdatedAt
 	retval.HeadSeq = v.SessionFields.HeadSeq
+	retval.Worktree = v.SessionFields.Worktree
 	retval.Usage = v.SessionFields.Usage
 	return &retval, nil
 }
@@ -7290,6 +8348,212 @@ func (v *SessionSessionMessagesMessage) __premarshalJSON() (*__premarshalSession
 	return &retval, nil
 }
 
+// SessionTerminalsResponse is returned by SessionTerminals on success.
+type SessionTerminalsResponse struct {
+	// One session by id; null when there is none with that id.
+	Session *SessionTerminalsSession `json:"session"`
+}
+
+// GetSession returns SessionTerminalsResponse.Session, and is useful for accessing the field via an interface.
+func (v *SessionTerminalsResponse) GetSession() *SessionTerminalsSession { return v.Session }
+
+// SessionTerminalsSession includes the requested fields of the GraphQL type Session.
+// The GraphQL type's documentation follows.
+//
+// A long-lived conversation identity: history, model choice, directory and permissions.
+type SessionTerminalsSession struct {
+	// Stable id of the session (ses_…).
+	Id string `json:"id"`
+	// The session's background terminals on this kernel, oldest first: the running ones and the last 32 that ended. Terminals do not survive a kernel restart (their terminal_started and terminal_exited events do).
+	Terminals []SessionTerminalsSessionTerminalsTerminal `json:"terminals"`
+}
+
+// GetId returns SessionTerminalsSession.Id, and is useful for accessing the field via an interface.
+func (v *SessionTerminalsSession) GetId() string { return v.Id }
+
+// GetTerminals returns SessionTerminalsSession.Terminals, and is useful for accessing the field via an interface.
+func (v *SessionTerminalsSession) GetTerminals() []SessionTerminalsSessionTerminalsTerminal {
+	return v.Terminals
+}
+
+// SessionTerminalsSessionTerminalsTerminal includes the requested fields of the GraphQL type Terminal.
+// The GraphQL type's documentation follows.
+//
+// A background terminal: a long-running command (a dev server, a watcher, a
+// long build) that the model started with terminal_start, under the same
+// sandbox, approval class (command) and hooks as bash. It outlives the call and
+// the turn that started it and ends when it exits, is killed, its session is
+// deleted, or the kernel stops. Its output (stdout and stderr together) is kept
+// in a buffer of the last 1 MiB; older output is dropped and counted.
+type SessionTerminalsSessionTerminalsTerminal struct {
+	TerminalFields `json:"-"`
+}
+
+// GetId returns SessionTerminalsSessionTerminalsTerminal.Id, and is useful for accessing the field via an interface.
+func (v *SessionTerminalsSessionTerminalsTerminal) GetId() string { return v.TerminalFields.Id }
+
+// GetCommand returns SessionTerminalsSessionTerminalsTerminal.Command, and is useful for accessing the field via an interface.
+func (v *SessionTerminalsSessionTerminalsTerminal) GetCommand() string {
+	return v.TerminalFields.Command
+}
+
+// GetCwd returns SessionTerminalsSessionTerminalsTerminal.Cwd, and is useful for accessing the field via an interface.
+func (v *SessionTerminalsSessionTerminalsTerminal) GetCwd() string { return v.TerminalFields.Cwd }
+
+// GetStatus returns SessionTerminalsSessionTerminalsTerminal.Status, and is useful for accessing the field via an interface.
+func (v *SessionTerminalsSessionTerminalsTerminal) GetStatus() TerminalStatus {
+	return v.TerminalFields.Status
+}
+
+// GetExitCode returns SessionTerminalsSessionTerminalsTerminal.ExitCode, and is useful for accessing the field via an interface.
+func (v *SessionTerminalsSessionTerminalsTerminal) GetExitCode() *int {
+	return v.TerminalFields.ExitCode
+}
+
+// GetStartedAt returns SessionTerminalsSessionTerminalsTerminal.StartedAt, and is useful for accessing the field via an interface.
+func (v *SessionTerminalsSessionTerminalsTerminal) GetStartedAt() time.Time {
+	return v.TerminalFields.StartedAt
+}
+
+// GetEndedAt returns SessionTerminalsSessionTerminalsTerminal.EndedAt, and is useful for accessing the field via an interface.
+func (v *SessionTerminalsSessionTerminalsTerminal) GetEndedAt() *time.Time {
+	return v.TerminalFields.EndedAt
+}
+
+// GetOutputBytes returns SessionTerminalsSessionTerminalsTerminal.OutputBytes, and is useful for accessing the field via an interface.
+func (v *SessionTerminalsSessionTerminalsTerminal) GetOutputBytes() int {
+	return v.TerminalFields.OutputBytes
+}
+
+// GetDroppedBytes returns SessionTerminalsSessionTerminalsTerminal.DroppedBytes, and is useful for accessing the field via an interface.
+func (v *SessionTerminalsSessionTerminalsTerminal) GetDroppedBytes() int {
+	return v.TerminalFields.DroppedBytes
+}
+
+// GetToolCallId returns SessionTerminalsSessionTerminalsTerminal.ToolCallId, and is useful for accessing the field via an interface.
+func (v *SessionTerminalsSessionTerminalsTerminal) GetToolCallId() *string {
+	return v.TerminalFields.ToolCallId
+}
+
+func (v *SessionTerminalsSessionTerminalsTerminal) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*SessionTerminalsSessionTerminalsTerminal
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.SessionTerminalsSessionTerminalsTerminal = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	err = json.Unmarshal(
+		b, &v.TerminalFields)
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+type __premarshalSessionTerminalsSessionTerminalsTerminal struct {
+	Id string `json:"id"`
+
+	Command string `json:"command"`
+
+	Cwd string `json:"cwd"`
+
+	Status TerminalStatus `json:"status"`
+
+	ExitCode *int `json:"exitCode"`
+
+	StartedAt time.Time `json:"startedAt"`
+
+	EndedAt *time.Time `json:"endedAt"`
+
+	OutputBytes int `json:"outputBytes"`
+
+	DroppedBytes int `json:"droppedBytes"`
+
+	ToolCallId *string `json:"toolCallId"`
+}
+
+func (v *SessionTerminalsSessionTerminalsTerminal) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *SessionTerminalsSessionTerminalsTerminal) __premarshalJSON() (*__premarshalSessionTerminalsSessionTerminalsTerminal, error) {
+	var retval __premarshalSessionTerminalsSessionTerminalsTerminal
+
+	retval.Id = v.TerminalFields.Id
+	retval.Command = v.TerminalFields.Command
+	retval.Cwd = v.TerminalFields.Cwd
+	retval.Status = v.TerminalFields.Status
+	retval.ExitCode = v.TerminalFields.ExitCode
+	retval.StartedAt = v.TerminalFields.StartedAt
+	retval.EndedAt = v.TerminalFields.EndedAt
+	retval.OutputBytes = v.TerminalFields.OutputBytes
+	retval.DroppedBytes = v.TerminalFields.DroppedBytes
+	retval.ToolCallId = v.TerminalFields.ToolCallId
+	return &retval, nil
+}
+
+// SessionWorktreeResponse is returned by SessionWorktree on success.
+type SessionWorktreeResponse struct {
+	// One session by id; null when there is none with that id.
+	Session *SessionWorktreeSession `json:"session"`
+}
+
+// GetSession returns SessionWorktreeResponse.Session, and is useful for accessing the field via an interface.
+func (v *SessionWorktreeResponse) GetSession() *SessionWorktreeSession { return v.Session }
+
+// SessionWorktreeSession includes the requested fields of the GraphQL type Session.
+// The GraphQL type's documentation follows.
+//
+// A long-lived conversation identity: history, model choice, directory and permissions.
+type SessionWorktreeSession struct {
+	// The git worktree the session works in; null: the project's directory (or its scratch directory).
+	Worktree *SessionWorktreeSessionWorktree `json:"worktree"`
+}
+
+// GetWorktree returns SessionWorktreeSession.Worktree, and is useful for accessing the field via an interface.
+func (v *SessionWorktreeSession) GetWorktree() *SessionWorktreeSessionWorktree { return v.Worktree }
+
+// SessionWorktreeSessionWorktree includes the requested fields of the GraphQL type SessionWorktree.
+// The GraphQL type's documentation follows.
+//
+// The git worktree a session works in: its tools, hooks and rewind act in path, never in the project's main checkout.
+type SessionWorktreeSessionWorktree struct {
+	// The worktree's directory, <project>/.foya/worktrees/<session id> (a sub-agent session works in its parent's).
+	Path string `json:"path"`
+	// The branch checked out there.
+	Branch string `json:"branch"`
+	// The commit-ish the branch started from, as given (HEAD by default).
+	BaseRef string `json:"baseRef"`
+	// Whether git status --porcelain lists anything (uncommitted changes or untracked files), read when asked; null when git cannot tell (e.g. the directory was removed).
+	Dirty *bool `json:"dirty"`
+}
+
+// GetPath returns SessionWorktreeSessionWorktree.Path, and is useful for accessing the field via an interface.
+func (v *SessionWorktreeSessionWorktree) GetPath() string { return v.Path }
+
+// GetBranch returns SessionWorktreeSessionWorktree.Branch, and is useful for accessing the field via an interface.
+func (v *SessionWorktreeSessionWorktree) GetBranch() string { return v.Branch }
+
+// GetBaseRef returns SessionWorktreeSessionWorktree.BaseRef, and is useful for accessing the field via an interface.
+func (v *SessionWorktreeSessionWorktree) GetBaseRef() string { return v.BaseRef }
+
+// GetDirty returns SessionWorktreeSessionWorktree.Dirty, and is useful for accessing the field via an interface.
+func (v *SessionWorktreeSessionWorktree) GetDirty() *bool { return v.Dirty }
+
 // SessionsConnectionsConnection includes the requested fields of the GraphQL type Connection.
 // The GraphQL type's documentation follows.
 //
@@ -7368,6 +8632,11 @@ func (v *SessionsSessionsSession) GetUpdatedAt() time.Time { return v.SessionFie
 // GetHeadSeq returns SessionsSessionsSession.HeadSeq, and is useful for accessing the field via an interface.
 func (v *SessionsSessionsSession) GetHeadSeq() int { return v.SessionFields.HeadSeq }
 
+// GetWorktree returns SessionsSessionsSession.Worktree, and is useful for accessing the field via an interface.
+func (v *SessionsSessionsSession) GetWorktree() *SessionFieldsWorktreeSessionWorktree {
+	return v.SessionFields.Worktree
+}
+
 // GetUsage returns SessionsSessionsSession.Usage, and is useful for accessing the field via an interface.
 func (v *SessionsSessionsSession) GetUsage() SessionFieldsUsage { return v.SessionFields.Usage }
 
@@ -7419,6 +8688,8 @@ type __premarshalSessionsSessionsSession struct {
 
 	HeadSeq int `json:"headSeq"`
 
+	Worktree *SessionFieldsWorktreeSessionWorktree `json:"worktree"`
+
 	Usage SessionFieldsUsage `json:"usage"`
 }
 
@@ -7444,6 +8715,7 @@ func (v *SessionsSessionsSession) __premarshalJSON() (*__premarshalSessionsSessi
 	retval.CreatedAt = v.SessionFields.CreatedAt
 	retval.UpdatedAt = v.SessionFields.UpdatedAt
 	retval.HeadSeq = v.SessionFields.HeadSeq
+	retval.Worktree = v.SessionFields.Worktree
 	retval.Usage = v.SessionFields.Usage
 	return &retval, nil
 }
@@ -7745,6 +9017,31 @@ func (v *SetSessionMcpServerEnabledSetSessionMcpServerEnabledMcpServer) __premar
 	return &retval, nil
 }
 
+// StopTurnKillTerminalsResponse is returned by StopTurnKillTerminals on success.
+type StopTurnKillTerminalsResponse struct {
+	// Stops the running turn, keeping what the model already produced. keepQueue
+	// leaves the queue waiting until the next sendMessage (or a dispatch); false
+	// clears it. dispatchItemId runs that queued item next.
+	StopTurn StopTurnKillTerminalsStopTurnSession `json:"stopTurn"`
+}
+
+// GetStopTurn returns StopTurnKillTerminalsResponse.StopTurn, and is useful for accessing the field via an interface.
+func (v *StopTurnKillTerminalsResponse) GetStopTurn() StopTurnKillTerminalsStopTurnSession {
+	return v.StopTurn
+}
+
+// StopTurnKillTerminalsStopTurnSession includes the requested fields of the GraphQL type Session.
+// The GraphQL type's documentation follows.
+//
+// A long-lived conversation identity: history, model choice, directory and permissions.
+type StopTurnKillTerminalsStopTurnSession struct {
+	// Stable id of the session (ses_…).
+	Id string `json:"id"`
+}
+
+// GetId returns StopTurnKillTerminalsStopTurnSession.Id, and is useful for accessing the field via an interface.
+func (v *StopTurnKillTerminalsStopTurnSession) GetId() string { return v.Id }
+
 // StopTurnResponse is returned by StopTurn on success.
 type StopTurnResponse struct {
 	// Stops the running turn, keeping what the model already produced. keepQueue
@@ -7784,6 +9081,254 @@ var AllTaskStatus = []TaskStatus{
 	TaskStatusPending,
 	TaskStatusInProgress,
 	TaskStatusDone,
+}
+
+// TerminalFields is a background terminal (docs/terminals.md).
+type TerminalFields struct {
+	// Stable id of the terminal (term_…).
+	Id string `json:"id"`
+	// The command line, run with bash -c.
+	Command string `json:"command"`
+	// The absolute working directory (inside the session's directory).
+	Cwd string `json:"cwd"`
+	// RUNNING, EXITED or KILLED.
+	Status TerminalStatus `json:"status"`
+	// The exit code once it ended (-1 when a signal ended it); null while it runs.
+	ExitCode *int `json:"exitCode"`
+	// When it started.
+	StartedAt time.Time `json:"startedAt"`
+	// When it ended; null while it runs.
+	EndedAt *time.Time `json:"endedAt"`
+	// Bytes of output so far, dropped ones included.
+	OutputBytes int `json:"outputBytes"`
+	// Bytes of output no longer kept (the buffer holds the last 1 MiB).
+	DroppedBytes int `json:"droppedBytes"`
+	// The tool call that started it; null when none.
+	ToolCallId *string `json:"toolCallId"`
+}
+
+// GetId returns TerminalFields.Id, and is useful for accessing the field via an interface.
+func (v *TerminalFields) GetId() string { return v.Id }
+
+// GetCommand returns TerminalFields.Command, and is useful for accessing the field via an interface.
+func (v *TerminalFields) GetCommand() string { return v.Command }
+
+// GetCwd returns TerminalFields.Cwd, and is useful for accessing the field via an interface.
+func (v *TerminalFields) GetCwd() string { return v.Cwd }
+
+// GetStatus returns TerminalFields.Status, and is useful for accessing the field via an interface.
+func (v *TerminalFields) GetStatus() TerminalStatus { return v.Status }
+
+// GetExitCode returns TerminalFields.ExitCode, and is useful for accessing the field via an interface.
+func (v *TerminalFields) GetExitCode() *int { return v.ExitCode }
+
+// GetStartedAt returns TerminalFields.StartedAt, and is useful for accessing the field via an interface.
+func (v *TerminalFields) GetStartedAt() time.Time { return v.StartedAt }
+
+// GetEndedAt returns TerminalFields.EndedAt, and is useful for accessing the field via an interface.
+func (v *TerminalFields) GetEndedAt() *time.Time { return v.EndedAt }
+
+// GetOutputBytes returns TerminalFields.OutputBytes, and is useful for accessing the field via an interface.
+func (v *TerminalFields) GetOutputBytes() int { return v.OutputBytes }
+
+// GetDroppedBytes returns TerminalFields.DroppedBytes, and is useful for accessing the field via an interface.
+func (v *TerminalFields) GetDroppedBytes() int { return v.DroppedBytes }
+
+// GetToolCallId returns TerminalFields.ToolCallId, and is useful for accessing the field via an interface.
+func (v *TerminalFields) GetToolCallId() *string { return v.ToolCallId }
+
+// TerminalOutputResponse is returned by TerminalOutput on success.
+type TerminalOutputResponse struct {
+	// Output of a session's terminal after afterOffset (default 0: from the oldest byte kept), at most 1 MiB per call. NOT_FOUND for an unknown terminal; BAD_INPUT for an offset past the end.
+	TerminalOutput TerminalOutputTerminalOutput `json:"terminalOutput"`
+}
+
+// GetTerminalOutput returns TerminalOutputResponse.TerminalOutput, and is useful for accessing the field via an interface.
+func (v *TerminalOutputResponse) GetTerminalOutput() TerminalOutputTerminalOutput {
+	return v.TerminalOutput
+}
+
+// TerminalOutputTerminalOutput includes the requested fields of the GraphQL type TerminalOutput.
+// The GraphQL type's documentation follows.
+//
+// A slice of a terminal's output.
+type TerminalOutputTerminalOutput struct {
+	// The output from offset to nextOffset (UTF-8; a character split at either end is left for the next read).
+	Text string `json:"text"`
+	// The byte offset of text: afterOffset, or later when the bytes after afterOffset were dropped.
+	Offset int `json:"offset"`
+	// The offset to pass as afterOffset next time.
+	NextOffset int `json:"nextOffset"`
+	// Bytes between afterOffset and offset that are no longer kept.
+	DroppedBytes int `json:"droppedBytes"`
+	// True when more output is already kept past nextOffset (read again).
+	More bool `json:"more"`
+	// The terminal as of this read.
+	Terminal TerminalOutputTerminalOutputTerminal `json:"terminal"`
+}
+
+// GetText returns TerminalOutputTerminalOutput.Text, and is useful for accessing the field via an interface.
+func (v *TerminalOutputTerminalOutput) GetText() string { return v.Text }
+
+// GetOffset returns TerminalOutputTerminalOutput.Offset, and is useful for accessing the field via an interface.
+func (v *TerminalOutputTerminalOutput) GetOffset() int { return v.Offset }
+
+// GetNextOffset returns TerminalOutputTerminalOutput.NextOffset, and is useful for accessing the field via an interface.
+func (v *TerminalOutputTerminalOutput) GetNextOffset() int { return v.NextOffset }
+
+// GetDroppedBytes returns TerminalOutputTerminalOutput.DroppedBytes, and is useful for accessing the field via an interface.
+func (v *TerminalOutputTerminalOutput) GetDroppedBytes() int { return v.DroppedBytes }
+
+// GetMore returns TerminalOutputTerminalOutput.More, and is useful for accessing the field via an interface.
+func (v *TerminalOutputTerminalOutput) GetMore() bool { return v.More }
+
+// GetTerminal returns TerminalOutputTerminalOutput.Terminal, and is useful for accessing the field via an interface.
+func (v *TerminalOutputTerminalOutput) GetTerminal() TerminalOutputTerminalOutputTerminal {
+	return v.Terminal
+}
+
+// TerminalOutputTerminalOutputTerminal includes the requested fields of the GraphQL type Terminal.
+// The GraphQL type's documentation follows.
+//
+// A background terminal: a long-running command (a dev server, a watcher, a
+// long build) that the model started with terminal_start, under the same
+// sandbox, approval class (command) and hooks as bash. It outlives the call and
+// the turn that started it and ends when it exits, is killed, its session is
+// deleted, or the kernel stops. Its output (stdout and stderr together) is kept
+// in a buffer of the last 1 MiB; older output is dropped and counted.
+type TerminalOutputTerminalOutputTerminal struct {
+	TerminalFields `json:"-"`
+}
+
+// GetId returns TerminalOutputTerminalOutputTerminal.Id, and is useful for accessing the field via an interface.
+func (v *TerminalOutputTerminalOutputTerminal) GetId() string { return v.TerminalFields.Id }
+
+// GetCommand returns TerminalOutputTerminalOutputTerminal.Command, and is useful for accessing the field via an interface.
+func (v *TerminalOutputTerminalOutputTerminal) GetCommand() string { return v.TerminalFields.Command }
+
+// GetCwd returns TerminalOutputTerminalOutputTerminal.Cwd, and is useful for accessing the field via an interface.
+func (v *TerminalOutputTerminalOutputTerminal) GetCwd() string { return v.TerminalFields.Cwd }
+
+// GetStatus returns TerminalOutputTerminalOutputTerminal.Status, and is useful for accessing the field via an interface.
+func (v *TerminalOutputTerminalOutputTerminal) GetStatus() TerminalStatus {
+	return v.TerminalFields.Status
+}
+
+// GetExitCode returns TerminalOutputTerminalOutputTerminal.ExitCode, and is useful for accessing the field via an interface.
+func (v *TerminalOutputTerminalOutputTerminal) GetExitCode() *int { return v.TerminalFields.ExitCode }
+
+// GetStartedAt returns TerminalOutputTerminalOutputTerminal.StartedAt, and is useful for accessing the field via an interface.
+func (v *TerminalOutputTerminalOutputTerminal) GetStartedAt() time.Time {
+	return v.TerminalFields.StartedAt
+}
+
+// GetEndedAt returns TerminalOutputTerminalOutputTerminal.EndedAt, and is useful for accessing the field via an interface.
+func (v *TerminalOutputTerminalOutputTerminal) GetEndedAt() *time.Time {
+	return v.TerminalFields.EndedAt
+}
+
+// GetOutputBytes returns TerminalOutputTerminalOutputTerminal.OutputBytes, and is useful for accessing the field via an interface.
+func (v *TerminalOutputTerminalOutputTerminal) GetOutputBytes() int {
+	return v.TerminalFields.OutputBytes
+}
+
+// GetDroppedBytes returns TerminalOutputTerminalOutputTerminal.DroppedBytes, and is useful for accessing the field via an interface.
+func (v *TerminalOutputTerminalOutputTerminal) GetDroppedBytes() int {
+	return v.TerminalFields.DroppedBytes
+}
+
+// GetToolCallId returns TerminalOutputTerminalOutputTerminal.ToolCallId, and is useful for accessing the field via an interface.
+func (v *TerminalOutputTerminalOutputTerminal) GetToolCallId() *string {
+	return v.TerminalFields.ToolCallId
+}
+
+func (v *TerminalOutputTerminalOutputTerminal) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*TerminalOutputTerminalOutputTerminal
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.TerminalOutputTerminalOutputTerminal = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	err = json.Unmarshal(
+		b, &v.TerminalFields)
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+type __premarshalTerminalOutputTerminalOutputTerminal struct {
+	Id string `json:"id"`
+
+	Command string `json:"command"`
+
+	Cwd string `json:"cwd"`
+
+	Status TerminalStatus `json:"status"`
+
+	ExitCode *int `json:"exitCode"`
+
+	StartedAt time.Time `json:"startedAt"`
+
+	EndedAt *time.Time `json:"endedAt"`
+
+	OutputBytes int `json:"outputBytes"`
+
+	DroppedBytes int `json:"droppedBytes"`
+
+	ToolCallId *string `json:"toolCallId"`
+}
+
+func (v *TerminalOutputTerminalOutputTerminal) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *TerminalOutputTerminalOutputTerminal) __premarshalJSON() (*__premarshalTerminalOutputTerminalOutputTerminal, error) {
+	var retval __premarshalTerminalOutputTerminalOutputTerminal
+
+	retval.Id = v.TerminalFields.Id
+	retval.Command = v.TerminalFields.Command
+	retval.Cwd = v.TerminalFields.Cwd
+	retval.Status = v.TerminalFields.Status
+	retval.ExitCode = v.TerminalFields.ExitCode
+	retval.StartedAt = v.TerminalFields.StartedAt
+	retval.EndedAt = v.TerminalFields.EndedAt
+	retval.OutputBytes = v.TerminalFields.OutputBytes
+	retval.DroppedBytes = v.TerminalFields.DroppedBytes
+	retval.ToolCallId = v.TerminalFields.ToolCallId
+	return &retval, nil
+}
+
+// Where a background terminal stands.
+type TerminalStatus string
+
+const (
+	// The command runs.
+	TerminalStatusRunning TerminalStatus = "RUNNING"
+	// The command ended on its own (exitCode says how).
+	TerminalStatusExited TerminalStatus = "EXITED"
+	// The command was ended by killTerminal, terminal_kill, stopTurn(killTerminals: true) or the kernel stopping.
+	TerminalStatusKilled TerminalStatus = "KILLED"
+)
+
+var AllTerminalStatus = []TerminalStatus{
+	TerminalStatusRunning,
+	TerminalStatusExited,
+	TerminalStatusKilled,
 }
 
 // TrustProjectResponse is returned by TrustProject on success.
@@ -8234,6 +9779,11 @@ func (v *UpdateSessionUpdateSession) GetUpdatedAt() time.Time { return v.Session
 // GetHeadSeq returns UpdateSessionUpdateSession.HeadSeq, and is useful for accessing the field via an interface.
 func (v *UpdateSessionUpdateSession) GetHeadSeq() int { return v.SessionFields.HeadSeq }
 
+// GetWorktree returns UpdateSessionUpdateSession.Worktree, and is useful for accessing the field via an interface.
+func (v *UpdateSessionUpdateSession) GetWorktree() *SessionFieldsWorktreeSessionWorktree {
+	return v.SessionFields.Worktree
+}
+
 // GetUsage returns UpdateSessionUpdateSession.Usage, and is useful for accessing the field via an interface.
 func (v *UpdateSessionUpdateSession) GetUsage() SessionFieldsUsage { return v.SessionFields.Usage }
 
@@ -8285,6 +9835,8 @@ type __premarshalUpdateSessionUpdateSession struct {
 
 	HeadSeq int `json:"headSeq"`
 
+	Worktree *SessionFieldsWorktreeSessionWorktree `json:"worktree"`
+
 	Usage SessionFieldsUsage `json:"usage"`
 }
 
@@ -8310,6 +9862,7 @@ func (v *UpdateSessionUpdateSession) __premarshalJSON() (*__premarshalUpdateSess
 	retval.CreatedAt = v.SessionFields.CreatedAt
 	retval.UpdatedAt = v.SessionFields.UpdatedAt
 	retval.HeadSeq = v.SessionFields.HeadSeq
+	retval.Worktree = v.SessionFields.Worktree
 	retval.Usage = v.SessionFields.Usage
 	return &retval, nil
 }
@@ -8430,6 +9983,33 @@ func (v *UserInput) GetBrowserElements() []BrowserElementInput { return v.Browse
 // GetResources returns UserInput.Resources, and is useful for accessing the field via an interface.
 func (v *UserInput) GetResources() []McpResourceRefInput { return v.Resources }
 
+// A git worktree of its own for a session. The project must be the top level of
+// a git repository; the worktree is made with git worktree add -b <branch>
+// <project>/.foya/worktrees/<session id> <baseRef>, and /.foya/worktrees/ is
+// added to the repository's .git/info/exclude. Not a git repository, git not
+// installed, a bad baseRef or a branch that exists: BAD_INPUT saying which.
+type WorktreeInput struct {
+	// The new branch's name; null: foya/<session id>. It must not exist yet.
+	Branch *string `json:"branch"`
+	// The commit-ish the branch starts from (a branch, tag or commit); null: HEAD (for forkSession: the source worktree's branch, else HEAD).
+	BaseRef *string `json:"baseRef"`
+}
+
+// GetBranch returns WorktreeInput.Branch, and is useful for accessing the field via an interface.
+func (v *WorktreeInput) GetBranch() *string { return v.Branch }
+
+// GetBaseRef returns WorktreeInput.BaseRef, and is useful for accessing the field via an interface.
+func (v *WorktreeInput) GetBaseRef() *string { return v.BaseRef }
+
+// WriteTerminalResponse is returned by WriteTerminal on success.
+type WriteTerminalResponse struct {
+	// Writes input to a running terminal's standard input (at most 64 KiB; include "\n" to end a line). CONFLICT when the terminal has ended.
+	WriteTerminal bool `json:"writeTerminal"`
+}
+
+// GetWriteTerminal returns WriteTerminalResponse.WriteTerminal, and is useful for accessing the field via an interface.
+func (v *WriteTerminalResponse) GetWriteTerminal() bool { return v.WriteTerminal }
+
 // __ACPAttachSessionMcpServerInput is used internally by genqlient
 type __ACPAttachSessionMcpServerInput struct {
 	SessionId string         `json:"sessionId"`
@@ -8465,6 +10045,14 @@ func (v *__ACPEventsInput) GetAfterSeq() *int { return v.AfterSeq }
 
 // GetLimit returns __ACPEventsInput.Limit, and is useful for accessing the field via an interface.
 func (v *__ACPEventsInput) GetLimit() *int { return v.Limit }
+
+// __ACPMcpStatusInput is used internally by genqlient
+type __ACPMcpStatusInput struct {
+	SessionId string `json:"sessionId"`
+}
+
+// GetSessionId returns __ACPMcpStatusInput.SessionId, and is useful for accessing the field via an interface.
+func (v *__ACPMcpStatusInput) GetSessionId() string { return v.SessionId }
 
 // __ACPMessagesPageInput is used internally by genqlient
 type __ACPMessagesPageInput struct {
@@ -8688,11 +10276,19 @@ func (v *__DeleteQueuedMessageInput) GetItemId() string { return v.ItemId }
 
 // __DeleteSessionInput is used internally by genqlient
 type __DeleteSessionInput struct {
-	Id string `json:"id"`
+	Id           string `json:"id"`
+	DeleteBranch *bool  `json:"deleteBranch"`
+	Force        *bool  `json:"force"`
 }
 
 // GetId returns __DeleteSessionInput.Id, and is useful for accessing the field via an interface.
 func (v *__DeleteSessionInput) GetId() string { return v.Id }
+
+// GetDeleteBranch returns __DeleteSessionInput.DeleteBranch, and is useful for accessing the field via an interface.
+func (v *__DeleteSessionInput) GetDeleteBranch() *bool { return v.DeleteBranch }
+
+// GetForce returns __DeleteSessionInput.Force, and is useful for accessing the field via an interface.
+func (v *__DeleteSessionInput) GetForce() *bool { return v.Force }
 
 // __DetachSessionMcpServerInput is used internally by genqlient
 type __DetachSessionMcpServerInput struct {
@@ -8738,6 +10334,22 @@ func (v *__ForkSessionInput) GetSessionId() string { return v.SessionId }
 // GetAfterSeq returns __ForkSessionInput.AfterSeq, and is useful for accessing the field via an interface.
 func (v *__ForkSessionInput) GetAfterSeq() int { return v.AfterSeq }
 
+// __ForkSessionWorktreeInput is used internally by genqlient
+type __ForkSessionWorktreeInput struct {
+	SessionId string         `json:"sessionId"`
+	AfterSeq  int            `json:"afterSeq"`
+	Worktree  *WorktreeInput `json:"worktree"`
+}
+
+// GetSessionId returns __ForkSessionWorktreeInput.SessionId, and is useful for accessing the field via an interface.
+func (v *__ForkSessionWorktreeInput) GetSessionId() string { return v.SessionId }
+
+// GetAfterSeq returns __ForkSessionWorktreeInput.AfterSeq, and is useful for accessing the field via an interface.
+func (v *__ForkSessionWorktreeInput) GetAfterSeq() int { return v.AfterSeq }
+
+// GetWorktree returns __ForkSessionWorktreeInput.Worktree, and is useful for accessing the field via an interface.
+func (v *__ForkSessionWorktreeInput) GetWorktree() *WorktreeInput { return v.Worktree }
+
 // __GenerateVideoInput is used internally by genqlient
 type __GenerateVideoInput struct {
 	Input GenerateVideoInput `json:"input"`
@@ -8769,6 +10381,18 @@ func (v *__ImportSessionInput) GetData() string { return v.Data }
 
 // GetProjectId returns __ImportSessionInput.ProjectId, and is useful for accessing the field via an interface.
 func (v *__ImportSessionInput) GetProjectId() *string { return v.ProjectId }
+
+// __KillTerminalInput is used internally by genqlient
+type __KillTerminalInput struct {
+	SessionId  string `json:"sessionId"`
+	TerminalId string `json:"terminalId"`
+}
+
+// GetSessionId returns __KillTerminalInput.SessionId, and is useful for accessing the field via an interface.
+func (v *__KillTerminalInput) GetSessionId() string { return v.SessionId }
+
+// GetTerminalId returns __KillTerminalInput.TerminalId, and is useful for accessing the field via an interface.
+func (v *__KillTerminalInput) GetTerminalId() string { return v.TerminalId }
 
 // __LastMessagesInput is used internally by genqlient
 type __LastMessagesInput struct {
@@ -8946,6 +10570,22 @@ func (v *__SessionMessagesPageInput) GetFirst() int { return v.First }
 // GetTextLimit returns __SessionMessagesPageInput.TextLimit, and is useful for accessing the field via an interface.
 func (v *__SessionMessagesPageInput) GetTextLimit() int { return v.TextLimit }
 
+// __SessionTerminalsInput is used internally by genqlient
+type __SessionTerminalsInput struct {
+	Id string `json:"id"`
+}
+
+// GetId returns __SessionTerminalsInput.Id, and is useful for accessing the field via an interface.
+func (v *__SessionTerminalsInput) GetId() string { return v.Id }
+
+// __SessionWorktreeInput is used internally by genqlient
+type __SessionWorktreeInput struct {
+	Id string `json:"id"`
+}
+
+// GetId returns __SessionWorktreeInput.Id, and is useful for accessing the field via an interface.
+func (v *__SessionWorktreeInput) GetId() string { return v.Id }
+
 // __SessionsInput is used internally by genqlient
 type __SessionsInput struct {
 	IncludeChildren *bool `json:"includeChildren"`
@@ -9002,6 +10642,30 @@ type __StopTurnInput struct {
 // GetSessionId returns __StopTurnInput.SessionId, and is useful for accessing the field via an interface.
 func (v *__StopTurnInput) GetSessionId() string { return v.SessionId }
 
+// __StopTurnKillTerminalsInput is used internally by genqlient
+type __StopTurnKillTerminalsInput struct {
+	SessionId string `json:"sessionId"`
+}
+
+// GetSessionId returns __StopTurnKillTerminalsInput.SessionId, and is useful for accessing the field via an interface.
+func (v *__StopTurnKillTerminalsInput) GetSessionId() string { return v.SessionId }
+
+// __TerminalOutputInput is used internally by genqlient
+type __TerminalOutputInput struct {
+	SessionId   string `json:"sessionId"`
+	TerminalId  string `json:"terminalId"`
+	AfterOffset *int   `json:"afterOffset"`
+}
+
+// GetSessionId returns __TerminalOutputInput.SessionId, and is useful for accessing the field via an interface.
+func (v *__TerminalOutputInput) GetSessionId() string { return v.SessionId }
+
+// GetTerminalId returns __TerminalOutputInput.TerminalId, and is useful for accessing the field via an interface.
+func (v *__TerminalOutputInput) GetTerminalId() string { return v.TerminalId }
+
+// GetAfterOffset returns __TerminalOutputInput.AfterOffset, and is useful for accessing the field via an interface.
+func (v *__TerminalOutputInput) GetAfterOffset() *int { return v.AfterOffset }
+
 // __TrustProjectInput is used internally by genqlient
 type __TrustProjectInput struct {
 	Id string `json:"id"`
@@ -9053,6 +10717,22 @@ type __UploadAttachmentInput struct {
 
 // GetFile returns __UploadAttachmentInput.File, and is useful for accessing the field via an interface.
 func (v *__UploadAttachmentInput) GetFile() Upload { return v.File }
+
+// __WriteTerminalInput is used internally by genqlient
+type __WriteTerminalInput struct {
+	SessionId  string `json:"sessionId"`
+	TerminalId string `json:"terminalId"`
+	Input      string `json:"input"`
+}
+
+// GetSessionId returns __WriteTerminalInput.SessionId, and is useful for accessing the field via an interface.
+func (v *__WriteTerminalInput) GetSessionId() string { return v.SessionId }
+
+// GetTerminalId returns __WriteTerminalInput.TerminalId, and is useful for accessing the field via an interface.
+func (v *__WriteTerminalInput) GetTerminalId() string { return v.TerminalId }
+
+// GetInput returns __WriteTerminalInput.Input, and is useful for accessing the field via an interface.
+func (v *__WriteTerminalInput) GetInput() string { return v.Input }
 
 // The mutation executed by ACPAttachSessionMcpServer.
 const ACPAttachSessionMcpServer_Operation = `
@@ -9218,6 +10898,119 @@ func ACPEvents(
 	}
 
 	data_ = &ACPEventsResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The subscription executed by ACPKernelEvents.
+const ACPKernelEvents_Operation = `
+subscription ACPKernelEvents {
+	kernelEvents {
+		type
+		mcpServerId
+	}
+}
+`
+
+// ACPKernelEvents follows MCP status changes for the ACP agent's notices
+// and its available commands.
+// To unsubscribe, use [graphql.WebSocketClient.Unsubscribe]
+func ACPKernelEvents(
+	ctx_ context.Context,
+	client_ graphql.WebSocketClient,
+) (dataChan_ chan ACPKernelEventsWsResponse, subscriptionID_ string, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "ACPKernelEvents",
+		Query:  ACPKernelEvents_Operation,
+	}
+
+	dataChan_ = make(chan ACPKernelEventsWsResponse)
+	subscriptionID_, err_ = client_.Subscribe(req_, dataChan_, ACPKernelEventsForwardData)
+
+	return dataChan_, subscriptionID_, err_
+}
+
+type ACPKernelEventsWsResponse graphql.BaseResponse[*ACPKernelEventsResponse]
+
+func ACPKernelEventsForwardData(interfaceChan interface{}, jsonRawMsg json.RawMessage) error {
+	var gqlResp graphql.Response
+	var wsResp ACPKernelEventsWsResponse
+	err := json.Unmarshal(jsonRawMsg, &gqlResp)
+	if err != nil {
+		return err
+	}
+	if len(gqlResp.Errors) == 0 {
+		err = json.Unmarshal(jsonRawMsg, &wsResp)
+		if err != nil {
+			return err
+		}
+	} else {
+		wsResp.Errors = gqlResp.Errors
+	}
+	dataChan_, ok := interfaceChan.(chan ACPKernelEventsWsResponse)
+	if !ok {
+		return errors.New("failed to cast interface into 'chan ACPKernelEventsWsResponse'")
+	}
+	dataChan_ <- wsResp
+	return nil
+}
+
+// The query executed by ACPMcpStatus.
+const ACPMcpStatus_Operation = `
+query ACPMcpStatus ($sessionId: ID!) {
+	mcpServers {
+		... ACPMcpServerFields
+	}
+	session(id: $sessionId) {
+		disabledMcpServerIds
+		mcpServers {
+			... ACPMcpServerFields
+		}
+	}
+}
+fragment ACPMcpServerFields on McpServer {
+	id
+	name
+	status
+	error
+	authUrl
+	tools {
+		name
+	}
+	prompts {
+		name
+		description
+		arguments {
+			name
+			required
+		}
+	}
+}
+`
+
+// ACPMcpStatus is what `/mcp` in an ACP prompt shows: the kernel-wide
+// servers and the session's own, with the ones disabled for the session.
+func ACPMcpStatus(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	sessionId string,
+) (data_ *ACPMcpStatusResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "ACPMcpStatus",
+		Query:  ACPMcpStatus_Operation,
+		Variables: &__ACPMcpStatusInput{
+			SessionId: sessionId,
+		},
+	}
+
+	data_ = &ACPMcpStatusResponse{}
 	resp_ := &graphql.Response{Data: data_}
 
 	err_ = client_.MakeRequest(
@@ -9414,6 +11207,14 @@ subscription ACPSessionEvents ($sessionId: ID!, $afterSeq: Int) {
 		guardianVerdict {
 			... GuardianVerdictFields
 		}
+		terminal {
+			... TerminalFields
+		}
+		terminalOutput {
+			terminalId
+			offset
+			text
+		}
 	}
 }
 fragment ACPMessageFields on Message {
@@ -9450,6 +11251,18 @@ fragment GuardianVerdictFields on GuardianVerdict {
 	reason
 	cause
 	model
+}
+fragment TerminalFields on Terminal {
+	id
+	command
+	cwd
+	status
+	exitCode
+	startedAt
+	endedAt
+	outputBytes
+	droppedBytes
+	toolCallId
 }
 `
 
@@ -10145,6 +11958,11 @@ fragment SessionFields on Session {
 	createdAt
 	updatedAt
 	headSeq
+	worktree {
+		path
+		branch
+		baseRef
+	}
 	usage {
 		inputTokens
 		outputTokens
@@ -10287,21 +12105,27 @@ func DeleteQueuedMessage(
 
 // The mutation executed by DeleteSession.
 const DeleteSession_Operation = `
-mutation DeleteSession ($id: ID!) {
-	deleteSession(id: $id)
+mutation DeleteSession ($id: ID!, $deleteBranch: Boolean, $force: Boolean) {
+	deleteSession(id: $id, deleteBranch: $deleteBranch, force: $force)
 }
 `
 
+// DeleteSession deletes a session; one with its own git worktree has it
+// removed (its branch too with deleteBranch; a dirty one needs force).
 func DeleteSession(
 	ctx_ context.Context,
 	client_ graphql.Client,
 	id string,
+	deleteBranch *bool,
+	force *bool,
 ) (data_ *DeleteSessionResponse, err_ error) {
 	req_ := &graphql.Request{
 		OpName: "DeleteSession",
 		Query:  DeleteSession_Operation,
 		Variables: &__DeleteSessionInput{
-			Id: id,
+			Id:           id,
+			DeleteBranch: deleteBranch,
+			Force:        force,
 		},
 	}
 
@@ -10445,6 +12269,11 @@ fragment SessionFields on Session {
 	createdAt
 	updatedAt
 	headSeq
+	worktree {
+		path
+		branch
+		baseRef
+	}
 	usage {
 		inputTokens
 		outputTokens
@@ -10476,6 +12305,77 @@ func ForkSession(
 	}
 
 	data_ = &ForkSessionResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The mutation executed by ForkSessionWorktree.
+const ForkSessionWorktree_Operation = `
+mutation ForkSessionWorktree ($sessionId: ID!, $afterSeq: Int!, $worktree: WorktreeInput) {
+	forkSession(sessionId: $sessionId, afterSeq: $afterSeq, worktree: $worktree) {
+		... SessionFields
+	}
+}
+fragment SessionFields on Session {
+	id
+	title
+	phase
+	approvalMode
+	connectionId
+	model
+	parentId
+	project {
+		... ProjectFields
+	}
+	createdAt
+	updatedAt
+	headSeq
+	worktree {
+		path
+		branch
+		baseRef
+	}
+	usage {
+		inputTokens
+		outputTokens
+		cachedTokens
+		cost
+		unpricedTokens
+	}
+}
+fragment ProjectFields on Project {
+	id
+	name
+	path
+}
+`
+
+// ForkSessionWorktree branches a session into a worktree of its own.
+func ForkSessionWorktree(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	sessionId string,
+	afterSeq int,
+	worktree *WorktreeInput,
+) (data_ *ForkSessionWorktreeResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "ForkSessionWorktree",
+		Query:  ForkSessionWorktree_Operation,
+		Variables: &__ForkSessionWorktreeInput{
+			SessionId: sessionId,
+			AfterSeq:  afterSeq,
+			Worktree:  worktree,
+		},
+	}
+
+	data_ = &ForkSessionWorktreeResponse{}
 	resp_ := &graphql.Response{Data: data_}
 
 	err_ = client_.MakeRequest(
@@ -10578,6 +12478,11 @@ fragment SessionFields on Session {
 	createdAt
 	updatedAt
 	headSeq
+	worktree {
+		path
+		branch
+		baseRef
+	}
 	usage {
 		inputTokens
 		outputTokens
@@ -10641,6 +12546,11 @@ fragment SessionFields on Session {
 	createdAt
 	updatedAt
 	headSeq
+	worktree {
+		path
+		branch
+		baseRef
+	}
 	usage {
 		inputTokens
 		outputTokens
@@ -10674,6 +12584,55 @@ func ImportSessionFile(
 	}
 
 	data_ = &ImportSessionFileResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The mutation executed by KillTerminal.
+const KillTerminal_Operation = `
+mutation KillTerminal ($sessionId: ID!, $terminalId: ID!) {
+	killTerminal(sessionId: $sessionId, terminalId: $terminalId) {
+		... TerminalFields
+	}
+}
+fragment TerminalFields on Terminal {
+	id
+	command
+	cwd
+	status
+	exitCode
+	startedAt
+	endedAt
+	outputBytes
+	droppedBytes
+	toolCallId
+}
+`
+
+// KillTerminal kills a terminal and returns it.
+func KillTerminal(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	sessionId string,
+	terminalId string,
+) (data_ *KillTerminalResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "KillTerminal",
+		Query:  KillTerminal_Operation,
+		Variables: &__KillTerminalInput{
+			SessionId:  sessionId,
+			TerminalId: terminalId,
+		},
+	}
+
+	data_ = &KillTerminalResponse{}
 	resp_ := &graphql.Response{Data: data_}
 
 	err_ = client_.MakeRequest(
@@ -11364,6 +13323,11 @@ fragment SessionFields on Session {
 	createdAt
 	updatedAt
 	headSeq
+	worktree {
+		path
+		branch
+		baseRef
+	}
 	usage {
 		inputTokens
 		outputTokens
@@ -11574,6 +13538,14 @@ subscription SessionEvents ($sessionId: ID!, $afterSeq: Int) {
 		guardianVerdict {
 			... GuardianVerdictFields
 		}
+		terminal {
+			... TerminalFields
+		}
+		terminalOutput {
+			terminalId
+			offset
+			text
+		}
 		usage {
 			inputTokens
 			outputTokens
@@ -11609,6 +13581,18 @@ fragment GuardianVerdictFields on GuardianVerdict {
 	reason
 	cause
 	model
+}
+fragment TerminalFields on Terminal {
+	id
+	command
+	cwd
+	status
+	exitCode
+	startedAt
+	endedAt
+	outputBytes
+	droppedBytes
+	toolCallId
 }
 `
 
@@ -11688,6 +13672,11 @@ fragment SessionFields on Session {
 	createdAt
 	updatedAt
 	headSeq
+	worktree {
+		path
+		branch
+		baseRef
+	}
 	usage {
 		inputTokens
 		outputTokens
@@ -11787,6 +13776,97 @@ func SessionMessagesPage(
 	return data_, err_
 }
 
+// The query executed by SessionTerminals.
+const SessionTerminals_Operation = `
+query SessionTerminals ($id: ID!) {
+	session(id: $id) {
+		id
+		terminals {
+			... TerminalFields
+		}
+	}
+}
+fragment TerminalFields on Terminal {
+	id
+	command
+	cwd
+	status
+	exitCode
+	startedAt
+	endedAt
+	outputBytes
+	droppedBytes
+	toolCallId
+}
+`
+
+// SessionTerminals lists a session's background terminals.
+func SessionTerminals(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	id string,
+) (data_ *SessionTerminalsResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "SessionTerminals",
+		Query:  SessionTerminals_Operation,
+		Variables: &__SessionTerminalsInput{
+			Id: id,
+		},
+	}
+
+	data_ = &SessionTerminalsResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The query executed by SessionWorktree.
+const SessionWorktree_Operation = `
+query SessionWorktree ($id: ID!) {
+	session(id: $id) {
+		worktree {
+			path
+			branch
+			baseRef
+			dirty
+		}
+	}
+}
+`
+
+// SessionWorktree is the git worktree a session works in, with whether it
+// has uncommitted changes (docs/worktrees.md).
+func SessionWorktree(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	id string,
+) (data_ *SessionWorktreeResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "SessionWorktree",
+		Query:  SessionWorktree_Operation,
+		Variables: &__SessionWorktreeInput{
+			Id: id,
+		},
+	}
+
+	data_ = &SessionWorktreeResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
 // The query executed by Sessions.
 const Sessions_Operation = `
 query Sessions ($includeChildren: Boolean) {
@@ -11812,6 +13892,11 @@ fragment SessionFields on Session {
 	createdAt
 	updatedAt
 	headSeq
+	worktree {
+		path
+		branch
+		baseRef
+	}
 	usage {
 		inputTokens
 		outputTokens
@@ -12039,6 +14124,99 @@ func StopTurn(
 	return data_, err_
 }
 
+// The mutation executed by StopTurnKillTerminals.
+const StopTurnKillTerminals_Operation = `
+mutation StopTurnKillTerminals ($sessionId: ID!) {
+	stopTurn(sessionId: $sessionId, killTerminals: true) {
+		id
+	}
+}
+`
+
+// StopTurnKillTerminals stops the turn and kills the session's terminals.
+func StopTurnKillTerminals(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	sessionId string,
+) (data_ *StopTurnKillTerminalsResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "StopTurnKillTerminals",
+		Query:  StopTurnKillTerminals_Operation,
+		Variables: &__StopTurnKillTerminalsInput{
+			SessionId: sessionId,
+		},
+	}
+
+	data_ = &StopTurnKillTerminalsResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The query executed by TerminalOutput.
+const TerminalOutput_Operation = `
+query TerminalOutput ($sessionId: ID!, $terminalId: ID!, $afterOffset: Int) {
+	terminalOutput(sessionId: $sessionId, terminalId: $terminalId, afterOffset: $afterOffset) {
+		text
+		offset
+		nextOffset
+		droppedBytes
+		more
+		terminal {
+			... TerminalFields
+		}
+	}
+}
+fragment TerminalFields on Terminal {
+	id
+	command
+	cwd
+	status
+	exitCode
+	startedAt
+	endedAt
+	outputBytes
+	droppedBytes
+	toolCallId
+}
+`
+
+// TerminalOutput reads a terminal's output after an offset.
+func TerminalOutput(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	sessionId string,
+	terminalId string,
+	afterOffset *int,
+) (data_ *TerminalOutputResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "TerminalOutput",
+		Query:  TerminalOutput_Operation,
+		Variables: &__TerminalOutputInput{
+			SessionId:   sessionId,
+			TerminalId:  terminalId,
+			AfterOffset: afterOffset,
+		},
+	}
+
+	data_ = &TerminalOutputResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
 // The mutation executed by TrustProject.
 const TrustProject_Operation = `
 mutation TrustProject ($id: ID!) {
@@ -12218,6 +14396,11 @@ fragment SessionFields on Session {
 	createdAt
 	updatedAt
 	headSeq
+	worktree {
+		path
+		branch
+		baseRef
+	}
 	usage {
 		inputTokens
 		outputTokens
@@ -12322,6 +14505,43 @@ func UsageTotals(
 	}
 
 	data_ = &UsageTotalsResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The mutation executed by WriteTerminal.
+const WriteTerminal_Operation = `
+mutation WriteTerminal ($sessionId: ID!, $terminalId: ID!, $input: String!) {
+	writeTerminal(sessionId: $sessionId, terminalId: $terminalId, input: $input)
+}
+`
+
+// WriteTerminal writes to a terminal's input.
+func WriteTerminal(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	sessionId string,
+	terminalId string,
+	input string,
+) (data_ *WriteTerminalResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "WriteTerminal",
+		Query:  WriteTerminal_Operation,
+		Variables: &__WriteTerminalInput{
+			SessionId:  sessionId,
+			TerminalId: terminalId,
+			Input:      input,
+		},
+	}
+
+	data_ = &WriteTerminalResponse{}
 	resp_ := &graphql.Response{Data: data_}
 
 	err_ = client_.MakeRequest(

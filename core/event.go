@@ -53,7 +53,8 @@ const (
 func (t EventType) LiveOnly() bool {
 	switch t {
 	case EventMessageDelta, EventReasoningDelta, EventToolCallDelta,
-		EventQueueSnapshot, EventResyncRequired, EventSessionDeleted, EventRetryScheduled:
+		EventQueueSnapshot, EventResyncRequired, EventSessionDeleted, EventRetryScheduled,
+		EventTerminalOutput:
 		return true
 	}
 	return false

@@ -96,6 +96,9 @@ type SessionMeta struct {
 	// FallbackModels is the session's own fallback chain; empty: the
 	// LANGUAGE purpose's chain (docs/fallback.md).
 	FallbackModels []ModelRef `json:"fallbackModels,omitempty"`
+	// Worktree is the git worktree the session works in; nil: the
+	// project's directory (docs/worktrees.md).
+	Worktree *Worktree `json:"worktree,omitempty"`
 }
 
 // Session is the projected state of a session.
@@ -136,6 +139,10 @@ type CreateSessionInput struct {
 	ParentID string
 	Source   string
 	Agent    *AgentSnapshot
+	// ID and Worktree are set by the kernel for a session created in a git
+	// worktree made for it first (core/worktree); empty ID: a new one.
+	ID       string
+	Worktree *Worktree
 }
 
 // UpdateSessionInput changes session settings; nil fields stay as they are.

@@ -20,8 +20,11 @@ import (
 	"github.com/foya-dev/foya/core/mcp"
 	"github.com/foya-dev/foya/core/pubsub"
 	"github.com/foya-dev/foya/core/session"
+	"github.com/foya-dev/foya/core/worktree"
+	"github.com/foya-dev/foya/core/terminal"
 	"github.com/foya-dev/foya/internal/cmdutil"
 	"github.com/foya-dev/foya/internal/memtrim"
+	"github.com/foya-dev/foya/plugins/gitworktree"
 	"github.com/foya-dev/foya/plugins/hooks"
 	"github.com/foya-dev/foya/plugins/host"
 	"github.com/foya-dev/foya/plugins/mcphost"
@@ -39,7 +42,13 @@ type kernel struct {
 	engine   *engine.Engine
 	mcp      *mcp.Service
 	mcpHost  *mcphost.Manager
-	unlock   func()
+	// worktrees makes the sessions' git worktrees (docs/worktrees.md).
+	worktrees *worktree.Service
+	// terminals runs the background terminals (docs/terminals.md);
+	// toolTemp is the root of the sessions' TMPDIRs they share with bash.
+	terminals *terminal.Service
+	toolTemp  string
+	unlock    func()
 	// node is the membership of the kernels on a PostgreSQL database (nil
 	// on SQLite); nodes answers the nodes query.
 	node  *cluster.Node
@@ -117,6 +126,7 @@ func (k *kernel) startPlugins(ctx context.Context, c Config, log *slog.Logger) e
 	if toolCfg.TempRoot, err = prepareToolTempRoot(dir); err != nil {
 		return err
 	}
+	k.toolTemp = toolCfg.TempRoot
 	builtins, err := hostBuiltins(toolCfg)
 	if err != nil {
 		return err
@@ -195,20 +205,31 @@ func (k *kernel) openEngine(ctx context.Context, c Config, mcpStore core.MCPStor
 	}
 	runners["mcp:servers"] = k.mcpHost // MCP tools are all named mcp__…
 	tools := engine.NewToolHub(runners, log)
+	k.terminals = terminal.New(terminal.Config{Launcher: terminalLauncher(dir, k.toolTemp, c, log), Sessions: k.sessions, Blobs: blobs, Logger: log})
 	k.engine, err = engine.New(engine.Config{
-		Sessions: k.sessions, Catalog: k.catalog, Providers: k.plugins, Tools: tools,
+		Terminals: k.terminals,
+		Sessions:  k.sessions, Catalog: k.catalog, Providers: k.plugins, Tools: tools,
 		Attachments: k.db, Blobs: blobs, Describe: artifacts.Describe, History: k.db,
 		ScratchDir: filepath.Join(dir, "scratch"), DataDir: dir, HiddenPaths: c.Tools.Hidden, Logger: log, Retry: c.Retry, Output: c.Output, Guardian: c.Guardian,
 		Hooks: corehooks.New(hooks.Store{Dir: dir}, hookRunner(dir, c, log)),
 		// No turn for 5 s: hand memory back (docs/performance.md).
 		OnIdle: func() { _, _ = memtrim.Trim() },
 	})
+	if err != nil {
+		return err
+	}
+	k.worktrees, err = worktree.New(worktree.Config{Sessions: k.sessions, Git: &gitworktree.Git{}, Blobs: blobs, Logger: log})
 	return err
 }
 
 // Close leaves the cluster, stops the MCP servers and plugins, closes the
 // database and releases the data directory; failures are logged.
 func (k *kernel) Close() {
+	if k.terminals != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		k.terminals.Close(ctx) // already done after a clean shutdown
+		cancel()
+	}
 	if k.node != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		k.node.Close(ctx)

@@ -120,8 +120,9 @@ func (m *Main) serve(ctx context.Context, auth *edge.Auth, tlsConfig *tls.Config
 	c, k, log, ln := m.Config, m.kernel, m.log, m.ln
 	m.srv = &http.Server{
 		Handler: edge.NewHandler(edge.Config{
-			Service: k.sessions, Engine: k.engine, Usage: k.db, Catalog: k.catalog, Plugins: k.plugins, MCP: k.mcp,
+			Service: k.sessions, Engine: k.engine, Usage: k.db, Catalog: k.catalog, Plugins: k.plugins, MCP: k.mcp, Worktrees: k.worktrees,
 			Logger: log, OriginPatterns: c.Origins, HostPatterns: c.Hosts, Auth: auth, Nodes: k.nodes,
+			Terminals:  k.terminalsOrNil(),
 			ClusterKey: k.clusterKey,
 			Limits:     c.Requests,
 			KeepAlive:  c.WSPing,
@@ -178,6 +179,9 @@ func (m *Main) Close() {
 		}
 		if err := m.kernel.engine.Close(shutdownCtx); err != nil {
 			m.log.Warn("stop running turns", "err", err)
+		}
+		if m.kernel.terminals != nil {
+			m.kernel.terminals.Close(shutdownCtx) // recorded as KILLED
 		}
 		if m.kernel.node != nil {
 			m.kernel.node.Close(shutdownCtx) // gives the sessions up: other nodes take them at once

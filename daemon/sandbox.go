@@ -10,10 +10,12 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/foya-dev/foya/core"
 	"github.com/foya-dev/foya/core/session"
 	"github.com/foya-dev/foya/plugins/hooks"
 	"github.com/foya-dev/foya/plugins/mcphost"
 	"github.com/foya-dev/foya/plugins/sandbox"
+	plterminal "github.com/foya-dev/foya/plugins/terminal"
 
 	"github.com/foya-dev/foya/internal/cmdutil"
 )
@@ -93,4 +95,24 @@ func hookRunner(dir string, c Config, log *slog.Logger) *hooks.Runner {
 		r.Limits = *c.Tools.Limits
 	}
 	return r
+}
+
+// terminalLauncher starts background terminals in the bash sandbox with
+// the same masks, roots and limits.
+func terminalLauncher(dir, tempRoot string, c Config, log *slog.Logger) *plterminal.Launcher {
+	cfg := plterminal.Config{DataDir: dir, Hidden: c.Tools.Hidden, TempRoot: tempRoot, Writable: c.Tools.Writable, Readable: c.Tools.Readable,
+		NetworkOff: c.Tools.NetworkOff, NoSandbox: c.Tools.NoSandbox, Limits: sandbox.DefaultLimits(), Logger: log}
+	if c.Tools.Limits != nil {
+		cfg.Limits = *c.Tools.Limits
+	}
+	return plterminal.New(cfg)
+}
+
+// terminalsOrNil is the terminal service as core.Terminals (a nil
+// interface when there is none).
+func (k *kernel) terminalsOrNil() core.Terminals {
+	if k.terminals == nil {
+		return nil
+	}
+	return k.terminals
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/foya-dev/foya/core/mcp"
 	"github.com/foya-dev/foya/core/session"
 	"github.com/foya-dev/foya/core/telemetry"
+	"github.com/foya-dev/foya/core/worktree"
 	"github.com/foya-dev/foya/edge/web"
 	"github.com/foya-dev/foya/graph"
 )
@@ -29,8 +30,10 @@ type Config struct {
 	Catalog *catalog.Catalog
 	Plugins core.PluginRegistry
 	// MCP is the MCP server catalog (optional).
-	MCP    *mcp.Service
-	Logger *slog.Logger
+	MCP *mcp.Service
+	// Worktrees makes the sessions' git worktrees (optional).
+	Worktrees *worktree.Service
+	Logger    *slog.Logger
 	// OriginPatterns are browser origins allowed besides the kernel's own
 	// pages and loopback pages: host or host:port patterns (path.Match),
 	// e.g. "app.example.com" or "*.example.com:*".
@@ -51,6 +54,8 @@ type Config struct {
 	Limits Limits
 	// Nodes lists the kernel processes serving the database (nil: none).
 	Nodes core.NodeLister
+	// Terminals runs the sessions' background terminals (nil: none).
+	Terminals core.Terminals
 	// ClusterKey is the cluster's secret key (--secret-key-file); requests
 	// between kernels are signed with a key derived from it, and forwarding
 	// headers without a valid signature are ignored (nil: always ignored).
@@ -108,7 +113,7 @@ func NewHandler(cfg Config) http.Handler {
 // (the order of the extensions is the order they run in). The admission it
 // returns is shared with requestLimits.
 func newGraphQLServer(cfg Config, lim Limits, signer *requestSigner, log *slog.Logger) (*handler.Server, *admission) {
-	srv := handler.New(graph.NewExecutableSchema(graph.Config{Resolvers: &graph.Resolver{Service: cfg.Service, Engine: cfg.Engine, Ledger: cfg.Usage, Catalog: cfg.Catalog, Registry: cfg.Plugins, MCP: cfg.MCP, NodeList: cfg.Nodes, Log: log}}))
+	srv := handler.New(graph.NewExecutableSchema(graph.Config{Resolvers: &graph.Resolver{Service: cfg.Service, Engine: cfg.Engine, Ledger: cfg.Usage, Catalog: cfg.Catalog, Registry: cfg.Plugins, MCP: cfg.MCP, NodeList: cfg.Nodes, Worktrees: cfg.Worktrees, Terminals: cfg.Terminals, Log: log}}))
 	addTransports(srv, cfg)
 	srv.Use(extension.Introspection{})
 	useQueryBounds(srv) // the query cache, persisted queries, the token limit

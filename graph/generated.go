@@ -48,6 +48,7 @@ type ResolverRoot interface {
 	QueueItem() QueueItemResolver
 	RewindFile() RewindFileResolver
 	Session() SessionResolver
+	SessionWorktree() SessionWorktreeResolver
 	Subscription() SubscriptionResolver
 	ToolCall() ToolCallResolver
 }
@@ -299,14 +300,15 @@ type ComplexityRoot struct {
 		DeleteMcpServer            func(childComplexity int, id string) int
 		DeleteProject              func(childComplexity int, id string) int
 		DeleteQueuedMessage        func(childComplexity int, sessionID string, itemID string) int
-		DeleteSession              func(childComplexity int, id string) int
+		DeleteSession              func(childComplexity int, id string, deleteBranch *bool, force *bool) int
 		DetachSessionMcpServer     func(childComplexity int, sessionID string, id string) int
 		EditQueuedMessage          func(childComplexity int, sessionID string, itemID string, input model.UserInput) int
-		ForkSession                func(childComplexity int, sessionID string, afterSeq int64) int
+		ForkSession                func(childComplexity int, sessionID string, afterSeq int64, worktree *model.WorktreeInput) int
 		GenerateImage              func(childComplexity int, input model.GenerateImageInput) int
 		GenerateVideo              func(childComplexity int, input model.GenerateVideoInput) int
 		ImportSession              func(childComplexity int, data string, projectID *string) int
 		ImportSessionFile          func(childComplexity int, file graphql.Upload, projectID *string) int
+		KillTerminal               func(childComplexity int, sessionID string, terminalID string) int
 		LoginMcpServer             func(childComplexity int, id string) int
 		LogoutMcpServer            func(childComplexity int, id string) int
 		MoveQueuedMessage          func(childComplexity int, sessionID string, itemID string, index int64) int
@@ -320,12 +322,13 @@ type ComplexityRoot struct {
 		SetFallbackModels          func(childComplexity int, purpose core.ModelPurpose, models []core.ModelRef) int
 		SetHooks                   func(childComplexity int, config scalar.JSON) int
 		SetSessionMcpServerEnabled func(childComplexity int, sessionID string, serverID string, enabled bool) int
-		StopTurn                   func(childComplexity int, sessionID string, keepQueue *bool, dispatchItemID *string) int
+		StopTurn                   func(childComplexity int, sessionID string, keepQueue *bool, dispatchItemID *string, killTerminals *bool) int
 		TrustProject               func(childComplexity int, id string) int
 		UpdateConnection           func(childComplexity int, id string, input model.ConnectionInput) int
 		UpdateMcpServer            func(childComplexity int, id string, input model.McpServerInput) int
 		UpdateSession              func(childComplexity int, id string, input model.UpdateSessionInput) int
 		UploadAttachment           func(childComplexity int, file graphql.Upload) int
+		WriteTerminal              func(childComplexity int, sessionID string, terminalID string, input string) int
 	}
 
 	Node struct {
@@ -373,19 +376,20 @@ type ComplexityRoot struct {
 	}
 
 	Query struct {
-		Connections   func(childComplexity int) int
-		DefaultModels func(childComplexity int) int
-		Events        func(childComplexity int, sessionID string, afterSeq *int64, limit *int64) int
-		ExportSession func(childComplexity int, id string) int
-		Hooks         func(childComplexity int) int
-		McpServers    func(childComplexity int) int
-		Nodes         func(childComplexity int) int
-		Plugins       func(childComplexity int) int
-		ProjectHooks  func(childComplexity int, id string) int
-		Projects      func(childComplexity int) int
-		Session       func(childComplexity int, id string) int
-		Sessions      func(childComplexity int, includeChildren *bool, first *int64, after *string) int
-		UsageTotals   func(childComplexity int) int
+		Connections    func(childComplexity int) int
+		DefaultModels  func(childComplexity int) int
+		Events         func(childComplexity int, sessionID string, afterSeq *int64, limit *int64) int
+		ExportSession  func(childComplexity int, id string) int
+		Hooks          func(childComplexity int) int
+		McpServers     func(childComplexity int) int
+		Nodes          func(childComplexity int) int
+		Plugins        func(childComplexity int) int
+		ProjectHooks   func(childComplexity int, id string) int
+		Projects       func(childComplexity int) int
+		Session        func(childComplexity int, id string) int
+		Sessions       func(childComplexity int, includeChildren *bool, first *int64, after *string) int
+		TerminalOutput func(childComplexity int, sessionID string, terminalID string, afterOffset *int64) int
+		UsageTotals    func(childComplexity int) int
 	}
 
 	QueueItem struct {
@@ -462,9 +466,11 @@ type ComplexityRoot struct {
 		Route                func(childComplexity int) int
 		Source               func(childComplexity int) int
 		Tasks                func(childComplexity int) int
+		Terminals            func(childComplexity int) int
 		Title                func(childComplexity int) int
 		UpdatedAt            func(childComplexity int) int
 		Usage                func(childComplexity int) int
+		Worktree             func(childComplexity int) int
 	}
 
 	SessionEvent struct {
@@ -479,9 +485,18 @@ type ComplexityRoot struct {
 		Queue            func(childComplexity int) int
 		Seq              func(childComplexity int) int
 		SessionID        func(childComplexity int) int
+		Terminal         func(childComplexity int) int
+		TerminalOutput   func(childComplexity int) int
 		ToolCallIndex    func(childComplexity int) int
 		Type             func(childComplexity int) int
 		Usage            func(childComplexity int) int
+	}
+
+	SessionWorktree struct {
+		BaseRef func(childComplexity int) int
+		Branch  func(childComplexity int) int
+		Dirty   func(childComplexity int) int
+		Path    func(childComplexity int) int
 	}
 
 	Subscription struct {
@@ -493,6 +508,34 @@ type ComplexityRoot struct {
 		ID     func(childComplexity int) int
 		Status func(childComplexity int) int
 		Text   func(childComplexity int) int
+	}
+
+	Terminal struct {
+		Command      func(childComplexity int) int
+		Cwd          func(childComplexity int) int
+		DroppedBytes func(childComplexity int) int
+		EndedAt      func(childComplexity int) int
+		ExitCode     func(childComplexity int) int
+		ID           func(childComplexity int) int
+		OutputBytes  func(childComplexity int) int
+		StartedAt    func(childComplexity int) int
+		Status       func(childComplexity int) int
+		ToolCallID   func(childComplexity int) int
+	}
+
+	TerminalChunk struct {
+		Offset     func(childComplexity int) int
+		TerminalID func(childComplexity int) int
+		Text       func(childComplexity int) int
+	}
+
+	TerminalOutput struct {
+		Dropped    func(childComplexity int) int
+		More       func(childComplexity int) int
+		NextOffset func(childComplexity int) int
+		Offset     func(childComplexity int) int
+		Terminal   func(childComplexity int) int
+		Text       func(childComplexity int) int
 	}
 
 	ToolCall struct {
@@ -602,8 +645,8 @@ type MutationResolver interface {
 	DeleteProject(ctx context.Context, id string) (bool, error)
 	CreateSession(ctx context.Context, input model.CreateSessionInput) (*core.Session, error)
 	UpdateSession(ctx context.Context, id string, input model.UpdateSessionInput) (*core.Session, error)
-	DeleteSession(ctx context.Context, id string) (bool, error)
-	ForkSession(ctx context.Context, sessionID string, afterSeq int64) (*core.Session, error)
+	DeleteSession(ctx context.Context, id string, deleteBranch *bool, force *bool) (bool, error)
+	ForkSession(ctx context.Context, sessionID string, afterSeq int64, worktree *model.WorktreeInput) (*core.Session, error)
 	CompactSession(ctx context.Context, sessionID string) (*core.Session, error)
 	PreviewRewind(ctx context.Context, sessionID string, messageSeq int64) (*engine.RewindPreview, error)
 	ConfirmRewind(ctx context.Context, sessionID string, messageSeq int64, headSeq int64, fileStateToken string) (*model.RewindResult, error)
@@ -614,13 +657,15 @@ type MutationResolver interface {
 	EditQueuedMessage(ctx context.Context, sessionID string, itemID string, input model.UserInput) ([]core.QueueItem, error)
 	MoveQueuedMessage(ctx context.Context, sessionID string, itemID string, index int64) ([]core.QueueItem, error)
 	DeleteQueuedMessage(ctx context.Context, sessionID string, itemID string) ([]core.QueueItem, error)
-	StopTurn(ctx context.Context, sessionID string, keepQueue *bool, dispatchItemID *string) (*core.Session, error)
+	StopTurn(ctx context.Context, sessionID string, keepQueue *bool, dispatchItemID *string, killTerminals *bool) (*core.Session, error)
 	ResolveApproval(ctx context.Context, sessionID string, requestID string, decision core.ApprovalDecision) (bool, error)
 	AnswerQuestion(ctx context.Context, sessionID string, requestID string, answer string, action *model.QuestionAction) (bool, error)
 	UploadAttachment(ctx context.Context, file graphql.Upload) (*core.Attachment, error)
 	ImportSession(ctx context.Context, data string, projectID *string) (*core.Session, error)
 	ImportSessionFile(ctx context.Context, file graphql.Upload, projectID *string) (*core.Session, error)
 	SetFallbackModels(ctx context.Context, purpose core.ModelPurpose, models []core.ModelRef) (*core.DefaultModels, error)
+	KillTerminal(ctx context.Context, sessionID string, terminalID string) (*core.Terminal, error)
+	WriteTerminal(ctx context.Context, sessionID string, terminalID string, input string) (bool, error)
 }
 type PluginInfoResolver interface {
 	ProviderKind(ctx context.Context, obj *core.PluginInfo) (*string, error)
@@ -649,6 +694,7 @@ type QueryResolver interface {
 	Events(ctx context.Context, sessionID string, afterSeq *int64, limit *int64) ([]model.SessionEvent, error)
 	ExportSession(ctx context.Context, id string) (string, error)
 	Nodes(ctx context.Context) ([]core.NodeInfo, error)
+	TerminalOutput(ctx context.Context, sessionID string, terminalID string, afterOffset *int64) (*core.TerminalOutput, error)
 }
 type QueueItemResolver interface {
 	Text(ctx context.Context, obj *core.QueueItem) (string, error)
@@ -682,6 +728,11 @@ type SessionResolver interface {
 	ContextUsage(ctx context.Context, obj *core.Session) (*core.ContextUsage, error)
 	McpServers(ctx context.Context, obj *core.Session) ([]core.MCPServer, error)
 	DisabledMcpServerIds(ctx context.Context, obj *core.Session) ([]string, error)
+
+	Terminals(ctx context.Context, obj *core.Session) ([]core.Terminal, error)
+}
+type SessionWorktreeResolver interface {
+	Dirty(ctx context.Context, obj *core.Worktree) (*bool, error)
 }
 type SubscriptionResolver interface {
 	SessionEvents(ctx context.Context, sessionID string, afterSeq *int64) (<-chan *model.SessionEvent, error)
@@ -1850,7 +1901,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Mutation.DeleteSession(childComplexity, args["id"].(string)), true
+		return e.ComplexityRoot.Mutation.DeleteSession(childComplexity, args["id"].(string), args["deleteBranch"].(*bool), args["force"].(*bool)), true
 	case "Mutation.detachSessionMcpServer":
 		if e.ComplexityRoot.Mutation.DetachSessionMcpServer == nil {
 			break
@@ -1883,7 +1934,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Mutation.ForkSession(childComplexity, args["sessionId"].(string), args["afterSeq"].(int64)), true
+		return e.ComplexityRoot.Mutation.ForkSession(childComplexity, args["sessionId"].(string), args["afterSeq"].(int64), args["worktree"].(*model.WorktreeInput)), true
 	case "Mutation.generateImage":
 		if e.ComplexityRoot.Mutation.GenerateImage == nil {
 			break
@@ -1928,6 +1979,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.ImportSessionFile(childComplexity, args["file"].(graphql.Upload), args["projectId"].(*string)), true
+	case "Mutation.killTerminal":
+		if e.ComplexityRoot.Mutation.KillTerminal == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_killTerminal_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.KillTerminal(childComplexity, args["sessionId"].(string), args["terminalId"].(string)), true
 	case "Mutation.loginMcpServer":
 		if e.ComplexityRoot.Mutation.LoginMcpServer == nil {
 			break
@@ -2081,7 +2143,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Mutation.StopTurn(childComplexity, args["sessionId"].(string), args["keepQueue"].(*bool), args["dispatchItemId"].(*string)), true
+		return e.ComplexityRoot.Mutation.StopTurn(childComplexity, args["sessionId"].(string), args["keepQueue"].(*bool), args["dispatchItemId"].(*string), args["killTerminals"].(*bool)), true
 	case "Mutation.trustProject":
 		if e.ComplexityRoot.Mutation.TrustProject == nil {
 			break
@@ -2137,6 +2199,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.UploadAttachment(childComplexity, args["file"].(graphql.Upload)), true
+	case "Mutation.writeTerminal":
+		if e.ComplexityRoot.Mutation.WriteTerminal == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_writeTerminal_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.WriteTerminal(childComplexity, args["sessionId"].(string), args["terminalId"].(string), args["input"].(string)), true
 
 	case "Node.advertiseUrl":
 		if e.ComplexityRoot.Node.AdvertiseURL == nil {
@@ -2415,6 +2488,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Sessions(childComplexity, args["includeChildren"].(*bool), args["first"].(*int64), args["after"].(*string)), true
+	case "Query.terminalOutput":
+		if e.ComplexityRoot.Query.TerminalOutput == nil {
+			break
+		}
+
+		args, err := ec.field_Query_terminalOutput_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.TerminalOutput(childComplexity, args["sessionId"].(string), args["terminalId"].(string), args["afterOffset"].(*int64)), true
 	case "Query.usageTotals":
 		if e.ComplexityRoot.Query.UsageTotals == nil {
 			break
@@ -2763,6 +2847,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Session.Tasks(childComplexity), true
+	case "Session.terminals":
+		if e.ComplexityRoot.Session.Terminals == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Session.Terminals(childComplexity), true
 	case "Session.title":
 		if e.ComplexityRoot.Session.Title == nil {
 			break
@@ -2781,6 +2871,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Session.Usage(childComplexity), true
+	case "Session.worktree":
+		if e.ComplexityRoot.Session.Worktree == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Session.Worktree(childComplexity), true
 
 	case "SessionEvent.approval":
 		if e.ComplexityRoot.SessionEvent.Approval == nil {
@@ -2848,6 +2944,18 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.SessionEvent.SessionID(childComplexity), true
+	case "SessionEvent.terminal":
+		if e.ComplexityRoot.SessionEvent.Terminal == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SessionEvent.Terminal(childComplexity), true
+	case "SessionEvent.terminalOutput":
+		if e.ComplexityRoot.SessionEvent.TerminalOutput == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SessionEvent.TerminalOutput(childComplexity), true
 	case "SessionEvent.toolCallIndex":
 		if e.ComplexityRoot.SessionEvent.ToolCallIndex == nil {
 			break
@@ -2866,6 +2974,31 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.SessionEvent.Usage(childComplexity), true
+
+	case "SessionWorktree.baseRef":
+		if e.ComplexityRoot.SessionWorktree.BaseRef == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SessionWorktree.BaseRef(childComplexity), true
+	case "SessionWorktree.branch":
+		if e.ComplexityRoot.SessionWorktree.Branch == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SessionWorktree.Branch(childComplexity), true
+	case "SessionWorktree.dirty":
+		if e.ComplexityRoot.SessionWorktree.Dirty == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SessionWorktree.Dirty(childComplexity), true
+	case "SessionWorktree.path":
+		if e.ComplexityRoot.SessionWorktree.Path == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SessionWorktree.Path(childComplexity), true
 
 	case "Subscription.kernelEvents":
 		if e.ComplexityRoot.Subscription.KernelEvents == nil {
@@ -2903,6 +3036,123 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Task.Text(childComplexity), true
+
+	case "Terminal.command":
+		if e.ComplexityRoot.Terminal.Command == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Terminal.Command(childComplexity), true
+	case "Terminal.cwd":
+		if e.ComplexityRoot.Terminal.Cwd == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Terminal.Cwd(childComplexity), true
+	case "Terminal.droppedBytes":
+		if e.ComplexityRoot.Terminal.DroppedBytes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Terminal.DroppedBytes(childComplexity), true
+	case "Terminal.endedAt":
+		if e.ComplexityRoot.Terminal.EndedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Terminal.EndedAt(childComplexity), true
+	case "Terminal.exitCode":
+		if e.ComplexityRoot.Terminal.ExitCode == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Terminal.ExitCode(childComplexity), true
+	case "Terminal.id":
+		if e.ComplexityRoot.Terminal.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Terminal.ID(childComplexity), true
+	case "Terminal.outputBytes":
+		if e.ComplexityRoot.Terminal.OutputBytes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Terminal.OutputBytes(childComplexity), true
+	case "Terminal.startedAt":
+		if e.ComplexityRoot.Terminal.StartedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Terminal.StartedAt(childComplexity), true
+	case "Terminal.status":
+		if e.ComplexityRoot.Terminal.Status == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Terminal.Status(childComplexity), true
+	case "Terminal.toolCallId":
+		if e.ComplexityRoot.Terminal.ToolCallID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Terminal.ToolCallID(childComplexity), true
+
+	case "TerminalChunk.offset":
+		if e.ComplexityRoot.TerminalChunk.Offset == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TerminalChunk.Offset(childComplexity), true
+	case "TerminalChunk.terminalId":
+		if e.ComplexityRoot.TerminalChunk.TerminalID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TerminalChunk.TerminalID(childComplexity), true
+	case "TerminalChunk.text":
+		if e.ComplexityRoot.TerminalChunk.Text == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TerminalChunk.Text(childComplexity), true
+
+	case "TerminalOutput.droppedBytes":
+		if e.ComplexityRoot.TerminalOutput.Dropped == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TerminalOutput.Dropped(childComplexity), true
+	case "TerminalOutput.more":
+		if e.ComplexityRoot.TerminalOutput.More == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TerminalOutput.More(childComplexity), true
+	case "TerminalOutput.nextOffset":
+		if e.ComplexityRoot.TerminalOutput.NextOffset == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TerminalOutput.NextOffset(childComplexity), true
+	case "TerminalOutput.offset":
+		if e.ComplexityRoot.TerminalOutput.Offset == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TerminalOutput.Offset(childComplexity), true
+	case "TerminalOutput.terminal":
+		if e.ComplexityRoot.TerminalOutput.Terminal == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TerminalOutput.Terminal(childComplexity), true
+	case "TerminalOutput.text":
+		if e.ComplexityRoot.TerminalOutput.Text == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TerminalOutput.Text(childComplexity), true
 
 	case "ToolCall.id":
 		if e.ComplexityRoot.ToolCall.ID == nil {
@@ -2998,6 +3248,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 			graphql.NewInputUnmarshaler("ProviderOptionInput", ec.unmarshalInputProviderOptionInput),
 			graphql.NewInputUnmarshaler("UpdateSessionInput", ec.unmarshalInputUpdateSessionInput),
 			graphql.NewInputUnmarshaler("UserInput", ec.unmarshalInputUserInput),
+			graphql.NewInputUnmarshaler("WorktreeInput", ec.unmarshalInputWorktreeInput),
 		)
 	}
 	first := true
@@ -4425,8 +4676,8 @@ type Mutation {
   createSession("The session's settings; {} for the defaults." input: CreateSessionInput!): Session!
   "Changes a session's settings; null fields stay unchanged."
   updateSession("The session's id." id: ID!, "The fields to change." input: UpdateSessionInput!): Session!
-  "Irreversible: stops its turn, clears its queue and pending requests, removes the session, its children, events and projections. Usage stays in the ledger."
-  deleteSession("The session's id." id: ID!): Boolean!
+  "Irreversible: stops its turn, clears its queue and pending requests, removes the session, its children, events and projections. Usage stays in the ledger. A session with its own git worktree (docs/worktrees.md) has it removed too; a worktree with uncommitted changes or untracked files needs force (else BAD_INPUT and nothing is deleted)."
+  deleteSession("The session's id." id: ID!, "Also delete the worktree's branch (git branch -D); default false: the branch stays." deleteBranch: Boolean = false, "Remove a worktree with uncommitted changes or untracked files, discarding them." force: Boolean = false): Boolean!
   """
   Branches a session: a new top-level session that imports the active messages
   up to and including afterSeq (message_imported), with the same connection,
@@ -4435,7 +4686,7 @@ type Mutation {
   that completes its assistant message's calls (BAD_INPUT names the nearest
   valid ones). Queues, approvals, grants and compaction checkpoints are not copied.
   """
-  forkSession("The session to branch." sessionId: ID!, "Seq of the last message the branch keeps (see above for which seqs are valid)." afterSeq: Int!): Session!
+  forkSession("The session to branch." sessionId: ID!, "Seq of the last message the branch keeps (see above for which seqs are valid)." afterSeq: Int!, "A git worktree of the branch's own, with the files of the branch point (docs/worktrees.md); a branch of a session that has a worktree always gets one. Null: the branch works in the project's directory." worktree: WorktreeInput): Session!
   """
   Summarizes the active history before the newest user message into a portable
   text checkpoint (when one long turn is all there is, the cut moves inside it,
@@ -4503,7 +4754,7 @@ type Mutation {
   leaves the queue waiting until the next sendMessage (or a dispatch); false
   clears it. dispatchItemId runs that queued item next.
   """
-  stopTurn("The session's id." sessionId: ID!, "Keep the queued input (default true); false clears it." keepQueue: Boolean = true, "A queued item to run next, at once; null: none." dispatchItemId: ID): Session!
+  stopTurn("The session's id." sessionId: ID!, "Keep the queued input (default true); false clears it." keepQueue: Boolean = true, "A queued item to run next, at once; null: none." dispatchItemId: ID, "Also kill the session's running terminals (default false: they keep running)." killTerminals: Boolean = false): Session!
   "Decides a pending approval; the first decision wins, later ones get CONFLICT."
   resolveApproval("The session's id (or the parent's, for a sub-agent's request)." sessionId: ID!, "Approval.requestId." requestId: ID!, "APPROVED, APPROVED_FOR_SESSION or DENIED." decision: ApprovalDecision!): Boolean!
   "Answers a question: one the model asked (the answer becomes the tool result), or one an MCP server asked during a tool call (question_requested with payload.elicitation: its fields or URL; the server receives the action and the checked fields)."
@@ -4602,6 +4853,137 @@ extend type Message {
 extend type Mutation {
   "Sets (replaces) the fallback chain of a purpose; an empty list clears it. Each entry must name a connection of the purpose's type and one of its models, at most once, at most 8 entries (BAD_INPUT otherwise). When a call fails with a class retries cannot fix, or still fails after its retries (overloaded, rate limited, quota, server error, network, model not found, auth), it continues on the next entry and a route_fallback event records it (docs/fallback.md)."
   setFallbackModels("The purpose whose chain to set." purpose: ModelPurpose!, "The chain, in order." models: [ModelRefInput!]!): DefaultModels!
+}
+
+# ---- Worktrees (docs/worktrees.md) ----
+
+"""
+A git worktree of its own for a session. The project must be the top level of
+a git repository; the worktree is made with git worktree add -b <branch>
+<project>/.foya/worktrees/<session id> <baseRef>, and /.foya/worktrees/ is
+added to the repository's .git/info/exclude. Not a git repository, git not
+installed, a bad baseRef or a branch that exists: BAD_INPUT saying which.
+"""
+input WorktreeInput {
+  "The new branch's name; null: foya/<session id>. It must not exist yet."
+  branch: String
+  "The commit-ish the branch starts from (a branch, tag or commit); null: HEAD (for forkSession: the source worktree's branch, else HEAD)."
+  baseRef: String
+}
+
+"The git worktree a session works in: its tools, hooks and rewind act in path, never in the project's main checkout."
+type SessionWorktree {
+  "The worktree's directory, <project>/.foya/worktrees/<session id> (a sub-agent session works in its parent's)."
+  path: String!
+  "The branch checked out there."
+  branch: String!
+  "The commit-ish the branch started from, as given (HEAD by default)."
+  baseRef: String!
+  "Whether git status --porcelain lists anything (uncommitted changes or untracked files), read when asked; null when git cannot tell (e.g. the directory was removed)."
+  dirty: Boolean
+}
+
+extend input CreateSessionInput {
+  "Create the session in a git worktree of its own (needs projectId, a git repository); null: it works in the project's directory."
+  worktree: WorktreeInput
+}
+
+extend type Session {
+  "The git worktree the session works in; null: the project's directory (or its scratch directory)."
+  worktree: SessionWorktree
+}
+
+# ── Terminals (docs/terminals.md) ────────────────────────────────────────
+
+"Where a background terminal stands."
+enum TerminalStatus {
+  "The command runs."
+  RUNNING
+  "The command ended on its own (exitCode says how)."
+  EXITED
+  "The command was ended by killTerminal, terminal_kill, stopTurn(killTerminals: true) or the kernel stopping."
+  KILLED
+}
+
+"""
+A background terminal: a long-running command (a dev server, a watcher, a
+long build) that the model started with terminal_start, under the same
+sandbox, approval class (command) and hooks as bash. It outlives the call and
+the turn that started it and ends when it exits, is killed, its session is
+deleted, or the kernel stops. Its output (stdout and stderr together) is kept
+in a buffer of the last 1 MiB; older output is dropped and counted.
+"""
+type Terminal {
+  "Stable id of the terminal (term_…)."
+  id: ID!
+  "The command line, run with bash -c."
+  command: String!
+  "The absolute working directory (inside the session's directory)."
+  cwd: String!
+  "RUNNING, EXITED or KILLED."
+  status: TerminalStatus!
+  "The exit code once it ended (-1 when a signal ended it); null while it runs."
+  exitCode: Int
+  "When it started."
+  startedAt: Time!
+  "When it ended; null while it runs."
+  endedAt: Time
+  "Bytes of output so far, dropped ones included."
+  outputBytes: Int!
+  "Bytes of output no longer kept (the buffer holds the last 1 MiB)."
+  droppedBytes: Int!
+  "The tool call that started it; null when none."
+  toolCallId: ID
+}
+
+"A slice of a terminal's output."
+type TerminalOutput {
+  "The output from offset to nextOffset (UTF-8; a character split at either end is left for the next read)."
+  text: String!
+  "The byte offset of text: afterOffset, or later when the bytes after afterOffset were dropped."
+  offset: Int!
+  "The offset to pass as afterOffset next time."
+  nextOffset: Int!
+  "Bytes between afterOffset and offset that are no longer kept."
+  droppedBytes: Int!
+  "True when more output is already kept past nextOffset (read again)."
+  more: Boolean!
+  "The terminal as of this read."
+  terminal: Terminal!
+}
+
+"New output of a terminal, in a live terminal_output event."
+type TerminalChunk {
+  "The terminal."
+  terminalId: ID!
+  "The byte offset of text in the terminal's output; a gap from the last chunk seen means chunks were missed (read them with terminalOutput)."
+  offset: Int!
+  "The new output."
+  text: String!
+}
+
+extend type Session {
+  "The session's background terminals on this kernel, oldest first: the running ones and the last 32 that ended. Terminals do not survive a kernel restart (their terminal_started and terminal_exited events do)."
+  terminals: [Terminal!]!
+}
+
+extend type SessionEvent {
+  "The terminal of terminal_started and terminal_exited (persisted; terminal_exited's payload also has outputSha256, the artifact holding the last part of its output)."
+  terminal: Terminal
+  "The new output of a live terminal_output event (never stored; coalesced never, dropped for a subscriber that falls behind)."
+  terminalOutput: TerminalChunk
+}
+
+extend type Query {
+  "Output of a session's terminal after afterOffset (default 0: from the oldest byte kept), at most 1 MiB per call. NOT_FOUND for an unknown terminal; BAD_INPUT for an offset past the end."
+  terminalOutput("The session's id." sessionId: ID!, "The terminal's id." terminalId: ID!, "Return output after this byte offset (the previous nextOffset)." afterOffset: Int = 0): TerminalOutput!
+}
+
+extend type Mutation {
+  "Kills a terminal and every process it started (SIGKILL), waits for it to end and returns it (KILLED). Killing a terminal that already ended returns it unchanged."
+  killTerminal("The session's id." sessionId: ID!, "The terminal's id." terminalId: ID!): Terminal!
+  "Writes input to a running terminal's standard input (at most 64 KiB; include \"\\n\" to end a line). CONFLICT when the terminal has ended."
+  writeTerminal("The session's id." sessionId: ID!, "The terminal's id." terminalId: ID!, "The bytes to send." input: String!): Boolean!
 }
 `, BuiltIn: false},
 }
@@ -5311,6 +5693,10 @@ func (ec *executionContext) childFields_Session(ctx context.Context, field graph
 		return ec.fieldContext_Session_disabledMcpServerIds(ctx, field)
 	case "fallbackModels":
 		return ec.fieldContext_Session_fallbackModels(ctx, field)
+	case "worktree":
+		return ec.fieldContext_Session_worktree(ctx, field)
+	case "terminals":
+		return ec.fieldContext_Session_terminals(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Session", field.Name)
 }
@@ -5345,8 +5731,26 @@ func (ec *executionContext) childFields_SessionEvent(ctx context.Context, field 
 		return ec.fieldContext_SessionEvent_payload(ctx, field)
 	case "messageTruncated":
 		return ec.fieldContext_SessionEvent_messageTruncated(ctx, field)
+	case "terminal":
+		return ec.fieldContext_SessionEvent_terminal(ctx, field)
+	case "terminalOutput":
+		return ec.fieldContext_SessionEvent_terminalOutput(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type SessionEvent", field.Name)
+}
+
+func (ec *executionContext) childFields_SessionWorktree(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "path":
+		return ec.fieldContext_SessionWorktree_path(ctx, field)
+	case "branch":
+		return ec.fieldContext_SessionWorktree_branch(ctx, field)
+	case "baseRef":
+		return ec.fieldContext_SessionWorktree_baseRef(ctx, field)
+	case "dirty":
+		return ec.fieldContext_SessionWorktree_dirty(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SessionWorktree", field.Name)
 }
 
 func (ec *executionContext) childFields_Task(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -5359,6 +5763,62 @@ func (ec *executionContext) childFields_Task(ctx context.Context, field graphql.
 		return ec.fieldContext_Task_status(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Task", field.Name)
+}
+
+func (ec *executionContext) childFields_Terminal(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_Terminal_id(ctx, field)
+	case "command":
+		return ec.fieldContext_Terminal_command(ctx, field)
+	case "cwd":
+		return ec.fieldContext_Terminal_cwd(ctx, field)
+	case "status":
+		return ec.fieldContext_Terminal_status(ctx, field)
+	case "exitCode":
+		return ec.fieldContext_Terminal_exitCode(ctx, field)
+	case "startedAt":
+		return ec.fieldContext_Terminal_startedAt(ctx, field)
+	case "endedAt":
+		return ec.fieldContext_Terminal_endedAt(ctx, field)
+	case "outputBytes":
+		return ec.fieldContext_Terminal_outputBytes(ctx, field)
+	case "droppedBytes":
+		return ec.fieldContext_Terminal_droppedBytes(ctx, field)
+	case "toolCallId":
+		return ec.fieldContext_Terminal_toolCallId(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Terminal", field.Name)
+}
+
+func (ec *executionContext) childFields_TerminalChunk(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "terminalId":
+		return ec.fieldContext_TerminalChunk_terminalId(ctx, field)
+	case "offset":
+		return ec.fieldContext_TerminalChunk_offset(ctx, field)
+	case "text":
+		return ec.fieldContext_TerminalChunk_text(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type TerminalChunk", field.Name)
+}
+
+func (ec *executionContext) childFields_TerminalOutput(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "text":
+		return ec.fieldContext_TerminalOutput_text(ctx, field)
+	case "offset":
+		return ec.fieldContext_TerminalOutput_offset(ctx, field)
+	case "nextOffset":
+		return ec.fieldContext_TerminalOutput_nextOffset(ctx, field)
+	case "droppedBytes":
+		return ec.fieldContext_TerminalOutput_droppedBytes(ctx, field)
+	case "more":
+		return ec.fieldContext_TerminalOutput_more(ctx, field)
+	case "terminal":
+		return ec.fieldContext_TerminalOutput_terminal(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type TerminalOutput", field.Name)
 }
 
 func (ec *executionContext) childFields_ToolCall(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -5798,6 +6258,22 @@ func (ec *executionContext) field_Mutation_deleteSession_args(ctx context.Contex
 		return nil, err
 	}
 	args["id"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "deleteBranch",
+		func(ctx context.Context, v any) (*bool, error) {
+			return ec.unmarshalOBoolean2ᚖbool(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["deleteBranch"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "force",
+		func(ctx context.Context, v any) (*bool, error) {
+			return ec.unmarshalOBoolean2ᚖbool(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["force"] = arg2
 	return args, nil
 }
 
@@ -5872,6 +6348,14 @@ func (ec *executionContext) field_Mutation_forkSession_args(ctx context.Context,
 		return nil, err
 	}
 	args["afterSeq"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "worktree",
+		func(ctx context.Context, v any) (*model.WorktreeInput, error) {
+			return ec.unmarshalOWorktreeInput2ᚖgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋgraphᚋmodelᚐWorktreeInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["worktree"] = arg2
 	return args, nil
 }
 
@@ -5944,6 +6428,28 @@ func (ec *executionContext) field_Mutation_importSession_args(ctx context.Contex
 		return nil, err
 	}
 	args["projectId"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_killTerminal_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "sessionId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["sessionId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "terminalId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["terminalId"] = arg1
 	return args, nil
 }
 
@@ -6244,6 +6750,14 @@ func (ec *executionContext) field_Mutation_stopTurn_args(ctx context.Context, ra
 		return nil, err
 	}
 	args["dispatchItemId"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "killTerminals",
+		func(ctx context.Context, v any) (*bool, error) {
+			return ec.unmarshalOBoolean2ᚖbool(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["killTerminals"] = arg3
 	return args, nil
 }
 
@@ -6338,6 +6852,36 @@ func (ec *executionContext) field_Mutation_uploadAttachment_args(ctx context.Con
 		return nil, err
 	}
 	args["file"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_writeTerminal_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "sessionId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["sessionId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "terminalId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["terminalId"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg2
 	return args, nil
 }
 
@@ -6454,6 +6998,36 @@ func (ec *executionContext) field_Query_sessions_args(ctx context.Context, rawAr
 		return nil, err
 	}
 	args["after"] = arg2
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_terminalOutput_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "sessionId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["sessionId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "terminalId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["terminalId"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "afterOffset",
+		func(ctx context.Context, v any) (*int64, error) {
+			return ec.unmarshalOInt2ᚖint64(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["afterOffset"] = arg2
 	return args, nil
 }
 
@@ -11450,7 +12024,7 @@ func (ec *executionContext) _Mutation_deleteSession(ctx context.Context, field g
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Mutation().DeleteSession(ctx, fc.Args["id"].(string))
+			return ec.Resolvers.Mutation().DeleteSession(ctx, fc.Args["id"].(string), fc.Args["deleteBranch"].(*bool), fc.Args["force"].(*bool))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
@@ -11494,7 +12068,7 @@ func (ec *executionContext) _Mutation_forkSession(ctx context.Context, field gra
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Mutation().ForkSession(ctx, fc.Args["sessionId"].(string), fc.Args["afterSeq"].(int64))
+			return ec.Resolvers.Mutation().ForkSession(ctx, fc.Args["sessionId"].(string), fc.Args["afterSeq"].(int64), fc.Args["worktree"].(*model.WorktreeInput))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *core.Session) graphql.Marshaler {
@@ -11978,7 +12552,7 @@ func (ec *executionContext) _Mutation_stopTurn(ctx context.Context, field graphq
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Mutation().StopTurn(ctx, fc.Args["sessionId"].(string), fc.Args["keepQueue"].(*bool), fc.Args["dispatchItemId"].(*string))
+			return ec.Resolvers.Mutation().StopTurn(ctx, fc.Args["sessionId"].(string), fc.Args["keepQueue"].(*bool), fc.Args["dispatchItemId"].(*string), fc.Args["killTerminals"].(*bool))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *core.Session) graphql.Marshaler {
@@ -12270,6 +12844,94 @@ func (ec *executionContext) fieldContext_Mutation_setFallbackModels(ctx context.
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Mutation_setFallbackModels_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_killTerminal(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_killTerminal(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().KillTerminal(ctx, fc.Args["sessionId"].(string), fc.Args["terminalId"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *core.Terminal) graphql.Marshaler {
+			return ec.marshalNTerminal2ᚖgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐTerminal(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_killTerminal(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Terminal(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_killTerminal_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_writeTerminal(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_writeTerminal(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().WriteTerminal(ctx, fc.Args["sessionId"].(string), fc.Args["terminalId"].(string), fc.Args["input"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_writeTerminal(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type Boolean does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_writeTerminal_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -13406,6 +14068,50 @@ func (ec *executionContext) fieldContext_Query_nodes(_ context.Context, field gr
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Node(ctx, field)
 		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_terminalOutput(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_terminalOutput(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().TerminalOutput(ctx, fc.Args["sessionId"].(string), fc.Args["terminalId"].(string), fc.Args["afterOffset"].(*int64))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *core.TerminalOutput) graphql.Marshaler {
+			return ec.marshalNTerminalOutput2ᚖgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐTerminalOutput(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_terminalOutput(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_TerminalOutput(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_terminalOutput_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
 	}
 	return fc, nil
 }
@@ -15012,6 +15718,70 @@ func (ec *executionContext) fieldContext_Session_fallbackModels(_ context.Contex
 	return fc, nil
 }
 
+func (ec *executionContext) _Session_worktree(ctx context.Context, field graphql.CollectedField, obj *core.Session) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Session_worktree(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Worktree, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *core.Worktree) graphql.Marshaler {
+			return ec.marshalOSessionWorktree2ᚖgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐWorktree(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Session_worktree(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Session",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SessionWorktree(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Session_terminals(ctx context.Context, field graphql.CollectedField, obj *core.Session) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Session_terminals(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Session().Terminals(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []core.Terminal) graphql.Marshaler {
+			return ec.marshalNTerminal2ᚕgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐTerminalᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Session_terminals(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Session",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Terminal(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _SessionEvent_seq(ctx context.Context, field graphql.CollectedField, obj *model.SessionEvent) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -15379,6 +16149,162 @@ func (ec *executionContext) fieldContext_SessionEvent_messageTruncated(_ context
 	return graphql.NewScalarFieldContext("SessionEvent", field, true, false, "Boolean")
 }
 
+func (ec *executionContext) _SessionEvent_terminal(ctx context.Context, field graphql.CollectedField, obj *model.SessionEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SessionEvent_terminal(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Terminal()
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *core.Terminal) graphql.Marshaler {
+			return ec.marshalOTerminal2ᚖgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐTerminal(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SessionEvent_terminal(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SessionEvent",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Terminal(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SessionEvent_terminalOutput(ctx context.Context, field graphql.CollectedField, obj *model.SessionEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SessionEvent_terminalOutput(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TerminalOutput()
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *core.TerminalOutputPayload) graphql.Marshaler {
+			return ec.marshalOTerminalChunk2ᚖgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐTerminalOutputPayload(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SessionEvent_terminalOutput(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SessionEvent",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_TerminalChunk(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SessionWorktree_path(ctx context.Context, field graphql.CollectedField, obj *core.Worktree) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SessionWorktree_path(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Path, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SessionWorktree_path(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SessionWorktree", field, false, false, "String")
+}
+
+func (ec *executionContext) _SessionWorktree_branch(ctx context.Context, field graphql.CollectedField, obj *core.Worktree) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SessionWorktree_branch(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Branch, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SessionWorktree_branch(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SessionWorktree", field, false, false, "String")
+}
+
+func (ec *executionContext) _SessionWorktree_baseRef(ctx context.Context, field graphql.CollectedField, obj *core.Worktree) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SessionWorktree_baseRef(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.BaseRef, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SessionWorktree_baseRef(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SessionWorktree", field, false, false, "String")
+}
+
+func (ec *executionContext) _SessionWorktree_dirty(ctx context.Context, field graphql.CollectedField, obj *core.Worktree) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SessionWorktree_dirty(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.SessionWorktree().Dirty(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *bool) graphql.Marshaler {
+			return ec.marshalOBoolean2ᚖbool(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SessionWorktree_dirty(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SessionWorktree", field, true, true, "Boolean")
+}
+
 func (ec *executionContext) _Subscription_sessionEvents(ctx context.Context, field graphql.CollectedField) (ret func(ctx context.Context) graphql.Marshaler) {
 	return graphql.ResolveFieldStream(
 		ctx,
@@ -15522,6 +16448,452 @@ func (ec *executionContext) _Task_status(ctx context.Context, field graphql.Coll
 }
 func (ec *executionContext) fieldContext_Task_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Task", field, false, false, "TaskStatus")
+}
+
+func (ec *executionContext) _Terminal_id(ctx context.Context, field graphql.CollectedField, obj *core.Terminal) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Terminal_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Terminal_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Terminal", field, false, false, "ID")
+}
+
+func (ec *executionContext) _Terminal_command(ctx context.Context, field graphql.CollectedField, obj *core.Terminal) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Terminal_command(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Command, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Terminal_command(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Terminal", field, false, false, "String")
+}
+
+func (ec *executionContext) _Terminal_cwd(ctx context.Context, field graphql.CollectedField, obj *core.Terminal) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Terminal_cwd(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cwd, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Terminal_cwd(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Terminal", field, false, false, "String")
+}
+
+func (ec *executionContext) _Terminal_status(ctx context.Context, field graphql.CollectedField, obj *core.Terminal) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Terminal_status(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Status, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v core.TerminalStatus) graphql.Marshaler {
+			return ec.marshalNTerminalStatus2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐTerminalStatus(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Terminal_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Terminal", field, false, false, "TerminalStatus")
+}
+
+func (ec *executionContext) _Terminal_exitCode(ctx context.Context, field graphql.CollectedField, obj *core.Terminal) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Terminal_exitCode(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ExitCode, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Terminal_exitCode(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Terminal", field, false, false, "Int")
+}
+
+func (ec *executionContext) _Terminal_startedAt(ctx context.Context, field graphql.CollectedField, obj *core.Terminal) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Terminal_startedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.StartedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Terminal_startedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Terminal", field, false, false, "Time")
+}
+
+func (ec *executionContext) _Terminal_endedAt(ctx context.Context, field graphql.CollectedField, obj *core.Terminal) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Terminal_endedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.EndedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Terminal_endedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Terminal", field, false, false, "Time")
+}
+
+func (ec *executionContext) _Terminal_outputBytes(ctx context.Context, field graphql.CollectedField, obj *core.Terminal) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Terminal_outputBytes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.OutputBytes, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Terminal_outputBytes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Terminal", field, false, false, "Int")
+}
+
+func (ec *executionContext) _Terminal_droppedBytes(ctx context.Context, field graphql.CollectedField, obj *core.Terminal) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Terminal_droppedBytes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DroppedBytes, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Terminal_droppedBytes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Terminal", field, false, false, "Int")
+}
+
+func (ec *executionContext) _Terminal_toolCallId(ctx context.Context, field graphql.CollectedField, obj *core.Terminal) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Terminal_toolCallId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ToolCallID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalOID2string(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Terminal_toolCallId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Terminal", field, false, false, "ID")
+}
+
+func (ec *executionContext) _TerminalChunk_terminalId(ctx context.Context, field graphql.CollectedField, obj *core.TerminalOutputPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TerminalChunk_terminalId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TerminalID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TerminalChunk_terminalId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TerminalChunk", field, false, false, "ID")
+}
+
+func (ec *executionContext) _TerminalChunk_offset(ctx context.Context, field graphql.CollectedField, obj *core.TerminalOutputPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TerminalChunk_offset(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Offset, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TerminalChunk_offset(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TerminalChunk", field, false, false, "Int")
+}
+
+func (ec *executionContext) _TerminalChunk_text(ctx context.Context, field graphql.CollectedField, obj *core.TerminalOutputPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TerminalChunk_text(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Text, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TerminalChunk_text(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TerminalChunk", field, false, false, "String")
+}
+
+func (ec *executionContext) _TerminalOutput_text(ctx context.Context, field graphql.CollectedField, obj *core.TerminalOutput) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TerminalOutput_text(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Text, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TerminalOutput_text(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TerminalOutput", field, false, false, "String")
+}
+
+func (ec *executionContext) _TerminalOutput_offset(ctx context.Context, field graphql.CollectedField, obj *core.TerminalOutput) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TerminalOutput_offset(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Offset, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TerminalOutput_offset(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TerminalOutput", field, false, false, "Int")
+}
+
+func (ec *executionContext) _TerminalOutput_nextOffset(ctx context.Context, field graphql.CollectedField, obj *core.TerminalOutput) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TerminalOutput_nextOffset(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.NextOffset, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TerminalOutput_nextOffset(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TerminalOutput", field, false, false, "Int")
+}
+
+func (ec *executionContext) _TerminalOutput_droppedBytes(ctx context.Context, field graphql.CollectedField, obj *core.TerminalOutput) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TerminalOutput_droppedBytes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Dropped, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TerminalOutput_droppedBytes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TerminalOutput", field, false, false, "Int")
+}
+
+func (ec *executionContext) _TerminalOutput_more(ctx context.Context, field graphql.CollectedField, obj *core.TerminalOutput) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TerminalOutput_more(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.More, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TerminalOutput_more(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TerminalOutput", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _TerminalOutput_terminal(ctx context.Context, field graphql.CollectedField, obj *core.TerminalOutput) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TerminalOutput_terminal(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Terminal, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v core.Terminal) graphql.Marshaler {
+			return ec.marshalNTerminal2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐTerminal(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TerminalOutput_terminal(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "TerminalOutput",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Terminal(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _ToolCall_id(ctx context.Context, field graphql.CollectedField, obj *core.ToolCall) (ret graphql.Marshaler) {
@@ -17141,7 +18513,7 @@ func (ec *executionContext) unmarshalInputCreateSessionInput(ctx context.Context
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"connectionId", "model", "projectId", "approvalMode", "reasoningEffort", "title", "agentMode", "mcpServers", "fallbackModels"}
+	fieldsInOrder := [...]string{"connectionId", "model", "projectId", "approvalMode", "reasoningEffort", "title", "agentMode", "mcpServers", "fallbackModels", "worktree"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -17211,6 +18583,13 @@ func (ec *executionContext) unmarshalInputCreateSessionInput(ctx context.Context
 				return it, err
 			}
 			it.FallbackModels = data
+		case "worktree":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("worktree"))
+			data, err := ec.unmarshalOWorktreeInput2ᚖgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋgraphᚋmodelᚐWorktreeInput(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Worktree = data
 		}
 	}
 	return it, nil
@@ -18072,6 +19451,55 @@ func (ec *executionContext) unmarshalInputUserInput(ctx context.Context, obj any
 func UnmarshalUserInput(ctx context.Context, raw any) (model.UserInput, error) {
 	var out model.UserInput
 	err := graphql.UnmarshalNamedInputFromContext(ctx, "UserInput", raw, &out)
+	return out, err
+}
+
+func (ec *executionContext) unmarshalInputWorktreeInput(ctx context.Context, obj any) (model.WorktreeInput, error) {
+	var it model.WorktreeInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"branch", "baseRef"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "branch":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("branch"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Branch = data
+		case "baseRef":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("baseRef"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.BaseRef = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalWorktreeInput unmarshals raw into the WorktreeInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalWorktreeInput(ctx context.Context, raw any) (model.WorktreeInput, error) {
+	var out model.WorktreeInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "WorktreeInput", raw, &out)
 	return out, err
 }
 
@@ -19861,6 +21289,20 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "killTerminal":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_killTerminal(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "writeTerminal":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_writeTerminal(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -20266,6 +21708,12 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 				true, true,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Query_nodes(ctx, field)
+				})
+		case "terminalOutput":
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_terminalOutput(ctx, field)
 				})
 		case "__type":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
@@ -20787,6 +22235,17 @@ func (ec *executionContext) _Session(ctx context.Context, sel ast.SelectionSet, 
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "worktree":
+			out.Values[i] = ec._Session_worktree(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "terminals":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Session_terminals(ctx, field, obj)
+				})
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -20885,6 +22344,65 @@ func (ec *executionContext) _SessionEvent(ctx context.Context, sel ast.Selection
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "terminal":
+			out.Values[i] = ec._SessionEvent_terminal(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "terminalOutput":
+			out.Values[i] = ec._SessionEvent_terminalOutput(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var sessionWorktreeImplementors = []string{"SessionWorktree"}
+
+func (ec *executionContext) _SessionWorktree(ctx context.Context, sel ast.SelectionSet, obj *core.Worktree) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, sessionWorktreeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SessionWorktree")
+		case "path":
+			out.Values[i] = ec._SessionWorktree_path(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "branch":
+			out.Values[i] = ec._SessionWorktree_branch(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "baseRef":
+			out.Values[i] = ec._SessionWorktree_baseRef(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "dirty":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._SessionWorktree_dirty(ctx, field, obj)
+				})
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -20947,6 +22465,185 @@ func (ec *executionContext) _Task(ctx context.Context, sel ast.SelectionSet, obj
 			}
 		case "status":
 			out.Values[i] = ec._Task_status(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var terminalImplementors = []string{"Terminal"}
+
+func (ec *executionContext) _Terminal(ctx context.Context, sel ast.SelectionSet, obj *core.Terminal) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, terminalImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Terminal")
+		case "id":
+			out.Values[i] = ec._Terminal_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "command":
+			out.Values[i] = ec._Terminal_command(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "cwd":
+			out.Values[i] = ec._Terminal_cwd(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "status":
+			out.Values[i] = ec._Terminal_status(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "exitCode":
+			out.Values[i] = ec._Terminal_exitCode(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "startedAt":
+			out.Values[i] = ec._Terminal_startedAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "endedAt":
+			out.Values[i] = ec._Terminal_endedAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "outputBytes":
+			out.Values[i] = ec._Terminal_outputBytes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "droppedBytes":
+			out.Values[i] = ec._Terminal_droppedBytes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "toolCallId":
+			out.Values[i] = ec._Terminal_toolCallId(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var terminalChunkImplementors = []string{"TerminalChunk"}
+
+func (ec *executionContext) _TerminalChunk(ctx context.Context, sel ast.SelectionSet, obj *core.TerminalOutputPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, terminalChunkImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("TerminalChunk")
+		case "terminalId":
+			out.Values[i] = ec._TerminalChunk_terminalId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "offset":
+			out.Values[i] = ec._TerminalChunk_offset(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "text":
+			out.Values[i] = ec._TerminalChunk_text(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var terminalOutputImplementors = []string{"TerminalOutput"}
+
+func (ec *executionContext) _TerminalOutput(ctx context.Context, sel ast.SelectionSet, obj *core.TerminalOutput) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, terminalOutputImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("TerminalOutput")
+		case "text":
+			out.Values[i] = ec._TerminalOutput_text(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "offset":
+			out.Values[i] = ec._TerminalOutput_offset(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "nextOffset":
+			out.Values[i] = ec._TerminalOutput_nextOffset(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "droppedBytes":
+			out.Values[i] = ec._TerminalOutput_droppedBytes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "more":
+			out.Values[i] = ec._TerminalOutput_more(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "terminal":
+			out.Values[i] = ec._TerminalOutput_terminal(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -22603,6 +24300,70 @@ var (
 	}
 )
 
+func (ec *executionContext) marshalNTerminal2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐTerminal(ctx context.Context, sel ast.SelectionSet, v core.Terminal) graphql.Marshaler {
+	return ec._Terminal(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNTerminal2ᚕgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐTerminalᚄ(ctx context.Context, sel ast.SelectionSet, v []core.Terminal) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNTerminal2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐTerminal(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNTerminal2ᚖgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐTerminal(ctx context.Context, sel ast.SelectionSet, v *core.Terminal) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "Terminal!")
+		return graphql.Null
+	}
+	return ec._Terminal(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNTerminalOutput2ᚖgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐTerminalOutput(ctx context.Context, sel ast.SelectionSet, v *core.TerminalOutput) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "TerminalOutput!")
+		return graphql.Null
+	}
+	return ec._TerminalOutput(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNTerminalStatus2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐTerminalStatus(ctx context.Context, v any) (core.TerminalStatus, error) {
+	tmp, err := graphql.UnmarshalString(v)
+	res := unmarshalNTerminalStatus2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐTerminalStatus[tmp]
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNTerminalStatus2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐTerminalStatus(ctx context.Context, sel ast.SelectionSet, v core.TerminalStatus) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalString(marshalNTerminalStatus2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐTerminalStatus[v])
+	if res == graphql.Null {
+		graphql.AddInvalidNullFromMarshaler(ctx, "TerminalStatus!")
+	}
+	return res
+}
+
+var (
+	unmarshalNTerminalStatus2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐTerminalStatus = map[string]core.TerminalStatus{
+		"RUNNING": core.TerminalRunning,
+		"EXITED":  core.TerminalExited,
+		"KILLED":  core.TerminalKilled,
+	}
+	marshalNTerminalStatus2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐTerminalStatus = map[core.TerminalStatus]string{
+		core.TerminalRunning: "RUNNING",
+		core.TerminalExited:  "EXITED",
+		core.TerminalKilled:  "KILLED",
+	}
+)
+
 func (ec *executionContext) unmarshalNTime2timeᚐTime(ctx context.Context, v any) (time.Time, error) {
 	res, err := graphql.UnmarshalTime(v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -23198,6 +24959,24 @@ func (ec *executionContext) marshalOInt2ᚕint64ᚄ(ctx context.Context, sel ast
 	return ret
 }
 
+func (ec *executionContext) unmarshalOInt2ᚖint(ctx context.Context, v any) (*int, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := graphql.UnmarshalInt(v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOInt2ᚖint(ctx context.Context, sel ast.SelectionSet, v *int) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	_ = sel
+	_ = ctx
+	res := graphql.MarshalInt(*v)
+	return res
+}
+
 func (ec *executionContext) unmarshalOInt2ᚖint64(ctx context.Context, v any) (*int64, error) {
 	if v == nil {
 		return nil, nil
@@ -23451,6 +25230,13 @@ func (ec *executionContext) marshalOSession2ᚖgithubᚗcomᚋfoyaᚑdevᚋfoya�
 	return ec._Session(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalOSessionWorktree2ᚖgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐWorktree(ctx context.Context, sel ast.SelectionSet, v *core.Worktree) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._SessionWorktree(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalOString2string(ctx context.Context, v any) (string, error) {
 	res, err := graphql.UnmarshalString(v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -23516,6 +25302,20 @@ func (ec *executionContext) marshalOString2ᚖstring(ctx context.Context, sel as
 	return res
 }
 
+func (ec *executionContext) marshalOTerminal2ᚖgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐTerminal(ctx context.Context, sel ast.SelectionSet, v *core.Terminal) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._Terminal(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOTerminalChunk2ᚖgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐTerminalOutputPayload(ctx context.Context, sel ast.SelectionSet, v *core.TerminalOutputPayload) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._TerminalChunk(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalOTime2ᚖtimeᚐTime(ctx context.Context, v any) (*time.Time, error) {
 	if v == nil {
 		return nil, nil
@@ -23571,6 +25371,14 @@ func (ec *executionContext) marshalOUsage2ᚖgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋ
 		return graphql.Null
 	}
 	return ec._Usage(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOWorktreeInput2ᚖgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋgraphᚋmodelᚐWorktreeInput(ctx context.Context, v any) (*model.WorktreeInput, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputWorktreeInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) marshalO__EnumValue2ᚕgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐEnumValueᚄ(ctx context.Context, sel ast.SelectionSet, v []introspection.EnumValue) graphql.Marshaler {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/foya-dev/foya/core"
 	"github.com/foya-dev/foya/core/coretest"
+	"github.com/foya-dev/foya/core/session"
 )
 
 // BenchmarkFork10k forks a session of 10,000 messages (one transaction that
@@ -38,7 +39,7 @@ func BenchmarkFork10k(b *testing.B) {
 	through := last[len(last)-1].Seq
 	b.ResetTimer()
 	for b.Loop() {
-		if _, err := k.svc.ForkSession(ctx, s.ID, through); err != nil {
+		if _, err := k.svc.ForkSession(ctx, s.ID, through, session.ForkOptions{}); err != nil {
 			b.Fatal(err)
 		}
 	}

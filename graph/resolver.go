@@ -19,6 +19,7 @@ import (
 	"github.com/foya-dev/foya/core/engine"
 	"github.com/foya-dev/foya/core/mcp"
 	"github.com/foya-dev/foya/core/session"
+	"github.com/foya-dev/foya/core/worktree"
 )
 
 // Resolver holds the core services the resolvers call.
@@ -33,5 +34,11 @@ type Resolver struct {
 	MCP *mcp.Service
 	// Nodes lists the kernel processes serving the database.
 	NodeList core.NodeLister
-	Log      *slog.Logger
+	// Worktrees makes and removes session git worktrees; nil: createSession
+	// and forkSession with a worktree answer UNAVAILABLE.
+	Worktrees *worktree.Service
+	// Terminals runs the sessions' background terminals; nil answers
+	// UNAVAILABLE to their operations and lists none.
+	Terminals core.Terminals
+	Log       *slog.Logger
 }

@@ -242,12 +242,12 @@ func (r *mutationResolver) UpdateSession(ctx context.Context, id string, input m
 	return ptr(r.Service.UpdateSession(ctx, id, updateSessionInput(input)))
 }
 
-func (r *mutationResolver) DeleteSession(ctx context.Context, id string) (bool, error) {
-	return done(r.Engine.DeleteSession(ctx, id))
+func (r *mutationResolver) DeleteSession(ctx context.Context, id string, deleteBranch *bool, force *bool) (bool, error) {
+	return r.deleteSession(ctx, id, deleteBranch, force)
 }
 
-func (r *mutationResolver) ForkSession(ctx context.Context, sessionID string, afterSeq int64) (*core.Session, error) {
-	return ptr(r.Service.ForkSession(ctx, sessionID, afterSeq))
+func (r *mutationResolver) ForkSession(ctx context.Context, sessionID string, afterSeq int64, worktree *model.WorktreeInput) (*core.Session, error) {
+	return r.forkSession(ctx, sessionID, afterSeq, worktree)
 }
 
 func (r *mutationResolver) CompactSession(ctx context.Context, sessionID string) (*core.Session, error) {
@@ -294,9 +294,13 @@ func (r *mutationResolver) DeleteQueuedMessage(ctx context.Context, sessionID st
 	return r.Engine.Queues().Delete(ctx, sessionID, itemID)
 }
 
-func (r *mutationResolver) StopTurn(ctx context.Context, sessionID string, keepQueue *bool, dispatchItemID *string) (*core.Session, error) {
+func (r *mutationResolver) StopTurn(ctx context.Context, sessionID string, keepQueue *bool, dispatchItemID *string, killTerminals *bool) (*core.Session, error) {
 	keep := keepQueue == nil || *keepQueue
-	return ptr(r.Engine.StopTurn(ctx, sessionID, keep, deref(dispatchItemID)))
+	s, err := r.Engine.StopTurn(ctx, sessionID, keep, deref(dispatchItemID))
+	if err == nil {
+		r.stopTurnTerminals(ctx, sessionID, killTerminals)
+	}
+	return ptr(s, err)
 }
 
 func (r *mutationResolver) ResolveApproval(ctx context.Context, sessionID string, requestID string, decision core.ApprovalDecision) (bool, error) {
@@ -321,6 +325,14 @@ func (r *mutationResolver) ImportSessionFile(ctx context.Context, file graphql.U
 
 func (r *mutationResolver) SetFallbackModels(ctx context.Context, purpose core.ModelPurpose, models []core.ModelRef) (*core.DefaultModels, error) {
 	return ptr(r.Catalog.SetFallbackModels(ctx, purpose, models))
+}
+
+func (r *mutationResolver) KillTerminal(ctx context.Context, sessionID string, terminalID string) (*core.Terminal, error) {
+	return r.killTerminal(ctx, sessionID, terminalID)
+}
+
+func (r *mutationResolver) WriteTerminal(ctx context.Context, sessionID string, terminalID string, input string) (bool, error) {
+	return r.writeTerminal(ctx, sessionID, terminalID, input)
 }
 
 func (r *pluginInfoResolver) ProviderKind(ctx context.Context, obj *core.PluginInfo) (*string, error) {
@@ -403,6 +415,10 @@ func (r *queryResolver) Nodes(ctx context.Context) ([]core.NodeInfo, error) {
 	return nodes(ctx, r.NodeList)
 }
 
+func (r *queryResolver) TerminalOutput(ctx context.Context, sessionID string, terminalID string, afterOffset *int64) (*core.TerminalOutput, error) {
+	return r.terminalOutput(ctx, sessionID, terminalID, afterOffset)
+}
+
 func (r *queueItemResolver) Text(ctx context.Context, obj *core.QueueItem) (string, error) {
 	return obj.Input.Text, nil
 }
@@ -483,6 +499,14 @@ func (r *sessionResolver) DisabledMcpServerIds(ctx context.Context, obj *core.Se
 	return sessionDisabledMCPServers(r.MCP, obj.ID), nil
 }
 
+func (r *sessionResolver) Terminals(ctx context.Context, obj *core.Session) ([]core.Terminal, error) {
+	return r.sessionTerminals(obj), nil
+}
+
+func (r *sessionWorktreeResolver) Dirty(ctx context.Context, obj *core.Worktree) (*bool, error) {
+	return r.worktreeDirty(ctx, obj), nil
+}
+
 func (r *subscriptionResolver) SessionEvents(ctx context.Context, sessionID string, afterSeq *int64) (<-chan *model.SessionEvent, error) {
 	return subscribeSessionEvents(ctx, r.Service, sessionID, afterSeq)
 }
@@ -525,26 +549,29 @@ func (r *Resolver) RewindFile() RewindFileResolver { return &rewindFileResolver{
 
 func (r *Resolver) Session() SessionResolver { return &sessionResolver{r} }
 
+func (r *Resolver) SessionWorktree() SessionWorktreeResolver { return &sessionWorktreeResolver{r} }
+
 func (r *Resolver) Subscription() SubscriptionResolver { return &subscriptionResolver{r} }
 
 func (r *Resolver) ToolCall() ToolCallResolver { return &toolCallResolver{r} }
 
 type (
-	agentSnapshotResolver struct{ *Resolver }
-	approvalResolver      struct{ *Resolver }
-	connectionResolver    struct{ *Resolver }
-	defaultModelsResolver struct{ *Resolver }
-	kernelEventResolver   struct{ *Resolver }
-	mcpServerResolver     struct{ *Resolver }
-	mcpToolResolver       struct{ *Resolver }
-	messageResolver       struct{ *Resolver }
-	mutationResolver      struct{ *Resolver }
-	pluginInfoResolver    struct{ *Resolver }
-	projectHooksResolver  struct{ *Resolver }
-	queryResolver         struct{ *Resolver }
-	queueItemResolver     struct{ *Resolver }
-	rewindFileResolver    struct{ *Resolver }
-	sessionResolver       struct{ *Resolver }
-	subscriptionResolver  struct{ *Resolver }
-	toolCallResolver      struct{ *Resolver }
+	agentSnapshotResolver   struct{ *Resolver }
+	approvalResolver        struct{ *Resolver }
+	connectionResolver      struct{ *Resolver }
+	defaultModelsResolver   struct{ *Resolver }
+	kernelEventResolver     struct{ *Resolver }
+	mcpServerResolver       struct{ *Resolver }
+	mcpToolResolver         struct{ *Resolver }
+	messageResolver         struct{ *Resolver }
+	mutationResolver        struct{ *Resolver }
+	pluginInfoResolver      struct{ *Resolver }
+	projectHooksResolver    struct{ *Resolver }
+	queryResolver           struct{ *Resolver }
+	queueItemResolver       struct{ *Resolver }
+	rewindFileResolver      struct{ *Resolver }
+	sessionResolver         struct{ *Resolver }
+	sessionWorktreeResolver struct{ *Resolver }
+	subscriptionResolver    struct{ *Resolver }
+	toolCallResolver        struct{ *Resolver }
 )

@@ -31,18 +31,19 @@ func (r *Resolver) createSession(ctx context.Context, input model.CreateSessionI
 			return nil, err
 		}
 	}
-	s, err := r.Service.CreateSession(ctx, core.CreateSessionInput{
+	s, err := r.newSession(ctx, core.CreateSessionInput{
 		ConnectionID: deref(input.ConnectionID), Model: deref(input.Model), ProjectID: deref(input.ProjectID),
 		ApprovalMode: deref(input.ApprovalMode), ReasoningEffort: deref(input.ReasoningEffort),
 		Title: deref(input.Title), AgentMode: deref(input.AgentMode),
 		FallbackModels: input.FallbackModels,
-	})
+	}, input.Worktree)
 	if err != nil {
 		return nil, err
 	}
 	for _, in := range servers {
 		if _, err := r.MCP.AttachSession(ctx, s.ID, in); err != nil {
-			if derr := r.Engine.DeleteSession(context.WithoutCancel(ctx), s.ID); derr != nil {
+			yes := true // a session never used: its worktree and branch go too
+			if _, derr := r.deleteSession(context.WithoutCancel(ctx), s.ID, &yes, &yes); derr != nil {
 				r.Log.Error("delete a session whose MCP servers could not be attached", "session_id", s.ID, "err", derr)
 			}
 			return nil, err

@@ -311,13 +311,19 @@ func TestKernelEventsOverWebSocket(t *testing.T) {
 	c.subscribe(ctx, "k", `subscription { kernelEvents { type sessionId session { id title } } }`, nil)
 	c.readPoking(ctx, "k", func() { k.mustDo(t, `mutation { createSession(input: {title: "probe"}) { id } }`, nil, nil) })
 
+	// Each change waits for its event: KernelEvent.session is read when the
+	// event is delivered, so a session deleted meanwhile would be null.
 	var created struct{ CreateSession struct{ ID string } }
-	k.mustDo(t, `mutation { createSession(input: {title: "watched"}) { id } }`, nil, &created)
-	k.mustDo(t, `mutation($id: ID!) { updateSession(id: $id, input: {title: "renamed"}) { id } }`, map[string]any{"id": created.CreateSession.ID}, nil)
-	k.mustDo(t, `mutation($id: ID!) { deleteSession(id: $id) }`, map[string]any{"id": created.CreateSession.ID}, nil)
-
 	var types []string
 	for _, want := range []string{"session_created", "session_updated", "session_deleted"} {
+		switch want {
+		case "session_created":
+			k.mustDo(t, `mutation { createSession(input: {title: "watched"}) { id } }`, nil, &created)
+		case "session_updated":
+			k.mustDo(t, `mutation($id: ID!) { updateSession(id: $id, input: {title: "renamed"}) { id } }`, map[string]any{"id": created.CreateSession.ID}, nil)
+		case "session_deleted":
+			k.mustDo(t, `mutation($id: ID!) { deleteSession(id: $id) }`, map[string]any{"id": created.CreateSession.ID}, nil)
+		}
 		m := c.read(ctx)
 		for !bytes.Contains(m.Payload, []byte(created.CreateSession.ID)) {
 			m = c.read(ctx) // a probe's event

@@ -108,6 +108,7 @@ var archiveEventTypes = map[core.EventType]bool{
 	core.EventCompactionCheckpoint: true, core.EventHookStarted: true, core.EventHookFinished: true, core.EventHookUntrusted: true,
 	core.EventRouteFallback:   true,
 	core.EventGuardianVerdict: true,
+	core.EventTerminalStarted: true, core.EventTerminalExited: true,
 }
 
 // WriteSessionArchive writes a foya.session document: the header, events

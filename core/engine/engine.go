@@ -60,6 +60,9 @@ type Config struct {
 	// Guardian bounds the guardian model of GUARDED sessions; zero fields
 	// take the defaults.
 	Guardian GuardianPolicy
+	// Terminals runs the background terminals of the terminal_* tools
+	// (core/terminal); nil offers no terminal tools.
+	Terminals core.Terminals
 }
 
 // Engine runs turns: one at a time per session, with a FIFO queue of the
@@ -141,6 +144,9 @@ func New(cfg Config) (*Engine, error) {
 	guard := &guardian{svc: e.svc, models: e.models, rec: e.rec, log: log, dirs: e.dirs, policy: cfg.Guardian.withDefaults(), dataDir: cfg.DataDir, hidden: cfg.HiddenPaths}
 	e.tools = &toolRunner{svc: e.svc, cfg: &e.cfg, log: log, out: e.out, dirs: e.dirs, requests: e.requests, hooks: e.hooks, gen: e.gen, guardian: guard,
 		kernel: func(ctx context.Context, kt kernelTool, s core.Session, c core.ToolCall) (string, bool) {
+			if isTerminalTool(kt.info.Name) && e.cfg.Terminals == nil {
+				return "terminals are not available in this kernel", true
+			}
 			return kt.run(ctx, e, s, c)
 		}}
 	// Idle: the histories cached for turns go, then whatever the kernel
@@ -160,8 +166,9 @@ type workDirs struct {
 	scratch string
 }
 
-// workDir is where a session's tools act: the bound project's directory, or
-// a private scratch directory under the data directory.
+// workDir is where a session's tools act: its git worktree, the bound
+// project's directory, or a private scratch directory under the data
+// directory.
 func (w workDirs) workDir(ctx context.Context, s core.Session) (string, error) {
 	dir, err := w.workDirPath(ctx, s)
 	if err != nil || s.ProjectID != "" {
@@ -177,6 +184,9 @@ func (w workDirs) workDir(ctx context.Context, s core.Session) (string, error) {
 // request needs (the system prompt names the directory; every tool call and
 // hook goes through workDir, which creates it first).
 func (w workDirs) workDirPath(ctx context.Context, s core.Session) (string, error) {
+	if s.Worktree != nil {
+		return s.Worktree.Path, nil
+	}
 	if s.ProjectID != "" {
 		p, err := w.svc.Project(ctx, s.ProjectID)
 		if err != nil {
@@ -188,6 +198,18 @@ func (w workDirs) workDirPath(ctx context.Context, s core.Session) (string, erro
 		return "", core.Errorf(core.CodeUnavailable, "session %s has no project and the kernel has no scratch directory", s.ID)
 	}
 	return filepath.Join(w.scratch, s.ID), nil
+}
+
+// inheritedWorktree is a sub-agent's copy of its parent's worktree (nil
+// without one): the child works there too, and deleting the child leaves
+// it alone.
+func inheritedWorktree(wt *core.Worktree) *core.Worktree {
+	if wt == nil {
+		return nil
+	}
+	c := *wt
+	c.Inherited = true
+	return &c
 }
 
 // Close stops every running turn (keeping their partial output) and waits

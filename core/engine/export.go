@@ -303,6 +303,7 @@ func (w *importRewrite) event(ev core.Event) (_ core.Event, meta *core.SessionMe
 			m.ProjectID = w.projectID
 		}
 		m.Source = w.source
+		m.Worktree = nil // the worktree stays with the exported session: the import works in its project's directory
 		m.ConnectionID, m.Model = w.binding(m.ConnectionID, m.Model)
 		if ev.Payload, err = json.Marshal(p); err != nil {
 			return ev, nil, fmt.Errorf("encode imported %s: %w", ev.Type, err)

@@ -72,6 +72,9 @@ func kernelToolSchemas(s core.Session, b boundModel) []core.ToolSchema {
 		if t.info.Name == ToolImageGeneration && !b.imageDefault {
 			continue
 		}
+		if isTerminalTool(t.info.Name) && !b.terminals {
+			continue
+		}
 		if allowedTool(s, t.info.Name) {
 			out = append(out, core.ToolSchema{Name: t.info.Name, Description: t.info.Description, Parameters: t.info.Schema})
 		}

@@ -32,6 +32,8 @@ type boundModel struct {
 	imageDefault bool
 	// searchFallback: a fallback search connection is configured.
 	searchFallback bool
+	// terminals: background terminals are available (terminal_* offered).
+	terminals bool
 }
 
 // resolve finds the session's connection, model, endpoint and provider,

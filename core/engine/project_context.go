@@ -25,15 +25,25 @@ const (
 	maxSkills      = 50
 )
 
-// projectContext renders the project's rules, memory and skills.
-func (e *Engine) projectContext(dir string) string {
+// projectContext renders the project's rules, memory and skills, read from
+// dir, the session's working directory. In a git worktree (fallback is then
+// the project's directory) a rules or memory file the worktree lacks, e.g.
+// one never committed, is read from the project's directory.
+func (e *Engine) projectContext(dir, fallback string) string {
 	var b strings.Builder
+	read := func(name string, n int64) ([]byte, error) {
+		data, err := readCapped(filepath.Join(dir, name), n)
+		if err != nil && fallback != "" {
+			data, err = readCapped(filepath.Join(fallback, name), n)
+		}
+		return data, err
+	}
 	for _, name := range projectRulesFiles {
-		if data, err := readCapped(filepath.Join(dir, name), maxRulesBytes); err == nil && len(data) > 0 {
+		if data, err := read(name, maxRulesBytes); err == nil && len(data) > 0 {
 			fmt.Fprintf(&b, "\nProject rules from %s:\n%s\n", name, data)
 		}
 	}
-	if data, err := readCapped(filepath.Join(dir, memoryFile), maxMemoryBytes); err == nil && len(data) > 0 {
+	if data, err := read(memoryFile, maxMemoryBytes); err == nil && len(data) > 0 {
 		fmt.Fprintf(&b, "\nProject memory (%s; keep it current with the write or edit tools when you learn something durable):\n%s\n", memoryFile, data)
 	}
 	files, _ := filepath.Glob(filepath.Join(dir, skillsGlob))

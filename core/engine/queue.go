@@ -207,6 +207,11 @@ func (e *Engine) DeleteSession(ctx context.Context, sessionID string) error {
 		}
 		return err
 	}
+	if e.cfg.Terminals != nil {
+		for _, id := range ids {
+			e.cfg.Terminals.Forget(id) // their processes end with the session (SES-13)
+		}
+	}
 	e.runtimes.delete(ids...)
 	e.requests.forgetGrants(ids...)
 	e.titled.delete(ids...)

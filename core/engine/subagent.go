@@ -63,7 +63,8 @@ func runTask(ctx context.Context, e *Engine, s core.Session, c core.ToolCall) (s
 		ParentID: s.ID, Source: "task:" + c.ID, Agent: &snap, ProjectID: s.ProjectID,
 		ConnectionID: conn, Model: model, ReasoningEffort: s.ReasoningEffort,
 		ApprovalMode: s.ApprovalMode, AgentMode: mode,
-		Title: core.TruncateRunes(snap.Name+": "+strings.TrimSpace(in.Prompt), 80, ""),
+		Title:    core.TruncateRunes(snap.Name+": "+strings.TrimSpace(in.Prompt), 80, ""),
+		Worktree: inheritedWorktree(s.Worktree),
 	})
 	if err != nil {
 		return "task: " + core.ErrorMessage(err), true

@@ -319,6 +319,7 @@ func (e *Engine) toolSet(ctx context.Context, s core.Session, b boundModel) (map
 	if !webSearchAvailable(b) {
 		_, b.searchFallback = e.models.searchFallback(ctx)
 	}
+	b.terminals = e.cfg.Terminals != nil
 	schemas := kernelToolSchemas(s, b)
 	for _, t := range infos {
 		if _, clash := kernelToolInfo(t.Name); clash || !allowedTool(s, t.Name) {
@@ -361,7 +362,13 @@ func (e *Engine) systemPrompt(ctx context.Context, s core.Session, dir string) s
 		b.WriteString("\nYour plan awaits the user's confirmation: answer questions and revise the plan as asked, with read-only tools only; do not change files or run commands.\n")
 	}
 	if s.ProjectID != "" {
-		b.WriteString(e.projectContext(dir))
+		var fallback string
+		if s.Worktree != nil {
+			if p, err := e.svc.Project(ctx, s.ProjectID); err == nil {
+				fallback = p.Path
+			}
+		}
+		b.WriteString(e.projectContext(dir, fallback))
 	}
 	return b.String()
 }

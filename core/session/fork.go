@@ -16,8 +16,9 @@ import (
 // else is copied: no queue, approvals, questions, grants, running tools,
 // sub-agent state, source seqs or compaction checkpoints. It reads what is
 // persisted, so it works while the source runs a turn. The new session and
-// its history are written in one transaction.
-func (s *Service) ForkSession(ctx context.Context, sourceID string, afterSeq int64) (core.Session, error) {
+// its history are written in one transaction. opts carries what the
+// kernel set up for the branch first (its id and git worktree).
+func (s *Service) ForkSession(ctx context.Context, sourceID string, afterSeq int64, opts ForkOptions) (core.Session, error) {
 	src, err := s.store.Session(ctx, sourceID)
 	if err != nil {
 		return core.Session{}, err
@@ -34,6 +35,10 @@ func (s *Service) ForkSession(ctx context.Context, sourceID string, afterSeq int
 		ReasoningEffort: src.ReasoningEffort, ApprovalMode: src.ApprovalMode, AgentMode: core.AgentExecute,
 		Source: "fork:" + sourceID, CreatedAt: time.Now().UTC(),
 		FallbackModels: append([]core.ModelRef(nil), src.FallbackModels...),
+		Worktree:       opts.Worktree,
+	}
+	if opts.ID != "" {
+		meta.ID = opts.ID
 	}
 	if src.Title != "" {
 		meta.Title = core.TruncateRunes(src.Title+" (branch)", core.MaxTitleLen, "")
@@ -66,6 +71,22 @@ func (s *Service) ForkSession(ctx context.Context, sourceID string, afterSeq int
 	s.broker.PublishKernel(core.KernelEvent{Type: core.KernelSessionCreated, SessionID: meta.ID, At: created.At})
 	s.log.Info("session forked", "session_id", meta.ID, "source", sourceID, "after_seq", afterSeq, "messages", len(events)-1)
 	return s.store.Session(ctx, meta.ID)
+}
+
+// ForkOptions are what the kernel set up for a branch before ForkSession
+// writes it; the zero value: a new id, no worktree.
+type ForkOptions struct {
+	// ID is the branch's session id; empty: a new one.
+	ID string
+	// Worktree is the git worktree made for the branch (core/worktree).
+	Worktree *core.Worktree
+}
+
+// ValidForkBoundary checks that afterSeq is a seq a session whose active
+// messages are msgs may be branched after (BAD_INPUT names the nearest
+// valid ones otherwise).
+func ValidForkBoundary(msgs []core.Message, afterSeq int64) error {
+	return validForkBoundary(msgs, afterSeq)
 }
 
 // forkBoundaries lists the seqs a fork may stop after: a complete assistant

@@ -181,7 +181,10 @@ func newSessionMeta(in core.CreateSessionInput) (core.SessionMeta, error) {
 	meta := core.SessionMeta{
 		ID: core.NewID("ses"), ParentID: in.ParentID, Source: in.Source, Title: in.Title,
 		ReasoningEffort: in.ReasoningEffort, ApprovalMode: in.ApprovalMode, AgentMode: in.AgentMode,
-		Agent: in.Agent, CreatedAt: time.Now().UTC(),
+		Agent: in.Agent, CreatedAt: time.Now().UTC(), Worktree: in.Worktree,
+	}
+	if in.ID != "" {
+		meta.ID = in.ID
 	}
 	if meta.ApprovalMode == "" {
 		meta.ApprovalMode = core.ApprovalAsk

@@ -148,6 +148,21 @@ func (st *stream[T]) deliver(ctx context.Context, ev core.Event) bool {
 	return true
 }
 
+// staleBefore is the index in batch of the last persisted event the stream
+// already delivered from the store (its replay or a catch-up read it before
+// the live queue was served), or 0. The live-only events queued before it
+// (deltas of a message, say) were published before that event was
+// persisted: what they carry is in it, and delivered after it they would
+// arrive out of order, so they are dropped.
+func (st *stream[T]) staleBefore(batch []core.Event) int {
+	for i := len(batch) - 1; i >= 0; i-- {
+		if seq := batch[i].Seq; seq > 0 && seq <= st.last {
+			return i
+		}
+	}
+	return 0
+}
+
 func (st *stream[T]) run(ctx context.Context, replay bool) {
 	defer close(st.out)
 	defer st.sub.Close()
@@ -163,7 +178,12 @@ func (st *stream[T]) run(ctx context.Context, replay bool) {
 		}
 		var lagged bool
 		batch, lagged = st.sub.Take(batch[:0])
+		stale := st.staleBefore(batch)
 		for i := range batch {
+			if i < stale && batch[i].Seq == 0 && batch[i].Type != core.EventSessionDeleted {
+				batch[i] = core.Event{} // live news of what a delivered persisted event holds
+				continue
+			}
 			if !st.deliver(ctx, batch[i]) {
 				return
 			}

@@ -181,3 +181,39 @@ func TestResetPhases(t *testing.T) {
 		t.Fatalf("phase %s", got.Phase)
 	}
 }
+
+// A replaying subscriber never gets a message's live deltas after the
+// persisted event that holds them: deltas published while the replay read
+// the store (and queued before that event) are dropped, later ones kept.
+func TestReplayDropsDeltasOfDeliveredEvents(t *testing.T) {
+	svc := newService(t, 0)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	s, err := svc.CreateSession(ctx, core.CreateSessionInput{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	appendN(t, svc, s.ID, 3)
+	after := int64(0)
+	ch, err := svc.Subscribe(ctx, s.ID, &after)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The stream is blocked sending its first replayed event: these queue.
+	svc.Emit(s.ID, core.EventMessageDelta, core.DeltaPayload{Text: "late"})
+	evs, err := svc.Append(ctx, s.ID, coretest.MessageEvent(t, s.ID, core.RoleAssistant, "late"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for want := int64(1); want <= evs[len(evs)-1].Seq; want++ {
+		if got := recv(t, ch); got.Seq != want {
+			t.Fatalf("event %d: got seq %d (%s)", want, got.Seq, got.Type)
+		}
+	}
+	svc.Emit(s.ID, core.EventMessageDelta, core.DeltaPayload{Text: "live"})
+	got := recv(t, ch)
+	var d core.DeltaPayload
+	if err := got.Decode(&d); err != nil || got.Type != core.EventMessageDelta || d.Text != "live" {
+		t.Fatalf("after the replay: %s %s (%v)", got.Type, got.Payload, err)
+	}
+}

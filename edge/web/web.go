@@ -8,18 +8,19 @@ import (
 	"embed"
 	"io/fs"
 	"net/http"
+	"strings"
 )
 
 // webFiles is Foya web, the chat client served at "/": plain HTML, CSS and
-// JavaScript with no build step and no third-party code, so the page works
-// offline. It speaks only the public API (POST /graphql and
-// graphql-transport-ws); see docs/web.md.
+// JavaScript modules (app.js is the entry) with no build step and no
+// third-party code, so the page works offline. It speaks only the public API
+// (POST /graphql and graphql-transport-ws); see docs/web.md.
 //
-//go:embed client/index.html client/app.js client/app.css
+//go:embed client/index.html client/*.js client/*.css
 var webFiles embed.FS
 
-// ClientHandler serves the chat client: index.html at "/", its assets under
-// /web/. Any other path is a 404.
+// ClientHandler serves the chat client: index.html at "/", its scripts and
+// stylesheet under /web/. Any other path is a 404.
 func ClientHandler() http.Handler {
 	sub, err := fs.Sub(webFiles, "client")
 	if err != nil {
@@ -36,11 +37,22 @@ func ClientHandler() http.Handler {
 			w.Header().Set("Content-Type", "text/html; charset=utf-8")
 			w.Header().Set("Cache-Control", "no-cache")
 			w.Write(index)
-		case r.URL.Path == "/web/app.js" || r.URL.Path == "/web/app.css":
+		case isAsset(sub, r.URL.Path):
 			w.Header().Set("Cache-Control", "no-cache")
 			assets.ServeHTTP(w, r)
 		default:
 			http.NotFound(w, r)
 		}
 	})
+}
+
+// isAsset reports whether path names one of the client's scripts or its
+// stylesheet under /web/ (a file directly in client/, not index.html).
+func isAsset(sub fs.FS, path string) bool {
+	name, ok := strings.CutPrefix(path, "/web/")
+	if !ok || strings.Contains(name, "/") || !(strings.HasSuffix(name, ".js") || strings.HasSuffix(name, ".css")) {
+		return false
+	}
+	_, err := fs.Stat(sub, name)
+	return err == nil
 }

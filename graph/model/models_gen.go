@@ -61,6 +61,8 @@ type CreateSessionInput struct {
 	McpServers []McpServerInput `json:"mcpServers,omitempty"`
 	// The session's own fallback chain (language connections and their models, at most 8, no duplicate); null or empty: the LANGUAGE purpose's chain.
 	FallbackModels []core.ModelRef `json:"fallbackModels,omitempty"`
+	// Create the session in a git worktree of its own (needs projectId, a git repository); null: it works in the project's directory.
+	Worktree *WorktreeInput `json:"worktree,omitempty"`
 }
 
 // The fallback chain of one purpose: the models a failed call of that purpose continues on, in order.
@@ -238,6 +240,18 @@ type UserInput struct {
 	BrowserElements []core.BrowserElement `json:"browserElements,omitempty"`
 	// Resources of MCP servers to give the model with this message, at most 10 (sendMessage only): each is read from its server when the message is sent and added to the text as an <mcp-resource server uri mimeType> block (binary contents base64).
 	Resources []core.MCPResourceRef `json:"resources,omitempty"`
+}
+
+// A git worktree of its own for a session. The project must be the top level of
+// a git repository; the worktree is made with git worktree add -b <branch>
+// <project>/.foya/worktrees/<session id> <baseRef>, and /.foya/worktrees/ is
+// added to the repository's .git/info/exclude. Not a git repository, git not
+// installed, a bad baseRef or a branch that exists: BAD_INPUT saying which.
+type WorktreeInput struct {
+	// The new branch's name; null: foya/<session id>. It must not exist yet.
+	Branch *string `json:"branch,omitempty"`
+	// The commit-ish the branch starts from (a branch, tag or commit); null: HEAD (for forkSession: the source worktree's branch, else HEAD).
+	BaseRef *string `json:"baseRef,omitempty"`
 }
 
 // How answerQuestion answers. For a question an MCP server asked (elicitation/create, payload.elicitation on question_requested) these are the MCP actions the server receives.

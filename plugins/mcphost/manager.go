@@ -380,8 +380,11 @@ func (m *Manager) callOn(ctx context.Context, req core.ToolCallRequest, server *
 	}
 	call := &inflight{ctx: ctx, asker: core.AskerOf(ctx), sessionID: req.SessionID, timer: timer}
 	untrack := s.track(call)
-	res, err := cs.CallTool(context.WithValue(cctx, inflightKey{}, call), &mcp.CallToolParams{Name: t.tool, Arguments: args})
+	res, answer, err := s.callTool(cctx, cs, call, &mcp.CallToolParams{Name: t.tool, Arguments: args})
 	untrack()
+	if answer != nil {
+		return *answer, nil
+	}
 	if err != nil {
 		switch {
 		case ctx.Err() != nil:

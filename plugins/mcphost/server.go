@@ -39,6 +39,7 @@ type server struct {
 	wasUp   bool          // ready at least once since the last FAILED
 	changed chan struct{} // closed and replaced on every state change
 	calls   []*inflight   // running tool calls, oldest first
+	urls    completions   // URL elicitations calls wait for (elicit_url.go)
 
 	secrets []string // env and header values, URL query values: never shown
 
@@ -329,6 +330,7 @@ func (s *server) connect() (*mcp.ClientSession, *exec.Cmd, error) {
 			Elicitation: &mcp.ElicitationCapabilities{Form: &mcp.FormElicitationCapabilities{}, URL: &mcp.URLElicitationCapabilities{}},
 		},
 		ElicitationHandler:         s.elicit,
+		ElicitationCompleteHandler: s.elicitationComplete,
 		ToolListChangedHandler:     func(context.Context, *mcp.ToolListChangedRequest) { s.relist() },
 		PromptListChangedHandler:   func(context.Context, *mcp.PromptListChangedRequest) { s.relist() },
 		ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) { s.relist() },

@@ -26,6 +26,12 @@ type Process struct {
 // set and the kernel refuses new namespaces, Start returns an error
 // matching ErrNoNamespaces and the caller may retry without them.
 func Start(exe string, p Policy, out *os.File) (*Process, error) {
+	return StartWithInput(exe, p, nil, out)
+}
+
+// StartWithInput is Start with in as the helper's standard input; with
+// p.Stdin set the command reads it (a terminal's input).
+func StartWithInput(exe string, p Policy, in, out *os.File) (*Process, error) {
 	enc, err := encodePolicy(p)
 	if err != nil {
 		return nil, err
@@ -37,6 +43,9 @@ func Start(exe string, p Policy, out *os.File) (*Process, error) {
 	cmd := exec.Command(exe, HelperCommand, enc)
 	cmd.Env = []string{} // the helper needs nothing; the command gets p.Env
 	cmd.Stdout, cmd.Stderr = out, out
+	if in != nil {
+		cmd.Stdin = in
+	}
 	cmd.ExtraFiles = []*os.File{rw} // fd 3
 	cmd.SysProcAttr = sysProcAttr(p)
 	if err := cmd.Start(); err != nil {

@@ -118,7 +118,7 @@ func (k *kernelProc) deleteConnection(t testing.TB, id string) {
 // deleteSession deletes the session.
 func (k *kernelProc) deleteSession(t testing.TB, sid string) {
 	t.Helper()
-	if _, err := client.DeleteSession(context.Background(), k.client(), sid); err != nil {
+	if _, err := client.DeleteSession(context.Background(), k.client(), sid, nil, nil); err != nil {
 		t.Fatalf("deleteSession %s: %v", sid, err)
 	}
 }

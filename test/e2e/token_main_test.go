@@ -141,7 +141,7 @@ func TestServeInsecureNoToken(t *testing.T) {
 func TestPageSecurityHeaders(t *testing.T) {
 	k := startKernel(t, t.TempDir())
 	scriptTag := regexp.MustCompile(`(?i)<script[^>]*>`)
-	for _, path := range []string{"/", "/playground", "/web/app.js", "/web/app.css", "/playground/assets/playground.js",
+	for _, path := range []string{"/", "/playground", "/web/app.js", "/web/session.js", "/web/app.css", "/playground/assets/playground.js",
 		"/playground/assets/playground.css", "/playground/assets/graphiql.min.js", "/playground/assets/graphiql.min.css", "/nope"} {
 		resp, err := http.Get(k.url() + path)
 		if err != nil {

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -11,7 +12,7 @@ import (
 // Every font size in the client's CSS is one of --fs-1 … --fs-6 (the font
 // shorthand too), every margin, padding and gap is 0, auto or a step of
 // --sp-1 … --sp-7 (negated with calc where it pulls back), and neither the
-// page nor the script sets a size of its own in a style attribute.
+// page nor the scripts set a size of its own in a style attribute.
 func TestWebClientTypeScale(t *testing.T) {
 	css, err := os.ReadFile(repoPath("edge", "web", "client", "app.css"))
 	if err != nil {
@@ -48,8 +49,12 @@ func TestWebClientTypeScale(t *testing.T) {
 	if fonts < 10 || spaces < 20 {
 		t.Fatalf("read %d font and %d spacing declarations: is the CSS parsed?", fonts, spaces)
 	}
-	for _, f := range []string{"index.html", "app.js"} {
-		b, err := os.ReadFile(repoPath("edge", "web", "client", f))
+	scripts, err := filepath.Glob(repoPath("edge", "web", "client", "*.js"))
+	if err != nil || len(scripts) == 0 {
+		t.Fatalf("client scripts %v: %v", scripts, err)
+	}
+	for _, f := range append([]string{repoPath("edge", "web", "client", "index.html")}, scripts...) {
+		b, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,0 +1,176 @@
+// Foya web: the sidebar. Sessions grouped by project, the catalog (projects,
+// connections, default models), the kernel's events that change them, the
+// session header's buttons, and export and import.
+import { GraphQLError, gql, multipart, showError, token, ws } from './api.js';
+import { languageModels, renderModelPicker } from './composer.js';
+import { editConnection, loadMcp } from './connections.js';
+import { $, el, esc, titleOf } from './dom.js';
+import { setDrawer } from './layout.js';
+import { openSession } from './session.js';
+import { showSetup } from './setup.js';
+import { S_FIELDS, state } from './state.js';
+
+// ---- sidebar
+// Sessions grouped by project (one collapsible <details> per project, "No
+// project" last); what is collapsed survives re-renders and reloads of this tab.
+const collapsed = new Set(JSON.parse(sessionStorage.getItem('foya-collapsed') || '[]'));
+export function renderSessions() {
+  const root = $('sessions'); root.innerHTML = '';
+  const list = [...state.sessions.values()].filter((s) => !s.parentId)
+    .sort((a, b) => (b.pinned - a.pinned) || String(b.updatedAt).localeCompare(String(a.updatedAt)));
+  const groups = new Map();
+  for (const s of list) {
+    const k = s.project ? s.project.id : '';
+    if (!groups.has(k)) groups.set(k, { name: s.project ? (s.project.name || s.project.path) : 'No project', items: [] });
+    groups.get(k).items.push(s);
+  }
+  const keys = [...groups.keys()].sort((a, b) => (a === '') - (b === '') || groups.get(a).name.localeCompare(groups.get(b).name));
+  for (const k of keys) {
+    const g = groups.get(k);
+    const det = el('details', 'group'); det.open = !collapsed.has(k); det.dataset.project = k;
+    const sum = el('summary'); sum.textContent = g.name + ' (' + g.items.length + ')'; det.appendChild(sum);
+    det.addEventListener('toggle', () => {
+      if (det.open) collapsed.delete(k); else collapsed.add(k);
+      sessionStorage.setItem('foya-collapsed', JSON.stringify([...collapsed]));
+    });
+    const ul = el('ul');
+    for (const s of g.items) {
+      const li = el('li'); const b = el('button', 's'); b.type = 'button'; b.dataset.id = s.id;
+      b.setAttribute('aria-current', String(s.id === state.session));
+      b.innerHTML = '<span>' + esc(titleOf(s)) + '</span><span class="ph">' + esc(String(s.phase).toLowerCase()) + '</span>';
+      b.onclick = () => openSession(s.id).catch(showError);
+      li.appendChild(b); ul.appendChild(li);
+    }
+    det.appendChild(ul); root.appendChild(det);
+  }
+}
+const CAPS = 'contextWindow maxInputTokens maxOutputTokens imageInput toolCalling reasoningEfforts webSearch generation { image video audio } ' +
+  'prices { inputPerMillion cachedInputPerMillion cacheWritePerMillion outputPerMillion }';
+const DEFAULTS = [['deflang', 'LANGUAGE', 'language'], ['deffast', 'FAST', 'fast'], ['defimage', 'IMAGE', 'image'], ['defvideo', 'VIDEO', 'video']];
+export async function loadSidebar() {
+  const d = await gql('{ sessions { ' + S_FIELDS + ' } projects { id name path } connections { id name baseUrl type apiKeyConfigured models { id capabilities { ' + CAPS + ' } } } ' +
+    'defaultModels { language { connectionId model } fast { connectionId model } image { connectionId model } video { connectionId model } } }');
+  state.sessions = new Map(d.sessions.map((s) => [s.id, s]));
+  renderSessions();
+  const ps = $('project'); const keepP = ps.value; ps.length = 1;
+  for (const p of d.projects) { const o = el('option'); o.value = p.id; o.textContent = p.name || p.path; ps.appendChild(o); }
+  ps.value = keepP;
+  state.connections = d.connections; state.defaults = d.defaultModels;
+  renderModelPicker();
+  const cl = $('connlist'); cl.innerHTML = '';
+  for (const c of d.connections) {
+    const li = el('li'); li.dataset.id = c.id;
+    li.append(c.name + (c.type && c.type !== 'LANGUAGE' ? ' [' + c.type.toLowerCase() + ']' : '') + ' (' + (c.models.map((m) => m.id).join(', ') || 'no models') + ') ');
+    const b = el('button'); b.type = 'button'; b.textContent = 'Refresh models'; b.setAttribute('aria-label', 'Refresh models of ' + c.name);
+    b.onclick = async () => {
+      b.disabled = true;
+      try { await gql('mutation($c: ID!) { refreshModels(connectionId: $c) { id } }', { c: c.id }); await loadSidebar(); $('status').textContent = 'Models of ' + c.name + ' refreshed.'; }
+      catch (e) { showError(e); b.disabled = false; }
+    };
+    const ed = el('button'); ed.type = 'button'; ed.textContent = 'Edit'; ed.setAttribute('aria-label', 'Edit connection ' + c.name);
+    ed.onclick = () => editConnection(c);
+    const del = el('button'); del.type = 'button'; del.textContent = 'Delete'; del.setAttribute('aria-label', 'Delete connection ' + c.name);
+    del.onclick = async () => {
+      if (!window.confirm('Delete the connection "' + c.name + '"? Defaults that use it are cleared and its sessions are unbound (their history stays).')) return;
+      try { await gql('mutation($c: ID!) { deleteConnection(id: $c) }', { c: c.id }); await loadSidebar(); $('status').textContent = 'Connection ' + c.name + ' deleted.'; }
+      catch (e) { showError(e); }
+    };
+    li.append(b, ' ', ed, ' ', del); cl.appendChild(li);
+  }
+  // Default selects: LANGUAGE and FAST take language connections' models, IMAGE and VIDEO their own kind.
+  for (const [sel, purpose, key] of DEFAULTS) {
+    const want = purpose === 'FAST' ? 'LANGUAGE' : purpose;
+    const s = $(sel); s.length = 1;
+    for (const c of d.connections) {
+      if ((c.type || 'LANGUAGE') !== want) continue;
+      for (const m of c.models) { const o = el('option'); o.value = c.id + '|' + m.id; o.textContent = c.name + '/' + m.id; s.appendChild(o); }
+    }
+    const ref = d.defaultModels[key];
+    s.value = ref ? ref.connectionId + '|' + ref.model : '';
+  }
+}
+
+export function watchKernel() {
+  ws.subscribe('subscription { kernelEvents { type sessionId session { ' + S_FIELDS + ' } } }', {}, (data) => {
+    const e = data.kernelEvents;
+    if (e.type === 'session_deleted') { state.sessions.delete(e.sessionId); if (e.sessionId === state.session) openSession(null); }
+    else if (e.session) {
+      state.sessions.set(e.session.id, e.session);
+      if (e.session.id === state.session) {
+        $('title').textContent = titleOf(e.session);
+        renderModelPicker();
+        $('pin').setAttribute('aria-pressed', String(!!e.session.pinned));
+      }
+    }
+    if (e.type === 'catalog_updated') { loadSidebar().catch(showError); loadMcp().catch(showError); }
+    else if (e.type === 'mcp_needs_auth') loadMcp().catch(showError);
+    else renderSessions();
+  });
+}
+
+for (const [sel, purpose] of DEFAULTS) {
+  $(sel).addEventListener('change', async (e) => {
+    const [c, m] = e.target.value ? e.target.value.split('|') : [null, null];
+    try { await gql('mutation($p: ModelPurpose!, $c: ID, $m: String) { setDefaultModel(purpose: $p, connectionId: $c, model: $m) { language { model } } }', { p: purpose, c, m }); $('status').textContent = 'Default saved.'; }
+    catch (err) { showError(err); loadSidebar().catch(showError); }
+  });
+}
+
+$('new').onclick = async () => {
+  if (!languageModels().length) { showSetup(true); setDrawer(false); $('preset').focus(); return; }
+  try {
+    const input = { approvalMode: state.newMode };
+    if ($('newtitle').value.trim()) input.title = $('newtitle').value.trim();
+    $('newtitle').value = '';
+    if ($('project').value) input.projectId = $('project').value;
+    if (state.newModel) { const [c, m] = state.newModel.split('|'); input.connectionId = c; input.model = m; }
+    const d = await gql('mutation($i: CreateSessionInput!) { createSession(input: $i) { ' + S_FIELDS + ' } }', { i: input });
+    state.sessions.set(d.createSession.id, d.createSession); renderSessions();
+    await openSession(d.createSession.id);
+  } catch (e) { showError(e); }
+};
+$('pin').onclick = () => gql('mutation($s: ID!, $p: Boolean) { updateSession(id: $s, input: {pinned: $p}) { id } }',
+  { s: state.session, p: $('pin').getAttribute('aria-pressed') !== 'true' }).catch(showError);
+$('rename').onclick = async () => {
+  const t = window.prompt('New title', (state.sessions.get(state.session) || {}).title || '');
+  if (t != null) gql('mutation($s: ID!, $t: String) { updateSession(id: $s, input: {title: $t}) { id } }', { s: state.session, t }).catch(showError);
+};
+$('delete').onclick = () => {
+  if (window.confirm('Delete this session and its history?')) gql('mutation($s: ID!) { deleteSession(id: $s) }', { s: state.session }).catch(showError);
+};
+$('compact').onclick = () => gql('mutation($s: ID!) { compactSession(sessionId: $s) { id } }', { s: state.session }).catch(showError);
+// ---- export and import (foya.session JSON Lines, docs/export.md)
+$('export').onclick = async () => {
+  const id = state.session; if (!id) return;
+  try {
+    // The export route streams the document, with no size bound.
+    const headers = {}; if (token()) headers.Authorization = 'Bearer ' + token();
+    const resp = await fetch('/sessions/' + encodeURIComponent(id) + '/export', { headers });
+    if (!resp.ok) {
+      let body = null; try { body = await resp.json(); } catch (e) { /* not JSON */ }
+      throw body && body.errors ? new GraphQLError(body.errors) : new Error('kernel answered HTTP ' + resp.status);
+    }
+    const doc = await resp.blob();
+    const title = titleOf(state.sessions.get(id));
+    const a = el('a'); a.href = URL.createObjectURL(new Blob([doc], { type: 'application/jsonl' }));
+    a.download = (title.replace(/[^\w.-]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 60) || 'session') + '.foya.jsonl';
+    document.body.appendChild(a); a.click(); a.remove();
+    setTimeout(() => URL.revokeObjectURL(a.href), 60000);
+    $('status').textContent = 'Exported.';
+  } catch (e) { showError(e); }
+};
+// Import binds the new session to the project chosen in the New session
+// form (none by default); the file goes up as a multipart request.
+$('importfile').addEventListener('change', async (e) => {
+  const f = e.target.files[0]; e.target.value = '';
+  if (!f) return;
+  $('status').textContent = 'Importing ' + f.name + '…';
+  try {
+    const d = await multipart('mutation($f: Upload!, $p: ID) { importSessionFile(file: $f, projectId: $p) { ' + S_FIELDS + ' } }', { p: $('project').value || null }, f);
+    const s = d.importSessionFile;
+    state.sessions.set(s.id, s); renderSessions();
+    $('status').textContent = 'Imported ' + f.name + '.';
+    await openSession(s.id);
+  } catch (err) { showError(err); }
+});
+

@@ -11,7 +11,8 @@ const (
 	// (input, output, cached), gen_ai.request.model, gen_ai.provider.name,
 	// foya.project.id.
 	TokenUsage Metric = iota
-	// Cost counts spend in USD as priced by the catalog (counter).
+	// Cost is foya.cost.usd: spend in US dollars as priced by the catalog
+	// (counter).
 	Cost
 	// OperationDuration is gen_ai.client.operation.duration (histogram, s):
 	// gen_ai.operation.name, gen_ai.request.model, gen_ai.provider.name,
@@ -63,7 +64,7 @@ type Info struct {
 // Instruments describes every Metric, indexed by it.
 var Instruments = [NumMetrics]Info{
 	TokenUsage:        {Name: "gen_ai.client.token.usage", Unit: "{token}", Desc: "Tokens used by model requests, by type (input, output, cached)."},
-	Cost:              {Name: "foya.cost", Unit: "USD", Desc: "Spend of model requests as priced by the catalog."},
+	Cost:              {Name: "foya.cost.usd", Unit: "{USD}", Desc: "Spend of model requests as priced by the catalog."},
 	OperationDuration: {Name: "gen_ai.client.operation.duration", Unit: "s", Desc: "Duration of model requests.", Histogram: true},
 	TimeToFirstToken:  {Name: "gen_ai.client.time_to_first_token", Unit: "s", Desc: "Time from a model request to its first streamed output.", Histogram: true},
 	TurnDuration:      {Name: "foya.turn.duration", Unit: "s", Desc: "Duration of turns.", Histogram: true},

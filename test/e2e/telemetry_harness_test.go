@@ -278,3 +278,22 @@ func mustJSON(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
 }
+
+// benchTelemetryArgs are the serve flags of -telemetry for the delta-path
+// benchmarks.
+func benchTelemetryArgs(b *testing.B) []string {
+	switch *benchTelemetry {
+	case "":
+		return nil
+	case "off":
+		return []string{"--no-metrics"}
+	case "otlp":
+		sink := newOTLPSink(b)
+		b.Setenv("OTEL_BSP_SCHEDULE_DELAY", "1000")
+		b.Setenv("OTEL_METRIC_EXPORT_INTERVAL", "5000")
+		b.Cleanup(func() { b.Logf("telemetry: %d spans exported to the local receiver", len(sink.Spans())) })
+		return []string{"--otlp-endpoint", sink.URL}
+	}
+	b.Fatalf("-telemetry %q: use off, otlp or nothing", *benchTelemetry)
+	return nil
+}

@@ -96,10 +96,7 @@ func (m *Main) ParseFlags(args []string) error {
 	fs.StringVar(&c.AdvertiseURL, "advertise-url", "", "with --database: the base URL other kernels on the database reach this one at, e.g. http://10.0.0.5:4777 (default: the listen address; docs/cluster.md)")
 	fs.StringVar(&c.SecretKeyFile, "secret-key-file", "", "with --database: key file sealing API keys and MCP secrets in the database, the same file on every kernel (default <data-dir>/secret-key; created 0600 when missing)")
 	fs.StringVar(&c.ArtifactDir, "artifact-dir", "", "directory of artifact bytes (attachments, file snapshots); with --database one directory all kernels share (default <data-dir>/artifacts)")
-	fs.StringVar(&c.OTLPEndpoint, "otlp-endpoint", "", "export traces and metrics over OTLP to this URL, e.g. http://127.0.0.1:4318 (default $OTEL_EXPORTER_OTLP_ENDPOINT; empty: no export; docs/telemetry.md)")
-	fs.StringVar(&c.OTLPProtocol, "otlp-protocol", "", "OTLP protocol: http/protobuf or grpc (default $OTEL_EXPORTER_OTLP_PROTOCOL, else http/protobuf)")
-	fs.BoolVar(&c.CaptureContent, "otel-capture-content", false, "put prompts, replies, tool arguments and outputs on exported spans (never secrets; off by default)")
-	fs.BoolVar(&c.NoMetrics, "no-metrics", false, "record no metrics and serve no /metrics (exported spans are unaffected)")
+	c.addTelemetryFlags(fs)
 	outputCaps := addOutputCapFlags(fs)
 	requestLimits := requestLimitFlags(fs)
 	var origins, pluginDirs, hosts, toolWritable, toolReadable, keyEnvs cmdutil.ListFlag
@@ -128,8 +125,7 @@ func (m *Main) ParseFlags(args []string) error {
 	}
 	if err := telemetry.CheckProtocol(c.OTLPProtocol); err != nil {
 		return cmdutil.Usagef("--otlp-protocol: %w", err)
-	}
-	if err := c.LogLevel.UnmarshalText([]byte(*logLevel)); err != nil {
+	} else if err := c.LogLevel.UnmarshalText([]byte(*logLevel)); err != nil {
 		return cmdutil.Usagef("--log-level %q: use debug, info, warn or error", *logLevel)
 	}
 	if c.Pprof != "" {

@@ -2,10 +2,19 @@ package daemon
 
 import (
 	"context"
+	"flag"
 	"net/http"
 
 	"github.com/foya-dev/foya/telemetry"
 )
+
+// addTelemetryFlags adds the flags of docs/telemetry.md.
+func (c *Config) addTelemetryFlags(fs *flag.FlagSet) {
+	fs.StringVar(&c.OTLPEndpoint, "otlp-endpoint", "", "export traces and metrics over OTLP to this URL, e.g. http://127.0.0.1:4318 (default $OTEL_EXPORTER_OTLP_ENDPOINT; empty: no export; docs/telemetry.md)")
+	fs.StringVar(&c.OTLPProtocol, "otlp-protocol", "", "OTLP protocol: http/protobuf or grpc (default $OTEL_EXPORTER_OTLP_PROTOCOL, else http/protobuf)")
+	fs.BoolVar(&c.CaptureContent, "otel-capture-content", false, "put prompts, replies, tool arguments and outputs on exported spans (never secrets; off by default)")
+	fs.BoolVar(&c.NoMetrics, "no-metrics", false, "record no metrics and serve no /metrics (exported spans are unaffected)")
+}
 
 // startTelemetry sets up metrics (served on /metrics) and, with an OTLP
 // endpoint from --otlp-endpoint or OTEL_EXPORTER_OTLP_*, the export of

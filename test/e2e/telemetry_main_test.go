@@ -133,3 +133,33 @@ func TestTelemetryMetricsNeedToken(t *testing.T) {
 		t.Fatal("no metric families")
 	}
 }
+
+// With --otel-capture-content the prompt, the reply and the tool's
+// arguments and output are on the spans; the API key still is not.
+func TestTelemetryCaptureContent(t *testing.T) {
+	sink := newOTLPSink(t)
+	t.Setenv("OTEL_BSP_SCHEDULE_DELAY", "100")
+	fake := openaitest.New(t)
+	k := startKernel(t, t.TempDir(), "--otlp-endpoint", sink.URL, "--otel-capture-content")
+	telemetryTurn(t, k, fake)
+	want := []string{"PROMPT-MARKER", telOutput, "REPLY-MARKER"}
+	for deadline := time.Now().Add(15 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		raw := string(sink.Raw())
+		missing := false
+		for _, w := range want {
+			missing = missing || !strings.Contains(raw, w)
+		}
+		if !missing && hasSpan(sink.Spans(), "foya.turn") {
+			break
+		}
+	}
+	raw := string(sink.Raw())
+	for _, w := range want {
+		if !strings.Contains(raw, w) {
+			t.Errorf("captured content lacks %q", w)
+		}
+	}
+	if strings.Contains(raw, telKey) || strings.Contains(raw, "SECRET-KEY") {
+		t.Fatal("the API key was exported")
+	}
+}

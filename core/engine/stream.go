@@ -310,11 +310,7 @@ func (rec usageRecorder) recordUsage(ctx context.Context, sessionID string, b bo
 		u.Cost = &c
 	}
 	if telemetry.On() {
-		var project string
-		if s, err := rec.svc.Session(context.WithoutCancel(ctx), sessionID); err == nil {
-			project = s.ProjectID
-		}
-		usageMetrics(b, project, *u)
+		usageMetrics(b, b.project, *u)
 	}
 	if err := appendEvent(ctx, rec.svc, sessionID, core.EventUsage, core.UsagePayload{Usage: *u, Route: b.route, ConnectionID: b.conn.ID, Purpose: purpose}); err != nil && !errors.Is(err, core.ErrNotFound) {
 		rec.log.Error("record usage", "session_id", sessionID, "err", err)

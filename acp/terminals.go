@@ -70,6 +70,9 @@ func (s *session) terminalEvent(ev gqlEvent) {
 	case ev.Type == "terminal_exited" && ev.Terminal != nil:
 		tm := ev.Terminal
 		tail := s.terms.end(tm.Id)
+		if last := s.lastOutput(*tm); last != "" {
+			tail = last // whole, even when live output was missed
+		}
 		status, how := "completed", terminalEnd(*tm)
 		if tm.Status != client.TerminalStatusExited || tm.ExitCode == nil || *tm.ExitCode != 0 {
 			status = "failed"
@@ -94,4 +97,16 @@ func terminalEnd(tm client.TerminalFields) string {
 	default:
 		return fmt.Sprintf("[terminal ended by a signal; %d bytes of output]", tm.OutputBytes)
 	}
+}
+
+// lastOutput reads the last part of an ended terminal's output from the
+// kernel ("" when it cannot: the live tail stands).
+func (s *session) lastOutput(tm client.TerminalFields) string {
+	after := max(0, tm.OutputBytes-terminalTail)
+	r, err := client.TerminalOutput(s.ctx, s.a.k, s.id, tm.Id, &after)
+	if err != nil {
+		s.a.log.Debug("acp: read a terminal's output", "session_id", s.id, "terminal_id", tm.Id, "err", err)
+		return ""
+	}
+	return r.TerminalOutput.Text
 }

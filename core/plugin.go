@@ -1,5 +1,7 @@
 package core
 
+import "context"
+
 // PluginInfo describes a loaded plugin for clients.
 type PluginInfo struct {
 	Name string
@@ -26,4 +28,12 @@ type PluginInfo struct {
 // PluginRegistry lists the plugins the kernel has loaded.
 type PluginRegistry interface {
 	Plugins() []PluginInfo
+}
+
+// PluginDescriber is a PluginRegistry whose plugins start on demand: what
+// only a running plugin knows (a tool plugin's Sandbox) is empty until it
+// first ran. DescribePlugins starts those not described yet, asks them,
+// and lists every plugin.
+type PluginDescriber interface {
+	DescribePlugins(ctx context.Context) []PluginInfo
 }

@@ -101,6 +101,17 @@ type RouteAnchor struct {
 	EstimatedTokens int64
 }
 
+// HistoryForker is what a store may offer to branch a session (SES-10)
+// without moving its history through the kernel: in one transaction it
+// appends created (the new session's session_created, seq 1) and, as
+// message_imported events at seqs 2, 3, …, the active messages of
+// sourceID with seq <= throughSeq, in order, with their projection rows —
+// what appending those events would write. It returns the new session's
+// head.
+type HistoryForker interface {
+	ForkHistory(ctx context.Context, created Event, sourceID string, throughSeq int64) (head int64, err error)
+}
+
 // HistoryStore serves compaction and budgets.
 type HistoryStore interface {
 	// LatestEvent returns the session's newest event of type t (NOT_FOUND if none).

@@ -42,6 +42,9 @@ type Config struct {
 	// Tools configures the built-in tool plugin (sandbox, writable and
 	// hidden paths); the kernel fills in its directories.
 	Tools       builtintools.PluginConfig
+	// TerminalCPU is the CPU time one background terminal may use over its
+	// whole life (0: no limit); the other tool limits apply as to bash.
+	TerminalCPU time.Duration
 	AllowKeyEnv []string
 	Retry       engine.RetryPolicy
 	// Guardian bounds the guardian of GUARDED sessions (docs/guardian.md).
@@ -108,6 +111,7 @@ func (m *Main) ParseFlags(args []string) error {
 	fs.Var(&pluginDirs, "plugin-dir", "extra directory of third-party plugin executables (repeatable; <data-dir>/plugins is always searched)")
 	fs.Var(&origins, "allow-origin", "extra browser origin host[:port] pattern allowed besides the kernel's own and loopback pages (repeatable)")
 	toolLimits := sandboxLimitFlags(fs)
+	termCPU := fs.Duration("terminal-max-cpu", 0, "CPU time one background terminal may use over its whole life, every process it starts included (0: no limit: a dev server runs all day; the other --tool-max-* limits apply to terminals as to bash)")
 	if _, err := cmdutil.Parse(fs, args); err != nil {
 		return err
 	}
@@ -117,6 +121,10 @@ func (m *Main) ParseFlags(args []string) error {
 		return err
 	}
 	c.Tools.Limits = &limits
+	if *termCPU < 0 {
+		return cmdutil.Usagef("--terminal-max-cpu %s: must not be negative", *termCPU)
+	}
+	c.TerminalCPU = *termCPU
 	if err := c.checkServing(); err != nil {
 		return err
 	}

@@ -20,8 +20,8 @@ import (
 	"github.com/foya-dev/foya/core/mcp"
 	"github.com/foya-dev/foya/core/pubsub"
 	"github.com/foya-dev/foya/core/session"
-	"github.com/foya-dev/foya/core/worktree"
 	"github.com/foya-dev/foya/core/terminal"
+	"github.com/foya-dev/foya/core/worktree"
 	"github.com/foya-dev/foya/internal/cmdutil"
 	"github.com/foya-dev/foya/internal/memtrim"
 	"github.com/foya-dev/foya/plugins/gitworktree"
@@ -127,11 +127,18 @@ func (k *kernel) startPlugins(ctx context.Context, c Config, log *slog.Logger) e
 		return err
 	}
 	k.toolTemp = toolCfg.TempRoot
-	builtins, err := hostBuiltins(toolCfg)
+	exe, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("find own executable: %w", err)
+	}
+	builtins, err := hostBuiltins(exe, toolCfg)
 	if err != nil {
 		return err
 	}
-	if k.plugins, err = host.NewManager(host.Config{DataDir: dir, Builtins: builtins, PluginDirs: c.PluginDirs, ParkUnusedAfter: 5 * time.Second, IdleStopAfter: c.PluginIdleStop,
+	// Built-ins are registered from what they serve and start at their
+	// first call: none has to be parked after Start (no ParkUnusedAfter,
+	// whose timer would wake the idle kernel 5 s after start).
+	if k.plugins, err = host.NewManager(host.Config{DataDir: dir, Builtins: builtins, Executable: exe, PluginDirs: c.PluginDirs, IdleStopAfter: c.PluginIdleStop,
 		OnIdleStop: func() { _, _ = memtrim.Trim() }, Logger: log}); err != nil {
 		return err
 	}

@@ -5,6 +5,7 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/foya-dev/foya/plugins/builtin/serve"
 	builtintools "github.com/foya-dev/foya/plugins/builtin/tools"
 	"github.com/foya-dev/foya/plugins/host"
 	"github.com/foya-dev/foya/plugins/sdk"
@@ -13,45 +14,45 @@ import (
 	"github.com/foya-dev/foya/providers/responses"
 )
 
+// builtinPlugin is a plugin compiled into the kernel binary.
+type builtinPlugin struct {
+	// serve serves it in a plugin process (`foya plugin NAME`, or its own
+	// executable cmd/foya-plugin-NAME, which calls the same function).
+	serve serve.Func
+	// provider is what its provider serves, asked in process (nil for the
+	// tool plugin): the kernel registers it without starting it.
+	provider func() sdk.ProviderInfo
+}
+
 // builtinPlugins are the plugins compiled into the kernel binary, by name.
 // The plugin host runs each out of process (Config.Builtins of
-// plugins/host) by re-executing the binary as `foya plugin NAME`, which
-// calls RunPlugin. Each serves its plugin until the kernel goes away,
-// onIdle handing an idle plugin's memory back.
-var builtinPlugins = map[string]func(onIdle func()) error{
-	"openai": func(onIdle func()) error {
-		log := sdk.NewLogger() // before Serve, which redirects os.Stderr
-		return sdk.Serve(sdk.ServeConfig{Provider: openai.New(openai.Config{Logger: log}), Logger: log, OnIdle: onIdle})
-	},
-	"anthropic": func(onIdle func()) error {
-		log := sdk.NewLogger()
-		return sdk.Serve(sdk.ServeConfig{Provider: anthropic.New(anthropic.Config{Logger: log}), Logger: log, OnIdle: onIdle})
-	},
-	"openai-responses": func(onIdle func()) error {
-		log := sdk.NewLogger()
-		return sdk.Serve(sdk.ServeConfig{Provider: responses.New(responses.Config{Logger: log}), Logger: log, OnIdle: onIdle})
-	},
-	"tools": func(onIdle func()) error {
-		log := sdk.NewLogger()
-		cfg, err := builtintools.ConfigFromEnv(log)
-		if err != nil {
-			return err
-		}
-		return sdk.Serve(sdk.ServeConfig{Tools: builtintools.New(cfg), Logger: log, OnIdle: onIdle})
-	},
+// plugins/host), at its first call: its own small executable when one of
+// the same build lies beside the kernel's (builtinExec), else the kernel
+// binary re-executed as `foya plugin NAME`, which calls RunPlugin.
+var builtinPlugins = map[string]builtinPlugin{
+	"openai":           {serve: openai.ServePlugin, provider: openai.Info},
+	"anthropic":        {serve: anthropic.ServePlugin, provider: anthropic.Info},
+	"openai-responses": {serve: responses.ServePlugin, provider: responses.Info},
+	"tools":            {serve: builtintools.ServePlugin},
 }
 
 // BuiltinPlugins names the plugins compiled into the kernel binary, sorted.
 func BuiltinPlugins() []string { return slices.Sorted(maps.Keys(builtinPlugins)) }
 
-// hostBuiltins are the built-in plugins as the plugin host runs them: the
-// tool plugin gets its configuration in its environment and, unless it runs
-// unconfined, starts with the data directory and the hidden paths masked
-// (its scratch directory bound back).
-func hostBuiltins(tools builtintools.PluginConfig) ([]host.Builtin, error) {
+// hostBuiltins are the built-in plugins as the plugin host runs them:
+// registered from what they serve (asked in process), so none starts
+// before its first call; run from their own executables beside exe when
+// those are of the same build. The tool plugin gets its configuration in
+// its environment and, unless it runs unconfined, starts with the data
+// directory and the hidden paths masked (its scratch directory bound back).
+func hostBuiltins(exe string, tools builtintools.PluginConfig) ([]host.Builtin, error) {
 	var out []host.Builtin
 	for _, name := range BuiltinPlugins() {
-		b := host.Builtin{Name: name}
+		b := host.Builtin{Name: name, Exec: builtinExec(exe, name)}
+		if p := builtinPlugins[name].provider; p != nil {
+			info := p()
+			b.Describe = &host.Description{Provider: &info}
+		}
 		if name == "tools" {
 			env, err := tools.Env()
 			if err != nil {
@@ -61,6 +62,8 @@ func hostBuiltins(tools builtintools.PluginConfig) ([]host.Builtin, error) {
 			if !tools.NoSandbox {
 				b.Mask = &host.Mask{Hidden: append([]string{tools.DataDir}, tools.Hidden...), Expose: []string{tools.ScratchDir}}
 			}
+			info := builtintools.Info(tools)
+			b.Describe = &host.Description{Tools: &info}
 		}
 		out = append(out, b)
 	}
@@ -70,9 +73,9 @@ func hostBuiltins(tools builtintools.PluginConfig) ([]host.Builtin, error) {
 // RunPlugin is `foya plugin NAME`: the kernel binary, re-executed by the
 // plugin host, serves the built-in plugin NAME until the kernel goes away.
 func RunPlugin(name string) error {
-	serve, ok := builtinPlugins[name]
+	p, ok := builtinPlugins[name]
 	if !ok {
 		return fmt.Errorf("unknown built-in plugin %q (have %v)", name, BuiltinPlugins())
 	}
-	return host.ServeBuiltin(serve)
+	return serve.Run(p.serve)
 }

@@ -105,6 +105,9 @@ func terminalLauncher(dir, tempRoot string, c Config, log *slog.Logger) *pltermi
 	if c.Tools.Limits != nil {
 		cfg.Limits = *c.Tools.Limits
 	}
+	// A terminal runs for hours: bash's per-call CPU budget would end a
+	// dev server; --terminal-max-cpu is its own (none by default).
+	cfg.Limits.CPUSeconds = uint64((c.TerminalCPU + time.Second - 1) / time.Second)
 	return plterminal.New(cfg)
 }
 

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/foya-dev/foya/edge"
+	"github.com/foya-dev/foya/internal/gqltest"
 )
 
 // With the kernel's expensive requests at their limit (one here: a
@@ -48,16 +49,16 @@ func TestExpensiveRequestsAreLimited(t *testing.T) {
 		}
 		defer resp.Body.Close()
 		var r httpReply
-		r.status = resp.StatusCode
+		r.Status = resp.StatusCode
 		buf := new(bytes.Buffer)
 		buf.ReadFrom(resp.Body)
-		r.raw = buf.Bytes()
-		json.Unmarshal(r.raw, &r.gqlResponse)
+		r.Raw = buf.Bytes()
+		json.Unmarshal(r.Raw, &r.Response)
 		return r, resp.Header
 	}
 	r, h := do(req)
-	if r.status != http.StatusTooManyRequests || h.Get("Retry-After") == "" || r.requireCoded(t, "second upload").Extensions.Code != "RATE_LIMITED" {
-		t.Fatalf("a second upload: HTTP %d, Retry-After %q: %s", r.status, h.Get("Retry-After"), r.raw)
+	if r.Status != http.StatusTooManyRequests || h.Get("Retry-After") == "" || r.RequireCoded(t, "second upload").Extensions.Code != "RATE_LIMITED" {
+		t.Fatalf("a second upload: HTTP %d, Retry-After %q: %s", r.Status, h.Get("Retry-After"), r.Raw)
 	}
 	export := func() (httpReply, http.Header) {
 		req, _ := http.NewRequest(http.MethodPost, k.srv.URL+"/graphql", strings.NewReader(`{"query":"{ exportSession(id: \"ses_none\") }"}`))
@@ -65,8 +66,8 @@ func TestExpensiveRequestsAreLimited(t *testing.T) {
 		return do(req)
 	}
 	r, h = export()
-	if r.status != http.StatusTooManyRequests || h.Get("Retry-After") == "" || r.requireCoded(t, "export").Extensions.Code != "RATE_LIMITED" {
-		t.Fatalf("an export: HTTP %d, Retry-After %q: %s", r.status, h.Get("Retry-After"), r.raw)
+	if r.Status != http.StatusTooManyRequests || h.Get("Retry-After") == "" || r.RequireCoded(t, "export").Extensions.Code != "RATE_LIMITED" {
+		t.Fatalf("an export: HTTP %d, Retry-After %q: %s", r.Status, h.Get("Retry-After"), r.Raw)
 	}
 	var out struct{ Sessions []struct{ ID string } }
 	k.mustDo(t, `{ sessions { id } }`, nil, &out)
@@ -75,16 +76,16 @@ func TestExpensiveRequestsAreLimited(t *testing.T) {
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		r, _ = export()
-		if r.status != http.StatusTooManyRequests {
+		if r.Status != http.StatusTooManyRequests {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("the slot of the ended upload was not freed: %s", r.raw)
+			t.Fatalf("the slot of the ended upload was not freed: %s", r.Raw)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	if e := r.requireCoded(t, "export after"); e.Extensions.Code != "NOT_FOUND" {
-		t.Fatalf("export once the upload ended: HTTP %d %s", r.status, r.raw)
+	if e := r.RequireCoded(t, "export after"); e.Extensions.Code != "NOT_FOUND" {
+		t.Fatalf("export once the upload ended: HTTP %d %s", r.Status, r.Raw)
 	}
 }
 
@@ -98,8 +99,8 @@ func TestCostCountsVariableLists(t *testing.T) {
 	}
 	body, _ := json.Marshal(map[string]any{"query": `mutation($ids: [ID!]!) { reorderConnections(ids: $ids) { id } }`, "variables": map[string]any{"ids": ids}})
 	r := postRaw(t, k, "application/json", bytes.NewReader(body))
-	if e := r.requireCoded(t, "120,000 ids"); e.Extensions.Code != "BAD_INPUT" || !strings.Contains(e.Message, "operation cost 120") {
-		t.Fatalf("HTTP %d: %.300s", r.status, r.raw)
+	if e := r.RequireCoded(t, "120,000 ids"); e.Extensions.Code != "BAD_INPUT" || !strings.Contains(e.Message, "operation cost 120") {
+		t.Fatalf("HTTP %d: %.300s", r.Status, r.Raw)
 	}
 }
 
@@ -118,15 +119,15 @@ func TestMultipartOperationsBudget(t *testing.T) {
 		mw.Close()
 		req, _ := http.NewRequest(http.MethodPost, k.srv.URL+"/graphql", &body)
 		req.Header.Set("Content-Type", mw.FormDataContentType())
-		return sendHTTP(t, req)
+		return gqltest.Send(t, req)
 	}
 	pad := make([]int, 600_000) // "0," each: 1.2 MB
 	r := send(`mutation($f: Upload!, $pad: [Int!]) { uploadAttachment(file: $f) { id size } }`, map[string]any{"f": nil, "pad": pad})
-	if r.status != http.StatusRequestEntityTooLarge || r.requireCoded(t, "big operations").Extensions.Code != "BAD_INPUT" || !strings.Contains(r.Errors[0].Message, "1 MiB, the limit of variables") {
-		t.Fatalf("HTTP %d: %.300s", r.status, r.raw)
+	if r.Status != http.StatusRequestEntityTooLarge || r.RequireCoded(t, "big operations").Extensions.Code != "BAD_INPUT" || !strings.Contains(r.Errors[0].Message, "1 MiB, the limit of variables") {
+		t.Fatalf("HTTP %d: %.300s", r.Status, r.Raw)
 	}
 	r = send(`mutation($f: Upload!) { uploadAttachment(file: $f) { id size } }`, map[string]any{"f": nil})
-	if r.status != http.StatusOK || len(r.Errors) > 0 || !bytes.Contains(r.raw, []byte(`"size":2097152`)) {
-		t.Fatalf("a normal upload: HTTP %d: %.300s", r.status, r.raw)
+	if r.Status != http.StatusOK || len(r.Errors) > 0 || !bytes.Contains(r.Raw, []byte(`"size":2097152`)) {
+		t.Fatalf("a normal upload: HTTP %d: %.300s", r.Status, r.Raw)
 	}
 }

@@ -47,8 +47,10 @@ var sessionArgs = map[string]string{
 	"resolveApproval": "sessionId", "answerQuestion": "sessionId",
 	"generateImage": "input.sessionId", "generateVideo": "input.sessionId",
 	"attachSessionMcpServer": "sessionId", "detachSessionMcpServer": "sessionId",
-	// queries whose answer holds the owner's memory (queue, context usage)
-	"session": "id",
+	"killTerminal": "sessionId", "writeTerminal": "sessionId",
+	// queries whose answer holds the owner's memory (queue, context usage,
+	// terminals)
+	"session": "id", "terminalOutput": "sessionId",
 }
 
 // forwarder sends an operation about a session another node owns to that

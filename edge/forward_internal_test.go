@@ -27,6 +27,8 @@ func TestSessionsOfOperation(t *testing.T) {
 		{`mutation { generateImage(input: {prompt: "p", sessionId: "ses_d"}) { id } }`, nil, []string{"ses_d"}},
 		{`query { s: session(id: "ses_e") { id } sessions { id } }`, nil, []string{"ses_e"}},
 		{`query { ...F } fragment F on Query { session(id: "ses_f") { id } }`, nil, []string{"ses_f"}},
+		{`query { terminalOutput(sessionId: "ses_h", terminalId: "term_1") { text } }`, nil, []string{"ses_h"}},
+		{`mutation { killTerminal(sessionId: "ses_i", terminalId: "term_1") { id } }`, nil, []string{"ses_i"}},
 		{`mutation { deleteConnection(id: "conn_x") }`, nil, nil},
 		{`query { events(sessionId: "ses_g") { seq } }`, nil, nil},
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/foya-dev/foya/core/pubsub"
 	"github.com/foya-dev/foya/core/session"
 	"github.com/foya-dev/foya/edge"
+	"github.com/foya-dev/foya/internal/gqltest"
 	"github.com/foya-dev/foya/storage"
 	"github.com/foya-dev/foya/storage/artifacts"
 	"github.com/foya-dev/foya/storage/catalogfile"
@@ -94,18 +95,6 @@ func newTestKernel(t testing.TB, opts ...func(*edge.Config)) *testKernel {
 	return &testKernel{svc: svc, engine: eng, srv: srv}
 }
 
-type gqlError struct {
-	Message    string `json:"message"`
-	Extensions struct {
-		Code string `json:"code"`
-	} `json:"extensions"`
-}
-
-type gqlResponse struct {
-	Data   json.RawMessage `json:"data"`
-	Errors []gqlError      `json:"errors"`
-}
-
 // mustDo posts an operation that must succeed and decodes its data into v.
 func (k *testKernel) mustDo(t testing.TB, query string, vars map[string]any, v any) {
 	t.Helper()
@@ -130,74 +119,6 @@ func (k *testKernel) mustDo(t testing.TB, query string, vars map[string]any, v a
 	}
 }
 
-// httpReply is a raw HTTP answer of /graphql.
-type httpReply struct {
-	status int
-	raw    []byte
-	gqlResponse
-}
-
-// requireCoded fails unless the reply is a GraphQL error list whose every
-// error has a known code, and returns the first error.
-func (r httpReply) requireCoded(t *testing.T, what string) gqlError {
-	t.Helper()
-	if len(r.Errors) == 0 {
-		t.Fatalf("%s: status %d, no errors: %s", what, r.status, r.raw)
-	}
-	for _, e := range r.Errors {
-		switch e.Extensions.Code {
-		case "BAD_INPUT", "NOT_FOUND", "CONFLICT", "UNAVAILABLE", "PROVIDER_ERROR", "UNAUTHENTICATED", "INTERNAL", "RATE_LIMITED":
-		default:
-			t.Fatalf("%s: error without a known code: %s", what, r.raw)
-		}
-	}
-	return r.Errors[0]
-}
-
-func sendHTTP(t *testing.T, req *http.Request) httpReply {
-	t.Helper()
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatalf("%s %s: %v", req.Method, req.URL, err)
-	}
-	defer resp.Body.Close()
-	raw, _ := io.ReadAll(resp.Body)
-	r := httpReply{status: resp.StatusCode, raw: raw}
-	if err := json.Unmarshal(raw, &r.gqlResponse); err != nil {
-		t.Fatalf("%s %s: status %d, body is not JSON: %q", req.Method, req.URL, resp.StatusCode, raw)
-	}
-	return r
-}
-
-func postRaw(t *testing.T, k *testKernel, contentType string, body io.Reader) httpReply {
-	t.Helper()
-	req, _ := http.NewRequest(http.MethodPost, k.srv.URL+"/graphql", body)
-	if contentType != "" {
-		req.Header.Set("Content-Type", contentType)
-	}
-	return sendHTTP(t, req)
-}
-
-// wsMessage is one graphql-transport-ws message.
-type wsMessage struct {
-	ID      string          `json:"id"`
-	Type    string          `json:"type"`
-	Payload json.RawMessage `json:"payload"`
-}
-
-type eventJSON struct {
-	Seq       *int64  `json:"seq"`
-	Type      string  `json:"type"`
-	SessionID string  `json:"sessionId"`
-	Delta     *string `json:"delta"`
-	Message   *struct {
-		Seq  int64  `json:"seq"`
-		Text string `json:"text"`
-	} `json:"message"`
-}
-
-const subscribeEvents = `subscription($id: ID!, $after: Int) { sessionEvents(sessionId: $id, afterSeq: $after) { seq type sessionId delta message { seq text } } }`
-
 // seedSession creates a session holding n user messages.
 func seedSession(t *testing.T, k *testKernel, n int) string {
 	t.Helper()
@@ -213,4 +134,21 @@ func seedSession(t *testing.T, k *testKernel, n int) string {
 		t.Fatal(err)
 	}
 	return s.ID
+}
+
+// The raw-HTTP helpers shared with the graph tests live in internal/gqltest.
+type (
+	gqlError    = gqltest.Error
+	gqlResponse = gqltest.Response
+	httpReply   = gqltest.Reply
+	wsMessage   = gqltest.WSMessage
+	eventJSON   = gqltest.Event
+)
+
+const subscribeEvents = gqltest.SubscribeEvents
+
+// postRaw posts body as is to k's /graphql.
+func postRaw(t *testing.T, k *testKernel, contentType string, body io.Reader) httpReply {
+	t.Helper()
+	return gqltest.PostRaw(t, k.srv.URL+"/graphql", contentType, body)
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/foya-dev/foya/edge"
+	"github.com/foya-dev/foya/internal/gqltest"
 )
 
 // nineMiB is a syntactically valid request body of 9 MiB.
@@ -25,40 +26,40 @@ func TestBodyOverLimitIs413(t *testing.T) {
 	k := newTestKernel(t)
 	body := nineMiB()
 	r := postRaw(t, k, "application/json", bytes.NewReader(body))
-	if r.status != http.StatusRequestEntityTooLarge {
-		t.Fatalf("status %d: %s", r.status, r.raw)
+	if r.Status != http.StatusRequestEntityTooLarge {
+		t.Fatalf("status %d: %s", r.Status, r.Raw)
 	}
-	if e := r.requireCoded(t, "9 MiB body"); e.Extensions.Code != "BAD_INPUT" || !strings.Contains(e.Message, "8 MiB") {
+	if e := r.RequireCoded(t, "9 MiB body"); e.Extensions.Code != "BAD_INPUT" || !strings.Contains(e.Message, "8 MiB") {
 		t.Fatalf("error %+v", e)
 	}
 	// Without a Content-Length (chunked), the limit holds while reading.
 	r = postRaw(t, k, "application/json", io.MultiReader(bytes.NewReader(body)))
-	if r.status != http.StatusRequestEntityTooLarge || r.requireCoded(t, "chunked 9 MiB body").Extensions.Code != "BAD_INPUT" {
-		t.Fatalf("chunked: status %d: %s", r.status, r.raw)
+	if r.Status != http.StatusRequestEntityTooLarge || r.RequireCoded(t, "chunked 9 MiB body").Extensions.Code != "BAD_INPUT" {
+		t.Fatalf("chunked: status %d: %s", r.Status, r.Raw)
 	}
 	// The SSE transport reads the same way.
 	req, _ := http.NewRequest(http.MethodPost, k.srv.URL+"/graphql", bytes.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "text/event-stream")
-	if r := sendHTTP(t, req); r.status != http.StatusRequestEntityTooLarge {
-		t.Fatalf("SSE: status %d: %s", r.status, r.raw)
+	if r := gqltest.Send(t, req); r.Status != http.StatusRequestEntityTooLarge {
+		t.Fatalf("SSE: status %d: %s", r.Status, r.Raw)
 	}
 	// Just under the limit is served (in the query: variables have a
 	// budget of their own, 1 MiB).
 	ok := []byte(`{"query":"{ __typename } #` + strings.Repeat("a", 8<<20-100) + `"}`)
-	if r := postRaw(t, k, "application/json", bytes.NewReader(ok)); r.status != http.StatusOK || len(r.Errors) > 0 {
-		t.Fatalf("8 MiB - 100: status %d: %.300s", r.status, r.raw)
+	if r := postRaw(t, k, "application/json", bytes.NewReader(ok)); r.Status != http.StatusOK || len(r.Errors) > 0 {
+		t.Fatalf("8 MiB - 100: status %d: %.300s", r.Status, r.Raw)
 	}
 	// Variables over their budget are refused before they are decoded,
 	// naming the limit; just under it they are served.
 	over := []byte(`{"query":"{ __typename }","variables":{"pad":"` + strings.Repeat("a", 1<<20) + `"}}`)
-	if r := postRaw(t, k, "application/json", bytes.NewReader(over)); r.status != http.StatusRequestEntityTooLarge ||
-		r.requireCoded(t, "variables over 1 MiB").Extensions.Code != "BAD_INPUT" || !strings.Contains(r.Errors[0].Message, "1 MiB, the limit of variables") {
-		t.Fatalf("1 MiB of variables: status %d: %.300s", r.status, r.raw)
+	if r := postRaw(t, k, "application/json", bytes.NewReader(over)); r.Status != http.StatusRequestEntityTooLarge ||
+		r.RequireCoded(t, "variables over 1 MiB").Extensions.Code != "BAD_INPUT" || !strings.Contains(r.Errors[0].Message, "1 MiB, the limit of variables") {
+		t.Fatalf("1 MiB of variables: status %d: %.300s", r.Status, r.Raw)
 	}
 	under := []byte(`{"query":"{ __typename }","variables":{"pad":"` + strings.Repeat("a", 1<<20-20) + `"}}`)
-	if r := postRaw(t, k, "application/json", bytes.NewReader(under)); r.status != http.StatusOK || len(r.Errors) > 0 {
-		t.Fatalf("1 MiB - 20 of variables: status %d: %.300s", r.status, r.raw)
+	if r := postRaw(t, k, "application/json", bytes.NewReader(under)); r.Status != http.StatusOK || len(r.Errors) > 0 {
+		t.Fatalf("1 MiB - 20 of variables: status %d: %.300s", r.Status, r.Raw)
 	}
 }
 
@@ -113,14 +114,14 @@ func TestTransportErrorsAreCoded(t *testing.T) {
 		{"bad multipart", req("POST", u, "multipart/form-data; boundary=x", "--x\r\nnonsense", nil), 0},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			r := sendHTTP(t, c.req)
-			if r.status < 400 && len(r.Errors) == 0 {
-				t.Fatalf("status %d: %s", r.status, r.raw)
+			r := gqltest.Send(t, c.req)
+			if r.Status < 400 && len(r.Errors) == 0 {
+				t.Fatalf("status %d: %s", r.Status, r.Raw)
 			}
-			e := r.requireCoded(t, c.name)
-			t.Logf("HTTP %d: %s", r.status, e.Message)
-			if c.status != 0 && r.status != c.status {
-				t.Fatalf("status %d, want %d: %s", r.status, c.status, r.raw)
+			e := r.RequireCoded(t, c.name)
+			t.Logf("HTTP %d: %s", r.Status, e.Message)
+			if c.status != 0 && r.Status != c.status {
+				t.Fatalf("status %d, want %d: %s", r.Status, c.status, r.Raw)
 			}
 			if e.Message == "" || e.Message == "transport not supported" {
 				t.Fatalf("message %q is not actionable", e.Message)

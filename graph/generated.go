@@ -3625,9 +3625,10 @@ type PluginInfo {
   path: String
   """
   Process id of the running plugin process. Null while a built-in plugin is
-  stopped because nothing used it (unused providers 5 s after start; any
-  built-in after ` + "`" + `foya serve --plugin-idle-stop` + "`" + `, default 1m, without a call):
-  it is still healthy and its next call starts it again.
+  not running because nothing used it (built-ins start at their first call,
+  not with the kernel; any built-in stops again after ` + "`" + `foya serve
+  --plugin-idle-stop` + "`" + `, default 1m, without a call): it is still healthy and
+  its next call starts it again.
   """
   pid: Int
   "The plugin started and answers (a built-in stopped while idle is still healthy); false with error set otherwise."
@@ -3640,6 +3641,8 @@ type PluginInfo {
   or scratch directory, its TMPDIR, /tmp and --tool-writable roots; see
   docs/sandbox.md) or "none". Third-party tool plugins report their own
   state; one that says nothing shows "none". Null for plugins without tools.
+  Only the running plugin knows it: asking for it starts a built-in tool
+  plugin that has not run yet (once; the answer is kept).
   """
   sandbox: String
   """

@@ -20,6 +20,7 @@ import (
 	"github.com/foya-dev/foya/core/pubsub"
 	"github.com/foya-dev/foya/core/session"
 	"github.com/foya-dev/foya/edge"
+	"github.com/foya-dev/foya/internal/gqltest"
 	"github.com/foya-dev/foya/plugins/builtin/tools"
 	"github.com/foya-dev/foya/plugins/host/hosttest"
 	"github.com/foya-dev/foya/plugins/sdk"
@@ -143,18 +144,6 @@ func newTestKernel(t testing.TB, opts ...any) *testKernel {
 	return k
 }
 
-type gqlError struct {
-	Message    string `json:"message"`
-	Extensions struct {
-		Code string `json:"code"`
-	} `json:"extensions"`
-}
-
-type gqlResponse struct {
-	Data   json.RawMessage `json:"data"`
-	Errors []gqlError      `json:"errors"`
-}
-
 // do posts one operation to the real handler over HTTP.
 func (k *testKernel) do(t testing.TB, query string, vars map[string]any) gqlResponse {
 	t.Helper()
@@ -206,4 +195,21 @@ func firstLine(s string) string {
 		return s[:i]
 	}
 	return s
+}
+
+// The raw-HTTP helpers shared with the edge tests live in internal/gqltest.
+type (
+	gqlError    = gqltest.Error
+	gqlResponse = gqltest.Response
+	httpReply   = gqltest.Reply
+	wsMessage   = gqltest.WSMessage
+	eventJSON   = gqltest.Event
+)
+
+const subscribeEvents = gqltest.SubscribeEvents
+
+// postRaw posts body as is to k's /graphql.
+func postRaw(t *testing.T, k *testKernel, contentType string, body io.Reader) httpReply {
+	t.Helper()
+	return gqltest.PostRaw(t, k.srv.URL+"/graphql", contentType, body)
 }

@@ -18,54 +18,6 @@ import (
 	"github.com/foya-dev/foya/providers/openai/openaitest"
 )
 
-// httpReply is a raw HTTP answer of /graphql.
-type httpReply struct {
-	status int
-	raw    []byte
-	gqlResponse
-}
-
-// requireCoded fails unless the reply is a GraphQL error list whose every
-// error has a known code, and returns the first error.
-func (r httpReply) requireCoded(t *testing.T, what string) gqlError {
-	t.Helper()
-	if len(r.Errors) == 0 {
-		t.Fatalf("%s: status %d, no errors: %s", what, r.status, r.raw)
-	}
-	for _, e := range r.Errors {
-		switch e.Extensions.Code {
-		case "BAD_INPUT", "NOT_FOUND", "CONFLICT", "UNAVAILABLE", "PROVIDER_ERROR", "UNAUTHENTICATED", "INTERNAL", "RATE_LIMITED":
-		default:
-			t.Fatalf("%s: error without a known code: %s", what, r.raw)
-		}
-	}
-	return r.Errors[0]
-}
-
-func sendHTTP(t *testing.T, req *http.Request) httpReply {
-	t.Helper()
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatalf("%s %s: %v", req.Method, req.URL, err)
-	}
-	defer resp.Body.Close()
-	raw, _ := io.ReadAll(resp.Body)
-	r := httpReply{status: resp.StatusCode, raw: raw}
-	if err := json.Unmarshal(raw, &r.gqlResponse); err != nil {
-		t.Fatalf("%s %s: status %d, body is not JSON: %q", req.Method, req.URL, resp.StatusCode, raw)
-	}
-	return r
-}
-
-func postRaw(t *testing.T, k *testKernel, contentType string, body io.Reader) httpReply {
-	t.Helper()
-	req, _ := http.NewRequest(http.MethodPost, k.srv.URL+"/graphql", body)
-	if contentType != "" {
-		req.Header.Set("Content-Type", contentType)
-	}
-	return sendHTTP(t, req)
-}
-
 func TestErrorsNeverEchoMoreThan200BytesOfInput(t *testing.T) {
 	k := newTestKernel(t)
 	long := strings.Repeat("Z", 100_000)
@@ -79,9 +31,9 @@ func TestErrorsNeverEchoMoreThan200BytesOfInput(t *testing.T) {
 		"unknown command":       postRaw(t, k, "application/json", strings.NewReader(`{"query": "mutation { sendMessage(sessionId: \"ses_x\", input: {text: \"hi\", command: \"`+long+`\"}) { turnStarted } }"}`)),
 	}
 	for name, r := range cases {
-		e := r.requireCoded(t, name)
-		if strings.Count(string(r.raw), "Z") > graph.MaxEchoBytes {
-			t.Errorf("%s: the response repeats %d bytes of input: %.400s", name, strings.Count(string(r.raw), "Z"), r.raw)
+		e := r.RequireCoded(t, name)
+		if strings.Count(string(r.Raw), "Z") > graph.MaxEchoBytes {
+			t.Errorf("%s: the response repeats %d bytes of input: %.400s", name, strings.Count(string(r.Raw), "Z"), r.Raw)
 		}
 		if e.Extensions.Code != "BAD_INPUT" && e.Extensions.Code != "NOT_FOUND" {
 			t.Errorf("%s: code %s", name, e.Extensions.Code)
@@ -164,15 +116,15 @@ func TestResponseCapEndsOversizedResponse(t *testing.T) {
 	query := "query($s: ID!) " + aliases(5, "session(id: $s) { messages { seq text } }")
 	body, _ := json.Marshal(map[string]any{"query": query, "variables": map[string]any{"s": sid}})
 	r := postRaw(t, k, "application/json", bytes.NewReader(body))
-	e := r.requireCoded(t, "oversized response")
+	e := r.RequireCoded(t, "oversized response")
 	if e.Extensions.Code != "BAD_INPUT" || !strings.Contains(e.Message, "256 KiB") || len(r.Errors) != 1 {
-		t.Fatalf("errors %s", r.raw)
+		t.Fatalf("errors %s", r.Raw)
 	}
 	if string(r.Data) != "" && string(r.Data) != "null" {
 		t.Fatalf("an oversized response kept data: %.200s", r.Data)
 	}
-	if len(r.raw) > 4096 {
-		t.Fatalf("the refusal is %d bytes", len(r.raw))
+	if len(r.Raw) > 4096 {
+		t.Fatalf("the refusal is %d bytes", len(r.Raw))
 	}
 	// One copy fits.
 	k.mustDo(t, `query($s: ID!) { session(id: $s) { messages { seq text } } }`, map[string]any{"s": sid}, nil)

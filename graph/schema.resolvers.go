@@ -297,7 +297,9 @@ func (r *mutationResolver) DeleteQueuedMessage(ctx context.Context, sessionID st
 func (r *mutationResolver) StopTurn(ctx context.Context, sessionID string, keepQueue *bool, dispatchItemID *string, killTerminals *bool) (*core.Session, error) {
 	keep := keepQueue == nil || *keepQueue
 	s, err := r.Engine.StopTurn(ctx, sessionID, keep, deref(dispatchItemID))
-	if err == nil {
+	if err == nil || core.ErrorCode(err) != core.CodeNotFound {
+		// Even when the turn did not stop in time: no new terminal can
+		// come from it after this.
 		r.stopTurnTerminals(ctx, sessionID, killTerminals)
 	}
 	return ptr(s, err)
@@ -384,7 +386,7 @@ func (r *queryResolver) DefaultModels(ctx context.Context) (*core.DefaultModels,
 }
 
 func (r *queryResolver) Plugins(ctx context.Context) ([]core.PluginInfo, error) {
-	return plugins(r.Registry), nil
+	return plugins(ctx, r.Registry), nil
 }
 
 func (r *queryResolver) Projects(ctx context.Context) ([]core.Project, error) {

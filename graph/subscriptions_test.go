@@ -19,19 +19,6 @@ import (
 	"github.com/foya-dev/foya/core/session"
 )
 
-type eventJSON struct {
-	Seq       *int64  `json:"seq"`
-	Type      string  `json:"type"`
-	SessionID string  `json:"sessionId"`
-	Delta     *string `json:"delta"`
-	Message   *struct {
-		Seq  int64  `json:"seq"`
-		Text string `json:"text"`
-	} `json:"message"`
-}
-
-const subscribeEvents = `subscription($id: ID!, $after: Int) { sessionEvents(sessionId: $id, afterSeq: $after) { seq type sessionId delta message { seq text } } }`
-
 // wsClient speaks graphql-transport-ws, the protocol of the npm graphql-ws client.
 type wsClient struct {
 	t    testing.TB
@@ -58,12 +45,6 @@ func dialWS(t testing.TB, ctx context.Context, url string) *wsClient {
 		t.Fatalf("first message %+v, want connection_ack", m)
 	}
 	return c
-}
-
-type wsMessage struct {
-	ID      string          `json:"id"`
-	Type    string          `json:"type"`
-	Payload json.RawMessage `json:"payload"`
 }
 
 func (c *wsClient) send(ctx context.Context, v any) {

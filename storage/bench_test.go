@@ -33,12 +33,14 @@ func BenchmarkAppendBatch(b *testing.B) {
 				}
 				ctx := context.Background()
 				b.ResetTimer()
+				cpu := startCPU()
 				for b.Loop() {
 					if _, err := db.Append(ctx, "s", core.AnyHead, batch); err != nil {
 						b.Fatal(err)
 					}
 				}
 				b.ReportMetric(float64(b.N*size)/b.Elapsed().Seconds(), "events/s")
+				cpu.report(b)
 			})
 		}
 	})

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -14,11 +15,23 @@ import (
 
 var _ core.HistoryStore = (*DB)(nil)
 
+// latestEventTypes are the event types the partial index
+// events_session_type holds (migration 20261202050000_history_indexes):
+// those LatestEvent is asked for. A query may use a partial index only when
+// its WHERE clause repeats the index's condition, so LatestEvent adds
+// latestEventTypesSQL for these types (TestLatestEventUsesIndex).
+var latestEventTypes = []core.EventType{core.EventTurnStarted, core.EventTurnFinished, core.EventCompactionCheckpoint}
+
+const latestEventTypesSQL = "type IN ('turn_started', 'turn_finished', 'compaction_checkpoint')"
+
 // LatestEvent implements core.HistoryStore.
 func (d *DB) LatestEvent(ctx context.Context, sessionID string, t core.EventType) (core.Event, error) {
 	var row eventRow
-	err := d.r.NewSelect().Model(&row).Where("session_id = ? AND type = ?", sessionID, string(t)).
-		OrderExpr("seq DESC").Limit(1).Scan(ctx)
+	q := d.r.NewSelect().Model(&row).Where("session_id = ? AND type = ?", sessionID, string(t))
+	if slices.Contains(latestEventTypes, t) {
+		q = q.Where(latestEventTypesSQL)
+	}
+	err := q.OrderExpr("seq DESC").Limit(1).Scan(ctx)
 	if errors.Is(err, sql.ErrNoRows) {
 		return core.Event{}, core.Errorf(core.CodeNotFound, "no %s event in session %s", t, sessionID)
 	}

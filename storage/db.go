@@ -36,6 +36,9 @@ type DB struct {
 	r   *bun.DB
 	pg  bool
 	log *slog.Logger
+	// stmts are the append path's statements prepared on the SQLite
+	// writer (nil on PostgreSQL); see appendStmts.
+	stmts *appendStmts
 }
 
 func dsn(path string, readOnly bool) string {
@@ -94,7 +97,13 @@ func Open(ctx context.Context, path string, log *slog.Logger) (*DB, error) {
 	rsql.SetMaxOpenConns(n)
 	rsql.SetMaxIdleConns(n)
 	r := bun.NewDB(rsql, newDialect())
-	return &DB{w: w, r: r, log: log}, nil
+	stmts, err := prepareAppend(ctx, wsql)
+	if err != nil {
+		r.Close()
+		w.Close()
+		return nil, err
+	}
+	return &DB{w: w, r: r, log: log, stmts: stmts}, nil
 }
 
 func migrateUp(ctx context.Context, db *bun.DB, dialect string, log *slog.Logger) error {
@@ -149,6 +158,9 @@ func (d *DB) Close() error {
 		return nil
 	}
 	rerr := d.r.Close()
+	if d.stmts != nil {
+		rerr = errors.Join(rerr, d.stmts.close())
+	}
 	if err := d.w.Close(); err != nil {
 		return fmt.Errorf("close writer: %w", err)
 	}

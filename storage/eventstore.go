@@ -32,7 +32,7 @@ func (d *DB) Append(ctx context.Context, sessionID string, expectedHead int64, e
 	var out []core.Event
 	err := d.w.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 		var err error
-		out, err = appendTx(ctx, tx, sessionID, expectedHead, events, false)
+		out, err = appendTx(ctx, newTxWriter(tx, d.stmts), sessionID, expectedHead, events, false)
 		return err
 	})
 	if err != nil {
@@ -46,9 +46,9 @@ const appendBatch = 500
 
 // appendTx is Append inside tx; imported marks the ledger rows of usage
 // events as imported.
-func appendTx(ctx context.Context, tx bun.Tx, sessionID string, expectedHead int64, events []core.Event, imported bool) ([]core.Event, error) {
+func appendTx(ctx context.Context, w *txWriter, sessionID string, expectedHead int64, events []core.Event, imported bool) ([]core.Event, error) {
 	out := make([]core.Event, len(events))
-	head, err := lockedHead(ctx, tx, sessionID, expectedHead, events)
+	head, err := lockedHead(ctx, w, sessionID, expectedHead, events)
 	if err != nil {
 		return nil, err
 	}
@@ -65,60 +65,53 @@ func appendTx(ctx context.Context, tx bun.Tx, sessionID string, expectedHead int
 		out[i] = ev
 		rows[i] = toEventRow(ev)
 	}
-	for i := 0; i < len(rows); i += appendBatch {
-		batch := rows[i:min(i+appendBatch, len(rows))]
-		if _, err := tx.NewInsert().Model(&batch).Exec(ctx); err != nil {
-			return nil, fmt.Errorf("insert events: %w", err)
-		}
+	if err := w.insertEvents(ctx, rows); err != nil {
+		return nil, err
 	}
-	phase, err := project(ctx, tx, sessionID, out, imported)
+	phase, err := project(ctx, w, sessionID, out, imported)
 	if err != nil {
 		return nil, err
 	}
-	return out, touch(ctx, tx, out[len(out)-1], phase)
+	return out, w.touch(ctx, sessionID, out[len(out)-1].Seq, rows[len(rows)-1].At, phase)
 }
 
 // lockedHead locks the session's row of tx and returns its head: a
 // deleted session is NOT_FOUND, a head other than expectedHead (unless
 // core.AnyHead) a CONFLICT, and the events of a new session must start
 // with session_created.
-func lockedHead(ctx context.Context, tx bun.Tx, sessionID string, expectedHead int64, events []core.Event) (int64, error) {
-	if err := lockSession(ctx, tx, sessionID); err != nil {
+func lockedHead(ctx context.Context, w *txWriter, sessionID string, expectedHead int64, events []core.Event) (int64, error) {
+	if err := lockSession(ctx, w.tx, sessionID); err != nil {
 		return 0, err
 	}
 	// The head and the tombstone in one round trip.
-	var head sql.NullInt64
-	var dead bool
-	if err := tx.NewRaw("SELECT (SELECT MAX(seq) FROM events WHERE session_id = ?), EXISTS (SELECT 1 FROM tombstones WHERE session_id = ?)",
-		sessionID, sessionID).Scan(ctx, &head, &dead); err != nil {
-		return 0, fmt.Errorf("read head of session %s: %w", sessionID, err)
+	head, dead, err := w.head(ctx, sessionID)
+	if err != nil {
+		return 0, err
 	}
 	if dead {
 		return 0, core.Errorf(core.CodeNotFound, "session %s was deleted", sessionID)
 	}
-	if expectedHead != core.AnyHead && head.Int64 != expectedHead {
+	if expectedHead != core.AnyHead && head != expectedHead {
 		return 0, &core.Error{Code: core.CodeConflict,
-			Message: fmt.Sprintf("session %s moved on: head is %d, expected %d; reload and try again", sessionID, head.Int64, expectedHead)}
+			Message: fmt.Sprintf("session %s moved on: head is %d, expected %d; reload and try again", sessionID, head, expectedHead)}
 	}
-	if head.Int64 == 0 && events[0].Type != core.EventSessionCreated {
+	if head == 0 && events[0].Type != core.EventSessionCreated {
 		return 0, core.Errorf(core.CodeNotFound, "session %s not found", sessionID)
 	}
-	return head.Int64, nil
+	return head, nil
 }
 
 // project updates the projections of the appended events out in tx (runs
 // of messages in one statement each) and returns the last phase they set.
-func project(ctx context.Context, tx bun.Tx, sessionID string, out []core.Event, imported bool) (string, error) {
+func project(ctx context.Context, w *txWriter, sessionID string, out []core.Event, imported bool) (string, error) {
+	tx := w.tx
 	// Runs of message events go into the messages projection in one
 	// statement (one round trip to PostgreSQL instead of one each).
 	var msgs []messageRow
 	phase := "" // the last phase_changed of the batch, set with the head
 	flush := func() error {
-		if len(msgs) == 0 {
-			return nil
-		}
-		if _, err := tx.NewInsert().Model(&msgs).Exec(ctx); err != nil {
-			return fmt.Errorf("insert messages of session %s: %w", sessionID, err)
+		if err := w.insertMessages(ctx, msgs); err != nil {
+			return err
 		}
 		msgs = msgs[:0]
 		return nil

@@ -37,7 +37,7 @@ func (d *DB) ImportSession(ctx context.Context, sessionID string, events []core.
 			}
 		}
 		var err error
-		out, err = appendTx(ctx, tx, sessionID, 0, events, true)
+		out, err = appendTx(ctx, newTxWriter(tx, d.stmts), sessionID, 0, events, true)
 		return err
 	})
 	if err != nil {

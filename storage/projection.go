@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -76,20 +77,51 @@ func isMessage(ev core.Event) bool {
 	return ev.Type == core.EventMessageEnd || ev.Type == core.EventMessageImported
 }
 
-// messageRowOf is the messages projection row of a message event.
+// messageRowOf is the messages projection row of a message event: the
+// payload's message as it is in the event (a message payload holds nothing
+// else; Seq and Active are not part of it), with its role checked. Only the
+// role is decoded: decoding the whole message and encoding it again was a
+// sixth of a batched append's CPU.
 func messageRowOf(ev core.Event) (messageRow, error) {
-	var p core.MessagePayload
-	if err := ev.Decode(&p); err != nil {
+	raw, role, err := messageJSON(ev)
+	if err != nil {
 		return messageRow{}, err
 	}
-	if !p.Message.Role.Valid() {
-		return messageRow{}, core.Errorf(core.CodeBadInput, "message event has unknown role %q", p.Message.Role)
+	if !role.Valid() {
+		return messageRow{}, core.Errorf(core.CodeBadInput, "message event has unknown role %q", role)
 	}
-	raw, err := json.Marshal(p.Message)
-	if err != nil {
-		return messageRow{}, fmt.Errorf("encode message: %w", err)
+	return messageRow{SessionID: ev.SessionID, Seq: ev.Seq, Role: string(role), Payload: string(raw), Active: true}, nil
+}
+
+// messageJSON returns the message of a message event's payload and its
+// role. A payload as core.NewEvent writes it ({"message":{"role":"…",…}})
+// is cut and checked in one pass: when what lies between {"message": and
+// the last } is one valid JSON value, it is the message (any other key of
+// the payload would make it invalid). Any other payload is decoded.
+func messageJSON(ev core.Event) (json.RawMessage, core.Role, error) {
+	const prefix, rolePrefix = `{"message":`, `{"message":{"role":"`
+	p := ev.PayloadJSON()
+	if rest, ok := bytes.CutPrefix(p, []byte(rolePrefix)); ok && p[len(p)-1] == '}' {
+		msg := p[len(prefix) : len(p)-1]
+		if end := bytes.IndexByte(rest, '"'); end > 0 && bytes.IndexByte(rest[:end], '\\') < 0 && json.Valid(msg) {
+			return json.RawMessage(msg), core.Role(rest[:end]), nil
+		}
 	}
-	return messageRow{SessionID: ev.SessionID, Seq: ev.Seq, Role: string(p.Message.Role), Payload: string(raw), Active: true}, nil
+	var outer struct {
+		Message json.RawMessage `json:"message"`
+	}
+	if err := ev.Decode(&outer); err != nil {
+		return nil, "", err
+	}
+	var m struct {
+		Role core.Role `json:"role"`
+	}
+	if len(outer.Message) > 0 {
+		if err := json.Unmarshal(outer.Message, &m); err != nil {
+			return nil, "", fmt.Errorf("decode message of %s event %d: %w", ev.Type, ev.Seq, err)
+		}
+	}
+	return outer.Message, m.Role, nil
 }
 
 // sessionMeta decodes a session event and re-encodes its metadata for the

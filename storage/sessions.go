@@ -46,21 +46,29 @@ func (d *DB) Sessions(ctx context.Context, f core.SessionFilter) ([]core.Session
 		q = q.Where("phase <> ?", string(core.PhaseIdle))
 	}
 	if f.After != "" {
-		var after sessionRow
-		err := d.r.NewSelect().Model(&after).Column("id", "created_at").Where("id = ?", f.After).Scan(ctx)
-		if errors.Is(err, sql.ErrNoRows) {
-			return nil, core.Errorf(core.CodeNotFound, "after: session %s not found (deleted since the previous page? list again from the start)", f.After)
-		}
-		if err != nil {
-			return nil, fmt.Errorf("list sessions after %s: %w", f.After, err)
-		}
-		q = q.Where("(created_at < ? OR (created_at = ? AND id > ?))", after.CreatedAt, after.CreatedAt, after.ID)
+		// The cursor's creation time is read in the same query (one
+		// round trip a page on PostgreSQL); created_at <= bounds the walk
+		// of the (created_at DESC, id) index, the OR alone would make it
+		// start from the newest.
+		const at = "(SELECT created_at FROM sessions WHERE id = ?)"
+		q = q.Where("created_at <= "+at+" AND (created_at < "+at+" OR id > ?)", f.After, f.After, f.After)
 	}
 	if f.First > 0 {
 		q = q.Limit(int64(f.First))
 	}
 	if err := q.Scan(ctx); err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("list sessions: %w", err)
+	}
+	if len(rows) == 0 && f.After != "" {
+		// An empty page: the end of the list, or a cursor that names no
+		// session (the comparisons with its missing time are NULL).
+		exists, err := d.r.NewSelect().Model((*sessionRow)(nil)).Where("id = ?", f.After).Exists(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("list sessions after %s: %w", f.After, err)
+		}
+		if !exists {
+			return nil, core.Errorf(core.CodeNotFound, "after: session %s not found (deleted since the previous page? list again from the start)", f.After)
+		}
 	}
 	return mapRows(rows, sessionRow.session)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -114,6 +115,9 @@ func terminalDir(cfg *Config, scope, cwd string) (string, string) {
 	dir := cwd
 	if !filepath.IsAbs(dir) {
 		dir = filepath.Join(scope, dir)
+	}
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		return "", fmt.Sprintf("refused: cwd %s is not a directory of the session", cwd)
 	}
 	return filepath.Clean(dir), ""
 }

@@ -23,11 +23,14 @@ func (s *Service) ForkSession(ctx context.Context, sourceID string, afterSeq int
 	if err != nil {
 		return core.Session{}, err
 	}
-	msgs, err := s.store.Messages(ctx, sourceID, false)
-	if err != nil {
-		return core.Session{}, err
+	forker, inStore := s.store.(core.HistoryForker)
+	var msgs []core.Message
+	if inStore {
+		err = s.checkForkBoundary(ctx, sourceID, afterSeq)
+	} else if msgs, err = s.store.Messages(ctx, sourceID, false); err == nil {
+		err = validForkBoundary(msgs, afterSeq)
 	}
-	if err := validForkBoundary(msgs, afterSeq); err != nil {
+	if err != nil {
 		return core.Session{}, err
 	}
 	meta := core.SessionMeta{
@@ -47,30 +50,93 @@ func (s *Service) ForkSession(ctx context.Context, sourceID string, afterSeq int
 	if err != nil {
 		return core.Session{}, err
 	}
+	if err := s.ClaimNew(ctx, meta.ID); err != nil {
+		return core.Session{}, err
+	}
+	unlock := s.Lock(meta.ID)
+	var imported int64
+	if inStore {
+		imported, err = s.forkInStore(ctx, forker, created, sourceID, afterSeq)
+	} else {
+		imported, err = s.forkThroughKernel(ctx, created, msgs, afterSeq)
+	}
+	unlock()
+	if err != nil {
+		return core.Session{}, fmt.Errorf("fork session %s: %w", sourceID, err)
+	}
+	s.broker.PublishKernel(core.KernelEvent{Type: core.KernelSessionCreated, SessionID: meta.ID, At: created.At})
+	s.log.Info("session forked", "session_id", meta.ID, "source", sourceID, "after_seq", afterSeq, "messages", imported)
+	return s.store.Session(ctx, meta.ID)
+}
+
+// forkInStore writes the fork through the store's HistoryForker: the
+// messages never leave the database. Nobody can subscribe to the new
+// session before this returns its id, so only session_created is
+// published (the history cache loads the session on first use).
+func (s *Service) forkInStore(ctx context.Context, f core.HistoryForker, created core.Event, sourceID string, afterSeq int64) (int64, error) {
+	if err := s.fence(ctx, created.SessionID); err != nil {
+		return 0, err
+	}
+	head, err := f.ForkHistory(ctx, created, sourceID, afterSeq)
+	if err != nil {
+		return 0, err
+	}
+	created.Seq = 1
+	s.broker.Publish(created)
+	return head - 1, nil
+}
+
+// forkThroughKernel appends the fork's events one by one (a store
+// without HistoryForker).
+func (s *Service) forkThroughKernel(ctx context.Context, created core.Event, msgs []core.Message, afterSeq int64) (int64, error) {
 	events := []core.Event{created}
 	for _, m := range msgs {
 		if m.Seq > afterSeq {
 			break
 		}
 		m.Seq, m.Active = 0, false
-		ev, err := core.NewEvent(meta.ID, core.EventMessageImported, core.MessagePayload{Message: m})
+		ev, err := core.NewEvent(created.SessionID, core.EventMessageImported, core.MessagePayload{Message: m})
 		if err != nil {
-			return core.Session{}, err
+			return 0, err
 		}
 		events = append(events, ev)
 	}
-	if err := s.ClaimNew(ctx, meta.ID); err != nil {
-		return core.Session{}, err
+	if _, err := s.Commit(ctx, created.SessionID, 0, events...); err != nil {
+		return 0, err
 	}
-	unlock := s.Lock(meta.ID)
-	_, err = s.Commit(ctx, meta.ID, 0, events...)
-	unlock()
+	return int64(len(events) - 1), nil
+}
+
+// forkWindow is how many messages checkForkBoundary reads at a time.
+const forkWindow = 64
+
+// checkForkBoundary checks afterSeq as validForkBoundary does, reading only
+// the messages that decide it: those from the last assistant message at
+// or before afterSeq (forkBoundaries forgets everything before an
+// assistant message). Only a refusal, to name the nearest valid points,
+// reads the whole session.
+func (s *Service) checkForkBoundary(ctx context.Context, sourceID string, afterSeq int64) error {
+	var window []core.Message
+	before := afterSeq + 1
+	for before > 1 {
+		page, err := s.store.MessagePage(ctx, sourceID, core.MessageQuery{Last: true, BeforeSeq: before, Limit: forkWindow})
+		if err != nil {
+			return err
+		}
+		window = append(page, window...)
+		if len(page) < forkWindow || slices.ContainsFunc(page, func(m core.Message) bool { return m.Role == core.RoleAssistant }) {
+			break
+		}
+		before = page[0].Seq
+	}
+	if slices.Contains(forkBoundaries(window), afterSeq) {
+		return nil
+	}
+	msgs, err := s.store.Messages(ctx, sourceID, false)
 	if err != nil {
-		return core.Session{}, fmt.Errorf("fork session %s: %w", sourceID, err)
+		return err
 	}
-	s.broker.PublishKernel(core.KernelEvent{Type: core.KernelSessionCreated, SessionID: meta.ID, At: created.At})
-	s.log.Info("session forked", "session_id", meta.ID, "source", sourceID, "after_seq", afterSeq, "messages", len(events)-1)
-	return s.store.Session(ctx, meta.ID)
+	return validForkBoundary(msgs, afterSeq)
 }
 
 // ForkOptions are what the kernel set up for a branch before ForkSession

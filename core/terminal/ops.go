@@ -170,9 +170,7 @@ func (s *Service) Kill(ctx context.Context, sessionID, id, signal string) (core.
 	}
 	// A signal the terminal survives (one sent before its processes could
 	// take it, or one it handles and ignores) is followed by KILL.
-	s.wg.Add(1)
-	go func() {
-		defer s.wg.Done()
+	go func() { // not in s.wg: it ends with the terminal, or 5 s later
 		tm := time.NewTimer(killGrace)
 		defer tm.Stop()
 		select {

@@ -157,3 +157,41 @@ func TestServiceExitCodeAndTERM(t *testing.T) {
 		t.Fatalf("an unknown signal: %v", err)
 	}
 }
+
+func TestServiceKernelWideLimitAndForget(t *testing.T) {
+	h := newHarness(t, terminal.Config{KernelWide: 1})
+	ctx := context.Background()
+	tm := h.start(t, "sleep 30")
+	_, err := h.terms.Start(ctx, core.TerminalStart{SessionID: h.sid, Command: "sleep 30", Dir: h.dir, ScopeDir: h.dir})
+	if core.ErrorCode(err) != core.CodeUnavailable || !strings.Contains(err.Error(), "its limit") {
+		t.Fatalf("a second terminal with KernelWide 1: %v", err)
+	}
+	if _, err := h.terms.Start(ctx, core.TerminalStart{SessionID: h.sid, Command: " ", Dir: h.dir, ScopeDir: h.dir}); core.ErrorCode(err) != core.CodeBadInput {
+		t.Fatalf("an empty command: %v", err)
+	}
+	if _, err := h.terms.Start(ctx, core.TerminalStart{SessionID: h.sid, Command: "true", Dir: h.dir, ScopeDir: h.dir, Env: map[string]string{"A=B": "x"}}); core.ErrorCode(err) != core.CodeBadInput {
+		t.Fatalf("a bad env name: %v", err)
+	}
+	h.terms.Forget(h.sid) // the session was deleted: killed, forgotten, nothing recorded
+	if ts := h.terms.List(h.sid); len(ts) != 0 {
+		t.Fatalf("terminals after Forget: %+v", ts)
+	}
+	if _, err := h.terms.Read(ctx, h.sid, tm.ID, 0, 0, 0); core.ErrorCode(err) != core.CodeNotFound {
+		t.Fatalf("read after Forget: %v", err)
+	}
+	// Its slot is free again.
+	h.start(t, "true")
+	evs, err := h.svc.Events(ctx, h.sid, 0, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range evs {
+		if e.Type == core.EventTerminalExited {
+			var p core.TerminalExitedPayload
+			_ = e.Decode(&p)
+			if p.Terminal.ID == tm.ID {
+				t.Fatalf("a forgotten terminal recorded its end: %+v", p)
+			}
+		}
+	}
+}

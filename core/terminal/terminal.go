@@ -11,7 +11,6 @@ package terminal
 import (
 	"cmp"
 	"context"
-	"fmt"
 	"log/slog"
 	"regexp"
 	"slices"
@@ -69,9 +68,12 @@ type Service struct {
 
 	mu        sync.Mutex
 	bySession map[string][]*term
-	running   int
-	closed    bool
-	wg        sync.WaitGroup
+	// starting counts each session's terminals between reserve and their
+	// listing, so that concurrent starts cannot pass the session's limit.
+	starting map[string]int
+	running  int
+	closed   bool
+	wg       sync.WaitGroup
 }
 
 var _ core.Terminals = (*Service)(nil)
@@ -85,7 +87,7 @@ func New(cfg Config) *Service {
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Service{cfg: cfg, log: log, bySession: map[string][]*term{}}
+	return &Service{cfg: cfg, log: log, bySession: map[string][]*term{}, starting: map[string]int{}}
 }
 
 var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
@@ -103,8 +105,9 @@ func (s *Service) Start(ctx context.Context, spec core.TerminalStart) (core.Term
 	}
 	proc, err := s.cfg.Launcher.StartTerminal(ctx, spec)
 	if err != nil {
-		s.release()
-		return core.Terminal{}, fmt.Errorf("start terminal: %w", err)
+		s.release(spec.SessionID, true)
+		s.log.Warn("start terminal", "session_id", spec.SessionID, "err", err)
+		return core.Terminal{}, &core.Error{Code: core.CodeUnavailable, Message: "the terminal could not start: " + err.Error(), Err: err}
 	}
 	t := &term{
 		info: core.Terminal{ID: core.NewID("term"), SessionID: spec.SessionID, Command: spec.Command, Cwd: spec.Dir,
@@ -112,12 +115,21 @@ func (s *Service) Start(ctx context.Context, spec core.TerminalStart) (core.Term
 		ring: newRing(s.cfg.BufferBytes), changed: make(chan struct{}), done: make(chan struct{}), proc: proc,
 	}
 	s.mu.Lock()
+	s.unmarkStarting(spec.SessionID)
+	if s.closed {
+		// The kernel began stopping while it started: it never runs.
+		s.running--
+		s.mu.Unlock()
+		_ = proc.Signal("KILL")
+		_, _ = proc.Wait()
+		return core.Terminal{}, core.Errorf(core.CodeUnavailable, "the kernel is stopping: no new terminal")
+	}
 	s.bySession[spec.SessionID] = append(s.bySession[spec.SessionID], t)
+	s.wg.Add(2) // under mu: Close's Wait comes after every Add
 	s.mu.Unlock()
 	s.record(spec.SessionID, core.EventTerminalStarted, core.TerminalStartedPayload{Terminal: t.snapshot()})
 	s.log.Info("terminal started", "session_id", spec.SessionID, "terminal_id", t.info.ID, "cwd", spec.Dir)
 	pumped := make(chan struct{})
-	s.wg.Add(2)
 	go func() {
 		defer s.wg.Done()
 		defer close(pumped)
@@ -154,7 +166,7 @@ func (s *Service) reserve(sessionID string) error {
 	if s.closed {
 		return core.Errorf(core.CodeUnavailable, "the kernel is stopping: no new terminal")
 	}
-	n := 0
+	n := s.starting[sessionID]
 	for _, t := range s.bySession[sessionID] {
 		if t.isRunning() {
 			n++
@@ -167,13 +179,26 @@ func (s *Service) reserve(sessionID string) error {
 		return core.Errorf(core.CodeUnavailable, "the kernel already runs %d terminals (its limit): kill one first", s.running)
 	}
 	s.running++
+	s.starting[sessionID]++
 	return nil
 }
 
-func (s *Service) release() {
+// release gives a running slot back (and the session's starting mark
+// when the terminal never started).
+func (s *Service) release(sessionID string, starting bool) {
 	s.mu.Lock()
 	s.running--
+	if starting {
+		s.unmarkStarting(sessionID)
+	}
 	s.mu.Unlock()
+}
+
+// unmarkStarting ends one start of the session; s.mu is held.
+func (s *Service) unmarkStarting(sessionID string) {
+	if s.starting[sessionID]--; s.starting[sessionID] <= 0 {
+		delete(s.starting, sessionID)
+	}
 }
 
 // pump copies the terminal's output into its buffer and publishes it live.
@@ -234,7 +259,7 @@ func (s *Service) await(t *term, pumped <-chan struct{}) {
 	info := t.info
 	t.broadcast()
 	t.mu.Unlock()
-	s.release()
+	s.release(info.SessionID, false)
 	if !forgotten {
 		p := core.TerminalExitedPayload{Terminal: info, OutputSHA256: s.keepOutput(t, last)}
 		s.record(info.SessionID, core.EventTerminalExited, p)

@@ -163,6 +163,9 @@ func (r *Runner) hookPolicy(h core.HookRun, tmp string, env, argv []string) sand
 	for _, h := range r.Hidden {
 		p.Hidden = append(p.Hidden, realPath(h))
 	}
+	if g := sandbox.WorktreeGitDir(realPath(h.Dir)); g != "" {
+		p.Writable = append(p.Writable, g) // git in a session worktree (docs/worktrees.md)
+	}
 	home, _ := os.UserHomeDir()
 	p.ConfineReads = true
 	p.Readable = append(sandbox.ToolchainReadable(os.Getenv("PATH"), home, p.Hidden), sandbox.HomeReadable(home)...)

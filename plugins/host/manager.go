@@ -8,7 +8,7 @@
 //
 //	// `foya plugin <name>`: the kernel re-executed as a built-in plugin
 //	serve, ok := builtins[name] // name → func(onIdle func()) error
-//	return host.ServeBuiltin(serve)
+//	return serve.Run(serve) // package plugins/builtin/serve
 //
 //	m, err := host.NewManager(host.Config{DataDir: dataDir, Builtins: []host.Builtin{{Name: "openai"}}, Logger: log})
 //	if err := m.Start(ctx); err != nil { ... }
@@ -31,6 +31,7 @@ import (
 	"time"
 
 	"github.com/foya-dev/foya/core"
+	"github.com/foya-dev/foya/plugins/internal/pluginenv"
 	foyav1 "github.com/foya-dev/foya/plugins/proto/foya/v1"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -45,7 +46,7 @@ type Config struct {
 	// PluginDirs are extra directories searched for plugin executables.
 	PluginDirs []string
 	// Builtins are the built-in plugins to run: Executable serves each as
-	// `<Executable> plugin <name>` (see ServeBuiltin). Empty: none.
+	// `<Executable> plugin <name>` (plugins/builtin/serve), or as its own Builtin.Exec. Empty: none.
 	Builtins []Builtin
 	// Executable is the kernel binary that serves built-ins as
 	// `<Executable> plugin <name>`; empty means os.Executable().
@@ -79,6 +80,12 @@ type Builtin struct {
 	Env []string
 	// Mask, when not nil, confines its process (see Mask).
 	Mask *Mask
+	// Exec, when set, is the plugin's own executable, run without
+	// arguments instead of `<Config.Executable> plugin <name>`.
+	Exec string
+	// Describe, when set, says what it serves without starting it: it
+	// then starts at its first call, not at Start (ondemand.go).
+	Describe *Description
 }
 
 // Mask starts a built-in plugin in its own user and mount namespaces with
@@ -109,6 +116,11 @@ type Manager struct {
 type managed struct {
 	proc *process
 	info PluginInfo
+	// describeTools: registered from a Description, its tools not yet
+	// described by a running process (ondemand.go); guarded by Manager.mu.
+	describeTools bool
+	// desc is the Builtin's Description (nil: described at Start).
+	desc *Description
 }
 
 // NewManager validates cfg; Start launches the plugins.
@@ -150,14 +162,19 @@ func (m *Manager) Start(ctx context.Context) error {
 	var procs []*managed
 	for _, b := range m.cfg.Builtins {
 		env := append(builtinEnv(), b.Env...)
-		proc := m.newProcess(b.Name, m.cfg.Executable, []string{"plugin", b.Name}, env)
+		path, args := m.cfg.Executable, []string{"plugin", b.Name}
+		if b.Exec != "" {
+			path, args = b.Exec, nil
+		}
+		proc := m.newProcess(b.Name, path, args, env)
 		if b.Mask != nil {
-			proc.wrap = m.mask(b.Name, *b.Mask)
+			proc.wrap = m.lazyMask(b.Name, *b.Mask)
 		}
 		proc.idleStop, proc.onIdleStop = m.cfg.IdleStopAfter, m.cfg.OnIdleStop
 		procs = append(procs, &managed{
 			proc: proc,
-			info: PluginInfo{Name: b.Name, Builtin: true, Path: m.cfg.Executable},
+			info: PluginInfo{Name: b.Name, Builtin: true, Path: path},
+			desc: b.Describe,
 		})
 	}
 	dirs := append([]string{filepath.Join(m.cfg.DataDir, "plugins")}, m.cfg.PluginDirs...)
@@ -175,6 +192,10 @@ func (m *Manager) Start(ctx context.Context) error {
 		}
 	}
 	for _, mp := range procs {
+		if mp.desc != nil {
+			m.registerDescribed(mp, *mp.desc)
+			continue
+		}
 		m.describe(ctx, mp)
 		mp.proc.used.Store(false) // describing is not a use
 	}
@@ -247,7 +268,7 @@ func builtinEnv() []string {
 		env[0] = "PATH=" + p
 	}
 	for _, k := range []string{"HTTPS_PROXY", "HTTP_PROXY", "NO_PROXY", "https_proxy", "http_proxy", "no_proxy",
-		"GOGC", "GOMEMLIMIT", "FOYA_PLUGIN_NO_TRIM"} { // memory settings: see builtin.go
+		"GOGC", "GOMEMLIMIT", pluginenv.NoTrim} { // memory settings: see plugins/builtin/serve
 		if v, ok := os.LookupEnv(k); ok {
 			env = append(env, k+"="+v)
 		}
@@ -286,7 +307,7 @@ func (m *Manager) describe(ctx context.Context, mp *managed) {
 	ti, err := c.tools.Describe(ctx, &foyav1.DescribeRequest{})
 	switch {
 	case err == nil:
-		tools = &toolRunner{plugin: mp.info.Name, src: mp.proc, listedBy: c}
+		tools = &toolRunner{plugin: mp.info.Name, src: mp.proc, listedBy: c, known: true}
 		kinds = append(kinds, "tool")
 		if mp.info.Version == "" {
 			mp.info.Version = ti.GetVersion()
@@ -299,11 +320,7 @@ func (m *Manager) describe(ctx context.Context, mp *managed) {
 		if mp.info.Sandbox == "" {
 			mp.info.Sandbox, mp.info.SandboxDetail = "none", "the plugin does not say how it confines its tools"
 		}
-		if mp.info.Sandbox == "none" {
-			log.Warn("tool processes of this plugin are not sandboxed", "detail", mp.info.SandboxDetail)
-		} else {
-			log.Info("tool sandbox", "sandbox", mp.info.Sandbox, "detail", mp.info.SandboxDetail)
-		}
+		logSandbox(log, mp.info.Sandbox, mp.info.SandboxDetail)
 	case status.Code(err) != codes.Unimplemented:
 		log.Error("describe tools", "err", err)
 		mp.info.Error = err.Error()
@@ -354,7 +371,7 @@ func (m *Manager) Provider(kind string) (core.Provider, error) {
 		if len(kinds) > 0 {
 			offer = strings.Join(kinds, ", ")
 		}
-		return nil, core.Errorf(core.CodeUnavailable, "no provider plugin serves kind %q (the running plugins offer: %s)", kind, offer)
+		return nil, core.Errorf(core.CodeUnavailable, "no provider plugin serves kind %q (the plugins offer: %s)", kind, offer)
 	}
 	return p, nil
 }

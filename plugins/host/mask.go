@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sync"
 
 	"github.com/foya-dev/foya/plugins/sandbox"
 )
@@ -36,6 +37,21 @@ func (m *Manager) mask(name string, mk Mask) func(*exec.Cmd) (*exec.Cmd, error) 
 	}
 	exe := m.cfg.Executable
 	return func(cmd *exec.Cmd) (*exec.Cmd, error) { return sandbox.WrapExec(exe, p, cmd) }
+}
+
+// lazyMask is mask, worked out at the plugin's first start rather than at
+// Start (it runs the sandbox helper once to probe): a plugin that never
+// starts costs nothing.
+func (m *Manager) lazyMask(name string, mk Mask) func(*exec.Cmd) (*exec.Cmd, error) {
+	var once sync.Once
+	var wrap func(*exec.Cmd) (*exec.Cmd, error)
+	return func(cmd *exec.Cmd) (*exec.Cmd, error) {
+		once.Do(func() { wrap = m.mask(name, mk) })
+		if wrap == nil {
+			return cmd, nil
+		}
+		return wrap(cmd)
+	}
 }
 
 func realOrClean(p string) string {

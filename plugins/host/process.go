@@ -11,6 +11,7 @@ import (
 
 	"github.com/foya-dev/foya/core"
 	"github.com/foya-dev/foya/core/telemetry"
+	"github.com/foya-dev/foya/plugins/internal/pluginenv"
 	foyav1 "github.com/foya-dev/foya/plugins/proto/foya/v1"
 	"github.com/foya-dev/foya/plugins/sdk"
 	"github.com/hashicorp/go-hclog"
@@ -227,7 +228,7 @@ func (p *process) start() error {
 	cmd := exec.Command(p.path, p.args...)
 	cmd.Env = append(append([]string(nil), p.env...), "PLUGIN_UNIX_SOCKET_DIR="+p.runDir)
 	if p.starts > 0 {
-		cmd.Env = append(cmd.Env, restartEnv+"=1")
+		cmd.Env = append(cmd.Env, pluginenv.Restart+"=1")
 	}
 	childSysProcAttr(cmd)
 	if p.wrap != nil {

@@ -35,6 +35,9 @@ import (
 var (
 	kernelBin string
 	echoBin   string
+	// openaiBin is the openai built-in's own executable
+	// (cmd/foya-plugin-openai).
+	openaiBin string
 )
 
 func TestMain(m *testing.M) {
@@ -45,7 +48,8 @@ func TestMain(m *testing.M) {
 	}
 	kernelBin = filepath.Join(dir, "foyatest")
 	echoBin = filepath.Join(dir, "echo")
-	for bin, pkg := range map[string]string{kernelBin: "./testdata/foyatest", echoBin: "../../providers/echo"} {
+	openaiBin = filepath.Join(dir, "foya-plugin-openai")
+	for bin, pkg := range map[string]string{kernelBin: "./testdata/foyatest", echoBin: "../../providers/echo", openaiBin: "../../cmd/foya-plugin-openai"} {
 		out, err := exec.Command("go", "build", "-o", bin, pkg).CombinedOutput()
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "build %s: %v\n%s", pkg, err, out)
@@ -420,7 +424,7 @@ func TestProtocolV1PluginStillWorks(t *testing.T) {
 	if got := streamText(t, p, ep, req); got != "still works" {
 		t.Fatalf("stream %q", got)
 	}
-	if _, err := m.Provider("acme"); err == nil || !strings.Contains(err.Error(), "the running plugins offer: anthropic, openai") {
+	if _, err := m.Provider("acme"); err == nil || !strings.Contains(err.Error(), "the plugins offer: anthropic, openai") {
 		t.Fatalf("unknown kind error %v", err)
 	}
 }

@@ -23,6 +23,12 @@ type toolRunner struct {
 	mu       sync.Mutex
 	listedBy *clients
 	listed   []core.ToolInfo
+	// known: listed holds a list (of a process, or of the plugin's
+	// Description before it ever ran).
+	known bool
+	// described, when set, hears each description of a running process
+	// (ondemand.go).
+	described func(*foyav1.ToolSetInfo)
 }
 
 var _ core.ToolRunner = (*toolRunner)(nil)
@@ -32,13 +38,9 @@ func (r *toolRunner) call(ctx context.Context, fn func(*clients) error) error {
 }
 
 func (r *toolRunner) Tools(ctx context.Context) ([]core.ToolInfo, error) {
-	r.mu.Lock()
-	if r.listedBy != nil && r.src.stopped() {
-		out := slices.Clone(r.listed)
-		r.mu.Unlock()
+	if out, ok := r.listedWhileStopped(); ok {
 		return out, nil
 	}
-	r.mu.Unlock()
 	var out []core.ToolInfo
 	err := r.call(ctx, func(c *clients) error {
 		r.mu.Lock()
@@ -55,9 +57,7 @@ func (r *toolRunner) Tools(ctx context.Context) ([]core.ToolInfo, error) {
 		for _, t := range info.GetTools() {
 			out = append(out, toolInfoFromProto(t))
 		}
-		r.mu.Lock()
-		r.listedBy, r.listed = c, slices.Clone(out)
-		r.mu.Unlock()
+		r.record(c, info)
 		return nil
 	})
 	return out, err

@@ -156,6 +156,9 @@ func (l *Launcher) policy(spec core.TerminalStart, tmp string, env []string) san
 		Stdin:  true,
 		Limits: l.cfg.Limits,
 	}
+	if g := sandbox.WorktreeGitDir(scope); g != "" {
+		p.Writable = append(p.Writable, g) // git in a session worktree (docs/worktrees.md)
+	}
 	for _, h := range l.cfg.Hidden {
 		p.Hidden = append(p.Hidden, realOrClean(h))
 	}

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -58,7 +59,12 @@ func processMem(pid int) memUse {
 		m.rss += rss
 		m.pss += pss
 		cmd, _ := os.ReadFile("/proc/" + strconv.Itoa(p) + "/cmdline")
-		name := strings.Join(strings.Fields(strings.ReplaceAll(string(cmd), "\x00", " "))[1:min(3, len(strings.Fields(strings.ReplaceAll(string(cmd), "\x00", " "))))], " ")
+		argv := strings.Fields(strings.ReplaceAll(string(cmd), "\x00", " "))
+		name := ""
+		if len(argv) > 0 {
+			// foya serve, foya plugin openai, foya-plugin-openai
+			name = strings.Join(append([]string{filepath.Base(argv[0])}, argv[1:min(3, len(argv))]...), " ")
+		}
 		m.detail += fmt.Sprintf(" [%s: RSS %.1f MB (anon %.1f), PSS %.1f MB]", name, float64(rss)/(1<<20), float64(anon)/(1<<20), float64(pss)/(1<<20))
 	}
 	return m
@@ -90,8 +96,11 @@ func waitPluginsStopped(ctx context.Context, tb testing.TB, k *kernelProc) {
 // port when -kernel-cpuprofile or -kernel-heapprofile is given.
 func startBenchKernel(b *testing.B) (*kernelProc, string) {
 	if *coldBinary {
-		if err := evictFromPageCache(foyaBin); err != nil {
-			b.Fatalf("-cold-binary: %v", err)
+		bins, _ := filepath.Glob(filepath.Join(filepath.Dir(foyaBin), "foya*")) // foya and foya-plugin-*
+		for _, bin := range bins {
+			if err := evictFromPageCache(bin); err != nil {
+				b.Fatalf("-cold-binary: %v", err)
+			}
 		}
 	}
 	if *kernelCPUProfile == "" && *kernelHeapProfile == "" {

@@ -218,7 +218,8 @@ func BenchmarkDeltaPath(b *testing.B) {
 }
 
 // BenchmarkDeltaPathHundred measures targets 3 and 5: resident memory of
-// the kernel and its plugin processes idle (after one turn) and while 100
+// the kernel and its plugin processes started and idle (boot-*), idle after
+// one turn (idle-*) and while 100
 // sessions stream at once, each to its own graphql-ws subscriber; the delay
 // from the provider writing a chunk to the subscriber reading it (p50, p99),
 // and terminal events lost. Each stream is 200 chunks, one every 5 ms
@@ -229,6 +230,11 @@ func BenchmarkDeltaPathHundred(b *testing.B) {
 	defer cancel()
 	prov := newBenchProvider(b, chunks, 5*time.Millisecond, true)
 	k, pprofAddr := startBenchKernel(b)
+	// Started and idle: 7 s after start, no client, no connection (the
+	// built-in plugins start at their first call: none runs).
+	time.Sleep(7 * time.Second)
+	boot := processMem(k.cmd.Process.Pid)
+	b.Logf("started, idle:%s", boot.detail)
 	ids := []string{k.chatSession(b, prov.baseURL())}
 	for len(ids) < sessions {
 		ids = append(ids, k.chatSession2(b))
@@ -363,6 +369,8 @@ func BenchmarkDeltaPathHundred(b *testing.B) {
 		}
 		return delays[min(len(delays)-1, int(float64(len(delays))*p))]
 	}
+	b.ReportMetric(float64(boot.rss)/(1<<20), "boot-rss-MB")
+	b.ReportMetric(float64(boot.pss)/(1<<20), "boot-pss-MB")
 	b.ReportMetric(float64(idle.rss)/(1<<20), "idle-rss-MB")
 	b.ReportMetric(float64(peak.Load())/(1<<20), "peak-rss-MB")
 	b.ReportMetric(float64(idle.pss)/(1<<20), "idle-pss-MB")

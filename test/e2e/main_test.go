@@ -46,7 +46,13 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	foyaBin = filepath.Join(dir, "foya")
-	build := exec.Command("go", "build", "-o", foyaBin, ".")
+	// As installed: the built-in plugins' own executables beside foya
+	// (FOYA_PLUGIN_REEXEC=1 makes a kernel re-execute foya instead).
+	args := []string{"build", "-o", dir + string(filepath.Separator)}
+	if os.Getenv("FOYA_E2E_TRIM") == "1" { // as the README's install instructions build it
+		args = append(args, "-trimpath", "-ldflags=-s -w")
+	}
+	build := exec.Command("go", append(args, ".", "./cmd/...")...)
 	build.Dir = moduleRoot
 	if out, err := build.CombinedOutput(); err != nil {
 		fmt.Fprintf(os.Stderr, "build foya: %v\n%s", err, out)

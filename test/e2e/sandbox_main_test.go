@@ -166,7 +166,7 @@ func (k *kernelProc) toolsPluginPID(t *testing.T) int {
 	t.Helper()
 	for _, pid := range childPIDs(k.cmd.Process.Pid) {
 		cmdline, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
-		if strings.Contains(string(cmdline), "plugin\x00tools") {
+		if strings.Contains(string(cmdline), "plugin\x00tools") || strings.Contains(string(cmdline), "foya-plugin-tools") {
 			return pid
 		}
 	}

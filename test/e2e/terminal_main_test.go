@@ -4,6 +4,8 @@ package e2e
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -116,6 +118,18 @@ func TestTerminals(t *testing.T) {
 			if strings.HasPrefix(e.Type, "terminal_") {
 				types = append(types, e.Type)
 			}
+			if e.Type == "terminal_exited" {
+				// The output kept at the end is an artifact.
+				var p struct{ OutputSha256 string }
+				json.Unmarshal(e.Payload, &p)
+				sum := sha256.Sum256([]byte("ready\n"))
+				if p.OutputSha256 != hex.EncodeToString(sum[:]) {
+					t.Errorf("terminal_exited outputSha256 %q", p.OutputSha256)
+				}
+				if len(p.OutputSha256) == 64 && !exists(filepath.Join(data, "artifacts", "sha256", p.OutputSha256[:2], p.OutputSha256[2:])) {
+					t.Errorf("no artifact %s in the store", p.OutputSha256)
+				}
+			}
 		}
 		if strings.Join(types, ",") != "terminal_started,terminal_exited" {
 			t.Errorf("terminal events: %v", types)
@@ -191,6 +205,36 @@ func TestTerminals(t *testing.T) {
 		_, err = client.TerminalOutput(ctx, c, sid, "term_nope", nil)
 		if code, _ := wantError(t, err); code != "NOT_FOUND" {
 			t.Errorf("terminalOutput of an unknown terminal: %v", err)
+		}
+	})
+
+	t.Run("terminal_start is a command for the approval policy", func(t *testing.T) {
+		proj := filepath.Join(base, "proj-ask")
+		mkdirs(t, proj)
+		sid := k.session(t, fake.BaseURL(), proj, "ASK")
+		fake.Enqueue(toolCall("ask1", "terminal_start", map[string]any{"command": "sleep 30"}), openaitest.TextStream("gpt-t", "ok"))
+		k.sendMessage(t, sid, "start it")
+		rid := pendingApproval(t, k, sid, "terminal_start")
+		var action string
+		for _, e := range k.eventLog(t, sid).Events {
+			var p struct{ RequestID, Action, Summary string }
+			json.Unmarshal(e.Payload, &p)
+			if e.Type == "approval_requested" && p.RequestID == rid {
+				action = p.Action + " / " + p.Summary
+			}
+		}
+		if action != "command / run: sleep 30" {
+			t.Errorf("approval of terminal_start: %q", action)
+		}
+		k.resolveApproval(t, sid, rid, client.ApprovalDecisionDenied)
+		k.waitEvents(t, sid, "turn_finished", 1)
+		if ts := k.terminals(t, sid); len(ts) != 0 || len(processesIn(proj)) != 0 {
+			t.Fatalf("a denied terminal_start started %+v %v", ts, processesIn(proj))
+		}
+		explore := k.session(t, fake.BaseURL(), proj, "EXPLORE")
+		ms := k.runTools(t, fake, explore, toolCall("ex1", "terminal_start", map[string]any{"command": "sleep 30"}))
+		if !ms[0].IsError || len(k.terminals(t, explore)) != 0 {
+			t.Fatalf("terminal_start in EXPLORE: %+v", ms[0])
 		}
 	})
 
@@ -311,5 +355,153 @@ func TestACPTerminalToolCall(t *testing.T) {
 	raw, _ := json.Marshal(done["content"])
 	if !strings.Contains(string(raw), `one\ntwo\n`) || !strings.Contains(string(raw), "exited with code 0") {
 		t.Fatalf("the terminal's final content: %s", raw)
+	}
+}
+
+// Foya web lists a session's terminals with live output and a kill button
+// (test/web/terminals.mjs); the kill leaves no process.
+func TestWebTerminals(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: skipping the headless Chromium web client check")
+	}
+	webCheckSetup(t)
+	base := outsideTmp(t)
+	proj := filepath.Join(base, "proj")
+	mkdirs(t, proj)
+	fake := openaitest.New(t)
+	k := startKernel(t, filepath.Join(base, "data"))
+	sid := k.session(t, fake.BaseURL(), proj, "BYPASS")
+	id := k.startTerminal(t, fake, sid, `echo ready; while read -r l; do echo "got $l"; done`)
+	runWebScript(t, 2*time.Minute, "terminals.mjs", k, "SESSION="+sid, "TERMINAL="+id)
+	waitNoProcessesIn(t, proj)
+}
+
+// A terminal of a session with a git worktree runs in the worktree, and
+// deleting the session ends it before the worktree is removed.
+func TestTerminalInWorktree(t *testing.T) {
+	fake := openaitest.New(t)
+	k := startKernel(t, t.TempDir())
+	repo := gitRepo(t)
+	proj := k.createProject(t, repo).Id
+	conn := k.createConnection(t, client.ConnectionInput{Name: ptr("fake"), BaseUrl: ptr(fake.BaseURL()), ApiKey: ptr("sk-x"), Models: []client.ModelInput{{Id: "gpt-t"}}})
+	sid, wt := k.worktreeSession(t, conn, proj, client.WorktreeInput{})
+	id := k.startTerminal(t, fake, sid, `echo "pwd=$PWD"; sleep 30`)
+	tm := k.waitTerminal(t, sid, id, client.TerminalStatusRunning)
+	if tm.Cwd != wt.Path {
+		t.Fatalf("terminal cwd %s, want the worktree %s", tm.Cwd, wt.Path)
+	}
+	ms := k.runTools(t, fake, sid, toolCall("wr", "terminal_read", map[string]any{"id": id, "waitMs": 10000}))
+	if !strings.Contains(ms[0].Text, "pwd="+wt.Path) {
+		t.Fatalf("terminal_read: %s", ms[0].Text)
+	}
+	waitProcessesIn(t, wt.Path)
+	k.deleteSession(t, sid)
+	waitNoProcessesIn(t, wt.Path)
+	if exists(wt.Path) {
+		t.Errorf("the worktree %s is still there", wt.Path)
+	}
+}
+
+// PreToolUse hooks see terminal_start like bash: one that exits 2 blocks
+// the terminal, and the model reads why.
+func TestTerminalHooks(t *testing.T) {
+	k := startKernel(t, t.TempDir())
+	proj := outsideTmp(t)
+	guard := writeHook(t, t.TempDir(), "guard.sh", `
+input=$(cat)
+case "$input" in
+  *'"tool_name":"terminal_start"'*'rm -rf'*) echo "refusing rm -rf in a terminal" >&2; exit 2;;
+esac
+exit 0
+`)
+	k.setHooks(t, `{"PreToolUse": [{"matcher": "bash|terminal_.*", "hooks": [{"type": "command", "command": "`+guard+`"}]}]}`)
+	fake := openaitest.New(t)
+	sid := k.session(t, fake.BaseURL(), proj, "BYPASS")
+	if err := os.WriteFile(filepath.Join(proj, "keep.txt"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ms := k.runTools(t, fake, sid,
+		toolCall("h1", "terminal_start", map[string]any{"command": "rm -rf keep.txt; sleep 30"}),
+		toolCall("h2", "terminal_start", map[string]any{"command": "echo fine"}))
+	if !ms[0].IsError || !strings.Contains(ms[0].Text, "refusing rm -rf in a terminal") {
+		t.Fatalf("blocked terminal_start: %+v", ms[0])
+	}
+	if ms[1].IsError || !exists(filepath.Join(proj, "keep.txt")) {
+		t.Fatalf("allowed terminal_start %+v, keep.txt there: %v", ms[1], exists(filepath.Join(proj, "keep.txt")))
+	}
+	if ts := k.terminals(t, sid); len(ts) != 1 || ts[0].Command != "echo fine" {
+		t.Fatalf("terminals: %+v", ts)
+	}
+	started, _, _ := k.hookEvents(t, sid)
+	if len(started) != 2 {
+		t.Fatalf("hooks started: %v", started)
+	}
+}
+
+// A clean stop of the kernel kills its terminals and records their end.
+func TestTerminalsEndWithKernelStop(t *testing.T) {
+	base := outsideTmp(t)
+	data, proj := filepath.Join(base, "data"), filepath.Join(base, "proj")
+	mkdirs(t, proj)
+	fake := openaitest.New(t)
+	k := startKernel(t, data)
+	sid := k.session(t, fake.BaseURL(), proj, "BYPASS")
+	id := k.startTerminal(t, fake, sid, "sleep 30")
+	k.waitTerminal(t, sid, id, client.TerminalStatusRunning)
+	waitProcessesIn(t, proj)
+	k.stop(t)
+	waitNoProcessesIn(t, proj)
+	k = startKernel(t, data)
+	var status string
+	for _, e := range k.eventLog(t, sid).Events {
+		if e.Type == "terminal_exited" {
+			var p struct{ Terminal struct{ ID, Status string } }
+			json.Unmarshal(e.Payload, &p)
+			status = p.Terminal.ID + " " + p.Terminal.Status
+		}
+	}
+	if status != id+" killed" {
+		t.Fatalf("terminal_exited after the stop: %q", status)
+	}
+	if ts := k.terminals(t, sid); len(ts) != 0 {
+		t.Fatalf("terminals after a restart: %+v", ts)
+	}
+}
+
+// A terminal is not held to bash's per-call CPU budget: with
+// --tool-max-cpu 1s a terminal burns 3 s of CPU and goes on (a dev server
+// runs all day); --terminal-max-cpu is its own budget. (CPU time, not
+// wall time: the loop counts.)
+func TestTerminalOutlivesTheCallCPUBudget(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		extra []string
+		output int // bytes: "survived\n", or none when the budget ended it
+	}{
+		{"no terminal budget", []string{"--tool-max-cpu", "1s"}, 9},
+		{"terminal budget", []string{"--tool-max-cpu", "1s", "--terminal-max-cpu", "1s"}, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			proj := t.TempDir()
+			fake := openaitest.New(t)
+			k := startKernel(t, t.TempDir(), tc.extra...)
+			sid := k.session(t, fake.BaseURL(), proj, "BYPASS")
+			// Seconds of CPU (bash counts to a million in about 4), then a word.
+			id := k.startTerminal(t, fake, sid, `i=0; while [ $i -lt 1000000 ]; do i=$((i+1)); done; echo survived`)
+			var last client.TerminalFields
+			for deadline := time.Now().Add(3 * time.Minute); ; time.Sleep(50 * time.Millisecond) {
+				for _, tm := range k.terminals(t, sid) {
+					if tm.Id == id {
+						last = tm
+					}
+				}
+				if last.Status != client.TerminalStatusRunning || time.Now().After(deadline) {
+					break
+				}
+			}
+			if last.Status != client.TerminalStatusExited || last.OutputBytes != tc.output || (tc.output == 0) != (last.ExitCode != nil && *last.ExitCode != 0) {
+				t.Fatalf("terminal ended %s with %d bytes of output (want %d), exit code %v", last.Status, last.OutputBytes, tc.output, last.ExitCode)
+			}
+		})
 	}
 }

@@ -279,7 +279,7 @@ func TestWebClientFeatures(t *testing.T) {
 	for _, r := range reqs {
 		b := string(r.Body)
 		// The fake model declares no file input: the kernel names the file.
-		sawNotes = sawNotes || strings.Contains(b, `attached file \"notes.txt\"`)
+		sawNotes = sawNotes || strings.Contains(b, `attached file \"notes.txt\"`) && strings.Contains(b, `attached file \"pasted.txt\"`) && strings.Contains(b, `attached file \"dropped.txt\"`)
 		sawAnswer = sawAnswer || strings.Contains(b, "blue")
 		sawKey = sawKey || r.Header.Get("Authorization") == "Bearer sk-web-secret"
 		sawReplaced = sawReplaced || r.Header.Get("Authorization") == "Bearer sk-web-replaced"

@@ -207,3 +207,35 @@ func BenchmarkWebFirstPaint(b *testing.B) {
 	slices.Sort(medians)
 	b.ReportMetric(medians[len(medians)/2], "ms/paint")
 }
+
+// BenchmarkWebFirstPaintCPU opens the same 1,000-message session in headless
+// Chromium with a trace running (test/web/paint-cpu.mjs) and reports the
+// median main-thread CPU time the page spends from navigation start to the
+// first frame painted with the session (cpu-ms/load): a figure that, unlike
+// BenchmarkWebFirstPaint's wall-clock time, hardly depends on the machine's
+// load.
+//
+//	go test -run '^$' -bench WebFirstPaintCPU -benchtime 3x ./test/e2e
+func BenchmarkWebFirstPaintCPU(b *testing.B) {
+	webCheckSetup(b)
+	k := startKernel(b, b.TempDir())
+	k.createConnection(b, client.ConnectionInput{Name: ptr("local"), BaseUrl: ptr("http://127.0.0.1:9/v1"), Models: []client.ModelInput{{Id: "gpt-t"}}})
+	thousand := importLongSession(b, k, 1000)
+	var medians []float64
+	b.ResetTimer()
+	for range b.N {
+		out := runWebScript(b, 3*time.Minute, "paint-cpu.mjs", k, "THOUSAND="+thousand)
+		var ms float64
+		i := strings.Index(out, "cpu-ms: ")
+		if i < 0 {
+			b.Fatalf("no cpu-ms in %s", out)
+		}
+		if _, err := fmt.Sscanf(out[i:], "cpu-ms: %g", &ms); err != nil {
+			b.Fatalf("cpu-ms: %v in %s", err, out)
+		}
+		b.Log(out[i:])
+		medians = append(medians, ms)
+	}
+	slices.Sort(medians)
+	b.ReportMetric(medians[len(medians)/2], "cpu-ms/load")
+}

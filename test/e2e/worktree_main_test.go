@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/foya-dev/foya/client"
 	"github.com/foya-dev/foya/providers/openai/openaitest"
@@ -198,6 +199,8 @@ func TestWorktreeSessions(t *testing.T) {
 		{client.CreateSessionInput{Worktree: &client.WorktreeInput{}}, "needs a project"},
 		{client.CreateSessionInput{ProjectId: ptr(proj), Worktree: &client.WorktreeInput{BaseRef: ptr("no-such-ref")}}, `baseRef "no-such-ref" is not a commit`},
 		{client.CreateSessionInput{ProjectId: ptr(proj), Worktree: &client.WorktreeInput{Branch: ptr("feature/two")}}, "already exists"},
+		// Refused after the worktree was made: it goes again, with its branch.
+		{client.CreateSessionInput{ProjectId: ptr(proj), Title: ptr(strings.Repeat("x", 201)), Worktree: &client.WorktreeInput{Branch: ptr("undone")}}, "title"},
 	} {
 		_, err := client.CreateSession(ctx, k.client(), c.in)
 		if code, msg := wantError(t, err); code != "BAD_INPUT" || !strings.Contains(msg, c.want) {
@@ -206,6 +209,9 @@ func TestWorktreeSessions(t *testing.T) {
 	}
 	if entries, _ := os.ReadDir(filepath.Join(repo, ".foya", "worktrees")); len(entries) != 0 {
 		t.Fatalf("worktrees left behind: %v", entries)
+	}
+	if gitOK(repo, "rev-parse", "--verify", "--quiet", "refs/heads/undone") {
+		t.Fatal("the branch of a session that was not created is left")
 	}
 }
 
@@ -280,4 +286,68 @@ func TestExecWorktree(t *testing.T) {
 		t.Fatalf("exec --worktree --no-project: exit %d %s", r.code, r.stderr)
 	}
 	o.checkNoKey(t)
+}
+
+// Foya web's New session form creates a session in a worktree, and its
+// Delete removes the worktree after asking (test/web/worktree.mjs).
+func TestWebClientWorktree(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: skipping the headless Chromium web client check")
+	}
+	webCheckSetup(t)
+	fake := openaitest.New(t)
+	k := startKernel(t, t.TempDir())
+	repo := gitRepo(t)
+	proj := k.createProject(t, repo).Id
+	k.createConnection(t, client.ConnectionInput{Name: ptr("fake"), BaseUrl: ptr(fake.BaseURL()), ApiKey: ptr("sk-x"), Models: []client.ModelInput{{Id: "gpt-t"}}})
+	out := runWebScript(t, 2*time.Minute, "worktree.mjs", k, "REPO="+repo, "PROJECT="+proj)
+	m := regexp.MustCompile(`(?m)^session: (ses_\S+)$`).FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("no session in the script's output:\n%s", out)
+	}
+	if exists(filepath.Join(repo, ".foya", "worktrees", m[1])) || !gitOK(repo, "rev-parse", "--verify", "--quiet", "refs/heads/web/one") {
+		t.Fatal("after the web client's delete: the worktree should be gone and the branch kept")
+	}
+	if k.sessionInfo(t, m[1]).Session != nil {
+		t.Fatal("the session was not deleted")
+	}
+}
+
+// git works inside a worktree session's bash under the sandbox: the
+// repository's .git directory is a writable root of the session's
+// commands (with Landlock, nothing else of the repository is). The
+// repository lies outside /tmp, which commands may always write.
+func TestWorktreeGitInSandbox(t *testing.T) {
+	fake := openaitest.New(t)
+	k := startKernel(t, t.TempDir())
+	repo, err := os.MkdirTemp("/var/tmp", "foya-wt-")
+	if err != nil {
+		t.Skipf("no /var/tmp: %v", err)
+	}
+	t.Cleanup(func() { os.RemoveAll(repo) })
+	if out, err := exec.Command("cp", "-a", gitRepo(t)+"/.", repo).CombinedOutput(); err != nil {
+		t.Fatalf("copy the repository: %v %s", err, out)
+	}
+	proj := k.createProject(t, repo).Id
+	conn := k.createConnection(t, client.ConnectionInput{Name: ptr("fake"), BaseUrl: ptr(fake.BaseURL()), ApiKey: ptr("sk-x"), Models: []client.ModelInput{{Id: "gpt-t"}}})
+	sid, wt := k.worktreeSession(t, conn, proj, client.WorktreeInput{})
+	cmd := `echo x > y.txt && git status --short && git add y.txt && git -c user.name=a -c user.email=a@example.com commit -qm from-session && echo committed`
+	fake.Enqueue(toolCallResponse("b1", "bash", `{"command":"`+cmd+`"}`), openaitest.TextStream("gpt-t", "done"))
+	k.sendMessage(t, sid, "commit")
+	k.waitEvents(t, sid, "turn_finished", 1)
+	var out string
+	for _, m := range k.getSession(t, sid).Session.Messages {
+		if m.Role == "TOOL" {
+			out = m.Text
+		}
+	}
+	if !strings.Contains(out, "?? y.txt") || !strings.Contains(out, "committed") {
+		t.Fatalf("git in the session's bash: %s", out)
+	}
+	if got := git(t, repo, "log", "-1", "--format=%s", wt.Branch); got != "from-session" {
+		t.Fatalf("last commit of %s: %q", wt.Branch, got)
+	}
+	if got := git(t, repo, "log", "-1", "--format=%s", "main"); got != "first" {
+		t.Fatalf("main moved: %q", got)
+	}
 }

@@ -130,12 +130,23 @@ try {
   await page.keyboard.press('Tab');
   await untilEq('the focus after a second Tab', () => page.evaluate(() => document.activeElement.textContent), 'Send');
 
-  step('upload an attachment and send it');
+  step('attach files (picked, pasted, dropped) and send them');
   await page.getByLabel('Attach files').setInputFiles({ name: 'notes.txt', mimeType: 'text/plain', buffer: Buffer.from('attached notes: the answer is 42\n') });
   await page.locator('#attachments li').filter({ hasText: 'notes.txt' }).waitFor();
+  // A file pasted into the message box, and one dropped on the composer, are attached too.
+  await box.evaluate((ta) => {
+    const dt = new DataTransfer(); dt.items.add(new File(['pasted bytes\n'], 'pasted.txt', { type: 'text/plain' }));
+    ta.dispatchEvent(new ClipboardEvent('paste', { clipboardData: dt, bubbles: true, cancelable: true }));
+  });
+  await page.locator('#attachments li').filter({ hasText: 'pasted.txt' }).waitFor();
+  await page.locator('#composer').evaluate((f) => {
+    const dt = new DataTransfer(); dt.items.add(new File(['dropped bytes\n'], 'dropped.txt', { type: 'text/plain' }));
+    f.dispatchEvent(new DragEvent('drop', { dataTransfer: dt, bubbles: true, cancelable: true }));
+  });
+  await page.locator('#attachments li').filter({ hasText: 'dropped.txt' }).waitFor();
   await box.fill('read the notes');
   await box.press('Enter');
-  await log.locator('.msg.user').filter({ hasText: 'read the notes' }).filter({ hasText: 'notes.txt' }).waitFor();
+  await log.locator('.msg.user').filter({ hasText: 'read the notes' }).filter({ hasText: 'notes.txt' }).filter({ hasText: 'pasted.txt' }).filter({ hasText: 'dropped.txt' }).waitFor();
   await untilEq('attachments left in the composer after sending', () => page.locator('#attachments li').count(), 0);
 
   step('a highlighted code block and the usage meters');

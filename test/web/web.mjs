@@ -65,12 +65,18 @@ try {
   const card = (st, text) => log.locator('details.toolcall[data-status=' + st + ']').filter({ hasText: text });
   await card('running', 'path: hello.txt').locator('.tstate').filter({ hasText: /^running$/ }).waitFor();
   if (process.env.SCREENSHOT) await page.screenshot({ path: process.env.SCREENSHOT.replace(/\.png$/, '-approval.png') });
+  // The approval waits a while: the card's duration leaves that wait out.
+  await page.waitForTimeout(1200);
   await page.getByRole('button', { name: 'Approve', exact: true }).click();
   await log.locator('.msg.assistant[data-seq]').filter({ hasText: 'Wrote it.' }).waitFor();
   step('the tool card: ok, a duration, the diff and the output');
   const ok = card('ok', 'path: hello.txt');
   await ok.locator('.tstate').filter({ hasText: /^ok$/ }).waitFor();
   await until('a duration on the write card', () => ok.locator('.tdur').textContent(), (t) => /^(\d+ ms|\d+\.\d s|\d+ min \d+ s)$/.test(t));
+  // It waited at least the 1.2 s before the click for its approval; the
+  // duration shown runs from the decision, and its title says so.
+  const waited = async (c) => c.locator('.tdur').evaluate((d) => ({ wait: Number(d.dataset.waitMs || 0), title: d.title }));
+  await until('the approval wait left out of the write card\'s duration', () => waited(ok), (w) => w.wait >= 1000 && /not counted/.test(w.title));
   await ok.locator('summary').click();
   await ok.locator('.diff .add').filter({ hasText: '+hi from the browser' }).waitFor();
   const addColor = await ok.locator('.diff .add').first().evaluate((e) => getComputedStyle(e).color);
@@ -117,6 +123,7 @@ try {
   await page.locator('#cost').filter({ hasText: 'Cost: — (unpriced' }).waitFor();
   // After the reload the cards are read from the history, durations from the events.
   await until('a duration on the write card after a reload', () => card('ok', 'path: hello.txt').locator('.tdur').textContent(), (t) => /\d/.test(t));
+  await until('the approval wait left out after a reload too', () => waited(card('ok', 'path: hello.txt')), (w) => w.wait >= 1000 && /not counted/.test(w.title));
   await card('denied', 'path: nope.txt').waitFor();
   await card('error', 'path: missing.txt').waitFor();
 

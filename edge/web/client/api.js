@@ -1,27 +1,18 @@
 // Foya web: the transport. GraphQL POST (queries, mutations, multipart
 // uploads), graphql-transport-ws (subscriptions over one socket that
-// reconnects), the bearer token (from the #token= link or asked for once) and
+// reconnects), asking for the bearer token when the kernel refuses it, and
 // the error banner.
 import { $ } from './dom.js';
 
-const endpoint = '/graphql';
-const tokenKey = 'foya-token';
-export const token = () => sessionStorage.getItem(tokenKey) || '';
-// A web link (`foya web`, or the kernel's log on loopback) carries the
-// token in the fragment, #token=…, which browsers never send to a server:
-// keep it in this tab's sessionStorage, and take it off the address bar
-// and out of the history at once.
-if (location.hash.startsWith('#token=')) {
-  const t = new URLSearchParams(location.hash.slice(1)).get('token');
-  if (t && t.trim()) sessionStorage.setItem(tokenKey, t.trim());
-  history.replaceState(null, '', location.pathname + location.search);
-}
+// boot.js (a classic script that ran first) holds the token and the request.
+const { endpoint, post, setToken } = window.foyaBoot;
+export const { token } = window.foyaBoot;
 // ---- token flow: ask when the kernel answers UNAUTHENTICATED; sessionStorage only.
 export function askToken(refused) {
   const t = window.prompt((refused ? 'The kernel refused the token (was it rotated?).\n' : '') +
     'This kernel requires its bearer token: run "foya web" where the kernel runs for a link that holds it, or "foya token show". It is kept in this tab only.');
   if (!t || !t.trim()) return false;
-  sessionStorage.setItem(tokenKey, t.trim());
+  setToken(t.trim());
   return true;
 }
 
@@ -32,12 +23,8 @@ export class GraphQLError extends Error {
 
 export async function gql(query, variables) {
   for (let attempt = 0; ; attempt++) {
-    const headers = { 'Content-Type': 'application/json' };
     const t = token();
-    if (t) headers.Authorization = 'Bearer ' + t;
-    const resp = await fetch(endpoint, { method: 'POST', headers, body: JSON.stringify({ query, variables: variables || {} }) });
-    let body;
-    try { body = await resp.json(); } catch (e) { throw new Error('kernel answered HTTP ' + resp.status); }
+    const body = await post(query, variables);
     const unauth = body.errors && body.errors.some((e) => e.extensions && e.extensions.code === 'UNAUTHENTICATED');
     if (unauth && attempt < 3 && askToken(t !== '')) continue;
     if (body.errors && body.errors.length) throw new GraphQLError(body.errors);

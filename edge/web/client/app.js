@@ -4,9 +4,11 @@
 //
 // This is the entry module (index.html loads it with type=module); the
 // others are imported from here, in the order their top-level wiring runs:
+//   (boot.js, a classic script loaded first from <head>: the token link,
+//    query field lists, the session in the address asked for at once)
 //   dom.js         DOM and formatting helpers
 //   api.js         transport: gql, multipart uploads, the socket, token, errors
-//   state.js       page state, query field lists, the early session prefetch
+//   state.js       page state
 //   markdown.js    safe Markdown, code highlighting, diffs
 //   messages.js    the conversation log: messages, tool cards, paging back
 //   edit.js        edit-and-resend, rewind

@@ -18,13 +18,35 @@ export function renderAttachments() {
 async function upload(file) {
   return (await multipart('mutation($f: Upload!) { uploadAttachment(file: $f) { ' + ATT_FIELDS + ' } }', {}, file)).uploadAttachment;
 }
-$('file').addEventListener('change', async (e) => {
-  const files = [...e.target.files]; e.target.value = '';
+// attachFiles uploads files, one by one, to the composer's attachments.
+async function attachFiles(files) {
   for (const f of files) {
     $('status').textContent = 'Uploading ' + f.name + '…';
     try { state.attachments.push(await upload(f)); renderAttachments(); $('status').textContent = ''; }
     catch (err) { showError(err); }
   }
+}
+$('file').addEventListener('change', (e) => {
+  const files = [...e.target.files]; e.target.value = '';
+  attachFiles(files);
+});
+// Files pasted into the message box (a screenshot from the clipboard) or
+// dropped on the composer are attached the same way; pasted text still goes
+// into the box.
+$('input').addEventListener('paste', (e) => {
+  const dt = e.clipboardData; const files = dt ? [...dt.files] : [];
+  if (!files.length || !state.session) return;
+  if (![...dt.types].includes('text/plain')) e.preventDefault();
+  attachFiles(files);
+});
+$('composer').addEventListener('dragover', (e) => {
+  if (state.session && e.dataTransfer && [...e.dataTransfer.types].includes('Files')) { e.preventDefault(); e.dataTransfer.dropEffect = 'copy'; }
+});
+$('composer').addEventListener('drop', (e) => {
+  const files = e.dataTransfer ? [...e.dataTransfer.files] : [];
+  if (!files.length || !state.session) return;
+  e.preventDefault();
+  attachFiles(files);
 });
 
 // ---- models and approval modes

@@ -1,5 +1,6 @@
 // Foya web: DOM and formatting helpers shared by every module (no imports).
-// This is the first module the browser runs, so the script-start mark is here.
+// The first module of app.js's graph to run after boot.js, so the
+// script-start mark is here.
 performance.mark('foya:script-start');
 export const $ = (id) => document.getElementById(id);
 export const esc = (s) => String(s == null ? '' : s).replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' }[c]));

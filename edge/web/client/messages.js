@@ -103,16 +103,34 @@ function setCardStatus(card, st) {
   card.dataset.status = st;
   card.querySelector('.tstate').textContent = STATUS_LABEL[st];
 }
-// toolTimes: call id → {start, end} in ms since the epoch, from the
-// tool_started event and the event of the call's tool message.
+// toolTimes: call id → {start, run, end} in ms since the epoch: start from
+// the tool_started event, run from the decision that let it run (the
+// approval_resolved or guardian_verdict event of the call, when it waited
+// for one), end from the event of the call's tool message.
 export const toolTimes = new Map();
+// timeTool records one of a call's times.
+export function timeTool(id, key, at) {
+  if (!id || !at) return;
+  toolTimes.set(id, Object.assign(toolTimes.get(id) || {}, { [key]: Date.parse(at) }));
+}
+// showDuration shows how long the call ran: from its start, or from the
+// decision when it waited for an approval (or the guardian's review), which
+// is not counted (the title says how long it waited).
 export function showDuration(card) {
   const owner = card.closest('.msg.tool');
   const t = toolTimes.get(card.dataset.call || (owner ? owner.dataset.call : ''));
   const d = card.querySelector('.tdur');
   if (!t || t.start == null || t.end == null || !d) return;
-  d.textContent = fmtDuration(t.end - t.start);
-  d.title = 'From the start of the call to its result (waiting for an approval included)';
+  const from = t.run != null && t.run > t.start && t.run <= t.end ? t.run : t.start;
+  d.textContent = fmtDuration(t.end - from);
+  d.dataset.ms = String(t.end - from);
+  if (from > t.start) {
+    d.dataset.waitMs = String(from - t.start);
+    d.title = 'From the decision to run it to its result (it waited ' + fmtDuration(from - t.start) + ' for the decision before, not counted)';
+  } else {
+    delete d.dataset.waitMs;
+    d.title = 'From the start of the call to its result';
+  }
 }
 // linkTools moves each tool result shown on its own into its call's card,
 // once the assistant message with the call is in the log. With the
@@ -146,19 +164,16 @@ export async function toolDurations(sid, msgs) {
     if (last > a.seq && !a.toolCalls.every((c) => toolTimes.has(c.id) && toolTimes.get(c.id).end != null)) rounds.push({ a, limit: Math.min(5000, last - a.seq) });
   }
   if (!rounds.length) return;
-  const q = 'query($s: ID!) { ' + rounds.map((r, i) => 'r' + i + ': events(sessionId: $s, afterSeq: ' + r.a.seq + ', limit: ' + r.limit + ') { seq type at }').join(' ') + ' }';
+  const q = 'query($s: ID!) { ' + rounds.map((r, i) => 'r' + i + ': events(sessionId: $s, afterSeq: ' + r.a.seq + ', limit: ' + r.limit + ') { seq type at approval { toolCallId } guardianVerdict { toolCallId } }').join(' ') + ' }';
   const d = await gql(q, { s: sid });
   const bySeq = new Map(msgs.map((m) => [m.seq, m]));
   rounds.forEach((r, i) => {
     let k = 0;
     for (const e of d['r' + i] || []) {
-      if (e.type === 'tool_started' && k < r.a.toolCalls.length) {
-        const id = r.a.toolCalls[k++].id;
-        toolTimes.set(id, Object.assign(toolTimes.get(id) || {}, { start: Date.parse(e.at) }));
-      } else if (e.type === 'message_end' && bySeq.has(e.seq) && bySeq.get(e.seq).toolCallId) {
-        const id = bySeq.get(e.seq).toolCallId;
-        toolTimes.set(id, Object.assign(toolTimes.get(id) || {}, { end: Date.parse(e.at) }));
-      }
+      if (e.type === 'tool_started' && k < r.a.toolCalls.length) timeTool(r.a.toolCalls[k++].id, 'start', e.at);
+      else if (e.type === 'message_end' && bySeq.has(e.seq) && bySeq.get(e.seq).toolCallId) timeTool(bySeq.get(e.seq).toolCallId, 'end', e.at);
+      else if (e.type === 'approval_resolved' && e.approval) timeTool(e.approval.toolCallId, 'run', e.at);
+      else if (e.type === 'guardian_verdict' && e.guardianVerdict) timeTool(e.guardianVerdict.toolCallId, 'run', e.at);
     }
   });
   if (state.session !== sid) return;

@@ -6,8 +6,9 @@ import { approvalCard, fallbackNotice, guardianLine, questionAnswered, questionC
 import { renderAttachments, renderModelPicker } from './composer.js';
 import { $, afterPaint, el, esc, fmtCost, fmtTokens, titleOf } from './dom.js';
 import { markdown } from './markdown.js';
-import { FIRST_SHOWN, appendMessage, earlierButton, linkTools, liveBubble, renderMessage, scrollLog, toolDurations, toolTimes } from './messages.js';
+import { FIRST_SHOWN, appendMessage, earlierButton, linkTools, liveBubble, renderMessage, scrollLog, timeTool, toolDurations, toolTimes } from './messages.js';
 import { HISTORY_PAGE, MSG_FIELDS, SESSION_Q, state, takePrefetched } from './state.js';
+import { loadTerminals, onTerminalEvent } from './terminals.js';
 
 // ---- context and token usage
 let usageTimer = null;
@@ -41,6 +42,9 @@ export function setPhase(p) {
   if (state.phase === 'IDLE') linkTools();
 }
 export function renderQueue(q) {
+  // Empty before and after (a session opening, mostly): nothing to redraw,
+  // and no layout to force by measuring the log.
+  if (!state.queue.length && !(q && q.length)) { state.queue = []; state.editing = null; return; }
   state.queue = q || [];
   const log = $('log');
   const atBottom = log.scrollHeight - log.scrollTop - log.clientHeight < 40;
@@ -103,9 +107,7 @@ function onSessionEvent(ev) {
       const d = b.querySelector('details'); d.hidden = false; d.querySelector('.r').innerHTML = markdown(b.dataset.reasoning); break;
     }
     case 'message_end': case 'message_imported':
-      if (ev.message && ev.message.toolCallId && ev.at) {
-        const t = toolTimes.get(ev.message.toolCallId) || {}; t.end = Date.parse(ev.at); toolTimes.set(ev.message.toolCallId, t);
-      }
+      if (ev.message) timeTool(ev.message.toolCallId, 'end', ev.at);
       if (ev.message) appendMessage(ev.message); break;
     case 'tool_started': {
       const id = ev.payload && ev.payload.toolCallId;
@@ -114,12 +116,14 @@ function onSessionEvent(ev) {
     }
     case 'approval_requested':
       if (ev.approval) approvalCard(ev.approval); break;
-    case 'guardian_verdict': guardianLine(ev.guardianVerdict); break;
+    case 'guardian_verdict': if (ev.guardianVerdict) timeTool(ev.guardianVerdict.toolCallId, 'run', ev.at); guardianLine(ev.guardianVerdict); break;
     case 'question_requested': questionCard(ev.payload); break;
     case 'route_fallback': fallbackNotice(ev.payload); break;
+    case 'terminal_started': case 'terminal_output': case 'terminal_exited': onTerminalEvent(ev); break;
     case 'question_answered': questionAnswered(ev.payload); break;
     case 'usage': refreshUsage(); break;
     case 'approval_resolved': {
+      if (ev.approval) timeTool(ev.approval.toolCallId, 'run', ev.at);
       const c = ev.approval && document.querySelector('.approval[data-request="' + ev.approval.requestId + '"]');
       if (c) { c.querySelector('.buttons').textContent = 'Decision: ' + String(ev.approval.decision || '').toLowerCase().replace(/_/g, ' '); c.classList.add('resolved'); }
       break;
@@ -144,12 +148,12 @@ export async function openSession(id, keepInput) {
   for (const x of ['input', 'send', 'pin', 'rename', 'delete', 'compact', 'export', 'file']) $(x).disabled = !on;
   $('usage').hidden = true;
   $('pin').setAttribute('aria-pressed', String(!!(on && state.sessions.get(id) && state.sessions.get(id).pinned)));
-  if (!id) { $('title').textContent = 'No session'; renderModelPicker(); setPhase('IDLE'); renderQueue([]); history.replaceState(null, '', '/'); return; }
+  if (!id) { $('title').textContent = 'No session'; renderModelPicker(); setPhase('IDLE'); renderQueue([]); loadTerminals(null); history.replaceState(null, '', '/'); return; }
   history.replaceState(null, '', '#' + id);
   const gen = ++state.gen;
   let d;
   const pre = takePrefetched(id);
-  if (pre) d = await pre.catch(() => gql(SESSION_Q, { id }));
+  if (pre) d = await pre.then((b) => b.data && !(b.errors && b.errors.length) ? b.data : gql(SESSION_Q, { id }), () => gql(SESSION_Q, { id }));
   else d = await gql(SESSION_Q, { id });
   if (state.session !== id || state.gen !== gen) return;
   performance.mark('foya:session-data');
@@ -182,10 +186,11 @@ export async function openSession(id, keepInput) {
     // The button goes in once the log is at its end, so it is not in view at once.
     if (msgs.length === HISTORY_PAGE) log.insertBefore(earlierButton(id, msgs[0].seq), log.firstChild);
     refreshUsage();
+    loadTerminals(id);
     toolDurations(id, msgs).catch(() => { /* durations are optional */ });
   });
   if (s.phase !== 'IDLE') await showPending(id, s.headSeq);
-  const EV = 'subscription($s: ID!, $a: Int) { sessionEvents(sessionId: $s, afterSeq: $a) { seq type at delta phase payload messageTruncated message { ' + MSG_FIELDS + ' } approval { requestId tool action summary decision } guardianVerdict { toolCallId verdict reason cause model } queue { id text truncated attachments { id } } } }';
+  const EV = 'subscription($s: ID!, $a: Int) { sessionEvents(sessionId: $s, afterSeq: $a) { seq type at delta phase payload messageTruncated message { ' + MSG_FIELDS + ' } approval { requestId toolCallId tool action summary decision } guardianVerdict { toolCallId verdict reason cause model } terminal { id command cwd status exitCode outputBytes droppedBytes } terminalOutput { terminalId offset text } queue { id text truncated attachments { id } } } }';
   // variables are recomputed on every (re)subscribe: a reconnect resumes after the last seq shown.
   state.sub = ws.subscribe(EV, () => ({ s: id, a: state.lastSeq }), (data) => onSessionEvent(data.sessionEvents));
   $('input').focus();

@@ -37,7 +37,8 @@ export function renderSessions() {
     for (const s of g.items) {
       const li = el('li'); const b = el('button', 's'); b.type = 'button'; b.dataset.id = s.id;
       b.setAttribute('aria-current', String(s.id === state.session));
-      b.innerHTML = '<span>' + esc(titleOf(s)) + '</span><span class="ph">' + esc(String(s.phase).toLowerCase()) + '</span>';
+      b.innerHTML = '<span>' + esc(titleOf(s)) + '</span>' + (s.worktree ? '<span class="wt" title="' + esc(s.worktree.path) + '">' + esc(s.worktree.branch) + '</span>' : '') +
+        '<span class="ph">' + esc(String(s.phase).toLowerCase()) + '</span>';
       b.onclick = () => openSession(s.id).catch(showError);
       li.appendChild(b); ul.appendChild(li);
     }
@@ -124,7 +125,14 @@ $('new').onclick = async () => {
     $('newtitle').value = '';
     if ($('project').value) input.projectId = $('project').value;
     if (state.newModel) { const [c, m] = state.newModel.split('|'); input.connectionId = c; input.model = m; }
+    if ($('newworktree').checked) {
+      // A git worktree of its own (docs/worktrees.md); empty fields: the kernel's defaults.
+      input.worktree = {};
+      if ($('newbranch').value.trim()) input.worktree.branch = $('newbranch').value.trim();
+      if ($('newbaseref').value.trim()) input.worktree.baseRef = $('newbaseref').value.trim();
+    }
     const d = await gql('mutation($i: CreateSessionInput!) { createSession(input: $i) { ' + S_FIELDS + ' } }', { i: input });
+    $('newbranch').value = '';
     state.sessions.set(d.createSession.id, d.createSession); renderSessions();
     await openSession(d.createSession.id);
   } catch (e) { showError(e); }
@@ -135,8 +143,17 @@ $('rename').onclick = async () => {
   const t = window.prompt('New title', (state.sessions.get(state.session) || {}).title || '');
   if (t != null) gql('mutation($s: ID!, $t: String) { updateSession(id: $s, input: {title: $t}) { id } }', { s: state.session, t }).catch(showError);
 };
-$('delete').onclick = () => {
-  if (window.confirm('Delete this session and its history?')) gql('mutation($s: ID!) { deleteSession(id: $s) }', { s: state.session }).catch(showError);
+$('newworktree').addEventListener('change', (e) => { $('worktreeopts').hidden = !e.target.checked; });
+$('delete').onclick = async () => {
+  const id = state.session, s = state.sessions.get(id) || {};
+  const wt = s.worktree && !s.parentId;
+  if (!window.confirm(wt ? 'Delete this session, its history and its git worktree ' + s.worktree.path + '? (The branch ' + s.worktree.branch + ' stays.)' : 'Delete this session and its history?')) return;
+  const del = (force) => gql('mutation($s: ID!, $f: Boolean) { deleteSession(id: $s, force: $f) }', { s: id, f: force });
+  try { await del(false); } catch (e) {
+    // A worktree with uncommitted changes needs force: ask before discarding them.
+    if (!(wt && e instanceof GraphQLError && e.code === 'BAD_INPUT' && /force/.test(e.message))) { showError(e); return; }
+    if (window.confirm('The worktree has uncommitted changes or untracked files. Delete it anyway and discard them?')) del(true).catch(showError);
+  }
 };
 $('compact').onclick = () => gql('mutation($s: ID!) { compactSession(sessionId: $s) { id } }', { s: state.session }).catch(showError);
 // ---- export and import (foya.session JSON Lines, docs/export.md)

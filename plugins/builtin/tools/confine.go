@@ -137,6 +137,9 @@ func (s *Set) policy(sc *scope, tmp string, env []string, command string, namesp
 		Argv:       []string{"bash", "-c", command},
 		Limits:     s.cfg.Sandbox.Limits,
 	}
+	if g := sandbox.WorktreeGitDir(sc.real); g != "" {
+		p.Writable = append(p.Writable, g) // git in a session worktree (docs/worktrees.md)
+	}
 	for _, h := range s.cfg.Hidden {
 		p.Hidden = append(p.Hidden, realOrClean(h))
 	}

@@ -49,6 +49,11 @@ func ConfigFromEnv(log *slog.Logger) (Config, error) {
 			return Config{}, fmt.Errorf("%s: %w", PluginConfigEnv, err)
 		}
 	}
+	return pc.Config(log), nil
+}
+
+// Config is the plugin's Config for pc.
+func (pc PluginConfig) Config(log *slog.Logger) Config {
 	cfg := Config{Logger: log, DataDir: pc.DataDir, ScratchDir: pc.ScratchDir, TempRoot: pc.TempRoot, Hidden: pc.Hidden}
 	if !pc.NoSandbox {
 		cfg.Sandbox = &SandboxConfig{Writable: pc.Writable, Readable: pc.Readable, NetworkOff: pc.NetworkOff, Limits: sandbox.DefaultLimits()}
@@ -56,5 +61,5 @@ func ConfigFromEnv(log *slog.Logger) (Config, error) {
 			cfg.Sandbox.Limits = *pc.Limits
 		}
 	}
-	return cfg, nil
+	return cfg
 }

@@ -177,11 +177,19 @@ func New(cfg Config) *Set {
 // Describe lists the tools.
 func (s *Set) Describe(context.Context) (sdk.ToolSetInfo, error) {
 	st := s.sandbox()
-	info := sdk.ToolSetInfo{Version: Version, Sandbox: st.name, SandboxDetail: st.detail}
+	info := s.Listed()
+	info.Sandbox, info.SandboxDetail = st.name, st.detail
+	return info, nil
+}
+
+// Listed is Describe without the sandbox fields, known without probing the
+// system: what the kernel registers before the plugin first runs.
+func (s *Set) Listed() sdk.ToolSetInfo {
+	info := sdk.ToolSetInfo{Version: Version}
 	for _, name := range s.order {
 		info.Tools = append(info.Tools, s.tools[name].info)
 	}
-	return info, nil
+	return info
 }
 
 // Call runs one tool call. Tool failures are results with IsError; the only

@@ -1,0 +1,127 @@
+package storage
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/uptrace/bun"
+
+	"github.com/foya-dev/foya/core"
+)
+
+// queryLog records the queries a bun.DB runs.
+type queryLog struct {
+	mu sync.Mutex
+	qs []string
+}
+
+func (l *queryLog) BeforeQuery(ctx context.Context, _ *bun.QueryEvent) context.Context { return ctx }
+
+func (l *queryLog) AfterQuery(_ context.Context, e *bun.QueryEvent) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.qs = append(l.qs, e.Query)
+}
+
+func (l *queryLog) last(t *testing.T) string {
+	t.Helper()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.qs) == 0 {
+		t.Fatal("no query ran")
+	}
+	return l.qs[len(l.qs)-1]
+}
+
+// plan is SQLite's EXPLAIN QUERY PLAN of q, one step a line.
+func plan(t *testing.T, db *bun.DB, q string) string {
+	t.Helper()
+	rows, err := db.QueryContext(context.Background(), "EXPLAIN QUERY PLAN "+q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var steps []string
+	for rows.Next() {
+		var id, parent, unused int
+		var detail string
+		if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
+			t.Fatal(err)
+		}
+		steps = append(steps, detail)
+	}
+	return strings.Join(steps, "\n")
+}
+
+// TestQueryPlans checks that the history reads at scale walk an index in
+// the order they return (no sort of the whole table, no scan): the tail of
+// a session's messages, the latest event of a type, a page of the session
+// list (top-level and all), and the sessions a start resets.
+func TestQueryPlans(t *testing.T) {
+	ctx := context.Background()
+	d, err := Open(ctx, filepath.Join(t.TempDir(), "foya.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	log := &queryLog{}
+	d.r.AddQueryHook(log)
+	for _, id := range []string{"a", "b"} {
+		ev, err := core.NewEvent(id, core.EventSessionCreated, core.SessionPayload{Session: core.SessionMeta{ID: id}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := d.Append(ctx, id, 0, []core.Event{ev}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, c := range []struct {
+		name string
+		run  func() error
+		want string
+	}{
+		{"tail of the messages", func() error {
+			_, err := d.MessagePage(ctx, "a", core.MessageQuery{Limit: 50, Last: true})
+			return err
+		}, "USING INDEX messages_session_seq (session_id=?)"},
+		{"latest turn_started", func() error {
+			_, err := d.LatestEvent(ctx, "a", core.EventTurnStarted)
+			if core.ErrorCode(err) == core.CodeNotFound {
+				return nil
+			}
+			return err
+		}, "USING INDEX events_session_type (session_id=? AND type=?)"},
+		{"first page of top-level sessions", func() error {
+			_, err := d.Sessions(ctx, core.SessionFilter{First: 50})
+			return err
+		}, "SCAN session_row USING INDEX sessions_top_created"},
+		{"next page of top-level sessions", func() error {
+			_, err := d.Sessions(ctx, core.SessionFilter{First: 50, After: "a"})
+			return err
+		}, "USING INDEX sessions_top_created (created_at"},
+		{"page of all sessions", func() error {
+			_, err := d.Sessions(ctx, core.SessionFilter{First: 50, After: "a", IncludeChildren: true})
+			return err
+		}, "USING INDEX sessions_created (created_at"},
+		{"children of a session", func() error {
+			_, err := d.Sessions(ctx, core.SessionFilter{ParentID: "a"})
+			return err
+		}, "USING INDEX sessions_parent_id (parent_id=?)"},
+		{"sessions not idle", func() error {
+			_, err := d.Sessions(ctx, core.SessionFilter{IncludeChildren: true, NotIdle: true})
+			return err
+		}, "USING INDEX sessions_busy"},
+	} {
+		if err := c.run(); err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		q := log.last(t)
+		p := plan(t, d.r, q)
+		if !strings.Contains(p, c.want) || strings.Contains(p, "TEMP B-TREE") {
+			t.Errorf("%s: query\n  %s\nplan\n  %s\nwant a step %q and no temporary B-tree", c.name, q, strings.ReplaceAll(p, "\n", "\n  "), c.want)
+		}
+	}
+}

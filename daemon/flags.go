@@ -41,7 +41,7 @@ type Config struct {
 	PluginIdleStop time.Duration
 	// Tools configures the built-in tool plugin (sandbox, writable and
 	// hidden paths); the kernel fills in its directories.
-	Tools       builtintools.PluginConfig
+	Tools builtintools.PluginConfig
 	// TerminalCPU is the CPU time one background terminal may use over its
 	// whole life (0: no limit); the other tool limits apply as to bash.
 	TerminalCPU time.Duration
@@ -100,8 +100,7 @@ func (m *Main) ParseFlags(args []string) error {
 	fs.StringVar(&c.SecretKeyFile, "secret-key-file", "", "with --database: key file sealing API keys and MCP secrets in the database, the same file on every kernel (default <data-dir>/secret-key; created 0600 when missing)")
 	fs.StringVar(&c.ArtifactDir, "artifact-dir", "", "directory of artifact bytes (attachments, file snapshots); with --database one directory all kernels share (default <data-dir>/artifacts)")
 	c.addTelemetryFlags(fs)
-	outputCaps := addOutputCapFlags(fs)
-	requestLimits := requestLimitFlags(fs)
+	outputCaps, requestLimits := addOutputCapFlags(fs), requestLimitFlags(fs)
 	var origins, pluginDirs, hosts, toolWritable, toolReadable, keyEnvs cmdutil.ListFlag
 	fs.Var(&hosts, "allow-host", "extra Host name served by --pprof, and by /graphql on an --insecure-no-token kernel (repeatable; /graphql serves any Host when it requires the token)")
 	fs.Var(&toolWritable, "tool-writable", "extra directory tool commands may write besides the session's directory, its TMPDIR and /tmp (repeatable)")
@@ -131,9 +130,7 @@ func (m *Main) ParseFlags(args []string) error {
 	if c.Requests, err = requestLimits(); err != nil {
 		return err
 	}
-	if err := telemetry.CheckProtocol(c.OTLPProtocol); err != nil {
-		return cmdutil.Usagef("--otlp-protocol: %w", err)
-	} else if err := c.LogLevel.UnmarshalText([]byte(*logLevel)); err != nil {
+	if err := c.LogLevel.UnmarshalText([]byte(*logLevel)); err != nil {
 		return cmdutil.Usagef("--log-level %q: use debug, info, warn or error", *logLevel)
 	}
 	if c.Pprof != "" {
@@ -160,8 +157,11 @@ func (m *Main) ParseFlags(args []string) error {
 	return nil
 }
 
-// checkServing checks the flags of the listener.
+// checkServing checks the flags of the listener (and of telemetry).
 func (c *Config) checkServing() error {
+	if err := telemetry.CheckProtocol(c.OTLPProtocol); err != nil {
+		return cmdutil.Usagef("--otlp-protocol: %w", err)
+	}
 	if c.WSPing < time.Second {
 		return cmdutil.Usagef("--ws-ping-interval %s: give 1s or more", c.WSPing)
 	}

@@ -36,7 +36,7 @@ type sinkSpan struct {
 	Name, TraceID, SpanID, ParentID string
 	Attrs                           map[string]string
 	Events                          []string
-	Links                           int
+	Links                           []string // span ids linked
 	Status                          int32
 }
 
@@ -83,7 +83,10 @@ func (s *otlpSink) add(req *coltrace.ExportTraceServiceRequest) {
 		for _, ss := range rs.ScopeSpans {
 			for _, sp := range ss.Spans {
 				x := sinkSpan{Name: sp.Name, TraceID: hexID(sp.TraceId), SpanID: hexID(sp.SpanId), ParentID: hexID(sp.ParentSpanId),
-					Attrs: map[string]string{}, Links: len(sp.Links)}
+					Attrs: map[string]string{}}
+				for _, l := range sp.Links {
+					x.Links = append(x.Links, hexID(l.SpanId))
+				}
 				if sp.Status != nil {
 					x.Status = int32(sp.Status.Code)
 				}

@@ -12,6 +12,7 @@ import (
 	"github.com/foya-dev/foya/internal/cmdutil"
 	builtintools "github.com/foya-dev/foya/plugins/builtin/tools"
 	"github.com/foya-dev/foya/storage"
+	"github.com/foya-dev/foya/telemetry"
 )
 
 // Config is what the command line of `foya serve` says, checked.
@@ -49,6 +50,13 @@ type Config struct {
 	// Guardian bounds the guardian of GUARDED sessions (docs/guardian.md).
 	Guardian engine.GuardianPolicy
 	Output   engine.OutputLimits
+	// Telemetry: OTLP export of spans and metrics (off unless an endpoint
+	// is given here or by OTEL_EXPORTER_OTLP_*), content capture, and
+	// /metrics (docs/telemetry.md).
+	OTLPEndpoint   string
+	OTLPProtocol   string
+	CaptureContent bool
+	NoMetrics      bool
 }
 
 var serveCommand = cmdutil.Command{
@@ -91,8 +99,8 @@ func (m *Main) ParseFlags(args []string) error {
 	fs.StringVar(&c.AdvertiseURL, "advertise-url", "", "with --database: the base URL other kernels on the database reach this one at, e.g. http://10.0.0.5:4777 (default: the listen address; docs/cluster.md)")
 	fs.StringVar(&c.SecretKeyFile, "secret-key-file", "", "with --database: key file sealing API keys and MCP secrets in the database, the same file on every kernel (default <data-dir>/secret-key; created 0600 when missing)")
 	fs.StringVar(&c.ArtifactDir, "artifact-dir", "", "directory of artifact bytes (attachments, file snapshots); with --database one directory all kernels share (default <data-dir>/artifacts)")
-	outputCaps := addOutputCapFlags(fs)
-	requestLimits := requestLimitFlags(fs)
+	c.addTelemetryFlags(fs)
+	outputCaps, requestLimits := addOutputCapFlags(fs), requestLimitFlags(fs)
 	var origins, pluginDirs, hosts, toolWritable, toolReadable, keyEnvs cmdutil.ListFlag
 	fs.Var(&hosts, "allow-host", "extra Host name served by --pprof, and by /graphql on an --insecure-no-token kernel (repeatable; /graphql serves any Host when it requires the token)")
 	fs.Var(&toolWritable, "tool-writable", "extra directory tool commands may write besides the session's directory, its TMPDIR and /tmp (repeatable)")
@@ -149,8 +157,11 @@ func (m *Main) ParseFlags(args []string) error {
 	return nil
 }
 
-// checkServing checks the flags of the listener.
+// checkServing checks the flags of the listener (and of telemetry).
 func (c *Config) checkServing() error {
+	if err := telemetry.CheckProtocol(c.OTLPProtocol); err != nil {
+		return cmdutil.Usagef("--otlp-protocol: %w", err)
+	}
 	if c.WSPing < time.Second {
 		return cmdutil.Usagef("--ws-ping-interval %s: give 1s or more", c.WSPing)
 	}

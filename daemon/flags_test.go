@@ -52,6 +52,7 @@ func TestParseFlagsRefuses(t *testing.T) {
 		{[]string{"--tool-network", "maybe"}, "--tool-network"},
 		{[]string{"--tool-max-procs", "-1"}, "--tool-max-procs"},
 		{[]string{"--tool-max-memory", "1M"}, "at least 64M"},
+		{[]string{"--otlp-protocol", "thrift"}, "--otlp-protocol"},
 		{[]string{"--terminal-max-cpu", "-1s"}, "--terminal-max-cpu"},
 		{[]string{"--no-such-flag"}, "see foya serve --help"},
 	} {

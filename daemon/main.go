@@ -31,7 +31,9 @@ import (
 	"strings"
 	"time"
 
+	coretelemetry "github.com/foya-dev/foya/core/telemetry"
 	"github.com/foya-dev/foya/edge"
+	"github.com/foya-dev/foya/telemetry"
 )
 
 // Main is one run of `foya serve`.
@@ -50,6 +52,7 @@ type Main struct {
 	served    chan error // the result of srv.Serve
 	failed    bool       // the server stopped on its own (Wait returned its error)
 	stopPprof func()
+	tel       *telemetry.Telemetry
 }
 
 // NewMain returns a Main that logs to stderr and prints --help on stdout.
@@ -62,8 +65,11 @@ func NewMain(version string, stdout, stderr io.Writer) *Main {
 // still calls Close.
 func (m *Main) Run(ctx context.Context) error {
 	c := m.Config
-	m.log = slog.New(slog.NewTextHandler(m.Stderr, &slog.HandlerOptions{Level: c.LogLevel}))
+	m.log = slog.New(coretelemetry.LogHandler(slog.NewTextHandler(m.Stderr, &slog.HandlerOptions{Level: c.LogLevel})))
 	log := m.log
+	if err := m.startTelemetry(ctx); err != nil {
+		return err
+	}
 	if err := protectProcess(); err != nil {
 		log.Warn("could not make the kernel process non-dumpable", "err", err)
 	}
@@ -120,6 +126,7 @@ func (m *Main) serve(ctx context.Context, auth *edge.Auth, tlsConfig *tls.Config
 			ClusterKey: k.clusterKey,
 			Limits:     c.Requests,
 			KeepAlive:  c.WSPing,
+			Metrics:    m.metricsHandler(),
 		}),
 		TLSConfig:         tlsConfig,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
@@ -187,6 +194,11 @@ func (m *Main) Close() {
 	}
 	if m.kernel != nil {
 		m.kernel.Close()
+	}
+	if m.tel != nil {
+		if err := m.tel.Close(); err != nil {
+			m.log.Warn("flush telemetry", "err", err)
+		}
 	}
 }
 

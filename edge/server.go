@@ -16,6 +16,7 @@ import (
 	"github.com/foya-dev/foya/core/engine"
 	"github.com/foya-dev/foya/core/mcp"
 	"github.com/foya-dev/foya/core/session"
+	"github.com/foya-dev/foya/core/telemetry"
 	"github.com/foya-dev/foya/core/worktree"
 	"github.com/foya-dev/foya/edge/web"
 	"github.com/foya-dev/foya/graph"
@@ -59,6 +60,9 @@ type Config struct {
 	// between kernels are signed with a key derived from it, and forwarding
 	// headers without a valid signature are ignored (nil: always ignored).
 	ClusterKey []byte
+	// Metrics serves GET /metrics (the Prometheus text format; nil: no
+	// route).
+	Metrics http.Handler
 }
 
 // NewHandler serves GraphQL on /graphql (POST, GET, SSE and WebSocket with
@@ -86,6 +90,9 @@ func NewHandler(cfg Config) http.Handler {
 	mux.Handle("/graphql", codedErrors(browserGuard(api, cfg.Auth, cfg.OriginPatterns, cfg.HostPatterns)))
 	mux.Handle(ExportRoute, exportRoute(cfg, log))                   // the streamed session export, guarded like /graphql
 	mux.Handle(MCPOAuthCallbackPath, mcpOAuthCallback(cfg.MCP, log)) // no token: the state is the credential
+	if cfg.Metrics != nil {
+		mux.Handle(MetricsPath, metricsRoute(cfg))
+	}
 	if cfg.Service.Clustered() {
 		var state http.Handler = checkForwarding(stateHandler(cfg.Engine), signer, lim.MaxBodyBytes, log)
 		if cfg.Auth != nil {
@@ -112,7 +119,9 @@ func newGraphQLServer(cfg Config, lim Limits, signer *requestSigner, log *slog.L
 	useQueryBounds(srv) // the query cache, persisted queries, the token limit
 	srv.Use(costLimit{max: MaxCost})
 	srv.Use(depthLimit{max: MaxDepth})
-	srv.Use(subscriptionCap{perConn: int64(lim.MaxSubscriptionsPerConnection), total: int64(lim.MaxSubscriptions), running: new(atomic.Int64)})
+	running := new(atomic.Int64)
+	telemetry.Observe(telemetry.Subscriptions, func() float64 { return float64(running.Load()) })
+	srv.Use(subscriptionCap{perConn: int64(lim.MaxSubscriptionsPerConnection), total: int64(lim.MaxSubscriptions), running: running})
 	adm := useAdmission(srv, lim)
 	srv.AroundOperations(graph.ConditionsAreBooleans)
 	// Operations about a session another node owns run on that node.

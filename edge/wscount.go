@@ -5,9 +5,13 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/99designs/gqlgen/graphql/handler/transport"
+
+	"github.com/foya-dev/foya/core/telemetry"
 )
 
 // countingWS lets subscriptionCap count a WebSocket connection's
@@ -24,11 +28,32 @@ func (i countingWS) Accept(w http.ResponseWriter, r *http.Request, opts transpor
 	if err != nil {
 		return nil, err
 	}
+	wsOpen.Add(1)
+	c = &openConn{WebsocketConn: c}
 	subs, _ := r.Context().Value(connSubsKey{}).(*connSubscriptions)
 	if subs == nil {
 		return c, nil
 	}
 	return &countingConn{WebsocketConn: c, subs: subs}, nil
+}
+
+// wsOpen counts the kernel's open WebSocket connections (the gauge
+// foya.websocket.connections).
+var wsOpen atomic.Int64
+
+func init() {
+	telemetry.Observe(telemetry.WSConnections, func() float64 { return float64(wsOpen.Load()) })
+}
+
+// openConn takes itself off wsOpen when closed.
+type openConn struct {
+	transport.WebsocketConn
+	once sync.Once
+}
+
+func (c *openConn) Close() error {
+	c.once.Do(func() { wsOpen.Add(-1) })
+	return c.WebsocketConn.Close()
 }
 
 type countingConn struct {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/foya-dev/foya/core"
 )
@@ -133,7 +134,9 @@ func (r *Requests) authorizeAsk(ctx context.Context, s core.Session, c core.Tool
 // the end of ctx ("" then).
 func (r *Requests) requestApproval(ctx context.Context, sessionID string, c core.ToolCall, action string) core.ApprovalDecision {
 	p := core.ApprovalPayload{RequestID: core.NewID("apr"), ToolCallID: c.ID, Tool: c.Name, Action: action, Summary: summarize(c), Input: c.Input}
+	asked := time.Now()
 	d, _ := r.await(ctx, sessionID, "approval request", p.RequestID, core.EventApprovalRequested, p)
+	approvalDecided(ctx, "user", string(core.ApprovalDecision(d)), time.Since(asked))
 	return core.ApprovalDecision(d)
 }
 

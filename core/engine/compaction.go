@@ -12,6 +12,7 @@ import (
 	"github.com/foya-dev/foya/core/catalog"
 	"github.com/foya-dev/foya/core/hooks"
 	"github.com/foya-dev/foya/core/session"
+	"github.com/foya-dev/foya/core/telemetry"
 )
 
 // CompactionPrompt asks for the fixed summary structure, so that compaction
@@ -97,7 +98,19 @@ func afterCheckpoint(msgs []core.Message, cp *core.CheckpointPayload) []core.Mes
 // compact summarizes the active history before the newest user message into
 // a checkpoint. A failure is remembered for that coverage, so the same
 // history is never retried in a loop.
+//
+// It is one foya.compaction span (docs/telemetry.md).
 func (cm *compactor) compact(ctx context.Context, s core.Session, b boundModel, reason string) error {
+	ctx, sp := telemetry.Start(ctx, telemetry.SpanCompaction, telemetry.String("foya.compaction.reason", reason), telemetry.String("foya.session.id", s.ID))
+	err := cm.compactSpan(ctx, s, b, reason)
+	if err != nil {
+		sp.Fail("the compaction failed")
+	}
+	sp.End()
+	return err
+}
+
+func (cm *compactor) compactSpan(ctx context.Context, s core.Session, b boundModel, reason string) error {
 	trigger := "auto"
 	if reason == "manual" {
 		trigger = "manual"

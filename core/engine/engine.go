@@ -132,6 +132,7 @@ func New(cfg Config) (*Engine, error) {
 		runtimes: newRuntimes(), requests: newRequests(cfg.Sessions, log),
 	}
 	e.dirs = workDirs{svc: e.svc, scratch: cfg.ScratchDir}
+	observeLoad(e.runtimes)
 	e.archive = &Archiver{svc: e.svc, cfg: &e.cfg, log: log}
 	e.queues = &Queues{svc: e.svc, runtimes: e.runtimes, validate: e.validateInput}
 	e.hooks = &hookRunner{hooks: cfg.Hooks, svc: e.svc, log: log, dirs: e.dirs}

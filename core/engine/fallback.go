@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/foya-dev/foya/core"
+	"github.com/foya-dev/foya/core/telemetry"
 )
 
 // Fallback reason classes of route_fallback (docs/fallback.md).
@@ -132,7 +133,9 @@ func (t *turnLoop) fallBack(s core.Session, call fallbackCall, left int64) fallb
 		var perr *core.ProviderError
 		errors.As(call.res.err, &perr)
 		from := core.ModelRef{ConnectionID: call.b.conn.ID, Model: call.b.model.ID}
-		e.log.Info("model call falls back", "session_id", s.ID, "turn_id", t.run.id, "from", from.Model, "to", ref.Model, "reason", reason, "attempt", attempt)
+		telemetry.FromContext(t.ctx).Event("gen_ai.fallback", telemetry.String("foya.fallback.from", from.Model),
+			telemetry.String("foya.fallback.to", ref.Model), telemetry.String("foya.fallback.reason", reason))
+		e.log.InfoContext(t.ctx, "model call falls back", "session_id", s.ID, "turn_id", t.run.id, "from", from.Model, "to", ref.Model, "reason", reason, "attempt", attempt)
 		if err := e.persist(pctx, s.ID, core.EventRouteFallback, core.RouteFallbackPayload{
 			TurnID: t.run.id, From: from, To: ref, Reason: reason, Category: perr.Category,
 			Message: core.ScrubSecret(failureReason(call.res.err), call.b.endpoint.APIKey), Attempt: attempt,

@@ -299,6 +299,7 @@ func (m *models) guardianModel(ctx context.Context, s core.Session) (boundModel,
 func (t *toolRunner) authorize(ctx context.Context, s core.Session, turnID string, c core.ToolCall, info core.ToolInfo, hookAsk bool) (bool, string) {
 	if s.ApprovalMode == core.ApprovalGuarded && t.guardian != nil && (hookAsk || t.requests.wouldAsk(s, c, info)) {
 		v := t.guardian.review(ctx, s, turnID, c, info)
+		approvalDecided(ctx, "guardian", string(v.Verdict), 0)
 		switch v.Verdict {
 		case core.GuardianApprove:
 			return true, ""

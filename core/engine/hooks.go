@@ -12,6 +12,7 @@ import (
 	"github.com/foya-dev/foya/core"
 	"github.com/foya-dev/foya/core/hooks"
 	"github.com/foya-dev/foya/core/session"
+	"github.com/foya-dev/foya/core/telemetry"
 )
 
 // hookEventOutput caps the output copied into hook_finished events.
@@ -100,7 +101,9 @@ func (hr *hookRunner) runHooks(ctx context.Context, s core.Session, turnID, even
 			}
 			_ = hr.persist(pctx, s.ID, core.EventHookStarted, core.HookStartedPayload{TurnID: turnID, Event: event, Command: hc.Command, Tool: in.ToolName})
 			start := time.Now()
-			out := h.Run(ctx, core.HookRun{Command: hc.Command, Timeout: timeout, Dir: dir, SessionID: s.ID, Input: input})
+			hctx, sp := telemetry.Start(ctx, telemetry.SpanHook, telemetry.String("foya.hook.event", event))
+			out := h.Run(hctx, core.HookRun{Command: hc.Command, Timeout: timeout, Dir: dir, SessionID: s.ID, Input: input})
+			hookRan(sp, event, out)
 			fin := core.HookFinishedPayload{
 				TurnID: turnID, Event: event, Command: hc.Command, Tool: in.ToolName,
 				ExitCode: out.ExitCode, DurationMs: time.Since(start).Milliseconds(), TimedOut: out.TimedOut,

@@ -71,6 +71,7 @@ func (t *turnLoop) begin() (status core.TurnStatus, reason string, done bool) {
 			return "", "", false
 		}
 	}
+	turnAttrs(t.ctx, s)
 	first := false
 	if e.cfg.Hooks != nil {
 		// Inactive (rewound) messages count for the first-turn test.

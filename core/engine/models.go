@@ -34,6 +34,9 @@ type boundModel struct {
 	searchFallback bool
 	// terminals: background terminals are available (terminal_* offered).
 	terminals bool
+	// project is the session's project when bound by resolve (the
+	// attribute of the token and cost metrics).
+	project string
 }
 
 // resolve finds the session's connection, model, endpoint and provider,
@@ -52,7 +55,7 @@ func (m *models) resolve(ctx context.Context, s core.Session) (boundModel, error
 	if conn.Type != core.ConnLanguage {
 		return boundModel{}, core.Errorf(core.CodeUnavailable, "connection %q is not a language connection; choose another with updateSession", conn.Name)
 	}
-	b := boundModel{conn: conn, model: core.Model{ID: s.Model}, route: core.RouteKey(conn, s.Model)}
+	b := boundModel{conn: conn, model: core.Model{ID: s.Model}, route: core.RouteKey(conn, s.Model), project: s.ProjectID}
 	found := len(conn.Models) == 0
 	for _, cm := range conn.Models {
 		if cm.ID == s.Model {

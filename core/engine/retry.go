@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/foya-dev/foya/core"
+	"github.com/foya-dev/foya/core/telemetry"
 )
 
 // RetryPolicy bounds how a turn retries a model request that failed before
@@ -108,7 +109,18 @@ func (p RetryPolicy) delay(n int, retryAfter time.Duration) time.Duration {
 // within the policy's attempt and total-wait bounds. Each wait is announced
 // by a live retry_scheduled event. The request is never recompiled, so a
 // retry never compacts. Only the final attempt's usage is recorded.
+//
+// The attempts are one model call span (docs/telemetry.md), each retry an
+// event on it.
 func (e *Engine) streamWithRetry(ctx context.Context, sessionID, turnID string, b boundModel, req core.ProviderRequest, left int64) streamResult {
+	started := time.Now()
+	ctx, sp := startChatSpan(ctx, b, req)
+	res := e.streamAttempts(ctx, sessionID, turnID, b, req, left)
+	endChatSpan(sp, b, req, res, started)
+	return res
+}
+
+func (e *Engine) streamAttempts(ctx context.Context, sessionID, turnID string, b boundModel, req core.ProviderRequest, left int64) streamResult {
 	p := e.retry
 	var waited time.Duration
 	for attempt := 1; ; attempt++ {
@@ -135,7 +147,9 @@ func (e *Engine) streamWithRetry(ctx context.Context, sessionID, turnID string, 
 			return res
 		}
 		waited += d
-		e.log.Info("model request retry scheduled", "session_id", sessionID, "turn_id", turnID, "attempt", attempt+1, "delay", d, "category", string(perr.Category))
+		telemetry.FromContext(ctx).Event("gen_ai.retry", telemetry.Int("foya.retry.attempt", int64(attempt+1)),
+			telemetry.String("error.type", string(perr.Category)), telemetry.Float("foya.retry.delay", d.Seconds()))
+		e.log.InfoContext(ctx, "model request retry scheduled", "session_id", sessionID, "turn_id", turnID, "attempt", attempt+1, "delay", d, "category", string(perr.Category))
 		e.svc.Emit(sessionID, core.EventRetryScheduled, core.RetryPayload{
 			TurnID: turnID, Attempt: attempt + 1, MaxAttempts: p.MaxAttempts, DelayMs: d.Milliseconds(),
 			Category: perr.Category, Reason: reason, RetryAfterMs: perr.RetryAfter.Milliseconds(),

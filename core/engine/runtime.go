@@ -69,6 +69,20 @@ func (r *runtimes) all() []*sessionRuntime {
 	return rts
 }
 
+// load counts the sessions with a running turn or queued input and the
+// queued inputs (the gauges of docs/telemetry.md).
+func (r *runtimes) load() (active, queued int) {
+	for _, rt := range r.all() {
+		rt.mu.Lock()
+		if rt.turn != nil || len(rt.queue) > 0 {
+			active++
+		}
+		queued += len(rt.queue)
+		rt.mu.Unlock()
+	}
+	return active, queued
+}
+
 // delete drops the runtimes of the given sessions.
 func (r *runtimes) delete(sessionIDs ...string) {
 	r.mu.Lock()

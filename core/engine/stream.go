@@ -12,6 +12,7 @@ import (
 
 	"github.com/foya-dev/foya/core"
 	"github.com/foya-dev/foya/core/session"
+	"github.com/foya-dev/foya/core/telemetry"
 )
 
 // streamResult is what one model request produced.
@@ -24,6 +25,7 @@ type streamResult struct {
 	state           []byte
 	err             error
 	cancelled       bool
+	first           time.Time // when the first stream event came (time to first token)
 	// limit is the output cap that closed the stream (nil: none); the turn
 	// ends with OUTPUT_LIMIT. truncated marks a reply cut at a cap, also a
 	// tool call's arguments (that call is refused, the turn goes on).
@@ -84,6 +86,9 @@ func (e *Engine) stream(ctx context.Context, sessionID string, b boundModel, req
 			break
 		}
 		idle.Reset(lim.IdleTimeout)
+		if res.first.IsZero() {
+			res.first = time.Now()
+		}
 		capped, stop := rp.take(ev, &res, emit)
 		if stop {
 			break
@@ -303,6 +308,9 @@ func (rec usageRecorder) recordUsage(ctx context.Context, sessionID string, b bo
 	if p := b.model.Capabilities.Prices; p != nil {
 		c := p.Cost(*u)
 		u.Cost = &c
+	}
+	if telemetry.On() {
+		usageMetrics(b, b.project, *u)
 	}
 	if err := appendEvent(ctx, rec.svc, sessionID, core.EventUsage, core.UsagePayload{Usage: *u, Route: b.route, ConnectionID: b.conn.ID, Purpose: purpose}); err != nil && !errors.Is(err, core.ErrNotFound) {
 		rec.log.Error("record usage", "session_id", sessionID, "err", err)

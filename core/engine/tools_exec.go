@@ -96,11 +96,14 @@ func lookupTool(name string, tools map[string]core.ToolInfo) (core.ToolInfo, boo
 // runOne runs one call and returns its tool message; failures become tool
 // messages the model can read (MSG-7).
 func (t *toolRunner) runOne(ctx context.Context, sessionID, turnID string, c core.ToolCall, tools map[string]core.ToolInfo) core.Message {
+	info, _ := lookupTool(c.Name, tools)
+	ctx, sp, start := startToolSpan(ctx, c, info)
 	var post func(*core.Message)
 	m := t.call(ctx, sessionID, turnID, c, tools, &post)
 	if post != nil {
 		post(&m)
 	}
+	endToolSpan(sp, c, info, m, start)
 	return m
 }
 

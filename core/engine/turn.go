@@ -16,6 +16,7 @@ import (
 	"github.com/foya-dev/foya/core"
 	"github.com/foya-dev/foya/core/catalog"
 	"github.com/foya-dev/foya/core/session"
+	"github.com/foya-dev/foya/core/telemetry"
 )
 
 // startLocked records the user message and starts a turn; rt.mu is held.
@@ -49,12 +50,18 @@ func (e *Engine) startLocked(ctx context.Context, sessionID string, rt *sessionR
 		after = &s
 	}
 	runCtx, cancel := context.WithCancelCause(context.Background())
+	if telemetry.On() {
+		if telemetry.CaptureContent() {
+			runCtx = context.WithValue(runCtx, promptKey{}, item.Input.Text)
+		}
+		runCtx = startTurnSpan(runCtx, ctx, sessionID, turnID)
+	}
 	run := &turnRun{id: turnID, prompt: item.Input.Text, cancel: cancel, done: make(chan struct{}), started: started, session: after}
 	rt.turn = run
 	e.wg.Add(1)
 	e.idle.begin()
 	go e.runTurn(runCtx, sessionID, rt, run)
-	e.log.Info("turn started", "session_id", sessionID, "turn_id", turnID)
+	e.log.InfoContext(runCtx, "turn started", "session_id", sessionID, "turn_id", turnID)
 	return nil
 }
 
@@ -97,6 +104,7 @@ func (e *Engine) runTurn(ctx context.Context, sessionID string, rt *sessionRunti
 	defer close(run.done)
 	status, reason := e.loop(ctx, sessionID, run)
 	pctx := context.WithoutCancel(ctx)
+	defer endTurnSpan(pctx, run.started, status, reason)
 	end := run.finished
 	if end.IsZero() {
 		end = time.Now().UTC()
@@ -120,7 +128,7 @@ func (e *Engine) runTurn(ctx context.Context, sessionID string, rt *sessionRunti
 			e.log.Error("record turn end", "session_id", sessionID, "turn_id", run.id, "err", err)
 		}
 	}
-	e.log.Info("turn finished", "session_id", sessionID, "turn_id", run.id, "status", status, "reason", reason)
+	e.log.InfoContext(pctx, "turn finished", "session_id", sessionID, "turn_id", run.id, "status", status, "reason", reason)
 	if status == core.TurnCompleted {
 		e.wg.Add(1)
 		go func() {

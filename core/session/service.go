@@ -11,6 +11,7 @@ import (
 
 	"github.com/foya-dev/foya/core"
 	"github.com/foya-dev/foya/core/pubsub"
+	"github.com/foya-dev/foya/core/telemetry"
 )
 
 // Config wires the session service.
@@ -101,7 +102,9 @@ func (s *Service) Commit(ctx context.Context, sessionID string, expectedHead int
 	if err := s.fence(ctx, sessionID); err != nil {
 		return nil, err
 	}
+	appendStart := time.Now()
 	out, err := s.store.Append(ctx, sessionID, expectedHead, events)
+	telemetry.Since(telemetry.EventAppend, appendStart)
 	if err != nil {
 		s.history.drop(sessionID)
 		return nil, err

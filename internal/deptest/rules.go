@@ -27,6 +27,7 @@ var (
 	confine   = []string{"github.com/landlock-lsm/go-landlock", "golang.org/x/sys", "kernel.org/pub/linux/libs/security/libcap/psx"}
 	mcpSDK    = "github.com/modelcontextprotocol/go-sdk"
 	oauth2    = "golang.org/x/oauth2" // the MCP SDK's auth speaks it; OAuth for HTTP MCP servers
+	otel      = []string{"go.opentelemetry.io/otel", "github.com/prometheus/client_golang"}
 	anything  = []string{"*"}
 )
 
@@ -41,16 +42,21 @@ var Rules = []Rule{
 	{Pkg: "core", Rule: "core is the domain root: the standard library only"},
 	{Pkg: "core/...", Rule: "a package under core imports only the standard library and core",
 		Imports: []string{"core"}},
-	{Pkg: "core/mcp", Rule: "core/mcp imports core and core/pubsub",
-		Imports: []string{"core", "core/pubsub"}},
-	{Pkg: "core/session", Rule: "core/session imports core, core/catalog and core/pubsub",
-		Imports: []string{"core", "core/catalog", "core/pubsub"}},
+	{Pkg: "core/telemetry", Rule: "core/telemetry (the tracing and metrics calls of the services) is a leaf: the standard library only"},
+	{Pkg: "core/mcp", Rule: "core/mcp imports core, core/pubsub and core/telemetry",
+		Imports: []string{"core", "core/pubsub", "core/telemetry"}},
+	{Pkg: "core/session", Rule: "core/session imports core, core/catalog, core/pubsub and core/telemetry",
+		Imports: []string{"core", "core/catalog", "core/pubsub", "core/telemetry"}},
 	{Pkg: "core/worktree", Rule: "core/worktree (session worktrees) imports core and core/session",
 		Imports: []string{"core", "core/session"}},
 	{Pkg: "core/terminal", Rule: "core/terminal imports core and core/session",
 		Imports: []string{"core", "core/session"}},
-	{Pkg: "core/engine", Rule: "core/engine imports core and the services below it (archive, catalog, hooks, pubsub, session), never core/mcp",
-		Imports: []string{"core", "core/archive", "core/catalog", "core/hooks", "core/pubsub", "core/session"}},
+	{Pkg: "core/engine", Rule: "core/engine imports core and the services below it (archive, catalog, hooks, pubsub, session, telemetry), never core/mcp",
+		Imports: []string{"core", "core/archive", "core/catalog", "core/hooks", "core/pubsub", "core/session", "core/telemetry"}},
+
+	// Telemetry: the OpenTelemetry implementation of core/telemetry.
+	{Pkg: "telemetry", Rule: "telemetry implements core/telemetry with OpenTelemetry and the Prometheus client: core/telemetry, otel and prometheus only",
+		Imports: []string{"core/telemetry"}, Modules: otel},
 
 	// The API: GraphQL, its HTTP edge, the storage behind it.
 	{Pkg: "graph", Rule: "graph is the GraphQL layer: core/..., graph/model, graph/scalar and gqlgen (not storage, plugins or the HTTP edge)",

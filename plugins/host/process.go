@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/foya-dev/foya/core"
+	"github.com/foya-dev/foya/core/telemetry"
 	"github.com/foya-dev/foya/plugins/internal/pluginenv"
 	foyav1 "github.com/foya-dev/foya/plugins/proto/foya/v1"
 	"github.com/foya-dev/foya/plugins/sdk"
@@ -247,8 +248,9 @@ func (p *process) start() error {
 		StartTimeout:     p.startTimeout,
 		// go-plugin's own logger is off: plugin stderr goes through
 		// logWriter, and lifecycle events are logged here.
-		Logger: hclog.New(&hclog.LoggerOptions{Level: hclog.Off}),
-		Stderr: newLogWriter(p.log, p.name),
+		Logger:          hclog.New(&hclog.LoggerOptions{Level: hclog.Off}),
+		Stderr:          newLogWriter(p.log, p.name),
+		GRPCDialOptions: traceDialOptions(),
 	})
 	rpc, err := client.Client()
 	if err != nil {
@@ -266,6 +268,9 @@ func (p *process) start() error {
 		return fmt.Errorf("dispense tools: %w", err)
 	}
 	p.starts++
+	if p.starts > 1 {
+		telemetry.Add(telemetry.Restarts, 1, telemetry.String("foya.component", "plugin"), telemetry.String("foya.component.name", p.name))
+	}
 	p.client = client
 	p.cl = &clients{provider: prov.(foyav1.ProviderClient), tools: tools.(foyav1.ToolsClient), protocol: client.NegotiatedVersion()}
 	p.startedAt = time.Now()

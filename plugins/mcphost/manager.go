@@ -23,6 +23,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/foya-dev/foya/core"
+	"github.com/foya-dev/foya/core/telemetry"
 )
 
 // Config wires a Manager. Zero durations and counts take the defaults.
@@ -312,7 +313,34 @@ func (m *Manager) visible(scope []string) ([]exposedTool, []string) {
 // Call runs one tool on its server, waiting for a starting server to be
 // ready, within the server's timeout. Failures the model should see are
 // tool errors; a cancelled ctx is returned as an error.
+//
+// Each call is an mcp.call span and counts in foya.mcp.calls
+// (docs/telemetry.md).
 func (m *Manager) Call(ctx context.Context, req core.ToolCallRequest) (core.ToolResult, error) {
+	if !telemetry.On() {
+		res, _, err := m.call(ctx, req)
+		return res, err
+	}
+	ctx, sp := telemetry.Start(ctx, telemetry.SpanMCP, telemetry.String("gen_ai.tool.name", req.Name), telemetry.String("rpc.system", "jsonrpc"), telemetry.String("rpc.method", "tools/call"))
+	res, server, err := m.call(ctx, req)
+	outcome := "ok"
+	if err != nil || res.IsError {
+		outcome = "error"
+		sp.Fail("the MCP call failed")
+	}
+	sp.Set(telemetry.String("foya.mcp.server", server), telemetry.String("foya.tool.outcome", outcome))
+	sp.End()
+	telemetry.Add(telemetry.MCPCalls, 1, telemetry.String("foya.mcp.server", server), telemetry.String("foya.tool.outcome", outcome))
+	return res, err
+}
+
+// call is Call; server is the name of the server that got the call.
+func (m *Manager) call(ctx context.Context, req core.ToolCallRequest) (res core.ToolResult, server string, err error) {
+	res, err = m.callOn(ctx, req, &server)
+	return res, server, err
+}
+
+func (m *Manager) callOn(ctx context.Context, req core.ToolCallRequest, server *string) (core.ToolResult, error) {
 	scope := core.ToolScope(ctx)
 	if scope == nil && req.SessionID != "" {
 		scope = []string{req.SessionID}
@@ -329,6 +357,7 @@ func (m *Manager) Call(ctx context.Context, req core.ToolCallRequest) (core.Tool
 	if s == nil {
 		return toolError("the MCP server of %s was removed or disabled", req.Name), nil
 	}
+	*server = s.cfg.Name
 	timeout := time.Duration(s.cfg.CallTimeoutSeconds()) * time.Second
 	if req.Timeout > 0 {
 		timeout = min(timeout, req.Timeout)

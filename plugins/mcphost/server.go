@@ -15,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/foya-dev/foya/core"
+	"github.com/foya-dev/foya/core/telemetry"
 )
 
 // server supervises one enabled MCP server: connect, list tools, wait for
@@ -210,9 +211,14 @@ func (s *server) backoff(failures int) time.Duration {
 // run is the supervisor loop.
 func (s *server) run() {
 	defer close(s.done)
-	failures := 0
+	failures, starts := 0, 0
 	for {
 		cs, cmd, err := s.connect()
+		if err == nil {
+			if starts++; starts > 1 {
+				telemetry.Add(telemetry.Restarts, 1, telemetry.String("foya.component", "mcp"), telemetry.String("foya.component.name", s.cfg.Name))
+			}
+		}
 		if err != nil {
 			if s.ctx.Err() != nil {
 				return

@@ -101,10 +101,10 @@ func Serve(cfg ServeConfig) error {
 	for v := MinProtocolVersion; v <= ProtocolVersion; v++ {
 		versions[v] = set
 	}
-	var extra []grpc.ServerOption
+	extra := traceServerOptions()
 	if cfg.OnIdle != nil {
 		w := newIdleWatch(cfg.IdleAfter, cfg.OnIdle)
-		extra = w.serverOptions()
+		extra = append(extra, w.serverOptions()...)
 	}
 	plugin.Serve(&plugin.ServeConfig{
 		HandshakeConfig:  Handshake,

@@ -115,6 +115,9 @@ func (p *Provider) do(ctx context.Context, ep sdk.Endpoint, method, path string,
 	if ep.APIKey != "" {
 		req.Header.Set("Authorization", "Bearer "+ep.APIKey)
 	}
+	if tp := sdk.Traceparent(ctx); tp != "" {
+		req.Header.Set(sdk.TraceparentKey, tp) // the kernel's trace goes on to the provider
+	}
 	resp, err := p.http.Do(req)
 	if err != nil {
 		if ctx.Err() != nil {

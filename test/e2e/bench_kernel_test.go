@@ -104,7 +104,7 @@ func startBenchKernel(b *testing.B) (*kernelProc, string) {
 		}
 	}
 	if *kernelCPUProfile == "" && *kernelHeapProfile == "" {
-		return startKernel(b, b.TempDir(), "--plugin-idle-stop", benchPluginIdleStop, "--max-in-flight-per-peer", "256"), ""
+		return startKernel(b, b.TempDir(), append([]string{"--plugin-idle-stop", benchPluginIdleStop, "--max-in-flight-per-peer", "256"}, benchTelemetryArgs(b)...)...), ""
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -112,7 +112,7 @@ func startBenchKernel(b *testing.B) (*kernelProc, string) {
 	}
 	addr := ln.Addr().String()
 	ln.Close()
-	k := startKernel(b, b.TempDir(), "--pprof", addr, "--plugin-idle-stop", benchPluginIdleStop, "--max-in-flight-per-peer", "256")
+	k := startKernel(b, b.TempDir(), append([]string{"--pprof", addr, "--plugin-idle-stop", benchPluginIdleStop, "--max-in-flight-per-peer", "256"}, benchTelemetryArgs(b)...)...)
 	kernelTokens.add(addr, k.token) // the profile endpoint asks for the token too
 	b.Cleanup(func() { kernelTokens.remove(addr) })
 	return k, addr

@@ -24,6 +24,7 @@ import (
 var (
 	kernelCPUProfile  = flag.String("kernel-cpuprofile", "", "BenchmarkDeltaPath and BenchmarkDeltaPathHundred: write a 10 s CPU profile of the kernel process (taken through serve --pprof while replies stream) to this file")
 	coldBinary        = flag.Bool("cold-binary", false, "benchmarks of the foya binary: drop the freshly built binary from the page cache before starting the kernel, so that it is read from disk like an installed binary after a reboot (the linker's writes leave it cached in large folios, which every process maps whole)")
+	benchTelemetry    = flag.String("telemetry", "", "the delta-path benchmarks: the kernel's telemetry: off (--no-metrics: nothing installed), otlp (spans and metrics exported over OTLP/HTTP to a local receiver, docs/telemetry.md), or empty (the default: metrics on /metrics, no export)")
 	kernelHeapProfile = flag.String("kernel-heapprofile", "", "BenchmarkDeltaPathHundred: write a heap profile of the kernel process (through serve --pprof), taken while 100 sessions stream, to this file")
 )
 
@@ -393,7 +394,7 @@ func BenchmarkDeltaPathHundred(b *testing.B) {
 func BenchmarkDeltaPathExec(b *testing.B) {
 	prov := newBenchProvider(b, benchChunks, 0, false)
 	want := strings.Repeat("tok ", benchChunks)
-	k := startKernel(b, b.TempDir())
+	k := startKernel(b, b.TempDir(), benchTelemetryArgs(b)...)
 	k.chatSession(b, prov.baseURL())
 	run := func() (timing, error) {
 		cmd := exec.Command(foyaBin, "exec", "--addr", k.addr, "--no-project", "--approval-mode", "bypass", "go")

@@ -81,6 +81,9 @@ func Do(ctx context.Context, client *http.Client, r Request, classify Classifier
 	for k, v := range r.Header {
 		req.Header[k] = v
 	}
+	if tp := sdk.Traceparent(ctx); tp != "" {
+		req.Header.Set(sdk.TraceparentKey, tp) // the kernel's trace goes on to the provider
+	}
 	resp, err := client.Do(req)
 	if err != nil {
 		if ctx.Err() != nil {

@@ -61,15 +61,17 @@ Usage:
              [--allow-host NAME] [--auth-token-file PATH] [--insecure-no-token] [--tls-cert FILE --tls-key FILE]
              [--pprof 127.0.0.1:6060] [--database postgres://…] [--plugin-idle-stop 1m]
              [--tool-writable PATH] [--tool-readable PATH] [--tool-network on|off] [--tool-max-procs N] [--tool-max-memory SIZE]
-             [--tool-max-file-size SIZE] [--tool-max-cpu DURATION] [--allow-key-env NAME] [--ws-ping-interval 15s]
+             [--tool-max-file-size SIZE] [--tool-max-cpu DURATION] [--terminal-max-cpu DURATION] [--allow-key-env NAME]
+             [--ws-ping-interval 15s] [--otlp-endpoint URL] [--otel-capture-content]   (telemetry: docs/telemetry.md)
   foya token rotate|show [--data-dir DIR] [--auth-token-file PATH]
   foya web [--open] [--addr A] [--data-dir DIR] [--token-file PATH]   (prints the web link with the token)
   foya rebuild-projections [--data-dir DIR] [--database postgres://…]
-  foya exec [-c | --session ID] [--project DIR | --no-project] [--model CONN/MODEL] [--approval-mode M] [--json] "prompt"
+  foya exec [-c | --session ID] [--project DIR | --no-project] [--worktree] [--model CONN/MODEL] [--approval-mode M] [--json] "prompt"
              (the project is the current directory by default)
   foya acp [--addr A] [--data-dir DIR]   (Agent Client Protocol agent on stdio, for editors; docs/acp.md)
   foya connections list|add|remove|models|default    foya sessions list|show|rm    foya schema
   foya mcp list|add|remove|restart           (MCP servers as tool sources; see docs/mcp.md)
+  foya terminals list|follow SESSION [TERMINAL]   (a session's background terminals; see docs/terminals.md)
   foya projects list|trust                   (trust runs PATH/.foya/hooks.json; see docs/hooks.md)
   (client commands reach the kernel at --addr, else $FOYA_ADDR, else 127.0.0.1:4777, and start one
    when none answers; they send $FOYA_TOKEN, --token-file PATH or <data-dir>/auth-token when it requires a token)

@@ -115,7 +115,7 @@ func TestDocsCommandExamples(t *testing.T) {
 				fields = fields[:j] // what follows is another program's command line
 			}
 			cmd := fields[1:2]
-			if len(fields) > 2 && (fields[1] == "connections" || fields[1] == "sessions" || fields[1] == "mcp") {
+			if len(fields) > 2 && (fields[1] == "connections" || fields[1] == "sessions" || fields[1] == "mcp" || fields[1] == "terminals") {
 				cmd = fields[1:3]
 			}
 			help := helpText(t, cmd)

@@ -32,9 +32,6 @@ import (
 
 	"github.com/foya-dev/foya/core"
 	"github.com/foya-dev/foya/plugins/internal/pluginenv"
-	foyav1 "github.com/foya-dev/foya/plugins/proto/foya/v1"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 )
 
 // Config configures a Manager.
@@ -111,6 +108,8 @@ type Manager struct {
 	plugins   []*managed
 	providers map[string]*providerAdapter
 	tools     map[string]*toolRunner
+	// cacheMu serialises writes of the description cache (desccache.go).
+	cacheMu sync.Mutex
 }
 
 type managed struct {
@@ -121,6 +120,9 @@ type managed struct {
 	describeTools bool
 	// desc is the Builtin's Description (nil: described at Start).
 	desc *Description
+	// live is what a third-party plugin last described (cached or by a
+	// running process); guarded by Manager.mu.
+	live liveDescription
 }
 
 // NewManager validates cfg; Start launches the plugins.
@@ -177,6 +179,7 @@ func (m *Manager) Start(ctx context.Context) error {
 			desc: b.Describe,
 		})
 	}
+	cache := m.loadDescCache()
 	dirs := append([]string{filepath.Join(m.cfg.DataDir, "plugins")}, m.cfg.PluginDirs...)
 	for _, dir := range dirs {
 		found, err := discover(dir)
@@ -196,8 +199,18 @@ func (m *Manager) Start(ctx context.Context) error {
 			m.registerDescribed(mp, *mp.desc)
 			continue
 		}
+		if !mp.info.Builtin {
+			m.startThirdParty(ctx, mp, cache)
+			continue
+		}
 		m.describe(ctx, mp)
 		mp.proc.used.Store(false) // describing is not a use
+	}
+	m.cacheMu.Lock()
+	err := cache.save()
+	m.cacheMu.Unlock()
+	if err != nil {
+		m.log.Warn("plugin description cache not saved; third-party plugins describe themselves at the next start again", "err", err)
 	}
 	if m.cfg.ParkUnusedAfter > 0 {
 		m.mu.Lock()
@@ -276,8 +289,9 @@ func builtinEnv() []string {
 	return env
 }
 
-// describe starts mp and registers what it serves.
-func (m *Manager) describe(ctx context.Context, mp *managed) {
+// describe starts mp and registers what it serves; ok when it described
+// itself without error (what may be cached).
+func (m *Manager) describe(ctx context.Context, mp *managed) (d liveDescription, ok bool) {
 	log := m.log.With("plugin", mp.info.Name)
 	ctx, cancel := context.WithTimeout(ctx, m.cfg.StartTimeout)
 	defer cancel()
@@ -288,26 +302,38 @@ func (m *Manager) describe(ctx context.Context, mp *managed) {
 		log.Error("plugin did not start", "path", mp.info.Path, "err", err)
 		mp.info.Error = err.Error()
 		m.add(mp, nil, nil)
-		return
+		return d, false
 	}
 	defer release()
+	d, err = fetchDescription(ctx, c)
+	if err != nil {
+		log.Error("describe plugin", "err", err)
+		mp.info.Error = err.Error()
+	}
+	prov, tools := m.fromDescription(mp, d, c)
+	if mp.info.Kind == "" && mp.info.Error == "" {
+		mp.info.Error = "plugin serves neither a provider nor tools"
+		log.Error(mp.info.Error)
+	}
+	log.Info("plugin ready", "kind", mp.info.Kind, "provider_kind", mp.info.ProviderKind, "version", mp.info.Version, "capabilities", mp.info.Capabilities)
+	m.add(mp, prov, tools)
+	return d, mp.info.Error == ""
+}
+
+// fromDescription sets mp.info from d and builds its adapters; listedBy is
+// the process that described it (nil: from the cache).
+func (m *Manager) fromDescription(mp *managed, d liveDescription, listedBy *clients) (*providerAdapter, *toolRunner) {
 	var kinds []string
 	var prov *providerAdapter
 	var tools *toolRunner
-	pi, err := c.provider.Describe(ctx, &foyav1.DescribeRequest{})
-	switch {
-	case err == nil:
-		prov = newProviderAdapter(mp.info.Name, mp.proc, pi, c.protocol)
+	mp.info.ProviderKind, mp.info.Version, mp.info.Capabilities, mp.info.Tools = "", "", nil, nil
+	if pi := d.Provider; pi != nil {
+		prov = newProviderAdapter(mp.info.Name, mp.proc, pi, d.Protocol)
 		kinds = append(kinds, "provider")
 		mp.info.ProviderKind, mp.info.Version, mp.info.Capabilities = pi.GetKind(), pi.GetVersion(), pi.GetCapabilities()
-	case status.Code(err) != codes.Unimplemented:
-		log.Error("describe provider", "err", err)
-		mp.info.Error = err.Error()
 	}
-	ti, err := c.tools.Describe(ctx, &foyav1.DescribeRequest{})
-	switch {
-	case err == nil:
-		tools = &toolRunner{plugin: mp.info.Name, src: mp.proc, listedBy: c, known: true}
+	if ti := d.Tools; ti != nil {
+		tools = &toolRunner{plugin: mp.info.Name, src: mp.proc, listedBy: listedBy, known: true}
 		kinds = append(kinds, "tool")
 		if mp.info.Version == "" {
 			mp.info.Version = ti.GetVersion()
@@ -320,18 +346,10 @@ func (m *Manager) describe(ctx context.Context, mp *managed) {
 		if mp.info.Sandbox == "" {
 			mp.info.Sandbox, mp.info.SandboxDetail = "none", "the plugin does not say how it confines its tools"
 		}
-		logSandbox(log, mp.info.Sandbox, mp.info.SandboxDetail)
-	case status.Code(err) != codes.Unimplemented:
-		log.Error("describe tools", "err", err)
-		mp.info.Error = err.Error()
+		logSandbox(m.log.With("plugin", mp.info.Name), mp.info.Sandbox, mp.info.SandboxDetail)
 	}
 	mp.info.Kind = strings.Join(kinds, "+")
-	if len(kinds) == 0 && mp.info.Error == "" {
-		mp.info.Error = "plugin serves neither a provider nor tools"
-		log.Error(mp.info.Error)
-	}
-	log.Info("plugin ready", "kind", mp.info.Kind, "provider_kind", mp.info.ProviderKind, "version", mp.info.Version, "capabilities", mp.info.Capabilities)
-	m.add(mp, prov, tools)
+	return prov, tools
 }
 
 func (m *Manager) add(mp *managed, prov *providerAdapter, tools *toolRunner) {

@@ -43,6 +43,10 @@ type process struct {
 	// wrap, when set, replaces the command before it starts (the tools
 	// plugin in a masked mount namespace, mask.go).
 	wrap func(*exec.Cmd) (*exec.Cmd, error)
+	// onStart, when set, hears each process started (with p.mu held: it
+	// must not block); a third-party plugin registered from its cached
+	// description checks it still describes itself so (desccache.go).
+	onStart func(*clients)
 
 	mu        sync.Mutex
 	client    *plugin.Client
@@ -280,6 +284,9 @@ func (p *process) start() error {
 	}
 	p.log.Info("plugin started", "plugin", p.name, "pid", pid, "protocol", p.cl.protocol)
 	p.lastUse = p.startedAt
+	if p.onStart != nil {
+		p.onStart(p.cl)
+	}
 	if p.active == 0 {
 		p.armIdle() // started by a describe or a warm-up: stops again unless used
 	}

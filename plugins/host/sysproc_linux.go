@@ -1,6 +1,7 @@
 package host
 
 import (
+	"io/fs"
 	"os/exec"
 	"syscall"
 )
@@ -11,4 +12,12 @@ import (
 // kernel, which then shuts plugins down in order.
 func childSysProcAttr(cmd *exec.Cmd) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
+}
+
+// inode is fi's inode number (part of a plugin description's cache key).
+func inode(fi fs.FileInfo) uint64 {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return st.Ino
+	}
+	return 0
 }

@@ -3,6 +3,7 @@ package e2e
 import (
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -10,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/foya-dev/foya/client"
 	"github.com/foya-dev/foya/providers/openai/openaitest"
 )
 
@@ -113,4 +115,92 @@ func pluginCmdlines(pids []int) []string {
 // sandbox helper that masks the tool plugin's view).
 func servesPlugin(cmdline, name string) bool {
 	return strings.Contains(cmdline, "foya-plugin-"+name) || strings.HasSuffix(cmdline, " plugin "+name)
+}
+
+// Third-party plugins start on demand too (issue 37): the first `foya
+// serve` starts the plugin once to describe itself and caches what it
+// said; the next one on the same data directory starts no plugin process
+// until the first turn on its provider kind; a changed executable is
+// described again at the next start.
+func TestThirdPartyPluginStartsOnDemand(t *testing.T) {
+	data := t.TempDir()
+	dir := filepath.Join(data, "plugins")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	exe := filepath.Join(dir, "foya-echo")
+	if out, err := exec.Command("go", "build", "-o", exe, "github.com/foya-dev/foya/providers/echo").CombinedOutput(); err != nil {
+		t.Fatalf("build echo: %v\n%s", err, out)
+	}
+	runsEcho := func(k *kernelProc) bool {
+		return slices.ContainsFunc(pluginCmdlines(childPIDs(k.cmd.Process.Pid)), func(c string) bool { return strings.Contains(c, "foya-echo") })
+	}
+	type pluginRow struct {
+		Name, ProviderKind, Version string
+		Healthy                     bool
+		Pid                         *int
+	}
+	echoRow := func(k *kernelProc) pluginRow {
+		var pl struct{ Plugins []pluginRow }
+		k.gql(t, `{ plugins { name providerKind version healthy pid } }`, nil, &pl)
+		for _, p := range pl.Plugins {
+			if p.Name == "foya-echo" {
+				return p
+			}
+		}
+		t.Fatalf("echo not listed: %+v", pl.Plugins)
+		return pluginRow{}
+	}
+
+	// First boot: echo describes itself (its process is a child) and its
+	// description is cached.
+	k := startKernel(t, data)
+	if !runsEcho(k) {
+		t.Fatalf("first boot did not start echo to describe it: %q\n%s", pluginCmdlines(childPIDs(k.cmd.Process.Pid)), k.Logs())
+	}
+	if raw, err := os.ReadFile(filepath.Join(dir, ".descriptions.json")); err != nil || !strings.Contains(string(raw), exe) {
+		t.Fatalf("description cache: %s, %v", raw, err)
+	}
+	k.stop(t)
+
+	// Second boot: no plugin process, echo listed from its cached
+	// description, started by the first turn on an echo connection.
+	k = startKernel(t, data)
+	pid := k.cmd.Process.Pid
+	for range 10 {
+		if kids := childPIDs(pid); len(kids) > 0 {
+			t.Fatalf("plugin processes after the second boot: %v", pluginCmdlines(kids))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if p := echoRow(k); !p.Healthy || p.Pid != nil || p.ProviderKind != "echo" || p.Version != "0.1.0" {
+		t.Fatalf("echo before any call: %+v", p)
+	}
+	if kids := childPIDs(pid); len(kids) > 0 {
+		t.Fatalf("plugins query started %v", pluginCmdlines(kids))
+	}
+	c := k.createConnection(t, client.ConnectionInput{Name: ptr("echo"), ProviderKind: ptr("echo"), BaseUrl: ptr("http://127.0.0.1:1/v1"), Models: []client.ModelInput{{Id: "echo-1"}}})
+	sid := k.createSession(t, client.CreateSessionInput{ConnectionId: ptr(c), Title: ptr("t"), ApprovalMode: ptr(client.ApprovalModeBypass)})
+	k.sendMessage(t, sid, "echo me back")
+	k.waitEvents(t, sid, "turn_finished", 1)
+	if ms := k.getSession(t, sid).Session.Messages; len(ms) != 2 || ms[1].Text != "echo me back" {
+		t.Fatalf("messages %+v\n%s", ms, k.Logs())
+	}
+	if !runsEcho(k) {
+		t.Fatalf("the first turn did not start echo: %q", pluginCmdlines(childPIDs(pid)))
+	}
+	if p := echoRow(k); p.Pid == nil {
+		t.Fatalf("echo after a turn: %+v", p)
+	}
+	k.stop(t)
+
+	// A changed executable is described again at the next boot.
+	later := time.Now().Add(time.Minute)
+	if err := os.Chtimes(exe, later, later); err != nil {
+		t.Fatal(err)
+	}
+	k = startKernel(t, data)
+	if !runsEcho(k) {
+		t.Fatalf("changed executable not described at boot: %q\n%s", pluginCmdlines(childPIDs(k.cmd.Process.Pid)), k.Logs())
+	}
 }

@@ -2,6 +2,7 @@ package host_test
 
 import (
 	"bytes"
+	"context"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -126,5 +127,41 @@ func TestThirdPartyDescriptionCached(t *testing.T) {
 	}
 	if !strings.Contains(logs.String(), "plugin ready") {
 		t.Fatalf("changed executable not described:\n%s", logs.String())
+	}
+}
+
+// BenchmarkThirdPartyStart: Manager.Start with the echo plugin in its
+// plugin directory, described by a process (no cache entry: the cache is
+// removed before each Start) or registered from its cached description.
+func BenchmarkThirdPartyStart(b *testing.B) {
+	for _, cached := range []bool{false, true} {
+		name := "describe"
+		if cached {
+			name = "cached"
+		}
+		b.Run(name, func(b *testing.B) {
+			m := echoManager(b)
+			data := filepath.Dir(filepath.Dir(m.RunDir()))
+			if err := m.Start(context.Background()); err != nil {
+				b.Fatal(err)
+			}
+			_ = m.Close()
+			for b.Loop() {
+				if !cached {
+					_ = os.Remove(filepath.Join(data, "plugins", ".descriptions.json"))
+				}
+				m, err := host.NewManager(host.Config{DataDir: data})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := m.Start(context.Background()); err != nil {
+					b.Fatal(err)
+				}
+				if _, err := m.Provider("echo"); err != nil {
+					b.Fatal(err)
+				}
+				_ = m.Close()
+			}
+		})
 	}
 }

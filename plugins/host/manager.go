@@ -327,6 +327,7 @@ func (m *Manager) fromDescription(mp *managed, d liveDescription, listedBy *clie
 	var prov *providerAdapter
 	var tools *toolRunner
 	mp.info.ProviderKind, mp.info.Version, mp.info.Capabilities, mp.info.Tools = "", "", nil, nil
+	mp.info.Sandbox, mp.info.SandboxDetail = "", ""
 	if pi := d.Provider; pi != nil {
 		prov = newProviderAdapter(mp.info.Name, mp.proc, pi, d.Protocol)
 		kinds = append(kinds, "provider")

@@ -162,11 +162,17 @@ func waitNoProcessesIn(t *testing.T, dir string) {
 	t.Fatalf("processes survive in %s: %v", dir, processesIn(dir))
 }
 
+// isToolsPlugin reports whether a process's command line is the tools
+// plugin's: its own executable, or foya run again as "foya plugin tools".
+func isToolsPlugin(cmdline []byte) bool {
+	return strings.Contains(string(cmdline), "plugin\x00tools") || strings.Contains(string(cmdline), "foya-plugin-tools")
+}
+
 func (k *kernelProc) toolsPluginPID(t *testing.T) int {
 	t.Helper()
 	for _, pid := range childPIDs(k.cmd.Process.Pid) {
 		cmdline, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
-		if strings.Contains(string(cmdline), "plugin\x00tools") || strings.Contains(string(cmdline), "foya-plugin-tools") {
+		if isToolsPlugin(cmdline) {
 			return pid
 		}
 	}

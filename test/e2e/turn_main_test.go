@@ -179,7 +179,7 @@ func TestToolPluginKilledMidCall(t *testing.T) {
 	for tools == 0 && time.Now().Before(deadline) {
 		for _, pid := range childPIDs(k.cmd.Process.Pid) {
 			cmdline, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
-			if strings.Contains(string(cmdline), "plugin\x00tools") {
+			if isToolsPlugin(cmdline) {
 				tools = pid
 			}
 		}

@@ -4,6 +4,7 @@
 // status says so.
 import { chromium } from 'playwright-core';
 import { until } from './poll.mjs';
+import { axeClean } from './axe.mjs';
 
 const base = process.env.BASE;
 const step = (s) => console.log('step: ' + s);
@@ -30,6 +31,8 @@ try {
   await until('the status', () => term.locator('.termstatus').textContent(), (v) => v.startsWith('running'));
   await until('the output so far', () => term.locator('.termout').textContent(), (v) => v.includes('ready'));
 
+  await axeClean(page, 'terminals panel');
+
   step('new output arrives live');
   await gql('mutation($s: ID!, $t: ID!) { writeTerminal(sessionId: $s, terminalId: $t, input: "live\\n") }', { s: process.env.SESSION, t: process.env.TERMINAL });
   await until('the live output', () => term.locator('.termout').textContent(), (v) => v.includes('got live'));
@@ -38,6 +41,7 @@ try {
   await term.getByRole('button', { name: /^Kill terminal/ }).click();
   await until('the killed status', () => term.locator('.termstatus').textContent(), (v) => v.startsWith('killed'));
   if (await term.getByRole('button', { name: /^Kill terminal/ }).isVisible()) throw new Error('Kill still offered for a killed terminal');
+  await axeClean(page, 'terminals panel, killed');
   if (errors.length) throw new Error('page errors: ' + errors.join('; '));
   console.log('ok: a terminal followed live and killed in the web client');
 } finally {

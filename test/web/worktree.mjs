@@ -7,6 +7,7 @@ import { chromium } from 'playwright-core';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { until } from './poll.mjs';
+import { axeClean } from './axe.mjs';
 
 const base = process.env.BASE;
 const step = (s) => console.log('step: ' + s);
@@ -30,6 +31,7 @@ try {
   await page.getByLabel('Branch').fill('web/one');
   await page.getByLabel('Base ref').fill('main');
   await page.selectOption('#project', process.env.PROJECT);
+  await axeClean(page, 'new session form with worktree fields');
 
   step('New session creates it in a worktree');
   await page.getByRole('button', { name: 'New session' }).click();
@@ -38,6 +40,7 @@ try {
   const path = await wt.getAttribute('title');
   if (!path.startsWith(join(process.env.REPO, '.foya', 'worktrees', 'ses_'))) throw new Error('worktree path ' + path);
   console.log('session: ' + path.split('/').pop());
+  await axeClean(page, 'a worktree session');
 
   step('a dirty worktree is deleted only after a second confirmation');
   writeFileSync(join(path, 'untracked.txt'), 'x');

@@ -68,7 +68,7 @@ func TestQueryPlans(t *testing.T) {
 	}
 	defer d.Close()
 	log := &queryLog{}
-	d.r.AddQueryHook(log)
+	d.r = d.r.WithQueryHook(log)
 	for _, id := range []string{"a", "b"} {
 		ev, err := core.NewEvent(id, core.EventSessionCreated, core.SessionPayload{Session: core.SessionMeta{ID: id}})
 		if err != nil {

@@ -265,7 +265,7 @@ func (s *session) event(ev gqlEvent) bool {
 	case "turn_finished":
 		var p turnFinishedPayload
 		s.payload(ev, &p)
-		s.turnFinished(p.TurnID, p.Status, p.Reason)
+		answeredWait(s.turnFinished(p.TurnID, p.Status, p.Reason))
 	case "terminal_started", "terminal_output", "terminal_exited":
 		s.terminalEvent(ev)
 	case "route_fallback":

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"strings"
+	"time"
 
 	"github.com/foya-dev/foya/client"
 )
@@ -61,7 +62,7 @@ func (s *session) prompt(ctx context.Context, blocks []json.RawMessage) (promptR
 	if err != nil {
 		return promptResponse{}, kernelError(err)
 	}
-	p := &pendingPrompt{started: r.SendMessage.TurnStarted, after: after, result: make(chan turnResult, 1)}
+	p := &pendingPrompt{started: r.SendMessage.TurnStarted, after: after, result: make(chan turnResult, 1), answered: make(chan struct{})}
 	if q := r.SendMessage.QueueItem; q != nil {
 		p.queueItemID = q.Id
 	}
@@ -72,7 +73,7 @@ func (s *session) prompt(ctx context.Context, blocks []json.RawMessage) (promptR
 
 // waitRunning answers when the running turn ends (a prompt that answered a question).
 func (s *session) waitRunning(ctx context.Context) (promptResponse, error) {
-	p := &pendingPrompt{result: make(chan turnResult, 1)}
+	p := &pendingPrompt{result: make(chan turnResult, 1), answered: make(chan struct{})}
 	s.mu.Lock()
 	var latest string
 	best := -1
@@ -93,6 +94,7 @@ func (s *session) waitRunning(ctx context.Context) (promptResponse, error) {
 
 // wait answers when the prompt's turn ends (or ctx does).
 func (s *session) wait(ctx context.Context, p *pendingPrompt) (promptResponse, error) {
+	afterAnswer(ctx, func() { close(p.answered) })
 	select {
 	case r := <-p.result:
 		return r.response()
@@ -185,7 +187,11 @@ func (s *session) turnStarted(id, queueItemID string) {
 	}
 }
 
-func (s *session) turnFinished(id, status, reason string) {
+// turnFinished answers the prompts of the turn; the caller waits on the
+// returned channels until those answers are written (answeredWait), so
+// that no update of the next turn goes out before them: a client takes
+// the updates before a prompt's answer as that prompt's.
+func (s *session) turnFinished(id, status, reason string) (answered []chan struct{}) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if ti := s.turns[id]; ti != nil {
@@ -202,13 +208,36 @@ func (s *session) turnFinished(id, status, reason string) {
 	for _, p := range s.prompts {
 		if p.turnID == id {
 			p.result <- turnResult{status: status, reason: reason}
+			if p.answered != nil {
+				answered = append(answered, p.answered)
+			}
 			continue
 		}
 		keep = append(keep, p)
 	}
 	s.prompts = keep
 	s.question = ""
+	return answered
 }
+
+// answeredWait waits until each answer is written, at most answerWait in all.
+func answeredWait(answered []chan struct{}) {
+	if len(answered) == 0 {
+		return
+	}
+	deadline := time.After(answerWait)
+	for _, ch := range answered {
+		select {
+		case <-ch:
+		case <-deadline:
+			return
+		}
+	}
+}
+
+// answerWait bounds how long the session's updates wait for a prompt's
+// answer to be written.
+const answerWait = 5 * time.Second
 
 func (s *session) removePrompt(p *pendingPrompt) {
 	keep := s.prompts[:0]

@@ -59,6 +59,7 @@ type pendingPrompt struct {
 	after       int    // turnsSeen before sendMessage
 	turnID      string
 	result      chan turnResult
+	answered    chan struct{} // closed once the prompt's answer is written
 }
 
 type turnResult struct {

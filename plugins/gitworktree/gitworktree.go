@@ -177,20 +177,64 @@ func (g *Git) HeadBranch(ctx context.Context, dir string) string {
 	return strings.TrimSpace(out)
 }
 
-// run runs git in dir and returns its combined output.
+// run runs git in dir and returns its combined output. git runs outside
+// the sandbox on a repository the model's commands may write (.git
+// included), so nothing the repository configures runs: no hook
+// (core.hooksPath), no fsmonitor command, and every filter driver its
+// configuration names is blanked (a smudge or clean filter would run on
+// checkout and status) (TestRepositoryCommandsDoNotRun).
 func (g *Git) run(ctx context.Context, dir string, args ...string) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, g.timeout())
 	defer cancel()
-	cmd := exec.CommandContext(ctx, g.binary(), append([]string{"-C", dir}, args...)...)
+	filters, err := g.blankFilters(ctx, dir)
+	if err != nil {
+		return "", err
+	}
+	safe := append([]string{"-C", dir, "-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false"}, filters...)
+	out, err := g.exec(ctx, append(safe, args...)...)
+	return core.Clip(out, 2000), err
+}
+
+// maxFilterConfig bounds the filter names a repository's configuration may list.
+const maxFilterConfig = 64 << 10
+
+// blankFilters is a -c override for each filter driver the repository's
+// configuration names, so that none of its commands runs.
+func (g *Git) blankFilters(ctx context.Context, dir string) ([]string, error) {
+	out, err := g.exec(ctx, "-C", dir, "config", "--null", "--name-only", "--get-regexp", `^filter\.`)
+	if err != nil {
+		return nil, nil // none configured (exit 1), or not a repository: the command itself says
+	}
+	if len(out) > maxFilterConfig {
+		return nil, core.Errorf(core.CodeBadInput, "the git repository in %s configures over %d bytes of filter drivers; the kernel does not run git on it", dir, maxFilterConfig)
+	}
+	var args []string
+	seen := map[string]bool{}
+	for _, key := range strings.Split(out, "\x00") {
+		name, ok := strings.CutPrefix(key, "filter.")
+		if i := strings.LastIndexByte(name, '.'); ok && i > 0 && !seen[name[:i]] {
+			seen[name[:i]] = true
+			for _, k := range []string{"clean", "smudge", "process"} {
+				args = append(args, "-c", "filter."+name[:i]+"."+k+"=")
+			}
+			args = append(args, "-c", "filter."+name[:i]+".required=false")
+		}
+	}
+	return args, nil
+}
+
+// exec runs the git binary with args as they are.
+func (g *Git) exec(ctx context.Context, args ...string) (string, error) {
+	cmd := exec.CommandContext(ctx, g.binary(), args...)
 	cmd.Env = gitEnv()
 	cmd.WaitDelay = 5 * time.Second
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	err := cmd.Run()
 	if ctx.Err() != nil {
-		return out.String(), fmt.Errorf("git %s: %w", args[0], ctx.Err())
+		return out.String(), fmt.Errorf("git %s: %w", strings.Join(args, " "), ctx.Err())
 	}
-	return core.Clip(strings.TrimSpace(out.String()), 2000), err
+	return strings.TrimSpace(out.String()), err
 }
 
 func (g *Git) binary() string {

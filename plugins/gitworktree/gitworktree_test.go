@@ -134,3 +134,48 @@ func TestGitEnvCarriesNoSecret(t *testing.T) {
 		}
 	}
 }
+
+// A repository the model's commands wrote (.git included) configures
+// commands git would run: a post-checkout hook, an fsmonitor command, a
+// smudge and a clean filter on every file. Making, reading and removing a
+// worktree, which the kernel does outside the sandbox, runs none of them.
+func TestRepositoryCommandsDoNotRun(t *testing.T) {
+	repo := testRepo(t)
+	marks := t.TempDir()
+	mark := func(name string) string { return "touch " + filepath.Join(marks, name) }
+	if err := os.WriteFile(filepath.Join(repo, ".gitattributes"), []byte("* filter=evil\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	gitT(t, repo, "add", ".gitattributes")
+	gitT(t, repo, "-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-q", "-m", "attrs")
+	hook := filepath.Join(repo, ".git", "hooks", "post-checkout")
+	if err := os.WriteFile(hook, []byte("#!/bin/sh\n"+mark("hook")+"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	gitT(t, repo, "config", "core.fsmonitor", mark("fsmonitor")+"; false")
+	gitT(t, repo, "config", "filter.evil.smudge", mark("smudge")+"; cat")
+	gitT(t, repo, "config", "filter.evil.clean", mark("clean")+"; cat")
+	gitT(t, repo, "config", "filter.evil.required", "true")
+	g := &Git{}
+	ctx := context.Background()
+	wt, err := g.Add(ctx, repo, "ses_x", core.WorktreeInput{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(wt.Path, "a.txt"), []byte("changed\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if d, err := g.Dirty(ctx, wt); err != nil || !d {
+		t.Fatalf("dirty %v %v", d, err)
+	}
+	if err := g.Remove(ctx, repo, wt, core.WorktreeRemoval{Force: true, DeleteBranch: true}); err != nil {
+		t.Fatal(err)
+	}
+	if ran, _ := os.ReadDir(marks); len(ran) != 0 {
+		names := []string{}
+		for _, e := range ran {
+			names = append(names, e.Name())
+		}
+		t.Fatalf("the repository's commands ran: %v", names)
+	}
+}

@@ -6,24 +6,9 @@ package terminal
 
 import (
 	"context"
-	"log/slog"
 
 	"github.com/foya-dev/foya/core"
-	"github.com/foya-dev/foya/plugins/sandbox"
 )
-
-// Config is the confinement of terminal commands (unused here).
-type Config struct {
-	DataDir    string
-	Hidden     []string
-	TempRoot   string
-	Writable   []string
-	Readable   []string
-	NetworkOff bool
-	NoSandbox  bool
-	Limits     sandbox.Limits
-	Logger     *slog.Logger
-}
 
 // Launcher refuses every terminal on this system.
 type Launcher struct{}

@@ -130,6 +130,7 @@ func serve(args []string, stdout, stderr io.Writer) error {
 	if err := m.ParseFlags(args); err != nil {
 		return err
 	}
+	m.TuneRuntime()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	defer m.Close()

@@ -16,6 +16,22 @@
 // machine's memory use: the pages stay cached and shared (PSS barely moves).
 // Writable mappings (data, heap, stacks) and read-only mappings holding
 // private copies (relocated RELRO pages) are never touched.
+//
+// When the executable is held in 2 MiB folios (`FilePmdMapped` in smaps: a
+// binary freshly written by the Go linker, or copied, stays so in the page
+// cache until evicted), the pages a process touches are mapped 2 MiB at a
+// time, so a kernel that runs a few MB of code has nearly all of its ~40 MB
+// of code and read-only data resident. The first Trim of such a process
+// then also drops the file's page-cache pages that no process maps
+// (posix_fadvise DONTNEED, after writing out pages a fresh build may still
+// hold dirty) and turns readahead off on its mappings of the executable
+// (MADV_RANDOM): what runs afterwards is read back from disk once, a page
+// at a time, and only what is touched becomes resident again. This lowers
+// what the machine spends (PSS), at the price of reading the touched pages
+// from disk once. Folios that other threads keep mapped while it runs (the
+// runtime's hottest code) stay large. A binary already cached in small
+// folios is left alone. Set FOYA_KEEP_EXE_FOLIOS=1 to keep the page cache
+// as it is.
 package memtrim
 
 import "runtime/debug"
@@ -25,7 +41,15 @@ type Stats struct {
 	// FileBytes is the resident size of the executable's clean read-only
 	// mappings that were dropped.
 	FileBytes int64
+	// Evicted is set when the executable was held in 2 MiB page-cache
+	// folios and its unmapped pages were dropped from the page cache, so
+	// that they come back in small folios (see the package comment).
+	Evicted bool
 }
+
+// KeepFoliosEnv, set to any value, keeps the executable's page cache as it
+// is: Trim then only drops this process's mappings.
+const KeepFoliosEnv = "FOYA_KEEP_EXE_FOLIOS"
 
 // Trim returns free heap memory to the operating system and drops the
 // process's resident mappings of its executable's clean read-only pages.

@@ -7,8 +7,15 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
+
+// evicted is set once this process has evicted its executable from the
+// page cache.
+var evicted atomic.Bool
 
 // dropExecutablePages reads /proc/self/smaps and calls
 // madvise(MADV_DONTNEED) on every mapping of the executable file that is
@@ -28,16 +35,101 @@ func dropExecutablePages() (Stats, error) {
 		return Stats{}, fmt.Errorf("memtrim: %w", err)
 	}
 	var st Stats
-	for _, m := range parseSmaps(raw) {
+	var pmd int64
+	maps := parseSmaps(raw)
+	for _, m := range maps {
+		if m.path == exe {
+			pmd += m.filePmd
+		}
+	}
+	// Once per process: folios that stayed mapped while the file was
+	// evicted (the code running the eviction) keep their size, and a second
+	// eviction would only make the next turn read from disk again.
+	evict := pmd > 0 && os.Getenv(KeepFoliosEnv) == "" && !evicted.Swap(true)
+	for _, m := range maps {
 		if m.path != exe || m.perms[1] != '-' || m.perms[3] != 'p' || m.anonymous != 0 || m.rss == 0 {
 			continue
+		}
+		if evict {
+			// No readahead on these mappings from now on: a fault reads
+			// the one page it needs, in a small folio.
+			if _, _, errno := syscall.Syscall(syscall.SYS_MADVISE, m.start, m.end-m.start, syscall.MADV_RANDOM); errno != 0 {
+				return st, fmt.Errorf("memtrim: madvise random %x-%x: %w", m.start, m.end, errno)
+			}
 		}
 		if _, _, errno := syscall.Syscall(syscall.SYS_MADVISE, m.start, m.end-m.start, syscall.MADV_DONTNEED); errno != 0 {
 			return st, fmt.Errorf("memtrim: madvise %x-%x: %w", m.start, m.end, errno)
 		}
 		st.FileBytes += m.rss
 	}
+	if evict {
+		// The page cache holds the executable in PMD-sized folios (a
+		// binary freshly written by the linker or copied): every fault
+		// maps 2 MiB of it. With this process's mappings gone, drop the
+		// file's cached pages that no process maps, so that what runs
+		// next is read back in readahead-sized folios and only what is
+		// touched becomes resident.
+		if err := evictFile(exe); err != nil {
+			return st, err
+		}
+		// Other threads kept running code while the mappings were gone
+		// and mapped some large folios again before the eviction, which
+		// then kept them: drop and evict again while that shrinks what is
+		// still mapped in large folios (each pass faults back only small
+		// ones, the mappings read no ahead now).
+		for range 8 {
+			left, err := exeFilePmd(exe)
+			if err != nil || left == 0 || left >= pmd {
+				break
+			}
+			pmd = left
+			for _, m := range maps {
+				if m.path == exe && m.perms[1] == '-' && m.perms[3] == 'p' && m.anonymous == 0 && m.rss != 0 {
+					_, _, _ = syscall.Syscall(syscall.SYS_MADVISE, m.start, m.end-m.start, syscall.MADV_DONTNEED)
+				}
+			}
+			if err := evictFile(exe); err != nil {
+				return st, err
+			}
+		}
+		st.Evicted = true
+	}
 	return st, nil
+}
+
+// exeFilePmd is how much of the executable at path this process maps in
+// PMD-sized folios.
+func exeFilePmd(exe string) (int64, error) {
+	raw, err := os.ReadFile("/proc/self/smaps")
+	if err != nil {
+		return 0, fmt.Errorf("memtrim: %w", err)
+	}
+	var n int64
+	for _, m := range parseSmaps(raw) {
+		if m.path == exe {
+			n += m.filePmd
+		}
+	}
+	return n, nil
+}
+
+// evictFile asks the kernel to drop the page-cache pages of the file at
+// path that no process maps (clean pages only; the file is unchanged).
+func evictFile(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("memtrim: %w", err)
+	}
+	defer f.Close()
+	// A binary written moments ago (a build, a copy) may still have dirty
+	// pages, which the kernel does not evict: write them out first.
+	if err := unix.Fdatasync(int(f.Fd())); err != nil {
+		return fmt.Errorf("memtrim: fdatasync %s: %w", path, err)
+	}
+	if err := unix.Fadvise(int(f.Fd()), 0, 0, unix.FADV_DONTNEED); err != nil {
+		return fmt.Errorf("memtrim: fadvise %s: %w", path, err)
+	}
+	return nil
 }
 
 // mapping is one entry of /proc/self/smaps.
@@ -45,6 +137,7 @@ type mapping struct {
 	start, end     uintptr
 	perms, path    string
 	rss, anonymous int64 // bytes
+	filePmd        int64 // bytes of file pages mapped by PMD (2 MiB folios)
 }
 
 // parseSmaps parses the header line and the Rss and Anonymous fields of
@@ -84,6 +177,8 @@ func parseSmaps(raw []byte) []mapping {
 			out[len(out)-1].rss = kb << 10
 		case "Anonymous:":
 			out[len(out)-1].anonymous = kb << 10
+		case "FilePmdMapped:":
+			out[len(out)-1].filePmd = kb << 10
 		}
 	}
 	return out

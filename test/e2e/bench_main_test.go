@@ -349,6 +349,13 @@ func BenchmarkDeltaPathHundred(b *testing.B) {
 				b.Errorf("kernel heap profile: %v", err)
 				return
 			}
+			if err := fetchProfile(pprofAddr, "goroutine?debug=1", *kernelHeapProfile+".goroutines.txt"); err != nil {
+				b.Errorf("kernel goroutine profile: %v", err)
+				return
+			}
+			if raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/smaps", k.cmd.Process.Pid)); err == nil {
+				_ = os.WriteFile(*kernelHeapProfile+".smaps", raw, 0o644)
+			}
 			b.Logf("kernel heap profile written to %s (runtime.MemStats in %s.txt): go tool pprof -sample_index=inuse_space -top %s", *kernelHeapProfile, *kernelHeapProfile, *kernelHeapProfile)
 		}()
 		round()

@@ -81,8 +81,14 @@ var listenRe = regexp.MustCompile(`msg=listening addr=(\S+)`)
 
 func startKernel(t testing.TB, dataDir string, extra ...string) *kernelProc {
 	t.Helper()
+	return startKernelBin(t, foyaBin, dataDir, extra...)
+}
+
+// startKernelBin is startKernel with the foya executable at bin.
+func startKernelBin(t testing.TB, bin, dataDir string, extra ...string) *kernelProc {
+	t.Helper()
 	args := append([]string{"serve", "--addr", "127.0.0.1:0", "--data-dir", dataDir}, extra...)
-	cmd := exec.Command(foyaBin, args...)
+	cmd := exec.Command(bin, args...)
 	cmd.Env = append(os.Environ(), "XDG_DATA_HOME="+t.TempDir(), "XDG_CACHE_HOME="+t.TempDir())
 	stderr, err := cmd.StderrPipe()
 	if err != nil {

@@ -69,6 +69,7 @@ func Open(ctx context.Context, path string, log *slog.Logger) (*DB, error) {
 	}
 	// Create the file private before SQLite does (its -wal and -shm files
 	// inherit the mode).
+	pinAllocator() // see mempin.go
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("create %s: %w", path, err)

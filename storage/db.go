@@ -178,19 +178,20 @@ func (d *DB) Close() error {
 }
 
 // closeRaw closes the fast append path's statements on the writer's
-// connection.
+// connection (taken before the statements' mutex, in the order an append
+// takes them).
 func (d *DB) closeRaw() error {
-	d.raw.mu.Lock()
-	defer d.raw.mu.Unlock()
-	if d.raw.st == nil {
-		return nil
-	}
 	ctx := context.Background()
 	conn, err := d.wsql.Conn(ctx)
 	if err != nil {
 		return fmt.Errorf("writer connection: %w", err)
 	}
 	defer conn.Close()
+	d.raw.mu.Lock()
+	defer d.raw.mu.Unlock()
+	if d.raw.st == nil {
+		return nil
+	}
 	return conn.Raw(func(dc any) error {
 		st := d.raw.st
 		d.raw.st = nil

@@ -71,19 +71,19 @@ func (a *rawAppender) prepare(ctx context.Context, dc any) (*rawStmts, error) {
 		return st, nil
 	}
 	var err error
-	if s.begin, err = prep("BEGIN IMMEDIATE"); err != nil {
-		return nil, err
-	}
-	if s.commit, err = prep("COMMIT"); err != nil {
-		return nil, err
-	}
-	if s.rollback, err = prep("ROLLBACK"); err != nil {
-		return nil, err
+	if s.begin, err = prep("BEGIN IMMEDIATE"); err == nil {
+		if s.commit, err = prep("COMMIT"); err == nil {
+			s.rollback, err = prep("ROLLBACK")
+		}
 	}
 	for i, q := range appendSQL() {
-		if s.all[i], err = prep(q); err != nil {
-			return nil, err
+		if err == nil {
+			s.all[i], err = prep(q)
 		}
+	}
+	if err != nil {
+		s.close()
+		return nil, err
 	}
 	a.st = s
 	return s, nil
@@ -92,9 +92,11 @@ func (a *rawAppender) prepare(ctx context.Context, dc any) (*rawStmts, error) {
 // close closes the statements (on the connection they were prepared on,
 // which the caller holds).
 func (s *rawStmts) close() error {
-	errs := []error{s.begin.Close(), s.commit.Close(), s.rollback.Close()}
-	for _, st := range s.all {
-		errs = append(errs, st.Close())
+	var errs []error
+	for _, st := range append([]driver.Stmt{s.begin, s.commit, s.rollback}, s.all[:]...) {
+		if st != nil {
+			errs = append(errs, st.Close())
+		}
 	}
 	return errors.Join(errs...)
 }
@@ -160,6 +162,8 @@ type rawTx struct {
 	s *rawStmts
 }
 
+// exec runs st with args (the statements take no cancellable context: an
+// append, once begun, completes).
 func (w *rawTx) exec(ctx context.Context, st driver.Stmt, args ...driver.NamedValue) error {
 	_, err := st.(driver.StmtExecContext).ExecContext(ctx, args)
 	return err

@@ -55,9 +55,16 @@ func appendSQL() [stCount]string {
 }
 
 // insertRows is an INSERT of rows rows of cols parameters each into into.
+//
+// It is INSERT OR ROLLBACK: a row that breaks a constraint (a bug: seqs
+// are numbered from the head read in the same transaction) ends the whole
+// transaction, which the append would roll back anyway. With the default
+// (ABORT) SQLite must be able to undo one statement of a multi-row insert
+// alone, and copies every page the statement changes to a statement
+// journal first: most of the pages an append writes.
 func insertRows(into string, cols, rows int) string {
 	var b strings.Builder
-	b.WriteString("INSERT INTO " + into + " VALUES ")
+	b.WriteString("INSERT OR ROLLBACK INTO " + into + " VALUES ")
 	row := "(?" + strings.Repeat(", ?", cols-1) + ")"
 	for i := range rows {
 		if i > 0 {

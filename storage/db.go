@@ -39,6 +39,11 @@ type DB struct {
 	// stmts are the append path's statements prepared on the SQLite
 	// writer (nil on PostgreSQL); see appendStmts.
 	stmts *appendStmts
+	// wsql is the writer's pool (one connection) on SQLite, and raw the
+	// statements of the fast append path on its driver connection; see
+	// rawappend.go.
+	wsql *sql.DB
+	raw  rawAppender
 }
 
 func dsn(path string, readOnly bool) string {
@@ -69,6 +74,7 @@ func Open(ctx context.Context, path string, log *slog.Logger) (*DB, error) {
 	}
 	// Create the file private before SQLite does (its -wal and -shm files
 	// inherit the mode).
+	pinAllocator() // see mempin.go
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("create %s: %w", path, err)
@@ -103,7 +109,7 @@ func Open(ctx context.Context, path string, log *slog.Logger) (*DB, error) {
 		w.Close()
 		return nil, err
 	}
-	return &DB{w: w, r: r, log: log, stmts: stmts}, nil
+	return &DB{w: w, r: r, log: log, stmts: stmts, wsql: wsql}, nil
 }
 
 func migrateUp(ctx context.Context, db *bun.DB, dialect string, log *slog.Logger) error {
@@ -158,6 +164,7 @@ func (d *DB) Close() error {
 		return nil
 	}
 	rerr := d.r.Close()
+	rerr = errors.Join(rerr, d.closeRaw())
 	if d.stmts != nil {
 		rerr = errors.Join(rerr, d.stmts.close())
 	}
@@ -168,4 +175,29 @@ func (d *DB) Close() error {
 		return fmt.Errorf("close readers: %w", rerr)
 	}
 	return nil
+}
+
+// closeRaw closes the fast append path's statements on the writer's
+// connection (taken before the statements' mutex, in the order an append
+// takes them).
+func (d *DB) closeRaw() error {
+	ctx := context.Background()
+	conn, err := d.wsql.Conn(ctx)
+	if err != nil {
+		return fmt.Errorf("writer connection: %w", err)
+	}
+	defer conn.Close()
+	d.raw.mu.Lock()
+	defer d.raw.mu.Unlock()
+	if d.raw.st == nil {
+		return nil
+	}
+	return conn.Raw(func(dc any) error {
+		st := d.raw.st
+		d.raw.st = nil
+		if st.conn != dc {
+			return nil // went with the connection they were prepared on
+		}
+		return st.close()
+	})
 }

@@ -29,6 +29,13 @@ func (d *DB) Append(ctx context.Context, sessionID string, expectedHead int64, e
 	// does, and each costs a thread wake-up on the path of every first
 	// token: BenchmarkAppendTurnStart).
 	ctx = context.WithoutCancel(ctx)
+	if d.wsql != nil && fastAppendable(events) {
+		out, err := d.appendFast(ctx, sessionID, expectedHead, events)
+		if err != nil {
+			return nil, fmt.Errorf("append to session %s: %w", sessionID, err)
+		}
+		return out, nil
+	}
 	var out []core.Event
 	err := d.w.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 		var err error

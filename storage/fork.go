@@ -34,7 +34,7 @@ func (d *DB) ForkHistory(ctx context.Context, created core.Event, sourceID strin
 		// The projection rows first (the new seqs are numbered there),
 		// then the events from them: the second statement reads the
 		// fork's own rows, in seq order, and numbers nothing.
-		res, err := tx.ExecContext(ctx, `INSERT INTO messages (session_id, seq, role, payload, active)
+		res, err := tx.ExecContext(ctx, d.insertAll()+` messages (session_id, seq, role, payload, active)
 			SELECT ?, ? + ROW_NUMBER() OVER (ORDER BY seq), role, payload, ?
 			FROM messages WHERE session_id = ? AND active = ? AND seq <= ? ORDER BY seq`,
 			id, out[0].Seq, true, sourceID, true, throughSeq)
@@ -45,7 +45,7 @@ func (d *DB) ForkHistory(ctx context.Context, created core.Event, sourceID strin
 		if err != nil {
 			return fmt.Errorf("copy the messages of %s: %w", sourceID, err)
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO events (session_id, seq, type, payload, at)
+		if _, err := tx.ExecContext(ctx, d.insertAll()+` events (session_id, seq, type, payload, at)
 			SELECT session_id, seq, ?, '{"message":' || payload || '}', ?
 			FROM messages WHERE session_id = ? ORDER BY seq`,
 			string(core.EventMessageImported), at, id); err != nil {
@@ -61,4 +61,15 @@ func (d *DB) ForkHistory(ctx context.Context, created core.Event, sourceID strin
 		return 0, fmt.Errorf("fork session %s: %w", sourceID, err)
 	}
 	return head, nil
+}
+
+// insertAll starts an INSERT … SELECT of many rows. On SQLite it is INSERT
+// OR ROLLBACK (see insertRows): the rows are new, a conflict would be a
+// bug, and without a statement journal SQLite does not copy every page the
+// statement changes before changing it.
+func (d *DB) insertAll() string {
+	if d.pg {
+		return "INSERT INTO"
+	}
+	return "INSERT OR ROLLBACK INTO"
 }

@@ -15,6 +15,10 @@ import (
 // transaction that appends ev, and again, in order, when projections are
 // rebuilt from the log; it must depend on nothing but the event and the
 // projection rows written by earlier events.
+//
+// The common append on SQLite does not call apply (rawappend.go): an event
+// type given a projection here must also be sent to the general path by
+// fastAppendable.
 func apply(ctx context.Context, db bun.IDB, ev core.Event) error {
 	switch ev.Type {
 	case core.EventSessionCreated:

@@ -170,3 +170,37 @@ func profileKernel(ctx context.Context, tb testing.TB, addr, path string, work f
 		}
 	}
 }
+
+// freeLoopbackAddr returns a loopback address with a port free right now.
+func freeLoopbackAddr(tb testing.TB) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// profilePlugin writes what the kernel's plugin process serves on its
+// FOYA_PLUGIN_PPROF address (heap profile, goroutine stacks, runtime
+// memory figures) and its /proc smaps to files named prefix.*.
+func profilePlugin(tb testing.TB, k *kernelProc, addr, prefix string) {
+	for name, path := range map[string]string{
+		"heap": prefix + ".heap", "heap?debug=1": prefix + ".heap.txt", "goroutine?debug=1": prefix + ".goroutines.txt",
+		"../metrics": prefix + ".metrics.txt",
+	} {
+		if err := fetchProfile(addr, name, path); err != nil {
+			tb.Errorf("plugin profile %s: %v", name, err)
+		}
+	}
+	for _, pid := range childPIDs(k.cmd.Process.Pid) {
+		raw, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/smaps")
+		if err == nil {
+			err = os.WriteFile(prefix+".smaps.txt", raw, 0o644)
+		}
+		if err != nil {
+			tb.Errorf("plugin smaps: %v", err)
+		}
+	}
+	tb.Logf("plugin profiles written to %s.*: go tool pprof -sample_index=inuse_space -top %s.heap; plugin figures: %s", prefix, prefix, strings.TrimSpace(readFile(tb, prefix+".metrics.txt")))
+}

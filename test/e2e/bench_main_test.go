@@ -26,6 +26,7 @@ var (
 	coldBinary        = flag.Bool("cold-binary", false, "benchmarks of the foya binary: drop the freshly built binary from the page cache before starting the kernel, so that it is read from disk like an installed binary after a reboot (the linker's writes leave it cached in large folios, which every process maps whole)")
 	benchTelemetry    = flag.String("telemetry", "", "the delta-path benchmarks: the kernel's telemetry: off (--no-metrics: nothing installed), otlp (spans and metrics exported over OTLP/HTTP to a local receiver, docs/telemetry.md), or empty (the default: metrics on /metrics, no export)")
 	kernelHeapProfile = flag.String("kernel-heapprofile", "", "BenchmarkDeltaPathHundred: write a heap profile of the kernel process (through serve --pprof), taken while 100 sessions stream, to this file")
+	pluginProfile     = flag.String("plugin-profile", "", "BenchmarkDeltaPathHundred: write profiles of the provider plugin process (through FOYA_PLUGIN_PPROF), taken while 100 sessions stream, to files with this prefix: .heap, .goroutines.txt, .metrics.txt, .smaps.txt")
 )
 
 // The delta-path benchmarks run the real `foya serve` binary with its
@@ -229,6 +230,11 @@ func BenchmarkDeltaPathHundred(b *testing.B) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	prov := newBenchProvider(b, chunks, 5*time.Millisecond, true)
+	var pluginPprof string
+	if *pluginProfile != "" {
+		pluginPprof = freeLoopbackAddr(b)
+		b.Setenv("FOYA_PLUGIN_PPROF", pluginPprof) // the kernel passes it on to its built-in plugins
+	}
 	k, pprofAddr := startBenchKernel(b)
 	// Started and idle: 7 s after start, no client, no connection (the
 	// built-in plugins start at their first call: none runs).
@@ -353,6 +359,17 @@ func BenchmarkDeltaPathHundred(b *testing.B) {
 		}()
 		round()
 		<-heapDone
+		delays, lost = nil, 0
+	}
+	if pluginPprof != "" {
+		profiled := make(chan struct{})
+		go func() {
+			defer close(profiled)
+			time.Sleep(chunks * 5 * time.Millisecond / 2) // halfway through the streams
+			profilePlugin(b, k, pluginPprof, *pluginProfile)
+		}()
+		round()
+		<-profiled
 		delays, lost = nil, 0
 	}
 	b.ResetTimer()

@@ -1,0 +1,123 @@
+package serve
+
+import (
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/pprof"
+	"os"
+	"runtime"
+	"runtime/metrics"
+	"strings"
+	"time"
+
+	"github.com/foya-dev/foya/plugins/internal/pluginenv"
+)
+
+// ProfileEnv, set to a loopback address (127.0.0.1:6061, or port 0 for any
+// free port), makes a built-in plugin process serve net/http/pprof there
+// (/debug/pprof/heap, /debug/pprof/goroutine?debug=1, …) and log its
+// address and, every second while any goroutine beyond the idle ones runs,
+// its memory figures (runtime/metrics: heap live and in use, stacks,
+// goroutines) to stderr, which the kernel re-emits. For measuring a
+// plugin's memory (docs/performance.md); the kernel passes it through from
+// its own environment. Nothing listens without it.
+const ProfileEnv = pluginenv.Profile
+
+func startProfiling() {
+	addr := os.Getenv(ProfileEnv)
+	if addr == "" {
+		return
+	}
+	// Sample every 4 KiB allocated rather than every 512 KiB: a plugin's
+	// heap is a few MB, too few samples at the default rate.
+	runtime.MemProfileRate = 4 << 10
+	if err := serveProfiles(addr); err != nil {
+		fmt.Fprintf(os.Stderr, "%s: %v\n", ProfileEnv, err)
+	}
+}
+
+func serveProfiles(addr string) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return err
+	}
+	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+		return fmt.Errorf("%s is not a loopback address", addr)
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	mux.HandleFunc("/debug/metrics", func(w http.ResponseWriter, _ *http.Request) {
+		fmt.Fprintln(w, memFigures())
+	})
+	// go-plugin swaps os.Stderr while serving: keep the process's own.
+	stderr := os.Stderr
+	fmt.Fprintf(stderr, "%s: pid %d serves pprof on http://%s/debug/pprof/\n", ProfileEnv, os.Getpid(), ln.Addr())
+	go func() { _ = http.Serve(ln, mux) }()
+	go logMemFigures(stderr)
+	return nil
+}
+
+// logMemFigures writes memFigures to stderr every second while the
+// process has more goroutines than at rest.
+func logMemFigures(stderr *os.File) {
+	rest := runtime.NumGoroutine()
+	for range time.Tick(time.Second) {
+		if runtime.NumGoroutine() > rest+2 {
+			fmt.Fprintf(stderr, "%s: %s\n", ProfileEnv, memFigures())
+		}
+	}
+}
+
+var figureNames = []string{
+	"/gc/heap/live:bytes",
+	"/gc/heap/goal:bytes",
+	"/gc/stack/starting-size:bytes",
+	"/memory/classes/heap/objects:bytes",
+	"/memory/classes/heap/unused:bytes",
+	"/memory/classes/heap/free:bytes",
+	"/memory/classes/heap/released:bytes",
+	"/memory/classes/heap/stacks:bytes",
+	"/memory/classes/os-stacks:bytes",
+	"/memory/classes/metadata/other:bytes",
+	"/memory/classes/metadata/mspan/inuse:bytes",
+	"/memory/classes/metadata/mcache/inuse:bytes",
+	"/memory/classes/profiling/buckets:bytes",
+	"/memory/classes/other:bytes",
+	"/memory/classes/total:bytes",
+	"/gc/gogc:percent",
+	"/gc/gomemlimit:bytes",
+	"/gc/cycles/total:gc-cycles",
+	"/sched/goroutines:goroutines",
+}
+
+// memFigures is one line of the runtime's memory figures.
+func memFigures() string {
+	s := make([]metrics.Sample, len(figureNames))
+	for i, n := range figureNames {
+		s[i].Name = n
+	}
+	metrics.Read(s)
+	var b strings.Builder
+	for _, m := range s {
+		name := strings.TrimPrefix(strings.TrimPrefix(m.Name, "/memory/classes"), "/")
+		if m.Value.Kind() != metrics.KindUint64 {
+			continue
+		}
+		v := m.Value.Uint64()
+		if strings.HasSuffix(name, ":bytes") && v < 1<<62 {
+			fmt.Fprintf(&b, "%s=%.2fMB ", strings.TrimSuffix(name, ":bytes"), float64(v)/(1<<20))
+		} else {
+			fmt.Fprintf(&b, "%s=%d ", name, v)
+		}
+	}
+	return strings.TrimSpace(b.String())
+}

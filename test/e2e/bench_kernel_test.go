@@ -183,8 +183,22 @@ func freeLoopbackAddr(tb testing.TB) string {
 
 // profilePlugin writes what the kernel's plugin process serves on its
 // FOYA_PLUGIN_PPROF address (heap profile, goroutine stacks, runtime
-// memory figures) and its /proc smaps to files named prefix.*.
-func profilePlugin(tb testing.TB, k *kernelProc, addr, prefix string) {
+// memory figures) and its /proc smaps to files named prefix.*, once the
+// plugin runs at least goroutines goroutines (every stream in progress) or
+// after wait.
+func profilePlugin(tb testing.TB, k *kernelProc, addr, prefix string, goroutines int, wait time.Duration) {
+	for deadline := time.Now().Add(wait); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		resp, err := http.Get("http://" + addr + "/debug/metrics")
+		if err != nil {
+			continue
+		}
+		raw, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		_, after, _ := strings.Cut(string(raw), "goroutines:goroutines=")
+		if n, _ := strconv.Atoi(strings.TrimSpace(after)); n >= goroutines {
+			break
+		}
+	}
 	for name, path := range map[string]string{
 		"heap": prefix + ".heap", "heap?debug=1": prefix + ".heap.txt", "goroutine?debug=1": prefix + ".goroutines.txt",
 		"../metrics": prefix + ".metrics.txt",

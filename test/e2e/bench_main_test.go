@@ -365,8 +365,7 @@ func BenchmarkDeltaPathHundred(b *testing.B) {
 		profiled := make(chan struct{})
 		go func() {
 			defer close(profiled)
-			time.Sleep(chunks * 5 * time.Millisecond / 2) // halfway through the streams
-			profilePlugin(b, k, pluginPprof, *pluginProfile)
+			profilePlugin(b, k, pluginPprof, *pluginProfile, 3*sessions, chunks*5*time.Millisecond)
 		}()
 		round()
 		<-profiled

@@ -199,14 +199,7 @@ func profilePlugin(tb testing.TB, k *kernelProc, addr, prefix string, goroutines
 			break
 		}
 	}
-	for name, path := range map[string]string{
-		"heap": prefix + ".heap", "heap?debug=1": prefix + ".heap.txt", "goroutine?debug=1": prefix + ".goroutines.txt",
-		"../metrics": prefix + ".metrics.txt",
-	} {
-		if err := fetchProfile(addr, name, path); err != nil {
-			tb.Errorf("plugin profile %s: %v", name, err)
-		}
-	}
+	// smaps first: taking a profile touches pages of the executable.
 	for _, pid := range childPIDs(k.cmd.Process.Pid) {
 		raw, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/smaps")
 		if err == nil {
@@ -214,6 +207,14 @@ func profilePlugin(tb testing.TB, k *kernelProc, addr, prefix string, goroutines
 		}
 		if err != nil {
 			tb.Errorf("plugin smaps: %v", err)
+		}
+	}
+	for name, path := range map[string]string{
+		"heap": prefix + ".heap", "heap?debug=1": prefix + ".heap.txt", "goroutine?debug=1": prefix + ".goroutines.txt",
+		"../metrics": prefix + ".metrics.txt",
+	} {
+		if err := fetchProfile(addr, name, path); err != nil {
+			tb.Errorf("plugin profile %s: %v", name, err)
 		}
 	}
 	tb.Logf("plugin profiles written to %s.*: go tool pprof -sample_index=inuse_space -top %s.heap; plugin figures: %s", prefix, prefix, strings.TrimSpace(readFile(tb, prefix+".metrics.txt")))

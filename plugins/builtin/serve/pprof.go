@@ -4,10 +4,11 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"net/http/pprof"
 	"os"
 	"runtime"
 	"runtime/metrics"
+	"runtime/pprof"
+	"strconv"
 	"strings"
 	"time"
 
@@ -15,8 +16,9 @@ import (
 )
 
 // ProfileEnv, set to a loopback address (127.0.0.1:6061, or port 0 for any
-// free port), makes a built-in plugin process serve net/http/pprof there
-// (/debug/pprof/heap, /debug/pprof/goroutine?debug=1, …) and log its
+// free port), makes a built-in plugin process serve its profiles there
+// (/debug/pprof/heap, /debug/pprof/goroutine?debug=1: runtime/pprof's
+// profiles by name; /debug/metrics: the figures below) and log its
 // address and, every second while any goroutine beyond the idle ones runs,
 // its memory figures (runtime/metrics: heap live and in use, stacks,
 // goroutines) to stderr, which the kernel re-emits. For measuring a
@@ -49,12 +51,26 @@ func serveProfiles(addr string) error {
 	if err != nil {
 		return err
 	}
+	// runtime/pprof's profiles by name, as net/http/pprof serves them
+	// (which would link html/template and more into every plugin).
 	mux := http.NewServeMux()
-	mux.HandleFunc("/debug/pprof/", pprof.Index)
-	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
-	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
-	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
-	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	mux.HandleFunc("/debug/pprof/{name}", func(w http.ResponseWriter, r *http.Request) {
+		p := pprof.Lookup(r.PathValue("name"))
+		if p == nil {
+			http.Error(w, "no such profile", http.StatusNotFound)
+			return
+		}
+		if r.FormValue("gc") != "" {
+			runtime.GC()
+		}
+		debug, _ := strconv.Atoi(r.FormValue("debug"))
+		if debug == 0 {
+			w.Header().Set("Content-Type", "application/octet-stream")
+		} else {
+			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		}
+		_ = p.WriteTo(w, debug)
+	})
 	mux.HandleFunc("/debug/metrics", func(w http.ResponseWriter, _ *http.Request) {
 		fmt.Fprintln(w, memFigures())
 	})

@@ -63,17 +63,7 @@ type Provider struct {
 
 // New returns a Provider.
 func New(cfg Config) *Provider {
-	p := &Provider{http: cfg.HTTPClient, log: cfg.Logger}
-	if p.http == nil {
-		// Keep connections to the endpoint open for the next request: the
-		// default keeps only 2 idle per host, so concurrent sessions would
-		// dial (and for HTTPS, handshake) again before their first token.
-		t := http.DefaultTransport.(*http.Transport).Clone()
-		t.MaxIdleConnsPerHost = 64
-		p.http = &http.Client{Transport: t}
-	}
-	p.log = httpwire.Logger(p.log)
-	return p
+	return &Provider{http: httpwire.Client(cfg.HTTPClient), log: httpwire.Logger(cfg.Logger)}
 }
 
 // Describe declares the optional capabilities (PRV-7). Web search is

@@ -22,12 +22,27 @@ import (
 )
 
 // Client returns c, or a client without an overall timeout when c is nil
-// (streams are long; cancellation comes from ctx).
+// (streams are long; cancellation comes from ctx), with its own Transport.
 func Client(c *http.Client) *http.Client {
 	if c == nil {
-		return &http.Client{}
+		return &http.Client{Transport: Transport()}
 	}
 	return c
+}
+
+// Transport is the HTTP transport of a built-in provider: net/http's
+// default, keeping more connections to the endpoint open for the next
+// request (the default keeps 2 idle per host, so concurrent sessions would
+// dial, and for HTTPS handshake, again before their first token), with a
+// smaller write buffer per connection: it holds the request line and
+// headers, the body goes on to the connection past it, and every
+// HTTP/1.1 connection keeps it for as long as it is open (net/http's
+// default is 4 KiB).
+func Transport() *http.Transport {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.MaxIdleConnsPerHost = 64
+	t.WriteBufferSize = 1 << 10
+	return t
 }
 
 // Logger returns l, or a logger that discards everything when l is nil.
@@ -210,11 +225,11 @@ func ReadEvents(ctx context.Context, body io.Reader, done func() bool, handle fu
 }
 
 // The read buffer of a stream (LineReader): it starts at InitialReadBuffer
-// — the read buffer net/http gives an HTTP/1.1 connection, and what one
-// read of a chunked body returns at most — and grows, while the service
-// sends faster than the plugin reads, up to MaxReadBuffer.
+// — a few lines of a stream that sends a chunk at a time (100–400 bytes
+// each) — and grows, while the service sends faster than the plugin reads
+// (a read fills it), up to MaxReadBuffer.
 const (
-	InitialReadBuffer = 4 << 10
+	InitialReadBuffer = 1 << 10
 	MaxReadBuffer     = 64 << 10
 )
 

@@ -30,7 +30,9 @@ func (k *kernelProc) chatSession2(tb testing.TB) string {
 // breakdown for the log.
 type memUse struct {
 	rss, pss int64
-	detail   string
+	// the children's (the plugins') sums
+	childRSS, childPSS, childAnon int64
+	detail                        string
 }
 
 func processMem(pid int) memUse {
@@ -58,6 +60,11 @@ func processMem(pid int) memUse {
 		}
 		m.rss += rss
 		m.pss += pss
+		if p != pid {
+			m.childRSS += rss
+			m.childPSS += pss
+			m.childAnon += anon
+		}
 		cmd, _ := os.ReadFile("/proc/" + strconv.Itoa(p) + "/cmdline")
 		argv := strings.Fields(strings.ReplaceAll(string(cmd), "\x00", " "))
 		name := ""
@@ -218,4 +225,24 @@ func profilePlugin(tb testing.TB, k *kernelProc, addr, prefix string, goroutines
 		}
 	}
 	tb.Logf("plugin profiles written to %s.*: go tool pprof -sample_index=inuse_space -top %s.heap; plugin figures: %s", prefix, prefix, strings.TrimSpace(readFile(tb, prefix+".metrics.txt")))
+}
+
+// childrenCPU is the CPU time (user + system) the direct children of pid
+// (the plugin processes) have used so far.
+func childrenCPU(pid int) time.Duration {
+	var ticks int64
+	for _, p := range childPIDs(pid) {
+		stat, err := os.ReadFile("/proc/" + strconv.Itoa(p) + "/stat")
+		if err != nil {
+			continue
+		}
+		s := string(stat)
+		f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+		if len(f) > 12 { // state is field 3 of stat; utime and stime 14 and 15
+			u, _ := strconv.ParseInt(f[11], 10, 64)
+			st, _ := strconv.ParseInt(f[12], 10, 64)
+			ticks += u + st
+		}
+	}
+	return time.Duration(ticks) * time.Second / 100 // USER_HZ
 }

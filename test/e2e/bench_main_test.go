@@ -274,6 +274,7 @@ func BenchmarkDeltaPathHundred(b *testing.B) {
 	}
 
 	var peak, peakPSS atomic.Int64
+	var pluginRSS, pluginPSS, pluginAnon atomic.Int64 // each the plugins' own peak
 	var peakDetail atomic.Value
 	stop := make(chan struct{})
 	sampled := make(chan struct{})
@@ -287,6 +288,14 @@ func BenchmarkDeltaPathHundred(b *testing.B) {
 			}
 			if m.pss > peakPSS.Load() {
 				peakPSS.Store(m.pss)
+			}
+			for _, p := range []struct {
+				v   *atomic.Int64
+				now int64
+			}{{&pluginRSS, m.childRSS}, {&pluginPSS, m.childPSS}, {&pluginAnon, m.childAnon}} {
+				if p.now > p.v.Load() {
+					p.v.Store(p.now)
+				}
 			}
 			select {
 			case <-stop:
@@ -371,11 +380,13 @@ func BenchmarkDeltaPathHundred(b *testing.B) {
 		<-profiled
 		delays, lost = nil, 0
 	}
+	cpu0 := childrenCPU(k.cmd.Process.Pid)
 	b.ResetTimer()
 	for range b.N {
 		round()
 	}
 	b.StopTimer()
+	pluginCPU := childrenCPU(k.cmd.Process.Pid) - cpu0
 	close(stop)
 	<-sampled
 	slices.Sort(delays)
@@ -393,6 +404,12 @@ func BenchmarkDeltaPathHundred(b *testing.B) {
 	b.ReportMetric(float64(stopped.rss)/(1<<20), "idle-stop-rss-MB")
 	b.ReportMetric(float64(stopped.pss)/(1<<20), "idle-stop-pss-MB")
 	b.ReportMetric(float64(peakPSS.Load())/(1<<20), "peak-pss-MB")
+	// The plugin processes alone, each figure at its own peak, and the CPU
+	// time they used for the measured rounds.
+	b.ReportMetric(float64(pluginRSS.Load())/(1<<20), "plugin-peak-rss-MB")
+	b.ReportMetric(float64(pluginPSS.Load())/(1<<20), "plugin-peak-pss-MB")
+	b.ReportMetric(float64(pluginAnon.Load())/(1<<20), "plugin-peak-anon-MB")
+	b.ReportMetric(float64(pluginCPU.Milliseconds())/float64(b.N), "plugin-cpu-ms/op")
 	if d, ok := peakDetail.Load().(string); ok {
 		b.Logf("at peak RSS:%s", d)
 	}

@@ -34,22 +34,30 @@ func startProfiling() {
 	// Sample every 4 KiB allocated rather than every 512 KiB: a plugin's
 	// heap is a few MB, too few samples at the default rate.
 	runtime.MemProfileRate = 4 << 10
-	if err := serveProfiles(addr); err != nil {
-		fmt.Fprintf(os.Stderr, "%s: %v\n", ProfileEnv, err)
+	// go-plugin swaps os.Stderr while serving: keep the process's own.
+	stderr := os.Stderr
+	ln, err := serveProfiles(addr)
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", ProfileEnv, err)
+		return
 	}
+	fmt.Fprintf(stderr, "%s: pid %d serves pprof on http://%s/debug/pprof/\n", ProfileEnv, os.Getpid(), ln.Addr())
+	go logMemFigures(stderr)
 }
 
-func serveProfiles(addr string) error {
+// serveProfiles serves the profiles and figures on addr, a loopback
+// address, until the process exits.
+func serveProfiles(addr string) (net.Listener, error) {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
-		return fmt.Errorf("%s is not a loopback address", addr)
+		return nil, fmt.Errorf("%s is not a loopback address", addr)
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	// runtime/pprof's profiles by name, as net/http/pprof serves them
 	// (which would link html/template and more into every plugin).
@@ -74,12 +82,8 @@ func serveProfiles(addr string) error {
 	mux.HandleFunc("/debug/metrics", func(w http.ResponseWriter, _ *http.Request) {
 		fmt.Fprintln(w, memFigures())
 	})
-	// go-plugin swaps os.Stderr while serving: keep the process's own.
-	stderr := os.Stderr
-	fmt.Fprintf(stderr, "%s: pid %d serves pprof on http://%s/debug/pprof/\n", ProfileEnv, os.Getpid(), ln.Addr())
 	go func() { _ = http.Serve(ln, mux) }()
-	go logMemFigures(stderr)
-	return nil
+	return ln, nil
 }
 
 // logMemFigures writes memFigures to stderr every second while the

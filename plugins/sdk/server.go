@@ -129,13 +129,17 @@ func (s *sender) Refusal(text string) error {
 func (s *providerServer) Stream(req *foyav1.StreamRequest, srv foyav1.Provider_StreamServer) error {
 	ctx := srv.Context()
 	out := &sender{srv: srv}
+	// req is not used after the call: the history it carries (and the
+	// provider's copy of it) can go once the provider sent its request,
+	// rather than stay for as long as the reply streams.
+	model := req.GetRequest().GetModel()
 	reason, err := s.p.Stream(ctx, endpointFromProto(req.GetEndpoint()), requestFromProto(req.GetRequest()), out)
 	if ctx.Err() != nil {
 		return status.FromContextError(ctx.Err()).Err()
 	}
 	if err != nil {
 		pe := asError(err)
-		s.log.Warn("stream failed", "model", req.GetRequest().GetModel(), "category", string(pe.Category), "status", pe.StatusCode)
+		s.log.Warn("stream failed", "model", model, "category", string(pe.Category), "status", pe.StatusCode)
 		return out.send(&foyav1.StreamEvent{Event: &foyav1.StreamEvent_Error{Error: errorToProto(pe)}})
 	}
 	out.mu.Lock()

@@ -12,7 +12,6 @@
 package openai
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -64,17 +63,7 @@ type Provider struct {
 
 // New returns a Provider.
 func New(cfg Config) *Provider {
-	p := &Provider{http: cfg.HTTPClient, log: cfg.Logger}
-	if p.http == nil {
-		// Keep connections to the endpoint open for the next request: the
-		// default keeps only 2 idle per host, so concurrent sessions would
-		// dial (and for HTTPS, handshake) again before their first token.
-		t := http.DefaultTransport.(*http.Transport).Clone()
-		t.MaxIdleConnsPerHost = 64
-		p.http = &http.Client{Transport: t}
-	}
-	p.log = httpwire.Logger(p.log)
-	return p
+	return &Provider{http: httpwire.Client(cfg.HTTPClient), log: httpwire.Logger(cfg.Logger)}
 }
 
 // Describe declares the optional capabilities (PRV-7). Web search is
@@ -97,15 +86,14 @@ func baseURL(ep sdk.Endpoint) string {
 // do sends one request and returns the response when the status is 2xx;
 // otherwise a classified error.
 func (p *Provider) do(ctx context.Context, ep sdk.Endpoint, method, path string, body any) (*http.Response, error) {
-	var rd io.Reader
+	var b []byte
 	if body != nil {
-		b, err := json.Marshal(body)
-		if err != nil {
+		var err error
+		if b, err = json.Marshal(body); err != nil {
 			return nil, fmt.Errorf("encode request: %w", err)
 		}
-		rd = bytes.NewReader(b)
 	}
-	req, err := http.NewRequestWithContext(ctx, method, baseURL(ep)+path, rd)
+	req, rb, err := httpwire.NewRequest(ctx, method, baseURL(ep)+path, b)
 	if err != nil {
 		return nil, &sdk.Error{Category: sdk.CategoryBadRequest, Message: "build request: " + err.Error()}
 	}
@@ -119,6 +107,7 @@ func (p *Provider) do(ctx context.Context, ep sdk.Endpoint, method, path string,
 		req.Header.Set(sdk.TraceparentKey, tp) // the kernel's trace goes on to the provider
 	}
 	resp, err := p.http.Do(req)
+	rb.Release() // a stream does not hold its request while it is read
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
@@ -223,24 +212,24 @@ var errStop = fmt.Errorf("stop")
 // maxSSELine bounds one line of a stream.
 const maxSSELine = 8 << 20
 
-// sseReadBuffer is the read buffer of one stream: what one read takes from
-// the network at most, so also the largest burst of chunks merged into one
-// message (~100 typical chunk lines). Every stream in progress holds one;
-// longer lines are assembled across reads (readLine).
+// sseReadBuffer is the largest read buffer of one stream: what one read
+// takes from the network at most, so also the largest burst of chunks
+// merged into one message (~100 typical chunk lines). Every stream in
+// progress holds one, which starts at httpwire.InitialReadBuffer and grows
+// only while reads fill it (httpwire.LineReader); longer lines are
+// assembled across reads.
 const sseReadBuffer = 16 << 10
 
 // readSSE calls fn with the data of each Server-Sent Event of body. Before
 // every read that would block (no complete line is buffered), it calls
 // idle, when not nil: what was decoded so far can go out then.
 func readSSE(body io.Reader, idle func() error, fn func(data []byte) error) error {
-	br := bufio.NewReaderSize(body, sseReadBuffer)
+	br := httpwire.NewLineReader(body, httpwire.InitialReadBuffer, sseReadBuffer)
 	var data, line []byte
 	for {
-		if idle != nil {
-			if buf, _ := br.Peek(br.Buffered()); bytes.IndexByte(buf, '\n') < 0 {
-				if err := idle(); err != nil {
-					return err
-				}
+		if idle != nil && !br.LineBuffered() {
+			if err := idle(); err != nil {
+				return err
 			}
 		}
 		var err error
@@ -287,19 +276,13 @@ func readSSE(body io.Reader, idle func() error, fn func(data []byte) error) erro
 // readLine appends the next line of br to buf, without its line ending.
 // At the end of the input it returns the last, unterminated line (if any)
 // with io.EOF.
-func readLine(br *bufio.Reader, buf []byte) ([]byte, error) {
-	for {
-		frag, err := br.ReadSlice('\n')
-		buf = append(buf, frag...)
-		if err == bufio.ErrBufferFull {
-			if len(buf) > maxSSELine {
-				return nil, fmt.Errorf("a stream line is longer than %d bytes", maxSSELine)
-			}
-			continue
-		}
-		buf = bytes.TrimSuffix(bytes.TrimSuffix(buf, []byte("\n")), []byte("\r"))
-		return buf, err
+func readLine(br *httpwire.LineReader, buf []byte) ([]byte, error) {
+	buf, err := br.ReadLine(buf, maxSSELine)
+	if err == httpwire.ErrLineTooLong {
+		return nil, fmt.Errorf("a stream line is longer than %d bytes", maxSSELine)
 	}
+	buf = bytes.TrimSuffix(bytes.TrimSuffix(buf, []byte("\n")), []byte("\r"))
+	return buf, err
 }
 
 // batcher is the StreamSender Stream writes through: consecutive text (or

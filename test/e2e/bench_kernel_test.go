@@ -30,7 +30,9 @@ func (k *kernelProc) chatSession2(tb testing.TB) string {
 // breakdown for the log.
 type memUse struct {
 	rss, pss int64
-	detail   string
+	// the children's (the plugins') sums
+	childRSS, childPSS, childAnon int64
+	detail                        string
 }
 
 func processMem(pid int) memUse {
@@ -58,6 +60,11 @@ func processMem(pid int) memUse {
 		}
 		m.rss += rss
 		m.pss += pss
+		if p != pid {
+			m.childRSS += rss
+			m.childPSS += pss
+			m.childAnon += anon
+		}
 		cmd, _ := os.ReadFile("/proc/" + strconv.Itoa(p) + "/cmdline")
 		argv := strings.Fields(strings.ReplaceAll(string(cmd), "\x00", " "))
 		name := ""
@@ -169,4 +176,73 @@ func profileKernel(ctx context.Context, tb testing.TB, addr, path string, work f
 			work()
 		}
 	}
+}
+
+// freeLoopbackAddr returns a loopback address with a port free right now.
+func freeLoopbackAddr(tb testing.TB) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// profilePlugin writes what the kernel's plugin process serves on its
+// FOYA_PLUGIN_PPROF address (heap profile, goroutine stacks, runtime
+// memory figures) and its /proc smaps to files named prefix.*, once the
+// plugin runs at least goroutines goroutines (every stream in progress) or
+// after wait.
+func profilePlugin(tb testing.TB, k *kernelProc, addr, prefix string, goroutines int, wait time.Duration) {
+	for deadline := time.Now().Add(wait); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		resp, err := http.Get("http://" + addr + "/debug/metrics")
+		if err != nil {
+			continue
+		}
+		raw, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		_, after, _ := strings.Cut(string(raw), "goroutines:goroutines=")
+		if n, _ := strconv.Atoi(strings.TrimSpace(after)); n >= goroutines {
+			break
+		}
+	}
+	// smaps first: taking a profile touches pages of the executable.
+	for _, pid := range childPIDs(k.cmd.Process.Pid) {
+		raw, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/smaps")
+		if err == nil {
+			err = os.WriteFile(prefix+".smaps.txt", raw, 0o644)
+		}
+		if err != nil {
+			tb.Errorf("plugin smaps: %v", err)
+		}
+	}
+	for name, path := range map[string]string{
+		"heap": prefix + ".heap", "heap?debug=1": prefix + ".heap.txt", "goroutine?debug=1": prefix + ".goroutines.txt",
+		"../metrics": prefix + ".metrics.txt",
+	} {
+		if err := fetchProfile(addr, name, path); err != nil {
+			tb.Errorf("plugin profile %s: %v", name, err)
+		}
+	}
+	tb.Logf("plugin profiles written to %s.*: go tool pprof -sample_index=inuse_space -top %s.heap; plugin figures: %s", prefix, prefix, strings.TrimSpace(readFile(tb, prefix+".metrics.txt")))
+}
+
+// childrenCPU is the CPU time (user + system) the direct children of pid
+// (the plugin processes) have used so far.
+func childrenCPU(pid int) time.Duration {
+	var ticks int64
+	for _, p := range childPIDs(pid) {
+		stat, err := os.ReadFile("/proc/" + strconv.Itoa(p) + "/stat")
+		if err != nil {
+			continue
+		}
+		s := string(stat)
+		f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+		if len(f) > 12 { // state is field 3 of stat; utime and stime 14 and 15
+			u, _ := strconv.ParseInt(f[11], 10, 64)
+			st, _ := strconv.ParseInt(f[12], 10, 64)
+			ticks += u + st
+		}
+	}
+	return time.Duration(ticks) * time.Second / 100 // USER_HZ
 }

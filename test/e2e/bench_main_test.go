@@ -26,6 +26,7 @@ var (
 	coldBinary        = flag.Bool("cold-binary", false, "benchmarks of the foya binary: drop the freshly built binary from the page cache before starting the kernel, so that it is read from disk like an installed binary after a reboot (the linker's writes leave it cached in large folios, which every process maps whole)")
 	benchTelemetry    = flag.String("telemetry", "", "the delta-path benchmarks: the kernel's telemetry: off (--no-metrics: nothing installed), otlp (spans and metrics exported over OTLP/HTTP to a local receiver, docs/telemetry.md), or empty (the default: metrics on /metrics, no export)")
 	kernelHeapProfile = flag.String("kernel-heapprofile", "", "BenchmarkDeltaPathHundred: write a heap profile of the kernel process (through serve --pprof), taken while 100 sessions stream, to this file")
+	pluginProfile     = flag.String("plugin-profile", "", "BenchmarkDeltaPathHundred: write profiles of the provider plugin process (through FOYA_PLUGIN_PPROF), taken while 100 sessions stream, to files with this prefix: .heap, .goroutines.txt, .metrics.txt, .smaps.txt")
 )
 
 // The delta-path benchmarks run the real `foya serve` binary with its
@@ -229,6 +230,11 @@ func BenchmarkDeltaPathHundred(b *testing.B) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	prov := newBenchProvider(b, chunks, 5*time.Millisecond, true)
+	var pluginPprof string
+	if *pluginProfile != "" {
+		pluginPprof = freeLoopbackAddr(b)
+		b.Setenv("FOYA_PLUGIN_PPROF", pluginPprof) // the kernel passes it on to its built-in plugins
+	}
 	k, pprofAddr := startBenchKernel(b)
 	// Started and idle: 7 s after start, no client, no connection (the
 	// built-in plugins start at their first call: none runs).
@@ -268,6 +274,7 @@ func BenchmarkDeltaPathHundred(b *testing.B) {
 	}
 
 	var peak, peakPSS atomic.Int64
+	var pluginRSS, pluginPSS, pluginAnon atomic.Int64 // each the plugins' own peak
 	var peakDetail atomic.Value
 	stop := make(chan struct{})
 	sampled := make(chan struct{})
@@ -281,6 +288,14 @@ func BenchmarkDeltaPathHundred(b *testing.B) {
 			}
 			if m.pss > peakPSS.Load() {
 				peakPSS.Store(m.pss)
+			}
+			for _, p := range []struct {
+				v   *atomic.Int64
+				now int64
+			}{{&pluginRSS, m.childRSS}, {&pluginPSS, m.childPSS}, {&pluginAnon, m.childAnon}} {
+				if p.now > p.v.Load() {
+					p.v.Store(p.now)
+				}
 			}
 			select {
 			case <-stop:
@@ -362,11 +377,23 @@ func BenchmarkDeltaPathHundred(b *testing.B) {
 		<-heapDone
 		delays, lost = nil, 0
 	}
+	if pluginPprof != "" {
+		profiled := make(chan struct{})
+		go func() {
+			defer close(profiled)
+			profilePlugin(b, k, pluginPprof, *pluginProfile, 3*sessions, chunks*5*time.Millisecond)
+		}()
+		round()
+		<-profiled
+		delays, lost = nil, 0
+	}
+	cpu0 := childrenCPU(k.cmd.Process.Pid)
 	b.ResetTimer()
 	for range b.N {
 		round()
 	}
 	b.StopTimer()
+	pluginCPU := childrenCPU(k.cmd.Process.Pid) - cpu0
 	close(stop)
 	<-sampled
 	slices.Sort(delays)
@@ -384,6 +411,12 @@ func BenchmarkDeltaPathHundred(b *testing.B) {
 	b.ReportMetric(float64(stopped.rss)/(1<<20), "idle-stop-rss-MB")
 	b.ReportMetric(float64(stopped.pss)/(1<<20), "idle-stop-pss-MB")
 	b.ReportMetric(float64(peakPSS.Load())/(1<<20), "peak-pss-MB")
+	// The plugin processes alone, each figure at its own peak, and the CPU
+	// time they used for the measured rounds.
+	b.ReportMetric(float64(pluginRSS.Load())/(1<<20), "plugin-peak-rss-MB")
+	b.ReportMetric(float64(pluginPSS.Load())/(1<<20), "plugin-peak-pss-MB")
+	b.ReportMetric(float64(pluginAnon.Load())/(1<<20), "plugin-peak-anon-MB")
+	b.ReportMetric(float64(pluginCPU.Milliseconds())/float64(b.N), "plugin-cpu-ms/op")
 	if d, ok := peakDetail.Load().(string); ok {
 		b.Logf("at peak RSS:%s", d)
 	}

@@ -21,6 +21,7 @@ type Func func(onIdle func()) error
 // a small process and hands an idle plugin's memory back.
 func Run(serve Func) error {
 	tuneGC()
+	startProfiling()
 	if os.Getenv(pluginenv.Restart) != "" {
 		// Package initialisation touched code and data all over the binary
 		// that serving never runs again. A plugin started again for a call

@@ -10,4 +10,8 @@ const (
 	// NoTrim ("1") keeps an idle built-in plugin's memory mapped (for
 	// measuring); the host passes it through from its own environment.
 	NoTrim = "FOYA_PLUGIN_NO_TRIM"
+	// Profile (a loopback address) makes a built-in plugin serve
+	// net/http/pprof there and log its memory figures; the host passes it
+	// through from its own environment (plugins/builtin/serve).
+	Profile = "FOYA_PLUGIN_PPROF"
 )

@@ -6,7 +6,6 @@
 package httpwire
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -23,12 +22,27 @@ import (
 )
 
 // Client returns c, or a client without an overall timeout when c is nil
-// (streams are long; cancellation comes from ctx).
+// (streams are long; cancellation comes from ctx), with its own Transport.
 func Client(c *http.Client) *http.Client {
 	if c == nil {
-		return &http.Client{}
+		return &http.Client{Transport: Transport()}
 	}
 	return c
+}
+
+// Transport is the HTTP transport of a built-in provider: net/http's
+// default, keeping more connections to the endpoint open for the next
+// request (the default keeps 2 idle per host, so concurrent sessions would
+// dial, and for HTTPS handshake, again before their first token), with a
+// smaller write buffer per connection: it holds the request line and
+// headers, the body goes on to the connection past it, and every
+// HTTP/1.1 connection keeps it for as long as it is open (net/http's
+// default is 4 KiB).
+func Transport() *http.Transport {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.MaxIdleConnsPerHost = 64
+	t.WriteBufferSize = 1 << 10
+	return t
 }
 
 // Logger returns l, or a logger that discards everything when l is nil.
@@ -61,7 +75,7 @@ type Classifier func(status int, header http.Header, body []byte) *sdk.Error
 // Do sends r and returns the response when the status is 2xx; otherwise a
 // classified error, or ctx's error when the call was cancelled.
 func Do(ctx context.Context, client *http.Client, r Request, classify Classifier) (*http.Response, error) {
-	var rd io.Reader
+	var body []byte
 	if r.Body != nil {
 		var buf bytes.Buffer
 		enc := json.NewEncoder(&buf)
@@ -69,9 +83,9 @@ func Do(ctx context.Context, client *http.Client, r Request, classify Classifier
 		if err := enc.Encode(r.Body); err != nil {
 			return nil, fmt.Errorf("encode request: %w", err)
 		}
-		rd = &buf
+		body = buf.Bytes()
 	}
-	req, err := http.NewRequestWithContext(ctx, r.Method, r.URL, rd)
+	req, rb, err := NewRequest(ctx, r.Method, r.URL, body)
 	if err != nil {
 		return nil, &sdk.Error{Category: sdk.CategoryBadRequest, Message: "build request: " + err.Error()}
 	}
@@ -85,6 +99,7 @@ func Do(ctx context.Context, client *http.Client, r Request, classify Classifier
 		req.Header.Set(sdk.TraceparentKey, tp) // the kernel's trace goes on to the provider
 	}
 	resp, err := client.Do(req)
+	rb.Release() // a stream does not hold its request while it is read
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
@@ -161,7 +176,7 @@ const MaxEventBytes = 16 << 20
 // cut off by the end of the body is still handled. A read failure is a
 // network error, or ctx's error when ctx ended.
 func ReadEvents(ctx context.Context, body io.Reader, done func() bool, handle func(event string, data []byte) error) error {
-	rd := bufio.NewReaderSize(body, 64<<10)
+	rd := NewLineReader(body, InitialReadBuffer, MaxReadBuffer)
 	var (
 		event string
 		data  bytes.Buffer
@@ -175,9 +190,9 @@ func ReadEvents(ctx context.Context, body io.Reader, done func() bool, handle fu
 	}
 	var buf []byte
 	for !done() {
-		line, err := readLine(rd, buf[:0])
+		line, err := rd.ReadLine(buf[:0], MaxEventBytes)
 		buf = line[:0]
-		if errors.Is(err, errLineTooLong) || data.Len()+len(line) > MaxEventBytes {
+		if errors.Is(err, ErrLineTooLong) || data.Len()+len(line) > MaxEventBytes {
 			return &sdk.Error{Category: sdk.CategoryServer, Message: fmt.Sprintf("a stream event is larger than %d MiB, the limit of one event", MaxEventBytes>>20)}
 		}
 		if len(line) > 0 {
@@ -209,22 +224,14 @@ func ReadEvents(ctx context.Context, body io.Reader, done func() bool, handle fu
 	return nil
 }
 
-var errLineTooLong = errors.New("line too long")
-
-// readLine appends the next line of rd (with its newline) to buf, reading
-// at most MaxEventBytes.
-func readLine(rd *bufio.Reader, buf []byte) ([]byte, error) {
-	for {
-		frag, err := rd.ReadSlice('\n')
-		if len(buf)+len(frag) > MaxEventBytes {
-			return buf, errLineTooLong
-		}
-		buf = append(buf, frag...)
-		if err != bufio.ErrBufferFull {
-			return buf, err
-		}
-	}
-}
+// The read buffer of a stream (LineReader): it starts at InitialReadBuffer
+// — a few lines of a stream that sends a chunk at a time (100–400 bytes
+// each) — and grows, while the service sends faster than the plugin reads
+// (a read fills it), up to MaxReadBuffer.
+const (
+	InitialReadBuffer = 1 << 10
+	MaxReadBuffer     = 64 << 10
+)
 
 // ClassifyBody classifies an error response whose body is {"error": E}:
 // object classifies the error object (nil when the body has none) and,

@@ -23,7 +23,7 @@ var (
 	gqlgen    = []string{"github.com/99designs/gqlgen", "github.com/vektah/gqlparser/v2"}
 	websocket = "github.com/coder/websocket"
 	goPlugin  = []string{"github.com/hashicorp/go-plugin", "github.com/hashicorp/go-hclog", "google.golang.org/grpc", "google.golang.org/protobuf"}
-	database  = []string{"github.com/uptrace/bun", "github.com/jackc/pgx/v5", "modernc.org/sqlite"}
+	database  = []string{"github.com/uptrace/bun", "github.com/jackc/pgx/v5", "modernc.org/sqlite", "modernc.org/libc"} // libc: the SQLite driver's allocator (storage/mempin.go)
 	confine   = []string{"github.com/landlock-lsm/go-landlock", "golang.org/x/sys", "kernel.org/pub/linux/libs/security/libcap/psx"}
 	mcpSDK    = "github.com/modelcontextprotocol/go-sdk"
 	oauth2    = "golang.org/x/oauth2" // the MCP SDK's auth speaks it; OAuth for HTTP MCP servers

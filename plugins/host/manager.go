@@ -30,6 +30,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/foya-dev/foya/internal/memtrim"
+
 	"github.com/foya-dev/foya/core"
 	"github.com/foya-dev/foya/plugins/internal/pluginenv"
 )
@@ -281,7 +283,7 @@ func builtinEnv() []string {
 		env[0] = "PATH=" + p
 	}
 	for _, k := range []string{"HTTPS_PROXY", "HTTP_PROXY", "NO_PROXY", "https_proxy", "http_proxy", "no_proxy",
-		"GOGC", "GOMEMLIMIT", pluginenv.NoTrim, pluginenv.Profile} { // memory settings and profiling: see plugins/builtin/serve
+		"GOGC", "GOMEMLIMIT", pluginenv.NoTrim, memtrim.KeepFoliosEnv, pluginenv.Profile} { // memory settings and profiling: see plugins/builtin/serve
 		if v, ok := os.LookupEnv(k); ok {
 			env = append(env, k+"="+v)
 		}

@@ -46,6 +46,13 @@ func dropExecutablePages() (Stats, error) {
 	// evicted (the code running the eviction) keep their size, and a second
 	// eviction would only make the next turn read from disk again.
 	evict := pmd > 0 && os.Getenv(KeepFoliosEnv) == "" && !evicted.Swap(true)
+	if evict {
+		// A binary written moments ago (a build, a copy) may still have
+		// dirty pages, which the kernel neither reclaims nor evicts.
+		if err := syncFile(exe); err != nil {
+			return st, err
+		}
+	}
 	for _, m := range maps {
 		if m.path != exe || m.perms[1] != '-' || m.perms[3] != 'p' || m.anonymous != 0 || m.rss == 0 {
 			continue
@@ -56,6 +63,14 @@ func dropExecutablePages() (Stats, error) {
 			if _, _, errno := syscall.Syscall(syscall.SYS_MADVISE, m.start, m.end-m.start, syscall.MADV_RANDOM); errno != 0 {
 				return st, fmt.Errorf("memtrim: madvise random %x-%x: %w", m.start, m.end, errno)
 			}
+			// Reclaim the folios only this process maps: each is unmapped
+			// and dropped from the page cache in one step, so that no
+			// other thread (nor this one, returning from the call) maps it
+			// again in between, as it may between MADV_DONTNEED and the
+			// eviction below. Linux does this only for a file the process
+			// owns or may write; otherwise, and on kernels without
+			// MADV_PAGEOUT, the eviction below does what it can.
+			_, _, _ = syscall.Syscall(syscall.SYS_MADVISE, m.start, m.end-m.start, unix.MADV_PAGEOUT)
 		}
 		if _, _, errno := syscall.Syscall(syscall.SYS_MADVISE, m.start, m.end-m.start, syscall.MADV_DONTNEED); errno != 0 {
 			return st, fmt.Errorf("memtrim: madvise %x-%x: %w", m.start, m.end, errno)
@@ -113,6 +128,19 @@ func exeFilePmd(exe string) (int64, error) {
 	return n, nil
 }
 
+// syncFile writes out the dirty page-cache pages of the file at path.
+func syncFile(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("memtrim: %w", err)
+	}
+	defer f.Close()
+	if err := unix.Fdatasync(int(f.Fd())); err != nil {
+		return fmt.Errorf("memtrim: fdatasync %s: %w", path, err)
+	}
+	return nil
+}
+
 // evictFile asks the kernel to drop the page-cache pages of the file at
 // path that no process maps (clean pages only; the file is unchanged).
 func evictFile(path string) error {
@@ -121,11 +149,6 @@ func evictFile(path string) error {
 		return fmt.Errorf("memtrim: %w", err)
 	}
 	defer f.Close()
-	// A binary written moments ago (a build, a copy) may still have dirty
-	// pages, which the kernel does not evict: write them out first.
-	if err := unix.Fdatasync(int(f.Fd())); err != nil {
-		return fmt.Errorf("memtrim: fdatasync %s: %w", path, err)
-	}
 	if err := unix.Fadvise(int(f.Fd()), 0, 0, unix.FADV_DONTNEED); err != nil {
 		return fmt.Errorf("memtrim: fadvise %s: %w", path, err)
 	}

@@ -39,6 +39,9 @@ type DB struct {
 	// stmts are the append path's statements prepared on the SQLite
 	// writer (nil on PostgreSQL); see appendStmts.
 	stmts *appendStmts
+	// list are the session list's statements prepared on the SQLite
+	// readers (unused on PostgreSQL); see Sessions.
+	list listStmts
 }
 
 func dsn(path string, readOnly bool) string {
@@ -157,7 +160,7 @@ func (d *DB) Close() error {
 		}
 		return nil
 	}
-	rerr := d.r.Close()
+	rerr := errors.Join(d.list.close(), d.r.Close())
 	if d.stmts != nil {
 		rerr = errors.Join(rerr, d.stmts.close())
 	}

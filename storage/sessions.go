@@ -77,7 +77,15 @@ func (d *DB) Sessions(ctx context.Context, f core.SessionFilter) ([]core.Session
 func sessionsSQL(f core.SessionFilter, pg bool) (string, []any) {
 	var b strings.Builder
 	var args []any
-	b.WriteString("SELECT meta, phase, head_seq, updated_at FROM sessions")
+	// The unary + (a no-op) makes the text columns expressions, which
+	// have no declared type: the SQLite driver looks a column's declared
+	// type up, as a new Go string, for every text value it returns (three
+	// allocations a row of the ten it made). PostgreSQL has no text +.
+	if pg {
+		b.WriteString("SELECT meta, phase, head_seq, updated_at FROM sessions")
+	} else {
+		b.WriteString("SELECT +meta, +phase, head_seq, +updated_at FROM sessions")
+	}
 	and := " WHERE "
 	cond := func(c string, a ...any) {
 		b.WriteString(and)

@@ -714,17 +714,17 @@ type SessionResolver interface {
 	Model(ctx context.Context, obj *core.Session) (*string, error)
 	ReasoningEffort(ctx context.Context, obj *core.Session) (*string, error)
 
-	Route(ctx context.Context, obj *core.Session) (*string, error)
-	Project(ctx context.Context, obj *core.Session) (*core.Project, error)
+	Route(ctx context.Context, objs []*core.Session) ([]*string, error)
+	Project(ctx context.Context, objs []*core.Session) ([]*core.Project, error)
 
 	ParentID(ctx context.Context, obj *core.Session) (*string, error)
 	Source(ctx context.Context, obj *core.Session) (*string, error)
 
 	Messages(ctx context.Context, obj *core.Session, includeInactive *bool, first *int64, afterSeq *int64, last *int64, beforeSeq *int64) ([]core.Message, error)
 
-	Children(ctx context.Context, obj *core.Session) ([]core.Session, error)
+	Children(ctx context.Context, objs []*core.Session) ([][]core.Session, error)
 	Queue(ctx context.Context, obj *core.Session) ([]core.QueueItem, error)
-	Usage(ctx context.Context, obj *core.Session) (*core.Usage, error)
+	Usage(ctx context.Context, objs []*core.Session) ([]*core.Usage, error)
 	ContextUsage(ctx context.Context, obj *core.Session) (*core.ContextUsage, error)
 	McpServers(ctx context.Context, obj *core.Session) ([]core.MCPServer, error)
 	DisabledMcpServerIds(ctx context.Context, obj *core.Session) ([]string, error)
@@ -15191,7 +15191,7 @@ func (ec *executionContext) _Session_route(ctx context.Context, field graphql.Co
 			return ec.fieldContext_Session_route(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.Session().Route(ctx, obj)
+			return ec.resolveBatch_Session_route(ctx, field, obj)
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
@@ -15204,6 +15204,29 @@ func (ec *executionContext) _Session_route(ctx context.Context, field graphql.Co
 func (ec *executionContext) fieldContext_Session_route(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Session", field, true, true, "String")
 }
+func (ec *executionContext) resolveBatch_Session_route(ctx context.Context, field graphql.CollectedField, obj *core.Session) (any, error) {
+	resolver := ec.Resolvers.Session()
+	if batch, ok := graphql.BatchParentsFor[*core.Session](ctx, "Session"); ok {
+		result := batch.FieldResult(field, func() (any, error) {
+			return resolver.Route(ctx, batch.Parents)
+		})
+		return graphql.ResolveBatchGroupResult[*string](
+			ctx,
+			batch.Index,
+			len(batch.Parents),
+			result,
+			"Session.route",
+			batch.IndexMap,
+		)
+	}
+	results, err := resolver.Route(ctx, []*core.Session{obj})
+	return graphql.ResolveBatchSingleResult[*string](
+		ctx,
+		results,
+		err,
+		"Session.route",
+	)
+}
 
 func (ec *executionContext) _Session_project(ctx context.Context, field graphql.CollectedField, obj *core.Session) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
@@ -15214,7 +15237,7 @@ func (ec *executionContext) _Session_project(ctx context.Context, field graphql.
 			return ec.fieldContext_Session_project(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.Session().Project(ctx, obj)
+			return ec.resolveBatch_Session_project(ctx, field, obj)
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *core.Project) graphql.Marshaler {
@@ -15235,6 +15258,29 @@ func (ec *executionContext) fieldContext_Session_project(_ context.Context, fiel
 		},
 	}
 	return fc, nil
+}
+func (ec *executionContext) resolveBatch_Session_project(ctx context.Context, field graphql.CollectedField, obj *core.Session) (any, error) {
+	resolver := ec.Resolvers.Session()
+	if batch, ok := graphql.BatchParentsFor[*core.Session](ctx, "Session"); ok {
+		result := batch.FieldResult(field, func() (any, error) {
+			return resolver.Project(ctx, batch.Parents)
+		})
+		return graphql.ResolveBatchGroupResult[*core.Project](
+			ctx,
+			batch.Index,
+			len(batch.Parents),
+			result,
+			"Session.project",
+			batch.IndexMap,
+		)
+	}
+	results, err := resolver.Project(ctx, []*core.Session{obj})
+	return graphql.ResolveBatchSingleResult[*core.Project](
+		ctx,
+		results,
+		err,
+		"Session.project",
+	)
 }
 
 func (ec *executionContext) _Session_phase(ctx context.Context, field graphql.CollectedField, obj *core.Session) (ret graphql.Marshaler) {
@@ -15515,7 +15561,7 @@ func (ec *executionContext) _Session_children(ctx context.Context, field graphql
 			return ec.fieldContext_Session_children(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.Session().Children(ctx, obj)
+			return ec.resolveBatch_Session_children(ctx, field, obj)
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v []core.Session) graphql.Marshaler {
@@ -15536,6 +15582,29 @@ func (ec *executionContext) fieldContext_Session_children(_ context.Context, fie
 		},
 	}
 	return fc, nil
+}
+func (ec *executionContext) resolveBatch_Session_children(ctx context.Context, field graphql.CollectedField, obj *core.Session) (any, error) {
+	resolver := ec.Resolvers.Session()
+	if batch, ok := graphql.BatchParentsFor[*core.Session](ctx, "Session"); ok {
+		result := batch.FieldResult(field, func() (any, error) {
+			return resolver.Children(ctx, batch.Parents)
+		})
+		return graphql.ResolveBatchGroupResult[[]core.Session](
+			ctx,
+			batch.Index,
+			len(batch.Parents),
+			result,
+			"Session.children",
+			batch.IndexMap,
+		)
+	}
+	results, err := resolver.Children(ctx, []*core.Session{obj})
+	return graphql.ResolveBatchSingleResult[[]core.Session](
+		ctx,
+		results,
+		err,
+		"Session.children",
+	)
 }
 
 func (ec *executionContext) _Session_queue(ctx context.Context, field graphql.CollectedField, obj *core.Session) (ret graphql.Marshaler) {
@@ -15579,7 +15648,7 @@ func (ec *executionContext) _Session_usage(ctx context.Context, field graphql.Co
 			return ec.fieldContext_Session_usage(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.Session().Usage(ctx, obj)
+			return ec.resolveBatch_Session_usage(ctx, field, obj)
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *core.Usage) graphql.Marshaler {
@@ -15600,6 +15669,29 @@ func (ec *executionContext) fieldContext_Session_usage(_ context.Context, field 
 		},
 	}
 	return fc, nil
+}
+func (ec *executionContext) resolveBatch_Session_usage(ctx context.Context, field graphql.CollectedField, obj *core.Session) (any, error) {
+	resolver := ec.Resolvers.Session()
+	if batch, ok := graphql.BatchParentsFor[*core.Session](ctx, "Session"); ok {
+		result := batch.FieldResult(field, func() (any, error) {
+			return resolver.Usage(ctx, batch.Parents)
+		})
+		return graphql.ResolveBatchGroupResult[*core.Usage](
+			ctx,
+			batch.Index,
+			len(batch.Parents),
+			result,
+			"Session.usage",
+			batch.IndexMap,
+		)
+	}
+	results, err := resolver.Usage(ctx, []*core.Session{obj})
+	return graphql.ResolveBatchSingleResult[*core.Usage](
+		ctx,
+		results,
+		err,
+		"Session.usage",
+	)
 }
 
 func (ec *executionContext) _Session_contextUsage(ctx context.Context, field graphql.CollectedField, obj *core.Session) (ret graphql.Marshaler) {
@@ -24161,6 +24253,7 @@ func (ec *executionContext) marshalNSession2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋc
 }
 
 func (ec *executionContext) marshalNSession2ᚕgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐSessionᚄ(ctx context.Context, sel ast.SelectionSet, v []core.Session) graphql.Marshaler {
+	ctx = graphql.WithBatchParentValues(ctx, "Session", v)
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]

@@ -457,12 +457,12 @@ func (r *sessionResolver) ReasoningEffort(ctx context.Context, obj *core.Session
 	return nonEmpty(obj.ReasoningEffort), nil
 }
 
-func (r *sessionResolver) Route(ctx context.Context, obj *core.Session) (*string, error) {
-	return sessionRoute(ctx, r.Catalog, obj)
+func (r *sessionResolver) Route(ctx context.Context, objs []*core.Session) ([]*string, error) {
+	return sessionRoutes(ctx, r.Catalog, objs)
 }
 
-func (r *sessionResolver) Project(ctx context.Context, obj *core.Session) (*core.Project, error) {
-	return sessionProject(ctx, r.Service, obj)
+func (r *sessionResolver) Project(ctx context.Context, objs []*core.Session) ([]*core.Project, error) {
+	return sessionProjects(ctx, r.Service, objs)
 }
 
 func (r *sessionResolver) ParentID(ctx context.Context, obj *core.Session) (*string, error) {
@@ -477,16 +477,16 @@ func (r *sessionResolver) Messages(ctx context.Context, obj *core.Session, inclu
 	return withTurnTimes(r.messages(ctx, obj.ID, deref(includeInactive), first, afterSeq, last, beforeSeq))
 }
 
-func (r *sessionResolver) Children(ctx context.Context, obj *core.Session) ([]core.Session, error) {
-	return r.Service.Sessions(ctx, core.SessionFilter{ParentID: obj.ID})
+func (r *sessionResolver) Children(ctx context.Context, objs []*core.Session) ([][]core.Session, error) {
+	return sessionChildren(ctx, r.Service, objs)
 }
 
 func (r *sessionResolver) Queue(ctx context.Context, obj *core.Session) ([]core.QueueItem, error) {
 	return sessionQueue(ctx, r.Engine, obj.ID)
 }
 
-func (r *sessionResolver) Usage(ctx context.Context, obj *core.Session) (*core.Usage, error) {
-	return ptr(r.Ledger.UsageTotals(ctx, obj.ID))
+func (r *sessionResolver) Usage(ctx context.Context, objs []*core.Session) ([]*core.Usage, error) {
+	return sessionUsage(ctx, r.Ledger, objs)
 }
 
 func (r *sessionResolver) ContextUsage(ctx context.Context, obj *core.Session) (*core.ContextUsage, error) {

@@ -40,7 +40,9 @@ func (d *DB) Sessions(ctx context.Context, f core.SessionFilter) ([]core.Session
 	query, args := sessionsSQL(f, d.pg)
 	var rows *sql.Rows
 	var err error
-	if d.pg {
+	if d.pg || len(f.ParentIDs) > 0 {
+		// (a list of parents is a statement of its own for every length:
+		// not kept)
 		rows, err = d.r.DB.QueryContext(ctx, query, args...)
 	} else {
 		var st *sql.Stmt
@@ -108,6 +110,12 @@ func sessionsSQL(f core.SessionFilter, pg bool) (string, []any) {
 	switch {
 	case f.ParentID != "":
 		cond("parent_id = ?", noNUL(f.ParentID))
+	case len(f.ParentIDs) > 0:
+		ids := make([]any, len(f.ParentIDs))
+		for i, id := range f.ParentIDs {
+			ids[i] = noNUL(id)
+		}
+		cond("parent_id IN (?"+strings.Repeat(", ?", len(ids)-1)+")", ids...)
 	case !f.IncludeChildren:
 		cond("parent_id IS NULL")
 	}

@@ -441,36 +441,12 @@ func (r *rewindFileResolver) Reason(ctx context.Context, obj *core.RewindFile) (
 	return nonEmpty(obj.Reason), nil
 }
 
-func (r *sessionResolver) Title(ctx context.Context, obj *core.Session) (*string, error) {
-	return nonEmpty(obj.Title), nil
-}
-
-func (r *sessionResolver) ConnectionID(ctx context.Context, obj *core.Session) (*string, error) {
-	return nonEmpty(obj.ConnectionID), nil
-}
-
-func (r *sessionResolver) Model(ctx context.Context, obj *core.Session) (*string, error) {
-	return nonEmpty(obj.Model), nil
-}
-
-func (r *sessionResolver) ReasoningEffort(ctx context.Context, obj *core.Session) (*string, error) {
-	return nonEmpty(obj.ReasoningEffort), nil
-}
-
 func (r *sessionResolver) Route(ctx context.Context, objs []*core.Session) ([]*string, error) {
 	return sessionRoutes(ctx, r.Catalog, objs)
 }
 
 func (r *sessionResolver) Project(ctx context.Context, objs []*core.Session) ([]*core.Project, error) {
 	return sessionProjects(ctx, r.Service, objs)
-}
-
-func (r *sessionResolver) ParentID(ctx context.Context, obj *core.Session) (*string, error) {
-	return nonEmpty(obj.ParentID), nil
-}
-
-func (r *sessionResolver) Source(ctx context.Context, obj *core.Session) (*string, error) {
-	return nonEmpty(obj.Source), nil
 }
 
 func (r *sessionResolver) Messages(ctx context.Context, obj *core.Session, includeInactive *bool, first *int64, afterSeq *int64, last *int64, beforeSeq *int64) ([]core.Message, error) {

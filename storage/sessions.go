@@ -177,13 +177,22 @@ type listStmts struct {
 
 func (l *listStmts) stmt(ctx context.Context, db *sql.DB, query string) (*sql.Stmt, error) {
 	l.mu.Lock()
-	defer l.mu.Unlock()
-	if st, ok := l.m[query]; ok {
+	st, ok := l.m[query]
+	l.mu.Unlock()
+	if ok {
 		return st, nil
 	}
+	// Prepared without the lock (it takes a connection of the pool); the
+	// first of two that raced is kept.
 	st, err := db.PrepareContext(ctx, query)
 	if err != nil {
 		return nil, err
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if kept, ok := l.m[query]; ok {
+		st.Close()
+		return kept, nil
 	}
 	if l.m == nil {
 		l.m = map[string]*sql.Stmt{}

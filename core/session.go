@@ -101,6 +101,23 @@ type SessionMeta struct {
 	Worktree *Worktree `json:"worktree,omitempty"`
 }
 
+// The optional text fields of SessionMeta as the API gives them: nil when
+// empty. (Plain methods, so that GraphQL resolves them in line: a resolver
+// of its own costs each session of a listed page a goroutine per field.)
+func (m SessionMeta) TitleOrNil() *string           { return orNil(m.Title) }
+func (m SessionMeta) ConnectionIDOrNil() *string    { return orNil(m.ConnectionID) }
+func (m SessionMeta) ModelOrNil() *string           { return orNil(m.Model) }
+func (m SessionMeta) ReasoningEffortOrNil() *string { return orNil(m.ReasoningEffort) }
+func (m SessionMeta) ParentIDOrNil() *string        { return orNil(m.ParentID) }
+func (m SessionMeta) SourceOrNil() *string          { return orNil(m.Source) }
+
+func orNil(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
 // Session is the projected state of a session.
 type Session struct {
 	SessionMeta

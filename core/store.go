@@ -28,8 +28,11 @@ type EventStore interface {
 type SessionFilter struct {
 	IncludeChildren bool
 	ParentID        string
-	ProjectID       string
-	ConnectionID    string
+	// ParentIDs, when ParentID is empty, selects the children of any of
+	// these sessions, in one list (Session.children of a page of sessions).
+	ParentIDs    []string
+	ProjectID    string
+	ConnectionID string
 	// NotIdle selects only sessions whose phase is not idle.
 	NotIdle bool
 	// First, when > 0, returns at most that many sessions; After, when
@@ -86,6 +89,14 @@ type UsageStore interface {
 	// UsageTotals sums the ledger for one session, or for all when sessionID
 	// is empty.
 	UsageTotals(ctx context.Context, sessionID string) (Usage, error)
+}
+
+// SessionUsageTotals is implemented by a UsageStore that sums the ledger
+// of many sessions in one read (the usage of a page of sessions).
+type SessionUsageTotals interface {
+	// SessionUsageTotals returns UsageTotals of each session id; a session
+	// without ledger rows may be missing from the map (its totals are 0).
+	SessionUsageTotals(ctx context.Context, sessionIDs []string) (map[string]Usage, error)
 }
 
 // RouteAnchor is the accepted boundary of a session on a route (PRV-10): the

@@ -447,7 +447,7 @@ type ComplexityRoot struct {
 		AgentMode            func(childComplexity int) int
 		ApprovalMode         func(childComplexity int) int
 		Children             func(childComplexity int) int
-		ConnectionID         func(childComplexity int) int
+		ConnectionIDOrNil    func(childComplexity int) int
 		ContextUsage         func(childComplexity int) int
 		CreatedAt            func(childComplexity int) int
 		DisabledMcpServerIds func(childComplexity int) int
@@ -456,18 +456,18 @@ type ComplexityRoot struct {
 		ID                   func(childComplexity int) int
 		McpServers           func(childComplexity int) int
 		Messages             func(childComplexity int, includeInactive *bool, first *int64, afterSeq *int64, last *int64, beforeSeq *int64) int
-		Model                func(childComplexity int) int
-		ParentID             func(childComplexity int) int
+		ModelOrNil           func(childComplexity int) int
+		ParentIDOrNil        func(childComplexity int) int
 		Phase                func(childComplexity int) int
 		Pinned               func(childComplexity int) int
 		Project              func(childComplexity int) int
 		Queue                func(childComplexity int) int
-		ReasoningEffort      func(childComplexity int) int
+		ReasoningEffortOrNil func(childComplexity int) int
 		Route                func(childComplexity int) int
-		Source               func(childComplexity int) int
+		SourceOrNil          func(childComplexity int) int
 		Tasks                func(childComplexity int) int
 		Terminals            func(childComplexity int) int
-		Title                func(childComplexity int) int
+		TitleOrNil           func(childComplexity int) int
 		UpdatedAt            func(childComplexity int) int
 		Usage                func(childComplexity int) int
 		Worktree             func(childComplexity int) int
@@ -708,23 +708,14 @@ type RewindFileResolver interface {
 	Reason(ctx context.Context, obj *core.RewindFile) (*string, error)
 }
 type SessionResolver interface {
-	Title(ctx context.Context, obj *core.Session) (*string, error)
-
-	ConnectionID(ctx context.Context, obj *core.Session) (*string, error)
-	Model(ctx context.Context, obj *core.Session) (*string, error)
-	ReasoningEffort(ctx context.Context, obj *core.Session) (*string, error)
-
-	Route(ctx context.Context, obj *core.Session) (*string, error)
-	Project(ctx context.Context, obj *core.Session) (*core.Project, error)
-
-	ParentID(ctx context.Context, obj *core.Session) (*string, error)
-	Source(ctx context.Context, obj *core.Session) (*string, error)
+	Route(ctx context.Context, objs []*core.Session) ([]*string, error)
+	Project(ctx context.Context, objs []*core.Session) ([]*core.Project, error)
 
 	Messages(ctx context.Context, obj *core.Session, includeInactive *bool, first *int64, afterSeq *int64, last *int64, beforeSeq *int64) ([]core.Message, error)
 
-	Children(ctx context.Context, obj *core.Session) ([]core.Session, error)
+	Children(ctx context.Context, objs []*core.Session) ([][]core.Session, error)
 	Queue(ctx context.Context, obj *core.Session) ([]core.QueueItem, error)
-	Usage(ctx context.Context, obj *core.Session) (*core.Usage, error)
+	Usage(ctx context.Context, objs []*core.Session) ([]*core.Usage, error)
 	ContextUsage(ctx context.Context, obj *core.Session) (*core.ContextUsage, error)
 	McpServers(ctx context.Context, obj *core.Session) ([]core.MCPServer, error)
 	DisabledMcpServerIds(ctx context.Context, obj *core.Session) ([]string, error)
@@ -2729,11 +2720,11 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Session.Children(childComplexity), true
 	case "Session.connectionId":
-		if e.ComplexityRoot.Session.ConnectionID == nil {
+		if e.ComplexityRoot.Session.ConnectionIDOrNil == nil {
 			break
 		}
 
-		return e.ComplexityRoot.Session.ConnectionID(childComplexity), true
+		return e.ComplexityRoot.Session.ConnectionIDOrNil(childComplexity), true
 	case "Session.contextUsage":
 		if e.ComplexityRoot.Session.ContextUsage == nil {
 			break
@@ -2788,17 +2779,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Session.Messages(childComplexity, args["includeInactive"].(*bool), args["first"].(*int64), args["afterSeq"].(*int64), args["last"].(*int64), args["beforeSeq"].(*int64)), true
 	case "Session.model":
-		if e.ComplexityRoot.Session.Model == nil {
+		if e.ComplexityRoot.Session.ModelOrNil == nil {
 			break
 		}
 
-		return e.ComplexityRoot.Session.Model(childComplexity), true
+		return e.ComplexityRoot.Session.ModelOrNil(childComplexity), true
 	case "Session.parentId":
-		if e.ComplexityRoot.Session.ParentID == nil {
+		if e.ComplexityRoot.Session.ParentIDOrNil == nil {
 			break
 		}
 
-		return e.ComplexityRoot.Session.ParentID(childComplexity), true
+		return e.ComplexityRoot.Session.ParentIDOrNil(childComplexity), true
 	case "Session.phase":
 		if e.ComplexityRoot.Session.Phase == nil {
 			break
@@ -2824,11 +2815,11 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Session.Queue(childComplexity), true
 	case "Session.reasoningEffort":
-		if e.ComplexityRoot.Session.ReasoningEffort == nil {
+		if e.ComplexityRoot.Session.ReasoningEffortOrNil == nil {
 			break
 		}
 
-		return e.ComplexityRoot.Session.ReasoningEffort(childComplexity), true
+		return e.ComplexityRoot.Session.ReasoningEffortOrNil(childComplexity), true
 	case "Session.route":
 		if e.ComplexityRoot.Session.Route == nil {
 			break
@@ -2836,11 +2827,11 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Session.Route(childComplexity), true
 	case "Session.source":
-		if e.ComplexityRoot.Session.Source == nil {
+		if e.ComplexityRoot.Session.SourceOrNil == nil {
 			break
 		}
 
-		return e.ComplexityRoot.Session.Source(childComplexity), true
+		return e.ComplexityRoot.Session.SourceOrNil(childComplexity), true
 	case "Session.tasks":
 		if e.ComplexityRoot.Session.Tasks == nil {
 			break
@@ -2854,11 +2845,11 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Session.Terminals(childComplexity), true
 	case "Session.title":
-		if e.ComplexityRoot.Session.Title == nil {
+		if e.ComplexityRoot.Session.TitleOrNil == nil {
 			break
 		}
 
-		return e.ComplexityRoot.Session.Title(childComplexity), true
+		return e.ComplexityRoot.Session.TitleOrNil(childComplexity), true
 	case "Session.updatedAt":
 		if e.ComplexityRoot.Session.UpdatedAt == nil {
 			break
@@ -15053,7 +15044,7 @@ func (ec *executionContext) _Session_title(ctx context.Context, field graphql.Co
 			return ec.fieldContext_Session_title(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.Session().Title(ctx, obj)
+			return obj.TitleOrNil(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
@@ -15064,7 +15055,7 @@ func (ec *executionContext) _Session_title(ctx context.Context, field graphql.Co
 	)
 }
 func (ec *executionContext) fieldContext_Session_title(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Session", field, true, true, "String")
+	return graphql.NewScalarFieldContext("Session", field, true, false, "String")
 }
 
 func (ec *executionContext) _Session_pinned(ctx context.Context, field graphql.CollectedField, obj *core.Session) (ret graphql.Marshaler) {
@@ -15099,7 +15090,7 @@ func (ec *executionContext) _Session_connectionId(ctx context.Context, field gra
 			return ec.fieldContext_Session_connectionId(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.Session().ConnectionID(ctx, obj)
+			return obj.ConnectionIDOrNil(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
@@ -15110,7 +15101,7 @@ func (ec *executionContext) _Session_connectionId(ctx context.Context, field gra
 	)
 }
 func (ec *executionContext) fieldContext_Session_connectionId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Session", field, true, true, "ID")
+	return graphql.NewScalarFieldContext("Session", field, true, false, "ID")
 }
 
 func (ec *executionContext) _Session_model(ctx context.Context, field graphql.CollectedField, obj *core.Session) (ret graphql.Marshaler) {
@@ -15122,7 +15113,7 @@ func (ec *executionContext) _Session_model(ctx context.Context, field graphql.Co
 			return ec.fieldContext_Session_model(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.Session().Model(ctx, obj)
+			return obj.ModelOrNil(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
@@ -15133,7 +15124,7 @@ func (ec *executionContext) _Session_model(ctx context.Context, field graphql.Co
 	)
 }
 func (ec *executionContext) fieldContext_Session_model(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Session", field, true, true, "String")
+	return graphql.NewScalarFieldContext("Session", field, true, false, "String")
 }
 
 func (ec *executionContext) _Session_reasoningEffort(ctx context.Context, field graphql.CollectedField, obj *core.Session) (ret graphql.Marshaler) {
@@ -15145,7 +15136,7 @@ func (ec *executionContext) _Session_reasoningEffort(ctx context.Context, field 
 			return ec.fieldContext_Session_reasoningEffort(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.Session().ReasoningEffort(ctx, obj)
+			return obj.ReasoningEffortOrNil(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
@@ -15156,7 +15147,7 @@ func (ec *executionContext) _Session_reasoningEffort(ctx context.Context, field 
 	)
 }
 func (ec *executionContext) fieldContext_Session_reasoningEffort(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Session", field, true, true, "String")
+	return graphql.NewScalarFieldContext("Session", field, true, false, "String")
 }
 
 func (ec *executionContext) _Session_approvalMode(ctx context.Context, field graphql.CollectedField, obj *core.Session) (ret graphql.Marshaler) {
@@ -15191,7 +15182,7 @@ func (ec *executionContext) _Session_route(ctx context.Context, field graphql.Co
 			return ec.fieldContext_Session_route(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.Session().Route(ctx, obj)
+			return ec.resolveBatch_Session_route(ctx, field, obj)
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
@@ -15204,6 +15195,29 @@ func (ec *executionContext) _Session_route(ctx context.Context, field graphql.Co
 func (ec *executionContext) fieldContext_Session_route(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Session", field, true, true, "String")
 }
+func (ec *executionContext) resolveBatch_Session_route(ctx context.Context, field graphql.CollectedField, obj *core.Session) (any, error) {
+	resolver := ec.Resolvers.Session()
+	if batch, ok := graphql.BatchParentsFor[*core.Session](ctx, "Session"); ok {
+		result := batch.FieldResult(field, func() (any, error) {
+			return resolver.Route(ctx, batch.Parents)
+		})
+		return graphql.ResolveBatchGroupResult[*string](
+			ctx,
+			batch.Index,
+			len(batch.Parents),
+			result,
+			"Session.route",
+			batch.IndexMap,
+		)
+	}
+	results, err := resolver.Route(ctx, []*core.Session{obj})
+	return graphql.ResolveBatchSingleResult[*string](
+		ctx,
+		results,
+		err,
+		"Session.route",
+	)
+}
 
 func (ec *executionContext) _Session_project(ctx context.Context, field graphql.CollectedField, obj *core.Session) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
@@ -15214,7 +15228,7 @@ func (ec *executionContext) _Session_project(ctx context.Context, field graphql.
 			return ec.fieldContext_Session_project(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.Session().Project(ctx, obj)
+			return ec.resolveBatch_Session_project(ctx, field, obj)
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *core.Project) graphql.Marshaler {
@@ -15235,6 +15249,29 @@ func (ec *executionContext) fieldContext_Session_project(_ context.Context, fiel
 		},
 	}
 	return fc, nil
+}
+func (ec *executionContext) resolveBatch_Session_project(ctx context.Context, field graphql.CollectedField, obj *core.Session) (any, error) {
+	resolver := ec.Resolvers.Session()
+	if batch, ok := graphql.BatchParentsFor[*core.Session](ctx, "Session"); ok {
+		result := batch.FieldResult(field, func() (any, error) {
+			return resolver.Project(ctx, batch.Parents)
+		})
+		return graphql.ResolveBatchGroupResult[*core.Project](
+			ctx,
+			batch.Index,
+			len(batch.Parents),
+			result,
+			"Session.project",
+			batch.IndexMap,
+		)
+	}
+	results, err := resolver.Project(ctx, []*core.Session{obj})
+	return graphql.ResolveBatchSingleResult[*core.Project](
+		ctx,
+		results,
+		err,
+		"Session.project",
+	)
 }
 
 func (ec *executionContext) _Session_phase(ctx context.Context, field graphql.CollectedField, obj *core.Session) (ret graphql.Marshaler) {
@@ -15292,7 +15329,7 @@ func (ec *executionContext) _Session_parentId(ctx context.Context, field graphql
 			return ec.fieldContext_Session_parentId(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.Session().ParentID(ctx, obj)
+			return obj.ParentIDOrNil(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
@@ -15303,7 +15340,7 @@ func (ec *executionContext) _Session_parentId(ctx context.Context, field graphql
 	)
 }
 func (ec *executionContext) fieldContext_Session_parentId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Session", field, true, true, "ID")
+	return graphql.NewScalarFieldContext("Session", field, true, false, "ID")
 }
 
 func (ec *executionContext) _Session_source(ctx context.Context, field graphql.CollectedField, obj *core.Session) (ret graphql.Marshaler) {
@@ -15315,7 +15352,7 @@ func (ec *executionContext) _Session_source(ctx context.Context, field graphql.C
 			return ec.fieldContext_Session_source(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.Session().Source(ctx, obj)
+			return obj.SourceOrNil(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
@@ -15326,7 +15363,7 @@ func (ec *executionContext) _Session_source(ctx context.Context, field graphql.C
 	)
 }
 func (ec *executionContext) fieldContext_Session_source(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Session", field, true, true, "String")
+	return graphql.NewScalarFieldContext("Session", field, true, false, "String")
 }
 
 func (ec *executionContext) _Session_agent(ctx context.Context, field graphql.CollectedField, obj *core.Session) (ret graphql.Marshaler) {
@@ -15515,7 +15552,7 @@ func (ec *executionContext) _Session_children(ctx context.Context, field graphql
 			return ec.fieldContext_Session_children(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.Session().Children(ctx, obj)
+			return ec.resolveBatch_Session_children(ctx, field, obj)
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v []core.Session) graphql.Marshaler {
@@ -15536,6 +15573,29 @@ func (ec *executionContext) fieldContext_Session_children(_ context.Context, fie
 		},
 	}
 	return fc, nil
+}
+func (ec *executionContext) resolveBatch_Session_children(ctx context.Context, field graphql.CollectedField, obj *core.Session) (any, error) {
+	resolver := ec.Resolvers.Session()
+	if batch, ok := graphql.BatchParentsFor[*core.Session](ctx, "Session"); ok {
+		result := batch.FieldResult(field, func() (any, error) {
+			return resolver.Children(ctx, batch.Parents)
+		})
+		return graphql.ResolveBatchGroupResult[[]core.Session](
+			ctx,
+			batch.Index,
+			len(batch.Parents),
+			result,
+			"Session.children",
+			batch.IndexMap,
+		)
+	}
+	results, err := resolver.Children(ctx, []*core.Session{obj})
+	return graphql.ResolveBatchSingleResult[[]core.Session](
+		ctx,
+		results,
+		err,
+		"Session.children",
+	)
 }
 
 func (ec *executionContext) _Session_queue(ctx context.Context, field graphql.CollectedField, obj *core.Session) (ret graphql.Marshaler) {
@@ -15579,7 +15639,7 @@ func (ec *executionContext) _Session_usage(ctx context.Context, field graphql.Co
 			return ec.fieldContext_Session_usage(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.Session().Usage(ctx, obj)
+			return ec.resolveBatch_Session_usage(ctx, field, obj)
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *core.Usage) graphql.Marshaler {
@@ -15600,6 +15660,29 @@ func (ec *executionContext) fieldContext_Session_usage(_ context.Context, field 
 		},
 	}
 	return fc, nil
+}
+func (ec *executionContext) resolveBatch_Session_usage(ctx context.Context, field graphql.CollectedField, obj *core.Session) (any, error) {
+	resolver := ec.Resolvers.Session()
+	if batch, ok := graphql.BatchParentsFor[*core.Session](ctx, "Session"); ok {
+		result := batch.FieldResult(field, func() (any, error) {
+			return resolver.Usage(ctx, batch.Parents)
+		})
+		return graphql.ResolveBatchGroupResult[*core.Usage](
+			ctx,
+			batch.Index,
+			len(batch.Parents),
+			result,
+			"Session.usage",
+			batch.IndexMap,
+		)
+	}
+	results, err := resolver.Usage(ctx, []*core.Session{obj})
+	return graphql.ResolveBatchSingleResult[*core.Usage](
+		ctx,
+		results,
+		err,
+		"Session.usage",
+	)
 }
 
 func (ec *executionContext) _Session_contextUsage(ctx context.Context, field graphql.CollectedField, obj *core.Session) (ret graphql.Marshaler) {
@@ -22099,34 +22182,30 @@ func (ec *executionContext) _Session(ctx context.Context, sel ast.SelectionSet, 
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "title":
-			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
-				true, false,
-				func(ctx context.Context) graphql.Marshaler {
-					return ec._Session_title(ctx, field, obj)
-				})
+			out.Values[i] = ec._Session_title(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		case "pinned":
 			out.Values[i] = ec._Session_pinned(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "connectionId":
-			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
-				true, false,
-				func(ctx context.Context) graphql.Marshaler {
-					return ec._Session_connectionId(ctx, field, obj)
-				})
+			out.Values[i] = ec._Session_connectionId(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		case "model":
-			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
-				true, false,
-				func(ctx context.Context) graphql.Marshaler {
-					return ec._Session_model(ctx, field, obj)
-				})
+			out.Values[i] = ec._Session_model(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		case "reasoningEffort":
-			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
-				true, false,
-				func(ctx context.Context) graphql.Marshaler {
-					return ec._Session_reasoningEffort(ctx, field, obj)
-				})
+			out.Values[i] = ec._Session_reasoningEffort(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		case "approvalMode":
 			out.Values[i] = ec._Session_approvalMode(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -22155,17 +22234,15 @@ func (ec *executionContext) _Session(ctx context.Context, sel ast.SelectionSet, 
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "parentId":
-			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
-				true, false,
-				func(ctx context.Context) graphql.Marshaler {
-					return ec._Session_parentId(ctx, field, obj)
-				})
+			out.Values[i] = ec._Session_parentId(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		case "source":
-			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
-				true, false,
-				func(ctx context.Context) graphql.Marshaler {
-					return ec._Session_source(ctx, field, obj)
-				})
+			out.Values[i] = ec._Session_source(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		case "agent":
 			out.Values[i] = ec._Session_agent(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -24161,6 +24238,7 @@ func (ec *executionContext) marshalNSession2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋc
 }
 
 func (ec *executionContext) marshalNSession2ᚕgithubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐSessionᚄ(ctx context.Context, sel ast.SelectionSet, v []core.Session) graphql.Marshaler {
+	ctx = graphql.WithBatchParentValues(ctx, "Session", v)
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]

@@ -441,52 +441,28 @@ func (r *rewindFileResolver) Reason(ctx context.Context, obj *core.RewindFile) (
 	return nonEmpty(obj.Reason), nil
 }
 
-func (r *sessionResolver) Title(ctx context.Context, obj *core.Session) (*string, error) {
-	return nonEmpty(obj.Title), nil
+func (r *sessionResolver) Route(ctx context.Context, objs []*core.Session) ([]*string, error) {
+	return sessionRoutes(ctx, r.Catalog, objs)
 }
 
-func (r *sessionResolver) ConnectionID(ctx context.Context, obj *core.Session) (*string, error) {
-	return nonEmpty(obj.ConnectionID), nil
-}
-
-func (r *sessionResolver) Model(ctx context.Context, obj *core.Session) (*string, error) {
-	return nonEmpty(obj.Model), nil
-}
-
-func (r *sessionResolver) ReasoningEffort(ctx context.Context, obj *core.Session) (*string, error) {
-	return nonEmpty(obj.ReasoningEffort), nil
-}
-
-func (r *sessionResolver) Route(ctx context.Context, obj *core.Session) (*string, error) {
-	return sessionRoute(ctx, r.Catalog, obj)
-}
-
-func (r *sessionResolver) Project(ctx context.Context, obj *core.Session) (*core.Project, error) {
-	return sessionProject(ctx, r.Service, obj)
-}
-
-func (r *sessionResolver) ParentID(ctx context.Context, obj *core.Session) (*string, error) {
-	return nonEmpty(obj.ParentID), nil
-}
-
-func (r *sessionResolver) Source(ctx context.Context, obj *core.Session) (*string, error) {
-	return nonEmpty(obj.Source), nil
+func (r *sessionResolver) Project(ctx context.Context, objs []*core.Session) ([]*core.Project, error) {
+	return sessionProjects(ctx, r.Service, objs)
 }
 
 func (r *sessionResolver) Messages(ctx context.Context, obj *core.Session, includeInactive *bool, first *int64, afterSeq *int64, last *int64, beforeSeq *int64) ([]core.Message, error) {
 	return withTurnTimes(r.messages(ctx, obj.ID, deref(includeInactive), first, afterSeq, last, beforeSeq))
 }
 
-func (r *sessionResolver) Children(ctx context.Context, obj *core.Session) ([]core.Session, error) {
-	return r.Service.Sessions(ctx, core.SessionFilter{ParentID: obj.ID})
+func (r *sessionResolver) Children(ctx context.Context, objs []*core.Session) ([][]core.Session, error) {
+	return sessionChildren(ctx, r.Service, objs)
 }
 
 func (r *sessionResolver) Queue(ctx context.Context, obj *core.Session) ([]core.QueueItem, error) {
 	return sessionQueue(ctx, r.Engine, obj.ID)
 }
 
-func (r *sessionResolver) Usage(ctx context.Context, obj *core.Session) (*core.Usage, error) {
-	return ptr(r.Ledger.UsageTotals(ctx, obj.ID))
+func (r *sessionResolver) Usage(ctx context.Context, objs []*core.Session) ([]*core.Usage, error) {
+	return sessionUsage(ctx, r.Ledger, objs)
 }
 
 func (r *sessionResolver) ContextUsage(ctx context.Context, obj *core.Session) (*core.ContextUsage, error) {

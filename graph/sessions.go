@@ -3,6 +3,7 @@ package graph
 import (
 	"context"
 	"errors"
+	"slices"
 
 	"github.com/foya-dev/foya/core"
 	"github.com/foya-dev/foya/core/catalog"
@@ -113,29 +114,142 @@ func kernelEventSession(ctx context.Context, svc *session.Service, ev *core.Kern
 	return optional(svc.Session(ctx, ev.SessionID))
 }
 
-// sessionRoute is Session.route: the route key of the session's
+// The Session fields below that look something up are batch resolvers:
+// gqlgen hands them every session of a list at once (a page of
+// sessions(first:, after:), the children of a session), and each does
+// one lookup for all of them instead of one per session.
+
+// sessionRoutes is Session.route: the route key of each session's
 // connection and model, null without them or once the connection is gone.
-func sessionRoute(ctx context.Context, cat *catalog.Catalog, s *core.Session) (*string, error) {
-	if s.ConnectionID == "" || s.Model == "" {
-		return nil, nil
+// Each connection is looked up once.
+func sessionRoutes(ctx context.Context, cat *catalog.Catalog, objs []*core.Session) ([]*string, error) {
+	out := make([]*string, len(objs))
+	conns := map[string]*core.Connection{} // nil: gone
+	for i, s := range objs {
+		if s.ConnectionID == "" || s.Model == "" {
+			continue
+		}
+		conn, seen := conns[s.ConnectionID]
+		if !seen {
+			c, err := cat.Connection(ctx, s.ConnectionID)
+			switch {
+			case errors.Is(err, core.ErrNotFound):
+			case err != nil:
+				return nil, err
+			default:
+				conn = &c
+			}
+			conns[s.ConnectionID] = conn
+		}
+		if conn != nil {
+			key := core.RouteKey(*conn, s.Model)
+			out[i] = &key
+		}
 	}
-	conn, err := cat.Connection(ctx, s.ConnectionID)
-	if errors.Is(err, core.ErrNotFound) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	key := core.RouteKey(conn, s.Model)
-	return &key, nil
+	return out, nil
 }
 
-// sessionProject is Session.project: null without one or once it is gone.
-func sessionProject(ctx context.Context, svc *session.Service, s *core.Session) (*core.Project, error) {
-	if s.ProjectID == "" {
-		return nil, nil
+// sessionProjects is Session.project: null without one or once it is
+// gone. A few distinct projects are read one by one, more in one list of
+// every project.
+func sessionProjects(ctx context.Context, svc *session.Service, objs []*core.Session) ([]*core.Project, error) {
+	const fewProjects = 4
+	out := make([]*core.Project, len(objs))
+	projects := map[string]*core.Project{} // nil: gone
+	for _, s := range objs {
+		if s.ProjectID != "" {
+			projects[s.ProjectID] = nil
+		}
 	}
-	return optional(svc.Project(ctx, s.ProjectID))
+	if len(projects) > fewProjects {
+		all, err := svc.Projects(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for i := range all {
+			if _, ok := projects[all[i].ID]; ok {
+				projects[all[i].ID] = &all[i]
+			}
+		}
+	} else {
+		for id := range projects {
+			p, err := optional(svc.Project(ctx, id))
+			if err != nil {
+				return nil, err
+			}
+			projects[id] = p
+		}
+	}
+	for i, s := range objs {
+		if s.ProjectID != "" {
+			out[i] = projects[s.ProjectID]
+		}
+	}
+	return out, nil
+}
+
+// sessionChildren is Session.children: each session's children, newest
+// first, read in one list.
+func sessionChildren(ctx context.Context, svc *session.Service, objs []*core.Session) ([][]core.Session, error) {
+	out := make([][]core.Session, len(objs))
+	if len(objs) == 1 {
+		children, err := svc.Sessions(ctx, core.SessionFilter{ParentID: objs[0].ID})
+		out[0] = children
+		return out, err
+	}
+	at := make(map[string][]int, len(objs)) // a session may be listed twice
+	ids := make([]string, 0, len(objs))
+	for i, s := range objs {
+		if _, ok := at[s.ID]; !ok {
+			ids = append(ids, s.ID)
+		}
+		at[s.ID] = append(at[s.ID], i)
+		out[i] = []core.Session{}
+	}
+	var all []core.Session
+	for chunk := range slices.Chunk(ids, 500) {
+		children, err := svc.Sessions(ctx, core.SessionFilter{ParentIDs: chunk})
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, children...)
+	}
+	// all is newest first, so each session's children stay in that order.
+	for _, c := range all {
+		for _, i := range at[c.ParentID] {
+			out[i] = append(out[i], c)
+		}
+	}
+	return out, nil
+}
+
+// sessionUsage is Session.usage: each session's totals from the usage
+// ledger, in one read when the ledger can.
+func sessionUsage(ctx context.Context, ledger core.UsageStore, objs []*core.Session) ([]*core.Usage, error) {
+	out := make([]*core.Usage, len(objs))
+	if many, ok := ledger.(core.SessionUsageTotals); ok && len(objs) > 1 {
+		ids := make([]string, len(objs))
+		for i, s := range objs {
+			ids[i] = s.ID
+		}
+		totals, err := many.SessionUsageTotals(ctx, ids)
+		if err != nil {
+			return nil, err
+		}
+		for i, s := range objs {
+			u := totals[s.ID]
+			out[i] = &u
+		}
+		return out, nil
+	}
+	for i, s := range objs {
+		u, err := ledger.UsageTotals(ctx, s.ID)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = &u
+	}
+	return out, nil
 }
 
 // sessionQueue is Session.queue, answered by the node that owns the

@@ -44,6 +44,9 @@ type DB struct {
 	// rawappend.go.
 	wsql *sql.DB
 	raw  rawAppender
+	// list are the session list's statements prepared on the SQLite
+	// readers (unused on PostgreSQL); see Sessions.
+	list listStmts
 }
 
 func dsn(path string, readOnly bool) string {
@@ -163,7 +166,7 @@ func (d *DB) Close() error {
 		}
 		return nil
 	}
-	rerr := d.r.Close()
+	rerr := errors.Join(d.list.close(), d.r.Close())
 	rerr = errors.Join(rerr, d.closeRaw())
 	if d.stmts != nil {
 		rerr = errors.Join(rerr, d.stmts.close())

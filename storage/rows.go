@@ -24,6 +24,38 @@ func parseTime(s string) (time.Time, error) {
 	return t, nil
 }
 
+// parseTimeBytes is parseTime of b; the layout fmtTime writes (always
+// UTC) is read directly, without time.Parse's general parser.
+func parseTimeBytes(b []byte) (time.Time, error) {
+	if len(b) == len(timeLayout)-len("Z07:00")+1 && b[4] == '-' && b[7] == '-' && b[10] == 'T' &&
+		b[13] == ':' && b[16] == ':' && b[19] == '.' && b[29] == 'Z' {
+		num := func(s []byte) (int, bool) {
+			n := 0
+			for _, c := range s {
+				if c < '0' || c > '9' {
+					return 0, false
+				}
+				n = n*10 + int(c-'0')
+			}
+			return n, true
+		}
+		y, ok1 := num(b[0:4])
+		mo, ok2 := num(b[5:7])
+		d, ok3 := num(b[8:10])
+		h, ok4 := num(b[11:13])
+		mi, ok5 := num(b[14:16])
+		s, ok6 := num(b[17:19])
+		ns, ok7 := num(b[20:29])
+		if ok1 && ok2 && ok3 && ok4 && ok5 && ok6 && ok7 &&
+			mo >= 1 && mo <= 12 && d >= 1 && h < 24 && mi < 60 && s < 60 {
+			if t := time.Date(y, time.Month(mo), d, h, mi, s, ns, time.UTC); t.Day() == d {
+				return t, nil // (a day past the month's end is normalised: time.Parse's error below)
+			}
+		}
+	}
+	return parseTime(string(b))
+}
+
 type eventRow struct {
 	bun.BaseModel `bun:"table:events"`
 
@@ -62,7 +94,7 @@ type sessionRow struct {
 
 func (r sessionRow) session() (core.Session, error) {
 	var s core.Session
-	if err := json.Unmarshal([]byte(r.Meta), &s.SessionMeta); err != nil {
+	if err := decodeMeta(r.Meta, &s.SessionMeta); err != nil {
 		return core.Session{}, fmt.Errorf("decode session %s: %w", r.ID, err)
 	}
 	s.Phase = core.Phase(r.Phase)

@@ -3,7 +3,9 @@ package storage
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -81,6 +83,39 @@ func (d *DB) UsageTotals(ctx context.Context, sessionID string) (core.Usage, err
 		u.Cost = &cost.Float64
 	}
 	return u, nil
+}
+
+var _ core.SessionUsageTotals = (*DB)(nil)
+
+// SessionUsageTotals implements core.SessionUsageTotals: UsageTotals of
+// each session, in one query per 500 sessions.
+func (d *DB) SessionUsageTotals(ctx context.Context, sessionIDs []string) (map[string]core.Usage, error) {
+	out := make(map[string]core.Usage, len(sessionIDs))
+	for ids := range slices.Chunk(sessionIDs, 500) {
+		var rows []struct {
+			SessionID                                                      string
+			Input, Output, Total, Cached, CacheWrites, Estimated, Unpriced int64
+			Cost                                                           sql.NullFloat64
+		}
+		if err := d.r.NewSelect().Table("usage_ledger").Column("session_id").
+			ColumnExpr("CAST(COALESCE(SUM(input_tokens), 0) AS BIGINT) AS input").ColumnExpr("CAST(COALESCE(SUM(output_tokens), 0) AS BIGINT) AS output").
+			ColumnExpr("CAST(COALESCE(SUM(total_tokens), 0) AS BIGINT) AS total").ColumnExpr("CAST(COALESCE(SUM(cached_tokens), 0) AS BIGINT) AS cached").
+			ColumnExpr("CAST(COALESCE(SUM(cache_write_tokens), 0) AS BIGINT) AS cache_writes").
+			ColumnExpr("COALESCE(MAX(CASE WHEN estimated THEN 1 ELSE 0 END), 0) AS estimated").ColumnExpr("SUM(cost) AS cost").
+			ColumnExpr("CAST(COALESCE(SUM(CASE WHEN cost IS NULL THEN total_tokens ELSE 0 END), 0) AS BIGINT) AS unpriced").
+			Where("session_id IN (?)", bun.List(ids)).Group("session_id").Scan(ctx, &rows); err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return nil, fmt.Errorf("sum usage of sessions: %w", err)
+		}
+		for _, r := range rows {
+			u := core.Usage{InputTokens: r.Input, OutputTokens: r.Output, TotalTokens: r.Total, CachedTokens: r.Cached,
+				CacheWriteTokens: r.CacheWrites, Estimated: r.Estimated != 0, UnpricedTokens: r.Unpriced}
+			if r.Cost.Valid {
+				u.Cost = &r.Cost.Float64
+			}
+			out[r.SessionID] = u
+		}
+	}
+	return out, nil
 }
 
 var _ core.KernelUsageRecorder = (*DB)(nil)

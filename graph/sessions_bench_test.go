@@ -1,0 +1,123 @@
+//go:build unix
+
+package graph_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/foya-dev/foya/core"
+)
+
+// The Session fields two clients list sessions with: the web client's
+// sidebar (edge/web/client/boot.js S_FIELDS) and the CLI's SessionFields
+// (client/operations.graphql), which adds the usage ledger's totals.
+const (
+	sidebarFields = `id title pinned phase updatedAt parentId connectionId model approvalMode project { id name path } worktree { path branch baseRef }`
+	cliFields     = `id title phase approvalMode connectionId model parentId project { id name path } createdAt updatedAt headSeq worktree { path branch baseRef } usage { inputTokens outputTokens cachedTokens cost unpricedTokens }`
+)
+
+// BenchmarkSessionsQuery10k walks the sessions of a kernel with 10,000 of
+// them through GraphQL over HTTP, sessions(first:, after:) page by page,
+// as a client would: the request, the resolvers, the response and the
+// client's decoding of the ids (cpu-µs/op is the CPU of the whole
+// process, client included). Half the sessions are bound to a project,
+// all to a connection; every tenth has a worktree.
+func BenchmarkSessionsQuery10k(b *testing.B) {
+	const n = 10_000
+	k := newTestKernel(b)
+	ctx := context.Background()
+	conn := k.createConn(b, map[string]any{"name": "fake", "baseUrl": k.fake.BaseURL(), "models": []any{map[string]any{"id": testModel}}})
+	p, err := k.svc.CreateProject(ctx, core.ProjectInput{Path: b.TempDir()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for i := range n {
+		m := core.SessionMeta{
+			ID: fmt.Sprintf("ses_%05d", i), Title: fmt.Sprintf("session %d", i), ConnectionID: conn.ID, Model: testModel,
+			ApprovalMode: core.ApprovalAsk, AgentMode: core.AgentExecute, CreatedAt: base.Add(time.Duration(i) * time.Second),
+		}
+		if i%2 == 0 {
+			m.ProjectID = p.ID
+		}
+		if i%10 == 0 {
+			m.Worktree = &core.Worktree{Path: "/w/" + m.ID, Branch: "foya/" + m.ID, BaseRef: "HEAD"}
+		}
+		ev, err := core.NewEvent(m.ID, core.EventSessionCreated, core.SessionPayload{Session: m})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := k.db.Append(ctx, m.ID, 0, []core.Event{ev}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	url := k.srv.URL + "/graphql"
+	walk := func(b *testing.B, fields string, size int) {
+		query := fmt.Sprintf(`query($after: ID) { sessions(first: %d, after: $after) { %s } }`, size, fields)
+		var after any
+		seen := 0
+		for {
+			body, _ := json.Marshal(map[string]any{"query": query, "variables": map[string]any{"after": after}})
+			resp, err := http.Post(url, "application/json", bytes.NewReader(body))
+			if err != nil {
+				b.Fatal(err)
+			}
+			raw, err := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if err != nil {
+				b.Fatal(err)
+			}
+			var out struct {
+				Data   struct{ Sessions []struct{ ID string } }
+				Errors []any
+			}
+			if err := json.Unmarshal(raw, &out); err != nil || len(out.Errors) > 0 {
+				b.Fatalf("%v %s", err, raw[:min(len(raw), 500)])
+			}
+			page := out.Data.Sessions
+			seen += len(page)
+			if len(page) < size {
+				break
+			}
+			after = page[len(page)-1].ID
+		}
+		if seen != n {
+			b.Fatalf("%d sessions, want %d", seen, n)
+		}
+	}
+	for _, c := range []struct {
+		name, fields string
+		sizes        []int
+	}{
+		{"ids", "id", []int{100}},
+		{"sidebar", sidebarFields, []int{100}},
+		{"cli", cliFields, []int{50, 100, 1000}},
+	} {
+		for _, size := range c.sizes {
+			b.Run(fmt.Sprintf("%s/pages%d", c.name, size), func(b *testing.B) {
+				start := processCPU()
+				for b.Loop() {
+					walk(b, c.fields, size)
+				}
+				b.ReportMetric(float64((processCPU()-start).Microseconds())/float64(b.N), "cpu-µs/op")
+			})
+		}
+	}
+}
+
+// processCPU is the CPU time (user and system) the process has spent.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}

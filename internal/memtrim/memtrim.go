@@ -21,7 +21,9 @@
 // binary freshly written by the Go linker, or copied, stays so in the page
 // cache until evicted), the pages a process touches are mapped 2 MiB at a
 // time, so a kernel that runs a few MB of code has nearly all of its ~40 MB
-// of code and read-only data resident. The first Trim of such a process
+// of code and read-only data resident; and an executable that is wholly in
+// the page cache gets the cached 64 KiB around each fault mapped. The first
+// Trim of such a process
 // then also drops the file's page-cache pages that no process maps
 // (posix_fadvise DONTNEED, after writing out pages a fresh build may still
 // hold dirty) and turns readahead off on its mappings of the executable

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"syscall"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -45,7 +46,7 @@ func dropExecutablePages() (Stats, error) {
 	// Once per process: folios that stayed mapped while the file was
 	// evicted (the code running the eviction) keep their size, and a second
 	// eviction would only make the next turn read from disk again.
-	evict := pmd > 0 && os.Getenv(KeepFoliosEnv) == "" && !evicted.Swap(true)
+	evict := (pmd > 0 || wholeFileCached(exe, maps)) && os.Getenv(KeepFoliosEnv) == "" && !evicted.Swap(true)
 	if evict {
 		// A binary written moments ago (a build, a copy) may still have
 		// dirty pages, which the kernel neither reclaims nor evicts.
@@ -110,6 +111,35 @@ func dropExecutablePages() (Stats, error) {
 		st.Evicted = true
 	}
 	return st, nil
+}
+
+// wholeFileCached reports whether nearly all (90%) of the executable's
+// read-only mappings are in the page cache (mincore), which is the case
+// for a binary just written by a build or a copy, or read in with large
+// readahead: each fault then maps the cached pages around it (64 KiB
+// fault-around) although the process runs a fraction of them. A binary
+// this process or an earlier one evicted holds only the pages that were
+// touched since, far fewer.
+func wholeFileCached(exe string, maps []mapping) bool {
+	var pages, cached int
+	for _, m := range maps {
+		if m.path != exe || m.perms[1] != '-' || m.perms[3] != 'p' {
+			continue
+		}
+		n := int(m.end-m.start) / os.Getpagesize()
+		vec := make([]byte, n)
+		if n == 0 {
+			continue
+		}
+		if _, _, errno := syscall.Syscall(syscall.SYS_MINCORE, m.start, m.end-m.start, uintptr(unsafe.Pointer(&vec[0]))); errno != 0 {
+			return false
+		}
+		pages += n
+		for _, v := range vec {
+			cached += int(v & 1)
+		}
+	}
+	return pages > 0 && cached*10 >= pages*9
 }
 
 // exeFilePmd is how much of the executable at path this process maps in

@@ -82,3 +82,45 @@ VmFlags: rd wr mr mw me ac sd
 		t.Errorf("third: %+v", ms[2])
 	}
 }
+
+// TestTrimEvictsWholeCachedExecutable: an executable that is all in the
+// page cache (as a build or a copy leaves it; here read whole) is evicted
+// by the process's first trim, after which only the pages it touched are
+// cached; a second trim leaves it alone.
+func TestTrimEvictsWholeCachedExecutable(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("only on Linux")
+	}
+	t.Setenv(KeepFoliosEnv, "")
+	exe, err := os.Readlink("/proc/self/exe")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.ReadFile(exe); err != nil { // every page of the file cached
+		t.Fatal(err)
+	}
+	maps := func() []mapping {
+		raw, err := os.ReadFile("/proc/self/smaps")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return parseSmaps(raw)
+	}
+	if !wholeFileCached(exe, maps()) {
+		t.Fatal("the executable was read whole but is not reported cached")
+	}
+	evicted.Store(false)
+	st, err := Trim()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !st.Evicted {
+		t.Fatal("a wholly cached executable was not evicted")
+	}
+	if wholeFileCached(exe, maps()) {
+		t.Fatal("still wholly cached after the eviction")
+	}
+	if st, err := Trim(); err != nil || st.Evicted {
+		t.Fatalf("second trim: evicted %v, err %v (once per process)", st.Evicted, err)
+	}
+}

@@ -47,6 +47,9 @@ type DB struct {
 	// list are the session list's statements prepared on the SQLite
 	// readers (unused on PostgreSQL); see Sessions.
 	list listStmts
+	// ckpt runs the WAL checkpoints on SQLite (nil on PostgreSQL); see
+	// checkpoint.go.
+	ckpt *checkpointer
 }
 
 func dsn(path string, readOnly bool) string {
@@ -65,6 +68,7 @@ func dsn(path string, readOnly bool) string {
 		q.Add("_pragma", "query_only(1)")
 	} else {
 		q.Set("_txlock", "immediate")
+		q.Add("_pragma", fmt.Sprintf("wal_autocheckpoint(%d)", writerAutoCheckpoint)) // see checkpoint.go
 	}
 	return "file:" + path + "?" + q.Encode()
 }
@@ -112,7 +116,14 @@ func Open(ctx context.Context, path string, log *slog.Logger) (*DB, error) {
 		w.Close()
 		return nil, err
 	}
-	return &DB{w: w, r: r, log: log, stmts: stmts, wsql: wsql}, nil
+	ckpt, err := startCheckpointer(path, log)
+	if err != nil {
+		stmts.close()
+		r.Close()
+		w.Close()
+		return nil, err
+	}
+	return &DB{w: w, r: r, log: log, stmts: stmts, wsql: wsql, ckpt: ckpt}, nil
 }
 
 func migrateUp(ctx context.Context, db *bun.DB, dialect string, log *slog.Logger) error {
@@ -166,7 +177,7 @@ func (d *DB) Close() error {
 		}
 		return nil
 	}
-	rerr := errors.Join(d.list.close(), d.r.Close())
+	rerr := errors.Join(d.ckpt.close(), d.list.close(), d.r.Close())
 	rerr = errors.Join(rerr, d.closeRaw())
 	if d.stmts != nil {
 		rerr = errors.Join(rerr, d.stmts.close())

@@ -34,6 +34,7 @@ func (d *DB) Append(ctx context.Context, sessionID string, expectedHead int64, e
 		if err != nil {
 			return nil, fmt.Errorf("append to session %s: %w", sessionID, err)
 		}
+		d.ckpt.committed()
 		return out, nil
 	}
 	var out []core.Event
@@ -45,6 +46,7 @@ func (d *DB) Append(ctx context.Context, sessionID string, expectedHead int64, e
 	if err != nil {
 		return nil, fmt.Errorf("append to session %s: %w", sessionID, err)
 	}
+	d.ckpt.committed()
 	return out, nil
 }
 

@@ -60,6 +60,7 @@ func (d *DB) ForkHistory(ctx context.Context, created core.Event, sourceID strin
 	if err != nil {
 		return 0, fmt.Errorf("fork session %s: %w", sourceID, err)
 	}
+	d.ckpt.committed()
 	return head, nil
 }
 

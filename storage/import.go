@@ -43,5 +43,6 @@ func (d *DB) ImportSession(ctx context.Context, sessionID string, events []core.
 	if err != nil {
 		return nil, fmt.Errorf("import session %s: %w", sessionID, err)
 	}
+	d.ckpt.committed()
 	return out, nil
 }

@@ -1,0 +1,88 @@
+package storage
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"log/slog"
+
+	"github.com/uptrace/bun/driver/sqliteshim"
+)
+
+// writerAutoCheckpoint is the WAL size (in pages of 4 KiB) at which the
+// SQLite writer checkpoints by itself, in the middle of a commit. The
+// checkpointer below runs checkpoints on its own connection after
+// appends, so the writer reaches this only when that one lags behind: it
+// bounds the WAL (8 MB), it is not the usual path.
+const writerAutoCheckpoint = 2000
+
+// checkpointer runs SQLite's WAL checkpoints off the writer's path: with
+// synchronous=NORMAL a checkpoint is where SQLite waits for the disk
+// (fsync of the WAL, then of the database file), and SQLite runs it
+// inside the commit that crossed the WAL's size limit, so one append in
+// a few hundred waited for two fsyncs (BenchmarkAppendBatch: 40% of the
+// wall time of single-event appends). Here a goroutine with a connection
+// of its own runs a PASSIVE checkpoint (it never blocks the writer or the
+// readers) each time appends were committed since the last one. What a
+// crash or power loss can lose is unchanged: commits are not synced
+// either way (docs/history.md), and checkpoints run at least as often.
+type checkpointer struct {
+	db   *sql.DB
+	log  *slog.Logger
+	kick chan struct{}
+	stop chan struct{}
+	done chan struct{}
+}
+
+func startCheckpointer(path string, log *slog.Logger) (*checkpointer, error) {
+	db, err := sql.Open(sqliteshim.ShimName, dsn(path, false))
+	if err != nil {
+		return nil, fmt.Errorf("open %s for checkpoints: %w", path, err)
+	}
+	db.SetMaxOpenConns(1)
+	db.SetMaxIdleConns(1)
+	db.SetConnMaxLifetime(0)
+	c := &checkpointer{db: db, log: log, kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
+	go c.loop()
+	return c, nil
+}
+
+// committed tells the checkpointer that the writer committed; it never
+// blocks. Nil-safe (PostgreSQL has none).
+func (c *checkpointer) committed() {
+	if c == nil {
+		return
+	}
+	select {
+	case c.kick <- struct{}{}:
+	default:
+	}
+}
+
+func (c *checkpointer) loop() {
+	defer close(c.done)
+	ctx := context.Background()
+	for {
+		select {
+		case <-c.stop:
+			return
+		case <-c.kick:
+		}
+		if _, err := c.db.ExecContext(ctx, "PRAGMA wal_checkpoint(PASSIVE)"); err != nil {
+			c.log.Debug("WAL checkpoint", "err", err)
+		}
+	}
+}
+
+// close stops the goroutine and closes its connection.
+func (c *checkpointer) close() error {
+	if c == nil {
+		return nil
+	}
+	close(c.stop)
+	<-c.done
+	if err := c.db.Close(); err != nil {
+		return fmt.Errorf("close the checkpoint connection: %w", err)
+	}
+	return nil
+}

@@ -34,7 +34,7 @@ func TestCheckpointsOffTheWriter(t *testing.T) {
 	}
 	before := size()
 	text := strings.Repeat("a line of a long reply; ", 100) // ~2.4 KB a message
-	for range 200 {                                           // ~150 pages of 4 KiB, far below 2,000
+	for range 200 {                                         // ~150 pages of 4 KiB, far below 2,000
 		if _, err := db.Append(ctx, "s", core.AnyHead, []core.Event{coretest.MessageEvent(t, "s", core.RoleAssistant, text)}); err != nil {
 			t.Fatal(err)
 		}

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"log/slog"
+	"time"
 
 	"github.com/uptrace/bun/driver/sqliteshim"
 )
@@ -16,6 +17,9 @@ import (
 // bounds the WAL (8 MB), it is not the usual path.
 const writerAutoCheckpoint = 2000
 
+// checkpointDelay is how long after a commit the checkpointer runs.
+const checkpointDelay = 50 * time.Millisecond
+
 // checkpointer runs SQLite's WAL checkpoints off the writer's path: with
 // synchronous=NORMAL a checkpoint is where SQLite waits for the disk
 // (fsync of the WAL, then of the database file), and SQLite runs it
@@ -23,7 +27,7 @@ const writerAutoCheckpoint = 2000
 // a few hundred waited for two fsyncs (BenchmarkAppendBatch: 40% of the
 // wall time of single-event appends). Here a goroutine with a connection
 // of its own runs a PASSIVE checkpoint (it never blocks the writer or the
-// readers) each time appends were committed since the last one. What a
+// readers) 50 ms after appends were committed, for all of them. What a
 // crash or power loss can lose is unchanged: commits are not synced
 // either way (docs/history.md), and checkpoints run at least as often.
 type checkpointer struct {
@@ -67,6 +71,14 @@ func (c *checkpointer) loop() {
 		case <-c.stop:
 			return
 		case <-c.kick:
+		}
+		// Commits of the next moments join this checkpoint, and it runs
+		// after the work that follows a commit (the first request of a
+		// turn, say) instead of competing with it for the CPU and disk.
+		select {
+		case <-c.stop:
+			return
+		case <-time.After(checkpointDelay):
 		}
 		if _, err := c.db.ExecContext(ctx, "PRAGMA wal_checkpoint(PASSIVE)"); err != nil {
 			c.log.Debug("WAL checkpoint", "err", err)

@@ -50,6 +50,17 @@ func (d *DB) Append(ctx context.Context, sessionID string, expectedHead int64, e
 	return out, nil
 }
 
+// stamped is ev as it is stored: in sessionID at seq, at the time of the
+// append unless it carries its own.
+func stamped(ev core.Event, sessionID string, seq int64) core.Event {
+	ev.SessionID = sessionID
+	ev.Seq = seq
+	if ev.At.IsZero() {
+		ev.At = time.Now().UTC()
+	}
+	return ev
+}
+
 // appendBatch bounds the rows of one INSERT statement.
 const appendBatch = 500
 
@@ -66,11 +77,7 @@ func appendTx(ctx context.Context, w *txWriter, sessionID string, expectedHead i
 		if ev.Type.LiveOnly() {
 			return nil, fmt.Errorf("append %s: live-only events are never persisted", ev.Type)
 		}
-		ev.SessionID = sessionID
-		ev.Seq = head + int64(i) + 1
-		if ev.At.IsZero() {
-			ev.At = time.Now().UTC()
-		}
+		ev = stamped(ev, sessionID, head+int64(i)+1)
 		out[i] = ev
 		rows[i] = toEventRow(ev)
 	}

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"sync"
-	"time"
 
 	"github.com/foya-dev/foya/core"
 )
@@ -193,11 +192,7 @@ func (w *rawTx) append(ctx context.Context, sessionID string, expectedHead int64
 	var msgs []messageRow
 	phase := ""
 	for i, ev := range events {
-		ev.SessionID = sessionID
-		ev.Seq = head + int64(i) + 1
-		if ev.At.IsZero() {
-			ev.At = time.Now().UTC()
-		}
+		ev = stamped(ev, sessionID, head+int64(i)+1)
 		out[i] = ev
 		rows[i] = toEventRow(ev)
 		switch {

@@ -104,17 +104,25 @@ func lockedHead(ctx context.Context, w *txWriter, sessionID string, expectedHead
 	if err != nil {
 		return 0, err
 	}
+	return head, checkHead(sessionID, head, dead, expectedHead, events[0].Type)
+}
+
+// checkHead is what an append requires of the session's head and
+// tombstone: a deleted session is NOT_FOUND, a head other than
+// expectedHead (unless core.AnyHead) a CONFLICT, and a session without
+// events NOT_FOUND unless the append starts with session_created.
+func checkHead(sessionID string, head int64, dead bool, expectedHead int64, first core.EventType) error {
 	if dead {
-		return 0, core.Errorf(core.CodeNotFound, "session %s was deleted", sessionID)
+		return core.Errorf(core.CodeNotFound, "session %s was deleted", sessionID)
 	}
 	if expectedHead != core.AnyHead && head != expectedHead {
-		return 0, &core.Error{Code: core.CodeConflict,
+		return &core.Error{Code: core.CodeConflict,
 			Message: fmt.Sprintf("session %s moved on: head is %d, expected %d; reload and try again", sessionID, head, expectedHead)}
 	}
-	if head == 0 && events[0].Type != core.EventSessionCreated {
-		return 0, core.Errorf(core.CodeNotFound, "session %s not found", sessionID)
+	if head == 0 && first != core.EventSessionCreated {
+		return core.Errorf(core.CodeNotFound, "session %s not found", sessionID)
 	}
-	return head, nil
+	return nil
 }
 
 // project updates the projections of the appended events out in tx (runs

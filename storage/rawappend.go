@@ -175,17 +175,10 @@ func (w *rawTx) append(ctx context.Context, sessionID string, expectedHead int64
 	if err != nil {
 		return nil, fmt.Errorf("read head of session %s: %w", sessionID, err)
 	}
-	if dead {
-		return nil, core.Errorf(core.CodeNotFound, "session %s was deleted", sessionID)
-	}
-	if expectedHead != core.AnyHead && head != expectedHead {
-		return nil, &core.Error{Code: core.CodeConflict,
-			Message: fmt.Sprintf("session %s moved on: head is %d, expected %d; reload and try again", sessionID, head, expectedHead)}
-	}
-	if head == 0 {
-		// The first event of a session is session_created, which takes
-		// the general path.
-		return nil, core.Errorf(core.CodeNotFound, "session %s not found", sessionID)
+	// (fastAppendable sends session_created to the general path: a
+	// session without events is NOT_FOUND here.)
+	if err := checkHead(sessionID, head, dead, expectedHead, events[0].Type); err != nil {
+		return nil, err
 	}
 	out := make([]core.Event, len(events))
 	rows := make([]eventRow, len(events))

@@ -58,31 +58,49 @@ func recordUsage(ctx context.Context, db bun.IDB, ev core.Event, imported bool) 
 	return nil
 }
 
+// usageSums is one row of the ledger's sums (withUsageSums), with the
+// session it sums when grouped by session.
+type usageSums struct {
+	SessionID                                                      string
+	Input, Output, Total, Cached, CacheWrites, Estimated, Unpriced int64
+	Cost                                                           sql.NullFloat64
+}
+
+// withUsageSums selects the ledger's sums into q, as usageSums reads
+// them. Cost sums the priced rows (NULL when none is priced);
+// UnpricedTokens counts the tokens of the others.
+func withUsageSums(q *bun.SelectQuery) *bun.SelectQuery {
+	return q.ColumnExpr("CAST(COALESCE(SUM(input_tokens), 0) AS BIGINT) AS input").ColumnExpr("CAST(COALESCE(SUM(output_tokens), 0) AS BIGINT) AS output").
+		ColumnExpr("CAST(COALESCE(SUM(total_tokens), 0) AS BIGINT) AS total").ColumnExpr("CAST(COALESCE(SUM(cached_tokens), 0) AS BIGINT) AS cached").
+		ColumnExpr("CAST(COALESCE(SUM(cache_write_tokens), 0) AS BIGINT) AS cache_writes").
+		ColumnExpr("COALESCE(MAX(CASE WHEN estimated THEN 1 ELSE 0 END), 0) AS estimated").ColumnExpr("SUM(cost) AS cost").
+		ColumnExpr("CAST(COALESCE(SUM(CASE WHEN cost IS NULL THEN total_tokens ELSE 0 END), 0) AS BIGINT) AS unpriced")
+}
+
+func (r usageSums) usage() core.Usage {
+	u := core.Usage{InputTokens: r.Input, OutputTokens: r.Output, TotalTokens: r.Total, CachedTokens: r.Cached,
+		CacheWriteTokens: r.CacheWrites, Estimated: r.Estimated != 0, UnpricedTokens: r.Unpriced}
+	if r.Cost.Valid {
+		u.Cost = &r.Cost.Float64
+	}
+	return u
+}
+
 // UsageTotals implements core.UsageStore: the ledger's sums, for one session
 // or (sessionID "") for everything ever spent by this kernel (the rows of
-// imported sessions are left out there). Cost sums the priced rows (NULL
-// when none is priced); UnpricedTokens counts the tokens of the others.
+// imported sessions are left out there).
 func (d *DB) UsageTotals(ctx context.Context, sessionID string) (core.Usage, error) {
-	var u core.Usage
-	q := d.r.NewSelect().Table("usage_ledger").
-		ColumnExpr("CAST(COALESCE(SUM(input_tokens), 0) AS BIGINT)").ColumnExpr("CAST(COALESCE(SUM(output_tokens), 0) AS BIGINT)").
-		ColumnExpr("CAST(COALESCE(SUM(total_tokens), 0) AS BIGINT)").ColumnExpr("CAST(COALESCE(SUM(cached_tokens), 0) AS BIGINT)").
-		ColumnExpr("CAST(COALESCE(SUM(cache_write_tokens), 0) AS BIGINT)").
-		ColumnExpr("COALESCE(MAX(CASE WHEN estimated THEN 1 ELSE 0 END), 0)").ColumnExpr("SUM(cost)").
-		ColumnExpr("CAST(COALESCE(SUM(CASE WHEN cost IS NULL THEN total_tokens ELSE 0 END), 0) AS BIGINT)")
+	q := withUsageSums(d.r.NewSelect().Table("usage_ledger"))
 	if sessionID != "" {
 		q = q.Where("session_id = ?", sessionID)
 	} else {
 		q = q.Where("NOT imported")
 	}
-	var cost sql.NullFloat64
-	if err := q.Scan(ctx, &u.InputTokens, &u.OutputTokens, &u.TotalTokens, &u.CachedTokens, &u.CacheWriteTokens, &u.Estimated, &cost, &u.UnpricedTokens); err != nil {
+	var r usageSums
+	if err := q.Scan(ctx, &r); err != nil {
 		return core.Usage{}, fmt.Errorf("sum usage: %w", err)
 	}
-	if cost.Valid {
-		u.Cost = &cost.Float64
-	}
-	return u, nil
+	return r.usage(), nil
 }
 
 var _ core.SessionUsageTotals = (*DB)(nil)
@@ -92,27 +110,13 @@ var _ core.SessionUsageTotals = (*DB)(nil)
 func (d *DB) SessionUsageTotals(ctx context.Context, sessionIDs []string) (map[string]core.Usage, error) {
 	out := make(map[string]core.Usage, len(sessionIDs))
 	for ids := range slices.Chunk(sessionIDs, 500) {
-		var rows []struct {
-			SessionID                                                      string
-			Input, Output, Total, Cached, CacheWrites, Estimated, Unpriced int64
-			Cost                                                           sql.NullFloat64
-		}
-		if err := d.r.NewSelect().Table("usage_ledger").Column("session_id").
-			ColumnExpr("CAST(COALESCE(SUM(input_tokens), 0) AS BIGINT) AS input").ColumnExpr("CAST(COALESCE(SUM(output_tokens), 0) AS BIGINT) AS output").
-			ColumnExpr("CAST(COALESCE(SUM(total_tokens), 0) AS BIGINT) AS total").ColumnExpr("CAST(COALESCE(SUM(cached_tokens), 0) AS BIGINT) AS cached").
-			ColumnExpr("CAST(COALESCE(SUM(cache_write_tokens), 0) AS BIGINT) AS cache_writes").
-			ColumnExpr("COALESCE(MAX(CASE WHEN estimated THEN 1 ELSE 0 END), 0) AS estimated").ColumnExpr("SUM(cost) AS cost").
-			ColumnExpr("CAST(COALESCE(SUM(CASE WHEN cost IS NULL THEN total_tokens ELSE 0 END), 0) AS BIGINT) AS unpriced").
+		var rows []usageSums
+		if err := withUsageSums(d.r.NewSelect().Table("usage_ledger").Column("session_id")).
 			Where("session_id IN (?)", bun.List(ids)).Group("session_id").Scan(ctx, &rows); err != nil && !errors.Is(err, sql.ErrNoRows) {
 			return nil, fmt.Errorf("sum usage of sessions: %w", err)
 		}
 		for _, r := range rows {
-			u := core.Usage{InputTokens: r.Input, OutputTokens: r.Output, TotalTokens: r.Total, CachedTokens: r.Cached,
-				CacheWriteTokens: r.CacheWrites, Estimated: r.Estimated != 0, UnpricedTokens: r.Unpriced}
-			if r.Cost.Valid {
-				u.Cost = &r.Cost.Float64
-			}
-			out[r.SessionID] = u
+			out[r.SessionID] = r.usage()
 		}
 	}
 	return out, nil

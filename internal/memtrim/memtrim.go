@@ -44,8 +44,9 @@ type Stats struct {
 	// mappings that were dropped.
 	FileBytes int64
 	// Evicted is set when the executable was held in 2 MiB page-cache
-	// folios and its unmapped pages were dropped from the page cache, so
-	// that they come back in small folios (see the package comment).
+	// folios, or wholly cached, and its unmapped pages were dropped from
+	// the page cache, so that they come back a page at a time (see the
+	// package comment).
 	Evicted bool
 }
 

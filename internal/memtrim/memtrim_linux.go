@@ -24,113 +24,141 @@ var evicted atomic.Bool
 // a mapping MADV_DONTNEED only removes this process's page-table entries:
 // the next access faults the same bytes in from the page cache. The running
 // executable cannot be modified in place while it runs (ETXTBSY), so the
-// bytes are the same.
+// bytes are the same. The first time the executable is found held in large
+// folios, it is evicted as well (evictExecutable).
 func dropExecutablePages() (Stats, error) {
 	exe, err := os.Readlink("/proc/self/exe")
 	if err != nil {
 		return Stats{}, fmt.Errorf("memtrim: %w", err)
 	}
 	exe = strings.TrimSuffix(exe, " (deleted)")
-	raw, err := os.ReadFile("/proc/self/smaps")
+	maps, err := cleanExeMappings(exe)
 	if err != nil {
-		return Stats{}, fmt.Errorf("memtrim: %w", err)
+		return Stats{}, err
 	}
 	var st Stats
-	var pmd int64
-	maps := parseSmaps(raw)
 	for _, m := range maps {
-		if m.path == exe {
-			pmd += m.filePmd
-		}
+		st.FileBytes += m.rss
 	}
 	// Once per process: folios that stayed mapped while the file was
 	// evicted (the code running the eviction) keep their size, and a second
 	// eviction would only make the next turn read from disk again.
-	evict := (pmd > 0 || wholeFileCached(exe, maps)) && os.Getenv(KeepFoliosEnv) == "" && !evicted.Swap(true)
-	if evict {
-		// A binary written moments ago (a build, a copy) may still have
-		// dirty pages, which the kernel neither reclaims nor evicts.
-		if err := syncFile(exe); err != nil {
+	if !evicted.Load() && os.Getenv(KeepFoliosEnv) == "" && (filePmd(maps) > 0 || wholeFileCached(maps)) && !evicted.Swap(true) {
+		if err := evictExecutable(exe, maps); err != nil {
 			return st, err
-		}
-	}
-	for _, m := range maps {
-		if m.path != exe || m.perms[1] != '-' || m.perms[3] != 'p' || m.anonymous != 0 || m.rss == 0 {
-			continue
-		}
-		if evict {
-			// No readahead on these mappings from now on: a fault reads
-			// the one page it needs, in a small folio.
-			if _, _, errno := syscall.Syscall(syscall.SYS_MADVISE, m.start, m.end-m.start, syscall.MADV_RANDOM); errno != 0 {
-				return st, fmt.Errorf("memtrim: madvise random %x-%x: %w", m.start, m.end, errno)
-			}
-			// Reclaim the folios only this process maps: each is unmapped
-			// and dropped from the page cache in one step, so that no
-			// other thread (nor this one, returning from the call) maps it
-			// again in between, as it may between MADV_DONTNEED and the
-			// eviction below. Linux does this only for a file the process
-			// owns or may write; otherwise, and on kernels without
-			// MADV_PAGEOUT, the eviction below does what it can.
-			_, _, _ = syscall.Syscall(syscall.SYS_MADVISE, m.start, m.end-m.start, unix.MADV_PAGEOUT)
-		}
-		if _, _, errno := syscall.Syscall(syscall.SYS_MADVISE, m.start, m.end-m.start, syscall.MADV_DONTNEED); errno != 0 {
-			return st, fmt.Errorf("memtrim: madvise %x-%x: %w", m.start, m.end, errno)
-		}
-		st.FileBytes += m.rss
-	}
-	if evict {
-		// The page cache holds the executable in PMD-sized folios (a
-		// binary freshly written by the linker or copied): every fault
-		// maps 2 MiB of it. With this process's mappings gone, drop the
-		// file's cached pages that no process maps, so that what runs
-		// next is read back in readahead-sized folios and only what is
-		// touched becomes resident.
-		if err := evictFile(exe); err != nil {
-			return st, err
-		}
-		// Other threads kept running code while the mappings were gone
-		// and mapped some large folios again before the eviction, which
-		// then kept them: drop and evict again while that shrinks what is
-		// still mapped in large folios (each pass faults back only small
-		// ones, the mappings read no ahead now).
-		for range 8 {
-			left, err := exeFilePmd(exe)
-			if err != nil || left == 0 || left >= pmd {
-				break
-			}
-			pmd = left
-			for _, m := range maps {
-				if m.path == exe && m.perms[1] == '-' && m.perms[3] == 'p' && m.anonymous == 0 && m.rss != 0 {
-					_, _, _ = syscall.Syscall(syscall.SYS_MADVISE, m.start, m.end-m.start, syscall.MADV_DONTNEED)
-				}
-			}
-			if err := evictFile(exe); err != nil {
-				return st, err
-			}
 		}
 		st.Evicted = true
+		return st, nil
 	}
-	return st, nil
+	return st, dontNeed(maps)
 }
 
-// wholeFileCached reports whether nearly all (90%) of the executable's
-// read-only mappings are in the page cache (mincore), which is the case
-// for a binary just written by a build or a copy, or read in with large
-// readahead: each fault then maps the cached pages around it (64 KiB
-// fault-around) although the process runs a fraction of them. A binary
-// this process or an earlier one evicted holds only the pages that were
-// touched since, far fewer.
-func wholeFileCached(exe string, maps []mapping) bool {
+// cleanExeMappings are the mappings of the executable at exe that are
+// read-only, private, hold no anonymous page and have resident pages.
+func cleanExeMappings(exe string) ([]mapping, error) {
+	raw, err := os.ReadFile("/proc/self/smaps")
+	if err != nil {
+		return nil, fmt.Errorf("memtrim: %w", err)
+	}
+	var out []mapping
+	for _, m := range parseSmaps(raw) {
+		if m.path == exe && m.perms[1] == '-' && m.perms[3] == 'p' && m.anonymous == 0 && m.rss != 0 {
+			out = append(out, m)
+		}
+	}
+	return out, nil
+}
+
+// filePmd is how much of maps is mapped in PMD-sized folios.
+func filePmd(maps []mapping) int64 {
+	var n int64
+	for _, m := range maps {
+		n += m.filePmd
+	}
+	return n
+}
+
+// madvise applies advice to each of maps.
+func madvise(maps []mapping, advice int) error {
+	for _, m := range maps {
+		if _, _, errno := syscall.Syscall(syscall.SYS_MADVISE, m.start, m.end-m.start, uintptr(advice)); errno != 0 {
+			return fmt.Errorf("memtrim: madvise(%d) %x-%x: %w", advice, m.start, m.end, errno)
+		}
+	}
+	return nil
+}
+
+// dontNeed drops this process's page-table entries of maps.
+func dontNeed(maps []mapping) error { return madvise(maps, syscall.MADV_DONTNEED) }
+
+// evictExecutable drops this process's mappings of the executable (maps)
+// and the file's page-cache pages that no process maps, so that what runs
+// next is read back a page at a time and only what is touched becomes
+// resident (see the package comment).
+func evictExecutable(exe string, maps []mapping) error {
+	// The running executable itself, whatever its path names now.
+	f, err := os.Open("/proc/self/exe")
+	if err != nil {
+		return fmt.Errorf("memtrim: %w", err)
+	}
+	defer f.Close()
+	fd := int(f.Fd())
+	// A binary written moments ago (a build, a copy) may still have dirty
+	// pages, which the kernel neither reclaims nor evicts.
+	if err := unix.Fdatasync(fd); err != nil {
+		return fmt.Errorf("memtrim: fdatasync %s: %w", exe, err)
+	}
+	// No readahead on these mappings from now on: a fault reads the one
+	// page it needs, in a small folio.
+	if err := madvise(maps, syscall.MADV_RANDOM); err != nil {
+		return err
+	}
+	// Reclaim the folios only this process maps: each is unmapped and
+	// dropped from the page cache in one step, so that no other thread (nor
+	// this one, returning from the call) maps it again in between, as it
+	// may between MADV_DONTNEED and the eviction below. Linux does this only
+	// for a file the process owns or may write; otherwise, and on kernels
+	// without MADV_PAGEOUT, the eviction below does what it can.
+	_ = madvise(maps, unix.MADV_PAGEOUT)
+	pmd := filePmd(maps)
+	// Other threads keep running code while the mappings are gone and may
+	// map some large folios again before the eviction, which then keeps
+	// them: drop and evict again while that shrinks what is still mapped
+	// in large folios (each pass faults back only small ones).
+	for range 8 {
+		if err := dontNeed(maps); err != nil {
+			return err
+		}
+		if err := unix.Fadvise(fd, 0, 0, unix.FADV_DONTNEED); err != nil {
+			return fmt.Errorf("memtrim: fadvise %s: %w", exe, err)
+		}
+		now, err := cleanExeMappings(exe)
+		if err != nil {
+			return err
+		}
+		left := filePmd(now)
+		if left == 0 || left >= pmd {
+			return nil
+		}
+		pmd = left
+	}
+	return nil
+}
+
+// wholeFileCached reports whether nearly all (90%) of maps is in the page
+// cache (mincore), which is the case for a binary just written by a build
+// or a copy, or read in with large readahead: each fault then maps the
+// cached pages around it (64 KiB fault-around) although the process runs
+// a fraction of them. A binary this process or an earlier one evicted
+// holds only the pages that were touched since, far fewer.
+func wholeFileCached(maps []mapping) bool {
 	var pages, cached int
 	for _, m := range maps {
-		if m.path != exe || m.perms[1] != '-' || m.perms[3] != 'p' {
-			continue
-		}
 		n := int(m.end-m.start) / os.Getpagesize()
-		vec := make([]byte, n)
 		if n == 0 {
 			continue
 		}
+		vec := make([]byte, n)
 		if _, _, errno := syscall.Syscall(syscall.SYS_MINCORE, m.start, m.end-m.start, uintptr(unsafe.Pointer(&vec[0]))); errno != 0 {
 			return false
 		}
@@ -140,49 +168,6 @@ func wholeFileCached(exe string, maps []mapping) bool {
 		}
 	}
 	return pages > 0 && cached*10 >= pages*9
-}
-
-// exeFilePmd is how much of the executable at path this process maps in
-// PMD-sized folios.
-func exeFilePmd(exe string) (int64, error) {
-	raw, err := os.ReadFile("/proc/self/smaps")
-	if err != nil {
-		return 0, fmt.Errorf("memtrim: %w", err)
-	}
-	var n int64
-	for _, m := range parseSmaps(raw) {
-		if m.path == exe {
-			n += m.filePmd
-		}
-	}
-	return n, nil
-}
-
-// syncFile writes out the dirty page-cache pages of the file at path.
-func syncFile(path string) error {
-	f, err := os.Open(path)
-	if err != nil {
-		return fmt.Errorf("memtrim: %w", err)
-	}
-	defer f.Close()
-	if err := unix.Fdatasync(int(f.Fd())); err != nil {
-		return fmt.Errorf("memtrim: fdatasync %s: %w", path, err)
-	}
-	return nil
-}
-
-// evictFile asks the kernel to drop the page-cache pages of the file at
-// path that no process maps (clean pages only; the file is unchanged).
-func evictFile(path string) error {
-	f, err := os.Open(path)
-	if err != nil {
-		return fmt.Errorf("memtrim: %w", err)
-	}
-	defer f.Close()
-	if err := unix.Fadvise(int(f.Fd()), 0, 0, unix.FADV_DONTNEED); err != nil {
-		return fmt.Errorf("memtrim: fadvise %s: %w", path, err)
-	}
-	return nil
 }
 
 // mapping is one entry of /proc/self/smaps.

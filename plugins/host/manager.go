@@ -30,9 +30,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/foya-dev/foya/internal/memtrim"
-
 	"github.com/foya-dev/foya/core"
+	"github.com/foya-dev/foya/internal/memtrim"
 	"github.com/foya-dev/foya/plugins/internal/pluginenv"
 )
 

@@ -101,7 +101,7 @@ require (
 	modernc.org/libc v1.68.0
 	modernc.org/mathutil v1.7.1 // indirect
 	modernc.org/memory v1.11.0 // indirect
-	modernc.org/sqlite v1.46.1 // indirect
+	modernc.org/sqlite v1.46.1
 )
 
 tool (

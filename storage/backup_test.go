@@ -249,3 +249,71 @@ func containsPgDump(err error) bool {
 	var ce *core.Error
 	return errors.As(err, &ce) && strings.Contains(ce.Message, "pg_dump")
 }
+
+// BenchmarkBackup copies a database of 20,000 message events (about
+// 10 MB) while one writer appends single events beside it: the copy's
+// throughput, and how many appends commit during one backup (the writer
+// is never held up by it).
+func BenchmarkBackup(b *testing.B) {
+	ctx := context.Background()
+	db, err := storage.Open(ctx, filepath.Join(b.TempDir(), "foya.db"), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	coretest.CreateSession(b, db, "big")
+	text := strings.Repeat("lorem ipsum dolor sit amet ", 16)
+	for range 20 {
+		batch := make([]core.Event, 1000)
+		for i := range batch {
+			batch[i] = coretest.MessageEvent(b, "big", core.RoleUser, text)
+		}
+		if _, err := db.Append(ctx, "big", core.AnyHead, batch); err != nil {
+			b.Fatal(err)
+		}
+	}
+	coretest.CreateSession(b, db, "live")
+	dir := b.TempDir()
+	var appends, size int64
+	n := 0
+	for b.Loop() {
+		stop := make(chan struct{})
+		done := make(chan int64)
+		go func() {
+			var k int64
+			for {
+				select {
+				case <-stop:
+					done <- k
+					return
+				default:
+				}
+				ev, err := core.NewEvent("live", core.EventMessageEnd, core.MessagePayload{Message: core.Message{Role: core.RoleUser, Text: "x"}})
+				if err == nil {
+					_, err = db.Append(ctx, "live", core.AnyHead, []core.Event{ev})
+				}
+				if err != nil {
+					done <- k
+					return
+				}
+				k++
+			}
+		}()
+		n++
+		dst := filepath.Join(dir, fmt.Sprint("copy", n, ".db"))
+		err := db.Backup(ctx, dst)
+		close(stop)
+		appends += <-done
+		if err != nil {
+			b.Fatal(err)
+		}
+		fi, err := os.Stat(dst)
+		if err != nil {
+			b.Fatal(err)
+		}
+		size = fi.Size()
+		os.Remove(dst)
+	}
+	b.SetBytes(size)
+	b.ReportMetric(float64(appends)/float64(n), "appends/backup")
+}

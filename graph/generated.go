@@ -5006,9 +5006,9 @@ extend type Mutation {
   mode 0600 (it holds every conversation), synced, then given its name: path
   is the whole copy or absent. connections.json, mcp.json and artifacts/ are
   not in it (docs/history.md). BAD_INPUT when path is not absolute or its
-  directory does not exist; CONFLICT when a file is already at path (a backup
-  never overwrites); UNAVAILABLE on PostgreSQL, whose databases are backed up
-  with pg_dump.
+  directory does not exist or cannot be written to by the kernel; CONFLICT
+  when a file is already at path (a backup never overwrites); UNAVAILABLE on
+  PostgreSQL, whose databases are backed up with pg_dump.
   """
   backupDatabase("Absolute path of the new file on the kernel's machine; its directory must exist and the file must not." path: String!): String!
 }

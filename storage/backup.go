@@ -42,9 +42,11 @@ func (d *DB) Backup(ctx context.Context, dst string) error {
 	if err != nil {
 		return err
 	}
-	f, err := os.CreateTemp(filepath.Dir(dst), "."+filepath.Base(dst)+".*.tmp") // 0600
+	f, err := os.CreateTemp(filepath.Dir(dst), ".foya-backup-*.tmp") // 0600
 	if err != nil {
-		return fmt.Errorf("backup: create temporary file: %w", err)
+		// The directory is the client's choice: one the kernel cannot
+		// write to (permissions, a read-only file system) is for it to fix.
+		return &core.Error{Code: core.CodeBadInput, Message: fmt.Sprintf("backup: the kernel cannot create a file in %s (%v); choose a directory it can write to", filepath.Dir(dst), unwrapPathError(err)), Err: err}
 	}
 	tmp := f.Name()
 	f.Close()
@@ -146,6 +148,16 @@ func publishBackup(tmp, dst string) error {
 		return fmt.Errorf("backup: rename %s to %s: %w", tmp, dst, err)
 	}
 	return nil
+}
+
+// unwrapPathError is the cause of a *fs.PathError (its path is said
+// otherwise), or err.
+func unwrapPathError(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
 }
 
 // removeBackupTemp removes the temporary copy and any journal SQLite left

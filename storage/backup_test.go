@@ -198,17 +198,23 @@ func TestBackupRefuses(t *testing.T) {
 	if err := os.WriteFile(existing, []byte("keep me"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	for _, tc := range []struct {
+	type target struct {
 		name, dst string
 		code      core.Code
-	}{
+	}
+	targets := []target{
 		{"relative", "copy.db", core.CodeBadInput},
 		{"empty", "", core.CodeBadInput},
 		{"no directory", filepath.Join(dir, "missing", "copy.db"), core.CodeBadInput},
 		{"directory is a file", filepath.Join(existing, "copy.db"), core.CodeBadInput},
 		{"exists", existing, core.CodeConflict},
 		{"is a directory", dir, core.CodeConflict},
-	} {
+	}
+	if runtime.GOOS == "linux" {
+		// A directory nobody, root included, can create a file in.
+		targets = append(targets, target{"unwritable directory", "/proc/foya-backup-test.db", core.CodeBadInput})
+	}
+	for _, tc := range targets {
 		t.Run(tc.name, func(t *testing.T) {
 			err := db.Backup(ctx, tc.dst)
 			if core.ErrorCode(err) != tc.code {

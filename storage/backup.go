@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
 
@@ -30,7 +31,7 @@ import (
 // query_only, which forbids writing any file, the VACUUM INTO target
 // included, so the connection lifts it for the copy and is then closed,
 // never returned to the pool writable. While the copy runs the WAL cannot
-// be checkpointed past its start (it grows and is truncated afterwards).
+// be checkpointed past its start: it grows until a checkpoint after it.
 //
 // On PostgreSQL it returns UNAVAILABLE: pg_dump backs up a PostgreSQL
 // database.
@@ -67,7 +68,7 @@ func (d *DB) Backup(ctx context.Context, dst string) error {
 	if err := syncFile(tmp); err != nil {
 		return fmt.Errorf("backup: sync %s: %w", tmp, err)
 	}
-	if err := publishBackup(tmp, dst); err != nil {
+	if err := publishBackup(tmp, dst, d.log); err != nil {
 		return err
 	}
 	done = true
@@ -130,11 +131,13 @@ func (d *DB) vacuumInto(ctx context.Context, tmp string) error {
 // publishBackup gives the synced copy tmp the name dst, unless dst exists:
 // a hard link fails when dst exists; a file system without hard links
 // gets a rename after one more check.
-func publishBackup(tmp, dst string) error {
+func publishBackup(tmp, dst string, log *slog.Logger) error {
 	err := os.Link(tmp, dst)
 	if err == nil {
+		// dst is the backup now: a temporary name left behind is only
+		// worth a warning.
 		if err := os.Remove(tmp); err != nil {
-			return fmt.Errorf("backup: remove %s: %w", tmp, err)
+			log.Warn("backup: remove the temporary name", "path", tmp, "err", err)
 		}
 		return nil
 	}

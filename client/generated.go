@@ -2413,6 +2413,26 @@ var AllAuthKind = []AuthKind{
 	AuthKindApiKey,
 }
 
+// BackupDatabaseResponse is returned by BackupDatabase on success.
+type BackupDatabaseResponse struct {
+	// Writes a consistent copy of the kernel's SQLite database (foya.db: sessions,
+	// events, projections, usage ledger, projects) to path while the kernel runs,
+	// and returns the path written. The running kernel holds foya.db exclusively,
+	// so this (or `foya backup FILE`) is the live backup; `sqlite3` on foya.db
+	// reports it locked. The copy is the database as of one moment; appends go on
+	// beside it. It is written under a temporary name in path's directory with
+	// mode 0600 (it holds every conversation), synced, then given its name: path
+	// is the whole copy or absent. connections.json, mcp.json and artifacts/ are
+	// not in it (docs/history.md). BAD_INPUT when path is not absolute or its
+	// directory does not exist or cannot be written to by the kernel; CONFLICT
+	// when a file is already at path (a backup never overwrites); UNAVAILABLE on
+	// PostgreSQL, whose databases are backed up with pg_dump.
+	BackupDatabase string `json:"backupDatabase"`
+}
+
+// GetBackupDatabase returns BackupDatabaseResponse.BackupDatabase, and is useful for accessing the field via an interface.
+func (v *BackupDatabaseResponse) GetBackupDatabase() string { return v.BackupDatabase }
+
 // A browser element the user selected. Limits: at most 10 elements; url 2048
 // bytes (http, https or file), title 512, tag 64, selector 1024, text 16 KiB,
 // html 32 KiB; 128 KiB in all.
@@ -10396,6 +10416,14 @@ func (v *__AnswerQuestionWithActionInput) GetAnswer() string { return v.Answer }
 // GetAction returns __AnswerQuestionWithActionInput.Action, and is useful for accessing the field via an interface.
 func (v *__AnswerQuestionWithActionInput) GetAction() QuestionAction { return v.Action }
 
+// __BackupDatabaseInput is used internally by genqlient
+type __BackupDatabaseInput struct {
+	Path string `json:"path"`
+}
+
+// GetPath returns __BackupDatabaseInput.Path, and is useful for accessing the field via an interface.
+func (v *__BackupDatabaseInput) GetPath() string { return v.Path }
+
 // __CompactSessionInput is used internally by genqlient
 type __CompactSessionInput struct {
 	SessionId string `json:"sessionId"`
@@ -11829,6 +11857,39 @@ func AnswerQuestionWithAction(
 	}
 
 	data_ = &AnswerQuestionWithActionResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The mutation executed by BackupDatabase.
+const BackupDatabase_Operation = `
+mutation BackupDatabase ($path: String!) {
+	backupDatabase(path: $path)
+}
+`
+
+// foya backup: a live copy of the kernel's database, written by the kernel.
+func BackupDatabase(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	path string,
+) (data_ *BackupDatabaseResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "BackupDatabase",
+		Query:  BackupDatabase_Operation,
+		Variables: &__BackupDatabaseInput{
+			Path: path,
+		},
+	}
+
+	data_ = &BackupDatabaseResponse{}
 	resp_ := &graphql.Response{Data: data_}
 
 	err_ = client_.MakeRequest(

@@ -83,6 +83,16 @@ type Store interface {
 	ProjectStore
 }
 
+// DatabaseBackup writes a consistent copy of the kernel's database while
+// the kernel runs (the SQLite store; a store that cannot answers
+// CodeUnavailable saying what backs it up instead).
+type DatabaseBackup interface {
+	// Backup writes the copy to dst, an absolute path that must not exist
+	// in a directory that does (CodeBadInput, CodeConflict otherwise):
+	// all of it or nothing, never overwriting a file.
+	Backup(ctx context.Context, dst string) error
+}
+
 // UsageStore reads the usage ledger (PRV-11). Rows are written with usage
 // events and survive session deletion.
 type UsageStore interface {

@@ -123,6 +123,7 @@ func (m *Main) serve(ctx context.Context, auth *edge.Auth, tlsConfig *tls.Config
 			Service: k.sessions, Engine: k.engine, Usage: k.db, Catalog: k.catalog, Plugins: k.plugins, MCP: k.mcp, Worktrees: k.worktrees,
 			Logger: log, OriginPatterns: c.Origins, HostPatterns: c.Hosts, Auth: auth, Nodes: k.nodes,
 			Terminals:  k.terminalsOrNil(),
+			Backup:     k.db,
 			ClusterKey: k.clusterKey,
 			Limits:     c.Requests,
 			KeepAlive:  c.WSPing,

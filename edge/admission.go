@@ -213,6 +213,7 @@ func (w *limitedWriter) Flush() {
 // expensiveFields are root fields whose operation is expensive whatever
 // its estimated cost.
 var expensiveFields = map[string]bool{
+	"backupDatabase":    true, // copies the whole database
 	"exportSession":     true,
 	"importSession":     true,
 	"importSessionFile": true,

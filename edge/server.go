@@ -56,6 +56,9 @@ type Config struct {
 	Nodes core.NodeLister
 	// Terminals runs the sessions' background terminals (nil: none).
 	Terminals core.Terminals
+	// Backup writes live copies of the database (nil: backupDatabase
+	// answers UNAVAILABLE).
+	Backup core.DatabaseBackup
 	// ClusterKey is the cluster's secret key (--secret-key-file); requests
 	// between kernels are signed with a key derived from it, and forwarding
 	// headers without a valid signature are ignored (nil: always ignored).
@@ -113,7 +116,7 @@ func NewHandler(cfg Config) http.Handler {
 // (the order of the extensions is the order they run in). The admission it
 // returns is shared with requestLimits.
 func newGraphQLServer(cfg Config, lim Limits, signer *requestSigner, log *slog.Logger) (*handler.Server, *admission) {
-	srv := handler.New(graph.NewExecutableSchema(graph.Config{Resolvers: &graph.Resolver{Service: cfg.Service, Engine: cfg.Engine, Ledger: cfg.Usage, Catalog: cfg.Catalog, Registry: cfg.Plugins, MCP: cfg.MCP, NodeList: cfg.Nodes, Worktrees: cfg.Worktrees, Terminals: cfg.Terminals, Log: log}}))
+	srv := handler.New(graph.NewExecutableSchema(graph.Config{Resolvers: &graph.Resolver{Service: cfg.Service, Engine: cfg.Engine, Ledger: cfg.Usage, Catalog: cfg.Catalog, Registry: cfg.Plugins, MCP: cfg.MCP, NodeList: cfg.Nodes, Worktrees: cfg.Worktrees, Terminals: cfg.Terminals, Backup: cfg.Backup, Log: log}}))
 	addTransports(srv, cfg)
 	srv.Use(extension.Introspection{})
 	useQueryBounds(srv) // the query cache, persisted queries, the token limit

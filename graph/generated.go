@@ -289,6 +289,7 @@ type ComplexityRoot struct {
 	Mutation struct {
 		AnswerQuestion             func(childComplexity int, sessionID string, requestID string, answer string, action *model.QuestionAction) int
 		AttachSessionMcpServer     func(childComplexity int, sessionID string, input model.McpServerInput) int
+		BackupDatabase             func(childComplexity int, path string) int
 		CompactSession             func(childComplexity int, sessionID string) int
 		ConfirmPlan                func(childComplexity int, sessionID string, edits *string) int
 		ConfirmRewind              func(childComplexity int, sessionID string, messageSeq int64, headSeq int64, fileStateToken string) int
@@ -666,6 +667,7 @@ type MutationResolver interface {
 	SetFallbackModels(ctx context.Context, purpose core.ModelPurpose, models []core.ModelRef) (*core.DefaultModels, error)
 	KillTerminal(ctx context.Context, sessionID string, terminalID string) (*core.Terminal, error)
 	WriteTerminal(ctx context.Context, sessionID string, terminalID string, input string) (bool, error)
+	BackupDatabase(ctx context.Context, path string) (string, error)
 }
 type PluginInfoResolver interface {
 	ProviderKind(ctx context.Context, obj *core.PluginInfo) (*string, error)
@@ -1761,6 +1763,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.AttachSessionMcpServer(childComplexity, args["sessionId"].(string), args["input"].(model.McpServerInput)), true
+	case "Mutation.backupDatabase":
+		if e.ComplexityRoot.Mutation.BackupDatabase == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_backupDatabase_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.BackupDatabase(childComplexity, args["path"].(string)), true
 	case "Mutation.compactSession":
 		if e.ComplexityRoot.Mutation.CompactSession == nil {
 			break
@@ -4979,6 +4992,26 @@ extend type Mutation {
   "Writes input to a running terminal's standard input (at most 64 KiB; include \"\\n\" to end a line). CONFLICT when the terminal has ended."
   writeTerminal("The session's id." sessionId: ID!, "The terminal's id." terminalId: ID!, "The bytes to send." input: String!): Boolean!
 }
+
+# ---- Backup (docs/history.md) ----
+
+extend type Mutation {
+  """
+  Writes a consistent copy of the kernel's SQLite database (foya.db: sessions,
+  events, projections, usage ledger, projects) to path while the kernel runs,
+  and returns the path written. The running kernel holds foya.db exclusively,
+  so this (or ` + "`" + `foya backup FILE` + "`" + `) is the live backup; ` + "`" + `sqlite3` + "`" + ` on foya.db
+  reports it locked. The copy is the database as of one moment; appends go on
+  beside it. It is written under a temporary name in path's directory with
+  mode 0600 (it holds every conversation), synced, then given its name: path
+  is the whole copy or absent. connections.json, mcp.json and artifacts/ are
+  not in it (docs/history.md). BAD_INPUT when path is not absolute or its
+  directory does not exist or cannot be written to by the kernel; CONFLICT
+  when a file is already at path (a backup never overwrites); UNAVAILABLE on
+  PostgreSQL, whose databases are backed up with pg_dump.
+  """
+  backupDatabase("Absolute path of the new file on the kernel's machine; its directory must exist and the file must not." path: String!): String!
+}
 `, BuiltIn: false},
 }
 var parsedSchema = gqlparser.MustLoadSchema(sources...)
@@ -6044,6 +6077,20 @@ func (ec *executionContext) field_Mutation_attachSessionMcpServer_args(ctx conte
 		return nil, err
 	}
 	args["input"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_backupDatabase_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "path",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["path"] = arg0
 	return args, nil
 }
 
@@ -12926,6 +12973,50 @@ func (ec *executionContext) fieldContext_Mutation_writeTerminal(ctx context.Cont
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Mutation_writeTerminal_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_backupDatabase(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_backupDatabase(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().BackupDatabase(ctx, fc.Args["path"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_backupDatabase(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type String does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_backupDatabase_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -21385,6 +21476,13 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		case "writeTerminal":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_writeTerminal(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "backupDatabase":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_backupDatabase(ctx, field)
 			})
 			if out.Values[i] == graphql.Null {
 				out.Invalids++

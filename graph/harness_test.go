@@ -121,7 +121,7 @@ func newTestKernel(t testing.TB, opts ...any) *testKernel {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := edge.Config{Service: svc, Engine: k.engine, Usage: db, Catalog: cat, Logger: log}
+	cfg := edge.Config{Service: svc, Engine: k.engine, Usage: db, Catalog: cat, Backup: db, Logger: log}
 	for _, o := range opts {
 		switch f := o.(type) {
 		case func(*edge.Config):

@@ -40,5 +40,8 @@ type Resolver struct {
 	// Terminals runs the sessions' background terminals; nil answers
 	// UNAVAILABLE to their operations and lists none.
 	Terminals core.Terminals
-	Log       *slog.Logger
+	// Backup writes live copies of the database (backupDatabase); nil
+	// answers UNAVAILABLE.
+	Backup core.DatabaseBackup
+	Log    *slog.Logger
 }

@@ -337,6 +337,10 @@ func (r *mutationResolver) WriteTerminal(ctx context.Context, sessionID string, 
 	return r.writeTerminal(ctx, sessionID, terminalID, input)
 }
 
+func (r *mutationResolver) BackupDatabase(ctx context.Context, path string) (string, error) {
+	return r.backupDatabase(ctx, path)
+}
+
 func (r *pluginInfoResolver) ProviderKind(ctx context.Context, obj *core.PluginInfo) (*string, error) {
 	return nonEmpty(obj.ProviderKind), nil
 }

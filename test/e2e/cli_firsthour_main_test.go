@@ -227,7 +227,7 @@ func TestEveryHelpExitsZero(t *testing.T) {
 		{"connections", "models"}, {"connections", "default"},
 		{"sessions"}, {"sessions", "list"}, {"sessions", "show"}, {"sessions", "rm"}, {"sessions", "export"}, {"sessions", "import"},
 		{"mcp"}, {"mcp", "list"}, {"mcp", "add"}, {"mcp", "remove"}, {"mcp", "restart"},
-		{"projects"}, {"projects", "list"}, {"projects", "trust"}, {"plugin"}, {"version"},
+		{"projects"}, {"projects", "list"}, {"projects", "trust"}, {"backup"}, {"plugin"}, {"version"},
 	}
 	var o outputs
 	for _, c := range cmds {

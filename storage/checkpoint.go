@@ -25,6 +25,10 @@ const writerAutoCheckpoint = 10000
 // checkpointDelay is how long after a commit the checkpointer runs.
 const checkpointDelay = 50 * time.Millisecond
 
+// checkpointBehind is the number of WAL pages the writer may add while a
+// checkpoint runs before the checkpointer stops waiting checkpointDelay.
+const checkpointBehind = 1000
+
 // checkpointer runs SQLite's WAL checkpoints off the writer's path: with
 // synchronous=NORMAL a checkpoint is where SQLite waits for the disk
 // (fsync of the WAL, then of the database file), and SQLite runs it
@@ -71,6 +75,7 @@ func (c *checkpointer) committed() {
 func (c *checkpointer) loop() {
 	defer close(c.done)
 	ctx := context.Background()
+	behind := false
 	for {
 		select {
 		case <-c.stop:
@@ -80,14 +85,23 @@ func (c *checkpointer) loop() {
 		// Commits of the next moments join this checkpoint, and it runs
 		// after the work that follows a commit (the first request of a
 		// turn, say) instead of competing with it for the CPU and disk.
-		select {
-		case <-c.stop:
-			return
-		case <-time.After(checkpointDelay):
+		// A checkpointer behind a steady stream of appends does not wait:
+		// what it leaves unsynced, the writer syncs in its own checkpoint
+		// (writerAutoCheckpoint), in the middle of a commit.
+		if !behind {
+			select {
+			case <-c.stop:
+				return
+			case <-time.After(checkpointDelay):
+			}
 		}
-		if _, err := c.db.ExecContext(ctx, "PRAGMA wal_checkpoint(PASSIVE)"); err != nil {
+		var busy, logged, copied int
+		if err := c.db.QueryRowContext(ctx, "PRAGMA wal_checkpoint(PASSIVE)").Scan(&busy, &logged, &copied); err != nil {
 			c.log.Debug("WAL checkpoint", "err", err)
+			behind = false
+			continue
 		}
+		behind = logged-copied >= checkpointBehind || logged >= checkpointBehind && copied < logged
 	}
 }
 

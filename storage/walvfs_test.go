@@ -3,6 +3,7 @@ package storage
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -12,8 +13,10 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 
+	"github.com/foya-dev/foya/core"
 	"github.com/uptrace/bun/driver/sqliteshim"
 )
 
@@ -266,5 +269,68 @@ func TestWALVFSHoldsTheDatabase(t *testing.T) {
 	}
 	if got := peek(); got != "<nil>" {
 		t.Fatalf("another process could not read the closed database: %s", got)
+	}
+}
+
+// TestWALVFSSurvivesAKill: a kernel killed (SIGKILL) right after its
+// commits returned leaves them all in the files; the next open recovers
+// the log and reads every one.
+func TestWALVFSSurvivesAKill(t *testing.T) {
+	const appends = 300
+	if path := os.Getenv("FOYA_WALVFS_KILL"); path != "" {
+		ctx := context.Background()
+		db, err := Open(ctx, path, nil)
+		if err != nil {
+			fmt.Println("OPEN", err)
+			os.Exit(3)
+		}
+		created, err := core.NewEvent("s", core.EventSessionCreated, core.SessionPayload{Session: core.SessionMeta{ID: "s", Title: "killed"}})
+		if err == nil {
+			_, err = db.Append(ctx, "s", 0, []core.Event{created})
+		}
+		for i := 0; err == nil && i < appends; i++ {
+			var ev core.Event
+			if ev, err = core.NewEvent("s", core.EventMessageEnd, core.MessagePayload{Message: core.Message{Role: core.RoleUser, Text: fmt.Sprintf("message %d", i)}}); err == nil {
+				_, err = db.Append(ctx, "s", core.AnyHead, []core.Event{ev})
+			}
+		}
+		if err != nil {
+			fmt.Println("APPEND", err)
+			os.Exit(3)
+		}
+		_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
+		select {}
+	}
+	if runtime.GOOS == "windows" {
+		t.Skip("SIGKILL")
+	}
+	path := filepath.Join(t.TempDir(), "foya.db")
+	cmd := exec.Command(os.Args[0], "-test.run", "^TestWALVFSSurvivesAKill$", "-test.count", "1")
+	cmd.Env = append(os.Environ(), "FOYA_WALVFS_KILL="+path)
+	out, err := cmd.CombinedOutput()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
+		t.Fatalf("the child was to kill itself after its appends: %v\n%s", err, out)
+	}
+	ctx := context.Background()
+	db, err := Open(ctx, path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	head, err := db.HeadSeq(ctx, "s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if head != appends+1 {
+		t.Fatalf("after the kill the session's head is %d, want %d", head, appends+1)
+	}
+	evs, err := db.Events(ctx, "s", appends-1, 10)
+	if err != nil || len(evs) != 2 {
+		t.Fatalf("last events: %v %v", evs, err)
+	}
+	var last core.MessagePayload
+	if err := evs[1].Decode(&last); err != nil || last.Message.Text != fmt.Sprintf("message %d", appends-1) {
+		t.Fatalf("last message %+v %v", last, err)
 	}
 }

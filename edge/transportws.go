@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"time"
@@ -77,7 +78,8 @@ func (t transportWS) Supports(r *http.Request) bool {
 
 func (t transportWS) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
 	// browserGuard has already checked the Origin of every /graphql request.
-	conn, err := websocket.Accept(w, r, &websocket.AcceptOptions{Subprotocols: []string{subprotocolTransportWS}, InsecureSkipVerify: true})
+	// wsHandshake: the 101 response and the socket's buffers (wshandshake.go).
+	conn, err := websocket.Accept(&wsHandshake{ResponseWriter: w}, r, &websocket.AcceptOptions{Subprotocols: []string{subprotocolTransportWS}, InsecureSkipVerify: true})
 	if err != nil {
 		return // Accept has answered the request
 	}
@@ -91,7 +93,7 @@ func (t transportWS) Do(w http.ResponseWriter, r *http.Request, exec graphql.Gra
 		t.initTimeout = DefaultWSInitTimeout
 	}
 	c := &wsConn{t: t, conn: conn, exec: exec, ctx: r.Context(), headers: r.Header, ops: map[string]*wsOp{}, done: make(chan struct{})}
-	c.run()
+	c.serve()
 }
 
 type wsConn struct {
@@ -134,10 +136,53 @@ type wsOutMessage struct {
 	Payload any    `json:"payload,omitempty"`
 }
 
-func (c *wsConn) run() {
+// serve runs the connection until the socket is closed and the protocol
+// loop has ended. The loop (run) gets a goroutine of its own and the
+// request's goroutine reads the socket: the loop's work — operations
+// parsed and validated in it — grows a stack that shrinks again while it
+// waits, whereas the request's goroutine is deep in the HTTP handlers (its
+// stack cannot shrink below the size they need), so only the shallow read
+// runs on it. The request (its context, the middleware around it) lasts
+// until both have ended, as when the loop ran on it. A panic of the loop
+// is raised again here, where gqlgen's handler recovers it as before.
+func (c *wsConn) serve() {
+	frames := make(chan wsFrame)
+	readErr := make(chan error, 1)
+	ended := make(chan struct{})
+	var panicked *wsPanic
+	go func() {
+		defer close(ended)
+		defer func() {
+			if v := recover(); v != nil {
+				panicked = &wsPanic{v: v, stack: debug.Stack()}
+				c.close(websocket.StatusInternalError, "internal error; see the kernel log")
+			}
+		}()
+		c.run(frames, readErr)
+	}()
+	c.readFrames(frames, readErr)
+	<-ended
+	if panicked != nil {
+		panic(panicked)
+	}
+}
+
+// wsPanic is a panic of the connection's loop, raised again on the
+// request's goroutine with the stack where it happened.
+type wsPanic struct {
+	v     any
+	stack []byte
+}
+
+func (p *wsPanic) String() string {
+	return fmt.Sprintf("%v\n\n[the WebSocket loop's stack]\n%s", p.v, p.stack)
+}
+
+// run is the connection's protocol loop: frames and read errors come from
+// readFrames.
+func (c *wsConn) run(frames <-chan wsFrame, readErr <-chan error) {
 	reqCtx := c.ctx
 	defer c.stopFrames()
-	frames, readErr := c.readFrames()
 	initTimer := time.NewTimer(c.t.initTimeout)
 	defer initTimer.Stop()
 	ping := time.NewTicker(c.t.pingInterval)
@@ -176,27 +221,23 @@ func (c *wsConn) run() {
 	}
 }
 
-// readFrames reads the socket until it fails. The reader goes on reading
-// after the loop has stopped taking frames, so that a close handshake the
-// kernel starts can read the peer's reply.
-func (c *wsConn) readFrames() (<-chan wsFrame, <-chan error) {
-	frames := make(chan wsFrame)
-	readErr := make(chan error, 1)
-	done := c.done
-	go func() {
-		for {
-			typ, data, err := c.conn.Read(context.Background())
-			if err != nil {
-				readErr <- err
-				return
-			}
-			select {
-			case frames <- wsFrame{typ, data}:
-			case <-done:
-			}
+// readFrames reads the socket until it fails, handing each frame to the
+// loop while it takes them. It goes on reading after the loop has stopped
+// taking frames, so that a close handshake the kernel starts can read the
+// peer's reply; every way the loop ends closes the socket, which ends the
+// reading.
+func (c *wsConn) readFrames(frames chan<- wsFrame, readErr chan<- error) {
+	for {
+		typ, data, err := c.conn.Read(context.Background())
+		if err != nil {
+			readErr <- err
+			return
 		}
-	}()
-	return frames, readErr
+		select {
+		case frames <- wsFrame{typ, data}:
+		case <-c.done:
+		}
+	}
 }
 
 // handle answers one client message; false when the connection is closed.

@@ -144,7 +144,7 @@ func (t *turnLoop) fallBack(s core.Session, call fallbackCall, left int64) fallb
 		}
 		req := nc.req
 		req.MaxOutputTokens = maxOutputFor(req.MaxOutputTokens, left)
-		call = fallbackCall{b: nb, c: nc, req: req, res: e.streamWithRetry(t.ctx, s.ID, t.run.id, nb, req, left)}
+		call = fallbackCall{b: nb, c: nc, req: req, res: e.streamWithRetry(t.ctx, s.ID, t.run.id, &nb, &req, left)}
 	}
 	return call
 }

@@ -138,42 +138,78 @@ func (t *turnLoop) request(s core.Session, b boundModel) (compiled, error) {
 
 // step runs model step n: one request, then the end of the turn or its
 // tool calls.
+//
+// The turn's goroutine waits for the provider's chunks inside the call to
+// streamWithRetry, below step's frame: what the step holds (the session,
+// the model, the compiled request) lives in a stepCall on the heap, and
+// what comes before and after the stream runs in prepare and finish, so
+// step's own frame is small (see streamWithRetry).
 func (t *turnLoop) step(n int) (stepOutcome, core.TurnStatus, string) {
-	e, ctx, pctx, sessionID, run := t.e, t.ctx, t.pctx, t.sessionID, t.run
+	sc, next, status, reason := t.prepare(n)
+	if sc == nil {
+		return next, status, reason
+	}
+	sc.res = t.e.streamWithRetry(t.ctx, t.sessionID, t.run.id, &sc.b, &sc.req, sc.left)
+	return t.finish(sc)
+}
+
+// stepCall is one model step's request, from prepare to finish.
+type stepCall struct {
+	s       core.Session
+	b       boundModel
+	c       compiled
+	req     core.ProviderRequest
+	left    int64
+	started time.Time
+	res     streamResult
+}
+
+// prepare reads the session and compiles the request of step n; a nil
+// stepCall when the turn ends before it (with the outcome to return).
+func (t *turnLoop) prepare(n int) (*stepCall, stepOutcome, core.TurnStatus, string) {
+	e, ctx, pctx, run := t.e, t.ctx, t.pctx, t.run
 	if ctx.Err() != nil {
-		return stepEnd, core.TurnCancelled, cancelReason(ctx)
+		return nil, stepEnd, core.TurnCancelled, cancelReason(ctx)
 	}
 	s, err := t.session()
 	if err != nil {
-		return stepEnd, core.TurnFailed, core.ErrorMessage(err)
+		return nil, stepEnd, core.TurnFailed, core.ErrorMessage(err)
 	}
 	maxSteps := e.cfg.MaxSteps
 	if s.Agent != nil && s.Agent.MaxTurns > 0 {
 		maxSteps = min(maxSteps, s.Agent.MaxTurns)
 	}
 	if n > maxSteps {
-		return stepEnd, core.TurnFailed, fmt.Sprintf("stopped after %d model requests without a final answer (the max-steps guard)", maxSteps)
+		return nil, stepEnd, core.TurnFailed, fmt.Sprintf("stopped after %d model requests without a final answer (the max-steps guard)", maxSteps)
 	}
 	b, err := e.models.resolve(pctx, s)
 	if err != nil {
-		return stepEnd, core.TurnFailed, core.ErrorMessage(err)
+		return nil, stepEnd, core.TurnFailed, core.ErrorMessage(err)
 	}
 	c, err := t.request(s, b)
 	if err != nil {
-		return stepEnd, core.TurnFailed, core.ErrorMessage(err)
+		return nil, stepEnd, core.TurnFailed, core.ErrorMessage(err)
 	}
 	req := c.req
 	left := e.out.TurnOutputTokens - t.spent
 	if left <= 0 {
 		run.code = CodeOutputLimit
-		return stepEnd, core.TurnFailed, e.out.tokensCap().reason
+		return nil, stepEnd, core.TurnFailed, e.out.tokensCap().reason
 	}
 	req.MaxOutputTokens = maxOutputFor(req.MaxOutputTokens, left)
-	started := time.Now().UTC()
+	return &stepCall{s: s, b: b, c: c, req: req, left: left, started: time.Now().UTC()}, 0, "", ""
+}
+
+// finish ends step sc once its stream is over: the fallback chain for a
+// call another model may fix, the usage, then the end of the turn or its
+// tool calls.
+func (t *turnLoop) finish(sc *stepCall) (stepOutcome, core.TurnStatus, string) {
+	e, ctx, pctx, sessionID, run := t.e, t.ctx, t.pctx, t.sessionID, t.run
+	s, started, left := sc.s, sc.started, sc.left
 	// A call that fails in a way another model may fix continues on the
 	// fallback chain (the session keeps its model).
-	call := t.fallBack(s, fallbackCall{b: b, c: c, req: req, res: e.streamWithRetry(ctx, sessionID, run.id, b, req, left)}, left)
-	b, c, req = call.b, call.c, call.req
+	call := t.fallBack(s, fallbackCall{b: sc.b, c: sc.c, req: sc.req, res: sc.res}, left)
+	b, c, req := call.b, call.c, call.req
 	tools := c.tools
 	res := call.res
 	finished := time.Now().UTC()

@@ -112,50 +112,70 @@ func (p RetryPolicy) delay(n int, retryAfter time.Duration) time.Duration {
 //
 // The attempts are one model call span (docs/telemetry.md), each retry an
 // event on it.
-func (e *Engine) streamWithRetry(ctx context.Context, sessionID, turnID string, b boundModel, req core.ProviderRequest, left int64) streamResult {
+//
+// A turn's goroutine waits for the provider's next chunk inside this call
+// for most of its life: the functions down to stream's Recv take b and req
+// by pointer and keep what they do only before or after the stream in
+// functions of their own, so that the goroutine's stack is shallow while it
+// waits and the runtime can shrink it (a stack is halved at a collection
+// when less than a quarter of it is in use). See BENCHMARKS.md, "Goroutine
+// stacks of the 100-stream peak".
+func (e *Engine) streamWithRetry(ctx context.Context, sessionID, turnID string, b *boundModel, req *core.ProviderRequest, left int64) streamResult {
 	started := time.Now()
 	ctx, sp := startChatSpan(ctx, b, req)
 	res := e.streamAttempts(ctx, sessionID, turnID, b, req, left)
-	endChatSpan(sp, b, req, res, started)
+	endChatSpan(sp, b, req, &res, started)
 	return res
 }
 
-func (e *Engine) streamAttempts(ctx context.Context, sessionID, turnID string, b boundModel, req core.ProviderRequest, left int64) streamResult {
-	p := e.retry
+func (e *Engine) streamAttempts(ctx context.Context, sessionID, turnID string, b *boundModel, req *core.ProviderRequest, left int64) streamResult {
 	var waited time.Duration
 	for attempt := 1; ; attempt++ {
 		res := e.stream(ctx, sessionID, b, req, left)
 		if res.err == nil || res.cancelled || res.limit != nil || res.text != "" || res.reasoning != "" || len(res.calls) > 0 {
 			return res
 		}
-		perr, ok := retryable(res.err)
-		if !ok {
+		if !e.retryAfterFailure(ctx, sessionID, turnID, b, &res, attempt, &waited) {
 			return res
-		}
-		reason := core.ScrubSecret(failureReason(res.err), b.endpoint.APIKey)
-		if attempt >= p.MaxAttempts {
-			if attempt > 1 {
-				res.err = &core.ProviderError{Category: perr.Category, StatusCode: perr.StatusCode, RetryAfter: perr.RetryAfter,
-					Message: perr.Message + " (gave up after " + strconv.Itoa(attempt) + " attempts)"}
-			}
-			return res // retries disabled (MaxAttempts 1): the error as it came
-		}
-		d := p.delay(attempt, perr.RetryAfter)
-		if waited+d > p.MaxTotalWait {
-			res.err = &core.ProviderError{Category: perr.Category, StatusCode: perr.StatusCode, RetryAfter: perr.RetryAfter,
-				Message: perr.Message + " (not retried: waiting " + d.Round(time.Millisecond).String() + " more would exceed the retry bound of " + p.MaxTotalWait.String() + ")"}
-			return res
-		}
-		waited += d
-		telemetry.FromContext(ctx).Event("gen_ai.retry", telemetry.Int("foya.retry.attempt", int64(attempt+1)),
-			telemetry.String("error.type", string(perr.Category)), telemetry.Float("foya.retry.delay", d.Seconds()))
-		e.log.InfoContext(ctx, "model request retry scheduled", "session_id", sessionID, "turn_id", turnID, "attempt", attempt+1, "delay", d, "category", string(perr.Category))
-		e.svc.Emit(sessionID, core.EventRetryScheduled, core.RetryPayload{
-			TurnID: turnID, Attempt: attempt + 1, MaxAttempts: p.MaxAttempts, DelayMs: d.Milliseconds(),
-			Category: perr.Category, Reason: reason, RetryAfterMs: perr.RetryAfter.Milliseconds(),
-		})
-		if err := p.Sleep(ctx, d); err != nil || ctx.Err() != nil {
-			return streamResult{cancelled: true}
 		}
 	}
+}
+
+// retryAfterFailure decides on attempt's failed result res: false with res
+// as the call's outcome (not retryable, out of attempts or of the retry
+// bound, or cancelled while waiting), true once the wait before the next
+// attempt is over.
+func (e *Engine) retryAfterFailure(ctx context.Context, sessionID, turnID string, b *boundModel, res *streamResult, attempt int, waited *time.Duration) bool {
+	p := e.retry
+	perr, ok := retryable(res.err)
+	if !ok {
+		return false
+	}
+	reason := core.ScrubSecret(failureReason(res.err), b.endpoint.APIKey)
+	if attempt >= p.MaxAttempts {
+		if attempt > 1 {
+			res.err = &core.ProviderError{Category: perr.Category, StatusCode: perr.StatusCode, RetryAfter: perr.RetryAfter,
+				Message: perr.Message + " (gave up after " + strconv.Itoa(attempt) + " attempts)"}
+		}
+		return false // retries disabled (MaxAttempts 1): the error as it came
+	}
+	d := p.delay(attempt, perr.RetryAfter)
+	if *waited+d > p.MaxTotalWait {
+		res.err = &core.ProviderError{Category: perr.Category, StatusCode: perr.StatusCode, RetryAfter: perr.RetryAfter,
+			Message: perr.Message + " (not retried: waiting " + d.Round(time.Millisecond).String() + " more would exceed the retry bound of " + p.MaxTotalWait.String() + ")"}
+		return false
+	}
+	*waited += d
+	telemetry.FromContext(ctx).Event("gen_ai.retry", telemetry.Int("foya.retry.attempt", int64(attempt+1)),
+		telemetry.String("error.type", string(perr.Category)), telemetry.Float("foya.retry.delay", d.Seconds()))
+	e.log.InfoContext(ctx, "model request retry scheduled", "session_id", sessionID, "turn_id", turnID, "attempt", attempt+1, "delay", d, "category", string(perr.Category))
+	e.svc.Emit(sessionID, core.EventRetryScheduled, core.RetryPayload{
+		TurnID: turnID, Attempt: attempt + 1, MaxAttempts: p.MaxAttempts, DelayMs: d.Milliseconds(),
+		Category: perr.Category, Reason: reason, RetryAfterMs: perr.RetryAfter.Milliseconds(),
+	})
+	if err := p.Sleep(ctx, d); err != nil || ctx.Err() != nil {
+		*res = streamResult{cancelled: true}
+		return false
+	}
+	return true
 }

@@ -43,8 +43,10 @@ type callAcc struct {
 // assembling tool calls by index (MSG-6). It holds at most the output caps
 // of one reply (OutputLimits): at a cap the stream is closed and what
 // arrived is kept up to it. left is what the turn may still spend of its
-// output token budget, counted here at four bytes per token.
-func (e *Engine) stream(ctx context.Context, sessionID string, b boundModel, req core.ProviderRequest, left int64) streamResult {
+// output token budget, counted here at four bytes per token. (b and req
+// are pointers for the depth of the stack its Recv waits on, see
+// streamWithRetry.)
+func (e *Engine) stream(ctx context.Context, sessionID string, b *boundModel, req *core.ProviderRequest, left int64) streamResult {
 	var res streamResult
 	lim := e.out
 	callCtx, cancel := context.WithCancelCause(ctx)
@@ -68,7 +70,7 @@ func (e *Engine) stream(ctx context.Context, sessionID string, b boundModel, req
 			res.err = err
 		}
 	}
-	st, err := b.provider.Stream(callCtx, b.endpoint, req)
+	st, err := openStream(callCtx, b, req)
 	if err != nil {
 		ended(err)
 		return res
@@ -100,6 +102,15 @@ func (e *Engine) stream(ctx context.Context, sessionID string, b boundModel, req
 	}
 	rp.finish(&res)
 	return res
+}
+
+// openStream sends req to b's provider; a function of its own so that the
+// copies of the endpoint and the request passed by value are not in the
+// frame of stream, which stays on the stack while the reply streams.
+//
+//go:noinline
+func openStream(ctx context.Context, b *boundModel, req *core.ProviderRequest) (core.ProviderStream, error) {
+	return b.provider.Stream(ctx, b.endpoint, *req)
 }
 
 // reply accumulates one streamed reply under the output caps.

@@ -80,13 +80,13 @@ func providerName(b boundModel) string {
 }
 
 // startChatSpan starts the span of one model call (all its retries).
-func startChatSpan(ctx context.Context, b boundModel, req core.ProviderRequest) (context.Context, telemetry.Span) {
+func startChatSpan(ctx context.Context, b *boundModel, req *core.ProviderRequest) (context.Context, telemetry.Span) {
 	if !telemetry.Tracing() {
 		return ctx, telemetry.Span{}
 	}
 	ctx, sp := telemetry.Start(ctx, telemetry.SpanChat+" "+req.Model,
 		telemetry.String("gen_ai.operation.name", telemetry.SpanChat),
-		telemetry.String("gen_ai.provider.name", providerName(b)),
+		telemetry.String("gen_ai.provider.name", providerName(*b)),
 		telemetry.String("gen_ai.request.model", req.Model),
 		telemetry.String("foya.connection.id", b.conn.ID),
 		telemetry.String("foya.route", b.route))
@@ -94,7 +94,7 @@ func startChatSpan(ctx context.Context, b boundModel, req core.ProviderRequest) 
 		sp.Set(telemetry.Int("gen_ai.request.max_tokens", req.MaxOutputTokens))
 	}
 	if telemetry.CaptureContent() {
-		sp.Set(telemetry.String("gen_ai.input.messages", lastUserText(req)))
+		sp.Set(telemetry.String("gen_ai.input.messages", lastUserText(*req)))
 	}
 	return ctx, sp
 }
@@ -115,13 +115,13 @@ func lastUserText(req core.ProviderRequest) string {
 
 // endChatSpan records what one model call did: usage, finish reason,
 // time to first token, its duration (span and histogram).
-func endChatSpan(sp telemetry.Span, b boundModel, req core.ProviderRequest, res streamResult, started time.Time) {
+func endChatSpan(sp telemetry.Span, b *boundModel, req *core.ProviderRequest, res *streamResult, started time.Time) {
 	if !telemetry.On() {
 		return
 	}
 	attrs := []telemetry.Attr{
 		telemetry.String("gen_ai.operation.name", telemetry.SpanChat),
-		telemetry.String("gen_ai.provider.name", providerName(b)),
+		telemetry.String("gen_ai.provider.name", providerName(*b)),
 		telemetry.String("gen_ai.request.model", req.Model),
 	}
 	errType := ""

@@ -119,7 +119,7 @@ func Open(ctx context.Context, path string, log *slog.Logger) (*DB, error) {
 		w.Close()
 		return nil, err
 	}
-	ckpt, err := startCheckpointer(path, log)
+	ckpt, err := startCheckpointer(path, wsql, log)
 	if err != nil {
 		stmts.close()
 		r.Close()

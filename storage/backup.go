@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 
 	"github.com/foya-dev/foya/core"
+	"github.com/foya-dev/foya/internal/atomicfile"
 )
 
 // Backup writes a consistent copy of the SQLite database to dst, an
@@ -72,7 +73,7 @@ func (d *DB) Backup(ctx context.Context, dst string) error {
 		return err
 	}
 	done = true
-	if err := syncDir(filepath.Dir(dst)); err != nil {
+	if err := atomicfile.SyncDir(filepath.Dir(dst)); err != nil {
 		return fmt.Errorf("backup: sync directory of %s: %w", dst, err)
 	}
 	return nil
@@ -181,13 +182,4 @@ func syncFile(path string) error {
 		return err
 	}
 	return f.Close()
-}
-
-func syncDir(dir string) error {
-	f, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	return f.Sync()
 }

@@ -13,20 +13,17 @@ import (
 // writerAutoCheckpoint is the WAL size (in pages of 4 KiB) at which the
 // SQLite writer checkpoints by itself, in the middle of a commit. The
 // checkpointer below runs checkpoints on its own connection after
-// appends, so the writer reaches this only when that one lags behind: it
-// bounds the WAL (40 MB), it is not the usual path. Under a sustained
-// stream of appends the background checkpoints never catch up with the
-// writer (the log restarts only when a checkpoint has copied all of it
-// before the next commit), so this is also how often the writer syncs in
-// the middle of a commit: at 2,000 pages, every ~400 single-event
-// appends paid two fsyncs, the larger part of their wall time.
+// appends and has the log restarted at checkpointRestart pages, so the
+// writer reaches this only when that one lags behind: it bounds the WAL
+// (40 MB), it is not the usual path.
 const writerAutoCheckpoint = 10000
 
 // checkpointDelay is how long after a commit the checkpointer runs.
 const checkpointDelay = 50 * time.Millisecond
 
-// checkpointBehind is the number of WAL pages the writer may add while a
-// checkpoint runs before the checkpointer stops waiting checkpointDelay.
+// checkpointBehind: a checkpoint of a log this long (pages) that could not
+// copy all of it (the writer committed meanwhile) makes the checkpointer
+// stop waiting checkpointDelay.
 const checkpointBehind = 1000
 
 // checkpointRestart is the WAL size (pages) from which the checkpointer
@@ -52,8 +49,8 @@ const checkpointRestart = 4000
 // either way (docs/history.md), and checkpoints run at least as often.
 type checkpointer struct {
 	db *sql.DB
-	// writer holds the writer's connection (nil: never), so that nothing
-	// commits during the checkpoint that has the log restarted.
+	// writer is the writer's pool: the checkpoint that has the log
+	// restarted holds its connection, so that nothing commits meanwhile.
 	writer *sql.DB
 	log    *slog.Logger
 	kick   chan struct{}
@@ -99,9 +96,7 @@ func (c *checkpointer) loop() {
 		// Commits of the next moments join this checkpoint, and it runs
 		// after the work that follows a commit (the first request of a
 		// turn, say) instead of competing with it for the CPU and disk.
-		// A checkpointer behind a steady stream of appends does not wait:
-		// what it leaves unsynced, the writer syncs in its own checkpoint
-		// (writerAutoCheckpoint), in the middle of a commit.
+		// A checkpointer behind a steady stream of appends does not wait.
 		if !behind {
 			select {
 			case <-c.stop:
@@ -115,7 +110,7 @@ func (c *checkpointer) loop() {
 			behind = false
 			continue
 		}
-		if logged >= checkpointRestart && c.writer != nil {
+		if logged >= checkpointRestart {
 			// Caught up once more beside the writer, then without it.
 			if logged, copied, err = c.checkpoint(ctx); err == nil {
 				logged, copied, err = c.restart(ctx)
@@ -124,7 +119,7 @@ func (c *checkpointer) loop() {
 				c.log.Debug("WAL checkpoint", "err", err)
 			}
 		}
-		behind = logged-copied >= checkpointBehind || logged >= checkpointBehind && copied < logged
+		behind = logged >= checkpointBehind && copied < logged
 	}
 }
 

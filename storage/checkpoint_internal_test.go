@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/foya-dev/foya/core"
+	"github.com/foya-dev/foya/core/coretest"
 )
 
 // TestCheckpointerRestartsTheLog: a checkpoint taken while the
@@ -21,21 +22,11 @@ func TestCheckpointerRestartsTheLog(t *testing.T) {
 	defer db.Close()
 	appendOne := func(i int) {
 		t.Helper()
-		ev, err := core.NewEvent("s", core.EventMessageEnd, core.MessagePayload{Message: core.Message{Role: core.RoleUser, Text: fmt.Sprintf("message %d", i)}})
-		if err == nil {
-			_, err = db.Append(ctx, "s", core.AnyHead, []core.Event{ev})
-		}
-		if err != nil {
+		if _, err := db.Append(ctx, "s", core.AnyHead, []core.Event{coretest.MessageEvent(t, "s", core.RoleUser, fmt.Sprintf("message %d", i))}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	created, err := core.NewEvent("s", core.EventSessionCreated, core.SessionPayload{Session: core.SessionMeta{ID: "s", Title: "restart"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := db.Append(ctx, "s", 0, []core.Event{created}); err != nil {
-		t.Fatal(err)
-	}
+	coretest.CreateSession(t, db, "s")
 	for i := range 300 {
 		appendOne(i)
 	}

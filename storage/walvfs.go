@@ -89,7 +89,6 @@ var walVFS struct {
 	err     error
 	base    uintptr // the unix VFS
 	extOff  uintptr // offset of walFile in a file structure
-	vfs     uintptr // ours (C memory, registered)
 	mu      sync.Mutex
 	baseIO  uintptr // the unix VFS's methods of the first WAL file
 	io      uintptr // baseIO's, with walVFS's overrides (C memory: SQLite holds the pointer)
@@ -132,7 +131,6 @@ func doRegisterWALVFS() error {
 	v.FzName = name
 	v.FpNext = 0
 	v.FxOpen = cfunc(walOpen)
-	walVFS.vfs = p
 	if rc := sqlite3.Xsqlite3_vfs_register(tls, p, 0); rc != sqlite3.SQLITE_OK {
 		return fmt.Errorf("register wal vfs: sqlite error %d", rc)
 	}
@@ -187,7 +185,7 @@ func walOpen(tls *libc.TLS, pVfs uintptr, zName uintptr, pFile uintptr, flags in
 	}
 	same := walVFS.baseIO == m
 	walVFS.mu.Unlock()
-	if same { // a WAL file of another kind of file (never on unix) stays as it is
+	if same { // (a WAL file with methods of another kind, never seen on unix, stays as it is)
 		(*sqlite3.Tsqlite3_file)(cmem(pFile)).FpMethods = walVFS.io
 	}
 	return rc
@@ -200,10 +198,15 @@ func flush(tls *libc.TLS, pFile uintptr) int32 {
 	if f.len == 0 {
 		return sqlite3.SQLITE_OK
 	}
-	n, off := f.len, f.off
+	n := f.len
 	f.len = 0
+	return baseWrite(tls, pFile, f.buf, int32(n), f.off)
+}
+
+// baseWrite is SQLite's own xWrite of the file.
+func baseWrite(tls *libc.TLS, pFile uintptr, pBuf uintptr, iAmt int32, iOfst int64) int32 {
 	w := baseIO().FxWrite
-	return (*(*func(*libc.TLS, uintptr, uintptr, int32, int64) int32)(unsafe.Pointer(&w)))(tls, pFile, f.buf, int32(n), off)
+	return (*(*func(*libc.TLS, uintptr, uintptr, int32, int64) int32)(unsafe.Pointer(&w)))(tls, pFile, pBuf, iAmt, iOfst)
 }
 
 // buffer appends n bytes at p to pFile's buffer.
@@ -267,8 +270,7 @@ func walWrite(tls *libc.TLS, pFile uintptr, pBuf uintptr, iAmt int32, iOfst int6
 	if iOfst == 0 || f.end > f.tail {
 		f.tail = f.end
 	}
-	w := baseIO().FxWrite
-	return (*(*func(*libc.TLS, uintptr, uintptr, int32, int64) int32)(unsafe.Pointer(&w)))(tls, pFile, pBuf, iAmt, iOfst)
+	return baseWrite(tls, pFile, pBuf, iAmt, iOfst)
 }
 
 func walRead(tls *libc.TLS, pFile uintptr, pBuf uintptr, iAmt int32, iOfst int64) int32 {

@@ -17,6 +17,7 @@ import (
 	"testing"
 
 	"github.com/foya-dev/foya/core"
+	"github.com/foya-dev/foya/core/coretest"
 	"github.com/uptrace/bun/driver/sqliteshim"
 )
 
@@ -284,19 +285,12 @@ func TestWALVFSSurvivesAKill(t *testing.T) {
 			fmt.Println("OPEN", err)
 			os.Exit(3)
 		}
-		created, err := core.NewEvent("s", core.EventSessionCreated, core.SessionPayload{Session: core.SessionMeta{ID: "s", Title: "killed"}})
-		if err == nil {
-			_, err = db.Append(ctx, "s", 0, []core.Event{created})
-		}
-		for i := 0; err == nil && i < appends; i++ {
-			var ev core.Event
-			if ev, err = core.NewEvent("s", core.EventMessageEnd, core.MessagePayload{Message: core.Message{Role: core.RoleUser, Text: fmt.Sprintf("message %d", i)}}); err == nil {
-				_, err = db.Append(ctx, "s", core.AnyHead, []core.Event{ev})
+		coretest.CreateSession(t, db, "s")
+		for i := range appends {
+			if _, err := db.Append(ctx, "s", core.AnyHead, []core.Event{coretest.MessageEvent(t, "s", core.RoleUser, fmt.Sprintf("message %d", i))}); err != nil {
+				fmt.Println("APPEND", err)
+				os.Exit(3)
 			}
-		}
-		if err != nil {
-			fmt.Println("APPEND", err)
-			os.Exit(3)
 		}
 		_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
 		select {}

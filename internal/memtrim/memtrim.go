@@ -48,6 +48,10 @@ type Stats struct {
 	// the page cache, so that they come back a page at a time (see the
 	// package comment).
 	Evicted bool
+	// ExactFaults is set when fault-around is off on the executable's
+	// mappings: a page fault there maps the one page it touched, not the
+	// 64 KiB around it (Linux only, see faultaround_linux.go).
+	ExactFaults bool
 }
 
 // KeepFoliosEnv, set to any value, keeps the executable's page cache as it

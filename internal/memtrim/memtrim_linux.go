@@ -32,11 +32,20 @@ func dropExecutablePages() (Stats, error) {
 		return Stats{}, fmt.Errorf("memtrim: %w", err)
 	}
 	exe = strings.TrimSuffix(exe, " (deleted)")
-	maps, err := cleanExeMappings(exe)
+	all, err := exeMappings(exe)
 	if err != nil {
 		return Stats{}, err
 	}
 	var st Stats
+	// Before the pages are dropped: what is faulted back afterwards comes
+	// back a page at a time.
+	st.ExactFaults = exactFaults(all)
+	var maps []mapping
+	for _, m := range all {
+		if m.rss != 0 {
+			maps = append(maps, m)
+		}
+	}
 	for _, m := range maps {
 		st.FileBytes += m.rss
 	}
@@ -53,16 +62,31 @@ func dropExecutablePages() (Stats, error) {
 	return st, dontNeed(maps)
 }
 
-// cleanExeMappings are the mappings of the executable at exe that are
-// read-only, private, hold no anonymous page and have resident pages.
-func cleanExeMappings(exe string) ([]mapping, error) {
+// exeMappings are the mappings of the executable at exe that are
+// read-only, private and hold no anonymous page.
+func exeMappings(exe string) ([]mapping, error) {
 	raw, err := os.ReadFile("/proc/self/smaps")
 	if err != nil {
 		return nil, fmt.Errorf("memtrim: %w", err)
 	}
 	var out []mapping
 	for _, m := range parseSmaps(raw) {
-		if m.path == exe && m.perms[1] == '-' && m.perms[3] == 'p' && m.anonymous == 0 && m.rss != 0 {
+		if m.path == exe && m.perms[1] == '-' && m.perms[3] == 'p' && m.anonymous == 0 {
+			out = append(out, m)
+		}
+	}
+	return out, nil
+}
+
+// cleanExeMappings are those of exeMappings that have resident pages.
+func cleanExeMappings(exe string) ([]mapping, error) {
+	all, err := exeMappings(exe)
+	if err != nil {
+		return nil, err
+	}
+	out := all[:0]
+	for _, m := range all {
+		if m.rss != 0 {
 			out = append(out, m)
 		}
 	}

@@ -2,4 +2,11 @@
 
 package memtrim
 
+import "errors"
+
 func dropExecutablePages() (Stats, error) { return Stats{}, nil }
+
+// ExactFaultsSupported returns an error: fault-around is a Linux matter.
+func ExactFaultsSupported() error {
+	return errors.New("memtrim: fault-around is only turned off on Linux")
+}

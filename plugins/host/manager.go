@@ -282,7 +282,7 @@ func builtinEnv() []string {
 		env[0] = "PATH=" + p
 	}
 	for _, k := range []string{"HTTPS_PROXY", "HTTP_PROXY", "NO_PROXY", "https_proxy", "http_proxy", "no_proxy",
-		"GOGC", "GOMEMLIMIT", pluginenv.NoTrim, memtrim.KeepFoliosEnv, pluginenv.Profile} { // memory settings and profiling: see plugins/builtin/serve
+		"GOGC", "GOMEMLIMIT", pluginenv.NoTrim, memtrim.KeepFoliosEnv, memtrim.FaultAroundEnv, pluginenv.Profile} { // memory settings and profiling: see plugins/builtin/serve
 		if v, ok := os.LookupEnv(k); ok {
 			env = append(env, k+"="+v)
 		}

@@ -27,13 +27,20 @@
 // then also drops the file's page-cache pages that no process maps
 // (posix_fadvise DONTNEED, after writing out pages a fresh build may still
 // hold dirty) and turns readahead off on its mappings of the executable
-// (MADV_RANDOM): what runs afterwards is read back from disk once, a page
-// at a time, and only what is touched becomes resident again. This lowers
+// (MADV_RANDOM): what runs afterwards is read back from disk once, in
+// small folios, and only what is touched becomes resident again. This lowers
 // what the machine spends (PSS), at the price of reading the touched pages
 // from disk once. Folios that other threads keep mapped while it runs (the
 // runtime's hottest code) stay large. A binary already cached in small
 // folios is left alone. Set FOYA_KEEP_EXE_FOLIOS=1 to keep the page cache
 // as it is.
+//
+// Small folios are not enough: a fault on a file mapping also maps the
+// cached pages of the 64 KiB window around it (fault-around), and a fault
+// that reads the file reads up to a 1 MiB folio, so every function run
+// costs 64 KiB. The first Trim therefore also turns fault-around off on the
+// executable's read-only mappings (faultaround_linux.go): afterwards a
+// fault maps the one page it touched.
 package memtrim
 
 import "runtime/debug"
@@ -45,7 +52,7 @@ type Stats struct {
 	FileBytes int64
 	// Evicted is set when the executable was held in 2 MiB page-cache
 	// folios, or wholly cached, and its unmapped pages were dropped from
-	// the page cache, so that they come back a page at a time (see the
+	// the page cache, so that they come back in small folios (see the
 	// package comment).
 	Evicted bool
 	// ExactFaults is set when fault-around is off on the executable's

@@ -117,7 +117,7 @@ func dontNeed(maps []mapping) error { return madvise(maps, syscall.MADV_DONTNEED
 
 // evictExecutable drops this process's mappings of the executable (maps)
 // and the file's page-cache pages that no process maps, so that what runs
-// next is read back a page at a time and only what is touched becomes
+// next is read back in small folios and only what is touched becomes
 // resident (see the package comment).
 func evictExecutable(exe string, maps []mapping) error {
 	// The running executable itself, whatever its path names now.

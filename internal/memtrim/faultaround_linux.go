@@ -104,16 +104,17 @@ func registerRange(fd, start, n uintptr) error {
 	return nil
 }
 
-// registeredExeMappings counts the mappings of exe in an smaps file that
-// are registered with a userfaultfd in write-protect mode ("uw" among
-// their VmFlags).
-func registeredExeMappings(smaps []byte, exe string) int {
+// RegisteredMappings counts the mappings of the file at path in an smaps
+// file (/proc/PID/smaps) that are registered with a userfaultfd in
+// write-protect mode ("uw" among their VmFlags): the mappings on which
+// fault-around is off.
+func RegisteredMappings(smaps []byte, path string) int {
 	n, mine := 0, false
 	for _, line := range strings.Split(string(smaps), "\n") {
 		f := strings.Fields(line)
 		switch {
 		case len(f) >= 5 && strings.Contains(f[0], "-") && !strings.HasSuffix(f[0], ":"):
-			mine = len(f) >= 6 && strings.Join(f[5:], " ") == exe
+			mine = len(f) >= 6 && strings.Join(f[5:], " ") == path
 		case mine && len(f) > 0 && f[0] == "VmFlags:" && slices.Contains(f[1:], "uw"):
 			n++
 		}

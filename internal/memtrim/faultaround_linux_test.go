@@ -129,15 +129,8 @@ func TestTrimTurnsFaultAroundOff(t *testing.T) {
 		}
 		t.Fatalf("Trim left fault-around on: %v", exactErr)
 	}
-	exe, err := os.Readlink("/proc/self/exe")
-	if err != nil {
-		t.Fatal(err)
-	}
-	raw, err := os.ReadFile("/proc/self/smaps")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if n := registeredExeMappings(raw, exe); n == 0 {
+	exe, raw := selfSmaps(t)
+	if n := RegisteredMappings(raw, exe); n == 0 {
 		t.Fatalf("no mapping of %s has the uw flag:\n%s", exe, raw)
 	}
 	for range 3 {

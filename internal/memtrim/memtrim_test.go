@@ -7,18 +7,25 @@ import (
 	"testing"
 )
 
-// exeResident sums the resident bytes of the executable's clean read-only
-// mappings.
-func exeResident(t *testing.T) int64 {
+// selfSmaps is the path of this process's executable and its smaps.
+func selfSmaps(t *testing.T) (exe string, smaps []byte) {
 	t.Helper()
 	exe, err := os.Readlink("/proc/self/exe")
 	if err != nil {
 		t.Fatal(err)
 	}
-	raw, err := os.ReadFile("/proc/self/smaps")
+	smaps, err = os.ReadFile("/proc/self/smaps")
 	if err != nil {
 		t.Fatal(err)
 	}
+	return exe, smaps
+}
+
+// exeResident sums the resident bytes of the executable's clean read-only
+// mappings.
+func exeResident(t *testing.T) int64 {
+	t.Helper()
+	exe, raw := selfSmaps(t)
 	var n int64
 	for _, m := range parseSmaps(raw) {
 		if m.path == strings.TrimSuffix(exe, " (deleted)") && m.perms[1] == '-' {

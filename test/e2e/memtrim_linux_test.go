@@ -3,7 +3,6 @@ package e2e
 import (
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -83,28 +82,6 @@ func TestKernelEvictsLargeFolios(t *testing.T) {
 	}
 }
 
-// exeUffdWP counts the mappings of exe in process pid's smaps that are
-// registered with a userfaultfd in write-protect mode ("uw" in VmFlags),
-// which turns the kernel's 64 KiB fault-around off on them.
-func exeUffdWP(t *testing.T, pid int, exe string) int {
-	t.Helper()
-	raw, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/smaps")
-	if err != nil {
-		t.Fatal(err)
-	}
-	n, mine := 0, false
-	for _, line := range strings.Split(string(raw), "\n") {
-		f := strings.Fields(line)
-		switch {
-		case len(f) >= 5 && strings.Contains(f[0], "-") && !strings.HasSuffix(f[0], ":"):
-			mine = len(f) >= 6 && f[len(f)-1] == exe
-		case mine && len(f) > 0 && f[0] == "VmFlags:" && slices.Contains(f[1:], "uw"):
-			n++
-		}
-	}
-	return n
-}
-
 // TestKernelFaultsItsExecutableAPageAtATime: once idle, the kernel turns
 // fault-around off on its mappings of its executable (internal/memtrim),
 // so that a function it runs afterwards costs it one page, not 64 KiB, and
@@ -117,7 +94,14 @@ func TestKernelFaultsItsExecutableAPageAtATime(t *testing.T) {
 	k := startKernel(t, t.TempDir())
 	pid := k.cmd.Process.Pid
 	deadline := time.Now().Add(60 * time.Second)
-	for exeUffdWP(t, pid, foyaBin) == 0 {
+	registered := func() int {
+		raw, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/smaps")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return memtrim.RegisteredMappings(raw, foyaBin)
+	}
+	for registered() == 0 {
 		if time.Now().After(deadline) {
 			t.Fatal("after 60 s no mapping of the kernel's executable has fault-around off (no \"uw\" in its VmFlags)")
 		}

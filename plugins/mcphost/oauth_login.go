@@ -81,10 +81,21 @@ func randomToken() string {
 // OpenID metadata), gets a client (configured, or registered per RFC
 // 7591), and records a pending login with a PKCE S256 verifier; it
 // returns the authorization URL, which carries the resource indicator.
+//
+// A server with a pending login that has half its life left gets that
+// login's URL again instead: one connection attempt meets several 401s
+// (the SDK's requests of one connect, a reconnect), and a new sign-in for
+// each would void the URL a user or an ACP client had already opened.
 func (m *Manager) beginLogin(ctx context.Context, s *server, resp *http.Response) (string, error) {
 	redirect := m.callbackURL(ctx)
 	if redirect == "" {
 		return "", errors.New("the kernel's callback URL is not known")
+	}
+	m.mu.Lock()
+	again := m.pendingAuthURL(s.cfg.ID, redirect, time.Now())
+	m.mu.Unlock()
+	if again != "" {
+		return again, nil
 	}
 	hc := m.oauthClient()
 	issuer, resource, scope := discoverIssuer(ctx, s, resp, hc)
@@ -114,6 +125,11 @@ func (m *Manager) beginLogin(ctx context.Context, s *server, resp *http.Response
 	authURL := oc.AuthCodeURL(state, oauth2.S256ChallengeOption(verifier), oauth2.SetAuthURLParam("resource", resource))
 	m.mu.Lock()
 	now := time.Now()
+	if again := m.pendingAuthURL(s.cfg.ID, redirect, now); again != "" {
+		// Another 401 of the same attempt began one meanwhile.
+		m.mu.Unlock()
+		return again, nil
+	}
 	for k, p := range m.pending {
 		// One pending login per server (the newest), none past its life.
 		if p.serverID == s.cfg.ID || now.After(p.expires) {
@@ -124,6 +140,18 @@ func (m *Manager) beginLogin(ctx context.Context, s *server, resp *http.Response
 	m.mu.Unlock()
 	s.log.Info("mcp oauth sign-in needed", "issuer", asm.Issuer)
 	return authURL, nil
+}
+
+// pendingAuthURL is the authorization URL of the server's pending login
+// if it has at least half of LoginTTL left at now and comes back to
+// redirect, else "". The caller holds m.mu.
+func (m *Manager) pendingAuthURL(serverID, redirect string, now time.Time) string {
+	for _, p := range m.pending {
+		if p.serverID == serverID && p.redirect == redirect && p.expires.Sub(now) >= LoginTTL/2 {
+			return p.authURL
+		}
+	}
+	return ""
 }
 
 // discoverIssuer finds the authorization server for a server that

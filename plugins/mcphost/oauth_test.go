@@ -108,6 +108,32 @@ func TestCompleteLoginRefusals(t *testing.T) {
 	}
 }
 
+// TestPendingLoginIsHandedOutAgain: a server's pending sign-in with half
+// its life left is the one every later 401 hands out (its URL stays
+// valid); one near its end, of another server or coming back to another
+// callback is not.
+func TestPendingLoginIsHandedOutAgain(t *testing.T) {
+	m := New(Config{Auth: &memAuth{grants: map[string]core.MCPOAuthGrant{}}})
+	now := time.Now()
+	m.pending["a"] = &pendingLogin{serverID: "mcp_1", authURL: "https://as.example/authorize?state=a", redirect: "http://127.0.0.1:1/cb", expires: now.Add(LoginTTL)}
+	m.pending["b"] = &pendingLogin{serverID: "mcp_2", authURL: "https://as.example/authorize?state=b", redirect: "http://127.0.0.1:1/cb", expires: now.Add(LoginTTL/2 - time.Second)}
+	for _, c := range []struct {
+		name, server, redirect string
+		at                     time.Time
+		want                   string
+	}{
+		{"fresh", "mcp_1", "http://127.0.0.1:1/cb", now, "https://as.example/authorize?state=a"},
+		{"half its life gone", "mcp_1", "http://127.0.0.1:1/cb", now.Add(LoginTTL/2 + time.Second), ""},
+		{"near its end", "mcp_2", "http://127.0.0.1:1/cb", now, ""},
+		{"another server", "mcp_3", "http://127.0.0.1:1/cb", now, ""},
+		{"another callback", "mcp_1", "http://127.0.0.1:2/cb", now, ""},
+	} {
+		if got := m.pendingAuthURL(c.server, c.redirect, c.at); got != c.want {
+			t.Errorf("%s: %q, want %q", c.name, got, c.want)
+		}
+	}
+}
+
 // Logout of a server that is not running (deleted) still forgets its grant.
 func TestLogoutForgetsWithoutServer(t *testing.T) {
 	store := &memAuth{grants: map[string]core.MCPOAuthGrant{"mcp_gone": {AccessToken: "a", RefreshToken: "r"}}}

@@ -334,13 +334,15 @@ func dbSync(tls *libc.TLS, pFile uintptr, flags int32) int32 {
 // fdatasync(2) where SQLite's driver calls fsync(2). SQLite built for
 // Linux by its own build system syncs with fdatasync; the transpiled
 // driver was built without HAVE_FDATASYNC, so every sync also wrote the
-// file's modification time through the file system's journal. fdatasync
-// writes the data and what reading it back needs (the file's size when it
-// changed) and skips the timestamps: a checkpoint's sync of the log took
-// half as long, a sync of a few pages a quarter (BENCHMARKS.md,
-// "Single-event appends, third pass"). The first sync of a log SQLite has
-// just created also syncs its directory (the file's name): SQLite's own
-// xSync does that one.
+// file's modification time through the file system's journal (a
+// checkpoint runs 50 ms or more after the previous one, so the time has
+// always changed). fdatasync writes the data and what reading it back
+// needs (the file's size when it changed) and skips the timestamps; what
+// a crash or power loss keeps is the same. The gain measured is small and
+// within the noise of a shared machine (BENCHMARKS.md, "Single-event
+// appends, third pass"). The first sync of a log SQLite has just created
+// also syncs its directory (the file's name): SQLite's own xSync does
+// that one.
 func syncData(tls *libc.TLS, pFile uintptr, base uintptr, flags int32, count *atomic.Int64) int32 {
 	u := (*sqlite3.TunixFile)(cmem(pFile))
 	if u.FctrlFlags&sqlite3.UNIXFILE_DIRSYNC != 0 {

@@ -26,6 +26,10 @@ const (
 	sqlHead       = "SELECT (SELECT MAX(seq) FROM events WHERE session_id = ?1), EXISTS (SELECT 1 FROM tombstones WHERE session_id = ?1)"
 	sqlTouch      = "UPDATE sessions SET head_seq = ?, updated_at = ? WHERE id = ?"
 	sqlTouchPhase = "UPDATE sessions SET head_seq = ?, updated_at = ?, phase = ? WHERE id = ?"
+	// The fast path's head also reads whether the session's row is live
+	// (see rawTx.append), and makes it live with its last write of it.
+	sqlHeadLive  = "SELECT (SELECT MAX(seq) FROM events WHERE session_id = ?1), EXISTS (SELECT 1 FROM tombstones WHERE session_id = ?1), (SELECT head_live FROM sessions WHERE id = ?1)"
+	sqlTouchLive = "UPDATE sessions SET head_seq = ?, updated_at = ?, head_live = 1 WHERE id = ?"
 )
 
 // chunks are the row counts of the prepared multi-row inserts, largest
@@ -38,6 +42,8 @@ const (
 	stHead = iota
 	stTouch
 	stTouchPhase
+	stHeadLive
+	stTouchLive
 	stEvents                            // + the index of a chunk size
 	stMessages = stEvents + len(chunks) // + the index of a chunk size
 	stCount    = stMessages + len(chunks)
@@ -47,6 +53,7 @@ const (
 func appendSQL() [stCount]string {
 	var q [stCount]string
 	q[stHead], q[stTouch], q[stTouchPhase] = sqlHead, sqlTouch, sqlTouchPhase
+	q[stHeadLive], q[stTouchLive] = sqlHeadLive, sqlTouchLive
 	for i, n := range chunks {
 		q[stEvents+i] = insertRows("events (session_id, seq, type, payload, at)", 5, n)
 		q[stMessages+i] = insertRows("messages (session_id, seq, role, payload, active)", 5, n)

@@ -104,6 +104,9 @@ func (c *checkpointer) loop() {
 			case <-time.After(checkpointDelay):
 			}
 		}
+		if err := c.settleHeads(ctx); err != nil {
+			c.log.Debug("settle session heads", "err", err)
+		}
 		logged, copied, err := c.checkpoint(ctx)
 		if err != nil {
 			c.log.Debug("WAL checkpoint", "err", err)
@@ -121,6 +124,24 @@ func (c *checkpointer) loop() {
 		}
 		behind = logged >= checkpointBehind && copied < logged
 	}
+}
+
+// sqlSettle writes the true head and time of the live sessions' rows
+// (rawTx.append) into them and clears head_live.
+const sqlSettle = "UPDATE sessions SET head_seq = (SELECT MAX(seq) FROM events WHERE session_id = sessions.id), " +
+	"updated_at = (SELECT at FROM events WHERE session_id = sessions.id ORDER BY seq DESC LIMIT 1), head_live = 0 " +
+	"WHERE head_live <> 0 AND EXISTS (SELECT 1 FROM events WHERE session_id = sessions.id)"
+
+// settleHeads settles the rows that appends made live since the last
+// round, on the writer's connection (a short transaction between two
+// appends; none when no row is live): the session list reads a live row's
+// head from the events, a lookup per row, so live rows are kept to the
+// sessions appended to in the last moments.
+func (c *checkpointer) settleHeads(ctx context.Context) error {
+	if _, err := c.writer.ExecContext(ctx, sqlSettle); err != nil {
+		return fmt.Errorf("settle live session heads: %w", err)
+	}
+	return nil
 }
 
 // checkpoint runs a PASSIVE checkpoint: it returns the pages in the log

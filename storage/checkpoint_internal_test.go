@@ -48,3 +48,83 @@ func TestCheckpointerRestartsTheLog(t *testing.T) {
 		t.Fatalf("head %d %v, want 302", head, err)
 	}
 }
+
+// TestAppendsLeaveTheSessionRowLive: single-event appends make the
+// session's row live once and then leave it alone (a message event's
+// commit writes four pages, not five); Session and Sessions read the head
+// and time of a live row from its last event; the checkpointer's settle
+// writes them back and clears the flag.
+func TestAppendsLeaveTheSessionRowLive(t *testing.T) {
+	ctx := context.Background()
+	db, err := Open(ctx, filepath.Join(t.TempDir(), "foya.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	// The background loop would settle the row at its own moments: stop
+	// it (Close then finds it stopped).
+	close(db.ckpt.stop)
+	<-db.ckpt.done
+	db.ckpt.stop = make(chan struct{})
+	coretest.CreateSession(t, db, "s")
+	var last core.Event
+	appendOne := func(i int) {
+		t.Helper()
+		out, err := db.Append(ctx, "s", core.AnyHead, []core.Event{coretest.MessageEvent(t, "s", core.RoleUser, fmt.Sprintf("message %d", i))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		last = out[0]
+	}
+	row := func() (head int64, live int64) {
+		t.Helper()
+		if err := db.w.NewRaw("SELECT head_seq, head_live FROM sessions WHERE id = 's'").Scan(ctx, &head, &live); err != nil {
+			t.Fatal(err)
+		}
+		return head, live
+	}
+	check := func(wantSeq int64) {
+		t.Helper()
+		s, err := db.Session(ctx, "s")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.HeadSeq != wantSeq || !s.UpdatedAt.Equal(last.At) {
+			t.Errorf("Session: head %d updated %v, want %d %v", s.HeadSeq, s.UpdatedAt, wantSeq, last.At)
+		}
+		list, err := db.Sessions(ctx, core.SessionFilter{IncludeChildren: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(list) != 1 || list[0].HeadSeq != wantSeq || !list[0].UpdatedAt.Equal(last.At) {
+			t.Errorf("Sessions: %+v, want head %d updated %v", list, wantSeq, last.At)
+		}
+	}
+	for i := range 3 {
+		appendOne(i)
+	}
+	if head, live := row(); head != 2 || live != 1 {
+		t.Fatalf("after 3 appends the row has head %d live %d; want the first append's head 2, live", head, live)
+	}
+	check(4)
+	if err := db.ckpt.settleHeads(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if head, live := row(); head != 4 || live != 0 {
+		t.Fatalf("after the settle the row has head %d live %d; want 4, settled", head, live)
+	}
+	check(4)
+	appendOne(3) // live again
+	if _, _, err := db.ckpt.restart(ctx); err != nil {
+		t.Fatal(err)
+	}
+	appendOne(4)
+	logged, _, err := db.ckpt.checkpoint(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if logged != 4 {
+		t.Errorf("a message event on a live row wrote %d pages; want 4 (events, its index, messages, its index)", logged)
+	}
+	check(6)
+}

@@ -171,7 +171,7 @@ func (w *rawTx) exec(ctx context.Context, st driver.Stmt, args ...driver.NamedVa
 // append is appendTx on the fast path (events as fastAppendable accepts).
 func (w *rawTx) append(ctx context.Context, sessionID string, expectedHead int64, events []core.Event) ([]core.Event, error) {
 	sid := noNUL(sessionID)
-	head, dead, err := w.head(ctx, sid)
+	head, dead, live, err := w.head(ctx, sid)
 	if err != nil {
 		return nil, fmt.Errorf("read head of session %s: %w", sessionID, err)
 	}
@@ -215,10 +215,15 @@ func (w *rawTx) append(ctx context.Context, sessionID string, expectedHead int64
 	}
 	last := out[len(out)-1]
 	at := rows[len(rows)-1].At
-	if phase != "" {
+	// A live row's head is read from the events (Session, Sessions): the
+	// commit leaves the row alone unless the phase changed, one page and
+	// one statement of a message event's five. The first such append
+	// makes the row live; the checkpointer settles it (settleHeads).
+	switch {
+	case phase != "":
 		err = w.exec(ctx, w.s.all[stTouchPhase], values(last.Seq, at, phase, sid)...)
-	} else {
-		err = w.exec(ctx, w.s.all[stTouch], values(last.Seq, at, sid)...)
+	case !live:
+		err = w.exec(ctx, w.s.all[stTouchLive], values(last.Seq, at, sid)...)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("update head of session %s: %w", sessionID, err)
@@ -226,33 +231,40 @@ func (w *rawTx) append(ctx context.Context, sessionID string, expectedHead int64
 	return out, nil
 }
 
-// head reads the session's head seq and whether it has a tombstone.
-func (w *rawTx) head(ctx context.Context, sid string) (int64, bool, error) {
-	rows, err := w.s.all[stHead].(driver.StmtQueryContext).QueryContext(ctx, values(sid))
+// head reads the session's head seq, whether it has a tombstone and
+// whether its row is live (sessions.head_live).
+func (w *rawTx) head(ctx context.Context, sid string) (head int64, dead, live bool, err error) {
+	rows, err := w.s.all[stHeadLive].(driver.StmtQueryContext).QueryContext(ctx, values(sid))
 	if err != nil {
-		return 0, false, err
+		return 0, false, false, err
 	}
 	defer rows.Close()
-	dest := make([]driver.Value, 2)
+	dest := make([]driver.Value, 3)
 	if err := rows.Next(dest); err != nil {
 		if errors.Is(err, io.EOF) {
-			return 0, false, sql.ErrNoRows
+			return 0, false, false, sql.ErrNoRows
 		}
-		return 0, false, err
+		return 0, false, false, err
 	}
-	var head int64
 	switch v := dest[0].(type) {
 	case int64:
 		head = v
 	case nil:
 	default:
-		return 0, false, fmt.Errorf("head is %T", v)
+		return 0, false, false, fmt.Errorf("head is %T", v)
 	}
-	dead, ok := dest[1].(int64)
+	d, ok := dest[1].(int64)
 	if !ok {
-		return 0, false, fmt.Errorf("tombstone flag is %T", dest[1])
+		return 0, false, false, fmt.Errorf("tombstone flag is %T", dest[1])
 	}
-	return head, dead != 0, nil
+	switch v := dest[2].(type) {
+	case int64:
+		live = v != 0
+	case nil: // no row (the append fails on the head check)
+	default:
+		return 0, false, false, fmt.Errorf("head_live is %T", v)
+	}
+	return head, d != 0, live, nil
 }
 
 // rawChunks inserts rows through the multi-row inserts from statement

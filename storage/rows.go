@@ -90,6 +90,9 @@ type sessionRow struct {
 	Meta         string `bun:"meta,notnull"`
 	CreatedAt    string `bun:"created_at,notnull"`
 	UpdatedAt    string `bun:"updated_at,notnull"`
+	// HeadLive: HeadSeq and UpdatedAt may be behind the events, which
+	// say what they are (see rawTx.append).
+	HeadLive int64 `bun:"head_live,notnull"`
 }
 
 func (r sessionRow) session() (core.Session, error) {

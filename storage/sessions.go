@@ -26,6 +26,15 @@ func (d *DB) Session(ctx context.Context, id string) (core.Session, error) {
 	if err != nil {
 		return core.Session{}, fmt.Errorf("read session %s: %w", id, err)
 	}
+	if row.HeadLive != 0 {
+		// The row's head lags the events (rawTx.append): the last event
+		// says what it is.
+		err := d.r.NewRaw("SELECT seq, at FROM events WHERE session_id = ? ORDER BY seq DESC LIMIT 1", id).
+			Scan(ctx, &row.HeadSeq, &row.UpdatedAt)
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return core.Session{}, fmt.Errorf("read head of session %s: %w", id, err)
+		}
+	}
 	return row.session()
 }
 
@@ -86,7 +95,12 @@ func sessionsSQL(f core.SessionFilter, pg bool) (string, []any) {
 	if pg {
 		b.WriteString("SELECT meta, phase, head_seq, updated_at FROM sessions")
 	} else {
-		b.WriteString("SELECT +meta, +phase, head_seq, +updated_at FROM sessions")
+		// A live row's head and time are its last event's (see
+		// rawTx.append); PostgreSQL never has one.
+		b.WriteString("SELECT +meta, +phase, " +
+			"CASE WHEN head_live = 0 THEN head_seq ELSE (SELECT MAX(seq) FROM events WHERE session_id = sessions.id) END, " +
+			"CASE WHEN head_live = 0 THEN updated_at ELSE (SELECT at FROM events WHERE session_id = sessions.id ORDER BY seq DESC LIMIT 1) END " +
+			"FROM sessions")
 	}
 	and := " WHERE "
 	cond := func(c string, a ...any) {

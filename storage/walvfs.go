@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"fmt"
 	"sync"
+	"sync/atomic"
+	"syscall"
 	"unsafe"
 
 	"modernc.org/libc"
@@ -39,7 +41,8 @@ import (
 // control, a write elsewhere or of another shape: the log's header, a
 // checksum rewrite) writes the buffer out first and then goes to SQLite's
 // VFS unchanged. What SQLite writes is unchanged, byte for byte; only the
-// number of calls is. TestWALVFS* check both.
+// number of calls is. TestWALVFS* check both. walVFS also syncs the log
+// and the database file with fdatasync instead of fsync (syncData).
 //
 // The frame format (https://sqlite.org/fileformat2.html#walformat): a
 // 32-byte log header, then frames of a 24-byte header and a page; bytes 4
@@ -90,9 +93,17 @@ var walVFS struct {
 	base    uintptr // the unix VFS
 	extOff  uintptr // offset of walFile in a file structure
 	mu      sync.Mutex
-	baseIO  uintptr // the unix VFS's methods of the first WAL file
-	io      uintptr // baseIO's, with walVFS's overrides (C memory: SQLite holds the pointer)
-	wrapped bool    // io is filled
+	wal, db wrappedIO // the methods of the log and of the database file
+	// walSyncs and dbSyncs count the fdatasync calls of syncData on logs
+	// and database files (for tests).
+	walSyncs, dbSyncs atomic.Int64
+}
+
+// wrappedIO are SQLite's methods of a kind of file (base) and walVFS's
+// copy of them with its overrides (io: C memory, SQLite holds the
+// pointer), made at the first open of such a file.
+type wrappedIO struct {
+	base, io uintptr
 }
 
 // registerWALVFS registers walVFS once (dsn calls it: every connection
@@ -148,47 +159,63 @@ func ext(pFile uintptr) *walFile { return (*walFile)(cmem(pFile + walVFS.extOff)
 
 func methodsOf(pFile uintptr) uintptr { return (*sqlite3.Tsqlite3_file)(cmem(pFile)).FpMethods }
 
+// baseIO are SQLite's methods of the log.
 func baseIO() *sqlite3.Tsqlite3_io_methods {
-	return (*sqlite3.Tsqlite3_io_methods)(cmem(walVFS.baseIO))
+	return (*sqlite3.Tsqlite3_io_methods)(cmem(walVFS.wal.base))
 }
 
 func walOpen(tls *libc.TLS, pVfs uintptr, zName uintptr, pFile uintptr, flags int32, pOutFlags uintptr) int32 {
 	open := (*sqlite3.Tsqlite3_vfs)(cmem(walVFS.base)).FxOpen
 	rc := (*(*func(*libc.TLS, uintptr, uintptr, uintptr, int32, uintptr) int32)(unsafe.Pointer(&open)))(tls, walVFS.base, zName, pFile, flags, pOutFlags)
 	*ext(pFile) = walFile{}
-	if rc != sqlite3.SQLITE_OK || flags&sqlite3.SQLITE_OPEN_WAL == 0 || methodsOf(pFile) == 0 {
+	if rc != sqlite3.SQLITE_OK || methodsOf(pFile) == 0 {
 		return rc
 	}
+	switch {
+	case flags&sqlite3.SQLITE_OPEN_WAL != 0:
+		wrapMethods(tls, pFile, &walVFS.wal, func(io *sqlite3.Tsqlite3_io_methods) {
+			io.FxClose = cfunc(walClose)
+			io.FxRead = cfunc(walRead)
+			io.FxWrite = cfunc(walWrite)
+			io.FxTruncate = cfunc(walTruncate)
+			io.FxSync = cfunc(walSync)
+			io.FxFileSize = cfunc(walFileSize)
+			io.FxFileControl = cfunc(walFileControl)
+			if io.FiVersion >= 3 {
+				io.FxFetch = cfunc(walFetch)
+			}
+		})
+	case flags&sqlite3.SQLITE_OPEN_MAIN_DB != 0:
+		wrapMethods(tls, pFile, &walVFS.db, func(io *sqlite3.Tsqlite3_io_methods) {
+			io.FxSync = cfunc(dbSync)
+		})
+	}
+	return rc
+}
+
+// wrapMethods gives pFile w's methods: the first time, SQLite's methods of
+// pFile with override's changes (the log and the database file have
+// different ones: unix-excl locks the database, not its log). A file with
+// methods of another kind, never seen on unix, stays as it is.
+func wrapMethods(tls *libc.TLS, pFile uintptr, w *wrappedIO, override func(*sqlite3.Tsqlite3_io_methods)) {
 	m := methodsOf(pFile)
 	walVFS.mu.Lock()
-	if !walVFS.wrapped {
+	if w.io == 0 {
 		p := libc.Xmalloc(tls, libc.Tsize_t(unsafe.Sizeof(sqlite3.Tsqlite3_io_methods{})))
 		if p == 0 {
 			walVFS.mu.Unlock()
-			return rc // unwrapped: SQLite's VFS alone
+			return // unwrapped: SQLite's VFS alone
 		}
 		io := (*sqlite3.Tsqlite3_io_methods)(cmem(p))
-		walVFS.baseIO = m
-		*io = *baseIO()
-		io.FxClose = cfunc(walClose)
-		io.FxRead = cfunc(walRead)
-		io.FxWrite = cfunc(walWrite)
-		io.FxTruncate = cfunc(walTruncate)
-		io.FxSync = cfunc(walSync)
-		io.FxFileSize = cfunc(walFileSize)
-		io.FxFileControl = cfunc(walFileControl)
-		if io.FiVersion >= 3 {
-			io.FxFetch = cfunc(walFetch)
-		}
-		walVFS.io = p
-		walVFS.wrapped = true
+		*io = *(*sqlite3.Tsqlite3_io_methods)(cmem(m))
+		override(io)
+		w.base, w.io = m, p
 	}
-	same := walVFS.baseIO == m
+	same := w.base == m
 	walVFS.mu.Unlock()
-	if same { // (a WAL file with methods of another kind, never seen on unix, stays as it is)
-		(*sqlite3.Tsqlite3_file)(cmem(pFile)).FpMethods = walVFS.io
+	if same {
+		(*sqlite3.Tsqlite3_file)(cmem(pFile)).FpMethods = w.io
 	}
-	return rc
 }
 
 // flush writes out the buffered frames of pFile.
@@ -295,8 +322,47 @@ func walSync(tls *libc.TLS, pFile uintptr, flags int32) int32 {
 	if rc := flush(tls, pFile); rc != sqlite3.SQLITE_OK {
 		return rc
 	}
-	s := baseIO().FxSync
-	return (*(*func(*libc.TLS, uintptr, int32) int32)(unsafe.Pointer(&s)))(tls, pFile, flags)
+	return syncData(tls, pFile, baseIO().FxSync, flags, &walVFS.walSyncs)
+}
+
+// dbSync is the database file's xSync.
+func dbSync(tls *libc.TLS, pFile uintptr, flags int32) int32 {
+	return syncData(tls, pFile, (*sqlite3.Tsqlite3_io_methods)(cmem(walVFS.db.base)).FxSync, flags, &walVFS.dbSyncs)
+}
+
+// syncData is SQLite's xSync (base) of the log and the database file with
+// fdatasync(2) where SQLite's driver calls fsync(2). SQLite built for
+// Linux by its own build system syncs with fdatasync; the transpiled
+// driver was built without HAVE_FDATASYNC, so every sync also wrote the
+// file's modification time through the file system's journal (a
+// checkpoint runs 50 ms or more after the previous one, so the time has
+// always changed). fdatasync writes the data and what reading it back
+// needs (the file's size when it changed) and skips the timestamps; what
+// a crash or power loss keeps is the same. The gain measured is small and
+// within the noise of a shared machine (BENCHMARKS.md, "Single-event
+// appends, third pass"). The first sync of a log SQLite has just created
+// also syncs its directory (the file's name): SQLite's own xSync does
+// that one.
+func syncData(tls *libc.TLS, pFile uintptr, base uintptr, flags int32, count *atomic.Int64) int32 {
+	u := (*sqlite3.TunixFile)(cmem(pFile))
+	if u.FctrlFlags&sqlite3.UNIXFILE_DIRSYNC != 0 {
+		return (*(*func(*libc.TLS, uintptr, int32) int32)(unsafe.Pointer(&base)))(tls, pFile, flags)
+	}
+	for {
+		err := syscall.Fdatasync(int(u.Fh))
+		if err == nil {
+			count.Add(1)
+			return sqlite3.SQLITE_OK
+		}
+		errno, ok := err.(syscall.Errno)
+		if ok && errno == syscall.EINTR {
+			continue
+		}
+		if ok {
+			u.FlastErrno = int32(errno)
+		}
+		return sqlite3.SQLITE_IOERR_FSYNC
+	}
 }
 
 func walFileSize(tls *libc.TLS, pFile uintptr, pSize uintptr) int32 {

@@ -139,7 +139,7 @@ func (k *kernel) startPlugins(ctx context.Context, c Config, log *slog.Logger) e
 	// first call: none has to be parked after Start (no ParkUnusedAfter,
 	// whose timer would wake the idle kernel 5 s after start).
 	if k.plugins, err = host.NewManager(host.Config{DataDir: dir, Builtins: builtins, Executable: exe, PluginDirs: c.PluginDirs, IdleStopAfter: c.PluginIdleStop,
-		OnIdleStop: func() { _, _ = memtrim.Trim() }, Logger: log}); err != nil {
+		OnIdleStop: func() { _, _ = memtrim.TrimAll() }, Logger: log}); err != nil {
 		return err
 	}
 	if err = k.plugins.Start(ctx); err != nil {

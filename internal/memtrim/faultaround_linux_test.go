@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"unsafe"
 
@@ -132,6 +133,21 @@ func TestTrimTurnsFaultAroundOff(t *testing.T) {
 	exe, raw := selfSmaps(t)
 	if n := RegisteredMappings(raw, exe); n == 0 {
 		t.Fatalf("no mapping of %s has the uw flag:\n%s", exe, raw)
+	}
+	// Dropped once with fault-around off, the pages run since stay at the
+	// next Trim; TrimAll drops them.
+	if sink += strings.Repeat("ab", 3)[1]; exeResident(t) == 0 {
+		t.Fatal("nothing of the executable is resident")
+	}
+	before := exeResident(t)
+	if st, err := Trim(); err != nil || st.FileBytes != 0 || !st.ExactFaults {
+		t.Fatalf("second Trim: %+v, %v", st, err)
+	}
+	if after := exeResident(t); after < before {
+		t.Fatalf("the second Trim dropped pages: %d → %d bytes resident", before, after)
+	}
+	if st, err := TrimAll(); err != nil || st.FileBytes == 0 {
+		t.Fatalf("TrimAll: %+v, %v", st, err)
 	}
 	for range 3 {
 		if _, err := Trim(); err != nil {

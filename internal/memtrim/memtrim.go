@@ -69,7 +69,19 @@ const KeepFoliosEnv = "FOYA_KEEP_EXE_FOLIOS"
 // process's resident mappings of its executable's clean read-only pages.
 // It is safe at any time (at worst it costs page faults afterwards) and
 // meant for moments a process has gone idle.
+//
+// Once the mappings have been dropped with fault-around off (see
+// ExactFaults), later calls leave them: what is mapped since is only the
+// pages the process ran, and the next turn would fault each back alone.
+// TrimAll drops them too.
 func Trim() (Stats, error) {
 	debug.FreeOSMemory()
-	return dropExecutablePages()
+	return dropExecutablePages(false)
+}
+
+// TrimAll is Trim that always drops the executable's mappings, for a
+// process idle for long (the kernel: when its idle plugins are stopped).
+func TrimAll() (Stats, error) {
+	debug.FreeOSMemory()
+	return dropExecutablePages(true)
 }

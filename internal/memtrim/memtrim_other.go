@@ -4,7 +4,7 @@ package memtrim
 
 import "errors"
 
-func dropExecutablePages() (Stats, error) { return Stats{}, nil }
+func dropExecutablePages(bool) (Stats, error) { return Stats{}, nil }
 
 // ExactFaultsSupported returns an error: fault-around is a Linux matter.
 func ExactFaultsSupported() error {

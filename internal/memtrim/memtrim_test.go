@@ -35,15 +35,15 @@ func exeResident(t *testing.T) int64 {
 	return n
 }
 
-// TestTrimDropsExecutablePages checks that Trim drops the resident pages of
-// the executable's read-only mappings and that the process keeps running
-// code from them afterwards (it faults them back in).
+// TestTrimDropsExecutablePages checks that TrimAll drops the resident
+// pages of the executable's read-only mappings and that the process keeps
+// running code from them afterwards (it faults them back in).
 func TestTrimDropsExecutablePages(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("executable pages are only dropped on Linux")
 	}
 	before := exeResident(t)
-	st, err := Trim()
+	st, err := TrimAll()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,11 +15,7 @@ import (
 // starts the log over (the log then holds that commit's pages alone).
 func TestCheckpointerRestartsTheLog(t *testing.T) {
 	ctx := context.Background()
-	db, err := Open(ctx, filepath.Join(t.TempDir(), "foya.db"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := openTempDB(t)
 	appendOne := func(i int) {
 		t.Helper()
 		if _, err := db.Append(ctx, "s", core.AnyHead, []core.Event{coretest.MessageEvent(t, "s", core.RoleUser, fmt.Sprintf("message %d", i))}); err != nil {
@@ -56,11 +52,7 @@ func TestCheckpointerRestartsTheLog(t *testing.T) {
 // writes them back and clears the flag.
 func TestAppendsLeaveTheSessionRowLive(t *testing.T) {
 	ctx := context.Background()
-	db, err := Open(ctx, filepath.Join(t.TempDir(), "foya.db"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := openTempDB(t)
 	// The background loop would settle the row at its own moments: stop
 	// it (Close then finds it stopped).
 	close(db.ckpt.stop)
@@ -127,4 +119,16 @@ func TestAppendsLeaveTheSessionRowLive(t *testing.T) {
 		t.Errorf("a message event on a live row wrote %d pages; want 4 (events, its index, messages, its index)", logged)
 	}
 	check(6)
+}
+
+// openTempDB opens a new SQLite store in a temporary directory, closed
+// when the test ends.
+func openTempDB(t *testing.T) *DB {
+	t.Helper()
+	db, err := Open(context.Background(), filepath.Join(t.TempDir(), "foya.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
 }

@@ -2,7 +2,6 @@ package storage
 
 import (
 	"context"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -62,11 +61,7 @@ func plan(t *testing.T, db *bun.DB, q string, args ...any) string {
 // list (top-level and all), and the sessions a start resets.
 func TestQueryPlans(t *testing.T) {
 	ctx := context.Background()
-	d, err := Open(ctx, filepath.Join(t.TempDir(), "foya.db"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
+	d := openTempDB(t)
 	log := &queryLog{}
 	d.r = d.r.WithQueryHook(log)
 	// The session list runs its statements on database/sql directly

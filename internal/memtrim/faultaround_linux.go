@@ -54,7 +54,7 @@ type uffdioRegisterArg struct{ start, len, mode, ioctls uint64 }
 
 var (
 	exactOnce sync.Once
-	exactFD   *os.File // kept open: see above
+	exactFD   *os.File // kept open (and reachable, so never finalized): see above
 	exactErr  error
 )
 
@@ -69,7 +69,7 @@ func exactFaults(maps []mapping) bool {
 		return false
 	}
 	exactOnce.Do(func() { exactFD, exactErr = registerWP(maps) })
-	return exactErr == nil
+	return exactErr == nil && exactFD != nil
 }
 
 // registerWP registers maps with a new userfaultfd in asynchronous

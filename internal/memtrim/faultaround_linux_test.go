@@ -2,7 +2,9 @@ package memtrim
 
 import (
 	"errors"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -133,6 +135,17 @@ func TestTrimTurnsFaultAroundOff(t *testing.T) {
 	exe, raw := selfSmaps(t)
 	if n := RegisteredMappings(raw, exe); n == 0 {
 		t.Fatalf("no mapping of %s has the uw flag:\n%s", exe, raw)
+	}
+	// The descriptor is close-on-exec: no child process gets it.
+	if link, err := os.Readlink(fmt.Sprintf("/proc/self/fd/%d", exactFD.Fd())); err != nil || !strings.Contains(link, "userfaultfd") {
+		t.Fatalf("the descriptor links to %q (%v)", link, err)
+	}
+	fds, err := exec.Command("ls", "-l", "/proc/self/fd").CombinedOutput()
+	if err != nil {
+		t.Fatalf("ls: %v %s", err, fds)
+	}
+	if strings.Contains(string(fds), "userfaultfd") {
+		t.Fatalf("a child process inherited the userfaultfd:\n%s", fds)
 	}
 	// Dropped once with fault-around off, the pages run since stay at the
 	// next Trim; TrimAll drops them.

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"log/slog"
+	"sync/atomic"
 	"time"
 
 	"github.com/uptrace/bun/driver/sqliteshim"
@@ -56,6 +57,10 @@ type checkpointer struct {
 	kick   chan struct{}
 	stop   chan struct{}
 	done   chan struct{}
+	// live is set when an append may have made a session's row live since
+	// the last settle (and at start: a crash leaves rows live), so that a
+	// round with nothing to settle runs no statement on the writer.
+	live atomic.Bool
 }
 
 func startCheckpointer(path string, writer *sql.DB, log *slog.Logger) (*checkpointer, error) {
@@ -67,8 +72,16 @@ func startCheckpointer(path string, writer *sql.DB, log *slog.Logger) (*checkpoi
 	db.SetMaxIdleConns(1)
 	db.SetConnMaxLifetime(0)
 	c := &checkpointer{db: db, writer: writer, log: log, kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
+	c.live.Store(true)
 	go c.loop()
 	return c, nil
+}
+
+// madeLive records that an append made a session's row live.
+func (c *checkpointer) madeLive() {
+	if c != nil {
+		c.live.Store(true)
+	}
 }
 
 // committed tells the checkpointer that the writer committed; it never
@@ -138,7 +151,11 @@ const sqlSettle = "UPDATE sessions SET head_seq = (SELECT MAX(seq) FROM events W
 // head from the events, a lookup per row, so live rows are kept to the
 // sessions appended to in the last moments.
 func (c *checkpointer) settleHeads(ctx context.Context) error {
+	if !c.live.Swap(false) {
+		return nil
+	}
 	if _, err := c.writer.ExecContext(ctx, sqlSettle); err != nil {
+		c.live.Store(true)
 		return fmt.Errorf("settle live session heads: %w", err)
 	}
 	return nil

@@ -126,6 +126,7 @@ func (d *DB) appendFast(ctx context.Context, sessionID string, expectedHead int6
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	var out []core.Event
+	madeLive := false
 	err = conn.Raw(func(dc any) error {
 		s, err := a.prepare(ctx, dc)
 		if err != nil {
@@ -147,10 +148,14 @@ func (d *DB) appendFast(ctx context.Context, sessionID string, expectedHead int6
 			_ = w.exec(ctx, s.rollback)
 			return err
 		}
+		madeLive = w.madeLive
 		return nil
 	})
 	if err != nil {
 		return nil, err
+	}
+	if madeLive {
+		d.ckpt.madeLive()
 	}
 	return out, nil
 }
@@ -159,6 +164,8 @@ func (d *DB) appendFast(ctx context.Context, sessionID string, expectedHead int6
 type rawTx struct {
 	a *rawAppender
 	s *rawStmts
+	// madeLive: the transaction made the session's row live.
+	madeLive bool
 }
 
 // exec runs st with args (the statements take no cancellable context: an
@@ -224,6 +231,7 @@ func (w *rawTx) append(ctx context.Context, sessionID string, expectedHead int64
 		err = w.exec(ctx, w.s.all[stTouchPhase], values(last.Seq, at, phase, sid)...)
 	case !live:
 		err = w.exec(ctx, w.s.all[stTouchLive], values(last.Seq, at, sid)...)
+		w.madeLive = true
 	}
 	if err != nil {
 		return nil, fmt.Errorf("update head of session %s: %w", sessionID, err)

@@ -31,6 +31,15 @@ var droppedExact atomic.Bool
 // bytes are the same. The first time the executable is found held in large
 // folios, it is evicted as well (evictExecutable).
 func dropExecutablePages(everything bool) (Stats, error) {
+	if !everything && droppedExact.Load() {
+		// Dropped once with fault-around off: what is mapped since is the
+		// pages this process ran, one by one, no window around them.
+		// Dropping them at every pause would have the next turn fault
+		// each back alone (measured: ~10 ms more before the first delta
+		// after a pause, against one fault per 64 KiB before); they stay
+		// until a longer idle (TrimAll).
+		return Stats{ExactFaults: true}, nil
+	}
 	exe, err := os.Readlink("/proc/self/exe")
 	if err != nil {
 		return Stats{}, fmt.Errorf("memtrim: %w", err)
@@ -44,12 +53,7 @@ func dropExecutablePages(everything bool) (Stats, error) {
 	// Before the pages are dropped: what is faulted back afterwards comes
 	// back a page at a time.
 	st.ExactFaults = exactFaults(all)
-	var maps []mapping
-	for _, m := range all {
-		if m.rss != 0 {
-			maps = append(maps, m)
-		}
-	}
+	maps := resident(all)
 	for _, m := range maps {
 		st.FileBytes += m.rss
 	}
@@ -64,16 +68,11 @@ func dropExecutablePages(everything bool) (Stats, error) {
 		droppedExact.Store(st.ExactFaults)
 		return st, nil
 	}
-	if st.ExactFaults && droppedExact.Swap(true) && !everything {
-		// Dropped once with fault-around off: what is mapped since is the
-		// pages this process ran, one by one, no window around them.
-		// Dropping them at every pause would have the next turn fault
-		// each back alone (measured: ~10 ms more before the first delta
-		// after a pause, against one fault per 64 KiB before); they stay
-		// until a longer idle (TrimAll).
-		return Stats{ExactFaults: true}, nil
+	if err := dontNeed(maps); err != nil {
+		return st, err
 	}
-	return st, dontNeed(maps)
+	droppedExact.Store(st.ExactFaults)
+	return st, nil
 }
 
 // exeMappings are the mappings of the executable at exe that are
@@ -95,16 +94,18 @@ func exeMappings(exe string) ([]mapping, error) {
 // cleanExeMappings are those of exeMappings that have resident pages.
 func cleanExeMappings(exe string) ([]mapping, error) {
 	all, err := exeMappings(exe)
-	if err != nil {
-		return nil, err
-	}
-	out := all[:0]
-	for _, m := range all {
+	return resident(all), err
+}
+
+// resident are those of maps that have resident pages.
+func resident(maps []mapping) []mapping {
+	var out []mapping
+	for _, m := range maps {
 		if m.rss != 0 {
 			out = append(out, m)
 		}
 	}
-	return out, nil
+	return out
 }
 
 // filePmd is how much of maps is mapped in PMD-sized folios.

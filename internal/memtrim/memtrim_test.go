@@ -124,6 +124,7 @@ func TestTrimEvictsWholeCachedExecutable(t *testing.T) {
 		t.Fatal("the executable was read whole but is not reported cached")
 	}
 	evicted.Store(false)
+	droppedExact.Store(false)
 	st, err := Trim()
 	if err != nil {
 		t.Fatal(err)

@@ -16,13 +16,16 @@ import (
 var _ core.HistoryStore = (*DB)(nil)
 
 // latestEventTypes are the event types the partial index
-// events_session_type holds (migration 20261202050000_history_indexes):
-// those LatestEvent is asked for. A query may use a partial index only when
-// its WHERE clause repeats the index's condition, so LatestEvent adds
-// latestEventTypesSQL for these types (TestLatestEventUsesIndex).
+// events_session_type holds (migrations 20261202050000_history_indexes and
+// 20261202180000_latest_event_index_or): those LatestEvent is asked for. A
+// query may use a partial index only when its WHERE clause repeats the
+// index's condition, so LatestEvent adds latestEventTypesSQL for these
+// types (TestQueryPlans). The condition is ORs, not an IN list: SQLite
+// checks it for every event inserted, and a list of three constants needs
+// an ephemeral table each time (TestEventInsertsNeedNoEphemeralTable).
 var latestEventTypes = []core.EventType{core.EventTurnStarted, core.EventTurnFinished, core.EventCompactionCheckpoint}
 
-const latestEventTypesSQL = "type IN ('turn_started', 'turn_finished', 'compaction_checkpoint')"
+const latestEventTypesSQL = "(type = 'turn_started' OR type = 'turn_finished' OR type = 'compaction_checkpoint')"
 
 // LatestEvent implements core.HistoryStore.
 func (d *DB) LatestEvent(ctx context.Context, sessionID string, t core.EventType) (core.Event, error) {

@@ -119,3 +119,38 @@ func TestQueryPlans(t *testing.T) {
 		}
 	}
 }
+
+// TestEventInsertsNeedNoEphemeralTable: no statement of the SQLite append
+// path opens an ephemeral table. SQLite checks every partial index's
+// condition for each row it inserts, and an IN list of more than two
+// constants is checked through an ephemeral B-tree built and freed for
+// each row (migration 20261202180000_latest_event_index_or).
+func TestEventInsertsNeedNoEphemeralTable(t *testing.T) {
+	ctx := context.Background()
+	d := openTempDB(t)
+	for _, q := range appendSQL() {
+		args := make([]any, strings.Count(q, "?"))
+		if strings.Contains(q, "?1") {
+			args = []any{""}
+		}
+		rows, err := d.w.DB.QueryContext(ctx, "EXPLAIN "+q, args...)
+		if err != nil {
+			t.Fatalf("explain %.60q: %v", q, err)
+		}
+		cols, _ := rows.Columns()
+		vals := make([]any, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		for rows.Next() {
+			if err := rows.Scan(ptrs...); err != nil {
+				t.Fatal(err)
+			}
+			if op, _ := vals[1].(string); op == "OpenEphemeral" || op == "OpenAutoindex" || op == "SorterOpen" {
+				t.Errorf("%.70q opens an ephemeral table (%s)", q, op)
+			}
+		}
+		rows.Close()
+	}
+}

@@ -52,7 +52,10 @@ func recordUsage(ctx context.Context, db bun.IDB, ev core.Event, imported bool) 
 		TotalTokens: u.TotalTokens, CachedTokens: u.CachedTokens, CacheWrites: u.CacheWriteTokens, Estimated: u.Estimated, At: fmtTime(ev.At),
 		Cost: u.Cost, Imported: imported,
 	}
-	if _, err := db.NewInsert().Model(&row).Exec(ctx); err != nil {
+	// No RETURNING of the new id (nothing reads it): SQLite keeps the rows
+	// a RETURNING clause returns in an ephemeral table, built for the
+	// statement and freed after it, inside the append transaction.
+	if _, err := db.NewInsert().Model(&row).Returning("NULL").Exec(ctx); err != nil {
 		return fmt.Errorf("record usage of session %s: %w", ev.SessionID, err)
 	}
 	return nil
@@ -134,7 +137,7 @@ func (d *DB) RecordKernelUsage(ctx context.Context, p core.UsagePayload, at time
 		InputTokens: u.InputTokens, OutputTokens: u.OutputTokens, TotalTokens: u.TotalTokens, CachedTokens: u.CachedTokens,
 		CacheWrites: u.CacheWriteTokens, Estimated: u.Estimated, At: fmtTime(at), Cost: u.Cost,
 	}
-	if _, err := d.w.NewInsert().Model(&row).Exec(ctx); err != nil {
+	if _, err := d.w.NewInsert().Model(&row).Returning("NULL").Exec(ctx); err != nil {
 		return fmt.Errorf("record kernel usage: %w", err)
 	}
 	return nil

@@ -146,9 +146,13 @@ func fetchProfile(addr, name, path string) error {
 // profileKernel takes a 10-second CPU profile of the kernel through its
 // --pprof server while work runs in a loop, and writes it to path.
 func profileKernel(ctx context.Context, tb testing.TB, addr, path string, work func()) {
+	endpoint := "profile?seconds=10"
+	if strings.HasSuffix(path, ".trace") {
+		endpoint = "trace?seconds=3" // an execution trace: go tool trace
+	}
 	done := make(chan error, 1)
 	go func() {
-		resp, err := http.Get("http://" + addr + "/debug/pprof/profile?seconds=10")
+		resp, err := http.Get("http://" + addr + "/debug/pprof/" + endpoint)
 		if err != nil {
 			done <- err
 			return
@@ -170,7 +174,7 @@ func profileKernel(ctx context.Context, tb testing.TB, addr, path string, work f
 				tb.Errorf("kernel profile: %v", err)
 				return
 			}
-			tb.Logf("kernel CPU profile written to %s: go tool pprof -top %s", path, path)
+			tb.Logf("kernel profile written to %s (go tool pprof -top, or go tool trace for a .trace)", path)
 			return
 		default:
 			work()

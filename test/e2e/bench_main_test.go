@@ -22,7 +22,7 @@ import (
 )
 
 var (
-	kernelCPUProfile  = flag.String("kernel-cpuprofile", "", "BenchmarkDeltaPath and BenchmarkDeltaPathHundred: write a 10 s CPU profile of the kernel process (taken through serve --pprof while replies stream) to this file")
+	kernelCPUProfile  = flag.String("kernel-cpuprofile", "", "BenchmarkDeltaPath and BenchmarkDeltaPathHundred: write a 10 s CPU profile of the kernel process (taken through serve --pprof while replies stream) to this file; a name ending in .trace gets a 3 s execution trace instead (go tool trace)")
 	coldBinary        = flag.Bool("cold-binary", false, "benchmarks of the foya binary: drop the freshly built binary from the page cache before starting the kernel, so that it is read from disk like an installed binary after a reboot (the linker's writes leave it cached in large folios, which every process maps whole)")
 	benchTelemetry    = flag.String("telemetry", "", "the delta-path benchmarks: the kernel's telemetry: off (--no-metrics: nothing installed), otlp (spans and metrics exported over OTLP/HTTP to a local receiver, docs/telemetry.md), or empty (the default: metrics on /metrics, no export)")
 	kernelHeapProfile = flag.String("kernel-heapprofile", "", "BenchmarkDeltaPathHundred: write a heap profile of the kernel process (through serve --pprof), taken while 100 sessions stream, to this file")
@@ -95,6 +95,9 @@ func (p *benchProvider) serve(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		fl.Flush()
+		if i == 0 {
+			traceMark("chunk")
+		}
 	}
 	io.WriteString(w, `data: {"id":"chatcmpl-bench","object":"chat.completion.chunk","created":1700000000,"model":"bench","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`+"\n\n")
 	io.WriteString(w, `data: {"id":"chatcmpl-bench","object":"chat.completion.chunk","created":1700000000,"model":"bench","choices":[],"usage":{"prompt_tokens":10,"completion_tokens":`+strconv.Itoa(p.chunks)+`,"total_tokens":`+strconv.Itoa(p.chunks+10)+`}}`+"\n\n")
@@ -192,6 +195,13 @@ func BenchmarkDeltaPath(b *testing.B) {
 		viaSSE = append(viaSSE, s)
 	}
 	b.StopTimer()
+	if n, _ := strconv.Atoi(os.Getenv("FOYA_BENCH_SCHED_TRACE")); n > 0 {
+		schedTraceTurns(ctx, b, k, prov, n, func() (string, *wsSub) {
+			p := fresh()
+			p.sseSub.close()
+			return p.ws, p.wsSub
+		}, settle, want)
+	}
 	whole := func(ts []timing) time.Duration {
 		return median(mapTimings(ts, func(t timing) time.Duration { return t.whole }))
 	}

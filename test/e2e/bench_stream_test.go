@@ -63,6 +63,7 @@ func readDirect(ctx context.Context, baseURL string) (timing, string, error) {
 		if len(c.Choices) > 0 && c.Choices[0].Delta.Content != "" {
 			if text.Len() == 0 {
 				t.first = time.Since(start)
+				traceMark("direct-first")
 			}
 			text.WriteString(c.Choices[0].Delta.Content)
 		}
@@ -218,6 +219,7 @@ func viaKernel(ctx context.Context, k *kernelProc, tb testing.TB, sid string, su
 			}
 			if text.Len() == 0 {
 				t.first = time.Since(start)
+				traceMark("first")
 			}
 			text.WriteString(*ev.Delta)
 			if text.Len() == len(want) {

@@ -132,3 +132,45 @@ func openTempDB(t *testing.T) *DB {
 	t.Cleanup(func() { db.Close() })
 	return db
 }
+
+// TestAppendAfterCheckpointDoesNotSync: once a checkpoint copied the whole
+// log, the checkpointer starts the log over itself (the header's sync), and
+// the next append — sendMessage's, after a pause — syncs nothing.
+func TestAppendAfterCheckpointDoesNotSync(t *testing.T) {
+	ctx := context.Background()
+	db := openTempDB(t)
+	close(db.ckpt.stop) // this test runs the checkpointer's steps itself
+	<-db.ckpt.done
+	db.ckpt.stop = make(chan struct{})
+	db.ckpt.done = make(chan struct{})
+	go func() { <-db.ckpt.stop; close(db.ckpt.done) }()
+	coretest.CreateSession(t, db, "s")
+	appendOne := func(i int) {
+		t.Helper()
+		if _, err := db.Append(ctx, "s", core.AnyHead, []core.Event{coretest.MessageEvent(t, "s", core.RoleUser, fmt.Sprintf("message %d", i))}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for round := range 3 {
+		appendOne(round)
+		logged, copied, err := db.ckpt.checkpoint(ctx)
+		if err != nil || logged == 0 || copied != logged {
+			t.Fatalf("checkpoint copied %d of %d pages (%v)", copied, logged, err)
+		}
+		syncs := walVFS.walSyncs.Load()
+		if err := db.ckpt.startLog(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if n := walVFS.walSyncs.Load() - syncs; n != 1 {
+			t.Fatalf("round %d: starting the log over synced %d times, want 1 (the header)", round, n)
+		}
+		syncs = walVFS.walSyncs.Load()
+		appendOne(100 + round)
+		if n := walVFS.walSyncs.Load() - syncs; n != 0 {
+			t.Fatalf("round %d: the append after the checkpoint synced %d times, want 0", round, n)
+		}
+	}
+	if head, err := db.HeadSeq(ctx, "s"); err != nil || head != 7 {
+		t.Fatalf("head %d %v, want 7", head, err)
+	}
+}

@@ -53,11 +53,8 @@ func TestCheckpointerRestartsTheLog(t *testing.T) {
 func TestAppendsLeaveTheSessionRowLive(t *testing.T) {
 	ctx := context.Background()
 	db := openTempDB(t)
-	// The background loop would settle the row at its own moments: stop
-	// it (Close then finds it stopped).
-	close(db.ckpt.stop)
-	<-db.ckpt.done
-	db.ckpt.stop = make(chan struct{})
+	// The background loop would settle the row at its own moments.
+	stopCheckpointLoop(db)
 	coretest.CreateSession(t, db, "s")
 	var last core.Event
 	appendOne := func(i int) {
@@ -123,6 +120,14 @@ func TestAppendsLeaveTheSessionRowLive(t *testing.T) {
 
 // openTempDB opens a new SQLite store in a temporary directory, closed
 // when the test ends.
+// stopCheckpointLoop stops db's checkpointer goroutine, so that a test runs
+// its steps at its own moments; Close then finds it stopped.
+func stopCheckpointLoop(db *DB) {
+	close(db.ckpt.stop)
+	<-db.ckpt.done
+	db.ckpt.stop = make(chan struct{})
+}
+
 func openTempDB(t *testing.T) *DB {
 	t.Helper()
 	db, err := Open(context.Background(), filepath.Join(t.TempDir(), "foya.db"), nil)
@@ -139,11 +144,7 @@ func openTempDB(t *testing.T) *DB {
 func TestAppendAfterCheckpointDoesNotSync(t *testing.T) {
 	ctx := context.Background()
 	db := openTempDB(t)
-	close(db.ckpt.stop) // this test runs the checkpointer's steps itself
-	<-db.ckpt.done
-	db.ckpt.stop = make(chan struct{})
-	db.ckpt.done = make(chan struct{})
-	go func() { <-db.ckpt.stop; close(db.ckpt.done) }()
+	stopCheckpointLoop(db) // this test runs the checkpointer's steps itself
 	coretest.CreateSession(t, db, "s")
 	appendOne := func(i int) {
 		t.Helper()

@@ -143,30 +143,16 @@ func fetchProfile(addr, name, path string) error {
 	return f.Close()
 }
 
-// profileKernel takes a 10-second CPU profile of the kernel through its
-// --pprof server while work runs in a loop, and writes it to path.
+// profileKernel takes a 10-second CPU profile of the kernel (a 3-second
+// execution trace when path ends in .trace) through its --pprof server
+// while work runs in a loop, and writes it to path.
 func profileKernel(ctx context.Context, tb testing.TB, addr, path string, work func()) {
 	endpoint := "profile?seconds=10"
 	if strings.HasSuffix(path, ".trace") {
 		endpoint = "trace?seconds=3" // an execution trace: go tool trace
 	}
 	done := make(chan error, 1)
-	go func() {
-		resp, err := http.Get("http://" + addr + "/debug/pprof/" + endpoint)
-		if err != nil {
-			done <- err
-			return
-		}
-		defer resp.Body.Close()
-		f, err := os.Create(path)
-		if err != nil {
-			done <- err
-			return
-		}
-		defer f.Close()
-		_, err = io.Copy(f, resp.Body)
-		done <- err
-	}()
+	go func() { done <- fetchProfile(addr, endpoint, path) }()
 	for {
 		select {
 		case err := <-done:

@@ -112,10 +112,9 @@ type traceEvent struct {
 	pid, tgid int // of the thread that wrote the line
 	kind      string
 	// sched_switch
-	prevPid   int
-	prevState string
-	nextPid   int
-	nextComm  string
+	prevPid  int
+	nextPid  int
+	nextComm string
 	// sched_wakeup
 	wokePid   int
 	wokeComm  string
@@ -171,7 +170,6 @@ func parseTraceLine(line string) (traceEvent, bool) {
 	switch ev.kind {
 	case "sched_switch":
 		ev.prevPid, _ = strconv.Atoi(fields["prev_pid"])
-		ev.prevState = fields["prev_state"]
 		ev.nextPid, _ = strconv.Atoi(fields["next_pid"])
 		ev.nextComm = fields["next_comm"]
 	case "sched_wakeup":
@@ -413,17 +411,17 @@ func schedTraceTurns(ctx context.Context, b *testing.B, k *kernelProc, prov *ben
 		end, _ := slices.BinarySearchFunc(evs, first[0]+time.Nanosecond, func(ev traceEvent, at time.Duration) int { return int(ev.at - at) })
 		turns = append(turns, traceEvents{evs: evs[:end], class: class, from: send[0], to: first[0]})
 	}
-	median := turns[0]
+	median, mid := turns[0], medianWindow(total).wall
 	for i, t := range total {
-		if t.wall == medianWindow(total).wall {
+		if t.wall == mid {
 			median = turns[i]
 		}
 	}
-	fmt.Printf("medians of %d traced turns:\n  %s\n  %s\n  %s\n  %s", n,
+	fmt.Printf("medians of %d traced turns:\n  %s\n  %s\n  %s\n  %s\n", n,
 		formatWindow("floor", medianWindow(floor)), formatWindow("send→chunk", medianWindow(toProvider)),
 		formatWindow("chunk→delta", medianWindow(back)), formatWindow("send→delta", medianWindow(total)))
 	tl := window(median.evs, median.class, median.from, median.to, true)
-	fmt.Printf("timeline of a median turn (ms from sendMessage; each line a thread that a wake-up made runnable starting to run, or a marker):\n%s\n", strings.Join(tl.timeline, "\n"))
+	fmt.Printf("timeline of a median turn (ms from sendMessage; each line a thread starting to run on a CPU, after what and how long after its wake-up, or a marker):\n%s\n", strings.Join(tl.timeline, "\n"))
 }
 
 // traceEvents is one turn's trace kept for its timeline.

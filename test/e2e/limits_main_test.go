@@ -113,7 +113,11 @@ func runBombs(t *testing.T, k *kernelProc, tg target) bombResult {
 	t.Helper()
 	fake := openaitest.New(t)
 	ctx, c := context.Background(), client.New(tg.base, tg.token)
-	conn, err := client.CreateConnection(ctx, c, client.ConnectionInput{Name: ptr("fake"), BaseUrl: ptr(fake.BaseURL()), ApiKey: ptr(""), Models: []client.ModelInput{{Id: "gpt-t"}}})
+	conn, err := client.CreateConnection(ctx, c, client.ConnectionInput{Name: ptr("fake"), BaseUrl: ptr(fake.BaseURL()), ApiKey: ptr(""), Models: []client.ModelInput{{Id: "gpt-t",
+		// A window the four 240,000-byte messages fit in: no automatic
+		// compaction takes a reply meant for a turn (the turn would then
+		// find none and retry for 14 s).
+		Capabilities: &client.CapabilitiesInput{ContextWindow: ptr(10_000_000)}}}})
 	if err != nil {
 		t.Fatalf("createConnection: %v", err)
 	}

@@ -95,20 +95,6 @@ type sessionRow struct {
 	HeadLive int64 `bun:"head_live,notnull"`
 }
 
-func (r sessionRow) session() (core.Session, error) {
-	var s core.Session
-	if err := decodeMeta(r.Meta, &s.SessionMeta); err != nil {
-		return core.Session{}, fmt.Errorf("decode session %s: %w", r.ID, err)
-	}
-	s.Phase = core.Phase(r.Phase)
-	s.HeadSeq = r.HeadSeq
-	var err error
-	if s.UpdatedAt, err = parseTime(r.UpdatedAt); err != nil {
-		return core.Session{}, err
-	}
-	return s, nil
-}
-
 type messageRow struct {
 	bun.BaseModel `bun:"table:messages"`
 

@@ -16,26 +16,41 @@ import (
 	"github.com/foya-dev/foya/core"
 )
 
-// Session implements core.SessionStore.
+// Session implements core.SessionStore. It is the session list's query
+// for one id (sessionSelect), through the same statements prepared once on
+// the SQLite readers: every sendMessage, subscription and turn start reads
+// its session, and bun's query building, SQLite's parsing of the text and
+// bun's model scan were most of a read's cost.
 func (d *DB) Session(ctx context.Context, id string) (core.Session, error) {
-	var row sessionRow
-	err := d.r.NewSelect().Model(&row).Where("id = ?", id).Scan(ctx)
-	if errors.Is(err, sql.ErrNoRows) {
-		return core.Session{}, core.Errorf(core.CodeNotFound, "session %s not found", id)
+	query := sessionSelect(d.pg) + " WHERE id = ?"
+	if d.pg {
+		query = sessionSelect(d.pg) + " WHERE id = $1"
 	}
+	rows, err := d.listQuery(ctx, query, noNUL(id))
 	if err != nil {
 		return core.Session{}, fmt.Errorf("read session %s: %w", id, err)
 	}
-	if row.HeadLive != 0 {
-		// The row's head lags the events (rawTx.append): the last event
-		// says what it is.
-		err := d.r.NewRaw("SELECT seq, at FROM events WHERE session_id = ? ORDER BY seq DESC LIMIT 1", id).
-			Scan(ctx, &row.HeadSeq, &row.UpdatedAt)
-		if err != nil && !errors.Is(err, sql.ErrNoRows) {
-			return core.Session{}, fmt.Errorf("read head of session %s: %w", id, err)
-		}
+	out, err := scanSessions(rows, 1)
+	if err != nil {
+		return core.Session{}, fmt.Errorf("read session %s: %w", id, err)
 	}
-	return row.session()
+	if len(out) == 0 {
+		return core.Session{}, core.Errorf(core.CodeNotFound, "session %s not found", id)
+	}
+	return out[0], nil
+}
+
+// listQuery runs a query of the session list: on SQLite through its
+// statement prepared once and kept (listStmts), on PostgreSQL as it is.
+func (d *DB) listQuery(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	if d.pg {
+		return d.r.DB.QueryContext(ctx, query, args...)
+	}
+	st, err := d.list.stmt(ctx, d.r.DB, query)
+	if err != nil {
+		return nil, err
+	}
+	return st.QueryContext(ctx, args...)
 }
 
 // Sessions implements core.SessionStore; newest first.
@@ -49,15 +64,12 @@ func (d *DB) Sessions(ctx context.Context, f core.SessionFilter) ([]core.Session
 	query, args := sessionsSQL(f, d.pg)
 	var rows *sql.Rows
 	var err error
-	if d.pg || len(f.ParentIDs) > 0 {
+	if len(f.ParentIDs) > 0 {
 		// (a list of parents is a statement of its own for every length:
 		// not kept)
 		rows, err = d.r.DB.QueryContext(ctx, query, args...)
 	} else {
-		var st *sql.Stmt
-		if st, err = d.list.stmt(ctx, d.r.DB, query); err == nil {
-			rows, err = st.QueryContext(ctx, args...)
-		}
+		rows, err = d.listQuery(ctx, query, args...)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("list sessions: %w", err)
@@ -88,20 +100,7 @@ func (d *DB) Sessions(ctx context.Context, f core.SessionFilter) ([]core.Session
 func sessionsSQL(f core.SessionFilter, pg bool) (string, []any) {
 	var b strings.Builder
 	var args []any
-	// The unary + (a no-op) makes the text columns expressions, which
-	// have no declared type: the SQLite driver looks a column's declared
-	// type up, as a new Go string, for every text value it returns (three
-	// allocations a row of the ten it made). PostgreSQL has no text +.
-	if pg {
-		b.WriteString("SELECT meta, phase, head_seq, updated_at FROM sessions")
-	} else {
-		// A live row's head and time are its last event's (see
-		// rawTx.append); PostgreSQL never has one.
-		b.WriteString("SELECT +meta, +phase, " +
-			"CASE WHEN head_live = 0 THEN head_seq ELSE (SELECT MAX(seq) FROM events WHERE session_id = sessions.id) END, " +
-			"CASE WHEN head_live = 0 THEN updated_at ELSE (SELECT at FROM events WHERE session_id = sessions.id ORDER BY seq DESC LIMIT 1) END " +
-			"FROM sessions")
-	}
+	b.WriteString(sessionSelect(pg))
 	and := " WHERE "
 	cond := func(c string, a ...any) {
 		b.WriteString(and)
@@ -158,7 +157,25 @@ func sessionsSQL(f core.SessionFilter, pg bool) (string, []any) {
 	return b.String(), args
 }
 
-// scanSessions reads the rows of sessionsSQL and closes them.
+// sessionSelect is the SELECT of the session list and of Session: the
+// four columns scanSessions reads, from sessions.
+//
+// The unary + (a no-op) makes the text columns expressions, which have no
+// declared type: the SQLite driver looks a column's declared type up, as a
+// new Go string, for every text value it returns (three allocations a row
+// of the ten it made). PostgreSQL has no text +. A live row's head and
+// time are its last event's (see rawTx.append); PostgreSQL never has one.
+func sessionSelect(pg bool) string {
+	if pg {
+		return "SELECT meta, phase, head_seq, updated_at FROM sessions"
+	}
+	return "SELECT +meta, +phase, " +
+		"CASE WHEN head_live = 0 THEN head_seq ELSE (SELECT MAX(seq) FROM events WHERE session_id = sessions.id) END, " +
+		"CASE WHEN head_live = 0 THEN updated_at ELSE (SELECT at FROM events WHERE session_id = sessions.id ORDER BY seq DESC LIMIT 1) END " +
+		"FROM sessions"
+}
+
+// scanSessions reads the rows of sessionSelect and closes them.
 func scanSessions(rows *sql.Rows, capacity int) (out []core.Session, err error) {
 	defer func() { err = errors.Join(err, rows.Close()) }()
 	out = make([]core.Session, 0, min(max(capacity, 0), 1000))

@@ -65,11 +65,14 @@ func (s *sent) ToolCall(d sdk.ToolCallDelta) error {
 func (s *sent) Usage(sdk.Usage) error { s.events = append(s.events, "usage"); return nil }
 func (s *sent) State([]byte) error    { s.events = append(s.events, "state"); return nil }
 
-// The batcher merges consecutive deltas of one kind until flushed, and keeps
-// the order of kinds, tool calls and usage.
+// The batcher sends the reply's first delta alone at once, then merges
+// consecutive deltas of one kind until flushed, and keeps the order of
+// kinds, tool calls and usage.
 func TestBatcherMergesRunsInOrder(t *testing.T) {
 	out := &sent{}
 	b := &batcher{out: out}
+	b.Reasoning("")
+	b.Reasoning("r0")
 	b.Reasoning("r1")
 	b.Reasoning("r2")
 	b.Text("a")
@@ -80,7 +83,7 @@ func TestBatcherMergesRunsInOrder(t *testing.T) {
 	b.Text("d")
 	b.Usage(sdk.Usage{})
 	b.flush()
-	want := "reasoning:r1r2,text:ab,tool:{},text:c,text:d,usage"
+	want := "reasoning:r0,reasoning:r1r2,text:ab,tool:{},text:c,text:d,usage"
 	if got := strings.Join(out.events, ","); got != want {
 		t.Fatalf("sent %s\nwant %s", got, want)
 	}

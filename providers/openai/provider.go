@@ -288,11 +288,15 @@ func readLine(br *httpwire.LineReader, buf []byte) ([]byte, error) {
 // batcher is the StreamSender Stream writes through: consecutive text (or
 // reasoning) deltas are merged until flush, so a burst of chunks read in
 // one go crosses the plugin boundary as one message. Tool call deltas and
-// usage go out at once, after what is pending, in order.
+// usage go out at once, after what is pending, in order. The reply's first
+// text or reasoning goes out alone, at once: the first token does not wait
+// for the rest of its read (often dozens of chunks when the endpoint
+// streams fast) to be decoded.
 type batcher struct {
 	out       sdk.StreamSender
 	reasoning bool // pending holds reasoning, not text
 	pending   []byte
+	started   bool // a text or reasoning delta went out
 }
 
 func (b *batcher) flush() error {
@@ -301,6 +305,7 @@ func (b *batcher) flush() error {
 	}
 	s := string(b.pending)
 	b.pending = b.pending[:0]
+	b.started = true
 	if b.reasoning {
 		return b.out.Reasoning(s)
 	}
@@ -315,6 +320,9 @@ func (b *batcher) add(reasoning bool, s string) error {
 	}
 	b.reasoning = reasoning
 	b.pending = append(b.pending, s...)
+	if !b.started && len(b.pending) > 0 {
+		return b.flush()
+	}
 	return nil
 }
 

@@ -92,7 +92,9 @@ func (k *kernelProc) turnsFinished(t *testing.T, sid string) int {
 }
 
 func TestGuardianReviewsApprovals(t *testing.T) {
-	k := startKernel(t, t.TempDir(), "--guardian-timeout", "5s", "--guardian-max-calls", "2")
+	// 2 s: the reviews that answer take milliseconds; "timeout escalates"
+	// waits the whole bound out.
+	k := startKernel(t, t.TempDir(), "--guardian-timeout", "2s", "--guardian-max-calls", "2")
 	proj := outsideTmp(t)
 	if err := os.WriteFile(filepath.Join(proj, "AGENTS.md"), []byte("Rule: never delete anything outside build/.\n"), 0o644); err != nil {
 		t.Fatal(err)

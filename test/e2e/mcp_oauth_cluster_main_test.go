@@ -42,10 +42,11 @@ func TestMCPOAuthTwoKernelsRefreshOnce(t *testing.T) {
 	if code, page := followAuthURL(t, login.LoginMcpServer); code != 200 || !strings.Contains(page, "Signed in") {
 		t.Fatalf("callback page %d: %s", code, page)
 	}
+	issued := time.Now() // the access token was issued before the callback page came back
 	waitMCPStatus(t, a.kernelProc, "docs", "READY")
 	waitMCPStatus(t, b.kernelProc, "docs", "READY") // the grant, from the database
 
-	time.Sleep(8 * time.Second) // the access token expires
+	time.Sleep(time.Until(issued.Add(8 * time.Second))) // the access token expires
 	before := as.stats(t)
 	var wg sync.WaitGroup
 	for _, k := range []*clusterNode{a, b} {

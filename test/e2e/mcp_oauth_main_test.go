@@ -107,6 +107,9 @@ func TestMCPOAuthSignInRefreshRestartLogout(t *testing.T) {
 		t.Fatalf("xdg-open got (want the URL as its only argument, no FOYA_ variable):\n%s", rec)
 	}
 	code, page := followAuthURL(t, authURL)
+	// The access token was issued before the callback page came back: it
+	// has expired 4 s after this at the latest.
+	issued := time.Now()
 	if code != 200 || !strings.Contains(page, "Signed in") || !strings.Contains(page, "docs") {
 		t.Fatalf("callback page %d:\n%s", code, page)
 	}
@@ -147,15 +150,16 @@ func TestMCPOAuthSignInRefreshRestartLogout(t *testing.T) {
 	answers = append(answers, eventText())
 
 	// The access token expires (4s); the next call refreshes it first.
-	time.Sleep(4 * time.Second)
+	time.Sleep(time.Until(issued.Add(4 * time.Second)))
 	callEcho("second")
+	issued = time.Now() // the refreshed token
 	if s := as.stats(t); s.Refreshes < 1 || s.RefusedRefreshes != 0 {
 		t.Fatalf("no refresh before the expired token was used: %d refreshes, %d refused", s.Refreshes, s.RefusedRefreshes)
 	}
 
 	// A restart: the sealed grant is read back, the expired token refreshed.
 	k.stop(t)
-	time.Sleep(4 * time.Second)
+	time.Sleep(time.Until(issued.Add(4 * time.Second)))
 	before := as.stats(t).Refreshes
 	k = startKernel(t, dir)
 	st, raw = waitMCPStatus(t, k, "docs", "READY")
@@ -187,6 +191,7 @@ func TestMCPOAuthSignInRefreshRestartLogout(t *testing.T) {
 	if code, page := followAuthURL(t, again.LoginMcpServer); code != 200 || !strings.Contains(page, "Signed in") {
 		t.Fatalf("second sign-in: %d %s", code, page)
 	}
+	issued = time.Now()
 	waitMCPStatus(t, k, "docs", "READY")
 	for _, tok := range as.stats(t).Issued {
 		resp, err := plainHTTP().PostForm(as.issuer+"/revoke", map[string][]string{"token": {tok}})
@@ -195,7 +200,7 @@ func TestMCPOAuthSignInRefreshRestartLogout(t *testing.T) {
 		}
 		resp.Body.Close()
 	}
-	time.Sleep(4 * time.Second)
+	time.Sleep(time.Until(issued.Add(4 * time.Second)))
 	fake.Enqueue(toolCallResponse("call_late", "mcp__docs__echo", `{"text":"late"}`), openaitest.TextStream("gpt-t", "Done."))
 	o.mustRun(t, "", "exec", "--addr", k.addr, "--no-project", "--approval-mode", "bypass", "echo late")
 	st, raw = waitMCPStatus(t, k, "docs", "NEEDS_AUTH")

@@ -122,6 +122,10 @@ try {
   page2.on('pageerror', (e) => errors.push('tab 2: ' + String(e)));
   await page2.goto(base + '/#' + sid);
   await page2.locator('#title').filter({ hasText: 'features renamed' }).waitFor();
+  // Back to the first tab, as a user who opened the second one returns: in
+  // headless Chromium the tab left behind paints about once a second, so each
+  // action on it would wait seconds for its element to be stable.
+  await page.bringToFront();
 
   step('keyboard: Message, then Attach files, then Send by Tab');
   await box.focus();

@@ -56,6 +56,10 @@ try {
   page2.setDefaultTimeout(20000);
   await page2.goto(base + '/#' + sid);
   await page2.getByRole('log').locator('.msg.assistant').filter({ hasText: 'Hello from the web' }).waitFor();
+  // Back to the first tab, as a user who opened the second one returns: in
+  // headless Chromium the tab left behind paints about once a second, so each
+  // action on it would wait seconds for its element to be stable.
+  await page.bringToFront();
 
   step('approve a write');
   await box.fill('write hello.txt');

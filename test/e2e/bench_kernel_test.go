@@ -220,19 +220,26 @@ func profilePlugin(tb testing.TB, k *kernelProc, addr, prefix string, goroutines
 // childrenCPU is the CPU time (user + system) the direct children of pid
 // (the plugin processes) have used so far.
 func childrenCPU(pid int) time.Duration {
-	var ticks int64
+	var sum time.Duration
 	for _, p := range childPIDs(pid) {
-		stat, err := os.ReadFile("/proc/" + strconv.Itoa(p) + "/stat")
-		if err != nil {
-			continue
-		}
-		s := string(stat)
-		f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-		if len(f) > 12 { // state is field 3 of stat; utime and stime 14 and 15
-			u, _ := strconv.ParseInt(f[11], 10, 64)
-			st, _ := strconv.ParseInt(f[12], 10, 64)
-			ticks += u + st
-		}
+		sum += processCPU(p)
 	}
-	return time.Duration(ticks) * time.Second / 100 // USER_HZ
+	return sum
+}
+
+// processCPU is the CPU time (user + system) process pid has used so far,
+// in ticks of 10 ms (USER_HZ); 0 when it is gone.
+func processCPU(pid int) time.Duration {
+	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0
+	}
+	s := string(stat)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	if len(f) <= 12 { // state is field 3 of stat; utime and stime 14 and 15
+		return 0
+	}
+	u, _ := strconv.ParseInt(f[11], 10, 64)
+	st, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(u+st) * time.Second / 100
 }

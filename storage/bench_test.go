@@ -163,3 +163,12 @@ func BenchmarkReadSession(b *testing.B) {
 		return err
 	})
 }
+
+// BenchmarkUsageTotals measures a session's usage totals, which
+// createSession and session(id:) { usage } read (the CLI asks for them).
+func BenchmarkUsageTotals(b *testing.B) {
+	benchRequest(b, func(ctx context.Context, db *storage.DB) error {
+		_, err := db.UsageTotals(ctx, "s")
+		return err
+	})
+}

@@ -172,3 +172,13 @@ func BenchmarkUsageTotals(b *testing.B) {
 		return err
 	})
 }
+
+// BenchmarkEventsShortPage measures a page of the few events a new
+// session holds, as a subscription that replays from afterSeq 0 reads
+// before its live events.
+func BenchmarkEventsShortPage(b *testing.B) {
+	benchRequest(b, func(ctx context.Context, db *storage.DB) error {
+		_, err := db.Events(ctx, "s", 0, 500)
+		return err
+	})
+}

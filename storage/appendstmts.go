@@ -30,6 +30,10 @@ const (
 	// (see rawTx.append), and makes it live with its last write of it.
 	sqlHeadLive  = "SELECT (SELECT MAX(seq) FROM events WHERE session_id = ?1), EXISTS (SELECT 1 FROM tombstones WHERE session_id = ?1), (SELECT head_live FROM sessions WHERE id = ?1)"
 	sqlTouchLive = "UPDATE sessions SET head_seq = ?, updated_at = ?, head_live = 1 WHERE id = ?"
+	// A turn's usage event writes its ledger row (recordUsage); no
+	// RETURNING of the new id, which nothing reads.
+	sqlUsage = "INSERT INTO usage_ledger (session_id, event_seq, route, connection_id, model, purpose, input_tokens, output_tokens, " +
+		"total_tokens, cached_tokens, cache_write_tokens, estimated, at, cost, imported) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
 
 // chunks are the row counts of the prepared multi-row inserts, largest
@@ -44,6 +48,7 @@ const (
 	stTouchPhase
 	stHeadLive
 	stTouchLive
+	stUsage
 	stEvents                            // + the index of a chunk size
 	stMessages = stEvents + len(chunks) // + the index of a chunk size
 	stCount    = stMessages + len(chunks)
@@ -53,7 +58,7 @@ const (
 func appendSQL() [stCount]string {
 	var q [stCount]string
 	q[stHead], q[stTouch], q[stTouchPhase] = sqlHead, sqlTouch, sqlTouchPhase
-	q[stHeadLive], q[stTouchLive] = sqlHeadLive, sqlTouchLive
+	q[stHeadLive], q[stTouchLive], q[stUsage] = sqlHeadLive, sqlTouchLive, sqlUsage
 	for i, n := range chunks {
 		q[stEvents+i] = insertRows("events (session_id, seq, type, payload, at)", 5, n)
 		q[stMessages+i] = insertRows("messages (session_id, seq, role, payload, active)", 5, n)
@@ -181,6 +186,21 @@ func (w *txWriter) insertMessages(ctx context.Context, rows []messageRow) error 
 		return append(args, noNUL(r.SessionID), r.Seq, r.Role, noNUL(r.Payload), r.Active)
 	}); err != nil {
 		return fmt.Errorf("insert messages of session %s: %w", rows[0].SessionID, err)
+	}
+	return nil
+}
+
+// insertUsage writes a ledger row.
+func (w *txWriter) insertUsage(ctx context.Context, r usageRow) error {
+	var err error
+	if w.st == nil {
+		_, err = w.tx.NewInsert().Model(&r).Returning("NULL").Exec(ctx)
+	} else {
+		_, err = w.stmt(ctx, stUsage).ExecContext(ctx, noNUL(r.SessionID), r.EventSeq, noNUL(r.Route), noNUL(r.ConnectionID), noNUL(r.Model),
+			noNUL(r.Purpose), r.InputTokens, r.OutputTokens, r.TotalTokens, r.CachedTokens, r.CacheWrites, r.Estimated, r.At, r.Cost, r.Imported)
+	}
+	if err != nil {
+		return fmt.Errorf("record usage of session %s: %w", r.SessionID, err)
 	}
 	return nil
 }

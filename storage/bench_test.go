@@ -182,3 +182,18 @@ func BenchmarkEventsShortPage(b *testing.B) {
 		return err
 	})
 }
+
+// BenchmarkAppendUsage measures the append of a turn's usage event, which
+// writes its ledger row in the same transaction.
+func BenchmarkAppendUsage(b *testing.B) {
+	cost := 0.25
+	benchRequest(b, func(ctx context.Context, db *storage.DB) error {
+		ev, err := core.NewEvent("s", core.EventUsage, core.UsagePayload{Route: "r", ConnectionID: "c", Purpose: "turn",
+			Usage: core.Usage{Model: "m", InputTokens: 10, OutputTokens: 5, TotalTokens: 15, Cost: &cost}})
+		if err != nil {
+			return err
+		}
+		_, err = db.Append(ctx, "s", core.AnyHead, []core.Event{ev})
+		return err
+	})
+}

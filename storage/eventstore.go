@@ -169,7 +169,7 @@ func project(ctx context.Context, w *txWriter, sessionID string, out []core.Even
 			return "", err
 		}
 		if ev.Type == core.EventUsage {
-			if err := recordUsage(ctx, tx, ev, imported); err != nil {
+			if err := recordUsage(ctx, w, ev, imported); err != nil {
 				return "", err
 			}
 		}

@@ -41,25 +41,19 @@ type usageRow struct {
 // recordUsage writes the ledger row of a usage event; it runs in the append
 // transaction (but not on rebuild: the ledger is not a projection, it
 // outlives deleted sessions). imported marks the rows of an imported session.
-func recordUsage(ctx context.Context, db bun.IDB, ev core.Event, imported bool) error {
+// On SQLite the insert is a statement prepared once (txWriter.insertUsage).
+func recordUsage(ctx context.Context, w *txWriter, ev core.Event, imported bool) error {
 	var p core.UsagePayload
 	if err := ev.Decode(&p); err != nil {
 		return err
 	}
 	u := p.Usage
-	row := usageRow{
+	return w.insertUsage(ctx, usageRow{
 		SessionID: ev.SessionID, EventSeq: ev.Seq, Route: p.Route, ConnectionID: p.ConnectionID,
 		Model: u.Model, Purpose: p.Purpose, InputTokens: u.InputTokens, OutputTokens: u.OutputTokens,
 		TotalTokens: u.TotalTokens, CachedTokens: u.CachedTokens, CacheWrites: u.CacheWriteTokens, Estimated: u.Estimated, At: fmtTime(ev.At),
 		Cost: u.Cost, Imported: imported,
-	}
-	// No RETURNING of the new id (nothing reads it): SQLite keeps the rows
-	// a RETURNING clause returns in an ephemeral table, built for the
-	// statement and freed after it, inside the append transaction.
-	if _, err := db.NewInsert().Model(&row).Returning("NULL").Exec(ctx); err != nil {
-		return fmt.Errorf("record usage of session %s: %w", ev.SessionID, err)
-	}
-	return nil
+	})
 }
 
 // usageSums is one row of the ledger's sums (withUsageSums), with the

@@ -118,8 +118,6 @@ func TestAppendsLeaveTheSessionRowLive(t *testing.T) {
 	check(6)
 }
 
-// openTempDB opens a new SQLite store in a temporary directory, closed
-// when the test ends.
 // stopCheckpointLoop stops db's checkpointer goroutine, so that a test runs
 // its steps at its own moments; Close then finds it stopped.
 func stopCheckpointLoop(db *DB) {
@@ -128,6 +126,8 @@ func stopCheckpointLoop(db *DB) {
 	db.ckpt.stop = make(chan struct{})
 }
 
+// openTempDB opens a new SQLite store in a temporary directory, closed
+// when the test ends.
 func openTempDB(t *testing.T) *DB {
 	t.Helper()
 	db, err := Open(context.Background(), filepath.Join(t.TempDir(), "foya.db"), nil)

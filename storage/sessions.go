@@ -22,9 +22,9 @@ import (
 // its session, and bun's query building, SQLite's parsing of the text and
 // bun's model scan were most of a read's cost.
 func (d *DB) Session(ctx context.Context, id string) (core.Session, error) {
-	query := sessionSelect(d.pg) + " WHERE id = ?"
+	query := sessionByIDSQL
 	if d.pg {
-		query = sessionSelect(d.pg) + " WHERE id = $1"
+		query = sessionByIDSQLPG
 	}
 	if err := ctx.Err(); err != nil {
 		return core.Session{}, fmt.Errorf("read session %s: %w", id, err)
@@ -181,6 +181,12 @@ func sessionSelect(pg bool) string {
 		"CASE WHEN head_live = 0 THEN updated_at ELSE (SELECT at FROM events WHERE session_id = sessions.id ORDER BY seq DESC LIMIT 1) END " +
 		"FROM sessions"
 }
+
+// Session's query, on SQLite and on PostgreSQL.
+var (
+	sessionByIDSQL   = sessionSelect(false) + " WHERE id = ?"
+	sessionByIDSQLPG = sessionSelect(true) + " WHERE id = $1"
+)
 
 // scanSessions reads the rows of sessionSelect and closes them.
 func scanSessions(rows *sql.Rows, capacity int) (out []core.Session, err error) {

@@ -91,17 +91,20 @@ func withUsageSums(q *bun.SelectQuery) *bun.SelectQuery {
 // usageTotalsSQL is UsageTotals' query: of one session (where holds its
 // placeholder) or of the kernel (NOT imported).
 func usageTotalsSQL(where string) string {
-	var b strings.Builder
-	b.WriteString("SELECT ")
+	exprs := make([]string, len(usageSumColumns))
 	for i, c := range usageSumColumns {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		b.WriteString(c.expr)
+		exprs[i] = c.expr
 	}
-	b.WriteString(" FROM usage_ledger WHERE " + where)
-	return b.String()
+	return "SELECT " + strings.Join(exprs, ", ") + " FROM usage_ledger WHERE " + where
 }
+
+// UsageTotals' queries: of the kernel, of a session on SQLite, of a
+// session on PostgreSQL.
+var (
+	usageOfKernelSQL    = usageTotalsSQL("NOT imported")
+	usageOfSessionSQL   = usageTotalsSQL("session_id = ?")
+	usageOfSessionSQLPG = usageTotalsSQL("session_id = $1")
+)
 
 func (r usageSums) usage() core.Usage {
 	u := core.Usage{InputTokens: r.Input, OutputTokens: r.Output, TotalTokens: r.Total, CachedTokens: r.Cached,
@@ -124,11 +127,11 @@ func (d *DB) UsageTotals(ctx context.Context, sessionID string) (core.Usage, err
 	var err error
 	switch {
 	case sessionID == "":
-		rows, err = d.listQuery(ctx, usageTotalsSQL("NOT imported"))
+		rows, err = d.listQuery(ctx, usageOfKernelSQL)
 	case d.pg:
-		rows, err = d.listQuery(ctx, usageTotalsSQL("session_id = $1"), noNUL(sessionID))
+		rows, err = d.listQuery(ctx, usageOfSessionSQLPG, noNUL(sessionID))
 	default:
-		rows, err = d.listQuery(ctx, usageTotalsSQL("session_id = ?"), noNUL(sessionID))
+		rows, err = d.listQuery(ctx, usageOfSessionSQL, noNUL(sessionID))
 	}
 	if err != nil {
 		return core.Usage{}, fmt.Errorf("sum usage: %w", err)

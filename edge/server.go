@@ -116,7 +116,8 @@ func NewHandler(cfg Config) http.Handler {
 // (the order of the extensions is the order they run in). The admission it
 // returns is shared with requestLimits.
 func newGraphQLServer(cfg Config, lim Limits, signer *requestSigner, log *slog.Logger) (*handler.Server, *admission) {
-	srv := handler.New(graph.NewExecutableSchema(graph.Config{Resolvers: &graph.Resolver{Service: cfg.Service, Engine: cfg.Engine, Ledger: cfg.Usage, Catalog: cfg.Catalog, Registry: cfg.Plugins, MCP: cfg.MCP, NodeList: cfg.Nodes, Worktrees: cfg.Worktrees, Terminals: cfg.Terminals, Backup: cfg.Backup, Log: log}}))
+	es := graph.NewExecutableSchema(graph.Config{Resolvers: &graph.Resolver{Service: cfg.Service, Engine: cfg.Engine, Ledger: cfg.Usage, Catalog: cfg.Catalog, Registry: cfg.Plugins, MCP: cfg.MCP, NodeList: cfg.Nodes, Worktrees: cfg.Worktrees, Terminals: cfg.Terminals, Backup: cfg.Backup, Log: log}})
+	srv := handler.New(es)
 	addTransports(srv, cfg)
 	srv.Use(extension.Introspection{})
 	useQueryBounds(srv) // the query cache, persisted queries, the token limit
@@ -130,6 +131,9 @@ func newGraphQLServer(cfg Config, lim Limits, signer *requestSigner, log *slog.L
 	// Operations about a session another node owns run on that node.
 	fwd := newForwarder(cfg.Service, cfg.Auth, signer, log)
 	srv.AroundOperations(fwd.around)
+	// The session list, answered without gqlgen's per-object work
+	// (graph/sessionlist.go); innermost, so every bound above applies.
+	srv.AroundOperations(graph.SessionList(es, lim.MaxResponseBytes))
 	srv.AroundFields(graph.MarkInternal)
 	srv.Use(graph.ResponseCap{Max: lim.MaxResponseBytes})
 	srv.SetErrorPresenter(graph.PresentError(log))

@@ -89,6 +89,7 @@ func (httpGraphQL) Do(w http.ResponseWriter, r *http.Request, exec graphql.Graph
 		writeRequestError(w, status, resp.Errors)
 		return
 	}
+	ctx, note := graph.WithDataNote(ctx)
 	responses, ctx := noSubscriptions{exec}.DispatchOperation(ctx, oc)
 	resp := responses(ctx)
 	if resp == nil {
@@ -101,6 +102,13 @@ func (httpGraphQL) Do(w http.ResponseWriter, r *http.Request, exec graphql.Graph
 			status = http.StatusBadRequest
 		}
 		writeRequestError(w, status, resp.Errors)
+		return
+	}
+	if note.Compact && len(resp.Errors) == 0 && resp.Label == "" && resp.Path == nil && resp.HasNext == nil && len(resp.Extensions) == 0 {
+		// Data graph wrote by hand: already compact JSON (graph.DataNote).
+		b := make([]byte, 0, len(resp.Data)+len(`{"data":}`))
+		b = append(append(append(b, `{"data":`...), resp.Data...), '}')
+		_, _ = w.Write(b)
 		return
 	}
 	b, err := json.Marshal(resp)

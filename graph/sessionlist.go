@@ -1,0 +1,580 @@
+package graph
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/vektah/gqlparser/v2/ast"
+
+	"github.com/foya-dev/foya/core"
+)
+
+// The session list, answered by hand.
+//
+// gqlgen resolves a list of objects one goroutine an element, and every
+// field of every element through its field pipeline (a field context, the
+// field middlewares, a marshaller value); for sessions(first: 1000) that is
+// thousands of goroutines and tens of thousands of small objects a page,
+// several times what the store spends reading the page. SessionList answers
+// the shape every client lists sessions with — a query whose only field is
+// sessions, selecting Session's stored fields, project, worktree and usage
+// — by writing the JSON itself, with the same resolvers, the same batch
+// lookups, the same bytes and the same response budget as gqlgen's answer.
+// Anything else (another root field, a fragment, a directive, a field with
+// a resolver of its own such as messages or route, any error on the way)
+// is left to gqlgen, which then answers the operation from the start: an
+// error is always gqlgen's own. TestSessionListSameAsGqlgen holds the two
+// answers equal byte for byte.
+
+// sessionListServed counts the operations SessionList answered (tests read
+// it to know which path ran).
+var sessionListServed atomic.Int64
+
+// SessionList is an operation middleware that answers the session-list
+// query by hand (see above); es is the schema NewExecutableSchema made,
+// maxResponse the response budget ResponseCap enforces.
+func SessionList(es graphql.ExecutableSchema, maxResponse int64) graphql.OperationMiddleware {
+	schema, ok := es.(*executableSchema)
+	if !ok {
+		return func(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler { return next(ctx) }
+	}
+	return func(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
+		oc := graphql.GetOperationContext(ctx)
+		root, plan, ok := planSessionList(oc)
+		if !ok {
+			return next(ctx)
+		}
+		data, ok := answerSessionList(ctx, newExecutionContext(oc, schema, nil), root, plan, maxResponse)
+		if !ok {
+			return next(ctx)
+		}
+		sessionListServed.Add(1)
+		if n, ok := ctx.Value(dataNoteKey{}).(*DataNote); ok {
+			n.Compact = true
+		}
+		return graphql.OneShot(&graphql.Response{Data: data})
+	}
+}
+
+// DataNote tells a transport about the data of the response it is sending:
+// Compact when graph wrote it by hand, valid compact JSON the transport may
+// send as it is instead of re-validating it (encoding/json compacts every
+// json.RawMessage it marshals, a pass over every byte).
+type DataNote struct{ Compact bool }
+
+type dataNoteKey struct{}
+
+// WithDataNote returns a context whose operation reports on its data in the
+// returned note.
+func WithDataNote(ctx context.Context) (context.Context, *DataNote) {
+	n := new(DataNote)
+	return context.WithValue(ctx, dataNoteKey{}, n), n
+}
+
+// listField is one selected field of the hand-written answer: its response
+// key, what it is and, for project, worktree and usage, its own selections.
+type listField struct {
+	key  string
+	kind listKind
+	sub  []listField
+}
+
+type listKind uint8
+
+const (
+	kTypename listKind = iota
+	kID
+	kTitle
+	kPinned
+	kConnectionID
+	kModel
+	kReasoningEffort
+	kApprovalMode
+	kPhase
+	kAgentMode
+	kParentID
+	kSource
+	kCreatedAt
+	kUpdatedAt
+	kHeadSeq
+	kProject
+	kWorktree
+	kUsage
+	// Project
+	kProjectID
+	kProjectName
+	kProjectPath
+	kProjectCreatedAt
+	// SessionWorktree
+	kWorktreePath
+	kWorktreeBranch
+	kWorktreeBaseRef
+	// Usage
+	kInputTokens
+	kOutputTokens
+	kTotalTokens
+	kCachedTokens
+	kCacheWriteTokens
+	kEstimated
+	kCost
+	kUnpricedTokens
+)
+
+// The fields SessionList writes, by object; a field not named here (or
+// selected with arguments, directives or fragments) leaves the operation
+// to gqlgen.
+var (
+	listSessionFields = map[string]listKind{
+		"__typename": kTypename, "id": kID, "title": kTitle, "pinned": kPinned, "connectionId": kConnectionID,
+		"model": kModel, "reasoningEffort": kReasoningEffort, "approvalMode": kApprovalMode, "phase": kPhase,
+		"agentMode": kAgentMode, "parentId": kParentID, "source": kSource, "createdAt": kCreatedAt,
+		"updatedAt": kUpdatedAt, "headSeq": kHeadSeq, "project": kProject, "worktree": kWorktree, "usage": kUsage,
+	}
+	listProjectFields = map[string]listKind{
+		"__typename": kTypename, "id": kProjectID, "name": kProjectName, "path": kProjectPath, "createdAt": kProjectCreatedAt,
+	}
+	listWorktreeFields = map[string]listKind{
+		"__typename": kTypename, "path": kWorktreePath, "branch": kWorktreeBranch, "baseRef": kWorktreeBaseRef,
+	}
+	listUsageFields = map[string]listKind{
+		"__typename": kTypename, "inputTokens": kInputTokens, "outputTokens": kOutputTokens, "totalTokens": kTotalTokens,
+		"cachedTokens": kCachedTokens, "cacheWriteTokens": kCacheWriteTokens, "estimated": kEstimated, "cost": kCost,
+		"unpricedTokens": kUnpricedTokens,
+	}
+)
+
+// planSessionList recognises the operation SessionList answers: a query
+// whose one selection is the sessions field, without directives, selecting
+// only fields of the tables above.
+func planSessionList(oc *graphql.OperationContext) (*ast.Field, []listField, bool) {
+	if oc == nil || oc.Operation == nil || oc.Operation.Operation != ast.Query || len(oc.Operation.SelectionSet) != 1 {
+		return nil, nil, false
+	}
+	root, ok := oc.Operation.SelectionSet[0].(*ast.Field)
+	if !ok || root.Name != "sessions" || len(root.Directives) > 0 {
+		return nil, nil, false
+	}
+	plan, ok := planFields(root.SelectionSet, listSessionFields)
+	return root, plan, ok
+}
+
+func planFields(set ast.SelectionSet, known map[string]listKind) ([]listField, bool) {
+	out := make([]listField, 0, len(set))
+	for _, sel := range set {
+		f, ok := sel.(*ast.Field)
+		if !ok || len(f.Directives) > 0 || len(f.Arguments) > 0 {
+			return nil, false
+		}
+		kind, ok := known[f.Name]
+		if !ok {
+			return nil, false
+		}
+		for _, o := range out {
+			if o.key == f.Alias { // merged fields: gqlgen's to merge
+				return nil, false
+			}
+		}
+		lf := listField{key: f.Alias, kind: kind}
+		var sub map[string]listKind
+		switch kind {
+		case kProject:
+			sub = listProjectFields
+		case kWorktree:
+			sub = listWorktreeFields
+		case kUsage:
+			sub = listUsageFields
+		}
+		if sub != nil {
+			if lf.sub, ok = planFields(f.SelectionSet, sub); !ok {
+				return nil, false
+			}
+		}
+		out = append(out, lf)
+	}
+	return out, true
+}
+
+// listBudget mirrors ResponseCap's estimate of a response (8 bytes, the
+// response key and encodedSize of the value, for every resolved field), so
+// that an answer gqlgen would refuse as too large is left to it.
+type listBudget struct{ left int64 }
+
+func (b *listBudget) charge(key string, size int64) { b.left -= 8 + int64(len(key)) + size }
+
+// The sizes encodedSize gives the values of these fields.
+func strSize(s string) int64 { return int64(len(s)) + 2 }
+
+// optSize is the size of a nullable text the session holds as a string,
+// "" for null (core.SessionMeta's …OrNil methods, which gqlgen calls).
+func optSize(s string) int64 {
+	if s == "" {
+		return 4
+	}
+	return strSize(s)
+}
+
+const scalarSize = 8 // bools, numbers, times and non-nil pointers to structs
+
+func ptrSize[T any](p *T) int64 {
+	if p == nil {
+		return 4
+	}
+	return scalarSize
+}
+
+// answerSessionList writes the data of the operation, or reports false when
+// gqlgen must answer it (an error, a value gqlgen would refuse, a response
+// over the budget).
+func answerSessionList(ctx context.Context, ec *executionContext, root *ast.Field, plan []listField, maxResponse int64) ([]byte, bool) {
+	args, err := ec.field_Query_sessions_args(ctx, root.ArgumentMap(ec.Variables))
+	if err != nil {
+		return nil, false
+	}
+	list, err := ec.Resolvers.Query().Sessions(ctx, args["includeChildren"].(*bool), args["first"].(*int64), args["after"].(*string))
+	if err != nil || ctx.Err() != nil {
+		return nil, false
+	}
+	objs := make([]*core.Session, len(list))
+	for i := range list {
+		objs[i] = &list[i]
+	}
+	var projects []*core.Project
+	var usage []*core.Usage
+	for _, f := range plan {
+		switch f.kind {
+		case kProject:
+			if projects == nil && len(objs) > 0 {
+				if projects, err = ec.Resolvers.Session().Project(ctx, objs); err != nil || len(projects) != len(objs) {
+					return nil, false
+				}
+			}
+		case kUsage:
+			if usage == nil && len(objs) > 0 {
+				if usage, err = ec.Resolvers.Session().Usage(ctx, objs); err != nil || len(usage) != len(objs) {
+					return nil, false
+				}
+			}
+		}
+	}
+	if ctx.Err() != nil {
+		return nil, false
+	}
+	budget := listBudget{left: maxResponse}
+	budget.charge(root.Alias, int64(len(list))+2)
+	buf := make([]byte, 0, 64+len(list)*64*len(plan)/4)
+	buf = append(buf, '{')
+	buf = appendQuoted(buf, root.Alias)
+	buf = append(buf, ":["...)
+	for i := range list {
+		if i > 0 {
+			buf = append(buf, ',')
+		}
+		var p *core.Project
+		if projects != nil {
+			p = projects[i]
+		}
+		var u *core.Usage
+		if usage != nil {
+			u = usage[i]
+		}
+		var ok bool
+		if buf, ok = appendSession(buf, &budget, plan, &list[i], p, u); !ok {
+			return nil, false
+		}
+	}
+	buf = append(buf, "]}"...)
+	if budget.left < 0 {
+		return nil, false
+	}
+	return buf, true
+}
+
+func appendSession(buf []byte, b *listBudget, plan []listField, s *core.Session, p *core.Project, u *core.Usage) ([]byte, bool) {
+	buf = append(buf, '{')
+	for i, f := range plan {
+		if i > 0 {
+			buf = append(buf, ',')
+		}
+		buf = appendQuoted(buf, f.key)
+		buf = append(buf, ':')
+		var ok bool
+		switch f.kind {
+		case kTypename:
+			buf = append(buf, `"Session"`...)
+			continue
+		case kID:
+			b.charge(f.key, strSize(s.ID))
+			buf = appendQuoted(buf, s.ID)
+		case kTitle:
+			b.charge(f.key, optSize(s.Title))
+			buf = appendOptional(buf, s.Title)
+		case kPinned:
+			b.charge(f.key, scalarSize)
+			buf = strconv.AppendBool(buf, s.Pinned)
+		case kConnectionID:
+			b.charge(f.key, optSize(s.ConnectionID))
+			buf = appendOptional(buf, s.ConnectionID)
+		case kModel:
+			b.charge(f.key, optSize(s.Model))
+			buf = appendOptional(buf, s.Model)
+		case kReasoningEffort:
+			b.charge(f.key, optSize(s.ReasoningEffort))
+			buf = appendOptional(buf, s.ReasoningEffort)
+		case kParentID:
+			b.charge(f.key, optSize(s.ParentID))
+			buf = appendOptional(buf, s.ParentID)
+		case kSource:
+			b.charge(f.key, optSize(s.Source))
+			buf = appendOptional(buf, s.Source)
+		case kApprovalMode:
+			b.charge(f.key, strSize(string(s.ApprovalMode)))
+			if buf, ok = appendEnum(buf, marshalNApprovalMode2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐApprovalMode, s.ApprovalMode); !ok {
+				return nil, false
+			}
+		case kPhase:
+			b.charge(f.key, strSize(string(s.Phase)))
+			if buf, ok = appendEnum(buf, marshalNPhase2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐPhase, s.Phase); !ok {
+				return nil, false
+			}
+		case kAgentMode:
+			b.charge(f.key, strSize(string(s.AgentMode)))
+			if buf, ok = appendEnum(buf, marshalNAgentMode2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐAgentMode, s.AgentMode); !ok {
+				return nil, false
+			}
+		case kCreatedAt:
+			b.charge(f.key, scalarSize)
+			if buf, ok = appendTime(buf, s.CreatedAt); !ok {
+				return nil, false
+			}
+		case kUpdatedAt:
+			b.charge(f.key, scalarSize)
+			if buf, ok = appendTime(buf, s.UpdatedAt); !ok {
+				return nil, false
+			}
+		case kHeadSeq:
+			b.charge(f.key, scalarSize)
+			buf = strconv.AppendInt(buf, s.HeadSeq, 10)
+		case kProject:
+			b.charge(f.key, ptrSize(p))
+			if p == nil {
+				buf = append(buf, "null"...)
+				continue
+			}
+			if buf, ok = appendProject(buf, b, f.sub, p); !ok {
+				return nil, false
+			}
+		case kWorktree:
+			b.charge(f.key, ptrSize(s.Worktree))
+			if s.Worktree == nil {
+				buf = append(buf, "null"...)
+				continue
+			}
+			buf = appendWorktree(buf, b, f.sub, s.Worktree)
+		case kUsage:
+			if u == nil { // Usage! : gqlgen's error to report
+				return nil, false
+			}
+			b.charge(f.key, scalarSize)
+			if buf, ok = appendUsage(buf, b, f.sub, u); !ok {
+				return nil, false
+			}
+		default:
+			return nil, false
+		}
+	}
+	return append(buf, '}'), true
+}
+
+func appendProject(buf []byte, b *listBudget, plan []listField, p *core.Project) ([]byte, bool) {
+	buf = append(buf, '{')
+	for i, f := range plan {
+		if i > 0 {
+			buf = append(buf, ',')
+		}
+		buf = appendQuoted(buf, f.key)
+		buf = append(buf, ':')
+		switch f.kind {
+		case kTypename:
+			buf = append(buf, `"Project"`...)
+		case kProjectID:
+			b.charge(f.key, strSize(p.ID))
+			buf = appendQuoted(buf, p.ID)
+		case kProjectName:
+			b.charge(f.key, strSize(p.Name))
+			buf = appendQuoted(buf, p.Name)
+		case kProjectPath:
+			b.charge(f.key, strSize(p.Path))
+			buf = appendQuoted(buf, p.Path)
+		case kProjectCreatedAt:
+			b.charge(f.key, scalarSize)
+			var ok bool
+			if buf, ok = appendTime(buf, p.CreatedAt); !ok {
+				return nil, false
+			}
+		default:
+			return nil, false
+		}
+	}
+	return append(buf, '}'), true
+}
+
+func appendWorktree(buf []byte, b *listBudget, plan []listField, w *core.Worktree) []byte {
+	buf = append(buf, '{')
+	for i, f := range plan {
+		if i > 0 {
+			buf = append(buf, ',')
+		}
+		buf = appendQuoted(buf, f.key)
+		buf = append(buf, ':')
+		var v string
+		switch f.kind {
+		case kTypename:
+			buf = append(buf, `"SessionWorktree"`...)
+			continue
+		case kWorktreePath:
+			v = w.Path
+		case kWorktreeBranch:
+			v = w.Branch
+		case kWorktreeBaseRef:
+			v = w.BaseRef
+		}
+		b.charge(f.key, strSize(v))
+		buf = appendQuoted(buf, v)
+	}
+	return append(buf, '}')
+}
+
+func appendUsage(buf []byte, b *listBudget, plan []listField, u *core.Usage) ([]byte, bool) {
+	buf = append(buf, '{')
+	for i, f := range plan {
+		if i > 0 {
+			buf = append(buf, ',')
+		}
+		buf = appendQuoted(buf, f.key)
+		buf = append(buf, ':')
+		var n int64
+		switch f.kind {
+		case kTypename:
+			buf = append(buf, `"Usage"`...)
+			continue
+		case kEstimated:
+			b.charge(f.key, scalarSize)
+			buf = strconv.AppendBool(buf, u.Estimated)
+			continue
+		case kCost:
+			b.charge(f.key, ptrSize(u.Cost))
+			if u.Cost == nil {
+				buf = append(buf, "null"...)
+				continue
+			}
+			if math.IsInf(*u.Cost, 0) || math.IsNaN(*u.Cost) { // gqlgen's error
+				return nil, false
+			}
+			buf = fmt.Appendf(buf, "%g", *u.Cost) // graphql.MarshalFloatContext's format
+			continue
+		case kInputTokens:
+			n = u.InputTokens
+		case kOutputTokens:
+			n = u.OutputTokens
+		case kTotalTokens:
+			n = u.TotalTokens
+		case kCachedTokens:
+			n = u.CachedTokens
+		case kCacheWriteTokens:
+			n = u.CacheWriteTokens
+		case kUnpricedTokens:
+			n = u.UnpricedTokens
+		default:
+			return nil, false
+		}
+		b.charge(f.key, scalarSize)
+		buf = strconv.AppendInt(buf, n, 10)
+	}
+	return append(buf, '}'), true
+}
+
+// appendEnum writes an enum value by gqlgen's own table of names; a value
+// outside it is gqlgen's to report.
+func appendEnum[T comparable](buf []byte, names map[T]string, v T) ([]byte, bool) {
+	name, ok := names[v]
+	if !ok {
+		return nil, false
+	}
+	return appendQuoted(buf, name), true
+}
+
+// appendTime writes a Time! as graphql.MarshalTime does; the zero time is
+// null there, an error for a non-null field, so gqlgen's to report.
+func appendTime(buf []byte, t time.Time) ([]byte, bool) {
+	if t.IsZero() {
+		return nil, false
+	}
+	buf = append(buf, '"')
+	buf = t.AppendFormat(buf, time.RFC3339Nano)
+	return append(buf, '"'), true
+}
+
+// appendOptional writes a nullable text held as a string, "" for null.
+func appendOptional(buf []byte, s string) []byte {
+	if s == "" {
+		return append(buf, "null"...)
+	}
+	return appendQuoted(buf, s)
+}
+
+const hexDigits = "0123456789ABCDEF"
+
+// appendQuoted writes s as a JSON string the way it reaches a client from
+// gqlgen: graphql.MarshalString escapes quotes, backslashes and control
+// characters (\u00XX in upper case), and encoding/json, which marshals the
+// response's data, escapes <, >, & and U+2028, U+2029; everything else
+// (invalid UTF-8 included) goes as it is.
+func appendQuoted(buf []byte, s string) []byte {
+	buf = append(buf, '"')
+	start := 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c >= 0x20 && c != '\\' && c != '"' && c != '<' && c != '>' && c != '&' && c != 0xE2:
+			continue
+		case c == 0xE2: // U+2028 and U+2029 are E2 80 A8 and E2 80 A9
+			if i+2 >= len(s) || s[i+1] != 0x80 || s[i+2]&^1 != 0xA8 {
+				continue
+			}
+			buf = append(buf, s[start:i]...)
+			buf = append(buf, '\\', 'u', '2', '0', '2', hexDigits[s[i+2]&1+8])
+			i += 2
+			start = i + 1
+			continue
+		}
+		buf = append(buf, s[start:i]...)
+		switch c {
+		case '\t':
+			buf = append(buf, `\t`...)
+		case '\r':
+			buf = append(buf, `\r`...)
+		case '\n':
+			buf = append(buf, `\n`...)
+		case '\\':
+			buf = append(buf, `\\`...)
+		case '"':
+			buf = append(buf, `\"`...)
+		case '<': // encoding/json's escapes, in lower case
+			buf = append(buf, `\u003c`...)
+		case '>':
+			buf = append(buf, `\u003e`...)
+		case '&':
+			buf = append(buf, `\u0026`...)
+		default: // control characters, gqlgen's escapes in upper case
+			buf = append(buf, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+		}
+		start = i + 1
+	}
+	buf = append(buf, s[start:]...)
+	return append(buf, '"')
+}

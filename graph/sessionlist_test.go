@@ -1,0 +1,225 @@
+package graph_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/foya-dev/foya/core"
+	"github.com/foya-dev/foya/edge"
+	"github.com/foya-dev/foya/graph"
+)
+
+// listSessionFields selects every field the hand-written session list
+// writes (graph/sessionlist.go), with aliases and __typename.
+const listSessionFields = `__typename id title pinned connectionId model reasoningEffort approvalMode phase agentMode parentId source createdAt updatedAt headSeq
+	named: title  again: id
+	project { __typename id name path createdAt p: path }
+	worktree { __typename path branch baseRef }
+	usage { __typename inputTokens outputTokens totalTokens cachedTokens cacheWriteTokens estimated cost unpricedTokens }`
+
+// seedListSessions gives k sessions that use every field of the list: odd
+// text, projects, worktrees, children, usage with and without a price.
+func seedListSessions(t testing.TB, k *testKernel) {
+	t.Helper()
+	ctx := context.Background()
+	conn := k.createConn(t, map[string]any{"name": "fake", "baseUrl": k.fake.BaseURL(), "models": []any{map[string]any{"id": testModel}}})
+	p, err := k.svc.CreateProject(ctx, core.ProjectInput{Path: t.TempDir(), Name: "proj \"one\" \\ ü"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	titles := []string{"", "plain", "quote \" back\\slash", "tab\tnl\ncr\r ctl\x01\x1f\x7f", "ünïcødé 😀 </script> & \u2028\u2029\u2027\u202a", strings.Repeat("long ", 200)}
+	base := time.Date(2026, 1, 1, 0, 0, 0, 123456789, time.UTC)
+	for i := range 9 {
+		m := core.SessionMeta{
+			ID: fmt.Sprintf("ses_%02d", i), Title: titles[i%len(titles)], Pinned: i%4 == 1,
+			ApprovalMode: []core.ApprovalMode{core.ApprovalAsk, core.ApprovalExplore, core.ApprovalBypass, core.ApprovalGuarded}[i%4],
+			AgentMode:    []core.AgentMode{core.AgentExecute, core.AgentPlan}[i%2],
+			CreatedAt:    base.Add(time.Duration(i) * time.Minute),
+		}
+		if i%3 != 0 {
+			m.ConnectionID, m.Model, m.ReasoningEffort = conn.ID, testModel, "high"
+		}
+		if i%2 == 0 {
+			m.ProjectID = p.ID
+		}
+		if i == 4 {
+			m.ProjectID = "prj_gone" // a project deleted since: null
+		}
+		if i%3 == 1 {
+			m.Worktree = &core.Worktree{Path: "/w/" + m.ID, Branch: "foya/" + m.ID, BaseRef: "main"}
+		}
+		if i == 7 {
+			m.Source = "acp"
+		}
+		evs := []core.Event{mustEvent(t, m.ID, core.EventSessionCreated, core.SessionPayload{Session: m})}
+		if i%2 == 1 {
+			u := core.Usage{InputTokens: int64(i * 1000), OutputTokens: 7, TotalTokens: int64(i*1000 + 7), CachedTokens: 3, CacheWriteTokens: 2}
+			if i != 5 {
+				cost := float64(i) / 3
+				u.Cost = &cost
+			}
+			evs = append(evs, mustEvent(t, m.ID, core.EventUsage, core.UsagePayload{Usage: u, Purpose: "turn"}))
+		}
+		if _, err := k.db.Append(ctx, m.ID, 0, evs); err != nil {
+			t.Fatal(err)
+		}
+		if i%4 == 2 {
+			c := core.SessionMeta{ID: m.ID + "_child", ParentID: m.ID, ApprovalMode: core.ApprovalAsk, AgentMode: core.AgentExecute, CreatedAt: m.CreatedAt.Add(time.Second)}
+			if _, err := k.db.Append(ctx, c.ID, 0, []core.Event{mustEvent(t, c.ID, core.EventSessionCreated, core.SessionPayload{Session: c})}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+}
+
+func mustEvent(t testing.TB, sessionID string, kind core.EventType, payload any) core.Event {
+	t.Helper()
+	ev, err := core.NewEvent(sessionID, kind, payload)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ev
+}
+
+// rawDo posts an operation and returns the response body as it came.
+func rawDo(t testing.TB, k *testKernel, query string, vars map[string]any) []byte {
+	t.Helper()
+	body, _ := json.Marshal(map[string]any{"query": query, "variables": vars})
+	resp, err := http.Post(k.srv.URL+"/graphql", "application/json", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return raw
+}
+
+// TestSessionListSameAsGqlgen: the session list written by hand is, byte
+// for byte, what gqlgen answers for the same selection (asked through an
+// inline fragment, which the hand-written path leaves to gqlgen), for every
+// field it writes, with paging, children, errors and aliases; and it leaves
+// every other shape to gqlgen.
+func TestSessionListSameAsGqlgen(t *testing.T) {
+	k := newTestKernel(t)
+	seedListSessions(t, k)
+	for _, c := range []struct {
+		name, args, fields string
+		vars               map[string]any
+		served             bool // answered by hand (else an error, left to gqlgen)
+	}{
+		{"every field", "", listSessionFields, nil, true},
+		{"children", "(includeChildren: true)", listSessionFields, nil, true},
+		{"a page", "(first: 3)", "id title project { id }", nil, true},
+		{"after", "(first: 2, after: \"ses_05\")", "id", nil, true},
+		{"variables", "(first: $n, after: $after, includeChildren: $c)", "id parentId", map[string]any{"n": 4, "after": "ses_07", "c": true}, true},
+		{"the end", "(first: 5, after: \"ses_00\")", "id", nil, true},
+		{"first out of range", "(first: 0)", "id", nil, false},
+		{"unknown cursor", "(first: 2, after: \"ses_nope\")", "id", nil, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			decl := ""
+			if c.vars != nil {
+				decl = "($n: Int, $after: ID, $c: Boolean)"
+			}
+			served := graph.SessionListServed.Load()
+			fast := rawDo(t, k, "query"+decl+" { list: sessions"+c.args+" { "+c.fields+" } }", c.vars)
+			if got := graph.SessionListServed.Load() - served; (got == 1) != c.served {
+				t.Fatalf("answered by hand: %d, want %v", got, c.served)
+			}
+			served = graph.SessionListServed.Load()
+			slow := rawDo(t, k, "query"+decl+" { list: sessions"+c.args+" { ... on Session { "+c.fields+" } } }", c.vars)
+			if got := graph.SessionListServed.Load() - served; got != 0 {
+				t.Fatalf("the fragment was answered by hand")
+			}
+			if !bytes.Equal(fast, slow) {
+				i := 0
+				for i < min(len(fast), len(slow)) && fast[i] == slow[i] {
+					i++
+				}
+				t.Fatalf("they differ at byte %d:\nby hand: …%s\ngqlgen:  …%s", i, fast[max(i-40, 0):min(i+40, len(fast))], slow[max(i-40, 0):min(i+40, len(slow))])
+			}
+			if !json.Valid(fast) {
+				t.Fatalf("invalid JSON: %s", fast)
+			}
+		})
+	}
+	// Shapes left to gqlgen.
+	for _, q := range []string{
+		`{ sessions { id route } }`,
+		`{ sessions { id messages(last: 1) { seq } } }`,
+		`{ sessions { id worktree { dirty } } }`,
+		`{ sessions { id @include(if: true) } }`,
+		`{ sessions { ...F } } fragment F on Session { id }`,
+		`{ sessions { id } projects { id } }`,
+		`{ a: sessions(first: 1) { id } b: sessions(first: 2) { id } }`,
+		`{ sessions { id id } }`,
+	} {
+		served := graph.SessionListServed.Load()
+		var out struct {
+			Errors []any
+		}
+		if err := json.Unmarshal(rawDo(t, k, q, nil), &out); err != nil || len(out.Errors) > 0 {
+			t.Fatalf("%s: %v %v", q, err, out.Errors)
+		}
+		if graph.SessionListServed.Load() != served {
+			t.Errorf("%s: answered by hand", q)
+		}
+	}
+}
+
+// TestSessionListResponseBudget: the hand-written list is refused at the
+// same response limit as gqlgen's answer: with the smallest limit gqlgen
+// answers under, the list is answered by hand, and one byte less gets
+// gqlgen's BAD_INPUT either way.
+func TestSessionListResponseBudget(t *testing.T) {
+	query := func(fragment bool) string {
+		if fragment {
+			return "{ sessions(includeChildren: true) { ... on Session { " + listSessionFields + " } } }"
+		}
+		return "{ sessions(includeChildren: true) { " + listSessionFields + " } }"
+	}
+	kernel := func(max int64) *testKernel {
+		k := newTestKernel(t, func(c *edge.Config) { c.Limits.MaxResponseBytes = max })
+		seedListSessions(t, k)
+		return k
+	}
+	tooLarge := func(raw []byte) bool {
+		var out struct{ Errors []struct{ Message string } }
+		if err := json.Unmarshal(raw, &out); err != nil {
+			t.Fatal(err)
+		}
+		return len(out.Errors) == 1 && strings.Contains(out.Errors[0].Message, "response size limit")
+	}
+	// The smallest limit gqlgen answers under, by bisection.
+	lo, hi := int64(1), int64(64<<10)
+	if tooLarge(rawDo(t, kernel(hi), query(true), nil)) {
+		t.Fatal("the list does not fit 64 KiB")
+	}
+	for lo < hi {
+		mid := (lo + hi) / 2
+		if tooLarge(rawDo(t, kernel(mid), query(true), nil)) {
+			lo = mid + 1
+		} else {
+			hi = mid
+		}
+	}
+	k := kernel(lo)
+	served := graph.SessionListServed.Load()
+	if raw := rawDo(t, k, query(false), nil); tooLarge(raw) || graph.SessionListServed.Load() != served+1 {
+		t.Fatalf("limit %d: gqlgen answers, by hand: %s", lo, raw)
+	}
+	k = kernel(lo - 1)
+	if raw := rawDo(t, k, query(false), nil); !tooLarge(raw) {
+		t.Fatalf("limit %d: gqlgen refuses, by hand: %s", lo-1, raw)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -144,6 +145,16 @@ func TestLedgerAnchorsAndDelete(t *testing.T) {
 		}
 		if all.InputTokens != 111 || !all.Estimated {
 			t.Errorf("usage of all = %+v", all)
+		}
+		// The batch a session list reads: each session's own sums, none
+		// for a session without usage or unknown (odd ids go as they are).
+		many, err := db.SessionUsageTotals(ctx, []string{"b", "a", "none", "it's \"odd\" ü"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ub, _ := db.UsageTotals(ctx, "b")
+		if len(many) != 2 || !reflect.DeepEqual(many["a"], ua) || !reflect.DeepEqual(many["b"], ub) {
+			t.Errorf("usage of a, b = %+v, want a %+v, b %+v", many, ua, ub)
 		}
 
 		for i := range 2 {

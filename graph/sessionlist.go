@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"sync/atomic"
 	"time"
@@ -266,13 +267,16 @@ func answerSessionList(ctx context.Context, ec *executionContext, root *ast.Fiel
 	}
 	budget := listBudget{left: maxResponse}
 	budget.charge(root.Alias, int64(len(list))+2)
-	buf := make([]byte, 0, 64+len(list)*64*len(plan)/4)
+	buf := make([]byte, 0, 1024)
 	buf = append(buf, '{')
 	buf = appendQuoted(buf, root.Alias)
 	buf = append(buf, ":["...)
 	for i := range list {
 		if i > 0 {
 			buf = append(buf, ',')
+		}
+		if i == 1 { // room for the rest, sized by the first (within the budget)
+			buf = slices.Grow(buf, int(min(int64(len(buf)+len(buf)/8)*int64(len(list)-1), max(maxResponse, 0))))
 		}
 		var p *core.Project
 		if projects != nil {
@@ -539,10 +543,10 @@ func appendQuoted(buf []byte, s string) []byte {
 	start := 0
 	for i := 0; i < len(s); i++ {
 		c := s[i]
-		switch {
-		case c >= 0x20 && c != '\\' && c != '"' && c != '<' && c != '>' && c != '&' && c != 0xE2:
+		if !quoteStops[c] {
 			continue
-		case c == 0xE2: // U+2028 and U+2029 are E2 80 A8 and E2 80 A9
+		}
+		if c == 0xE2 { // U+2028 and U+2029 are E2 80 A8 and E2 80 A9
 			if i+2 >= len(s) || s[i+1] != 0x80 || s[i+2]&^1 != 0xA8 {
 				continue
 			}
@@ -578,3 +582,15 @@ func appendQuoted(buf []byte, s string) []byte {
 	buf = append(buf, s[start:]...)
 	return append(buf, '"')
 }
+
+// quoteStops are the bytes appendQuoted looks at twice: the ones it
+// escapes and 0xE2, the first byte of U+2028 and U+2029.
+var quoteStops = func() (t [256]bool) {
+	for c := range 0x20 {
+		t[c] = true
+	}
+	for _, c := range []byte{'\\', '"', '<', '>', '&', 0xE2} {
+		t[c] = true
+	}
+	return t
+}()

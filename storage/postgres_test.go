@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/foya-dev/foya/core"
 	"github.com/foya-dev/foya/core/coretest"
@@ -200,13 +201,21 @@ func TestLedgerAnchorsAndDelete(t *testing.T) {
 	})
 }
 
-// TestProjectsBothDialects: a second project on the same path conflicts.
+// TestProjectsBothDialects: a project reads back as created; a second
+// project on the same path conflicts; an unknown or deleted one is
+// NOT_FOUND.
 func TestProjectsBothDialects(t *testing.T) {
 	forEachDialect(t, func(t *testing.T, db *storage.DB) {
 		ctx := context.Background()
-		p := core.Project{ID: "p1", Name: "one", Path: "/x"}
+		p := core.Project{ID: "p1", Name: "one", Path: "/x", CreatedAt: time.Date(2026, 12, 3, 1, 2, 3, 456789000, time.UTC)}
 		if err := db.CreateProject(ctx, p); err != nil {
 			t.Fatal(err)
+		}
+		if got, err := db.Project(ctx, "p1"); err != nil || !reflect.DeepEqual(got, p) {
+			t.Errorf("project = %+v, %v; want %+v", got, err, p)
+		}
+		if _, err := db.Project(ctx, "p\x00none"); core.ErrorCode(err) != core.CodeNotFound {
+			t.Errorf("unknown project: %v, want NOT_FOUND", err)
 		}
 		p.ID = "p2"
 		if err := db.CreateProject(ctx, p); core.ErrorCode(err) != core.CodeConflict {
@@ -218,6 +227,9 @@ func TestProjectsBothDialects(t *testing.T) {
 		}
 		if err := db.DeleteProject(ctx, "p1"); err != nil {
 			t.Fatal(err)
+		}
+		if _, err := db.Project(ctx, "p1"); core.ErrorCode(err) != core.CodeNotFound {
+			t.Errorf("deleted project: %v, want NOT_FOUND", err)
 		}
 	})
 }

@@ -34,10 +34,30 @@ func (d *DB) CreateProject(ctx context.Context, p core.Project) error {
 	})
 }
 
-// Project implements core.ProjectStore.
+// Project's query, on SQLite and on PostgreSQL.
+const (
+	projectByIDSQL   = "SELECT id, name, path, created_at FROM projects WHERE id = ?"
+	projectByIDSQLPG = "SELECT id, name, path, created_at FROM projects WHERE id = $1"
+)
+
+// Project implements core.ProjectStore. The query is prepared once on the
+// SQLite readers (listQuery): a session list looks up its page's projects,
+// a page at a time.
 func (d *DB) Project(ctx context.Context, id string) (core.Project, error) {
+	query := projectByIDSQL
+	if d.pg {
+		query = projectByIDSQLPG
+	}
 	var row projectRow
-	err := d.r.NewSelect().Model(&row).Where("id = ?", id).Scan(ctx)
+	rows, err := d.listQuery(ctx, query, noNUL(id))
+	if err == nil {
+		if rows.Next() {
+			err = rows.Scan(&row.ID, &row.Name, &row.Path, &row.CreatedAt)
+		} else {
+			err = sql.ErrNoRows
+		}
+		err = errors.Join(err, rows.Err(), rows.Close())
+	}
 	if errors.Is(err, sql.ErrNoRows) {
 		return core.Project{}, core.Errorf(core.CodeNotFound, "project %s not found", id)
 	}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync"
 
 	"github.com/foya-dev/foya/graph"
 )
@@ -53,12 +54,22 @@ var requestMembers = []struct {
 	{"extensions", true},
 }
 
+// scanReaders are scanRequest's buffered readers, reused: a new one was a
+// 32 KiB allocation every request.
+var scanReaders = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 32<<10) }}
+
 // scanRequest reads one GraphQL JSON request from r (already limited to the
 // body limit by the caller) and returns it rebuilt, or an error:
 // errVariablesTooLarge, errBadJSON, or the reader's own error (a
 // *http.MaxBytesError, a timeout).
 func scanRequest(r io.Reader, varBudget int64) ([]byte, error) {
-	s := &jsonScanner{r: bufio.NewReaderSize(r, 32<<10)}
+	br := scanReaders.Get().(*bufio.Reader)
+	br.Reset(r)
+	defer func() {
+		br.Reset(nil) // keeps no reference to the request's body
+		scanReaders.Put(br)
+	}()
+	s := &jsonScanner{r: br}
 	if err := s.skipSpace(); err != nil {
 		return nil, s.eofIsBad(err, "the body is empty")
 	}

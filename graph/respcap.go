@@ -53,12 +53,19 @@ const resolverSlots = 4
 
 type budgetKey struct{}
 
+// preChargedKey holds what a response's other part already charged to its
+// budget (SessionList's list, beside the fields gqlgen answers).
+type preChargedKey struct{}
+
 func (c ResponseCap) ExtensionName() string                          { return "ResponseCap" }
 func (c ResponseCap) Validate(schema graphql.ExecutableSchema) error { return nil }
 
 func (c ResponseCap) InterceptResponse(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
 	b := &responseBudget{resolvers: make(chan struct{}, resolverSlots)}
 	b.left.Store(c.Max)
+	if spent, ok := ctx.Value(preChargedKey{}).(int64); ok {
+		b.left.Add(-spent) // the part of the response SessionList wrote
+	}
 	resp := next(context.WithValue(ctx, budgetKey{}, b))
 	if resp == nil || !b.over.Load() {
 		return resp

@@ -1,7 +1,9 @@
 package graph
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"math"
 	"slices"
@@ -46,20 +48,102 @@ func SessionList(es graphql.ExecutableSchema, maxResponse int64) graphql.Operati
 	}
 	return func(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
 		oc := graphql.GetOperationContext(ctx)
-		root, plan, ok := planSessionList(oc)
+		lp, ok := planSessionList(oc)
 		if !ok {
 			return next(ctx)
 		}
-		data, ok := answerSessionList(ctx, newExecutionContext(oc, schema, nil), root, plan, maxResponse)
+		alone := len(lp.rest) == 0
+		data, spent, ok := answerSessionList(ctx, newExecutionContext(oc, schema, nil), lp.root, lp.plan, maxResponse, alone)
+		if !ok {
+			return next(ctx)
+		}
+		if alone {
+			sessionListServed.Add(1)
+			if n, ok := ctx.Value(dataNoteKey{}).(*DataNote); ok {
+				n.Compact = true
+			}
+			return graphql.OneShot(&graphql.Response{Data: data})
+		}
+		merged, ok := withOtherFields(ctx, next, oc, lp, data, spent)
 		if !ok {
 			return next(ctx)
 		}
 		sessionListServed.Add(1)
-		if n, ok := ctx.Value(dataNoteKey{}).(*DataNote); ok {
-			n.Compact = true
-		}
-		return graphql.OneShot(&graphql.Response{Data: data})
+		return graphql.OneShot(&graphql.Response{Data: merged})
 	}
+}
+
+// withOtherFields has gqlgen answer the operation's other root fields (an
+// operation of its own: the same document, variables and headers, the
+// selections without sessions), charging them to what is left of the
+// response budget once the list is charged (spent), and puts the list's
+// member among theirs in the operation's order. It reports false when
+// gqlgen's part has an error or is not one plain object of those fields:
+// the whole operation is then gqlgen's.
+func withOtherFields(ctx context.Context, next graphql.OperationHandler, oc *graphql.OperationContext, lp listPlan, list []byte, spent int64) ([]byte, bool) {
+	op := *oc.Operation
+	op.SelectionSet = make(ast.SelectionSet, len(lp.rest))
+	for i, f := range lp.rest {
+		field := *f.Field
+		field.SelectionSet, field.Directives = f.Selections, nil // collected: @skip and @include applied
+		op.SelectionSet[i] = &field
+	}
+	rest := &graphql.OperationContext{
+		RawQuery: oc.RawQuery, Variables: oc.Variables, OperationName: oc.OperationName, Doc: oc.Doc,
+		Extensions: oc.Extensions, Headers: oc.Headers, Operation: &op, DisableIntrospection: oc.DisableIntrospection,
+		RecoverFunc: oc.RecoverFunc, ResolverMiddleware: oc.ResolverMiddleware, RootResolverMiddleware: oc.RootResolverMiddleware,
+		Stats: oc.Stats,
+	}
+	ctx = graphql.WithOperationContext(ctx, rest)
+	h := next(ctx)
+	if h == nil {
+		return nil, false
+	}
+	resp := h(context.WithValue(ctx, preChargedKey{}, spent))
+	if resp == nil || len(resp.Errors) > 0 || resp.Data == nil || resp.HasNext != nil || resp.Label != "" || resp.Path != nil || len(resp.Extensions) > 0 {
+		return nil, false
+	}
+	members, ok := topMembers(resp.Data)
+	if !ok || len(members) != len(lp.rest) {
+		return nil, false
+	}
+	member := appendQuoted(make([]byte, 0, len(lp.root.Alias)+3+len(list)), lp.root.Alias)
+	member = append(append(member, ':'), list...)
+	parts := append(append(append(make([][]byte, 0, len(members)+1), members[:lp.at]...), member), members[lp.at:]...)
+	out := make([]byte, 0, len(resp.Data)+len(member)+1)
+	out = append(out, '{')
+	for i, m := range parts {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		out = append(out, m...)
+	}
+	return append(out, '}'), true
+}
+
+// topMembers splits a JSON object into its members ("key":value), as
+// they are written.
+func topMembers(data []byte) ([][]byte, bool) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return nil, false
+	}
+	var out [][]byte
+	for dec.More() {
+		start := dec.InputOffset()
+		if _, err := dec.Token(); err != nil {
+			return nil, false
+		}
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return nil, false
+		}
+		out = append(out, bytes.TrimLeft(data[start:dec.InputOffset()], ", \t\r\n"))
+	}
+	if t, err := dec.Token(); err != nil || t != json.Delim('}') {
+		return nil, false
+	}
+	return out, true
 }
 
 // DataNote tells a transport about the data of the response it is sending:
@@ -149,49 +233,67 @@ var (
 	}
 )
 
-// planSessionList recognises the operation SessionList answers: a query
-// whose one selection is the sessions field, without directives, selecting
-// only fields of the tables above.
-func planSessionList(oc *graphql.OperationContext) (*ast.Field, []listField, bool) {
-	if oc == nil || oc.Operation == nil || oc.Operation.Operation != ast.Query || len(oc.Operation.SelectionSet) != 1 {
-		return nil, nil, false
-	}
-	root, ok := oc.Operation.SelectionSet[0].(*ast.Field)
-	if !ok || root.Name != "sessions" || len(root.Directives) > 0 {
-		return nil, nil, false
-	}
-	plan, ok := planFields(root.SelectionSet, listSessionFields)
-	return root, plan, ok
+// listPlan is an operation SessionList answers: the sessions field
+// (root), at position at among the root fields, what it selects (plan),
+// and the other root fields (rest), which gqlgen answers.
+type listPlan struct {
+	root *ast.Field
+	at   int
+	plan []listField
+	rest []graphql.CollectedField
 }
 
-func planFields(set ast.SelectionSet, known map[string]listKind) ([]listField, bool) {
-	out := make([]listField, 0, len(set))
-	for _, sel := range set {
-		f, ok := sel.(*ast.Field)
-		if !ok || len(f.Directives) > 0 || len(f.Arguments) > 0 {
+// planSessionList recognises the operation SessionList answers: a query
+// with one sessions field, without directives, selecting only fields of
+// the tables above (through fragments too, collected as gqlgen collects
+// them).
+func planSessionList(oc *graphql.OperationContext) (listPlan, bool) {
+	if oc == nil || oc.Operation == nil || oc.Operation.Operation != ast.Query {
+		return listPlan{}, false
+	}
+	var lp listPlan
+	found := false
+	for i, f := range graphql.CollectFields(oc, oc.Operation.SelectionSet, queryImplementors) {
+		if f.Name != "sessions" {
+			lp.rest = append(lp.rest, f)
+			continue
+		}
+		if found || len(f.Directives) > 0 {
+			return listPlan{}, false
+		}
+		found, lp.root, lp.at = true, f.Field, i
+		var ok bool
+		if lp.plan, ok = planFields(oc, f.Selections, sessionImplementors, listSessionFields); !ok {
+			return listPlan{}, false
+		}
+	}
+	return lp, found
+}
+
+func planFields(oc *graphql.OperationContext, set ast.SelectionSet, satisfies []string, known map[string]listKind) ([]listField, bool) {
+	fields := graphql.CollectFields(oc, set, satisfies)
+	out := make([]listField, 0, len(fields))
+	for _, f := range fields {
+		if len(f.Arguments) > 0 {
 			return nil, false
 		}
 		kind, ok := known[f.Name]
 		if !ok {
 			return nil, false
 		}
-		for _, o := range out {
-			if o.key == f.Alias { // merged fields: gqlgen's to merge
-				return nil, false
-			}
-		}
 		lf := listField{key: f.Alias, kind: kind}
 		var sub map[string]listKind
+		var subType []string
 		switch kind {
 		case kProject:
-			sub = listProjectFields
+			sub, subType = listProjectFields, projectImplementors
 		case kWorktree:
-			sub = listWorktreeFields
+			sub, subType = listWorktreeFields, sessionWorktreeImplementors
 		case kUsage:
-			sub = listUsageFields
+			sub, subType = listUsageFields, usageImplementors
 		}
 		if sub != nil {
-			if lf.sub, ok = planFields(f.SelectionSet, sub); !ok {
+			if lf.sub, ok = planFields(oc, f.Selections, subType, sub); !ok {
 				return nil, false
 			}
 		}
@@ -228,17 +330,18 @@ func ptrSize[T any](p *T) int64 {
 	return scalarSize
 }
 
-// answerSessionList writes the data of the operation, or reports false when
-// gqlgen must answer it (an error, a value gqlgen would refuse, a response
-// over the budget).
-func answerSessionList(ctx context.Context, ec *executionContext, root *ast.Field, plan []listField, maxResponse int64) ([]byte, bool) {
+// answerSessionList writes the data of the operation when the list is
+// alone in it, else the list's value, and what it charged to the response
+// budget; or it reports false when gqlgen must answer the operation (an
+// error, a value gqlgen would refuse, a response over the budget).
+func answerSessionList(ctx context.Context, ec *executionContext, root *ast.Field, plan []listField, maxResponse int64, alone bool) (data []byte, spent int64, ok bool) {
 	args, err := ec.field_Query_sessions_args(ctx, root.ArgumentMap(ec.Variables))
 	if err != nil {
-		return nil, false
+		return nil, 0, false
 	}
 	list, err := ec.Resolvers.Query().Sessions(ctx, args["includeChildren"].(*bool), args["first"].(*int64), args["after"].(*string))
 	if err != nil || ctx.Err() != nil {
-		return nil, false
+		return nil, 0, false
 	}
 	objs := make([]*core.Session, len(list))
 	for i := range list {
@@ -251,26 +354,29 @@ func answerSessionList(ctx context.Context, ec *executionContext, root *ast.Fiel
 		case kProject:
 			if projects == nil && len(objs) > 0 {
 				if projects, err = ec.Resolvers.Session().Project(ctx, objs); err != nil || len(projects) != len(objs) {
-					return nil, false
+					return nil, 0, false
 				}
 			}
 		case kUsage:
 			if usage == nil && len(objs) > 0 {
 				if usage, err = ec.Resolvers.Session().Usage(ctx, objs); err != nil || len(usage) != len(objs) {
-					return nil, false
+					return nil, 0, false
 				}
 			}
 		}
 	}
 	if ctx.Err() != nil {
-		return nil, false
+		return nil, 0, false
 	}
 	budget := listBudget{left: maxResponse}
 	budget.charge(root.Alias, int64(len(list))+2)
 	buf := make([]byte, 0, 1024)
-	buf = append(buf, '{')
-	buf = appendQuoted(buf, root.Alias)
-	buf = append(buf, ":["...)
+	if alone {
+		buf = append(buf, '{')
+		buf = appendQuoted(buf, root.Alias)
+		buf = append(buf, ':')
+	}
+	buf = append(buf, '[')
 	for i := range list {
 		if i > 0 {
 			buf = append(buf, ',')
@@ -286,16 +392,18 @@ func answerSessionList(ctx context.Context, ec *executionContext, root *ast.Fiel
 		if usage != nil {
 			u = usage[i]
 		}
-		var ok bool
 		if buf, ok = appendSession(buf, &budget, plan, &list[i], p, u); !ok {
-			return nil, false
+			return nil, 0, false
 		}
 	}
-	buf = append(buf, "]}"...)
-	if budget.left < 0 {
-		return nil, false
+	buf = append(buf, ']')
+	if alone {
+		buf = append(buf, '}')
 	}
-	return buf, true
+	if budget.left < 0 {
+		return nil, 0, false
+	}
+	return buf, maxResponse - budget.left, true
 }
 
 func appendSession(buf []byte, b *listBudget, plan []listField, s *core.Session, p *core.Project, u *core.Usage) ([]byte, bool) {

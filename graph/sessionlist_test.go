@@ -105,41 +105,49 @@ func rawDo(t testing.TB, k *testKernel, query string, vars map[string]any) []byt
 }
 
 // TestSessionListSameAsGqlgen: the session list written by hand is, byte
-// for byte, what gqlgen answers for the same selection (asked through an
-// inline fragment, which the hand-written path leaves to gqlgen), for every
-// field it writes, with paging, children, errors and aliases; and it leaves
-// every other shape to gqlgen.
+// for byte, what gqlgen answers for the same operation (asked with
+// @include(if: true) on the sessions field, which the hand-written path
+// leaves to gqlgen), for every field it writes, through fragments, with
+// paging, children, aliases, other root fields beside it (the web
+// client's and the CLI's operations) and errors; and it leaves every other
+// shape to gqlgen.
 func TestSessionListSameAsGqlgen(t *testing.T) {
 	k := newTestKernel(t)
 	seedListSessions(t, k)
+	// Each operation has %s where the sessions field's directive goes.
 	for _, c := range []struct {
-		name, args, fields string
-		vars               map[string]any
-		served             bool // answered by hand (else an error, left to gqlgen)
+		name, query string
+		vars        map[string]any
+		served      bool // answered by hand (else an error, left to gqlgen)
 	}{
-		{"every field", "", listSessionFields, nil, true},
-		{"children", "(includeChildren: true)", listSessionFields, nil, true},
-		{"a page", "(first: 3)", "id title project { id }", nil, true},
-		{"after", "(first: 2, after: \"ses_05\")", "id", nil, true},
-		{"variables", "(first: $n, after: $after, includeChildren: $c)", "id parentId", map[string]any{"n": 4, "after": "ses_07", "c": true}, true},
-		{"the end", "(first: 5, after: \"ses_00\")", "id", nil, true},
-		{"first out of range", "(first: 0)", "id", nil, false},
-		{"unknown cursor", "(first: 2, after: \"ses_nope\")", "id", nil, false},
+		{"every field", `{ list: sessions %s { ` + listSessionFields + ` } }`, nil, true},
+		{"children", `{ list: sessions(includeChildren: true) %s { ` + listSessionFields + ` } }`, nil, true},
+		{"a page", `{ sessions(first: 3) %s { id title project { id } } }`, nil, true},
+		{"after", `{ sessions(first: 2, after: "ses_05") %s { id } }`, nil, true},
+		{"variables", `query($n: Int, $after: ID, $c: Boolean) { sessions(first: $n, after: $after, includeChildren: $c) %s { id parentId } }`, map[string]any{"n": 4, "after": "ses_07", "c": true}, true},
+		{"the end", `{ sessions(first: 5, after: "ses_00") %s { id } }`, nil, true},
+		{"fragments", `query { sessions(first: 4) %s { ...S ... on Session { pinned p2: project { ...P } } id } } fragment S on Session { id title project { ...P name } usage { ... on Usage { cost } } } fragment P on Project { id path }`, nil, true},
+		{"skip and include", `query($yes: Boolean!) { sessions %s { id title @skip(if: $yes) model @include(if: $yes) phase @include(if: false) } }`, map[string]any{"yes": true}, true},
+		{"merged fields", `{ sessions %s { id id title project { id } project { path } } }`, nil, true},
+		{"with other fields", `{ __typename projects { id name path } sessions %s { id title } connections { id name } }`, nil, true},
+		{"other fields after", `{ sessions(first: 2) %s { id } projects { id } }`, nil, true},
+		{"other fields before", `{ connections { id } s: sessions %s { id } }`, nil, true},
+		{"the web client's sidebar", `{ sessions %s { id title pinned phase updatedAt parentId connectionId model approvalMode project { id name path } worktree { path branch baseRef } } projects { id name path } connections { id name baseUrl type apiKeyConfigured models { id capabilities { contextWindow } } } defaultModels { language { connectionId model } fast { connectionId model } } }`, nil, true},
+		{"the CLI's list", `query Sessions($includeChildren: Boolean) { sessions(includeChildren: $includeChildren) %s { ...SessionFields } connections { id name } } fragment ProjectFields on Project { id name path } fragment SessionFields on Session { id title phase approvalMode connectionId model parentId project { ...ProjectFields } createdAt updatedAt headSeq worktree { path branch baseRef } usage { inputTokens outputTokens cachedTokens cost unpricedTokens } }`, map[string]any{"includeChildren": true}, true},
+		{"first out of range", `{ sessions(first: 0) %s { id } }`, nil, false},
+		{"unknown cursor", `{ sessions(first: 2, after: "ses_nope") %s { id } }`, nil, false},
+		{"an error beside", `{ events(sessionId: "ses_nope") { seq } sessions %s { id } }`, nil, false}, // (the error first: the directive moves no location)
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			decl := ""
-			if c.vars != nil {
-				decl = "($n: Int, $after: ID, $c: Boolean)"
-			}
 			served := graph.SessionListServed.Load()
-			fast := rawDo(t, k, "query"+decl+" { list: sessions"+c.args+" { "+c.fields+" } }", c.vars)
+			fast := rawDo(t, k, fmt.Sprintf(c.query, ""), c.vars)
 			if got := graph.SessionListServed.Load() - served; (got == 1) != c.served {
-				t.Fatalf("answered by hand: %d, want %v", got, c.served)
+				t.Fatalf("answered by hand: %d, want %v: %s", got, c.served, fast)
 			}
 			served = graph.SessionListServed.Load()
-			slow := rawDo(t, k, "query"+decl+" { list: sessions"+c.args+" { ... on Session { "+c.fields+" } } }", c.vars)
+			slow := rawDo(t, k, fmt.Sprintf(c.query, "@include(if: true)"), c.vars)
 			if got := graph.SessionListServed.Load() - served; got != 0 {
-				t.Fatalf("the fragment was answered by hand")
+				t.Fatalf("@include(if: true) was answered by hand")
 			}
 			if !bytes.Equal(fast, slow) {
 				i := 0
@@ -158,11 +166,8 @@ func TestSessionListSameAsGqlgen(t *testing.T) {
 		`{ sessions { id route } }`,
 		`{ sessions { id messages(last: 1) { seq } } }`,
 		`{ sessions { id worktree { dirty } } }`,
-		`{ sessions { id @include(if: true) } }`,
-		`{ sessions { ...F } } fragment F on Session { id }`,
-		`{ sessions { id } projects { id } }`,
+		`{ sessions @include(if: true) { id } }`,
 		`{ a: sessions(first: 1) { id } b: sessions(first: 2) { id } }`,
-		`{ sessions { id id } }`,
 	} {
 		served := graph.SessionListServed.Load()
 		var out struct {
@@ -178,48 +183,52 @@ func TestSessionListSameAsGqlgen(t *testing.T) {
 }
 
 // TestSessionListResponseBudget: the hand-written list is refused at the
-// same response limit as gqlgen's answer: with the smallest limit gqlgen
-// answers under, the list is answered by hand, and one byte less gets
-// gqlgen's BAD_INPUT either way.
+// same response limit as gqlgen's answer, alone and beside other root
+// fields gqlgen answers: with the smallest limit gqlgen answers under, the
+// list is answered by hand, and one byte less gets gqlgen's BAD_INPUT
+// either way.
 func TestSessionListResponseBudget(t *testing.T) {
-	query := func(fragment bool) string {
-		if fragment {
-			return "{ sessions(includeChildren: true) { ... on Session { " + listSessionFields + " } } }"
-		}
-		return "{ sessions(includeChildren: true) { " + listSessionFields + " } }"
-	}
-	kernel := func(max int64) *testKernel {
-		k := newTestKernel(t, func(c *edge.Config) { c.Limits.MaxResponseBytes = max })
-		seedListSessions(t, k)
-		return k
-	}
-	tooLarge := func(raw []byte) bool {
-		var out struct{ Errors []struct{ Message string } }
-		if err := json.Unmarshal(raw, &out); err != nil {
-			t.Fatal(err)
-		}
-		return len(out.Errors) == 1 && strings.Contains(out.Errors[0].Message, "response size limit")
-	}
-	// The smallest limit gqlgen answers under, by bisection.
-	lo, hi := int64(1), int64(64<<10)
-	if tooLarge(rawDo(t, kernel(hi), query(true), nil)) {
-		t.Fatal("the list does not fit 64 KiB")
-	}
-	for lo < hi {
-		mid := (lo + hi) / 2
-		if tooLarge(rawDo(t, kernel(mid), query(true), nil)) {
-			lo = mid + 1
-		} else {
-			hi = mid
-		}
-	}
-	k := kernel(lo)
-	served := graph.SessionListServed.Load()
-	if raw := rawDo(t, k, query(false), nil); tooLarge(raw) || graph.SessionListServed.Load() != served+1 {
-		t.Fatalf("limit %d: gqlgen answers, by hand: %s", lo, raw)
-	}
-	k = kernel(lo - 1)
-	if raw := rawDo(t, k, query(false), nil); !tooLarge(raw) {
-		t.Fatalf("limit %d: gqlgen refuses, by hand: %s", lo-1, raw)
+	for _, c := range []struct{ name, query string }{
+		{"alone", "{ sessions(includeChildren: true) %s { " + listSessionFields + " } }"},
+		{"beside other fields", "{ projects { id name path } sessions(includeChildren: true) %s { " + listSessionFields + " } connections { id name } }"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			kernel := func(max int64) *testKernel {
+				k := newTestKernel(t, func(c *edge.Config) { c.Limits.MaxResponseBytes = max })
+				seedListSessions(t, k)
+				return k
+			}
+			tooLarge := func(raw []byte) bool {
+				var out struct{ Errors []struct{ Message string } }
+				if err := json.Unmarshal(raw, &out); err != nil {
+					t.Fatal(err)
+				}
+				return len(out.Errors) == 1 && strings.Contains(out.Errors[0].Message, "response size limit")
+			}
+			byGqlgen := fmt.Sprintf(c.query, "@include(if: true)")
+			// The smallest limit gqlgen answers under, by bisection.
+			lo, hi := int64(1), int64(64<<10)
+			if tooLarge(rawDo(t, kernel(hi), byGqlgen, nil)) {
+				t.Fatal("the list does not fit 64 KiB")
+			}
+			for lo < hi {
+				mid := (lo + hi) / 2
+				if tooLarge(rawDo(t, kernel(mid), byGqlgen, nil)) {
+					lo = mid + 1
+				} else {
+					hi = mid
+				}
+			}
+			byHand := fmt.Sprintf(c.query, "")
+			k := kernel(lo)
+			served := graph.SessionListServed.Load()
+			if raw := rawDo(t, k, byHand, nil); tooLarge(raw) || graph.SessionListServed.Load() != served+1 {
+				t.Fatalf("limit %d: gqlgen answers, by hand: %s", lo, raw)
+			}
+			k = kernel(lo - 1)
+			if raw := rawDo(t, k, byHand, nil); !tooLarge(raw) {
+				t.Fatalf("limit %d: gqlgen refuses, by hand: %s", lo-1, raw)
+			}
+		})
 	}
 }

@@ -121,6 +121,38 @@ func BenchmarkSessionsQuery10k(b *testing.B) {
 		}
 		b.ReportMetric(float64((processCPU()-start).Microseconds())/float64(b.N), "cpu-µs/op")
 	})
+	// The web client's sidebar load (edge/web/client/sidebar.js
+	// loadSidebar): every session in one response, beside projects,
+	// connections and the default models.
+	b.Run("web/all", func(b *testing.B) {
+		query := `{ sessions { ` + sidebarFields + ` } projects { id name path } connections { id name baseUrl type apiKeyConfigured models { id } } defaultModels { language { connectionId model } } }`
+		start := processCPU()
+		decoding = 0
+		for b.Loop() {
+			body, _ := json.Marshal(map[string]any{"query": query})
+			resp, err := http.Post(url, "application/json", bytes.NewReader(body))
+			if err != nil {
+				b.Fatal(err)
+			}
+			raw, err := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if err != nil {
+				b.Fatal(err)
+			}
+			var out struct {
+				Data   struct{ Sessions []struct{ ID string } }
+				Errors []any
+			}
+			t0 := time.Now()
+			err = json.Unmarshal(raw, &out)
+			decoding += time.Since(t0)
+			if err != nil || len(out.Errors) > 0 || len(out.Data.Sessions) != n {
+				b.Fatalf("%v %d sessions %s", err, len(out.Data.Sessions), raw[:min(len(raw), 500)])
+			}
+		}
+		b.ReportMetric(float64((processCPU()-start).Microseconds())/float64(b.N), "cpu-µs/op")
+		b.ReportMetric(float64(decoding.Microseconds())/float64(b.N), "decode-µs/op")
+	})
 	for _, c := range []struct {
 		name, fields string
 		sizes        []int

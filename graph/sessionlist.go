@@ -46,7 +46,14 @@ func SessionList(es graphql.ExecutableSchema, maxResponse int64) graphql.Operati
 	if !ok {
 		return func(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler { return next(ctx) }
 	}
-	return func(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
+	return func(ctx context.Context, next graphql.OperationHandler) (h graphql.ResponseHandler) {
+		defer func() {
+			// A panic here has written nothing: gqlgen answers, and
+			// reports it if it is the resolvers' (their recover).
+			if r := recover(); r != nil {
+				h = next(ctx)
+			}
+		}()
 		oc := graphql.GetOperationContext(ctx)
 		lp, ok := planSessionList(oc)
 		if !ok {

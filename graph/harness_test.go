@@ -144,8 +144,9 @@ func newTestKernel(t testing.TB, opts ...any) *testKernel {
 	return k
 }
 
-// do posts one operation to the real handler over HTTP.
-func (k *testKernel) do(t testing.TB, query string, vars map[string]any) gqlResponse {
+// raw posts one operation to the real handler over HTTP and returns the
+// response body as it came.
+func (k *testKernel) raw(t testing.TB, query string, vars map[string]any) []byte {
 	t.Helper()
 	body, _ := json.Marshal(map[string]any{"query": query, "variables": vars})
 	resp, err := http.Post(k.srv.URL+"/graphql", "application/json", bytes.NewReader(body))
@@ -153,7 +154,17 @@ func (k *testKernel) do(t testing.TB, query string, vars map[string]any) gqlResp
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	raw, _ := io.ReadAll(resp.Body)
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return raw
+}
+
+// do posts one operation to the real handler over HTTP.
+func (k *testKernel) do(t testing.TB, query string, vars map[string]any) gqlResponse {
+	t.Helper()
+	raw := k.raw(t, query, vars)
 	k.responses.Write(raw)
 	var out gqlResponse
 	if err := json.Unmarshal(raw, &out); err != nil {

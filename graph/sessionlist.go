@@ -416,11 +416,7 @@ func answerSessionList(ctx context.Context, ec *executionContext, root *ast.Fiel
 func appendSession(buf []byte, b *listBudget, plan []listField, s *core.Session, p *core.Project, u *core.Usage) ([]byte, bool) {
 	buf = append(buf, '{')
 	for i, f := range plan {
-		if i > 0 {
-			buf = append(buf, ',')
-		}
-		buf = appendQuoted(buf, f.key)
-		buf = append(buf, ':')
+		buf = appendKey(buf, i, f.key)
 		var ok bool
 		switch f.kind {
 		case kTypename:
@@ -429,27 +425,13 @@ func appendSession(buf []byte, b *listBudget, plan []listField, s *core.Session,
 		case kID:
 			b.charge(f.key, strSize(s.ID))
 			buf = appendQuoted(buf, s.ID)
-		case kTitle:
-			b.charge(f.key, optSize(s.Title))
-			buf = appendOptional(buf, s.Title)
+		case kTitle, kConnectionID, kModel, kReasoningEffort, kParentID, kSource:
+			v := sessionText(s, f.kind)
+			b.charge(f.key, optSize(v))
+			buf = appendOptional(buf, v)
 		case kPinned:
 			b.charge(f.key, scalarSize)
 			buf = strconv.AppendBool(buf, s.Pinned)
-		case kConnectionID:
-			b.charge(f.key, optSize(s.ConnectionID))
-			buf = appendOptional(buf, s.ConnectionID)
-		case kModel:
-			b.charge(f.key, optSize(s.Model))
-			buf = appendOptional(buf, s.Model)
-		case kReasoningEffort:
-			b.charge(f.key, optSize(s.ReasoningEffort))
-			buf = appendOptional(buf, s.ReasoningEffort)
-		case kParentID:
-			b.charge(f.key, optSize(s.ParentID))
-			buf = appendOptional(buf, s.ParentID)
-		case kSource:
-			b.charge(f.key, optSize(s.Source))
-			buf = appendOptional(buf, s.Source)
 		case kApprovalMode:
 			b.charge(f.key, strSize(string(s.ApprovalMode)))
 			if buf, ok = appendEnum(buf, marshalNApprovalMode2githubᚗcomᚋfoyaᚑdevᚋfoyaᚋcoreᚐApprovalMode, s.ApprovalMode); !ok {
@@ -509,14 +491,29 @@ func appendSession(buf []byte, b *listBudget, plan []listField, s *core.Session,
 	return append(buf, '}'), true
 }
 
+// sessionText is a nullable text field of s, "" for null.
+func sessionText(s *core.Session, kind listKind) string {
+	switch kind {
+	case kTitle:
+		return s.Title
+	case kConnectionID:
+		return s.ConnectionID
+	case kModel:
+		return s.Model
+	case kReasoningEffort:
+		return s.ReasoningEffort
+	case kParentID:
+		return s.ParentID
+	case kSource:
+		return s.Source
+	}
+	return ""
+}
+
 func appendProject(buf []byte, b *listBudget, plan []listField, p *core.Project) ([]byte, bool) {
 	buf = append(buf, '{')
 	for i, f := range plan {
-		if i > 0 {
-			buf = append(buf, ',')
-		}
-		buf = appendQuoted(buf, f.key)
-		buf = append(buf, ':')
+		buf = appendKey(buf, i, f.key)
 		switch f.kind {
 		case kTypename:
 			buf = append(buf, `"Project"`...)
@@ -545,11 +542,7 @@ func appendProject(buf []byte, b *listBudget, plan []listField, p *core.Project)
 func appendWorktree(buf []byte, b *listBudget, plan []listField, w *core.Worktree) []byte {
 	buf = append(buf, '{')
 	for i, f := range plan {
-		if i > 0 {
-			buf = append(buf, ',')
-		}
-		buf = appendQuoted(buf, f.key)
-		buf = append(buf, ':')
+		buf = appendKey(buf, i, f.key)
 		var v string
 		switch f.kind {
 		case kTypename:
@@ -571,11 +564,7 @@ func appendWorktree(buf []byte, b *listBudget, plan []listField, w *core.Worktre
 func appendUsage(buf []byte, b *listBudget, plan []listField, u *core.Usage) ([]byte, bool) {
 	buf = append(buf, '{')
 	for i, f := range plan {
-		if i > 0 {
-			buf = append(buf, ',')
-		}
-		buf = appendQuoted(buf, f.key)
-		buf = append(buf, ':')
+		buf = appendKey(buf, i, f.key)
 		var n int64
 		switch f.kind {
 		case kTypename:
@@ -615,6 +604,15 @@ func appendUsage(buf []byte, b *listBudget, plan []listField, u *core.Usage) ([]
 		buf = strconv.AppendInt(buf, n, 10)
 	}
 	return append(buf, '}'), true
+}
+
+// appendKey writes the i-th member's key of an object (the comma before
+// it, the colon after).
+func appendKey(buf []byte, i int, key string) []byte {
+	if i > 0 {
+		buf = append(buf, ',')
+	}
+	return append(appendQuoted(buf, key), ':')
 }
 
 // appendEnum writes an enum value by gqlgen's own table of names; a value

@@ -5,8 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -88,22 +86,6 @@ func mustEvent(t testing.TB, sessionID string, kind core.EventType, payload any)
 	return ev
 }
 
-// rawDo posts an operation and returns the response body as it came.
-func rawDo(t testing.TB, k *testKernel, query string, vars map[string]any) []byte {
-	t.Helper()
-	body, _ := json.Marshal(map[string]any{"query": query, "variables": vars})
-	resp, err := http.Post(k.srv.URL+"/graphql", "application/json", bytes.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return raw
-}
-
 // TestSessionListSameAsGqlgen: the session list written by hand is, byte
 // for byte, what gqlgen answers for the same operation (asked with
 // @include(if: true) on the sessions field, which the hand-written path
@@ -140,12 +122,12 @@ func TestSessionListSameAsGqlgen(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			served := graph.SessionListServed.Load()
-			fast := rawDo(t, k, fmt.Sprintf(c.query, ""), c.vars)
+			fast := k.raw(t, fmt.Sprintf(c.query, ""), c.vars)
 			if got := graph.SessionListServed.Load() - served; (got == 1) != c.served {
 				t.Fatalf("answered by hand: %d, want %v: %s", got, c.served, fast)
 			}
 			served = graph.SessionListServed.Load()
-			slow := rawDo(t, k, fmt.Sprintf(c.query, "@include(if: true)"), c.vars)
+			slow := k.raw(t, fmt.Sprintf(c.query, "@include(if: true)"), c.vars)
 			if got := graph.SessionListServed.Load() - served; got != 0 {
 				t.Fatalf("@include(if: true) was answered by hand")
 			}
@@ -173,7 +155,7 @@ func TestSessionListSameAsGqlgen(t *testing.T) {
 		var out struct {
 			Errors []any
 		}
-		if err := json.Unmarshal(rawDo(t, k, q, nil), &out); err != nil || len(out.Errors) > 0 {
+		if err := json.Unmarshal(k.raw(t, q, nil), &out); err != nil || len(out.Errors) > 0 {
 			t.Fatalf("%s: %v %v", q, err, out.Errors)
 		}
 		if graph.SessionListServed.Load() != served {
@@ -208,12 +190,12 @@ func TestSessionListResponseBudget(t *testing.T) {
 			byGqlgen := fmt.Sprintf(c.query, "@include(if: true)")
 			// The smallest limit gqlgen answers under, by bisection.
 			lo, hi := int64(1), int64(64<<10)
-			if tooLarge(rawDo(t, kernel(hi), byGqlgen, nil)) {
+			if tooLarge(kernel(hi).raw(t, byGqlgen, nil)) {
 				t.Fatal("the list does not fit 64 KiB")
 			}
 			for lo < hi {
 				mid := (lo + hi) / 2
-				if tooLarge(rawDo(t, kernel(mid), byGqlgen, nil)) {
+				if tooLarge(kernel(mid).raw(t, byGqlgen, nil)) {
 					lo = mid + 1
 				} else {
 					hi = mid
@@ -222,11 +204,11 @@ func TestSessionListResponseBudget(t *testing.T) {
 			byHand := fmt.Sprintf(c.query, "")
 			k := kernel(lo)
 			served := graph.SessionListServed.Load()
-			if raw := rawDo(t, k, byHand, nil); tooLarge(raw) || graph.SessionListServed.Load() != served+1 {
+			if raw := k.raw(t, byHand, nil); tooLarge(raw) || graph.SessionListServed.Load() != served+1 {
 				t.Fatalf("limit %d: gqlgen answers, by hand: %s", lo, raw)
 			}
 			k = kernel(lo - 1)
-			if raw := rawDo(t, k, byHand, nil); !tooLarge(raw) {
+			if raw := k.raw(t, byHand, nil); !tooLarge(raw) {
 				t.Fatalf("limit %d: gqlgen refuses, by hand: %s", lo-1, raw)
 			}
 		})

@@ -8,6 +8,10 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 )
 
+// SessionListServed counts the operations SessionList answered by hand
+// (read by the external tests, package graph_test).
+var SessionListServed = &sessionListServed
+
 // FuzzAppendQuoted: appendQuoted writes any string as gqlgen's answer
 // brings it to a client, graphql.MarshalString's bytes marshalled by
 // encoding/json (as the transports marshal a response's data). Seeds in

@@ -89,14 +89,19 @@ func withUsageSums(q *bun.SelectQuery) *bun.SelectQuery {
 	return q
 }
 
-// usageTotalsSQL is UsageTotals' query: of one session (where holds its
-// placeholder) or of the kernel (NOT imported).
-func usageTotalsSQL(where string) string {
+// usageSumsList is usageSumColumns' expressions as a select list.
+var usageSumsList = func() string {
 	exprs := make([]string, len(usageSumColumns))
 	for i, c := range usageSumColumns {
 		exprs[i] = c.expr
 	}
-	return "SELECT " + strings.Join(exprs, ", ") + " FROM usage_ledger WHERE " + where
+	return strings.Join(exprs, ", ")
+}()
+
+// usageTotalsSQL is UsageTotals' query: of one session (where holds its
+// placeholder) or of the kernel (NOT imported).
+func usageTotalsSQL(where string) string {
+	return "SELECT " + usageSumsList + " FROM usage_ledger WHERE " + where
 }
 
 // UsageTotals' queries: of the kernel, of a session on SQLite, of a
@@ -106,6 +111,11 @@ var (
 	usageOfSessionSQL   = usageTotalsSQL("session_id = ?")
 	usageOfSessionSQLPG = usageTotalsSQL("session_id = $1")
 )
+
+// sums are where a row of usageSumColumns scans to, in their order.
+func (r *usageSums) sums() []any {
+	return []any{&r.Input, &r.Output, &r.Total, &r.Cached, &r.CacheWrites, &r.Estimated, &r.Cost, &r.Unpriced}
+}
 
 func (r usageSums) usage() core.Usage {
 	u := core.Usage{InputTokens: r.Input, OutputTokens: r.Output, TotalTokens: r.Total, CachedTokens: r.Cached,
@@ -140,7 +150,7 @@ func (d *DB) UsageTotals(ctx context.Context, sessionID string) (core.Usage, err
 	defer rows.Close()
 	var r usageSums
 	if rows.Next() {
-		err = rows.Scan(&r.Input, &r.Output, &r.Total, &r.Cached, &r.CacheWrites, &r.Estimated, &r.Cost, &r.Unpriced)
+		err = rows.Scan(r.sums()...)
 	}
 	if err = errors.Join(err, rows.Err(), rows.Close()); err != nil {
 		return core.Usage{}, fmt.Errorf("sum usage: %w", err)
@@ -178,14 +188,8 @@ func (d *DB) SessionUsageTotals(ctx context.Context, sessionIDs []string) (map[s
 
 // usageOfSessionsSQL is SessionUsageTotals' query on SQLite: the sums of
 // the sessions of a JSON array of ids, by session.
-var usageOfSessionsSQL = func() string {
-	exprs := make([]string, len(usageSumColumns))
-	for i, c := range usageSumColumns {
-		exprs[i] = c.expr
-	}
-	return "SELECT session_id, " + strings.Join(exprs, ", ") +
-		" FROM usage_ledger WHERE session_id IN (SELECT value FROM json_each(?)) GROUP BY session_id"
-}()
+var usageOfSessionsSQL = "SELECT session_id, " + usageSumsList +
+	" FROM usage_ledger WHERE session_id IN (SELECT value FROM json_each(?)) GROUP BY session_id"
 
 func (d *DB) sqliteUsageOfSessions(ctx context.Context, ids []string) (out []usageSums, err error) {
 	list, err := json.Marshal(ids)
@@ -199,7 +203,7 @@ func (d *DB) sqliteUsageOfSessions(ctx context.Context, ids []string) (out []usa
 	defer func() { err = errors.Join(err, rows.Close()) }()
 	for rows.Next() {
 		var r usageSums
-		if err := rows.Scan(&r.SessionID, &r.Input, &r.Output, &r.Total, &r.Cached, &r.CacheWrites, &r.Estimated, &r.Cost, &r.Unpriced); err != nil {
+		if err := rows.Scan(append([]any{&r.SessionID}, r.sums()...)...); err != nil {
 			return nil, err
 		}
 		out = append(out, r)

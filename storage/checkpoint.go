@@ -19,8 +19,17 @@ import (
 // (40 MB), it is not the usual path.
 const writerAutoCheckpoint = 10000
 
-// checkpointDelay is how long after a commit the checkpointer runs.
-const checkpointDelay = 50 * time.Millisecond
+// checkpointDelay is how long the writer must have been quiet (no commit)
+// before the checkpointer runs; checkpointMaxWait bounds that wait from
+// the first commit it covers, so that a steady trickle of commits (one
+// every 40 ms, say) still has its log copied about once a second. From
+// checkpointStream commits on, the wait is checkpointDelay from its start
+// (a stream of appends: the log grows by thousands of pages a second).
+const (
+	checkpointDelay   = 50 * time.Millisecond
+	checkpointMaxWait = time.Second
+	checkpointStream  = 16
+)
 
 // checkpointBehind: a checkpoint of a log this long (pages) that could not
 // copy all of it (the writer committed meanwhile) makes the checkpointer
@@ -45,7 +54,8 @@ const checkpointRestart = 4000
 // a few hundred waited for two fsyncs (BenchmarkAppendBatch: 40% of the
 // wall time of single-event appends). Here a goroutine with a connection
 // of its own runs a PASSIVE checkpoint (it never blocks the writer or the
-// readers) 50 ms after appends were committed, for all of them. What a
+// readers) once no append was committed for 50 ms (at most a second after
+// the first it covers), for all of them. What a
 // crash or power loss can lose is unchanged: commits are not synced
 // either way (docs/history.md), and checkpoints run at least as often.
 type checkpointer struct {
@@ -61,6 +71,14 @@ type checkpointer struct {
 	// the last settle (and at start: a crash leaves rows live), so that a
 	// round with nothing to settle runs no statement on the writer.
 	live atomic.Bool
+	// last is when the writer last committed, as time since epoch.
+	last    atomic.Int64
+	epoch   time.Time
+	commits atomic.Int64
+	// delay and maxWait are checkpointDelay and checkpointMaxWait (tests
+	// lengthen them); rounds counts the checkpoint rounds run.
+	delay, maxWait time.Duration
+	rounds         atomic.Int64
 }
 
 func startCheckpointer(path string, writer *sql.DB, log *slog.Logger) (*checkpointer, error) {
@@ -71,7 +89,7 @@ func startCheckpointer(path string, writer *sql.DB, log *slog.Logger) (*checkpoi
 	db.SetMaxOpenConns(1)
 	db.SetMaxIdleConns(1)
 	db.SetConnMaxLifetime(0)
-	c := &checkpointer{db: db, writer: writer, log: log, kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
+	c := &checkpointer{db: db, writer: writer, log: log, kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}), epoch: time.Now(), delay: checkpointDelay, maxWait: checkpointMaxWait}
 	c.live.Store(true)
 	go c.loop()
 	return c, nil
@@ -90,6 +108,8 @@ func (c *checkpointer) committed() {
 	if c == nil {
 		return
 	}
+	c.last.Store(int64(time.Since(c.epoch)))
+	c.commits.Add(1)
 	select {
 	case c.kick <- struct{}{}:
 	default:
@@ -107,16 +127,14 @@ func (c *checkpointer) loop() {
 		case <-c.kick:
 		}
 		// Commits of the next moments join this checkpoint, and it runs
-		// after the work that follows a commit (the first request of a
-		// turn, say) instead of competing with it for the CPU and disk.
-		// A checkpointer behind a steady stream of appends does not wait.
-		if !behind {
-			select {
-			case <-c.stop:
-				return
-			case <-time.After(checkpointDelay):
-			}
+		// once the writer is quiet, after the work that follows a commit
+		// (a turn's first request to its provider, after sendMessage's
+		// commit) instead of competing with it for the CPU and disk. A
+		// checkpointer behind a steady stream of appends does not wait.
+		if !behind && !c.quiet() {
+			return
 		}
+		c.rounds.Add(1)
 		if err := c.settleHeads(ctx); err != nil {
 			c.log.Debug("settle session heads", "err", err)
 		}
@@ -141,6 +159,41 @@ func (c *checkpointer) loop() {
 			}
 		}
 		behind = logged >= checkpointBehind && copied < logged
+	}
+}
+
+// quiet waits until no commit came for c.delay, or c.maxWait has passed;
+// false when the checkpointer stops. A stream of commits
+// (checkpointStream or more since the wait began) waits c.delay only, as
+// a fixed delay did before: the log of steady appends is copied as often.
+// It reads the time of the last commit rather than receiving the commits'
+// kicks: a kick would wake this goroutine, and perhaps an idle CPU, at
+// every commit, sendMessage's included.
+func (c *checkpointer) quiet() bool {
+	start, n0 := time.Now(), c.commits.Load()
+	for {
+		elapsed := time.Since(start)
+		wait := c.delay - (time.Since(c.epoch) - time.Duration(c.last.Load()))
+		if c.commits.Load()-n0 >= checkpointStream {
+			wait = min(wait, c.delay-elapsed)
+		}
+		wait = min(wait, c.maxWait-elapsed)
+		if wait <= 0 {
+			// The commits until now are this checkpoint's: their kicks
+			// need no other round.
+			select {
+			case <-c.kick:
+			default:
+			}
+			return true
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-c.stop:
+			t.Stop()
+			return false
+		case <-t.C:
+		}
 	}
 }
 

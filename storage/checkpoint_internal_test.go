@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/foya-dev/foya/core"
 	"github.com/foya-dev/foya/core/coretest"
@@ -173,5 +174,75 @@ func TestAppendAfterCheckpointDoesNotSync(t *testing.T) {
 	}
 	if head, err := db.HeadSeq(ctx, "s"); err != nil || head != 7 {
 		t.Fatalf("head %d %v, want 7", head, err)
+	}
+}
+
+// TestCheckpointWaitsForAQuietWriter: the checkpointer runs once commits
+// stop coming for its delay (not at a fixed time after the first, which
+// put a checkpoint inside one turn's first request in seven), no later
+// than its longest wait from the first commit, and after its delay from
+// the first under a stream of commits.
+func TestCheckpointWaitsForAQuietWriter(t *testing.T) {
+	ctx := context.Background()
+	db := openTempDB(t)
+	coretest.CreateSession(t, db, "s")
+	c := db.ckpt
+	restart := func(delay, maxWait time.Duration) {
+		stopCheckpointLoop(db)
+		c.delay, c.maxWait, c.done = delay, maxWait, make(chan struct{})
+		select { // a kick of an earlier append
+		case <-c.kick:
+		default:
+		}
+		c.rounds.Store(0)
+		go c.loop()
+	}
+	appendEvery := func(n int, gap time.Duration) {
+		t.Helper()
+		for i := range n {
+			if i > 0 {
+				time.Sleep(gap)
+			}
+			if _, err := db.Append(ctx, "s", core.AnyHead, []core.Event{coretest.MessageEvent(t, "s", core.RoleUser, "m")}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	waitRounds := func(want int64) {
+		t.Helper()
+		for deadline := time.Now().Add(10 * time.Second); c.rounds.Load() < want; time.Sleep(10 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("%d checkpoint rounds; want %d", c.rounds.Load(), want)
+			}
+		}
+	}
+
+	// A few commits 40 ms apart for 0.4 s, a delay of 0.25 s: no round
+	// meanwhile, one once they stop.
+	restart(250*time.Millisecond, time.Minute)
+	appendEvery(10, 40*time.Millisecond)
+	if n := c.rounds.Load(); n != 0 {
+		t.Fatalf("%d checkpoint rounds while the writer committed every 40 ms; want 0 (delay 250 ms)", n)
+	}
+	waitRounds(1)
+	time.Sleep(400 * time.Millisecond)
+	if n := c.rounds.Load(); n != 1 {
+		t.Fatalf("%d checkpoint rounds for one burst of commits; want 1", n)
+	}
+
+	// A commit every 100 ms for 1.2 s with a longest wait of 0.3 s:
+	// rounds run meanwhile.
+	restart(250*time.Millisecond, 300*time.Millisecond)
+	appendEvery(13, 100*time.Millisecond)
+	if n := c.rounds.Load(); n < 2 {
+		t.Fatalf("%d checkpoint rounds during 1.2 s of commits with a longest wait of 0.3 s; want 2 or more", n)
+	}
+
+	// A stream (a commit every 2 ms for about a second): rounds run
+	// meanwhile, each the delay after the first commit it covers.
+	restart(250*time.Millisecond, time.Minute)
+	appendEvery(400, 2*time.Millisecond)
+	if n := c.rounds.Load(); n < 2 {
+		t.Fatalf("%d checkpoint rounds during a stream of commits; want 2 or more", n)
 	}
 }

@@ -113,7 +113,7 @@ func (p *benchProvider) serve(w http.ResponseWriter, r *http.Request) {
 // subscriber. It reports medians of the whole reply and the first token,
 // and the ratios to the floor.
 func BenchmarkDeltaPath(b *testing.B) {
-	benchDeltaPath(b, newBenchProvider(b, benchChunks, 0, false), benchChunks)
+	benchDeltaPath(b, newBenchProvider(b, benchChunks, 0, false))
 }
 
 // BenchmarkDeltaPathPaced is BenchmarkDeltaPath with a provider that
@@ -123,18 +123,16 @@ func BenchmarkDeltaPath(b *testing.B) {
 // provider writing it, the plugin decoding it), which is how hosted models
 // stream; the whole-reply figures mean little here (100 ms of pauses).
 func BenchmarkDeltaPathPaced(b *testing.B) {
-	const chunks = 21
-	prov := newBenchProvider(b, chunks, 5*time.Millisecond, false)
+	prov := newBenchProvider(b, 21, 5*time.Millisecond, false)
 	prov.firstAtOnce = true
-	benchDeltaPath(b, prov, chunks)
+	benchDeltaPath(b, prov)
 }
 
-// benchDeltaPath runs BenchmarkDeltaPath's measurement against prov, whose
-// replies are chunks tokens.
-func benchDeltaPath(b *testing.B, prov *benchProvider, chunks int) {
+// benchDeltaPath runs BenchmarkDeltaPath's measurement against prov.
+func benchDeltaPath(b *testing.B, prov *benchProvider) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	want := strings.Repeat("tok ", chunks)
+	want := strings.Repeat("tok ", prov.chunks)
 	k, pprofAddr := startBenchKernel(b)
 	k.chatSession(b, prov.baseURL()) // the connection; its session is not used
 	// Every measured reply is the first turn of a new session, so each
@@ -245,7 +243,7 @@ func benchDeltaPath(b *testing.B, prov *benchProvider, chunks int) {
 	b.ReportMetric(ms(first(viaWS)), "ws-first-ms")
 	b.ReportMetric(ms(first(viaSSE)), "sse-first-ms")
 	b.Logf("%d-chunk reply, medians of %d: direct %.1f ms (first %.2f ms) | graphql-ws %.1f ms (first %.2f ms, %.2f× the floor) | SSE %.1f ms (first %.2f ms, %.2f× the floor)",
-		chunks, b.N, ms(whole(direct)), ms(first(direct)), ms(whole(viaWS)), ms(first(viaWS)), float64(whole(viaWS))/float64(whole(direct)),
+		prov.chunks, b.N, ms(whole(direct)), ms(first(direct)), ms(whole(viaWS)), ms(first(viaWS)), float64(whole(viaWS))/float64(whole(direct)),
 		ms(whole(viaSSE)), ms(first(viaSSE)), float64(whole(viaSSE))/float64(whole(direct)))
 }
 

@@ -46,13 +46,20 @@ func fillSessions(t testing.TB, db *storage.DB, n int) []string {
 		at time.Time
 	}
 	var top []entry
+	var batch [][]core.Event
+	flush := func() {
+		if err := db.AppendEach(ctx, batch); err != nil {
+			t.Fatal(err)
+		}
+		batch = batch[:0]
+	}
 	create := func(meta core.SessionMeta) {
 		ev, err := core.NewEvent(meta.ID, core.EventSessionCreated, core.SessionPayload{Session: meta})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := db.Append(ctx, meta.ID, 0, []core.Event{ev}); err != nil {
-			t.Fatal(err)
+		if batch = append(batch, []core.Event{ev}); len(batch) == 1000 {
+			flush()
 		}
 	}
 	for i := range n {
@@ -64,6 +71,9 @@ func fillSessions(t testing.TB, db *storage.DB, n int) []string {
 		if i%10 == 0 {
 			create(core.SessionMeta{ID: id + "_child", ParentID: id, CreatedAt: at.Add(time.Millisecond)})
 		}
+	}
+	if len(batch) > 0 {
+		flush()
 	}
 	slices.SortFunc(top, func(a, b entry) int {
 		if c := b.at.Compare(a.at); c != 0 {

@@ -89,3 +89,28 @@ func FuzzExportedBlobLine(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkStreamBlobLine reads a document with one blob of 1 MiB, its
+// blob line read without encoding/json (exported) and with it (json).
+func BenchmarkStreamBlobLine(b *testing.B) {
+	blob := make([]byte, 1<<20)
+	for i := range blob {
+		blob[i] = byte(i * 7919 >> 3)
+	}
+	doc := blobDoc(blob, `{"kind":"blob","sha256":"HASH","size":1048576,"data":"`+base64.StdEncoding.EncodeToString(blob)+`"}`)
+	for _, c := range []struct {
+		name string
+		slow bool
+	}{{"exported", false}, {"json", true}} {
+		b.Run(c.name, func(b *testing.B) {
+			slowBlobLines = c.slow
+			defer func() { slowBlobLines = false }()
+			b.SetBytes(int64(len(doc)))
+			for b.Loop() {
+				if _, err := StreamSessionArchive(bytes.NewReader(doc), 0, func(string, []byte) error { return nil }); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -49,13 +49,13 @@ func TestMain(m *testing.M) {
 	kernelBin = filepath.Join(dir, "foyatest")
 	echoBin = filepath.Join(dir, "echo")
 	openaiBin = filepath.Join(dir, "foya-plugin-openai")
-	for bin, pkg := range map[string]string{kernelBin: "./testdata/foyatest", echoBin: "../../providers/echo", openaiBin: "../../cmd/foya-plugin-openai"} {
-		out, err := exec.Command("go", "build", "-o", bin, pkg).CombinedOutput()
-		if err != nil {
-			fmt.Fprintf(os.Stderr, "build %s: %v\n%s", pkg, err, out)
-			os.RemoveAll(dir)
-			os.Exit(1)
-		}
+	// One go build for the three (each named after its package's
+	// directory): the go command builds their packages in parallel, once.
+	out, err := exec.Command("go", "build", "-o", dir+string(filepath.Separator), "./testdata/foyatest", "../../providers/echo", "../../cmd/foya-plugin-openai").CombinedOutput()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "build the test's plugins: %v\n%s", err, out)
+		os.RemoveAll(dir)
+		os.Exit(1)
 	}
 	code := m.Run()
 	os.RemoveAll(dir)

@@ -11,6 +11,7 @@ import (
 	"github.com/foya-dev/foya/edge"
 	"github.com/foya-dev/foya/internal/cmdutil"
 	builtintools "github.com/foya-dev/foya/plugins/builtin/tools"
+	"github.com/foya-dev/foya/plugins/sandbox"
 	"github.com/foya-dev/foya/storage"
 	"github.com/foya-dev/foya/telemetry"
 )
@@ -45,6 +46,9 @@ type Config struct {
 	// TerminalCPU is the CPU time one background terminal may use over its
 	// whole life (0: no limit); the other tool limits apply as to bash.
 	TerminalCPU time.Duration
+	// ChildNice is how many nice levels below the kernel the processes it
+	// starts run (0: at the kernel's priority; docs/performance.md).
+	ChildNice   int
 	AllowKeyEnv []string
 	Retry       engine.RetryPolicy
 	// Guardian bounds the guardian of GUARDED sessions (docs/guardian.md).
@@ -73,6 +77,13 @@ the playground, on a loopback address by default. See docs/.`,
 // keep-alive connection would soon idle out anyway (Go closes idle
 // connections after 90 s); a kernel left alone falls to its own memory.
 const defaultPluginIdleStop = time.Minute
+
+// defaultChildNice: plugins and what they start run five nice levels
+// below the kernel (about a third of its CPU share when both want a CPU;
+// the same as the kernel's when it is idle). Under a provider's burst the
+// plugin decoding the chunks that follow no longer holds the CPU the
+// kernel needs to forward the first (BENCHMARKS.md, twelfth session).
+const defaultChildNice = 5
 
 // ParseFlags reads the command line of `foya serve` (its arguments after
 // "serve") into m.Config. --help prints the usage on m.Stdout and returns
@@ -110,6 +121,7 @@ func (m *Main) ParseFlags(args []string) error {
 	fs.Var(&pluginDirs, "plugin-dir", "extra directory of third-party plugin executables (repeatable; <data-dir>/plugins is always searched)")
 	fs.Var(&origins, "allow-origin", "extra browser origin host[:port] pattern allowed besides the kernel's own and loopback pages (repeatable)")
 	toolLimits := sandboxLimitFlags(fs)
+	fs.IntVar(&c.ChildNice, "child-nice", defaultChildNice, "nice levels below the kernel at which the processes it starts run: plugins, tool commands, hooks, STDIO MCP servers, terminals (0 to 19; 0: the kernel's priority). The kernel's own threads then get a busy CPU first (Linux)")
 	termCPU := fs.Duration("terminal-max-cpu", 0, "CPU time one background terminal may use over its whole life, every process it starts included (0: no limit: a dev server runs all day; the other --tool-max-* limits apply to terminals as to bash)")
 	if _, err := cmdutil.Parse(fs, args); err != nil {
 		return err
@@ -124,6 +136,9 @@ func (m *Main) ParseFlags(args []string) error {
 		return cmdutil.Usagef("--terminal-max-cpu %s: must not be negative", *termCPU)
 	}
 	c.TerminalCPU = *termCPU
+	if c.ChildNice < 0 || c.ChildNice > sandbox.MaxChildNice {
+		return cmdutil.Usagef("--child-nice %d: give 0 to %d", c.ChildNice, sandbox.MaxChildNice)
+	}
 	if err := c.checkServing(); err != nil {
 		return err
 	}

@@ -22,7 +22,7 @@ func TestParseFlags(t *testing.T) {
 	c := m.Config
 	abs := func(p string) string { a, _ := filepath.Abs(p); return a }
 	switch {
-	case c.Addr != "127.0.0.1:0" || c.DataDir != "d" || c.PluginIdleStop != 0 || c.LogLevel.String() != "DEBUG":
+	case c.Addr != "127.0.0.1:0" || c.DataDir != "d" || c.PluginIdleStop != 0 || c.LogLevel.String() != "DEBUG" || c.ChildNice != 5:
 		t.Errorf("config %+v", c)
 	case !c.Tools.NetworkOff || !slices.Equal(c.Tools.Writable, []string{abs("w")}) || !slices.Equal(c.Tools.Hidden, []string{abs("tok")}):
 		t.Errorf("tools %+v", c.Tools)
@@ -54,6 +54,8 @@ func TestParseFlagsRefuses(t *testing.T) {
 		{[]string{"--tool-max-memory", "1M"}, "at least 64M"},
 		{[]string{"--otlp-protocol", "thrift"}, "--otlp-protocol"},
 		{[]string{"--terminal-max-cpu", "-1s"}, "--terminal-max-cpu"},
+		{[]string{"--child-nice", "20"}, "--child-nice 20: give 0 to 19"},
+		{[]string{"--child-nice", "-1"}, "--child-nice -1"},
 		{[]string{"--no-such-flag"}, "see foya serve --help"},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {

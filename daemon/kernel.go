@@ -28,6 +28,7 @@ import (
 	"github.com/foya-dev/foya/plugins/hooks"
 	"github.com/foya-dev/foya/plugins/host"
 	"github.com/foya-dev/foya/plugins/mcphost"
+	"github.com/foya-dev/foya/plugins/sandbox"
 	"github.com/foya-dev/foya/storage"
 	"github.com/foya-dev/foya/storage/artifacts"
 )
@@ -127,6 +128,9 @@ func (k *kernel) startPlugins(ctx context.Context, c Config, log *slog.Logger) e
 		return err
 	}
 	k.toolTemp = toolCfg.TempRoot
+	if err := sandbox.SetChildNice(c.ChildNice); err != nil {
+		return err
+	}
 	exe, err := os.Executable()
 	if err != nil {
 		return fmt.Errorf("find own executable: %w", err)

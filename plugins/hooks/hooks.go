@@ -126,6 +126,7 @@ func (r *Runner) startHook(h core.HookRun, tmp string, env, argv []string, out *
 		if err := cmd.Start(); err != nil {
 			return nil, nil, fmt.Errorf("start hook: %w", err)
 		}
+		_ = sandbox.LowerPriority(cmd.Process.Pid) // best effort, as under the helper
 		return cmd, nil, nil
 	}
 	p := r.hookPolicy(h, tmp, env, argv)

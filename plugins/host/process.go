@@ -13,6 +13,7 @@ import (
 	"github.com/foya-dev/foya/core/telemetry"
 	"github.com/foya-dev/foya/plugins/internal/pluginenv"
 	foyav1 "github.com/foya-dev/foya/plugins/proto/foya/v1"
+	"github.com/foya-dev/foya/plugins/sandbox"
 	"github.com/foya-dev/foya/plugins/sdk"
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin"
@@ -281,6 +282,9 @@ func (p *process) start() error {
 	pid := 0
 	if rc := client.ReattachConfig(); rc != nil {
 		pid = rc.Pid
+	}
+	if err := sandbox.LowerPriority(pid); err != nil {
+		p.log.Warn("plugin runs at the kernel's priority", "plugin", p.name, "err", err)
 	}
 	p.log.Info("plugin started", "plugin", p.name, "pid", pid, "protocol", p.cl.protocol)
 	p.lastUse = p.startedAt

@@ -1,12 +1,14 @@
 package mcphost_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -29,6 +31,7 @@ type probeResult struct {
 	WriteScope   string   `json:"writeScope"`   // the session's directory (when attached)
 	Env          []string `json:"env"`
 	Cwd          string   `json:"cwd"`
+	Nices        []string `json:"nices"` // the nice value of each of its threads, at the call
 }
 
 func attempt(err error, ok string) string {
@@ -59,16 +62,33 @@ func serveProbe() {
 	}
 	r.Env = os.Environ()
 	r.Cwd, _ = os.Getwd()
-	out, _ := json.Marshal(r)
 	s := mcp.NewServer(&mcp.Implementation{Name: "probe", Version: "1"}, nil)
 	mcp.AddTool(s, &mcp.Tool{Name: "probe", Description: "What the server could do."},
 		func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+			r.Nices = nil
+			tasks, _ := os.ReadDir("/proc/self/task")
+			for _, task := range tasks {
+				stat, _ := os.ReadFile("/proc/self/task/" + task.Name() + "/stat")
+				fields := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
+				r.Nices = append(r.Nices, fields[19-3])
+			}
+			out, _ := json.Marshal(r)
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(out)}}}, nil, nil
 		})
 	if err := s.Run(context.Background(), &mcp.StdioTransport{}); err != nil && !errors.Is(err, context.Canceled) {
 		os.Exit(1)
 	}
 	os.Exit(0)
+}
+
+// readOwnStat is the calling thread's stat from its state field on.
+func readOwnStat(t *testing.T) string {
+	t.Helper()
+	stat, err := os.ReadFile("/proc/thread-self/stat")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(stat[bytes.LastIndexByte(stat, ')')+1:])
 }
 
 func landlockOrSkip(t *testing.T) sandbox.Report {
@@ -115,6 +135,12 @@ func TestConfinedStdioServer(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(sibling, "notes.txt"), []byte("other-project-secret"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// STDIO servers run below the kernel's priority (docs/sandbox.md).
+	if err := sandbox.SetChildNice(3); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = sandbox.SetChildNice(0) })
+	ownNice, _ := strconv.Atoi(strings.Fields(readOwnStat(t))[19-3])
 	exe, _ := os.Executable()
 	m := mcphost.New(mcphost.Config{
 		StateDir: state,
@@ -187,6 +213,9 @@ func TestConfinedStdioServer(t *testing.T) {
 		}
 		if !slices.Contains(r.Env, "HOME="+home) || !slices.Contains(r.Env, "XDG_CACHE_HOME="+filepath.Join(home, ".cache")) {
 			t.Errorf("%s env %v", c.Name, r.Env)
+		}
+		if len(r.Nices) < 2 || slices.ContainsFunc(r.Nices, func(n string) bool { return n != strconv.Itoa(min(ownNice+3, 19)) }) {
+			t.Errorf("%s threads at nice %v, want %d", c.Name, r.Nices, min(ownNice+3, 19))
 		}
 		if c.SessionID != "" {
 			if r.WriteScope != "ok" || r.Cwd != proj {

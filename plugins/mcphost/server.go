@@ -16,6 +16,7 @@ import (
 
 	"github.com/foya-dev/foya/core"
 	"github.com/foya-dev/foya/core/telemetry"
+	"github.com/foya-dev/foya/plugins/sandbox"
 )
 
 // server supervises one enabled MCP server: connect, list tools, wait for
@@ -360,6 +361,11 @@ func (s *server) connect() (*mcp.ClientSession, *exec.Cmd, error) {
 			}
 		}
 		return nil, nil, fmt.Errorf("connect: %w", err)
+	}
+	if cmd != nil && cmd.Process != nil {
+		if err := sandbox.LowerPriority(cmd.Process.Pid); err != nil {
+			s.log.Warn("mcp server runs at the kernel's priority", "err", err)
+		}
 	}
 	tools, err := listTools(ctx, cs)
 	if err != nil {

@@ -56,6 +56,8 @@ func StartWithInput(exe string, p Policy, in, out *os.File) (*Process, error) {
 		}
 		return nil, fmt.Errorf("start sandbox helper: %w", err)
 	}
+	// Best effort: a child at the kernel's priority still works.
+	_ = LowerPriority(cmd.Process.Pid)
 	rw.Close()
 	pr := &Process{Cmd: cmd, report: rr, done: make(chan struct{})}
 	go pr.readReport()

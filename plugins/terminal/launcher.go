@@ -112,6 +112,7 @@ func (l *Launcher) start(spec core.TerminalStart, tmp string, env []string, in, 
 		if err := cmd.Start(); err != nil {
 			return nil, nil, fmt.Errorf("start terminal: %w", err)
 		}
+		_ = sandbox.LowerPriority(cmd.Process.Pid) // best effort, as under the helper
 		return cmd, nil, nil
 	}
 	p := l.policy(spec, tmp, env)

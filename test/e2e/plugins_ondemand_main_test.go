@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -77,7 +78,8 @@ func testPluginsStartOnDemand(t *testing.T, reexec bool) {
 		t.Fatalf("after one turn the kernel runs %q, want the openai plugin alone", got)
 	}
 
-	args, _ := json.Marshal(map[string]any{"command": "printf on-demand"})
+	// The tool command reports its own nice value (field 19 of stat).
+	args, _ := json.Marshal(map[string]any{"command": "printf on-demand; echo \" nice=$(cut -d' ' -f19 /proc/self/stat)\""})
 	fake.Enqueue(openaitest.Response{Events: []string{
 		openaitest.Chunk("gpt-t", map[string]any{"tool_calls": []any{map[string]any{"index": 0, "id": "c1", "type": "function", "function": map[string]any{"name": "bash", "arguments": string(args)}}}}, ""),
 		openaitest.Chunk("gpt-t", map[string]any{}, "tool_calls"),
@@ -87,6 +89,24 @@ func testPluginsStartOnDemand(t *testing.T, reexec bool) {
 	ms := k.getSession(t, sid).Session.Messages
 	if len(ms) != 6 || ms[4].IsError || !strings.Contains(ms[4].Text, "on-demand") {
 		t.Fatalf("messages %+v\n%s", ms, k.Logs())
+	}
+	// Plugins, and the commands the tools plugin starts, run five nice
+	// levels below the kernel (--child-nice's default), every thread.
+	want := min(niceOf(t, pid, pid)+5, 19)
+	if !strings.Contains(ms[4].Text, fmt.Sprintf("nice=%d", want)) {
+		t.Fatalf("the tool command reports %q, want nice=%d", ms[4].Text, want)
+	}
+	for _, kid := range childPIDs(pid) {
+		tasks, _ := os.ReadDir(fmt.Sprintf("/proc/%d/task", kid))
+		for _, task := range tasks {
+			tid, _ := strconv.Atoi(task.Name())
+			if n := niceOf(t, kid, tid); n != want {
+				t.Fatalf("thread %d of plugin process %d (%s) at nice %d, want %d", tid, kid, pluginCmdlines([]int{kid}), n, want)
+			}
+		}
+		if len(tasks) < 2 {
+			t.Fatalf("plugin process %d has %d threads", kid, len(tasks))
+		}
 	}
 	got := pluginCmdlines(childPIDs(pid))
 	if len(got) != 2 || !slices.ContainsFunc(got, func(c string) bool { return servesPlugin(c, "openai") }) ||
@@ -98,6 +118,23 @@ func testPluginsStartOnDemand(t *testing.T, reexec bool) {
 			t.Fatalf("plugin %s pid %v", p.Name, p.Pid)
 		}
 	}
+}
+
+// niceOf is the nice value of thread tid of process pid (field 19 of its
+// stat).
+func niceOf(t *testing.T, pid, tid int) int {
+	t.Helper()
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/stat", pid, tid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(raw)
+	fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:]) // from field 3, the state
+	n, err := strconv.Atoi(fields[19-3])
+	if err != nil {
+		t.Fatalf("stat of %d/%d: %q", pid, tid, s)
+	}
+	return n
 }
 
 // pluginCmdlines are the command lines of pids, arguments space-separated.

@@ -30,6 +30,8 @@ func (d *DB) AppendEach(ctx context.Context, batches [][]core.Event) error {
 		}
 		return nil
 	})
-	d.ckpt.committed()
+	if err == nil {
+		d.ckpt.committed()
+	}
 	return err
 }

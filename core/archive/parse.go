@@ -343,10 +343,12 @@ func validSHA256(h string) bool {
 func exportedBlobLine(raw []byte) (hash string, size int64, data []byte, ok bool) {
 	const head, mid, tail = `{"kind":"blob","sha256":"`, `","size":`, `,"data":"`
 	rest, ok := bytes.CutPrefix(raw, []byte(head))
-	if !ok || len(rest) < 64 || !validSHA256(string(rest[:64])) {
+	if !ok || len(rest) < 64 {
 		return "", 0, nil, false
 	}
-	hash = string(rest[:64])
+	if hash = string(rest[:64]); !validSHA256(hash) {
+		return "", 0, nil, false
+	}
 	if rest, ok = bytes.CutPrefix(rest[64:], []byte(mid)); !ok {
 		return "", 0, nil, false
 	}

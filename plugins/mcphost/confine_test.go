@@ -68,9 +68,7 @@ func serveProbe() {
 			r.Nices = nil
 			tasks, _ := os.ReadDir("/proc/self/task")
 			for _, task := range tasks {
-				stat, _ := os.ReadFile("/proc/self/task/" + task.Name() + "/stat")
-				fields := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
-				r.Nices = append(r.Nices, fields[19-3])
+				r.Nices = append(r.Nices, statNice("/proc/self/task/"+task.Name()+"/stat"))
 			}
 			out, _ := json.Marshal(r)
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(out)}}}, nil, nil
@@ -81,14 +79,17 @@ func serveProbe() {
 	os.Exit(0)
 }
 
-// readOwnStat is the calling thread's stat from its state field on.
-func readOwnStat(t *testing.T) string {
-	t.Helper()
-	stat, err := os.ReadFile("/proc/thread-self/stat")
+// statNice is the nice value (field 19) in the stat file at path, or ""
+// when it cannot be read.
+func statNice(path string) string {
+	stat, err := os.ReadFile(path)
 	if err != nil {
-		t.Fatal(err)
+		return ""
 	}
-	return string(stat[bytes.LastIndexByte(stat, ')')+1:])
+	if fields := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:])); len(fields) > 19-3 {
+		return fields[19-3] // fields from the state, field 3
+	}
+	return ""
 }
 
 func landlockOrSkip(t *testing.T) sandbox.Report {
@@ -140,7 +141,10 @@ func TestConfinedStdioServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = sandbox.SetChildNice(0) })
-	ownNice, _ := strconv.Atoi(strings.Fields(readOwnStat(t))[19-3])
+	ownNice, err := strconv.Atoi(statNice("/proc/thread-self/stat"))
+	if err != nil {
+		t.Fatal(err)
+	}
 	exe, _ := os.Executable()
 	m := mcphost.New(mcphost.Config{
 		StateDir: state,

@@ -6,6 +6,7 @@
 package testenv
 
 import (
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -51,6 +52,24 @@ func Main(m *testing.M) int {
 		}
 	}
 	return code
+}
+
+// DefaultParallel makes n the number of parallel tests of the package
+// (t.Parallel) unless -test.parallel was given: call it from TestMain
+// before Main. For packages whose tests mostly wait on processes they
+// start (kernels, browsers), where GOMAXPROCS tests at a time leave the
+// machine half idle.
+func DefaultParallel(n int) {
+	if !flag.Parsed() {
+		flag.Parse()
+	}
+	given := false
+	flag.Visit(func(f *flag.Flag) { given = given || f.Name == "test.parallel" })
+	if !given {
+		if err := flag.Set("test.parallel", fmt.Sprint(n)); err != nil {
+			panic(err)
+		}
+	}
 }
 
 // Summary lists the optional checks skipped so far ("" when none).

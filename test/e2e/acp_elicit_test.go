@@ -16,6 +16,7 @@ import (
 // "/decline" declines the first, a plain value accepts the second, and the
 // model reads both of the server's answers in one turn.
 func TestACPServerQuestions(t *testing.T) {
+	t.Parallel()
 	fake := openaitest.New(t)
 	k := startKernel(t, t.TempDir())
 	var o outputs

@@ -21,6 +21,7 @@ import (
 // The ACP agent end to end: a real `foya acp` process, a real kernel and the
 // fake OpenAI-compatible server.
 func TestACPAgent(t *testing.T) {
+	t.Parallel()
 	fake := openaitest.New(t)
 	k := startKernel(t, t.TempDir())
 	var o outputs
@@ -295,6 +296,7 @@ func TestACPAgent(t *testing.T) {
 // A client nobody here wrote: the npm @agentclientprotocol/sdk (client side)
 // drives `foya acp`, validating every message against its schema.
 func TestACPNodeSDKClient(t *testing.T) {
+	t.Parallel()
 	// Under CI=true (.ci/run installs Node.js and npm) the check must run.
 	skip := t.Skip
 	if os.Getenv("CI") == "true" {
@@ -355,6 +357,7 @@ func TestACPNodeSDKClient(t *testing.T) {
 // The task list becomes a plan, a question is answered by the next prompt,
 // and an image is uploaded as an attachment.
 func TestACPAgentPlanQuestionImage(t *testing.T) {
+	t.Parallel()
 	fake := openaitest.New(t)
 	k := startKernel(t, t.TempDir())
 	var o outputs
@@ -456,6 +459,7 @@ func TestACPAgentPlanQuestionImage(t *testing.T) {
 
 // JSON-RPC errors, and `foya acp` starting its own kernel when none answers.
 func TestACPProtocolErrorsAndSpawn(t *testing.T) {
+	t.Parallel()
 	data := t.TempDir()
 	p := startACP(t, "--addr", freeAddr(t), "--data-dir", data)
 	p.call("initialize", map[string]any{"protocolVersion": 1}, nil)

@@ -18,6 +18,7 @@ import (
 // and a client that presents notices hears of status changes made by
 // another client.
 func TestACPMCPControl(t *testing.T) {
+	t.Parallel()
 	fake := openaitest.New(t)
 	k := startKernel(t, t.TempDir())
 	var o outputs

@@ -83,6 +83,7 @@ func (p *acpPeer) waitCancelRequest(n int) {
 // $/cancel_request when the approval is decided elsewhere or the turn is
 // stopped by another client.
 func TestACPSessionMCPAndWithdrawnPermissions(t *testing.T) {
+	t.Parallel()
 	const secret = "s3cret-token" // the value the test server checks for
 	exe, err := os.Executable()
 	if err != nil {

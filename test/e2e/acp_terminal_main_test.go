@@ -198,6 +198,7 @@ func acpTerminalSession(t *testing.T, p *acpPeer, k *kernelProc, fake *openaites
 // killed the follower exits (137), the tool call fails and the client
 // terminal is released.
 func TestACPClientTerminalMirrorsKernelTerminal(t *testing.T) {
+	t.Parallel()
 	fake := openaitest.New(t)
 	data := t.TempDir()
 	k := startKernel(t, data)
@@ -285,6 +286,7 @@ func TestACPClientTerminalMirrorsKernelTerminal(t *testing.T) {
 // so does one whose foya acp has the kernel's token only in $FOYA_TOKEN
 // (which the client's terminal may not have): no terminal/create then.
 func TestACPClientTerminalRefusedFallsBackToText(t *testing.T) {
+	t.Parallel()
 	fake := openaitest.New(t)
 	data := t.TempDir()
 	k := startKernel(t, data)
@@ -327,6 +329,7 @@ func TestACPClientTerminalRefusedFallsBackToText(t *testing.T) {
 // what comes, and exits with its exit code (137 when it is killed);
 // foya terminals list lists the session's terminals.
 func TestTerminalsFollowCLI(t *testing.T) {
+	t.Parallel()
 	base := outsideTmp(t)
 	proj := filepath.Join(base, "proj")
 	mkdirs(t, proj)

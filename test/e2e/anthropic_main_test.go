@@ -101,6 +101,7 @@ const claude = "claude-sonnet-4-5"
 // The Anthropic provider, out of process, driven end to end through
 // GraphQL against a fake speaking the Messages streaming format.
 func TestAnthropicEndToEnd(t *testing.T) {
+	t.Parallel()
 	model := map[string]any{"id": claude, "capabilities": map[string]any{"contextWindow": 200000, "maxOutputTokens": 32000, "reasoningEfforts": []any{"low", "medium", "high", "max"}}}
 	k := startNative(t, "anthropic", "", model, "high")
 
@@ -273,6 +274,7 @@ func jsonEqual(a, b any) bool {
 // Thinking blocks go back on later user turns of the same route, and a
 // rewind past the reply that carried them leaves them behind.
 func TestAnthropicStateAcrossTurnsAndRewind(t *testing.T) {
+	t.Parallel()
 	model := map[string]any{"id": claude, "capabilities": map[string]any{"maxOutputTokens": 16000, "reasoningEfforts": []any{"low"}}}
 	k := startNative(t, "anthropic", "", model, "low")
 	const sig = "SigOfTurnOne=="

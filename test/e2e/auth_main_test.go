@@ -167,6 +167,7 @@ func portOf(t *testing.T, addr string) string {
 // token file is private and never logged; rotation takes effect on the
 // running kernel and closes streams opened with the old token.
 func TestServeRequiresTokenBeyondLoopback(t *testing.T) {
+	t.Parallel()
 	data := t.TempDir()
 	k := startKernel(t, data, "--addr", "0.0.0.0:0")
 	base := "http://127.0.0.1:" + portOf(t, k.addr)
@@ -304,6 +305,7 @@ func TestServeRequiresTokenBeyondLoopback(t *testing.T) {
 
 // --require-token asks for the token on loopback too.
 func TestServeRequireTokenOnLoopback(t *testing.T) {
+	t.Parallel()
 	data := t.TempDir()
 	tokFile := filepath.Join(t.TempDir(), "secret", "token")
 	k := startKernel(t, data, "--require-token", "--auth-token-file", tokFile)
@@ -327,6 +329,7 @@ func TestServeRequireTokenOnLoopback(t *testing.T) {
 // loopback ports get CORS answers. (Before issue 28 a loopback kernel needed
 // no token; the default client's requests now carry it, see kernelTokens.)
 func TestServeLoopbackAliasAndCORS(t *testing.T) {
+	t.Parallel()
 	k := startKernel(t, t.TempDir(), "--addr", "127.0.0.2:0")
 	if !strings.HasPrefix(k.addr, "127.0.0.2:") {
 		t.Fatalf("listening on %s", k.addr)
@@ -414,6 +417,7 @@ func selfSigned(t *testing.T) (certFile, keyFile string, pool *x509.CertPool) {
 
 // --tls-cert/--tls-key serve HTTPS and WSS; no clear-text warning then.
 func TestServeTLS(t *testing.T) {
+	t.Parallel()
 	certFile, keyFile, pool := selfSigned(t)
 	data := t.TempDir()
 	k := startKernel(t, data, "--addr", "0.0.0.0:0", "--tls-cert", certFile, "--tls-key", keyFile)

@@ -47,6 +47,7 @@ func checkBackup(t *testing.T, path string, ids, titles []string) {
 // is refused, and the kernel goes on. With no kernel running, the command
 // starts one on --data-dir as the other client commands do.
 func TestBackupCommand(t *testing.T) {
+	t.Parallel()
 	data := t.TempDir()
 	k := startKernel(t, data)
 	var ids, titles []string

@@ -249,6 +249,7 @@ type hostileMsg struct {
 // database by less than 10 MB, and the session can still be read, exported
 // and continued with `foya exec -c`.
 func TestHostileRepliesBounded(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("streams hundreds of MB")
 	}

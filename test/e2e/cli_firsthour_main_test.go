@@ -46,6 +46,7 @@ func readCall(id, path string) openaitest.Response {
 // exec works in the current directory: the model reads its README through
 // the read tool; -c continues that project's newest session.
 func TestExecProjectIsCurrentDirectoryAndContinue(t *testing.T) {
+	t.Parallel()
 	fake := openaitest.New(t)
 	k := startKernel(t, t.TempDir())
 	var o outputs
@@ -112,6 +113,7 @@ func TestExecProjectIsCurrentDirectoryAndContinue(t *testing.T) {
 // Without a usable connection exec names the command that fixes it and
 // creates nothing.
 func TestExecWithoutConnectionCreatesNothing(t *testing.T) {
+	t.Parallel()
 	k := startKernel(t, t.TempDir())
 	var o outputs
 	r := o.runIn(t, t.TempDir(), nil, "exec", "--addr", k.addr, "hello")
@@ -139,6 +141,7 @@ func TestExecWithoutConnectionCreatesNothing(t *testing.T) {
 // capability flags reach the catalog; FOYA_ADDR replaces --addr; sessions
 // rm takes several ids and deletes none when one is unknown.
 func TestConnectionsDefaultNamesAndFoyaAddr(t *testing.T) {
+	t.Parallel()
 	fake := openaitest.New(t)
 	k := startKernel(t, t.TempDir())
 	var o outputs
@@ -221,6 +224,7 @@ func TestConnectionsDefaultNamesAndFoyaAddr(t *testing.T) {
 // Every command and subcommand answers --help (and -h) on stdout with exit
 // 0, in one format: "Usage: foya NAME …".
 func TestEveryHelpExitsZero(t *testing.T) {
+	t.Parallel()
 	cmds := [][]string{
 		{}, {"serve"}, {"token"}, {"rebuild-projections"}, {"exec"}, {"acp"}, {"schema"},
 		{"connections"}, {"connections", "list"}, {"connections", "add"}, {"connections", "remove"},
@@ -255,6 +259,7 @@ func TestEveryHelpExitsZero(t *testing.T) {
 
 // Prices declared with connections add price the usage exec prints.
 func TestExecPrintsCost(t *testing.T) {
+	t.Parallel()
 	fake := openaitest.New(t)
 	k := startKernel(t, t.TempDir())
 	var o outputs
@@ -282,6 +287,7 @@ func TestExecPrintsCost(t *testing.T) {
 // sessions export writes the document; sessions import makes a new session
 // with the same history.
 func TestSessionsExportImportRoundTrip(t *testing.T) {
+	t.Parallel()
 	fake := openaitest.New(t)
 	k := startKernel(t, t.TempDir())
 	var o outputs

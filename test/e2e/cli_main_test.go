@@ -27,7 +27,13 @@ type cliResult struct {
 }
 
 // outputs collects every command's output, to check that the key never leaks.
-type outputs struct{ all []string }
+// outputs collects what CLI commands printed; env is added to each
+// command's environment (a test that runs beside others does not change
+// the process's own).
+type outputs struct {
+	all []string
+	env []string
+}
 
 func (o *outputs) checkNoKey(t *testing.T) {
 	t.Helper()
@@ -54,6 +60,7 @@ func foyaCmd(t *testing.T, stdin string, args ...string) *exec.Cmd {
 func (o *outputs) run(t *testing.T, stdin string, args ...string) cliResult {
 	t.Helper()
 	cmd := foyaCmd(t, stdin, args...)
+	cmd.Env = append(cmd.Env, o.env...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	done := make(chan error, 1)
@@ -130,6 +137,7 @@ func freeAddr(t *testing.T) string {
 }
 
 func TestExecAgainstRunningKernel(t *testing.T) {
+	t.Parallel()
 	fake := openaitest.New(t)
 	k := startKernel(t, t.TempDir())
 	var o outputs
@@ -206,6 +214,7 @@ func TestExecAgainstRunningKernel(t *testing.T) {
 }
 
 func TestExecJSON(t *testing.T) {
+	t.Parallel()
 	fake := openaitest.New(t)
 	k := startKernel(t, t.TempDir())
 	var o outputs
@@ -237,6 +246,7 @@ func TestExecJSON(t *testing.T) {
 
 // Ctrl-C stops the turn, keeps the partial output and exits 130.
 func TestExecInterrupt(t *testing.T) {
+	t.Parallel()
 	fake := openaitest.New(t)
 	k := startKernel(t, t.TempDir())
 	var o outputs
@@ -303,6 +313,7 @@ func TestExecInterrupt(t *testing.T) {
 
 // With no kernel at --addr, exec starts one on --data-dir and stops it.
 func TestExecSpawnsKernel(t *testing.T) {
+	t.Parallel()
 	fake := openaitest.New(t)
 	data := t.TempDir()
 	k := startKernel(t, data)

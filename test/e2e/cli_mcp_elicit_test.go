@@ -12,6 +12,7 @@ import (
 // `foya exec` without a terminal declines an MCP server's question
 // (elicitation) instead of failing, and the server hears "decline".
 func TestExecDeclinesServerQuestion(t *testing.T) {
+	t.Parallel()
 	fake := openaitest.New(t)
 	k := startKernel(t, t.TempDir())
 	var o outputs

@@ -21,6 +21,7 @@ func init() {
 }
 
 func TestMCPCommands(t *testing.T) {
+	t.Parallel()
 	const envSecret, headerSecret = "mcp-env-secret-81c2", "mcp-header-secret-44d0"
 	exe, err := os.Executable()
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 // `foya mcp disable NAME --session ID` turns a server off for one session
 // (Session.disabledMcpServerIds), `foya mcp enable` on again.
 func TestMCPSessionToggleCommands(t *testing.T) {
+	t.Parallel()
 	k := startKernel(t, t.TempDir())
 	var o outputs
 	o.addTestMCPServer(t, k)

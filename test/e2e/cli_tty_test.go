@@ -21,11 +21,13 @@ import (
 // On a terminal, foya exec asks before a write in ASK mode and acts on the
 // answer. The terminal is a real pty, made by util-linux script(1).
 func TestExecAsksForApprovalOnATerminal(t *testing.T) {
+	t.Parallel()
 	terminalApproval(t, "Allow write a.txt", "Wrote it.", writeCall("c1"), openaitest.TextStream("gpt-t", "Wrote it."))
 }
 
 // A sub-agent's approval reaches foya exec through the parent session.
 func TestExecAsksForSubAgentApprovalOnATerminal(t *testing.T) {
+	t.Parallel()
 	task := openaitest.Response{Events: []string{
 		openaitest.Chunk("gpt-t", map[string]any{"tool_calls": []any{map[string]any{"index": 0, "id": "c0", "type": "function",
 			"function": map[string]any{"name": "task", "arguments": `{"prompt":"write a.txt"}`}}}}, ""),

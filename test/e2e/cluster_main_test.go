@@ -23,6 +23,7 @@ import (
 // and C, written to on C (the command is forwarded to A, its owner): all
 // three subscribers see the same seqs and the whole reply.
 func TestClusterForwardingAndFanOut(t *testing.T) {
+	t.Parallel()
 	fake := openaitest.New(t)
 	_, ns := startCluster(t, 3)
 	a, b, c := ns[0], ns[1], ns[2]
@@ -111,6 +112,7 @@ func TestClusterForwardingAndFanOut(t *testing.T) {
 // cancelled once, as at a restart, and a subscriber on a surviving node
 // sees every event without a gap.
 func TestClusterOwnerKilledMidTurn(t *testing.T) {
+	t.Parallel()
 	fake := openaitest.New(t)
 	url := pgtest.NewDatabase(t)
 	a := addNode(t, url)
@@ -185,6 +187,7 @@ func TestClusterOwnerKilledMidTurn(t *testing.T) {
 
 // Alone on SQLite the nodes query lists this kernel, owning every session.
 func TestNodesQueryAlone(t *testing.T) {
+	t.Parallel()
 	k := startKernel(t, t.TempDir())
 	k.createSession(t, client.CreateSessionInput{Title: ptr("x")})
 	got := k.listNodes(t)
@@ -194,6 +197,7 @@ func TestNodesQueryAlone(t *testing.T) {
 }
 
 func TestServeRefusesBadAdvertiseURL(t *testing.T) {
+	t.Parallel()
 	for _, v := range []string{"10.0.0.5:4777", "ftp://h:1", "http://h:1/graphql"} {
 		out, err := exec.Command(foyaBin, "serve", "--addr", "127.0.0.1:0", "--data-dir", t.TempDir(), "--advertise-url", v).CombinedOutput()
 		if err == nil || !strings.Contains(string(out), "--advertise-url") {
@@ -206,6 +210,7 @@ func TestServeRefusesBadAdvertiseURL(t *testing.T) {
 // base URL moves to another provider on A, and B (the session's owner)
 // sends its next model request there.
 func TestClusterCatalogChangeOnAUsedByB(t *testing.T) {
+	t.Parallel()
 	first, second := openaitest.New(t), openaitest.New(t)
 	url := pgtest.NewDatabase(t)
 	a, b := addNode(t, url), addNode(t, url)
@@ -240,6 +245,7 @@ func TestClusterCatalogChangeOnAUsedByB(t *testing.T) {
 
 // kernelEvents subscribers on every node see what happens on any node.
 func TestClusterKernelEvents(t *testing.T) {
+	t.Parallel()
 	url := pgtest.NewDatabase(t)
 	a, b := addNode(t, url), addNode(t, url)
 	// Raw: a subscription over SSE, read line by line.
@@ -298,6 +304,7 @@ func TestClusterKernelEvents(t *testing.T) {
 // expire and runs on the new process, or, when another node took the
 // session over meanwhile, is passed on to it (not an error, not a loop).
 func TestClusterOwnerRestartedAtSameAddress(t *testing.T) {
+	t.Parallel()
 	fake := openaitest.New(t)
 	url := pgtest.NewDatabase(t)
 	a := addNode(t, url)
@@ -342,6 +349,7 @@ func TestClusterOwnerRestartedAtSameAddress(t *testing.T) {
 // A command sent over graphql-transport-ws to a node that does not own the
 // session is forwarded too.
 func TestClusterMutationOverWebSocketForwarded(t *testing.T) {
+	t.Parallel()
 	fake := openaitest.New(t)
 	url := pgtest.NewDatabase(t)
 	a := addNode(t, url)
@@ -379,6 +387,7 @@ func TestClusterMutationOverWebSocketForwarded(t *testing.T) {
 // the subscriber on B (not the owner) receives the snapshot whole, in
 // order, and the sessions list on B answers queue and contextUsage from A.
 func TestClusterLargeQueueSnapshotAndRemoteState(t *testing.T) {
+	t.Parallel()
 	fake := openaitest.New(t)
 	_, ns := startCluster(t, 2)
 	a, b := ns[0], ns[1]

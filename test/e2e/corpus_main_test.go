@@ -49,6 +49,7 @@ type wantFixture struct {
 }
 
 func TestRecordedStreams(t *testing.T) {
+	t.Parallel()
 	k := startKernel(t, t.TempDir(), "--retry-max-attempts", "3", "--retry-max-wait", "5s")
 	kinds := []struct {
 		kind, dir string

@@ -52,6 +52,7 @@ func codeBlocks(t *testing.T) []codeBlock {
 // curl examples) and the playground's default text validates against the
 // schema the kernel serves.
 func TestDocsGraphQLExamplesValidate(t *testing.T) {
+	t.Parallel()
 	// The kernel embeds the module root's schema.graphqls and serves it.
 	schemaSDL, err := os.ReadFile(repoPath("schema.graphqls"))
 	if err != nil {
@@ -92,6 +93,7 @@ func TestDocsGraphQLExamplesValidate(t *testing.T) {
 // Every `foya …` command line in the docs names a real command, and each of
 // its --flags is one that command's --help lists.
 func TestDocsCommandExamples(t *testing.T) {
+	t.Parallel()
 	commands := 0
 	for _, b := range codeBlocks(t) {
 		if b.lang != "sh" {

@@ -13,6 +13,7 @@ import (
 // BAD_INPUT and the flag to add, nothing changes, and the new host gets no
 // request.
 func TestEndpointSetCommandsKeepKeysBound(t *testing.T) {
+	t.Parallel()
 	var hits atomic.Int64
 	evil := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		hits.Add(1)

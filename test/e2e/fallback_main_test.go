@@ -14,6 +14,7 @@ import (
 // thinking (dropped as after a manual switch); the next turn is on the
 // primary again, and its state comes back on its own route.
 func TestRouteFallbackDropsNativeState(t *testing.T) {
+	t.Parallel()
 	model := map[string]any{"id": claude, "capabilities": map[string]any{"contextWindow": 200000, "maxOutputTokens": 32000, "reasoningEfforts": []any{"low", "high"}}}
 	k := startNative(t, "anthropic", "", model, "high")
 	const haiku = "claude-haiku-4-5"

@@ -92,6 +92,7 @@ func (k *kernelProc) turnsFinished(t *testing.T, sid string) int {
 }
 
 func TestGuardianReviewsApprovals(t *testing.T) {
+	t.Parallel()
 	// 2 s: the reviews that answer take milliseconds; "timeout escalates"
 	// waits the whole bound out.
 	k := startKernel(t, t.TempDir(), "--guardian-timeout", "2s", "--guardian-max-calls", "2")

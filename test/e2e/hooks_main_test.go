@@ -20,6 +20,7 @@ import (
 // server, and read what reached the model in its request bodies.
 
 func TestHooksConfigValidation(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	k := startKernel(t, dir)
 	r := k.hooksDoc(t)
@@ -58,6 +59,7 @@ func TestHooksConfigValidation(t *testing.T) {
 }
 
 func TestHooksPreToolUseBlocksRmRf(t *testing.T) {
+	t.Parallel()
 	k := startKernel(t, t.TempDir())
 	proj := outsideTmp(t)
 	scripts := t.TempDir()
@@ -98,6 +100,7 @@ exit 0
 }
 
 func TestHooksPermissionDecisionDeny(t *testing.T) {
+	t.Parallel()
 	k := startKernel(t, t.TempDir())
 	proj := outsideTmp(t)
 	deny := writeHook(t, t.TempDir(), "deny.sh", `cat >/dev/null
@@ -113,6 +116,7 @@ echo '{"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision
 }
 
 func TestHooksUserPromptSubmitContext(t *testing.T) {
+	t.Parallel()
 	k := startKernel(t, t.TempDir())
 	proj := outsideTmp(t)
 	ctxHook := writeHook(t, t.TempDir(), "ctx.sh", `
@@ -159,6 +163,7 @@ echo "Sprint context: the prompt was <$prompt>; cwd=$PWD"
 }
 
 func TestHooksUserPromptSubmitRefuses(t *testing.T) {
+	t.Parallel()
 	k := startKernel(t, t.TempDir())
 	refuse := writeHook(t, t.TempDir(), "refuse.sh", "cat >/dev/null; echo 'no secrets in prompts' >&2; exit 2\n")
 	k.setHooks(t, `{"UserPromptSubmit": [{"hooks": [{"type": "command", "command": "`+refuse+`"}]}]}`)
@@ -179,6 +184,7 @@ func TestHooksUserPromptSubmitRefuses(t *testing.T) {
 }
 
 func TestHooksStopContinuationBounded(t *testing.T) {
+	t.Parallel()
 	k := startKernel(t, t.TempDir())
 	stop := writeHook(t, t.TempDir(), "stop.sh", "cat >/dev/null; echo 'run the tests first' >&2; exit 2\n")
 	k.setHooks(t, `{"Stop": [{"hooks": [{"type": "command", "command": "`+stop+`"}]}]}`)
@@ -199,6 +205,7 @@ func TestHooksStopContinuationBounded(t *testing.T) {
 }
 
 func TestHooksTimeoutKillsHook(t *testing.T) {
+	t.Parallel()
 	k := startKernel(t, t.TempDir())
 	marker := filepath.Join(t.TempDir(), "survived")
 	hang := writeHook(t, t.TempDir(), "hang.sh", "cat >/dev/null; (sleep 30; touch "+marker+") & sleep 30\n")
@@ -220,6 +227,7 @@ func TestHooksTimeoutKillsHook(t *testing.T) {
 }
 
 func TestHooksRunConfined(t *testing.T) {
+	t.Parallel()
 	dataDir := t.TempDir()
 	k := startKernel(t, dataDir)
 	namespaces := k.requireLandlock(t)
@@ -257,6 +265,7 @@ exit 0
 }
 
 func TestHooksProjectTrust(t *testing.T) {
+	t.Parallel()
 	dataDir := t.TempDir()
 	k := startKernel(t, dataDir)
 	proj := outsideTmp(t)
@@ -322,6 +331,7 @@ func TestHooksProjectTrust(t *testing.T) {
 }
 
 func TestHooksPostToolUseFeedback(t *testing.T) {
+	t.Parallel()
 	k := startKernel(t, t.TempDir())
 	post := writeHook(t, t.TempDir(), "post.sh", `
 python3 -c 'import json,sys; d=json.load(sys.stdin); sys.stderr.write("lint after %s: %s" % (d["tool_name"], d["tool_response"]["text"].strip()))'
@@ -343,6 +353,7 @@ exit 2
 // stdout becomes a hook-context system message the model sees on that turn,
 // and later turns do not run it again.
 func TestHooksSessionStartContext(t *testing.T) {
+	t.Parallel()
 	k := startKernel(t, t.TempDir())
 	proj := outsideTmp(t)
 	hook := writeHook(t, t.TempDir(), "start.sh", `
@@ -375,6 +386,7 @@ echo "Session primer: source=$src"
 // the first call waits for approval and runs once approved; the second is
 // denied and does not run.
 func TestHooksPermissionDecisionAsk(t *testing.T) {
+	t.Parallel()
 	k := startKernel(t, t.TempDir())
 	proj := outsideTmp(t)
 	ask := writeHook(t, t.TempDir(), "ask.sh", `cat >/dev/null
@@ -417,6 +429,7 @@ echo '{"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision
 // PreCompact runs before a manual compaction (compactSession) with trigger
 // "manual" on its stdin, and is recorded like any hook.
 func TestHooksPreCompact(t *testing.T) {
+	t.Parallel()
 	k := startKernel(t, t.TempDir())
 	proj := outsideTmp(t)
 	scripts := t.TempDir()
@@ -454,6 +467,7 @@ func TestHooksPreCompact(t *testing.T) {
 // A sub-agent's child session runs SubagentStop instead of Stop when it
 // finishes; its parent runs Stop.
 func TestHooksSubagentStop(t *testing.T) {
+	t.Parallel()
 	k := startKernel(t, t.TempDir())
 	proj := outsideTmp(t)
 	scripts := t.TempDir()
@@ -483,6 +497,7 @@ func TestHooksSubagentStop(t *testing.T) {
 // foya exec shows hooks as dim lines on stderr (event, command, exit code,
 // duration); stdout keeps only the assistant's text.
 func TestHooksExecPrintsHookLines(t *testing.T) {
+	t.Parallel()
 	fake := openaitest.New(t)
 	k := startKernel(t, t.TempDir())
 	var o outputs
@@ -521,6 +536,7 @@ func TestHooksExecPrintsHookLines(t *testing.T) {
 // A hook-context system message is part of the history: a fork copies it,
 // and a rewind past it removes it from what the model sees.
 func TestHooksContextForkAndRewind(t *testing.T) {
+	t.Parallel()
 	k := startKernel(t, t.TempDir())
 	proj := outsideTmp(t)
 	scripts := t.TempDir()

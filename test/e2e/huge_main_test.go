@@ -166,10 +166,10 @@ func checkAll(t *testing.T, msgs []pagedMessage, what string) {
 // pages, exported by the streaming route (token and guard as /graphql),
 // re-imported and continued with foya exec -c.
 func TestHugeSessionPagesExportsAndContinues(t *testing.T) {
+	t.Parallel()
 	fake := openaitest.New(t)
 	k := startTokenKernel(t)
-	t.Setenv("FOYA_TOKEN", k.token)
-	var o outputs
+	o := outputs{env: []string{"FOYA_TOKEN=" + k.token}}
 	conn := o.addFakeConnection(t, k.base, fake.BaseURL())
 
 	dir := t.TempDir()
@@ -340,10 +340,10 @@ func TestHugeSessionPagesExportsAndContinues(t *testing.T) {
 // with messageTruncated and the whole size; foya exec reads the rest by
 // paging, prints the whole text and does not exit early.
 func TestLiveMessageOverOneMiBIsTruncated(t *testing.T) {
+	t.Parallel()
 	fake := openaitest.New(t)
 	k := startTokenKernel(t)
-	t.Setenv("FOYA_TOKEN", k.token)
-	var o outputs
+	o := outputs{env: []string{"FOYA_TOKEN=" + k.token}}
 	o.addFakeConnection(t, k.base, fake.BaseURL())
 
 	// A first turn creates the session.
@@ -426,6 +426,7 @@ func TestLiveMessageOverOneMiBIsTruncated(t *testing.T) {
 // it, and a live reply over 1 MiB reaches the client whole; the agent
 // does not stop on either.
 func TestACPHugeSessionAndLongReply(t *testing.T) {
+	t.Parallel()
 	fake := openaitest.New(t)
 	k := startKernel(t, t.TempDir())
 	var o outputs

@@ -178,6 +178,7 @@ func runBombs(t *testing.T, k *kernelProc, tg target) bombResult {
 // to 0.0.0.0:0 (so with its token): each is refused before execution with a
 // coded error, and the kernel's peak memory does not move.
 func TestAmplificationRefusedWithoutMemoryGrowth(t *testing.T) {
+	t.Parallel()
 	data := t.TempDir()
 	k := startKernel(t, data, "--addr", "0.0.0.0:0")
 	raw, err := os.ReadFile(filepath.Join(data, "auth-token"))
@@ -233,6 +234,7 @@ func TestAmplificationBaseline(t *testing.T) {
 }
 
 func TestExecNeutralizesTerminalEscapes(t *testing.T) {
+	t.Parallel()
 	fake := openaitest.New(t)
 	k := startKernel(t, t.TempDir())
 	var o outputs

@@ -34,6 +34,9 @@ var (
 )
 
 func TestMain(m *testing.M) {
+	// The tests marked t.Parallel spend most of their time waiting on the
+	// kernels, CLIs and browsers they start: four at a time.
+	testenv.DefaultParallel(4)
 	out, err := exec.Command("go", "env", "GOMOD").Output()
 	gomod := strings.TrimSpace(string(out))
 	if err != nil || gomod == "" || gomod == os.DevNull {
@@ -266,6 +269,7 @@ func (k *kernelProc) gql(t testing.TB, query string, vars map[string]any, out an
 }
 
 func TestVersionAndUsage(t *testing.T) {
+	t.Parallel()
 	out, err := exec.Command(foyaBin, "version").Output()
 	if err != nil || !strings.HasPrefix(string(out), "foya ") {
 		t.Fatalf("version: %q %v", out, err)
@@ -277,6 +281,7 @@ func TestVersionAndUsage(t *testing.T) {
 }
 
 func TestServeCreatesPrivateDataDir(t *testing.T) {
+	t.Parallel()
 	data := filepath.Join(t.TempDir(), "nested", "foya")
 	k := startKernel(t, data)
 	fi, err := os.Stat(data)
@@ -300,6 +305,7 @@ func TestServeCreatesPrivateDataDir(t *testing.T) {
 
 // Restart: data survives, and sessions left in a turn are reset to idle.
 func TestRestartKeepsDataAndResetsPhases(t *testing.T) {
+	t.Parallel()
 	data := t.TempDir()
 	proj := t.TempDir()
 	k := startKernel(t, data)
@@ -346,6 +352,7 @@ func TestRestartKeepsDataAndResetsPhases(t *testing.T) {
 
 // A third-party client: the npm graphql-ws package against a running kernel.
 func TestNodeGraphQLWSClient(t *testing.T) {
+	t.Parallel()
 	if testing.Short() && !testenv.CI() {
 		t.Skip("-short: skipping the npm client check")
 	}
@@ -400,6 +407,7 @@ func TestNodeGraphQLWSClient(t *testing.T) {
 
 // Two kernels never share a data directory.
 func TestDataDirIsLocked(t *testing.T) {
+	t.Parallel()
 	data := t.TempDir()
 	startKernel(t, data)
 	cmd := exec.Command(foyaBin, "serve", "--addr", "127.0.0.1:0", "--data-dir", data)

@@ -19,6 +19,7 @@ import (
 // authorization server refuses a reuse) is never burnt. No token is in the
 // database in plain text.
 func TestMCPOAuthTwoKernelsRefreshOnce(t *testing.T) {
+	t.Parallel()
 	// 8 s tokens: both restarts land well inside one token's life even on
 	// a loaded machine (a token in its last third is refreshed).
 	as := startOAuthAS(t, 8)

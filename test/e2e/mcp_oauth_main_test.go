@@ -26,6 +26,7 @@ import (
 // `foya mcp logout` revokes and forgets. No token ever shows in a CLI
 // output, a GraphQL answer, the log or the database file.
 func TestMCPOAuthSignInRefreshRestartLogout(t *testing.T) {
+	t.Parallel()
 	as := startOAuthAS(t, 4)
 	srv := startProtectedMCP(t, as)
 	fake := openaitest.New(t)

@@ -31,6 +31,7 @@ const chromiumPath = "/usr/bin/chromium"
 // page must render offline and must not even try another host. Under
 // CI=true a missing Chromium is a failure, not a skip.
 func TestPlaygroundInChromium(t *testing.T) {
+	t.Parallel()
 	if testing.Short() && !testenv.CI() {
 		t.Skip("-short: skipping the headless Chromium playground check")
 	}
@@ -110,6 +111,7 @@ func TestPlaygroundInChromium(t *testing.T) {
 // edge/web/playground/dist is stale. It needs node and the npm registry; without
 // them it is skipped, except under CI=true.
 func TestPlaygroundAssetsFresh(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("-short: skipping the npm rebuild of the playground assets")
 	}

@@ -70,6 +70,7 @@ const post = () => fetcherOpts.fetch(location.origin + '/graphql', {
 // and in connection_init. Its page script runs in Node (the headless
 // Chromium check covers the real GraphiQL UI without a token).
 func TestPlaygroundAsksForToken(t *testing.T) {
+	t.Parallel()
 	node, err := exec.LookPath("node")
 	if err != nil {
 		testenv.Optional(t, "node is not installed: skipping the playground token check")

@@ -23,6 +23,7 @@ type pluginJSON = client.PluginsPluginsPluginInfo
 // The kernel loads the built-in OpenAI-compatible provider out of process and
 // lists models from a real OpenAI-compatible HTTP endpoint.
 func TestRefreshModelsThroughBuiltinPlugin(t *testing.T) {
+	t.Parallel()
 	fake := openaitest.New(t)
 	fake.Enqueue(openaitest.Response{Body: `{"object":"list","data":[{"id":"gpt-x","object":"model","owned_by":"me"},{"id":"gpt-y","object":"model","owned_by":"me"}]}`})
 	data := t.TempDir()
@@ -85,6 +86,7 @@ func TestRefreshModelsThroughBuiltinPlugin(t *testing.T) {
 // A third party adds a provider by dropping a binary into the plugins
 // directory.
 func TestThirdPartyProviderPlugin(t *testing.T) {
+	t.Parallel()
 	data := t.TempDir()
 	dir := filepath.Join(data, "plugins")
 	if err := os.MkdirAll(dir, 0o700); err != nil {
@@ -117,6 +119,7 @@ func TestThirdPartyProviderPlugin(t *testing.T) {
 // healthy without a pid, no child process left) and a turn with a tool
 // call afterwards starts both again transparently.
 func TestPluginIdleStopEndToEnd(t *testing.T) {
+	t.Parallel()
 	fake := openaitest.New(t)
 	k := startKernel(t, t.TempDir(), "--plugin-idle-stop", "1s")
 	sid := k.chatSession(t, fake.BaseURL())
@@ -157,6 +160,7 @@ func TestPluginIdleStopEndToEnd(t *testing.T) {
 
 // --plugin-idle-stop takes a duration, 0 or more.
 func TestPluginIdleStopFlag(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ value, want string }{
 		{"-1s", "must not be negative"},
 		{"soon", "invalid value"},

@@ -160,6 +160,7 @@ func servesPlugin(cmdline, name string) bool {
 // until the first turn on its provider kind; a changed executable is
 // described again at the next start.
 func TestThirdPartyPluginStartsOnDemand(t *testing.T) {
+	t.Parallel()
 	data := t.TempDir()
 	dir := filepath.Join(data, "plugins")
 	if err := os.MkdirAll(dir, 0o700); err != nil {

@@ -84,6 +84,7 @@ func TestServePostgresTwoKernelsShareOneDatabase(t *testing.T) {
 }
 
 func TestServeRefusesNonPostgresDatabaseURL(t *testing.T) {
+	t.Parallel()
 	raw, err := exec.Command(foyaBin, "serve", "--addr", "127.0.0.1:0", "--data-dir", t.TempDir(), "--database", "mysql://u:secret@h/db").CombinedOutput()
 	out := string(raw)
 	if err == nil {
@@ -100,6 +101,7 @@ func TestServeRefusesNonPostgresDatabaseURL(t *testing.T) {
 // session on B removes it for A too and removes the unreferenced blob from
 // the shared directory.
 func TestServePostgresSharedArtifactsAndDelete(t *testing.T) {
+	t.Parallel()
 	url := pgtest.NewDatabase(t)
 	keyFile := filepath.Join(t.TempDir(), "key")
 	artifacts := t.TempDir()

@@ -63,6 +63,7 @@ func runNode(t *testing.T, k *kernelProc, node, dir string, args ...string) stri
 // The npm graphql-http audit suite (GraphQL over HTTP, the spec's current
 // draft) against a real kernel: no error and no warning.
 func TestGraphQLHTTPAudit(t *testing.T) {
+	t.Parallel()
 	node, dir := npmCheck(t, "graphql-http", "graphql-http audit", "graphql-http")
 	k := startKernel(t, t.TempDir())
 	out := runNode(t, k, node, dir, "audit.mjs", k.url()+"/graphql")
@@ -75,6 +76,7 @@ func TestGraphQLHTTPAudit(t *testing.T) {
 // The npm graphql-ws client: server pings answered, `error` for a refused
 // operation, next + complete for a query, @defer not offered.
 func TestGraphQLWSClientProtocol(t *testing.T) {
+	t.Parallel()
 	node, dir := npmCheck(t, "node", "graphql-ws protocol", "graphql-ws")
 	k := startKernel(t, t.TempDir(), "--ws-ping-interval", "1s")
 	out := runNode(t, k, node, dir, "protocol.mjs", k.url())
@@ -88,6 +90,7 @@ func TestGraphQLWSClientProtocol(t *testing.T) {
 // the model server): every client command says so, with the address, and
 // fails instead of printing an empty table.
 func TestCLIRefusesAServerThatIsNotFoya(t *testing.T) {
+	t.Parallel()
 	for name, h := range map[string]http.HandlerFunc{
 		"JSON 200 to anything": func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", "application/json")
@@ -127,6 +130,7 @@ var tmpDefault = regexp.MustCompile(`\(default "[^"]*/foya"\)`)
 
 // The small CLI points of issue 31.
 func TestCLIHelps(t *testing.T) {
+	t.Parallel()
 	var o outputs
 	// foya help CMD [SUB] is foya CMD [SUB] --help.
 	for _, cmd := range [][]string{{"exec"}, {"connections"}, {"connections", "add"}, {"serve"}, {"version"}} {
@@ -173,6 +177,7 @@ func TestCLIHelps(t *testing.T) {
 // A kernel whose data directory is in use says how to reach the running one;
 // its log has one sandbox line; /favicon.ico is served.
 func TestServeSmallPoints(t *testing.T) {
+	t.Parallel()
 	data := t.TempDir()
 	k := startKernel(t, data)
 	cmd := exec.Command(foyaBin, "serve", "--addr", "127.0.0.1:0", "--data-dir", data)
@@ -217,6 +222,7 @@ func TestServeSmallPoints(t *testing.T) {
 // A model request whose connection is refused before any byte is sent
 // records no usage, not even an estimate.
 func TestRefusedConnectionRecordsNoEstimate(t *testing.T) {
+	t.Parallel()
 	k := startKernel(t, t.TempDir(), "--retry-max-attempts", "1")
 	var o outputs
 	o.addFakeConnection(t, k.addr, "http://"+freeAddr(t)+"/v1")
@@ -236,6 +242,7 @@ func TestRefusedConnectionRecordsNoEstimate(t *testing.T) {
 // The npm graphql-sse client (distinct connections mode) still works: a
 // query and a sessionEvents subscription over SSE.
 func TestGraphQLSSEClient(t *testing.T) {
+	t.Parallel()
 	node, dir := npmCheck(t, "node", "graphql-sse client", "graphql-sse")
 	k := startKernel(t, t.TempDir())
 	out := runNode(t, k, node, dir, "sse.mjs", k.url())

@@ -25,6 +25,7 @@ func refusalStream() openaitest.Response {
 // GraphQL, "refused: …" on foya exec's stderr (exit 0: the turn
 // completed), and stopReason "refusal" with the explanation over ACP.
 func TestRefusalReachesClients(t *testing.T) {
+	t.Parallel()
 	t.Run("exec", func(t *testing.T) {
 		fake := openaitest.New(t)
 		k := startKernel(t, t.TempDir())

@@ -204,6 +204,7 @@ func slowPost(t *testing.T, addr string) net.Conn {
 // open, the 17th gets 429 RATE_LIMITED with Retry-After; one slow request
 // finishing makes room at once.
 func TestInFlightPerPeerLimit(t *testing.T) {
+	t.Parallel()
 	k := startKernel(t, t.TempDir())
 	post := func() (*http.Response, string) {
 		resp, err := http.Post(k.url()+"/graphql", "application/json", strings.NewReader(`{"query":"{ __typename }"}`))
@@ -252,6 +253,7 @@ type wsMsg struct {
 // A burst of 101 subscribes on one WebSocket: exactly the 101st is refused;
 // completing one frees its slot for the next subscribe at once.
 func TestSubscriptionBurstExact(t *testing.T) {
+	t.Parallel()
 	k := startKernel(t, t.TempDir())
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()

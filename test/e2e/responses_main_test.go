@@ -28,6 +28,7 @@ func inputItems(t *testing.T, b map[string]any) []map[string]any {
 // The Responses provider, out of process, driven end to end through
 // GraphQL against a fake speaking the Responses streaming format.
 func TestResponsesEndToEnd(t *testing.T) {
+	t.Parallel()
 	model := map[string]any{"id": codex, "capabilities": map[string]any{"contextWindow": 400000, "maxOutputTokens": 64000, "reasoningEfforts": []any{"low", "medium", "high"}}}
 	k := startNative(t, "openai-responses", "", model, "high")
 	// startNative used the server root; the Responses base URL ends in /v1.
@@ -178,6 +179,7 @@ func TestResponsesEndToEnd(t *testing.T) {
 
 // An endpoint without /responses/compact gets the portable checkpoint.
 func TestResponsesCompactionFallsBackToPortable(t *testing.T) {
+	t.Parallel()
 	model := map[string]any{"id": "gpt-4.1", "capabilities": map[string]any{"contextWindow": 100000}}
 	k := startNative(t, "openai-responses", "", model, "")
 	k.updateConnection(t, k.conn, client.ConnectionInput{BaseUrl: ptr(k.fake.URL + "/v1")})

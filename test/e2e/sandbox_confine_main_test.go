@@ -21,6 +21,8 @@ import (
 // not reach bash; the tools plugin runs with the data directory masked; a
 // STDIO MCP server created through the API is confined like bash.
 func TestConfinedPluginsAndMCP(t *testing.T) {
+	// Not parallel: it leaves a descriptor open without O_CLOEXEC, which
+	// every process another test started meanwhile would inherit.
 	// A descriptor without O_CLOEXEC: inherited by the kernel, its plugins
 	// and (without close_range in the sandbox helper) by bash.
 	leak, err := syscall.Open("/dev/null", syscall.O_RDONLY, 0)

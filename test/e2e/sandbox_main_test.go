@@ -374,6 +374,7 @@ func waitFor(t *testing.T, cond func() bool) {
 
 // --tool-network=off denies TCP to tool commands; the default allows it.
 func TestSandboxNetworkOff(t *testing.T) {
+	t.Parallel()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

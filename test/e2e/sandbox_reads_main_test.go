@@ -17,6 +17,7 @@ import (
 // and still runs its shell, git and go in its own project (docs/sandbox.md,
 // "Reads").
 func TestSandboxReadsOtherSession(t *testing.T) {
+	t.Parallel()
 	base := outsideTmp(t)
 	data := filepath.Join(base, "data")
 	projA, projB := filepath.Join(base, "proj-a"), filepath.Join(base, "proj-b")

@@ -20,6 +20,7 @@ const sampleTrace = `# tracer: nop
 `
 
 func TestSchedTraceWindow(t *testing.T) {
+	t.Parallel()
 	var evs []traceEvent
 	for _, l := range strings.Split(sampleTrace, "\n") {
 		if ev, ok := parseTraceLine(l); ok {

@@ -15,6 +15,7 @@ import (
 // request without the token 401, the token opens it. With
 // --insecure-no-token the token is not asked, the Host guard still holds.
 func TestServePprof(t *testing.T) {
+	t.Parallel()
 	out, err := exec.Command(foyaBin, "serve", "--addr", "127.0.0.1:0", "--data-dir", t.TempDir(), "--pprof", "0.0.0.0:6060").CombinedOutput()
 	if code := exitCode(err); code != 2 || !strings.Contains(string(out), "loopback only") {
 		t.Fatalf("--pprof on all interfaces: exit %d, %s", code, out)

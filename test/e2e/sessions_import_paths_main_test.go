@@ -19,6 +19,7 @@ import (
 // exit 1 with the BAD_INPUT naming the line, no session, no blob, and
 // nothing in the data directory.
 func TestSessionsImportRefusesAFileChangeIntoTheDataDirectory(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	data := filepath.Join(home, ".local", "share", "foya")
 	k := startKernel(t, data)

@@ -45,6 +45,7 @@ func chatMessages(t *testing.T, r openaitest.Request) (roles, texts []string) {
 // messages, in order, before its prompt; bad seqs and too much context are
 // clear tool errors.
 func TestTaskContextBySeq(t *testing.T) {
+	t.Parallel()
 	k := startKernel(t, t.TempDir())
 	fake := openaitest.New(t)
 	sid := k.session(t, fake.BaseURL(), "", "BYPASS")

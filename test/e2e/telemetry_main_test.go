@@ -117,6 +117,7 @@ func checkTurnTrace(t *testing.T, spans []sinkSpan) sinkSpan {
 
 // /metrics requires the kernel's token like every route.
 func TestTelemetryMetricsNeedToken(t *testing.T) {
+	t.Parallel()
 	k := startKernel(t, t.TempDir())
 	req, _ := http.NewRequest(http.MethodGet, k.url()+"/metrics", nil)
 	req.Header.Set("Authorization", "Bearer wrong")

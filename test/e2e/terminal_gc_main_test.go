@@ -35,6 +35,7 @@ func (k *kernelProc) terminalOutputHash(t *testing.T, sid string) string {
 // travels with an export, is shared by the imported session, and its file
 // leaves the data directory with the last session that names it.
 func TestTerminalOutputArtifact(t *testing.T) {
+	t.Parallel()
 	base := outsideTmp(t)
 	data := filepath.Join(base, "data")
 	fake := openaitest.New(t)

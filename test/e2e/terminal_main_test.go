@@ -78,6 +78,7 @@ func mkdirs(t *testing.T, dirs ...string) {
 }
 
 func TestTerminals(t *testing.T) {
+	t.Parallel()
 	base := outsideTmp(t)
 	data := filepath.Join(base, "data")
 	fake := openaitest.New(t)
@@ -277,6 +278,7 @@ func waitProcessesIn(t *testing.T, dir string) {
 // A kill -9 of the kernel leaves no terminal process: the sandbox helper
 // dies with the kernel (Pdeathsig) and its PID namespace takes the rest.
 func TestTerminalsDieWithKilledKernel(t *testing.T) {
+	t.Parallel()
 	base := outsideTmp(t)
 	data, proj := filepath.Join(base, "data"), filepath.Join(base, "proj")
 	mkdirs(t, proj)
@@ -295,6 +297,7 @@ func TestTerminalsDieWithKilledKernel(t *testing.T) {
 
 // foya exec prints a line when a terminal starts and when it ends.
 func TestExecPrintsTerminals(t *testing.T) {
+	t.Parallel()
 	fake := openaitest.New(t)
 	k := startKernel(t, t.TempDir())
 	var o outputs
@@ -328,6 +331,7 @@ func TestExecPrintsTerminals(t *testing.T) {
 // ACP shows a kernel terminal as a tool call of kind execute whose content
 // is the output while it runs, completed when it ends.
 func TestACPTerminalToolCall(t *testing.T) {
+	t.Parallel()
 	fake := openaitest.New(t)
 	k := startKernel(t, t.TempDir())
 	var o outputs
@@ -361,6 +365,7 @@ func TestACPTerminalToolCall(t *testing.T) {
 // Foya web lists a session's terminals with live output and a kill button
 // (test/web/terminals.mjs); the kill leaves no process.
 func TestWebTerminals(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("-short: skipping the headless Chromium web client check")
 	}
@@ -379,6 +384,7 @@ func TestWebTerminals(t *testing.T) {
 // A terminal of a session with a git worktree runs in the worktree, and
 // deleting the session ends it before the worktree is removed.
 func TestTerminalInWorktree(t *testing.T) {
+	t.Parallel()
 	fake := openaitest.New(t)
 	k := startKernel(t, t.TempDir())
 	repo := gitRepo(t)
@@ -405,6 +411,7 @@ func TestTerminalInWorktree(t *testing.T) {
 // PreToolUse hooks see terminal_start like bash: one that exits 2 blocks
 // the terminal, and the model reads why.
 func TestTerminalHooks(t *testing.T) {
+	t.Parallel()
 	k := startKernel(t, t.TempDir())
 	proj := outsideTmp(t)
 	guard := writeHook(t, t.TempDir(), "guard.sh", `
@@ -440,6 +447,7 @@ exit 0
 
 // A clean stop of the kernel kills its terminals and records their end.
 func TestTerminalsEndWithKernelStop(t *testing.T) {
+	t.Parallel()
 	base := outsideTmp(t)
 	data, proj := filepath.Join(base, "data"), filepath.Join(base, "proj")
 	mkdirs(t, proj)

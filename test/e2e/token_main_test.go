@@ -21,6 +21,7 @@ import (
 // read the token from the data directory, including against a kernel they
 // start themselves on a fresh data directory.
 func TestServeRequiresTokenOnLoopbackByDefault(t *testing.T) {
+	t.Parallel()
 	data := t.TempDir()
 	k := startKernel(t, data)
 	if len(k.token) != 43 {
@@ -106,6 +107,7 @@ func TestServeRequiresTokenOnLoopbackByDefault(t *testing.T) {
 // Host guard still on; refused beyond loopback. --require-token is accepted
 // and changes nothing.
 func TestServeInsecureNoToken(t *testing.T) {
+	t.Parallel()
 	k := startKernel(t, t.TempDir(), "--insecure-no-token")
 	if !strings.Contains(k.Logs(), "--insecure-no-token: this kernel requires no token") || strings.Contains(k.Logs(), "#token=") || !strings.Contains(k.Logs(), "token_required=false") {
 		t.Fatalf("no warning, or a web link, for --insecure-no-token:\n%s", k.Logs())
@@ -139,6 +141,7 @@ func TestServeInsecureNoToken(t *testing.T) {
 // without inline script and with frame-ancestors 'none', nosniff and
 // no-referrer; the pages have no inline script.
 func TestPageSecurityHeaders(t *testing.T) {
+	t.Parallel()
 	k := startKernel(t, t.TempDir())
 	scriptTag := regexp.MustCompile(`(?i)<script[^>]*>`)
 	for _, path := range []string{"/", "/playground", "/web/app.js", "/web/session.js", "/web/app.css", "/playground/assets/playground.js",

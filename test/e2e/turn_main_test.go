@@ -46,6 +46,7 @@ func (k *kernelProc) waitEvents(t *testing.T, sid, typ string, n int) {
 // A real client drives a streamed turn through the kernel binary and its
 // out-of-process provider plugin.
 func TestTurnThroughRealPlugin(t *testing.T) {
+	t.Parallel()
 	fake := openaitest.New(t)
 	k := startKernel(t, t.TempDir())
 	sid := k.chatSession(t, fake.BaseURL())
@@ -61,6 +62,7 @@ func TestTurnThroughRealPlugin(t *testing.T) {
 // Killing the kernel mid-turn loses nothing that was complete, leaves no
 // half message and no plugin process; after a restart the session is idle.
 func TestKillMidTurnAndRestart(t *testing.T) {
+	t.Parallel()
 	fake := openaitest.New(t)
 	data := t.TempDir()
 	k := startKernel(t, data)
@@ -158,6 +160,7 @@ func alive(pid int) bool {
 // A tool plugin killed mid-call yields an error tool message, the turn goes
 // on, and the plugin is restarted on the next call.
 func TestToolPluginKilledMidCall(t *testing.T) {
+	t.Parallel()
 	fake := openaitest.New(t)
 	k := startKernel(t, t.TempDir())
 	proj := t.TempDir()
@@ -202,6 +205,7 @@ func TestToolPluginKilledMidCall(t *testing.T) {
 }
 
 func TestRebuildProjectionsCommand(t *testing.T) {
+	t.Parallel()
 	data := t.TempDir()
 	k := startKernel(t, data)
 	for range 3 {

@@ -18,6 +18,7 @@ import (
 // plugins/sdk that declares video_generator does, and its video is stored
 // and returned as an attachment (PRV-2).
 func TestGenerateVideoThroughPlugins(t *testing.T) {
+	t.Parallel()
 	data := t.TempDir()
 	dir := filepath.Join(data, "plugins")
 	if err := os.MkdirAll(dir, 0o700); err != nil {

@@ -30,6 +30,7 @@ import (
 // its own reply. The page must make no request outside the kernel.
 // Under CI=true a missing Chromium, node or npm is a failure, not a skip.
 func TestWebClientInChromium(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("-short: skipping the headless Chromium web client check")
 	}
@@ -83,6 +84,7 @@ func TestWebClientInChromium(t *testing.T) {
 // POST and for the WebSocket: a session created by another client appears in
 // the sidebar through kernelEvents.
 func TestWebClientAsksForToken(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("-short: skipping the headless Chromium web client check")
 	}
@@ -169,6 +171,7 @@ func webCheckSetup(t testing.TB) (node, dir string) {
 // it restarts, reconnects, and resumes the session's events after the last
 // seq it showed: the reply to a message sent after the restart appears once.
 func TestWebClientSurvivesKernelRestart(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("-short: skipping the headless Chromium web client check")
 	}
@@ -236,6 +239,7 @@ func TestWebClientSurvivesKernelRestart(t *testing.T) {
 // key) and one deleted after a dismissed then accepted confirmation.
 // SCREENSHOTS=dir saves the views.
 func TestWebClientFeatures(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("-short: skipping the headless Chromium web client check")
 	}

@@ -14,6 +14,7 @@ import (
 // --sp-1 … --sp-7 (negated with calc where it pulls back), and neither the
 // page nor the scripts set a size of its own in a style attribute.
 func TestWebClientTypeScale(t *testing.T) {
+	t.Parallel()
 	css, err := os.ReadFile(repoPath("edge", "web", "client", "app.css"))
 	if err != nil {
 		t.Fatal(err)

@@ -15,6 +15,7 @@ import (
 // the typed value reaches the server, and the model reads the server's
 // answer ("action=accept name=Ada").
 func TestWebClientElicitation(t *testing.T) {
+	t.Parallel()
 	fake := openaitest.New(t)
 	k := startKernel(t, t.TempDir())
 	var o outputs

@@ -13,6 +13,7 @@ import (
 // kernel's callback page; the list shows the server READY through
 // kernelEvents, and the kernel agrees.
 func TestWebClientMCPSignIn(t *testing.T) {
+	t.Parallel()
 	as := startOAuthAS(t, 60)
 	srv := startProtectedMCP(t, as)
 	k := startKernel(t, t.TempDir())

@@ -47,6 +47,7 @@ func runWebScript(t testing.TB, timeout time.Duration, script string, k *kernelP
 // changes the session's model; an error is dismissed, and cleared by the next
 // successful change.
 func TestWebClientFirstRun(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("-short: skipping the headless Chromium web client check")
 	}
@@ -82,6 +83,7 @@ func TestWebClientFirstRun(t *testing.T) {
 // SHOTS=dir writes the screenshots of docs/web.md (1280, 768, 390 px, both
 // themes): SHOTS=$PWD/docs go test ./test/e2e -run TestWebClientViews.
 func TestWebClientViews(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("-short: skipping the headless Chromium web client check")
 	}
@@ -165,6 +167,7 @@ func importLongSession(t testing.TB, k *kernelProc, n int) string {
 // messages on screen in place, with no gap or duplicate. The first paint of
 // a 1,000-message session is BenchmarkWebFirstPaint's.
 func TestWebClientLongSession(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("-short: skipping the headless Chromium web client check")
 	}

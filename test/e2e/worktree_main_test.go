@@ -93,6 +93,7 @@ func worktreeDirty(t testing.TB, k *kernelProc, sid string) *bool {
 // worktree needs force). A project that is not a git repository is
 // BAD_INPUT.
 func TestWorktreeSessions(t *testing.T) {
+	t.Parallel()
 	fake := openaitest.New(t)
 	k := startKernel(t, t.TempDir())
 	repo := gitRepo(t)
@@ -218,6 +219,7 @@ func TestWorktreeSessions(t *testing.T) {
 // A branch of a worktree session gets a worktree of its own with the files
 // of the branch point: the source's later writes are not there.
 func TestWorktreeFork(t *testing.T) {
+	t.Parallel()
 	fake := openaitest.New(t)
 	k := startKernel(t, t.TempDir())
 	repo := gitRepo(t)
@@ -258,6 +260,7 @@ func TestWorktreeFork(t *testing.T) {
 // foya exec --worktree runs the turn in a new worktree and says where;
 // foya sessions rm --force --delete-branch removes it and its branch.
 func TestExecWorktree(t *testing.T) {
+	t.Parallel()
 	fake := openaitest.New(t)
 	k := startKernel(t, t.TempDir())
 	var o outputs
@@ -291,6 +294,7 @@ func TestExecWorktree(t *testing.T) {
 // Foya web's New session form creates a session in a worktree, and its
 // Delete removes the worktree after asking (test/web/worktree.mjs).
 func TestWebClientWorktree(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("-short: skipping the headless Chromium web client check")
 	}
@@ -318,6 +322,7 @@ func TestWebClientWorktree(t *testing.T) {
 // commands (with Landlock, nothing else of the repository is). The
 // repository lies outside /tmp, which commands may always write.
 func TestWorktreeGitInSandbox(t *testing.T) {
+	t.Parallel()
 	fake := openaitest.New(t)
 	k := startKernel(t, t.TempDir())
 	repo, err := os.MkdirTemp("/var/tmp", "foya-wt-")

@@ -49,6 +49,7 @@ func TestQueueHoldsAtMost100Items(t *testing.T) {
 }
 
 func TestQueueHoldsAtMost4MiB(t *testing.T) {
+	t.Parallel()
 	k := newTestKernel(t)
 	sid := k.busySession(t)
 	big := strings.Repeat("x", 250_000)

@@ -237,6 +237,7 @@ func (k *testKernel) importFile(t *testing.T, doc string) gqlResponse {
 // A document is untrusted: every bad line is refused with BAD_INPUT naming
 // it, and nothing of a refused document is written.
 func TestImportRefusesBadDocuments(t *testing.T) {
+	t.Parallel()
 	k := newTestKernel(t)
 	sid := k.chatSession(t, nil, "BYPASS")
 	att := k.upload(t, "dot.png", pngBytes(t))

@@ -82,6 +82,7 @@ func (k *testKernel) persistedOfType(t *testing.T, sid, typ string) []json.RawMe
 // route_fallback event is streamed and persisted, and the next turn starts
 // on the session's own model again. A bad request does not fall back.
 func TestRouteFallbackClasses(t *testing.T) {
+	t.Parallel()
 	k, sid, primary, backup := fallbackKernel(t)
 	dropped := openaitest.Response{DropAfter: 1, Events: []string{chunk(map[string]any{"role": "assistant"}, "")}}
 	cases := []struct {

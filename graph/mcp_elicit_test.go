@@ -74,6 +74,7 @@ func askTool(t *testing.T, k *mcpKernel, w *watcher, sid, tool string) core.Ques
 // the calling session; answers are checked against its fields and reach
 // the server as accept, decline or cancel.
 func TestMCPElicitation(t *testing.T) {
+	t.Parallel()
 	k := newMCPKernel(t)
 	srv := k.createMCP(t, map[string]any{"name": "el", "transport": "HTTP", "url": elicitServer(t)})
 	k.waitStatus(t, srv.ID, "READY")
@@ -172,6 +173,7 @@ func TestMCPElicitation(t *testing.T) {
 // A server's question nobody answers is declined after the elicitation
 // timeout; the call's own timeout (1 s here) is paused meanwhile.
 func TestMCPElicitationTimeout(t *testing.T) {
+	t.Parallel()
 	k := newMCPKernelWith(t, func(c *mcphost.Config) { c.ElicitationTimeout = 1500 * time.Millisecond })
 	srv := k.createMCP(t, map[string]any{"name": "el", "transport": "HTTP", "url": elicitServer(t), "timeoutSeconds": 1})
 	k.waitStatus(t, srv.ID, "READY")
@@ -192,6 +194,7 @@ func TestMCPElicitationTimeout(t *testing.T) {
 // The npm reference server's trigger-elicitation-request tool, answered,
 // declined and left to time out.
 func TestMCPEverythingElicitation(t *testing.T) {
+	t.Parallel()
 	node, entry := everythingServer(t)
 	k := newMCPKernelWith(t, func(c *mcphost.Config) { c.ElicitationTimeout = 3 * time.Second })
 	srv := k.createMCP(t, map[string]any{"name": "everything", "transport": "STDIO", "command": node, "args": []string{entry, "stdio"}})

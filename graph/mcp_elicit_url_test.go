@@ -54,6 +54,7 @@ func newConnectServer(t *testing.T) *connectServer {
 // result is the tool's. Declined, the tool answers the model why; a
 // completion that never comes ends with the elicitation timeout.
 func TestMCPURLElicitationRequired(t *testing.T) {
+	t.Parallel()
 	k := newMCPKernelWith(t, func(c *mcphost.Config) { c.ElicitationTimeout = 5 * time.Second })
 	srv := newConnectServer(t)
 	st := k.createMCP(t, map[string]any{"name": "ex", "transport": "HTTP", "url": srv.url, "timeoutSeconds": 2})

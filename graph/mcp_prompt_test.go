@@ -16,6 +16,7 @@ import (
 // uri}] reaches the model's request with its MIME type; a missing
 // required argument is BAD_INPUT and sends nothing.
 func TestMCPPromptExpansionAndResources(t *testing.T) {
+	t.Parallel()
 	if testing.Short() && !testenv.CI() {
 		t.Skip("-short: skipping the npm MCP server check")
 	}

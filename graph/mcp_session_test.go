@@ -121,6 +121,7 @@ func pidByEnv(kv string) int {
 // and detached, createSession attaches servers atomically, and deleting
 // the session stops its process.
 func TestMCPSessionServers(t *testing.T) {
+	t.Parallel()
 	k := newMCPKernel(t)
 	global := k.createMCP(t, stdioServer(t, "shared"))
 	k.waitStatus(t, global.ID, "READY")
@@ -296,6 +297,7 @@ func TestMCPSessionServers(t *testing.T) {
 // TestMCPSessionServerHTTP: a Streamable HTTP server attached to a session
 // gets its header, and its tools run there.
 func TestMCPSessionServerHTTP(t *testing.T) {
+	t.Parallel()
 	k := newMCPKernel(t)
 	obs := &mcptest.Observer{}
 	server := mcptest.NewServer(obs, "")

@@ -258,6 +258,7 @@ func TestMCPStdioEndToEnd(t *testing.T) {
 }
 
 func TestMCPHTTPEndToEnd(t *testing.T) {
+	t.Parallel()
 	k := newMCPKernel(t)
 	obs := &mcptest.Observer{Started: make(chan string, 4), Cancelled: make(chan string, 4)}
 	server := mcptest.NewServer(obs, "")
@@ -363,6 +364,7 @@ func TestMCPHTTPEndToEnd(t *testing.T) {
 }
 
 func TestMCPServerCatalog(t *testing.T) {
+	t.Parallel()
 	k := newMCPKernel(t)
 	const create = `mutation($in: McpServerInput!) { createMcpServer(input: $in) { id } }`
 	for name, tc := range map[string]struct {
@@ -447,6 +449,7 @@ func TestMCPServerCatalog(t *testing.T) {
 // The npm reference server over stdio, when Node.js is present (always
 // under CI=true, where .ci/run installs it).
 func TestMCPEverythingServer(t *testing.T) {
+	t.Parallel()
 	if testing.Short() && !testenv.CI() {
 		t.Skip("-short: skipping the npm MCP server check")
 	}

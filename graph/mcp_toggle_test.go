@@ -13,6 +13,7 @@ import (
 // session only: its tools leave that session's requests (and calls to them
 // are unknown tools) while another session keeps them; on again restores.
 func TestMCPSessionToggle(t *testing.T) {
+	t.Parallel()
 	k := newMCPKernel(t)
 	srv := k.createMCP(t, stdioServer(t, "kw"))
 	k.waitStatus(t, srv.ID, "READY")
@@ -77,6 +78,7 @@ func TestMCPSessionToggle(t *testing.T) {
 // The kernel-wide servers are bounded (MaxMCPServers), disabled ones
 // included; removing one makes room.
 func TestMCPServerCountLimit(t *testing.T) {
+	t.Parallel()
 	k := newMCPKernel(t)
 	const create = `mutation($in: McpServerInput!) { createMcpServer(input: $in) { id } }`
 	in := func(i int) map[string]any {

@@ -212,6 +212,7 @@ func TestOutputCapTurnTokensUndeclaredModel(t *testing.T) {
 
 // A stall is a network error: retried when nothing arrived yet.
 func TestModelIdleTimeoutRetried(t *testing.T) {
+	t.Parallel()
 	k := capsKernel(t, func(l *engine.OutputLimits) { l.IdleTimeout = 300 * time.Millisecond })
 	sid := k.chatSession(t, nil, "BYPASS")
 	k.fake.Enqueue(openaitest.Response{Hang: true, Events: []string{chunk(map[string]any{"role": "assistant"}, "")}}, openaitest.TextStream(testModel, "ok"))
@@ -244,6 +245,7 @@ func TestModelIdleTimeoutRetried(t *testing.T) {
 }
 
 func TestModelCallTimeout(t *testing.T) {
+	t.Parallel()
 	k := capsKernel(t, func(l *engine.OutputLimits) { l.CallTimeout, l.IdleTimeout = 600*time.Millisecond, 5*time.Second })
 	sid := k.chatSession(t, nil, "BYPASS")
 	events := []string{chunk(map[string]any{"role": "assistant"}, "")}

@@ -458,6 +458,7 @@ func TestDeleteRacingALiveTurn(t *testing.T) {
 // Edits and deletes race against dispatch: an edited item never runs in its
 // old form, a deleted item never runs, and every other item runs once.
 func TestQueueRacesAgainstDispatch(t *testing.T) {
+	t.Parallel()
 	// 24 concurrent requests from one peer: over the default of 16 in flight.
 	k := newTestKernel(t, func(c *edge.Config) { c.Limits.MaxInFlightPerPeer = 64 })
 	sid := k.chatSession(t, nil, "BYPASS")

@@ -148,9 +148,13 @@ func testForkKeepsEveryMessage(t *testing.T, db *storage.DB) {
 	}
 }
 
-func TestForkKeepsEveryMessage(t *testing.T) { testForkKeepsEveryMessage(t, openTestDB(t)) }
+func TestForkKeepsEveryMessage(t *testing.T) {
+	t.Parallel()
+	testForkKeepsEveryMessage(t, openTestDB(t))
+}
 
 func TestForkKeepsEveryMessagePostgres(t *testing.T) {
+	t.Parallel()
 	pgtest.Require(t)
 	testForkKeepsEveryMessage(t, openPGTestDB(t))
 }

@@ -147,10 +147,12 @@ func testPagingVisitsEachOnce(t *testing.T, db *storage.DB) {
 }
 
 func TestSessionPagingVisitsEachOnce(t *testing.T) {
+	t.Parallel()
 	testPagingVisitsEachOnce(t, openTestDB(t))
 }
 
 func TestSessionPagingVisitsEachOncePostgres(t *testing.T) {
+	t.Parallel()
 	pgtest.Require(t)
 	testPagingVisitsEachOnce(t, openPGBulk(t))
 }
@@ -240,9 +242,13 @@ func testTail100k(t *testing.T, db *storage.DB) {
 	}
 }
 
-func TestTail100k(t *testing.T) { testTail100k(t, openTestDB(t)) }
+func TestTail100k(t *testing.T) {
+	t.Parallel()
+	testTail100k(t, openTestDB(t))
+}
 
 func TestTail100kPostgres(t *testing.T) {
+	t.Parallel()
 	pgtest.Require(t)
 	testTail100k(t, openPGBulk(t))
 }

@@ -19,7 +19,6 @@ import (
 )
 
 func TestErrorsNeverEchoMoreThan200BytesOfInput(t *testing.T) {
-	t.Parallel()
 	k := newTestKernel(t)
 	long := strings.Repeat("Z", 100_000)
 	cases := map[string]httpReply{
@@ -53,7 +52,6 @@ func aliases(n int, field string) string {
 }
 
 func TestCostCountsListsAndIntrospection(t *testing.T) {
-	t.Parallel()
 	k := newTestKernel(t)
 	sid := k.chatSession(t, nil, "BYPASS")
 	refused := func(name, query string) {
@@ -107,7 +105,6 @@ fragment InputValue on __InputValue { name description type { ...TypeRef } defau
 fragment TypeRef on __Type { kind name ofType { kind name ofType { kind name ofType { kind name ofType { kind name ofType { kind name ofType { kind name ofType { kind name } } } } } } } }`
 
 func TestResponseCapEndsOversizedResponse(t *testing.T) {
-	t.Parallel()
 	const limit = 256 << 10
 	k := newTestKernel(t, func(c *edge.Config) { c.Limits.MaxResponseBytes = limit })
 	sid := k.chatSession(t, nil, "BYPASS")
@@ -139,7 +136,6 @@ func TestResponseCapEndsOversizedResponse(t *testing.T) {
 }
 
 func TestSubscriptionCaps(t *testing.T) {
-	t.Parallel()
 	k := newTestKernel(t, func(c *edge.Config) {
 		c.Limits.MaxSubscriptionsPerConnection = 3
 		c.Limits.MaxSubscriptions = 5
@@ -264,7 +260,6 @@ func wsError(t *testing.T, m wsMessage) gqlError {
 }
 
 func TestWebSocketMessageOverLimitClosesConnection(t *testing.T) {
-	t.Parallel()
 	k := newTestKernel(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -284,7 +279,6 @@ func TestWebSocketMessageOverLimitClosesConnection(t *testing.T) {
 }
 
 func TestClipsAndEchoHelpersThroughTheAPI(t *testing.T) {
-	t.Parallel()
 	k := newTestKernel(t)
 	// A quoted value inside a kernel message keeps 64 bytes and says its size.
 	name := strings.Repeat("q", 150)

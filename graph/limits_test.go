@@ -104,6 +104,11 @@ fragment FullType on __Type {
 fragment InputValue on __InputValue { name description type { ...TypeRef } defaultValue }
 fragment TypeRef on __Type { kind name ofType { kind name ofType { kind name ofType { kind name ofType { kind name ofType { kind name ofType { kind name ofType { kind name } } } } } } } }`
 
+// Not parallel: gqlgen resolves the five aliases concurrently, and which
+// refusal comes (the whole response over the cap, or each alias after the
+// first over what is left of it) depends on the order they finish in.
+// With other tests running beside it, the second happened (PostgreSQL
+// suite, 11:40 UTC, every test of the package parallel).
 func TestResponseCapEndsOversizedResponse(t *testing.T) {
 	const limit = 256 << 10
 	k := newTestKernel(t, func(c *edge.Config) { c.Limits.MaxResponseBytes = limit })
@@ -132,6 +137,58 @@ func TestResponseCapEndsOversizedResponse(t *testing.T) {
 	msg := k.mustFail(t, "BAD_INPUT", `mutation($s: ID!) { updateSession(id: $s, input: {pinned: true}) { a: messages { text } b: messages { text } } }`, map[string]any{"s": sid})
 	if !strings.Contains(msg, "the mutation itself ran") {
 		t.Fatalf("mutation message %q", msg)
+	}
+}
+
+// The refusal of a response that reads whole sessions does not depend on
+// the order gqlgen resolves its fields in: messages that would fit a
+// response of their own make the whole response refused when, with the
+// rest, they do not fit; messages larger than the limit are refused alone,
+// naming the limit configured.
+func TestResponseCapRefusalDoesNotDependOnOrder(t *testing.T) {
+	t.Parallel()
+	const limit = 256 << 10
+	k := newTestKernel(t, func(c *edge.Config) { c.Limits.MaxResponseBytes = limit })
+	session := func(texts ...string) string {
+		sid := k.chatSession(t, nil, "BYPASS")
+		w := k.watch(t, sid)
+		for _, text := range texts {
+			k.fake.Enqueue(openaitest.TextStream(testModel, "ok"))
+			k.send(t, sid, text)
+			w.turnEnd()
+		}
+		return sid
+	}
+	fits := session(strings.Repeat("big ", 40_000))                                   // 160,000 bytes
+	over := session(strings.Repeat("huge ", 30_000), strings.Repeat("huge ", 30_000)) // 300,000 bytes
+	for n := range 40 {
+		// Two copies, and a copy behind other fields.
+		query := "query($s: ID!) " + aliases(2, "session(id: $s) { messages { seq text } }")
+		if n%2 == 1 {
+			query = `query($s: ID!) { a: session(id: $s) { title messages { seq } } b: session(id: $s) { messages { text } } c: session(id: $s) { messages { text } } }`
+		}
+		r := k.raw(t, query, map[string]any{"s": fits})
+		var out struct {
+			Data   json.RawMessage
+			Errors []struct{ Message string }
+		}
+		if err := json.Unmarshal(r, &out); err != nil {
+			t.Fatal(err)
+		}
+		if len(out.Errors) != 1 || !strings.Contains(out.Errors[0].Message, "would be larger than 256 KiB") || (len(out.Data) > 0 && string(out.Data) != "null") {
+			t.Fatalf("round %d: %.600s", n, r)
+		}
+	}
+	r := k.raw(t, `query($s: ID!) { session(id: $s) { title messages { text } } }`, map[string]any{"s": over})
+	var out struct {
+		Data   struct{ Session struct{ Title string } }
+		Errors []struct{ Message string }
+	}
+	if err := json.Unmarshal(r, &out); err != nil {
+		t.Fatal(err)
+	}
+	if len(out.Errors) != 1 || !strings.Contains(out.Errors[0].Message, "larger than one response can carry (256 KiB, the response size limit)") {
+		t.Fatalf("messages over the limit: %.600s", r)
 	}
 }
 

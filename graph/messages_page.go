@@ -51,7 +51,11 @@ func (r *Resolver) messages(ctx context.Context, sessionID string, includeInacti
 	if q.Limit > 0 {
 		return r.Service.MessagePage(ctx, sessionID, q)
 	}
-	budget := responseBudgetLeft(ctx)
+	b, _ := ctx.Value(budgetKey{}).(*responseBudget)
+	limit, left := int64(MaxResponseBytes), int64(MaxResponseBytes)
+	if b != nil {
+		limit, left = b.max, b.left.Load()
+	}
 	out := []core.Message{}
 	var size int64
 	q.Limit = unpagedMessagesPage
@@ -63,28 +67,32 @@ func (r *Resolver) messages(ctx context.Context, sessionID string, includeInacti
 		for i := range page {
 			size += approxMessageBytes(&page[i])
 		}
-		if size > budget {
+		if size > limit {
 			return nil, core.Errorf(core.CodeBadInput,
 				"the messages of session %s are larger than one response can carry (%s, the response size limit): page them with "+
 					"messages(last: 50) for the newest, then messages(last: 50, beforeSeq: <the first seq you have>) backward or "+
 					"messages(first: 50, afterSeq: <the last seq you have>) forward (first and last: 1 to %d); "+
-					"Message.text(offset:, limit:) pages one long text", sessionID, ByteSize(MaxResponseBytes), core.MaxMessagePage)
+					"Message.text(offset:, limit:) pages one long text", sessionID, ByteSize(limit), core.MaxMessagePage)
 		}
-		out = append(out, page...)
+		if size > left {
+			// Over what is left of this response but maybe not over the
+			// limit: only counted on (not kept) to tell which refusal.
+			out = nil
+		} else {
+			out = append(out, page...)
+		}
 		if len(page) < q.Limit {
+			if size > left {
+				// They would fit a response of their own: this response is
+				// what is too large, and is refused whole whichever of its
+				// fields was resolved first.
+				b.over.Store(true)
+				return nil, errResponseTooLarge
+			}
 			return out, nil
 		}
 		q.AfterSeq = page[len(page)-1].Seq
 	}
-}
-
-// responseBudgetLeft is what the response being built may still hold
-// (MaxResponseBytes outside a budgeted response).
-func responseBudgetLeft(ctx context.Context) int64 {
-	if b, _ := ctx.Value(budgetKey{}).(*responseBudget); b != nil {
-		return b.left.Load()
-	}
-	return MaxResponseBytes
 }
 
 // approxMessageBytes estimates what a message adds to a response with its

@@ -39,6 +39,8 @@ var responseTooLarge = &gqlerror.Error{
 }
 
 type responseBudget struct {
+	// max is the response size limit; left is what is left of it.
+	max  int64
 	left atomic.Int64
 	over atomic.Bool
 	// resolvers admits resolverSlots resolver calls at a time, so that the
@@ -61,7 +63,7 @@ func (c ResponseCap) ExtensionName() string                          { return "R
 func (c ResponseCap) Validate(schema graphql.ExecutableSchema) error { return nil }
 
 func (c ResponseCap) InterceptResponse(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
-	b := &responseBudget{resolvers: make(chan struct{}, resolverSlots)}
+	b := &responseBudget{max: c.Max, resolvers: make(chan struct{}, resolverSlots)}
 	b.left.Store(c.Max)
 	if spent, ok := ctx.Value(preChargedKey{}).(int64); ok {
 		b.left.Add(-spent) // the part of the response SessionList wrote

@@ -104,12 +104,8 @@ fragment FullType on __Type {
 fragment InputValue on __InputValue { name description type { ...TypeRef } defaultValue }
 fragment TypeRef on __Type { kind name ofType { kind name ofType { kind name ofType { kind name ofType { kind name ofType { kind name ofType { kind name ofType { kind name } } } } } } } }`
 
-// Not parallel: gqlgen resolves the five aliases concurrently, and which
-// refusal comes (the whole response over the cap, or each alias after the
-// first over what is left of it) depends on the order they finish in.
-// With other tests running beside it, the second happened (PostgreSQL
-// suite, 11:40 UTC, every test of the package parallel).
 func TestResponseCapEndsOversizedResponse(t *testing.T) {
+	t.Parallel()
 	const limit = 256 << 10
 	k := newTestKernel(t, func(c *edge.Config) { c.Limits.MaxResponseBytes = limit })
 	sid := k.chatSession(t, nil, "BYPASS")

@@ -86,8 +86,7 @@ func (r *Resolver) messages(ctx context.Context, sessionID string, includeInacti
 				// They would fit a response of their own: this response is
 				// what is too large, and is refused whole whichever of its
 				// fields was resolved first.
-				b.over.Store(true)
-				return nil, errResponseTooLarge
+				return nil, b.refuse()
 			}
 			return out, nil
 		}

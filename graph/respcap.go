@@ -50,6 +50,13 @@ type responseBudget struct {
 	resolvers chan struct{}
 }
 
+// refuse marks the response as over its budget (InterceptResponse then
+// answers with the one refusal) and returns what the field returns.
+func (b *responseBudget) refuse() error {
+	b.over.Store(true)
+	return errResponseTooLarge
+}
+
 // resolverSlots is how many resolvers of one response run at once.
 const resolverSlots = 4
 
@@ -106,8 +113,7 @@ func (c ResponseCap) InterceptField(ctx context.Context, next graphql.Resolver) 
 		n += int64(len(fc.Field.Alias))
 	}
 	if b.left.Add(-n) < 0 {
-		b.over.Store(true)
-		return nil, errResponseTooLarge
+		return nil, b.refuse()
 	}
 	return res, err
 }

@@ -3,6 +3,7 @@ package storage
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"log/slog"
 	"sync/atomic"
@@ -71,6 +72,10 @@ type checkpointer struct {
 	// the last settle (and at start: a crash leaves rows live), so that a
 	// round with nothing to settle runs no statement on the writer.
 	live atomic.Bool
+	// settle is sqlSettle prepared on the writer at the first settle (by
+	// the loop's goroutine, or a test's with the loop stopped): SQLite
+	// parsed the statement again at every round, most of its cost.
+	settle *sql.Stmt
 	// last is when the writer last committed, as time since epoch.
 	last    atomic.Int64
 	epoch   time.Time
@@ -235,7 +240,15 @@ func (c *checkpointer) settleHeads(ctx context.Context) error {
 	if !c.live.Swap(false) {
 		return nil
 	}
-	if _, err := c.writer.ExecContext(ctx, sqlSettle); err != nil {
+	if c.settle == nil {
+		st, err := c.writer.PrepareContext(ctx, sqlSettle)
+		if err != nil {
+			c.live.Store(true)
+			return fmt.Errorf("prepare the settle of live session heads: %w", err)
+		}
+		c.settle = st
+	}
+	if _, err := c.settle.ExecContext(ctx); err != nil {
 		c.live.Store(true)
 		return fmt.Errorf("settle live session heads: %w", err)
 	}
@@ -274,8 +287,14 @@ func (c *checkpointer) close() error {
 	}
 	close(c.stop)
 	<-c.done
-	if err := c.db.Close(); err != nil {
-		return fmt.Errorf("close the checkpoint connection: %w", err)
+	var errs []error
+	if c.settle != nil {
+		if err := c.settle.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("close the settle statement: %w", err))
+		}
 	}
-	return nil
+	if err := c.db.Close(); err != nil {
+		errs = append(errs, fmt.Errorf("close the checkpoint connection: %w", err))
+	}
+	return errors.Join(errs...)
 }

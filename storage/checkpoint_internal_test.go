@@ -129,7 +129,7 @@ func stopCheckpointLoop(db *DB) {
 
 // openTempDB opens a new SQLite store in a temporary directory, closed
 // when the test ends.
-func openTempDB(t *testing.T) *DB {
+func openTempDB(t testing.TB) *DB {
 	t.Helper()
 	db, err := Open(context.Background(), filepath.Join(t.TempDir(), "foya.db"), nil)
 	if err != nil {
@@ -244,5 +244,41 @@ func TestCheckpointWaitsForAQuietWriter(t *testing.T) {
 	appendEvery(400, 2*time.Millisecond)
 	if n := c.rounds.Load(); n < 2 {
 		t.Fatalf("%d checkpoint rounds during a stream of commits; want 2 or more", n)
+	}
+}
+
+// BenchmarkSettleHeads measures the checkpointer's settle of one live
+// session row among 1,000 sessions: an append makes the row live, the
+// settle writes its head back (append+settle less append).
+func BenchmarkSettleHeads(b *testing.B) {
+	ctx := context.Background()
+	db := openTempDB(b)
+	stopCheckpointLoop(db)
+	for i := range 1000 {
+		coretest.CreateSession(b, db, fmt.Sprintf("s%04d", i))
+	}
+	if err := db.ckpt.settleHeads(ctx); err != nil {
+		b.Fatal(err)
+	}
+	ev := coretest.MessageEvent(b, "s0500", core.RoleUser, "hello")
+	for _, settle := range []bool{false, true} {
+		name := "append"
+		if settle {
+			name = "append+settle"
+		}
+		b.Run(name, func(b *testing.B) {
+			for b.Loop() {
+				if _, err := db.Append(ctx, "s0500", core.AnyHead, []core.Event{ev}); err != nil {
+					b.Fatal(err)
+				}
+				if !settle {
+					continue
+				}
+				db.ckpt.live.Store(true)
+				if err := db.ckpt.settleHeads(ctx); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }

@@ -124,6 +124,11 @@ type Session struct {
 	Phase     Phase
 	HeadSeq   int64
 	UpdatedAt time.Time
+	// UsageTotals is the session's usage as the store read it with the
+	// session, when the store keeps the totals with it (nil otherwise, and
+	// in sessions not read from the store): what UsageStore.UsageTotals
+	// returns for the session at that moment.
+	UsageTotals *Usage
 }
 
 // Project is a directory reference (SES-3). Deleting a project never touches

@@ -223,10 +223,23 @@ func sessionChildren(ctx context.Context, svc *session.Service, objs []*core.Ses
 	return out, nil
 }
 
-// sessionUsage is Session.usage: each session's totals from the usage
+// sessionUsage is Session.usage: each session's totals as the store read
+// them with the session (core.Session.UsageTotals), else from the usage
 // ledger, in one read when the ledger can.
 func sessionUsage(ctx context.Context, ledger core.UsageStore, objs []*core.Session) ([]*core.Usage, error) {
 	out := make([]*core.Usage, len(objs))
+	read := true
+	for i, s := range objs {
+		if s.UsageTotals == nil {
+			read = false
+			break
+		}
+		u := *s.UsageTotals
+		out[i] = &u
+	}
+	if read {
+		return out, nil
+	}
 	if many, ok := ledger.(core.SessionUsageTotals); ok && len(objs) > 1 {
 		ids := make([]string, len(objs))
 		for i, s := range objs {

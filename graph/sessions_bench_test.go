@@ -30,7 +30,8 @@ const (
 // client's decoding of the pages (cpu-µs/op is the CPU of the whole
 // process, client included; decode-µs/op the part of ns/op the client
 // spent in json.Unmarshal). Half the sessions are bound to a project,
-// all to a connection; every tenth has a worktree.
+// all to a connection; every tenth has a worktree; each has three rows in
+// the usage ledger.
 func BenchmarkSessionsQuery10k(b *testing.B) {
 	const n = 10_000
 	k := newTestKernel(b)
@@ -56,7 +57,22 @@ func BenchmarkSessionsQuery10k(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if _, err := k.db.Append(ctx, m.ID, 0, []core.Event{ev}); err != nil {
+		evs := []core.Event{ev}
+		// The usage ledger rows of three model calls (one of them
+		// unpriced), as a session with a turn or two has.
+		for j := range 3 {
+			cost := 0.001
+			u := core.Usage{Model: testModel, InputTokens: 1000, OutputTokens: 100, TotalTokens: 1100, Cost: &cost}
+			if j == 2 {
+				u.Cost = nil
+			}
+			ev, err := core.NewEvent(m.ID, core.EventUsage, core.UsagePayload{Route: "r", ConnectionID: conn.ID, Purpose: "turn", Usage: u})
+			if err != nil {
+				b.Fatal(err)
+			}
+			evs = append(evs, ev)
+		}
+		if _, err := k.db.Append(ctx, m.ID, 0, evs); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -34,6 +34,7 @@ const (
 	// RETURNING of the new id, which nothing reads.
 	sqlUsage = "INSERT INTO usage_ledger (session_id, event_seq, route, connection_id, model, purpose, input_tokens, output_tokens, " +
 		"total_tokens, cached_tokens, cache_write_tokens, estimated, at, cost, imported) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+	// ... and adds it to the session's totals (sqlAddSessionUsage).
 )
 
 // chunks are the row counts of the prepared multi-row inserts, largest
@@ -49,6 +50,7 @@ const (
 	stHeadLive
 	stTouchLive
 	stUsage
+	stSessionUsage
 	stEvents                            // + the index of a chunk size
 	stMessages = stEvents + len(chunks) // + the index of a chunk size
 	stCount    = stMessages + len(chunks)
@@ -58,7 +60,7 @@ const (
 func appendSQL() [stCount]string {
 	var q [stCount]string
 	q[stHead], q[stTouch], q[stTouchPhase] = sqlHead, sqlTouch, sqlTouchPhase
-	q[stHeadLive], q[stTouchLive], q[stUsage] = sqlHeadLive, sqlTouchLive, sqlUsage
+	q[stHeadLive], q[stTouchLive], q[stUsage], q[stSessionUsage] = sqlHeadLive, sqlTouchLive, sqlUsage, sqlAddSessionUsage
 	for i, n := range chunks {
 		q[stEvents+i] = insertRows("events (session_id, seq, type, payload, at)", 5, n)
 		q[stMessages+i] = insertRows("messages (session_id, seq, role, payload, active)", 5, n)
@@ -201,6 +203,20 @@ func (w *txWriter) insertUsage(ctx context.Context, r usageRow) error {
 	}
 	if err != nil {
 		return fmt.Errorf("record usage of session %s: %w", r.SessionID, err)
+	}
+	// The session's totals (sessions.usage_*), in the same transaction.
+	var unpriced int64
+	if r.Cost == nil {
+		unpriced = r.TotalTokens
+	}
+	args := []any{r.InputTokens, r.OutputTokens, r.TotalTokens, r.CachedTokens, r.CacheWrites, r.Estimated, r.Cost, r.Cost, unpriced, noNUL(r.SessionID)}
+	if w.st == nil {
+		_, err = w.tx.NewRaw(sqlAddSessionUsage, args...).Exec(ctx)
+	} else {
+		_, err = w.stmt(ctx, stSessionUsage).ExecContext(ctx, args...)
+	}
+	if err != nil {
+		return fmt.Errorf("add to the usage totals of session %s: %w", r.SessionID, err)
 	}
 	return nil
 }

@@ -206,6 +206,11 @@ func (d *DB) RebuildProjections(ctx context.Context) (events int, err error) {
 				after = last.Seq
 			}
 		}
+		// The ledger is not a projection (it outlives its sessions): the
+		// rows written anew take their totals from it.
+		if _, err := tx.ExecContext(ctx, sqlSessionUsageFromLedger); err != nil {
+			return fmt.Errorf("sum the sessions' usage: %w", err)
+		}
 		return nil
 	})
 	if err != nil {

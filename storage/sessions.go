@@ -165,7 +165,7 @@ func sessionsSQL(f core.SessionFilter, pg bool) (string, []any) {
 }
 
 // sessionSelect is the SELECT of the session list and of Session: the
-// four columns scanSessions reads, from sessions.
+// columns scanSessions reads, from sessions (the usage totals last).
 //
 // The unary + (a no-op) makes the text columns expressions, which have no
 // declared type: the SQLite driver looks a column's declared type up, as a
@@ -174,12 +174,12 @@ func sessionsSQL(f core.SessionFilter, pg bool) (string, []any) {
 // time are its last event's (see rawTx.append); PostgreSQL never has one.
 func sessionSelect(pg bool) string {
 	if pg {
-		return "SELECT meta, phase, head_seq, updated_at FROM sessions"
+		return "SELECT meta, phase, head_seq, updated_at, " + sessionUsageColumns + " FROM sessions"
 	}
 	return "SELECT +meta, +phase, " +
 		"CASE WHEN head_live = 0 THEN head_seq ELSE (SELECT MAX(seq) FROM events WHERE session_id = sessions.id) END, " +
-		"CASE WHEN head_live = 0 THEN updated_at ELSE (SELECT at FROM events WHERE session_id = sessions.id ORDER BY seq DESC LIMIT 1) END " +
-		"FROM sessions"
+		"CASE WHEN head_live = 0 THEN updated_at ELSE (SELECT at FROM events WHERE session_id = sessions.id ORDER BY seq DESC LIMIT 1) END, " +
+		sessionUsageColumns + " FROM sessions"
 }
 
 // Session's query, on SQLite and on PostgreSQL.
@@ -195,11 +195,14 @@ func scanSessions(rows *sql.Rows, capacity int) (out []core.Session, err error) 
 	var meta, phase string
 	var head int64
 	var updated sql.RawBytes
+	var u usageSums
+	dest := append([]any{&meta, &phase, &head, &updated}, u.sums()...)
 	for rows.Next() {
-		if err := rows.Scan(&meta, &phase, &head, &updated); err != nil {
+		if err := rows.Scan(dest...); err != nil {
 			return nil, err
 		}
-		out = append(out, core.Session{Phase: core.Phase(phase), HeadSeq: head})
+		totals := u.usage()
+		out = append(out, core.Session{Phase: core.Phase(phase), HeadSeq: head, UsageTotals: &totals})
 		s := &out[len(out)-1]
 		if err := decodeMeta(meta, &s.SessionMeta); err != nil {
 			return nil, fmt.Errorf("decode a session's metadata: %w", err)

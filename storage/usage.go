@@ -57,6 +57,25 @@ func recordUsage(ctx context.Context, w *txWriter, ev core.Event, imported bool)
 	})
 }
 
+// sqlAddSessionUsage adds a ledger row's figures (the args of
+// txWriter.insertUsage) to its session's totals: the sums of its ledger
+// rows, kept on the session's row so that the session list reads them with
+// the rows it lists (see the migration session_usage_totals).
+const sqlAddSessionUsage = "UPDATE sessions SET usage_input = usage_input + ?, usage_output = usage_output + ?, " +
+	"usage_total = usage_total + ?, usage_cached = usage_cached + ?, usage_cache_writes = usage_cache_writes + ?, " +
+	"usage_estimated = CASE WHEN ? THEN 1 ELSE usage_estimated END, " +
+	"usage_cost = CASE WHEN ? IS NULL THEN usage_cost ELSE COALESCE(usage_cost, 0) + ? END, " +
+	"usage_unpriced = usage_unpriced + ? WHERE id = ?"
+
+// sessionUsageColumns are the session row's totals, in usageSumColumns'
+// order.
+const sessionUsageColumns = "usage_input, usage_output, usage_total, usage_cached, usage_cache_writes, usage_estimated, usage_cost, usage_unpriced"
+
+// sqlSessionUsageFromLedger sets every session's totals to its ledger
+// rows' sums (after RebuildProjections, which writes the rows anew).
+var sqlSessionUsageFromLedger = "UPDATE sessions SET (" + sessionUsageColumns + ") = (SELECT " + usageSumsList +
+	" FROM usage_ledger WHERE usage_ledger.session_id = sessions.id) WHERE EXISTS (SELECT 1 FROM usage_ledger WHERE usage_ledger.session_id = sessions.id)"
+
 // usageSums is one row of the ledger's sums (withUsageSums), with the
 // session it sums when grouped by session.
 type usageSums struct {

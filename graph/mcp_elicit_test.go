@@ -250,7 +250,7 @@ func everythingServer(t *testing.T) (node, entry string) {
 	dir, _ := filepath.Abs(filepath.Join("..", "test", "mcp-everything"))
 	entry = filepath.Join(dir, "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js")
 	if _, err := os.Stat(entry); err != nil {
-		if err := npmCI(dir, npm); err != nil {
+		if err := npmCI(dir, npm, entry); err != nil {
 			if ci {
 				t.Fatalf("npm ci in %s: %v", dir, err)
 			}

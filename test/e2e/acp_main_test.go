@@ -316,12 +316,8 @@ func TestACPNodeSDKClient(t *testing.T) {
 	dir := repoPath("test", "acp")
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@agentclientprotocol", "sdk", "package.json")); err != nil {
-		install := exec.CommandContext(ctx, npm, "ci", "--no-audit", "--no-fund", "--loglevel=error")
-		install.Dir = dir
-		if out, err := install.CombinedOutput(); err != nil {
-			t.Fatalf("npm ci: %v\n%s", err, out)
-		}
+	if out, err := npmInstall(ctx, npm, dir, filepath.Join("@agentclientprotocol", "sdk", "package.json")); err != nil {
+		t.Fatalf("npm ci: %v\n%s", err, out)
 	}
 	fake := openaitest.New(t)
 	k := startKernel(t, t.TempDir())

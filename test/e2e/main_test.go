@@ -367,12 +367,8 @@ func TestNodeGraphQLWSClient(t *testing.T) {
 	dir := repoPath("test", "node")
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	if _, err := os.Stat(filepath.Join(dir, "node_modules", "graphql-ws")); err != nil {
-		install := exec.CommandContext(ctx, npm, "ci", "--no-audit", "--no-fund", "--loglevel=error")
-		install.Dir = dir
-		if out, err := install.CombinedOutput(); err != nil {
-			t.Fatalf("npm ci: %v\n%s", err, out)
-		}
+	if out, err := npmInstall(ctx, npm, dir, "graphql-ws"); err != nil {
+		t.Fatalf("npm ci: %v\n%s", err, out)
 	}
 	// A loopback kernel without a token (--insecure-no-token: this half is
 	// about a client that sends none), and one beyond loopback that requires

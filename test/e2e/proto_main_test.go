@@ -10,7 +10,6 @@ import (
 	"net/http/httptest"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -34,14 +33,10 @@ func npmCheck(t *testing.T, dir, what, marker string) (node, abs string) {
 		testenv.Optional(t, "node is not installed: skipping the %s check", what)
 	}
 	abs = repoPath("test", dir)
-	if _, err := os.Stat(filepath.Join(abs, "node_modules", marker)); err != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-		defer cancel()
-		install := exec.CommandContext(ctx, npm, "ci", "--no-audit", "--no-fund", "--loglevel=error")
-		install.Dir = abs
-		if out, err := install.CombinedOutput(); err != nil {
-			t.Fatalf("npm ci in test/%s: %v\n%s", dir, err, out)
-		}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	if out, err := npmInstall(ctx, npm, abs, marker); err != nil {
+		t.Fatalf("npm ci in test/%s: %v\n%s", dir, err, out)
 	}
 	return node, abs
 }

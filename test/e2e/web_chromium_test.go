@@ -153,16 +153,10 @@ func webCheckSetup(t testing.TB) (node, dir string) {
 		skip("node is not installed: skipping the web client check")
 	}
 	dir = repoPath("test", "web")
-	_, errPW := os.Stat(filepath.Join(dir, "node_modules", "playwright-core", "package.json"))
-	_, errAxe := os.Stat(filepath.Join(dir, "node_modules", "axe-core", "package.json"))
-	if errPW != nil || errAxe != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-		defer cancel()
-		install := exec.CommandContext(ctx, npm, "ci", "--no-audit", "--no-fund", "--loglevel=error")
-		install.Dir = dir
-		if out, err := install.CombinedOutput(); err != nil {
-			skip("npm ci in test/web: %v\n%s", err, out)
-		}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	if out, err := npmInstall(ctx, npm, dir, filepath.Join("playwright-core", "package.json"), filepath.Join("axe-core", "package.json")); err != nil {
+		skip("npm ci in test/web: %v\n%s", err, out)
 	}
 	return node, dir
 }

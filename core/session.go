@@ -125,9 +125,10 @@ type Session struct {
 	HeadSeq   int64
 	UpdatedAt time.Time
 	// UsageTotals is the session's usage as the store read it with the
-	// session, when the store keeps the totals with it (nil otherwise, and
-	// in sessions not read from the store): what UsageStore.UsageTotals
-	// returns for the session at that moment.
+	// session, when the store keeps the totals with it and they were asked
+	// for (SessionStore.Session always, Sessions with SessionFilter.Usage);
+	// nil otherwise, and in sessions not read from the store. It is what
+	// UsageStore.UsageTotals returns for the session at that moment.
 	UsageTotals *Usage
 }
 

@@ -346,7 +346,11 @@ func answerSessionList(ctx context.Context, ec *executionContext, root *ast.Fiel
 	if err != nil {
 		return nil, 0, false
 	}
-	list, err := ec.Resolvers.Query().Sessions(ctx, args["includeChildren"].(*bool), args["first"].(*int64), args["after"].(*string))
+	asksUsage := false
+	for _, f := range plan {
+		asksUsage = asksUsage || f.kind == kUsage
+	}
+	list, err := ec.Resolvers.Query().Sessions(context.WithValue(ctx, listUsageKey{}, asksUsage), args["includeChildren"].(*bool), args["first"].(*int64), args["after"].(*string))
 	if err != nil || ctx.Err() != nil {
 		return nil, 0, false
 	}

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"slices"
 
+	"github.com/99designs/gqlgen/graphql"
+
 	"github.com/foya-dev/foya/core"
 	"github.com/foya-dev/foya/core/catalog"
 	"github.com/foya-dev/foya/core/engine"
@@ -68,7 +70,31 @@ func sessions(ctx context.Context, svc *session.Service, includeChildren *bool, 
 		return nil, err
 	}
 	f.IncludeChildren = deref(includeChildren)
+	f.Usage = listAsksUsage(ctx)
 	return svc.Sessions(ctx, f)
+}
+
+// listUsageKey marks a context whose session list is read for
+// Session.usage (or not): the list written by hand says so itself.
+type listUsageKey struct{}
+
+// listAsksUsage reports whether the sessions field being resolved selects
+// Session.usage, so that the store reads the totals with the sessions
+// (core.SessionFilter.Usage) rather than the usage resolver summing the
+// ledger, and a list without usage reads none.
+func listAsksUsage(ctx context.Context) bool {
+	if v, ok := ctx.Value(listUsageKey{}).(bool); ok {
+		return v
+	}
+	if graphql.GetFieldContext(ctx) == nil {
+		return false
+	}
+	for _, f := range graphql.CollectFieldsCtx(ctx, []string{"Session"}) {
+		if f.Name == "usage" {
+			return true
+		}
+	}
+	return false
 }
 
 // events serves Query.events: a page of the session's events (500 unless

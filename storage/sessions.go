@@ -37,7 +37,7 @@ func (d *DB) Session(ctx context.Context, id string) (core.Session, error) {
 	if err != nil {
 		return core.Session{}, fmt.Errorf("read session %s: %w", id, err)
 	}
-	out, err := scanSessions(rows, 1)
+	out, err := scanSessions(rows, 1, true)
 	if err != nil {
 		return core.Session{}, fmt.Errorf("read session %s: %w", id, err)
 	}
@@ -81,7 +81,7 @@ func (d *DB) Sessions(ctx context.Context, f core.SessionFilter) ([]core.Session
 	if err != nil {
 		return nil, fmt.Errorf("list sessions: %w", err)
 	}
-	out, err := scanSessions(rows, f.First)
+	out, err := scanSessions(rows, f.First, f.Usage)
 	if err != nil {
 		return nil, fmt.Errorf("list sessions: %w", err)
 	}
@@ -107,7 +107,7 @@ func (d *DB) Sessions(ctx context.Context, f core.SessionFilter) ([]core.Session
 func sessionsSQL(f core.SessionFilter, pg bool) (string, []any) {
 	var b strings.Builder
 	var args []any
-	b.WriteString(sessionSelect(pg))
+	b.WriteString(sessionSelect(pg, f.Usage))
 	and := " WHERE "
 	cond := func(c string, a ...any) {
 		b.WriteString(and)
@@ -165,45 +165,57 @@ func sessionsSQL(f core.SessionFilter, pg bool) (string, []any) {
 }
 
 // sessionSelect is the SELECT of the session list and of Session: the
-// columns scanSessions reads, from sessions (the usage totals last).
+// columns scanSessions reads, from sessions (the usage totals last, when
+// usage is set).
 //
 // The unary + (a no-op) makes the text columns expressions, which have no
 // declared type: the SQLite driver looks a column's declared type up, as a
 // new Go string, for every text value it returns (three allocations a row
 // of the ten it made). PostgreSQL has no text +. A live row's head and
 // time are its last event's (see rawTx.append); PostgreSQL never has one.
-func sessionSelect(pg bool) string {
+func sessionSelect(pg, usage bool) string {
+	extra := ""
+	if usage {
+		extra = ", " + sessionUsageColumns
+	}
 	if pg {
-		return "SELECT meta, phase, head_seq, updated_at, " + sessionUsageColumns + " FROM sessions"
+		return "SELECT meta, phase, head_seq, updated_at" + extra + " FROM sessions"
 	}
 	return "SELECT +meta, +phase, " +
 		"CASE WHEN head_live = 0 THEN head_seq ELSE (SELECT MAX(seq) FROM events WHERE session_id = sessions.id) END, " +
-		"CASE WHEN head_live = 0 THEN updated_at ELSE (SELECT at FROM events WHERE session_id = sessions.id ORDER BY seq DESC LIMIT 1) END, " +
-		sessionUsageColumns + " FROM sessions"
+		"CASE WHEN head_live = 0 THEN updated_at ELSE (SELECT at FROM events WHERE session_id = sessions.id ORDER BY seq DESC LIMIT 1) END" +
+		extra + " FROM sessions"
 }
 
 // Session's query, on SQLite and on PostgreSQL.
 var (
-	sessionByIDSQL   = sessionSelect(false) + " WHERE id = ?"
-	sessionByIDSQLPG = sessionSelect(true) + " WHERE id = $1"
+	sessionByIDSQL   = sessionSelect(false, true) + " WHERE id = ?"
+	sessionByIDSQLPG = sessionSelect(true, true) + " WHERE id = $1"
 )
 
-// scanSessions reads the rows of sessionSelect and closes them.
-func scanSessions(rows *sql.Rows, capacity int) (out []core.Session, err error) {
+// scanSessions reads the rows of sessionSelect (with the usage totals when
+// usage is set) and closes them.
+func scanSessions(rows *sql.Rows, capacity int, usage bool) (out []core.Session, err error) {
 	defer func() { err = errors.Join(err, rows.Close()) }()
 	out = make([]core.Session, 0, min(max(capacity, 0), 1000))
 	var meta, phase string
 	var head int64
 	var updated sql.RawBytes
 	var u usageSums
-	dest := append([]any{&meta, &phase, &head, &updated}, u.sums()...)
+	dest := []any{&meta, &phase, &head, &updated}
+	if usage {
+		dest = append(dest, u.sums()...)
+	}
 	for rows.Next() {
 		if err := rows.Scan(dest...); err != nil {
 			return nil, err
 		}
-		totals := u.usage()
-		out = append(out, core.Session{Phase: core.Phase(phase), HeadSeq: head, UsageTotals: &totals})
+		out = append(out, core.Session{Phase: core.Phase(phase), HeadSeq: head})
 		s := &out[len(out)-1]
+		if usage {
+			totals := u.usage()
+			s.UsageTotals = &totals
+		}
 		if err := decodeMeta(meta, &s.SessionMeta); err != nil {
 			return nil, fmt.Errorf("decode a session's metadata: %w", err)
 		}

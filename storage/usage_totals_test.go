@@ -23,11 +23,21 @@ func sameUsage(a, b core.Usage) bool {
 }
 
 // checkRowTotals checks that every listed session's totals, as Session and
-// Sessions read them with the session, are its ledger's sums.
+// Sessions (asked for them) read them with the session, are its ledger's
+// sums; a list not asked for them reads none.
 func checkRowTotals(t *testing.T, db *storage.DB, ids ...string) {
 	t.Helper()
 	ctx := context.Background()
-	list, err := db.Sessions(ctx, core.SessionFilter{IncludeChildren: true})
+	without, err := db.Sessions(ctx, core.SessionFilter{IncludeChildren: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range without {
+		if s.UsageTotals != nil {
+			t.Errorf("Sessions without Usage: %s's totals %+v", s.ID, s.UsageTotals)
+		}
+	}
+	list, err := db.Sessions(ctx, core.SessionFilter{IncludeChildren: true, Usage: true})
 	if err != nil {
 		t.Fatal(err)
 	}

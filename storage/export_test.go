@@ -2,6 +2,7 @@ package storage
 
 import (
 	"context"
+	"math"
 
 	"github.com/uptrace/bun"
 
@@ -34,4 +35,29 @@ func (d *DB) AppendEach(ctx context.Context, batches [][]core.Event) error {
 		d.ckpt.committed()
 	}
 	return err
+}
+
+// RowTotals reads session id's usage totals as Session returns them with
+// the session and as the ledger sums them; same reports whether they agree
+// (SameUsage).
+func (d *DB) RowTotals(ctx context.Context, id string) (row *core.Usage, ledger core.Usage, same bool, err error) {
+	if ledger, err = d.UsageTotals(ctx, id); err != nil {
+		return nil, ledger, false, err
+	}
+	s, err := d.Session(ctx, id)
+	if err != nil {
+		return nil, ledger, false, err
+	}
+	return s.UsageTotals, ledger, s.UsageTotals != nil && SameUsage(*s.UsageTotals, ledger), nil
+}
+
+// SameUsage reports whether two usage totals are the same, the cost within
+// a float rounding: a session's row adds one figure at a time, the
+// ledger's SUM may add them in another order.
+func SameUsage(a, b core.Usage) bool {
+	if (a.Cost == nil) != (b.Cost == nil) || a.Cost != nil && math.Abs(*a.Cost-*b.Cost) > 1e-9 {
+		return false
+	}
+	a.Cost, b.Cost = nil, nil
+	return a == b
 }

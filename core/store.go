@@ -44,6 +44,10 @@ type SessionFilter struct {
 	// when the store keeps them with the session; a list without them
 	// reads eight columns fewer per session.
 	Usage bool
+	// IDsOnly reads only the sessions' ids (every other field is left
+	// zero), for a caller that needs nothing else: the store may answer
+	// from its list index alone, without reading the sessions' rows.
+	IDsOnly bool
 }
 
 // SessionStore reads the session projections and removes sessions.

@@ -346,11 +346,12 @@ func answerSessionList(ctx context.Context, ec *executionContext, root *ast.Fiel
 	if err != nil {
 		return nil, 0, false
 	}
-	asksUsage := false
+	read := listRead{idsOnly: true}
 	for _, f := range plan {
-		asksUsage = asksUsage || f.kind == kUsage
+		read.usage = read.usage || f.kind == kUsage
+		read.idsOnly = read.idsOnly && (f.kind == kID || f.kind == kTypename)
 	}
-	list, err := ec.Resolvers.Query().Sessions(context.WithValue(ctx, listUsageKey{}, asksUsage), args["includeChildren"].(*bool), args["first"].(*int64), args["after"].(*string))
+	list, err := ec.Resolvers.Query().Sessions(context.WithValue(ctx, listReadKey{}, read), args["includeChildren"].(*bool), args["first"].(*int64), args["after"].(*string))
 	if err != nil || ctx.Err() != nil {
 		return nil, 0, false
 	}

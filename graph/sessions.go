@@ -70,31 +70,41 @@ func sessions(ctx context.Context, svc *session.Service, includeChildren *bool, 
 		return nil, err
 	}
 	f.IncludeChildren = deref(includeChildren)
-	f.Usage = listAsksUsage(ctx)
+	r := listReadOf(ctx)
+	f.Usage, f.IDsOnly = r.usage, r.idsOnly
 	return svc.Sessions(ctx, f)
 }
 
-// listUsageKey marks a context whose session list is read for
-// Session.usage (or not): the list written by hand says so itself.
-type listUsageKey struct{}
+// listRead is what a session list is read for: Session.usage (the store
+// reads the totals with the sessions, core.SessionFilter.Usage, rather
+// than the usage resolver summing the ledger; a list without usage reads
+// none), or nothing but the ids (core.SessionFilter.IDsOnly: the store
+// answers from its index).
+type listRead struct{ usage, idsOnly bool }
 
-// listAsksUsage reports whether the sessions field being resolved selects
-// Session.usage, so that the store reads the totals with the sessions
-// (core.SessionFilter.Usage) rather than the usage resolver summing the
-// ledger, and a list without usage reads none.
-func listAsksUsage(ctx context.Context) bool {
-	if v, ok := ctx.Value(listUsageKey{}).(bool); ok {
-		return v
+// listReadKey marks a context whose session list says itself what it is
+// read for (the list written by hand).
+type listReadKey struct{}
+
+// listReadOf is what the sessions field being resolved selects.
+func listReadOf(ctx context.Context) listRead {
+	if r, ok := ctx.Value(listReadKey{}).(listRead); ok {
+		return r
 	}
 	if graphql.GetFieldContext(ctx) == nil {
-		return false
+		return listRead{}
 	}
+	r := listRead{idsOnly: true}
 	for _, f := range graphql.CollectFieldsCtx(ctx, []string{"Session"}) {
-		if f.Name == "usage" {
-			return true
+		switch f.Name {
+		case "usage":
+			r.usage = true
+		case "id", "__typename":
+			continue
 		}
+		r.idsOnly = false
 	}
-	return false
+	return r
 }
 
 // events serves Query.events: a page of the session's events (500 unless

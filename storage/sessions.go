@@ -81,7 +81,12 @@ func (d *DB) Sessions(ctx context.Context, f core.SessionFilter) ([]core.Session
 	if err != nil {
 		return nil, fmt.Errorf("list sessions: %w", err)
 	}
-	out, err := scanSessions(rows, f.First, f.Usage)
+	var out []core.Session
+	if f.IDsOnly {
+		out, err = scanIDs(rows, f.First)
+	} else {
+		out, err = scanSessions(rows, f.First, f.Usage)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("list sessions: %w", err)
 	}
@@ -107,7 +112,12 @@ func (d *DB) Sessions(ctx context.Context, f core.SessionFilter) ([]core.Session
 func sessionsSQL(f core.SessionFilter, pg bool) (string, []any) {
 	var b strings.Builder
 	var args []any
-	b.WriteString(sessionSelect(pg, f.Usage))
+	if f.IDsOnly {
+		// The list's indexes hold the id: no row is read.
+		b.WriteString("SELECT id FROM sessions")
+	} else {
+		b.WriteString(sessionSelect(pg, f.Usage))
+	}
 	and := " WHERE "
 	cond := func(c string, a ...any) {
 		b.WriteString(and)
@@ -222,6 +232,21 @@ func scanSessions(rows *sql.Rows, capacity int, usage bool) (out []core.Session,
 		if s.UpdatedAt, err = parseTimeBytes(updated); err != nil {
 			return nil, err
 		}
+	}
+	return out, rows.Err()
+}
+
+// scanIDs reads the rows of a list of ids (SessionFilter.IDsOnly) and
+// closes them.
+func scanIDs(rows *sql.Rows, capacity int) (out []core.Session, err error) {
+	defer func() { err = errors.Join(err, rows.Close()) }()
+	out = make([]core.Session, 0, min(max(capacity, 0), 1000))
+	var id string
+	for rows.Next() {
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		out = append(out, core.Session{SessionMeta: core.SessionMeta{ID: id}})
 	}
 	return out, rows.Err()
 }

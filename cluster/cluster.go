@@ -55,6 +55,9 @@ type Node struct {
 	started time.Time
 	// url is the base URL other nodes reach this node's /graphql at.
 	url string
+	// afterTake, set by tests only, runs in Acquire between a failed take
+	// of a lease and the read of its holder.
+	afterTake func()
 
 	// relaying is set by Start: before it, RelaySession and RelayKernel
 	// (called by the broker the node was given to as its relay) drop events.
@@ -237,10 +240,39 @@ func (n *Node) Holds(sessionID string) bool {
 }
 
 // Acquire implements core.Ownership.
+//
+// A lease that expires between the attempt to take it and the read of its
+// holder is taken on a second attempt: a node that waits for a dead
+// owner's lease to expire (edge's forwarder polls) would otherwise be told
+// at that moment that the owner cannot be reached.
 func (n *Node) Acquire(ctx context.Context, sessionID string) (core.Owner, error) {
+	for attempt := 1; ; attempt++ {
+		o, taken, err := n.take(ctx, sessionID)
+		if err != nil || taken {
+			return o, err
+		}
+		if n.afterTake != nil {
+			n.afterTake()
+		}
+		o, live, err := n.owner(ctx, sessionID)
+		if err != nil {
+			return core.Owner{}, err
+		}
+		if live && o.URL != "" {
+			return o, nil
+		}
+		if live || attempt == 2 {
+			return core.Owner{}, core.Errorf(core.CodeUnavailable, "session %s is owned by node %s, which cannot be reached; retry in a few seconds", sessionID, o.NodeID)
+		}
+	}
+}
+
+// take tries to take or renew the lease of a session (taken), which it
+// can unless another node holds it unexpired.
+func (n *Node) take(ctx context.Context, sessionID string) (o core.Owner, taken bool, err error) {
 	start := time.Now()
 	var got string
-	err := n.pool.QueryRow(ctx, `
+	err = n.pool.QueryRow(ctx, `
 INSERT INTO session_leases AS l (session_id, node_id, expires_at)
 VALUES ($1, $2, now() + make_interval(secs => $3))
 ON CONFLICT (session_id) DO UPDATE SET node_id = EXCLUDED.node_id, expires_at = EXCLUDED.expires_at
@@ -256,21 +288,14 @@ RETURNING session_id`, sessionID, n.id, n.ttlSeconds()).Scan(&got)
 		if acquired {
 			n.log.Debug("session lease taken", "session_id", sessionID)
 		}
-		return core.Owner{NodeID: n.id, Local: true, Acquired: acquired}, nil
+		return core.Owner{NodeID: n.id, Local: true, Acquired: acquired}, true, nil
 	case !errors.Is(err, pgx.ErrNoRows):
-		return core.Owner{}, fmt.Errorf("take lease: %w", err)
+		return core.Owner{}, false, fmt.Errorf("take lease: %w", err)
 	}
 	n.mu.Lock()
 	delete(n.owned, sessionID)
 	n.mu.Unlock()
-	o, live, err := n.owner(ctx, sessionID)
-	if err != nil {
-		return core.Owner{}, err
-	}
-	if !live || o.URL == "" {
-		return core.Owner{}, core.Errorf(core.CodeUnavailable, "session %s is owned by node %s, which cannot be reached; retry in a few seconds", sessionID, o.NodeID)
-	}
-	return o, nil
+	return core.Owner{}, false, nil
 }
 
 // owner reads the lease of a session: its holder and whether it is live.

@@ -275,3 +275,46 @@ func TestListenerReconnects(t *testing.T) {
 		}
 	}
 }
+
+// A dead owner's lease that expires between a node's attempt to take it
+// and its read of the holder is taken on the spot: the node does not
+// answer that the owner cannot be reached (TestClusterOwnerKilledMidTurn
+// met that moment once in a CI run).
+func TestAcquireTakesALeaseThatExpiredMeanwhile(t *testing.T) {
+	pg := pgtest.NewDatabase(t)
+	path := filepath.Join(t.TempDir(), "foya.db")
+	a := startNode(t, pg, path, "http://a.invalid")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	sess, err := a.svc.CreateSession(ctx, core.CreateSessionInput{Title: "one"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// B is not started: no sweep of its own takes the expired lease over
+	// while the test holds Acquire between its two statements.
+	b, err := Open(ctx, Config{DatabaseURL: pg, LeaseTTL: time.Second, Heartbeat: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close(context.Background()) })
+	a.die() // its lease lives on for up to a TTL (1 s here)
+	waited := false
+	b.afterTake = func() {
+		// The take failed: the lease was live. Wait for it to expire
+		// before the holder is read.
+		waited = true
+		for {
+			if _, live, err := b.owner(ctx, sess.ID); err != nil || !live {
+				return
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	o, err := b.Acquire(ctx, sess.ID)
+	if !waited {
+		t.Fatal("the lease was taken at once: the test did not meet the moment it is about")
+	}
+	if err != nil || !o.Local || !o.Acquired {
+		t.Fatalf("Acquire after the lease expired meanwhile = %+v, %v; want it taken here", o, err)
+	}
+}

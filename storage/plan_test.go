@@ -102,7 +102,9 @@ func TestQueryPlans(t *testing.T) {
 		{"first page of top-level sessions", func() error { return list(core.SessionFilter{First: 50}) }, "SCAN sessions USING INDEX sessions_top_created"},
 		{"next page of top-level sessions", func() error { return list(core.SessionFilter{First: 50, After: "a"}) }, "USING INDEX sessions_top_created (created_at"},
 		{"next page of top-level session ids", func() error { return list(core.SessionFilter{First: 50, After: "a", IDsOnly: true}) }, "USING COVERING INDEX sessions_top_created (created_at"},
-		{"page of all session ids", func() error { return list(core.SessionFilter{First: 50, After: "a", IncludeChildren: true, IDsOnly: true}) }, "USING COVERING INDEX sessions_created (created_at"},
+		{"page of all session ids", func() error {
+			return list(core.SessionFilter{First: 50, After: "a", IncludeChildren: true, IDsOnly: true})
+		}, "USING COVERING INDEX sessions_created (created_at"},
 		{"page of all sessions", func() error { return list(core.SessionFilter{First: 50, After: "a", IncludeChildren: true}) }, "USING INDEX sessions_created (created_at"},
 		{"children of a session", func() error { return list(core.SessionFilter{ParentID: "a"}) }, "USING INDEX sessions_parent_id (parent_id=?)"},
 		{"sessions not idle", func() error { return list(core.SessionFilter{IncludeChildren: true, NotIdle: true}) }, "USING INDEX sessions_busy"},

@@ -203,7 +203,11 @@ func TestMCPOAuthSignInRefreshRestartLogout(t *testing.T) {
 	}
 	time.Sleep(time.Until(issued.Add(4 * time.Second)))
 	fake.Enqueue(toolCallResponse("call_late", "mcp__docs__echo", `{"text":"late"}`), openaitest.TextStream("gpt-t", "Done."))
+	sent := len(fake.Requests())
 	o.mustRun(t, "", "exec", "--addr", k.addr, "--no-project", "--approval-mode", "bypass", "echo late")
+	// That session's title request (after its turn) must not take the
+	// response scripted below for the next turn.
+	waitTitleRequest(t, fake, sent)
 	st, raw = waitMCPStatus(t, k, "docs", "NEEDS_AUTH")
 	answers = append(answers, raw)
 	if st.Error == nil || !strings.Contains(*st.Error, "token refresh failed") || st.AuthURL == nil {

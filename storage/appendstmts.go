@@ -30,11 +30,11 @@ const (
 	// (see rawTx.append), and makes it live with its last write of it.
 	sqlHeadLive  = "SELECT (SELECT MAX(seq) FROM events WHERE session_id = ?1), EXISTS (SELECT 1 FROM tombstones WHERE session_id = ?1), (SELECT head_live FROM sessions WHERE id = ?1)"
 	sqlTouchLive = "UPDATE sessions SET head_seq = ?, updated_at = ?, head_live = 1 WHERE id = ?"
-	// A turn's usage event writes its ledger row (recordUsage); no
-	// RETURNING of the new id, which nothing reads.
+	// A turn's usage event writes its ledger row (recordUsage; no
+	// RETURNING of the new id, which nothing reads), then adds it to the
+	// session's totals (sqlAddSessionUsage).
 	sqlUsage = "INSERT INTO usage_ledger (session_id, event_seq, route, connection_id, model, purpose, input_tokens, output_tokens, " +
 		"total_tokens, cached_tokens, cache_write_tokens, estimated, at, cost, imported) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-	// ... and adds it to the session's totals (sqlAddSessionUsage).
 )
 
 // chunks are the row counts of the prepared multi-row inserts, largest

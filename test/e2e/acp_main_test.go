@@ -459,7 +459,7 @@ func TestACPProtocolErrorsAndSpawn(t *testing.T) {
 	data := t.TempDir()
 	p := startACP(t, "--addr", freeAddr(t), "--data-dir", data)
 	p.call("initialize", map[string]any{"protocolVersion": 1}, nil)
-	if !strings.Contains(p.stderrText(), "started a kernel for this command (data dir "+data+")") {
+	if !p.waitStderr("started a kernel for this command (data dir " + data + ")") {
 		t.Fatalf("stderr: %s", p.stderrText())
 	}
 	for _, c := range []struct {

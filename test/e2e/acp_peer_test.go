@@ -255,6 +255,20 @@ func (p *acpPeer) stderrText() string {
 	return p.stderr.String()
 }
 
+// waitStderr waits (up to 10 s) until the agent's stderr holds s: stderr
+// is a pipe of its own, read apart from the answers on stdout, so a line
+// written before an answer may be read after it.
+func (p *acpPeer) waitStderr(s string) bool {
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(p.stderrText(), s) {
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return true
+}
+
 // mark is the number of updates so far; since returns those after it.
 func (p *acpPeer) mark() int {
 	p.mu.Lock()

@@ -3,32 +3,25 @@ package graph_test
 import (
 	"context"
 	"fmt"
-	"os"
 	"os/exec"
-	"sync"
+	"path/filepath"
 	"time"
+
+	"github.com/foya-dev/foya/internal/testenv"
 )
 
 var execLookPath = exec.LookPath
 
-// npmMu makes parallel tests take turns at npmCI: npm ci empties
-// node_modules before it installs, so a second install, or a test running
-// the packages meanwhile, would find them half gone.
-var npmMu sync.Mutex
-
-// npmCI installs the locked packages of dir unless entry (a file they
-// hold) is there.
+// npmCI installs the locked packages of dir unless entry (a file under its
+// node_modules) is there; parallel tests take turns (testenv.NPMInstall).
 func npmCI(dir, npm, entry string) error {
-	npmMu.Lock()
-	defer npmMu.Unlock()
-	if _, err := os.Stat(entry); err == nil {
-		return nil
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, npm, "ci", "--no-audit", "--no-fund", "--loglevel=error")
-	cmd.Dir = dir
-	if out, err := cmd.CombinedOutput(); err != nil {
+	marker, err := filepath.Rel(filepath.Join(dir, "node_modules"), entry)
+	if err != nil {
+		return err
+	}
+	if out, err := testenv.NPMInstall(ctx, npm, dir, marker); err != nil {
 		return fmt.Errorf("%w\n%s", err, out)
 	}
 	return nil

@@ -147,7 +147,9 @@ func TestSessionListSameAsGqlgen(t *testing.T) {
 	// sessions in the same order as a list with more fields, by hand and
 	// through gqlgen.
 	ids := func(q string) string {
-		var out struct{ Data map[string][]struct{ ID string } }
+		var out struct {
+			Data map[string][]struct{ ID string }
+		}
 		if err := json.Unmarshal(k.raw(t, q, nil), &out); err != nil {
 			t.Fatal(err)
 		}

@@ -180,10 +180,12 @@ func (d *DB) UsageTotals(ctx context.Context, sessionID string) (core.Usage, err
 var _ core.SessionUsageTotals = (*DB)(nil)
 
 // SessionUsageTotals implements core.SessionUsageTotals: UsageTotals of
-// each session, in one query per 500 sessions. On SQLite the ids go as
+// each session, in one query per 500 sessions, for sessions read without
+// their totals (a session list reads them with its sessions when asked,
+// SessionFilter.Usage; Session.children does not). On SQLite the ids go as
 // one JSON array to a statement prepared once (usageOfSessionsSQL): bun
 // wrote every id into the text, a statement SQLite parsed anew for each
-// page of a session list (~0.25 ms a page of 100).
+// page (~0.25 ms a page of 100).
 func (d *DB) SessionUsageTotals(ctx context.Context, sessionIDs []string) (map[string]core.Usage, error) {
 	out := make(map[string]core.Usage, len(sessionIDs))
 	for ids := range slices.Chunk(sessionIDs, 500) {

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/foya-dev/foya/client"
+	"github.com/foya-dev/foya/internal/testenv"
 	"github.com/foya-dev/foya/providers/openai/openaitest"
 )
 
@@ -316,7 +317,7 @@ func TestACPNodeSDKClient(t *testing.T) {
 	dir := repoPath("test", "acp")
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	if out, err := npmInstall(ctx, npm, dir, filepath.Join("@agentclientprotocol", "sdk", "package.json")); err != nil {
+	if out, err := testenv.NPMInstall(ctx, npm, dir, filepath.Join("@agentclientprotocol", "sdk", "package.json")); err != nil {
 		t.Fatalf("npm ci: %v\n%s", err, out)
 	}
 	fake := openaitest.New(t)

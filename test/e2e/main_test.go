@@ -367,7 +367,7 @@ func TestNodeGraphQLWSClient(t *testing.T) {
 	dir := repoPath("test", "node")
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	if out, err := npmInstall(ctx, npm, dir, "graphql-ws"); err != nil {
+	if out, err := testenv.NPMInstall(ctx, npm, dir, "graphql-ws"); err != nil {
 		t.Fatalf("npm ci: %v\n%s", err, out)
 	}
 	// A loopback kernel without a token (--insecure-no-token: this half is

@@ -35,7 +35,7 @@ func npmCheck(t *testing.T, dir, what, marker string) (node, abs string) {
 	abs = repoPath("test", dir)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	if out, err := npmInstall(ctx, npm, abs, marker); err != nil {
+	if out, err := testenv.NPMInstall(ctx, npm, abs, marker); err != nil {
 		t.Fatalf("npm ci in test/%s: %v\n%s", dir, err, out)
 	}
 	return node, abs

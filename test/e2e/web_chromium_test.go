@@ -155,7 +155,7 @@ func webCheckSetup(t testing.TB) (node, dir string) {
 	dir = repoPath("test", "web")
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	if out, err := npmInstall(ctx, npm, dir, filepath.Join("playwright-core", "package.json"), filepath.Join("axe-core", "package.json")); err != nil {
+	if out, err := testenv.NPMInstall(ctx, npm, dir, filepath.Join("playwright-core", "package.json"), filepath.Join("axe-core", "package.json")); err != nil {
 		skip("npm ci in test/web: %v\n%s", err, out)
 	}
 	return node, dir

@@ -1,4 +1,4 @@
-package e2e
+package testenv
 
 import (
 	"context"
@@ -12,12 +12,12 @@ import (
 // path).
 var npmLocks sync.Map
 
-// npmInstall runs `npm ci` in dir unless every marker (a path under its
-// node_modules) is there. Tests that run in parallel and need the same
-// directory take turns: npm ci empties node_modules before it installs,
-// so a second install, or a test reading the packages meanwhile, would
-// find them half gone.
-func npmInstall(ctx context.Context, npm, dir string, markers ...string) ([]byte, error) {
+// NPMInstall runs `npm ci` in dir unless every marker (a path under its
+// node_modules) is there, and returns npm's output. Tests that run in
+// parallel and need the same directory take turns: npm ci empties
+// node_modules before it installs, so a second install, or a test reading
+// the packages meanwhile, would find them half gone.
+func NPMInstall(ctx context.Context, npm, dir string, markers ...string) ([]byte, error) {
 	mu, _ := npmLocks.LoadOrStore(dir, new(sync.Mutex))
 	mu.(*sync.Mutex).Lock()
 	defer mu.(*sync.Mutex).Unlock()

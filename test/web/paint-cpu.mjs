@@ -34,9 +34,11 @@ try {
     if (!nav || !mark) throw new Error('trace without navigationStart or the foya:session-rendered mark');
     const paint = ev.filter((e) => e.ph === 'X' && e.name === 'Paint' && onMain(e) && e.ts > mark.ts).sort((a, b) => a.ts - b.ts)[0];
     const end = paint ? paint.ts + paint.dur : mark.ts;
-    // Top-level tasks only (RunTask), so nested events are not counted twice.
+    // Top-level tasks only (RunTask), so nested events are not counted
+    // twice, of the page's renderer only (Chromium's own pages, such as the
+    // omnibox popup, have renderer main threads of their own in the trace).
     let cpu = 0;
-    for (const e of ev) if (e.ph === 'X' && e.name === 'RunTask' && e.tdur != null && onMain(e) && e.ts >= nav.ts && e.ts < end) cpu += e.tdur / 1000;
+    for (const e of ev) if (e.ph === 'X' && e.name === 'RunTask' && e.tdur != null && e.pid === nav.pid && onMain(e) && e.ts >= nav.ts && e.ts < end) cpu += e.tdur / 1000;
     if (i > 0) times.push(Math.round(cpu));
     await page.close();
   }

@@ -8,6 +8,7 @@ import { $, afterPaint, el, esc, fmtCost, fmtTokens, titleOf } from './dom.js';
 import { markdown } from './markdown.js';
 import { FIRST_SHOWN, appendMessage, earlierButton, linkTools, liveBubble, renderMessage, scrollLog, timeTool, toolDurations, toolTimes } from './messages.js';
 import { HISTORY_PAGE, MSG_FIELDS, SESSION_Q, state, takePrefetched } from './state.js';
+import { renderSessions } from './sidebar.js';
 import { loadTerminals, onTerminalEvent } from './terminals.js';
 
 // ---- context and token usage
@@ -143,7 +144,15 @@ export async function openSession(id, keepInput) {
   state.editing = null;
   state.session = id; state.lastSeq = 0; state.live = null;
   $('log').innerHTML = '';
-  for (const b of document.querySelectorAll('#sessions button.s')) b.setAttribute('aria-current', String(b.dataset.id === id));
+  let drawn = !id, left = false;
+  for (const b of document.querySelectorAll('#sessions button.s')) {
+    b.setAttribute('aria-current', String(b.dataset.id === id));
+    drawn ||= b.dataset.id === id;
+    left ||= b.classList.contains('beyond') && b.dataset.id !== id;
+  }
+  // The sidebar draws the open session even beyond its group's window:
+  // draw again when that changes.
+  if ((!drawn && state.sessions.has(id)) || left) renderSessions();
   const on = !!id;
   for (const x of ['input', 'send', 'pin', 'rename', 'delete', 'compact', 'export', 'file']) $(x).disabled = !on;
   $('usage').hidden = true;

@@ -1,0 +1,156 @@
+// Foya web with many sessions (see TestWebClientManySessions and
+// BenchmarkWebSidebarMany): the kernel at BASE holds MANY top-level
+// sessions, titled "Session <i>", half of them in the project PROJECT.
+//
+// MODE=check: the sidebar opens with every group counted but a bounded
+// number of sessions in the page; "Show more" adds the next ones in order;
+// a session renamed through the API is renamed in the sidebar; one opened
+// from the address that the sidebar does not show yet is shown and marked
+// current.
+//
+// MODE=bench: the main-thread CPU of the page (from a Chromium trace, the
+// top-level tasks of the renderer's main thread) to load with the sidebar
+// drawn, and to take one kernel event (a session renamed through the API)
+// until the sidebar shows it; RUNS loads (default 5), medians of the warm
+// ones printed as "load-cpu-ms: <ms>" and "event-cpu-ms: <ms>".
+import { chromium } from 'playwright-core';
+import { until, untilEq } from './poll.mjs';
+
+const base = process.env.BASE;
+const many = Number(process.env.MANY);
+const step = (s) => console.log('step: ' + s);
+const must = (ok, what) => { if (!ok) throw new Error(what); };
+
+async function api(query, variables) {
+  const resp = await fetch(base + '/graphql', {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', Authorization: 'Bearer ' + process.env.TOKEN },
+    body: JSON.stringify({ query, variables }),
+  });
+  const out = await resp.json();
+  if (out.errors) throw new Error(JSON.stringify(out.errors));
+  return out.data;
+}
+const rename = (id, title) => api('mutation($id: ID!, $t: String) { updateSession(id: $id, input: { title: $t }) { id } }', { id, t: title });
+
+// mainThreadCPU sums the thread time of the top-level tasks of the page's
+// renderer main thread in a trace: the renderer of pid (0: the one that
+// navigated to an http page in this trace; other renderers, such as
+// Chromium's own omnibox pages, are not the page's), from its navigation
+// (or from the trace's start when pid is given). It returns the sum and
+// the pid.
+function mainThreadCPU(trace, pid) {
+  const ev = trace.traceEvents || trace;
+  const thread = {};
+  for (const e of ev) if (e.name === 'thread_name') thread[e.pid + ':' + e.tid] = e.args.name;
+  const onMain = (e) => thread[e.pid + ':' + e.tid] === 'CrRendererMain';
+  let from = 0;
+  if (!pid) {
+    const nav = ev.find((e) => e.name === 'navigationStart' && onMain(e) && String((e.args.data || {}).documentLoaderURL || '').startsWith('http'));
+    if (!nav) throw new Error('trace without navigationStart');
+    from = nav.ts; pid = nav.pid;
+  }
+  let cpu = 0;
+  for (const e of ev) if (e.ph === 'X' && e.name === 'RunTask' && e.tdur != null && e.pid === pid && onMain(e) && e.ts >= from) cpu += e.tdur / 1000;
+  return [cpu, pid];
+}
+
+const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--no-sandbox'] });
+try {
+  const ctx = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+  await ctx.addInitScript((t) => { if (location.protocol.startsWith('http') && !sessionStorage.getItem('foya-token')) sessionStorage.setItem('foya-token', t); }, process.env.TOKEN);
+  const sessions = await api('{ sessions { id title updatedAt project { id } } }').then((d) => d.sessions);
+  // (in ms: the kernel's times have from 0 to 9 fraction digits)
+  const updated = new Map(sessions.map((s) => [s.title, Date.parse(s.updatedAt)]));
+  // inOrder checks titles are the sidebar's order (newest update first),
+  // each once.
+  const inOrder = (titles, what) => {
+    must(new Set(titles).size === titles.length, what + ': a session drawn twice');
+    for (let i = 1; i < titles.length; i++) must(updated.get(titles[i - 1]) >= updated.get(titles[i]), what + ': ' + titles[i - 1] + ' before ' + titles[i]);
+  };
+  must(sessions.length === many, 'the kernel lists ' + sessions.length + ' sessions, want ' + many);
+  const drawn = (page) => page.locator('#sessions button.s').count();
+  // The sidebar is drawn once both groups are (the project's first).
+  const sidebarReady = (page) => page.waitForFunction((n) => {
+    const s = [...document.querySelectorAll('#sessions summary')].map((e) => e.textContent);
+    return s.length === 2 && s.some((t) => t.includes('(' + n / 2 + ')'));
+  }, many, { timeout: 60000 });
+
+  if (process.env.MODE === 'bench') {
+    const runs = Number(process.env.RUNS || 5);
+    const loads = [], events = [];
+    for (let i = 0; i < runs; i++) {
+      const page = await ctx.newPage();
+      page.setDefaultTimeout(60000);
+      await browser.startTracing(page, { categories: ['toplevel', 'devtools.timeline', 'disabled-by-default-devtools.timeline', 'blink.user_timing', 'loading'] });
+      await page.goto(base + '/');
+      await sidebarReady(page);
+      await page.waitForTimeout(300);
+      const loadTrace = JSON.parse((await browser.stopTracing()).toString());
+      if (process.env.TRACE_DIR) (await import('node:fs')).writeFileSync(process.env.TRACE_DIR + '/load' + i + '.json', JSON.stringify(loadTrace));
+      const [load, pid] = mainThreadCPU(loadTrace, 0);
+      // One kernel event: the newest session renamed.
+      const title = 'Renamed ' + i;
+      await browser.startTracing(page, { categories: ['toplevel', 'devtools.timeline', 'disabled-by-default-devtools.timeline', process.env.TRACE_DIR ? 'disabled-by-default-devtools.timeline.stack,v8.cpu_profiler' : ''].filter(Boolean) });
+      await rename(sessions[0].id, title);
+      await page.locator('#sessions button.s', { hasText: title }).first().waitFor();
+      await page.waitForTimeout(300);
+      const eventTrace = JSON.parse((await browser.stopTracing()).toString());
+      if (process.env.TRACE_DIR) (await import('node:fs')).writeFileSync(process.env.TRACE_DIR + '/event' + i + '.json', JSON.stringify(eventTrace));
+      const [event] = mainThreadCPU(eventTrace, pid);
+      if (i > 0) { loads.push(load); events.push(event); }
+      console.log('load ' + i + ': ' + Math.round(load) + ' ms of main-thread CPU, ' + (await drawn(page)) + ' sessions drawn; event: ' + Math.round(event) + ' ms');
+      await page.close();
+    }
+    const med = (a) => a.sort((x, y) => x - y)[Math.floor(a.length / 2)];
+    console.log('load-cpu-ms: ' + Math.round(med(loads)));
+    console.log('event-cpu-ms: ' + Math.round(med(events)));
+    console.log('ok: sidebar with ' + many + ' sessions measured');
+  } else {
+    const page = await ctx.newPage();
+    page.setDefaultTimeout(60000);
+    const errors = [];
+    page.on('pageerror', (e) => errors.push(String(e)));
+    step('the sidebar opens with every session counted and a bounded number drawn');
+    await page.goto(base + '/');
+    await sidebarReady(page);
+    const n0 = await drawn(page);
+    must(n0 > 0 && n0 <= 400, n0 + ' sessions drawn of ' + many);
+    const groupTitles = async (g) => page.locator('#sessions details.group').nth(g).locator('button.s > span:first-child').allTextContents();
+    const first = await groupTitles(0);
+    inOrder(first, 'the project group');
+    const newest = Math.max(...sessions.filter((s) => s.project).map((s) => Date.parse(s.updatedAt)));
+    must(updated.get(first[0]) === newest, 'the project group starts with ' + first[0] + ', not its newest session');
+
+    step('Show more draws the next sessions of the group, in order');
+    await page.locator('#sessions details.group').nth(0).locator('button.more').click();
+    const more = await until('more sessions in the project group', () => groupTitles(0), (t) => t.length > first.length);
+    must(first.every((t, i) => more[i] === t), 'Show more changed the sessions drawn before it');
+    inOrder(more, 'after Show more');
+
+    step('a kernel event renames a session in the sidebar');
+    await rename(sessions[0].id, 'Renamed newest');
+    await page.locator('#sessions button.s', { hasText: 'Renamed newest' }).waitFor();
+
+    step('a session opened from the address that the sidebar did not draw is drawn and current');
+    const oldest = sessions[sessions.length - 1];
+    const other = await ctx.newPage();
+    other.on('pageerror', (e) => errors.push(String(e)));
+    await other.goto(base + '/#' + oldest.id);
+    await sidebarReady(other);
+    const current = () => other.locator('#sessions button.s[aria-current="true"]').evaluateAll((bs) => bs.map((b) => b.dataset.id));
+    await untilEq('the current sessions in the sidebar', current, [oldest.id]);
+    must((await drawn(other)) <= 201, (await drawn(other)) + ' sessions drawn');
+
+    step('opening another session from the sidebar moves the mark, and the one beyond the window goes');
+    await other.locator('#sessions button.s').first().click();
+    const firstID = await other.locator('#sessions button.s').first().getAttribute('data-id');
+    await untilEq('the current sessions in the sidebar', current, [firstID]);
+    await until('the session beyond the window no longer drawn', () => other.locator('#sessions button.s[data-id="' + oldest.id + '"]').count(), (n) => n === 0);
+
+    if (errors.length) throw new Error('page errors: ' + errors.join('\n'));
+    console.log('ok: ' + many + ' sessions in the sidebar');
+  }
+} finally {
+  await browser.close();
+}

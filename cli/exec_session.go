@@ -150,13 +150,13 @@ func createExecSession(ctx context.Context, c *client.Client, project string, up
 // newestSession is the most recently active top-level session of the
 // project directory (absolute; "" for sessions without a project).
 func newestSession(ctx context.Context, c *client.Client, project string) (*client.SessionFields, error) {
-	resp, err := client.Sessions(ctx, c, nil)
+	sessions, _, err := allSessions(ctx, c, false)
 	if err != nil {
 		return nil, err
 	}
 	var best *client.SessionFields
-	for i := range resp.Sessions {
-		s := &resp.Sessions[i].SessionFields
+	for i := range sessions {
+		s := &sessions[i]
 		path := ""
 		if s.Project != nil {
 			path = filepath.Clean(s.Project.Path)

@@ -57,18 +57,14 @@ func sessionsList(r *runner) error {
 		return err
 	}
 	return r.withKernel(func(ctx context.Context, c *client.Client) error {
-		resp, err := client.Sessions(ctx, c, all)
+		sessions, conns, err := allSessions(ctx, c, *all)
 		if err != nil {
 			return err
-		}
-		sessions := make([]client.SessionFields, len(resp.Sessions))
-		for i, s := range resp.Sessions {
-			sessions[i] = s.SessionFields
 		}
 		if r.cf.json {
 			return printJSON(r.stdout, sessions)
 		}
-		names := sessionNames(resp.Connections)
+		names := sessionNames(conns)
 		rows := make([][]string, len(sessions))
 		for i, s := range sessions {
 			rows[i] = []string{s.Id, short(orDefault(deref(s.Title), "(untitled)"), 40), strings.ToLower(string(s.Phase)),
@@ -76,6 +72,39 @@ func sessionsList(r *runner) error {
 		}
 		return table(r.stdout, "ID\tTITLE\tPHASE\tMODEL\tPROJECT\tUPDATED", rows)
 	})
+}
+
+// sessionsPage is how many sessions allSessions asks for at a time (the
+// most a page may hold).
+const sessionsPage = 1000
+
+// allSessions lists every session (children too when children is set),
+// newest first, in pages of sessionsPage: however many there are, no
+// response has to carry them all. A page larger than the kernel's response
+// limit (serve --max-response) is asked for again a quarter as long. The
+// connections are the last page's.
+func allSessions(ctx context.Context, c *client.Client, children bool) ([]client.SessionFields, []client.SessionsConnectionsConnection, error) {
+	var out []client.SessionFields
+	var after *string
+	first := sessionsPage
+	for {
+		resp, err := client.Sessions(ctx, c, &children, &first, after)
+		if tooLargeForOneResponse(err) && first > 4 {
+			first /= 4
+			continue
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, s := range resp.Sessions {
+			out = append(out, s.SessionFields)
+		}
+		if len(resp.Sessions) < first {
+			return out, resp.Connections, nil
+		}
+		last := resp.Sessions[len(resp.Sessions)-1].Id
+		after = &last
+	}
 }
 
 func projectOf(s client.SessionFields) string {

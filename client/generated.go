@@ -10826,11 +10826,19 @@ func (v *__SessionWorktreeInput) GetId() string { return v.Id }
 
 // __SessionsInput is used internally by genqlient
 type __SessionsInput struct {
-	IncludeChildren *bool `json:"includeChildren"`
+	IncludeChildren *bool   `json:"includeChildren"`
+	First           *int    `json:"first"`
+	After           *string `json:"after"`
 }
 
 // GetIncludeChildren returns __SessionsInput.IncludeChildren, and is useful for accessing the field via an interface.
 func (v *__SessionsInput) GetIncludeChildren() *bool { return v.IncludeChildren }
+
+// GetFirst returns __SessionsInput.First, and is useful for accessing the field via an interface.
+func (v *__SessionsInput) GetFirst() *int { return v.First }
+
+// GetAfter returns __SessionsInput.After, and is useful for accessing the field via an interface.
+func (v *__SessionsInput) GetAfter() *string { return v.After }
 
 // __SetDefaultModelInput is used internally by genqlient
 type __SetDefaultModelInput struct {
@@ -14148,8 +14156,8 @@ func SessionWorktree(
 
 // The query executed by Sessions.
 const Sessions_Operation = `
-query Sessions ($includeChildren: Boolean) {
-	sessions(includeChildren: $includeChildren) {
+query Sessions ($includeChildren: Boolean, $first: Int, $after: ID) {
+	sessions(includeChildren: $includeChildren, first: $first, after: $after) {
 		... SessionFields
 	}
 	connections {
@@ -14193,16 +14201,22 @@ fragment ProjectFields on Project {
 
 // Sessions lists the top-level sessions (newest first) with the connections,
 // so that tables can show connection names.
+// One page of the session list: without first, every session (which must
+// fit one response); cli's allSessions walks the pages.
 func Sessions(
 	ctx_ context.Context,
 	client_ graphql.Client,
 	includeChildren *bool,
+	first *int,
+	after *string,
 ) (data_ *SessionsResponse, err_ error) {
 	req_ := &graphql.Request{
 		OpName: "Sessions",
 		Query:  Sessions_Operation,
 		Variables: &__SessionsInput{
 			IncludeChildren: includeChildren,
+			First:           first,
+			After:           after,
 		},
 	}
 

@@ -43,6 +43,7 @@ func TestParseFlagsRefuses(t *testing.T) {
 		{[]string{"--advertise-url", "ftp://x"}, "--advertise-url"},
 		{[]string{"--max-variables", "2MiB", "--max-request-body", "1MiB"}, "larger than"},
 		{[]string{"--max-subscriptions", "0"}, "--max-subscriptions 0"},
+		{[]string{"--max-response", "1KiB"}, "--max-response 1024: must be at least 64KiB"},
 		{[]string{"--log-level", "loud"}, "--log-level"},
 		{[]string{"--pprof", "0.0.0.0:6060"}, "loopback only"},
 		{[]string{"--plugin-idle-stop", "-1s"}, "--plugin-idle-stop"},

@@ -80,7 +80,7 @@ func (c ResponseCap) InterceptResponse(ctx context.Context, next graphql.Respons
 		return resp
 	}
 	msg := "the response would be larger than " + ByteSize(c.Max) + " (the response size limit) and was not built: " +
-		"select fewer fields, lower limits (events: page with afterSeq; Session.messages: page with first/afterSeq or last/beforeSeq; Message.text: offset/limit) or split the operation"
+		"select fewer fields, lower limits (sessions: page with first/after; events: page with afterSeq; Session.messages: page with first/afterSeq or last/beforeSeq; Message.text: offset/limit) or split the operation"
 	if oc := graphql.GetOperationContext(ctx); oc != nil && oc.Operation != nil && oc.Operation.Operation == ast.Mutation {
 		msg += "; the mutation itself ran"
 	}

@@ -84,7 +84,7 @@ func (k *kernelProc) getSession(t testing.TB, sid string) *client.SessionRespons
 // listSessions lists the sessions (sub-agents' too with includeChildren).
 func (k *kernelProc) listSessions(t testing.TB, includeChildren bool) *client.SessionsResponse {
 	t.Helper()
-	r, err := client.Sessions(context.Background(), k.client(), &includeChildren)
+	r, err := client.Sessions(context.Background(), k.client(), &includeChildren, nil, nil)
 	if err != nil {
 		t.Fatalf("sessions: %v", err)
 	}

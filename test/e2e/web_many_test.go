@@ -1,8 +1,13 @@
 package e2e
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
+	"os/exec"
 	"strconv"
 	"strings"
 	"testing"
@@ -34,20 +39,63 @@ func createManySessions(tb testing.TB, k *kernelProc, n int) {
 	}
 }
 
-// TestWebClientManySessions (test/web/many.mjs, MODE=check): with 2,000
-// sessions the sidebar counts every one in its group but draws a bounded
-// number, in order; Show more draws the next ones; kernel events rename a
-// drawn session; a session opened from the address that was not drawn is
-// drawn and marked current.
+// TestWebClientManySessions: 2,000 sessions on a kernel whose responses
+// are at most 64 KiB (the least serve --max-response takes), so that no response can carry their list. The
+// unpaged list is refused with the hint to page it; `foya sessions ls`
+// (table and --json) lists every session, each once; and in Foya web
+// (test/web/many.mjs, MODE=check) the sidebar reads them in pages that fit and counts every one in its
+// group but draws a bounded number, in order; Show more draws the next
+// ones; kernel events rename a drawn session; a session opened from the
+// address that was not drawn is drawn and marked current.
 func TestWebClientManySessions(t *testing.T) {
 	t.Parallel()
 	if testing.Short() {
 		t.Skip("-short: skipping the headless Chromium web client check")
 	}
 	webCheckSetup(t)
-	k := startKernel(t, t.TempDir())
+	data := t.TempDir()
+	k := startKernel(t, data, "--max-response", "64KiB")
 	const n = 2000
 	createManySessions(t, k, n)
+
+	body, _ := json.Marshal(map[string]any{"query": "{ sessions { id title updatedAt project { id name path } } }"})
+	req, _ := http.NewRequest("POST", k.url()+"/graphql", bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+k.token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(raw), "larger than 64 KiB") || !strings.Contains(string(raw), "sessions: page with first/after") || !strings.Contains(string(raw), "BAD_INPUT") {
+		t.Fatalf("the unpaged list of %d sessions under a 64 KiB limit: %s", n, raw[:min(len(raw), 600)])
+	}
+
+	cli := func(args ...string) string {
+		cmd := exec.Command(foyaBin, append(args, "--addr", "127.0.0.1:"+portOf(t, k.addr), "--data-dir", data)...)
+		cmd.Env = append(os.Environ(), "FOYA_TOKEN=")
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("foya %s: %v\n%s%s", strings.Join(args, " "), err, out, stderr.Bytes())
+		}
+		return string(out)
+	}
+	lines := strings.Split(strings.TrimSpace(cli("sessions", "ls")), "\n")
+	seen := map[string]bool{}
+	for _, l := range lines[1:] {
+		seen[strings.Fields(l)[0]] = true
+	}
+	if len(lines) != n+1 || len(seen) != n {
+		t.Fatalf("foya sessions ls: %d lines, %d sessions; want a header and %d", len(lines), len(seen), n)
+	}
+	var listed []struct{ ID string }
+	if err := json.Unmarshal([]byte(cli("sessions", "ls", "--json")), &listed); err != nil || len(listed) != n {
+		t.Fatalf("foya sessions ls --json: %d sessions (%v), want %d", len(listed), err, n)
+	}
+
 	t.Log(runWebScript(t, 3*time.Minute, "many.mjs", k, "MODE=check", "MANY="+strconv.Itoa(n)))
 }
 

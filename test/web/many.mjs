@@ -59,7 +59,15 @@ const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', arg
 try {
   const ctx = await browser.newContext({ viewport: { width: 1280, height: 800 } });
   await ctx.addInitScript((t) => { if (location.protocol.startsWith('http') && !sessionStorage.getItem('foya-token')) sessionStorage.setItem('foya-token', t); }, process.env.TOKEN);
-  const sessions = await api('{ sessions { id title updatedAt project { id } } }').then((d) => d.sessions);
+  // Every session, a page at a time (the check's kernel has a response limit
+  // that the whole list does not fit).
+  const sessions = [];
+  for (let after = null; ;) {
+    const page = (await api('query($a: ID) { sessions(first: 200, after: $a) { id title updatedAt project { id } } }', { a: after })).sessions;
+    sessions.push(...page);
+    if (page.length < 200) break;
+    after = page[page.length - 1].id;
+  }
   // (in ms: the kernel's times have from 0 to 9 fraction digits)
   const updated = new Map(sessions.map((s) => [s.title, Date.parse(s.updatedAt)]));
   // inOrder checks titles are the sidebar's order (newest update first),

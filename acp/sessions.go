@@ -259,26 +259,59 @@ func (a *Agent) readSession(ctx context.Context, id string, withMessages bool) (
 	return fromSession(&r.Session.ACPSessionFields), msgs, nil
 }
 
+// listPage is how many sessions one session/list answer holds at most;
+// its nextCursor (the last listed session's id) continues the list.
+const listPage = 100
+
+// listSessions reads the kernel's list a page of kernelPage at a time
+// (sessions(first:, after:), a page too large for the kernel's response
+// limit asked for again a quarter as long) from the session after the
+// cursor, until it has listPage sessions of the cwd or the list ends.
 func (a *Agent) listSessions(ctx context.Context, p *listSessionsRequest) (listSessionsResponse, error) {
-	r, err := client.ACPSessions(ctx, a.k)
-	if err != nil {
-		return listSessionsResponse{}, kernelError(err)
-	}
+	const kernelPage = 500
 	out := listSessionsResponse{Sessions: []sessionInfo{}}
-	for _, gs := range r.Sessions {
-		if gs.Project == nil {
-			continue // ACP sessions have a working directory
-		}
-		if p.Cwd != "" && filepath.Clean(gs.Project.Path) != filepath.Clean(p.Cwd) {
+	var after *string
+	if p.Cursor != "" {
+		after = &p.Cursor
+	}
+	first := kernelPage
+	for {
+		r, err := client.ACPSessions(ctx, a.k, &first, after)
+		if err != nil && client.ErrorCode(err) == "BAD_INPUT" && first > 4 {
+			first /= 4 // over the kernel's response limit
 			continue
 		}
-		info := sessionInfo{SessionID: gs.Id, Cwd: gs.Project.Path, UpdatedAt: timeString(gs.UpdatedAt)}
-		if gs.Title != nil {
-			info.Title = *gs.Title
+		if err != nil && after != nil && client.ErrorCode(err) == "NOT_FOUND" {
+			return listSessionsResponse{}, invalidParams("cursor %q names no session (deleted since the previous page?): list again without a cursor", p.Cursor)
 		}
-		out.Sessions = append(out.Sessions, info)
+		if err != nil {
+			return listSessionsResponse{}, kernelError(err)
+		}
+		for i := range r.Sessions {
+			gs := &r.Sessions[i]
+			after = &gs.Id
+			if gs.Project == nil {
+				continue // ACP sessions have a working directory
+			}
+			if p.Cwd != "" && filepath.Clean(gs.Project.Path) != filepath.Clean(p.Cwd) {
+				continue
+			}
+			info := sessionInfo{SessionID: gs.Id, Cwd: gs.Project.Path, UpdatedAt: timeString(gs.UpdatedAt)}
+			if gs.Title != nil {
+				info.Title = *gs.Title
+			}
+			out.Sessions = append(out.Sessions, info)
+			if len(out.Sessions) == listPage {
+				if i < len(r.Sessions)-1 || len(r.Sessions) == first {
+					out.NextCursor = gs.Id // more may follow
+				}
+				return out, nil
+			}
+		}
+		if len(r.Sessions) < first {
+			return out, nil
+		}
 	}
-	return out, nil
 }
 
 func (a *Agent) closeSession(ctx context.Context, p *sessionRequest) (empty, error) {

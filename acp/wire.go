@@ -210,6 +210,9 @@ type sessionMode struct {
 // listSessionsResponse is session/list's result.
 type listSessionsResponse struct {
 	Sessions []sessionInfo `json:"sessions"`
+	// NextCursor continues the list (the last listed session's id); empty
+	// at its end.
+	NextCursor string `json:"nextCursor,omitempty"`
 }
 
 type sessionInfo struct {

@@ -10348,6 +10348,18 @@ type __ACPSessionWithMessagesInput struct {
 // GetId returns __ACPSessionWithMessagesInput.Id, and is useful for accessing the field via an interface.
 func (v *__ACPSessionWithMessagesInput) GetId() string { return v.Id }
 
+// __ACPSessionsInput is used internally by genqlient
+type __ACPSessionsInput struct {
+	First *int    `json:"first"`
+	After *string `json:"after"`
+}
+
+// GetFirst returns __ACPSessionsInput.First, and is useful for accessing the field via an interface.
+func (v *__ACPSessionsInput) GetFirst() *int { return v.First }
+
+// GetAfter returns __ACPSessionsInput.After, and is useful for accessing the field via an interface.
+func (v *__ACPSessionsInput) GetAfter() *string { return v.After }
+
 // __ACPUpdateSessionInput is used internally by genqlient
 type __ACPUpdateSessionInput struct {
 	Id    string             `json:"id"`
@@ -11692,8 +11704,8 @@ func ACPSessionWithMessages(
 
 // The query executed by ACPSessions.
 const ACPSessions_Operation = `
-query ACPSessions {
-	sessions {
+query ACPSessions ($first: Int, $after: ID) {
+	sessions(first: $first, after: $after) {
 		id
 		title
 		updatedAt
@@ -11708,10 +11720,16 @@ query ACPSessions {
 func ACPSessions(
 	ctx_ context.Context,
 	client_ graphql.Client,
+	first *int,
+	after *string,
 ) (data_ *ACPSessionsResponse, err_ error) {
 	req_ := &graphql.Request{
 		OpName: "ACPSessions",
 		Query:  ACPSessions_Operation,
+		Variables: &__ACPSessionsInput{
+			First: first,
+			After: after,
+		},
 	}
 
 	data_ = &ACPSessionsResponse{}

@@ -17,9 +17,9 @@ import (
 )
 
 // createManySessions creates n top-level sessions titled "Session <i>" in
-// order, every other one (the even ones) in a project named "Many", with
-// batches of aliased createSession mutations.
-func createManySessions(tb testing.TB, k *kernelProc, n int) {
+// order, every other one (the even ones) in a project, with batches of
+// aliased createSession mutations, and returns the project's path.
+func createManySessions(tb testing.TB, k *kernelProc, n int) string {
 	tb.Helper()
 	k.createConnection(tb, client.ConnectionInput{Name: ptr("local"), BaseUrl: ptr("http://127.0.0.1:9/v1"), Models: []client.ModelInput{{Id: "gpt-t"}}})
 	p := k.createProject(tb, tb.TempDir())
@@ -37,6 +37,7 @@ func createManySessions(tb testing.TB, k *kernelProc, n int) {
 		q.WriteString(" }")
 		k.gql(tb, q.String(), nil, nil)
 	}
+	return p.Path
 }
 
 // TestWebClientManySessions: 2,000 sessions on a kernel whose responses
@@ -46,7 +47,8 @@ func createManySessions(tb testing.TB, k *kernelProc, n int) {
 // (test/web/many.mjs, MODE=check) the sidebar reads them in pages that fit and counts every one in its
 // group but draws a bounded number, in order; Show more draws the next
 // ones; kernel events rename a drawn session; a session opened from the
-// address that was not drawn is drawn and marked current.
+// address that was not drawn is drawn and marked current. ACP's
+// session/list pages them with nextCursor.
 func TestWebClientManySessions(t *testing.T) {
 	t.Parallel()
 	if testing.Short() {
@@ -56,7 +58,7 @@ func TestWebClientManySessions(t *testing.T) {
 	data := t.TempDir()
 	k := startKernel(t, data, "--max-response", "64KiB")
 	const n = 2000
-	createManySessions(t, k, n)
+	proj := createManySessions(t, k, n)
 
 	body, _ := json.Marshal(map[string]any{"query": "{ sessions { id title updatedAt project { id name path } } }"})
 	req, _ := http.NewRequest("POST", k.url()+"/graphql", bytes.NewReader(body))
@@ -94,6 +96,45 @@ func TestWebClientManySessions(t *testing.T) {
 	var listed []struct{ ID string }
 	if err := json.Unmarshal([]byte(cli("sessions", "ls", "--json")), &listed); err != nil || len(listed) != n {
 		t.Fatalf("foya sessions ls --json: %d sessions (%v), want %d", len(listed), err, n)
+	}
+
+	// ACP's session/list: the project's 1,000 sessions in pages of 100
+	// joined by nextCursor, each once; a cursor naming no session is
+	// invalid params.
+	p := startACP(t, "--addr", k.addr, "--data-dir", data)
+	p.call("initialize", map[string]any{"protocolVersion": 1}, nil)
+	inACP := map[string]bool{}
+	pages := 0
+	for cursor := ""; ; {
+		var ls struct {
+			Sessions   []struct{ SessionID, Cwd string }
+			NextCursor string
+		}
+		params := map[string]any{"cwd": proj}
+		if cursor != "" {
+			params["cursor"] = cursor
+		}
+		p.call("session/list", params, &ls)
+		pages++
+		for _, s := range ls.Sessions {
+			if inACP[s.SessionID] || s.Cwd != proj {
+				t.Fatalf("session/list page %d: %s listed twice or in %s", pages, s.SessionID, s.Cwd)
+			}
+			inACP[s.SessionID] = true
+		}
+		if len(ls.Sessions) > 100 || ls.NextCursor == "" {
+			if ls.NextCursor != "" || len(inACP) != n/2 {
+				t.Fatalf("session/list: %d sessions in %d pages (last %d, next %q), want %d", len(inACP), pages, len(ls.Sessions), ls.NextCursor, n/2)
+			}
+			break
+		}
+		cursor = ls.NextCursor
+	}
+	if pages < n/2/100 {
+		t.Fatalf("session/list: %d pages", pages)
+	}
+	if m := p.await(p.start("session/list", map[string]any{"cursor": "ses_nosuch"}), "bad cursor"); m.Error == nil || m.Error.Code != -32602 || !strings.Contains(m.Error.Message, "list again without a cursor") {
+		t.Fatalf("session/list with a cursor naming no session: %+v", m.Error)
 	}
 
 	t.Log(runWebScript(t, 3*time.Minute, "many.mjs", k, "MODE=check", "MANY="+strconv.Itoa(n)))

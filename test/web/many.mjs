@@ -140,6 +140,21 @@ try {
     await rename(sessions[0].id, 'Renamed newest');
     await page.locator('#sessions button.s', { hasText: 'Renamed newest' }).waitFor();
 
+    step('the filter keeps the sessions whose title contains its text');
+    const beforeFilter = await drawn(page);
+    const titles = () => page.locator('#sessions button.s > span:first-child').allTextContents();
+    await page.fill('#sessionfilter', 'session 1997');
+    await untilEq('the sessions drawn for "session 1997"', titles, ['Session 1997']);
+    await untilEq('the groups for "session 1997"', () => page.locator('#sessions summary').allTextContents(), ['No project (1)']);
+    await page.fill('#sessionfilter', 'Session 19');
+    // 19, 190–199 and 1900–1998 (1999 was renamed): 55 in each group.
+    await until('the sessions drawn for "Session 19"', titles, (t) => t.length === 110 && t.every((x) => x.startsWith('Session 19')));
+    await untilEq('the groups for "Session 19"', () => page.locator('#sessions summary').evaluateAll((ss) => ss.map((e) => e.textContent.replace(/^.* \(/, '('))), ['(55)', '(55)']);
+    await page.fill('#sessionfilter', 'no such title');
+    await untilEq('the note that nothing matches', () => page.locator('#sessions p.help').allTextContents(), ['No session\u2019s title contains \u201cno such title\u201d.']);
+    await page.fill('#sessionfilter', '');
+    await until('the sessions drawn without a filter', () => drawn(page), (k) => k === beforeFilter);
+
     step('a session opened from the address that the sidebar did not draw is drawn and current');
     const oldest = sessions[sessions.length - 1];
     const other = await ctx.newPage();

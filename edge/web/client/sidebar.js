@@ -63,11 +63,16 @@ function sessionItem(s, beyond) {
   b.classList.toggle('beyond', beyond); // openSession draws again when it is left
   return li;
 }
+// The filter above the groups keeps the sessions whose title contains its
+// text (any case); the groups then count what matches.
+let filter = '', filterText = '';
+$('sessionfilter').addEventListener('input', (e) => { filterText = e.target.value.trim(); filter = filterText.toLowerCase(); renderSessions(); });
 function drawSessions() {
   const root = $('sessions');
   const groups = new Map();
   for (const s of state.sessions.values()) {
     if (s.parentId) continue;
+    if (filter && !titleOf(s).toLowerCase().includes(filter)) continue;
     const k = s.project ? s.project.id : '';
     if (!groups.has(k)) groups.set(k, { name: s.project ? (s.project.name || s.project.path) : 'No project', items: [] });
     groups.get(k).items.push(s);
@@ -104,6 +109,10 @@ function drawSessions() {
       det.appendChild(more);
     }
     frag.appendChild(det);
+  }
+  if (filter && !keys.length) {
+    const none = el('p', 'help'); none.textContent = 'No session\u2019s title contains \u201c' + filterText + '\u201d.';
+    frag.appendChild(none);
   }
   root.replaceChildren(frag);
 }

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -81,25 +82,46 @@ const sessionsPage = 1000
 // allSessions lists every session (children too when children is set),
 // newest first, in pages of sessionsPage: however many there are, no
 // response has to carry them all. A page larger than the kernel's response
-// limit (serve --max-response) is asked for again a quarter as long. The
-// connections are the last page's.
+// limit (serve --max-response) is asked for again a quarter as long; a
+// cursor deleted between two pages starts the walk again. The connections
+// are the last page's.
 func allSessions(ctx context.Context, c *client.Client, children bool) ([]client.SessionFields, []client.SessionsConnectionsConnection, error) {
 	var out []client.SessionFields
+	seen := map[string]bool{}
 	var after *string
-	first := sessionsPage
+	first, restarts := sessionsPage, 0
 	for {
 		resp, err := client.Sessions(ctx, c, &children, &first, after)
 		if tooLargeForOneResponse(err) && first > 4 {
 			first /= 4
 			continue
 		}
+		if after != nil && client.ErrorCode(err) == "NOT_FOUND" && restarts < 3 {
+			// The previous page's last session was deleted since: walk
+			// again from the start, listing each session once.
+			after, restarts = nil, restarts+1
+			continue
+		}
 		if err != nil {
 			return nil, nil, err
 		}
 		for _, s := range resp.Sessions {
-			out = append(out, s.SessionFields)
+			if !seen[s.Id] {
+				seen[s.Id] = true
+				out = append(out, s.SessionFields)
+			}
 		}
 		if len(resp.Sessions) < first {
+			if restarts > 0 {
+				// Sessions created meanwhile came after the older ones:
+				// the kernel's order again (newest first, then by id).
+				slices.SortStableFunc(out, func(a, b client.SessionFields) int {
+					if c := b.CreatedAt.Compare(a.CreatedAt); c != 0 {
+						return c
+					}
+					return strings.Compare(a.Id, b.Id)
+				})
+			}
 			return out, resp.Connections, nil
 		}
 		last := resp.Sessions[len(resp.Sessions)-1].Id

@@ -147,8 +147,17 @@ async function loadSessions(first, n) {
       for (const s of page) { seen.add(s.id); if (!touched.has(s.id)) state.sessions.set(s.id, s); }
       if (seen.size === page.length) renderSessions(); // the first page at once, the others at the end
       if (page.length < n) break;
-      const after = page[page.length - 1].id;
-      [page, n] = await fitPage((m) => gql('query($n: Int, $a: ID) { sessions(first: $n, after: $a) { ' + S_FIELDS + ' } }', { n: m, a: after }).then((d) => d.sessions), n);
+      let after = page[page.length - 1].id;
+      for (let restarts = 0; ; restarts++) {
+        try {
+          [page, n] = await fitPage((m) => gql('query($n: Int, $a: ID) { sessions(first: $n, after: $a) { ' + S_FIELDS + ' } }', { n: m, a: after }).then((d) => d.sessions), n);
+          break;
+        } catch (e) {
+          // The page's last session was deleted since: walk again from the
+          // start (what was seen stays seen).
+          if (restarts < 3 && after !== null && e.code === 'NOT_FOUND') after = null; else throw e;
+        }
+      }
     }
     for (const id of [...state.sessions.keys()]) if (!seen.has(id) && !touched.has(id)) state.sessions.delete(id);
     renderSessions();

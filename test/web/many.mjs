@@ -140,6 +140,22 @@ try {
     await rename(sessions[0].id, 'Renamed newest');
     await page.locator('#sessions button.s', { hasText: 'Renamed newest' }).waitFor();
 
+    step('a catalog change reads the catalog, not the session list');
+    const asked = [];
+    page.on('request', (r) => { const b = r.postData() || ''; if (r.url().endsWith('/graphql') && !b.includes('mutation')) asked.push(b); });
+    await api('mutation { createConnection(input: { name: "second", baseUrl: "http://127.0.0.1:9/v1", models: [{ id: "m2" }] }) { id } }');
+    await until('the new connection in the sidebar', () => page.locator('#connlist li').allTextContents(), (t) => t.some((x) => x.startsWith('second')));
+    must(asked.length > 0 && asked.every((b) => !b.includes('sessions(')), 'queries after a catalog change: ' + asked.map((b) => b.slice(0, 80)).join(' | '));
+
+    step('a session renamed while the WebSocket was down is renamed when it is back');
+    // The socket closed and kept closed (its reconnect a no-op) until the
+    // rename is done, then opened again.
+    await page.evaluate(() => { const w = window.foyaWeb.ws; w.reconnect = w.connect; w.connect = () => {}; w.sock.close(); });
+    await page.getByRole('status').filter({ hasText: 'Offline' }).waitFor();
+    await rename(sessions[sessions.length - 2].id, 'Renamed while offline'); // Session 1, beyond the window until renamed
+    await page.evaluate(() => { const w = window.foyaWeb.ws; w.connect = w.reconnect; w.connect(); });
+    await page.locator('#sessions button.s', { hasText: 'Renamed while offline' }).waitFor();
+
     step('the filter keeps the sessions whose title contains its text');
     const beforeFilter = await drawn(page);
     const titles = () => page.locator('#sessions button.s > span:first-child').allTextContents();

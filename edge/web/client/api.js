@@ -64,7 +64,13 @@ export const ws = {
       let m; try { m = JSON.parse(ev.data); } catch (e) { return; }
       if (m.type === 'connection_ack') {
         this.acked = true; this.retry = 0; setOnline(true);
-        for (const [id, sub] of this.subs) this.start(id, sub);
+        for (const [id, sub] of this.subs) {
+          this.start(id, sub);
+          // Events sent while the socket was down are lost: onResume reads
+          // again what they would have changed.
+          if (sub.started && sub.onResume) sub.onResume();
+          sub.started = true;
+        }
       } else if (m.type === 'ping') {
         s.send(JSON.stringify({ type: 'pong' }));
       } else if (m.type === 'next') {
@@ -90,11 +96,11 @@ export const ws = {
     const variables = typeof sub.variables === 'function' ? sub.variables() : sub.variables;
     this.sock.send(JSON.stringify({ id, type: 'subscribe', payload: { query: sub.query, variables } }));
   },
-  subscribe(query, variables, onData, onError) {
+  subscribe(query, variables, onData, onError, onResume) {
     const id = String(this.nextId++);
-    const sub = { query, variables, onData, onError: onError || ((e) => showError(e)) };
+    const sub = { query, variables, onData, onError: onError || ((e) => showError(e)), onResume };
     this.subs.set(id, sub);
-    if (!this.sock) this.connect(); else if (this.acked) this.start(id, sub);
+    if (!this.sock) this.connect(); else if (this.acked) { this.start(id, sub); sub.started = true; }
     return () => {
       if (this.subs.delete(id) && this.sock && this.acked) this.sock.send(JSON.stringify({ id, type: 'complete' }));
     };

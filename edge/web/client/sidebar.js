@@ -166,10 +166,15 @@ async function loadSessions(first, n) {
   }
 }
 
-export async function loadSidebar() {
-  const [d, n] = await fitPage((m) => gql('query($n: Int) { sessions(first: $n) { ' + S_FIELDS + ' } projects { id name path } connections { id name baseUrl type apiKeyConfigured models { id capabilities { ' + CAPS + ' } } } ' +
-    'defaultModels { language { connectionId model } fast { connectionId model } image { connectionId model } video { connectionId model } } }', { n: m }));
-  const sessions = loadSessions(d.sessions, n);
+// loadSidebar reads the catalog (projects, connections, default models) and,
+// unless sessions is false, the session list. A catalog change
+// (catalog_updated) reads the catalog only: what it does to sessions (a
+// deleted connection's sessions unbound) comes as their own events.
+export async function loadSidebar({ sessions: withSessions = true } = {}) {
+  const catalog = 'projects { id name path } connections { id name baseUrl type apiKeyConfigured models { id capabilities { ' + CAPS + ' } } } ' +
+    'defaultModels { language { connectionId model } fast { connectionId model } image { connectionId model } video { connectionId model } }';
+  const [d, n] = withSessions ? await fitPage((m) => gql('query($n: Int) { sessions(first: $n) { ' + S_FIELDS + ' } ' + catalog + ' }', { n: m })) : [await gql('{ ' + catalog + ' }'), 0];
+  const sessions = withSessions ? loadSessions(d.sessions, n) : null;
   const ps = $('project'); const keepP = ps.value; ps.length = 1;
   for (const p of d.projects) { const o = el('option'); o.value = p.id; o.textContent = p.name || p.path; ps.appendChild(o); }
   ps.value = keepP;
@@ -182,7 +187,7 @@ export async function loadSidebar() {
     const b = el('button'); b.type = 'button'; b.textContent = 'Refresh models'; b.setAttribute('aria-label', 'Refresh models of ' + c.name);
     b.onclick = async () => {
       b.disabled = true;
-      try { await gql('mutation($c: ID!) { refreshModels(connectionId: $c) { id } }', { c: c.id }); await loadSidebar(); $('status').textContent = 'Models of ' + c.name + ' refreshed.'; }
+      try { await gql('mutation($c: ID!) { refreshModels(connectionId: $c) { id } }', { c: c.id }); await loadSidebar({ sessions: false }); $('status').textContent = 'Models of ' + c.name + ' refreshed.'; }
       catch (e) { showError(e); b.disabled = false; }
     };
     const ed = el('button'); ed.type = 'button'; ed.textContent = 'Edit'; ed.setAttribute('aria-label', 'Edit connection ' + c.name);
@@ -190,7 +195,7 @@ export async function loadSidebar() {
     const del = el('button'); del.type = 'button'; del.textContent = 'Delete'; del.setAttribute('aria-label', 'Delete connection ' + c.name);
     del.onclick = async () => {
       if (!window.confirm('Delete the connection "' + c.name + '"? Defaults that use it are cleared and its sessions are unbound (their history stays).')) return;
-      try { await gql('mutation($c: ID!) { deleteConnection(id: $c) }', { c: c.id }); await loadSidebar(); $('status').textContent = 'Connection ' + c.name + ' deleted.'; }
+      try { await gql('mutation($c: ID!) { deleteConnection(id: $c) }', { c: c.id }); await loadSidebar({ sessions: false }); $('status').textContent = 'Connection ' + c.name + ' deleted.'; }
       catch (e) { showError(e); }
     };
     li.append(b, ' ', ed, ' ', del); cl.appendChild(li);
@@ -222,9 +227,13 @@ export function watchKernel() {
         $('pin').setAttribute('aria-pressed', String(!!e.session.pinned));
       }
     }
-    if (e.type === 'catalog_updated') { loadSidebar().catch(showError); loadMcp().catch(showError); }
+    if (e.type === 'catalog_updated') { loadSidebar({ sessions: false }).catch(showError); loadMcp().catch(showError); }
     else if (e.type === 'mcp_needs_auth') loadMcp().catch(showError);
     else renderSessions();
+  }, undefined, () => {
+    // Back after the WebSocket was down: what changed meanwhile sent no
+    // event here.
+    loadSidebar().catch(showError); loadMcp().catch(showError);
   });
 }
 

@@ -178,8 +178,11 @@ func TestBashCancelKillsProcessGroup(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	if len(groupAlive(t, pgid)) < 2 {
-		t.Fatalf("expected bash and its children in group %d", pgid)
+	// bash wrote its pid before forking the two sleeps: wait for them.
+	for deadline := time.Now().Add(10 * time.Second); len(groupAlive(t, pgid)) < 2; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("expected bash and its children in group %d", pgid)
+		}
 	}
 	cancel()
 	select {

@@ -277,7 +277,7 @@ func (a *Agent) listSessions(ctx context.Context, p *listSessionsRequest) (listS
 	first := kernelPage
 	for {
 		r, err := client.ACPSessions(ctx, a.k, &first, after)
-		if err != nil && client.ErrorCode(err) == "BAD_INPUT" && first > 4 {
+		if client.TooLargeForOneResponse(err) && first > 4 {
 			first /= 4 // over the kernel's response limit
 			continue
 		}

@@ -2,9 +2,7 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/foya-dev/foya/client"
 )
@@ -64,16 +62,6 @@ func sessionPaged(ctx context.Context, c *client.Client, id string) (*client.Ses
 		last := msgs[len(msgs)-1].Seq
 		after = &last
 	}
-}
-
-// tooLargeForOneResponse reports whether err is the kernel's refusal of an
-// unpaged Session.messages (or any response) over the response limit.
-func tooLargeForOneResponse(err error) bool {
-	var e *client.Error
-	if !errors.As(err, &e) || e.Code != "BAD_INPUT" {
-		return false
-	}
-	return strings.Contains(e.Message, "larger than one response can carry") || strings.Contains(e.Message, "the response size limit")
 }
 
 // wholeMessage replaces the cut text of a truncated live message by the

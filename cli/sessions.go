@@ -92,7 +92,7 @@ func allSessions(ctx context.Context, c *client.Client, children bool) ([]client
 	first, restarts := sessionsPage, 0
 	for {
 		resp, err := client.Sessions(ctx, c, &children, &first, after)
-		if tooLargeForOneResponse(err) && first > 4 {
+		if client.TooLargeForOneResponse(err) && first > 4 {
 			first /= 4
 			continue
 		}
@@ -143,7 +143,7 @@ func sessionsShow(r *runner) error {
 	}
 	return r.withKernel(func(ctx context.Context, c *client.Client) error {
 		resp, err := client.Session(ctx, c, rest[0])
-		if tooLargeForOneResponse(err) {
+		if client.TooLargeForOneResponse(err) {
 			resp, err = sessionPaged(ctx, c, rest[0]) // a huge session: page it
 		}
 		if err != nil {

@@ -119,6 +119,18 @@ func ErrorCode(err error) string {
 	return ""
 }
 
+// TooLargeForOneResponse reports whether err is the kernel's refusal of an
+// answer over its response limit: an unpaged Session.messages, or any
+// response (serve --max-response). The request asked for too much at once;
+// its pages fit.
+func TooLargeForOneResponse(err error) bool {
+	var e *Error
+	if !errors.As(err, &e) || e.Code != "BAD_INPUT" {
+		return false
+	}
+	return strings.Contains(e.Message, "larger than one response can carry") || strings.Contains(e.Message, "the response size limit")
+}
+
 type wireError struct {
 	Message    string `json:"message"`
 	Extensions struct {

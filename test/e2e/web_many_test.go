@@ -1,13 +1,9 @@
 package e2e
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
 	"os"
-	"os/exec"
 	"strconv"
 	"strings"
 	"testing"
@@ -55,36 +51,18 @@ func TestWebClientManySessions(t *testing.T) {
 		t.Skip("-short: skipping the headless Chromium web client check")
 	}
 	webCheckSetup(t)
-	data := t.TempDir()
-	k := startKernel(t, data, "--max-response", "64KiB")
+	k := startKernel(t, t.TempDir(), "--max-response", "64KiB")
 	const n = 2000
 	proj := createManySessions(t, k, n)
 
-	body, _ := json.Marshal(map[string]any{"query": "{ sessions { id title updatedAt project { id name path } } }"})
-	req, _ := http.NewRequest("POST", k.url()+"/graphql", bytes.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Authorization", "Bearer "+k.token)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	raw, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if !strings.Contains(string(raw), "larger than 64 KiB") || !strings.Contains(string(raw), "sessions: page with first/after") || !strings.Contains(string(raw), "BAD_INPUT") {
-		t.Fatalf("the unpaged list of %d sessions under a 64 KiB limit: %s", n, raw[:min(len(raw), 600)])
+	tk := tokenKernel{k, "127.0.0.1:" + portOf(t, k.addr), k.token}
+	if e := tk.query(t, "{ sessions { id title updatedAt project { id name path } } }", nil, nil); e == nil || e.Code != "BAD_INPUT" ||
+		!strings.Contains(e.Message, "larger than 64 KiB") || !strings.Contains(e.Message, "sessions: page with first/after") {
+		t.Fatalf("the unpaged list of %d sessions under a 64 KiB limit: %+v", n, e)
 	}
 
-	cli := func(args ...string) string {
-		cmd := exec.Command(foyaBin, append(args, "--addr", "127.0.0.1:"+portOf(t, k.addr), "--data-dir", data)...)
-		cmd.Env = append(os.Environ(), "FOYA_TOKEN=")
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
-		out, err := cmd.Output()
-		if err != nil {
-			t.Fatalf("foya %s: %v\n%s%s", strings.Join(args, " "), err, out, stderr.Bytes())
-		}
-		return string(out)
-	}
+	var o outputs
+	cli := func(args ...string) string { return o.mustRun(t, "", append(args, "--addr", k.addr)...).stdout }
 	lines := strings.Split(strings.TrimSpace(cli("sessions", "ls")), "\n")
 	seen := map[string]bool{}
 	for _, l := range lines[1:] {
@@ -101,7 +79,7 @@ func TestWebClientManySessions(t *testing.T) {
 	// ACP's session/list: the project's 1,000 sessions in pages of 100
 	// joined by nextCursor, each once; a cursor naming no session is
 	// invalid params.
-	p := startACP(t, "--addr", k.addr, "--data-dir", data)
+	p := startACP(t, "--addr", k.addr)
 	p.call("initialize", map[string]any{"protocolVersion": 1}, nil)
 	inACP := map[string]bool{}
 	pages := 0

@@ -15,6 +15,7 @@
 // ones printed as "load-cpu-ms: <ms>" and "event-cpu-ms: <ms>".
 import { chromium } from 'playwright-core';
 import { until, untilEq } from './poll.mjs';
+import { mainThreadCPU, pageTrace } from './trace.mjs';
 
 const base = process.env.BASE;
 const many = Number(process.env.MANY);
@@ -32,28 +33,6 @@ async function api(query, variables) {
   return out.data;
 }
 const rename = (id, title) => api('mutation($id: ID!, $t: String) { updateSession(id: $id, input: { title: $t }) { id } }', { id, t: title });
-
-// mainThreadCPU sums the thread time of the top-level tasks of the page's
-// renderer main thread in a trace: the renderer of pid (0: the one that
-// navigated to an http page in this trace; other renderers, such as
-// Chromium's own omnibox pages, are not the page's), from its navigation
-// (or from the trace's start when pid is given). It returns the sum and
-// the pid.
-function mainThreadCPU(trace, pid) {
-  const ev = trace.traceEvents || trace;
-  const thread = {};
-  for (const e of ev) if (e.name === 'thread_name') thread[e.pid + ':' + e.tid] = e.args.name;
-  const onMain = (e) => thread[e.pid + ':' + e.tid] === 'CrRendererMain';
-  let from = 0;
-  if (!pid) {
-    const nav = ev.find((e) => e.name === 'navigationStart' && onMain(e) && String((e.args.data || {}).documentLoaderURL || '').startsWith('http'));
-    if (!nav) throw new Error('trace without navigationStart');
-    from = nav.ts; pid = nav.pid;
-  }
-  let cpu = 0;
-  for (const e of ev) if (e.ph === 'X' && e.name === 'RunTask' && e.tdur != null && e.pid === pid && onMain(e) && e.ts >= from) cpu += e.tdur / 1000;
-  return [cpu, pid];
-}
 
 const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--no-sandbox'] });
 try {
@@ -96,7 +75,10 @@ try {
       await page.waitForTimeout(300);
       const loadTrace = JSON.parse((await browser.stopTracing()).toString());
       if (process.env.TRACE_DIR) (await import('node:fs')).writeFileSync(process.env.TRACE_DIR + '/load' + i + '.json', JSON.stringify(loadTrace));
-      const [load, pid] = mainThreadCPU(loadTrace, 0);
+      const lt = pageTrace(loadTrace);
+      if (!lt.nav) throw new Error('trace without navigationStart');
+      const pid = lt.nav.pid;
+      const load = mainThreadCPU(lt, pid, lt.nav.ts);
       // One kernel event: the newest session renamed.
       const title = 'Renamed ' + i;
       await browser.startTracing(page, { categories: ['toplevel', 'devtools.timeline', 'disabled-by-default-devtools.timeline', process.env.TRACE_DIR ? 'disabled-by-default-devtools.timeline.stack,v8.cpu_profiler' : ''].filter(Boolean) });
@@ -105,7 +87,7 @@ try {
       await page.waitForTimeout(300);
       const eventTrace = JSON.parse((await browser.stopTracing()).toString());
       if (process.env.TRACE_DIR) (await import('node:fs')).writeFileSync(process.env.TRACE_DIR + '/event' + i + '.json', JSON.stringify(eventTrace));
-      const [event] = mainThreadCPU(eventTrace, pid);
+      const event = mainThreadCPU(pageTrace(eventTrace), pid);
       if (i > 0) { loads.push(load); events.push(event); }
       console.log('load ' + i + ': ' + Math.round(load) + ' ms of main-thread CPU, ' + (await drawn(page)) + ' sessions drawn; event: ' + Math.round(event) + ' ms');
       await page.close();

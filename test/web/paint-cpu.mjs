@@ -7,6 +7,7 @@
 // the warm loads (all but the first) printed as "cpu-ms: <median>". Unlike
 // the wall-clock paint time, this hardly moves with the machine's load.
 import { chromium } from 'playwright-core';
+import { mainThreadCPU, pageTrace } from './trace.mjs';
 
 const base = process.env.BASE;
 const runs = Number(process.env.RUNS || 7);
@@ -24,21 +25,13 @@ try {
     await page.goto(base + '/#' + process.env.THOUSAND);
     await page.waitForSelector('#log .msg[data-seq="' + (process.env.LAST || '1001') + '"]');
     await page.waitForTimeout(200);
-    const trace = JSON.parse((await browser.stopTracing()).toString());
-    const ev = trace.traceEvents || trace;
-    const thread = {};
-    for (const e of ev) if (e.name === 'thread_name') thread[e.pid + ':' + e.tid] = e.args.name;
-    const onMain = (e) => thread[e.pid + ':' + e.tid] === 'CrRendererMain';
-    const nav = ev.find((e) => e.name === 'navigationStart' && onMain(e) && String((e.args.data || {}).documentLoaderURL || '').startsWith('http'));
+    const t = pageTrace(JSON.parse((await browser.stopTracing()).toString()));
+    const { events: ev, onMain, nav } = t;
     const mark = ev.find((e) => e.name === 'foya:session-rendered');
     if (!nav || !mark) throw new Error('trace without navigationStart or the foya:session-rendered mark');
     const paint = ev.filter((e) => e.ph === 'X' && e.name === 'Paint' && onMain(e) && e.ts > mark.ts).sort((a, b) => a.ts - b.ts)[0];
     const end = paint ? paint.ts + paint.dur : mark.ts;
-    // Top-level tasks only (RunTask), so nested events are not counted
-    // twice, of the page's renderer only (Chromium's own pages, such as the
-    // omnibox popup, have renderer main threads of their own in the trace).
-    let cpu = 0;
-    for (const e of ev) if (e.ph === 'X' && e.name === 'RunTask' && e.tdur != null && e.pid === nav.pid && onMain(e) && e.ts >= nav.ts && e.ts < end) cpu += e.tdur / 1000;
+    const cpu = mainThreadCPU(t, nav.pid, nav.ts, end);
     if (i > 0) times.push(Math.round(cpu));
     await page.close();
   }

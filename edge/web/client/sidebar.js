@@ -135,7 +135,7 @@ const walks = new Set(); // of the walks under way: the ids events touched
 async function fitPage(query, n = SESSIONS_PAGE) {
   for (;;) {
     try { return [await query(n), n]; }
-    catch (e) { if (n > 4 && /the response size limit/.test(e.message)) n = Math.floor(n / 4); else throw e; }
+    catch (e) { if (n > 4 && e.code === 'BAD_INPUT' && /the response size limit/.test(e.message)) n = Math.floor(n / 4); else throw e; }
   }
 }
 async function loadSessions(first, n) {
@@ -145,7 +145,7 @@ async function loadSessions(first, n) {
     let page = first;
     for (;;) {
       for (const s of page) { seen.add(s.id); if (!touched.has(s.id)) state.sessions.set(s.id, s); }
-      if (seen.size === page.length) renderSessions(); // the first page at once, the others at the end
+      if (page === first) renderSessions(); // the first page at once, the others at the end
       if (page.length < n) break;
       let after = page[page.length - 1].id;
       for (let restarts = 0; ; restarts++) {

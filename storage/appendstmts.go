@@ -33,6 +33,11 @@ const (
 	// A turn's usage event writes its ledger row (recordUsage; no
 	// RETURNING of the new id, which nothing reads), then adds it to the
 	// session's totals (sqlAddSessionUsage).
+	// A session's row, as its session_created event projects it (the
+	// usage totals start at their columns' defaults). OR ROLLBACK: see
+	// insertRows.
+	sqlCreateSession = "INSERT OR ROLLBACK INTO sessions (id, parent_id, project_id, connection_id, phase, head_seq, meta, created_at, updated_at, head_live) " +
+		"VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 0)"
 	sqlUsage = "INSERT INTO usage_ledger (session_id, event_seq, route, connection_id, model, purpose, input_tokens, output_tokens, " +
 		"total_tokens, cached_tokens, cache_write_tokens, estimated, at, cost, imported) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
@@ -51,6 +56,7 @@ const (
 	stTouchLive
 	stUsage
 	stSessionUsage
+	stCreateSession
 	stEvents                            // + the index of a chunk size
 	stMessages = stEvents + len(chunks) // + the index of a chunk size
 	stCount    = stMessages + len(chunks)
@@ -61,6 +67,7 @@ func appendSQL() [stCount]string {
 	var q [stCount]string
 	q[stHead], q[stTouch], q[stTouchPhase] = sqlHead, sqlTouch, sqlTouchPhase
 	q[stHeadLive], q[stTouchLive], q[stUsage], q[stSessionUsage] = sqlHeadLive, sqlTouchLive, sqlUsage, sqlAddSessionUsage
+	q[stCreateSession] = sqlCreateSession
 	for i, n := range chunks {
 		q[stEvents+i] = insertRows("events (session_id, seq, type, payload, at)", 5, n)
 		q[stMessages+i] = insertRows("messages (session_id, seq, role, payload, active)", 5, n)
@@ -217,6 +224,21 @@ func (w *txWriter) insertUsage(ctx context.Context, r usageRow) error {
 	}
 	if err != nil {
 		return fmt.Errorf("add to the usage totals of session %s: %w", r.SessionID, err)
+	}
+	return nil
+}
+
+// insertSession adds a new session's row to the sessions projection.
+func (w *txWriter) insertSession(ctx context.Context, r sessionRow) error {
+	var err error
+	if w.st == nil {
+		_, err = w.tx.NewInsert().Model(&r).Exec(ctx)
+	} else {
+		_, err = w.stmt(ctx, stCreateSession).ExecContext(ctx, noNUL(r.ID), nullable(noNUL(r.ParentID)), nullable(noNUL(r.ProjectID)),
+			nullable(noNUL(r.ConnectionID)), r.Phase, r.HeadSeq, noNUL(r.Meta), r.CreatedAt, r.UpdatedAt)
+	}
+	if err != nil {
+		return fmt.Errorf("insert session %s: %w", r.ID, err)
 	}
 	return nil
 }

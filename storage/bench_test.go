@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/foya-dev/foya/core"
 	"github.com/foya-dev/foya/core/coretest"
@@ -195,5 +196,33 @@ func BenchmarkAppendUsage(b *testing.B) {
 		}
 		_, err = db.Append(ctx, "s", core.AnyHead, []core.Event{ev})
 		return err
+	})
+}
+
+// BenchmarkCreateSession measures creating a session as createSession,
+// fork and a sub-agent's child do: one append of its session_created
+// event, a transaction of its own, into a database of 1,000 sessions.
+func BenchmarkCreateSession(b *testing.B) {
+	benchDialects(b, func(b *testing.B, open func(testing.TB) *storage.DB) {
+		db := open(b)
+		for i := range 1000 {
+			coretest.CreateSession(b, db, fmt.Sprintf("old_%04d", i))
+		}
+		ctx := context.Background()
+		i := 0
+		cpu := startCPU()
+		for b.Loop() {
+			i++
+			id := fmt.Sprintf("ses_%08d", i)
+			ev, err := core.NewEvent(id, core.EventSessionCreated, core.SessionPayload{Session: core.SessionMeta{
+				ID: id, Title: "a new session", ConnectionID: "conn_1", Model: "m", ProjectID: "prj_1", CreatedAt: time.Now()}})
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := db.Append(ctx, id, 0, []core.Event{ev}); err != nil {
+				b.Fatal(err)
+			}
+		}
+		cpu.report(b)
 	})
 }

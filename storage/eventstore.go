@@ -165,6 +165,17 @@ func project(ctx context.Context, w *txWriter, sessionID string, out []core.Even
 		if err := flush(); err != nil {
 			return "", err
 		}
+		if ev.Type == core.EventSessionCreated {
+			// (apply's projection, through the statement prepared once)
+			row, err := sessionRowOf(ev)
+			if err != nil {
+				return "", err
+			}
+			if err := w.insertSession(ctx, row); err != nil {
+				return "", err
+			}
+			continue
+		}
 		if err := apply(ctx, tx, ev); err != nil {
 			return "", err
 		}

@@ -22,14 +22,9 @@ import (
 func apply(ctx context.Context, db bun.IDB, ev core.Event) error {
 	switch ev.Type {
 	case core.EventSessionCreated:
-		p, meta, err := sessionMeta(ev)
+		row, err := sessionRowOf(ev)
 		if err != nil {
 			return err
-		}
-		row := sessionRow{
-			ID: ev.SessionID, ParentID: p.Session.ParentID, ProjectID: p.Session.ProjectID,
-			ConnectionID: p.Session.ConnectionID, Phase: string(core.PhaseIdle), HeadSeq: ev.Seq,
-			Meta: string(meta), CreatedAt: fmtTime(p.Session.CreatedAt), UpdatedAt: fmtTime(ev.At),
 		}
 		if _, err := db.NewInsert().Model(&row).Exec(ctx); err != nil {
 			return fmt.Errorf("insert session %s: %w", ev.SessionID, err)
@@ -140,6 +135,20 @@ func sessionMeta(ev core.Event) (core.SessionPayload, []byte, error) {
 		return p, nil, fmt.Errorf("encode session meta: %w", err)
 	}
 	return p, meta, nil
+}
+
+// sessionRowOf is the row that session_created event ev adds to the
+// sessions projection.
+func sessionRowOf(ev core.Event) (sessionRow, error) {
+	p, meta, err := sessionMeta(ev)
+	if err != nil {
+		return sessionRow{}, err
+	}
+	return sessionRow{
+		ID: ev.SessionID, ParentID: p.Session.ParentID, ProjectID: p.Session.ProjectID,
+		ConnectionID: p.Session.ConnectionID, Phase: string(core.PhaseIdle), HeadSeq: ev.Seq,
+		Meta: string(meta), CreatedAt: fmtTime(p.Session.CreatedAt), UpdatedAt: fmtTime(ev.At),
+	}, nil
 }
 
 // touch records the session's new head after a batch of events, and its

@@ -6,7 +6,8 @@
 // number of sessions in the page; "Show more" adds the next ones in order;
 // a session renamed through the API is renamed in the sidebar; one opened
 // from the address that the sidebar does not show yet is shown and marked
-// current.
+// current; a walk whose cursor is deleted between two pages starts again
+// and lists every session left once.
 //
 // MODE=bench: the main-thread CPU of the page (from a Chromium trace, the
 // top-level tasks of the renderer's main thread) to load with the sidebar
@@ -168,6 +169,29 @@ try {
     const firstID = await other.locator('#sessions button.s').first().getAttribute('data-id');
     await untilEq('the current sessions in the sidebar', current, [firstID]);
     await until('the session beyond the window no longer drawn', () => other.locator('#sessions button.s[data-id="' + oldest.id + '"]').count(), (n) => n === 0);
+
+    step('a walk whose page cursor is deleted between two pages walks again from the start');
+    // The first request for a page after another (sessions(first:, after:))
+    // waits until the session it names as its cursor is deleted.
+    const third = await ctx.newPage();
+    third.on('pageerror', (e) => errors.push(String(e)));
+    let deleted = null; const cursors = [];
+    await third.route('**/graphql', async (route) => {
+      const body = route.request().postDataJSON() || {};
+      if (/sessions\(first: \$n, after: \$a\)/.test(body.query || '')) {
+        cursors.push(body.variables.a);
+        if (deleted === null && body.variables.a) {
+          deleted = body.variables.a;
+          await api('mutation($id: ID!) { deleteSession(id: $id) }', { id: deleted });
+        }
+      }
+      await route.continue();
+    });
+    await third.goto(base + '/');
+    const counts = () => third.locator('#sessions summary').evaluateAll((ss) => ss.map((e) => Number(e.textContent.replace(/^.*\((\d+)\)$/, '$1'))));
+    await until('the groups counting every session but the deleted one', counts, (c) => c.length === 2 && c[0] + c[1] === many - 1);
+    must(deleted !== null && cursors.indexOf(null) > cursors.indexOf(deleted), 'the walk did not start again after its cursor was deleted: cursors ' + JSON.stringify(cursors.slice(0, 4)));
+    must((await third.locator('#sessions button.s[data-id="' + deleted + '"]').count()) === 0, 'the deleted session is drawn');
 
     if (errors.length) throw new Error('page errors: ' + errors.join('\n'));
     console.log('ok: ' + many + ' sessions in the sidebar');

@@ -54,7 +54,13 @@ export async function multipart(query, variables, file) {
 
 // ---- graphql-transport-ws: one socket, many subscriptions, reconnects.
 export const ws = {
-  sock: null, acked: false, subs: new Map(), nextId: 1, retry: 0,
+  sock: null, acked: false, subs: new Map(), nextId: 1, retry: 0, waiting: [],
+  // ready resolves once the socket is acknowledged and the subscriptions
+  // made before it are sent (at once when it already is), or after ms.
+  ready(ms = 3000) {
+    if (this.acked) return Promise.resolve();
+    return new Promise((resolve) => { this.waiting.push(resolve); setTimeout(resolve, ms); });
+  },
   connect() {
     const url = (location.protocol === 'https:' ? 'wss:' : 'ws:') + '//' + location.host + endpoint;
     const s = new WebSocket(url, 'graphql-transport-ws');
@@ -64,6 +70,7 @@ export const ws = {
       let m; try { m = JSON.parse(ev.data); } catch (e) { return; }
       if (m.type === 'connection_ack') {
         this.acked = true; this.retry = 0; setOnline(true);
+        for (const f of this.waiting.splice(0)) f();
         for (const [id, sub] of this.subs) {
           this.start(id, sub);
           // Events sent while the socket was down are lost: onResume reads

@@ -40,8 +40,10 @@ const first = location.hash.slice(1);
 // The sidebar is read once the session is on screen: both at once would
 // share the kernel's time and delay the conversation.
 const opened = /^ses_[\w-]+$/.test(first) ? openSession(first).catch(() => openSession(null)) : Promise.resolve();
-opened.then(loadSidebar).then(() => {
-  watchKernel();
+// The kernel's events are watched before the sidebar is read: a session
+// changed, made or deleted while the list is read (a walk of many pages
+// with 10,000 sessions) would otherwise never reach the page.
+opened.then(() => { watchKernel(); return ws.ready(); }).then(loadSidebar).then(() => {
   renderSessions(); renderModelPicker();
   return loadMcp();
 }).catch(showError);

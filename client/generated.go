@@ -336,7 +336,7 @@ func (v *ACPEventsResponse) GetEvents() []ACPEventsEventsSessionEvent { return v
 //
 // A session list or catalog change.
 type ACPKernelEventsKernelEventsKernelEvent struct {
-	// session_created, session_updated, session_deleted, catalog_updated, or mcp_needs_auth (an MCP server needs a sign-in: mcpServerId, then McpServer.authUrl).
+	// session_created, session_updated, session_deleted, catalog_updated, mcp_needs_auth (an MCP server needs a sign-in: mcpServerId, then McpServer.authUrl), or subscribed (first, and only with kernelEvents(ready: true)).
 	Type string `json:"type"`
 	// The MCP server a catalog_updated (its configuration, status or tools changed) or mcp_needs_auth is about.
 	McpServerId *string `json:"mcpServerId"`

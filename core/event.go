@@ -171,6 +171,9 @@ const (
 	KernelSessionUpdated KernelEventType = "session_updated"
 	KernelSessionDeleted KernelEventType = "session_deleted"
 	KernelCatalogUpdated KernelEventType = "catalog_updated"
+	// KernelSubscribed is the first event of a kernelEvents(ready: true)
+	// subscription, sent once it receives every later change.
+	KernelSubscribed KernelEventType = "subscribed"
 )
 
 // KernelEvent is a session-list or catalog change, for sidebars.
@@ -182,6 +185,11 @@ type KernelEvent struct {
 	McpServerID string
 	At          time.Time
 }
+
+// The ids of a kernel event as GraphQL serves them: null when not set.
+func (e KernelEvent) SessionIDOrNil() *string    { return orNil(e.SessionID) }
+func (e KernelEvent) ConnectionIDOrNil() *string { return orNil(e.ConnectionID) }
+func (e KernelEvent) McpServerIDOrNil() *string  { return orNil(e.McpServerID) }
 
 // UsagePayload is the payload of a usage event: one provider usage report
 // (or a local estimate) and where it was spent. Appending it also writes a

@@ -169,12 +169,12 @@ type ComplexityRoot struct {
 	}
 
 	KernelEvent struct {
-		At           func(childComplexity int) int
-		ConnectionID func(childComplexity int) int
-		McpServerID  func(childComplexity int) int
-		Session      func(childComplexity int) int
-		SessionID    func(childComplexity int) int
-		Type         func(childComplexity int) int
+		At                func(childComplexity int) int
+		ConnectionIDOrNil func(childComplexity int) int
+		McpServerIDOrNil  func(childComplexity int) int
+		Session           func(childComplexity int) int
+		SessionIDOrNil    func(childComplexity int) int
+		Type              func(childComplexity int) int
 	}
 
 	McpPrompt struct {
@@ -501,7 +501,7 @@ type ComplexityRoot struct {
 	}
 
 	Subscription struct {
-		KernelEvents  func(childComplexity int) int
+		KernelEvents  func(childComplexity int, ready *bool) int
 		SessionEvents func(childComplexity int, sessionID string, afterSeq *int64) int
 	}
 
@@ -729,7 +729,7 @@ type SessionWorktreeResolver interface {
 }
 type SubscriptionResolver interface {
 	SessionEvents(ctx context.Context, sessionID string, afterSeq *int64) (<-chan *model.SessionEvent, error)
-	KernelEvents(ctx context.Context) (<-chan *core.KernelEvent, error)
+	KernelEvents(ctx context.Context, ready *bool) (<-chan *core.KernelEvent, error)
 }
 type ToolCallResolver interface {
 	Input(ctx context.Context, obj *core.ToolCall) (scalar.JSON, error)
@@ -1222,17 +1222,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.KernelEvent.At(childComplexity), true
 	case "KernelEvent.connectionId":
-		if e.ComplexityRoot.KernelEvent.ConnectionID == nil {
+		if e.ComplexityRoot.KernelEvent.ConnectionIDOrNil == nil {
 			break
 		}
 
-		return e.ComplexityRoot.KernelEvent.ConnectionID(childComplexity), true
+		return e.ComplexityRoot.KernelEvent.ConnectionIDOrNil(childComplexity), true
 	case "KernelEvent.mcpServerId":
-		if e.ComplexityRoot.KernelEvent.McpServerID == nil {
+		if e.ComplexityRoot.KernelEvent.McpServerIDOrNil == nil {
 			break
 		}
 
-		return e.ComplexityRoot.KernelEvent.McpServerID(childComplexity), true
+		return e.ComplexityRoot.KernelEvent.McpServerIDOrNil(childComplexity), true
 	case "KernelEvent.session":
 		if e.ComplexityRoot.KernelEvent.Session == nil {
 			break
@@ -1240,11 +1240,11 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.KernelEvent.Session(childComplexity), true
 	case "KernelEvent.sessionId":
-		if e.ComplexityRoot.KernelEvent.SessionID == nil {
+		if e.ComplexityRoot.KernelEvent.SessionIDOrNil == nil {
 			break
 		}
 
-		return e.ComplexityRoot.KernelEvent.SessionID(childComplexity), true
+		return e.ComplexityRoot.KernelEvent.SessionIDOrNil(childComplexity), true
 	case "KernelEvent.type":
 		if e.ComplexityRoot.KernelEvent.Type == nil {
 			break
@@ -3009,7 +3009,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			break
 		}
 
-		return e.ComplexityRoot.Subscription.KernelEvents(childComplexity), true
+		args, err := ec.field_Subscription_kernelEvents_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Subscription.KernelEvents(childComplexity, args["ready"].(*bool)), true
 	case "Subscription.sessionEvents":
 		if e.ComplexityRoot.Subscription.SessionEvents == nil {
 			break
@@ -4165,7 +4170,7 @@ type SessionEvent {
 
 "A session list or catalog change."
 type KernelEvent {
-  "session_created, session_updated, session_deleted, catalog_updated, or mcp_needs_auth (an MCP server needs a sign-in: mcpServerId, then McpServer.authUrl)."
+  "session_created, session_updated, session_deleted, catalog_updated, mcp_needs_auth (an MCP server needs a sign-in: mcpServerId, then McpServer.authUrl), or subscribed (first, and only with kernelEvents(ready: true))."
   type: String!
   "The session of a session_* event; null for catalog_updated."
   sessionId: ID
@@ -4797,7 +4802,7 @@ type Subscription {
   """
   sessionEvents("The session's id (NOT_FOUND when unknown)." sessionId: ID!, "Replay persisted events with a larger seq first; null: live events only. At least 0." afterSeq: Int): SessionEvent!
   "Session list and catalog changes."
-  kernelEvents: KernelEvent!
+  kernelEvents("true: the first event is ` + "`" + `subscribed` + "`" + ` (no session, no connection), sent once this subscription receives every later change. A client that reads the session list or the catalog after it misses nothing changed after that read: a sidebar subscribes with ready, waits for ` + "`" + `subscribed` + "`" + `, then reads. After a reconnect, it comes again. Default false: no such event." ready: Boolean = false): KernelEvent!
 }
 
 "A project's hooks file (` + "`" + `<project>/.foya/hooks.json` + "`" + `) and whether it is trusted (docs/hooks.md)."
@@ -7118,6 +7123,20 @@ func (ec *executionContext) field_Session_messages_args(ctx context.Context, raw
 	return args, nil
 }
 
+func (ec *executionContext) field_Subscription_kernelEvents_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "ready",
+		func(ctx context.Context, v any) (*bool, error) {
+			return ec.unmarshalOBoolean2ᚖbool(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["ready"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Subscription_sessionEvents_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -9070,18 +9089,18 @@ func (ec *executionContext) _KernelEvent_sessionId(ctx context.Context, field gr
 			return ec.fieldContext_KernelEvent_sessionId(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.SessionID, nil
+			return obj.SessionIDOrNil(), nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalOID2string(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOID2ᚖstring(ctx, selections, v)
 		},
 		true,
 		false,
 	)
 }
 func (ec *executionContext) fieldContext_KernelEvent_sessionId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("KernelEvent", field, false, false, "ID")
+	return graphql.NewScalarFieldContext("KernelEvent", field, true, false, "ID")
 }
 
 func (ec *executionContext) _KernelEvent_session(ctx context.Context, field graphql.CollectedField, obj *core.KernelEvent) (ret graphql.Marshaler) {
@@ -9125,18 +9144,18 @@ func (ec *executionContext) _KernelEvent_connectionId(ctx context.Context, field
 			return ec.fieldContext_KernelEvent_connectionId(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.ConnectionID, nil
+			return obj.ConnectionIDOrNil(), nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalOID2string(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOID2ᚖstring(ctx, selections, v)
 		},
 		true,
 		false,
 	)
 }
 func (ec *executionContext) fieldContext_KernelEvent_connectionId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("KernelEvent", field, false, false, "ID")
+	return graphql.NewScalarFieldContext("KernelEvent", field, true, false, "ID")
 }
 
 func (ec *executionContext) _KernelEvent_mcpServerId(ctx context.Context, field graphql.CollectedField, obj *core.KernelEvent) (ret graphql.Marshaler) {
@@ -9148,18 +9167,18 @@ func (ec *executionContext) _KernelEvent_mcpServerId(ctx context.Context, field 
 			return ec.fieldContext_KernelEvent_mcpServerId(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.McpServerID, nil
+			return obj.McpServerIDOrNil(), nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalOID2string(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOID2ᚖstring(ctx, selections, v)
 		},
 		true,
 		false,
 	)
 }
 func (ec *executionContext) fieldContext_KernelEvent_mcpServerId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("KernelEvent", field, false, false, "ID")
+	return graphql.NewScalarFieldContext("KernelEvent", field, true, false, "ID")
 }
 
 func (ec *executionContext) _KernelEvent_at(ctx context.Context, field graphql.CollectedField, obj *core.KernelEvent) (ret graphql.Marshaler) {
@@ -16535,7 +16554,8 @@ func (ec *executionContext) _Subscription_kernelEvents(ctx context.Context, fiel
 			return ec.fieldContext_Subscription_kernelEvents(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.Subscription().KernelEvents(ctx)
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Subscription().KernelEvents(ctx, fc.Args["ready"].(*bool))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *core.KernelEvent) graphql.Marshaler {
@@ -16545,7 +16565,7 @@ func (ec *executionContext) _Subscription_kernelEvents(ctx context.Context, fiel
 		true,
 	)
 }
-func (ec *executionContext) fieldContext_Subscription_kernelEvents(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+func (ec *executionContext) fieldContext_Subscription_kernelEvents(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
 		Object:     "Subscription",
 		Field:      field,
@@ -16554,6 +16574,17 @@ func (ec *executionContext) fieldContext_Subscription_kernelEvents(_ context.Con
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_KernelEvent(ctx, field)
 		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Subscription_kernelEvents_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
 	}
 	return fc, nil
 }

@@ -47,8 +47,11 @@ func optional[T any](v T, err error) (*T, error) {
 
 // forward adapts a value channel to the pointer channel gqlgen wants; it
 // closes when in closes or ctx ends.
-func forward[T any](ctx context.Context, in <-chan T) <-chan *T {
-	out := make(chan *T, 1)
+func forward[T any](ctx context.Context, in <-chan T, first ...T) <-chan *T {
+	out := make(chan *T, max(1, len(first)))
+	for i := range first {
+		out <- &first[i]
+	}
 	go func() {
 		defer close(out)
 		for {

@@ -2,6 +2,7 @@ package graph
 
 import (
 	"context"
+	"time"
 
 	"github.com/99designs/gqlgen/graphql"
 
@@ -47,12 +48,17 @@ func nodes(ctx context.Context, nl core.NodeLister) ([]core.NodeInfo, error) {
 	return nl.Nodes(ctx)
 }
 
-// subscribeKernelEvents runs kernelEvents until ctx ends.
-func subscribeKernelEvents(ctx context.Context, svc *session.Service) <-chan *core.KernelEvent {
+// subscribeKernelEvents runs kernelEvents until ctx ends; with ready, its
+// first event is subscribed, queued once the subscription is in the broker
+// (every change published after it reaches this subscriber).
+func subscribeKernelEvents(ctx context.Context, svc *session.Service, ready bool) <-chan *core.KernelEvent {
 	sub := svc.Broker().SubscribeKernel()
 	go func() {
 		<-ctx.Done()
 		sub.Close()
 	}()
+	if ready {
+		return forward(ctx, sub.C, core.KernelEvent{Type: core.KernelSubscribed, At: time.Now().UTC()})
+	}
 	return forward(ctx, sub.C)
 }

@@ -493,8 +493,8 @@ func (r *subscriptionResolver) SessionEvents(ctx context.Context, sessionID stri
 	return subscribeSessionEvents(ctx, r.Service, sessionID, afterSeq)
 }
 
-func (r *subscriptionResolver) KernelEvents(ctx context.Context) (<-chan *core.KernelEvent, error) {
-	return subscribeKernelEvents(ctx, r.Service), nil
+func (r *subscriptionResolver) KernelEvents(ctx context.Context, ready *bool) (<-chan *core.KernelEvent, error) {
+	return subscribeKernelEvents(ctx, r.Service, ready != nil && *ready), nil
 }
 
 func (r *toolCallResolver) Input(ctx context.Context, obj *core.ToolCall) (scalar.JSON, error) {

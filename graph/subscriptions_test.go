@@ -331,3 +331,63 @@ func TestKernelEventsOverWebSocket(t *testing.T) {
 		}
 	}
 }
+
+// TestKernelEventsReady subscribes with ready: the first event is
+// subscribed, and a session created right after it is the next event (no
+// change made after subscribed is missed, so no poking is needed); ids an
+// event does not name are null.
+func TestKernelEventsReady(t *testing.T) {
+	k := newTestKernel(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c := dialWS(t, ctx, k.srv.URL)
+	defer c.conn.Close(websocket.StatusNormalClosure, "")
+	type kernelEvent struct {
+		Type         string
+		SessionID    *string
+		ConnectionID *string
+		Session      *struct{ ID, Title string }
+		At           string
+	}
+	// next reads the next event of subscription id (an earlier round's
+	// subscription may still deliver until its complete is handled).
+	next := func(id string) kernelEvent {
+		for {
+			m := c.read(ctx)
+			if m.ID != id {
+				continue
+			}
+			var p struct {
+				Data struct{ KernelEvents kernelEvent }
+			}
+			if err := json.Unmarshal(m.Payload, &p); err != nil {
+				t.Fatalf("%s: %v", m.Payload, err)
+			}
+			return p.Data.KernelEvents
+		}
+	}
+	for round := range 20 {
+		id := fmt.Sprint("k", round)
+		c.subscribe(ctx, id, `subscription { kernelEvents(ready: true) { type sessionId connectionId session { id title } at } }`, nil)
+		first := next(id)
+		if first.Type != "subscribed" || first.SessionID != nil || first.ConnectionID != nil || first.Session != nil || first.At == "" {
+			t.Fatalf("round %d: first event %+v, want subscribed without a session", round, first)
+		}
+		var created struct{ CreateSession struct{ ID string } }
+		k.mustDo(t, `mutation { createSession(input: {title: "right after"}) { id } }`, nil, &created)
+		ev := next(id)
+		if ev.Type != "session_created" || ev.SessionID == nil || *ev.SessionID != created.CreateSession.ID {
+			t.Fatalf("round %d: next event %+v, want session_created of %s", round, ev, created.CreateSession.ID)
+		}
+		if round == 0 {
+			// A catalog change names its connection and no session: the
+			// ids that are not set are null.
+			conn := k.createConn(t, map[string]any{"name": "watched", "baseUrl": "http://127.0.0.1:9/v1", "models": []any{map[string]any{"id": "m"}}})
+			ev := next(id)
+			if ev.Type != "catalog_updated" || ev.SessionID != nil || ev.Session != nil || ev.ConnectionID == nil || *ev.ConnectionID != conn.ID {
+				t.Fatalf("after a new connection: %+v, want catalog_updated of %s without a session", ev, conn.ID)
+			}
+		}
+		c.send(ctx, map[string]any{"id": id, "type": "complete"})
+	}
+}

@@ -54,13 +54,7 @@ export async function multipart(query, variables, file) {
 
 // ---- graphql-transport-ws: one socket, many subscriptions, reconnects.
 export const ws = {
-  sock: null, acked: false, subs: new Map(), nextId: 1, retry: 0, waiting: [],
-  // ready resolves once the socket is acknowledged and the subscriptions
-  // made before it are sent (at once when it already is), or after ms.
-  ready(ms = 3000) {
-    if (this.acked) return Promise.resolve();
-    return new Promise((resolve) => { this.waiting.push(resolve); setTimeout(resolve, ms); });
-  },
+  sock: null, acked: false, subs: new Map(), nextId: 1, retry: 0,
   connect() {
     const url = (location.protocol === 'https:' ? 'wss:' : 'ws:') + '//' + location.host + endpoint;
     const s = new WebSocket(url, 'graphql-transport-ws');
@@ -70,14 +64,7 @@ export const ws = {
       let m; try { m = JSON.parse(ev.data); } catch (e) { return; }
       if (m.type === 'connection_ack') {
         this.acked = true; this.retry = 0; setOnline(true);
-        for (const f of this.waiting.splice(0)) f();
-        for (const [id, sub] of this.subs) {
-          this.start(id, sub);
-          // Events sent while the socket was down are lost: onResume reads
-          // again what they would have changed.
-          if (sub.started && sub.onResume) sub.onResume();
-          sub.started = true;
-        }
+        for (const [id, sub] of this.subs) this.start(id, sub);
       } else if (m.type === 'ping') {
         s.send(JSON.stringify({ type: 'pong' }));
       } else if (m.type === 'next') {
@@ -103,11 +90,11 @@ export const ws = {
     const variables = typeof sub.variables === 'function' ? sub.variables() : sub.variables;
     this.sock.send(JSON.stringify({ id, type: 'subscribe', payload: { query: sub.query, variables } }));
   },
-  subscribe(query, variables, onData, onError, onResume) {
+  subscribe(query, variables, onData, onError) {
     const id = String(this.nextId++);
-    const sub = { query, variables, onData, onError: onError || ((e) => showError(e)), onResume };
+    const sub = { query, variables, onData, onError: onError || ((e) => showError(e)) };
     this.subs.set(id, sub);
-    if (!this.sock) this.connect(); else if (this.acked) { this.start(id, sub); sub.started = true; }
+    if (!this.sock) this.connect(); else if (this.acked) this.start(id, sub);
     return () => {
       if (this.subs.delete(id) && this.sock && this.acked) this.sock.send(JSON.stringify({ id, type: 'complete' }));
     };

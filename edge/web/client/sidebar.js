@@ -214,9 +214,19 @@ export async function loadSidebar({ sessions: withSessions = true } = {}) {
   await sessions;
 }
 
+// watchKernel follows kernelEvents(ready: true) and resolves at its first
+// subscribed event: the list read after it misses no change. A subscribed
+// event after that is a reconnect: the events sent while the WebSocket was
+// down were lost, so the catalog and the session list are read again.
 export function watchKernel() {
-  ws.subscribe('subscription { kernelEvents { type sessionId session { ' + S_FIELDS + ' } } }', {}, (data) => {
+  let first = true, ready;
+  const subscribed = new Promise((resolve) => { ready = resolve; });
+  ws.subscribe('subscription { kernelEvents(ready: true) { type sessionId session { ' + S_FIELDS + ' } } }', {}, (data) => {
     const e = data.kernelEvents;
+    if (e.type === 'subscribed') {
+      if (first) { first = false; ready(); } else { loadSidebar().catch(showError); loadMcp().catch(showError); }
+      return;
+    }
     for (const touched of walks) touched.add(e.sessionId || (e.session && e.session.id));
     if (e.type === 'session_deleted') { state.sessions.delete(e.sessionId); if (e.sessionId === state.session) openSession(null); }
     else if (e.session) {
@@ -230,11 +240,8 @@ export function watchKernel() {
     if (e.type === 'catalog_updated') { loadSidebar({ sessions: false }).catch(showError); loadMcp().catch(showError); }
     else if (e.type === 'mcp_needs_auth') loadMcp().catch(showError);
     else renderSessions();
-  }, undefined, () => {
-    // Back after the WebSocket was down: what changed meanwhile sent no
-    // event here.
-    loadSidebar().catch(showError); loadMcp().catch(showError);
   });
+  return subscribed;
 }
 
 for (const [sel, purpose] of DEFAULTS) {

@@ -85,8 +85,10 @@ func TestCatalogEndToEnd(t *testing.T) {
 	defer cancel()
 	ws := dialWS(t, ctx, k.srv.URL)
 	defer ws.conn.Close(websocket.StatusNormalClosure, "")
-	ws.subscribe(ctx, "k", `subscription { kernelEvents { type sessionId connectionId } }`, nil)
-	time.Sleep(50 * time.Millisecond)
+	ws.subscribe(ctx, "k", `subscription { kernelEvents(ready: true) { type sessionId connectionId } }`, nil)
+	if m := ws.read(ctx); !strings.Contains(string(m.Payload), `"subscribed"`) {
+		t.Fatalf("first kernel event %s, want subscribed", m.Payload)
+	}
 
 	t.Setenv("FOYA_TEST_API_KEY", secretKey+"-env")
 	openai := k.createConn(t, map[string]any{

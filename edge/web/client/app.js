@@ -43,8 +43,9 @@ const opened = /^ses_[\w-]+$/.test(first) ? openSession(first).catch(() => openS
 // The kernel's events are watched before the sidebar is read: a session
 // changed, made or deleted while the list is read (a walk of many pages
 // with 10,000 sessions) would otherwise never reach the page.
-// (Without the kernel's events, after 3 s, the list is read all the same.)
-opened.then(() => Promise.race([watchKernel(), new Promise((r) => setTimeout(r, 3000))])).then(loadSidebar).then(() => {
+// (Without the kernel's events, after 3 s, the list is read all the same,
+// and again once the events come.)
+opened.then(() => watchKernel(3000)).then(loadSidebar).then(() => {
   renderSessions(); renderModelPicker();
   return loadMcp();
 }).catch(showError);

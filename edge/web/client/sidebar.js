@@ -215,16 +215,22 @@ export async function loadSidebar({ sessions: withSessions = true } = {}) {
 }
 
 // watchKernel follows kernelEvents(ready: true) and resolves at its first
-// subscribed event: the list read after it misses no change. A subscribed
-// event after that is a reconnect: the events sent while the WebSocket was
-// down were lost, so the catalog and the session list are read again.
-export function watchKernel() {
-  let first = true, ready;
-  const subscribed = new Promise((resolve) => { ready = resolve; });
+// subscribed event (the list read after it misses no change), or after
+// wait ms without one (the kernel slow to answer, a token asked for). A
+// subscribed event after that wait, or after a reconnect, reads the
+// catalog and the session list again: the changes made before it (while
+// the WebSocket was down, or since the list was read) were not sent.
+export function watchKernel(wait) {
+  let first = true, settled = false, resolve;
+  const subscribed = new Promise((r) => { resolve = r; });
+  const timer = setTimeout(() => { settled = true; resolve(); }, wait);
   ws.subscribe('subscription { kernelEvents(ready: true) { type sessionId session { ' + S_FIELDS + ' } } }', {}, (data) => {
     const e = data.kernelEvents;
     if (e.type === 'subscribed') {
-      if (first) { first = false; ready(); } else { loadSidebar().catch(showError); loadMcp().catch(showError); }
+      const reread = !first || settled; // a reconnect's, or the list was read without the events
+      first = false;
+      if (!settled) { settled = true; clearTimeout(timer); resolve(); }
+      if (reread) { loadSidebar().catch(showError); loadMcp().catch(showError); }
       return;
     }
     for (const touched of walks) touched.add(e.sessionId || (e.session && e.session.id));

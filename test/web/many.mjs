@@ -7,7 +7,8 @@
 // a session renamed through the API is renamed in the sidebar; one opened
 // from the address that the sidebar does not show yet is shown and marked
 // current; a walk whose cursor is deleted between two pages starts again
-// and lists every session left once.
+// and lists every session left once; a kernelEvents subscription that
+// starts after the list was read without it reads the list again.
 //
 // MODE=bench: the main-thread CPU of the page (from a Chromium trace, the
 // top-level tasks of the renderer's main thread) to load with the sidebar
@@ -192,6 +193,27 @@ try {
     await until('the groups counting every session but the deleted one', counts, (c) => c.length === 2 && c[0] + c[1] === many - 1);
     must(deleted !== null && cursors.indexOf(null) > cursors.indexOf(deleted), 'the walk did not start again after its cursor was deleted: cursors ' + JSON.stringify(cursors.slice(0, 4)));
     must((await third.locator('#sessions button.s[data-id="' + deleted + '"]').count()) === 0, 'the deleted session is drawn');
+
+    step('a session made before the kernel events start, over 3 s late, is drawn');
+    // The page's kernelEvents subscription is held back for longer than the
+    // page waits for it: the list is read without the events, a session is
+    // made, and then the subscription goes on (its 'subscribed' must make
+    // the page read the list again: no event tells of that session).
+    const fourth = await ctx.newPage();
+    fourth.on('pageerror', (e) => errors.push(String(e)));
+    let held = null;
+    await fourth.routeWebSocket('**/graphql', (ws) => {
+      const server = ws.connectToServer();
+      ws.onMessage((m) => { if (held === null && /kernelEvents/.test(m)) held = () => server.send(m); else server.send(m); });
+      server.onMessage((m) => ws.send(m));
+    });
+    await fourth.goto(base + '/');
+    const fourthCounts = () => fourth.locator('#sessions summary').evaluateAll((ss) => ss.map((e) => Number(e.textContent.replace(/^.*\((\d+)\)$/, '$1'))));
+    await until('the list read without the kernel events', fourthCounts, (c) => c.length === 2 && c[0] + c[1] === many - 1);
+    must(held !== null, 'the kernelEvents subscription was not held back');
+    await api('mutation { createSession(input: { title: "Made before the events" }) { id } }');
+    held();
+    await fourth.locator('#sessions button.s', { hasText: 'Made before the events' }).waitFor();
 
     if (errors.length) throw new Error('page errors: ' + errors.join('\n'));
     console.log('ok: ' + many + ' sessions in the sidebar');

@@ -76,11 +76,15 @@ func migratePostgres(ctx context.Context, db *bun.DB, log *slog.Logger) error {
 	return nil
 }
 
-// sqlNeverAnalyzed lists the tables of the kernel's schema that hold data
-// but have no planner statistics: never vacuumed nor analyzed
-// (reltuples -1), as after a pg_restore.
+// sqlNeverAnalyzed lists the kernel's tables that grow with history and
+// hold data but have no planner statistics: never vacuumed nor analyzed
+// (reltuples -1), as after a pg_restore. Only these, by name, in the
+// kernel's schema: another application's tables there are not its to
+// analyze.
 const sqlNeverAnalyzed = `SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-WHERE n.nspname = current_schema() AND c.relkind = 'r' AND c.reltuples < 0 AND pg_relation_size(c.oid) > 0
+WHERE n.nspname = current_schema() AND c.relkind = 'r'
+AND c.relname IN ('attachments', 'events', 'messages', 'sessions', 'usage_ledger')
+AND c.reltuples < 0 AND pg_relation_size(c.oid) > 0
 ORDER BY c.relname`
 
 // analyzeNeverAnalyzed takes the statistics of the tables sqlNeverAnalyzed

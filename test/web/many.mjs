@@ -189,8 +189,9 @@ try {
       await route.continue();
     });
     await third.goto(base + '/');
-    const counts = () => third.locator('#sessions summary').evaluateAll((ss) => ss.map((e) => Number(e.textContent.replace(/^.*\((\d+)\)$/, '$1'))));
-    await until('the groups counting every session but the deleted one', counts, (c) => c.length === 2 && c[0] + c[1] === many - 1);
+    // counts are the session counts of a page's groups, from their headers.
+    const counts = (p) => () => p.locator('#sessions summary').evaluateAll((ss) => ss.map((e) => Number(e.textContent.replace(/^.*\((\d+)\)$/, '$1'))));
+    await until('the groups counting every session but the deleted one', counts(third), (c) => c.length === 2 && c[0] + c[1] === many - 1);
     must(deleted !== null && cursors.indexOf(null) > cursors.indexOf(deleted), 'the walk did not start again after its cursor was deleted: cursors ' + JSON.stringify(cursors.slice(0, 4)));
     must((await third.locator('#sessions button.s[data-id="' + deleted + '"]').count()) === 0, 'the deleted session is drawn');
 
@@ -208,8 +209,7 @@ try {
       server.onMessage((m) => ws.send(m));
     });
     await fourth.goto(base + '/');
-    const fourthCounts = () => fourth.locator('#sessions summary').evaluateAll((ss) => ss.map((e) => Number(e.textContent.replace(/^.*\((\d+)\)$/, '$1'))));
-    await until('the list read without the kernel events', fourthCounts, (c) => c.length === 2 && c[0] + c[1] === many - 1);
+    await until('the list read without the kernel events', counts(fourth), (c) => c.length === 2 && c[0] + c[1] === many - 1);
     must(held !== null, 'the kernelEvents subscription was not held back');
     await api('mutation { createSession(input: { title: "Made before the events" }) { id } }');
     held();

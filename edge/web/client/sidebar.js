@@ -138,8 +138,10 @@ async function fitPage(query, n = SESSIONS_PAGE) {
     catch (e) { if (n > 4 && e.code === 'BAD_INPUT' && /the response size limit/.test(e.message)) n = Math.floor(n / 4); else throw e; }
   }
 }
-async function loadSessions(first, n) {
-  const touched = new Set(); walks.add(touched);
+// loadSessions walks the list from its first page, read by loadSidebar
+// after it added touched to walks: an event that comes while that page is
+// on its way may tell of a session the page is too old to hold.
+async function loadSessions(first, n, touched) {
   try {
     const seen = new Set();
     let page = first;
@@ -173,8 +175,13 @@ async function loadSessions(first, n) {
 export async function loadSidebar({ sessions: withSessions = true } = {}) {
   const catalog = 'projects { id name path } connections { id name baseUrl type apiKeyConfigured models { id capabilities { ' + CAPS + ' } } } ' +
     'defaultModels { language { connectionId model } fast { connectionId model } image { connectionId model } video { connectionId model } }';
-  const [d, n] = withSessions ? await fitPage((m) => gql('query($n: Int) { sessions(first: $n) { ' + S_FIELDS + ' } ' + catalog + ' }', { n: m })) : [await gql('{ ' + catalog + ' }'), 0];
-  const sessions = withSessions ? loadSessions(d.sessions, n) : null;
+  // The walk's events count from before its first page is asked for.
+  const touched = withSessions ? new Set() : null;
+  if (touched) walks.add(touched);
+  let d, n;
+  try { [d, n] = withSessions ? await fitPage((m) => gql('query($n: Int) { sessions(first: $n) { ' + S_FIELDS + ' } ' + catalog + ' }', { n: m })) : [await gql('{ ' + catalog + ' }'), 0]; }
+  catch (e) { walks.delete(touched); throw e; }
+  const sessions = withSessions ? loadSessions(d.sessions, n, touched) : null;
   const ps = $('project'); const keepP = ps.value; ps.length = 1;
   for (const p of d.projects) { const o = el('option'); o.value = p.id; o.textContent = p.name || p.path; ps.appendChild(o); }
   ps.value = keepP;

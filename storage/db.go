@@ -50,6 +50,9 @@ type DB struct {
 	// ckpt runs the WAL checkpoints on SQLite (nil on PostgreSQL); see
 	// checkpoint.go.
 	ckpt *checkpointer
+	// stats keeps PostgreSQL's planner statistics abreast of bulk loads
+	// (nil on SQLite); see pgstats.go.
+	stats *pgStats
 }
 
 func dsn(path string, readOnly bool) string {
@@ -175,6 +178,7 @@ func (d *DB) Pragma(ctx context.Context, name string) (string, error) {
 // Close closes both pools.
 func (d *DB) Close() error {
 	if d.pg {
+		d.stats.close()
 		if err := d.w.Close(); err != nil {
 			return fmt.Errorf("close database: %w", err)
 		}

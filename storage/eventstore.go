@@ -47,6 +47,15 @@ func (d *DB) Append(ctx context.Context, sessionID string, expectedHead int64, e
 		return nil, fmt.Errorf("append to session %s: %w", sessionID, err)
 	}
 	d.ckpt.committed()
+	if d.stats != nil {
+		created := 0
+		for _, ev := range events {
+			if ev.Type == core.EventSessionCreated {
+				created++
+			}
+		}
+		d.stats.sessionsCreated(created)
+	}
 	return out, nil
 }
 

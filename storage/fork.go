@@ -61,6 +61,7 @@ func (d *DB) ForkHistory(ctx context.Context, created core.Event, sourceID strin
 		return 0, fmt.Errorf("fork session %s: %w", sourceID, err)
 	}
 	d.ckpt.committed()
+	d.stats.sessionsCreated(1)
 	return head, nil
 }
 

@@ -44,5 +44,6 @@ func (d *DB) ImportSession(ctx context.Context, sessionID string, events []core.
 		return nil, fmt.Errorf("import session %s: %w", sessionID, err)
 	}
 	d.ckpt.committed()
+	d.stats.sessionsCreated(1)
 	return out, nil
 }

@@ -56,7 +56,7 @@ func OpenPostgres(ctx context.Context, dsn string, log *slog.Logger) (*DB, error
 		db.Close()
 		return nil, err
 	}
-	return &DB{w: db, r: db, pg: true, log: log}, nil
+	return &DB{w: db, r: db, pg: true, log: log, stats: newPGStats(db, log)}, nil
 }
 
 func migratePostgres(ctx context.Context, db *bun.DB, log *slog.Logger) error {

@@ -51,9 +51,20 @@ type RouteState struct {
 	PayloadBaselineTokens int64
 }
 
+// MaxRouteStates bounds the route states a RouteStates keeps.
+const MaxRouteStates = 1024
+
 // RouteStates holds RouteState per route key. It is safe for concurrent use.
 // The Catalog clears it on every catalog change, because a change may
 // rebuild provider clients and invalidate measured baselines.
+//
+// It is a cache of what the engine also persists (the accepted boundary,
+// RouteAnchor), keyed by route and session: it holds at most
+// MaxRouteStates, and a new key beyond them drops one arbitrary other, so
+// that a kernel that runs for months does not keep a state for every
+// session it ever ran (BenchmarkLongRun found 170 bytes a session kept for
+// good, deleted sessions included). A dropped session's next estimate
+// reads its persisted anchor instead.
 type RouteStates struct {
 	mu     sync.Mutex
 	states map[string]RouteState
@@ -78,6 +89,12 @@ func (r *RouteStates) Set(key string, s RouteState) {
 	defer r.mu.Unlock()
 	if r.states == nil {
 		r.states = map[string]RouteState{}
+	}
+	if _, ok := r.states[key]; !ok && len(r.states) >= MaxRouteStates {
+		for k := range r.states { // (an arbitrary key: map order is random)
+			delete(r.states, k)
+			break
+		}
 	}
 	r.states[key] = s
 }

@@ -1,6 +1,7 @@
 package core_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -78,6 +79,19 @@ func TestRouteStates(t *testing.T) {
 	zero.Set("b", core.RouteState{})
 	if zero.Len() != 1 {
 		t.Fatal("zero RouteStates is not usable")
+	}
+	// Bounded: three times the bound of keys keeps the bound, the newest
+	// among them; setting a kept key again drops nothing.
+	for i := range 3 * core.MaxRouteStates {
+		r.Set(fmt.Sprintf("rt_%d/ses_%d", i%3, i), core.RouteState{LastInputTokens: int64(i)})
+	}
+	last := fmt.Sprintf("rt_%d/ses_%d", (3*core.MaxRouteStates-1)%3, 3*core.MaxRouteStates-1)
+	if got, ok := r.Get(last); r.Len() != core.MaxRouteStates || !ok || got.LastInputTokens != 3*core.MaxRouteStates-1 {
+		t.Fatalf("after %d keys: %d kept, the last %v %+v; want %d and the last", 3*core.MaxRouteStates, r.Len(), ok, got, core.MaxRouteStates)
+	}
+	r.Set(last, core.RouteState{LastInputTokens: 7})
+	if got, _ := r.Get(last); r.Len() != core.MaxRouteStates || got.LastInputTokens != 7 {
+		t.Fatalf("a kept key set again: %d kept, %+v", r.Len(), got)
 	}
 }
 

@@ -223,8 +223,14 @@ func (k *kernel) openEngine(ctx context.Context, c Config, mcpStore core.MCPStor
 		Attachments: k.db, Blobs: blobs, Describe: artifacts.Describe, History: k.db,
 		ScratchDir: filepath.Join(dir, "scratch"), DataDir: dir, HiddenPaths: c.Tools.Hidden, Logger: log, Retry: c.Retry, Output: c.Output, Guardian: c.Guardian,
 		Hooks: corehooks.New(hooks.Store{Dir: dir}, hookRunner(dir, c, log)),
-		// No turn for 5 s: hand memory back (docs/performance.md).
-		OnIdle: func() { _, _ = memtrim.Trim() },
+		// No turn for 5 s: hand memory back (docs/performance.md): SQLite's
+		// page caches, then Go's free heap.
+		OnIdle: func() {
+			if err := k.db.ReleaseMemory(context.Background()); err != nil {
+				log.Debug("idle: release memory", "err", err)
+			}
+			_, _ = memtrim.Trim()
+		},
 	})
 	if err != nil {
 		return err

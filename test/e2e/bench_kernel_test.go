@@ -102,6 +102,12 @@ func waitPluginsStopped(ctx context.Context, tb testing.TB, k *kernelProc) {
 // startBenchKernel starts `foya serve`, with --pprof on a free loopback
 // port when -kernel-cpuprofile or -kernel-heapprofile is given.
 func startBenchKernel(b *testing.B) (*kernelProc, string) {
+	return startBenchKernelPprof(b, *kernelCPUProfile != "" || *kernelHeapProfile != "")
+}
+
+// startBenchKernelPprof is startBenchKernel with --pprof when withPprof is
+// set.
+func startBenchKernelPprof(b *testing.B, withPprof bool) (*kernelProc, string) {
 	if *coldBinary {
 		bins, _ := filepath.Glob(filepath.Join(filepath.Dir(foyaBin), "foya*")) // foya and foya-plugin-*
 		for _, bin := range bins {
@@ -110,7 +116,7 @@ func startBenchKernel(b *testing.B) (*kernelProc, string) {
 			}
 		}
 	}
-	if *kernelCPUProfile == "" && *kernelHeapProfile == "" {
+	if !withPprof {
 		return startKernel(b, b.TempDir(), append([]string{"--plugin-idle-stop", benchPluginIdleStop, "--max-in-flight-per-peer", "256"}, benchTelemetryArgs(b)...)...), ""
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")

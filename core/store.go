@@ -48,6 +48,12 @@ type SessionFilter struct {
 	// zero), for a caller that needs nothing else: the store may answer
 	// from its list index alone, without reading the sessions' rows.
 	IDsOnly bool
+	// Into, when its capacity holds the page, is the array the store
+	// writes the page's sessions into (its length and elements are
+	// ignored): a caller that lists pages one after another and is done
+	// with each before the next reuses one array instead of the garbage
+	// of one per page. The returned page then shares it.
+	Into []Session
 }
 
 // SessionStore reads the session projections and removes sessions.

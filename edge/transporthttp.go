@@ -104,11 +104,19 @@ func (httpGraphQL) Do(w http.ResponseWriter, r *http.Request, exec graphql.Graph
 		writeRequestError(w, status, resp.Errors)
 		return
 	}
+	if note.Release != nil {
+		defer note.Release() // (after the last use of resp.Data below)
+	}
 	if note.Compact && len(resp.Errors) == 0 && resp.Label == "" && resp.Path == nil && resp.HasNext == nil && len(resp.Extensions) == 0 {
-		// Data graph wrote by hand: already compact JSON (graph.DataNote).
-		b := make([]byte, 0, len(resp.Data)+len(`{"data":}`))
-		b = append(append(append(b, `{"data":`...), resp.Data...), '}')
-		_, _ = w.Write(b)
+		// Data graph wrote by hand: already compact JSON (graph.DataNote),
+		// sent as it is around it, with its length (net/http then writes
+		// a large part straight to the connection, neither copied nor
+		// chunked).
+		const open, close = `{"data":`, `}`
+		w.Header().Set("Content-Length", strconv.Itoa(len(open)+len(resp.Data)+len(close)))
+		_, _ = io.WriteString(w, open)
+		_, _ = w.Write(resp.Data)
+		_, _ = io.WriteString(w, close)
 		return
 	}
 	b, err := json.Marshal(resp)

@@ -71,7 +71,7 @@ func sessions(ctx context.Context, svc *session.Service, includeChildren *bool, 
 	}
 	f.IncludeChildren = deref(includeChildren)
 	r := listReadOf(ctx)
-	f.Usage, f.IDsOnly = r.usage, r.idsOnly
+	f.Usage, f.IDsOnly, f.Into = r.usage, r.idsOnly, r.into
 	return svc.Sessions(ctx, f)
 }
 
@@ -79,8 +79,12 @@ func sessions(ctx context.Context, svc *session.Service, includeChildren *bool, 
 // reads the totals with the sessions, core.SessionFilter.Usage, rather
 // than the usage resolver summing the ledger; a list without usage reads
 // none), or nothing but the ids (core.SessionFilter.IDsOnly: the store
-// answers from its index).
-type listRead struct{ usage, idsOnly bool }
+// answers from its index); and into, the array the page may be read into
+// (core.SessionFilter.Into, from the list written by hand's pool).
+type listRead struct {
+	usage, idsOnly bool
+	into           []core.Session
+}
 
 // listReadKey marks a context whose session list says itself what it is
 // read for (the list written by hand).

@@ -252,3 +252,42 @@ func TestTail100kPostgres(t *testing.T) {
 	pgtest.Require(t)
 	testTail100k(t, openPGBulk(t))
 }
+
+// TestSessionListOwnsItsStrings: every session of a page keeps its own
+// metadata after the rows after it were read (on SQLite the list decodes
+// each row's metadata in the driver's own slice, scanSessions: a driver
+// that reused that slice from row to row would leave every session of a
+// page with the last row's id and title), and after the next page too.
+func TestSessionListOwnsItsStrings(t *testing.T) {
+	db := openTestDB(t)
+	ids := fillSessions(t, db, 2500)
+	var pages [][]core.Session
+	f := core.SessionFilter{First: 1000}
+	for {
+		page, err := db.Sessions(context.Background(), f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pages = append(pages, page)
+		if len(page) < f.First {
+			break
+		}
+		f.After = page[len(page)-1].ID
+	}
+	i := 0
+	for _, page := range pages {
+		for _, s := range page {
+			if i >= len(ids) || s.ID != ids[i] || s.Title != "session "+ids[i] || s.Phase != core.PhaseIdle || s.Model != "m" {
+				t.Fatalf("session %d of the list: %q %q %q %q, want %q", i, s.ID, s.Title, s.Phase, s.Model, ids[min(i, len(ids)-1)])
+			}
+			i++
+		}
+	}
+	if i != len(ids) {
+		t.Fatalf("%d sessions listed, want %d", i, len(ids))
+	}
+	s, err := db.Session(context.Background(), ids[7])
+	if err != nil || s.ID != ids[7] || s.Title != "session "+ids[7] {
+		t.Fatalf("Session(%s): %+v %v", ids[7], s, err)
+	}
+}

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -25,9 +26,12 @@ const benchSidebarFields = `id title pinned phase updatedAt parentId connectionI
 // walk (kernel-cpu-ms), and the client's decoding (decode-ms):
 //
 //	go test -run '^$' -bench SessionWalk -benchtime 20x ./test/e2e
+//
+// With -kernel-cpuprofile, a 10 s CPU profile of the kernel walking the
+// sidebar's fields in pages of 1,000.
 func BenchmarkSessionWalk(b *testing.B) {
 	const n = 10_000
-	k, _ := startBenchKernel(b)
+	k, pprofAddr := startBenchKernel(b)
 	createManySessions(b, k, n)
 	hc := &http.Client{Transport: &tokenTransport{tokens: kernelTokens.tokens, mu: kernelTokens.mu, base: http.DefaultTransport.(*http.Transport).Clone()}}
 	for _, c := range []struct {
@@ -77,6 +81,9 @@ func BenchmarkSessionWalk(b *testing.B) {
 				}
 			}
 			walk() // the connection and the kernel's statements, made once
+			if pprofAddr != "" && *kernelCPUProfile != "" && c.name == "sidebar/pages1000" {
+				profileKernel(context.Background(), b, pprofAddr, *kernelCPUProfile, walk)
+			}
 			decoding = 0
 			cpu := processCPU(k.cmd.Process.Pid)
 			start := time.Now()

@@ -30,20 +30,9 @@ func TestPostgresAnalyzesTablesWithoutStatistics(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer raw.Close()
-	for _, table := range []string{"sessions", "events"} {
-		if _, err := raw.ExecContext(ctx, "ALTER TABLE "+table+" SET (autovacuum_enabled = false)"); err != nil {
-			t.Fatal(err)
-		}
-	}
+	autovacuumOff(t, raw, "sessions", "events")
 	fillSessions(t, db, 2000)
-	reltuples := func(table string) float64 {
-		t.Helper()
-		var n float64
-		if err := raw.QueryRowContext(ctx, "SELECT reltuples FROM pg_class WHERE oid = $1::regclass", table).Scan(&n); err != nil {
-			t.Fatal(err)
-		}
-		return n
-	}
+	reltuples := func(table string) float64 { return reltuplesOf(t, raw, table) }
 	if n := reltuples("sessions"); n >= 0 {
 		t.Fatalf("sessions has statistics before the restart (reltuples %v): the test cannot tell", n)
 	}
@@ -80,11 +69,7 @@ func TestPostgresAnalyzesAfterABulkLoad(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer raw.Close()
-	for _, table := range []string{"attachments", "events", "messages", "sessions", "usage_ledger"} {
-		if _, err := raw.ExecContext(ctx, "ALTER TABLE "+table+" SET (autovacuum_enabled = false)"); err != nil {
-			t.Fatal(err)
-		}
-	}
+	autovacuumOff(t, raw, "attachments", "events", "messages", "sessions", "usage_ledger")
 	created := func(id string) []core.Event {
 		ev, err := core.NewEvent(id, core.EventSessionCreated, core.SessionPayload{Session: core.SessionMeta{ID: id, Title: id, Model: "m"}})
 		if err != nil {
@@ -102,14 +87,7 @@ func TestPostgresAnalyzesAfterABulkLoad(t *testing.T) {
 	if _, err := raw.ExecContext(ctx, "ANALYZE sessions"); err != nil {
 		t.Fatal(err)
 	}
-	reltuples := func(table string) float64 {
-		t.Helper()
-		var n float64
-		if err := raw.QueryRowContext(ctx, "SELECT reltuples FROM pg_class WHERE oid = $1::regclass", table).Scan(&n); err != nil {
-			t.Fatal(err)
-		}
-		return n
-	}
+	reltuples := func(table string) float64 { return reltuplesOf(t, raw, table) }
 	if n := reltuples("sessions"); n != 50 {
 		t.Fatalf("sessions: reltuples %v after ANALYZE, want 50", n)
 	}
@@ -131,4 +109,26 @@ func TestPostgresAnalyzesAfterABulkLoad(t *testing.T) {
 	if n := reltuples("events"); n < 1000 {
 		t.Fatalf("events: reltuples %v, want at least 1,000 (analyzed with sessions)", n)
 	}
+}
+
+// autovacuumOff turns autovacuum off for the tables: their statistics are
+// then the test's to take.
+func autovacuumOff(t *testing.T, raw *sql.DB, tables ...string) {
+	t.Helper()
+	for _, table := range tables {
+		if _, err := raw.ExecContext(context.Background(), "ALTER TABLE "+table+" SET (autovacuum_enabled = false)"); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// reltuplesOf is the row count of the table's planner statistics (-1:
+// none).
+func reltuplesOf(t *testing.T, raw *sql.DB, table string) float64 {
+	t.Helper()
+	var n float64
+	if err := raw.QueryRowContext(context.Background(), "SELECT reltuples FROM pg_class WHERE oid = $1::regclass", table).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
 }

@@ -24,16 +24,18 @@ func (d *DB) ReleaseMemory(ctx context.Context) error {
 	if d.pg {
 		return nil
 	}
-	// An idle kernel's connections are idle: take every open reader at
-	// once, so that each is one of them, but never wait long for one a
-	// request is using.
-	ctx, cancel := context.WithTimeout(ctx, time.Second)
+	// Take every idle reader at once, so that each is a different one; a
+	// reader a request is using keeps its cache, and a request that comes
+	// meanwhile waits at most the short timeout (an idle kernel has none).
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
+	take, cancelTake := context.WithTimeout(ctx, 100*time.Millisecond)
+	defer cancelTake()
 	var errs []error
-	open := d.r.DB.Stats().OpenConnections
-	conns := make([]*sql.Conn, 0, open)
-	for range open {
-		c, err := d.r.DB.Conn(ctx)
+	idle := d.r.DB.Stats().Idle
+	conns := make([]*sql.Conn, 0, idle)
+	for range idle {
+		c, err := d.r.DB.Conn(take)
 		if err != nil {
 			errs = append(errs, err)
 			break

@@ -10,7 +10,7 @@ import (
 
 // ReleaseMemory frees what SQLite holds that it can read again: each
 // connection's page cache (PRAGMA shrink_memory), on the writer and on
-// every reader. The kernel calls it when it has gone idle (no turn for a
+// every idle reader. The kernel calls it when it has gone idle (no turn for a
 // few seconds), with its other memory hand-backs.
 //
 // Each of the writer and the readers keeps a page cache of up to 2 MiB

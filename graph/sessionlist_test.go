@@ -5,7 +5,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -236,5 +239,71 @@ func TestSessionListResponseBudget(t *testing.T) {
 				t.Fatalf("limit %d: gqlgen refuses, by hand: %s", lo-1, raw)
 			}
 		})
+	}
+}
+
+// TestSessionListConcurrentPages: requests for pages of the list written
+// by hand, many at once, each get the answer they get alone, byte for
+// byte: the buffers and arrays the pages are written into are reused from
+// request to request (a buffer handed back before its response was
+// written, or an array still in use, would mix two answers).
+func TestSessionListConcurrentPages(t *testing.T) {
+	k := newTestKernel(t)
+	seedListSessions(t, k)
+	post := func(query string, vars map[string]any) ([]byte, error) {
+		body, _ := json.Marshal(map[string]any{"query": query, "variables": vars})
+		resp, err := http.Post(k.srv.URL+"/graphql", "application/json", bytes.NewReader(body))
+		if err != nil {
+			return nil, err
+		}
+		defer resp.Body.Close()
+		return io.ReadAll(resp.Body)
+	}
+	type op struct {
+		query string
+		vars  map[string]any
+	}
+	var ops []op
+	for _, fields := range []string{"id", "id title pinned phase updatedAt parentId connectionId model approvalMode project { id name path } worktree { path branch baseRef }", listSessionFields} {
+		for _, first := range []int{1, 3, 9} {
+			for _, after := range []any{nil, "ses_07", "ses_03"} {
+				ops = append(ops, op{`query($n: Int, $after: ID) { sessions(first: $n, after: $after, includeChildren: true) { ` + fields + ` } }`, map[string]any{"n": first, "after": after}})
+			}
+		}
+	}
+	want := make([][]byte, len(ops))
+	for i, o := range ops {
+		raw, err := post(o.query, o.vars)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if bytes.Contains(raw, []byte(`"errors"`)) {
+			t.Fatalf("%s %v: %s", o.query, o.vars, raw)
+		}
+		want[i] = raw
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for g := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range 40 {
+				i := (g*7 + j) % len(ops)
+				got, err := post(ops[i].query, ops[i].vars)
+				if err == nil && !bytes.Equal(got, want[i]) {
+					err = fmt.Errorf("%s %v, at the same time as other pages:\n%s\nalone:\n%s", ops[i].query, ops[i].vars, got, want[i])
+				}
+				if err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
 	}
 }

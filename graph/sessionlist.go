@@ -180,55 +180,37 @@ type DataNote struct {
 // sessions with the web sidebar's fields is ~300 KB, written into a buffer
 // grown as it goes; the kernel collects its garbage at half of Go's
 // default target, and these buffers were half of what a walk of 10,000
-// sessions allocated (BenchmarkSessionsQuery10k). A buffer larger than
-// listBufMax is not kept.
-var listBufs bufPool
-
-const listBufMax = 4 << 20
+// sessions allocated (BenchmarkSessionsQuery10k). None over 4 MiB is kept.
+var listBufs = slicePool[byte]{max: 4 << 20}
 
 // listSessions are the arrays the hand-written lists read their pages
 // into (core.SessionFilter.Into): a page of 1,000 sessions is ~330 KB of
 // core.Session, a third of what a walk of 10,000 allocated once the
-// buffers above were kept. An array goes back cleared (its strings hold
-// the rows' metadata), and none larger than listSessionsMax sessions.
-var listSessions sessionsPool
+// buffers above were kept. None over 1,000 sessions is kept.
+var listSessions = slicePool[core.Session]{max: 1000}
 
-const listSessionsMax = 1000
+// slicePool keeps arrays of up to max elements for reuse. An array goes
+// back cleared whole (a page's sessions hold the rows' metadata), and its
+// slice comes out empty.
+type slicePool[T any] struct {
+	p   sync.Pool
+	max int
+}
 
-type sessionsPool struct{ p sync.Pool }
-
-func (s *sessionsPool) get() []core.Session {
-	if v, ok := s.p.Get().(*[]core.Session); ok {
+func (sp *slicePool[T]) get() []T {
+	if v, ok := sp.p.Get().(*[]T); ok {
 		return *v
 	}
 	return nil
 }
 
-func (s *sessionsPool) put(list []core.Session) {
-	if cap(list) == 0 || cap(list) > listSessionsMax {
+func (sp *slicePool[T]) put(s []T) {
+	if cap(s) == 0 || cap(s) > sp.max {
 		return
 	}
-	list = list[:cap(list)]
-	clear(list)
-	list = list[:0]
-	s.p.Put(&list)
-}
-
-type bufPool struct{ p sync.Pool }
-
-func (b *bufPool) get() []byte {
-	if v, ok := b.p.Get().(*[]byte); ok {
-		return (*v)[:0]
-	}
-	return nil
-}
-
-func (b *bufPool) put(buf []byte) {
-	if buf == nil || cap(buf) > listBufMax {
-		return
-	}
-	buf = buf[:0]
-	b.p.Put(&buf)
+	clear(s[:cap(s)])
+	s = s[:0]
+	sp.p.Put(&s)
 }
 
 type dataNoteKey struct{}
@@ -433,7 +415,7 @@ func answerSessionList(ctx context.Context, ec *executionContext, root *ast.Fiel
 	if err != nil || ctx.Err() != nil {
 		return nil, 0, false
 	}
-	if cap(list) > cap(read.into) && cap(list) <= listSessionsMax {
+	if cap(list) > cap(read.into) && cap(list) <= listSessions.max {
 		read.into = list // (the store made a larger one: keep that)
 	}
 	objs := make([]*core.Session, len(list))

@@ -3,6 +3,7 @@ package storage
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -77,24 +78,26 @@ func (s *pgStats) sessionsCreated(n int) {
 	}()
 }
 
-// sqlStatsLook lists the kernel's history tables (as sqlNeverAnalyzed,
-// by name, in its schema) with their statistics' row count, and whether
-// they hold data.
+// sqlStatsLook lists the kernel's tables that grow with history with
+// their statistics' row count (reltuples, -1 when they have none), and
+// whether they hold data. Only these, by name, in the kernel's schema:
+// another application's tables there are not its to analyze.
 const sqlStatsLook = `SELECT c.relname, c.reltuples, pg_relation_size(c.oid) > 0 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
 WHERE n.nspname = current_schema() AND c.relkind = 'r'
 AND c.relname IN ('attachments', 'events', 'messages', 'sessions', 'usage_ledger')
 ORDER BY c.relname`
 
-// look reads the statistics' row counts and analyzes the tables that
-// need it (see pgStats).
-func (s *pgStats) look(ctx context.Context) error {
-	created := s.created.Load()
-	rows, err := s.db.QueryContext(ctx, sqlStatsLook)
+// analyzeStale runs ANALYZE on the history tables that hold data but have
+// no statistics, and on sessions when created (the sessions a kernel
+// created since its last ANALYZE of it) outnumbers its statistics' count.
+// It logs each table it analyzed with msg, goes on past a table that
+// fails, and reports whether sessions was analyzed.
+func analyzeStale(ctx context.Context, db bun.IConn, log *slog.Logger, created int64, msg string) (sessions bool, err error) {
+	rows, err := db.QueryContext(ctx, sqlStatsLook)
 	if err != nil {
-		return err
+		return false, err
 	}
 	var stale []string
-	sessions := false
 	for rows.Next() {
 		var name string
 		var reltuples float64
@@ -102,28 +105,34 @@ func (s *pgStats) look(ctx context.Context) error {
 		if err = rows.Scan(&name, &reltuples, &data); err != nil {
 			break
 		}
-		switch {
-		case name == "sessions" && float64(created) > reltuples:
-			sessions = true
-			stale = append(stale, name)
-		case reltuples < 0 && data:
+		if reltuples < 0 && data || name == "sessions" && created > 0 && float64(created) > reltuples {
 			stale = append(stale, name)
 		}
 	}
 	if err = errors.Join(err, rows.Err(), rows.Close()); err != nil {
-		return err
+		return false, err
 	}
+	var errs []error
 	for _, t := range stale {
 		start := time.Now()
-		if _, err := s.db.ExecContext(ctx, "ANALYZE "+pgx.Identifier{t}.Sanitize()); err != nil {
-			return err
+		if _, err := db.ExecContext(ctx, "ANALYZE "+pgx.Identifier{t}.Sanitize()); err != nil {
+			errs = append(errs, fmt.Errorf("analyze %s: %w", t, err))
+			continue
 		}
-		s.log.Info("planner statistics taken after a bulk load", "table", t, "took", time.Since(start).Round(time.Millisecond))
+		sessions = sessions || t == "sessions"
+		log.Info(msg, "table", t, "took", time.Since(start).Round(time.Millisecond))
 	}
+	return sessions, errors.Join(errs...)
+}
+
+// look analyzes the tables that need it (see pgStats).
+func (s *pgStats) look(ctx context.Context) error {
+	created := s.created.Load()
+	sessions, err := analyzeStale(ctx, s.db, s.log, created, "planner statistics taken after a bulk load")
 	if sessions {
 		s.created.Add(-created)
 	}
-	return nil
+	return err
 }
 
 // close stops a look that runs and waits for it.

@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"net/url"
 	"strings"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -76,48 +75,18 @@ func migratePostgres(ctx context.Context, db *bun.DB, log *slog.Logger) error {
 	return nil
 }
 
-// sqlNeverAnalyzed lists the kernel's tables that grow with history and
-// hold data but have no planner statistics: never vacuumed nor analyzed
-// (reltuples -1), as after a pg_restore. Only these, by name, in the
-// kernel's schema: another application's tables there are not its to
-// analyze.
-const sqlNeverAnalyzed = `SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-WHERE n.nspname = current_schema() AND c.relkind = 'r'
-AND c.relname IN ('attachments', 'events', 'messages', 'sessions', 'usage_ledger')
-AND c.reltuples < 0 AND pg_relation_size(c.oid) > 0
-ORDER BY c.relname`
-
-// analyzeNeverAnalyzed takes the statistics of the tables sqlNeverAnalyzed
-// lists, at start (under the migration lock: one kernel of several does
-// it). Without them the planner takes a table for a few dozen rows and,
-// for instance, sorts every session for each page of the session list
-// (3.8-7.4 ms a page of 100 among 10,000 instead of 0.05-0.13 ms) until
-// autovacuum analyzes it, about a minute later. A failure (a role that
-// may not analyze) is logged: the kernel starts all the same.
+// analyzeNeverAnalyzed takes the statistics of the kernel's history tables
+// that hold data but have none (never vacuumed nor analyzed, reltuples -1,
+// as after a pg_restore), at start (under the migration lock: one kernel
+// of several does it). Without them the planner takes a table for a few
+// dozen rows and, for instance, sorts every session for each page of the
+// session list (3.8-7.4 ms a page of 100 among 10,000 instead of
+// 0.05-0.13 ms) until autovacuum analyzes it, about a minute later. A
+// failure (a role that may not analyze) is logged: the kernel starts all
+// the same.
 func analyzeNeverAnalyzed(ctx context.Context, conn bun.Conn, log *slog.Logger) {
-	var tables []string
-	rows, err := conn.QueryContext(ctx, sqlNeverAnalyzed)
-	if err == nil {
-		for rows.Next() {
-			var t string
-			if err = rows.Scan(&t); err != nil {
-				break
-			}
-			tables = append(tables, t)
-		}
-		err = errors.Join(err, rows.Err(), rows.Close())
-	}
-	if err != nil {
-		log.Warn("find the tables without planner statistics", "err", err)
-		return
-	}
-	for _, t := range tables {
-		start := time.Now()
-		if _, err := conn.ExecContext(ctx, "ANALYZE "+pgx.Identifier{t}.Sanitize()); err != nil {
-			log.Warn("take the planner statistics of a table", "table", t, "err", err)
-			continue
-		}
-		log.Info("planner statistics taken (the table had none)", "table", t, "took", time.Since(start).Round(time.Millisecond))
+	if _, err := analyzeStale(ctx, conn, log, 0, "planner statistics taken (the table had none)"); err != nil {
+		log.Warn("take the planner statistics of the tables without any", "err", err)
 	}
 }
 

@@ -2,6 +2,7 @@ package storage
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"runtime"
 	"runtime/debug"
@@ -72,7 +73,7 @@ func TestReleaseMemoryFreesPageCaches(t *testing.T) {
 				<-start
 				msgs, err := db.Messages(ctx, "s", true)
 				if err == nil && len(msgs) != 4000 {
-					err = context.Canceled
+					err = fmt.Errorf("%d messages read, want 4000", len(msgs))
 				}
 				errs <- err
 			}()

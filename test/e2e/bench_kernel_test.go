@@ -30,6 +30,8 @@ func (k *kernelProc) chatSession2(tb testing.TB) string {
 // breakdown for the log.
 type memUse struct {
 	rss, pss int64
+	// anon is the first process's (the kernel's) own anonymous memory
+	anon int64
 	// the children's (the plugins') sums
 	childRSS, childPSS, childAnon int64
 	detail                        string
@@ -60,7 +62,9 @@ func processMem(pid int) memUse {
 		}
 		m.rss += rss
 		m.pss += pss
-		if p != pid {
+		if p == pid {
+			m.anon = anon
+		} else {
 			m.childRSS += rss
 			m.childPSS += pss
 			m.childAnon += anon

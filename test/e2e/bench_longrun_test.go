@@ -103,14 +103,14 @@ func BenchmarkLongRun(b *testing.B) {
 	b.ReportMetric(per(after.mem.pss-before.mem.pss)/(1<<20), "pss-MB/1k-sessions")
 	b.ReportMetric(per(after.mem.rss-before.mem.rss)/(1<<20), "rss-MB/1k-sessions")
 	b.ReportMetric(per(after.goMapped-before.goMapped)/(1<<10), "go-sys-KB/1k-sessions")
-	b.ReportMetric(per(after.kernelAnon-before.kernelAnon)/(1<<10), "kernel-anon-KB/1k-sessions")
-	b.ReportMetric(float64(busy.kernelAnon)/(1<<20), "busy-kernel-anon-MB")
-	b.ReportMetric(float64(after.kernelAnon)/(1<<20), "kernel-anon-MB")
+	b.ReportMetric(per(after.mem.anon-before.mem.anon)/(1<<10), "kernel-anon-KB/1k-sessions")
+	b.ReportMetric(float64(busy.mem.anon)/(1<<20), "busy-kernel-anon-MB")
+	b.ReportMetric(float64(after.mem.anon)/(1<<20), "kernel-anon-MB")
 	b.ReportMetric(float64(after.heap)/(1<<20), "heap-MB")
 	b.ReportMetric(float64(after.mem.pss)/(1<<20), "pss-MB")
 	b.Logf("after %d sessions: heap in use %.2f → %.2f MB, the Go runtime's share of the system's memory %.2f → %.2f MB, the kernel's anonymous memory %.2f → %.2f MB, goroutines %d → %d, PSS %.1f → %.1f MB, RSS %.1f → %.1f MB;%s",
 		b.N, float64(before.heap)/(1<<20), float64(after.heap)/(1<<20), float64(before.goMapped)/(1<<20), float64(after.goMapped)/(1<<20),
-		float64(before.kernelAnon)/(1<<20), float64(after.kernelAnon)/(1<<20), before.goroutines, after.goroutines,
+		float64(before.mem.anon)/(1<<20), float64(after.mem.anon)/(1<<20), before.goroutines, after.goroutines,
 		float64(before.mem.pss)/(1<<20), float64(after.mem.pss)/(1<<20), float64(before.mem.rss)/(1<<20), float64(after.mem.rss)/(1<<20), after.mem.detail)
 }
 
@@ -122,7 +122,6 @@ type kernelState struct {
 	heap       int64 // HeapInuse after a collection
 	goMapped   int64 // what the Go runtime holds from the system: Sys less HeapReleased
 	goroutines int64
-	kernelAnon int64 // the kernel process's anonymous memory (Go's and SQLite's)
 	mem        memUse
 }
 
@@ -172,14 +171,5 @@ func readKernelState(tb testing.TB, addr string, k *kernelProc) kernelState {
 		tb.Fatal("no HeapInuse in the kernel's heap profile")
 	}
 	st.mem = processMem(k.cmd.Process.Pid)
-	st.kernelAnon = st.mem.rss - st.mem.childRSS // (set below when smaps_rollup answers)
-	if raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/smaps_rollup", k.cmd.Process.Pid)); err == nil {
-		for _, line := range strings.Split(string(raw), "\n") {
-			if v, ok := strings.CutPrefix(line, "Anonymous:"); ok {
-				kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
-				st.kernelAnon = kb << 10
-			}
-		}
-	}
 	return st
 }

@@ -179,15 +179,18 @@ func sessionsSQL(f core.SessionFilter, pg bool) (string, []any) {
 // columns scanSessions reads, from sessions (the usage totals last, when
 // usage is set).
 //
-// On SQLite the metadata and the phase are read as BLOBs (CAST … AS BLOB
-// reinterprets the text's bytes, nothing is converted): the SQLite driver
-// returns a text value as a Go string made of two copies of it, and looks
-// the column's declared type up for every one; a BLOB is one copy, which
+// On SQLite the metadata is read as a BLOB (CAST … AS BLOB reinterprets
+// the text's bytes, nothing is converted): the SQLite driver returns a
+// text value as a Go string made of two copies of it, and looks the
+// column's declared type up for every one; a BLOB is one copy, which
 // database/sql hands to a sql.RawBytes as it is, and which scanSessions
 // then decodes in place (see scanSessions). That is half the bytes a page
 // allocates for its rows' metadata (BenchmarkSessionList10k), and the
-// kernel collects its garbage at half of Go's default target. PostgreSQL
-// reads text. A live row's head and time are its last event's (see
+// kernel collects its garbage at half of Go's default target. The phase
+// comes as its number in phaseCodes (a BLOB of its name for a phase not
+// there): the driver hands a small integer over without allocating, where
+// a BLOB is two allocations a row, a third of what a listed row allocated.
+// PostgreSQL reads text. A live row's head and time are its last event's (see
 // rawTx.append); PostgreSQL never has one.
 func sessionSelect(pg, usage bool) string {
 	extra := ""
@@ -197,11 +200,27 @@ func sessionSelect(pg, usage bool) string {
 	if pg {
 		return "SELECT meta, phase, head_seq, updated_at" + extra + " FROM sessions"
 	}
-	return "SELECT CAST(meta AS BLOB), CAST(phase AS BLOB), " +
+	return "SELECT CAST(meta AS BLOB), " + sqlPhaseCode + ", " +
 		"CASE WHEN head_live = 0 THEN head_seq ELSE (SELECT MAX(seq) FROM events WHERE session_id = sessions.id) END, " +
 		"CASE WHEN head_live = 0 THEN updated_at ELSE (SELECT at FROM events WHERE session_id = sessions.id ORDER BY seq DESC LIMIT 1) END" +
 		extra + " FROM sessions"
 }
+
+// phaseCodes are the phases the session list reads as numbers on SQLite
+// (their index here; see sessionSelect), and sqlPhaseCode the expression
+// that reads them.
+var (
+	phaseCodes   = [...]core.Phase{core.PhaseIdle, core.PhaseTurn, core.PhaseCompaction}
+	sqlPhaseCode = func() string {
+		var b strings.Builder
+		b.WriteString("CASE phase")
+		for i, p := range phaseCodes {
+			fmt.Fprintf(&b, " WHEN '%s' THEN %d", p, i)
+		}
+		b.WriteString(" ELSE CAST(phase AS BLOB) END")
+		return b.String()
+	}()
+)
 
 // Session's query, on SQLite and on PostgreSQL.
 var (
@@ -210,15 +229,15 @@ var (
 )
 
 // scanSessions reads the rows of sessionSelect (with the usage totals when
-// usage is set) and closes them. With blobs (SQLite) the metadata and the
-// phase come as BLOBs: database/sql hands the driver's own slice of a BLOB
-// to a sql.RawBytes, and the SQLite driver (modernc.org/sqlite's
-// columnBlob) makes a new slice for every value and never writes to it
-// again, so the metadata's string is that slice itself, without a copy,
-// and the session's strings point into it as they would into a copied
-// string. TestSessionListOwnsItsStrings fails if a driver version reuses
-// the slice. The sessions go into into's array when it holds capacity
-// (core.SessionFilter.Into).
+// usage is set) and closes them. With blobs (SQLite) the metadata comes as
+// a BLOB and the phase as its code (sqlPhaseCode): database/sql hands the
+// driver's own slice of a BLOB to a sql.RawBytes, and the SQLite driver
+// (modernc.org/sqlite's columnBlob) makes a new slice for every value and
+// never writes to it again, so the metadata's string is that slice itself,
+// without a copy, and the session's strings point into it as they would
+// into a copied string. TestSessionListOwnsItsStrings fails if a driver
+// version reuses the slice. The sessions go into into's array when it
+// holds capacity (core.SessionFilter.Into).
 func scanSessions(rows *sql.Rows, into []core.Session, capacity int, usage, blobs bool) (out []core.Session, err error) {
 	defer func() { err = errors.Join(err, rows.Close()) }()
 	if capacity = min(max(capacity, 0), 1000); cap(into) >= capacity && capacity > 0 {
@@ -227,13 +246,14 @@ func scanSessions(rows *sql.Rows, into []core.Session, capacity int, usage, blob
 		out = make([]core.Session, 0, capacity)
 	}
 	var meta, phase string
-	var metaRaw, phaseRaw sql.RawBytes
+	var metaRaw sql.RawBytes
+	var phaseCode any
 	var head int64
 	var updated sql.RawBytes
 	var u usageSums
 	dest := []any{&meta, &phase, &head, &updated}
 	if blobs {
-		dest[0], dest[1] = &metaRaw, &phaseRaw
+		dest[0], dest[1] = &metaRaw, &phaseCode
 	}
 	if usage {
 		dest = append(dest, u.sums()...)
@@ -244,7 +264,9 @@ func scanSessions(rows *sql.Rows, into []core.Session, capacity int, usage, blob
 		}
 		if blobs {
 			meta = unsafe.String(unsafe.SliceData(metaRaw), len(metaRaw))
-			phase = knownPhase(phaseRaw)
+			if phase, err = codedPhase(phaseCode); err != nil {
+				return nil, err
+			}
 		}
 		out = append(out, core.Session{Phase: core.Phase(phase), HeadSeq: head})
 		s := &out[len(out)-1]
@@ -262,18 +284,18 @@ func scanSessions(rows *sql.Rows, into []core.Session, capacity int, usage, blob
 	return out, rows.Err()
 }
 
-// knownPhase is the phase named by b, a constant for the known ones (no
-// allocation).
-func knownPhase(b []byte) string {
-	switch string(b) {
-	case string(core.PhaseIdle):
-		return string(core.PhaseIdle)
-	case string(core.PhaseTurn):
-		return string(core.PhaseTurn)
-	case string(core.PhaseCompaction):
-		return string(core.PhaseCompaction)
+// codedPhase is the phase sqlPhaseCode read: its number in phaseCodes, or
+// the name of one not there.
+func codedPhase(v any) (string, error) {
+	switch v := v.(type) {
+	case int64:
+		if v >= 0 && v < int64(len(phaseCodes)) {
+			return string(phaseCodes[v]), nil
+		}
+	case []byte:
+		return string(v), nil
 	}
-	return string(b)
+	return "", fmt.Errorf("read a session's phase: unexpected %T %v", v, v)
 }
 
 // scanIDs reads the rows of a list of ids (SessionFilter.IDsOnly) and

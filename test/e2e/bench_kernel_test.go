@@ -155,8 +155,27 @@ func fetchProfile(addr, name, path string) error {
 
 // profileKernel takes a 10-second CPU profile of the kernel (a 3-second
 // execution trace when path ends in .trace) through its --pprof server
-// while work runs in a loop, and writes it to path.
+// while work runs in a loop, and writes it to path. When path ends in
+// .allocs it writes what the kernel allocated instead: its allocation
+// profile before and after 10 seconds of work, to path.base and path
+// (go tool pprof -sample_index=alloc_space -base path.base path; the
+// kernel samples an allocation every 4 KiB under --pprof).
 func profileKernel(ctx context.Context, tb testing.TB, addr, path string, work func()) {
+	if strings.HasSuffix(path, ".allocs") {
+		if err := fetchProfile(addr, "allocs", path+".base"); err != nil {
+			tb.Errorf("kernel allocation profile: %v", err)
+			return
+		}
+		for end := time.Now().Add(10 * time.Second); time.Now().Before(end); {
+			work()
+		}
+		if err := fetchProfile(addr, "allocs", path); err != nil {
+			tb.Errorf("kernel allocation profile: %v", err)
+			return
+		}
+		tb.Logf("kernel allocation profiles written to %s.base and %s (go tool pprof -sample_index=alloc_space -base)", path, path)
+		return
+	}
 	endpoint := "profile?seconds=10"
 	if strings.HasSuffix(path, ".trace") {
 		endpoint = "trace?seconds=3" // an execution trace: go tool trace

@@ -22,7 +22,7 @@ import (
 )
 
 var (
-	kernelCPUProfile  = flag.String("kernel-cpuprofile", "", "BenchmarkDeltaPath and BenchmarkDeltaPathHundred: write a 10 s CPU profile of the kernel process (taken through serve --pprof while replies stream) to this file; a name ending in .trace gets a 3 s execution trace instead (go tool trace)")
+	kernelCPUProfile  = flag.String("kernel-cpuprofile", "", "BenchmarkDeltaPath and BenchmarkDeltaPathHundred: write a 10 s CPU profile of the kernel process (taken through serve --pprof while replies stream) to this file; a name ending in .trace gets a 3 s execution trace instead (go tool trace), one ending in .allocs what the kernel allocated in 10 s (two allocation profiles, for pprof -base)")
 	coldBinary        = flag.Bool("cold-binary", false, "benchmarks of the foya binary: drop the freshly built binary from the page cache before starting the kernel, so that it is read from disk like an installed binary after a reboot (the linker's writes leave it cached in large folios, which every process maps whole)")
 	benchTelemetry    = flag.String("telemetry", "", "the delta-path benchmarks: the kernel's telemetry: off (--no-metrics: nothing installed), otlp (spans and metrics exported over OTLP/HTTP to a local receiver, docs/telemetry.md), or empty (the default: metrics on /metrics, no export)")
 	kernelHeapProfile = flag.String("kernel-heapprofile", "", "BenchmarkDeltaPathHundred: write a heap profile of the kernel process (through serve --pprof), taken while 100 sessions stream, to this file")

@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"errors"
@@ -179,14 +180,16 @@ func sessionsSQL(f core.SessionFilter, pg bool) (string, []any) {
 // columns scanSessions reads, from sessions (the usage totals last, when
 // usage is set).
 //
-// On SQLite the metadata is read as a BLOB (CAST … AS BLOB reinterprets
-// the text's bytes, nothing is converted): the SQLite driver returns a
-// text value as a Go string made of two copies of it, and looks the
-// column's declared type up for every one; a BLOB is one copy, which
-// database/sql hands to a sql.RawBytes as it is, and which scanSessions
-// then decodes in place (see scanSessions). That is half the bytes a page
-// allocates for its rows' metadata (BenchmarkSessionList10k), and the
-// kernel collects its garbage at half of Go's default target. The phase
+// On SQLite the time and the metadata are read as one BLOB, the time
+// followed by the metadata's JSON object (CAST … AS BLOB reinterprets the
+// text's bytes, nothing is converted): the SQLite driver returns a text
+// value as a Go string made of two copies of it, and looks the column's
+// declared type up for every one; a BLOB is one copy, which database/sql
+// hands to a sql.RawBytes as it is, and which scanSessions then decodes in
+// place (see scanSessions). That is half the bytes a page allocates for
+// its rows' metadata (BenchmarkSessionList10k), and the kernel collects
+// its garbage at half of Go's default target; the time in the same BLOB
+// is two allocations a row fewer than a column of its own. The phase
 // comes as its number in phaseCodes (a BLOB of its name for a phase not
 // there): the driver hands a small integer over without allocating, where
 // a BLOB is two allocations a row, a third of what a listed row allocated.
@@ -200,9 +203,9 @@ func sessionSelect(pg, usage bool) string {
 	if pg {
 		return "SELECT meta, phase, head_seq, updated_at" + extra + " FROM sessions"
 	}
-	return "SELECT CAST(meta AS BLOB), " + sqlPhaseCode + ", " +
-		"CASE WHEN head_live = 0 THEN head_seq ELSE (SELECT MAX(seq) FROM events WHERE session_id = sessions.id) END, " +
-		"CASE WHEN head_live = 0 THEN updated_at ELSE (SELECT at FROM events WHERE session_id = sessions.id ORDER BY seq DESC LIMIT 1) END" +
+	return "SELECT CAST((CASE WHEN head_live = 0 THEN updated_at ELSE (SELECT at FROM events WHERE session_id = sessions.id ORDER BY seq DESC LIMIT 1) END) || meta AS BLOB), " +
+		sqlPhaseCode + ", " +
+		"CASE WHEN head_live = 0 THEN head_seq ELSE (SELECT MAX(seq) FROM events WHERE session_id = sessions.id) END" +
 		extra + " FROM sessions"
 }
 
@@ -246,14 +249,14 @@ func scanSessions(rows *sql.Rows, into []core.Session, capacity int, usage, blob
 		out = make([]core.Session, 0, capacity)
 	}
 	var meta, phase string
-	var metaRaw sql.RawBytes
+	var metaRaw sql.RawBytes // blobs: the time, then the metadata
 	var phaseCode any
 	var head int64
 	var updated sql.RawBytes
 	var u usageSums
 	dest := []any{&meta, &phase, &head, &updated}
 	if blobs {
-		dest[0], dest[1] = &metaRaw, &phaseCode
+		dest = []any{&metaRaw, &phaseCode, &head}
 	}
 	if usage {
 		dest = append(dest, u.sums()...)
@@ -263,6 +266,11 @@ func scanSessions(rows *sql.Rows, into []core.Session, capacity int, usage, blob
 			return nil, err
 		}
 		if blobs {
+			i := bytes.IndexByte(metaRaw, '{') // a time has none
+			if i < 0 {
+				return nil, fmt.Errorf("decode a session's metadata: no JSON object after its time %.40q", metaRaw)
+			}
+			updated, metaRaw = metaRaw[:i], metaRaw[i:]
 			meta = unsafe.String(unsafe.SliceData(metaRaw), len(metaRaw))
 			if phase, err = codedPhase(phaseCode); err != nil {
 				return nil, err

@@ -43,3 +43,17 @@ func TestSessionPhasesReadByCode(t *testing.T) {
 		t.Fatal("codedPhase: a number past phaseCodes read without an error")
 	}
 }
+
+// TestSplitSessionRow: the BLOB the SQLite list reads, "<head> <time>{…}",
+// and what it refuses.
+func TestSplitSessionRow(t *testing.T) {
+	head, updated, meta, err := splitSessionRow([]byte(`1234 2026-12-04T10:00:00.123456789Z{"id":"s"}`))
+	if err != nil || head != 1234 || string(updated) != "2026-12-04T10:00:00.123456789Z" || string(meta) != `{"id":"s"}` {
+		t.Fatalf("got %d %q %q %v", head, updated, meta, err)
+	}
+	for _, bad := range []string{"", "{}", " 2026{}", "12{} x", "1x 2026{}", "-1 2026{}", "99999999999999999999 2026{}", "12 2026"} {
+		if _, _, _, err := splitSessionRow([]byte(bad)); err == nil {
+			t.Errorf("%q: no error", bad)
+		}
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -180,16 +181,17 @@ func sessionsSQL(f core.SessionFilter, pg bool) (string, []any) {
 // columns scanSessions reads, from sessions (the usage totals last, when
 // usage is set).
 //
-// On SQLite the time and the metadata are read as one BLOB, the time
-// followed by the metadata's JSON object (CAST … AS BLOB reinterprets the
-// text's bytes, nothing is converted): the SQLite driver returns a text
+// On SQLite the head, the time and the metadata are read as one BLOB,
+// "<head> <time>{…}" (CAST … AS BLOB reinterprets the text's bytes,
+// nothing is converted): the SQLite driver returns a text
 // value as a Go string made of two copies of it, and looks the column's
 // declared type up for every one; a BLOB is one copy, which database/sql
 // hands to a sql.RawBytes as it is, and which scanSessions then decodes in
 // place (see scanSessions). That is half the bytes a page allocates for
 // its rows' metadata (BenchmarkSessionList10k), and the kernel collects
 // its garbage at half of Go's default target; the time in the same BLOB
-// is two allocations a row fewer than a column of its own. The phase
+// is two allocations a row fewer than a column of its own, the head one
+// (an integer over 255 is boxed in an allocation of its own). The phase
 // comes as its number in phaseCodes (a BLOB of its name for a phase not
 // there): the driver hands a small integer over without allocating, where
 // a BLOB is two allocations a row, a third of what a listed row allocated.
@@ -203,10 +205,9 @@ func sessionSelect(pg, usage bool) string {
 	if pg {
 		return "SELECT meta, phase, head_seq, updated_at" + extra + " FROM sessions"
 	}
-	return "SELECT CAST((CASE WHEN head_live = 0 THEN updated_at ELSE (SELECT at FROM events WHERE session_id = sessions.id ORDER BY seq DESC LIMIT 1) END) || meta AS BLOB), " +
-		sqlPhaseCode + ", " +
-		"CASE WHEN head_live = 0 THEN head_seq ELSE (SELECT MAX(seq) FROM events WHERE session_id = sessions.id) END" +
-		extra + " FROM sessions"
+	return "SELECT CAST((CASE WHEN head_live = 0 THEN head_seq ELSE (SELECT MAX(seq) FROM events WHERE session_id = sessions.id) END) || ' ' || " +
+		"(CASE WHEN head_live = 0 THEN updated_at ELSE (SELECT at FROM events WHERE session_id = sessions.id ORDER BY seq DESC LIMIT 1) END) || meta AS BLOB), " +
+		sqlPhaseCode + extra + " FROM sessions"
 }
 
 // phaseCodes are the phases the session list reads as numbers on SQLite
@@ -249,14 +250,14 @@ func scanSessions(rows *sql.Rows, into []core.Session, capacity int, usage, blob
 		out = make([]core.Session, 0, capacity)
 	}
 	var meta, phase string
-	var metaRaw sql.RawBytes // blobs: the time, then the metadata
+	var metaRaw sql.RawBytes // blobs: the head, the time and the metadata
 	var phaseCode any
 	var head int64
 	var updated sql.RawBytes
 	var u usageSums
 	dest := []any{&meta, &phase, &head, &updated}
 	if blobs {
-		dest = []any{&metaRaw, &phaseCode, &head}
+		dest = []any{&metaRaw, &phaseCode}
 	}
 	if usage {
 		dest = append(dest, u.sums()...)
@@ -266,11 +267,9 @@ func scanSessions(rows *sql.Rows, into []core.Session, capacity int, usage, blob
 			return nil, err
 		}
 		if blobs {
-			i := bytes.IndexByte(metaRaw, '{') // a time has none
-			if i < 0 {
-				return nil, fmt.Errorf("decode a session's metadata: no JSON object after its time %.40q", metaRaw)
+			if head, updated, metaRaw, err = splitSessionRow(metaRaw); err != nil {
+				return nil, err
 			}
-			updated, metaRaw = metaRaw[:i], metaRaw[i:]
 			meta = unsafe.String(unsafe.SliceData(metaRaw), len(metaRaw))
 			if phase, err = codedPhase(phaseCode); err != nil {
 				return nil, err
@@ -290,6 +289,24 @@ func scanSessions(rows *sql.Rows, into []core.Session, capacity int, usage, blob
 		}
 	}
 	return out, rows.Err()
+}
+
+// splitSessionRow splits the BLOB sessionSelect reads on SQLite,
+// "<head> <time>{…}", into the head, the time and the metadata's JSON
+// object (slices of row).
+func splitSessionRow(row []byte) (head int64, updated, meta []byte, err error) {
+	sp := bytes.IndexByte(row, ' ')
+	brace := bytes.IndexByte(row, '{') // neither the head nor a time has one
+	if sp <= 0 || brace < sp {
+		return 0, nil, nil, fmt.Errorf("read a session's row: not \"<head> <time>{…}\": %.40q", row)
+	}
+	for _, c := range row[:sp] {
+		if c < '0' || c > '9' || head > (math.MaxInt64-9)/10 {
+			return 0, nil, nil, fmt.Errorf("read a session's row: head %q", row[:sp])
+		}
+		head = head*10 + int64(c-'0')
+	}
+	return head, row[sp+1 : brace], row[brace:], nil
 }
 
 // codedPhase is the phase sqlPhaseCode read: its number in phaseCodes, or

@@ -2,8 +2,9 @@ package daemon
 
 import (
 	"os"
-	"runtime"
 	"runtime/debug"
+
+	"github.com/foya-dev/foya/internal/memtrim"
 )
 
 // kernelGCPercent is the kernel's garbage collector target unless GOGC
@@ -19,16 +20,13 @@ const kernelGCPercent = 50
 // no heap-profile sampling unless --pprof serves profiles (the sampler's
 // table of allocation sites is ~1.4 MB once it fills); with --pprof a
 // sample every 4 KiB, as the built-in plugins' profiles, so that a heap
-// profile of a few MB shows more than a dozen sites. It changes process
+// profile of a few MB shows more than a dozen sites; a memprofilerate in
+// GODEBUG wins (memtrim.SampleHeap). It changes process
 // globals, so only the `foya serve` command calls it, not the tests that
 // run kernels in their own process.
 func (m *Main) TuneRuntime() {
 	if _, set := os.LookupEnv("GOGC"); !set {
 		debug.SetGCPercent(kernelGCPercent)
 	}
-	if m.Config.Pprof == "" {
-		runtime.MemProfileRate = 0
-	} else {
-		runtime.MemProfileRate = 4 << 10
-	}
+	memtrim.SampleHeap(m.Config.Pprof != "")
 }

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/foya-dev/foya/internal/memtrim"
 	"github.com/foya-dev/foya/plugins/internal/pluginenv"
 )
 
@@ -32,8 +33,9 @@ func startProfiling() {
 		return
 	}
 	// Sample every 4 KiB allocated rather than every 512 KiB: a plugin's
-	// heap is a few MB, too few samples at the default rate.
-	runtime.MemProfileRate = 4 << 10
+	// heap is a few MB, too few samples at the default rate (unless
+	// GODEBUG sets memprofilerate).
+	memtrim.SampleHeap(true)
 	// go-plugin swaps os.Stderr while serving: keep the process's own.
 	stderr := os.Stderr
 	ln, err := serveProfiles(addr)

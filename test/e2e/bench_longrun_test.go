@@ -97,6 +97,20 @@ func BenchmarkLongRun(b *testing.B) {
 	time.Sleep(7 * time.Second)
 	after := readKernelState(b, addr, k)
 	heapProfile(".after")
+	// Once its plugins are stopped for idleness (benchPluginIdleStop after
+	// their last call), the kernel also drops its mappings of the code it
+	// ran (memtrim.TrimAll): what a kernel idle for long holds.
+	var stopped memUse
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		if len(childPIDs(k.cmd.Process.Pid)) == 0 {
+			time.Sleep(time.Second) // the trim runs as the last one stops
+			stopped = processMem(k.cmd.Process.Pid)
+			break
+		}
+		if time.Now().After(deadline) {
+			b.Fatalf("the kernel's plugins still run %s after the last turn (--plugin-idle-stop %s)", 30*time.Second+14*time.Second, benchPluginIdleStop)
+		}
+	}
 	per := func(v int64) float64 { return float64(v) * 1000 / float64(b.N) }
 	b.ReportMetric(per(after.heap-before.heap)/(1<<10), "heap-KB/1k-sessions")
 	b.ReportMetric(per(after.goroutines-before.goroutines), "goroutines/1k-sessions")
@@ -108,10 +122,12 @@ func BenchmarkLongRun(b *testing.B) {
 	b.ReportMetric(float64(after.mem.anon)/(1<<20), "kernel-anon-MB")
 	b.ReportMetric(float64(after.heap)/(1<<20), "heap-MB")
 	b.ReportMetric(float64(after.mem.pss)/(1<<20), "pss-MB")
-	b.Logf("after %d sessions: heap in use %.2f → %.2f MB, the Go runtime's share of the system's memory %.2f → %.2f MB, the kernel's anonymous memory %.2f → %.2f MB, goroutines %d → %d, PSS %.1f → %.1f MB, RSS %.1f → %.1f MB;%s",
+	b.ReportMetric(float64(stopped.pss)/(1<<20), "stopped-pss-MB")
+	b.Logf("after %d sessions: heap in use %.2f → %.2f MB, the Go runtime's share of the system's memory %.2f → %.2f MB, the kernel's anonymous memory %.2f → %.2f MB, goroutines %d → %d, PSS %.1f → %.1f MB, RSS %.1f → %.1f MB;%s; the plugins stopped: PSS %.1f MB, RSS %.1f MB;%s",
 		b.N, float64(before.heap)/(1<<20), float64(after.heap)/(1<<20), float64(before.goMapped)/(1<<20), float64(after.goMapped)/(1<<20),
 		float64(before.mem.anon)/(1<<20), float64(after.mem.anon)/(1<<20), before.goroutines, after.goroutines,
-		float64(before.mem.pss)/(1<<20), float64(after.mem.pss)/(1<<20), float64(before.mem.rss)/(1<<20), float64(after.mem.rss)/(1<<20), after.mem.detail)
+		float64(before.mem.pss)/(1<<20), float64(after.mem.pss)/(1<<20), float64(before.mem.rss)/(1<<20), float64(after.mem.rss)/(1<<20), after.mem.detail,
+		float64(stopped.pss)/(1<<20), float64(stopped.rss)/(1<<20), stopped.detail)
 }
 
 const longRunSubscription = `subscription($s: ID!) { sessionEvents(sessionId: $s, afterSeq: 0) { seq type delta message { role text } } }`

@@ -181,22 +181,25 @@ func sessionsSQL(f core.SessionFilter, pg bool) (string, []any) {
 // columns scanSessions reads, from sessions (the usage totals last, when
 // usage is set).
 //
-// On SQLite the head, the time and the metadata are read as one BLOB,
-// "<head> <time>{…}" (CAST … AS BLOB reinterprets the text's bytes,
-// nothing is converted): the SQLite driver returns a text
-// value as a Go string made of two copies of it, and looks the column's
-// declared type up for every one; a BLOB is one copy, which database/sql
-// hands to a sql.RawBytes as it is, and which scanSessions then decodes in
-// place (see scanSessions). That is half the bytes a page allocates for
-// its rows' metadata (BenchmarkSessionList10k), and the kernel collects
-// its garbage at half of Go's default target; the time in the same BLOB
-// is two allocations a row fewer than a column of its own, the head one
-// (an integer over 255 is boxed in an allocation of its own). The phase
-// comes as its number in phaseCodes (a BLOB of its name for a phase not
-// there): the driver hands a small integer over without allocating, where
-// a BLOB is two allocations a row, a third of what a listed row allocated.
-// PostgreSQL reads text. A live row's head and time are its last event's (see
-// rawTx.append); PostgreSQL never has one.
+// On SQLite a row comes as two values (and the usage totals when asked),
+// so that listing it allocates twice (the BLOB and its slice header),
+// where a column each cost six allocations a row
+// (BenchmarkSessionList10k):
+//   - the head, the time and the metadata as one BLOB, "<head> <time>{…}"
+//     (CAST … AS BLOB reinterprets the text's bytes, nothing is
+//     converted). The SQLite driver returns a text value as a Go string
+//     made of two copies of it, and looks the column's declared type up
+//     for each; a BLOB is one copy, which database/sql hands to a
+//     sql.RawBytes as it is, and which scanSessions splits and decodes in
+//     place. An integer over 255 is boxed in an allocation of its own.
+//   - the phase as its number in phaseCodes (a BLOB of its name for a
+//     phase not there), which the driver boxes without allocating.
+//
+// The kernel collects its garbage twice as often as Go's default, so what
+// a page allocates costs it more than it would elsewhere. PostgreSQL reads
+// the columns as they are.
+// A live row's head and time are its last event's (see rawTx.append);
+// PostgreSQL never has one.
 func sessionSelect(pg, usage bool) string {
 	extra := ""
 	if usage {
@@ -233,15 +236,16 @@ var (
 )
 
 // scanSessions reads the rows of sessionSelect (with the usage totals when
-// usage is set) and closes them. With blobs (SQLite) the metadata comes as
-// a BLOB and the phase as its code (sqlPhaseCode): database/sql hands the
-// driver's own slice of a BLOB to a sql.RawBytes, and the SQLite driver
-// (modernc.org/sqlite's columnBlob) makes a new slice for every value and
-// never writes to it again, so the metadata's string is that slice itself,
-// without a copy, and the session's strings point into it as they would
-// into a copied string. TestSessionListOwnsItsStrings fails if a driver
-// version reuses the slice. The sessions go into into's array when it
-// holds capacity (core.SessionFilter.Into).
+// usage is set) and closes them. With blobs (SQLite) the head, the time and
+// the metadata come as one BLOB and the phase as its code (see
+// sessionSelect): database/sql hands the driver's own slice of a BLOB to a
+// sql.RawBytes, and the SQLite driver (modernc.org/sqlite's columnBlob)
+// makes a new slice for every value and never writes to it again, so the
+// metadata's string is that slice itself, without a copy, and the
+// session's strings point into it as they would into a copied string.
+// TestSessionListOwnsItsStrings fails if a driver version reuses the
+// slice. The sessions go into into's array when it holds capacity
+// (core.SessionFilter.Into).
 func scanSessions(rows *sql.Rows, into []core.Session, capacity int, usage, blobs bool) (out []core.Session, err error) {
 	defer func() { err = errors.Join(err, rows.Close()) }()
 	if capacity = min(max(capacity, 0), 1000); cap(into) >= capacity && capacity > 0 {

@@ -208,6 +208,19 @@ func BenchmarkSessionList10k(b *testing.B) {
 					cpu.report(b)
 				})
 			}
+			// With the usage totals (the CLI's list), each session's spent.
+			b.Run("all10k_pages1000_usage", func(b *testing.B) {
+				if err := db.SpendOnEverySession(ctx); err != nil {
+					b.Fatal(err)
+				}
+				cpu := startCPU()
+				for b.Loop() {
+					if n := len(listAll(b, db, core.SessionFilter{Usage: true}, 1000)); n != 10_000 {
+						b.Fatal(n)
+					}
+				}
+				cpu.report(b)
+			})
 		})
 	}
 }

@@ -23,3 +23,19 @@ func TestBuiltinEnvKeepsTheKernelsPath(t *testing.T) {
 		}
 	}
 }
+
+// The kernel's runtime settings reach the built-in plugins (a
+// memprofilerate for their profiles, memtrim.SampleHeap), not a
+// third-party plugin.
+func TestBuiltinEnvKeepsTheKernelsRuntimeSettings(t *testing.T) {
+	t.Setenv("GODEBUG", "memprofilerate=0")
+	t.Setenv("GOGC", "75")
+	for _, kv := range []string{"GODEBUG=memprofilerate=0", "GOGC=75"} {
+		if !slices.Contains(builtinEnv(), kv) {
+			t.Errorf("builtinEnv() = %q, want %s", builtinEnv(), kv)
+		}
+		if slices.Contains(minimalEnv(), kv) {
+			t.Errorf("minimalEnv() = %q passes %s", minimalEnv(), kv)
+		}
+	}
+}

@@ -271,8 +271,10 @@ func minimalEnv() []string {
 }
 
 // builtinEnv adds the proxy settings built-in providers need to reach their
-// endpoints, and the kernel's garbage collector and memory-trim settings;
-// built-ins are the kernel's own code. They also get the kernel's PATH, so
+// endpoints, and the kernel's garbage collector, runtime (GODEBUG: a
+// memprofilerate, a gctrace), memory-trim and profiling settings;
+// built-ins are the kernel's own code, and bash builds its commands' own
+// environment (none of these reaches a tool command). They also get the kernel's PATH, so
 // that bash finds the user's toolchains (go, cargo, node under their own
 // directories); the sandbox lets a command read what its PATH names, never
 // $HOME itself (docs/sandbox.md).
@@ -282,7 +284,7 @@ func builtinEnv() []string {
 		env[0] = "PATH=" + p
 	}
 	for _, k := range []string{"HTTPS_PROXY", "HTTP_PROXY", "NO_PROXY", "https_proxy", "http_proxy", "no_proxy",
-		"GOGC", "GOMEMLIMIT", pluginenv.NoTrim, memtrim.KeepFoliosEnv, memtrim.FaultAroundEnv, pluginenv.Profile} { // memory settings and profiling: see plugins/builtin/serve
+		"GOGC", "GOMEMLIMIT", "GODEBUG", pluginenv.NoTrim, memtrim.KeepFoliosEnv, memtrim.FaultAroundEnv, pluginenv.Profile} { // memory settings and profiling: see plugins/builtin/serve
 		if v, ok := os.LookupEnv(k); ok {
 			env = append(env, k+"="+v)
 		}

@@ -6,7 +6,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -304,11 +303,8 @@ func splitSessionRow(row []byte) (head int64, updated, meta []byte, err error) {
 	if sp <= 0 || brace < sp {
 		return 0, nil, nil, fmt.Errorf("read a session's row: not \"<head> <time>{…}\": %.40q", row)
 	}
-	for _, c := range row[:sp] {
-		if c < '0' || c > '9' || head > (math.MaxInt64-9)/10 {
-			return 0, nil, nil, fmt.Errorf("read a session's row: head %q", row[:sp])
-		}
-		head = head*10 + int64(c-'0')
+	if head, err = strconv.ParseInt(string(row[:sp]), 10, 64); err != nil || head < 0 {
+		return 0, nil, nil, fmt.Errorf("read a session's row: head %q", row[:sp])
 	}
 	return head, row[sp+1 : brace], row[brace:], nil
 }

@@ -274,10 +274,10 @@ func minimalEnv() []string {
 // endpoints, and the kernel's garbage collector, runtime (GODEBUG: a
 // memprofilerate, a gctrace), memory-trim and profiling settings;
 // built-ins are the kernel's own code, and bash builds its commands' own
-// environment (none of these reaches a tool command). They also get the kernel's PATH, so
-// that bash finds the user's toolchains (go, cargo, node under their own
-// directories); the sandbox lets a command read what its PATH names, never
-// $HOME itself (docs/sandbox.md).
+// environment (none of these reaches a tool command). They also get the
+// kernel's PATH, so that bash finds the user's toolchains (go, cargo, node
+// under their own directories); the sandbox lets a command read what its
+// PATH names, never $HOME itself (docs/sandbox.md).
 func builtinEnv() []string {
 	env := minimalEnv()
 	if p := os.Getenv("PATH"); p != "" {

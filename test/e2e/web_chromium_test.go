@@ -5,10 +5,12 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -45,8 +47,15 @@ func TestWebClientInChromium(t *testing.T) {
 	p := k.createProject(t, proj)
 
 	// The turns of the script, in order.
+	// The reply holds after "Hello " until the page has shown it streaming
+	// (web.mjs then asks RELEASE), however slowly the browser runs.
 	stream := openaitest.TextStream("gpt-t", "Hello ", "from ", "the web")
 	stream.Delay = 100 * time.Millisecond
+	gate := make(chan struct{})
+	stream.Gate, stream.GateAfter = gate, 2 // the role's chunk and "Hello "
+	var release sync.Once
+	releaser := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { release.Do(func() { close(gate) }) }))
+	defer releaser.Close()
 	fake.Enqueue(stream,
 		toolCall("w1", "write", map[string]any{"path": "hello.txt", "content": "hi from the browser\n"}),
 		openaitest.TextStream("gpt-t", "Wrote it."),
@@ -62,7 +71,7 @@ func TestWebClientInChromium(t *testing.T) {
 
 	cmd := exec.CommandContext(ctx, node, "web.mjs")
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "BASE="+k.url(), "TOKEN="+k.token, "PROJECT="+p.Name)
+	cmd.Env = append(os.Environ(), "BASE="+k.url(), "TOKEN="+k.token, "PROJECT="+p.Name, "RELEASE="+releaser.URL)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("web client check: %v\n%s\nkernel log:\n%s", err, out, k.Logs())

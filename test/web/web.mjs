@@ -46,6 +46,7 @@ try {
   await box.press('Enter');
   // Deltas render in a live bubble before message_end replaces it.
   await log.locator('.msg.streaming').filter({ hasText: 'Hello' }).waitFor();
+  await fetch(process.env.RELEASE); // the provider held the rest of the reply until now
   await log.locator('.msg.assistant[data-seq]').filter({ hasText: 'Hello from the web' }).waitFor();
   if (await log.locator('.msg.user b').count() !== 0) throw new Error('user HTML was not escaped');
   if (await log.locator('.msg.user strong').count() !== 1) throw new Error('Markdown bold not rendered');

@@ -35,6 +35,11 @@ type Response struct {
 	// Hang keeps the response open after the events (no [DONE]) until the
 	// client goes away; the server then reports the cancellation on Cancelled.
 	Hang bool
+	// Gate, when set, holds the stream after its first GateAfter events
+	// until Gate is closed (or the client goes away), so that a test sees
+	// a reply half-way whatever the machine's pace.
+	Gate      <-chan struct{}
+	GateAfter int
 }
 
 // Request is one request the fake received.
@@ -179,6 +184,14 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, resp Response, s
 	for i, ev := range events {
 		if resp.DropAfter > 0 && i == resp.DropAfter {
 			panic(http.ErrAbortHandler) // closes the connection mid-stream
+		}
+		if resp.Gate != nil && i == resp.GateAfter {
+			select {
+			case <-resp.Gate:
+			case <-r.Context().Done():
+				s.reportCancel(resp)
+				return
+			}
 		}
 		if resp.Delay > 0 {
 			select {

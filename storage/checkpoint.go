@@ -8,8 +8,6 @@ import (
 	"log/slog"
 	"sync/atomic"
 	"time"
-
-	"github.com/uptrace/bun/driver/sqliteshim"
 )
 
 // writerAutoCheckpoint is the WAL size (in pages of 4 KiB) at which the
@@ -86,18 +84,15 @@ type checkpointer struct {
 	rounds         atomic.Int64
 }
 
-func startCheckpointer(path string, writer *sql.DB, log *slog.Logger) (*checkpointer, error) {
-	db, err := sql.Open(sqliteshim.ShimName, dsn(path, false))
-	if err != nil {
-		return nil, fmt.Errorf("open %s for checkpoints: %w", path, err)
-	}
+func startCheckpointer(path string, writer *sql.DB, log *slog.Logger) *checkpointer {
+	db := openSQLite(dsn(path, false))
 	db.SetMaxOpenConns(1)
 	db.SetMaxIdleConns(1)
 	db.SetConnMaxLifetime(0)
 	c := &checkpointer{db: db, writer: writer, log: log, kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}), epoch: time.Now(), delay: checkpointDelay, maxWait: checkpointMaxWait}
 	c.live.Store(true)
 	go c.loop()
-	return c, nil
+	return c
 }
 
 // madeLive records that an append made a session's row live.

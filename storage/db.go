@@ -16,7 +16,6 @@ import (
 	"runtime"
 
 	"github.com/uptrace/bun"
-	"github.com/uptrace/bun/driver/sqliteshim"
 	"github.com/uptrace/bun/migrate"
 )
 
@@ -93,10 +92,7 @@ func Open(ctx context.Context, path string, log *slog.Logger) (*DB, error) {
 		return nil, fmt.Errorf("create %s: %w", path, err)
 	}
 	f.Close()
-	wsql, err := sql.Open(sqliteshim.ShimName, dsn(path, false))
-	if err != nil {
-		return nil, fmt.Errorf("open %s: %w", path, err)
-	}
+	wsql := openSQLite(dsn(path, false))
 	wsql.SetMaxOpenConns(1)
 	wsql.SetMaxIdleConns(1)
 	wsql.SetConnMaxLifetime(0)
@@ -107,11 +103,7 @@ func Open(ctx context.Context, path string, log *slog.Logger) (*DB, error) {
 		return nil, err
 	}
 
-	rsql, err := sql.Open(sqliteshim.ShimName, dsn(path, true))
-	if err != nil {
-		w.Close()
-		return nil, fmt.Errorf("open %s for reading: %w", path, err)
-	}
+	rsql := openSQLite(dsn(path, true))
 	n := max(4, runtime.NumCPU()*2)
 	rsql.SetMaxOpenConns(n)
 	rsql.SetMaxIdleConns(n)
@@ -122,14 +114,7 @@ func Open(ctx context.Context, path string, log *slog.Logger) (*DB, error) {
 		w.Close()
 		return nil, err
 	}
-	ckpt, err := startCheckpointer(path, wsql, log)
-	if err != nil {
-		stmts.close()
-		r.Close()
-		w.Close()
-		return nil, err
-	}
-	return &DB{w: w, r: r, log: log, stmts: stmts, wsql: wsql, ckpt: ckpt}, nil
+	return &DB{w: w, r: r, log: log, stmts: stmts, wsql: wsql, ckpt: startCheckpointer(path, wsql, log)}, nil
 }
 
 func migrateUp(ctx context.Context, db *bun.DB, dialect string, log *slog.Logger) error {

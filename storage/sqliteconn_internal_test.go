@@ -79,7 +79,8 @@ func TestConnectionsWithoutMutexUnderLoad(t *testing.T) {
 			}
 		}
 	}()
-	for range 3 { // readers
+	// repeat runs body until the writer is done or body fails.
+	repeat := func(body func() error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -89,37 +90,35 @@ func TestConnectionsWithoutMutexUnderLoad(t *testing.T) {
 					return
 				default:
 				}
-				list, err := db.Sessions(ctx, core.SessionFilter{First: 100})
-				if err != nil || len(list) != sessions {
-					errs <- fmt.Errorf("list: %d sessions, %v", len(list), err)
+				if err := body(); err != nil {
+					errs <- err
 					return
 				}
 			}
 		}()
 	}
-	wg.Add(1)
-	go func() { // queries cancelled mid-way
-		defer wg.Done()
-		for {
-			select {
-			case <-stop:
-				return
-			default:
+	for range 3 { // readers
+		repeat(func() error {
+			list, err := db.Sessions(ctx, core.SessionFilter{First: 100})
+			if err != nil || len(list) != sessions {
+				return fmt.Errorf("list: %d sessions, %v", len(list), err)
 			}
-			qctx, cancel := context.WithTimeout(ctx, 2*time.Millisecond)
-			var n int64
-			err := db.r.QueryRowContext(qctx, "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 100000000) SELECT count(*) FROM c").Scan(&n)
-			cancel()
-			if err == nil {
-				errs <- fmt.Errorf("a count to 100,000,000 finished in 2 ms (%d)", n)
-				return
-			}
-			if !errors.Is(err, context.DeadlineExceeded) && !isInterrupted(err) {
-				errs <- fmt.Errorf("cancelled query: %w", err)
-				return
-			}
+			return nil
+		})
+	}
+	repeat(func() error { // a query cancelled mid-way
+		qctx, cancel := context.WithTimeout(ctx, 2*time.Millisecond)
+		defer cancel()
+		var n int64
+		err := db.r.QueryRowContext(qctx, "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 100000000) SELECT count(*) FROM c").Scan(&n)
+		switch {
+		case err == nil:
+			return fmt.Errorf("a count to 100,000,000 finished in 2 ms (%d)", n)
+		case !errors.Is(err, context.DeadlineExceeded) && !isInterrupted(err):
+			return fmt.Errorf("cancelled query: %w", err)
 		}
-	}()
+		return nil
+	})
 	wg.Wait()
 	close(errs)
 	for err := range errs {

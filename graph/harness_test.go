@@ -43,6 +43,8 @@ type testKernel struct {
 	dbPath string // SQLite only
 	pgURL  string // with FOYA_TEST_DATABASE: the test's PostgreSQL database
 	srv    *httptest.Server
+	// edge is the configuration srv's handler was made with.
+	edge edge.Config
 	// logs collects everything the kernel logged.
 	logs *lockedBuffer
 	// responses collects every response body of do.
@@ -132,7 +134,7 @@ func newTestKernel(t testing.TB, opts ...any) *testKernel {
 		}
 	}
 	srv := httptest.NewServer(edge.NewHandler(cfg))
-	k.srv = srv
+	k.srv, k.edge = srv, cfg
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 		defer cancel()
@@ -142,6 +144,22 @@ func newTestKernel(t testing.TB, opts ...any) *testKernel {
 		db.Close()
 	})
 	return k
+}
+
+// withEdge is k served by another handler, made with k's configuration
+// changed by change: the same store, services and engine (and so the same
+// sessions), at a URL of its own until the test ends.
+func (k *testKernel) withEdge(t testing.TB, change func(*edge.Config)) *testKernel {
+	t.Helper()
+	cfg := k.edge
+	change(&cfg)
+	srv := httptest.NewServer(edge.NewHandler(cfg))
+	t.Cleanup(func() {
+		srv.CloseClientConnections()
+		srv.Close()
+	})
+	return &testKernel{svc: k.svc, catalog: k.catalog, engine: k.engine, providers: k.providers, lister: k.lister, blobs: k.blobs,
+		fake: k.fake, db: k.db, dbPath: k.dbPath, pgURL: k.pgURL, srv: srv, edge: cfg, logs: k.logs}
 }
 
 // raw posts one operation to the real handler over HTTP and returns the

@@ -202,10 +202,10 @@ func TestSessionListResponseBudget(t *testing.T) {
 		{"beside other fields", "{ projects { id name path } sessions(includeChildren: true) %s { " + listSessionFields + " } connections { id name } }"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
+			seeded := newTestKernel(t)
+			seedListSessions(t, seeded)
 			kernel := func(max int64) *testKernel {
-				k := newTestKernel(t, func(c *edge.Config) { c.Limits.MaxResponseBytes = max })
-				seedListSessions(t, k)
-				return k
+				return seeded.withEdge(t, func(c *edge.Config) { c.Limits.MaxResponseBytes = max })
 			}
 			tooLarge := func(raw []byte) bool {
 				var out struct{ Errors []struct{ Message string } }

@@ -15,6 +15,7 @@ import (
 	"path"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -34,12 +35,18 @@ type clientFile struct {
 	etag, etagGzip string
 }
 
-// loadClient reads the embedded client once. Every reference between its
+// client is the embedded client as served, read on its first request (a
+// kernel driven only through the API never builds it: compressing it is
+// ~17 ms of CPU and ~150 KB of heap) and once per process (the files are
+// fixed at build time).
+var client = sync.OnceValues(loadClient)
+
+// loadClient reads the embedded client. Every reference between its
 // files (index.html's src and href under /web/, the modules' relative
 // imports) gets ?v=<version>, a hash of all the files, so that a versioned
 // URL names one content for ever and is cached for a year (immutable); a
 // new binary with other files has other URLs. Each file is also compressed
-// once here, for browsers that accept gzip.
+// here, for browsers that accept gzip.
 func loadClient() (map[string]*clientFile, string) {
 	names, err := fs.Glob(webFiles, "client/*")
 	if err != nil {
@@ -92,8 +99,8 @@ func loadClient() (map[string]*clientFile, string) {
 // otherwise), gzip-compressed for browsers that accept it. Any other path is
 // a 404.
 func ClientHandler() http.Handler {
-	files, version := loadClient()
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		files, version := client()
 		var f *clientFile
 		switch name, ok := strings.CutPrefix(r.URL.Path, "/web/"); {
 		case r.URL.Path == "/":

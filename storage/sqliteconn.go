@@ -17,17 +17,17 @@ import (
 // The SQLite driver opens every connection serialized
 // (SQLITE_OPEN_FULLMUTEX), so that SQLite enters and leaves the
 // connection's recursive mutex in every call made to it: each step, and
-// each column read (three calls a column: its type, its value, its
-// length). In a CPU profile of the session list's walk that was a tenth
-// of the samples (the driver's mutex is a compare-and-swap and a
-// sync.Mutex, entered through a function pointer); without it the walk
-// takes about 4 % less CPU (BENCHMARKS.md, "twentieth session"). database/sql never uses a connection from
-// two goroutines at once, which is what multi-thread mode asks; the
-// driver's one call from another goroutine, sqlite3_interrupt on a
-// cancelled context, takes no mutex in SQLite. So each connection drops
+// each column read (three calls a column: its type, its value, its length).
+// In a CPU profile of the session list's walk that was a tenth of the
+// samples (the driver's mutex is a compare-and-swap and a sync.Mutex,
+// entered through a function pointer); without it the walk takes about 4 %
+// less CPU (BENCHMARKS.md, "twentieth session"). database/sql never uses a
+// connection from two goroutines at once, which is what multi-thread mode
+// asks; the driver's one call from another goroutine, sqlite3_interrupt on
+// a cancelled context, takes no mutex in SQLite. So each connection drops
 // its mutex as it opens (dropConnMutex), which is what SQLITE_OPEN_NOMUTEX
-// would have done: SQLite's own mutexes (the page cache's, the
-// allocator's, the VFS's) stay.
+// would have done: SQLite's own mutexes (the page cache's, the allocator's,
+// the VFS's) stay.
 func openSQLite(dsn string) *sql.DB { return sql.OpenDB(sqliteConnector{dsn: dsn}) }
 
 // sqliteDriver is the SQLite driver of every connection to foya.db.

@@ -2,6 +2,7 @@ package graph_test
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"net/http/httptest"
 	"os"
@@ -39,7 +40,12 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
-	os.Exit(testenv.Main(m))
+	code := testenv.Main(m)
+	if err := dropPGTemplate(); err != nil {
+		fmt.Fprintln(os.Stderr, "drop the PostgreSQL template database:", err)
+		code = max(code, 1)
+	}
+	os.Exit(code)
 }
 
 // mcpKernel is a test kernel whose tool hub holds an MCP manager.

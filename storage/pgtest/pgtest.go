@@ -13,6 +13,7 @@ import (
 	"crypto/rand"
 	"database/sql"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"net/url"
 	"os"
@@ -90,18 +91,28 @@ func Require(t testing.TB) {
 // dropped (with any connections left) when t ends.
 func NewDatabase(t testing.TB) string {
 	t.Helper()
+	return NewDatabaseFrom(t, "")
+}
+
+// NewDatabaseFrom is NewDatabase with a copy of the database template (made
+// by NewTemplate) instead of an empty one; "" is NewDatabase.
+func NewDatabaseFrom(t testing.TB, template string) string {
+	t.Helper()
 	Require(t)
-	var b [6]byte
-	if _, err := rand.Read(b[:]); err != nil {
+	name, err := randomName("foya_test_")
+	if err != nil {
 		t.Fatal(err)
 	}
-	name := "foya_test_" + hex.EncodeToString(b[:])
 	admin, err := sql.Open("pgx", ServerURL())
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	if _, err := admin.ExecContext(ctx, "CREATE DATABASE "+name); err != nil {
+	create := "CREATE DATABASE " + name
+	if template != "" {
+		create += " TEMPLATE " + template
+	}
+	if _, err := admin.ExecContext(ctx, create); err != nil {
 		admin.Close()
 		t.Fatalf("create test database %s: %v", name, err)
 	}
@@ -112,6 +123,45 @@ func NewDatabase(t testing.TB) string {
 		}
 	})
 	return WithDatabase(ServerURL(), name)
+}
+
+// NewTemplate creates a database that prepare fills (given its URL; it
+// must close its connections), for NewDatabaseFrom to copy: a suite whose
+// every test starts from the same schema migrates it once. drop removes
+// it; call it when the suite ends (TestMain).
+func NewTemplate(prepare func(url string) error) (name string, drop func() error, err error) {
+	if err := Available(); err != nil {
+		return "", nil, err
+	}
+	if name, err = randomName("foya_template_"); err != nil {
+		return "", nil, err
+	}
+	admin, err := sql.Open("pgx", ServerURL())
+	if err != nil {
+		return "", nil, err
+	}
+	drop = func() error {
+		defer admin.Close()
+		_, err := admin.ExecContext(context.Background(), "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)")
+		return err
+	}
+	if _, err := admin.ExecContext(context.Background(), "CREATE DATABASE "+name); err != nil {
+		admin.Close()
+		return "", nil, fmt.Errorf("create template database %s: %w", name, err)
+	}
+	if err := prepare(WithDatabase(ServerURL(), name)); err != nil {
+		return "", nil, errors.Join(fmt.Errorf("prepare template database %s: %w", name, err), drop())
+	}
+	return name, drop, nil
+}
+
+// randomName is prefix and 12 random hexadecimal digits.
+func randomName(prefix string) (string, error) {
+	var b [6]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", err
+	}
+	return prefix + hex.EncodeToString(b[:]), nil
 }
 
 // WithDatabase returns the URL u with its database replaced by name.

@@ -172,18 +172,32 @@ func benchDeltaPath(b *testing.B, prov *benchProvider) {
 			time.Sleep(dd)
 		}
 	}
-	both := func(p pair) (timing, timing) {
+	// both runs a reply through each transport, graphql-ws first unless
+	// sseFirst: the measured replies alternate the order, so that neither
+	// transport always takes the first turn after a settle.
+	both := func(p pair, sseFirst bool) (w, s timing) {
 		defer p.wsSub.close()
 		defer p.sseSub.close()
-		settle()
-		w, err := viaKernel(ctx, k, b, p.ws, p.wsSub, want)
-		if err != nil {
-			b.Fatalf("graphql-ws: %v", err)
+		viaWS := func() {
+			settle()
+			var err error
+			if w, err = viaKernel(ctx, k, b, p.ws, p.wsSub, want); err != nil {
+				b.Fatalf("graphql-ws: %v", err)
+			}
 		}
-		settle()
-		s, err := viaKernel(ctx, k, b, p.sse, p.sseSub, want)
-		if err != nil {
-			b.Fatalf("sse: %v", err)
+		viaSSE := func() {
+			settle()
+			var err error
+			if s, err = viaKernel(ctx, k, b, p.sse, p.sseSub, want); err != nil {
+				b.Fatalf("sse: %v", err)
+			}
+		}
+		if sseFirst {
+			viaSSE()
+			viaWS()
+		} else {
+			viaWS()
+			viaSSE()
 		}
 		return w, s
 	}
@@ -191,15 +205,15 @@ func benchDeltaPath(b *testing.B, prov *benchProvider) {
 	if _, _, err := readDirect(ctx, prov.baseURL()); err != nil {
 		b.Fatal(err)
 	}
-	both(fresh())
+	both(fresh(), false)
 	if pprofAddr != "" && *kernelCPUProfile != "" {
 		// A fresh pair of sessions per reply, as measured below (both
 		// closes the subscriptions it used).
-		profileKernel(ctx, b, pprofAddr, *kernelCPUProfile, func() { both(fresh()) })
+		profileKernel(ctx, b, pprofAddr, *kernelCPUProfile, func() { both(fresh(), false) })
 	}
 	var direct, viaWS, viaSSE []timing
 	b.ResetTimer()
-	for range b.N {
+	for i := range b.N {
 		b.StopTimer()
 		p := fresh()
 		settle()
@@ -209,7 +223,7 @@ func benchDeltaPath(b *testing.B, prov *benchProvider) {
 			b.Fatalf("direct read: %v (%d bytes)", err, len(text))
 		}
 		direct = append(direct, d)
-		w, s := both(p)
+		w, s := both(p, i%2 == 1)
 		viaWS = append(viaWS, w)
 		viaSSE = append(viaSSE, s)
 	}

@@ -118,7 +118,7 @@ func NewDatabaseFrom(t testing.TB, template string) string {
 	}
 	t.Cleanup(func() {
 		defer admin.Close()
-		if _, err := admin.ExecContext(context.Background(), "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)"); err != nil {
+		if err := dropDatabase(admin, name); err != nil {
 			t.Errorf("drop test database %s: %v", name, err)
 		}
 	})
@@ -142,8 +142,7 @@ func NewTemplate(prepare func(url string) error) (name string, drop func() error
 	}
 	drop = func() error {
 		defer admin.Close()
-		_, err := admin.ExecContext(context.Background(), "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)")
-		return err
+		return dropDatabase(admin, name)
 	}
 	if _, err := admin.ExecContext(context.Background(), "CREATE DATABASE "+name); err != nil {
 		admin.Close()
@@ -153,6 +152,12 @@ func NewTemplate(prepare func(url string) error) (name string, drop func() error
 		return "", nil, errors.Join(fmt.Errorf("prepare template database %s: %w", name, err), drop())
 	}
 	return name, drop, nil
+}
+
+// dropDatabase drops the database name, with any connections left to it.
+func dropDatabase(admin *sql.DB, name string) error {
+	_, err := admin.ExecContext(context.Background(), "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)")
+	return err
 }
 
 // randomName is prefix and 12 random hexadecimal digits.

@@ -100,17 +100,10 @@ func BenchmarkLongRun(b *testing.B) {
 	// Once its plugins are stopped for idleness (benchPluginIdleStop after
 	// their last call), the kernel also drops its mappings of the code it
 	// ran (memtrim.TrimAll): what a kernel idle for long holds.
-	var stopped memUse
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
-		if len(childPIDs(k.cmd.Process.Pid)) == 0 {
-			time.Sleep(time.Second) // the trim runs as the last one stops
-			stopped = processMem(k.cmd.Process.Pid)
-			break
-		}
-		if time.Now().After(deadline) {
-			b.Fatalf("the kernel's plugins still run 30 s after its idle reading (--plugin-idle-stop %s)", benchPluginIdleStop)
-		}
-	}
+	stopCtx, stopCancel := context.WithTimeout(ctx, 30*time.Second)
+	waitPluginsStopped(stopCtx, b, k) // and a second for the trim that runs as the last one stops
+	stopCancel()
+	stopped := processMem(k.cmd.Process.Pid)
 	per := func(v int64) float64 { return float64(v) * 1000 / float64(b.N) }
 	b.ReportMetric(per(after.heap-before.heap)/(1<<10), "heap-KB/1k-sessions")
 	b.ReportMetric(per(after.goroutines-before.goroutines), "goroutines/1k-sessions")

@@ -7,6 +7,7 @@ import (
 )
 
 func TestClipMessage(t *testing.T) {
+	t.Parallel()
 	long := strings.Repeat("é", 300)
 	for _, c := range []struct{ name, in string }{
 		{"quoted value", `Cannot query field "` + long + `" on type "Query".`},

@@ -27,6 +27,7 @@ type sessionJSON struct {
 }
 
 func TestProjects(t *testing.T) {
+	t.Parallel()
 	k := newTestKernel(t)
 	dir := t.TempDir()
 	file := filepath.Join(dir, "f.txt")
@@ -85,6 +86,7 @@ func TestProjects(t *testing.T) {
 }
 
 func TestSessionLifecycle(t *testing.T) {
+	t.Parallel()
 	k := newTestKernel(t)
 	dirA, dirB := t.TempDir(), t.TempDir()
 	var pa, pb struct{ CreateProject struct{ ID string } }
@@ -166,6 +168,7 @@ func TestSessionLifecycle(t *testing.T) {
 }
 
 func TestLimitsAndSyntax(t *testing.T) {
+	t.Parallel()
 	k := newTestKernel(t)
 	deep := `{ sessions { children { children { children { children { children { children { children { children { children { children { children { children { id } } } } } } } } } } } } } }`
 	msg := k.mustFail(t, "BAD_INPUT", deep, nil)

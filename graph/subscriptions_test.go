@@ -197,6 +197,7 @@ func seedSession(t *testing.T, k *testKernel, n int) string {
 }
 
 func TestSessionEventsOverWebSocket(t *testing.T) {
+	t.Parallel()
 	k := newTestKernel(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -239,6 +240,7 @@ func TestSessionEventsOverWebSocket(t *testing.T) {
 }
 
 func TestSessionEventsOverSSE(t *testing.T) {
+	t.Parallel()
 	k := newTestKernel(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -284,6 +286,7 @@ func TestSessionEventsOverSSE(t *testing.T) {
 }
 
 func TestKernelEventsOverWebSocket(t *testing.T) {
+	t.Parallel()
 	k := newTestKernel(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -337,6 +340,7 @@ func TestKernelEventsOverWebSocket(t *testing.T) {
 // change made after subscribed is missed, so no poking is needed); ids an
 // event does not name are null.
 func TestKernelEventsReady(t *testing.T) {
+	t.Parallel()
 	k := newTestKernel(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

@@ -22,6 +22,7 @@ func hanging() openaitest.Response {
 }
 
 func TestCancelKeepsPartialOutput(t *testing.T) {
+	t.Parallel()
 	k := newTestKernel(t)
 	sid := k.chatSession(t, nil, "BYPASS")
 	w := k.watch(t, sid)
@@ -78,6 +79,7 @@ func texts(q []queueJSON) string {
 }
 
 func TestQueueEditMoveDeleteDispatch(t *testing.T) {
+	t.Parallel()
 	k := newTestKernel(t)
 	sid := k.chatSession(t, nil, "BYPASS")
 	w := k.watch(t, sid)
@@ -135,6 +137,7 @@ func TestQueueEditMoveDeleteDispatch(t *testing.T) {
 }
 
 func TestStopKeepsOrClearsQueue(t *testing.T) {
+	t.Parallel()
 	k := newTestKernel(t)
 	sid := k.chatSession(t, nil, "BYPASS")
 	w := k.watch(t, sid)
@@ -183,6 +186,7 @@ func TestStopKeepsOrClearsQueue(t *testing.T) {
 }
 
 func TestProviderErrors(t *testing.T) {
+	t.Parallel()
 	k := newTestKernel(t)
 	sid := k.chatSession(t, nil, "BYPASS")
 	w := k.watch(t, sid)
@@ -221,6 +225,7 @@ func TestProviderErrors(t *testing.T) {
 }
 
 func TestInputValidation(t *testing.T) {
+	t.Parallel()
 	k := newTestKernel(t)
 	sid := k.chatSession(t, map[string]any{"imageInput": false}, "BYPASS")
 	const send = `mutation($s: ID!, $in: UserInput!) { sendMessage(sessionId: $s, input: $in) { turnStarted } }`
@@ -253,6 +258,7 @@ func (k *testKernel) firstConnection(t *testing.T) string {
 }
 
 func TestTitleGenerated(t *testing.T) {
+	t.Parallel()
 	k := newTestKernel(t)
 	conn := k.createConn(t, map[string]any{"name": "fake", "baseUrl": k.fake.BaseURL(), "models": []any{map[string]any{"id": testModel}, map[string]any{"id": "gpt-fast"}}})
 	k.mustDo(t, `mutation($c: ID) { setDefaultModel(purpose: FAST, connectionId: $c, model: "gpt-fast") { fast { model } } }`, map[string]any{"c": conn.ID}, nil)
@@ -277,6 +283,7 @@ func TestTitleGenerated(t *testing.T) {
 }
 
 func TestApprovalsAcrossClients(t *testing.T) {
+	t.Parallel()
 	k := newTestKernel(t)
 	sid := k.chatSession(t, nil, "ASK")
 	w := k.watch(t, sid)
@@ -352,6 +359,7 @@ func TestApprovalsAcrossClients(t *testing.T) {
 }
 
 func TestExploreAndPlanRefuseWrites(t *testing.T) {
+	t.Parallel()
 	k := newTestKernel(t)
 	sid := k.chatSession(t, nil, "EXPLORE")
 	w := k.watch(t, sid)
@@ -378,6 +386,7 @@ func TestExploreAndPlanRefuseWrites(t *testing.T) {
 }
 
 func TestQuestionAndTasks(t *testing.T) {
+	t.Parallel()
 	k := newTestKernel(t)
 	sid := k.chatSession(t, nil, "ASK")
 	w := k.watch(t, sid)
@@ -411,6 +420,7 @@ func TestQuestionAndTasks(t *testing.T) {
 }
 
 func TestDeleteRacingALiveTurn(t *testing.T) {
+	t.Parallel()
 	k := newTestKernel(t)
 	sid := k.chatSession(t, nil, "BYPASS")
 	w := k.watch(t, sid)

@@ -12,6 +12,7 @@ import (
 )
 
 func TestPlainReply(t *testing.T) {
+	t.Parallel()
 	k := newTestKernel(t)
 	sid := k.chatSession(t, nil, "BYPASS")
 	w := k.watch(t, sid)
@@ -75,6 +76,7 @@ func TestPlainReply(t *testing.T) {
 }
 
 func TestReasoningIsNotSentBack(t *testing.T) {
+	t.Parallel()
 	k := newTestKernel(t)
 	sid := k.chatSession(t, nil, "BYPASS")
 	w := k.watch(t, sid)
@@ -110,6 +112,7 @@ func TestReasoningIsNotSentBack(t *testing.T) {
 }
 
 func TestParallelToolCalls(t *testing.T) {
+	t.Parallel()
 	k := newTestKernel(t)
 	sid := k.chatSession(t, nil, "BYPASS")
 	w := k.watch(t, sid)
@@ -149,6 +152,7 @@ func TestParallelToolCalls(t *testing.T) {
 }
 
 func TestToolErrorsReachTheModel(t *testing.T) {
+	t.Parallel()
 	k := newTestKernel(t)
 	sid := k.chatSession(t, nil, "BYPASS")
 	w := k.watch(t, sid)
@@ -190,6 +194,7 @@ func jsonEq(a json.RawMessage, b string) bool {
 // A tool whose plugin cannot run the call yields an error tool message and
 // the turn goes on.
 func TestBrokenToolDoesNotEndTheTurn(t *testing.T) {
+	t.Parallel()
 	k := newTestKernel(t)
 	sid := k.chatSession(t, nil, "BYPASS")
 	w := k.watch(t, sid)
@@ -212,6 +217,7 @@ func TestBrokenToolDoesNotEndTheTurn(t *testing.T) {
 
 // Provider options reach the provider: here the output limit field.
 func TestConnectionOptionsReachTheProvider(t *testing.T) {
+	t.Parallel()
 	k := newTestKernel(t)
 	var c struct {
 		CreateConnection struct {
@@ -240,6 +246,7 @@ func TestConnectionOptionsReachTheProvider(t *testing.T) {
 // A model that never stops calling tools is ended by the max-steps guard
 // (8 in the test kernel).
 func TestMaxStepsGuard(t *testing.T) {
+	t.Parallel()
 	k := newTestKernel(t)
 	sid := k.chatSession(t, nil, "BYPASS")
 	w := k.watch(t, sid)
@@ -262,6 +269,7 @@ func TestMaxStepsGuard(t *testing.T) {
 // web_search is offered only to a model that declares it, and answers
 // through the provider's native search (the Responses API here).
 func TestWebSearchTool(t *testing.T) {
+	t.Parallel()
 	k := newTestKernel(t)
 	plain := k.chatSession(t, nil, "BYPASS")
 	w := k.watch(t, plain)
@@ -301,6 +309,7 @@ func TestWebSearchTool(t *testing.T) {
 // An endpoint that echoes the key in an error body does not get it into the
 // event log.
 func TestKeyEchoedByEndpointIsScrubbed(t *testing.T) {
+	t.Parallel()
 	k := newTestKernel(t)
 	sid := k.chatSession(t, nil, "BYPASS") // key "sk-fake"
 	w := k.watch(t, sid)
@@ -315,6 +324,7 @@ func TestKeyEchoedByEndpointIsScrubbed(t *testing.T) {
 // An endpoint that echoes the key with its case changed (some gateways
 // upper-case what they quote) does not get it into the event log either.
 func TestCaseChangedKeyEchoIsScrubbed(t *testing.T) {
+	t.Parallel()
 	k := newTestKernel(t)
 	sid := k.chatSession(t, nil, "BYPASS") // key "sk-fake"
 	w := k.watch(t, sid)

@@ -55,7 +55,9 @@ func TestMain(m *testing.M) {
 	if os.Getenv("FOYA_E2E_TRIM") == "1" { // as the README's install instructions build it
 		args = append(args, "-trimpath", "-ldflags=-s -w")
 	}
-	build := exec.Command("go", append(args, ".", "./cmd/...")...)
+	// The third-party test plugins too (echo, videoecho): one go command
+	// links them beside the rest; a test copies them into its data dir.
+	build := exec.Command("go", append(args, ".", "./cmd/...", "./providers/echo", "./providers/videoecho")...)
 	build.Dir = moduleRoot
 	if out, err := build.CombinedOutput(); err != nil {
 		fmt.Fprintf(os.Stderr, "build foya: %v\n%s", err, out)
@@ -410,5 +412,18 @@ func TestDataDirIsLocked(t *testing.T) {
 	out, err := cmd.CombinedOutput()
 	if err == nil || cmd.ProcessState.ExitCode() != 1 || !strings.Contains(string(out), "in use by another foya kernel") {
 		t.Fatalf("second kernel: %v\n%s", err, out)
+	}
+}
+
+// installTestPlugin copies the third-party test plugin name (echo,
+// videoecho), built by TestMain, to dst with mode 0755.
+func installTestPlugin(t *testing.T, name, dst string) {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(filepath.Dir(foyaBin), name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(dst, raw, 0o755); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -113,7 +113,7 @@ func TestPlaygroundInChromium(t *testing.T) {
 func TestPlaygroundAssetsFresh(t *testing.T) {
 	t.Parallel()
 	if testing.Short() {
-		t.Skip("-short: skipping the npm rebuild of the playground assets")
+		t.Skip("-short: skipping the npm check of the playground assets")
 	}
 	skip := func(format string, args ...any) {
 		t.Helper()
@@ -135,7 +135,7 @@ func TestPlaygroundAssetsFresh(t *testing.T) {
 		if strings.Contains(string(out), "is stale") {
 			t.Fatalf("%s", out)
 		}
-		skip("npm ci for the playground assets failed (registry unreachable?): %v\n%s", err, out)
+		skip("npm pack of the playground packages failed (registry unreachable?): %v\n%s", err, out)
 	}
 	t.Log(strings.TrimSpace(string(out)))
 }

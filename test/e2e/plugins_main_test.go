@@ -92,9 +92,7 @@ func TestThirdPartyProviderPlugin(t *testing.T) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	if out, err := exec.Command("go", "build", "-o", filepath.Join(dir, "foya-echo"), "github.com/foya-dev/foya/providers/echo").CombinedOutput(); err != nil {
-		t.Fatalf("build echo: %v\n%s", err, out)
-	}
+	installTestPlugin(t, "echo", filepath.Join(dir, "foya-echo"))
 	k := startKernel(t, data)
 	pl := k.listPlugins(t)
 	var echo *pluginJSON

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -167,9 +166,7 @@ func TestThirdPartyPluginStartsOnDemand(t *testing.T) {
 		t.Fatal(err)
 	}
 	exe := filepath.Join(dir, "foya-echo")
-	if out, err := exec.Command("go", "build", "-o", exe, "github.com/foya-dev/foya/providers/echo").CombinedOutput(); err != nil {
-		t.Fatalf("build echo: %v\n%s", err, out)
-	}
+	installTestPlugin(t, "echo", exe)
 	runsEcho := func(k *kernelProc) bool {
 		return slices.ContainsFunc(pluginCmdlines(childPIDs(k.cmd.Process.Pid)), func(c string) bool { return strings.Contains(c, "foya-echo") })
 	}

@@ -4,7 +4,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -24,9 +23,7 @@ func TestGenerateVideoThroughPlugins(t *testing.T) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	if out, err := exec.Command("go", "build", "-o", filepath.Join(dir, "foya-videoecho"), "github.com/foya-dev/foya/providers/videoecho").CombinedOutput(); err != nil {
-		t.Fatalf("build videoecho: %v\n%s", err, out)
-	}
+	installTestPlugin(t, "videoecho", filepath.Join(dir, "foya-videoecho"))
 	k := startKernel(t, data)
 	pl := k.listPlugins(t)
 	var ve *pluginJSON

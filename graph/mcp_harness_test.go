@@ -40,9 +40,6 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
-	// Most tests wait on their kernels' timers, subprocesses and, on
-	// PostgreSQL, round trips: four at a time.
-	testenv.DefaultParallel(4)
 	code := testenv.Main(m)
 	if err := dropPGTemplate(); err != nil {
 		fmt.Fprintln(os.Stderr, "drop the PostgreSQL template database:", err)

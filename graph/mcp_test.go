@@ -412,7 +412,12 @@ func TestMCPServerCatalog(t *testing.T) {
 	defer cancel()
 	ws := dialWS(t, ctx, k.srv.URL)
 	defer ws.conn.Close(websocket.StatusNormalClosure, "")
-	ws.subscribe(ctx, "k", `subscription { kernelEvents { type mcpServerId } }`, nil)
+	// ready: the restart comes after the subscription is live (else a
+	// loaded machine could see every attempt fail before it).
+	ws.subscribe(ctx, "k", `subscription { kernelEvents(ready: true) { type mcpServerId } }`, nil)
+	if m := ws.read(ctx); !strings.Contains(string(m.Payload), `"subscribed"`) {
+		t.Fatalf("first kernel event %s %s, want subscribed", m.Type, m.Payload)
+	}
 	k.mustDo(t, `mutation($id: ID!) { restartMcpServer(id: $id) { id } }`, map[string]any{"id": off.ID}, nil)
 	for {
 		m := ws.read(ctx)

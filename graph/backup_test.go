@@ -18,7 +18,6 @@ const backupMutation = `mutation($p: String!) { backupDatabase(path: $p) }`
 // it cannot use is refused with a code and a message that says what to
 // do; on PostgreSQL it points to pg_dump.
 func TestBackupDatabase(t *testing.T) {
-	t.Parallel()
 	k := newTestKernel(t)
 	dir := t.TempDir()
 	if k.pgURL != "" {
@@ -77,7 +76,6 @@ func TestBackupDatabase(t *testing.T) {
 
 // A kernel wired without a backup answers UNAVAILABLE.
 func TestBackupDatabaseUnwired(t *testing.T) {
-	t.Parallel()
 	k := newTestKernel(t, func(c *edge.Config) { c.Backup = nil })
 	msg := k.mustFail(t, string(core.CodeUnavailable), backupMutation, map[string]any{"p": filepath.Join(t.TempDir(), "copy.db")})
 	if !strings.Contains(msg, "backup") {

@@ -28,7 +28,6 @@ func (k *testKernel) busySession(t *testing.T) string {
 }
 
 func TestQueueHoldsAtMost100Items(t *testing.T) {
-	t.Parallel()
 	k := newTestKernel(t)
 	sid := k.busySession(t)
 	for i := range engine.MaxQueueItems {
@@ -80,7 +79,6 @@ func TestQueueHoldsAtMost4MiB(t *testing.T) {
 }
 
 func TestQueueSnapshotCarriesPreviews(t *testing.T) {
-	t.Parallel()
 	k := newTestKernel(t)
 	sid := k.busySession(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -139,7 +137,6 @@ func TestQueueSnapshotCarriesPreviews(t *testing.T) {
 }
 
 func TestNamesRefuseControlCharactersAndAreBounded(t *testing.T) {
-	t.Parallel()
 	k := newTestKernel(t)
 	model := func(id string) []any { return []any{map[string]any{"id": id}} }
 	create := `mutation($in: ConnectionInput!) { createConnection(input: $in) { id } }`

@@ -12,7 +12,6 @@ import (
 // PRV-4/PRV-7: a provider that declares a capability resolver is asked, and
 // what it reports fills the unknown capabilities of the request.
 func TestCapabilityResolverFillsUnknowns(t *testing.T) {
-	t.Parallel()
 	k := newTestKernel(t)
 	conn := k.createConn(t, map[string]any{"name": "router", "baseUrl": k.fake.BaseURL(),
 		"options": []any{map[string]any{"key": "resolve_capabilities", "value": "model_endpoint"}},
@@ -43,7 +42,6 @@ func TestCapabilityResolverFillsUnknowns(t *testing.T) {
 // PRV-4: a reasoning effort must be one the model declares; a model change
 // resets one the new model does not offer.
 func TestReasoningEffortValidated(t *testing.T) {
-	t.Parallel()
 	k := newTestKernel(t)
 	conn := k.createConn(t, map[string]any{"name": "fake", "baseUrl": k.fake.BaseURL(), "models": []any{
 		map[string]any{"id": "thinker", "capabilities": map[string]any{"reasoningEfforts": []string{"low", "high"}}},
@@ -79,7 +77,6 @@ func TestReasoningEffortValidated(t *testing.T) {
 
 // Compaction output is capped by the model's max output tokens.
 func TestCompactionOutputCapped(t *testing.T) {
-	t.Parallel()
 	k := newTestKernel(t)
 	sid := k.chatSession(t, map[string]any{"maxInputTokens": 1000, "maxOutputTokens": 300}, "BYPASS")
 	w := k.watch(t, sid)

@@ -42,7 +42,6 @@ func (k *testKernel) createConn(t testing.TB, in map[string]any) connJSON {
 }
 
 func TestConnectionValidation(t *testing.T) {
-	t.Parallel()
 	k := newTestKernel(t)
 	const create = `mutation($in: ConnectionInput!) { createConnection(input: $in) { id } }`
 	for name, tc := range map[string]struct {
@@ -276,7 +275,6 @@ func TestCatalogEndToEnd(t *testing.T) {
 }
 
 func TestNoFieldReturnsAKey(t *testing.T) {
-	t.Parallel()
 	k := newTestKernel(t)
 	var schema struct {
 		Schema struct {

@@ -16,7 +16,6 @@ import (
 // text: the concatenated deltas equal the message_end text, and the
 // persisted events of the turn arrive once each.
 func TestCoalescedDeltasOverWebSocket(t *testing.T) {
-	t.Parallel()
 	k := newTestKernel(t)
 	sid := k.chatSession(t, nil, "BYPASS")
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)

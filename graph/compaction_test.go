@@ -29,7 +29,6 @@ func isCompactionRequest(r openaitest.Request) bool {
 }
 
 func TestAutomaticCompactionAtTheMark(t *testing.T) {
-	t.Parallel()
 	k := newTestKernel(t)
 	sid := k.chatSession(t, map[string]any{"maxInputTokens": 1000}, "BYPASS")
 	w := k.watch(t, sid)
@@ -108,7 +107,6 @@ func TestAutomaticCompactionAtTheMark(t *testing.T) {
 }
 
 func TestOverflowCompactsOnceThenRetries(t *testing.T) {
-	t.Parallel()
 	k := newTestKernel(t)
 	sid := k.chatSession(t, nil, "BYPASS")
 	w := k.watch(t, sid)
@@ -140,7 +138,6 @@ func TestOverflowCompactsOnceThenRetries(t *testing.T) {
 }
 
 func TestRewindInvalidatesCheckpoint(t *testing.T) {
-	t.Parallel()
 	k := newTestKernel(t)
 	sid := k.chatSession(t, nil, "BYPASS")
 	w := k.watch(t, sid)
@@ -173,7 +170,6 @@ func TestRewindInvalidatesCheckpoint(t *testing.T) {
 }
 
 func TestLargeToolResultIsExcerpted(t *testing.T) {
-	t.Parallel()
 	k := newTestKernel(t)
 	sid := k.chatSession(t, map[string]any{"maxInputTokens": 4000}, "BYPASS")
 	w := k.watch(t, sid)
@@ -224,7 +220,6 @@ func TestLargeToolResultIsExcerpted(t *testing.T) {
 }
 
 func TestNativeCompactionWhenDeclared(t *testing.T) {
-	t.Parallel()
 	k := newTestKernel(t)
 	conn := k.createConn(t, map[string]any{"name": "native", "providerKind": "native", "baseUrl": k.fake.BaseURL(), "models": []any{map[string]any{"id": testModel}}})
 	var s struct{ CreateSession struct{ ID string } }
@@ -250,7 +245,6 @@ func TestNativeCompactionWhenDeclared(t *testing.T) {
 // A summary that saves nothing is a failure, remembered for that history: a
 // second attempt does not ask the model again.
 func TestFailedCompactionIsNotRetried(t *testing.T) {
-	t.Parallel()
 	k := newTestKernel(t)
 	sid := k.chatSession(t, nil, "BYPASS")
 	w := k.watch(t, sid)
@@ -280,7 +274,6 @@ func TestFailedCompactionIsNotRetried(t *testing.T) {
 // inside the turn, keeps the last round verbatim and carries the user's
 // request word for word.
 func TestCompactionInsideALongTurn(t *testing.T) {
-	t.Parallel()
 	k := newTestKernel(t)
 	sid := k.chatSession(t, map[string]any{"maxInputTokens": 3000}, "BYPASS")
 	w := k.watch(t, sid)

@@ -77,7 +77,6 @@ func sameModuloIDs(t *testing.T, a, aID, b, bID string) {
 // attachment and the bytes rewind needs came along; usage of an imported
 // session does not count in usageTotals.
 func TestExportImportRoundTrip(t *testing.T) {
-	t.Parallel()
 	k := newTestKernel(t)
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, "keep.txt"), "original line\n")

@@ -188,7 +188,6 @@ func TestRouteFallbackClasses(t *testing.T) {
 // fails too the turn fails with the last error, after one route_fallback
 // per entry.
 func TestSessionFallbackModels(t *testing.T) {
-	t.Parallel()
 	k, sid, primary, backup := fallbackKernel(t)
 	third := k.createConn(t, map[string]any{"name": "third", "baseUrl": k.fake.BaseURL(), "models": []any{map[string]any{"id": "gpt-third"}}}).ID
 	const upd = `mutation($s: ID!, $m: [ModelRefInput!]) { updateSession(id: $s, input: {fallbackModels: $m}) { fallbackModels { connectionId model } } }`
@@ -256,7 +255,6 @@ func TestSessionFallbackModels(t *testing.T) {
 // The FAST chain serves titles: a fast default that fails (auth) hands the
 // title to the next model of the FAST fallback chain.
 func TestTitleUsesFastFallbackChain(t *testing.T) {
-	t.Parallel()
 	k := newTestKernel(t)
 	conn := k.createConn(t, map[string]any{"name": "fake", "baseUrl": k.fake.BaseURL(), "models": []any{map[string]any{"id": testModel}, map[string]any{"id": "gpt-fast"}}}).ID
 	spare := k.createConn(t, map[string]any{"name": "spare", "baseUrl": k.fake.BaseURL(), "apiKey": "sk-spare", "models": []any{map[string]any{"id": "gpt-spare"}}}).ID

@@ -264,7 +264,6 @@ func queryString(b []byte) string {
 // subscription over plain POST is refused instead of blocking until its
 // first event.
 func TestTransportErrorsCoded(t *testing.T) {
-	t.Parallel()
 	k := newTestKernel(t)
 	cases := []struct {
 		name, method, contentType, body string
@@ -317,7 +316,6 @@ func TestTransportErrorsCoded(t *testing.T) {
 // TestFuzzFindingsCoded pins what FuzzGraphQLOperation found: client input
 // that ended as INTERNAL.
 func TestFuzzFindingsCoded(t *testing.T) {
-	t.Parallel()
 	k := newTestKernel(t)
 	var ses struct{ CreateSession struct{ ID string } }
 	k.mustDo(t, `mutation { createSession(input: {title: "x"}) { id } }`, nil, &ses)

@@ -12,7 +12,6 @@ import (
 // unknown is allowed); generateImage without a session is still spent in
 // the kernel's ledger; image_generation asks wherever a write would.
 func TestGenerationFlagsLedgerAndApproval(t *testing.T) {
-	t.Parallel()
 	k := newTestKernel(t)
 	const gen = `mutation($in: GenerateImageInput!) { generateImage(input: $in) { id } }`
 	img := k.createConn(t, map[string]any{"name": "painter", "type": "IMAGE", "baseUrl": k.fake.BaseURL(), "apiKey": "sk-img", "models": []any{

@@ -16,7 +16,6 @@ import (
 // rewind, and an append by another writer that bypasses the service (as
 // another kernel on a shared database does).
 func TestHistoryCacheMatchesStore(t *testing.T) {
-	t.Parallel()
 	ctx := context.Background()
 	k := newTestKernel(t)
 	sid := k.chatSession(t, nil, "BYPASS")

@@ -18,7 +18,6 @@ func toolTurn(final string) []openaitest.Response {
 }
 
 func TestForkSession(t *testing.T) {
-	t.Parallel()
 	k := newTestKernel(t)
 	sid := k.chatSession(t, nil, "BYPASS")
 	k.mustDo(t, `mutation($s: ID!) { updateSession(id: $s, input: {reasoningEffort: "high"}) { id } }`, map[string]any{"s": sid}, nil)
@@ -94,7 +93,6 @@ func TestForkSession(t *testing.T) {
 // Deleting sessions removes artifacts nothing refers to any more; a fork
 // shares them, so deleting one side keeps the other's.
 func TestDeleteRemovesUnreferencedArtifacts(t *testing.T) {
-	t.Parallel()
 	k := newTestKernel(t)
 	sid := k.chatSession(t, map[string]any{"imageInput": true}, "BYPASS")
 	w := k.watch(t, sid)

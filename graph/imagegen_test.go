@@ -25,7 +25,6 @@ func (k *testKernel) imageConn(t *testing.T) string {
 }
 
 func TestGenerateImage(t *testing.T) {
-	t.Parallel()
 	k := newTestKernel(t)
 	const gen = `mutation($in: GenerateImageInput!) { generateImage(input: $in) { id name kind mediaType size sha256 } }`
 	k.mustFail(t, "UNAVAILABLE", gen, map[string]any{"in": map[string]any{"prompt": "a fox"}})
@@ -73,7 +72,6 @@ func TestGenerateImage(t *testing.T) {
 }
 
 func TestImageGenerationTool(t *testing.T) {
-	t.Parallel()
 	k := newTestKernel(t)
 	sid := k.chatSession(t, nil, "BYPASS")
 	w := k.watch(t, sid)

@@ -55,7 +55,6 @@ func fileChangeArchive(t testing.TB, path, content string) (string, string) {
 // through a symlink is refused with BAD_INPUT naming the line, and nothing
 // is stored: no session, no blob, no file.
 func TestImportRefusesFileChangesOutsideTheProject(t *testing.T) {
-	t.Parallel()
 	home := t.TempDir()
 	data := filepath.Join(home, ".local", "share", "foya")
 	if err := os.MkdirAll(data, 0o700); err != nil {

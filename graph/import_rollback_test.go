@@ -26,7 +26,6 @@ func (failingImport) ImportSession(context.Context, string, []core.Event, []core
 // removed again and a blob that was already stored stays: nothing of the
 // import is left.
 func TestImportRollbackRemovesItsBlobs(t *testing.T) {
-	t.Parallel()
 	k := newTestKernel(t, func(c *engine.Config) {
 		db := c.Attachments.(*storage.DB)
 		svc, err := session.New(session.Config{Store: failingImport{db}, Broker: pubsub.New(pubsub.Config{})})

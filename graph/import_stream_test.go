@@ -291,7 +291,6 @@ func blobSection(t *testing.T, r io.Reader) [32]byte {
 // A document refused after some of its blobs were stored leaves nothing:
 // no session and none of the blobs it stored.
 func TestImportSessionFileRefusedAfterBlobsLeavesNothing(t *testing.T) {
-	t.Parallel()
 	const blobs, blobSize = 12, 256 << 10
 	k := newTestKernel(t)
 	path := filepath.Join(t.TempDir(), "bad.jsonl")
@@ -318,7 +317,6 @@ func TestImportSessionFileRefusedAfterBlobsLeavesNothing(t *testing.T) {
 // by the transport, so it keeps the 64 MiB bound: a larger one is refused
 // (gqlgen's transport answers 422 BAD_INPUT "failed to read file for key 0").
 func TestImportSessionFileChunkedOverBoundRefused(t *testing.T) {
-	t.Parallel()
 	k := newTestKernel(t)
 	pr, pw := io.Pipe()
 	mw := multipart.NewWriter(pw)

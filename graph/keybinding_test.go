@@ -39,7 +39,6 @@ func (l *listener) requests() []string {
 // the key in the update the move is made, and the new host gets only the
 // new key.
 func TestConnectionKeyBoundToItsOrigin(t *testing.T) {
-	t.Parallel()
 	k := newTestKernel(t)
 	evil := newListener(t)
 	conn := k.createConn(t, map[string]any{"name": "main", "providerKind": "openai", "baseUrl": k.fake.BaseURL(), "apiKey": secretKey, "models": []any{map[string]any{"id": testModel}}})
@@ -83,7 +82,6 @@ func TestConnectionKeyBoundToItsOrigin(t *testing.T) {
 // without headers in the same update is BAD_INPUT and the server keeps its
 // URL; the new host gets no request. Given again, the move is made.
 func TestMCPHeadersBoundToTheirOrigin(t *testing.T) {
-	t.Parallel()
 	k := newMCPKernel(t)
 	first, evil := newListener(t), newListener(t)
 	srv := k.createMCP(t, map[string]any{"name": "remote", "transport": "HTTP", "url": first.URL + "/mcp", "enabled": false,

@@ -19,7 +19,6 @@ import (
 )
 
 func TestErrorsNeverEchoMoreThan200BytesOfInput(t *testing.T) {
-	t.Parallel()
 	k := newTestKernel(t)
 	long := strings.Repeat("Z", 100_000)
 	cases := map[string]httpReply{
@@ -53,7 +52,6 @@ func aliases(n int, field string) string {
 }
 
 func TestCostCountsListsAndIntrospection(t *testing.T) {
-	t.Parallel()
 	k := newTestKernel(t)
 	sid := k.chatSession(t, nil, "BYPASS")
 	refused := func(name, query string) {
@@ -177,7 +175,6 @@ func TestResponseCapRefusalDoesNotDependOnOrder(t *testing.T) {
 }
 
 func TestSubscriptionCaps(t *testing.T) {
-	t.Parallel()
 	k := newTestKernel(t, func(c *edge.Config) {
 		c.Limits.MaxSubscriptionsPerConnection = 3
 		c.Limits.MaxSubscriptions = 5
@@ -302,7 +299,6 @@ func wsError(t *testing.T, m wsMessage) gqlError {
 }
 
 func TestWebSocketMessageOverLimitClosesConnection(t *testing.T) {
-	t.Parallel()
 	k := newTestKernel(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -322,7 +318,6 @@ func TestWebSocketMessageOverLimitClosesConnection(t *testing.T) {
 }
 
 func TestClipsAndEchoHelpersThroughTheAPI(t *testing.T) {
-	t.Parallel()
 	k := newTestKernel(t)
 	// A quoted value inside a kernel message keeps 64 bytes and says its size.
 	name := strings.Repeat("q", 150)

@@ -13,7 +13,6 @@ import (
 // McpServer.prompts, resources and resourceTemplates list what the server
 // offers, and follow its list_changed notifications.
 func TestMCPPromptsAndResourcesListed(t *testing.T) {
-	t.Parallel()
 	k := newMCPKernel(t)
 	server := mcp.NewServer(&mcp.Implementation{Name: "cat", Version: "1"}, nil)
 	noPrompt := func(context.Context, *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {

@@ -8,7 +8,6 @@ import (
 // Session.messages refuses bad paging arguments with BAD_INPUT naming
 // them (huge_main_test.go pages a real huge session).
 func TestMessagesPagingArguments(t *testing.T) {
-	t.Parallel()
 	k := newTestKernel(t)
 	var s struct{ CreateSession struct{ ID string } }
 	k.mustDo(t, `mutation { createSession(input: {title: "p"}) { id } }`, nil, &s)
@@ -37,7 +36,6 @@ func TestMessagesPagingArguments(t *testing.T) {
 // sessions(first:, after:) pages the session list, newest first, each
 // session exactly once; the default lists them all.
 func TestSessionsPaging(t *testing.T) {
-	t.Parallel()
 	k := newTestKernel(t)
 	for range 7 {
 		k.mustDo(t, `mutation { createSession(input: {title: "p"}) { id } }`, nil, nil)

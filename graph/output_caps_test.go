@@ -66,7 +66,6 @@ func (k *testKernel) requestMaxTokens(t *testing.T, i int) float64 {
 }
 
 func TestOutputCapTextAndReasoning(t *testing.T) {
-	t.Parallel()
 	k := capsKernel(t, func(l *engine.OutputLimits) { l.TextBytes, l.ReasoningBytes = 1000, 500 })
 	sid := k.chatSession(t, nil, "BYPASS")
 	for _, tc := range []struct {
@@ -116,7 +115,6 @@ func TestOutputCapTextAndReasoning(t *testing.T) {
 // A call whose arguments pass the cap is not run: the model gets a tool
 // error saying so and the turn goes on.
 func TestOutputCapToolArgsRefusedTurnContinues(t *testing.T) {
-	t.Parallel()
 	k := capsKernel(t, func(l *engine.OutputLimits) { l.ToolArgsBytes = 1000 })
 	sid := k.chatSession(t, nil, "BYPASS")
 	events := []string{chunk(map[string]any{"role": "assistant", "content": "Writing."}, ""),
@@ -164,7 +162,6 @@ func TestOutputCapToolArgsRefusedTurnContinues(t *testing.T) {
 }
 
 func TestOutputCapTurnTokens(t *testing.T) {
-	t.Parallel()
 	k := capsKernel(t, func(l *engine.OutputLimits) { l.TurnOutputTokens = 100 })
 	declared := k.chatSession(t, map[string]any{"contextWindow": 100000, "maxOutputTokens": 5000}, "BYPASS")
 	// The provider is asked for at most what the turn may still spend.
@@ -194,7 +191,6 @@ func TestOutputCapTurnTokens(t *testing.T) {
 }
 
 func TestOutputCapTurnTokensUndeclaredModel(t *testing.T) {
-	t.Parallel()
 	for _, tc := range []struct {
 		limit int64
 		sent  float64

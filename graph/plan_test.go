@@ -20,7 +20,6 @@ func (k *testKernel) agentMode(t *testing.T, sid string) string {
 // PLAN → (plan turn completes) AWAITING_CONFIRMATION → confirmPlan → EXECUTE
 // with the execution turn; writes are refused until then.
 func TestPlanConfirmationFlow(t *testing.T) {
-	t.Parallel()
 	k := newTestKernel(t)
 	dir := t.TempDir()
 	sid := projectSession(t, k, dir)

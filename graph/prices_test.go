@@ -20,7 +20,6 @@ func near(a *float64, want float64) bool { return a != nil && math.Abs(*a-want) 
 // event, the session's usage and usageTotals carry the cost; usage of a model
 // without prices has a null cost and counts as unpriced.
 func TestUsageCostFromPrices(t *testing.T) {
-	t.Parallel()
 	k := newTestKernel(t)
 	prices := map[string]any{"inputPerMillion": 2.5, "cachedInputPerMillion": 1.25, "outputPerMillion": 10}
 	sid := k.chatSession(t, map[string]any{"prices": prices}, "BYPASS")

@@ -76,7 +76,6 @@ func turnOutcome(t *testing.T, evs []liveEvent) core.TurnPayload {
 }
 
 func TestRetryAfterRateLimit(t *testing.T) {
-	t.Parallel()
 	k := newTestKernel(t, func(c *engine.Config) { c.Retry.BaseDelay = 10 * time.Millisecond })
 	sid := k.chatSession(t, nil, "BYPASS")
 	limited := openaitest.Error(429, "rate_limit_error", "rate_limit_exceeded", "Rate limit reached for requests")
@@ -127,7 +126,6 @@ func TestRetryAfterRateLimit(t *testing.T) {
 }
 
 func TestNoRetryOnQuotaAuthBadRequest(t *testing.T) {
-	t.Parallel()
 	k := newTestKernel(t)
 	sid := k.chatSession(t, nil, "BYPASS")
 	for i, tc := range []struct {
@@ -157,7 +155,6 @@ func TestNoRetryOnQuotaAuthBadRequest(t *testing.T) {
 }
 
 func TestRetryBounds(t *testing.T) {
-	t.Parallel()
 	k := newTestKernel(t, func(c *engine.Config) {
 		c.Retry.MaxAttempts, c.Retry.BaseDelay, c.Retry.MaxTotalWait = 3, 10*time.Millisecond, 30*time.Second
 	})
@@ -199,7 +196,6 @@ func TestRetryBounds(t *testing.T) {
 }
 
 func TestFailedTitleNotRetriedEveryTurn(t *testing.T) {
-	t.Parallel()
 	k := newTestKernel(t)
 	conn := k.createConn(t, map[string]any{"name": "fake", "baseUrl": k.fake.BaseURL(), "models": []any{map[string]any{"id": testModel}}})
 	var s struct{ CreateSession struct{ ID string } }

@@ -68,7 +68,6 @@ func readFile(t *testing.T, path string) string {
 }
 
 func TestFileToolsAndRewind(t *testing.T) {
-	t.Parallel()
 	k := newTestKernel(t)
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, "keep.txt"), "original line\n")
@@ -216,7 +215,6 @@ func TestFileToolsAndRewind(t *testing.T) {
 // restored and history not yet rewound; a new preview sees the files as
 // already restored, and confirming completes the rewind.
 func TestRewindRecoversAfterACrashBetweenRestoreAndEvent(t *testing.T) {
-	t.Parallel()
 	k := newTestKernel(t)
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, "a.txt"), "one\n")
@@ -243,7 +241,6 @@ func TestRewindRecoversAfterACrashBetweenRestoreAndEvent(t *testing.T) {
 }
 
 func TestRewindRefusedWhileATurnRuns(t *testing.T) {
-	t.Parallel()
 	k := newTestKernel(t)
 	sid := k.chatSession(t, nil, "BYPASS")
 	w := k.watch(t, sid)
@@ -261,7 +258,6 @@ func TestRewindRefusedWhileATurnRuns(t *testing.T) {
 // A turn whose request had an attachment, a browser element and a command is
 // rewound like any other, and the files its sub-agent changed are restored.
 func TestRewindRichInputAndSubAgentFiles(t *testing.T) {
-	t.Parallel()
 	k := newTestKernel(t)
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, "keep.txt"), "before\n")
@@ -337,7 +333,6 @@ func TestRewindRichInputAndSubAgentFiles(t *testing.T) {
 // not followed (the old token no longer matches; a new preview says why),
 // nothing is written there, and a deleted script comes back with its mode.
 func TestRewindRestoreIgnoresPlantedSymlinkAndKeepsMode(t *testing.T) {
-	t.Parallel()
 	home := t.TempDir()
 	data := filepath.Join(home, ".local", "share", "foya")
 	if err := os.MkdirAll(data, 0o700); err != nil {

@@ -58,7 +58,6 @@ func undescribed(t testing.TB, sdl string) []string {
 // Every type, field, argument, input field, enum value and directive of
 // schema.graphqls has a description (what it is, its units and bounds).
 func TestSchemaIsDescribed(t *testing.T) {
-	t.Parallel()
 	raw, err := os.ReadFile("../schema.graphqls")
 	if err != nil {
 		t.Fatal(err)
@@ -70,7 +69,6 @@ func TestSchemaIsDescribed(t *testing.T) {
 
 // The check itself finds each kind of undescribed element.
 func TestUndescribedFindsEachKind(t *testing.T) {
-	t.Parallel()
 	got := undescribed(t, `
 type T { f(a: Int): Int }
 "d" input I { x: Int }

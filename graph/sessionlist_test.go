@@ -97,8 +97,6 @@ func mustEvent(t testing.TB, sessionID string, kind core.EventType, payload any)
 // client's and the CLI's operations) and errors; and it leaves every other
 // shape to gqlgen.
 func TestSessionListSameAsGqlgen(t *testing.T) {
-	// Not parallel: graph.SessionListServed counts the whole process's
-	// hand-answered lists.
 	k := newTestKernel(t)
 	seedListSessions(t, k)
 	// Each operation has %s where the sessions field's directive goes.
@@ -199,8 +197,6 @@ func TestSessionListSameAsGqlgen(t *testing.T) {
 // list is answered by hand, and one byte less gets gqlgen's BAD_INPUT
 // either way.
 func TestSessionListResponseBudget(t *testing.T) {
-	// Not parallel: graph.SessionListServed counts the whole process's
-	// hand-answered lists.
 	for _, c := range []struct{ name, query string }{
 		{"alone", "{ sessions(includeChildren: true) %s { " + listSessionFields + " } }"},
 		{"beside other fields", "{ projects { id name path } sessions(includeChildren: true) %s { " + listSessionFields + " } connections { id name } }"},
@@ -252,7 +248,6 @@ func TestSessionListResponseBudget(t *testing.T) {
 // request to request (a buffer handed back before its response was
 // written, or an array still in use, would mix two answers).
 func TestSessionListConcurrentPages(t *testing.T) {
-	t.Parallel()
 	k := newTestKernel(t)
 	seedListSessions(t, k)
 	post := func(query string, vars map[string]any) ([]byte, error) {

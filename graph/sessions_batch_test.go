@@ -14,7 +14,6 @@ import (
 // list at once (children, usage, project, route) give each session of a
 // page what asking for that session alone gives.
 func TestSessionPageFieldsBatched(t *testing.T) {
-	t.Parallel()
 	k := newTestKernel(t)
 	ctx := context.Background()
 	conn := k.createConn(t, map[string]any{"name": "fake", "baseUrl": k.fake.BaseURL(), "models": []any{map[string]any{"id": testModel}}})

@@ -27,7 +27,6 @@ type sessionJSON struct {
 }
 
 func TestProjects(t *testing.T) {
-	t.Parallel()
 	k := newTestKernel(t)
 	dir := t.TempDir()
 	file := filepath.Join(dir, "f.txt")
@@ -86,7 +85,6 @@ func TestProjects(t *testing.T) {
 }
 
 func TestSessionLifecycle(t *testing.T) {
-	t.Parallel()
 	k := newTestKernel(t)
 	dirA, dirB := t.TempDir(), t.TempDir()
 	var pa, pb struct{ CreateProject struct{ ID string } }
@@ -168,7 +166,6 @@ func TestSessionLifecycle(t *testing.T) {
 }
 
 func TestLimitsAndSyntax(t *testing.T) {
-	t.Parallel()
 	k := newTestKernel(t)
 	deep := `{ sessions { children { children { children { children { children { children { children { children { children { children { children { children { id } } } } } } } } } } } } } }`
 	msg := k.mustFail(t, "BAD_INPUT", deep, nil)

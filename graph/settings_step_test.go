@@ -11,7 +11,6 @@ import (
 // SES-8: a model change made while a turn waits on an approval applies to
 // the turn's next model request, not to the request already made.
 func TestSettingsApplyAtTheNextStep(t *testing.T) {
-	t.Parallel()
 	k := newTestKernel(t)
 	conn := k.createConn(t, map[string]any{"name": "two", "baseUrl": k.fake.BaseURL(), "models": []any{map[string]any{"id": testModel}, map[string]any{"id": "gpt-u"}}}).ID
 	var s struct{ CreateSession struct{ ID string } }

@@ -15,7 +15,6 @@ import (
 )
 
 func TestSubAgentChildSession(t *testing.T) {
-	t.Parallel()
 	k := newTestKernel(t)
 	dir := t.TempDir()
 	if err := os.MkdirAll(filepath.Join(dir, ".foya", "agents"), 0o755); err != nil {
@@ -87,7 +86,6 @@ func TestSubAgentChildSession(t *testing.T) {
 }
 
 func TestStoppingParentStopsChild(t *testing.T) {
-	t.Parallel()
 	k := newTestKernel(t)
 	sid := k.chatSession(t, nil, "BYPASS")
 	w := k.watch(t, sid)
@@ -121,7 +119,6 @@ func TestStoppingParentStopsChild(t *testing.T) {
 
 // The project's rules, memory and skills reach the system prompt.
 func TestProjectContextInSystemPrompt(t *testing.T) {
-	t.Parallel()
 	k := newTestKernel(t)
 	dir := t.TempDir()
 	os.MkdirAll(filepath.Join(dir, ".foya", "skills", "release"), 0o755)
@@ -204,7 +201,6 @@ func taskThenWrite() []openaitest.Response {
 // Under ASK, a sub-agent's approval shows on the parent's stream with the
 // child's id, and a decision sent to the parent unblocks the child.
 func TestSubAgentApprovalThroughParent(t *testing.T) {
-	t.Parallel()
 	k := newTestKernel(t)
 	dir := t.TempDir()
 	sid := projectSession(t, k, dir)
@@ -251,7 +247,6 @@ func TestSubAgentApprovalThroughParent(t *testing.T) {
 // An approval still pending when the turn stops ends with approval_resolved
 // (CANCELLED), in the child's log and the parent's.
 func TestPendingApprovalCancelledOnStop(t *testing.T) {
-	t.Parallel()
 	k := newTestKernel(t)
 	sid := projectSession(t, k, t.TempDir())
 	k.mustDo(t, `mutation($s: ID!) { updateSession(id: $s, input: {approvalMode: ASK}) { id } }`, map[string]any{"s": sid}, nil)
@@ -285,7 +280,6 @@ func TestPendingApprovalCancelledOnStop(t *testing.T) {
 
 // A sub-agent's question is answered through the parent.
 func TestSubAgentQuestionThroughParent(t *testing.T) {
-	t.Parallel()
 	k := newTestKernel(t)
 	sid := k.chatSession(t, nil, "ASK")
 	w := k.watch(t, sid)
@@ -321,7 +315,6 @@ func TestSubAgentQuestionThroughParent(t *testing.T) {
 // the tool set that existed when its child was created, frozen in the
 // child's snapshot (task left out), not "all tools" forever.
 func TestSubAgentWithoutToolsListFreezesItsToolSet(t *testing.T) {
-	t.Parallel()
 	k := newTestKernel(t)
 	sid := k.chatSession(t, nil, "BYPASS")
 	w := k.watch(t, sid)

@@ -197,7 +197,6 @@ func seedSession(t *testing.T, k *testKernel, n int) string {
 }
 
 func TestSessionEventsOverWebSocket(t *testing.T) {
-	t.Parallel()
 	k := newTestKernel(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -240,7 +239,6 @@ func TestSessionEventsOverWebSocket(t *testing.T) {
 }
 
 func TestSessionEventsOverSSE(t *testing.T) {
-	t.Parallel()
 	k := newTestKernel(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -286,7 +284,6 @@ func TestSessionEventsOverSSE(t *testing.T) {
 }
 
 func TestKernelEventsOverWebSocket(t *testing.T) {
-	t.Parallel()
 	k := newTestKernel(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -340,7 +337,6 @@ func TestKernelEventsOverWebSocket(t *testing.T) {
 // change made after subscribed is missed, so no poking is needed); ids an
 // event does not name are null.
 func TestKernelEventsReady(t *testing.T) {
-	t.Parallel()
 	k := newTestKernel(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

@@ -50,7 +50,6 @@ func readImageTurn(t *testing.T, caps map[string]any) ([]map[string]any, []byte)
 }
 
 func TestToolImageReachesVisionModel(t *testing.T) {
-	t.Parallel()
 	msgs, pic := readImageTurn(t, nil)
 	// system, user, assistant (tool call), tool (text), user (the image as the tool's output).
 	if len(msgs) != 5 || msgs[3]["role"] != "tool" || msgs[4]["role"] != "user" {
@@ -73,7 +72,6 @@ func TestToolImageReachesVisionModel(t *testing.T) {
 }
 
 func TestToolImageNoteForTextModel(t *testing.T) {
-	t.Parallel()
 	msgs, _ := readImageTurn(t, map[string]any{"imageInput": false})
 	if len(msgs) != 4 || msgs[3]["role"] != "tool" {
 		t.Fatalf("request messages %+v", msgs)

@@ -22,7 +22,6 @@ func hanging() openaitest.Response {
 }
 
 func TestCancelKeepsPartialOutput(t *testing.T) {
-	t.Parallel()
 	k := newTestKernel(t)
 	sid := k.chatSession(t, nil, "BYPASS")
 	w := k.watch(t, sid)
@@ -79,7 +78,6 @@ func texts(q []queueJSON) string {
 }
 
 func TestQueueEditMoveDeleteDispatch(t *testing.T) {
-	t.Parallel()
 	k := newTestKernel(t)
 	sid := k.chatSession(t, nil, "BYPASS")
 	w := k.watch(t, sid)
@@ -137,7 +135,6 @@ func TestQueueEditMoveDeleteDispatch(t *testing.T) {
 }
 
 func TestStopKeepsOrClearsQueue(t *testing.T) {
-	t.Parallel()
 	k := newTestKernel(t)
 	sid := k.chatSession(t, nil, "BYPASS")
 	w := k.watch(t, sid)
@@ -186,7 +183,6 @@ func TestStopKeepsOrClearsQueue(t *testing.T) {
 }
 
 func TestProviderErrors(t *testing.T) {
-	t.Parallel()
 	k := newTestKernel(t)
 	sid := k.chatSession(t, nil, "BYPASS")
 	w := k.watch(t, sid)
@@ -225,7 +221,6 @@ func TestProviderErrors(t *testing.T) {
 }
 
 func TestInputValidation(t *testing.T) {
-	t.Parallel()
 	k := newTestKernel(t)
 	sid := k.chatSession(t, map[string]any{"imageInput": false}, "BYPASS")
 	const send = `mutation($s: ID!, $in: UserInput!) { sendMessage(sessionId: $s, input: $in) { turnStarted } }`
@@ -258,7 +253,6 @@ func (k *testKernel) firstConnection(t *testing.T) string {
 }
 
 func TestTitleGenerated(t *testing.T) {
-	t.Parallel()
 	k := newTestKernel(t)
 	conn := k.createConn(t, map[string]any{"name": "fake", "baseUrl": k.fake.BaseURL(), "models": []any{map[string]any{"id": testModel}, map[string]any{"id": "gpt-fast"}}})
 	k.mustDo(t, `mutation($c: ID) { setDefaultModel(purpose: FAST, connectionId: $c, model: "gpt-fast") { fast { model } } }`, map[string]any{"c": conn.ID}, nil)
@@ -283,7 +277,6 @@ func TestTitleGenerated(t *testing.T) {
 }
 
 func TestApprovalsAcrossClients(t *testing.T) {
-	t.Parallel()
 	k := newTestKernel(t)
 	sid := k.chatSession(t, nil, "ASK")
 	w := k.watch(t, sid)
@@ -359,7 +352,6 @@ func TestApprovalsAcrossClients(t *testing.T) {
 }
 
 func TestExploreAndPlanRefuseWrites(t *testing.T) {
-	t.Parallel()
 	k := newTestKernel(t)
 	sid := k.chatSession(t, nil, "EXPLORE")
 	w := k.watch(t, sid)
@@ -386,7 +378,6 @@ func TestExploreAndPlanRefuseWrites(t *testing.T) {
 }
 
 func TestQuestionAndTasks(t *testing.T) {
-	t.Parallel()
 	k := newTestKernel(t)
 	sid := k.chatSession(t, nil, "ASK")
 	w := k.watch(t, sid)
@@ -420,7 +411,6 @@ func TestQuestionAndTasks(t *testing.T) {
 }
 
 func TestDeleteRacingALiveTurn(t *testing.T) {
-	t.Parallel()
 	k := newTestKernel(t)
 	sid := k.chatSession(t, nil, "BYPASS")
 	w := k.watch(t, sid)

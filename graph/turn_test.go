@@ -12,7 +12,6 @@ import (
 )
 
 func TestPlainReply(t *testing.T) {
-	t.Parallel()
 	k := newTestKernel(t)
 	sid := k.chatSession(t, nil, "BYPASS")
 	w := k.watch(t, sid)
@@ -76,7 +75,6 @@ func TestPlainReply(t *testing.T) {
 }
 
 func TestReasoningIsNotSentBack(t *testing.T) {
-	t.Parallel()
 	k := newTestKernel(t)
 	sid := k.chatSession(t, nil, "BYPASS")
 	w := k.watch(t, sid)
@@ -112,7 +110,6 @@ func TestReasoningIsNotSentBack(t *testing.T) {
 }
 
 func TestParallelToolCalls(t *testing.T) {
-	t.Parallel()
 	k := newTestKernel(t)
 	sid := k.chatSession(t, nil, "BYPASS")
 	w := k.watch(t, sid)
@@ -152,7 +149,6 @@ func TestParallelToolCalls(t *testing.T) {
 }
 
 func TestToolErrorsReachTheModel(t *testing.T) {
-	t.Parallel()
 	k := newTestKernel(t)
 	sid := k.chatSession(t, nil, "BYPASS")
 	w := k.watch(t, sid)
@@ -194,7 +190,6 @@ func jsonEq(a json.RawMessage, b string) bool {
 // A tool whose plugin cannot run the call yields an error tool message and
 // the turn goes on.
 func TestBrokenToolDoesNotEndTheTurn(t *testing.T) {
-	t.Parallel()
 	k := newTestKernel(t)
 	sid := k.chatSession(t, nil, "BYPASS")
 	w := k.watch(t, sid)
@@ -217,7 +212,6 @@ func TestBrokenToolDoesNotEndTheTurn(t *testing.T) {
 
 // Provider options reach the provider: here the output limit field.
 func TestConnectionOptionsReachTheProvider(t *testing.T) {
-	t.Parallel()
 	k := newTestKernel(t)
 	var c struct {
 		CreateConnection struct {
@@ -246,7 +240,6 @@ func TestConnectionOptionsReachTheProvider(t *testing.T) {
 // A model that never stops calling tools is ended by the max-steps guard
 // (8 in the test kernel).
 func TestMaxStepsGuard(t *testing.T) {
-	t.Parallel()
 	k := newTestKernel(t)
 	sid := k.chatSession(t, nil, "BYPASS")
 	w := k.watch(t, sid)
@@ -269,7 +262,6 @@ func TestMaxStepsGuard(t *testing.T) {
 // web_search is offered only to a model that declares it, and answers
 // through the provider's native search (the Responses API here).
 func TestWebSearchTool(t *testing.T) {
-	t.Parallel()
 	k := newTestKernel(t)
 	plain := k.chatSession(t, nil, "BYPASS")
 	w := k.watch(t, plain)
@@ -309,7 +301,6 @@ func TestWebSearchTool(t *testing.T) {
 // An endpoint that echoes the key in an error body does not get it into the
 // event log.
 func TestKeyEchoedByEndpointIsScrubbed(t *testing.T) {
-	t.Parallel()
 	k := newTestKernel(t)
 	sid := k.chatSession(t, nil, "BYPASS") // key "sk-fake"
 	w := k.watch(t, sid)
@@ -324,7 +315,6 @@ func TestKeyEchoedByEndpointIsScrubbed(t *testing.T) {
 // An endpoint that echoes the key with its case changed (some gateways
 // upper-case what they quote) does not get it into the event log either.
 func TestCaseChangedKeyEchoIsScrubbed(t *testing.T) {
-	t.Parallel()
 	k := newTestKernel(t)
 	sid := k.chatSession(t, nil, "BYPASS") // key "sk-fake"
 	w := k.watch(t, sid)

@@ -11,7 +11,6 @@ import (
 
 // MSG-5: a turn's own start and end, on turn_finished and on every message of the turn.
 func TestTurnTimes(t *testing.T) {
-	t.Parallel()
 	k := newTestKernel(t)
 	sid := k.chatSession(t, nil, "BYPASS")
 	w := k.watch(t, sid)
@@ -51,7 +50,6 @@ func TestTurnTimes(t *testing.T) {
 
 // MSG-11: segments replay the streamed order, across reasoning, text and tool calls.
 func TestSegmentsKeepStreamedOrder(t *testing.T) {
-	t.Parallel()
 	k := newTestKernel(t)
 	sid := k.chatSession(t, nil, "BYPASS")
 	w := k.watch(t, sid)

@@ -59,7 +59,6 @@ func (k *testKernel) upload(t *testing.T, name string, data []byte) string {
 }
 
 func TestImageAttachmentReachesTheModel(t *testing.T) {
-	t.Parallel()
 	k := newTestKernel(t)
 	sid := k.chatSession(t, map[string]any{"imageInput": true}, "BYPASS")
 	w := k.watch(t, sid)

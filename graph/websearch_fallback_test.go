@@ -11,7 +11,6 @@ import (
 
 // PRV-8: a model without native search uses the configured fallback search connection.
 func TestWebSearchFallback(t *testing.T) {
-	t.Parallel()
 	k := newTestKernel(t)
 	sid := k.chatSession(t, nil, "BYPASS") // gpt-t: no webSearch
 	w := k.watch(t, sid)
@@ -53,7 +52,6 @@ func TestWebSearchFallback(t *testing.T) {
 // without web_search=responses) gets the configured fallback search in the
 // same call; without a fallback the tool error says both.
 func TestWebSearchFallbackAtRunTime(t *testing.T) {
-	t.Parallel()
 	k := newTestKernel(t)
 	sid := k.chatSession(t, map[string]any{"webSearch": true}, "BYPASS")
 	w := k.watch(t, sid)

@@ -43,7 +43,6 @@ func runningPID(pid int) bool { return pid != 0 }
 // the next call starts each plugin again transparently, and a third-party
 // plugin keeps running.
 func TestIdleBuiltinsStopAndRestartOnCall(t *testing.T) {
-	t.Parallel() // waits on idle timers: beside the others
 	m, logs := idleManager(t, 300*time.Millisecond)
 	srv := openaitest.New(t)
 	ep := core.Endpoint{BaseURL: srv.BaseURL()}
@@ -97,7 +96,6 @@ func TestIdleBuiltinsStopAndRestartOnCall(t *testing.T) {
 // TestIdleStopNeverInterruptsACall: a stream and a tool call that last many
 // times IdleStopAfter run to the end in the same process.
 func TestIdleStopNeverInterruptsACall(t *testing.T) {
-	t.Parallel() // waits on idle timers: beside the others
 	m, logs := idleManager(t, 100*time.Millisecond)
 	srv := openaitest.New(t)
 	ep := core.Endpoint{BaseURL: srv.BaseURL()}

@@ -461,7 +461,6 @@ func TestNewPluginUnderProtocolV1Host(t *testing.T) {
 // A request far beyond gRPC's 4 MiB default (long history, images,
 // native state) crosses the process boundary both ways.
 func TestLargeRequestCrossesTheBoundary(t *testing.T) {
-	t.Parallel()
 	m, _ := startManager(t, nil)
 	p, err := m.Provider("echo")
 	if err != nil {
@@ -506,7 +505,6 @@ func exeRSS(t *testing.T, pid int) int64 {
 // idle hands back its mappings of executable pages (internal/memtrim), and
 // streams correctly afterwards, again and again.
 func TestIdleBuiltinTrimsAndKeepsWorking(t *testing.T) {
-	t.Parallel() // waits on idle timers: beside the others
 	if runtime.GOOS != "linux" {
 		t.Skip("executable pages are only dropped on Linux")
 	}
@@ -544,7 +542,6 @@ func TestIdleBuiltinTrimsAndKeepsWorking(t *testing.T) {
 // keeps running, the tool plugin is never parked, and a parked provider
 // starts again on its first call.
 func TestUnusedBuiltinProvidersPark(t *testing.T) {
-	t.Parallel() // waits on idle timers: beside the others
 	logs := &syncBuffer{}
 	data := t.TempDir()
 	m, err := host.NewManager(host.Config{DataDir: data, Executable: kernelBin, ParkUnusedAfter: 2 * time.Second,

@@ -415,9 +415,10 @@ func TestDataDirIsLocked(t *testing.T) {
 	}
 }
 
-// installTestPlugin copies the third-party test plugin name (echo,
-// videoecho), built by TestMain, to dst with mode 0755.
-func installTestPlugin(t *testing.T, name, dst string) {
+// installBuilt copies the executable name that TestMain built (foya, or
+// the third-party test plugins echo and videoecho) to dst with mode 0755,
+// in one write (as cp or an installer leaves a file).
+func installBuilt(t *testing.T, name, dst string) {
 	t.Helper()
 	raw, err := os.ReadFile(filepath.Join(filepath.Dir(foyaBin), name))
 	if err != nil {

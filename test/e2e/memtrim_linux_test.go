@@ -51,14 +51,8 @@ func exePmdMapped(t *testing.T, pid int, exe string) (pmd, rss int64) {
 // answering (docs/performance.md, internal/memtrim).
 func TestKernelEvictsLargeFolios(t *testing.T) {
 	t.Parallel()
-	raw, err := os.ReadFile(foyaBin)
-	if err != nil {
-		t.Fatal(err)
-	}
 	bin := filepath.Join(t.TempDir(), "foya")
-	if err := os.WriteFile(bin, raw, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	installBuilt(t, "foya", bin)
 	k := startKernelBin(t, bin, t.TempDir())
 	pid := k.cmd.Process.Pid
 	startPmd, startRss := exePmdMapped(t, pid, bin)

@@ -92,7 +92,7 @@ func TestThirdPartyProviderPlugin(t *testing.T) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	installTestPlugin(t, "echo", filepath.Join(dir, "foya-echo"))
+	installBuilt(t, "echo", filepath.Join(dir, "foya-echo"))
 	k := startKernel(t, data)
 	pl := k.listPlugins(t)
 	var echo *pluginJSON

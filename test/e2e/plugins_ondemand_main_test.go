@@ -166,7 +166,7 @@ func TestThirdPartyPluginStartsOnDemand(t *testing.T) {
 		t.Fatal(err)
 	}
 	exe := filepath.Join(dir, "foya-echo")
-	installTestPlugin(t, "echo", exe)
+	installBuilt(t, "echo", exe)
 	runsEcho := func(k *kernelProc) bool {
 		return slices.ContainsFunc(pluginCmdlines(childPIDs(k.cmd.Process.Pid)), func(c string) bool { return strings.Contains(c, "foya-echo") })
 	}

@@ -23,7 +23,7 @@ func TestGenerateVideoThroughPlugins(t *testing.T) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	installTestPlugin(t, "videoecho", filepath.Join(dir, "foya-videoecho"))
+	installBuilt(t, "videoecho", filepath.Join(dir, "foya-videoecho"))
 	k := startKernel(t, data)
 	pl := k.listPlugins(t)
 	var ve *pluginJSON

@@ -61,6 +61,9 @@ export const ws = {
     this.sock = s; this.acked = false;
     s.onopen = () => s.send(JSON.stringify({ type: 'connection_init', payload: token() ? { authorization: 'Bearer ' + token() } : {} }));
     s.onmessage = (ev) => {
+      // A socket replaced by a newer one says nothing more (its ack would
+      // start the subscriptions on the newer one before it is open).
+      if (this.sock !== s) { s.close(); return; }
       let m; try { m = JSON.parse(ev.data); } catch (e) { return; }
       if (m.type === 'connection_ack') {
         this.acked = true; this.retry = 0; setOnline(true);
@@ -83,7 +86,8 @@ export const ws = {
       this.sock = null; this.acked = false; setOnline(false);
       if (ev.code === 4403 && !askToken(token() !== '')) return;
       const delay = Math.min(5000, 250 * Math.pow(2, this.retry++));
-      setTimeout(() => this.connect(), delay);
+      // A subscribe meanwhile may have connected already: one socket.
+      setTimeout(() => { if (!this.sock) this.connect(); }, delay);
     };
   },
   start(id, sub) {

@@ -8,7 +8,7 @@ import (
 	"github.com/foya-dev/foya/client"
 )
 
-// The README's "Drive Foya from Go" example (compiled by go test, not run:
+// docs/cli.md's "Drive Foya from Go" example (compiled by go test, not run:
 // it needs a kernel with a connection).
 func Example() {
 	if err := summarise(context.Background()); err != nil {

@@ -10,7 +10,7 @@ import (
 	"github.com/foya-dev/foya/core"
 )
 
-// Budget defaults (documented in the schema and README).
+// Budget defaults (documented in the schema and docs/design.md).
 const (
 	// DefaultInputBudget is the high-water mark when a model declares neither
 	// max input tokens nor a context window: deliberately conservative.

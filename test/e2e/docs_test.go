@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -9,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode"
 
 	"github.com/vektah/gqlparser/v2"
 	"github.com/vektah/gqlparser/v2/ast"
@@ -152,4 +154,80 @@ func helpText(t *testing.T, cmd []string) string {
 	}
 	helpCache[key] = h
 	return h
+}
+
+// Every relative link in the README and docs/ names a file of the
+// repository, and a link with a fragment names a heading of that page
+// (GitHub's anchors: lower case, punctuation dropped, spaces as hyphens),
+// so moving a section cannot leave a link behind.
+func TestDocsLinksResolve(t *testing.T) {
+	t.Parallel()
+	linkRe := regexp.MustCompile(`\]\(([^)\s]+)\)`)
+	inlineCodeRe := regexp.MustCompile("`[^`\n]*`")
+	anchors := map[string]map[string]bool{}
+	anchorsOf := func(file string) map[string]bool {
+		if a, ok := anchors[file]; ok {
+			return a
+		}
+		raw, err := os.ReadFile(repoPath(file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		a := map[string]bool{}
+		// Headings outside code blocks only.
+		text := fenceRe.ReplaceAllString(string(raw), "")
+		for _, line := range strings.Split(text, "\n") {
+			if !strings.HasPrefix(line, "#") {
+				continue
+			}
+			title := strings.TrimSpace(strings.TrimLeft(line, "#"))
+			var b strings.Builder
+			for _, r := range strings.ToLower(title) {
+				switch {
+				case r == ' ':
+					b.WriteRune('-')
+				case r == '-' || r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r):
+					b.WriteRune(r)
+				}
+			}
+			id := b.String()
+			for n := 1; a[id]; n++ { // a repeated heading gets -1, -2, …
+				id = fmt.Sprintf("%s-%d", b.String(), n)
+			}
+			a[id] = true
+		}
+		anchors[file] = a
+		return a
+	}
+	links := 0
+	for _, file := range docFiles(t) {
+		raw, err := os.ReadFile(repoPath(file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Links outside code blocks and code spans only.
+		text := inlineCodeRe.ReplaceAllString(fenceRe.ReplaceAllString(string(raw), ""), "")
+		for _, m := range linkRe.FindAllStringSubmatch(text, -1) {
+			target := m[1]
+			if strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {
+				continue
+			}
+			path, frag, _ := strings.Cut(target, "#")
+			dest := file
+			if path != "" {
+				dest = filepath.Join(filepath.Dir(file), path)
+				if _, err := os.Stat(repoPath(dest)); err != nil {
+					t.Errorf("%s: link %q: no such file %s", file, target, dest)
+					continue
+				}
+			}
+			if frag != "" && strings.HasSuffix(dest, ".md") && !anchorsOf(dest)[frag] {
+				t.Errorf("%s: link %q: %s has no heading #%s", file, target, dest, frag)
+			}
+			links++
+		}
+	}
+	if links < 50 {
+		t.Fatalf("found only %d relative links", links)
+	}
 }

@@ -2737,7 +2737,7 @@ type ConnectionInput struct {
 	Models []ModelInput `json:"models"`
 	// Position in the list, 0 first; at least 0.
 	Order *int `json:"order"`
-	// Required for VIDEO connections: openai_video.
+	// Required for VIDEO connections: openai_video (OpenAI's Videos API, spoken by the built-in openai provider).
 	VideoProtocol *string `json:"videoProtocol"`
 	// Replaces the provider options (at most 32); null keeps them on update, [] clears them.
 	Options []ProviderOptionInput `json:"options"`
@@ -2781,7 +2781,7 @@ const (
 	ConnectionTypeLanguage ConnectionType = "LANGUAGE"
 	// Image generation (generateImage and the image_generation tool).
 	ConnectionTypeImage ConnectionType = "IMAGE"
-	// Video generation (generateVideo), with the connection's videoProtocol.
+	// Video generation (generateVideo and the video_generation tool), with the connection's videoProtocol.
 	ConnectionTypeVideo ConnectionType = "VIDEO"
 )
 
@@ -4350,9 +4350,14 @@ type GenerateVideoResponse struct {
 	// videos are stored like uploads and returned as attachments. BAD_INPUT for a
 	// non-VIDEO connection, bad size/duration, or a model that declares
 	// capabilities.generation.video false (null, unknown, is allowed), UNAVAILABLE when there is no VIDEO
-	// default or the connection's provider does not implement video generation (the
-	// built-in openai provider does not; install a provider plugin that declares
-	// video_generator), PROVIDER_ERROR when the service fails.
+	// default or the connection's provider does not implement video generation,
+	// PROVIDER_ERROR when the service fails (the job failed, or its video is over
+	// the 20 MiB attachment limit). The built-in openai provider speaks openai_video
+	// (OpenAI's Videos API: a job created, read until done, its video downloaded;
+	// docs/providers.md); other protocols need a provider plugin that declares
+	// video_generator. The call returns when the job ends: minutes for a real
+	// service. When a VIDEO default exists, models also get a video_generation tool
+	// whose video is attached to its tool result.
 	GenerateVideo []GenerateVideoGenerateVideoAttachment `json:"generateVideo"`
 }
 
@@ -5816,7 +5821,7 @@ const (
 	ModelPurposeFast ModelPurpose = "FAST"
 	// generateImage without a connection, and the image_generation tool models get.
 	ModelPurposeImage ModelPurpose = "IMAGE"
-	// generateVideo without a connection.
+	// generateVideo without a connection, and the video_generation tool models get.
 	ModelPurposeVideo ModelPurpose = "VIDEO"
 	// The guardian that reviews tool calls of GUARDED sessions; without it the FAST default reviews, else the session's own model. Its usage is in the ledger under purpose guardian.
 	ModelPurposeGuardian ModelPurpose = "GUARDIAN"

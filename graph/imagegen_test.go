@@ -1,9 +1,12 @@
 package graph_test
 
 import (
+	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"image"
+	"image/png"
 	"strings"
 	"testing"
 
@@ -115,5 +118,33 @@ func TestImageGenerationTool(t *testing.T) {
 	last := rm[len(rm)-1]
 	if last["role"] != "user" || !strings.Contains(fmt.Sprint(last["content"]), "output of tool call call_img") || !strings.Contains(fmt.Sprint(last["content"]), "data:image/png;base64,") {
 		t.Fatalf("follow-up %v", last)
+	}
+}
+
+// Generated images of several MiB come back through the plugin protocol:
+// the kernel's bound on a generation's answer is the attachment limit per
+// requested image (plugins/host TestPluginAnswersBounded has the refusals).
+func TestGenerateLargeImages(t *testing.T) {
+	k := newTestKernel(t)
+	img := k.imageConn(t)
+	// Two uncompressed 1024×1024 RGBA PNGs: 4 MiB of pixels each.
+	pic := image.NewRGBA(image.Rect(0, 0, 1024, 1024))
+	var b bytes.Buffer
+	if err := (&png.Encoder{CompressionLevel: png.NoCompression}).Encode(&b, pic); err != nil {
+		t.Fatal(err)
+	}
+	one := fmt.Sprintf(`{"b64_json":%q}`, base64.StdEncoding.EncodeToString(b.Bytes()))
+	k.fake.Enqueue(openaitest.Response{Body: `{"created":1700000000,"data":[` + one + "," + one + `]}`})
+	var out struct {
+		GenerateImage []struct {
+			Kind        string
+			Size, Width int
+			Height      int
+		}
+	}
+	k.mustDo(t, `mutation($in: GenerateImageInput!) { generateImage(input: $in) { kind size width height } }`,
+		map[string]any{"in": map[string]any{"prompt": "a big black square", "count": 2, "connectionId": img}}, &out)
+	if len(out.GenerateImage) != 2 || out.GenerateImage[1].Size != b.Len() || out.GenerateImage[1].Width != 1024 || out.GenerateImage[0].Kind != "image" {
+		t.Fatalf("attachments %+v (each %d bytes)", out.GenerateImage, b.Len())
 	}
 }

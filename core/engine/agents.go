@@ -133,7 +133,7 @@ func allowedTool(s core.Session, name string) bool {
 // now: the kernel's tools but task, and the tools of the plugins and MCP
 // servers in s's scope. An agent definition without a tools: list is
 // frozen to it in the child's snapshot (SES-12). Kernel tools that depend
-// on the configuration (web_search, image_generation) are listed and still
+// on the configuration (web_search, image_generation, video_generation) are listed and still
 // offered only when available.
 func (e *Engine) currentToolNames(ctx context.Context, s core.Session) ([]string, error) {
 	seen := map[string]bool{}

@@ -40,8 +40,10 @@ var kernelTools = map[string]kernelTool{
 	},
 	ToolTask:      {info: taskToolInfo, run: nil},
 	ToolWebSearch: {info: webSearchToolInfo, run: runWebSearch},
-	// image_generation is dispatched by runCall (it returns attachments).
+	// image_generation and video_generation are dispatched by runCall
+	// (they return attachments).
 	ToolImageGeneration: {info: imageGenerationToolInfo},
+	ToolVideoGeneration: {info: videoGenerationToolInfo},
 	session.ReadToolResultTool: {
 		info: core.ToolInfo{Name: session.ReadToolResultTool, ReadOnly: true,
 			Description: "Read part of a large tool result that was shortened in your context. seq is the event seq named in the shortened result; offset and length count characters.",
@@ -69,7 +71,7 @@ func kernelToolSchemas(s core.Session, b boundModel) []core.ToolSchema {
 		if t.info.Name == ToolWebSearch && !webSearchAvailable(b) && !b.searchFallback {
 			continue
 		}
-		if t.info.Name == ToolImageGeneration && !b.imageDefault {
+		if t.info.Name == ToolImageGeneration && !b.imageDefault || t.info.Name == ToolVideoGeneration && !b.videoDefault {
 			continue
 		}
 		if isTerminalTool(t.info.Name) && !b.terminals {

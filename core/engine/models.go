@@ -30,6 +30,8 @@ type boundModel struct {
 	route    string
 	// imageDefault: an IMAGE default model exists (image_generation is offered).
 	imageDefault bool
+	// videoDefault: a VIDEO default model exists (video_generation is offered).
+	videoDefault bool
 	// searchFallback: a fallback search connection is configured.
 	searchFallback bool
 	// terminals: background terminals are available (terminal_* offered).

@@ -229,7 +229,7 @@ func toolClass(name string, info core.ToolInfo) string {
 
 func isKernelToolName(name string) bool {
 	_, ok := kernelTools[name]
-	return ok || name == ToolImageGeneration
+	return ok
 }
 
 // endToolSpan records a tool call's outcome (span and metrics).

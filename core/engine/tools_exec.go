@@ -132,7 +132,7 @@ func (t *toolRunner) call(ctx context.Context, sessionID, turnID string, c core.
 	}
 	kt, isKernelTool := kernelTools[c.Name]
 	var dir string
-	if !isKernelTool && c.Name != ToolImageGeneration {
+	if !isKernelTool {
 		// The scope check comes before the approval: nobody is asked to
 		// approve a call that would be refused anyway.
 		if dir, err = t.dirs.workDir(pctx, s); err != nil {
@@ -157,9 +157,12 @@ func (t *toolRunner) call(ctx context.Context, sessionID, turnID string, c core.
 		}
 	}
 	*post = t.postHooks(ctx, s, turnID, c)
-	if c.Name == ToolImageGeneration {
-		text, atts, isErr := t.gen.runImageGeneration(ctx, s, c)
-		m.Text, m.Attachments, m.IsError = text, atts, isErr
+	switch c.Name {
+	case ToolImageGeneration:
+		m.Text, m.Attachments, m.IsError = t.gen.runImageGeneration(ctx, s, c)
+		return m
+	case ToolVideoGeneration:
+		m.Text, m.Attachments, m.IsError = t.gen.runVideoGeneration(ctx, s, c)
 		return m
 	}
 	if isKernelTool {

@@ -316,6 +316,7 @@ func (e *Engine) toolSet(ctx context.Context, s core.Session, b boundModel) (map
 	}
 	byName := make(map[string]core.ToolInfo, len(infos))
 	b.imageDefault = e.gen.imageDefaultSet(ctx)
+	b.videoDefault = e.gen.videoDefaultSet(ctx)
 	if !webSearchAvailable(b) {
 		_, b.searchFallback = e.models.searchFallback(ctx)
 	}

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -125,4 +126,44 @@ func videoExt(mediaType string) string {
 		return ".mov"
 	}
 	return ""
+}
+
+// ToolVideoGeneration is the kernel tool that generates a video with the
+// VIDEO default model; it is offered only when that default exists.
+const ToolVideoGeneration = "video_generation"
+
+// Like image_generation it is not read-only (it spends money and shows the
+// user content): ASK asks, EXPLORE and planning refuse, BYPASS runs it. A
+// video job takes minutes; stopping the turn stops the wait.
+var videoGenerationToolInfo = core.ToolInfo{Name: ToolVideoGeneration, ReadOnly: false,
+	Description: "Generate a short video from a text description with the user's default video model (this takes minutes). The video is attached to the result and shown to the user; you cannot watch it.",
+	Schema:      json.RawMessage(`{"type":"object","properties":{"prompt":{"type":"string","description":"What the video shows: subject, action, setting, camera, style."},"seconds":{"type":"integer","minimum":1,"maximum":60,"description":"Length in seconds (optional; the service's default otherwise)"},"size":{"type":"string","description":"WIDTHxHEIGHT such as 1280x720 or 720x1280 (optional)"}},"required":["prompt"],"additionalProperties":false}`)}
+
+// videoDefaultSet reports whether a VIDEO default model exists.
+func (g *Generator) videoDefaultSet(ctx context.Context) bool {
+	d, err := g.cfg.Catalog.Defaults(ctx)
+	return err == nil && d.Video != nil
+}
+
+// runVideoGeneration runs the video_generation tool: the video becomes the
+// tool message's attachment (a model is told it is attached, never sent
+// its bytes).
+func (g *Generator) runVideoGeneration(ctx context.Context, s core.Session, c core.ToolCall) (string, []core.Attachment, bool) {
+	var in struct {
+		Prompt  string `json:"prompt"`
+		Seconds int    `json:"seconds"`
+		Size    string `json:"size"`
+	}
+	if err := json.Unmarshal(c.Input, &in); err != nil || strings.TrimSpace(in.Prompt) == "" {
+		return "video_generation: give a non-empty \"prompt\"", nil, true
+	}
+	atts, err := g.Video(ctx, core.GenerateVideoInput{Prompt: in.Prompt, DurationSeconds: in.Seconds, Size: in.Size, SessionID: s.ID})
+	if err != nil {
+		return "video_generation failed: " + core.ErrorMessage(err), nil, true
+	}
+	names := make([]string, len(atts))
+	for i, a := range atts {
+		names[i] = fmt.Sprintf("%s (%s, %d bytes)", a.Name, a.MediaType, a.Size)
+	}
+	return fmt.Sprintf("generated %d video(s), attached and shown to the user: %s", len(atts), strings.Join(names, ", ")), atts, false
 }

@@ -33,7 +33,7 @@ type ConnectionInput struct {
 	Models []ModelInput `json:"models,omitempty"`
 	// Position in the list, 0 first; at least 0.
 	Order *int64 `json:"order,omitempty"`
-	// Required for VIDEO connections: openai_video.
+	// Required for VIDEO connections: openai_video (OpenAI's Videos API, spoken by the built-in openai provider).
 	VideoProtocol *string `json:"videoProtocol,omitempty"`
 	// Replaces the provider options (at most 32); null keeps them on update, [] clears them.
 	Options []ProviderOptionInput `json:"options,omitempty"`

@@ -255,7 +255,7 @@ func (p *process) start() error {
 		// logWriter, and lifecycle events are logged here.
 		Logger:          hclog.New(&hclog.LoggerOptions{Level: hclog.Off}),
 		Stderr:          newLogWriter(p.log, p.name),
-		GRPCDialOptions: traceDialOptions(),
+		GRPCDialOptions: append(traceDialOptions(), answerLimit),
 	})
 	rpc, err := client.Client()
 	if err != nil {

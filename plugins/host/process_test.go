@@ -597,3 +597,36 @@ func TestUnusedBuiltinProvidersPark(t *testing.T) {
 		t.Fatalf("openai after first use %+v", info)
 	}
 }
+
+// A plugin process cannot hand the kernel more than it takes for a call:
+// 32 MiB for an ordinary answer (go-plugin's client would take 2 GiB), the
+// requested images or one video at the attachment limit each for a
+// generation. The refusals name the limit, and the plugin keeps serving.
+func TestPluginAnswersBounded(t *testing.T) {
+	m, _ := startManager(t, map[string]string{"bloat": "#!/bin/sh\nexec " + kernelBin + " plugin bloat\n"})
+	p, err := m.Provider("bloat")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.ListModels(ctxT(t), core.Endpoint{}); err == nil || !strings.Contains(err.Error(), "larger than max") {
+		t.Fatalf("a 40 MiB model list: %v", err)
+	}
+	var pe *core.ProviderError
+	_, err = p.(core.ImageGenerator).GenerateImage(ctxT(t), core.Endpoint{}, core.ImageRequest{Model: "m", Prompt: "p", Count: 1})
+	if !errors.As(err, &pe) || !strings.Contains(pe.Message, "images larger than 21 MiB") {
+		t.Fatalf("two images of 20 MiB for one asked: %v", err)
+	}
+	_, err = p.(core.VideoGenerator).GenerateVideo(ctxT(t), core.Endpoint{}, core.VideoRequest{Model: "m", Prompt: "p", Protocol: "openai_video"})
+	if !errors.As(err, &pe) || !strings.Contains(pe.Message, "a video larger than 21 MiB") {
+		t.Fatalf("two videos of 11 MiB: %v", err)
+	}
+	// Two images asked for: 41 MiB; three of 20 MiB are still refused,
+	// and the same process answers.
+	_, err = p.(core.ImageGenerator).GenerateImage(ctxT(t), core.Endpoint{}, core.ImageRequest{Model: "m", Prompt: "p", Count: 2})
+	if !errors.As(err, &pe) || !strings.Contains(pe.Message, "larger than 41 MiB") {
+		t.Fatalf("three images of 20 MiB for two asked: %v", err)
+	}
+	if info := pluginInfo(t, m, "bloat"); !info.Healthy {
+		t.Fatalf("bloat after the refusals: %+v", info)
+	}
+}

@@ -125,6 +125,34 @@ func (a *providerAdapter) Stream(ctx context.Context, ep core.Endpoint, req core
 	return &stream{a: a, c: c, st: st, cancel: cancel, release: release}, nil
 }
 
+// tooLarge reports gRPC's own refusal of an oversized message (a
+// provider's rate limit, also ResourceExhausted, carries its ProviderError
+// detail).
+func tooLarge(err error) bool {
+	st, ok := status.FromError(err)
+	return ok && st.Code() == codes.ResourceExhausted && len(st.Details()) == 0
+}
+
+// answerLimit bounds every answer of a plugin process as the kernel
+// receives it (go-plugin's client would take up to 2 GiB): 32 MiB, what a
+// completion, a model list or a tool result may be; a generation's answer
+// has its own limit (generatedLimit), set on its call.
+var answerLimit = grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(MaxStreamEventBytes))
+
+// generatedLimit bounds a generation's answer as the kernel receives it:
+// n results (at least one) at the attachment limit each, which the kernel
+// keeps them under, plus 1 MiB for the rest of the message.
+func generatedLimit(n int) int { return max(n, 1)*core.MaxAttachmentBytes + 1<<20 }
+
+// oversized names an answer gRPC refused for its size; other errors pass.
+func oversized(kind, what string, limit int, err error) error {
+	if tooLarge(err) {
+		return &core.ProviderError{Category: core.ProviderServer,
+			Message: fmt.Sprintf("provider %s answered with %s larger than %d MiB in all, the limit of that answer (%d MiB per generated file)", kind, what, limit>>20, core.MaxAttachmentBytes>>20)}
+	}
+	return err
+}
+
 // MaxStreamEventBytes bounds one event of a provider stream as the kernel
 // receives it (a larger one fails the stream): a reply's deltas are capped
 // far below (engine.OutputLimits) and its native state at 8 MiB, so what one
@@ -164,9 +192,7 @@ func (s *stream) Recv() (core.StreamEvent, error) {
 		if err != nil {
 			s.ended = true
 			s.release()
-			if st, ok := status.FromError(err); ok && st.Code() == codes.ResourceExhausted && len(st.Details()) == 0 {
-				// gRPC's own refusal of an oversized message (a provider's
-				// rate limit carries its ProviderError detail).
+			if tooLarge(err) {
 				return core.StreamEvent{}, &core.ProviderError{Category: core.ProviderServer,
 					Message: fmt.Sprintf("provider %s sent a stream event larger than %d MiB, the limit of one event", s.a.kind, MaxStreamEventBytes>>20)}
 			}
@@ -298,9 +324,10 @@ func (a *providerAdapter) GenerateImage(ctx context.Context, ep core.Endpoint, r
 	}
 	var out core.ImageResult
 	err := a.call(ctx, func(c *clients) error {
-		r, err := c.provider.GenerateImage(ctx, &foyav1.GenerateImageRequest{Endpoint: endpointToProto(ep), Model: req.Model, Prompt: req.Prompt, Size: req.Size, Count: int32(req.Count)})
+		limit := generatedLimit(req.Count)
+		r, err := c.provider.GenerateImage(ctx, &foyav1.GenerateImageRequest{Endpoint: endpointToProto(ep), Model: req.Model, Prompt: req.Prompt, Size: req.Size, Count: int32(req.Count)}, grpc.MaxCallRecvMsgSize(limit))
 		if err != nil {
-			return err
+			return oversized(a.kind, "images", limit, err)
 		}
 		out = core.ImageResult{Usage: usageFromProto(r.GetUsage())}
 		for _, im := range r.GetImages() {
@@ -317,9 +344,10 @@ func (a *providerAdapter) GenerateVideo(ctx context.Context, ep core.Endpoint, r
 	}
 	var out core.VideoResult
 	err := a.call(ctx, func(c *clients) error {
-		r, err := c.provider.GenerateVideo(ctx, &foyav1.GenerateVideoRequest{Endpoint: endpointToProto(ep), Model: req.Model, Prompt: req.Prompt, Protocol: req.Protocol, DurationSeconds: int32(req.DurationSeconds), Size: req.Size})
+		limit := generatedLimit(1)
+		r, err := c.provider.GenerateVideo(ctx, &foyav1.GenerateVideoRequest{Endpoint: endpointToProto(ep), Model: req.Model, Prompt: req.Prompt, Protocol: req.Protocol, DurationSeconds: int32(req.DurationSeconds), Size: req.Size}, grpc.MaxCallRecvMsgSize(limit))
 		if err != nil {
-			return err
+			return oversized(a.kind, "a video", limit, err)
 		}
 		out = core.VideoResult{Usage: usageFromProto(r.GetUsage())}
 		for _, v := range r.GetVideos() {

@@ -3,6 +3,7 @@ package openai
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/url"
 	"slices"
@@ -83,7 +84,7 @@ func (p *Provider) ResolveCapabilities(ctx context.Context, ep sdk.Endpoint, mod
 	}
 	defer resp.Body.Close()
 	var m modelObject
-	if err := json.NewDecoder(resp.Body).Decode(&m); err != nil {
+	if err := json.NewDecoder(io.LimitReader(resp.Body, maxListBytes)).Decode(&m); err != nil {
 		if ctx.Err() != nil {
 			return sdk.Capabilities{}, ctx.Err()
 		}

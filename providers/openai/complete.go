@@ -53,6 +53,9 @@ func (p *Provider) CompleteDetailed(ctx context.Context, ep sdk.Endpoint, req sd
 	return out, nil
 }
 
+// maxListBytes bounds a model list or model object the provider reads.
+const maxListBytes = 8 << 20
+
 // ListModels reads GET {baseURL}/models. Model lists rarely report
 // capabilities, so they stay unknown.
 func (p *Provider) ListModels(ctx context.Context, ep sdk.Endpoint) ([]sdk.Model, error) {
@@ -64,7 +67,9 @@ func (p *Provider) ListModels(ctx context.Context, ep sdk.Endpoint) ([]sdk.Model
 	var body struct {
 		Data []modelObject `json:"data"`
 	}
-	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
+	// Bounded like the other providers' lists: an endless body fails to
+	// decode instead of growing the plugin.
+	if err := json.NewDecoder(io.LimitReader(resp.Body, maxListBytes)).Decode(&body); err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
@@ -118,7 +123,7 @@ func (p *Provider) WebSearch(ctx context.Context, ep sdk.Endpoint, req sdk.WebSe
 			} `json:"input_tokens_details"`
 		} `json:"usage"`
 	}
-	if err := json.NewDecoder(resp.Body).Decode(&r); err != nil {
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 32<<20)).Decode(&r); err != nil {
 		if ctx.Err() != nil {
 			return sdk.WebSearchResult{}, ctx.Err()
 		}

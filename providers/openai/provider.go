@@ -72,7 +72,7 @@ func New(cfg Config) *Provider {
 func (p *Provider) Describe() sdk.ProviderInfo {
 	return sdk.ProviderInfo{Kind: Kind, Version: Version, Capabilities: []sdk.Capability{
 		sdk.CapCompleter, sdk.CapDetailedCompleter, sdk.CapModelLister, sdk.CapWebSearch, sdk.CapCapabilityResolver,
-		sdk.CapImageGenerator,
+		sdk.CapImageGenerator, sdk.CapVideoGenerator,
 	}}
 }
 
@@ -87,18 +87,29 @@ func baseURL(ep sdk.Endpoint) string {
 // otherwise a classified error.
 func (p *Provider) do(ctx context.Context, ep sdk.Endpoint, method, path string, body any) (*http.Response, error) {
 	var b []byte
+	contentType := ""
 	if body != nil {
 		var err error
 		if b, err = json.Marshal(body); err != nil {
 			return nil, fmt.Errorf("encode request: %w", err)
 		}
+		contentType = "application/json"
 	}
+	return p.doRaw(ctx, ep, method, path, b, contentType, nil)
+}
+
+// doRaw is do with an encoded body (none when contentType is empty) and
+// extra request headers.
+func (p *Provider) doRaw(ctx context.Context, ep sdk.Endpoint, method, path string, b []byte, contentType string, header http.Header) (*http.Response, error) {
 	req, rb, err := httpwire.NewRequest(ctx, method, baseURL(ep)+path, b)
 	if err != nil {
 		return nil, &sdk.Error{Category: sdk.CategoryBadRequest, Message: "build request: " + err.Error()}
 	}
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
+	}
+	for k, vs := range header {
+		req.Header[k] = vs
 	}
 	if ep.APIKey != "" {
 		req.Header.Set("Authorization", "Bearer "+ep.APIKey)

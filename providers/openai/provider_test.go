@@ -483,3 +483,14 @@ func TestWebSearch(t *testing.T) {
 		t.Fatalf("request %v", body)
 	}
 }
+
+// An endless model list fails to decode instead of growing the plugin.
+func TestListModelsBounded(t *testing.T) {
+	fake := openaitest.New(t)
+	fake.Enqueue(openaitest.Response{Body: `{"data":[` + strings.Repeat(`{"id":"m"},`, 9<<20/11) + `{"id":"last"}]}`})
+	_, err := openai.New(openai.Config{}).ListModels(context.Background(), sdk.Endpoint{BaseURL: fake.BaseURL()})
+	var e *sdk.Error
+	if !errors.As(err, &e) || !strings.Contains(e.Message, "decode model list") {
+		t.Fatalf("err %v", err)
+	}
+}

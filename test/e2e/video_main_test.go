@@ -9,13 +9,14 @@ import (
 	"testing"
 
 	"github.com/foya-dev/foya/client"
+	"github.com/foya-dev/foya/providers/openai/openaitest"
 )
 
 // Video generation goes through the VIDEO connection's provider plugin with
 // the connection's declared video protocol: the built-in openai provider
-// does not implement it (UNAVAILABLE); a third-party plugin built against
-// plugins/sdk that declares video_generator does, and its video is stored
-// and returned as an attachment (PRV-2).
+// speaks openai_video, and a third-party plugin built against plugins/sdk
+// that declares video_generator generates too; the video is stored and
+// returned as an attachment (PRV-2).
 func TestGenerateVideoThroughPlugins(t *testing.T) {
 	t.Parallel()
 	data := t.TempDir()
@@ -40,11 +41,33 @@ func TestGenerateVideoThroughPlugins(t *testing.T) {
 	if code, msg := k.generateVideoError(t, map[string]any{"prompt": "a fox"}); code != "UNAVAILABLE" || !strings.Contains(msg, "VIDEO") {
 		t.Fatalf("no default: %s %q", code, msg)
 	}
-	oa := k.createConnection(t, client.ConnectionInput{Name: ptr("oa-video"), ProviderKind: ptr("openai"), Type: ptr(client.ConnectionTypeVideo), VideoProtocol: ptr("openai_video"), BaseUrl: ptr("http://127.0.0.1:1/v1"), ApiKey: ptr("sk-vid"), Models: []client.ModelInput{{Id: "sora-2"}}})
-	// (a) The built-in openai provider does not implement video.
+	// (a) The built-in openai provider speaks openai_video (OpenAI's
+	// Videos API): a job created, read until completed, its 6 MiB video
+	// downloaded with the key and carried by its plugin process.
+	fake := openaitest.New(t)
+	oa := k.createConnection(t, client.ConnectionInput{Name: ptr("oa-video"), ProviderKind: ptr("openai"), Type: ptr(client.ConnectionTypeVideo), VideoProtocol: ptr("openai_video"), BaseUrl: ptr(fake.BaseURL()), ApiKey: ptr("sk-vid"), Models: []client.ModelInput{{Id: "sora-2"}}})
+	mp4 := openaitest.MP4("a fox", 6<<20)
+	fake.Enqueue(openaitest.VideoJob("video_e2e", "queued", 0), openaitest.VideoJob("video_e2e", "in_progress", 50),
+		openaitest.VideoJob("video_e2e", "completed", 100), openaitest.VideoContent(mp4))
+	var got struct {
+		GenerateVideo []struct {
+			MediaType, Sha256 string
+			Size              int
+		}
+	}
+	decodeAs(t, k.generateVideo(t, map[string]any{"prompt": "a fox", "connectionId": oa, "durationSeconds": 4, "size": "720x1280"}), &got)
+	mp4Sum := sha256.Sum256(mp4)
+	if len(got.GenerateVideo) != 1 || got.GenerateVideo[0].MediaType != "video/mp4" || got.GenerateVideo[0].Size != len(mp4) || got.GenerateVideo[0].Sha256 != hex.EncodeToString(mp4Sum[:]) {
+		t.Fatalf("openai video: %+v", got.GenerateVideo)
+	}
+	if reqs := fake.Requests(); len(reqs) != 4 || reqs[0].Path != "/v1/videos" || reqs[3].Path != "/v1/videos/video_e2e/content" || reqs[3].Header.Get("Authorization") != "Bearer sk-vid" {
+		t.Fatalf("requests %+v", reqs)
+	}
+	// A job the service fails is a PROVIDER_ERROR with its reason, never the key.
+	fake.Enqueue(openaitest.VideoFailed("video_bad", "moderation_blocked", "blocked (sk-vid)"))
 	code, msg := k.generateVideoError(t, map[string]any{"prompt": "a fox", "connectionId": oa})
-	if code != "UNAVAILABLE" || !strings.Contains(msg, "video_generator") || strings.Contains(msg, "sk-vid") {
-		t.Fatalf("openai video: %s %q", code, msg)
+	if code != "PROVIDER_ERROR" || !strings.Contains(msg, "moderation_blocked") || strings.Contains(msg, "sk-vid") {
+		t.Fatalf("failed openai video: %s %q", code, msg)
 	}
 	// A non-VIDEO connection is BAD_INPUT.
 	lang := k.createConnection(t, client.ConnectionInput{Name: ptr("chat"), ProviderKind: ptr("openai"), BaseUrl: ptr("http://127.0.0.1:1/v1"), Models: []client.ModelInput{{Id: "m"}}})

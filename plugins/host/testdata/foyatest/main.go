@@ -3,6 +3,7 @@
 //	foyatest plugin <name>              serve a built-in of the kernel's registry, like `foya plugin <name>`
 //	foyatest plugin badversion          a provider speaking protocol version 99
 //	foyatest plugin v1openai            the openai built-in over protocol version 1 (an old plugin)
+//	foyatest plugin bloat               a provider whose answers are larger than the kernel takes
 //	foyatest host <data-dir> <exe>      run a Manager, print plugin pids, wait
 package main
 
@@ -49,6 +50,9 @@ func run(args []string) error {
 			plugin.Serve(&plugin.ServeConfig{HandshakeConfig: hs, Plugins: set, GRPCServer: plugin.DefaultGRPCServer})
 			return nil
 		}
+		if args[1] == "bloat" {
+			return sdk.ServeProvider(bloat{})
+		}
 		return daemon.RunPlugin(args[1])
 	case "host":
 		log := slog.New(slog.NewJSONHandler(os.Stderr, nil))
@@ -76,4 +80,38 @@ func builtins() []host.Builtin {
 		out = append(out, host.Builtin{Name: name})
 	}
 	return out
+}
+
+// bloat answers every call with more than the kernel accepts for it: a
+// model list of 40 MiB, one image more than asked for at 20 MiB each, two
+// videos of 11 MiB.
+type bloat struct{}
+
+func (bloat) Describe() sdk.ProviderInfo {
+	return sdk.ProviderInfo{Kind: "bloat", Version: "0.0.1", Capabilities: []sdk.Capability{sdk.CapModelLister, sdk.CapImageGenerator, sdk.CapVideoGenerator}}
+}
+
+func (bloat) Stream(context.Context, sdk.Endpoint, sdk.Request, sdk.StreamSender) (string, error) {
+	return "", fmt.Errorf("bloat does not chat")
+}
+
+func (bloat) ListModels(context.Context, sdk.Endpoint) ([]sdk.Model, error) {
+	var out []sdk.Model
+	for i := range 40 << 10 {
+		out = append(out, sdk.Model{ID: fmt.Sprintf("%06d-%s", i, strings.Repeat("m", 1<<10))})
+	}
+	return out, nil
+}
+
+func (bloat) GenerateImage(_ context.Context, _ sdk.Endpoint, req sdk.ImageRequest) (sdk.ImageResult, error) {
+	var out sdk.ImageResult
+	for range max(req.Count, 1) + 1 {
+		out.Images = append(out.Images, sdk.GeneratedImage{MediaType: "image/png", Data: make([]byte, 20<<20)})
+	}
+	return out, nil
+}
+
+func (bloat) GenerateVideo(context.Context, sdk.Endpoint, sdk.VideoRequest) (sdk.VideoResult, error) {
+	v := sdk.GeneratedVideo{MediaType: "video/mp4", Data: make([]byte, 11<<20)}
+	return sdk.VideoResult{Videos: []sdk.GeneratedVideo{v, v}}, nil
 }

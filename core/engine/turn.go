@@ -220,6 +220,10 @@ func (e *Engine) compile(ctx context.Context, s core.Session, b boundModel, load
 	return e.compileFrom(ctx, s, b, loadImages, nil)
 }
 
+// unloadedImage stands for an image's bytes in a request compiled only to be
+// estimated.
+var unloadedImage = []byte{0}
+
 // historyRead is a session's history as read when the session's head was
 // head: still the history as long as the head has not moved (every change
 // to a session's messages appends an event).
@@ -247,6 +251,11 @@ func (e *Engine) compileFrom(ctx context.Context, s core.Session, b boundModel, 
 	}
 	if loadImages {
 		opts.LoadImage = e.loadImage
+	} else {
+		// An estimate (contextUsage) counts each image as the request
+		// would, without reading it: a note in its place would count as a
+		// few words, far below the baseline the last request recorded.
+		opts.LoadImage = func(core.Attachment) ([]byte, error) { return unloadedImage, nil }
 	}
 	view, err := session.ProviderView(visible, opts)
 	if err != nil {

@@ -787,7 +787,7 @@ func (v *ACPMessageFields) GetRefusal() *string { return v.Refusal }
 // ACPMessageFieldsAttachmentsAttachment includes the requested fields of the GraphQL type Attachment.
 // The GraphQL type's documentation follows.
 //
-// Stored bytes referenced by a message; the bytes live in the artifact store.
+// Stored bytes referenced by a message; the bytes live in the artifact store and are served at GET /attachments/{id} (with the bearer token; images and videos inline, anything else as a download: docs/security.md).
 type ACPMessageFieldsAttachmentsAttachment struct {
 	// File name as uploaded or generated.
 	Name string `json:"name"`
@@ -4275,7 +4275,7 @@ func (v *ForkSessionWorktreeResponse) GetForkSession() ForkSessionWorktreeForkSe
 // GenerateVideoGenerateVideoAttachment includes the requested fields of the GraphQL type Attachment.
 // The GraphQL type's documentation follows.
 //
-// Stored bytes referenced by a message; the bytes live in the artifact store.
+// Stored bytes referenced by a message; the bytes live in the artifact store and are served at GET /attachments/{id} (with the bearer token; images and videos inline, anything else as a download: docs/security.md).
 type GenerateVideoGenerateVideoAttachment struct {
 	// Stable id (att_…), for UserInput.attachmentIds.
 	Id string `json:"id"`
@@ -4935,7 +4935,7 @@ func (v *LastMessagesSessionMessagesMessage) GetAttachments() []LastMessagesSess
 // LastMessagesSessionMessagesMessageAttachmentsAttachment includes the requested fields of the GraphQL type Attachment.
 // The GraphQL type's documentation follows.
 //
-// Stored bytes referenced by a message; the bytes live in the artifact store.
+// Stored bytes referenced by a message; the bytes live in the artifact store and are served at GET /attachments/{id} (with the bearer token; images and videos inline, anything else as a download: docs/security.md).
 type LastMessagesSessionMessagesMessageAttachmentsAttachment struct {
 	// SHA-256 of the bytes in hex (64 characters): their address in the artifact store.
 	Sha256 string `json:"sha256"`
@@ -6853,7 +6853,7 @@ func (v *SessionDetailSessionMessagesMessage) GetAttachments() []SessionDetailSe
 // SessionDetailSessionMessagesMessageAttachmentsAttachment includes the requested fields of the GraphQL type Attachment.
 // The GraphQL type's documentation follows.
 //
-// Stored bytes referenced by a message; the bytes live in the artifact store.
+// Stored bytes referenced by a message; the bytes live in the artifact store and are served at GET /attachments/{id} (with the bearer token; images and videos inline, anything else as a download: docs/security.md).
 type SessionDetailSessionMessagesMessageAttachmentsAttachment struct {
 	// File name as uploaded or generated.
 	Name string `json:"name"`
@@ -10116,7 +10116,7 @@ func (v *UploadAttachmentResponse) GetUploadAttachment() UploadAttachmentUploadA
 // UploadAttachmentUploadAttachment includes the requested fields of the GraphQL type Attachment.
 // The GraphQL type's documentation follows.
 //
-// Stored bytes referenced by a message; the bytes live in the artifact store.
+// Stored bytes referenced by a message; the bytes live in the artifact store and are served at GET /attachments/{id} (with the bearer token; images and videos inline, anything else as a download: docs/security.md).
 type UploadAttachmentUploadAttachment struct {
 	// Stable id (att_…), for UserInput.attachmentIds.
 	Id string `json:"id"`

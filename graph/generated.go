@@ -3986,7 +3986,7 @@ type ToolCall {
   input: JSON!
 }
 
-"Stored bytes referenced by a message; the bytes live in the artifact store."
+"Stored bytes referenced by a message; the bytes live in the artifact store and are served at GET /attachments/{id} (with the bearer token; images and videos inline, anything else as a download: docs/security.md)."
 type Attachment {
   "Stable id (att_…), for UserInput.attachmentIds."
   id: ID!

@@ -39,3 +39,23 @@ func (e *Engine) UploadAttachment(ctx context.Context, name string, r io.Reader)
 	}
 	return a, nil
 }
+
+// OpenAttachment returns the record of the attachment id and its stored
+// bytes, streamed from the artifact store (the caller closes them); the
+// reader is also an io.ReadSeeker when the store keeps files. NOT_FOUND
+// for an unknown id, or for bytes missing from the store.
+func (e *Engine) OpenAttachment(ctx context.Context, id string) (core.Attachment, io.ReadCloser, error) {
+	opener, ok := e.cfg.Blobs.(core.BlobOpener)
+	if e.cfg.Attachments == nil || !ok {
+		return core.Attachment{}, nil, core.Errorf(core.CodeUnavailable, "this kernel has no artifact store")
+	}
+	a, err := e.cfg.Attachments.Attachment(ctx, id)
+	if err != nil {
+		return core.Attachment{}, nil, err
+	}
+	rc, err := opener.Open(a.SHA256)
+	if err != nil {
+		return core.Attachment{}, nil, fmt.Errorf("open attachment %s: %w", id, err)
+	}
+	return a, rc, nil
+}

@@ -9,8 +9,9 @@ import (
 // and their assets: scripts, styles, images and fonts from the kernel only
 // (no inline script, no eval), requests to the kernel only, no plugins, and
 // no page of any origin may frame them (clickjacking). Images may also be
-// data: and blob: URLs (GraphiQL's icons; attachments shown in the page).
-const pageCSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:; font-src 'self' data:; " +
+// data: and blob: URLs (GraphiQL's icons; attachments shown in the page),
+// and videos blob: URLs (attachments played in the page).
+const pageCSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:; media-src blob:; font-src 'self' data:; " +
 	"connect-src 'self'%s; manifest-src 'self'; form-action 'self'; base-uri 'none'; object-src 'none'; frame-ancestors 'none'"
 
 // PageHeaders adds the browser security headers to every answer of h:

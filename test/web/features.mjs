@@ -26,7 +26,8 @@ try {
   const errors = [];
   page.on('pageerror', (e) => errors.push(String(e)));
   page.on('console', (m) => { if (/Content.Security.Policy/i.test(m.text())) errors.push('CSP: ' + m.text()); });
-  page.on('request', (r) => { if (!r.url().startsWith(base)) errors.push('request outside the kernel: ' + r.url()); });
+  // blob: URLs of the kernel's origin are attachments' bytes, already fetched from it.
+  page.on('request', (r) => { if (!r.url().startsWith(base) && !r.url().startsWith('blob:' + base)) errors.push('request outside the kernel: ' + r.url()); });
   const gql = (query, variables) => page.evaluate(([q, v]) => window.foyaWeb.gql(q, v), [query, variables || {}]);
   const shot = async (name) => { if (shots) await page.screenshot({ path: shots + '/' + name }); };
   await page.goto(base + '/#token=' + encodeURIComponent(process.env.TOKEN));
@@ -148,10 +149,36 @@ try {
     f.dispatchEvent(new DragEvent('drop', { dataTransfer: dt, bubbles: true, cancelable: true }));
   });
   await page.locator('#attachments li').filter({ hasText: 'dropped.txt' }).waitFor();
+  // An image, and a video Chromium records here (WebM from a canvas), are
+  // shown and played in the log from GET /attachments/{id}.
+  await page.getByLabel('Attach files').setInputFiles({ name: 'dot.png', mimeType: 'image/png',
+    buffer: Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAIAAAACCAIAAAD91JpzAAAAEElEQVR4nGP4z8AARAwQCgAf7gP9i18U1AAAAABJRU5ErkJggg==', 'base64') });
+  await page.locator('#attachments li').filter({ hasText: 'dot.png' }).waitFor();
+  await page.locator('#composer').evaluate(async (f) => {
+    const c = document.createElement('canvas'); c.width = 64; c.height = 48;
+    const g = c.getContext('2d');
+    const rec = new MediaRecorder(c.captureStream(25), { mimeType: 'video/webm' });
+    const parts = [];
+    rec.ondataavailable = (e) => parts.push(e.data);
+    const stopped = new Promise((r) => { rec.onstop = r; });
+    rec.start();
+    for (let i = 0; i < 12; i++) { g.fillStyle = i % 2 ? '#c00' : '#00c'; g.fillRect(0, 0, 64, 48); await new Promise((r) => setTimeout(r, 40)); }
+    rec.stop(); await stopped;
+    const dt = new DataTransfer(); dt.items.add(new File(parts, 'clip.webm', { type: 'video/webm' }));
+    f.dispatchEvent(new DragEvent('drop', { dataTransfer: dt, bubbles: true, cancelable: true }));
+  });
+  await page.locator('#attachments li').filter({ hasText: 'clip.webm' }).waitFor();
   await box.fill('read the notes');
   await box.press('Enter');
-  await log.locator('.msg.user').filter({ hasText: 'read the notes' }).filter({ hasText: 'notes.txt' }).filter({ hasText: 'pasted.txt' }).filter({ hasText: 'dropped.txt' }).waitFor();
+  const sent = log.locator('.msg.user').filter({ hasText: 'read the notes' });
+  await sent.filter({ hasText: 'notes.txt' }).filter({ hasText: 'pasted.txt' }).filter({ hasText: 'dropped.txt' }).waitFor();
   await untilEq('attachments left in the composer after sending', () => page.locator('#attachments li').count(), 0);
+  await until('the image shown in the message', () => sent.locator('img.attmedia[alt="dot.png"]').evaluate((i) => i.complete && i.naturalWidth));
+  await sent.getByRole('button', { name: 'Play clip.webm' }).click();
+  await untilEq('the played video\'s width', () => sent.locator('video.attmedia').evaluate((v) => v.readyState >= 1 ? v.videoWidth : 0), 64);
+  const [dl] = await Promise.all([page.waitForEvent('download'), sent.getByRole('button', { name: 'Save notes.txt' }).click()]);
+  must(dl.suggestedFilename() === 'notes.txt', 'saved as ' + dl.suggestedFilename());
+  await shot('web-attachments.png');
 
   step('a highlighted code block and the usage meters');
   await log.locator('.msg.assistant[data-seq]').filter({ hasText: 'Here is Go' }).waitFor();

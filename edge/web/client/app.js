@@ -10,6 +10,7 @@
 //   api.js         transport: gql, multipart uploads, the socket, token, errors
 //   state.js       page state
 //   markdown.js    safe Markdown, code highlighting, diffs
+//   attachments.js attachments shown, played and saved (GET /attachments/{id})
 //   messages.js    the conversation log: messages, tool cards, paging back
 //   edit.js        edit-and-resend, rewind
 //   cards.js       approval, question and elicitation cards, notices

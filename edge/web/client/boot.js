@@ -37,7 +37,7 @@ window.foyaBoot = (() => {
   // A page of history carries at most TEXT_PAGE bytes of each text (textBytes
   // says how long it is); the rest is read on request with text(offset:, limit:).
   const TEXT_PAGE = 262144, HISTORY_PAGE = 50;
-  const MSG_FIELDS = 'seq role text(limit: ' + TEXT_PAGE + ') textBytes source reasoning toolCalls { id name input } toolCallId toolName isError diff interrupted turnStatus turnReason finishReason refusal attachments { id name kind size }';
+  const MSG_FIELDS = 'seq role text(limit: ' + TEXT_PAGE + ') textBytes source reasoning toolCalls { id name input } toolCallId toolName isError diff interrupted turnStatus turnReason finishReason refusal attachments { id name kind mediaType size }';
   const ATT_FIELDS = 'id name kind mediaType size';
   // The usage meters come in a query of their own (refreshUsage), after the
   // messages are on screen: counting the context of a long session is the

@@ -3,6 +3,7 @@
 // durations, long texts read on request, paging back through history, and
 // keeping the log at its end.
 import { gql, showError } from './api.js';
+import { attachmentsHTML, hydrateAttachments } from './attachments.js';
 import { $, copyText, el, esc, fmtBytes, fmtDuration, utf8Len } from './dom.js';
 import { editMessage, rewind } from './edit.js';
 import { diffHTML, markdown } from './markdown.js';
@@ -26,7 +27,8 @@ export function renderMessage(m) {
     // (linkTools); until that message is shown it is a card of its own.
     const st = toolStatus(m);
     div.dataset.call = m.toolCallId || '';
-    const result = '<div class="result" data-status="' + st + '">' + (m.diff ? diffHTML(m.diff) : '') + '<div class="tlabel">Output</div><pre class="out"><code>' + esc(m.text) + '</code></pre>' + more + '</div>';
+    // Its attachments (a generated image or video) go with it into the card.
+    const result = '<div class="result" data-status="' + st + '">' + (m.diff ? diffHTML(m.diff) : '') + '<div class="tlabel">Output</div><pre class="out"><code>' + esc(m.text) + '</code></pre>' + more + attachmentsHTML(m.attachments) + '</div>';
     html += '<details class="toolcall orphan" data-status="' + st + '"><summary>' + toolSummary(m.toolName || 'tool', '', st) + '</summary><div class="tbody">' + result + '</div></details>';
   } else {
     if (!callsOnly) html += '<div class="text">' + markdown(m.text) + '</div>' + more;
@@ -35,7 +37,7 @@ export function renderMessage(m) {
     html += '<details class="toolcall" data-call="' + esc(tc.id) + '" data-status="running"><summary>' + toolSummary(tc.name, argSummary(tc.input), 'running') + '</summary>' +
       '<div class="tbody"><div class="tin"><div class="tlabel">Input</div><pre><code>' + esc(JSON.stringify(tc.input, null, 2)) + '</code></pre></div></div></details>';
   }
-  if ((m.attachments || []).length) html += '<ul class="atts">' + m.attachments.map((a) => '<li>' + esc(a.name) + ' <small>(' + esc(a.kind) + ', ' + fmtBytes(a.size) + ')</small></li>').join('') + '</ul>';
+  if (role !== 'tool') html += attachmentsHTML(m.attachments);
   // Actions show on hover and keyboard focus (CSS), not as permanent buttons.
   let acts = '';
   if (m.seq && m.text && role !== 'tool') acts += '<button type="button" class="copymsg" aria-label="Copy message">Copy</button>';
@@ -47,6 +49,7 @@ export function renderMessage(m) {
   else if (m.finishReason === 'content_filter') html += '<div class="refusal">Stopped by the provider\'s content filter</div>';
   if (m.turnStatus && m.turnStatus !== 'COMPLETED' && m.turnReason) html += '<div class="interrupted">' + esc(m.turnStatus + ': ' + m.turnReason) + '</div>';
   div.innerHTML = html;
+  hydrateAttachments(div);
   const moreBtn = div.querySelector('button.moretext');
   if (moreBtn) moreBtn.onclick = async () => {
     moreBtn.disabled = true;

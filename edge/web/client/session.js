@@ -2,6 +2,7 @@
 // tail painted first), its event subscription, the live reply, phase,
 // queue, and the usage meters.
 import { gql, showError, ws } from './api.js';
+import { releaseAttachments } from './attachments.js';
 import { approvalCard, fallbackNotice, guardianLine, questionAnswered, questionCard } from './cards.js';
 import { renderAttachments, renderModelPicker } from './composer.js';
 import { $, afterPaint, el, esc, fmtCost, fmtTokens, titleOf } from './dom.js';
@@ -144,6 +145,7 @@ export async function openSession(id, keepInput) {
   state.editing = null;
   state.session = id; state.lastSeq = 0; state.live = null;
   $('log').innerHTML = '';
+  releaseAttachments();
   let drawn = !id, left = false;
   for (const b of document.querySelectorAll('#sessions button.s')) {
     b.setAttribute('aria-current', String(b.dataset.id === id));

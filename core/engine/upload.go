@@ -25,11 +25,24 @@ func (e *Engine) UploadAttachment(ctx context.Context, name string, r io.Reader)
 	if err != nil {
 		return core.Attachment{}, fmt.Errorf("store attachment: %w", err)
 	}
-	data, err := e.cfg.Blobs.Read(hash)
-	if err != nil {
-		return core.Attachment{}, fmt.Errorf("read stored attachment: %w", err)
+	// Describe reads only the start of the file (its type and an image's
+	// header): stream it from the store rather than hold up to 20 MiB.
+	var src io.Reader
+	if o, ok := e.cfg.Blobs.(core.BlobOpener); ok {
+		rc, err := o.Open(hash)
+		if err != nil {
+			return core.Attachment{}, fmt.Errorf("open stored attachment: %w", err)
+		}
+		defer rc.Close()
+		src = rc
+	} else {
+		data, err := e.cfg.Blobs.Read(hash)
+		if err != nil {
+			return core.Attachment{}, fmt.Errorf("read stored attachment: %w", err)
+		}
+		src = bytes.NewReader(data)
 	}
-	kind, mediaType, w, h, err := e.cfg.Describe(name, bytes.NewReader(data))
+	kind, mediaType, w, h, err := e.cfg.Describe(name, src)
 	if err != nil {
 		return core.Attachment{}, fmt.Errorf("describe attachment: %w", err)
 	}

@@ -74,6 +74,7 @@ Usage:
   foya terminals list|follow SESSION [TERMINAL]   (a session's background terminals; see docs/terminals.md)
   foya projects list|trust                   (trust runs PATH/.foya/hooks.json; see docs/hooks.md)
   foya backup FILE                           (a live copy of the kernel's database, written by the kernel)
+  foya attachments save ID [FILE]            (an attachment's bytes: an upload, a generated image or video)
   (client commands reach the kernel at --addr, else $FOYA_ADDR, else 127.0.0.1:4777, and start one
    when none answers; they send $FOYA_TOKEN, --token-file PATH or <data-dir>/auth-token when it requires a token)
   foya version [--json]

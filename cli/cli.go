@@ -1,5 +1,5 @@
 // Package cli is foya's client commands: exec, connections, sessions, mcp,
-// projects, terminals, backup, acp and schema. They talk to a kernel over its
+// projects, terminals, backup, attachments, acp and schema. They talk to a kernel over its
 // GraphQL API only (see package client for the typed client they use),
 // starting one for the duration of the command when none answers
 // (terminals follow never does). The composition root (package
@@ -19,7 +19,7 @@ type Config struct {
 }
 
 // Names lists the client commands, in the order of the top-level usage.
-var Names = []string{"exec", "connections", "sessions", "mcp", "projects", "acp", "schema", "web", "terminals", "backup"}
+var Names = []string{"exec", "connections", "sessions", "mcp", "projects", "acp", "schema", "web", "terminals", "backup", "attachments"}
 
 // Run runs the client command args[0] and returns the process exit code;
 // ok is false when args[0] is not a client command.
@@ -49,6 +49,8 @@ func Run(cfg Config, args []string, stdin io.Reader, stdout, stderr io.Writer) (
 		err = webCmd(args[1:], stdout, stderr)
 	case "backup":
 		err = backupCmd(args[1:], stdout, stderr)
+	case "attachments":
+		err = attachmentsCmd(args[1:], stdin, stdout, stderr)
 	default:
 		return 0, false
 	}

@@ -124,6 +124,7 @@ func connectionsAdd(r *runner) error {
 // connectionFlags are the flags of connections add.
 type connectionFlags struct {
 	name, baseURL, keyEnv, kind, typ *string
+	videoProtocol                    *string
 	keyStdin, tools, images          *bool
 	models, reasoning                cmdutil.ListFlag
 	contextWindow, maxOutput         *int
@@ -138,6 +139,7 @@ func newConnectionFlags(fs *flag.FlagSet) *connectionFlags {
 	f.keyStdin = fs.Bool("api-key-stdin", false, "read the key from the first line of stdin")
 	f.kind = fs.String("provider-kind", "openai", "provider kind: openai (Chat Completions), openai-responses, anthropic, or a plugin's kind")
 	f.typ = fs.String("type", "", "language, image or video (default language)")
+	f.videoProtocol = fs.String("video-protocol", "", "the generation protocol of a --type video connection (default openai_video: OpenAI's Videos API)")
 	fs.Var(&f.models, "model", "a model id (repeatable, or comma separated)")
 	f.contextWindow = fs.Int("context", 0, "context window of the models, in tokens")
 	f.maxOutput = fs.Int("max-output", 0, "output limit of the models, in tokens")
@@ -163,6 +165,14 @@ func (f *connectionFlags) input(r *runner) (client.ConnectionInput, error) {
 	if *f.typ != "" {
 		t := client.ConnectionType(strings.ToUpper(*f.typ))
 		in.Type = &t
+	}
+	switch video := in.Type != nil && *in.Type == client.ConnectionTypeVideo; {
+	case video && *f.videoProtocol == "":
+		in.VideoProtocol = ptr("openai_video") // the one protocol the kernel knows
+	case video:
+		in.VideoProtocol = f.videoProtocol
+	case *f.videoProtocol != "":
+		return client.ConnectionInput{}, cmdutil.UsageError{Err: errors.New("--video-protocol is for --type video connections")}
 	}
 	switch {
 	case *f.keyEnv != "":

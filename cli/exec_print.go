@@ -39,6 +39,10 @@ func (t *turnWatch) print(ev execEvent) {
 			} else {
 				t.pr.info("← %s: %s", deref(m.ToolName), short(line, 160))
 			}
+			// What a tool made (a generated image or video) can be saved.
+			for _, a := range m.Attachments {
+				t.pr.info("  attachment %s: %s (%s, %d bytes); foya attachments save %s", a.Id, a.Name, a.MediaType, a.Size, a.Id)
+			}
 		}
 	case "hook_started", "hook_finished":
 		t.printHook(ev)

@@ -2619,6 +2619,8 @@ type ConnectionFields struct {
 	AuthKind AuthKind `json:"authKind"`
 	// Whether an API key (or env:NAME reference) is set; the key itself is never returned.
 	ApiKeyConfigured bool `json:"apiKeyConfigured"`
+	// Generation protocol of a VIDEO connection.
+	VideoProtocol *string `json:"videoProtocol"`
 	// Position in the list (0 first); decides which language connection new sessions prefer without a default.
 	Order int `json:"order"`
 	// The models offered, in order (refreshModels or as configured); may be empty.
@@ -2645,6 +2647,9 @@ func (v *ConnectionFields) GetAuthKind() AuthKind { return v.AuthKind }
 
 // GetApiKeyConfigured returns ConnectionFields.ApiKeyConfigured, and is useful for accessing the field via an interface.
 func (v *ConnectionFields) GetApiKeyConfigured() bool { return v.ApiKeyConfigured }
+
+// GetVideoProtocol returns ConnectionFields.VideoProtocol, and is useful for accessing the field via an interface.
+func (v *ConnectionFields) GetVideoProtocol() *string { return v.VideoProtocol }
 
 // GetOrder returns ConnectionFields.Order, and is useful for accessing the field via an interface.
 func (v *ConnectionFields) GetOrder() int { return v.Order }
@@ -2827,6 +2832,11 @@ func (v *ConnectionsConnectionsConnection) GetApiKeyConfigured() bool {
 	return v.ConnectionFields.ApiKeyConfigured
 }
 
+// GetVideoProtocol returns ConnectionsConnectionsConnection.VideoProtocol, and is useful for accessing the field via an interface.
+func (v *ConnectionsConnectionsConnection) GetVideoProtocol() *string {
+	return v.ConnectionFields.VideoProtocol
+}
+
 // GetOrder returns ConnectionsConnectionsConnection.Order, and is useful for accessing the field via an interface.
 func (v *ConnectionsConnectionsConnection) GetOrder() int { return v.ConnectionFields.Order }
 
@@ -2875,6 +2885,8 @@ type __premarshalConnectionsConnectionsConnection struct {
 
 	ApiKeyConfigured bool `json:"apiKeyConfigured"`
 
+	VideoProtocol *string `json:"videoProtocol"`
+
 	Order int `json:"order"`
 
 	Models []ConnectionFieldsModelsModel `json:"models"`
@@ -2898,6 +2910,7 @@ func (v *ConnectionsConnectionsConnection) __premarshalJSON() (*__premarshalConn
 	retval.BaseUrl = v.ConnectionFields.BaseUrl
 	retval.AuthKind = v.ConnectionFields.AuthKind
 	retval.ApiKeyConfigured = v.ConnectionFields.ApiKeyConfigured
+	retval.VideoProtocol = v.ConnectionFields.VideoProtocol
 	retval.Order = v.ConnectionFields.Order
 	retval.Models = v.ConnectionFields.Models
 	return &retval, nil
@@ -3036,6 +3049,11 @@ func (v *CreateConnectionCreateConnection) GetApiKeyConfigured() bool {
 	return v.ConnectionFields.ApiKeyConfigured
 }
 
+// GetVideoProtocol returns CreateConnectionCreateConnection.VideoProtocol, and is useful for accessing the field via an interface.
+func (v *CreateConnectionCreateConnection) GetVideoProtocol() *string {
+	return v.ConnectionFields.VideoProtocol
+}
+
 // GetOrder returns CreateConnectionCreateConnection.Order, and is useful for accessing the field via an interface.
 func (v *CreateConnectionCreateConnection) GetOrder() int { return v.ConnectionFields.Order }
 
@@ -3084,6 +3102,8 @@ type __premarshalCreateConnectionCreateConnection struct {
 
 	ApiKeyConfigured bool `json:"apiKeyConfigured"`
 
+	VideoProtocol *string `json:"videoProtocol"`
+
 	Order int `json:"order"`
 
 	Models []ConnectionFieldsModelsModel `json:"models"`
@@ -3107,6 +3127,7 @@ func (v *CreateConnectionCreateConnection) __premarshalJSON() (*__premarshalCrea
 	retval.BaseUrl = v.ConnectionFields.BaseUrl
 	retval.AuthKind = v.ConnectionFields.AuthKind
 	retval.ApiKeyConfigured = v.ConnectionFields.ApiKeyConfigured
+	retval.VideoProtocol = v.ConnectionFields.VideoProtocol
 	retval.Order = v.ConnectionFields.Order
 	retval.Models = v.ConnectionFields.Models
 	return &retval, nil
@@ -6284,6 +6305,11 @@ func (v *RefreshModelsRefreshModelsConnection) GetApiKeyConfigured() bool {
 	return v.ConnectionFields.ApiKeyConfigured
 }
 
+// GetVideoProtocol returns RefreshModelsRefreshModelsConnection.VideoProtocol, and is useful for accessing the field via an interface.
+func (v *RefreshModelsRefreshModelsConnection) GetVideoProtocol() *string {
+	return v.ConnectionFields.VideoProtocol
+}
+
 // GetOrder returns RefreshModelsRefreshModelsConnection.Order, and is useful for accessing the field via an interface.
 func (v *RefreshModelsRefreshModelsConnection) GetOrder() int { return v.ConnectionFields.Order }
 
@@ -6332,6 +6358,8 @@ type __premarshalRefreshModelsRefreshModelsConnection struct {
 
 	ApiKeyConfigured bool `json:"apiKeyConfigured"`
 
+	VideoProtocol *string `json:"videoProtocol"`
+
 	Order int `json:"order"`
 
 	Models []ConnectionFieldsModelsModel `json:"models"`
@@ -6355,6 +6383,7 @@ func (v *RefreshModelsRefreshModelsConnection) __premarshalJSON() (*__premarshal
 	retval.BaseUrl = v.ConnectionFields.BaseUrl
 	retval.AuthKind = v.ConnectionFields.AuthKind
 	retval.ApiKeyConfigured = v.ConnectionFields.ApiKeyConfigured
+	retval.VideoProtocol = v.ConnectionFields.VideoProtocol
 	retval.Order = v.ConnectionFields.Order
 	retval.Models = v.ConnectionFields.Models
 	return &retval, nil
@@ -7269,6 +7298,8 @@ type SessionEventsSessionEventsSessionEventMessage struct {
 	Reasoning *string `json:"reasoning"`
 	// For a tool message: the call it answers.
 	ToolCallId *string `json:"toolCallId"`
+	// Attachments of a user message (or images a tool produced), in order.
+	Attachments []SessionEventsSessionEventsSessionEventMessageAttachmentsAttachment `json:"attachments"`
 }
 
 // GetTextBytes returns SessionEventsSessionEventsSessionEventMessage.TextBytes, and is useful for accessing the field via an interface.
@@ -7279,6 +7310,11 @@ func (v *SessionEventsSessionEventsSessionEventMessage) GetReasoning() *string {
 
 // GetToolCallId returns SessionEventsSessionEventsSessionEventMessage.ToolCallId, and is useful for accessing the field via an interface.
 func (v *SessionEventsSessionEventsSessionEventMessage) GetToolCallId() *string { return v.ToolCallId }
+
+// GetAttachments returns SessionEventsSessionEventsSessionEventMessage.Attachments, and is useful for accessing the field via an interface.
+func (v *SessionEventsSessionEventsSessionEventMessage) GetAttachments() []SessionEventsSessionEventsSessionEventMessageAttachmentsAttachment {
+	return v.Attachments
+}
 
 // GetSeq returns SessionEventsSessionEventsSessionEventMessage.Seq, and is useful for accessing the field via an interface.
 func (v *SessionEventsSessionEventsSessionEventMessage) GetSeq() int { return v.MessageFields.Seq }
@@ -7361,6 +7397,8 @@ type __premarshalSessionEventsSessionEventsSessionEventMessage struct {
 
 	ToolCallId *string `json:"toolCallId"`
 
+	Attachments []SessionEventsSessionEventsSessionEventMessageAttachmentsAttachment `json:"attachments"`
+
 	Seq int `json:"seq"`
 
 	Role Role `json:"role"`
@@ -7398,6 +7436,7 @@ func (v *SessionEventsSessionEventsSessionEventMessage) __premarshalJSON() (*__p
 	retval.TextBytes = v.TextBytes
 	retval.Reasoning = v.Reasoning
 	retval.ToolCallId = v.ToolCallId
+	retval.Attachments = v.Attachments
 	retval.Seq = v.MessageFields.Seq
 	retval.Role = v.MessageFields.Role
 	retval.Text = v.MessageFields.Text
@@ -7410,6 +7449,41 @@ func (v *SessionEventsSessionEventsSessionEventMessage) __premarshalJSON() (*__p
 	retval.Refusal = v.MessageFields.Refusal
 	retval.Model = v.MessageFields.Model
 	return &retval, nil
+}
+
+// SessionEventsSessionEventsSessionEventMessageAttachmentsAttachment includes the requested fields of the GraphQL type Attachment.
+// The GraphQL type's documentation follows.
+//
+// Stored bytes referenced by a message; the bytes live in the artifact store and are served at GET /attachments/{id} (with the bearer token; images and videos inline, anything else as a download: docs/security.md).
+type SessionEventsSessionEventsSessionEventMessageAttachmentsAttachment struct {
+	// Stable id (att_…), for UserInput.attachmentIds.
+	Id string `json:"id"`
+	// File name as uploaded or generated.
+	Name string `json:"name"`
+	// MIME type, e.g. image/png or application/pdf.
+	MediaType string `json:"mediaType"`
+	// Size in bytes (at most 20 MiB for uploads).
+	Size int `json:"size"`
+}
+
+// GetId returns SessionEventsSessionEventsSessionEventMessageAttachmentsAttachment.Id, and is useful for accessing the field via an interface.
+func (v *SessionEventsSessionEventsSessionEventMessageAttachmentsAttachment) GetId() string {
+	return v.Id
+}
+
+// GetName returns SessionEventsSessionEventsSessionEventMessageAttachmentsAttachment.Name, and is useful for accessing the field via an interface.
+func (v *SessionEventsSessionEventsSessionEventMessageAttachmentsAttachment) GetName() string {
+	return v.Name
+}
+
+// GetMediaType returns SessionEventsSessionEventsSessionEventMessageAttachmentsAttachment.MediaType, and is useful for accessing the field via an interface.
+func (v *SessionEventsSessionEventsSessionEventMessageAttachmentsAttachment) GetMediaType() string {
+	return v.MediaType
+}
+
+// GetSize returns SessionEventsSessionEventsSessionEventMessageAttachmentsAttachment.Size, and is useful for accessing the field via an interface.
+func (v *SessionEventsSessionEventsSessionEventMessageAttachmentsAttachment) GetSize() int {
+	return v.Size
 }
 
 // SessionEventsSessionEventsSessionEventTerminal includes the requested fields of the GraphQL type Terminal.
@@ -9659,6 +9733,11 @@ func (v *UpdateConnectionUpdateConnection) GetApiKeyConfigured() bool {
 	return v.ConnectionFields.ApiKeyConfigured
 }
 
+// GetVideoProtocol returns UpdateConnectionUpdateConnection.VideoProtocol, and is useful for accessing the field via an interface.
+func (v *UpdateConnectionUpdateConnection) GetVideoProtocol() *string {
+	return v.ConnectionFields.VideoProtocol
+}
+
 // GetOrder returns UpdateConnectionUpdateConnection.Order, and is useful for accessing the field via an interface.
 func (v *UpdateConnectionUpdateConnection) GetOrder() int { return v.ConnectionFields.Order }
 
@@ -9707,6 +9786,8 @@ type __premarshalUpdateConnectionUpdateConnection struct {
 
 	ApiKeyConfigured bool `json:"apiKeyConfigured"`
 
+	VideoProtocol *string `json:"videoProtocol"`
+
 	Order int `json:"order"`
 
 	Models []ConnectionFieldsModelsModel `json:"models"`
@@ -9730,6 +9811,7 @@ func (v *UpdateConnectionUpdateConnection) __premarshalJSON() (*__premarshalUpda
 	retval.BaseUrl = v.ConnectionFields.BaseUrl
 	retval.AuthKind = v.ConnectionFields.AuthKind
 	retval.ApiKeyConfigured = v.ConnectionFields.ApiKeyConfigured
+	retval.VideoProtocol = v.ConnectionFields.VideoProtocol
 	retval.Order = v.ConnectionFields.Order
 	retval.Models = v.ConnectionFields.Models
 	return &retval, nil
@@ -12028,6 +12110,7 @@ fragment ConnectionFields on Connection {
 	baseUrl
 	authKind
 	apiKeyConfigured
+	videoProtocol
 	order
 	models {
 		... ModelFields
@@ -12104,6 +12187,7 @@ fragment ConnectionFields on Connection {
 	baseUrl
 	authKind
 	apiKeyConfigured
+	videoProtocol
 	order
 	models {
 		... ModelFields
@@ -13426,6 +13510,7 @@ fragment ConnectionFields on Connection {
 	baseUrl
 	authKind
 	apiKeyConfigured
+	videoProtocol
 	order
 	models {
 		... ModelFields
@@ -13834,6 +13919,12 @@ subscription SessionEvents ($sessionId: ID!, $afterSeq: Int) {
 			textBytes
 			reasoning
 			toolCallId
+			attachments {
+				id
+				name
+				mediaType
+				size
+			}
 		}
 		approval {
 			requestId
@@ -14661,6 +14752,7 @@ fragment ConnectionFields on Connection {
 	baseUrl
 	authKind
 	apiKeyConfigured
+	videoProtocol
 	order
 	models {
 		... ModelFields

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"mime"
 	"mime/multipart"
 	"net/http"
 	"net/textproto"
@@ -45,11 +46,21 @@ func (c *Client) postMultipartStream(ctx context.Context, ops []byte, name strin
 // ExportURL is the URL of the kernel's streamed export of a session
 // (GET /sessions/{id}/export, docs/export.md).
 func (c *Client) ExportURL(sessionID string) string {
+	return c.routeURL("/sessions/" + url.PathEscape(sessionID) + "/export")
+}
+
+// AttachmentURL is the URL of an attachment's bytes (GET /attachments/{id},
+// docs/security.md).
+func (c *Client) AttachmentURL(id string) string {
+	return c.routeURL("/attachments/" + url.PathEscape(id))
+}
+
+func (c *Client) routeURL(path string) string {
 	scheme := "http"
 	if c.tls {
 		scheme = "https"
 	}
-	return scheme + "://" + c.addr + "/sessions/" + url.PathEscape(sessionID) + "/export"
+	return scheme + "://" + c.addr + path
 }
 
 // ExportSessionTo streams the foya.session document of a session to w from
@@ -57,16 +68,37 @@ func (c *Client) ExportURL(sessionID string) string {
 // error before the document starts comes back as *Error; a transfer cut
 // short is an error (what was written to w is then incomplete).
 func (c *Client) ExportSessionTo(ctx context.Context, sessionID string, w io.Writer) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.ExportURL(sessionID), nil)
+	_, err := c.getTo(ctx, c.ExportURL(sessionID), "the export of session "+sessionID, w)
+	return err
+}
+
+// AttachmentTo streams an attachment's stored bytes to w and returns the
+// file name the kernel gives it (its name as uploaded or generated). Errors
+// as ExportSessionTo.
+func (c *Client) AttachmentTo(ctx context.Context, id string, w io.Writer) (name string, err error) {
+	resp, err := c.getTo(ctx, c.AttachmentURL(id)+"?download=1", "attachment "+id, w)
 	if err != nil {
-		return fmt.Errorf("build request: %w", err)
+		return "", err
+	}
+	if _, params, err := mime.ParseMediaType(resp.Get("Content-Disposition")); err == nil {
+		name = params["filename"]
+	}
+	return name, nil
+}
+
+// getTo streams the body of a GET of one of the kernel's plain routes to w
+// and returns the answer's headers; a coded error answer is *Error.
+func (c *Client) getTo(ctx context.Context, u, what string, w io.Writer) (http.Header, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return nil, fmt.Errorf("build request: %w", err)
 	}
 	if c.token != "" {
 		req.Header.Set("Authorization", "Bearer "+c.token)
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {
-		return fmt.Errorf("kernel at %s: %w", c.addr, err)
+		return nil, fmt.Errorf("kernel at %s: %w", c.addr, err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
@@ -75,14 +107,14 @@ func (c *Client) ExportSessionTo(ctx context.Context, sessionID string, w io.Wri
 			Errors []wireError `json:"errors"`
 		}
 		if json.Unmarshal(raw, &r) == nil && len(r.Errors) > 0 {
-			return toError(r.Errors)
+			return nil, toError(r.Errors)
 		}
-		return fmt.Errorf("kernel at %s answered %s to the export: %.120q", c.addr, resp.Status, raw)
+		return nil, fmt.Errorf("kernel at %s answered %s to %s: %.120q", c.addr, resp.Status, what, raw)
 	}
 	if _, err := io.Copy(w, resp.Body); err != nil {
-		return fmt.Errorf("export of session %s: %w", sessionID, err)
+		return nil, fmt.Errorf("%s: %w", what, err)
 	}
-	return nil
+	return resp.Header, nil
 }
 
 // TextPageBytes is how many bytes of a text MessageText reads per request.

@@ -72,14 +72,17 @@ func attachmentsSave(r *runner) error {
 		if target == "" {
 			target = safeFileName(name, id)
 		}
-		if !*force {
-			if _, err := os.Lstat(target); err == nil {
+		if *force {
+			err = os.Rename(tmp.Name(), target)
+		} else {
+			// A link is made only where no file is: nothing created between
+			// a check and the rename can be replaced.
+			err = os.Link(tmp.Name(), target)
+			if errors.Is(err, os.ErrExist) {
 				return fmt.Errorf("%s exists: name another FILE or pass --force", target)
-			} else if !errors.Is(err, os.ErrNotExist) {
-				return fmt.Errorf("save attachment: %w", err)
 			}
 		}
-		if err := os.Rename(tmp.Name(), target); err != nil {
+		if err != nil {
 			return fmt.Errorf("save attachment: %w", err)
 		}
 		fi, err := os.Stat(target)

@@ -58,7 +58,10 @@ type gqlToolCall struct {
 
 type gqlFileChange struct{ Path, Action string }
 
-type gqlAttachment struct{ Name, MediaType string }
+type gqlAttachment struct {
+	ID, Name, MediaType string
+	Size                int
+}
 
 // The payloads of the kernel's events the agent reads (JSON as the kernel
 // writes them).
@@ -113,7 +116,7 @@ func fromMessage(f *client.ACPMessageFields) gqlMessage {
 		m.FileChanges = append(m.FileChanges, gqlFileChange{fc.Path, string(fc.Action)})
 	}
 	for _, at := range f.Attachments {
-		m.Attachments = append(m.Attachments, gqlAttachment{at.Name, at.MediaType})
+		m.Attachments = append(m.Attachments, gqlAttachment{at.Id, at.Name, at.MediaType, at.Size})
 	}
 	return m
 }

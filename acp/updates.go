@@ -1,6 +1,8 @@
 package acp
 
 import (
+	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"net/url"
 	"path/filepath"
@@ -43,8 +45,7 @@ func (s *session) userMessage(m gqlMessage) {
 		s.chunk("user_message_chunk", textBlock(m.Text))
 	}
 	for _, at := range m.Attachments {
-		s.chunk("user_message_chunk", resourceLinkContent{Type: "resource_link", Name: at.Name,
-			URI: "foya-attachment:" + url.PathEscape(at.Name), MimeType: at.MediaType})
+		s.chunk("user_message_chunk", s.attachmentBlock(at))
 	}
 }
 
@@ -152,7 +153,39 @@ func (s *session) toolContent(m gqlMessage, ti toolInfo) []toolCallContent {
 	if m.Text != "" {
 		out = append(out, wrappedContent{Type: "content", Content: textBlock(m.Text)})
 	}
+	for _, at := range m.Attachments {
+		out = append(out, wrappedContent{Type: "content", Content: s.attachmentBlock(at)})
+	}
 	return out
+}
+
+// maxACPImageBytes bounds an image a tool result carries to the client
+// inline (base64 in one notification); a larger one, or any other file, is a
+// link naming it.
+const maxACPImageBytes = 4 << 20
+
+// attachmentBlock is what a client gets of an attachment (a user's upload,
+// or an image_generation or video_generation result): a raster image
+// inline, read from the kernel's attachment route; anything else, or an
+// image that cannot be read, a resource link with its name and type, whose
+// URI names the attachment (foya-attachment:ID; foya attachments save ID
+// writes its bytes).
+func (s *session) attachmentBlock(at gqlAttachment) contentBlock {
+	link := resourceLinkContent{Type: "resource_link", Name: at.Name, URI: "foya-attachment:" + url.PathEscape(at.ID), MimeType: at.MediaType}
+	switch at.MediaType {
+	case "image/png", "image/jpeg", "image/gif", "image/webp":
+	default:
+		return link
+	}
+	if at.ID == "" || at.Size <= 0 || at.Size > maxACPImageBytes {
+		return link
+	}
+	var b bytes.Buffer
+	if _, err := s.a.k.AttachmentTo(s.ctx, at.ID, &b); err != nil {
+		s.a.log.Warn("acp: read a tool's image", "session_id", s.id, "attachment_id", at.ID, "err", err)
+		return link
+	}
+	return imageContent{Type: "image", MimeType: at.MediaType, Data: base64.StdEncoding.EncodeToString(b.Bytes())}
 }
 
 // editInput is the edit tool's input.

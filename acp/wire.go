@@ -262,8 +262,16 @@ type resourceLinkContent struct {
 	URI      string `json:"uri"`
 }
 
+// imageContent is an image content block: base64 bytes and their type.
+type imageContent struct {
+	Data     string `json:"data"`
+	MimeType string `json:"mimeType"`
+	Type     string `json:"type"` // "image"
+}
+
 func (textContent) contentBlock()         {}
 func (resourceLinkContent) contentBlock() {}
+func (imageContent) contentBlock()        {}
 
 func textBlock(t string) textContent { return textContent{Text: t, Type: "text"} }
 

@@ -789,17 +789,27 @@ func (v *ACPMessageFields) GetRefusal() *string { return v.Refusal }
 //
 // Stored bytes referenced by a message; the bytes live in the artifact store and are served at GET /attachments/{id} (with the bearer token; images and videos inline, anything else as a download: docs/security.md).
 type ACPMessageFieldsAttachmentsAttachment struct {
+	// Stable id (att_…), for UserInput.attachmentIds.
+	Id string `json:"id"`
 	// File name as uploaded or generated.
 	Name string `json:"name"`
 	// MIME type, e.g. image/png or application/pdf.
 	MediaType string `json:"mediaType"`
+	// Size in bytes (at most 20 MiB for uploads).
+	Size int `json:"size"`
 }
+
+// GetId returns ACPMessageFieldsAttachmentsAttachment.Id, and is useful for accessing the field via an interface.
+func (v *ACPMessageFieldsAttachmentsAttachment) GetId() string { return v.Id }
 
 // GetName returns ACPMessageFieldsAttachmentsAttachment.Name, and is useful for accessing the field via an interface.
 func (v *ACPMessageFieldsAttachmentsAttachment) GetName() string { return v.Name }
 
 // GetMediaType returns ACPMessageFieldsAttachmentsAttachment.MediaType, and is useful for accessing the field via an interface.
 func (v *ACPMessageFieldsAttachmentsAttachment) GetMediaType() string { return v.MediaType }
+
+// GetSize returns ACPMessageFieldsAttachmentsAttachment.Size, and is useful for accessing the field via an interface.
+func (v *ACPMessageFieldsAttachmentsAttachment) GetSize() int { return v.Size }
 
 // ACPMessageFieldsFileChangesFileChange includes the requested fields of the GraphQL type FileChange.
 // The GraphQL type's documentation follows.
@@ -11403,8 +11413,10 @@ fragment ACPMessageFields on Message {
 		action
 	}
 	attachments {
+		id
 		name
 		mediaType
+		size
 	}
 	turnStatus
 	turnReason
@@ -11589,8 +11601,10 @@ fragment ACPMessageFields on Message {
 		action
 	}
 	attachments {
+		id
 		name
 		mediaType
+		size
 	}
 	turnStatus
 	turnReason
@@ -11754,8 +11768,10 @@ fragment ACPMessageFields on Message {
 		action
 	}
 	attachments {
+		id
 		name
 		mediaType
+		size
 	}
 	turnStatus
 	turnReason

@@ -194,7 +194,12 @@ func (k *kernel) openEngine(ctx context.Context, c Config, mcpStore core.MCPStor
 	}
 	k.mcpHost = mcphost.New(mcphost.Config{
 		Logger: log, Version: version,
-		Sandbox: mcpSandbox(dir, c), ScopeDir: sessionDir(k.sessions, filepath.Join(dir, "scratch")),
+		Sandbox: mcpSandbox(dir, c), ScopeDir: func(ctx context.Context, id string) (string, error) {
+			// The engine is made below, before any server is attached to a
+			// session; its WorkDir is where the session's tools act (a
+			// worktree included).
+			return k.engine.WorkDir(ctx, id)
+		},
 		OnChange: func(id string) {
 			broker.PublishKernel(core.KernelEvent{Type: core.KernelCatalogUpdated, McpServerID: id, At: time.Now().UTC()})
 		},

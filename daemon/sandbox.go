@@ -1,17 +1,11 @@
 package daemon
 
 import (
-	"context"
 	"flag"
-	"fmt"
 	"log/slog"
-	"os"
-	"path/filepath"
-	"strconv"
 	"time"
 
 	"github.com/foya-dev/foya/core"
-	"github.com/foya-dev/foya/core/session"
 	"github.com/foya-dev/foya/plugins/hooks"
 	"github.com/foya-dev/foya/plugins/mcphost"
 	"github.com/foya-dev/foya/plugins/sandbox"
@@ -60,29 +54,6 @@ func mcpSandbox(dir string, c Config) *mcphost.SandboxConfig {
 		sc.Limits = *c.Tools.Limits
 	}
 	return sc
-}
-
-// sessionDir is the directory a session's tools act in (its project's, or
-// its scratch directory, created), for MCP servers attached to it.
-func sessionDir(svc *session.Service, scratch string) func(ctx context.Context, id string) (string, error) {
-	return func(ctx context.Context, id string) (string, error) {
-		s, err := svc.Session(ctx, id)
-		if err != nil {
-			return "", err
-		}
-		if s.ProjectID != "" {
-			p, err := svc.Project(ctx, s.ProjectID)
-			if err != nil {
-				return "", err
-			}
-			return p.Path, nil
-		}
-		dir := filepath.Join(scratch, s.ID)
-		if s.ID == "" || s.ID != filepath.Base(s.ID) {
-			return "", fmt.Errorf("session id %s", strconv.Quote(s.ID))
-		}
-		return dir, os.MkdirAll(dir, 0o700)
-	}
 }
 
 // hookRunner runs hooks in the bash sandbox with the same masks and limits.

@@ -1,6 +1,7 @@
 package graph_test
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"os"
@@ -396,5 +397,57 @@ func TestRewindRestoreIgnoresPlantedSymlinkAndKeepsMode(t *testing.T) {
 	fi, err := os.Stat(filepath.Join(home, "run.sh"))
 	if err != nil || fi.Mode().Perm() != 0o750 || readFile(t, filepath.Join(home, "run.sh")) != "#!/bin/sh\necho hi\n" {
 		t.Fatalf("restored script: %v %v, want mode 0750", fi, err)
+	}
+}
+
+// A sub-agent of a session without a project works in its parent's scratch
+// directory, as one of a project session works in the project: the parent
+// reads what the child wrote, and rewinding the parent's turn puts the
+// child's files back too.
+func TestSubAgentOfScratchSessionSharesItsDirectory(t *testing.T) {
+	k := newTestKernel(t)
+	sid := k.chatSession(t, nil, "BYPASS")
+	w := k.watch(t, sid)
+	k.fake.Enqueue(openaitest.Response{Events: []string{
+		chunk(toolCallDelta(0, "c_task", "task", `{"prompt":"write kid.txt"}`), ""),
+		chunk(map[string]any{}, "tool_calls"),
+	}}, openaitest.Response{Events: []string{
+		chunk(toolCallDelta(0, "k1", "write", `{"path":"kid.txt","content":"from the child\n"}`), ""),
+		chunk(map[string]any{}, "tool_calls"),
+	}}, openaitest.TextStream(testModel, "child done"), openaitest.Response{Events: []string{
+		chunk(toolCallDelta(0, "r1", "read", `{"path":"kid.txt"}`), ""),
+		chunk(map[string]any{}, "tool_calls"),
+	}}, openaitest.TextStream(testModel, "parent done"))
+	k.send(t, sid, "delegate")
+	if p := w.turnEnd(); p.Status != core.TurnCompleted {
+		t.Fatalf("turn %+v", p)
+	}
+	dir, err := k.engine.WorkDir(context.Background(), sid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if readFile(t, filepath.Join(dir, "kid.txt")) != "from the child\n" {
+		t.Fatal("the child's file is not in the parent's scratch directory")
+	}
+	msgs := k.messages(t, sid)
+	if m := msgs[len(msgs)-2]; m.Role != "TOOL" || !strings.Contains(m.Text, "from the child") {
+		t.Fatalf("the parent's read: %+v", m)
+	}
+	var p struct {
+		PreviewRewind struct {
+			HeadSeq        int64
+			FileStateToken string
+			Files          []rewindFileJSON
+		}
+	}
+	k.mustDo(t, `mutation($s: ID!, $m: Int!) { previewRewind(sessionId: $s, messageSeq: $m) { headSeq fileStateToken files { path action restorable reason restored } } }`,
+		map[string]any{"s": sid, "m": msgs[0].Seq}, &p)
+	if f := p.PreviewRewind.Files; len(f) != 1 || f[0].Path != "kid.txt" || f[0].Action != "delete" || !f[0].Restorable {
+		t.Fatalf("preview files %+v", f)
+	}
+	k.mustDo(t, `mutation($s: ID!, $m: Int!, $h: Int!, $t: String!) { confirmRewind(sessionId: $s, messageSeq: $m, headSeq: $h, fileStateToken: $t) { text } }`,
+		map[string]any{"s": sid, "m": msgs[0].Seq, "h": p.PreviewRewind.HeadSeq, "t": p.PreviewRewind.FileStateToken}, nil)
+	if _, err := os.Stat(filepath.Join(dir, "kid.txt")); !os.IsNotExist(err) {
+		t.Fatal("kid.txt survived the rewind")
 	}
 }

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -168,7 +169,8 @@ type workDirs struct {
 
 // workDir is where a session's tools act: its git worktree, the bound
 // project's directory, or a private scratch directory under the data
-// directory.
+// directory (a sub-agent's is its parent's: it works where its parent
+// works, as it does in a project).
 func (w workDirs) workDir(ctx context.Context, s core.Session) (string, error) {
 	dir, err := w.workDirPath(ctx, s)
 	if err != nil || s.ProjectID != "" {
@@ -197,7 +199,22 @@ func (w workDirs) workDirPath(ctx context.Context, s core.Session) (string, erro
 	if w.scratch == "" {
 		return "", core.Errorf(core.CodeUnavailable, "session %s has no project and the kernel has no scratch directory", s.ID)
 	}
-	return filepath.Join(w.scratch, s.ID), nil
+	owner := cmp.Or(s.ParentID, s.ID)
+	if owner == "" || owner != filepath.Base(owner) || owner == "." || owner == ".." {
+		return "", fmt.Errorf("session id %q cannot name a scratch directory", owner)
+	}
+	return filepath.Join(w.scratch, owner), nil
+}
+
+// WorkDir is the directory session id's tools act in (created when it is
+// a scratch directory): its worktree, its project's directory, or its
+// scratch directory. MCP servers attached to the session are confined to it.
+func (e *Engine) WorkDir(ctx context.Context, id string) (string, error) {
+	s, err := e.svc.Session(ctx, id)
+	if err != nil {
+		return "", err
+	}
+	return e.dirs.workDir(ctx, s)
 }
 
 // inheritedWorktree is a sub-agent's copy of its parent's worktree (nil

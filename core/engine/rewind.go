@@ -84,8 +84,8 @@ func (rw *Rewinder) Preview(ctx context.Context, sessionID string, messageSeq in
 // withChildChanges inserts, before each task tool result in after, the
 // messages of the child session that task call started, so that the files a
 // sub-agent changed are rewound with its parent's turn, in the order they
-// changed. A child working in another directory (a scratch directory of a
-// session without a project) is left out: its files are not the parent's.
+// changed. A child works in its parent's directory (the project, the
+// worktree or the scratch directory); one bound elsewhere is left out.
 func (rw *Rewinder) withChildChanges(ctx context.Context, s core.Session, after []core.Message) ([]core.Message, error) {
 	if !slices.ContainsFunc(after, func(m core.Message) bool { return m.Role == core.RoleTool && m.ToolName == ToolTask }) {
 		return after, nil
@@ -102,7 +102,7 @@ func (rw *Rewinder) withChildChanges(ctx context.Context, s core.Session, after 
 	for _, m := range after {
 		if m.Role == core.RoleTool && m.ToolName == ToolTask {
 			if kid, ok := bySource["task:"+m.ToolCallID]; ok {
-				if kid.ProjectID != "" && kid.ProjectID == s.ProjectID {
+				if kid.ProjectID == s.ProjectID {
 					kmsgs, err := rw.svc.Messages(ctx, kid.ID, false)
 					if err != nil {
 						return nil, err

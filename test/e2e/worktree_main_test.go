@@ -356,3 +356,53 @@ func TestWorktreeGitInSandbox(t *testing.T) {
 		t.Fatalf("main moved: %q", got)
 	}
 }
+
+// An MCP server attached to a worktree session is confined to the
+// session's worktree, where its tools act: it runs there and writes there,
+// and cannot write the main checkout (it was given the project's
+// directory before).
+func TestWorktreeSessionMCPServerConfined(t *testing.T) {
+	t.Parallel()
+	fake := openaitest.New(t)
+	k := startKernel(t, t.TempDir())
+	k.requireLandlock(t)
+	// Outside /tmp, which MCP servers may write (as a real checkout is).
+	repo, err := os.MkdirTemp("/var/tmp", "foya-wt-")
+	if err != nil {
+		t.Skipf("no /var/tmp: %v", err)
+	}
+	t.Cleanup(func() { os.RemoveAll(repo) })
+	if out, err := exec.Command("cp", "-a", gitRepo(t)+"/.", repo).CombinedOutput(); err != nil {
+		t.Fatalf("copy the repository: %v %s", err, out)
+	}
+	proj := k.createProject(t, repo).Id
+	conn := k.createConnection(t, client.ConnectionInput{Name: ptr("fake"), BaseUrl: ptr(fake.BaseURL()), ApiKey: ptr("sk-x"), Models: []client.ModelInput{{Id: "gpt-t"}}})
+	sid, wt := k.worktreeSession(t, conn, proj, client.WorktreeInput{})
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := client.ACPAttachSessionMcpServer(context.Background(), k.client(), sid, client.McpServerInput{Name: "files", Transport: client.McpTransportStdio,
+		Command: ptr(exe), Args: []string{"-test.run=^$"}, Env: []client.KeyValueInput{{Key: "FOYA_MCPTEST_STDIO", Value: "1"}}}); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		d := k.sessionDetail(t, sid)
+		if len(d.Session.McpServers) == 1 && d.Session.McpServers[0].Status == "READY" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the session's MCP server: %+v", d.Session.McpServers)
+		}
+	}
+	escaped := filepath.Join(repo, "escaped.txt")
+	msgs := k.runTools(t, fake, sid,
+		toolCall("m1", "mcp__files__touch", map[string]any{"path": "inside.txt"}),
+		toolCall("m2", "mcp__files__touch", map[string]any{"path": escaped}))
+	if !strings.Contains(msgs[0].Text, "cwd="+wt.Path+" wrote") || readFile(t, filepath.Join(wt.Path, "inside.txt")) != "touched\n" {
+		t.Fatalf("the server in the worktree: %s", msgs[0].Text)
+	}
+	if !strings.Contains(msgs[1].Text, "error:") || exists(escaped) {
+		t.Fatalf("the server wrote the main checkout: %s", msgs[1].Text)
+	}
+}

@@ -55,6 +55,10 @@ type textIn struct {
 
 type noIn struct{}
 
+type pathIn struct {
+	Path string `json:"path"`
+}
+
 func text(s string) *mcp.CallToolResult {
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: s}}}
 }
@@ -83,6 +87,15 @@ func addResultTools(s *mcp.Server, obs *Observer) {
 				obs.mu.Unlock()
 			}
 			return text("echo: " + in.Text), nil, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "touch", Description: "Writes a file (a path relative to the server's directory, or absolute) and says where the server runs."},
+		func(ctx context.Context, req *mcp.CallToolRequest, in pathIn) (*mcp.CallToolResult, any, error) {
+			wd, _ := os.Getwd()
+			res := "wrote"
+			if err := os.WriteFile(in.Path, []byte("touched\n"), 0o644); err != nil {
+				res = "error: " + err.Error()
+			}
+			return text("cwd=" + wd + " " + res), nil, nil
 		})
 	mcp.AddTool(s, &mcp.Tool{Name: "note", Description: "Write a note (changes state)."},
 		func(ctx context.Context, req *mcp.CallToolRequest, in textIn) (*mcp.CallToolResult, any, error) {

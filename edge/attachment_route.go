@@ -28,16 +28,6 @@ var inlineTypes = map[string]bool{
 	"video/mp4": true, "video/webm": true, "video/quicktime": true,
 }
 
-// attachmentRoute serves AttachmentRoute behind exactly the checks of
-// /graphql (coded errors, the browser guard, the bearer token).
-func attachmentRoute(cfg Config, log *slog.Logger) http.Handler {
-	var h http.Handler = attachmentHandler{engine: cfg.Engine, log: log}
-	if cfg.Auth != nil {
-		h = cfg.Auth.middleware(h)
-	}
-	return codedErrors(browserGuard(h, cfg.Auth, cfg.OriginPatterns, cfg.HostPatterns))
-}
-
 type attachmentHandler struct {
 	engine *engine.Engine
 	log    *slog.Logger

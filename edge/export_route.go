@@ -16,11 +16,11 @@ import (
 // document as application/jsonl with no size bound.
 const ExportRoute = "GET /sessions/{id}/export"
 
-// exportRoute serves ExportRoute behind exactly the checks of /graphql:
-// coded errors, the browser guard (Host and Origin) and, when the kernel
-// requires one, the bearer token in the Authorization header.
-func exportRoute(cfg Config, log *slog.Logger) http.Handler {
-	var h http.Handler = exportHandler{engine: cfg.Engine, log: log}
+// guardedRoute serves h behind exactly the checks of /graphql: coded
+// errors, the browser guard (Host and Origin) and, when the kernel requires
+// one, the bearer token in the Authorization header. The plain routes
+// (export, attachments) use it.
+func guardedRoute(cfg Config, h http.Handler) http.Handler {
 	if cfg.Auth != nil {
 		h = cfg.Auth.middleware(h)
 	}

@@ -91,9 +91,9 @@ func NewHandler(cfg Config) http.Handler {
 		api = cfg.Auth.middleware(api)
 	}
 	mux.Handle("/graphql", codedErrors(browserGuard(api, cfg.Auth, cfg.OriginPatterns, cfg.HostPatterns)))
-	mux.Handle(ExportRoute, exportRoute(cfg, log))                   // the streamed session export, guarded like /graphql
-	mux.Handle(AttachmentRoute, attachmentRoute(cfg, log))           // an attachment's bytes, guarded like /graphql
-	mux.Handle(MCPOAuthCallbackPath, mcpOAuthCallback(cfg.MCP, log)) // no token: the state is the credential
+	mux.Handle(ExportRoute, guardedRoute(cfg, exportHandler{engine: cfg.Engine, log: log}))         // the streamed session export
+	mux.Handle(AttachmentRoute, guardedRoute(cfg, attachmentHandler{engine: cfg.Engine, log: log})) // an attachment's bytes
+	mux.Handle(MCPOAuthCallbackPath, mcpOAuthCallback(cfg.MCP, log))                                // no token: the state is the credential
 	if cfg.Metrics != nil {
 		mux.Handle(MetricsPath, metricsRoute(cfg))
 	}

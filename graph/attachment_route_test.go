@@ -11,13 +11,19 @@ import (
 	"testing"
 )
 
-// uploadFile uploads data as name and returns the attachment's id and
-// media type.
-func (k *testKernel) uploadFile(t *testing.T, name string, data []byte) (id, mediaType string) {
+// uploadedAttachment is an attachment as uploadAttachment returns it.
+type uploadedAttachment struct {
+	ID, Name, Kind, MediaType, Sha256 string
+	Size, Width, Height               int
+}
+
+// uploadAttachment sends a file with the GraphQL multipart request spec
+// and returns the attachment.
+func (k *testKernel) uploadAttachment(t *testing.T, name string, data []byte) uploadedAttachment {
 	t.Helper()
 	var body bytes.Buffer
 	mw := multipart.NewWriter(&body)
-	ops, _ := json.Marshal(map[string]any{"query": `mutation($f: Upload!) { uploadAttachment(file: $f) { id mediaType } }`, "variables": map[string]any{"f": nil}})
+	ops, _ := json.Marshal(map[string]any{"query": `mutation($f: Upload!) { uploadAttachment(file: $f) { id name kind mediaType size width height sha256 } }`, "variables": map[string]any{"f": nil}})
 	mw.WriteField("operations", string(ops))
 	mw.WriteField("map", `{"0": ["variables.f"]}`)
 	fw, _ := mw.CreateFormFile("0", name)
@@ -29,15 +35,21 @@ func (k *testKernel) uploadFile(t *testing.T, name string, data []byte) (id, med
 	}
 	defer resp.Body.Close()
 	var out struct {
-		Data struct {
-			UploadAttachment struct{ ID, MediaType string }
-		}
+		Data   struct{ UploadAttachment uploadedAttachment }
 		Errors []gqlError
 	}
 	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil || len(out.Errors) > 0 {
 		t.Fatalf("upload %s: %v %+v", name, err, out.Errors)
 	}
-	return out.Data.UploadAttachment.ID, out.Data.UploadAttachment.MediaType
+	return out.Data.UploadAttachment
+}
+
+// uploadFile uploads data as name and returns the attachment's id and
+// media type.
+func (k *testKernel) uploadFile(t *testing.T, name string, data []byte) (id, mediaType string) {
+	t.Helper()
+	a := k.uploadAttachment(t, name, data)
+	return a.ID, a.MediaType
 }
 
 func (k *testKernel) fetch(t *testing.T, method, path string, hdr map[string]string) (*http.Response, []byte) {

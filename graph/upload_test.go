@@ -2,13 +2,9 @@ package graph_test
 
 import (
 	"bytes"
-	"encoding/json"
 	"image"
 	"image/color"
 	"image/png"
-	"io"
-	"mime/multipart"
-	"net/http"
 	"testing"
 )
 
@@ -22,36 +18,11 @@ func pngBytes(t *testing.T) []byte {
 	return b.Bytes()
 }
 
-// upload sends a file with the GraphQL multipart request spec and returns the attachment id.
+// upload sends a PNG with the GraphQL multipart request spec, checks how
+// it was described and returns the attachment id.
 func (k *testKernel) upload(t *testing.T, name string, data []byte) string {
 	t.Helper()
-	var body bytes.Buffer
-	mw := multipart.NewWriter(&body)
-	ops, _ := json.Marshal(map[string]any{"query": `mutation($f: Upload!) { uploadAttachment(file: $f) { id name kind mediaType size width height sha256 } }`, "variables": map[string]any{"f": nil}})
-	mw.WriteField("operations", string(ops))
-	mw.WriteField("map", `{"0": ["variables.f"]}`)
-	fw, _ := mw.CreateFormFile("0", name)
-	fw.Write(data)
-	mw.Close()
-	resp, err := http.Post(k.srv.URL+"/graphql", mw.FormDataContentType(), &body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	raw, _ := io.ReadAll(resp.Body)
-	var out struct {
-		Data struct {
-			UploadAttachment struct {
-				ID, Name, Kind, MediaType, Sha256 string
-				Size, Width, Height               int
-			}
-		}
-		Errors []gqlError
-	}
-	if err := json.Unmarshal(raw, &out); err != nil || len(out.Errors) > 0 {
-		t.Fatalf("upload: %s", raw)
-	}
-	a := out.Data.UploadAttachment
+	a := k.uploadAttachment(t, name, data)
 	if a.Kind != "image" || a.MediaType != "image/png" || a.Width != 3 || a.Height != 2 || a.Size != len(data) || len(a.Sha256) != 64 {
 		t.Fatalf("attachment %+v", a)
 	}

@@ -47,29 +47,19 @@ func TestVideoGenerationTool(t *testing.T) {
 	if form, err := reqs[n-4].Form(); err != nil || form["seconds"] != "4" || form["size"] != "1280x720" || form["model"] != "sora-2" {
 		t.Fatalf("job form %v %v", form, err)
 	}
-	var s struct {
-		Session struct {
-			Messages []struct {
-				Role        string
-				Text        string
-				ToolName    *string
-				Attachments []struct {
-					Kind, MediaType string
-					Size            int
-				}
-			}
-		}
-	}
-	k.mustDo(t, `query($s: ID!) { session(id: $s) { messages { role text toolName attachments { kind mediaType size } } } }`, map[string]any{"s": sid}, &s)
-	var tool *struct {
-		Role        string
-		Text        string
+	type message struct {
+		Role, Text  string
 		ToolName    *string
 		Attachments []struct {
 			Kind, MediaType string
 			Size            int
 		}
 	}
+	var s struct {
+		Session struct{ Messages []message }
+	}
+	k.mustDo(t, `query($s: ID!) { session(id: $s) { messages { role text toolName attachments { kind mediaType size } } } }`, map[string]any{"s": sid}, &s)
+	var tool *message
 	for i := range s.Session.Messages {
 		if deref(s.Session.Messages[i].ToolName) == "video_generation" {
 			tool = &s.Session.Messages[i]

@@ -1,10 +1,7 @@
 package e2e
 
 import (
-	"bytes"
 	"encoding/base64"
-	"image"
-	"image/png"
 	"testing"
 
 	"github.com/foya-dev/foya/providers/openai/openaitest"
@@ -45,16 +42,8 @@ func TestACPToolImagesAndReplay(t *testing.T) {
 	k := startKernel(t, t.TempDir())
 	var o outputs
 	o.addFakeConnection(t, k.addr, fake.BaseURL())
-	o.mustRun(t, "", "connections", "add", "--addr", k.addr, "--name", "painter", "--type", "image", "--base-url", fake.BaseURL(), "--model", "gpt-image-1")
-	o.mustRun(t, "", "connections", "default", "painter/gpt-image-1", "--purpose", "image", "--addr", k.addr)
-	pngOf := func(w, h int) string {
-		var b bytes.Buffer
-		if err := png.Encode(&b, image.NewRGBA(image.Rect(0, 0, w, h))); err != nil {
-			t.Fatal(err)
-		}
-		return base64.StdEncoding.EncodeToString(b.Bytes())
-	}
-	mine, generated := pngOf(3, 2), pngOf(5, 4)
+	o.addImageDefault(t, k.addr, fake.BaseURL())
+	mine, generated := base64.StdEncoding.EncodeToString(pngOf(t, 3, 2)), base64.StdEncoding.EncodeToString(pngOf(t, 5, 4))
 
 	p := startACP(t, "--addr", k.addr)
 	p.call("initialize", map[string]any{"protocolVersion": 1, "clientCapabilities": map[string]any{}}, nil)

@@ -15,6 +15,25 @@ import (
 	"github.com/foya-dev/foya/providers/openai/openaitest"
 )
 
+// pngOf is a w×h PNG.
+func pngOf(t *testing.T, w, h int) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	if err := png.Encode(&b, image.NewRGBA(image.Rect(0, 0, w, h))); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+// addImageDefault adds the IMAGE connection "painter" (model gpt-image-1)
+// to the openaitest server at baseURL and makes it the image default, so
+// that models get the image_generation tool.
+func (o *outputs) addImageDefault(t *testing.T, addr, baseURL string) {
+	t.Helper()
+	o.mustRun(t, "", "connections", "add", "--addr", addr, "--name", "painter", "--type", "image", "--base-url", baseURL, "--model", "gpt-image-1")
+	o.mustRun(t, "", "connections", "default", "painter/gpt-image-1", "--purpose", "image", "--addr", addr)
+}
+
 // What a tool generates reaches a command-line user: foya exec names each
 // attachment a tool returned, and foya attachments save writes its bytes
 // (whole or not at all, never over a file unless --force, - to stdout). A
@@ -25,8 +44,7 @@ func TestExecGeneratedAttachmentsSaved(t *testing.T) {
 	k := startKernel(t, t.TempDir())
 	var o outputs
 	o.addFakeConnection(t, k.addr, fake.BaseURL())
-	o.mustRun(t, "", "connections", "add", "--addr", k.addr, "--name", "painter", "--type", "image", "--base-url", fake.BaseURL(), "--model", "gpt-image-1")
-	o.mustRun(t, "", "connections", "default", "painter/gpt-image-1", "--purpose", "image", "--addr", k.addr)
+	o.addImageDefault(t, k.addr, fake.BaseURL())
 	r := o.mustRun(t, "", "connections", "add", "--addr", k.addr, "--name", "director", "--type", "video", "--base-url", fake.BaseURL(), "--model", "sora-2", "--json")
 	var vc struct{ VideoProtocol string }
 	if err := json.Unmarshal([]byte(r.stdout), &vc); err != nil || vc.VideoProtocol != "openai_video" {
@@ -36,10 +54,7 @@ func TestExecGeneratedAttachmentsSaved(t *testing.T) {
 		t.Fatalf("--video-protocol on a language connection: exit %d %s", r.code, r.stderr)
 	}
 
-	var pic bytes.Buffer
-	if err := png.Encode(&pic, image.NewRGBA(image.Rect(0, 0, 4, 3))); err != nil {
-		t.Fatal(err)
-	}
+	pic := bytes.NewBuffer(pngOf(t, 4, 3))
 	fake.Enqueue(openaitest.Response{Events: []string{
 		openaitest.Chunk("gpt-t", map[string]any{"tool_calls": []any{map[string]any{"index": 0, "id": "call_img", "type": "function",
 			"function": map[string]any{"name": "image_generation", "arguments": `{"prompt":"a grey rectangle"}`}}}}, ""),

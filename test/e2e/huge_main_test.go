@@ -234,42 +234,8 @@ func TestHugeSessionPagesExportsAndContinues(t *testing.T) {
 
 	// The export route: token and guard as /graphql.
 	url := "http://" + k.base + "/sessions/" + sid + "/export"
-	get := func(token string, hdr map[string]string) *http.Response {
-		req, _ := http.NewRequest(http.MethodGet, url, nil)
-		if token != "" {
-			req.Header.Set("Authorization", "Bearer "+token)
-		}
-		for k, v := range hdr {
-			req.Header.Set(k, v)
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return resp
-	}
-	for _, c := range []struct {
-		what   string
-		token  string
-		hdr    map[string]string
-		status int
-		code   string
-	}{
-		{"no token", "", nil, 401, "UNAUTHENTICATED"},
-		{"a wrong token", strings.Repeat("x", 43), nil, 401, "UNAUTHENTICATED"},
-		{"a WebSocket upgrade without token", "", map[string]string{"Upgrade": "websocket", "Connection": "Upgrade"}, 400, "BAD_INPUT"},
-		{"a foreign page", k.token, map[string]string{"Origin": "https://evil.example"}, 403, "UNAUTHENTICATED"},
-	} {
-		resp := get(c.token, c.hdr)
-		body, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode != c.status || !strings.Contains(string(body), `"code":"`+c.code+`"`) || len(body) > 2000 {
-			t.Fatalf("export with %s: %d %.300s", c.what, resp.StatusCode, body)
-		}
-	}
-	resp := get(k.token, nil)
-	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
+	checkRouteGuarded(t, url, k.token, "")
+	resp, body := getRoute(t, url, k.token, nil)
 	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "application/jsonl; charset=utf-8" {
 		t.Fatalf("export: %d %s %.200s", resp.StatusCode, resp.Header.Get("Content-Type"), body)
 	}

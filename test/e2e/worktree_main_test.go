@@ -28,6 +28,21 @@ func gitRepo(t testing.TB) string {
 	return dir
 }
 
+// varTmpRepo is gitRepo under /var/tmp, outside the /tmp that sandboxed
+// processes may write, as a real checkout is (skipped without /var/tmp).
+func varTmpRepo(t *testing.T) string {
+	t.Helper()
+	repo, err := os.MkdirTemp("/var/tmp", "foya-wt-")
+	if err != nil {
+		t.Skipf("no /var/tmp: %v", err)
+	}
+	t.Cleanup(func() { os.RemoveAll(repo) })
+	if out, err := exec.Command("cp", "-a", gitRepo(t)+"/.", repo).CombinedOutput(); err != nil {
+		t.Fatalf("copy the repository: %v %s", err, out)
+	}
+	return repo
+}
+
 // git runs git in dir and returns its output; a failure fails the test.
 func git(t testing.TB, dir string, args ...string) string {
 	t.Helper()
@@ -325,14 +340,7 @@ func TestWorktreeGitInSandbox(t *testing.T) {
 	t.Parallel()
 	fake := openaitest.New(t)
 	k := startKernel(t, t.TempDir())
-	repo, err := os.MkdirTemp("/var/tmp", "foya-wt-")
-	if err != nil {
-		t.Skipf("no /var/tmp: %v", err)
-	}
-	t.Cleanup(func() { os.RemoveAll(repo) })
-	if out, err := exec.Command("cp", "-a", gitRepo(t)+"/.", repo).CombinedOutput(); err != nil {
-		t.Fatalf("copy the repository: %v %s", err, out)
-	}
+	repo := varTmpRepo(t)
 	proj := k.createProject(t, repo).Id
 	conn := k.createConnection(t, client.ConnectionInput{Name: ptr("fake"), BaseUrl: ptr(fake.BaseURL()), ApiKey: ptr("sk-x"), Models: []client.ModelInput{{Id: "gpt-t"}}})
 	sid, wt := k.worktreeSession(t, conn, proj, client.WorktreeInput{})
@@ -366,15 +374,8 @@ func TestWorktreeSessionMCPServerConfined(t *testing.T) {
 	fake := openaitest.New(t)
 	k := startKernel(t, t.TempDir())
 	k.requireLandlock(t)
-	// Outside /tmp, which MCP servers may write (as a real checkout is).
-	repo, err := os.MkdirTemp("/var/tmp", "foya-wt-")
-	if err != nil {
-		t.Skipf("no /var/tmp: %v", err)
-	}
-	t.Cleanup(func() { os.RemoveAll(repo) })
-	if out, err := exec.Command("cp", "-a", gitRepo(t)+"/.", repo).CombinedOutput(); err != nil {
-		t.Fatalf("copy the repository: %v %s", err, out)
-	}
+	repo := varTmpRepo(t) // outside /tmp, which MCP servers may write
+
 	proj := k.createProject(t, repo).Id
 	conn := k.createConnection(t, client.ConnectionInput{Name: ptr("fake"), BaseUrl: ptr(fake.BaseURL()), ApiKey: ptr("sk-x"), Models: []client.ModelInput{{Id: "gpt-t"}}})
 	sid, wt := k.worktreeSession(t, conn, proj, client.WorktreeInput{})

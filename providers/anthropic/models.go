@@ -68,7 +68,8 @@ func ptr[T any](v T) *T { return &v }
 
 // known describes a model by family. Every Claude model takes images and
 // tools; context window 200k; thinking (reasoning efforts mapped onto
-// budget_tokens) from Claude 3.7 Sonnet on.
+// budget_tokens) and the web search server tool from Claude 3.7 Sonnet on
+// (web search also on Claude 3.5 Haiku).
 func known(model string) sdk.Capabilities {
 	c := sdk.Capabilities{ImageInput: ptr(true), ToolCalling: ptr(true), WebSearch: ptr(false)}
 	m := strings.ToLower(model)
@@ -94,5 +95,6 @@ func known(model string) sdk.Capabilities {
 	if thinking {
 		c.ReasoningEfforts = append([]string(nil), ReasoningEfforts...)
 	}
+	c.WebSearch = ptr(thinking || strings.Contains(m, "claude-3-5-haiku"))
 	return c
 }

@@ -59,7 +59,7 @@ type Config struct {
 }
 
 // Provider implements sdk.Provider with the completer, detailed completer,
-// model lister and capability resolver capabilities.
+// model lister, capability resolver and web search capabilities.
 type Provider struct {
 	http *http.Client
 	log  *slog.Logger
@@ -71,6 +71,7 @@ var (
 	_ sdk.DetailedCompleter  = (*Provider)(nil)
 	_ sdk.ModelLister        = (*Provider)(nil)
 	_ sdk.CapabilityResolver = (*Provider)(nil)
+	_ sdk.WebSearcher        = (*Provider)(nil)
 )
 
 // New returns a Provider.
@@ -81,7 +82,7 @@ func New(cfg Config) *Provider {
 // Describe declares the optional capabilities.
 func (p *Provider) Describe() sdk.ProviderInfo {
 	return sdk.ProviderInfo{Kind: Kind, Version: Version, Capabilities: []sdk.Capability{
-		sdk.CapCompleter, sdk.CapDetailedCompleter, sdk.CapModelLister, sdk.CapCapabilityResolver,
+		sdk.CapCompleter, sdk.CapDetailedCompleter, sdk.CapModelLister, sdk.CapCapabilityResolver, sdk.CapWebSearch,
 	}}
 }
 

@@ -3,6 +3,7 @@ package e2e
 import (
 	"encoding/json"
 	"net/http"
+	"os"
 	"strings"
 	"testing"
 
@@ -309,5 +310,50 @@ func TestAnthropicStateAcrossTurnsAndRewind(t *testing.T) {
 	last := string(k.fake.LastRequest().Body)
 	if strings.Contains(last, sig) || strings.Contains(last, "Hi!") {
 		t.Fatalf("rewound state replayed: %s", last)
+	}
+}
+
+// A Claude model that declares web search answers the kernel's web_search
+// tool with Anthropic's own search server tool, through the plugin process:
+// the recorded answer of the real API (providers/anthropic/testdata) becomes
+// the tool's result, with its cited sources, and its usage is counted.
+func TestAnthropicNativeWebSearch(t *testing.T) {
+	t.Parallel()
+	rec, err := os.ReadFile(repoPath("providers", "anthropic", "testdata", "recorded", "anthropic-web-search-tool.1.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	model := map[string]any{"id": claude, "capabilities": map[string]any{"contextWindow": 200000, "maxOutputTokens": 32000, "webSearch": true}}
+	k := startNative(t, "anthropic", "", model, "")
+	k.fake.Enqueue(
+		at.Stream(at.Start(claude, at.Usage{Input: 20}), at.ToolUse(0, "toolu_ws", "web_search", `{"query":"tech news today"}`), at.End("tool_use", 9)),
+		openaitest.Response{Body: string(rec)},
+		at.Stream(at.Start(claude, at.Usage{Input: 40}), at.Text(0, "Ellison was sentenced."), at.End("end_turn", 4)),
+	)
+	if st, reason := k.send(t, "what happened in tech today?"); st != "completed" {
+		t.Fatalf("turn %s: %s", st, reason)
+	}
+	reqs := k.fake.Requests()
+	if !strings.Contains(string(reqs[0].Body), `"name":"web_search"`) {
+		t.Fatalf("web_search not offered: %.300s", reqs[0].Body)
+	}
+	search := reqs[1].JSON()
+	if tools, _ := search["tools"].([]any); len(tools) != 1 || tools[0].(map[string]any)["type"] != "web_search_20250305" || search["model"] != claude {
+		t.Fatalf("search request %s", reqs[1].Body)
+	}
+	var tool string
+	for _, m := range k.getSession(t, k.sid).Session.Messages {
+		if m.Role == "TOOL" {
+			tool = m.Text
+		}
+	}
+	if !strings.Contains(tool, "sentenced to two years in prison") || !strings.Contains(tool, "https://acecomments.mu.nu/?post=411647") {
+		t.Fatalf("tool result %.500s", tool)
+	}
+	if !strings.Contains(string(reqs[2].Body), "sentenced to two years") {
+		t.Fatal("the search answer did not reach the model")
+	}
+	if u := k.sessionDetail(t, k.sid).Session.Usage; u.InputTokens < 27118+20+40 {
+		t.Fatalf("the search's usage is not the session's: %+v", u)
 	}
 }

@@ -1,0 +1,144 @@
+package anthropic
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+
+	"github.com/foya-dev/foya/plugins/sdk"
+)
+
+// WebSearchTool is the server tool a web search asks Claude to use
+// (Anthropic runs the searches; the answer cites the pages).
+const WebSearchTool = "web_search_20250305"
+
+const (
+	// webSearchMaxUses bounds the searches of one query.
+	webSearchMaxUses = 5
+	// webSearchMaxTokens bounds the answer.
+	webSearchMaxTokens = 4096
+	// maxSources bounds the sources returned.
+	maxSources = 20
+)
+
+// webSearchBlock is a content block of a web search answer, as far as it
+// is read: text (with its citations), and the search results with their
+// pages, or an error.
+type webSearchBlock struct {
+	Type      string `json:"type"`
+	Text      string `json:"text"`
+	Citations []struct {
+		Type  string `json:"type"`
+		URL   string `json:"url"`
+		Title string `json:"title"`
+	} `json:"citations"`
+	// Content is a web_search_tool_result's: a list of results, or an
+	// error object.
+	Content json.RawMessage `json:"content"`
+}
+
+// WebSearch answers a query with Claude's web search server tool in one
+// non-streaming Messages call: the answer is its text, the sources are the
+// pages it cites (else the pages it found), in order of first citation.
+// When every search failed and nothing was answered, the service's error
+// code decides the category: "unavailable" lets the kernel use the
+// configured fallback search.
+func (p *Provider) WebSearch(ctx context.Context, ep sdk.Endpoint, req sdk.WebSearchRequest) (sdk.WebSearchResult, error) {
+	body := map[string]any{
+		"model":      req.Model,
+		"max_tokens": webSearchMaxTokens,
+		"messages":   []map[string]any{{"role": "user", "content": req.Query}},
+		"tools":      []map[string]any{{"type": WebSearchTool, "name": "web_search", "max_uses": webSearchMaxUses}},
+	}
+	resp, err := p.do(ctx, ep, http.MethodPost, "/v1/messages", body)
+	if err != nil {
+		return sdk.WebSearchResult{}, err
+	}
+	defer resp.Body.Close()
+	var r struct {
+		Model   string           `json:"model"`
+		Content []webSearchBlock `json:"content"`
+		Usage   wireUsage        `json:"usage"`
+	}
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 32<<20)).Decode(&r); err != nil {
+		if ctx.Err() != nil {
+			return sdk.WebSearchResult{}, ctx.Err()
+		}
+		return sdk.WebSearchResult{}, &sdk.Error{Category: sdk.CategoryBadResponse, Message: "decode web search answer: " + err.Error()}
+	}
+	var text strings.Builder
+	var cited, found []sdk.WebSource
+	var errCode string
+	for _, b := range r.Content {
+		switch b.Type {
+		case "text":
+			text.WriteString(b.Text)
+			for _, c := range b.Citations {
+				if c.URL != "" {
+					cited = append(cited, sdk.WebSource{Title: c.Title, URL: c.URL})
+				}
+			}
+		case "web_search_tool_result":
+			var results []struct {
+				Type  string `json:"type"`
+				URL   string `json:"url"`
+				Title string `json:"title"`
+			}
+			var failure struct {
+				ErrorCode string `json:"error_code"`
+			}
+			switch {
+			case json.Unmarshal(b.Content, &results) == nil:
+				for _, res := range results {
+					if res.Type == "web_search_result" && res.URL != "" {
+						found = append(found, sdk.WebSource{Title: res.Title, URL: res.URL})
+					}
+				}
+			case json.Unmarshal(b.Content, &failure) == nil && failure.ErrorCode != "":
+				errCode = failure.ErrorCode
+			}
+		}
+	}
+	answer := strings.TrimSpace(text.String())
+	if answer == "" {
+		if errCode != "" {
+			return sdk.WebSearchResult{}, &sdk.Error{Category: searchErrorCategory(errCode), Message: "web search failed: " + errCode}
+		}
+		return sdk.WebSearchResult{}, &sdk.Error{Category: sdk.CategoryBadResponse, Message: "the web search answered nothing"}
+	}
+	sources := cited
+	if len(sources) == 0 {
+		sources = found
+	}
+	u := r.Usage.sdk(r.Model)
+	return sdk.WebSearchResult{Text: answer, Sources: uniqueSources(sources), Usage: &u}, nil
+}
+
+// searchErrorCategory classifies a web_search_tool_result_error code.
+func searchErrorCategory(code string) sdk.ErrorCategory {
+	switch code {
+	case "unavailable":
+		return sdk.CategoryUnavailable
+	case "too_many_requests":
+		return sdk.CategoryRateLimit
+	case "invalid_input", "query_too_long", "max_uses_exceeded":
+		return sdk.CategoryBadRequest
+	}
+	return sdk.CategoryServer
+}
+
+// uniqueSources keeps each URL once, in order, at most maxSources.
+func uniqueSources(in []sdk.WebSource) []sdk.WebSource {
+	seen := map[string]bool{}
+	var out []sdk.WebSource
+	for _, s := range in {
+		if seen[s.URL] || len(out) == maxSources {
+			continue
+		}
+		seen[s.URL] = true
+		out = append(out, s)
+	}
+	return out
+}

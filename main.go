@@ -66,6 +66,8 @@ Usage:
   foya token rotate|show [--data-dir DIR] [--auth-token-file PATH]
   foya web [--open] [--addr A] [--data-dir DIR] [--token-file PATH]   (prints the web link with the token)
   foya rebuild-projections [--data-dir DIR] [--database postgres://…]
+  foya secret-key rotate NEW_KEY_FILE [--data-dir DIR] [--database postgres://…] [--secret-key-file PATH]
+             (re-seals the stored secrets under a new key, kernels stopped; docs/postgresql.md)
   foya exec [-c | --session ID] [--project DIR | --no-project] [--worktree] [--model CONN/MODEL] [--approval-mode M] [--json] "prompt"
              (the project is the current directory by default)
   foya acp [--addr A] [--data-dir DIR]   (Agent Client Protocol agent on stdio, for editors; docs/acp.md)
@@ -100,6 +102,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		err = daemon.RebuildProjections(context.Background(), args[1:], stdout, stderr)
 	case "token":
 		err = daemon.Token(args[1:], stdout, stderr)
+	case "secret-key":
+		err = daemon.SecretKey(context.Background(), args[1:], stdout, stderr)
 	case "plugin":
 		if len(args) == 2 && cmdutil.IsHelp(args[1]) {
 			cmdutil.PrintUsage(stdout, cmdutil.Command{Name: "plugin", Synopsis: "NAME", Doc: "Internal: serves a built-in plugin to the kernel that started it."}, nil)

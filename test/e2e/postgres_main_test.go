@@ -156,3 +156,59 @@ func (k *kernelProc) uploadFile(t *testing.T, name string, data []byte) (id, sha
 	}
 	return r.UploadAttachment.Id, r.UploadAttachment.Sha256
 }
+
+// foya secret-key rotate re-seals a shared database's secrets under a new
+// key with the kernels stopped: refused while a kernel runs; afterwards
+// the kernel starts with the new key in its --secret-key-file and its
+// connection's key still reaches the model service, the previous key is
+// kept as .old, and a kernel with it is refused.
+func TestSecretKeyRotatePostgres(t *testing.T) {
+	url := pgtest.NewDatabase(t)
+	keyFile := filepath.Join(t.TempDir(), "secret-key")
+	data := t.TempDir()
+	fake := openaitest.New(t)
+	k := startKernel(t, data, "--database", url, "--secret-key-file", keyFile)
+	const apiKey = "sk-before-rotation-secret"
+	conn := k.createConnection(t, client.ConnectionInput{Name: ptr("fake"), BaseUrl: ptr(fake.BaseURL()), ApiKey: ptr(apiKey), Models: []client.ModelInput{{Id: "gpt-t"}}})
+	if _, err := client.CreateMcpServer(context.Background(), k.client(), client.McpServerInput{Name: "remote", Transport: client.McpTransportHttp,
+		Url: ptr("http://127.0.0.1:1/mcp"), Headers: []client.KeyValueInput{{Key: "Authorization", Value: "Bearer mcp-header-secret"}}}); err != nil {
+		t.Fatal(err)
+	}
+	newKey := filepath.Join(t.TempDir(), "new-key")
+	rotate := func(dataDir string) (string, error) {
+		out, err := exec.Command(foyaBin, "secret-key", "rotate", newKey, "--database", url, "--secret-key-file", keyFile, "--data-dir", dataDir).CombinedOutput()
+		return string(out), err
+	}
+	if out, err := rotate(t.TempDir()); err == nil || !strings.Contains(out, "kernels still run on this database") {
+		t.Fatalf("rotation beside a running kernel: %v %s", err, out)
+	}
+	before, _ := os.ReadFile(keyFile)
+	k.stop(t)
+	out, err := rotate(data)
+	if err != nil || !strings.Contains(out, "re-sealed 2 secrets") {
+		t.Fatalf("rotate: %v %s", err, out)
+	}
+	after, _ := os.ReadFile(keyFile)
+	fresh, _ := os.ReadFile(newKey)
+	old, _ := os.ReadFile(keyFile + ".old")
+	if string(after) != string(fresh) || string(old) != string(before) || string(after) == string(before) {
+		t.Fatal("the key files are not the new key and the previous one")
+	}
+	if fi, err := os.Stat(keyFile); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("key file mode: %v %v", fi.Mode(), err)
+	}
+
+	k = startKernel(t, data, "--database", url, "--secret-key-file", keyFile)
+	sid := k.createSession(t, client.CreateSessionInput{ConnectionId: ptr(conn), Title: ptr("t")})
+	fake.Enqueue(openaitest.TextStream("gpt-t", "still here"))
+	k.sendMessage(t, sid, "hi")
+	k.waitEvent(t, sid, "turn_finished")
+	if got := fake.Requests()[0].Header.Get("Authorization"); got != "Bearer "+apiKey {
+		t.Fatalf("the connection's key after the rotation: %q", got)
+	}
+	k.stop(t)
+	out2, err := exec.Command(foyaBin, "serve", "--addr", "127.0.0.1:0", "--data-dir", t.TempDir(), "--database", url, "--secret-key-file", keyFile+".old").CombinedOutput()
+	if err == nil || !strings.Contains(string(out2), "--secret-key-file") {
+		t.Fatalf("a kernel with the previous key: %v\n%s", err, out2)
+	}
+}

@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/oauthex"
 	"golang.org/x/oauth2"
 
 	"github.com/foya-dev/foya/core"
@@ -147,6 +149,19 @@ func (h *oauthHandler) refresh(ctx context.Context, rejected string) (core.MCPOA
 func (h *oauthHandler) Authorize(ctx context.Context, req *http.Request, resp *http.Response) error {
 	defer resp.Body.Close()
 	g, has := h.current()
+	if need := insufficientScope(resp); need != "" && has {
+		// Step-up (the MCP authorization specification's scope challenge):
+		// a new sign-in asks for what was granted and what the server
+		// wants; a refresh cannot widen a grant.
+		scope := unionScope(g.Scope, need)
+		reason := fmt.Sprintf("the server needs the scope %q, which the sign-in did not grant: sign in again (foya mcp login %s)", need, h.s.cfg.Name)
+		authURL, err := h.s.m.beginLogin(ctx, h.s, resp, scope)
+		if err != nil {
+			reason += "; cannot start a sign-in: " + h.s.scrub(err.Error())
+		}
+		h.s.needsAuth(authURL, reason)
+		return errNeedsAuth
+	}
 	h.mu.Lock()
 	reason := h.refused
 	h.mu.Unlock()
@@ -167,12 +182,42 @@ func (h *oauthHandler) Authorize(ctx context.Context, req *http.Request, resp *h
 	if resp.StatusCode == http.StatusForbidden && sent != "" && reason == "" {
 		return fmt.Errorf("the server answered 403 Forbidden to the signed-in user")
 	}
-	authURL, err := h.s.m.beginLogin(ctx, h.s, resp)
+	authURL, err := h.s.m.beginLogin(ctx, h.s, resp, "")
 	if err != nil {
 		reason = strings.TrimPrefix(strings.Join([]string{reason, "cannot start a sign-in: " + h.s.scrub(err.Error())}, "; "), "; ")
 	}
 	h.s.needsAuth(authURL, reason)
 	return errNeedsAuth
+}
+
+// insufficientScope is the scope a 403 answer's Bearer challenge asks for
+// with error="insufficient_scope" (RFC 6750), "" for any other answer.
+func insufficientScope(resp *http.Response) string {
+	if resp.StatusCode != http.StatusForbidden {
+		return ""
+	}
+	chs, err := oauthex.ParseWWWAuthenticate(resp.Header.Values("WWW-Authenticate"))
+	if err != nil {
+		return ""
+	}
+	for _, ch := range chs {
+		if ch.Scheme == "bearer" && ch.Params["error"] == "insufficient_scope" {
+			return strings.TrimSpace(ch.Params["scope"])
+		}
+	}
+	return ""
+}
+
+// unionScope is the scopes of a and b (space-separated), each once, a's
+// first.
+func unionScope(a, b string) string {
+	var out []string
+	for _, s := range append(strings.Fields(a), strings.Fields(b)...) {
+		if !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	return strings.Join(out, " ")
 }
 
 // needsAuth puts the server in NEEDS_AUTH: its tools disappear from new

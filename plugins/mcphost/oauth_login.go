@@ -86,19 +86,25 @@ func randomToken() string {
 // login's URL again instead: one connection attempt meets several 401s
 // (the SDK's requests of one connect, a reconnect), and a new sign-in for
 // each would void the URL a user or an ACP client had already opened.
-func (m *Manager) beginLogin(ctx context.Context, s *server, resp *http.Response) (string, error) {
+// scope, when set, is the scope to ask for (a step-up), instead of the one
+// discovered; only a pending login for that scope is used again.
+func (m *Manager) beginLogin(ctx context.Context, s *server, resp *http.Response, scope string) (string, error) {
 	redirect := m.callbackURL(ctx)
 	if redirect == "" {
 		return "", errors.New("the kernel's callback URL is not known")
 	}
 	m.mu.Lock()
-	again := m.pendingAuthURL(s.cfg.ID, redirect, time.Now())
+	again := m.pendingAuthURL(s.cfg.ID, redirect, scope, time.Now())
 	m.mu.Unlock()
 	if again != "" {
 		return again, nil
 	}
 	hc := m.oauthClient()
-	issuer, resource, scope := discoverIssuer(ctx, s, resp, hc)
+	issuer, resource, discovered := discoverIssuer(ctx, s, resp, hc)
+	want := scope
+	if scope == "" {
+		scope = discovered
+	}
 	asm, err := auth.GetAuthServerMetadata(ctx, issuer, hc)
 	if err != nil {
 		return "", fmt.Errorf("authorization server metadata of %s: %w", issuer, err)
@@ -125,7 +131,7 @@ func (m *Manager) beginLogin(ctx context.Context, s *server, resp *http.Response
 	authURL := oc.AuthCodeURL(state, oauth2.S256ChallengeOption(verifier), oauth2.SetAuthURLParam("resource", resource))
 	m.mu.Lock()
 	now := time.Now()
-	if again := m.pendingAuthURL(s.cfg.ID, redirect, now); again != "" {
+	if again := m.pendingAuthURL(s.cfg.ID, redirect, want, now); again != "" {
 		// Another 401 of the same attempt began one meanwhile.
 		m.mu.Unlock()
 		return again, nil
@@ -143,11 +149,12 @@ func (m *Manager) beginLogin(ctx context.Context, s *server, resp *http.Response
 }
 
 // pendingAuthURL is the authorization URL of the server's pending login
-// if it has at least half of LoginTTL left at now and comes back to
-// redirect, else "". The caller holds m.mu.
-func (m *Manager) pendingAuthURL(serverID, redirect string, now time.Time) string {
+// if it has at least half of LoginTTL left at now, comes back to redirect
+// and asks for scope (any, when scope is ""), else "". The caller holds
+// m.mu.
+func (m *Manager) pendingAuthURL(serverID, redirect, scope string, now time.Time) string {
 	for _, p := range m.pending {
-		if p.serverID == serverID && p.redirect == redirect && p.expires.Sub(now) >= LoginTTL/2 {
+		if p.serverID == serverID && p.redirect == redirect && p.expires.Sub(now) >= LoginTTL/2 && (scope == "" || p.grant.Scope == scope) {
 			return p.authURL
 		}
 	}

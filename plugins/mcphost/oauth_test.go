@@ -115,20 +115,22 @@ func TestCompleteLoginRefusals(t *testing.T) {
 func TestPendingLoginIsHandedOutAgain(t *testing.T) {
 	m := New(Config{Auth: &memAuth{grants: map[string]core.MCPOAuthGrant{}}})
 	now := time.Now()
-	m.pending["a"] = &pendingLogin{serverID: "mcp_1", authURL: "https://as.example/authorize?state=a", redirect: "http://127.0.0.1:1/cb", expires: now.Add(LoginTTL)}
+	m.pending["a"] = &pendingLogin{serverID: "mcp_1", authURL: "https://as.example/authorize?state=a", redirect: "http://127.0.0.1:1/cb", expires: now.Add(LoginTTL), grant: core.MCPOAuthGrant{Scope: "read"}}
 	m.pending["b"] = &pendingLogin{serverID: "mcp_2", authURL: "https://as.example/authorize?state=b", redirect: "http://127.0.0.1:1/cb", expires: now.Add(LoginTTL/2 - time.Second)}
 	for _, c := range []struct {
-		name, server, redirect string
-		at                     time.Time
-		want                   string
+		name, server, redirect, scope string
+		at                            time.Time
+		want                          string
 	}{
-		{"fresh", "mcp_1", "http://127.0.0.1:1/cb", now, "https://as.example/authorize?state=a"},
-		{"half its life gone", "mcp_1", "http://127.0.0.1:1/cb", now.Add(LoginTTL/2 + time.Second), ""},
-		{"near its end", "mcp_2", "http://127.0.0.1:1/cb", now, ""},
-		{"another server", "mcp_3", "http://127.0.0.1:1/cb", now, ""},
-		{"another callback", "mcp_1", "http://127.0.0.1:2/cb", now, ""},
+		{"fresh", "mcp_1", "http://127.0.0.1:1/cb", "", now, "https://as.example/authorize?state=a"},
+		{"fresh, the same scope", "mcp_1", "http://127.0.0.1:1/cb", "read", now, "https://as.example/authorize?state=a"},
+		{"a step-up to more scope", "mcp_1", "http://127.0.0.1:1/cb", "read write", now, ""},
+		{"half its life gone", "mcp_1", "http://127.0.0.1:1/cb", "", now.Add(LoginTTL/2 + time.Second), ""},
+		{"near its end", "mcp_2", "http://127.0.0.1:1/cb", "", now, ""},
+		{"another server", "mcp_3", "http://127.0.0.1:1/cb", "", now, ""},
+		{"another callback", "mcp_1", "http://127.0.0.1:2/cb", "", now, ""},
 	} {
-		if got := m.pendingAuthURL(c.server, c.redirect, c.at); got != c.want {
+		if got := m.pendingAuthURL(c.server, c.redirect, c.scope, c.at); got != c.want {
 			t.Errorf("%s: %q, want %q", c.name, got, c.want)
 		}
 	}
@@ -227,5 +229,36 @@ func TestTokenRequestErrors(t *testing.T) {
 	m := New(Config{})
 	if _, err := m.tokenRequest(context.Background(), core.MCPOAuthGrant{TokenEndpoint: "http://127.0.0.1:1/token"}, nil); !errors.As(err, new(transientError)) {
 		t.Errorf("unreachable endpoint: %v", err)
+	}
+}
+
+// A 403 whose Bearer challenge says insufficient_scope names the scope to
+// ask for; any other answer names none. The step-up asks for the granted
+// scopes and the new ones, each once.
+func TestInsufficientScopeChallenge(t *testing.T) {
+	for _, c := range []struct {
+		status int
+		header string
+		want   string
+	}{
+		{403, `Bearer error="insufficient_scope", scope="files:write", resource_metadata="https://x.example/.well-known/oauth-protected-resource"`, "files:write"},
+		{403, `Bearer realm="x", error="insufficient_scope", scope="a b"`, "a b"},
+		{403, `Bearer error="invalid_token"`, ""},
+		{401, `Bearer error="insufficient_scope", scope="files:write"`, ""},
+		{403, ``, ""},
+	} {
+		resp := &http.Response{StatusCode: c.status, Header: http.Header{}}
+		if c.header != "" {
+			resp.Header.Set("WWW-Authenticate", c.header)
+		}
+		if got := insufficientScope(resp); got != c.want {
+			t.Errorf("%d %s: %q, want %q", c.status, c.header, got, c.want)
+		}
+	}
+	if got := unionScope("read files:read", "files:write read"); got != "read files:read files:write" {
+		t.Fatalf("union %q", got)
+	}
+	if got := unionScope("", "files:write"); got != "files:write" {
+		t.Fatalf("union %q", got)
 	}
 }

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"crypto"
 	"crypto/rsa"
@@ -17,6 +18,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -115,6 +117,15 @@ type protectedMCP struct {
 
 func startProtectedMCP(t *testing.T, as *oauthAS) *protectedMCP {
 	t.Helper()
+	return startScopedMCP(t, as, nil)
+}
+
+// startScopedMCP is startProtectedMCP whose tools named in scopes need a
+// token granted that scope: a call without it is answered 403 with a
+// Bearer challenge error="insufficient_scope" naming the scope (the MCP
+// authorization specification's scope challenge).
+func startScopedMCP(t *testing.T, as *oauthAS, scopes map[string]string) *protectedMCP {
+	t.Helper()
 	p := &protectedMCP{accepted: map[string]bool{}}
 	mux := http.NewServeMux()
 	srv := httptest.NewServer(mux)
@@ -145,9 +156,29 @@ func startProtectedMCP(t *testing.T, as *oauthAS) *protectedMCP {
 			return nil, fmt.Errorf("%w: %v", auth.ErrInvalidToken, err)
 		}
 		p.accepted[token] = true
-		return &auth.TokenInfo{Expiration: time.Unix(claims.Exp, 0), UserID: "johndoe"}, nil
+		return &auth.TokenInfo{Expiration: time.Unix(claims.Exp, 0), UserID: "johndoe", Scopes: strings.Fields(claims.Scope)}, nil
 	}
-	mux.Handle("/mcp", auth.RequireBearerToken(verify, &auth.RequireBearerTokenOptions{ResourceMetadataURL: metaURL})(h))
+	gated := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if len(scopes) > 0 && r.Method == http.MethodPost {
+			body, _ := io.ReadAll(r.Body)
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			var msg struct {
+				Method string
+				Params struct{ Name string }
+			}
+			if json.Unmarshal(body, &msg) == nil && msg.Method == "tools/call" {
+				if need := scopes[msg.Params.Name]; need != "" {
+					if ti := auth.TokenInfoFromContext(r.Context()); ti == nil || !slices.Contains(ti.Scopes, need) {
+						w.Header().Set("WWW-Authenticate", fmt.Sprintf(`Bearer error="insufficient_scope", scope=%q, resource_metadata=%q`, need, metaURL))
+						http.Error(w, "insufficient scope", http.StatusForbidden)
+						return
+					}
+				}
+			}
+		}
+		h.ServeHTTP(w, r)
+	})
+	mux.Handle("/mcp", auth.RequireBearerToken(verify, &auth.RequireBearerTokenOptions{ResourceMetadataURL: metaURL})(gated))
 	return p
 }
 
@@ -162,9 +193,10 @@ func (p *protectedMCP) tokens() []string {
 }
 
 type jwtClaims struct {
-	Iss string `json:"iss"`
-	Aud string `json:"aud"`
-	Exp int64  `json:"exp"`
+	Iss   string `json:"iss"`
+	Aud   string `json:"aud"`
+	Exp   int64  `json:"exp"`
+	Scope string `json:"scope"`
 }
 
 // jwks verifies RS256 JWTs with the keys the authorization server

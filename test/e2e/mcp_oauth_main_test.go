@@ -257,3 +257,45 @@ func TestMCPOAuthSignInRefreshRestartLogout(t *testing.T) {
 		t.Fatalf("mcp list after logout: %s", r.stdout)
 	}
 }
+
+// Step-up: a tool the server guards with a scope the sign-in did not grant
+// answers 403 with an insufficient_scope challenge; the kernel puts the
+// server in NEEDS_AUTH with a new sign-in that asks for the granted scopes
+// and the new one, and once a browser follows it the same tool works. The
+// authorization server is npm oauth2-mock-server, which grants the scope
+// asked at /authorize.
+func TestMCPOAuthScopeStepUp(t *testing.T) {
+	t.Parallel()
+	as := startOAuthAS(t, 3600)
+	srv := startScopedMCP(t, as, map[string]string{"note": "notes:write"})
+	fake := openaitest.New(t)
+	k := startKernel(t, t.TempDir())
+	var o outputs
+	o.mustRun(t, "", "mcp", "add", "docs", "--addr", k.addr, "--url", srv.url, "--wait", "0")
+	st, _ := waitMCPStatus(t, k, "docs", "NEEDS_AUTH")
+	if st.AuthURL == nil || strings.Contains(*st.AuthURL, "notes") {
+		t.Fatalf("first sign-in: %+v", st)
+	}
+	if code, page := followAuthURL(t, *st.AuthURL); code != 200 {
+		t.Fatalf("callback: %d %.300s", code, page)
+	}
+	waitMCPStatus(t, k, "docs", "READY")
+	sid := k.chatSession(t, fake.BaseURL())
+
+	msgs := k.runTools(t, fake, sid, toolCall("n1", "mcp__docs__note", map[string]any{"text": "first"}))
+	if !msgs[0].IsError {
+		t.Fatalf("a call without the scope: %s", msgs[0].Text)
+	}
+	st, _ = waitMCPStatus(t, k, "docs", "NEEDS_AUTH")
+	if st.AuthURL == nil || !strings.Contains(*st.AuthURL, "scope=notes%3Awrite") || st.Error == nil || !strings.Contains(*st.Error, `"notes:write"`) {
+		t.Fatalf("step-up: %+v", st)
+	}
+	if code, page := followAuthURL(t, *st.AuthURL); code != 200 {
+		t.Fatalf("callback: %d %.300s", code, page)
+	}
+	waitMCPStatus(t, k, "docs", "READY")
+	msgs = k.runTools(t, fake, sid, toolCall("n2", "mcp__docs__note", map[string]any{"text": "second"}))
+	if msgs[0].IsError || msgs[0].Text != "noted: second" {
+		t.Fatalf("the call after the step-up: %+v", msgs[0])
+	}
+}

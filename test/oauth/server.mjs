@@ -4,7 +4,9 @@
 // dynamic client registration (RFC 7591) at /register, access tokens bound
 // to the `resource` indicator (aud) with a lifetime of TOKEN_TTL seconds,
 // rotating refresh tokens (a refresh token works once; reuse is refused
-// with invalid_grant and counted), revocation (RFC 7009) recorded.
+// with invalid_grant and counted), revocation (RFC 7009) recorded, and the
+// scope asked for at /authorize granted: carried by the code to the access
+// token's `scope` claim and the token answer, and kept by refreshes.
 // It prints one JSON line {"issuer": …} once it listens; GET /stats reports
 // the counters.
 import { OAuth2Server } from "oauth2-mock-server";
@@ -14,16 +16,29 @@ const server = new OAuth2Server(undefined, undefined, { endpoints: { revoke: "/r
 await server.issuer.keys.generate("RS256");
 
 const valid = new Set(); // refresh tokens that may be used (once)
+const codeScopes = new Map(); // authorization code → the scope asked at /authorize
+const refreshScopes = new Map(); // refresh token → its grant's scope
 const stats = { registrations: 0, codeExchanges: 0, refreshes: 0, refusedRefreshes: 0, revocations: 0, resources: [], issued: [] };
 
 server.service.on("beforeWellKnownOpenIdConfiguration", (res) => {
   res.body.registration_endpoint = server.issuer.url + "/register";
   res.body.revocation_endpoint = server.issuer.url + "/revoke";
 });
+server.service.on("beforeAuthorizeRedirect", (redirect, req) => {
+  const code = redirect.url.searchParams.get("code");
+  if (code) codeScopes.set(code, (req.query && req.query.scope) || "");
+});
 server.service.on("beforeTokenSigning", (token, req) => {
   token.payload.exp = Math.floor(Date.now() / 1000) + ttl;
-  const resource = req.body && req.body.resource;
-  if (resource) token.payload.aud = resource;
+  const body = req.body || {};
+  if (body.resource) token.payload.aud = body.resource;
+  let scope;
+  if (body.grant_type === "authorization_code") scope = codeScopes.get(body.code);
+  else if (body.grant_type === "refresh_token") scope = refreshScopes.get(body.refresh_token);
+  if (scope !== undefined) {
+    token.payload.scope = scope;
+    req.grantedScope = scope;
+  }
 });
 server.service.on("beforeResponse", (res, req) => {
   const body = req.body || {};
@@ -40,7 +55,11 @@ server.service.on("beforeResponse", (res, req) => {
     stats.codeExchanges++;
   }
   if (res.statusCode === 200) res.body.expires_in = ttl;
-  if (res.body.refresh_token) valid.add(res.body.refresh_token);
+  if (req.grantedScope !== undefined && res.statusCode === 200) res.body.scope = req.grantedScope;
+  if (res.body.refresh_token) {
+    valid.add(res.body.refresh_token);
+    if (req.grantedScope !== undefined) refreshScopes.set(res.body.refresh_token, req.grantedScope);
+  }
   // Every token handed out, for the check that none shows in clear.
   for (const k of ["access_token", "refresh_token", "id_token"]) if (res.body[k]) stats.issued.push(res.body[k]);
 });

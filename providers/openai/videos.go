@@ -30,6 +30,8 @@ const (
 	// within maxVideoPoll.
 	defaultVideoPoll = 2 * time.Second
 	maxVideoPoll     = 10 * time.Second
+	// maxVideoWait bounds one job, from its creation to its video.
+	maxVideoWait = 30 * time.Minute
 )
 
 // videoJob is the Videos API's video object, as far as it is read.
@@ -78,6 +80,7 @@ func (p *Provider) GenerateVideo(ctx context.Context, ep sdk.Endpoint, req sdk.V
 		return sdk.VideoResult{}, &sdk.Error{Category: sdk.CategoryBadResponse, Message: "the service created a video job without an id"}
 	}
 	path := "/videos/" + url.PathEscape(job.ID)
+	deadline := time.Now().Add(maxVideoWait)
 	for {
 		switch job.Status {
 		case "completed":
@@ -102,6 +105,9 @@ func (p *Provider) GenerateVideo(ctx context.Context, ep sdk.Endpoint, req sdk.V
 		case "queued", "in_progress", "":
 		default:
 			return sdk.VideoResult{}, &sdk.Error{Category: sdk.CategoryBadResponse, Message: fmt.Sprintf("video job %s: unknown status %q", job.ID, job.Status)}
+		}
+		if time.Now().Add(wait).After(deadline) {
+			return sdk.VideoResult{}, &sdk.Error{Category: sdk.CategoryServer, Message: fmt.Sprintf("video job %s did not finish within %s (last status %q, %d%%)", job.ID, maxVideoWait, job.Status, job.Progress)}
 		}
 		t := time.NewTimer(wait)
 		select {

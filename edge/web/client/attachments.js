@@ -10,6 +10,15 @@ const VIDEO = /^video\/(mp4|webm|quicktime)$/;
 // Images up to this size are shown at once; larger ones, and videos, when asked.
 const AUTO_IMAGE_BYTES = 8 << 20;
 const urls = new Set();
+// Images are fetched when they come near the visible part of the log, so a
+// long history with many pictures costs only what is looked at.
+const nearView = 'IntersectionObserver' in window ? new IntersectionObserver((entries) => {
+  for (const e of entries) {
+    if (!e.isIntersecting) continue;
+    nearView.unobserve(e.target);
+    showMedia(e.target).catch(() => { e.target.classList.add('unavailable'); });
+  }
+}, { rootMargin: '400px' }) : null;
 
 // attachmentsHTML lists atts; hydrateAttachments wires the list once it is
 // in the page.
@@ -32,7 +41,10 @@ export function hydrateAttachments(root) {
     save.onclick = () => saveAttachment(li, save).catch(showError);
     const show = li.querySelector('button.attshow');
     if (show) show.onclick = () => { show.disabled = true; showMedia(li).catch((e) => { show.disabled = false; showError(e); }); };
-    else if (li.dataset.media === 'image') showMedia(li).catch(() => { li.classList.add('unavailable'); });
+    else if (li.dataset.media === 'image') {
+      if (nearView) nearView.observe(li);
+      else showMedia(li).catch(() => { li.classList.add('unavailable'); });
+    }
   }
 }
 
@@ -85,6 +97,7 @@ async function blobURL(id, download) {
 // releaseAttachments frees the bytes of every attachment shown so far (the
 // log is being replaced).
 export function releaseAttachments() {
+  if (nearView) nearView.disconnect();
   for (const u of urls) URL.revokeObjectURL(u);
   urls.clear();
 }

@@ -57,15 +57,23 @@ func (p *Provider) WebSearch(ctx context.Context, ep sdk.Endpoint, req sdk.WebSe
 		return sdk.WebSearchResult{}, err
 	}
 	defer resp.Body.Close()
+	res, err := parseWebSearch(resp.Body)
+	if err != nil && ctx.Err() != nil {
+		return sdk.WebSearchResult{}, ctx.Err()
+	}
+	return res, err
+}
+
+// parseWebSearch reads a web search answer (a Messages response body, at
+// most 32 MiB of it): its text, its sources and its usage, or a
+// classified error.
+func parseWebSearch(body io.Reader) (sdk.WebSearchResult, error) {
 	var r struct {
 		Model   string           `json:"model"`
 		Content []webSearchBlock `json:"content"`
 		Usage   wireUsage        `json:"usage"`
 	}
-	if err := json.NewDecoder(io.LimitReader(resp.Body, 32<<20)).Decode(&r); err != nil {
-		if ctx.Err() != nil {
-			return sdk.WebSearchResult{}, ctx.Err()
-		}
+	if err := json.NewDecoder(io.LimitReader(body, 32<<20)).Decode(&r); err != nil {
 		return sdk.WebSearchResult{}, &sdk.Error{Category: sdk.CategoryBadResponse, Message: "decode web search answer: " + err.Error()}
 	}
 	var text strings.Builder

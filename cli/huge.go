@@ -54,7 +54,11 @@ func sessionPaged(ctx context.Context, c *client.Client, id string) (*client.Ses
 			for _, tc := range m.ToolCalls {
 				mf.ToolCalls = append(mf.ToolCalls, client.MessageFieldsToolCallsToolCall(tc))
 			}
-			out.Session.Messages = append(out.Session.Messages, client.SessionSessionMessagesMessage{MessageFields: mf})
+			sm := client.SessionSessionMessagesMessage{MessageFields: mf}
+			for _, a := range m.Attachments {
+				sm.Attachments = append(sm.Attachments, client.SessionSessionMessagesMessageAttachmentsAttachment(a))
+			}
+			out.Session.Messages = append(out.Session.Messages, sm)
 		}
 		if len(msgs) < messagesPage {
 			return out, nil

@@ -305,6 +305,9 @@ func showSession(w io.Writer, s *client.SessionSession, names nameMap) error {
 		for _, tc := range m.ToolCalls {
 			fmt.Fprintf(w, "→ %s %s\n", cmdutil.Neutralize(tc.Name), cmdutil.Neutralize(short(string(tc.Input), 200)))
 		}
+		for _, a := range m.Attachments {
+			fmt.Fprintf(w, "attachment %s: %s (%s, %d bytes)\n", a.Id, cmdutil.Neutralize(a.Name), cmdutil.Neutralize(a.MediaType), a.Size)
+		}
 	}
 	return nil
 }

@@ -8123,6 +8123,8 @@ type SessionMessagesPageSessionMessagesMessage struct {
 	TurnStatus *TurnStatus `json:"turnStatus"`
 	// Why the turn ended that way (e.g. the provider error of a FAILED turn); null when there is nothing to say.
 	TurnReason *string `json:"turnReason"`
+	// Attachments of a user message (or images a tool produced), in order.
+	Attachments []SessionMessagesPageSessionMessagesMessageAttachmentsAttachment `json:"attachments"`
 }
 
 // GetSeq returns SessionMessagesPageSessionMessagesMessage.Seq, and is useful for accessing the field via an interface.
@@ -8153,6 +8155,42 @@ func (v *SessionMessagesPageSessionMessagesMessage) GetTurnStatus() *TurnStatus 
 
 // GetTurnReason returns SessionMessagesPageSessionMessagesMessage.TurnReason, and is useful for accessing the field via an interface.
 func (v *SessionMessagesPageSessionMessagesMessage) GetTurnReason() *string { return v.TurnReason }
+
+// GetAttachments returns SessionMessagesPageSessionMessagesMessage.Attachments, and is useful for accessing the field via an interface.
+func (v *SessionMessagesPageSessionMessagesMessage) GetAttachments() []SessionMessagesPageSessionMessagesMessageAttachmentsAttachment {
+	return v.Attachments
+}
+
+// SessionMessagesPageSessionMessagesMessageAttachmentsAttachment includes the requested fields of the GraphQL type Attachment.
+// The GraphQL type's documentation follows.
+//
+// Stored bytes referenced by a message; the bytes live in the artifact store and are served at GET /attachments/{id} (with the bearer token; images and videos inline, anything else as a download: docs/security.md).
+type SessionMessagesPageSessionMessagesMessageAttachmentsAttachment struct {
+	// Stable id (att_…), for UserInput.attachmentIds.
+	Id string `json:"id"`
+	// File name as uploaded or generated.
+	Name string `json:"name"`
+	// MIME type, e.g. image/png or application/pdf.
+	MediaType string `json:"mediaType"`
+	// Size in bytes (at most 20 MiB for uploads).
+	Size int `json:"size"`
+}
+
+// GetId returns SessionMessagesPageSessionMessagesMessageAttachmentsAttachment.Id, and is useful for accessing the field via an interface.
+func (v *SessionMessagesPageSessionMessagesMessageAttachmentsAttachment) GetId() string { return v.Id }
+
+// GetName returns SessionMessagesPageSessionMessagesMessageAttachmentsAttachment.Name, and is useful for accessing the field via an interface.
+func (v *SessionMessagesPageSessionMessagesMessageAttachmentsAttachment) GetName() string {
+	return v.Name
+}
+
+// GetMediaType returns SessionMessagesPageSessionMessagesMessageAttachmentsAttachment.MediaType, and is useful for accessing the field via an interface.
+func (v *SessionMessagesPageSessionMessagesMessageAttachmentsAttachment) GetMediaType() string {
+	return v.MediaType
+}
+
+// GetSize returns SessionMessagesPageSessionMessagesMessageAttachmentsAttachment.Size, and is useful for accessing the field via an interface.
+func (v *SessionMessagesPageSessionMessagesMessageAttachmentsAttachment) GetSize() int { return v.Size }
 
 // SessionMessagesPageSessionMessagesMessageToolCallsToolCall includes the requested fields of the GraphQL type ToolCall.
 // The GraphQL type's documentation follows.
@@ -8345,6 +8383,13 @@ func (v *SessionSession) __premarshalJSON() (*__premarshalSessionSession, error)
 // A complete history message.
 type SessionSessionMessagesMessage struct {
 	MessageFields `json:"-"`
+	// Attachments of a user message (or images a tool produced), in order.
+	Attachments []SessionSessionMessagesMessageAttachmentsAttachment `json:"attachments"`
+}
+
+// GetAttachments returns SessionSessionMessagesMessage.Attachments, and is useful for accessing the field via an interface.
+func (v *SessionSessionMessagesMessage) GetAttachments() []SessionSessionMessagesMessageAttachmentsAttachment {
+	return v.Attachments
 }
 
 // GetSeq returns SessionSessionMessagesMessage.Seq, and is useful for accessing the field via an interface.
@@ -8412,6 +8457,8 @@ func (v *SessionSessionMessagesMessage) UnmarshalJSON(b []byte) error {
 }
 
 type __premarshalSessionSessionMessagesMessage struct {
+	Attachments []SessionSessionMessagesMessageAttachmentsAttachment `json:"attachments"`
+
 	Seq int `json:"seq"`
 
 	Role Role `json:"role"`
@@ -8446,6 +8493,7 @@ func (v *SessionSessionMessagesMessage) MarshalJSON() ([]byte, error) {
 func (v *SessionSessionMessagesMessage) __premarshalJSON() (*__premarshalSessionSessionMessagesMessage, error) {
 	var retval __premarshalSessionSessionMessagesMessage
 
+	retval.Attachments = v.Attachments
 	retval.Seq = v.MessageFields.Seq
 	retval.Role = v.MessageFields.Role
 	retval.Text = v.MessageFields.Text
@@ -8459,6 +8507,35 @@ func (v *SessionSessionMessagesMessage) __premarshalJSON() (*__premarshalSession
 	retval.Model = v.MessageFields.Model
 	return &retval, nil
 }
+
+// SessionSessionMessagesMessageAttachmentsAttachment includes the requested fields of the GraphQL type Attachment.
+// The GraphQL type's documentation follows.
+//
+// Stored bytes referenced by a message; the bytes live in the artifact store and are served at GET /attachments/{id} (with the bearer token; images and videos inline, anything else as a download: docs/security.md).
+type SessionSessionMessagesMessageAttachmentsAttachment struct {
+	// Stable id (att_…), for UserInput.attachmentIds.
+	Id string `json:"id"`
+	// File name as uploaded or generated.
+	Name string `json:"name"`
+	// MIME type, e.g. image/png or application/pdf.
+	MediaType string `json:"mediaType"`
+	// Size in bytes (at most 20 MiB for uploads).
+	Size int `json:"size"`
+}
+
+// GetId returns SessionSessionMessagesMessageAttachmentsAttachment.Id, and is useful for accessing the field via an interface.
+func (v *SessionSessionMessagesMessageAttachmentsAttachment) GetId() string { return v.Id }
+
+// GetName returns SessionSessionMessagesMessageAttachmentsAttachment.Name, and is useful for accessing the field via an interface.
+func (v *SessionSessionMessagesMessageAttachmentsAttachment) GetName() string { return v.Name }
+
+// GetMediaType returns SessionSessionMessagesMessageAttachmentsAttachment.MediaType, and is useful for accessing the field via an interface.
+func (v *SessionSessionMessagesMessageAttachmentsAttachment) GetMediaType() string {
+	return v.MediaType
+}
+
+// GetSize returns SessionSessionMessagesMessageAttachmentsAttachment.Size, and is useful for accessing the field via an interface.
+func (v *SessionSessionMessagesMessageAttachmentsAttachment) GetSize() int { return v.Size }
 
 // SessionTerminalsResponse is returned by SessionTerminals on success.
 type SessionTerminalsResponse struct {
@@ -13713,6 +13790,12 @@ query Session ($id: ID!) {
 		... SessionFields
 		messages {
 			... MessageFields
+			attachments {
+				id
+				name
+				mediaType
+				size
+			}
 		}
 	}
 	connections {
@@ -14154,6 +14237,12 @@ query SessionMessagesPage ($id: ID!, $afterSeq: Int, $first: Int!, $textLimit: I
 			isError
 			turnStatus
 			turnReason
+			attachments {
+				id
+				name
+				mediaType
+				size
+			}
 		}
 	}
 }

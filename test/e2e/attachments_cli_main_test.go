@@ -68,6 +68,14 @@ func TestExecGeneratedAttachmentsSaved(t *testing.T) {
 		t.Fatalf("exec: exit %d\nstdout %s\nstderr %s", r.code, r.stdout, r.stderr)
 	}
 	id := m[1]
+	// foya sessions show lists it too.
+	sid := regexp.MustCompile(`session (ses_\S+)`).FindStringSubmatch(r.stderr)
+	if sid == nil {
+		t.Fatalf("no session id: %s", r.stderr)
+	}
+	if show := o.mustRun(t, "", "sessions", "show", sid[1], "--addr", k.addr); !strings.Contains(show.stdout, "attachment "+id+": generated-1.png (image/png, ") {
+		t.Fatalf("sessions show:\n%s", show.stdout)
+	}
 
 	// Saved under its own name in the current directory, byte for byte.
 	r = o.runIn(t, dir, nil, "attachments", "save", id, "--addr", k.addr, "--json")

@@ -153,7 +153,8 @@ try {
   // shown and played in the log from GET /attachments/{id}.
   await page.getByLabel('Attach files').setInputFiles({ name: 'dot.png', mimeType: 'image/png',
     buffer: Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAIAAAACCAIAAAD91JpzAAAAEElEQVR4nGP4z8AARAwQCgAf7gP9i18U1AAAAABJRU5ErkJggg==', 'base64') });
-  await page.locator('#attachments li').filter({ hasText: 'dot.png' }).waitFor();
+  // The picked image shows as a thumbnail in the composer, from the file itself.
+  await until('the composer\'s thumbnail of dot.png', () => page.locator('#attachments li').filter({ hasText: 'dot.png' }).locator('img.thumb').evaluate((i) => i.complete && i.naturalWidth === 2));
   await page.locator('#composer').evaluate(async (f) => {
     const c = document.createElement('canvas'); c.width = 64; c.height = 48;
     const g = c.getContext('2d');

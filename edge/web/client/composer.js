@@ -6,10 +6,18 @@ import { showSetup } from './setup.js';
 import { ATT_FIELDS, S_FIELDS, state } from './state.js';
 
 // ---- attachments: uploaded with the GraphQL multipart request spec, sent with the next message.
+// previews: blob: URLs of the picked image files, by attachment id (shown
+// in the composer without asking the kernel for bytes it was just sent).
+const previews = new Map();
 export function renderAttachments() {
   const ul = $('attachments'); ul.innerHTML = '';
+  for (const [id, url] of previews) {
+    if (!state.attachments.some((a) => a.id === id)) { URL.revokeObjectURL(url); previews.delete(id); }
+  }
   for (const a of state.attachments) {
-    const li = el('li'); li.textContent = a.name + ' (' + fmtBytes(a.size) + ') ';
+    const li = el('li');
+    if (previews.has(a.id)) { const img = el('img', 'thumb'); img.alt = ''; img.src = previews.get(a.id); li.appendChild(img); }
+    li.appendChild(document.createTextNode(a.name + ' (' + fmtBytes(a.size) + ') '));
     const b = el('button'); b.type = 'button'; b.textContent = '×'; b.setAttribute('aria-label', 'Remove attachment ' + a.name);
     b.onclick = () => { state.attachments = state.attachments.filter((x) => x !== a); renderAttachments(); $('input').focus(); };
     li.appendChild(b); ul.appendChild(li);
@@ -22,7 +30,11 @@ async function upload(file) {
 async function attachFiles(files) {
   for (const f of files) {
     $('status').textContent = 'Uploading ' + f.name + '…';
-    try { state.attachments.push(await upload(f)); renderAttachments(); $('status').textContent = ''; }
+    try {
+      const a = await upload(f);
+      if (/^image\/(png|jpeg|gif|webp)$/.test(a.mediaType || '')) previews.set(a.id, URL.createObjectURL(f));
+      state.attachments.push(a); renderAttachments(); $('status').textContent = '';
+    }
     catch (err) { showError(err); }
   }
 }

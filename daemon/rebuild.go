@@ -9,7 +9,24 @@ import (
 	"os"
 
 	"github.com/foya-dev/foya/internal/cmdutil"
+	"github.com/foya-dev/foya/storage"
 )
+
+// openStopped opens the database of a data directory whose kernel is
+// stopped, holding its lock (a running kernel makes it fail) until the
+// returned close: what the offline commands work on.
+func openStopped(ctx context.Context, dir, database string, log *slog.Logger) (*storage.DB, func(), error) {
+	release, err := lockDataDir(dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	db, err := openDatabase(ctx, database, dir, log)
+	if err != nil {
+		release()
+		return nil, nil, err
+	}
+	return db, func() { db.Close(); release() }, nil
+}
 
 // RebuildProjections is `foya rebuild-projections`: it rebuilds the session
 // projections from the event log, with the kernel stopped.
@@ -30,16 +47,11 @@ func RebuildProjections(ctx context.Context, args []string, stdout, stderr io.Wr
 	if err != nil {
 		return err
 	}
-	release, err := lockDataDir(dir)
+	db, closeDB, err := openStopped(ctx, dir, *database, log)
 	if err != nil {
 		return err
 	}
-	defer release()
-	db, err := openDatabase(ctx, *database, dir, log)
-	if err != nil {
-		return err
-	}
-	defer db.Close()
+	defer closeDB()
 	n, err := db.RebuildProjections(ctx)
 	if err != nil {
 		return err

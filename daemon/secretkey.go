@@ -87,17 +87,12 @@ func SecretKey(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 
-	release, err := lockDataDir(dir)
-	if err != nil {
-		return err
-	}
-	defer release()
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	db, err := openDatabase(ctx, *database, dir, log)
+	db, closeDB, err := openStopped(ctx, dir, *database, log)
 	if err != nil {
 		return err
 	}
-	defer db.Close()
+	defer closeDB()
 	if *database != "" {
 		live, err := db.LiveNodes(ctx)
 		if err != nil {

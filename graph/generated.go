@@ -4088,7 +4088,7 @@ type Message {
   finishedAt: Time
   "Start of the turn this message belongs to (user, assistant and tool messages of a turn; imported messages keep their origin's). Also on turn_started and turn_finished payloads as startedAt."
   turnStartedAt: Time
-  "End of the turn this message belongs to, once it ended (the same time as finishedAt in the turn_finished payload; null while the turn runs or when it ended without recording a message)."
+  "End of the turn this message belongs to, once it ended (the same time as finishedAt in the turn_finished payload). Session.messages gives it on every message of the turn, taken from the turn_finished event when no message recorded it (a turn that failed before any output); null while the turn runs, and on the events' copies of messages recorded before the end."
   turnFinishedAt: Time
   "False once a rewind removed the message from the active history."
   active: Boolean!

@@ -1,9 +1,11 @@
 package graph
 
 import (
+	"context"
 	"encoding/json"
 
 	"github.com/foya-dev/foya/core"
+	"github.com/foya-dev/foya/core/session"
 	"github.com/foya-dev/foya/graph/model"
 	"github.com/foya-dev/foya/graph/scalar"
 )
@@ -11,11 +13,55 @@ import (
 // The fields of Message and QueueItem that are more than a copy.
 
 // withTurnTimes fills in each turn's start and end on the messages of a
-// page (Session.messages).
-func withTurnTimes(msgs []core.Message, err error) ([]core.Message, error) {
+// page (Session.messages). A turn whose messages hold no end (it failed
+// before any output, so only its user message was recorded) takes it from
+// its turn_finished event, which follows them closely: the next
+// turnEndSearch events are read, for each such turn of the page, unless the
+// session is busy and the turn is its newest (still running).
+func withTurnTimes(ctx context.Context, svc *session.Service, s *core.Session, msgs []core.Message, err error) ([]core.Message, error) {
+	if err != nil {
+		return msgs, err
+	}
 	core.FillTurnTimes(msgs)
-	return msgs, err
+	open := map[string]int64{} // turn → the seq of its first message here
+	var order []string
+	for _, m := range msgs {
+		if m.TurnID == "" || m.TurnStartedAt == nil || m.TurnFinishedAt != nil {
+			continue
+		}
+		if _, ok := open[m.TurnID]; !ok {
+			open[m.TurnID] = m.Seq
+			order = append(order, m.TurnID)
+		}
+	}
+	if len(order) > 0 && s.Phase != core.PhaseIdle && msgs[len(msgs)-1].TurnID == order[len(order)-1] {
+		order = order[:len(order)-1]
+	}
+	for _, turn := range order {
+		evs, err := svc.Events(ctx, s.ID, open[turn], turnEndSearch)
+		if err != nil {
+			return msgs, err
+		}
+		for _, ev := range evs {
+			var p core.TurnPayload
+			if ev.Type != core.EventTurnFinished || json.Unmarshal(ev.Payload, &p) != nil || p.TurnID != turn || p.FinishedAt == nil {
+				continue
+			}
+			for i := range msgs {
+				if msgs[i].TurnID == turn && msgs[i].TurnFinishedAt == nil {
+					t := *p.FinishedAt
+					msgs[i].TurnFinishedAt = &t
+				}
+			}
+			break
+		}
+	}
+	return msgs, nil
 }
+
+// turnEndSearch is how many events after a turn's first message are read
+// for its turn_finished (a turn without output has few).
+const turnEndSearch = 200
 
 // messageTextBytes is the length of the whole text, also of a message
 // whose text was truncated for a live event.

@@ -454,7 +454,8 @@ func (r *sessionResolver) Project(ctx context.Context, objs []*core.Session) ([]
 }
 
 func (r *sessionResolver) Messages(ctx context.Context, obj *core.Session, includeInactive *bool, first *int64, afterSeq *int64, last *int64, beforeSeq *int64) ([]core.Message, error) {
-	return withTurnTimes(r.messages(ctx, obj.ID, deref(includeInactive), first, afterSeq, last, beforeSeq))
+	msgs, err := r.messages(ctx, obj.ID, deref(includeInactive), first, afterSeq, last, beforeSeq)
+	return withTurnTimes(ctx, r.Service, obj, msgs, err)
 }
 
 func (r *sessionResolver) Children(ctx context.Context, objs []*core.Session) ([][]core.Session, error) {

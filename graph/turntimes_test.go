@@ -91,3 +91,30 @@ func TestSegmentsKeepStreamedOrder(t *testing.T) {
 		t.Fatalf("segments %q\nwant %q (message %q / %q)", strings.Join(got, "|"), want, a.Text, a.Reasoning)
 	}
 }
+
+// A turn that failed before any output recorded only its user message: the
+// message still gets the turn's end, from its turn_finished event.
+func TestTurnTimesOfATurnWithoutOutput(t *testing.T) {
+	k := newTestKernel(t)
+	sid := k.chatSession(t, nil, "BYPASS")
+	w := k.watch(t, sid)
+	k.fake.Enqueue(openaitest.Error(400, "invalid_request_error", "", "this request is refused"))
+	k.send(t, sid, "fail me")
+	end := w.turnEnd()
+	if end.Status != core.TurnFailed || end.FinishedAt == nil {
+		t.Fatalf("turn_finished %+v", end)
+	}
+	var out struct {
+		Session struct {
+			Messages []struct {
+				Role                          string
+				TurnStartedAt, TurnFinishedAt *time.Time
+			}
+		}
+	}
+	k.mustDo(t, `query($s: ID!) { session(id: $s) { messages(last: 10) { role turnStartedAt turnFinishedAt } } }`, map[string]any{"s": sid}, &out)
+	msgs := out.Session.Messages
+	if len(msgs) != 1 || msgs[0].Role != "USER" || msgs[0].TurnStartedAt == nil || msgs[0].TurnFinishedAt == nil || !msgs[0].TurnFinishedAt.Equal(*end.FinishedAt) {
+		t.Fatalf("messages %+v, turn end %v", msgs, end.FinishedAt)
+	}
+}

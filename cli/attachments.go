@@ -22,7 +22,8 @@ var attachmentsGroup = group{
 	subs: []subcommand{
 		{Command: cmdutil.Command{Name: "attachments save", Synopsis: "ID [FILE] [--force] [--json]",
 			Doc: `Saves an attachment's bytes to FILE: by default its own name (as uploaded
-or generated) in the current directory; - writes them to stdout. An
+or generated) in the current directory, or in FILE when it is a directory;
+- writes them to stdout. An
 existing FILE is kept unless --force; the file appears whole or not at all.
 foya exec prints the id of each attachment a tool returns.`},
 			min: 1, max: 2, run: attachmentsSave},
@@ -51,10 +52,13 @@ func attachmentsSave(r *runner) error {
 			_, err := c.AttachmentTo(ctx, id, r.stdout)
 			return err
 		}
-		// The bytes go to a temporary file beside the target, renamed once
-		// complete: an interrupted transfer leaves nothing under the name.
+		// The bytes go to a temporary file beside the target, put in place
+		// once complete: an interrupted transfer leaves nothing under the
+		// name. An existing directory as FILE takes the attachment's name.
 		dir := "."
-		if target != "" {
+		if fi, err := os.Stat(target); target != "" && err == nil && fi.IsDir() {
+			dir, target = target, ""
+		} else if target != "" {
 			dir = filepath.Dir(target)
 		}
 		tmp, err := os.CreateTemp(dir, ".foya-attachment-*")
@@ -70,7 +74,7 @@ func attachmentsSave(r *runner) error {
 			return err
 		}
 		if target == "" {
-			target = safeFileName(name, id)
+			target = filepath.Join(dir, safeFileName(name, id))
 		}
 		if *force {
 			err = os.Rename(tmp.Name(), target)

@@ -104,6 +104,12 @@ func TestExecGeneratedAttachmentsSaved(t *testing.T) {
 	if ents, _ := os.ReadDir(dir); len(ents) != 1 {
 		t.Fatalf("left in the directory: %v", ents)
 	}
+	// A directory as FILE takes the attachment's own name.
+	into := t.TempDir()
+	o.mustRun(t, "", "attachments", "save", id, into, "--addr", k.addr)
+	if got, _ := os.ReadFile(filepath.Join(into, "generated-1.png")); !bytes.Equal(got, pic.Bytes()) {
+		t.Fatal("saving into a directory")
+	}
 	// To stdout; an unknown id is the kernel's NOT_FOUND.
 	if r := o.mustRun(t, "", "attachments", "save", id, "-", "--addr", k.addr); r.stdout != pic.String() {
 		t.Fatalf("save to stdout: %d bytes", len(r.stdout))

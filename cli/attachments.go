@@ -23,8 +23,8 @@ var attachmentsGroup = group{
 		{Command: cmdutil.Command{Name: "attachments save", Synopsis: "ID [FILE] [--force] [--json]",
 			Doc: `Saves an attachment's bytes to FILE: by default its own name (as uploaded
 or generated) in the current directory, or in FILE when it is a directory;
-- writes them to stdout. An
-existing FILE is kept unless --force; the file appears whole or not at all.
+- writes them to stdout. An existing FILE is kept unless --force; the file
+appears whole or not at all.
 foya exec prints the id of each attachment a tool returns.`},
 			min: 1, max: 2, run: attachmentsSave},
 	},

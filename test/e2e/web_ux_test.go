@@ -98,7 +98,11 @@ func TestWebClientViews(t *testing.T) {
 		openaitest.TextStream("gpt-t", "Wrote **NOTES.md**."),
 		toolCall("w2", "write", map[string]any{"path": "a.txt", "content": "a\n"}),
 	)
-	env := []string{"FAKE=" + fake.BaseURL()}
+	att, err := client.New(k.addr, k.token).Upload(context.Background(), "board.png", "image/png", pngOf(t, 48, 32))
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := []string{"FAKE=" + fake.BaseURL(), "ATT=" + att}
 	if dir := os.Getenv("SHOTS"); dir != "" {
 		env = append(env, "SHOTS="+dir)
 	}

@@ -81,7 +81,8 @@ try {
   });
   const ask = await mk('Approval card', 'ASK');
   const views = await mk('Release notes', 'BYPASS');
-  await gql('mutation($s: ID!) { sendMessage(sessionId: $s, input: {text: "Plan the release as a table, a checklist and a shell snippet."}) { turnStarted } }', { s: views });
+  // With an image attached (uploaded by the Go test): its thumbnail and Save button go through axe too.
+  await gql('mutation($s: ID!, $a: [ID!]) { sendMessage(sessionId: $s, input: {text: "Plan the release as a table, a checklist and a shell snippet.", attachmentIds: $a}) { turnStarted } }', { s: views, a: process.env.ATT ? [process.env.ATT] : [] });
   await replied(views, 'git push');
   await gql('mutation($s: ID!) { sendMessage(sessionId: $s, input: {text: "Write NOTES.md."}) { turnStarted } }', { s: views });
   await replied(views, 'Wrote');
@@ -121,6 +122,7 @@ try {
     await untilEq(scheme + ' background', () => page.evaluate(() => getComputedStyle(document.body).backgroundColor), scheme === 'dark' ? 'rgb(22, 23, 26)' : 'rgb(250, 250, 250)');
     await page.locator('#sessions button.s').filter({ hasText: 'Release notes' }).click();
     await reply.waitFor();
+    if (process.env.ATT) await until('the attached image shown', () => log.locator('img.attmedia[alt="board.png"]').evaluate((i) => i.complete && i.naturalWidth > 0));
     await axe('conversation, ' + scheme);
     step('the edit-and-resend editor, ' + scheme);
     const asked = log.locator('.msg.user').filter({ hasText: 'Plan the release' });

@@ -5,6 +5,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"image"
+	"image/color"
+	"image/png"
 	"mime/multipart"
 	"net/http"
 	"os"
@@ -98,7 +101,7 @@ func TestWebClientViews(t *testing.T) {
 		openaitest.TextStream("gpt-t", "Wrote **NOTES.md**."),
 		toolCall("w2", "write", map[string]any{"path": "a.txt", "content": "a\n"}),
 	)
-	att, err := client.New(k.addr, k.token).Upload(context.Background(), "board.png", "image/png", pngOf(t, 48, 32))
+	att, err := client.New(k.addr, k.token).Upload(context.Background(), "board.png", "image/png", boardPNG(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,6 +110,26 @@ func TestWebClientViews(t *testing.T) {
 		env = append(env, "SHOTS="+dir)
 	}
 	t.Log(runWebScript(t, 4*time.Minute, "views.mjs", k, env...))
+}
+
+// boardPNG is a small picture for the views: a gradient with a band.
+func boardPNG(t *testing.T) []byte {
+	t.Helper()
+	img := image.NewRGBA(image.Rect(0, 0, 240, 120))
+	for y := range 120 {
+		for x := range 240 {
+			c := color.RGBA{R: uint8(40 + x/2), G: uint8(90 + y), B: 200, A: 255}
+			if y > 50 && y < 70 {
+				c = color.RGBA{R: 250, G: 200, B: 60, A: 255}
+			}
+			img.Set(x, y, c)
+		}
+	}
+	var b bytes.Buffer
+	if err := png.Encode(&b, img); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
 }
 
 // importLongSession imports a session of n short messages (user and

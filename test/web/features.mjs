@@ -175,6 +175,12 @@ try {
   await sent.filter({ hasText: 'notes.txt' }).filter({ hasText: 'pasted.txt' }).filter({ hasText: 'dropped.txt' }).waitFor();
   await untilEq('attachments left in the composer after sending', () => page.locator('#attachments li').count(), 0);
   await until('the image shown in the message', () => sent.locator('img.attmedia[alt="dot.png"]').evaluate((i) => i.complete && i.naturalWidth));
+  // A click shows it whole, a second click as before.
+  const zoom = sent.getByRole('button', { name: 'Show dot.png at full size' });
+  await zoom.click();
+  await untilEq('the image enlarged', () => zoom.getAttribute('aria-pressed'), 'true');
+  await zoom.click();
+  await untilEq('the image back', () => zoom.getAttribute('aria-pressed'), 'false');
   await sent.getByRole('button', { name: 'Play clip.webm' }).click();
   await untilEq('the played video\'s width', () => sent.locator('video.attmedia').evaluate((v) => v.readyState >= 1 ? v.videoWidth : 0), 64);
   const [dl] = await Promise.all([page.waitForEvent('download'), sent.getByRole('button', { name: 'Save notes.txt' }).click()]);

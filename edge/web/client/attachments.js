@@ -61,6 +61,15 @@ async function showMedia(li) {
   media.src = url;
   const b = li.querySelector('button.attshow');
   if (b) b.remove();
+  if (li.dataset.media === 'image') {
+    // The picture is shown at most 20rem high; a click shows it whole.
+    const zoom = el('button', 'attzoom'); zoom.type = 'button';
+    zoom.setAttribute('aria-label', 'Show ' + name + ' at full size'); zoom.setAttribute('aria-pressed', 'false');
+    zoom.onclick = () => { const on = li.classList.toggle('zoomed'); zoom.setAttribute('aria-pressed', String(on)); };
+    zoom.appendChild(media);
+    li.appendChild(zoom);
+    return;
+  }
   li.appendChild(media);
   if (li.dataset.media === 'video') media.play().catch(() => {}); // the person asked to play it
 }

@@ -163,8 +163,10 @@ try {
     rec.ondataavailable = (e) => parts.push(e.data);
     const stopped = new Promise((r) => { rec.onstop = r; });
     rec.start();
-    for (let i = 0; i < 12; i++) { g.fillStyle = i % 2 ? '#c00' : '#00c'; g.fillRect(0, 0, 64, 48); await new Promise((r) => setTimeout(r, 40)); }
+    // A second of frames, however slowly this machine draws them.
+    for (let i = 0; i < 25; i++) { g.fillStyle = i % 2 ? '#c00' : '#00c'; g.fillRect(0, 0, 64, 48); await new Promise((r) => setTimeout(r, 40)); }
     rec.stop(); await stopped;
+    if (!parts.some((p) => p.size > 0)) throw new Error('MediaRecorder recorded nothing');
     const dt = new DataTransfer(); dt.items.add(new File(parts, 'clip.webm', { type: 'video/webm' }));
     f.dispatchEvent(new DragEvent('drop', { dataTransfer: dt, bubbles: true, cancelable: true }));
   });

@@ -56,10 +56,12 @@ func attachmentsSave(r *runner) error {
 		// once complete: an interrupted transfer leaves nothing under the
 		// name. An existing directory as FILE takes the attachment's name.
 		dir := "."
-		if fi, err := os.Stat(target); target != "" && err == nil && fi.IsDir() {
-			dir, target = target, ""
-		} else if target != "" {
-			dir = filepath.Dir(target)
+		if target != "" {
+			if fi, err := os.Stat(target); err == nil && fi.IsDir() {
+				dir, target = target, ""
+			} else {
+				dir = filepath.Dir(target)
+			}
 		}
 		tmp, err := os.CreateTemp(dir, ".foya-attachment-*")
 		if err != nil {

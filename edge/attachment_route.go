@@ -2,7 +2,6 @@ package edge
 
 import (
 	"errors"
-	"io"
 	"log/slog"
 	"mime"
 	"net/http"
@@ -48,7 +47,7 @@ func (h attachmentHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeCodedError(w, http.StatusBadRequest, core.CodeBadInput, "the attachment route is /attachments/<attachment id, att_…>")
 		return
 	}
-	a, rc, err := h.engine.OpenAttachment(r.Context(), id)
+	a, f, err := h.engine.OpenAttachment(r.Context(), id)
 	if err != nil {
 		var ce *core.Error
 		if errors.As(err, &ce) {
@@ -59,7 +58,7 @@ func (h attachmentHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeCodedError(w, http.StatusInternalServerError, core.CodeInternal, "internal error; see the kernel log")
 		return
 	}
-	defer rc.Close()
+	defer f.Close()
 	hd := w.Header()
 	disposition, mediaType := "inline", a.MediaType
 	if !inlineTypes[mediaType] || r.URL.Query().Get("download") != "" {
@@ -78,21 +77,7 @@ func (h attachmentHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// An attachment never changes: its id names one stored file.
 	hd.Set("Cache-Control", "private, max-age=31536000, immutable")
 	hd.Set("ETag", `"`+a.SHA256+`"`)
-	if rs, ok := rc.(io.ReadSeeker); ok {
-		http.ServeContent(w, r, "", time.Time{}, rs) // Range, HEAD, If-None-Match
-		return
-	}
-	if match := r.Header.Get("If-None-Match"); match != "" && strings.Contains(match, `"`+a.SHA256+`"`) {
-		w.WriteHeader(http.StatusNotModified)
-		return
-	}
-	if r.Method == http.MethodHead {
-		w.WriteHeader(http.StatusOK)
-		return
-	}
-	if _, err := io.Copy(w, rc); err != nil && r.Context().Err() == nil {
-		h.log.Warn("attachment cut short", "attachment_id", id, "err", err)
-	}
+	http.ServeContent(w, r, "", time.Time{}, f) // Range, HEAD, If-None-Match
 }
 
 // contentDisposition names the file for a browser: the name as given in

@@ -54,10 +54,9 @@ func (e *Engine) UploadAttachment(ctx context.Context, name string, r io.Reader)
 }
 
 // OpenAttachment returns the record of the attachment id and its stored
-// bytes, streamed from the artifact store (the caller closes them); the
-// reader is also an io.ReadSeeker when the store keeps files. NOT_FOUND
-// for an unknown id, or for bytes missing from the store.
-func (e *Engine) OpenAttachment(ctx context.Context, id string) (core.Attachment, io.ReadCloser, error) {
+// bytes, read from the artifact store's file (the caller closes it).
+// NOT_FOUND for an unknown id, or for bytes missing from the store.
+func (e *Engine) OpenAttachment(ctx context.Context, id string) (core.Attachment, io.ReadSeekCloser, error) {
 	opener, ok := e.cfg.Blobs.(core.BlobOpener)
 	if e.cfg.Attachments == nil || !ok {
 		return core.Attachment{}, nil, core.Errorf(core.CodeUnavailable, "this kernel has no artifact store")
@@ -70,5 +69,10 @@ func (e *Engine) OpenAttachment(ctx context.Context, id string) (core.Attachment
 	if err != nil {
 		return core.Attachment{}, nil, fmt.Errorf("open attachment %s: %w", id, err)
 	}
-	return a, rc, nil
+	f, ok := rc.(io.ReadSeekCloser)
+	if !ok {
+		rc.Close()
+		return core.Attachment{}, nil, core.Errorf(core.CodeUnavailable, "this kernel's artifact store cannot serve byte ranges")
+	}
+	return a, f, nil
 }

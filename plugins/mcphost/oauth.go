@@ -191,7 +191,10 @@ func (h *oauthHandler) Authorize(ctx context.Context, req *http.Request, resp *h
 }
 
 // insufficientScope is the scope a 403 answer's Bearer challenge asks for
-// with error="insufficient_scope" (RFC 6750), "" for any other answer.
+// with error="insufficient_scope" (RFC 6750), "" for any other answer and
+// for a scope that is not one: over maxStepUpScope bytes, or with a
+// character RFC 6749 does not allow in a scope token (it goes into an
+// authorization URL and the server's status).
 func insufficientScope(resp *http.Response) string {
 	if resp.StatusCode != http.StatusForbidden {
 		return ""
@@ -202,11 +205,20 @@ func insufficientScope(resp *http.Response) string {
 	}
 	for _, ch := range chs {
 		if ch.Scheme == "bearer" && ch.Params["error"] == "insufficient_scope" {
-			return strings.TrimSpace(ch.Params["scope"])
+			scope := strings.TrimSpace(ch.Params["scope"])
+			if len(scope) > maxStepUpScope || strings.ContainsFunc(scope, func(r rune) bool {
+				return r != ' ' && (r < 0x21 || r > 0x7e || r == '"' || r == '\\')
+			}) {
+				return ""
+			}
+			return scope
 		}
 	}
 	return ""
 }
+
+// maxStepUpScope bounds the scope a step-up asks for.
+const maxStepUpScope = 1024
 
 // unionScope is the scopes of a and b (space-separated), each once, a's
 // first.

@@ -246,6 +246,9 @@ func TestInsufficientScopeChallenge(t *testing.T) {
 		{403, `Bearer error="invalid_token"`, ""},
 		{401, `Bearer error="insufficient_scope", scope="files:write"`, ""},
 		{403, ``, ""},
+		{403, `Bearer error="insufficient_scope", scope="` + strings.Repeat("s", 1025) + `"`, ""},
+		{403, "Bearer error=\"insufficient_scope\", scope=\"files:write\u00e9\"", ""},
+		{403, "Bearer error=\"insufficient_scope\", scope=\"a\tb\"", ""},
 	} {
 		resp := &http.Response{StatusCode: c.status, Header: http.Header{}}
 		if c.header != "" {

@@ -76,8 +76,8 @@ func (p *Provider) GenerateVideo(ctx context.Context, ep sdk.Endpoint, req sdk.V
 	if err != nil {
 		return sdk.VideoResult{}, err
 	}
-	if job.ID == "" {
-		return sdk.VideoResult{}, &sdk.Error{Category: sdk.CategoryBadResponse, Message: "the service created a video job without an id"}
+	if job.ID == "" || len(job.ID) > 256 {
+		return sdk.VideoResult{}, &sdk.Error{Category: sdk.CategoryBadResponse, Message: "the service created a video job without an id (or with one over 256 bytes)"}
 	}
 	path := "/videos/" + url.PathEscape(job.ID)
 	deadline := time.Now().Add(maxVideoWait)

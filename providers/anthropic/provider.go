@@ -3,8 +3,8 @@
 // deltas as reasoning; signed and redacted thinking blocks kept as
 // provider-native state and sent back verbatim across tool use), tool use,
 // images, prompt caching with cache_control breakpoints, usage with cache
-// reads and writes, classified errors, non-streaming completion and the
-// model list. It speaks the documented wire format with net/http and
+// reads and writes, classified errors, non-streaming completion, the model
+// list, native web search and native (server-side) compaction. It speaks the documented wire format with net/http and
 // encoding/json (exact control of what is sent back) and is written only
 // against plugins/sdk, like a third-party plugin; the kernel binary serves it
 // as the "anthropic" built-in.
@@ -59,7 +59,8 @@ type Config struct {
 }
 
 // Provider implements sdk.Provider with the completer, detailed completer,
-// model lister, capability resolver and web search capabilities.
+// model lister, capability resolver, web search and native compactor
+// capabilities.
 type Provider struct {
 	http *http.Client
 	log  *slog.Logger
@@ -72,6 +73,7 @@ var (
 	_ sdk.ModelLister        = (*Provider)(nil)
 	_ sdk.CapabilityResolver = (*Provider)(nil)
 	_ sdk.WebSearcher        = (*Provider)(nil)
+	_ sdk.NativeCompactor    = (*Provider)(nil)
 )
 
 // New returns a Provider.
@@ -83,6 +85,7 @@ func New(cfg Config) *Provider {
 func (p *Provider) Describe() sdk.ProviderInfo {
 	return sdk.ProviderInfo{Kind: Kind, Version: Version, Capabilities: []sdk.Capability{
 		sdk.CapCompleter, sdk.CapDetailedCompleter, sdk.CapModelLister, sdk.CapCapabilityResolver, sdk.CapWebSearch,
+		sdk.CapNativeCompactor,
 	}}
 }
 
@@ -101,17 +104,46 @@ func apiURL(ep sdk.Endpoint, path string) string {
 // do sends one request and returns the response when the status is 2xx;
 // otherwise a classified error.
 func (p *Provider) do(ctx context.Context, ep sdk.Endpoint, method, path string, body any) (*http.Response, error) {
+	return p.doBeta(ctx, ep, method, path, body)
+}
+
+// doBeta is do with beta features the request needs besides the
+// connection's own (the anthropic_beta option), in one anthropic-beta
+// header.
+func (p *Provider) doBeta(ctx context.Context, ep sdk.Endpoint, method, path string, body any, betas ...string) (*http.Response, error) {
 	h := http.Header{}
 	h.Set("anthropic-version", APIVersion)
 	if ep.APIKey != "" {
 		h.Set("x-api-key", ep.APIKey)
 	}
-	if b := strings.TrimSpace(ep.Options[OptionBeta]); b != "" {
+	if b := betaHeader(ep.Options[OptionBeta], betas); b != "" {
 		h.Set("anthropic-beta", b)
 	}
 	return httpwire.Do(ctx, p.http, httpwire.Request{
 		Method: method, URL: apiURL(ep, path), Path: path, Body: body, Header: h, Secret: ep.APIKey,
 	}, classify)
+}
+
+// betaHeader joins the connection's betas and the request's, each once.
+func betaHeader(option string, betas []string) string {
+	var out []string
+	seen := map[string]bool{}
+	for _, b := range append(strings.Split(option, ","), betas...) {
+		if b = strings.TrimSpace(b); b != "" && !seen[b] {
+			seen[b] = true
+			out = append(out, b)
+		}
+	}
+	return strings.Join(out, ",")
+}
+
+// requestBetas are the betas body needs: the compaction beta when a
+// compaction block goes back.
+func requestBetas(body *messagesRequest) []string {
+	if body.compaction {
+		return []string{CompactBeta}
+	}
+	return nil
 }
 
 // Stream runs one streamed Messages request.
@@ -123,7 +155,7 @@ func (p *Provider) Stream(ctx context.Context, ep sdk.Endpoint, req sdk.Request,
 	if body.Thinking == nil && req.ReasoningEffort != "" && thinkingBudget(req.ReasoningEffort) > 0 {
 		p.log.Info("thinking left off for this request: the pending tool round has no thinking block to continue from", "model", req.Model)
 	}
-	resp, err := p.do(ctx, ep, http.MethodPost, "/v1/messages", body)
+	resp, err := p.doBeta(ctx, ep, http.MethodPost, "/v1/messages", body, requestBetas(body)...)
 	if err != nil {
 		return "", err
 	}
@@ -143,7 +175,7 @@ func (p *Provider) CompleteDetailed(ctx context.Context, ep sdk.Endpoint, req sd
 	if err != nil {
 		return sdk.Completion{}, err
 	}
-	resp, err := p.do(ctx, ep, http.MethodPost, "/v1/messages", body)
+	resp, err := p.doBeta(ctx, ep, http.MethodPost, "/v1/messages", body, requestBetas(body)...)
 	if err != nil {
 		return sdk.Completion{}, err
 	}
@@ -182,5 +214,5 @@ func finishReason(s string) string {
 	case "refusal":
 		return sdk.FinishRefusal
 	}
-	return s // e.g. pause_turn
+	return s // e.g. pause_turn, compaction
 }

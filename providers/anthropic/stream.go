@@ -17,14 +17,48 @@ type wireUsage struct {
 	OutputTokens             int64 `json:"output_tokens"`
 	CacheReadInputTokens     int64 `json:"cache_read_input_tokens"`
 	CacheCreationInputTokens int64 `json:"cache_creation_input_tokens"`
+	// Iterations are the sampling steps of one request (compaction beta,
+	// server-side fallback): {type, input_tokens, output_tokens}.
+	Iterations []wireIteration `json:"iterations"`
+}
+
+type wireIteration struct {
+	Type         string `json:"type"`
+	InputTokens  int64  `json:"input_tokens"`
+	OutputTokens int64  `json:"output_tokens"`
+}
+
+// tokens are the input (uncached) and output tokens of the request. The
+// top-level figures leave out a compaction's own sampling step; when the
+// request compacted, the compaction and message steps are summed, as
+// Anthropic bills them. A reply served by a server-side fallback keeps the
+// top-level figures (its iterations hold the refused first attempt).
+func (u wireUsage) tokens() (in, out int64) {
+	compacted := false
+	for _, it := range u.Iterations {
+		if it.Type == "fallback_message" {
+			return u.InputTokens, u.OutputTokens
+		}
+		compacted = compacted || it.Type == "compaction"
+	}
+	if !compacted {
+		return u.InputTokens, u.OutputTokens
+	}
+	for _, it := range u.Iterations {
+		if it.Type == "compaction" || it.Type == "message" {
+			in, out = in+it.InputTokens, out+it.OutputTokens
+		}
+	}
+	return in, out
 }
 
 // sdk reports the whole prompt as input (uncached + cache writes + cache
 // reads) and the cache reads as cached, a subset of input.
 func (u wireUsage) sdk(model string) sdk.Usage {
-	in := u.InputTokens + u.CacheReadInputTokens + u.CacheCreationInputTokens
+	uncached, output := u.tokens()
+	in := uncached + u.CacheReadInputTokens + u.CacheCreationInputTokens
 	return sdk.Usage{
-		InputTokens: in, OutputTokens: u.OutputTokens, TotalTokens: in + u.OutputTokens,
+		InputTokens: in, OutputTokens: output, TotalTokens: in + output,
 		CachedTokens: u.CacheReadInputTokens, CacheWriteTokens: u.CacheCreationInputTokens, Model: model,
 	}
 }
@@ -42,6 +76,9 @@ func (u *wireUsage) merge(d wireUsage) {
 	}
 	if d.CacheCreationInputTokens > 0 {
 		u.CacheCreationInputTokens = d.CacheCreationInputTokens
+	}
+	if len(d.Iterations) > 0 {
+		u.Iterations = d.Iterations
 	}
 }
 
@@ -61,7 +98,10 @@ type streamEvent struct {
 		Thinking    string `json:"thinking"`
 		Signature   string `json:"signature"`
 		PartialJSON string `json:"partial_json"`
-		StopReason  string `json:"stop_reason"`
+		// Content is a compaction_delta's summary (null when the
+		// compaction failed).
+		Content    *string `json:"content"`
+		StopReason string  `json:"stop_reason"`
 		// stop_details explains a refusal: {"type":"refusal",
 		// "category":"cyber","explanation":"…"}.
 		StopDetails *struct {
@@ -83,6 +123,9 @@ type block struct {
 	Thinking  string `json:"thinking"`
 	Signature string `json:"signature"`
 	Data      string `json:"data"` // redacted_thinking
+	// summary is a compaction block's; nil when the compaction failed
+	// (such a block is not kept). Other blocks' content is not read.
+	summary   *string
 	toolIndex int
 }
 
@@ -209,6 +252,15 @@ func (r *streamReader) blockStart(ev streamEvent) error {
 		if b.Thinking != "" {
 			return r.out.Reasoning(b.Thinking)
 		}
+	case "compaction":
+		var c struct{ Content *string }
+		if err := json.Unmarshal(ev.ContentBlock, &c); err != nil {
+			return httpwire.DecodeError("content block", ev.ContentBlock, err)
+		}
+		if c.Content != nil {
+			b.summary = new(string)
+			r.keep(b.summary, *c.Content)
+		}
 	case "tool_use":
 		b.toolIndex = r.tools
 		r.tools++
@@ -231,6 +283,15 @@ func (r *streamReader) blockDelta(ev streamEvent) error {
 		return r.out.Reasoning(ev.Delta.Thinking)
 	case "signature_delta":
 		r.keep(&b.Signature, ev.Delta.Signature)
+	case "compaction_delta":
+		// The whole summary, in one delta: kept for the reply's state,
+		// never shown as text (the compaction is the service's own).
+		if b.Type == "compaction" && ev.Delta.Content != nil {
+			if b.summary == nil {
+				b.summary = new(string)
+			}
+			r.keep(b.summary, *ev.Delta.Content)
+		}
 	case "input_json_delta":
 		// Only the kernel's tools: the input of a tool the service
 		// runs itself (server_tool_use) is not a tool call.
@@ -241,14 +302,19 @@ func (r *streamReader) blockDelta(ev streamEvent) error {
 	return nil
 }
 
-// sendState sends the reply's thinking blocks as native state, unless
-// they passed maxStateBytes.
+// sendState sends the reply's compaction and thinking blocks as native
+// state, unless they passed maxStateBytes.
 func (r *streamReader) sendState() error {
 	var st nativeState
 	for _, i := range r.order {
 		b := r.blocks[i]
 		var raw []byte
 		switch b.Type {
+		case "compaction":
+			if b.summary == nil || *b.summary == "" {
+				continue // a failed compaction: a no-op the API need not see
+			}
+			raw = compactionBlock(*b.summary)
 		case "thinking":
 			raw = httpwire.Marshal(struct {
 				Type      string `json:"type"`

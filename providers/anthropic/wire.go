@@ -19,6 +19,12 @@ type messagesRequest struct {
 	Tools     []wireTool      `json:"tools,omitempty"`
 	Thinking  *thinkingConfig `json:"thinking,omitempty"`
 	Stream    bool            `json:"stream,omitempty"`
+	// ContextManagement asks for a server-side compaction (CompactContext).
+	ContextManagement *contextManagement `json:"context_management,omitempty"`
+
+	// compaction: a compaction block goes back in this request, which then
+	// needs the compaction beta header.
+	compaction bool
 }
 
 type cacheControl struct {
@@ -77,9 +83,11 @@ type thinkingConfig struct {
 }
 
 // nativeState is the provider-native state of one assistant reply: its
-// thinking and redacted_thinking blocks, exactly as streamed (signature
-// included), in order. Anthropic requires them back unchanged before the
-// reply's text and tool_use blocks while a tool round continues.
+// compaction, thinking and redacted_thinking blocks, exactly as streamed
+// (signature included), in order. Anthropic requires them back unchanged
+// before the reply's text and tool_use blocks while a tool round
+// continues. A native checkpoint (CompactContext) is a nativeState of one
+// compaction block.
 type nativeState struct {
 	Blocks []json.RawMessage `json:"blocks"`
 }
@@ -122,6 +130,15 @@ func buildRequest(ep sdk.Endpoint, req sdk.Request, stream bool) (*messagesReque
 	out := &messagesRequest{Model: req.Model, MaxTokens: req.MaxOutputTokens, Stream: stream}
 	if out.MaxTokens <= 0 {
 		out.MaxTokens = DefaultMaxTokens
+	}
+	if cp := decodeState(req.State); len(cp) > 0 {
+		// A native checkpoint of this route: its compaction block stands
+		// for the history before it, which the API drops.
+		blocks := make([]any, len(cp))
+		for i, b := range cp {
+			blocks[i] = b
+		}
+		out.appendBlocks("assistant", blocks...)
 	}
 	cache := !strings.EqualFold(strings.TrimSpace(ep.Options[OptionCache]), "off")
 	leading := true
@@ -194,9 +211,11 @@ func buildRequest(ep sdk.Endpoint, req sdk.Request, stream bool) (*messagesReque
 // assistantBlocks is an assistant message as content blocks: its thinking
 // (from native state), its text and its tool calls.
 func assistantBlocks(m sdk.Message) (blocks []any, hasThinking bool) {
-	thinking := decodeState(m.State)
-	for _, b := range thinking {
+	state := decodeState(m.State)
+	thinking := false
+	for _, b := range state {
 		blocks = append(blocks, b)
+		thinking = thinking || blockType(b) != "compaction"
 	}
 	// An interrupted reply's thinking, unsigned, cannot go back as a
 	// thinking block: it travels as text.
@@ -211,7 +230,16 @@ func assistantBlocks(m sdk.Message) (blocks []any, hasThinking bool) {
 		}
 		blocks = append(blocks, toolUseBlock{Type: "tool_use", ID: tc.ID, Name: tc.Name, Input: input})
 	}
-	return blocks, len(thinking) > 0
+	return blocks, thinking
+}
+
+// blockType is the type of a raw content block.
+func blockType(raw json.RawMessage) string {
+	var b struct {
+		Type string `json:"type"`
+	}
+	_ = json.Unmarshal(raw, &b)
+	return b.Type
 }
 
 // appendBlocks adds blocks to the last message when it has the same role
@@ -220,6 +248,11 @@ func assistantBlocks(m sdk.Message) (blocks []any, hasThinking bool) {
 func (r *messagesRequest) appendBlocks(role string, blocks ...any) {
 	if len(blocks) == 0 {
 		return
+	}
+	for _, b := range blocks {
+		if raw, ok := b.(json.RawMessage); ok && blockType(raw) == "compaction" {
+			r.compaction = true
+		}
 	}
 	if n := len(r.Messages); n > 0 && r.Messages[n-1].Role == role {
 		r.Messages[n-1].Content = append(r.Messages[n-1].Content, blocks...)

@@ -357,3 +357,111 @@ func TestAnthropicNativeWebSearch(t *testing.T) {
 		t.Fatalf("the search's usage is not the session's: %+v", u)
 	}
 }
+
+// A Claude model with server-side compaction makes the kernel's checkpoint
+// through the API, through the plugin process: compactSession sends the
+// covered history with the compact edit and the beta header, the recorded
+// answer of the real API (providers/anthropic/testdata) becomes a native
+// checkpoint whose summary is the compaction's, the next request starts
+// with the compaction block instead of the history, and a route change
+// drops it.
+func TestAnthropicNativeCompaction(t *testing.T) {
+	t.Parallel()
+	rec, err := os.ReadFile(repoPath("providers", "anthropic", "testdata", "recorded", "anthropic-compaction.1.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var recorded struct {
+		Content []struct{ Type, Content string }
+	}
+	if err := json.Unmarshal(rec, &recorded); err != nil {
+		t.Fatal(err)
+	}
+	summary := recorded.Content[0].Content
+	const opus = "claude-opus-4-6"
+	model := map[string]any{"id": opus, "capabilities": map[string]any{"contextWindow": 1000000, "maxOutputTokens": 32000}}
+	k := startNative(t, "anthropic", "", model, "")
+	doc := "REFERENCE-DOC " + strings.Repeat("React hooks, Vue refs, Docker layers, SQL joins. ", 5000)
+	k.fake.Enqueue(
+		at.Stream(at.Start(opus, at.Usage{Input: 60000}), at.Text(0, "Read it."), at.End("end_turn", 3)),
+		at.Stream(at.Start(opus, at.Usage{Input: 60010}), at.Text(0, "Hooks and refs."), at.End("end_turn", 4)),
+	)
+	for _, text := range []string{doc, "compare state management"} {
+		if st, reason := k.send(t, text); st != "completed" {
+			t.Fatalf("%s: %s", st, reason)
+		}
+	}
+	before := len(k.fake.Requests())
+	k.fake.Enqueue(openaitest.Response{Body: string(rec)})
+	if _, err := client.CompactSession(t.Context(), k.client(), k.sid); err != nil {
+		t.Fatalf("compactSession: %v", err)
+	}
+	rs := k.fake.Requests()
+	if len(rs) != before+1 {
+		t.Fatalf("%d requests for the compaction", len(rs)-before)
+	}
+	cr := rs[before]
+	cm, _ := cr.JSON()["context_management"].(map[string]any)
+	edits, _ := cm["edits"].([]any)
+	if len(edits) != 1 || !strings.Contains(cr.Header.Get("anthropic-beta"), "compact-2026-01-12") || cr.JSON()["stream"] == true ||
+		!strings.Contains(string(cr.Body), "REFERENCE-DOC") || strings.Contains(string(cr.Body), "compare state management") {
+		t.Fatalf("compaction request beta %q: %.400s", cr.Header.Get("anthropic-beta"), cr.Body)
+	}
+	if e := edits[0].(map[string]any); e["type"] != "compact_20260112" || e["pause_after_compaction"] != true {
+		t.Fatalf("edit %v", e)
+	}
+	var cp struct {
+		Native  bool
+		Summary string
+	}
+	for _, e := range k.events(t) {
+		if e.Type == "compaction_checkpoint" {
+			_ = json.Unmarshal(e.Payload, &cp)
+			if strings.Contains(string(e.Payload), "providerState") {
+				t.Fatalf("native state shown to clients: %.300s", e.Payload)
+			}
+		}
+	}
+	if !cp.Native || cp.Summary != summary {
+		t.Fatalf("checkpoint native %v summary %.100q", cp.Native, cp.Summary)
+	}
+	// The compaction's usage is counted: both of its steps.
+	var compactionUsage bool
+	for _, e := range k.events(t) {
+		compactionUsage = compactionUsage || (e.Type == "usage" && strings.Contains(string(e.Payload), `"inputTokens":61067`) && strings.Contains(string(e.Payload), `"outputTokens":1912`))
+	}
+	if !compactionUsage {
+		t.Fatal("no usage event for the compaction")
+	}
+
+	// The next turn starts from the compaction block.
+	k.fake.Enqueue(at.Stream(at.Start(opus, at.Usage{Input: 700}), at.Text(0, "Testing next."), at.End("end_turn", 3)))
+	if st, reason := k.send(t, "and testing?"); st != "completed" {
+		t.Fatalf("%s: %s", st, reason)
+	}
+	next := k.fake.LastRequest()
+	var first map[string]any
+	for _, m := range next.JSON()["messages"].([]any) {
+		if m.(map[string]any)["role"] == "assistant" {
+			first = blocksOf(m)[0]
+			break
+		}
+	}
+	if first["type"] != "compaction" || first["content"] != summary || !strings.Contains(next.Header.Get("anthropic-beta"), "compact-2026-01-12") ||
+		strings.Contains(string(next.Body), "REFERENCE-DOC") || !strings.Contains(string(next.Body), "compare state management") {
+		t.Fatalf("request after the checkpoint: beta %q %.600s", next.Header.Get("anthropic-beta"), next.Body)
+	}
+
+	// Another route: no compaction block, no beta; the history goes in
+	// full, as after any native checkpoint.
+	other := k.createConnection(t, "anthropic", "second", k.fake.URL+"/v1", model)
+	k.updateSession(t, k.sid, client.UpdateSessionInput{ConnectionId: ptr(other), Model: ptr(opus)})
+	k.fake.Enqueue(at.Stream(at.Start(opus, at.Usage{Input: 900}), at.Text(0, "ok"), at.End("end_turn", 1)))
+	if st, reason := k.send(t, "on another route"); st != "completed" {
+		t.Fatalf("%s: %s", st, reason)
+	}
+	last := k.fake.LastRequest()
+	if strings.Contains(string(last.Body), `"type":"compaction"`) || last.Header.Get("anthropic-beta") != "" || !strings.Contains(string(last.Body), "REFERENCE-DOC") {
+		t.Fatalf("request on another route: beta %q %.600s", last.Header.Get("anthropic-beta"), last.Body)
+	}
+}

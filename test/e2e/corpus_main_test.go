@@ -306,13 +306,14 @@ func loadAnthropic(t *testing.T, path string) wantFixture {
 func anthropicReply(evs []json.RawMessage, fx *wantFixture) wantReply {
 	w := wantReply{}
 	type blk struct {
-		typ, id, name, thinking, sig, data string
-		args                               strings.Builder
+		typ, id, name, thinking, sig, data, summary string
+		args                                        strings.Builder
 	}
 	blocks := map[int]*blk{}
 	var order []int
 	var in, cr, cw, out int64
 	var stop string
+	var iterations []any
 	for _, raw := range evs {
 		e := decode(raw)
 		switch str(e["type"]) {
@@ -324,7 +325,7 @@ func anthropicReply(evs []json.RawMessage, fx *wantFixture) wantReply {
 			in, cr, cw, out = num(u["input_tokens"]), num(u["cache_read_input_tokens"]), num(u["cache_creation_input_tokens"]), num(u["output_tokens"])
 		case "content_block_start":
 			cb := obj(e["content_block"])
-			b := &blk{typ: str(cb["type"]), id: str(cb["id"]), name: str(cb["name"]), thinking: str(cb["thinking"]), sig: str(cb["signature"]), data: str(cb["data"])}
+			b := &blk{typ: str(cb["type"]), id: str(cb["id"]), name: str(cb["name"]), thinking: str(cb["thinking"]), sig: str(cb["signature"]), data: str(cb["data"]), summary: str(cb["content"])}
 			i := int(num(e["index"]))
 			blocks[i] = b
 			order = append(order, i)
@@ -346,6 +347,8 @@ func anthropicReply(evs []json.RawMessage, fx *wantFixture) wantReply {
 				b.sig += str(d["signature"])
 			case "input_json_delta":
 				b.args.WriteString(str(d["partial_json"]))
+			case "compaction_delta":
+				b.summary += str(d["content"])
 			}
 		case "message_delta":
 			d := obj(e["delta"])
@@ -360,6 +363,9 @@ func anthropicReply(evs []json.RawMessage, fx *wantFixture) wantReply {
 				if n := num(u[key]); n > 0 {
 					*dst = n
 				}
+			}
+			if its, ok := u["iterations"].([]any); ok && len(its) > 0 {
+				iterations = its
 			}
 		case "error":
 			er := obj(e["error"])
@@ -379,7 +385,29 @@ func anthropicReply(evs []json.RawMessage, fx *wantFixture) wantReply {
 			}{"thinking", b.thinking, b.sig}))
 		case "redacted_thinking":
 			w.state = append(w.state, `"data":`+marshalNoEscape(b.data))
+		case "compaction":
+			w.state = append(w.state, marshalNoEscape(struct {
+				Type    string `json:"type"`
+				Content string `json:"content"`
+			}{"compaction", b.summary}))
 		}
+	}
+	// A reply the API compacted first bills the compaction step besides
+	// the message (the top-level figures leave it out); a reply served by
+	// a server-side fallback keeps the top-level figures.
+	var itIn, itOut int64
+	compacted, fallback := false, false
+	for _, it := range iterations {
+		switch typ := str(obj(it)["type"]); typ {
+		case "fallback_message":
+			fallback = true
+		case "compaction", "message":
+			compacted = compacted || typ == "compaction"
+			itIn, itOut = itIn+num(obj(it)["input_tokens"]), itOut+num(obj(it)["output_tokens"])
+		}
+	}
+	if compacted && !fallback {
+		in, out = itIn, itOut
 	}
 	w.input, w.output = in+cr+cw, out
 	w.finish = map[string]string{"end_turn": "stop", "stop_sequence": "stop", "max_tokens": "length", "tool_use": "tool_calls", "refusal": "refusal"}[stop]

@@ -68,3 +68,9 @@ type MCPAuthRuntime interface {
 	// name.
 	CompleteLogin(ctx context.Context, state, code, iss string) (name string, err error)
 }
+
+// MCPClientMetadataPath is where a kernel serves its OAuth client ID
+// metadata document (draft-ietf-oauth-client-id-metadata-document), when
+// it has one (--mcp-client-metadata-url): the document to host at that
+// URL.
+const MCPClientMetadataPath = "/mcp/oauth/client-metadata.json"

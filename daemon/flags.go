@@ -7,10 +7,12 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/foya-dev/foya/core"
 	"github.com/foya-dev/foya/core/engine"
 	"github.com/foya-dev/foya/edge"
 	"github.com/foya-dev/foya/internal/cmdutil"
 	builtintools "github.com/foya-dev/foya/plugins/builtin/tools"
+	"github.com/foya-dev/foya/plugins/mcphost"
 	"github.com/foya-dev/foya/plugins/sandbox"
 	"github.com/foya-dev/foya/storage"
 	"github.com/foya-dev/foya/telemetry"
@@ -27,6 +29,9 @@ type Config struct {
 	SecretKeyFile string // with Database; default <data-dir>/secret-key
 	ArtifactDir   string // default <data-dir>/artifacts
 	AdvertiseURL  string // with Database; default the listen address
+	// MCPClientMetadataURL is the kernel's OAuth client_id URL for
+	// authorization servers that take client ID metadata documents.
+	MCPClientMetadataURL string
 
 	TokenFile       string // default <data-dir>/auth-token
 	InsecureNoToken bool
@@ -108,6 +113,7 @@ func (m *Main) ParseFlags(args []string) error {
 	fs.StringVar(&c.TLSKey, "tls-key", "", "PEM private key file of --tls-cert")
 	fs.StringVar(&c.Database, "database", os.Getenv("FOYA_DATABASE"), "PostgreSQL URL postgres://… to store sessions in, shared by kernels (default $FOYA_DATABASE; empty: SQLite in the data directory; docs/postgresql.md)")
 	fs.StringVar(&c.AdvertiseURL, "advertise-url", "", "with --database: the base URL other kernels on the database reach this one at, e.g. http://10.0.0.5:4777 (default: the listen address; docs/cluster.md)")
+	fs.StringVar(&c.MCPClientMetadataURL, "mcp-client-metadata-url", "", "https URL where the kernel's OAuth client ID metadata document (GET "+core.MCPClientMetadataPath+" on the kernel) is hosted: the client_id MCP sign-ins use with authorization servers that take such documents (docs/mcp.md)")
 	fs.StringVar(&c.SecretKeyFile, "secret-key-file", "", "with --database: key file sealing API keys and MCP secrets in the database, the same file on every kernel (default <data-dir>/secret-key; created 0600 when missing)")
 	fs.StringVar(&c.ArtifactDir, "artifact-dir", "", "directory of artifact bytes (attachments, file snapshots); with --database one directory all kernels share (default <data-dir>/artifacts)")
 	c.addTelemetryFlags(fs)
@@ -182,6 +188,11 @@ func (c *Config) checkServing() error {
 	}
 	if (c.TLSCert == "") != (c.TLSKey == "") {
 		return cmdutil.UsageError{Err: errors.New("--tls-cert and --tls-key go together")}
+	}
+	if c.MCPClientMetadataURL != "" {
+		if err := mcphost.ValidateClientMetadataURL(c.MCPClientMetadataURL); err != nil {
+			return cmdutil.Usagef("--mcp-client-metadata-url: %w", err)
+		}
 	}
 	return checkAdvertiseURL(c.AdvertiseURL)
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"os"
@@ -203,8 +204,9 @@ func (k *kernel) openEngine(ctx context.Context, c Config, mcpStore core.MCPStor
 		OnChange: func(id string) {
 			broker.PublishKernel(core.KernelEvent{Type: core.KernelCatalogUpdated, McpServerID: id, At: time.Now().UTC()})
 		},
-		Auth:        authStore,
-		CallbackURL: k.callbackURL.get,
+		Auth:              authStore,
+		CallbackURL:       k.callbackURL.get,
+		ClientMetadataURL: c.MCPClientMetadataURL,
 		OnNeedsAuth: func(id string) {
 			broker.PublishKernel(core.KernelEvent{Type: core.KernelMCPNeedsAuth, McpServerID: id, At: time.Now().UTC()})
 		},
@@ -302,4 +304,17 @@ func prepareToolTempRoot(dataDir string) (string, error) {
 		return "", fmt.Errorf("create tool temp dir %s: %w", dir, err)
 	}
 	return dir, nil
+}
+
+// clientMetadata is the kernel's OAuth client ID metadata document for the
+// client_id url (nil without one): this kernel's callback as its redirect
+// URI.
+func (k *kernel) clientMetadata(url, version string) func() []byte {
+	if url == "" {
+		return nil
+	}
+	return func() []byte {
+		b, _ := json.MarshalIndent(mcphost.ClientMetadataDocument(url, k.callbackURL.get(), version), "", "  ")
+		return append(b, '\n')
+	}
 }

@@ -68,3 +68,28 @@ func mcpOAuthCallback(svc *mcp.Service, log *slog.Logger) http.Handler {
 		page(http.StatusOK, "Signed in", "Foya is signed in to the MCP server \""+name+"\". You can close this page.")
 	}))
 }
+
+// clientMetadataRoute serves the kernel's OAuth client ID metadata
+// document (the draft-ietf-oauth-client-id-metadata-document JSON an
+// authorization server reads at the kernel's client_id URL): public
+// metadata, no token, GET and HEAD only; 404 when the kernel has no
+// client_id URL (--mcp-client-metadata-url).
+func clientMetadataRoute(doc func() []byte) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-Content-Type-Options", "nosniff")
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			w.Header().Set("Allow", "GET, HEAD")
+			http.Error(w, "GET only", http.StatusMethodNotAllowed)
+			return
+		}
+		if doc == nil {
+			http.Error(w, "this kernel has no client ID metadata document (start it with --mcp-client-metadata-url)", http.StatusNotFound)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Cache-Control", "public, max-age=300")
+		if r.Method == http.MethodGet {
+			_, _ = w.Write(doc())
+		}
+	})
+}

@@ -66,6 +66,9 @@ type Config struct {
 	// Metrics serves GET /metrics (the Prometheus text format; nil: no
 	// route).
 	Metrics http.Handler
+	// ClientMetadata is the kernel's OAuth client ID metadata document,
+	// served without a token on core.MCPClientMetadataPath (nil: 404).
+	ClientMetadata func() []byte
 }
 
 // NewHandler serves GraphQL on /graphql (POST, GET, SSE and WebSocket with
@@ -94,6 +97,7 @@ func NewHandler(cfg Config) http.Handler {
 	mux.Handle(ExportRoute, guardedRoute(cfg, exportHandler{engine: cfg.Engine, log: log}))         // the streamed session export
 	mux.Handle(AttachmentRoute, guardedRoute(cfg, attachmentHandler{engine: cfg.Engine, log: log})) // an attachment's bytes
 	mux.Handle(MCPOAuthCallbackPath, mcpOAuthCallback(cfg.MCP, log))                                // no token: the state is the credential
+	mux.Handle(core.MCPClientMetadataPath, clientMetadataRoute(cfg.ClientMetadata))                 // no token: public metadata
 	if cfg.Metrics != nil {
 		mux.Handle(MetricsPath, metricsRoute(cfg))
 	}

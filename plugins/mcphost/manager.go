@@ -70,6 +70,12 @@ type Config struct {
 	// OAuthHTTPClient makes the requests to authorization servers
 	// (default: a client with a 30s timeout).
 	OAuthHTTPClient *http.Client
+	// ClientMetadataURL is the kernel's OAuth client ID metadata document
+	// (an https URL with a path, where ClientMetadata is hosted): the
+	// client_id used with authorization servers that take such documents
+	// (client_id_metadata_document_supported) when the server has no
+	// configured client. "" uses dynamic registration only.
+	ClientMetadataURL string
 	// OnNeedsAuth is called when a server enters NEEDS_AUTH (the kernel
 	// event mcp_needs_auth).
 	OnNeedsAuth func(serverID string)
@@ -93,6 +99,9 @@ type Manager struct {
 	conf confinement
 	// pending holds the sign-ins waiting for their callback, by state.
 	pending map[string]*pendingLogin
+	// cimdChecked is when the client metadata document was last found to
+	// list a callback URL, by that URL.
+	cimdChecked map[string]time.Time
 }
 
 var (
@@ -128,7 +137,7 @@ func New(cfg Config) *Manager {
 		cfg.AuthPoll = 2 * time.Second
 	}
 	cfg.Version = cmp.Or(cfg.Version, "dev")
-	return &Manager{cfg: cfg, log: cfg.Logger, servers: map[string]*server{}, warned: map[string]bool{}, pending: map[string]*pendingLogin{}}
+	return &Manager{cfg: cfg, log: cfg.Logger, servers: map[string]*server{}, warned: map[string]bool{}, pending: map[string]*pendingLogin{}, cimdChecked: map[string]time.Time{}}
 }
 
 // Apply starts, stops and restarts servers to match the configuration.

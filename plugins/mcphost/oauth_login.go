@@ -116,7 +116,7 @@ func (m *Manager) beginLogin(ctx context.Context, s *server, resp *http.Response
 		Issuer: asm.Issuer, TokenEndpoint: asm.TokenEndpoint, RevocationEndpoint: asm.RevocationEndpoint,
 		Resource: resource, Scope: scope,
 	}
-	if err := oauthClientFor(ctx, &g, asm, s.cfg, redirect, m.cfg.Version, hc); err != nil {
+	if err := m.oauthClientFor(ctx, &g, asm, s.cfg, redirect, hc); err != nil {
 		return "", err
 	}
 	if err := checkOAuthURL(g.TokenEndpoint); err != nil {
@@ -200,9 +200,13 @@ func discoverIssuer(ctx context.Context, s *server, resp *http.Response, hc *htt
 	return issuer, resource, scope
 }
 
-// oauthClientFor fills g's client: the one configured on the server, or
-// one registered with the authorization server (RFC 7591).
-func oauthClientFor(ctx context.Context, g *core.MCPOAuthGrant, asm *oauthex.AuthServerMeta, cfg core.MCPServerConfig, redirect, version string, hc *http.Client) error {
+// oauthClientFor fills g's client, in the order of the MCP authorization
+// specification: the one configured on the server; else the kernel's
+// client ID metadata document (its URL is the client_id) when the
+// authorization server takes such documents; else one registered with it
+// (RFC 7591).
+func (m *Manager) oauthClientFor(ctx context.Context, g *core.MCPOAuthGrant, asm *oauthex.AuthServerMeta, cfg core.MCPServerConfig, redirect string, hc *http.Client) error {
+	cimd := m.cfg.ClientMetadataURL
 	switch {
 	case cfg.OAuthClientID != "":
 		g.ClientID, g.ClientSecret = cfg.OAuthClientID, cfg.OAuthClientSecret
@@ -213,11 +217,16 @@ func oauthClientFor(ctx context.Context, g *core.MCPOAuthGrant, asm *oauthex.Aut
 				g.ClientAuth = "client_secret_post"
 			}
 		}
+	case cimd != "" && asm.ClientIDMetadataDocumentSupported:
+		if err := m.checkClientMetadata(ctx, cimd, redirect, hc); err != nil {
+			return err
+		}
+		g.ClientID, g.ClientAuth = cimd, "none"
 	case asm.RegistrationEndpoint != "":
 		reg, err := oauthex.RegisterClient(ctx, asm.RegistrationEndpoint, &oauthex.ClientRegistrationMetadata{
 			RedirectURIs: []string{redirect}, TokenEndpointAuthMethod: "none",
 			GrantTypes: []string{"authorization_code", "refresh_token"}, ResponseTypes: []string{"code"},
-			ClientName: "Foya", SoftwareID: "foya", SoftwareVersion: version, Scope: g.Scope,
+			ClientName: "Foya", SoftwareID: "foya", SoftwareVersion: m.cfg.Version, Scope: g.Scope,
 		}, hc)
 		if err != nil {
 			return fmt.Errorf("register a client with %s (RFC 7591): %w", asm.Issuer, err)
@@ -230,6 +239,8 @@ func oauthClientFor(ctx context.Context, g *core.MCPOAuthGrant, asm *oauthex.Aut
 				g.ClientAuth = "client_secret_post"
 			}
 		}
+	case asm.ClientIDMetadataDocumentSupported:
+		return fmt.Errorf("authorization server %s takes client ID metadata documents and offers no dynamic client registration: start the kernel with --mcp-client-metadata-url URL and host its document (GET %s on the kernel) at that https URL, or register a client there and set oauthClientId on the server", asm.Issuer, core.MCPClientMetadataPath)
 	default:
 		return fmt.Errorf("authorization server %s offers no dynamic client registration: register a client there and set oauthClientId (and oauthClientSecret) on the server", asm.Issuer)
 	}

@@ -92,9 +92,16 @@ func startKernel(t testing.TB, dataDir string, extra ...string) *kernelProc {
 // startKernelBin is startKernel with the foya executable at bin.
 func startKernelBin(t testing.TB, bin, dataDir string, extra ...string) *kernelProc {
 	t.Helper()
+	return startKernelEnv(t, bin, nil, dataDir, extra...)
+}
+
+// startKernelEnv is startKernelBin with env added to the kernel's
+// environment.
+func startKernelEnv(t testing.TB, bin string, env []string, dataDir string, extra ...string) *kernelProc {
+	t.Helper()
 	args := append([]string{"serve", "--addr", "127.0.0.1:0", "--data-dir", dataDir}, extra...)
 	cmd := exec.Command(bin, args...)
-	cmd.Env = append(os.Environ(), "XDG_DATA_HOME="+t.TempDir(), "XDG_CACHE_HOME="+t.TempDir())
+	cmd.Env = append(append(os.Environ(), "XDG_DATA_HOME="+t.TempDir(), "XDG_CACHE_HOME="+t.TempDir()), env...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)

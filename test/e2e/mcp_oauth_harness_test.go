@@ -39,6 +39,9 @@ type oauthAS struct {
 }
 
 type oauthStats struct {
+	DocumentsRead    int      `json:"documentsRead"`
+	DocumentsRefused []string `json:"documentsRefused"`
+	ClientIDs        []string `json:"clientIds"`
 	Registrations    int      `json:"registrations"`
 	CodeExchanges    int      `json:"codeExchanges"`
 	Refreshes        int      `json:"refreshes"`
@@ -53,6 +56,14 @@ type oauthStats struct {
 // node_modules are missing.
 func startOAuthAS(t *testing.T, ttl int) *oauthAS {
 	t.Helper()
+	return startOAuthASEnv(t, ttl)
+}
+
+// startOAuthASEnv is startOAuthAS with env added to the server's
+// environment (CIMD=1: client ID metadata documents instead of dynamic
+// registration; NODE_EXTRA_CA_CERTS: a CA for the documents' https).
+func startOAuthASEnv(t *testing.T, ttl int, env ...string) *oauthAS {
+	t.Helper()
 	dir := repoPath("test", "oauth")
 	if _, err := os.Stat(filepath.Join(dir, "node_modules", "oauth2-mock-server", "package.json")); err != nil {
 		testenv.Optional(t, "test/oauth/node_modules is missing (run npm ci in test/oauth, as .ci/run does)")
@@ -63,7 +74,7 @@ func startOAuthAS(t *testing.T, ttl int) *oauthAS {
 	}
 	cmd := exec.Command(node, "server.mjs")
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), fmt.Sprintf("TOKEN_TTL=%d", ttl))
+	cmd.Env = append(append(os.Environ(), fmt.Sprintf("TOKEN_TTL=%d", ttl)), env...)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)

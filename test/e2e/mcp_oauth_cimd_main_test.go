@@ -81,6 +81,10 @@ func TestMCPOAuthClientMetadataDocument(t *testing.T) {
 		t.Fatalf("document %d %v: %+v", resp.StatusCode, err, doc)
 	}
 
+	if resp, err := plainHTTP().Post("http://"+k.addr+core.MCPClientMetadataPath, "application/json", strings.NewReader("{}")); err != nil || resp.StatusCode != http.StatusMethodNotAllowed {
+		t.Fatalf("POST to the document: %v %v", resp, err)
+	}
+
 	var o outputs
 	o.mustRun(t, "", "mcp", "add", "docs", "--addr", k.addr, "--url", srv.url, "--wait", "0")
 	st, _ := waitMCPStatus(t, k, "docs", "NEEDS_AUTH")

@@ -111,6 +111,7 @@ func (p *Provider) CompactContext(ctx context.Context, ep sdk.Endpoint, req sdk.
 	if last := body.Messages[len(body.Messages)-1]; last.Role == "assistant" {
 		body.appendBlocks("user", textBlock{Type: "text", Text: compactionRequestNote})
 	}
+	declareUsedTools(body)
 	msgs, _ := json.Marshal(body.Messages)
 	if est := int64(len(msgs)) / 4; est < compactMinEstimate {
 		return sdk.Completion{}, sdk.Errorf(sdk.CategoryUnavailable, "the history (about %d tokens) is under the API's %d-token compaction trigger", est, CompactTriggerFloor)
@@ -168,4 +169,23 @@ func parseCompaction(body io.Reader) (sdk.Completion, error) {
 		Usage:        &u,
 		State:        httpwire.Marshal(nativeState{Blocks: []json.RawMessage{compactionBlock(*summary)}}),
 	}, nil
+}
+
+// declareUsedTools declares, with an open schema, each tool the history
+// calls that the request does not declare: the API refuses tool_use and
+// tool_result blocks of undeclared tools, and the kernel's compaction
+// request carries the history without the session's tool list.
+func declareUsedTools(body *messagesRequest) {
+	declared := map[string]bool{}
+	for _, t := range body.Tools {
+		declared[t.Name] = true
+	}
+	for _, m := range body.Messages {
+		for _, b := range m.Content {
+			if tu, ok := b.(toolUseBlock); ok && !declared[tu.Name] {
+				declared[tu.Name] = true
+				body.Tools = append(body.Tools, wireTool{Name: tu.Name, InputSchema: json.RawMessage(`{"type":"object"}`)})
+			}
+		}
+	}
 }

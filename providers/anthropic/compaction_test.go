@@ -37,6 +37,8 @@ func bigHistory() []sdk.Message {
 	return []sdk.Message{
 		{Role: sdk.RoleSystem, Content: []sdk.ContentPart{{Type: "text", Text: "You are helpful."}}},
 		{Role: sdk.RoleUser, Content: []sdk.ContentPart{{Type: "text", Text: doc}}},
+		{Role: sdk.RoleAssistant, ToolCalls: []sdk.ToolCall{{ID: "toolu_1", Name: "read", Input: json.RawMessage(`{"path":"a.md"}`)}}},
+		{Role: sdk.RoleTool, ToolCallID: "toolu_1", Content: []sdk.ContentPart{{Type: "text", Text: "# A"}}},
 		{Role: sdk.RoleAssistant, Content: []sdk.ContentPart{{Type: "text", Text: "React uses hooks; Vue uses refs."}}},
 	}
 }
@@ -75,6 +77,7 @@ func TestCompactContextRecorded(t *testing.T) {
 	var body struct {
 		Stream            bool
 		Thinking          any
+		Tools             []wireTool
 		Messages          []wireMessage
 		ContextManagement struct {
 			Edits []struct {
@@ -93,6 +96,10 @@ func TestCompactContextRecorded(t *testing.T) {
 	edits := body.ContextManagement.Edits
 	if body.Stream || body.Thinking != nil || len(edits) != 1 || edits[0].Type != CompactEdit || edits[0].Trigger.Type != "input_tokens" || edits[0].Trigger.Value != CompactTriggerFloor || !edits[0].PauseAfterCompaction {
 		t.Fatalf("compaction request %.300s", r.Body)
+	}
+	// The history's tool calls need their tools declared.
+	if len(body.Tools) != 1 || body.Tools[0].Name != "read" {
+		t.Fatalf("tools %+v", body.Tools)
 	}
 	last := body.Messages[len(body.Messages)-1]
 	if last.Role != "user" || !strings.Contains(string(httpJSON(last.Content)), compactionRequestNote) {

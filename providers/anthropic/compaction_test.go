@@ -280,3 +280,21 @@ func FuzzCompactionAnswer(f *testing.F) {
 		}
 	})
 }
+
+// Short completions (titles, portable summaries) never think: on models
+// that may think unasked, thinking is turned off explicitly.
+func TestCompleteDisablesThinking(t *testing.T) {
+	fake := openaitest.New(t)
+	p := New(Config{})
+	for _, c := range []struct{ model, want string }{{"claude-opus-4-7", `"thinking":{"type":"disabled"}`}, {"claude-sonnet-4-5", ""}} {
+		fake.Enqueue(openaitest.Response{Body: `{"model":"m","stop_reason":"end_turn","content":[{"type":"text","text":"Title"}],"usage":{"input_tokens":3,"output_tokens":1}}`})
+		got, err := p.CompleteDetailed(context.Background(), sdk.Endpoint{BaseURL: fake.URL}, sdk.Request{Model: c.model, ReasoningEffort: "high", Messages: []sdk.Message{{Role: sdk.RoleUser, Content: []sdk.ContentPart{{Type: "text", Text: "name this"}}}}})
+		if err != nil || got.Text != "Title" {
+			t.Fatalf("%v %+v", err, got)
+		}
+		body := string(fake.LastRequest().Body)
+		if (c.want == "" && strings.Contains(body, `"thinking"`)) || !strings.Contains(body, c.want) {
+			t.Errorf("%s: %s", c.model, body)
+		}
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 
 	"github.com/foya-dev/foya/plugins/sdk"
@@ -86,15 +87,67 @@ func known(model string) sdk.Capabilities {
 		out = 64000
 	case strings.Contains(m, "opus-4-0") || strings.Contains(m, "opus-4-1") || strings.HasPrefix(m, "claude-opus-4-2"):
 		out = 32000
-	case strings.Contains(m, "opus"):
-		out = 64000
-	default: // sonnet 4.x, haiku 4.x
+	case generationOf(m).adaptive && !strings.Contains(m, "haiku"):
+		out = 128000 // Opus and Sonnet 4.6 and later
+	default: // opus 4.5, sonnet 4.x, haiku 4.x
 		out = 64000
 	}
 	c.MaxOutputTokens = ptr(out)
 	if thinking {
 		c.ReasoningEfforts = append([]string(nil), ReasoningEfforts...)
+		if generationOf(m).xhigh {
+			c.ReasoningEfforts = append(c.ReasoningEfforts, "xhigh")
+		}
 	}
 	c.WebSearch = ptr(thinking || strings.Contains(m, "claude-3-5-haiku"))
 	return c
+}
+
+// generation is what a model's generation changes in requests.
+type generation struct {
+	// adaptive: thinking is {"type":"adaptive"} with output_config.effort
+	// (Claude Opus and Sonnet 4.6 and later, and the families after them);
+	// budget_tokens, which Opus 4.7 refuses, only for earlier models.
+	adaptive bool
+	// xhigh: the effort "xhigh" exists (Opus 4.7 and later); elsewhere it
+	// is sent as "max".
+	xhigh bool
+}
+
+// generationOf places a model: Claude 3 and 2, and Opus, Sonnet and Haiku
+// before 4.6, think with a budget; later versions of those families, and
+// any other Claude family (Mythos, Fable, names yet unknown), adaptively.
+// A model not named claude (a gateway's own name) keeps the budget.
+func generationOf(model string) generation {
+	m := strings.ToLower(model)
+	if !strings.Contains(m, "claude") {
+		return generation{}
+	}
+	if strings.Contains(m, "claude-3") || strings.Contains(m, "claude-2") || strings.Contains(m, "claude-instant") || strings.Contains(m, "claude-v") {
+		return generation{}
+	}
+	g := familyVersion.FindStringSubmatch(m)
+	if g == nil {
+		return generation{adaptive: true, xhigh: true}
+	}
+	major, _ := strconv.Atoi(g[2])
+	minor := 0
+	if g[3] != "" {
+		minor, _ = strconv.Atoi(g[3])
+	}
+	v := major*100 + minor
+	return generation{adaptive: v >= 406, xhigh: v >= 500 || (g[1] == "opus" && v >= 407)}
+}
+
+// effort is the output_config effort of a session's reasoning effort.
+func (g generation) effort(e string) string {
+	switch e = strings.ToLower(e); e {
+	case "minimal":
+		return "low"
+	case "xhigh":
+		if !g.xhigh {
+			return "max"
+		}
+	}
+	return e
 }

@@ -175,6 +175,10 @@ func (p *Provider) CompleteDetailed(ctx context.Context, ep sdk.Endpoint, req sd
 	if err != nil {
 		return sdk.Completion{}, err
 	}
+	if generationOf(req.Model).adaptive {
+		// Some of these models think unless told not to.
+		body.Thinking = &thinkingConfig{Type: "disabled"}
+	}
 	resp, err := p.doBeta(ctx, ep, http.MethodPost, "/v1/messages", body, requestBetas(body)...)
 	if err != nil {
 		return sdk.Completion{}, err

@@ -19,6 +19,8 @@ type messagesRequest struct {
 	Tools     []wireTool      `json:"tools,omitempty"`
 	Thinking  *thinkingConfig `json:"thinking,omitempty"`
 	Stream    bool            `json:"stream,omitempty"`
+	// OutputConfig carries the effort of adaptive thinking.
+	OutputConfig *outputConfig `json:"output_config,omitempty"`
 	// ContextManagement asks for a server-side compaction (CompactContext).
 	ContextManagement *contextManagement `json:"context_management,omitempty"`
 
@@ -77,9 +79,17 @@ type wireTool struct {
 	CacheControl *cacheControl   `json:"cache_control,omitempty"`
 }
 
+// thinkingConfig is extended thinking: "enabled" with budget_tokens (the
+// models before Claude 4.6), "adaptive" with display (4.6 and later, whose
+// depth the effort of output_config sets), or "disabled".
 type thinkingConfig struct {
 	Type         string `json:"type"`
-	BudgetTokens int64  `json:"budget_tokens"`
+	BudgetTokens int64  `json:"budget_tokens,omitempty"`
+	Display      string `json:"display,omitempty"`
+}
+
+type outputConfig struct {
+	Effort string `json:"effort,omitempty"`
 }
 
 // nativeState is the provider-native state of one assistant reply: its
@@ -192,7 +202,16 @@ func buildRequest(ep sdk.Endpoint, req sdk.Request, stream bool) (*messagesReque
 		// the API wants the pending assistant turn to open with a thinking
 		// block. Thinking resumes at the next user turn.
 		pending := lastAssistantHasCalls && out.Messages[len(out.Messages)-1].Role == "user" && !lastAssistantHasThinking
-		if !pending {
+		if gen := generationOf(req.Model); gen.adaptive && !pending {
+			// Claude 4.6 and later: the model decides how much to think,
+			// at the session's effort; its thinking is shown summarized
+			// (Opus 4.7 and later omit it unless asked).
+			if req.MaxOutputTokens <= 0 {
+				out.MaxTokens = budget + DefaultMaxTokens
+			}
+			out.Thinking = &thinkingConfig{Type: "adaptive", Display: "summarized"}
+			out.OutputConfig = &outputConfig{Effort: gen.effort(req.ReasoningEffort)}
+		} else if !pending {
 			if req.MaxOutputTokens <= 0 && out.MaxTokens <= budget {
 				out.MaxTokens = budget + DefaultMaxTokens
 			}

@@ -144,3 +144,57 @@ func TestAPIURL(t *testing.T) {
 		}
 	}
 }
+
+// Claude 4.6 and later think adaptively: {"type":"adaptive","display":
+// "summarized"} with the session's effort in output_config, never
+// budget_tokens (Opus 4.7 refuses it); xhigh goes as max where it does not
+// exist. Earlier models and names that are not Claude's keep the budget.
+func TestAdaptiveThinking(t *testing.T) {
+	for _, c := range []struct {
+		model, effort string
+		want          string // "" = budget_tokens
+	}{
+		{"claude-opus-4-7", "high", "high"},
+		{"claude-opus-4-7", "xhigh", "xhigh"},
+		{"claude-opus-4-6", "xhigh", "max"},
+		{"claude-sonnet-4-6", "minimal", "low"},
+		{"claude-sonnet-5-20261101", "medium", "medium"},
+		{"claude-mythos-preview", "max", "max"},
+		{"us.anthropic.claude-opus-4-8-v1:0", "low", "low"},
+		{"claude-sonnet-4-5-20250929", "high", ""},
+		{"claude-opus-4-5", "high", ""},
+		{"claude-3-7-sonnet-20250219", "high", ""},
+		{"glm-4.6", "high", ""},
+	} {
+		r, err := buildRequest(sdk.Endpoint{}, sdk.Request{Model: c.model, ReasoningEffort: c.effort, MaxOutputTokens: 64000, Messages: []sdk.Message{text(sdk.RoleUser, "hi")}}, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body := encode(t, r)
+		if c.want == "" {
+			if r.Thinking == nil || r.Thinking.Type != "enabled" || r.Thinking.BudgetTokens == 0 || r.OutputConfig != nil {
+				t.Errorf("%s: %s", c.model, body)
+			}
+			continue
+		}
+		if !strings.Contains(body, `"thinking":{"type":"adaptive","display":"summarized"}`) || !strings.Contains(body, `"output_config":{"effort":"`+c.want+`"}`) || strings.Contains(body, "budget_tokens") || r.MaxTokens != 64000 {
+			t.Errorf("%s %s: %s", c.model, c.effort, body)
+		}
+	}
+	// No effort: no thinking field (the model's default).
+	r, _ := buildRequest(sdk.Endpoint{}, sdk.Request{Model: "claude-opus-4-7", Messages: []sdk.Message{text(sdk.RoleUser, "hi")}}, true)
+	if r.Thinking != nil || r.OutputConfig != nil {
+		t.Fatalf("%+v %+v", r.Thinking, r.OutputConfig)
+	}
+	// The model list: 128k output and xhigh from Opus 4.7 on.
+	c := known("claude-opus-4-7")
+	if *c.MaxOutputTokens != 128000 || strings.Join(c.ReasoningEfforts, ",") != "low,medium,high,max,xhigh" {
+		t.Fatalf("opus 4.7 %+v %v", *c.MaxOutputTokens, c.ReasoningEfforts)
+	}
+	if c := known("claude-sonnet-4-6"); *c.MaxOutputTokens != 128000 || len(c.ReasoningEfforts) != 4 {
+		t.Fatalf("sonnet 4.6 %+v", c.ReasoningEfforts)
+	}
+	if c := known("claude-haiku-4-5"); *c.MaxOutputTokens != 64000 {
+		t.Fatalf("haiku 4.5 %d", *c.MaxOutputTokens)
+	}
+}

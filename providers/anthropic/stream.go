@@ -1,6 +1,7 @@
 package anthropic
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -89,6 +90,10 @@ type streamEvent struct {
 	Start *struct {
 		Model string    `json:"model"`
 		Usage wireUsage `json:"usage"`
+		// Content is what the message starts with: empty, except for
+		// the tool calls of code the service runs (programmatic tool
+		// calling), which arrive whole in message_start.
+		Content []json.RawMessage `json:"content"`
 	} `json:"-"`
 	Index        int             `json:"index"`
 	ContentBlock json.RawMessage `json:"content_block"`
@@ -125,7 +130,11 @@ type block struct {
 	Data      string `json:"data"` // redacted_thinking
 	// summary is a compaction block's; nil when the compaction failed
 	// (such a block is not kept). Other blocks' content is not read.
-	summary   *string
+	summary *string
+	// Input is a tool_use block's input as the block starts: {} when the
+	// input follows in input_json_delta, the whole input otherwise.
+	Input     json.RawMessage `json:"input"`
+	gotInput  bool            // an input_json_delta came
 	toolIndex int
 }
 
@@ -150,6 +159,11 @@ func readStream(ctx context.Context, body io.Reader, out sdk.StreamSender) (stri
 	}
 	if err := r.sendState(); err != nil {
 		return "", err
+	}
+	if r.stop == "" && r.tools > 0 {
+		// A message of tool calls from the service's code execution ends
+		// without a stop reason: the calls wait for their results.
+		r.stop = "tool_use"
 	}
 	if r.stop == "refusal" {
 		if err := sdk.SendRefusal(out, r.explanation); err != nil {
@@ -203,11 +217,22 @@ func (r *streamReader) handle(event string, data []byte) error {
 		if ev.Start != nil {
 			r.model = ev.Start.Model
 			r.usage = ev.Start.Usage
+			for i, raw := range ev.Start.Content {
+				// Whole blocks: each starts and stops at once.
+				if err := r.blockStart(streamEvent{Index: -1 - i, ContentBlock: raw}); err != nil {
+					return err
+				}
+				if err := r.blockStop(-1 - i); err != nil {
+					return err
+				}
+			}
 		}
 	case "content_block_start":
 		return r.blockStart(ev)
 	case "content_block_delta":
 		return r.blockDelta(ev)
+	case "content_block_stop":
+		return r.blockStop(ev.Index)
 	case "message_delta":
 		if ev.Delta != nil && ev.Delta.StopReason != "" {
 			r.stop = ev.Delta.StopReason
@@ -296,10 +321,31 @@ func (r *streamReader) blockDelta(ev streamEvent) error {
 		// Only the kernel's tools: the input of a tool the service
 		// runs itself (server_tool_use) is not a tool call.
 		if b.Type == "tool_use" && ev.Delta.PartialJSON != "" {
+			b.gotInput = true
 			return r.out.ToolCall(sdk.ToolCallDelta{Index: b.toolIndex, Arguments: ev.Delta.PartialJSON})
 		}
 	}
 	return nil
+}
+
+// blockStop closes a content block: a tool_use block whose input came
+// whole in its start (no input_json_delta followed) sends that input now.
+func (r *streamReader) blockStop(index int) error {
+	b := r.blocks[index]
+	if b == nil || b.Type != "tool_use" || b.gotInput || !isObject(b.Input) || string(compactJSON(b.Input)) == "{}" {
+		return nil
+	}
+	b.gotInput = true
+	return r.out.ToolCall(sdk.ToolCallDelta{Index: b.toolIndex, Arguments: string(b.Input)})
+}
+
+// compactJSON is raw without insignificant space (raw itself if invalid).
+func compactJSON(raw json.RawMessage) []byte {
+	var b bytes.Buffer
+	if json.Compact(&b, raw) != nil {
+		return raw
+	}
+	return b.Bytes()
 }
 
 // sendState sends the reply's compaction and thinking blocks as native

@@ -3,6 +3,8 @@ package anthropic
 import (
 	"context"
 	"encoding/json"
+	"os"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -67,6 +69,44 @@ func TestErrorEventShapes(t *testing.T) {
 		var e *sdk.Error
 		if !asErr(err, &e) || e.Category != c.cat || !strings.Contains(e.Message, c.msg) {
 			t.Errorf("%s: %v, want %s …%s…", c.ev, err, c.cat, c.msg)
+		}
+	}
+}
+
+// The recorded tool calls of the service's code execution (programmatic
+// tool calling): the first call's whole input comes in its
+// content_block_start with no input_json_delta; later calls come whole in
+// message_start, and their message ends with no stop reason. Each is a
+// tool call with its input, and the reply ends waiting for its result.
+func TestStreamRecordedWholeToolCalls(t *testing.T) {
+	raw, err := os.ReadFile("testdata/recorded/anthropic-programmatic-tool-calling.1.chunks.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var msgs [][]string
+	var cur []string
+	for _, l := range strings.Split(string(raw), "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			if cur = append(cur, l); strings.Contains(l, `"type":"message_stop"`) {
+				msgs, cur = append(msgs, cur), nil
+			}
+		}
+	}
+	for i, want := range []string{`{"player": "player1"}`, `{"player": "player2"}`} {
+		out := &rec{}
+		reason, err := readStream(context.Background(), strings.NewReader(events(msgs[i]...)), out)
+		if err != nil || reason != "tool_calls" {
+			t.Fatalf("message %d: %v %q", i, err, reason)
+		}
+		var args strings.Builder
+		for _, c := range out.Calls {
+			args.WriteString(c.Arguments)
+		}
+		var got, exp any
+		_ = json.Unmarshal([]byte(args.String()), &got)
+		_ = json.Unmarshal([]byte(want), &exp)
+		if len(out.Calls) == 0 || out.Calls[0].Name != "rollDie" || !reflect.DeepEqual(got, exp) {
+			t.Fatalf("message %d calls %+v", i, out.Calls)
 		}
 	}
 }

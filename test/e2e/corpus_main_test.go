@@ -308,6 +308,7 @@ func anthropicReply(evs []json.RawMessage, fx *wantFixture) wantReply {
 	type blk struct {
 		typ, id, name, thinking, sig, data, summary string
 		args                                        strings.Builder
+		startInput                                  any // a tool_use's input as it starts
 	}
 	blocks := map[int]*blk{}
 	var order []int
@@ -323,9 +324,21 @@ func anthropicReply(evs []json.RawMessage, fx *wantFixture) wantReply {
 			}
 			u := obj(obj(e["message"])["usage"])
 			in, cr, cw, out = num(u["input_tokens"]), num(u["cache_read_input_tokens"]), num(u["cache_creation_input_tokens"]), num(u["output_tokens"])
+			// Whole blocks in message_start (tool calls of the service's
+			// code execution).
+			content, _ := obj(e["message"])["content"].([]any)
+			for i, c := range content {
+				cb := obj(c)
+				b := &blk{typ: str(cb["type"]), id: str(cb["id"]), name: str(cb["name"]), startInput: cb["input"]}
+				blocks[-1-i] = b
+				order = append(order, -1-i)
+				if b.typ == "text" {
+					w.text += str(cb["text"])
+				}
+			}
 		case "content_block_start":
 			cb := obj(e["content_block"])
-			b := &blk{typ: str(cb["type"]), id: str(cb["id"]), name: str(cb["name"]), thinking: str(cb["thinking"]), sig: str(cb["signature"]), data: str(cb["data"]), summary: str(cb["content"])}
+			b := &blk{typ: str(cb["type"]), id: str(cb["id"]), name: str(cb["name"]), thinking: str(cb["thinking"]), sig: str(cb["signature"]), data: str(cb["data"]), summary: str(cb["content"]), startInput: cb["input"]}
 			i := int(num(e["index"]))
 			blocks[i] = b
 			order = append(order, i)
@@ -376,7 +389,11 @@ func anthropicReply(evs []json.RawMessage, fx *wantFixture) wantReply {
 		b := blocks[i]
 		switch b.typ {
 		case "tool_use":
-			w.calls = append(w.calls, wantCall{b.id, b.name, b.args.String()})
+			args := b.args.String()
+			if in, ok := b.startInput.(map[string]any); ok && args == "" && len(in) > 0 {
+				args = marshalNoEscape(in) // the whole input came with the block
+			}
+			w.calls = append(w.calls, wantCall{b.id, b.name, args})
 		case "thinking":
 			w.state = append(w.state, marshalNoEscape(struct {
 				Type      string `json:"type"`
@@ -410,6 +427,9 @@ func anthropicReply(evs []json.RawMessage, fx *wantFixture) wantReply {
 		in, out = itIn, itOut
 	}
 	w.input, w.output = in+cr+cw, out
+	if stop == "" && len(w.calls) > 0 {
+		stop = "tool_use" // calls of the service's code, which end without a stop reason
+	}
 	w.finish = map[string]string{"end_turn": "stop", "stop_sequence": "stop", "max_tokens": "length", "tool_use": "tool_calls", "refusal": "refusal"}[stop]
 	if w.finish == "" {
 		w.finish = stop

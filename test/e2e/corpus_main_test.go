@@ -486,8 +486,13 @@ func loadResponses(t *testing.T, path string) wantFixture {
 			it := decode(item.Item)
 			switch typ := str(it["type"]); typ {
 			case "reasoning":
-				w.state = append(w.state, string(item.Item)) // byte for byte
-			case "message", "function_call", "web_search_call", "file_search_call", "code_interpreter_call", "image_generation_call", "mcp_call", "mcp_list_tools":
+				// Byte for byte, when it can go back: with store false a
+				// reasoning item without encrypted_content names state
+				// the service did not keep.
+				if it["encrypted_content"] != nil {
+					w.state = append(w.state, string(item.Item))
+				}
+			case "message", "function_call", "web_search_call", "file_search_call", "code_interpreter_call", "image_generation_call", "mcp_call", "mcp_list_tools", "compaction":
 			default:
 				if fx.fail == "" {
 					fx.fail, fx.failMsg = "bad_response", "returned a "+typ+" output item"

@@ -627,5 +627,10 @@ func loadChat(t *testing.T, path string) wantFixture {
 	}
 	w.finish = finish
 	fx.replies = []wantReply{w}
+	if finish == "length" {
+		// The openai provider reports a reply cut at the output limit as
+		// an output_limit failure (docs/providers.md), kept unretried.
+		fx.fail, fx.failMsg = "output_limit", "output token limit"
+	}
 	return fx
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -295,6 +296,71 @@ func TestCompleteDisablesThinking(t *testing.T) {
 		body := string(fake.LastRequest().Body)
 		if (c.want == "" && strings.Contains(body, `"thinking"`)) || !strings.Contains(body, c.want) {
 			t.Errorf("%s: %s", c.model, body)
+		}
+	}
+}
+
+// Every recorded non-streamed answer of the real API (testdata/recorded/
+// *.json: text, refusals, tool use, thinking, server tools, code
+// execution, compaction, fallbacks) read as a short completion: its text
+// is its text blocks', its finish reason the stop reason's, its usage the
+// top-level figures (the compaction and message steps summed when it
+// compacted), whatever other blocks it holds.
+func TestCompleteRecorded(t *testing.T) {
+	files, _ := filepath.Glob("testdata/recorded/*.json")
+	if len(files) < 25 {
+		t.Fatalf("%d recordings", len(files))
+	}
+	p := New(Config{})
+	for _, f := range files {
+		raw, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want struct {
+			Model      string
+			StopReason string `json:"stop_reason"`
+			Content    []map[string]any
+			Usage      map[string]any
+		}
+		if err := json.Unmarshal(raw, &want); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		var text strings.Builder
+		for _, b := range want.Content {
+			if s, ok := b["text"].(string); ok && b["type"] == "text" {
+				text.WriteString(s)
+			}
+		}
+		n := func(m map[string]any, k string) int64 { v, _ := m[k].(float64); return int64(v) }
+		in, out := n(want.Usage, "input_tokens"), n(want.Usage, "output_tokens")
+		its, _ := want.Usage["iterations"].([]any)
+		compacted, fallback := false, false
+		var sumIn, sumOut int64
+		for _, it := range its {
+			m, _ := it.(map[string]any)
+			switch m["type"] {
+			case "fallback_message":
+				fallback = true
+			case "compaction", "message":
+				compacted = compacted || m["type"] == "compaction"
+				sumIn, sumOut = sumIn+n(m, "input_tokens"), sumOut+n(m, "output_tokens")
+			}
+		}
+		if compacted && !fallback {
+			in, out = sumIn, sumOut
+		}
+		in += n(want.Usage, "cache_read_input_tokens") + n(want.Usage, "cache_creation_input_tokens")
+
+		fake := openaitest.New(t)
+		fake.Enqueue(openaitest.Response{Body: string(raw)})
+		got, err := p.CompleteDetailed(context.Background(), sdk.Endpoint{BaseURL: fake.URL}, sdk.Request{Model: want.Model, Messages: []sdk.Message{{Role: sdk.RoleUser, Content: []sdk.ContentPart{{Type: "text", Text: "hi"}}}}})
+		if err != nil {
+			t.Errorf("%s: %v", filepath.Base(f), err)
+			continue
+		}
+		if got.Text != text.String() || got.FinishReason != finishReason(want.StopReason) || got.Usage == nil || got.Usage.InputTokens != in || got.Usage.OutputTokens != out {
+			t.Errorf("%s: text %.60q finish %q usage %+v; want %.60q %q in %d out %d", filepath.Base(f), got.Text, got.FinishReason, got.Usage, text.String(), finishReason(want.StopReason), in, out)
 		}
 	}
 }

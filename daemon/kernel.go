@@ -10,6 +10,8 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -23,6 +25,7 @@ import (
 	"github.com/foya-dev/foya/core/session"
 	"github.com/foya-dev/foya/core/terminal"
 	"github.com/foya-dev/foya/core/worktree"
+	"github.com/foya-dev/foya/edge"
 	"github.com/foya-dev/foya/internal/cmdutil"
 	"github.com/foya-dev/foya/internal/memtrim"
 	"github.com/foya-dev/foya/plugins/gitworktree"
@@ -307,14 +310,28 @@ func prepareToolTempRoot(dataDir string) (string, error) {
 }
 
 // clientMetadata is the kernel's OAuth client ID metadata document for the
-// client_id url (nil without one): this kernel's callback as its redirect
-// URI.
-func (k *kernel) clientMetadata(url, version string) func() []byte {
+// client_id url (nil without one): this kernel's callback first among its
+// redirect URIs, then those of the other live kernels on the database, so
+// that one hosted document serves the whole cluster.
+func (k *kernel) clientMetadata(url, version string) func(context.Context) []byte {
 	if url == "" {
 		return nil
 	}
-	return func() []byte {
-		b, _ := json.MarshalIndent(mcphost.ClientMetadataDocument(url, k.callbackURL.get(), version), "", "  ")
+	return func(ctx context.Context) []byte {
+		own := k.callbackURL.get()
+		redirects := []string{own}
+		if k.nodes != nil {
+			ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+			defer cancel()
+			if nodes, err := k.nodes.Nodes(ctx); err == nil {
+				for _, n := range nodes {
+					if cb := strings.TrimRight(n.AdvertiseURL, "/") + edge.MCPOAuthCallbackPath; n.AdvertiseURL != "" && !slices.Contains(redirects, cb) {
+						redirects = append(redirects, cb)
+					}
+				}
+			}
+		}
+		b, _ := json.MarshalIndent(mcphost.ClientMetadataDocument(url, redirects, version), "", "  ")
 		return append(b, '\n')
 	}
 }

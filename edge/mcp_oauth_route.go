@@ -74,7 +74,7 @@ func mcpOAuthCallback(svc *mcp.Service, log *slog.Logger) http.Handler {
 // authorization server reads at the kernel's client_id URL): public
 // metadata, no token, GET and HEAD only; 404 when the kernel has no
 // client_id URL (--mcp-client-metadata-url).
-func clientMetadataRoute(doc func() []byte) http.Handler {
+func clientMetadataRoute(doc func(context.Context) []byte) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("X-Content-Type-Options", "nosniff")
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
@@ -89,7 +89,7 @@ func clientMetadataRoute(doc func() []byte) http.Handler {
 		w.Header().Set("Content-Type", "application/json")
 		w.Header().Set("Cache-Control", "public, max-age=300")
 		if r.Method == http.MethodGet {
-			_, _ = w.Write(doc())
+			_, _ = w.Write(doc(r.Context()))
 		}
 	})
 }

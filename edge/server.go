@@ -1,6 +1,7 @@
 package edge
 
 import (
+	"context"
 	"log/slog"
 	"net/http"
 	"sync/atomic"
@@ -68,7 +69,7 @@ type Config struct {
 	Metrics http.Handler
 	// ClientMetadata is the kernel's OAuth client ID metadata document,
 	// served without a token on core.MCPClientMetadataPath (nil: 404).
-	ClientMetadata func() []byte
+	ClientMetadata func(context.Context) []byte
 }
 
 // NewHandler serves GraphQL on /graphql (POST, GET, SSE and WebSocket with

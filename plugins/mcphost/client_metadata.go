@@ -33,11 +33,12 @@ type ClientMetadata struct {
 }
 
 // ClientMetadataDocument is the document for the client_id clientID whose
-// sign-ins come back to redirect: a public client (PKCE, no secret) with
-// the authorization code and refresh token grants.
-func ClientMetadataDocument(clientID, redirect, version string) ClientMetadata {
+// sign-ins come back to one of redirects (the kernels of a cluster each
+// have their own callback): a public client (PKCE, no secret) with the
+// authorization code and refresh token grants.
+func ClientMetadataDocument(clientID string, redirects []string, version string) ClientMetadata {
 	return ClientMetadata{
-		ClientID: clientID, ClientName: "Foya", RedirectURIs: []string{redirect},
+		ClientID: clientID, ClientName: "Foya", RedirectURIs: redirects,
 		GrantTypes: []string{"authorization_code", "refresh_token"}, ResponseTypes: []string{"code"},
 		TokenEndpointAuthMethod: "none", SoftwareID: "foya", SoftwareVersion: version,
 	}

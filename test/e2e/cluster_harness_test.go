@@ -165,6 +165,12 @@ func startCluster(t *testing.T, n int) (string, []*clusterNode) {
 // directory; harmless once it is in the database).
 func addNode(t testing.TB, url string, seed ...*clusterNode) *clusterNode {
 	t.Helper()
+	return addNodeArgs(t, url, nil, seed...)
+}
+
+// addNodeArgs is addNode with extra flags for foya serve.
+func addNodeArgs(t testing.TB, url string, extra []string, seed ...*clusterNode) *clusterNode {
+	t.Helper()
 	dir := t.TempDir()
 	for _, from := range seed {
 		if raw, err := os.ReadFile(filepath.Join(from.data, catalogfile.FileName)); err == nil {
@@ -176,8 +182,8 @@ func addNode(t testing.TB, url string, seed ...*clusterNode) *clusterNode {
 	key := clusterKey(t, url)
 	// Every node shares the bearer token (docs/cluster.md): a forwarded
 	// command carries the client's Authorization header.
-	return &clusterNode{kernelProc: startKernel(t, dir, "--database", url, "--secret-key-file", key,
-		"--auth-token-file", filepath.Join(filepath.Dir(key), "auth-token")), data: dir}
+	args := append([]string{"--database", url, "--secret-key-file", key, "--auth-token-file", filepath.Join(filepath.Dir(key), "auth-token")}, extra...)
+	return &clusterNode{kernelProc: startKernel(t, dir, args...), data: dir}
 }
 
 var clusterKeys sync.Map // database URL → secret key file

@@ -2,11 +2,13 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/foya-dev/foya/core"
 	"github.com/foya-dev/foya/storage"
 	"github.com/foya-dev/foya/storage/pgtest"
 )
@@ -81,6 +83,40 @@ func TestMCPOAuthTwoKernelsRefreshOnce(t *testing.T) {
 	for _, tok := range append(after.Issued, srv.tokens()...) {
 		if strings.Contains(text, tok) || strings.Contains(a.Logs()+b.Logs(), tok) {
 			t.Fatalf("a token shows in clear (…%s)", tok[len(tok)-8:])
+		}
+	}
+}
+
+// In a cluster every kernel's client ID metadata document lists its own
+// callback first and every other live kernel's after it, so that one
+// hosted document serves sign-ins through any of them.
+func TestClientMetadataDocumentListsClusterNodes(t *testing.T) {
+	t.Parallel()
+	url := pgtest.NewDatabase(t)
+	flag := []string{"--mcp-client-metadata-url", "https://foya.example.com/client.json"}
+	a := addNodeArgs(t, url, flag)
+	b := addNodeArgs(t, url, flag)
+	callback := func(k *clusterNode) string { return "http://" + k.addr + "/mcp/oauth/callback" }
+	for _, c := range []struct{ self, other *clusterNode }{{a, b}, {b, a}} {
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			resp, err := plainHTTP().Get("http://" + c.self.addr + core.MCPClientMetadataPath)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var doc struct {
+				ClientID     string   `json:"client_id"`
+				RedirectURIs []string `json:"redirect_uris"`
+			}
+			err = json.NewDecoder(resp.Body).Decode(&doc)
+			resp.Body.Close()
+			if err == nil && len(doc.RedirectURIs) == 2 && doc.RedirectURIs[0] == callback(c.self) && doc.RedirectURIs[1] == callback(c.other) && doc.ClientID == "https://foya.example.com/client.json" {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("document of %s: %+v %v", c.self.addr, doc, err)
+			}
+			time.Sleep(200 * time.Millisecond) // the other node's first heartbeat
 		}
 	}
 }

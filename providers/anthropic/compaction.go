@@ -112,6 +112,13 @@ func (p *Provider) CompactContext(ctx context.Context, ep sdk.Endpoint, req sdk.
 		body.appendBlocks("user", textBlock{Type: "text", Text: compactionRequestNote})
 	}
 	declareUsedTools(body)
+	if hasThinking(body) && generationOf(req.Model).adaptive {
+		// Signed thinking in the history goes back in a request that
+		// thinks, as in the turns it came from; the compaction pauses
+		// before any answer, so the effort is the least.
+		body.Thinking = &thinkingConfig{Type: "adaptive", Display: "summarized"}
+		body.OutputConfig = &outputConfig{Effort: "low"}
+	}
 	msgs, _ := json.Marshal(body.Messages)
 	if est := int64(len(msgs)) / 4; est < compactMinEstimate {
 		return sdk.Completion{}, sdk.Errorf(sdk.CategoryUnavailable, "the history (about %d tokens) is under the API's %d-token compaction trigger", est, CompactTriggerFloor)
@@ -188,4 +195,18 @@ func declareUsedTools(body *messagesRequest) {
 			}
 		}
 	}
+}
+
+// hasThinking reports whether the request sends thinking blocks back.
+func hasThinking(body *messagesRequest) bool {
+	for _, m := range body.Messages {
+		for _, b := range m.Content {
+			if raw, ok := b.(json.RawMessage); ok {
+				if t := blockType(raw); t == "thinking" || t == "redacted_thinking" {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }

@@ -102,6 +102,10 @@ func TestCompactContextRecorded(t *testing.T) {
 	if len(body.Tools) != 1 || body.Tools[0].Name != "read" {
 		t.Fatalf("tools %+v", body.Tools)
 	}
+	// No thinking in the history: none asked for.
+	if body.Thinking != nil {
+		t.Fatalf("thinking %v", body.Thinking)
+	}
 	last := body.Messages[len(body.Messages)-1]
 	if last.Role != "user" || !strings.Contains(string(httpJSON(last.Content)), compactionRequestNote) {
 		t.Fatalf("last message %+v", last)
@@ -362,5 +366,22 @@ func TestCompleteRecorded(t *testing.T) {
 		if got.Text != text.String() || got.FinishReason != finishReason(want.StopReason) || got.Usage == nil || got.Usage.InputTokens != in || got.Usage.OutputTokens != out {
 			t.Errorf("%s: text %.60q finish %q usage %+v; want %.60q %q in %d out %d", filepath.Base(f), got.Text, got.FinishReason, got.Usage, text.String(), finishReason(want.StopReason), in, out)
 		}
+	}
+}
+
+// A history with signed thinking is compacted by a request that thinks
+// (at the least effort), as the turns it came from did.
+func TestCompactContextWithThinking(t *testing.T) {
+	recorded, _ := recordedCompaction(t)
+	fake := openaitest.New(t)
+	fake.Enqueue(openaitest.Response{Body: string(recorded)})
+	msgs := bigHistory()
+	msgs[2].State = httpJSON(nativeState{Blocks: []json.RawMessage{json.RawMessage(`{"type":"thinking","thinking":"look at a.md","signature":"c2ln"}`)}})
+	if _, err := New(Config{}).CompactContext(context.Background(), sdk.Endpoint{BaseURL: fake.URL}, sdk.Request{Model: "claude-opus-4-7", Messages: msgs}); err != nil {
+		t.Fatal(err)
+	}
+	body := string(fake.LastRequest().Body)
+	if !strings.Contains(body, `"thinking":{"type":"adaptive","display":"summarized"}`) || !strings.Contains(body, `"output_config":{"effort":"low"}`) || !strings.Contains(body, `"signature":"c2ln"`) {
+		t.Fatalf("%.600s", body)
 	}
 }

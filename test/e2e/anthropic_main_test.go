@@ -465,3 +465,41 @@ func TestAnthropicNativeCompaction(t *testing.T) {
 		t.Fatalf("request on another route: beta %q %.600s", last.Header.Get("anthropic-beta"), last.Body)
 	}
 }
+
+// Claude Opus 4.7 thinks adaptively through the plugin: the session's
+// effort goes as output_config.effort with thinking {type: adaptive,
+// display: summarized} and no budget_tokens (which that model refuses);
+// its summarized thinking reaches clients as reasoning, and the signed
+// block goes back on the tool round's next request.
+func TestAnthropicAdaptiveThinking(t *testing.T) {
+	t.Parallel()
+	const opus = "claude-opus-4-7"
+	model := map[string]any{"id": opus, "capabilities": map[string]any{"contextWindow": 1000000, "maxOutputTokens": 128000, "reasoningEfforts": []any{"low", "medium", "high", "max", "xhigh"}}}
+	k := startNative(t, "anthropic", "", model, "xhigh")
+	const sig = "AdaptiveSig=="
+	k.fake.Enqueue(
+		at.Stream(at.Start(opus, at.Usage{Input: 20}), at.Thinking(0, sig, "Need the file list."), at.ToolUse(1, "toolu_a", "glob", `{"pattern":"*.go"}`), at.End("tool_use", 30)),
+		at.Stream(at.Start(opus, at.Usage{Input: 40}), at.Text(0, "None."), at.End("end_turn", 2)),
+	)
+	if st, reason := k.send(t, "list the go files"); st != "completed" {
+		t.Fatalf("%s: %s", st, reason)
+	}
+	for i := 0; i < 2; i++ {
+		b := k.body(t, i)
+		th, _ := b["thinking"].(map[string]any)
+		oc, _ := b["output_config"].(map[string]any)
+		if th["type"] != "adaptive" || th["display"] != "summarized" || th["budget_tokens"] != nil || oc["effort"] != "xhigh" || b["max_tokens"].(float64) != 128000 {
+			t.Fatalf("request %d: thinking %v output_config %v max_tokens %v", i, b["thinking"], b["output_config"], b["max_tokens"])
+		}
+	}
+	if !strings.Contains(string(k.fake.Requests()[1].Body), `{"type":"thinking","thinking":"Need the file list.","signature":"`+sig+`"}`) {
+		t.Fatalf("signed thinking not replayed: %s", k.fake.Requests()[1].Body)
+	}
+	found := false
+	for _, m := range k.sessionDetail(t, k.sid).Session.Messages {
+		found = found || m.Reasoning == "Need the file list."
+	}
+	if !found {
+		t.Fatal("the summarized thinking did not reach clients")
+	}
+}

@@ -44,42 +44,98 @@ type webSearchBlock struct {
 // pages it cites (else the pages it found), in order of first citation.
 // When every search failed and nothing was answered, the service's error
 // code decides the category: "unavailable" lets the kernel use the
-// configured fallback search.
+// configured fallback search. A turn the service pauses (stop reason
+// pause_turn, a long run of searches) is sent back as it is to go on, at
+// most webSearchMaxPauses times; the answer is then all its parts'.
 func (p *Provider) WebSearch(ctx context.Context, ep sdk.Endpoint, req sdk.WebSearchRequest) (sdk.WebSearchResult, error) {
-	body := map[string]any{
-		"model":      req.Model,
-		"max_tokens": webSearchMaxTokens,
-		"messages":   []map[string]any{{"role": "user", "content": req.Query}},
-		"tools":      []map[string]any{{"type": WebSearchTool, "name": "web_search", "max_uses": webSearchMaxUses}},
+	messages := []map[string]any{{"role": "user", "content": req.Query}}
+	var content []json.RawMessage
+	var usage sdk.Usage
+	for round := 0; ; round++ {
+		body := map[string]any{
+			"model":      req.Model,
+			"max_tokens": webSearchMaxTokens,
+			"messages":   messages,
+			"tools":      []map[string]any{{"type": WebSearchTool, "name": "web_search", "max_uses": webSearchMaxUses}},
+		}
+		resp, err := p.do(ctx, ep, http.MethodPost, "/v1/messages", body)
+		if err != nil {
+			return sdk.WebSearchResult{}, err
+		}
+		a, err := decodeWebSearch(resp.Body)
+		resp.Body.Close()
+		if err != nil {
+			if ctx.Err() != nil {
+				return sdk.WebSearchResult{}, ctx.Err()
+			}
+			return sdk.WebSearchResult{}, err
+		}
+		content = append(content, a.Content...)
+		u := a.Usage.sdk(a.Model)
+		usage.Model = u.Model
+		usage.InputTokens += u.InputTokens
+		usage.OutputTokens += u.OutputTokens
+		usage.TotalTokens += u.TotalTokens
+		usage.CachedTokens += u.CachedTokens
+		usage.CacheWriteTokens += u.CacheWriteTokens
+		if a.StopReason != "pause_turn" || round == webSearchMaxPauses {
+			break
+		}
+		// A long turn of server tools paused: sent back as it is, the
+		// turn goes on where it stopped.
+		if last := messages[len(messages)-1]; last["role"] == "assistant" {
+			last["content"] = content
+		} else {
+			messages = append(messages, map[string]any{"role": "assistant", "content": content})
+		}
 	}
-	resp, err := p.do(ctx, ep, http.MethodPost, "/v1/messages", body)
+	return summarizeWebSearch(content, &usage)
+}
+
+// webSearchMaxPauses bounds how often a paused search turn (stop reason
+// pause_turn) is continued.
+const webSearchMaxPauses = 3
+
+// webSearchAnswer is one Messages response to a web search.
+type webSearchAnswer struct {
+	Model      string            `json:"model"`
+	StopReason string            `json:"stop_reason"`
+	Content    []json.RawMessage `json:"content"`
+	Usage      wireUsage         `json:"usage"`
+}
+
+// decodeWebSearch reads one answer (a Messages response body, at most
+// 32 MiB of it).
+func decodeWebSearch(body io.Reader) (webSearchAnswer, error) {
+	var a webSearchAnswer
+	if err := json.NewDecoder(io.LimitReader(body, 32<<20)).Decode(&a); err != nil {
+		return a, &sdk.Error{Category: sdk.CategoryBadResponse, Message: "decode web search answer: " + err.Error()}
+	}
+	return a, nil
+}
+
+// parseWebSearch reads a web search answer: its text, its sources and its
+// usage, or a classified error.
+func parseWebSearch(body io.Reader) (sdk.WebSearchResult, error) {
+	a, err := decodeWebSearch(body)
 	if err != nil {
 		return sdk.WebSearchResult{}, err
 	}
-	defer resp.Body.Close()
-	res, err := parseWebSearch(resp.Body)
-	if err != nil && ctx.Err() != nil {
-		return sdk.WebSearchResult{}, ctx.Err()
-	}
-	return res, err
+	u := a.Usage.sdk(a.Model)
+	return summarizeWebSearch(a.Content, &u)
 }
 
-// parseWebSearch reads a web search answer (a Messages response body, at
-// most 32 MiB of it): its text, its sources and its usage, or a
-// classified error.
-func parseWebSearch(body io.Reader) (sdk.WebSearchResult, error) {
-	var r struct {
-		Model   string           `json:"model"`
-		Content []webSearchBlock `json:"content"`
-		Usage   wireUsage        `json:"usage"`
-	}
-	if err := json.NewDecoder(io.LimitReader(body, 32<<20)).Decode(&r); err != nil {
-		return sdk.WebSearchResult{}, &sdk.Error{Category: sdk.CategoryBadResponse, Message: "decode web search answer: " + err.Error()}
-	}
+// summarizeWebSearch is the result of an answer's content blocks (of all
+// its responses, when it paused).
+func summarizeWebSearch(content []json.RawMessage, usage *sdk.Usage) (sdk.WebSearchResult, error) {
 	var text strings.Builder
 	var cited, found []sdk.WebSource
 	var errCode string
-	for _, b := range r.Content {
+	for _, raw := range content {
+		var b webSearchBlock
+		if json.Unmarshal(raw, &b) != nil {
+			continue // a block of another shape: neither text nor results
+		}
 		switch b.Type {
 		case "text":
 			text.WriteString(b.Text)
@@ -120,8 +176,7 @@ func parseWebSearch(body io.Reader) (sdk.WebSearchResult, error) {
 	if len(sources) == 0 {
 		sources = found
 	}
-	u := r.Usage.sdk(r.Model)
-	return sdk.WebSearchResult{Text: answer, Sources: uniqueSources(sources), Usage: &u}, nil
+	return sdk.WebSearchResult{Text: answer, Sources: uniqueSources(sources), Usage: usage}, nil
 }
 
 // searchErrorCategory classifies a web_search_tool_result_error code.

@@ -2,6 +2,7 @@ package anthropic_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"strings"
@@ -106,4 +107,53 @@ func capsOf(p *anthropic.Provider) string {
 		s = append(s, string(c))
 	}
 	return strings.Join(s, ",")
+}
+
+// A search turn the service pauses (pause_turn) is sent back as it is and
+// goes on: the answer is the parts' text with the pages cited, its usage
+// both requests'. A turn that keeps pausing is given up after three
+// continuations, with what it answered so far.
+func TestWebSearchPauseTurn(t *testing.T) {
+	rec, err := os.ReadFile("testdata/recorded/anthropic-web-search-tool.1.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	paused := `{"model":"claude-sonnet-4-5","stop_reason":"pause_turn","content":[{"type":"server_tool_use","id":"srvtoolu_1","name":"web_search","input":{"query":"tech news"}},` +
+		`{"type":"web_search_tool_result","tool_use_id":"srvtoolu_1","content":[{"type":"web_search_result","url":"https://early.example/","title":"Early"}]}],"usage":{"input_tokens":100,"output_tokens":10}}`
+	fake := openaitest.New(t)
+	fake.Enqueue(openaitest.Response{Body: paused}, openaitest.Response{Body: string(rec)})
+	p := anthropic.New(anthropic.Config{})
+	ep := sdk.Endpoint{BaseURL: fake.URL, APIKey: "k"}
+	res, err := p.WebSearch(context.Background(), ep, sdk.WebSearchRequest{Model: "claude-sonnet-4-5", Query: "tech news today"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(res.Text, "Let me search for more specific tech news") || res.Usage.InputTokens != 100+27118 || res.Usage.OutputTokens != 10+600 {
+		t.Fatalf("answer %.80q usage %+v", res.Text, res.Usage)
+	}
+	var second struct {
+		Messages []struct {
+			Role    string
+			Content json.RawMessage
+		}
+	}
+	if err := json.Unmarshal(fake.Requests()[1].Body, &second); err != nil || len(second.Messages) != 2 || second.Messages[1].Role != "assistant" ||
+		!strings.Contains(string(second.Messages[1].Content), `"srvtoolu_1"`) || !strings.Contains(string(second.Messages[1].Content), "https://early.example/") {
+		t.Fatalf("continuation %s", fake.Requests()[1].Body)
+	}
+
+	// Always paused, never answering: four requests, then the error.
+	fake2 := openaitest.New(t)
+	for range 5 {
+		fake2.Enqueue(openaitest.Response{Body: paused})
+	}
+	_, err = p.WebSearch(context.Background(), sdk.Endpoint{BaseURL: fake2.URL, APIKey: "k"}, sdk.WebSearchRequest{Model: "claude-sonnet-4-5", Query: "q"})
+	if n := len(fake2.Requests()); n != 4 || err == nil || !strings.Contains(err.Error(), "answered nothing") {
+		t.Fatalf("%d requests, %v", n, err)
+	}
+	var last struct{ Messages []json.RawMessage }
+	_ = json.Unmarshal(fake2.Requests()[3].Body, &last)
+	if len(last.Messages) != 2 {
+		t.Fatalf("the paused parts were not merged into one assistant message: %d messages", len(last.Messages))
+	}
 }

@@ -144,6 +144,9 @@ func New(cfg Config) (*Engine, error) {
 	e.compactor = &compactor{svc: e.svc, history: cfg.History, log: log, hooks: e.hooks, rec: e.rec}
 	guard := &guardian{svc: e.svc, models: e.models, rec: e.rec, log: log, dirs: e.dirs, policy: cfg.Guardian.withDefaults(), dataDir: cfg.DataDir, hidden: cfg.HiddenPaths}
 	e.tools = &toolRunner{svc: e.svc, cfg: &e.cfg, log: log, out: e.out, dirs: e.dirs, requests: e.requests, hooks: e.hooks, gen: e.gen, guardian: guard,
+		sampler: func(a sessionAsker) core.Sampler {
+			return sessionSampler{svc: e.svc, models: e.models, rec: e.rec, log: log, asker: a}
+		},
 		kernel: func(ctx context.Context, kt kernelTool, s core.Session, c core.ToolCall) (string, bool) {
 			if isTerminalTool(kt.info.Name) && e.cfg.Terminals == nil {
 				return "terminals are not available in this kernel", true

@@ -34,6 +34,9 @@ type toolRunner struct {
 	// kernel runs a kernel tool (they act on the session through the
 	// engine: questions, tasks, sub-agents, web search).
 	kernel func(ctx context.Context, kt kernelTool, s core.Session, c core.ToolCall) (string, bool)
+	// sampler answers the sampling requests of an MCP server during a
+	// call, for the person asker asks (nil: none).
+	sampler func(asker sessionAsker) core.Sampler
 }
 
 // run executes the tool calls of one assistant message and persists one
@@ -220,7 +223,12 @@ func (t *toolRunner) callPlugin(ctx context.Context, s core.Session, c core.Tool
 	fail := func(format string, args ...any) {
 		m.Text, m.IsError = fmt.Sprintf(format, args...), true
 	}
-	res, err := t.cfg.Tools.Call(core.WithAsker(toolScope(ctx, t.svc, s), sessionAsker{t.requests, sessionID, c}), core.ToolCallRequest{SessionID: sessionID, WorkDir: dir, ScopeDir: dir, ToolCallID: c.ID, Name: c.Name, Input: c.Input})
+	asker := sessionAsker{t.requests, sessionID, c}
+	cctx := core.WithAsker(toolScope(ctx, t.svc, s), asker)
+	if t.sampler != nil {
+		cctx = core.WithSampler(cctx, t.sampler(asker))
+	}
+	res, err := t.cfg.Tools.Call(cctx, core.ToolCallRequest{SessionID: sessionID, WorkDir: dir, ScopeDir: dir, ToolCallID: c.ID, Name: c.Name, Input: c.Input})
 	if err != nil {
 		if ctx.Err() != nil {
 			fail("cancelled: the turn was stopped while %s ran", c.Name)

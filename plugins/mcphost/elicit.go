@@ -25,6 +25,7 @@ const DefaultElicitationTimeout = 10 * time.Minute
 type inflight struct {
 	ctx       context.Context // the call's context (ends when the turn stops)
 	asker     core.Asker
+	sampler   core.Sampler
 	sessionID string
 	timer     *callTimer
 }

@@ -387,7 +387,7 @@ func (m *Manager) callOn(ctx context.Context, req core.ToolCallRequest, server *
 	if len(args) == 0 {
 		args = json.RawMessage(`{}`)
 	}
-	call := &inflight{ctx: ctx, asker: core.AskerOf(ctx), sessionID: req.SessionID, timer: timer}
+	call := &inflight{ctx: ctx, asker: core.AskerOf(ctx), sampler: core.SamplerOf(ctx), sessionID: req.SessionID, timer: timer}
 	untrack := s.track(call)
 	res, answer, err := s.callTool(cctx, cs, call, &mcp.CallToolParams{Name: t.tool, Arguments: args})
 	untrack()

@@ -330,7 +330,9 @@ func (s *server) connect() (*mcp.ClientSession, *exec.Cmd, error) {
 			RootsV2:     &mcp.RootCapabilities{ListChanged: true},
 			Elicitation: &mcp.ElicitationCapabilities{Form: &mcp.FormElicitationCapabilities{}, URL: &mcp.URLElicitationCapabilities{}},
 		},
-		ElicitationHandler:         s.elicit,
+		ElicitationHandler: s.elicit,
+		//lint:ignore SA1019 sampling stays offered to servers of older protocol versions during the deprecation window
+		CreateMessageHandler:       s.sample,
 		ElicitationCompleteHandler: s.elicitationComplete,
 		ToolListChangedHandler:     func(context.Context, *mcp.ToolListChangedRequest) { s.relist() },
 		PromptListChangedHandler:   func(context.Context, *mcp.PromptListChangedRequest) { s.relist() },

@@ -125,6 +125,8 @@ func (q Elicitation) Question() string {
 			b.WriteString(" or the value alone")
 		}
 		b.WriteString(".")
+	} else {
+		b.WriteString("\nAccept (any answer) or decline.")
 	}
 	return b.String()
 }
@@ -143,6 +145,9 @@ func cmpOr(a, b string) string {
 func (q Elicitation) ParseAnswer(answer string) (map[string]any, error) {
 	if q.Mode == ElicitURL {
 		return nil, nil
+	}
+	if len(q.Fields) == 0 {
+		return map[string]any{}, nil // a confirmation: any answer accepts
 	}
 	answer = strings.TrimSpace(answer)
 	var content map[string]any

@@ -80,6 +80,25 @@ func TestMCPEverythingSampling(t *testing.T) {
 	if m := lastToolMessage(t, k.messages(t, sid)); !m.IsError || !strings.Contains(m.Text, "did not allow the sampling request") {
 		t.Fatalf("declined: %+v", m)
 	}
+
+	// Accepted (a confirmation takes any answer): the model answers.
+	k.fake.Enqueue(callStream("c3", tool, `{"prompt":"go ahead","maxTokens":20}`), openaitest.Completion("gpt-t", "Allowed answer", "length", 9, 20), openaitest_TextStream("ok"))
+	k.send(t, sid, "sample")
+	if err := w.next(core.EventApprovalRequested).Decode(&req); err != nil {
+		t.Fatal(err)
+	}
+	k.mustDo(t, `mutation($s: ID!, $r: ID!) { resolveApproval(sessionId: $s, requestId: $r, decision: APPROVED) }`, map[string]any{"s": sid, "r": req.RequestID}, nil)
+	if err := w.next(core.EventQuestionRequested).Decode(&q); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(q.Question, "Accept (any answer) or decline.") {
+		t.Fatalf("question %q", q.Question)
+	}
+	k.mustDo(t, answerMutation, map[string]any{"s": sid, "r": q.RequestID, "a": "yes"}, nil)
+	w.turnEnd()
+	if m := lastToolMessage(t, k.messages(t, sid)); m.IsError || !strings.Contains(m.Text, "Allowed answer") || !strings.Contains(m.Text, `"stopReason": "maxTokens"`) {
+		t.Fatalf("accepted: %+v", m)
+	}
 }
 
 func mustJSON(t *testing.T, v any) string {

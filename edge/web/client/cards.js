@@ -92,7 +92,9 @@ function elicitationCard(q) {
   };
   const buttons = el('div', 'buttons');
   const mk = (label, action) => { const b = el('button'); b.type = 'button'; b.textContent = label; b.dataset.action = action; buttons.append(b); return b; };
-  const submit = mk(el0.mode === 'url' ? 'Done' : 'Submit', 'ACCEPT'); mk('Decline', 'DECLINE'); mk('Cancel', 'CANCEL');
+  // A form without fields is a confirmation (e.g. a server asking to
+  // sample with the session's model): Allow.
+  const submit = mk(el0.mode === 'url' ? 'Done' : ((el0.fields || []).length ? 'Submit' : 'Allow'), 'ACCEPT'); mk('Decline', 'DECLINE'); mk('Cancel', 'CANCEL');
   const sid = state.session;
   const send = async (action) => {
     if (action === 'ACCEPT' && !form.reportValidity()) return;

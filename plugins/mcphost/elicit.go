@@ -66,6 +66,36 @@ func (s *server) caller() (c *inflight, why string) {
 	return last, ""
 }
 
+// callerFor is the call a server's request belongs to, when it has what
+// the request needs (has): a multi round-trip request (protocol
+// 2026-07-28) is fulfilled within its call, whose context names it; a
+// server-initiated one goes to the server's running call (caller). why
+// says why there is none.
+func (s *server) callerFor(ctx context.Context, has func(*inflight) bool) (c *inflight, why string) {
+	c, _ = ctx.Value(inflightKey{}).(*inflight)
+	if c == nil || !has(c) {
+		c, why = s.caller()
+	}
+	if c != nil && !has(c) {
+		return nil, "the running tool call cannot serve this request"
+	}
+	return c, why
+}
+
+// waitOn is the context of a request that waits for c's person or model:
+// c's timeout paused until done, bounded by the elicitation timeout and
+// ended with c's call.
+func (s *server) waitOn(ctx context.Context, c *inflight) (context.Context, func()) {
+	c.timer.pause()
+	wctx, cancel := context.WithTimeout(ctx, s.m.cfg.ElicitationTimeout)
+	stop := context.AfterFunc(c.ctx, cancel)
+	return wctx, func() {
+		stop()
+		cancel()
+		c.timer.resume()
+	}
+}
+
 // elicit handles elicitation/create: it asks the person driving the
 // session of the running call, with the call's timeout paused. A question
 // nobody can be asked, or that is not answered within the elicitation
@@ -75,22 +105,13 @@ func (s *server) elicit(ctx context.Context, req *mcp.ElicitRequest) (*mcp.Elici
 	if err != nil {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
 	}
-	// A multi round-trip request (protocol 2026-07-28) is fulfilled within
-	// its call, whose context names it; a server-initiated one is not.
-	c, _ := ctx.Value(inflightKey{}).(*inflight)
-	why := ""
-	if c == nil || c.asker == nil {
-		c, why = s.caller()
-	}
+	c, why := s.callerFor(ctx, func(c *inflight) bool { return c.asker != nil })
 	if c == nil {
 		s.log.Warn("mcp elicitation declined", "reason", why)
 		return &mcp.ElicitResult{Action: core.ElicitDecline}, nil
 	}
-	c.timer.pause()
-	defer c.timer.resume()
-	ectx, cancel := context.WithTimeout(ctx, s.m.cfg.ElicitationTimeout)
-	defer cancel()
-	defer context.AfterFunc(c.ctx, cancel)()
+	ectx, done := s.waitOn(ctx, c)
+	defer done()
 	res, err := c.asker.Elicit(ectx, q)
 	if err != nil {
 		return nil, fmt.Errorf("ask the user: %w", err)

@@ -26,23 +26,13 @@ func (s *server) sample(ctx context.Context, req *mcp.CreateMessageRequest) (*mc
 	if err != nil {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
 	}
-	c, _ := ctx.Value(inflightKey{}).(*inflight)
-	why := ""
-	if c == nil || c.sampler == nil {
-		c, why = s.caller()
-	}
-	if c != nil && c.sampler == nil {
-		c, why = nil, "the running tool call has no session model to sample with"
-	}
+	c, why := s.callerFor(ctx, func(c *inflight) bool { return c.sampler != nil })
 	if c == nil {
 		s.log.Warn("mcp sampling refused", "reason", why)
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "sampling refused: " + why}
 	}
-	c.timer.pause()
-	defer c.timer.resume()
-	sctx, cancel := context.WithTimeout(ctx, s.m.cfg.ElicitationTimeout)
-	defer cancel()
-	defer context.AfterFunc(c.ctx, cancel)()
+	sctx, done := s.waitOn(ctx, c)
+	defer done()
 	res, err := c.sampler.Sample(sctx, sreq)
 	if err != nil {
 		var ce *core.Error

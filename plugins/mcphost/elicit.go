@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -26,6 +27,7 @@ type inflight struct {
 	ctx       context.Context // the call's context (ends when the turn stops)
 	asker     core.Asker
 	sampler   core.Sampler
+	samples   atomic.Int32 // sampling requests made during the call
 	sessionID string
 	timer     *callTimer
 }

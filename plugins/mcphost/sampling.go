@@ -15,6 +15,9 @@ import (
 const (
 	MaxSamplingMessages = 64
 	MaxSamplingBytes    = 1 << 20 // text and images of all messages together
+	// MaxSamplesPerCall bounds the sampling requests of one tool call: a
+	// server that loops on the session's model is stopped there.
+	MaxSamplesPerCall = 16
 )
 
 // sample handles sampling/createMessage: the session of the running call
@@ -30,6 +33,10 @@ func (s *server) sample(ctx context.Context, req *mcp.CreateMessageRequest) (*mc
 	if c == nil {
 		s.log.Warn("mcp sampling refused", "reason", why)
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "sampling refused: " + why}
+	}
+	if n := c.samples.Add(1); n > MaxSamplesPerCall {
+		s.log.Warn("mcp sampling refused", "reason", "too many requests in one call", "session_id", c.sessionID)
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: fmt.Sprintf("sampling refused: at most %d sampling requests per tool call", MaxSamplesPerCall)}
 	}
 	sctx, done := s.waitOn(ctx, c)
 	defer done()

@@ -1,8 +1,10 @@
 package mcphost
 
 import (
+	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -41,5 +43,33 @@ func TestSamplingOf(t *testing.T) {
 		if _, err := samplingOf("srv", &mcp.CreateMessageParams{MaxTokens: 10, Messages: c.msgs}); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v, want …%s…", name, err, c.want)
 		}
+	}
+}
+
+type stubSampler struct{ n int }
+
+func (s *stubSampler) Sample(context.Context, core.Sampling) (core.SamplingResult, error) {
+	s.n++
+	return core.SamplingResult{Text: "ok", Model: "m", FinishReason: "stop"}, nil
+}
+
+// A server that keeps asking to sample during one call is stopped after
+// MaxSamplesPerCall requests; the session's model is not called again.
+func TestSamplesPerCallBounded(t *testing.T) {
+	m := New(Config{ElicitationTimeout: time.Minute})
+	s := &server{m: m, cfg: core.MCPServerConfig{Name: "loop"}, log: m.log}
+	ctx, timer := startCallTimer(context.Background(), time.Minute)
+	stub := &stubSampler{}
+	call := &inflight{ctx: ctx, asker: nil, sampler: stub, sessionID: "ses_1", timer: timer}
+	req := &mcp.CreateMessageRequest{Params: &mcp.CreateMessageParams{MaxTokens: 5, Messages: []*mcp.SamplingMessage{{Role: "user", Content: &mcp.TextContent{Text: "again"}}}}}
+	cctx := context.WithValue(context.Background(), inflightKey{}, call)
+	for i := range MaxSamplesPerCall {
+		res, err := s.sample(cctx, req)
+		if err != nil || res.StopReason != "endTurn" || res.Model != "m" {
+			t.Fatalf("request %d: %+v %v", i, res, err)
+		}
+	}
+	if _, err := s.sample(cctx, req); err == nil || !strings.Contains(err.Error(), "at most 16 sampling requests") || stub.n != MaxSamplesPerCall {
+		t.Fatalf("request %d: %v (%d sampled)", MaxSamplesPerCall+1, err, stub.n)
 	}
 }

@@ -179,7 +179,7 @@ func buildRequest(ep sdk.Endpoint, req sdk.Request, stream bool) (*messagesReque
 			if len(content) == 0 {
 				content = []any{textBlock{Type: "text", Text: httpwire.NonEmpty(m.Text())}}
 			}
-			out.appendBlocks("user", toolResultBlock{Type: "tool_result", ToolUseID: m.ToolCallID, Content: content})
+			out.appendBlocks("user", toolResultBlock{Type: "tool_result", ToolUseID: toolID(m.ToolCallID), Content: content})
 		}
 	}
 	if len(out.Messages) == 0 {
@@ -247,7 +247,7 @@ func assistantBlocks(m sdk.Message) (blocks []any, hasThinking bool) {
 		if len(input) == 0 || !isObject(input) {
 			input = json.RawMessage(`{}`)
 		}
-		blocks = append(blocks, toolUseBlock{Type: "tool_use", ID: tc.ID, Name: tc.Name, Input: input})
+		blocks = append(blocks, toolUseBlock{Type: "tool_use", ID: toolID(tc.ID), Name: tc.Name, Input: input})
 	}
 	return blocks, thinking
 }
@@ -336,3 +336,12 @@ func isObject(raw json.RawMessage) bool {
 	var v map[string]json.RawMessage
 	return json.Unmarshal(raw, &v) == nil && v != nil
 }
+
+// maxToolID bounds the tool ids sent (Anthropic's own are about 30 bytes).
+const maxToolID = 128
+
+// toolID is a tool call's id as the API takes it back: [A-Za-z0-9_-]
+// only. Ids another provider made (Kimi's "functions.read:0", after a
+// fallback or a route change) are mapped, the same way for the call and
+// its result.
+func toolID(id string) string { return httpwire.ToolCallID(id, maxToolID, httpwire.IDRune) }

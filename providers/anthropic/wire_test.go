@@ -198,3 +198,27 @@ func TestAdaptiveThinking(t *testing.T) {
 		t.Fatalf("haiku 4.5 %d", *c.MaxOutputTokens)
 	}
 }
+
+// Tool ids another provider made (Kimi's "functions.read:0", after a
+// fallback or a route change) go back in the form the API takes
+// ([A-Za-z0-9_-]), the same for the call and its result.
+func TestForeignToolIDs(t *testing.T) {
+	req := sdk.Request{Model: "claude-sonnet-4-5", Messages: []sdk.Message{
+		text(sdk.RoleUser, "read a"),
+		{Role: sdk.RoleAssistant, ToolCalls: []sdk.ToolCall{{ID: "functions.read:0", Name: "read", Input: json.RawMessage(`{"path":"a"}`)}, {ID: "toolu_01native", Name: "read", Input: json.RawMessage(`{"path":"b"}`)}}},
+		{Role: sdk.RoleTool, ToolCallID: "functions.read:0", Content: []sdk.ContentPart{{Type: "text", Text: "A"}}},
+		{Role: sdk.RoleTool, ToolCallID: "toolu_01native", Content: []sdk.ContentPart{{Type: "text", Text: "B"}}},
+	}}
+	r, err := buildRequest(sdk.Endpoint{}, req, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	call := r.Messages[1].Content[0].(toolUseBlock)
+	result := r.Messages[2].Content[0].(toolResultBlock)
+	if call.ID != result.ToolUseID || !strings.HasPrefix(call.ID, "functions_read_0_") || strings.ContainsAny(call.ID, ".:") {
+		t.Fatalf("call %q result %q", call.ID, result.ToolUseID)
+	}
+	if r.Messages[1].Content[1].(toolUseBlock).ID != "toolu_01native" || r.Messages[2].Content[1].(toolResultBlock).ToolUseID != "toolu_01native" {
+		t.Fatal("an id the API made was changed")
+	}
+}

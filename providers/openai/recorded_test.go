@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/foya-dev/foya/plugins/sdk"
@@ -67,3 +68,43 @@ func TestCompleteRecorded(t *testing.T) {
 		}
 	}
 }
+
+// A tool call id over 40 bytes (another provider's; OpenAI refuses longer
+// ones) goes back shortened, the same for the call and its result; shorter
+// ids keep every character.
+func TestLongToolIDsShortened(t *testing.T) {
+	long := "toolu_" + strings.Repeat("X", 50)
+	fake := openaitest.New(t)
+	fake.Enqueue(openaitest.TextStream("m", "ok"))
+	p := openai.New(openai.Config{})
+	req := sdk.Request{Model: "m", Messages: []sdk.Message{
+		{Role: sdk.RoleUser, Content: []sdk.ContentPart{{Type: "text", Text: "read"}}},
+		{Role: sdk.RoleAssistant, ToolCalls: []sdk.ToolCall{{ID: long, Name: "read", Input: json.RawMessage(`{}`)}, {ID: "functions.read:1", Name: "read", Input: json.RawMessage(`{}`)}}},
+		{Role: sdk.RoleTool, ToolCallID: long, Content: []sdk.ContentPart{{Type: "text", Text: "A"}}},
+		{Role: sdk.RoleTool, ToolCallID: "functions.read:1", Content: []sdk.ContentPart{{Type: "text", Text: "B"}}},
+	}}
+	if _, err := p.Stream(context.Background(), sdk.Endpoint{BaseURL: fake.BaseURL()}, req, &discard{}); err != nil {
+		t.Fatal(err)
+	}
+	var body struct {
+		Messages []struct {
+			ToolCallID string                `json:"tool_call_id"`
+			ToolCalls  []struct{ ID string } `json:"tool_calls"`
+		}
+	}
+	if err := json.Unmarshal(fake.LastRequest().Body, &body); err != nil {
+		t.Fatal(err)
+	}
+	calls := body.Messages[1].ToolCalls
+	if len(calls[0].ID) > 40 || calls[0].ID != body.Messages[2].ToolCallID || calls[1].ID != "functions.read:1" || body.Messages[3].ToolCallID != "functions.read:1" {
+		t.Fatalf("%s", fake.LastRequest().Body)
+	}
+}
+
+type discard struct{}
+
+func (discard) Text(string) error                { return nil }
+func (discard) Reasoning(string) error           { return nil }
+func (discard) ToolCall(sdk.ToolCallDelta) error { return nil }
+func (discard) Usage(sdk.Usage) error            { return nil }
+func (discard) State([]byte) error               { return nil }

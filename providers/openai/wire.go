@@ -205,7 +205,7 @@ func toolImages(m sdk.Message) []chatPart {
 	if len(parts) == 0 {
 		return nil
 	}
-	label := chatPart{Type: "text", Text: "[output of tool call " + m.ToolCallID + ": the image(s) it returned follow]"}
+	label := chatPart{Type: "text", Text: "[output of tool call " + toolID(m.ToolCallID) + ": the image(s) it returned follow]"}
 	return append([]chatPart{label}, parts...)
 }
 
@@ -231,11 +231,11 @@ func buildMessage(m sdk.Message) chatMessage {
 		}
 		for _, tc := range m.ToolCalls {
 			args := cmp.Or(string(tc.Input), "{}")
-			cm.ToolCalls = append(cm.ToolCalls, chatToolCall{ID: tc.ID, Type: "function", Function: callFunction{Name: tc.Name, Arguments: args}})
+			cm.ToolCalls = append(cm.ToolCalls, chatToolCall{ID: toolID(tc.ID), Type: "function", Function: callFunction{Name: tc.Name, Arguments: args}})
 		}
 		return cm
 	case sdk.RoleTool:
-		return chatMessage{Role: m.Role, Content: toolText(m), ToolCallID: m.ToolCallID}
+		return chatMessage{Role: m.Role, Content: toolText(m), ToolCallID: toolID(m.ToolCallID)}
 	}
 	hasImage := false
 	for _, p := range m.Content {
@@ -273,3 +273,13 @@ func maxTokensField(ep sdk.Endpoint) string {
 	}
 	return "max_tokens"
 }
+
+// maxToolID is the longest tool call id OpenAI takes back (40 bytes; a
+// longer one is refused with "string too long").
+const maxToolID = 40
+
+// toolID is a tool call's id as it goes back: ids over maxToolID bytes
+// (another provider's, after a fallback or a route change) are mapped, the
+// same way for the call and its result; their characters are kept (some
+// servers read them, e.g. Kimi's "functions.read:0").
+func toolID(id string) string { return httpwire.ToolCallID(id, maxToolID, nil) }

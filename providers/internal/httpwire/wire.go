@@ -2,8 +2,11 @@ package httpwire
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/foya-dev/foya/plugins/sdk"
 )
@@ -77,4 +80,42 @@ func DecodeError(what string, data []byte, err error) *sdk.Error {
 		return &sdk.Error{Category: sdk.CategoryServer, Message: "malformed " + what + " (not JSON): " + err.Error()}
 	}
 	return &sdk.Error{Category: sdk.CategoryBadResponse, Message: "unexpected " + what + ": " + err.Error() + ": " + quote}
+}
+
+// ToolCallID maps a tool call id onto what a service takes back: an id of
+// at most max bytes whose runes all pass valid (nil: any rune) is kept;
+// another (made by another provider on a route the session used before,
+// e.g. after a fallback) gets its other runes replaced by '_', is cut to
+// fit, and ends with a hash of the original, so that the same id always
+// maps to the same one and two ids never to one.
+func ToolCallID(id string, max int, valid func(rune) bool) string {
+	ok := id != "" && len(id) <= max
+	for _, r := range id {
+		if valid != nil && !valid(r) {
+			ok = false
+			break
+		}
+	}
+	if ok {
+		return id
+	}
+	sum := sha256.Sum256([]byte(id))
+	hash := hex.EncodeToString(sum[:6])
+	var b strings.Builder
+	for _, r := range id {
+		if valid != nil && !valid(r) {
+			r = '_'
+		}
+		if b.Len()+utf8.RuneLen(r) > max-len(hash)-1 {
+			break
+		}
+		b.WriteRune(r)
+	}
+	return b.String() + "_" + hash
+}
+
+// IDRune reports whether r may appear in the tool ids of services that
+// take only [A-Za-z0-9_-] (Anthropic).
+func IDRune(r rune) bool {
+	return r == '_' || r == '-' || (r >= 'a' && r <= 'z') || (r >= 'A' && r <= 'Z') || (r >= '0' && r <= '9')
 }

@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/foya-dev/foya/plugins/sdk"
 )
@@ -60,5 +62,32 @@ func TestDecodeEventAndClassifyBody(t *testing.T) {
 	}
 	if got := ClassifyBody(404, nil, []byte(`{"error":{}}`), object, message); got.Message != "{\"error\":{}}" {
 		t.Errorf("no message: %q", got.Message)
+	}
+}
+
+func TestToolCallID(t *testing.T) {
+	for _, id := range []string{"toolu_01A09q90qw90lq917835lq9", "call_abc-123"} {
+		if got := ToolCallID(id, 64, IDRune); got != id {
+			t.Errorf("%s changed to %s", id, got)
+		}
+	}
+	a, b := ToolCallID("functions.read:0", 64, IDRune), ToolCallID("functions.read:1", 64, IDRune)
+	if a == b || a != ToolCallID("functions.read:0", 64, IDRune) || !strings.HasPrefix(a, "functions_read_0_") {
+		t.Fatalf("%s %s", a, b)
+	}
+	for _, r := range a {
+		if !IDRune(r) {
+			t.Fatalf("%s has %q", a, r)
+		}
+	}
+	long := strings.Repeat("x", 60)
+	if got := ToolCallID(long, 40, nil); len(got) > 40 || got == ToolCallID(long+"y", 40, nil) {
+		t.Fatalf("%s (%d bytes)", got, len(got))
+	}
+	if got := ToolCallID("functions.read:0", 40, nil); got != "functions.read:0" {
+		t.Fatalf("characters changed without a rule: %s", got)
+	}
+	if got := ToolCallID("é"+strings.Repeat("x", 50), 40, nil); len(got) > 40 || !utf8.ValidString(got) {
+		t.Fatalf("%q", got)
 	}
 }

@@ -1,3 +1,5 @@
+//lint:file-ignore SA1019 sampling is deprecated by protocol 2026-07-28 (SEP-2577) and still served to servers of older protocol versions during the deprecation window
+
 package mcphost
 
 import (

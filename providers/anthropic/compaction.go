@@ -65,9 +65,10 @@ func compactionBlock(summary string) json.RawMessage {
 	}{"compaction", summary})
 }
 
-// familyVersion matches "opus-4-6", "sonnet-5", "opus-4-7-20260101": the
+// familyVersion matches "opus-4-6", "sonnet-5", "opus-4-7-20260101",
+// "opus-4.7" (gateways spell versions with a dot): the
 // family and its version (a minor of one or two digits, not a date).
-var familyVersion = regexp.MustCompile(`(opus|sonnet|haiku)-(\d{1,2})(?:-(\d{1,2}))?(?:$|[^0-9])`)
+var familyVersion = regexp.MustCompile(`(opus|sonnet|haiku)-(\d{1,2})(?:[-.](\d{1,2}))?(?:$|[^0-9])`)
 
 // nativeCompaction reports whether model is one the API documents
 // server-side compaction for.

@@ -210,7 +210,7 @@ func TestNativeCompactionModels(t *testing.T) {
 	for model, want := range map[string]bool{
 		"claude-opus-4-6": true, "claude-opus-4-7": true, "claude-opus-4-8-20261001": true, "claude-sonnet-4-6": true,
 		"claude-opus-5": true, "claude-sonnet-5-20261101": true, "claude-mythos-preview": true, "claude-fable-5": true,
-		"anthropic/claude-sonnet-4-6": true, "us.anthropic.claude-opus-4-6-v1": true,
+		"anthropic/claude-sonnet-4-6": true, "us.anthropic.claude-opus-4-6-v1": true, "anthropic/claude-opus-4.7": true, "anthropic/claude-sonnet-4.5": false,
 		"claude-opus-4-5": false, "claude-sonnet-4-20250514": false, "claude-opus-4-1-20250805": false, "claude-3-7-sonnet-20250219": false,
 		"claude-haiku-4-5": false, "claude-haiku-5": false, "gpt-5": false, "claude-sonnet-4": false,
 	} {

@@ -161,6 +161,8 @@ func TestAdaptiveThinking(t *testing.T) {
 		{"claude-sonnet-5-20261101", "medium", "medium"},
 		{"claude-mythos-preview", "max", "max"},
 		{"us.anthropic.claude-opus-4-8-v1:0", "low", "low"},
+		{"anthropic/claude-opus-4.7", "xhigh", "xhigh"},
+		{"anthropic/claude-sonnet-4.5", "high", ""},
 		{"claude-sonnet-4-5-20250929", "high", ""},
 		{"claude-opus-4-5", "high", ""},
 		{"claude-3-7-sonnet-20250219", "high", ""},

@@ -202,10 +202,12 @@ func buildRequest(ep sdk.Endpoint, req sdk.Request, stream bool) (*messagesReque
 		// the API wants the pending assistant turn to open with a thinking
 		// block. Thinking resumes at the next user turn.
 		pending := lastAssistantHasCalls && out.Messages[len(out.Messages)-1].Role == "user" && !lastAssistantHasThinking
-		if gen := generationOf(req.Model); gen.adaptive && !pending {
+		if gen := generationOf(req.Model); gen.adaptive {
 			// Claude 4.6 and later: the model decides how much to think,
-			// at the session's effort; its thinking is shown summarized
-			// (Opus 4.7 and later omit it unless asked).
+			// at the session's effort, and may skip a step, so a pending
+			// round without a thinking block continues with it; its
+			// thinking is shown summarized (Opus 4.7 and later omit it
+			// unless asked).
 			if req.MaxOutputTokens <= 0 {
 				out.MaxTokens = budget + DefaultMaxTokens
 			}

@@ -183,6 +183,13 @@ func TestAdaptiveThinking(t *testing.T) {
 			t.Errorf("%s %s: %s", c.model, c.effort, body)
 		}
 	}
+	// A tool round whose last step did not think goes on thinking (the
+	// model may skip a step; only budget thinking needs the block).
+	call := sdk.Message{Role: sdk.RoleAssistant, ToolCalls: []sdk.ToolCall{{ID: "toolu_1", Name: "read", Input: json.RawMessage(`{"path":"a"}`)}}}
+	pending := []sdk.Message{text(sdk.RoleUser, "hi"), call, {Role: sdk.RoleTool, ToolCallID: "toolu_1", Content: []sdk.ContentPart{{Type: "text", Text: "x"}}}}
+	if r, _ := buildRequest(sdk.Endpoint{}, sdk.Request{Model: "claude-opus-4-7", ReasoningEffort: "high", Messages: pending}, true); r.Thinking == nil || r.Thinking.Type != "adaptive" {
+		t.Fatalf("adaptive thinking dropped in a pending round: %+v", r.Thinking)
+	}
 	// No effort: no thinking field (the model's default).
 	r, _ := buildRequest(sdk.Endpoint{}, sdk.Request{Model: "claude-opus-4-7", Messages: []sdk.Message{text(sdk.RoleUser, "hi")}}, true)
 	if r.Thinking != nil || r.OutputConfig != nil {

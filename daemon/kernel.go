@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -312,14 +313,25 @@ func prepareToolTempRoot(dataDir string) (string, error) {
 // clientMetadata is the kernel's OAuth client ID metadata document for the
 // client_id url (nil without one): this kernel's callback first among its
 // redirect URIs, then those of the other live kernels on the database, so
-// that one hosted document serves the whole cluster.
+// that one hosted document serves the whole cluster. The route needs no
+// token, so the document is made at most once per clientMetadataTTL
+// (the node list is a database read).
 func (k *kernel) clientMetadata(url, version string) func(context.Context) []byte {
 	if url == "" {
 		return nil
 	}
+	var (
+		mu   sync.Mutex
+		doc  []byte
+		made time.Time
+	)
 	return func(ctx context.Context) []byte {
-		own := k.callbackURL.get()
-		redirects := []string{own}
+		mu.Lock()
+		defer mu.Unlock()
+		if doc != nil && time.Since(made) < clientMetadataTTL {
+			return doc
+		}
+		redirects := []string{k.callbackURL.get()}
 		if k.nodes != nil {
 			ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 			defer cancel()
@@ -332,6 +344,11 @@ func (k *kernel) clientMetadata(url, version string) func(context.Context) []byt
 			}
 		}
 		b, _ := json.MarshalIndent(mcphost.ClientMetadataDocument(url, redirects, version), "", "  ")
-		return append(b, '\n')
+		doc, made = append(b, '\n'), time.Now()
+		return doc
 	}
 }
+
+// clientMetadataTTL is how long a made client metadata document is served
+// before it is made again (a kernel joining the cluster shows after it).
+const clientMetadataTTL = 2 * time.Second

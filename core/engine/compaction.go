@@ -210,11 +210,8 @@ func (cm *compactor) summarize(ctx context.Context, s core.Session, b boundModel
 		}
 	}
 	if !native {
-		if dc, ok := b.provider.(core.DetailedCompleter); ok && core.HasCapability(b.provider, core.CapDetailedCompleter) {
-			c, err = dc.CompleteDetailed(ctx, b.endpoint, req)
-		} else if core.HasCapability(b.provider, core.CapCompleter) {
-			c, err = b.provider.Complete(ctx, b.endpoint, req)
-		} else {
+		var can bool
+		if c, can, err = b.completeDetailed(ctx, req); !can {
 			return c, false, core.Errorf(core.CodeUnavailable, "provider %s can neither compact natively nor complete, so the context cannot be compacted", b.conn.ProviderKind)
 		}
 	}

@@ -78,3 +78,18 @@ func (m *models) resolve(ctx context.Context, s core.Session) (boundModel, error
 	m.withResolvedCapabilities(ctx, &b)
 	return b, nil
 }
+
+// completeDetailed is one non-streamed completion on b: with finish reason
+// and usage where the provider reports them (DetailedCompleter), else a
+// plain completion. can is false when b's provider cannot complete at all.
+func (b boundModel) completeDetailed(ctx context.Context, req core.ProviderRequest) (c core.Completion, can bool, err error) {
+	if dc, ok := b.provider.(core.DetailedCompleter); ok && core.HasCapability(b.provider, core.CapDetailedCompleter) {
+		c, err = dc.CompleteDetailed(ctx, b.endpoint, req)
+		return c, true, err
+	}
+	if core.HasCapability(b.provider, core.CapCompleter) {
+		c, err = b.provider.Complete(ctx, b.endpoint, req)
+		return c, true, err
+	}
+	return c, false, nil
+}

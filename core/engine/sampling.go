@@ -60,14 +60,8 @@ func (s sessionSampler) Sample(ctx context.Context, req core.Sampling) (core.Sam
 	}
 	msgs = append(msgs, req.Messages...)
 	preq := core.ProviderRequest{Model: b.model.ID, MaxOutputTokens: limit, Messages: msgs}
-	var c core.Completion
-	switch {
-	case core.HasCapability(b.provider, core.CapDetailedCompleter):
-		dc, _ := b.provider.(core.DetailedCompleter)
-		c, err = dc.CompleteDetailed(ctx, b.endpoint, preq)
-	case core.HasCapability(b.provider, core.CapCompleter):
-		c, err = b.provider.Complete(ctx, b.endpoint, preq)
-	default:
+	c, can, err := b.completeDetailed(ctx, preq)
+	if !can {
 		return core.SamplingResult{}, core.Errorf(core.CodeUnavailable, "provider %s cannot complete, so MCP server %q cannot sample with this session's model", b.conn.ProviderKind, req.Server)
 	}
 	if err != nil {

@@ -6,8 +6,6 @@ import (
 	"errors"
 	"io"
 	"net/http"
-	"regexp"
-	"strconv"
 	"strings"
 
 	"github.com/foya-dev/foya/plugins/sdk"
@@ -65,11 +63,6 @@ func compactionBlock(summary string) json.RawMessage {
 	}{"compaction", summary})
 }
 
-// familyVersion matches "opus-4-6", "sonnet-5", "opus-4-7-20260101",
-// "opus-4.7" (gateways spell versions with a dot): the
-// family and its version (a minor of one or two digits, not a date).
-var familyVersion = regexp.MustCompile(`(opus|sonnet|haiku)-(\d{1,2})(?:[-.](\d{1,2}))?(?:$|[^0-9])`)
-
 // nativeCompaction reports whether model is one the API documents
 // server-side compaction for.
 func nativeCompaction(model string) bool {
@@ -77,16 +70,8 @@ func nativeCompaction(model string) bool {
 	if strings.Contains(m, "mythos") || strings.Contains(m, "fable") {
 		return true
 	}
-	g := familyVersion.FindStringSubmatch(m)
-	if g == nil || g[1] == "haiku" {
-		return false
-	}
-	major, _ := strconv.Atoi(g[2])
-	minor := 0
-	if g[3] != "" {
-		minor, _ = strconv.Atoi(g[3])
-	}
-	return major > 4 || (major == 4 && minor >= 6)
+	family, v, ok := familyVersionOf(m)
+	return ok && family != "haiku" && v >= 406
 }
 
 // CompactContext compacts the request's history with the API's own
@@ -198,14 +183,13 @@ func declareUsedTools(body *messagesRequest) {
 	}
 }
 
-// hasThinking reports whether the request sends thinking blocks back.
+// hasThinking reports whether the request sends thinking blocks back
+// (the native state blocks that are not compaction blocks).
 func hasThinking(body *messagesRequest) bool {
 	for _, m := range body.Messages {
 		for _, b := range m.Content {
-			if raw, ok := b.(json.RawMessage); ok {
-				if t := blockType(raw); t == "thinking" || t == "redacted_thinking" {
-					return true
-				}
+			if raw, ok := b.(json.RawMessage); ok && !isCompaction(raw) {
+				return true
 			}
 		}
 	}

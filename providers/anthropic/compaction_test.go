@@ -385,3 +385,12 @@ func TestCompactContextWithThinking(t *testing.T) {
 		t.Fatalf("%.600s", body)
 	}
 }
+
+// blockType is the type of a raw content block.
+func blockType(raw json.RawMessage) string {
+	var b struct {
+		Type string `json:"type"`
+	}
+	_ = json.Unmarshal(raw, &b)
+	return b.Type
+}

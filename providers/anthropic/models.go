@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -126,17 +127,28 @@ func generationOf(model string) generation {
 	if strings.Contains(m, "claude-3") || strings.Contains(m, "claude-2") || strings.Contains(m, "claude-instant") || strings.Contains(m, "claude-v") {
 		return generation{}
 	}
-	g := familyVersion.FindStringSubmatch(m)
-	if g == nil {
+	family, v, ok := familyVersionOf(m)
+	if !ok {
 		return generation{adaptive: true, xhigh: true}
 	}
-	major, _ := strconv.Atoi(g[2])
-	minor := 0
-	if g[3] != "" {
-		minor, _ = strconv.Atoi(g[3])
+	return generation{adaptive: v >= 406, xhigh: v >= 500 || (family == "opus" && v >= 407)}
+}
+
+// familyVersion matches "opus-4-6", "sonnet-5", "opus-4-7-20260101",
+// "opus-4.7" (gateways spell versions with a dot): the family and its
+// version (a minor of one or two digits, not a date).
+var familyVersion = regexp.MustCompile(`(opus|sonnet|haiku)-(\d{1,2})(?:[-.](\d{1,2}))?(?:$|[^0-9])`)
+
+// familyVersionOf is the Claude family named in m (lower case) and its
+// version as major×100+minor (4.6 → 406); ok is false when m names none.
+func familyVersionOf(m string) (family string, v int, ok bool) {
+	g := familyVersion.FindStringSubmatch(m)
+	if g == nil {
+		return "", 0, false
 	}
-	v := major*100 + minor
-	return generation{adaptive: v >= 406, xhigh: v >= 500 || (g[1] == "opus" && v >= 407)}
+	major, _ := strconv.Atoi(g[2])
+	minor, _ := strconv.Atoi(g[3]) // "" (no minor) is 0
+	return g[1], major*100 + minor, true
 }
 
 // effort is the output_config effort of a session's reasoning effort.

@@ -1,7 +1,6 @@
 package anthropic
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -332,20 +331,15 @@ func (r *streamReader) blockDelta(ev streamEvent) error {
 // whole in its start (no input_json_delta followed) sends that input now.
 func (r *streamReader) blockStop(index int) error {
 	b := r.blocks[index]
-	if b == nil || b.Type != "tool_use" || b.gotInput || !isObject(b.Input) || string(compactJSON(b.Input)) == "{}" {
+	if b == nil || b.Type != "tool_use" || b.gotInput {
 		return nil
+	}
+	var input map[string]json.RawMessage
+	if json.Unmarshal(b.Input, &input) != nil || len(input) == 0 {
+		return nil // {} (the input followed in deltas, or there is none), or not an object
 	}
 	b.gotInput = true
 	return r.out.ToolCall(sdk.ToolCallDelta{Index: b.toolIndex, Arguments: string(b.Input)})
-}
-
-// compactJSON is raw without insignificant space (raw itself if invalid).
-func compactJSON(raw json.RawMessage) []byte {
-	var b bytes.Buffer
-	if json.Compact(&b, raw) != nil {
-		return raw
-	}
-	return b.Bytes()
 }
 
 // sendState sends the reply's compaction and thinking blocks as native

@@ -1,6 +1,7 @@
 package anthropic
 
 import (
+	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"strings"
@@ -236,7 +237,7 @@ func assistantBlocks(m sdk.Message) (blocks []any, hasThinking bool) {
 	thinking := false
 	for _, b := range state {
 		blocks = append(blocks, b)
-		thinking = thinking || blockType(b) != "compaction"
+		thinking = thinking || !isCompaction(b)
 	}
 	// An interrupted reply's thinking, unsigned, cannot go back as a
 	// thinking block: it travels as text.
@@ -254,13 +255,12 @@ func assistantBlocks(m sdk.Message) (blocks []any, hasThinking bool) {
 	return blocks, thinking
 }
 
-// blockType is the type of a raw content block.
-func blockType(raw json.RawMessage) string {
-	var b struct {
-		Type string `json:"type"`
-	}
-	_ = json.Unmarshal(raw, &b)
-	return b.Type
+// isCompaction reports whether a block of native state is a compaction
+// block. State blocks are this provider's own encoding, type first
+// (compactionBlock; thinking and redacted_thinking from sendState), so the
+// prefix tells, without decoding a block on every request.
+func isCompaction(raw json.RawMessage) bool {
+	return bytes.HasPrefix(raw, []byte(`{"type":"compaction"`))
 }
 
 // appendBlocks adds blocks to the last message when it has the same role
@@ -271,7 +271,7 @@ func (r *messagesRequest) appendBlocks(role string, blocks ...any) {
 		return
 	}
 	for _, b := range blocks {
-		if raw, ok := b.(json.RawMessage); ok && blockType(raw) == "compaction" {
+		if raw, ok := b.(json.RawMessage); ok && isCompaction(raw) {
 			r.compaction = true
 		}
 	}
